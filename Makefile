@@ -1,0 +1,39 @@
+# ragwarrant — developer entry points. `make demo` and `make test` are the two set-up commands.
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+PIP := $(VENV)/bin/pip
+STAMP := $(VENV)/.installed
+
+.PHONY: demo test install check lint schemas bench clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PIP) install --quiet --upgrade pip
+	$(PIP) install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+demo: $(STAMP)
+	@rm -rf out/demo && mkdir -p out/demo
+	@$(VENV)/bin/ragwarrant run --input examples/ragtruth-generators --output out/demo; \
+	  code=$$?; \
+	  $(PY) -m ragwarrant summary out/demo; \
+	  echo "exit code: $$code"; exit $$code
+
+test: $(STAMP)
+	$(PY) -m pytest
+
+check: $(STAMP)
+	$(VENV)/bin/ruff check job tests bench
+	$(VENV)/bin/mypy job
+
+schemas: $(STAMP)
+	$(PY) -m ragwarrant schemas --write contracts
+
+bench: $(STAMP)
+	$(PY) bench/bench_job.py
+
+clean:
+	rm -rf $(VENV) out .pytest_cache

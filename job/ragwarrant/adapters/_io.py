@@ -1,0 +1,734 @@
+"""Reading tabular files with pyarrow, and turning cells into floats with located errors.
+
+Shared by the adapters; nothing here knows a tool's format.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import math
+import re
+import unicodedata
+from collections.abc import Iterator
+from pathlib import Path, PurePosixPath
+
+import orjson
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.csv as pacsv
+import pyarrow.json as pajson
+import pyarrow.parquet as pq
+
+from ragwarrant.errors import EvidenceError
+
+__all__ = [
+    "check_policies",
+    "check_unique_keys",
+    "column_as_float",
+    "contract_policy_ids",
+    "evidence_from_records",
+    "float_cell",
+    "input_dir_of",
+    "make_texts",
+    "normalize_question",
+    "parse_list_literal",
+    "parse_python_literal",
+    "question_hash",
+    "select_metrics",
+    "snake_metric_id",
+    "source_tag",
+    "column_as_string",
+    "iter_parquet_batches",
+    "read_table",
+    "require_columns",
+]
+
+
+def read_table(path: Path, fmt: str, display: str) -> pa.Table:
+    """Read a whole CSV, JSONL, JSON-array or Parquet file into an Arrow table.
+
+    CSV columns are read as strings (nothing is inferred, so a bad cell is reported by row, not
+    coerced). Parquet and JSONL keep their types.
+
+    Raises:
+        EvidenceError: ``evidence-empty`` for a file with no rows, ``evidence-unparseable`` when
+            the file is not of its declared format (with the line where the parser stopped).
+    """
+    try:
+        if fmt == "csv":
+            names = pacsv.read_csv(path, read_options=pacsv.ReadOptions(block_size=1 << 16)).schema.names
+            table = pacsv.read_csv(
+                path,
+                convert_options=pacsv.ConvertOptions(
+                    column_types={n: pa.string() for n in names},
+                    strings_can_be_null=False,
+                    quoted_strings_can_be_null=False,
+                ),
+            )
+        elif fmt == "parquet":
+            table = pq.read_table(path)
+        elif fmt == "jsonl":
+            table = _read_jsonl(path, display)
+        elif fmt == "json":
+            table = _read_json_array(path, display)
+        else:  # guarded by the contract's Literal
+            raise ValueError(fmt)
+    except pa.ArrowInvalid as exc:
+        if "Empty CSV file" in str(exc):
+            raise EvidenceError(
+                "evidence-empty", f"{display} is empty", file=display, expected="a header and rows",
+                found="no bytes",
+            ) from exc
+        raise EvidenceError(
+            "evidence-unparseable",
+            f"{display} is not valid {fmt}: {exc}",
+            hint=f"check that the file really is {fmt}",
+            file=display,
+            expected=fmt,
+        ) from exc
+    if table.num_rows == 0:
+        raise EvidenceError(
+            "evidence-empty",
+            f"{display} has no rows",
+            file=display,
+            expected="at least one row",
+            found="0 rows",
+        )
+    return table
+
+
+def _read_jsonl(path: Path, display: str) -> pa.Table:
+    try:
+        return pajson.read_json(path)
+    except pa.ArrowInvalid:
+        pass
+    # Slow path, to name the first bad line: pyarrow's message does not carry it.
+    records = []
+    with path.open("rb") as fh:
+        for lineno, line in enumerate(fh, start=1):
+            if not line.strip():
+                continue
+            try:
+                obj = orjson.loads(line)
+            except orjson.JSONDecodeError as exc:
+                raise EvidenceError(
+                    "evidence-unparseable",
+                    f"{display} line {lineno} is not valid JSON: {exc}",
+                    file=display,
+                    row=lineno,
+                    expected="one JSON object per line",
+                    found=line[:40].decode("utf-8", "replace"),
+                ) from exc
+            if not isinstance(obj, dict):
+                raise EvidenceError(
+                    "evidence-unparseable",
+                    f"{display} line {lineno} holds a JSON {type(obj).__name__}, not an object",
+                    file=display,
+                    row=lineno,
+                    expected="a JSON object",
+                    found=type(obj).__name__,
+                )
+            records.append(obj)
+    return _from_records(records, display)
+
+
+def _read_json_array(path: Path, display: str) -> pa.Table:
+    try:
+        data = orjson.loads(path.read_bytes())
+    except orjson.JSONDecodeError as exc:
+        raise EvidenceError(
+            "evidence-unparseable", f"{display} is not valid JSON: {exc}", file=display, expected="JSON"
+        ) from exc
+    if not isinstance(data, list) or not all(isinstance(r, dict) for r in data):
+        raise EvidenceError(
+            "evidence-unparseable",
+            f"{display} must hold a JSON array of objects",
+            file=display,
+            expected="[{...}, ...]",
+            found=type(data).__name__,
+        )
+    return _from_records(data, display)
+
+
+def _from_records(records: list[dict[str, object]], display: str) -> pa.Table:
+    if not records:
+        return pa.table({})
+    try:
+        return pa.Table.from_pylist(records)
+    except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
+        raise EvidenceError(
+            "evidence-unparseable",
+            f"{display}: records do not share one type per field: {exc}",
+            file=display,
+            expected="the same type in each field across records",
+        ) from exc
+
+
+def iter_parquet_batches(
+    path: Path, columns: list[str], display: str, batch_size: int = 1 << 20
+) -> Iterator[pa.RecordBatch]:
+    """Stream a Parquet file's ``columns`` in record batches (memory bounded by one batch).
+
+    Raises:
+        EvidenceError: the file is not Parquet, or lacks one of ``columns``.
+    """
+    try:
+        pf = pq.ParquetFile(path)
+    except (pa.ArrowInvalid, OSError) as exc:
+        raise EvidenceError(
+            "evidence-unparseable", f"{display} is not valid parquet: {exc}", file=display,
+            expected="parquet",
+        ) from exc
+    require_columns(pf.schema_arrow.names, columns, display)
+    if pf.metadata.num_rows == 0:
+        raise EvidenceError(
+            "evidence-empty", f"{display} has no rows", file=display, expected="at least one row",
+            found="0 rows",
+        )
+    yield from pf.iter_batches(batch_size=batch_size, columns=columns)
+
+
+def require_columns(present: list[str], wanted: list[str], display: str) -> None:
+    """Raise unless every ``wanted`` column is in ``present``.
+
+    Raises:
+        EvidenceError: ``evidence-missing-column``, naming the column and the columns found.
+    """
+    for name in wanted:
+        if name not in present:
+            shown = ", ".join(present[:20]) + (" …" if len(present) > 20 else "")
+            raise EvidenceError(
+                "evidence-missing-column",
+                f"{display} has no column {name!r}",
+                hint="fix the column mapping in the contract or the export",
+                file=display,
+                column=name,
+                expected=f"a column named {name!r}",
+                found=f"columns: {shown}",
+            )
+
+
+def column_as_string(table: pa.Table, name: str, display: str, *, allow_null: bool) -> pa.Array:
+    """Return a column as a string array; numbers are rendered, never rounded.
+
+    Raises:
+        EvidenceError: ``evidence-null-key`` for a null or empty value when ``allow_null`` is false
+            (naming the first such row), ``evidence-wrong-type`` for nested values.
+    """
+    col = table.column(name).combine_chunks()
+    if pa.types.is_nested(col.type) or pa.types.is_binary(col.type):
+        raise EvidenceError(
+            "evidence-wrong-type",
+            f"{display} column {name!r} holds {col.type}, not a scalar id or label",
+            file=display,
+            column=name,
+            expected="string or integer",
+            found=str(col.type),
+        )
+    if pa.types.is_floating(col.type):
+        raise EvidenceError(
+            "evidence-wrong-type",
+            f"{display} column {name!r} holds floating-point numbers; ids must be strings or integers",
+            file=display,
+            column=name,
+            expected="string or integer",
+            found=str(col.type),
+        )
+    if pa.types.is_dictionary(col.type):
+        col = col.dictionary_decode()
+    if isinstance(col.type, pa.ExtensionType):
+        col = col.storage
+    strings = pc.cast(col, pa.string()) if not pa.types.is_string(col.type) else col
+    if not allow_null:
+        bad = pc.or_(pc.is_null(strings), pc.equal(pc.utf8_trim_whitespace(strings), ""))
+        bad = pc.fill_null(bad, True)
+        if pc.any(bad).as_py():
+            row = pc.index(bad, True).as_py()
+            raise EvidenceError(
+                "evidence-null-key",
+                f"{display} row {row + 1}: column {name!r} is empty",
+                hint="every row needs a value in its key columns",
+                file=display,
+                row=row + 1,
+                column=name,
+                expected="a non-empty value",
+                found="empty",
+            )
+    else:
+        strings = pc.if_else(pc.equal(strings, ""), pa.scalar(None, pa.string()), strings)
+    return strings
+
+
+_NAN_STRINGS = {"nan", "NaN", "NAN", "-nan"}
+_NULL_STRINGS = {"", "null", "None", "NULL", "NA", "N/A"}
+
+
+def column_as_float(
+    table: pa.Table, name: str, display: str
+) -> tuple[pa.Array, pa.Array]:
+    """Return a metric column as float64 values and a missing-reason array.
+
+    Booleans map to 1.0 (true) and 0.0 (false). Empty cells, ``null`` and absent values are
+    null with reason ``null``; NaN (the float, or the strings nan/NaN) is null with reason ``nan``.
+    Infinite values are kept as they are so the non-finite gate counts them.
+
+    Returns:
+        ``(values, missing_reason)``: float64 with nulls where missing; string, null where present.
+
+    Raises:
+        EvidenceError: ``evidence-wrong-type`` naming the first row whose cell is not a number,
+            and what was found.
+    """
+    col = table.column(name).combine_chunks()
+    if pa.types.is_dictionary(col.type):
+        col = col.dictionary_decode()
+    n = len(col)
+    if pa.types.is_boolean(col.type):
+        values = pc.cast(col, pa.float64())
+    elif pa.types.is_integer(col.type) or pa.types.is_floating(col.type) or pa.types.is_decimal(col.type):
+        values = pc.cast(col, pa.float64())
+    elif pa.types.is_string(col.type) or pa.types.is_large_string(col.type):
+        values = _parse_float_strings(col, name, display)
+    elif pa.types.is_null(col.type):
+        values = pa.nulls(n, pa.float64())
+    else:
+        raise EvidenceError(
+            "evidence-wrong-type",
+            f"{display} column {name!r} holds {col.type}, not numbers",
+            file=display,
+            column=name,
+            expected="a number per row",
+            found=str(col.type),
+        )
+    is_nan = pc.fill_null(pc.is_nan(values), False)
+    reason = pc.if_else(
+        pc.is_null(values),
+        pa.scalar("null"),
+        pc.if_else(is_nan, pa.scalar("nan"), pa.scalar(None, pa.string())),
+    )
+    values = pc.if_else(is_nan, pa.scalar(None, pa.float64()), values)
+    return values, reason
+
+
+def _parse_float_strings(col: pa.Array, name: str, display: str) -> pa.Array:
+    trimmed = pc.utf8_trim_whitespace(col)
+    is_null = pc.or_(pc.is_null(trimmed), pc.is_in(trimmed, value_set=pa.array(sorted(_NULL_STRINGS))))
+    is_nan = pc.is_in(trimmed, value_set=pa.array(sorted(_NAN_STRINGS)))
+    lowered = pc.utf8_lower(trimmed)
+    is_bool = pc.is_in(lowered, value_set=pa.array(["true", "false"]))
+    cleaned = pc.if_else(pc.or_(is_null, pc.or_(is_nan, is_bool)), pa.scalar("0"), trimmed)
+    try:
+        parsed = pc.cast(cleaned, pa.float64())
+    except pa.ArrowInvalid:
+        for i, cell in enumerate(cleaned.to_pylist()):
+            try:
+                float(cell)
+            except (TypeError, ValueError):
+                raise EvidenceError(
+                    "evidence-wrong-type",
+                    f"{display} row {i + 1}: column {name!r} is not a number",
+                    hint="metric columns hold numbers, empty cells or NaN",
+                    file=display,
+                    row=i + 1,
+                    column=name,
+                    expected="a number",
+                    found=repr(cell[:40]),
+                ) from None
+        raise
+    parsed = pc.if_else(is_bool, pc.if_else(pc.equal(lowered, "true"), 1.0, 0.0), parsed)
+    parsed = pc.if_else(is_nan, pa.scalar(math.nan), parsed)
+    return pc.if_else(is_null, pa.scalar(None, pa.float64()), parsed)
+
+
+# --- helpers shared by the tool adapters -------------------------------------------------------
+
+
+def normalize_question(text: str) -> str:
+    """Return the normalized form of a question used for question-hash pairing.
+
+    Normalization: Unicode NFKC, then ``str.casefold``, then every run of whitespace (including
+    newlines and non-breaking spaces, which NFKC maps to spaces) collapsed to one space, then
+    leading and trailing whitespace removed. Punctuation is kept: "What's X?" and "Whats X" differ.
+    """
+    return " ".join(unicodedata.normalize("NFKC", text).casefold().split())
+
+
+def question_hash(text: str) -> str:
+    """Return the example id derived from a question: ``qh:`` + the first 16 hex digits of
+    sha256(UTF-8 of ``normalize_question(text)``).
+
+    64 bits make an accidental collision among a million questions about 3e-8 likely; a collision
+    would show as a duplicated id, which the adapters reject.
+    """
+    digest = hashlib.sha256(normalize_question(text).encode("utf-8")).hexdigest()
+    return f"qh:{digest[:16]}"
+
+
+_SNAKE_RE = re.compile(r"[^0-9a-z]+")
+
+
+def snake_metric_id(name: str) -> str:
+    """Return the canonical snake_case metric id of a tool's metric name.
+
+    ``"Answer Relevancy"`` → ``answer_relevancy``; ``"rouge_score(mode=fmeasure)"`` →
+    ``rouge_score_mode_fmeasure``; ``"context_recall@3"`` → ``context_recall_at_3``;
+    ``"feedback.token_f1"`` is not special here (adapters strip their own prefixes first).
+    """
+    lowered = unicodedata.normalize("NFKC", name).casefold().replace("@", "_at_")
+    return _SNAKE_RE.sub("_", lowered).strip("_")
+
+
+def parse_list_literal(
+    cell: object, display: str, row: int, column: str
+) -> list[str] | None:
+    """Parse a list cell: a Python repr (``"['a', 'b']"``, as pandas writes lists to CSV), a JSON
+    array, or an already-parsed list. Empty and null cells give ``None``.
+
+    Uses ``ast.literal_eval`` only (never ``eval``): the cell can hold literals and nothing else.
+
+    Raises:
+        EvidenceError: ``evidence-wrong-type`` when the cell is not a literal, or is a literal but
+            not a list of strings (e.g. a dict, a number, a string), naming file, row and column.
+    """
+    if cell is None:
+        return None
+    if isinstance(cell, list | tuple):
+        items: object = list(cell)
+    elif isinstance(cell, str):
+        text = cell.strip()
+        if text in _NULL_STRINGS or text in _NAN_STRINGS:
+            return None
+        try:
+            items = ast.literal_eval(text)
+        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+            raise EvidenceError(
+                "evidence-wrong-type",
+                f"{display} row {row}: column {column!r} is not a list literal",
+                hint="list cells hold a Python or JSON list such as ['a', 'b']",
+                file=display,
+                row=row,
+                column=column,
+                expected="a list literal",
+                found=repr(text[:40]),
+            ) from None
+    else:
+        items = cell
+    if not isinstance(items, list) or not all(isinstance(i, str) for i in items):
+        raise EvidenceError(
+            "evidence-wrong-type",
+            f"{display} row {row}: column {column!r} holds a {type(items).__name__}, "
+            "not a list of strings",
+            hint="list cells hold a Python or JSON list such as ['a', 'b']",
+            file=display,
+            row=row,
+            column=column,
+            expected="a list of strings",
+            found=repr(str(cell)[:40]),
+        )
+    return items
+
+
+def parse_python_literal(cell: str, display: str, row: int, column: str) -> object:
+    """Parse a nested cell written as a Python repr or JSON (dict/list), with ``ast.literal_eval``.
+
+    JSON's ``true``/``false``/``null`` are accepted (tried with orjson first).
+
+    Raises:
+        EvidenceError: ``evidence-wrong-type`` when the cell is neither JSON nor a Python literal.
+    """
+    try:
+        return orjson.loads(cell)
+    except orjson.JSONDecodeError:
+        pass
+    try:
+        return ast.literal_eval(cell.strip())
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        raise EvidenceError(
+            "evidence-wrong-type",
+            f"{display} row {row}: column {column!r} is neither JSON nor a Python literal",
+            file=display,
+            row=row,
+            column=column,
+            expected="a JSON or Python literal",
+            found=repr(cell[:40]),
+        ) from None
+
+
+def float_cell(value: object, display: str, row: int, column: str) -> tuple[float | None, str | None]:
+    """Turn one JSON-native cell into ``(value, missing_reason)``.
+
+    ``None`` → ``(None, "null")``; NaN → ``(None, "nan")``; booleans → 1.0/0.0; numbers kept
+    (infinities too, for the non-finite gate); numeric strings parsed; "nan"/"" strings as above.
+
+    Raises:
+        EvidenceError: ``evidence-wrong-type`` for anything else, naming file, row and column.
+    """
+    if value is None:
+        return None, "null"
+    if isinstance(value, bool):
+        return (1.0 if value else 0.0), None
+    if isinstance(value, int | float):
+        f = float(value)
+        return (None, "nan") if math.isnan(f) else (f, None)
+    if isinstance(value, str):
+        text = value.strip()
+        if text in _NULL_STRINGS:
+            return None, "null"
+        if text in _NAN_STRINGS:
+            return None, "nan"
+        if text.lower() in ("true", "false"):
+            return (1.0 if text.lower() == "true" else 0.0), None
+        try:
+            return float(text), None
+        except ValueError:
+            pass
+    raise EvidenceError(
+        "evidence-wrong-type",
+        f"{display} row {row}: {column!r} is not a number",
+        hint="metric values are numbers, booleans, null or NaN",
+        file=display,
+        row=row,
+        column=column,
+        expected="a number",
+        found=repr(value)[:40],
+    )
+
+
+def evidence_from_records(
+    records: list[tuple[str, str, str, float | None, str | None, int]],
+    *,
+    source: str,
+    sha256: str,
+) -> pa.Table:
+    """Build canonical evidence from ``(policy, example, metric, value, missing_reason, row)`` tuples.
+
+    group_id, slice and split are null (the tool formats carry none of them).
+    """
+    from ragwarrant.evidence.schema import make_evidence_table
+
+    n = len(records)
+    cols = list(zip(*records, strict=True)) if records else [[], [], [], [], [], []]
+    return make_evidence_table(
+        {
+            "policy_id": cols[0],
+            "example_id": cols[1],
+            "group_id": [None] * n,
+            "slice": [None] * n,
+            "split": [None] * n,
+            "metric": cols[2],
+            "value": cols[3],
+            "missing_reason": cols[4],
+            "source": [source] * n,
+            "source_sha256": [sha256] * n,
+            "source_row": cols[5],
+        }
+    )
+
+
+def check_unique_keys(
+    policies: list[str], examples: list[str], rows: list[int], display: str, column: str
+) -> None:
+    """Raise on the first (policy, example) that occurs twice.
+
+    Raises:
+        EvidenceError: ``evidence-duplicate-id`` naming both rows, the key column and the id.
+    """
+    seen: dict[tuple[str, str], int] = {}
+    for p, e, r in zip(policies, examples, rows, strict=True):
+        first = seen.setdefault((p, e), r)
+        if first != r:
+            raise EvidenceError(
+                "evidence-duplicate-id",
+                f"{display} row {r}: example {e!r} of policy {p!r} already appears in row {first}",
+                hint="each (policy, example) may appear once per file; remove the repeat or "
+                "declare a distinct id column",
+                file=display,
+                row=r,
+                column=column,
+                expected="a unique example id per policy",
+                found=f"{e!r} again (first in row {first})",
+            )
+
+
+def check_policies(
+    file_policies: list[str | None],
+    rows: list[int],
+    *,
+    declared: str | None,
+    contract_policies: list[str],
+    display: str,
+    column: str,
+) -> list[str]:
+    """Decide each row's policy from what the file says and what the contract declares.
+
+    - ``declared`` given: rows that name another policy → ``evidence-mixed-policies``; a file
+      whose rows all name other policies → ``evidence-policy-missing``; rows that name none take
+      the declared one.
+    - ``declared`` absent: every row must name a policy (``evidence-policy-unknown`` otherwise),
+      every named policy must be one of the contract's (``evidence-policy-unknown``), and every
+      contract policy must appear (``evidence-policy-missing``): a file that holds one policy
+      declares it with ``policy:``.
+
+    Args:
+        file_policies: the policy each row names, or None where the file says nothing.
+        rows: 1-based row numbers aligned with ``file_policies``.
+
+    Returns:
+        The policy id of each row.
+    """
+    if declared is not None:
+        named = [p for p in file_policies if p is not None]
+        if named and declared not in named:
+            found = sorted(set(named))
+            raise EvidenceError(
+                "evidence-policy-missing",
+                f"{display}: the contract says this file holds policy {declared!r}, but its rows "
+                f"name {', '.join(map(repr, found))} ({column})",
+                hint="point the source at the file of that policy, or fix 'policy'",
+                file=display,
+                column=column,
+                expected=declared,
+                found=", ".join(found),
+            )
+        for p, r in zip(file_policies, rows, strict=True):
+            if p is not None and p != declared:
+                raise EvidenceError(
+                    "evidence-mixed-policies",
+                    f"{display} row {r}: {column} is {p!r}, but the contract says every row of "
+                    f"this file is policy {declared!r}",
+                    hint="split the file per policy, or drop 'policy' from the source",
+                    file=display,
+                    row=r,
+                    column=column,
+                    expected=declared,
+                    found=p,
+                )
+        return [declared] * len(file_policies)
+    out: list[str] = []
+    for p, r in zip(file_policies, rows, strict=True):
+        if p is None:
+            raise EvidenceError(
+                "evidence-policy-unknown",
+                f"{display} row {r}: no policy ({column} is empty) and the source declares none",
+                hint="add 'policy: <id>' to the evidence source when the file holds one policy",
+                file=display,
+                row=r,
+                column=column,
+                expected="a policy id",
+                found="nothing",
+            )
+        if p not in contract_policies:
+            raise EvidenceError(
+                "evidence-policy-unknown",
+                f"{display} row {r}: {column} is {p!r}, which is not a policy of the contract "
+                f"({', '.join(contract_policies)})",
+                hint="name the policies in the contract as the file does",
+                file=display,
+                row=r,
+                column=column,
+                expected=" | ".join(contract_policies),
+                found=p,
+            )
+        out.append(p)
+    missing = [p for p in contract_policies if p not in set(out)]
+    if missing:
+        raise EvidenceError(
+            "evidence-policy-missing",
+            f"{display}: no row of policy {', '.join(map(repr, missing))} ({column} names only "
+            f"{', '.join(map(repr, sorted(set(out))))})",
+            hint="a file that holds one policy declares it with 'policy:' in the evidence source",
+            file=display,
+            column=column,
+            expected=", ".join(contract_policies),
+            found=", ".join(sorted(set(out))),
+        )
+    return out
+
+
+def make_texts(
+    policies: list[str],
+    examples: list[str],
+    questions: list[str | None],
+    responses: list[str | None],
+    contexts: list[list[str] | None],
+) -> pa.Table:
+    """Build the private text table (``TEXT_SCHEMA``); cited_quotes are null (no tool has them)."""
+    from ragwarrant.evidence.schema import TEXT_SCHEMA
+
+    n = len(policies)
+    return pa.Table.from_pydict(
+        {
+            "policy_id": policies,
+            "example_id": examples,
+            "question": questions,
+            "response": responses,
+            "contexts": contexts,
+            "cited_quotes": [None] * n,
+        },
+        schema=TEXT_SCHEMA,
+    )
+
+
+def source_tag(source_id: str, tool: str, version: str | None) -> str:
+    """Return the ``source`` field of evidence rows: ``<source id>:<tool>@<version or unknown>``."""
+    return f"{source_id}:{tool}@{version or 'unknown'}"
+
+
+def contract_policy_ids(contract: object) -> list[str]:
+    """Return the baseline and candidate policy ids of a ``ReleaseContract``, baseline first."""
+    return [contract.baseline.policy_id, *(c.policy_id for c in contract.candidates)]  # type: ignore[attr-defined]
+
+
+def input_dir_of(path: Path, relative: str, display: str) -> Path:
+    """Return the input directory, given a source's resolved path and its contract-relative path.
+
+    Raises:
+        EvidenceError: ``evidence-path`` when the resolved path does not end with the relative one
+            (the file was reached through a symlink), so a sibling cannot be located safely.
+    """
+    parts = PurePosixPath(relative).parts
+    if tuple(path.parts[-len(parts):]) != parts:
+        raise EvidenceError(
+            "evidence-path",
+            f"{display} resolves to {path.name} through a symlink; its sibling files cannot be located",
+            file=display,
+        )
+    return path.parents[len(parts) - 1]
+
+
+def select_metrics(
+    available: dict[str, str], wanted: dict[str, str], display: str
+) -> dict[str, str]:
+    """Choose which of a file's metrics to read and their canonical ids.
+
+    Args:
+        available: original name → default canonical id, for every metric the file holds.
+        wanted: the contract's ``metrics`` (original name or default id → metric id); empty
+            means every available metric under its default id.
+
+    Returns:
+        original name → canonical metric id.
+
+    Raises:
+        EvidenceError: ``evidence-missing-column`` for a wanted metric the file does not hold.
+    """
+    if not wanted:
+        return dict(available)
+    by_id = {v: k for k, v in available.items()}
+    out: dict[str, str] = {}
+    for key, metric in wanted.items():
+        original = key if key in available else by_id.get(key)
+        if original is None:
+            shown = ", ".join(list(available)[:20])
+            raise EvidenceError(
+                "evidence-missing-column",
+                f"{display} has no metric {key!r}",
+                hint="the contract's 'metrics' keys are the tool's metric names or their snake_case ids",
+                file=display,
+                column=key,
+                expected=f"a metric named {key!r}",
+                found=f"metrics: {shown or 'none'}",
+            )
+        out[original] = metric
+    return out

@@ -1,0 +1,273 @@
+"""The generic adapter: a results file (wide or long) or a per-request telemetry file.
+
+The contract's column mapping says where each canonical field is. Results files yield one row
+per (policy, example, metric); telemetry files are reduced per (policy, example) by the declared
+reductions (sum, count, max, mean) while streaming, so memory grows with the number of examples,
+not with the number of requests.
+"""
+
+from __future__ import annotations
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ragwarrant.adapters._base import AdapterRequest, AdapterResult, SourceProvenance
+from ragwarrant.adapters._io import (
+    column_as_float,
+    column_as_string,
+    iter_parquet_batches,
+    read_table,
+    require_columns,
+)
+from ragwarrant.contract import EvidenceSource
+from ragwarrant.errors import EvidenceError
+from ragwarrant.evidence.schema import EVIDENCE_SCHEMA
+
+__all__ = ["canonical_rows", "load", "policy_column"]
+
+
+def policy_column(table: pa.Table, source: EvidenceSource, display: str) -> pa.Array:
+    """Return the policy id of each row: the mapped column, or the source's fixed ``policy``.
+
+    When both are given, every row's policy must equal the fixed one.
+
+    Raises:
+        EvidenceError: ``evidence-mixed-policies`` naming the first row of another policy.
+    """
+    n = table.num_rows
+    mapped = source.columns.policy_id
+    if mapped and mapped in table.schema.names:
+        col = column_as_string(table, mapped, display, allow_null=False)
+        if source.policy is not None:
+            other = pc.not_equal(col, source.policy)
+            if pc.any(other).as_py():
+                row = pc.index(other, True).as_py()
+                raise EvidenceError(
+                    "evidence-mixed-policies",
+                    f"{display} row {row + 1}: column {mapped!r} is {col[row].as_py()!r}, but the "
+                    f"contract says every row of this file is policy {source.policy!r}",
+                    hint="split the file per policy, or drop 'policy' from the source",
+                    file=display,
+                    row=row + 1,
+                    column=mapped,
+                    expected=source.policy,
+                    found=col[row].as_py(),
+                )
+        return col
+    if source.policy is None:
+        require_columns(table.schema.names, [mapped or "policy_id"], display)
+    return pa.array([source.policy] * n, pa.string())
+
+
+def canonical_rows(
+    *,
+    policy: pa.Array,
+    example: pa.Array,
+    group: pa.Array | None,
+    slice_: pa.Array | None,
+    split: pa.Array | None,
+    metric: str,
+    values: pa.Array,
+    missing_reason: pa.Array,
+    source: str,
+    sha256: str,
+    rows: pa.Array,
+) -> pa.Table:
+    """Assemble canonical evidence rows for one metric from aligned column arrays.
+
+    Args:
+        policy, example: string arrays of length n.
+        group, slice_, split: string arrays of length n, or None (all null).
+        metric: canonical metric id of every row.
+        values: float64 of length n (null where missing); missing_reason aligned with it.
+        source: ``<source id>:<tool>@<version>``; sha256: the file's hash.
+        rows: int64 1-based row numbers in the file.
+    """
+    n = len(policy)
+    null_str = pa.nulls(n, pa.string())
+    return pa.Table.from_arrays(
+        [
+            policy,
+            example,
+            group if group is not None else null_str,
+            slice_ if slice_ is not None else null_str,
+            split if split is not None else null_str,
+            pa.array([metric] * n, pa.string()),
+            values,
+            missing_reason,
+            pa.array([source] * n, pa.string()),
+            pa.array([sha256] * n, pa.string()),
+            rows,
+        ],
+        schema=EVIDENCE_SCHEMA,
+    )
+
+
+def _optional(table: pa.Table, name: str | None, display: str) -> pa.Array | None:
+    if not name:
+        return None
+    require_columns(table.schema.names, [name], display)
+    return column_as_string(table, name, display, allow_null=True)
+
+
+def load(request: AdapterRequest) -> AdapterResult:
+    """Read a generic results or telemetry file into canonical evidence.
+
+    Raises:
+        EvidenceError: the file does not match the declared mapping (missing column, wrong type,
+            empty file, null key, mixed policies), naming file, row, column, expected and found.
+    """
+    source = request.source
+    if source.kind == "telemetry":
+        return _load_telemetry(request)
+    display = request.display_path
+    table = read_table(request.path, source.format, display)
+    cols = source.columns
+    require_columns(table.schema.names, [cols.example_id], display)
+    policy = policy_column(table, source, display)
+    example = column_as_string(table, cols.example_id, display, allow_null=False)
+    group = _optional(table, cols.group_id, display)
+    slice_ = _optional(table, cols.slice, display)
+    split = _optional(table, cols.split, display)
+    rows = pa.array(range(1, table.num_rows + 1), pa.int64())
+    tag = f"{source.id}:{source.evaluator}@{source.evaluator_version or 'unknown'}"
+    parts: list[pa.Table] = []
+    names: dict[str, str] = {}
+    if source.layout == "wide":
+        require_columns(table.schema.names, list(source.metrics), display)
+        for column, metric in source.metrics.items():
+            values, reason = column_as_float(table, column, display)
+            names[column] = metric
+            parts.append(
+                canonical_rows(
+                    policy=policy, example=example, group=group, slice_=slice_, split=split,
+                    metric=metric, values=values, missing_reason=reason, source=tag,
+                    sha256=request.sha256, rows=rows,
+                )
+            )
+    else:
+        assert cols.metric and cols.value  # guaranteed by the contract model
+        require_columns(table.schema.names, [cols.metric, cols.value], display)
+        metric_col = column_as_string(table, cols.metric, display, allow_null=False)
+        values, reason = column_as_float(table, cols.value, display)
+        for metric in pc.unique(metric_col).to_pylist():
+            mask = pc.equal(metric_col, metric)
+            names[metric] = metric
+            parts.append(
+                canonical_rows(
+                    policy=policy.filter(mask), example=example.filter(mask),
+                    group=group.filter(mask) if group is not None else None,
+                    slice_=slice_.filter(mask) if slice_ is not None else None,
+                    split=split.filter(mask) if split is not None else None,
+                    metric=metric, values=values.filter(mask), missing_reason=reason.filter(mask),
+                    source=tag, sha256=request.sha256, rows=rows.filter(mask),
+                )
+            )
+    evidence = pa.concat_tables(parts)
+    provenance = SourceProvenance(
+        source_id=source.id,
+        path=display,
+        sha256=request.sha256,
+        adapter="generic",
+        tool=source.evaluator,
+        tool_version=source.evaluator_version,
+        metric_names=names,
+        pairing_method="id-column",
+        rows_read=table.num_rows,
+    )
+    return AdapterResult(evidence=evidence, provenance=provenance)
+
+
+def _load_telemetry(request: AdapterRequest) -> AdapterResult:
+    """Reduce a per-request telemetry file to per-(policy, example) operational metrics."""
+    source = request.source
+    display = request.display_path
+    cols = source.columns
+    keys = [cols.example_id] + ([cols.policy_id] if cols.policy_id else [])
+    extra = [c for c in (cols.group_id, cols.slice, cols.split) if c]
+    value_cols = sorted({r.column for r in source.reduce.values() if r.column})
+    wanted = list(dict.fromkeys(keys + extra + value_cols))
+    if source.format == "parquet":
+        batches = iter_parquet_batches(request.path, wanted, display)
+    else:
+        table = read_table(request.path, source.format, display)
+        require_columns(table.schema.names, wanted, display)
+        batches = iter(table.select(wanted).to_batches())
+    partials: list[pa.Table] = []
+    rows_read = 0
+    for batch in batches:
+        t = pa.Table.from_batches([batch])
+        key_arrays = {
+            "policy_id": policy_column(t, source, display),
+            "example_id": column_as_string(t, cols.example_id, display, allow_null=False),
+        }
+        for role, name in (("group_id", cols.group_id), ("slice", cols.slice), ("split", cols.split)):
+            if name:
+                key_arrays[role] = column_as_string(t, name, display, allow_null=True)
+        data = dict(key_arrays)
+        for c in value_cols:
+            values, reason = column_as_float(t, c, display)
+            data[f"v:{c}"] = values
+            data[f"m:{c}"] = pc.cast(pc.is_valid(reason), pa.int64())
+        data["first_row"] = pa.array(range(rows_read + 1, rows_read + t.num_rows + 1), pa.int64())
+        rows_read += t.num_rows
+        aggs = [("first_row", "min")] + [(f"m:{c}", "sum") for c in value_cols]
+        for c in value_cols:
+            aggs += [(f"v:{c}", "sum"), (f"v:{c}", "max"), (f"v:{c}", "count")]
+        aggs.append(("first_row", "count"))
+        partials.append(pa.table(data).group_by(list(key_arrays), use_threads=False).aggregate(aggs))
+    merged = pa.concat_tables(partials)
+    group_keys = [n for n in ("policy_id", "example_id", "group_id", "slice", "split") if n in merged.schema.names]
+    reaggs = [("first_row_min", "min"), ("first_row_count", "sum")]
+    for c in value_cols:
+        reaggs += [(f"m:{c}_sum", "sum"), (f"v:{c}_sum", "sum"), (f"v:{c}_max", "max"), (f"v:{c}_count", "sum")]
+    final = merged.group_by(group_keys, use_threads=False).aggregate(reaggs)
+    n = final.num_rows
+    tag = f"{source.id}:{source.evaluator}@{source.evaluator_version or 'unknown'}"
+    parts = []
+    for metric, red in source.reduce.items():
+        requests = pc.cast(final.column("first_row_count_sum"), pa.float64())
+        if red.how == "count":
+            values = requests
+            missing = pa.nulls(n, pa.string())
+        else:
+            c = red.column
+            n_missing = final.column(f"m:{c}_sum_sum")
+            total = final.column(f"v:{c}_sum_sum")
+            if red.how == "sum":
+                values = total
+            elif red.how == "max":
+                values = final.column(f"v:{c}_max_max")
+            else:
+                values = pc.divide(total, pc.cast(final.column(f"v:{c}_count_sum"), pa.float64()))
+            has_missing = pc.greater(n_missing, 0)
+            values = pc.if_else(has_missing, pa.scalar(None, pa.float64()), values)
+            missing = pc.if_else(has_missing, pa.scalar("null"), pa.scalar(None, pa.string()))
+        parts.append(
+            canonical_rows(
+                policy=final.column("policy_id").combine_chunks(),
+                example=final.column("example_id").combine_chunks(),
+                group=final.column("group_id").combine_chunks() if "group_id" in group_keys else None,
+                slice_=final.column("slice").combine_chunks() if "slice" in group_keys else None,
+                split=final.column("split").combine_chunks() if "split" in group_keys else None,
+                metric=metric,
+                values=pc.cast(values, pa.float64()).combine_chunks() if isinstance(values, pa.ChunkedArray) else pc.cast(values, pa.float64()),
+                missing_reason=missing.combine_chunks() if isinstance(missing, pa.ChunkedArray) else missing,
+                source=tag,
+                sha256=request.sha256,
+                rows=final.column("first_row_min_min").combine_chunks(),
+            )
+        )
+    provenance = SourceProvenance(
+        source_id=source.id,
+        path=display,
+        sha256=request.sha256,
+        adapter="generic",
+        tool=source.evaluator,
+        tool_version=source.evaluator_version,
+        metric_names={k: (v.column or "count(*)") for k, v in source.reduce.items()},
+        pairing_method="id-column",
+        rows_read=rows_read,
+        notes=[f"{rows_read} requests reduced to {n} (policy, example) rows"],
+    )
+    return AdapterResult(evidence=pa.concat_tables(parts), provenance=provenance)

@@ -1,0 +1,55 @@
+"""The run manifest: hashes of every input and output, versions, seed and times."""
+
+from __future__ import annotations
+
+import hashlib
+import platform
+from importlib import metadata
+
+from ragwarrant import __version__
+from ragwarrant.outputs import FileDigest, Manifest
+
+__all__ = ["RUNTIME_DEPENDENCIES", "build_manifest", "dependency_versions", "digest_bytes"]
+
+RUNTIME_DEPENDENCIES = ("pydantic", "numpy", "scipy", "pyarrow", "orjson", "structlog", "PyYAML")
+
+
+def dependency_versions() -> dict[str, str]:
+    """Installed versions of the runtime dependencies ("not installed" when absent)."""
+    out = {}
+    for name in RUNTIME_DEPENDENCIES:
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            out[name] = "not installed"
+    return out
+
+
+def digest_bytes(path: str, data: bytes) -> FileDigest:
+    """The FileDigest of ``data`` stored at ``path`` (relative to its directory)."""
+    return FileDigest(path=path, sha256=hashlib.sha256(data).hexdigest(), bytes=len(data))
+
+
+def build_manifest(
+    *,
+    run_id: str,
+    seed: int | None,
+    started_at: str,
+    finished_at: str,
+    exit_code: int,
+    inputs: list[FileDigest],
+    outputs: list[FileDigest],
+) -> Manifest:
+    """Assemble ``manifest.json``; inputs and outputs sorted by path."""
+    return Manifest(
+        run_id=run_id,
+        ragwarrant_version=__version__,
+        python_version=platform.python_version(),
+        dependencies=dependency_versions(),
+        seed=seed,
+        started_at=started_at,
+        finished_at=finished_at,
+        exit_code=exit_code,
+        inputs=sorted(inputs, key=lambda d: d.path),
+        outputs=sorted(outputs, key=lambda d: d.path),
+    )

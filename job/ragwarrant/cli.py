@@ -1,0 +1,84 @@
+"""Command line: argv and environment → subcommand → exit code.
+
+The only place with an ``except`` ladder and ``sys.exit``: typed errors become the published
+exit codes (contracts/exit-codes.md), and ``run`` still writes an ERROR decision record when the
+output directory is writable.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import traceback
+from collections.abc import Sequence
+from pathlib import Path
+
+import structlog
+
+from ragwarrant import __version__
+from ragwarrant.commands import bench as bench_command
+from ragwarrant.commands import run as run_command
+from ragwarrant.commands import schemas as schemas_command
+from ragwarrant.commands import summary as summary_command
+from ragwarrant.errors import InternalError, RagwarrantError, UsageError
+from ragwarrant.exit_codes import ExitCode
+from ragwarrant.logging import configure_logging
+
+__all__ = ["build_parser", "main"]
+
+_COMMANDS = (run_command, summary_command, schemas_command, bench_command)
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # type: ignore[override]
+        raise UsageError("usage", f"{self.prog}: {message}", hint=f"see '{self.prog} --help'")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser with every registered subcommand."""
+    parser = _Parser(prog="ragwarrant", description="Decide whether a candidate RAG policy may replace the baseline.")
+    parser.add_argument("--version", action="version", version=f"ragwarrant {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    for module in _COMMANDS:
+        module.register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; return the process exit code."""
+    configure_logging()
+    log = structlog.get_logger("ragwarrant")
+    args: argparse.Namespace | None = None
+    try:
+        args = build_parser().parse_args(argv)
+        if getattr(args, "handler", None) is None:
+            raise UsageError("usage", "no command given", hint="see 'ragwarrant --help'")
+        return int(args.handler(args))
+    except RagwarrantError as exc:
+        return _fail(log, args, exc)
+    except KeyboardInterrupt:
+        return _fail(log, args, InternalError("interrupted", "interrupted"))
+    except Exception as exc:  # an unexpected bug: still an error record, never a decision
+        log.error("internal_error", traceback=traceback.format_exc())
+        return _fail(log, args, InternalError("internal-error", f"{type(exc).__name__}: {exc}",
+                                              hint="this is a bug in ragwarrant; please report it"))
+
+
+def _fail(log: structlog.typing.FilteringBoundLogger, args: argparse.Namespace | None, exc: RagwarrantError) -> int:
+    from ragwarrant.job import record_error
+
+    written = False
+    output = getattr(args, "output", None) if args is not None else None
+    if args is not None and getattr(args, "command", None) == "run" and isinstance(output, Path):
+        written = record_error(output, exc)
+        run_command.write_termination_message(
+            getattr(args, "termination_message_path", None), f"ERROR: {exc.code}: {exc.message}"
+        )
+    log.error("run_failed", code=exc.code, message=exc.message, hint=exc.hint,
+              exit_code=int(exc.exit_code), error_record_written=written)
+    print(f"ragwarrant: error: {exc.message}" + (f"\n  hint: {exc.hint}" if exc.hint else ""), file=sys.stderr)
+    return int(exc.exit_code)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

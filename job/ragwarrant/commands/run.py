@@ -1,0 +1,50 @@
+"""``ragwarrant run``: the promotion job."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+
+from ragwarrant.job import run_job
+
+__all__ = ["register", "write_termination_message"]
+
+DEFAULT_TERMINATION_LOG = Path("/dev/termination-log")
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """Add the ``run`` subcommand."""
+    p = subparsers.add_parser("run", help="decide whether a candidate may replace the baseline")
+    p.add_argument("--input", type=Path, default=Path(os.environ.get("RAGWARRANT_INPUT", "/in")),
+                   help="input directory holding contract.yaml|json and evidence (default /in)")
+    p.add_argument("--output", type=Path, default=Path(os.environ.get("RAGWARRANT_OUTPUT", "/out")),
+                   help="output directory (default /out)")
+    p.add_argument("--termination-message-path", type=Path,
+                   default=os.environ.get("RAGWARRANT_TERMINATION_MESSAGE_PATH"),
+                   help="file that receives a one-line decision summary (Kubernetes reads "
+                        "/dev/termination-log); default: /dev/termination-log when writable")
+    p.set_defaults(handler=handle)
+
+
+def write_termination_message(path: Path | None, line: str) -> None:
+    """Write ``line`` to the termination-message path, if one is set or /dev/termination-log exists.
+
+    Kubernetes shows the file's content (at most 4096 bytes) in the pod status.
+    """
+    target = path
+    if target is None and DEFAULT_TERMINATION_LOG.exists() and os.access(DEFAULT_TERMINATION_LOG, os.W_OK):
+        target = DEFAULT_TERMINATION_LOG
+    if target is None:
+        return
+    try:
+        target.write_text(line[:4000] + "\n", encoding="utf-8")
+    except OSError:
+        pass
+
+
+def handle(args: argparse.Namespace) -> int:
+    """Run the job and return its exit code."""
+    outcome = run_job(args.input, args.output)
+    write_termination_message(args.termination_message_path, outcome.summary)
+    return outcome.exit_code

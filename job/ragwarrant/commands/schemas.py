@@ -1,0 +1,48 @@
+"""``ragwarrant schemas``: print or write the JSON Schemas of every input and output."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import orjson
+
+from ragwarrant.contract import ReleaseContract
+from ragwarrant.outputs import Decision, Manifest, ValidationReport
+
+__all__ = ["SCHEMAS", "register", "render_schemas"]
+
+SCHEMAS = {
+    "contract.schema.json": ReleaseContract,
+    "decision.schema.json": Decision,
+    "validation_report.schema.json": ValidationReport,
+    "manifest.schema.json": Manifest,
+}
+
+
+def render_schemas() -> dict[str, bytes]:
+    """File name → JSON Schema bytes, generated from the pydantic models."""
+    out = {}
+    for name, model in SCHEMAS.items():
+        schema = model.model_json_schema(by_alias=True)
+        schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+        schema["$id"] = f"https://ragwarrant.dev/schemas/v1/{name}"
+        out[name] = orjson.dumps(schema, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS) + b"\n"
+    return out
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """Add the ``schemas`` subcommand."""
+    p = subparsers.add_parser("schemas", help="write the JSON Schemas of the contract and outputs")
+    p.add_argument("--write", type=Path, metavar="DIR", help="write them into DIR (e.g. contracts/)")
+    p.set_defaults(handler=handle)
+
+
+def handle(args: argparse.Namespace) -> int:
+    """Write or list the schemas."""
+    for name, data in render_schemas().items():
+        if args.write:
+            (args.write / name).write_bytes(data)
+        else:
+            print(name)
+    return 0

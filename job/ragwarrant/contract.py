@@ -1,0 +1,435 @@
+"""The release contract: what a candidate must show, declared before evaluation.
+
+A pydantic model with ``extra="forbid"`` everywhere; its JSON Schema is committed as
+``contracts/contract.schema.json``. ``load_contract`` is the only reader: it parses YAML (safe
+loader) or JSON, validates, and checks every path stays inside the input directory.
+"""
+
+from __future__ import annotations
+
+import os
+from enum import StrEnum
+from pathlib import Path, PurePosixPath
+from typing import Annotated, Literal
+
+import orjson
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from ragwarrant.errors import ContractError
+from ragwarrant.evidence_class import EvidenceClass
+
+__all__ = [
+    "CONTRACT_FILENAMES",
+    "Claim",
+    "ClaimKind",
+    "ClaimSet",
+    "ContractModel",
+    "Direction",
+    "EvidenceSource",
+    "HardDisqualifier",
+    "MissingValuePolicy",
+    "OperationalMetric",
+    "PolicyRef",
+    "ProtectedSlice",
+    "QualityMetric",
+    "ReleaseContract",
+    "Splits",
+    "Statistics",
+    "find_contract",
+    "load_contract",
+]
+
+CONTRACT_FILENAMES = ("contract.yaml", "contract.yml", "contract.json")
+
+Identifier = Annotated[str, Field(min_length=1, max_length=200, pattern=r"^[A-Za-z0-9][A-Za-z0-9._:@/+-]*$")]
+
+
+class ContractModel(BaseModel):
+    """Base of every contract model: unknown fields are errors, instances are frozen."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Direction(StrEnum):
+    """Which way a metric is better."""
+
+    HIGHER_IS_BETTER = "higher_is_better"
+    LOWER_IS_BETTER = "lower_is_better"
+
+    @property
+    def sign(self) -> int:
+        """+1 when higher is better, -1 when lower is better (orients deltas so positive is better)."""
+        return 1 if self is Direction.HIGHER_IS_BETTER else -1
+
+
+class MissingValuePolicy(StrEnum):
+    """What a NaN, null or error score in a quality metric means.
+
+    ``fail``: the non-finite-values hard gate fails (BLOCK); the default. ``exclude``: the example
+    is left out of that metric's pairing, counted, and the pairing-coverage gate applies.
+    ``worst``: the value is replaced by the worst end of the metric's scale, counted and reported.
+    """
+
+    FAIL = "fail"
+    EXCLUDE = "exclude"
+    WORST = "worst"
+
+
+def _relative_path(value: str) -> str:
+    path = PurePosixPath(value)
+    if value.strip() == "" or path.is_absolute() or value.startswith("\\") or ":" in path.parts[0]:
+        raise ValueError(f"must be a path relative to the input directory, found {value!r}")
+    if ".." in path.parts:
+        raise ValueError(f"must not contain '..', found {value!r}")
+    return value
+
+
+RelativePath = Annotated[str, Field(min_length=1, max_length=1000)]
+
+
+class PolicyRef(ContractModel):
+    """A policy under comparison and its configuration file."""
+
+    policy_id: Identifier
+    config: RelativePath = Field(description="policies/*.json|yaml, relative to the input directory")
+
+    _check_config = field_validator("config")(classmethod(lambda cls, v: _relative_path(v)))
+
+
+class ColumnMapping(ContractModel):
+    """Which column of an evidence file holds each canonical field.
+
+    ``policy_id`` may be omitted when the source fixes ``policy``. For ``layout: long`` files,
+    ``metric`` and ``value`` are required; for ``layout: wide``, ``metrics`` maps column → metric id.
+    """
+
+    example_id: str = "example_id"
+    policy_id: str | None = "policy_id"
+    group_id: str | None = None
+    slice: str | None = None
+    split: str | None = None
+    metric: str | None = None
+    value: str | None = None
+
+
+class TelemetryReduction(ContractModel):
+    """How per-request telemetry rows reduce to one value per (policy, example).
+
+    ``how``: ``sum`` (e.g. cost), ``count`` (API calls; no column), ``max`` or ``mean``.
+    """
+
+    column: str | None = None
+    how: Literal["sum", "count", "max", "mean"] = "sum"
+
+    @model_validator(mode="after")
+    def _column_needed(self) -> TelemetryReduction:
+        if self.how != "count" and not self.column:
+            raise ValueError(f"reduction '{self.how}' needs a column")
+        return self
+
+
+class EvidenceSource(ContractModel):
+    """One evidence file and how to read it.
+
+    ``kind: results`` files hold one value per (policy, example, metric); duplicates are a hard-gate
+    failure. ``kind: telemetry`` files hold one row per request, reduced per (policy, example) by
+    ``reduce`` (operational metric id → reduction) before pairing.
+    """
+
+    id: Identifier
+    path: RelativePath
+    format: Literal["csv", "jsonl", "parquet", "json"]
+    adapter: str = Field(default="generic", description="generic, or a tool adapter name, or auto")
+    kind: Literal["results", "telemetry"] = "results"
+    layout: Literal["long", "wide"] = "wide"
+    policy: Identifier | None = Field(
+        default=None, description="the policy of every row, when the file holds one policy"
+    )
+    columns: ColumnMapping = ColumnMapping()
+    metrics: dict[str, Identifier] = Field(
+        default_factory=dict, description="wide layout: column name → metric id"
+    )
+    reduce: dict[Identifier, TelemetryReduction] = Field(default_factory=dict)
+    evaluator: str = Field(default="unknown", description="name of the tool that wrote the file")
+    evaluator_version: str | None = None
+    options: dict[str, str | int | float | bool] = Field(
+        default_factory=dict, description="adapter-specific options"
+    )
+    pairing: Literal["auto", "id-column", "question-hash", "span-join"] = Field(
+        default="auto",
+        description="how rows get their example id: the id column, sha256 of the normalized "
+        "question text, or a join to a spans file; auto = the adapter's documented default",
+    )
+
+    _check_path = field_validator("path")(classmethod(lambda cls, v: _relative_path(v)))
+
+    @model_validator(mode="after")
+    def _shape(self) -> EvidenceSource:
+        if self.adapter != "generic":
+            return self
+        if self.kind == "telemetry":
+            if not self.reduce:
+                raise ValueError("a telemetry source needs 'reduce' (metric id → reduction)")
+        elif self.layout == "long":
+            if not (self.columns.metric and self.columns.value):
+                raise ValueError("layout 'long' needs columns.metric and columns.value")
+        elif not self.metrics:
+            raise ValueError("layout 'wide' needs 'metrics' (column → metric id)")
+        if self.policy is None and not self.columns.policy_id:
+            raise ValueError("give 'policy' or columns.policy_id")
+        return self
+
+
+class QualityMetric(ContractModel):
+    """A quality metric tested for noninferiority on paired per-example deltas."""
+
+    id: Identifier
+    direction: Direction = Direction.HIGHER_IS_BETTER
+    scale: tuple[float, float] = Field(default=(0.0, 1.0), description="[worst..best] range, in metric units")
+    margin_abs: float = Field(ge=0, description="absolute noninferiority margin, in metric units")
+    required: bool = True
+    on_missing: MissingValuePolicy = MissingValuePolicy.FAIL
+
+    @field_validator("scale")
+    @classmethod
+    def _scale_order(cls, v: tuple[float, float]) -> tuple[float, float]:
+        if not v[0] < v[1]:
+            raise ValueError(f"scale must be [low, high] with low < high, found {list(v)}")
+        return v
+
+
+class OperationalMetric(ContractModel):
+    """A cost, latency or call-count metric, compared on a declared statistic."""
+
+    id: Identifier
+    unit: str = Field(min_length=1, description="e.g. usd, ms, calls")
+    direction: Direction = Direction.LOWER_IS_BETTER
+    statistic: Literal["mean", "p50", "p95"] = "mean"
+    on_missing: MissingValuePolicy = MissingValuePolicy.FAIL
+
+
+class ClaimKind(StrEnum):
+    """An improvement the candidate must support."""
+
+    COST_REDUCTION = "cost-reduction"
+    LATENCY_REDUCTION = "latency-reduction"
+    QUALITY_IMPROVEMENT = "quality-improvement"
+
+
+class Claim(ContractModel):
+    """One declared claim and the metric that must support it."""
+
+    kind: ClaimKind
+    metric: Identifier
+
+
+class ClaimSet(ContractModel):
+    """Claims joined by ``any`` (a union, Holm-controlled) or ``all`` (an intersection)."""
+
+    join: Literal["any", "all"] = "any"
+    items: list[Claim] = Field(min_length=1)
+
+
+class HardDisqualifier(ContractModel):
+    """A metric that must stay within a limit for the candidate, whatever else improves.
+
+    The candidate's ``statistic`` of the metric over all its examples must be ``<= max_value``
+    (and ``>= min_value`` when given).
+    """
+
+    metric: Identifier
+    statistic: Literal["sum", "max", "mean"] = "sum"
+    max_value: float | None = None
+    min_value: float | None = None
+
+    @model_validator(mode="after")
+    def _has_limit(self) -> HardDisqualifier:
+        if self.max_value is None and self.min_value is None:
+            raise ValueError("give max_value or min_value")
+        return self
+
+
+class ProtectedSlice(ContractModel):
+    """A slice (e.g. one task type) that must be noninferior on its own."""
+
+    value: str = Field(min_length=1, description="the slice value in the evidence's slice column")
+    margin_abs: float | None = Field(
+        default=None, ge=0, description="absolute margin for this slice; the metric's when omitted"
+    )
+    min_paired_n: int = Field(default=30, ge=2)
+    metrics: list[Identifier] | None = Field(
+        default=None, description="quality metrics tested on this slice; every required one when omitted"
+    )
+
+
+class Statistics(ContractModel):
+    """Settings of the statistical tests."""
+
+    alpha: float = Field(default=0.05, gt=0, lt=0.5, description="one-sided significance level")
+    resamples: int = Field(default=2000, ge=2000, le=100_000)
+    seed: int = Field(default=20261129, ge=0)
+    min_paired_n: int = Field(default=30, ge=2)
+    min_pairing_coverage: float = Field(default=0.95, gt=0, le=1)
+    power: float = Field(default=0.8, gt=0.5, lt=1, description="power for the sample-size hints")
+
+
+class Splits(ContractModel):
+    """Which split values play which role.
+
+    Rows whose split is ``development`` are used only to choose among several candidates;
+    rows whose split is ``confirmatory`` are used for the decision. An example id present in both
+    is leakage (a hard gate).
+    """
+
+    development: str | None = None
+    confirmatory: str
+
+
+class ReleaseContract(ContractModel):
+    """The release contract, declared before evaluation."""
+
+    schema_version: Literal["1"] = "1"
+    id: Identifier
+    version: str = Field(min_length=1, max_length=100)
+    description: str = ""
+    baseline: PolicyRef
+    candidates: list[PolicyRef] = Field(min_length=1)
+    evidence: list[EvidenceSource] = Field(min_length=1)
+    quality_metrics: list[QualityMetric] = Field(min_length=1)
+    operational_metrics: list[OperationalMetric] = Field(default_factory=list)
+    claims: ClaimSet
+    hard_disqualifiers: list[HardDisqualifier] = Field(default_factory=list)
+    protected_slices: list[ProtectedSlice] = Field(default_factory=list)
+    statistics: Statistics = Statistics()
+    splits: Splits | None = None
+    evidence_class: EvidenceClass
+    promotion_min_class: EvidenceClass = EvidenceClass.CONFIRMATORY
+    prices: dict[str, dict[str, float]] = Field(
+        default_factory=dict,
+        description="model → {input_usd_per_1m_tokens, output_usd_per_1m_tokens}, for modeled cost",
+    )
+
+    @model_validator(mode="after")
+    def _references(self) -> ReleaseContract:
+        policies = [self.baseline.policy_id, *(c.policy_id for c in self.candidates)]
+        if len(set(policies)) != len(policies):
+            raise ValueError(f"policy ids must be distinct, found {policies}")
+        ids = [m.id for m in self.quality_metrics] + [m.id for m in self.operational_metrics]
+        if len(set(ids)) != len(ids):
+            raise ValueError(f"metric ids must be distinct, found {ids}")
+        sources = [s.id for s in self.evidence]
+        if len(set(sources)) != len(sources):
+            raise ValueError(f"evidence source ids must be distinct, found {sources}")
+        quality = {m.id for m in self.quality_metrics}
+        operational = {m.id for m in self.operational_metrics}
+        for claim in self.claims.items:
+            wanted = quality if claim.kind is ClaimKind.QUALITY_IMPROVEMENT else operational
+            if claim.metric not in wanted:
+                kind = "quality" if claim.kind is ClaimKind.QUALITY_IMPROVEMENT else "operational"
+                raise ValueError(
+                    f"claim {claim.kind.value} names metric {claim.metric!r}, "
+                    f"which is not a declared {kind} metric"
+                )
+        for ps in self.protected_slices:
+            for m in ps.metrics or []:
+                if m not in quality:
+                    raise ValueError(f"protected slice {ps.value!r} names unknown quality metric {m!r}")
+        return self
+
+
+def find_contract(input_dir: Path) -> Path:
+    """Return the contract file in ``input_dir``.
+
+    Raises:
+        ContractError: none, or more than one, of ``CONTRACT_FILENAMES`` is present.
+    """
+    found = [input_dir / n for n in CONTRACT_FILENAMES if (input_dir / n).is_file()]
+    if not found:
+        raise ContractError(
+            "contract-missing",
+            f"no release contract in {input_dir}: expected one of {', '.join(CONTRACT_FILENAMES)}",
+            hint="mount the directory holding contract.yaml at /in, or pass --input DIR",
+        )
+    if len(found) > 1:
+        raise ContractError(
+            "contract-ambiguous",
+            f"more than one release contract in {input_dir}: {', '.join(p.name for p in found)}",
+            hint="keep exactly one contract file in the input directory",
+        )
+    return found[0]
+
+
+def _format_validation_error(path: Path, err: ValidationError) -> str:
+    lines = []
+    for e in err.errors()[:10]:
+        loc = ".".join(str(p) for p in e["loc"]) or "(root)"
+        found = e.get("input")
+        found_s = repr(found) if not isinstance(found, dict | list) else type(found).__name__
+        lines.append(f"{loc}: {e['msg']} (found {found_s[:80]})")
+    more = f" (+{err.error_count() - 10} more)" if err.error_count() > 10 else ""
+    return f"{path.name} is not a valid release contract: " + "; ".join(lines) + more
+
+
+def load_contract(path: Path) -> ReleaseContract:
+    """Parse and validate a release contract file (YAML with a safe loader, or JSON).
+
+    Raises:
+        ContractError: unreadable file, syntax error, a field that fails validation (the message
+            names each field path, the rule and what was found), or a path escaping the input
+            directory through a symlink.
+    """
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise ContractError("contract-unreadable", f"cannot read {path.name}: {exc.strerror}") from exc
+    try:
+        if path.suffix == ".json":
+            data = orjson.loads(raw)
+        else:
+            data = yaml.safe_load(raw)
+    except (orjson.JSONDecodeError, yaml.YAMLError) as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        raise ContractError(
+            "contract-syntax",
+            f"{path.name} is not valid {'JSON' if path.suffix == '.json' else 'YAML'}{where}: "
+            f"{getattr(exc, 'problem', None) or exc}",
+            hint="check the file with a YAML/JSON linter",
+        ) from exc
+    if not isinstance(data, dict):
+        raise ContractError(
+            "contract-not-mapping",
+            f"{path.name} must hold a mapping at the top level, found {type(data).__name__}",
+        )
+    try:
+        contract = ReleaseContract.model_validate(data)
+    except ValidationError as exc:
+        raise ContractError(
+            "contract-invalid",
+            _format_validation_error(path, exc),
+            hint="see contracts/contract.schema.json",
+        ) from exc
+    return contract
+
+
+def resolve_inside(input_dir: Path, relative: str) -> Path:
+    """Resolve ``relative`` under ``input_dir``, refusing symlinks that lead outside it.
+
+    Raises:
+        ContractError: the resolved path is outside the input directory.
+    """
+    root = input_dir.resolve()
+    target = (input_dir / relative).resolve()
+    if target != root and root not in target.parents:
+        raise ContractError(
+            "path-escapes-input",
+            f"{relative} resolves outside the input directory (through a symlink)",
+            hint="copy the file into the input directory instead of linking to it",
+        )
+    return target
+
+
+def is_readable_file(path: Path) -> bool:
+    """Return whether ``path`` is a regular file this process can read."""
+    return path.is_file() and os.access(path, os.R_OK)

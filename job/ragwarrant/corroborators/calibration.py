@@ -1,0 +1,284 @@
+"""Threshold calibration for the lexical gates, and the versioned calibration files that hold them.
+
+A lexical gate flags a response as unsupported when ``score >= threshold``. The threshold is
+calibrated on labelled responses by maximising response-level F1; ties go to the higher
+precision. ``calibrate_threshold`` is pure (arrays in, a frozen result out). ``load_calibration``
+reads a versioned JSON file, by default the one shipped as package data
+(``ragwarrant/data/calibration/lexical-v1.json``), and returns it with its sha256 so a run can
+record exactly which calibration it used.
+
+Calibration file shape (``schema_version`` 1)::
+
+    {
+      "schema_version": 1,
+      "version": "lexical-v1",
+      "flag_rule": "score >= threshold",
+      "method": "...", "data": {...}, "created_by": "...",
+      "gates": {"coverage": {"threshold": 0.2, ...}, "weakest_sentence": {...}, "hybrid": {...}}
+    }
+
+Extra keys inside a gate (calibration F1, precision, recall, n) are kept as provenance.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from ragwarrant.errors import InputError, InternalError
+
+__all__ = [
+    "DEFAULT_CALIBRATION",
+    "FLAG_RULE",
+    "GATES",
+    "LexicalCalibration",
+    "ThresholdCalibration",
+    "calibrate_threshold",
+    "load_calibration",
+]
+
+DEFAULT_CALIBRATION = "lexical-v1"
+"""Version id of the calibration shipped with the package."""
+
+FLAG_RULE = "score >= threshold"
+"""How every lexical gate applies its threshold."""
+
+GATES: tuple[str, ...] = ("coverage", "weakest_sentence", "hybrid")
+"""Gate names a calibration file must give a threshold for."""
+
+_SCHEMA_VERSION = 1
+
+
+@dataclass(frozen=True, slots=True)
+class ThresholdCalibration:
+    """The threshold that maximises response-level F1 on the calibration data.
+
+    Attributes:
+        threshold: flag when ``score >= threshold``; one of the observed scores.
+        f1: response-level F1 at ``threshold`` on the calibration data, in ``[0, 1]``.
+        precision: ``tp / n_flagged`` at ``threshold``.
+        recall: ``tp / n_positive`` at ``threshold``.
+        n: responses used.
+        n_positive: responses labelled unsupported (positives).
+        n_flagged: responses flagged at ``threshold``.
+        true_positives: flagged positives at ``threshold``.
+    """
+
+    threshold: float
+    f1: float
+    precision: float
+    recall: float
+    n: int
+    n_positive: int
+    n_flagged: int
+    true_positives: int
+
+
+def calibrate_threshold(scores: ArrayLike, labels: ArrayLike) -> ThresholdCalibration:
+    """Choose the threshold with maximum response-level F1; ties go to the higher precision.
+
+    Candidates are the distinct observed scores (flag when ``score >= candidate``), which covers
+    every achievable partition of the responses by a threshold except "flag none" (F1 = 0).
+    With ``k`` responses flagged, of which ``tp`` are positive, out of ``P`` positives,
+    ``F1 = 2 tp / (k + P)`` and ``precision = tp / k``. Among candidates with equal F1 the higher
+    precision wins (equal F1 and equal precision force the same ``k``, so no further tie can
+    remain when ``P > 0``). Equal ratios of integers are equal floats under
+    IEEE-754 correctly rounded division, so the tie comparison is exact.
+
+    Args:
+        scores: shape ``(n,)``, finite floats; higher means less grounded.
+        labels: shape ``(n,)``, booleans (or 0/1); True means the response is unsupported.
+
+    Returns:
+        The frozen ``ThresholdCalibration``.
+
+    Raises:
+        ValueError: when shapes differ or are not 1-D, ``n == 0``, a score is not finite, a label
+            is not 0/1, or there is no positive (F1 is then undefined for every threshold).
+    """
+    s = np.asarray(scores, dtype=np.float64)
+    y_raw = np.asarray(labels)
+    if s.ndim != 1 or y_raw.ndim != 1 or s.shape != y_raw.shape:
+        raise ValueError(
+            f"scores and labels must be 1-D of the same length; got shapes {s.shape} and "
+            f"{y_raw.shape}"
+        )
+    if s.size == 0:
+        raise ValueError("cannot calibrate a threshold on zero responses")
+    if not np.all(np.isfinite(s)):
+        raise ValueError(f"scores must be finite; found {int(np.sum(~np.isfinite(s)))} non-finite")
+    if not np.all((y_raw == 0) | (y_raw == 1)):
+        raise ValueError("labels must be booleans or 0/1")
+    y = y_raw.astype(bool)
+    n_positive = int(y.sum())
+    if n_positive == 0:
+        raise ValueError("cannot calibrate a threshold without any positive (unsupported) response")
+
+    order = np.argsort(-s, kind="stable")
+    s_sorted = s[order]
+    tp_cum = np.cumsum(y[order])
+    # the last index of each run of equal scores: flagging ">= that score" flags indices 0..last.
+    last = np.flatnonzero(np.append(s_sorted[1:] != s_sorted[:-1], True))
+    flagged = last + 1
+    tp = tp_cum[last]
+    f1 = 2.0 * tp / (flagged + n_positive)
+    precision = tp / flagged
+    # lexsort sorts ascending by the last key first: max F1, then max precision, then max threshold.
+    best = np.lexsort((s_sorted[last], precision, f1))[-1]
+    k, t = int(flagged[best]), int(tp[best])
+    return ThresholdCalibration(
+        threshold=float(s_sorted[last[best]]),
+        f1=float(f1[best]),
+        precision=float(precision[best]),
+        recall=t / n_positive,
+        n=int(s.size),
+        n_positive=n_positive,
+        n_flagged=k,
+        true_positives=t,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class LexicalCalibration:
+    """A versioned set of lexical-gate thresholds, as loaded from a calibration file.
+
+    Attributes:
+        version: the calibration's version id, e.g. ``"lexical-v1"``; record it in every run.
+        thresholds: gate name -> threshold (flag when ``score >= threshold``).
+        flag_rule: always ``FLAG_RULE``.
+        method: how the thresholds were calibrated, in words.
+        data: what they were calibrated on (name, record counts, file hashes).
+        source: the file it was read from (a path, or ``package:ragwarrant/data/...``).
+        sha256: hex sha256 of the file's bytes.
+        gates: the full per-gate records of the file (threshold plus provenance).
+    """
+
+    version: str
+    thresholds: Mapping[str, float]
+    flag_rule: str
+    method: str
+    data: Mapping[str, Any]
+    source: str
+    sha256: str
+    gates: Mapping[str, Mapping[str, Any]]
+
+    def flags(self, gate: str, score: float) -> bool:
+        """Return True when ``score`` crosses the threshold of ``gate`` (``score >= threshold``).
+
+        Raises:
+            KeyError: when the calibration has no threshold for ``gate``.
+        """
+        return score >= self.thresholds[gate]
+
+
+def load_calibration(path: str | Path | None = None) -> LexicalCalibration:
+    """Load a lexical calibration file; by default the one shipped with the package.
+
+    Args:
+        path: a calibration JSON file; ``None`` reads ``DEFAULT_CALIBRATION`` from package data.
+
+    Returns:
+        The validated ``LexicalCalibration`` with the file's sha256.
+
+    Raises:
+        InputError: ``calibration-unreadable`` / ``calibration-invalid`` when a user-given file
+            cannot be read or does not match the schema (message names the file and field).
+        InternalError: the same problems in the shipped package data (a packaging bug).
+    """
+    if path is None:
+        resource = resources.files("ragwarrant").joinpath(
+            "data", "calibration", f"{DEFAULT_CALIBRATION}.json"
+        )
+        source = f"package:ragwarrant/data/calibration/{DEFAULT_CALIBRATION}.json"
+        error: type[InputError] | type[InternalError] = InternalError
+        try:
+            raw = resource.read_bytes()
+        except OSError as exc:
+            raise InternalError(
+                "calibration-unreadable",
+                f"{source}: cannot read the shipped calibration: {exc}",
+                "reinstall ragwarrant; the package data is incomplete",
+            ) from exc
+    else:
+        source = str(path)
+        error = InputError
+        try:
+            raw = Path(path).read_bytes()
+        except OSError as exc:
+            raise InputError(
+                "calibration-unreadable",
+                f"{source}: cannot read the calibration file: {exc.strerror or exc}",
+                "pass an existing, readable calibration JSON file",
+                file=source,
+            ) from exc
+    return _parse_calibration(raw, source, error)
+
+
+def _parse_calibration(
+    raw: bytes, source: str, error: type[InputError] | type[InternalError]
+) -> LexicalCalibration:
+    def invalid(field: str, expected: str, found: object) -> InputError | InternalError:
+        return error(
+            "calibration-invalid",
+            f"{source}: field {field!r}: expected {expected}, found {found!r}",
+            "regenerate the file with `ragwarrant bench groundedness --write-calibration FILE`",
+            file=source,
+            field=field,
+        )
+
+    try:
+        doc = json.loads(raw)
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise error(
+            "calibration-invalid",
+            f"{source}: not valid JSON: {exc}",
+            "regenerate the file with `ragwarrant bench groundedness --write-calibration FILE`",
+            file=source,
+        ) from exc
+    if not isinstance(doc, dict):
+        raise invalid("<root>", "a JSON object", type(doc).__name__)
+    if doc.get("schema_version") != _SCHEMA_VERSION:
+        raise invalid("schema_version", str(_SCHEMA_VERSION), doc.get("schema_version"))
+    for key in ("version", "method", "created_by"):
+        if not isinstance(doc.get(key), str) or not doc[key]:
+            raise invalid(key, "a non-empty string", doc.get(key))
+    if doc.get("flag_rule") != FLAG_RULE:
+        raise invalid("flag_rule", repr(FLAG_RULE), doc.get("flag_rule"))
+    if not isinstance(doc.get("data"), dict):
+        raise invalid("data", "an object describing the calibration data", doc.get("data"))
+    gates = doc.get("gates")
+    if not isinstance(gates, dict):
+        raise invalid("gates", "an object of gate -> {threshold, ...}", gates)
+    thresholds: dict[str, float] = {}
+    for gate in GATES:
+        record = gates.get(gate)
+        if not isinstance(record, dict):
+            raise invalid(f"gates.{gate}", "an object with a threshold", record)
+        value = record.get("threshold")
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, int | float)
+            or not math.isfinite(value)
+            or not 0.0 <= value <= 1.0
+        ):
+            raise invalid(f"gates.{gate}.threshold", "a finite number in [0, 1]", value)
+        thresholds[gate] = float(value)
+    return LexicalCalibration(
+        version=doc["version"],
+        thresholds=thresholds,
+        flag_rule=doc["flag_rule"],
+        method=doc["method"],
+        data=doc["data"],
+        source=source,
+        sha256=hashlib.sha256(raw).hexdigest(),
+        gates={g: dict(gates[g]) for g in GATES},
+    )

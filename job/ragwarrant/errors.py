@@ -1,0 +1,112 @@
+"""Typed, user-facing errors; a leaf module everyone may import.
+
+Each error carries a stable kebab-case ``code``, a ``message`` naming what is wrong (file, row,
+field, expected and found where they apply), a ``hint`` and whose fault it is. ``cli`` is the only
+place that turns them into exit codes (``exit_code``).
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from ragwarrant.exit_codes import ExitCode
+
+__all__ = [
+    "ContractError",
+    "EvidenceError",
+    "InputError",
+    "InternalError",
+    "OutputError",
+    "RagwarrantError",
+    "UsageError",
+]
+
+Fault = Literal["user", "internal"]
+
+
+class RagwarrantError(Exception):
+    """Base of every error the job reports to its user."""
+
+    exit_code: ExitCode = ExitCode.INTERNAL
+    fault: Fault = "user"
+
+    def __init__(self, code: str, message: str, hint: str = "", **context: object) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.hint = hint
+        self.context = {k: v for k, v in context.items() if v is not None}
+
+    def to_record(self) -> dict[str, object]:
+        """Return the error as the ``error`` object of ``decision.json``."""
+        return {
+            "type": type(self).__name__,
+            "code": self.code,
+            "message": self.message,
+            "hint": self.hint,
+            "fault": self.fault,
+            "exit_code": int(self.exit_code),
+        }
+
+
+class UsageError(RagwarrantError):
+    """The command line is wrong (exit 64)."""
+
+    exit_code = ExitCode.USAGE
+
+
+class InputError(RagwarrantError):
+    """The input directory is missing or unreadable (exit 66)."""
+
+    exit_code = ExitCode.NO_INPUT
+
+
+class ContractError(RagwarrantError):
+    """The release contract is missing or invalid (exit 78)."""
+
+    exit_code = ExitCode.CONFIG
+
+
+class EvidenceError(RagwarrantError):
+    """An evidence file does not match what its adapter expects.
+
+    Not an exit code of its own: the run records it as a failed hard gate and BLOCKs.
+    """
+
+    exit_code = ExitCode.BLOCK
+
+    def __init__(
+        self,
+        code: str,
+        message: str,
+        hint: str = "",
+        *,
+        file: str | None = None,
+        row: int | None = None,
+        column: str | None = None,
+        expected: str | None = None,
+        found: str | None = None,
+    ) -> None:
+        super().__init__(
+            code, message, hint, file=file, row=row, column=column, expected=expected, found=found
+        )
+        self.file, self.row, self.column = file, row, column
+        self.expected, self.found = expected, found
+
+    def location(self) -> str:
+        """Return ``file:row:column`` with the parts that are known."""
+        parts = [p for p in (self.file, self.row, self.column) if p is not None]
+        return ":".join(str(p) for p in parts)
+
+
+class OutputError(RagwarrantError):
+    """The output directory cannot be written (exit 73)."""
+
+    exit_code = ExitCode.CANT_CREATE
+
+
+class InternalError(RagwarrantError):
+    """A bug, or a failed self-test: an unproven engine decides nothing (exit 70)."""
+
+    exit_code = ExitCode.INTERNAL
+    fault = "internal"

@@ -1,0 +1,51 @@
+"""The published exit-code table (contracts/exit-codes.md); a leaf module everyone may import.
+
+Decision classes map to 0/10/11/12; errors follow BSD sysexits(3).
+"""
+
+from __future__ import annotations
+
+from enum import IntEnum, StrEnum
+
+__all__ = ["DecisionClass", "ExitCode", "exit_code_for_class"]
+
+
+class DecisionClass(StrEnum):
+    """The class of a run or of one candidate."""
+
+    PROMOTE = "PROMOTE"
+    REJECT = "REJECT"
+    INCONCLUSIVE = "INCONCLUSIVE"
+    BLOCK = "BLOCK"
+    ERROR = "ERROR"
+
+
+class ExitCode(IntEnum):
+    """Process exit codes; a published contract, never renumbered."""
+
+    PROMOTE = 0
+    REJECT = 10
+    INCONCLUSIVE = 11
+    BLOCK = 12
+    USAGE = 64  # EX_USAGE: bad command line
+    NO_INPUT = 66  # EX_NOINPUT: input directory missing or unreadable
+    INTERNAL = 70  # EX_SOFTWARE: internal error, or the self-test failed
+    CANT_CREATE = 73  # EX_CANTCREAT: output directory not writable
+    CONFIG = 78  # EX_CONFIG: release contract invalid
+
+
+_CLASS_TO_CODE = {
+    DecisionClass.PROMOTE: ExitCode.PROMOTE,
+    DecisionClass.REJECT: ExitCode.REJECT,
+    DecisionClass.INCONCLUSIVE: ExitCode.INCONCLUSIVE,
+    DecisionClass.BLOCK: ExitCode.BLOCK,
+}
+
+
+def exit_code_for_class(decision_class: DecisionClass) -> ExitCode:
+    """Return the exit code of a decision class.
+
+    Raises:
+        KeyError: for ``ERROR``, whose code depends on the error (see ``errors``).
+    """
+    return _CLASS_TO_CODE[decision_class]

@@ -1,0 +1,104 @@
+"""Improvement claims: each must be supported by its own one-sided confidence bound.
+
+Claims joined by ``any`` form a union, tested with Holm's step-down procedure at family-wise
+level alpha; claims joined by ``all`` form an intersection, each at alpha.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ragwarrant.contract import Claim, ClaimSet
+from ragwarrant.gates._testing import OrientedTest
+from ragwarrant.outputs import GateResult, GateStatus
+from ragwarrant.stats.holm import holm_levels
+from ragwarrant.stats.power import additional_pairs_needed
+
+__all__ = ["claim_family_p_value", "gate_claims"]
+
+
+def _claim_gate(
+    claim: Claim, statistic: str, test: OrientedTest, level: float, alpha: float, power: float,
+    established: bool, family_note: str,
+) -> GateResult:
+    lcb, ucb_alpha = test.lower(level), test.upper(alpha)
+    more = None
+    if established:
+        status = GateStatus.PASS
+        reason = f"{claim.kind.value} on {claim.metric}: lower bound {lcb:+.4g} > 0 at level {level:.4g}"
+    elif ucb_alpha <= 0:
+        status = GateStatus.FAIL
+        reason = (
+            f"{claim.kind.value} on {claim.metric}: upper bound {ucb_alpha:+.4g} <= 0: "
+            "no gain (no-benefit)"
+        )
+    else:
+        status = GateStatus.INCONCLUSIVE
+        more = additional_pairs_needed(test.estimate, 0.0, test.standard_error(), test.n_units, level, power)
+        reason = (
+            f"{claim.kind.value} on {claim.metric}: lower bound {lcb:+.4g} at level {level:.4g} "
+            f"does not exclude 0 (upper bound {ucb_alpha:+.4g})"
+        )
+    return GateResult(
+        id=f"claim:{claim.kind.value}:{claim.metric}",
+        kind="claim",
+        status=status,
+        metric=claim.metric,
+        statistic=f"{statistic} delta, oriented (positive = candidate better)",
+        estimate=test.estimate,
+        lower_bound=lcb,
+        upper_bound=test.upper(level),
+        threshold=0.0,
+        alpha=level,
+        p_value=test.p_greater(0.0),
+        n=test.n,
+        reason=reason + family_note,
+        more_paired_n=more,
+        details={"resampled_units": test.n_units},
+    )
+
+
+def gate_claims(
+    claims: ClaimSet,
+    tests: list[OrientedTest],
+    statistics: list[str],
+    alpha: float,
+    power: float,
+) -> list[GateResult]:
+    """One gate per declared claim, aligned with ``claims.items``.
+
+    ``any``: Holm step-down over the claims' p-values (H0: oriented delta <= 0); a claim holds
+    when its lower bound at its Holm level is above 0; the step-down stops at the first claim that
+    does not hold. ``all``: each claim at ``alpha``. A claim whose upper bound at ``alpha`` is
+    <= 0 fails (no-benefit).
+    """
+    k = len(claims.items)
+    if claims.join == "all" or k == 1:
+        levels = np.full(k, alpha)
+        established = [t.lower(alpha) > 0 for t in tests]
+        note = "" if k == 1 else " (all claims must hold)"
+    else:
+        p = np.array([t.p_greater(0.0) for t in tests])
+        levels = holm_levels(p, alpha)
+        established = [False] * k
+        for i in np.argsort(p, kind="stable"):
+            if tests[i].lower(float(levels[i])) > 0:
+                established[i] = True
+            else:
+                break
+        note = f" (Holm over {k} claims joined by any)"
+    return [
+        _claim_gate(c, s, t, float(lv), alpha, power, e, note)
+        for c, s, t, lv, e in zip(claims.items, statistics, tests, levels, established, strict=True)
+    ]
+
+
+def claim_family_p_value(claims: ClaimSet, tests: list[OrientedTest]) -> float:
+    """A p-value for "the declared claims hold": max over claims for ``all``, Holm-adjusted min for ``any``."""
+    p = np.array([t.p_greater(0.0) for t in tests])
+    if claims.join == "all":
+        return float(p.max())
+    m = p.size
+    ordered = np.sort(p)
+    adjusted = np.maximum.accumulate((m - np.arange(m)) * ordered)
+    return float(min(1.0, adjusted[0]))

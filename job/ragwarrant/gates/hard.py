@@ -1,0 +1,286 @@
+"""Hard gates: non-compensatory checks whose failure BLOCKs a candidate, whatever else holds."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+
+from ragwarrant.contract import MissingValuePolicy, ReleaseContract
+from ragwarrant.evidence.index import EvidenceIndex
+from ragwarrant.gates.paired import PairedMetric
+from ragwarrant.outputs import GateResult, GateStatus
+
+__all__ = [
+    "gate_constant_signal",
+    "gate_disqualifiers",
+    "gate_duplicates",
+    "gate_example_attributes",
+    "gate_leakage",
+    "gate_non_finite",
+    "gate_paired_n",
+    "gate_pairing_coverage",
+    "gate_provenance",
+    "gate_required_evidence",
+    "gate_slice_paired_n",
+    "hard_gate",
+]
+
+
+def hard_gate(
+    gate_id: str,
+    passed: bool,
+    reason: str,
+    *,
+    n: int | None = None,
+    metric: str | None = None,
+    slice_: str | None = None,
+    details: Mapping[str, str | int | float | bool | None] | None = None,
+    estimate: float | None = None,
+    threshold: float | None = None,
+    statistic: str | None = None,
+) -> GateResult:
+    """Build a hard gate's result (``hard:<gate_id>``)."""
+    return GateResult(
+        id=f"hard:{gate_id}",
+        kind="hard",
+        status=GateStatus.PASS if passed else GateStatus.FAIL,
+        metric=metric,
+        slice=slice_,
+        n=n,
+        reason=reason,
+        estimate=estimate,
+        threshold=threshold,
+        statistic=statistic,
+        details=dict(details or {}),
+    )
+
+
+def gate_required_evidence(
+    index: EvidenceIndex, needed: list[str], baseline: str, candidate: str, scope: np.ndarray
+) -> GateResult:
+    """Every metric the contract needs has rows for both policies among the decided examples."""
+    missing = []
+    for metric in needed:
+        for policy in (baseline, candidate):
+            col = index.columns.get((policy, metric))
+            if col is None or not np.any(col.has_row & scope):
+                missing.append(f"{policy}/{metric}")
+    if missing:
+        return hard_gate(
+            "required-metric-evidence",
+            False,
+            f"no evidence for {', '.join(missing[:10])}" + (" …" if len(missing) > 10 else ""),
+            details={"missing": len(missing)},
+        )
+    return hard_gate(
+        "required-metric-evidence", True, f"all {len(needed)} needed metrics have evidence for both policies"
+    )
+
+
+def gate_provenance(index: EvidenceIndex, config_missing: list[str]) -> GateResult:
+    """Every row names its source and the source's sha256; every policy config was hashed."""
+    problems = []
+    if index.rows_without_provenance:
+        problems.append(f"{index.rows_without_provenance} evidence rows without source or sha256")
+    if config_missing:
+        problems.append("policy config not hashed: " + ", ".join(config_missing))
+    if problems:
+        return hard_gate("provenance", False, "; ".join(problems))
+    return hard_gate("provenance", True, f"all {index.n_rows} rows and the policy configs carry provenance")
+
+
+def gate_duplicates(index: EvidenceIndex, policies: tuple[str, str]) -> GateResult:
+    """No (policy, example, metric) has more than one row."""
+    count = sum(index.duplicates_by_policy.get(p, 0) for p in policies)
+    if count:
+        first = next(d for d in index.duplicates if d.policy_id in policies)
+        return hard_gate(
+            "duplicate-rows",
+            False,
+            f"{count} duplicated (policy, example, metric) keys; first: policy {first.policy_id}, "
+            f"example {first.example_id}, metric {first.metric} appears {first.count} times "
+            f"(first at {first.first_source.split(':')[0]} row {first.first_row})",
+            details={"duplicated_keys": count},
+        )
+    return hard_gate("duplicate-rows", True, "every (policy, example, metric) has one row")
+
+
+def gate_example_attributes(index: EvidenceIndex) -> GateResult:
+    """An example's group and slice agree across all of its rows."""
+    if index.conflicting_attributes:
+        attr, ex = index.conflicting_attributes[0]
+        return hard_gate(
+            "example-attributes",
+            False,
+            f"{len(index.conflicting_attributes)} examples have rows that disagree on their "
+            f"{attr} (first: example {ex})",
+        )
+    return hard_gate("example-attributes", True, "group and slice agree across each example's rows")
+
+
+def gate_leakage(index: EvidenceIndex, contract: ReleaseContract) -> GateResult:
+    """No example id is in both the development and the confirmatory split."""
+    splits = contract.splits
+    if splits is None or splits.development is None:
+        return GateResult(
+            id="hard:split-leakage",
+            kind="hard",
+            status=GateStatus.NOT_APPLICABLE,
+            reason="the contract declares no development split",
+        )
+    both = [
+        str(index.example_ids[i])
+        for i, s in enumerate(index.splits)
+        if splits.development in s and splits.confirmatory in s
+    ]
+    if both:
+        return hard_gate(
+            "split-leakage",
+            False,
+            f"{len(both)} example ids are in both the {splits.development!r} and "
+            f"{splits.confirmatory!r} splits (first: {both[0]})",
+            details={"leaked_examples": len(both)},
+        )
+    return hard_gate("split-leakage", True, "no example id is in both the development and confirmatory splits")
+
+
+def gate_non_finite(
+    contract: ReleaseContract, pairs: Mapping[str, PairedMetric], baseline: str, candidate: str
+) -> GateResult:
+    """Missing or infinite values in a metric whose policy is ``fail`` are counted and fail the gate."""
+    policy = {m.id: m.on_missing for m in contract.quality_metrics}
+    policy.update({m.id: m.on_missing for m in contract.operational_metrics})
+    details: dict[str, str | int | float | bool | None] = {}
+    failing = []
+    for metric, pm in pairs.items():
+        total = pm.missing_candidate + pm.missing_baseline
+        details[f"{metric}.missing.{baseline}"] = pm.missing_baseline
+        details[f"{metric}.missing.{candidate}"] = pm.missing_candidate
+        if total and policy.get(metric, MissingValuePolicy.FAIL) is MissingValuePolicy.FAIL:
+            failing.append(f"{metric}: {pm.missing_baseline} baseline, {pm.missing_candidate} candidate")
+    if failing:
+        return hard_gate(
+            "non-finite-values",
+            False,
+            "missing, NaN or infinite values in metrics whose contract says on_missing: fail — "
+            + "; ".join(failing),
+            details=details,
+        )
+    return hard_gate(
+        "non-finite-values", True, "no missing values where the contract forbids them", details=details
+    )
+
+
+def gate_pairing_coverage(pairs: Mapping[str, PairedMetric], floor: float) -> GateResult:
+    """Paired examples over examples seen for either policy reach the contract's floor."""
+    details: dict[str, str | int | float | bool | None] = {
+        f"{m}.coverage": round(p.coverage, 6) for m, p in pairs.items()
+    }
+    low = {m: p.coverage for m, p in pairs.items() if p.coverage < floor}
+    if low:
+        worst = min(low, key=lambda m: low[m])
+        return hard_gate(
+            "pairing-coverage",
+            False,
+            f"pairing coverage {low[worst]:.3f} for {worst} is below the floor {floor}",
+            metric=worst,
+            estimate=low[worst],
+            threshold=floor,
+            statistic="paired / examples with a row for either policy",
+            details=details,
+        )
+    lowest = min((p.coverage for p in pairs.values()), default=1.0)
+    return hard_gate(
+        "pairing-coverage", True, f"lowest pairing coverage {lowest:.3f} >= {floor}",
+        estimate=lowest, threshold=floor, details=details,
+    )
+
+
+def gate_paired_n(pairs: Mapping[str, PairedMetric], minimum: int) -> GateResult:
+    """Every tested metric has at least the contract's minimum paired n."""
+    lowest_metric = min(pairs, key=lambda m: pairs[m].n)
+    n = pairs[lowest_metric].n
+    return hard_gate(
+        "paired-n",
+        n >= minimum,
+        f"paired n {n} for {lowest_metric} {'>=' if n >= minimum else 'is below the minimum'} {minimum}",
+        n=n,
+        metric=lowest_metric,
+    )
+
+
+def gate_slice_paired_n(slice_value: str, metric: str, n: int, minimum: int) -> GateResult:
+    """A protected slice has at least its minimum paired n."""
+    return hard_gate(
+        f"slice-paired-n:{metric}@{slice_value}",
+        n >= minimum,
+        f"protected slice {slice_value!r}: paired n {n} for {metric} "
+        f"{'>=' if n >= minimum else 'is below the minimum'} {minimum}",
+        n=n,
+        metric=metric,
+        slice_=slice_value,
+    )
+
+
+def gate_constant_signal(metric: str, pm: PairedMetric) -> GateResult:
+    """A quality metric varies across the paired values of both policies."""
+    values = np.concatenate([pm.candidate, pm.baseline])
+    constant = values.size > 0 and float(np.ptp(values)) == 0.0
+    if constant:
+        return hard_gate(
+            f"constant-quality-signal:{metric}",
+            False,
+            f"{metric} is constant ({values[0]:g}) across both policies: it cannot tell them apart",
+            metric=metric,
+            n=pm.n,
+        )
+    return hard_gate(f"constant-quality-signal:{metric}", True, f"{metric} varies", metric=metric, n=pm.n)
+
+
+def gate_disqualifiers(
+    index: EvidenceIndex, contract: ReleaseContract, candidate: str, scope: np.ndarray
+) -> list[GateResult]:
+    """Each hard disqualifier's statistic over the candidate's examples stays within its limits."""
+    out = []
+    for dq in contract.hard_disqualifiers:
+        col = index.columns.get((candidate, dq.metric))
+        gid = f"disqualifier:{dq.metric}"
+        if col is None or not np.any(col.has_row & scope):
+            out.append(hard_gate(gid, False, f"no evidence for {dq.metric}: the limit cannot be checked", metric=dq.metric))
+            continue
+        rows = col.has_row & scope
+        if np.any((col.missing | col.infinite) & rows):
+            out.append(
+                hard_gate(
+                    gid, False,
+                    f"{int(np.sum((col.missing | col.infinite) & rows))} missing values in {dq.metric}: "
+                    "the limit cannot be checked",
+                    metric=dq.metric,
+                )
+            )
+            continue
+        values = col.value[rows]
+        stat = float({"sum": np.sum, "max": np.max, "mean": np.mean}[dq.statistic](values))
+        over = (dq.max_value is not None and stat > dq.max_value) or (
+            dq.min_value is not None and stat < dq.min_value
+        )
+        limit = " and ".join(
+            s for s in (
+                f">= {dq.min_value:g}" if dq.min_value is not None else "",
+                f"<= {dq.max_value:g}" if dq.max_value is not None else "",
+            ) if s
+        )
+        out.append(
+            hard_gate(
+                gid,
+                not over,
+                f"candidate {dq.statistic} of {dq.metric} is {stat:g}; the limit is {limit}",
+                metric=dq.metric,
+                estimate=stat,
+                threshold=dq.max_value if dq.max_value is not None else dq.min_value,
+                statistic=dq.statistic,
+                n=int(values.size),
+            )
+        )
+    return out

@@ -1,0 +1,97 @@
+"""Paired per-example values of one metric for a candidate and the baseline."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ragwarrant.contract import MissingValuePolicy, QualityMetric
+from ragwarrant.evidence.index import EvidenceIndex
+
+__all__ = ["PairedMetric", "pair_metric"]
+
+
+@dataclass(frozen=True)
+class PairedMetric:
+    """Aligned values of one metric.
+
+    Attributes:
+        examples: shape (n,) example codes that are paired (finite value for both policies).
+        candidate, baseline: shape (n,) values in metric units.
+        either: examples (in scope) where at least one policy has a row: the coverage denominator.
+        missing_candidate, missing_baseline: rows in scope whose value is missing or infinite.
+        imputed: missing values replaced by the scale's worst end (``on_missing: worst``).
+    """
+
+    examples: np.ndarray
+    candidate: np.ndarray
+    baseline: np.ndarray
+    either: int
+    missing_candidate: int
+    missing_baseline: int
+    imputed: int
+
+    @property
+    def n(self) -> int:
+        """Paired n."""
+        return int(self.examples.size)
+
+    @property
+    def coverage(self) -> float:
+        """Paired n over examples where either policy has a row (1.0 when there are none)."""
+        return self.n / self.either if self.either else 0.0
+
+
+def pair_metric(
+    index: EvidenceIndex,
+    metric: str,
+    baseline: str,
+    candidate: str,
+    scope: np.ndarray,
+    quality: QualityMetric | None = None,
+    on_missing: MissingValuePolicy = MissingValuePolicy.FAIL,
+) -> PairedMetric:
+    """Pair ``metric`` between two policies over the examples in ``scope``.
+
+    Args:
+        index: the evidence index.
+        scope: shape (E,) bool, the examples this test may use (e.g. the confirmatory split).
+        quality: the quality metric's declaration (its scale gives the worst value), if any.
+        on_missing: ``worst`` imputes missing values at the scale's worst end; otherwise missing
+            values are not paired (``fail`` then fails the non-finite gate; ``exclude`` leaves the
+            coverage gate to judge).
+
+    Returns:
+        PairedMetric; empty arrays when either policy has no rows.
+    """
+    empty = np.zeros(0)
+    cb = index.columns.get((baseline, metric))
+    cc = index.columns.get((candidate, metric))
+    if cb is None or cc is None:
+        has = (cb.has_row if cb is not None else False) | (cc.has_row if cc is not None else False)
+        either = int(np.sum(np.asarray(has) & scope)) if cb is not None or cc is not None else 0
+        return PairedMetric(empty.astype(np.int64), empty, empty, either, 0, 0, 0)
+    vb, vc = cb.value.copy(), cc.value.copy()
+    miss_b = (cb.missing | cb.infinite) & scope
+    miss_c = (cc.missing | cc.infinite) & scope
+    imputed = 0
+    if on_missing is MissingValuePolicy.WORST and quality is not None:
+        worst = quality.scale[0] if quality.direction.sign > 0 else quality.scale[1]
+        imp_b = cb.missing & scope
+        imp_c = cc.missing & scope
+        vb[imp_b] = worst
+        vc[imp_c] = worst
+        imputed = int(imp_b.sum() + imp_c.sum())
+    either = int(np.sum((cb.has_row | cc.has_row) & scope))
+    ok = scope & cb.has_row & cc.has_row & np.isfinite(vb) & np.isfinite(vc)
+    examples = np.flatnonzero(ok)
+    return PairedMetric(
+        examples=examples,
+        candidate=vc[examples],
+        baseline=vb[examples],
+        either=either,
+        missing_candidate=int(miss_c.sum()),
+        missing_baseline=int(miss_b.sum()),
+        imputed=imputed,
+    )

@@ -1,0 +1,230 @@
+"""Pydantic models of every output file (a leaf module); JSON Schemas committed under contracts/.
+
+All models forbid unknown fields and non-finite floats: "not computed" is an explicit ``null``
+with a ``reason``, never NaN.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ragwarrant.evidence_class import EvidenceClass
+from ragwarrant.exit_codes import DecisionClass
+
+__all__ = [
+    "OUTPUT_SCHEMA_VERSION",
+    "CandidateClass",
+    "CandidateDecision",
+    "ConfigDifference",
+    "ContractRef",
+    "Decision",
+    "ErrorRecord",
+    "FileDigest",
+    "GateResult",
+    "GateStatus",
+    "Manifest",
+    "Selection",
+    "SourceRecord",
+    "ValidationCheck",
+    "ValidationReport",
+]
+
+OUTPUT_SCHEMA_VERSION = "1"
+
+Scalar = str | int | float | bool | None
+
+
+class OutputModel(BaseModel):
+    """Base of output models: unknown fields and NaN/Infinity are errors."""
+
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False, frozen=True)
+
+
+class GateStatus(StrEnum):
+    """Outcome of one gate."""
+
+    PASS = "pass"
+    FAIL = "fail"
+    INCONCLUSIVE = "inconclusive"
+    NOT_APPLICABLE = "not-applicable"
+
+
+class CandidateClass(StrEnum):
+    """A candidate's class: a decision class, or not selected for confirmatory testing."""
+
+    PROMOTE = "PROMOTE"
+    REJECT = "REJECT"
+    INCONCLUSIVE = "INCONCLUSIVE"
+    BLOCK = "BLOCK"
+    NOT_SELECTED = "NOT_SELECTED"
+
+
+class GateResult(OutputModel):
+    """One gate's result.
+
+    Deltas are oriented so that positive is better (candidate better than baseline); bounds are
+    one-sided confidence bounds at level ``alpha`` (after any Holm adjustment) in metric units.
+    """
+
+    id: str = Field(description="stable gate id, e.g. hard:duplicate-rows, noninferiority:m@slice")
+    kind: Literal["hard", "noninferiority", "claim", "ceiling", "multiplicity", "corroboration"]
+    status: GateStatus
+    metric: str | None = None
+    slice: str | None = None
+    statistic: str | None = Field(default=None, description="what the estimate is")
+    estimate: float | None = None
+    lower_bound: float | None = None
+    upper_bound: float | None = None
+    threshold: float | None = Field(default=None, description="e.g. -margin_abs, or 0 for a claim")
+    alpha: float | None = None
+    p_value: float | None = None
+    n: int | None = None
+    reason: str
+    more_paired_n: int | None = Field(
+        default=None, description="additional paired examples likely to resolve an inconclusive gate"
+    )
+    details: dict[str, Scalar] = Field(default_factory=dict)
+
+
+class ConfigDifference(OutputModel):
+    """One leaf that differs between the baseline's and the candidate's policy config."""
+
+    path: str
+    baseline: Scalar | list[Scalar] = None
+    candidate: Scalar | list[Scalar] = None
+
+
+class CandidateDecision(OutputModel):
+    """The decision for one candidate against the baseline."""
+
+    policy_id: str
+    decision_class: CandidateClass = Field(alias="class")
+    reasons: list[str]
+    tested_on: str = Field(description="which rows decided: a split value, or 'all'")
+    paired_n: int | None = None
+    gates: list[GateResult]
+    config_sha256: str | None = None
+    config_differences: list[ConfigDifference] = Field(default_factory=list)
+
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False, frozen=True, populate_by_name=True)
+
+
+class Selection(OutputModel):
+    """How the candidate tested on the confirmatory rows was chosen."""
+
+    method: Literal["single-candidate", "development-split", "holm-across-candidates", "none"]
+    selected_policy: str | None
+    quality_only_pick: str | None = None
+    cost_only_pick: str | None = None
+    notes: list[str] = Field(default_factory=list)
+
+
+class ContractRef(OutputModel):
+    """The contract a run decided under."""
+
+    id: str
+    version: str
+    path: str
+    sha256: str
+
+
+class ErrorRecord(OutputModel):
+    """A typed error that ended the run."""
+
+    type: str
+    code: str
+    message: str
+    hint: str
+    fault: Literal["user", "internal"]
+    exit_code: int
+
+
+class Decision(OutputModel):
+    """``decision.json``: the run's decision and everything it rests on."""
+
+    schema_version: Literal["1"] = "1"
+    run_id: str
+    started_at: str
+    finished_at: str
+    contract: ContractRef | None
+    run_class: DecisionClass
+    exit_code: int
+    summary: str
+    evidence_class: EvidenceClass | None = None
+    promotion_min_class: EvidenceClass | None = None
+    claim_scope: str | None = None
+    claims_not_supported: list[str] = Field(default_factory=list)
+    selection: Selection | None = None
+    selected_policy: str | None = None
+    run_gates: list[GateResult] = Field(default_factory=list)
+    candidates: list[CandidateDecision] = Field(default_factory=list)
+    error: ErrorRecord | None = None
+
+
+class ValidationCheck(OutputModel):
+    """One check made on an input or an output."""
+
+    id: str
+    target: str
+    status: Literal["pass", "fail", "warn", "info"]
+    message: str
+    file: str | None = None
+    row: int | None = None
+    column: str | None = None
+    expected: str | None = None
+    found: str | None = None
+
+
+class SourceRecord(OutputModel):
+    """How one evidence source was read."""
+
+    source_id: str
+    path: str
+    sha256: str
+    adapter: str
+    tool: str
+    tool_version: str | None
+    metric_names: dict[str, str]
+    pairing_method: str
+    rows_read: int
+    detected: str | None = None
+    notes: list[str] = Field(default_factory=list)
+
+
+class ValidationReport(OutputModel):
+    """``validation_report.json``: every check made on inputs and outputs."""
+
+    schema_version: Literal["1"] = "1"
+    run_id: str
+    checks: list[ValidationCheck]
+    sources: list[SourceRecord] = Field(default_factory=list)
+    missing_values: list[dict[str, Scalar]] = Field(
+        default_factory=list, description="per (policy, metric, reason): count of missing values"
+    )
+
+
+class FileDigest(OutputModel):
+    """A file and its sha256."""
+
+    path: str
+    sha256: str
+    bytes: int
+
+
+class Manifest(OutputModel):
+    """``manifest.json``: written last; its presence means the run completed."""
+
+    schema_version: Literal["1"] = "1"
+    run_id: str
+    ragwarrant_version: str
+    python_version: str
+    dependencies: dict[str, str]
+    seed: int | None
+    started_at: str
+    finished_at: str
+    exit_code: int
+    inputs: list[FileDigest]
+    outputs: list[FileDigest]

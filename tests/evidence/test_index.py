@@ -1,0 +1,63 @@
+"""Indexing canonical evidence: dense columns, duplicates, conflicts, missing values."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+
+from ragwarrant.evidence.index import build_index
+from ragwarrant.evidence.schema import EVIDENCE_SCHEMA, make_evidence_table
+
+
+def evidence_table(data: dict[str, dict[str, np.ndarray]], *, split: str | None = None) -> pa.Table:
+    """Canonical rows from policy → metric → values (example i is 'ex<i>')."""
+    cols: dict[str, list] = {f.name: [] for f in EVIDENCE_SCHEMA}
+    for policy, metrics in data.items():
+        for metric, values in metrics.items():
+            for i, v in enumerate(values):
+                missing = v is None or (isinstance(v, float) and np.isnan(v))
+                cols["policy_id"].append(policy)
+                cols["example_id"].append(f"ex{i}")
+                cols["group_id"].append(None)
+                cols["slice"].append(None)
+                cols["split"].append(split)
+                cols["metric"].append(metric)
+                cols["value"].append(None if missing else float(v))
+                cols["missing_reason"].append("nan" if missing else None)
+                cols["source"].append("t:fixture@1")
+                cols["source_sha256"].append("0" * 64)
+                cols["source_row"].append(i + 1)
+    return make_evidence_table(cols)
+
+
+def test_dense_columns_and_missing_counts():
+    """Values land at their example's position; missing values are counted by reason, not dropped."""
+    t = evidence_table({"a": {"m": np.array([1.0, np.nan, 3.0])}, "b": {"m": np.array([0.5, 0.5])}})
+    idx = build_index(t)
+    col = idx.columns[("a", "m")]
+    assert idx.n_examples == 3
+    assert col.has_row.tolist() == [True, True, True]
+    assert col.missing.tolist() == [False, True, False]
+    assert col.missing_reasons == {"nan": 1}
+    assert idx.columns[("b", "m")].has_row.tolist() == [True, True, False]
+
+
+def test_duplicates_counted_per_policy():
+    """A repeated (policy, example, metric) is reported with its count and first source row."""
+    t = evidence_table({"a": {"m": np.array([1.0, 2.0])}})
+    t = pa.concat_tables([t, t.slice(1, 1)])
+    idx = build_index(t)
+    assert idx.n_duplicates == 1 and idx.duplicates_by_policy == {"a": 1}
+    d = idx.duplicates[0]
+    assert (d.example_id, d.count, d.first_row) == ("ex1", 2, 2)
+
+
+def test_split_membership_and_conflicting_slices():
+    """An example seen in two splits keeps both; disagreeing slices are conflicts."""
+    dev = evidence_table({"a": {"m": np.array([1.0, 2.0])}}, split="dev")
+    conf = evidence_table({"b": {"m": np.array([1.0])}}, split="conf")
+    conf = conf.set_column(3, "slice", pa.array(["x"], pa.string()))
+    dev = dev.set_column(3, "slice", pa.array(["y", None], pa.string()))
+    idx = build_index(pa.concat_tables([dev, conf]))
+    assert idx.splits[0] == frozenset({"dev", "conf"}) and idx.splits[1] == frozenset({"dev"})
+    assert idx.conflicting_attributes == [("slice", "ex0")]

@@ -1,0 +1,100 @@
+"""The paired/cluster bootstrap against scipy.stats.bootstrap, closed forms and itself."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from ragwarrant.stats.bootstrap import _WindowedQuantile, paired_bootstrap, weighted_lower_quantile
+
+
+def test_mean_bounds_agree_with_scipy_paired_percentile():
+    """One-sided percentile bounds match scipy.stats.bootstrap(paired=True) within Monte Carlo error."""
+    rng = np.random.default_rng(11)
+    n = 400
+    base = rng.normal(0.0, 1.0, n)
+    cand = base + rng.normal(0.1, 0.5, n)
+    ours = paired_bootstrap(cand[:, None], base[:, None], ["mean"], rng=np.random.default_rng(1), resamples=20000)
+    ref = stats.bootstrap(
+        (cand, base), lambda x, y, axis: np.mean(x - y, axis=axis), paired=True, vectorized=True,
+        n_resamples=20000, method="percentile", confidence_level=0.95, alternative="greater",
+        rng=np.random.default_rng(2),
+    )
+    se = np.std(cand - base, ddof=1) / np.sqrt(n)
+    # Monte Carlo error of a 5 % quantile from 20000 resamples is about 0.01 SE; allow 0.05 SE.
+    assert abs(ours.lower_bound(0.05)[0] - ref.confidence_interval.low) < 0.05 * se
+    assert ours.estimate[0] == pytest.approx(np.mean(cand - base))
+
+
+def test_quantile_difference_agrees_with_scipy():
+    """p95 differences on paired resamples agree with scipy's percentile bootstrap."""
+    rng = np.random.default_rng(5)
+    n = 1000
+    base = rng.lognormal(5, 0.4, n)
+    cand = base * rng.lognormal(-0.1, 0.1, n)
+    ours = paired_bootstrap(cand[:, None], base[:, None], ["p95"], rng=np.random.default_rng(3), resamples=10000)
+
+    def p95_diff(x, y, axis):
+        return np.quantile(x, 0.95, axis=axis, method="inverted_cdf") - np.quantile(y, 0.95, axis=axis, method="inverted_cdf")
+
+    ref = stats.bootstrap((cand, base), p95_diff, paired=True, vectorized=True, n_resamples=10000,
+                          method="percentile", confidence_level=0.95, alternative="less", rng=np.random.default_rng(4))
+    sd = np.std(ours.replicates[:, 0])
+    assert abs(ours.upper_bound(0.05)[0] - ref.confidence_interval.high) < 0.1 * sd
+    assert ours.estimate[0] == pytest.approx(p95_diff(cand, base, None))
+
+
+def test_windowed_quantile_equals_full_computation():
+    """The windowed quantile equals the all-positions inverted-CDF quantile, including fallbacks."""
+    rng = np.random.default_rng(0)
+    values = rng.normal(size=5000)
+    unit_sizes = np.ones(5000)
+    win = _WindowedQuantile(values, 0.95, None, unit_sizes)
+    weights = rng.multinomial(5000, np.full(5000, 1 / 5000), size=50).astype(float)
+    weights[0] = 0
+    weights[0, :10] = 500  # a resample whose quantile lies far outside the window
+    full = weighted_lower_quantile(np.sort(values), weights[:, win.order], 0.95)
+    assert np.array_equal(win(weights), full)
+
+
+def test_cluster_bootstrap_wider_than_naive_for_correlated_clusters():
+    """With strongly clustered deltas, resampling clusters widens the interval (as it must)."""
+    rng = np.random.default_rng(2)
+    groups = np.repeat(np.arange(50), 20)
+    cluster_effect = rng.normal(0, 1, 50)[groups]
+    delta = cluster_effect + rng.normal(0, 0.1, groups.size)
+    base = np.zeros((groups.size, 1))
+    naive = paired_bootstrap(delta[:, None], base, ["mean"], rng=np.random.default_rng(1))
+    clustered = paired_bootstrap(delta[:, None], base, ["mean"], rng=np.random.default_rng(1), groups=groups)
+    assert clustered.standard_error()[0] > 3 * naive.standard_error()[0]
+    # Closed form: SE of a mean of 50 cluster means with sd ~1 is about 1/sqrt(50).
+    assert clustered.standard_error()[0] == pytest.approx(np.std(cluster_effect[::20], ddof=1) / np.sqrt(50), rel=0.15)
+
+
+def test_result_independent_of_thread_count_and_chunking():
+    """Replicates depend on the seed only, not on workers or chunk size."""
+    rng = np.random.default_rng(9)
+    c, b = rng.normal(size=(300, 2)), rng.normal(size=(300, 2))
+    kw = dict(resamples=2000, groups=None)
+    one = paired_bootstrap(c, b, ["mean", "p50"], rng=np.random.default_rng(1), max_workers=1, chunk_cells=3000, **kw)
+    two = paired_bootstrap(c, b, ["mean", "p50"], rng=np.random.default_rng(1), max_workers=2, chunk_cells=3000, **kw)
+    assert np.array_equal(one.replicates, two.replicates)
+    other_seed = paired_bootstrap(c, b, ["mean", "p50"], rng=np.random.default_rng(2), **kw)
+    assert not np.array_equal(one.replicates, other_seed.replicates)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        (dict(candidate=np.zeros((5, 1)), baseline=np.zeros((4, 1)), statistics=["mean"]), "shape"),
+        (dict(candidate=np.zeros((1, 1)), baseline=np.zeros((1, 1)), statistics=["mean"]), "at least 2"),
+        (dict(candidate=np.full((5, 1), np.nan), baseline=np.zeros((5, 1)), statistics=["mean"]), "finite"),
+        (dict(candidate=np.zeros((5, 1)), baseline=np.zeros((5, 1)), statistics=["p99"]), "unknown statistics"),
+        (dict(candidate=np.zeros((5, 2)), baseline=np.zeros((5, 2)), statistics=["mean"]), "one statistic per column"),
+    ],
+)
+def test_invalid_arguments_raise(kwargs, message):
+    """Bad arguments are refused before any computation, with a message saying what is wrong."""
+    with pytest.raises(ValueError, match=message):
+        paired_bootstrap(rng=np.random.default_rng(0), **kwargs)

@@ -1,0 +1,287 @@
+"""End to end: the CLI on temp dirs, every exit code, and outputs that validate against contracts/."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import jsonschema
+import numpy as np
+import orjson
+import pytest
+
+from ragwarrant import cli
+from tests.conftest import REPO, base_contract, simulate
+
+CONTRACTS = REPO / "contracts"
+
+
+def run(args: list[str]) -> int:
+    return cli.main(args)
+
+
+def load(out: Path, name: str = "decision.json") -> dict:
+    return orjson.loads((out / name).read_bytes())
+
+
+def assert_outputs_valid(out: Path) -> None:
+    for name, schema in (
+        ("decision.json", "decision.schema.json"),
+        ("validation_report.json", "validation_report.schema.json"),
+        ("manifest.json", "manifest.schema.json"),
+    ):
+        text = (out / name).read_text()
+        assert "NaN" not in text and "Infinity" not in text
+        jsonschema.validate(json.loads(text), json.loads((CONTRACTS / schema).read_text()))
+    manifest = load(out, "manifest.json")
+    assert sorted(o["path"] for o in manifest["outputs"]) == ["decision.json", "report.md", "validation_report.json"]
+
+
+def test_promote_exit_0(make_input, tmp_path):
+    """A noninferior, cheaper candidate is promoted with exit 0."""
+    out = tmp_path / "out"
+    assert run(["run", "--input", str(make_input()), "--output", str(out)]) == 0
+    d = load(out)
+    assert d["run_class"] == "PROMOTE" and d["selected_policy"] == "cand"
+    assert_outputs_valid(out)
+
+
+def test_reject_exit_10_quality_loss(make_input, tmp_path):
+    """A cheaper candidate whose quality loss exceeds the margin is rejected with exit 10."""
+    out = tmp_path / "out"
+    inp = make_input(data=simulate(400, quality_delta=-0.25))
+    assert run(["run", "--input", str(inp), "--output", str(out)]) == 10
+    c = load(out)["candidates"][0]
+    assert c["class"] == "REJECT" and c["reasons"][0].startswith("noninferiority-loss")
+    assert_outputs_valid(out)
+
+
+def test_reject_no_benefit(make_input, tmp_path):
+    """A candidate that is clearly not cheaper is rejected with reason no-benefit."""
+    out = tmp_path / "out"
+    inp = make_input(data=simulate(200, cost_ratio=1.5))
+    assert run(["run", "--input", str(inp), "--output", str(out)]) == 10
+    assert load(out)["candidates"][0]["reasons"][0].startswith("no-benefit")
+
+
+def test_inconclusive_exit_11(make_input, tmp_path):
+    """An interval straddling the margin gives INCONCLUSIVE with a sample-size hint."""
+    out = tmp_path / "out"
+    inp = make_input(data=simulate(60, quality_delta=-0.05, seed=3))
+    assert run(["run", "--input", str(inp), "--output", str(out)]) == 11
+    c = load(out)["candidates"][0]
+    ni = next(g for g in c["gates"] if g["id"] == "noninferiority:correct")
+    assert ni["status"] == "inconclusive"
+    assert ni["lower_bound"] < -0.05 <= ni["upper_bound"]
+    assert "What would change this INCONCLUSIVE" in (out / "report.md").read_text()
+
+
+def test_block_exit_12_duplicates(make_input, tmp_path):
+    """Duplicated (policy, example) rows BLOCK with exit 12, naming the example."""
+    out = tmp_path / "out"
+    inp = make_input()
+    csv = inp / "evidence" / "results.csv"
+    lines = csv.read_text().splitlines()
+    csv.write_text("\n".join(lines + [lines[1]]) + "\n")
+    assert run(["run", "--input", str(inp), "--output", str(out)]) == 12
+    c = load(out)["candidates"][0]
+    gate = next(g for g in c["gates"] if g["id"] == "hard:duplicate-rows")
+    assert gate["status"] == "fail" and "ex00000" in gate["reason"]
+    assert_outputs_valid(out)
+
+
+def test_usage_exit_64(tmp_path):
+    """An unknown option is a usage error (64)."""
+    assert run(["run", "--bogus"]) == 64
+    assert run([]) == 64
+
+
+def test_input_missing_exit_66_writes_error_record(tmp_path):
+    """A missing input directory exits 66 and still writes an ERROR decision."""
+    out = tmp_path / "out"
+    assert run(["run", "--input", str(tmp_path / "nope"), "--output", str(out)]) == 66
+    d = load(out)
+    assert d["run_class"] == "ERROR" and d["error"]["code"] == "input-missing" and d["exit_code"] == 66
+    assert_outputs_valid(out)
+
+
+def test_internal_error_exit_70(make_input, tmp_path, monkeypatch):
+    """An unexpected exception becomes exit 70 with an ERROR record, never a decision."""
+    import ragwarrant.job as job
+
+    def boom(*a, **k):
+        raise RuntimeError("planted bug")
+
+    monkeypatch.setattr(job, "build_index", boom)
+    out = tmp_path / "out"
+    assert run(["run", "--input", str(make_input()), "--output", str(out)]) == 70
+    d = load(out)
+    assert d["run_class"] == "ERROR" and d["error"]["code"] == "internal-error" and "planted bug" in d["error"]["message"]
+
+
+
+
+def test_output_not_writable_exit_73(make_input, tmp_path):
+    """An output directory that cannot be created exits 73 (ERROR cannot be written there)."""
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    assert run(["run", "--input", str(make_input()), "--output", str(blocker / "out")]) == 73
+
+
+def _world_readable_copy(inp: Path) -> tuple[Path, Path]:
+    import shutil
+    import tempfile
+
+    root = Path(tempfile.mkdtemp(prefix="rw-unpriv-"))
+    os.chmod(root, 0o755)
+    dst = root / "in"
+    shutil.copytree(inp, dst)
+    for p in [dst, *dst.rglob("*")]:
+        os.chmod(p, 0o755 if p.is_dir() else 0o644)
+    return root, dst
+
+
+def test_output_read_only_dir_as_unprivileged_user(make_input, tmp_path):
+    """As a non-root user, a read-only output directory exits 73 (checked in a subprocess)."""
+    root, inp = _world_readable_copy(make_input())
+    out = root / "ro"
+    out.mkdir()
+    if os.geteuid() == 0:
+        os.chmod(out, 0o555)
+        cmd = ["setpriv", "--reuid=65532", "--regid=65532", "--clear-groups", sys.executable, "-m", "ragwarrant",
+               "run", "--input", str(inp), "--output", str(out)]
+    else:
+        os.chmod(out, stat.S_IRUSR | stat.S_IXUSR)
+        cmd = [sys.executable, "-m", "ragwarrant", "run", "--input", str(inp), "--output", str(out)]
+    env = dict(os.environ, PYTHONPATH=str(REPO / "job"), HOME=str(root))
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=str(root))
+    assert proc.returncode == 73, proc.stderr
+    assert "not writable" in proc.stderr
+    assert not (out / "decision.json").exists()
+
+
+def test_malformed_contract_exit_78(make_input, tmp_path):
+    """A contract with an unknown field exits 78, names the field, and writes an ERROR record."""
+    out = tmp_path / "out"
+    inp = make_input(mutate=lambda c: c.update({"surprise": 1}))
+    assert run(["run", "--input", str(inp), "--output", str(out)]) == 78
+    d = load(out)
+    assert d["error"]["code"] == "contract-invalid" and "surprise" in d["error"]["message"]
+
+
+def test_contract_yaml_syntax_error_exit_78(make_input, tmp_path):
+    """A YAML syntax error exits 78 with the line number."""
+    out = tmp_path / "out"
+    inp = make_input()
+    (inp / "contract.yaml").write_text("id: [unclosed\n")
+    assert run(["run", "--input", str(inp), "--output", str(out)]) == 78
+    assert "line" in load(out)["error"]["message"]
+
+
+def test_contract_path_escape_exit_78(make_input, tmp_path):
+    """An evidence path with '..' is refused as an invalid contract."""
+    out = tmp_path / "out"
+    inp = make_input(mutate=lambda c: c["evidence"][0].update({"path": "../secret.csv"}))
+    assert run(["run", "--input", str(inp), "--output", str(out)]) == 78
+    assert "'..'" in load(out)["error"]["message"]
+
+
+def test_symlink_out_of_input_exit_78(make_input, tmp_path):
+    """An evidence file that is a symlink leading outside the input directory is refused."""
+    out = tmp_path / "out"
+    inp = make_input()
+    outside = tmp_path / "outside.csv"
+    (inp / "evidence" / "results.csv").rename(outside)
+    (inp / "evidence" / "results.csv").symlink_to(outside)
+    assert run(["run", "--input", str(inp), "--output", str(out)]) == 78
+    assert load(out)["error"]["code"] == "path-escapes-input"
+
+
+def test_json_contract_accepted(make_input, tmp_path):
+    """contract.json works like contract.yaml."""
+    out = tmp_path / "out"
+    assert run(["run", "--input", str(make_input(fmt="json")), "--output", str(out)]) == 0
+
+
+def test_same_inputs_same_decision(make_input, tmp_path):
+    """Two runs on the same inputs give the same decision.json apart from time fields."""
+    inp = make_input()
+    a, b = tmp_path / "a", tmp_path / "b"
+    assert run(["run", "--input", str(inp), "--output", str(a)]) == 0
+    assert run(["run", "--input", str(inp), "--output", str(b)]) == 0
+    da, db = load(a), load(b)
+    for d in (da, db):
+        for k in ("run_id", "started_at", "finished_at"):
+            d.pop(k)
+    assert da == db
+
+
+def test_input_directory_not_written(make_input, tmp_path):
+    """The job never writes into the input directory."""
+    inp = make_input()
+    before = sorted((p.relative_to(inp), p.stat().st_mtime_ns) for p in inp.rglob("*"))
+    run(["run", "--input", str(inp), "--output", str(tmp_path / "out")])
+    after = sorted((p.relative_to(inp), p.stat().st_mtime_ns) for p in inp.rglob("*"))
+    assert before == after
+
+
+def test_manifest_hashes_match_files(make_input, tmp_path):
+    """manifest.json lists the sha256 of every input and output file, and is written last."""
+    import hashlib
+
+    inp = make_input()
+    out = tmp_path / "out"
+    run(["run", "--input", str(inp), "--output", str(out)])
+    m = load(out, "manifest.json")
+    for entry in m["outputs"]:
+        assert hashlib.sha256((out / entry["path"]).read_bytes()).hexdigest() == entry["sha256"]
+    for entry in m["inputs"]:
+        assert hashlib.sha256((inp / entry["path"]).read_bytes()).hexdigest() == entry["sha256"]
+    assert {e["path"] for e in m["inputs"]} == {"contract.yaml", "policies/base.json", "policies/cand.json", "evidence/results.csv"}
+    assert m["seed"] == 7
+    assert (out / "manifest.json").stat().st_mtime_ns >= (out / "decision.json").stat().st_mtime_ns
+
+
+def test_config_differences_shown(make_input, tmp_path):
+    """The decision shows what differs between candidate and baseline configs."""
+    out = tmp_path / "out"
+    inp = make_input(configs={"base": {"retrieval": {"top_k": 5}, "model": "m"}, "cand": {"retrieval": {"top_k": 3}, "model": "m"}})
+    run(["run", "--input", str(inp), "--output", str(out)])
+    diffs = load(out)["candidates"][0]["config_differences"]
+    assert diffs == [{"path": "retrieval.top_k", "baseline": 5, "candidate": 3}]
+
+
+def test_logs_are_json_lines_with_final_summary(make_input, tmp_path):
+    """stdout carries structlog JSON lines, one per stage, ending with the run summary."""
+    env = dict(os.environ, PYTHONPATH=str(REPO / "job"))
+    proc = subprocess.run(
+        [sys.executable, "-m", "ragwarrant", "run", "--input", str(make_input()), "--output", str(tmp_path / "o")],
+        capture_output=True, text=True, env=env,
+    )
+    events = [json.loads(line)["event"] for line in proc.stdout.splitlines()]
+    assert proc.returncode == 0
+    assert events[0] == "inputs_read" and events[-1] == "run_finished"
+
+
+def test_termination_message_written(make_input, tmp_path):
+    """--termination-message-path receives a one-line decision summary."""
+    msg = tmp_path / "termination-log"
+    run(["run", "--input", str(make_input()), "--output", str(tmp_path / "o"), "--termination-message-path", str(msg)])
+    text = msg.read_text()
+    assert text.startswith("PROMOTE: cand=PROMOTE") and text.count("\n") == 1
+
+
+def test_no_nan_reaches_json(make_input, tmp_path):
+    """NaN values in the evidence are counted, never serialised."""
+    data = simulate(200)
+    data["cand"]["correct"][:3] = np.nan
+    out = tmp_path / "out"
+    inp = make_input(data=data, mutate=lambda c: c["quality_metrics"][0].update({"on_missing": "exclude"}))
+    run(["run", "--input", str(inp), "--output", str(out)])
+    assert_outputs_valid(out)
+    mv = load(out, "validation_report.json")["missing_values"]
+    assert {"policy_id": "cand", "metric": "correct", "reason": "null", "count": 3} in mv
