@@ -285,3 +285,85 @@ def test_no_nan_reaches_json(make_input, tmp_path):
     assert_outputs_valid(out)
     mv = load(out, "validation_report.json")["missing_values"]
     assert {"policy_id": "cand", "metric": "correct", "reason": "null", "count": 3} in mv
+
+
+def _two_candidates(make_input, splits: bool):
+    data = simulate(240, seed=5)
+    bad = simulate(240, seed=5, quality_delta=-0.3)["cand"]
+    rng = np.random.default_rng(0)
+    split = np.where(rng.random(240) < 0.5, "dev", "conf")
+    for cols in (data["base"], data["cand"], bad):
+        cols["doc"] = np.array([f"{s}:{i}" for i, s in enumerate(split)])  # group key carries the split here
+    data = {"base": data["base"], "good": data["cand"], "bad": bad}
+
+    def mutate(c):
+        c["candidates"] = [{"policy_id": "bad", "config": "policies/bad.json"}, {"policy_id": "good", "config": "policies/good.json"}]
+        if splits:
+            c["evidence"][0]["columns"]["split"] = "split"
+            c["splits"] = {"development": "dev", "confirmatory": "conf"}
+        c["statistics"]["min_paired_n"] = 30
+
+    inp = make_input(data=data, mutate=mutate)
+    if splits:
+        csv = inp / "evidence" / "results.csv"
+        lines = csv.read_text().splitlines()
+        out = [lines[0] + ",split"]
+        for line in lines[1:]:
+            i = int(line.split(",")[0][2:])
+            out.append(f"{line},{split[i]}")
+        csv.write_text("\n".join(out) + "\n")
+    return inp
+
+
+def test_several_candidates_selected_on_development_split(make_input, tmp_path):
+    """With a development split, the best candidate there is chosen and only it is tested on confirmatory."""
+    out = tmp_path / "out"
+    assert run(["run", "--input", str(_two_candidates(make_input, True)), "--output", str(out)]) == 0
+    d = load(out)
+    classes = {c["policy_id"]: c["class"] for c in d["candidates"]}
+    assert classes == {"bad": "NOT_SELECTED", "good": "PROMOTE"}
+    assert d["selection"]["method"] == "development-split" and d["selected_policy"] == "good"
+    assert d["selection"]["quality_only_pick"] == "good"
+    good = next(c for c in d["candidates"] if c["policy_id"] == "good")
+    assert good["tested_on"] == "conf" and 90 < good["paired_n"] < 150
+
+
+def test_several_candidates_holm_without_development_split(make_input, tmp_path):
+    """Without a development split every candidate is tested, with Holm across candidates."""
+    out = tmp_path / "out"
+    assert run(["run", "--input", str(_two_candidates(make_input, False)), "--output", str(out)]) == 0
+    d = load(out)
+    classes = {c["policy_id"]: c["class"] for c in d["candidates"]}
+    assert classes == {"bad": "REJECT", "good": "PROMOTE"}
+    good = next(c for c in d["candidates"] if c["policy_id"] == "good")
+    holm = next(g for g in good["gates"] if g["id"] == "multiplicity:holm-across-candidates")
+    assert holm["status"] == "pass" and holm["alpha"] in (0.025, 0.05)
+    assert d["selection"]["method"] == "holm-across-candidates"
+
+
+def test_unreadable_evidence_blocks_with_location(make_input, tmp_path):
+    """A wrong-typed cell BLOCKs the run and the validation report names file, row and column."""
+    out = tmp_path / "out"
+    inp = make_input()
+    csv = inp / "evidence" / "results.csv"
+    lines = csv.read_text().splitlines()
+    parts = lines[5].split(",")
+    parts[4] = "yes-ish"
+    lines[5] = ",".join(parts)
+    csv.write_text("\n".join(lines) + "\n")
+    assert run(["run", "--input", str(inp), "--output", str(out)]) == 12
+    check = next(c for c in load(out, "validation_report.json")["checks"] if c["id"] == "evidence-readable:results")
+    assert (check["file"], check["row"], check["column"], check["status"]) == ("evidence/results.csv", 5, "correct", "fail")
+    assert check["found"] == "'yes-ish'"
+    assert load(out)["run_gates"][1]["id"] == "hard:evidence-readable:results"
+
+
+def test_missing_evidence_file_blocks(make_input, tmp_path):
+    """A contract reference that does not resolve BLOCKs every candidate."""
+    out = tmp_path / "out"
+    inp = make_input()
+    (inp / "evidence" / "results.csv").unlink()
+    assert run(["run", "--input", str(inp), "--output", str(out)]) == 12
+    d = load(out)
+    assert d["run_gates"][0]["id"] == "hard:contract-references" and d["run_gates"][0]["status"] == "fail"
+    assert d["candidates"][0]["class"] == "BLOCK"

@@ -89,10 +89,13 @@ _RANK = {
 
 
 def rank_key(verdict: CandidateVerdict, evaluation: CandidateEvaluation) -> tuple[float, ...]:
-    """Sort key to choose among candidates: best class, then largest claim and quality estimates."""
+    """Sort key to choose among candidates: best class, then best quality delta, then cheapest.
+
+    Quality comes before cost because noninferiority is the gate a candidate must clear first.
+    """
     cost = evaluation.cost_estimate if evaluation.cost_estimate is not None else float("-inf")
     quality = evaluation.quality_estimate if evaluation.quality_estimate is not None else float("-inf")
-    return (_RANK[verdict.decision_class], -cost, -quality)
+    return (_RANK[verdict.decision_class], -quality, -cost)
 
 
 def run_class(classes: list[CandidateClass]) -> DecisionClass:

@@ -222,10 +222,10 @@ def _config_differences(baseline: object, candidate: object) -> list[ConfigDiffe
 def _scopes(index: EvidenceIndex, contract: ReleaseContract) -> tuple[np.ndarray, np.ndarray | None, str]:
     if contract.splits is None:
         return np.ones(index.n_examples, dtype=bool), None, "all"
-    conf = np.array([contract.splits.confirmatory in s for s in index.splits], dtype=bool)
+    conf = index.in_split(contract.splits.confirmatory)
     dev = None
     if contract.splits.development is not None:
-        dev = np.array([contract.splits.development in s for s in index.splits], dtype=bool)
+        dev = index.in_split(contract.splits.development)
     return conf, dev, contract.splits.confirmatory
 
 

@@ -59,5 +59,6 @@ def test_split_membership_and_conflicting_slices():
     conf = conf.set_column(3, "slice", pa.array(["x"], pa.string()))
     dev = dev.set_column(3, "slice", pa.array(["y", None], pa.string()))
     idx = build_index(pa.concat_tables([dev, conf]))
-    assert idx.splits[0] == frozenset({"dev", "conf"}) and idx.splits[1] == frozenset({"dev"})
+    assert idx.in_split("dev").tolist() == [True, True] and idx.in_split("conf").tolist() == [True, False]
+    assert idx.in_split("missing").tolist() == [False, False]
     assert idx.conflicting_attributes == [("slice", "ex0")]

@@ -159,7 +159,7 @@ def test_leakage_gate():
     t = pa.concat_tables([evidence_table(d, split="conf"), evidence_table({"base": {"correct": d["base"]["correct"][:1]}}, split="dev")])
     t = t.combine_chunks()
     idx = build_index(pa.concat_tables([t.filter(pa.compute.not_equal(t["split"], "dev")), t.filter(pa.compute.equal(t["split"], "dev"))]))
-    scope = np.array(["conf" in s for s in idx.splits])
+    scope = idx.in_split("conf")
     ev = evaluate_candidate(idx, c, "cand", scope, config_missing=[], scope_name="conf")
     assert gate(ev, "hard:split-leakage").status is GateStatus.FAIL
     clean = build_index(evidence_table(d, split="conf"))

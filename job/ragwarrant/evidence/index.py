@@ -54,7 +54,9 @@ class EvidenceIndex:
         example_ids: shape (E,), the example id of each example code.
         group: shape (E,) int, cluster code per example (-1 when none).
         slice: shape (E,) object, slice value or None.
-        splits: shape (E,) object, a frozenset of the split values seen for the example.
+        split_bits: shape (E,) int64, bit j set when the example has a row in split
+            ``split_labels[j]`` (an example in two splits has two bits: see ``in_split``).
+        split_labels: the split values seen, in bit order.
         columns: (policy, metric) → MetricColumn.
         duplicates: every duplicated (policy, example, metric), first 1000.
         n_duplicates: total duplicated keys; duplicates_by_policy: the same per policy.
@@ -66,7 +68,8 @@ class EvidenceIndex:
     example_ids: np.ndarray
     group: np.ndarray
     slice: np.ndarray
-    splits: np.ndarray
+    split_bits: np.ndarray
+    split_labels: tuple[str, ...]
     columns: dict[tuple[str, str], MetricColumn]
     duplicates: list[Duplicate]
     n_duplicates: int
@@ -79,6 +82,12 @@ class EvidenceIndex:
     def n_examples(self) -> int:
         """Number of distinct example ids."""
         return int(self.example_ids.size)
+
+    def in_split(self, value: str) -> np.ndarray:
+        """Shape (E,) bool: which examples have a row in split ``value``."""
+        if value not in self.split_labels:
+            return np.zeros(self.n_examples, dtype=bool)
+        return (self.split_bits >> self.split_labels.index(value)) & 1 == 1
 
     def policies(self) -> set[str]:
         """Policies that have at least one row."""
@@ -134,14 +143,14 @@ def build_index(table: pa.Table) -> EvidenceIndex:
     group = attrs["group_id"][0]
     slice_labels = attrs["slice"][1]
     slice_codes = attrs["slice"][0]
-    slices = np.array([slice_labels[c] if c >= 0 else None for c in slice_codes], dtype=object)
+    slices = np.array([*slice_labels, None], dtype=object)[np.where(slice_codes >= 0, slice_codes, len(slice_labels))]
 
     split_codes, split_labels = _codes(table.column("split"))
-    pairs = np.unique(np.stack([ex, split_codes], axis=1)[split_codes >= 0], axis=0)
-    split_sets: list[set[str]] = [set() for _ in range(n_ex)]
-    for e, s in pairs:
-        split_sets[e].add(str(split_labels[s]))
-    splits = np.array([frozenset(s) for s in split_sets], dtype=object)
+    if len(split_labels) > 62:
+        raise ValueError(f"at most 62 distinct split values are supported, found {len(split_labels)}")
+    split_bits = np.zeros(n_ex, dtype=np.int64)
+    has_split = split_codes >= 0
+    np.bitwise_or.at(split_bits, ex[has_split], np.left_shift(1, split_codes[has_split]))
 
     source = table.column("source")
     sha = table.column("source_sha256")
@@ -219,7 +228,8 @@ def build_index(table: pa.Table) -> EvidenceIndex:
         example_ids=example_ids,
         group=group,
         slice=slices,
-        splits=splits,
+        split_bits=split_bits,
+        split_labels=tuple(str(x) for x in split_labels),
         columns=columns,
         duplicates=duplicates,
         n_duplicates=n_duplicates,

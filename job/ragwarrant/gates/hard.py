@@ -129,11 +129,7 @@ def gate_leakage(index: EvidenceIndex, contract: ReleaseContract) -> GateResult:
             status=GateStatus.NOT_APPLICABLE,
             reason="the contract declares no development split",
         )
-    both = [
-        str(index.example_ids[i])
-        for i, s in enumerate(index.splits)
-        if splits.development in s and splits.confirmatory in s
-    ]
+    both = index.example_ids[index.in_split(splits.development) & index.in_split(splits.confirmatory)].tolist()
     if both:
         return hard_gate(
             "split-leakage",
