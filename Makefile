@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 PIP := $(VENV)/bin/pip
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test install check lint schemas bench clean
+.PHONY: demo test install check lint schemas bench example clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -26,7 +26,7 @@ test: $(STAMP)
 	$(PY) -m pytest
 
 check: $(STAMP)
-	$(VENV)/bin/ruff check job tests bench
+	$(VENV)/bin/ruff check job tests bench scripts
 	$(VENV)/bin/mypy job
 
 schemas: $(STAMP)
@@ -34,6 +34,11 @@ schemas: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) bench/bench_job.py
+	$(PY) bench/bench_telemetry.py
+	$(PY) bench/bench_lexical.py
+
+example: $(STAMP)
+	$(PY) scripts/derive_ragtruth_example.py --ragtruth-dir ../shared/data/ragtruth --output examples/ragtruth-generators
 
 clean:
 	rm -rf $(VENV) out .pytest_cache

@@ -13,7 +13,7 @@ PKG = REPO / "job" / "ragwarrant"
 LAYERS = {
     "exit_codes": 0, "errors": 0, "evidence_class": 0, "outputs": 1, "contract": 1,
     "stats": 2, "adapters": 3, "evidence": 3, "corroborators": 3, "gates": 4, "decision": 5,
-    "selftest": 6, "audit": 6, "job": 7, "deploy": 7, "deploy_render": 7, "commands": 8, "logging": 8, "cli": 9,
+    "selftest": 6, "audit": 6, "job": 7, "deploy": 7, "deploy_render": 7, "deploy_submit": 7, "commands": 8, "logging": 8, "cli": 9,
     "__main__": 10, "__init__": 0,
 }
 # stats is pure: numpy/scipy only.

@@ -25,6 +25,7 @@ __all__ = [
     "ClaimKind",
     "ClaimSet",
     "ContractModel",
+    "Corroboration",
     "Direction",
     "EvidenceSource",
     "HardDisqualifier",
@@ -111,6 +112,16 @@ class ColumnMapping(ContractModel):
     split: str | None = None
     metric: str | None = None
     value: str | None = None
+    question: str | None = Field(default=None, description="question text (private; never copied to outputs)")
+    response: str | None = Field(default=None, description="response text (private; never copied to outputs)")
+    contexts: str | None = Field(
+        default=None,
+        description="context passages: a list column, a JSON array string, a Python-repr list, "
+        "or one plain string (one passage); private",
+    )
+    cited_quotes: str | None = Field(
+        default=None, description="quotes the judge or the response cites from the context, same forms as contexts"
+    )
 
 
 class TelemetryReduction(ContractModel):
@@ -286,6 +297,50 @@ class Splits(ContractModel):
     confirmatory: str
 
 
+class Corroboration(ContractModel):
+    """Deterministic corroboration of an LLM judge, and when its verdicts are too unreliable to promote.
+
+    Needs question/response/context text in the evidence (``columns.question`` etc.). Per
+    (policy, example): the judge says *supported* when its groundedness value is
+    ``>= supported_threshold`` (``<=`` for ``lower_is_better``); the deterministic verdict is the
+    lexical gate ``lexical_gate`` at calibration ``calibration`` (an honest refusal counts as
+    supported, a fabricated citation as unsupported). The two disagreeing is a disagreement; so is
+    a judge answer-relevance ``>= answer_relevance_threshold`` for a response that lacks the
+    number, date or quantity its question asks for. When ``sample_metrics`` are repeated samples of
+    one judgement and their spread (max − min) exceeds ``sample_disagreement_max``, the example
+    ABSTAINs. A disagreement or abstention rate above its maximum, for the baseline or the
+    candidate, overall or in any slice, caps the candidate at INCONCLUSIVE (``evaluator-unreliable``).
+    """
+
+    groundedness_metric: Identifier = Field(description="the judge's groundedness/faithfulness metric id")
+    groundedness_direction: Direction = Direction.HIGHER_IS_BETTER
+    supported_threshold: float = Field(default=0.5, description="judge value at which a response counts as supported")
+    answer_relevance_metric: Identifier | None = Field(default=None, description="the judge's answer-relevance metric id")
+    answer_relevance_threshold: float = Field(default=0.5, description="judge answer relevance >= this = relevant")
+    sample_metrics: list[Identifier] = Field(
+        default_factory=list, description="metric ids holding repeated samples of the groundedness judgement"
+    )
+    sample_disagreement_max: float = Field(
+        default=0.5, ge=0, description="an example ABSTAINs when its samples' max − min exceeds this (metric units)"
+    )
+    context_relevance_floor: float = Field(
+        default=0.25, ge=0, le=1,
+        description="share of the question's content words found in the context below which retrieval failed",
+    )
+    lexical_gate: Literal["coverage", "weakest_sentence", "hybrid"] = "hybrid"
+    calibration: Literal["lexical-v1"] = Field(default="lexical-v1", description="lexical calibration version")
+    max_abstention_rate: float = Field(default=0.1, ge=0, le=1, description="per policy and per slice")
+    max_disagreement_rate: float = Field(default=0.2, ge=0, le=1, description="per policy and per slice")
+
+    @model_validator(mode="after")
+    def _distinct_samples(self) -> Corroboration:
+        if len(set(self.sample_metrics)) != len(self.sample_metrics):
+            raise ValueError(f"sample_metrics must be distinct, found {self.sample_metrics}")
+        if len(self.sample_metrics) == 1:
+            raise ValueError("sample_metrics needs at least two repeated samples (or none)")
+        return self
+
+
 class ReleaseContract(ContractModel):
     """The release contract, declared before evaluation."""
 
@@ -309,6 +364,7 @@ class ReleaseContract(ContractModel):
         default_factory=dict,
         description="model → {input_usd_per_1m_tokens, output_usd_per_1m_tokens}, for modeled cost",
     )
+    corroboration: Corroboration | None = None
 
     @model_validator(mode="after")
     def _references(self) -> ReleaseContract:

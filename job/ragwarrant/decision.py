@@ -4,7 +4,8 @@ Outcomes are returned values, never exceptions.
 
 Precedence inside a candidate: BLOCK (a hard gate failed) > REJECT (a confirmed quality loss
 beyond the margin, or the declared claims clearly absent: no-benefit) > INCONCLUSIVE (a test
-unresolved, Holm across candidates not met, or the claim ceiling) > PROMOTE.
+unresolved, an unreliable evaluator (``evaluator-unreliable``: a failed corroboration gate), Holm
+across candidates not met, or the claim ceiling) > PROMOTE.
 
 Precedence for the run: PROMOTE if a candidate is promoted; else BLOCK if any candidate is
 blocked; else INCONCLUSIVE if any is; else REJECT. NOT_SELECTED candidates do not count.
@@ -42,7 +43,8 @@ def classify_candidate(
     Args:
         evaluation: the candidate's hard, noninferiority and claim gates.
         contract: gives the claims' join.
-        extra_gates: multiplicity and claim-ceiling gates decided after all candidates ran.
+        extra_gates: multiplicity, claim-ceiling and corroboration gates decided after all
+            candidates ran.
     """
     gates = evaluation.gates + extra_gates
     blocked = _failed(gates, "hard")
@@ -66,10 +68,14 @@ def classify_candidate(
     if contract.claims.join == "any" and any(g.status is GateStatus.PASS for g in claims):
         # One established claim suffices for the union; the others' status does not matter.
         unresolved = [g for g in unresolved if g.kind != "claim"]
+    # An unreliable judge caps the candidate at INCONCLUSIVE: it cannot PROMOTE on the judge's word.
+    unreliable = [f"evaluator-unreliable: {g.id} — {g.reason}" for g in _failed(gates, "corroboration")]
     if unresolved:
         return CandidateVerdict(
-            CandidateClass.INCONCLUSIVE, [f"unresolved: {g.id} — {g.reason}" for g in unresolved]
+            CandidateClass.INCONCLUSIVE, unreliable + [f"unresolved: {g.id} — {g.reason}" for g in unresolved]
         )
+    if unreliable:
+        return CandidateVerdict(CandidateClass.INCONCLUSIVE, unreliable)
     capped = [g for g in gates if g.kind in ("multiplicity", "ceiling") and g.status is GateStatus.FAIL]
     if capped:
         code = {"ceiling": "claim-ceiling", "multiplicity": "multiplicity"}

@@ -1,13 +1,21 @@
-"""The evidence-class ladder and the claim ceiling each class carries (contracts/evidence-classes.md).
+"""The evidence-class ladder and each class's claim ceiling (contracts/evidence-classes.md).
 
 A leaf module: the contract, the gates and the report all read it.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from enum import StrEnum
 
-__all__ = ["EvidenceClass", "claim_scope", "claims_not_supported"]
+__all__ = [
+    "CLAIMS",
+    "ClassClaim",
+    "EvidenceClass",
+    "claim_scope",
+    "claims_not_supported",
+    "overclaim_phrases",
+]
 
 
 class EvidenceClass(StrEnum):
@@ -40,6 +48,67 @@ class EvidenceClass(StrEnum):
         return self.rank < other.rank
 
 
+@dataclass(frozen=True)
+class ClassClaim:
+    """A kind of statement about a policy, and the weakest evidence class that supports it.
+
+    Attributes:
+        text: the claim, as listed under ``claims_not_supported`` when the class is too low.
+        lowest: the weakest class that supports it; None for a claim no class supports.
+        overclaim_phrases: lowercase phrases that assert the claim; a report of a lower class must
+            not use them outside its "does not support" list (checked by the tests).
+    """
+
+    text: str
+    lowest: EvidenceClass | None
+    overclaim_phrases: tuple[str, ...] = ()
+
+
+CLAIMS: tuple[ClassClaim, ...] = (
+    ClassClaim(
+        "any statement about a policy's quality, cost or latency",
+        EvidenceClass.DEVELOPMENT,
+        ("is better than", "is cheaper than", "is faster than", "quality of the candidate is"),
+    ),
+    ClassClaim(
+        "a release decision",
+        EvidenceClass.FROZEN_OBSERVATION,
+        ("ready for release", "safe to release", "approved for release"),
+    ),
+    ClassClaim(
+        "generalisation beyond the examples the candidate was developed or tuned on",
+        EvidenceClass.FROZEN_OBSERVATION,
+        ("generalises", "generalizes", "held-out"),
+    ),
+    ClassClaim(
+        "a causal effect of the policy change (observed differences may reflect the traffic "
+        "each policy happened to serve)",
+        EvidenceClass.CONFIRMATORY,
+        ("causes", "caused by", "causal effect of the policy", "pre-registered"),
+    ),
+    ClassClaim(
+        "quality judged by humans (the scores come from automated evaluators)",
+        EvidenceClass.HUMAN_ANNOTATED,
+        ("human annotators", "judged by humans", "human-judged", "humans prefer"),
+    ),
+    ClassClaim(
+        "behaviour on production traffic",
+        EvidenceClass.DEPLOYMENT,
+        ("production traffic served by", "in production", "live traffic"),
+    ),
+    ClassClaim(
+        "behaviour on inputs, traffic or periods unlike those in the evidence",
+        None,
+    ),
+    ClassClaim(
+        "quality on metrics, slices or margins the contract does not declare",
+        None,
+    ),
+)
+"""The claim ceiling: what each rung of the ladder adds. ``claims_not_supported`` lists every
+claim whose lowest class is above the run's class (or that no class supports)."""
+
+
 _SCOPE: dict[EvidenceClass, str] = {
     EvidenceClass.FIXTURE: (
         "the gate engine ran end to end on fixture data; nothing is claimed about any policy"
@@ -69,31 +138,6 @@ _SCOPE: dict[EvidenceClass, str] = {
     ),
 }
 
-_NOT_SUPPORTED: dict[EvidenceClass, tuple[str, ...]] = {
-    EvidenceClass.FIXTURE: (
-        "any statement about a policy's quality, cost or latency",
-        "a release decision",
-    ),
-    EvidenceClass.DEVELOPMENT: (
-        "a release decision",
-        "generalisation beyond the development examples",
-    ),
-    EvidenceClass.FROZEN_OBSERVATION: (
-        "a causal effect of the policy change",
-        "quality judged by humans",
-    ),
-    EvidenceClass.CONFIRMATORY: (
-        "quality judged by humans",
-        "behaviour on production traffic",
-    ),
-    EvidenceClass.GENERATIVE: (
-        "quality judged by humans",
-        "behaviour on production traffic",
-    ),
-    EvidenceClass.HUMAN_ANNOTATED: ("behaviour on production traffic",),
-    EvidenceClass.DEPLOYMENT: ("behaviour outside the observed traffic period and mix",),
-}
-
 
 def claim_scope(evidence_class: EvidenceClass) -> str:
     """Return the sentence stating what a run of this class supports."""
@@ -101,5 +145,15 @@ def claim_scope(evidence_class: EvidenceClass) -> str:
 
 
 def claims_not_supported(evidence_class: EvidenceClass) -> list[str]:
-    """Return what a run of this class may not be used to claim."""
-    return list(_NOT_SUPPORTED[evidence_class])
+    """Return what a run of this class may not be used to claim, in ladder order."""
+    return [c.text for c in CLAIMS if c.lowest is None or evidence_class < c.lowest]
+
+
+def overclaim_phrases(evidence_class: EvidenceClass) -> list[str]:
+    """Return lowercase phrases a report of this class must not assert (tests use them)."""
+    return [
+        p
+        for c in CLAIMS
+        if c.lowest is not None and evidence_class < c.lowest
+        for p in c.overclaim_phrases
+    ]

@@ -26,6 +26,7 @@ from ragwarrant.audit.manifest import build_manifest, digest_bytes
 from ragwarrant.audit.report import render_report
 from ragwarrant.audit.writer import dump_json, write_atomic, write_model
 from ragwarrant.contract import ReleaseContract, find_contract, is_readable_file, load_contract, resolve_inside
+from ragwarrant.corroborators.corroborate import corroborate, text_records
 from ragwarrant.decision import CandidateVerdict, classify_candidate, rank_key, run_class
 from ragwarrant.errors import EvidenceError, InputError, OutputError, RagwarrantError
 from ragwarrant.evidence.index import EvidenceIndex, build_index
@@ -33,11 +34,13 @@ from ragwarrant.evidence_class import claim_scope, claims_not_supported
 from ragwarrant.exit_codes import DecisionClass, exit_code_for_class
 from ragwarrant.gates.candidate import CandidateEvaluation, evaluate_candidate
 from ragwarrant.gates.ceiling import gate_claim_ceiling
+from ragwarrant.gates.corroboration import gate_corroboration
 from ragwarrant.outputs import (
     CandidateClass,
     CandidateDecision,
     ConfigDifference,
     ContractRef,
+    CorroborationSummary,
     Decision,
     ErrorRecord,
     FileDigest,
@@ -48,6 +51,7 @@ from ragwarrant.outputs import (
     ValidationCheck,
     ValidationReport,
 )
+from ragwarrant.selftest import require_selftest
 from ragwarrant.stats.holm import holm_levels
 
 __all__ = ["OUTPUT_FILES", "RunOutcome", "record_error", "run_job"]
@@ -81,6 +85,7 @@ class _Inputs:
     results: list[AdapterResult] = field(default_factory=list)
     checks: list[ValidationCheck] = field(default_factory=list)
     run_gates: list[GateResult] = field(default_factory=list)
+    corroboration: CorroborationSummary | None = None
 
 
 def _now() -> str:
@@ -231,7 +236,7 @@ def _scopes(index: EvidenceIndex, contract: ReleaseContract) -> tuple[np.ndarray
 
 def _decide(
     inputs: _Inputs, seed_log: Callable[..., None]
-) -> tuple[list[CandidateDecision], Selection, str | None, list[ValidationCheck]]:
+) -> tuple[list[CandidateDecision], Selection, str | None, list[ValidationCheck], EvidenceIndex | None]:
     contract = inputs.contract
     candidates = [c.policy_id for c in contract.candidates]
     checks: list[ValidationCheck] = []
@@ -243,7 +248,7 @@ def _decide(
                               tested_on="none", gates=[], config_sha256=inputs.config_sha.get(p))
             for p in candidates
         ]
-        return decisions, Selection(method="none", selected_policy=None, notes=["run-level hard gate failed"]), None, checks
+        return decisions, Selection(method="none", selected_policy=None, notes=["run-level hard gate failed"]), None, checks, None
 
     table = pa.concat_tables([r.evidence for r in inputs.results])
     index = build_index(table)
@@ -254,6 +259,9 @@ def _decide(
         checks.append(ValidationCheck(id="undeclared-policies", target="evidence", status="info",
                                       message=f"rows of policies the contract does not name were read and not used: {', '.join(extra)}"))
     declared = {m.id for m in contract.quality_metrics} | {m.id for m in contract.operational_metrics} | {d.metric for d in contract.hard_disqualifiers}
+    if contract.corroboration is not None:  # the judge metrics corroboration reads are declared too
+        cb = contract.corroboration
+        declared |= {cb.groundedness_metric, *cb.sample_metrics, *filter(None, [cb.answer_relevance_metric])}
     undeclared = sorted({m for p, m in index.columns} - declared)
     if undeclared:
         checks.append(ValidationCheck(id="undeclared-metrics", target="evidence", status="info",
@@ -261,6 +269,11 @@ def _decide(
     conf, dev, conf_name = _scopes(index, contract)
     config_missing = [p for p in known if p not in inputs.config_sha]
     ceiling = gate_claim_ceiling(contract.evidence_class, contract.promotion_min_class)
+    if contract.corroboration is not None:  # judge corroboration on the decided examples (issue 4 §2)
+        texts = text_records([r.texts for r in inputs.results if r.texts is not None])
+        inputs.corroboration = corroborate(
+            texts, index, contract.corroboration, [contract.baseline.policy_id, *candidates], conf
+        ).summary
 
     def evaluate(policy: str, scope: np.ndarray, name: str) -> CandidateEvaluation:
         return evaluate_candidate(index, contract, policy, scope, config_missing=config_missing, scope_name=name)
@@ -306,6 +319,8 @@ def _decide(
             ))
     for p in to_test:
         extra_gates[p].append(ceiling)
+        if inputs.corroboration is not None:
+            extra_gates[p] += gate_corroboration(inputs.corroboration, (contract.baseline.policy_id, p))
     verdicts: dict[str, CandidateVerdict] = {p: classify_candidate(evaluations[p], contract, extra_gates[p]) for p in to_test}
 
     promoted = sorted((p for p in to_test if verdicts[p].decision_class is CandidateClass.PROMOTE),
@@ -334,22 +349,22 @@ def _decide(
                 reasons=[f"not-selected: {selection.selected_policy} ranked first on the development split"],
                 tested_on="none", paired_n=None, gates=[], config_sha256=inputs.config_sha.get(p),
                 config_differences=diffs))
-    for (policy, metric), col in sorted(index.columns.items()):
-        for reason, count in sorted(col.missing_reasons.items()):
-            checks.append(ValidationCheck(
-                id="missing-values", target=f"{policy}/{metric}", status="warn",
-                message=f"{count} {reason} values in {metric} for {policy}"))
-    return decisions, selection, selected, checks
+    for row in _missing_value_table(index):
+        checks.append(ValidationCheck(
+            id="missing-values", target=f"{row['policy_id']}/{row['metric']}", status="warn",
+            message=f"{row['count']} {row['reason']} values in {row['metric']} for {row['policy_id']}"))
+    return decisions, selection, selected, checks, index
 
 
-def _missing_value_table(inputs: _Inputs, checks: list[ValidationCheck]) -> list[dict[str, str | int | float | bool | None]]:
-    rows: list[dict[str, str | int | float | bool | None]] = []
-    for c in checks:
-        if c.id == "missing-values":
-            policy, metric = c.target.split("/", 1)
-            count, reason = c.message.split(" ", 2)[:2]
-            rows.append({"policy_id": policy, "metric": metric, "reason": reason, "count": int(count)})
-    return rows
+def _missing_value_table(index: EvidenceIndex | None) -> list[dict[str, str | int | float | bool | None]]:
+    """One row per (policy, metric, reason) with the count of missing values."""
+    if index is None:
+        return []
+    return [
+        {"policy_id": policy, "metric": metric, "reason": reason, "count": count}
+        for (policy, metric), col in sorted(index.columns.items())
+        for reason, count in sorted(col.missing_reasons.items())
+    ]
 
 
 def run_job(
@@ -370,16 +385,19 @@ def run_job(
 
     Raises:
         InputError, OutputError, ContractError: for ``cli`` to map to 66, 73 and 78.
+        InternalError: ``selftest-failed`` when the engine fails its self-test (exit 70, ERROR).
     """
     started_at = _now()
     emit = on_stage or (lambda event, **kw: log.info(event, **kw))
+    selftest = require_selftest()  # an unproven engine decides nothing: InternalError, exit 70
     check_directories(input_dir, output_dir)
     inputs = _read_inputs(input_dir)
     contract = inputs.contract
     run_id = _run_id(started_at, inputs.contract_sha256)
-    emit("inputs_read", run_id=run_id, contract=contract.id, sources=len(inputs.results))
+    emit("inputs_read", run_id=run_id, contract=contract.id, sources=len(inputs.results),
+         selftest_cases=len(selftest.cases), selftest_seconds=round(selftest.seconds, 4))
 
-    candidates, selection, selected, decide_checks = _decide(inputs, lambda e, **kw: emit(e, run_id=run_id, **kw))
+    candidates, selection, selected, decide_checks, index = _decide(inputs, lambda e, **kw: emit(e, run_id=run_id, **kw))
     klass = run_class([c.decision_class for c in candidates])
     exit_code = int(exit_code_for_class(klass))
     summary = (
@@ -388,7 +406,10 @@ def run_job(
     )
     contract_ref = ContractRef(id=contract.id, version=contract.version, path=inputs.contract_path,
                                sha256=inputs.contract_sha256)
-    checks = inputs.checks + decide_checks
+    checks = [ValidationCheck(
+        id="engine-selftest", target="engine", status="pass",
+        message=f"{len(selftest.cases)} planted cases passed in {selftest.seconds:.3f} s (ragwarrant selftest)",
+    )] + inputs.checks + decide_checks
     finished_at = _now()
     decision = Decision(
         run_id=run_id, started_at=started_at, finished_at=finished_at, contract=contract_ref,
@@ -397,11 +418,11 @@ def run_job(
         claim_scope=claim_scope(contract.evidence_class),
         claims_not_supported=claims_not_supported(contract.evidence_class),
         selection=selection, selected_policy=selected if klass is DecisionClass.PROMOTE else None,
-        run_gates=inputs.run_gates, candidates=candidates,
+        run_gates=inputs.run_gates, candidates=candidates, corroboration=inputs.corroboration,
     )
     sources = [SourceRecord(**r.provenance.__dict__) for r in inputs.results]
     report = ValidationReport(run_id=run_id, checks=checks, sources=sources,
-                              missing_values=_missing_value_table(inputs, decide_checks))
+                              missing_values=_missing_value_table(index))
     _write_outputs(output_dir, decision, report, inputs.digests, contract.statistics.seed, started_at)
     emit("run_finished", run_id=run_id, run_class=klass.value, exit_code=exit_code, summary=summary)
     return RunOutcome(run_id=run_id, decision_class=klass, exit_code=exit_code, decision=decision, summary=summary)

@@ -20,6 +20,8 @@ __all__ = [
     "CandidateDecision",
     "ConfigDifference",
     "ContractRef",
+    "CorroborationRates",
+    "CorroborationSummary",
     "Decision",
     "ErrorRecord",
     "FileDigest",
@@ -142,6 +144,53 @@ class ErrorRecord(OutputModel):
     exit_code: int
 
 
+class CorroborationRates(OutputModel):
+    """Corroboration of the judge for one policy, over all its decided examples or one slice.
+
+    Rates are shares in [0, 1]; ``null`` (with the count that would be its denominator at 0)
+    when nothing could be judged. Counts only: no question, response or context text.
+    """
+
+    policy_id: str
+    slice: str | None = Field(description="the slice value; null = every decided example of the policy")
+    n_examples: int = Field(description="decided examples with text or a judge value")
+    n_with_text: int = Field(description="examples with question/response/context text")
+    n_judged: int = Field(description="non-abstained examples with both a judge and a deterministic verdict")
+    n_disagreements: int = Field(description="judged examples where the judge and the deterministic checks disagree")
+    disagreement_rate: float | None = Field(description="n_disagreements / n_judged")
+    judge_supported_lexical_unsupported: int
+    judge_unsupported_lexical_supported: int
+    answer_type_disagreements: int = Field(
+        description="judge answer relevance high, but the response lacks the number/date/quantity asked for"
+    )
+    n_with_samples: int = Field(description="examples with at least two finite judge samples")
+    n_abstained: int = Field(description="examples whose judge samples disagree beyond the contract threshold")
+    abstention_rate: float | None = Field(description="n_abstained / n_with_samples")
+    failed_retrieval: int = Field(description="context below the context-relevance floor")
+    failed_generation: int = Field(description="unsupported by the context, or a fabricated citation")
+    failed_answer: int = Field(description="does not answer the question, or wrong answer type")
+    fabricated_citations: int = Field(description="examples citing a quote that is not in the context")
+    honest_refusals: int = Field(description="responses that decline to answer (not hallucinations)")
+
+
+class CorroborationSummary(OutputModel):
+    """How the LLM judge was corroborated, and the rates per policy and slice."""
+
+    groundedness_metric: str
+    supported_threshold: float
+    answer_relevance_metric: str | None
+    sample_metrics: list[str]
+    sample_disagreement_max: float
+    context_relevance_floor: float
+    lexical_gate: str
+    lexical_threshold: float
+    calibration_version: str
+    calibration_sha256: str
+    max_disagreement_rate: float
+    max_abstention_rate: float
+    rates: list[CorroborationRates]
+
+
 class Decision(OutputModel):
     """``decision.json``: the run's decision and everything it rests on."""
 
@@ -161,6 +210,9 @@ class Decision(OutputModel):
     selected_policy: str | None = None
     run_gates: list[GateResult] = Field(default_factory=list)
     candidates: list[CandidateDecision] = Field(default_factory=list)
+    corroboration: CorroborationSummary | None = Field(
+        default=None, description="judge corroboration rates, when the contract declares corroboration"
+    )
     error: ErrorRecord | None = None
 
 

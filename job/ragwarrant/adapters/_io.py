@@ -10,6 +10,7 @@ import hashlib
 import math
 import re
 import unicodedata
+import uuid
 from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
 
@@ -30,6 +31,7 @@ __all__ = [
     "evidence_from_records",
     "float_cell",
     "input_dir_of",
+    "looks_numeric_column",
     "make_texts",
     "normalize_question",
     "parse_list_literal",
@@ -38,6 +40,7 @@ __all__ = [
     "select_metrics",
     "snake_metric_id",
     "source_tag",
+    "version_note",
     "column_as_string",
     "iter_parquet_batches",
     "read_table",
@@ -237,8 +240,8 @@ def column_as_string(table: pa.Table, name: str, display: str, *, allow_null: bo
         )
     if pa.types.is_dictionary(col.type):
         col = col.dictionary_decode()
-    if isinstance(col.type, pa.ExtensionType):
-        col = col.storage
+    if isinstance(col.type, pa.BaseExtensionType):
+        col = _extension_as_plain(col)
     strings = pc.cast(col, pa.string()) if not pa.types.is_string(col.type) else col
     if not allow_null:
         bad = pc.or_(pc.is_null(strings), pc.equal(pc.utf8_trim_whitespace(strings), ""))
@@ -258,6 +261,18 @@ def column_as_string(table: pa.Table, name: str, display: str, *, allow_null: bo
     else:
         strings = pc.if_else(pc.equal(strings, ""), pa.scalar(None, pa.string()), strings)
     return strings
+
+
+def _extension_as_plain(col: pa.Array) -> pa.Array:
+    """Unwrap an extension array; UUIDs (16-byte storage, e.g. ``arrow.uuid``) become their
+    canonical hex strings, as LangSmith's ``to_pandas()`` writes them to Parquet."""
+    storage = col.storage
+    if pa.types.is_fixed_size_binary(storage.type) and storage.type.byte_width == 16:
+        return pa.array(
+            [str(uuid.UUID(bytes=b)) if b is not None else None for b in storage.to_pylist()],
+            pa.string(),
+        )
+    return storage
 
 
 _NAN_STRINGS = {"nan", "NaN", "NAN", "-nan"}
@@ -284,9 +299,7 @@ def column_as_float(
     if pa.types.is_dictionary(col.type):
         col = col.dictionary_decode()
     n = len(col)
-    if pa.types.is_boolean(col.type):
-        values = pc.cast(col, pa.float64())
-    elif pa.types.is_integer(col.type) or pa.types.is_floating(col.type) or pa.types.is_decimal(col.type):
+    if pa.types.is_boolean(col.type) or pa.types.is_integer(col.type) or pa.types.is_floating(col.type) or pa.types.is_decimal(col.type):
         values = pc.cast(col, pa.float64())
     elif pa.types.is_string(col.type) or pa.types.is_large_string(col.type):
         values = _parse_float_strings(col, name, display)
@@ -455,7 +468,9 @@ def parse_python_literal(cell: str, display: str, row: int, column: str) -> obje
         ) from None
 
 
-def float_cell(value: object, display: str, row: int, column: str) -> tuple[float | None, str | None]:
+def float_cell(
+    value: object, display: str, row: int, column: str
+) -> tuple[float | None, str | None]:
     """Turn one JSON-native cell into ``(value, missing_reason)``.
 
     ``None`` → ``(None, "null")``; NaN → ``(None, "nan")``; booleans → 1.0/0.0; numbers kept
@@ -501,14 +516,16 @@ def evidence_from_records(
     source: str,
     sha256: str,
 ) -> pa.Table:
-    """Build canonical evidence from ``(policy, example, metric, value, missing_reason, row)`` tuples.
+    """Build canonical evidence from ``(policy, example, metric, value, reason, row)`` tuples.
 
     group_id, slice and split are null (the tool formats carry none of them).
     """
     from ragwarrant.evidence.schema import make_evidence_table
 
     n = len(records)
-    cols = list(zip(*records, strict=True)) if records else [[], [], [], [], [], []]
+    cols: list[tuple[object, ...]] = (
+        list(zip(*records, strict=True)) if records else [(), (), (), (), (), ()]
+    )
     return make_evidence_table(
         {
             "policy_id": cols[0],
@@ -691,7 +708,8 @@ def input_dir_of(path: Path, relative: str, display: str) -> Path:
     if tuple(path.parts[-len(parts):]) != parts:
         raise EvidenceError(
             "evidence-path",
-            f"{display} resolves to {path.name} through a symlink; its sibling files cannot be located",
+            f"{display} resolves to {path.name} through a symlink; "
+            "its sibling files cannot be located",
             file=display,
         )
     return path.parents[len(parts) - 1]
@@ -724,7 +742,8 @@ def select_metrics(
             raise EvidenceError(
                 "evidence-missing-column",
                 f"{display} has no metric {key!r}",
-                hint="the contract's 'metrics' keys are the tool's metric names or their snake_case ids",
+                hint="the contract's 'metrics' keys are the tool's metric names or their "
+                "snake_case ids",
                 file=display,
                 column=key,
                 expected=f"a metric named {key!r}",
@@ -732,3 +751,36 @@ def select_metrics(
             )
         out[original] = metric
     return out
+
+
+def version_note(version: str | None) -> list[str]:
+    """Say where the provenance's tool version comes from (no tool file records it)."""
+    if version:
+        return [f"tool version {version} as declared by the contract (the file does not record it)"]
+    return ["tool version unknown: the file does not record it and the contract declares none"]
+
+
+def looks_numeric_column(table: pa.Table, name: str) -> bool:
+    """Whether a column holds metric values: a numeric, boolean or all-null column, or a text
+    column with at least one cell that parses as a number (its other cells are then checked,
+    and reported by row, by ``column_as_float``)."""
+    col = table.column(name)
+    t = col.type
+    if (
+        pa.types.is_floating(t)
+        or pa.types.is_integer(t)
+        or pa.types.is_boolean(t)
+        or pa.types.is_null(t)
+    ):
+        return True
+    if not (pa.types.is_string(t) or pa.types.is_large_string(t)):
+        return False
+    for cell in col.to_pylist():
+        if cell is None or not cell.strip():
+            continue
+        try:
+            float(cell)
+        except ValueError:
+            continue
+        return True
+    return False

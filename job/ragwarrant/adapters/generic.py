@@ -19,9 +19,10 @@ from ragwarrant.adapters._io import (
     read_table,
     require_columns,
 )
+from ragwarrant.adapters._text import read_texts
 from ragwarrant.contract import EvidenceSource
 from ragwarrant.errors import EvidenceError
-from ragwarrant.evidence.schema import EVIDENCE_SCHEMA
+from ragwarrant.evidence.schema import EVIDENCE_SCHEMA, conform_evidence, constant_column
 
 __all__ = ["canonical_rows", "load", "policy_column"]
 
@@ -84,22 +85,24 @@ def canonical_rows(
         rows: int64 1-based row numbers in the file.
     """
     n = len(policy)
-    null_str = pa.nulls(n, pa.string())
-    return pa.Table.from_arrays(
-        [
-            policy,
-            example,
-            group if group is not None else null_str,
-            slice_ if slice_ is not None else null_str,
-            split if split is not None else null_str,
-            pa.array([metric] * n, pa.string()),
-            values,
-            missing_reason,
-            pa.array([source] * n, pa.string()),
-            pa.array([sha256] * n, pa.string()),
-            rows,
-        ],
-        schema=EVIDENCE_SCHEMA,
+    null_str = constant_column(None, n)
+    return conform_evidence(
+        pa.Table.from_arrays(
+            [
+                policy,
+                example,
+                group if group is not None else null_str,
+                slice_ if slice_ is not None else null_str,
+                split if split is not None else null_str,
+                constant_column(metric, n),
+                values,
+                missing_reason,
+                constant_column(source, n),
+                constant_column(sha256, n),
+                rows,
+            ],
+            names=EVIDENCE_SCHEMA.names,
+        )
     )
 
 
@@ -175,7 +178,30 @@ def load(request: AdapterRequest) -> AdapterResult:
         pairing_method="id-column",
         rows_read=table.num_rows,
     )
-    return AdapterResult(evidence=evidence, provenance=provenance)
+    texts = read_texts(table, source, policy, example, display)  # private; never written out
+    return AdapterResult(evidence=evidence, provenance=provenance, texts=texts)
+
+
+def _at_file_row(exc: EvidenceError, offset: int) -> EvidenceError:
+    """The same error with its row counted from the start of the file, not of the batch."""
+    if exc.row is None:
+        return exc
+    row = exc.row + offset
+    message = exc.message.replace(f"row {exc.row}:", f"row {row}:", 1)
+    return EvidenceError(exc.code, message, exc.hint, file=exc.file, row=row, column=exc.column,
+                         expected=exc.expected, found=exc.found)
+
+
+def _telemetry_keys(t: pa.Table, source: EvidenceSource, display: str) -> dict[str, pa.Array]:
+    cols = source.columns
+    keys = {
+        "policy_id": policy_column(t, source, display),
+        "example_id": column_as_string(t, cols.example_id, display, allow_null=False),
+    }
+    for role, name in (("group_id", cols.group_id), ("slice", cols.slice), ("split", cols.split)):
+        if name:
+            keys[role] = column_as_string(t, name, display, allow_null=True)
+    return keys
 
 
 def _load_telemetry(request: AdapterRequest) -> AdapterResult:
@@ -183,7 +209,7 @@ def _load_telemetry(request: AdapterRequest) -> AdapterResult:
     source = request.source
     display = request.display_path
     cols = source.columns
-    keys = [cols.example_id] + ([cols.policy_id] if cols.policy_id else [])
+    keys = [cols.example_id] + ([cols.policy_id] if cols.policy_id and source.policy is None else [])
     extra = [c for c in (cols.group_id, cols.slice, cols.split) if c]
     value_cols = sorted({r.column for r in source.reduce.values() if r.column})
     wanted = list(dict.fromkeys(keys + extra + value_cols))
@@ -197,16 +223,16 @@ def _load_telemetry(request: AdapterRequest) -> AdapterResult:
     rows_read = 0
     for batch in batches:
         t = pa.Table.from_batches([batch])
-        key_arrays = {
-            "policy_id": policy_column(t, source, display),
-            "example_id": column_as_string(t, cols.example_id, display, allow_null=False),
-        }
-        for role, name in (("group_id", cols.group_id), ("slice", cols.slice), ("split", cols.split)):
-            if name:
-                key_arrays[role] = column_as_string(t, name, display, allow_null=True)
+        try:
+            key_arrays = _telemetry_keys(t, source, display)
+        except EvidenceError as exc:
+            raise _at_file_row(exc, rows_read) from exc
         data = dict(key_arrays)
         for c in value_cols:
-            values, reason = column_as_float(t, c, display)
+            try:
+                values, reason = column_as_float(t, c, display)
+            except EvidenceError as exc:
+                raise _at_file_row(exc, rows_read) from exc
             data[f"v:{c}"] = values
             data[f"m:{c}"] = pc.cast(pc.is_valid(reason), pa.int64())
         data["first_row"] = pa.array(range(rows_read + 1, rows_read + t.num_rows + 1), pa.int64())
@@ -232,6 +258,7 @@ def _load_telemetry(request: AdapterRequest) -> AdapterResult:
             missing = pa.nulls(n, pa.string())
         else:
             c = red.column
+            assert c is not None  # guaranteed by TelemetryReduction
             n_missing = final.column(f"m:{c}_sum_sum")
             total = final.column(f"v:{c}_sum_sum")
             if red.how == "sum":

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 from collections.abc import Callable
 from pathlib import Path
@@ -10,6 +11,7 @@ from ragwarrant.adapters import auto, deepeval, generic, langsmith, otel, phoeni
 from ragwarrant.adapters._base import AdapterRequest, AdapterResult
 from ragwarrant.contract import EvidenceSource, ReleaseContract
 from ragwarrant.errors import EvidenceError
+from ragwarrant.evidence.schema import conform_evidence
 
 __all__ = ["ADAPTERS", "file_sha256", "load_source"]
 
@@ -55,4 +57,5 @@ def load_source(
             expected=" | ".join(sorted(ADAPTERS)),
             found=source.adapter,
         )
-    return adapter(AdapterRequest(source, path, source.path, sha256, contract))
+    result = adapter(AdapterRequest(source, path, source.path, sha256, contract))
+    return dataclasses.replace(result, evidence=conform_evidence(result.evidence))

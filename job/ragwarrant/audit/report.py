@@ -45,6 +45,53 @@ def _gate_row(g: GateResult) -> str:
     )
 
 
+def _rate(x: float | None) -> str:
+    return "—" if x is None else f"{x:.1%}"
+
+
+def corroboration_lines(decision: Decision) -> list[str]:
+    """The "Evaluator corroboration" section: disagreement and abstention rates per policy and slice.
+
+    Counts and rates only; the private question, response and context text never appears.
+    """
+    c = decision.corroboration
+    if c is None:
+        return []
+    samples = ", ".join(f"`{m}`" for m in c.sample_metrics) or "none"
+    lines = [
+        "", "## Evaluator corroboration", "",
+        f"- judge groundedness metric `{c.groundedness_metric}` (supported at >= {c.supported_threshold:g}); "
+        f"answer relevance: {f'`{c.answer_relevance_metric}`' if c.answer_relevance_metric else '—'}; "
+        f"repeated samples: {samples} (abstain when their spread exceeds {c.sample_disagreement_max:g})",
+        f"- deterministic check: lexical gate `{c.lexical_gate}` (flag at >= {c.lexical_threshold:.4g}, "
+        f"calibration `{c.calibration_version}`, sha256 `{c.calibration_sha256[:16]}…`); "
+        f"context-relevance floor {c.context_relevance_floor:g}",
+        f"- limits: disagreement rate <= {c.max_disagreement_rate:.1%}, abstention rate <= "
+        f"{c.max_abstention_rate:.1%}, for the baseline and each candidate, overall and in every slice; "
+        "above a limit the candidate cannot PROMOTE (`evaluator-unreliable`)",
+        "",
+        "| policy | slice | judged | disagreements | disagreement rate | judge + / lexical − | judge − / lexical + "
+        "| answer type | sampled | abstained | abstention rate | failed retrieval | failed generation "
+        "| failed answer | fabricated citations | honest refusals |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for r in c.rates:
+        over_d = r.disagreement_rate is not None and r.disagreement_rate > c.max_disagreement_rate
+        over_a = r.abstention_rate is not None and r.abstention_rate > c.max_abstention_rate
+        dr = f"**{_rate(r.disagreement_rate)}**" if over_d else _rate(r.disagreement_rate)
+        ar = f"**{_rate(r.abstention_rate)}**" if over_a else _rate(r.abstention_rate)
+        lines.append(
+            f"| {r.policy_id} | {r.slice if r.slice is not None else 'all'} | {r.n_judged} | {r.n_disagreements} "
+            f"| {dr} | {r.judge_supported_lexical_unsupported} | {r.judge_unsupported_lexical_supported} "
+            f"| {r.answer_type_disagreements} | {r.n_with_samples} | {r.n_abstained} | {ar} | {r.failed_retrieval} "
+            f"| {r.failed_generation} | {r.failed_answer} | {r.fabricated_citations} | {r.honest_refusals} |"
+        )
+    lines += ["", "Rates in bold are above the contract's limit. A failed leg names where the pipeline "
+              "broke: retrieval (context irrelevant to the question), generation (unsupported by the "
+              "context, or a fabricated citation), answer (wrong answer type, or judged irrelevant)."]
+    return lines
+
+
 def render_report(decision: Decision) -> str:
     """Render ``report.md`` from a decision."""
     lines = ["# ragwarrant decision", "", decision_sentence(decision), ""]
@@ -100,5 +147,6 @@ def render_report(decision: Decision) -> str:
         if cd.config_differences:
             lines += ["", "Config differences from the baseline:", ""]
             lines += [f"- `{d.path}`: {d.baseline!r} → {d.candidate!r}" for d in cd.config_differences]
+    lines += corroboration_lines(decision)
     lines += ["", "The machine-readable record is `decision.json`; `manifest.json` lists the sha256 of every input and output.", ""]
     return "\n".join(lines)

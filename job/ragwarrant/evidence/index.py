@@ -99,9 +99,11 @@ class EvidenceIndex:
 
 
 def _codes(arr: pa.ChunkedArray | pa.Array) -> tuple[np.ndarray, list[object]]:
-    enc = pc.dictionary_encode(arr)
-    if isinstance(enc, pa.ChunkedArray):
-        enc = enc.combine_chunks()
+    """Integer codes (-1 for null) and the labels they index, for a (dictionary) string column."""
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.unify_dictionaries() if pa.types.is_dictionary(arr.type) else arr
+        arr = arr.combine_chunks()
+    enc = arr if pa.types.is_dictionary(arr.type) else pc.dictionary_encode(arr)
     idx = enc.indices.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
     return idx, enc.dictionary.to_pylist()
 
@@ -127,7 +129,6 @@ def build_index(table: pa.Table) -> EvidenceIndex:
         The EvidenceIndex; nothing is dropped: duplicates, conflicts and missing values are
         counted for the gates.
     """
-    table = table.combine_chunks()
     ex, example_labels = _codes(table.column("example_id"))
     n_ex = len(example_labels)
     example_ids = np.array(example_labels, dtype=object)
@@ -152,61 +153,49 @@ def build_index(table: pa.Table) -> EvidenceIndex:
     has_split = split_codes >= 0
     np.bitwise_or.at(split_bits, ex[has_split], np.left_shift(1, split_codes[has_split]))
 
-    source = table.column("source")
-    sha = table.column("source_sha256")
-    no_prov = pc.or_(
-        pc.fill_null(pc.equal(pc.utf8_length(source), 0), True),
-        pc.fill_null(pc.equal(pc.utf8_length(sha), 0), True),
-    )
-    rows_without_provenance = int(pc.sum(pc.cast(no_prov, pa.int64())).as_py() or 0)
+    src_codes, src_labels = _codes(table.column("source"))
+    sha_codes, sha_labels = _codes(table.column("source_sha256"))
+    src_empty = np.array([not s for s in src_labels] + [True])
+    sha_empty = np.array([not s for s in sha_labels] + [True])
+    rows_without_provenance = int(np.sum(src_empty[src_codes] | sha_empty[sha_codes]))
 
     pol, pol_labels = _codes(table.column("policy_id"))
     met, met_labels = _codes(table.column("metric"))
     n_met = len(met_labels)
-    key = (pol * n_met + met) * n_ex + ex
-    order = np.argsort(key, kind="stable")
-    sorted_key = key[order]
-    boundaries = np.flatnonzero(np.diff(sorted_key)) + 1
-    starts = np.concatenate([[0], boundaries])
-    counts = np.diff(np.concatenate([starts, [key.size]]))
-    dup_starts = starts[counts > 1]
-    n_duplicates = int(dup_starts.size)
+    group_key = (pol * n_met + met).astype(np.int32)
+    del pol, met
     rows = table.column("source_row").to_numpy()
-    dup_pol = pol[order[dup_starts]]
-    duplicates_by_policy = {
-        str(pol_labels[p]): int(c) for p, c in zip(*np.unique(dup_pol, return_counts=True), strict=True)
-    }
-    duplicates = []
-    for s, c in zip(dup_starts[:1000], counts[counts > 1][:1000], strict=True):
-        i = order[s]
-        duplicates.append(
-            Duplicate(
-                policy_id=str(pol_labels[pol[i]]),
-                example_id=str(example_ids[ex[i]]),
-                metric=str(met_labels[met[i]]),
-                count=int(c),
-                first_source=str(source[int(i)]),
-                first_row=int(rows[i]),
-            )
-        )
-
-
-    values = table.column("value").to_numpy(zero_copy_only=False).astype(np.float64)
-    reasons = table.column("missing_reason")
-    reason_codes, reason_labels = _codes(reasons)
+    values = table.column("value").to_numpy().astype(np.float64)
+    reason_codes, reason_labels = _codes(table.column("missing_reason"))
     columns: dict[tuple[str, str], MetricColumn] = {}
-    group_key = pol * n_met + met
+    duplicates: list[Duplicate] = []
+    duplicates_by_policy: dict[str, int] = {}
+    # Rows are visited one (policy, metric) at a time, so memory holds one group's rows at once.
     for pm in np.unique(group_key):
         sel = np.flatnonzero(group_key == pm)
         p, m = divmod(int(pm), n_met)
+        policy, metric = str(pol_labels[p]), str(met_labels[m])
         e = ex[sel]
+        counts = np.bincount(e, minlength=n_ex)
+        dup_examples = np.flatnonzero(counts > 1)
+        if dup_examples.size:
+            duplicates_by_policy[policy] = duplicates_by_policy.get(policy, 0) + int(dup_examples.size)
+            first_row_of = {}
+            for i in sel[np.isin(e, dup_examples[:1000])]:
+                first_row_of.setdefault(int(ex[i]), int(i))
+            for d in dup_examples[: max(0, 1000 - len(duplicates))]:
+                i = first_row_of[int(d)]
+                duplicates.append(Duplicate(
+                    policy_id=policy, example_id=str(example_ids[d]), metric=metric, count=int(counts[d]),
+                    first_source=str(src_labels[src_codes[i]]) if src_codes[i] >= 0 else "",
+                    first_row=int(rows[i]),
+                ))
         v = values[sel]
         rc = reason_codes[sel]
         dense = np.full(n_ex, np.nan)
-        has_row = np.zeros(n_ex, dtype=bool)
+        has_row = counts > 0
         missing = np.zeros(n_ex, dtype=bool)
         infinite = np.zeros(n_ex, dtype=bool)
-        has_row[e] = True
         is_missing = (rc >= 0) | np.isnan(v)
         is_inf = np.isinf(v)
         missing[e[is_missing]] = True
@@ -219,10 +208,11 @@ def build_index(table: pa.Table) -> EvidenceIndex:
         nan_no_reason = int(np.sum(np.isnan(v) & (rc < 0)))
         if nan_no_reason:
             reason_count["nan"] = reason_count.get("nan", 0) + nan_no_reason
-        columns[(str(pol_labels[p]), str(met_labels[m]))] = MetricColumn(
+        columns[(policy, metric)] = MetricColumn(
             value=dense, has_row=has_row, missing=missing, infinite=infinite,
             missing_reasons=reason_count,
         )
+    n_duplicates = sum(duplicates_by_policy.values())
 
     return EvidenceIndex(
         example_ids=example_ids,

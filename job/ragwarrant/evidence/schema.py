@@ -4,7 +4,7 @@ This module owns the schema. One row is one value of one metric for one (policy,
 
 | field | type | meaning |
 |---|---|---|
-| policy_id | string, not null | the policy that produced the output |
+| policy_id | dictionary string, not null | the policy that produced the output |
 | example_id | string, not null | the pairing key: the same input answered by each policy |
 | group_id | string | cluster for the cluster bootstrap (e.g. source document); null = none |
 | slice | string | slice value (e.g. task type); null = none |
@@ -16,6 +16,10 @@ This module owns the schema. One row is one value of one metric for one (policy,
 | source_sha256 | string, not null | sha256 of the file the row came from |
 | source_row | int64, not null | 1-based row (or record) number in that file, for error messages |
 
+Low-cardinality columns (every one but example_id, value and source_row) are dictionary-encoded
+strings (``dictionary<int32, string>``): a 10^7-row table then stores its source hash once, not
+10^7 times. ``conform_evidence`` casts an adapter's plain-string table to this schema.
+
 A second, private table (``TEXT_SCHEMA``) carries question, response and context text for the
 deterministic corroborators. It never leaves the process.
 """
@@ -24,13 +28,17 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+import numpy as np
 import pyarrow as pa
 
 __all__ = [
+    "DICTIONARY_STRING",
     "EVIDENCE_SCHEMA",
     "EVIDENCE_SCHEMA_VERSION",
     "MISSING_REASONS",
     "TEXT_SCHEMA",
+    "conform_evidence",
+    "constant_column",
     "empty_evidence",
     "make_evidence_table",
 ]
@@ -39,18 +47,20 @@ EVIDENCE_SCHEMA_VERSION = "1"
 
 MISSING_REASONS = ("null", "nan", "absent", "error")
 
+DICTIONARY_STRING = pa.dictionary(pa.int32(), pa.string())
+
 EVIDENCE_SCHEMA = pa.schema(
     [
-        pa.field("policy_id", pa.string(), nullable=False),
+        pa.field("policy_id", DICTIONARY_STRING, nullable=False),
         pa.field("example_id", pa.string(), nullable=False),
-        pa.field("group_id", pa.string()),
-        pa.field("slice", pa.string()),
-        pa.field("split", pa.string()),
-        pa.field("metric", pa.string(), nullable=False),
+        pa.field("group_id", DICTIONARY_STRING),
+        pa.field("slice", DICTIONARY_STRING),
+        pa.field("split", DICTIONARY_STRING),
+        pa.field("metric", DICTIONARY_STRING, nullable=False),
         pa.field("value", pa.float64()),
-        pa.field("missing_reason", pa.string()),
-        pa.field("source", pa.string(), nullable=False),
-        pa.field("source_sha256", pa.string(), nullable=False),
+        pa.field("missing_reason", DICTIONARY_STRING),
+        pa.field("source", DICTIONARY_STRING, nullable=False),
+        pa.field("source_sha256", DICTIONARY_STRING, nullable=False),
         pa.field("source_row", pa.int64(), nullable=False),
     ],
     metadata={"ragwarrant.evidence_schema_version": EVIDENCE_SCHEMA_VERSION},
@@ -82,6 +92,28 @@ def make_evidence_table(columns: Mapping[str, Sequence[object] | pa.Array]) -> p
     """
     arrays = [pa.array(columns[f.name], type=f.type) for f in EVIDENCE_SCHEMA]
     return pa.Table.from_arrays(arrays, schema=EVIDENCE_SCHEMA)
+
+
+def constant_column(value: str | None, n: int) -> pa.DictionaryArray:
+    """A dictionary-encoded column holding ``value`` in all ``n`` rows (one dictionary entry)."""
+    if value is None:
+        return pa.nulls(n, DICTIONARY_STRING)
+    return pa.DictionaryArray.from_arrays(pa.array(np.zeros(n, dtype=np.int32)), pa.array([value], pa.string()))
+
+
+def conform_evidence(table: pa.Table) -> pa.Table:
+    """Cast a table with the canonical field names (plain or dictionary strings) to ``EVIDENCE_SCHEMA``.
+
+    Raises:
+        ValueError: the field names differ from the schema's (an adapter bug).
+    """
+    if table.schema.names != EVIDENCE_SCHEMA.names:
+        raise ValueError(f"evidence fields {table.schema.names} differ from {EVIDENCE_SCHEMA.names}")
+    columns = []
+    for f in EVIDENCE_SCHEMA:
+        col = table.column(f.name)
+        columns.append(col if col.type == f.type else col.cast(f.type))
+    return pa.Table.from_arrays(columns, schema=EVIDENCE_SCHEMA)
 
 
 def empty_evidence() -> pa.Table:

@@ -1,0 +1,126 @@
+"""Private text columns of a generic results file: question, response, contexts, cited quotes.
+
+The contract's column mapping (``columns.question`` …) names them. The text goes into the
+``TEXT_SCHEMA`` table for the deterministic corroborators and never into any output.
+
+A list cell (``contexts``, ``cited_quotes``) may be an Arrow list of strings, a JSON array string,
+or a Python-repr list (as pandas writes lists to CSV, parsed with ``ast.literal_eval`` only,
+never ``eval``). A string cell that does not start with ``[`` is one passage.
+"""
+
+from __future__ import annotations
+
+import ast
+
+import orjson
+import pyarrow as pa
+
+from ragwarrant.adapters._io import column_as_string, require_columns
+from ragwarrant.contract import EvidenceSource
+from ragwarrant.errors import EvidenceError
+from ragwarrant.evidence.schema import TEXT_SCHEMA
+
+__all__ = ["parse_passages", "read_texts"]
+
+
+def parse_passages(cell: object, display: str, row: int, column: str) -> list[str] | None:
+    """Parse one list-of-passages cell.
+
+    Args:
+        cell: a list of strings, a JSON array string, a Python-repr list string, a plain string
+            (one passage), or None/empty (no value).
+        display, row, column: where the cell is, for the error message (row is 1-based).
+
+    Returns:
+        The passages, or None for a null or blank cell.
+
+    Raises:
+        EvidenceError: ``evidence-wrong-type`` when a ``[``-prefixed string is neither JSON nor a
+            Python literal, or the value is not a list of strings.
+    """
+    if cell is None:
+        return None
+    items: object = cell
+    if isinstance(cell, str):
+        text = cell.strip()
+        if not text:
+            return None
+        if not text.startswith("["):
+            return [cell]
+        try:
+            items = orjson.loads(text)
+        except orjson.JSONDecodeError:
+            try:
+                items = ast.literal_eval(text)
+            except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+                raise EvidenceError(
+                    "evidence-wrong-type",
+                    f"{display} row {row}: column {column!r} starts with '[' but is neither a JSON "
+                    "array nor a Python list literal",
+                    hint='write passages as a JSON array of strings, e.g. ["first", "second"]',
+                    file=display,
+                    row=row,
+                    column=column,
+                    expected="a list of strings",
+                    found=f"{len(text)} characters",
+                ) from None
+    if isinstance(items, tuple):
+        items = list(items)
+    if not isinstance(items, list) or not all(isinstance(i, str) for i in items):
+        raise EvidenceError(
+            "evidence-wrong-type",
+            f"{display} row {row}: column {column!r} holds a {type(items).__name__}, "
+            "not a list of strings",
+            hint='write passages as a JSON array of strings, e.g. ["first", "second"]',
+            file=display,
+            row=row,
+            column=column,
+            expected="a list of strings",
+            found=type(items).__name__,
+        )
+    return items
+
+
+def _list_column(table: pa.Table, name: str, display: str) -> list[list[str] | None]:
+    col = table.column(name).combine_chunks()
+    if pa.types.is_dictionary(col.type):
+        col = col.dictionary_decode()
+    return [parse_passages(v, display, i + 1, name) for i, v in enumerate(col.to_pylist())]
+
+
+def read_texts(
+    table: pa.Table, source: EvidenceSource, policy: pa.Array, example: pa.Array, display: str
+) -> pa.Table | None:
+    """Return the private text table of a results file, or None when no text column is mapped.
+
+    Args:
+        table: the file as read.
+        source: its contract declaration (``columns.question``, ``response``, ``contexts``,
+            ``cited_quotes``).
+        policy, example: the policy and example id of each row (aligned with ``table``).
+        display: the file as the contract names it.
+
+    Returns:
+        A ``TEXT_SCHEMA`` table with one row per file row.
+
+    Raises:
+        EvidenceError: a mapped column is missing, or a list cell cannot be parsed.
+    """
+    cols = source.columns
+    mapped = {k: getattr(cols, k) for k in ("question", "response", "contexts", "cited_quotes")}
+    if not any(mapped.values()):
+        return None
+    require_columns(table.schema.names, [c for c in mapped.values() if c], display)
+    n = table.num_rows
+    data: dict[str, object] = {"policy_id": policy, "example_id": example}
+    for field in ("question", "response"):
+        name = mapped[field]
+        data[field] = (
+            column_as_string(table, name, display, allow_null=True)
+            if name
+            else pa.nulls(n, pa.string())
+        )
+    for field in ("contexts", "cited_quotes"):
+        name = mapped[field]
+        data[field] = _list_column(table, name, display) if name else [None] * n
+    return pa.Table.from_pydict(data, schema=TEXT_SCHEMA)

@@ -1,0 +1,402 @@
+"""DeepEval: test-run JSON, in the three shapes DeepEval writes.
+
+- the results-folder file ``test_run_<YYYYMMDD_HHMMSS>.json``: one TestRun, camelCase,
+  ``testCases[]`` each with ``metricsData[]``;
+- ``.deepeval/.latest_test_run.json``: the same TestRun wrapped in ``{"testRunData": ...}``;
+- ``EvaluationResult.model_dump()``: snake_case, ``test_results[]`` each with ``metrics_data[]``.
+
+Fields are absent rather than null when unset. Metric display names ("Answer Relevancy") become
+snake_case ids (``answer_relevancy``). A metric with ``error`` set has no score (reason
+``error``); a metric missing from a test case that others have is reason ``absent``.
+
+Judge cost (``evaluationCost`` of each metric, what the evaluator's LLM cost) is summed per test
+case into ``judge_cost_usd``, never into the application's cost. The application's own
+``tokenCost`` / ``completionTime`` (seconds) / token counts are read as ``cost_usd``,
+``latency_ms``, ``input_tokens``, ``output_tokens`` only when ``options.include_operational``
+is true (telemetry is usually the better source for them).
+
+Example id (``pairing: id-column``): ``columns.example_id`` as a path into the test case
+(``name``, or ``metadata.<key>``); by default ``metadata.example_id`` if present, else the test
+case ``name`` unless it is DeepEval's positional default ``test_case_<n>``, in which case the
+hash of the normalized ``input`` (``question-hash``). Policy: the source's ``policy``, checked
+against ``metadata.<columns.policy_id or policy>`` and ``hyperparameters.policy``.
+Tested against deepeval 4.3.1.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import orjson
+
+from ragwarrant.adapters._base import AdapterRequest, AdapterResult, SourceProvenance
+from ragwarrant.adapters._io import (
+    check_policies,
+    check_unique_keys,
+    contract_policy_ids,
+    evidence_from_records,
+    float_cell,
+    make_texts,
+    parse_list_literal,
+    question_hash,
+    select_metrics,
+    snake_metric_id,
+    source_tag,
+    version_note,
+)
+from ragwarrant.errors import EvidenceError
+
+__all__ = ["JUDGE_COST_METRIC", "load", "parse_test_run"]
+
+TOOL = "deepeval"
+JUDGE_COST_METRIC = "judge_cost_usd"
+_POSITIONAL_NAME = re.compile(r"^test_case_\d+$")
+
+# application-side fields of a test case: camelCase, snake_case, canonical id, unit scale
+_OPERATIONAL = (
+    ("tokenCost", "token_cost", "cost_usd", 1.0),
+    ("completionTime", "completion_time", "latency_ms", 1000.0),
+    ("inputTokenCount", "input_token_count", "input_tokens", 1.0),
+    ("outputTokenCount", "output_token_count", "output_tokens", 1.0),
+)
+
+
+def _get(obj: dict[str, Any], camel: str, snake: str) -> Any:
+    if camel in obj:
+        return obj[camel]
+    return obj.get(snake)
+
+
+def parse_test_run(data: object, display: str) -> tuple[list[dict[str, Any]], dict[str, Any], str]:
+    """Find the test cases in any of DeepEval's three shapes.
+
+    Returns:
+        ``(test_cases, run_level, shape)`` where ``run_level`` holds run fields such as
+        ``hyperparameters`` and ``shape`` names which shape was found.
+
+    Raises:
+        EvidenceError: ``evidence-missing-column`` when no test-case list is found,
+            ``evidence-empty`` when it is empty, ``evidence-wrong-type`` when it is not a list of
+            objects.
+    """
+    if not isinstance(data, dict):
+        raise EvidenceError(
+            "evidence-wrong-type",
+            f"{display} holds a JSON {type(data).__name__}, not a DeepEval test run",
+            file=display,
+            expected="a JSON object with testCases or test_results",
+            found=type(data).__name__,
+        )
+    if "testRunData" in data and isinstance(data["testRunData"], dict):
+        run, shape, key = data["testRunData"], "latest_test_run (testRunData)", "testCases"
+    elif "test_results" in data:
+        run, shape, key = data, "EvaluationResult.model_dump", "test_results"
+    else:
+        run, shape, key = data, "test_run (results folder)", "testCases"
+    if key not in run:
+        raise EvidenceError(
+            "evidence-missing-column",
+            f"{display} has no {key!r} list",
+            hint="give DeepEval's test_run_*.json, .latest_test_run.json or "
+            "EvaluationResult.model_dump()",
+            file=display,
+            column=key,
+            expected=f"a {key!r} list",
+            found=f"keys: {', '.join(list(run)[:15])}",
+        )
+    cases = run[key]
+    if not isinstance(cases, list) or not all(isinstance(c, dict) for c in cases):
+        raise EvidenceError(
+            "evidence-wrong-type",
+            f"{display}: {key!r} is not a list of objects",
+            file=display,
+            column=key,
+            expected="a list of test cases",
+            found=type(cases).__name__,
+        )
+    if not cases:
+        raise EvidenceError(
+            "evidence-empty",
+            f"{display} has no test cases ({key!r} is empty)",
+            file=display,
+            column=key,
+            expected="at least one test case",
+            found="0 test cases",
+        )
+    return cases, run, shape
+
+
+def _path_value(case: dict[str, Any], path: str) -> Any:
+    node: Any = case
+    for part in path.split("."):
+        if part == "metadata" and node is case:
+            node = _get(case, "metadata", "additional_metadata")
+        elif isinstance(node, dict):
+            node = node.get(part)
+        else:
+            return None
+        if node is None:
+            return None
+    return node
+
+
+def _example_ids(
+    cases: list[dict[str, Any]], request: AdapterRequest, display: str
+) -> tuple[list[str], str, str]:
+    source = request.source
+    explicit = "example_id" in source.columns.model_fields_set
+    if source.pairing == "span-join":
+        raise EvidenceError(
+            "evidence-pairing-unsupported",
+            f"{display}: DeepEval test runs cannot be span-joined",
+            file=display,
+            expected="pairing: id-column or question-hash",
+            found="span-join",
+        )
+    if source.pairing != "question-hash":
+        if explicit:
+            path = source.columns.example_id
+        elif all(_path_value(c, "metadata.example_id") is not None for c in cases):
+            path = "metadata.example_id"
+        elif all(
+            isinstance(c.get("name"), str) and not _POSITIONAL_NAME.match(c["name"]) for c in cases
+        ):
+            path = "name"
+        else:
+            path = ""
+        if path:
+            ids = []
+            for i, case in enumerate(cases, start=1):
+                value = _path_value(case, path)
+                if value is None or isinstance(value, dict | list) or str(value).strip() == "":
+                    raise EvidenceError(
+                        "evidence-null-key",
+                        f"{display} test case {i}: {path!r} is missing or empty",
+                        hint="every test case needs its example id; "
+                        "set columns.example_id to its path",
+                        file=display,
+                        row=i,
+                        column=path,
+                        expected="a non-empty id",
+                        found=repr(value)[:40],
+                    )
+                ids.append(str(value))
+            return ids, "id-column", path
+        if source.pairing == "id-column":
+            raise EvidenceError(
+                "evidence-missing-column",
+                f"{display}: no id for id-column pairing "
+                "(names are DeepEval's positional defaults)",
+                hint="set columns.example_id to e.g. metadata.question_id",
+                file=display,
+                column="name",
+                expected="named test cases",
+                found="test_case_<n>",
+            )
+    ids = []
+    for i, case in enumerate(cases, start=1):
+        q = case.get("input")
+        if not isinstance(q, str) or not q.strip():
+            raise EvidenceError(
+                "evidence-null-key",
+                f"{display} test case {i}: 'input' is missing or empty",
+                file=display,
+                row=i,
+                column="input",
+                expected="the question text",
+                found=repr(q)[:40],
+            )
+        ids.append(question_hash(q))
+    return ids, "question-hash", "input"
+
+
+def _policies(
+    cases: list[dict[str, Any]], run: dict[str, Any], request: AdapterRequest, display: str
+) -> list[str]:
+    source = request.source
+    key = source.columns.policy_id or "policy"
+    hyper = run.get("hyperparameters") or {}
+    run_policy = hyper.get("policy") if isinstance(hyper, dict) else None
+    named: list[str | None] = []
+    for case in cases:
+        meta = _get(case, "metadata", "additional_metadata") or {}
+        p = meta.get(key, meta.get("policy")) if isinstance(meta, dict) else None
+        p = p if p is not None else run_policy
+        named.append(str(p) if p is not None else None)
+    return check_policies(
+        named,
+        list(range(1, len(cases) + 1)),
+        declared=source.policy,
+        contract_policies=contract_policy_ids(request.contract),
+        display=display,
+        column=f"metadata.{key}",
+    )
+
+
+def load(request: AdapterRequest) -> AdapterResult:
+    """Read a DeepEval test run into canonical evidence and private texts.
+
+    Returns:
+        Evidence with one row per (test case, metric), plus ``judge_cost_usd`` when the file has
+        ``evaluationCost``; texts (input, actualOutput, retrievalContext).
+
+    Raises:
+        EvidenceError: not JSON; no test cases; a score that is not a number; a missing or
+            duplicated example id; rows of another policy; a wanted metric the file lacks.
+    """
+    source = request.source
+    display = request.display_path
+    raw = request.path.read_bytes()
+    if not raw.strip():
+        raise EvidenceError(
+            "evidence-empty",
+            f"{display} is empty",
+            file=display,
+            expected="a DeepEval test run",
+            found="no bytes",
+        )
+    try:
+        data = orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        try:  # Python's json module writes NaN / Infinity, which orjson refuses; it reads them back
+            data = json.loads(raw)
+        except ValueError:
+            raise EvidenceError(
+                "evidence-unparseable",
+                f"{display} is not valid JSON: {exc}",
+                file=display,
+                expected="JSON",
+            ) from exc
+    cases, run, shape = parse_test_run(data, display)
+    examples, pairing, key_path = _example_ids(cases, request, display)
+    policies = _policies(cases, run, request, display)
+    rows = list(range(1, len(cases) + 1))
+    check_unique_keys(policies, examples, rows, display, key_path)
+
+    # metric name → id over all test cases, in first-seen order
+    available: dict[str, str] = {}
+    judge_cost_seen = False
+    per_case: list[dict[str, dict[str, Any]]] = []
+    for i, case in enumerate(cases, start=1):
+        mlist = _get(case, "metricsData", "metrics_data") or []
+        if not isinstance(mlist, list):
+            raise EvidenceError(
+                "evidence-wrong-type",
+                f"{display} test case {i}: metricsData is not a list",
+                file=display,
+                row=i,
+                column="metricsData",
+                expected="a list",
+                found=type(mlist).__name__,
+            )
+        by_name: dict[str, dict[str, Any]] = {}
+        for j, m in enumerate(mlist):
+            name = m.get("name") if isinstance(m, dict) else None
+            if not isinstance(name, str) or not name:
+                raise EvidenceError(
+                    "evidence-missing-column",
+                    f"{display} test case {i}: metricsData[{j}] has no name",
+                    file=display,
+                    row=i,
+                    column=f"metricsData[{j}].name",
+                    expected="a metric name",
+                    found=repr(m)[:40],
+                )
+            by_name[name] = m
+            available.setdefault(name, snake_metric_id(name))
+            judge_cost_seen = (
+                judge_cost_seen or _get(m, "evaluationCost", "evaluation_cost") is not None
+            )
+        per_case.append(by_name)
+    include_ops = bool(source.options.get("include_operational", False))
+    ops_available = {}
+    if include_ops:
+        for camel, snake, metric, _ in _OPERATIONAL:
+            if any(camel in c or snake in c for c in cases):
+                ops_available[camel] = metric
+    if judge_cost_seen:
+        available_all = {**available, **ops_available, "evaluationCost": JUDGE_COST_METRIC}
+    else:
+        available_all = {**available, **ops_available}
+    chosen = select_metrics(available_all, source.metrics, display)
+
+    records: list[tuple[str, str, str, float | None, str | None, int]] = []
+    errors = 0
+    for i, (case, by_name) in enumerate(zip(cases, per_case, strict=True), start=1):
+        p, e = policies[i - 1], examples[i - 1]
+        for name, metric in chosen.items():
+            if name in available:
+                m = by_name.get(name)
+                if m is None:
+                    records.append((p, e, metric, None, "absent", i))
+                elif m.get("error") not in (None, ""):
+                    errors += 1
+                    records.append((p, e, metric, None, "error", i))
+                elif "score" not in m:
+                    records.append((p, e, metric, None, "absent", i))
+                else:
+                    v, r = float_cell(m["score"], display, i, f"metricsData[{name!r}].score")
+                    records.append((p, e, metric, v, r, i))
+            elif name == "evaluationCost":
+                costs = [_get(m, "evaluationCost", "evaluation_cost") for m in by_name.values()]
+                present = [c for c in costs if c is not None]
+                if not present:
+                    records.append((p, e, metric, None, "absent", i))
+                    continue
+                parsed = [
+                    float_cell(c, display, i, "metricsData[].evaluationCost") for c in present
+                ]
+                bad = next((r for v, r in parsed if v is None), None)
+                if bad is not None:
+                    records.append((p, e, metric, None, bad, i))
+                else:
+                    records.append(
+                        (p, e, metric, sum(v for v, _ in parsed if v is not None), None, i)
+                    )
+            else:
+                camel, snake, _, scale = next(o for o in _OPERATIONAL if o[0] == name)
+                if camel not in case and snake not in case:
+                    records.append((p, e, metric, None, "absent", i))
+                    continue
+                v, r = float_cell(_get(case, camel, snake), display, i, camel)
+                records.append((p, e, metric, v * scale if v is not None else None, r, i))
+    tag = source_tag(source.id, TOOL, source.evaluator_version)
+    evidence = evidence_from_records(records, source=tag, sha256=request.sha256)
+
+    questions = [c.get("input") if isinstance(c.get("input"), str) else None for c in cases]
+    responses = [_get(c, "actualOutput", "actual_output") for c in cases]
+    contexts = [
+        parse_list_literal(
+            _get(c, "retrievalContext", "retrieval_context"), display, i, "retrievalContext"
+        )
+        for i, c in enumerate(cases, start=1)
+    ]
+    texts = make_texts(policies, examples, questions, responses, contexts)
+
+    notes = [f"file shape: {shape}"]
+    if errors:
+        notes.append(
+            f"{errors} metric result(s) carry an error and count as missing (reason 'error')"
+        )
+    if "evaluationCost" in chosen:
+        notes.append(
+            "judge cost: sum of metricsData[].evaluationCost per test case → "
+            f"{chosen['evaluationCost']}"
+        )
+    if pairing == "question-hash":
+        notes.append("example ids are qh:<sha256 prefix> of the normalized 'input' text")
+    provenance = SourceProvenance(
+        source_id=source.id,
+        path=display,
+        sha256=request.sha256,
+        adapter="deepeval",
+        tool=TOOL,
+        tool_version=source.evaluator_version,
+        metric_names=chosen,
+        pairing_method=pairing,
+        rows_read=len(cases),
+        notes=[*notes, *version_note(source.evaluator_version)],
+    )
+    return AdapterResult(evidence=evidence, provenance=provenance, texts=texts)

@@ -1,0 +1,916 @@
+"""OpenTelemetry GenAI / OpenInference spans, reduced to per-example operational metrics.
+
+Input: one row per span, as Parquet, CSV or JSONL with flattened attribute names (with or
+without an ``attributes.`` prefix), or OTLP JSON lines (one ``ExportTraceServiceRequest`` per
+line, ``resourceSpans[].scopeSpans[].spans[]``, as the OpenTelemetry Collector's file exporter
+writes; 64-bit integers such as ``intValue`` and ``startTimeUnixNano`` arrive as strings).
+
+Attributes read (first present wins; each also with an ``attributes.`` prefix):
+
+- trace: ``trace_id``, ``context.trace_id``, ``traceId``;
+- input tokens: ``gen_ai.usage.input_tokens``, ``gen_ai.usage.prompt_tokens``,
+  ``llm.token_count.prompt``;
+- output tokens: ``gen_ai.usage.output_tokens``, ``gen_ai.usage.completion_tokens``,
+  ``llm.token_count.completion``;
+- cost (USD): ``cost_usd``, ``llm.cost.total``, ``gen_ai.usage.cost``;
+- model: ``gen_ai.request.model``, ``gen_ai.response.model``, ``llm.model_name``;
+- start / end: ``start_time_unix_nano`` / ``end_time_unix_nano`` (ns), or ``start_time`` /
+  ``end_time`` (timestamps or ISO 8601);
+- example, policy: ``columns.example_id`` / ``columns.policy_id`` (on any span of the trace).
+
+A span is an LLM span (an API call) when ``gen_ai.operation.name`` is ``chat``,
+``text_completion`` or ``generate_content``, or its OpenInference span kind is ``LLM``.
+
+Reduction (streaming, memory bounded by the number of distinct traces, not spans):
+per trace, the example and policy (from whichever span carries them; two different ones are an
+error), the LLM-span count, token and cost sums over LLM spans, and ``min(start)``/``max(end)``;
+then per (policy, example): ``api_calls`` = LLM spans, ``cost_usd`` = summed cost,
+``latency_ms`` = sum over the example's traces of ``max(end) − min(start)`` (the root span's
+duration when there is one), ``input_tokens``/``output_tokens`` on request via ``metrics``.
+Without a trace column, each (policy, example) is one trace.
+
+Cost: the span's own cost when it has one; otherwise modeled as
+``input_tokens × input_usd_per_1m_tokens / 1e6 + output_tokens × output_usd_per_1m_tokens / 1e6``
+with the contract's ``prices[model]``, and the provenance says so. An LLM span with neither makes
+its example's cost missing (reason ``absent``), counted. Pairing method: ``id-column``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import orjson
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from ragwarrant.adapters._base import AdapterRequest, AdapterResult, SourceProvenance
+from ragwarrant.adapters._io import (
+    check_policies,
+    column_as_float,
+    column_as_string,
+    contract_policy_ids,
+    read_table,
+    select_metrics,
+    source_tag,
+    version_note,
+)
+from ragwarrant.adapters.generic import canonical_rows
+from ragwarrant.errors import EvidenceError
+
+__all__ = [
+    "COST_MODELED_NOTE",
+    "LLM_OPERATIONS",
+    "SpanFields",
+    "iter_otlp_json_batches",
+    "load",
+    "reduce_spans",
+]
+
+TOOL = "opentelemetry"
+COST_MODELED_NOTE = "cost modeled from tokens and the contract's price table"
+LLM_OPERATIONS = ("chat", "text_completion", "generate_content")
+DEFAULT_METRICS = ("cost_usd", "latency_ms", "api_calls")
+ALL_METRICS = (*DEFAULT_METRICS, "input_tokens", "output_tokens")
+
+_COMPACT_ROWS = 1 << 17  # re-reduce the per-trace partials once they hold more rows than this
+_BATCH_ROWS = 1 << 18  # rows per Parquet read batch
+
+
+@dataclass(frozen=True)
+class SpanFields:
+    """Candidate column names of each span field, first present wins.
+
+    ``example`` and ``policy`` are filled from the contract's column mapping.
+    """
+
+    example: tuple[str, ...]
+    policy: tuple[str, ...]
+    trace: tuple[str, ...] = ("trace_id", "context.trace_id", "traceId")
+    input_tokens: tuple[str, ...] = (
+        "gen_ai.usage.input_tokens",
+        "gen_ai.usage.prompt_tokens",
+        "llm.token_count.prompt",
+    )
+    output_tokens: tuple[str, ...] = (
+        "gen_ai.usage.output_tokens",
+        "gen_ai.usage.completion_tokens",
+        "llm.token_count.completion",
+    )
+    cost: tuple[str, ...] = ("cost_usd", "llm.cost.total", "gen_ai.usage.cost")
+    model: tuple[str, ...] = ("gen_ai.request.model", "gen_ai.response.model", "llm.model_name")
+    operation: tuple[str, ...] = ("gen_ai.operation.name",)
+    kind: tuple[str, ...] = ("openinference.span.kind", "span_kind")
+    start: tuple[str, ...] = ("start_time_unix_nano", "start_time", "startTimeUnixNano")
+    end: tuple[str, ...] = ("end_time_unix_nano", "end_time", "endTimeUnixNano")
+    status: tuple[str, ...] = ("status_code", "status.code")
+
+
+@dataclass(frozen=True)
+class _Resolved:
+    """Where each field is: (top-level column, struct sub-path) or None."""
+
+    found: dict[str, tuple[str, tuple[str, ...]] | None]
+
+    def top_columns(self) -> list[str]:
+        return list(dict.fromkeys(v[0] for v in self.found.values() if v is not None))
+
+    def label(self, name: str) -> str:
+        v = self.found[name]
+        return ".".join((v[0], *v[1])) if v else "-"
+
+
+def _resolve_one(
+    schema: pa.Schema, candidates: Iterable[str]
+) -> tuple[str, tuple[str, ...]] | None:
+    names = schema.names
+    for cand in candidates:
+        for name in (cand, f"attributes.{cand}"):
+            if name in names:
+                return name, ()
+            # a struct column holding the rest of the dotted name (e.g. attributes.metadata)
+            parts = name.split(".")
+            for cut in range(len(parts) - 1, 0, -1):
+                top = ".".join(parts[:cut])
+                if top in names and pa.types.is_struct(schema.field(top).type):
+                    t: pa.DataType = schema.field(top).type
+                    ok = True
+                    for p in parts[cut:]:
+                        if pa.types.is_struct(t) and t.get_field_index(p) >= 0:
+                            t = t.field(p).type
+                        else:
+                            ok = False
+                            break
+                    if ok:
+                        return top, tuple(parts[cut:])
+    return None
+
+
+def _resolve(schema: pa.Schema, fields: SpanFields) -> _Resolved:
+    return _Resolved(
+        {name: _resolve_one(schema, getattr(fields, name)) for name in fields.__dataclass_fields__}
+    )
+
+
+def _get_column(batch: pa.Table, where: tuple[str, tuple[str, ...]]) -> pa.Array:
+    col = batch.column(where[0]).combine_chunks()
+    for p in where[1]:
+        col = pc.struct_field(col, p)
+    return col
+
+
+def _as_table(batch: pa.Table, resolved: _Resolved, name: str) -> pa.Table:
+    """A one-column table holding the resolved field (so the _io helpers can report on it)."""
+    where = resolved.found[name]
+    assert where is not None
+    return pa.table({resolved.label(name): _get_column(batch, where)})
+
+
+def _times_ns(
+    batch: pa.Table, resolved: _Resolved, name: str, display: str, first_row: int
+) -> pa.Array:
+    t = _as_table(batch, resolved, name)
+    label = t.schema.names[0]
+    col = t.column(0).combine_chunks()
+    if pa.types.is_dictionary(col.type):
+        col = col.dictionary_decode()
+    if pa.types.is_timestamp(col.type):
+        return pc.cast(pc.cast(col, pa.timestamp("ns", col.type.tz)), pa.int64())
+    if pa.types.is_integer(col.type):
+        return pc.cast(col, pa.int64())
+    if pa.types.is_string(col.type) or pa.types.is_large_string(col.type):
+        try:
+            return pc.cast(col, pa.int64())
+        except pa.ArrowInvalid:
+            pass
+        try:
+            return pc.cast(pc.cast(col, pa.timestamp("ns", "UTC")), pa.int64())
+        except pa.ArrowInvalid:
+            for i, cell in enumerate(col.to_pylist()):
+                if cell is None:
+                    continue
+                try:
+                    pc.cast(pa.array([cell]), pa.timestamp("ns", "UTC"))
+                except pa.ArrowInvalid:
+                    try:
+                        int(cell)
+                    except ValueError:
+                        raise EvidenceError(
+                            "evidence-wrong-type",
+                            f"{display} row {first_row + i}: {label!r} is not a time",
+                            file=display,
+                            row=first_row + i,
+                            column=label,
+                            expected="unix nanoseconds or an ISO 8601 time",
+                            found=repr(cell[:40]),
+                        ) from None
+            raise
+    raise EvidenceError(
+        "evidence-wrong-type",
+        f"{display}: {label!r} holds {col.type}, not times",
+        file=display,
+        column=label,
+        expected="unix nanoseconds or timestamps",
+        found=str(col.type),
+    )
+
+
+def _at_file_row(exc: EvidenceError, offset: int) -> EvidenceError:
+    """Re-locate an error raised on a batch (rows counted from 1 in the batch) in the file."""
+    if exc.row is None or offset == 0:
+        return exc
+    row = exc.row + offset
+    return EvidenceError(
+        exc.code,
+        exc.message.replace(f"row {exc.row}:", f"row {row}:", 1),
+        exc.hint,
+        file=exc.file,
+        row=row,
+        column=exc.column,
+        expected=exc.expected,
+        found=exc.found,
+    )
+
+
+def _keys(
+    batch: pa.Table, resolved: _Resolved, name: str, display: str, first_row: int
+) -> pa.Array:
+    """A key field (trace, example, policy) as string or dictionary<string>, nulls for empty."""
+    t = _as_table(batch, resolved, name)
+    label = t.schema.names[0]
+    col = t.column(0).combine_chunks()
+    if pa.types.is_dictionary(col.type) and pa.types.is_string(col.type.value_type):
+        return col
+    try:
+        return column_as_string(t, label, display, allow_null=True)
+    except EvidenceError as exc:
+        raise _at_file_row(exc, first_row - 1) from exc
+
+
+def _floats(
+    batch: pa.Table, resolved: _Resolved, name: str, display: str, first_row: int
+) -> pa.Array:
+    t = _as_table(batch, resolved, name)
+    try:
+        values, _ = column_as_float(t, t.schema.names[0], display)
+    except EvidenceError as exc:
+        raise _at_file_row(exc, first_row - 1) from exc
+    return values
+
+
+def _is_in(arr: pa.Array, values: list[str]) -> pa.Array:
+    """``arr ∈ values`` (null → false), computed on the dictionary when there is one."""
+    if pa.types.is_dictionary(arr.type):
+        hit = pc.is_in(pc.utf8_upper(arr.dictionary), pa.array(values))
+        return pc.fill_null(pc.take(hit, arr.indices), False)
+    return pc.fill_null(pc.is_in(pc.utf8_upper(arr), pa.array(values)), False)
+
+
+def _model_prices(
+    model: pa.Array, prices: dict[str, dict[str, float]]
+) -> tuple[pa.Array, pa.Array]:
+    keys = sorted(prices)
+    pin_v = pa.array([prices[k].get("input_usd_per_1m_tokens") for k in keys], pa.float64())
+    pout_v = pa.array([prices[k].get("output_usd_per_1m_tokens") for k in keys], pa.float64())
+    if pa.types.is_dictionary(model.type):
+        idx = pc.take(
+            pc.index_in(model.dictionary, value_set=pa.array(keys, pa.string())), model.indices
+        )
+    else:
+        idx = pc.index_in(model, value_set=pa.array(keys, pa.string()))
+    return pc.take(pin_v, idx), pc.take(pout_v, idx)
+
+
+def _normalize(
+    batch: pa.Table,
+    resolved: _Resolved,
+    prices: dict[str, dict[str, float]],
+    display: str,
+    first_row: int,
+) -> pa.Table:
+    """Map one batch of raw spans to the normalized per-span columns."""
+    n = batch.num_rows
+    null_s = pa.nulls(n, pa.string())
+    null_f = pa.nulls(n, pa.float64())
+    f = resolved.found
+    example = _keys(batch, resolved, "example", display, first_row) if f["example"] else null_s
+    policy = _keys(batch, resolved, "policy", display, first_row) if f["policy"] else null_s
+    if f["trace"]:
+        trace = _keys(batch, resolved, "trace", display, first_row)
+        missing = pc.is_null(trace)
+        if pc.any(missing).as_py():
+            i = pc.index(missing, True).as_py()
+            raise EvidenceError(
+                "evidence-null-key",
+                f"{display} row {first_row + i}: the span has no trace id",
+                file=display,
+                row=first_row + i,
+                column=resolved.label("trace"),
+                expected="a trace id",
+                found="empty",
+            )
+    else:
+
+        def plain(a: pa.Array) -> pa.Array:
+            return a.dictionary_decode() if pa.types.is_dictionary(a.type) else a
+
+        trace = pc.binary_join_element_wise(
+            pc.fill_null(plain(policy), ""), pc.fill_null(plain(example), ""), "\x1f"
+        )
+    in_tok = (
+        _floats(batch, resolved, "input_tokens", display, first_row)
+        if f["input_tokens"]
+        else null_f
+    )
+    out_tok = (
+        _floats(batch, resolved, "output_tokens", display, first_row)
+        if f["output_tokens"]
+        else null_f
+    )
+    cost = _floats(batch, resolved, "cost", display, first_row) if f["cost"] else null_f
+    is_llm = pa.array(np.zeros(n, dtype=bool))
+    if f["operation"]:
+        op = _keys(batch, resolved, "operation", display, first_row)
+        is_llm = pc.or_(is_llm, _is_in(op, [o.upper() for o in LLM_OPERATIONS]))
+    if f["kind"]:
+        kind = _keys(batch, resolved, "kind", display, first_row)
+        is_llm = pc.or_(is_llm, _is_in(kind, ["LLM"]))
+    in_tok = pc.if_else(is_llm, pc.fill_null(in_tok, 0.0), 0.0)
+    out_tok_raw = out_tok
+    out_tok = pc.if_else(is_llm, pc.fill_null(out_tok, 0.0), 0.0)
+    reported = pc.and_(is_llm, pc.is_valid(cost))
+    if prices and (f["input_tokens"] or f["output_tokens"]) and f["model"]:
+        model = _keys(batch, resolved, "model", display, first_row)
+        pin, pout = _model_prices(model, prices)
+        modeled = pc.divide(pc.add(pc.multiply(in_tok, pin), pc.multiply(out_tok, pout)), 1e6)
+        has_tokens = pc.or_(pc.is_valid(out_tok_raw), pc.greater(in_tok, 0.0))
+        use_model = pc.and_(
+            pc.and_(is_llm, pc.invert(reported)), pc.and_(has_tokens, pc.is_valid(modeled))
+        )
+        cost_eff = pc.if_else(reported, cost, pc.if_else(use_model, modeled, 0.0))
+    else:
+        use_model = pa.array(np.zeros(n, dtype=bool))
+        cost_eff = pc.if_else(reported, cost, 0.0)
+    cost_missing = pc.and_(is_llm, pc.invert(pc.or_(reported, use_model)))
+    start = (
+        _times_ns(batch, resolved, "start", display, first_row)
+        if f["start"]
+        else pa.nulls(n, pa.int64())
+    )
+    end = (
+        _times_ns(batch, resolved, "end", display, first_row)
+        if f["end"]
+        else pa.nulls(n, pa.int64())
+    )
+    if f["status"]:
+        status = _keys(batch, resolved, "status", display, first_row)
+        is_error = _is_in(status, ["ERROR", "STATUS_CODE_ERROR", "2"])
+    else:
+        is_error = pa.array(np.zeros(n, dtype=bool))
+    as_i = pa.int64()
+    return pa.table(
+        {
+            "trace": trace,
+            "example": example,
+            "policy": policy,
+            "llm": pc.cast(is_llm, as_i),
+            "in_tok": in_tok,
+            "out_tok": out_tok,
+            "cost": cost_eff,
+            "modeled": pc.cast(use_model, as_i),
+            "reported": pc.cast(reported, as_i),
+            "cost_missing": pc.cast(cost_missing, as_i),
+            "no_time": pc.cast(pc.or_(pc.is_null(start), pc.is_null(end)), as_i),
+            "start": start,
+            "end": end,
+            "err": pc.cast(is_error, as_i),
+            "row": pa.array(np.arange(first_row, first_row + n, dtype=np.int64)),
+        }
+    )
+
+
+_SUMS = (
+    "llm",
+    "in_tok",
+    "out_tok",
+    "cost",
+    "modeled",
+    "reported",
+    "cost_missing",
+    "no_time",
+    "err",
+)
+_KEYS = ["trace", "example", "policy"]
+
+
+def _group(t: pa.Table, keys: list[str]) -> pa.Table:
+    """Group normalized (or already grouped) span rows by ``keys``; columns keep their names."""
+    aggs: list[tuple[str, str]] = [(c, "sum") for c in _SUMS]
+    aggs += [("start", "min"), ("end", "max"), ("row", "min")]
+    g = t.group_by(keys, use_threads=False).aggregate(aggs)
+    rename = {f"{c}_sum": c for c in _SUMS}
+    rename.update({"start_min": "start", "end_max": "end", "row_min": "row"})
+    g = g.rename_columns([rename.get(n, n) for n in g.schema.names])
+    for k in keys:  # small after grouping: decode dictionaries so partials concatenate
+        col = g.column(k)
+        if pa.types.is_dictionary(col.type):
+            g = g.set_column(g.schema.get_field_index(k), k, pc.cast(col, pa.string()))
+    return g
+
+
+def _ids_per_trace(parts: pa.Table, key: str) -> pa.Table:
+    valid = parts.filter(pc.is_valid(parts.column(key)))
+    return valid.group_by(["trace"], use_threads=False).aggregate([(key, "min"), (key, "max")])
+
+
+@dataclass
+class SpanReduction:
+    """Per-(policy, example) operational metrics and the counts behind them."""
+
+    table: (
+        pa.Table
+    )  # policy, example, api_calls, cost_usd, latency_ms, input_tokens, output_tokens, ...
+    spans: int
+    traces: int
+    counts: dict[str, int] = field(default_factory=dict)
+
+
+def reduce_spans(
+    batches: Iterable[pa.Table | pa.RecordBatch],
+    fields: SpanFields,
+    prices: dict[str, dict[str, float]],
+    display: str,
+) -> SpanReduction:
+    """Stream raw span batches into per-(policy, example) metrics.
+
+    Args:
+        batches: raw span rows in file order.
+        fields: candidate column names of each field.
+        prices: the contract's price table (model → USD per 1M input/output tokens).
+        display: the file name for messages.
+
+    Returns:
+        ``SpanReduction`` whose table has ``policy`` (null when the file names none), ``example``,
+        ``api_calls`` (LLM spans), ``cost_usd``, ``latency_ms``, ``input_tokens``,
+        ``output_tokens``, ``cost_missing`` (LLM spans with no cost), ``no_time`` (spans
+        without start or end) and ``row`` (first span row of the example).
+
+    Raises:
+        EvidenceError: no example column; a trace whose spans name two examples or policies; a
+            trace with no example id; wrong types (via the column readers).
+    """
+    partials: list[pa.Table] = []
+    pending = 0
+    limit = _COMPACT_ROWS
+    rows = 0
+    resolved: _Resolved | None = None
+    for batch in batches:
+        t = batch if isinstance(batch, pa.Table) else pa.Table.from_batches([batch])
+        if resolved is None or any(
+            v is not None and v[0] not in t.schema.names for v in resolved.found.values()
+        ):
+            resolved = _resolve(t.schema, fields)
+            if resolved.found["example"] is None:
+                shown = ", ".join(t.schema.names[:20])
+                raise EvidenceError(
+                    "evidence-missing-column",
+                    f"{display} has no example id attribute ({' or '.join(fields.example)})",
+                    hint="set columns.example_id to the attribute that holds the example id",
+                    file=display,
+                    column=fields.example[0],
+                    expected="an example id attribute",
+                    found=f"columns: {shown}",
+                )
+        if t.num_rows == 0:
+            continue
+        partials.append(_group(_normalize(t, resolved, prices, display, rows + 1), _KEYS))
+        pending += partials[-1].num_rows
+        rows += t.num_rows
+        if pending > limit and len(partials) > 1:
+            # re-reduce: memory stays a small multiple of the distinct (trace, example, policy)
+            partials = [_group(pa.concat_tables(partials), _KEYS)]
+            pending = partials[0].num_rows
+            limit = max(_COMPACT_ROWS, 2 * pending)
+    if rows == 0:
+        raise EvidenceError(
+            "evidence-empty",
+            f"{display} has no spans",
+            file=display,
+            expected="at least one span",
+            found="0 spans",
+        )
+    parts = _group(pa.concat_tables(partials), _KEYS) if len(partials) > 1 else partials[0]
+    traces = _group(parts.drop_columns(["example", "policy"]), ["trace"])
+    for key, what in (("example", "examples"), ("policy", "policies")):
+        ids = _ids_per_trace(parts, key)
+        clash = pc.not_equal(ids.column(f"{key}_min"), ids.column(f"{key}_max"))
+        if pc.any(clash).as_py():
+            i = pc.index(clash, True).as_py()
+            tr = ids.column("trace")[i].as_py()
+            row = pc.min(parts.filter(pc.equal(parts.column("trace"), tr)).column("row")).as_py()
+            lo, hi = ids.column(f"{key}_min")[i].as_py(), ids.column(f"{key}_max")[i].as_py()
+            raise EvidenceError(
+                "evidence-trace-conflict",
+                f"{display} row {row}: trace {tr!r} names two {what}: {lo!r} and {hi!r}",
+                file=display,
+                row=row,
+                column=key,
+                expected=f"one of the {what} per trace",
+                found=f"{lo!r}, {hi!r}",
+            )
+        traces = traces.join(
+            ids.select(["trace", f"{key}_min"]).rename_columns(["trace", key]),
+            "trace",
+            join_type="left outer",
+            use_threads=False,
+        )
+    no_example = pc.is_null(traces.column("example"))
+    if pc.any(no_example).as_py():
+        i = pc.index(no_example, True).as_py()
+        raise EvidenceError(
+            "evidence-null-key",
+            f"{display} row {traces.column('row')[i].as_py()}: no span of trace "
+            f"{traces.column('trace')[i].as_py()!r} carries an example id",
+            hint="put the example id attribute on the root span (or every span) of each trace",
+            file=display,
+            row=traces.column("row")[i].as_py(),
+            column=fields.example[0],
+            expected="an example id on some span of the trace",
+            found="none",
+        )
+    dur = pc.divide(
+        pc.cast(pc.subtract(traces.column("end"), traces.column("start")), pa.float64()), 1e6
+    )
+    traces = traces.append_column("dur_ms", dur)
+    g = traces.group_by(["policy", "example"], use_threads=False).aggregate(
+        [
+            ("llm", "sum"),
+            ("cost", "sum"),
+            ("in_tok", "sum"),
+            ("out_tok", "sum"),
+            ("dur_ms", "sum"),
+            ("cost_missing", "sum"),
+            ("no_time", "sum"),
+            ("row", "min"),
+            ("modeled", "sum"),
+            ("reported", "sum"),
+            ("err", "sum"),
+        ]
+    )
+    g = g.sort_by([("row_min", "ascending")])
+    table = pa.table(
+        {
+            "policy": g.column("policy"),
+            "example": g.column("example"),
+            "api_calls": pc.cast(g.column("llm_sum"), pa.float64()),
+            "cost_usd": g.column("cost_sum"),
+            "latency_ms": g.column("dur_ms_sum"),
+            "input_tokens": g.column("in_tok_sum"),
+            "output_tokens": g.column("out_tok_sum"),
+            "cost_missing": g.column("cost_missing_sum"),
+            "no_time": g.column("no_time_sum"),
+            "errors": g.column("err_sum"),
+            "row": g.column("row_min"),
+        }
+    )
+    counts = {
+        "llm_spans": int(pc.sum(g.column("llm_sum")).as_py() or 0),
+        "cost_reported": int(pc.sum(g.column("reported_sum")).as_py() or 0),
+        "cost_modeled": int(pc.sum(g.column("modeled_sum")).as_py() or 0),
+        "cost_missing": int(pc.sum(g.column("cost_missing_sum")).as_py() or 0),
+        "error_spans": int(pc.sum(g.column("err_sum")).as_py() or 0),
+    }
+    return SpanReduction(table=table, spans=rows, traces=traces.num_rows, counts=counts)
+
+
+# --- OTLP JSON lines -------------------------------------------------------------------------
+
+
+def _any_value(v: dict[str, Any]) -> Any:
+    if "stringValue" in v:
+        return v["stringValue"]
+    if "intValue" in v:
+        return int(v["intValue"])  # int64 arrives as a JSON string
+    if "doubleValue" in v:
+        return float(v["doubleValue"])
+    if "boolValue" in v:
+        return bool(v["boolValue"])
+    if "arrayValue" in v:
+        return orjson.dumps([_any_value(x) for x in v["arrayValue"].get("values", [])]).decode()
+    if "kvlistValue" in v:
+        return orjson.dumps(
+            {x["key"]: _any_value(x.get("value", {})) for x in v["kvlistValue"].get("values", [])}
+        ).decode()
+    return None
+
+
+def _attributes(items: Any) -> dict[str, Any]:
+    return {
+        a["key"]: _any_value(a.get("value") or {})
+        for a in items or []
+        if isinstance(a, dict) and "key" in a
+    }
+
+
+def is_otlp_json(first_line: bytes) -> bool:
+    """Whether a JSON line looks like an OTLP ``ExportTraceServiceRequest``."""
+    return b'"resourceSpans"' in first_line[:4096]
+
+
+_STRING_KEYS = ("trace_id", "span_id", "parent_span_id", "name", "kind", "status_code")
+
+
+def iter_otlp_json_batches(
+    path: Path, display: str, batch_rows: int = 1 << 16
+) -> Iterator[pa.Table]:
+    """Stream an OTLP JSON-lines file as tables of flattened spans.
+
+    Each span becomes a row: ``trace_id``, ``span_id``, ``parent_span_id``, ``name``, ``kind``,
+    ``start_time_unix_nano``, ``end_time_unix_nano`` (int64 ns, parsed from their string form),
+    ``status_code`` (``OK``/``ERROR``/``UNSET``), then every resource and span attribute under its
+    own key (span attributes win). All attribute columns are strings, parsed by the readers.
+
+    Raises:
+        EvidenceError: ``evidence-unparseable`` naming the line that is not JSON or not OTLP;
+            ``evidence-wrong-type`` for a time that is not an integer.
+    """
+    rows: list[dict[str, Any]] = []
+    status_names = {
+        0: "UNSET",
+        1: "OK",
+        2: "ERROR",
+        "STATUS_CODE_UNSET": "UNSET",
+        "STATUS_CODE_OK": "OK",
+        "STATUS_CODE_ERROR": "ERROR",
+    }
+    with path.open("rb") as fh:
+        for lineno, line in enumerate(fh, start=1):
+            if not line.strip():
+                continue
+            try:
+                obj = orjson.loads(line)
+            except orjson.JSONDecodeError as exc:
+                raise EvidenceError(
+                    "evidence-unparseable",
+                    f"{display} line {lineno} is not valid JSON: {exc}",
+                    file=display,
+                    row=lineno,
+                    expected="one OTLP JSON object per line",
+                    found=line[:40].decode("utf-8", "replace"),
+                ) from exc
+            if not isinstance(obj, dict) or "resourceSpans" not in obj:
+                raise EvidenceError(
+                    "evidence-unparseable",
+                    f"{display} line {lineno} is not an OTLP trace export (no 'resourceSpans')",
+                    file=display,
+                    row=lineno,
+                    expected='{"resourceSpans": [...]}',
+                    found=(", ".join(obj) if isinstance(obj, dict) else type(obj).__name__)[:60],
+                )
+            for rs in obj["resourceSpans"] or []:
+                res_attrs = _attributes((rs.get("resource") or {}).get("attributes"))
+                for ss in rs.get("scopeSpans") or rs.get("instrumentationLibrarySpans") or []:
+                    for span in ss.get("spans") or []:
+                        row: dict[str, Any] = {
+                            k: (str(v) if v is not None else None) for k, v in res_attrs.items()
+                        }
+                        row.update(
+                            {
+                                k: (str(v) if v is not None else None)
+                                for k, v in _attributes(span.get("attributes")).items()
+                            }
+                        )
+                        row["trace_id"] = span.get("traceId")
+                        row["span_id"] = span.get("spanId")
+                        row["parent_span_id"] = span.get("parentSpanId") or None
+                        row["name"] = span.get("name")
+                        row["kind"] = (
+                            str(span.get("kind")) if span.get("kind") is not None else None
+                        )
+                        for key, out in (
+                            ("startTimeUnixNano", "start_time_unix_nano"),
+                            ("endTimeUnixNano", "end_time_unix_nano"),
+                        ):
+                            raw = span.get(key)
+                            try:
+                                row[out] = int(raw) if raw is not None else None
+                            except (TypeError, ValueError):
+                                raise EvidenceError(
+                                    "evidence-wrong-type",
+                                    f"{display} line {lineno}: span {span.get('spanId')!r} "
+                                    f"{key} is not an integer",
+                                    file=display,
+                                    row=lineno,
+                                    column=key,
+                                    expected="unix nanoseconds (a string of digits)",
+                                    found=repr(raw)[:40],
+                                ) from None
+                        code = (span.get("status") or {}).get("code")
+                        row["status_code"] = status_names.get(
+                            code, str(code) if code is not None else None
+                        )
+                        rows.append(row)
+            if len(rows) >= batch_rows:
+                yield _rows_to_table(rows)
+                rows = []
+    if rows:
+        yield _rows_to_table(rows)
+
+
+def _rows_to_table(rows: list[dict[str, Any]]) -> pa.Table:
+    keys = list(dict.fromkeys(k for r in rows for k in r))
+    cols: dict[str, pa.Array] = {}
+    for k in keys:
+        values = [r.get(k) for r in rows]
+        typ = pa.int64() if k in ("start_time_unix_nano", "end_time_unix_nano") else pa.string()
+        cols[k] = pa.array(values, typ)
+    return pa.table(cols)
+
+
+# --- the adapter -----------------------------------------------------------------------------
+
+
+def _fields_for(request: AdapterRequest, extra_example: tuple[str, ...] = ()) -> SpanFields:
+    cols = request.source.columns
+    return SpanFields(
+        example=(cols.example_id, *extra_example),
+        policy=(cols.policy_id,) if cols.policy_id else (),
+    )
+
+
+def span_batches(
+    request: AdapterRequest, fields: SpanFields
+) -> tuple[Iterator[pa.Table | pa.RecordBatch], str]:
+    """Open the source as a stream of raw span batches; return them and the detected shape.
+
+    Parquet is read column-projected in batches; OTLP JSON lines are parsed line by line; CSV
+    and flat JSONL are read whole (they are small by nature) and sliced.
+    """
+    source, display, path = request.source, request.display_path, request.path
+    if source.format == "parquet":
+        try:
+            pf = pq.ParquetFile(path)
+        except (pa.ArrowInvalid, OSError) as exc:
+            raise EvidenceError(
+                "evidence-unparseable",
+                f"{display} is not valid parquet: {exc}",
+                file=display,
+                expected="parquet",
+            ) from exc
+        if pf.metadata.num_rows == 0:
+            raise EvidenceError(
+                "evidence-empty",
+                f"{display} has no rows",
+                file=display,
+                expected="at least one span",
+                found="0 rows",
+            )
+        resolved = _resolve(pf.schema_arrow, fields)
+        wanted = resolved.top_columns() or pf.schema_arrow.names[:1]
+        schema = pf.schema_arrow
+        strings = [
+            c
+            for c in wanted
+            if pa.types.is_string(schema.field(c).type)
+            or pa.types.is_large_string(schema.field(c).type)
+        ]
+        # pre_buffer=False: with it, iter_batches keeps every column chunk read so far (RSS grows
+        # with the file); without it, memory is bounded by one row group.
+        pf = pq.ParquetFile(path, read_dictionary=strings, pre_buffer=False)
+        return pf.iter_batches(batch_size=_BATCH_ROWS, columns=wanted), "flattened spans (parquet)"
+    if source.format == "jsonl":
+        with path.open("rb") as fh:
+            first = b""
+            for line in fh:
+                if line.strip():
+                    first = line
+                    break
+        if not first:
+            raise EvidenceError(
+                "evidence-empty",
+                f"{display} is empty",
+                file=display,
+                expected="spans",
+                found="no bytes",
+            )
+        if is_otlp_json(first):
+            return iter_otlp_json_batches(path, display), "OTLP JSON lines"
+    table = read_table(path, source.format, display)
+    return iter(table.to_batches(max_chunksize=1 << 20)), f"flattened spans ({source.format})"
+
+
+def load_spans(
+    request: AdapterRequest,
+    *,
+    tool: str,
+    adapter: str,
+    fields: SpanFields,
+    shape: str | None = None,
+    batches: Iterator[pa.Table | pa.RecordBatch] | None = None,
+    extra_notes: list[str] | None = None,
+) -> AdapterResult:
+    """Reduce a spans source to canonical per-example operational evidence (shared with phoenix).
+
+    Raises:
+        EvidenceError: as ``reduce_spans``; rows of other policies; a wanted metric not offered.
+    """
+    source, display = request.source, request.display_path
+    if batches is None:
+        batches, shape = span_batches(request, fields)
+    red = reduce_spans(batches, fields, request.contract.prices, display)
+    t = red.table
+    rows = t.column("row").to_pylist()
+    file_policies = t.column("policy").to_pylist()
+    policies = check_policies(
+        file_policies,
+        rows,
+        declared=source.policy,
+        contract_policies=contract_policy_ids(request.contract),
+        display=display,
+        column=fields.policy[0] if fields.policy else "policy",
+    )
+    available = {m: m for m in ALL_METRICS}
+    wanted = dict(source.metrics) or {m: m for m in DEFAULT_METRICS}
+    chosen = select_metrics(available, wanted, display)
+    policy_arr = pa.array(policies, pa.string())
+    example_arr = t.column("example").combine_chunks()
+    row_arr = t.column("row").combine_chunks()
+    n = t.num_rows
+    parts = []
+    for name, metric in chosen.items():
+        values = t.column(name).combine_chunks()
+        reason = pa.nulls(n, pa.string())
+        if name == "cost_usd":
+            gone = pc.greater(t.column("cost_missing").combine_chunks(), 0)
+            values = pc.if_else(gone, pa.scalar(None, pa.float64()), values)
+            reason = pc.if_else(gone, pa.scalar("absent"), reason)
+        elif name == "latency_ms":
+            gone = pc.greater(t.column("no_time").combine_chunks(), 0)
+            values = pc.if_else(gone, pa.scalar(None, pa.float64()), values)
+            reason = pc.if_else(gone, pa.scalar("absent"), reason)
+        parts.append(
+            canonical_rows(
+                policy=policy_arr,
+                example=example_arr,
+                group=None,
+                slice_=None,
+                split=None,
+                metric=metric,
+                values=pc.cast(values, pa.float64()),
+                missing_reason=reason,
+                source=source_tag(source.id, tool, source.evaluator_version),
+                sha256=request.sha256,
+                rows=row_arr,
+            )
+        )
+    c = red.counts
+    notes = [
+        f"{shape}: {red.spans} spans in {red.traces} traces reduced to {n} (policy, example) rows",
+        f"{c['llm_spans']} LLM spans (api_calls); {c['error_spans']} spans with status ERROR",
+    ]
+    if c["cost_modeled"]:
+        notes.append(
+            f"{COST_MODELED_NOTE}: {c['cost_modeled']} of {c['llm_spans']} LLM spans had no cost "
+            "attribute"
+        )
+    if c["cost_missing"]:
+        notes.append(
+            f"{c['cost_missing']} LLM spans have no cost and no priced model: their examples' "
+            "cost_usd is missing (reason 'absent')"
+        )
+    if source.reduce:
+        notes.append(
+            "'reduce' is ignored by this adapter: its reductions are fixed (see the adapter docs)"
+        )
+    notes += extra_notes or []
+    provenance = SourceProvenance(
+        source_id=source.id,
+        path=display,
+        sha256=request.sha256,
+        adapter=adapter,
+        tool=tool,
+        tool_version=source.evaluator_version,
+        metric_names={k: v for k, v in chosen.items()},
+        pairing_method="id-column",
+        rows_read=red.spans,
+        notes=[*notes, *version_note(source.evaluator_version)],
+    )
+    return AdapterResult(evidence=pa.concat_tables(parts), provenance=provenance)
+
+
+def load(request: AdapterRequest) -> AdapterResult:
+    """Reduce OpenTelemetry GenAI / OpenInference spans to per-example cost, latency and API calls.
+
+    Returns:
+        Evidence with ``cost_usd``, ``latency_ms``, ``api_calls`` per (policy, example) (plus
+        ``input_tokens``/``output_tokens`` when ``metrics`` names them); no texts.
+
+    Raises:
+        EvidenceError: empty file; no example id attribute; a trace naming two examples or
+            policies; wrong types; rows of policies the contract does not declare.
+    """
+    return load_spans(request, tool=TOOL, adapter="otel", fields=_fields_for(request))

@@ -1,0 +1,355 @@
+"""Arize Phoenix: span exports (telemetry) and evaluations joined to them (results).
+
+``kind: telemetry`` — a ``get_spans_dataframe()`` export (Parquet): ``context.span_id``,
+``context.trace_id``, ``parent_id``, ``start_time``/``end_time``, ``attributes.*`` including
+``attributes.llm.token_count.{prompt,completion}``, ``attributes.llm.cost.total``,
+``attributes.llm.model_name``, ``attributes.openinference.span.kind`` and an
+``attributes.metadata`` struct. Reduced like OpenTelemetry spans (see ``otel``): per example
+``cost_usd``, ``latency_ms`` (root span duration = ``end_time − start_time``), ``api_calls``
+(LLM spans). The example id is ``columns.example_id`` looked up as a column, an attribute, or a
+field of ``attributes.metadata`` (``question_id`` finds ``attributes.metadata.question_id``).
+
+``kind: results`` — evaluations, indexed by ``context.span_id`` (or ``span_id``):
+
+- phoenix-evals ``evaluate_dataframe()`` output: ``<name>_score`` cells holding a Score
+  (dict, or its JSON string: ``{"name", "score", "label", "explanation", "direction", ...}``)
+  and ``<name>_execution_details`` (``{"status": "COMPLETED" | ...}``; anything else makes the
+  score missing with reason ``error``);
+- the legacy ``SpanEvaluations`` frame: ``label, score, explanation`` for one evaluation, whose
+  metric id the contract gives with ``metrics: {score: <metric id>}``.
+
+Evaluations carry no example id: each row is joined (``pairing: span-join``) through its span id
+to the spans file named by ``options.spans`` (relative to the input directory), which gives the
+example id and policy of the span's trace. ``pairing: question-hash`` uses the ``input`` column
+instead. A Score's ``direction: minimize`` is noted in the provenance (the contract must declare
+that metric ``lower_is_better``). Tested against arize-phoenix 20.26.1 / arize-phoenix-evals 3.9.4.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from ragwarrant.adapters._base import AdapterRequest, AdapterResult, SourceProvenance
+from ragwarrant.adapters._io import (
+    check_policies,
+    check_unique_keys,
+    column_as_float,
+    column_as_string,
+    contract_policy_ids,
+    evidence_from_records,
+    float_cell,
+    input_dir_of,
+    make_texts,
+    parse_python_literal,
+    question_hash,
+    read_table,
+    require_columns,
+    select_metrics,
+    snake_metric_id,
+    source_tag,
+    version_note,
+)
+from ragwarrant.adapters.otel import SpanFields, _get_column, _resolve_one, load_spans
+from ragwarrant.contract import resolve_inside
+from ragwarrant.errors import EvidenceError
+
+__all__ = ["load", "span_index"]
+
+TOOL = "arize-phoenix"
+SPAN_ID_COLUMNS = ("context.span_id", "span_id")
+
+
+def _span_fields(request: AdapterRequest) -> SpanFields:
+    cols = request.source.columns
+    policy = (
+        (cols.policy_id, f"metadata.{cols.policy_id}", "metadata.policy") if cols.policy_id else ()
+    )
+    return SpanFields(example=(cols.example_id, f"metadata.{cols.example_id}"), policy=policy)
+
+
+def span_index(
+    path: Any, display: str, fields: SpanFields
+) -> dict[str, tuple[str | None, str | None]]:
+    """Map every span id of a Phoenix spans file to the (example id, policy) of its trace.
+
+    Raises:
+        EvidenceError: the spans file is not Parquet, lacks span/trace id columns or any example
+            id attribute, or a trace names two different examples.
+    """
+    table = read_table(path, "parquet", display)
+    schema = table.schema
+    require_columns(schema.names, ["context.span_id", "context.trace_id"], display)
+    ex_where = _resolve_one(schema, fields.example)
+    if ex_where is None:
+        raise EvidenceError(
+            "evidence-missing-column",
+            f"{display} has no example id attribute ({' or '.join(fields.example)})",
+            hint="set columns.example_id, e.g. question_id for attributes.metadata.question_id",
+            file=display,
+            column=fields.example[0],
+            expected="an example id attribute",
+            found=f"columns: {', '.join(schema.names[:20])}",
+        )
+    pol_where = _resolve_one(schema, fields.policy) if fields.policy else None
+    spans = column_as_string(table, "context.span_id", display, allow_null=False).to_pylist()
+    traces = column_as_string(table, "context.trace_id", display, allow_null=False).to_pylist()
+    examples = pc.cast(_get_column(table, ex_where), pa.string()).to_pylist()
+    policies = (
+        pc.cast(_get_column(table, pol_where), pa.string()).to_pylist()
+        if pol_where
+        else [None] * len(spans)
+    )
+    per_trace: dict[str, tuple[str | None, str | None]] = {}
+    for i, (tr, ex, po) in enumerate(zip(traces, examples, policies, strict=True), start=1):
+        old_ex, old_po = per_trace.get(tr, (None, None))
+        if ex is not None and old_ex is not None and ex != old_ex:
+            raise EvidenceError(
+                "evidence-trace-conflict",
+                f"{display} row {i}: trace {tr!r} names two examples: {old_ex!r} and {ex!r}",
+                file=display,
+                row=i,
+                column=".".join((ex_where[0], *ex_where[1])),
+                expected="one example per trace",
+                found=f"{old_ex!r}, {ex!r}",
+            )
+        per_trace[tr] = (old_ex or ex, old_po or po)
+    return {s: per_trace[t] for s, t in zip(spans, traces, strict=True)}
+
+
+def _score_cell(cell: Any, display: str, row: int, column: str) -> dict[str, Any] | None:
+    if cell is None:
+        return None
+    if isinstance(cell, dict):
+        return cell
+    if isinstance(cell, int | float):
+        return {"score": cell}
+    if isinstance(cell, str):
+        if not cell.strip():
+            return None
+        value = parse_python_literal(cell, display, row, column)
+        if isinstance(value, dict):
+            return value
+        if isinstance(value, int | float) or value is None:
+            return {"score": value}
+    raise EvidenceError(
+        "evidence-wrong-type",
+        f"{display} row {row}: {column!r} is not a Score",
+        hint="phoenix-evals score cells hold {'score': ..., 'label': ...} (a dict or its JSON)",
+        file=display,
+        row=row,
+        column=column,
+        expected="a Score dict",
+        found=repr(cell)[:40],
+    )
+
+
+def _load_evaluations(request: AdapterRequest) -> AdapterResult:
+    source, display = request.source, request.display_path
+    table = read_table(request.path, source.format, display)
+    names = table.schema.names
+    n = table.num_rows
+    rows = list(range(1, n + 1))
+    score_cols = [c for c in names if c.endswith("_score") and c != "score"]
+    legacy = not score_cols
+    notes: list[str] = []
+
+    # keys
+    if source.pairing in ("auto", "span-join"):
+        span_col = next((c for c in SPAN_ID_COLUMNS if c in names), None)
+        if span_col is None:
+            require_columns(names, [SPAN_ID_COLUMNS[0]], display)
+        assert span_col is not None
+        spans_rel = source.options.get("spans")
+        if not isinstance(spans_rel, str) or not spans_rel:
+            raise EvidenceError(
+                "evidence-spans-needed",
+                f"{display}: Phoenix evaluations carry no example id; they are joined to spans",
+                hint="set options.spans to the spans file of the same run (relative to the input "
+                "directory), or pairing: question-hash",
+                file=display,
+                expected="options.spans",
+                found="nothing",
+            )
+        spans_path = resolve_inside(input_dir_of(request.path, source.path, display), spans_rel)
+        index = span_index(spans_path, spans_rel, _span_fields(request))
+        span_ids = column_as_string(table, span_col, display, allow_null=False).to_pylist()
+        examples: list[str] = []
+        file_policies: list[str | None] = []
+        for i, s in enumerate(span_ids, start=1):
+            hit = index.get(s)
+            if hit is None or hit[0] is None:
+                raise EvidenceError(
+                    "evidence-join-miss",
+                    f"{display} row {i}: span {s!r} is not in {spans_rel}"
+                    if hit is None
+                    else f"{display} row {i}: the trace of span {s!r} carries no example id",
+                    hint="options.spans must name the spans file of the run these "
+                    "evaluations scored",
+                    file=display,
+                    row=i,
+                    column=span_col,
+                    expected=f"a span id of {spans_rel}",
+                    found=s,
+                )
+            examples.append(hit[0])
+            file_policies.append(hit[1])
+        pairing, key_col = "span-join", span_col
+        notes.append(
+            f"joined {span_col} to {spans_rel} (example id and policy of the span's trace)"
+        )
+    elif source.pairing == "question-hash":
+        require_columns(names, ["input"], display)
+        examples = [
+            question_hash(q)
+            for q in column_as_string(table, "input", display, allow_null=False).to_pylist()
+        ]
+        file_policies = [None] * n
+        pairing, key_col = "question-hash", "input"
+    else:
+        id_col = source.columns.example_id
+        require_columns(names, [id_col], display)
+        examples = column_as_string(table, id_col, display, allow_null=False).to_pylist()
+        file_policies = [None] * n
+        pairing, key_col = "id-column", id_col
+    if source.policy is None and all(p is None for p in file_policies):
+        raise EvidenceError(
+            "evidence-policy-unknown",
+            f"{display}: neither the evaluations nor their spans name a policy, "
+            "and the source declares none",
+            hint="add 'policy: <id>' to this evidence source",
+            file=display,
+            expected="policy: <id>",
+            found="nothing",
+        )
+    policies = check_policies(
+        file_policies,
+        rows,
+        declared=source.policy,
+        contract_policies=contract_policy_ids(request.contract),
+        display=display,
+        column="metadata.policy of the joined span",
+    )
+    check_unique_keys(policies, examples, rows, display, key_col)
+    tag = source_tag(source.id, TOOL, source.evaluator_version)
+
+    records: list[tuple[str, str, str, float | None, str | None, int]] = []
+    if legacy:
+        require_columns(names, ["score"], display)
+        if not source.metrics:
+            raise EvidenceError(
+                "evidence-metric-name-needed",
+                f"{display} is a SpanEvaluations frame (label, score, explanation) and does not "
+                "name its evaluation",
+                hint="give the metric id with metrics: {score: <metric id>}",
+                file=display,
+                column="score",
+                expected="metrics: {score: <id>}",
+                found="no mapping",
+            )
+        chosen = select_metrics({"score": "score"}, source.metrics, display)
+        values, reason = column_as_float(table, "score", display)
+        metric = chosen["score"]
+        for i, (v, r) in enumerate(zip(values.to_pylist(), reason.to_pylist(), strict=True)):
+            records.append((policies[i], examples[i], metric, v, r, i + 1))
+        notes.append("shape: legacy SpanEvaluations (label, score, explanation)")
+    else:
+        available = {c[: -len("_score")]: snake_metric_id(c[: -len("_score")]) for c in score_cols}
+        chosen = select_metrics(available, source.metrics, display)
+        errors = 0
+        directions: dict[str, str] = {}
+        for name, metric in chosen.items():
+            col = f"{name}_score"
+            cells = table.column(col).to_pylist()
+            details_col = f"{name}_execution_details"
+            details = table.column(details_col).to_pylist() if details_col in names else [None] * n
+            for i, (cell, det) in enumerate(zip(cells, details, strict=True), start=1):
+                status = None
+                if det is not None:
+                    d = det if isinstance(det, dict) else _score_cell(det, display, i, details_col)
+                    status = (d or {}).get("status")
+                score = _score_cell(cell, display, i, col)
+                if status is not None and str(status).upper() != "COMPLETED":
+                    errors += 1
+                    records.append((policies[i - 1], examples[i - 1], metric, None, "error", i))
+                    continue
+                if score is None:
+                    records.append((policies[i - 1], examples[i - 1], metric, None, "null", i))
+                    continue
+                if "direction" in score and score["direction"]:
+                    directions[metric] = str(score["direction"])
+                if "score" not in score:
+                    records.append((policies[i - 1], examples[i - 1], metric, None, "absent", i))
+                    continue
+                v, r = float_cell(score["score"], display, i, f"{col}.score")
+                records.append((policies[i - 1], examples[i - 1], metric, v, r, i))
+        notes.append("shape: phoenix-evals evaluate_dataframe (<name>_score cells)")
+        if errors:
+            notes.append(
+                f"{errors} evaluation(s) did not complete and count as missing (reason 'error')"
+            )
+        for metric, direction in sorted(directions.items()):
+            if direction.lower() == "minimize":
+                notes.append(f"{metric}: the Score says direction 'minimize' (lower is better)")
+    evidence = evidence_from_records(records, source=tag, sha256=request.sha256)
+    texts = None
+    if "input" in names and "output" in names:
+        texts = make_texts(
+            policies,
+            examples,
+            table.column("input").to_pylist(),
+            table.column("output").to_pylist(),
+            [None] * n,
+        )
+    provenance = SourceProvenance(
+        source_id=source.id,
+        path=display,
+        sha256=request.sha256,
+        adapter="phoenix",
+        tool=TOOL,
+        tool_version=source.evaluator_version,
+        metric_names=chosen,
+        pairing_method=pairing,
+        rows_read=n,
+        notes=[*notes, *version_note(source.evaluator_version)],
+    )
+    return AdapterResult(evidence=evidence, provenance=provenance, texts=texts)
+
+
+def _is_spans_file(request: AdapterRequest) -> bool:
+    """A Parquet file with span and trace ids and no score columns is a spans export."""
+    if request.source.format != "parquet":
+        return False
+    try:
+        names = pq.read_schema(request.path).names
+    except (pa.ArrowInvalid, OSError):
+        return False
+    return "context.trace_id" in names and not any(
+        c.endswith("_score") or c == "score" for c in names
+    )
+
+
+def load(request: AdapterRequest) -> AdapterResult:
+    """Read a Phoenix spans export (telemetry) or evaluations frame (results).
+
+    Raises:
+        EvidenceError: as ``otel.load`` for spans; for evaluations: no span id column, no
+            ``options.spans``, a span id not in the spans file, a Score cell that is not a dict or
+            its JSON, a legacy frame without a metric id, rows of another policy.
+    """
+    if request.source.kind == "telemetry" or _is_spans_file(request):
+        if request.source.format == "parquet":
+            try:
+                pq.read_metadata(request.path)
+            except (pa.ArrowInvalid, OSError) as exc:
+                raise EvidenceError(
+                    "evidence-unparseable",
+                    f"{request.display_path} is not valid parquet: {exc}",
+                    file=request.display_path,
+                    expected="parquet",
+                ) from exc
+        return load_spans(request, tool=TOOL, adapter="phoenix", fields=_span_fields(request))
+    return _load_evaluations(request)

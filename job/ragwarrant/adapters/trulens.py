@@ -1,0 +1,267 @@
+"""TruLens: the records-and-feedback table (``TruSession.get_records_and_feedback()``).
+
+One row per record: ``app_name``, ``app_version``, ``app_id``, ``record_id``, ``input``,
+``output``, ``record_json`` / ``cost_json`` / ``perf_json`` (nested JSON, or Python reprs once
+pandas wrote them to CSV), ``ts``, one column per feedback named after it (with spaces:
+``Token F1``), ``<name>_calls``, ``<name> feedback cost in USD``, ``latency`` (seconds),
+``total_tokens``, ``total_cost``, ``cost_currency``. A feedback that did not run is null.
+
+Policy: ``app_version`` (or the column ``columns.policy_id`` when the file has it), checked
+against the contract; a file with every policy needs no ``policy``. Example id: the column
+named by ``columns.example_id`` if present, else that key in ``record_json.meta`` (``question_id``
+finds ``meta.question_id``) → ``pairing: id-column``; by default the hash of the normalized
+``input`` (``pairing: question-hash``), since the table has no id column.
+
+Feedback names become snake_case ids (``Token F1`` → ``token_f1``). Judge cost (the feedback
+functions' own cost) is the sum of the ``<name> feedback cost in USD`` columns, as
+``judge_cost_usd``. The application's ``total_cost`` and ``latency`` (seconds; 0 means not
+measured, read as missing with reason ``absent``) are read as ``cost_usd`` / ``latency_ms`` only
+with ``options.include_operational: true``. Tested against trulens 2.16.0.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ragwarrant.adapters._base import AdapterRequest, AdapterResult, SourceProvenance
+from ragwarrant.adapters._io import (
+    check_policies,
+    check_unique_keys,
+    column_as_float,
+    column_as_string,
+    contract_policy_ids,
+    looks_numeric_column,
+    make_texts,
+    parse_python_literal,
+    question_hash,
+    read_table,
+    require_columns,
+    select_metrics,
+    snake_metric_id,
+    source_tag,
+    version_note,
+)
+from ragwarrant.adapters.generic import canonical_rows
+from ragwarrant.errors import EvidenceError
+
+__all__ = ["FIXED_COLUMNS", "JUDGE_COST_METRIC", "load"]
+
+TOOL = "trulens"
+JUDGE_COST_METRIC = "judge_cost_usd"
+COST_SUFFIX = " feedback cost in USD"
+CALLS_SUFFIX = "_calls"
+FIXED_COLUMNS = frozenset(
+    {
+        "app_name",
+        "app_version",
+        "app_id",
+        "app_json",
+        "type",
+        "record_id",
+        "conversation_id",
+        "input",
+        "output",
+        "tags",
+        "record_json",
+        "cost_json",
+        "perf_json",
+        "ts",
+        "latency",
+        "total_tokens",
+        "total_cost",
+        "cost_currency",
+    }
+)
+
+
+def _meta_ids(table: pa.Table, key: str, display: str) -> list[str] | None:
+    """``record_json.meta[key]`` of every row, or None when some row lacks it."""
+    if "record_json" not in table.schema.names:
+        return None
+    out = []
+    for i, cell in enumerate(table.column("record_json").to_pylist(), start=1):
+        if not isinstance(cell, str) or not cell.strip():
+            return None
+        rec: Any = parse_python_literal(cell, display, i, "record_json")
+        meta = rec.get("meta") if isinstance(rec, dict) else None
+        value = meta.get(key) if isinstance(meta, dict) else None
+        if value is None or isinstance(value, dict | list) or not str(value).strip():
+            return None
+        out.append(str(value))
+    return out
+
+
+def load(request: AdapterRequest) -> AdapterResult:
+    """Read a TruLens records-and-feedback table into canonical evidence and texts.
+
+    Raises:
+        EvidenceError: empty file; no ``input`` (question-hash) or id; a feedback cell that is not
+            a number; a duplicated example within a policy; an ``app_version`` that is not a
+            contract policy, or a contract policy with no rows; a wanted feedback the file lacks.
+    """
+    source, display = request.source, request.display_path
+    table = read_table(request.path, source.format, display)
+    names = table.schema.names
+    n = table.num_rows
+    rows = list(range(1, n + 1))
+
+    key = source.columns.example_id
+    explicit = "example_id" in source.columns.model_fields_set
+    examples: list[str] | None = None
+    if source.pairing in ("auto", "id-column"):
+        if key in names:
+            examples = column_as_string(table, key, display, allow_null=False).to_pylist()
+            pairing, key_col = "id-column", key
+        elif explicit or source.pairing == "id-column" or key != "example_id":
+            examples = _meta_ids(table, key, display)
+            if examples is None and (explicit or source.pairing == "id-column"):
+                raise EvidenceError(
+                    "evidence-missing-column",
+                    f"{display}: neither a column {key!r} nor record_json.meta.{key} in every row",
+                    hint="name the id key with columns.example_id, or use pairing: question-hash",
+                    file=display,
+                    column=key,
+                    expected=f"record_json.meta.{key}",
+                    found="missing",
+                )
+            pairing, key_col = "id-column", f"record_json.meta.{key}"
+        else:
+            examples = _meta_ids(table, key, display)
+            pairing, key_col = "id-column", f"record_json.meta.{key}"
+    elif source.pairing == "span-join":
+        raise EvidenceError(
+            "evidence-pairing-unsupported",
+            f"{display}: TruLens tables cannot be span-joined",
+            file=display,
+            expected="pairing: id-column or question-hash",
+            found="span-join",
+        )
+    if examples is None:
+        require_columns(names, ["input"], display)
+        examples = [
+            question_hash(q)
+            for q in column_as_string(table, "input", display, allow_null=False).to_pylist()
+        ]
+        pairing, key_col = "question-hash", "input"
+
+    pol_col = (
+        source.columns.policy_id
+        if source.columns.policy_id and source.columns.policy_id in names
+        else "app_version"
+    )
+    require_columns(names, [pol_col], display)
+    file_policies = column_as_string(table, pol_col, display, allow_null=True).to_pylist()
+    policies = check_policies(
+        file_policies,
+        rows,
+        declared=source.policy,
+        contract_policies=contract_policy_ids(request.contract),
+        display=display,
+        column=pol_col,
+    )
+    check_unique_keys(policies, examples, rows, display, key_col)
+
+    cost_cols = [c for c in names if c.endswith(COST_SUFFIX)]
+    feedback = [
+        c
+        for c in names
+        if c not in FIXED_COLUMNS
+        and not c.endswith(COST_SUFFIX)
+        and not c.endswith(CALLS_SUFFIX)
+        and c != source.columns.policy_id
+        and c != key
+    ]
+    skipped = [c for c in feedback if not looks_numeric_column(table, c)]
+    available = {c: snake_metric_id(c) for c in feedback if c not in skipped}
+    if cost_cols:
+        available["feedback cost in USD"] = JUDGE_COST_METRIC
+    include_ops = bool(source.options.get("include_operational", False))
+    if include_ops:
+        for c, m in (("total_cost", "cost_usd"), ("latency", "latency_ms")):
+            if c in names:
+                available[c] = m
+    chosen = select_metrics(available, source.metrics, display)
+
+    tag = source_tag(source.id, TOOL, source.evaluator_version)
+    pol_arr, ex_arr, row_arr = (
+        pa.array(policies, pa.string()),
+        pa.array(examples, pa.string()),
+        pa.array(rows, pa.int64()),
+    )
+    parts = []
+    notes = []
+    for col, metric in chosen.items():
+        if col == "feedback cost in USD":
+            costs = [column_as_float(table, c, display)[0] for c in cost_cols]
+            total = costs[0]
+            all_missing = pc.is_null(costs[0])
+            for v in costs[1:]:
+                total = pc.add(pc.fill_null(total, 0.0), pc.fill_null(v, 0.0))
+                all_missing = pc.and_(all_missing, pc.is_null(v))
+            # missing only when every feedback cost of the row is missing
+            values = pc.if_else(all_missing, pa.scalar(None, pa.float64()), total)
+            reason = pc.if_else(all_missing, pa.scalar("null"), pa.scalar(None, pa.string()))
+            notes.append(f"judge cost: sum of {', '.join(repr(c) for c in cost_cols)} → {metric}")
+        else:
+            values, reason = column_as_float(table, col, display)
+            if col == "latency":
+                zero = pc.fill_null(pc.equal(values, 0.0), False)
+                k = int(pc.sum(zero).as_py() or 0)
+                values = pc.if_else(
+                    zero, pa.scalar(None, pa.float64()), pc.multiply(values, 1000.0)
+                )
+                reason = pc.if_else(zero, pa.scalar("absent"), reason)
+                if k:
+                    notes.append(f"{k} record(s) with latency 0 (not measured) count as missing")
+        parts.append(
+            canonical_rows(
+                policy=pol_arr,
+                example=ex_arr,
+                group=None,
+                slice_=None,
+                split=None,
+                metric=metric,
+                values=values,
+                missing_reason=reason,
+                source=tag,
+                sha256=request.sha256,
+                rows=row_arr,
+            )
+        )
+    if not parts:
+        raise EvidenceError(
+            "evidence-no-metrics",
+            f"{display} holds no feedback column",
+            file=display,
+            expected="one column per feedback",
+            found=", ".join(names[:20]),
+        )
+    if pairing == "question-hash":
+        notes.append("example ids are qh:<sha256 prefix> of the normalized 'input' text")
+    if skipped:
+        notes.append(f"non-numeric columns not read as feedback: {', '.join(skipped)}")
+    texts = None
+    if "input" in names:
+        texts = make_texts(
+            policies,
+            examples,
+            table.column("input").to_pylist(),
+            table.column("output").to_pylist() if "output" in names else [None] * n,
+            [None] * n,
+        )
+    provenance = SourceProvenance(
+        source_id=source.id,
+        path=display,
+        sha256=request.sha256,
+        adapter="trulens",
+        tool=TOOL,
+        tool_version=source.evaluator_version,
+        metric_names=chosen,
+        pairing_method=pairing,
+        rows_read=n,
+        notes=[*notes, *version_note(source.evaluator_version)],
+    )
+    return AdapterResult(evidence=pa.concat_tables(parts), provenance=provenance, texts=texts)

@@ -1,0 +1,722 @@
+"""Publication hygiene: nothing secret, host-specific, personal or copied from the evidence leaves.
+
+Every output is scanned before it is written. A finding names the file, the JSON field path (for
+JSON outputs) or the line (for text outputs) and the kind of finding; it never carries the
+matched text. A run with findings BLOCKs with blocker ``publication-hygiene`` and the offending
+artifacts are withheld (``withhold``); ``decision.json`` is redacted field by field instead, so the
+BLOCK itself can still be published.
+
+Kinds (stable strings, used in ``validation_report.json`` check ids ``hygiene:<kind>``):
+
+- ``aws-access-key``: an AWS access key id (``AKIA``/``ASIA``/... + 16 characters), or an
+  ``aws_secret_access_key`` assignment.
+- ``api-token``: ``sk-...`` (OpenAI, Anthropic), Stripe live keys, Google ``AIza...`` keys,
+  Slack ``xox?-`` tokens, JSON Web Tokens.
+- ``github-token``: ``ghp_``/``gho_``/``ghu_``/``ghs_``/``ghr_`` and ``github_pat_`` tokens.
+- ``private-key``: a PEM ``-----BEGIN ... PRIVATE KEY-----`` block.
+- ``bearer-token``: ``Bearer <token>`` or ``Basic <credentials>`` (HTTP Authorization values).
+- ``password-in-url``: ``scheme://user:password@host``.
+- ``secret-assignment``: a JSON member (or a config-difference path) named like a secret
+  (password, secret, api_key, access_key, auth_token, private_key, credential) with a non-empty
+  string value; in text, ``password = ...`` and the like.
+- ``absolute-path``: an absolute host path under ``/home``, ``/Users``, ``/root``, ``/tmp``,
+  ``/var/tmp``, ``/var/folders``, ``/private``, ``/mnt``, a Windows drive (``C:\\``) or a UNC
+  share. Relative paths (the contract's) and the documented container mounts ``/in`` and
+  ``/out`` are not findings.
+- ``email-address``: an e-mail address.
+- ``copied-text``: a run of ``COPY_RUN_TOKENS`` (12) or more consecutive tokens of a private
+  question, response or context.
+
+Copied text is found with 12-token shingles: every 12-token window of each output string is
+hashed into a sorted array (outputs are small), then the private texts are streamed past it once,
+so memory is proportional to the outputs, not to the evidence. Tokens are lowercased ``\\w+``
+runs, so punctuation, case and markup do not hide a copy.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import orjson
+
+__all__ = [
+    "COPY_RUN_TOKENS",
+    "HYGIENE_BLOCKER",
+    "Finding",
+    "HygieneOutcome",
+    "Publication",
+    "files_to_withhold",
+    "findings_to_checks",
+    "hygiene_gate",
+    "private_texts_from_tables",
+    "publish_outputs",
+    "redact_json",
+    "scan_outputs",
+    "withhold",
+]
+
+COPY_RUN_TOKENS = 12
+"""Consecutive tokens of a private text that make a copy."""
+
+HYGIENE_BLOCKER = "publication-hygiene"
+"""The blocker (gate reason) of a run with hygiene findings."""
+
+REDACTED = "[withheld: {kind}]"
+"""What a redacted JSON string value becomes."""
+
+
+@dataclass(frozen=True, order=True)
+class Finding:
+    """One hygiene finding; never holds the matched text.
+
+    Attributes:
+        file: output file name, e.g. ``decision.json``.
+        kind: one of the kinds in the module docstring.
+        field: JSON field path (``candidates[0].gates[2].reason``; a member *name* is addressed as
+            ``path.<key>`` with ``key_of`` set), or None for text files.
+        line: 1-based line for text files (for JSON: None).
+        key_of: True when the finding is in a member name rather than its value.
+    """
+
+    file: str
+    kind: str
+    field: str | None = None
+    line: int | None = None
+    key_of: bool = False
+
+    @property
+    def safe_field(self) -> str | None:
+        """The field path with any member name that is itself a finding masked as ``[<member>]``.
+
+        Use this (never ``field``) in anything published; ``field`` addresses the value for
+        ``redact_json``.
+        """
+        if self.field is None or self.field == "(root)":
+            return self.field
+        out = ""
+        for part in _split_path(self.field):
+            if isinstance(part, int):
+                out += f"[{part}]"
+            elif _pattern_kinds(part) or _SECRET_NAME.search(part) and self.key_of:
+                out += "[<member>]"
+            else:
+                out = _join(out, part)
+        return out
+
+    def location(self) -> str:
+        """Return ``file:field`` or ``file:line N`` (with ``safe_field``)."""
+        if self.field is not None:
+            return f"{self.file}:{self.safe_field}{' (member name)' if self.key_of else ''}"
+        if self.line is not None:
+            return f"{self.file}:line {self.line}"
+        return self.file
+
+    def describe(self) -> str:
+        """One line for logs and reports: location and kind, never the secret."""
+        return f"{self.kind} in {self.location()}"
+
+
+# ---------------------------------------------------------------------------------------------
+# Patterns. Each is applied to one string value (JSON) or one line (text).
+
+_SECRET_NAME = re.compile(
+    r"(?i)(?:^|[._\-\s])(pass(?:word|wd|phrase)?|secret(?:[_-]?key)?|client[_-]?secret|"
+    r"api[_-]?key|apikey|access[_-]?key(?:[_-]?id)?|auth[_-]?token|access[_-]?token|"
+    r"refresh[_-]?token|private[_-]?key|credentials?)$"
+)
+"""A member or config path whose last segment names a secret."""
+
+_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("private-key", re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----")),
+    (
+        "aws-access-key",
+        re.compile(r"(?<![A-Z0-9])(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{16}(?![A-Z0-9])"),
+    ),
+    (
+        "aws-access-key",
+        re.compile(r"(?i)aws_?secret_?access_?key\s*[\"']?\s*[:=]\s*[\"']?[A-Za-z0-9/+=]{40}"),
+    ),
+    ("github-token", re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})")),
+    ("api-token", re.compile(r"(?<![A-Za-z0-9])sk-(?:[A-Za-z0-9]+-)*[A-Za-z0-9_\-]{20,}")),
+    ("api-token", re.compile(r"\b(?:sk|rk)_live_[A-Za-z0-9]{16,}")),
+    ("api-token", re.compile(r"\bAIza[0-9A-Za-z_\-]{35}")),
+    ("api-token", re.compile(r"\bxox[abposr]-[A-Za-z0-9\-]{10,}")),
+    (
+        "api-token",
+        re.compile(r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"),
+    ),
+    ("bearer-token", re.compile(r"(?i)\bbearer\s+[A-Za-z0-9\-._~+/]{16,}=*")),
+    ("bearer-token", re.compile(r"(?i)\bauthorization\s*[:=]\s*basic\s+[A-Za-z0-9+/]{8,}=*")),
+    (
+        "password-in-url",
+        re.compile(r"\b[A-Za-z][A-Za-z0-9+.\-]*://[^\s/:@\"'<>]+:[^\s/@\"'<>]+@[^\s/\"'<>]+"),
+    ),
+    (
+        "secret-assignment",
+        re.compile(
+            r"(?i)\b(?:password|passwd|secret|api[_-]?key|access[_-]?key|auth[_-]?token|"
+            r"client[_-]?secret)\b\s*[\"']?\s*[:=]\s*[\"']?[^\s\"',;]{8,}"
+        ),
+    ),
+    (
+        "absolute-path",
+        re.compile(
+            r"(?<![\w.~\-])(?:/(?:home|Users|root|tmp|var/tmp|var/folders|private|mnt)(?=/|\b)"
+            r"|(?<![A-Za-z0-9])[A-Za-z]:\\|(?<![A-Za-z0-9])[A-Za-z]:/(?=[A-Za-z])|\\\\[A-Za-z0-9._\-]+\\)"
+        ),
+    ),
+    (
+        "email-address",
+        re.compile(
+            r"(?<![A-Za-z0-9._%+\-])[A-Za-z0-9._%+\-]+@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*"
+            r"\.(?!(?:json|jsonl|yaml|yml|csv|parquet|md|txt|py)\b)[A-Za-z]{2,}\b"
+        ),
+    ),
+)
+
+_CREDENTIAL_KINDS = frozenset(
+    {
+        "private-key",
+        "aws-access-key",
+        "github-token",
+        "api-token",
+        "bearer-token",
+        "password-in-url",
+    }
+)
+
+
+def _pattern_kinds(text: str) -> list[str]:
+    """Return the kinds found in one string, each at most once, in pattern order.
+
+    An e-mail match inside a credential match (``user:pw@host.com``) is not reported twice.
+    """
+    kinds: list[str] = []
+    credential_spans: list[tuple[int, int]] = []
+    for kind, pattern in _PATTERNS:
+        for m in pattern.finditer(text):
+            if kind == "email-address" and any(s <= m.start() < e for s, e in credential_spans):
+                continue
+            if kind in _CREDENTIAL_KINDS:
+                credential_spans.append(m.span())
+            if kind not in kinds:
+                kinds.append(kind)
+            if kind not in _CREDENTIAL_KINDS:
+                break
+    return kinds
+
+
+# ---------------------------------------------------------------------------------------------
+# Walking the outputs: one "site" per JSON string (value or member name) or text line.
+
+
+@dataclass(frozen=True)
+class _Site:
+    file: str
+    text: str
+    field: str | None
+    line: int | None
+    key_of: bool
+
+
+_PLAIN_KEY = re.compile(r"^[A-Za-z0-9_:@/+\-]+$")
+
+
+def _join(path: str, key: object) -> str:
+    """Append a member name to a field path; names with dots or brackets are quoted."""
+    k = str(key)
+    if _PLAIN_KEY.match(k):
+        return f"{path}.{k}" if path else k
+    return f"{path}[{orjson.dumps(k).decode()}]"
+
+
+_PATH_PART = re.compile(r'\[(\d+)\]|\[("(?:[^"\\]|\\.)*")\]|\.?([^.\[\]]+)')
+
+
+def _split_path(field: str) -> list[int | str]:
+    """Invert ``_join``: ``a.b[0]["c.d"]`` → ``["a", "b", 0, "c.d"]``."""
+    parts: list[int | str] = []
+    for index, quoted, plain in _PATH_PART.findall(field):
+        if index:
+            parts.append(int(index))
+        elif quoted:
+            parts.append(orjson.loads(quoted))
+        else:
+            parts.append(plain)
+    return parts
+
+
+def _json_sites(file: str, node: Any, path: str) -> Iterator[_Site]:
+    if isinstance(node, str):
+        yield _Site(file, node, path or "(root)", None, False)
+    elif isinstance(node, dict):
+        for key, value in node.items():
+            sub = _join(path, key)
+            yield _Site(file, str(key), sub, None, True)
+            yield from _json_sites(file, value, sub)
+    elif isinstance(node, list):
+        for i, value in enumerate(node):
+            yield from _json_sites(file, value, f"{path}[{i}]")
+
+
+_NOT_A_SECRET = re.compile(
+    r"^(?:\[withheld: [a-z\-]+\]|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|env:[A-Za-z_][A-Za-z0-9_]*|"
+    r"\*+|<redacted>|redacted|none|null|false|true)$",
+    re.IGNORECASE,
+)
+"""Values of secret-named members that are references or placeholders, not secrets."""
+
+
+def _secret_value(value: object) -> bool:
+    return isinstance(value, str) and value.strip() != "" and not _NOT_A_SECRET.match(value.strip())
+
+
+def _secret_members(file: str, node: Any, path: str) -> Iterator[Finding]:
+    """Members named like a secret, and config differences whose path names one."""
+    if isinstance(node, dict):
+        diff_path = node.get("path")
+        if isinstance(diff_path, str) and _SECRET_NAME.search(diff_path):
+            for k in ("baseline", "candidate"):
+                if _secret_value(node.get(k)):
+                    yield Finding(file, "secret-assignment", _join(path, k))
+        for key, value in node.items():
+            sub = _join(path, key)
+            if isinstance(value, str) and _SECRET_NAME.search(str(key)):
+                if _secret_value(value):
+                    yield Finding(file, "secret-assignment", sub)
+            else:
+                yield from _secret_members(file, value, sub)
+    elif isinstance(node, list):
+        for i, value in enumerate(node):
+            yield from _secret_members(file, value, f"{path}[{i}]")
+
+
+def _is_json_name(name: str) -> bool:
+    return name.endswith(".json")
+
+
+def _sites(outputs: Mapping[str, bytes]) -> tuple[list[_Site], list[Finding]]:
+    sites: list[_Site] = []
+    findings: list[Finding] = []
+    for name in sorted(outputs):
+        data = outputs[name]
+        if _is_json_name(name):
+            try:
+                doc = orjson.loads(data)
+            except orjson.JSONDecodeError:
+                doc = None
+            else:
+                sites.extend(_json_sites(name, doc, ""))
+                findings.extend(_secret_members(name, doc, ""))
+                continue
+        text = data.decode("utf-8", errors="replace")
+        for i, line in enumerate(text.splitlines(), start=1):
+            sites.append(_Site(name, line, None, i, False))
+    return sites, findings
+
+
+# ---------------------------------------------------------------------------------------------
+# Copied text: 12-token shingles.
+
+_TOKEN = re.compile(r"\w+")
+_MASK = np.uint64(0xFFFFFFFFFFFFFFFF)
+_BASE = np.uint64(1_000_003)
+_POWERS = [
+    np.uint64(pow(1_000_003, COPY_RUN_TOKENS - 1 - j, 2**64)) for j in range(COPY_RUN_TOKENS)
+]
+
+
+def _token_hashes(text: str) -> np.ndarray:
+    """Return the per-token 64-bit hashes of a text's lowercased ``\\w+`` tokens (uint64[n])."""
+    tokens = _TOKEN.findall(text.lower())
+    return np.fromiter((hash(t) for t in tokens), dtype=np.int64, count=len(tokens)).view(np.uint64)
+
+
+def _shingles(tok: np.ndarray, owner: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Return (hash per 12-token window, start index of each window that stays within one owner).
+
+    The hash is a polynomial over the window's token hashes modulo 2**64 (wrapping uint64
+    arithmetic); ``owner`` (int[n]) marks which text each token belongs to, so windows that
+    cross from one text into the next are dropped.
+    """
+    n = tok.shape[0] - COPY_RUN_TOKENS + 1
+    if n <= 0:
+        return np.empty(0, np.uint64), np.empty(0, np.int64)
+    h = np.zeros(n, dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        for j in range(COPY_RUN_TOKENS):
+            h += tok[j : j + n] * _POWERS[j]
+    starts = np.arange(n)
+    if owner is not None:
+        keep = owner[:n] == owner[COPY_RUN_TOKENS - 1 :]
+        h, starts = h[keep], starts[keep]
+    return h, starts
+
+
+def _copied_text(sites: Sequence[_Site], private_texts: Iterable[str]) -> list[Finding]:
+    site_hashes: list[np.ndarray] = []
+    site_index: list[np.ndarray] = []
+    for i, site in enumerate(sites):
+        h, _ = _shingles(_token_hashes(site.text))
+        if h.size:
+            site_hashes.append(h)
+            site_index.append(np.full(h.size, i, dtype=np.int64))
+    # Text outputs: a copy may run across lines, so also shingle each text file as a whole.
+    by_file: dict[str, list[int]] = {}
+    for i, site in enumerate(sites):
+        if site.line is not None:
+            by_file.setdefault(site.file, []).append(i)
+    for indices in by_file.values():
+        toks = [_token_hashes(sites[i].text) for i in indices]
+        if sum(t.size for t in toks) < COPY_RUN_TOKENS:
+            continue
+        owner_site = np.concatenate(
+            [np.full(t.size, i, np.int64) for t, i in zip(toks, indices, strict=True)]
+        )
+        h, starts = _shingles(np.concatenate(toks))
+        site_hashes.append(h)
+        site_index.append(owner_site[starts])
+    if not site_hashes:
+        return []
+    out_h = np.concatenate(site_hashes)
+    out_site = np.concatenate(site_index)
+    order = np.argsort(out_h, kind="stable")
+    out_h, out_site = out_h[order], out_site[order]
+
+    hit_sites: set[int] = set()
+    batch: list[np.ndarray] = []
+    batch_tokens = 0
+
+    def flush() -> None:
+        nonlocal batch, batch_tokens
+        if not batch:
+            return
+        owner = np.concatenate([np.full(t.size, k, np.int64) for k, t in enumerate(batch)])
+        h, _ = _shingles(np.concatenate(batch), owner)
+        pos = np.searchsorted(out_h, h)
+        pos_c = np.minimum(pos, out_h.size - 1)
+        hits = np.unique(h[out_h[pos_c] == h])
+        for value in hits:
+            lo = np.searchsorted(out_h, value, side="left")
+            hi = np.searchsorted(out_h, value, side="right")
+            hit_sites.update(int(s) for s in out_site[lo:hi])
+        batch, batch_tokens = [], 0
+
+    for text in private_texts:
+        if not text:
+            continue
+        tok = _token_hashes(text)
+        if tok.size < COPY_RUN_TOKENS:
+            continue
+        batch.append(tok)
+        batch_tokens += tok.size
+        if batch_tokens >= 1_000_000:
+            flush()
+    flush()
+    return [
+        Finding(sites[i].file, "copied-text", sites[i].field, sites[i].line, sites[i].key_of)
+        for i in sorted(hit_sites)
+    ]
+
+
+# ---------------------------------------------------------------------------------------------
+# Public API.
+
+
+def scan_outputs(outputs: Mapping[str, bytes], private_texts: Iterable[str] = ()) -> list[Finding]:
+    """Scan output files for credentials, host paths, e-mail addresses and copied evidence text.
+
+    Args:
+        outputs: file name → the bytes about to be written. ``*.json`` files are walked field by
+            field (string values and member names); anything else is scanned line by line.
+        private_texts: questions, responses and contexts of the evidence (any iterable; consumed
+            once, streamed). See ``private_texts_from_tables``.
+
+    Returns:
+        Findings sorted by file, then location, one per (site, kind); empty when clean.
+        A finding never contains the matched text.
+    """
+    sites, findings = _sites(outputs)
+    found = set(findings)
+    for site in sites:
+        for kind in _pattern_kinds(site.text):
+            found.add(Finding(site.file, kind, site.field, site.line, site.key_of))
+    found.update(_copied_text(sites, private_texts))
+    return sorted(found, key=_finding_order)
+
+
+def _finding_order(f: Finding) -> tuple[object, ...]:
+    field = [(0, p, "") if isinstance(p, int) else (1, 0, p) for p in _split_path(f.field or "")]
+    return (f.file, f.line or 0, field, f.key_of, f.kind)
+
+
+def private_texts_from_tables(tables: Iterable[Any]) -> Iterator[str]:
+    """Yield every question, response, context and cited quote of private text tables.
+
+    Args:
+        tables: pyarrow tables with (some of) the ``TEXT_SCHEMA`` columns ``question``,
+            ``response``, ``contexts`` (list of strings), ``cited_quotes`` (list of strings).
+    """
+    for table in tables:
+        names = set(table.column_names)
+        for column in ("question", "response"):
+            if column in names:
+                yield from (v for v in table.column(column).to_pylist() if v)
+        for column in ("contexts", "cited_quotes"):
+            if column in names:
+                for values in table.column(column).to_pylist():
+                    yield from (v for v in values or () if v)
+
+
+def files_to_withhold(
+    findings: Iterable[Finding], *, redact: Collection[str] = ("decision.json",)
+) -> list[str]:
+    """Return the output files to withhold: every file with a finding, except those redacted."""
+    return sorted({f.file for f in findings} - set(redact))
+
+
+def _set_path(doc: Any, finding: Finding, replacement: str) -> Any:
+    """Return ``doc`` with the string at ``finding.field`` (or that member's name) replaced."""
+    if finding.field == "(root)":
+        return replacement
+    parent: Any = None
+    node: Any = doc
+    last: int | str | None = None
+    for part in _split_path(finding.field or ""):
+        parent, last = node, part
+        node = node[last]
+    if parent is None or last is None:
+        return doc
+    if finding.key_of and isinstance(parent, dict):
+        new_key = replacement
+        n = 1
+        while new_key in parent:
+            n += 1
+            new_key = f"{replacement} {n}"
+        parent[new_key] = parent.pop(last)
+    else:
+        parent[last] = replacement
+    return doc
+
+
+def redact_json(data: bytes, findings: Iterable[Finding]) -> bytes:
+    """Replace each offending string of a JSON document by ``[withheld: <kind>]``.
+
+    Member names are renamed (with a counter when needed). Types stay what they were (strings),
+    so a redacted ``decision.json`` still validates. Output is indented JSON (orjson).
+    """
+    doc = orjson.loads(data)
+    # Deepest paths first, member names after values, so earlier edits do not move later ones.
+    ordered = sorted(
+        (f for f in findings if f.field is not None),
+        key=lambda f: (-len(f.field or ""), f.key_of),
+    )
+    for finding in ordered:
+        try:
+            doc = _set_path(doc, finding, REDACTED.format(kind=finding.kind))
+        except (KeyError, IndexError, TypeError):
+            continue
+    return orjson.dumps(doc, option=orjson.OPT_INDENT_2) + b"\n"
+
+
+@dataclass(frozen=True)
+class HygieneOutcome:
+    """What may be published after a scan.
+
+    Attributes:
+        kept: file name → bytes to write (redacted where listed in ``redacted``).
+        withheld: files not written at all.
+        redacted: JSON files written with offending fields replaced.
+        findings: every finding of the scan.
+    """
+
+    kept: dict[str, bytes]
+    withheld: list[str]
+    redacted: list[str]
+    findings: list[Finding]
+
+
+def withhold(
+    outputs: Mapping[str, bytes],
+    findings: Sequence[Finding],
+    *,
+    redact: Collection[str] = ("decision.json",),
+) -> HygieneOutcome:
+    """Drop every output with a finding, except JSON files in ``redact``, which are redacted.
+
+    ``decision.json`` is redacted rather than withheld so that the BLOCK and its reasons are
+    still published.
+
+    Args:
+        outputs: file name → bytes, as scanned.
+        findings: the scan's findings (``scan_outputs``).
+        redact: JSON files to redact field by field instead of withholding.
+    """
+    by_file: dict[str, list[Finding]] = {}
+    for f in findings:
+        by_file.setdefault(f.file, []).append(f)
+    kept: dict[str, bytes] = {}
+    withheld: list[str] = []
+    redacted: list[str] = []
+    for name, data in outputs.items():
+        hits = by_file.get(name)
+        if not hits:
+            kept[name] = data
+        elif name in redact and _is_json_name(name) and all(h.field is not None for h in hits):
+            kept[name] = redact_json(data, hits)
+            redacted.append(name)
+        else:
+            withheld.append(name)
+    return HygieneOutcome(kept, sorted(withheld), sorted(redacted), list(findings))
+
+
+def findings_to_checks(findings: Iterable[Finding]) -> list[dict[str, object]]:
+    """Return one ``validation_report.json`` check (``ValidationCheck`` fields) per finding."""
+    return [
+        {
+            "id": f"hygiene:{f.kind}",
+            "target": "output",
+            "status": "fail",
+            "message": f"{f.kind} in {f.location()}; the artifact is withheld or redacted",
+            "file": f.file,
+            "row": f.line,
+            "column": f.safe_field,
+        }
+        for f in findings
+    ]
+
+
+def hygiene_gate(findings: Sequence[Finding], withheld: Sequence[str] = ()) -> dict[str, object]:
+    """Return the run-level gate (``GateResult`` fields) for a scan.
+
+    Status ``fail`` (the run BLOCKs with reason ``publication-hygiene``) when there is any
+    finding, ``pass`` otherwise. Details count findings per kind and list withheld files.
+    """
+    kinds: dict[str, int] = {}
+    for f in findings:
+        kinds[f.kind] = kinds.get(f.kind, 0) + 1
+    details: dict[str, object] = {f"findings:{k}": v for k, v in sorted(kinds.items())}
+    if withheld:
+        details["withheld"] = ",".join(withheld)
+    if findings:
+        where = "; ".join(f.describe() for f in findings[:5])
+        more = f" (+{len(findings) - 5} more)" if len(findings) > 5 else ""
+        reason = f"{HYGIENE_BLOCKER}: {len(findings)} finding(s): {where}{more}"
+    else:
+        reason = "no credentials, host paths, e-mail addresses or copied evidence text in outputs"
+    return {
+        "id": f"hard:{HYGIENE_BLOCKER}",
+        "kind": "hard",
+        "status": "fail" if findings else "pass",
+        "statistic": "findings",
+        "estimate": float(len(findings)),
+        "threshold": 0.0,
+        "n": len(findings),
+        "reason": reason,
+        "details": details,
+    }
+
+
+# ---------------------------------------------------------------------------------------------
+# The job's hook: render, scan, and BLOCK + withhold on findings.
+
+
+@dataclass(frozen=True)
+class Publication:
+    """What the job may write, after the hygiene scan.
+
+    Attributes:
+        files: output name → bytes to write (``decision.json``, ``validation_report.json``,
+            ``report.md``, minus withheld files; ``decision.json`` redacted when it had findings).
+        decision: the decision as published (BLOCK with ``hard:publication-hygiene`` when there
+            were findings; an ERROR run keeps its class and gains the gate).
+        findings: the findings of the final scan (before redaction), empty when clean.
+        withheld: files not written.
+        redacted: files written with offending fields replaced.
+    """
+
+    files: dict[str, bytes]
+    decision: Any
+    findings: list[Finding]
+    withheld: list[str]
+    redacted: list[str]
+
+
+def publish_outputs(
+    decision: Any,
+    report: Any,
+    private_texts: Any = tuple,
+) -> Publication:
+    """Render the decision, validation report and report; scan them; BLOCK on findings.
+
+    On findings the run becomes BLOCK (unless it is ERROR): a ``hard:publication-hygiene`` run
+    gate is added, every tested candidate becomes BLOCK with reason ``blocked:
+    publication-hygiene``, one ``hygiene:<kind>`` check per finding goes into the validation
+    report, everything is rendered again and rescanned, offending files other than
+    ``decision.json`` are withheld and ``decision.json`` is redacted field by field.
+
+    Args:
+        decision: the ``outputs.Decision`` to publish.
+        report: the ``outputs.ValidationReport`` to publish.
+        private_texts: a zero-argument callable returning a fresh iterable of the evidence's
+            private texts (it is called once per scan), e.g.
+            ``lambda: private_texts_from_tables(r.texts for r in results if r.texts is not None)``.
+
+    Returns:
+        The files to write (then write the manifest over exactly these) and the final decision.
+    """
+    from ragwarrant.audit.report import render_report
+    from ragwarrant.audit.writer import dump_json
+    from ragwarrant.exit_codes import DecisionClass, ExitCode
+    from ragwarrant.outputs import CandidateClass, GateResult, ValidationCheck
+
+    def render(d: Any, r: Any) -> dict[str, bytes]:
+        return {
+            "decision.json": dump_json(d),
+            "validation_report.json": dump_json(r),
+            "report.md": render_report(d).encode(),
+        }
+
+    rendered = render(decision, report)
+    findings = scan_outputs(rendered, private_texts())
+    if not findings:
+        return Publication(rendered, decision, [], [], [])
+    checks = [ValidationCheck.model_validate(c) for c in findings_to_checks(findings)]
+    report = report.model_copy(update={"checks": [*report.checks, *checks]})
+    base_gates = list(decision.run_gates)
+    withheld = files_to_withhold(findings)
+    if decision.run_class is not DecisionClass.ERROR:
+        reason = f"blocked: {HYGIENE_BLOCKER} ({len(findings)} finding(s) in the outputs)"
+        candidates = [
+            c
+            if c.decision_class is CandidateClass.NOT_SELECTED
+            else c.model_copy(
+                update={"decision_class": CandidateClass.BLOCK, "reasons": [reason, *c.reasons]}
+            )
+            for c in decision.candidates
+        ]
+        decision = decision.model_copy(
+            update={
+                "run_class": DecisionClass.BLOCK,
+                "exit_code": int(ExitCode.BLOCK),
+                "selected_policy": None,
+                "candidates": candidates,
+                "summary": f"BLOCK: {HYGIENE_BLOCKER}: {len(findings)} finding(s) in the outputs; "
+                "offending artifacts withheld",
+            }
+        )
+    outcome = HygieneOutcome({}, [], [], [])
+    for _ in range(3):  # the withheld list goes into the gate; stop when it no longer changes
+        gate = GateResult.model_validate(hygiene_gate(findings, withheld))
+        decision = decision.model_copy(update={"run_gates": [*base_gates, gate]})
+        rendered = render(decision, report)
+        final = scan_outputs(rendered, private_texts())
+        outcome = withhold(rendered, final)
+        if outcome.withheld == withheld:
+            break
+        withheld = outcome.withheld
+    return Publication(outcome.kept, decision, outcome.findings, outcome.withheld, outcome.redacted)

@@ -1,0 +1,648 @@
+"""The evidence ledger: an append-only, hash-chained JSON Lines file, one entry per run.
+
+Each line is one JSON object. ``entry_hash`` is the sha256 (hex) of the entry's canonical JSON
+without ``entry_hash`` (orjson, keys sorted, no whitespace); ``prev_hash`` is the previous
+line's ``entry_hash`` (64 zeros on the first line); ``seq`` counts lines from 1. Editing,
+deleting, inserting or reordering any entry breaks the chain at that line; removing entries from
+the *end* is not detectable from the file alone (compare with the latest run's manifest sha256,
+or keep the ledger's last ``entry_hash`` elsewhere).
+
+Appends are serialised by an exclusive ``flock`` held on the ledger's own file descriptor while
+the tail is read and the new line is written (``O_APPEND``, one ``write``, ``fsync``), so
+concurrent runs on the same volume never interleave, lose or fork entries. ``flock`` works
+across hosts on Linux NFS (emulated with POSIX locks); on file systems without locking the
+append fails loudly.
+"""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import hashlib
+import math
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from ragwarrant.errors import InputError, InternalError, OutputError
+
+__all__ = [
+    "GENESIS_HASH",
+    "LEDGER_SCHEMA_VERSION",
+    "DriftFlag",
+    "LedgerProblem",
+    "append_entry",
+    "build_entry",
+    "drifting_slices",
+    "entry_hash",
+    "read_entries",
+    "record_run",
+    "show_history",
+    "verify_chain",
+]
+
+LEDGER_SCHEMA_VERSION = 1
+GENESIS_HASH = "0" * 64
+"""``prev_hash`` of the first entry."""
+
+_TAIL_CHUNK = 64 * 1024
+
+
+def _canonical(entry: Mapping[str, Any]) -> bytes:
+    body = {k: v for k, v in entry.items() if k != "entry_hash"}
+    return orjson.dumps(body, option=orjson.OPT_SORT_KEYS)
+
+
+def entry_hash(entry: Mapping[str, Any]) -> str:
+    """Return the sha256 hex of the entry's canonical JSON without ``entry_hash``.
+
+    Canonical JSON: ``orjson.dumps(entry, option=OPT_SORT_KEYS)`` (UTF-8, no whitespace, keys
+    sorted at every level, floats in shortest round-trip form).
+    """
+    return hashlib.sha256(_canonical(entry)).hexdigest()
+
+
+def _check_finite(node: Any, path: str = "entry") -> None:
+    if isinstance(node, float) and not math.isfinite(node):
+        raise InternalError(
+            "ledger-non-finite",
+            f"ledger entry field {path} is {node!r}; JSON cannot hold it without changing it",
+            hint="report this bug: decisions must not carry NaN or Infinity",
+        )
+    if isinstance(node, dict):
+        for k, v in node.items():
+            _check_finite(v, f"{path}.{k}")
+    elif isinstance(node, list | tuple):
+        for i, v in enumerate(node):
+            _check_finite(v, f"{path}[{i}]")
+
+
+# ---------------------------------------------------------------------------------------------
+# Building an entry from a decision.
+
+_BOUND_FIELDS = (
+    "metric",
+    "slice",
+    "statistic",
+    "estimate",
+    "lower_bound",
+    "upper_bound",
+    "threshold",
+)
+
+
+def _gate_bounds(gates: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    out = []
+    for g in gates:
+        if g.get("lower_bound") is None and g.get("upper_bound") is None:
+            continue
+        row = {"id": g.get("id"), "status": g.get("status")}
+        row.update({k: g.get(k) for k in _BOUND_FIELDS if g.get(k) is not None})
+        out.append(row)
+    return out
+
+
+def _failed(gates: Iterable[Mapping[str, Any]]) -> list[str]:
+    return [str(g.get("id")) for g in gates if g.get("status") == "fail"]
+
+
+def _normalise_abstention(abstention: Any) -> list[dict[str, Any]] | None:
+    """Return abstention records sorted by (policy_id, slice).
+
+    Accepts a list of records shaped like ``decision.json``'s ``corroboration.rates``
+    (``policy_id``, ``slice`` — null means every example of the policy —, ``abstention_rate``,
+    ``disagreement_rate``, ``n_abstained``, ``n_with_samples``, ``n_judged``; ``policy`` is
+    accepted for ``policy_id`` and ``n`` for ``n_judged``), or a mapping ``policy_id → slice →
+    {rates}``, or ``{"by_slice": [records]}``. Missing fields become null.
+    """
+    if abstention is None:
+        return None
+    records: list[dict[str, Any]] = []
+    if isinstance(abstention, Mapping) and "by_slice" in abstention:
+        abstention = abstention["by_slice"]
+    if isinstance(abstention, Mapping):
+        for policy, slices in abstention.items():
+            for slice_, rates in (slices or {}).items():
+                records.append({"policy_id": policy, "slice": slice_, **dict(rates)})
+    else:
+        for r in abstention:
+            rec = dict(r)
+            if "policy_id" not in rec and "policy" in rec:
+                rec["policy_id"] = rec.pop("policy")
+            records.append(rec)
+    cleaned = [
+        {
+            "policy_id": r.get("policy_id"),
+            "slice": r.get("slice"),
+            "abstention_rate": r.get("abstention_rate"),
+            "disagreement_rate": r.get("disagreement_rate"),
+            "n_abstained": r.get("n_abstained"),
+            "n_with_samples": r.get("n_with_samples"),
+            "n_judged": r.get("n_judged", r.get("n")),
+        }
+        for r in records
+    ]
+    return sorted(cleaned, key=lambda r: (str(r["policy_id"]), str(r["slice"])))
+
+
+def build_entry(
+    decision: Mapping[str, Any],
+    manifest_sha256: str,
+    contract_sha256: str,
+    abstention: Any = None,
+) -> dict[str, Any]:
+    """Select what the ledger keeps of one run (without ``seq``/``prev_hash``/``entry_hash``).
+
+    Args:
+        decision: ``decision.json`` as a dict (``Decision.model_dump(mode="json", by_alias=True)``;
+            a candidate's class under ``class``, or ``decision_class``).
+        manifest_sha256: sha256 hex of the bytes of ``manifest.json`` as written.
+        contract_sha256: sha256 hex of the contract file.
+        abstention: abstention and disagreement rates per policy and slice (see
+            ``_normalise_abstention`` for the accepted shapes); None takes them from the
+            decision's ``corroboration.rates`` when present.
+
+    Returns:
+        The entry: run id, time (the decision's ``finished_at``), contract id/version/sha256,
+        evidence class, run class and exit code, selected policy, per candidate its class,
+        reasons, paired n, failed gate ids (blockers) and every gate with a confidence bound,
+        run-level failed gates, the error code of an ERROR run, the abstention records, and the
+        manifest's sha256.
+    """
+    contract = decision.get("contract") or {}
+    if abstention is None:
+        abstention = (decision.get("corroboration") or {}).get("rates")
+    candidates = []
+    for c in decision.get("candidates") or []:
+        gates = c.get("gates") or []
+        candidates.append(
+            {
+                "policy_id": c.get("policy_id"),
+                "class": c.get("class", c.get("decision_class")),
+                "reasons": list(c.get("reasons") or []),
+                "tested_on": c.get("tested_on"),
+                "paired_n": c.get("paired_n"),
+                "failed_gates": _failed(gates),
+                "bounds": _gate_bounds(gates),
+            }
+        )
+    error = decision.get("error")
+    entry: dict[str, Any] = {
+        "ledger_schema": LEDGER_SCHEMA_VERSION,
+        "run_id": decision.get("run_id"),
+        "time": decision.get("finished_at") or decision.get("started_at"),
+        "contract": {
+            "id": contract.get("id"),
+            "version": contract.get("version"),
+            "sha256": contract_sha256,
+        },
+        "evidence_class": decision.get("evidence_class"),
+        "run_class": decision.get("run_class"),
+        "exit_code": decision.get("exit_code"),
+        "selected_policy": decision.get("selected_policy"),
+        "candidates": candidates,
+        "run_failed_gates": _failed(decision.get("run_gates") or []),
+        "error": {"type": error.get("type"), "code": error.get("code")} if error else None,
+        "abstention": _normalise_abstention(abstention),
+        "manifest_sha256": manifest_sha256,
+    }
+    _check_finite(entry)
+    return entry
+
+
+# ---------------------------------------------------------------------------------------------
+# Appending under a lock.
+
+
+def _last_line(fd: int, size: int) -> bytes | None:
+    """Return the last complete line (without its newline) of the open file, or None if empty.
+
+    Raises:
+        OutputError: the file does not end with a newline (a torn write): appending after it
+            would corrupt the chain further.
+    """
+    if size == 0:
+        return None
+    if os.pread(fd, 1, size - 1) != b"\n":
+        raise OutputError(
+            "ledger-torn",
+            "the ledger's last line is incomplete (no trailing newline); refusing to append",
+            hint="run `ragwarrant ledger verify FILE`, then repair the file from a backup",
+        )
+    buf = b""
+    pos = size - 1  # the final newline is not part of the line
+    while pos > 0:
+        start = max(0, pos - _TAIL_CHUNK)
+        buf = os.pread(fd, pos - start, start) + buf
+        pos = start
+        nl = buf.rfind(b"\n")
+        if nl != -1:
+            return buf[nl + 1 :]
+    return buf
+
+
+def append_entry(ledger_path: Path, entry: Mapping[str, Any]) -> dict[str, Any]:
+    """Append one entry to the ledger, chaining it to the previous one.
+
+    Under an exclusive ``flock`` on the ledger file: reads the last line, sets ``seq`` (previous
+    + 1), ``prev_hash`` (the previous ``entry_hash``, or ``GENESIS_HASH``) and ``entry_hash``, then
+    writes the line with one ``write`` on an ``O_APPEND`` descriptor and ``fsync``s it. The
+    parent directory is fsynced when the file is created.
+
+    Args:
+        ledger_path: the ledger file; created (mode 0644) when absent; its directory must exist.
+        entry: the entry (``build_entry``); ``seq``, ``prev_hash`` and ``entry_hash`` are set here.
+
+    Returns:
+        The entry as written, with ``seq``, ``prev_hash`` and ``entry_hash``.
+
+    Raises:
+        OutputError: the ledger cannot be opened, locked or written, or its last line is torn
+            or is not a ledger entry.
+        InternalError: the entry holds NaN or Infinity.
+    """
+    body = {k: v for k, v in entry.items() if k not in ("seq", "prev_hash", "entry_hash")}
+    _check_finite(body)
+    existed = ledger_path.exists()
+    try:
+        fd = os.open(ledger_path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    except OSError as exc:
+        raise OutputError(
+            "ledger-unwritable",
+            f"cannot open the ledger {ledger_path.name} for appending: {exc.strerror}",
+            hint="mount a writable volume for --ledger (its directory must exist)",
+        ) from exc
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        except OSError as exc:
+            raise OutputError(
+                "ledger-lock",
+                f"cannot lock the ledger {ledger_path.name}: {exc.strerror}",
+                hint="put the ledger on a file system that supports flock (local disk, NFSv4)",
+            ) from exc
+        size = os.fstat(fd).st_size
+        last = _last_line(fd, size)
+        if last is None:
+            prev_hash, seq = GENESIS_HASH, 1
+        else:
+            try:
+                prev = orjson.loads(last)
+                prev_hash, seq = str(prev["entry_hash"]), int(prev["seq"]) + 1
+            except (orjson.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
+                raise OutputError(
+                    "ledger-corrupt",
+                    f"the last line of the ledger {ledger_path.name} is not a ledger entry",
+                    hint="run `ragwarrant ledger verify FILE` to find the damage",
+                ) from exc
+        written = {**body, "seq": seq, "prev_hash": prev_hash}
+        written["entry_hash"] = entry_hash(written)
+        line = orjson.dumps(written, option=orjson.OPT_SORT_KEYS) + b"\n"
+        try:
+            n = os.write(fd, line)
+            if n != len(line):
+                raise OSError(errno.EIO, f"short write ({n} of {len(line)} bytes)")
+            os.fsync(fd)
+        except OSError as exc:
+            raise OutputError(
+                "ledger-write",
+                f"cannot append to the ledger {ledger_path.name}: {exc.strerror}",
+                hint="check free space and permissions on the ledger volume",
+            ) from exc
+    finally:
+        os.close(fd)  # closing the descriptor releases the lock
+    if not existed:
+        dir_fd = os.open(ledger_path.parent, os.O_RDONLY)
+        try:
+            os.fsync(dir_fd)
+        finally:
+            os.close(dir_fd)
+    return written
+
+
+# ---------------------------------------------------------------------------------------------
+# Reading and verifying.
+
+
+@dataclass(frozen=True)
+class LedgerProblem:
+    """One break in the ledger.
+
+    Attributes:
+        line: 1-based line number.
+        kind: ``unparseable``, ``missing-field``, ``entry-hash`` (the entry does not hash to its
+            ``entry_hash``: its content was changed), ``prev-hash`` (the link to the previous line
+            is broken: an entry was deleted, inserted or reordered before it), ``seq`` or ``torn``.
+        message: what was expected and found.
+    """
+
+    line: int
+    kind: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"line {self.line}: {self.kind}: {self.message}"
+
+
+def _read_bytes(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError as exc:
+        raise InputError(
+            "ledger-unreadable",
+            f"cannot read the ledger {path}: {exc.strerror}",
+            hint="pass the ledger file given to `ragwarrant run --ledger`",
+        ) from exc
+
+
+def verify_chain(path: Path) -> list[LedgerProblem]:
+    """Check every line's ``entry_hash``, ``prev_hash`` link and ``seq``.
+
+    Returns:
+        Problems in line order; the first one names the first broken entry. Empty when intact.
+        The link check compares ``prev_hash`` with the previous line's *recorded* ``entry_hash``,
+        so an edited entry is reported once (as ``entry-hash``) and a deleted one once (as
+        ``prev-hash`` on the line after the gap).
+
+    Raises:
+        InputError: the file cannot be read.
+    """
+    data = _read_bytes(path)
+    problems: list[LedgerProblem] = []
+    if data and not data.endswith(b"\n"):
+        problems.append(
+            LedgerProblem(data.count(b"\n") + 1, "torn", "the last line has no trailing newline")
+        )
+    prev_recorded = GENESIS_HASH
+    prev_seq = 0
+    for number, raw in enumerate(data.splitlines(), start=1):
+        try:
+            entry = orjson.loads(raw)
+            if not isinstance(entry, dict):
+                raise TypeError
+        except (orjson.JSONDecodeError, TypeError):
+            problems.append(LedgerProblem(number, "unparseable", "not a JSON object"))
+            prev_recorded, prev_seq = "", prev_seq + 1
+            continue
+        missing = [k for k in ("seq", "prev_hash", "entry_hash") if k not in entry]
+        if missing:
+            problems.append(LedgerProblem(number, "missing-field", f"missing {', '.join(missing)}"))
+            prev_recorded, prev_seq = str(entry.get("entry_hash", "")), prev_seq + 1
+            continue
+        recomputed = entry_hash(entry)
+        if recomputed != entry["entry_hash"]:
+            problems.append(
+                LedgerProblem(
+                    number,
+                    "entry-hash",
+                    f"entry_hash is {str(entry['entry_hash'])[:12]}..., the entry hashes to "
+                    f"{recomputed[:12]}...: the entry was changed after it was written",
+                )
+            )
+        if entry["prev_hash"] != prev_recorded:
+            problems.append(
+                LedgerProblem(
+                    number,
+                    "prev-hash",
+                    f"prev_hash is {str(entry['prev_hash'])[:12]}..., the previous entry's "
+                    f"entry_hash is {prev_recorded[:12] or '(none)'}...: an entry before this one "
+                    "was deleted, inserted or reordered",
+                )
+            )
+        if entry["seq"] != prev_seq + 1:
+            problems.append(
+                LedgerProblem(number, "seq", f"seq is {entry['seq']}, expected {prev_seq + 1}")
+            )
+        prev_recorded = str(entry["entry_hash"])
+        prev_seq = entry["seq"] if isinstance(entry["seq"], int) else prev_seq + 1
+    return problems
+
+
+def read_entries(path: Path) -> list[dict[str, Any]]:
+    """Return the ledger's parseable entries in file order (unparseable lines are skipped).
+
+    Raises:
+        InputError: the file cannot be read.
+    """
+    entries = []
+    for raw in _read_bytes(path).splitlines():
+        try:
+            entry = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            continue
+        if isinstance(entry, dict):
+            entries.append(entry)
+    return entries
+
+
+# ---------------------------------------------------------------------------------------------
+# History.
+
+
+@dataclass(frozen=True)
+class DriftFlag:
+    """A slice whose abstention rate rose over the last ``window`` runs.
+
+    Attributes:
+        contract_id, policy_id, slice: where.
+        rates: the last ``window`` abstention rates, oldest first (fractions in [0, 1]).
+        rise: last − first of ``rates``.
+    """
+
+    contract_id: str
+    policy_id: str
+    slice: str
+    rates: tuple[float, ...]
+    rise: float
+
+
+def _abstention_series(
+    entries: Sequence[Mapping[str, Any]],
+) -> dict[tuple[str, str, str], list[tuple[str, str, float]]]:
+    """(contract, policy, slice) → [(time, run_id, abstention_rate)] in ledger order."""
+    series: dict[tuple[str, str, str], list[tuple[str, str, float]]] = {}
+    for e in entries:
+        cid = str((e.get("contract") or {}).get("id"))
+        for r in e.get("abstention") or []:
+            rate = r.get("abstention_rate")
+            if rate is None:
+                continue
+            key = (
+                cid,
+                str(r.get("policy_id")),
+                str(r.get("slice") if r.get("slice") is not None else "(all)"),
+            )
+            series.setdefault(key, []).append(
+                (str(e.get("time")), str(e.get("run_id")), float(rate))
+            )
+    return series
+
+
+def drifting_slices(
+    entries: Sequence[Mapping[str, Any]], *, window: int = 3, min_rise: float = 0.02
+) -> list[DriftFlag]:
+    """Flag slices whose abstention rate rose at every one of the last ``window`` runs.
+
+    A slice is flagged when its last ``window`` recorded rates are strictly increasing and the
+    last exceeds the first by at least ``min_rise`` (absolute, as a fraction): a rising abstention
+    rate in one slice is early drift, visible before aggregate quality scores move.
+
+    Args:
+        entries: ledger entries in ledger (time) order.
+        window: number of most recent runs that must each rise; at least 2.
+        min_rise: smallest total rise (fraction) worth a flag.
+    """
+    flags = []
+    for (cid, pid, slice_), points in sorted(_abstention_series(entries).items()):
+        if len(points) < window:
+            continue
+        rates = tuple(p[2] for p in points[-window:])
+        if (
+            all(b > a for a, b in zip(rates, rates[1:], strict=False))
+            and rates[-1] - rates[0] >= min_rise
+        ):
+            flags.append(DriftFlag(cid, pid, slice_, rates, rates[-1] - rates[0]))
+    return flags
+
+
+def _fmt(x: Any) -> str:
+    if x is None:
+        return "-"
+    if isinstance(x, float):
+        return f"{x:+.4g}"
+    return str(x)
+
+
+def show_history(
+    path: Path,
+    contract: str | None = None,
+    policy: str | None = None,
+    *,
+    window: int = 3,
+    min_rise: float = 0.02,
+) -> str:
+    """Render the ledger's history as text.
+
+    Per contract: each run's class, then per candidate policy its class over time with its
+    blockers or tightest noninferiority bound; then the abstention rate by policy and slice over
+    time, with slices rising over the last ``window`` runs flagged as early drift.
+
+    Args:
+        path: the ledger file.
+        contract: show only this contract id.
+        policy: show only this policy id (candidates and abstention rows).
+
+    Raises:
+        InputError: the file cannot be read.
+    """
+    problems = verify_chain(path)
+    entries = [
+        e
+        for e in read_entries(path)
+        if contract is None or (e.get("contract") or {}).get("id") == contract
+    ]
+    lines: list[str] = []
+    if problems:
+        lines.append(
+            f"WARNING: the ledger chain is broken (first: {problems[0]}); history may be incomplete"
+        )
+    if not entries:
+        lines.append("no ledger entries" + (f" for contract {contract}" if contract else ""))
+        return "\n".join(lines) + "\n"
+    by_contract: dict[str, list[dict[str, Any]]] = {}
+    for e in entries:
+        by_contract.setdefault(str((e.get("contract") or {}).get("id")), []).append(e)
+    flags = drifting_slices(entries, window=window, min_rise=min_rise)
+    for cid, runs in by_contract.items():
+        lines.append(f"contract {cid} ({len(runs)} run{'s' if len(runs) != 1 else ''})")
+        lines.append("  runs:")
+        for e in runs:
+            c = e.get("contract") or {}
+            lines.append(
+                f"    {e.get('time')}  {e.get('run_id')}  {e.get('run_class'):<12} "
+                f"evidence={e.get('evidence_class') or '-'}  "
+                f"contract={c.get('version')}@{str(c.get('sha256'))[:12]}"
+                + (
+                    f"  run-blockers={','.join(e['run_failed_gates'])}"
+                    if e.get("run_failed_gates")
+                    else ""
+                )
+                + (f"  error={e['error'].get('code')}" if e.get("error") else "")
+            )
+        policies: dict[str, list[tuple[dict[str, Any], dict[str, Any]]]] = {}
+        for e in runs:
+            for cand in e.get("candidates") or []:
+                pid = str(cand.get("policy_id"))
+                if policy is None or pid == policy:
+                    policies.setdefault(pid, []).append((e, cand))
+        for pid, rows in policies.items():
+            classes = " -> ".join(str(cand.get("class")) for _, cand in rows)
+            lines.append(f"  policy {pid}: {classes}")
+            for e, cand in rows:
+                detail = ""
+                if cand.get("failed_gates"):
+                    detail = "blockers/failed: " + ",".join(cand["failed_gates"])
+                else:
+                    ni = [b for b in cand.get("bounds") or [] if b.get("lower_bound") is not None]
+                    if ni:
+                        tight = min(
+                            ni,
+                            key=lambda b: b["lower_bound"] - (b.get("threshold") or 0.0),
+                        )
+                        detail = (
+                            f"tightest {tight.get('id')}: LCB {_fmt(tight.get('lower_bound'))} "
+                            f"vs {_fmt(tight.get('threshold'))}"
+                        )
+                n = cand.get("paired_n")
+                lines.append(
+                    f"    {e.get('time')}  {e.get('run_id')}  {str(cand.get('class')):<12} "
+                    f"n={n if n is not None else '-'}  {detail}".rstrip()
+                )
+        series = {
+            k: v for k, v in _abstention_series(runs).items() if policy is None or k[1] == policy
+        }
+        if series:
+            lines.append("  abstention rate by slice (oldest -> newest):")
+            for (_, pid, slice_), points in sorted(series.items()):
+                rates = "  ".join(f"{p[2]:.3f}" for p in points)
+                flag = next(
+                    (
+                        f
+                        for f in flags
+                        if (f.contract_id, f.policy_id, f.slice) == (cid, pid, slice_)
+                    ),
+                    None,
+                )
+                mark = (
+                    f"  <- EARLY DRIFT: rose in each of the last {window} runs (+{flag.rise:.3f})"
+                    if flag
+                    else ""
+                )
+                lines.append(f"    {pid} / {slice_}: {rates}{mark}")
+    return "\n".join(lines) + "\n"
+
+
+def record_run(ledger_path: Path, output_dir: Path, abstention: Any = None) -> dict[str, Any]:
+    """Append the ledger entry of a completed run; return the entry as written.
+
+    Reads ``decision.json`` and ``manifest.json`` back from ``output_dir`` (so the entry hashes
+    exactly what was published). Call after the manifest is written.
+
+    Args:
+        ledger_path: the ledger file (``--ledger FILE``).
+        output_dir: the run's output directory.
+        abstention: per-policy, per-slice abstention and disagreement rates, when computed.
+
+    Raises:
+        OutputError: the ledger cannot be written, or its tail is damaged.
+    """
+    decision = orjson.loads((output_dir / "decision.json").read_bytes())
+    manifest_sha256 = hashlib.sha256((output_dir / "manifest.json").read_bytes()).hexdigest()
+    contract_sha256 = str((decision.get("contract") or {}).get("sha256") or "")
+    return append_entry(
+        ledger_path, build_entry(decision, manifest_sha256, contract_sha256, abstention)
+    )

@@ -1,0 +1,537 @@
+"""``ragwarrant verify``: check an output directory offline, without trusting its writer.
+
+Checks, in this order (the first mismatch found is the one the command names first):
+
+1. ``manifest.json`` exists and validates against the ``Manifest`` model.
+2. Every output the manifest lists exists, has the recorded size and sha256; no other file is
+   in the directory except ``manifest.json`` and ``decision.intoto.json``.
+3. ``decision.json`` and ``validation_report.json`` validate against their models (the models the
+   committed ``contracts/*.schema.json`` are generated from; a test keeps the two identical), and
+   they and the manifest agree on run id and exit code.
+4. ``decision.intoto.json``, when present: a Statement v1 (or a DSSE envelope around one) whose
+   predicate names this run, this ``manifest.json`` by sha256 and the run's classes, and whose
+   subjects' digests equal the manifest's input digests. With ``public_key`` the envelope's
+   signature must verify (an unsigned or missing attestation is then a mismatch).
+5. The publication-hygiene scan finds nothing in any file of the directory.
+6. With ``input_dir``: every input the manifest lists exists there with the recorded sha256; then
+   (given a ``replay`` function) the whole decision is replayed from the inputs into a temporary
+   directory and ``decision.json`` is compared field by field, ignoring ``run_id``,
+   ``started_at`` and ``finished_at``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import platform
+import tempfile
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from importlib import metadata
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+import orjson
+from pydantic import BaseModel, ValidationError
+
+from ragwarrant.audit.attestation import ATTESTATION_FILENAME, AttestationError, read_attestation
+from ragwarrant.audit.hygiene import scan_outputs
+from ragwarrant.errors import InputError, RagwarrantError
+from ragwarrant.outputs import Decision, Manifest, ValidationReport
+
+__all__ = [
+    "REPLAY_IGNORED_FIELDS",
+    "VERIFY_MISMATCH_EXIT",
+    "Mismatch",
+    "VerifyReport",
+    "diff_json",
+    "verify_output_dir",
+]
+
+VERIFY_MISMATCH_EXIT = 65
+"""Exit code of ``ragwarrant verify`` / ``ragwarrant ledger verify`` when something does not
+match (EX_DATAERR in sysexits(3)); to move into ``exit_codes.ExitCode`` as ``VERIFY_MISMATCH``."""
+
+REPLAY_IGNORED_FIELDS = frozenset({"run_id", "started_at", "finished_at"})
+"""Fields of ``decision.json`` that legitimately differ between a run and its replay."""
+
+MANIFEST = "manifest.json"
+_MODELS: dict[str, type[BaseModel]] = {
+    "decision.json": Decision,
+    "validation_report.json": ValidationReport,
+}
+
+ReplayFn = Callable[[Path, Path], Any]
+"""``(input_dir, output_dir) -> anything``: runs the job (``commands.verify.replay_with_job``;
+passed in because ``audit`` sits below ``job`` in the layering)."""
+
+
+@dataclass(frozen=True)
+class Mismatch:
+    """One thing that does not match.
+
+    Attributes:
+        file: the file concerned (``input:<path>`` for an input file).
+        field: the JSON field path, when there is one.
+        kind: ``missing``, ``size``, ``sha256``, ``unexpected-file``, ``schema``, ``consistency``,
+            ``attestation``, ``signature``, ``hygiene``, ``input-missing``, ``input-sha256``,
+            ``replay`` or ``replay-failed``.
+        message: what was expected and what was found (never a secret).
+    """
+
+    file: str
+    field: str | None
+    kind: str
+    message: str
+
+    def __str__(self) -> str:
+        where = f"{self.file}:{self.field}" if self.field else self.file
+        return f"{where}: {self.kind}: {self.message}"
+
+
+@dataclass
+class VerifyReport:
+    """The outcome of ``verify_output_dir``.
+
+    Attributes:
+        mismatches: in check order; ``mismatches[0]`` is the first file and field that differ.
+        checked: one line per check that ran.
+        signature_verified: a DSSE signature verified with the given public key.
+        replayed: the decision was replayed from the inputs and compared.
+    """
+
+    mismatches: list[Mismatch] = field(default_factory=list)
+    checked: list[str] = field(default_factory=list)
+    signature_verified: bool = False
+    replayed: bool = False
+
+    @property
+    def ok(self) -> bool:
+        """True when nothing mismatched."""
+        return not self.mismatches
+
+    @property
+    def exit_code(self) -> int:
+        """0 when everything matches, ``VERIFY_MISMATCH_EXIT`` otherwise."""
+        return 0 if self.ok else VERIFY_MISMATCH_EXIT
+
+
+def _sha256(path: Path) -> str:
+    with path.open("rb") as fh:
+        return hashlib.file_digest(fh, "sha256").hexdigest()
+
+
+def _safe_relative(path: str) -> bool:
+    p = PurePosixPath(path)
+    return not p.is_absolute() and ".." not in p.parts and "\\" not in path and path != ""
+
+
+def _loc(err: ValidationError) -> str:
+    first = err.errors()[0]
+    parts: list[str] = []
+    for p in first["loc"]:
+        parts.append(f"[{p}]" if isinstance(p, int) else (f".{p}" if parts else str(p)))
+    return "".join(parts) or "(root)"
+
+
+def _validate(name: str, data: bytes, model: type[BaseModel], report: VerifyReport) -> Any:
+    try:
+        obj = model.model_validate_json(data)
+    except ValidationError as err:
+        first = err.errors()[0]
+        report.mismatches.append(
+            Mismatch(
+                name,
+                _loc(err),
+                "schema",
+                f"does not match the {model.__name__} schema: {first['msg']}",
+            )
+        )
+        return None
+    report.checked.append(f"{name} validates against the {model.__name__} schema")
+    return obj
+
+
+def diff_json(
+    recorded: Any, replayed: Any, path: str = "", ignore: frozenset[str] = frozenset()
+) -> Iterator[tuple[str, str]]:
+    """Yield ``(field path, message)`` for every difference between two JSON values, in order.
+
+    Objects are compared member by member in the recorded document's order (then members only
+    the replay has), lists element by element; members named in ``ignore`` are skipped at any
+    depth. Numbers compare exactly (``1 == 1.0``): a replay with the same seed and versions is
+    bit-for-bit identical.
+    """
+    if isinstance(recorded, dict) and isinstance(replayed, dict):
+        for key in [*recorded, *(k for k in replayed if k not in recorded)]:
+            if key in ignore:
+                continue
+            sub = f"{path}.{key}" if path else str(key)
+            if key not in replayed:
+                yield sub, "present in the recorded decision, absent from the replay"
+            elif key not in recorded:
+                yield sub, "absent from the recorded decision, present in the replay"
+            else:
+                yield from diff_json(recorded[key], replayed[key], sub, ignore)
+    elif isinstance(recorded, list) and isinstance(replayed, list):
+        for i, (a, b) in enumerate(zip(recorded, replayed, strict=False)):
+            yield from diff_json(a, b, f"{path}[{i}]", ignore)
+        if len(recorded) != len(replayed):
+            yield path or "(root)", f"recorded {len(recorded)} items, replay has {len(replayed)}"
+    elif recorded != replayed or type(recorded) is bool and type(replayed) is not bool:
+        yield path or "(root)", f"recorded {_short(recorded)}, replay gives {_short(replayed)}"
+
+
+def _short(value: Any) -> str:
+    text = orjson.dumps(value).decode()
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _check_outputs(out: Path, manifest: Manifest, report: VerifyReport) -> dict[str, bytes]:
+    present: dict[str, bytes] = {}
+    for digest in manifest.outputs:
+        name = digest.path
+        if not _safe_relative(name):
+            report.mismatches.append(
+                Mismatch(
+                    MANIFEST,
+                    "outputs",
+                    "consistency",
+                    f"output path {name!r} is not a relative path",
+                )
+            )
+            continue
+        path = out / name
+        if not path.is_file():
+            report.mismatches.append(
+                Mismatch(name, None, "missing", "listed in manifest.json but not present")
+            )
+            continue
+        data = path.read_bytes()
+        present[name] = data
+        if len(data) != digest.bytes:
+            report.mismatches.append(
+                Mismatch(
+                    name, None, "size", f"manifest records {digest.bytes} bytes, found {len(data)}"
+                )
+            )
+        actual = hashlib.sha256(data).hexdigest()
+        if actual != digest.sha256:
+            report.mismatches.append(
+                Mismatch(
+                    name,
+                    None,
+                    "sha256",
+                    f"manifest records {digest.sha256[:16]}..., file hashes to {actual[:16]}...",
+                )
+            )
+        else:
+            report.checked.append(f"{name} sha256 matches the manifest")
+    listed = {d.path for d in manifest.outputs} | {MANIFEST, ATTESTATION_FILENAME}
+    for path in sorted(out.rglob("*")):
+        rel = path.relative_to(out).as_posix()
+        if path.is_file() and rel not in listed:
+            report.mismatches.append(
+                Mismatch(
+                    rel,
+                    None,
+                    "unexpected-file",
+                    "present in the output directory but not in manifest.json",
+                )
+            )
+    return present
+
+
+def _check_attestation(
+    out: Path,
+    manifest: Manifest,
+    manifest_bytes: bytes,
+    decision: Decision | None,
+    public_key: Path | None,
+    report: VerifyReport,
+) -> bytes | None:
+    path = out / ATTESTATION_FILENAME
+    if not path.is_file():
+        if public_key is not None:
+            report.mismatches.append(
+                Mismatch(
+                    ATTESTATION_FILENAME,
+                    None,
+                    "signature",
+                    "a public key was given but there is no attestation",
+                )
+            )
+        return None
+    data = path.read_bytes()
+    key = None
+    if public_key is not None:
+        from ragwarrant.audit.attestation import load_public_key
+
+        key = load_public_key(public_key)
+    try:
+        statement, signed = read_attestation(data, key)
+    except AttestationError as exc:
+        kind = "signature" if public_key is not None else "attestation"
+        report.mismatches.append(Mismatch(ATTESTATION_FILENAME, None, kind, str(exc)))
+        return data
+    report.signature_verified = signed
+    if signed:
+        report.checked.append(f"{ATTESTATION_FILENAME} DSSE signature verifies with the public key")
+    predicate = statement["predicate"]
+    manifest_sha = hashlib.sha256(manifest_bytes).hexdigest()
+    recorded_sha = ((predicate.get("manifest") or {}).get("digest") or {}).get("sha256")
+    if recorded_sha != manifest_sha:
+        report.mismatches.append(
+            Mismatch(
+                ATTESTATION_FILENAME,
+                "predicate.manifest.digest.sha256",
+                "attestation",
+                f"records {str(recorded_sha)[:16]}..., "
+                f"manifest.json hashes to {manifest_sha[:16]}...",
+            )
+        )
+    inputs = {d.path: d.sha256 for d in manifest.inputs}
+    for i, subject in enumerate(statement["subject"]):
+        name, sha = subject.get("name"), subject["digest"]["sha256"]
+        if inputs.get(name) != sha:
+            report.mismatches.append(
+                Mismatch(
+                    ATTESTATION_FILENAME,
+                    f"subject[{i}].digest.sha256",
+                    "attestation",
+                    f"subject {name!r} does not match the manifest's input digest",
+                )
+            )
+    if decision is not None:
+        expected = {
+            "run_id": decision.run_id,
+            "run_class": str(decision.run_class),
+            "exit_code": decision.exit_code,
+        }
+        for key_name, value in expected.items():
+            if predicate.get(key_name) != value:
+                report.mismatches.append(
+                    Mismatch(
+                        ATTESTATION_FILENAME,
+                        f"predicate.{key_name}",
+                        "attestation",
+                        f"records {_short(predicate.get(key_name))}, "
+                        f"decision.json has {_short(value)}",
+                    )
+                )
+        classes = {c.policy_id: str(c.decision_class) for c in decision.candidates}
+        attested = {c.get("policy_id"): c.get("class") for c in predicate.get("candidates") or []}
+        if classes != attested:
+            report.mismatches.append(
+                Mismatch(
+                    ATTESTATION_FILENAME,
+                    "predicate.candidates",
+                    "attestation",
+                    "candidate classes differ from decision.json",
+                )
+            )
+    report.checked.append(f"{ATTESTATION_FILENAME} agrees with manifest.json and decision.json")
+    return data
+
+
+def _check_inputs(input_dir: Path, manifest: Manifest, report: VerifyReport) -> bool:
+    ok = True
+    for digest in manifest.inputs:
+        label = f"input:{digest.path}"
+        if not _safe_relative(digest.path):
+            report.mismatches.append(
+                Mismatch(
+                    MANIFEST, "inputs", "consistency", f"input path {digest.path!r} is not relative"
+                )
+            )
+            ok = False
+            continue
+        path = input_dir / digest.path
+        if not path.is_file():
+            report.mismatches.append(
+                Mismatch(
+                    label,
+                    None,
+                    "input-missing",
+                    "recorded in manifest.json, not in the input directory",
+                )
+            )
+            ok = False
+            continue
+        actual = _sha256(path)
+        if actual != digest.sha256:
+            report.mismatches.append(
+                Mismatch(
+                    label,
+                    None,
+                    "input-sha256",
+                    f"manifest records {digest.sha256[:16]}..., file hashes to {actual[:16]}...",
+                )
+            )
+            ok = False
+    if ok:
+        report.checked.append(f"{len(manifest.inputs)} input(s) match their manifest sha256")
+    return ok
+
+
+def _version_note(manifest: Manifest) -> str:
+    from ragwarrant import __version__
+
+    notes = []
+    if manifest.ragwarrant_version != __version__:
+        notes.append(f"ragwarrant {manifest.ragwarrant_version} recorded, {__version__} here")
+    if manifest.python_version != platform.python_version():
+        notes.append(f"python {manifest.python_version} recorded, {platform.python_version()} here")
+    for name, version in manifest.dependencies.items():
+        try:
+            here = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            here = "not installed"
+        if here != version:
+            notes.append(f"{name} {version} recorded, {here} here")
+    return f" (versions differ: {'; '.join(notes)})" if notes else ""
+
+
+def _replay(
+    input_dir: Path,
+    recorded: Mapping[str, Any],
+    manifest: Manifest,
+    replay: ReplayFn,
+    report: VerifyReport,
+) -> None:
+    with tempfile.TemporaryDirectory(prefix="ragwarrant-replay-") as tmp:
+        try:
+            replay(input_dir, Path(tmp))
+        except RagwarrantError as exc:
+            report.mismatches.append(
+                Mismatch(
+                    "decision.json",
+                    None,
+                    "replay-failed",
+                    f"the replay stopped with {exc.code}: {exc.message}",
+                )
+            )
+            return
+        replayed_path = Path(tmp) / "decision.json"
+        if not replayed_path.is_file():
+            report.mismatches.append(
+                Mismatch(
+                    "decision.json", None, "replay-failed", "the replay wrote no decision.json"
+                )
+            )
+            return
+        replayed = orjson.loads(replayed_path.read_bytes())
+    report.replayed = True
+    diffs = list(diff_json(recorded, replayed, ignore=REPLAY_IGNORED_FIELDS))
+    if not diffs:
+        report.checked.append(
+            "decision.json equals its replay from the inputs (time and run id aside)"
+        )
+        return
+    note = _version_note(manifest)
+    for path, message in diffs:
+        report.mismatches.append(Mismatch("decision.json", path, "replay", message + note))
+
+
+def verify_output_dir(
+    output_dir: Path,
+    *,
+    input_dir: Path | None = None,
+    public_key: Path | None = None,
+    replay: ReplayFn | None = None,
+) -> VerifyReport:
+    """Verify an output directory against its manifest, its schemas, its attestation and its inputs.
+
+    Args:
+        output_dir: the run's output directory.
+        input_dir: the run's input directory; enables input hashing and the replay.
+        public_key: Ed25519 public key (PEM SubjectPublicKeyInfo) that must have signed the
+            attestation.
+        replay: with ``input_dir``, the function that re-runs the job into a directory
+            (``commands.verify.replay_with_job``); None hashes the inputs without replaying.
+
+    Returns:
+        The report; ``report.mismatches[0]`` names the first file and field that differ.
+
+    Raises:
+        InputError: ``output_dir`` or ``input_dir`` is not a readable directory, or the public key
+            cannot be read or is not an Ed25519 key.
+    """
+    for label, d in (("output", output_dir), ("input", input_dir)):
+        if d is not None and not d.is_dir():
+            raise InputError(
+                f"verify-{label}-missing",
+                f"the {label} directory {d} does not exist or is not a directory",
+                hint=f"pass the run's {label} directory",
+            )
+    report = VerifyReport()
+    manifest_path = output_dir / MANIFEST
+    if not manifest_path.is_file():
+        report.mismatches.append(
+            Mismatch(
+                MANIFEST,
+                None,
+                "missing",
+                "no manifest.json: the run did not complete, or it was removed",
+            )
+        )
+        return report
+    manifest_bytes = manifest_path.read_bytes()
+    manifest = _validate(MANIFEST, manifest_bytes, Manifest, report)
+    if not isinstance(manifest, Manifest):
+        return report
+
+    present = _check_outputs(output_dir, manifest, report)
+
+    decision: Decision | None = None
+    decision_dict: dict[str, Any] | None = None
+    for name, model in _MODELS.items():
+        if name not in present:
+            continue
+        obj = _validate(name, present[name], model, report)
+        if obj is None:
+            continue
+        if getattr(obj, "run_id", manifest.run_id) != manifest.run_id:
+            report.mismatches.append(
+                Mismatch(
+                    name,
+                    "run_id",
+                    "consistency",
+                    f"{obj.run_id!r} differs from manifest.json's {manifest.run_id!r}",
+                )
+            )
+        if isinstance(obj, Decision):
+            decision = obj
+            decision_dict = orjson.loads(present[name])
+            if obj.exit_code != manifest.exit_code:
+                report.mismatches.append(
+                    Mismatch(
+                        name,
+                        "exit_code",
+                        "consistency",
+                        f"{obj.exit_code} differs from manifest.json's {manifest.exit_code}",
+                    )
+                )
+
+    attestation = _check_attestation(
+        output_dir, manifest, manifest_bytes, decision, public_key, report
+    )
+
+    scanned = dict(present)
+    scanned[MANIFEST] = manifest_bytes
+    if attestation is not None:
+        scanned[ATTESTATION_FILENAME] = attestation
+    findings = scan_outputs(scanned, ())
+    for f in findings:
+        where = f.safe_field or (f"line {f.line}" if f.line else None)
+        report.mismatches.append(Mismatch(f.file, where, "hygiene", f.kind))
+    if not findings:
+        report.checked.append("publication-hygiene scan is clean")
+
+    if input_dir is not None:
+        inputs_ok = _check_inputs(input_dir, manifest, report)
+        if replay is not None and decision_dict is not None:
+            if not inputs_ok:
+                report.checked.append("replay skipped: the inputs differ from the manifest")
+            else:
+                _replay(input_dir, decision_dict, manifest, replay, report)
+    return report

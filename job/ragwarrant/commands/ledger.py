@@ -1,0 +1,84 @@
+"""``ragwarrant ledger verify FILE`` and ``ragwarrant ledger show FILE``: the evidence ledger."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from ragwarrant.audit.ledger import read_entries, show_history, verify_chain
+from ragwarrant.audit.verify import VERIFY_MISMATCH_EXIT
+
+__all__ = ["register"]
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """Add ``ledger verify`` and ``ledger show`` to the CLI."""
+    ledger = subparsers.add_parser("ledger", help="check or show the evidence ledger")
+    verbs = ledger.add_subparsers(dest="ledger_command", required=True, metavar="VERB")
+    verify = verbs.add_parser(
+        "verify",
+        help="check the hash chain; name the first broken entry",
+        description=f"Exit 0 when every entry hashes to its entry_hash and links to the previous "
+        f"one, {VERIFY_MISMATCH_EXIT} otherwise (the first broken line is named first).",
+    )
+    verify.add_argument("file", type=Path, metavar="FILE")
+    verify.set_defaults(handler=run_ledger_verify)
+    show = verbs.add_parser(
+        "show",
+        help="history per contract and policy: classes and abstention rate by slice over time",
+    )
+    show.add_argument("file", type=Path, metavar="FILE")
+    show.add_argument("--contract", metavar="ID", help="only this contract id")
+    show.add_argument("--policy", metavar="ID", help="only this policy id")
+    show.add_argument(
+        "--drift-window",
+        type=int,
+        default=3,
+        metavar="N",
+        help="flag a slice whose abstention rate rose in each of the last N runs (default 3)",
+    )
+    show.add_argument(
+        "--drift-min-rise",
+        type=float,
+        default=0.02,
+        metavar="X",
+        help="smallest total rise (fraction) over the window worth a flag (default 0.02)",
+    )
+    show.set_defaults(handler=run_ledger_show)
+
+
+def run_ledger_verify(args: argparse.Namespace) -> int:
+    """Check the chain; print the outcome; return 0 or ``VERIFY_MISMATCH_EXIT``.
+
+    Raises:
+        InputError: the file cannot be read.
+    """
+    problems = verify_chain(args.file)
+    if not problems:
+        entries = read_entries(args.file)
+        last = entries[-1]["entry_hash"] if entries else "(empty)"
+        sys.stdout.write(f"ledger intact: {len(entries)} entries; last entry_hash {last}\n")
+        return 0
+    sys.stdout.write(f"LEDGER BROKEN: first broken entry at {problems[0]}\n")
+    for p in problems[1:]:
+        sys.stdout.write(f"  also  {p}\n")
+    return VERIFY_MISMATCH_EXIT
+
+
+def run_ledger_show(args: argparse.Namespace) -> int:
+    """Print the history; return 0.
+
+    Raises:
+        InputError: the file cannot be read.
+    """
+    sys.stdout.write(
+        show_history(
+            args.file,
+            contract=args.contract,
+            policy=args.policy,
+            window=args.drift_window,
+            min_rise=args.drift_min_rise,
+        )
+    )
+    return 0

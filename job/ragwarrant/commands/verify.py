@@ -1,0 +1,91 @@
+"""``ragwarrant verify OUTDIR [--input DIR] [--public-key FILE]``: check a run's outputs offline.
+
+Exit 0 when everything matches; 65 (EX_DATAERR) when anything does not, with the first file and
+field that differ on the first line; 66 when a directory or the key cannot be read.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from ragwarrant.audit.verify import VERIFY_MISMATCH_EXIT, verify_output_dir
+from ragwarrant.job import RunOutcome, run_job
+
+__all__ = ["register", "replay_with_job"]
+
+
+def replay_with_job(input_dir: Path, output_dir: Path) -> RunOutcome:
+    """Re-run the job on ``input_dir`` into ``output_dir`` for ``verify --input``.
+
+    No ledger, no signing key and no progress events: the replay writes nowhere else and keeps
+    its log lines out of the command's output.
+    """
+    return run_job(input_dir, output_dir, on_stage=lambda event, **fields: None)
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """Add ``verify`` to the CLI."""
+    parser = subparsers.add_parser(
+        "verify",
+        help="check an output directory against its manifest, schemas, attestation and inputs",
+        description="Recomputes the sha256 of every output (and, with --input, of every input) "
+        "against manifest.json, validates each output against its schema, checks "
+        "decision.intoto.json (and its signature with --public-key), rescans for publication "
+        "hygiene, and with --input replays the decision and compares decision.json field by "
+        f"field. Exit 0 when all match, {VERIFY_MISMATCH_EXIT} otherwise.",
+    )
+    parser.add_argument("outdir", type=Path, metavar="OUTDIR", help="the run's output directory")
+    parser.add_argument(
+        "--input",
+        type=Path,
+        metavar="DIR",
+        help="the run's input directory: hash inputs and replay",
+    )
+    parser.add_argument(
+        "--public-key",
+        type=Path,
+        metavar="FILE",
+        help="Ed25519 public key (PEM) the attestation must be signed with",
+    )
+    parser.add_argument(
+        "--no-replay",
+        action="store_true",
+        help="with --input, hash the inputs but do not replay the decision",
+    )
+    parser.set_defaults(handler=run_verify)
+
+
+def run_verify(args: argparse.Namespace) -> int:
+    """Verify ``args.outdir``; print the outcome; return 0 or ``VERIFY_MISMATCH_EXIT``.
+
+    Raises:
+        InputError: a directory or the public key cannot be read.
+    """
+    report = verify_output_dir(
+        args.outdir,
+        input_dir=args.input,
+        public_key=args.public_key,
+        replay=None if args.no_replay else replay_with_job,
+    )
+    out = sys.stdout
+    if report.ok:
+        out.write(f"verified: {args.outdir} matches its manifest\n")
+        for line in report.checked:
+            out.write(f"  ok  {line}\n")
+        if args.public_key is None:
+            out.write(
+                "  note: no --public-key given; the attestation's signature was not checked\n"
+            )
+        if args.input is None:
+            out.write(
+                "  note: no --input given; inputs were not hashed and the decision was not "
+                "replayed\n"
+            )
+        return 0
+    first = report.mismatches[0]
+    out.write(f"MISMATCH: {first}\n")
+    for m in report.mismatches[1:]:
+        out.write(f"  also    {m}\n")
+    return VERIFY_MISMATCH_EXIT

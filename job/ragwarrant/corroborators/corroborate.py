@@ -1,0 +1,295 @@
+"""Corroborate an LLM judge per (policy, example) and aggregate disagreement and abstention rates.
+
+For each decided example of each policy:
+
+1. the deterministic checks (``checks.check_example``) give a groundedness verdict and the status
+   of each leg (retrieval, generation, answer);
+2. the judge's groundedness value gives its verdict: supported when ``value >= supported_threshold``
+   (``<=`` for a lower-is-better metric). When the groundedness metric has no value, the mean of
+   the repeated samples stands in for it;
+3. repeated samples of the judgement (``sample_metrics``) whose spread (max − min, metric units)
+   exceeds ``sample_disagreement_max`` make the example ABSTAIN: its judge verdict is not used;
+4. a non-abstained example with both verdicts *disagrees* when they differ (judge supported vs
+   deterministic unsupported, or the reverse), or when the judge rates the answer relevant
+   (``>= answer_relevance_threshold``) although it lacks the number, date or quantity asked for.
+
+Rates: ``disagreement_rate = n_disagreements / n_judged`` and
+``abstention_rate = n_abstained / n_with_samples``, per policy over all its decided examples and
+per (policy, slice). The output carries counts and rates only: no question, response or context
+text ever leaves this module.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+
+from ragwarrant.contract import Corroboration, Direction
+from ragwarrant.corroborators.calibration import LexicalCalibration, load_calibration
+from ragwarrant.corroborators.checks import ExampleChecks, check_example
+from ragwarrant.evidence.index import EvidenceIndex
+from ragwarrant.outputs import CorroborationRates, CorroborationSummary
+
+__all__ = [
+    "CorroborationOutcome",
+    "ExampleCorroboration",
+    "TextRecord",
+    "corroborate",
+    "text_records",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class TextRecord:
+    """The private texts of one (policy, example); never written to any output."""
+
+    question: str | None
+    response: str | None
+    contexts: tuple[str, ...] | None
+    cited_quotes: tuple[str, ...]
+
+
+def text_records(tables: Sequence[pa.Table]) -> dict[tuple[str, str], TextRecord]:
+    """Key ``TEXT_SCHEMA`` rows by (policy, example); the first non-null value of each field wins.
+
+    Long-layout files repeat an example's texts on every metric row; they collapse here.
+    """
+    out: dict[tuple[str, str], dict[str, object]] = {}
+    for table in tables:
+        for row in table.to_pylist():
+            rec = out.setdefault((row["policy_id"], row["example_id"]), {})
+            for name in ("question", "response", "contexts", "cited_quotes"):
+                if rec.get(name) is None and row.get(name) is not None:
+                    rec[name] = row[name]
+    return {
+        key: TextRecord(
+            question=rec.get("question"),  # type: ignore[arg-type]
+            response=rec.get("response"),  # type: ignore[arg-type]
+            contexts=tuple(rec["contexts"]) if rec.get("contexts") is not None else None,  # type: ignore[arg-type]
+            cited_quotes=tuple(rec.get("cited_quotes") or ()),  # type: ignore[arg-type]
+        )
+        for key, rec in out.items()
+    }
+
+
+@dataclass(frozen=True, slots=True)
+class ExampleCorroboration:
+    """The corroboration of one (policy, example).
+
+    Attributes:
+        policy_id, example_id, slice: the example (slice None when it has none).
+        checks: the deterministic checks; None when the example has no text.
+        judge_value: the judge's groundedness value (or the samples' mean); None when absent.
+        judge_supported: the judge's verdict; None when no value.
+        answer_relevance: the judge's answer-relevance value, if the contract names one.
+        sample_spread: max − min over finite samples (None with fewer than two).
+        abstained: the samples disagree beyond the contract threshold.
+        groundedness_disagreement: judge and deterministic groundedness verdicts differ.
+        answer_disagreement: the judge rates the answer relevant but its type is wrong.
+    """
+
+    policy_id: str
+    example_id: str
+    slice: str | None
+    checks: ExampleChecks | None
+    judge_value: float | None
+    judge_supported: bool | None
+    answer_relevance: float | None
+    sample_spread: float | None
+    abstained: bool
+    groundedness_disagreement: bool
+    answer_disagreement: bool
+
+    @property
+    def judged(self) -> bool:
+        """Not abstained, with both a judge and a deterministic groundedness verdict."""
+        return (
+            not self.abstained
+            and self.judge_supported is not None
+            and self.checks is not None
+            and self.checks.supported is not None
+        )
+
+    @property
+    def disagreement(self) -> bool:
+        """Any disagreement between the judge and the deterministic checks."""
+        return self.groundedness_disagreement or self.answer_disagreement
+
+
+@dataclass(frozen=True)
+class CorroborationOutcome:
+    """Per-example corroboration and the summary that goes into ``decision.json``.
+
+    Attributes:
+        examples: (policy, example id) → its corroboration, for the decided examples.
+        summary: counts and rates per policy and per (policy, slice); no text.
+    """
+
+    examples: Mapping[tuple[str, str], ExampleCorroboration]
+    summary: CorroborationSummary
+
+
+def _value(index: EvidenceIndex, policy: str, metric: str | None, code: int) -> float | None:
+    if metric is None:
+        return None
+    col = index.columns.get((policy, metric))
+    if col is None:
+        return None
+    v = float(col.value[code])
+    return v if math.isfinite(v) else None
+
+
+def _rates(
+    policy: str, slice_value: str | None, items: list[ExampleCorroboration]
+) -> CorroborationRates:
+    judged = [e for e in items if e.judged]
+    sampled = [e for e in items if e.sample_spread is not None]
+    with_checks = [e.checks for e in items if e.checks is not None]
+    n_dis = sum(e.disagreement for e in judged)
+    n_abs = sum(e.abstained for e in items)
+    return CorroborationRates(
+        policy_id=policy,
+        slice=slice_value,
+        n_examples=len(items),
+        n_with_text=len(with_checks),
+        n_judged=len(judged),
+        n_disagreements=n_dis,
+        disagreement_rate=n_dis / len(judged) if judged else None,
+        judge_supported_lexical_unsupported=sum(
+            e.groundedness_disagreement and bool(e.judge_supported) for e in judged
+        ),
+        judge_unsupported_lexical_supported=sum(
+            e.groundedness_disagreement and not e.judge_supported for e in judged
+        ),
+        answer_type_disagreements=sum(e.answer_disagreement for e in judged),
+        n_with_samples=len(sampled),
+        n_abstained=n_abs,
+        abstention_rate=n_abs / len(sampled) if sampled else None,
+        failed_retrieval=sum(c.retrieval == "fail" for c in with_checks),
+        failed_generation=sum(c.generation == "fail" for c in with_checks),
+        failed_answer=sum(c.answer == "fail" for c in with_checks),
+        fabricated_citations=sum(c.fabricated_citation for c in with_checks),
+        honest_refusals=sum(c.honest_refusal for c in with_checks),
+    )
+
+
+def corroborate(
+    texts: Mapping[tuple[str, str], TextRecord],
+    index: EvidenceIndex,
+    config: Corroboration,
+    policies: Sequence[str],
+    scope: np.ndarray,
+    calibration: LexicalCalibration | None = None,
+) -> CorroborationOutcome:
+    """Corroborate the judge on every decided example of ``policies``.
+
+    Args:
+        texts: (policy, example id) → texts, from ``text_records``.
+        index: the evidence index (judge values, slices).
+        config: the contract's ``corroboration`` block.
+        policies: the baseline and the candidates, in output order.
+        scope: shape (E,) bool, the decided examples (e.g. the confirmatory split).
+        calibration: the lexical calibration; default: the shipped one named by ``config``.
+
+    Returns:
+        ``CorroborationOutcome``. An example counts for a policy when it is in scope and has text
+        or a judge value for that policy.
+    """
+    cal = calibration if calibration is not None else load_calibration()
+    threshold = cal.thresholds[config.lexical_gate]
+    sign = 1.0 if config.groundedness_direction is Direction.HIGHER_IS_BETTER else -1.0
+    examples: dict[tuple[str, str], ExampleCorroboration] = {}
+    rows: list[CorroborationRates] = []
+    codes = np.flatnonzero(scope)
+    slice_values = sorted({str(s) for s in index.slice[codes] if s is not None})
+    for policy in policies:
+        items: list[ExampleCorroboration] = []
+        for code in codes:
+            example_id = str(index.example_ids[code])
+            text = texts.get((policy, example_id))
+            judge = _value(index, policy, config.groundedness_metric, int(code))
+            samples = [
+                v
+                for m in config.sample_metrics
+                if (v := _value(index, policy, m, int(code))) is not None
+            ]
+            if text is None and judge is None and not samples:
+                continue
+            if judge is None and samples:
+                judge = float(np.mean(samples))
+            relevance = _value(index, policy, config.answer_relevance_metric, int(code))
+            checks = None
+            if text is not None:
+                checks = check_example(
+                    text.question,
+                    text.response,
+                    text.contexts,
+                    text.cited_quotes,
+                    lexical_gate=config.lexical_gate,
+                    lexical_threshold=threshold,
+                    context_relevance_floor=config.context_relevance_floor,
+                    answer_relevance=relevance,
+                    answer_relevance_threshold=config.answer_relevance_threshold,
+                )
+            spread = max(samples) - min(samples) if len(samples) >= 2 else None
+            abstained = spread is not None and spread > config.sample_disagreement_max
+            judge_supported = (
+                None if judge is None else sign * judge >= sign * config.supported_threshold
+            )
+            comparable = not abstained and judge_supported is not None and checks is not None
+            g_dis = (
+                comparable
+                and checks is not None
+                and checks.supported is not None
+                and (judge_supported != checks.supported)
+            )
+            a_dis = (
+                comparable
+                and checks is not None
+                and relevance is not None
+                and relevance >= config.answer_relevance_threshold
+                and checks.answer_type is not None
+                and not checks.answer_type.satisfied
+                and not checks.honest_refusal
+            )
+            s = index.slice[code]
+            ec = ExampleCorroboration(
+                policy_id=policy,
+                example_id=example_id,
+                slice=None if s is None else str(s),
+                checks=checks,
+                judge_value=judge,
+                judge_supported=judge_supported,
+                answer_relevance=relevance,
+                sample_spread=spread,
+                abstained=abstained,
+                groundedness_disagreement=bool(g_dis),
+                answer_disagreement=bool(a_dis),
+            )
+            examples[(policy, example_id)] = ec
+            items.append(ec)
+        rows.append(_rates(policy, None, items))
+        for sv in slice_values:
+            in_slice = [e for e in items if e.slice == sv]
+            if in_slice:
+                rows.append(_rates(policy, sv, in_slice))
+    summary = CorroborationSummary(
+        groundedness_metric=config.groundedness_metric,
+        supported_threshold=config.supported_threshold,
+        answer_relevance_metric=config.answer_relevance_metric,
+        sample_metrics=list(config.sample_metrics),
+        sample_disagreement_max=config.sample_disagreement_max,
+        context_relevance_floor=config.context_relevance_floor,
+        lexical_gate=config.lexical_gate,
+        lexical_threshold=threshold,
+        calibration_version=cal.version,
+        calibration_sha256=cal.sha256,
+        max_disagreement_rate=config.max_disagreement_rate,
+        max_abstention_rate=config.max_abstention_rate,
+        rates=rows,
+    )
+    return CorroborationOutcome(examples=examples, summary=summary)

@@ -1,0 +1,137 @@
+"""Evaluator reliability: the judge's disagreement and abstention rates stay within limits.
+
+A candidate is decided on the baseline's and its own judged examples, so both policies' rates
+count, over all decided examples and in every slice. A rate strictly above its maximum fails the
+gate; ``decision.classify_candidate`` then caps the candidate at INCONCLUSIVE with reason
+``evaluator-unreliable`` (it can still be BLOCKed or REJECTed on other grounds). A policy with
+nothing the judge and the deterministic checks both judged also fails the disagreement gate: the
+contract asked for corroboration and none was possible.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ragwarrant.outputs import (
+    CorroborationRates,
+    CorroborationSummary,
+    GateResult,
+    GateStatus,
+    Scalar,
+)
+
+__all__ = ["ABSTENTION_GATE_ID", "DISAGREEMENT_GATE_ID", "gate_corroboration"]
+
+DISAGREEMENT_GATE_ID = "corroboration:evaluator-reliability:disagreement-rate"
+ABSTENTION_GATE_ID = "corroboration:evaluator-reliability:abstention-rate"
+
+
+def _where(row: CorroborationRates) -> str:
+    return f"{row.policy_id}@{row.slice}" if row.slice is not None else row.policy_id
+
+
+def _rate_gate(
+    gate_id: str,
+    what: str,
+    rows: list[CorroborationRates],
+    rate_of: str,
+    n_of: str,
+    limit: float,
+    uncomputable: list[str],
+) -> GateResult:
+    details: dict[str, Scalar] = {}
+    for r in rows:
+        details[f"{_where(r)}.{rate_of}"] = getattr(r, rate_of)
+        details[f"{_where(r)}.{n_of}"] = getattr(r, n_of)
+    rated = [r for r in rows if getattr(r, rate_of) is not None]
+    worst = max(rated, key=lambda r: (getattr(r, rate_of), r.slice is None), default=None)
+    over = [r for r in rated if getattr(r, rate_of) > limit]
+    estimate = getattr(worst, rate_of) if worst is not None else None
+    n = getattr(worst, n_of) if worst is not None else None
+    if over or uncomputable:
+        parts = [
+            f"{what} rate {getattr(r, rate_of):.3f} for {_where(r)} "
+            f"(n {getattr(r, n_of)}) is above "
+            f"the limit {limit:g}"
+            for r in over[:5]
+        ]
+        parts += [
+            f"nothing to corroborate for {p}: no example has both a judge value and text"
+            for p in uncomputable
+        ]
+        return GateResult(
+            id=gate_id,
+            kind="corroboration",
+            status=GateStatus.FAIL,
+            statistic=f"{what} rate, worst of policy and slice",
+            estimate=estimate,
+            threshold=limit,
+            n=n,
+            reason="; ".join(parts),
+            details=details,
+        )
+    return GateResult(
+        id=gate_id,
+        kind="corroboration",
+        status=GateStatus.PASS,
+        statistic=f"{what} rate, worst of policy and slice",
+        estimate=estimate,
+        threshold=limit,
+        n=n,
+        reason=f"highest {what} rate {estimate:.3f} ({_where(worst)}) <= the limit {limit:g}"
+        if worst is not None
+        else f"no {what} rate to check",
+        details=details,
+    )
+
+
+def gate_corroboration(summary: CorroborationSummary, policies: Sequence[str]) -> list[GateResult]:
+    """The evaluator-reliability gates for a comparison of ``policies`` (baseline and candidate).
+
+    Args:
+        summary: the run's corroboration summary (``corroborate``).
+        policies: the policies whose judged examples decide the comparison.
+
+    Returns:
+        Two gates, kind ``corroboration``: the disagreement rate (fail when a rate of any of
+        ``policies``, overall or in a slice, is above ``max_disagreement_rate``, or a policy has
+        no judged example) and the abstention rate (fail above ``max_abstention_rate``;
+        not-applicable when the contract names no repeated samples).
+    """
+    rows = [r for r in summary.rates if r.policy_id in policies]
+    overall = {r.policy_id: r for r in rows if r.slice is None}
+    uncomputable = [p for p in policies if p not in overall or overall[p].n_judged == 0]
+    gates = [
+        _rate_gate(
+            DISAGREEMENT_GATE_ID,
+            "disagreement",
+            rows,
+            "disagreement_rate",
+            "n_judged",
+            summary.max_disagreement_rate,
+            uncomputable,
+        )
+    ]
+    if not summary.sample_metrics:
+        gates.append(
+            GateResult(
+                id=ABSTENTION_GATE_ID,
+                kind="corroboration",
+                status=GateStatus.NOT_APPLICABLE,
+                reason="the contract names no repeated judge samples "
+                "(corroboration.sample_metrics)",
+            )
+        )
+    else:
+        gates.append(
+            _rate_gate(
+                ABSTENTION_GATE_ID,
+                "abstention",
+                rows,
+                "abstention_rate",
+                "n_with_samples",
+                summary.max_abstention_rate,
+                [],
+            )
+        )
+    return gates

@@ -1,0 +1,621 @@
+"""Validate the validator: planted cases the engine must catch before it may decide anything.
+
+Every case is built in memory (no files) and goes through the functions the job itself uses:
+``evidence.index.build_index``, ``gates.candidate.evaluate_candidate``,
+``decision.classify_candidate``, ``corroborators.corroborate.corroborate`` and
+``gates.corroboration.gate_corroboration``. Each case states the status of **every** leg (every
+gate of the candidate; or retrieval, generation, answer and the judge comparison of an example)
+and the final class; a case passes only when all of them match, so a gate that disappears,
+appears or flips fails it. ``run`` calls ``require_selftest`` first: a failed self-test is an
+``InternalError`` (``selftest-failed``, exit 70, class ERROR): an unproven engine decides nothing.
+
+Engine cases use the contract minimum of 2000 bootstrap resamples and 60–180 paired examples, so
+the whole self-test takes a fraction of a second (``ragwarrant selftest`` prints the time).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from ragwarrant import decision as _decision
+from ragwarrant.contract import ReleaseContract
+from ragwarrant.corroborators import corroborate as _corroborate
+from ragwarrant.corroborators.corroborate import TextRecord
+from ragwarrant.errors import InternalError
+from ragwarrant.evidence import index as _index
+from ragwarrant.evidence.schema import EVIDENCE_SCHEMA, make_evidence_table
+from ragwarrant.gates import candidate as _candidate
+from ragwarrant.gates import corroboration as _corroboration
+from ragwarrant.outputs import GateResult
+
+__all__ = ["CaseResult", "SelftestReport", "format_report", "require_selftest", "run_selftest"]
+
+_SEED = 20261129
+_PASS, _FAIL, _NA, _INC = "pass", "fail", "not-applicable", "inconclusive"
+
+
+@dataclass(frozen=True)
+class CaseResult:
+    """One planted case.
+
+    Attributes:
+        name: stable case id, e.g. ``reject-quality-loss``.
+        expected_class, actual_class: the final class (a decision class, or a corroboration
+            verdict).
+        legs: how many legs the case checked (besides the class).
+        mismatches: ``leg: expected X, found Y`` for every leg that differs (empty = passed).
+        seconds: wall time of the case.
+    """
+
+    name: str
+    expected_class: str
+    actual_class: str
+    legs: int
+    mismatches: tuple[str, ...]
+    seconds: float
+
+    @property
+    def passed(self) -> bool:
+        """Every leg and the class matched."""
+        return not self.mismatches and self.expected_class == self.actual_class
+
+
+@dataclass(frozen=True)
+class SelftestReport:
+    """All cases and the total wall time (seconds)."""
+
+    cases: tuple[CaseResult, ...]
+    seconds: float
+
+    @property
+    def passed(self) -> bool:
+        """Every case passed."""
+        return all(c.passed for c in self.cases)
+
+    @property
+    def failed(self) -> list[CaseResult]:
+        """The cases that did not pass."""
+        return [c for c in self.cases if not c.passed]
+
+
+# --------------------------------------------------------------------------------------------
+# In-memory evidence and contracts
+
+
+def _contract(**update: Any) -> ReleaseContract:
+    data: dict[str, Any] = {
+        "id": "selftest",
+        "version": "1",
+        "baseline": {"policy_id": "base", "config": "base.json"},
+        "candidates": [{"policy_id": "cand", "config": "cand.json"}],
+        "evidence": [
+            {"id": "e", "path": "e.csv", "format": "csv", "metrics": {"correct": "correct"}}
+        ],
+        "quality_metrics": [{"id": "correct", "margin_abs": 0.05}],
+        "operational_metrics": [{"id": "cost_usd", "unit": "usd"}],
+        "claims": {"items": [{"kind": "cost-reduction", "metric": "cost_usd"}]},
+        "statistics": {"resamples": 2000, "seed": _SEED, "min_paired_n": 30},
+        "evidence_class": "confirmatory",
+    }
+    data.update(update)
+    return ReleaseContract.model_validate(data)
+
+
+def _table(
+    values: Mapping[str, Mapping[str, np.ndarray]],
+    *,
+    slices: np.ndarray | None = None,
+    split: str | None = None,
+) -> pa.Table:
+    """Canonical rows from policy → metric → values; example i is ``ex<i>``."""
+    cols: dict[str, list[Any]] = {f.name: [] for f in EVIDENCE_SCHEMA}
+    for policy, metrics in values.items():
+        for metric, arr in metrics.items():
+            n = len(arr)
+            cols["policy_id"] += [policy] * n
+            cols["example_id"] += [f"ex{i}" for i in range(n)]
+            cols["group_id"] += [None] * n
+            cols["slice"] += [None] * n if slices is None else [str(s) for s in slices[:n]]
+            cols["split"] += [split] * n
+            cols["metric"] += [metric] * n
+            cols["value"] += [float(v) for v in arr]
+            cols["missing_reason"] += [None] * n
+            cols["source"] += ["selftest:planted@1"] * n
+            cols["source_sha256"] += ["0" * 64] * n
+            cols["source_row"] += list(range(1, n + 1))
+    return make_evidence_table(cols)
+
+
+def _cost(n: int) -> np.ndarray:
+    return 0.010 + 0.001 * (np.arange(n) % 7)
+
+
+def _pair(
+    base: np.ndarray, cand: np.ndarray, cost_ratio: float = 0.5
+) -> dict[str, dict[str, np.ndarray]]:
+    cost = _cost(base.size)
+    return {
+        "base": {"correct": base, "cost_usd": cost},
+        "cand": {"correct": cand, "cost_usd": cost * cost_ratio},
+    }
+
+
+def _hard(
+    overrides: Mapping[str, str] | None = None, *, leakage: str = _NA, slice_n: tuple[str, ...] = ()
+) -> dict[str, str]:
+    """Every hard gate of the self-test contract passing, except ``overrides`` (id → status)."""
+    legs = {
+        "hard:required-metric-evidence": _PASS,
+        "hard:provenance": _PASS,
+        "hard:duplicate-rows": _PASS,
+        "hard:example-attributes": _PASS,
+        "hard:split-leakage": leakage,
+        "hard:non-finite-values": _PASS,
+        "hard:pairing-coverage": _PASS,
+        "hard:paired-n": _PASS,
+        "hard:constant-quality-signal:correct": _PASS,
+    }
+    legs.update({f"hard:slice-paired-n:correct@{s}": _PASS for s in slice_n})
+    legs.update(overrides or {})
+    return legs
+
+
+_CLAIM = "claim:cost-reduction:cost_usd"
+_NI = "noninferiority:correct"
+
+
+def _compare(expected: Mapping[str, str], actual: Mapping[str, str]) -> list[str]:
+    out = []
+    for leg in sorted(set(expected) | set(actual)):
+        e, a = expected.get(leg, "absent"), actual.get(leg, "absent")
+        if e != a:
+            out.append(f"{leg}: expected {e}, found {a}")
+    return out
+
+
+@dataclass(frozen=True)
+class _EngineCase:
+    name: str
+    contract: ReleaseContract
+    table: pa.Table
+    expected_legs: dict[str, str]
+    expected_class: str
+    scope_split: str | None = None
+    extra_gates: Callable[[], list[GateResult]] | None = None
+    reason_prefix: str | None = None
+
+
+def _engine_cases() -> list[_EngineCase]:
+    cases = []
+    # 1. A cheaper candidate whose quality loss (-0.25) exceeds the margin (0.05): REJECT.
+    n = 120
+    base = (np.arange(n) % 5 != 0).astype(float)
+    cand = base.copy()
+    cand[np.flatnonzero(base == 1)[:30]] = 0.0
+    cases.append(
+        _EngineCase(
+            "reject-quality-loss",
+            _contract(),
+            _table(_pair(base, cand, 0.3)),
+            {**_hard(), _NI: _FAIL, _CLAIM: _PASS},
+            "REJECT",
+            reason_prefix="noninferiority-loss",
+        )
+    )
+    # 2. A loss confined to protected slice 'a' while the aggregate improves: REJECT.
+    n = 180
+    sl = np.array(["a", "b", "c"])[np.arange(n) % 3]
+    base = ((np.arange(n) // 3) % 2 == 0).astype(float)
+    cand = base.copy()
+    cand[sl != "a"] = 1.0
+    cand[np.flatnonzero((sl == "a") & (base == 1))[:20]] = 0.0
+    c = _contract(protected_slices=[{"value": "a", "margin_abs": 0.1, "min_paired_n": 30}])
+    cases.append(
+        _EngineCase(
+            "reject-protected-slice-loss",
+            c,
+            _table(_pair(base, cand), slices=sl),
+            {**_hard(slice_n=("a",)), _NI: _PASS, f"{_NI}@a": _FAIL, _CLAIM: _PASS},
+            "REJECT",
+            reason_prefix="noninferiority-loss",
+        )
+    )
+    # 3. A loss of exactly the margin on 60 pairs: the interval straddles -margin: INCONCLUSIVE.
+    n = 60
+    base = (np.arange(n) % 5 != 0).astype(float)
+    cand = base.copy()
+    cand[np.flatnonzero(base == 1)[:3]] = 0.0
+    cases.append(
+        _EngineCase(
+            "inconclusive-straddles-margin",
+            _contract(),
+            _table(_pair(base, cand)),
+            {**_hard(), _NI: _INC, _CLAIM: _PASS},
+            "INCONCLUSIVE",
+            reason_prefix="unresolved",
+        )
+    )
+    # 4. A constant quality signal cannot tell the policies apart: BLOCK.
+    n = 120
+    ones = np.ones(n)
+    cases.append(
+        _EngineCase(
+            "block-constant-quality-signal",
+            _contract(),
+            _table(_pair(ones, ones.copy())),
+            _hard({"hard:constant-quality-signal:correct": _FAIL}),
+            "BLOCK",
+            reason_prefix="blocked",
+        )
+    )
+    # 5. A duplicated (policy, example, metric) row: BLOCK.
+    base = (np.arange(n) % 10 < 7).astype(float)
+    good = _pair(base, base.copy())
+    t = _table(good)
+    cases.append(
+        _EngineCase(
+            "block-duplicated-rows",
+            _contract(),
+            pa.concat_tables([t, t.slice(5, 1)]),
+            _hard({"hard:duplicate-rows": _FAIL}),
+            "BLOCK",
+            reason_prefix="blocked",
+        )
+    )
+    # 6. An example in both the development and the confirmatory split: BLOCK.
+    dev_row = _table({"base": {"dev_only_score": np.array([1.0])}}, split="dev")
+    c = _contract(splits={"development": "dev", "confirmatory": "conf"})
+    cases.append(
+        _EngineCase(
+            "block-split-leakage",
+            c,
+            pa.concat_tables([_table(good, split="conf"), dev_row]),
+            _hard(leakage=_FAIL),
+            "BLOCK",
+            scope_split="conf",
+            reason_prefix="blocked",
+        )
+    )
+    # 7. A genuinely better and cheaper candidate: PROMOTE (guards against blocking everything).
+    cand = base.copy()
+    cand[np.flatnonzero(base == 0)[:12]] = 1.0
+    cases.append(
+        _EngineCase(
+            "promote-better-and-cheaper",
+            _contract(),
+            _table(_pair(base, cand)),
+            {**_hard(), _NI: _PASS, _CLAIM: _PASS},
+            "PROMOTE",
+            reason_prefix="every gate passed",
+        )
+    )
+    return cases
+
+
+def _run_engine_case(case: _EngineCase) -> tuple[CaseResult, Any]:
+    t0 = time.perf_counter()
+    idx = _index.build_index(case.table)
+    if case.scope_split is None:
+        scope = np.ones(idx.n_examples, dtype=bool)
+    else:
+        scope = idx.in_split(case.scope_split)
+    ev = _candidate.evaluate_candidate(
+        idx, case.contract, "cand", scope, config_missing=[], scope_name=case.scope_split or "all"
+    )
+    verdict = _decision.classify_candidate(ev, case.contract, [])
+    mismatches = _compare(case.expected_legs, {g.id: g.status.value for g in ev.gates})
+    if case.reason_prefix and not (
+        verdict.reasons and verdict.reasons[0].startswith(case.reason_prefix)
+    ):
+        mismatches.append(
+            f"reason: expected {case.reason_prefix!r}…, found {verdict.reasons[:1]!r}"
+        )
+    result = CaseResult(
+        case.name,
+        case.expected_class,
+        verdict.decision_class.value,
+        len(case.expected_legs) + 1,
+        tuple(mismatches),
+        time.perf_counter() - t0,
+    )
+    return result, (ev, case.contract)
+
+
+# --------------------------------------------------------------------------------------------
+# Corroborator cases: fictional texts written for the self-test (no external data).
+
+_CTX_WARRANTY = [
+    "The Lumo kettle carries a two-year warranty that covers the heating element and the lid hinge."
+]
+_CTX_SHIPPING = [
+    "Orders of the Lumo desk lamp ship from the Leeds warehouse and arrive within three "
+    "working days."
+]
+
+_TEXTS: dict[str, TextRecord] = {
+    "fabricated-citation": TextRecord(
+        question="How long is the warranty on the Lumo kettle?",
+        response="The Lumo kettle carries a two-year warranty that covers the heating element.",
+        contexts=tuple(_CTX_WARRANTY),
+        cited_quotes=(
+            "The warranty also covers accidental drops and water damage for five full years.",
+        ),
+    ),
+    "faithful-answer-irrelevant-context": TextRecord(
+        question="How many hours does the battery of the Aurora reading lamp last?",
+        response="The Lumo kettle warranty covers the heating element and the lid hinge.",
+        contexts=tuple(_CTX_WARRANTY),
+        cited_quotes=(),
+    ),
+    "honest-refusal": TextRecord(
+        question="What is the maximum brewing temperature of the Lumo kettle?",
+        response="The provided documents do not say what the maximum brewing temperature is.",
+        contexts=tuple(_CTX_WARRANTY),
+        cited_quotes=(),
+    ),
+    "grounded-answer-verified-citation": TextRecord(
+        question="How many working days does delivery of the Lumo desk lamp take?",
+        response="The Lumo desk lamp arrives within three working days of the order.",
+        contexts=tuple(_CTX_SHIPPING),
+        cited_quotes=("orders of the Lumo desk lamp ship from the Leeds warehouse",),
+    ),
+    "sample-disagreement-abstains": TextRecord(
+        question="Where do orders of the Lumo desk lamp ship from?",
+        response="Orders of the Lumo desk lamp ship from the Leeds warehouse.",
+        contexts=tuple(_CTX_SHIPPING),
+        cited_quotes=(),
+    ),
+}
+# (judge groundedness, answer relevance, samples) per case, all for policy "cand".
+_JUDGE: dict[str, tuple[float, float, tuple[float, float, float]]] = {
+    "fabricated-citation": (0.9, 0.9, (0.9, 0.9, 0.9)),
+    "faithful-answer-irrelevant-context": (0.95, 0.1, (0.95, 0.95, 0.95)),
+    "honest-refusal": (0.0, 0.2, (0.0, 0.0, 0.0)),
+    "grounded-answer-verified-citation": (1.0, 0.9, (1.0, 1.0, 1.0)),
+    "sample-disagreement-abstains": (0.5, 0.9, (0.1, 0.9, 0.5)),
+}
+# Expected legs: retrieval, generation, answer, citation, refusal, judge, agreement; and the class.
+_EXPECTED: dict[str, tuple[dict[str, str], str]] = {
+    "fabricated-citation": (
+        {
+            "retrieval": _PASS,
+            "generation": _FAIL,
+            "answer": _PASS,
+            "citation": "fabricated",
+            "refusal": "no",
+            "judge": "supported",
+            "comparison": "disagree",
+        },
+        "unsupported",
+    ),
+    "faithful-answer-irrelevant-context": (
+        {
+            "retrieval": _FAIL,
+            "generation": _PASS,
+            "answer": _FAIL,
+            "citation": "none",
+            "refusal": "no",
+            "judge": "supported",
+            "comparison": "agree",
+        },
+        "supported",
+    ),
+    "honest-refusal": (
+        {
+            "retrieval": _PASS,
+            "generation": _PASS,
+            "answer": _NA,
+            "citation": "none",
+            "refusal": "yes",
+            "judge": "unsupported",
+            "comparison": "disagree",
+        },
+        "supported",
+    ),
+    "grounded-answer-verified-citation": (
+        {
+            "retrieval": _PASS,
+            "generation": _PASS,
+            "answer": _PASS,
+            "citation": "verified",
+            "refusal": "no",
+            "judge": "supported",
+            "comparison": "agree",
+        },
+        "supported",
+    ),
+    "sample-disagreement-abstains": (
+        {
+            "retrieval": _PASS,
+            "generation": _PASS,
+            "answer": _PASS,
+            "citation": "none",
+            "refusal": "no",
+            "judge": "supported",
+            "comparison": "abstain",
+        },
+        "supported",
+    ),
+}
+_CORROBORATION = {
+    "groundedness_metric": "faithfulness",
+    "answer_relevance_metric": "answer_relevancy",
+    "sample_metrics": ["faithfulness_s1", "faithfulness_s2", "faithfulness_s3"],
+    "sample_disagreement_max": 0.5,
+    "max_disagreement_rate": 0.2,
+    "max_abstention_rate": 0.1,
+}
+
+
+def _corroboration_legs(ec: Any) -> tuple[dict[str, str], str]:
+    ch = ec.checks
+    citation = (
+        "none" if not ch.citations else ("fabricated" if ch.fabricated_citation else "verified")
+    )
+    comparison = "abstain" if ec.abstained else ("disagree" if ec.disagreement else "agree")
+    legs = {
+        "retrieval": ch.retrieval,
+        "generation": ch.generation,
+        "answer": ch.answer,
+        "citation": citation,
+        "refusal": "yes" if ch.honest_refusal else "no",
+        "judge": "supported" if ec.judge_supported else "unsupported",
+        "comparison": comparison,
+    }
+    return legs, "supported" if ch.supported else "unsupported"
+
+
+def _run_corroboration_cases(promote: tuple[Any, ReleaseContract] | None) -> list[CaseResult]:
+    t0 = time.perf_counter()
+    names = list(_TEXTS)
+    judge = {m: np.array([_JUDGE[k][0] for k in names]) for m in ("faithfulness",)}
+    values: dict[str, dict[str, np.ndarray]] = {
+        "cand": {
+            "faithfulness": judge["faithfulness"],
+            "answer_relevancy": np.array([_JUDGE[k][1] for k in names]),
+            **{
+                f"faithfulness_s{j + 1}": np.array([_JUDGE[k][2][j] for k in names])
+                for j in range(3)
+            },
+        }
+    }
+    # the baseline: one clean example, so the gate has both policies to rate.
+    values["base"] = {
+        "faithfulness": np.array([1.0]),
+        "faithfulness_s1": np.array([1.0]),
+        "faithfulness_s2": np.array([1.0]),
+        "faithfulness_s3": np.array([1.0]),
+    }
+    texts = {("cand", f"ex{i}"): _TEXTS[k] for i, k in enumerate(names)}
+    texts[("base", "ex0")] = _TEXTS["grounded-answer-verified-citation"]
+    contract = _contract(corroboration=_CORROBORATION)
+    assert contract.corroboration is not None
+    idx = _index.build_index(_table(values))
+    outcome = _corroborate.corroborate(
+        texts, idx, contract.corroboration, ["base", "cand"], np.ones(idx.n_examples, dtype=bool)
+    )
+    elapsed = (time.perf_counter() - t0) / (len(names) + 1)
+    results = []
+    for i, name in enumerate(names):
+        legs, klass = _corroboration_legs(outcome.examples[("cand", f"ex{i}")])
+        exp_legs, exp_class = _EXPECTED[name]
+        results.append(
+            CaseResult(
+                name, exp_class, klass, len(exp_legs), tuple(_compare(exp_legs, legs)), elapsed
+            )
+        )
+
+    # The rates and the reliability gate: 2 disagreements in 4 judged examples (0.5 > 0.2) and
+    # 1 abstention in 5 sampled (0.2 > 0.1) make the judge unreliable: PROMOTE is capped.
+    t1 = time.perf_counter()
+    row = next(r for r in outcome.summary.rates if r.policy_id == "cand" and r.slice is None)
+    actual = {
+        "n_judged": str(row.n_judged),
+        "n_disagreements": str(row.n_disagreements),
+        "n_abstained": str(row.n_abstained),
+        "failed_retrieval": str(row.failed_retrieval),
+        "failed_generation": str(row.failed_generation),
+        "failed_answer": str(row.failed_answer),
+        "fabricated_citations": str(row.fabricated_citations),
+        "honest_refusals": str(row.honest_refusals),
+    }
+    expected = {
+        "n_judged": "4",
+        "n_disagreements": "2",
+        "n_abstained": "1",
+        "failed_retrieval": "1",
+        "failed_generation": "1",
+        "failed_answer": "1",
+        "fabricated_citations": "1",
+        "honest_refusals": "1",
+    }
+    gates = _corroboration.gate_corroboration(outcome.summary, ("base", "cand"))
+    actual.update({g.id: g.status.value for g in gates})
+    expected.update(
+        {_corroboration.DISAGREEMENT_GATE_ID: _FAIL, _corroboration.ABSTENTION_GATE_ID: _FAIL}
+    )
+    klass = "absent"
+    if promote is not None:
+        ev, pc = promote
+        verdict = _decision.classify_candidate(ev, pc, gates)
+        klass = verdict.decision_class.value
+        if not verdict.reasons or not verdict.reasons[0].startswith("evaluator-unreliable"):
+            actual["reason"] = repr(verdict.reasons[:1])
+            expected["reason"] = "'evaluator-unreliable…'"
+    results.append(
+        CaseResult(
+            "unreliable-judge-caps-promote",
+            "INCONCLUSIVE",
+            klass,
+            len(expected),
+            tuple(_compare(expected, actual)),
+            time.perf_counter() - t1 + elapsed,
+        )
+    )
+    return results
+
+
+def run_selftest() -> SelftestReport:
+    """Run every planted case through the engine and report each one.
+
+    Returns:
+        The ``SelftestReport``; it does not raise on a failed case (``require_selftest`` does).
+    """
+    t0 = time.perf_counter()
+    results: list[CaseResult] = []
+    promote: tuple[Any, ReleaseContract] | None = None
+    for case in _engine_cases():
+        result, evaluated = _run_engine_case(case)
+        results.append(result)
+        if case.name == "promote-better-and-cheaper":
+            promote = evaluated
+    results += _run_corroboration_cases(promote)
+    return SelftestReport(tuple(results), time.perf_counter() - t0)
+
+
+def require_selftest() -> SelftestReport:
+    """Run the self-test and raise when any case fails.
+
+    Raises:
+        InternalError: ``selftest-failed`` naming each failed case and its first mismatch.
+    """
+    report = run_selftest()
+    if not report.passed:
+        detail = "; ".join(
+            f"{c.name} (expected {c.expected_class}, found {c.actual_class}"
+            + (f"; {c.mismatches[0]}" if c.mismatches else "")
+            + ")"
+            for c in report.failed
+        )
+        raise InternalError(
+            "selftest-failed",
+            f"the engine self-test failed {len(report.failed)} of {len(report.cases)} "
+            f"planted cases: {detail}",
+            hint="the engine is broken or was modified; run 'ragwarrant selftest' to see every "
+            "case. "
+            "Nothing was decided.",
+        )
+    return report
+
+
+def format_report(report: SelftestReport) -> str:
+    """One line per case (status, name, expected and found class, legs checked) and a total line."""
+    lines = []
+    for c in report.cases:
+        status = "pass" if c.passed else "FAIL"
+        lines.append(
+            f"{status}  {c.name:<38} expected {c.expected_class:<12} found {c.actual_class:<12} "
+            f"{c.legs} legs  {c.seconds * 1000:6.1f} ms"
+        )
+        lines += [f"      {m}" for m in c.mismatches]
+    verdict = "passed" if report.passed else f"FAILED ({len(report.failed)} cases)"
+    lines.append(
+        f"self-test {verdict}: {len(report.cases)} planted cases in {report.seconds:.3f} s"
+    )
+    return "\n".join(lines)

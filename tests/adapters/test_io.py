@@ -1,0 +1,105 @@
+"""Tests of the helpers shared by the tool adapters."""
+
+from __future__ import annotations
+
+import hashlib
+
+import pytest
+
+from ragwarrant.adapters._io import (
+    check_policies,
+    float_cell,
+    normalize_question,
+    parse_list_literal,
+    question_hash,
+    snake_metric_id,
+)
+from ragwarrant.errors import EvidenceError
+
+
+def test_normalize_question_nfkc_casefold_whitespace() -> None:
+    """NFKC folds compatibility forms, casefold lowers (ß → ss), whitespace runs collapse."""
+    assert normalize_question("  Ｗhat\u00a0is   STRASSE?\n") == "what is strasse?"
+    assert normalize_question("ﬁle  size") == "file size"
+
+
+def test_question_hash_is_sha256_of_normalized_text() -> None:
+    """The id is qh: + the first 16 hex digits of sha256 of the normalized text."""
+    expected = "qh:" + hashlib.sha256(b"how many days?").hexdigest()[:16]
+    assert question_hash("How  many\tDAYS?") == expected
+    assert question_hash("How many days?") != question_hash("How many day?")
+
+
+@pytest.mark.parametrize(
+    ("name", "expected"),
+    [
+        ("Answer Relevancy", "answer_relevancy"),
+        ("rouge_score(mode=fmeasure)", "rouge_score_mode_fmeasure"),
+        ("context_recall@3", "context_recall_at_3"),
+        ("factual_correctness(mode=f1)", "factual_correctness_mode_f1"),
+        ("Token F1", "token_f1"),
+    ],
+)
+def test_snake_metric_id(name: str, expected: str) -> None:
+    """Tool metric names map to snake_case ids."""
+    assert snake_metric_id(name) == expected
+
+
+def test_parse_list_literal_python_repr_and_json() -> None:
+    """Python reprs (as pandas writes lists to CSV) and JSON arrays both parse; empty is None."""
+    assert parse_list_literal("['kb-001', \"it's\"]", "f.csv", 1, "c") == ["kb-001", "it's"]
+    assert parse_list_literal('["a", "b"]', "f.csv", 1, "c") == ["a", "b"]
+    assert parse_list_literal("[]", "f.csv", 1, "c") == []
+    assert parse_list_literal("", "f.csv", 1, "c") is None
+
+
+@pytest.mark.parametrize(
+    ("cell", "found"),
+    [
+        ("{'a': 1}", "dict"),
+        ("42", "int"),
+        ("'just text'", "str"),
+        ("[1, 2]", "list"),
+        ("__import__('os').system('true')", "not a list literal"),
+        ("['unterminated", "not a list literal"),
+    ],
+)
+def test_parse_list_literal_rejects_non_lists_with_location(cell: str, found: str) -> None:
+    """Anything but a literal list of strings is a located wrong-type error (never evaluated)."""
+    with pytest.raises(EvidenceError) as err:
+        parse_list_literal(cell, "f.csv", 7, "retrieved_contexts")
+    assert err.value.code == "evidence-wrong-type"
+    assert (err.value.file, err.value.row, err.value.column) == ("f.csv", 7, "retrieved_contexts")
+    assert found in str(err.value)
+
+
+def test_float_cell_reasons() -> None:
+    """None → null, NaN → nan, booleans → 1/0, numeric strings parse, other strings fail."""
+    assert float_cell(None, "f", 1, "c") == (None, "null")
+    assert float_cell(float("nan"), "f", 1, "c") == (None, "nan")
+    assert float_cell(True, "f", 1, "c") == (1.0, None)
+    assert float_cell("0.25", "f", 1, "c") == (0.25, None)
+    with pytest.raises(EvidenceError, match="row 3: 'c' is not a number"):
+        float_cell("high", "f", 3, "c")
+
+
+def test_check_policies_declared_and_multi() -> None:
+    """A declared policy fills unnamed rows; a multi-policy file must name known policies."""
+    assert check_policies(
+        [None, None],
+        [1, 2],
+        declared="baseline",
+        contract_policies=["baseline", "candidate"],
+        display="f",
+        column="p",
+    ) == ["baseline", "baseline"]
+    with pytest.raises(EvidenceError) as err:
+        check_policies(
+            ["baseline", "other"],
+            [1, 2],
+            declared=None,
+            contract_policies=["baseline", "candidate"],
+            display="f",
+            column="p",
+        )
+    assert err.value.code == "evidence-policy-unknown" and err.value.row == 2

@@ -1,0 +1,229 @@
+"""Tests of the LangSmith adapter: to_pandas tables (CSV, Parquet) and raw JSONL rows."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import uuid
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.csv as pacsv
+import pyarrow.parquet as pq
+import pytest
+
+from ragwarrant.adapters import langsmith
+from ragwarrant.errors import EvidenceError
+
+CSV = "langsmith/langsmith_experiment_{p}.csv"
+RAW = "langsmith/langsmith_experiment_{p}_rows_raw.jsonl"
+
+
+def _load(make_request, path: Path, **fields):
+    fields.setdefault("adapter", "langsmith")
+    return langsmith.load(make_request(path, **fields))
+
+
+def _by_example(result, metric: str) -> dict[str, float | None]:
+    e = result.evidence.filter(pc.equal(result.evidence["metric"], metric))
+    return dict(zip(e["example_id"].to_pylist(), e["value"].to_pylist(), strict=True))
+
+
+def test_csv_table(make_request, exports) -> None:
+    """feedback.* numbers and booleans are metrics; the string category is skipped and named."""
+    result = _load(make_request, exports / CSV.format(p="baseline"), policy="baseline")
+    assert result.provenance.metric_names == {
+        "feedback.exact_match": "exact_match",
+        "feedback.token_f1": "token_f1",
+        "feedback.context_recall@3": "context_recall_at_3",
+    }
+    assert any("feedback.answer_category" in n for n in result.provenance.notes)
+    em = _by_example(result, "exact_match")
+    assert len(em) == 30 and set(em.values()) <= {0.0, 1.0}
+    assert result.texts.to_pylist()[0]["contexts"][0].startswith("Vacation policy")
+
+
+def test_csv_and_raw_rows_agree(make_request, exports) -> None:
+    """The to_pandas CSV and the raw rows give the same feedback per dataset example id."""
+    for p in ("baseline", "candidate"):
+        a = _load(make_request, exports / CSV.format(p=p), policy=p)
+        b = _load(make_request, exports / RAW.format(p=p), policy=p)
+        for m in ("exact_match", "token_f1", "context_recall_at_3"):
+            assert _by_example(a, m) == _by_example(b, m)
+
+
+def test_example_ids_are_shared_across_experiments(make_request, exports) -> None:
+    """Both experiments ran on one dataset: example_id pairs them."""
+    a = _load(make_request, exports / CSV.format(p="baseline"), policy="baseline")
+    b = _load(make_request, exports / CSV.format(p="candidate"), policy="candidate")
+    assert set(_by_example(a, "token_f1")) == set(_by_example(b, "token_f1"))
+
+
+def test_raw_rows_policy_and_question_id(make_request, exports) -> None:
+    """Raw rows carry the policy in run.extra.metadata and ids at a dotted path."""
+    result = _load(
+        make_request,
+        exports / RAW.format(p="candidate"),
+        policy="candidate",
+        columns={"example_id": "example.metadata.question_id"},
+    )
+    assert sorted(_by_example(result, "token_f1"))[:2] == ["q001", "q002"]
+    with pytest.raises(EvidenceError) as err:
+        _load(make_request, exports / RAW.format(p="candidate"), policy="baseline")
+    assert err.value.code == "evidence-policy-missing"
+
+
+def test_parquet_with_uuid_extension_columns(make_request, exports, tmp_path) -> None:
+    """UUID columns stored as Arrow uuid extension types read back as canonical UUID strings."""
+    t = pacsv.read_csv(exports / CSV.format(p="baseline"))
+    ids = t["example_id"].to_pylist()
+    storage = pa.array([uuid.UUID(x).bytes for x in ids], pa.binary(16))
+    t = t.set_column(
+        t.schema.get_field_index("example_id"),
+        "example_id",
+        pa.ExtensionArray.from_storage(pa.uuid(), storage),
+    )
+    p = tmp_path / "exp.parquet"
+    pq.write_table(t, p)
+    result = _load(make_request, p, policy="baseline")
+    assert set(_by_example(result, "token_f1")) == set(ids)
+
+
+def test_execution_time_on_request(make_request, exports) -> None:
+    """execution_time (s) becomes latency_ms only with include_operational."""
+    result = _load(
+        make_request,
+        exports / CSV.format(p="baseline"),
+        policy="baseline",
+        options={"include_operational": True},
+    )
+    row = next(csv.DictReader((exports / CSV.format(p="baseline")).open()))
+    assert _by_example(result, "latency_ms")[row["example_id"]] == pytest.approx(
+        float(row["execution_time"]) * 1000
+    )
+
+
+# --- broken variants ---------------------------------------------------------------------------
+
+
+def _table(exports: Path) -> tuple[list[str], list[list[str]]]:
+    with (exports / CSV.format(p="baseline")).open(newline="") as fh:
+        r = csv.reader(fh)
+        return next(r), list(r)
+
+
+def _write(path: Path, header: list[str], rows: list[list[str]]) -> Path:
+    buf = io.StringIO()
+    w = csv.writer(buf)
+    w.writerow(header)
+    w.writerows(rows)
+    path.write_text(buf.getvalue())
+    return path
+
+
+def test_empty_files(make_request, tmp_path) -> None:
+    """Empty CSV and empty JSONL are evidence-empty."""
+    for name in ("e.csv", "e.jsonl"):
+        p = tmp_path / name
+        p.write_bytes(b"")
+        with pytest.raises(EvidenceError) as err:
+            _load(make_request, p, policy="baseline")
+        assert err.value.code == "evidence-empty"
+
+
+def test_missing_id_column(make_request, exports, tmp_path) -> None:
+    """Without example_id the table cannot be paired."""
+    header, rows = _table(exports)
+    i = header.index("example_id")
+    p = _write(tmp_path / "x.csv", header[:i] + header[i + 1 :], [r[:i] + r[i + 1 :] for r in rows])
+    with pytest.raises(EvidenceError) as err:
+        _load(make_request, p, policy="baseline")
+    assert (err.value.code, err.value.column) == ("evidence-missing-column", "example_id")
+
+
+def test_wrong_type_feedback(make_request, exports, tmp_path) -> None:
+    """A text cell in a numeric feedback column is located."""
+    header, rows = _table(exports)
+    rows[8][header.index("feedback.token_f1")] = "0.5x"
+    p = _write(tmp_path / "x.csv", header, rows)
+    with pytest.raises(EvidenceError) as err:
+        _load(make_request, p, policy="baseline")
+    assert (err.value.code, err.value.row, err.value.column) == (
+        "evidence-wrong-type",
+        9,
+        "feedback.token_f1",
+    )
+
+
+def test_duplicated_example(make_request, exports, tmp_path) -> None:
+    """The same dataset example twice in one experiment is rejected."""
+    header, rows = _table(exports)
+    i = header.index("example_id")
+    rows[5][i] = rows[0][i]
+    p = _write(tmp_path / "x.csv", header, rows)
+    with pytest.raises(EvidenceError) as err:
+        _load(make_request, p, policy="baseline")
+    assert (err.value.code, err.value.row) == ("evidence-duplicate-id", 6)
+
+
+def test_mixed_policies_in_raw_rows(make_request, exports, tmp_path) -> None:
+    """A raw row whose run metadata names another policy is located."""
+    lines = (exports / RAW.format(p="baseline")).read_text().splitlines()
+    obj = json.loads(lines[10])
+    obj["run"]["extra"]["metadata"]["policy"] = "candidate"
+    lines[10] = json.dumps(obj)
+    p = tmp_path / "raw.jsonl"
+    p.write_text("\n".join(lines) + "\n")
+    with pytest.raises(EvidenceError) as err:
+        _load(make_request, p, policy="baseline")
+    assert (err.value.code, err.value.row) == ("evidence-mixed-policies", 11)
+
+
+def test_table_needs_a_policy(make_request, exports) -> None:
+    """to_pandas tables carry no policy: the source must declare it."""
+    with pytest.raises(EvidenceError) as err:
+        _load(make_request, exports / CSV.format(p="baseline"))
+    assert err.value.code == "evidence-policy-unknown"
+
+
+def test_raw_null_score_counted(make_request, exports, tmp_path) -> None:
+    """A null score with no value is a missing metric (reason null), not dropped."""
+    lines = (exports / RAW.format(p="baseline")).read_text().splitlines()
+    obj = json.loads(lines[0])
+    obj["evaluation_results"]["results"][1]["score"] = None
+    lines[0] = json.dumps(obj)
+    p = tmp_path / "raw.jsonl"
+    p.write_text("\n".join(lines) + "\n")
+    result = _load(make_request, p, policy="baseline")
+    e = result.evidence.filter(pc.is_null(result.evidence["value"]))
+    assert e["metric"].to_pylist() == ["token_f1"] and e["missing_reason"].to_pylist() == ["null"]
+
+
+def test_run_lines_with_tokens_and_cost(make_request, exports, tmp_path) -> None:
+    """Plain run JSONL (list_runs): feedback list, and with include_operational the run's
+    total_cost, token counts and end − start latency."""
+    lines = []
+    for i, raw in enumerate((exports / RAW.format(p="baseline")).read_text().splitlines()):
+        row = json.loads(raw)
+        run = row["run"]
+        run.update(
+            run_type="chain",
+            prompt_tokens=300 + i,
+            completion_tokens=20,
+            total_cost=1e-4 * (i + 1),
+            feedback=row["evaluation_results"]["results"],
+        )
+        lines.append(json.dumps(run))
+    p = tmp_path / "runs.jsonl"
+    p.write_text("\n".join(lines) + "\n")
+    result = _load(make_request, p, policy="baseline", options={"include_operational": True})
+    assert "shape: runs" in result.provenance.notes[0]
+    csv_result = _load(make_request, exports / CSV.format(p="baseline"), policy="baseline")
+    assert _by_example(result, "token_f1") == _by_example(csv_result, "token_f1")
+    first = json.loads(lines[0])
+    ex = first["reference_example_id"]
+    assert _by_example(result, "cost_usd")[ex] == pytest.approx(1e-4)
+    assert _by_example(result, "input_tokens")[ex] == 300.0
+    assert _by_example(result, "latency_ms")[ex] == pytest.approx(0.436, abs=1e-3)

@@ -1,0 +1,310 @@
+"""Tests of the OpenTelemetry adapter: the telemetry Parquet, OTLP JSON lines, modeled cost."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import orjson
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+import pytest
+
+from ragwarrant.adapters import otel
+from ragwarrant.errors import EvidenceError
+
+TELEMETRY = "otel/otel_genai_telemetry.parquet"
+PRICES = {
+    "llama-3.1-8b-instruct": {"input_usd_per_1m_tokens": 0.18, "output_usd_per_1m_tokens": 0.18},
+    "llama-3.1-70b-instruct": {"input_usd_per_1m_tokens": 0.88, "output_usd_per_1m_tokens": 0.88},
+}
+
+
+def _load(make_request, path: Path, **fields):
+    fields.setdefault("adapter", "otel")
+    fields.setdefault("kind", "telemetry")
+    return otel.load(make_request(path, **fields))
+
+
+def _by_key(result, metric: str) -> dict[tuple[str, str], float | None]:
+    e = result.evidence.filter(pc.equal(result.evidence["metric"], metric))
+    return {
+        (p, x): v
+        for p, x, v in zip(
+            e["policy_id"].to_pylist(),
+            e["example_id"].to_pylist(),
+            e["value"].to_pylist(),
+            strict=True,
+        )
+    }
+
+
+def _rows(exports: Path) -> list[dict]:
+    return pq.read_table(exports / TELEMETRY).to_pylist()
+
+
+def test_real_telemetry(make_request, exports) -> None:
+    """60 requests → 60 (policy, example) rows of cost_usd, latency_ms and api_calls."""
+    result = _load(make_request, exports / TELEMETRY)
+    rows = _rows(exports)
+    cost, lat, calls = (_by_key(result, m) for m in ("cost_usd", "latency_ms", "api_calls"))
+    assert len(cost) == 60
+    for r in rows:
+        key = (r["policy_id"], r["example_id"])
+        assert cost[key] == r["cost_usd"]
+        assert math.isclose(lat[key], (r["end_time_unix_nano"] - r["start_time_unix_nano"]) / 1e6)
+        assert calls[key] == 1.0
+    assert result.provenance.pairing_method == "id-column"
+    assert not any(otel.COST_MODELED_NOTE in n for n in result.provenance.notes)
+
+
+def test_modeled_cost_when_absent(make_request, exports, tmp_path) -> None:
+    """Without cost_usd, cost = tokens × the contract's prices, and the provenance says so."""
+    p = tmp_path / "t.parquet"
+    pq.write_table(pq.read_table(exports / TELEMETRY).drop_columns(["cost_usd"]), p)
+    result = _load(make_request, p, prices=PRICES)
+    cost = _by_key(result, "cost_usd")
+    for r in _rows(exports):
+        assert math.isclose(cost[(r["policy_id"], r["example_id"])], r["cost_usd"], rel_tol=1e-9)
+    assert any(n.startswith(otel.COST_MODELED_NOTE) for n in result.provenance.notes)
+
+
+def test_cost_missing_without_price(make_request, exports, tmp_path) -> None:
+    """A model with no price and no cost leaves the example's cost missing (absent), counted."""
+    p = tmp_path / "t.parquet"
+    pq.write_table(pq.read_table(exports / TELEMETRY).drop_columns(["cost_usd"]), p)
+    result = _load(
+        make_request, p, prices={"llama-3.1-8b-instruct": PRICES["llama-3.1-8b-instruct"]}
+    )
+    e = result.evidence.filter(pc.equal(result.evidence["metric"], "cost_usd"))
+    missing = e.filter(pc.is_null(e["value"]))
+    assert set(missing["policy_id"].to_pylist()) == {"candidate"} and missing.num_rows == 30
+    assert set(missing["missing_reason"].to_pylist()) == {"absent"}
+    assert any("30 LLM spans have no cost" in n for n in result.provenance.notes)
+
+
+def _otlp_lines(rows: list[dict]) -> bytes:
+    """Each request as a trace: a root span with the ids, an LLM child span; ints as strings."""
+
+    def s(k: str, v: str) -> dict:
+        return {"key": k, "value": {"stringValue": v}}
+
+    def i(k: str, v: int) -> dict:
+        return {"key": k, "value": {"intValue": str(v)}}
+
+    out = []
+    for n, r in enumerate(rows):
+        root_id = f"{n:016x}"
+        root = {
+            "traceId": r["trace_id"],
+            "spanId": root_id,
+            "name": "rag_query",
+            "kind": 1,
+            "startTimeUnixNano": str(r["start_time_unix_nano"] - 50_000_000),
+            "endTimeUnixNano": str(r["end_time_unix_nano"] + 10_000_000),
+            "attributes": [s("example_id", r["example_id"])],
+            "status": {"code": 1},
+        }
+        llm = {
+            "traceId": r["trace_id"],
+            "spanId": r["span_id"],
+            "parentSpanId": root_id,
+            "name": r["span_name"],
+            "kind": 3,
+            "startTimeUnixNano": str(r["start_time_unix_nano"]),
+            "endTimeUnixNano": str(r["end_time_unix_nano"]),
+            "attributes": [
+                s("gen_ai.operation.name", "chat"),
+                s("gen_ai.request.model", r["gen_ai.request.model"]),
+                i("gen_ai.usage.input_tokens", r["gen_ai.usage.input_tokens"]),
+                i("gen_ai.usage.output_tokens", r["gen_ai.usage.output_tokens"]),
+                {
+                    "key": "gen_ai.response.finish_reasons",
+                    "value": {"arrayValue": {"values": [{"stringValue": "stop"}]}},
+                },
+            ],
+            "status": {"code": 0},
+        }
+        req = {
+            "resourceSpans": [
+                {
+                    "resource": {"attributes": [s("policy_id", r["policy_id"])]},
+                    "scopeSpans": [{"scope": {"name": "app"}, "spans": [root, llm]}],
+                }
+            ]
+        }
+        out.append(orjson.dumps(req))
+    return b"\n".join(out) + b"\n"
+
+
+def test_otlp_json_lines(make_request, exports, tmp_path) -> None:
+    """OTLP JSON: ids on the root span only, string int64s; latency is the root's duration."""
+    rows = _rows(exports)
+    p = tmp_path / "spans.jsonl"
+    p.write_bytes(_otlp_lines(rows))
+    result = _load(make_request, p, prices=PRICES)
+    cost, lat, calls = (_by_key(result, m) for m in ("cost_usd", "latency_ms", "api_calls"))
+    for r in rows:
+        key = (r["policy_id"], r["example_id"])
+        assert math.isclose(cost[key], r["cost_usd"], rel_tol=1e-9)
+        assert math.isclose(
+            lat[key], (r["end_time_unix_nano"] - r["start_time_unix_nano"]) / 1e6 + 60.0
+        )
+        assert calls[key] == 1.0  # the root span is not an LLM call
+    assert "OTLP JSON lines" in result.provenance.notes[0]
+    assert "120 spans in 60 traces" in result.provenance.notes[0]
+
+
+def test_tokens_on_request(make_request, exports) -> None:
+    """input_tokens / output_tokens are offered when the contract's metrics name them."""
+    result = _load(make_request, exports / TELEMETRY, metrics={"input_tokens": "input_tokens"})
+    assert set(result.evidence["metric"].to_pylist()) == {"input_tokens"}
+    assert _by_key(result, "input_tokens")[("baseline", "q001")] == 307.0
+
+
+def test_several_requests_per_example(make_request, exports, tmp_path) -> None:
+    """Two LLM calls in one trace: api_calls 2, costs summed, latency = first start to last end."""
+    t = pq.read_table(exports / TELEMETRY)
+    first = t.slice(0, 1).to_pylist()[0]
+    extra = dict(
+        first,
+        span_id="ffffffffffffffff",
+        start_time_unix_nano=first["end_time_unix_nano"],
+        end_time_unix_nano=first["end_time_unix_nano"] + 100_000_000,
+        cost_usd=1e-4,
+    )
+    p = tmp_path / "t.parquet"
+    pq.write_table(pa.concat_tables([t, pa.Table.from_pylist([extra], schema=t.schema)]), p)
+    result = _load(make_request, p)
+    key = ("baseline", first["example_id"])
+    assert _by_key(result, "api_calls")[key] == 2.0
+    assert math.isclose(_by_key(result, "cost_usd")[key], first["cost_usd"] + 1e-4)
+    assert math.isclose(_by_key(result, "latency_ms")[key], first["duration_ms"] + 100.0)
+
+
+# --- broken variants ---------------------------------------------------------------------------
+
+
+def test_empty_parquet(make_request, exports, tmp_path) -> None:
+    """A Parquet file with the schema and no rows is evidence-empty."""
+    p = tmp_path / "t.parquet"
+    pq.write_table(pq.read_table(exports / TELEMETRY).slice(0, 0), p)
+    with pytest.raises(EvidenceError) as err:
+        _load(make_request, p)
+    assert err.value.code == "evidence-empty"
+
+
+def test_empty_jsonl(make_request, tmp_path) -> None:
+    """An empty JSONL file is evidence-empty."""
+    p = tmp_path / "t.jsonl"
+    p.write_bytes(b"\n")
+    with pytest.raises(EvidenceError) as err:
+        _load(make_request, p)
+    assert err.value.code == "evidence-empty"
+
+
+def test_missing_example_column(make_request, exports, tmp_path) -> None:
+    """Without the example id attribute the reduction cannot key anything."""
+    p = tmp_path / "t.parquet"
+    pq.write_table(pq.read_table(exports / TELEMETRY).drop_columns(["example_id"]), p)
+    with pytest.raises(EvidenceError) as err:
+        _load(make_request, p)
+    assert err.value.code == "evidence-missing-column" and err.value.column == "example_id"
+
+
+def test_wrong_type_tokens(make_request, exports, tmp_path) -> None:
+    """A token count that is not a number is located (OTLP attributes arrive as strings)."""
+    rows = _rows(exports)
+    p = tmp_path / "spans.jsonl"
+    p.write_bytes(_otlp_lines(rows).replace(b'"intValue":"307"', b'"stringValue":"lots"', 1))
+    with pytest.raises(EvidenceError) as err:
+        _load(make_request, p, prices=PRICES)
+    assert (
+        err.value.code == "evidence-wrong-type" and err.value.column == "gen_ai.usage.input_tokens"
+    )
+    assert err.value.row == 2  # the LLM span of the first trace
+
+
+def test_bad_time_in_otlp(make_request, exports, tmp_path) -> None:
+    """A start time that is not an integer string names the line."""
+    p = tmp_path / "spans.jsonl"
+    p.write_bytes(
+        _otlp_lines(_rows(exports)).replace(b'"startTimeUnixNano":"', b'"startTimeUnixNano":"x', 1)
+    )
+    with pytest.raises(EvidenceError) as err:
+        _load(make_request, p)
+    assert (err.value.code, err.value.row) == ("evidence-wrong-type", 1)
+
+
+def test_trace_names_two_examples(make_request, exports, tmp_path) -> None:
+    """Spans of one trace naming two examples are a conflict, not a guess."""
+    t = pq.read_table(exports / TELEMETRY)
+    trace = t["trace_id"].to_pylist()
+    trace[1] = trace[0]
+    p = tmp_path / "t.parquet"
+    pq.write_table(t.set_column(0, "trace_id", pa.array(trace)), p)
+    with pytest.raises(EvidenceError) as err:
+        _load(make_request, p)
+    assert err.value.code == "evidence-trace-conflict"
+
+
+def test_policy_missing_from_file(make_request, exports, tmp_path) -> None:
+    """A multi-policy file lacking a contract policy is evidence-policy-missing."""
+    t = pq.read_table(exports / TELEMETRY)
+    p = tmp_path / "t.parquet"
+    pq.write_table(t.filter(pc.equal(t["policy_id"], "baseline")), p)
+    with pytest.raises(EvidenceError) as err:
+        _load(make_request, p)
+    assert err.value.code == "evidence-policy-missing" and "candidate" in str(err.value)
+
+
+def test_mixed_policies_when_one_declared(make_request, exports) -> None:
+    """Declaring one policy for the two-policy file is caught."""
+    with pytest.raises(EvidenceError) as err:
+        _load(make_request, exports / TELEMETRY, policy="baseline")
+    assert err.value.code == "evidence-mixed-policies" and err.value.row == 31
+
+
+def test_unknown_policy(make_request, exports, tmp_path) -> None:
+    """A policy the contract does not declare is named."""
+    t = pq.read_table(exports / TELEMETRY)
+    pol = t["policy_id"].to_pylist()
+    pol[5] = "shadow"
+    p = tmp_path / "t.parquet"
+    pq.write_table(
+        t.set_column(t.schema.get_field_index("policy_id"), "policy_id", pa.array(pol)), p
+    )
+    with pytest.raises(EvidenceError) as err:
+        _load(make_request, p)
+    assert err.value.code == "evidence-policy-unknown" and "shadow" in str(err.value)
+
+
+def test_csv_spans(make_request, exports, tmp_path) -> None:
+    """The same spans as CSV (every cell text, times as digit strings) reduce identically."""
+    import pyarrow.csv as pacsv
+
+    t = pq.read_table(exports / TELEMETRY).drop_columns(["gen_ai.response.finish_reasons"])
+    p = tmp_path / "t.csv"
+    pacsv.write_csv(t, p)
+    a = _load(make_request, p)
+    b = _load(make_request, exports / TELEMETRY)
+    for m in ("cost_usd", "latency_ms", "api_calls"):
+        assert _by_key(a, m) == pytest.approx(_by_key(b, m))
+
+
+def test_error_rows_count_from_the_start_of_the_file(
+    make_request, exports, tmp_path, monkeypatch
+) -> None:
+    """A bad cell in a later read batch is reported by its row in the file, not in the batch."""
+    monkeypatch.setattr(otel, "_BATCH_ROWS", 16)
+    t = pq.read_table(exports / TELEMETRY)
+    tokens = [str(x) for x in t["gen_ai.usage.output_tokens"].to_pylist()]
+    tokens[39] = "many"
+    idx = t.schema.get_field_index("gen_ai.usage.output_tokens")
+    p = tmp_path / "t.parquet"
+    pq.write_table(t.set_column(idx, "gen_ai.usage.output_tokens", pa.array(tokens)), p)
+    with pytest.raises(EvidenceError) as err:
+        _load(make_request, p)
+    assert (err.value.code, err.value.row) == ("evidence-wrong-type", 40)
+    assert "row 40:" in str(err.value)

@@ -1,0 +1,278 @@
+"""Tests of the Phoenix adapter: spans as telemetry, evaluations joined to spans."""
+
+from __future__ import annotations
+
+import math
+import shutil
+from pathlib import Path
+
+import orjson
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+import pytest
+
+from ragwarrant.adapters import otel, phoenix
+from ragwarrant.errors import EvidenceError
+
+SPANS = "phoenix/{p}/phoenix_spans_{p}.parquet"
+EVALS = "phoenix/{p}/phoenix_evaluate_dataframe_{p}.parquet"
+LEGACY = "phoenix/{p}/phoenix_span_evaluations_token_f1_{p}.csv"
+
+
+def _load(make_request, exports: Path, rel: str, **fields):
+    fields.setdefault("adapter", "phoenix")
+    fields.setdefault("columns", {"example_id": "question_id"})
+    return phoenix.load(make_request(exports / rel, root=exports, **fields))
+
+
+def _by_example(result, metric: str) -> dict[str, float | None]:
+    e = result.evidence.filter(pc.equal(result.evidence["metric"], metric))
+    return dict(zip(e["example_id"].to_pylist(), e["value"].to_pylist(), strict=True))
+
+
+@pytest.mark.parametrize("policy", ["baseline", "candidate"])
+def test_spans_reduce_like_the_telemetry(make_request, exports, policy) -> None:
+    """Phoenix LLM-span cost equals the OTel telemetry's; latency is the root CHAIN span's."""
+    result = _load(make_request, exports, SPANS.format(p=policy), kind="telemetry", policy=policy)
+    cost, lat, calls = (_by_example(result, m) for m in ("cost_usd", "latency_ms", "api_calls"))
+    assert len(cost) == 30 and set(calls.values()) == {1.0}
+    tel = pq.read_table(exports / "otel/otel_genai_telemetry.parquet").to_pylist()
+    for r in tel:
+        if r["policy_id"] == policy:
+            assert math.isclose(cost[r["example_id"]], r["cost_usd"])
+    spans = pq.read_table(exports / SPANS.format(p=policy)).to_pylist()
+    roots = {s["attributes.metadata"]["question_id"]: s for s in spans if s["parent_id"] is None}
+    for q, s in roots.items():
+        assert math.isclose(lat[q], (s["end_time"] - s["start_time"]).total_seconds() * 1000)
+    notes = " ".join(result.provenance.notes)
+    assert "90 spans in 30 traces" in notes
+    assert ("1 spans with status ERROR" in notes) == (policy == "baseline")
+
+
+def test_evaluate_dataframe_span_join(make_request, exports) -> None:
+    """Score cells (JSON strings) join through context.span_id to the spans' question ids."""
+    result = _load(
+        make_request,
+        exports,
+        EVALS.format(p="baseline"),
+        policy="baseline",
+        options={"spans": SPANS.format(p="baseline")},
+    )
+    assert result.provenance.pairing_method == "span-join"
+    ev = result.evidence
+    assert ev.num_rows == 120 and pc.sum(pc.is_null(ev["value"])).as_py() == 0
+    assert set(ev["metric"].to_pylist()) == {
+        "exact_match",
+        "token_f1",
+        "refusal",
+        "retrieval_recall",
+    }
+    assert _by_example(result, "refusal")["q030"] == 1.0
+    assert any("refusal" in n and "minimize" in n for n in result.provenance.notes)
+    # the same token_f1 as the legacy SpanEvaluations export of the same run
+    legacy = _load(
+        make_request,
+        exports,
+        LEGACY.format(p="baseline"),
+        policy="baseline",
+        options={"spans": SPANS.format(p="baseline")},
+        metrics={"score": "token_f1"},
+    )
+    assert _by_example(legacy, "token_f1") == _by_example(result, "token_f1")
+
+
+def test_policy_comes_from_the_joined_spans(make_request, exports) -> None:
+    """Without 'policy', the spans' metadata.policy is used, and must cover the contract."""
+    with pytest.raises(EvidenceError) as err:
+        _load(
+            make_request,
+            exports,
+            EVALS.format(p="candidate"),
+            options={"spans": SPANS.format(p="candidate")},
+        )
+    assert err.value.code == "evidence-policy-missing" and "baseline" in str(err.value)
+
+
+def test_legacy_frame_needs_metric_name(make_request, exports) -> None:
+    """label/score/explanation frames do not name their evaluation: the contract must."""
+    with pytest.raises(EvidenceError) as err:
+        _load(
+            make_request,
+            exports,
+            LEGACY.format(p="baseline"),
+            policy="baseline",
+            options={"spans": SPANS.format(p="baseline")},
+        )
+    assert err.value.code == "evidence-metric-name-needed"
+
+
+def test_spans_option_required(make_request, exports) -> None:
+    """Evaluations without options.spans cannot be paired."""
+    with pytest.raises(EvidenceError) as err:
+        _load(make_request, exports, EVALS.format(p="baseline"), policy="baseline")
+    assert err.value.code == "evidence-spans-needed"
+
+
+def test_question_hash_pairing(make_request, exports) -> None:
+    """pairing: question-hash uses the input column and needs no spans."""
+    result = _load(
+        make_request,
+        exports,
+        EVALS.format(p="baseline"),
+        policy="baseline",
+        pairing="question-hash",
+    )
+    assert result.provenance.pairing_method == "question-hash"
+    assert result.evidence["example_id"][0].as_py().startswith("qh:")
+
+
+# --- broken variants ---------------------------------------------------------------------------
+
+
+def _copy_with(exports: Path, tmp_path: Path, policy: str, table: pa.Table) -> Path:
+    (tmp_path / "phoenix" / policy).mkdir(parents=True)
+    shutil.copyfile(exports / SPANS.format(p=policy), tmp_path / SPANS.format(p=policy))
+    out = tmp_path / EVALS.format(p=policy)
+    pq.write_table(table, out)
+    return out
+
+
+def test_join_miss(make_request, exports, tmp_path) -> None:
+    """An evaluation of a span not in the spans file is located."""
+    t = pq.read_table(exports / EVALS.format(p="baseline"))
+    ids = t["context.span_id"].to_pylist()
+    ids[3] = "0000000000000000"
+    t = t.set_column(t.schema.get_field_index("context.span_id"), "context.span_id", pa.array(ids))
+    _copy_with(exports, tmp_path, "baseline", t)
+    with pytest.raises(EvidenceError) as err:
+        _load(
+            make_request,
+            tmp_path,
+            EVALS.format(p="baseline"),
+            policy="baseline",
+            options={"spans": SPANS.format(p="baseline")},
+        )
+    assert (err.value.code, err.value.row) == ("evidence-join-miss", 4)
+
+
+def test_failed_execution_and_bad_score_cell(make_request, exports, tmp_path) -> None:
+    """A FAILED execution is an 'error' score; a score cell that is not a Score is located."""
+    t = pq.read_table(exports / EVALS.format(p="baseline"))
+    det = t["token_f1_execution_details"].to_pylist()
+    det[2] = orjson.dumps({"status": "FAILED", "exceptions": ["boom"]}).decode()
+    t = t.set_column(
+        t.schema.get_field_index("token_f1_execution_details"),
+        "token_f1_execution_details",
+        pa.array(det),
+    )
+    _copy_with(exports, tmp_path, "baseline", t)
+    result = _load(
+        make_request,
+        tmp_path,
+        EVALS.format(p="baseline"),
+        policy="baseline",
+        options={"spans": SPANS.format(p="baseline")},
+    )
+    ev = result.evidence.filter(pc.equal(result.evidence["missing_reason"], "error"))
+    assert ev["metric"].to_pylist() == ["token_f1"] and ev["source_row"].to_pylist() == [3]
+
+    cells = t["exact_match_score"].to_pylist()
+    cells[4] = "[1, 2]"
+    t2 = t.set_column(
+        t.schema.get_field_index("exact_match_score"), "exact_match_score", pa.array(cells)
+    )
+    pq.write_table(t2, tmp_path / EVALS.format(p="baseline"))
+    with pytest.raises(EvidenceError) as err:
+        _load(
+            make_request,
+            tmp_path,
+            EVALS.format(p="baseline"),
+            policy="baseline",
+            options={"spans": SPANS.format(p="baseline")},
+        )
+    assert (err.value.code, err.value.row, err.value.column) == (
+        "evidence-wrong-type",
+        5,
+        "exact_match_score",
+    )
+
+
+def test_duplicated_span(make_request, exports, tmp_path) -> None:
+    """Two evaluations of the same span (same example) are a duplicated id."""
+    t = pq.read_table(exports / EVALS.format(p="baseline"))
+    t = pa.concat_tables([t, t.slice(0, 1)])
+    _copy_with(exports, tmp_path, "baseline", t)
+    with pytest.raises(EvidenceError) as err:
+        _load(
+            make_request,
+            tmp_path,
+            EVALS.format(p="baseline"),
+            policy="baseline",
+            options={"spans": SPANS.format(p="baseline")},
+        )
+    assert (err.value.code, err.value.row) == ("evidence-duplicate-id", 31)
+
+
+def test_declared_policy_differs_from_joined_spans(make_request, exports) -> None:
+    """Declared baseline while the joined spans say candidate is a policy mismatch."""
+    with pytest.raises(EvidenceError) as err:
+        _load(
+            make_request,
+            exports,
+            EVALS.format(p="candidate"),
+            policy="baseline",
+            options={"spans": SPANS.format(p="candidate")},
+        )
+    assert err.value.code == "evidence-policy-missing"
+
+
+def test_spans_without_example_attribute(make_request, exports) -> None:
+    """A spans file without the example attribute is a missing column."""
+    with pytest.raises(EvidenceError) as err:
+        _load(
+            make_request,
+            exports,
+            SPANS.format(p="baseline"),
+            kind="telemetry",
+            policy="baseline",
+            columns={"example_id": "ticket_id"},
+        )
+    assert err.value.code == "evidence-missing-column"
+
+
+def test_spans_reducer_is_the_otel_one() -> None:
+    """Phoenix spans go through the same reduction as OpenTelemetry (one implementation)."""
+    assert phoenix.load_spans is otel.load_spans
+
+
+def test_empty_evaluations(make_request, exports, tmp_path) -> None:
+    """An evaluations frame with no rows is evidence-empty."""
+    t = pq.read_table(exports / EVALS.format(p="baseline")).slice(0, 0)
+    _copy_with(exports, tmp_path, "baseline", t)
+    with pytest.raises(EvidenceError) as err:
+        _load(
+            make_request,
+            tmp_path,
+            EVALS.format(p="baseline"),
+            policy="baseline",
+            options={"spans": SPANS.format(p="baseline")},
+        )
+    assert err.value.code == "evidence-empty"
+
+
+def test_mixed_policies_in_spans(make_request, exports, tmp_path) -> None:
+    """One root span naming another policy in a one-policy spans file is located."""
+    t = pq.read_table(exports / SPANS.format(p="baseline"))
+    meta = t["attributes.metadata"].to_pylist()
+    i = next(k for k, m in enumerate(meta) if m is not None and m["question_id"] == "q005")
+    meta[i] = {"question_id": "q005", "policy": "candidate"}
+    idx = t.schema.get_field_index("attributes.metadata")
+    t = t.set_column(idx, "attributes.metadata", pa.array(meta, t.schema.field(idx).type))
+    (tmp_path / "phoenix" / "baseline").mkdir(parents=True)
+    pq.write_table(t, tmp_path / SPANS.format(p="baseline"))
+    with pytest.raises(EvidenceError) as err:
+        _load(
+            make_request, tmp_path, SPANS.format(p="baseline"), kind="telemetry", policy="baseline"
+        )
+    assert err.value.code == "evidence-mixed-policies" and "candidate" in str(err.value)

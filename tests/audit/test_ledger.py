@@ -1,0 +1,394 @@
+"""Tests of the evidence ledger: chaining, tamper detection, concurrency, entries and history."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import multiprocessing
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from ragwarrant.audit.ledger import (
+    GENESIS_HASH,
+    append_entry,
+    build_entry,
+    drifting_slices,
+    entry_hash,
+    read_entries,
+    show_history,
+    verify_chain,
+)
+from ragwarrant.errors import InputError, InternalError, OutputError
+
+from .conftest import Run
+
+
+def _entry(i: int, **extra: Any) -> dict[str, Any]:
+    return {
+        "run_id": f"run-{i}",
+        "time": f"2026-11-{i:02d}T00:00:00Z",
+        "run_class": "PROMOTE",
+        **extra,
+    }
+
+
+def _lines(path: Path) -> list[bytes]:
+    return path.read_bytes().splitlines(keepends=True)
+
+
+def test_append_chains_entries(tmp_path: Path) -> None:
+    """Each entry links to the previous entry's hash and hashes to its own entry_hash."""
+    ledger = tmp_path / "ledger.jsonl"
+    written = [append_entry(ledger, _entry(i)) for i in range(1, 4)]
+    assert [e["seq"] for e in written] == [1, 2, 3]
+    assert written[0]["prev_hash"] == GENESIS_HASH
+    assert written[1]["prev_hash"] == written[0]["entry_hash"]
+    assert written[2]["prev_hash"] == written[1]["entry_hash"]
+    on_disk = [json.loads(line) for line in _lines(ledger)]
+    assert on_disk == written
+    for e in on_disk:
+        body = {k: v for k, v in e.items() if k != "entry_hash"}
+        canonical = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        assert hashlib.sha256(canonical.encode()).hexdigest() == e["entry_hash"]
+    assert verify_chain(ledger) == []
+
+
+def test_entry_hash_ignores_only_entry_hash() -> None:
+    """entry_hash covers every field except itself."""
+    e = {"a": 1, "prev_hash": GENESIS_HASH, "seq": 1}
+    h = entry_hash(e)
+    assert entry_hash({**e, "entry_hash": "x"}) == h
+    assert entry_hash({**e, "a": 2}) != h
+
+
+def test_edited_entry_is_named(tmp_path: Path) -> None:
+    """Changing one entry's content is reported at that line, as an entry-hash break."""
+    ledger = tmp_path / "ledger.jsonl"
+    for i in range(1, 5):
+        append_entry(ledger, _entry(i))
+    lines = _lines(ledger)
+    lines[1] = lines[1].replace(b'"PROMOTE"', b'"REJECT"')
+    ledger.write_bytes(b"".join(lines))
+    problems = verify_chain(ledger)
+    assert [(p.line, p.kind) for p in problems] == [(2, "entry-hash")]
+
+
+def test_rehashed_edit_breaks_the_next_link(tmp_path: Path) -> None:
+    """An edit whose entry_hash is recomputed is caught by the next entry's prev_hash."""
+    ledger = tmp_path / "ledger.jsonl"
+    for i in range(1, 4):
+        append_entry(ledger, _entry(i))
+    lines = _lines(ledger)
+    forged = orjson.loads(lines[1])
+    forged["run_class"] = "REJECT"
+    forged["entry_hash"] = entry_hash(forged)
+    lines[1] = orjson.dumps(forged, option=orjson.OPT_SORT_KEYS) + b"\n"
+    ledger.write_bytes(b"".join(lines))
+    problems = verify_chain(ledger)
+    assert [(p.line, p.kind) for p in problems] == [(3, "prev-hash")]
+
+
+def test_deleted_and_reordered_entries_are_named(tmp_path: Path) -> None:
+    """Deleting or swapping entries breaks the chain at the first affected line."""
+    ledger = tmp_path / "ledger.jsonl"
+    for i in range(1, 5):
+        append_entry(ledger, _entry(i))
+    lines = _lines(ledger)
+    ledger.write_bytes(b"".join([lines[0], lines[2], lines[3]]))
+    assert verify_chain(ledger)[0].line == 2
+    assert verify_chain(ledger)[0].kind == "prev-hash"
+    ledger.write_bytes(b"".join([lines[0], lines[2], lines[1], lines[3]]))
+    assert verify_chain(ledger)[0].line == 2
+
+
+def test_torn_tail_refuses_append(tmp_path: Path) -> None:
+    """A last line without a newline is reported, and appending after it is refused."""
+    ledger = tmp_path / "ledger.jsonl"
+    append_entry(ledger, _entry(1))
+    with ledger.open("ab") as fh:
+        fh.write(b'{"run_id": "half')
+    with pytest.raises(OutputError) as err:
+        append_entry(ledger, _entry(2))
+    assert err.value.code == "ledger-torn"
+    kinds = [p.kind for p in verify_chain(ledger)]
+    assert "torn" in kinds
+
+
+def test_long_entries_chain_across_tail_chunks(tmp_path: Path) -> None:
+    """Entries longer than the tail-read chunk still chain correctly."""
+    ledger = tmp_path / "ledger.jsonl"
+    big = "x" * 200_000
+    for i in range(1, 4):
+        append_entry(ledger, _entry(i, note=big))
+    assert verify_chain(ledger) == []
+    assert [e["seq"] for e in read_entries(ledger)] == [1, 2, 3]
+
+
+def test_non_finite_value_is_refused(tmp_path: Path) -> None:
+    """NaN never reaches the ledger (JSON would silently turn it into null)."""
+    with pytest.raises(InternalError) as err:
+        append_entry(tmp_path / "l.jsonl", _entry(1, bound=float("nan")))
+    assert err.value.code == "ledger-non-finite"
+    assert not (tmp_path / "l.jsonl").exists() or (tmp_path / "l.jsonl").read_bytes() == b""
+
+
+def test_unreadable_ledger_is_an_input_error(tmp_path: Path) -> None:
+    """Verifying a missing ledger raises a typed error naming the file."""
+    with pytest.raises(InputError) as err:
+        verify_chain(tmp_path / "missing.jsonl")
+    assert err.value.code == "ledger-unreadable"
+
+
+def _worker(args: tuple[str, int, int]) -> tuple[int, str | None]:
+    path, worker, count = args
+    for i in range(count):
+        try:
+            append_entry(Path(path), {"run_id": f"w{worker}-{i}", "worker": worker, "i": i})
+        except OutputError as exc:  # report instead of raising: the pool cannot pickle it
+            return i, f"{exc.code}: {exc.message}"
+    return count, None
+
+
+def test_concurrent_appends_never_interleave_or_lose(tmp_path: Path) -> None:
+    """8 processes x 50 appends: the chain is intact and all 400 entries are present once."""
+    ledger = tmp_path / "ledger.jsonl"
+    workers, per_worker = 8, 50
+    ctx = multiprocessing.get_context("spawn")
+    with ctx.Pool(workers) as pool:
+        done = pool.map(_worker, [(str(ledger), w, per_worker) for w in range(workers)])
+    assert [error for _, error in done] == [None] * workers
+    assert sum(n for n, _ in done) == workers * per_worker
+    assert verify_chain(ledger) == []
+    entries = read_entries(ledger)
+    assert len(entries) == workers * per_worker
+    assert [e["seq"] for e in entries] == list(range(1, workers * per_worker + 1))
+    assert {(e["worker"], e["i"]) for e in entries} == {
+        (w, i) for w in range(workers) for i in range(per_worker)
+    }
+
+
+def _decision(**overrides: Any) -> dict[str, Any]:
+    gate_ni = {
+        "id": "noninferiority:q",
+        "kind": "noninferiority",
+        "status": "pass",
+        "metric": "q",
+        "estimate": 0.01,
+        "lower_bound": -0.02,
+        "upper_bound": None,
+        "threshold": -0.05,
+        "reason": "ok",
+    }
+    gate_hard = {"id": "hard:duplicate-rows", "kind": "hard", "status": "fail", "reason": "dup"}
+    base = {
+        "run_id": "r1",
+        "started_at": "2026-11-29T10:00:00Z",
+        "finished_at": "2026-11-29T10:00:05Z",
+        "contract": {"id": "c1", "version": "1", "path": "contract.yaml", "sha256": "a" * 64},
+        "run_class": "BLOCK",
+        "exit_code": 12,
+        "evidence_class": "confirmatory",
+        "selected_policy": None,
+        "run_gates": [
+            {"id": "hard:publication-hygiene", "kind": "hard", "status": "fail", "reason": "x"}
+        ],
+        "candidates": [
+            {
+                "policy_id": "cand",
+                "class": "BLOCK",
+                "reasons": ["blocked"],
+                "tested_on": "test",
+                "paired_n": 100,
+                "gates": [gate_ni, gate_hard],
+            },
+            {
+                "policy_id": "other",
+                "class": "REJECT",
+                "reasons": ["no-benefit"],
+                "tested_on": "test",
+                "paired_n": 100,
+                "gates": [],
+            },
+        ],
+    }
+    base.update(overrides)
+    return base
+
+
+def test_build_entry_keeps_blocked_and_negative_outcomes() -> None:
+    """The entry keeps each candidate's class, blockers and bounds, and run-level blockers."""
+    entry = build_entry(_decision(), "m" * 64, "c" * 64, None)
+    assert entry["run_id"] == "r1"
+    assert entry["time"] == "2026-11-29T10:00:05Z"
+    assert entry["contract"] == {"id": "c1", "version": "1", "sha256": "c" * 64}
+    assert entry["manifest_sha256"] == "m" * 64
+    assert entry["run_class"] == "BLOCK"
+    assert entry["run_failed_gates"] == ["hard:publication-hygiene"]
+    cand, other = entry["candidates"]
+    assert (cand["policy_id"], cand["class"], cand["failed_gates"]) == (
+        "cand",
+        "BLOCK",
+        ["hard:duplicate-rows"],
+    )
+    assert cand["bounds"] == [
+        {
+            "id": "noninferiority:q",
+            "status": "pass",
+            "metric": "q",
+            "estimate": 0.01,
+            "lower_bound": -0.02,
+            "threshold": -0.05,
+        }
+    ]
+    assert (other["class"], other["reasons"]) == ("REJECT", ["no-benefit"])
+    assert entry["abstention"] is None
+
+
+def test_build_entry_rejects_nan_bounds() -> None:
+    """A NaN bound in a decision is a bug, refused before it reaches the ledger."""
+    d = _decision()
+    d["candidates"][0]["gates"][0]["lower_bound"] = float("nan")
+    with pytest.raises(InternalError):
+        build_entry(d, "m" * 64, "c" * 64, None)
+
+
+def test_abstention_shapes_normalise_alike() -> None:
+    """Records and nested mappings give the same sorted abstention records."""
+    records = [
+        {"policy": "p", "slice": "QA", "abstention_rate": 0.1, "disagreement_rate": 0.2, "n": 50},
+        {
+            "policy_id": "b",
+            "slice": "QA",
+            "abstention_rate": 0.0,
+            "disagreement_rate": 0.1,
+            "n": 50,
+        },
+    ]
+    nested = {
+        "p": {"QA": {"abstention_rate": 0.1, "disagreement_rate": 0.2, "n": 50}},
+        "b": {"QA": {"abstention_rate": 0.0, "disagreement_rate": 0.1, "n": 50}},
+    }
+    a = build_entry(_decision(), "m" * 64, "c" * 64, records)["abstention"]
+    b = build_entry(_decision(), "m" * 64, "c" * 64, nested)["abstention"]
+    assert a == b
+    assert [r["policy_id"] for r in a] == ["b", "p"]
+
+
+def test_build_entry_takes_rates_from_the_decision() -> None:
+    """Without an explicit abstention argument, corroboration.rates of the decision are kept."""
+    rates = [
+        {
+            "policy_id": "cand",
+            "slice": None,
+            "abstention_rate": 0.1,
+            "disagreement_rate": 0.05,
+            "n_abstained": 5,
+            "n_with_samples": 50,
+            "n_judged": 45,
+            "failed_retrieval": 3,
+        },
+    ]
+    entry = build_entry(_decision(corroboration={"rates": rates}), "m" * 64, "c" * 64)
+    assert entry["abstention"] == [
+        {
+            "policy_id": "cand",
+            "slice": None,
+            "abstention_rate": 0.1,
+            "disagreement_rate": 0.05,
+            "n_abstained": 5,
+            "n_with_samples": 50,
+            "n_judged": 45,
+        }
+    ]
+
+
+def test_build_entry_from_a_real_run(real_run: Run) -> None:
+    """An entry built from a real decision.json names every candidate with its class."""
+    decision = orjson.loads((real_run.output_dir / "decision.json").read_bytes())
+    manifest_sha = hashlib.sha256((real_run.output_dir / "manifest.json").read_bytes()).hexdigest()
+    entry = build_entry(decision, manifest_sha, decision["contract"]["sha256"], None)
+    assert [c["policy_id"] for c in entry["candidates"]] == [
+        c["policy_id"] for c in decision["candidates"]
+    ]
+    assert [c["class"] for c in entry["candidates"]] == [c["class"] for c in decision["candidates"]]
+    tested = [c for c in entry["candidates"] if c["class"] != "NOT_SELECTED"]
+    assert tested and all(c["bounds"] for c in tested)
+    written = append_entry(real_run.output_dir.parent / "ledger.jsonl", entry)
+    assert written["manifest_sha256"] == manifest_sha
+
+
+def _history_entries(ledger: Path, qa: list[float], summary: list[float]) -> None:
+    for i, (a, b) in enumerate(zip(qa, summary, strict=True), start=1):
+        d = _decision(run_id=f"r{i}", finished_at=f"2026-11-{i:02d}T00:00:00Z")
+        abst = [
+            {
+                "policy_id": "cand",
+                "slice": "QA",
+                "abstention_rate": a,
+                "disagreement_rate": 0.0,
+                "n": 80,
+            },
+            {
+                "policy_id": "cand",
+                "slice": "Summary",
+                "abstention_rate": b,
+                "disagreement_rate": 0.0,
+                "n": 80,
+            },
+        ]
+        append_entry(ledger, build_entry(d, f"{i:064d}", "c" * 64, abst))
+    append_entry(
+        ledger,
+        build_entry(
+            _decision(
+                run_id="other-contract",
+                contract={"id": "c2", "version": "1", "path": "c", "sha256": "d" * 64},
+            ),
+            "0" * 64,
+            "d" * 64,
+            None,
+        ),
+    )
+
+
+def test_drift_flags_only_the_rising_slice(tmp_path: Path) -> None:
+    """A slice whose abstention rate rose in each of the last 3 runs is flagged; noise is not."""
+    ledger = tmp_path / "ledger.jsonl"
+    _history_entries(
+        ledger, qa=[0.05, 0.04, 0.06, 0.09, 0.15], summary=[0.05, 0.07, 0.06, 0.08, 0.07]
+    )
+    flags = drifting_slices(read_entries(ledger))
+    assert [(f.contract_id, f.policy_id, f.slice) for f in flags] == [("c1", "cand", "QA")]
+    assert flags[0].rates == (0.06, 0.09, 0.15)
+    assert flags[0].rise == pytest.approx(0.09)
+    assert drifting_slices(read_entries(ledger), min_rise=0.10) == []
+
+
+def test_show_history_renders_classes_and_drift(tmp_path: Path) -> None:
+    """History shows classes over time per contract and policy, and marks the drifting slice."""
+    ledger = tmp_path / "ledger.jsonl"
+    _history_entries(ledger, qa=[0.01, 0.02, 0.04], summary=[0.03, 0.03, 0.03])
+    text = show_history(ledger)
+    assert "contract c1 (3 runs)" in text
+    assert "contract c2 (1 run)" in text
+    assert "policy cand: BLOCK -> BLOCK -> BLOCK" in text
+    assert "policy other: REJECT -> REJECT -> REJECT" in text
+    qa_line = next(line for line in text.splitlines() if "cand / QA" in line)
+    summary_line = next(line for line in text.splitlines() if "cand / Summary" in line)
+    assert "0.010  0.020  0.040" in qa_line and "EARLY DRIFT" in qa_line
+    assert "EARLY DRIFT" not in summary_line
+    only = show_history(ledger, contract="c1", policy="other")
+    assert "contract c2" not in only and "policy cand" not in only and "policy other" in only
+    assert "WARNING" not in text
+
+
+def test_show_history_warns_on_a_broken_chain(tmp_path: Path) -> None:
+    """A broken chain is announced above the history."""
+    ledger = tmp_path / "ledger.jsonl"
+    _history_entries(ledger, qa=[0.01, 0.02], summary=[0.01, 0.02])
+    lines = _lines(ledger)
+    ledger.write_bytes(lines[0] + lines[2])
+    assert show_history(ledger).startswith("WARNING: the ledger chain is broken (first: line 2")

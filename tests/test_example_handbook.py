@@ -1,0 +1,102 @@
+"""End to end on examples/handbook-exports: real Ragas, DeepEval and OTel exports, via the CLI."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import jsonschema
+import orjson
+
+from ragwarrant import cli
+from tests.conftest import REPO
+
+EXAMPLE = REPO / "examples" / "handbook-exports"
+CONTRACTS = REPO / "contracts"
+
+
+def _run(inp: Path, out: Path) -> int:
+    return cli.main(["run", "--input", str(inp), "--output", str(out)])
+
+
+def _load(out: Path, name: str) -> dict:
+    return orjson.loads((out / name).read_bytes())
+
+
+def test_handbook_example_is_inconclusive_only_by_its_evidence_class(tmp_path: Path) -> None:
+    """Exit 11: every gate passes, but development evidence cannot promote (claim ceiling)."""
+    out = tmp_path / "out"
+    assert _run(EXAMPLE, out) == 11
+    decision = _load(out, "decision.json")
+    assert decision["run_class"] == "INCONCLUSIVE"
+    [cand] = decision["candidates"]
+    assert (cand["policy_id"], cand["class"]) == ("candidate", "INCONCLUSIVE")
+    failed = {g["id"] for g in cand["gates"] if g["status"] not in ("pass", "not-applicable")}
+    assert failed == {"claim-ceiling"}
+    gates = {g["id"]: g for g in cand["gates"]}
+    assert gates["claim:quality-improvement:gold_context_reciprocal_rank"]["status"] == "pass"
+    for metric in (
+        "gold_context_reciprocal_rank",
+        "id_based_context_recall",
+        "token_f1",
+        "rouge_l_f1",
+    ):
+        assert gates[f"noninferiority:{metric}"]["n"] == 30
+    assert gates["noninferiority:non_llm_context_recall"]["n"] == 29  # baseline q030 NaN, excluded
+    for name, schema in (
+        ("decision.json", "decision.schema.json"),
+        ("validation_report.json", "validation_report.schema.json"),
+        ("manifest.json", "manifest.schema.json"),
+    ):
+        jsonschema.validate(
+            json.loads((out / name).read_text()), json.loads((CONTRACTS / schema).read_text())
+        )
+
+
+def test_handbook_example_records_provenance_and_missing_values(tmp_path: Path) -> None:
+    """The report names each source's pairing method, the auto detection and the Ragas NaN."""
+    out = tmp_path / "out"
+    _run(EXAMPLE, out)
+    report = _load(out, "validation_report.json")
+    sources = {s["source_id"]: s for s in report["sources"]}
+    assert sources["ragas-baseline"]["pairing_method"] == "question-hash"
+    assert sources["deepeval-candidate"]["pairing_method"] == "id-column"
+    assert sources["telemetry"]["adapter"] == "otel"
+    assert sources["telemetry"]["detected"].startswith("otel: ")
+    assert sources["ragas-baseline"]["metric_names"]["rouge_score(mode=fmeasure)"] == "rouge_l_f1"
+    assert report["missing_values"] == [
+        {"policy_id": "baseline", "metric": "non_llm_context_recall", "reason": "null", "count": 1}
+    ]
+
+
+def test_same_evidence_as_confirmatory_promotes(tmp_path: Path) -> None:
+    """Only the evidence class holds the candidate back: declared confirmatory, it is promoted."""
+    inp = tmp_path / "in"
+    shutil.copytree(EXAMPLE, inp)
+    contract = inp / "contract.yaml"
+    text = contract.read_text()
+    assert "evidence_class: development" in text
+    contract.write_text(text.replace("evidence_class: development", "evidence_class: confirmatory"))
+    out = tmp_path / "out"
+    assert _run(inp, out) == 0
+    [cand] = _load(out, "decision.json")["candidates"]
+    assert cand["class"] == "PROMOTE"
+
+
+def test_cost_reduction_claim_is_rejected_by_the_telemetry(tmp_path: Path) -> None:
+    """The telemetry shows the candidate costs more: a cost-reduction claim is REJECT (exit 10)."""
+    inp = tmp_path / "in"
+    shutil.copytree(EXAMPLE, inp)
+    contract = inp / "contract.yaml"
+    claim = "    - kind: quality-improvement\n      metric: gold_context_reciprocal_rank"
+    text = contract.read_text()
+    assert claim in text
+    text = text.replace(claim, "    - kind: cost-reduction\n      metric: cost_usd")
+    contract.write_text(text.replace("evidence_class: development", "evidence_class: confirmatory"))
+    out = tmp_path / "out"
+    assert _run(inp, out) == 10
+    [cand] = _load(out, "decision.json")["candidates"]
+    assert cand["class"] == "REJECT"
+    gate = next(g for g in cand["gates"] if g["id"] == "claim:cost-reduction:cost_usd")
+    assert gate["status"] == "fail" and gate["upper_bound"] < 0

@@ -1,0 +1,234 @@
+"""The engine self-test passes on the real engine and fails on every planted mutation of it."""
+
+from __future__ import annotations
+
+import argparse
+import inspect
+import json
+import textwrap
+
+import orjson
+import pytest
+
+import ragwarrant.corroborators.checks as checks_module
+import ragwarrant.decision as decision_module
+import ragwarrant.gates.candidate as candidate_module
+import ragwarrant.gates.hard as hard_module
+import ragwarrant.gates.noninferiority as ni_module
+from ragwarrant import cli, selftest
+from ragwarrant.commands import selftest as selftest_command
+from ragwarrant.errors import InternalError
+from ragwarrant.outputs import GateStatus
+from tests.conftest import REPO
+
+REQUIRED_CASES = {
+    "reject-quality-loss",
+    "reject-protected-slice-loss",
+    "inconclusive-straddles-margin",
+    "block-constant-quality-signal",
+    "block-duplicated-rows",
+    "block-split-leakage",
+    "promote-better-and-cheaper",
+    "fabricated-citation",
+    "faithful-answer-irrelevant-context",
+    "honest-refusal",
+    "unreliable-judge-caps-promote",
+}
+
+
+def failed_cases() -> set[str]:
+    return {c.name for c in selftest.run_selftest().failed}
+
+
+def mutate_source(func, old: str, new: str):
+    """Return ``func`` recompiled from its source with ``old`` replaced by ``new`` (once)."""
+    src = textwrap.dedent(inspect.getsource(func))
+    assert src.count(old) == 1, f"mutation anchor {old!r} not found once in {func.__name__}"
+    namespace = dict(func.__globals__)
+    exec(compile(src.replace(old, new), inspect.getsourcefile(func), "exec"), namespace)  # noqa: S102
+    return namespace[func.__name__]
+
+
+def test_selftest_passes_on_the_engine():
+    """Every planted case passes, each checks several legs, and the required cases are all there."""
+    report = selftest.run_selftest()
+    assert report.passed, selftest.format_report(report)
+    assert {c.name for c in report.cases} >= REQUIRED_CASES
+    assert all(c.legs >= 7 for c in report.cases)
+    assert {c.expected_class for c in report.cases} >= {
+        "PROMOTE",
+        "REJECT",
+        "INCONCLUSIVE",
+        "BLOCK",
+        "unsupported",
+    }
+
+
+def test_flipped_noninferiority_pass_comparison_fails_selftest(monkeypatch):
+    """Mutant: the noninferiority pass rule 'lcb >= -margin' flipped to 'lcb <= -margin'."""
+    mutant = mutate_source(
+        ni_module.gate_noninferiority, "if lcb >= threshold:", "if lcb <= threshold:"
+    )
+    monkeypatch.setattr(candidate_module, "gate_noninferiority", mutant)
+    assert {"promote-better-and-cheaper", "reject-quality-loss"} <= failed_cases()
+
+
+def test_flipped_noninferiority_loss_comparison_fails_selftest(monkeypatch):
+    """Mutant: the confirmed-loss rule 'ucb < -margin' flipped to 'ucb > -margin'."""
+    mutant = mutate_source(
+        ni_module.gate_noninferiority, "elif ucb < threshold:", "elif ucb > threshold:"
+    )
+    monkeypatch.setattr(candidate_module, "gate_noninferiority", mutant)
+    assert {"reject-quality-loss", "reject-protected-slice-loss"} <= failed_cases()
+
+
+def test_dropped_duplicate_gate_fails_selftest(monkeypatch):
+    """Mutant: the duplicate-rows gate always passes (the check is dropped)."""
+    real = hard_module.gate_duplicates
+    monkeypatch.setattr(
+        hard_module,
+        "gate_duplicates",
+        lambda index, policies: real(
+            index.__class__(
+                **{
+                    **index.__dict__,
+                    "duplicates_by_policy": {},
+                    "duplicates": [],
+                    "n_duplicates": 0,
+                }
+            ),
+            policies,
+        ),
+    )
+    assert failed_cases() == {"block-duplicated-rows"}
+
+
+def test_gate_removed_from_evaluate_candidate_fails_selftest(monkeypatch):
+    """Mutant: evaluate_candidate loses its claim gates."""
+    real = candidate_module.evaluate_candidate
+
+    def dropped(*args, **kwargs):
+        ev = real(*args, **kwargs)
+        return ev.__class__(**{**ev.__dict__, "gates": [g for g in ev.gates if g.kind != "claim"]})
+
+    monkeypatch.setattr(candidate_module, "evaluate_candidate", dropped)
+    assert {"reject-quality-loss", "promote-better-and-cheaper"} <= failed_cases()
+
+
+def test_ignored_protected_slices_fail_selftest(monkeypatch):
+    """Mutant: protected slices are ignored (only the aggregate is tested)."""
+    real = candidate_module.evaluate_candidate
+
+    def no_slices(index, contract, *args, **kwargs):
+        return real(index, contract.model_copy(update={"protected_slices": []}), *args, **kwargs)
+
+    monkeypatch.setattr(candidate_module, "evaluate_candidate", no_slices)
+    assert "reject-protected-slice-loss" in failed_cases()
+
+
+def test_engine_that_blocks_everything_fails_selftest(monkeypatch):
+    """Mutant: a hard gate that always fails; the PROMOTE case guards against it."""
+    monkeypatch.setattr(
+        hard_module,
+        "gate_provenance",
+        lambda index, missing: hard_module.hard_gate("provenance", False, "mutant"),
+    )
+    assert "promote-better-and-cheaper" in failed_cases()
+
+
+def test_citation_check_that_trusts_every_quote_fails_selftest(monkeypatch):
+    """Mutant: every cited quote counts as verified."""
+    monkeypatch.setattr(
+        checks_module,
+        "verify_citation",
+        lambda quote, contexts: checks_module.CitationCheck(True, 0, 1),
+    )
+    assert "fabricated-citation" in failed_cases()
+
+
+def test_refusal_detector_removed_fails_selftest(monkeypatch):
+    """Mutant: honest refusals are scored as claims (and flagged as hallucinations)."""
+    monkeypatch.setattr(checks_module, "is_honest_refusal", lambda response: False)
+    assert "honest-refusal" in failed_cases()
+
+
+def test_context_relevance_ignored_fails_selftest(monkeypatch):
+    """Mutant: context relevance always 1.0 (the retrieval leg can never fail)."""
+    monkeypatch.setattr(checks_module, "context_relevance", lambda question, context: 1.0)
+    assert "faithful-answer-irrelevant-context" in failed_cases()
+
+
+def test_decision_ignoring_corroboration_fails_selftest(monkeypatch):
+    """Mutant: classify_candidate ignores failed corroboration gates."""
+    real = decision_module.classify_candidate
+    monkeypatch.setattr(
+        decision_module,
+        "classify_candidate",
+        lambda ev, c, extra: real(ev, c, [g for g in extra if g.kind != "corroboration"]),
+    )
+    assert failed_cases() == {"unreliable-judge-caps-promote"}
+
+
+def test_require_selftest_raises_internal_error(monkeypatch):
+    """A failed self-test raises InternalError selftest-failed naming the case."""
+    monkeypatch.setattr(checks_module, "is_honest_refusal", lambda response: False)
+    with pytest.raises(InternalError) as exc:
+        selftest.require_selftest()
+    assert exc.value.code == "selftest-failed" and "honest-refusal" in exc.value.message
+    assert int(exc.value.exit_code) == 70
+
+
+def selftest_cli(argv: list[str]) -> int:
+    """The `selftest` subcommand through argparse, as cli registers it (commands/selftest.py)."""
+    parser = argparse.ArgumentParser(prog="ragwarrant")
+    selftest_command.register(parser.add_subparsers(dest="command"))
+    args = parser.parse_args(argv)
+    return int(args.handler(args))
+
+
+def test_selftest_command(capsys, monkeypatch):
+    """`ragwarrant selftest` prints every case and its time; exit 0, or 70 with the mutant."""
+    assert selftest_cli(["selftest"]) == 0
+    out = capsys.readouterr().out
+    assert all(name in out for name in REQUIRED_CASES)
+    assert "self-test passed" in out and " s" in out.splitlines()[-1]
+    monkeypatch.setattr(checks_module, "is_honest_refusal", lambda response: False)
+    assert selftest_cli(["selftest"]) == 70
+    out = capsys.readouterr().out
+    assert "FAIL  honest-refusal" in out and "self-test FAILED" in out
+
+
+def test_run_exits_70_with_error_record_when_selftest_fails(make_input, tmp_path, monkeypatch):
+    """`run` with a broken engine decides nothing: exit 70, class ERROR, code selftest-failed."""
+    import jsonschema
+
+    mutant = mutate_source(
+        ni_module.gate_noninferiority, "if lcb >= threshold:", "if lcb <= threshold:"
+    )
+    monkeypatch.setattr(candidate_module, "gate_noninferiority", mutant)
+    out = tmp_path / "out"
+    assert cli.main(["run", "--input", str(make_input()), "--output", str(out)]) == 70
+    d = orjson.loads((out / "decision.json").read_bytes())
+    assert d["run_class"] == "ERROR" and d["exit_code"] == 70
+    assert d["error"]["code"] == "selftest-failed" and d["error"]["fault"] == "internal"
+    assert d["candidates"] == []
+    schema = json.loads((REPO / "contracts" / "decision.schema.json").read_text())
+    jsonschema.validate(d, schema)
+    assert (out / "manifest.json").exists()
+
+
+def test_run_records_the_selftest(make_input, tmp_path):
+    """A normal run records the passed self-test in validation_report.json."""
+    out = tmp_path / "out"
+    assert cli.main(["run", "--input", str(make_input()), "--output", str(out)]) == 0
+    report = orjson.loads((out / "validation_report.json").read_bytes())
+    check = next(c for c in report["checks"] if c["id"] == "engine-selftest")
+    assert check["status"] == "pass" and "planted cases passed" in check["message"]
+
+
+def test_selftest_cases_exercise_every_gate_status():
+    """The planted engine cases see pass, fail, inconclusive and not-applicable gates."""
+    seen = set()
+    for case in selftest._engine_cases():
+        seen |= set(case.expected_legs.values())
+    assert seen == {s.value for s in GateStatus}
