@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 PIP := $(VENV)/bin/pip
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test install check lint schemas bench example clean
+.PHONY: demo test install check lint schemas bench example selftest clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -36,6 +36,10 @@ bench: $(STAMP)
 	$(PY) bench/bench_job.py
 	$(PY) bench/bench_telemetry.py
 	$(PY) bench/bench_lexical.py
+	$(PY) bench/bench_selftest.py
+
+selftest: $(STAMP)
+	$(PY) -m ragwarrant selftest
 
 example: $(STAMP)
 	$(PY) scripts/derive_ragtruth_example.py --ragtruth-dir ../shared/data/ragtruth --output examples/ragtruth-generators

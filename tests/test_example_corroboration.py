@@ -135,3 +135,23 @@ def test_generator_reproduces_the_evidence():
         encoding="utf-8"
     )
     assert module.check_plantings(rows)["candidate-small:orders:unsupported"] == 6
+
+
+def test_declared_corroboration_without_text_cannot_promote(make_input, tmp_path):
+    """Corroboration asked for, but no text in the evidence: INCONCLUSIVE, not PROMOTE."""
+    inp = make_input(
+        mutate=lambda c: c.update({"corroboration": {"groundedness_metric": "correct"}})
+    )
+    out = tmp_path / "out"
+    assert cli.main(["run", "--input", str(inp), "--output", str(out)]) == 11
+    cand = orjson.loads((out / "decision.json").read_bytes())["candidates"][0]
+    assert cand["reasons"][0].startswith("evaluator-unreliable")
+    assert "nothing to corroborate for cand" in cand["reasons"][0]
+
+
+def test_no_corroboration_block_no_section(make_input, tmp_path):
+    """Without a corroboration block, decision.json has none and report.md has no such section."""
+    out = tmp_path / "out"
+    assert cli.main(["run", "--input", str(make_input()), "--output", str(out)]) == 0
+    assert orjson.loads((out / "decision.json").read_bytes())["corroboration"] is None
+    assert "Evaluator corroboration" not in (out / "report.md").read_text()

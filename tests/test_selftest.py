@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import inspect
 import json
 import textwrap
@@ -83,22 +84,11 @@ def test_flipped_noninferiority_loss_comparison_fails_selftest(monkeypatch):
 
 
 def test_dropped_duplicate_gate_fails_selftest(monkeypatch):
-    """Mutant: the duplicate-rows gate always passes (the check is dropped)."""
-    real = hard_module.gate_duplicates
+    """Mutant: the duplicate-rows gate is dropped (replaced by one that always passes)."""
     monkeypatch.setattr(
         hard_module,
         "gate_duplicates",
-        lambda index, policies: real(
-            index.__class__(
-                **{
-                    **index.__dict__,
-                    "duplicates_by_policy": {},
-                    "duplicates": [],
-                    "n_duplicates": 0,
-                }
-            ),
-            policies,
-        ),
+        lambda index, policies: hard_module.hard_gate("duplicate-rows", True, "mutant"),
     )
     assert failed_cases() == {"block-duplicated-rows"}
 
@@ -109,7 +99,7 @@ def test_gate_removed_from_evaluate_candidate_fails_selftest(monkeypatch):
 
     def dropped(*args, **kwargs):
         ev = real(*args, **kwargs)
-        return ev.__class__(**{**ev.__dict__, "gates": [g for g in ev.gates if g.kind != "claim"]})
+        return dataclasses.replace(ev, gates=[g for g in ev.gates if g.kind != "claim"])
 
     monkeypatch.setattr(candidate_module, "evaluate_candidate", dropped)
     assert {"reject-quality-loss", "promote-better-and-cheaper"} <= failed_cases()

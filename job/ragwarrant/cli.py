@@ -19,6 +19,7 @@ from ragwarrant import __version__
 from ragwarrant.commands import bench as bench_command
 from ragwarrant.commands import run as run_command
 from ragwarrant.commands import schemas as schemas_command
+from ragwarrant.commands import selftest as selftest_command
 from ragwarrant.commands import summary as summary_command
 from ragwarrant.errors import InternalError, RagwarrantError, UsageError
 from ragwarrant.exit_codes import ExitCode
@@ -26,7 +27,7 @@ from ragwarrant.logging import configure_logging
 
 __all__ = ["build_parser", "main"]
 
-_COMMANDS = (run_command, summary_command, schemas_command, bench_command)
+_COMMANDS = (run_command, summary_command, selftest_command, schemas_command, bench_command)
 
 
 class _Parser(argparse.ArgumentParser):

@@ -14,7 +14,14 @@ from ragwarrant.audit.hygiene import (
     scan_outputs,
     withhold,
 )
-from ragwarrant.outputs import Decision, GateResult, ValidationCheck, ValidationReport
+from ragwarrant.exit_codes import DecisionClass
+from ragwarrant.outputs import (
+    Decision,
+    ErrorRecord,
+    GateResult,
+    ValidationCheck,
+    ValidationReport,
+)
 
 from .conftest import Run
 
@@ -105,7 +112,7 @@ def test_secret_named_member_and_config_difference() -> None:
             {"path": "llm.temperature", "baseline": 0.1, "candidate": 0.2},
         ],
         "details": {"client_secret": "s3cr3tvalue"},
-        "refs": {"api_key": "${OPENAI_API_KEY}"},
+        "refs": {"api_key": "${OPENAI_API_KEY}", "credentials": "default", "pass": "yes"},
     }
     findings = scan_outputs({"decision.json": orjson.dumps(doc)})
     assert [(f.kind, f.field) for f in findings] == [
@@ -197,11 +204,10 @@ def test_real_outputs_are_clean(real_run: Run) -> None:
     assert scan_outputs(outputs) == []
 
 
-def test_withhold_redacts_decision_and_drops_others(real_run: Run) -> None:
-    """decision.json is redacted (and still validates), other offending files are withheld."""
-    outputs = {
-        p.name: p.read_bytes() for p in real_run.output_dir.iterdir() if p.name != "manifest.json"
-    }
+def test_withhold_redacts_json_and_replaces_text(real_run: Run) -> None:
+    """JSON outputs are redacted (and still validate); report.md is replaced by a notice."""
+    names = ("decision.json", "validation_report.json", "report.md")
+    outputs = {name: (real_run.output_dir / name).read_bytes() for name in names}
     decision = orjson.loads(outputs["decision.json"])
     decision["summary"] = f"contact {EMAIL} with key {OPENAI}"
     outputs["decision.json"] = orjson.dumps(decision)
@@ -215,10 +221,27 @@ def test_withhold_redacts_decision_and_drops_others(real_run: Run) -> None:
     outcome = withhold(outputs, findings)
     assert outcome.withheld == ["report.md"] == files_to_withhold(findings)
     assert outcome.redacted == ["decision.json"]
-    assert "report.md" not in outcome.kept and "validation_report.json" in outcome.kept
+    assert set(outcome.kept) == set(names)
+    assert outcome.kept["validation_report.json"] == outputs["validation_report.json"]
+    notice = outcome.kept["report.md"].decode()
+    assert notice.startswith("# report.md withheld") and "absolute-path" in notice
     assert scan_outputs(outcome.kept) == []
     redacted = Decision.model_validate_json(outcome.kept["decision.json"])
     assert EMAIL not in redacted.summary and "[withheld: " in redacted.summary
+    dropped = withhold(outputs, findings, notice=False)
+    assert "report.md" not in dropped.kept
+
+
+def test_withhold_can_limit_redaction() -> None:
+    """A JSON file outside ``redact`` is withheld like any other file."""
+    outputs = {"a.json": orjson.dumps({"x": EMAIL}), "b.json": orjson.dumps({"x": EMAIL})}
+    findings = scan_outputs(outputs)
+    outcome = withhold(outputs, findings, redact=("a.json",), notice=False)
+    assert (outcome.redacted, outcome.withheld, sorted(outcome.kept)) == (
+        ["a.json"],
+        ["b.json"],
+        ["a.json"],
+    )
 
 
 def test_gate_and_checks_validate_as_output_models() -> None:
@@ -269,7 +292,7 @@ def test_publish_blocks_and_withholds_copied_text(real_run: Run) -> None:
     publication = publish_outputs(decision, report, lambda: iter([PRIVATE_CONTEXT]))
     assert publication.withheld == ["report.md"]
     assert publication.redacted == ["decision.json"]
-    assert "report.md" not in publication.files
+    assert publication.files["report.md"].startswith(b"# report.md withheld")
     published = Decision.model_validate_json(publication.files["decision.json"])
     assert published.run_class.value == "BLOCK" and published.exit_code == 12
     assert published.selected_policy is None
@@ -283,3 +306,26 @@ def test_publish_blocks_and_withholds_copied_text(real_run: Run) -> None:
     ).checks
     assert ("hygiene:copied-text", "decision.json") in {(c.id, c.file) for c in checks}
     assert scan_outputs(publication.files, [PRIVATE_CONTEXT]) == []
+
+
+def test_publish_error_record_keeps_its_class(real_run: Run) -> None:
+    """An ERROR record naming a host path stays ERROR, redacted, with every output present."""
+    decision, report = _real_models(real_run)
+    error = ErrorRecord(
+        type="InputError",
+        code="input-missing",
+        message=f"input directory {HOME_PATH} is missing",
+        hint="",
+        fault="user",
+        exit_code=66,
+    )
+    decision = decision.model_copy(
+        update={"run_class": DecisionClass.ERROR, "exit_code": 66, "error": error, "candidates": []}
+    )
+    publication = publish_outputs(decision, report)
+    published = Decision.model_validate_json(publication.files["decision.json"])
+    assert (published.run_class.value, published.exit_code) == ("ERROR", 66)
+    assert published.error is not None and published.error.message == "[withheld: absolute-path]"
+    assert published.run_gates[-1].id == "hard:publication-hygiene"
+    assert set(publication.files) == {"decision.json", "validation_report.json", "report.md"}
+    assert scan_outputs(publication.files) == []

@@ -16,7 +16,7 @@ from ragwarrant.audit.ledger import append_entry, record_run, verify_chain
 from ragwarrant.audit.verify import VERIFY_MISMATCH_EXIT, diff_json, verify_output_dir
 from ragwarrant.commands import ledger as ledger_command
 from ragwarrant.commands import verify as verify_command
-from ragwarrant.commands.verify import replay_with_job
+from ragwarrant.commands.verify import read_private_texts, replay_with_job
 from ragwarrant.errors import InputError
 
 from .conftest import Run
@@ -329,3 +329,31 @@ def test_ledger_commands(real_run: Run, tmp_path: Path, capsys: pytest.CaptureFi
     assert capsys.readouterr().out.startswith(
         "LEDGER BROKEN: first broken entry at line 1: entry-hash"
     )
+
+
+def test_copied_evidence_text_is_found_with_inputs(text_run: Run) -> None:
+    """A response copied into report.md (manifest updated) is found once the inputs are given."""
+    texts = [t for t in read_private_texts(text_run.input_dir) if len(t.split()) >= 20]
+    assert texts
+    copied = " ".join(texts[0].split()[:14])
+    report_md = (text_run.output_dir / "report.md").read_bytes()
+    _rewrite_consistently(text_run, "report.md", report_md + f"\n> {copied}\n".encode())
+    assert verify_output_dir(text_run.output_dir).ok  # without the evidence nothing to compare to
+    report = verify_output_dir(
+        text_run.output_dir, input_dir=text_run.input_dir, private_texts=read_private_texts
+    )
+    last = len((text_run.output_dir / "report.md").read_bytes().splitlines())
+    assert [(m.file, m.field, m.kind, m.message) for m in report.mismatches] == [
+        ("report.md", f"line {last}", "hygiene", "copied-text")
+    ]
+
+
+def test_text_run_verifies_with_copy_scan_and_replay(text_run: Run) -> None:
+    """The untouched corroboration demo verifies with the copy scan and the replay."""
+    report = verify_output_dir(
+        text_run.output_dir,
+        input_dir=text_run.input_dir,
+        replay=replay_with_job,
+        private_texts=read_private_texts,
+    )
+    assert report.mismatches == [] and report.replayed

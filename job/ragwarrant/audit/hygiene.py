@@ -3,8 +3,9 @@
 Every output is scanned before it is written. A finding names the file, the JSON field path (for
 JSON outputs) or the line (for text outputs) and the kind of finding; it never carries the
 matched text. A run with findings BLOCKs with blocker ``publication-hygiene`` and the offending
-artifacts are withheld (``withhold``); ``decision.json`` is redacted field by field instead, so the
-BLOCK itself can still be published.
+content is withheld (``withhold``): JSON outputs are redacted field by field (they stay valid, so
+``decision.json`` still publishes the BLOCK), other outputs (``report.md``) are replaced by a
+notice saying they were withheld and why.
 
 Kinds (stable strings, used in ``validation_report.json`` check ids ``hygiene:<kind>``):
 
@@ -49,6 +50,7 @@ __all__ = [
     "Finding",
     "HygieneOutcome",
     "Publication",
+    "WITHHELD_NOTICE",
     "files_to_withhold",
     "findings_to_checks",
     "hygiene_gate",
@@ -69,7 +71,7 @@ REDACTED = "[withheld: {kind}]"
 """What a redacted JSON string value becomes."""
 
 
-@dataclass(frozen=True, order=True)
+@dataclass(frozen=True)
 class Finding:
     """One hygiene finding; never holds the matched text.
 
@@ -124,7 +126,7 @@ class Finding:
 # Patterns. Each is applied to one string value (JSON) or one line (text).
 
 _SECRET_NAME = re.compile(
-    r"(?i)(?:^|[._\-\s])(pass(?:word|wd|phrase)?|secret(?:[_-]?key)?|client[_-]?secret|"
+    r"(?i)(?:^|[._\-\s])(pass(?:word|wd|phrase)|secret(?:[_-]?key)?|client[_-]?secret|"
     r"api[_-]?key|apikey|access[_-]?key(?:[_-]?id)?|auth[_-]?token|access[_-]?token|"
     r"refresh[_-]?token|private[_-]?key|credentials?)$"
 )
@@ -265,7 +267,7 @@ def _json_sites(file: str, node: Any, path: str) -> Iterator[_Site]:
 
 _NOT_A_SECRET = re.compile(
     r"^(?:\[withheld: [a-z\-]+\]|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|env:[A-Za-z_][A-Za-z0-9_]*|"
-    r"\*+|<redacted>|redacted|none|null|false|true)$",
+    r"\*+|<redacted>|redacted|none|null|false|true|default|required|optional|unset)$",
     re.IGNORECASE,
 )
 """Values of secret-named members that are references or placeholders, not secrets."""
@@ -472,11 +474,27 @@ def private_texts_from_tables(tables: Iterable[Any]) -> Iterator[str]:
                     yield from (v for v in values or () if v)
 
 
+def _redactable(name: str, hits: Sequence[Finding], redact: Collection[str] | None) -> bool:
+    return (
+        _is_json_name(name)
+        and (redact is None or name in redact)
+        and all(h.field is not None for h in hits)
+    )
+
+
 def files_to_withhold(
-    findings: Iterable[Finding], *, redact: Collection[str] = ("decision.json",)
+    findings: Iterable[Finding], *, redact: Collection[str] | None = None
 ) -> list[str]:
-    """Return the output files to withhold: every file with a finding, except those redacted."""
-    return sorted({f.file for f in findings} - set(redact))
+    """Return the output files whose content is withheld (not redacted) for these findings.
+
+    Args:
+        findings: the scan's findings.
+        redact: JSON files to redact field by field; None means every JSON file.
+    """
+    by_file: dict[str, list[Finding]] = {}
+    for f in findings:
+        by_file.setdefault(f.file, []).append(f)
+    return sorted(name for name, hits in by_file.items() if not _redactable(name, hits, redact))
 
 
 def _set_path(doc: Any, finding: Finding, replacement: str) -> Any:
@@ -528,8 +546,9 @@ class HygieneOutcome:
     """What may be published after a scan.
 
     Attributes:
-        kept: file name → bytes to write (redacted where listed in ``redacted``).
-        withheld: files not written at all.
+        kept: file name → bytes to write (redacted where listed in ``redacted``, a notice where
+            listed in ``withheld``, unless the notice was turned off).
+        withheld: files whose content is withheld.
         redacted: JSON files written with offending fields replaced.
         findings: every finding of the scan.
     """
@@ -540,21 +559,35 @@ class HygieneOutcome:
     findings: list[Finding]
 
 
+WITHHELD_NOTICE = """# {name} withheld
+
+This file was withheld by ragwarrant's publication-hygiene check: it contained {count}
+finding(s) of kind {kinds}. decision.json carries the failed run-level gate
+`hard:publication-hygiene` (a decision becomes BLOCK), and validation_report.json lists where
+each finding was (file and line or field, never the content).
+"""
+"""What a withheld text output is replaced with (no secret: file name, counts and kinds)."""
+
+
 def withhold(
     outputs: Mapping[str, bytes],
     findings: Sequence[Finding],
     *,
-    redact: Collection[str] = ("decision.json",),
+    redact: Collection[str] | None = None,
+    notice: bool = True,
 ) -> HygieneOutcome:
-    """Drop every output with a finding, except JSON files in ``redact``, which are redacted.
+    """Keep clean outputs; redact offending JSON outputs; withhold the content of the others.
 
-    ``decision.json`` is redacted rather than withheld so that the BLOCK and its reasons are
-    still published.
+    JSON outputs (every one, or those in ``redact``) are redacted field by field and stay valid
+    against their schemas, so ``decision.json`` can still publish the BLOCK and its reasons.
+    Any other output with a finding (``report.md``) is withheld: with ``notice`` it is replaced
+    by ``WITHHELD_NOTICE`` (so the set of output files never changes), otherwise dropped.
 
     Args:
         outputs: file name → bytes, as scanned.
         findings: the scan's findings (``scan_outputs``).
-        redact: JSON files to redact field by field instead of withholding.
+        redact: JSON files to redact; None means every JSON file.
+        notice: replace a withheld file by a notice instead of dropping it.
     """
     by_file: dict[str, list[Finding]] = {}
     for f in findings:
@@ -566,11 +599,15 @@ def withhold(
         hits = by_file.get(name)
         if not hits:
             kept[name] = data
-        elif name in redact and _is_json_name(name) and all(h.field is not None for h in hits):
+        elif _redactable(name, hits, redact):
             kept[name] = redact_json(data, hits)
             redacted.append(name)
         else:
             withheld.append(name)
+            if notice:
+                kinds = ", ".join(sorted({h.kind for h in hits}))
+                text = WITHHELD_NOTICE.format(name=name, count=len(hits), kinds=kinds)
+                kept[name] = text.encode()
     return HygieneOutcome(kept, sorted(withheld), sorted(redacted), list(findings))
 
 
@@ -630,12 +667,13 @@ class Publication:
     """What the job may write, after the hygiene scan.
 
     Attributes:
-        files: output name → bytes to write (``decision.json``, ``validation_report.json``,
-            ``report.md``, minus withheld files; ``decision.json`` redacted when it had findings).
+        files: output name → bytes to write: always ``decision.json``,
+            ``validation_report.json`` and ``report.md`` (JSON redacted, ``report.md`` replaced by
+            a notice, when they had findings).
         decision: the decision as published (BLOCK with ``hard:publication-hygiene`` when there
             were findings; an ERROR run keeps its class and gains the gate).
         findings: the findings of the final scan (before redaction), empty when clean.
-        withheld: files not written.
+        withheld: files whose content was replaced by a notice.
         redacted: files written with offending fields replaced.
     """
 
@@ -656,8 +694,9 @@ def publish_outputs(
     On findings the run becomes BLOCK (unless it is ERROR): a ``hard:publication-hygiene`` run
     gate is added, every tested candidate becomes BLOCK with reason ``blocked:
     publication-hygiene``, one ``hygiene:<kind>`` check per finding goes into the validation
-    report, everything is rendered again and rescanned, offending files other than
-    ``decision.json`` are withheld and ``decision.json`` is redacted field by field.
+    report, everything is rendered again and rescanned, and ``withhold`` redacts the offending
+    JSON fields and replaces an offending ``report.md`` by a notice. An ERROR run keeps its class
+    (its record exists to explain the error) and gets the same treatment.
 
     Args:
         decision: the ``outputs.Decision`` to publish.

@@ -14,9 +14,10 @@ Checks, in this order (the first mismatch found is the one the command names fir
    signature must verify (an unsigned or missing attestation is then a mismatch).
 5. The publication-hygiene scan finds nothing in any file of the directory.
 6. With ``input_dir``: every input the manifest lists exists there with the recorded sha256; then
-   (given a ``replay`` function) the whole decision is replayed from the inputs into a temporary
-   directory and ``decision.json`` is compared field by field, ignoring ``run_id``,
-   ``started_at`` and ``finished_at``.
+   (given ``private_texts``) no output copies 12 or more tokens of the evidence's questions,
+   responses or contexts; then (given a ``replay`` function) the whole decision is replayed
+   from the inputs into a temporary directory and ``decision.json`` is compared field by
+   field, ignoring ``run_id``, ``started_at`` and ``finished_at``.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from __future__ import annotations
 import hashlib
 import platform
 import tempfile
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path, PurePosixPath
@@ -438,6 +439,7 @@ def verify_output_dir(
     input_dir: Path | None = None,
     public_key: Path | None = None,
     replay: ReplayFn | None = None,
+    private_texts: Callable[[Path], Iterable[str]] | None = None,
 ) -> VerifyReport:
     """Verify an output directory against its manifest, its schemas, its attestation and its inputs.
 
@@ -448,6 +450,9 @@ def verify_output_dir(
             attestation.
         replay: with ``input_dir``, the function that re-runs the job into a directory
             (``commands.verify.replay_with_job``); None hashes the inputs without replaying.
+        private_texts: with ``input_dir``, a function returning the evidence's private texts
+            (``commands.verify.read_private_texts``); the outputs are then rescanned for copied
+            evidence text.
 
     Returns:
         The report; ``report.mismatches[0]`` names the first file and field that differ.
@@ -529,6 +534,17 @@ def verify_output_dir(
 
     if input_dir is not None:
         inputs_ok = _check_inputs(input_dir, manifest, report)
+        if inputs_ok and private_texts is not None:
+            copies = [
+                f
+                for f in scan_outputs(scanned, private_texts(input_dir))
+                if f.kind == "copied-text"
+            ]
+            for f in copies:
+                where = f.safe_field or (f"line {f.line}" if f.line else None)
+                report.mismatches.append(Mismatch(f.file, where, "hygiene", f.kind))
+            if not copies:
+                report.checked.append("no output copies 12 or more tokens of the evidence text")
         if replay is not None and decision_dict is not None:
             if not inputs_ok:
                 report.checked.append("replay skipped: the inputs differ from the manifest")

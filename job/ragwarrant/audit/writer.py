@@ -35,7 +35,7 @@ def write_atomic(path: Path, data: bytes) -> None:
     except OSError as exc:
         raise OutputError(
             "output-not-writable",
-            f"cannot write {path.name} in the output directory: {exc.strerror}",
+            f"cannot write {path}: {exc.strerror}",
             hint="mount a writable volume at /out, or pass --output DIR",
         ) from exc
     try:
@@ -49,7 +49,7 @@ def write_atomic(path: Path, data: bytes) -> None:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise OutputError(
-            "output-not-writable", f"cannot write {path.name}: {exc.strerror}",
+            "output-not-writable", f"cannot write {path}: {exc.strerror}",
             hint="check free space and permissions of the output volume",
         ) from exc
     with contextlib.suppress(OSError):

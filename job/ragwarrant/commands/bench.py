@@ -30,8 +30,6 @@ import gzip
 import hashlib
 import json
 import math
-import os
-import tempfile
 import time
 import zlib
 from collections.abc import Iterator, Sequence
@@ -42,13 +40,14 @@ from typing import Any, Literal
 import numpy as np
 
 from ragwarrant import __version__
+from ragwarrant.audit.writer import write_atomic
 from ragwarrant.corroborators.calibration import (
     FLAG_RULE,
     GATES,
     calibrate_threshold,
 )
 from ragwarrant.corroborators.lexical import index_context, score_response
-from ragwarrant.errors import InputError, OutputError, UsageError
+from ragwarrant.errors import InputError, UsageError
 
 __all__ = [
     "BenchReport",
@@ -715,29 +714,8 @@ def calibration_document(data: RagtruthData, version: str) -> dict[str, Any]:
 
 
 def _write_atomic(path: Path, text: str) -> None:
-    directory = path.parent if str(path.parent) else Path(".")
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                fh.write(text)
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
-    except OSError as exc:
-        raise OutputError(
-            "output-unwritable",
-            f"{path}: cannot write: {exc.strerror or exc}",
-            "pass a path in a writable directory",
-            file=str(path),
-        ) from exc
-
-
-# --------------------------------------------------------------------------------------------
-# command line
+    """Write ``text`` atomically, readable by all (the image runs as uid 65532)."""
+    write_atomic(path, text.encode("utf-8"))
 
 
 def _run(args: argparse.Namespace) -> int:

@@ -8,12 +8,42 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
+from ragwarrant.adapters import load_source
+from ragwarrant.adapters.registry import file_sha256
+from ragwarrant.audit.hygiene import private_texts_from_tables
 from ragwarrant.audit.verify import VERIFY_MISMATCH_EXIT, verify_output_dir
+from ragwarrant.contract import find_contract, is_readable_file, load_contract, resolve_inside
+from ragwarrant.errors import EvidenceError
 from ragwarrant.job import RunOutcome, run_job
 
-__all__ = ["register", "replay_with_job"]
+__all__ = ["read_private_texts", "register", "replay_with_job"]
+
+
+def read_private_texts(input_dir: Path) -> Iterator[str]:
+    """Yield the questions, responses and contexts of the evidence in ``input_dir``.
+
+    Reads each evidence source with its adapter, as the job does; sources that cannot be read
+    are skipped (the replay reports them).
+
+    Raises:
+        ContractError: the contract is missing or invalid.
+    """
+    contract = load_contract(find_contract(input_dir))
+    tables = []
+    for source in contract.evidence:
+        path = resolve_inside(input_dir, source.path)
+        if not is_readable_file(path):
+            continue
+        try:
+            result = load_source(source, path, file_sha256(path), contract)
+        except EvidenceError:
+            continue
+        if result.texts is not None:
+            tables.append(result.texts)
+    return private_texts_from_tables(tables)
 
 
 def replay_with_job(input_dir: Path, output_dir: Path) -> RunOutcome:
@@ -33,8 +63,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         description="Recomputes the sha256 of every output (and, with --input, of every input) "
         "against manifest.json, validates each output against its schema, checks "
         "decision.intoto.json (and its signature with --public-key), rescans for publication "
-        "hygiene, and with --input replays the decision and compares decision.json field by "
-        f"field. Exit 0 when all match, {VERIFY_MISMATCH_EXIT} otherwise.",
+        "hygiene (with --input, also for copied evidence text), and with --input replays the "
+        "decision and compares decision.json field by field. "
+        f"Exit 0 when all match, {VERIFY_MISMATCH_EXIT} otherwise.",
     )
     parser.add_argument("outdir", type=Path, metavar="OUTDIR", help="the run's output directory")
     parser.add_argument(
@@ -68,6 +99,7 @@ def run_verify(args: argparse.Namespace) -> int:
         input_dir=args.input,
         public_key=args.public_key,
         replay=None if args.no_replay else replay_with_job,
+        private_texts=read_private_texts,
     )
     out = sys.stdout
     if report.ok:
