@@ -17,17 +17,22 @@ import structlog
 
 from ragwarrant import __version__
 from ragwarrant.commands import bench as bench_command
+from ragwarrant.commands import ledger as ledger_command
 from ragwarrant.commands import run as run_command
 from ragwarrant.commands import schemas as schemas_command
 from ragwarrant.commands import selftest as selftest_command
 from ragwarrant.commands import summary as summary_command
+from ragwarrant.commands import verify as verify_command
 from ragwarrant.errors import InternalError, RagwarrantError, UsageError
 from ragwarrant.exit_codes import ExitCode
 from ragwarrant.logging import configure_logging
 
 __all__ = ["build_parser", "main"]
 
-_COMMANDS = (run_command, summary_command, selftest_command, schemas_command, bench_command)
+_COMMANDS = (
+    run_command, summary_command, verify_command, ledger_command, selftest_command, schemas_command,
+    bench_command,
+)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -66,12 +71,19 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _fail(log: structlog.typing.FilteringBoundLogger, args: argparse.Namespace | None, exc: RagwarrantError) -> int:
+    from ragwarrant.audit.ledger import record_run
     from ragwarrant.job import record_error
 
     written = False
     output = getattr(args, "output", None) if args is not None else None
     if args is not None and getattr(args, "command", None) == "run" and isinstance(output, Path):
         written = record_error(output, exc)
+        ledger = getattr(args, "ledger", None)
+        if written and ledger is not None:
+            try:
+                record_run(ledger, output)
+            except RagwarrantError as lexc:
+                log.error("ledger_append_failed", code=lexc.code, message=lexc.message)
         run_command.write_termination_message(
             getattr(args, "termination_message_path", None), f"ERROR: {exc.code}: {exc.message}"
         )

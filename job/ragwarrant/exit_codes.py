@@ -29,6 +29,7 @@ class ExitCode(IntEnum):
     BLOCK = 12
     USAGE = 64  # EX_USAGE: bad command line
     NO_INPUT = 66  # EX_NOINPUT: input directory missing or unreadable
+    VERIFY_MISMATCH = 65  # EX_DATAERR: `verify` / `ledger verify` found a mismatch
     INTERNAL = 70  # EX_SOFTWARE: internal error, or the self-test failed
     CANT_CREATE = 73  # EX_CANTCREAT: output directory not writable
     CONFIG = 78  # EX_CONFIG: release contract invalid

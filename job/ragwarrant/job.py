@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Literal
 
 import numpy as np
 import orjson
@@ -22,9 +23,11 @@ import yaml
 
 from ragwarrant.adapters import AdapterResult, load_source
 from ragwarrant.adapters.registry import file_sha256
+from ragwarrant.audit.attestation import load_private_key, write_attestation
+from ragwarrant.audit.hygiene import private_texts_from_tables, publish_outputs
+from ragwarrant.audit.ledger import record_run
 from ragwarrant.audit.manifest import build_manifest, digest_bytes
-from ragwarrant.audit.report import render_report
-from ragwarrant.audit.writer import dump_json, write_atomic, write_model
+from ragwarrant.audit.writer import write_atomic, write_model
 from ragwarrant.contract import ReleaseContract, find_contract, is_readable_file, load_contract, resolve_inside
 from ragwarrant.corroborators.corroborate import corroborate, text_records
 from ragwarrant.decision import CandidateVerdict, classify_candidate, rank_key, run_class
@@ -93,7 +96,7 @@ def _now() -> str:
 
 
 def _run_id(started_at: str, contract_sha256: str) -> str:
-    stamp = started_at.replace("-", "").replace(":", "").split(".")[0]
+    stamp = started_at.replace("-", "").replace(":", "").rstrip("Z")
     return f"{stamp}Z-{contract_sha256[:12]}"
 
 
@@ -284,7 +287,7 @@ def _decide(
         dev_verdicts = {p: classify_candidate(dev_evals[p], contract, []) for p in candidates}
         order = sorted(candidates, key=lambda p: (rank_key(dev_verdicts[p], dev_evals[p]), p))
         chosen = order[0]
-        method = "development-split"
+        method: Literal["single-candidate", "development-split", "holm-across-candidates"] = "development-split"
         for p in candidates:
             e = dev_evals[p]
             selection_notes.append(
@@ -372,13 +375,18 @@ def run_job(
     output_dir: Path,
     *,
     on_stage: Callable[..., None] | None = None,
+    ledger: Path | None = None,
+    signing_key: Path | None = None,
 ) -> RunOutcome:
     """Run the promotion job once.
 
     Args:
         input_dir: the mounted inputs (read only; never written).
-        output_dir: where the four output files are written (atomically, manifest last).
+        output_dir: where the four output files are written (atomically, manifest last), then
+            ``decision.intoto.json`` (not listed in the manifest, which it attests).
         on_stage: optional callback ``(event, **fields)`` for progress events.
+        ledger: an append-only evidence ledger that receives one entry for this run.
+        signing_key: an Ed25519 private key (PEM) that signs the attestation as a DSSE envelope.
 
     Returns:
         RunOutcome with the run's decision class and exit code.
@@ -391,6 +399,7 @@ def run_job(
     emit = on_stage or (lambda event, **kw: log.info(event, **kw))
     selftest = require_selftest()  # an unproven engine decides nothing: InternalError, exit 70
     check_directories(input_dir, output_dir)
+    private_key = load_private_key(signing_key) if signing_key is not None else None  # 66 before any work
     inputs = _read_inputs(input_dir)
     contract = inputs.contract
     run_id = _run_id(started_at, inputs.contract_sha256)
@@ -423,28 +432,42 @@ def run_job(
     sources = [SourceRecord(**r.provenance.__dict__) for r in inputs.results]
     report = ValidationReport(run_id=run_id, checks=checks, sources=sources,
                               missing_values=_missing_value_table(index))
-    _write_outputs(output_dir, decision, report, inputs.digests, contract.statistics.seed, started_at)
+    texts = [r.texts for r in inputs.results if r.texts is not None]
+    decision = _write_outputs(output_dir, decision, report, inputs.digests, contract.statistics.seed,
+                              started_at, private_texts=lambda: private_texts_from_tables(texts))
+    klass, exit_code, summary = decision.run_class, decision.exit_code, decision.summary
+    subjects = [inputs.contract_path] + [
+        p.config for p in [contract.baseline, *contract.candidates] if p.policy_id in inputs.config_sha
+    ]
+    write_attestation(output_dir, subjects, private_key)
+    if ledger is not None:
+        record_run(ledger, output_dir)
+        emit("ledger_appended", run_id=run_id, ledger=ledger.name)
     emit("run_finished", run_id=run_id, run_class=klass.value, exit_code=exit_code, summary=summary)
     return RunOutcome(run_id=run_id, decision_class=klass, exit_code=exit_code, decision=decision, summary=summary)
 
 
 def _write_outputs(
     output_dir: Path, decision: Decision, report: ValidationReport, input_digests: list[FileDigest],
-    seed: int | None, started_at: str,
-) -> None:
+    seed: int | None, started_at: str, private_texts: Callable[[], Iterable[str]] = tuple,
+) -> Decision:
+    """Scan, write and hash the outputs, manifest last; return the decision as published.
+
+    Publication hygiene runs first: a finding BLOCKs the run and redacts or withholds the
+    offending content (``audit.hygiene.publish_outputs``).
+    """
+    publication = publish_outputs(decision, report, private_texts)
+    (output_dir / "decision.intoto.json").unlink(missing_ok=True)  # never leave a stale attestation
     outputs: list[FileDigest] = []
-    for name, data in (
-        ("decision.json", dump_json(decision)),
-        ("validation_report.json", dump_json(report)),
-        ("report.md", render_report(decision).encode()),
-    ):
+    for name, data in publication.files.items():
         write_atomic(output_dir / name, data)
         outputs.append(digest_bytes(name, data))
     manifest = build_manifest(
         run_id=decision.run_id, seed=seed, started_at=started_at, finished_at=_now(),
-        exit_code=decision.exit_code, inputs=input_digests, outputs=outputs,
+        exit_code=publication.decision.exit_code, inputs=input_digests, outputs=outputs,
     )
     write_model(output_dir / "manifest.json", manifest)
+    return publication.decision
 
 
 def record_error(output_dir: Path, error: RagwarrantError, started_at: str | None = None) -> bool:

@@ -257,16 +257,16 @@ def _load_telemetry(request: AdapterRequest) -> AdapterResult:
             values = requests
             missing = pa.nulls(n, pa.string())
         else:
-            c = red.column
-            assert c is not None  # guaranteed by TelemetryReduction
-            n_missing = final.column(f"m:{c}_sum_sum")
-            total = final.column(f"v:{c}_sum_sum")
+            col = red.column
+            assert col is not None  # guaranteed by TelemetryReduction
+            n_missing = final.column(f"m:{col}_sum_sum")
+            total = final.column(f"v:{col}_sum_sum")
             if red.how == "sum":
                 values = total
             elif red.how == "max":
-                values = final.column(f"v:{c}_max_max")
+                values = final.column(f"v:{col}_max_max")
             else:
-                values = pc.divide(total, pc.cast(final.column(f"v:{c}_count_sum"), pa.float64()))
+                values = pc.divide(total, pc.cast(final.column(f"v:{col}_count_sum"), pa.float64()))
             has_missing = pc.greater(n_missing, 0)
             values = pc.if_else(has_missing, pa.scalar(None, pa.float64()), values)
             missing = pc.if_else(has_missing, pa.scalar("null"), pa.scalar(None, pa.string()))

@@ -11,7 +11,9 @@ from ragwarrant.outputs import FileDigest, Manifest
 
 __all__ = ["RUNTIME_DEPENDENCIES", "build_manifest", "dependency_versions", "digest_bytes"]
 
-RUNTIME_DEPENDENCIES = ("pydantic", "numpy", "scipy", "pyarrow", "orjson", "structlog", "PyYAML")
+RUNTIME_DEPENDENCIES = (
+    "pydantic", "numpy", "scipy", "pyarrow", "orjson", "structlog", "PyYAML", "cryptography",
+)
 
 
 def dependency_versions() -> dict[str, str]:

@@ -6,6 +6,7 @@ It never states more than the run's evidence class allows: the scope sentence co
 
 from __future__ import annotations
 
+from ragwarrant.evidence_class import EvidenceClass
 from ragwarrant.exit_codes import DecisionClass
 from ragwarrant.outputs import CandidateClass, Decision, GateResult, GateStatus
 
@@ -23,6 +24,13 @@ def decision_sentence(decision: Decision) -> str:
     if decision.run_class is DecisionClass.ERROR:
         err = decision.error
         return f"ERROR: the job stopped before deciding ({err.code if err else 'unknown'}): nothing is decided."
+    if decision.run_class is DecisionClass.PROMOTE and (
+        decision.evidence_class is not None and decision.evidence_class < EvidenceClass.FROZEN_OBSERVATION
+    ):
+        return (
+            f"PROMOTE (engine check only): candidate {decision.selected_policy} passed every gate"
+            f"{under}, but {decision.evidence_class.value} evidence supports no release decision."
+        )
     if decision.run_class is DecisionClass.PROMOTE:
         return (
             f"PROMOTE: candidate {decision.selected_policy} may replace the baseline{under}, "

@@ -37,6 +37,7 @@ from pydantic import BaseModel, ValidationError
 from ragwarrant.audit.attestation import ATTESTATION_FILENAME, AttestationError, read_attestation
 from ragwarrant.audit.hygiene import scan_outputs
 from ragwarrant.errors import InputError, RagwarrantError
+from ragwarrant.exit_codes import ExitCode
 from ragwarrant.outputs import Decision, Manifest, ValidationReport
 
 __all__ = [
@@ -48,7 +49,7 @@ __all__ = [
     "verify_output_dir",
 ]
 
-VERIFY_MISMATCH_EXIT = 65
+VERIFY_MISMATCH_EXIT = int(ExitCode.VERIFY_MISMATCH)
 """Exit code of ``ragwarrant verify`` / ``ragwarrant ledger verify`` when something does not
 match (EX_DATAERR in sysexits(3)); to move into ``exit_codes.ExitCode`` as ``VERIFY_MISMATCH``."""
 

@@ -20,6 +20,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
                    help="input directory holding contract.yaml|json and evidence (default /in)")
     p.add_argument("--output", type=Path, default=Path(os.environ.get("RAGWARRANT_OUTPUT", "/out")),
                    help="output directory (default /out)")
+    p.add_argument("--ledger", type=Path, default=os.environ.get("RAGWARRANT_LEDGER"),
+                   help="evidence ledger (JSON Lines, append-only, hash-chained) on its own volume; "
+                        "the run appends one entry")
+    p.add_argument("--signing-key", type=Path, default=os.environ.get("RAGWARRANT_SIGNING_KEY"),
+                   help="Ed25519 private key (PEM PKCS#8), e.g. a mounted secret; signs "
+                        "decision.intoto.json as a DSSE envelope")
     p.add_argument("--termination-message-path", type=Path,
                    default=os.environ.get("RAGWARRANT_TERMINATION_MESSAGE_PATH"),
                    help="file that receives a one-line decision summary (Kubernetes reads "
@@ -45,6 +51,6 @@ def write_termination_message(path: Path | None, line: str) -> None:
 
 def handle(args: argparse.Namespace) -> int:
     """Run the job and return its exit code."""
-    outcome = run_job(args.input, args.output)
+    outcome = run_job(args.input, args.output, ledger=args.ledger, signing_key=args.signing_key)
     write_termination_message(args.termination_message_path, outcome.summary)
     return outcome.exit_code

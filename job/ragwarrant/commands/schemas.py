@@ -6,13 +6,14 @@ import argparse
 from pathlib import Path
 
 import orjson
+from pydantic import BaseModel
 
 from ragwarrant.contract import ReleaseContract
 from ragwarrant.outputs import Decision, Manifest, ValidationReport
 
 __all__ = ["SCHEMAS", "register", "render_schemas"]
 
-SCHEMAS = {
+SCHEMAS: dict[str, type[BaseModel]] = {
     "contract.schema.json": ReleaseContract,
     "decision.schema.json": Decision,
     "validation_report.schema.json": ValidationReport,

@@ -180,7 +180,7 @@ def build_index(table: pa.Table) -> EvidenceIndex:
         dup_examples = np.flatnonzero(counts > 1)
         if dup_examples.size:
             duplicates_by_policy[policy] = duplicates_by_policy.get(policy, 0) + int(dup_examples.size)
-            first_row_of = {}
+            first_row_of: dict[int, int] = {}
             for i in sel[np.isin(e, dup_examples[:1000])]:
                 first_row_of.setdefault(int(ex[i]), int(i))
             for d in dup_examples[: max(0, 1000 - len(duplicates))]:

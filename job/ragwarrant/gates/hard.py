@@ -257,7 +257,12 @@ def gate_disqualifiers(
             )
             continue
         values = col.value[rows]
-        stat = float({"sum": np.sum, "max": np.max, "mean": np.mean}[dq.statistic](values))
+        if dq.statistic == "sum":
+            stat = float(np.sum(values))
+        elif dq.statistic == "max":
+            stat = float(np.max(values))
+        else:
+            stat = float(np.mean(values))
         over = (dq.max_value is not None and stat > dq.max_value) or (
             dq.min_value is not None and stat < dq.min_value
         )
