@@ -38,12 +38,18 @@ def write_inputs(root: Path, n: int, seed: int = 1) -> dict[str, np.ndarray]:
         (root / "policies" / f"{p}.json").write_bytes(orjson.dumps({"model": p}))
     ids = np.array([f"e{i:07d}" for i in range(n)], dtype=object)
     sl = np.array(SLICES, dtype=object)[np.arange(n) % 5]
-    cols: dict[str, list[np.ndarray]] = {k: [] for k in ("example_id", "policy_id", "task", "q1", "q2", "q3", "cost_usd", "latency_ms")}
+    cols: dict[str, list[np.ndarray]] = {
+        k: []
+        for k in ("example_id", "policy_id", "task", "q1", "q2", "q3", "cost_usd", "latency_ms")
+    }
     base_q = rng.random((n, 3))
     cand_q = np.clip(base_q + rng.normal(0.01, 0.1, (n, 3)), 0, 1)
     base_cost = rng.gamma(4, 0.01, n)
     base_lat = rng.lognormal(6, 0.3, n)
-    for policy, q, cost, lat in (("base", base_q, base_cost, base_lat), ("cand", cand_q, base_cost * 0.7, base_lat * 0.9)):
+    for policy, q, cost, lat in (
+        ("base", base_q, base_cost, base_lat),
+        ("cand", cand_q, base_cost * 0.7, base_lat * 0.9),
+    ):
         cols["example_id"].append(ids)
         cols["policy_id"].append(np.full(n, policy, dtype=object))
         cols["task"].append(sl)
@@ -54,21 +60,32 @@ def write_inputs(root: Path, n: int, seed: int = 1) -> dict[str, np.ndarray]:
     table = pa.table({k: pa.array(np.concatenate(v)) for k, v in cols.items()})
     pq.write_table(table, root / "results.parquet")
     contract = {
-        "id": f"bench-{n}", "version": "1",
+        "id": f"bench-{n}",
+        "version": "1",
         "baseline": {"policy_id": "base", "config": "policies/base.json"},
         "candidates": [{"policy_id": "cand", "config": "policies/cand.json"}],
-        "evidence": [{
-            "id": "results", "path": "results.parquet", "format": "parquet", "layout": "wide",
-            "columns": {"example_id": "example_id", "policy_id": "policy_id", "slice": "task"},
-            "metrics": {c: c for c in ("q1", "q2", "q3", "cost_usd", "latency_ms")},
-        }],
+        "evidence": [
+            {
+                "id": "results",
+                "path": "results.parquet",
+                "format": "parquet",
+                "layout": "wide",
+                "columns": {"example_id": "example_id", "policy_id": "policy_id", "slice": "task"},
+                "metrics": {c: c for c in ("q1", "q2", "q3", "cost_usd", "latency_ms")},
+            }
+        ],
         "quality_metrics": [{"id": f"q{j}", "margin_abs": 0.02} for j in (1, 2, 3)],
         "operational_metrics": [
             {"id": "cost_usd", "unit": "usd", "statistic": "mean"},
             {"id": "latency_ms", "unit": "ms", "statistic": "p95"},
         ],
-        "claims": {"join": "any", "items": [{"kind": "cost-reduction", "metric": "cost_usd"},
-                                            {"kind": "latency-reduction", "metric": "latency_ms"}]},
+        "claims": {
+            "join": "any",
+            "items": [
+                {"kind": "cost-reduction", "metric": "cost_usd"},
+                {"kind": "latency-reduction", "metric": "latency_ms"},
+            ],
+        },
         "protected_slices": [{"value": s, "margin_abs": 0.04, "min_paired_n": 30} for s in SLICES],
         "statistics": {"resamples": 2000, "seed": 3},
         "evidence_class": "confirmatory",
@@ -82,45 +99,76 @@ def run_job(root: Path) -> tuple[float, float, int, dict]:
     out = root / "out"
     before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     t0 = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-m", "ragwarrant", "run", "--input", str(root), "--output", str(out)],
-                          capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, "-m", "ragwarrant", "run", "--input", str(root), "--output", str(out)],
+        capture_output=True,
+        text=True,
+    )
     wall = time.perf_counter() - t0
     peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     if peak <= before:
-        peak = before  # ru_maxrss is the max over all children so far; sizes run in increasing order
+        peak = (
+            before  # ru_maxrss is the max over all children so far; sizes run in increasing order
+        )
     decision = orjson.loads((out / "decision.json").read_bytes())
     return wall, peak / 1024, proc.returncode, decision
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000, 1_000_000])
-    ap.add_argument("--scipy-max", type=int, default=1_000_000, help="largest n for the scipy reference")
+    ap.add_argument(
+        "--scipy-max", type=int, default=1_000_000, help="largest n for the scipy reference"
+    )
     args = ap.parse_args()
-    print(f"{'pairs':>9} {'job s':>8} {'peak MiB':>9} {'exit':>4} {'LCB q1 ours':>12} {'LCB q1 scipy':>13} {'gap/SE':>7} {'scipy s':>8}")
+    print(
+        f"{'pairs':>9} {'job s':>8} {'peak MiB':>9} {'exit':>4} "
+        f"{'LCB q1 ours':>12} {'LCB q1 scipy':>13} {'gap/SE':>7} {'scipy s':>8}"
+    )
     for n in sorted(args.sizes):
         with tempfile.TemporaryDirectory() as tmp:
             root = Path(tmp)
             deltas = write_inputs(root, n)
             wall, peak, code, decision = run_job(root)
-            gate = next(g for g in decision["candidates"][0]["gates"] if g["id"] == "noninferiority:q1")
+            gate = next(
+                g for g in decision["candidates"][0]["gates"] if g["id"] == "noninferiority:q1"
+            )
             ours = gate["lower_bound"]
             ref_s, ref_lcb, gap = float("nan"), float("nan"), float("nan")
             if n <= args.scipy_max:
                 d = deltas["cand"] - deltas["base"]
                 t0 = time.perf_counter()
-                res = stats.bootstrap((deltas["cand"], deltas["base"]), lambda x, y, axis: np.mean(x - y, axis=axis),
-                                      paired=True, vectorized=True, n_resamples=2000, batch=max(1, 20_000_000 // n),
-                                      method="percentile", confidence_level=0.95, alternative="greater",
-                                      rng=np.random.default_rng(0))
+                res = stats.bootstrap(
+                    (deltas["cand"], deltas["base"]),
+                    lambda x, y, axis: np.mean(x - y, axis=axis),
+                    paired=True,
+                    vectorized=True,
+                    n_resamples=2000,
+                    batch=max(1, 20_000_000 // n),
+                    method="percentile",
+                    confidence_level=0.95,
+                    alternative="greater",
+                    rng=np.random.default_rng(0),
+                )
                 ref_s = time.perf_counter() - t0
                 ref_lcb = float(res.confidence_interval.low)
                 se = np.std(d, ddof=1) / np.sqrt(n)
                 gap = (ours - ref_lcb) / se
-            print(f"{n:>9} {wall:>8.1f} {peak:>9.0f} {code:>4} {ours:>12.6f} {ref_lcb:>13.6f} {gap:>7.3f} {ref_s:>8.1f}",
-                  flush=True)
-    print("targets: 10^6 pairs < 60 s and < 2048 MiB on 2 cores; |gap/SE| within Monte Carlo error (~0.05-0.1)")
-    print("note: the job time covers 4 gate families (3 metrics + 5 slices + 2 claims), scipy's one interval.")
+            print(
+                f"{n:>9} {wall:>8.1f} {peak:>9.0f} {code:>4} "
+                f"{ours:>12.6f} {ref_lcb:>13.6f} {gap:>7.3f} {ref_s:>8.1f}",
+                flush=True,
+            )
+    print(
+        "targets: 10^6 pairs < 60 s and < 2048 MiB on 2 cores; "
+        "|gap/SE| within Monte Carlo error (~0.05-0.1)"
+    )
+    print(
+        "note: the job time covers 4 gate families (3 metrics + 5 slices + 2 claims), "
+        "scipy's one interval."
+    )
 
 
 if __name__ == "__main__":

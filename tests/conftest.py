@@ -24,7 +24,10 @@ def base_contract(n_candidates: int = 1) -> dict[str, Any]:
         "version": "1",
         "baseline": {"policy_id": "base", "config": "policies/base.json"},
         "candidates": [
-            {"policy_id": f"cand{i}" if n_candidates > 1 else "cand", "config": f"policies/cand{i if n_candidates > 1 else ''}.json"}
+            {
+                "policy_id": f"cand{i}" if n_candidates > 1 else "cand",
+                "config": f"policies/cand{i if n_candidates > 1 else ''}.json",
+            }
             for i in range(n_candidates)
         ],
         "evidence": [
@@ -33,16 +36,31 @@ def base_contract(n_candidates: int = 1) -> dict[str, Any]:
                 "path": "evidence/results.csv",
                 "format": "csv",
                 "layout": "wide",
-                "columns": {"example_id": "example_id", "policy_id": "policy", "slice": "task", "group_id": "doc"},
+                "columns": {
+                    "example_id": "example_id",
+                    "policy_id": "policy",
+                    "slice": "task",
+                    "group_id": "doc",
+                },
                 "metrics": {"correct": "correct", "cost_usd": "cost_usd"},
                 "evaluator": "fixture",
                 "evaluator_version": "1",
             }
         ],
-        "quality_metrics": [{"id": "correct", "direction": "higher_is_better", "scale": [0, 1], "margin_abs": 0.05}],
-        "operational_metrics": [{"id": "cost_usd", "unit": "usd", "direction": "lower_is_better", "statistic": "mean"}],
+        "quality_metrics": [
+            {"id": "correct", "direction": "higher_is_better", "scale": [0, 1], "margin_abs": 0.05}
+        ],
+        "operational_metrics": [
+            {"id": "cost_usd", "unit": "usd", "direction": "lower_is_better", "statistic": "mean"}
+        ],
         "claims": {"join": "any", "items": [{"kind": "cost-reduction", "metric": "cost_usd"}]},
-        "statistics": {"alpha": 0.05, "resamples": 2000, "seed": 7, "min_paired_n": 30, "min_pairing_coverage": 0.95},
+        "statistics": {
+            "alpha": 0.05,
+            "resamples": 2000,
+            "seed": 7,
+            "min_paired_n": 30,
+            "min_pairing_coverage": 0.95,
+        },
         "evidence_class": "confirmatory",
         "promotion_min_class": "confirmatory",
     }
@@ -67,7 +85,12 @@ def simulate(
     doc = np.array([f"d{i // 2}" for i in range(n)])
     return {
         "base": {"correct": base_correct, "cost_usd": base_cost, "task": task, "doc": doc},
-        "cand": {"correct": cand_correct, "cost_usd": base_cost * cost_ratio, "task": task, "doc": doc},
+        "cand": {
+            "correct": cand_correct,
+            "cost_usd": base_cost * cost_ratio,
+            "task": task,
+            "doc": doc,
+        },
     }
 
 
@@ -79,7 +102,9 @@ def write_results_csv(path: Path, data: dict[str, dict[str, np.ndarray]]) -> Non
         for i in range(len(cols["correct"])):
             c = cols["correct"][i]
             c_s = "" if np.isnan(c) else repr(float(c))
-            lines.append(f"ex{i:05d},{policy},{cols['task'][i]},{cols['doc'][i]},{c_s},{float(cols['cost_usd'][i])!r}")
+            lines.append(
+                f"ex{i:05d},{policy},{cols['task'][i]},{cols['doc'][i]},{c_s},{float(cols['cost_usd'][i])!r}"
+            )
     path.write_text("\n".join(lines) + "\n")
 
 

@@ -1,4 +1,4 @@
-"""End to end: the CLI on temp dirs, every exit code, and outputs that validate against contracts/."""
+"""End to end: the CLI on temp dirs, every exit code, outputs that validate against contracts/."""
 
 from __future__ import annotations
 
@@ -12,10 +12,9 @@ from pathlib import Path
 import jsonschema
 import numpy as np
 import orjson
-import pytest
 
 from ragwarrant import cli
-from tests.conftest import REPO, base_contract, simulate
+from tests.conftest import REPO, simulate
 
 CONTRACTS = REPO / "contracts"
 
@@ -38,7 +37,11 @@ def assert_outputs_valid(out: Path) -> None:
         assert "NaN" not in text and "Infinity" not in text
         jsonschema.validate(json.loads(text), json.loads((CONTRACTS / schema).read_text()))
     manifest = load(out, "manifest.json")
-    assert sorted(o["path"] for o in manifest["outputs"]) == ["decision.json", "report.md", "validation_report.json"]
+    assert sorted(o["path"] for o in manifest["outputs"]) == [
+        "decision.json",
+        "report.md",
+        "validation_report.json",
+    ]
 
 
 def test_promote_exit_0(make_input, tmp_path):
@@ -105,7 +108,9 @@ def test_input_missing_exit_66_writes_error_record(tmp_path):
     out = tmp_path / "out"
     assert run(["run", "--input", str(tmp_path / "nope"), "--output", str(out)]) == 66
     d = load(out)
-    assert d["run_class"] == "ERROR" and d["error"]["code"] == "input-missing" and d["exit_code"] == 66
+    assert (
+        d["run_class"] == "ERROR" and d["error"]["code"] == "input-missing" and d["exit_code"] == 66
+    )
     assert_outputs_valid(out)
 
 
@@ -120,9 +125,11 @@ def test_internal_error_exit_70(make_input, tmp_path, monkeypatch):
     out = tmp_path / "out"
     assert run(["run", "--input", str(make_input()), "--output", str(out)]) == 70
     d = load(out)
-    assert d["run_class"] == "ERROR" and d["error"]["code"] == "internal-error" and "planted bug" in d["error"]["message"]
-
-
+    assert (
+        d["run_class"] == "ERROR"
+        and d["error"]["code"] == "internal-error"
+        and "planted bug" in d["error"]["message"]
+    )
 
 
 def test_output_not_writable_exit_73(make_input, tmp_path):
@@ -152,8 +159,20 @@ def test_output_read_only_dir_as_unprivileged_user(make_input, tmp_path):
     out.mkdir()
     if os.geteuid() == 0:
         os.chmod(out, 0o555)
-        cmd = ["setpriv", "--reuid=65532", "--regid=65532", "--clear-groups", sys.executable, "-m", "ragwarrant",
-               "run", "--input", str(inp), "--output", str(out)]
+        cmd = [
+            "setpriv",
+            "--reuid=65532",
+            "--regid=65532",
+            "--clear-groups",
+            sys.executable,
+            "-m",
+            "ragwarrant",
+            "run",
+            "--input",
+            str(inp),
+            "--output",
+            str(out),
+        ]
     else:
         os.chmod(out, stat.S_IRUSR | stat.S_IXUSR)
         cmd = [sys.executable, "-m", "ragwarrant", "run", "--input", str(inp), "--output", str(out)]
@@ -241,7 +260,12 @@ def test_manifest_hashes_match_files(make_input, tmp_path):
         assert hashlib.sha256((out / entry["path"]).read_bytes()).hexdigest() == entry["sha256"]
     for entry in m["inputs"]:
         assert hashlib.sha256((inp / entry["path"]).read_bytes()).hexdigest() == entry["sha256"]
-    assert {e["path"] for e in m["inputs"]} == {"contract.yaml", "policies/base.json", "policies/cand.json", "evidence/results.csv"}
+    assert {e["path"] for e in m["inputs"]} == {
+        "contract.yaml",
+        "policies/base.json",
+        "policies/cand.json",
+        "evidence/results.csv",
+    }
     assert m["seed"] == 7
     assert (out / "manifest.json").stat().st_mtime_ns >= (out / "decision.json").stat().st_mtime_ns
 
@@ -249,7 +273,12 @@ def test_manifest_hashes_match_files(make_input, tmp_path):
 def test_config_differences_shown(make_input, tmp_path):
     """The decision shows what differs between candidate and baseline configs."""
     out = tmp_path / "out"
-    inp = make_input(configs={"base": {"retrieval": {"top_k": 5}, "model": "m"}, "cand": {"retrieval": {"top_k": 3}, "model": "m"}})
+    inp = make_input(
+        configs={
+            "base": {"retrieval": {"top_k": 5}, "model": "m"},
+            "cand": {"retrieval": {"top_k": 3}, "model": "m"},
+        }
+    )
     run(["run", "--input", str(inp), "--output", str(out)])
     diffs = load(out)["candidates"][0]["config_differences"]
     assert diffs == [{"path": "retrieval.top_k", "baseline": 5, "candidate": 3}]
@@ -259,8 +288,19 @@ def test_logs_are_json_lines_with_final_summary(make_input, tmp_path):
     """stdout carries structlog JSON lines, one per stage, ending with the run summary."""
     env = dict(os.environ, PYTHONPATH=str(REPO / "job"))
     proc = subprocess.run(
-        [sys.executable, "-m", "ragwarrant", "run", "--input", str(make_input()), "--output", str(tmp_path / "o")],
-        capture_output=True, text=True, env=env,
+        [
+            sys.executable,
+            "-m",
+            "ragwarrant",
+            "run",
+            "--input",
+            str(make_input()),
+            "--output",
+            str(tmp_path / "o"),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
     )
     events = [json.loads(line)["event"] for line in proc.stdout.splitlines()]
     assert proc.returncode == 0
@@ -270,7 +310,17 @@ def test_logs_are_json_lines_with_final_summary(make_input, tmp_path):
 def test_termination_message_written(make_input, tmp_path):
     """--termination-message-path receives a one-line decision summary."""
     msg = tmp_path / "termination-log"
-    run(["run", "--input", str(make_input()), "--output", str(tmp_path / "o"), "--termination-message-path", str(msg)])
+    run(
+        [
+            "run",
+            "--input",
+            str(make_input()),
+            "--output",
+            str(tmp_path / "o"),
+            "--termination-message-path",
+            str(msg),
+        ]
+    )
     text = msg.read_text()
     assert text.startswith("PROMOTE: cand=PROMOTE") and text.count("\n") == 1
 
@@ -280,7 +330,9 @@ def test_no_nan_reaches_json(make_input, tmp_path):
     data = simulate(200)
     data["cand"]["correct"][:3] = np.nan
     out = tmp_path / "out"
-    inp = make_input(data=data, mutate=lambda c: c["quality_metrics"][0].update({"on_missing": "exclude"}))
+    inp = make_input(
+        data=data, mutate=lambda c: c["quality_metrics"][0].update({"on_missing": "exclude"})
+    )
     run(["run", "--input", str(inp), "--output", str(out)])
     assert_outputs_valid(out)
     mv = load(out, "validation_report.json")["missing_values"]
@@ -293,11 +345,16 @@ def _two_candidates(make_input, splits: bool):
     rng = np.random.default_rng(0)
     split = np.where(rng.random(240) < 0.5, "dev", "conf")
     for cols in (data["base"], data["cand"], bad):
-        cols["doc"] = np.array([f"{s}:{i}" for i, s in enumerate(split)])  # group key carries the split here
+        cols["doc"] = np.array(
+            [f"{s}:{i}" for i, s in enumerate(split)]
+        )  # group key carries the split here
     data = {"base": data["base"], "good": data["cand"], "bad": bad}
 
     def mutate(c):
-        c["candidates"] = [{"policy_id": "bad", "config": "policies/bad.json"}, {"policy_id": "good", "config": "policies/good.json"}]
+        c["candidates"] = [
+            {"policy_id": "bad", "config": "policies/bad.json"},
+            {"policy_id": "good", "config": "policies/good.json"},
+        ]
         if splits:
             c["evidence"][0]["columns"]["split"] = "split"
             c["splits"] = {"development": "dev", "confirmatory": "conf"}
@@ -316,9 +373,11 @@ def _two_candidates(make_input, splits: bool):
 
 
 def test_several_candidates_selected_on_development_split(make_input, tmp_path):
-    """With a development split, the best candidate there is chosen and only it is tested on confirmatory."""
+    """With a development split, its best candidate is chosen; only it is tested on confirmatory."""
     out = tmp_path / "out"
-    assert run(["run", "--input", str(_two_candidates(make_input, True)), "--output", str(out)]) == 0
+    assert (
+        run(["run", "--input", str(_two_candidates(make_input, True)), "--output", str(out)]) == 0
+    )
     d = load(out)
     classes = {c["policy_id"]: c["class"] for c in d["candidates"]}
     assert classes == {"bad": "NOT_SELECTED", "good": "PROMOTE"}
@@ -331,7 +390,9 @@ def test_several_candidates_selected_on_development_split(make_input, tmp_path):
 def test_several_candidates_holm_without_development_split(make_input, tmp_path):
     """Without a development split every candidate is tested, with Holm across candidates."""
     out = tmp_path / "out"
-    assert run(["run", "--input", str(_two_candidates(make_input, False)), "--output", str(out)]) == 0
+    assert (
+        run(["run", "--input", str(_two_candidates(make_input, False)), "--output", str(out)]) == 0
+    )
     d = load(out)
     classes = {c["policy_id"]: c["class"] for c in d["candidates"]}
     assert classes == {"bad": "REJECT", "good": "PROMOTE"}
@@ -352,8 +413,17 @@ def test_unreadable_evidence_blocks_with_location(make_input, tmp_path):
     lines[5] = ",".join(parts)
     csv.write_text("\n".join(lines) + "\n")
     assert run(["run", "--input", str(inp), "--output", str(out)]) == 12
-    check = next(c for c in load(out, "validation_report.json")["checks"] if c["id"] == "evidence-readable:results")
-    assert (check["file"], check["row"], check["column"], check["status"]) == ("evidence/results.csv", 5, "correct", "fail")
+    check = next(
+        c
+        for c in load(out, "validation_report.json")["checks"]
+        if c["id"] == "evidence-readable:results"
+    )
+    assert (check["file"], check["row"], check["column"], check["status"]) == (
+        "evidence/results.csv",
+        5,
+        "correct",
+        "fail",
+    )
     assert check["found"] == "'yes-ish'"
     assert load(out)["run_gates"][1]["id"] == "hard:evidence-readable:results"
 
@@ -365,5 +435,8 @@ def test_missing_evidence_file_blocks(make_input, tmp_path):
     (inp / "evidence" / "results.csv").unlink()
     assert run(["run", "--input", str(inp), "--output", str(out)]) == 12
     d = load(out)
-    assert d["run_gates"][0]["id"] == "hard:contract-references" and d["run_gates"][0]["status"] == "fail"
+    assert (
+        d["run_gates"][0]["id"] == "hard:contract-references"
+        and d["run_gates"][0]["status"] == "fail"
+    )
     assert d["candidates"][0]["class"] == "BLOCK"

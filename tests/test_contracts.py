@@ -10,7 +10,7 @@ from tests.conftest import REPO
 
 
 def test_committed_schemas_match_models():
-    """Regenerating every JSON Schema from the pydantic models gives the committed bytes (run `make schemas`)."""
+    """Every JSON Schema regenerated from the pydantic models equals the committed bytes."""
     for name, data in render_schemas().items():
         committed = (REPO / "contracts" / name).read_bytes()
         assert committed == data, f"contracts/{name} drifted from the models: run `make schemas`"

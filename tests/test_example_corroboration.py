@@ -113,7 +113,13 @@ def test_no_text_in_any_output(out):
     texts = _texts()
     assert len(texts) > 100
     outputs = {p.name: p.read_text(encoding="utf-8").lower() for p in out.iterdir() if p.is_file()}
-    assert set(outputs) == {"decision.json", "validation_report.json", "report.md", "manifest.json", "decision.intoto.json"}
+    assert set(outputs) == {
+        "decision.json",
+        "validation_report.json",
+        "report.md",
+        "manifest.json",
+        "decision.intoto.json",
+    }
     for name, content in outputs.items():
         flat = " ".join(content.split())
         for t in texts:

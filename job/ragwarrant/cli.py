@@ -24,13 +24,17 @@ from ragwarrant.commands import selftest as selftest_command
 from ragwarrant.commands import summary as summary_command
 from ragwarrant.commands import verify as verify_command
 from ragwarrant.errors import InternalError, RagwarrantError, UsageError
-from ragwarrant.exit_codes import ExitCode
 from ragwarrant.logging import configure_logging
 
 __all__ = ["build_parser", "main"]
 
 _COMMANDS = (
-    run_command, summary_command, verify_command, ledger_command, selftest_command, schemas_command,
+    run_command,
+    summary_command,
+    verify_command,
+    ledger_command,
+    selftest_command,
+    schemas_command,
     bench_command,
 )
 
@@ -42,7 +46,10 @@ class _Parser(argparse.ArgumentParser):
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser with every registered subcommand."""
-    parser = _Parser(prog="ragwarrant", description="Decide whether a candidate RAG policy may replace the baseline.")
+    parser = _Parser(
+        prog="ragwarrant",
+        description="Decide whether a candidate RAG policy may replace the baseline.",
+    )
     parser.add_argument("--version", action="version", version=f"ragwarrant {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     for module in _COMMANDS:
@@ -66,11 +73,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _fail(log, args, InternalError("interrupted", "interrupted"))
     except Exception as exc:  # an unexpected bug: still an error record, never a decision
         log.error("internal_error", traceback=traceback.format_exc())
-        return _fail(log, args, InternalError("internal-error", f"{type(exc).__name__}: {exc}",
-                                              hint="this is a bug in ragwarrant; please report it"))
+        return _fail(
+            log,
+            args,
+            InternalError(
+                "internal-error",
+                f"{type(exc).__name__}: {exc}",
+                hint="this is a bug in ragwarrant; please report it",
+            ),
+        )
 
 
-def _fail(log: structlog.typing.FilteringBoundLogger, args: argparse.Namespace | None, exc: RagwarrantError) -> int:
+def _fail(
+    log: structlog.typing.FilteringBoundLogger,
+    args: argparse.Namespace | None,
+    exc: RagwarrantError,
+) -> int:
     from ragwarrant.audit.ledger import record_run
     from ragwarrant.job import record_error
 
@@ -87,9 +105,18 @@ def _fail(log: structlog.typing.FilteringBoundLogger, args: argparse.Namespace |
         run_command.write_termination_message(
             getattr(args, "termination_message_path", None), f"ERROR: {exc.code}: {exc.message}"
         )
-    log.error("run_failed", code=exc.code, message=exc.message, hint=exc.hint,
-              exit_code=int(exc.exit_code), error_record_written=written)
-    print(f"ragwarrant: error: {exc.message}" + (f"\n  hint: {exc.hint}" if exc.hint else ""), file=sys.stderr)
+    log.error(
+        "run_failed",
+        code=exc.code,
+        message=exc.message,
+        hint=exc.hint,
+        exit_code=int(exc.exit_code),
+        error_record_written=written,
+    )
+    print(
+        f"ragwarrant: error: {exc.message}" + (f"\n  hint: {exc.hint}" if exc.hint else ""),
+        file=sys.stderr,
+    )
     return int(exc.exit_code)
 
 

@@ -43,7 +43,9 @@ __all__ = [
 
 CONTRACT_FILENAMES = ("contract.yaml", "contract.yml", "contract.json")
 
-Identifier = Annotated[str, Field(min_length=1, max_length=200, pattern=r"^[A-Za-z0-9][A-Za-z0-9._:@/+-]*$")]
+Identifier = Annotated[
+    str, Field(min_length=1, max_length=200, pattern=r"^[A-Za-z0-9][A-Za-z0-9._:@/+-]*$")
+]
 
 
 class ContractModel(BaseModel):
@@ -60,7 +62,10 @@ class Direction(StrEnum):
 
     @property
     def sign(self) -> int:
-        """+1 when higher is better, -1 when lower is better (orients deltas so positive is better)."""
+        """+1 when higher is better, -1 when lower is better.
+
+        Orients deltas so that positive is better.
+        """
         return 1 if self is Direction.HIGHER_IS_BETTER else -1
 
 
@@ -93,7 +98,9 @@ class PolicyRef(ContractModel):
     """A policy under comparison and its configuration file."""
 
     policy_id: Identifier
-    config: RelativePath = Field(description="policies/*.json|yaml, relative to the input directory")
+    config: RelativePath = Field(
+        description="policies/*.json|yaml, relative to the input directory"
+    )
 
     _check_config = field_validator("config")(classmethod(lambda cls, v: _relative_path(v)))
 
@@ -103,7 +110,7 @@ class ColumnMapping(ContractModel):
 
     ``policy_id`` may be omitted when the source fixes ``policy``. For ``layout: long`` files,
     ``metric`` and ``value`` are required; for ``layout: wide``, ``metrics`` maps column → metric id.
-    """
+    """  # noqa: E501 -- exported verbatim as the JSON Schema description; rewrapping changes it
 
     example_id: str = "example_id"
     policy_id: str | None = "policy_id"
@@ -112,15 +119,22 @@ class ColumnMapping(ContractModel):
     split: str | None = None
     metric: str | None = None
     value: str | None = None
-    question: str | None = Field(default=None, description="question text (private; never copied to outputs)")
-    response: str | None = Field(default=None, description="response text (private; never copied to outputs)")
+    question: str | None = Field(
+        default=None, description="question text (private; never copied to outputs)"
+    )
+    response: str | None = Field(
+        default=None, description="response text (private; never copied to outputs)"
+    )
     contexts: str | None = Field(
         default=None,
         description="context passages: a list column, a JSON array string, a Python-repr list, "
         "or one plain string (one passage); private",
     )
     cited_quotes: str | None = Field(
-        default=None, description="quotes the judge or the response cites from the context, same forms as contexts"
+        default=None,
+        description=(
+            "quotes the judge or the response cites from the context, same forms as contexts"
+        ),
     )
 
 
@@ -197,7 +211,9 @@ class QualityMetric(ContractModel):
 
     id: Identifier
     direction: Direction = Direction.HIGHER_IS_BETTER
-    scale: tuple[float, float] = Field(default=(0.0, 1.0), description="[worst..best] range, in metric units")
+    scale: tuple[float, float] = Field(
+        default=(0.0, 1.0), description="[worst..best] range, in metric units"
+    )
     margin_abs: float = Field(ge=0, description="absolute noninferiority margin, in metric units")
     required: bool = True
     on_missing: MissingValuePolicy = MissingValuePolicy.FAIL
@@ -270,7 +286,8 @@ class ProtectedSlice(ContractModel):
     )
     min_paired_n: int = Field(default=30, ge=2)
     metrics: list[Identifier] | None = Field(
-        default=None, description="quality metrics tested on this slice; every required one when omitted"
+        default=None,
+        description="quality metrics tested on this slice; every required one when omitted",
     )
 
 
@@ -310,27 +327,49 @@ class Corroboration(ContractModel):
     one judgement and their spread (max − min) exceeds ``sample_disagreement_max``, the example
     ABSTAINs. A disagreement or abstention rate above its maximum, for the baseline or the
     candidate, overall or in any slice, caps the candidate at INCONCLUSIVE (``evaluator-unreliable``).
-    """
+    """  # noqa: E501 -- exported verbatim as the JSON Schema description; rewrapping changes it
 
-    groundedness_metric: Identifier = Field(description="the judge's groundedness/faithfulness metric id")
+    groundedness_metric: Identifier = Field(
+        description="the judge's groundedness/faithfulness metric id"
+    )
     groundedness_direction: Direction = Direction.HIGHER_IS_BETTER
-    supported_threshold: float = Field(default=0.5, description="judge value at which a response counts as supported")
-    answer_relevance_metric: Identifier | None = Field(default=None, description="the judge's answer-relevance metric id")
-    answer_relevance_threshold: float = Field(default=0.5, description="judge answer relevance >= this = relevant")
+    supported_threshold: float = Field(
+        default=0.5, description="judge value at which a response counts as supported"
+    )
+    answer_relevance_metric: Identifier | None = Field(
+        default=None, description="the judge's answer-relevance metric id"
+    )
+    answer_relevance_threshold: float = Field(
+        default=0.5, description="judge answer relevance >= this = relevant"
+    )
     sample_metrics: list[Identifier] = Field(
-        default_factory=list, description="metric ids holding repeated samples of the groundedness judgement"
+        default_factory=list,
+        description="metric ids holding repeated samples of the groundedness judgement",
     )
     sample_disagreement_max: float = Field(
-        default=0.5, ge=0, description="an example ABSTAINs when its samples' max − min exceeds this (metric units)"
+        default=0.5,
+        ge=0,
+        description="an example ABSTAINs when its samples' max − min exceeds this (metric units)",
     )
     context_relevance_floor: float = Field(
-        default=0.25, ge=0, le=1,
-        description="share of the question's content words found in the context below which retrieval failed",
+        default=0.25,
+        ge=0,
+        le=1,
+        description=(
+            "share of the question's content words found in the context "
+            "below which retrieval failed"
+        ),
     )
     lexical_gate: Literal["coverage", "weakest_sentence", "hybrid"] = "hybrid"
-    calibration: Literal["lexical-v1"] = Field(default="lexical-v1", description="lexical calibration version")
-    max_abstention_rate: float = Field(default=0.1, ge=0, le=1, description="per policy and per slice")
-    max_disagreement_rate: float = Field(default=0.2, ge=0, le=1, description="per policy and per slice")
+    calibration: Literal["lexical-v1"] = Field(
+        default="lexical-v1", description="lexical calibration version"
+    )
+    max_abstention_rate: float = Field(
+        default=0.1, ge=0, le=1, description="per policy and per slice"
+    )
+    max_disagreement_rate: float = Field(
+        default=0.2, ge=0, le=1, description="per policy and per slice"
+    )
 
     @model_validator(mode="after")
     def _distinct_samples(self) -> Corroboration:
@@ -390,7 +429,9 @@ class ReleaseContract(ContractModel):
         for ps in self.protected_slices:
             for m in ps.metrics or []:
                 if m not in quality:
-                    raise ValueError(f"protected slice {ps.value!r} names unknown quality metric {m!r}")
+                    raise ValueError(
+                        f"protected slice {ps.value!r} names unknown quality metric {m!r}"
+                    )
         return self
 
 
@@ -438,12 +479,11 @@ def load_contract(path: Path) -> ReleaseContract:
     try:
         raw = path.read_bytes()
     except OSError as exc:
-        raise ContractError("contract-unreadable", f"cannot read {path.name}: {exc.strerror}") from exc
+        raise ContractError(
+            "contract-unreadable", f"cannot read {path.name}: {exc.strerror}"
+        ) from exc
     try:
-        if path.suffix == ".json":
-            data = orjson.loads(raw)
-        else:
-            data = yaml.safe_load(raw)
+        data = orjson.loads(raw) if path.suffix == ".json" else yaml.safe_load(raw)
     except (orjson.JSONDecodeError, yaml.YAMLError) as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""

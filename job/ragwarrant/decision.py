@@ -49,7 +49,9 @@ def classify_candidate(
     gates = evaluation.gates + extra_gates
     blocked = _failed(gates, "hard")
     if blocked:
-        return CandidateVerdict(CandidateClass.BLOCK, [f"blocked: {g.id} — {g.reason}" for g in blocked])
+        return CandidateVerdict(
+            CandidateClass.BLOCK, [f"blocked: {g.id} — {g.reason}" for g in blocked]
+        )
     losses = _failed(gates, "noninferiority")
     if losses:
         return CandidateVerdict(
@@ -58,25 +60,34 @@ def classify_candidate(
     claims = [g for g in gates if g.kind == "claim"]
     absent = [g for g in claims if g.status is GateStatus.FAIL]
     if claims and (
-        (contract.claims.join == "all" and absent) or (contract.claims.join == "any" and len(absent) == len(claims))
+        (contract.claims.join == "all" and absent)
+        or (contract.claims.join == "any" and len(absent) == len(claims))
     ):
-        return CandidateVerdict(CandidateClass.REJECT, [f"no-benefit: {g.id} — {g.reason}" for g in absent])
+        return CandidateVerdict(
+            CandidateClass.REJECT, [f"no-benefit: {g.id} — {g.reason}" for g in absent]
+        )
     unresolved = [
-        g for g in gates
+        g
+        for g in gates
         if g.kind in ("noninferiority", "claim") and g.status is GateStatus.INCONCLUSIVE
     ]
     if contract.claims.join == "any" and any(g.status is GateStatus.PASS for g in claims):
         # One established claim suffices for the union; the others' status does not matter.
         unresolved = [g for g in unresolved if g.kind != "claim"]
     # An unreliable judge caps the candidate at INCONCLUSIVE: it cannot PROMOTE on the judge's word.
-    unreliable = [f"evaluator-unreliable: {g.id} — {g.reason}" for g in _failed(gates, "corroboration")]
+    unreliable = [
+        f"evaluator-unreliable: {g.id} — {g.reason}" for g in _failed(gates, "corroboration")
+    ]
     if unresolved:
         return CandidateVerdict(
-            CandidateClass.INCONCLUSIVE, unreliable + [f"unresolved: {g.id} — {g.reason}" for g in unresolved]
+            CandidateClass.INCONCLUSIVE,
+            unreliable + [f"unresolved: {g.id} — {g.reason}" for g in unresolved],
         )
     if unreliable:
         return CandidateVerdict(CandidateClass.INCONCLUSIVE, unreliable)
-    capped = [g for g in gates if g.kind in ("multiplicity", "ceiling") and g.status is GateStatus.FAIL]
+    capped = [
+        g for g in gates if g.kind in ("multiplicity", "ceiling") and g.status is GateStatus.FAIL
+    ]
     if capped:
         code = {"ceiling": "claim-ceiling", "multiplicity": "multiplicity"}
         return CandidateVerdict(
@@ -100,7 +111,9 @@ def rank_key(verdict: CandidateVerdict, evaluation: CandidateEvaluation) -> tupl
     Quality comes before cost because noninferiority is the gate a candidate must clear first.
     """
     cost = evaluation.cost_estimate if evaluation.cost_estimate is not None else float("-inf")
-    quality = evaluation.quality_estimate if evaluation.quality_estimate is not None else float("-inf")
+    quality = (
+        evaluation.quality_estimate if evaluation.quality_estimate is not None else float("-inf")
+    )
     return (_RANK[verdict.decision_class], -quality, -cost)
 
 

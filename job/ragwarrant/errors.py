@@ -37,6 +37,11 @@ class RagwarrantError(Exception):
         self.hint = hint
         self.context = {k: v for k, v in context.items() if v is not None}
 
+    def __reduce__(self) -> tuple[object, ...]:
+        # Exceptions pickle by re-calling __init__ with ``args``, which these signatures do not
+        # accept; restore the state directly so errors cross process boundaries intact.
+        return (_restore_error, (type(self), self.args, self.__dict__))
+
     def to_record(self) -> dict[str, object]:
         """Return the error as the ``error`` object of ``decision.json``."""
         return {
@@ -47,6 +52,15 @@ class RagwarrantError(Exception):
             "fault": self.fault,
             "exit_code": int(self.exit_code),
         }
+
+
+def _restore_error(
+    cls: type[RagwarrantError], args: tuple[object, ...], state: dict[str, object]
+) -> RagwarrantError:
+    err = cls.__new__(cls)
+    Exception.__init__(err, *args)
+    err.__dict__.update(state)
+    return err
 
 
 class UsageError(RagwarrantError):

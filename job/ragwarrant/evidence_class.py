@@ -73,8 +73,12 @@ CLAIMS: tuple[ClassClaim, ...] = (
     ClassClaim(
         "a release decision",
         EvidenceClass.FROZEN_OBSERVATION,
-        ("ready for release", "safe to release", "approved for release",
-         "may replace the baseline under contract"),
+        (
+            "ready for release",
+            "safe to release",
+            "approved for release",
+            "may replace the baseline under contract",
+        ),
     ),
     ClassClaim(
         "generalisation beyond the examples the candidate was developed or tuned on",

@@ -28,7 +28,13 @@ from ragwarrant.audit.hygiene import private_texts_from_tables, publish_outputs
 from ragwarrant.audit.ledger import record_run
 from ragwarrant.audit.manifest import build_manifest, digest_bytes
 from ragwarrant.audit.writer import write_atomic, write_model
-from ragwarrant.contract import ReleaseContract, find_contract, is_readable_file, load_contract, resolve_inside
+from ragwarrant.contract import (
+    ReleaseContract,
+    find_contract,
+    is_readable_file,
+    load_contract,
+    resolve_inside,
+)
 from ragwarrant.corroborators.corroborate import corroborate, text_records
 from ragwarrant.decision import CandidateVerdict, classify_candidate, rank_key, run_class
 from ragwarrant.errors import EvidenceError, InputError, OutputError, RagwarrantError
@@ -111,7 +117,8 @@ def check_directories(input_dir: Path, output_dir: Path) -> None:
         is_dir = input_dir.is_dir()
     except OSError as exc:
         raise InputError(
-            "input-unreadable", f"input directory {input_dir} cannot be reached: {exc.strerror}",
+            "input-unreadable",
+            f"input directory {input_dir} cannot be reached: {exc.strerror}",
             hint="check the volume's permissions: the job runs as uid 65532",
         ) from exc
     if not is_dir:
@@ -122,20 +129,25 @@ def check_directories(input_dir: Path, output_dir: Path) -> None:
         )
     if not os.access(input_dir, os.R_OK | os.X_OK):
         raise InputError(
-            "input-unreadable", f"input directory {input_dir} is not readable",
+            "input-unreadable",
+            f"input directory {input_dir} is not readable",
             hint="check the volume's permissions: the job runs as uid 65532",
         )
     try:
         output_dir.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise OutputError(
-            "output-not-writable", f"cannot create output directory {output_dir}: {exc.strerror}",
+            "output-not-writable",
+            f"cannot create output directory {output_dir}: {exc.strerror}",
             hint="mount a writable volume at /out, or pass --output DIR",
         ) from exc
     if not os.access(output_dir, os.W_OK | os.X_OK):
         raise OutputError(
-            "output-not-writable", f"output directory {output_dir} is not writable",
-            hint="mount a writable volume at /out (the job runs as uid 65532), or pass --output DIR",
+            "output-not-writable",
+            f"output directory {output_dir} is not writable",
+            hint=(
+                "mount a writable volume at /out (the job runs as uid 65532), or pass --output DIR"
+            ),
         )
 
 
@@ -155,8 +167,12 @@ def _read_inputs(input_dir: Path) -> _Inputs:
     )
     inputs.digests.append(digest_bytes(contract_file.name, contract_bytes))
     inputs.checks.append(
-        ValidationCheck(id="contract-schema", target=contract_file.name, status="pass",
-                        message="the release contract validates against contracts/contract.schema.json")
+        ValidationCheck(
+            id="contract-schema",
+            target=contract_file.name,
+            status="pass",
+            message="the release contract validates against contracts/contract.schema.json",
+        )
     )
     unresolved: list[str] = []
     for policy in [contract.baseline, *contract.candidates]:
@@ -170,9 +186,15 @@ def _read_inputs(input_dir: Path) -> _Inputs:
         try:
             inputs.configs[policy.policy_id] = _load_config(path)
         except (orjson.JSONDecodeError, yaml.YAMLError) as exc:
-            inputs.checks.append(ValidationCheck(
-                id="policy-config-parse", target=policy.config, status="warn", file=policy.config,
-                message=f"cannot parse the policy config, so differences are not shown: {exc}"))
+            inputs.checks.append(
+                ValidationCheck(
+                    id="policy-config-parse",
+                    target=policy.config,
+                    status="warn",
+                    file=policy.config,
+                    message=f"cannot parse the policy config, so differences are not shown: {exc}",
+                )
+            )
     for source in contract.evidence:
         path = resolve_inside(input_dir, source.path)
         if not is_readable_file(path):
@@ -183,27 +205,61 @@ def _read_inputs(input_dir: Path) -> _Inputs:
         try:
             result = load_source(source, path, sha, contract)
         except EvidenceError as exc:
-            inputs.checks.append(ValidationCheck(
-                id=f"evidence-readable:{source.id}", target=source.path, status="fail",
-                message=f"{exc.code}: {exc.message}", file=exc.file or source.path, row=exc.row,
-                column=exc.column, expected=exc.expected, found=None if exc.found is None else str(exc.found)[:200]))
-            inputs.run_gates.append(GateResult(
-                id=f"hard:evidence-readable:{source.id}", kind="hard", status=GateStatus.FAIL,
-                reason=f"{exc.code}: {exc.message}" + (f" (hint: {exc.hint})" if exc.hint else "")))
+            inputs.checks.append(
+                ValidationCheck(
+                    id=f"evidence-readable:{source.id}",
+                    target=source.path,
+                    status="fail",
+                    message=f"{exc.code}: {exc.message}",
+                    file=exc.file or source.path,
+                    row=exc.row,
+                    column=exc.column,
+                    expected=exc.expected,
+                    found=None if exc.found is None else str(exc.found)[:200],
+                )
+            )
+            inputs.run_gates.append(
+                GateResult(
+                    id=f"hard:evidence-readable:{source.id}",
+                    kind="hard",
+                    status=GateStatus.FAIL,
+                    reason=f"{exc.code}: {exc.message}"
+                    + (f" (hint: {exc.hint})" if exc.hint else ""),
+                )
+            )
             continue
         inputs.results.append(result)
-        inputs.checks.append(ValidationCheck(
-            id=f"evidence-readable:{source.id}", target=source.path, status="pass",
-            message=f"read {result.provenance.rows_read} rows with adapter {result.provenance.adapter}"))
-    inputs.run_gates.insert(0, GateResult(
-        id="hard:contract-references", kind="hard",
-        status=GateStatus.FAIL if unresolved else GateStatus.PASS,
-        reason=("references that do not resolve: " + "; ".join(unresolved)) if unresolved
-        else "every file the contract names exists and is readable",
-    ))
+        inputs.checks.append(
+            ValidationCheck(
+                id=f"evidence-readable:{source.id}",
+                target=source.path,
+                status="pass",
+                message=(
+                    f"read {result.provenance.rows_read} rows "
+                    f"with adapter {result.provenance.adapter}"
+                ),
+            )
+        )
+    inputs.run_gates.insert(
+        0,
+        GateResult(
+            id="hard:contract-references",
+            kind="hard",
+            status=GateStatus.FAIL if unresolved else GateStatus.PASS,
+            reason=("references that do not resolve: " + "; ".join(unresolved))
+            if unresolved
+            else "every file the contract names exists and is readable",
+        ),
+    )
     for u in unresolved:
-        inputs.checks.append(ValidationCheck(id="contract-reference", target=u, status="fail",
-                                             message=f"{u} does not exist or is not readable"))
+        inputs.checks.append(
+            ValidationCheck(
+                id="contract-reference",
+                target=u,
+                status="fail",
+                message=f"{u} does not exist or is not readable",
+            )
+        )
     return inputs
 
 
@@ -222,12 +278,19 @@ def _config_differences(baseline: object, candidate: object) -> list[ConfigDiffe
     for key in sorted(set(fb) | set(fc)):
         b, c = fb.get(key), fc.get(key)
         if b != c:
-            norm = [v if isinstance(v, str | int | float | bool) or v is None else orjson.dumps(v).decode() for v in (b, c)]
+            norm = [
+                v
+                if isinstance(v, str | int | float | bool) or v is None
+                else orjson.dumps(v).decode()
+                for v in (b, c)
+            ]
             diffs.append(ConfigDifference(path=key, baseline=norm[0], candidate=norm[1]))
     return diffs
 
 
-def _scopes(index: EvidenceIndex, contract: ReleaseContract) -> tuple[np.ndarray, np.ndarray | None, str]:
+def _scopes(
+    index: EvidenceIndex, contract: ReleaseContract
+) -> tuple[np.ndarray, np.ndarray | None, str]:
     if contract.splits is None:
         return np.ones(index.n_examples, dtype=bool), None, "all"
     conf = index.in_split(contract.splits.confirmatory)
@@ -239,19 +302,35 @@ def _scopes(index: EvidenceIndex, contract: ReleaseContract) -> tuple[np.ndarray
 
 def _decide(
     inputs: _Inputs, seed_log: Callable[..., None]
-) -> tuple[list[CandidateDecision], Selection, str | None, list[ValidationCheck], EvidenceIndex | None]:
+) -> tuple[
+    list[CandidateDecision], Selection, str | None, list[ValidationCheck], EvidenceIndex | None
+]:
     contract = inputs.contract
     candidates = [c.policy_id for c in contract.candidates]
     checks: list[ValidationCheck] = []
     blocked_run = [g for g in inputs.run_gates if g.status is GateStatus.FAIL]
     if blocked_run or not inputs.results:
-        reasons = [f"blocked: {g.id} — {g.reason}" for g in blocked_run] or ["blocked: no evidence was read"]
+        reasons = [f"blocked: {g.id} — {g.reason}" for g in blocked_run] or [
+            "blocked: no evidence was read"
+        ]
         decisions = [
-            CandidateDecision(policy_id=p, decision_class=CandidateClass.BLOCK, reasons=reasons,
-                              tested_on="none", gates=[], config_sha256=inputs.config_sha.get(p))
+            CandidateDecision(
+                policy_id=p,
+                decision_class=CandidateClass.BLOCK,
+                reasons=reasons,
+                tested_on="none",
+                gates=[],
+                config_sha256=inputs.config_sha.get(p),
+            )
             for p in candidates
         ]
-        return decisions, Selection(method="none", selected_policy=None, notes=["run-level hard gate failed"]), None, checks, None
+        return (
+            decisions,
+            Selection(method="none", selected_policy=None, notes=["run-level hard gate failed"]),
+            None,
+            checks,
+            None,
+        )
 
     table = pa.concat_tables([r.evidence for r in inputs.results])
     index = build_index(table)
@@ -259,27 +338,57 @@ def _decide(
     known = {contract.baseline.policy_id, *candidates}
     extra = sorted(index.policies() - known)
     if extra:
-        checks.append(ValidationCheck(id="undeclared-policies", target="evidence", status="info",
-                                      message=f"rows of policies the contract does not name were read and not used: {', '.join(extra)}"))
-    declared = {m.id for m in contract.quality_metrics} | {m.id for m in contract.operational_metrics} | {d.metric for d in contract.hard_disqualifiers}
+        checks.append(
+            ValidationCheck(
+                id="undeclared-policies",
+                target="evidence",
+                status="info",
+                message=(
+                    "rows of policies the contract does not name were read and not used: "
+                    f"{', '.join(extra)}"
+                ),
+            )
+        )
+    declared = (
+        {m.id for m in contract.quality_metrics}
+        | {m.id for m in contract.operational_metrics}
+        | {d.metric for d in contract.hard_disqualifiers}
+    )
     if contract.corroboration is not None:  # the judge metrics corroboration reads are declared too
         cb = contract.corroboration
-        declared |= {cb.groundedness_metric, *cb.sample_metrics, *filter(None, [cb.answer_relevance_metric])}
+        declared |= {
+            cb.groundedness_metric,
+            *cb.sample_metrics,
+            *filter(None, [cb.answer_relevance_metric]),
+        }
     undeclared = sorted({m for p, m in index.columns} - declared)
     if undeclared:
-        checks.append(ValidationCheck(id="undeclared-metrics", target="evidence", status="info",
-                                      message=f"metrics in the evidence that the contract does not test: {', '.join(undeclared[:30])}"))
+        checks.append(
+            ValidationCheck(
+                id="undeclared-metrics",
+                target="evidence",
+                status="info",
+                message=(
+                    "metrics in the evidence that the contract does not test: "
+                    f"{', '.join(undeclared[:30])}"
+                ),
+            )
+        )
     conf, dev, conf_name = _scopes(index, contract)
     config_missing = [p for p in known if p not in inputs.config_sha]
     ceiling = gate_claim_ceiling(contract.evidence_class, contract.promotion_min_class)
-    if contract.corroboration is not None:  # judge corroboration on the decided examples (issue 4 §2)
+    if (
+        contract.corroboration is not None
+    ):  # judge corroboration on the decided examples (issue 4 §2)
         texts = text_records([r.texts for r in inputs.results if r.texts is not None])
         inputs.corroboration = corroborate(
             texts, index, contract.corroboration, [contract.baseline.policy_id, *candidates], conf
         ).summary
 
     def evaluate(policy: str, scope: np.ndarray, name: str) -> CandidateEvaluation:
-        return evaluate_candidate(index, contract, policy, scope, config_missing=config_missing, scope_name=name)
+        return evaluate_candidate(
+            index, contract, policy, scope, config_missing=config_missing, scope_name=name
+        )
 
     selection_notes: list[str] = []
     if len(candidates) > 1 and dev is not None and np.any(dev):
@@ -287,13 +396,23 @@ def _decide(
         dev_verdicts = {p: classify_candidate(dev_evals[p], contract, []) for p in candidates}
         order = sorted(candidates, key=lambda p: (rank_key(dev_verdicts[p], dev_evals[p]), p))
         chosen = order[0]
-        method: Literal["single-candidate", "development-split", "holm-across-candidates"] = "development-split"
+        method: Literal["single-candidate", "development-split", "holm-across-candidates"] = (
+            "development-split"
+        )
         for p in candidates:
             e = dev_evals[p]
             selection_notes.append(
                 f"{p} on the development split: {dev_verdicts[p].decision_class.value}"
-                + (f", quality delta {e.quality_estimate:+.4g}" if e.quality_estimate is not None else "")
-                + (f", cost delta {e.cost_estimate:+.4g} (positive = cheaper)" if e.cost_estimate is not None else "")
+                + (
+                    f", quality delta {e.quality_estimate:+.4g}"
+                    if e.quality_estimate is not None
+                    else ""
+                )
+                + (
+                    f", cost delta {e.cost_estimate:+.4g} (positive = cheaper)"
+                    if e.cost_estimate is not None
+                    else ""
+                )
             )
         picks = dev_evals
         to_test = [chosen]
@@ -308,58 +427,121 @@ def _decide(
 
     extra_gates: dict[str, list[GateResult]] = {p: [] for p in to_test}
     if method == "holm-across-candidates":
-        pvals = np.array([evaluations[p].candidate_p_value if evaluations[p].candidate_p_value is not None else 1.0 for p in to_test])
+        pvals = np.array(
+            [
+                evaluations[p].candidate_p_value
+                if evaluations[p].candidate_p_value is not None
+                else 1.0
+                for p in to_test
+            ]
+        )
         levels = holm_levels(pvals, contract.statistics.alpha)
         passed_so_far = True
         for i in np.argsort(pvals, kind="stable"):
             p = to_test[i]
             ok = passed_so_far and pvals[i] <= levels[i]
             passed_so_far = ok
-            extra_gates[p].append(GateResult(
-                id="multiplicity:holm-across-candidates", kind="multiplicity",
-                status=GateStatus.PASS if ok else GateStatus.FAIL, p_value=float(pvals[i]), alpha=float(levels[i]),
-                reason=f"candidate p-value {pvals[i]:.4g} {'<=' if ok else 'does not meet'} Holm level {levels[i]:.4g} across {len(to_test)} candidates",
-            ))
+            extra_gates[p].append(
+                GateResult(
+                    id="multiplicity:holm-across-candidates",
+                    kind="multiplicity",
+                    status=GateStatus.PASS if ok else GateStatus.FAIL,
+                    p_value=float(pvals[i]),
+                    alpha=float(levels[i]),
+                    reason=(
+                        f"candidate p-value {pvals[i]:.4g} "
+                        f"{'<=' if ok else 'does not meet'} Holm level {levels[i]:.4g} "
+                        f"across {len(to_test)} candidates"
+                    ),
+                )
+            )
     for p in to_test:
         extra_gates[p].append(ceiling)
         if inputs.corroboration is not None:
-            extra_gates[p] += gate_corroboration(inputs.corroboration, (contract.baseline.policy_id, p))
-    verdicts: dict[str, CandidateVerdict] = {p: classify_candidate(evaluations[p], contract, extra_gates[p]) for p in to_test}
+            extra_gates[p] += gate_corroboration(
+                inputs.corroboration, (contract.baseline.policy_id, p)
+            )
+    verdicts: dict[str, CandidateVerdict] = {
+        p: classify_candidate(evaluations[p], contract, extra_gates[p]) for p in to_test
+    }
 
-    promoted = sorted((p for p in to_test if verdicts[p].decision_class is CandidateClass.PROMOTE),
-                      key=lambda p: (rank_key(verdicts[p], evaluations[p]), p))
+    promoted = sorted(
+        (p for p in to_test if verdicts[p].decision_class is CandidateClass.PROMOTE),
+        key=lambda p: (rank_key(verdicts[p], evaluations[p]), p),
+    )
     selected = promoted[0] if promoted else (to_test[0] if method == "development-split" else None)
-    quality_pick = max((p for p in picks if picks[p].quality_estimate is not None),
-                       key=lambda p: (picks[p].quality_estimate, p), default=None)
-    cost_pick = max((p for p in picks if picks[p].cost_estimate is not None),
-                    key=lambda p: (picks[p].cost_estimate, p), default=None)
-    selection = Selection(method=method, selected_policy=selected, quality_only_pick=quality_pick,
-                          cost_only_pick=cost_pick, notes=selection_notes)
+    quality_pick = max(
+        (p for p in picks if picks[p].quality_estimate is not None),
+        key=lambda p: (picks[p].quality_estimate, p),
+        default=None,
+    )
+    cost_pick = max(
+        (p for p in picks if picks[p].cost_estimate is not None),
+        key=lambda p: (picks[p].cost_estimate, p),
+        default=None,
+    )
+    selection = Selection(
+        method=method,
+        selected_policy=selected,
+        quality_only_pick=quality_pick,
+        cost_only_pick=cost_pick,
+        notes=selection_notes,
+    )
     decisions = []
     base_cfg = inputs.configs.get(contract.baseline.policy_id)
     for p in candidates:
         cfg = inputs.configs.get(p)
-        diffs = _config_differences(base_cfg, cfg) if base_cfg is not None and cfg is not None else []
+        diffs = (
+            _config_differences(base_cfg, cfg) if base_cfg is not None and cfg is not None else []
+        )
         if p in evaluations:
             ev, vd = evaluations[p], verdicts[p]
-            decisions.append(CandidateDecision(
-                policy_id=p, decision_class=vd.decision_class, reasons=vd.reasons, tested_on=conf_name,
-                paired_n=ev.paired_n, gates=ev.gates + extra_gates[p], config_sha256=inputs.config_sha.get(p),
-                config_differences=diffs))
+            decisions.append(
+                CandidateDecision(
+                    policy_id=p,
+                    decision_class=vd.decision_class,
+                    reasons=vd.reasons,
+                    tested_on=conf_name,
+                    paired_n=ev.paired_n,
+                    gates=ev.gates + extra_gates[p],
+                    config_sha256=inputs.config_sha.get(p),
+                    config_differences=diffs,
+                )
+            )
         else:
-            decisions.append(CandidateDecision(
-                policy_id=p, decision_class=CandidateClass.NOT_SELECTED,
-                reasons=[f"not-selected: {selection.selected_policy} ranked first on the development split"],
-                tested_on="none", paired_n=None, gates=[], config_sha256=inputs.config_sha.get(p),
-                config_differences=diffs))
+            decisions.append(
+                CandidateDecision(
+                    policy_id=p,
+                    decision_class=CandidateClass.NOT_SELECTED,
+                    reasons=[
+                        f"not-selected: {selection.selected_policy} "
+                        "ranked first on the development split"
+                    ],
+                    tested_on="none",
+                    paired_n=None,
+                    gates=[],
+                    config_sha256=inputs.config_sha.get(p),
+                    config_differences=diffs,
+                )
+            )
     for row in _missing_value_table(index):
-        checks.append(ValidationCheck(
-            id="missing-values", target=f"{row['policy_id']}/{row['metric']}", status="warn",
-            message=f"{row['count']} {row['reason']} values in {row['metric']} for {row['policy_id']}"))
+        checks.append(
+            ValidationCheck(
+                id="missing-values",
+                target=f"{row['policy_id']}/{row['metric']}",
+                status="warn",
+                message=(
+                    f"{row['count']} {row['reason']} values in {row['metric']} "
+                    f"for {row['policy_id']}"
+                ),
+            )
+        )
     return decisions, selection, selected, checks, index
 
 
-def _missing_value_table(index: EvidenceIndex | None) -> list[dict[str, str | int | float | bool | None]]:
+def _missing_value_table(
+    index: EvidenceIndex | None,
+) -> list[dict[str, str | int | float | bool | None]]:
     """One row per (policy, metric, reason) with the count of missing values."""
     if index is None:
         return []
@@ -399,57 +581,109 @@ def run_job(
     emit = on_stage or (lambda event, **kw: log.info(event, **kw))
     selftest = require_selftest()  # an unproven engine decides nothing: InternalError, exit 70
     check_directories(input_dir, output_dir)
-    private_key = load_private_key(signing_key) if signing_key is not None else None  # 66 before any work
+    private_key = (
+        load_private_key(signing_key) if signing_key is not None else None
+    )  # 66 before any work
     inputs = _read_inputs(input_dir)
     contract = inputs.contract
     run_id = _run_id(started_at, inputs.contract_sha256)
-    emit("inputs_read", run_id=run_id, contract=contract.id, sources=len(inputs.results),
-         selftest_cases=len(selftest.cases), selftest_seconds=round(selftest.seconds, 4))
+    emit(
+        "inputs_read",
+        run_id=run_id,
+        contract=contract.id,
+        sources=len(inputs.results),
+        selftest_cases=len(selftest.cases),
+        selftest_seconds=round(selftest.seconds, 4),
+    )
 
-    candidates, selection, selected, decide_checks, index = _decide(inputs, lambda e, **kw: emit(e, run_id=run_id, **kw))
+    candidates, selection, selected, decide_checks, index = _decide(
+        inputs, lambda e, **kw: emit(e, run_id=run_id, **kw)
+    )
     klass = run_class([c.decision_class for c in candidates])
     exit_code = int(exit_code_for_class(klass))
     summary = (
-        f"{klass.value}: " + ", ".join(f"{c.policy_id}={c.decision_class.value}" for c in candidates)
+        f"{klass.value}: "
+        + ", ".join(f"{c.policy_id}={c.decision_class.value}" for c in candidates)
         + f" (contract {contract.id} v{contract.version})"
     )
-    contract_ref = ContractRef(id=contract.id, version=contract.version, path=inputs.contract_path,
-                               sha256=inputs.contract_sha256)
-    checks = [ValidationCheck(
-        id="engine-selftest", target="engine", status="pass",
-        message=f"{len(selftest.cases)} planted cases passed in {selftest.seconds:.3f} s (ragwarrant selftest)",
-    )] + inputs.checks + decide_checks
+    contract_ref = ContractRef(
+        id=contract.id,
+        version=contract.version,
+        path=inputs.contract_path,
+        sha256=inputs.contract_sha256,
+    )
+    checks = (
+        [
+            ValidationCheck(
+                id="engine-selftest",
+                target="engine",
+                status="pass",
+                message=(
+                    f"{len(selftest.cases)} planted cases passed in {selftest.seconds:.3f} s "
+                    "(ragwarrant selftest)"
+                ),
+            )
+        ]
+        + inputs.checks
+        + decide_checks
+    )
     finished_at = _now()
     decision = Decision(
-        run_id=run_id, started_at=started_at, finished_at=finished_at, contract=contract_ref,
-        run_class=klass, exit_code=exit_code, summary=summary,
-        evidence_class=contract.evidence_class, promotion_min_class=contract.promotion_min_class,
+        run_id=run_id,
+        started_at=started_at,
+        finished_at=finished_at,
+        contract=contract_ref,
+        run_class=klass,
+        exit_code=exit_code,
+        summary=summary,
+        evidence_class=contract.evidence_class,
+        promotion_min_class=contract.promotion_min_class,
         claim_scope=claim_scope(contract.evidence_class),
         claims_not_supported=claims_not_supported(contract.evidence_class),
-        selection=selection, selected_policy=selected if klass is DecisionClass.PROMOTE else None,
-        run_gates=inputs.run_gates, candidates=candidates, corroboration=inputs.corroboration,
+        selection=selection,
+        selected_policy=selected if klass is DecisionClass.PROMOTE else None,
+        run_gates=inputs.run_gates,
+        candidates=candidates,
+        corroboration=inputs.corroboration,
     )
     sources = [SourceRecord(**r.provenance.__dict__) for r in inputs.results]
-    report = ValidationReport(run_id=run_id, checks=checks, sources=sources,
-                              missing_values=_missing_value_table(index))
+    report = ValidationReport(
+        run_id=run_id, checks=checks, sources=sources, missing_values=_missing_value_table(index)
+    )
     texts = [r.texts for r in inputs.results if r.texts is not None]
-    decision = _write_outputs(output_dir, decision, report, inputs.digests, contract.statistics.seed,
-                              started_at, private_texts=lambda: private_texts_from_tables(texts))
+    decision = _write_outputs(
+        output_dir,
+        decision,
+        report,
+        inputs.digests,
+        contract.statistics.seed,
+        started_at,
+        private_texts=lambda: private_texts_from_tables(texts),
+    )
     klass, exit_code, summary = decision.run_class, decision.exit_code, decision.summary
     subjects = [inputs.contract_path] + [
-        p.config for p in [contract.baseline, *contract.candidates] if p.policy_id in inputs.config_sha
+        p.config
+        for p in [contract.baseline, *contract.candidates]
+        if p.policy_id in inputs.config_sha
     ]
     write_attestation(output_dir, subjects, private_key)
     if ledger is not None:
         record_run(ledger, output_dir)
         emit("ledger_appended", run_id=run_id, ledger=ledger.name)
     emit("run_finished", run_id=run_id, run_class=klass.value, exit_code=exit_code, summary=summary)
-    return RunOutcome(run_id=run_id, decision_class=klass, exit_code=exit_code, decision=decision, summary=summary)
+    return RunOutcome(
+        run_id=run_id, decision_class=klass, exit_code=exit_code, decision=decision, summary=summary
+    )
 
 
 def _write_outputs(
-    output_dir: Path, decision: Decision, report: ValidationReport, input_digests: list[FileDigest],
-    seed: int | None, started_at: str, private_texts: Callable[[], Iterable[str]] = tuple,
+    output_dir: Path,
+    decision: Decision,
+    report: ValidationReport,
+    input_digests: list[FileDigest],
+    seed: int | None,
+    started_at: str,
+    private_texts: Callable[[], Iterable[str]] = tuple,
 ) -> Decision:
     """Scan, write and hash the outputs, manifest last; return the decision as published.
 
@@ -463,8 +697,13 @@ def _write_outputs(
         write_atomic(output_dir / name, data)
         outputs.append(digest_bytes(name, data))
     manifest = build_manifest(
-        run_id=decision.run_id, seed=seed, started_at=started_at, finished_at=_now(),
-        exit_code=publication.decision.exit_code, inputs=input_digests, outputs=outputs,
+        run_id=decision.run_id,
+        seed=seed,
+        started_at=started_at,
+        finished_at=_now(),
+        exit_code=publication.decision.exit_code,
+        inputs=input_digests,
+        outputs=outputs,
     )
     write_model(output_dir / "manifest.json", manifest)
     return publication.decision
@@ -480,15 +719,25 @@ def record_error(output_dir: Path, error: RagwarrantError, started_at: str | Non
     record = ErrorRecord(**error.to_record())  # type: ignore[arg-type]
     decision = Decision(
         run_id=_run_id(started, hashlib.sha256(record.code.encode()).hexdigest()),
-        started_at=started, finished_at=_now(), contract=None, run_class=DecisionClass.ERROR,
-        exit_code=int(error.exit_code), summary=f"ERROR: {error.code}: {error.message}", error=record,
+        started_at=started,
+        finished_at=_now(),
+        contract=None,
+        run_class=DecisionClass.ERROR,
+        exit_code=int(error.exit_code),
+        summary=f"ERROR: {error.code}: {error.message}",
+        error=record,
     )
-    report = ValidationReport(run_id=decision.run_id, checks=[ValidationCheck(
-        id=f"error:{error.code}", target="run", status="fail", message=error.message)])
+    report = ValidationReport(
+        run_id=decision.run_id,
+        checks=[
+            ValidationCheck(
+                id=f"error:{error.code}", target="run", status="fail", message=error.message
+            )
+        ],
+    )
     try:
         output_dir.mkdir(parents=True, exist_ok=True)
         _write_outputs(output_dir, decision, report, [], None, started)
     except (OSError, OutputError):
         return False
     return True
-

@@ -18,7 +18,11 @@ def configure_logging(json: bool | None = None) -> None:
             is a TTY.
     """
     use_json = (not sys.stdout.isatty()) if json is None else json
-    renderer = structlog.processors.JSONRenderer() if use_json else structlog.dev.ConsoleRenderer(colors=False)
+    renderer = (
+        structlog.processors.JSONRenderer()
+        if use_json
+        else structlog.dev.ConsoleRenderer(colors=False)
+    )
     structlog.configure(
         processors=[
             structlog.contextvars.merge_contextvars,

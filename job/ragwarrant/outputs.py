@@ -86,7 +86,8 @@ class GateResult(OutputModel):
     n: int | None = None
     reason: str
     more_paired_n: int | None = Field(
-        default=None, description="additional paired examples likely to resolve an inconclusive gate"
+        default=None,
+        description="additional paired examples likely to resolve an inconclusive gate",
     )
     details: dict[str, Scalar] = Field(default_factory=dict)
 
@@ -111,7 +112,9 @@ class CandidateDecision(OutputModel):
     config_sha256: str | None = None
     config_differences: list[ConfigDifference] = Field(default_factory=list)
 
-    model_config = ConfigDict(extra="forbid", allow_inf_nan=False, frozen=True, populate_by_name=True)
+    model_config = ConfigDict(
+        extra="forbid", allow_inf_nan=False, frozen=True, populate_by_name=True
+    )
 
 
 class Selection(OutputModel):
@@ -152,25 +155,41 @@ class CorroborationRates(OutputModel):
     """
 
     policy_id: str
-    slice: str | None = Field(description="the slice value; null = every decided example of the policy")
+    slice: str | None = Field(
+        description="the slice value; null = every decided example of the policy"
+    )
     n_examples: int = Field(description="decided examples with text or a judge value")
     n_with_text: int = Field(description="examples with question/response/context text")
-    n_judged: int = Field(description="non-abstained examples with both a judge and a deterministic verdict")
-    n_disagreements: int = Field(description="judged examples where the judge and the deterministic checks disagree")
+    n_judged: int = Field(
+        description="non-abstained examples with both a judge and a deterministic verdict"
+    )
+    n_disagreements: int = Field(
+        description="judged examples where the judge and the deterministic checks disagree"
+    )
     disagreement_rate: float | None = Field(description="n_disagreements / n_judged")
     judge_supported_lexical_unsupported: int
     judge_unsupported_lexical_supported: int
     answer_type_disagreements: int = Field(
-        description="judge answer relevance high, but the response lacks the number/date/quantity asked for"
+        description=(
+            "judge answer relevance high, but the response lacks the number/date/quantity asked for"
+        )
     )
     n_with_samples: int = Field(description="examples with at least two finite judge samples")
-    n_abstained: int = Field(description="examples whose judge samples disagree beyond the contract threshold")
+    n_abstained: int = Field(
+        description="examples whose judge samples disagree beyond the contract threshold"
+    )
     abstention_rate: float | None = Field(description="n_abstained / n_with_samples")
     failed_retrieval: int = Field(description="context below the context-relevance floor")
-    failed_generation: int = Field(description="unsupported by the context, or a fabricated citation")
+    failed_generation: int = Field(
+        description="unsupported by the context, or a fabricated citation"
+    )
     failed_answer: int = Field(description="does not answer the question, or wrong answer type")
-    fabricated_citations: int = Field(description="examples citing a quote that is not in the context")
-    honest_refusals: int = Field(description="responses that decline to answer (not hallucinations)")
+    fabricated_citations: int = Field(
+        description="examples citing a quote that is not in the context"
+    )
+    honest_refusals: int = Field(
+        description="responses that decline to answer (not hallucinations)"
+    )
 
 
 class CorroborationSummary(OutputModel):
@@ -211,7 +230,8 @@ class Decision(OutputModel):
     run_gates: list[GateResult] = Field(default_factory=list)
     candidates: list[CandidateDecision] = Field(default_factory=list)
     corroboration: CorroborationSummary | None = Field(
-        default=None, description="judge corroboration rates, when the contract declares corroboration"
+        default=None,
+        description="judge corroboration rates, when the contract declares corroboration",
     )
     error: ErrorRecord | None = None
 

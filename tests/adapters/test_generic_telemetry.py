@@ -17,27 +17,48 @@ from tests.conftest import base_contract
 
 def _request(path: Path, reduce: dict) -> AdapterRequest:
     c = base_contract()
-    c["evidence"].append({
-        "id": "tel", "path": path.name, "format": "parquet", "kind": "telemetry",
-        "columns": {"example_id": "ex", "policy_id": "pol"}, "reduce": reduce,
-    })
+    c["evidence"].append(
+        {
+            "id": "tel",
+            "path": path.name,
+            "format": "parquet",
+            "kind": "telemetry",
+            "columns": {"example_id": "ex", "policy_id": "pol"},
+            "reduce": reduce,
+        }
+    )
     contract = ReleaseContract.model_validate(c)
     return AdapterRequest(contract.evidence[1], path, path.name, "ab" * 32, contract)
 
 
 def test_reduces_requests_per_example(tmp_path):
-    """Cost sums, calls count and latency takes the max per (policy, example); a null cost makes that example missing."""
+    """Per (policy, example): cost sums, calls count, latency is the max; a null cost is missing."""
     path = tmp_path / "tel.parquet"
-    pq.write_table(pa.table({
-        "ex": ["e1", "e1", "e2", "e2", "e2"],
-        "pol": ["a", "a", "a", "a", "b"],
-        "cost": [0.1, 0.2, 0.3, None, 0.5],
-        "ms": [10.0, 30.0, 5.0, 7.0, 1.0],
-    }), path)
-    res = load(_request(path, {"cost_usd": {"column": "cost", "how": "sum"}, "api_calls": {"how": "count"},
-                               "latency_ms": {"column": "ms", "how": "max"}}))
-    rows = {(r["policy_id"], r["example_id"], r["metric"]): (r["value"], r["missing_reason"])
-            for r in res.evidence.to_pylist()}
+    pq.write_table(
+        pa.table(
+            {
+                "ex": ["e1", "e1", "e2", "e2", "e2"],
+                "pol": ["a", "a", "a", "a", "b"],
+                "cost": [0.1, 0.2, 0.3, None, 0.5],
+                "ms": [10.0, 30.0, 5.0, 7.0, 1.0],
+            }
+        ),
+        path,
+    )
+    res = load(
+        _request(
+            path,
+            {
+                "cost_usd": {"column": "cost", "how": "sum"},
+                "api_calls": {"how": "count"},
+                "latency_ms": {"column": "ms", "how": "max"},
+            },
+        )
+    )
+    rows = {
+        (r["policy_id"], r["example_id"], r["metric"]): (r["value"], r["missing_reason"])
+        for r in res.evidence.to_pylist()
+    }
     assert rows[("a", "e1", "cost_usd")][0] == pytest.approx(0.3)
     assert rows[("a", "e2", "cost_usd")] == (None, "null")
     assert rows[("a", "e2", "api_calls")] == (2.0, None)
@@ -51,11 +72,21 @@ def test_missing_column_names_file_and_column(tmp_path):
     pq.write_table(pa.table({"ex": ["e1"], "pol": ["a"]}), path)
     with pytest.raises(EvidenceError) as err:
         load(_request(path, {"cost_usd": {"column": "cost", "how": "sum"}}))
-    assert (err.value.code, err.value.column, err.value.file) == ("evidence-missing-column", "cost", "tel.parquet")
+    assert (err.value.code, err.value.column, err.value.file) == (
+        "evidence-missing-column",
+        "cost",
+        "tel.parquet",
+    )
 
 
 def test_error_rows_count_from_the_start_of_the_file():
     """An error found in a later batch reports its row in the file, not in the batch."""
-    exc = EvidenceError("evidence-null-key", "t.parquet row 3: column 'ex' is empty", file="t.parquet", row=3, column="ex")
+    exc = EvidenceError(
+        "evidence-null-key",
+        "t.parquet row 3: column 'ex' is empty",
+        file="t.parquet",
+        row=3,
+        column="ex",
+    )
     moved = _at_file_row(exc, 1_048_576)
     assert moved.row == 1_048_579 and "row 1048579:" in moved.message and moved.column == "ex"

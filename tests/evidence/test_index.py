@@ -31,7 +31,7 @@ def evidence_table(data: dict[str, dict[str, np.ndarray]], *, split: str | None 
 
 
 def test_dense_columns_and_missing_counts():
-    """Values land at their example's position; missing values are counted by reason, not dropped."""
+    """Values land at their example's index; missing values are counted by reason, not dropped."""
     t = evidence_table({"a": {"m": np.array([1.0, np.nan, 3.0])}, "b": {"m": np.array([0.5, 0.5])}})
     idx = build_index(t)
     col = idx.columns[("a", "m")]
@@ -59,6 +59,9 @@ def test_split_membership_and_conflicting_slices():
     conf = conf.set_column(3, "slice", pa.array(["x"], pa.string()))
     dev = dev.set_column(3, "slice", pa.array(["y", None], pa.string()))
     idx = build_index(pa.concat_tables([dev, conf]))
-    assert idx.in_split("dev").tolist() == [True, True] and idx.in_split("conf").tolist() == [True, False]
+    assert idx.in_split("dev").tolist() == [True, True] and idx.in_split("conf").tolist() == [
+        True,
+        False,
+    ]
     assert idx.in_split("missing").tolist() == [False, False]
     assert idx.conflicting_attributes == [("slice", "ex0")]

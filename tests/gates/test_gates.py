@@ -9,10 +9,10 @@ import pytest
 from ragwarrant.contract import ReleaseContract
 from ragwarrant.decision import classify_candidate, run_class
 from ragwarrant.evidence.index import build_index
+from ragwarrant.evidence_class import EvidenceClass
 from ragwarrant.exit_codes import DecisionClass
 from ragwarrant.gates.candidate import evaluate_candidate
 from ragwarrant.gates.ceiling import gate_claim_ceiling
-from ragwarrant.evidence_class import EvidenceClass
 from ragwarrant.outputs import CandidateClass, GateStatus
 from tests.conftest import base_contract
 from tests.evidence.test_index import evidence_table
@@ -33,7 +33,10 @@ def good_data(n=200, seed=0, delta=0.0, cost_ratio=0.5):
         flip = rng.random(n) < abs(delta) / 0.8
         cand[flip & (base == 1)] = 0.0
     cost = rng.gamma(4, 0.01, n)
-    return {"base": {"correct": base, "cost_usd": cost}, "cand": {"correct": cand, "cost_usd": cost * cost_ratio}}
+    return {
+        "base": {"correct": base, "cost_usd": cost},
+        "cand": {"correct": cand, "cost_usd": cost * cost_ratio},
+    }
 
 
 def evaluate(data, c=None, table_edit=None):
@@ -42,7 +45,9 @@ def evaluate(data, c=None, table_edit=None):
     if table_edit:
         t = table_edit(t)
     idx = build_index(t)
-    ev = evaluate_candidate(idx, c, "cand", np.ones(idx.n_examples, bool), config_missing=[], scope_name="all")
+    ev = evaluate_candidate(
+        idx, c, "cand", np.ones(idx.n_examples, bool), config_missing=[], scope_name="all"
+    )
     return ev, classify_candidate(ev, c, [])
 
 
@@ -54,7 +59,9 @@ def test_all_gates_pass_for_a_good_candidate():
     """A cheaper candidate with identical quality passes every gate and is promoted."""
     ev, verdict = evaluate(good_data())
     assert verdict.decision_class is CandidateClass.PROMOTE
-    assert all(g.status is GateStatus.PASS for g in ev.gates if g.status is not GateStatus.NOT_APPLICABLE)
+    assert all(
+        g.status is GateStatus.PASS for g in ev.gates if g.status is not GateStatus.NOT_APPLICABLE
+    )
 
 
 def test_required_metric_evidence_fails_when_candidate_lacks_metric():
@@ -69,8 +76,14 @@ def test_required_metric_evidence_fails_when_candidate_lacks_metric():
 
 def test_provenance_gate_fails_on_empty_source():
     """Rows without source or sha256 BLOCK (missing provenance)."""
+
     def strip(t: pa.Table) -> pa.Table:
-        return t.set_column(t.schema.get_field_index("source_sha256"), "source_sha256", pa.array([""] * t.num_rows, pa.string()))
+        return t.set_column(
+            t.schema.get_field_index("source_sha256"),
+            "source_sha256",
+            pa.array([""] * t.num_rows, pa.string()),
+        )
+
     ev, verdict = evaluate(good_data(), table_edit=strip)
     assert gate(ev, "hard:provenance").status is GateStatus.FAIL
     assert verdict.decision_class is CandidateClass.BLOCK
@@ -79,7 +92,14 @@ def test_provenance_gate_fails_on_empty_source():
 def test_provenance_gate_fails_on_unhashed_config():
     """A policy whose config could not be hashed BLOCKs."""
     idx = build_index(evidence_table(good_data()))
-    ev = evaluate_candidate(idx, contract(), "cand", np.ones(idx.n_examples, bool), config_missing=["cand"], scope_name="all")
+    ev = evaluate_candidate(
+        idx,
+        contract(),
+        "cand",
+        np.ones(idx.n_examples, bool),
+        config_missing=["cand"],
+        scope_name="all",
+    )
     assert gate(ev, "hard:provenance").status is GateStatus.FAIL
 
 
@@ -112,7 +132,7 @@ def test_constant_quality_signal_blocks():
 
 
 def test_non_finite_values_block_by_default_and_exclude_when_declared():
-    """NaN in a required metric BLOCKs under on_missing: fail; with exclude the coverage gate judges."""
+    """NaN in a required metric BLOCKs under on_missing: fail; with exclude, coverage judges."""
     d = good_data()
     d["cand"]["correct"][0] = np.nan
     ev, verdict = evaluate(d)
@@ -141,7 +161,9 @@ def test_worst_imputation():
     ev, _ = evaluate(d, c)
     ni = gate(ev, "noninferiority:correct")
     assert ni.n == 200
-    expected = np.mean(np.where(np.isnan(d["cand"]["correct"]), 0.0, d["cand"]["correct"]) - d["base"]["correct"])
+    expected = np.mean(
+        np.where(np.isnan(d["cand"]["correct"]), 0.0, d["cand"]["correct"]) - d["base"]["correct"]
+    )
     assert ni.estimate == pytest.approx(expected)
 
 
@@ -156,14 +178,28 @@ def test_leakage_gate():
     """An example id in both the development and confirmatory splits BLOCKs."""
     c = contract(lambda c: c.update({"splits": {"development": "dev", "confirmatory": "conf"}}))
     d = good_data()
-    t = pa.concat_tables([evidence_table(d, split="conf"), evidence_table({"base": {"correct": d["base"]["correct"][:1]}}, split="dev")])
+    t = pa.concat_tables(
+        [
+            evidence_table(d, split="conf"),
+            evidence_table({"base": {"correct": d["base"]["correct"][:1]}}, split="dev"),
+        ]
+    )
     t = t.combine_chunks()
-    idx = build_index(pa.concat_tables([t.filter(pa.compute.not_equal(t["split"], "dev")), t.filter(pa.compute.equal(t["split"], "dev"))]))
+    idx = build_index(
+        pa.concat_tables(
+            [
+                t.filter(pa.compute.not_equal(t["split"], "dev")),
+                t.filter(pa.compute.equal(t["split"], "dev")),
+            ]
+        )
+    )
     scope = idx.in_split("conf")
     ev = evaluate_candidate(idx, c, "cand", scope, config_missing=[], scope_name="conf")
     assert gate(ev, "hard:split-leakage").status is GateStatus.FAIL
     clean = build_index(evidence_table(d, split="conf"))
-    ev = evaluate_candidate(clean, c, "cand", np.ones(clean.n_examples, bool), config_missing=[], scope_name="conf")
+    ev = evaluate_candidate(
+        clean, c, "cand", np.ones(clean.n_examples, bool), config_missing=[], scope_name="conf"
+    )
     assert gate(ev, "hard:split-leakage").status is GateStatus.PASS
 
 
@@ -172,7 +208,15 @@ def test_hard_disqualifier():
     d = good_data()
     d["base"]["security_failures"] = np.zeros(200)
     d["cand"]["security_failures"] = np.zeros(200)
-    c = contract(lambda c: c.update({"hard_disqualifiers": [{"metric": "security_failures", "statistic": "sum", "max_value": 0}]}))
+    c = contract(
+        lambda c: c.update(
+            {
+                "hard_disqualifiers": [
+                    {"metric": "security_failures", "statistic": "sum", "max_value": 0}
+                ]
+            }
+        )
+    )
     ev, verdict = evaluate(d, c)
     assert gate(ev, "hard:disqualifier:security_failures").status is GateStatus.PASS
     d["cand"]["security_failures"][7] = 1
@@ -182,7 +226,7 @@ def test_hard_disqualifier():
 
 
 def test_noninferiority_confirmed_loss_rejects():
-    """A cheaper candidate losing 20 points against a 5-point margin is REJECTed (non-compensatory)."""
+    """A cheaper candidate losing 20 points on a 5-point margin is REJECTed (non-compensatory)."""
     ev, verdict = evaluate(good_data(n=500, delta=-0.2, cost_ratio=0.1))
     g = gate(ev, "noninferiority:correct")
     assert g.status is GateStatus.FAIL and g.upper_bound < -0.05
@@ -199,11 +243,22 @@ def test_protected_slice_loss_rejects_while_aggregate_improves():
     cand[(sl != "a")] = 1.0  # big gain on b and c
     cand[(sl == "a") & (rng.random(n) < 0.5)] = 0.0  # big loss on a
     cost = rng.gamma(4, 0.01, n)
-    t = evidence_table({"base": {"correct": base, "cost_usd": cost}, "cand": {"correct": cand, "cost_usd": cost * 0.5}})
+    t = evidence_table(
+        {
+            "base": {"correct": base, "cost_usd": cost},
+            "cand": {"correct": cand, "cost_usd": cost * 0.5},
+        }
+    )
     t = t.set_column(3, "slice", pa.array(np.tile(sl, 4).tolist(), pa.string()))
-    c = contract(lambda c: c.update({"protected_slices": [{"value": "a", "margin_abs": 0.1, "min_paired_n": 30}]}))
+    c = contract(
+        lambda c: c.update(
+            {"protected_slices": [{"value": "a", "margin_abs": 0.1, "min_paired_n": 30}]}
+        )
+    )
     idx = build_index(t)
-    ev = evaluate_candidate(idx, c, "cand", np.ones(idx.n_examples, bool), config_missing=[], scope_name="all")
+    ev = evaluate_candidate(
+        idx, c, "cand", np.ones(idx.n_examples, bool), config_missing=[], scope_name="all"
+    )
     assert gate(ev, "noninferiority:correct").status is GateStatus.PASS
     assert gate(ev, "noninferiority:correct@a").status is GateStatus.FAIL
     assert classify_candidate(ev, c, []).decision_class is CandidateClass.REJECT
@@ -222,9 +277,11 @@ def test_claim_any_with_holm_passes_on_one_claim():
     d = good_data()
     d["base"]["latency_ms"] = np.full(200, 100.0) + np.random.default_rng(0).normal(0, 5, 200)
     d["cand"]["latency_ms"] = d["base"]["latency_ms"] + 1.0
+
     def m(c):
         c["operational_metrics"].append({"id": "latency_ms", "unit": "ms", "statistic": "p95"})
         c["claims"]["items"].append({"kind": "latency-reduction", "metric": "latency_ms"})
+
     ev, verdict = evaluate(d, contract(m))
     assert gate(ev, "claim:cost-reduction:cost_usd").status is GateStatus.PASS
     assert gate(ev, "claim:cost-reduction:cost_usd").alpha == pytest.approx(0.025)
@@ -237,24 +294,48 @@ def test_claim_all_fails_when_one_claim_absent():
     d = good_data()
     d["base"]["latency_ms"] = np.full(200, 100.0) + np.random.default_rng(0).normal(0, 5, 200)
     d["cand"]["latency_ms"] = d["base"]["latency_ms"] + 1.0
+
     def m(c):
         c["operational_metrics"].append({"id": "latency_ms", "unit": "ms", "statistic": "p95"})
-        c["claims"] = {"join": "all", "items": [{"kind": "cost-reduction", "metric": "cost_usd"}, {"kind": "latency-reduction", "metric": "latency_ms"}]}
+        c["claims"] = {
+            "join": "all",
+            "items": [
+                {"kind": "cost-reduction", "metric": "cost_usd"},
+                {"kind": "latency-reduction", "metric": "latency_ms"},
+            ],
+        }
+
     _, verdict = evaluate(d, contract(m))
-    assert verdict.decision_class is CandidateClass.REJECT and verdict.reasons[0].startswith("no-benefit")
+    assert verdict.decision_class is CandidateClass.REJECT and verdict.reasons[0].startswith(
+        "no-benefit"
+    )
 
 
 def test_quality_improvement_claim_unresolved_is_inconclusive():
-    """A quality-improvement claim with no detectable gain (but no clear absence) is INCONCLUSIVE."""
+    """A quality-improvement claim with no detectable gain (nor a clear absence) is INCONCLUSIVE."""
     rng = np.random.default_rng(3)
     base = (rng.random(100) < 0.5).astype(float)
     cand = base.copy()
     cand[:6] = 1.0
     cost = rng.gamma(4, 0.01, 100)
-    c = contract(lambda c: c.update({"claims": {"join": "any", "items": [{"kind": "quality-improvement", "metric": "correct"}]}}))
-    ev, verdict = evaluate({"base": {"correct": base, "cost_usd": cost}, "cand": {"correct": cand, "cost_usd": cost}}, c)
+    c = contract(
+        lambda c: c.update(
+            {
+                "claims": {
+                    "join": "any",
+                    "items": [{"kind": "quality-improvement", "metric": "correct"}],
+                }
+            }
+        )
+    )
+    ev, verdict = evaluate(
+        {"base": {"correct": base, "cost_usd": cost}, "cand": {"correct": cand, "cost_usd": cost}},
+        c,
+    )
     g = gate(ev, "claim:quality-improvement:correct")
-    assert g.status is GateStatus.INCONCLUSIVE and g.more_paired_n is not None and g.more_paired_n > 0
+    assert (
+        g.status is GateStatus.INCONCLUSIVE and g.more_paired_n is not None and g.more_paired_n > 0
+    )
     assert verdict.decision_class is CandidateClass.INCONCLUSIVE
 
 
@@ -262,17 +343,27 @@ def test_claim_ceiling():
     """Evidence below the promotion class caps PROMOTE at INCONCLUSIVE with reason claim-ceiling."""
     g = gate_claim_ceiling(EvidenceClass.DEVELOPMENT, EvidenceClass.CONFIRMATORY)
     assert g.status is GateStatus.FAIL
-    assert gate_claim_ceiling(EvidenceClass.DEPLOYMENT, EvidenceClass.CONFIRMATORY).status is GateStatus.PASS
+    assert (
+        gate_claim_ceiling(EvidenceClass.DEPLOYMENT, EvidenceClass.CONFIRMATORY).status
+        is GateStatus.PASS
+    )
     ev, _ = evaluate(good_data())
     verdict = classify_candidate(ev, contract(), [g])
-    assert verdict.decision_class is CandidateClass.INCONCLUSIVE and verdict.reasons[0].startswith("claim-ceiling")
+    assert verdict.decision_class is CandidateClass.INCONCLUSIVE and verdict.reasons[0].startswith(
+        "claim-ceiling"
+    )
 
 
 def test_run_class_precedence():
     """PROMOTE if any promoted; else BLOCK if any blocked; else INCONCLUSIVE; else REJECT."""
-    P, R, I, B, N = (CandidateClass.PROMOTE, CandidateClass.REJECT, CandidateClass.INCONCLUSIVE,
-                     CandidateClass.BLOCK, CandidateClass.NOT_SELECTED)
+    P, R, INC, B, N = (
+        CandidateClass.PROMOTE,
+        CandidateClass.REJECT,
+        CandidateClass.INCONCLUSIVE,
+        CandidateClass.BLOCK,
+        CandidateClass.NOT_SELECTED,
+    )
     assert run_class([R, B, P]) is DecisionClass.PROMOTE
-    assert run_class([R, I, B]) is DecisionClass.BLOCK
-    assert run_class([R, I, N]) is DecisionClass.INCONCLUSIVE
+    assert run_class([R, INC, B]) is DecisionClass.BLOCK
+    assert run_class([R, INC, N]) is DecisionClass.INCONCLUSIVE
     assert run_class([R, N]) is DecisionClass.REJECT

@@ -10,15 +10,23 @@ from ragwarrant.stats.bootstrap import _WindowedQuantile, paired_bootstrap, weig
 
 
 def test_mean_bounds_agree_with_scipy_paired_percentile():
-    """One-sided percentile bounds match scipy.stats.bootstrap(paired=True) within Monte Carlo error."""
+    """One-sided percentile bounds match scipy.stats.bootstrap(paired=True) within MC error."""
     rng = np.random.default_rng(11)
     n = 400
     base = rng.normal(0.0, 1.0, n)
     cand = base + rng.normal(0.1, 0.5, n)
-    ours = paired_bootstrap(cand[:, None], base[:, None], ["mean"], rng=np.random.default_rng(1), resamples=20000)
+    ours = paired_bootstrap(
+        cand[:, None], base[:, None], ["mean"], rng=np.random.default_rng(1), resamples=20000
+    )
     ref = stats.bootstrap(
-        (cand, base), lambda x, y, axis: np.mean(x - y, axis=axis), paired=True, vectorized=True,
-        n_resamples=20000, method="percentile", confidence_level=0.95, alternative="greater",
+        (cand, base),
+        lambda x, y, axis: np.mean(x - y, axis=axis),
+        paired=True,
+        vectorized=True,
+        n_resamples=20000,
+        method="percentile",
+        confidence_level=0.95,
+        alternative="greater",
         rng=np.random.default_rng(2),
     )
     se = np.std(cand - base, ddof=1) / np.sqrt(n)
@@ -33,13 +41,26 @@ def test_quantile_difference_agrees_with_scipy():
     n = 1000
     base = rng.lognormal(5, 0.4, n)
     cand = base * rng.lognormal(-0.1, 0.1, n)
-    ours = paired_bootstrap(cand[:, None], base[:, None], ["p95"], rng=np.random.default_rng(3), resamples=10000)
+    ours = paired_bootstrap(
+        cand[:, None], base[:, None], ["p95"], rng=np.random.default_rng(3), resamples=10000
+    )
 
     def p95_diff(x, y, axis):
-        return np.quantile(x, 0.95, axis=axis, method="inverted_cdf") - np.quantile(y, 0.95, axis=axis, method="inverted_cdf")
+        return np.quantile(x, 0.95, axis=axis, method="inverted_cdf") - np.quantile(
+            y, 0.95, axis=axis, method="inverted_cdf"
+        )
 
-    ref = stats.bootstrap((cand, base), p95_diff, paired=True, vectorized=True, n_resamples=10000,
-                          method="percentile", confidence_level=0.95, alternative="less", rng=np.random.default_rng(4))
+    ref = stats.bootstrap(
+        (cand, base),
+        p95_diff,
+        paired=True,
+        vectorized=True,
+        n_resamples=10000,
+        method="percentile",
+        confidence_level=0.95,
+        alternative="less",
+        rng=np.random.default_rng(4),
+    )
     sd = np.std(ours.replicates[:, 0])
     assert abs(ours.upper_bound(0.05)[0] - ref.confidence_interval.high) < 0.1 * sd
     assert ours.estimate[0] == pytest.approx(p95_diff(cand, base, None))
@@ -66,10 +87,14 @@ def test_cluster_bootstrap_wider_than_naive_for_correlated_clusters():
     delta = cluster_effect + rng.normal(0, 0.1, groups.size)
     base = np.zeros((groups.size, 1))
     naive = paired_bootstrap(delta[:, None], base, ["mean"], rng=np.random.default_rng(1))
-    clustered = paired_bootstrap(delta[:, None], base, ["mean"], rng=np.random.default_rng(1), groups=groups)
+    clustered = paired_bootstrap(
+        delta[:, None], base, ["mean"], rng=np.random.default_rng(1), groups=groups
+    )
     assert clustered.standard_error()[0] > 3 * naive.standard_error()[0]
     # Closed form: SE of a mean of 50 cluster means with sd ~1 is about 1/sqrt(50).
-    assert clustered.standard_error()[0] == pytest.approx(np.std(cluster_effect[::20], ddof=1) / np.sqrt(50), rel=0.15)
+    assert clustered.standard_error()[0] == pytest.approx(
+        np.std(cluster_effect[::20], ddof=1) / np.sqrt(50), rel=0.15
+    )
 
 
 def test_result_independent_of_thread_count_and_chunking():
@@ -77,8 +102,12 @@ def test_result_independent_of_thread_count_and_chunking():
     rng = np.random.default_rng(9)
     c, b = rng.normal(size=(300, 2)), rng.normal(size=(300, 2))
     kw = dict(resamples=2000, groups=None)
-    one = paired_bootstrap(c, b, ["mean", "p50"], rng=np.random.default_rng(1), max_workers=1, chunk_cells=3000, **kw)
-    two = paired_bootstrap(c, b, ["mean", "p50"], rng=np.random.default_rng(1), max_workers=2, chunk_cells=3000, **kw)
+    one = paired_bootstrap(
+        c, b, ["mean", "p50"], rng=np.random.default_rng(1), max_workers=1, chunk_cells=3000, **kw
+    )
+    two = paired_bootstrap(
+        c, b, ["mean", "p50"], rng=np.random.default_rng(1), max_workers=2, chunk_cells=3000, **kw
+    )
     assert np.array_equal(one.replicates, two.replicates)
     other_seed = paired_bootstrap(c, b, ["mean", "p50"], rng=np.random.default_rng(2), **kw)
     assert not np.array_equal(one.replicates, other_seed.replicates)
@@ -88,10 +117,22 @@ def test_result_independent_of_thread_count_and_chunking():
     ("kwargs", "message"),
     [
         (dict(candidate=np.zeros((5, 1)), baseline=np.zeros((4, 1)), statistics=["mean"]), "shape"),
-        (dict(candidate=np.zeros((1, 1)), baseline=np.zeros((1, 1)), statistics=["mean"]), "at least 2"),
-        (dict(candidate=np.full((5, 1), np.nan), baseline=np.zeros((5, 1)), statistics=["mean"]), "finite"),
-        (dict(candidate=np.zeros((5, 1)), baseline=np.zeros((5, 1)), statistics=["p99"]), "unknown statistics"),
-        (dict(candidate=np.zeros((5, 2)), baseline=np.zeros((5, 2)), statistics=["mean"]), "one statistic per column"),
+        (
+            dict(candidate=np.zeros((1, 1)), baseline=np.zeros((1, 1)), statistics=["mean"]),
+            "at least 2",
+        ),
+        (
+            dict(candidate=np.full((5, 1), np.nan), baseline=np.zeros((5, 1)), statistics=["mean"]),
+            "finite",
+        ),
+        (
+            dict(candidate=np.zeros((5, 1)), baseline=np.zeros((5, 1)), statistics=["p99"]),
+            "unknown statistics",
+        ),
+        (
+            dict(candidate=np.zeros((5, 2)), baseline=np.zeros((5, 2)), statistics=["mean"]),
+            "one statistic per column",
+        ),
     ],
 )
 def test_invalid_arguments_raise(kwargs, message):

@@ -12,7 +12,7 @@ from ragwarrant.stats.power import additional_pairs_needed
 
 
 def test_holm_levels_and_rejections():
-    """Holm tests the smallest p at alpha/m, the next at alpha/(m-1), and stops at the first failure."""
+    """Holm tests the smallest p at alpha/m, the next at alpha/(m-1), up to the first failure."""
     p = np.array([0.04, 0.001, 0.03])
     assert np.allclose(holm_levels(p, 0.05), [0.05, 0.05 / 3, 0.025])
     assert holm_rejections(p, 0.05).tolist() == [False, True, False]

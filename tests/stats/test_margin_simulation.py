@@ -14,7 +14,7 @@ from tests.evidence.test_index import evidence_table
 
 
 def test_false_promote_rate_at_margin_within_alpha():
-    """300 simulated runs at true delta = -margin: false-PROMOTE rate <= alpha + 3 Monte Carlo SE."""
+    """300 simulated runs at true delta = -margin: false-PROMOTE rate <= alpha + 3 MC SE."""
     c = base_contract()
     c["statistics"]["resamples"] = 2000
     contract = ReleaseContract.model_validate(c)
@@ -25,10 +25,23 @@ def test_false_promote_rate_at_margin_within_alpha():
         base = rng.normal(0.7, 0.2, n)
         cand = base - margin + rng.normal(0, 0.2, n)
         cost_b = rng.gamma(4, 0.01, n)
-        table = evidence_table({"base": {"correct": base, "cost_usd": cost_b}, "cand": {"correct": cand, "cost_usd": cost_b * 0.5}})
+        table = evidence_table(
+            {
+                "base": {"correct": base, "cost_usd": cost_b},
+                "cand": {"correct": cand, "cost_usd": cost_b * 0.5},
+            }
+        )
         index = build_index(table)
-        ev = evaluate_candidate(index, contract.model_copy(update={"statistics": contract.statistics.model_copy(update={"seed": s})}),
-                                "cand", np.ones(index.n_examples, bool), config_missing=[], scope_name="all")
+        ev = evaluate_candidate(
+            index,
+            contract.model_copy(
+                update={"statistics": contract.statistics.model_copy(update={"seed": s})}
+            ),
+            "cand",
+            np.ones(index.n_examples, bool),
+            config_missing=[],
+            scope_name="all",
+        )
         verdict = classify_candidate(ev, contract, [])
         promotes += verdict.decision_class is CandidateClass.PROMOTE
     rate = promotes / sims

@@ -60,7 +60,9 @@ def read_table(path: Path, fmt: str, display: str) -> pa.Table:
     """
     try:
         if fmt == "csv":
-            names = pacsv.read_csv(path, read_options=pacsv.ReadOptions(block_size=1 << 16)).schema.names
+            names = pacsv.read_csv(
+                path, read_options=pacsv.ReadOptions(block_size=1 << 16)
+            ).schema.names
             table = pacsv.read_csv(
                 path,
                 convert_options=pacsv.ConvertOptions(
@@ -80,7 +82,10 @@ def read_table(path: Path, fmt: str, display: str) -> pa.Table:
     except pa.ArrowInvalid as exc:
         if "Empty CSV file" in str(exc):
             raise EvidenceError(
-                "evidence-empty", f"{display} is empty", file=display, expected="a header and rows",
+                "evidence-empty",
+                f"{display} is empty",
+                file=display,
+                expected="a header and rows",
                 found="no bytes",
             ) from exc
         raise EvidenceError(
@@ -141,7 +146,10 @@ def _read_json_array(path: Path, display: str) -> pa.Table:
         data = orjson.loads(path.read_bytes())
     except orjson.JSONDecodeError as exc:
         raise EvidenceError(
-            "evidence-unparseable", f"{display} is not valid JSON: {exc}", file=display, expected="JSON"
+            "evidence-unparseable",
+            f"{display} is not valid JSON: {exc}",
+            file=display,
+            expected="JSON",
         ) from exc
     if not isinstance(data, list) or not all(isinstance(r, dict) for r in data):
         raise EvidenceError(
@@ -180,13 +188,18 @@ def iter_parquet_batches(
         pf = pq.ParquetFile(path)
     except (pa.ArrowInvalid, OSError) as exc:
         raise EvidenceError(
-            "evidence-unparseable", f"{display} is not valid parquet: {exc}", file=display,
+            "evidence-unparseable",
+            f"{display} is not valid parquet: {exc}",
+            file=display,
             expected="parquet",
         ) from exc
     require_columns(pf.schema_arrow.names, columns, display)
     if pf.metadata.num_rows == 0:
         raise EvidenceError(
-            "evidence-empty", f"{display} has no rows", file=display, expected="at least one row",
+            "evidence-empty",
+            f"{display} has no rows",
+            file=display,
+            expected="at least one row",
             found="0 rows",
         )
     yield from pf.iter_batches(batch_size=batch_size, columns=columns)
@@ -232,7 +245,8 @@ def column_as_string(table: pa.Table, name: str, display: str, *, allow_null: bo
     if pa.types.is_floating(col.type):
         raise EvidenceError(
             "evidence-wrong-type",
-            f"{display} column {name!r} holds floating-point numbers; ids must be strings or integers",
+            f"{display} column {name!r} holds floating-point numbers; "
+            "ids must be strings or integers",
             file=display,
             column=name,
             expected="string or integer",
@@ -279,9 +293,7 @@ _NAN_STRINGS = {"nan", "NaN", "NAN", "-nan"}
 _NULL_STRINGS = {"", "null", "None", "NULL", "NA", "N/A"}
 
 
-def column_as_float(
-    table: pa.Table, name: str, display: str
-) -> tuple[pa.Array, pa.Array]:
+def column_as_float(table: pa.Table, name: str, display: str) -> tuple[pa.Array, pa.Array]:
     """Return a metric column as float64 values and a missing-reason array.
 
     Booleans map to 1.0 (true) and 0.0 (false). Empty cells, ``null`` and absent values are
@@ -299,7 +311,12 @@ def column_as_float(
     if pa.types.is_dictionary(col.type):
         col = col.dictionary_decode()
     n = len(col)
-    if pa.types.is_boolean(col.type) or pa.types.is_integer(col.type) or pa.types.is_floating(col.type) or pa.types.is_decimal(col.type):
+    if (
+        pa.types.is_boolean(col.type)
+        or pa.types.is_integer(col.type)
+        or pa.types.is_floating(col.type)
+        or pa.types.is_decimal(col.type)
+    ):
         values = pc.cast(col, pa.float64())
     elif pa.types.is_string(col.type) or pa.types.is_large_string(col.type):
         values = _parse_float_strings(col, name, display)
@@ -326,7 +343,9 @@ def column_as_float(
 
 def _parse_float_strings(col: pa.Array, name: str, display: str) -> pa.Array:
     trimmed = pc.utf8_trim_whitespace(col)
-    is_null = pc.or_(pc.is_null(trimmed), pc.is_in(trimmed, value_set=pa.array(sorted(_NULL_STRINGS))))
+    is_null = pc.or_(
+        pc.is_null(trimmed), pc.is_in(trimmed, value_set=pa.array(sorted(_NULL_STRINGS)))
+    )
     is_nan = pc.is_in(trimmed, value_set=pa.array(sorted(_NAN_STRINGS)))
     lowered = pc.utf8_lower(trimmed)
     is_bool = pc.is_in(lowered, value_set=pa.array(["true", "false"]))
@@ -392,9 +411,7 @@ def snake_metric_id(name: str) -> str:
     return _SNAKE_RE.sub("_", lowered).strip("_")
 
 
-def parse_list_literal(
-    cell: object, display: str, row: int, column: str
-) -> list[str] | None:
+def parse_list_literal(cell: object, display: str, row: int, column: str) -> list[str] | None:
     """Parse a list cell: a Python repr (``"['a', 'b']"``, as pandas writes lists to CSV), a JSON
     array, or an already-parsed list. Empty and null cells give ``None``.
 
@@ -705,7 +722,7 @@ def input_dir_of(path: Path, relative: str, display: str) -> Path:
             (the file was reached through a symlink), so a sibling cannot be located safely.
     """
     parts = PurePosixPath(relative).parts
-    if tuple(path.parts[-len(parts):]) != parts:
+    if tuple(path.parts[-len(parts) :]) != parts:
         raise EvidenceError(
             "evidence-path",
             f"{display} resolves to {path.name} through a symlink; "

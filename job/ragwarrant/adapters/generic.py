@@ -143,9 +143,17 @@ def load(request: AdapterRequest) -> AdapterResult:
             names[column] = metric
             parts.append(
                 canonical_rows(
-                    policy=policy, example=example, group=group, slice_=slice_, split=split,
-                    metric=metric, values=values, missing_reason=reason, source=tag,
-                    sha256=request.sha256, rows=rows,
+                    policy=policy,
+                    example=example,
+                    group=group,
+                    slice_=slice_,
+                    split=split,
+                    metric=metric,
+                    values=values,
+                    missing_reason=reason,
+                    source=tag,
+                    sha256=request.sha256,
+                    rows=rows,
                 )
             )
     else:
@@ -158,12 +166,17 @@ def load(request: AdapterRequest) -> AdapterResult:
             names[metric] = metric
             parts.append(
                 canonical_rows(
-                    policy=policy.filter(mask), example=example.filter(mask),
+                    policy=policy.filter(mask),
+                    example=example.filter(mask),
                     group=group.filter(mask) if group is not None else None,
                     slice_=slice_.filter(mask) if slice_ is not None else None,
                     split=split.filter(mask) if split is not None else None,
-                    metric=metric, values=values.filter(mask), missing_reason=reason.filter(mask),
-                    source=tag, sha256=request.sha256, rows=rows.filter(mask),
+                    metric=metric,
+                    values=values.filter(mask),
+                    missing_reason=reason.filter(mask),
+                    source=tag,
+                    sha256=request.sha256,
+                    rows=rows.filter(mask),
                 )
             )
     evidence = pa.concat_tables(parts)
@@ -188,8 +201,16 @@ def _at_file_row(exc: EvidenceError, offset: int) -> EvidenceError:
         return exc
     row = exc.row + offset
     message = exc.message.replace(f"row {exc.row}:", f"row {row}:", 1)
-    return EvidenceError(exc.code, message, exc.hint, file=exc.file, row=row, column=exc.column,
-                         expected=exc.expected, found=exc.found)
+    return EvidenceError(
+        exc.code,
+        message,
+        exc.hint,
+        file=exc.file,
+        row=row,
+        column=exc.column,
+        expected=exc.expected,
+        found=exc.found,
+    )
 
 
 def _telemetry_keys(t: pa.Table, source: EvidenceSource, display: str) -> dict[str, pa.Array]:
@@ -209,7 +230,9 @@ def _load_telemetry(request: AdapterRequest) -> AdapterResult:
     source = request.source
     display = request.display_path
     cols = source.columns
-    keys = [cols.example_id] + ([cols.policy_id] if cols.policy_id and source.policy is None else [])
+    keys = [cols.example_id] + (
+        [cols.policy_id] if cols.policy_id and source.policy is None else []
+    )
     extra = [c for c in (cols.group_id, cols.slice, cols.split) if c]
     value_cols = sorted({r.column for r in source.reduce.values() if r.column})
     wanted = list(dict.fromkeys(keys + extra + value_cols))
@@ -241,12 +264,23 @@ def _load_telemetry(request: AdapterRequest) -> AdapterResult:
         for c in value_cols:
             aggs += [(f"v:{c}", "sum"), (f"v:{c}", "max"), (f"v:{c}", "count")]
         aggs.append(("first_row", "count"))
-        partials.append(pa.table(data).group_by(list(key_arrays), use_threads=False).aggregate(aggs))
+        partials.append(
+            pa.table(data).group_by(list(key_arrays), use_threads=False).aggregate(aggs)
+        )
     merged = pa.concat_tables(partials)
-    group_keys = [n for n in ("policy_id", "example_id", "group_id", "slice", "split") if n in merged.schema.names]
+    group_keys = [
+        n
+        for n in ("policy_id", "example_id", "group_id", "slice", "split")
+        if n in merged.schema.names
+    ]
     reaggs = [("first_row_min", "min"), ("first_row_count", "sum")]
     for c in value_cols:
-        reaggs += [(f"m:{c}_sum", "sum"), (f"v:{c}_sum", "sum"), (f"v:{c}_max", "max"), (f"v:{c}_count", "sum")]
+        reaggs += [
+            (f"m:{c}_sum", "sum"),
+            (f"v:{c}_sum", "sum"),
+            (f"v:{c}_max", "max"),
+            (f"v:{c}_count", "sum"),
+        ]
     final = merged.group_by(group_keys, use_threads=False).aggregate(reaggs)
     n = final.num_rows
     tag = f"{source.id}:{source.evaluator}@{source.evaluator_version or 'unknown'}"
@@ -274,12 +308,18 @@ def _load_telemetry(request: AdapterRequest) -> AdapterResult:
             canonical_rows(
                 policy=final.column("policy_id").combine_chunks(),
                 example=final.column("example_id").combine_chunks(),
-                group=final.column("group_id").combine_chunks() if "group_id" in group_keys else None,
+                group=final.column("group_id").combine_chunks()
+                if "group_id" in group_keys
+                else None,
                 slice_=final.column("slice").combine_chunks() if "slice" in group_keys else None,
                 split=final.column("split").combine_chunks() if "split" in group_keys else None,
                 metric=metric,
-                values=pc.cast(values, pa.float64()).combine_chunks() if isinstance(values, pa.ChunkedArray) else pc.cast(values, pa.float64()),
-                missing_reason=missing.combine_chunks() if isinstance(missing, pa.ChunkedArray) else missing,
+                values=pc.cast(values, pa.float64()).combine_chunks()
+                if isinstance(values, pa.ChunkedArray)
+                else pc.cast(values, pa.float64()),
+                missing_reason=missing.combine_chunks()
+                if isinstance(missing, pa.ChunkedArray)
+                else missing,
                 source=tag,
                 sha256=request.sha256,
                 rows=final.column("first_row_min_min").combine_chunks(),

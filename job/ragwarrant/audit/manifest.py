@@ -12,7 +12,14 @@ from ragwarrant.outputs import FileDigest, Manifest
 __all__ = ["RUNTIME_DEPENDENCIES", "build_manifest", "dependency_versions", "digest_bytes"]
 
 RUNTIME_DEPENDENCIES = (
-    "pydantic", "numpy", "scipy", "pyarrow", "orjson", "structlog", "PyYAML", "cryptography",
+    "pydantic",
+    "numpy",
+    "scipy",
+    "pyarrow",
+    "orjson",
+    "structlog",
+    "PyYAML",
+    "cryptography",
 )
 
 

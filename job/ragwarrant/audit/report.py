@@ -23,9 +23,13 @@ def decision_sentence(decision: Decision) -> str:
     under = f" under contract {c.id} v{c.version}" if c else ""
     if decision.run_class is DecisionClass.ERROR:
         err = decision.error
-        return f"ERROR: the job stopped before deciding ({err.code if err else 'unknown'}): nothing is decided."
+        return (
+            f"ERROR: the job stopped before deciding ({err.code if err else 'unknown'}): "
+            "nothing is decided."
+        )
     if decision.run_class is DecisionClass.PROMOTE and (
-        decision.evidence_class is not None and decision.evidence_class < EvidenceClass.FROZEN_OBSERVATION
+        decision.evidence_class is not None
+        and decision.evidence_class < EvidenceClass.FROZEN_OBSERVATION
     ):
         return (
             f"PROMOTE (engine check only): candidate {decision.selected_policy} passed every gate"
@@ -34,12 +38,22 @@ def decision_sentence(decision: Decision) -> str:
     if decision.run_class is DecisionClass.PROMOTE:
         return (
             f"PROMOTE: candidate {decision.selected_policy} may replace the baseline{under}, "
-            f"within the scope of {decision.evidence_class.value if decision.evidence_class else 'its'} evidence."
+            "within the scope of "
+            f"{decision.evidence_class.value if decision.evidence_class else 'its'} evidence."
         )
     verb = {
-        DecisionClass.REJECT: "REJECT: no candidate may replace the baseline; the evidence goes against each tested candidate",
-        DecisionClass.INCONCLUSIVE: "INCONCLUSIVE: no candidate may replace the baseline yet; the evidence does not settle it",
-        DecisionClass.BLOCK: "BLOCK: no candidate may replace the baseline; the evidence failed a hard gate and was not weighed",
+        DecisionClass.REJECT: (
+            "REJECT: no candidate may replace the baseline; "
+            "the evidence goes against each tested candidate"
+        ),
+        DecisionClass.INCONCLUSIVE: (
+            "INCONCLUSIVE: no candidate may replace the baseline yet; "
+            "the evidence does not settle it"
+        ),
+        DecisionClass.BLOCK: (
+            "BLOCK: no candidate may replace the baseline; "
+            "the evidence failed a hard gate and was not weighed"
+        ),
     }[decision.run_class]
     return f"{verb}{under}."
 
@@ -48,8 +62,8 @@ def _gate_row(g: GateResult) -> str:
     status = g.status.value.upper() if g.status is not GateStatus.PASS else "pass"
     n = "—" if g.n is None else str(g.n)
     return (
-        f"| `{g.id}` | {status} | {_fmt(g.estimate)} | {_fmt(g.lower_bound)} | {_fmt(g.upper_bound)} "
-        f"| {_fmt(g.threshold)} | {n} | {g.reason.replace('|', '/')} |"
+        f"| `{g.id}` | {status} | {_fmt(g.estimate)} | {_fmt(g.lower_bound)} "
+        f"| {_fmt(g.upper_bound)} | {_fmt(g.threshold)} | {n} | {g.reason.replace('|', '/')} |"
     )
 
 
@@ -58,28 +72,39 @@ def _rate(x: float | None) -> str:
 
 
 def corroboration_lines(decision: Decision) -> list[str]:
-    """The "Evaluator corroboration" section: disagreement and abstention rates per policy and slice.
+    """The "Evaluator corroboration" section: disagreement and abstention rates.
 
-    Counts and rates only; the private question, response and context text never appears.
+    One row per policy and slice. Counts and rates only; the private question, response and
+    context text never appears.
     """
     c = decision.corroboration
     if c is None:
         return []
     samples = ", ".join(f"`{m}`" for m in c.sample_metrics) or "none"
     lines = [
-        "", "## Evaluator corroboration", "",
-        f"- judge groundedness metric `{c.groundedness_metric}` (supported at >= {c.supported_threshold:g}); "
-        f"answer relevance: {f'`{c.answer_relevance_metric}`' if c.answer_relevance_metric else '—'}; "
-        f"repeated samples: {samples} (abstain when their spread exceeds {c.sample_disagreement_max:g})",
-        f"- deterministic check: lexical gate `{c.lexical_gate}` (flag at >= {c.lexical_threshold:.4g}, "
-        f"calibration `{c.calibration_version}`, sha256 `{c.calibration_sha256[:16]}…`); "
+        "",
+        "## Evaluator corroboration",
+        "",
+        f"- judge groundedness metric `{c.groundedness_metric}` "
+        f"(supported at >= {c.supported_threshold:g}); "
+        "answer relevance: "
+        f"{f'`{c.answer_relevance_metric}`' if c.answer_relevance_metric else '—'}; "
+        f"repeated samples: {samples} "
+        f"(abstain when their spread exceeds {c.sample_disagreement_max:g})",
+        f"- deterministic check: lexical gate `{c.lexical_gate}` "
+        f"(flag at >= {c.lexical_threshold:.4g}, "
+        f"calibration `{c.calibration_version}`, "
+        f"sha256 `{c.calibration_sha256[:16]}…`); "
         f"context-relevance floor {c.context_relevance_floor:g}",
         f"- limits: disagreement rate <= {c.max_disagreement_rate:.1%}, abstention rate <= "
-        f"{c.max_abstention_rate:.1%}, for the baseline and each candidate, overall and in every slice; "
+        f"{c.max_abstention_rate:.1%}, for the baseline and each candidate, "
+        "overall and in every slice; "
         "above a limit the candidate cannot PROMOTE (`evaluator-unreliable`)",
         "",
-        "| policy | slice | judged | disagreements | disagreement rate | judge + / lexical − | judge − / lexical + "
-        "| answer type | sampled | abstained | abstention rate | failed retrieval | failed generation "
+        "| policy | slice | judged | disagreements | disagreement rate "
+        "| judge + / lexical − | judge − / lexical + "
+        "| answer type | sampled | abstained | abstention rate "
+        "| failed retrieval | failed generation "
         "| failed answer | fabricated citations | honest refusals |",
         "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
@@ -89,14 +114,21 @@ def corroboration_lines(decision: Decision) -> list[str]:
         dr = f"**{_rate(r.disagreement_rate)}**" if over_d else _rate(r.disagreement_rate)
         ar = f"**{_rate(r.abstention_rate)}**" if over_a else _rate(r.abstention_rate)
         lines.append(
-            f"| {r.policy_id} | {r.slice if r.slice is not None else 'all'} | {r.n_judged} | {r.n_disagreements} "
-            f"| {dr} | {r.judge_supported_lexical_unsupported} | {r.judge_unsupported_lexical_supported} "
-            f"| {r.answer_type_disagreements} | {r.n_with_samples} | {r.n_abstained} | {ar} | {r.failed_retrieval} "
-            f"| {r.failed_generation} | {r.failed_answer} | {r.fabricated_citations} | {r.honest_refusals} |"
+            f"| {r.policy_id} | {r.slice if r.slice is not None else 'all'} "
+            f"| {r.n_judged} | {r.n_disagreements} "
+            f"| {dr} | {r.judge_supported_lexical_unsupported} "
+            f"| {r.judge_unsupported_lexical_supported} "
+            f"| {r.answer_type_disagreements} | {r.n_with_samples} | {r.n_abstained} | {ar} "
+            f"| {r.failed_retrieval} "
+            f"| {r.failed_generation} | {r.failed_answer} | {r.fabricated_citations} "
+            f"| {r.honest_refusals} |"
         )
-    lines += ["", "Rates in bold are above the contract's limit. A failed leg names where the pipeline "
-              "broke: retrieval (context irrelevant to the question), generation (unsupported by the "
-              "context, or a fabricated citation), answer (wrong answer type, or judged irrelevant)."]
+    lines += [
+        "",
+        "Rates in bold are above the contract's limit. A failed leg names where the pipeline "
+        "broke: retrieval (context irrelevant to the question), generation (unsupported by the "
+        "context, or a fabricated citation), answer (wrong answer type, or judged irrelevant).",
+    ]
     return lines
 
 
@@ -110,35 +142,57 @@ def render_report(decision: Decision) -> str:
     if decision.evidence_class:
         lines += [
             f"- evidence class: **{decision.evidence_class.value}** "
-            f"(lowest class allowed to promote: {decision.promotion_min_class.value if decision.promotion_min_class else '—'})",
+            "(lowest class allowed to promote: "
+            f"{decision.promotion_min_class.value if decision.promotion_min_class else '—'})",
             f"- what this run supports: {decision.claim_scope}",
             "- what it does not support: " + "; ".join(decision.claims_not_supported),
         ]
     if decision.error:
         e = decision.error
-        lines += ["", "## Error", "", f"- code: `{e.code}` (exit {e.exit_code}, {e.fault} fault)", f"- message: {e.message}"]
+        lines += [
+            "",
+            "## Error",
+            "",
+            f"- code: `{e.code}` (exit {e.exit_code}, {e.fault} fault)",
+            f"- message: {e.message}",
+        ]
         if e.hint:
             lines += [f"- hint: {e.hint}"]
     if decision.selection:
         s = decision.selection
-        lines += ["", "## Selection", "", f"- method: {s.method}; selected: {s.selected_policy or '—'}"]
-        lines += [f"- quality-only selection would pick: {s.quality_only_pick or '—'}; cost-only: {s.cost_only_pick or '—'}"]
+        lines += [
+            "",
+            "## Selection",
+            "",
+            f"- method: {s.method}; selected: {s.selected_policy or '—'}",
+        ]
+        lines += [
+            f"- quality-only selection would pick: {s.quality_only_pick or '—'}; "
+            f"cost-only: {s.cost_only_pick or '—'}"
+        ]
         lines += [f"- {n}" for n in s.notes]
     if decision.run_gates:
         lines += ["", "## Run-level checks", ""]
         lines += [f"- `{g.id}`: {g.status.value} — {g.reason}" for g in decision.run_gates]
     lines += ["", "## Candidates", ""]
-    lines += ["| candidate | class | tested on | paired n | first reason |", "|---|---|---|---|---|"]
+    lines += [
+        "| candidate | class | tested on | paired n | first reason |",
+        "|---|---|---|---|---|",
+    ]
     for cd in decision.candidates:
         first = cd.reasons[0].replace("|", "/") if cd.reasons else ""
-        lines += [f"| {cd.policy_id} | {cd.decision_class.value} | {cd.tested_on} | {cd.paired_n if cd.paired_n is not None else '—'} | {first} |"]
+        lines += [
+            f"| {cd.policy_id} | {cd.decision_class.value} | {cd.tested_on} "
+            f"| {cd.paired_n if cd.paired_n is not None else '—'} | {first} |"
+        ]
     for cd in decision.candidates:
         lines += ["", f"### {cd.policy_id}: {cd.decision_class.value}", ""]
         lines += [f"- {r}" for r in cd.reasons]
         if cd.gates:
             lines += [
                 "",
-                "Deltas are oriented so that positive means the candidate is better; bounds are one-sided.",
+                "Deltas are oriented so that positive means the candidate is better; "
+                "bounds are one-sided.",
                 "",
                 "| gate | status | estimate | lower | upper | threshold | n | reason |",
                 "|---|---|---|---|---|---|---|---|",
@@ -149,12 +203,25 @@ def render_report(decision: Decision) -> str:
             lines += ["", "What would change this INCONCLUSIVE:", ""]
             for g in more:
                 if g.more_paired_n is not None:
-                    lines += [f"- `{g.id}`: about {g.more_paired_n} more paired examples (at the observed effect, alpha {g.alpha}, 80 % power)"]
+                    lines += [
+                        f"- `{g.id}`: about {g.more_paired_n} more paired examples "
+                        f"(at the observed effect, alpha {g.alpha}, 80 % power)"
+                    ]
                 else:
-                    lines += [f"- `{g.id}`: the observed effect sits on the threshold; more data at this effect would not resolve it"]
+                    lines += [
+                        f"- `{g.id}`: the observed effect sits on the threshold; "
+                        "more data at this effect would not resolve it"
+                    ]
         if cd.config_differences:
             lines += ["", "Config differences from the baseline:", ""]
-            lines += [f"- `{d.path}`: {d.baseline!r} → {d.candidate!r}" for d in cd.config_differences]
+            lines += [
+                f"- `{d.path}`: {d.baseline!r} → {d.candidate!r}" for d in cd.config_differences
+            ]
     lines += corroboration_lines(decision)
-    lines += ["", "The machine-readable record is `decision.json`; `manifest.json` lists the sha256 of every input and output.", ""]
+    lines += [
+        "",
+        "The machine-readable record is `decision.json`; "
+        "`manifest.json` lists the sha256 of every input and output.",
+        "",
+    ]
     return "\n".join(lines)

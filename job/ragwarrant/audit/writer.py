@@ -49,7 +49,8 @@ def write_atomic(path: Path, data: bytes) -> None:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise OutputError(
-            "output-not-writable", f"cannot write {path}: {exc.strerror}",
+            "output-not-writable",
+            f"cannot write {path}: {exc.strerror}",
             hint="check free space and permissions of the output volume",
         ) from exc
     with contextlib.suppress(OSError):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 from pathlib import Path
 
@@ -16,20 +17,39 @@ DEFAULT_TERMINATION_LOG = Path("/dev/termination-log")
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """Add the ``run`` subcommand."""
     p = subparsers.add_parser("run", help="decide whether a candidate may replace the baseline")
-    p.add_argument("--input", type=Path, default=Path(os.environ.get("RAGWARRANT_INPUT", "/in")),
-                   help="input directory holding contract.yaml|json and evidence (default /in)")
-    p.add_argument("--output", type=Path, default=Path(os.environ.get("RAGWARRANT_OUTPUT", "/out")),
-                   help="output directory (default /out)")
-    p.add_argument("--ledger", type=Path, default=os.environ.get("RAGWARRANT_LEDGER"),
-                   help="evidence ledger (JSON Lines, append-only, hash-chained) on its own volume; "
-                        "the run appends one entry")
-    p.add_argument("--signing-key", type=Path, default=os.environ.get("RAGWARRANT_SIGNING_KEY"),
-                   help="Ed25519 private key (PEM PKCS#8), e.g. a mounted secret; signs "
-                        "decision.intoto.json as a DSSE envelope")
-    p.add_argument("--termination-message-path", type=Path,
-                   default=os.environ.get("RAGWARRANT_TERMINATION_MESSAGE_PATH"),
-                   help="file that receives a one-line decision summary (Kubernetes reads "
-                        "/dev/termination-log); default: /dev/termination-log when writable")
+    p.add_argument(
+        "--input",
+        type=Path,
+        default=Path(os.environ.get("RAGWARRANT_INPUT", "/in")),
+        help="input directory holding contract.yaml|json and evidence (default /in)",
+    )
+    p.add_argument(
+        "--output",
+        type=Path,
+        default=Path(os.environ.get("RAGWARRANT_OUTPUT", "/out")),
+        help="output directory (default /out)",
+    )
+    p.add_argument(
+        "--ledger",
+        type=Path,
+        default=os.environ.get("RAGWARRANT_LEDGER"),
+        help="evidence ledger (JSON Lines, append-only, hash-chained) on its own volume; "
+        "the run appends one entry",
+    )
+    p.add_argument(
+        "--signing-key",
+        type=Path,
+        default=os.environ.get("RAGWARRANT_SIGNING_KEY"),
+        help="Ed25519 private key (PEM PKCS#8), e.g. a mounted secret; signs "
+        "decision.intoto.json as a DSSE envelope",
+    )
+    p.add_argument(
+        "--termination-message-path",
+        type=Path,
+        default=os.environ.get("RAGWARRANT_TERMINATION_MESSAGE_PATH"),
+        help="file that receives a one-line decision summary (Kubernetes reads "
+        "/dev/termination-log); default: /dev/termination-log when writable",
+    )
     p.set_defaults(handler=handle)
 
 
@@ -39,14 +59,16 @@ def write_termination_message(path: Path | None, line: str) -> None:
     Kubernetes shows the file's content (at most 4096 bytes) in the pod status.
     """
     target = path
-    if target is None and DEFAULT_TERMINATION_LOG.exists() and os.access(DEFAULT_TERMINATION_LOG, os.W_OK):
+    if (
+        target is None
+        and DEFAULT_TERMINATION_LOG.exists()
+        and os.access(DEFAULT_TERMINATION_LOG, os.W_OK)
+    ):
         target = DEFAULT_TERMINATION_LOG
     if target is None:
         return
-    try:
+    with contextlib.suppress(OSError):
         target.write_text(line[:4000] + "\n", encoding="utf-8")
-    except OSError:
-        pass
 
 
 def handle(args: argparse.Namespace) -> int:

@@ -35,7 +35,9 @@ def render_schemas() -> dict[str, bytes]:
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """Add the ``schemas`` subcommand."""
     p = subparsers.add_parser("schemas", help="write the JSON Schemas of the contract and outputs")
-    p.add_argument("--write", type=Path, metavar="DIR", help="write them into DIR (e.g. contracts/)")
+    p.add_argument(
+        "--write", type=Path, metavar="DIR", help="write them into DIR (e.g. contracts/)"
+    )
     p.set_defaults(handler=handle)
 
 

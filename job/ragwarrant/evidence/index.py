@@ -144,11 +144,15 @@ def build_index(table: pa.Table) -> EvidenceIndex:
     group = attrs["group_id"][0]
     slice_labels = attrs["slice"][1]
     slice_codes = attrs["slice"][0]
-    slices = np.array([*slice_labels, None], dtype=object)[np.where(slice_codes >= 0, slice_codes, len(slice_labels))]
+    slices = np.array([*slice_labels, None], dtype=object)[
+        np.where(slice_codes >= 0, slice_codes, len(slice_labels))
+    ]
 
     split_codes, split_labels = _codes(table.column("split"))
     if len(split_labels) > 62:
-        raise ValueError(f"at most 62 distinct split values are supported, found {len(split_labels)}")
+        raise ValueError(
+            f"at most 62 distinct split values are supported, found {len(split_labels)}"
+        )
     split_bits = np.zeros(n_ex, dtype=np.int64)
     has_split = split_codes >= 0
     np.bitwise_or.at(split_bits, ex[has_split], np.left_shift(1, split_codes[has_split]))
@@ -179,17 +183,24 @@ def build_index(table: pa.Table) -> EvidenceIndex:
         counts = np.bincount(e, minlength=n_ex)
         dup_examples = np.flatnonzero(counts > 1)
         if dup_examples.size:
-            duplicates_by_policy[policy] = duplicates_by_policy.get(policy, 0) + int(dup_examples.size)
+            duplicates_by_policy[policy] = duplicates_by_policy.get(policy, 0) + int(
+                dup_examples.size
+            )
             first_row_of: dict[int, int] = {}
             for i in sel[np.isin(e, dup_examples[:1000])]:
                 first_row_of.setdefault(int(ex[i]), int(i))
             for d in dup_examples[: max(0, 1000 - len(duplicates))]:
                 i = first_row_of[int(d)]
-                duplicates.append(Duplicate(
-                    policy_id=policy, example_id=str(example_ids[d]), metric=metric, count=int(counts[d]),
-                    first_source=str(src_labels[src_codes[i]]) if src_codes[i] >= 0 else "",
-                    first_row=int(rows[i]),
-                ))
+                duplicates.append(
+                    Duplicate(
+                        policy_id=policy,
+                        example_id=str(example_ids[d]),
+                        metric=metric,
+                        count=int(counts[d]),
+                        first_source=str(src_labels[src_codes[i]]) if src_codes[i] >= 0 else "",
+                        first_row=int(rows[i]),
+                    )
+                )
         v = values[sel]
         rc = reason_codes[sel]
         dense = np.full(n_ex, np.nan)
@@ -209,7 +220,10 @@ def build_index(table: pa.Table) -> EvidenceIndex:
         if nan_no_reason:
             reason_count["nan"] = reason_count.get("nan", 0) + nan_no_reason
         columns[(policy, metric)] = MetricColumn(
-            value=dense, has_row=has_row, missing=missing, infinite=infinite,
+            value=dense,
+            has_row=has_row,
+            missing=missing,
+            infinite=infinite,
             missing_reasons=reason_count,
         )
     n_duplicates = sum(duplicates_by_policy.values())

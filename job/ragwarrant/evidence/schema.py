@@ -11,7 +11,7 @@ This module owns the schema. One row is one value of one metric for one (policy,
 | split | string | split value (development / confirmatory roles come from the contract) |
 | metric | string, not null | canonical metric id (snake_case) |
 | value | float64 | the value in metric units; null when missing (see missing_reason) |
-| missing_reason | string | null when value is present; else ``null``, ``nan``, ``absent``, ``error`` |
+| missing_reason | string | null if value is present, else ``null``/``nan``/``absent``/``error`` |
 | source | string, not null | ``<evidence source id>:<tool>@<tool version>`` |
 | source_sha256 | string, not null | sha256 of the file the row came from |
 | source_row | int64, not null | 1-based row (or record) number in that file, for error messages |
@@ -98,17 +98,23 @@ def constant_column(value: str | None, n: int) -> pa.DictionaryArray:
     """A dictionary-encoded column holding ``value`` in all ``n`` rows (one dictionary entry)."""
     if value is None:
         return pa.nulls(n, DICTIONARY_STRING)
-    return pa.DictionaryArray.from_arrays(pa.array(np.zeros(n, dtype=np.int32)), pa.array([value], pa.string()))
+    return pa.DictionaryArray.from_arrays(
+        pa.array(np.zeros(n, dtype=np.int32)), pa.array([value], pa.string())
+    )
 
 
 def conform_evidence(table: pa.Table) -> pa.Table:
-    """Cast a table with the canonical field names (plain or dictionary strings) to ``EVIDENCE_SCHEMA``.
+    """Cast a table with the canonical field names to ``EVIDENCE_SCHEMA``.
+
+    The input's string columns may be plain or dictionary-encoded.
 
     Raises:
         ValueError: the field names differ from the schema's (an adapter bug).
     """
     if table.schema.names != EVIDENCE_SCHEMA.names:
-        raise ValueError(f"evidence fields {table.schema.names} differ from {EVIDENCE_SCHEMA.names}")
+        raise ValueError(
+            f"evidence fields {table.schema.names} differ from {EVIDENCE_SCHEMA.names}"
+        )
     columns = []
     for f in EVIDENCE_SCHEMA:
         col = table.column(f.name)

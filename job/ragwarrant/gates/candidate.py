@@ -79,8 +79,13 @@ def _bootstrap_metrics(
         base = np.column_stack([pairs[m].baseline for m, _, _ in group])
         rng = make_rng(seed, policy, scope, *(m for m, _, _ in group))
         tests = run_bootstrap(
-            cand, base, [s for _, s, _ in group], [sg for _, _, sg in group],  # type: ignore[misc]
-            _groups_for(index, first.examples), resamples, rng,
+            cand,
+            base,
+            [s for _, s, _ in group],  # type: ignore[misc]
+            [sg for _, _, sg in group],
+            _groups_for(index, first.examples),
+            resamples,
+            rng,
         )
         out.update({m: t for (m, _, _), t in zip(group, tests, strict=True)})
     return out
@@ -95,7 +100,7 @@ def evaluate_candidate(
     config_missing: list[str],
     scope_name: str,
 ) -> CandidateEvaluation:
-    """Run every gate for ``candidate`` against the contract's baseline on the examples in ``scope``.
+    """Run every gate for ``candidate`` against the contract's baseline on ``scope``'s examples.
 
     Args:
         index: the evidence index.
@@ -117,13 +122,17 @@ def evaluate_candidate(
     needed = list(dict.fromkeys([m.id for m in required] + claim_metrics))
 
     def pair(metric: str, sl: np.ndarray) -> PairedMetric:
-        decl: QualityMetric | OperationalMetric | None = quality.get(metric) or operational.get(metric)
+        decl: QualityMetric | OperationalMetric | None = quality.get(metric) or operational.get(
+            metric
+        )
         on_missing = decl.on_missing if decl is not None else MissingValuePolicy.FAIL
         return pair_metric(index, metric, baseline, candidate, sl, quality.get(metric), on_missing)
 
     pairs = {m: pair(m, scope) for m in needed}
     gates: list[GateResult] = [
-        hard.gate_required_evidence(index, list(dict.fromkeys(needed + dq_metrics)), baseline, candidate, scope),
+        hard.gate_required_evidence(
+            index, list(dict.fromkeys(needed + dq_metrics)), baseline, candidate, scope
+        ),
         hard.gate_provenance(index, [p for p in config_missing if p in (baseline, candidate)]),
         hard.gate_duplicates(index, (baseline, candidate)),
         hard.gate_example_attributes(index),
@@ -154,7 +163,9 @@ def evaluate_candidate(
         return (metric, om.statistic, om.direction.sign)
 
     overall_specs = [spec(m) for m in needed]
-    tests = _bootstrap_metrics(index, pairs, overall_specs, st.resamples, (st.seed, candidate, scope_name))
+    tests = _bootstrap_metrics(
+        index, pairs, overall_specs, st.resamples, (st.seed, candidate, scope_name)
+    )
     ni_p: list[float] = []
     for m in required:
         g = gate_noninferiority(m.id, None, tests[m.id], m.margin_abs, st.alpha, st.power)
@@ -164,7 +175,10 @@ def evaluate_candidate(
         metrics = ps.metrics or [m.id for m in required]
         sp = {m: slice_pairs[(ps.value, m)] for m in metrics}
         stests = _bootstrap_metrics(
-            index, sp, [spec(m) for m in metrics], st.resamples,
+            index,
+            sp,
+            [spec(m) for m in metrics],
+            st.resamples,
             (st.seed, candidate, f"{scope_name}@{ps.value}"),
         )
         for metric in metrics:

@@ -8,7 +8,9 @@ from ragwarrant.outputs import GateResult, GateStatus
 __all__ = ["gate_claim_ceiling"]
 
 
-def gate_claim_ceiling(evidence_class: EvidenceClass, promotion_min_class: EvidenceClass) -> GateResult:
+def gate_claim_ceiling(
+    evidence_class: EvidenceClass, promotion_min_class: EvidenceClass
+) -> GateResult:
     """Pass when the run's evidence class is at or above the lowest class allowed to PROMOTE."""
     ok = evidence_class >= promotion_min_class
     return GateResult(
@@ -20,5 +22,8 @@ def gate_claim_ceiling(evidence_class: EvidenceClass, promotion_min_class: Evide
             + (">=" if ok else "is below")
             + f" the promotion class {promotion_min_class.value}"
         ),
-        details={"evidence_class": evidence_class.value, "promotion_min_class": promotion_min_class.value},
+        details={
+            "evidence_class": evidence_class.value,
+            "promotion_min_class": promotion_min_class.value,
+        },
     )

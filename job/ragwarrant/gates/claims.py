@@ -18,14 +18,22 @@ __all__ = ["claim_family_p_value", "gate_claims"]
 
 
 def _claim_gate(
-    claim: Claim, statistic: str, test: OrientedTest, level: float, alpha: float, power: float,
-    established: bool, family_note: str,
+    claim: Claim,
+    statistic: str,
+    test: OrientedTest,
+    level: float,
+    alpha: float,
+    power: float,
+    established: bool,
+    family_note: str,
 ) -> GateResult:
     lcb, ucb_alpha = test.lower(level), test.upper(alpha)
     more = None
     if established:
         status = GateStatus.PASS
-        reason = f"{claim.kind.value} on {claim.metric}: lower bound {lcb:+.4g} > 0 at level {level:.4g}"
+        reason = (
+            f"{claim.kind.value} on {claim.metric}: lower bound {lcb:+.4g} > 0 at level {level:.4g}"
+        )
     elif ucb_alpha <= 0:
         status = GateStatus.FAIL
         reason = (
@@ -34,7 +42,9 @@ def _claim_gate(
         )
     else:
         status = GateStatus.INCONCLUSIVE
-        more = additional_pairs_needed(test.estimate, 0.0, test.standard_error(), test.n_units, level, power)
+        more = additional_pairs_needed(
+            test.estimate, 0.0, test.standard_error(), test.n_units, level, power
+        )
         reason = (
             f"{claim.kind.value} on {claim.metric}: lower bound {lcb:+.4g} at level {level:.4g} "
             f"does not exclude 0 (upper bound {ucb_alpha:+.4g})"
@@ -94,7 +104,10 @@ def gate_claims(
 
 
 def claim_family_p_value(claims: ClaimSet, tests: list[OrientedTest]) -> float:
-    """A p-value for "the declared claims hold": max over claims for ``all``, Holm-adjusted min for ``any``."""
+    """A p-value for "the declared claims hold".
+
+    The max over claims for ``join: all``; the Holm-adjusted min for ``join: any``.
+    """
     p = np.array([t.p_greater(0.0) for t in tests])
     if claims.join == "all":
         return float(p.max())

@@ -74,7 +74,9 @@ def gate_required_evidence(
             details={"missing": len(missing)},
         )
     return hard_gate(
-        "required-metric-evidence", True, f"all {len(needed)} needed metrics have evidence for both policies"
+        "required-metric-evidence",
+        True,
+        f"all {len(needed)} needed metrics have evidence for both policies",
     )
 
 
@@ -87,7 +89,9 @@ def gate_provenance(index: EvidenceIndex, config_missing: list[str]) -> GateResu
         problems.append("policy config not hashed: " + ", ".join(config_missing))
     if problems:
         return hard_gate("provenance", False, "; ".join(problems))
-    return hard_gate("provenance", True, f"all {index.n_rows} rows and the policy configs carry provenance")
+    return hard_gate(
+        "provenance", True, f"all {index.n_rows} rows and the policy configs carry provenance"
+    )
 
 
 def gate_duplicates(index: EvidenceIndex, policies: tuple[str, str]) -> GateResult:
@@ -129,7 +133,9 @@ def gate_leakage(index: EvidenceIndex, contract: ReleaseContract) -> GateResult:
             status=GateStatus.NOT_APPLICABLE,
             reason="the contract declares no development split",
         )
-    both = index.example_ids[index.in_split(splits.development) & index.in_split(splits.confirmatory)].tolist()
+    both = index.example_ids[
+        index.in_split(splits.development) & index.in_split(splits.confirmatory)
+    ].tolist()
     if both:
         return hard_gate(
             "split-leakage",
@@ -138,13 +144,18 @@ def gate_leakage(index: EvidenceIndex, contract: ReleaseContract) -> GateResult:
             f"{splits.confirmatory!r} splits (first: {both[0]})",
             details={"leaked_examples": len(both)},
         )
-    return hard_gate("split-leakage", True, "no example id is in both the development and confirmatory splits")
+    return hard_gate(
+        "split-leakage", True, "no example id is in both the development and confirmatory splits"
+    )
 
 
 def gate_non_finite(
     contract: ReleaseContract, pairs: Mapping[str, PairedMetric], baseline: str, candidate: str
 ) -> GateResult:
-    """Missing or infinite values in a metric whose policy is ``fail`` are counted and fail the gate."""
+    """Count missing or infinite values in metrics whose ``on_missing`` policy is ``fail``.
+
+    Any such value fails the gate.
+    """
     policy = {m.id: m.on_missing for m in contract.quality_metrics}
     policy.update({m.id: m.on_missing for m in contract.operational_metrics})
     details: dict[str, str | int | float | bool | None] = {}
@@ -154,7 +165,9 @@ def gate_non_finite(
         details[f"{metric}.missing.{baseline}"] = pm.missing_baseline
         details[f"{metric}.missing.{candidate}"] = pm.missing_candidate
         if total and policy.get(metric, MissingValuePolicy.FAIL) is MissingValuePolicy.FAIL:
-            failing.append(f"{metric}: {pm.missing_baseline} baseline, {pm.missing_candidate} candidate")
+            failing.append(
+                f"{metric}: {pm.missing_baseline} baseline, {pm.missing_candidate} candidate"
+            )
     if failing:
         return hard_gate(
             "non-finite-values",
@@ -164,7 +177,10 @@ def gate_non_finite(
             details=details,
         )
     return hard_gate(
-        "non-finite-values", True, "no missing values where the contract forbids them", details=details
+        "non-finite-values",
+        True,
+        "no missing values where the contract forbids them",
+        details=details,
     )
 
 
@@ -188,8 +204,12 @@ def gate_pairing_coverage(pairs: Mapping[str, PairedMetric], floor: float) -> Ga
         )
     lowest = min((p.coverage for p in pairs.values()), default=1.0)
     return hard_gate(
-        "pairing-coverage", True, f"lowest pairing coverage {lowest:.3f} >= {floor}",
-        estimate=lowest, threshold=floor, details=details,
+        "pairing-coverage",
+        True,
+        f"lowest pairing coverage {lowest:.3f} >= {floor}",
+        estimate=lowest,
+        threshold=floor,
+        details=details,
     )
 
 
@@ -200,7 +220,8 @@ def gate_paired_n(pairs: Mapping[str, PairedMetric], minimum: int) -> GateResult
     return hard_gate(
         "paired-n",
         n >= minimum,
-        f"paired n {n} for {lowest_metric} {'>=' if n >= minimum else 'is below the minimum'} {minimum}",
+        f"paired n {n} for {lowest_metric} "
+        f"{'>=' if n >= minimum else 'is below the minimum'} {minimum}",
         n=n,
         metric=lowest_metric,
     )
@@ -231,7 +252,9 @@ def gate_constant_signal(metric: str, pm: PairedMetric) -> GateResult:
             metric=metric,
             n=pm.n,
         )
-    return hard_gate(f"constant-quality-signal:{metric}", True, f"{metric} varies", metric=metric, n=pm.n)
+    return hard_gate(
+        f"constant-quality-signal:{metric}", True, f"{metric} varies", metric=metric, n=pm.n
+    )
 
 
 def gate_disqualifiers(
@@ -243,15 +266,23 @@ def gate_disqualifiers(
         col = index.columns.get((candidate, dq.metric))
         gid = f"disqualifier:{dq.metric}"
         if col is None or not np.any(col.has_row & scope):
-            out.append(hard_gate(gid, False, f"no evidence for {dq.metric}: the limit cannot be checked", metric=dq.metric))
+            out.append(
+                hard_gate(
+                    gid,
+                    False,
+                    f"no evidence for {dq.metric}: the limit cannot be checked",
+                    metric=dq.metric,
+                )
+            )
             continue
         rows = col.has_row & scope
         if np.any((col.missing | col.infinite) & rows):
             out.append(
                 hard_gate(
-                    gid, False,
-                    f"{int(np.sum((col.missing | col.infinite) & rows))} missing values in {dq.metric}: "
-                    "the limit cannot be checked",
+                    gid,
+                    False,
+                    f"{int(np.sum((col.missing | col.infinite) & rows))} missing values "
+                    f"in {dq.metric}: the limit cannot be checked",
                     metric=dq.metric,
                 )
             )
@@ -267,10 +298,12 @@ def gate_disqualifiers(
             dq.min_value is not None and stat < dq.min_value
         )
         limit = " and ".join(
-            s for s in (
+            s
+            for s in (
                 f">= {dq.min_value:g}" if dq.min_value is not None else "",
                 f"<= {dq.max_value:g}" if dq.max_value is not None else "",
-            ) if s
+            )
+            if s
         )
         out.append(
             hard_gate(

@@ -36,10 +36,15 @@ def gate_noninferiority(
         reason = f"{where}: lower bound {lcb:+.4g} >= -margin {threshold:+.4g}: noninferior"
     elif ucb < threshold:
         status = GateStatus.FAIL
-        reason = f"{where}: upper bound {ucb:+.4g} < -margin {threshold:+.4g}: a confirmed loss beyond the margin"
+        reason = (
+            f"{where}: upper bound {ucb:+.4g} < -margin {threshold:+.4g}: "
+            "a confirmed loss beyond the margin"
+        )
     else:
         status = GateStatus.INCONCLUSIVE
-        more = additional_pairs_needed(test.estimate, threshold, test.standard_error(), test.n_units, alpha, power)
+        more = additional_pairs_needed(
+            test.estimate, threshold, test.standard_error(), test.n_units, alpha, power
+        )
         reason = (
             f"{where}: the interval [{lcb:+.4g}, {ucb:+.4g}] straddles -margin {threshold:+.4g}"
         )

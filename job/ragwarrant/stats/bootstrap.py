@@ -117,7 +117,9 @@ class _WindowedQuantile:
         outside = (below >= target) | (idx >= self.hi - self.lo)
         if np.any(outside):
             rows = np.flatnonzero(outside)
-            out[rows] = weighted_lower_quantile(self.sorted, weights[rows][:, self.all_units], self.q)
+            out[rows] = weighted_lower_quantile(
+                self.sorted, weights[rows][:, self.all_units], self.q
+            )
         return out
 
 
@@ -137,7 +139,9 @@ def _validate(
     if n < 2:
         raise ValueError(f"need at least 2 paired examples, got {n}")
     if len(statistics) != k:
-        raise ValueError(f"need one statistic per column: {k} columns, {len(statistics)} statistics")
+        raise ValueError(
+            f"need one statistic per column: {k} columns, {len(statistics)} statistics"
+        )
     bad = [s for s in statistics if s not in ("mean", "p50", "p95")]
     if bad:
         raise ValueError(f"unknown statistics {bad}; expected mean, p50 or p95")

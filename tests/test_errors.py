@@ -1,0 +1,49 @@
+"""Typed errors: records, exit codes, and pickling across processes."""
+
+from __future__ import annotations
+
+import pickle
+
+from ragwarrant.errors import ContractError, EvidenceError
+from ragwarrant.exit_codes import ExitCode
+
+
+def test_evidence_error_survives_pickling():
+    """An EvidenceError raised in a worker process arrives with its location intact."""
+    err = EvidenceError(
+        "evidence-wrong-type",
+        "f.csv row 3: column 'x' is not a number",
+        "hint",
+        file="f.csv",
+        row=3,
+        column="x",
+        expected="a number",
+        found="'abc'",
+    )
+    back = pickle.loads(pickle.dumps(err))
+    assert type(back) is EvidenceError
+    assert (back.code, back.message, back.hint, back.file, back.row, back.column, back.found) == (
+        "evidence-wrong-type",
+        "f.csv row 3: column 'x' is not a number",
+        "hint",
+        "f.csv",
+        3,
+        "x",
+        "'abc'",
+    )
+    assert back.location() == "f.csv:3:x"
+
+
+def test_record_carries_exit_code_and_fault():
+    """to_record gives the ERROR decision's error object."""
+    rec = pickle.loads(
+        pickle.dumps(ContractError("contract-invalid", "bad", "see schema"))
+    ).to_record()
+    assert rec == {
+        "type": "ContractError",
+        "code": "contract-invalid",
+        "message": "bad",
+        "hint": "see schema",
+        "fault": "user",
+        "exit_code": int(ExitCode.CONFIG),
+    }
