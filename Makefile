@@ -10,7 +10,7 @@ STAMP := $(VENV)/.installed
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) install --quiet --upgrade pip
-	$(PIP) install --quiet -e '.[dev]'
+	$(PIP) install --quiet -e '.[dev,k8s]'
 	touch $(STAMP)
 
 install: $(STAMP)
@@ -46,3 +46,5 @@ example: $(STAMP)
 
 clean:
 	rm -rf $(VENV) out .pytest_cache
+
+include deploy/deploy.mk

@@ -17,6 +17,7 @@ import structlog
 
 from ragwarrant import __version__
 from ragwarrant.commands import bench as bench_command
+from ragwarrant.commands import k8s as k8s_command
 from ragwarrant.commands import ledger as ledger_command
 from ragwarrant.commands import run as run_command
 from ragwarrant.commands import schemas as schemas_command
@@ -36,12 +37,13 @@ _COMMANDS = (
     selftest_command,
     schemas_command,
     bench_command,
+    k8s_command,
 )
 
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # type: ignore[override]
-        raise UsageError("usage", f"{self.prog}: {message}", hint=f"see '{self.prog} --help'")
+        raise UsageError("usage", message, hint=f"see '{self.prog} --help'")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -95,7 +97,7 @@ def _fail(
     written = False
     output = getattr(args, "output", None) if args is not None else None
     if args is not None and getattr(args, "command", None) == "run" and isinstance(output, Path):
-        written = record_error(output, exc)
+        written = record_error(output, exc, input_dir=getattr(args, "input", None))
         ledger = getattr(args, "ledger", None)
         if written and ledger is not None:
             try:

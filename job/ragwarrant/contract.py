@@ -20,6 +20,7 @@ from ragwarrant.errors import ContractError
 from ragwarrant.evidence_class import EvidenceClass
 
 __all__ = [
+    "AdapterName",
     "CONTRACT_FILENAMES",
     "Claim",
     "ClaimKind",
@@ -51,7 +52,7 @@ Identifier = Annotated[
 class ContractModel(BaseModel):
     """Base of every contract model: unknown fields are errors, instances are frozen."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
 class Direction(StrEnum):
@@ -92,6 +93,10 @@ def _relative_path(value: str) -> str:
 
 
 RelativePath = Annotated[str, Field(min_length=1, max_length=1000)]
+
+
+AdapterName = Literal["generic", "ragas", "deepeval", "langsmith", "phoenix", "trulens", "otel", "auto"]
+"""The adapters the job knows (``adapters.registry.ADAPTERS``; a test keeps the two equal)."""
 
 
 class PolicyRef(ContractModel):
@@ -165,7 +170,7 @@ class EvidenceSource(ContractModel):
     id: Identifier
     path: RelativePath
     format: Literal["csv", "jsonl", "parquet", "json"]
-    adapter: str = Field(default="generic", description="generic, or a tool adapter name, or auto")
+    adapter: AdapterName = Field(default="generic", description="generic, a tool adapter, or auto")
     kind: Literal["results", "telemetry"] = "results"
     layout: Literal["long", "wide"] = "wide"
     policy: Identifier | None = Field(
@@ -234,6 +239,10 @@ class OperationalMetric(ContractModel):
     direction: Direction = Direction.LOWER_IS_BETTER
     statistic: Literal["mean", "p50", "p95"] = "mean"
     on_missing: MissingValuePolicy = MissingValuePolicy.FAIL
+    min_value: float | None = Field(
+        default=0.0, description="smallest valid value (costs, latencies and calls are >= 0)"
+    )
+    max_value: float | None = Field(default=None, description="largest valid value, if any")
 
 
 class ClaimKind(StrEnum):
@@ -399,7 +408,7 @@ class ReleaseContract(ContractModel):
     splits: Splits | None = None
     evidence_class: EvidenceClass
     promotion_min_class: EvidenceClass = EvidenceClass.CONFIRMATORY
-    prices: dict[str, dict[str, float]] = Field(
+    prices: dict[str, dict[str, Annotated[float, Field(ge=0)]]] = Field(
         default_factory=dict,
         description="model → {input_usd_per_1m_tokens, output_usd_per_1m_tokens}, for modeled cost",
     )

@@ -16,6 +16,7 @@ __all__ = [
     "EvidenceError",
     "InputError",
     "InternalError",
+    "MismatchError",
     "OutputError",
     "RagwarrantError",
     "UsageError",
@@ -111,6 +112,12 @@ class EvidenceError(RagwarrantError):
         """Return ``file:row:column`` with the parts that are known."""
         parts = [p for p in (self.file, self.row, self.column) if p is not None]
         return ":".join(str(p) for p in parts)
+
+
+class MismatchError(RagwarrantError):
+    """A recorded output does not match what it should be: a tampered or inconsistent file (exit 65)."""
+
+    exit_code = ExitCode.VERIFY_MISMATCH
 
 
 class OutputError(RagwarrantError):

@@ -37,9 +37,9 @@ from ragwarrant.contract import (
 )
 from ragwarrant.corroborators.corroborate import corroborate, text_records
 from ragwarrant.decision import CandidateVerdict, classify_candidate, rank_key, run_class
-from ragwarrant.errors import EvidenceError, InputError, OutputError, RagwarrantError
+from ragwarrant.errors import EvidenceError, InputError, OutputError, RagwarrantError, UsageError
 from ragwarrant.evidence.index import EvidenceIndex, build_index
-from ragwarrant.evidence_class import claim_scope, claims_not_supported
+from ragwarrant.evidence_class import EvidenceClass, claim_scope, claims_not_supported
 from ragwarrant.exit_codes import DecisionClass, exit_code_for_class
 from ragwarrant.gates.candidate import CandidateEvaluation, evaluate_candidate
 from ragwarrant.gates.ceiling import gate_claim_ceiling
@@ -132,6 +132,12 @@ def check_directories(input_dir: Path, output_dir: Path) -> None:
             "input-unreadable",
             f"input directory {input_dir} is not readable",
             hint="check the volume's permissions: the job runs as uid 65532",
+        )
+    if _inside(output_dir, input_dir):
+        raise UsageError(
+            "output-inside-input",
+            f"the output directory {output_dir} is inside the input directory {input_dir}",
+            hint="the input is never written to: choose an output directory outside it",
         )
     try:
         output_dir.mkdir(parents=True, exist_ok=True)
@@ -300,6 +306,32 @@ def _scopes(
     return conf, dev, contract.splits.confirmatory
 
 
+def _split_checks(index: EvidenceIndex, contract: ReleaseContract) -> list[ValidationCheck]:
+    """Say which examples no declared split role covers, and when the class assumes a held-out split."""
+    checks = []
+    if contract.splits is not None:
+        roles = [r for r in (contract.splits.development, contract.splits.confirmatory) if r is not None]
+        covered = np.zeros(index.n_examples, dtype=bool)
+        for role in roles:
+            covered |= index.in_split(role)
+        outside = int(np.sum(~covered))
+        if outside:
+            labels = sorted(set(index.split_labels) - set(roles))
+            shown = ", ".join(repr(x) for x in labels) or "none"
+            checks.append(ValidationCheck(
+                id="split-unassigned", target="evidence", status="warn",
+                message=f"{outside} examples are in no declared split role (their split labels: "
+                f"{shown}; or no label) and are not used",
+            ))
+    elif contract.evidence_class >= EvidenceClass.CONFIRMATORY and contract.evidence_class < EvidenceClass.DEPLOYMENT:
+        checks.append(ValidationCheck(
+            id="evidence-class-without-split", target="contract", status="info",
+            message=f"evidence class {contract.evidence_class.value} declared without a "
+            "confirmatory split: the claim scope assumes the evidence was fixed before the analysis",
+        ))
+    return checks
+
+
 def _decide(
     inputs: _Inputs, seed_log: Callable[..., None]
 ) -> tuple[
@@ -333,7 +365,7 @@ def _decide(
         )
 
     table = pa.concat_tables([r.evidence for r in inputs.results])
-    index = build_index(table)
+    index = build_index(table, {r.provenance.source_id: r.provenance.path for r in inputs.results})
     seed_log("evidence_indexed", rows=index.n_rows, examples=index.n_examples)
     known = {contract.baseline.policy_id, *candidates}
     extra = sorted(index.policies() - known)
@@ -375,6 +407,7 @@ def _decide(
             )
         )
     conf, dev, conf_name = _scopes(index, contract)
+    checks += _split_checks(index, contract)
     config_missing = [p for p in known if p not in inputs.config_sha]
     ceiling = gate_claim_ceiling(contract.evidence_class, contract.promotion_min_class)
     if (
@@ -628,6 +661,7 @@ def run_job(
         + decide_checks
     )
     finished_at = _now()
+    sources = [SourceRecord(**r.provenance.__dict__) for r in inputs.results]
     decision = Decision(
         run_id=run_id,
         started_at=started_at,
@@ -643,10 +677,10 @@ def run_job(
         selection=selection,
         selected_policy=selected if klass is DecisionClass.PROMOTE else None,
         run_gates=inputs.run_gates,
+        sources=sources,
         candidates=candidates,
         corroboration=inputs.corroboration,
     )
-    sources = [SourceRecord(**r.provenance.__dict__) for r in inputs.results]
     report = ValidationReport(
         run_id=run_id, checks=checks, sources=sources, missing_values=_missing_value_table(index)
     )
@@ -709,12 +743,28 @@ def _write_outputs(
     return publication.decision
 
 
-def record_error(output_dir: Path, error: RagwarrantError, started_at: str | None = None) -> bool:
+def _inside(path: Path, root: Path) -> bool:
+    try:
+        p, r = path.resolve(), root.resolve()
+    except OSError:
+        return False
+    return p == r or r in p.parents
+
+
+def record_error(
+    output_dir: Path,
+    error: RagwarrantError,
+    started_at: str | None = None,
+    input_dir: Path | None = None,
+) -> bool:
     """Write an ERROR decision (and report and manifest) for a run that stopped on ``error``.
 
     Returns:
-        Whether the record was written (False when the output directory is not writable).
+        Whether the record was written: False when the output directory is not writable, or
+        lies inside ``input_dir`` (the input is never written to).
     """
+    if input_dir is not None and _inside(output_dir, input_dir):
+        return False
     started = started_at or _now()
     record = ErrorRecord(**error.to_record())  # type: ignore[arg-type]
     decision = Decision(

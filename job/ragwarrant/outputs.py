@@ -210,6 +210,23 @@ class CorroborationSummary(OutputModel):
     rates: list[CorroborationRates]
 
 
+class SourceRecord(OutputModel):
+    """How one evidence source was read."""
+
+    source_id: str
+    path: str
+    sha256: str
+    adapter: str
+    tool: str
+    tool_version: str | None
+    metric_names: dict[str, str]
+    pairing_method: str
+    rows_read: int
+    detected: str | None = None
+    notes: list[str] = Field(default_factory=list)
+
+
+
 class Decision(OutputModel):
     """``decision.json``: the run's decision and everything it rests on."""
 
@@ -233,6 +250,9 @@ class Decision(OutputModel):
         default=None,
         description="judge corroboration rates, when the contract declares corroboration",
     )
+    sources: list[SourceRecord] = Field(
+        default_factory=list, description="how each evidence source was read (as in validation_report)"
+    )
     error: ErrorRecord | None = None
 
 
@@ -248,22 +268,6 @@ class ValidationCheck(OutputModel):
     column: str | None = None
     expected: str | None = None
     found: str | None = None
-
-
-class SourceRecord(OutputModel):
-    """How one evidence source was read."""
-
-    source_id: str
-    path: str
-    sha256: str
-    adapter: str
-    tool: str
-    tool_version: str | None
-    metric_names: dict[str, str]
-    pairing_method: str
-    rows_read: int
-    detected: str | None = None
-    notes: list[str] = Field(default_factory=list)
 
 
 class ValidationReport(OutputModel):

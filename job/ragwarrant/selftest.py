@@ -157,6 +157,7 @@ def _hard(
         "hard:example-attributes": _PASS,
         "hard:split-leakage": leakage,
         "hard:non-finite-values": _PASS,
+        "hard:value-range": _PASS,
         "hard:pairing-coverage": _PASS,
         "hard:paired-n": _PASS,
         "hard:constant-quality-signal:correct": _PASS,
@@ -264,6 +265,20 @@ def _engine_cases() -> list[_EngineCase]:
             _contract(),
             pa.concat_tables([t, t.slice(5, 1)]),
             _hard({"hard:duplicate-rows": _FAIL}),
+            "BLOCK",
+            reason_prefix="blocked",
+        )
+    )
+    # 5b. Out-of-scale quality values (3.0 on a [0, 1] scale) that would turn a loss into a win: BLOCK.
+    lossy = base.copy()
+    lossy[np.flatnonzero(base == 1)[:20]] = 0.0
+    lossy[np.flatnonzero(base == 0)[:4]] = 3.0
+    cases.append(
+        _EngineCase(
+            "block-value-out-of-scale",
+            _contract(),
+            _table(_pair(base, lossy)),
+            _hard({"hard:value-range": _FAIL}),
             "BLOCK",
             reason_prefix="blocked",
         )

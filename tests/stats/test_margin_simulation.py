@@ -17,6 +17,7 @@ def test_false_promote_rate_at_margin_within_alpha():
     """300 simulated runs at true delta = -margin: false-PROMOTE rate <= alpha + 3 MC SE."""
     c = base_contract()
     c["statistics"]["resamples"] = 2000
+    c["quality_metrics"][0]["scale"] = [-10, 10]  # normal scores: the scale must hold them
     contract = ReleaseContract.model_validate(c)
     margin, n, sims, alpha = 0.05, 300, 300, 0.05
     rng = np.random.default_rng(2026)

@@ -90,7 +90,7 @@ def read_table(path: Path, fmt: str, display: str) -> pa.Table:
             ) from exc
         raise EvidenceError(
             "evidence-unparseable",
-            f"{display} is not valid {fmt}: {exc}",
+            f"{display} is not valid {fmt}: {str(exc).replace(str(path), display)}",
             hint=f"check that the file really is {fmt}",
             file=display,
             expected=fmt,

@@ -174,6 +174,16 @@ def render_report(decision: Decision) -> str:
     if decision.run_gates:
         lines += ["", "## Run-level checks", ""]
         lines += [f"- `{g.id}`: {g.status.value} — {g.reason}" for g in decision.run_gates]
+    if decision.sources:
+        lines += ["", "## Evidence sources", ""]
+        for src in decision.sources:
+            tool = src.tool + (f" {src.tool_version}" if src.tool_version else "")
+            lines += [
+                f"- `{src.path}` ({src.source_id}): adapter {src.adapter}, {tool}, "
+                f"{src.rows_read} rows, pairing {src.pairing_method}"
+                + (f"; detected: {src.detected}" if src.detected else "")
+            ]
+            lines += [f"  - {note}" for note in src.notes]
     lines += ["", "## Candidates", ""]
     lines += [
         "| candidate | class | tested on | paired n | first reason |",

@@ -9,6 +9,7 @@ import orjson
 from pydantic import BaseModel
 
 from ragwarrant.contract import ReleaseContract
+from ragwarrant.errors import UsageError
 from ragwarrant.outputs import Decision, Manifest, ValidationReport
 
 __all__ = ["SCHEMAS", "register", "render_schemas"]
@@ -34,7 +35,11 @@ def render_schemas() -> dict[str, bytes]:
 
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """Add the ``schemas`` subcommand."""
-    p = subparsers.add_parser("schemas", help="write the JSON Schemas of the contract and outputs")
+    p = subparsers.add_parser(
+        "schemas",
+        help="list, or write, the JSON Schemas of the contract and the outputs",
+        description="Without --write, list the schema files; with --write DIR, write them into DIR.",
+    )
     p.add_argument(
         "--write", type=Path, metavar="DIR", help="write them into DIR (e.g. contracts/)"
     )
@@ -42,7 +47,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
 
 
 def handle(args: argparse.Namespace) -> int:
-    """Write or list the schemas."""
+    """Write or list the schemas.
+
+    Raises:
+        UsageError: ``--write`` names a directory that does not exist.
+    """
+    if args.write is not None and not args.write.is_dir():
+        raise UsageError(
+            "schemas-directory-missing", f"{args.write} is not a directory", hint="create it first"
+        )
     for name, data in render_schemas().items():
         if args.write:
             (args.write / name).write_bytes(data)

@@ -5,9 +5,11 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-import orjson
+from pydantic import ValidationError
 
-from ragwarrant.errors import InputError
+from ragwarrant.errors import InputError, MismatchError
+from ragwarrant.exit_codes import DecisionClass, exit_code_for_class
+from ragwarrant.outputs import Decision
 
 __all__ = ["register"]
 
@@ -20,16 +22,41 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
 
 
 def handle(args: argparse.Namespace) -> int:
-    """Print run class, each candidate's class and first reason; return the run's exit code."""
+    """Print run class, each candidate's class and first reason; return the run's exit code.
+
+    Raises:
+        InputError: decision.json cannot be read (66).
+        MismatchError: it is not a valid decision record, or its exit code contradicts its class
+            (65): use ``ragwarrant verify`` for a full check.
+    """
     path = args.outdir / "decision.json"
     try:
-        d = orjson.loads(path.read_bytes())
-    except (OSError, orjson.JSONDecodeError) as exc:
-        raise InputError("decision-unreadable", f"cannot read {path}: {exc}") from exc
-    print(f"decision: {d['summary']}")
-    for c in d.get("candidates", []):
-        first = c["reasons"][0] if c["reasons"] else ""
-        print(f"  {c['policy_id']:<28} {c['class']:<13} {first[:150]}")
-    if d.get("error"):
-        print(f"  error: {d['error']['code']}: {d['error']['message']}")
-    return int(d["exit_code"])
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise InputError("decision-unreadable", f"cannot read {path}: {exc.strerror}") from exc
+    try:
+        d = Decision.model_validate_json(raw)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        loc = ".".join(str(p) for p in first["loc"]) or "(root)"
+        raise MismatchError(
+            "decision-invalid", f"{path} is not a valid decision record: {loc}: {first['msg']}",
+            hint="run 'ragwarrant verify' on the output directory",
+        ) from exc
+    expected = (
+        d.error.exit_code if d.error is not None else int(exit_code_for_class(d.run_class))
+        if d.run_class is not DecisionClass.ERROR else None
+    )
+    if expected is None or d.exit_code != expected:
+        raise MismatchError(
+            "decision-inconsistent",
+            f"{path}: exit_code {d.exit_code} contradicts run_class {d.run_class.value}",
+            hint="run 'ragwarrant verify' on the output directory",
+        )
+    print(f"decision: {d.summary}")
+    for c in d.candidates:
+        first_reason = c.reasons[0] if c.reasons else ""
+        print(f"  {c.policy_id:<28} {c.decision_class.value:<13} {first_reason[:150]}")
+    if d.error:
+        print(f"  error: {d.error.code}: {d.error.message}")
+    return d.exit_code

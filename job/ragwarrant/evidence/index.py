@@ -24,7 +24,10 @@ class MetricColumn:
         has_row: a row exists for this example.
         missing: a row exists but its value is null/NaN/error (see ``missing_reasons``).
         infinite: a row exists with an infinite value.
-        missing_reasons: reason → count, for rows that are missing.
+        missing_reasons: reason → count, for rows that are missing or infinite (``inf``).
+        raw: float64, the value as read (NaN where missing, ±inf kept), for range checks.
+        row: int64, the source row of the example's (last) row, -1 without a row.
+        source: int32, code of that row's source in ``EvidenceIndex.sources``, -1 without a row.
     """
 
     value: np.ndarray
@@ -32,6 +35,9 @@ class MetricColumn:
     missing: np.ndarray
     infinite: np.ndarray
     missing_reasons: dict[str, int]
+    raw: np.ndarray
+    row: np.ndarray
+    source: np.ndarray
 
 
 @dataclass(frozen=True)
@@ -62,6 +68,8 @@ class EvidenceIndex:
         n_duplicates: total duplicated keys; duplicates_by_policy: the same per policy.
         conflicting_attributes: (attribute, example id) pairs whose rows disagree (first 1000).
         rows_without_provenance: rows with an empty source or source_sha256.
+        sources: source tags (``<source id>:<tool>@<version>``) indexed by ``MetricColumn.source``.
+        source_paths: source id → file path relative to the input directory, for messages.
         n_rows: rows indexed.
     """
 
@@ -77,11 +85,23 @@ class EvidenceIndex:
     conflicting_attributes: list[tuple[str, str]]
     rows_without_provenance: int
     n_rows: int
+    sources: tuple[str, ...] = ()
+    source_paths: dict[str, str] | None = None
 
     @property
     def n_examples(self) -> int:
         """Number of distinct example ids."""
         return int(self.example_ids.size)
+
+    def locate(self, policy: str, metric: str, example: int) -> str:
+        """Where the row of (policy, metric, example) came from: ``<file> row <n>``."""
+        col = self.columns[(policy, metric)]
+        code = int(col.source[example])
+        if code < 0:
+            return f"no row for example {self.example_ids[example]}"
+        source_id = self.sources[code].split(":", 1)[0]
+        path = (self.source_paths or {}).get(source_id, f"source {source_id}")
+        return f"{path} row {int(col.row[example])}"
 
     def in_split(self, value: str) -> np.ndarray:
         """Shape (E,) bool: which examples have a row in split ``value``."""
@@ -119,11 +139,12 @@ def _attribute(ex: np.ndarray, codes: np.ndarray, n_examples: int) -> tuple[np.n
     return lo, hi
 
 
-def build_index(table: pa.Table) -> EvidenceIndex:
+def build_index(table: pa.Table, source_paths: dict[str, str] | None = None) -> EvidenceIndex:
     """Index a canonical evidence table.
 
     Args:
         table: rows with the canonical schema (possibly from several sources).
+        source_paths: source id → file path, so gates can name the file of a row.
 
     Returns:
         The EvidenceIndex; nothing is dropped: duplicates, conflicts and missing values are
@@ -204,6 +225,12 @@ def build_index(table: pa.Table) -> EvidenceIndex:
         v = values[sel]
         rc = reason_codes[sel]
         dense = np.full(n_ex, np.nan)
+        raw = np.full(n_ex, np.nan)
+        raw[e] = v
+        row_of = np.full(n_ex, -1, dtype=np.int64)
+        row_of[e] = rows[sel]
+        source_of = np.full(n_ex, -1, dtype=np.int32)
+        source_of[e] = src_codes[sel]
         has_row = counts > 0
         missing = np.zeros(n_ex, dtype=bool)
         infinite = np.zeros(n_ex, dtype=bool)
@@ -219,12 +246,17 @@ def build_index(table: pa.Table) -> EvidenceIndex:
         nan_no_reason = int(np.sum(np.isnan(v) & (rc < 0)))
         if nan_no_reason:
             reason_count["nan"] = reason_count.get("nan", 0) + nan_no_reason
+        if np.any(is_inf):
+            reason_count["inf"] = int(np.sum(is_inf))
         columns[(policy, metric)] = MetricColumn(
             value=dense,
             has_row=has_row,
             missing=missing,
             infinite=infinite,
             missing_reasons=reason_count,
+            raw=raw,
+            row=row_of,
+            source=source_of,
         )
     n_duplicates = sum(duplicates_by_policy.values())
 
@@ -240,5 +272,7 @@ def build_index(table: pa.Table) -> EvidenceIndex:
         duplicates_by_policy=duplicates_by_policy,
         conflicting_attributes=conflicts,
         rows_without_provenance=rows_without_provenance,
+        sources=tuple(str(x) for x in src_labels),
+        source_paths=source_paths,
         n_rows=table.num_rows,
     )

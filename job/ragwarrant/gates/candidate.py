@@ -137,7 +137,8 @@ def evaluate_candidate(
         hard.gate_duplicates(index, (baseline, candidate)),
         hard.gate_example_attributes(index),
         hard.gate_leakage(index, contract),
-        hard.gate_non_finite(contract, pairs, baseline, candidate),
+        hard.gate_non_finite(contract, pairs, baseline, candidate, index, scope),
+        hard.gate_value_range(index, contract, (baseline, candidate), scope),
         hard.gate_pairing_coverage(pairs, st.min_pairing_coverage),
         hard.gate_paired_n(pairs, st.min_paired_n),
     ]

@@ -47,7 +47,12 @@ def _claim_gate(
         )
         reason = (
             f"{claim.kind.value} on {claim.metric}: lower bound {lcb:+.4g} at level {level:.4g} "
-            f"does not exclude 0 (upper bound {ucb_alpha:+.4g})"
+            f"does not exclude 0 (upper bound {ucb_alpha:+.4g}); "
+            + (
+                "the estimate shows a gain, so more data would more likely establish the claim"
+                if test.estimate > 0
+                else "the estimate shows no gain, so more data would more likely show no benefit"
+            )
         )
     return GateResult(
         id=f"claim:{claim.kind.value}:{claim.metric}",

@@ -20,6 +20,7 @@ __all__ = [
     "gate_non_finite",
     "gate_paired_n",
     "gate_pairing_coverage",
+    "gate_value_range",
     "gate_provenance",
     "gate_required_evidence",
     "gate_slice_paired_n",
@@ -150,7 +151,12 @@ def gate_leakage(index: EvidenceIndex, contract: ReleaseContract) -> GateResult:
 
 
 def gate_non_finite(
-    contract: ReleaseContract, pairs: Mapping[str, PairedMetric], baseline: str, candidate: str
+    contract: ReleaseContract,
+    pairs: Mapping[str, PairedMetric],
+    baseline: str,
+    candidate: str,
+    index: EvidenceIndex,
+    scope: np.ndarray,
 ) -> GateResult:
     """Count missing or infinite values in metrics whose ``on_missing`` policy is ``fail``.
 
@@ -165,8 +171,15 @@ def gate_non_finite(
         details[f"{metric}.missing.{baseline}"] = pm.missing_baseline
         details[f"{metric}.missing.{candidate}"] = pm.missing_candidate
         if total and policy.get(metric, MissingValuePolicy.FAIL) is MissingValuePolicy.FAIL:
+            where = ""
+            for p in (baseline, candidate):
+                col = index.columns.get((p, metric))
+                bad = np.flatnonzero((col.missing | col.infinite) & scope) if col is not None else []
+                if len(bad):
+                    where = f" (first: {index.locate(p, metric, int(bad[0]))}, policy {p})"
+                    break
             failing.append(
-                f"{metric}: {pm.missing_baseline} baseline, {pm.missing_candidate} candidate"
+                f"{metric}: {pm.missing_baseline} baseline, {pm.missing_candidate} candidate{where}"
             )
     if failing:
         return hard_gate(
@@ -182,6 +195,57 @@ def gate_non_finite(
         "no missing values where the contract forbids them",
         details=details,
     )
+
+
+def gate_value_range(
+    index: EvidenceIndex,
+    contract: ReleaseContract,
+    policies: tuple[str, str],
+    scope: np.ndarray,
+) -> GateResult:
+    """Every value lies in its metric's declared range.
+
+    Quality metrics must lie on their ``scale``; operational metrics within ``min_value`` and
+    ``max_value`` (costs, latencies and calls are >= 0 unless the contract says otherwise). An
+    out-of-range value would otherwise shift a mean: 3.0 on a [0, 1] scale, or a negative cost,
+    can turn a loss into a win.
+    """
+    ranges: dict[str, tuple[float | None, float | None, str]] = {
+        m.id: (m.scale[0], m.scale[1], f"the scale [{m.scale[0]:g}, {m.scale[1]:g}]")
+        for m in contract.quality_metrics
+    }
+    for om in contract.operational_metrics:
+        lo = "-inf" if om.min_value is None else f"{om.min_value:g}"
+        hi = "inf" if om.max_value is None else f"{om.max_value:g}"
+        ranges[om.id] = (om.min_value, om.max_value, f"the range [{lo}, {hi}]")
+    count = 0
+    first = ""
+    details: dict[str, str | int | float | bool | None] = {}
+    for metric, (lo, hi, label) in ranges.items():
+        for policy in policies:
+            col = index.columns.get((policy, metric))
+            if col is None:
+                continue
+            raw = col.raw
+            with np.errstate(invalid="ignore"):
+                bad = scope & np.isfinite(raw)
+                bad &= ((raw < lo) if lo is not None else False) | ((raw > hi) if hi is not None else False)
+            n_bad = int(np.sum(bad))
+            if n_bad:
+                details[f"{metric}.out_of_range.{policy}"] = n_bad
+                count += n_bad
+                if not first:
+                    i = int(np.flatnonzero(bad)[0])
+                    first = (
+                        f"{index.locate(policy, metric, i)}: {metric} = {raw[i]:g} for policy "
+                        f"{policy} is outside {label}"
+                    )
+    if count:
+        return hard_gate(
+            "value-range", False, f"{count} values outside their declared range; first: {first}",
+            details=details,
+        )
+    return hard_gate("value-range", True, "every value lies in its metric's declared range")
 
 
 def gate_pairing_coverage(pairs: Mapping[str, PairedMetric], floor: float) -> GateResult:

@@ -1,0 +1,195 @@
+"""``ragwarrant k8s render|submit``: the hardened Kubernetes objects for contracts and an image.
+
+Built from the official ``kubernetes`` client's V1 models (``ragwarrant.deploy_render``), so the
+same hardening comes out as from ``deploy/k8s/`` with kustomize. ``submit`` creates them in the
+current kubeconfig context and, with ``--wait``, exits with the job's own exit code
+(``ragwarrant.deploy_submit``). Needs the optional extra ``k8s``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+from ragwarrant.deploy_render import (
+    InputFile,
+    RenderOptions,
+    WorkloadKind,
+    build_manifests,
+    collect_input_files,
+    manifests_to_yaml,
+)
+from ragwarrant.errors import OutputError, UsageError
+
+__all__ = ["register"]
+
+
+def _add_workload_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--kind", choices=[k.value for k in WorkloadKind], default="job")
+    parser.add_argument("--image", required=True, help="image reference, ideally by digest")
+    parser.add_argument(
+        "--contract",
+        action="append",
+        required=True,
+        type=Path,
+        help="contract file; repeat with --kind indexed (index i runs the i-th contract)",
+    )
+    parser.add_argument(
+        "--evidence-dir",
+        type=Path,
+        help="directory the contracts' evidence paths are relative to "
+        "(default: the first contract's directory)",
+    )
+    parser.add_argument("--name", default="ragwarrant", help="base name of every object")
+    parser.add_argument(
+        "--namespace",
+        default="ragwarrant",
+        help="namespace of every object, written first with Pod Security 'restricted' enforced "
+        "(default: ragwarrant)",
+    )
+    parser.add_argument(
+        "--no-namespace",
+        dest="namespace",
+        action="store_const",
+        const=None,
+        help="set no namespace and write no Namespace object (kubectl's current one is used)",
+    )
+    parser.add_argument("--schedule", default="0 6 * * *", help="cron schedule (cronjob)")
+    parser.add_argument("--time-zone", default="Etc/UTC", help="IANA zone of --schedule")
+    parser.add_argument("--parallelism", type=int, default=2, help="pods at once (indexed)")
+    parser.add_argument("--active-deadline-seconds", type=int, default=3600)
+    parser.add_argument("--backoff-limit", type=int, default=2)
+    parser.add_argument(
+        "--output-claim",
+        help="PersistentVolumeClaim for /out, to keep the outputs (default: an emptyDir; an "
+        "Indexed Job writes index i to /out/<i>/, so parallel pods need a ReadWriteMany claim)",
+    )
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """Add ``k8s render`` and ``k8s submit`` to the CLI."""
+    k8s = subparsers.add_parser("k8s", help="Kubernetes manifests for the job")
+    verbs = k8s.add_subparsers(dest="k8s_command", required=True, metavar="VERB")
+    render = verbs.add_parser(
+        "render",
+        help="write a hardened Job, CronJob or Indexed Job (YAML) for contracts and an image",
+        description="Writes Namespace, ServiceAccount, deny-all NetworkPolicy, ConfigMaps holding "
+        "the contract(s) and evidence, and the workload. Apply with `kubectl apply -f FILE`.",
+    )
+    _add_workload_args(render)
+    render.add_argument("-o", "--out", default="-", help="output file, or - for stdout")
+    render.set_defaults(handler=run_render)
+    submit = verbs.add_parser(
+        "submit",
+        help="create the same objects in the current kubeconfig context; --wait for the decision",
+        description="Creates what `render` writes. With --wait, exits with the job's exit code "
+        "(for an Indexed Job, the first non-zero one in index order). Not tested against a "
+        "live cluster: our tests replay API responses from a loopback server.",
+    )
+    _add_workload_args(submit)
+    submit.add_argument("--kubeconfig", help="kubeconfig file (default: $KUBECONFIG or ~/.kube)")
+    submit.add_argument("--context", help="kubeconfig context (default: the current one)")
+    submit.add_argument("--wait", action="store_true", help="wait and exit with the job's code")
+    submit.add_argument("--timeout", type=float, default=None, help="seconds to wait at most")
+    submit.add_argument("--poll-seconds", type=float, default=5.0, help=argparse.SUPPRESS)
+    submit.set_defaults(handler=run_submit)
+
+
+def _read(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError as exc:
+        raise UsageError(
+            "k8s-contract-unreadable",
+            f"cannot read contract {path}: {exc.strerror}",
+            hint="pass an existing contract file to --contract",
+        ) from exc
+
+
+def _options(args: argparse.Namespace) -> RenderOptions:
+    for flag, value, least in (
+        ("--parallelism", args.parallelism, 1),
+        ("--backoff-limit", args.backoff_limit, 0),
+        ("--active-deadline-seconds", args.active_deadline_seconds, 1),
+    ):
+        if value < least:
+            raise UsageError("k8s-bad-number", f"{flag} must be at least {least}, found {value}")
+    contracts = tuple(InputFile(p.name, _read(p)) for p in args.contract)
+    return RenderOptions(
+        kind=WorkloadKind(args.kind),
+        image=args.image,
+        contracts=contracts,
+        evidence=collect_input_files(args.evidence_dir or args.contract[0].parent),
+        name=args.name,
+        namespace=args.namespace,
+        schedule=args.schedule,
+        time_zone=args.time_zone,
+        parallelism=args.parallelism,
+        active_deadline_seconds=args.active_deadline_seconds,
+        backoff_limit=args.backoff_limit,
+        output_claim=args.output_claim,
+    )
+
+
+def run_render(args: argparse.Namespace) -> int:
+    """Render the manifests and write them; return exit code 0.
+
+    Raises:
+        UsageError: bad arguments, missing kubernetes client, files too large for a ConfigMap.
+        OutputError: the output file cannot be written.
+    """
+    text = manifests_to_yaml(build_manifests(_options(args)))
+    if args.out == "-":
+        sys.stdout.write(text)
+        return 0
+    out = Path(args.out)
+    try:
+        fd, tmp = tempfile.mkstemp(dir=out.parent, prefix=f".{out.name}.")
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, out)
+    except OSError as exc:
+        raise OutputError(
+            "k8s-output-unwritable",
+            f"cannot write {out}: {exc.strerror}",
+            hint="pass --out with a writable directory, or - for stdout",
+        ) from exc
+    return 0
+
+
+def run_submit(args: argparse.Namespace) -> int:
+    """Create the objects; with ``--wait`` return the job's exit code, else 0.
+
+    Raises:
+        UsageError: bad arguments, no kubeconfig, objects already present, access denied.
+        InternalError: an unexpected API error, or the wait timed out.
+    """
+    from ragwarrant.deploy_submit import submit
+
+    options = _options(args)
+    if options.namespace is None:
+        raise UsageError(
+            "k8s-namespace-required",
+            "submit needs a namespace to create the objects in",
+            hint="drop --no-namespace or pass --namespace NAME",
+        )
+    timeout = args.timeout or options.active_deadline_seconds + 300.0
+    result = submit(
+        build_manifests(options),
+        kubeconfig=args.kubeconfig,
+        context=args.context,
+        wait=args.wait,
+        timeout_s=timeout,
+        poll_s=args.poll_seconds,
+    )
+    for name in result.created:
+        print(f"created {name}")
+    for outcome in result.outcomes:
+        where = f"index {outcome.index} " if outcome.index is not None else ""
+        print(f"{where}pod {outcome.pod}: exit {outcome.exit_code}: {outcome.message}")
+    return result.exit_code

@@ -1,0 +1,497 @@
+"""Kubernetes manifests for the job, built from the official ``kubernetes`` client's V1 models.
+
+``ragwarrant k8s render`` (``commands/k8s.py``) calls this module; the kustomize files under
+``deploy/k8s/`` carry the same hardening, and ``tests/deploy`` checks that both agree. Every pod
+meets Pod Security Standards "restricted": numeric non-root user 65532, read-only root filesystem,
+no privilege escalation, all capabilities dropped, the RuntimeDefault seccomp profile, no service
+account token, no network (a deny-all NetworkPolicy selecting the pod template's own labels).
+
+The ``podFailurePolicy`` fails the Job at once on the decision and configuration exit codes
+(``FAIL_JOB_EXIT_CODES``): a REJECT is an answer, never retried. Pod disruptions are ignored; any
+other failure (internal error 70, an OOM kill) counts toward ``backoffLimit``.
+
+The ``kubernetes`` package is the optional extra ``k8s``; ``require_kubernetes`` raises a
+``UsageError`` naming it when it is missing.
+"""
+
+from __future__ import annotations
+
+import base64
+import importlib
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+from pathlib import Path, PurePosixPath
+from types import ModuleType
+from typing import Any
+
+import yaml
+
+from ragwarrant.errors import UsageError
+from ragwarrant.exit_codes import ExitCode
+
+__all__ = [
+    "CONFIGMAP_LIMIT_BYTES",
+    "CONTAINER_NAME",
+    "FAIL_JOB_EXIT_CODES",
+    "JOB_UID",
+    "RETRIED_EXIT_CODES",
+    "InputFile",
+    "RenderOptions",
+    "WorkloadKind",
+    "build_manifests",
+    "collect_input_files",
+    "config_key",
+    "manifests_to_yaml",
+    "require_kubernetes",
+]
+
+CONTAINER_NAME = "ragwarrant"
+JOB_UID = 65532
+# Exit codes that end the Job at once (podFailurePolicy FailJob/FailIndex; cloud rules EXIT): the
+# decisions 10/11/12 and the configuration errors 64/66/73/78, which a retry cannot change. The
+# `retry?` column of contracts/exit-codes.md is the source; tests/deploy checks both agree.
+FAIL_JOB_EXIT_CODES: tuple[int, ...] = (
+    int(ExitCode.REJECT),
+    int(ExitCode.INCONCLUSIVE),
+    int(ExitCode.BLOCK),
+    int(ExitCode.USAGE),
+    int(ExitCode.NO_INPUT),
+    int(ExitCode.CANT_CREATE),
+    int(ExitCode.CONFIG),
+)
+# Failures a retry may cure (an internal error; any runtime kill): count toward backoffLimit.
+RETRIED_EXIT_CODES: tuple[int, ...] = (int(ExitCode.INTERNAL),)
+# A ConfigMap holds at most 1 MiB (etcd's object limit); leave room for keys and metadata.
+CONFIGMAP_LIMIT_BYTES = 1_000_000
+_KEY_RE = re.compile(r"[^-._a-zA-Z0-9]")
+_NAME_RE = re.compile(r"^[a-z0-9]([-a-z0-9]{0,40}[a-z0-9])?$")
+_CONTRACT_NAMES = ("contract.yaml", "contract.yml", "contract.json")
+
+
+class WorkloadKind(StrEnum):
+    """Which workload ``render`` builds."""
+
+    JOB = "job"
+    CRONJOB = "cronjob"
+    INDEXED = "indexed"
+
+
+@dataclass(frozen=True)
+class InputFile:
+    """One file of the job's input directory, as it will appear under ``/in``.
+
+    Attributes:
+        relpath: POSIX path relative to the input directory (``evidence/a.csv``).
+        content: the file's bytes.
+    """
+
+    relpath: str
+    content: bytes
+
+
+@dataclass(frozen=True)
+class RenderOptions:
+    """What ``build_manifests`` renders.
+
+    Attributes:
+        kind: Job, CronJob, or Indexed Job (one completion index per contract).
+        image: container image reference; a digest reference (``...@sha256:``) is best.
+        contracts: one contract file per index (exactly one unless ``kind`` is ``indexed``);
+            each is mounted as ``contract.<ext>`` of its input directory.
+        evidence: the evidence files every contract reads, shared by all indexes.
+        name: base name of every object (DNS label, at most 42 characters).
+        namespace: namespace of every object, emitted first as a Namespace that enforces Pod
+            Security Standards "restricted"; ``None`` leaves the namespace to ``kubectl``.
+        schedule: cron schedule (``cronjob`` only), in ``time_zone``.
+        time_zone: IANA time zone of ``schedule``.
+        parallelism: pods of an Indexed Job running at once.
+        active_deadline_seconds: wall-clock limit of the Job, s.
+        ttl_seconds_after_finished: how long a finished Job (and its pods) stays, s.
+        backoff_limit: retries of failures that ``podFailurePolicy`` does not end at once.
+        output_claim: PersistentVolumeClaim mounted at ``/out`` to keep the outputs; ``None``
+            uses an ``emptyDir`` (the decision then survives in the exit code, the termination
+            message and the logs only). An Indexed Job writes index i to ``/out/<i>/``.
+        labels: extra labels on every object and the pod template.
+    """
+
+    kind: WorkloadKind
+    image: str
+    contracts: tuple[InputFile, ...]
+    evidence: tuple[InputFile, ...] = ()
+    name: str = "ragwarrant"
+    namespace: str | None = "ragwarrant"
+    schedule: str = "0 6 * * *"
+    time_zone: str = "Etc/UTC"
+    parallelism: int = 2
+    active_deadline_seconds: int = 3600
+    ttl_seconds_after_finished: int = 86400
+    backoff_limit: int = 2
+    output_claim: str | None = None
+    labels: dict[str, str] = field(default_factory=dict)
+
+
+def require_kubernetes() -> ModuleType:
+    """Return ``kubernetes.client``.
+
+    Raises:
+        UsageError: the optional extra ``k8s`` (the ``kubernetes`` package) is not installed.
+    """
+    try:
+        return importlib.import_module("kubernetes.client")
+    except ImportError as exc:
+        raise UsageError(
+            "k8s-client-missing",
+            "`ragwarrant k8s` needs the official kubernetes client, which is not installed",
+            hint="pip install 'ragwarrant[k8s]'",
+        ) from exc
+
+
+def collect_input_files(input_dir: Path) -> tuple[InputFile, ...]:
+    """Return every regular file under ``input_dir`` except contract files, sorted by path.
+
+    Raises:
+        UsageError: ``input_dir`` is not a readable directory.
+    """
+    if not input_dir.is_dir():
+        raise UsageError(
+            "k8s-input-missing",
+            f"evidence directory {input_dir} does not exist or is not a directory",
+            hint="pass --evidence-dir DIR, the directory the contract's paths are relative to",
+        )
+    files = []
+    for path in sorted(p for p in input_dir.rglob("*") if p.is_file()):
+        rel = path.relative_to(input_dir).as_posix()
+        if rel in _CONTRACT_NAMES or any(part.startswith(".") for part in PurePosixPath(rel).parts):
+            continue
+        files.append(InputFile(rel, path.read_bytes()))
+    return tuple(files)
+
+
+def _labels(options: RenderOptions) -> dict[str, str]:
+    return {
+        "app.kubernetes.io/name": "ragwarrant",
+        "app.kubernetes.io/instance": options.name,
+        "app.kubernetes.io/component": "promotion-decision",
+        **options.labels,
+    }
+
+
+def config_key(relpath: str) -> str:
+    """Return the ConfigMap key of an input path: ``/`` becomes ``__``, other bad bytes ``_``."""
+    return _KEY_RE.sub("_", relpath.replace("/", "__"))
+
+
+def _check(options: RenderOptions) -> None:
+    if not _NAME_RE.match(options.name):
+        raise UsageError(
+            "k8s-bad-name",
+            f"--name must be a DNS label of at most 42 characters, found {options.name!r}",
+            hint="use lower-case letters, digits and '-'",
+        )
+    if not options.contracts:
+        raise UsageError("k8s-no-contract", "no contract given", hint="pass --contract FILE")
+    if options.kind is not WorkloadKind.INDEXED and len(options.contracts) != 1:
+        raise UsageError(
+            "k8s-many-contracts",
+            f"--kind {options.kind} runs one contract, found {len(options.contracts)}",
+            hint="use --kind indexed to fan out over several contracts",
+        )
+    keys = [config_key(f.relpath) for f in options.evidence]
+    if len(set(keys)) != len(keys):
+        raise UsageError(
+            "k8s-key-collision",
+            "two evidence paths map to the same ConfigMap key",
+            hint="rename the files so their paths differ in more than '/' versus '__'",
+        )
+    for size, what in (
+        (sum(len(f.content) for f in options.evidence), "evidence"),
+        (sum(len(f.content) for f in options.contracts), "contracts"),
+    ):
+        if size > CONFIGMAP_LIMIT_BYTES:
+            raise UsageError(
+                "k8s-input-too-large",
+                f"the {what} total {size} bytes, more than a ConfigMap holds "
+                f"({CONFIGMAP_LIMIT_BYTES} bytes)",
+                hint="keep large evidence on a PersistentVolumeClaim mounted at /in "
+                "(see deploy/k8s/README in the repository)",
+            )
+
+
+def _configmap(
+    k: ModuleType, name: str, options: RenderOptions, files: Sequence[tuple[str, bytes]]
+) -> Any:
+    data: dict[str, str] = {}
+    binary: dict[str, str] = {}
+    for key, content in files:
+        try:
+            data[key] = content.decode("utf-8")
+        except UnicodeDecodeError:
+            binary[key] = base64.b64encode(content).decode("ascii")
+    return k.V1ConfigMap(
+        api_version="v1",
+        kind="ConfigMap",
+        metadata=k.V1ObjectMeta(name=name, namespace=options.namespace, labels=_labels(options)),
+        data=data or None,
+        binary_data=binary or None,
+        immutable=True,
+    )
+
+
+def _contract_name(contract: InputFile) -> str:
+    suffix = PurePosixPath(contract.relpath).suffix
+    return "contract.json" if suffix == ".json" else "contract.yaml"
+
+
+def _input_volume(k: ModuleType, options: RenderOptions) -> Any:
+    indexed = options.kind is WorkloadKind.INDEXED
+    prefixes = [f"{i}/" for i in range(len(options.contracts))] if indexed else [""]
+    contract_items = [
+        k.V1KeyToPath(key=f"contract-{i}", path=f"{prefix}{_contract_name(c)}")
+        for i, (prefix, c) in enumerate(zip(prefixes, options.contracts, strict=True))
+    ]
+    sources = [
+        k.V1VolumeProjection(
+            config_map=k.V1ConfigMapProjection(
+                name=f"{options.name}-contract", items=contract_items
+            )
+        )
+    ]
+    if options.evidence:
+        evidence_items = [
+            k.V1KeyToPath(key=config_key(f.relpath), path=f"{prefix}{f.relpath}")
+            for prefix in prefixes
+            for f in options.evidence
+        ]
+        sources.append(
+            k.V1VolumeProjection(
+                config_map=k.V1ConfigMapProjection(
+                    name=f"{options.name}-evidence", items=evidence_items
+                )
+            )
+        )
+    return k.V1Volume(
+        name="input", projected=k.V1ProjectedVolumeSource(sources=sources, default_mode=0o444)
+    )
+
+
+def _output_volume(k: ModuleType, options: RenderOptions) -> Any:
+    if options.output_claim is None:
+        return k.V1Volume(name="output", empty_dir=k.V1EmptyDirVolumeSource(size_limit="256Mi"))
+    return k.V1Volume(
+        name="output",
+        persistent_volume_claim=k.V1PersistentVolumeClaimVolumeSource(
+            claim_name=options.output_claim
+        ),
+    )
+
+
+def _pod_template(k: ModuleType, options: RenderOptions) -> Any:
+    indexed = options.kind is WorkloadKind.INDEXED
+    env = [k.V1EnvVar(name="TMPDIR", value="/tmp")]
+    input_dir = "/in"
+    if indexed:
+        # Declared explicitly so that $(JOB_COMPLETION_INDEX) expands in args on every version.
+        env.append(
+            k.V1EnvVar(
+                name="JOB_COMPLETION_INDEX",
+                value_from=k.V1EnvVarSource(
+                    field_ref=k.V1ObjectFieldSelector(
+                        field_path="metadata.annotations['batch.kubernetes.io/job-completion-index']"
+                    )
+                ),
+            )
+        )
+        input_dir = "/in/$(JOB_COMPLETION_INDEX)"
+    output_dir = "/out/$(JOB_COMPLETION_INDEX)" if indexed else "/out"
+    container = k.V1Container(
+        name=CONTAINER_NAME,
+        image=options.image,
+        image_pull_policy="Always",
+        args=["run", "--input", input_dir, "--output", output_dir],
+        env=env,
+        resources=k.V1ResourceRequirements(
+            requests={"cpu": "500m", "memory": "1Gi", "ephemeral-storage": "64Mi"},
+            limits={"cpu": "2", "memory": "2Gi", "ephemeral-storage": "512Mi"},
+        ),
+        security_context=k.V1SecurityContext(
+            run_as_non_root=True,
+            run_as_user=JOB_UID,
+            run_as_group=JOB_UID,
+            read_only_root_filesystem=True,
+            allow_privilege_escalation=False,
+            privileged=False,
+            capabilities=k.V1Capabilities(drop=["ALL"]),
+            seccomp_profile=k.V1SeccompProfile(type="RuntimeDefault"),
+        ),
+        volume_mounts=[
+            k.V1VolumeMount(name="input", mount_path="/in", read_only=True),
+            k.V1VolumeMount(name="output", mount_path="/out"),
+            k.V1VolumeMount(name="tmp", mount_path="/tmp"),
+        ],
+        termination_message_path="/dev/termination-log",
+        termination_message_policy="FallbackToLogsOnError",
+    )
+    spec = k.V1PodSpec(
+        service_account_name=options.name,
+        automount_service_account_token=False,
+        restart_policy="Never",
+        enable_service_links=False,
+        security_context=k.V1PodSecurityContext(
+            run_as_non_root=True,
+            run_as_user=JOB_UID,
+            run_as_group=JOB_UID,
+            fs_group=JOB_UID,
+            seccomp_profile=k.V1SeccompProfile(type="RuntimeDefault"),
+        ),
+        containers=[container],
+        volumes=[
+            _input_volume(k, options),
+            _output_volume(k, options),
+            k.V1Volume(name="tmp", empty_dir=k.V1EmptyDirVolumeSource(size_limit="256Mi")),
+        ],
+    )
+    # Labels set here, on the pod template itself: the NetworkPolicy selects them.
+    return k.V1PodTemplateSpec(metadata=k.V1ObjectMeta(labels=_labels(options)), spec=spec)
+
+
+def _job_spec(k: ModuleType, options: RenderOptions) -> Any:
+    spec = k.V1JobSpec(
+        backoff_limit=options.backoff_limit,
+        active_deadline_seconds=options.active_deadline_seconds,
+        ttl_seconds_after_finished=options.ttl_seconds_after_finished,
+        pod_failure_policy=k.V1PodFailurePolicy(
+            rules=[
+                k.V1PodFailurePolicyRule(
+                    action="FailJob",
+                    on_exit_codes=k.V1PodFailurePolicyOnExitCodesRequirement(
+                        container_name=CONTAINER_NAME,
+                        operator="In",
+                        values=list(FAIL_JOB_EXIT_CODES),
+                    ),
+                ),
+                k.V1PodFailurePolicyRule(
+                    action="Ignore",
+                    on_pod_conditions=[
+                        k.V1PodFailurePolicyOnPodConditionsPattern(
+                            type="DisruptionTarget", status="True"
+                        )
+                    ],
+                ),
+            ]
+        ),
+        template=_pod_template(k, options),
+    )
+    if options.kind is WorkloadKind.INDEXED:
+        spec.completion_mode = "Indexed"
+        spec.completions = len(options.contracts)
+        spec.parallelism = min(options.parallelism, len(options.contracts))
+        # One index's REJECT must not stop the other contracts' runs.
+        spec.backoff_limit_per_index = options.backoff_limit
+        spec.backoff_limit = None
+        spec.pod_failure_policy.rules[0].action = "FailIndex"
+    return spec
+
+
+def build_manifests(options: RenderOptions) -> list[Any]:
+    """Return the V1 objects of one deployment, in apply order.
+
+    Returns:
+        Namespace (unless ``namespace`` is ``None``), ServiceAccount, NetworkPolicy (deny all),
+        ConfigMap ``<name>-contract`` (key
+        ``contract-<i>`` per contract), ConfigMap ``<name>-evidence`` (when there is evidence),
+        then the Job or CronJob. For ``indexed``, index ``i`` reads ``/in/<i>/`` and a decision
+        code fails that index only (``FailIndex``), not the whole Job.
+
+    Raises:
+        UsageError: the kubernetes client is missing, the name is not a DNS label, the contract
+            count does not fit the kind, or the files exceed a ConfigMap.
+    """
+    k = require_kubernetes()
+    _check(options)
+    labels = _labels(options)
+
+    def meta(name: str) -> Any:
+        return k.V1ObjectMeta(name=name, namespace=options.namespace, labels=labels)
+
+    objects: list[Any] = []
+    if options.namespace is not None:
+        objects.append(
+            k.V1Namespace(
+                api_version="v1",
+                kind="Namespace",
+                metadata=k.V1ObjectMeta(
+                    name=options.namespace,
+                    labels={
+                        "pod-security.kubernetes.io/enforce": "restricted",
+                        "pod-security.kubernetes.io/enforce-version": "latest",
+                    },
+                ),
+            )
+        )
+    objects += [
+        k.V1ServiceAccount(
+            api_version="v1",
+            kind="ServiceAccount",
+            metadata=meta(options.name),
+            automount_service_account_token=False,
+        ),
+        k.V1NetworkPolicy(
+            api_version="networking.k8s.io/v1",
+            kind="NetworkPolicy",
+            metadata=meta(f"{options.name}-deny-all"),
+            spec=k.V1NetworkPolicySpec(
+                pod_selector=k.V1LabelSelector(match_labels=labels),
+                policy_types=["Ingress", "Egress"],
+            ),
+        ),
+        _configmap(
+            k,
+            f"{options.name}-contract",
+            options,
+            [(f"contract-{i}", c.content) for i, c in enumerate(options.contracts)],
+        ),
+    ]
+    if options.evidence:
+        objects.append(
+            _configmap(
+                k,
+                f"{options.name}-evidence",
+                options,
+                [(config_key(f.relpath), f.content) for f in options.evidence],
+            )
+        )
+    job_spec = _job_spec(k, options)
+    if options.kind is WorkloadKind.CRONJOB:
+        objects.append(
+            k.V1CronJob(
+                api_version="batch/v1",
+                kind="CronJob",
+                metadata=meta(options.name),
+                spec=k.V1CronJobSpec(
+                    schedule=options.schedule,
+                    time_zone=options.time_zone,
+                    concurrency_policy="Forbid",
+                    starting_deadline_seconds=600,
+                    successful_jobs_history_limit=3,
+                    failed_jobs_history_limit=3,
+                    job_template=k.V1JobTemplateSpec(
+                        metadata=k.V1ObjectMeta(labels=labels), spec=job_spec
+                    ),
+                ),
+            )
+        )
+    else:
+        objects.append(
+            k.V1Job(api_version="batch/v1", kind="Job", metadata=meta(options.name), spec=job_spec)
+        )
+    return objects
+
+
+def manifests_to_yaml(objects: Sequence[Any]) -> str:
+    """Serialise V1 objects as a multi-document YAML stream (camelCase keys, no nulls)."""
+    k = require_kubernetes()
+    client = k.ApiClient()
+    docs = [client.sanitize_for_serialization(obj) for obj in objects]
+    return yaml.safe_dump_all(docs, sort_keys=False, default_flow_style=False, width=100)

@@ -1,0 +1,229 @@
+"""``ragwarrant k8s submit``: create the rendered objects in a cluster and wait for the decision.
+
+Uses the official ``kubernetes`` client against the current kubeconfig context. With ``wait``,
+polls the Job until it completes or fails, reads each pod's container exit code and termination
+message (the job's one-line decision summary), and returns the exit code. Our tests exercise it
+against a loopback HTTP server that replays Kubernetes API responses, never against a live cluster.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ragwarrant.deploy_render import CONTAINER_NAME, require_kubernetes
+from ragwarrant.errors import InternalError, UsageError
+
+__all__ = ["PodOutcome", "SubmitResult", "submit"]
+
+
+@dataclass(frozen=True)
+class PodOutcome:
+    """The finished container of one pod.
+
+    Attributes:
+        pod: pod name.
+        index: completion index (Indexed Job) or ``None``.
+        exit_code: the ragwarrant container's exit code.
+        message: its termination message (the one-line decision summary), stripped.
+    """
+
+    pod: str
+    index: int | None
+    exit_code: int
+    message: str
+
+
+@dataclass(frozen=True)
+class SubmitResult:
+    """What ``submit`` created and, when it waited, how the Job ended.
+
+    Attributes:
+        created: ``kind/name`` of every object created (or found already present).
+        outcomes: one entry per completion (per index for an Indexed Job), in index order; empty
+            when not waiting.
+        exit_code: 0 when every outcome is 0, else the first non-zero one in index order.
+    """
+
+    created: tuple[str, ...]
+    outcomes: tuple[PodOutcome, ...] = ()
+    exit_code: int = 0
+
+
+def _api_client(kubeconfig: str | None, context: str | None) -> Any:
+    require_kubernetes()
+    from kubernetes import config
+    from kubernetes.config.config_exception import ConfigException
+
+    try:
+        return config.new_client_from_config(config_file=kubeconfig, context=context)
+    except (ConfigException, OSError) as exc:
+        raise UsageError(
+            "k8s-no-kubeconfig",
+            f"cannot load the Kubernetes configuration: {exc}",
+            hint="set KUBECONFIG or pass --kubeconfig FILE (and --context NAME)",
+        ) from exc
+
+
+def _create(api_client: Any, obj: Any) -> None:
+    k = require_kubernetes()
+    ns = obj.metadata.namespace
+    kind = obj.kind
+    core, batch = k.CoreV1Api(api_client), k.BatchV1Api(api_client)
+    if kind == "Namespace":
+        core.create_namespace(obj)
+    elif kind == "ServiceAccount":
+        core.create_namespaced_service_account(ns, obj)
+    elif kind == "ConfigMap":
+        core.create_namespaced_config_map(ns, obj)
+    elif kind == "NetworkPolicy":
+        k.NetworkingV1Api(api_client).create_namespaced_network_policy(ns, obj)
+    elif kind == "Job":
+        batch.create_namespaced_job(ns, obj)
+    elif kind == "CronJob":
+        batch.create_namespaced_cron_job(ns, obj)
+    else:  # pragma: no cover - build_manifests writes only the kinds above
+        raise InternalError("k8s-unknown-kind", f"cannot create a {kind}")
+
+
+def _finished(job: Any) -> bool:
+    for condition in (job.status and job.status.conditions) or []:
+        if condition.type in ("Complete", "Failed") and condition.status == "True":
+            return True
+    return False
+
+
+def _outcomes(api_client: Any, namespace: str, job_name: str) -> tuple[PodOutcome, ...]:
+    k = require_kubernetes()
+    pods = k.CoreV1Api(api_client).list_namespaced_pod(
+        namespace, label_selector=f"batch.kubernetes.io/job-name={job_name}"
+    )
+    latest: dict[int | None, tuple[str, PodOutcome]] = {}
+    for pod in pods.items:
+        annotations = pod.metadata.annotations or {}
+        raw_index = annotations.get("batch.kubernetes.io/job-completion-index")
+        index = int(raw_index) if raw_index is not None else None
+        for status in pod.status.container_statuses or []:
+            terminated = status.state and status.state.terminated
+            if status.name != CONTAINER_NAME or terminated is None:
+                continue
+            outcome = PodOutcome(
+                pod=pod.metadata.name,
+                index=index,
+                exit_code=int(terminated.exit_code),
+                message=(terminated.message or "").strip(),
+            )
+            stamp = str(terminated.finished_at or "")
+            # Keep the last attempt of each index (retried pods share the index).
+            if index not in latest or stamp >= latest[index][0]:
+                latest[index] = (stamp, outcome)
+    return tuple(latest[i][1] for i in sorted(latest, key=lambda i: -1 if i is None else i))
+
+
+def submit(
+    objects: Sequence[Any],
+    *,
+    kubeconfig: str | None = None,
+    context: str | None = None,
+    wait: bool = False,
+    timeout_s: float = 3900.0,
+    poll_s: float = 5.0,
+    sleep: Callable[[float], None] = time.sleep,
+    clock: Callable[[], float] = time.monotonic,
+) -> SubmitResult:
+    """Create ``objects`` (from ``build_manifests``) and optionally wait for the Job's outcome.
+
+    Namespace, ServiceAccount and NetworkPolicy that already exist (HTTP 409) are kept; a
+    ConfigMap or Job that already exists is an error, since ConfigMaps are immutable and a Job
+    name is taken until ``ttlSecondsAfterFinished`` removes it.
+
+    Args:
+        objects: V1 objects in apply order; the last is the Job or CronJob.
+        kubeconfig, context: which cluster; ``None`` uses ``KUBECONFIG`` / the current context.
+        wait: poll the Job until a ``Complete`` or ``Failed`` condition, then read exit codes.
+        timeout_s: give up waiting after this many seconds.
+        poll_s: seconds between polls.
+        sleep, clock: injected for tests.
+
+    Raises:
+        UsageError: no kubeconfig, an object already exists, access denied, or ``wait`` with a
+            CronJob.
+        InternalError: the API answered an unexpected error, the wait timed out, or the finished
+            Job has no terminated ragwarrant container.
+    """
+    k = require_kubernetes()
+    from kubernetes.client.exceptions import ApiException
+
+    workload = objects[-1]
+    if wait and workload.kind == "CronJob":
+        raise UsageError(
+            "k8s-wait-cronjob",
+            "--wait needs a Job; a CronJob starts Jobs on its schedule",
+            hint="submit --kind job (or indexed) to wait for a decision",
+        )
+    api_client = _api_client(kubeconfig, context)
+    created: list[str] = []
+    for obj in objects:
+        name = f"{obj.kind}/{obj.metadata.name}"
+        try:
+            _create(api_client, obj)
+        except ApiException as exc:
+            if exc.status == 409 and obj.kind in ("Namespace", "ServiceAccount", "NetworkPolicy"):
+                created.append(name)
+                continue
+            if exc.status == 409:
+                raise UsageError(
+                    "k8s-object-exists",
+                    f"{name} already exists in namespace {obj.metadata.namespace}",
+                    hint="delete the previous run (kubectl delete job,configmap -l "
+                    "app.kubernetes.io/instance=NAME) or pass another --name",
+                ) from exc
+            if exc.status in (401, 403):
+                raise UsageError(
+                    "k8s-forbidden",
+                    f"the cluster refused to create {name} (HTTP {exc.status})",
+                    hint="check your kubeconfig user's RBAC for this namespace",
+                ) from exc
+            raise InternalError(
+                "k8s-api-error",
+                f"creating {name} failed: HTTP {exc.status} {exc.reason}",
+                hint="see the API server's message above; retry if transient",
+            ) from exc
+        created.append(name)
+    if not wait:
+        return SubmitResult(tuple(created))
+    batch = k.BatchV1Api(api_client)
+    namespace, job_name = workload.metadata.namespace, workload.metadata.name
+    deadline = clock() + timeout_s
+    while True:
+        try:
+            job = batch.read_namespaced_job_status(job_name, namespace)
+        except ApiException as exc:
+            raise InternalError(
+                "k8s-api-error", f"reading Job/{job_name} failed: HTTP {exc.status} {exc.reason}"
+            ) from exc
+        if _finished(job):
+            break
+        if clock() >= deadline:
+            raise InternalError(
+                "k8s-wait-timeout",
+                f"Job/{job_name} did not finish within {timeout_s:.0f} s",
+                hint=f"kubectl -n {namespace} get job {job_name}; the Job itself keeps running",
+            )
+        sleep(poll_s)
+    try:
+        outcomes = _outcomes(api_client, namespace, job_name)
+    except ApiException as exc:
+        raise InternalError(
+            "k8s-api-error", f"listing the pods of Job/{job_name} failed: HTTP {exc.status}"
+        ) from exc
+    if not outcomes:
+        raise InternalError(
+            "k8s-no-outcome",
+            f"Job/{job_name} finished but no pod has a terminated {CONTAINER_NAME} container",
+            hint=f"kubectl -n {namespace} describe job {job_name}",
+        )
+    code = next((o.exit_code for o in outcomes if o.exit_code != 0), 0)
+    return SubmitResult(tuple(created), outcomes, code)

@@ -1,0 +1,319 @@
+"""Kubernetes manifests: strict schema validation on two versions, restricted hardening, one source.
+
+Both `kubectl kustomize deploy/k8s/overlays/*` and `ragwarrant k8s render` output are checked.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from ragwarrant.errors import UsageError
+
+from .conftest import (
+    DIGEST_IMAGE,
+    EXAMPLE,
+    K8S,
+    KUBERNETES_VERSIONS,
+    OVERLAYS,
+    ROOT,
+    job_spec,
+    load_docs,
+    render,
+    workload,
+)
+
+RESTRICTED_CONTAINER = {
+    "allowPrivilegeEscalation": False,
+    "capabilities": {"drop": ["ALL"]},
+    "privileged": False,
+    "readOnlyRootFilesystem": True,
+    "runAsGroup": 65532,
+    "runAsNonRoot": True,
+    "runAsUser": 65532,
+    "seccompProfile": {"type": "RuntimeDefault"},
+}
+
+
+def _validate(
+    tool: Callable[[str], Path], path: Path, version: str
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(tool("kubernetes-validate")), "--strict", "--quiet", "-k", version, str(path)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+
+@pytest.mark.parametrize("version", KUBERNETES_VERSIONS)
+def test_kustomize_output_validates_strictly(
+    kustomized: dict[str, Path], tool: Callable[[str], Path], version: str
+) -> None:
+    """Every overlay's kustomize output passes kubernetes-validate --strict."""
+    for overlay in OVERLAYS:
+        done = _validate(tool, kustomized[overlay], version)
+        assert done.returncode == 0, (overlay, done.stdout, done.stderr)
+
+
+@pytest.mark.parametrize("version", KUBERNETES_VERSIONS)
+def test_rendered_output_validates_strictly(
+    rendered: dict[str, Path], tool: Callable[[str], Path], version: str
+) -> None:
+    """Every kind written by `ragwarrant k8s render` passes kubernetes-validate --strict."""
+    for kind, path in rendered.items():
+        done = _validate(tool, path, version)
+        assert done.returncode == 0, (kind, done.stdout, done.stderr)
+
+
+def test_strict_validation_rejects_an_unknown_field(
+    rendered: dict[str, Path], tool: Callable[[str], Path], tmp_path: Path
+) -> None:
+    """The validator is really strict: a misspelt securityContext field fails it."""
+    docs = load_docs(rendered["job"])
+    pod = job_spec(workload(docs))["template"]["spec"]
+    pod["containers"][0]["securityContext"]["readOnlyRootFileSystem"] = True  # wrong case
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(yaml.safe_dump_all(docs))
+    assert _validate(tool, bad, KUBERNETES_VERSIONS[-1]).returncode != 0
+
+
+def _check_restricted(docs: list[dict[str, Any]], indexed: bool) -> None:
+    obj = workload(docs)
+    spec = job_spec(obj)
+    template = spec["template"]
+    pod = template["spec"]
+    assert pod["automountServiceAccountToken"] is False
+    assert pod["restartPolicy"] == "Never"
+    assert pod["securityContext"] == {
+        "fsGroup": 65532,
+        "runAsGroup": 65532,
+        "runAsNonRoot": True,
+        "runAsUser": 65532,
+        "seccompProfile": {"type": "RuntimeDefault"},
+    }
+    (container,) = pod["containers"]
+    assert container["securityContext"] == RESTRICTED_CONTAINER
+    assert container["terminationMessagePolicy"] == "FallbackToLogsOnError"
+    assert set(container["resources"]["requests"]) >= {"cpu", "memory"}
+    assert set(container["resources"]["limits"]) >= {"cpu", "memory"}
+    mounts = {m["mountPath"]: m for m in container["volumeMounts"]}
+    assert mounts["/in"].get("readOnly") is True and not mounts["/out"].get("readOnly")
+    volumes = {v["name"]: v for v in pod["volumes"]}
+    assert "emptyDir" in volumes[mounts["/tmp"]["name"]]
+    assert "configMap" in str(volumes[mounts["/in"]["name"]]), "the contract comes from a ConfigMap"
+    assert spec["activeDeadlineSeconds"] > 0 and spec["ttlSecondsAfterFinished"] > 0
+    args = container["args"]
+    assert args[:2] == ["run", "--input"] and args[3] == "--output"
+    if indexed:
+        assert spec["completionMode"] == "Indexed" and spec["completions"] >= 2
+        assert args[2] == "/in/$(JOB_COMPLETION_INDEX)"
+        assert args[4] == "/out/$(JOB_COMPLETION_INDEX)"
+        env = {e["name"] for e in container["env"]}
+        assert "JOB_COMPLETION_INDEX" in env
+    else:
+        assert args[2:] == ["/in", "--output", "/out"]
+    if obj["kind"] == "CronJob":
+        assert obj["spec"]["concurrencyPolicy"] == "Forbid"
+        assert obj["spec"]["successfulJobsHistoryLimit"] >= 1
+        assert obj["spec"]["failedJobsHistoryLimit"] >= 1
+    # Dedicated ServiceAccount without a token, and a deny-all NetworkPolicy that selects the
+    # labels written on the pod template itself.
+    (sa,) = [d for d in docs if d["kind"] == "ServiceAccount"]
+    assert sa["automountServiceAccountToken"] is False
+    assert pod["serviceAccountName"] == sa["metadata"]["name"]
+    (netpol,) = [d for d in docs if d["kind"] == "NetworkPolicy"]
+    assert sorted(netpol["spec"]["policyTypes"]) == ["Egress", "Ingress"]
+    assert "ingress" not in netpol["spec"] and "egress" not in netpol["spec"]
+    selector = netpol["spec"]["podSelector"]["matchLabels"]
+    assert selector and selector.items() <= template["metadata"]["labels"].items()
+    (ns,) = [d for d in docs if d["kind"] == "Namespace"]
+    assert ns["metadata"]["labels"]["pod-security.kubernetes.io/enforce"] == "restricted"
+    assert {d["metadata"].get("namespace") for d in docs if d["kind"] != "Namespace"} == {
+        ns["metadata"]["name"]
+    }
+
+
+def test_kustomize_output_meets_restricted(kustomized: dict[str, Path]) -> None:
+    """Each overlay's pod meets Pod Security Standards 'restricted' and the issue's hardening."""
+    for overlay in OVERLAYS:
+        _check_restricted(load_docs(kustomized[overlay]), indexed=overlay == "indexed")
+
+
+def test_rendered_output_meets_restricted(rendered: dict[str, Path]) -> None:
+    """Each rendered kind meets the same hardening."""
+    for kind, path in rendered.items():
+        _check_restricted(load_docs(path), indexed=kind == "indexed")
+
+
+def _normalised_pod(docs: list[dict[str, Any]]) -> dict[str, Any]:
+    """Return the pod template without image and without kustomize's ConfigMap hash suffixes."""
+    names = {
+        d["metadata"]["name"]: re.sub(r"-[a-z0-9]{10}$", "", d["metadata"]["name"])
+        for d in docs
+        if d["kind"] == "ConfigMap"
+    }
+    template = copy.deepcopy(job_spec(workload(docs))["template"])
+    for volume in template["spec"]["volumes"]:
+        for source in volume.get("projected", {}).get("sources", []):
+            cm = source["configMap"]
+            cm["name"] = names.get(cm["name"], cm["name"])
+    for c in template["spec"]["containers"]:
+        c.pop("image")
+    return template
+
+
+def test_kustomize_and_render_agree(kustomized: dict[str, Path], rendered: dict[str, Path]) -> None:
+    """The kustomize overlays and `k8s render` produce the same pod template for each kind."""
+    for kind in OVERLAYS:
+        assert _normalised_pod(load_docs(kustomized[kind])) == _normalised_pod(
+            load_docs(rendered[kind])
+        ), kind
+
+
+def test_kustomize_input_mounts_every_shipped_file(kustomized: dict[str, Path]) -> None:
+    """The evidence ConfigMap holds every file of the shipped example, byte for byte."""
+    import base64
+
+    docs = load_docs(kustomized["job"])
+    (evidence,) = [d for d in docs if d["metadata"]["name"].startswith("ragwarrant-evidence")]
+    items = {**evidence.get("data", {})}
+    items.update({k: base64.b64decode(v) for k, v in evidence.get("binaryData", {}).items()})
+    shipped = {
+        p.relative_to(EXAMPLE).as_posix(): p.read_bytes()
+        for p in EXAMPLE.rglob("*")
+        if p.is_file() and p.name != "contract.yaml"
+    }
+    got = {
+        k.replace("__", "/"): v if isinstance(v, bytes) else v.encode() for k, v in items.items()
+    }
+    assert got == shipped
+
+
+def test_generated_k8s_files_are_up_to_date(k8s_client: Any) -> None:
+    """deploy/k8s's generated files equal what scripts/deploy/sync_k8s.py writes now."""
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "deploy" / "sync_k8s.py"), "--check"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_indexed_variant_contract_is_valid() -> None:
+    """The Indexed overlay's second contract loads as a release contract."""
+    from ragwarrant.contract import load_contract
+
+    contract = load_contract(K8S / "overlays" / "indexed" / "contracts" / "contract-1.yaml")
+    assert contract.quality_metrics[0].margin_abs == pytest.approx(0.03)
+
+
+def test_render_indexed_fans_out_one_directory_per_contract(rendered: dict[str, Path]) -> None:
+    """Index i reads /in/<i>/contract.yaml plus every evidence file under /in/<i>/."""
+    docs = load_docs(rendered["indexed"])
+    pod = job_spec(workload(docs))["template"]["spec"]
+    (volume,) = [v for v in pod["volumes"] if v["name"] == "input"]
+    paths = {i["path"] for s in volume["projected"]["sources"] for i in s["configMap"]["items"]}
+    evidence = [
+        p.relative_to(EXAMPLE).as_posix()
+        for p in EXAMPLE.rglob("*")
+        if p.is_file() and p.name != "contract.yaml"
+    ]
+    assert paths == {f"{i}/{p}" for i in (0, 1) for p in ["contract.yaml", *evidence]}
+
+
+def test_render_rejects_two_contracts_for_a_plain_job(k8s_client: Any, tmp_path: Path) -> None:
+    """--kind job with two contracts is a usage error naming --kind indexed."""
+    c = str(EXAMPLE / "contract.yaml")
+    with pytest.raises(UsageError, match="runs one contract, found 2") as info:
+        render("--kind", "job", "--image", DIGEST_IMAGE, "--contract", c, "--contract", c)
+    assert "--kind indexed" in info.value.hint
+
+
+def test_render_rejects_input_larger_than_a_configmap(k8s_client: Any, tmp_path: Path) -> None:
+    """Evidence over 1 MB is refused with a hint to use a PersistentVolumeClaim."""
+    (tmp_path / "contract.yaml").write_text("x: 1\n")
+    (tmp_path / "big.csv").write_bytes(b"a" * 1_000_001)
+    with pytest.raises(UsageError, match="ConfigMap") as info:
+        render("--image", DIGEST_IMAGE, "--contract", str(tmp_path / "contract.yaml"))
+    assert "PersistentVolumeClaim" in info.value.hint
+
+
+def test_render_without_the_kubernetes_client_is_a_usage_error(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """With the k8s extra missing, render raises UsageError naming `ragwarrant[k8s]`."""
+    import importlib
+
+    from ragwarrant import deploy_render
+
+    real = importlib.import_module
+
+    def fake(name: str, *a: Any) -> Any:
+        if name.startswith("kubernetes"):
+            raise ImportError(name)
+        return real(name, *a)
+
+    monkeypatch.setattr(deploy_render.importlib, "import_module", fake)
+    with pytest.raises(UsageError, match="kubernetes client") as info:
+        render("--image", DIGEST_IMAGE, "--contract", str(EXAMPLE / "contract.yaml"))
+    assert info.value.code == "k8s-client-missing" and "ragwarrant[k8s]" in info.value.hint
+    assert int(info.value.exit_code) == 64
+
+
+def test_cli_exposes_k8s_render(k8s_client: Any, tmp_path: Path) -> None:
+    """`python -m ragwarrant k8s render` works through the real CLI (commands/k8s.py registered)."""
+    out = tmp_path / "job.yaml"
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "ragwarrant",
+            "k8s",
+            "render",
+            "--image",
+            DIGEST_IMAGE,
+            "--contract",
+            str(EXAMPLE / "contract.yaml"),
+            "--out",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert workload(load_docs(out))["spec"]["template"]["spec"]["containers"][0]["image"] == (
+        DIGEST_IMAGE
+    )
+
+
+def test_render_output_claim_keeps_outputs(k8s_client: Any, tmp_path: Path) -> None:
+    """--output-claim mounts the claim at /out instead of an emptyDir."""
+    out = tmp_path / "job.yaml"
+    contract = str(EXAMPLE / "contract.yaml")
+    assert (
+        render(
+            "--image",
+            DIGEST_IMAGE,
+            "--contract",
+            contract,
+            "--output-claim",
+            "results",
+            "--out",
+            str(out),
+        )
+        == 0
+    )
+    pod = job_spec(workload(load_docs(out)))["template"]["spec"]
+    (volume,) = [v for v in pod["volumes"] if v["name"] == "output"]
+    assert volume == {"name": "output", "persistentVolumeClaim": {"claimName": "results"}}

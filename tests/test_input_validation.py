@@ -1,0 +1,150 @@
+"""Bad values that must never tip a decision: out-of-scale quality, negative cost, non-finite
+contract numbers, unknown adapters, outputs inside the input, unassigned splits."""
+
+from __future__ import annotations
+
+import numpy as np
+import orjson
+
+from ragwarrant import cli
+from tests.conftest import simulate
+
+
+def run(args: list[str]) -> int:
+    return cli.main(args)
+
+
+def load(out, name="decision.json"):
+    return orjson.loads((out / name).read_bytes())
+
+
+def test_quality_value_outside_scale_blocks_naming_file_and_row(make_input, tmp_path):
+    """A quality value of 3.0 on a [0, 1] scale BLOCKs, naming file, row and metric."""
+    data = simulate(200)
+    data["cand"]["correct"][7] = 3.0
+    out = tmp_path / "out"
+    assert run(["run", "--input", str(make_input(data=data)), "--output", str(out)]) == 12
+    gate = next(g for g in load(out)["candidates"][0]["gates"] if g["id"] == "hard:value-range")
+    assert gate["status"] == "fail"
+    assert "evidence/results.csv row 208" in gate["reason"] and "correct" in gate["reason"]
+    assert "3" in gate["reason"] and "[0, 1]" in gate["reason"]
+
+
+def test_negative_cost_blocks(make_input, tmp_path):
+    """Negative costs cannot fake a cost reduction: operational metrics are >= 0 unless declared otherwise."""
+    data = simulate(200, cost_ratio=1.2)
+    data["cand"]["cost_usd"][:30] = -0.05
+    out = tmp_path / "out"
+    assert run(["run", "--input", str(make_input(data=data)), "--output", str(out)]) == 12
+    gate = next(g for g in load(out)["candidates"][0]["gates"] if g["id"] == "hard:value-range")
+    assert gate["status"] == "fail" and "cost_usd" in gate["reason"]
+
+
+def test_values_within_range_pass_the_range_gate(make_input, tmp_path):
+    """In-range values pass the range gate."""
+    out = tmp_path / "out"
+    assert run(["run", "--input", str(make_input()), "--output", str(out)]) == 0
+    gate = next(g for g in load(out)["candidates"][0]["gates"] if g["id"] == "hard:value-range")
+    assert gate["status"] == "pass"
+
+
+def test_infinite_margin_is_an_invalid_contract(make_input, tmp_path):
+    """margin_abs: .inf (or NaN anywhere in the contract) is a contract error (78), not a crash (70)."""
+    out = tmp_path / "out"
+    inp = make_input(mutate=lambda c: c["quality_metrics"][0].update({"margin_abs": float("inf")}))
+    assert run(["run", "--input", str(inp), "--output", str(out)]) == 78
+    assert "margin_abs" in load(out)["error"]["message"]
+    inp = make_input(mutate=lambda c: c.update({"prices": {"m": {"input_usd_per_1m_tokens": float("nan")}}}))
+    assert run(["run", "--input", str(inp), "--output", str(tmp_path / "o2")]) == 78
+
+
+def test_negative_price_is_an_invalid_contract(make_input, tmp_path):
+    """A negative list price is refused."""
+    inp = make_input(mutate=lambda c: c.update({"prices": {"m": {"input_usd_per_1m_tokens": -1.0}}}))
+    assert run(["run", "--input", str(inp), "--output", str(tmp_path / "o")]) == 78
+
+
+def test_unknown_adapter_is_an_invalid_contract(make_input, tmp_path):
+    """An adapter name the job does not know is a contract error (78) listing the known ones."""
+    out = tmp_path / "out"
+    inp = make_input(mutate=lambda c: c["evidence"][0].update({"adapter": "ragsa"}))
+    assert run(["run", "--input", str(inp), "--output", str(out)]) == 78
+    assert "ragas" in load(out)["error"]["message"]
+
+
+def test_adapter_names_match_the_registry():
+    """The contract's adapter names are exactly the registry's."""
+    from typing import get_args
+
+    from ragwarrant.adapters.registry import ADAPTERS
+    from ragwarrant.contract import AdapterName
+
+    assert set(get_args(AdapterName)) == set(ADAPTERS)
+
+
+def test_output_inside_input_is_refused(make_input):
+    """The job never writes into the input directory, even when asked to (usage error 64)."""
+    inp = make_input()
+    before = sorted(p.name for p in inp.rglob("*"))
+    assert run(["run", "--input", str(inp), "--output", str(inp / "out")]) == 64
+    assert run(["run", "--input", str(inp), "--output", str(inp)]) == 64
+    assert sorted(p.name for p in inp.rglob("*")) == before
+
+
+def test_rows_outside_declared_splits_are_reported(make_input, tmp_path):
+    """Examples in no declared split are counted in the validation report, not dropped silently."""
+    out = tmp_path / "out"
+
+    def mutate(c):
+        c["evidence"][0]["columns"]["split"] = "task"  # slices a/b double as split labels here
+        c["splits"] = {"confirmatory": "a"}
+
+    assert run(["run", "--input", str(make_input(mutate=mutate)), "--output", str(out)]) in (0, 11)
+    check = next(c for c in load(out, "validation_report.json")["checks"] if c["id"] == "split-unassigned")
+    assert check["status"] == "warn" and "100 examples" in check["message"] and "'b'" in check["message"]
+
+
+def test_infinite_values_counted_in_validation_report(make_input, tmp_path):
+    """Infinite values appear in missing_values (reason inf) like NaN and nulls."""
+    data = simulate(200)
+    data["cand"]["correct"][3] = np.inf
+    out = tmp_path / "out"
+    inp = make_input(data=data, mutate=lambda c: c["quality_metrics"][0].update({"on_missing": "exclude"}))
+    run(["run", "--input", str(inp), "--output", str(out)])
+    mv = load(out, "validation_report.json")["missing_values"]
+    assert {"policy_id": "cand", "metric": "correct", "reason": "inf", "count": 1} in mv
+
+
+def test_non_finite_gate_names_first_file_and_row(make_input, tmp_path):
+    """The non-finite-values gate names where the first missing value is."""
+    data = simulate(200)
+    data["cand"]["correct"][4] = np.nan
+    out = tmp_path / "out"
+    assert run(["run", "--input", str(make_input(data=data)), "--output", str(out)]) == 12
+    gate = next(g for g in load(out)["candidates"][0]["gates"] if g["id"] == "hard:non-finite-values")
+    assert "evidence/results.csv row 205" in gate["reason"]
+
+
+def test_report_lists_source_notes(make_input, tmp_path):
+    """report.md lists how each evidence source was read (adapter, rows, pairing)."""
+    out = tmp_path / "out"
+    run(["run", "--input", str(make_input()), "--output", str(out)])
+    text = (out / "report.md").read_text()
+    assert "## Evidence sources" in text and "`evidence/results.csv`" in text and "id-column" in text
+
+
+def test_summary_refuses_tampered_decision(make_input, tmp_path):
+    """summary validates decision.json and refuses an exit code that contradicts the class."""
+    out = tmp_path / "out"
+    run(["run", "--input", str(make_input()), "--output", str(out)])
+    d = load(out)
+    d["exit_code"] = 999
+    (out / "decision.json").write_bytes(orjson.dumps(d))
+    assert run(["summary", str(out)]) == 65
+    (out / "decision.json").write_bytes(b"[]")
+    assert run(["summary", str(out)]) == 65
+
+
+def test_schemas_write_to_missing_directory_is_usage_error(tmp_path):
+    """schemas --write into a directory that does not exist is a usage error, not a crash."""
+    assert run(["schemas", "--write", str(tmp_path / "nope")]) == 64
