@@ -148,3 +148,14 @@ def test_summary_refuses_tampered_decision(make_input, tmp_path):
 def test_schemas_write_to_missing_directory_is_usage_error(tmp_path):
     """schemas --write into a directory that does not exist is a usage error, not a crash."""
     assert run(["schemas", "--write", str(tmp_path / "nope")]) == 64
+
+
+def test_report_shows_missing_value_counts(make_input, tmp_path):
+    """NaN and null scores are counted per metric and policy in report.md, not only in JSON."""
+    data = simulate(200)
+    data["cand"]["correct"][:3] = np.nan
+    out = tmp_path / "out"
+    inp = make_input(data=data, mutate=lambda c: c["quality_metrics"][0].update({"on_missing": "exclude"}))
+    run(["run", "--input", str(inp), "--output", str(out)])
+    assert "| cand | correct | null | 3 |" in (out / "report.md").read_text()
+    assert {"policy_id": "cand", "metric": "correct", "reason": "null", "count": 3} in load(out)["missing_values"]

@@ -678,6 +678,7 @@ def run_job(
         selected_policy=selected if klass is DecisionClass.PROMOTE else None,
         run_gates=inputs.run_gates,
         sources=sources,
+        missing_values=_missing_value_table(index),
         candidates=candidates,
         corroboration=inputs.corroboration,
     )

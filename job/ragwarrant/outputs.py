@@ -253,6 +253,10 @@ class Decision(OutputModel):
     sources: list[SourceRecord] = Field(
         default_factory=list, description="how each evidence source was read (as in validation_report)"
     )
+    missing_values: list[dict[str, Scalar]] = Field(
+        default_factory=list,
+        description="per (policy, metric, reason): count of missing values (as in validation_report)",
+    )
     error: ErrorRecord | None = None
 
 

@@ -184,6 +184,14 @@ def render_report(decision: Decision) -> str:
                 + (f"; detected: {src.detected}" if src.detected else "")
             ]
             lines += [f"  - {note}" for note in src.notes]
+    if decision.missing_values:
+        lines += ["", "## Missing values", ""]
+        lines += ["NaN, null, error and infinite scores, counted per policy and metric:", ""]
+        lines += ["| policy | metric | reason | count |", "|---|---|---|---:|"]
+        lines += [
+            f"| {m['policy_id']} | {m['metric']} | {m['reason']} | {m['count']} |"
+            for m in decision.missing_values
+        ]
     lines += ["", "## Candidates", ""]
     lines += [
         "| candidate | class | tested on | paired n | first reason |",
