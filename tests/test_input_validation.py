@@ -159,3 +159,12 @@ def test_report_shows_missing_value_counts(make_input, tmp_path):
     run(["run", "--input", str(inp), "--output", str(out)])
     assert "| cand | correct | null | 3 |" in (out / "report.md").read_text()
     assert {"policy_id": "cand", "metric": "correct", "reason": "null", "count": 3} in load(out)["missing_values"]
+
+
+def test_validation_report_records_output_checks(make_input, tmp_path):
+    """Checks on the outputs (schemas, publication hygiene) are recorded with their result."""
+    out = tmp_path / "out"
+    run(["run", "--input", str(make_input()), "--output", str(out)])
+    checks = {c["id"]: c["status"] for c in load(out, "validation_report.json")["checks"]}
+    assert checks["output-schemas"] == "pass" and checks["publication-hygiene"] == "pass"
+    assert checks["engine-selftest"] == "pass" and checks["contract-schema"] == "pass"

@@ -36,7 +36,11 @@ __all__ = [
     "CONTAINER_NAME",
     "FAIL_JOB_EXIT_CODES",
     "JOB_UID",
+    "LEDGER_FILE",
+    "LEDGER_MOUNT",
     "RETRIED_EXIT_CODES",
+    "SIGNING_KEY_MODE",
+    "SIGNING_MOUNT",
     "InputFile",
     "RenderOptions",
     "WorkloadKind",
@@ -65,8 +69,16 @@ FAIL_JOB_EXIT_CODES: tuple[int, ...] = (
 RETRIED_EXIT_CODES: tuple[int, ...] = (int(ExitCode.INTERNAL),)
 # A ConfigMap holds at most 1 MiB (etcd's object limit); leave room for keys and metadata.
 CONFIGMAP_LIMIT_BYTES = 1_000_000
+# The evidence ledger's volume (a PersistentVolumeClaim) and the file every run appends to.
+LEDGER_MOUNT = "/ledger"
+LEDGER_FILE = f"{LEDGER_MOUNT}/ledger.jsonl"
+# The optional signing key: a Secret mounted read-only; owner root, group fsGroup 65532, 0440.
+SIGNING_MOUNT = "/secrets/signing"
+SIGNING_KEY_MODE = 0o440
 _KEY_RE = re.compile(r"[^-._a-zA-Z0-9]")
 _NAME_RE = re.compile(r"^[a-z0-9]([-a-z0-9]{0,40}[a-z0-9])?$")
+_OBJECT_NAME_RE = re.compile(r"^[a-z0-9]([-.a-z0-9]{0,251}[a-z0-9])?$")
+_SECRET_KEY_RE = re.compile(r"^[-._a-zA-Z0-9]{1,253}$")
 _CONTRACT_NAMES = ("contract.yaml", "contract.yml", "contract.json")
 
 
@@ -113,6 +125,21 @@ class RenderOptions:
         output_claim: PersistentVolumeClaim mounted at ``/out`` to keep the outputs; ``None``
             uses an ``emptyDir`` (the decision then survives in the exit code, the termination
             message and the logs only). An Indexed Job writes index i to ``/out/<i>/``.
+        ledger_claim: PersistentVolumeClaim mounted at ``/ledger``; the job appends one entry
+            per run to ``/ledger/ledger.jsonl`` (``--ledger``). Every run (and every index of an
+            Indexed Job) appends to the same file under an exclusive ``flock``, so the claim
+            must be ``ReadWriteMany`` on storage with working locks (NFSv4, EFS). ``None``
+            mounts no ledger and passes no ``--ledger``.
+        ledger_claim_object: also emit the PersistentVolumeClaim ``ledger_claim`` itself
+            (``False``: the claim exists already, created elsewhere).
+        ledger_size: storage requested by the emitted claim (a Kubernetes quantity).
+        ledger_storage_class: storage class of the emitted claim; ``None`` uses the cluster's
+            default class (which must offer ``ReadWriteMany``).
+        signing_key_secret: Secret holding the Ed25519 PKCS#8 PEM key; mounted read-only at
+            ``/secrets/signing`` (mode 0440, group ``fsGroup`` 65532) and passed as
+            ``--signing-key``, so ``decision.intoto.json`` becomes a signed DSSE envelope.
+            ``None``: no key, the statement is written unsigned.
+        signing_key_item: the key inside that Secret holding the PEM file.
         labels: extra labels on every object and the pod template.
     """
 
@@ -129,6 +156,12 @@ class RenderOptions:
     ttl_seconds_after_finished: int = 86400
     backoff_limit: int = 2
     output_claim: str | None = None
+    ledger_claim: str | None = "ragwarrant-ledger"
+    ledger_claim_object: bool = True
+    ledger_size: str = "1Gi"
+    ledger_storage_class: str | None = None
+    signing_key_secret: str | None = None
+    signing_key_item: str = "ed25519.pem"
     labels: dict[str, str] = field(default_factory=dict)
 
 
@@ -189,6 +222,26 @@ def _check(options: RenderOptions) -> None:
             "k8s-bad-name",
             f"--name must be a DNS label of at most 42 characters, found {options.name!r}",
             hint="use lower-case letters, digits and '-'",
+        )
+    for flag, value in (
+        ("--ledger-claim", options.ledger_claim),
+        ("--signing-key-secret", options.signing_key_secret),
+        ("--output-claim", options.output_claim),
+    ):
+        if value is not None and not _OBJECT_NAME_RE.match(value):
+            raise UsageError(
+                "k8s-bad-name",
+                f"{flag} must be a Kubernetes object name, found {value!r}",
+                hint="use lower-case letters, digits, '-' and '.'",
+            )
+    if not _SECRET_KEY_RE.match(options.signing_key_item) or options.signing_key_item in (
+        ".",
+        "..",
+    ):
+        raise UsageError(
+            "k8s-bad-secret-key",
+            f"--signing-key-item must be a Secret key, found {options.signing_key_item!r}",
+            hint="the key of the PEM file in the Secret, e.g. ed25519.pem",
         )
     if not options.contracts:
         raise UsageError("k8s-no-contract", "no contract given", hint="pass --contract FILE")
@@ -287,6 +340,22 @@ def _output_volume(k: ModuleType, options: RenderOptions) -> Any:
     )
 
 
+def _ledger_claim(k: ModuleType, options: RenderOptions) -> Any:
+    return k.V1PersistentVolumeClaim(
+        api_version="v1",
+        kind="PersistentVolumeClaim",
+        metadata=k.V1ObjectMeta(
+            name=options.ledger_claim, namespace=options.namespace, labels=_labels(options)
+        ),
+        spec=k.V1PersistentVolumeClaimSpec(
+            # Every run, and every index of an Indexed Job, appends to one file under flock.
+            access_modes=["ReadWriteMany"],
+            storage_class_name=options.ledger_storage_class,
+            resources=k.V1VolumeResourceRequirements(requests={"storage": options.ledger_size}),
+        ),
+    )
+
+
 def _pod_template(k: ModuleType, options: RenderOptions) -> Any:
     indexed = options.kind is WorkloadKind.INDEXED
     env = [k.V1EnvVar(name="TMPDIR", value="/tmp")]
@@ -305,11 +374,53 @@ def _pod_template(k: ModuleType, options: RenderOptions) -> Any:
         )
         input_dir = "/in/$(JOB_COMPLETION_INDEX)"
     output_dir = "/out/$(JOB_COMPLETION_INDEX)" if indexed else "/out"
+    args = ["run", "--input", input_dir, "--output", output_dir]
+    mounts = [
+        k.V1VolumeMount(name="input", mount_path="/in", read_only=True),
+        k.V1VolumeMount(name="output", mount_path="/out"),
+        k.V1VolumeMount(name="tmp", mount_path="/tmp"),
+    ]
+    volumes = [
+        _input_volume(k, options),
+        _output_volume(k, options),
+        k.V1Volume(name="tmp", empty_dir=k.V1EmptyDirVolumeSource(size_limit="256Mi")),
+    ]
+    # Appended after the original three, so that patches addressing volumes/0..2 keep working.
+    if options.ledger_claim is not None:
+        args += ["--ledger", LEDGER_FILE]
+        mounts.append(k.V1VolumeMount(name="ledger", mount_path=LEDGER_MOUNT))
+        volumes.append(
+            k.V1Volume(
+                name="ledger",
+                persistent_volume_claim=k.V1PersistentVolumeClaimVolumeSource(
+                    claim_name=options.ledger_claim
+                ),
+            )
+        )
+    if options.signing_key_secret is not None:
+        args += ["--signing-key", f"{SIGNING_MOUNT}/{options.signing_key_item}"]
+        mounts.append(
+            k.V1VolumeMount(name="signing-key", mount_path=SIGNING_MOUNT, read_only=True)
+        )
+        volumes.append(
+            k.V1Volume(
+                name="signing-key",
+                secret=k.V1SecretVolumeSource(
+                    secret_name=options.signing_key_secret,
+                    items=[
+                        k.V1KeyToPath(
+                            key=options.signing_key_item, path=options.signing_key_item
+                        )
+                    ],
+                    default_mode=SIGNING_KEY_MODE,
+                ),
+            )
+        )
     container = k.V1Container(
         name=CONTAINER_NAME,
         image=options.image,
         image_pull_policy="Always",
-        args=["run", "--input", input_dir, "--output", output_dir],
+        args=args,
         env=env,
         resources=k.V1ResourceRequirements(
             requests={"cpu": "500m", "memory": "1Gi", "ephemeral-storage": "64Mi"},
@@ -325,11 +436,7 @@ def _pod_template(k: ModuleType, options: RenderOptions) -> Any:
             capabilities=k.V1Capabilities(drop=["ALL"]),
             seccomp_profile=k.V1SeccompProfile(type="RuntimeDefault"),
         ),
-        volume_mounts=[
-            k.V1VolumeMount(name="input", mount_path="/in", read_only=True),
-            k.V1VolumeMount(name="output", mount_path="/out"),
-            k.V1VolumeMount(name="tmp", mount_path="/tmp"),
-        ],
+        volume_mounts=mounts,
         termination_message_path="/dev/termination-log",
         termination_message_policy="FallbackToLogsOnError",
     )
@@ -346,11 +453,7 @@ def _pod_template(k: ModuleType, options: RenderOptions) -> Any:
             seccomp_profile=k.V1SeccompProfile(type="RuntimeDefault"),
         ),
         containers=[container],
-        volumes=[
-            _input_volume(k, options),
-            _output_volume(k, options),
-            k.V1Volume(name="tmp", empty_dir=k.V1EmptyDirVolumeSource(size_limit="256Mi")),
-        ],
+        volumes=volumes,
     )
     # Labels set here, on the pod template itself: the NetworkPolicy selects them.
     return k.V1PodTemplateSpec(metadata=k.V1ObjectMeta(labels=_labels(options)), spec=spec)
@@ -399,7 +502,8 @@ def build_manifests(options: RenderOptions) -> list[Any]:
 
     Returns:
         Namespace (unless ``namespace`` is ``None``), ServiceAccount, NetworkPolicy (deny all),
-        ConfigMap ``<name>-contract`` (key
+        the ledger's PersistentVolumeClaim (``ReadWriteMany``; when ``ledger_claim`` is set and
+        ``ledger_claim_object``), ConfigMap ``<name>-contract`` (key
         ``contract-<i>`` per contract), ConfigMap ``<name>-evidence`` (when there is evidence),
         then the Job or CronJob. For ``indexed``, index ``i`` reads ``/in/<i>/`` and a decision
         code fails that index only (``FailIndex``), not the whole Job.
@@ -446,6 +550,10 @@ def build_manifests(options: RenderOptions) -> list[Any]:
                 policy_types=["Ingress", "Egress"],
             ),
         ),
+    ]
+    if options.ledger_claim is not None and options.ledger_claim_object:
+        objects.append(_ledger_claim(k, options))
+    objects += [
         _configmap(
             k,
             f"{options.name}-contract",

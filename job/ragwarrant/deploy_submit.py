@@ -18,6 +18,10 @@ from ragwarrant.errors import InternalError, UsageError
 
 __all__ = ["PodOutcome", "SubmitResult", "submit"]
 
+# Objects that may exist from an earlier run and are reused as they are (HTTP 409 is fine): the
+# ledger's PersistentVolumeClaim in particular must outlive every run that appends to it.
+_KEPT_IF_PRESENT = ("Namespace", "ServiceAccount", "NetworkPolicy", "PersistentVolumeClaim")
+
 
 @dataclass(frozen=True)
 class PodOutcome:
@@ -76,6 +80,8 @@ def _create(api_client: Any, obj: Any) -> None:
         core.create_namespace(obj)
     elif kind == "ServiceAccount":
         core.create_namespaced_service_account(ns, obj)
+    elif kind == "PersistentVolumeClaim":
+        core.create_namespaced_persistent_volume_claim(ns, obj)
     elif kind == "ConfigMap":
         core.create_namespaced_config_map(ns, obj)
     elif kind == "NetworkPolicy":
@@ -135,7 +141,8 @@ def submit(
 ) -> SubmitResult:
     """Create ``objects`` (from ``build_manifests``) and optionally wait for the Job's outcome.
 
-    Namespace, ServiceAccount and NetworkPolicy that already exist (HTTP 409) are kept; a
+    Namespace, ServiceAccount, NetworkPolicy and the ledger's PersistentVolumeClaim that already
+    exist (HTTP 409) are kept (the existing claim, with the ledger on it, is reused); a
     ConfigMap or Job that already exists is an error, since ConfigMaps are immutable and a Job
     name is taken until ``ttlSecondsAfterFinished`` removes it.
 
@@ -170,7 +177,7 @@ def submit(
         try:
             _create(api_client, obj)
         except ApiException as exc:
-            if exc.status == 409 and obj.kind in ("Namespace", "ServiceAccount", "NetworkPolicy"):
+            if exc.status == 409 and obj.kind in _KEPT_IF_PRESENT:
                 created.append(name)
                 continue
             if exc.status == 409:

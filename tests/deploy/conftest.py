@@ -23,7 +23,12 @@ import yaml
 ROOT = Path(__file__).resolve().parents[2]
 TOOLS = ROOT / "build" / "deploy-tools"
 K8S = ROOT / "deploy" / "k8s"
-OVERLAYS = ("job", "cronjob", "indexed")
+OVERLAYS = ("job", "cronjob", "indexed", "job-signed")
+# The workload kind of each overlay; job-signed is the Job plus the signing-key Secret mount.
+OVERLAY_KIND = {"job": "job", "cronjob": "cronjob", "indexed": "indexed", "job-signed": "job"}
+SIGNED = {"job-signed"}
+SIGNING_SECRET = "ragwarrant-signing-key"
+LEDGER_CLAIM = "ragwarrant-ledger"
 KUBERNETES_VERSIONS = ("1.35.0", "1.37.0")
 EXAMPLE = ROOT / "examples" / "ragtruth-generators"
 
@@ -199,17 +204,23 @@ def render(*argv: str, verb: str = "render") -> int:
 
 @pytest.fixture(scope="session")
 def rendered(k8s_client: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    """Return, per kind, a file written by ``ragwarrant k8s render`` for the shipped example."""
+    """Return, per overlay, a file written by ``ragwarrant k8s render`` for the shipped example.
+
+    The ``job-signed`` entry is ``--kind job --signing-key-secret ragwarrant-signing-key``.
+    """
     out = tmp_path_factory.mktemp("render")
     strict = K8S / "overlays" / "indexed" / "contracts" / "contract-1.yaml"
     files = {}
-    for kind in OVERLAYS:
+    for overlay in OVERLAYS:
+        kind = OVERLAY_KIND[overlay]
         contracts = [str(EXAMPLE / "contract.yaml")]
         if kind == "indexed":
             contracts.append(str(strict))
         argv = ["--kind", kind, "--image", DIGEST_IMAGE, "--evidence-dir", str(EXAMPLE)]
         for c in contracts:
             argv += ["--contract", c]
-        files[kind] = out / f"{kind}.yaml"
-        assert render(*argv, "--out", str(files[kind])) == 0
+        if overlay in SIGNED:
+            argv += ["--signing-key-secret", SIGNING_SECRET]
+        files[overlay] = out / f"{overlay}.yaml"
+        assert render(*argv, "--out", str(files[overlay])) == 0
     return files

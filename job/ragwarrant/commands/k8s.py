@@ -67,6 +67,49 @@ def _add_workload_args(parser: argparse.ArgumentParser) -> None:
         help="PersistentVolumeClaim for /out, to keep the outputs (default: an emptyDir; an "
         "Indexed Job writes index i to /out/<i>/, so parallel pods need a ReadWriteMany claim)",
     )
+    parser.add_argument(
+        "--ledger-claim",
+        default="ragwarrant-ledger",
+        metavar="NAME",
+        help="PersistentVolumeClaim mounted at /ledger; each run appends to "
+        "/ledger/ledger.jsonl (--ledger). Written as a ReadWriteMany claim unless "
+        "--ledger-claim-exists; its storage must support flock (NFSv4, EFS) "
+        "(default: ragwarrant-ledger)",
+    )
+    parser.add_argument(
+        "--no-ledger",
+        dest="ledger_claim",
+        action="store_const",
+        const=None,
+        help="mount no ledger volume and pass no --ledger",
+    )
+    parser.add_argument(
+        "--ledger-claim-exists",
+        action="store_true",
+        help="the ledger claim exists already: mount it, write no PersistentVolumeClaim",
+    )
+    parser.add_argument(
+        "--ledger-size", default="1Gi", help="storage of the ledger claim (default: 1Gi)"
+    )
+    parser.add_argument(
+        "--ledger-storage-class",
+        metavar="CLASS",
+        help="storage class of the ledger claim, one offering ReadWriteMany with file locks "
+        "(default: the cluster's default class)",
+    )
+    parser.add_argument(
+        "--signing-key-secret",
+        metavar="NAME",
+        help="Secret holding an Ed25519 PKCS#8 PEM key: mounted read-only (mode 0440) at "
+        "/secrets/signing and passed as --signing-key, so decision.intoto.json is signed. "
+        "Create it first: kubectl create secret generic NAME --from-file=ed25519.pem=signing.pem",
+    )
+    parser.add_argument(
+        "--signing-key-item",
+        default="ed25519.pem",
+        metavar="KEY",
+        help="the Secret's key holding the PEM (default: ed25519.pem)",
+    )
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -76,8 +119,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     render = verbs.add_parser(
         "render",
         help="write a hardened Job, CronJob or Indexed Job (YAML) for contracts and an image",
-        description="Writes Namespace, ServiceAccount, deny-all NetworkPolicy, ConfigMaps holding "
-        "the contract(s) and evidence, and the workload. Apply with `kubectl apply -f FILE`.",
+        description="Writes Namespace, ServiceAccount, deny-all NetworkPolicy, the ledger's "
+        "PersistentVolumeClaim, ConfigMaps holding the contract(s) and evidence, and the "
+        "workload. Apply with `kubectl apply -f FILE`.",
     )
     _add_workload_args(render)
     render.add_argument("-o", "--out", default="-", help="output file, or - for stdout")
@@ -86,7 +130,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         "submit",
         help="create the same objects in the current kubeconfig context; --wait for the decision",
         description="Creates what `render` writes. With --wait, exits with the job's exit code "
-        "(for an Indexed Job, the first non-zero one in index order). Not tested against a "
+        "(for an Indexed Job, the first non-zero one in index order). An existing ledger claim "
+        "is kept (the ledger outlives runs). Not tested against a "
         "live cluster: our tests replay API responses from a loopback server.",
     )
     _add_workload_args(submit)
@@ -131,6 +176,12 @@ def _options(args: argparse.Namespace) -> RenderOptions:
         active_deadline_seconds=args.active_deadline_seconds,
         backoff_limit=args.backoff_limit,
         output_claim=args.output_claim,
+        ledger_claim=args.ledger_claim,
+        ledger_claim_object=not args.ledger_claim_exists,
+        ledger_size=args.ledger_size,
+        ledger_storage_class=args.ledger_storage_class,
+        signing_key_secret=args.signing_key_secret,
+        signing_key_item=args.signing_key_item,
     )
 
 
