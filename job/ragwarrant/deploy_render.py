@@ -399,18 +399,14 @@ def _pod_template(k: ModuleType, options: RenderOptions) -> Any:
         )
     if options.signing_key_secret is not None:
         args += ["--signing-key", f"{SIGNING_MOUNT}/{options.signing_key_item}"]
-        mounts.append(
-            k.V1VolumeMount(name="signing-key", mount_path=SIGNING_MOUNT, read_only=True)
-        )
+        mounts.append(k.V1VolumeMount(name="signing-key", mount_path=SIGNING_MOUNT, read_only=True))
         volumes.append(
             k.V1Volume(
                 name="signing-key",
                 secret=k.V1SecretVolumeSource(
                     secret_name=options.signing_key_secret,
                     items=[
-                        k.V1KeyToPath(
-                            key=options.signing_key_item, path=options.signing_key_item
-                        )
+                        k.V1KeyToPath(key=options.signing_key_item, path=options.signing_key_item)
                     ],
                     default_mode=SIGNING_KEY_MODE,
                 ),

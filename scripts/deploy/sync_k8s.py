@@ -1,9 +1,12 @@
 """Regenerates deploy/k8s's generated files from ragwarrant.deploy_render and the shipped example.
 
 Writes: base/input/ (a copy of examples/ragtruth-generators), base/kustomization.yaml,
-base/resources.yaml (Namespace, ServiceAccount, deny-all NetworkPolicy),
-overlays/*/workload.yaml, and overlays/indexed/contracts/contract-0.yaml.
-Hand-written: overlays/*/kustomization.yaml and overlays/indexed/contracts/contract-1.yaml.
+base/resources.yaml (Namespace, ServiceAccount, deny-all NetworkPolicy, the ledger's
+PersistentVolumeClaim), overlays/{job,cronjob,indexed}/workload.yaml, and
+overlays/indexed/contracts/contract-0.yaml.
+Hand-written: overlays/*/kustomization.yaml (job-signed's patch adds the signing-key Secret mount;
+tests/deploy checks it equals `ragwarrant k8s render --signing-key-secret`) and
+overlays/indexed/contracts/contract-1.yaml.
 
     .venv/bin/python scripts/deploy/sync_k8s.py          # rewrite
     .venv/bin/python scripts/deploy/sync_k8s.py --check  # exit 1 and list files that differ
@@ -40,6 +43,7 @@ DIGEST_SKIP = (
     "CKV_K8S_43=The image is built by each user, so no digest can be written here; pin yours in "
     "the overlay's images: field (newName plus digest), as the README shows"
 )
+BASE_KINDS = ("Namespace", "ServiceAccount", "NetworkPolicy", "PersistentVolumeClaim")
 HEADERS = {
     WorkloadKind.JOB: "# One-off Job: runs the base's contract once.\n",
     WorkloadKind.CRONJOB: "# CronJob: runs the base's contract on a schedule (Forbid overlap).\n",
@@ -87,15 +91,21 @@ def expected_files() -> dict[Path, bytes]:
                     namespace=NAMESPACE,
                 )
             )
-            # Namespace, ServiceAccount, NetworkPolicy: the first three objects.
-            for obj in namespaced[1:3]:
+            shared = [o for o in namespaced if o.kind in BASE_KINDS]
+            assert [o.kind for o in shared] == list(BASE_KINDS), [o.kind for o in shared]
+            for obj in shared[1:]:
                 obj.metadata.namespace = None  # set by the kustomization's `namespace:`
             text = (
                 GENERATED
                 + "# Namespace enforcing Pod Security Standards 'restricted', the job's own\n"
-                "# ServiceAccount (no API token) and a deny-all NetworkPolicy selecting the\n"
-                "# labels written directly on each workload's pod template.\n"
-                + manifests_to_yaml(namespaced[:3])
+                "# ServiceAccount (no API token), a deny-all NetworkPolicy selecting the\n"
+                "# labels written directly on each workload's pod template, and the evidence\n"
+                "# ledger's claim, mounted at /ledger by every workload (--ledger\n"
+                "# /ledger/ledger.jsonl). All runs, and all indexes of the Indexed Job at once,\n"
+                "# append to that one file under flock: the claim is ReadWriteMany and its\n"
+                "# storage must support file locks (NFSv4, EFS). Set storageClassName to such a\n"
+                "# class in your overlay when the cluster's default class is not one. The claim\n"
+                "# outlives runs; deleting it deletes the ledger.\n" + manifests_to_yaml(shared)
             )
             files[K8S / "base" / "resources.yaml"] = text.encode()
     lines = [

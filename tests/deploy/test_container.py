@@ -73,12 +73,12 @@ def _outdir(parent: Path) -> Path:
     return out
 
 
-def _podman_run(out: Path, input_dir: Path | None) -> subprocess.CompletedProcess[str]:
+def _podman_run(out: Path, input_dir: Path | None, *extra: str) -> subprocess.CompletedProcess[str]:
     mounts = ["-v", f"{out}:/out"]
     if input_dir is not None:
         mounts += ["-v", f"{input_dir}:/in:ro"]
     return subprocess.run(
-        ["podman", "run", "--rm", *PROFILE, *mounts, IMAGE],
+        ["podman", "run", "--rm", *PROFILE, *mounts, *extra, IMAGE],
         capture_output=True,
         text=True,
         env=_env(),
@@ -175,6 +175,88 @@ def test_invalid_contract_exits_78(workdir: Path) -> None:
     assert _decision(out)["error"]["exit_code"] == 78
 
 
+def _ledger_dir(parent: Path) -> Path:
+    ledger = parent / "ledger"
+    ledger.mkdir()
+    os.chown(ledger, UID, UID)
+    return ledger
+
+
+def _ragwarrant(*argv: str) -> subprocess.CompletedProcess[str]:
+    """The project's own CLI on the host (the checker is not the container that decided)."""
+    import sys
+
+    return subprocess.run(
+        [sys.executable, "-m", "ragwarrant", *argv],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+
+def _assert_one_ledger_entry(ledger: Path, out: Path, expected: int) -> None:
+    """The run appended exactly one entry, the chain verifies, and it is this run's entry."""
+    import hashlib
+
+    path = ledger / "ledger.jsonl"
+    assert path.is_file(), f"no ledger written in {ledger}: {sorted(os.listdir(ledger))}"
+    assert path.stat().st_uid == UID
+    done = _ragwarrant("ledger", "verify", str(path))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "ledger intact: 1 entries" in done.stdout, done.stdout
+    (entry,) = [json.loads(line) for line in path.read_text().splitlines()]
+    decision = _decision(out)
+    assert entry["run_id"] == decision["run_id"]
+    assert entry["exit_code"] == expected == decision["exit_code"]
+    assert (
+        entry["manifest_sha256"] == hashlib.sha256((out / "manifest.json").read_bytes()).hexdigest()
+    )
+
+
+def _compose_project(workdir: Path, name: str, edit: Any) -> tuple[Path, int | None]:
+    """Lay out deploy/compose/ and examples/<name>/ under workdir as in the repository."""
+    compose_dir = workdir / "deploy" / "compose"
+    compose_dir.mkdir(parents=True)
+    for f in ("compose.yaml", "compose.signing.yaml"):
+        shutil.copy(ROOT / "deploy" / "compose" / f, compose_dir / f)
+    examples = workdir / "examples"
+    examples.mkdir()
+    expected = None
+    if edit is None:
+        shutil.copytree(EXAMPLE, examples / name)
+        expected = _reference_code(EXAMPLE, workdir / "reference")
+    else:
+        _edited(workdir, edit).rename(examples / name)
+    return compose_dir, expected
+
+
+def _compose_up(
+    compose_dir: Path, name: str, *files: str, extra_env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    env = {**_env(), "RAGWARRANT_IMAGE": IMAGE, "RAGWARRANT_INPUT": name, **(extra_env or {})}
+    project = ["-p", f"ragwarrant-test-{name}"]
+    for f in files or ("compose.yaml",):
+        project += ["-f", f]
+    try:
+        return subprocess.run(
+            [_podman_compose(), *project, "up", "--no-build", "--exit-code-from", "ragwarrant"],
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=compose_dir,
+            timeout=600,
+            check=False,
+        )
+    finally:
+        subprocess.run(
+            [_podman_compose(), *project, "down"],
+            capture_output=True,
+            env=env,
+            cwd=compose_dir,
+            check=False,
+        )
+
+
 def _podman_compose() -> str:
     for candidate in (ROOT / "build" / "deploy-tools" / "venv" / "bin" / "podman-compose",):
         if candidate.is_file():
@@ -195,37 +277,108 @@ def _podman_compose() -> str:
 def test_compose_up_exit_code_from(
     workdir: Path, name: str, edit: Any, expected: int | None
 ) -> None:
-    """`compose up --exit-code-from ragwarrant` on deploy/compose/compose.yaml: the job's code."""
-    compose_dir = workdir / "deploy" / "compose"
-    compose_dir.mkdir(parents=True)
-    shutil.copy(ROOT / "deploy" / "compose" / "compose.yaml", compose_dir / "compose.yaml")
-    examples = workdir / "examples"
-    examples.mkdir()
-    if edit is None:
-        shutil.copytree(EXAMPLE, examples / name)
-        expected = _reference_code(EXAMPLE, workdir / "reference")
-    else:
-        _edited(workdir, edit).rename(examples / name)
+    """`compose up --exit-code-from ragwarrant` on deploy/compose/compose.yaml: the job's code,
+    and the run's entry appended to ./ledger/ledger.jsonl (the chain verifies)."""
+    compose_dir, reference = _compose_project(workdir, name, edit)
+    expected = reference if expected is None else expected
     out = _outdir(compose_dir)
-    env = {**_env(), "RAGWARRANT_IMAGE": IMAGE, "RAGWARRANT_INPUT": name}
-    project = ["-p", f"ragwarrant-test-{name}", "-f", "compose.yaml"]
-    try:
-        done = subprocess.run(
-            [_podman_compose(), *project, "up", "--no-build", "--exit-code-from", "ragwarrant"],
-            capture_output=True,
-            text=True,
-            env=env,
-            cwd=compose_dir,
-            timeout=600,
-            check=False,
-        )
-    finally:
-        subprocess.run(
-            [_podman_compose(), *project, "down"],
-            capture_output=True,
-            env=env,
-            cwd=compose_dir,
-            check=False,
-        )
+    ledger = _ledger_dir(compose_dir)
+    done = _compose_up(compose_dir, name)
     assert done.returncode == expected, done.stdout[-2000:] + done.stderr[-2000:]
     assert _decision(out)["exit_code"] == expected
+    _assert_one_ledger_entry(ledger, out, expected)
+    assert not (out / "decision.intoto.json").is_file() or "signatures" not in json.loads(
+        (out / "decision.intoto.json").read_text()
+    ), "compose.yaml alone must not sign"
+
+
+def test_compose_signing_override_signs_the_attestation(workdir: Path) -> None:
+    """compose.yaml + compose.signing.yaml with a key readable by gid 65532 only (0440): the
+    attestation is a DSSE envelope that `ragwarrant verify --public-key` accepts with the key's
+    public half and refuses with another key; the ledger gets its entry."""
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+    compose_dir, expected = _compose_project(workdir, "signed", None)
+    out = _outdir(compose_dir)
+    ledger = _ledger_dir(compose_dir)
+    keys = {}
+    for which in ("signing", "other"):
+        private = Ed25519PrivateKey.generate()
+        keys[which] = private
+        (workdir / f"{which}.pub").write_bytes(
+            private.public_key().public_bytes(
+                serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
+            )
+        )
+    pem = compose_dir / "signing.pem"  # the default path of compose.signing.yaml
+    pem.write_bytes(
+        keys["signing"].private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+    )
+    os.chown(pem, 0, UID)
+    pem.chmod(0o440)
+    done = _compose_up(compose_dir, "signed", "compose.yaml", "compose.signing.yaml")
+    assert done.returncode == expected, done.stdout[-2000:] + done.stderr[-2000:]
+    envelope = json.loads((out / "decision.intoto.json").read_text())
+    assert envelope["payloadType"] == "application/vnd.in-toto+json" and envelope["signatures"]
+    good = _ragwarrant("verify", str(out), "--public-key", str(workdir / "signing.pub"))
+    assert good.returncode == 0, good.stdout + good.stderr
+    bad = _ragwarrant("verify", str(out), "--public-key", str(workdir / "other.pub"))
+    assert bad.returncode != 0, bad.stdout
+    _assert_one_ledger_entry(ledger, out, expected)  # type: ignore[arg-type]
+
+
+def test_podman_run_ledger_and_signing_key_from_the_environment(workdir: Path) -> None:
+    """The README's `docker run` form: RAGWARRANT_LEDGER and RAGWARRANT_SIGNING_KEY with a
+    ledger directory and a read-only key file (0440, group 65532). Two runs append two chained
+    entries to one ledger; each attestation verifies with the public key."""
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+    ledger = _ledger_dir(workdir)
+    private = Ed25519PrivateKey.generate()
+    pem = workdir / "signing.pem"
+    pem.write_bytes(
+        private.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+    )
+    os.chown(pem, 0, UID)
+    pem.chmod(0o440)
+    pub = workdir / "signing.pub"
+    pub.write_bytes(
+        private.public_key().public_bytes(
+            serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
+        )
+    )
+    extra = [
+        "-v",
+        f"{ledger}:/ledger",
+        "-v",
+        f"{pem}:/secrets/signing/ed25519.pem:ro",
+        "-e",
+        "RAGWARRANT_LEDGER=/ledger/ledger.jsonl",
+        "-e",
+        "RAGWARRANT_SIGNING_KEY=/secrets/signing/ed25519.pem",
+    ]
+    expected = expected_example_outcome()[1]
+    run_ids = []
+    for i in range(2):
+        (workdir / f"run{i}").mkdir()
+        out = _outdir(workdir / f"run{i}")
+        done = _podman_run(out, None, *extra)
+        assert done.returncode == expected, done.stderr[-2000:]
+        verified = _ragwarrant("verify", str(out), "--public-key", str(pub))
+        assert verified.returncode == 0, verified.stdout + verified.stderr
+        run_ids.append(_decision(out)["run_id"])
+    done = _ragwarrant("ledger", "verify", str(ledger / "ledger.jsonl"))
+    assert done.returncode == 0 and "ledger intact: 2 entries" in done.stdout, done.stdout
+    entries = [json.loads(x) for x in (ledger / "ledger.jsonl").read_text().splitlines()]
+    assert [e["run_id"] for e in entries] == run_ids
+    assert entries[1]["prev_hash"] == entries[0]["entry_hash"]

@@ -23,8 +23,12 @@ from .conftest import (
     EXAMPLE,
     K8S,
     KUBERNETES_VERSIONS,
+    LEDGER_CLAIM,
+    OVERLAY_KIND,
     OVERLAYS,
     ROOT,
+    SIGNED,
+    SIGNING_SECRET,
     job_spec,
     load_docs,
     render,
@@ -40,6 +44,17 @@ RESTRICTED_CONTAINER = {
     "runAsNonRoot": True,
     "runAsUser": 65532,
     "seccompProfile": {"type": "RuntimeDefault"},
+}
+# Volume types Pod Security Standards "restricted" allows.
+RESTRICTED_VOLUME_TYPES = {
+    "configMap",
+    "csi",
+    "downwardAPI",
+    "emptyDir",
+    "ephemeral",
+    "persistentVolumeClaim",
+    "projected",
+    "secret",
 }
 
 
@@ -86,7 +101,50 @@ def test_strict_validation_rejects_an_unknown_field(
     assert _validate(tool, bad, KUBERNETES_VERSIONS[-1]).returncode != 0
 
 
-def _check_restricted(docs: list[dict[str, Any]], indexed: bool) -> None:
+def _check_ledger_and_signing_key(
+    docs: list[dict[str, Any]], pod: dict[str, Any], signed: bool
+) -> None:
+    """The ledger claim is mounted writable at /ledger and passed as --ledger; the signing key
+    (only when ``signed``) is a Secret mounted read-only, mode 0440, passed as --signing-key."""
+    (container,) = pod["containers"]
+    args = container["args"]
+    mounts = {m["mountPath"]: m for m in container["volumeMounts"]}
+    volumes = {v["name"]: v for v in pod["volumes"]}
+    for v in pod["volumes"]:
+        assert set(v) - {"name"} <= RESTRICTED_VOLUME_TYPES, v
+    writable = {p for p, m in mounts.items() if not m.get("readOnly")}
+    assert writable == {"/out", "/tmp", "/ledger"}, writable
+    ledger = volumes[mounts["/ledger"]["name"]]
+    assert ledger["persistentVolumeClaim"] == {"claimName": LEDGER_CLAIM}
+    assert args[5:7] == ["--ledger", "/ledger/ledger.jsonl"], args
+    (claim,) = [d for d in docs if d["kind"] == "PersistentVolumeClaim"]
+    assert claim["metadata"]["name"] == LEDGER_CLAIM
+    # Every run and every index appends to one file under flock: shared by many pods at once.
+    assert claim["spec"]["accessModes"] == ["ReadWriteMany"]
+    assert claim["spec"]["resources"]["requests"]["storage"]
+    secrets = [v for v in pod["volumes"] if "secret" in v]
+    if not signed:
+        assert secrets == [] and "--signing-key" not in args and "/secrets/signing" not in mounts
+        assert args[7:] == []
+        return
+    (volume,) = secrets
+    assert mounts["/secrets/signing"] == {
+        "name": volume["name"],
+        "mountPath": "/secrets/signing",
+        "readOnly": True,
+    }
+    secret = volume["secret"]
+    assert secret["secretName"] == SIGNING_SECRET
+    mode = secret["defaultMode"]
+    assert mode == 0o440 and mode & 0o333 == 0, oct(mode)  # r--r-----: nobody writes, no other
+    assert not any("mode" in item for item in secret["items"])
+    (item,) = secret["items"]
+    assert args[7:] == ["--signing-key", f"/secrets/signing/{item['path']}"], args
+    assert not any(e["name"] == "RAGWARRANT_SIGNING_KEY" for e in container.get("env", []))
+
+
+def _check_restricted(docs: list[dict[str, Any]], overlay: str) -> None:
+    indexed = OVERLAY_KIND[overlay] == "indexed"
     obj = workload(docs)
     spec = job_spec(obj)
     template = spec["template"]
@@ -120,7 +178,8 @@ def _check_restricted(docs: list[dict[str, Any]], indexed: bool) -> None:
         env = {e["name"] for e in container["env"]}
         assert "JOB_COMPLETION_INDEX" in env
     else:
-        assert args[2:] == ["/in", "--output", "/out"]
+        assert args[2:5] == ["/in", "--output", "/out"]
+    _check_ledger_and_signing_key(docs, pod, signed=overlay in SIGNED)
     if obj["kind"] == "CronJob":
         assert obj["spec"]["concurrencyPolicy"] == "Forbid"
         assert obj["spec"]["successfulJobsHistoryLimit"] >= 1
@@ -145,13 +204,13 @@ def _check_restricted(docs: list[dict[str, Any]], indexed: bool) -> None:
 def test_kustomize_output_meets_restricted(kustomized: dict[str, Path]) -> None:
     """Each overlay's pod meets Pod Security Standards 'restricted' and the issue's hardening."""
     for overlay in OVERLAYS:
-        _check_restricted(load_docs(kustomized[overlay]), indexed=overlay == "indexed")
+        _check_restricted(load_docs(kustomized[overlay]), overlay)
 
 
 def test_rendered_output_meets_restricted(rendered: dict[str, Path]) -> None:
     """Each rendered kind meets the same hardening."""
-    for kind, path in rendered.items():
-        _check_restricted(load_docs(path), indexed=kind == "indexed")
+    for overlay, path in rendered.items():
+        _check_restricted(load_docs(path), overlay)
 
 
 def _normalised_pod(docs: list[dict[str, Any]]) -> dict[str, Any]:
@@ -172,7 +231,11 @@ def _normalised_pod(docs: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def test_kustomize_and_render_agree(kustomized: dict[str, Path], rendered: dict[str, Path]) -> None:
-    """The kustomize overlays and `k8s render` produce the same pod template for each kind."""
+    """The kustomize overlays and `k8s render` produce the same pod template for each kind.
+
+    For job-signed this checks the hand-written signing-key patch against
+    `render --signing-key-secret`.
+    """
     for kind in OVERLAYS:
         assert _normalised_pod(load_docs(kustomized[kind])) == _normalised_pod(
             load_docs(rendered[kind])
@@ -317,3 +380,93 @@ def test_render_output_claim_keeps_outputs(k8s_client: Any, tmp_path: Path) -> N
     pod = job_spec(workload(load_docs(out)))["template"]["spec"]
     (volume,) = [v for v in pod["volumes"] if v["name"] == "output"]
     assert volume == {"name": "output", "persistentVolumeClaim": {"claimName": "results"}}
+
+
+def _render_job(tmp_path: Path, *extra: str) -> list[dict[str, Any]]:
+    out = tmp_path / "job.yaml"
+    contract = str(EXAMPLE / "contract.yaml")
+    assert render("--image", DIGEST_IMAGE, "--contract", contract, *extra, "--out", str(out)) == 0
+    return load_docs(out)
+
+
+def test_render_no_ledger_omits_volume_argument_and_claim(k8s_client: Any, tmp_path: Path) -> None:
+    """--no-ledger: no /ledger mount, no --ledger argument, no PersistentVolumeClaim."""
+    docs = _render_job(tmp_path, "--no-ledger")
+    pod = job_spec(workload(docs))["template"]["spec"]
+    (container,) = pod["containers"]
+    assert container["args"] == ["run", "--input", "/in", "--output", "/out"]
+    assert "/ledger" not in {m["mountPath"] for m in container["volumeMounts"]}
+    assert "ledger" not in {v["name"] for v in pod["volumes"]}
+    assert "PersistentVolumeClaim" not in {d["kind"] for d in docs}
+
+
+def test_render_ledger_claim_options(k8s_client: Any, tmp_path: Path) -> None:
+    """--ledger-claim names the claim; size and storage class go into the emitted claim;
+    --ledger-claim-exists mounts the claim without writing one."""
+    docs = _render_job(
+        tmp_path,
+        "--ledger-claim",
+        "audit-ledger",
+        "--ledger-size",
+        "5Gi",
+        "--ledger-storage-class",
+        "efs-sc",
+    )
+    (claim,) = [d for d in docs if d["kind"] == "PersistentVolumeClaim"]
+    assert claim["metadata"] == {
+        **claim["metadata"],
+        "name": "audit-ledger",
+        "namespace": "ragwarrant",
+    }
+    assert claim["spec"] == {
+        "accessModes": ["ReadWriteMany"],
+        "resources": {"requests": {"storage": "5Gi"}},
+        "storageClassName": "efs-sc",
+    }
+    pod = job_spec(workload(docs))["template"]["spec"]
+    (volume,) = [v for v in pod["volumes"] if v["name"] == "ledger"]
+    assert volume["persistentVolumeClaim"] == {"claimName": "audit-ledger"}
+    existing = _render_job(tmp_path, "--ledger-claim", "audit-ledger", "--ledger-claim-exists")
+    assert "PersistentVolumeClaim" not in {d["kind"] for d in existing}
+    pod = job_spec(workload(existing))["template"]["spec"]
+    assert {"name": "ledger", "persistentVolumeClaim": {"claimName": "audit-ledger"}} in pod[
+        "volumes"
+    ]
+
+
+def test_render_signing_key_item_and_indexed(k8s_client: Any, tmp_path: Path) -> None:
+    """--signing-key-item picks the Secret's key; an Indexed Job mounts it for every index."""
+    out = tmp_path / "indexed.yaml"
+    strict = str(K8S / "overlays" / "indexed" / "contracts" / "contract-1.yaml")
+    argv = ["--kind", "indexed", "--image", DIGEST_IMAGE, "--evidence-dir", str(EXAMPLE)]
+    argv += ["--contract", str(EXAMPLE / "contract.yaml"), "--contract", strict]
+    argv += ["--signing-key-secret", "keys", "--signing-key-item", "release.pem"]
+    assert render(*argv, "--out", str(out)) == 0
+    pod = job_spec(workload(load_docs(out)))["template"]["spec"]
+    assert pod["containers"][0]["args"][-2:] == ["--signing-key", "/secrets/signing/release.pem"]
+    (volume,) = [v for v in pod["volumes"] if "secret" in v]
+    assert volume["secret"] == {
+        "secretName": "keys",
+        "items": [{"key": "release.pem", "path": "release.pem"}],
+        "defaultMode": 0o440,
+    }
+
+
+@pytest.mark.parametrize(
+    ("flag", "value", "code"),
+    [
+        ("--signing-key-item", "../escape.pem", "k8s-bad-secret-key"),
+        ("--signing-key-secret", "Bad_Name", "k8s-bad-name"),
+        ("--ledger-claim", "UPPER", "k8s-bad-name"),
+    ],
+)
+def test_render_rejects_bad_ledger_and_secret_names(
+    k8s_client: Any, tmp_path: Path, flag: str, value: str, code: str
+) -> None:
+    """A claim or Secret name that is no object name, or a key with '/', is a usage error."""
+    extra = [flag, value]
+    if flag == "--signing-key-item":
+        extra += ["--signing-key-secret", "keys"]
+    with pytest.raises(UsageError) as info:
+        _render_job(tmp_path, *extra)
+    assert info.value.code == code and flag in info.value.message

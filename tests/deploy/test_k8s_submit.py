@@ -23,6 +23,7 @@ from .conftest import DIGEST_IMAGE, EXAMPLE, K8S, render
 
 NS = "ragwarrant"
 JOB_PATH = f"/apis/batch/v1/namespaces/{NS}/jobs"
+PVC_PATH = f"/api/v1/namespaces/{NS}/persistentvolumeclaims"
 
 
 class FakeApi:
@@ -49,14 +50,14 @@ class FakeApi:
                 }
             return status, body
         if method == "GET" and path.startswith(f"{JOB_PATH}/ragwarrant/status"):
-            status = (
+            job_status = (
                 self.job_statuses.pop(0) if len(self.job_statuses) > 1 else self.job_statuses[0]
             )
             return 200, {
                 "apiVersion": "batch/v1",
                 "kind": "Job",
                 "metadata": {"name": "ragwarrant", "namespace": NS},
-                "status": status,
+                "status": job_status,
             }
         if method == "GET" and path.startswith(f"/api/v1/namespaces/{NS}/pods"):
             query = parse_qs(urlsplit(path).query)
@@ -181,6 +182,7 @@ def test_submit_wait_returns_the_jobs_exit_code(
         "/api/v1/namespaces",
         f"/api/v1/namespaces/{NS}/serviceaccounts",
         f"/apis/networking.k8s.io/v1/namespaces/{NS}/networkpolicies",
+        PVC_PATH,
         f"/api/v1/namespaces/{NS}/configmaps",
         f"/api/v1/namespaces/{NS}/configmaps",
         JOB_PATH,
@@ -201,7 +203,31 @@ def test_submit_without_wait_creates_and_returns_zero(api: tuple[FakeApi, Path])
     """Without --wait, submit creates the objects, polls nothing and exits 0."""
     fake, kubeconfig = api
     assert _submit(kubeconfig) == 0
-    assert [m for m, *_ in fake.requests] == ["POST"] * 6
+    assert [m for m, *_ in fake.requests] == ["POST"] * 7
+
+
+def test_an_existing_ledger_claim_is_reused(api: tuple[FakeApi, Path]) -> None:
+    """409 on the ledger's PersistentVolumeClaim: the claim (and the ledger on it) is kept, the
+    Job is still created and mounts it."""
+    fake, kubeconfig = api
+    fake.create_status = {PVC_PATH: 409}
+    fake.job_statuses = [COMPLETE]
+    fake.pods = [_pod("ragwarrant-ok", 0, "PROMOTE")]
+    assert _submit(kubeconfig, "--wait") == 0
+    posts = {p: b for m, p, b, _ in fake.requests if m == "POST" and b is not None}
+    assert posts[PVC_PATH]["spec"]["accessModes"] == ["ReadWriteMany"]
+    volumes = posts[JOB_PATH]["spec"]["template"]["spec"]["volumes"]
+    assert {
+        "name": "ledger",
+        "persistentVolumeClaim": {"claimName": "ragwarrant-ledger"},
+    } in volumes
+
+
+def test_no_ledger_creates_no_claim(api: tuple[FakeApi, Path]) -> None:
+    """--no-ledger: no PersistentVolumeClaim is created."""
+    fake, kubeconfig = api
+    assert _submit(kubeconfig, "--no-ledger") == 0
+    assert PVC_PATH not in {p for m, p, *_ in fake.requests if m == "POST"}
 
 
 def test_indexed_wait_reports_the_first_nonzero_index(api: tuple[FakeApi, Path]) -> None:

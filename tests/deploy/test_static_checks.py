@@ -23,6 +23,15 @@ from .conftest import DIGEST_IMAGE, OVERLAYS, ROOT, missing
 DOCKERFILE = ROOT / "deploy" / "docker" / "Dockerfile"
 CFN = ROOT / "deploy" / "cloud" / "aws-batch" / "job-definition.yaml"
 COMPOSE = ROOT / "deploy" / "compose" / "compose.yaml"
+COMPOSE_COMMAND = [
+    "run",
+    "--input",
+    "/in",
+    "--output",
+    "/out",
+    "--ledger",
+    "/ledger/ledger.jsonl",
+]
 
 
 def _checkov(tool: Callable[[str], Path], framework: str, *files: Path) -> list[dict[str, Any]]:
@@ -125,14 +134,17 @@ def test_cfn_lint_bites(tool: Callable[[str], Path], tmp_path: Path) -> None:
     assert _cfn_lint(tool, bad).returncode != 0
 
 
-def _compose_config(path: Path) -> subprocess.CompletedProcess[str]:
+def _compose_config(path: Path, *more: Path) -> subprocess.CompletedProcess[str]:
     exe = shutil.which("docker-compose")
     if exe is None:
         missing("docker-compose (Debian package; validates against its compose schema)")
+    assert exe is not None
     (path.parent / "out").mkdir(exist_ok=True)
+    (path.parent / "ledger").mkdir(exist_ok=True)
+    files = [a for f in (path, *more) for a in ("-f", str(f))]
     return subprocess.run(
-        [exe, "-f", str(path), "config"],
-        capture_output=True,  # type: ignore[list-item]
+        [exe, *files, "config"],
+        capture_output=True,
         text=True,
         check=False,
         cwd=path.parent,
@@ -157,6 +169,39 @@ def test_compose_file_validates_with_the_hardened_profile(tmp_path: Path) -> Non
     mounts = {v["target"]: v for v in service["volumes"]}
     assert mounts["/in"]["read_only"] is True and not mounts["/out"].get("read_only")
     assert Path(mounts["/in"]["source"]).name == "ragtruth-generators"
+    # The evidence ledger: its own writable bind mount, passed to the job.
+    assert mounts["/ledger"]["type"] == "bind" and not mounts["/ledger"].get("read_only")
+    assert Path(mounts["/ledger"]["source"]) == tmp_path / "ledger"
+    assert service["command"] == COMPOSE_COMMAND
+    # No key needed by default: no secret, no --signing-key.
+    assert "secrets" not in service and "--signing-key" not in service["command"]
+
+
+def test_compose_signing_override_adds_the_key_as_a_secret(tmp_path: Path) -> None:
+    """compose.yaml + compose.signing.yaml: the key is a compose secret passed as --signing-key;
+    everything else (profile, mounts, the rest of the command) is unchanged."""
+    for name in ("compose.yaml", "compose.signing.yaml"):
+        shutil.copy(COMPOSE.parent / name, tmp_path / name)
+    shutil.copytree(ROOT / "examples", tmp_path.parent / "examples", dirs_exist_ok=True)
+    (tmp_path / "signing.pem").write_text("not read by `config`\n")
+    alone = _compose_config(tmp_path / "compose.yaml")
+    both = _compose_config(tmp_path / "compose.yaml", tmp_path / "compose.signing.yaml")
+    assert alone.returncode == 0 and both.returncode == 0, alone.stderr + both.stderr
+    plain = yaml.safe_load(alone.stdout)["services"]["ragwarrant"]
+    signed_config = yaml.safe_load(both.stdout)
+    signed = signed_config["services"]["ragwarrant"]
+    assert signed["command"] == [
+        *COMPOSE_COMMAND,
+        "--signing-key",
+        "/run/secrets/signing_key",
+    ]
+    assert signed["secrets"] in (["signing_key"], [{"source": "signing_key"}])
+    assert Path(signed_config["secrets"]["signing_key"]["file"]) == tmp_path / "signing.pem"
+    for service in (signed, plain):  # the merge may reorder the list
+        service["volumes"] = sorted(service["volumes"], key=lambda v: v["target"])
+    assert {k: v for k, v in signed.items() if k not in ("command", "secrets")} == {
+        k: v for k, v in plain.items() if k != "command"
+    }
 
 
 def test_compose_schema_bites(tmp_path: Path) -> None:
