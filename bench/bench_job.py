@@ -96,7 +96,7 @@ def write_inputs(root: Path, n: int, seed: int = 1) -> dict[str, np.ndarray]:
 
 def run_job(root: Path) -> tuple[float, float, int, dict]:
     """Run the job in a child process; return wall seconds, peak RSS (MiB), exit code, decision."""
-    out = root / "out"
+    out = root.parent / "out"  # outside the input directory
     before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     t0 = time.perf_counter()
     proc = subprocess.run(
@@ -129,7 +129,7 @@ def main() -> None:
     )
     for n in sorted(args.sizes):
         with tempfile.TemporaryDirectory() as tmp:
-            root = Path(tmp)
+            root = Path(tmp) / "in"
             deltas = write_inputs(root, n)
             wall, peak, code, decision = run_job(root)
             gate = next(

@@ -1,0 +1,32 @@
+"""The benchmarks still run (tiny sizes): a benchmark that crashes measures nothing.
+
+Figures are not asserted here; the benchmarks print them beside their references.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from tests.conftest import REPO
+
+
+@pytest.mark.parametrize(
+    ("script", "args", "expect"),
+    [
+        ("bench_job.py", ["--sizes", "2000", "--scipy-max", "2000"], "LCB q1 scipy"),
+        ("bench_telemetry.py", ["--rows", "20000"], "rows"),
+        ("bench_selftest.py", ["--repeat", "2"], "self-test"),
+    ],
+)
+def test_benchmark_runs(script, args, expect, tmp_path):
+    """Each benchmark runs to completion on tiny inputs and prints its table."""
+    extra = ["--dir", str(tmp_path)] if script == "bench_telemetry.py" else []
+    proc = subprocess.run(
+        [sys.executable, str(REPO / "bench" / script), *args, *extra],
+        capture_output=True, text=True, cwd=str(REPO), timeout=600,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert expect in proc.stdout
