@@ -26,7 +26,10 @@ def test_benchmark_runs(script, args, expect, tmp_path):
     extra = ["--dir", str(tmp_path)] if script == "bench_telemetry.py" else []
     proc = subprocess.run(
         [sys.executable, str(REPO / "bench" / script), *args, *extra],
-        capture_output=True, text=True, cwd=str(REPO), timeout=600,
+        capture_output=True,
+        text=True,
+        cwd=str(REPO),
+        timeout=600,
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert expect in proc.stdout

@@ -31,7 +31,7 @@ def test_quality_value_outside_scale_blocks_naming_file_and_row(make_input, tmp_
 
 
 def test_negative_cost_blocks(make_input, tmp_path):
-    """Negative costs cannot fake a cost reduction: operational metrics are >= 0 unless declared otherwise."""
+    """Negative costs cannot fake a cost reduction: operational metrics are >= 0 by default."""
     data = simulate(200, cost_ratio=1.2)
     data["cand"]["cost_usd"][:30] = -0.05
     out = tmp_path / "out"
@@ -49,18 +49,22 @@ def test_values_within_range_pass_the_range_gate(make_input, tmp_path):
 
 
 def test_infinite_margin_is_an_invalid_contract(make_input, tmp_path):
-    """margin_abs: .inf (or NaN anywhere in the contract) is a contract error (78), not a crash (70)."""
+    """margin_abs: .inf (or NaN anywhere in the contract) is a contract error (78), not a crash."""
     out = tmp_path / "out"
     inp = make_input(mutate=lambda c: c["quality_metrics"][0].update({"margin_abs": float("inf")}))
     assert run(["run", "--input", str(inp), "--output", str(out)]) == 78
     assert "margin_abs" in load(out)["error"]["message"]
-    inp = make_input(mutate=lambda c: c.update({"prices": {"m": {"input_usd_per_1m_tokens": float("nan")}}}))
+    inp = make_input(
+        mutate=lambda c: c.update({"prices": {"m": {"input_usd_per_1m_tokens": float("nan")}}})
+    )
     assert run(["run", "--input", str(inp), "--output", str(tmp_path / "o2")]) == 78
 
 
 def test_negative_price_is_an_invalid_contract(make_input, tmp_path):
     """A negative list price is refused."""
-    inp = make_input(mutate=lambda c: c.update({"prices": {"m": {"input_usd_per_1m_tokens": -1.0}}}))
+    inp = make_input(
+        mutate=lambda c: c.update({"prices": {"m": {"input_usd_per_1m_tokens": -1.0}}})
+    )
     assert run(["run", "--input", str(inp), "--output", str(tmp_path / "o")]) == 78
 
 
@@ -100,8 +104,14 @@ def test_rows_outside_declared_splits_are_reported(make_input, tmp_path):
         c["splits"] = {"confirmatory": "a"}
 
     assert run(["run", "--input", str(make_input(mutate=mutate)), "--output", str(out)]) in (0, 11)
-    check = next(c for c in load(out, "validation_report.json")["checks"] if c["id"] == "split-unassigned")
-    assert check["status"] == "warn" and "100 examples" in check["message"] and "'b'" in check["message"]
+    check = next(
+        c for c in load(out, "validation_report.json")["checks"] if c["id"] == "split-unassigned"
+    )
+    assert (
+        check["status"] == "warn"
+        and "100 examples" in check["message"]
+        and "'b'" in check["message"]
+    )
 
 
 def test_infinite_values_counted_in_validation_report(make_input, tmp_path):
@@ -109,7 +119,9 @@ def test_infinite_values_counted_in_validation_report(make_input, tmp_path):
     data = simulate(200)
     data["cand"]["correct"][3] = np.inf
     out = tmp_path / "out"
-    inp = make_input(data=data, mutate=lambda c: c["quality_metrics"][0].update({"on_missing": "exclude"}))
+    inp = make_input(
+        data=data, mutate=lambda c: c["quality_metrics"][0].update({"on_missing": "exclude"})
+    )
     run(["run", "--input", str(inp), "--output", str(out)])
     mv = load(out, "validation_report.json")["missing_values"]
     assert {"policy_id": "cand", "metric": "correct", "reason": "inf", "count": 1} in mv
@@ -121,7 +133,9 @@ def test_non_finite_gate_names_first_file_and_row(make_input, tmp_path):
     data["cand"]["correct"][4] = np.nan
     out = tmp_path / "out"
     assert run(["run", "--input", str(make_input(data=data)), "--output", str(out)]) == 12
-    gate = next(g for g in load(out)["candidates"][0]["gates"] if g["id"] == "hard:non-finite-values")
+    gate = next(
+        g for g in load(out)["candidates"][0]["gates"] if g["id"] == "hard:non-finite-values"
+    )
     assert "evidence/results.csv row 205" in gate["reason"]
 
 
@@ -130,7 +144,9 @@ def test_report_lists_source_notes(make_input, tmp_path):
     out = tmp_path / "out"
     run(["run", "--input", str(make_input()), "--output", str(out)])
     text = (out / "report.md").read_text()
-    assert "## Evidence sources" in text and "`evidence/results.csv`" in text and "id-column" in text
+    assert (
+        "## Evidence sources" in text and "`evidence/results.csv`" in text and "id-column" in text
+    )
 
 
 def test_summary_refuses_tampered_decision(make_input, tmp_path):
@@ -155,10 +171,14 @@ def test_report_shows_missing_value_counts(make_input, tmp_path):
     data = simulate(200)
     data["cand"]["correct"][:3] = np.nan
     out = tmp_path / "out"
-    inp = make_input(data=data, mutate=lambda c: c["quality_metrics"][0].update({"on_missing": "exclude"}))
+    inp = make_input(
+        data=data, mutate=lambda c: c["quality_metrics"][0].update({"on_missing": "exclude"})
+    )
     run(["run", "--input", str(inp), "--output", str(out)])
     assert "| cand | correct | null | 3 |" in (out / "report.md").read_text()
-    assert {"policy_id": "cand", "metric": "correct", "reason": "null", "count": 3} in load(out)["missing_values"]
+    assert {"policy_id": "cand", "metric": "correct", "reason": "null", "count": 3} in load(out)[
+        "missing_values"
+    ]
 
 
 def test_validation_report_records_output_checks(make_input, tmp_path):

@@ -26,7 +26,9 @@ def test_minimal_contract_validates_and_runs(tmp_path):
     inp = tmp_path / "in"
     (inp / "policies").mkdir(parents=True)
     for name in ("prod", "topk3"):
-        (inp / "policies" / f"{name}.json").write_bytes(orjson.dumps({"top_k": 5 if name == "prod" else 3}))
+        (inp / "policies" / f"{name}.json").write_bytes(
+            orjson.dumps({"top_k": 5 if name == "prod" else 3})
+        )
     (inp / "contract.yaml").write_text(_minimal_contract())
     rng = np.random.default_rng(0)
     lines = ["question_id,policy,task,split,faithfulness,cost"]

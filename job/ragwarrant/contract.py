@@ -95,7 +95,9 @@ def _relative_path(value: str) -> str:
 RelativePath = Annotated[str, Field(min_length=1, max_length=1000)]
 
 
-AdapterName = Literal["generic", "ragas", "deepeval", "langsmith", "phoenix", "trulens", "otel", "auto"]
+AdapterName = Literal[
+    "generic", "ragas", "deepeval", "langsmith", "phoenix", "trulens", "otel", "auto"
+]
 """The adapters the job knows (``adapters.registry.ADAPTERS``; a test keeps the two equal)."""
 
 

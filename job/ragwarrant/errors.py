@@ -115,7 +115,7 @@ class EvidenceError(RagwarrantError):
 
 
 class MismatchError(RagwarrantError):
-    """A recorded output does not match what it should be: a tampered or inconsistent file (exit 65)."""
+    """A recorded output is not what it should be: a tampered or inconsistent file (exit 65)."""
 
     exit_code = ExitCode.VERIFY_MISMATCH
 

@@ -307,10 +307,12 @@ def _scopes(
 
 
 def _split_checks(index: EvidenceIndex, contract: ReleaseContract) -> list[ValidationCheck]:
-    """Say which examples no declared split role covers, and when the class assumes a held-out split."""
+    """Say which examples no split role covers, and when the class assumes a held-out split."""
     checks = []
     if contract.splits is not None:
-        roles = [r for r in (contract.splits.development, contract.splits.confirmatory) if r is not None]
+        roles = [
+            r for r in (contract.splits.development, contract.splits.confirmatory) if r is not None
+        ]
         covered = np.zeros(index.n_examples, dtype=bool)
         for role in roles:
             covered |= index.in_split(role)
@@ -318,17 +320,30 @@ def _split_checks(index: EvidenceIndex, contract: ReleaseContract) -> list[Valid
         if outside:
             labels = sorted(set(index.split_labels) - set(roles))
             shown = ", ".join(repr(x) for x in labels) or "none"
-            checks.append(ValidationCheck(
-                id="split-unassigned", target="evidence", status="warn",
-                message=f"{outside} examples are in no declared split role (their split labels: "
-                f"{shown}; or no label) and are not used",
-            ))
-    elif contract.evidence_class >= EvidenceClass.CONFIRMATORY and contract.evidence_class < EvidenceClass.DEPLOYMENT:
-        checks.append(ValidationCheck(
-            id="evidence-class-without-split", target="contract", status="info",
-            message=f"evidence class {contract.evidence_class.value} declared without a "
-            "confirmatory split: the claim scope assumes the evidence was fixed before the analysis",
-        ))
+            checks.append(
+                ValidationCheck(
+                    id="split-unassigned",
+                    target="evidence",
+                    status="warn",
+                    message=f"{outside} examples are in no declared split role "
+                    "(their split labels: "
+                    f"{shown}; or no label) and are not used",
+                )
+            )
+    elif (
+        contract.evidence_class >= EvidenceClass.CONFIRMATORY
+        and contract.evidence_class < EvidenceClass.DEPLOYMENT
+    ):
+        checks.append(
+            ValidationCheck(
+                id="evidence-class-without-split",
+                target="contract",
+                status="info",
+                message=f"evidence class {contract.evidence_class.value} declared without a "
+                "confirmatory split: the claim scope assumes the evidence was fixed before "
+                "the analysis",
+            )
+        )
     return checks
 
 
@@ -726,7 +741,9 @@ def _write_outputs(
     offending content (``audit.hygiene.publish_outputs``).
     """
     schema_check = ValidationCheck(
-        id="output-schemas", target="outputs", status="pass",
+        id="output-schemas",
+        target="outputs",
+        status="pass",
         message="decision.json and validation_report.json were built by the models whose JSON "
         "Schemas are committed under contracts/ (unknown fields and non-finite numbers refused)",
     )

@@ -226,7 +226,6 @@ class SourceRecord(OutputModel):
     notes: list[str] = Field(default_factory=list)
 
 
-
 class Decision(OutputModel):
     """``decision.json``: the run's decision and everything it rests on."""
 
@@ -251,11 +250,13 @@ class Decision(OutputModel):
         description="judge corroboration rates, when the contract declares corroboration",
     )
     sources: list[SourceRecord] = Field(
-        default_factory=list, description="how each evidence source was read (as in validation_report)"
+        default_factory=list,
+        description="how each evidence source was read (as in validation_report)",
     )
     missing_values: list[dict[str, Scalar]] = Field(
         default_factory=list,
-        description="per (policy, metric, reason): count of missing values (as in validation_report)",
+        description="per (policy, metric, reason): count of missing values "
+        "(as in validation_report)",
     )
     error: ErrorRecord | None = None
 

@@ -38,7 +38,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     p = subparsers.add_parser(
         "schemas",
         help="list, or write, the JSON Schemas of the contract and the outputs",
-        description="Without --write, list the schema files; with --write DIR, write them into DIR.",
+        description="Without --write, list the schema files; with --write DIR, write them there.",
     )
     p.add_argument(
         "--write", type=Path, metavar="DIR", help="write them into DIR (e.g. contracts/)"

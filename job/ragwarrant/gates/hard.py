@@ -174,8 +174,10 @@ def gate_non_finite(
             where = ""
             for p in (baseline, candidate):
                 col = index.columns.get((p, metric))
-                bad = np.flatnonzero((col.missing | col.infinite) & scope) if col is not None else []
-                if len(bad):
+                if col is None:
+                    continue
+                bad = np.flatnonzero((col.missing | col.infinite) & scope)
+                if bad.size:
                     where = f" (first: {index.locate(p, metric, int(bad[0]))}, policy {p})"
                     break
             failing.append(
@@ -215,9 +217,9 @@ def gate_value_range(
         for m in contract.quality_metrics
     }
     for om in contract.operational_metrics:
-        lo = "-inf" if om.min_value is None else f"{om.min_value:g}"
-        hi = "inf" if om.max_value is None else f"{om.max_value:g}"
-        ranges[om.id] = (om.min_value, om.max_value, f"the range [{lo}, {hi}]")
+        lo_s = "-inf" if om.min_value is None else f"{om.min_value:g}"
+        hi_s = "inf" if om.max_value is None else f"{om.max_value:g}"
+        ranges[om.id] = (om.min_value, om.max_value, f"the range [{lo_s}, {hi_s}]")
     count = 0
     first = ""
     details: dict[str, str | int | float | bool | None] = {}
@@ -227,9 +229,9 @@ def gate_value_range(
             if col is None:
                 continue
             raw = col.raw
-            with np.errstate(invalid="ignore"):
-                bad = scope & np.isfinite(raw)
-                bad &= ((raw < lo) if lo is not None else False) | ((raw > hi) if hi is not None else False)
+            below = raw < lo if lo is not None else np.zeros(raw.shape, dtype=bool)
+            above = raw > hi if hi is not None else np.zeros(raw.shape, dtype=bool)
+            bad = scope & np.isfinite(raw) & (below | above)
             n_bad = int(np.sum(bad))
             if n_bad:
                 details[f"{metric}.out_of_range.{policy}"] = n_bad
@@ -242,7 +244,9 @@ def gate_value_range(
                     )
     if count:
         return hard_gate(
-            "value-range", False, f"{count} values outside their declared range; first: {first}",
+            "value-range",
+            False,
+            f"{count} values outside their declared range; first: {first}",
             details=details,
         )
     return hard_gate("value-range", True, "every value lies in its metric's declared range")

@@ -48,9 +48,11 @@ def gate_noninferiority(
         reason = (
             f"{where}: the interval [{lcb:+.4g}, {ucb:+.4g}] straddles -margin {threshold:+.4g}; "
             + (
-                "the estimate is inside the margin, so more data would more likely show noninferiority"
+                "the estimate is inside the margin, "
+                "so more data would more likely show noninferiority"
                 if test.estimate > threshold
-                else "the estimate is beyond the margin, so more data would more likely confirm a loss"
+                else "the estimate is beyond the margin, "
+                "so more data would more likely confirm a loss"
             )
         )
     gid = f"noninferiority:{metric}" + (f"@{slice_value}" if slice_value is not None else "")
