@@ -269,7 +269,8 @@ def _engine_cases() -> list[_EngineCase]:
             reason_prefix="blocked",
         )
     )
-    # 5b. Out-of-scale quality values (3.0 on a [0, 1] scale) that would turn a loss into a win: BLOCK.
+    # 5b. Out-of-scale quality values (3.0 on a [0, 1] scale) that would turn a loss into a
+    # win: BLOCK.
     lossy = base.copy()
     lossy[np.flatnonzero(base == 1)[:20]] = 0.0
     lossy[np.flatnonzero(base == 0)[:4]] = 3.0

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import csv
+import io
 from collections.abc import Callable
 from pathlib import Path
 
@@ -38,6 +40,32 @@ def make_contract(
             "prices": prices or {},
         }
     )
+
+
+def read_csv_rows(path: Path) -> tuple[list[str], list[list[str]]]:
+    """A CSV export's header and rows, as strings (to be edited into a broken variant)."""
+    with path.open(newline="", encoding="utf-8") as fh:
+        reader = csv.reader(fh)
+        header = next(reader)
+        return header, list(reader)
+
+
+def write_csv_rows(path: Path, header: list[str], rows: list[list[str]]) -> Path:
+    """Write ``header`` and ``rows`` as CSV to ``path``; return ``path``."""
+    buf = io.StringIO()
+    w = csv.writer(buf)
+    w.writerow(header)
+    w.writerows(rows)
+    path.write_text(buf.getvalue(), encoding="utf-8")
+    return path
+
+
+def without_column(
+    header: list[str], rows: list[list[str]], name: str
+) -> tuple[list[str], list[list[str]]]:
+    """``header`` and ``rows`` with the column ``name`` removed."""
+    i = header.index(name)
+    return header[:i] + header[i + 1 :], [r[:i] + r[i + 1 :] for r in rows]
 
 
 RequestFactory = Callable[..., AdapterRequest]

@@ -9,7 +9,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from ragwarrant.adapters._base import AdapterRequest
-from ragwarrant.adapters.generic import _at_file_row, load
+from ragwarrant.adapters._io import at_file_row
+from ragwarrant.adapters.generic import load
 from ragwarrant.contract import ReleaseContract
 from ragwarrant.errors import EvidenceError
 from tests.conftest import base_contract
@@ -88,5 +89,5 @@ def test_error_rows_count_from_the_start_of_the_file():
         row=3,
         column="ex",
     )
-    moved = _at_file_row(exc, 1_048_576)
+    moved = at_file_row(exc, 1_048_576)
     assert moved.row == 1_048_579 and "row 1048579:" in moved.message and moved.column == "ex"

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import csv
-import io
 import json
 import uuid
 from pathlib import Path
@@ -16,6 +15,7 @@ import pytest
 
 from ragwarrant.adapters import langsmith
 from ragwarrant.errors import EvidenceError
+from tests.adapters.conftest import read_csv_rows, without_column, write_csv_rows
 
 CSV = "langsmith/langsmith_experiment_{p}.csv"
 RAW = "langsmith/langsmith_experiment_{p}_rows_raw.jsonl"
@@ -109,18 +109,7 @@ def test_execution_time_on_request(make_request, exports) -> None:
 
 
 def _table(exports: Path) -> tuple[list[str], list[list[str]]]:
-    with (exports / CSV.format(p="baseline")).open(newline="") as fh:
-        r = csv.reader(fh)
-        return next(r), list(r)
-
-
-def _write(path: Path, header: list[str], rows: list[list[str]]) -> Path:
-    buf = io.StringIO()
-    w = csv.writer(buf)
-    w.writerow(header)
-    w.writerows(rows)
-    path.write_text(buf.getvalue())
-    return path
+    return read_csv_rows(exports / CSV.format(p="baseline"))
 
 
 def test_empty_files(make_request, tmp_path) -> None:
@@ -135,9 +124,8 @@ def test_empty_files(make_request, tmp_path) -> None:
 
 def test_missing_id_column(make_request, exports, tmp_path) -> None:
     """Without example_id the table cannot be paired."""
-    header, rows = _table(exports)
-    i = header.index("example_id")
-    p = _write(tmp_path / "x.csv", header[:i] + header[i + 1 :], [r[:i] + r[i + 1 :] for r in rows])
+    header, rows = without_column(*_table(exports), "example_id")
+    p = write_csv_rows(tmp_path / "x.csv", header, rows)
     with pytest.raises(EvidenceError) as err:
         _load(make_request, p, policy="baseline")
     assert (err.value.code, err.value.column) == ("evidence-missing-column", "example_id")
@@ -147,7 +135,7 @@ def test_wrong_type_feedback(make_request, exports, tmp_path) -> None:
     """A text cell in a numeric feedback column is located."""
     header, rows = _table(exports)
     rows[8][header.index("feedback.token_f1")] = "0.5x"
-    p = _write(tmp_path / "x.csv", header, rows)
+    p = write_csv_rows(tmp_path / "x.csv", header, rows)
     with pytest.raises(EvidenceError) as err:
         _load(make_request, p, policy="baseline")
     assert (err.value.code, err.value.row, err.value.column) == (
@@ -162,7 +150,7 @@ def test_duplicated_example(make_request, exports, tmp_path) -> None:
     header, rows = _table(exports)
     i = header.index("example_id")
     rows[5][i] = rows[0][i]
-    p = _write(tmp_path / "x.csv", header, rows)
+    p = write_csv_rows(tmp_path / "x.csv", header, rows)
     with pytest.raises(EvidenceError) as err:
         _load(make_request, p, policy="baseline")
     assert (err.value.code, err.value.row) == ("evidence-duplicate-id", 6)

@@ -26,6 +26,13 @@ def _load(make_request, exports: Path, rel: str, **fields):
     return phoenix.load(make_request(exports / rel, root=exports, **fields))
 
 
+def _load_joined(make_request, root: Path, rel: str = EVALS, *, run: str = "baseline", **fields):
+    """Load ``rel`` of the ``run`` policy's export, joined (span-join) to that run's spans file."""
+    return _load(
+        make_request, root, rel.format(p=run), options={"spans": SPANS.format(p=run)}, **fields
+    )
+
+
 def _by_example(result, metric: str) -> dict[str, float | None]:
     e = result.evidence.filter(pc.equal(result.evidence["metric"], metric))
     return dict(zip(e["example_id"].to_pylist(), e["value"].to_pylist(), strict=True))
@@ -52,13 +59,7 @@ def test_spans_reduce_like_the_telemetry(make_request, exports, policy) -> None:
 
 def test_evaluate_dataframe_span_join(make_request, exports) -> None:
     """Score cells (JSON strings) join through context.span_id to the spans' question ids."""
-    result = _load(
-        make_request,
-        exports,
-        EVALS.format(p="baseline"),
-        policy="baseline",
-        options={"spans": SPANS.format(p="baseline")},
-    )
+    result = _load_joined(make_request, exports, policy="baseline")
     assert result.provenance.pairing_method == "span-join"
     ev = result.evidence
     assert ev.num_rows == 120 and pc.sum(pc.is_null(ev["value"])).as_py() == 0
@@ -71,13 +72,8 @@ def test_evaluate_dataframe_span_join(make_request, exports) -> None:
     assert _by_example(result, "refusal")["q030"] == 1.0
     assert any("refusal" in n and "minimize" in n for n in result.provenance.notes)
     # the same token_f1 as the legacy SpanEvaluations export of the same run
-    legacy = _load(
-        make_request,
-        exports,
-        LEGACY.format(p="baseline"),
-        policy="baseline",
-        options={"spans": SPANS.format(p="baseline")},
-        metrics={"score": "token_f1"},
+    legacy = _load_joined(
+        make_request, exports, LEGACY, policy="baseline", metrics={"score": "token_f1"}
     )
     assert _by_example(legacy, "token_f1") == _by_example(result, "token_f1")
 
@@ -85,25 +81,14 @@ def test_evaluate_dataframe_span_join(make_request, exports) -> None:
 def test_policy_comes_from_the_joined_spans(make_request, exports) -> None:
     """Without 'policy', the spans' metadata.policy is used, and must cover the contract."""
     with pytest.raises(EvidenceError) as err:
-        _load(
-            make_request,
-            exports,
-            EVALS.format(p="candidate"),
-            options={"spans": SPANS.format(p="candidate")},
-        )
+        _load_joined(make_request, exports, run="candidate")
     assert err.value.code == "evidence-policy-missing" and "baseline" in str(err.value)
 
 
 def test_legacy_frame_needs_metric_name(make_request, exports) -> None:
     """label/score/explanation frames do not name their evaluation: the contract must."""
     with pytest.raises(EvidenceError) as err:
-        _load(
-            make_request,
-            exports,
-            LEGACY.format(p="baseline"),
-            policy="baseline",
-            options={"spans": SPANS.format(p="baseline")},
-        )
+        _load_joined(make_request, exports, LEGACY, policy="baseline")
     assert err.value.code == "evidence-metric-name-needed"
 
 
@@ -130,6 +115,11 @@ def test_question_hash_pairing(make_request, exports) -> None:
 # --- broken variants ---------------------------------------------------------------------------
 
 
+def _with_column(t: pa.Table, name: str, values: list, typ: pa.DataType | None = None) -> pa.Table:
+    """``t`` with column ``name`` replaced by ``values``."""
+    return t.set_column(t.schema.get_field_index(name), name, pa.array(values, typ))
+
+
 def _copy_with(exports: Path, tmp_path: Path, policy: str, table: pa.Table) -> Path:
     (tmp_path / "phoenix" / policy).mkdir(parents=True)
     shutil.copyfile(exports / SPANS.format(p=policy), tmp_path / SPANS.format(p=policy))
@@ -143,16 +133,10 @@ def test_join_miss(make_request, exports, tmp_path) -> None:
     t = pq.read_table(exports / EVALS.format(p="baseline"))
     ids = t["context.span_id"].to_pylist()
     ids[3] = "0000000000000000"
-    t = t.set_column(t.schema.get_field_index("context.span_id"), "context.span_id", pa.array(ids))
+    t = _with_column(t, "context.span_id", ids)
     _copy_with(exports, tmp_path, "baseline", t)
     with pytest.raises(EvidenceError) as err:
-        _load(
-            make_request,
-            tmp_path,
-            EVALS.format(p="baseline"),
-            policy="baseline",
-            options={"spans": SPANS.format(p="baseline")},
-        )
+        _load_joined(make_request, tmp_path, policy="baseline")
     assert (err.value.code, err.value.row) == ("evidence-join-miss", 4)
 
 
@@ -161,36 +145,19 @@ def test_failed_execution_and_bad_score_cell(make_request, exports, tmp_path) ->
     t = pq.read_table(exports / EVALS.format(p="baseline"))
     det = t["token_f1_execution_details"].to_pylist()
     det[2] = orjson.dumps({"status": "FAILED", "exceptions": ["boom"]}).decode()
-    t = t.set_column(
-        t.schema.get_field_index("token_f1_execution_details"),
-        "token_f1_execution_details",
-        pa.array(det),
-    )
+    t = _with_column(t, "token_f1_execution_details", det)
     _copy_with(exports, tmp_path, "baseline", t)
-    result = _load(
-        make_request,
-        tmp_path,
-        EVALS.format(p="baseline"),
-        policy="baseline",
-        options={"spans": SPANS.format(p="baseline")},
-    )
+    result = _load_joined(make_request, tmp_path, policy="baseline")
     ev = result.evidence.filter(pc.equal(result.evidence["missing_reason"], "error"))
     assert ev["metric"].to_pylist() == ["token_f1"] and ev["source_row"].to_pylist() == [3]
 
     cells = t["exact_match_score"].to_pylist()
     cells[4] = "[1, 2]"
-    t2 = t.set_column(
-        t.schema.get_field_index("exact_match_score"), "exact_match_score", pa.array(cells)
+    pq.write_table(
+        _with_column(t, "exact_match_score", cells), tmp_path / EVALS.format(p="baseline")
     )
-    pq.write_table(t2, tmp_path / EVALS.format(p="baseline"))
     with pytest.raises(EvidenceError) as err:
-        _load(
-            make_request,
-            tmp_path,
-            EVALS.format(p="baseline"),
-            policy="baseline",
-            options={"spans": SPANS.format(p="baseline")},
-        )
+        _load_joined(make_request, tmp_path, policy="baseline")
     assert (err.value.code, err.value.row, err.value.column) == (
         "evidence-wrong-type",
         5,
@@ -204,26 +171,14 @@ def test_duplicated_span(make_request, exports, tmp_path) -> None:
     t = pa.concat_tables([t, t.slice(0, 1)])
     _copy_with(exports, tmp_path, "baseline", t)
     with pytest.raises(EvidenceError) as err:
-        _load(
-            make_request,
-            tmp_path,
-            EVALS.format(p="baseline"),
-            policy="baseline",
-            options={"spans": SPANS.format(p="baseline")},
-        )
+        _load_joined(make_request, tmp_path, policy="baseline")
     assert (err.value.code, err.value.row) == ("evidence-duplicate-id", 31)
 
 
 def test_declared_policy_differs_from_joined_spans(make_request, exports) -> None:
     """Declared baseline while the joined spans say candidate is a policy mismatch."""
     with pytest.raises(EvidenceError) as err:
-        _load(
-            make_request,
-            exports,
-            EVALS.format(p="candidate"),
-            policy="baseline",
-            options={"spans": SPANS.format(p="candidate")},
-        )
+        _load_joined(make_request, exports, run="candidate", policy="baseline")
     assert err.value.code == "evidence-policy-missing"
 
 
@@ -251,13 +206,7 @@ def test_empty_evaluations(make_request, exports, tmp_path) -> None:
     t = pq.read_table(exports / EVALS.format(p="baseline")).slice(0, 0)
     _copy_with(exports, tmp_path, "baseline", t)
     with pytest.raises(EvidenceError) as err:
-        _load(
-            make_request,
-            tmp_path,
-            EVALS.format(p="baseline"),
-            policy="baseline",
-            options={"spans": SPANS.format(p="baseline")},
-        )
+        _load_joined(make_request, tmp_path, policy="baseline")
     assert err.value.code == "evidence-empty"
 
 
@@ -267,8 +216,7 @@ def test_mixed_policies_in_spans(make_request, exports, tmp_path) -> None:
     meta = t["attributes.metadata"].to_pylist()
     i = next(k for k, m in enumerate(meta) if m is not None and m["question_id"] == "q005")
     meta[i] = {"question_id": "q005", "policy": "candidate"}
-    idx = t.schema.get_field_index("attributes.metadata")
-    t = t.set_column(idx, "attributes.metadata", pa.array(meta, t.schema.field(idx).type))
+    t = _with_column(t, "attributes.metadata", meta, t.schema.field("attributes.metadata").type)
     (tmp_path / "phoenix" / "baseline").mkdir(parents=True)
     pq.write_table(t, tmp_path / SPANS.format(p="baseline"))
     with pytest.raises(EvidenceError) as err:

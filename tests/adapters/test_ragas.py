@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import csv
-import io
 import math
 from pathlib import Path
 
@@ -12,6 +10,7 @@ import pytest
 
 from ragwarrant.adapters import ragas
 from ragwarrant.errors import EvidenceError
+from tests.adapters.conftest import read_csv_rows, without_column, write_csv_rows
 
 RAGAS_METRICS = 10
 
@@ -91,19 +90,7 @@ def test_metrics_mapping_selects_and_renames(make_request, exports) -> None:
 
 
 def _rows(exports: Path) -> tuple[list[str], list[list[str]]]:
-    with (exports / "ragas/ragas_evaluate_baseline.csv").open(newline="") as fh:
-        reader = csv.reader(fh)
-        header = next(reader)
-        return header, list(reader)
-
-
-def _write(path: Path, header: list[str], rows: list[list[str]]) -> Path:
-    buf = io.StringIO()
-    w = csv.writer(buf)
-    w.writerow(header)
-    w.writerows(rows)
-    path.write_text(buf.getvalue(), encoding="utf-8")
-    return path
+    return read_csv_rows(exports / "ragas/ragas_evaluate_baseline.csv")
 
 
 def test_empty_file(make_request, tmp_path) -> None:
@@ -117,9 +104,8 @@ def test_empty_file(make_request, tmp_path) -> None:
 
 def test_missing_question_column(make_request, exports, tmp_path) -> None:
     """Without user_input (or question) there is nothing to pair by."""
-    header, rows = _rows(exports)
-    i = header.index("user_input")
-    p = _write(tmp_path / "r.csv", header[:i] + header[i + 1 :], [r[:i] + r[i + 1 :] for r in rows])
+    header, rows = without_column(*_rows(exports), "user_input")
+    p = write_csv_rows(tmp_path / "r.csv", header, rows)
     with pytest.raises(EvidenceError) as err:
         _load(make_request, p, policy="baseline")
     assert err.value.code == "evidence-missing-column" and err.value.column == "user_input"
@@ -141,7 +127,7 @@ def test_wrong_type_metric_cell(make_request, exports, tmp_path) -> None:
     """A text cell in a metric column is located by row and column."""
     header, rows = _rows(exports)
     rows[4][header.index("bleu_score")] = "n/a-ish"
-    p = _write(tmp_path / "r.csv", header, rows)
+    p = write_csv_rows(tmp_path / "r.csv", header, rows)
     with pytest.raises(EvidenceError) as err:
         _load(make_request, p, policy="baseline")
     assert (err.value.code, err.value.row, err.value.column) == (
@@ -155,7 +141,7 @@ def test_context_cell_not_a_list(make_request, exports, tmp_path) -> None:
     """A context cell holding a dict literal is rejected, not coerced."""
     header, rows = _rows(exports)
     rows[2][header.index("retrieved_contexts")] = "{'kb-001': 'text'}"
-    p = _write(tmp_path / "r.csv", header, rows)
+    p = write_csv_rows(tmp_path / "r.csv", header, rows)
     with pytest.raises(EvidenceError) as err:
         _load(make_request, p, policy="baseline")
     assert (err.value.code, err.value.row, err.value.column) == (
@@ -169,7 +155,7 @@ def test_duplicated_question(make_request, exports, tmp_path) -> None:
     """The same question twice (after normalization) is a duplicated id, naming both rows."""
     header, rows = _rows(exports)
     rows[9][0] = "  " + rows[2][0].upper() + " "
-    p = _write(tmp_path / "r.csv", header, rows)
+    p = write_csv_rows(tmp_path / "r.csv", header, rows)
     with pytest.raises(EvidenceError) as err:
         _load(make_request, p, policy="baseline")
     assert err.value.code == "evidence-duplicate-id" and err.value.row == 10
@@ -186,7 +172,7 @@ def test_no_policy_declared(make_request, exports) -> None:
 def test_policy_missing_from_file(make_request, exports, tmp_path) -> None:
     """A policy column that never names the declared policy is evidence-policy-missing."""
     header, rows = _rows(exports)
-    p = _write(tmp_path / "r.csv", header + ["policy_id"], [r + ["baseline"] for r in rows])
+    p = write_csv_rows(tmp_path / "r.csv", header + ["policy_id"], [r + ["baseline"] for r in rows])
     with pytest.raises(EvidenceError) as err:
         _load(make_request, p, policy="candidate")
     assert err.value.code == "evidence-policy-missing"
@@ -197,7 +183,7 @@ def test_mixed_policies(make_request, exports, tmp_path) -> None:
     header, rows = _rows(exports)
     pols = ["baseline"] * len(rows)
     pols[6] = "candidate"
-    p = _write(
+    p = write_csv_rows(
         tmp_path / "r.csv",
         header + ["policy_id"],
         [r + [x] for r, x in zip(rows, pols, strict=True)],
@@ -210,7 +196,7 @@ def test_mixed_policies(make_request, exports, tmp_path) -> None:
 def test_id_column_pairing_when_present(make_request, exports, tmp_path) -> None:
     """A file with the mapped id column pairs by it and says so."""
     header, rows = _rows(exports)
-    p = _write(
+    p = write_csv_rows(
         tmp_path / "r.csv",
         header + ["example_id"],
         [r + [f"q{i + 1:03d}"] for i, r in enumerate(rows)],
@@ -242,7 +228,7 @@ def test_legacy_column_names(make_request, exports, tmp_path) -> None:
         "response": "answer",
         "reference": "ground_truth",
     }
-    p = _write(tmp_path / "r.csv", [legacy.get(h, h) for h in header], rows)
+    p = write_csv_rows(tmp_path / "r.csv", [legacy.get(h, h) for h in header], rows)
     old = _load(make_request, p, policy="baseline")
     new = _load(make_request, exports / "ragas/ragas_evaluate_baseline.csv", policy="baseline")
     assert old.evidence["example_id"].to_pylist() == new.evidence["example_id"].to_pylist()

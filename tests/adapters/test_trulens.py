@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import csv
-import io
 import math
 from pathlib import Path
 
@@ -12,6 +10,7 @@ import pytest
 
 from ragwarrant.adapters import trulens
 from ragwarrant.errors import EvidenceError
+from tests.adapters.conftest import read_csv_rows, without_column, write_csv_rows
 
 TABLE = "trulens/trulens_records_and_feedback.csv"
 
@@ -22,18 +21,7 @@ def _load(make_request, path: Path, **fields):
 
 
 def _rows(exports: Path) -> tuple[list[str], list[list[str]]]:
-    with (exports / TABLE).open(newline="") as fh:
-        r = csv.reader(fh)
-        return next(r), list(r)
-
-
-def _write(path: Path, header: list[str], rows: list[list[str]]) -> Path:
-    buf = io.StringIO()
-    w = csv.writer(buf)
-    w.writerow(header)
-    w.writerows(rows)
-    path.write_text(buf.getvalue())
-    return path
+    return read_csv_rows(exports / TABLE)
 
 
 def test_real_table_both_policies(make_request, exports) -> None:
@@ -87,7 +75,7 @@ def test_operational_latency_zero_is_missing(make_request, exports, tmp_path) ->
     """latency (s) → latency_ms; a latency of 0 means not measured (reason absent)."""
     header, rows = _rows(exports)
     rows[3][header.index("latency")] = "0.0"
-    p = _write(tmp_path / "t.csv", header, rows)
+    p = write_csv_rows(tmp_path / "t.csv", header, rows)
     result = _load(make_request, p, options={"include_operational": True})
     lat = result.evidence.filter(pc.equal(result.evidence["metric"], "latency_ms"))
     assert lat["missing_reason"][3].as_py() == "absent" and lat["value"][3].as_py() is None
@@ -100,7 +88,7 @@ def test_judge_cost_sums_feedback_costs(make_request, exports, tmp_path) -> None
     header, rows = _rows(exports)
     rows[2][header.index("Token F1 feedback cost in USD")] = "0.001"
     rows[2][header.index("Exact Match feedback cost in USD")] = "0.0005"
-    result = _load(make_request, _write(tmp_path / "t.csv", header, rows))
+    result = _load(make_request, write_csv_rows(tmp_path / "t.csv", header, rows))
     jc = result.evidence.filter(pc.equal(result.evidence["metric"], "judge_cost_usd"))
     assert math.isclose(jc["value"][2].as_py(), 0.0015)
     assert "cost_usd" not in result.evidence["metric"].to_pylist()
@@ -120,9 +108,8 @@ def test_empty(make_request, tmp_path) -> None:
 
 def test_missing_app_version(make_request, exports, tmp_path) -> None:
     """Without app_version (or a policy column) the policy is unknown."""
-    header, rows = _rows(exports)
-    i = header.index("app_version")
-    p = _write(tmp_path / "t.csv", header[:i] + header[i + 1 :], [r[:i] + r[i + 1 :] for r in rows])
+    header, rows = without_column(*_rows(exports), "app_version")
+    p = write_csv_rows(tmp_path / "t.csv", header, rows)
     with pytest.raises(EvidenceError) as err:
         _load(make_request, p)
     assert (err.value.code, err.value.column) == ("evidence-missing-column", "app_version")
@@ -132,7 +119,7 @@ def test_wrong_type_feedback(make_request, exports, tmp_path) -> None:
     """A text cell in a feedback column is located."""
     header, rows = _rows(exports)
     rows[11][header.index("Token F1")] = "good"
-    p = _write(tmp_path / "t.csv", header, rows)
+    p = write_csv_rows(tmp_path / "t.csv", header, rows)
     with pytest.raises(EvidenceError) as err:
         _load(make_request, p)
     assert (err.value.code, err.value.row, err.value.column) == (
@@ -147,7 +134,7 @@ def test_duplicated_input_within_a_policy(make_request, exports, tmp_path) -> No
     header, rows = _rows(exports)
     i = header.index("input")
     rows[4][i] = rows[1][i]
-    p = _write(tmp_path / "t.csv", header, rows)
+    p = write_csv_rows(tmp_path / "t.csv", header, rows)
     with pytest.raises(EvidenceError) as err:
         _load(make_request, p)
     assert (err.value.code, err.value.row) == ("evidence-duplicate-id", 5)
@@ -157,7 +144,7 @@ def test_policy_missing_from_file(make_request, exports, tmp_path) -> None:
     """Dropping every candidate record leaves a contract policy without rows."""
     header, rows = _rows(exports)
     i = header.index("app_version")
-    p = _write(tmp_path / "t.csv", header, [r for r in rows if r[i] == "baseline"])
+    p = write_csv_rows(tmp_path / "t.csv", header, [r for r in rows if r[i] == "baseline"])
     with pytest.raises(EvidenceError) as err:
         _load(make_request, p)
     assert err.value.code == "evidence-policy-missing" and "candidate" in str(err.value)
@@ -174,7 +161,7 @@ def test_unknown_app_version(make_request, exports, tmp_path) -> None:
     """An app_version that is no contract policy is named."""
     header, rows = _rows(exports)
     rows[0][header.index("app_version")] = "v2-experimental"
-    p = _write(tmp_path / "t.csv", header, rows)
+    p = write_csv_rows(tmp_path / "t.csv", header, rows)
     with pytest.raises(EvidenceError) as err:
         _load(make_request, p)
     assert err.value.code == "evidence-policy-unknown" and "v2-experimental" in str(err.value)
@@ -184,7 +171,7 @@ def test_record_json_not_a_literal(make_request, exports, tmp_path) -> None:
     """A record_json cell that is neither JSON nor a Python literal is located."""
     header, rows = _rows(exports)
     rows[6][header.index("record_json")] = "{'meta': oops}"
-    p = _write(tmp_path / "t.csv", header, rows)
+    p = write_csv_rows(tmp_path / "t.csv", header, rows)
     with pytest.raises(EvidenceError) as err:
         _load(make_request, p, columns={"example_id": "question_id"})
     assert (err.value.code, err.value.row, err.value.column) == (

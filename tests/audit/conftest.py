@@ -7,6 +7,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import ed25519
 
 from ragwarrant.job import run_job
 
@@ -21,27 +23,37 @@ class Run:
     output_dir: Path
 
 
-@pytest.fixture(scope="session")
-def pristine_run(tmp_path_factory: pytest.TempPathFactory) -> Run:
-    """Run the job once on a copy of the example; tests must not modify these directories."""
-    if not (EXAMPLE / "contract.yaml").is_file():
-        pytest.skip("examples/ragtruth-generators is not present")
-    root = tmp_path_factory.mktemp("pristine")
+def _run_example(example: Path, tmp_path_factory: pytest.TempPathFactory, name: str) -> Run:
+    """Run the job once on a copy of ``example`` (skipping when the example is not shipped)."""
+    if not (example / "contract.yaml").is_file():
+        pytest.skip(f"examples/{example.name} is not present")
+    root = tmp_path_factory.mktemp(name)
     input_dir = root / "in"
-    shutil.copytree(EXAMPLE, input_dir)
+    shutil.copytree(example, input_dir)
     output_dir = root / "out"
     run_job(input_dir, output_dir, on_stage=lambda event, **fields: None)
     return Run(input_dir, output_dir)
 
 
+def _copy_run(run: Run, tmp_path: Path) -> Run:
+    """A private copy of ``run``'s input and output directories under ``tmp_path``."""
+    input_dir = tmp_path / "in"
+    output_dir = tmp_path / "out"
+    shutil.copytree(run.input_dir, input_dir)
+    shutil.copytree(run.output_dir, output_dir)
+    return Run(input_dir, output_dir)
+
+
+@pytest.fixture(scope="session")
+def pristine_run(tmp_path_factory: pytest.TempPathFactory) -> Run:
+    """Run the job once on a copy of the example; tests must not modify these directories."""
+    return _run_example(EXAMPLE, tmp_path_factory, "pristine")
+
+
 @pytest.fixture()
 def real_run(pristine_run: Run, tmp_path: Path) -> Run:
     """A private copy of the pristine run's input and output directories."""
-    input_dir = tmp_path / "in"
-    output_dir = tmp_path / "out"
-    shutil.copytree(pristine_run.input_dir, input_dir)
-    shutil.copytree(pristine_run.output_dir, output_dir)
-    return Run(input_dir, output_dir)
+    return _copy_run(pristine_run, tmp_path)
 
 
 TEXT_EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "corroboration-demo"
@@ -50,21 +62,33 @@ TEXT_EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "corroboration
 @pytest.fixture(scope="session")
 def pristine_text_run(tmp_path_factory: pytest.TempPathFactory) -> Run:
     """One run of the corroboration demo, whose evidence carries question/response/context text."""
-    if not (TEXT_EXAMPLE / "contract.yaml").is_file():
-        pytest.skip("examples/corroboration-demo is not present")
-    root = tmp_path_factory.mktemp("pristine-text")
-    input_dir = root / "in"
-    shutil.copytree(TEXT_EXAMPLE, input_dir)
-    output_dir = root / "out"
-    run_job(input_dir, output_dir, on_stage=lambda event, **fields: None)
-    return Run(input_dir, output_dir)
+    return _run_example(TEXT_EXAMPLE, tmp_path_factory, "pristine-text")
 
 
 @pytest.fixture()
 def text_run(pristine_text_run: Run, tmp_path: Path) -> Run:
     """A private copy of the corroboration demo's run."""
-    input_dir = tmp_path / "in"
-    output_dir = tmp_path / "out"
-    shutil.copytree(pristine_text_run.input_dir, input_dir)
-    shutil.copytree(pristine_text_run.output_dir, output_dir)
-    return Run(input_dir, output_dir)
+    return _copy_run(pristine_text_run, tmp_path)
+
+
+def write_keypair(directory: Path, stem: str) -> tuple[Path, Path]:
+    """Write a fresh Ed25519 key pair as ``<stem>.pem`` (PKCS#8) and ``<stem>.pub.pem`` (SPKI).
+
+    Returns:
+        ``(private key path, public key path)``.
+    """
+    key = ed25519.Ed25519PrivateKey.generate()
+    private, public = directory / f"{stem}.pem", directory / f"{stem}.pub.pem"
+    private.write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+    )
+    public.write_bytes(
+        key.public_key().public_bytes(
+            serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
+        )
+    )
+    return private, public

@@ -29,26 +29,7 @@ from ragwarrant.audit.attestation import (
 )
 from ragwarrant.errors import InputError, InternalError
 
-from .conftest import Run
-
-
-def _write_keypair(directory: Path) -> tuple[Path, Path]:
-    key = ed25519.Ed25519PrivateKey.generate()
-    private = directory / "signing.pem"
-    public = directory / "signing.pub.pem"
-    private.write_bytes(
-        key.private_bytes(
-            serialization.Encoding.PEM,
-            serialization.PrivateFormat.PKCS8,
-            serialization.NoEncryption(),
-        )
-    )
-    public.write_bytes(
-        key.public_key().public_bytes(
-            serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
-        )
-    )
-    return private, public
+from .conftest import Run, write_keypair
 
 
 def _statement() -> dict:
@@ -74,7 +55,7 @@ def test_pae_counts_bytes_not_characters() -> None:
 
 def test_sign_and_verify_round_trip(tmp_path: Path) -> None:
     """A signed envelope verifies with the matching public key and yields the Statement."""
-    private, public = _write_keypair(tmp_path)
+    private, public = write_keypair(tmp_path, "signing")
     envelope = sign_envelope(_statement(), load_private_key(private))
     assert envelope["payloadType"] == PAYLOAD_TYPE
     assert envelope["signatures"][0]["keyid"] == key_id(load_public_key(public))
@@ -88,7 +69,7 @@ def test_sign_and_verify_round_trip(tmp_path: Path) -> None:
 
 def test_tampered_payload_fails(tmp_path: Path) -> None:
     """Changing the payload after signing makes verification fail."""
-    private, public = _write_keypair(tmp_path)
+    private, public = write_keypair(tmp_path, "signing")
     envelope = sign_envelope(_statement(), load_private_key(private))
     forged = _statement()
     forged["predicate"]["run_class"] = "REJECT"
@@ -101,7 +82,7 @@ def test_tampered_payload_fails(tmp_path: Path) -> None:
 
 def test_tampered_payload_type_fails(tmp_path: Path) -> None:
     """The payload type is authenticated too."""
-    private, public = _write_keypair(tmp_path)
+    private, public = write_keypair(tmp_path, "signing")
     envelope = sign_envelope(_statement(), load_private_key(private))
     envelope["payloadType"] = "application/json"
     with pytest.raises(AttestationError):
@@ -110,10 +91,10 @@ def test_tampered_payload_type_fails(tmp_path: Path) -> None:
 
 def test_another_key_fails(tmp_path: Path) -> None:
     """A signature by another key does not verify."""
-    private, _ = _write_keypair(tmp_path)
+    private, _ = write_keypair(tmp_path, "signing")
     other = tmp_path / "other"
     other.mkdir()
-    _, other_public = _write_keypair(other)
+    _, other_public = write_keypair(other, "signing")
     envelope = sign_envelope(_statement(), load_private_key(private))
     with pytest.raises(AttestationError):
         verify_envelope(envelope, load_public_key(other_public))
@@ -121,7 +102,7 @@ def test_another_key_fails(tmp_path: Path) -> None:
 
 def test_url_safe_base64_is_accepted(tmp_path: Path) -> None:
     """Verifiers must accept URL-safe base64 (DSSE protocol)."""
-    private, public = _write_keypair(tmp_path)
+    private, public = write_keypair(tmp_path, "signing")
     envelope = sign_envelope(_statement(), load_private_key(private))
     for field in ("payload",):
         envelope[field] = (
@@ -134,7 +115,7 @@ def test_url_safe_base64_is_accepted(tmp_path: Path) -> None:
 
 def test_read_attestation_unsigned_and_signed(tmp_path: Path) -> None:
     """An unsigned Statement reads without a key, is refused with one; a signed one verifies."""
-    private, public = _write_keypair(tmp_path)
+    private, public = write_keypair(tmp_path, "signing")
     unsigned = render_attestation(_statement())
     assert read_attestation(unsigned) == (_statement(), False)
     with pytest.raises(AttestationError, match="unsigned"):
@@ -188,7 +169,7 @@ def test_key_loading_errors(tmp_path: Path) -> None:
     )
     with pytest.raises(InputError, match="not an Ed25519 key"):
         load_private_key(rsa_file)
-    private, _ = _write_keypair(tmp_path)
+    private, _ = write_keypair(tmp_path, "signing")
     with pytest.raises(InputError) as err:
         load_public_key(private)
     assert err.value.code == "public-key-invalid"

@@ -39,6 +39,14 @@ def _lines(path: Path) -> list[bytes]:
     return path.read_bytes().splitlines(keepends=True)
 
 
+def _chain(tmp_path: Path, n: int) -> tuple[Path, list[bytes]]:
+    """A ledger of ``n`` appended entries, and its lines."""
+    ledger = tmp_path / "ledger.jsonl"
+    for i in range(1, n + 1):
+        append_entry(ledger, _entry(i))
+    return ledger, _lines(ledger)
+
+
 def test_append_chains_entries(tmp_path: Path) -> None:
     """Each entry links to the previous entry's hash and hashes to its own entry_hash."""
     ledger = tmp_path / "ledger.jsonl"
@@ -66,10 +74,7 @@ def test_entry_hash_ignores_only_entry_hash() -> None:
 
 def test_edited_entry_is_named(tmp_path: Path) -> None:
     """Changing one entry's content is reported at that line, as an entry-hash break."""
-    ledger = tmp_path / "ledger.jsonl"
-    for i in range(1, 5):
-        append_entry(ledger, _entry(i))
-    lines = _lines(ledger)
+    ledger, lines = _chain(tmp_path, 4)
     lines[1] = lines[1].replace(b'"PROMOTE"', b'"REJECT"')
     ledger.write_bytes(b"".join(lines))
     problems = verify_chain(ledger)
@@ -78,10 +83,7 @@ def test_edited_entry_is_named(tmp_path: Path) -> None:
 
 def test_rehashed_edit_breaks_the_next_link(tmp_path: Path) -> None:
     """An edit whose entry_hash is recomputed is caught by the next entry's prev_hash."""
-    ledger = tmp_path / "ledger.jsonl"
-    for i in range(1, 4):
-        append_entry(ledger, _entry(i))
-    lines = _lines(ledger)
+    ledger, lines = _chain(tmp_path, 3)
     forged = orjson.loads(lines[1])
     forged["run_class"] = "REJECT"
     forged["entry_hash"] = entry_hash(forged)
@@ -93,10 +95,7 @@ def test_rehashed_edit_breaks_the_next_link(tmp_path: Path) -> None:
 
 def test_deleted_and_reordered_entries_are_named(tmp_path: Path) -> None:
     """Deleting or swapping entries breaks the chain at the first affected line."""
-    ledger = tmp_path / "ledger.jsonl"
-    for i in range(1, 5):
-        append_entry(ledger, _entry(i))
-    lines = _lines(ledger)
+    ledger, lines = _chain(tmp_path, 4)
     ledger.write_bytes(b"".join([lines[0], lines[2], lines[3]]))
     assert verify_chain(ledger)[0].line == 2
     assert verify_chain(ledger)[0].kind == "prev-hash"

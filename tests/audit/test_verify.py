@@ -8,8 +8,6 @@ from pathlib import Path
 
 import orjson
 import pytest
-from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.asymmetric import ed25519
 
 from ragwarrant.audit.attestation import ATTESTATION_FILENAME, load_private_key, write_attestation
 from ragwarrant.audit.ledger import append_entry, record_run, verify_chain
@@ -19,7 +17,7 @@ from ragwarrant.commands import verify as verify_command
 from ragwarrant.commands.verify import read_private_texts, replay_with_job
 from ragwarrant.errors import InputError
 
-from .conftest import Run
+from .conftest import Run, write_keypair
 
 OUTPUTS = ("decision.json", "validation_report.json", "report.md")
 
@@ -61,24 +59,6 @@ def _subjects(run: Run) -> list[str]:
         for d in manifest["inputs"]
         if d["path"] == "contract.yaml" or d["path"].startswith("policies/")
     ]
-
-
-def _keypair(directory: Path) -> tuple[Path, Path]:
-    key = ed25519.Ed25519PrivateKey.generate()
-    private, public = directory / "k.pem", directory / "k.pub.pem"
-    private.write_bytes(
-        key.private_bytes(
-            serialization.Encoding.PEM,
-            serialization.PrivateFormat.PKCS8,
-            serialization.NoEncryption(),
-        )
-    )
-    public.write_bytes(
-        key.public_key().public_bytes(
-            serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
-        )
-    )
-    return private, public
 
 
 def test_untouched_run_verifies_with_replay(real_run: Run) -> None:
@@ -214,14 +194,14 @@ def test_diff_json_ignores_time_fields_only() -> None:
 
 def test_signed_attestation_verifies_and_tampering_fails(real_run: Run, tmp_path: Path) -> None:
     """A signed attestation verifies; a changed manifest or another key is a mismatch."""
-    private, public = _keypair(tmp_path)
+    private, public = write_keypair(tmp_path, "k")
     write_attestation(real_run.output_dir, _subjects(real_run), load_private_key(private))
     report = verify_output_dir(real_run.output_dir, public_key=public)
     assert report.ok and report.signature_verified
 
     other_dir = tmp_path / "other"
     other_dir.mkdir()
-    _, other_public = _keypair(other_dir)
+    _, other_public = write_keypair(other_dir, "k")
     first = verify_output_dir(real_run.output_dir, public_key=other_public).mismatches[0]
     assert (first.file, first.kind) == (ATTESTATION_FILENAME, "signature")
 
@@ -239,7 +219,7 @@ def test_signed_attestation_verifies_and_tampering_fails(real_run: Run, tmp_path
 
 def test_changed_attestation_byte_fails_the_signature(real_run: Run, tmp_path: Path) -> None:
     """One changed byte of the signed payload is a signature mismatch."""
-    private, public = _keypair(tmp_path)
+    private, public = write_keypair(tmp_path, "k")
     write_attestation(real_run.output_dir, _subjects(real_run), load_private_key(private))
     path = real_run.output_dir / ATTESTATION_FILENAME
     envelope = orjson.loads(path.read_bytes())
@@ -252,7 +232,7 @@ def test_changed_attestation_byte_fails_the_signature(real_run: Run, tmp_path: P
 
 def test_public_key_without_attestation_is_a_mismatch(real_run: Run, tmp_path: Path) -> None:
     """Asking for a signature where there is none fails."""
-    _, public = _keypair(tmp_path)
+    _, public = write_keypair(tmp_path, "k")
     first = verify_output_dir(real_run.output_dir, public_key=public).mismatches[0]
     assert (first.file, first.kind) == (ATTESTATION_FILENAME, "signature")
 

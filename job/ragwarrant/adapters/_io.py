@@ -24,6 +24,7 @@ import pyarrow.parquet as pq
 from ragwarrant.errors import EvidenceError
 
 __all__ = [
+    "at_file_row",
     "check_policies",
     "check_unique_keys",
     "column_as_float",
@@ -31,8 +32,13 @@ __all__ = [
     "evidence_from_records",
     "float_cell",
     "input_dir_of",
+    "invalid_json",
+    "iter_json_lines",
+    "iter_json_objects",
     "looks_numeric_column",
     "make_texts",
+    "no_rows",
+    "open_parquet",
     "normalize_question",
     "parse_list_literal",
     "parse_python_literal",
@@ -42,6 +48,7 @@ __all__ = [
     "source_tag",
     "version_note",
     "column_as_string",
+    "is_value_type",
     "iter_parquet_batches",
     "read_table",
     "require_columns",
@@ -96,23 +103,46 @@ def read_table(path: Path, fmt: str, display: str) -> pa.Table:
             expected=fmt,
         ) from exc
     if table.num_rows == 0:
-        raise EvidenceError(
-            "evidence-empty",
-            f"{display} has no rows",
-            file=display,
-            expected="at least one row",
-            found="0 rows",
-        )
+        raise no_rows(display)
     return table
 
 
-def _read_jsonl(path: Path, display: str) -> pa.Table:
-    try:
-        return pajson.read_json(path)
-    except pa.ArrowInvalid:
-        pass
-    # Slow path, to name the first bad line: pyarrow's message does not carry it.
-    records = []
+def no_rows(display: str, expected: str = "at least one row") -> EvidenceError:
+    """The ``evidence-empty`` error of a file that has a header (or schema) but no rows."""
+    return EvidenceError(
+        "evidence-empty",
+        f"{display} has no rows",
+        file=display,
+        expected=expected,
+        found="0 rows",
+    )
+
+
+def invalid_json(display: str, exc: Exception) -> EvidenceError:
+    """The ``evidence-unparseable`` error of a whole file that is not JSON.
+
+    Args:
+        exc: the parser's exception, quoted in the message.
+    """
+    return EvidenceError(
+        "evidence-unparseable",
+        f"{display} is not valid JSON: {exc}",
+        file=display,
+        expected="JSON",
+    )
+
+
+def iter_json_lines(
+    path: Path, display: str, expected: str = "one JSON object per line"
+) -> Iterator[tuple[int, object]]:
+    """Yield ``(line number, parsed value)`` for every non-blank line of a JSON-lines file.
+
+    Line numbers count from 1 and include blank lines. The caller checks the value's shape.
+
+    Raises:
+        EvidenceError: ``evidence-unparseable`` naming the first line that is not JSON
+            (``expected`` says what the line should have been).
+    """
     with path.open("rb") as fh:
         for lineno, line in enumerate(fh, start=1):
             if not line.strip():
@@ -125,32 +155,53 @@ def _read_jsonl(path: Path, display: str) -> pa.Table:
                     f"{display} line {lineno} is not valid JSON: {exc}",
                     file=display,
                     row=lineno,
-                    expected="one JSON object per line",
+                    expected=expected,
                     found=line[:40].decode("utf-8", "replace"),
                 ) from exc
-            if not isinstance(obj, dict):
-                raise EvidenceError(
-                    "evidence-unparseable",
-                    f"{display} line {lineno} holds a JSON {type(obj).__name__}, not an object",
-                    file=display,
-                    row=lineno,
-                    expected="a JSON object",
-                    found=type(obj).__name__,
-                )
-            records.append(obj)
-    return _from_records(records, display)
+            yield lineno, obj
+
+
+def _read_jsonl(path: Path, display: str) -> pa.Table:
+    try:
+        return pajson.read_json(path)
+    except pa.ArrowInvalid:
+        pass
+    # Slow path, to name the first bad line: pyarrow's message does not carry it.
+    objects = iter_json_objects(path, display, not_object="holds a JSON {type}, not an object")
+    return _from_records([obj for _, obj in objects], display)
+
+
+def iter_json_objects(
+    path: Path, display: str, *, not_object: str
+) -> Iterator[tuple[int, dict[str, object]]]:
+    """Yield ``(line number, object)`` for every non-blank line of a JSON-lines file of objects.
+
+    Args:
+        not_object: what the message says of a line holding another JSON value
+            (``"<display> line <n> <not_object>"``); ``{type}`` in it names that value's type.
+
+    Raises:
+        EvidenceError: ``evidence-unparseable`` naming the first line that is not JSON (as
+            ``iter_json_lines``) or not an object.
+    """
+    for lineno, obj in iter_json_lines(path, display):
+        if not isinstance(obj, dict):
+            raise EvidenceError(
+                "evidence-unparseable",
+                f"{display} line {lineno} {not_object.format(type=type(obj).__name__)}",
+                file=display,
+                row=lineno,
+                expected="a JSON object",
+                found=type(obj).__name__,
+            )
+        yield lineno, obj
 
 
 def _read_json_array(path: Path, display: str) -> pa.Table:
     try:
         data = orjson.loads(path.read_bytes())
     except orjson.JSONDecodeError as exc:
-        raise EvidenceError(
-            "evidence-unparseable",
-            f"{display} is not valid JSON: {exc}",
-            file=display,
-            expected="JSON",
-        ) from exc
+        raise invalid_json(display, exc) from exc
     if not isinstance(data, list) or not all(isinstance(r, dict) for r in data):
         raise EvidenceError(
             "evidence-unparseable",
@@ -184,8 +235,21 @@ def iter_parquet_batches(
     Raises:
         EvidenceError: the file is not Parquet, or lacks one of ``columns``.
     """
+    pf = open_parquet(path, display)
+    require_columns(pf.schema_arrow.names, columns, display)
+    if pf.metadata.num_rows == 0:
+        raise no_rows(display)
+    yield from pf.iter_batches(batch_size=batch_size, columns=columns)
+
+
+def open_parquet(path: Path, display: str) -> pq.ParquetFile:
+    """Open a Parquet file for its schema, metadata and batches.
+
+    Raises:
+        EvidenceError: ``evidence-unparseable`` when the file is not Parquet.
+    """
     try:
-        pf = pq.ParquetFile(path)
+        return pq.ParquetFile(path)
     except (pa.ArrowInvalid, OSError) as exc:
         raise EvidenceError(
             "evidence-unparseable",
@@ -193,16 +257,28 @@ def iter_parquet_batches(
             file=display,
             expected="parquet",
         ) from exc
-    require_columns(pf.schema_arrow.names, columns, display)
-    if pf.metadata.num_rows == 0:
-        raise EvidenceError(
-            "evidence-empty",
-            f"{display} has no rows",
-            file=display,
-            expected="at least one row",
-            found="0 rows",
-        )
-    yield from pf.iter_batches(batch_size=batch_size, columns=columns)
+
+
+def at_file_row(exc: EvidenceError, offset: int) -> EvidenceError:
+    """The same error with its row counted from the start of the file, not of the batch.
+
+    Args:
+        exc: an error whose ``row`` (and the ``row N:`` in its message) counts from 1 in a batch.
+        offset: rows of the file before the batch.
+    """
+    if exc.row is None:
+        return exc
+    row = exc.row + offset
+    return EvidenceError(
+        exc.code,
+        exc.message.replace(f"row {exc.row}:", f"row {row}:", 1),
+        exc.hint,
+        file=exc.file,
+        row=row,
+        column=exc.column,
+        expected=exc.expected,
+        found=exc.found,
+    )
 
 
 def require_columns(present: list[str], wanted: list[str], display: str) -> None:
@@ -777,18 +853,23 @@ def version_note(version: str | None) -> list[str]:
     return ["tool version unknown: the file does not record it and the contract declares none"]
 
 
+def is_value_type(t: pa.DataType) -> bool:
+    """Whether an Arrow type holds metric values as they are: float, integer, boolean or null."""
+    return (
+        pa.types.is_floating(t)
+        or pa.types.is_integer(t)
+        or pa.types.is_boolean(t)
+        or pa.types.is_null(t)
+    )
+
+
 def looks_numeric_column(table: pa.Table, name: str) -> bool:
     """Whether a column holds metric values: a numeric, boolean or all-null column, or a text
     column with at least one cell that parses as a number (its other cells are then checked,
     and reported by row, by ``column_as_float``)."""
     col = table.column(name)
     t = col.type
-    if (
-        pa.types.is_floating(t)
-        or pa.types.is_integer(t)
-        or pa.types.is_boolean(t)
-        or pa.types.is_null(t)
-    ):
+    if is_value_type(t):
         return True
     if not (pa.types.is_string(t) or pa.types.is_large_string(t)):
         return False

@@ -29,6 +29,7 @@ import pyarrow.parquet as pq
 
 from ragwarrant.adapters import deepeval, langsmith, otel, phoenix, ragas, trulens
 from ragwarrant.adapters._base import AdapterRequest, AdapterResult
+from ragwarrant.adapters._io import invalid_json
 from ragwarrant.errors import EvidenceError
 
 __all__ = ["detect", "load"]
@@ -127,12 +128,7 @@ def detect(request: AdapterRequest) -> tuple[str, str]:
         try:
             data = orjson.loads(request.path.read_bytes())
         except orjson.JSONDecodeError as exc:
-            raise EvidenceError(
-                "evidence-unparseable",
-                f"{display} is not valid JSON: {exc}",
-                file=display,
-                expected="JSON",
-            ) from exc
+            raise invalid_json(display, exc) from exc
         if isinstance(data, dict):
             for key in ("testRunData", "testCases", "test_results"):
                 if key in data:

@@ -31,20 +31,23 @@ from typing import Any
 
 import orjson
 
-from ragwarrant.adapters._base import AdapterRequest, AdapterResult, SourceProvenance
+from ragwarrant.adapters._base import AdapterRequest, AdapterResult
+from ragwarrant.adapters._common import (
+    Record,
+    records_evidence,
+    resolve_policies,
+    span_join_unsupported,
+    tool_result,
+)
 from ragwarrant.adapters._io import (
-    check_policies,
     check_unique_keys,
-    contract_policy_ids,
-    evidence_from_records,
     float_cell,
+    invalid_json,
     make_texts,
     parse_list_literal,
     question_hash,
     select_metrics,
     snake_metric_id,
-    source_tag,
-    version_note,
 )
 from ragwarrant.errors import EvidenceError
 
@@ -148,13 +151,7 @@ def _example_ids(
     source = request.source
     explicit = "example_id" in source.columns.model_fields_set
     if source.pairing == "span-join":
-        raise EvidenceError(
-            "evidence-pairing-unsupported",
-            f"{display}: DeepEval test runs cannot be span-joined",
-            file=display,
-            expected="pairing: id-column or question-hash",
-            found="span-join",
-        )
+        raise span_join_unsupported(display, "DeepEval test runs cannot be span-joined")
     if source.pairing != "question-hash":
         if explicit:
             path = source.columns.example_id
@@ -213,7 +210,7 @@ def _example_ids(
 
 
 def _policies(
-    cases: list[dict[str, Any]], run: dict[str, Any], request: AdapterRequest, display: str
+    cases: list[dict[str, Any]], run: dict[str, Any], request: AdapterRequest
 ) -> list[str]:
     source = request.source
     key = source.columns.policy_id or "policy"
@@ -225,14 +222,7 @@ def _policies(
         p = meta.get(key, meta.get("policy")) if isinstance(meta, dict) else None
         p = p if p is not None else run_policy
         named.append(str(p) if p is not None else None)
-    return check_policies(
-        named,
-        list(range(1, len(cases) + 1)),
-        declared=source.policy,
-        contract_policies=contract_policy_ids(request.contract),
-        display=display,
-        column=f"metadata.{key}",
-    )
+    return resolve_policies(request, named, list(range(1, len(cases) + 1)), f"metadata.{key}")
 
 
 def load(request: AdapterRequest) -> AdapterResult:
@@ -263,15 +253,10 @@ def load(request: AdapterRequest) -> AdapterResult:
         try:  # Python's json module writes NaN / Infinity, which orjson refuses; it reads them back
             data = json.loads(raw)
         except ValueError:
-            raise EvidenceError(
-                "evidence-unparseable",
-                f"{display} is not valid JSON: {exc}",
-                file=display,
-                expected="JSON",
-            ) from exc
+            raise invalid_json(display, exc) from exc
     cases, run, shape = parse_test_run(data, display)
     examples, pairing, key_path = _example_ids(cases, request, display)
-    policies = _policies(cases, run, request, display)
+    policies = _policies(cases, run, request)
     rows = list(range(1, len(cases) + 1))
     check_unique_keys(policies, examples, rows, display, key_path)
 
@@ -322,7 +307,7 @@ def load(request: AdapterRequest) -> AdapterResult:
         available_all = {**available, **ops_available}
     chosen = select_metrics(available_all, source.metrics, display)
 
-    records: list[tuple[str, str, str, float | None, str | None, int]] = []
+    records: list[Record] = []
     errors = 0
     for i, (case, by_name) in enumerate(zip(cases, per_case, strict=True), start=1):
         p, e = policies[i - 1], examples[i - 1]
@@ -362,8 +347,7 @@ def load(request: AdapterRequest) -> AdapterResult:
                     continue
                 v, r = float_cell(_get(case, camel, snake), display, i, camel)
                 records.append((p, e, metric, v * scale if v is not None else None, r, i))
-    tag = source_tag(source.id, TOOL, source.evaluator_version)
-    evidence = evidence_from_records(records, source=tag, sha256=request.sha256)
+    evidence = records_evidence(request, TOOL, records)
 
     questions = [c.get("input") if isinstance(c.get("input"), str) else None for c in cases]
     responses = [_get(c, "actualOutput", "actual_output") for c in cases]
@@ -387,16 +371,14 @@ def load(request: AdapterRequest) -> AdapterResult:
         )
     if pairing == "question-hash":
         notes.append("example ids are qh:<sha256 prefix> of the normalized 'input' text")
-    provenance = SourceProvenance(
-        source_id=source.id,
-        path=display,
-        sha256=request.sha256,
+    return tool_result(
+        request,
         adapter="deepeval",
         tool=TOOL,
-        tool_version=source.evaluator_version,
+        evidence=evidence,
         metric_names=chosen,
         pairing_method=pairing,
         rows_read=len(cases),
-        notes=[*notes, *version_note(source.evaluator_version)],
+        notes=notes,
+        texts=texts,
     )
-    return AdapterResult(evidence=evidence, provenance=provenance, texts=texts)

@@ -13,6 +13,7 @@ import pyarrow.compute as pc
 
 from ragwarrant.adapters._base import AdapterRequest, AdapterResult, SourceProvenance
 from ragwarrant.adapters._io import (
+    at_file_row,
     column_as_float,
     column_as_string,
     iter_parquet_batches,
@@ -195,24 +196,6 @@ def load(request: AdapterRequest) -> AdapterResult:
     return AdapterResult(evidence=evidence, provenance=provenance, texts=texts)
 
 
-def _at_file_row(exc: EvidenceError, offset: int) -> EvidenceError:
-    """The same error with its row counted from the start of the file, not of the batch."""
-    if exc.row is None:
-        return exc
-    row = exc.row + offset
-    message = exc.message.replace(f"row {exc.row}:", f"row {row}:", 1)
-    return EvidenceError(
-        exc.code,
-        message,
-        exc.hint,
-        file=exc.file,
-        row=row,
-        column=exc.column,
-        expected=exc.expected,
-        found=exc.found,
-    )
-
-
 def _telemetry_keys(t: pa.Table, source: EvidenceSource, display: str) -> dict[str, pa.Array]:
     cols = source.columns
     keys = {
@@ -249,13 +232,13 @@ def _load_telemetry(request: AdapterRequest) -> AdapterResult:
         try:
             key_arrays = _telemetry_keys(t, source, display)
         except EvidenceError as exc:
-            raise _at_file_row(exc, rows_read) from exc
+            raise at_file_row(exc, rows_read) from exc
         data = dict(key_arrays)
         for c in value_cols:
             try:
                 values, reason = column_as_float(t, c, display)
             except EvidenceError as exc:
-                raise _at_file_row(exc, rows_read) from exc
+                raise at_file_row(exc, rows_read) from exc
             data[f"v:{c}"] = values
             data[f"m:{c}"] = pc.cast(pc.is_valid(reason), pa.int64())
         data["first_row"] = pa.array(range(rows_read + 1, rows_read + t.num_rows + 1), pa.int64())

@@ -30,26 +30,37 @@ import orjson
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ragwarrant.adapters._base import AdapterRequest, AdapterResult, SourceProvenance
+from ragwarrant.adapters._base import AdapterRequest, AdapterResult
+from ragwarrant.adapters._common import (
+    Record,
+    RowKeys,
+    cells_or_nulls,
+    ids_from_column,
+    ids_from_questions,
+    list_cells,
+    metric_evidence,
+    metric_rows,
+    policies_from_column,
+    records_evidence,
+    resolve_policies,
+    span_join_unsupported,
+    tool_result,
+    tool_tag,
+)
 from ragwarrant.adapters._io import (
-    check_policies,
     check_unique_keys,
     column_as_float,
     column_as_string,
-    contract_policy_ids,
-    evidence_from_records,
     float_cell,
+    is_value_type,
+    iter_json_objects,
     make_texts,
     parse_list_literal,
     question_hash,
     read_table,
-    require_columns,
     select_metrics,
     snake_metric_id,
-    source_tag,
-    version_note,
 )
-from ragwarrant.adapters.generic import canonical_rows
 from ragwarrant.errors import EvidenceError
 
 __all__ = ["load"]
@@ -62,12 +73,7 @@ CONTEXT_KEYS = ("contexts", "retrieved_contexts", "documents")
 
 def _is_numeric_feedback(col: pa.ChunkedArray) -> bool:
     t = col.type
-    if (
-        pa.types.is_floating(t)
-        or pa.types.is_integer(t)
-        or pa.types.is_boolean(t)
-        or pa.types.is_null(t)
-    ):
+    if is_value_type(t):
         return True
     if pa.types.is_string(t) or pa.types.is_large_string(t):
         for cell in col.to_pylist():
@@ -96,49 +102,21 @@ def _load_table(request: AdapterRequest) -> AdapterResult:
     rows = list(range(1, n + 1))
     q_col = _first(names, "inputs", QUESTION_KEYS)
     if source.pairing == "question-hash":
-        if q_col is None:
-            require_columns(names, ["inputs.question"], display)
-        assert q_col is not None
-        examples = [
-            question_hash(q)
-            for q in column_as_string(table, q_col, display, allow_null=False).to_pylist()
-        ]
-        pairing, key_col = "question-hash", q_col
+        key_col = q_col or "inputs.question"  # the missing column named when there is none
+        examples = ids_from_questions(table, key_col, display)
+        pairing = "question-hash"
     elif source.pairing == "span-join":
-        raise EvidenceError(
-            "evidence-pairing-unsupported",
-            f"{display}: LangSmith tables cannot be span-joined",
-            file=display,
-            expected="pairing: id-column or question-hash",
-            found="span-join",
-        )
+        raise span_join_unsupported(display, "LangSmith tables cannot be span-joined")
     else:
         key_col = source.columns.example_id
-        require_columns(names, [key_col], display)
-        examples = column_as_string(table, key_col, display, allow_null=False).to_pylist()
+        examples = ids_from_column(table, key_col, display)
         pairing = "id-column"
-    pol_col = source.columns.policy_id if source.columns.policy_id in names else None
-    if pol_col is None and source.policy is None:
-        raise EvidenceError(
-            "evidence-policy-unknown",
-            f"{display}: LangSmith experiment tables carry no policy and the source declares none",
-            hint="add 'policy: <id>' to this evidence source (one experiment per policy)",
-            file=display,
-            expected="policy: <id>",
-            found="nothing",
-        )
-    file_policies = (
-        column_as_string(table, pol_col, display, allow_null=True).to_pylist()
-        if pol_col
-        else [None] * n
-    )
-    policies = check_policies(
-        file_policies,
+    policies = policies_from_column(
+        table,
+        request,
         rows,
-        declared=source.policy,
-        contract_policies=contract_policy_ids(request.contract),
-        display=display,
-        column=pol_col or "policy",
+        undeclared="LangSmith experiment tables carry no policy",
+        hint="add 'policy: <id>' to this evidence source (one experiment per policy)",
     )
     check_unique_keys(policies, examples, rows, display, key_col)
 
@@ -151,40 +129,21 @@ def _load_table(request: AdapterRequest) -> AdapterResult:
         ops["execution_time"] = ("latency_ms", 1000.0)
         available["execution_time"] = "latency_ms"
     chosen = select_metrics(available, source.metrics, display)
-    tag = source_tag(source.id, TOOL, source.evaluator_version)
-    pol_arr, ex_arr, row_arr = (
-        pa.array(policies, pa.string()),
-        pa.array(examples, pa.string()),
-        pa.array(rows, pa.int64()),
-    )
+    tag = tool_tag(request, TOOL)
+    keys = RowKeys.of(policies, examples, rows)
     parts = []
     for col, metric in chosen.items():
         values, reason = column_as_float(table, col, display)
         if col in ops:
             values = pc.multiply(values, ops[col][1])
-        parts.append(
-            canonical_rows(
-                policy=pol_arr,
-                example=ex_arr,
-                group=None,
-                slice_=None,
-                split=None,
-                metric=metric,
-                values=values,
-                missing_reason=reason,
-                source=tag,
-                sha256=request.sha256,
-                rows=row_arr,
-            )
-        )
-    if not parts:
-        raise EvidenceError(
-            "evidence-no-metrics",
-            f"{display} holds no numeric feedback column",
-            file=display,
-            expected="feedback.<key> columns",
-            found=", ".join(names[:20]),
-        )
+        parts.append(metric_rows(keys, metric, values, reason, source=tag, sha256=request.sha256))
+    evidence = metric_evidence(
+        parts,
+        display=display,
+        names=names,
+        what="numeric feedback column",
+        expected="feedback.<key> columns",
+    )
     notes = []
     if skipped:
         notes.append(f"non-numeric feedback not read as metrics: {', '.join(skipped)}")
@@ -193,35 +152,26 @@ def _load_table(request: AdapterRequest) -> AdapterResult:
         k = int(pc.sum(pc.is_valid(errs)).as_py() or 0)
         if k:
             notes.append(f"{k} run(s) have an error; their feedback is read as the file gives it")
-    r_col = _first(names, "outputs", RESPONSE_KEYS)
-    c_col = _first(names, "outputs", CONTEXT_KEYS)
     texts = None
     if q_col:
         texts = make_texts(
             policies,
             examples,
             table.column(q_col).to_pylist(),
-            table.column(r_col).to_pylist() if r_col else [None] * n,
-            [
-                parse_list_literal(x, display, i, c_col)
-                for i, x in enumerate(table.column(c_col).to_pylist(), 1)
-            ]
-            if c_col
-            else [None] * n,
+            cells_or_nulls(table, _first(names, "outputs", RESPONSE_KEYS)),
+            list_cells(table, _first(names, "outputs", CONTEXT_KEYS), display),
         )
-    provenance = SourceProvenance(
-        source_id=source.id,
-        path=display,
-        sha256=request.sha256,
+    return tool_result(
+        request,
         adapter="langsmith",
         tool=TOOL,
-        tool_version=source.evaluator_version,
+        evidence=evidence,
         metric_names=chosen,
         pairing_method=pairing,
         rows_read=n,
-        notes=[*notes, *version_note(source.evaluator_version)],
+        notes=notes,
+        texts=texts,
     )
-    return AdapterResult(evidence=pa.concat_tables(parts), provenance=provenance, texts=texts)
 
 
 def _path(obj: dict[str, Any], path: str) -> Any:
@@ -231,6 +181,12 @@ def _path(obj: dict[str, Any], path: str) -> Any:
             return None
         node = node.get(part)
     return node
+
+
+def _first_truthy(section: Any, keys: tuple[str, ...]) -> Any:
+    """The first of ``keys`` with a truthy value in a run's ``inputs``/``outputs`` dict, or None."""
+    found = section or {}
+    return next((found.get(k) for k in keys if found.get(k)), None)
 
 
 def _seconds(a: Any, b: Any) -> float | None:
@@ -245,32 +201,8 @@ def _seconds(a: Any, b: Any) -> float | None:
 
 def _load_raw(request: AdapterRequest) -> AdapterResult:
     source, display = request.source, request.display_path
-    lines: list[dict[str, Any]] = []
-    with request.path.open("rb") as fh:
-        for lineno, line in enumerate(fh, start=1):
-            if not line.strip():
-                continue
-            try:
-                obj = orjson.loads(line)
-            except orjson.JSONDecodeError as exc:
-                raise EvidenceError(
-                    "evidence-unparseable",
-                    f"{display} line {lineno} is not valid JSON: {exc}",
-                    file=display,
-                    row=lineno,
-                    expected="one JSON object per line",
-                    found=line[:40].decode("utf-8", "replace"),
-                ) from exc
-            if not isinstance(obj, dict):
-                raise EvidenceError(
-                    "evidence-unparseable",
-                    f"{display} line {lineno} is not a JSON object",
-                    file=display,
-                    row=lineno,
-                    expected="a JSON object",
-                    found=type(obj).__name__,
-                )
-            lines.append(obj)
+    objects = iter_json_objects(request.path, display, not_object="is not a JSON object")
+    lines: list[dict[str, Any]] = [obj for _, obj in objects]
     if not lines:
         raise EvidenceError(
             "evidence-empty",
@@ -291,14 +223,7 @@ def _load_raw(request: AdapterRequest) -> AdapterResult:
     examples: list[str] = []
     if source.pairing == "question-hash":
         for i, r in enumerate(runs, start=1):
-            q = next(
-                (
-                    r.get("inputs", {}).get(k)
-                    for k in QUESTION_KEYS
-                    if (r.get("inputs") or {}).get(k)
-                ),
-                None,
-            )
+            q = _first_truthy(r.get("inputs"), QUESTION_KEYS)
             if not isinstance(q, str):
                 raise EvidenceError(
                     "evidence-null-key",
@@ -333,14 +258,7 @@ def _load_raw(request: AdapterRequest) -> AdapterResult:
         meta = _path(r, "extra.metadata") or {}
         p = meta.get(pkey, meta.get("policy")) if isinstance(meta, dict) else None
         file_policies.append(str(p) if p is not None else None)
-    policies = check_policies(
-        file_policies,
-        rows,
-        declared=source.policy,
-        contract_policies=contract_policy_ids(request.contract),
-        display=display,
-        column=f"run.extra.metadata.{pkey}",
-    )
+    policies = resolve_policies(request, file_policies, rows, f"run.extra.metadata.{pkey}")
     check_unique_keys(policies, examples, rows, display, key_col)
 
     per_line: list[dict[str, Any]] = []
@@ -375,7 +293,7 @@ def _load_raw(request: AdapterRequest) -> AdapterResult:
         }
         available.update(ops)
     chosen = select_metrics(available, source.metrics, display)
-    records: list[tuple[str, str, str, float | None, str | None, int]] = []
+    records: list[Record] = []
     for i, (fb, r) in enumerate(zip(per_line, runs, strict=True), start=1):
         p, e = policies[i - 1], examples[i - 1]
         for key, metric in chosen.items():
@@ -402,7 +320,6 @@ def _load_raw(request: AdapterRequest) -> AdapterResult:
             else:
                 v, why = float_cell(fb[key], display, i, f"evaluation_results[{key!r}].score")
                 records.append((p, e, metric, v, why, i))
-    tag = source_tag(source.id, TOOL, source.evaluator_version)
     notes = [
         f"shape: {'experiment rows {run, example, evaluation_results}' if wrapped else 'runs'}"
     ]
@@ -411,28 +328,8 @@ def _load_raw(request: AdapterRequest) -> AdapterResult:
     texts = make_texts(
         policies,
         examples,
-        [
-            next(
-                (
-                    (r.get("inputs") or {}).get(k)
-                    for k in QUESTION_KEYS
-                    if (r.get("inputs") or {}).get(k)
-                ),
-                None,
-            )
-            for r in runs
-        ],
-        [
-            next(
-                (
-                    (r.get("outputs") or {}).get(k)
-                    for k in RESPONSE_KEYS
-                    if (r.get("outputs") or {}).get(k)
-                ),
-                None,
-            )
-            for r in runs
-        ],
+        [_first_truthy(r.get("inputs"), QUESTION_KEYS) for r in runs],
+        [_first_truthy(r.get("outputs"), RESPONSE_KEYS) for r in runs],
         [
             parse_list_literal(
                 next(
@@ -450,21 +347,15 @@ def _load_raw(request: AdapterRequest) -> AdapterResult:
             for i, r in enumerate(runs, start=1)
         ],
     )
-    provenance = SourceProvenance(
-        source_id=source.id,
-        path=display,
-        sha256=request.sha256,
+    return tool_result(
+        request,
         adapter="langsmith",
         tool=TOOL,
-        tool_version=source.evaluator_version,
+        evidence=records_evidence(request, TOOL, records),
         metric_names=chosen,
         pairing_method=pairing,
         rows_read=len(lines),
-        notes=[*notes, *version_note(source.evaluator_version)],
-    )
-    return AdapterResult(
-        evidence=evidence_from_records(records, source=tag, sha256=request.sha256),
-        provenance=provenance,
+        notes=notes,
         texts=texts,
     )
 

@@ -48,18 +48,24 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from ragwarrant.adapters._base import AdapterRequest, AdapterResult, SourceProvenance
+from ragwarrant.adapters._base import AdapterRequest, AdapterResult
+from ragwarrant.adapters._common import (
+    RowKeys,
+    metric_rows,
+    resolve_policies,
+    tool_result,
+    tool_tag,
+)
 from ragwarrant.adapters._io import (
-    check_policies,
+    at_file_row,
     column_as_float,
     column_as_string,
-    contract_policy_ids,
+    iter_json_lines,
+    no_rows,
+    open_parquet,
     read_table,
     select_metrics,
-    source_tag,
-    version_note,
 )
-from ragwarrant.adapters.generic import canonical_rows
 from ragwarrant.errors import EvidenceError
 
 __all__ = [
@@ -68,6 +74,7 @@ __all__ = [
     "SpanFields",
     "iter_otlp_json_batches",
     "load",
+    "no_example_attribute",
     "reduce_spans",
 ]
 
@@ -150,6 +157,22 @@ def _resolve_one(
     return None
 
 
+def no_example_attribute(
+    display: str, candidates: tuple[str, ...], names: list[str], hint: str
+) -> EvidenceError:
+    """The ``evidence-missing-column`` error of a spans file in which no ``candidates`` attribute
+    (the example id's names) is found among its columns ``names``."""
+    return EvidenceError(
+        "evidence-missing-column",
+        f"{display} has no example id attribute ({' or '.join(candidates)})",
+        hint=hint,
+        file=display,
+        column=candidates[0],
+        expected="an example id attribute",
+        found=f"columns: {', '.join(names[:20])}",
+    )
+
+
 def _resolve(schema: pa.Schema, fields: SpanFields) -> _Resolved:
     return _Resolved(
         {name: _resolve_one(schema, getattr(fields, name)) for name in fields.__dataclass_fields__}
@@ -219,23 +242,6 @@ def _times_ns(
     )
 
 
-def _at_file_row(exc: EvidenceError, offset: int) -> EvidenceError:
-    """Re-locate an error raised on a batch (rows counted from 1 in the batch) in the file."""
-    if exc.row is None or offset == 0:
-        return exc
-    row = exc.row + offset
-    return EvidenceError(
-        exc.code,
-        exc.message.replace(f"row {exc.row}:", f"row {row}:", 1),
-        exc.hint,
-        file=exc.file,
-        row=row,
-        column=exc.column,
-        expected=exc.expected,
-        found=exc.found,
-    )
-
-
 def _keys(
     batch: pa.Table, resolved: _Resolved, name: str, display: str, first_row: int
 ) -> pa.Array:
@@ -248,7 +254,7 @@ def _keys(
     try:
         return column_as_string(t, label, display, allow_null=True)
     except EvidenceError as exc:
-        raise _at_file_row(exc, first_row - 1) from exc
+        raise at_file_row(exc, first_row - 1) from exc
 
 
 def _floats(
@@ -258,7 +264,7 @@ def _floats(
     try:
         values, _ = column_as_float(t, t.schema.names[0], display)
     except EvidenceError as exc:
-        raise _at_file_row(exc, first_row - 1) from exc
+        raise at_file_row(exc, first_row - 1) from exc
     return values
 
 
@@ -475,15 +481,11 @@ def reduce_spans(
         ):
             resolved = _resolve(t.schema, fields)
             if resolved.found["example"] is None:
-                shown = ", ".join(t.schema.names[:20])
-                raise EvidenceError(
-                    "evidence-missing-column",
-                    f"{display} has no example id attribute ({' or '.join(fields.example)})",
+                raise no_example_attribute(
+                    display,
+                    fields.example,
+                    t.schema.names,
                     hint="set columns.example_id to the attribute that holds the example id",
-                    file=display,
-                    column=fields.example[0],
-                    expected="an example id attribute",
-                    found=f"columns: {shown}",
                 )
         if t.num_rows == 0:
             continue
@@ -647,76 +649,60 @@ def iter_otlp_json_batches(
         "STATUS_CODE_OK": "OK",
         "STATUS_CODE_ERROR": "ERROR",
     }
-    with path.open("rb") as fh:
-        for lineno, line in enumerate(fh, start=1):
-            if not line.strip():
-                continue
-            try:
-                obj = orjson.loads(line)
-            except orjson.JSONDecodeError as exc:
-                raise EvidenceError(
-                    "evidence-unparseable",
-                    f"{display} line {lineno} is not valid JSON: {exc}",
-                    file=display,
-                    row=lineno,
-                    expected="one OTLP JSON object per line",
-                    found=line[:40].decode("utf-8", "replace"),
-                ) from exc
-            if not isinstance(obj, dict) or "resourceSpans" not in obj:
-                raise EvidenceError(
-                    "evidence-unparseable",
-                    f"{display} line {lineno} is not an OTLP trace export (no 'resourceSpans')",
-                    file=display,
-                    row=lineno,
-                    expected='{"resourceSpans": [...]}',
-                    found=(", ".join(obj) if isinstance(obj, dict) else type(obj).__name__)[:60],
-                )
-            for rs in obj["resourceSpans"] or []:
-                res_attrs = _attributes((rs.get("resource") or {}).get("attributes"))
-                for ss in rs.get("scopeSpans") or rs.get("instrumentationLibrarySpans") or []:
-                    for span in ss.get("spans") or []:
-                        row: dict[str, Any] = {
-                            k: (str(v) if v is not None else None) for k, v in res_attrs.items()
+    for lineno, obj in iter_json_lines(path, display, "one OTLP JSON object per line"):
+        if not isinstance(obj, dict) or "resourceSpans" not in obj:
+            raise EvidenceError(
+                "evidence-unparseable",
+                f"{display} line {lineno} is not an OTLP trace export (no 'resourceSpans')",
+                file=display,
+                row=lineno,
+                expected='{"resourceSpans": [...]}',
+                found=(", ".join(obj) if isinstance(obj, dict) else type(obj).__name__)[:60],
+            )
+        for rs in obj["resourceSpans"] or []:
+            res_attrs = _attributes((rs.get("resource") or {}).get("attributes"))
+            for ss in rs.get("scopeSpans") or rs.get("instrumentationLibrarySpans") or []:
+                for span in ss.get("spans") or []:
+                    row: dict[str, Any] = {
+                        k: (str(v) if v is not None else None) for k, v in res_attrs.items()
+                    }
+                    row.update(
+                        {
+                            k: (str(v) if v is not None else None)
+                            for k, v in _attributes(span.get("attributes")).items()
                         }
-                        row.update(
-                            {
-                                k: (str(v) if v is not None else None)
-                                for k, v in _attributes(span.get("attributes")).items()
-                            }
-                        )
-                        row["trace_id"] = span.get("traceId")
-                        row["span_id"] = span.get("spanId")
-                        row["parent_span_id"] = span.get("parentSpanId") or None
-                        row["name"] = span.get("name")
-                        row["kind"] = (
-                            str(span.get("kind")) if span.get("kind") is not None else None
-                        )
-                        for key, out in (
-                            ("startTimeUnixNano", "start_time_unix_nano"),
-                            ("endTimeUnixNano", "end_time_unix_nano"),
-                        ):
-                            raw = span.get(key)
-                            try:
-                                row[out] = int(raw) if raw is not None else None
-                            except (TypeError, ValueError):
-                                raise EvidenceError(
-                                    "evidence-wrong-type",
-                                    f"{display} line {lineno}: span {span.get('spanId')!r} "
-                                    f"{key} is not an integer",
-                                    file=display,
-                                    row=lineno,
-                                    column=key,
-                                    expected="unix nanoseconds (a string of digits)",
-                                    found=repr(raw)[:40],
-                                ) from None
-                        code = (span.get("status") or {}).get("code")
-                        row["status_code"] = status_names.get(
-                            code, str(code) if code is not None else None
-                        )
-                        rows.append(row)
-            if len(rows) >= batch_rows:
-                yield _rows_to_table(rows)
-                rows = []
+                    )
+                    row["trace_id"] = span.get("traceId")
+                    row["span_id"] = span.get("spanId")
+                    row["parent_span_id"] = span.get("parentSpanId") or None
+                    row["name"] = span.get("name")
+                    row["kind"] = str(span.get("kind")) if span.get("kind") is not None else None
+                    for key, out in (
+                        ("startTimeUnixNano", "start_time_unix_nano"),
+                        ("endTimeUnixNano", "end_time_unix_nano"),
+                    ):
+                        raw = span.get(key)
+                        try:
+                            row[out] = int(raw) if raw is not None else None
+                        except (TypeError, ValueError):
+                            raise EvidenceError(
+                                "evidence-wrong-type",
+                                f"{display} line {lineno}: span {span.get('spanId')!r} "
+                                f"{key} is not an integer",
+                                file=display,
+                                row=lineno,
+                                column=key,
+                                expected="unix nanoseconds (a string of digits)",
+                                found=repr(raw)[:40],
+                            ) from None
+                    code = (span.get("status") or {}).get("code")
+                    row["status_code"] = status_names.get(
+                        code, str(code) if code is not None else None
+                    )
+                    rows.append(row)
+        if len(rows) >= batch_rows:
+            yield _rows_to_table(rows)
+            rows = []
     if rows:
         yield _rows_to_table(rows)
 
@@ -752,23 +738,9 @@ def span_batches(
     """
     source, display, path = request.source, request.display_path, request.path
     if source.format == "parquet":
-        try:
-            pf = pq.ParquetFile(path)
-        except (pa.ArrowInvalid, OSError) as exc:
-            raise EvidenceError(
-                "evidence-unparseable",
-                f"{display} is not valid parquet: {exc}",
-                file=display,
-                expected="parquet",
-            ) from exc
+        pf = open_parquet(path, display)
         if pf.metadata.num_rows == 0:
-            raise EvidenceError(
-                "evidence-empty",
-                f"{display} has no rows",
-                file=display,
-                expected="at least one span",
-                found="0 rows",
-            )
+            raise no_rows(display, "at least one span")
         resolved = _resolve(pf.schema_arrow, fields)
         wanted = resolved.top_columns() or pf.schema_arrow.names[:1]
         schema = pf.schema_arrow
@@ -825,20 +797,18 @@ def load_spans(
     t = red.table
     rows = t.column("row").to_pylist()
     file_policies = t.column("policy").to_pylist()
-    policies = check_policies(
-        file_policies,
-        rows,
-        declared=source.policy,
-        contract_policies=contract_policy_ids(request.contract),
-        display=display,
-        column=fields.policy[0] if fields.policy else "policy",
+    policies = resolve_policies(
+        request, file_policies, rows, fields.policy[0] if fields.policy else "policy"
     )
     available = {m: m for m in ALL_METRICS}
     wanted = dict(source.metrics) or {m: m for m in DEFAULT_METRICS}
     chosen = select_metrics(available, wanted, display)
-    policy_arr = pa.array(policies, pa.string())
-    example_arr = t.column("example").combine_chunks()
-    row_arr = t.column("row").combine_chunks()
+    keys = RowKeys(
+        pa.array(policies, pa.string()),
+        t.column("example").combine_chunks(),
+        t.column("row").combine_chunks(),
+    )
+    tag = tool_tag(request, tool)
     n = t.num_rows
     parts = []
     for name, metric in chosen.items():
@@ -852,21 +822,8 @@ def load_spans(
             gone = pc.greater(t.column("no_time").combine_chunks(), 0)
             values = pc.if_else(gone, pa.scalar(None, pa.float64()), values)
             reason = pc.if_else(gone, pa.scalar("absent"), reason)
-        parts.append(
-            canonical_rows(
-                policy=policy_arr,
-                example=example_arr,
-                group=None,
-                slice_=None,
-                split=None,
-                metric=metric,
-                values=pc.cast(values, pa.float64()),
-                missing_reason=reason,
-                source=source_tag(source.id, tool, source.evaluator_version),
-                sha256=request.sha256,
-                rows=row_arr,
-            )
-        )
+        values = pc.cast(values, pa.float64())
+        parts.append(metric_rows(keys, metric, values, reason, source=tag, sha256=request.sha256))
     c = red.counts
     notes = [
         f"{shape}: {red.spans} spans in {red.traces} traces reduced to {n} (policy, example) rows",
@@ -887,19 +844,16 @@ def load_spans(
             "'reduce' is ignored by this adapter: its reductions are fixed (see the adapter docs)"
         )
     notes += extra_notes or []
-    provenance = SourceProvenance(
-        source_id=source.id,
-        path=display,
-        sha256=request.sha256,
+    return tool_result(
+        request,
         adapter=adapter,
         tool=tool,
-        tool_version=source.evaluator_version,
-        metric_names={k: v for k, v in chosen.items()},
+        evidence=pa.concat_tables(parts),
+        metric_names=dict(chosen),
         pairing_method="id-column",
         rows_read=red.spans,
-        notes=[*notes, *version_note(source.evaluator_version)],
+        notes=notes,
     )
-    return AdapterResult(evidence=pa.concat_tables(parts), provenance=provenance)
 
 
 def load(request: AdapterRequest) -> AdapterResult:

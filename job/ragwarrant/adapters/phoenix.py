@@ -33,27 +33,36 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from ragwarrant.adapters._base import AdapterRequest, AdapterResult, SourceProvenance
+from ragwarrant.adapters._base import AdapterRequest, AdapterResult
+from ragwarrant.adapters._common import (
+    Record,
+    ids_from_column,
+    ids_from_questions,
+    records_evidence,
+    resolve_policies,
+    tool_result,
+    undeclared_policy,
+)
 from ragwarrant.adapters._io import (
-    check_policies,
     check_unique_keys,
     column_as_float,
     column_as_string,
-    contract_policy_ids,
-    evidence_from_records,
     float_cell,
     input_dir_of,
     make_texts,
     parse_python_literal,
-    question_hash,
     read_table,
     require_columns,
     select_metrics,
     snake_metric_id,
-    source_tag,
-    version_note,
 )
-from ragwarrant.adapters.otel import SpanFields, _get_column, _resolve_one, load_spans
+from ragwarrant.adapters.otel import (
+    SpanFields,
+    _get_column,
+    _resolve_one,
+    load_spans,
+    no_example_attribute,
+)
 from ragwarrant.contract import resolve_inside
 from ragwarrant.errors import EvidenceError
 
@@ -85,14 +94,11 @@ def span_index(
     require_columns(schema.names, ["context.span_id", "context.trace_id"], display)
     ex_where = _resolve_one(schema, fields.example)
     if ex_where is None:
-        raise EvidenceError(
-            "evidence-missing-column",
-            f"{display} has no example id attribute ({' or '.join(fields.example)})",
+        raise no_example_attribute(
+            display,
+            fields.example,
+            schema.names,
             hint="set columns.example_id, e.g. question_id for attributes.metadata.question_id",
-            file=display,
-            column=fields.example[0],
-            expected="an example id attribute",
-            found=f"columns: {', '.join(schema.names[:20])}",
         )
     pol_where = _resolve_one(schema, fields.policy) if fields.policy else None
     spans = column_as_string(table, "context.span_id", display, allow_null=False).to_pylist()
@@ -202,41 +208,24 @@ def _load_evaluations(request: AdapterRequest) -> AdapterResult:
             f"joined {span_col} to {spans_rel} (example id and policy of the span's trace)"
         )
     elif source.pairing == "question-hash":
-        require_columns(names, ["input"], display)
-        examples = [
-            question_hash(q)
-            for q in column_as_string(table, "input", display, allow_null=False).to_pylist()
-        ]
+        examples = ids_from_questions(table, "input", display)
         file_policies = [None] * n
         pairing, key_col = "question-hash", "input"
     else:
         id_col = source.columns.example_id
-        require_columns(names, [id_col], display)
-        examples = column_as_string(table, id_col, display, allow_null=False).to_pylist()
+        examples = ids_from_column(table, id_col, display)
         file_policies = [None] * n
         pairing, key_col = "id-column", id_col
     if source.policy is None and all(p is None for p in file_policies):
-        raise EvidenceError(
-            "evidence-policy-unknown",
-            f"{display}: neither the evaluations nor their spans name a policy, "
-            "and the source declares none",
+        raise undeclared_policy(
+            display,
+            "neither the evaluations nor their spans name a policy,",
             hint="add 'policy: <id>' to this evidence source",
-            file=display,
-            expected="policy: <id>",
-            found="nothing",
         )
-    policies = check_policies(
-        file_policies,
-        rows,
-        declared=source.policy,
-        contract_policies=contract_policy_ids(request.contract),
-        display=display,
-        column="metadata.policy of the joined span",
-    )
+    policies = resolve_policies(request, file_policies, rows, "metadata.policy of the joined span")
     check_unique_keys(policies, examples, rows, display, key_col)
-    tag = source_tag(source.id, TOOL, source.evaluator_version)
 
-    records: list[tuple[str, str, str, float | None, str | None, int]] = []
+    records: list[Record] = []
     if legacy:
         require_columns(names, ["score"], display)
         if not source.metrics:
@@ -294,7 +283,7 @@ def _load_evaluations(request: AdapterRequest) -> AdapterResult:
         for metric, direction in sorted(directions.items()):
             if direction.lower() == "minimize":
                 notes.append(f"{metric}: the Score says direction 'minimize' (lower is better)")
-    evidence = evidence_from_records(records, source=tag, sha256=request.sha256)
+    evidence = records_evidence(request, TOOL, records)
     texts = None
     if "input" in names and "output" in names:
         texts = make_texts(
@@ -304,19 +293,17 @@ def _load_evaluations(request: AdapterRequest) -> AdapterResult:
             table.column("output").to_pylist(),
             [None] * n,
         )
-    provenance = SourceProvenance(
-        source_id=source.id,
-        path=display,
-        sha256=request.sha256,
+    return tool_result(
+        request,
         adapter="phoenix",
         tool=TOOL,
-        tool_version=source.evaluator_version,
+        evidence=evidence,
         metric_names=chosen,
         pairing_method=pairing,
         rows_read=n,
-        notes=[*notes, *version_note(source.evaluator_version)],
+        notes=notes,
+        texts=texts,
     )
-    return AdapterResult(evidence=evidence, provenance=provenance, texts=texts)
 
 
 def _is_spans_file(request: AdapterRequest) -> bool:

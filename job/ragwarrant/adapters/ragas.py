@@ -16,28 +16,29 @@ question hash (``pairing: question-hash``, the default) unless the file has the 
 
 from __future__ import annotations
 
-import pyarrow as pa
-
-from ragwarrant.adapters._base import AdapterRequest, AdapterResult, SourceProvenance
+from ragwarrant.adapters._base import AdapterRequest, AdapterResult
+from ragwarrant.adapters._common import (
+    RowKeys,
+    cells_or_nulls,
+    ids_from_column,
+    ids_from_questions,
+    list_cells,
+    metric_evidence,
+    metric_rows,
+    policies_from_column,
+    span_join_unsupported,
+    tool_result,
+    tool_tag,
+)
 from ragwarrant.adapters._io import (
-    check_policies,
     check_unique_keys,
     column_as_float,
-    column_as_string,
-    contract_policy_ids,
     looks_numeric_column,
     make_texts,
-    parse_list_literal,
-    question_hash,
     read_table,
-    require_columns,
     select_metrics,
     snake_metric_id,
-    source_tag,
-    version_note,
 )
-from ragwarrant.adapters.generic import canonical_rows
-from ragwarrant.errors import EvidenceError
 
 __all__ = ["ECHO_COLUMNS", "load"]
 
@@ -96,47 +97,25 @@ def load(request: AdapterRequest) -> AdapterResult:
     id_col = source.columns.example_id
     use_id = source.pairing == "id-column" or (source.pairing == "auto" and id_col in names)
     if source.pairing == "span-join":
-        raise EvidenceError(
-            "evidence-pairing-unsupported",
-            f"{display}: Ragas results cannot be span-joined (they carry no span id)",
-            file=display,
+        raise span_join_unsupported(
+            display,
+            "Ragas results cannot be span-joined (they carry no span id)",
             expected="pairing: question-hash or id-column",
-            found="span-join",
         )
     if use_id:
-        require_columns(names, [id_col], display)
-        examples = column_as_string(table, id_col, display, allow_null=False).to_pylist()
+        examples = ids_from_column(table, id_col, display)
         pairing, key_column = "id-column", id_col
     else:
-        if q_col is None:
-            require_columns(names, ["user_input"], display)
-        assert q_col is not None
-        questions_arr = column_as_string(table, q_col, display, allow_null=False)
-        examples = [question_hash(q) for q in questions_arr.to_pylist()]
-        pairing, key_column = "question-hash", q_col
+        key_column = q_col or "user_input"  # the missing column named when there is none
+        examples = ids_from_questions(table, key_column, display)
+        pairing = "question-hash"
 
-    policy_col = source.columns.policy_id if source.columns.policy_id in names else None
-    file_policies: list[str | None] = (
-        column_as_string(table, policy_col, display, allow_null=True).to_pylist()
-        if policy_col
-        else [None] * n
-    )
-    if policy_col is None and source.policy is None:
-        raise EvidenceError(
-            "evidence-policy-unknown",
-            f"{display}: Ragas exports carry no policy and the source declares none",
-            hint="add 'policy: <id>' to this evidence source (one Ragas file per policy)",
-            file=display,
-            expected="policy: <id>",
-            found="nothing",
-        )
-    policies = check_policies(
-        file_policies,
+    policies = policies_from_column(
+        table,
+        request,
         rows,
-        declared=source.policy,
-        contract_policies=contract_policy_ids(request.contract),
-        display=display,
-        column=policy_col or "policy",
+        undeclared="Ragas exports carry no policy",
+        hint="add 'policy: <id>' to this evidence source (one Ragas file per policy)",
     )
     check_unique_keys(policies, examples, rows, display, key_column)
 
@@ -147,53 +126,30 @@ def load(request: AdapterRequest) -> AdapterResult:
     chosen = select_metrics(available, source.metrics, display)
     skipped = [c for c in names if c not in skip and c not in available]
 
-    tag = source_tag(source.id, TOOL, source.evaluator_version)
-    policy_arr = pa.array(policies, pa.string())
-    example_arr = pa.array(examples, pa.string())
-    row_arr = pa.array(rows, pa.int64())
+    tag = tool_tag(request, TOOL)
+    keys = RowKeys.of(policies, examples, rows)
     parts = []
     for column, metric in chosen.items():
         values, reason = column_as_float(table, column, display)
-        parts.append(
-            canonical_rows(
-                policy=policy_arr,
-                example=example_arr,
-                group=None,
-                slice_=None,
-                split=None,
-                metric=metric,
-                values=values,
-                missing_reason=reason,
-                source=tag,
-                sha256=request.sha256,
-                rows=row_arr,
-            )
-        )
-    if not parts:
-        raise EvidenceError(
-            "evidence-no-metrics",
-            f"{display} holds no metric column",
-            hint="a Ragas export has one numeric column per metric",
-            file=display,
-            expected="at least one metric column",
-            found=", ".join(names[:20]),
-        )
+        parts.append(metric_rows(keys, metric, values, reason, source=tag, sha256=request.sha256))
+    evidence = metric_evidence(
+        parts,
+        display=display,
+        names=names,
+        what="metric column",
+        expected="at least one metric column",
+        hint="a Ragas export has one numeric column per metric",
+    )
 
     texts = None
     if q_col is not None:
-        r_col = _first_present(names, RESPONSE_COLUMNS)
-        c_col = _first_present(names, CONTEXT_COLUMNS)
-        questions = table.column(q_col).to_pylist()
-        responses = table.column(r_col).to_pylist() if r_col else [None] * n
-        contexts: list[list[str] | None] = (
-            [
-                parse_list_literal(cell, display, i + 1, c_col)
-                for i, cell in enumerate(table.column(c_col).to_pylist())
-            ]
-            if c_col
-            else [None] * n
+        texts = make_texts(
+            policies,
+            examples,
+            table.column(q_col).to_pylist(),
+            cells_or_nulls(table, _first_present(names, RESPONSE_COLUMNS)),
+            list_cells(table, _first_present(names, CONTEXT_COLUMNS), display),
         )
-        texts = make_texts(policies, examples, questions, responses, contexts)
 
     notes = []
     if pairing == "question-hash":
@@ -203,16 +159,14 @@ def load(request: AdapterRequest) -> AdapterResult:
         )
     if skipped:
         notes.append(f"non-numeric columns not read as metrics: {', '.join(skipped)}")
-    provenance = SourceProvenance(
-        source_id=source.id,
-        path=display,
-        sha256=request.sha256,
+    return tool_result(
+        request,
         adapter="ragas",
         tool=TOOL,
-        tool_version=source.evaluator_version,
+        evidence=evidence,
         metric_names=chosen,
         pairing_method=pairing,
         rows_read=n,
-        notes=[*notes, *version_note(source.evaluator_version)],
+        notes=notes,
+        texts=texts,
     )
-    return AdapterResult(evidence=pa.concat_tables(parts), provenance=provenance, texts=texts)

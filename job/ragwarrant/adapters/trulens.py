@@ -26,25 +26,30 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ragwarrant.adapters._base import AdapterRequest, AdapterResult, SourceProvenance
+from ragwarrant.adapters._base import AdapterRequest, AdapterResult
+from ragwarrant.adapters._common import (
+    RowKeys,
+    ids_from_column,
+    ids_from_questions,
+    metric_evidence,
+    metric_rows,
+    resolve_policies,
+    span_join_unsupported,
+    tool_result,
+    tool_tag,
+)
 from ragwarrant.adapters._io import (
-    check_policies,
     check_unique_keys,
     column_as_float,
     column_as_string,
-    contract_policy_ids,
     looks_numeric_column,
     make_texts,
     parse_python_literal,
-    question_hash,
     read_table,
     require_columns,
     select_metrics,
     snake_metric_id,
-    source_tag,
-    version_note,
 )
-from ragwarrant.adapters.generic import canonical_rows
 from ragwarrant.errors import EvidenceError
 
 __all__ = ["FIXED_COLUMNS", "JUDGE_COST_METRIC", "load"]
@@ -113,7 +118,7 @@ def load(request: AdapterRequest) -> AdapterResult:
     examples: list[str] | None = None
     if source.pairing in ("auto", "id-column"):
         if key in names:
-            examples = column_as_string(table, key, display, allow_null=False).to_pylist()
+            examples = ids_from_column(table, key, display)
             pairing, key_col = "id-column", key
         elif explicit or source.pairing == "id-column" or key != "example_id":
             examples = _meta_ids(table, key, display)
@@ -132,19 +137,9 @@ def load(request: AdapterRequest) -> AdapterResult:
             examples = _meta_ids(table, key, display)
             pairing, key_col = "id-column", f"record_json.meta.{key}"
     elif source.pairing == "span-join":
-        raise EvidenceError(
-            "evidence-pairing-unsupported",
-            f"{display}: TruLens tables cannot be span-joined",
-            file=display,
-            expected="pairing: id-column or question-hash",
-            found="span-join",
-        )
+        raise span_join_unsupported(display, "TruLens tables cannot be span-joined")
     if examples is None:
-        require_columns(names, ["input"], display)
-        examples = [
-            question_hash(q)
-            for q in column_as_string(table, "input", display, allow_null=False).to_pylist()
-        ]
+        examples = ids_from_questions(table, "input", display)
         pairing, key_col = "question-hash", "input"
 
     pol_col = (
@@ -154,14 +149,7 @@ def load(request: AdapterRequest) -> AdapterResult:
     )
     require_columns(names, [pol_col], display)
     file_policies = column_as_string(table, pol_col, display, allow_null=True).to_pylist()
-    policies = check_policies(
-        file_policies,
-        rows,
-        declared=source.policy,
-        contract_policies=contract_policy_ids(request.contract),
-        display=display,
-        column=pol_col,
-    )
+    policies = resolve_policies(request, file_policies, rows, pol_col)
     check_unique_keys(policies, examples, rows, display, key_col)
 
     cost_cols = [c for c in names if c.endswith(COST_SUFFIX)]
@@ -185,12 +173,8 @@ def load(request: AdapterRequest) -> AdapterResult:
                 available[c] = m
     chosen = select_metrics(available, source.metrics, display)
 
-    tag = source_tag(source.id, TOOL, source.evaluator_version)
-    pol_arr, ex_arr, row_arr = (
-        pa.array(policies, pa.string()),
-        pa.array(examples, pa.string()),
-        pa.array(rows, pa.int64()),
-    )
+    tag = tool_tag(request, TOOL)
+    keys = RowKeys.of(policies, examples, rows)
     parts = []
     notes = []
     for col, metric in chosen.items():
@@ -216,29 +200,14 @@ def load(request: AdapterRequest) -> AdapterResult:
                 reason = pc.if_else(zero, pa.scalar("absent"), reason)
                 if k:
                     notes.append(f"{k} record(s) with latency 0 (not measured) count as missing")
-        parts.append(
-            canonical_rows(
-                policy=pol_arr,
-                example=ex_arr,
-                group=None,
-                slice_=None,
-                split=None,
-                metric=metric,
-                values=values,
-                missing_reason=reason,
-                source=tag,
-                sha256=request.sha256,
-                rows=row_arr,
-            )
-        )
-    if not parts:
-        raise EvidenceError(
-            "evidence-no-metrics",
-            f"{display} holds no feedback column",
-            file=display,
-            expected="one column per feedback",
-            found=", ".join(names[:20]),
-        )
+        parts.append(metric_rows(keys, metric, values, reason, source=tag, sha256=request.sha256))
+    evidence = metric_evidence(
+        parts,
+        display=display,
+        names=names,
+        what="feedback column",
+        expected="one column per feedback",
+    )
     if pairing == "question-hash":
         notes.append("example ids are qh:<sha256 prefix> of the normalized 'input' text")
     if skipped:
@@ -252,16 +221,14 @@ def load(request: AdapterRequest) -> AdapterResult:
             table.column("output").to_pylist() if "output" in names else [None] * n,
             [None] * n,
         )
-    provenance = SourceProvenance(
-        source_id=source.id,
-        path=display,
-        sha256=request.sha256,
+    return tool_result(
+        request,
         adapter="trulens",
         tool=TOOL,
-        tool_version=source.evaluator_version,
+        evidence=evidence,
         metric_names=chosen,
         pairing_method=pairing,
         rows_read=n,
-        notes=[*notes, *version_note(source.evaluator_version)],
+        notes=notes,
+        texts=texts,
     )
-    return AdapterResult(evidence=pa.concat_tables(parts), provenance=provenance, texts=texts)

@@ -724,7 +724,9 @@ def publish_outputs(
     findings = scan_outputs(rendered, private_texts())
     if not findings:
         clean = ValidationCheck(
-            id="publication-hygiene", target="outputs", status="pass",
+            id="publication-hygiene",
+            target="outputs",
+            status="pass",
             message="decision.json, validation_report.json and report.md were scanned: no "
             "credentials, host paths, e-mail addresses or copied evidence text",
         )

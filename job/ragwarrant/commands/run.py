@@ -14,42 +14,51 @@ __all__ = ["register", "write_termination_message"]
 DEFAULT_TERMINATION_LOG = Path("/dev/termination-log")
 
 
+#: The path options of ``run``: (flag, environment variable that sets the default, default when
+#: the variable is unset (None: no such path), help).
+_PATH_OPTIONS: tuple[tuple[str, str, str | None, str], ...] = (
+    (
+        "--input",
+        "RAGWARRANT_INPUT",
+        "/in",
+        "input directory holding contract.yaml|json and evidence (default /in)",
+    ),
+    ("--output", "RAGWARRANT_OUTPUT", "/out", "output directory (default /out)"),
+    (
+        "--ledger",
+        "RAGWARRANT_LEDGER",
+        None,
+        "evidence ledger (JSON Lines, append-only, hash-chained) on its own volume; "
+        "the run appends one entry",
+    ),
+    (
+        "--signing-key",
+        "RAGWARRANT_SIGNING_KEY",
+        None,
+        "Ed25519 private key (PEM PKCS#8), e.g. a mounted secret; signs "
+        "decision.intoto.json as a DSSE envelope",
+    ),
+    (
+        "--termination-message-path",
+        "RAGWARRANT_TERMINATION_MESSAGE_PATH",
+        None,
+        "file that receives a one-line decision summary (Kubernetes reads "
+        "/dev/termination-log); default: /dev/termination-log when writable",
+    ),
+)
+
+
+def _env_path(name: str, fallback: str | None) -> Path | None:
+    """The path in environment variable ``name`` when set, else ``fallback`` (None: no path)."""
+    value = os.environ.get(name, fallback)
+    return Path(value) if value is not None else None
+
+
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """Add the ``run`` subcommand."""
     p = subparsers.add_parser("run", help="decide whether a candidate may replace the baseline")
-    p.add_argument(
-        "--input",
-        type=Path,
-        default=Path(os.environ.get("RAGWARRANT_INPUT", "/in")),
-        help="input directory holding contract.yaml|json and evidence (default /in)",
-    )
-    p.add_argument(
-        "--output",
-        type=Path,
-        default=Path(os.environ.get("RAGWARRANT_OUTPUT", "/out")),
-        help="output directory (default /out)",
-    )
-    p.add_argument(
-        "--ledger",
-        type=Path,
-        default=os.environ.get("RAGWARRANT_LEDGER"),
-        help="evidence ledger (JSON Lines, append-only, hash-chained) on its own volume; "
-        "the run appends one entry",
-    )
-    p.add_argument(
-        "--signing-key",
-        type=Path,
-        default=os.environ.get("RAGWARRANT_SIGNING_KEY"),
-        help="Ed25519 private key (PEM PKCS#8), e.g. a mounted secret; signs "
-        "decision.intoto.json as a DSSE envelope",
-    )
-    p.add_argument(
-        "--termination-message-path",
-        type=Path,
-        default=os.environ.get("RAGWARRANT_TERMINATION_MESSAGE_PATH"),
-        help="file that receives a one-line decision summary (Kubernetes reads "
-        "/dev/termination-log); default: /dev/termination-log when writable",
-    )
+    for flag, env, fallback, help_text in _PATH_OPTIONS:
+        p.add_argument(flag, type=Path, default=_env_path(env, fallback), help=help_text)
     p.set_defaults(handler=handle)
 
 

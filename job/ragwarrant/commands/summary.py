@@ -40,12 +40,16 @@ def handle(args: argparse.Namespace) -> int:
         first = exc.errors()[0]
         loc = ".".join(str(p) for p in first["loc"]) or "(root)"
         raise MismatchError(
-            "decision-invalid", f"{path} is not a valid decision record: {loc}: {first['msg']}",
+            "decision-invalid",
+            f"{path} is not a valid decision record: {loc}: {first['msg']}",
             hint="run 'ragwarrant verify' on the output directory",
         ) from exc
     expected = (
-        d.error.exit_code if d.error is not None else int(exit_code_for_class(d.run_class))
-        if d.run_class is not DecisionClass.ERROR else None
+        d.error.exit_code
+        if d.error is not None
+        else int(exit_code_for_class(d.run_class))
+        if d.run_class is not DecisionClass.ERROR
+        else None
     )
     if expected is None or d.exit_code != expected:
         raise MismatchError(

@@ -1,0 +1,284 @@
+"""Evidence, policy and provenance assembly shared by the tool adapters.
+
+The tool adapters (ragas, deepeval, langsmith, phoenix, trulens, otel) differ in how they find a
+file's examples, policies and metric values; what they build from them is the same. Tool files
+carry no group, slice or split, so every evidence row built here has them null. Nothing here knows
+a tool's format: each helper takes the tool-specific words (what a file lacks, what was expected)
+from its caller, so every message stays the adapter's own.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+import pyarrow as pa
+
+from ragwarrant.adapters._base import AdapterRequest, AdapterResult, SourceProvenance
+from ragwarrant.adapters._io import (
+    check_policies,
+    column_as_string,
+    contract_policy_ids,
+    evidence_from_records,
+    parse_list_literal,
+    question_hash,
+    require_columns,
+    source_tag,
+    version_note,
+)
+from ragwarrant.adapters.generic import canonical_rows
+from ragwarrant.errors import EvidenceError
+
+__all__ = [
+    "Record",
+    "RowKeys",
+    "cells_or_nulls",
+    "ids_from_column",
+    "ids_from_questions",
+    "list_cells",
+    "metric_evidence",
+    "metric_rows",
+    "policies_from_column",
+    "records_evidence",
+    "resolve_policies",
+    "span_join_unsupported",
+    "tool_result",
+    "tool_tag",
+    "undeclared_policy",
+]
+
+#: One evidence row of a record-shaped file: (policy, example, metric, value, reason, source row).
+Record = tuple[str, str, str, float | None, str | None, int]
+
+
+class RowKeys(NamedTuple):
+    """The key columns shared by every metric of a file, aligned row by row.
+
+    Attributes:
+        policy: string policy ids, length n.
+        example: string example ids, length n.
+        row: int64 1-based source rows, length n.
+    """
+
+    policy: pa.Array
+    example: pa.Array
+    row: pa.Array
+
+    @classmethod
+    def of(cls, policies: list[str], examples: list[str], rows: list[int]) -> RowKeys:
+        """Build the key arrays from aligned Python lists."""
+        return cls(
+            pa.array(policies, pa.string()),
+            pa.array(examples, pa.string()),
+            pa.array(rows, pa.int64()),
+        )
+
+
+def tool_tag(request: AdapterRequest, tool: str) -> str:
+    """Return the ``source`` field of the request's evidence rows (see ``source_tag``)."""
+    source = request.source
+    return source_tag(source.id, tool, source.evaluator_version)
+
+
+def metric_rows(
+    keys: RowKeys,
+    metric: str,
+    values: pa.Array,
+    missing_reason: pa.Array,
+    *,
+    source: str,
+    sha256: str,
+) -> pa.Table:
+    """Canonical evidence rows of one metric column (group, slice and split null).
+
+    Args:
+        keys: the file's key columns (length n).
+        metric: canonical metric id of every row.
+        values: float64, length n, null where missing; ``missing_reason`` aligned with it.
+        source: the ``tool_tag``; sha256: the file's hash.
+    """
+    return canonical_rows(
+        policy=keys.policy,
+        example=keys.example,
+        group=None,
+        slice_=None,
+        split=None,
+        metric=metric,
+        values=values,
+        missing_reason=missing_reason,
+        source=source,
+        sha256=sha256,
+        rows=keys.row,
+    )
+
+
+def metric_evidence(
+    parts: list[pa.Table],
+    *,
+    display: str,
+    names: list[str],
+    what: str,
+    expected: str,
+    hint: str = "",
+) -> pa.Table:
+    """Concatenate the per-metric evidence of a file, which must have at least one metric.
+
+    Raises:
+        EvidenceError: ``evidence-no-metrics`` ("<display> holds no <what>"), listing the first
+            20 columns found.
+    """
+    if not parts:
+        raise EvidenceError(
+            "evidence-no-metrics",
+            f"{display} holds no {what}",
+            hint=hint,
+            file=display,
+            expected=expected,
+            found=", ".join(names[:20]),
+        )
+    return pa.concat_tables(parts)
+
+
+def records_evidence(request: AdapterRequest, tool: str, records: list[Record]) -> pa.Table:
+    """Canonical evidence of a record-shaped file (see ``evidence_from_records``)."""
+    return evidence_from_records(records, source=tool_tag(request, tool), sha256=request.sha256)
+
+
+def tool_result(
+    request: AdapterRequest,
+    *,
+    adapter: str,
+    tool: str,
+    evidence: pa.Table,
+    metric_names: dict[str, str],
+    pairing_method: str,
+    rows_read: int,
+    notes: list[str],
+    texts: pa.Table | None = None,
+) -> AdapterResult:
+    """An adapter's result, with provenance whose notes end with the tool version's origin."""
+    source = request.source
+    provenance = SourceProvenance(
+        source_id=source.id,
+        path=request.display_path,
+        sha256=request.sha256,
+        adapter=adapter,
+        tool=tool,
+        tool_version=source.evaluator_version,
+        metric_names=metric_names,
+        pairing_method=pairing_method,
+        rows_read=rows_read,
+        notes=[*notes, *version_note(source.evaluator_version)],
+    )
+    return AdapterResult(evidence=evidence, provenance=provenance, texts=texts)
+
+
+def resolve_policies(
+    request: AdapterRequest, file_policies: list[str | None], rows: list[int], column: str
+) -> list[str]:
+    """Each row's policy, from what the file names and what the source and contract declare.
+
+    Raises:
+        EvidenceError: as ``check_policies``.
+    """
+    return check_policies(
+        file_policies,
+        rows,
+        declared=request.source.policy,
+        contract_policies=contract_policy_ids(request.contract),
+        display=request.display_path,
+        column=column,
+    )
+
+
+def undeclared_policy(display: str, what: str, hint: str) -> EvidenceError:
+    """The ``evidence-policy-unknown`` error of a file that names no policy when the source
+    declares none either ("<display>: <what> and the source declares none")."""
+    return EvidenceError(
+        "evidence-policy-unknown",
+        f"{display}: {what} and the source declares none",
+        hint=hint,
+        file=display,
+        expected="policy: <id>",
+        found="nothing",
+    )
+
+
+def policies_from_column(
+    table: pa.Table, request: AdapterRequest, rows: list[int], *, undeclared: str, hint: str
+) -> list[str]:
+    """Each row's policy from the column ``columns.policy_id`` when the table has it, else the
+    source's ``policy``.
+
+    Raises:
+        EvidenceError: ``undeclared_policy(undeclared, hint)`` when there is neither; then as
+            ``resolve_policies``.
+    """
+    source, display = request.source, request.display_path
+    names = table.schema.names
+    column = source.columns.policy_id if source.columns.policy_id in names else None
+    if column is None and source.policy is None:
+        raise undeclared_policy(display, undeclared, hint)
+    file_policies: list[str | None] = (
+        column_as_string(table, column, display, allow_null=True).to_pylist()
+        if column
+        else [None] * table.num_rows
+    )
+    return resolve_policies(request, file_policies, rows, column or "policy")
+
+
+def span_join_unsupported(
+    display: str, what: str, expected: str = "pairing: id-column or question-hash"
+) -> EvidenceError:
+    """The ``evidence-pairing-unsupported`` error of ``pairing: span-join`` on a file that has no
+    span ids ("<display>: <what>")."""
+    return EvidenceError(
+        "evidence-pairing-unsupported",
+        f"{display}: {what}",
+        file=display,
+        expected=expected,
+        found="span-join",
+    )
+
+
+def ids_from_column(table: pa.Table, column: str, display: str) -> list[str]:
+    """The example ids of an id column (``pairing: id-column``).
+
+    Raises:
+        EvidenceError: ``evidence-missing-column`` when the table lacks it; ``evidence-null-key``
+            for an empty id.
+    """
+    require_columns(table.schema.names, [column], display)
+    return column_as_string(table, column, display, allow_null=False).to_pylist()
+
+
+def ids_from_questions(table: pa.Table, column: str, display: str) -> list[str]:
+    """The example ids of a question column (``pairing: question-hash``, see ``question_hash``).
+
+    Raises:
+        EvidenceError: ``evidence-missing-column`` when the table lacks it; ``evidence-null-key``
+            for an empty question.
+    """
+    require_columns(table.schema.names, [column], display)
+    return [
+        question_hash(q)
+        for q in column_as_string(table, column, display, allow_null=False).to_pylist()
+    ]
+
+
+def cells_or_nulls(table: pa.Table, column: str | None) -> list[Any]:
+    """A column's cells as Python values, or all None when there is no such column."""
+    return table.column(column).to_pylist() if column else [None] * table.num_rows
+
+
+def list_cells(table: pa.Table, column: str | None, display: str) -> list[list[str] | None]:
+    """A list column's cells parsed with ``parse_list_literal`` (all None without the column).
+
+    Raises:
+        EvidenceError: ``evidence-wrong-type`` naming the first cell that is not a list literal.
+    """
+    if not column:
+        return [None] * table.num_rows
+    return [
+        parse_list_literal(cell, display, i, column)
+        for i, cell in enumerate(table.column(column).to_pylist(), start=1)
+    ]
