@@ -188,3 +188,46 @@ def test_validation_report_records_output_checks(make_input, tmp_path):
     checks = {c["id"]: c["status"] for c in load(out, "validation_report.json")["checks"]}
     assert checks["output-schemas"] == "pass" and checks["publication-hygiene"] == "pass"
     assert checks["engine-selftest"] == "pass" and checks["contract-schema"] == "pass"
+
+
+def test_promotion_class_cannot_be_below_frozen_observation(make_input, tmp_path):
+    """fixture or development evidence supports no release decision: it cannot PROMOTE."""
+    out = tmp_path / "out"
+    inp = make_input(
+        mutate=lambda c: c.update({"evidence_class": "fixture", "promotion_min_class": "fixture"})
+    )
+    assert run(["run", "--input", str(inp), "--output", str(out)]) == 78
+    assert "promotion_min_class" in load(out)["error"]["message"]
+
+
+def test_error_termination_message_and_log_pass_publication_hygiene(make_input, tmp_path, capsys):
+    """A secret inside an error message stays out of the termination message and the log event."""
+    secret = "AKIAABCDEFGHIJKLMNOP"
+    inp = make_input(mutate=lambda c: c["evidence"][0].update({"path": f"../{secret}.csv"}))
+    msg = tmp_path / "termination-log"
+    out = tmp_path / "out"
+    code = run(
+        ["run", "--input", str(inp), "--output", str(out), "--termination-message-path", str(msg)]
+    )
+    assert code == 78
+    assert secret not in msg.read_text() and msg.read_text().startswith("ERROR")
+    logged = [line for line in capsys.readouterr().out.splitlines() if '"run_failed"' in line]
+    assert logged and secret not in logged[0]
+    for name in ("decision.json", "validation_report.json", "report.md"):
+        assert secret not in (out / name).read_text()
+
+
+def test_report_shows_validation_notes(make_input, tmp_path):
+    """Caveats found while validating (unused split rows) appear in report.md, not only in JSON."""
+    out = tmp_path / "out"
+
+    def mutate(c):
+        c["evidence"][0]["columns"]["split"] = "task"
+        c["splits"] = {"confirmatory": "a"}
+
+    run(["run", "--input", str(make_input(mutate=mutate)), "--output", str(out)])
+    report = (out / "report.md").read_text()
+    assert (
+        "## Notes from validation" in report
+        and "100 examples are in no declared split role" in report
+    )

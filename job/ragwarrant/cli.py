@@ -13,6 +13,7 @@ import traceback
 from collections.abc import Sequence
 from pathlib import Path
 
+import orjson
 import structlog
 
 from ragwarrant import __version__
@@ -86,6 +87,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
 
 
+def _published_summary(output: Path, exc: RagwarrantError) -> str:
+    """The ``summary`` of the decision record the job wrote (after publication hygiene)."""
+    fallback = f"ERROR: {exc.code}: {exc.message}"
+    try:
+        summary = orjson.loads((output / "decision.json").read_bytes()).get("summary")
+    except (OSError, orjson.JSONDecodeError, AttributeError):
+        return fallback
+    if not isinstance(summary, str):
+        return fallback
+    if summary.startswith("[withheld"):
+        return (
+            f"ERROR: {exc.code}: message withheld by publication hygiene "
+            "(see validation_report.json)"
+        )
+    return summary
+
+
 def _fail(
     log: structlog.typing.FilteringBoundLogger,
     args: argparse.Namespace | None,
@@ -95,9 +113,14 @@ def _fail(
     from ragwarrant.job import record_error
 
     written = False
+    published = f"ERROR: {exc.code}: {exc.message}"
     output = getattr(args, "output", None) if args is not None else None
     if args is not None and getattr(args, "command", None) == "run" and isinstance(output, Path):
         written = record_error(output, exc, input_dir=getattr(args, "input", None))
+        if written:
+            # What the job publishes (termination message, log event) is the record as written,
+            # after the publication-hygiene scan: a secret or host path in the message stays out.
+            published = _published_summary(output, exc)
         ledger = getattr(args, "ledger", None)
         if written and ledger is not None:
             try:
@@ -105,12 +128,12 @@ def _fail(
             except RagwarrantError as lexc:
                 log.error("ledger_append_failed", code=lexc.code, message=lexc.message)
         run_command.write_termination_message(
-            getattr(args, "termination_message_path", None), f"ERROR: {exc.code}: {exc.message}"
+            getattr(args, "termination_message_path", None), published
         )
     log.error(
         "run_failed",
         code=exc.code,
-        message=exc.message,
+        message=published,
         hint=exc.hint,
         exit_code=int(exc.exit_code),
         error_record_written=written,

@@ -409,12 +409,26 @@ class ReleaseContract(ContractModel):
     statistics: Statistics = Statistics()
     splits: Splits | None = None
     evidence_class: EvidenceClass
-    promotion_min_class: EvidenceClass = EvidenceClass.CONFIRMATORY
+    promotion_min_class: EvidenceClass = Field(
+        default=EvidenceClass.CONFIRMATORY,
+        description="the lowest evidence class allowed to PROMOTE; at least frozen-observation, "
+        "the lowest class that supports a release decision (contracts/evidence-classes.md)",
+    )
     prices: dict[str, dict[str, Annotated[float, Field(ge=0)]]] = Field(
         default_factory=dict,
         description="model → {input_usd_per_1m_tokens, output_usd_per_1m_tokens}, for modeled cost",
     )
     corroboration: Corroboration | None = None
+
+    @field_validator("promotion_min_class")
+    @classmethod
+    def _promotion_floor(cls, v: EvidenceClass) -> EvidenceClass:
+        if v < EvidenceClass.FROZEN_OBSERVATION:
+            raise ValueError(
+                f"{v.value} evidence supports no release decision, so it cannot be the class "
+                "allowed to PROMOTE; use frozen-observation or higher"
+            )
+        return v
 
     @model_validator(mode="after")
     def _references(self) -> ReleaseContract:

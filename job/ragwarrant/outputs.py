@@ -253,6 +253,10 @@ class Decision(OutputModel):
         default_factory=list,
         description="how each evidence source was read (as in validation_report)",
     )
+    notes: list[str] = Field(
+        default_factory=list,
+        description="validation findings a reader of the decision must see (warn/info checks)",
+    )
     missing_values: list[dict[str, Scalar]] = Field(
         default_factory=list,
         description="per (policy, metric, reason): count of missing values "

@@ -91,3 +91,14 @@ def test_error_rows_count_from_the_start_of_the_file():
     )
     moved = at_file_row(exc, 1_048_576)
     assert moved.row == 1_048_579 and "row 1048579:" in moved.message and moved.column == "ex"
+
+
+def test_parser_message_is_short_printable_and_relative(tmp_path):
+    """A parser error keeps no host path, no binary bytes, and at most a short excerpt."""
+    from ragwarrant.adapters._io import parser_message
+
+    path = tmp_path / "evidence" / "x.csv"
+    exc = ValueError(f"CSV parse error in {path}: row 3: \x00\x07PAR1" + "é" * 300)
+    text = parser_message(exc, path, "evidence/x.csv")
+    assert str(tmp_path) not in text and "evidence/x.csv" in text
+    assert all(ch.isprintable() for ch in text) and len(text) <= 120

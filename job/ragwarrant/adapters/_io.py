@@ -55,6 +55,18 @@ __all__ = [
 ]
 
 
+def parser_message(exc: Exception, path: Path, display: str, limit: int = 120) -> str:
+    """A parser's error message fit for the outputs.
+
+    The host path becomes the contract's relative path, control and non-printable characters
+    (binary content read as text) become ``?``, and the message is cut at ``limit`` characters,
+    so at most a short excerpt of the offending row reaches decision.json.
+    """
+    text = str(exc).replace(str(path), display)
+    text = "".join(ch if ch.isprintable() else "?" for ch in text)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 def read_table(path: Path, fmt: str, display: str) -> pa.Table:
     """Read a whole CSV, JSONL, JSON-array or Parquet file into an Arrow table.
 
@@ -97,7 +109,7 @@ def read_table(path: Path, fmt: str, display: str) -> pa.Table:
             ) from exc
         raise EvidenceError(
             "evidence-unparseable",
-            f"{display} is not valid {fmt}: {str(exc).replace(str(path), display)}",
+            f"{display} is not valid {fmt}: {parser_message(exc, path, display)}",
             hint=f"check that the file really is {fmt}",
             file=display,
             expected=fmt,

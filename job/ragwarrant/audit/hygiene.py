@@ -563,8 +563,8 @@ WITHHELD_NOTICE = """# {name} withheld
 
 This file was withheld by ragwarrant's publication-hygiene check: it contained {count}
 finding(s) of kind {kinds}. decision.json carries the failed run-level gate
-`hard:publication-hygiene` (a decision becomes BLOCK), and validation_report.json lists where
-each finding was (file and line or field, never the content).
+`hard:publication-hygiene` (a decision becomes BLOCK; an ERROR record stays ERROR), and
+validation_report.json lists where each finding was (file and line or field, never the content).
 """
 """What a withheld text output is replaced with (no secret: file name, counts and kinds)."""
 

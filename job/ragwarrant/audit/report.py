@@ -184,6 +184,9 @@ def render_report(decision: Decision) -> str:
                 + (f"; detected: {src.detected}" if src.detected else "")
             ]
             lines += [f"  - {note}" for note in src.notes]
+    if decision.notes:
+        lines += ["", "## Notes from validation", ""]
+        lines += [f"- {n}" for n in decision.notes]
     if decision.missing_values:
         lines += ["", "## Missing values", ""]
         lines += ["NaN, null, error and infinite scores, counted per policy and metric:", ""]

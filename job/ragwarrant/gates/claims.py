@@ -37,7 +37,8 @@ def _claim_gate(
     elif ucb_alpha <= 0:
         status = GateStatus.FAIL
         reason = (
-            f"{claim.kind.value} on {claim.metric}: upper bound {ucb_alpha:+.4g} <= 0: "
+            f"{claim.kind.value} on {claim.metric}: "
+            f"upper bound at alpha {alpha:g} {ucb_alpha:+.4g} <= 0: "
             "no gain (no-benefit)"
         )
     else:
@@ -47,7 +48,7 @@ def _claim_gate(
         )
         reason = (
             f"{claim.kind.value} on {claim.metric}: lower bound {lcb:+.4g} at level {level:.4g} "
-            f"does not exclude 0 (upper bound {ucb_alpha:+.4g}); "
+            f"does not exclude 0 (upper bound at alpha {alpha:g}: {ucb_alpha:+.4g}); "
             + (
                 "the estimate shows a gain, so more data would more likely establish the claim"
                 if test.estimate > 0
