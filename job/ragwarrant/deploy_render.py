@@ -10,6 +10,11 @@ The ``podFailurePolicy`` fails the Job at once on the decision and configuration
 (``FAIL_JOB_EXIT_CODES``): a REJECT is an answer, never retried. Pod disruptions are ignored; any
 other failure (internal error 70, an OOM kill) counts toward ``backoffLimit``.
 
+``load_inputs`` refuses inputs that cannot work before anything is rendered: an invalid contract
+(``ContractError``, 78) and a policy config or evidence file the contract names that is not in the
+directory packaged for it (``InputError``, 66). ``check_image`` refuses an image that is not pinned
+by a ``sha256`` digest (tags only with ``allow_tag``) and a malformed digest (``UsageError``, 64).
+
 The ``kubernetes`` package is the optional extra ``k8s``; ``require_kubernetes`` raises a
 ``UsageError`` naming it when it is missing.
 """
@@ -28,7 +33,8 @@ from typing import Any
 
 import yaml
 
-from ragwarrant.errors import UsageError
+from ragwarrant.contract import load_contract
+from ragwarrant.errors import ContractError, InputError, UsageError
 from ragwarrant.exit_codes import ExitCode
 
 __all__ = [
@@ -42,11 +48,15 @@ __all__ = [
     "SIGNING_KEY_MODE",
     "SIGNING_MOUNT",
     "InputFile",
+    "RenderInputs",
     "RenderOptions",
     "WorkloadKind",
     "build_manifests",
+    "check_image",
+    "check_schedule",
     "collect_input_files",
     "config_key",
+    "load_inputs",
     "manifests_to_yaml",
     "require_kubernetes",
 ]
@@ -80,6 +90,22 @@ _NAME_RE = re.compile(r"^[a-z0-9]([-a-z0-9]{0,40}[a-z0-9])?$")
 _OBJECT_NAME_RE = re.compile(r"^[a-z0-9]([-.a-z0-9]{0,251}[a-z0-9])?$")
 _SECRET_KEY_RE = re.compile(r"^[-._a-zA-Z0-9]{1,253}$")
 _CONTRACT_NAMES = ("contract.yaml", "contract.yml", "contract.json")
+# Where the too-large error sends the user: the guide's section on mounting /in from a claim.
+LARGE_INPUT_GUIDE = "deploy/README.md, section 'Evidence larger than a ConfigMap'"
+# An image reference, after the grammar of github.com/distribution/reference (reference.go):
+# name [":" tag] ["@" digest]. A pinned reference's digest is sha256 and 64 lower-case hex digits
+# (OCI image-spec, descriptor.md: "the encoded portion MUST match /[a-f0-9]{64}/").
+_DOMAIN_COMPONENT = r"(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])"
+_DOMAIN = rf"(?:{_DOMAIN_COMPONENT}(?:\.{_DOMAIN_COMPONENT})*|\[[0-9a-fA-F:.]+\])(?::[0-9]+)?"
+_PATH_COMPONENT = r"[a-z0-9]+(?:(?:[_.]|__|-+)[a-z0-9]+)*"
+_IMAGE_RE = re.compile(
+    rf"(?P<name>(?:{_DOMAIN}/)?{_PATH_COMPONENT}(?:/{_PATH_COMPONENT})*)"
+    r"(?::(?P<tag>[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}))?(?:@(?P<digest>.*))?"
+)
+_SHA256_DIGEST_RE = re.compile(r"sha256:[0-9a-f]{64}")
+# A cron schedule as Kubernetes accepts it (robfig/cron ParseStandard): five fields, or a macro.
+_CRON_MACROS = ("@yearly", "@annually", "@monthly", "@weekly", "@daily", "@midnight", "@hourly")
+_CRON_FIELD_RE = re.compile(r"[0-9A-Za-z*?/,-]+")
 
 
 class WorkloadKind(StrEnum):
@@ -112,7 +138,12 @@ class RenderOptions:
         image: container image reference; a digest reference (``...@sha256:``) is best.
         contracts: one contract file per index (exactly one unless ``kind`` is ``indexed``);
             each is mounted as ``contract.<ext>`` of its input directory.
-        evidence: the evidence files every contract reads, shared by all indexes.
+        evidence: the evidence files every contract reads, shared by all indexes (ignored when
+            ``index_evidence`` is given).
+        index_evidence: the input files of each contract, one tuple per contract in order, for
+            contracts that do not share one directory; index ``i`` then sees only its own files
+            under ``/in/<i>/``. Identical tuples share one ConfigMap; each further distinct one
+            is ConfigMap ``<name>-evidence-<g>``. Empty: every index gets ``evidence``.
         name: base name of every object (DNS label, at most 42 characters).
         namespace: namespace of every object, emitted first as a Namespace that enforces Pod
             Security Standards "restricted"; ``None`` leaves the namespace to ``kubectl``.
@@ -147,6 +178,7 @@ class RenderOptions:
     image: str
     contracts: tuple[InputFile, ...]
     evidence: tuple[InputFile, ...] = ()
+    index_evidence: tuple[tuple[InputFile, ...], ...] = ()
     name: str = "ragwarrant"
     namespace: str | None = "ragwarrant"
     schedule: str = "0 6 * * *"
@@ -202,6 +234,174 @@ def collect_input_files(input_dir: Path) -> tuple[InputFile, ...]:
     return tuple(files)
 
 
+@dataclass(frozen=True)
+class RenderInputs:
+    """The checked files of ``load_inputs``, ready for ``RenderOptions``.
+
+    Attributes:
+        contracts: one contract file per ``--contract``, in order.
+        evidence: the shared input files (every contract's directory is the same).
+        index_evidence: per contract, its own input files (contracts in different directories);
+            empty when ``evidence`` is shared.
+    """
+
+    contracts: tuple[InputFile, ...]
+    evidence: tuple[InputFile, ...]
+    index_evidence: tuple[tuple[InputFile, ...], ...] = ()
+
+
+def _contract_references(path: Path) -> list[tuple[str, str]]:
+    """Return (what, relative path) of every file the contract at ``path`` names.
+
+    Raises:
+        ContractError: the contract is unreadable or invalid; the message starts with ``path``.
+    """
+    try:
+        contract = load_contract(path)
+    except ContractError as exc:
+        raise ContractError(exc.code, f"--contract {path}: {exc.message}", exc.hint) from exc
+    refs = [
+        (f"policy config of {p.policy_id}", p.config)
+        for p in [contract.baseline, *contract.candidates]
+    ]
+    refs += [(f"evidence {s.id}", s.path) for s in contract.evidence]
+    return refs
+
+
+def load_inputs(contract_paths: Sequence[Path], evidence_dir: Path | None = None) -> RenderInputs:
+    """Read and check every contract and the files it names; return what to package.
+
+    Each contract is validated with ``ragwarrant.contract.load_contract``. Its input directory is
+    ``evidence_dir`` when given, else the contract's own directory; every policy config and
+    evidence path it names must be a file packaged from that directory (``collect_input_files``:
+    hidden files are not packaged). Contracts in different directories get their own files
+    (``RenderInputs.index_evidence``), so no index reads another contract's evidence.
+
+    Args:
+        contract_paths: the ``--contract`` files, in index order.
+        evidence_dir: ``--evidence-dir``, the one directory every contract's paths are relative
+            to; ``None``: each contract's own directory.
+
+    Raises:
+        UsageError: a contract file cannot be read, or ``evidence_dir`` is not a directory.
+        ContractError: a contract is not a valid release contract (exit 78).
+        InputError: a file a contract names is not in its input directory (exit 66); the
+            message names the contract, the file and the directory.
+    """
+    contracts = []
+    for path in contract_paths:
+        try:
+            contracts.append(InputFile(path.name, path.read_bytes()))
+        except OSError as exc:
+            raise UsageError(
+                "k8s-contract-unreadable",
+                f"cannot read contract {path}: {exc.strerror}",
+                hint="pass an existing contract file to --contract",
+            ) from exc
+    dirs = [evidence_dir if evidence_dir is not None else p.parent for p in contract_paths]
+    files_of: dict[Path, tuple[InputFile, ...]] = {}
+    for d in dirs:
+        if d.resolve() not in files_of:
+            files_of[d.resolve()] = collect_input_files(d)
+    missing = []
+    for path, d in zip(contract_paths, dirs, strict=True):
+        packaged = {f.relpath for f in files_of[d.resolve()]}
+        for what, ref in _contract_references(path):
+            if PurePosixPath(ref).as_posix() not in packaged:
+                missing.append(f"{path} names {what} {ref!r}, which is not a file in {d}")
+    if missing:
+        raise InputError(
+            "k8s-input-reference-missing",
+            "; ".join(missing),
+            hint="put each file the contract names under its directory (paths are relative to "
+            "the contract's directory, or to --evidence-dir DIR when given); files and folders "
+            "whose names start with '.' are not packaged",
+        )
+    sets = [files_of[d.resolve()] for d in dirs]
+    if all(s is sets[0] for s in sets):
+        return RenderInputs(tuple(contracts), sets[0])
+    return RenderInputs(tuple(contracts), (), tuple(sets))
+
+
+def check_image(image: str, *, allow_tag: bool = False) -> None:
+    """Refuse an image reference the Job cannot pull reproducibly.
+
+    A reference follows ``name[:tag][@digest]`` (github.com/distribution/reference); a pinned one
+    ends in ``@sha256:`` and 64 lower-case hex digits (OCI image-spec, descriptor.md).
+
+    Args:
+        image: the ``--image`` value.
+        allow_tag: accept a reference without a digest (a tag, or none: ``latest``).
+
+    Raises:
+        UsageError: ``k8s-bad-image`` (not a reference), ``k8s-bad-image-digest`` (a digest that
+            is not ``sha256:`` plus 64 lower-case hex digits; refused even with ``allow_tag``),
+            ``k8s-image-not-pinned`` (no digest, without ``allow_tag``).
+    """
+    found = _IMAGE_RE.fullmatch(image)
+    if found is None:
+        raise UsageError(
+            "k8s-bad-image",
+            f"--image {image!r} is not an image reference",
+            hint="pass REGISTRY/ragwarrant@sha256:<64 hex digits>",
+        )
+    digest = found.group("digest")
+    if digest is not None and not _SHA256_DIGEST_RE.fullmatch(digest):
+        raise UsageError(
+            "k8s-bad-image-digest",
+            f"--image {image!r} has a malformed digest {digest!r}: expected 'sha256:' and 64 "
+            "lower-case hex digits",
+            hint="copy the digest from `podman image inspect --format '{{.Digest}}' IMAGE` "
+            "(or `docker buildx imagetools inspect`)",
+        )
+    if digest is None and not allow_tag:
+        tag = found.group("tag") or "latest"
+        raise UsageError(
+            "k8s-image-not-pinned",
+            f"--image {image!r} names the tag {tag!r}, not a digest: each pod would run whatever "
+            "the tag points to when it starts",
+            hint="pin it as REGISTRY/ragwarrant@sha256:<64 hex digits> (deploy/README.md), or "
+            "pass --allow-tag to accept a mutable tag",
+        )
+
+
+def check_schedule(schedule: str) -> None:
+    """Refuse a CronJob schedule that is neither five cron fields nor a macro (``@daily``).
+
+    Only the shape is checked, not each field's range; the API server checks the rest.
+
+    Raises:
+        UsageError: ``k8s-bad-schedule``.
+    """
+    fields = schedule.split()
+    if schedule.strip() in _CRON_MACROS:
+        return
+    if len(fields) != 5 or not all(_CRON_FIELD_RE.fullmatch(f) for f in fields):
+        raise UsageError(
+            "k8s-bad-schedule",
+            f"--schedule {schedule!r} is not a cron schedule: expected five fields "
+            "(minute hour day-of-month month day-of-week) or one of " + ", ".join(_CRON_MACROS),
+            hint="e.g. --schedule '0 6 * * 1' (Mondays at 06:00 in --time-zone)",
+        )
+
+
+def _evidence_groups(options: RenderOptions) -> tuple[list[tuple[InputFile, ...]], list[int]]:
+    """Return the distinct input-file sets and, per index, which set it reads."""
+    n = len(options.contracts)
+    per_index = list(options.index_evidence) if options.index_evidence else [options.evidence] * n
+    groups: list[tuple[InputFile, ...]] = []
+    group_of = []
+    for files in per_index:
+        if files not in groups:
+            groups.append(files)
+        group_of.append(groups.index(files))
+    return groups, group_of
+
+
+def _evidence_name(options: RenderOptions, group: int) -> str:
+    return f"{options.name}-evidence" if group == 0 else f"{options.name}-evidence-{group}"
+
+
 def _labels(options: RenderOptions) -> dict[str, str]:
     return {
         "app.kubernetes.io/name": "ragwarrant",
@@ -251,24 +451,31 @@ def _check(options: RenderOptions) -> None:
             f"--kind {options.kind} runs one contract, found {len(options.contracts)}",
             hint="use --kind indexed to fan out over several contracts",
         )
-    keys = [config_key(f.relpath) for f in options.evidence]
-    if len(set(keys)) != len(keys):
+    if options.index_evidence and len(options.index_evidence) != len(options.contracts):
         raise UsageError(
-            "k8s-key-collision",
-            "two evidence paths map to the same ConfigMap key",
-            hint="rename the files so their paths differ in more than '/' versus '__'",
+            "k8s-index-evidence-count",
+            f"index_evidence holds {len(options.index_evidence)} file sets for "
+            f"{len(options.contracts)} contracts",
+            hint="give one set of input files per contract",
         )
-    for size, what in (
-        (sum(len(f.content) for f in options.evidence), "evidence"),
-        (sum(len(f.content) for f in options.contracts), "contracts"),
-    ):
+    groups, _ = _evidence_groups(options)
+    sizes = [(sum(len(f.content) for f in g), "evidence") for g in groups]
+    for files in groups:
+        keys = [config_key(f.relpath) for f in files]
+        if len(set(keys)) != len(keys):
+            raise UsageError(
+                "k8s-key-collision",
+                "two evidence paths map to the same ConfigMap key",
+                hint="rename the files so their paths differ in more than '/' versus '__'",
+            )
+    for size, what in [*sizes, (sum(len(f.content) for f in options.contracts), "contracts")]:
         if size > CONFIGMAP_LIMIT_BYTES:
             raise UsageError(
                 "k8s-input-too-large",
                 f"the {what} total {size} bytes, more than a ConfigMap holds "
                 f"({CONFIGMAP_LIMIT_BYTES} bytes)",
-                hint="keep large evidence on a PersistentVolumeClaim mounted at /in "
-                "(see deploy/k8s/README in the repository)",
+                hint="keep large evidence on a PersistentVolumeClaim mounted at /in instead of "
+                f"using `k8s render`: see {LARGE_INPUT_GUIDE}",
             )
 
 
@@ -311,19 +518,22 @@ def _input_volume(k: ModuleType, options: RenderOptions) -> Any:
             )
         )
     ]
-    if options.evidence:
+    groups, group_of = _evidence_groups(options)
+    for g, files in enumerate(groups):
         evidence_items = [
             k.V1KeyToPath(key=config_key(f.relpath), path=f"{prefix}{f.relpath}")
-            for prefix in prefixes
-            for f in options.evidence
+            for prefix, of in zip(prefixes, group_of, strict=True)
+            if of == g
+            for f in files
         ]
-        sources.append(
-            k.V1VolumeProjection(
-                config_map=k.V1ConfigMapProjection(
-                    name=f"{options.name}-evidence", items=evidence_items
+        if evidence_items:
+            sources.append(
+                k.V1VolumeProjection(
+                    config_map=k.V1ConfigMapProjection(
+                        name=_evidence_name(options, g), items=evidence_items
+                    )
                 )
             )
-        )
     return k.V1Volume(
         name="input", projected=k.V1ProjectedVolumeSource(sources=sources, default_mode=0o444)
     )
@@ -500,8 +710,9 @@ def build_manifests(options: RenderOptions) -> list[Any]:
         Namespace (unless ``namespace`` is ``None``), ServiceAccount, NetworkPolicy (deny all),
         the ledger's PersistentVolumeClaim (``ReadWriteMany``; when ``ledger_claim`` is set and
         ``ledger_claim_object``), ConfigMap ``<name>-contract`` (key
-        ``contract-<i>`` per contract), ConfigMap ``<name>-evidence`` (when there is evidence),
-        then the Job or CronJob. For ``indexed``, index ``i`` reads ``/in/<i>/`` and a decision
+        ``contract-<i>`` per contract), ConfigMap ``<name>-evidence`` (when there is evidence;
+        plus ``<name>-evidence-<g>`` per further distinct ``index_evidence`` set), then the Job
+        or CronJob. For ``indexed``, index ``i`` reads ``/in/<i>/`` and a decision
         code fails that index only (``FailIndex``), not the whole Job.
 
     Raises:
@@ -557,15 +768,16 @@ def build_manifests(options: RenderOptions) -> list[Any]:
             [(f"contract-{i}", c.content) for i, c in enumerate(options.contracts)],
         ),
     ]
-    if options.evidence:
-        objects.append(
-            _configmap(
-                k,
-                f"{options.name}-evidence",
-                options,
-                [(config_key(f.relpath), f.content) for f in options.evidence],
+    for g, files in enumerate(_evidence_groups(options)[0]):
+        if files:
+            objects.append(
+                _configmap(
+                    k,
+                    _evidence_name(options, g),
+                    options,
+                    [(config_key(f.relpath), f.content) for f in files],
+                )
             )
-        )
     job_spec = _job_spec(k, options)
     if options.kind is WorkloadKind.CRONJOB:
         objects.append(

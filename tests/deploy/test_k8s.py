@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import copy
 import re
+import shutil
 import subprocess
 import sys
 from collections.abc import Callable
@@ -303,12 +304,22 @@ def test_render_rejects_two_contracts_for_a_plain_job(k8s_client: Any, tmp_path:
 
 
 def test_render_rejects_input_larger_than_a_configmap(k8s_client: Any, tmp_path: Path) -> None:
-    """Evidence over 1 MB is refused with a hint to use a PersistentVolumeClaim."""
-    (tmp_path / "contract.yaml").write_text("x: 1\n")
-    (tmp_path / "big.csv").write_bytes(b"a" * 1_000_001)
+    """Evidence over 1 MB is refused with a hint to use a PersistentVolumeClaim; the guide the
+    hint names exists and has the section it names."""
+    shutil.copytree(EXAMPLE, tmp_path / "in")
+    (tmp_path / "in" / "big.csv").write_bytes(b"a" * 1_000_001)
     with pytest.raises(UsageError, match="ConfigMap") as info:
-        render("--image", DIGEST_IMAGE, "--contract", str(tmp_path / "contract.yaml"))
+        render("--image", DIGEST_IMAGE, "--contract", str(tmp_path / "in" / "contract.yaml"))
+    assert info.value.code == "k8s-input-too-large"
     assert "PersistentVolumeClaim" in info.value.hint
+    found = re.search(r"see (\S+), section '([^']+)'", info.value.hint)
+    assert found, info.value.hint
+    guide = ROOT / found.group(1)
+    assert guide.is_file(), f"the hint names {found.group(1)}, which does not exist"
+    text = guide.read_text()
+    assert f"**{found.group(2)}.**" in text, f"{guide} has no section {found.group(2)!r}"
+    section = text.split(f"**{found.group(2)}.**", 1)[1].split("\n**", 1)[0]
+    assert "persistentVolumeClaim" in section and "/spec/template/spec/volumes/0" in section
 
 
 def test_render_without_the_kubernetes_client_is_a_usage_error(
@@ -470,3 +481,33 @@ def test_render_rejects_bad_ledger_and_secret_names(
     with pytest.raises(UsageError) as info:
         _render_job(tmp_path, *extra)
     assert info.value.code == code and flag in info.value.message
+
+
+def test_readme_input_claim_patch_mounts_a_claim_at_in(
+    tool: Callable[[str], Path], tmp_path: Path
+) -> None:
+    """The guide's patch for evidence larger than a ConfigMap (where the too-large hint sends the
+    user) applies to the job overlay and puts a read-only claim at /in, valid strictly."""
+    text = (ROOT / "deploy" / "README.md").read_text()
+    section = text.split("**Evidence larger than a ConfigMap.**", 1)[1].split("\n**", 1)[0]
+    (patch,) = re.findall(r"```yaml\n(.*?)```", section, re.S)
+    shutil.copytree(K8S / "base", tmp_path / "base")
+    overlay = tmp_path / "overlays" / "job"
+    shutil.copytree(K8S / "overlays" / "job", overlay)
+    with (overlay / "kustomization.yaml").open("a") as fh:
+        fh.write(patch)
+    done = subprocess.run(
+        [str(tool("kubectl")), "kustomize", str(overlay)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    out = tmp_path / "out.yaml"
+    out.write_text(done.stdout)
+    pod = job_spec(workload(load_docs(out)))["template"]["spec"]
+    (mount,) = [m for m in pod["containers"][0]["volumeMounts"] if m["mountPath"] == "/in"]
+    assert mount.get("readOnly") is True
+    (volume,) = [v for v in pod["volumes"] if v["name"] == mount["name"]]
+    assert set(volume) == {"name", "persistentVolumeClaim"}, volume
+    assert _validate(tool, out, KUBERNETES_VERSIONS[-1]).returncode == 0

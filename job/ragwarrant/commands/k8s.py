@@ -4,6 +4,10 @@ Built from the official ``kubernetes`` client's V1 models (``ragwarrant.deploy_r
 same hardening comes out as from ``deploy/k8s/`` with kustomize. ``submit`` creates them in the
 current kubeconfig context and, with ``--wait``, exits with the job's own exit code
 (``ragwarrant.deploy_submit``). Needs the optional extra ``k8s``.
+
+Both refuse inputs that cannot work before writing or creating anything: an invalid contract
+(78), a file the contract names that is missing from its directory (66), an image not pinned by
+a ``sha256`` digest unless ``--allow-tag``, a malformed digest, or a malformed ``--schedule`` (64).
 """
 
 from __future__ import annotations
@@ -15,11 +19,12 @@ import tempfile
 from pathlib import Path
 
 from ragwarrant.deploy_render import (
-    InputFile,
     RenderOptions,
     WorkloadKind,
     build_manifests,
-    collect_input_files,
+    check_image,
+    check_schedule,
+    load_inputs,
     manifests_to_yaml,
 )
 from ragwarrant.errors import OutputError, UsageError
@@ -29,7 +34,16 @@ __all__ = ["register"]
 
 def _add_workload_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--kind", choices=[k.value for k in WorkloadKind], default="job")
-    parser.add_argument("--image", required=True, help="image reference, ideally by digest")
+    parser.add_argument(
+        "--image",
+        required=True,
+        help="image reference pinned by digest: REGISTRY/ragwarrant@sha256:<64 hex digits>",
+    )
+    parser.add_argument(
+        "--allow-tag",
+        action="store_true",
+        help="accept an image without a digest (a mutable tag, or none: latest)",
+    )
     parser.add_argument(
         "--contract",
         action="append",
@@ -40,8 +54,9 @@ def _add_workload_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--evidence-dir",
         type=Path,
-        help="directory the contracts' evidence paths are relative to "
-        "(default: the first contract's directory)",
+        help="directory every contract's evidence and policy paths are relative to "
+        "(default: each contract's own directory; an Indexed Job over contracts in different "
+        "directories then packages each one's own files for its index)",
     )
     parser.add_argument("--name", default="ragwarrant", help="base name of every object")
     parser.add_argument(
@@ -143,18 +158,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     submit.set_defaults(handler=run_submit)
 
 
-def _read(path: Path) -> bytes:
-    try:
-        return path.read_bytes()
-    except OSError as exc:
-        raise UsageError(
-            "k8s-contract-unreadable",
-            f"cannot read contract {path}: {exc.strerror}",
-            hint="pass an existing contract file to --contract",
-        ) from exc
-
-
 def _options(args: argparse.Namespace) -> RenderOptions:
+    """Check the arguments and the inputs; return what to render.
+
+    Raises:
+        UsageError: a bad number, image or schedule, an unreadable contract file (64).
+        ContractError: a contract is invalid (78).
+        InputError: a file a contract names is not in its directory (66).
+    """
     for flag, value, least in (
         ("--parallelism", args.parallelism, 1),
         ("--backoff-limit", args.backoff_limit, 0),
@@ -162,12 +173,17 @@ def _options(args: argparse.Namespace) -> RenderOptions:
     ):
         if value < least:
             raise UsageError("k8s-bad-number", f"{flag} must be at least {least}, found {value}")
-    contracts = tuple(InputFile(p.name, _read(p)) for p in args.contract)
+    check_image(args.image, allow_tag=args.allow_tag)
+    kind = WorkloadKind(args.kind)
+    if kind is WorkloadKind.CRONJOB:
+        check_schedule(args.schedule)
+    inputs = load_inputs(args.contract, args.evidence_dir)
     return RenderOptions(
-        kind=WorkloadKind(args.kind),
+        kind=kind,
         image=args.image,
-        contracts=contracts,
-        evidence=collect_input_files(args.evidence_dir or args.contract[0].parent),
+        contracts=inputs.contracts,
+        evidence=inputs.evidence,
+        index_evidence=inputs.index_evidence,
         name=args.name,
         namespace=args.namespace,
         schedule=args.schedule,
@@ -189,7 +205,10 @@ def run_render(args: argparse.Namespace) -> int:
     """Render the manifests and write them; return exit code 0.
 
     Raises:
-        UsageError: bad arguments, missing kubernetes client, files too large for a ConfigMap.
+        UsageError: bad arguments or image, missing kubernetes client, files too large for a
+            ConfigMap.
+        ContractError: a contract is invalid.
+        InputError: a file a contract names is missing.
         OutputError: the output file cannot be written.
     """
     text = manifests_to_yaml(build_manifests(_options(args)))
@@ -217,7 +236,10 @@ def run_submit(args: argparse.Namespace) -> int:
     """Create the objects; with ``--wait`` return the job's exit code, else 0.
 
     Raises:
-        UsageError: bad arguments, no kubeconfig, objects already present, access denied.
+        UsageError: bad arguments or image, no kubeconfig, objects already present, access
+            denied.
+        ContractError: a contract is invalid.
+        InputError: a file a contract names is missing.
         InternalError: an unexpected API error, or the wait timed out.
     """
     from ragwarrant.deploy_submit import submit
