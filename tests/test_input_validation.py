@@ -161,6 +161,27 @@ def test_summary_refuses_tampered_decision(make_input, tmp_path):
     assert run(["summary", str(out)]) == 65
 
 
+def test_summary_checks_decision_against_the_manifest(make_input, tmp_path, capsys):
+    """A consistent-looking but edited decision.json differs from manifest.json's sha256: 65."""
+    out = tmp_path / "out"
+    run(["run", "--input", str(make_input()), "--output", str(out)])
+    capsys.readouterr()
+    d = load(out)
+    d["summary"] = d["summary"] + " (edited)"
+    (out / "decision.json").write_bytes(orjson.dumps(d))
+    assert run(["summary", str(out)]) == 65
+    err = capsys.readouterr().err
+    assert "manifest.json records" in err and "ragwarrant verify" in err
+    (out / "manifest.json").unlink()  # without a manifest only the record's own consistency
+    assert run(["summary", str(out)]) == d["exit_code"]
+    assert capsys.readouterr().out.startswith(f"decision: {d['run_class']} (exit {d['exit_code']})")
+    d.update(run_class="PROMOTE", exit_code=0)  # the candidates' classes do not give PROMOTE
+    d["candidates"] = [{**c, "class": "REJECT"} for c in d["candidates"]]
+    (out / "decision.json").write_bytes(orjson.dumps(d))
+    assert run(["summary", str(out)]) == 65
+    assert "contradicts the candidates' classes" in capsys.readouterr().err
+
+
 def test_schemas_write_to_missing_directory_is_usage_error(tmp_path):
     """schemas --write into a directory that does not exist is a usage error, not a crash."""
     assert run(["schemas", "--write", str(tmp_path / "nope")]) == 64
@@ -231,3 +252,16 @@ def test_report_shows_validation_notes(make_input, tmp_path):
         "## Notes from validation" in report
         and "100 examples are in no declared split role" in report
     )
+
+
+def test_secret_named_config_value_not_in_report(make_input, tmp_path):
+    """A secret-named policy config field never shows its value in report.md."""
+    out = tmp_path / "out"
+    cfg = {
+        "base": {"model": "m", "db_password": "hunter2xyz-one"},
+        "cand": {"model": "m", "db_password": "hunter2xyz-two"},
+    }
+    run(["run", "--input", str(make_input(configs=cfg)), "--output", str(out)])
+    for name in ("report.md", "decision.json", "validation_report.json"):
+        assert "hunter2xyz" not in (out / name).read_text()
+    assert "`db_password`: values not shown" in (out / "report.md").read_text()

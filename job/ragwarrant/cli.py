@@ -109,6 +109,7 @@ def _fail(
     args: argparse.Namespace | None,
     exc: RagwarrantError,
 ) -> int:
+    from ragwarrant.audit.attestation import try_load_private_key
     from ragwarrant.audit.ledger import record_run
     from ragwarrant.job import record_error
 
@@ -116,7 +117,10 @@ def _fail(
     published = f"ERROR: {exc.code}: {exc.message}"
     output = getattr(args, "output", None) if args is not None else None
     if args is not None and getattr(args, "command", None) == "run" and isinstance(output, Path):
-        written = record_error(output, exc, input_dir=getattr(args, "input", None))
+        signing_key = getattr(args, "signing_key", None)
+        written = record_error(
+            output, exc, input_dir=getattr(args, "input", None), signing_key=signing_key
+        )
         if written:
             # What the job publishes (termination message, log event) is the record as written,
             # after the publication-hygiene scan: a secret or host path in the message stays out.
@@ -124,7 +128,7 @@ def _fail(
         ledger = getattr(args, "ledger", None)
         if written and ledger is not None:
             try:
-                record_run(ledger, output)
+                record_run(ledger, output, private_key=try_load_private_key(signing_key))
             except RagwarrantError as lexc:
                 log.error("ledger_append_failed", code=lexc.code, message=lexc.message)
         run_command.write_termination_message(

@@ -23,7 +23,12 @@ import yaml
 
 from ragwarrant.adapters import AdapterResult, load_source
 from ragwarrant.adapters.registry import file_sha256
-from ragwarrant.audit.attestation import load_private_key, write_attestation
+from ragwarrant.audit.attestation import (
+    load_private_key,
+    signing_check,
+    try_load_private_key,
+    write_attestation,
+)
 from ragwarrant.audit.hygiene import private_texts_from_tables, publish_outputs
 from ragwarrant.audit.ledger import record_run
 from ragwarrant.audit.manifest import build_manifest, digest_bytes
@@ -694,6 +699,9 @@ def run_job(
         run_gates=inputs.run_gates,
         sources=sources,
         missing_values=_missing_value_table(index),
+        notes=[
+            c.message for c in checks if c.status in ("warn", "info") and c.id != "missing-values"
+        ],
         candidates=candidates,
         corroboration=inputs.corroboration,
     )
@@ -709,6 +717,7 @@ def run_job(
         contract.statistics.seed,
         started_at,
         private_texts=lambda: private_texts_from_tables(texts),
+        signing=signing_check(private_key),
     )
     klass, exit_code, summary = decision.run_class, decision.exit_code, decision.summary
     subjects = [inputs.contract_path] + [
@@ -718,7 +727,7 @@ def run_job(
     ]
     write_attestation(output_dir, subjects, private_key)
     if ledger is not None:
-        record_run(ledger, output_dir)
+        record_run(ledger, output_dir, private_key=private_key)
         emit("ledger_appended", run_id=run_id, ledger=ledger.name)
     emit("run_finished", run_id=run_id, run_class=klass.value, exit_code=exit_code, summary=summary)
     return RunOutcome(
@@ -734,11 +743,13 @@ def _write_outputs(
     seed: int | None,
     started_at: str,
     private_texts: Callable[[], Iterable[str]] = tuple,
+    signing: ValidationCheck | None = None,
 ) -> Decision:
     """Scan, write and hash the outputs, manifest last; return the decision as published.
 
     Publication hygiene runs first: a finding BLOCKs the run and redacts or withholds the
-    offending content (``audit.hygiene.publish_outputs``).
+    offending content (``audit.hygiene.publish_outputs``). ``signing`` (``signing_check``)
+    records in the validation report whether the attestation written next is signed.
     """
     schema_check = ValidationCheck(
         id="output-schemas",
@@ -747,7 +758,8 @@ def _write_outputs(
         message="decision.json and validation_report.json were built by the models whose JSON "
         "Schemas are committed under contracts/ (unknown fields and non-finite numbers refused)",
     )
-    report = report.model_copy(update={"checks": [*report.checks, schema_check]})
+    extra = [schema_check] if signing is None else [schema_check, signing]
+    report = report.model_copy(update={"checks": [*report.checks, *extra]})
     publication = publish_outputs(decision, report, private_texts)
     (output_dir / "decision.intoto.json").unlink(missing_ok=True)  # never leave a stale attestation
     outputs: list[FileDigest] = []
@@ -780,8 +792,12 @@ def record_error(
     error: RagwarrantError,
     started_at: str | None = None,
     input_dir: Path | None = None,
+    signing_key: Path | None = None,
 ) -> bool:
-    """Write an ERROR decision (and report and manifest) for a run that stopped on ``error``.
+    """Write an ERROR decision (report, manifest, attestation) for a run that stopped on ``error``.
+
+    The attestation's subject is the record's own ``decision.json`` (there are no inputs); it is
+    signed with ``signing_key`` when that key can be loaded (the error may be the key itself).
 
     Returns:
         Whether the record was written: False when the output directory is not writable, or
@@ -809,9 +825,13 @@ def record_error(
             )
         ],
     )
+    private_key = try_load_private_key(signing_key)
     try:
         output_dir.mkdir(parents=True, exist_ok=True)
-        _write_outputs(output_dir, decision, report, [], None, started)
+        _write_outputs(
+            output_dir, decision, report, [], None, started, signing=signing_check(private_key)
+        )
+        write_attestation(output_dir, ["decision.json"], private_key)
     except (OSError, OutputError):
         return False
     return True

@@ -11,11 +11,13 @@ import pytest
 
 from ragwarrant.audit.attestation import ATTESTATION_FILENAME, load_private_key, write_attestation
 from ragwarrant.audit.ledger import append_entry, record_run, verify_chain
+from ragwarrant.audit.report import render_report
 from ragwarrant.audit.verify import VERIFY_MISMATCH_EXIT, diff_json, verify_output_dir
 from ragwarrant.commands import ledger as ledger_command
 from ragwarrant.commands import verify as verify_command
 from ragwarrant.commands.verify import read_private_texts, replay_with_job
 from ragwarrant.errors import InputError
+from ragwarrant.outputs import Decision
 
 from .conftest import Run, write_keypair
 
@@ -139,11 +141,14 @@ def test_planted_secret_is_found_even_with_consistent_hashes(real_run: Run) -> N
     planted = report_md + b"\nkey: " + b"sk-" + b"live0123456789abcdefghijklmnop" + b"\n"
     _rewrite_consistently(real_run, "report.md", planted)
     report = verify_output_dir(real_run.output_dir)
-    assert [(m.file, m.kind, m.message) for m in report.mismatches] == [
-        ("report.md", "hygiene", "api-token")
-    ]
+    hygiene = [m for m in report.mismatches if m.kind == "hygiene"]
+    assert [(m.file, m.message) for m in hygiene] == [("report.md", "api-token")]
     last_line = len(planted.splitlines())
-    assert report.mismatches[0].field == f"line {last_line}"
+    assert hygiene[0].field == f"line {last_line}"
+    # The re-rendering check catches the same edit independently.
+    assert [(m.file, m.kind) for m in report.mismatches if m.kind != "hygiene"] == [
+        ("report.md", "render")
+    ]
 
 
 def test_schema_violation_is_named_by_field(real_run: Run) -> None:
@@ -171,10 +176,13 @@ def test_forged_decision_is_caught_by_the_replay(real_run: Run) -> None:
         if g.get("lower_bound") is not None
     )
     decision["candidates"][cand]["gates"][gate]["lower_bound"] += 0.5
+    forged = orjson.dumps(decision, option=orjson.OPT_INDENT_2) + b"\n"
+    _rewrite_consistently(real_run, "decision.json", forged)
+    # A careful forger re-renders report.md from the forged decision too.
     _rewrite_consistently(
-        real_run, "decision.json", orjson.dumps(decision, option=orjson.OPT_INDENT_2) + b"\n"
+        real_run, "report.md", render_report(Decision.model_validate_json(forged)).encode()
     )
-    assert verify_output_dir(real_run.output_dir).ok  # hashes and schema alone cannot tell
+    assert verify_output_dir(real_run.output_dir).ok  # hashes, schema and rendering cannot tell
     report = verify_output_dir(
         real_run.output_dir, input_dir=real_run.input_dir, replay=replay_with_job
     )
@@ -212,8 +220,10 @@ def test_signed_attestation_verifies_and_tampering_fails(real_run: Run, tmp_path
         forge_attestation=False,
     )
     report = verify_output_dir(real_run.output_dir, public_key=public)
+    last = len((real_run.output_dir / "report.md").read_bytes().splitlines())
     assert [(m.file, m.field) for m in report.mismatches] == [
-        (ATTESTATION_FILENAME, "predicate.manifest.digest.sha256")
+        ("report.md", f"line {last}"),
+        (ATTESTATION_FILENAME, "predicate.manifest.digest.sha256"),
     ]
 
 
@@ -316,15 +326,19 @@ def test_copied_evidence_text_is_found_with_inputs(text_run: Run) -> None:
     texts = [t for t in read_private_texts(text_run.input_dir) if len(t.split()) >= 20]
     assert texts
     copied = " ".join(texts[0].split()[:14])
-    report_md = (text_run.output_dir / "report.md").read_bytes()
-    _rewrite_consistently(text_run, "report.md", report_md + f"\n> {copied}\n".encode())
+    # validation_report.json is not rendered into report.md, so only the copy scan can tell.
+    doc = orjson.loads((text_run.output_dir / "validation_report.json").read_bytes())
+    doc["checks"].append({"id": "note", "target": "outputs", "status": "pass", "message": copied})
+    _rewrite_consistently(
+        text_run, "validation_report.json", orjson.dumps(doc, option=orjson.OPT_INDENT_2) + b"\n"
+    )
     assert verify_output_dir(text_run.output_dir).ok  # without the evidence nothing to compare to
     report = verify_output_dir(
         text_run.output_dir, input_dir=text_run.input_dir, private_texts=read_private_texts
     )
-    last = len((text_run.output_dir / "report.md").read_bytes().splitlines())
+    last = len(doc["checks"]) - 1
     assert [(m.file, m.field, m.kind, m.message) for m in report.mismatches] == [
-        ("report.md", f"line {last}", "hygiene", "copied-text")
+        ("validation_report.json", f"checks[{last}].message", "hygiene", "copied-text")
     ]
 
 

@@ -37,6 +37,8 @@ if TYPE_CHECKING:
         Ed25519PublicKey,
     )
 
+    from ragwarrant.outputs import ValidationCheck
+
 __all__ = [
     "ATTESTATION_FILENAME",
     "PAYLOAD_TYPE",
@@ -52,6 +54,8 @@ __all__ = [
     "read_attestation",
     "render_attestation",
     "sign_envelope",
+    "signing_check",
+    "try_load_private_key",
     "verify_envelope",
     "write_attestation",
 ]
@@ -107,7 +111,8 @@ def build_statement(
         manifest_sha256: sha256 hex of the bytes of ``manifest.json`` as written.
         subject_paths: the contract file and every policy config, as paths relative to the input
             directory (as the manifest records them), e.g. ``["contract.yaml",
-            "policies/baseline.json", "policies/cand.json"]``.
+            "policies/baseline.json", "policies/cand.json"]``. An ERROR record, which has no
+            inputs, names an output instead (``["decision.json"]``).
 
     Returns:
         ``{"_type", "subject": [{"name", "digest": {"sha256"}}], "predicateType", "predicate"}``.
@@ -116,10 +121,13 @@ def build_statement(
         and decision sha256.
 
     Raises:
-        InternalError: a subject path is not among the manifest's inputs.
+        InternalError: a subject path is not among the manifest's inputs (or, for a manifest
+            without inputs, its outputs).
     """
     digests = {str(f["path"]): str(f["sha256"]) for f in manifest.get("inputs") or []}
     outputs = {str(f["path"]): str(f["sha256"]) for f in manifest.get("outputs") or []}
+    if not digests:
+        digests = dict(outputs)
     subjects = []
     for name in dict.fromkeys(subject_paths):
         if name not in digests:
@@ -237,6 +245,47 @@ def load_public_key(path: Path) -> Ed25519PublicKey:
             hint="derive it with `openssl pkey -in signing.pem -pubout -out signing.pub.pem`",
         )
     return key
+
+
+def try_load_private_key(path: Path | None) -> Ed25519PrivateKey | None:
+    """Load the signing key for an ERROR record: None when there is none or it is unusable.
+
+    An ERROR record is written after something failed, possibly the key itself; it is then
+    written unsigned (and its ``attestation-signing`` check says so) rather than not at all.
+    """
+    if path is None:
+        return None
+    try:
+        return load_private_key(path)
+    except InputError:
+        return None
+
+
+def signing_check(private_key: Ed25519PrivateKey | None) -> ValidationCheck:
+    """Return the ``validation_report.json`` check recording whether the attestation is signed.
+
+    Id ``attestation-signing``, status ``info``, ``expected`` ``dsse-ed25519`` (with the key id
+    in ``found``) or ``unsigned``. ``ragwarrant verify`` then refuses an unsigned
+    ``decision.intoto.json`` in a directory that records a signed one.
+    """
+    from ragwarrant.outputs import ValidationCheck
+
+    if private_key is None:
+        return ValidationCheck(
+            id="attestation-signing",
+            target="outputs",
+            status="info",
+            message="decision.intoto.json is an unsigned in-toto Statement (no --signing-key)",
+            expected="unsigned",
+        )
+    return ValidationCheck(
+        id="attestation-signing",
+        target="outputs",
+        status="info",
+        message="decision.intoto.json is a DSSE envelope signed with Ed25519",
+        expected="dsse-ed25519",
+        found=key_id(private_key.public_key()),
+    )
 
 
 def key_id(public_key: Ed25519PublicKey) -> str:

@@ -132,6 +132,12 @@ _SECRET_NAME = re.compile(
 )
 """A member or config path whose last segment names a secret."""
 
+
+def is_secret_name(name: str) -> bool:
+    """Whether a member name or config path (its last segment) names a secret (``db.password``)."""
+    return bool(_SECRET_NAME.search(name))
+
+
 _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("private-key", re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----")),
     (

@@ -7,6 +7,13 @@ deleting, inserting or reordering any entry breaks the chain at that line; remov
 the *end* is not detectable from the file alone (compare with the latest run's manifest sha256,
 or keep the ledger's last ``entry_hash`` elsewhere).
 
+The chain has no key: it proves integrity against accidental edits only, since anyone who can
+write the file can rewrite it and recompute every hash. When the run has a signing key,
+``append_entry`` also stores ``keyid`` (covered by ``entry_hash``) and ``signature``: base64 of
+the Ed25519 signature over ``SIGNED_PREFIX + entry_hash`` (ASCII hex), so ``verify_chain`` with the
+public key proves each entry came from a holder of the key. Deleting entries from the end still
+needs an external copy of the last ``entry_hash`` to be seen.
+
 Appends are serialised by an exclusive ``flock`` held on the ledger's own file descriptor while
 the tail is read and the new line is written (``O_APPEND``, one ``write``, ``fsync``), so
 concurrent runs on the same volume never interleave, lose or fork entries. ``flock`` works
@@ -16,6 +23,8 @@ append fails loudly.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import errno
 import fcntl
 import hashlib
@@ -24,15 +33,22 @@ import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
 from ragwarrant.errors import InputError, InternalError, OutputError
 
+if TYPE_CHECKING:
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import (
+        Ed25519PrivateKey,
+        Ed25519PublicKey,
+    )
+
 __all__ = [
     "GENESIS_HASH",
     "LEDGER_SCHEMA_VERSION",
+    "SIGNED_PREFIX",
     "DriftFlag",
     "LedgerProblem",
     "append_entry",
@@ -49,16 +65,20 @@ LEDGER_SCHEMA_VERSION = 1
 GENESIS_HASH = "0" * 64
 """``prev_hash`` of the first entry."""
 
+SIGNED_PREFIX = b"ragwarrant-ledger-entry-v1 "
+"""What an entry's Ed25519 ``signature`` covers: this prefix, then ``entry_hash`` in ASCII hex
+(the prefix keeps a ledger signature from being valid in any other protocol)."""
+
 _TAIL_CHUNK = 64 * 1024
 
 
 def _canonical(entry: Mapping[str, Any]) -> bytes:
-    body = {k: v for k, v in entry.items() if k != "entry_hash"}
+    body = {k: v for k, v in entry.items() if k not in ("entry_hash", "signature")}
     return orjson.dumps(body, option=orjson.OPT_SORT_KEYS)
 
 
 def entry_hash(entry: Mapping[str, Any]) -> str:
-    """Return the sha256 hex of the entry's canonical JSON without ``entry_hash``.
+    """Return the sha256 hex of the entry's canonical JSON without ``entry_hash`` and ``signature``.
 
     Canonical JSON: ``orjson.dumps(entry, option=OPT_SORT_KEYS)`` (UTF-8, no whitespace, keys
     sorted at every level, floats in shortest round-trip form).
@@ -245,7 +265,13 @@ def _last_line(fd: int, size: int) -> bytes | None:
     return buf
 
 
-def append_entry(ledger_path: Path, entry: Mapping[str, Any]) -> dict[str, Any]:
+def _sign(entry_hash_hex: str, private_key: Ed25519PrivateKey) -> str:
+    return base64.b64encode(private_key.sign(SIGNED_PREFIX + entry_hash_hex.encode())).decode()
+
+
+def append_entry(
+    ledger_path: Path, entry: Mapping[str, Any], private_key: Ed25519PrivateKey | None = None
+) -> dict[str, Any]:
     """Append one entry to the ledger, chaining it to the previous one.
 
     Under an exclusive ``flock`` on the ledger file: reads the last line, sets ``seq`` (previous
@@ -256,6 +282,8 @@ def append_entry(ledger_path: Path, entry: Mapping[str, Any]) -> dict[str, Any]:
     Args:
         ledger_path: the ledger file; created (mode 0644) when absent; its directory must exist.
         entry: the entry (``build_entry``); ``seq``, ``prev_hash`` and ``entry_hash`` are set here.
+        private_key: the run's signing key: the entry then also carries ``keyid`` and
+            ``signature`` (see the module docstring).
 
     Returns:
         The entry as written, with ``seq``, ``prev_hash`` and ``entry_hash``.
@@ -265,7 +293,15 @@ def append_entry(ledger_path: Path, entry: Mapping[str, Any]) -> dict[str, Any]:
             or is not a ledger entry.
         InternalError: the entry holds NaN or Infinity.
     """
-    body = {k: v for k, v in entry.items() if k not in ("seq", "prev_hash", "entry_hash")}
+    body = {
+        k: v
+        for k, v in entry.items()
+        if k not in ("seq", "prev_hash", "entry_hash", "keyid", "signature")
+    }
+    if private_key is not None:
+        from ragwarrant.audit.attestation import key_id
+
+        body["keyid"] = key_id(private_key.public_key())
     _check_finite(body)
     existed = ledger_path.exists()
     try:
@@ -301,6 +337,8 @@ def append_entry(ledger_path: Path, entry: Mapping[str, Any]) -> dict[str, Any]:
                 ) from exc
         written = {**body, "seq": seq, "prev_hash": prev_hash}
         written["entry_hash"] = entry_hash(written)
+        if private_key is not None:
+            written["signature"] = _sign(written["entry_hash"], private_key)
         line = orjson.dumps(written, option=orjson.OPT_SORT_KEYS) + b"\n"
         try:
             n = os.write(fd, line)
@@ -336,7 +374,9 @@ class LedgerProblem:
         line: 1-based line number.
         kind: ``unparseable``, ``missing-field``, ``entry-hash`` (the entry does not hash to its
             ``entry_hash``: its content was changed), ``prev-hash`` (the link to the previous line
-            is broken: an entry was deleted, inserted or reordered before it), ``seq`` or ``torn``.
+            is broken: an entry was deleted, inserted or reordered before it), ``seq``, ``torn``,
+            and with a public key ``unsigned`` or ``signature`` (the entry was not signed by
+            the key's holder).
         message: what was expected and found.
     """
 
@@ -359,8 +399,30 @@ def _read_bytes(path: Path) -> bytes:
         ) from exc
 
 
-def verify_chain(path: Path) -> list[LedgerProblem]:
-    """Check every line's ``entry_hash``, ``prev_hash`` link and ``seq``.
+def _signature_problem(
+    entry: Mapping[str, Any], public_key: Ed25519PublicKey, keyid: str
+) -> str | None:
+    from cryptography.exceptions import InvalidSignature
+
+    sig = entry.get("signature")
+    if not isinstance(sig, str):
+        return "unsigned"
+    try:
+        raw = base64.b64decode(sig, validate=True)
+        public_key.verify(raw, SIGNED_PREFIX + str(entry["entry_hash"]).encode())
+    except (binascii.Error, ValueError, InvalidSignature):
+        return "signature"
+    if entry.get("keyid") != keyid:
+        return "signature"
+    return None
+
+
+def verify_chain(path: Path, public_key: Ed25519PublicKey | None = None) -> list[LedgerProblem]:
+    """Check every line's ``entry_hash``, ``prev_hash`` link and ``seq`` (and signature).
+
+    Without ``public_key`` this proves integrity against accidental edits only: anyone who can
+    write the file can rewrite it and recompute the chain. With it, every entry must carry a
+    ``signature`` by that key over its ``entry_hash``, and a rewritten entry cannot.
 
     Returns:
         Problems in line order; the first one names the first broken entry. Empty when intact.
@@ -372,6 +434,11 @@ def verify_chain(path: Path) -> list[LedgerProblem]:
         InputError: the file cannot be read.
     """
     data = _read_bytes(path)
+    keyid = ""
+    if public_key is not None:
+        from ragwarrant.audit.attestation import key_id
+
+        keyid = key_id(public_key)
     problems: list[LedgerProblem] = []
     if data and not data.endswith(b"\n"):
         problems.append(
@@ -417,6 +484,19 @@ def verify_chain(path: Path) -> list[LedgerProblem]:
             problems.append(
                 LedgerProblem(number, "seq", f"seq is {entry['seq']}, expected {prev_seq + 1}")
             )
+        if public_key is not None:
+            kind = _signature_problem(entry, public_key, keyid)
+            if kind == "unsigned":
+                problems.append(LedgerProblem(number, "unsigned", "the entry has no signature"))
+            elif kind == "signature":
+                problems.append(
+                    LedgerProblem(
+                        number,
+                        "signature",
+                        "the signature does not verify with the given public key (the entry "
+                        "was rewritten, or signed with another key)",
+                    )
+                )
         prev_recorded = str(entry["entry_hash"])
         prev_seq = entry["seq"] if isinstance(entry["seq"], int) else prev_seq + 1
     return problems
@@ -626,7 +706,12 @@ def show_history(
     return "\n".join(lines) + "\n"
 
 
-def record_run(ledger_path: Path, output_dir: Path, abstention: Any = None) -> dict[str, Any]:
+def record_run(
+    ledger_path: Path,
+    output_dir: Path,
+    abstention: Any = None,
+    private_key: Ed25519PrivateKey | None = None,
+) -> dict[str, Any]:
     """Append the ledger entry of a completed run; return the entry as written.
 
     Reads ``decision.json`` and ``manifest.json`` back from ``output_dir`` (so the entry hashes
@@ -636,6 +721,7 @@ def record_run(ledger_path: Path, output_dir: Path, abstention: Any = None) -> d
         ledger_path: the ledger file (``--ledger FILE``).
         output_dir: the run's output directory.
         abstention: per-policy, per-slice abstention and disagreement rates, when computed.
+        private_key: the run's signing key; the entry is then signed (``append_entry``).
 
     Raises:
         OutputError: the ledger cannot be written, or its tail is damaged.
@@ -644,5 +730,7 @@ def record_run(ledger_path: Path, output_dir: Path, abstention: Any = None) -> d
     manifest_sha256 = hashlib.sha256((output_dir / "manifest.json").read_bytes()).hexdigest()
     contract_sha256 = str((decision.get("contract") or {}).get("sha256") or "")
     return append_entry(
-        ledger_path, build_entry(decision, manifest_sha256, contract_sha256, abstention)
+        ledger_path,
+        build_entry(decision, manifest_sha256, contract_sha256, abstention),
+        private_key,
     )

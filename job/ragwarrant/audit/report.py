@@ -6,6 +6,7 @@ It never states more than the run's evidence class allows: the scope sentence co
 
 from __future__ import annotations
 
+from ragwarrant.audit.hygiene import is_secret_name
 from ragwarrant.evidence_class import EvidenceClass
 from ragwarrant.exit_codes import DecisionClass
 from ragwarrant.outputs import CandidateClass, Decision, GateResult, GateStatus
@@ -236,7 +237,13 @@ def render_report(decision: Decision) -> str:
         if cd.config_differences:
             lines += ["", "Config differences from the baseline:", ""]
             lines += [
-                f"- `{d.path}`: {d.baseline!r} → {d.candidate!r}" for d in cd.config_differences
+                f"- `{d.path}`: "
+                + (
+                    "values not shown (a secret-named field)"
+                    if is_secret_name(d.path)
+                    else f"{d.baseline!r} → {d.candidate!r}"
+                )
+                for d in cd.config_differences
             ]
     lines += corroboration_lines(decision)
     lines += [

@@ -8,22 +8,36 @@ Checks, in this order (the first mismatch found is the one the command names fir
 3. ``decision.json`` and ``validation_report.json`` validate against their models (the models the
    committed ``contracts/*.schema.json`` are generated from; a test keeps the two identical), and
    they and the manifest agree on run id and exit code.
-4. ``decision.intoto.json``, when present: a Statement v1 (or a DSSE envelope around one) whose
-   predicate names this run, this ``manifest.json`` by sha256 and the run's classes, and whose
-   subjects' digests equal the manifest's input digests. With ``public_key`` the envelope's
-   signature must verify (an unsigned or missing attestation is then a mismatch).
-5. The publication-hygiene scan finds nothing in any file of the directory.
-6. With ``input_dir``: every input the manifest lists exists there with the recorded sha256; then
+4. ``report.md`` is what publication renders from the recorded ``decision.json``
+   (``audit.report.render_report``), byte for byte, or, when the decision's
+   ``hard:publication-hygiene`` gate lists it as withheld, the withheld notice.
+5. ``decision.intoto.json`` exists (every completed run, ERROR records included, writes one): a
+   Statement v1 (or a DSSE envelope around one) whose predicate names this run, this
+   ``manifest.json`` by sha256 and the run's classes, and whose subjects' digests equal the
+   manifest's digests. When ``validation_report.json`` records that the run signed its
+   attestation (check ``attestation-signing``), an unsigned Statement is a mismatch. With
+   ``public_key`` the envelope's signature must verify.
+6. The publication-hygiene scan finds nothing in any file of the directory.
+7. With ``input_dir``: every input the manifest lists exists there with the recorded sha256; then
    (given ``private_texts``) no output copies 12 or more tokens of the evidence's questions,
    responses or contexts; then (given a ``replay`` function) the whole decision is replayed
    from the inputs into a temporary directory and ``decision.json`` is compared field by
-   field, ignoring ``run_id``, ``started_at`` and ``finished_at``.
+   field, ignoring ``run_id``, ``started_at`` and ``finished_at``, and
+   ``validation_report.json`` likewise, ignoring ``run_id``, the self-test timing and the
+   ``attestation-signing`` check (a replay never signs). A recorded ERROR matches a replay
+   that stops with the same error code.
+
+Without a public key nothing here is authenticated: whoever can rewrite the directory can
+rewrite every unsigned file consistently. These checks catch accidental damage and partial
+edits; only ``public_key`` (a signed envelope) or ``input_dir`` (a replay) tie the files to
+their source.
 """
 
 from __future__ import annotations
 
 import hashlib
 import platform
+import re
 import tempfile
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -35,13 +49,15 @@ import orjson
 from pydantic import BaseModel, ValidationError
 
 from ragwarrant.audit.attestation import ATTESTATION_FILENAME, AttestationError, read_attestation
-from ragwarrant.audit.hygiene import scan_outputs
+from ragwarrant.audit.hygiene import HYGIENE_BLOCKER, WITHHELD_NOTICE, scan_outputs
+from ragwarrant.audit.report import render_report
 from ragwarrant.errors import InputError, RagwarrantError
 from ragwarrant.exit_codes import ExitCode
 from ragwarrant.outputs import Decision, Manifest, ValidationReport
 
 __all__ = [
     "REPLAY_IGNORED_FIELDS",
+    "SIGNING_CHECK_ID",
     "VERIFY_MISMATCH_EXIT",
     "Mismatch",
     "VerifyReport",
@@ -55,6 +71,13 @@ match (EX_DATAERR in sysexits(3)); to move into ``exit_codes.ExitCode`` as ``VER
 
 REPLAY_IGNORED_FIELDS = frozenset({"run_id", "started_at", "finished_at"})
 """Fields of ``decision.json`` that legitimately differ between a run and its replay."""
+
+SIGNING_CHECK_ID = "attestation-signing"
+"""Id of the ``validation_report.json`` check recording whether the run signed its attestation
+(``expected``: ``dsse-ed25519`` or ``unsigned``; ``found``: the key id when signed)."""
+
+_TIMED_CHECKS = frozenset({"engine-selftest"})
+"""Validation checks whose message carries a wall-clock timing (compared without it)."""
 
 MANIFEST = "manifest.json"
 _MODELS: dict[str, type[BaseModel]] = {
@@ -237,7 +260,10 @@ def _check_outputs(out: Path, manifest: Manifest, report: VerifyReport) -> dict[
                     rel,
                     None,
                     "unexpected-file",
-                    "present in the output directory but not in manifest.json",
+                    f"{rel} is in the output directory but not in manifest.json; verify treats "
+                    f"every file not in the manifest (other than {ATTESTATION_FILENAME}) as a "
+                    "mismatch, since it may have been planted: give each run an empty output "
+                    "directory",
                 )
             )
     return present
@@ -248,20 +274,21 @@ def _check_attestation(
     manifest: Manifest,
     manifest_bytes: bytes,
     decision: Decision | None,
+    recorded_signing: str | None,
     public_key: Path | None,
     report: VerifyReport,
 ) -> bytes | None:
     path = out / ATTESTATION_FILENAME
     if not path.is_file():
-        if public_key is not None:
-            report.mismatches.append(
-                Mismatch(
-                    ATTESTATION_FILENAME,
-                    None,
-                    "signature",
-                    "a public key was given but there is no attestation",
-                )
+        report.mismatches.append(
+            Mismatch(
+                ATTESTATION_FILENAME,
+                None,
+                "signature" if public_key is not None else "missing",
+                "every completed run writes an attestation, and there is none"
+                + (" (a public key was given)" if public_key is not None else ""),
             )
+        )
         return None
     data = path.read_bytes()
     key = None
@@ -278,6 +305,16 @@ def _check_attestation(
     report.signature_verified = signed
     if signed:
         report.checked.append(f"{ATTESTATION_FILENAME} DSSE signature verifies with the public key")
+    if recorded_signing == "dsse-ed25519" and not _is_envelope(data):
+        report.mismatches.append(
+            Mismatch(
+                ATTESTATION_FILENAME,
+                None,
+                "signature",
+                "validation_report.json records that the run signed its attestation, but "
+                f"{ATTESTATION_FILENAME} is an unsigned Statement",
+            )
+        )
     predicate = statement["predicate"]
     manifest_sha = hashlib.sha256(manifest_bytes).hexdigest()
     recorded_sha = ((predicate.get("manifest") or {}).get("digest") or {}).get("sha256")
@@ -292,15 +329,17 @@ def _check_attestation(
             )
         )
     inputs = {d.path: d.sha256 for d in manifest.inputs}
+    outputs = {d.path: d.sha256 for d in manifest.outputs}
     for i, subject in enumerate(statement["subject"]):
         name, sha = subject.get("name"), subject["digest"]["sha256"]
-        if inputs.get(name) != sha:
+        # An ERROR record has no inputs: its subject is its own decision.json.
+        if inputs.get(name, outputs.get(name) if not manifest.inputs else None) != sha:
             report.mismatches.append(
                 Mismatch(
                     ATTESTATION_FILENAME,
                     f"subject[{i}].digest.sha256",
                     "attestation",
-                    f"subject {name!r} does not match the manifest's input digest",
+                    f"subject {name!r} does not match the manifest's digest",
                 )
             )
     if decision is not None:
@@ -333,6 +372,96 @@ def _check_attestation(
             )
     report.checked.append(f"{ATTESTATION_FILENAME} agrees with manifest.json and decision.json")
     return data
+
+
+def _is_envelope(data: bytes) -> bool:
+    try:
+        doc = orjson.loads(data)
+    except orjson.JSONDecodeError:
+        return False
+    return isinstance(doc, dict) and "payloadType" in doc
+
+
+def recorded_signing(report_doc: ValidationReport | None) -> str | None:
+    """Return what the run recorded about signing: ``dsse-ed25519``, ``unsigned`` or None.
+
+    None when ``validation_report.json`` is invalid or predates the ``attestation-signing`` check.
+    """
+    if report_doc is None:
+        return None
+    for check in report_doc.checks:
+        if check.id == SIGNING_CHECK_ID:
+            return check.expected
+    return None
+
+
+_NOTICE_RE = re.compile(
+    re.escape(WITHHELD_NOTICE)
+    .replace(re.escape("{name}"), re.escape("report.md"))
+    .replace(re.escape("{count}"), r"[0-9]+")
+    .replace(re.escape("{kinds}"), r"[a-z0-9-]+(?:, [a-z0-9-]+)*")
+)
+
+
+def _withheld_by_gate(decision: Decision) -> set[str] | None:
+    """Files the failed ``hard:publication-hygiene`` gate lists as withheld; None: no such gate."""
+    for gate in decision.run_gates:
+        if gate.id == f"hard:{HYGIENE_BLOCKER}" and gate.status == "fail":
+            return set(str((gate.details or {}).get("withheld") or "").split(","))
+    return None
+
+
+def _check_report_md(
+    present: Mapping[str, bytes], decision: Decision, report: VerifyReport
+) -> None:
+    """``report.md`` must be what publication renders from the recorded decision."""
+    name = "report.md"
+    if name not in present:
+        return
+    recorded = present[name]
+    if name in (_withheld_by_gate(decision) or set()):
+        if _NOTICE_RE.fullmatch(recorded.decode("utf-8", "replace")):
+            report.checked.append(
+                f"{name} is the withheld notice, as decision.json's hygiene gate records"
+            )
+        else:
+            report.mismatches.append(
+                Mismatch(
+                    name,
+                    None,
+                    "render",
+                    "decision.json records report.md as withheld, but it is not the notice",
+                )
+            )
+        return
+    expected = render_report(decision).encode()
+    if recorded == expected:
+        report.checked.append(f"{name} equals its rendering from decision.json")
+        return
+    rec_lines, exp_lines = recorded.splitlines(), expected.splitlines()
+    if _withheld_by_gate(decision) is not None and len(rec_lines) == len(exp_lines):
+        # decision.json was redacted after report.md was rendered from the unredacted decision:
+        # lines may differ only where the re-rendering shows a redaction.
+        differing = [(a, b) for a, b in zip(rec_lines, exp_lines, strict=True) if a != b]
+        if all(b"[withheld: " in b for _, b in differing):
+            report.checked.append(
+                f"{name} equals its rendering from decision.json, except at the "
+                f"{len(differing)} line(s) showing fields redacted in decision.json"
+            )
+            return
+    line = next(
+        (i for i, (a, b) in enumerate(zip(rec_lines, exp_lines, strict=False), start=1) if a != b),
+        min(len(rec_lines), len(exp_lines)) + 1,
+    )
+    report.mismatches.append(
+        Mismatch(
+            name,
+            f"line {line}",
+            "render",
+            "differs from the report rendered from decision.json (report.md was edited, or "
+            "decision.json was)",
+        )
+    )
 
 
 def _check_inputs(input_dir: Path, manifest: Manifest, report: VerifyReport) -> bool:
@@ -393,23 +522,63 @@ def _version_note(manifest: Manifest) -> str:
     return f" (versions differ: {'; '.join(notes)})" if notes else ""
 
 
+def _comparable_report(doc: Any) -> Any:
+    """A validation report without what legitimately differs in a replay (timing, signing)."""
+    if not isinstance(doc, dict) or not isinstance(doc.get("checks"), list):
+        return doc
+    checks = []
+    for check in doc["checks"]:
+        if isinstance(check, dict) and check.get("id") == SIGNING_CHECK_ID:
+            continue
+        if isinstance(check, dict) and check.get("id") in _TIMED_CHECKS:
+            check = {k: v for k, v in check.items() if k != "message"}
+        checks.append(check)
+    return {**doc, "checks": checks}
+
+
 def _replay(
     input_dir: Path,
     recorded: Mapping[str, Any],
+    recorded_report: Any,
     manifest: Manifest,
     replay: ReplayFn,
     report: VerifyReport,
 ) -> None:
+    recorded_error = recorded.get("error") if isinstance(recorded.get("error"), dict) else None
     with tempfile.TemporaryDirectory(prefix="ragwarrant-replay-") as tmp:
         try:
             replay(input_dir, Path(tmp))
         except RagwarrantError as exc:
+            report.replayed = True
+            if recorded_error is not None and recorded_error.get("code") == exc.code:
+                report.checked.append(
+                    f"the replay stops with the recorded error {exc.code} "
+                    f"(exit {int(exc.exit_code)})"
+                )
+                return
+            was = (
+                f"the recorded ERROR is {recorded_error.get('code')}"
+                if recorded_error is not None
+                else f"decision.json records {recorded.get('run_class')}"
+            )
             report.mismatches.append(
                 Mismatch(
                     "decision.json",
-                    None,
-                    "replay-failed",
-                    f"the replay stopped with {exc.code}: {exc.message}",
+                    "error.code" if recorded_error is not None else None,
+                    "replay-failed" if recorded_error is None else "replay",
+                    f"the replay stopped with {exc.code}: {exc.message}; {was}",
+                )
+            )
+            return
+        if recorded_error is not None:
+            report.replayed = True
+            report.mismatches.append(
+                Mismatch(
+                    "decision.json",
+                    "error.code",
+                    "replay",
+                    f"the recorded ERROR is {recorded_error.get('code')}, but the replay "
+                    "completed without an error",
                 )
             )
             return
@@ -422,16 +591,32 @@ def _replay(
             )
             return
         replayed = orjson.loads(replayed_path.read_bytes())
+        report_path = Path(tmp) / "validation_report.json"
+        replayed_report = orjson.loads(report_path.read_bytes()) if report_path.is_file() else None
     report.replayed = True
+    note = _version_note(manifest)
     diffs = list(diff_json(recorded, replayed, ignore=REPLAY_IGNORED_FIELDS))
     if not diffs:
         report.checked.append(
             "decision.json equals its replay from the inputs (time and run id aside)"
         )
-        return
-    note = _version_note(manifest)
     for path, message in diffs:
         report.mismatches.append(Mismatch("decision.json", path, "replay", message + note))
+    if recorded_report is None:
+        return
+    report_diffs = list(
+        diff_json(
+            _comparable_report(recorded_report),
+            _comparable_report(replayed_report),
+            ignore=frozenset({"run_id"}),
+        )
+    )
+    if not report_diffs:
+        report.checked.append(
+            "validation_report.json equals its replay (run id, self-test timing and signing aside)"
+        )
+    for path, message in report_diffs:
+        report.mismatches.append(Mismatch("validation_report.json", path, "replay", message + note))
 
 
 def verify_output_dir(
@@ -490,6 +675,8 @@ def verify_output_dir(
 
     decision: Decision | None = None
     decision_dict: dict[str, Any] | None = None
+    report_doc: ValidationReport | None = None
+    report_dict: Any = None
     for name, model in _MODELS.items():
         if name not in present:
             continue
@@ -505,6 +692,9 @@ def verify_output_dir(
                     f"{obj.run_id!r} differs from manifest.json's {manifest.run_id!r}",
                 )
             )
+        if isinstance(obj, ValidationReport):
+            report_doc = obj
+            report_dict = orjson.loads(present[name])
         if isinstance(obj, Decision):
             decision = obj
             decision_dict = orjson.loads(present[name])
@@ -518,8 +708,17 @@ def verify_output_dir(
                     )
                 )
 
+    if decision is not None:
+        _check_report_md(present, decision, report)
+
     attestation = _check_attestation(
-        output_dir, manifest, manifest_bytes, decision, public_key, report
+        output_dir,
+        manifest,
+        manifest_bytes,
+        decision,
+        recorded_signing(report_doc),
+        public_key,
+        report,
     )
 
     scanned = dict(present)
@@ -535,12 +734,16 @@ def verify_output_dir(
 
     if input_dir is not None:
         inputs_ok = _check_inputs(input_dir, manifest, report)
+        texts: list[str] | None = None
         if inputs_ok and private_texts is not None:
-            copies = [
-                f
-                for f in scan_outputs(scanned, private_texts(input_dir))
-                if f.kind == "copied-text"
-            ]
+            try:
+                texts = list(private_texts(input_dir))
+            except RagwarrantError as exc:
+                # The evidence cannot be read as the run read it (an ERROR run's bad contract,
+                # say); the replay below says whether that is what was recorded.
+                report.checked.append(f"copied-text scan skipped: the inputs give {exc.code}")
+        if texts is not None:
+            copies = [f for f in scan_outputs(scanned, texts) if f.kind == "copied-text"]
             for f in copies:
                 where = f.safe_field or (f"line {f.line}" if f.line else None)
                 report.mismatches.append(Mismatch(f.file, where, "hygiene", f.kind))
@@ -550,5 +753,5 @@ def verify_output_dir(
             if not inputs_ok:
                 report.checked.append("replay skipped: the inputs differ from the manifest")
             else:
-                _replay(input_dir, decision_dict, manifest, replay, report)
+                _replay(input_dir, decision_dict, report_dict, manifest, replay, report)
     return report

@@ -1,4 +1,4 @@
-"""``ragwarrant ledger verify FILE`` and ``ragwarrant ledger show FILE``: the evidence ledger."""
+"""``ragwarrant ledger verify FILE [--public-key PUB]`` and ``ragwarrant ledger show FILE``."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from ragwarrant.audit.attestation import load_public_key
 from ragwarrant.audit.ledger import read_entries, show_history, verify_chain
 from ragwarrant.audit.verify import VERIFY_MISMATCH_EXIT
 
@@ -18,11 +19,20 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     verbs = ledger.add_subparsers(dest="ledger_command", required=True, metavar="VERB")
     verify = verbs.add_parser(
         "verify",
-        help="check the hash chain; name the first broken entry",
+        help="check the hash chain (and, with --public-key, each entry's signature)",
         description=f"Exit 0 when every entry hashes to its entry_hash and links to the previous "
-        f"one, {VERIFY_MISMATCH_EXIT} otherwise (the first broken line is named first).",
+        f"one (and, with --public-key, carries a signature by that key), {VERIFY_MISMATCH_EXIT} "
+        "otherwise (the first broken line is named first). Without --public-key the chain "
+        "proves integrity against accidental edits only: anyone who can write the file can "
+        "rewrite it and recompute every hash.",
     )
     verify.add_argument("file", type=Path, metavar="FILE")
+    verify.add_argument(
+        "--public-key",
+        type=Path,
+        metavar="FILE",
+        help="Ed25519 public key (PEM) every entry must be signed with (runs with --signing-key)",
+    )
     verify.set_defaults(handler=run_ledger_verify)
     show = verbs.add_parser(
         "show",
@@ -52,13 +62,23 @@ def run_ledger_verify(args: argparse.Namespace) -> int:
     """Check the chain; print the outcome; return 0 or ``VERIFY_MISMATCH_EXIT``.
 
     Raises:
-        InputError: the file cannot be read.
+        InputError: the file or the public key cannot be read, or the key is not Ed25519.
     """
-    problems = verify_chain(args.file)
+    key = load_public_key(args.public_key) if args.public_key is not None else None
+    problems = verify_chain(args.file, key)
     if not problems:
         entries = read_entries(args.file)
         last = entries[-1]["entry_hash"] if entries else "(empty)"
         sys.stdout.write(f"ledger intact: {len(entries)} entries; last entry_hash {last}\n")
+        if key is None:
+            sys.stdout.write(
+                "  note: no --public-key given; the hash chain proves integrity against "
+                "accidental edits only (anyone who can write the file can rewrite it and "
+                "recompute every hash); entries from the end can be deleted unseen unless the "
+                "last entry_hash is kept elsewhere\n"
+            )
+        else:
+            sys.stdout.write("  every entry is signed by the given public key\n")
         return 0
     sys.stdout.write(f"LEDGER BROKEN: first broken entry at {problems[0]}\n")
     for p in problems[1:]:

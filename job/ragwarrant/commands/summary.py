@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import argparse
+import hashlib
 from pathlib import Path
 
 from pydantic import ValidationError
 
+from ragwarrant.decision import run_class
 from ragwarrant.errors import InputError, MismatchError
 from ragwarrant.exit_codes import DecisionClass, exit_code_for_class
-from ragwarrant.outputs import Decision
+from ragwarrant.outputs import Decision, Manifest
 
 __all__ = ["register"]
 
@@ -21,19 +23,46 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     p.set_defaults(handler=handle)
 
 
+def _check_manifest(outdir: Path, decision_bytes: bytes) -> None:
+    """Raise MismatchError when manifest.json exists and does not record these bytes."""
+    manifest_path = outdir / "manifest.json"
+    if not manifest_path.is_file():
+        return
+    hint = "run 'ragwarrant verify' on the output directory"
+    try:
+        manifest = Manifest.model_validate_json(manifest_path.read_bytes())
+    except (OSError, ValidationError) as exc:
+        raise MismatchError(
+            "manifest-invalid", f"{manifest_path} is not a readable manifest", hint=hint
+        ) from exc
+    recorded = next((d.sha256 for d in manifest.outputs if d.path == "decision.json"), None)
+    actual = hashlib.sha256(decision_bytes).hexdigest()
+    if recorded != actual:
+        raise MismatchError(
+            "decision-sha256",
+            f"{outdir / 'decision.json'} hashes to {actual[:16]}..., manifest.json records "
+            f"{str(recorded)[:16]}...: the decision was changed after the run",
+            hint=hint,
+        )
+
+
 def handle(args: argparse.Namespace) -> int:
     """Print run class, each candidate's class and first reason; return the run's exit code.
 
+    When ``manifest.json`` is present, decision.json's sha256 must be the one it records.
+
     Raises:
         InputError: decision.json cannot be read (66).
-        MismatchError: it is not a valid decision record, or its exit code contradicts its class
-            (65): use ``ragwarrant verify`` for a full check.
+        MismatchError: it is not a valid decision record, its sha256 differs from the
+            manifest's, its exit code contradicts its class, or its class contradicts its
+            candidates' classes (65): use ``ragwarrant verify`` for a full check.
     """
     path = args.outdir / "decision.json"
     try:
         raw = path.read_bytes()
     except OSError as exc:
         raise InputError("decision-unreadable", f"cannot read {path}: {exc.strerror}") from exc
+    _check_manifest(args.outdir, raw)
     try:
         d = Decision.model_validate_json(raw)
     except ValidationError as exc:
@@ -57,7 +86,17 @@ def handle(args: argparse.Namespace) -> int:
             f"{path}: exit_code {d.exit_code} contradicts run_class {d.run_class.value}",
             hint="run 'ragwarrant verify' on the output directory",
         )
-    print(f"decision: {d.summary}")
+    if d.run_class is not DecisionClass.ERROR:
+        implied = run_class([c.decision_class for c in d.candidates])
+        if implied is not d.run_class:
+            raise MismatchError(
+                "decision-inconsistent",
+                f"{path}: run_class {d.run_class.value} contradicts the candidates' classes "
+                f"(which give {implied.value})",
+                hint="run 'ragwarrant verify' on the output directory",
+            )
+    print(f"decision: {d.run_class.value} (exit {d.exit_code})")
+    print(f"  {d.summary}")
     for c in d.candidates:
         first_reason = c.reasons[0] if c.reasons else ""
         print(f"  {c.policy_id:<28} {c.decision_class.value:<13} {first_reason[:150]}")

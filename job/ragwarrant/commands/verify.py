@@ -1,7 +1,9 @@
 """``ragwarrant verify OUTDIR [--input DIR] [--public-key FILE]``: check a run's outputs offline.
 
-Exit 0 when everything matches; 65 (EX_DATAERR) when anything does not, with the first file and
-field that differ on the first line; 66 when a directory or the key cannot be read.
+Exit 0 when everything matches (for an ERROR record: when the replay stops with the recorded
+error code); 65 (EX_DATAERR) when anything does not, with the first file and field that differ on
+the first line; 66 when a directory or the key cannot be read; 70 on an internal error. No other
+code: an input that no longer reads is a mismatch, not the run's own exit code.
 """
 
 from __future__ import annotations
@@ -61,11 +63,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         "verify",
         help="check an output directory against its manifest, schemas, attestation and inputs",
         description="Recomputes the sha256 of every output (and, with --input, of every input) "
-        "against manifest.json, validates each output against its schema, checks "
-        "decision.intoto.json (and its signature with --public-key), rescans for publication "
-        "hygiene (with --input, also for copied evidence text), and with --input replays the "
-        "decision and compares decision.json field by field. "
-        f"Exit 0 when all match, {VERIFY_MISMATCH_EXIT} otherwise.",
+        "against manifest.json, validates each output against its schema, re-renders report.md "
+        "from decision.json, checks decision.intoto.json (and its signature with --public-key), "
+        "rescans for publication hygiene (with --input, also for copied evidence text), and "
+        "with --input replays the run and compares decision.json and validation_report.json "
+        "field by field (a recorded ERROR matches a replay that stops with the same error "
+        f"code). Exit 0 when all match, {VERIFY_MISMATCH_EXIT} on a mismatch, 66 when OUTDIR, "
+        "--input or the key cannot be read, 70 on an internal error.",
     )
     parser.add_argument("outdir", type=Path, metavar="OUTDIR", help="the run's output directory")
     parser.add_argument(
@@ -108,12 +112,14 @@ def run_verify(args: argparse.Namespace) -> int:
             out.write(f"  ok  {line}\n")
         if args.public_key is None:
             out.write(
-                "  note: no --public-key given; the attestation's signature was not checked\n"
+                "  note: no --public-key given; the attestation's signature was not checked, so "
+                "these files are only consistent with each other: whoever can write the "
+                "directory can rewrite them all consistently\n"
             )
         if args.input is None:
             out.write(
-                "  note: no --input given; inputs were not hashed and the decision was not "
-                "replayed\n"
+                "  note: no --input given; inputs were not hashed and the decision and "
+                "validation report were not replayed\n"
             )
         return 0
     first = report.mismatches[0]
