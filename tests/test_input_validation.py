@@ -265,3 +265,32 @@ def test_secret_named_config_value_not_in_report(make_input, tmp_path):
     for name in ("report.md", "decision.json", "validation_report.json"):
         assert "hunter2xyz" not in (out / name).read_text()
     assert "`db_password`: values not shown" in (out / "report.md").read_text()
+
+
+def test_absent_protected_slice_lists_the_slices_present(make_input, tmp_path):
+    """A protected slice missing from the evidence names the slices that exist (e.g. a typo)."""
+    out = tmp_path / "out"
+    inp = make_input(
+        mutate=lambda c: c.update({"protected_slices": [{"value": "A", "min_paired_n": 30}]})
+    )
+    assert run(["run", "--input", str(inp), "--output", str(out)]) == 12
+    gate = next(
+        g for g in load(out)["candidates"][0]["gates"] if g["id"] == "hard:slice-paired-n:correct@A"
+    )
+    assert "its slices: 'a', 'b'" in gate["reason"]
+
+
+def test_claim_ceiling_says_what_would_change_it(make_input, tmp_path):
+    """An INCONCLUSIVE from the claim ceiling says which evidence class would change it."""
+    out = tmp_path / "out"
+    inp = make_input(mutate=lambda c: c.update({"evidence_class": "development"}))
+    assert run(["run", "--input", str(inp), "--output", str(out)]) == 11
+    assert "evidence of class confirmatory or higher" in (out / "report.md").read_text()
+
+
+def test_p_values_are_never_zero(make_input, tmp_path):
+    """A bootstrap p-value is at least 1 / (B + 1), never 0."""
+    out = tmp_path / "out"
+    run(["run", "--input", str(make_input()), "--output", str(out)])
+    ps = [g["p_value"] for g in load(out)["candidates"][0]["gates"] if g.get("p_value") is not None]
+    assert ps and min(ps) >= 1 / 2001

@@ -234,6 +234,16 @@ def render_report(decision: Decision) -> str:
                         f"- `{g.id}`: the observed effect sits on the threshold; "
                         "more data at this effect would not resolve it"
                     ]
+        if cd.decision_class is CandidateClass.INCONCLUSIVE and any(
+            r.startswith("claim-ceiling") for r in cd.reasons
+        ):
+            floor = decision.promotion_min_class.value if decision.promotion_min_class else "—"
+            lines += [
+                "",
+                "What would change this INCONCLUSIVE: the same result on evidence of class "
+                f"{floor} or higher (e.g. a confirmatory run on a split held out before "
+                "evaluation).",
+            ]
         if cd.config_differences:
             lines += ["", "Config differences from the baseline:", ""]
             lines += [

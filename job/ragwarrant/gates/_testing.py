@@ -46,8 +46,13 @@ class OrientedTest:
         return float(np.quantile(self.replicates, 1 - alpha))
 
     def p_greater(self, threshold: float) -> float:
-        """Percentile-inversion p-value for H0: delta <= threshold."""
-        return float(np.mean(self.replicates <= threshold))
+        """Percentile-inversion p-value for H0: delta <= threshold, never 0.
+
+        (1 + #{replicates <= threshold}) / (B + 1) (Davison & Hinkley 1997, eq. 4.11): a
+        bootstrap with B resamples cannot show a p-value below 1 / (B + 1).
+        """
+        count = int(np.sum(self.replicates <= threshold))
+        return (count + 1) / (self.replicates.size + 1)
 
     def standard_error(self) -> float:
         """Bootstrap standard error."""

@@ -146,12 +146,17 @@ def evaluate_candidate(
     gates += hard.gate_disqualifiers(index, contract, candidate, scope)
 
     slice_pairs: dict[tuple[str, str], PairedMetric] = {}
+    slices_present = sorted({str(v) for v in index.slice[scope] if v is not None})
     for ps in contract.protected_slices:
         in_slice = scope & (index.slice == ps.value)
         for metric in ps.metrics or [m.id for m in required]:
             pm = pair(metric, in_slice)
             slice_pairs[(ps.value, metric)] = pm
-            gates.append(hard.gate_slice_paired_n(ps.value, metric, pm.n, ps.min_paired_n))
+            gates.append(
+                hard.gate_slice_paired_n(
+                    ps.value, metric, pm.n, ps.min_paired_n, present=slices_present
+                )
+            )
 
     paired_n = pairs[required[0].id].n if required else None
     if any(g.status is GateStatus.FAIL for g in gates):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
@@ -295,13 +295,22 @@ def gate_paired_n(pairs: Mapping[str, PairedMetric], minimum: int) -> GateResult
     )
 
 
-def gate_slice_paired_n(slice_value: str, metric: str, n: int, minimum: int) -> GateResult:
-    """A protected slice has at least its minimum paired n."""
+def gate_slice_paired_n(
+    slice_value: str, metric: str, n: int, minimum: int, present: Sequence[str] = ()
+) -> GateResult:
+    """A protected slice has at least its minimum paired n.
+
+    ``present`` lists the slice values the evidence has, named when the slice is absent.
+    """
+    absent = ""
+    if n == 0 and slice_value not in present:
+        shown = ", ".join(repr(s) for s in sorted(present)[:20]) or "none"
+        absent = f" (the evidence has no slice {slice_value!r}; its slices: {shown})"
     return hard_gate(
         f"slice-paired-n:{metric}@{slice_value}",
         n >= minimum,
         f"protected slice {slice_value!r}: paired n {n} for {metric} "
-        f"{'>=' if n >= minimum else 'is below the minimum'} {minimum}",
+        f"{'>=' if n >= minimum else 'is below the minimum'} {minimum}{absent}",
         n=n,
         metric=metric,
         slice_=slice_value,

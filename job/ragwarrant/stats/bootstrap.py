@@ -49,11 +49,14 @@ class BootstrapResult:
         return np.quantile(self.replicates, 1.0 - alpha, axis=0)
 
     def p_value_greater(self, threshold: np.ndarray | float) -> np.ndarray:
-        """Percentile-inversion p-values for H0: statistic <= threshold, shape (k,).
+        """Percentile-inversion p-values for H0: statistic <= threshold, shape (k,), never 0.
 
-        The share of replicates at or below the threshold (Efron & Tibshirani 1993, §16.4).
+        (1 + #{replicates <= threshold}) / (B + 1): the share of replicates at or below the
+        threshold (Efron & Tibshirani 1993, §16.4) with the add-one correction of Davison &
+        Hinkley (1997, eq. 4.11).
         """
-        return np.mean(self.replicates <= np.asarray(threshold), axis=0)
+        count = np.sum(self.replicates <= np.asarray(threshold), axis=0)
+        return (count + 1) / (self.replicates.shape[0] + 1)
 
     def standard_error(self) -> np.ndarray:
         """Bootstrap standard errors, shape (k,)."""
