@@ -294,3 +294,16 @@ def test_p_values_are_never_zero(make_input, tmp_path):
     run(["run", "--input", str(make_input()), "--output", str(out)])
     ps = [g["p_value"] for g in load(out)["candidates"][0]["gates"] if g.get("p_value") is not None]
     assert ps and min(ps) >= 1 / 2001
+
+
+def test_example_ids_with_white_space_are_reported(make_input, tmp_path):
+    """An id with a leading space is kept as it is (never trimmed) and reported."""
+    out = tmp_path / "out"
+    inp = make_input(mutate=lambda c: c["quality_metrics"][0].update({"on_missing": "exclude"}))
+    csv = inp / "evidence" / "results.csv"
+    lines = csv.read_text().splitlines()
+    lines[250] = '" ' + lines[250].split(",", 1)[0] + '",' + lines[250].split(",", 1)[1]
+    csv.write_text("\n".join(lines) + "\n")
+    run(["run", "--input", str(inp), "--output", str(out)])
+    notes = load(out)["notes"]
+    assert any("1 example ids start or end with white space" in n for n in notes)

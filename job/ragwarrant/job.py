@@ -428,6 +428,17 @@ def _decide(
         )
     conf, dev, conf_name = _scopes(index, contract)
     checks += _split_checks(index, contract)
+    padded = [e for e in index.example_ids.tolist() if e != e.strip()]
+    if padded:
+        checks.append(
+            ValidationCheck(
+                id="example-id-whitespace",
+                target="evidence",
+                status="warn",
+                message=f"{len(padded)} example ids start or end with white space; they pair only "
+                "with ids spelled the same way (ids are compared exactly, never trimmed)",
+            )
+        )
     config_missing = [p for p in known if p not in inputs.config_sha]
     ceiling = gate_claim_ceiling(contract.evidence_class, contract.promotion_min_class)
     if (
