@@ -61,7 +61,6 @@ from ragwarrant.outputs import (
     GateResult,
     GateStatus,
     Selection,
-    SourceRecord,
     ValidationCheck,
     ValidationReport,
 )
@@ -692,7 +691,7 @@ def run_job(
         + decide_checks
     )
     finished_at = _now()
-    sources = [SourceRecord(**r.provenance.__dict__) for r in inputs.results]
+    sources = [r.provenance for r in inputs.results]
     decision = Decision(
         run_id=run_id,
         started_at=started_at,

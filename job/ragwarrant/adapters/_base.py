@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import pyarrow as pa
 
 from ragwarrant.contract import EvidenceSource, ReleaseContract
+from ragwarrant.outputs import SourceRecord
 
 __all__ = ["AdapterRequest", "AdapterResult", "SourceProvenance"]
 
@@ -31,34 +32,14 @@ class AdapterRequest:
     contract: ReleaseContract
 
 
-@dataclass(frozen=True)
-class SourceProvenance:
-    """Where a source's rows came from and how they were read.
+SourceProvenance = SourceRecord
+"""How a source was read: the ``sources[]`` record of the validation report (``SourceRecord``).
 
-    Attributes:
-        source_id: the contract's evidence source id.
-        path: the path relative to the input directory.
-        sha256: the file's sha256.
-        adapter: the adapter that read it (after ``auto`` detection).
-        tool: the tool that wrote the file; ``tool_version`` when the file shows it.
-        metric_names: original column/metric name → canonical metric id.
-        pairing_method: ``id-column``, ``question-hash`` or ``span-join``.
-        detected: for ``adapter: auto``, why this adapter was chosen.
-        rows_read: rows (or records) read from the file.
-        notes: anything else a reviewer should know (e.g. cost modeled from tokens).
-    """
-
-    source_id: str
-    path: str
-    sha256: str
-    adapter: str
-    tool: str
-    tool_version: str | None
-    metric_names: dict[str, str]
-    pairing_method: str
-    rows_read: int
-    detected: str | None = None
-    notes: list[str] = field(default_factory=list)
+Fields: source_id, path (relative to the input directory), sha256, adapter (after ``auto``
+detection), tool and tool_version (when the file shows it), metric_names (original name →
+canonical metric id), pairing_method (``id-column``, ``question-hash`` or ``span-join``),
+rows_read, detected (for ``adapter: auto``, why), notes (e.g. cost modeled from tokens).
+"""
 
 
 @dataclass(frozen=True)

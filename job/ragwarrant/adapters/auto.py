@@ -168,5 +168,5 @@ def load(request: AdapterRequest) -> AdapterResult:
     """
     name, why = detect(request)
     result = _LOADERS[name](request)
-    provenance = dataclasses.replace(result.provenance, detected=f"{name}: {why}")
+    provenance = result.provenance.model_copy(update={"detected": f"{name}: {why}"})
     return dataclasses.replace(result, provenance=provenance)
