@@ -14,6 +14,7 @@ LAYERS = {
     "exit_codes": 0,
     "errors": 0,
     "evidence_class": 0,
+    "digests": 0,
     "outputs": 1,
     "contract": 1,
     "stats": 2,
