@@ -13,7 +13,8 @@ from typing import Any
 import pytest
 
 from ragwarrant.commands import bench
-from ragwarrant.commands.bench import LATENCY_HEADING, calibration_document, load_ragtruth
+from ragwarrant.corroborators.benchmark import LATENCY_HEADING, calibration_document, fold_of
+from ragwarrant.corroborators.ragtruth import load_ragtruth
 from ragwarrant.errors import InputError, OutputError, UsageError
 
 REPO = Path(__file__).resolve().parents[2]
@@ -289,9 +290,9 @@ def test_sample_protocol_is_cross_validation_and_says_not_official(tmp_path: Pat
 def test_fold_assignment_groups_by_source_and_depends_on_seed() -> None:
     """A source's fold is a pure function of (seed, source_id); seeds reshuffle folds."""
     ids = [str(i) for i in range(200)]
-    assert [bench._fold_of(s, 0, 5) for s in ids] == [bench._fold_of(s, 0, 5) for s in ids]
-    assert [bench._fold_of(s, 0, 5) for s in ids] != [bench._fold_of(s, 1, 5) for s in ids]
-    assert set(bench._fold_of(s, 0, 5) for s in ids) == {0, 1, 2, 3, 4}
+    assert [fold_of(s, 0, 5) for s in ids] == [fold_of(s, 0, 5) for s in ids]
+    assert [fold_of(s, 0, 5) for s in ids] != [fold_of(s, 1, 5) for s in ids]
+    assert set(fold_of(s, 0, 5) for s in ids) == {0, 1, 2, 3, 4}
 
 
 def test_fewer_than_two_folds_is_usage_error(tmp_path: Path) -> None:
