@@ -1,9 +1,9 @@
 """``ragwarrant k8s render|submit``: the hardened Kubernetes objects for contracts and an image.
 
-Built from the official ``kubernetes`` client's V1 models (``ragwarrant.deploy_render``), so the
+Built from the official ``kubernetes`` client's V1 models (``ragwarrant.k8s.render``), so the
 same hardening comes out as from ``deploy/k8s/`` with kustomize. ``submit`` creates them in the
 current kubeconfig context and, with ``--wait``, exits with the job's own exit code
-(``ragwarrant.deploy_submit``). Needs the optional extra ``k8s``.
+(``ragwarrant.k8s.submit``). Needs the optional extra ``k8s``.
 
 Both refuse inputs that cannot work before writing or creating anything: an invalid contract
 (78), a file the contract names that is missing from its directory (66), an image not pinned by
@@ -18,7 +18,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from ragwarrant.deploy_render import (
+from ragwarrant.errors import OutputError, UsageError
+from ragwarrant.k8s import (
     RenderOptions,
     WorkloadKind,
     build_manifests,
@@ -26,8 +27,8 @@ from ragwarrant.deploy_render import (
     check_schedule,
     load_inputs,
     manifests_to_yaml,
+    submit,
 )
-from ragwarrant.errors import OutputError, UsageError
 
 __all__ = ["register"]
 
@@ -242,8 +243,6 @@ def run_submit(args: argparse.Namespace) -> int:
         InputError: a file a contract names is missing.
         InternalError: an unexpected API error, or the wait timed out.
     """
-    from ragwarrant.deploy_submit import submit
-
     options = _options(args)
     if options.namespace is None:
         raise UsageError(

@@ -13,8 +13,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ragwarrant.deploy_render import CONTAINER_NAME, require_kubernetes
 from ragwarrant.errors import InternalError, UsageError
+from ragwarrant.k8s.render import CONTAINER_NAME, require_kubernetes
 
 __all__ = ["PodOutcome", "SubmitResult", "submit"]
 
