@@ -23,7 +23,7 @@ from __future__ import annotations
 import base64
 import importlib
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import PurePosixPath
@@ -287,7 +287,8 @@ def config_key(relpath: str) -> str:
     return _KEY_RE.sub("_", relpath.replace("/", "__"))
 
 
-def _check(options: RenderOptions) -> None:
+def _check_names(options: RenderOptions) -> None:
+    """Refuse a name, claim, Secret or Secret key that Kubernetes would reject."""
     if not _NAME_RE.match(options.name):
         raise UsageError(
             "k8s-bad-name",
@@ -314,6 +315,10 @@ def _check(options: RenderOptions) -> None:
             f"--signing-key-item must be a Secret key, found {options.signing_key_item!r}",
             hint="the key of the PEM file in the Secret, e.g. ed25519.pem",
         )
+
+
+def _check_contract_count(options: RenderOptions) -> None:
+    """Refuse no contract, several for a non-indexed kind, or a per-index file-set mismatch."""
     if not options.contracts:
         raise UsageError("k8s-no-contract", "no contract given", hint="pass --contract FILE")
     if options.kind is not WorkloadKind.INDEXED and len(options.contracts) != 1:
@@ -329,6 +334,10 @@ def _check(options: RenderOptions) -> None:
             f"{len(options.contracts)} contracts",
             hint="give one set of input files per contract",
         )
+
+
+def _check_config_maps(options: RenderOptions) -> None:
+    """Refuse colliding ConfigMap keys and file sets larger than a ConfigMap holds."""
     groups, _ = _evidence_groups(options)
     sizes = [(sum(len(f.content) for f in g), "evidence") for g in groups]
     for files in groups:
@@ -348,6 +357,13 @@ def _check(options: RenderOptions) -> None:
                 hint="keep large evidence on a PersistentVolumeClaim mounted at /in instead of "
                 f"using `k8s render`: see {LARGE_INPUT_GUIDE}",
             )
+
+
+def _check(options: RenderOptions) -> None:
+    """Refuse options that cannot render (each check raises ``UsageError``)."""
+    _check_names(options)
+    _check_contract_count(options)
+    _check_config_maps(options)
 
 
 def _configmap(
@@ -437,7 +453,8 @@ def _ledger_claim(k: ModuleType, options: RenderOptions) -> Any:
     )
 
 
-def _pod_template(k: ModuleType, options: RenderOptions) -> Any:
+def _env_and_dirs(k: ModuleType, options: RenderOptions) -> tuple[list[Any], str, str]:
+    """Return the container's environment and its input and output directories."""
     indexed = options.kind is WorkloadKind.INDEXED
     env = [k.V1EnvVar(name="TMPDIR", value="/tmp")]
     input_dir = "/in"
@@ -455,6 +472,41 @@ def _pod_template(k: ModuleType, options: RenderOptions) -> Any:
         )
         input_dir = "/in/$(JOB_COMPLETION_INDEX)"
     output_dir = "/out/$(JOB_COMPLETION_INDEX)" if indexed else "/out"
+    return env, input_dir, output_dir
+
+
+def _container(
+    k: ModuleType, options: RenderOptions, args: list[str], env: list[Any], mounts: list[Any]
+) -> Any:
+    """Return the hardened job container (non-root, read-only root, no capabilities)."""
+    return k.V1Container(
+        name=CONTAINER_NAME,
+        image=options.image,
+        image_pull_policy="Always",
+        args=args,
+        env=env,
+        resources=k.V1ResourceRequirements(
+            requests={"cpu": "500m", "memory": "1Gi", "ephemeral-storage": "64Mi"},
+            limits={"cpu": "2", "memory": "2Gi", "ephemeral-storage": "512Mi"},
+        ),
+        security_context=k.V1SecurityContext(
+            run_as_non_root=True,
+            run_as_user=JOB_UID,
+            run_as_group=JOB_UID,
+            read_only_root_filesystem=True,
+            allow_privilege_escalation=False,
+            privileged=False,
+            capabilities=k.V1Capabilities(drop=["ALL"]),
+            seccomp_profile=k.V1SeccompProfile(type="RuntimeDefault"),
+        ),
+        volume_mounts=mounts,
+        termination_message_path="/dev/termination-log",
+        termination_message_policy="FallbackToLogsOnError",
+    )
+
+
+def _pod_template(k: ModuleType, options: RenderOptions) -> Any:
+    env, input_dir, output_dir = _env_and_dirs(k, options)
     args = ["run", "--input", input_dir, "--output", output_dir]
     mounts = [
         k.V1VolumeMount(name="input", mount_path="/in", read_only=True),
@@ -493,30 +545,6 @@ def _pod_template(k: ModuleType, options: RenderOptions) -> Any:
                 ),
             )
         )
-    container = k.V1Container(
-        name=CONTAINER_NAME,
-        image=options.image,
-        image_pull_policy="Always",
-        args=args,
-        env=env,
-        resources=k.V1ResourceRequirements(
-            requests={"cpu": "500m", "memory": "1Gi", "ephemeral-storage": "64Mi"},
-            limits={"cpu": "2", "memory": "2Gi", "ephemeral-storage": "512Mi"},
-        ),
-        security_context=k.V1SecurityContext(
-            run_as_non_root=True,
-            run_as_user=JOB_UID,
-            run_as_group=JOB_UID,
-            read_only_root_filesystem=True,
-            allow_privilege_escalation=False,
-            privileged=False,
-            capabilities=k.V1Capabilities(drop=["ALL"]),
-            seccomp_profile=k.V1SeccompProfile(type="RuntimeDefault"),
-        ),
-        volume_mounts=mounts,
-        termination_message_path="/dev/termination-log",
-        termination_message_policy="FallbackToLogsOnError",
-    )
     spec = k.V1PodSpec(
         service_account_name=options.name,
         automount_service_account_token=False,
@@ -529,7 +557,7 @@ def _pod_template(k: ModuleType, options: RenderOptions) -> Any:
             fs_group=JOB_UID,
             seccomp_profile=k.V1SeccompProfile(type="RuntimeDefault"),
         ),
-        containers=[container],
+        containers=[_container(k, options, args, env, mounts)],
         volumes=volumes,
     )
     # Labels set here, on the pod template itself: the NetworkPolicy selects them.
@@ -574,6 +602,44 @@ def _job_spec(k: ModuleType, options: RenderOptions) -> Any:
     return spec
 
 
+def _namespace(k: ModuleType, namespace: str) -> Any:
+    """Return the Namespace, enforcing Pod Security Standards "restricted"."""
+    return k.V1Namespace(
+        api_version="v1",
+        kind="Namespace",
+        metadata=k.V1ObjectMeta(
+            name=namespace,
+            labels={
+                "pod-security.kubernetes.io/enforce": "restricted",
+                "pod-security.kubernetes.io/enforce-version": "latest",
+            },
+        ),
+    )
+
+
+def _workload(k: ModuleType, options: RenderOptions, meta: Callable[[str], Any]) -> Any:
+    """Return the Job, or the CronJob that creates it on ``schedule``."""
+    job_spec = _job_spec(k, options)
+    if options.kind is WorkloadKind.CRONJOB:
+        return k.V1CronJob(
+            api_version="batch/v1",
+            kind="CronJob",
+            metadata=meta(options.name),
+            spec=k.V1CronJobSpec(
+                schedule=options.schedule,
+                time_zone=options.time_zone,
+                concurrency_policy="Forbid",
+                starting_deadline_seconds=600,
+                successful_jobs_history_limit=3,
+                failed_jobs_history_limit=3,
+                job_template=k.V1JobTemplateSpec(
+                    metadata=k.V1ObjectMeta(labels=_labels(options)), spec=job_spec
+                ),
+            ),
+        )
+    return k.V1Job(api_version="batch/v1", kind="Job", metadata=meta(options.name), spec=job_spec)
+
+
 def build_manifests(options: RenderOptions) -> list[Any]:
     """Return the V1 objects of one deployment, in apply order.
 
@@ -599,19 +665,7 @@ def build_manifests(options: RenderOptions) -> list[Any]:
 
     objects: list[Any] = []
     if options.namespace is not None:
-        objects.append(
-            k.V1Namespace(
-                api_version="v1",
-                kind="Namespace",
-                metadata=k.V1ObjectMeta(
-                    name=options.namespace,
-                    labels={
-                        "pod-security.kubernetes.io/enforce": "restricted",
-                        "pod-security.kubernetes.io/enforce-version": "latest",
-                    },
-                ),
-            )
-        )
+        objects.append(_namespace(k, options.namespace))
     objects += [
         k.V1ServiceAccount(
             api_version="v1",
@@ -649,30 +703,7 @@ def build_manifests(options: RenderOptions) -> list[Any]:
                     [(config_key(f.relpath), f.content) for f in files],
                 )
             )
-    job_spec = _job_spec(k, options)
-    if options.kind is WorkloadKind.CRONJOB:
-        objects.append(
-            k.V1CronJob(
-                api_version="batch/v1",
-                kind="CronJob",
-                metadata=meta(options.name),
-                spec=k.V1CronJobSpec(
-                    schedule=options.schedule,
-                    time_zone=options.time_zone,
-                    concurrency_policy="Forbid",
-                    starting_deadline_seconds=600,
-                    successful_jobs_history_limit=3,
-                    failed_jobs_history_limit=3,
-                    job_template=k.V1JobTemplateSpec(
-                        metadata=k.V1ObjectMeta(labels=labels), spec=job_spec
-                    ),
-                ),
-            )
-        )
-    else:
-        objects.append(
-            k.V1Job(api_version="batch/v1", kind="Job", metadata=meta(options.name), spec=job_spec)
-        )
+    objects.append(_workload(k, options, meta))
     return objects
 
 
