@@ -22,18 +22,18 @@ Extra keys inside a gate (calibration F1, precision, recall, n) are kept as prov
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 import numpy as np
 from numpy.typing import ArrayLike
 
+from ragwarrant.digests import sha256_bytes
 from ragwarrant.errors import InputError, InternalError
 
 __all__ = [
@@ -223,6 +223,16 @@ def load_calibration(path: str | Path | None = None) -> LexicalCalibration:
     return _parse_calibration(raw, source, error)
 
 
+def _is_unit_number(value: object) -> TypeGuard[int | float]:
+    """True for a finite int or float (never a bool) in [0, 1]."""
+    return (
+        not isinstance(value, bool)
+        and isinstance(value, int | float)
+        and math.isfinite(value)
+        and 0.0 <= value <= 1.0
+    )
+
+
 def _parse_calibration(
     raw: bytes, source: str, error: type[InputError] | type[InternalError]
 ) -> LexicalCalibration:
@@ -264,12 +274,7 @@ def _parse_calibration(
         if not isinstance(record, dict):
             raise invalid(f"gates.{gate}", "an object with a threshold", record)
         value = record.get("threshold")
-        if (
-            isinstance(value, bool)
-            or not isinstance(value, int | float)
-            or not math.isfinite(value)
-            or not 0.0 <= value <= 1.0
-        ):
+        if not _is_unit_number(value):
             raise invalid(f"gates.{gate}.threshold", "a finite number in [0, 1]", value)
         thresholds[gate] = float(value)
     return LexicalCalibration(
@@ -279,6 +284,6 @@ def _parse_calibration(
         method=doc["method"],
         data=doc["data"],
         source=source,
-        sha256=hashlib.sha256(raw).hexdigest(),
+        sha256=sha256_bytes(raw),
         gates={g: dict(gates[g]) for g in GATES},
     )

@@ -335,6 +335,58 @@ class ExampleChecks:
         return tuple(name for name, status in legs if status == "fail")
 
 
+def _status(passed: bool | None) -> LegStatus:
+    """``unknown`` for None, else ``pass`` or ``fail``."""
+    return "unknown" if passed is None else ("pass" if passed else "fail")
+
+
+def _retrieval_status(relevance: float | None, floor: float) -> LegStatus:
+    """Retrieval fails when the context relevance is below the floor."""
+    return _status(None if relevance is None else not relevance < floor)
+
+
+def _groundedness(
+    response: str | None,
+    index: ContextIndex | None,
+    citations: tuple[CitationCheck, ...],
+    refusal: bool,
+    lexical_gate: str,
+    lexical_threshold: float,
+) -> tuple[float | None, bool | None, bool | None]:
+    """Return (lexical score, flagged, deterministic verdict supported); None where undefined.
+
+    Supported: not flagged (or an honest refusal) and no fabricated citation. Without response or
+    context, a fabricated citation still makes the example unsupported.
+    """
+    fabricated = any(not c.verified for c in citations)
+    if response is not None and index is not None:
+        scores = score_response(response, index)
+        score = float(getattr(scores, lexical_gate))
+        flagged = score >= lexical_threshold
+        return score, flagged, (refusal or not flagged) and not fabricated
+    if citations and fabricated:
+        return None, None, False
+    return None, None, None
+
+
+def _answer_status(
+    refusal: bool,
+    answer_type: AnswerTypeCheck | None,
+    answer_relevance: float | None,
+    answer_relevance_threshold: float,
+) -> LegStatus:
+    """Not applicable for a refusal; fail on a wrong type or low judge relevance; else pass."""
+    if refusal:
+        return "not-applicable"
+    if (answer_type is not None and not answer_type.satisfied) or (
+        answer_relevance is not None and answer_relevance < answer_relevance_threshold
+    ):
+        return "fail"
+    if answer_type is None and answer_relevance is None:
+        return "unknown"
+    return "pass"
+
+
 def check_example(
     question: str | None,
     response: str | None,
@@ -365,42 +417,15 @@ def check_example(
         on a wrong answer type or a judge answer relevance below its threshold.
     """
     index = index_context(contexts) if contexts is not None else None
-
     relevance = context_relevance(question, index) if question and index is not None else None
-    retrieval: LegStatus = (
-        "unknown"
-        if relevance is None
-        else ("fail" if relevance < context_relevance_floor else "pass")
-    )
-
     refusal = bool(response) and is_honest_refusal(response or "")
     citations = tuple(verify_citation(q, contexts or []) for q in (cited_quotes or []))
-    score: float | None = None
-    flagged: bool | None = None
-    supported: bool | None = None
-    if response is not None and index is not None:
-        scores = score_response(response, index)
-        score = float(getattr(scores, lexical_gate))
-        flagged = score >= lexical_threshold
-        supported = (refusal or not flagged) and not any(not c.verified for c in citations)
-    elif citations and any(not c.verified for c in citations):
-        supported = False
-    generation: LegStatus = "unknown" if supported is None else ("pass" if supported else "fail")
-
+    score, flagged, supported = _groundedness(
+        response, index, citations, refusal, lexical_gate, lexical_threshold
+    )
     answer_type = (
         answer_type_check(question, response) if question and response is not None else None
     )
-    answer: LegStatus
-    if refusal:
-        answer = "not-applicable"
-    elif (answer_type is not None and not answer_type.satisfied) or (
-        answer_relevance is not None and answer_relevance < answer_relevance_threshold
-    ):
-        answer = "fail"
-    elif answer_type is None and answer_relevance is None:
-        answer = "unknown"
-    else:
-        answer = "pass"
     return ExampleChecks(
         lexical_score=score,
         lexical_flagged=flagged,
@@ -409,7 +434,7 @@ def check_example(
         citations=citations,
         honest_refusal=refusal,
         supported=supported,
-        retrieval=retrieval,
-        generation=generation,
-        answer=answer,
+        retrieval=_retrieval_status(relevance, context_relevance_floor),
+        generation=_status(supported),
+        answer=_answer_status(refusal, answer_type, answer_relevance, answer_relevance_threshold),
     )
