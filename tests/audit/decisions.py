@@ -23,7 +23,7 @@ def inconclusive_variant(decision: Decision, more: int = 412) -> Decision:
     for g in cand.gates:
         if g.id.startswith("noninferiority:") and g.slice is None:
             g = g.model_copy(update={"status": GateStatus.INCONCLUSIVE, "more_paired_n": more})
-        elif g.id.endswith("@QA"):
+        elif g.id == "noninferiority:no_hallucination@QA":
             g = g.model_copy(update={"status": GateStatus.FAIL})
         gates.append(g)
     overall = next(g for g in gates if g.status is GateStatus.INCONCLUSIVE)
