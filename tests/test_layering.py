@@ -26,6 +26,8 @@ LAYERS = {
     "selftest": 6,
     "audit": 6,
     "job": 7,
+    "api": 7,
+    "scaffold": 7,
     "deploy": 7,
     "deploy_render": 7,
     "deploy_submit": 7,
