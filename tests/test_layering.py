@@ -15,6 +15,7 @@ LAYERS = {
     "errors": 0,
     "evidence_class": 0,
     "digests": 0,
+    "exit_modes": 0,
     "outputs": 1,
     "contract": 1,
     "stats": 2,
