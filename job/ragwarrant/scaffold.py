@@ -214,6 +214,17 @@ def describe_export(path: Path, display: str | None = None) -> ExportSummary:
     )
 
 
+def _policies(exports: Sequence[ExportSummary]) -> tuple[dict[str, str], list[str]]:
+    """Policy per file without a policy column (named after the file), and every policy seen."""
+    policies = sorted({p for e in exports for p in e.policies})
+    per_file = {
+        e.path: snake_metric_id(Path(e.path).stem).replace("_", "-")
+        for e in exports
+        if not e.policies
+    }
+    return per_file, policies + [p for p in per_file.values() if p not in policies]
+
+
 def _split_roles(splits: list[str]) -> dict[str, str]:
     """Guess which split decides (confirm*/test/holdout) and which develops (dev*/train/tune)."""
     if not splits:
@@ -245,10 +256,7 @@ def draft_contract(exports: Sequence[ExportSummary], contract_id: str = "my-rele
     checked); the first is proposed as the baseline. Quality metrics carry ``margin_abs: null``
     and a comment asking for the margin: the draft fails validation until each is declared.
     """
-    policies = sorted({p for e in exports for p in e.policies})
-    per_file = {e.path: snake_metric_id(Path(e.path).stem).replace("_", "-") for e in exports
-                if not e.policies}  # fmt: skip
-    all_policies = policies + [p for p in per_file.values() if p not in policies]
+    per_file, all_policies = _policies(exports)
     quality = {m.metric_id: m for e in exports for m in e.metrics if m.kind == "quality"}
     operational = {m.metric_id: m for e in exports for m in e.metrics if m.kind == "operational"}
     slices = sorted({s for e in exports for s in e.slices})

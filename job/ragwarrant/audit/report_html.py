@@ -191,7 +191,9 @@ class _CandidateView:
 
 
 def _is_operational(g: GateResult) -> bool:
-    return g.kind == "claim" and g.id.startswith(OPERATIONAL_CLAIMS)
+    """A cost or latency delta: a cost/latency claim, or an informational operational gate."""
+    kind: str = g.kind  # "operational" is the kind the engine is to add (wire notes)
+    return kind == "operational" or (kind == "claim" and g.id.startswith(OPERATIONAL_CLAIMS))
 
 
 def _panels(gates: list[GateResult], key_prefix: str, what: str) -> list[_Panel]:
