@@ -162,14 +162,17 @@ def test_hygiene_findings_block_tested_candidates_and_keep_errors() -> None:
         tested_on="none",
         gates=[],
     )
-    blocked = block_for_hygiene(_decision(DecisionClass.PROMOTE, [tested, skipped]), 2, "hyg")
+    blocked = block_for_hygiene(_decision(DecisionClass.PROMOTE, [tested, skipped]), 2)
     assert (blocked.run_class, blocked.exit_code, blocked.selected_policy) == (
         DecisionClass.BLOCK,
         12,
         None,
     )
     assert [c.decision_class for c in blocked.candidates] == [B, CandidateClass.NOT_SELECTED]
-    assert blocked.candidates[0].reasons == ["blocked: hyg (2 finding(s) in the outputs)", "ok"]
-    assert blocked.summary.startswith("BLOCK: hyg: 2 finding(s)")
+    assert blocked.candidates[0].reasons == [
+        "blocked: publication-hygiene (2 finding(s) in the outputs)",
+        "ok",
+    ]
+    assert blocked.summary.startswith("BLOCK: publication-hygiene: 2 finding(s)")
     error = _decision(DecisionClass.ERROR, [])
-    assert block_for_hygiene(error, 2, "hyg") == error
+    assert block_for_hygiene(error, 2) == error

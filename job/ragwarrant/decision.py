@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from ragwarrant.contract import ReleaseContract
 from ragwarrant.exit_codes import DecisionClass, exit_code_for_class
 from ragwarrant.gates.candidate import CandidateEvaluation
+from ragwarrant.gates.run import HYGIENE_BLOCKER
 from ragwarrant.outputs import CandidateClass, CandidateDecision, Decision, GateResult, GateStatus
 
 __all__ = [
@@ -215,15 +216,16 @@ def run_summary(run: DecisionClass, candidates: list[CandidateDecision], contrac
     )
 
 
-def block_for_hygiene(decision: Decision, findings: int, blocker: str) -> Decision:
+def block_for_hygiene(decision: Decision, findings: int) -> Decision:
     """Return ``decision`` BLOCKed because publication hygiene found ``findings`` in its outputs.
 
-    Every tested candidate becomes BLOCK with reason ``blocked: <blocker> (...)`` put first; a
+    Every tested candidate becomes BLOCK with reason ``blocked: publication-hygiene (...)`` first; a
     NOT_SELECTED candidate stays. An ERROR record keeps its class (it exists to explain the error).
-    The caller adds the failed ``hard:<blocker>`` run gate (``gates.run.gate_publication_hygiene``).
+    The caller adds the failed run gate (``gates.run.gate_publication_hygiene``).
     """
     if decision.run_class is DecisionClass.ERROR:
         return decision
+    blocker = HYGIENE_BLOCKER
     reason = f"blocked: {blocker} ({findings} finding(s) in the outputs)"
     candidates = [
         c

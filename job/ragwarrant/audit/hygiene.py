@@ -5,7 +5,8 @@ JSON outputs) or the line (for text outputs) and the kind of finding; it never c
 matched text. A run with findings BLOCKs with blocker ``publication-hygiene`` and the offending
 content is withheld (``withhold``): JSON outputs are redacted field by field (they stay valid, so
 ``decision.json`` still publishes the BLOCK), other outputs (``report.md``) are replaced by a
-notice saying they were withheld and why.
+notice saying they were withheld and why. This module only finds and redacts: ``audit.publish``
+runs the scan and ``decision.block_for_hygiene`` applies the BLOCK.
 
 Kinds (stable strings, used in ``validation_report.json`` check ids ``hygiene:<kind>``):
 

@@ -30,7 +30,7 @@ from ragwarrant.audit.manifest import build_manifest, digest_bytes, utc_timestam
 from ragwarrant.audit.report import render_report
 from ragwarrant.audit.writer import dump_json, write_atomic, write_model
 from ragwarrant.decision import block_for_hygiene
-from ragwarrant.gates.run import HYGIENE_BLOCKER, gate_publication_hygiene
+from ragwarrant.gates.run import gate_publication_hygiene
 from ragwarrant.outputs import (
     DECISION_FILE,
     MANIFEST_FILE,
@@ -114,7 +114,7 @@ def publish_outputs(
     checks = [ValidationCheck.model_validate(c) for c in findings_to_checks(findings)]
     report = _with_checks(report, checks)
     base_gates = list(decision.run_gates)
-    decision = block_for_hygiene(decision, len(findings), HYGIENE_BLOCKER)
+    decision = block_for_hygiene(decision, len(findings))
     withheld = files_to_withhold(findings)
     outcome = HygieneOutcome({}, [], [], [])
     for _ in range(3):  # the withheld list goes into the gate; stop when it no longer changes
