@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import pytest
+
 from ragwarrant.digests import sha256_file
-from ragwarrant.inputs import config_differences, read_inputs
+from ragwarrant.errors import InputError
+from ragwarrant.inputs import check_input_dir, config_differences, read_inputs
 
 
 def test_every_file_read_is_digested_in_reading_order(make_input):
@@ -57,3 +60,13 @@ def test_config_differences_are_sorted_leaf_paths():
         ("model", "a", "b"),
         ("retriever.filters", '["x"]', '["x","y"]'),
     ]
+
+
+def test_missing_input_directory_is_an_input_error(tmp_path):
+    """A missing input directory raises input-missing (exit 66) with where to mount it."""
+    with pytest.raises(InputError) as err:
+        check_input_dir(tmp_path / "nope")
+    assert (err.value.code, err.value.hint) == (
+        "input-missing",
+        "mount the evidence at /in, or pass --input DIR",
+    )

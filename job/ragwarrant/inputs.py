@@ -7,6 +7,7 @@ refused them, for the run-level gates (``gates.run``) to report.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -23,10 +24,10 @@ from ragwarrant.contract import (
     resolve_inside,
 )
 from ragwarrant.digests import sha256_bytes, sha256_file
-from ragwarrant.errors import EvidenceError
+from ragwarrant.errors import EvidenceError, InputError
 from ragwarrant.outputs import ConfigDifference, FileDigest, ValidationCheck
 
-__all__ = ["Inputs", "config_differences", "read_inputs"]
+__all__ = ["Inputs", "check_input_dir", "config_differences", "read_inputs"]
 
 
 @dataclass
@@ -56,6 +57,33 @@ class Inputs:
     checks: list[ValidationCheck] = field(default_factory=list)
     unresolved: list[str] = field(default_factory=list)
     unreadable: list[tuple[str, EvidenceError]] = field(default_factory=list)
+
+
+def check_input_dir(input_dir: Path) -> None:
+    """Check the input directory exists and is readable.
+
+    Raises:
+        InputError: the input directory is missing or unreadable (exit 66).
+    """
+    hint = "check the volume's permissions: the job runs as uid 65532"
+    try:
+        is_dir = input_dir.is_dir()
+    except OSError as exc:
+        raise InputError(
+            "input-unreadable",
+            f"input directory {input_dir} cannot be reached: {exc.strerror}",
+            hint=hint,
+        ) from exc
+    if not is_dir:
+        raise InputError(
+            "input-missing",
+            f"input directory {input_dir} does not exist or is not a directory",
+            hint="mount the evidence at /in, or pass --input DIR",
+        )
+    if not os.access(input_dir, os.R_OK | os.X_OK):
+        raise InputError(
+            "input-unreadable", f"input directory {input_dir} is not readable", hint=hint
+        )
 
 
 def _digest(path: Path, relative: str) -> FileDigest:

@@ -17,7 +17,6 @@ the ERROR decision); a decision of any class is a returned value.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,7 +34,7 @@ from ragwarrant.audit.attestation import (
 from ragwarrant.audit.hygiene import private_texts_from_tables
 from ragwarrant.audit.ledger import record_run
 from ragwarrant.audit.manifest import utc_timestamp
-from ragwarrant.audit.publish import write_outputs
+from ragwarrant.audit.publish import check_output_dir, is_inside, write_outputs
 from ragwarrant.corroborators.corroborate import corroborate, text_records
 from ragwarrant.decision import (
     CandidateVerdict,
@@ -46,7 +45,7 @@ from ragwarrant.decision import (
     run_summary,
 )
 from ragwarrant.digests import sha256_bytes
-from ragwarrant.errors import InputError, OutputError, RagwarrantError, UsageError
+from ragwarrant.errors import OutputError, RagwarrantError
 from ragwarrant.evidence import scope as evidence_scope
 from ragwarrant.evidence.index import EvidenceIndex, build_index
 from ragwarrant.evidence_class import claim_scope, claims_not_supported
@@ -55,7 +54,7 @@ from ragwarrant.gates.candidate import CandidateEvaluation, evaluate_candidate
 from ragwarrant.gates.ceiling import gate_claim_ceiling
 from ragwarrant.gates.corroboration import gate_corroboration
 from ragwarrant.gates.run import gate_contract_references, gate_evidence_readable
-from ragwarrant.inputs import Inputs, config_differences, read_inputs
+from ragwarrant.inputs import Inputs, check_input_dir, config_differences, read_inputs
 from ragwarrant.outputs import (
     DECISION_FILE,
     CandidateDecision,
@@ -105,67 +104,16 @@ def _run_id(started_at: str, contract_sha256: str) -> str:
     return f"{stamp}Z-{contract_sha256[:12]}"
 
 
-def _inside(path: Path, root: Path) -> bool:
-    try:
-        p, r = path.resolve(), root.resolve()
-    except OSError:
-        return False
-    return p == r or r in p.parents
-
-
-def _check_input_dir(input_dir: Path) -> None:
-    hint = "check the volume's permissions: the job runs as uid 65532"
-    try:
-        is_dir = input_dir.is_dir()
-    except OSError as exc:
-        raise InputError(
-            "input-unreadable",
-            f"input directory {input_dir} cannot be reached: {exc.strerror}",
-            hint=hint,
-        ) from exc
-    if not is_dir:
-        raise InputError(
-            "input-missing",
-            f"input directory {input_dir} does not exist or is not a directory",
-            hint="mount the evidence at /in, or pass --input DIR",
-        )
-    if not os.access(input_dir, os.R_OK | os.X_OK):
-        raise InputError(
-            "input-unreadable", f"input directory {input_dir} is not readable", hint=hint
-        )
-
-
 def check_directories(input_dir: Path, output_dir: Path) -> None:
-    """Check the input directory is readable and the output directory writable.
+    """Check the input directory is readable and the output directory writable, in that order.
 
     Raises:
         InputError: the input directory is missing or unreadable (exit 66).
         UsageError: the output directory lies inside the input directory (exit 64).
         OutputError: the output directory cannot be created or written (exit 73).
     """
-    _check_input_dir(input_dir)
-    if _inside(output_dir, input_dir):
-        raise UsageError(
-            "output-inside-input",
-            f"the output directory {output_dir} is inside the input directory {input_dir}",
-            hint="the input is never written to: choose an output directory outside it",
-        )
-    try:
-        output_dir.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise OutputError(
-            "output-not-writable",
-            f"cannot create output directory {output_dir}: {exc.strerror}",
-            hint="mount a writable volume at /out, or pass --output DIR",
-        ) from exc
-    if not os.access(output_dir, os.W_OK | os.X_OK):
-        raise OutputError(
-            "output-not-writable",
-            f"output directory {output_dir} is not writable",
-            hint=(
-                "mount a writable volume at /out (the job runs as uid 65532), or pass --output DIR"
-            ),
-        )
+    check_input_dir(input_dir)
+    check_output_dir(output_dir, input_dir)
 
 
 def _run_gates(inputs: Inputs) -> list[GateResult]:
@@ -427,7 +375,7 @@ def record_error(
         Whether the record was written: False when the output directory is not writable, or
         lies inside ``input_dir`` (the input is never written to).
     """
-    if input_dir is not None and _inside(output_dir, input_dir):
+    if input_dir is not None and is_inside(output_dir, input_dir):
         return False
     started = started_at or utc_timestamp()
     record = ErrorRecord(**error.to_record())  # type: ignore[arg-type]

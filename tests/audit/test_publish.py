@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import pytest
+
 from ragwarrant.audit.hygiene import scan_outputs
-from ragwarrant.audit.publish import publish_outputs, render_outputs
+from ragwarrant.audit.publish import check_output_dir, is_inside, publish_outputs, render_outputs
+from ragwarrant.errors import UsageError
 from ragwarrant.exit_codes import DecisionClass
 from ragwarrant.outputs import (
     DECISION_FILE,
@@ -96,3 +99,15 @@ def test_render_outputs_names_every_file_but_the_manifest(real_run: Run) -> None
     rendered = render_outputs(decision, report)
     assert (*rendered, "manifest.json") == OUTPUT_FILES
     assert rendered[DECISION_FILE] == (real_run.output_dir / DECISION_FILE).read_bytes()
+
+
+def test_output_inside_input_is_refused_before_anything_is_created(tmp_path) -> None:
+    """An output directory inside the input is a usage error, and is not created."""
+    inside = tmp_path / "in" / "out"
+    (tmp_path / "in").mkdir()
+    with pytest.raises(UsageError) as err:
+        check_output_dir(inside, tmp_path / "in")
+    assert err.value.code == "output-inside-input" and not inside.exists()
+    assert is_inside(inside, tmp_path / "in") and not is_inside(tmp_path / "x", tmp_path / "in")
+    check_output_dir(tmp_path / "out" / "deep", tmp_path / "in")
+    assert (tmp_path / "out" / "deep").is_dir()

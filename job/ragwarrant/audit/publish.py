@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,6 +31,7 @@ from ragwarrant.audit.manifest import build_manifest, digest_bytes, utc_timestam
 from ragwarrant.audit.report import render_report
 from ragwarrant.audit.writer import dump_json, write_atomic, write_model
 from ragwarrant.decision import block_for_hygiene
+from ragwarrant.errors import OutputError, UsageError
 from ragwarrant.gates.run import gate_publication_hygiene
 from ragwarrant.outputs import (
     DECISION_FILE,
@@ -42,7 +44,14 @@ from ragwarrant.outputs import (
     ValidationReport,
 )
 
-__all__ = ["Publication", "publish_outputs", "render_outputs", "write_outputs"]
+__all__ = [
+    "Publication",
+    "check_output_dir",
+    "is_inside",
+    "publish_outputs",
+    "render_outputs",
+    "write_outputs",
+]
 
 PrivateTexts = Callable[[], Iterable[str]]
 """A zero-argument callable returning a fresh iterable of the evidence's private texts."""
@@ -68,6 +77,46 @@ class Publication:
     findings: list[Finding]
     withheld: list[str]
     redacted: list[str]
+
+
+def is_inside(path: Path, root: Path) -> bool:
+    """Whether ``path`` is ``root`` or lies under it (symlinks resolved; False if unresolvable)."""
+    try:
+        p, r = path.resolve(), root.resolve()
+    except OSError:
+        return False
+    return p == r or r in p.parents
+
+
+def check_output_dir(output_dir: Path, input_dir: Path) -> None:
+    """Check the output directory lies outside the input directory, and create it writable.
+
+    Raises:
+        UsageError: the output directory lies inside the input directory (exit 64).
+        OutputError: the output directory cannot be created or written (exit 73).
+    """
+    if is_inside(output_dir, input_dir):
+        raise UsageError(
+            "output-inside-input",
+            f"the output directory {output_dir} is inside the input directory {input_dir}",
+            hint="the input is never written to: choose an output directory outside it",
+        )
+    try:
+        output_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise OutputError(
+            "output-not-writable",
+            f"cannot create output directory {output_dir}: {exc.strerror}",
+            hint="mount a writable volume at /out, or pass --output DIR",
+        ) from exc
+    if not os.access(output_dir, os.W_OK | os.X_OK):
+        raise OutputError(
+            "output-not-writable",
+            f"output directory {output_dir} is not writable",
+            hint=(
+                "mount a writable volume at /out (the job runs as uid 65532), or pass --output DIR"
+            ),
+        )
 
 
 def render_outputs(decision: Decision, report: ValidationReport) -> dict[str, bytes]:
