@@ -103,10 +103,12 @@ class _Context:
 
     @property
     def baseline(self) -> str:
+        """The contract's baseline policy id."""
         return self.contract.baseline.policy_id
 
     @property
     def required(self) -> list[QualityMetric]:
+        """The required quality metrics, in contract order."""
         return [m for m in self.contract.quality_metrics if m.required]
 
     def declared(self, metric: str) -> QualityMetric | OperationalMetric | None:
