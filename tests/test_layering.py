@@ -1,4 +1,4 @@
-"""Imports flow one way: adapters → evidence → stats → gates → decision → audit → job → cli."""
+"""Imports flow one way: adapters → evidence → stats → gates → decision → audit → pipeline → cli."""
 
 from __future__ import annotations
 
@@ -21,12 +21,14 @@ LAYERS = {
     "stats": 2,
     "adapters": 3,
     "evidence": 3,
+    "inputs": 3,
     "corroborators": 3,
     "gates": 4,
     "decision": 5,
     "selftest": 6,
     "audit": 6,
-    "job": 7,
+    "selection": 6,
+    "pipeline": 7,
     "k8s": 7,
     "api": 7,
     "scaffold": 7,

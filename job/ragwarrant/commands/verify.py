@@ -19,7 +19,7 @@ from ragwarrant.audit.hygiene import private_texts_from_tables
 from ragwarrant.audit.verify import VERIFY_MISMATCH_EXIT, verify_output_dir
 from ragwarrant.contract import find_contract, is_readable_file, load_contract, resolve_inside
 from ragwarrant.errors import EvidenceError
-from ragwarrant.job import RunOutcome, run_job
+from ragwarrant.pipeline import RunOutcome, run_job
 
 __all__ = ["read_private_texts", "register", "replay_with_job"]
 
