@@ -15,7 +15,7 @@ import tempfile
 from pathlib import Path
 
 from ragwarrant.audit.report_html import render_report_html
-from ragwarrant.job import run_job
+from ragwarrant.pipeline import run_job
 from ragwarrant.outputs import Decision
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -12,7 +12,7 @@ import yaml
 from ragwarrant.commands import init as init_command
 from ragwarrant.contract import load_contract
 from ragwarrant.errors import ContractError, InputError, UsageError
-from ragwarrant.job import run_job
+from ragwarrant.pipeline import run_job
 from ragwarrant.scaffold import describe_export, draft_contract
 from tests.conftest import REPO
 
