@@ -38,6 +38,7 @@ from ragwarrant.contract import (
     find_contract,
     is_readable_file,
     load_contract,
+    load_policy_config,
     resolve_inside,
 )
 from ragwarrant.corroborators.corroborate import corroborate, text_records
@@ -161,9 +162,6 @@ def check_directories(input_dir: Path, output_dir: Path) -> None:
         )
 
 
-def _load_config(path: Path) -> object:
-    raw = path.read_bytes()
-    return orjson.loads(raw) if path.suffix == ".json" else yaml.safe_load(raw)
 
 
 def _read_inputs(input_dir: Path) -> _Inputs:
@@ -194,7 +192,7 @@ def _read_inputs(input_dir: Path) -> _Inputs:
         inputs.config_sha[policy.policy_id] = sha
         inputs.digests.append(FileDigest(path=policy.config, sha256=sha, bytes=path.stat().st_size))
         try:
-            inputs.configs[policy.policy_id] = _load_config(path)
+            inputs.configs[policy.policy_id] = load_policy_config(path, policy.config)
         except (orjson.JSONDecodeError, yaml.YAMLError) as exc:
             inputs.checks.append(
                 ValidationCheck(
