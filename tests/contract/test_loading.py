@@ -175,3 +175,19 @@ def test_missing_contract_message_has_no_absolute_path(tmp_path):
         find_contract(tmp_path)
     assert str(tmp_path) not in info.value.message
     assert "contract.yaml" in info.value.message
+
+
+def test_unknown_key_did_you_mean(tmp_path):
+    """A misspelt key is answered with the closest known field name."""
+    c = base_contract()
+    c["statistics"]["alhpa"] = 0.05
+    del c["statistics"]["alpha"]
+    assert "did you mean 'alpha'?" in _refusal(_write_yaml(tmp_path, c)).message
+
+
+def test_misspelt_choice_did_you_mean(tmp_path):
+    """A misspelt choice (adapter ``ragsa``) is answered with the closest allowed value."""
+    c = base_contract()
+    c["evidence"][0]["adapter"] = "ragsa"
+    err = _refusal(_write_yaml(tmp_path, c))
+    assert "evidence[0].adapter" in err.message and "did you mean 'ragas'?" in err.message

@@ -9,6 +9,7 @@ found, never the value itself (it may be private), and no absolute path (message
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,8 +19,8 @@ from pydantic import ValidationError
 from pydantic_core import ErrorDetails
 
 from ragwarrant.contract._document import Loc, ParsedDocument, parse_document
-from ragwarrant.contract._models import ReleaseContract
-from ragwarrant.contract._sanity import FieldError
+from ragwarrant.contract._models import ContractModel, ReleaseContract
+from ragwarrant.contract._sanity import FieldError, did_you_mean
 from ragwarrant.errors import ContractError
 
 __all__ = [
@@ -37,6 +38,17 @@ CONTRACT_FILENAMES = ("contract.yaml", "contract.yml", "contract.json")
 """The names a release contract may have in the input directory; the one home of this list."""
 
 _MAX_LISTED = 10
+
+
+def _field_names(model: type[ContractModel]) -> set[str]:
+    names = set(model.model_fields)
+    for sub in model.__subclasses__():
+        names |= _field_names(sub)
+    return names
+
+
+_FIELD_NAMES = frozenset(_field_names(ContractModel))
+"""Every key a contract may hold, for a "did you mean" on an unknown key."""
 
 
 @dataclass(frozen=True)
@@ -119,7 +131,19 @@ def _describe(doc: ParsedDocument, e: ErrorDetails) -> tuple[Loc, str]:
         return _present_loc(doc.data, loc, False), str(cause)
     missing = e["type"] == "missing"
     loc = _present_loc(doc.data, loc, missing)
-    return loc, e["msg"] if missing else f"{e['msg']}, found {_found(e.get('input'))}"
+    if missing:
+        return loc, e["msg"]
+    return loc, f"{e['msg']}, found {_found(e.get('input'))}" + _suggestion(loc, e)
+
+
+def _suggestion(loc: Loc, e: ErrorDetails) -> str:
+    """Return a "did you mean" naming a known key or an allowed value (never the input)."""
+    if e["type"] == "extra_forbidden" and loc and isinstance(loc[-1], str):
+        return did_you_mean(loc[-1], _FIELD_NAMES)
+    found, expected = e.get("input"), (e.get("ctx") or {}).get("expected")
+    if isinstance(found, str) and isinstance(expected, str):
+        return did_you_mean(found, re.findall(r"'([^']*)'", expected))
+    return ""
 
 
 def _validation_message(doc: ParsedDocument, err: ValidationError) -> str:
