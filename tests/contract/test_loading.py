@@ -80,6 +80,7 @@ def test_yaml_duplicate_key_in_list_item_refused(tmp_path):
         ("statistics", "resamples", True, "integer"),
         ("statistics", "alpha", "0.05", "number"),
         ("statistics", "alpha", False, "number"),
+        ("statistics", "resamples", 2000.5, "integer"),
     ],
 )
 def test_loose_types_refused(tmp_path, section, key, value, expected):
@@ -91,6 +92,14 @@ def test_loose_types_refused(tmp_path, section, key, value, expected):
     assert err.code == "contract-invalid"
     assert f"{section}.{key} (line {_line_of(path, f'{key}:')})" in err.message
     assert expected in err.message
+
+
+def test_scale_items_strict_but_list_accepted(tmp_path):
+    """The scale is read from a YAML list, but its bounds must be numbers, not strings."""
+    c = base_contract()
+    c["quality_metrics"][0]["scale"] = ["0", 1]
+    err = _refusal(_write_yaml(tmp_path, c))
+    assert "quality_metrics[0].scale[0]" in err.message and "number" in err.message
 
 
 def test_bool_field_refuses_string(tmp_path):
