@@ -162,8 +162,6 @@ def check_directories(input_dir: Path, output_dir: Path) -> None:
         )
 
 
-
-
 def _read_inputs(input_dir: Path) -> _Inputs:
     contract_file = find_contract(input_dir)
     contract = load_contract(contract_file)
