@@ -21,6 +21,7 @@ from ragwarrant.contract import (
     find_contract,
     is_readable_file,
     load_contract,
+    load_policy_config,
     resolve_inside,
 )
 from ragwarrant.digests import sha256_bytes, sha256_file
@@ -90,11 +91,6 @@ def _digest(path: Path, relative: str) -> FileDigest:
     return FileDigest(path=relative, sha256=sha256_file(path), bytes=path.stat().st_size)
 
 
-def _load_config(path: Path) -> object:
-    raw = path.read_bytes()
-    return orjson.loads(raw) if path.suffix == ".json" else yaml.safe_load(raw)
-
-
 def _read_contract(input_dir: Path) -> Inputs:
     contract_file = find_contract(input_dir)
     contract = load_contract(contract_file)
@@ -124,7 +120,7 @@ def _read_config(inputs: Inputs, input_dir: Path, policy: PolicyRef) -> None:
     inputs.config_sha[policy.policy_id] = digest.sha256
     inputs.digests.append(digest)
     try:
-        inputs.configs[policy.policy_id] = _load_config(path)
+        inputs.configs[policy.policy_id] = load_policy_config(path, policy.config)
     except (orjson.JSONDecodeError, yaml.YAMLError) as exc:
         inputs.checks.append(
             ValidationCheck(
