@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["__version__", "decide", "load_contract"]
+from ragwarrant.version import __version__
 
-__version__ = "0.1.0"
+__all__ = ["__version__", "decide", "load_contract"]
 
 
 def __getattr__(name: str) -> Any:

@@ -16,7 +16,6 @@ from pathlib import Path
 import orjson
 import structlog
 
-from ragwarrant import __version__
 from ragwarrant.commands import bench as bench_command
 from ragwarrant.commands import k8s as k8s_command
 from ragwarrant.commands import ledger as ledger_command
@@ -28,6 +27,7 @@ from ragwarrant.commands import verify as verify_command
 from ragwarrant.errors import InternalError, RagwarrantError, UsageError
 from ragwarrant.logging import configure_logging
 from ragwarrant.outputs import DECISION_FILE
+from ragwarrant.version import __version__
 
 __all__ = ["build_parser", "main"]
 

@@ -6,9 +6,9 @@ import platform
 from datetime import UTC, datetime
 from importlib import metadata
 
-from ragwarrant import __version__
 from ragwarrant.digests import sha256_bytes
 from ragwarrant.outputs import FileDigest, Manifest
+from ragwarrant.version import __version__
 
 __all__ = [
     "RUNTIME_DEPENDENCIES",

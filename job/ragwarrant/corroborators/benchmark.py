@@ -28,7 +28,6 @@ from typing import Any
 
 import numpy as np
 
-from ragwarrant import __version__
 from ragwarrant.corroborators.calibration import (
     FLAG_RULE,
     GATES,
@@ -38,6 +37,7 @@ from ragwarrant.corroborators.lexical import index_context, score_response
 from ragwarrant.corroborators.ragtruth import TASKS, Layout, RagtruthData, RagtruthRecord
 from ragwarrant.digests import sha256_bytes
 from ragwarrant.errors import InputError, UsageError
+from ragwarrant.version import __version__
 
 __all__ = [
     "LATENCY_HEADING",
