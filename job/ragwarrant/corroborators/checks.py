@@ -398,6 +398,14 @@ def _answer_status(
     return "pass"
 
 
+def _record_conflicts(response: str | None, contexts: Sequence[str] | None) -> int | None:
+    """Conflicts between the response and the context's JSON record; None without either."""
+    structured = parse_record(contexts) if contexts is not None else None
+    if structured is None or response is None:
+        return None
+    return check_record(response, structured).n_conflicts
+
+
 def check_example(
     question: str | None,
     response: str | None,
@@ -429,12 +437,7 @@ def check_example(
         answer relevance below its threshold.
     """
     index = index_context(contexts) if contexts is not None else None
-    structured = parse_record(contexts) if contexts is not None else None
-    conflicts = (
-        check_record(response, structured).n_conflicts
-        if structured is not None and response is not None
-        else None
-    )
+    conflicts = _record_conflicts(response, contexts)
     relevance = context_relevance(question, index) if question and index is not None else None
     refusal = bool(response) and is_honest_refusal(response or "")
     citations = tuple(verify_citation(q, contexts or []) for q in (cited_quotes or []))

@@ -401,17 +401,22 @@ def _days(sentence: str) -> set[str]:
     return days
 
 
+def _every_day_claim(sentence: str, times: list[int]) -> bool:
+    """The sentence says "daily" (or alike) about opening hours."""
+    return bool(_EVERY_DAY.search(sentence)) and bool(_HOURS_WORDS.search(sentence) or times)
+
+
 def _hours_conflicts(record: StructuredRecord, sentence: str) -> int:
     times = [] if "happy hour" in sentence else _times(sentence)
-    every_day = bool(_EVERY_DAY.search(sentence)) and bool(_HOURS_WORDS.search(sentence) or times)
+    every_day = _every_day_claim(sentence, times)
     if record.hours_null:
         return int(bool(times) or every_day)
     if record.hours is None:
         return 0
     hours = record.hours
-    conflicts = 0
-    if every_day and (len(hours) < 7 or (bool(times) and len(set(hours.values())) > 1)):
-        conflicts += 1
+    conflicts = int(
+        every_day and (len(hours) < 7 or (bool(times) and len(set(hours.values())) > 1))
+    )
     if times:
         named = _days(sentence) & set(hours) or set(hours)
         allowed = {t for day in named for t in hours[day]}
