@@ -84,10 +84,14 @@ HYBRID_WEIGHTS: tuple[float, float, float] = (0.35, 0.50, 0.15)
 """Weights of (coverage, weakest_sentence, numeric) in ``hybrid``; they sum to 1."""
 
 _NUMBER_WITH_SEPARATORS = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?::\d+)+|\d+(?:\.\d+)+"
-_TOKEN = re.compile(_NUMBER_WITH_SEPARATORS + r"|[^\W_]+")
-_ASCII_TOKEN = re.compile(_NUMBER_WITH_SEPARATORS + r"|[a-z0-9]+")
+_TOKEN = re.compile(r"[^\W_]+")
+_ASCII_TOKEN = re.compile(r"[a-z0-9]+")
+_NUMBER_TOKEN = re.compile(_NUMBER_WITH_SEPARATORS + r"|[^\W_]+")
+_ASCII_NUMBER_TOKEN = re.compile(_NUMBER_WITH_SEPARATORS + r"|[a-z0-9]+")
 _CAMEL_BOUNDARY = re.compile(r"(?<=[a-z])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 _HAS_CAMEL = re.compile(r"[a-z][A-Z]")
+_CAMEL_WORD = re.compile(r"\b[A-Za-z]*?[a-z][A-Z][A-Za-z]*")
+_SEPARATED_DIGITS = re.compile(r"\d[.,:]\d")
 _SENTENCE_BREAK = re.compile(r"(?:(?<=[.!?])|(?<=[.!?][\"'\u201d\u2019)\]]))\s+|\n+")
 _DIGITS = frozenset("0123456789")
 
@@ -112,7 +116,10 @@ def number_form(token: str) -> str:
 
 def _tokens(lowered: str) -> list[str]:
     # On ASCII text [^\W_]+ and [a-z0-9]+ match the same runs; the ASCII pattern is ~30% faster.
-    found = (_ASCII_TOKEN if lowered.isascii() else _TOKEN).findall(lowered)
+    ascii_text = lowered.isascii()
+    if not _SEPARATED_DIGITS.search(lowered):  # the common case: the plain, faster pattern
+        return (_ASCII_TOKEN if ascii_text else _TOKEN).findall(lowered)
+    found = (_ASCII_NUMBER_TOKEN if ascii_text else _NUMBER_TOKEN).findall(lowered)
     # only number tokens with a separator are not alphanumeric; they are few
     return [t if t.isalnum() else number_form(t) for t in found]
 
@@ -121,7 +128,8 @@ def _context_tokens(passage: str) -> list[str]:
     """Tokens of a context passage, plus the parts of its CamelCase words."""
     found = _tokens(passage.lower())
     if _HAS_CAMEL.search(passage):
-        found += _tokens(_CAMEL_BOUNDARY.sub(" ", passage).lower())
+        for word in _CAMEL_WORD.findall(passage):
+            found += _tokens(_CAMEL_BOUNDARY.sub(" ", word).lower())
     return found
 
 
