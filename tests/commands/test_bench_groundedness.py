@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 from collections.abc import Callable
 from importlib import resources
@@ -26,6 +27,7 @@ SHARED_RAGTRUTH = REPO.parent / "shared" / "data" / "ragtruth"
 DOCS = REPO / "docs" / "groundedness-ragtruth.md"
 DOCS_BEGIN = "<!-- BEGIN bench groundedness output -->"
 DOCS_END = "<!-- END bench groundedness output -->"
+LEXICAL_V1_SHA256 = "e56191a676803f5a7367873eca8810c0ec68f8ace85636bd48eba35664aef9f1"
 
 
 def run_cli(*argv: str) -> int:
@@ -65,14 +67,13 @@ def row(report: dict[str, Any], task: str, gate: str) -> dict[str, Any]:
 
 
 def test_official_protocol_calibrates_on_train_and_reports_test(tmp_path: Path) -> None:
-    """Thresholds come from train only, so the test response at 0.4 is missed (recall 1/2)."""
+    """Thresholds come from train only, so the Data2txt test response at 0.4 is missed."""
     report = run_json(make_official(tmp_path / "d"), tmp_path)
     assert report["layout"] == "official" and report["official_test_split"] is True
-    assert report["thresholds"]["coverage"] == [0.6]
-    coverage = row(report, "all", "coverage")
-    assert (coverage["n"], coverage["n_positive"], coverage["n_flagged"]) == (3, 2, 1)
-    assert (coverage["precision"], coverage["recall"]) == (1.0, 0.5)
-    assert coverage["f1"] == 2 / 3 and coverage["false_negative_rate"] == 0.5
+    assert report["thresholds"]["QA"]["coverage"] == [0.6]
+    assert row(report, "QA", "coverage")["n_flagged"] == 0
+    assert row(report, "Summary", "coverage")["true_positives"] == 1
+    assert row(report, "Data2txt", "coverage")["recall"] == 0.0
 
 
 def test_official_protocol_drops_quality_not_good_and_counts_implicit_true_as_supported(
@@ -86,10 +87,8 @@ def test_official_protocol_drops_quality_not_good_and_counts_implicit_true_as_su
         report["n_train"],
         report["n_evaluated"],
     ) == (9, 1, 5, 3)
-    floor = row(report, "all", "always-flag")
-    assert (floor["n"], floor["n_positive"], floor["n_flagged"]) == (3, 2, 3)
-    assert floor["f1"] == 2 * 2 / (3 + 2)
-    # if implicit_true counted as unsupported, train would calibrate coverage at 0.2, flagging 0.4
+    floors = [row(report, t, "always-flag") for t in ("QA", "Summary", "Data2txt")]
+    assert [(f["n"], f["n_positive"]) for f in floors] == [(1, 0), (1, 1), (1, 1)]
     data = load_ragtruth(tmp_path / "d")
     assert [r.unsupported for r in data.records if r.split == "train"] == [
         False,
@@ -100,18 +99,29 @@ def test_official_protocol_drops_quality_not_good_and_counts_implicit_true_as_su
     ]
 
 
-def test_official_protocol_reports_each_task_type(tmp_path: Path) -> None:
-    """Per-task rows exist for every task type with test records, beside the always-flag floor."""
+def test_official_protocol_falls_back_to_pooled_training_rows_and_says_so(tmp_path: Path) -> None:
+    """Summary train has no positive and Data2txt train no negative: both use pooled rows."""
     report = run_json(make_official(tmp_path / "d"), tmp_path)
-    assert {(r["task"], r["gate"]) for r in report["rows"]} == {
-        (t, g)
-        for t in ("QA", "Summary", "Data2txt", "all")
-        for g in ("always-flag", "coverage", "weakest_sentence", "hybrid")
+    assert report["notes"] == [
+        "Summary (train): calibrated on pooled training rows",
+        "Data2txt (train): calibrated on pooled training rows",
+    ]
+
+
+def test_official_protocol_reports_each_task_type_with_gain_and_auc(tmp_path: Path) -> None:
+    """Per task type: the floor, the lexical gates, the combiner; record only on Data2txt."""
+    report = run_json(make_official(tmp_path / "d"), tmp_path)
+    gates = {(r["task"], r["gate"]) for r in report["rows"]}
+    lexical = ("always-flag", "coverage", "weakest_sentence", "hybrid", "combined")
+    assert gates == {
+        *((t, g) for t in ("QA", "Summary", "Data2txt") for g in lexical),
+        ("Data2txt", "record"),
     }
-    qa = row(report, "QA", "coverage")
-    assert (qa["n_positive"], qa["recall"], qa["false_negative_rate"]) == (0, None, None)
-    assert row(report, "Data2txt", "coverage")["recall"] == 0.0
-    assert row(report, "Summary", "coverage")["f1"] == 1.0
+    floor = row(report, "Summary", "always-flag")
+    assert floor["f1_gain_over_floor"] is None and floor["within_generator_auc"] is None
+    summary = row(report, "Summary", "coverage")
+    assert summary["f1"] == 1.0 and summary["f1_gain_over_floor"] == 0.0
+    assert summary["f1_gain_ci95"] == [0.0, 0.0]
 
 
 def test_files_under_dataset_subfolder_are_found(tmp_path: Path) -> None:
@@ -137,7 +147,7 @@ def test_markdown_output_carries_no_input_text(tmp_path: Path) -> None:
     text = out.read_text(encoding="utf-8").lower()
     for word in ("alpha", "xray", "yankee", "gamma", "passage"):
         assert word not in text
-    assert "| all | hybrid |" in text
+    assert "| summary | hybrid |" in text
 
 
 def test_markdown_goes_to_stdout_without_output(
@@ -174,8 +184,9 @@ def test_sample_protocol_is_cross_validation_and_says_not_official(tmp_path: Pat
     report = run_json(directory, tmp_path, "--folds", "3")
     assert report["layout"] == "sample" and report["official_test_split"] is False
     assert "NOT the official RAGTruth test split" in report["protocol"]
-    assert len(report["thresholds"]["coverage"]) == 3
-    assert row(report, "all", "coverage")["f1"] == 1.0
+    assert len(report["thresholds"]["Summary"]["coverage"]) == 3
+    assert row(report, "Summary", "coverage")["f1"] == 1.0
+    assert row(report, "Summary", "coverage")["within_generator_auc"] == 1.0
     md = tmp_path / "bench.md"
     run_cli(
         "bench",
@@ -223,6 +234,7 @@ def test_write_calibration_produces_a_loadable_file(tmp_path: Path) -> None:
     calibration = load_calibration(target)
     assert calibration.version == "lexical-t"
     assert calibration.thresholds["coverage"] == 0.6  # train split only
+    assert calibration.task_thresholds["QA"]["coverage"] == 0.6
     assert calibration.data["responses"] == 5
 
 
@@ -266,22 +278,23 @@ def test_command_reproduces_the_docs_table(tmp_path: Path) -> None:
 def test_shared_sample_counts_match_its_readme(tmp_path: Path) -> None:
     """Positives per task equal the README's 'label whose implicit_true is false' counts."""
     report = run_json(_shared_sample(), tmp_path)
-    expected = {
-        "QA": (817, 208),
-        "Summary": (900, 232),
-        "Data2txt": (900, 564),
-        "all": (2617, 1004),
-    }
+    expected = {"QA": (817, 208), "Summary": (900, 232), "Data2txt": (900, 564)}
     for task, counts in expected.items():
         floor = row(report, task, "always-flag")
         assert (floor["n"], floor["n_positive"]) == counts
 
 
 def test_shipped_calibration_is_regenerated_from_the_shared_sample() -> None:
-    """lexical-v1.json equals what --write-calibration produces on the shared sample."""
+    """lexical-v2.json equals what --write-calibration produces on the shared sample."""
     shipped = json.loads(
         resources.files("ragwarrant")
-        .joinpath("data", "calibration", "lexical-v1.json")
+        .joinpath("data", "calibration", "lexical-v2.json")
         .read_text("utf-8")
     )
-    assert calibration_document(load_ragtruth(_shared_sample()), "lexical-v1") == shipped
+    assert calibration_document(load_ragtruth(_shared_sample()), "lexical-v2") == shipped
+
+
+def test_legacy_calibration_v1_is_unchanged() -> None:
+    """lexical-v1.json (pooled, pre-v2 tokens) is kept byte for byte for contracts that name it."""
+    raw = resources.files("ragwarrant").joinpath("data", "calibration", "lexical-v1.json")
+    assert hashlib.sha256(raw.read_bytes()).hexdigest() == LEXICAL_V1_SHA256

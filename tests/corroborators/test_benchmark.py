@@ -42,5 +42,5 @@ def test_official_protocol_calibrates_on_train_only(tmp_path: Path) -> None:
     """The official protocol calibrates one threshold per gate on train and scores test only."""
     report = run_groundedness_bench(load_ragtruth(make_official(tmp_path)))
     assert report.n_train == 5 and report.n_evaluated == 3
-    assert report.thresholds["coverage"] == [0.6]
+    assert report.thresholds["QA"]["coverage"] == [0.6]
     assert report.folds is None and report.seed is None

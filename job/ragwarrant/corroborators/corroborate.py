@@ -17,12 +17,19 @@ Rates: ``disagreement_rate = n_disagreements / n_judged`` and
 ``abstention_rate = n_abstained / n_with_samples``, per policy over all its decided examples and
 per (policy, slice). The output carries counts and rates only: no question, response or context
 text ever leaves this module.
+
+The lexical threshold is the calibration's threshold for the example's task type when the
+calibration has per-task thresholds (``lexical-v2``) and the example's slice names a calibrated
+task type (case-insensitive, e.g. slice ``qa`` -> ``QA``); otherwise the pooled threshold, and
+``CorroborationOutcome.warnings`` says how many examples fell back to it. A conflict with a JSON
+record in the context (``checks``: the record leg) makes the deterministic verdict unsupported.
+These checks only ever raise disagreement or abstention: they never make a candidate promotable.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -128,10 +135,12 @@ class CorroborationOutcome:
     Attributes:
         examples: (policy, example id) → its corroboration, for the decided examples.
         summary: counts and rates per policy and per (policy, slice); no text.
+        warnings: e.g. examples whose task type is unknown, judged at the pooled threshold.
     """
 
     examples: Mapping[tuple[str, str], ExampleCorroboration]
     summary: CorroborationSummary
+    warnings: tuple[str, ...] = ()
 
 
 def _value(index: EvidenceIndex, policy: str, metric: str | None, code: int) -> float | None:
@@ -192,15 +201,26 @@ def _rates(
 
 @dataclass(frozen=True, slots=True)
 class _Settings:
-    """The contract's corroboration block with the resolved lexical threshold and judge sign."""
+    """The contract's corroboration block, the calibration and the judge's sign."""
 
     config: Corroboration
-    threshold: float
+    calibration: LexicalCalibration
     sign: float
+
+    def task_of(self, slice_value: str | None) -> str | None:
+        """The calibrated task type a slice value names (case-insensitive), else None."""
+        if slice_value is None:
+            return None
+        wanted = slice_value.casefold()
+        return next((t for t in self.calibration.task_thresholds if t.casefold() == wanted), None)
+
+    def threshold(self, slice_value: str | None) -> tuple[float, bool]:
+        """The lexical gate's threshold for an example's slice, and whether it is per task."""
+        return self.calibration.threshold_for(self.config.lexical_gate, self.task_of(slice_value))
 
 
 def _checks(
-    text: TextRecord | None, relevance: float | None, settings: _Settings
+    text: TextRecord | None, relevance: float | None, settings: _Settings, threshold: float
 ) -> ExampleChecks | None:
     """Run the deterministic checks on an example's text; None when it has no text."""
     if text is None:
@@ -212,7 +232,7 @@ def _checks(
         text.contexts,
         text.cited_quotes,
         lexical_gate=config.lexical_gate,
-        lexical_threshold=settings.threshold,
+        lexical_threshold=threshold,
         context_relevance_floor=config.context_relevance_floor,
         answer_relevance=relevance,
         answer_relevance_threshold=config.answer_relevance_threshold,
@@ -265,7 +285,9 @@ def _corroborate_example(
     if text is None and judge is None and not samples:
         return None
     relevance = _value(index, policy, config.answer_relevance_metric, code)
-    checks = _checks(text, relevance, settings)
+    s = index.slice[code]
+    slice_value = None if s is None else str(s)
+    checks = _checks(text, relevance, settings, settings.threshold(slice_value)[0])
     spread = max(samples) - min(samples) if len(samples) >= 2 else None
     abstained = spread is not None and spread > config.sample_disagreement_max
     judge_supported = _judge_verdict(judge, settings)
@@ -274,11 +296,10 @@ def _corroborate_example(
     if comparable and checks is not None:
         g_dis = checks.supported is not None and judge_supported != checks.supported
         a_dis = _answer_disagrees(checks, relevance, config)
-    s = index.slice[code]
     return ExampleCorroboration(
         policy_id=policy,
         example_id=str(index.example_ids[code]),
-        slice=None if s is None else str(s),
+        slice=slice_value,
         checks=checks,
         judge_value=judge,
         judge_supported=judge_supported,
@@ -326,16 +347,17 @@ def corroborate(
         config: the contract's ``corroboration`` block.
         policies: the baseline and the candidates, in output order.
         scope: shape (E,) bool, the decided examples (e.g. the confirmatory split).
-        calibration: the lexical calibration; default: the shipped one named by ``config``.
+        calibration: the lexical calibration; default: the shipped one named by
+            ``config.calibration``.
 
     Returns:
         ``CorroborationOutcome``. An example counts for a policy when it is in scope and has text
-        or a judge value for that policy.
+        or a judge value for that policy. The summary's ``lexical_threshold`` is the pooled one.
     """
-    cal = calibration if calibration is not None else load_calibration()
+    cal = calibration if calibration is not None else load_calibration(version=config.calibration)
     threshold = cal.thresholds[config.lexical_gate]
     sign = 1.0 if config.groundedness_direction is Direction.HIGHER_IS_BETTER else -1.0
-    settings = _Settings(config, threshold, sign)
+    settings = _Settings(config, cal, sign)
     examples: dict[tuple[str, str], ExampleCorroboration] = {}
     rows: list[CorroborationRates] = []
     codes = np.flatnonzero(scope)
@@ -354,4 +376,26 @@ def corroborate(
             in_slice = [e for e in items if e.slice == sv]
             if in_slice:
                 rows.append(_rates(policy, sv, in_slice))
-    return CorroborationOutcome(examples=examples, summary=_summary(config, cal, threshold, rows))
+    return CorroborationOutcome(
+        examples=examples,
+        summary=_summary(config, cal, threshold, rows),
+        warnings=_task_warnings(examples.values(), settings),
+    )
+
+
+def _task_warnings(
+    examples: Iterable[ExampleCorroboration], settings: _Settings
+) -> tuple[str, ...]:
+    """Warn when a per-task calibration had to use its pooled threshold for some examples."""
+    if not settings.calibration.task_thresholds:
+        return ()
+    pooled = [e for e in examples if e.checks is not None and not settings.threshold(e.slice)[1]]
+    if not pooled:
+        return ()
+    unknown = sorted({e.slice or "<no slice>" for e in pooled})
+    n = len(pooled)
+    return (
+        f"{n} examples have no calibrated task type (slices {', '.join(unknown)}; calibrated: "
+        f"{', '.join(settings.calibration.task_thresholds)}): judged at the pooled "
+        f"{settings.config.lexical_gate} threshold of {settings.calibration.version}",
+    )

@@ -54,6 +54,7 @@ class RagtruthRecord:
         split: ``train``/``test`` (official layout) or None (sample layout).
         unsupported: True when a label with ``implicit_true`` false is present.
         response: the response text.
+        model: the generator that wrote the response (RAGTruth's ``model`` field).
     """
 
     source_id: str
@@ -61,6 +62,7 @@ class RagtruthRecord:
     split: str | None
     unsupported: bool
     response: str
+    model: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -288,6 +290,7 @@ def load_ragtruth(directory: str | Path) -> RagtruthData:
                 response_path, line, "source_id", f"source_id {sid!r} is not in {source_path.name}"
             )
         response = _field(obj, "response", str, response_path, line)
+        model = _field(obj, "model", str, response_path, line)
         labels = _field(obj, "labels", list, response_path, line)
         unsupported = _is_unsupported(labels, response_path, line)
         split: str | None = None
@@ -296,7 +299,7 @@ def load_ragtruth(directory: str | Path) -> RagtruthData:
             if not good:
                 n_dropped += 1
                 continue
-        records.append(RagtruthRecord(sid, tasks[sid], split, unsupported, response))
+        records.append(RagtruthRecord(sid, tasks[sid], split, unsupported, response, model))
     if not records:
         raise InputError(
             "ragtruth-empty",
