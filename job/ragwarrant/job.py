@@ -22,7 +22,6 @@ import structlog
 import yaml
 
 from ragwarrant.adapters import AdapterResult, load_source
-from ragwarrant.adapters.registry import file_sha256
 from ragwarrant.audit.attestation import (
     load_private_key,
     signing_check,
@@ -42,6 +41,7 @@ from ragwarrant.contract import (
 )
 from ragwarrant.corroborators.corroborate import corroborate, text_records
 from ragwarrant.decision import CandidateVerdict, classify_candidate, rank_key, run_class
+from ragwarrant.digests import sha256_file
 from ragwarrant.errors import EvidenceError, InputError, OutputError, RagwarrantError, UsageError
 from ragwarrant.evidence.index import EvidenceIndex, build_index
 from ragwarrant.evidence_class import EvidenceClass, claim_scope, claims_not_supported
@@ -190,7 +190,7 @@ def _read_inputs(input_dir: Path) -> _Inputs:
         if not is_readable_file(path):
             unresolved.append(f"policy config {policy.config} ({policy.policy_id})")
             continue
-        sha = file_sha256(path)
+        sha = sha256_file(path)
         inputs.config_sha[policy.policy_id] = sha
         inputs.digests.append(FileDigest(path=policy.config, sha256=sha, bytes=path.stat().st_size))
         try:
@@ -210,7 +210,7 @@ def _read_inputs(input_dir: Path) -> _Inputs:
         if not is_readable_file(path):
             unresolved.append(f"evidence {source.path} ({source.id})")
             continue
-        sha = file_sha256(path)
+        sha = sha256_file(path)
         inputs.digests.append(FileDigest(path=source.path, sha256=sha, bytes=path.stat().st_size))
         try:
             result = load_source(source, path, sha, contract)

@@ -15,8 +15,9 @@ import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 import pytest
 
-from ragwarrant.adapters import auto, deepeval, langsmith, otel, phoenix, ragas, trulens
+from ragwarrant.adapters import deepeval, langsmith, otel, phoenix, ragas, trulens
 from ragwarrant.adapters._base import AdapterRequest, AdapterResult
+from ragwarrant.adapters.registry import load_auto
 from ragwarrant.adapters.trulens import FIXED_COLUMNS
 from ragwarrant.errors import EvidenceError
 
@@ -270,7 +271,7 @@ def test_bad_json_line(
     ("name", "adapter", "load"),
     [
         ("de_bad.json", "deepeval", deepeval.load),
-        ("auto_bad.json", "auto", auto.load),
+        ("auto_bad.json", "auto", load_auto),
         ("r_badarr.json", "ragas", ragas.load),
     ],
 )
