@@ -36,6 +36,7 @@ import pyarrow.parquet as pq
 from ragwarrant.adapters._base import AdapterRequest, AdapterResult
 from ragwarrant.adapters._common import (
     Record,
+    cells_or_nulls,
     ids_from_column,
     ids_from_questions,
     records_evidence,
@@ -70,6 +71,7 @@ __all__ = ["load", "span_index"]
 
 TOOL = "arize-phoenix"
 SPAN_ID_COLUMNS = ("context.span_id", "span_id")
+Cell = tuple[float | None, str | None]
 
 
 def _span_fields(request: AdapterRequest) -> SpanFields:
@@ -153,137 +155,187 @@ def _score_cell(cell: Any, display: str, row: int, column: str) -> dict[str, Any
     )
 
 
-def _load_evaluations(request: AdapterRequest) -> AdapterResult:
-    source, display = request.source, request.display_path
-    table = read_table(request.path, source.format, display)
-    names = table.schema.names
-    n = table.num_rows
-    rows = list(range(1, n + 1))
-    score_cols = [c for c in names if c.endswith("_score") and c != "score"]
-    legacy = not score_cols
-    notes: list[str] = []
-
-    # keys
-    if source.pairing in ("auto", "span-join"):
-        span_col = next((c for c in SPAN_ID_COLUMNS if c in names), None)
-        if span_col is None:
-            require_columns(names, [SPAN_ID_COLUMNS[0]], display)
-        assert span_col is not None
-        spans_rel = source.options.get("spans")
-        if not isinstance(spans_rel, str) or not spans_rel:
-            raise EvidenceError(
-                "evidence-spans-needed",
-                f"{display}: Phoenix evaluations carry no example id; they are joined to spans",
-                hint="set options.spans to the spans file of the same run (relative to the input "
-                "directory), or pairing: question-hash",
-                file=display,
-                expected="options.spans",
-                found="nothing",
-            )
-        spans_path = resolve_inside(input_dir_of(request.path, source.path, display), spans_rel)
-        index = span_index(spans_path, spans_rel, _span_fields(request))
-        span_ids = column_as_string(table, span_col, display, allow_null=False).to_pylist()
-        examples: list[str] = []
-        file_policies: list[str | None] = []
-        for i, s in enumerate(span_ids, start=1):
-            hit = index.get(s)
-            if hit is None or hit[0] is None:
-                raise EvidenceError(
-                    "evidence-join-miss",
-                    f"{display} row {i}: span {s!r} is not in {spans_rel}"
-                    if hit is None
-                    else f"{display} row {i}: the trace of span {s!r} carries no example id",
-                    hint="options.spans must name the spans file of the run these "
-                    "evaluations scored",
-                    file=display,
-                    row=i,
-                    column=span_col,
-                    expected=f"a span id of {spans_rel}",
-                    found=s,
-                )
-            examples.append(hit[0])
-            file_policies.append(hit[1])
-        pairing, key_col = "span-join", span_col
-        notes.append(
-            f"joined {span_col} to {spans_rel} (example id and policy of the span's trace)"
+def _spans_option(request: AdapterRequest) -> str:
+    spans_rel = request.source.options.get("spans")
+    if not isinstance(spans_rel, str) or not spans_rel:
+        raise EvidenceError(
+            "evidence-spans-needed",
+            f"{request.display_path}: Phoenix evaluations carry no example id; "
+            "they are joined to spans",
+            hint="set options.spans to the spans file of the same run (relative to the input "
+            "directory), or pairing: question-hash",
+            file=request.display_path,
+            expected="options.spans",
+            found="nothing",
         )
+    return spans_rel
+
+
+def _join_spans(
+    request: AdapterRequest, table: pa.Table, notes: list[str]
+) -> tuple[list[str], list[str | None], str]:
+    """Example id and policy of each row, through its span id and ``options.spans``."""
+    source, display = request.source, request.display_path
+    names = table.schema.names
+    span_col = next((c for c in SPAN_ID_COLUMNS if c in names), None)
+    if span_col is None:
+        require_columns(names, [SPAN_ID_COLUMNS[0]], display)
+    assert span_col is not None
+    spans_rel = _spans_option(request)
+    spans_path = resolve_inside(input_dir_of(request.path, source.path, display), spans_rel)
+    index = span_index(spans_path, spans_rel, _span_fields(request))
+    span_ids = column_as_string(table, span_col, display, allow_null=False).to_pylist()
+    examples: list[str] = []
+    file_policies: list[str | None] = []
+    for i, s in enumerate(span_ids, start=1):
+        hit = index.get(s)
+        if hit is None or hit[0] is None:
+            raise EvidenceError(
+                "evidence-join-miss",
+                f"{display} row {i}: span {s!r} is not in {spans_rel}"
+                if hit is None
+                else f"{display} row {i}: the trace of span {s!r} carries no example id",
+                hint="options.spans must name the spans file of the run these evaluations scored",
+                file=display,
+                row=i,
+                column=span_col,
+                expected=f"a span id of {spans_rel}",
+                found=s,
+            )
+        examples.append(hit[0])
+        file_policies.append(hit[1])
+    notes.append(f"joined {span_col} to {spans_rel} (example id and policy of the span's trace)")
+    return examples, file_policies, span_col
+
+
+def _eval_keys(
+    request: AdapterRequest, table: pa.Table, notes: list[str]
+) -> tuple[list[str], list[str], str, str]:
+    """``(policies, examples, pairing, key column)`` of an evaluations frame."""
+    source, display = request.source, request.display_path
+    n = table.num_rows
+    if source.pairing in ("auto", "span-join"):
+        examples, file_policies, key_col = _join_spans(request, table, notes)
+        pairing = "span-join"
     elif source.pairing == "question-hash":
         examples = ids_from_questions(table, "input", display)
-        file_policies = [None] * n
-        pairing, key_col = "question-hash", "input"
+        file_policies, pairing, key_col = [None] * n, "question-hash", "input"
     else:
-        id_col = source.columns.example_id
-        examples = ids_from_column(table, id_col, display)
-        file_policies = [None] * n
-        pairing, key_col = "id-column", id_col
+        key_col = source.columns.example_id
+        examples = ids_from_column(table, key_col, display)
+        file_policies, pairing = [None] * n, "id-column"
     if source.policy is None and all(p is None for p in file_policies):
         raise undeclared_policy(
             display,
             "neither the evaluations nor their spans name a policy,",
             hint="add 'policy: <id>' to this evidence source",
         )
+    rows = list(range(1, n + 1))
     policies = resolve_policies(request, file_policies, rows, "metadata.policy of the joined span")
     check_unique_keys(policies, examples, rows, display, key_col)
+    return policies, examples, pairing, key_col
 
+
+def _legacy_records(
+    request: AdapterRequest, table: pa.Table, keys: tuple[list[str], list[str]]
+) -> tuple[list[Record], dict[str, str]]:
+    """The records of a legacy SpanEvaluations frame (label, score, explanation)."""
+    source, display = request.source, request.display_path
+    require_columns(table.schema.names, ["score"], display)
+    if not source.metrics:
+        raise EvidenceError(
+            "evidence-metric-name-needed",
+            f"{display} is a SpanEvaluations frame (label, score, explanation) and does not "
+            "name its evaluation",
+            hint="give the metric id with metrics: {score: <metric id>}",
+            file=display,
+            column="score",
+            expected="metrics: {score: <id>}",
+            found="no mapping",
+        )
+    chosen = select_metrics({"score": "score"}, source.metrics, display)
+    values, reason = column_as_float(table, "score", display)
+    metric = chosen["score"]
+    policies, examples = keys
+    records: list[Record] = [
+        (policies[i], examples[i], metric, v, r, i + 1)
+        for i, (v, r) in enumerate(zip(values.to_pylist(), reason.to_pylist(), strict=True))
+    ]
+    return records, chosen
+
+
+def _score_value(cell: Any, det: Any, at: tuple[str, int, str]) -> tuple[Cell, str | None]:
+    """One evaluation's ``(value, reason)`` and the direction its Score declares."""
+    display, i, col = at
+    status = None
+    if det is not None:
+        d = (
+            det
+            if isinstance(det, dict)
+            else _score_cell(det, display, i, f"{col[:-6]}_execution_details")
+        )
+        status = (d or {}).get("status")
+    score = _score_cell(cell, display, i, col)
+    if status is not None and str(status).upper() != "COMPLETED":
+        return (None, "error"), None
+    if score is None:
+        return (None, "null"), None
+    direction = str(score["direction"]) if score.get("direction") else None
+    if "score" not in score:
+        return (None, "absent"), direction
+    return float_cell(score["score"], display, i, f"{col}.score"), direction
+
+
+def _score_records(
+    request: AdapterRequest,
+    table: pa.Table,
+    keys: tuple[list[str], list[str]],
+    notes: list[str],
+) -> tuple[list[Record], dict[str, str]]:
+    """The records of a phoenix-evals ``evaluate_dataframe`` frame (``<name>_score`` cells)."""
+    source, display = request.source, request.display_path
+    names = table.schema.names
+    score_cols = [c for c in names if c.endswith("_score") and c != "score"]
+    available = {c[: -len("_score")]: snake_metric_id(c[: -len("_score")]) for c in score_cols}
+    chosen = select_metrics(available, source.metrics, display)
+    policies, examples = keys
     records: list[Record] = []
-    if legacy:
-        require_columns(names, ["score"], display)
-        if not source.metrics:
-            raise EvidenceError(
-                "evidence-metric-name-needed",
-                f"{display} is a SpanEvaluations frame (label, score, explanation) and does not "
-                "name its evaluation",
-                hint="give the metric id with metrics: {score: <metric id>}",
-                file=display,
-                column="score",
-                expected="metrics: {score: <id>}",
-                found="no mapping",
-            )
-        chosen = select_metrics({"score": "score"}, source.metrics, display)
-        values, reason = column_as_float(table, "score", display)
-        metric = chosen["score"]
-        for i, (v, r) in enumerate(zip(values.to_pylist(), reason.to_pylist(), strict=True)):
+    errors = 0
+    directions: dict[str, str] = {}
+    for name, metric in chosen.items():
+        col = f"{name}_score"
+        details_col = f"{name}_execution_details"
+        details = cells_or_nulls(table, details_col if details_col in names else None)
+        for i, (cell, det) in enumerate(zip(table.column(col).to_pylist(), details, strict=True)):
+            (v, r), direction = _score_value(cell, det, (display, i + 1, col))
+            errors += r == "error"
+            if direction:
+                directions[metric] = direction
             records.append((policies[i], examples[i], metric, v, r, i + 1))
+    notes.append("shape: phoenix-evals evaluate_dataframe (<name>_score cells)")
+    if errors:
+        notes.append(
+            f"{errors} evaluation(s) did not complete and count as missing (reason 'error')"
+        )
+    for metric, direction in sorted(directions.items()):
+        if direction.lower() == "minimize":
+            notes.append(f"{metric}: the Score says direction 'minimize' (lower is better)")
+    return records, chosen
+
+
+def _load_evaluations(request: AdapterRequest) -> AdapterResult:
+    source, display = request.source, request.display_path
+    table = read_table(request.path, source.format, display)
+    names = table.schema.names
+    n = table.num_rows
+    legacy = not any(c.endswith("_score") and c != "score" for c in names)
+    notes: list[str] = []
+    policies, examples, pairing, _ = _eval_keys(request, table, notes)
+    if legacy:
+        records, chosen = _legacy_records(request, table, (policies, examples))
         notes.append("shape: legacy SpanEvaluations (label, score, explanation)")
     else:
-        available = {c[: -len("_score")]: snake_metric_id(c[: -len("_score")]) for c in score_cols}
-        chosen = select_metrics(available, source.metrics, display)
-        errors = 0
-        directions: dict[str, str] = {}
-        for name, metric in chosen.items():
-            col = f"{name}_score"
-            cells = table.column(col).to_pylist()
-            details_col = f"{name}_execution_details"
-            details = table.column(details_col).to_pylist() if details_col in names else [None] * n
-            for i, (cell, det) in enumerate(zip(cells, details, strict=True), start=1):
-                status = None
-                if det is not None:
-                    d = det if isinstance(det, dict) else _score_cell(det, display, i, details_col)
-                    status = (d or {}).get("status")
-                score = _score_cell(cell, display, i, col)
-                if status is not None and str(status).upper() != "COMPLETED":
-                    errors += 1
-                    records.append((policies[i - 1], examples[i - 1], metric, None, "error", i))
-                    continue
-                if score is None:
-                    records.append((policies[i - 1], examples[i - 1], metric, None, "null", i))
-                    continue
-                if "direction" in score and score["direction"]:
-                    directions[metric] = str(score["direction"])
-                if "score" not in score:
-                    records.append((policies[i - 1], examples[i - 1], metric, None, "absent", i))
-                    continue
-                v, r = float_cell(score["score"], display, i, f"{col}.score")
-                records.append((policies[i - 1], examples[i - 1], metric, v, r, i))
-        notes.append("shape: phoenix-evals evaluate_dataframe (<name>_score cells)")
-        if errors:
-            notes.append(
-                f"{errors} evaluation(s) did not complete and count as missing (reason 'error')"
-            )
-        for metric, direction in sorted(directions.items()):
-            if direction.lower() == "minimize":
-                notes.append(f"{metric}: the Score says direction 'minimize' (lower is better)")
-    evidence = records_evidence(request, TOOL, records)
+        records, chosen = _score_records(request, table, (policies, examples), notes)
     texts = None
     if "input" in names and "output" in names:
         texts = make_texts(
@@ -297,7 +349,7 @@ def _load_evaluations(request: AdapterRequest) -> AdapterResult:
         request,
         adapter="phoenix",
         tool=TOOL,
-        evidence=evidence,
+        evidence=records_evidence(request, TOOL, records),
         metric_names=chosen,
         pairing_method=pairing,
         rows_read=n,
