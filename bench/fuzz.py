@@ -25,6 +25,7 @@ import argparse
 import csv
 import io
 import json
+import os
 import random
 import shutil
 import sys
@@ -97,7 +98,7 @@ EXPORT_SEEDS: list[tuple[str, dict[str, Any]]] = [
 ]
 
 #: Columns whose values are operational (cost, latency, tokens): a defect there must BLOCK.
-OPERATIONAL_HINTS = ("cost", "latency", "token", "time", "duration")
+OPERATIONAL_HINTS = ("cost", "latency", "tokens", "token_count", "time", "duration")
 
 
 @dataclass(frozen=True)
@@ -409,6 +410,8 @@ def run_one(seed: Seed, work: Path, data: bytes) -> tuple[str, str]:
     except EvidenceError as exc:
         return "blocked", exc.code
     except Exception as exc:  # noqa: BLE001 - counting what escapes is the point
+        if os.environ.get("FUZZ_TRACE"):
+            traceback.print_exc()
         frame = traceback.extract_tb(exc.__traceback__)[-1]
         return "crash", f"{type(exc).__name__} at {Path(frame.filename).name}:{frame.lineno}"
     return "read", ""

@@ -293,7 +293,7 @@ def test_spans_file_that_is_not_parquet(make_request, tmp_path, adapter, load) -
     assert error.pop("message").startswith("garbage.parquet is not valid parquet: ")
     assert error == {
         "code": "evidence-unparseable",
-        "hint": "",
+        "hint": "check that the file really is parquet",
         "file": "garbage.parquet",
         "expected": "parquet",
     }

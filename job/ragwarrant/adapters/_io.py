@@ -6,6 +6,7 @@ Shared by the adapters; nothing here knows a tool's format.
 from __future__ import annotations
 
 import ast
+import csv
 import hashlib
 import math
 import re
@@ -21,6 +22,13 @@ import pyarrow.csv as pacsv
 import pyarrow.json as pajson
 import pyarrow.parquet as pq
 
+from ragwarrant.adapters._integrity import (
+    READER_FAILURES,
+    check_header,
+    guarded,
+    parser_message,
+    reader_error,
+)
 from ragwarrant.errors import EvidenceError
 
 __all__ = [
@@ -39,6 +47,7 @@ __all__ = [
     "make_texts",
     "no_rows",
     "open_parquet",
+    "parse_number",
     "normalize_question",
     "parse_list_literal",
     "parse_python_literal",
@@ -55,50 +64,52 @@ __all__ = [
 ]
 
 
-def parser_message(exc: Exception, path: Path, display: str, limit: int = 120) -> str:
-    """A parser's error message fit for the outputs.
+def _csv_header(path: Path) -> list[str]:
+    """The header of a CSV file, as the csv module reads its first record (any length)."""
+    with path.open(newline="", encoding="utf-8-sig") as fh:
+        return next(csv.reader(fh), [])
 
-    The host path becomes the contract's relative path, control and non-printable characters
-    (binary content read as text) become ``?``, and the message is cut at ``limit`` characters,
-    so at most a short excerpt of the offending row reaches decision.json.
-    """
-    text = str(exc).replace(str(path), display)
-    text = "".join(ch if ch.isprintable() else "?" for ch in text)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+def _read_csv(path: Path) -> pa.Table:
+    names = _csv_header(path)
+    longest = max((len(n) for n in names), default=0)
+    block = max(1 << 20, 4 * (sum(len(n) + 3 for n in names) + longest))
+    return pacsv.read_csv(
+        path,
+        read_options=pacsv.ReadOptions(block_size=block),
+        convert_options=pacsv.ConvertOptions(
+            column_types={n: pa.string() for n in names},
+            strings_can_be_null=False,
+            quoted_strings_can_be_null=False,
+        ),
+    )
 
 
 def read_table(path: Path, fmt: str, display: str) -> pa.Table:
     """Read a whole CSV, JSONL, JSON-array or Parquet file into an Arrow table.
 
     CSV columns are read as strings (nothing is inferred, so a bad cell is reported by row, not
-    coerced). Parquet and JSONL keep their types.
+    coerced); the block size follows the header, so a header of thousands of columns is read.
+    Parquet and JSONL keep their types; Parquet page checksums are verified where present.
+    Column names must be unique and free of invisible characters (``check_header``).
 
     Raises:
         EvidenceError: ``evidence-empty`` for a file with no rows, ``evidence-unparseable`` when
-            the file is not of its declared format (with the line where the parser stopped).
+            the file is not of its declared format (with the line where the parser stopped),
+            ``evidence-corrupt`` / ``evidence-checksum`` for damaged Parquet, as ``check_header``.
     """
     try:
         if fmt == "csv":
-            names = pacsv.read_csv(
-                path, read_options=pacsv.ReadOptions(block_size=1 << 16)
-            ).schema.names
-            table = pacsv.read_csv(
-                path,
-                convert_options=pacsv.ConvertOptions(
-                    column_types={n: pa.string() for n in names},
-                    strings_can_be_null=False,
-                    quoted_strings_can_be_null=False,
-                ),
-            )
+            table = _read_csv(path)
         elif fmt == "parquet":
-            table = pq.read_table(path)
+            table = pq.read_table(path, page_checksum_verification=True)
         elif fmt == "jsonl":
             table = _read_jsonl(path, display)
         elif fmt == "json":
             table = _read_json_array(path, display)
         else:  # guarded by the contract's Literal
             raise ValueError(fmt)
-    except pa.ArrowInvalid as exc:
+    except READER_FAILURES as exc:
         if "Empty CSV file" in str(exc):
             raise EvidenceError(
                 "evidence-empty",
@@ -107,13 +118,8 @@ def read_table(path: Path, fmt: str, display: str) -> pa.Table:
                 expected="a header and rows",
                 found="no bytes",
             ) from exc
-        raise EvidenceError(
-            "evidence-unparseable",
-            f"{display} is not valid {fmt}: {parser_message(exc, path, display)}",
-            hint=f"check that the file really is {fmt}",
-            file=display,
-            expected=fmt,
-        ) from exc
+        raise reader_error(exc, fmt, display, parser_message(exc, path, display)) from exc
+    check_header(table.schema.names, display)
     if table.num_rows == 0:
         raise no_rows(display)
     return table
@@ -251,24 +257,29 @@ def iter_parquet_batches(
     require_columns(pf.schema_arrow.names, columns, display)
     if pf.metadata.num_rows == 0:
         raise no_rows(display)
-    yield from pf.iter_batches(batch_size=batch_size, columns=columns)
+    yield from guarded(
+        pf.iter_batches(batch_size=batch_size, columns=columns), path, "parquet", display
+    )
 
 
-def open_parquet(path: Path, display: str) -> pq.ParquetFile:
-    """Open a Parquet file for its schema, metadata and batches.
+def open_parquet(path: Path, display: str, **options: object) -> pq.ParquetFile:
+    """Open a Parquet file for its schema, metadata and batches, with page checksums verified
+    where the file has them (``page_checksum_verification``) and its header checked.
+
+    Args:
+        options: further ``pyarrow.parquet.ParquetFile`` options (``read_dictionary``, ...).
 
     Raises:
-        EvidenceError: ``evidence-unparseable`` when the file is not Parquet.
+        EvidenceError: ``evidence-unparseable`` / ``evidence-corrupt`` when the file is not
+            readable Parquet; as ``check_header``.
     """
     try:
-        return pq.ParquetFile(path)
-    except (pa.ArrowInvalid, OSError) as exc:
-        raise EvidenceError(
-            "evidence-unparseable",
-            f"{display} is not valid parquet: {exc}",
-            file=display,
-            expected="parquet",
-        ) from exc
+        pf = pq.ParquetFile(path, page_checksum_verification=True, **options)  # type: ignore[arg-type]
+        names = pf.schema_arrow.names
+    except READER_FAILURES as exc:
+        raise reader_error(exc, "parquet", display, parser_message(exc, path, display)) from exc
+    check_header(names, display)
+    return pf
 
 
 def at_file_row(exc: EvidenceError, offset: int) -> EvidenceError:
@@ -441,21 +452,9 @@ def _parse_float_strings(col: pa.Array, name: str, display: str) -> pa.Array:
     try:
         parsed = pc.cast(cleaned, pa.float64())
     except pa.ArrowInvalid:
-        for i, cell in enumerate(cleaned.to_pylist()):
-            try:
-                float(cell)
-            except (TypeError, ValueError):
-                raise EvidenceError(
-                    "evidence-wrong-type",
-                    f"{display} row {i + 1}: column {name!r} is not a number",
-                    hint="metric columns hold numbers, empty cells or NaN",
-                    file=display,
-                    row=i + 1,
-                    column=name,
-                    expected="a number",
-                    found=repr(cell[:40]),
-                ) from None
-        raise
+        cells = cleaned.to_pylist()
+        row = next((i for i, cell in enumerate(cells) if parse_number(cell) is None), 0)
+        raise _not_a_number(display, row + 1, name, cells[row]) from None
     parsed = pc.if_else(is_bool, pc.if_else(pc.equal(lowered, "true"), 1.0, 0.0), parsed)
     parsed = pc.if_else(is_nan, pa.scalar(math.nan), parsed)
     return pc.if_else(is_null, pa.scalar(None, pa.float64()), parsed)
@@ -573,13 +572,52 @@ def parse_python_literal(cell: str, display: str, row: int, column: str) -> obje
         ) from None
 
 
+_NUMBER = re.compile(
+    r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|[+-]?(?:inf|infinity)", re.I | re.A
+)
+
+
+def parse_number(text: str | None) -> float | None:
+    """A number string as Arrow's float parser reads it, or None when it is not one.
+
+    One rule for every cell: plain ASCII decimal (``1``, ``-0.5``, ``.5``, ``1e-3``) or
+    ``inf``/``infinity`` with an optional sign. Strings Python's ``float()`` also accepts but
+    Arrow refuses (``0.20_857``, full-width ``０.５``, other scripts' digits) are not numbers.
+    """
+    if text is None or not _NUMBER.fullmatch(text):
+        return None
+    return float(text)
+
+
+def _not_a_number(display: str, row: int, column: str, cell: object) -> EvidenceError:
+    text = str(cell)
+    why = ""
+    if isinstance(cell, str):
+        try:
+            float(text)
+            why = " (plain ASCII digits only: no '_' separators or non-ASCII digits)"
+        except ValueError:
+            pass
+    return EvidenceError(
+        "evidence-wrong-type",
+        f"{display} row {row}: column {column!r} is not a number{why}",
+        hint="metric columns hold numbers, empty cells or NaN",
+        file=display,
+        row=row,
+        column=column,
+        expected="a number",
+        found=repr(text[:40]) if isinstance(cell, str) else type(cell).__name__,
+    )
+
+
 def float_cell(
     value: object, display: str, row: int, column: str
 ) -> tuple[float | None, str | None]:
     """Turn one JSON-native cell into ``(value, missing_reason)``.
 
     ``None`` → ``(None, "null")``; NaN → ``(None, "nan")``; booleans → 1.0/0.0; numbers kept
-    (infinities too, for the non-finite gate); numeric strings parsed; "nan"/"" strings as above.
+    (infinities too, for the non-finite gate); numeric strings parsed by ``parse_number`` (the
+    rule CSV cells follow); "nan"/"" strings as above.
 
     Raises:
         EvidenceError: ``evidence-wrong-type`` for anything else, naming file, row and column.
@@ -599,10 +637,9 @@ def float_cell(
             return None, "nan"
         if text.lower() in ("true", "false"):
             return (1.0 if text.lower() == "true" else 0.0), None
-        try:
-            return float(text), None
-        except ValueError:
-            pass
+        number = parse_number(text)
+        if number is not None:
+            return number, None
     raise EvidenceError(
         "evidence-wrong-type",
         f"{display} row {row}: {column!r} is not a number",
@@ -611,7 +648,7 @@ def float_cell(
         row=row,
         column=column,
         expected="a number",
-        found=repr(value)[:40],
+        found=repr(value)[:40] if isinstance(value, str | int | float) else type(value).__name__,
     )
 
 

@@ -194,8 +194,9 @@ def _path(obj: dict[str, Any], path: str) -> Any:
 
 def _first_truthy(section: Any, keys: tuple[str, ...]) -> Any:
     """The first of ``keys`` with a truthy value in a run's ``inputs``/``outputs`` dict, or None."""
-    found = section or {}
-    return next((found.get(k) for k in keys if found.get(k)), None)
+    if not isinstance(section, dict):
+        return None
+    return next((section.get(k) for k in keys if section.get(k)), None)
 
 
 def _seconds(a: Any, b: Any) -> float | None:
@@ -230,6 +231,34 @@ def _raw_lines(request: AdapterRequest) -> list[dict[str, Any]]:
             found="no lines",
         )
     return lines
+
+
+def _wrong_shape(
+    display: str, line: int, pointer: str, expected: str, found: object
+) -> EvidenceError:
+    """The ``evidence-wrong-type`` error of a raw row whose value at ``pointer`` (a JSON
+    pointer into the line's object) is not what LangSmith writes there."""
+    return EvidenceError(
+        "evidence-wrong-type",
+        f"{display} line {line}, at {pointer}: expected {expected}, found a JSON "
+        f"{type(found).__name__}",
+        file=display,
+        row=line,
+        column=pointer,
+        expected=expected,
+        found=type(found).__name__,
+    )
+
+
+def _runs(lines: list[dict[str, Any]], display: str) -> list[dict[str, Any]]:
+    """The ``run`` object of every experiment row (an empty one where it is null)."""
+    runs = []
+    for i, o in enumerate(lines, start=1):
+        run = o.get("run") or {}
+        if not isinstance(run, dict):
+            raise _wrong_shape(display, i, "/run", "an object (the run)", run)
+        runs.append(run)
+    return runs
 
 
 def _question_ids(runs: list[dict[str, Any]], display: str) -> list[str]:
@@ -301,14 +330,17 @@ def _is_categorical(item: dict[str, Any]) -> bool:
 
 
 def _raw_feedback(
-    lines: list[dict[str, Any]], runs: list[dict[str, Any]], wrapped: bool
+    lines: list[dict[str, Any]], runs: list[dict[str, Any]], wrapped: bool, display: str
 ) -> tuple[list[dict[str, Any]], dict[str, str], list[str]]:
     """Per line, feedback key → score; every numeric key's default id; the categorical keys."""
     per_line: list[dict[str, Any]] = []
     available: dict[str, str] = {}
     categorical: set[str] = set()
-    for o, r in zip(lines, runs, strict=True):
+    pointer = "/evaluation_results/results" if wrapped else "/feedback"
+    for i, (o, r) in enumerate(zip(lines, runs, strict=True), start=1):
         results = (_path(o, "evaluation_results.results") if wrapped else r.get("feedback")) or []
+        if not isinstance(results, list):
+            raise _wrong_shape(display, i, pointer, "a list of feedback objects", results)
         fb: dict[str, Any] = {}
         for item in results:
             if not isinstance(item, dict) or "key" not in item:
@@ -343,7 +375,8 @@ def _raw_value(
 def _raw_contexts(runs: list[dict[str, Any]], display: str) -> list[list[str] | None]:
     out = []
     for i, r in enumerate(runs, start=1):
-        outputs = r.get("outputs") or {}
+        outputs = r.get("outputs")
+        outputs = outputs if isinstance(outputs, dict) else {}
         cell = next((outputs.get(k) for k in CONTEXT_KEYS if k in outputs), None)
         out.append(parse_list_literal(cell, display, i, "run.outputs.contexts"))
     return out
@@ -353,12 +386,12 @@ def _load_raw(request: AdapterRequest) -> AdapterResult:
     source, display = request.source, request.display_path
     lines = _raw_lines(request)
     wrapped = "run" in lines[0]
-    runs = [o.get("run") or {} for o in lines] if wrapped else lines
+    runs = _runs(lines, display) if wrapped else lines
     examples, pairing, key_col = _raw_examples(request, lines, runs, wrapped)
     policies = _raw_policies(request, runs)
     check_unique_keys(policies, examples, list(range(1, len(lines) + 1)), display, key_col)
 
-    per_line, available, categorical = _raw_feedback(lines, runs, wrapped)
+    per_line, available, categorical = _raw_feedback(lines, runs, wrapped, display)
     ops = bool(source.options.get("include_operational"))
     if ops:
         available.update(_RAW_OPERATIONAL)

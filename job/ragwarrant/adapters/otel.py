@@ -46,7 +46,6 @@ import numpy as np
 import orjson
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
 from ragwarrant.adapters._base import AdapterRequest, AdapterResult
 from ragwarrant.adapters._common import (
@@ -56,6 +55,7 @@ from ragwarrant.adapters._common import (
     tool_result,
     tool_tag,
 )
+from ragwarrant.adapters._integrity import guarded
 from ragwarrant.adapters._io import (
     at_file_row,
     column_as_float,
@@ -842,8 +842,9 @@ def span_batches(
         ]
         # pre_buffer=False: with it, iter_batches keeps every column chunk read so far (RSS grows
         # with the file); without it, memory is bounded by one row group.
-        pf = pq.ParquetFile(path, read_dictionary=strings, pre_buffer=False)
-        return pf.iter_batches(batch_size=_BATCH_ROWS, columns=wanted), "flattened spans (parquet)"
+        pf = open_parquet(path, display, read_dictionary=strings, pre_buffer=False)
+        batches = pf.iter_batches(batch_size=_BATCH_ROWS, columns=wanted)
+        return guarded(batches, path, "parquet", display), "flattened spans (parquet)"
     if source.format == "jsonl":
         with path.open("rb") as fh:
             first = b""

@@ -51,6 +51,7 @@ from ragwarrant.adapters._io import (
     float_cell,
     input_dir_of,
     make_texts,
+    open_parquet,
     parse_python_literal,
     read_table,
     require_columns,
@@ -381,14 +382,6 @@ def load(request: AdapterRequest) -> AdapterResult:
     """
     if request.source.kind == "telemetry" or _is_spans_file(request):
         if request.source.format == "parquet":
-            try:
-                pq.read_metadata(request.path)
-            except (pa.ArrowInvalid, OSError) as exc:
-                raise EvidenceError(
-                    "evidence-unparseable",
-                    f"{request.display_path} is not valid parquet: {exc}",
-                    file=request.display_path,
-                    expected="parquet",
-                ) from exc
+            open_parquet(request.path, request.display_path)
         return load_spans(request, tool=TOOL, adapter="phoenix", fields=_span_fields(request))
     return _load_evaluations(request)

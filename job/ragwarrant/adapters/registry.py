@@ -8,6 +8,7 @@ from pathlib import Path
 
 from ragwarrant.adapters import auto, deepeval, generic, langsmith, otel, phoenix, ragas, trulens
 from ragwarrant.adapters._base import AdapterRequest, AdapterResult
+from ragwarrant.adapters._integrity import check_file
 from ragwarrant.contract import EvidenceSource, ReleaseContract
 from ragwarrant.errors import EvidenceError
 from ragwarrant.evidence.schema import conform_evidence
@@ -62,5 +63,6 @@ def load_source(
             expected=" | ".join(sorted(ADAPTERS)),
             found=source.adapter,
         )
+    check_file(path, source.format, source.path)
     result = adapter(AdapterRequest(source, path, source.path, sha256, contract))
     return dataclasses.replace(result, evidence=conform_evidence(result.evidence))
