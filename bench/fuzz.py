@@ -98,7 +98,7 @@ EXPORT_SEEDS: list[tuple[str, dict[str, Any]]] = [
 ]
 
 #: Columns whose values are operational (cost, latency, tokens): a defect there must BLOCK.
-OPERATIONAL_HINTS = ("cost", "latency", "tokens", "token_count", "time", "duration")
+OPERATIONAL_HINTS = ("cost", "latency", "tokens", "token_count", "time_unix_nano")
 
 
 @dataclass(frozen=True)
@@ -355,8 +355,10 @@ def _parquet_mutation(data: bytes, rng: random.Random, fmt: str) -> tuple[bytes,
         vals = col.to_pylist()
         fill = {"nan": float("nan"), "negative": -abs(vals[0] or 1.0), "zero": 0.0}[kind]
         table = table.set_column(j, name, pa.array([fill] * len(vals), col.type))
-        defect = kind != "zero" or True
-        defect = defect and any(h in name.lower() for h in OPERATIONAL_HINTS)
+        # NaN is a missing value (reported downstream), not a boundary defect; an arm whose
+        # every cost is 0 was not instrumented
+        hints = ("cost",) if kind == "zero" else OPERATIONAL_HINTS
+        defect = kind != "nan" and any(h in name.lower() for h in hints)
     elif kind == "ms" and pa.types.is_integer(col.type) and "time" in name:
         vals = col.to_pylist()
         i = rng.randrange(len(vals))
@@ -401,6 +403,11 @@ WEIGHTS = {"bit-flips": 2, "truncation": 1, "splice": 1, "encoding": 1, "structu
 # --- running -----------------------------------------------------------------------------------
 
 
+def _reads_operational(seed: Seed) -> bool:
+    """Whether the seed's source reads operational values (so their defects must BLOCK)."""
+    return seed.source.kind == "telemetry" or bool(seed.source.options.get("include_operational"))
+
+
 def run_one(seed: Seed, work: Path, data: bytes) -> tuple[str, str]:
     """Read ``data`` as the seed's file; return ``(outcome, cause)``."""
     path = work / seed.source.path
@@ -440,7 +447,7 @@ def fuzz(n: int, seed: int, log: Callable[[str], None] = print) -> dict[str, Tal
             (work / s.source.path).write_bytes(original)
             t = tallies[mname]
             t.inputs += 1
-            if outcome == "read" and mutation.defect:
+            if outcome == "read" and mutation.defect and _reads_operational(s):
                 outcome, cause = "accepted-defect", f"{s.name}: {mutation.what}"
             setattr(t, outcome.replace("-", "_"), getattr(t, outcome.replace("-", "_")) + 1)
             if outcome in ("crash", "accepted-defect"):

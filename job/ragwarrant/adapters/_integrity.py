@@ -300,13 +300,18 @@ def guarded(batches: Iterable[T], path: Path, fmt: str, display: str) -> Iterato
     """Yield from a lazy reader, turning a reader failure mid-file into an ``EvidenceError``.
 
     Parquet pages are decoded (and their checksums verified) only when a batch is read, so a
-    damaged page shows up here, after the file opened fine.
+    damaged page shows up here, after the file opened fine. Each batch is also validated in
+    full, so a damaged page without a checksum (out-of-range dictionary indices or offsets,
+    invalid UTF-8) is refused here instead of failing in a later computation.
 
     Raises:
         EvidenceError: as ``reader_error``.
     """
     try:
-        yield from batches
+        for batch in batches:
+            if isinstance(batch, pa.RecordBatch | pa.Table):
+                batch.validate(full=True)  # offsets, dictionary indices, UTF-8 of damaged pages
+            yield batch
     except READER_FAILURES as exc:
         raise reader_error(exc, fmt, display, parser_message(exc, path, display)) from exc
 

@@ -14,6 +14,7 @@ import unicodedata
 import uuid
 from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
+from typing import Any
 
 import orjson
 import pyarrow as pa
@@ -103,6 +104,7 @@ def read_table(path: Path, fmt: str, display: str) -> pa.Table:
             table = _read_csv(path)
         elif fmt == "parquet":
             table = pq.read_table(path, page_checksum_verification=True)
+            table.validate(full=True)  # damaged pages without checksums: bad offsets, UTF-8
         elif fmt == "jsonl":
             table = _read_jsonl(path, display)
         elif fmt == "json":
@@ -808,13 +810,34 @@ def check_policies(
 def make_texts(
     policies: list[str],
     examples: list[str],
-    questions: list[str | None],
-    responses: list[str | None],
+    questions: list[Any],
+    responses: list[Any],
     contexts: list[list[str] | None],
+    *,
+    display: str,
 ) -> pa.Table:
-    """Build the private text table (``TEXT_SCHEMA``); cited_quotes are null (no tool has them)."""
+    """Build the private text table (``TEXT_SCHEMA``); cited_quotes are null (no tool has them).
+
+    Raises:
+        EvidenceError: ``evidence-wrong-type`` naming the first row whose question or response
+            is neither text nor empty (the value itself is private and never quoted).
+    """
     from ragwarrant.evidence.schema import TEXT_SCHEMA
 
+    for field, cells in (("question", questions), ("response", responses)):
+        row = next(
+            (i for i, c in enumerate(cells, 1) if c is not None and not isinstance(c, str)), 0
+        )
+        if row:
+            raise EvidenceError(
+                "evidence-wrong-type",
+                f"{display} row {row}: the {field} is a {type(cells[row - 1]).__name__}, not text",
+                file=display,
+                row=row,
+                column=field,
+                expected="text or nothing",
+                found=type(cells[row - 1]).__name__,
+            )
     n = len(policies)
     return pa.Table.from_pydict(
         {

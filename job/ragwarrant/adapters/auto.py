@@ -25,15 +25,22 @@ import csv
 from collections.abc import Callable
 
 import orjson
-import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ragwarrant.adapters import langsmith, otel, phoenix, trulens
 from ragwarrant.adapters._base import AdapterRequest
+from ragwarrant.adapters._integrity import READER_FAILURES
 from ragwarrant.adapters._io import invalid_json
 from ragwarrant.errors import EvidenceError
 
 __all__ = ["detect"]
+
+
+_DETECT_FAILURES: tuple[type[BaseException], ...] = (
+    *READER_FAILURES,
+    csv.Error,
+    orjson.JSONDecodeError,
+)
 
 
 def _first_json_line(request: AdapterRequest) -> bytes:
@@ -52,7 +59,7 @@ def _columns(request: AdapterRequest) -> list[str]:
         line = _first_json_line(request)
         obj = orjson.loads(line) if line else {}
         return list(obj) if isinstance(obj, dict) else []
-    except (pa.ArrowInvalid, OSError, UnicodeDecodeError, csv.Error, orjson.JSONDecodeError) as exc:
+    except _DETECT_FAILURES as exc:
         raise EvidenceError(
             "evidence-unparseable",
             f"{display} cannot be read as {fmt} to detect its format: {exc}",

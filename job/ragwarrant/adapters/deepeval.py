@@ -350,7 +350,7 @@ def _texts(
         )
         for i, c in enumerate(cases, start=1)
     ]
-    return make_texts(policies, examples, questions, responses, contexts)
+    return make_texts(policies, examples, questions, responses, contexts, display=display)
 
 
 def _notes(shape: str, errors: int, chosen: dict[str, str], pairing: str) -> list[str]:

@@ -22,6 +22,7 @@ from ragwarrant.adapters._io import (
     read_table,
     require_columns,
 )
+from ragwarrant.adapters._telemetry import check_request_values
 from ragwarrant.adapters._text import read_texts
 from ragwarrant.contract import EvidenceSource, TelemetryReduction
 from ragwarrant.errors import EvidenceError
@@ -239,6 +240,7 @@ def _partial(
         data = dict(key_arrays)
         for c in value_cols:
             values, reason = column_as_float(t, c, display)
+            check_request_values(values, key_arrays["policy_id"], c, display)
             data[f"v:{c}"] = values
             data[f"m:{c}"] = pc.cast(pc.is_valid(reason), pa.int64())
     except EvidenceError as exc:

@@ -169,6 +169,7 @@ def _load_table(request: AdapterRequest) -> AdapterResult:
             table.column(q_col).to_pylist(),
             cells_or_nulls(table, _first(names, "outputs", RESPONSE_KEYS)),
             list_cells(table, _first(names, "outputs", CONTEXT_KEYS), display),
+            display=display,
         )
     return tool_result(
         request,
@@ -412,6 +413,7 @@ def _load_raw(request: AdapterRequest) -> AdapterResult:
         [_first_truthy(r.get("inputs"), QUESTION_KEYS) for r in runs],
         [_first_truthy(r.get("outputs"), RESPONSE_KEYS) for r in runs],
         _raw_contexts(runs, display),
+        display=display,
     )
     return tool_result(
         request,

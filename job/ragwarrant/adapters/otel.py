@@ -37,6 +37,7 @@ its example's cost missing (reason ``absent``), counted. Pairing method: ``id-co
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -372,6 +373,101 @@ def _cost(
     return pc.if_else(reported, cost, pc.if_else(use_model, modeled, 0.0)), use_model, reported
 
 
+#: Unix nanoseconds of 1973-03-03 and 2100-01-01: an integer time outside them is not ns.
+_NS_RANGE = (10**17, 4_102_444_800 * 10**9)
+#: (upper bound of a unix time in that unit today + a century, unit name), for hints.
+_UNIT_GUESS = ((10**10, "seconds"), (10**13, "milliseconds"), (10**16, "microseconds"))
+
+
+def _policy_at(policy: pa.Array, i: int) -> str:
+    value = policy[i].as_py()
+    return f" (policy {value!r})" if value is not None else ""
+
+
+def _check_amounts(
+    values: pa.Array, resolved: _Resolved, name: str, at: tuple[str, int], policy: pa.Array
+) -> None:
+    """Refuse a negative or non-finite token count or cost on any span.
+
+    Raises:
+        EvidenceError: ``evidence-negative-value`` or ``evidence-non-finite`` naming the row,
+            the column and the span's policy when the file names one.
+    """
+    if not resolved.found[name]:
+        return
+    display, first_row = at
+    for code, bad, what in (
+        ("evidence-non-finite", pc.invert(pc.is_finite(values)), "not finite"),
+        ("evidence-negative-value", pc.less(values, 0.0), "negative"),
+    ):
+        bad = pc.fill_null(bad, False)
+        if pc.any(bad).as_py():
+            i = pc.index(bad, True).as_py()
+            label = resolved.label(name)
+            raise EvidenceError(
+                code,
+                f"{display} row {first_row + i}: {label} is {values[i].as_py()}, "
+                f"{what}{_policy_at(policy, i)}",
+                hint="token counts and costs are finite and >= 0; an unmeasured value is "
+                "absent (null), never negative",
+                file=display,
+                row=first_row + i,
+                column=label,
+                expected="a finite number >= 0",
+                found=str(values[i].as_py()),
+            )
+
+
+def _unit_of(value: int) -> str:
+    if value == 0:
+        return "0, an unset time"
+    unit = next((u for bound, u in _UNIT_GUESS if abs(value) < bound), "a time past 2100")
+    return f"{value}, which looks like {unit}"
+
+
+def _check_times(
+    start: pa.Array, end: pa.Array, resolved: _Resolved, at: tuple[str, int], policy: pa.Array
+) -> None:
+    """Refuse times that are not unix nanoseconds (seconds or milliseconds mixed into a ns
+    column, an unset 0) and spans that end before they start.
+
+    Raises:
+        EvidenceError: ``evidence-time-unit`` or ``evidence-time-order`` naming row and column.
+    """
+    display, first_row = at
+    lo, hi = _NS_RANGE
+    for name, times in (("start", start), ("end", end)):
+        bad = pc.fill_null(pc.or_(pc.less(times, lo), pc.greater(times, hi)), False)
+        if pc.any(bad).as_py():
+            i = pc.index(bad, True).as_py()
+            raise EvidenceError(
+                "evidence-time-unit",
+                f"{display} row {first_row + i}: {resolved.label(name)} is "
+                f"{_unit_of(times[i].as_py())}, not unix nanoseconds{_policy_at(policy, i)}",
+                hint="every span time is unix nanoseconds (or a timestamp); convert mixed units "
+                "before export",
+                file=display,
+                row=first_row + i,
+                column=resolved.label(name),
+                expected="unix nanoseconds between 1973 and 2100",
+                found=str(times[i].as_py()),
+            )
+    before = pc.fill_null(pc.less(end, start), False)
+    if pc.any(before).as_py():
+        i = pc.index(before, True).as_py()
+        ms = (end[i].as_py() - start[i].as_py()) / 1e6
+        raise EvidenceError(
+            "evidence-time-order",
+            f"{display} row {first_row + i}: the span ends {-ms:g} ms before it starts "
+            f"({resolved.label('end')} < {resolved.label('start')}){_policy_at(policy, i)}",
+            file=display,
+            row=first_row + i,
+            column=resolved.label("end"),
+            expected="end >= start",
+            found=f"end - start = {ms:g} ms",
+        )
+
+
 def _normalize(
     batch: pa.Table,
     resolved: _Resolved,
@@ -392,6 +488,8 @@ def _normalize(
     in_tok = _optional(batch, resolved, "input_tokens", at, null_f)
     out_tok = _optional(batch, resolved, "output_tokens", at, null_f)
     cost = _optional(batch, resolved, "cost", at, null_f)
+    for name, values in (("input_tokens", in_tok), ("output_tokens", out_tok), ("cost", cost)):
+        _check_amounts(values, resolved, name, at, policy)
     is_llm, is_error = _flags(batch, resolved, at)
     span = {
         "llm": is_llm,
@@ -404,6 +502,7 @@ def _normalize(
     cost_missing = pc.and_(is_llm, pc.invert(pc.or_(reported, use_model)))
     start = _optional(batch, resolved, "start", at, null_t)
     end = _optional(batch, resolved, "end", at, null_t)
+    _check_times(start, end, resolved, at, policy)
     as_i = pa.int64()
     return pa.table(
         {
@@ -417,6 +516,9 @@ def _normalize(
             "modeled": pc.cast(use_model, as_i),
             "reported": pc.cast(reported, as_i),
             "cost_missing": pc.cast(cost_missing, as_i),
+            # an LLM span without a token count is unmeasured, not 0
+            "in_missing": pc.cast(pc.and_(is_llm, pc.is_null(in_tok)), as_i),
+            "out_missing": pc.cast(pc.and_(is_llm, pc.is_null(out_tok)), as_i),
             "no_time": pc.cast(pc.or_(pc.is_null(start), pc.is_null(end)), as_i),
             "start": start,
             "end": end,
@@ -434,6 +536,8 @@ _SUMS = (
     "modeled",
     "reported",
     "cost_missing",
+    "in_missing",
+    "out_missing",
     "no_time",
     "err",
 )
@@ -582,6 +686,8 @@ _PER_EXAMPLE_SUMS = (
     "out_tok",
     "dur_ms",
     "cost_missing",
+    "in_missing",
+    "out_missing",
     "no_time",
     "modeled",
     "reported",
@@ -592,7 +698,10 @@ _PER_EXAMPLE_SUMS = (
 def _per_example(traces: pa.Table) -> pa.Table:
     """Sum the traces of each (policy, example); latency is the sum of trace durations."""
     dur = pc.divide(
-        pc.cast(pc.subtract(traces.column("end"), traces.column("start")), pa.float64()), 1e6
+        pc.cast(
+            pc.subtract(traces.column("end"), traces.column("start")), pa.float64(), safe=False
+        ),
+        1e6,
     )
     traces = traces.append_column("dur_ms", dur)
     aggs = [(c, "sum") for c in _PER_EXAMPLE_SUMS] + [("row", "min")]
@@ -637,6 +746,8 @@ def reduce_spans(
             "input_tokens": g.column("in_tok_sum"),
             "output_tokens": g.column("out_tok_sum"),
             "cost_missing": g.column("cost_missing_sum"),
+            "in_missing": g.column("in_missing_sum"),
+            "out_missing": g.column("out_missing_sum"),
             "no_time": g.column("no_time_sum"),
             "errors": g.column("err_sum"),
             "row": g.column("row_min"),
@@ -658,30 +769,72 @@ def reduce_spans(
 # --- OTLP JSON lines -------------------------------------------------------------------------
 
 
+_INT = re.compile(r"[+-]?\d+", re.A)
+
+
 def _any_value(v: dict[str, Any]) -> Any:
+    """The Python value of an OTLP ``AnyValue``.
+
+    Raises:
+        ValueError: naming the ``AnyValue`` field that does not hold its type (``intValue`` is an
+            int64 written as a JSON string or number, never ``"291.0"``).
+    """
     if "stringValue" in v:
         return v["stringValue"]
     if "intValue" in v:
-        return int(v["intValue"])  # int64 arrives as a JSON string
+        raw = v["intValue"]
+        if isinstance(raw, bool) or not (
+            isinstance(raw, int) or (isinstance(raw, str) and _INT.fullmatch(raw))
+        ):
+            raise ValueError("intValue")  # int64 arrives as a JSON string of digits
+        return int(raw)
     if "doubleValue" in v:
-        return float(v["doubleValue"])
+        raw = v["doubleValue"]
+        if isinstance(raw, bool) or not isinstance(raw, int | float | str):
+            raise ValueError("doubleValue")
+        return float(raw)
     if "boolValue" in v:
         return bool(v["boolValue"])
     if "arrayValue" in v:
-        return orjson.dumps([_any_value(x) for x in v["arrayValue"].get("values", [])]).decode()
+        values = (v["arrayValue"] or {}).get("values", [])
+        return orjson.dumps([_any_value(x) for x in values]).decode()
     if "kvlistValue" in v:
-        return orjson.dumps(
-            {x["key"]: _any_value(x.get("value", {})) for x in v["kvlistValue"].get("values", [])}
-        ).decode()
+        items = (v["kvlistValue"] or {}).get("values", [])
+        return orjson.dumps({x["key"]: _any_value(x.get("value", {})) for x in items}).decode()
     return None
 
 
-def _attributes(items: Any) -> dict[str, Any]:
-    return {
-        a["key"]: _any_value(a.get("value") or {})
-        for a in items or []
-        if isinstance(a, dict) and "key" in a
-    }
+def _attributes(items: Any, at: tuple[str, int, str]) -> dict[str, Any]:
+    """An OTLP attribute list as a dict.
+
+    Args:
+        at: (display, line, JSON pointer of the list) for messages.
+
+    Raises:
+        EvidenceError: ``evidence-wrong-type`` naming the JSON pointer of the first attribute
+            whose value is not a well-formed ``AnyValue``.
+    """
+    display, line, pointer = at
+    out: dict[str, Any] = {}
+    for i, a in enumerate(items if isinstance(items, list) else []):
+        if not isinstance(a, dict) or "key" not in a:
+            continue
+        try:
+            out[str(a["key"])] = _any_value(a.get("value") or {})
+        except (ValueError, TypeError, AttributeError, KeyError, OverflowError) as exc:
+            field = str(exc) if isinstance(exc, ValueError) else "value"
+            raise EvidenceError(
+                "evidence-wrong-type",
+                f"{display} line {line}, at {pointer}/{i}/value: attribute {str(a['key'])!r} "
+                f"is not a well-formed OTLP {field}",
+                hint="OTLP JSON writes intValue as a string of digits and doubleValue as a number",
+                file=display,
+                row=line,
+                column=f"{pointer}/{i}/value",
+                expected="an OTLP AnyValue (intValue: a string of digits)",
+                found=field,
+            ) from None
+    return out
 
 
 def is_otlp_json(first_line: bytes) -> bool:
@@ -724,51 +877,102 @@ def _otlp_request(obj: object, display: str, lineno: int) -> dict[str, Any]:
     return obj
 
 
-def _iter_spans(request: dict[str, Any]) -> Iterator[tuple[dict[str, Any], dict[str, Any]]]:
-    """Yield ``(resource attributes, span)`` for every span of an OTLP request."""
-    for rs in request["resourceSpans"] or []:
-        res_attrs = _attributes((rs.get("resource") or {}).get("attributes"))
-        for ss in rs.get("scopeSpans") or rs.get("instrumentationLibrarySpans") or []:
-            for span in ss.get("spans") or []:
-                yield res_attrs, span
+def _wrong_otlp(
+    display: str, line: int, pointer: str, expected: str, found: object
+) -> EvidenceError:
+    return EvidenceError(
+        "evidence-wrong-type",
+        f"{display} line {line}, at {pointer}: expected {expected}, found a JSON "
+        f"{type(found).__name__}",
+        file=display,
+        row=line,
+        column=pointer,
+        expected=expected,
+        found=type(found).__name__,
+    )
 
 
-def _span_time(span: dict[str, Any], key: str, display: str, lineno: int) -> int | None:
+def _objects(value: Any, at: tuple[str, int, str]) -> list[dict[str, Any]]:
+    """A JSON list of objects (null → empty), or a located error."""
+    display, line, pointer = at
+    items = value or []
+    if not isinstance(items, list):
+        raise _wrong_otlp(display, line, pointer, "a list of objects", items)
+    for i, item in enumerate(items):
+        if not isinstance(item, dict):
+            raise _wrong_otlp(display, line, f"{pointer}/{i}", "an object", item)
+    return items
+
+
+def _iter_spans(
+    request: dict[str, Any], display: str, line: int
+) -> Iterator[tuple[dict[str, Any], dict[str, Any], str]]:
+    """Yield ``(resource attributes, span, JSON pointer of the span)`` for every span."""
+    for r, rs in enumerate(_objects(request["resourceSpans"], (display, line, "/resourceSpans"))):
+        base = f"/resourceSpans/{r}"
+        resource = rs.get("resource") or {}
+        attrs = resource.get("attributes") if isinstance(resource, dict) else None
+        res_attrs = _attributes(attrs, (display, line, f"{base}/resource/attributes"))
+        key = "scopeSpans" if rs.get("scopeSpans") else "instrumentationLibrarySpans"
+        for s, ss in enumerate(_objects(rs.get(key), (display, line, f"{base}/{key}"))):
+            pointer = f"{base}/{key}/{s}/spans"
+            for k, span in enumerate(_objects(ss.get("spans"), (display, line, pointer))):
+                yield res_attrs, span, f"{pointer}/{k}"
+
+
+def _span_time(span: dict[str, Any], key: str, at: tuple[str, int, str]) -> int | None:
+    display, lineno, pointer = at
     raw = span.get(key)
-    try:
-        return int(raw) if raw is not None else None
-    except (TypeError, ValueError):
+    if raw is None:
+        return None
+    if isinstance(raw, bool) or not (
+        isinstance(raw, int) or (isinstance(raw, str) and _INT.fullmatch(raw))
+    ):
         raise EvidenceError(
             "evidence-wrong-type",
-            f"{display} line {lineno}: span {span.get('spanId')!r} {key} is not an integer",
+            f"{display} line {lineno}, at {pointer}/{key}: span {str(span.get('spanId'))!r} "
+            f"{key} is not an integer",
             file=display,
             row=lineno,
-            column=key,
+            column=f"{pointer}/{key}",
             expected="unix nanoseconds (a string of digits)",
-            found=repr(raw)[:40],
-        ) from None
+            found=repr(raw)[:40] if isinstance(raw, str | int | float) else type(raw).__name__,
+        )
+    value = int(raw)
+    if not -(2**63) <= value < 2**63:
+        raise EvidenceError(
+            "evidence-wrong-type",
+            f"{display} line {lineno}, at {pointer}/{key}: {key} does not fit in int64",
+            file=display,
+            row=lineno,
+            column=f"{pointer}/{key}",
+            expected="unix nanoseconds (int64)",
+            found=f"{len(str(abs(value)))} digits",
+        )
+    return value
 
 
 def _span_row(
-    res_attrs: dict[str, Any], span: dict[str, Any], display: str, lineno: int
+    res_attrs: dict[str, Any], span: dict[str, Any], display: str, at: tuple[int, str]
 ) -> dict[str, Any]:
     """One flattened span: resource then span attributes (as strings), ids, times, status."""
+    lineno, pointer = at
     row: dict[str, Any] = {k: (str(v) if v is not None else None) for k, v in res_attrs.items()}
-    row.update(
-        {
-            k: (str(v) if v is not None else None)
-            for k, v in _attributes(span.get("attributes")).items()
-        }
-    )
-    row["trace_id"] = span.get("traceId")
-    row["span_id"] = span.get("spanId")
-    row["parent_span_id"] = span.get("parentSpanId") or None
-    row["name"] = span.get("name")
+    attrs = _attributes(span.get("attributes"), (display, lineno, f"{pointer}/attributes"))
+    row.update({k: (str(v) if v is not None else None) for k, v in attrs.items()})
+    for key, out in (("traceId", "trace_id"), ("spanId", "span_id"), ("name", "name")):
+        value = span.get(key)
+        row[out] = str(value) if value is not None else None
+    parent = span.get("parentSpanId")
+    row["parent_span_id"] = str(parent) if parent else None
     row["kind"] = str(span.get("kind")) if span.get("kind") is not None else None
     for key, out in _TIME_KEYS:
-        row[out] = _span_time(span, key, display, lineno)
-    code = (span.get("status") or {}).get("code")
-    row["status_code"] = _STATUS_NAMES.get(code, str(code) if code is not None else None)
+        row[out] = _span_time(span, key, (display, lineno, pointer))
+    status = span.get("status")
+    code = status.get("code") if isinstance(status, dict) else None
+    row["status_code"] = _STATUS_NAMES.get(
+        code if isinstance(code, int | str) else None, str(code) if code is not None else None
+    )
     return row
 
 
@@ -789,7 +993,10 @@ def iter_otlp_json_batches(
     rows: list[dict[str, Any]] = []
     for lineno, obj in iter_json_lines(path, display, "one OTLP JSON object per line"):
         request = _otlp_request(obj, display, lineno)
-        rows += [_span_row(res, span, display, lineno) for res, span in _iter_spans(request)]
+        rows += [
+            _span_row(res, span, display, (lineno, pointer))
+            for res, span, pointer in _iter_spans(request, display, lineno)
+        ]
         if len(rows) >= batch_rows:
             yield _rows_to_table(rows)
             rows = []
@@ -866,6 +1073,15 @@ def span_batches(
     return iter(table.to_batches(max_chunksize=1 << 20)), f"flattened spans ({source.format})"
 
 
+#: metric → the per-example count of spans that leave it unmeasured (missing, reason ``absent``)
+_UNMEASURED_WHEN = {
+    "cost_usd": "cost_missing",
+    "latency_ms": "no_time",
+    "input_tokens": "in_missing",
+    "output_tokens": "out_missing",
+}
+
+
 def load_spans(
     request: AdapterRequest,
     *,
@@ -905,12 +1121,8 @@ def load_spans(
     for name, metric in chosen.items():
         values = t.column(name).combine_chunks()
         reason = pa.nulls(n, pa.string())
-        if name == "cost_usd":
-            gone = pc.greater(t.column("cost_missing").combine_chunks(), 0)
-            values = pc.if_else(gone, pa.scalar(None, pa.float64()), values)
-            reason = pc.if_else(gone, pa.scalar("absent"), reason)
-        elif name == "latency_ms":
-            gone = pc.greater(t.column("no_time").combine_chunks(), 0)
+        if name in _UNMEASURED_WHEN:
+            gone = pc.greater(t.column(_UNMEASURED_WHEN[name]).combine_chunks(), 0)
             values = pc.if_else(gone, pa.scalar(None, pa.float64()), values)
             reason = pc.if_else(gone, pa.scalar("absent"), reason)
         values = pc.cast(values, pa.float64())

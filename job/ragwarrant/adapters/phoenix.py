@@ -44,6 +44,7 @@ from ragwarrant.adapters._common import (
     tool_result,
     undeclared_policy,
 )
+from ragwarrant.adapters._integrity import READER_FAILURES
 from ragwarrant.adapters._io import (
     check_unique_keys,
     column_as_float,
@@ -345,6 +346,7 @@ def _load_evaluations(request: AdapterRequest) -> AdapterResult:
             table.column("input").to_pylist(),
             table.column("output").to_pylist(),
             [None] * n,
+            display=display,
         )
     return tool_result(
         request,
@@ -365,7 +367,7 @@ def _is_spans_file(request: AdapterRequest) -> bool:
         return False
     try:
         names = pq.read_schema(request.path).names
-    except (pa.ArrowInvalid, OSError):
+    except READER_FAILURES:
         return False
     return "context.trace_id" in names and not any(
         c.endswith("_score") or c == "score" for c in names

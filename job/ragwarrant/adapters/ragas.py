@@ -156,6 +156,7 @@ def load(request: AdapterRequest) -> AdapterResult:
             table.column(q_col).to_pylist(),
             cells_or_nulls(table, _first_present(names, RESPONSE_COLUMNS)),
             list_cells(table, _first_present(names, CONTEXT_COLUMNS), display),
+            display=display,
         )
 
     notes = []

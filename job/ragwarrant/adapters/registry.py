@@ -9,6 +9,7 @@ from pathlib import Path
 from ragwarrant.adapters import auto, deepeval, generic, langsmith, otel, phoenix, ragas, trulens
 from ragwarrant.adapters._base import AdapterRequest, AdapterResult
 from ragwarrant.adapters._integrity import check_file
+from ragwarrant.adapters._telemetry import check_operational_evidence
 from ragwarrant.contract import EvidenceSource, ReleaseContract
 from ragwarrant.errors import EvidenceError
 from ragwarrant.evidence.schema import conform_evidence
@@ -65,4 +66,7 @@ def load_source(
         )
     check_file(path, source.format, source.path)
     result = adapter(AdapterRequest(source, path, source.path, sha256, contract))
-    return dataclasses.replace(result, evidence=conform_evidence(result.evidence))
+    evidence = conform_evidence(result.evidence)
+    operational = frozenset(m.id for m in contract.operational_metrics)
+    check_operational_evidence(evidence, result.provenance.metric_names, operational, source.path)
+    return dataclasses.replace(result, evidence=evidence)

@@ -249,6 +249,7 @@ def load(request: AdapterRequest) -> AdapterResult:
             table.column("input").to_pylist(),
             cells_or_nulls(table, "output" if "output" in names else None),
             [None] * n,
+            display=display,
         )
     return tool_result(
         request,
