@@ -548,20 +548,68 @@ def parse_list_literal(cell: object, display: str, row: int, column: str) -> lis
     return items
 
 
-def parse_python_literal(cell: str, display: str, row: int, column: str) -> object:
-    """Parse a nested cell written as a Python repr or JSON (dict/list), with ``ast.literal_eval``.
+#: Calls a Python repr may hold (pandas/TruLens write datetimes into nested cells): read as text.
+_REPR_CALLS = frozenset(
+    {
+        "datetime.datetime",
+        "datetime.date",
+        "datetime.time",
+        "datetime.timedelta",
+        "datetime.timezone",
+        "Timestamp",
+        "pd.Timestamp",
+        "Timedelta",
+        "pd.Timedelta",
+        "UUID",
+        "uuid.UUID",
+    }
+)
+_REPR_NAMES = {"None": None, "True": True, "False": False, "nan": math.nan, "NaT": None}
 
-    JSON's ``true``/``false``/``null`` are accepted (tried with orjson first).
+
+def _dotted(node: ast.expr) -> str:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        return f"{_dotted(node.value)}.{node.attr}"
+    return ""
+
+
+def _repr_value(node: ast.expr) -> object:
+    """A literal like ``ast.literal_eval``'s, plus datetime / Timestamp / UUID calls (kept as
+    their source text) and ``nan`` / ``NaT``; nothing is ever executed."""
+    if isinstance(node, ast.Call) and _dotted(node.func) in _REPR_CALLS:
+        for arg in [*node.args, *(k.value for k in node.keywords)]:
+            _repr_value(arg)  # arguments must be literals too
+        return ast.unparse(node)
+    if isinstance(node, ast.Name) and node.id in _REPR_NAMES:
+        return _REPR_NAMES[node.id]
+    if isinstance(node, ast.Dict):
+        return {
+            _repr_value(k) if k is not None else None: _repr_value(v)  # type: ignore[misc]
+            for k, v in zip(node.keys, node.values, strict=True)
+        }
+    if isinstance(node, ast.List | ast.Tuple | ast.Set):
+        return [_repr_value(e) for e in node.elts]
+    return ast.literal_eval(node)
+
+
+def parse_python_literal(cell: str, display: str, row: int, column: str) -> object:
+    """Parse a nested cell written as a Python repr or JSON (dict/list), without executing it.
+
+    JSON's ``true``/``false``/``null`` are accepted (tried with orjson first). Python reprs may
+    hold ``datetime.datetime(...)``, ``Timestamp(...)`` or ``UUID(...)`` calls with literal
+    arguments (as TruLens 2.x OTel-mode tables do), read as their text, and ``nan``.
 
     Raises:
-        EvidenceError: ``evidence-wrong-type`` when the cell is neither JSON nor a Python literal.
+        EvidenceError: ``evidence-wrong-type`` when the cell is neither JSON nor such a literal.
     """
     try:
         return orjson.loads(cell)
     except orjson.JSONDecodeError:
         pass
     try:
-        return ast.literal_eval(cell.strip())
+        return _repr_value(ast.parse(cell.strip(), mode="eval").body)
     except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
         raise EvidenceError(
             "evidence-wrong-type",

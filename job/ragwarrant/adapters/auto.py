@@ -11,7 +11,8 @@ schema), never its name. The rules, in order, first match wins:
 - trulens: ``app_version`` with ``record_json`` or ``<name> feedback cost in USD`` columns;
 - langsmith: ``feedback.*`` columns;
 - phoenix: ``context.span_id`` with ``context.trace_id`` (spans), or a span id column with
-  ``*_score`` / ``score`` columns (evaluations);
+  ``*_score`` / ``score`` / ``result.score`` columns (evaluations, annotations, document
+  evaluations);
 - otel: ``gen_ai.*`` / ``llm.token_count.*`` columns with ``trace_id``;
 - ragas: ``user_input`` or ``question``, with ``response``/``answer`` or
   ``retrieved_contexts``/``contexts``.
@@ -96,7 +97,9 @@ def _phoenix_rule(names: list[str], s: set[str]) -> tuple[str, str] | None:
         return "phoenix", "columns context.span_id and context.trace_id (Phoenix spans dataframe)"
     if not span_col:
         return None
-    scores = [c for c in names if c.endswith("_score")] or [c for c in names if c == "score"]
+    scores = [c for c in names if c.endswith("_score")] or [
+        c for c in names if c in ("score", "result.score")
+    ]
     if not scores:
         return None
     return "phoenix", f"column {span_col} with {', '.join(scores[:3])} (Phoenix evaluations)"

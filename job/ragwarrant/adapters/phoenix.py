@@ -27,8 +27,11 @@ that metric ``lower_is_better``). Tested against arize-phoenix 20.26.1 / arize-p
 
 from __future__ import annotations
 
+import dataclasses
+from pathlib import Path
 from typing import Any
 
+import orjson
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
@@ -210,10 +213,11 @@ def _join_spans(
     return examples, file_policies, span_col
 
 
-def _eval_keys(
+def _row_keys(
     request: AdapterRequest, table: pa.Table, notes: list[str]
 ) -> tuple[list[str], list[str], str, str]:
-    """``(policies, examples, pairing, key column)`` of an evaluations frame."""
+    """``(policies, examples, pairing, key column)`` of every row of an evaluations frame (rows
+    of one example may repeat: one per annotation or per retrieved document)."""
     source, display = request.source, request.display_path
     n = table.num_rows
     if source.pairing in ("auto", "span-join"):
@@ -234,7 +238,20 @@ def _eval_keys(
         )
     rows = list(range(1, n + 1))
     policies = resolve_policies(request, file_policies, rows, "metadata.policy of the joined span")
-    check_unique_keys(policies, examples, rows, display, key_col)
+    return policies, examples, pairing, key_col
+
+
+def _eval_keys(
+    request: AdapterRequest, table: pa.Table, notes: list[str]
+) -> tuple[list[str], list[str], str, str]:
+    """As ``_row_keys``, for a frame with one row per example.
+
+    Raises:
+        EvidenceError: ``evidence-duplicate-id`` for an example that has two rows.
+    """
+    policies, examples, pairing, key_col = _row_keys(request, table, notes)
+    rows = list(range(1, table.num_rows + 1))
+    check_unique_keys(policies, examples, rows, request.display_path, key_col)
     return policies, examples, pairing, key_col
 
 
@@ -293,7 +310,7 @@ def _score_records(
     table: pa.Table,
     keys: tuple[list[str], list[str]],
     notes: list[str],
-) -> tuple[list[Record], dict[str, str]]:
+) -> tuple[list[Record], dict[str, str], dict[str, str]]:
     """The records of a phoenix-evals ``evaluate_dataframe`` frame (``<name>_score`` cells)."""
     source, display = request.source, request.display_path
     names = table.schema.names
@@ -322,7 +339,169 @@ def _score_records(
     for metric, direction in sorted(directions.items()):
         if direction.lower() == "minimize":
             notes.append(f"{metric}: the Score says direction 'minimize' (lower is better)")
+    return records, chosen, _declared_directions(directions)
+
+
+#: ``options.document_reducer``: how DocumentEvaluations' per-document scores become one value.
+DOCUMENT_REDUCERS = ("mean", "max", "any")
+_DIRECTIONS = {"maximize": "higher_is_better", "minimize": "lower_is_better"}
+
+
+def _declared_directions(directions: dict[str, str]) -> dict[str, str]:
+    """metric → ``higher_is_better`` / ``lower_is_better`` from Phoenix's maximize/minimize."""
+    return {m: _DIRECTIONS[d.lower()] for m, d in directions.items() if d.lower() in _DIRECTIONS}
+
+
+def _annotation_records(
+    request: AdapterRequest, table: pa.Table, keys: tuple[list[str], list[str]], notes: list[str]
+) -> tuple[list[Record], dict[str, str], dict[str, str]]:
+    """Records of a long annotation frame: one row per (span, annotation_name).
+
+    ``to_annotation_dataframe`` writes ``score``; the client's ``get_span_annotations_dataframe``
+    writes ``result.score``. Each annotation name is a metric (snake_case id).
+
+    Raises:
+        EvidenceError: ``evidence-duplicate-id`` for an example annotated twice under one name;
+            as ``float_cell`` for a score that is not a number.
+    """
+    display = request.display_path
+    names = table.schema.names
+    score_col = next((c for c in ("score", "result.score") if c in names), "score")
+    require_columns(names, [score_col], display)
+    labels = column_as_string(table, "annotation_name", display, allow_null=False).to_pylist()
+    available = {a: snake_metric_id(a) for a in dict.fromkeys(labels)}
+    chosen = select_metrics(available, request.source.metrics, display)
+    meta = cells_or_nulls(table, "metadata" if "metadata" in names else None)
+    policies, examples = keys
+    records: list[Record] = []
+    first: dict[tuple[str, str, str], int] = {}
+    directions: dict[str, str] = {}
+    for i, (name, cell, m) in enumerate(
+        zip(labels, table.column(score_col).to_pylist(), meta, strict=True), start=1
+    ):
+        if name not in chosen:
+            continue
+        key = (policies[i - 1], examples[i - 1], chosen[name])
+        if key in first:
+            raise EvidenceError(
+                "evidence-duplicate-id",
+                f"{display} row {i}: example {key[1]!r} of policy {key[0]!r} is annotated "
+                f"{name!r} again (first in row {first[key]})",
+                hint="keep one annotation per span and name (e.g. filter by annotator)",
+                file=display,
+                row=i,
+                column="annotation_name",
+                expected="one annotation per example and name",
+                found=f"again (first in row {first[key]})",
+            )
+        first[key] = i
+        if isinstance(m, dict) and m.get("direction"):
+            directions[chosen[name]] = str(m["direction"])
+        records.append((*key, *float_cell(cell, display, i, score_col), i))
+    notes.append(f"shape: Phoenix annotations, long layout (annotation_name, {score_col})")
+    return records, chosen, _declared_directions(directions)
+
+
+def _reduce_documents(values: list[float | None], how: str) -> Cell:
+    if any(v is None for v in values):
+        return None, "null"
+    present = [v for v in values if v is not None]
+    if how == "mean":
+        return sum(present) / len(present), None
+    if how == "max":
+        return max(present), None
+    return (1.0 if any(v > 0 for v in present) else 0.0), None
+
+
+def _document_reducer(request: AdapterRequest) -> str:
+    how = request.source.options.get("document_reducer")
+    if how not in DOCUMENT_REDUCERS:
+        raise EvidenceError(
+            "evidence-reducer-needed",
+            f"{request.display_path} holds Phoenix DocumentEvaluations (one row per retrieved "
+            "document); say how they become one value per example",
+            hint="set options.document_reducer to mean, max or any (any: 1 when some "
+            "document scores above 0)",
+            file=request.display_path,
+            column="document_position",
+            expected="options.document_reducer: mean | max | any",
+            found=str(how) if how is not None else "nothing",
+        )
+    return str(how)
+
+
+_METADATA_FAILURES: tuple[type[BaseException], ...] = (
+    *READER_FAILURES,
+    KeyError,
+    TypeError,
+    orjson.JSONDecodeError,
+)
+
+
+def _eval_name(path: Path) -> str | None:
+    """The ``eval_name`` Phoenix's ``Evaluations.save`` writes into the Parquet metadata."""
+    try:
+        meta = pq.read_schema(path).metadata or {}
+        return str(orjson.loads(meta[b"arize"])["eval_name"])
+    except _METADATA_FAILURES:
+        return None
+
+
+def _document_records(
+    request: AdapterRequest, table: pa.Table, keys: tuple[list[str], list[str]], notes: list[str]
+) -> tuple[list[Record], dict[str, str]]:
+    """Records of DocumentEvaluations: per-document scores reduced per example.
+
+    Raises:
+        EvidenceError: ``evidence-reducer-needed`` without ``options.document_reducer``; as
+            ``column_as_float`` for a score that is not a number.
+    """
+    display = request.display_path
+    how = _document_reducer(request)
+    require_columns(table.schema.names, ["score"], display)
+    name = _eval_name(request.path) if request.source.format == "parquet" else None
+    available = {"score": snake_metric_id(name) if name else "score"}
+    if name:
+        available = {name: snake_metric_id(name)}
+    chosen = select_metrics(available, request.source.metrics, display)
+    metric = next(iter(chosen.values()))
+    values, _ = column_as_float(table, "score", display)
+    groups: dict[tuple[str, str], tuple[int, list[float | None]]] = {}
+    for i, v in enumerate(values.to_pylist(), start=1):
+        key = (keys[0][i - 1], keys[1][i - 1])
+        groups.setdefault(key, (i, []))[1].append(v)
+    records: list[Record] = [
+        (p, e, metric, *_reduce_documents(vs, how), row) for (p, e), (row, vs) in groups.items()
+    ]
+    notes.append(
+        f"shape: Phoenix DocumentEvaluations ({table.num_rows} documents reduced to "
+        f"{len(groups)} examples by {how})"
+    )
     return records, chosen
+
+
+def _shape_records(
+    request: AdapterRequest, table: pa.Table, notes: list[str]
+) -> tuple[list[Record], dict[str, str], dict[str, str], tuple[list[str], list[str], str]]:
+    """Records, chosen metrics, declared directions and keys of any evaluations shape."""
+    names = table.schema.names
+    if "annotation_name" in names or "document_position" in names:
+        policies, examples, pairing, _ = _row_keys(request, table, notes)
+        keys = (policies, examples)
+        if "annotation_name" in names:
+            records, chosen, directions = _annotation_records(request, table, keys, notes)
+        else:
+            records, chosen = _document_records(request, table, keys, notes)
+            directions = {}
+        return records, chosen, directions, (policies, examples, pairing)
+    policies, examples, pairing, _ = _eval_keys(request, table, notes)
+    if not any(c.endswith("_score") and c != "score" for c in names):
+        records, chosen = _legacy_records(request, table, (policies, examples))
+        notes.append("shape: legacy SpanEvaluations (label, score, explanation)")
+        directions = {}
+    else:
+        records, chosen, directions = _score_records(request, table, (policies, examples), notes)
+    return records, chosen, directions, (policies, examples, pairing)
 
 
 def _load_evaluations(request: AdapterRequest) -> AdapterResult:
@@ -330,14 +509,10 @@ def _load_evaluations(request: AdapterRequest) -> AdapterResult:
     table = read_table(request.path, source.format, display)
     names = table.schema.names
     n = table.num_rows
-    legacy = not any(c.endswith("_score") and c != "score" for c in names)
     notes: list[str] = []
-    policies, examples, pairing, _ = _eval_keys(request, table, notes)
-    if legacy:
-        records, chosen = _legacy_records(request, table, (policies, examples))
-        notes.append("shape: legacy SpanEvaluations (label, score, explanation)")
-    else:
-        records, chosen = _score_records(request, table, (policies, examples), notes)
+    records, chosen, directions, (policies, examples, pairing) = _shape_records(
+        request, table, notes
+    )
     texts = None
     if "input" in names and "output" in names:
         texts = make_texts(
@@ -348,7 +523,7 @@ def _load_evaluations(request: AdapterRequest) -> AdapterResult:
             [None] * n,
             display=display,
         )
-    return tool_result(
+    result = tool_result(
         request,
         adapter="phoenix",
         tool=TOOL,
@@ -359,6 +534,7 @@ def _load_evaluations(request: AdapterRequest) -> AdapterResult:
         notes=notes,
         texts=texts,
     )
+    return dataclasses.replace(result, directions=directions)
 
 
 def _is_spans_file(request: AdapterRequest) -> bool:

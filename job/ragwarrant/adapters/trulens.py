@@ -21,6 +21,7 @@ with ``options.include_operational: true``. Tested against trulens 2.16.0.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import pyarrow as pa
@@ -79,8 +80,18 @@ FIXED_COLUMNS = frozenset(
         "total_tokens",
         "total_cost",
         "cost_currency",
+        # TruLens 2.x OTel mode (the default): record-level bookkeeping, never feedback
+        "input_id",
+        "eval_cost",
+        "eval_cost_snowflake",
+        "num_events",
+        "sampled",
+        "sample_rate",
+        "eval_decision_reason",
+        "is_match",
     }
 )
+DIRECTION_SUFFIX = " direction"
 
 
 def _meta_ids(table: pa.Table, key: str, display: str) -> list[str] | None:
@@ -157,7 +168,7 @@ def _available(request: AdapterRequest, table: pa.Table) -> tuple[dict[str, str]
         c
         for c in names
         if c not in FIXED_COLUMNS
-        and not c.endswith((COST_SUFFIX, CALLS_SUFFIX))
+        and not c.endswith((COST_SUFFIX, CALLS_SUFFIX, DIRECTION_SUFFIX))
         and c not in (source.columns.policy_id, source.columns.example_id)
     ]
     skipped = [c for c in feedback if not looks_numeric_column(table, c)]
@@ -202,6 +213,23 @@ def _metric_values(
         if k:
             notes.append(f"{k} record(s) with latency 0 (not measured) count as missing")
     return values, reason
+
+
+def _directions(table: pa.Table, chosen: dict[str, str]) -> dict[str, str]:
+    """metric → direction from the OTel-mode ``<name> direction`` columns (True: higher is
+    better), when every row that says something says the same."""
+    out = {}
+    for col, metric in chosen.items():
+        dcol = f"{col}{DIRECTION_SUFFIX}"
+        if dcol not in table.schema.names:
+            continue
+        said = {str(v).strip().lower() for v in table.column(dcol).to_pylist() if v is not None}
+        said -= {"", "none", "nan"}
+        if said == {"true"}:
+            out[metric] = "higher_is_better"
+        elif said == {"false"}:
+            out[metric] = "lower_is_better"
+    return out
 
 
 def load(request: AdapterRequest) -> AdapterResult:
@@ -251,7 +279,7 @@ def load(request: AdapterRequest) -> AdapterResult:
             [None] * n,
             display=display,
         )
-    return tool_result(
+    result = tool_result(
         request,
         adapter="trulens",
         tool=TOOL,
@@ -262,3 +290,4 @@ def load(request: AdapterRequest) -> AdapterResult:
         notes=notes,
         texts=texts,
     )
+    return dataclasses.replace(result, directions=_directions(table, chosen))
