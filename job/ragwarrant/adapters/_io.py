@@ -928,6 +928,24 @@ def input_dir_of(path: Path, relative: str, display: str) -> Path:
     return path.parents[len(parts) - 1]
 
 
+def _check_distinct_ids(available: dict[str, str], display: str) -> None:
+    """Refuse two metric names that become one id (``Faithfulness`` and ``faithfulness``)."""
+    seen: dict[str, str] = {}
+    for name, metric in available.items():
+        other = seen.setdefault(metric, name)
+        if other != name:
+            raise EvidenceError(
+                "evidence-metric-ambiguous",
+                f"{display}: metrics {other!r} and {name!r} differ only in case or punctuation "
+                f"and both become {metric!r}",
+                hint="rename one of them in the export; which one is meant cannot be told",
+                file=display,
+                column=name,
+                expected="metric names that stay distinct as snake_case ids",
+                found=f"{other!r} and {name!r}",
+            )
+
+
 def select_metrics(
     available: dict[str, str], wanted: dict[str, str], display: str
 ) -> dict[str, str]:
@@ -942,8 +960,10 @@ def select_metrics(
         original name → canonical metric id.
 
     Raises:
-        EvidenceError: ``evidence-missing-column`` for a wanted metric the file does not hold.
+        EvidenceError: ``evidence-missing-column`` for a wanted metric the file does not hold;
+            ``evidence-metric-ambiguous`` for two names with the same id.
     """
+    _check_distinct_ids(available, display)
     if not wanted:
         return dict(available)
     by_id = {v: k for k, v in available.items()}

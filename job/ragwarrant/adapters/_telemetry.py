@@ -100,7 +100,9 @@ def check_operational_evidence(
         evidence: canonical evidence rows of one source.
         metric_names: the provenance's original column → metric id, to name the column.
         operational: the contract's operational metric ids (plus any id ending in ``_usd``,
-            ``_ms``, ``_tokens`` or ``_calls`` is an amount).
+            ``_ms``, ``_tokens`` or ``_calls`` is an amount). The sign of a declared metric is
+            left to its declared range (``min_value``, the value-range gate); every amount is
+            checked for an uninstrumented arm.
 
     Raises:
         EvidenceError: ``evidence-negative-value`` / ``evidence-non-finite`` naming row, arm
@@ -117,8 +119,10 @@ def check_operational_evidence(
         column = _column_of(metric, metric_names)
         sel = metrics == metric
         v = values[sel]
+        # a contract-declared operational metric has its own declared range (the value-range
+        # and non-finite gates); an undeclared amount (tokens, judge cost) is checked here
         bad = ~np.isnan(v) & (~np.isfinite(v) | (v < 0))
-        if bad.any():
+        if metric not in operational and bad.any():
             i = int(np.flatnonzero(bad)[0])
             what = "not finite" if not np.isfinite(v[i]) else "negative"
             raise EvidenceError(

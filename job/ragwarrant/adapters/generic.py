@@ -231,16 +231,37 @@ def _telemetry_batches(request: AdapterRequest, wanted: list[str]) -> Iterator[p
     return iter(table.select(wanted).to_batches())
 
 
+def _nonnegative_columns(request: AdapterRequest) -> set[str]:
+    """Value columns whose per-request values cannot be negative: those reduced into a metric
+    the contract does not give a negative ``min_value`` (costs, latencies are >= 0)."""
+    floor = {m.id: m.min_value for m in request.contract.operational_metrics}
+    out = set()
+    for metric, r in request.source.reduce.items():
+        declared = floor.get(metric, 0.0)
+        if r.column and declared is not None and declared >= 0:
+            out.add(r.column)
+    return out
+
+
 def _partial(
-    t: pa.Table, source: EvidenceSource, value_cols: list[str], display: str, offset: int
+    t: pa.Table,
+    source: EvidenceSource,
+    value_cols: list[str],
+    at: tuple[str, int, set[str]],
 ) -> pa.Table:
-    """One batch grouped by its keys: first row, counts, and sum/max/count of each value."""
+    """One batch grouped by its keys: first row, counts, and sum/max/count of each value.
+
+    Args:
+        at: (display, rows before the batch, the columns refused when negative).
+    """
+    display, offset, nonnegative = at
     try:
         key_arrays = _telemetry_keys(t, source, display)
         data = dict(key_arrays)
         for c in value_cols:
             values, reason = column_as_float(t, c, display)
-            check_request_values(values, key_arrays["policy_id"], c, display)
+            if c in nonnegative:
+                check_request_values(values, key_arrays["policy_id"], c, display)
             data[f"v:{c}"] = values
             data[f"m:{c}"] = pc.cast(pc.is_valid(reason), pa.int64())
     except EvidenceError as exc:
@@ -301,11 +322,12 @@ def _load_telemetry(request: AdapterRequest) -> AdapterResult:
     source = request.source
     display = request.display_path
     wanted, value_cols = _telemetry_columns(source)
+    nonnegative = _nonnegative_columns(request)
     partials: list[pa.Table] = []
     rows_read = 0
     for batch in _telemetry_batches(request, wanted):
         t = pa.Table.from_batches([batch])
-        partials.append(_partial(t, source, value_cols, display, rows_read))
+        partials.append(_partial(t, source, value_cols, (display, rows_read, nonnegative)))
         rows_read += t.num_rows
     final, group_keys = _merge(partials, value_cols)
     n = final.num_rows

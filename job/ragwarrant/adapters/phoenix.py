@@ -69,7 +69,7 @@ from ragwarrant.adapters.otel import (
     load_spans,
     no_example_attribute,
 )
-from ragwarrant.contract import resolve_inside
+from ragwarrant.contract import is_readable_file, resolve_inside
 from ragwarrant.errors import EvidenceError
 
 __all__ = ["load", "span_index"]
@@ -188,6 +188,16 @@ def _join_spans(
     assert span_col is not None
     spans_rel = _spans_option(request)
     spans_path = resolve_inside(input_dir_of(request.path, source.path, display), spans_rel)
+    if not is_readable_file(spans_path):
+        raise EvidenceError(
+            "evidence-spans-missing",
+            f"{display}: options.spans names {spans_rel}, which is not a readable file in the "
+            "input directory",
+            hint="copy the spans export of the same run there, or fix options.spans",
+            file=display,
+            expected=f"a spans file at {spans_rel}",
+            found="no such file",
+        )
     index = span_index(spans_path, spans_rel, _span_fields(request))
     span_ids = column_as_string(table, span_col, display, allow_null=False).to_pylist()
     examples: list[str] = []
