@@ -772,36 +772,48 @@ def reduce_spans(
 _INT = re.compile(r"[+-]?\d+", re.A)
 
 
+def _int64(raw: Any) -> int:
+    if isinstance(raw, bool) or not (
+        isinstance(raw, int) or (isinstance(raw, str) and _INT.fullmatch(raw))
+    ):
+        raise ValueError("intValue")  # int64 arrives as a JSON string of digits
+    return int(raw)
+
+
+def _double(raw: Any) -> float:
+    if isinstance(raw, bool) or not isinstance(raw, int | float | str):
+        raise ValueError("doubleValue")
+    return float(raw)
+
+
+def _array(raw: Any) -> str:
+    return orjson.dumps([_any_value(x) for x in (raw or {}).get("values", [])]).decode()
+
+
+def _kvlist(raw: Any) -> str:
+    items = (raw or {}).get("values", [])
+    return orjson.dumps({x["key"]: _any_value(x.get("value", {})) for x in items}).decode()
+
+
+#: OTLP ``AnyValue`` field → its reader, in the order they are looked for.
+_ANY_VALUE: tuple[tuple[str, Any], ...] = (
+    ("stringValue", lambda raw: raw),
+    ("intValue", _int64),
+    ("doubleValue", _double),
+    ("boolValue", bool),
+    ("arrayValue", _array),
+    ("kvlistValue", _kvlist),
+)
+
+
 def _any_value(v: dict[str, Any]) -> Any:
-    """The Python value of an OTLP ``AnyValue``.
+    """The Python value of an OTLP ``AnyValue`` (arrays and key-value lists as JSON text).
 
     Raises:
         ValueError: naming the ``AnyValue`` field that does not hold its type (``intValue`` is an
             int64 written as a JSON string or number, never ``"291.0"``).
     """
-    if "stringValue" in v:
-        return v["stringValue"]
-    if "intValue" in v:
-        raw = v["intValue"]
-        if isinstance(raw, bool) or not (
-            isinstance(raw, int) or (isinstance(raw, str) and _INT.fullmatch(raw))
-        ):
-            raise ValueError("intValue")  # int64 arrives as a JSON string of digits
-        return int(raw)
-    if "doubleValue" in v:
-        raw = v["doubleValue"]
-        if isinstance(raw, bool) or not isinstance(raw, int | float | str):
-            raise ValueError("doubleValue")
-        return float(raw)
-    if "boolValue" in v:
-        return bool(v["boolValue"])
-    if "arrayValue" in v:
-        values = (v["arrayValue"] or {}).get("values", [])
-        return orjson.dumps([_any_value(x) for x in values]).decode()
-    if "kvlistValue" in v:
-        items = (v["kvlistValue"] or {}).get("values", [])
-        return orjson.dumps({x["key"]: _any_value(x.get("value", {})) for x in items}).decode()
-    return None
+    return next((read(v[key]) for key, read in _ANY_VALUE if key in v), None)
 
 
 def _attributes(items: Any, at: tuple[str, int, str]) -> dict[str, Any]:

@@ -9,7 +9,9 @@ writes, next to them:
 - phoenix_shapes_expected.json: the library's own reading of both (``DocumentEvaluations.load``
   reduced per span with mean / max / any, and the annotation frame's scores).
 """
-import json, sys
+
+import json
+import sys
 from pathlib import Path
 
 import pandas as pd
@@ -29,12 +31,20 @@ for policy in ("baseline", "candidate"):
     gold = {trace_of[s]: set(g) for s, g in zip(evals.index, evals["gold_ids"])}
     rows = []
     retr = spans[spans["attributes.openinference.span.kind"] == "RETRIEVER"]
-    for span_id, trace, docs in zip(retr["context.span_id"], retr["context.trace_id"], retr["attributes.retrieval.documents"]):
+    for span_id, trace, docs in zip(
+        retr["context.span_id"], retr["context.trace_id"], retr["attributes.retrieval.documents"]
+    ):
         for pos, doc in enumerate(list(docs) if docs is not None else []):
             hit = doc.get("document.id") in gold.get(trace, set())
-            rows.append({"context.span_id": span_id, "document_position": pos,
-                         "score": 1.0 if hit else 0.0, "label": "relevant" if hit else "irrelevant",
-                         "explanation": "gold passage" if hit else "not a gold passage"})
+            rows.append(
+                {
+                    "context.span_id": span_id,
+                    "document_position": pos,
+                    "score": 1.0 if hit else 0.0,
+                    "label": "relevant" if hit else "irrelevant",
+                    "explanation": "gold passage" if hit else "not a gold passage",
+                }
+            )
     de = DocumentEvaluations(eval_name="relevance", dataframe=pd.DataFrame(rows))
     eid = de.save(d)
     out = d / f"phoenix_document_evaluations_relevance_{policy}.parquet"
@@ -43,10 +53,23 @@ for policy in ("baseline", "candidate"):
     df = pd.read_parquet(out)  # what DocumentEvaluations.load reads back (same file)
     g = df.groupby("context.span_id")["score"]
     expected[policy] = {
-        "annotations": {f"{s}|{n}": v for s, n, v in zip(ann["context.span_id"] if "context.span_id" in ann else ann.iloc[:, 0], ann["annotation_name"], ann["score"])},
+        "annotations": {
+            f"{s}|{n}": v
+            for s, n, v in zip(
+                ann["context.span_id"] if "context.span_id" in ann else ann.iloc[:, 0],
+                ann["annotation_name"],
+                ann["score"],
+            )
+        },
         "documents_mean": g.mean().to_dict(),
         "documents_max": g.max().to_dict(),
         "documents_any": (g.max() > 0).astype(float).to_dict(),
         "annotation_columns": ann.columns.tolist(),
     }
-json.dump(expected, open(root / "phoenix_shapes_expected.json", "w"), indent=1, sort_keys=True, default=str)
+json.dump(
+    expected,
+    open(root / "phoenix_shapes_expected.json", "w"),
+    indent=1,
+    sort_keys=True,
+    default=str,
+)
