@@ -456,6 +456,24 @@ def fuzz(n: int, seed: int, log: Callable[[str], None] = print) -> dict[str, Tal
     return tallies
 
 
+#: The preamble of docs/fuzz.md (what is measured and how to reproduce it).
+DOC_HEADER = """# Fuzzing the evidence boundary
+
+`bench/fuzz.py` mutates the shipped examples' evidence and `tests/data/exports/` with a seeded
+mutator (bit flips, truncation, spliced junk, re-encoding, and structure-aware changes: column
+renames with white space, duplicated columns, dropped columns, cell and column type swaps, NaN,
+inf, negative and zero values, millisecond timestamps, JSON keys renamed or retyped, bit flips in
+checksummed Parquet) and reads each input with `ragwarrant.adapters.load_source`. A *crash* is any
+exception other than `EvidenceError` (exit 70 in the job); an *accepted defect* is an input read
+without error although the mutation is one the boundary must refuse (a negative, non-finite or
+all-zero cost, latency or token value of a telemetry source, a duplicated or white-space header).
+
+Reproduce: `.venv/bin/python bench/fuzz.py --n 10000 --seed 0 --markdown docs/fuzz.md`
+(the tests run 200 inputs). Before this harness, 3,200 mutated inputs gave 79 crashes (issue 11).
+
+"""
+
+
 def markdown(tallies: dict[str, Tally], n: int, seed: int, seconds: float) -> str:
     """The results as a Markdown table, with the distinct crash causes."""
     lines = [
@@ -492,7 +510,7 @@ def main(argv: list[str] | None = None) -> int:
     text = markdown(tallies, args.n, args.seed, time.perf_counter() - t0)
     print(text)
     if args.markdown:
-        args.markdown.write_text(text, encoding="utf-8")
+        args.markdown.write_text(DOC_HEADER + text, encoding="utf-8")
     bad = sum(t.crash + t.accepted_defect for t in tallies.values())
     return 1 if bad else 0
 
