@@ -15,6 +15,9 @@ case into ``judge_cost_usd``, never into the application's cost. The application
 ``latency_ms``, ``input_tokens``, ``output_tokens`` only when ``options.include_operational``
 is true (telemetry is usually the better source for them).
 
+Errors name the test case (``row``, counting from 1) and the JSON pointer of the offending value
+(``column``, e.g. ``/testCases/2/metricsData/0/score``).
+
 Example id (``pairing: id-column``): ``columns.example_id`` as a path into the test case
 (``name``, or ``metadata.<key>``); by default ``metadata.example_id`` if present, else the test
 case ``name`` unless it is DeepEval's positional default ``test_case_<n>``, in which case the
@@ -309,33 +312,58 @@ def _available(
 Cell = tuple[float | None, str | None]
 
 
-def _metric_cell(m: dict[str, Any] | None, name: str, display: str, i: int) -> Cell:
+#: Where each shape keeps its test cases, as a JSON pointer.
+_CASES_POINTER = {
+    "latest_test_run (testRunData)": "/testRunData/testCases",
+    "EvaluationResult.model_dump": "/test_results",
+    "test_run (results folder)": "/testCases",
+}
+
+
+def _metric_pointer(case: dict[str, Any], m: dict[str, Any], case_ptr: str, field: str) -> str:
+    """The JSON pointer of ``m[field]``, ``m`` being one of the case's metric results."""
+    key = "metricsData" if "metricsData" in case else "metrics_data"
+    j = next((k for k, x in enumerate(case.get(key) or []) if x is m), 0)
+    return f"{case_ptr}/{key}/{j}/{field}"
+
+
+def _metric_cell(case: dict[str, Any], m: dict[str, Any] | None, at: tuple[str, int, str]) -> Cell:
+    display, i, case_ptr = at
     if m is None:
         return None, "absent"
     if m.get("error") not in (None, ""):
         return None, "error"
     if "score" not in m:
         return None, "absent"
-    return float_cell(m["score"], display, i, f"metricsData[{name!r}].score")
+    return float_cell(m["score"], display, i, _metric_pointer(case, m, case_ptr, "score"))
 
 
-def _judge_cost_cell(by_name: dict[str, dict[str, Any]], display: str, i: int) -> Cell:
-    costs = [_get(m, "evaluationCost", "evaluation_cost") for m in by_name.values()]
-    present = [c for c in costs if c is not None]
-    if not present:
+def _judge_cost_cell(
+    case: dict[str, Any], by_name: dict[str, dict[str, Any]], at: tuple[str, int, str]
+) -> Cell:
+    display, i, case_ptr = at
+    parsed = []
+    for m in by_name.values():
+        field = "evaluationCost" if "evaluationCost" in m else "evaluation_cost"
+        cost = m.get(field)
+        if cost is not None:
+            pointer = _metric_pointer(case, m, case_ptr, field)
+            parsed.append(float_cell(cost, display, i, pointer))
+    if not parsed:
         return None, "absent"
-    parsed = [float_cell(c, display, i, "metricsData[].evaluationCost") for c in present]
     bad = next((r for v, r in parsed if v is None), None)
     if bad is not None:
         return None, bad
     return sum(v for v, _ in parsed if v is not None), None
 
 
-def _operational_cell(case: dict[str, Any], name: str, display: str, i: int) -> Cell:
+def _operational_cell(case: dict[str, Any], name: str, at: tuple[str, int, str]) -> Cell:
+    display, i, case_ptr = at
     camel, snake, _, scale = next(o for o in _OPERATIONAL if o[0] == name)
     if camel not in case and snake not in case:
         return None, "absent"
-    v, r = float_cell(_get(case, camel, snake), display, i, camel)
+    field = camel if camel in case else snake
+    v, r = float_cell(case[field], display, i, f"{case_ptr}/{field}")
     return (v * scale if v is not None else None), r
 
 
@@ -394,16 +422,18 @@ def load(request: AdapterRequest) -> AdapterResult:
 
     records: list[Record] = []
     errors = 0
+    base = _CASES_POINTER[shape]
     for i, (case, by_name) in enumerate(zip(cases, per_case, strict=True), start=1):
         p, e = policies[i - 1], examples[i - 1]
+        at = (display, i, f"{base}/{i - 1}")
         for name, metric in chosen.items():
             if name in available:
-                cell = _metric_cell(by_name.get(name), name, display, i)
+                cell = _metric_cell(case, by_name.get(name), at)
                 errors += cell[1] == "error"
             elif name == "evaluationCost":
-                cell = _judge_cost_cell(by_name, display, i)
+                cell = _judge_cost_cell(case, by_name, at)
             else:
-                cell = _operational_cell(case, name, display, i)
+                cell = _operational_cell(case, name, at)
             records.append((p, e, metric, cell[0], cell[1], i))
     return tool_result(
         request,
