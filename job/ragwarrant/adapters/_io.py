@@ -176,7 +176,7 @@ def iter_json_lines(
                     file=display,
                     row=lineno,
                     expected=expected,
-                    found=line[:40].decode("utf-8", "replace"),
+                    found=str(exc),  # the parser's position, never the line's (private) text
                 ) from exc
             yield lineno, obj
 
@@ -500,6 +500,12 @@ def snake_metric_id(name: str) -> str:
     return _SNAKE_RE.sub("_", lowered).strip("_")
 
 
+def _shape_of(text: str) -> str:
+    """What a text cell looks like without quoting it (cells hold private question text)."""
+    first = text.lstrip()[:1]
+    return f"{len(text)} characters starting with {first!r}" if first else "blank text"
+
+
 def parse_list_literal(cell: object, display: str, row: int, column: str) -> list[str] | None:
     """Parse a list cell: a Python repr (``"['a', 'b']"``, as pandas writes lists to CSV), a JSON
     array, or an already-parsed list. Empty and null cells give ``None``.
@@ -529,7 +535,7 @@ def parse_list_literal(cell: object, display: str, row: int, column: str) -> lis
                 row=row,
                 column=column,
                 expected="a list literal",
-                found=repr(text[:40]),
+                found=_shape_of(text),
             ) from None
     else:
         items = cell
@@ -543,7 +549,7 @@ def parse_list_literal(cell: object, display: str, row: int, column: str) -> lis
             row=row,
             column=column,
             expected="a list of strings",
-            found=repr(str(cell)[:40]),
+            found=_shape_of(str(cell)),
         )
     return items
 
@@ -618,7 +624,7 @@ def parse_python_literal(cell: str, display: str, row: int, column: str) -> obje
             row=row,
             column=column,
             expected="a JSON or Python literal",
-            found=repr(cell[:40]),
+            found=_shape_of(cell),
         ) from None
 
 
