@@ -232,3 +232,16 @@ def test_deepeval_metric_names_differing_in_case(make_request, exports, tmp_path
     err = _error(make_request(path, adapter="deepeval", policy="baseline"))
     assert err.code == "evidence-metric-ambiguous"
     assert repr(twin["name"]) in err.message
+
+
+def test_json_metric_name_with_trailing_space(make_request, exports, tmp_path) -> None:
+    """A DeepEval metric named 'Token F1 ' does not silently become token_f1."""
+    data = json.loads((exports / DEEPEVAL).read_text(encoding="utf-8"))
+    for case in data["testCases"]:
+        for m in case["metricsData"]:
+            if m["name"] == "Token F1":
+                m["name"] = "Token F1 "
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    err = _error(make_request(path, adapter="deepeval", policy="baseline"))
+    assert (err.code, err.column) == ("evidence-header-invisible", "Token F1<U+0020>")

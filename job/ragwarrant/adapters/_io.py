@@ -967,8 +967,11 @@ def select_metrics(
 
     Raises:
         EvidenceError: ``evidence-missing-column`` for a wanted metric the file does not hold;
-            ``evidence-metric-ambiguous`` for two names with the same id.
+            ``evidence-metric-ambiguous`` for two names with the same id;
+            ``evidence-header-invisible`` for a name with white space or invisible characters
+            at its edges (``'Token F1 '`` never matches ``Token F1``).
     """
+    check_header(list(available), display)  # metric names from JSON keys are headers too
     _check_distinct_ids(available, display)
     if not wanted:
         return dict(available)
