@@ -21,8 +21,8 @@ from pathlib import Path
 from ragwarrant.contract import ReleaseContract
 from ragwarrant.contract import load_contract as _load_contract
 from ragwarrant.errors import RagwarrantError
-from ragwarrant.pipeline import record_error, run_job
 from ragwarrant.outputs import Decision
+from ragwarrant.pipeline import record_error, run_job
 
 __all__ = ["decide", "load_contract"]
 

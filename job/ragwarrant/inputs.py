@@ -16,11 +16,12 @@ import yaml
 
 from ragwarrant.adapters import AdapterResult, load_source
 from ragwarrant.contract import (
+    ContractSource,
     PolicyRef,
     ReleaseContract,
     find_contract,
     is_readable_file,
-    load_contract,
+    load_contract_source,
     load_policy_config,
     resolve_inside,
 )
@@ -46,6 +47,7 @@ class Inputs:
         checks: validation checks made while reading.
         unresolved: descriptions of contract references that do not resolve to a readable file.
         unreadable: (source id, error) of each evidence source its adapter refused.
+        source: the contract with its line map, for located run-time contract messages.
     """
 
     contract: ReleaseContract
@@ -58,6 +60,7 @@ class Inputs:
     checks: list[ValidationCheck] = field(default_factory=list)
     unresolved: list[str] = field(default_factory=list)
     unreadable: list[tuple[str, EvidenceError]] = field(default_factory=list)
+    source: ContractSource | None = None
 
 
 def check_input_dir(input_dir: Path) -> None:
@@ -93,10 +96,15 @@ def _digest(path: Path, relative: str) -> FileDigest:
 
 def _read_contract(input_dir: Path) -> Inputs:
     contract_file = find_contract(input_dir)
-    contract = load_contract(contract_file)
+    source = load_contract_source(contract_file)
     contract_bytes = contract_file.read_bytes()
     sha = sha256_bytes(contract_bytes)
-    inputs = Inputs(contract=contract, contract_path=contract_file.name, contract_sha256=sha)
+    inputs = Inputs(
+        contract=source.contract,
+        contract_path=contract_file.name,
+        contract_sha256=sha,
+        source=source,
+    )
     inputs.digests.append(
         FileDigest(path=contract_file.name, sha256=sha, bytes=len(contract_bytes))
     )
