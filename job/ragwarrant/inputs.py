@@ -8,6 +8,8 @@ refused them, for the run-level gates (``gates.run``) to report.
 from __future__ import annotations
 
 import os
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -155,8 +157,9 @@ def _unreadable_check(source_id: str, source_path: str, exc: EvidenceError) -> V
     )
 
 
-def _read_evidence(inputs: Inputs, input_dir: Path) -> None:
+def _read_evidence(inputs: Inputs, input_dir: Path, on_progress: Callable[..., None]) -> None:
     for source in inputs.contract.evidence:
+        started = time.perf_counter()
         path = resolve_inside(input_dir, source.path)
         if not is_readable_file(path):
             inputs.unresolved.append(f"evidence {source.path} ({source.id})")
@@ -170,6 +173,13 @@ def _read_evidence(inputs: Inputs, input_dir: Path) -> None:
             inputs.unreadable.append((source.id, exc))
             continue
         inputs.results.append(result)
+        on_progress(
+            "source_read",
+            source_id=source.id,
+            adapter=result.provenance.adapter,
+            rows=result.provenance.rows_read,
+            elapsed_s=round(time.perf_counter() - started, 3),
+        )
         inputs.checks.append(
             ValidationCheck(
                 id=f"evidence-readable:{source.id}",
@@ -183,8 +193,11 @@ def _read_evidence(inputs: Inputs, input_dir: Path) -> None:
         )
 
 
-def read_inputs(input_dir: Path) -> Inputs:
+def read_inputs(input_dir: Path, on_progress: Callable[..., None] | None = None) -> Inputs:
     """Read the contract, the policy configs and the evidence sources of ``input_dir``.
+
+    ``on_progress`` receives ``("source_read", source_id=, adapter=, rows=, elapsed_s=)`` after
+    each evidence source is read.
 
     Raises:
         ContractError: no contract, or one that does not validate (exit 78).
@@ -194,7 +207,7 @@ def read_inputs(input_dir: Path) -> Inputs:
     contract = inputs.contract
     for policy in [contract.baseline, *contract.candidates]:
         _read_config(inputs, input_dir, policy)
-    _read_evidence(inputs, input_dir)
+    _read_evidence(inputs, input_dir, on_progress or (lambda event, **fields: None))
     inputs.checks += [
         ValidationCheck(
             id="contract-reference",

@@ -17,6 +17,7 @@ the ERROR decision); a decision of any class is a returned value.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -237,7 +238,18 @@ def _decide(inputs: Inputs, run_gates: list[GateResult], emit: Emit) -> _Decided
     candidates = known[1:]
     plan = plan_tests(candidates, scopes.development, evaluate, contract)
     conf_name = scopes.confirmatory_name
-    evaluations = {p: evaluate(p, scopes.confirmatory, conf_name) for p in plan.to_test}
+    evaluations: dict[str, CandidateEvaluation] = {}
+    for i, p in enumerate(plan.to_test, start=1):
+        started = time.perf_counter()
+        evaluations[p] = evaluate(p, scopes.confirmatory, conf_name)
+        emit(
+            "candidate_evaluated",
+            policy_id=p,
+            index=i,
+            of=len(plan.to_test),
+            gates=len(evaluations[p].gates),
+            elapsed_s=round(time.perf_counter() - started, 3),
+        )
     emit("gates_evaluated", candidates=len(plan.to_test))
     extra = multiplicity_gates(plan, evaluations, contract.statistics.alpha)
     ceiling = gate_claim_ceiling(contract.evidence_class, contract.promotion_min_class)
@@ -332,7 +344,11 @@ def run_job(
         input_dir: the mounted inputs (read only; never written).
         output_dir: where the four output files are written (atomically, manifest last), then
             ``decision.intoto.json`` (not listed in the manifest, which it attests).
-        on_stage: optional callback ``(event, **fields)`` for progress events.
+        on_stage: optional callback ``(event, **fields)`` for progress events: ``source_read``
+            per evidence source (``source_id, adapter, rows, elapsed_s``), ``inputs_read``,
+            ``evidence_indexed``, ``candidate_evaluated`` per confirmatory candidate
+            (``policy_id, index, of, gates, elapsed_s``), ``gates_evaluated``,
+            ``ledger_appended``, ``run_finished``. Default: each is logged (structlog).
         ledger: an append-only evidence ledger that receives one entry for this run.
         signing_key: an Ed25519 private key (PEM) that signs the attestation as a DSSE envelope.
 
@@ -348,7 +364,7 @@ def run_job(
     selftest = require_selftest()  # an unproven engine decides nothing: InternalError, exit 70
     check_directories(input_dir, output_dir)
     private_key = load_private_key(signing_key) if signing_key is not None else None  # 66 early
-    inputs = read_inputs(input_dir)
+    inputs = read_inputs(input_dir, emit)
     run_gates = _run_gates(inputs)
     run_id = _run_id(started_at, inputs.contract_sha256)
     emit(
