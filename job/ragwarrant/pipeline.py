@@ -147,11 +147,18 @@ def _contract_evidence_gates(inputs: Inputs, index: EvidenceIndex) -> list[GateR
     observed, non_binary = evidence_scope.observed_values(
         index, [m.id for m in contract.quality_metrics]
     )
+    outside = [
+        f"first value of {m.id!r} outside [{m.scale[0]:g}, {m.scale[1]:g}]: {where}"
+        for m in contract.quality_metrics
+        if (where := evidence_scope.first_outside(index, m.id, *m.scale)) is not None
+    ]
     found = {
         "policy-ids": check_policy_ids(contract, index.policies(), source=source),
         "splits": check_splits_declared(contract, index.split_labels, source=source),
         "scales": check_scales(contract, observed, non_binary=non_binary, source=source),
     }
+    if found["scales"]:
+        found["scales"] += outside
     gates = [gate_contract_evidence(check, messages) for check, messages in found.items()]
     return [g for g in gates if g is not None]
 

@@ -23,6 +23,7 @@ __all__ = [
     "example_id_checks",
     "missing_value_checks",
     "missing_value_table",
+    "first_outside",
     "observed_values",
     "scopes",
     "split_checks",
@@ -75,6 +76,21 @@ def observed_values(
             if np.any((values != 0) & (values != 1)):
                 non_binary.add(metric)
     return observed, non_binary
+
+
+def first_outside(index: EvidenceIndex, metric: str, low: float, high: float) -> str | None:
+    """Where the first finite value of ``metric`` outside [low, high] is (file and row), or None."""
+    for (policy, m), col in sorted(index.columns.items()):
+        if m != metric:
+            continue
+        finite = col.has_row & np.isfinite(col.value)
+        with np.errstate(invalid="ignore"):
+            outside = finite & ((col.value < low) | (col.value > high))
+        hits = np.flatnonzero(outside)
+        if hits.size:
+            example = int(hits[0])
+            return f"{index.locate(policy, metric, example)} ({policy}: {col.value[example]!r})"
+    return None
 
 
 def split_checks(index: EvidenceIndex, contract: ReleaseContract) -> list[ValidationCheck]:
