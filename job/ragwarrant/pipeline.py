@@ -3,8 +3,10 @@
 ``run_job`` reads like the README's steps:
 
 1. read inputs (``inputs.read_inputs``) and the run-level gates on them (``gates.run``);
-2. index evidence (``evidence.index.build_index``, ``evidence.scope``);
-3. evaluate each candidate (``gates.candidate.evaluate_candidate``), on the development split
+2. index evidence (``evidence.index.build_index``, ``evidence.scope``) and check the contract
+   against it (``contract.check_*``: failed ``hard:contract-evidence:*`` run gates BLOCK);
+3. evaluate each candidate (``gates.candidate.evaluate_candidate``; ``candidate_evaluated``
+   progress events), on the development split
    first when it chooses among candidates (``selection.plan_tests``);
 4. select (``selection.select``);
 5. decide (``decision``: every class is assigned there);
@@ -349,7 +351,7 @@ def run_job(
 
     Args:
         input_dir: the mounted inputs (read only; never written).
-        output_dir: where the four output files are written (atomically, manifest last), then
+        output_dir: where ``outputs.OUTPUT_FILES`` are written (atomically, manifest last), then
             ``decision.intoto.json`` (not listed in the manifest, which it attests).
         on_stage: optional callback ``(event, **fields)`` for progress events: ``source_read``
             per evidence source (``source_id, adapter, rows, elapsed_s``), ``inputs_read``,
