@@ -15,8 +15,8 @@ import tempfile
 from pathlib import Path
 
 from ragwarrant.audit.report_html import render_report_html
-from ragwarrant.pipeline import run_job
 from ragwarrant.outputs import Decision
+from ragwarrant.pipeline import run_job
 
 ROOT = Path(__file__).resolve().parents[1]
 
