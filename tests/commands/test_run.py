@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import io
+
 import orjson
 import pytest
 from tests.conftest import simulate
 
 from ragwarrant import cli
+from ragwarrant.commands.run import ProgressLine
 
 
 def test_stdout_ends_with_the_decision_line(make_input, tmp_path, capsys) -> None:
@@ -58,3 +61,15 @@ def test_unknown_exit_mode_is_a_usage_error(make_input, tmp_path) -> None:
     """An exit mode that is neither class nor status is a usage error (64)."""
     args = ["run", "--input", str(make_input()), "--output", str(tmp_path / "o")]
     assert cli.main([*args, "--exit-mode", "loud"]) == 64
+
+
+def test_progress_line_rewrites_one_line_per_source_and_candidate() -> None:
+    """On a terminal, source_read and candidate_evaluated rewrite one line; others clear it."""
+    stream = io.StringIO()
+    progress = ProgressLine(stream)
+    progress("source_read", source_id="results", adapter="generic", rows=400, elapsed_s=0.01)
+    progress("candidate_evaluated", policy_id="cand", index=1, of=2, gates=13, elapsed_s=0.2)
+    progress("run_finished", run_class="PROMOTE")
+    assert stream.getvalue() == (
+        "\r\x1b[Kread results: 400 rows in 0.01 s\r\x1b[K[1/2] cand: 13 gates in 0.2 s\r\x1b[K"
+    )
