@@ -11,6 +11,7 @@ import pytest
 
 from ragwarrant.audit.attestation import ATTESTATION_FILENAME, load_private_key, write_attestation
 from ragwarrant.audit.ledger import append_entry, record_run, verify_chain
+from ragwarrant.audit.publish import render_decision_views
 from ragwarrant.audit.report import render_report
 from ragwarrant.audit.verify import VERIFY_MISMATCH_EXIT, diff_json, verify_output_dir
 from ragwarrant.commands import ledger as ledger_command
@@ -21,7 +22,7 @@ from ragwarrant.outputs import Decision
 
 from .conftest import Run, write_keypair
 
-OUTPUTS = ("decision.json", "validation_report.json", "report.md")
+OUTPUTS = ("decision.json", "validation_report.json", "report.md", "report.html", "junit.xml")
 
 
 def _flip_one_byte(path: Path) -> None:
@@ -151,6 +152,15 @@ def test_planted_secret_is_found_even_with_consistent_hashes(real_run: Run) -> N
     ]
 
 
+@pytest.mark.parametrize("name", ["report.html", "junit.xml"])
+def test_edited_decision_view_is_named_despite_consistent_hashes(real_run: Run, name: str) -> None:
+    """An edited report.html or junit.xml (manifest updated to match) differs from its rendering."""
+    data = (real_run.output_dir / name).read_bytes()
+    _rewrite_consistently(real_run, name, data.replace(b"PROMOTE", b"PR0MOTE"))
+    report = verify_output_dir(real_run.output_dir)
+    assert [(m.file, m.kind) for m in report.mismatches] == [(name, "render")]
+
+
 def test_schema_violation_is_named_by_field(real_run: Run) -> None:
     """An output that no longer matches its schema is reported with the offending field."""
     decision = orjson.loads((real_run.output_dir / "decision.json").read_bytes())
@@ -178,10 +188,12 @@ def test_forged_decision_is_caught_by_the_replay(real_run: Run) -> None:
     decision["candidates"][cand]["gates"][gate]["lower_bound"] += 0.5
     forged = orjson.dumps(decision, option=orjson.OPT_INDENT_2) + b"\n"
     _rewrite_consistently(real_run, "decision.json", forged)
-    # A careful forger re-renders report.md from the forged decision too.
+    # A careful forger re-renders report.md, report.html and junit.xml from the forged decision.
     _rewrite_consistently(
         real_run, "report.md", render_report(Decision.model_validate_json(forged)).encode()
     )
+    for name, data in render_decision_views(Decision.model_validate_json(forged)).items():
+        _rewrite_consistently(real_run, name, data)
     assert verify_output_dir(real_run.output_dir).ok  # hashes, schema and rendering cannot tell
     report = verify_output_dir(
         real_run.output_dir, input_dir=real_run.input_dir, replay=replay_with_job

@@ -50,6 +50,7 @@ from pydantic import BaseModel, ValidationError
 
 from ragwarrant.audit.attestation import ATTESTATION_FILENAME, AttestationError, read_attestation
 from ragwarrant.audit.hygiene import HYGIENE_BLOCKER, WITHHELD_NOTICE, scan_outputs
+from ragwarrant.audit.publish import render_decision_views
 from ragwarrant.audit.report import render_report
 from ragwarrant.errors import InputError, RagwarrantError
 from ragwarrant.exit_codes import ExitCode
@@ -61,6 +62,7 @@ __all__ = [
     "VERIFY_MISMATCH_EXIT",
     "Mismatch",
     "VerifyReport",
+    "check_decision_views",
     "diff_json",
     "verify_output_dir",
 ]
@@ -411,6 +413,35 @@ def _withheld_by_gate(decision: Decision) -> set[str] | None:
     return None
 
 
+def check_decision_views(
+    present: Mapping[str, bytes], decision: Decision, report: VerifyReport
+) -> None:
+    """``report.html`` and ``junit.xml`` must be their rendering from the recorded decision.
+
+    Publication renders both from the decision as published (redacted, when hygiene redacted
+    it), so they match byte for byte; one the hygiene gate lists as withheld is the notice.
+    """
+    withheld = _withheld_by_gate(decision) or set()
+    for name, expected in render_decision_views(decision).items():
+        if name not in present:
+            continue
+        notice = re.compile(_NOTICE_RE.pattern.replace(re.escape("report.md"), re.escape(name)))
+        if present[name] == expected or (
+            name in withheld and notice.fullmatch(present[name].decode("utf-8", "replace"))
+        ):
+            report.checked.append(f"{name} equals its rendering from decision.json")
+            continue
+        report.mismatches.append(
+            Mismatch(
+                name,
+                None,
+                "render",
+                f"differs from its rendering from decision.json ({name} was edited, or "
+                "decision.json was)",
+            )
+        )
+
+
 def _check_report_md(
     present: Mapping[str, bytes], decision: Decision, report: VerifyReport
 ) -> None:
@@ -710,6 +741,7 @@ def verify_output_dir(
 
     if decision is not None:
         _check_report_md(present, decision, report)
+        check_decision_views(present, decision, report)
 
     attestation = _check_attestation(
         output_dir,

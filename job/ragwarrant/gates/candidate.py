@@ -18,6 +18,7 @@ from ragwarrant.gates import hard
 from ragwarrant.gates._testing import OrientedTest, make_rng, run_bootstrap
 from ragwarrant.gates.claims import claim_family_p_value, gate_claims
 from ragwarrant.gates.noninferiority import gate_noninferiority
+from ragwarrant.gates.operational import gate_operational
 from ragwarrant.gates.paired import PairedMetric, pair_metric
 from ragwarrant.outputs import GateResult, GateStatus
 
@@ -30,7 +31,7 @@ class CandidateEvaluation:
 
     Attributes:
         policy_id: the candidate.
-        gates: hard, noninferiority and claim gates, in that order.
+        gates: hard, noninferiority, claim and (informational) operational gates, in that order.
         paired_n: paired n of the first required quality metric (None when not paired).
         quality_estimate: oriented mean delta of the first required quality metric.
         cost_estimate: oriented delta of the first cost-reduction claim's metric (positive =
@@ -229,6 +230,25 @@ def _cost_estimate(contract: ReleaseContract, tests: dict[str, OrientedTest]) ->
     return None
 
 
+def _operational_gates(ctx: _Context, tests: dict[str, OrientedTest]) -> list[GateResult]:
+    """One informational gate per operational metric; a claim's bootstrap is reused when made."""
+    st = ctx.contract.statistics
+    metrics = ctx.contract.operational_metrics
+    pairs = {m.id: ctx.pair(m.id, ctx.scope) for m in metrics if m.id not in tests}
+    fresh = {k: p for k, p in pairs.items() if p.n >= 2}
+    tests = tests | _bootstrap_metrics(
+        ctx.index,
+        fresh,
+        [ctx.spec(m) for m in fresh],
+        st.resamples,
+        (st.seed, ctx.candidate, ctx.scope_name),
+    )
+    return [
+        gate_operational(m, tests.get(m.id), st.alpha, pairs[m.id].n if m.id in pairs else 0)
+        for m in metrics
+    ]
+
+
 def evaluate_candidate(
     index: EvidenceIndex,
     contract: ReleaseContract,
@@ -268,6 +288,7 @@ def evaluate_candidate(
     claim_stats = [ctx.spec(c.metric)[1] for c in contract.claims.items]
     gates += ni_gates
     gates += gate_claims(contract.claims, claim_tests, claim_stats, st.alpha, st.power)
+    gates += _operational_gates(ctx, tests)
     ni_p = [g.p_value if g.p_value is not None else 1.0 for g in ni_gates]
     return CandidateEvaluation(
         policy_id=candidate,
