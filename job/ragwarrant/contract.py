@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from ragwarrant.errors import ContractError
 from ragwarrant.evidence_class import EvidenceClass
+from ragwarrant.stats.bootstrap import Statistic
 
 __all__ = [
     "AdapterName",
@@ -239,7 +240,7 @@ class OperationalMetric(ContractModel):
     id: Identifier
     unit: str = Field(min_length=1, description="e.g. usd, ms, calls")
     direction: Direction = Direction.LOWER_IS_BETTER
-    statistic: Literal["mean", "p50", "p95"] = "mean"
+    statistic: Statistic = "mean"
     on_missing: MissingValuePolicy = MissingValuePolicy.FAIL
     min_value: float | None = Field(
         default=0.0, description="smallest valid value (costs, latencies and calls are >= 0)"

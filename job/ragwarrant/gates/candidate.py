@@ -15,11 +15,12 @@ from ragwarrant.contract import (
 )
 from ragwarrant.evidence.index import EvidenceIndex
 from ragwarrant.gates import hard
-from ragwarrant.gates._testing import OrientedTest, make_rng, run_bootstrap
 from ragwarrant.gates.claims import claim_family_p_value, gate_claims
 from ragwarrant.gates.noninferiority import gate_noninferiority
 from ragwarrant.gates.paired import PairedMetric, pair_metric
 from ragwarrant.outputs import GateResult, GateStatus
+from ragwarrant.stats.onesided import OrientedBootstrap, oriented_bootstrap
+from ragwarrant.stats.seeding import make_rng
 
 __all__ = ["CandidateEvaluation", "evaluate_candidate"]
 
@@ -66,19 +67,19 @@ def _bootstrap_metrics(
     specs: list[tuple[str, str, int]],
     resamples: int,
     rng_scope: tuple[int, str, str],
-) -> dict[str, OrientedTest]:
+) -> dict[str, OrientedBootstrap]:
     """Bootstrap metrics, sharing resamples among metrics paired on the same examples."""
     by_examples: dict[bytes, list[tuple[str, str, int]]] = {}
     for spec in specs:
         by_examples.setdefault(pairs[spec[0]].examples.tobytes(), []).append(spec)
-    out: dict[str, OrientedTest] = {}
+    out: dict[str, OrientedBootstrap] = {}
     seed, policy, scope = rng_scope
     for group in by_examples.values():
         first = pairs[group[0][0]]
         cand = np.column_stack([pairs[m].candidate for m, _, _ in group])
         base = np.column_stack([pairs[m].baseline for m, _, _ in group])
         rng = make_rng(seed, policy, scope, *(m for m, _, _ in group))
-        tests = run_bootstrap(
+        tests = oriented_bootstrap(
             cand,
             base,
             [s for _, s, _ in group],  # type: ignore[misc]
