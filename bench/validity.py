@@ -358,17 +358,27 @@ def main() -> None:
     )
     args = parser.parse_args()
     only = set(args.only.split(",")) if args.only else None
-    cells = run_study(args.replicates, args.resamples, args.workers, only)
-    table = format_table(cells)
-    print(table)
-    if args.write:
-        cmd = "python bench/validity.py " + " ".join(sys.argv[1:])
-        today = datetime.date.today().isoformat()
-        intro = (REPO / "bench" / "validity_intro.md").read_text()
-        text = intro.format(
-            command=cmd, date=today, replicates=args.replicates, resamples=args.resamples
-        )
-        Path(args.write).write_text(text + "\n" + table)
+    total = sum(1 for sc in SCENARIOS if only is None or sc.name in only)
+
+    def write(cells: list[Cell]) -> None:
+        done = len({c.scenario for c in cells})
+        print(f"{done}/{total} scenarios done", file=sys.stderr, flush=True)
+        if args.write:
+            cmd = "python bench/validity.py " + " ".join(sys.argv[1:])
+            intro = (
+                (REPO / "bench" / "validity_intro.md")
+                .read_text()
+                .format(
+                    command=cmd,
+                    date=datetime.date.today().isoformat(),
+                    replicates=args.replicates,
+                    resamples=args.resamples,
+                )
+            )
+            status = "" if done == total else f"\n**Partial: {done} of {total} scenarios.**\n"
+            Path(args.write).write_text(intro + status + "\n" + format_table(cells))
+
+    print(format_table(run_study(args.replicates, args.resamples, args.workers, only, write)))
 
 
 if __name__ == "__main__":
