@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ragwarrant.contract import OperationalMetric
-from ragwarrant.gates._testing import OrientedTest
+from ragwarrant.stats.onesided import OrientedBootstrap
 from ragwarrant.gates.operational import gate_operational
 from ragwarrant.pipeline import run_job
 from tests.conftest import simulate
@@ -15,7 +15,7 @@ COST = OperationalMetric(id="cost_usd", unit="usd", direction="lower_is_better")
 
 def test_gate_reports_the_two_sided_percentile_interval() -> None:
     """Bounds are the alpha/2 and 1 - alpha/2 percentiles of the oriented replicates."""
-    test = OrientedTest(estimate=0.5, replicates=np.linspace(0.0, 1.0, 1001), n=40, n_units=20)
+    test = OrientedBootstrap(estimate=0.5, replicates=np.linspace(0.0, 1.0, 1001), n=40, n_units=20)
     g = gate_operational(COST, test, 0.1, 40)
     assert (g.id, g.kind, g.status.value, g.estimate, g.n) == (
         "operational:cost_usd",

@@ -6,14 +6,13 @@ These gates never decide: their status is ``not-applicable`` and ``decision`` ig
 
 Bounds are the two-sided (1 - alpha) bootstrap percentile interval of the oriented delta
 (Efron & Tibshirani 1993, *An Introduction to the Bootstrap*, ch. 13), from the same paired
-(cluster) bootstrap as the claim gates (``gates._testing``; it moves to ``stats`` with the stats
-engineer's refactor).
+(cluster) bootstrap as the claim gates (``stats.onesided``).
 """
 
 from __future__ import annotations
 
 from ragwarrant.contract import OperationalMetric
-from ragwarrant.gates._testing import OrientedTest
+from ragwarrant.stats.onesided import OrientedBootstrap
 from ragwarrant.outputs import GateResult, GateStatus
 
 __all__ = ["OPERATIONAL_KIND", "gate_operational"]
@@ -23,7 +22,7 @@ OPERATIONAL_KIND = "operational"
 
 
 def gate_operational(
-    metric: OperationalMetric, test: OrientedTest | None, alpha: float, paired_n: int
+    metric: OperationalMetric, test: OrientedBootstrap | None, alpha: float, paired_n: int
 ) -> GateResult:
     """The informational delta of one operational metric, candidate − baseline, oriented.
 

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import math
-
-from scipy.stats import norm
+from statistics import NormalDist
 
 __all__ = ["additional_pairs_needed"]
+
+_Z = NormalDist().inv_cdf
 
 
 def additional_pairs_needed(
@@ -30,6 +31,6 @@ def additional_pairs_needed(
     gap = abs(estimate - threshold)
     if gap == 0 or standard_error <= 0 or not math.isfinite(standard_error):
         return None
-    z = norm.ppf(1 - alpha) + norm.ppf(power)
+    z = _Z(1 - alpha) + _Z(power)
     needed = n * (standard_error * z / gap) ** 2
     return max(0, math.ceil(needed - n))
