@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 
 from ragwarrant.contract import OperationalMetric
-from ragwarrant.stats.onesided import OrientedBootstrap
 from ragwarrant.gates.operational import gate_operational
 from ragwarrant.pipeline import run_job
+from ragwarrant.stats.onesided import OrientedBootstrap
 from tests.conftest import simulate
 
 COST = OperationalMetric(id="cost_usd", unit="usd", direction="lower_is_better")

@@ -12,8 +12,8 @@ Bounds are the two-sided (1 - alpha) bootstrap percentile interval of the orient
 from __future__ import annotations
 
 from ragwarrant.contract import OperationalMetric
-from ragwarrant.stats.onesided import OrientedBootstrap
 from ragwarrant.outputs import GateResult, GateStatus
+from ragwarrant.stats.onesided import OrientedBootstrap
 
 __all__ = ["OPERATIONAL_KIND", "gate_operational"]
 
