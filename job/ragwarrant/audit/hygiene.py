@@ -283,24 +283,30 @@ def _secret_value(value: object) -> bool:
     return isinstance(value, str) and value.strip() != "" and not _NOT_A_SECRET.match(value.strip())
 
 
+def _secret_diff_values(file: str, node: Mapping[str, Any], path: str) -> Iterator[Finding]:
+    """A config difference whose path names a secret: its baseline and candidate values."""
+    diff_path = node.get("path")
+    if isinstance(diff_path, str) and _SECRET_NAME.search(diff_path):
+        for k in ("baseline", "candidate"):
+            if _secret_value(node.get(k)):
+                yield Finding(file, "secret-assignment", _join(path, k))
+
+
 def _secret_members(file: str, node: Any, path: str) -> Iterator[Finding]:
     """Members named like a secret, and config differences whose path names one."""
-    if isinstance(node, dict):
-        diff_path = node.get("path")
-        if isinstance(diff_path, str) and _SECRET_NAME.search(diff_path):
-            for k in ("baseline", "candidate"):
-                if _secret_value(node.get(k)):
-                    yield Finding(file, "secret-assignment", _join(path, k))
-        for key, value in node.items():
-            sub = _join(path, key)
-            if isinstance(value, str) and _SECRET_NAME.search(str(key)):
-                if _secret_value(value):
-                    yield Finding(file, "secret-assignment", sub)
-            else:
-                yield from _secret_members(file, value, sub)
-    elif isinstance(node, list):
+    if isinstance(node, list):
         for i, value in enumerate(node):
             yield from _secret_members(file, value, f"{path}[{i}]")
+        return
+    if not isinstance(node, dict):
+        return
+    yield from _secret_diff_values(file, node, path)
+    for key, value in node.items():
+        sub = _join(path, key)
+        if not (isinstance(value, str) and _SECRET_NAME.search(str(key))):
+            yield from _secret_members(file, value, sub)
+        elif _secret_value(value):
+            yield Finding(file, "secret-assignment", sub)
 
 
 def _is_json_name(name: str) -> bool:
@@ -365,15 +371,8 @@ def _shingles(tok: np.ndarray, owner: np.ndarray | None = None) -> tuple[np.ndar
     return h, starts
 
 
-def _copied_text(sites: Sequence[_Site], private_texts: Iterable[str]) -> list[Finding]:
-    site_hashes: list[np.ndarray] = []
-    site_index: list[np.ndarray] = []
-    for i, site in enumerate(sites):
-        h, _ = _shingles(_token_hashes(site.text))
-        if h.size:
-            site_hashes.append(h)
-            site_index.append(np.full(h.size, i, dtype=np.int64))
-    # Text outputs: a copy may run across lines, so also shingle each text file as a whole.
+def _text_file_shingles(sites: Sequence[_Site]) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """Shingles of each text output as a whole (a copy may run across lines), with their sites."""
     by_file: dict[str, list[int]] = {}
     for i, site in enumerate(sites):
         if site.line is not None:
@@ -386,45 +385,67 @@ def _copied_text(sites: Sequence[_Site], private_texts: Iterable[str]) -> list[F
             [np.full(t.size, i, np.int64) for t, i in zip(toks, indices, strict=True)]
         )
         h, starts = _shingles(np.concatenate(toks))
+        yield h, owner_site[starts]
+
+
+def _output_shingles(sites: Sequence[_Site]) -> tuple[np.ndarray, np.ndarray] | None:
+    """Return (sorted shingle hashes, site index of each) of the outputs; None when none."""
+    site_hashes: list[np.ndarray] = []
+    site_index: list[np.ndarray] = []
+    for i, site in enumerate(sites):
+        h, _ = _shingles(_token_hashes(site.text))
+        if h.size:
+            site_hashes.append(h)
+            site_index.append(np.full(h.size, i, dtype=np.int64))
+    for h, owners in _text_file_shingles(sites):
         site_hashes.append(h)
-        site_index.append(owner_site[starts])
+        site_index.append(owners)
     if not site_hashes:
-        return []
+        return None
     out_h = np.concatenate(site_hashes)
     out_site = np.concatenate(site_index)
     order = np.argsort(out_h, kind="stable")
-    out_h, out_site = out_h[order], out_site[order]
+    return out_h[order], out_site[order]
 
+
+def _batch_hits(out_h: np.ndarray, out_site: np.ndarray, batch: list[np.ndarray]) -> set[int]:
+    """Sites whose shingles occur in a batch of private texts' token hashes."""
+    owner = np.concatenate([np.full(t.size, k, np.int64) for k, t in enumerate(batch)])
+    h, _ = _shingles(np.concatenate(batch), owner)
+    pos_c = np.minimum(np.searchsorted(out_h, h), out_h.size - 1)
     hit_sites: set[int] = set()
+    for value in np.unique(h[out_h[pos_c] == h]):
+        lo = np.searchsorted(out_h, value, side="left")
+        hi = np.searchsorted(out_h, value, side="right")
+        hit_sites.update(int(s) for s in out_site[lo:hi])
+    return hit_sites
+
+
+def _token_batches(private_texts: Iterable[str]) -> Iterator[list[np.ndarray]]:
+    """Token hashes of the private texts of 12+ tokens, in batches of about a million tokens."""
     batch: list[np.ndarray] = []
     batch_tokens = 0
-
-    def flush() -> None:
-        nonlocal batch, batch_tokens
-        if not batch:
-            return
-        owner = np.concatenate([np.full(t.size, k, np.int64) for k, t in enumerate(batch)])
-        h, _ = _shingles(np.concatenate(batch), owner)
-        pos = np.searchsorted(out_h, h)
-        pos_c = np.minimum(pos, out_h.size - 1)
-        hits = np.unique(h[out_h[pos_c] == h])
-        for value in hits:
-            lo = np.searchsorted(out_h, value, side="left")
-            hi = np.searchsorted(out_h, value, side="right")
-            hit_sites.update(int(s) for s in out_site[lo:hi])
-        batch, batch_tokens = [], 0
-
     for text in private_texts:
-        if not text:
-            continue
-        tok = _token_hashes(text)
-        if tok.size < COPY_RUN_TOKENS:
+        tok = _token_hashes(text) if text else None
+        if tok is None or tok.size < COPY_RUN_TOKENS:
             continue
         batch.append(tok)
         batch_tokens += tok.size
         if batch_tokens >= 1_000_000:
-            flush()
-    flush()
+            yield batch
+            batch, batch_tokens = [], 0
+    if batch:
+        yield batch
+
+
+def _copied_text(sites: Sequence[_Site], private_texts: Iterable[str]) -> list[Finding]:
+    shingled = _output_shingles(sites)
+    if shingled is None:
+        return []
+    out_h, out_site = shingled
+    hit_sites: set[int] = set()
+    for batch in _token_batches(private_texts):
+        hit_sites |= _batch_hits(out_h, out_site, batch)
     return [
         Finding(sites[i].file, "copied-text", sites[i].field, sites[i].line, sites[i].key_of)
         for i in sorted(hit_sites)
@@ -462,6 +483,20 @@ def _finding_order(f: Finding) -> tuple[object, ...]:
     return (f.file, f.line or 0, field, f.key_of, f.kind)
 
 
+_TEXT_COLUMNS = ("question", "response")
+_TEXT_LIST_COLUMNS = ("contexts", "cited_quotes")
+
+
+def _column_texts(table: Any, column: str) -> Iterator[str]:
+    if column not in table.column_names:
+        return
+    for value in table.column(column).to_pylist():
+        if column in _TEXT_LIST_COLUMNS:
+            yield from (v for v in value or () if v)
+        elif value:
+            yield value
+
+
 def private_texts_from_tables(tables: Iterable[Any]) -> Iterator[str]:
     """Yield every question, response, context and cited quote of private text tables.
 
@@ -470,14 +505,8 @@ def private_texts_from_tables(tables: Iterable[Any]) -> Iterator[str]:
             ``response``, ``contexts`` (list of strings), ``cited_quotes`` (list of strings).
     """
     for table in tables:
-        names = set(table.column_names)
-        for column in ("question", "response"):
-            if column in names:
-                yield from (v for v in table.column(column).to_pylist() if v)
-        for column in ("contexts", "cited_quotes"):
-            if column in names:
-                for values in table.column(column).to_pylist():
-                    yield from (v for v in values or () if v)
+        for column in (*_TEXT_COLUMNS, *_TEXT_LIST_COLUMNS):
+            yield from _column_texts(table, column)
 
 
 def _redactable(name: str, hits: Sequence[Finding], redact: Collection[str] | None) -> bool:

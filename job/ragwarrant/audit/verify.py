@@ -35,7 +35,6 @@ their source.
 
 from __future__ import annotations
 
-import hashlib
 import platform
 import re
 import tempfile
@@ -49,8 +48,9 @@ import orjson
 from pydantic import BaseModel, ValidationError
 
 from ragwarrant.audit.attestation import ATTESTATION_FILENAME, AttestationError, read_attestation
-from ragwarrant.audit.hygiene import HYGIENE_BLOCKER, WITHHELD_NOTICE, scan_outputs
+from ragwarrant.audit.hygiene import HYGIENE_BLOCKER, WITHHELD_NOTICE, Finding, scan_outputs
 from ragwarrant.audit.report import render_report
+from ragwarrant.digests import sha256_bytes, sha256_file
 from ragwarrant.errors import InputError, RagwarrantError
 from ragwarrant.exit_codes import ExitCode
 from ragwarrant.outputs import Decision, Manifest, ValidationReport
@@ -140,11 +140,6 @@ class VerifyReport:
         return 0 if self.ok else VERIFY_MISMATCH_EXIT
 
 
-def _sha256(path: Path) -> str:
-    with path.open("rb") as fh:
-        return hashlib.file_digest(fh, "sha256").hexdigest()
-
-
 def _safe_relative(path: str) -> bool:
     p = PurePosixPath(path)
     return not p.is_absolute() and ".." not in p.parts and "\\" not in path and path != ""
@@ -176,6 +171,35 @@ def _validate(name: str, data: bytes, model: type[BaseModel], report: VerifyRepo
     return obj
 
 
+def _diff_objects(
+    recorded: dict[Any, Any], replayed: dict[Any, Any], path: str, ignore: frozenset[str]
+) -> Iterator[tuple[str, str]]:
+    for key in [*recorded, *(k for k in replayed if k not in recorded)]:
+        if key in ignore:
+            continue
+        sub = f"{path}.{key}" if path else str(key)
+        if key not in replayed:
+            yield sub, "present in the recorded decision, absent from the replay"
+        elif key not in recorded:
+            yield sub, "absent from the recorded decision, present in the replay"
+        else:
+            yield from diff_json(recorded[key], replayed[key], sub, ignore)
+
+
+def _diff_lists(
+    recorded: list[Any], replayed: list[Any], path: str, ignore: frozenset[str]
+) -> Iterator[tuple[str, str]]:
+    for i, (a, b) in enumerate(zip(recorded, replayed, strict=False)):
+        yield from diff_json(a, b, f"{path}[{i}]", ignore)
+    if len(recorded) != len(replayed):
+        yield path or "(root)", f"recorded {len(recorded)} items, replay has {len(replayed)}"
+
+
+def _same_scalar(recorded: Any, replayed: Any) -> bool:
+    """JSON scalars compare equal (``1 == 1.0``), but a recorded boolean equals only a boolean."""
+    return recorded == replayed and not (type(recorded) is bool and type(replayed) is not bool)
+
+
 def diff_json(
     recorded: Any, replayed: Any, path: str = "", ignore: frozenset[str] = frozenset()
 ) -> Iterator[tuple[str, str]]:
@@ -187,22 +211,10 @@ def diff_json(
     bit-for-bit identical.
     """
     if isinstance(recorded, dict) and isinstance(replayed, dict):
-        for key in [*recorded, *(k for k in replayed if k not in recorded)]:
-            if key in ignore:
-                continue
-            sub = f"{path}.{key}" if path else str(key)
-            if key not in replayed:
-                yield sub, "present in the recorded decision, absent from the replay"
-            elif key not in recorded:
-                yield sub, "absent from the recorded decision, present in the replay"
-            else:
-                yield from diff_json(recorded[key], replayed[key], sub, ignore)
+        yield from _diff_objects(recorded, replayed, path, ignore)
     elif isinstance(recorded, list) and isinstance(replayed, list):
-        for i, (a, b) in enumerate(zip(recorded, replayed, strict=False)):
-            yield from diff_json(a, b, f"{path}[{i}]", ignore)
-        if len(recorded) != len(replayed):
-            yield path or "(root)", f"recorded {len(recorded)} items, replay has {len(replayed)}"
-    elif recorded != replayed or type(recorded) is bool and type(replayed) is not bool:
+        yield from _diff_lists(recorded, replayed, path, ignore)
+    elif not _same_scalar(recorded, replayed):
         yield path or "(root)", f"recorded {_short(recorded)}, replay gives {_short(replayed)}"
 
 
@@ -239,7 +251,7 @@ def _check_outputs(out: Path, manifest: Manifest, report: VerifyReport) -> dict[
                     name, None, "size", f"manifest records {digest.bytes} bytes, found {len(data)}"
                 )
             )
-        actual = hashlib.sha256(data).hexdigest()
+        actual = sha256_bytes(data)
         if actual != digest.sha256:
             report.mismatches.append(
                 Mismatch(
@@ -269,6 +281,112 @@ def _check_outputs(out: Path, manifest: Manifest, report: VerifyReport) -> dict[
     return present
 
 
+def _missing_attestation(public_key: Path | None) -> Mismatch:
+    return Mismatch(
+        ATTESTATION_FILENAME,
+        None,
+        "signature" if public_key is not None else "missing",
+        "every completed run writes an attestation, and there is none"
+        + (" (a public key was given)" if public_key is not None else ""),
+    )
+
+
+def _read_statement(
+    data: bytes, public_key: Path | None, report: VerifyReport
+) -> dict[str, Any] | None:
+    """Parse (and with ``public_key`` verify) the attestation; None after a mismatch."""
+    key = None
+    if public_key is not None:
+        from ragwarrant.audit.attestation import load_public_key
+
+        key = load_public_key(public_key)
+    try:
+        statement, signed = read_attestation(data, key)
+    except AttestationError as exc:
+        kind = "signature" if public_key is not None else "attestation"
+        report.mismatches.append(Mismatch(ATTESTATION_FILENAME, None, kind, str(exc)))
+        return None
+    report.signature_verified = signed
+    if signed:
+        report.checked.append(f"{ATTESTATION_FILENAME} DSSE signature verifies with the public key")
+    return statement
+
+
+def _check_signed_as_recorded(
+    data: bytes, recorded_signing: str | None, report: VerifyReport
+) -> None:
+    if recorded_signing == "dsse-ed25519" and not _is_envelope(data):
+        report.mismatches.append(
+            Mismatch(
+                ATTESTATION_FILENAME,
+                None,
+                "signature",
+                "validation_report.json records that the run signed its attestation, but "
+                f"{ATTESTATION_FILENAME} is an unsigned Statement",
+            )
+        )
+
+
+def _attestation_mismatch(field_path: str, message: str) -> Mismatch:
+    return Mismatch(ATTESTATION_FILENAME, field_path, "attestation", message)
+
+
+def _check_manifest_binding(
+    predicate: Mapping[str, Any], manifest_bytes: bytes, report: VerifyReport
+) -> None:
+    manifest_sha = sha256_bytes(manifest_bytes)
+    recorded_sha = ((predicate.get("manifest") or {}).get("digest") or {}).get("sha256")
+    if recorded_sha != manifest_sha:
+        report.mismatches.append(
+            _attestation_mismatch(
+                "predicate.manifest.digest.sha256",
+                f"records {str(recorded_sha)[:16]}..., "
+                f"manifest.json hashes to {manifest_sha[:16]}...",
+            )
+        )
+
+
+def _check_subjects(statement: Mapping[str, Any], manifest: Manifest, report: VerifyReport) -> None:
+    inputs = {d.path: d.sha256 for d in manifest.inputs}
+    # An ERROR record has no inputs: its subject is its own decision.json.
+    digests = inputs if manifest.inputs else {d.path: d.sha256 for d in manifest.outputs}
+    for i, subject in enumerate(statement["subject"]):
+        name, sha = subject.get("name"), subject["digest"]["sha256"]
+        if digests.get(name) != sha:
+            report.mismatches.append(
+                _attestation_mismatch(
+                    f"subject[{i}].digest.sha256",
+                    f"subject {name!r} does not match the manifest's digest",
+                )
+            )
+
+
+def _check_predicate_decision(
+    predicate: Mapping[str, Any], decision: Decision, report: VerifyReport
+) -> None:
+    expected = {
+        "run_id": decision.run_id,
+        "run_class": str(decision.run_class),
+        "exit_code": decision.exit_code,
+    }
+    for key_name, value in expected.items():
+        if predicate.get(key_name) != value:
+            report.mismatches.append(
+                _attestation_mismatch(
+                    f"predicate.{key_name}",
+                    f"records {_short(predicate.get(key_name))}, decision.json has {_short(value)}",
+                )
+            )
+    classes = {c.policy_id: str(c.decision_class) for c in decision.candidates}
+    attested = {c.get("policy_id"): c.get("class") for c in predicate.get("candidates") or []}
+    if classes != attested:
+        report.mismatches.append(
+            _attestation_mismatch(
+                "predicate.candidates", "candidate classes differ from decision.json"
+            )
+        )
+
+
 def _check_attestation(
     out: Path,
     manifest: Manifest,
@@ -280,96 +398,18 @@ def _check_attestation(
 ) -> bytes | None:
     path = out / ATTESTATION_FILENAME
     if not path.is_file():
-        report.mismatches.append(
-            Mismatch(
-                ATTESTATION_FILENAME,
-                None,
-                "signature" if public_key is not None else "missing",
-                "every completed run writes an attestation, and there is none"
-                + (" (a public key was given)" if public_key is not None else ""),
-            )
-        )
+        report.mismatches.append(_missing_attestation(public_key))
         return None
     data = path.read_bytes()
-    key = None
-    if public_key is not None:
-        from ragwarrant.audit.attestation import load_public_key
-
-        key = load_public_key(public_key)
-    try:
-        statement, signed = read_attestation(data, key)
-    except AttestationError as exc:
-        kind = "signature" if public_key is not None else "attestation"
-        report.mismatches.append(Mismatch(ATTESTATION_FILENAME, None, kind, str(exc)))
+    statement = _read_statement(data, public_key, report)
+    if statement is None:
         return data
-    report.signature_verified = signed
-    if signed:
-        report.checked.append(f"{ATTESTATION_FILENAME} DSSE signature verifies with the public key")
-    if recorded_signing == "dsse-ed25519" and not _is_envelope(data):
-        report.mismatches.append(
-            Mismatch(
-                ATTESTATION_FILENAME,
-                None,
-                "signature",
-                "validation_report.json records that the run signed its attestation, but "
-                f"{ATTESTATION_FILENAME} is an unsigned Statement",
-            )
-        )
+    _check_signed_as_recorded(data, recorded_signing, report)
     predicate = statement["predicate"]
-    manifest_sha = hashlib.sha256(manifest_bytes).hexdigest()
-    recorded_sha = ((predicate.get("manifest") or {}).get("digest") or {}).get("sha256")
-    if recorded_sha != manifest_sha:
-        report.mismatches.append(
-            Mismatch(
-                ATTESTATION_FILENAME,
-                "predicate.manifest.digest.sha256",
-                "attestation",
-                f"records {str(recorded_sha)[:16]}..., "
-                f"manifest.json hashes to {manifest_sha[:16]}...",
-            )
-        )
-    inputs = {d.path: d.sha256 for d in manifest.inputs}
-    outputs = {d.path: d.sha256 for d in manifest.outputs}
-    for i, subject in enumerate(statement["subject"]):
-        name, sha = subject.get("name"), subject["digest"]["sha256"]
-        # An ERROR record has no inputs: its subject is its own decision.json.
-        if inputs.get(name, outputs.get(name) if not manifest.inputs else None) != sha:
-            report.mismatches.append(
-                Mismatch(
-                    ATTESTATION_FILENAME,
-                    f"subject[{i}].digest.sha256",
-                    "attestation",
-                    f"subject {name!r} does not match the manifest's digest",
-                )
-            )
+    _check_manifest_binding(predicate, manifest_bytes, report)
+    _check_subjects(statement, manifest, report)
     if decision is not None:
-        expected = {
-            "run_id": decision.run_id,
-            "run_class": str(decision.run_class),
-            "exit_code": decision.exit_code,
-        }
-        for key_name, value in expected.items():
-            if predicate.get(key_name) != value:
-                report.mismatches.append(
-                    Mismatch(
-                        ATTESTATION_FILENAME,
-                        f"predicate.{key_name}",
-                        "attestation",
-                        f"records {_short(predicate.get(key_name))}, "
-                        f"decision.json has {_short(value)}",
-                    )
-                )
-        classes = {c.policy_id: str(c.decision_class) for c in decision.candidates}
-        attested = {c.get("policy_id"): c.get("class") for c in predicate.get("candidates") or []}
-        if classes != attested:
-            report.mismatches.append(
-                Mismatch(
-                    ATTESTATION_FILENAME,
-                    "predicate.candidates",
-                    "attestation",
-                    "candidate classes differ from decision.json",
-                )
-            )
+        _check_predicate_decision(predicate, decision, report)
     report.checked.append(f"{ATTESTATION_FILENAME} agrees with manifest.json and decision.json")
     return data
 
@@ -411,6 +451,30 @@ def _withheld_by_gate(decision: Decision) -> set[str] | None:
     return None
 
 
+def _check_withheld_notice(name: str, recorded: bytes, report: VerifyReport) -> None:
+    if _NOTICE_RE.fullmatch(recorded.decode("utf-8", "replace")):
+        report.checked.append(
+            f"{name} is the withheld notice, as decision.json's hygiene gate records"
+        )
+        return
+    report.mismatches.append(
+        Mismatch(
+            name,
+            None,
+            "render",
+            "decision.json records report.md as withheld, but it is not the notice",
+        )
+    )
+
+
+def _differs_only_by_redaction(rec_lines: list[bytes], exp_lines: list[bytes]) -> int | None:
+    """Number of differing lines when each shows a redaction in the re-rendering, else None."""
+    if len(rec_lines) != len(exp_lines):
+        return None
+    differing = [(a, b) for a, b in zip(rec_lines, exp_lines, strict=True) if a != b]
+    return len(differing) if all(b"[withheld: " in b for _, b in differing) else None
+
+
 def _check_report_md(
     present: Mapping[str, bytes], decision: Decision, report: VerifyReport
 ) -> None:
@@ -419,36 +483,24 @@ def _check_report_md(
     if name not in present:
         return
     recorded = present[name]
-    if name in (_withheld_by_gate(decision) or set()):
-        if _NOTICE_RE.fullmatch(recorded.decode("utf-8", "replace")):
-            report.checked.append(
-                f"{name} is the withheld notice, as decision.json's hygiene gate records"
-            )
-        else:
-            report.mismatches.append(
-                Mismatch(
-                    name,
-                    None,
-                    "render",
-                    "decision.json records report.md as withheld, but it is not the notice",
-                )
-            )
+    withheld = _withheld_by_gate(decision)
+    if name in (withheld or set()):
+        _check_withheld_notice(name, recorded, report)
         return
     expected = render_report(decision).encode()
     if recorded == expected:
         report.checked.append(f"{name} equals its rendering from decision.json")
         return
     rec_lines, exp_lines = recorded.splitlines(), expected.splitlines()
-    if _withheld_by_gate(decision) is not None and len(rec_lines) == len(exp_lines):
-        # decision.json was redacted after report.md was rendered from the unredacted decision:
-        # lines may differ only where the re-rendering shows a redaction.
-        differing = [(a, b) for a, b in zip(rec_lines, exp_lines, strict=True) if a != b]
-        if all(b"[withheld: " in b for _, b in differing):
-            report.checked.append(
-                f"{name} equals its rendering from decision.json, except at the "
-                f"{len(differing)} line(s) showing fields redacted in decision.json"
-            )
-            return
+    # decision.json redacted after report.md was rendered from the unredacted decision: lines
+    # may differ only where the re-rendering shows a redaction.
+    redacted = _differs_only_by_redaction(rec_lines, exp_lines) if withheld is not None else None
+    if redacted is not None:
+        report.checked.append(
+            f"{name} equals its rendering from decision.json, except at the "
+            f"{redacted} line(s) showing fields redacted in decision.json"
+        )
+        return
     line = next(
         (i for i, (a, b) in enumerate(zip(rec_lines, exp_lines, strict=False), start=1) if a != b),
         min(len(rec_lines), len(exp_lines)) + 1,
@@ -488,7 +540,7 @@ def _check_inputs(input_dir: Path, manifest: Manifest, report: VerifyReport) -> 
             )
             ok = False
             continue
-        actual = _sha256(path)
+        actual = sha256_file(path)
         if actual != digest.sha256:
             report.mismatches.append(
                 Mismatch(
@@ -536,40 +588,50 @@ def _comparable_report(doc: Any) -> Any:
     return {**doc, "checks": checks}
 
 
-def _replay(
-    input_dir: Path,
+def _replay_error(
+    exc: RagwarrantError,
     recorded: Mapping[str, Any],
-    recorded_report: Any,
-    manifest: Manifest,
-    replay: ReplayFn,
+    recorded_error: Mapping[str, Any] | None,
     report: VerifyReport,
 ) -> None:
-    recorded_error = recorded.get("error") if isinstance(recorded.get("error"), dict) else None
+    """Compare a replay that stopped with ``exc`` with the recorded decision."""
+    report.replayed = True
+    if recorded_error is not None and recorded_error.get("code") == exc.code:
+        report.checked.append(
+            f"the replay stops with the recorded error {exc.code} (exit {int(exc.exit_code)})"
+        )
+        return
+    was = (
+        f"the recorded ERROR is {recorded_error.get('code')}"
+        if recorded_error is not None
+        else f"decision.json records {recorded.get('run_class')}"
+    )
+    report.mismatches.append(
+        Mismatch(
+            "decision.json",
+            "error.code" if recorded_error is not None else None,
+            "replay-failed" if recorded_error is None else "replay",
+            f"the replay stopped with {exc.code}: {exc.message}; {was}",
+        )
+    )
+
+
+def _run_replay(
+    input_dir: Path,
+    recorded: Mapping[str, Any],
+    replay: ReplayFn,
+    report: VerifyReport,
+) -> tuple[Any, Any] | None:
+    """Replay into a temporary directory; return (decision, validation report) as JSON, or None
+    when the comparison is already settled (an error, or no decision written)."""
+    error = recorded.get("error")
+    recorded_error = error if isinstance(error, dict) else None
     with tempfile.TemporaryDirectory(prefix="ragwarrant-replay-") as tmp:
         try:
             replay(input_dir, Path(tmp))
         except RagwarrantError as exc:
-            report.replayed = True
-            if recorded_error is not None and recorded_error.get("code") == exc.code:
-                report.checked.append(
-                    f"the replay stops with the recorded error {exc.code} "
-                    f"(exit {int(exc.exit_code)})"
-                )
-                return
-            was = (
-                f"the recorded ERROR is {recorded_error.get('code')}"
-                if recorded_error is not None
-                else f"decision.json records {recorded.get('run_class')}"
-            )
-            report.mismatches.append(
-                Mismatch(
-                    "decision.json",
-                    "error.code" if recorded_error is not None else None,
-                    "replay-failed" if recorded_error is None else "replay",
-                    f"the replay stopped with {exc.code}: {exc.message}; {was}",
-                )
-            )
-            return
+            _replay_error(exc, recorded, recorded_error, report)
+            return None
         if recorded_error is not None:
             report.replayed = True
             report.mismatches.append(
@@ -581,7 +643,7 @@ def _replay(
                     "completed without an error",
                 )
             )
-            return
+            return None
         replayed_path = Path(tmp) / "decision.json"
         if not replayed_path.is_file():
             report.mismatches.append(
@@ -589,13 +651,27 @@ def _replay(
                     "decision.json", None, "replay-failed", "the replay wrote no decision.json"
                 )
             )
-            return
-        replayed = orjson.loads(replayed_path.read_bytes())
+            return None
         report_path = Path(tmp) / "validation_report.json"
         replayed_report = orjson.loads(report_path.read_bytes()) if report_path.is_file() else None
+        return orjson.loads(replayed_path.read_bytes()), replayed_report
+
+
+def _replay(
+    input_dir: Path,
+    recorded: Mapping[str, Any],
+    recorded_report: Any,
+    manifest: Manifest,
+    replay: ReplayFn,
+    report: VerifyReport,
+) -> None:
+    replayed = _run_replay(input_dir, recorded, replay, report)
+    if replayed is None:
+        return
+    replayed_decision, replayed_report = replayed
     report.replayed = True
     note = _version_note(manifest)
-    diffs = list(diff_json(recorded, replayed, ignore=REPLAY_IGNORED_FIELDS))
+    diffs = list(diff_json(recorded, replayed_decision, ignore=REPLAY_IGNORED_FIELDS))
     if not diffs:
         report.checked.append(
             "decision.json equals its replay from the inputs (time and run id aside)"
@@ -617,6 +693,136 @@ def _replay(
         )
     for path, message in report_diffs:
         report.mismatches.append(Mismatch("validation_report.json", path, "replay", message + note))
+
+
+@dataclass
+class _Documents:
+    """The validated JSON outputs (None where absent or invalid)."""
+
+    decision: Decision | None = None
+    decision_dict: dict[str, Any] | None = None
+    report: ValidationReport | None = None
+    report_dict: Any = None
+
+
+def _check_documents(
+    present: Mapping[str, bytes], manifest: Manifest, report: VerifyReport
+) -> _Documents:
+    """Validate decision.json and validation_report.json; check run id and exit code."""
+    docs = _Documents()
+    for name, model in _MODELS.items():
+        if name not in present:
+            continue
+        obj = _validate(name, present[name], model, report)
+        if obj is None:
+            continue
+        if obj.run_id != manifest.run_id:
+            report.mismatches.append(
+                Mismatch(
+                    name,
+                    "run_id",
+                    "consistency",
+                    f"{obj.run_id!r} differs from manifest.json's {manifest.run_id!r}",
+                )
+            )
+        if isinstance(obj, ValidationReport):
+            docs.report, docs.report_dict = obj, orjson.loads(present[name])
+        if isinstance(obj, Decision):
+            docs.decision, docs.decision_dict = obj, orjson.loads(present[name])
+            _check_exit_code(obj, manifest, report)
+    return docs
+
+
+def _check_exit_code(decision: Decision, manifest: Manifest, report: VerifyReport) -> None:
+    if decision.exit_code != manifest.exit_code:
+        report.mismatches.append(
+            Mismatch(
+                "decision.json",
+                "exit_code",
+                "consistency",
+                f"{decision.exit_code} differs from manifest.json's {manifest.exit_code}",
+            )
+        )
+
+
+def _hygiene_mismatches(findings: Iterable[Finding], report: VerifyReport) -> None:
+    for f in findings:
+        where = f.safe_field or (f"line {f.line}" if f.line else None)
+        report.mismatches.append(Mismatch(f.file, where, "hygiene", f.kind))
+
+
+def _check_hygiene(scanned: Mapping[str, bytes], report: VerifyReport) -> None:
+    findings = scan_outputs(scanned, ())
+    _hygiene_mismatches(findings, report)
+    if not findings:
+        report.checked.append("publication-hygiene scan is clean")
+
+
+def _check_copied_text(
+    input_dir: Path,
+    scanned: Mapping[str, bytes],
+    private_texts: Callable[[Path], Iterable[str]],
+    report: VerifyReport,
+) -> None:
+    try:
+        texts = list(private_texts(input_dir))
+    except RagwarrantError as exc:
+        # The evidence cannot be read as the run read it (an ERROR run's bad contract, say);
+        # the replay says whether that is what was recorded.
+        report.checked.append(f"copied-text scan skipped: the inputs give {exc.code}")
+        return
+    copies = [f for f in scan_outputs(scanned, texts) if f.kind == "copied-text"]
+    _hygiene_mismatches(copies, report)
+    if not copies:
+        report.checked.append("no output copies 12 or more tokens of the evidence text")
+
+
+def _check_against_inputs(
+    input_dir: Path,
+    manifest: Manifest,
+    scanned: Mapping[str, bytes],
+    docs: _Documents,
+    replay: ReplayFn | None,
+    private_texts: Callable[[Path], Iterable[str]] | None,
+    report: VerifyReport,
+) -> None:
+    """Hash the inputs, rescan for copied evidence text, replay the decision."""
+    inputs_ok = _check_inputs(input_dir, manifest, report)
+    if inputs_ok and private_texts is not None:
+        _check_copied_text(input_dir, scanned, private_texts, report)
+    if replay is None or docs.decision_dict is None:
+        return
+    if not inputs_ok:
+        report.checked.append("replay skipped: the inputs differ from the manifest")
+        return
+    _replay(input_dir, docs.decision_dict, docs.report_dict, manifest, replay, report)
+
+
+def _require_dirs(output_dir: Path, input_dir: Path | None) -> None:
+    for label, d in (("output", output_dir), ("input", input_dir)):
+        if d is not None and not d.is_dir():
+            raise InputError(
+                f"verify-{label}-missing",
+                f"the {label} directory {d} does not exist or is not a directory",
+                hint=f"pass the run's {label} directory",
+            )
+
+
+def _read_manifest(output_dir: Path, report: VerifyReport) -> tuple[Manifest, bytes] | None:
+    manifest_path = output_dir / MANIFEST
+    if not manifest_path.is_file():
+        report.mismatches.append(
+            Mismatch(
+                MANIFEST,
+                None,
+                "missing",
+                "no manifest.json: the run did not complete, or it was removed",
+            )
+        )
+        return None
+    manifest_bytes = manifest_path.read_bytes()
+    manifest = _validate(MANIFEST, manifest_bytes, Manifest, report)
+    return (manifest, manifest_bytes) if isinstance(manifest, Manifest) else None
 
 
 def verify_output_dir(
@@ -647,111 +853,29 @@ def verify_output_dir(
         InputError: ``output_dir`` or ``input_dir`` is not a readable directory, or the public key
             cannot be read or is not an Ed25519 key.
     """
-    for label, d in (("output", output_dir), ("input", input_dir)):
-        if d is not None and not d.is_dir():
-            raise InputError(
-                f"verify-{label}-missing",
-                f"the {label} directory {d} does not exist or is not a directory",
-                hint=f"pass the run's {label} directory",
-            )
+    _require_dirs(output_dir, input_dir)
     report = VerifyReport()
-    manifest_path = output_dir / MANIFEST
-    if not manifest_path.is_file():
-        report.mismatches.append(
-            Mismatch(
-                MANIFEST,
-                None,
-                "missing",
-                "no manifest.json: the run did not complete, or it was removed",
-            )
-        )
+    read = _read_manifest(output_dir, report)
+    if read is None:
         return report
-    manifest_bytes = manifest_path.read_bytes()
-    manifest = _validate(MANIFEST, manifest_bytes, Manifest, report)
-    if not isinstance(manifest, Manifest):
-        return report
-
+    manifest, manifest_bytes = read
     present = _check_outputs(output_dir, manifest, report)
-
-    decision: Decision | None = None
-    decision_dict: dict[str, Any] | None = None
-    report_doc: ValidationReport | None = None
-    report_dict: Any = None
-    for name, model in _MODELS.items():
-        if name not in present:
-            continue
-        obj = _validate(name, present[name], model, report)
-        if obj is None:
-            continue
-        if getattr(obj, "run_id", manifest.run_id) != manifest.run_id:
-            report.mismatches.append(
-                Mismatch(
-                    name,
-                    "run_id",
-                    "consistency",
-                    f"{obj.run_id!r} differs from manifest.json's {manifest.run_id!r}",
-                )
-            )
-        if isinstance(obj, ValidationReport):
-            report_doc = obj
-            report_dict = orjson.loads(present[name])
-        if isinstance(obj, Decision):
-            decision = obj
-            decision_dict = orjson.loads(present[name])
-            if obj.exit_code != manifest.exit_code:
-                report.mismatches.append(
-                    Mismatch(
-                        name,
-                        "exit_code",
-                        "consistency",
-                        f"{obj.exit_code} differs from manifest.json's {manifest.exit_code}",
-                    )
-                )
-
-    if decision is not None:
-        _check_report_md(present, decision, report)
-
+    docs = _check_documents(present, manifest, report)
+    if docs.decision is not None:
+        _check_report_md(present, docs.decision, report)
     attestation = _check_attestation(
         output_dir,
         manifest,
         manifest_bytes,
-        decision,
-        recorded_signing(report_doc),
+        docs.decision,
+        recorded_signing(docs.report),
         public_key,
         report,
     )
-
-    scanned = dict(present)
-    scanned[MANIFEST] = manifest_bytes
+    scanned = {**present, MANIFEST: manifest_bytes}
     if attestation is not None:
         scanned[ATTESTATION_FILENAME] = attestation
-    findings = scan_outputs(scanned, ())
-    for f in findings:
-        where = f.safe_field or (f"line {f.line}" if f.line else None)
-        report.mismatches.append(Mismatch(f.file, where, "hygiene", f.kind))
-    if not findings:
-        report.checked.append("publication-hygiene scan is clean")
-
+    _check_hygiene(scanned, report)
     if input_dir is not None:
-        inputs_ok = _check_inputs(input_dir, manifest, report)
-        texts: list[str] | None = None
-        if inputs_ok and private_texts is not None:
-            try:
-                texts = list(private_texts(input_dir))
-            except RagwarrantError as exc:
-                # The evidence cannot be read as the run read it (an ERROR run's bad contract,
-                # say); the replay below says whether that is what was recorded.
-                report.checked.append(f"copied-text scan skipped: the inputs give {exc.code}")
-        if texts is not None:
-            copies = [f for f in scan_outputs(scanned, texts) if f.kind == "copied-text"]
-            for f in copies:
-                where = f.safe_field or (f"line {f.line}" if f.line else None)
-                report.mismatches.append(Mismatch(f.file, where, "hygiene", f.kind))
-            if not copies:
-                report.checked.append("no output copies 12 or more tokens of the evidence text")
-        if replay is not None and decision_dict is not None:
-            if not inputs_ok:
-                report.checked.append("replay skipped: the inputs differ from the manifest")
-            else:
-                _replay(input_dir, decision_dict, report_dict, manifest, replay, report)
+        _check_against_inputs(input_dir, manifest, scanned, docs, replay, private_texts, report)
     return report
