@@ -53,8 +53,10 @@ __all__ = [
     "parse_statement",
     "read_attestation",
     "render_attestation",
+    "render_document",
     "sign_envelope",
     "signing_check",
+    "statement_bytes",
     "try_load_private_key",
     "verify_envelope",
     "write_attestation",
@@ -182,7 +184,8 @@ def _predicate(
     }
 
 
-def _statement_bytes(statement: Mapping[str, Any]) -> bytes:
+def statement_bytes(statement: Mapping[str, Any]) -> bytes:
+    """Return the canonical bytes of a Statement (the DSSE payload): compact JSON, keys sorted."""
     return orjson.dumps(statement, option=orjson.OPT_SORT_KEYS)
 
 
@@ -319,7 +322,7 @@ def sign_envelope(statement: Mapping[str, Any], private_key: Ed25519PrivateKey) 
         ``{"payload": b64(body), "payloadType": PAYLOAD_TYPE, "signatures": [{"keyid", "sig"}]}``,
         standard base64, ``sig`` = Ed25519 over ``pae(PAYLOAD_TYPE, body)``.
     """
-    body = _statement_bytes(statement)
+    body = statement_bytes(statement)
     sig = private_key.sign(pae(PAYLOAD_TYPE, body))
     return {
         "payload": base64.b64encode(body).decode("ascii"),
@@ -434,6 +437,12 @@ def render_attestation(
     doc: Mapping[str, Any] = (
         statement if private_key is None else sign_envelope(statement, private_key)
     )
+    return render_document(doc)
+
+
+def render_document(doc: Mapping[str, Any]) -> bytes:
+    """Return the file bytes of a Statement or envelope: JSON, keys sorted, two-space indent,
+    trailing newline (``verify`` requires exactly these bytes)."""
     return orjson.dumps(doc, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS) + b"\n"
 
 

@@ -12,11 +12,15 @@ Checks, in this order (the first mismatch found is the one the command names fir
    (``audit.report.render_report``), byte for byte, or, when the decision's
    ``hard:publication-hygiene`` gate lists it as withheld, the withheld notice.
 5. ``decision.intoto.json`` exists (every completed run, ERROR records included, writes one): a
-   Statement v1 (or a DSSE envelope around one) whose predicate names this run, this
-   ``manifest.json`` by sha256 and the run's classes, and whose subjects' digests equal the
-   manifest's digests. When ``validation_report.json`` records that the run signed its
-   attestation (check ``attestation-signing``), an unsigned Statement is a mismatch. With
-   ``public_key`` the envelope's signature must verify.
+   Statement v1 (or a DSSE envelope around one) equal, field by field, to the Statement
+   ``attestation.build_statement`` makes from the recorded ``decision.json`` and
+   ``manifest.json`` (every predicate member; subjects: the contract first, then policy
+   configs, never an evidence file, each with the manifest's digest), and byte for byte its
+   canonical rendering (an envelope: canonical payload, well-formed signatures). When
+   ``validation_report.json`` records that the run signed its attestation (check
+   ``attestation-signing``), an unsigned Statement is a mismatch. With ``public_key`` the
+   envelope's signature must verify. With a replay, the subjects must be those the replay
+   attests (in any order).
 6. The publication-hygiene scan finds nothing in any file of the directory.
 7. With ``input_dir``: every input the manifest lists exists there with the recorded sha256; then
    (given ``private_texts``) no output copies 12 or more tokens of the evidence's questions,
@@ -35,6 +39,8 @@ their source.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import platform
 import re
 import tempfile
@@ -47,17 +53,27 @@ from typing import Any
 import orjson
 from pydantic import BaseModel, ValidationError
 
-from ragwarrant.audit.attestation import ATTESTATION_FILENAME, AttestationError, read_attestation
+from ragwarrant.audit.attestation import (
+    ATTESTATION_FILENAME,
+    PAYLOAD_TYPE,
+    AttestationError,
+    build_statement,
+    read_attestation,
+    render_attestation,
+    render_document,
+    statement_bytes,
+)
 from ragwarrant.audit.hygiene import HYGIENE_BLOCKER, WITHHELD_NOTICE, Finding, scan_outputs
 from ragwarrant.audit.report import render_report
 from ragwarrant.digests import sha256_bytes, sha256_file
-from ragwarrant.errors import InputError, RagwarrantError
+from ragwarrant.errors import InputError, InternalError, RagwarrantError
 from ragwarrant.exit_codes import ExitCode
 from ragwarrant.outputs import Decision, Manifest, ValidationReport
 
 __all__ = [
     "REPLAY_IGNORED_FIELDS",
     "SIGNING_CHECK_ID",
+    "UNSIGNED_VERIFY_LIMITS",
     "VERIFY_MISMATCH_EXIT",
     "Mismatch",
     "VerifyReport",
@@ -84,6 +100,17 @@ _MODELS: dict[str, type[BaseModel]] = {
     "decision.json": Decision,
     "validation_report.json": ValidationReport,
 }
+
+UNSIGNED_VERIFY_LIMITS = (
+    "what this verify proves: every file is the one manifest.json lists, byte for byte; "
+    "decision.json, report.md, manifest.json and decision.intoto.json agree with each other "
+    "field by field; nothing secret-looking is published",
+    "what it does not prove: who wrote them. No signature was checked (no --public-key), so "
+    "whoever can write this directory can rewrite every file consistently and this verify "
+    "still passes; only --public-key (a signed attestation) or --input (a replay from the "
+    "inputs) ties the files to their source",
+)
+"""What a verify without a public key does and does not establish (printed by the command)."""
 
 ReplayFn = Callable[[Path, Path], Any]
 """``(input_dir, output_dir) -> anything``: runs the job (``commands.verify.replay_with_job``;
@@ -122,12 +149,14 @@ class VerifyReport:
         checked: one line per check that ran.
         signature_verified: a DSSE signature verified with the given public key.
         replayed: the decision was replayed from the inputs and compared.
+        replayed_subjects: the subjects of the replay's attestation, when it wrote one.
     """
 
     mismatches: list[Mismatch] = field(default_factory=list)
     checked: list[str] = field(default_factory=list)
     signature_verified: bool = False
     replayed: bool = False
+    replayed_subjects: list[Any] | None = None
 
     @property
     def ok(self) -> bool:
@@ -171,28 +200,45 @@ def _validate(name: str, data: bytes, model: type[BaseModel], report: VerifyRepo
     return obj
 
 
+@dataclass(frozen=True)
+class _DiffWords:
+    """How ``diff_json`` words a difference (``{a}``: recorded side, ``{b}``: the other)."""
+
+    only_recorded: str = "present in the recorded decision, absent from the replay"
+    only_replayed: str = "absent from the recorded decision, present in the replay"
+    lengths: str = "recorded {a} items, replay has {b}"
+    values: str = "recorded {a}, replay gives {b}"
+
+
+_REPLAY_WORDS = _DiffWords()
+
+
 def _diff_objects(
-    recorded: dict[Any, Any], replayed: dict[Any, Any], path: str, ignore: frozenset[str]
+    recorded: dict[Any, Any],
+    replayed: dict[Any, Any],
+    path: str,
+    ignore: frozenset[str],
+    words: _DiffWords,
 ) -> Iterator[tuple[str, str]]:
     for key in [*recorded, *(k for k in replayed if k not in recorded)]:
         if key in ignore:
             continue
         sub = f"{path}.{key}" if path else str(key)
         if key not in replayed:
-            yield sub, "present in the recorded decision, absent from the replay"
+            yield sub, words.only_recorded
         elif key not in recorded:
-            yield sub, "absent from the recorded decision, present in the replay"
+            yield sub, words.only_replayed
         else:
-            yield from diff_json(recorded[key], replayed[key], sub, ignore)
+            yield from diff_json(recorded[key], replayed[key], sub, ignore, words=words)
 
 
 def _diff_lists(
-    recorded: list[Any], replayed: list[Any], path: str, ignore: frozenset[str]
+    recorded: list[Any], replayed: list[Any], path: str, ignore: frozenset[str], words: _DiffWords
 ) -> Iterator[tuple[str, str]]:
     for i, (a, b) in enumerate(zip(recorded, replayed, strict=False)):
-        yield from diff_json(a, b, f"{path}[{i}]", ignore)
+        yield from diff_json(a, b, f"{path}[{i}]", ignore, words=words)
     if len(recorded) != len(replayed):
-        yield path or "(root)", f"recorded {len(recorded)} items, replay has {len(replayed)}"
+        yield path or "(root)", words.lengths.format(a=len(recorded), b=len(replayed))
 
 
 def _same_scalar(recorded: Any, replayed: Any) -> bool:
@@ -201,21 +247,26 @@ def _same_scalar(recorded: Any, replayed: Any) -> bool:
 
 
 def diff_json(
-    recorded: Any, replayed: Any, path: str = "", ignore: frozenset[str] = frozenset()
+    recorded: Any,
+    replayed: Any,
+    path: str = "",
+    ignore: frozenset[str] = frozenset(),
+    *,
+    words: _DiffWords = _REPLAY_WORDS,
 ) -> Iterator[tuple[str, str]]:
     """Yield ``(field path, message)`` for every difference between two JSON values, in order.
 
     Objects are compared member by member in the recorded document's order (then members only
     the replay has), lists element by element; members named in ``ignore`` are skipped at any
     depth. Numbers compare exactly (``1 == 1.0``): a replay with the same seed and versions is
-    bit-for-bit identical.
+    bit-for-bit identical. ``words`` phrases the messages (a replay's by default).
     """
     if isinstance(recorded, dict) and isinstance(replayed, dict):
-        yield from _diff_objects(recorded, replayed, path, ignore)
+        yield from _diff_objects(recorded, replayed, path, ignore, words)
     elif isinstance(recorded, list) and isinstance(replayed, list):
-        yield from _diff_lists(recorded, replayed, path, ignore)
+        yield from _diff_lists(recorded, replayed, path, ignore, words)
     elif not _same_scalar(recorded, replayed):
-        yield path or "(root)", f"recorded {_short(recorded)}, replay gives {_short(replayed)}"
+        yield path or "(root)", words.values.format(a=_short(recorded), b=_short(replayed))
 
 
 def _short(value: Any) -> str:
@@ -281,6 +332,16 @@ def _check_outputs(out: Path, manifest: Manifest, report: VerifyReport) -> dict[
     return present
 
 
+@dataclass
+class _Documents:
+    """The validated JSON outputs (None where absent or invalid)."""
+
+    decision: Decision | None = None
+    decision_dict: dict[str, Any] | None = None
+    report: ValidationReport | None = None
+    report_dict: Any = None
+
+
 def _missing_attestation(public_key: Path | None) -> Mismatch:
     return Mismatch(
         ATTESTATION_FILENAME,
@@ -327,10 +388,6 @@ def _check_signed_as_recorded(
         )
 
 
-def _attestation_mismatch(field_path: str, message: str) -> Mismatch:
-    return Mismatch(ATTESTATION_FILENAME, field_path, "attestation", message)
-
-
 def _check_manifest_binding(
     predicate: Mapping[str, Any], manifest_bytes: bytes, report: VerifyReport
 ) -> None:
@@ -361,41 +418,147 @@ def _check_subjects(statement: Mapping[str, Any], manifest: Manifest, report: Ve
             )
 
 
-def _check_predicate_decision(
-    predicate: Mapping[str, Any], decision: Decision, report: VerifyReport
-) -> None:
-    expected = {
-        "run_id": decision.run_id,
-        "run_class": str(decision.run_class),
-        "exit_code": decision.exit_code,
-    }
-    for key_name, value in expected.items():
-        if predicate.get(key_name) != value:
-            report.mismatches.append(
-                _attestation_mismatch(
-                    f"predicate.{key_name}",
-                    f"records {_short(predicate.get(key_name))}, decision.json has {_short(value)}",
-                )
-            )
-    classes = {c.policy_id: str(c.decision_class) for c in decision.candidates}
-    attested = {c.get("policy_id"): c.get("class") for c in predicate.get("candidates") or []}
-    if classes != attested:
+def _attestation_mismatch(field_path: str | None, message: str) -> Mismatch:
+    return Mismatch(ATTESTATION_FILENAME, field_path, "attestation", message)
+
+
+_ATTESTATION_WORDS = _DiffWords(
+    only_recorded="present in the attestation, absent from what decision.json and "
+    "manifest.json give",
+    only_replayed="absent from the attestation, present in what decision.json and "
+    "manifest.json give",
+    lengths="the attestation records {a} items, decision.json and manifest.json give {b}",
+    values="the attestation records {a}, decision.json and manifest.json give {b}",
+)
+
+
+def _expected_statement(
+    statement: Mapping[str, Any],
+    manifest_bytes: bytes,
+    decision_dict: Mapping[str, Any],
+    report: VerifyReport,
+) -> dict[str, Any] | None:
+    """The Statement the run writes for these decision.json and manifest.json, with the
+    attestation's own subject names (their digests come from the manifest); None when a
+    subject is not a manifest input."""
+    names = [str(s.get("name")) for s in statement["subject"] if isinstance(s, dict)]
+    try:
+        return build_statement(
+            decision_dict, orjson.loads(manifest_bytes), sha256_bytes(manifest_bytes), names
+        )
+    except InternalError:
         report.mismatches.append(
             _attestation_mismatch(
-                "predicate.candidates", "candidate classes differ from decision.json"
+                "subject", "a subject is not an input recorded in manifest.json (by name)"
             )
         )
+        return None
+
+
+def _check_subject_names(
+    statement: Mapping[str, Any], decision: Decision, report: VerifyReport
+) -> None:
+    """Subjects: the contract first, then policy configs (each candidate's among them), each
+    once; never an evidence file. An ERROR record's only subject is its decision.json."""
+    names = [s.get("name") for s in statement["subject"]]
+    first = decision.contract.path if decision.contract is not None else "decision.json"
+    problems = []
+    if names[0] != first:
+        problems.append(f"the first subject is {_short(names[0])}, expected {first!r}")
+    if len(set(names)) != len(names):
+        problems.append("a subject is named twice")
+    evidence = {s.path for s in decision.sources} & set(names)
+    if evidence:
+        problems.append("an evidence file is a subject (subjects are the contract and configs)")
+    digests = {s["digest"]["sha256"] for s in statement["subject"]}
+    configs = {c.config_sha256 for c in decision.candidates if c.config_sha256 is not None}
+    if not configs <= digests:
+        problems.append("a candidate's policy config (config_sha256) is not a subject")
+    for message in problems:
+        report.mismatches.append(_attestation_mismatch("subject", message))
+
+
+def _canonical_envelope(doc: Mapping[str, Any], expected: Mapping[str, Any]) -> str | None:
+    """What is wrong with a DSSE envelope around ``expected`` (None: nothing detectable without
+    the public key)."""
+    if set(doc) != {"payload", "payloadType", "signatures"}:
+        return "the DSSE envelope has other members than payload, payloadType and signatures"
+    if doc["payloadType"] != PAYLOAD_TYPE:
+        return f"payloadType is not {PAYLOAD_TYPE!r}"
+    if doc["payload"] != base64.b64encode(statement_bytes(expected)).decode("ascii"):
+        return "the payload is not the canonical encoding of the expected Statement"
+    signatures = doc["signatures"]
+    if not isinstance(signatures, list) or not all(_well_formed_sig(s) for s in signatures):
+        return "a signature is not a keyid and a 64-byte Ed25519 signature in standard base64"
+    return None
+
+
+def _well_formed_sig(s: Any) -> bool:
+    if not isinstance(s, dict) or set(s) != {"keyid", "sig"} or not isinstance(s["sig"], str):
+        return False
+    try:
+        raw = base64.b64decode(s["sig"], validate=True)
+    except (binascii.Error, ValueError):
+        return False
+    return len(raw) == 64 and base64.b64encode(raw).decode("ascii") == s["sig"]
+
+
+def _check_attestation_bytes(
+    data: bytes, expected: Mapping[str, Any], report: VerifyReport
+) -> None:
+    """Every byte matters: the file must be the canonical rendering of the expected Statement
+    (or of a DSSE envelope around it, whose signature only ``--public-key`` can check)."""
+    doc = orjson.loads(data)  # read_attestation parsed it already
+    if "payloadType" not in doc:
+        if data != render_attestation(expected):
+            report.mismatches.append(
+                _attestation_mismatch(
+                    None,
+                    "not byte for byte the Statement the run writes for this decision.json "
+                    "and manifest.json (canonical JSON: sorted keys, two-space indent)",
+                )
+            )
+        return
+    problem = _canonical_envelope(doc, expected)
+    if problem is None and data != render_document(doc):
+        problem = "not byte for byte the canonical rendering of its DSSE envelope"
+    if problem is not None:
+        report.mismatches.append(_attestation_mismatch(None, problem))
+
+
+def _check_statement_fields(
+    statement: Mapping[str, Any],
+    manifest_bytes: bytes,
+    decision: Decision,
+    decision_dict: Mapping[str, Any],
+    report: VerifyReport,
+) -> Mapping[str, Any] | None:
+    """Compare every field of the Statement with the one built from decision.json and the
+    manifest; return the expected Statement (None when it cannot be built)."""
+    _check_subject_names(statement, decision, report)
+    expected = _expected_statement(statement, manifest_bytes, decision_dict, report)
+    if expected is None:
+        return None
+    for path, message in diff_json(statement, expected, words=_ATTESTATION_WORDS):
+        report.mismatches.append(_attestation_mismatch(path, message))
+    return expected
 
 
 def _check_attestation(
     out: Path,
     manifest: Manifest,
     manifest_bytes: bytes,
-    decision: Decision | None,
-    recorded_signing: str | None,
+    docs: _Documents,
     public_key: Path | None,
     report: VerifyReport,
 ) -> bytes | None:
+    """Check ``decision.intoto.json``; return its bytes (None when absent).
+
+    With a valid decision.json every field of the Statement (subjects, predicate type and every
+    predicate member) is compared with the Statement built from decision.json and manifest.json,
+    and the file must be its canonical rendering byte for byte; otherwise (decision.json absent
+    or invalid, already a mismatch) only the manifest binding and the subjects' digests.
+    """
     path = out / ATTESTATION_FILENAME
     if not path.is_file():
         report.mismatches.append(_missing_attestation(public_key))
@@ -404,13 +567,23 @@ def _check_attestation(
     statement = _read_statement(data, public_key, report)
     if statement is None:
         return data
-    _check_signed_as_recorded(data, recorded_signing, report)
-    predicate = statement["predicate"]
-    _check_manifest_binding(predicate, manifest_bytes, report)
-    _check_subjects(statement, manifest, report)
-    if decision is not None:
-        _check_predicate_decision(predicate, decision, report)
-    report.checked.append(f"{ATTESTATION_FILENAME} agrees with manifest.json and decision.json")
+    before = len(report.mismatches)
+    _check_signed_as_recorded(data, recorded_signing(docs.report), report)
+    if docs.decision is None or docs.decision_dict is None:
+        _check_manifest_binding(statement["predicate"], manifest_bytes, report)
+        _check_subjects(statement, manifest, report)
+        return data
+    expected = _check_statement_fields(
+        statement, manifest_bytes, docs.decision, docs.decision_dict, report
+    )
+    if expected is not None and len(report.mismatches) == before:
+        # Fields agree: then every remaining byte (layout, encoding, envelope) must be canonical.
+        _check_attestation_bytes(data, expected, report)
+    if len(report.mismatches) == before:
+        report.checked.append(
+            f"{ATTESTATION_FILENAME} is byte for byte the Statement built from decision.json and "
+            "manifest.json (every subject and predicate field checked)"
+        )
     return data
 
 
@@ -654,7 +827,42 @@ def _run_replay(
             return None
         report_path = Path(tmp) / "validation_report.json"
         replayed_report = orjson.loads(report_path.read_bytes()) if report_path.is_file() else None
+        report.replayed_subjects = _subjects_of(Path(tmp) / ATTESTATION_FILENAME)
         return orjson.loads(replayed_path.read_bytes()), replayed_report
+
+
+def _subjects_of(path: Path) -> list[Any] | None:
+    """The subjects of an attestation file; None when it is absent or unreadable."""
+    try:
+        statement, _ = read_attestation(path.read_bytes())
+    except (OSError, AttestationError):
+        return None
+    return list(statement["subject"])
+
+
+def _subject_set(subjects: Iterable[Any]) -> set[bytes]:
+    return {orjson.dumps(s, option=orjson.OPT_SORT_KEYS) for s in subjects}
+
+
+def _check_replayed_subjects(recorded_attestation: bytes | None, report: VerifyReport) -> None:
+    """The replay's attestation names the same subjects (contract and policy configs)."""
+    replayed = report.replayed_subjects
+    if recorded_attestation is None or replayed is None:
+        return
+    try:
+        statement, _ = read_attestation(recorded_attestation)
+    except AttestationError:
+        return  # already a mismatch
+    if _subject_set(statement["subject"]) == _subject_set(replayed):
+        report.checked.append(f"{ATTESTATION_FILENAME} names the subjects its replay names")
+    else:
+        report.mismatches.append(
+            _attestation_mismatch(
+                "subject",
+                "the subjects differ from those the replay attests (the contract and every "
+                "policy config, with their digests)",
+            )
+        )
 
 
 def _replay(
@@ -693,16 +901,6 @@ def _replay(
         )
     for path, message in report_diffs:
         report.mismatches.append(Mismatch("validation_report.json", path, "replay", message + note))
-
-
-@dataclass
-class _Documents:
-    """The validated JSON outputs (None where absent or invalid)."""
-
-    decision: Decision | None = None
-    decision_dict: dict[str, Any] | None = None
-    report: ValidationReport | None = None
-    report_dict: Any = None
 
 
 def _check_documents(
@@ -796,6 +994,7 @@ def _check_against_inputs(
         report.checked.append("replay skipped: the inputs differ from the manifest")
         return
     _replay(input_dir, docs.decision_dict, docs.report_dict, manifest, replay, report)
+    _check_replayed_subjects(scanned.get(ATTESTATION_FILENAME), report)
 
 
 def _require_dirs(output_dir: Path, input_dir: Path | None) -> None:
@@ -863,15 +1062,7 @@ def verify_output_dir(
     docs = _check_documents(present, manifest, report)
     if docs.decision is not None:
         _check_report_md(present, docs.decision, report)
-    attestation = _check_attestation(
-        output_dir,
-        manifest,
-        manifest_bytes,
-        docs.decision,
-        recorded_signing(docs.report),
-        public_key,
-        report,
-    )
+    attestation = _check_attestation(output_dir, manifest, manifest_bytes, docs, public_key, report)
     scanned = {**present, MANIFEST: manifest_bytes}
     if attestation is not None:
         scanned[ATTESTATION_FILENAME] = attestation
