@@ -31,6 +31,7 @@ import math
 import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -48,13 +49,18 @@ if TYPE_CHECKING:
 __all__ = [
     "GENESIS_HASH",
     "LEDGER_SCHEMA_VERSION",
+    "QUARANTINE_KIND",
     "SIGNED_PREFIX",
     "DriftFlag",
     "LedgerProblem",
+    "QuarantinedLine",
     "append_entry",
     "build_entry",
     "drifting_slices",
     "entry_hash",
+    "is_marker",
+    "quarantine_marker",
+    "quarantined_lines",
     "read_entries",
     "record_run",
     "show_history",
@@ -64,6 +70,9 @@ __all__ = [
 LEDGER_SCHEMA_VERSION = 1
 GENESIS_HASH = "0" * 64
 """``prev_hash`` of the first entry."""
+
+QUARANTINE_KIND = "quarantine"
+"""``kind`` of the marker entry that keeps the bytes of a damaged last line."""
 
 SIGNED_PREFIX = b"ragwarrant-ledger-entry-v1 "
 """What an entry's Ed25519 ``signature`` covers: this prefix, then ``entry_hash`` in ASCII hex
@@ -246,33 +255,6 @@ def build_entry(
 # Appending under a lock.
 
 
-def _last_line(fd: int, size: int) -> bytes | None:
-    """Return the last complete line (without its newline) of the open file, or None if empty.
-
-    Raises:
-        OutputError: the file does not end with a newline (a torn write): appending after it
-            would corrupt the chain further.
-    """
-    if size == 0:
-        return None
-    if os.pread(fd, 1, size - 1) != b"\n":
-        raise OutputError(
-            "ledger-torn",
-            "the ledger's last line is incomplete (no trailing newline); refusing to append",
-            hint="run `ragwarrant ledger verify FILE`, then repair the file from a backup",
-        )
-    buf = b""
-    pos = size - 1  # the final newline is not part of the line
-    while pos > 0:
-        start = max(0, pos - _TAIL_CHUNK)
-        buf = os.pread(fd, pos - start, start) + buf
-        pos = start
-        nl = buf.rfind(b"\n")
-        if nl != -1:
-            return buf[nl + 1 :]
-    return buf
-
-
 def _sign(entry_hash_hex: str, private_key: Ed25519PrivateKey) -> str:
     return base64.b64encode(private_key.sign(SIGNED_PREFIX + entry_hash_hex.encode())).decode()
 
@@ -301,26 +283,6 @@ def _open_locked(ledger_path: Path) -> int:
             hint="put the ledger on a file system that supports flock (local disk, NFSv4)",
         ) from exc
     return fd
-
-
-def _chain_link(fd: int, name: str) -> tuple[str, int]:
-    """Return (``prev_hash``, ``seq``) for the next entry, from the last line of the ledger.
-
-    Raises:
-        OutputError: the last line is torn or is not a ledger entry.
-    """
-    last = _last_line(fd, os.fstat(fd).st_size)
-    if last is None:
-        return GENESIS_HASH, 1
-    try:
-        prev = orjson.loads(last)
-        return str(prev["entry_hash"]), int(prev["seq"]) + 1
-    except (orjson.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
-        raise OutputError(
-            "ledger-corrupt",
-            f"the last line of the ledger {name} is not a ledger entry",
-            hint="run `ragwarrant ledger verify FILE` to find the damage",
-        ) from exc
 
 
 def _write_line(fd: int, line: bytes, name: str) -> None:
@@ -377,6 +339,112 @@ def _chained(
     return written
 
 
+def _last_line(fd: int, size: int) -> bytes:
+    """Return the last line (without its newline) of a non-empty file ending with a newline."""
+    buf = b""
+    pos = size - 1  # the final newline is not part of the line
+    while pos > 0:
+        start = max(0, pos - _TAIL_CHUNK)
+        buf = os.pread(fd, pos - start, start) + buf
+        pos = start
+        nl = buf.rfind(b"\n")
+        if nl != -1:
+            return buf[nl + 1 :]
+    return buf
+
+
+def _as_entry(raw: bytes) -> dict[str, Any] | None:
+    """The line as a chained entry (an object with a string ``entry_hash`` and an int ``seq``)."""
+    entry = _parse_line(raw)
+    if entry is None:
+        return None
+    if not isinstance(entry.get("entry_hash"), str) or type(entry.get("seq")) is not int:
+        return None
+    return entry
+
+
+def _link_after(entry: Mapping[str, Any] | None) -> tuple[str, int]:
+    """(``prev_hash``, ``seq``) of the entry that follows ``entry`` (None: the first entry)."""
+    if entry is None:
+        return GENESIS_HASH, 1
+    return str(entry["entry_hash"]), int(entry["seq"]) + 1
+
+
+def quarantine_marker(line: int, raw: bytes) -> dict[str, Any]:
+    """Return the body of the entry that quarantines a damaged last line (before chaining).
+
+    The damaged bytes are kept whole (base64) with their length and sha256, so nothing a
+    killed run half-wrote is lost, and ``verify_chain`` can skip exactly that line.
+    """
+    return {
+        "ledger_schema": LEDGER_SCHEMA_VERSION,
+        "kind": QUARANTINE_KIND,
+        "time": datetime.now(UTC).isoformat().replace("+00:00", "Z"),
+        "quarantined": {
+            "line": line,
+            "bytes": len(raw),
+            "sha256": sha256_bytes(raw),
+            "base64": base64.b64encode(raw).decode("ascii"),
+        },
+    }
+
+
+def _repair_tail(
+    fd: int, size: int, name: str, private_key: Ed25519PrivateKey | None
+) -> tuple[str, int]:
+    """Quarantine a damaged last line (torn by a kill, or not an entry); return the next link.
+
+    A last line that is a whole entry missing only its newline gets the newline. Otherwise the
+    line is ended with a newline and a marker entry holding its bytes is chained after the
+    last good entry, so the chain stays intact and the run's own entry follows the marker.
+
+    Raises:
+        OutputError: the line before the damaged one is not an entry either.
+    """
+    data = os.pread(fd, size, 0)
+    ends_with_newline = data.endswith(b"\n")
+    lines = data.split(b"\n")[:-1] if ends_with_newline else data.split(b"\n")
+    tail, before = lines[-1], lines[:-1]
+    whole = _as_entry(tail)
+    if not ends_with_newline and whole is not None and entry_hash(whole) == whole["entry_hash"]:
+        _write_line(fd, b"\n", name)
+        return _link_after(whole)
+    previous = _as_entry(before[-1]) if before else None
+    if before and previous is None:
+        raise OutputError(
+            "ledger-corrupt",
+            f"the last two lines of the ledger {name} are not ledger entries",
+            hint="run `ragwarrant ledger verify FILE` to find the damage",
+        )
+    if not ends_with_newline:
+        _write_line(fd, b"\n", name)
+    prev_hash, seq = _link_after(previous)
+    marker = _chained(
+        _entry_body(quarantine_marker(len(before) + 1, tail), private_key),
+        prev_hash,
+        seq,
+        private_key,
+    )
+    _write_line(fd, orjson.dumps(marker, option=orjson.OPT_SORT_KEYS) + b"\n", name)
+    return _link_after(marker)
+
+
+def _chain_link(fd: int, name: str, private_key: Ed25519PrivateKey | None) -> tuple[str, int]:
+    """Return (``prev_hash``, ``seq``) for the next entry, quarantining a damaged last line.
+
+    Raises:
+        OutputError: the ledger's tail is damaged beyond its last line.
+    """
+    size = os.fstat(fd).st_size
+    if size == 0:
+        return GENESIS_HASH, 1
+    if os.pread(fd, 1, size - 1) == b"\n":
+        last = _as_entry(_last_line(fd, size))
+        if last is not None:
+            return _link_after(last)
+    return _repair_tail(fd, size, name, private_key)
+
+
 def append_entry(
     ledger_path: Path, entry: Mapping[str, Any], private_key: Ed25519PrivateKey | None = None
 ) -> dict[str, Any]:
@@ -386,6 +454,12 @@ def append_entry(
     + 1), ``prev_hash`` (the previous ``entry_hash``, or ``GENESIS_HASH``) and ``entry_hash``, then
     writes the line with one ``write`` on an ``O_APPEND`` descriptor and ``fsync``s it. The
     parent directory is fsynced when the file is created.
+
+    A damaged last line (torn by a run killed mid-append, or not an entry) does not stop the
+    append: it is ended with a newline and quarantined by a marker entry
+    (``quarantine_marker``: its bytes, length and sha256) chained before this entry, so the
+    current run's entry is never lost and ``verify_chain`` stays intact (``quarantined_lines``
+    lists what was set aside).
 
     Args:
         ledger_path: the ledger file; created (mode 0644) when absent; its directory must exist.
@@ -397,15 +471,15 @@ def append_entry(
         The entry as written, with ``seq``, ``prev_hash`` and ``entry_hash``.
 
     Raises:
-        OutputError: the ledger cannot be opened, locked or written, or its last line is torn
-            or is not a ledger entry.
+        OutputError: the ledger cannot be opened, locked or written, or its last two lines are
+            both damaged.
         InternalError: the entry holds NaN or Infinity.
     """
     body = _entry_body(entry, private_key)
     existed = ledger_path.exists()
     fd = _open_locked(ledger_path)
     try:
-        prev_hash, seq = _chain_link(fd, ledger_path.name)
+        prev_hash, seq = _chain_link(fd, ledger_path.name, private_key)
         written = _chained(body, prev_hash, seq, private_key)
         _write_line(
             fd, orjson.dumps(written, option=orjson.OPT_SORT_KEYS) + b"\n", ledger_path.name
@@ -519,6 +593,58 @@ def _public_key_id(public_key: Ed25519PublicKey | None) -> str:
     return key_id(public_key)
 
 
+@dataclass(frozen=True)
+class QuarantinedLine:
+    """A damaged line set aside by the marker entry on the line after it.
+
+    Attributes:
+        line: 1-based line number of the damaged bytes.
+        marker_line: line of the marker entry that holds them.
+        size_bytes: length of the damaged line.
+        sha256: its sha256 (hex); the marker's ``quarantined.base64`` holds the bytes.
+    """
+
+    line: int
+    marker_line: int
+    size_bytes: int
+    sha256: str
+
+    def __str__(self) -> str:
+        return (
+            f"line {self.line}: quarantined: {self.size_bytes} bytes of an incomplete entry "
+            f"(a run killed while appending?), kept in the marker entry on line "
+            f"{self.marker_line} (sha256 {self.sha256[:12]}...)"
+        )
+
+
+def is_marker(entry: Mapping[str, Any]) -> bool:
+    """Whether a ledger entry is a quarantine marker rather than a run's entry."""
+    return entry.get("kind") == QUARANTINE_KIND
+
+
+def _quarantined(lines: Sequence[bytes]) -> dict[int, QuarantinedLine]:
+    """Damaged lines each followed by a marker that holds exactly their bytes, by line number."""
+    out: dict[int, QuarantinedLine] = {}
+    for number, raw in enumerate(lines[1:], start=2):
+        entry = _parse_line(raw)
+        info = entry.get("quarantined") if entry is not None and is_marker(entry) else None
+        if not isinstance(info, dict) or info.get("line") != number - 1:
+            continue
+        damaged = lines[number - 2]
+        if info.get("sha256") == sha256_bytes(damaged):
+            out[number - 1] = QuarantinedLine(number - 1, number, len(damaged), info["sha256"])
+    return out
+
+
+def quarantined_lines(path: Path) -> list[QuarantinedLine]:
+    """Return the damaged lines that a marker entry set aside, in line order.
+
+    Raises:
+        InputError: the file cannot be read.
+    """
+    return sorted(_quarantined(_read_bytes(path).splitlines()).values(), key=lambda q: q.line)
+
+
 def verify_chain(path: Path, public_key: Ed25519PublicKey | None = None) -> list[LedgerProblem]:
     """Check every line's ``entry_hash``, ``prev_hash`` link and ``seq`` (and signature).
 
@@ -530,7 +656,9 @@ def verify_chain(path: Path, public_key: Ed25519PublicKey | None = None) -> list
         Problems in line order; the first one names the first broken entry. Empty when intact.
         The link check compares ``prev_hash`` with the previous line's *recorded* ``entry_hash``,
         so an edited entry is reported once (as ``entry-hash``) and a deleted one once (as
-        ``prev-hash`` on the line after the gap).
+        ``prev-hash`` on the line after the gap). A damaged line followed by the marker entry
+        that quarantines it (see ``append_entry``) is not a problem: the marker chains to the
+        entry before it; ``quarantined_lines`` lists such lines.
 
     Raises:
         InputError: the file cannot be read.
@@ -540,11 +668,20 @@ def verify_chain(path: Path, public_key: Ed25519PublicKey | None = None) -> list
     problems: list[LedgerProblem] = []
     if data and not data.endswith(b"\n"):
         problems.append(
-            LedgerProblem(data.count(b"\n") + 1, "torn", "the last line has no trailing newline")
+            LedgerProblem(
+                data.count(b"\n") + 1,
+                "torn",
+                "the last line has no trailing newline (a run killed while appending?); the "
+                "next append quarantines it",
+            )
         )
     prev_recorded = GENESIS_HASH
     prev_seq = 0
-    for number, raw in enumerate(data.splitlines(), start=1):
+    lines = data.splitlines()
+    quarantined = _quarantined(lines)
+    for number, raw in enumerate(lines, start=1):
+        if number in quarantined:
+            continue
         entry = _parse_line(raw)
         if entry is None:
             problems.append(LedgerProblem(number, "unparseable", "not a JSON object"))
@@ -756,7 +893,8 @@ def show_history(
     entries = [
         e
         for e in read_entries(path)
-        if contract is None or (e.get("contract") or {}).get("id") == contract
+        if not is_marker(e)
+        and (contract is None or (e.get("contract") or {}).get("id") == contract)
     ]
     lines: list[str] = []
     if problems:
