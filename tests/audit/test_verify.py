@@ -462,3 +462,29 @@ def test_dropped_policy_subject_is_caught_by_the_replay(real_run: Run) -> None:
         real_run.output_dir, input_dir=real_run.input_dir, replay=replay_with_job
     )
     assert [(m.file, m.field) for m in report.mismatches] == [(ATTESTATION_FILENAME, "subject")]
+
+
+def test_verify_rescans_with_the_kinds_the_run_allowed(real_run: Run) -> None:
+    """An IP address is a hygiene mismatch unless the run recorded that its contract allows it."""
+    decision = orjson.loads((real_run.output_dir / "decision.json").read_bytes())
+    decision["summary"] += " (served from 10.20.30.40)"
+    data = orjson.dumps(decision, option=orjson.OPT_INDENT_2) + b"\n"
+    _rewrite_consistently(real_run, "decision.json", data)
+    report_md = render_report(Decision.model_validate_json(data)).encode()
+    _rewrite_consistently(real_run, "report.md", report_md)
+    first = verify_output_dir(real_run.output_dir).mismatches[0]
+    assert (first.file, first.field, first.kind, first.message) == (
+        "decision.json",
+        "summary",
+        "hygiene",
+        "ip-address",
+    )
+    validation = orjson.loads((real_run.output_dir / "validation_report.json").read_bytes())
+    check = next(c for c in validation["checks"] if c["id"] == "publication-hygiene")
+    check["expected"] = "allowed: ip-address"
+    _rewrite_consistently(
+        real_run,
+        "validation_report.json",
+        orjson.dumps(validation, option=orjson.OPT_INDENT_2) + b"\n",
+    )
+    assert verify_output_dir(real_run.output_dir).ok

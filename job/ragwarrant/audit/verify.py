@@ -63,7 +63,13 @@ from ragwarrant.audit.attestation import (
     render_document,
     statement_bytes,
 )
-from ragwarrant.audit.hygiene import HYGIENE_BLOCKER, WITHHELD_NOTICE, Finding, scan_outputs
+from ragwarrant.audit.hygiene import (
+    HYGIENE_BLOCKER,
+    WITHHELD_NOTICE,
+    Finding,
+    allowed_kinds_from_note,
+    scan_outputs,
+)
 from ragwarrant.audit.report import render_report
 from ragwarrant.digests import sha256_bytes, sha256_file
 from ragwarrant.errors import InputError, InternalError, RagwarrantError
@@ -949,8 +955,18 @@ def _hygiene_mismatches(findings: Iterable[Finding], report: VerifyReport) -> No
         report.mismatches.append(Mismatch(f.file, where, "hygiene", f.kind))
 
 
-def _check_hygiene(scanned: Mapping[str, bytes], report: VerifyReport) -> None:
-    findings = scan_outputs(scanned, ())
+def _allowed_kinds(report_doc: ValidationReport | None) -> frozenset[str]:
+    """The kinds the run's contract allowed, as its ``publication-hygiene`` check records."""
+    for check in report_doc.checks if report_doc is not None else ():
+        if check.id == HYGIENE_BLOCKER:
+            return allowed_kinds_from_note(check.expected)
+    return frozenset()
+
+
+def _check_hygiene(
+    scanned: Mapping[str, bytes], allowed: frozenset[str], report: VerifyReport
+) -> None:
+    findings = scan_outputs(scanned, (), allowed_kinds=allowed)
     _hygiene_mismatches(findings, report)
     if not findings:
         report.checked.append("publication-hygiene scan is clean")
@@ -1066,7 +1082,7 @@ def verify_output_dir(
     scanned = {**present, MANIFEST: manifest_bytes}
     if attestation is not None:
         scanned[ATTESTATION_FILENAME] = attestation
-    _check_hygiene(scanned, report)
+    _check_hygiene(scanned, _allowed_kinds(docs.report), report)
     if input_dir is not None:
         _check_against_inputs(input_dir, manifest, scanned, docs, replay, private_texts, report)
     return report
