@@ -419,3 +419,10 @@ def test_redact_text_replaces_private_strings_and_log_events() -> None:
         "api_key": "[withheld: secret-assignment]",
         "n": 3,
     }
+
+
+def test_ip_address_inside_a_dotted_member_name_is_found() -> None:
+    """A policy id that is an IP address, joined into ``metric.missing.<policy>``, is found."""
+    doc = {"missing": {f"correct.missing.{IPV4}": 0}}
+    findings = scan_outputs({"decision.json": orjson.dumps(doc)})
+    assert [(f.kind, f.key_of) for f in findings] == [("ip-address", True)]

@@ -449,8 +449,10 @@ def test_show_history_warns_on_a_broken_chain(tmp_path: Path) -> None:
     assert show_history(ledger).startswith("WARNING: the ledger chain is broken (first: line 2")
 
 
-def test_run_after_a_torn_ledger_line_keeps_its_decision(pristine_run: Run, tmp_path: Path) -> None:
-    """A run whose ledger ends in a torn line decides as usual and ledger verify passes."""
+def test_run_after_a_torn_ledger_line_keeps_its_decision(
+    pristine_run: Run, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A run whose ledger ends in a torn line decides as usual; ledger verify passes and says so."""
     from ragwarrant.cli import main
 
     ledger = tmp_path / "ledger.jsonl"
@@ -469,6 +471,8 @@ def test_run_after_a_torn_ledger_line_keeps_its_decision(pristine_run: Run, tmp_
         ]
     )
     assert code == recorded["exit_code"] != 73
+    capsys.readouterr()
     assert main(["ledger", "verify", str(ledger)]) == 0
+    assert "line 1: quarantined: " in capsys.readouterr().out
     assert [q.line for q in quarantined_lines(ledger)] == [1]
     assert read_entries(ledger)[-1]["run_class"] == recorded["run_class"]

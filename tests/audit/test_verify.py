@@ -488,3 +488,13 @@ def test_verify_rescans_with_the_kinds_the_run_allowed(real_run: Run) -> None:
         orjson.dumps(validation, option=orjson.OPT_INDENT_2) + b"\n",
     )
     assert verify_output_dir(real_run.output_dir).ok
+
+
+def test_unsigned_verify_says_what_it_does_not_prove(
+    real_run: Run, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Without --public-key the command says the files could all have been rewritten."""
+    assert _cli(["verify", str(real_run.output_dir), "--no-replay"]) == 0
+    out = capsys.readouterr().out
+    assert "what it does not prove: who wrote them" in out
+    assert "rewrite every file consistently" in out

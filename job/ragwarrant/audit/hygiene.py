@@ -335,7 +335,7 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str], _Validator | None], ...] = (
     ),
     (
         "ip-address",
-        re.compile(rf"(?<![\d.]){_OCTET}(?:\.{_OCTET}){{3}}(?![\d.]*\d)"),
+        re.compile(rf"(?<![\d])(?<!\d\.){_OCTET}(?:\.{_OCTET}){{3}}(?!\.?\d)"),
         _not_version_like,
     ),
     (
