@@ -45,7 +45,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ragwarrant.commands.bench import TASKS, RagtruthData, _fold_of, load_ragtruth
+from ragwarrant.corroborators.benchmark import fold_of
 from ragwarrant.corroborators.calibration import calibrate_threshold
 from ragwarrant.corroborators.lexical import (
     STOP_WORDS,
@@ -54,6 +54,7 @@ from ragwarrant.corroborators.lexical import (
     split_sentences,
     tokenize,
 )
+from ragwarrant.corroborators.ragtruth import TASKS, RagtruthData, load_ragtruth
 
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_RAGTRUTH = REPO.parent / "shared" / "data" / "ragtruth"
@@ -242,7 +243,7 @@ def run_variants(data: RagtruthData, k: int = 5, seed: int = 0) -> None:
     records = data.records
     labels = np.array([r.unsupported for r in records], dtype=bool)
     tasks = np.array([r.task_type for r in records])
-    folds = np.array([_fold_of(r.source_id, seed, k) for r in records])
+    folds = np.array([fold_of(r.source_id, seed, k) for r in records])
     base = [score_response(r.response, data.contexts[r.source_id]) for r in records]
     table: dict[str, np.ndarray] = {
         g: np.array([getattr(b, g) for b in base])

@@ -17,7 +17,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from ragwarrant.job import run_job
+from ragwarrant.pipeline import run_job
 from ragwarrant.selftest import run_selftest
 
 REPO = Path(__file__).resolve().parents[1]

@@ -116,12 +116,12 @@ def test_input_missing_exit_66_writes_error_record(tmp_path):
 
 def test_internal_error_exit_70(make_input, tmp_path, monkeypatch):
     """An unexpected exception becomes exit 70 with an ERROR record, never a decision."""
-    import ragwarrant.job as job
+    import ragwarrant.pipeline as pipeline
 
     def boom(*a, **k):
         raise RuntimeError("planted bug")
 
-    monkeypatch.setattr(job, "build_index", boom)
+    monkeypatch.setattr(pipeline, "build_index", boom)
     out = tmp_path / "out"
     assert run(["run", "--input", str(make_input()), "--output", str(out)]) == 70
     d = load(out)

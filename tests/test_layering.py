@@ -1,4 +1,4 @@
-"""Imports flow one way: adapters → evidence → stats → gates → decision → audit → job → cli."""
+"""Imports flow one way: adapters → evidence → stats → gates → decision → audit → pipeline → cli."""
 
 from __future__ import annotations
 
@@ -15,20 +15,24 @@ LAYERS = {
     "errors": 0,
     "evidence_class": 0,
     "digests": 0,
+    "version": 0,
+    "exit_modes": 0,
     "outputs": 1,
     "contract": 1,
     "stats": 2,
     "adapters": 3,
     "evidence": 3,
+    "inputs": 3,
     "corroborators": 3,
     "gates": 4,
     "decision": 5,
     "selftest": 6,
     "audit": 6,
-    "job": 7,
-    "deploy": 7,
-    "deploy_render": 7,
-    "deploy_submit": 7,
+    "selection": 6,
+    "pipeline": 7,
+    "k8s": 7,
+    "api": 7,
+    "scaffold": 7,
     "commands": 8,
     "logging": 8,
     "cli": 9,
@@ -54,10 +58,23 @@ def _layer(path: Path) -> tuple[str, int]:
     return name, LAYERS[name]
 
 
+def _type_checking_nodes(tree: ast.AST) -> set[int]:
+    """ids of nodes inside ``if TYPE_CHECKING:`` blocks (annotations only, never run)."""
+    inside: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and getattr(node.test, "id", None) == "TYPE_CHECKING":
+            inside |= {id(n) for stmt in node.body for n in ast.walk(stmt)}
+    return inside
+
+
 def _imports(path: Path) -> list[str]:
+    """Every module a file imports, at any depth (function-level imports count too)."""
     tree = ast.parse(path.read_text())
+    skip = _type_checking_nodes(tree)
     out = []
     for node in ast.walk(tree):
+        if id(node) in skip:
+            continue
         if isinstance(node, ast.ImportFrom) and node.module:
             out.append(node.module)
         elif isinstance(node, ast.Import):
@@ -87,3 +104,72 @@ def test_stats_is_pure():
             assert root in STATS_ALLOWED or mod.startswith("ragwarrant.stats"), (
                 f"{path.name} imports {mod}"
             )
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(PKG.parent).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _import_graph() -> dict[str, set[str]]:
+    """Module → the ragwarrant modules it imports (``from a import b`` names module a.b if any)."""
+    modules = {_module_name(p): p for p in PKG.rglob("*.py")}
+    graph: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        tree = ast.parse(path.read_text())
+        skip = _type_checking_nodes(tree)
+        targets: set[str] = set()
+        for node in ast.walk(tree):
+            if id(node) in skip:
+                continue
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("ragwarrant"):
+                for alias in node.names:
+                    full = f"{node.module}.{alias.name}"
+                    targets.add(full if full in modules else str(node.module))
+            elif isinstance(node, ast.Import):
+                targets |= {a.name for a in node.names if a.name in modules}
+        graph[name] = {t for t in targets if t in modules and t != name}
+    return graph
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components with more than one module (Tarjan 1972)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        for w in sorted(graph[v]):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def test_no_import_cycles():
+    """No two modules import each other, directly or through others, even inside one layer."""
+    assert _cycles(_import_graph()) == []
+
+
+def test_cycle_finder_finds_a_cycle():
+    """The cycle finder reports a planted three-module cycle (so the test above can fail)."""
+    planted = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
+    assert _cycles(planted) == [["a", "b", "c"]]

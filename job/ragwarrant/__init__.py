@@ -1,7 +1,22 @@
-"""ragwarrant: decides whether a candidate RAG policy may replace the baseline."""
+"""ragwarrant: decides whether a candidate RAG policy may replace the baseline.
+
+The Python API (``ragwarrant.decide``, ``ragwarrant.load_contract``) lives in ``ragwarrant.api``;
+it is imported on first use so that ``import ragwarrant`` stays light.
+"""
 
 from __future__ import annotations
 
-__all__ = ["__version__"]
+from typing import Any
 
-__version__ = "0.1.0"
+from ragwarrant.version import __version__
+
+__all__ = ["__version__", "decide", "load_contract"]
+
+
+def __getattr__(name: str) -> Any:
+    """Import ``decide`` and ``load_contract`` from ``ragwarrant.api`` on first use."""
+    if name in ("decide", "load_contract"):
+        from ragwarrant import api
+
+        return getattr(api, name)
+    raise AttributeError(f"module 'ragwarrant' has no attribute {name!r}")

@@ -16,7 +16,6 @@ from pathlib import Path
 import orjson
 import structlog
 
-from ragwarrant import __version__
 from ragwarrant.commands import bench as bench_command
 from ragwarrant.commands import k8s as k8s_command
 from ragwarrant.commands import ledger as ledger_command
@@ -27,6 +26,8 @@ from ragwarrant.commands import summary as summary_command
 from ragwarrant.commands import verify as verify_command
 from ragwarrant.errors import InternalError, RagwarrantError, UsageError
 from ragwarrant.logging import configure_logging
+from ragwarrant.outputs import DECISION_FILE
+from ragwarrant.version import __version__
 
 __all__ = ["build_parser", "main"]
 
@@ -91,7 +92,7 @@ def _published_summary(output: Path, exc: RagwarrantError) -> str:
     """The ``summary`` of the decision record the job wrote (after publication hygiene)."""
     fallback = f"ERROR: {exc.code}: {exc.message}"
     try:
-        summary = orjson.loads((output / "decision.json").read_bytes()).get("summary")
+        summary = orjson.loads((output / DECISION_FILE).read_bytes()).get("summary")
     except (OSError, orjson.JSONDecodeError, AttributeError):
         return fallback
     if not isinstance(summary, str):
@@ -111,7 +112,7 @@ def _fail(
 ) -> int:
     from ragwarrant.audit.attestation import try_load_private_key
     from ragwarrant.audit.ledger import record_run
-    from ragwarrant.job import record_error
+    from ragwarrant.pipeline import record_error
 
     written = False
     published = f"ERROR: {exc.code}: {exc.message}"

@@ -1,6 +1,10 @@
 """Combine gate results into a class per candidate and one class for the run.
 
-Outcomes are returned values, never exceptions.
+The one place that classifies: a candidate from its gates (``classify_candidate``, by the ordered
+table ``PRECEDENCE``), every candidate BLOCKed by a failed run-level gate (``block_run_verdict``),
+a candidate the development split did not choose (``not_selected_verdict``), the run from its
+candidates (``run_class``), and the run BLOCKed by publication-hygiene findings
+(``block_for_hygiene``). Outcomes are returned values, never exceptions.
 
 Precedence inside a candidate: BLOCK (a hard gate failed) > REJECT (a confirmed quality loss
 beyond the margin, or the declared claims clearly absent: no-benefit) > INCONCLUSIVE (a test
@@ -13,14 +17,27 @@ blocked; else INCONCLUSIVE if any is; else REJECT. NOT_SELECTED candidates do no
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from ragwarrant.contract import ReleaseContract
-from ragwarrant.exit_codes import DecisionClass
+from ragwarrant.exit_codes import DecisionClass, exit_code_for_class
 from ragwarrant.gates.candidate import CandidateEvaluation
-from ragwarrant.outputs import CandidateClass, GateResult, GateStatus
+from ragwarrant.gates.run import HYGIENE_BLOCKER
+from ragwarrant.outputs import CandidateClass, CandidateDecision, Decision, GateResult, GateStatus
 
-__all__ = ["CandidateVerdict", "classify_candidate", "rank_key", "run_class"]
+__all__ = [
+    "PRECEDENCE",
+    "CandidateVerdict",
+    "Rule",
+    "block_for_hygiene",
+    "block_run_verdict",
+    "classify_candidate",
+    "not_selected_verdict",
+    "rank_key",
+    "run_class",
+    "run_summary",
+]
 
 
 @dataclass(frozen=True)
@@ -35,10 +52,89 @@ def _failed(gates: list[GateResult], kind: str) -> list[GateResult]:
     return [g for g in gates if g.kind == kind and g.status is GateStatus.FAIL]
 
 
+def _hard_failures(gates: list[GateResult], join: str) -> list[str]:
+    return [f"blocked: {g.id} — {g.reason}" for g in _failed(gates, "hard")]
+
+
+def _noninferiority_losses(gates: list[GateResult], join: str) -> list[str]:
+    return [f"noninferiority-loss: {g.id} — {g.reason}" for g in _failed(gates, "noninferiority")]
+
+
+def _absent_claims(gates: list[GateResult], join: str) -> list[str]:
+    claims = [g for g in gates if g.kind == "claim"]
+    absent = [g for g in claims if g.status is GateStatus.FAIL]
+    if not claims or not absent or (join == "any" and len(absent) < len(claims)):
+        return []
+    return [f"no-benefit: {g.id} — {g.reason}" for g in absent]
+
+
+def _unreliable(gates: list[GateResult]) -> list[str]:
+    return [f"evaluator-unreliable: {g.id} — {g.reason}" for g in _failed(gates, "corroboration")]
+
+
+def _unresolved_tests(gates: list[GateResult], join: str) -> list[str]:
+    unresolved = [
+        g
+        for g in gates
+        if g.kind in ("noninferiority", "claim") and g.status is GateStatus.INCONCLUSIVE
+    ]
+    if join == "any" and any(g.kind == "claim" and g.status is GateStatus.PASS for g in gates):
+        # One established claim suffices for the union; the others' status does not matter.
+        unresolved = [g for g in unresolved if g.kind != "claim"]
+    if not unresolved:
+        return []
+    # An unreliable judge is named first: it cannot PROMOTE on the judge's word either way.
+    return _unreliable(gates) + [f"unresolved: {g.id} — {g.reason}" for g in unresolved]
+
+
+def _unreliable_evaluator(gates: list[GateResult], join: str) -> list[str]:
+    return _unreliable(gates)
+
+
+_CAP_CODE = {"ceiling": "claim-ceiling", "multiplicity": "multiplicity"}
+
+
+def _capped(gates: list[GateResult], join: str) -> list[str]:
+    return [
+        f"{_CAP_CODE[g.kind]}: {g.reason}"
+        for g in gates
+        if g.kind in _CAP_CODE and g.status is GateStatus.FAIL
+    ]
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One precedence level: when ``reasons_of`` finds reasons, the candidate is ``decision_class``.
+
+    Attributes:
+        name: the level's stable name (the code its reasons start with).
+        decision_class: the class it assigns.
+        reasons_of: ``(gates, claims_join) -> reasons``; empty when the level does not apply.
+    """
+
+    name: str
+    decision_class: CandidateClass
+    reasons_of: Callable[[list[GateResult], str], list[str]]
+
+
+PRECEDENCE: tuple[Rule, ...] = (
+    Rule("blocked", CandidateClass.BLOCK, _hard_failures),
+    Rule("noninferiority-loss", CandidateClass.REJECT, _noninferiority_losses),
+    Rule("no-benefit", CandidateClass.REJECT, _absent_claims),
+    Rule("unresolved", CandidateClass.INCONCLUSIVE, _unresolved_tests),
+    Rule("evaluator-unreliable", CandidateClass.INCONCLUSIVE, _unreliable_evaluator),
+    Rule("capped", CandidateClass.INCONCLUSIVE, _capped),
+)
+"""The candidate precedence, highest first; the first level with reasons decides.
+
+A candidate no level applies to is PROMOTEd with reason ``every gate passed``.
+"""
+
+
 def classify_candidate(
     evaluation: CandidateEvaluation, contract: ReleaseContract, extra_gates: list[GateResult]
 ) -> CandidateVerdict:
-    """Classify one candidate from its gates.
+    """Classify one candidate from its gates by the first level of ``PRECEDENCE`` that applies.
 
     Args:
         evaluation: the candidate's hard, noninferiority and claim gates.
@@ -47,53 +143,33 @@ def classify_candidate(
             candidates ran.
     """
     gates = evaluation.gates + extra_gates
-    blocked = _failed(gates, "hard")
-    if blocked:
-        return CandidateVerdict(
-            CandidateClass.BLOCK, [f"blocked: {g.id} — {g.reason}" for g in blocked]
-        )
-    losses = _failed(gates, "noninferiority")
-    if losses:
-        return CandidateVerdict(
-            CandidateClass.REJECT, [f"noninferiority-loss: {g.id} — {g.reason}" for g in losses]
-        )
-    claims = [g for g in gates if g.kind == "claim"]
-    absent = [g for g in claims if g.status is GateStatus.FAIL]
-    if claims and (
-        (contract.claims.join == "all" and absent)
-        or (contract.claims.join == "any" and len(absent) == len(claims))
-    ):
-        return CandidateVerdict(
-            CandidateClass.REJECT, [f"no-benefit: {g.id} — {g.reason}" for g in absent]
-        )
-    unresolved = [
-        g
-        for g in gates
-        if g.kind in ("noninferiority", "claim") and g.status is GateStatus.INCONCLUSIVE
-    ]
-    if contract.claims.join == "any" and any(g.status is GateStatus.PASS for g in claims):
-        # One established claim suffices for the union; the others' status does not matter.
-        unresolved = [g for g in unresolved if g.kind != "claim"]
-    # An unreliable judge caps the candidate at INCONCLUSIVE: it cannot PROMOTE on the judge's word.
-    unreliable = [
-        f"evaluator-unreliable: {g.id} — {g.reason}" for g in _failed(gates, "corroboration")
-    ]
-    if unresolved:
-        return CandidateVerdict(
-            CandidateClass.INCONCLUSIVE,
-            unreliable + [f"unresolved: {g.id} — {g.reason}" for g in unresolved],
-        )
-    if unreliable:
-        return CandidateVerdict(CandidateClass.INCONCLUSIVE, unreliable)
-    capped = [
-        g for g in gates if g.kind in ("multiplicity", "ceiling") and g.status is GateStatus.FAIL
-    ]
-    if capped:
-        code = {"ceiling": "claim-ceiling", "multiplicity": "multiplicity"}
-        return CandidateVerdict(
-            CandidateClass.INCONCLUSIVE, [f"{code[g.kind]}: {g.reason}" for g in capped]
-        )
+    for rule in PRECEDENCE:
+        reasons = rule.reasons_of(gates, contract.claims.join)
+        if reasons:
+            return CandidateVerdict(rule.decision_class, reasons)
     return CandidateVerdict(CandidateClass.PROMOTE, ["every gate passed"])
+
+
+def block_run_verdict(run_gates: list[GateResult], evidence_read: bool) -> CandidateVerdict | None:
+    """The verdict every candidate gets when a run-level hard gate failed or nothing was read.
+
+    Returns:
+        A BLOCK verdict naming the failed run-level gates (or ``no evidence was read``), or None
+        when the run may go on to evaluate candidates.
+    """
+    failed = [g for g in run_gates if g.status is GateStatus.FAIL]
+    if not failed and evidence_read:
+        return None
+    reasons = [f"blocked: {g.id} — {g.reason}" for g in failed] or ["blocked: no evidence was read"]
+    return CandidateVerdict(CandidateClass.BLOCK, reasons)
+
+
+def not_selected_verdict(selected: str | None) -> CandidateVerdict:
+    """The verdict of a candidate the development split did not choose for the confirmatory test."""
+    return CandidateVerdict(
+        CandidateClass.NOT_SELECTED,
+        [f"not-selected: {selected} ranked first on the development split"],
+    )
 
 
 _RANK = {
@@ -129,3 +205,43 @@ def run_class(classes: list[CandidateClass]) -> DecisionClass:
     if CandidateClass.INCONCLUSIVE in tested:
         return DecisionClass.INCONCLUSIVE
     return DecisionClass.REJECT
+
+
+def run_summary(run: DecisionClass, candidates: list[CandidateDecision], contract: str) -> str:
+    """One line: the run's class, each candidate's class, and ``contract`` (``id vVERSION``)."""
+    return (
+        f"{run.value}: "
+        + ", ".join(f"{c.policy_id}={c.decision_class.value}" for c in candidates)
+        + f" (contract {contract})"
+    )
+
+
+def block_for_hygiene(decision: Decision, findings: int) -> Decision:
+    """Return ``decision`` BLOCKed because publication hygiene found ``findings`` in its outputs.
+
+    Every tested candidate becomes BLOCK with reason ``blocked: publication-hygiene (...)`` first; a
+    NOT_SELECTED candidate stays. An ERROR record keeps its class (it exists to explain the error).
+    The caller adds the failed run gate (``gates.run.gate_publication_hygiene``).
+    """
+    if decision.run_class is DecisionClass.ERROR:
+        return decision
+    blocker = HYGIENE_BLOCKER
+    reason = f"blocked: {blocker} ({findings} finding(s) in the outputs)"
+    candidates = [
+        c
+        if c.decision_class is CandidateClass.NOT_SELECTED
+        else c.model_copy(
+            update={"decision_class": CandidateClass.BLOCK, "reasons": [reason, *c.reasons]}
+        )
+        for c in decision.candidates
+    ]
+    return decision.model_copy(
+        update={
+            "run_class": DecisionClass.BLOCK,
+            "exit_code": int(exit_code_for_class(DecisionClass.BLOCK)),
+            "selected_policy": None,
+            "candidates": candidates,
+            "summary": f"BLOCK: {blocker}: {findings} finding(s) in the outputs; "
+            "offending artifacts withheld",
+        }
+    )

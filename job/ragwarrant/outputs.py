@@ -15,7 +15,12 @@ from ragwarrant.evidence_class import EvidenceClass
 from ragwarrant.exit_codes import DecisionClass
 
 __all__ = [
+    "DECISION_FILE",
+    "MANIFEST_FILE",
+    "OUTPUT_FILES",
     "OUTPUT_SCHEMA_VERSION",
+    "REPORT_FILE",
+    "VALIDATION_REPORT_FILE",
     "CandidateClass",
     "CandidateDecision",
     "ConfigDifference",
@@ -35,6 +40,13 @@ __all__ = [
 ]
 
 OUTPUT_SCHEMA_VERSION = "1"
+
+DECISION_FILE = "decision.json"
+VALIDATION_REPORT_FILE = "validation_report.json"
+REPORT_FILE = "report.md"
+MANIFEST_FILE = "manifest.json"
+OUTPUT_FILES = (DECISION_FILE, VALIDATION_REPORT_FILE, REPORT_FILE, MANIFEST_FILE)
+"""The files every run writes, in writing order: the manifest (over the other three) is last."""
 
 Scalar = str | int | float | bool | None
 

@@ -192,24 +192,24 @@ class _EngineCase:
     reason_prefix: str | None = None
 
 
-def _engine_cases() -> list[_EngineCase]:
-    cases = []
-    # 1. A cheaper candidate whose quality loss (-0.25) exceeds the margin (0.05): REJECT.
+def _reject_quality_loss() -> _EngineCase:
+    """A cheaper candidate whose quality loss (-0.25) exceeds the margin (0.05): REJECT."""
     n = 120
     base = (np.arange(n) % 5 != 0).astype(float)
     cand = base.copy()
     cand[np.flatnonzero(base == 1)[:30]] = 0.0
-    cases.append(
-        _EngineCase(
-            "reject-quality-loss",
-            _contract(),
-            _table(_pair(base, cand, 0.3)),
-            {**_hard(), _NI: _FAIL, _CLAIM: _PASS},
-            "REJECT",
-            reason_prefix="noninferiority-loss",
-        )
+    return _EngineCase(
+        "reject-quality-loss",
+        _contract(),
+        _table(_pair(base, cand, 0.3)),
+        {**_hard(), _NI: _FAIL, _CLAIM: _PASS},
+        "REJECT",
+        reason_prefix="noninferiority-loss",
     )
-    # 2. A loss confined to protected slice 'a' while the aggregate improves: REJECT.
+
+
+def _reject_protected_slice_loss() -> _EngineCase:
+    """A loss confined to protected slice 'a' while the aggregate improves: REJECT."""
     n = 180
     sl = np.array(["a", "b", "c"])[np.arange(n) % 3]
     base = ((np.arange(n) // 3) % 2 == 0).astype(float)
@@ -217,101 +217,126 @@ def _engine_cases() -> list[_EngineCase]:
     cand[sl != "a"] = 1.0
     cand[np.flatnonzero((sl == "a") & (base == 1))[:20]] = 0.0
     c = _contract(protected_slices=[{"value": "a", "margin_abs": 0.1, "min_paired_n": 30}])
-    cases.append(
-        _EngineCase(
-            "reject-protected-slice-loss",
-            c,
-            _table(_pair(base, cand), slices=sl),
-            {**_hard(slice_n=("a",)), _NI: _PASS, f"{_NI}@a": _FAIL, _CLAIM: _PASS},
-            "REJECT",
-            reason_prefix="noninferiority-loss",
-        )
+    return _EngineCase(
+        "reject-protected-slice-loss",
+        c,
+        _table(_pair(base, cand), slices=sl),
+        {**_hard(slice_n=("a",)), _NI: _PASS, f"{_NI}@a": _FAIL, _CLAIM: _PASS},
+        "REJECT",
+        reason_prefix="noninferiority-loss",
     )
-    # 3. A loss of exactly the margin on 60 pairs: the interval straddles -margin: INCONCLUSIVE.
+
+
+def _inconclusive_straddles_margin() -> _EngineCase:
+    """A loss of exactly the margin on 60 pairs: the interval straddles -margin: INCONCLUSIVE."""
     n = 60
     base = (np.arange(n) % 5 != 0).astype(float)
     cand = base.copy()
     cand[np.flatnonzero(base == 1)[:3]] = 0.0
-    cases.append(
-        _EngineCase(
-            "inconclusive-straddles-margin",
-            _contract(),
-            _table(_pair(base, cand)),
-            {**_hard(), _NI: _INC, _CLAIM: _PASS},
-            "INCONCLUSIVE",
-            reason_prefix="unresolved",
-        )
+    return _EngineCase(
+        "inconclusive-straddles-margin",
+        _contract(),
+        _table(_pair(base, cand)),
+        {**_hard(), _NI: _INC, _CLAIM: _PASS},
+        "INCONCLUSIVE",
+        reason_prefix="unresolved",
     )
-    # 4. A constant quality signal cannot tell the policies apart: BLOCK.
-    n = 120
-    ones = np.ones(n)
-    cases.append(
-        _EngineCase(
-            "block-constant-quality-signal",
-            _contract(),
-            _table(_pair(ones, ones.copy())),
-            _hard({"hard:constant-quality-signal:correct": _FAIL}),
-            "BLOCK",
-            reason_prefix="blocked",
-        )
+
+
+def _block_constant_quality_signal() -> _EngineCase:
+    """A constant quality signal cannot tell the policies apart: BLOCK."""
+    ones = np.ones(120)
+    return _EngineCase(
+        "block-constant-quality-signal",
+        _contract(),
+        _table(_pair(ones, ones.copy())),
+        _hard({"hard:constant-quality-signal:correct": _FAIL}),
+        "BLOCK",
+        reason_prefix="blocked",
     )
-    # 5. A duplicated (policy, example, metric) row: BLOCK.
-    base = (np.arange(n) % 10 < 7).astype(float)
-    good = _pair(base, base.copy())
-    t = _table(good)
-    cases.append(
-        _EngineCase(
-            "block-duplicated-rows",
-            _contract(),
-            pa.concat_tables([t, t.slice(5, 1)]),
-            _hard({"hard:duplicate-rows": _FAIL}),
-            "BLOCK",
-            reason_prefix="blocked",
-        )
+
+
+def _base_70pct() -> np.ndarray:
+    """120 baseline scores, 70 % correct: the healthy baseline of the remaining cases."""
+    return (np.arange(120) % 10 < 7).astype(float)
+
+
+def _block_duplicated_rows() -> _EngineCase:
+    """A duplicated (policy, example, metric) row: BLOCK."""
+    base = _base_70pct()
+    t = _table(_pair(base, base.copy()))
+    return _EngineCase(
+        "block-duplicated-rows",
+        _contract(),
+        pa.concat_tables([t, t.slice(5, 1)]),
+        _hard({"hard:duplicate-rows": _FAIL}),
+        "BLOCK",
+        reason_prefix="blocked",
     )
-    # 5b. Out-of-scale quality values (3.0 on a [0, 1] scale) that would turn a loss into a
-    # win: BLOCK.
+
+
+def _block_value_out_of_scale() -> _EngineCase:
+    """Out-of-scale quality values (3.0 on a [0, 1] scale) that would turn a loss into a win."""
+    base = _base_70pct()
     lossy = base.copy()
     lossy[np.flatnonzero(base == 1)[:20]] = 0.0
     lossy[np.flatnonzero(base == 0)[:4]] = 3.0
-    cases.append(
-        _EngineCase(
-            "block-value-out-of-scale",
-            _contract(),
-            _table(_pair(base, lossy)),
-            _hard({"hard:value-range": _FAIL}),
-            "BLOCK",
-            reason_prefix="blocked",
-        )
+    return _EngineCase(
+        "block-value-out-of-scale",
+        _contract(),
+        _table(_pair(base, lossy)),
+        _hard({"hard:value-range": _FAIL}),
+        "BLOCK",
+        reason_prefix="blocked",
     )
-    # 6. An example in both the development and the confirmatory split: BLOCK.
+
+
+def _block_split_leakage() -> _EngineCase:
+    """An example in both the development and the confirmatory split: BLOCK."""
+    base = _base_70pct()
     dev_row = _table({"base": {"dev_only_score": np.array([1.0])}}, split="dev")
     c = _contract(splits={"development": "dev", "confirmatory": "conf"})
-    cases.append(
-        _EngineCase(
-            "block-split-leakage",
-            c,
-            pa.concat_tables([_table(good, split="conf"), dev_row]),
-            _hard(leakage=_FAIL),
-            "BLOCK",
-            scope_split="conf",
-            reason_prefix="blocked",
-        )
+    return _EngineCase(
+        "block-split-leakage",
+        c,
+        pa.concat_tables([_table(_pair(base, base.copy()), split="conf"), dev_row]),
+        _hard(leakage=_FAIL),
+        "BLOCK",
+        scope_split="conf",
+        reason_prefix="blocked",
     )
-    # 7. A genuinely better and cheaper candidate: PROMOTE (guards against blocking everything).
+
+
+def _promote_better_and_cheaper() -> _EngineCase:
+    """A genuinely better and cheaper candidate: PROMOTE (guards against blocking everything)."""
+    base = _base_70pct()
     cand = base.copy()
     cand[np.flatnonzero(base == 0)[:12]] = 1.0
-    cases.append(
-        _EngineCase(
-            "promote-better-and-cheaper",
-            _contract(),
-            _table(_pair(base, cand)),
-            {**_hard(), _NI: _PASS, _CLAIM: _PASS},
-            "PROMOTE",
-            reason_prefix="every gate passed",
-        )
+    return _EngineCase(
+        "promote-better-and-cheaper",
+        _contract(),
+        _table(_pair(base, cand)),
+        {**_hard(), _NI: _PASS, _CLAIM: _PASS},
+        "PROMOTE",
+        reason_prefix="every gate passed",
     )
-    return cases
+
+
+# The planted engine cases, in report order; each builder documents what it plants.
+_ENGINE_CASES: tuple[Callable[[], _EngineCase], ...] = (
+    _reject_quality_loss,
+    _reject_protected_slice_loss,
+    _inconclusive_straddles_margin,
+    _block_constant_quality_signal,
+    _block_duplicated_rows,
+    _block_value_out_of_scale,
+    _block_split_leakage,
+    _promote_better_and_cheaper,
+)
+
+
+def _engine_cases() -> list[_EngineCase]:
+    return [build() for build in _ENGINE_CASES]
 
 
 def _run_engine_case(case: _EngineCase) -> tuple[CaseResult, Any]:
@@ -487,13 +512,11 @@ def _corroboration_legs(ec: Any) -> tuple[dict[str, str], str]:
     return legs, "supported" if ch.supported else "unsupported"
 
 
-def _run_corroboration_cases(promote: tuple[Any, ReleaseContract] | None) -> list[CaseResult]:
-    t0 = time.perf_counter()
-    names = list(_TEXTS)
-    judge = {m: np.array([_JUDGE[k][0] for k in names]) for m in ("faithfulness",)}
+def _corroboration_outcome(names: list[str]) -> _corroborate.CorroborationOutcome:
+    """Corroborate the planted texts (candidate) beside one clean baseline example."""
     values: dict[str, dict[str, np.ndarray]] = {
         "cand": {
-            "faithfulness": judge["faithfulness"],
+            "faithfulness": np.array([_JUDGE[k][0] for k in names]),
             "answer_relevancy": np.array([_JUDGE[k][1] for k in names]),
             **{
                 f"faithfulness_s{j + 1}": np.array([_JUDGE[k][2][j] for k in names])
@@ -513,44 +536,35 @@ def _run_corroboration_cases(promote: tuple[Any, ReleaseContract] | None) -> lis
     contract = _contract(corroboration=_CORROBORATION)
     assert contract.corroboration is not None
     idx = _index.build_index(_table(values))
-    outcome = _corroborate.corroborate(
+    return _corroborate.corroborate(
         texts, idx, contract.corroboration, ["base", "cand"], np.ones(idx.n_examples, dtype=bool)
     )
-    elapsed = (time.perf_counter() - t0) / (len(names) + 1)
-    results = []
-    for i, name in enumerate(names):
-        legs, klass = _corroboration_legs(outcome.examples[("cand", f"ex{i}")])
-        exp_legs, exp_class = _EXPECTED[name]
-        results.append(
-            CaseResult(
-                name, exp_class, klass, len(exp_legs), tuple(_compare(exp_legs, legs)), elapsed
-            )
-        )
 
-    # The rates and the reliability gate: 2 disagreements in 4 judged examples (0.5 > 0.2) and
-    # 1 abstention in 5 sampled (0.2 > 0.1) make the judge unreliable: PROMOTE is capped.
+
+# The candidate's rates: 2 disagreements in 4 judged examples (0.5 > 0.2) and 1 abstention in 5
+# sampled (0.2 > 0.1) make the judge unreliable, and each leg fails once.
+_EXPECTED_RATES = {
+    "n_judged": "4",
+    "n_disagreements": "2",
+    "n_abstained": "1",
+    "failed_retrieval": "1",
+    "failed_generation": "1",
+    "failed_answer": "1",
+    "fabricated_citations": "1",
+    "honest_refusals": "1",
+}
+
+
+def _reliability_case(
+    outcome: _corroborate.CorroborationOutcome,
+    promote: tuple[Any, ReleaseContract] | None,
+    elapsed: float,
+) -> CaseResult:
+    """The rates and the reliability gate: an unreliable judge caps PROMOTE at INCONCLUSIVE."""
     t1 = time.perf_counter()
     row = next(r for r in outcome.summary.rates if r.policy_id == "cand" and r.slice is None)
-    actual = {
-        "n_judged": str(row.n_judged),
-        "n_disagreements": str(row.n_disagreements),
-        "n_abstained": str(row.n_abstained),
-        "failed_retrieval": str(row.failed_retrieval),
-        "failed_generation": str(row.failed_generation),
-        "failed_answer": str(row.failed_answer),
-        "fabricated_citations": str(row.fabricated_citations),
-        "honest_refusals": str(row.honest_refusals),
-    }
-    expected = {
-        "n_judged": "4",
-        "n_disagreements": "2",
-        "n_abstained": "1",
-        "failed_retrieval": "1",
-        "failed_generation": "1",
-        "failed_answer": "1",
-        "fabricated_citations": "1",
-        "honest_refusals": "1",
-    }
+    actual = {name: str(getattr(row, name)) for name in _EXPECTED_RATES}
+    expected = dict(_EXPECTED_RATES)
     gates = _corroboration.gate_corroboration(outcome.summary, ("base", "cand"))
     actual.update({g.id: g.status.value for g in gates})
     expected.update(
@@ -564,16 +578,31 @@ def _run_corroboration_cases(promote: tuple[Any, ReleaseContract] | None) -> lis
         if not verdict.reasons or not verdict.reasons[0].startswith("evaluator-unreliable"):
             actual["reason"] = repr(verdict.reasons[:1])
             expected["reason"] = "'evaluator-unreliable…'"
-    results.append(
-        CaseResult(
-            "unreliable-judge-caps-promote",
-            "INCONCLUSIVE",
-            klass,
-            len(expected),
-            tuple(_compare(expected, actual)),
-            time.perf_counter() - t1 + elapsed,
-        )
+    return CaseResult(
+        "unreliable-judge-caps-promote",
+        "INCONCLUSIVE",
+        klass,
+        len(expected),
+        tuple(_compare(expected, actual)),
+        time.perf_counter() - t1 + elapsed,
     )
+
+
+def _run_corroboration_cases(promote: tuple[Any, ReleaseContract] | None) -> list[CaseResult]:
+    t0 = time.perf_counter()
+    names = list(_TEXTS)
+    outcome = _corroboration_outcome(names)
+    elapsed = (time.perf_counter() - t0) / (len(names) + 1)
+    results = []
+    for i, name in enumerate(names):
+        legs, klass = _corroboration_legs(outcome.examples[("cand", f"ex{i}")])
+        exp_legs, exp_class = _EXPECTED[name]
+        results.append(
+            CaseResult(
+                name, exp_class, klass, len(exp_legs), tuple(_compare(exp_legs, legs)), elapsed
+            )
+        )
+    results.append(_reliability_case(outcome, promote, elapsed))
     return results
 
 

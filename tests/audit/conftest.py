@@ -10,7 +10,7 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ed25519
 
-from ragwarrant.job import run_job
+from ragwarrant.pipeline import run_job
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "ragtruth-generators"
 

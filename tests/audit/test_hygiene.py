@@ -9,21 +9,13 @@ from ragwarrant.audit.hygiene import (
     Finding,
     files_to_withhold,
     findings_to_checks,
-    hygiene_gate,
-    publish_outputs,
     redact_event,
     redact_text,
     scan_outputs,
     withhold,
 )
-from ragwarrant.exit_codes import DecisionClass
-from ragwarrant.outputs import (
-    Decision,
-    ErrorRecord,
-    GateResult,
-    ValidationCheck,
-    ValidationReport,
-)
+from ragwarrant.gates.run import gate_publication_hygiene
+from ragwarrant.outputs import Decision, ValidationCheck
 
 from .conftest import Run
 
@@ -111,7 +103,7 @@ def test_planted_finding_in_json_is_located(kind: str, secret: str) -> None:
         None,
     )
     rendered = repr(findings) + orjson.dumps(findings_to_checks(findings)).decode()
-    rendered += orjson.dumps(hygiene_gate(findings)).decode()
+    rendered += gate_publication_hygiene(findings).model_dump_json()
     assert secret not in rendered
 
 
@@ -272,91 +264,11 @@ def test_withhold_can_limit_redaction() -> None:
     )
 
 
-def test_gate_and_checks_validate_as_output_models() -> None:
-    """The hygiene gate and checks fit the decision and validation-report models."""
+def test_checks_validate_as_output_models() -> None:
+    """The hygiene checks fit the validation-report model."""
     findings = scan_outputs({"report.md": f"{EMAIL}\n".encode()})
-    gate = GateResult.model_validate(hygiene_gate(findings, ["report.md"]))
-    assert (gate.id, gate.status.value, gate.n) == ("hard:publication-hygiene", "fail", 1)
-    assert gate.reason.startswith(
-        "publication-hygiene: 1 finding(s): email-address in report.md:line 1"
-    )
-    assert gate.details == {"findings:email-address": 1, "withheld": "report.md"}
     checks = [ValidationCheck.model_validate(c) for c in findings_to_checks(findings)]
     assert [(c.id, c.file, c.row) for c in checks] == [("hygiene:email-address", "report.md", 1)]
-    assert GateResult.model_validate(hygiene_gate([])).status.value == "pass"
-
-
-def _real_models(run: Run) -> tuple[Decision, ValidationReport]:
-    decision = Decision.model_validate_json((run.output_dir / "decision.json").read_bytes())
-    report = ValidationReport.model_validate_json(
-        (run.output_dir / "validation_report.json").read_bytes()
-    )
-    return decision, report
-
-
-def test_publish_clean_outputs_unchanged(real_run: Run) -> None:
-    """Clean outputs are published as rendered, with the decision unchanged."""
-    decision, report = _real_models(real_run)
-    publication = publish_outputs(decision, report, lambda: [PRIVATE_CONTEXT])
-    assert publication.findings == [] and publication.withheld == []
-    assert publication.decision == decision
-    assert (
-        publication.files["decision.json"] == (real_run.output_dir / "decision.json").read_bytes()
-    )
-    assert set(publication.files) == {"decision.json", "validation_report.json", "report.md"}
-
-
-def test_publish_blocks_and_withholds_copied_text(real_run: Run) -> None:
-    """Copied evidence text BLOCKs the run, withholds report.md and redacts decision.json."""
-    decision, report = _real_models(real_run)
-    tested = next(i for i, c in enumerate(decision.candidates) if c.gates)
-    cand = decision.candidates[tested]
-    leaky_gate = cand.gates[0].model_copy(update={"reason": f"judge said: {PRIVATE_CONTEXT}"})
-    cand = cand.model_copy(update={"gates": [leaky_gate, *cand.gates[1:]]})
-    candidates = [*decision.candidates]
-    candidates[tested] = cand
-    decision = decision.model_copy(update={"candidates": candidates})
-
-    publication = publish_outputs(decision, report, lambda: iter([PRIVATE_CONTEXT]))
-    assert publication.withheld == ["report.md"]
-    assert publication.redacted == ["decision.json"]
-    assert publication.files["report.md"].startswith(b"# report.md withheld")
-    published = Decision.model_validate_json(publication.files["decision.json"])
-    assert published.run_class.value == "BLOCK" and published.exit_code == 12
-    assert published.selected_policy is None
-    assert all(c.decision_class.value in ("BLOCK", "NOT_SELECTED") for c in published.candidates)
-    gate = published.run_gates[-1]
-    assert (gate.id, gate.status.value) == ("hard:publication-hygiene", "fail")
-    assert gate.details["withheld"] == "report.md"
-    assert published.candidates[tested].gates[0].reason == "[withheld: copied-text]"
-    checks = ValidationReport.model_validate_json(
-        publication.files["validation_report.json"]
-    ).checks
-    assert ("hygiene:copied-text", "decision.json") in {(c.id, c.file) for c in checks}
-    assert scan_outputs(publication.files, [PRIVATE_CONTEXT]) == []
-
-
-def test_publish_error_record_keeps_its_class(real_run: Run) -> None:
-    """An ERROR record naming a host path stays ERROR, redacted, with every output present."""
-    decision, report = _real_models(real_run)
-    error = ErrorRecord(
-        type="InputError",
-        code="input-missing",
-        message=f"input directory {HOME_PATH} is missing",
-        hint="",
-        fault="user",
-        exit_code=66,
-    )
-    decision = decision.model_copy(
-        update={"run_class": DecisionClass.ERROR, "exit_code": 66, "error": error, "candidates": []}
-    )
-    publication = publish_outputs(decision, report)
-    published = Decision.model_validate_json(publication.files["decision.json"])
-    assert (published.run_class.value, published.exit_code) == ("ERROR", 66)
-    assert published.error is not None and published.error.message == "[withheld: absolute-path]"
-    assert published.run_gates[-1].id == "hard:publication-hygiene"
-    assert set(publication.files) == {"decision.json", "validation_report.json", "report.md"}
-    assert scan_outputs(publication.files) == []
 
 
 @pytest.mark.parametrize(("kind", "secret"), PLANTED)

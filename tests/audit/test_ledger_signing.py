@@ -15,7 +15,7 @@ from ragwarrant.audit.ledger import append_entry, entry_hash, read_entries, veri
 from ragwarrant.audit.verify import VERIFY_MISMATCH_EXIT
 from ragwarrant.commands import ledger as ledger_command
 from ragwarrant.errors import InputError, OutputError
-from ragwarrant.job import run_job
+from ragwarrant.pipeline import run_job
 
 from .conftest import write_keypair
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import argparse
-import gzip
+import hashlib
 import json
 from collections.abc import Callable
 from importlib import resources
@@ -11,9 +11,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.corroborators.ragtruth_files import (
+    make_official,
+    make_sample,
+    official_responses,
+)
 
 from ragwarrant.commands import bench
-from ragwarrant.commands.bench import LATENCY_HEADING, calibration_document, load_ragtruth
+from ragwarrant.corroborators.benchmark import LATENCY_HEADING, calibration_document
+from ragwarrant.corroborators.ragtruth import load_ragtruth
 from ragwarrant.errors import InputError, OutputError, UsageError
 
 REPO = Path(__file__).resolve().parents[2]
@@ -21,107 +27,7 @@ SHARED_RAGTRUTH = REPO.parent / "shared" / "data" / "ragtruth"
 DOCS = REPO / "docs" / "groundedness-ragtruth.md"
 DOCS_BEGIN = "<!-- BEGIN bench groundedness output -->"
 DOCS_END = "<!-- END bench groundedness output -->"
-
-GROUNDED = "Alpha beta gamma delta epsilon."  # 0 of 5 content tokens unsupported
-UNSUPPORTED = "Alpha beta xray yankee zulu."  # 3 of 5
-PARTLY = "Alpha beta gamma xray yankee."  # 2 of 5
-SLIGHTLY = "Alpha beta gamma delta xray."  # 1 of 5
-
-SOURCES: list[dict[str, Any]] = [
-    {
-        "source_id": "1",
-        "task_type": "QA",
-        "source_info": {"question": "alpha beta?", "passages": "passage 1: gamma delta epsilon"},
-    },
-    {"source_id": "2", "task_type": "Summary", "source_info": "alpha beta gamma delta epsilon"},
-    {
-        "source_id": "3",
-        "task_type": "Data2txt",
-        "source_info": {
-            "name": "Alpha",
-            "attributes": {"beta": True},
-            "text": "gamma delta epsilon",
-        },
-    },
-]
-HALLUCINATION = {"start": 0, "end": 5, "text": "Alpha", "meta": "", "label_type": "Evident"}
-
-
-def _label(implicit_true: bool) -> dict[str, Any]:
-    return {**HALLUCINATION, "implicit_true": implicit_true, "due_to_null": False}
-
-
-def _response(sid: str, text: str, labels: list[dict[str, Any]], split: str, quality: str = "good"):
-    return {
-        "id": "x",
-        "source_id": sid,
-        "model": "m",
-        "temperature": 0.7,
-        "labels": labels,
-        "split": split,
-        "quality": quality,
-        "response": text,
-    }
-
-
-def official_responses() -> list[dict[str, Any]]:
-    """Train calibrates coverage at 0.6; the test response at 0.4 is then a false negative."""
-    return [
-        _response("1", GROUNDED, [], "train"),
-        _response("2", GROUNDED, [], "train"),
-        _response("1", UNSUPPORTED, [_label(False)], "train"),
-        _response("3", UNSUPPORTED, [_label(False)], "train"),
-        _response("2", SLIGHTLY, [_label(True)], "train"),  # implicit_true: supported
-        _response("1", GROUNDED, [], "test"),
-        _response("2", UNSUPPORTED, [_label(False)], "test"),
-        _response("3", PARTLY, [_label(False)], "test"),
-        _response("1", UNSUPPORTED, [], "test", quality="truncated"),  # dropped
-    ]
-
-
-def _write_jsonl(path: Path, rows: list[Any], *, gz: bool = False) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    text = "".join(json.dumps(r) + "\n" for r in rows)
-    if gz:
-        path.write_bytes(gzip.compress(text.encode("utf-8"), mtime=0))
-    else:
-        path.write_text(text, encoding="utf-8")
-    return path
-
-
-def make_official(tmp_path: Path, responses: list[Any] | None = None, sources=None) -> Path:
-    _write_jsonl(
-        tmp_path / "response.jsonl", official_responses() if responses is None else responses
-    )
-    _write_jsonl(tmp_path / "source_info.jsonl", SOURCES if sources is None else sources)
-    return tmp_path
-
-
-def make_sample(tmp_path: Path, n_sources: int = 12) -> Path:
-    """Sample layout (gz, no split/quality): per source one grounded, one unsupported answer."""
-    sources, responses = [], []
-    for i in range(n_sources):
-        sid = str(100 + i)
-        sources.append(
-            {
-                "source_id": sid,
-                "task_type": "Summary",
-                "source_info": "alpha beta gamma delta epsilon",
-            }
-        )
-        for text, labels in ((GROUNDED, []), (UNSUPPORTED, [_label(False)])):
-            responses.append(
-                {
-                    "source_id": sid,
-                    "task_type": "Summary",
-                    "model": "m",
-                    "response": text,
-                    "labels": labels,
-                }
-            )
-    _write_jsonl(tmp_path / "sample_response.jsonl.gz", responses, gz=True)
-    _write_jsonl(tmp_path / "sample_source_info.jsonl.gz", sources, gz=True)
-    return tmp_path
+LEXICAL_V1_SHA256 = "e56191a676803f5a7367873eca8810c0ec68f8ace85636bd48eba35664aef9f1"
 
 
 def run_cli(*argv: str) -> int:
@@ -161,14 +67,13 @@ def row(report: dict[str, Any], task: str, gate: str) -> dict[str, Any]:
 
 
 def test_official_protocol_calibrates_on_train_and_reports_test(tmp_path: Path) -> None:
-    """Thresholds come from train only, so the test response at 0.4 is missed (recall 1/2)."""
+    """Thresholds come from train only, so the Data2txt test response at 0.4 is missed."""
     report = run_json(make_official(tmp_path / "d"), tmp_path)
     assert report["layout"] == "official" and report["official_test_split"] is True
-    assert report["thresholds"]["coverage"] == [0.6]
-    coverage = row(report, "all", "coverage")
-    assert (coverage["n"], coverage["n_positive"], coverage["n_flagged"]) == (3, 2, 1)
-    assert (coverage["precision"], coverage["recall"]) == (1.0, 0.5)
-    assert coverage["f1"] == 2 / 3 and coverage["false_negative_rate"] == 0.5
+    assert report["thresholds"]["QA"]["coverage"] == [0.6]
+    assert row(report, "QA", "coverage")["n_flagged"] == 0
+    assert row(report, "Summary", "coverage")["true_positives"] == 1
+    assert row(report, "Data2txt", "coverage")["recall"] == 0.0
 
 
 def test_official_protocol_drops_quality_not_good_and_counts_implicit_true_as_supported(
@@ -182,10 +87,8 @@ def test_official_protocol_drops_quality_not_good_and_counts_implicit_true_as_su
         report["n_train"],
         report["n_evaluated"],
     ) == (9, 1, 5, 3)
-    floor = row(report, "all", "always-flag")
-    assert (floor["n"], floor["n_positive"], floor["n_flagged"]) == (3, 2, 3)
-    assert floor["f1"] == 2 * 2 / (3 + 2)
-    # if implicit_true counted as unsupported, train would calibrate coverage at 0.2, flagging 0.4
+    floors = [row(report, t, "always-flag") for t in ("QA", "Summary", "Data2txt")]
+    assert [(f["n"], f["n_positive"]) for f in floors] == [(1, 0), (1, 1), (1, 1)]
     data = load_ragtruth(tmp_path / "d")
     assert [r.unsupported for r in data.records if r.split == "train"] == [
         False,
@@ -196,18 +99,29 @@ def test_official_protocol_drops_quality_not_good_and_counts_implicit_true_as_su
     ]
 
 
-def test_official_protocol_reports_each_task_type(tmp_path: Path) -> None:
-    """Per-task rows exist for every task type with test records, beside the always-flag floor."""
+def test_official_protocol_falls_back_to_pooled_training_rows_and_says_so(tmp_path: Path) -> None:
+    """Summary train has no positive and Data2txt train no negative: both use pooled rows."""
     report = run_json(make_official(tmp_path / "d"), tmp_path)
-    assert {(r["task"], r["gate"]) for r in report["rows"]} == {
-        (t, g)
-        for t in ("QA", "Summary", "Data2txt", "all")
-        for g in ("always-flag", "coverage", "weakest_sentence", "hybrid")
+    assert report["notes"] == [
+        "Summary (train): calibrated on pooled training rows",
+        "Data2txt (train): calibrated on pooled training rows",
+    ]
+
+
+def test_official_protocol_reports_each_task_type_with_gain_and_auc(tmp_path: Path) -> None:
+    """Per task type: the floor, the lexical gates, the combiner; record only on Data2txt."""
+    report = run_json(make_official(tmp_path / "d"), tmp_path)
+    gates = {(r["task"], r["gate"]) for r in report["rows"]}
+    lexical = ("always-flag", "coverage", "weakest_sentence", "hybrid", "combined")
+    assert gates == {
+        *((t, g) for t in ("QA", "Summary", "Data2txt") for g in lexical),
+        ("Data2txt", "record"),
     }
-    qa = row(report, "QA", "coverage")
-    assert (qa["n_positive"], qa["recall"], qa["false_negative_rate"]) == (0, None, None)
-    assert row(report, "Data2txt", "coverage")["recall"] == 0.0
-    assert row(report, "Summary", "coverage")["f1"] == 1.0
+    floor = row(report, "Summary", "always-flag")
+    assert floor["f1_gain_over_floor"] is None and floor["within_generator_auc"] is None
+    summary = row(report, "Summary", "coverage")
+    assert summary["f1"] == 1.0 and summary["f1_gain_over_floor"] == 0.0
+    assert summary["f1_gain_ci95"] == [0.0, 0.0]
 
 
 def test_files_under_dataset_subfolder_are_found(tmp_path: Path) -> None:
@@ -233,7 +147,7 @@ def test_markdown_output_carries_no_input_text(tmp_path: Path) -> None:
     text = out.read_text(encoding="utf-8").lower()
     for word in ("alpha", "xray", "yankee", "gamma", "passage"):
         assert word not in text
-    assert "| all | hybrid |" in text
+    assert "| summary | hybrid |" in text
 
 
 def test_markdown_goes_to_stdout_without_output(
@@ -270,8 +184,9 @@ def test_sample_protocol_is_cross_validation_and_says_not_official(tmp_path: Pat
     report = run_json(directory, tmp_path, "--folds", "3")
     assert report["layout"] == "sample" and report["official_test_split"] is False
     assert "NOT the official RAGTruth test split" in report["protocol"]
-    assert len(report["thresholds"]["coverage"]) == 3
-    assert row(report, "all", "coverage")["f1"] == 1.0
+    assert len(report["thresholds"]["Summary"]["coverage"]) == 3
+    assert row(report, "Summary", "coverage")["f1"] == 1.0
+    assert row(report, "Summary", "coverage")["within_generator_auc"] == 1.0
     md = tmp_path / "bench.md"
     run_cli(
         "bench",
@@ -284,14 +199,6 @@ def test_sample_protocol_is_cross_validation_and_says_not_official(tmp_path: Pat
         str(md),
     )
     assert "**Not the official RAGTruth test split.**" in md.read_text(encoding="utf-8")
-
-
-def test_fold_assignment_groups_by_source_and_depends_on_seed() -> None:
-    """A source's fold is a pure function of (seed, source_id); seeds reshuffle folds."""
-    ids = [str(i) for i in range(200)]
-    assert [bench._fold_of(s, 0, 5) for s in ids] == [bench._fold_of(s, 0, 5) for s in ids]
-    assert [bench._fold_of(s, 0, 5) for s in ids] != [bench._fold_of(s, 1, 5) for s in ids]
-    assert set(bench._fold_of(s, 0, 5) for s in ids) == {0, 1, 2, 3, 4}
 
 
 def test_fewer_than_two_folds_is_usage_error(tmp_path: Path) -> None:
@@ -327,129 +234,8 @@ def test_write_calibration_produces_a_loadable_file(tmp_path: Path) -> None:
     calibration = load_calibration(target)
     assert calibration.version == "lexical-t"
     assert calibration.thresholds["coverage"] == 0.6  # train split only
+    assert calibration.task_thresholds["QA"]["coverage"] == 0.6
     assert calibration.data["responses"] == 5
-
-
-# ------------------------------------------------------------------ malformed input
-
-
-def _load_error(directory: Path) -> InputError:
-    with pytest.raises(InputError) as info:
-        load_ragtruth(directory)
-    return info.value
-
-
-def test_missing_directory(tmp_path: Path) -> None:
-    """A missing --ragtruth-dir is named."""
-    error = _load_error(tmp_path / "nope")
-    assert error.code == "ragtruth-dir-missing" and str(tmp_path / "nope") in error.message
-
-
-def test_directory_without_ragtruth_files(tmp_path: Path) -> None:
-    """A folder with neither layout names both expected file pairs."""
-    error = _load_error(tmp_path)
-    assert error.code == "ragtruth-missing-file"
-    assert "response.jsonl" in error.message and "sample_response.jsonl.gz" in error.message
-
-
-def test_missing_partner_file(tmp_path: Path) -> None:
-    """response.jsonl without source_info.jsonl names the missing file."""
-    _write_jsonl(tmp_path / "response.jsonl", official_responses())
-    error = _load_error(tmp_path)
-    assert error.code == "ragtruth-missing-file"
-    assert error.message.startswith(str(tmp_path / "source_info.jsonl"))
-
-
-def test_malformed_json_line_names_file_and_line(tmp_path: Path) -> None:
-    """A broken JSON line is reported as file:line."""
-    make_official(tmp_path)
-    path = tmp_path / "response.jsonl"
-    lines = path.read_text(encoding="utf-8").splitlines()
-    lines[2] = lines[2][:-3]
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    error = _load_error(tmp_path)
-    assert error.code == "ragtruth-invalid"
-    assert error.message.startswith(f"{path}:3: malformed JSON line")
-    assert error.context["line"] == 3
-
-
-def test_non_object_line(tmp_path: Path) -> None:
-    """A JSON line that is not an object is rejected with its line."""
-    make_official(tmp_path, sources=[*SOURCES, [1, 2]])
-    error = _load_error(tmp_path)
-    assert error.message.startswith(f"{tmp_path / 'source_info.jsonl'}:4: expected a JSON object")
-
-
-@pytest.mark.parametrize(
-    ("mutate", "field", "found"),
-    [
-        (lambda r: r.pop("labels"), "labels", "missing field"),
-        (lambda r: r.pop("response"), "response", "missing field"),
-        (lambda r: r.update(response=7), "response", "expected str, found int"),
-        (lambda r: r.pop("split"), "split", "missing field"),
-        (lambda r: r.update(split="dev"), "split", "expected train or test"),
-        (lambda r: r.pop("quality"), "quality", "missing field"),
-        (
-            lambda r: r.update(source_id="999"),
-            "source_id",
-            "source_id '999' is not in source_info.jsonl",
-        ),
-        (lambda r: r.update(source_id=True), "source_id", "expected str or int, found bool"),
-        (lambda r: r.update(labels=[{"start": 0}]), "labels[0].implicit_true", "missing field"),
-        (
-            lambda r: r.update(labels=[{"implicit_true": "no"}]),
-            "labels[0].implicit_true",
-            "expected bool",
-        ),
-        (lambda r: r.update(labels=["x"]), "labels[0]", "expected an object"),
-    ],
-)
-def test_bad_response_field_names_file_line_and_field(
-    tmp_path: Path, mutate, field: str, found: str
-) -> None:
-    """Each missing or mistyped response field is reported with file, line and field."""
-    responses = official_responses()
-    mutate(responses[1])
-    make_official(tmp_path, responses=responses)
-    error = _load_error(tmp_path)
-    assert error.code == "ragtruth-invalid"
-    assert error.message.startswith(f"{tmp_path / 'response.jsonl'}:2: field {field!r}: {found}")
-    assert (error.context["line"], error.context["field"]) == (2, field)
-
-
-@pytest.mark.parametrize(
-    ("mutate", "field"),
-    [
-        (lambda s: s.update(task_type="Chat"), "task_type"),
-        (lambda s: s.pop("source_info"), "source_info"),
-        (lambda s: s.update(source_info="just text"), "source_info"),
-        (lambda s: s.update(source_info={"question": "q"}), "source_info.passages"),
-        (lambda s: s.update(source_id="2"), "source_id"),
-    ],
-)
-def test_bad_source_field_names_file_line_and_field(tmp_path: Path, mutate, field: str) -> None:
-    """Source records are validated: task type, context shape per task, unique source_id."""
-    sources = json.loads(json.dumps(SOURCES))
-    mutate(sources[0])
-    sources = [sources[1], sources[0], sources[2]]  # the bad record on line 2
-    make_official(tmp_path, sources=sources)
-    error = _load_error(tmp_path)
-    assert error.message.startswith(f"{tmp_path / 'source_info.jsonl'}:2: field {field!r}")
-
-
-def test_corrupt_gzip_is_unreadable(tmp_path: Path) -> None:
-    """A truncated gzip member is reported as unreadable, naming the file."""
-    make_sample(tmp_path)
-    path = tmp_path / "sample_response.jsonl.gz"
-    path.write_bytes(path.read_bytes()[:40])
-    error = _load_error(tmp_path)
-    assert error.code == "ragtruth-unreadable" and str(path) in error.message
-
-
-def test_no_good_record_is_empty(tmp_path: Path) -> None:
-    """When every record is dropped there is nothing to benchmark."""
-    make_official(tmp_path, responses=[_response("1", GROUNDED, [], "test", quality="truncated")])
-    assert _load_error(tmp_path).code == "ragtruth-empty"
 
 
 def test_train_without_positive_cannot_calibrate(tmp_path: Path) -> None:
@@ -492,22 +278,23 @@ def test_command_reproduces_the_docs_table(tmp_path: Path) -> None:
 def test_shared_sample_counts_match_its_readme(tmp_path: Path) -> None:
     """Positives per task equal the README's 'label whose implicit_true is false' counts."""
     report = run_json(_shared_sample(), tmp_path)
-    expected = {
-        "QA": (817, 208),
-        "Summary": (900, 232),
-        "Data2txt": (900, 564),
-        "all": (2617, 1004),
-    }
+    expected = {"QA": (817, 208), "Summary": (900, 232), "Data2txt": (900, 564)}
     for task, counts in expected.items():
         floor = row(report, task, "always-flag")
         assert (floor["n"], floor["n_positive"]) == counts
 
 
 def test_shipped_calibration_is_regenerated_from_the_shared_sample() -> None:
-    """lexical-v1.json equals what --write-calibration produces on the shared sample."""
+    """lexical-v2.json equals what --write-calibration produces on the shared sample."""
     shipped = json.loads(
         resources.files("ragwarrant")
-        .joinpath("data", "calibration", "lexical-v1.json")
+        .joinpath("data", "calibration", "lexical-v2.json")
         .read_text("utf-8")
     )
-    assert calibration_document(load_ragtruth(_shared_sample()), "lexical-v1") == shipped
+    assert calibration_document(load_ragtruth(_shared_sample()), "lexical-v2") == shipped
+
+
+def test_legacy_calibration_v1_is_unchanged() -> None:
+    """lexical-v1.json (pooled, pre-v2 tokens) is kept byte for byte for contracts that name it."""
+    raw = resources.files("ragwarrant").joinpath("data", "calibration", "lexical-v1.json")
+    assert hashlib.sha256(raw.read_bytes()).hexdigest() == LEXICAL_V1_SHA256

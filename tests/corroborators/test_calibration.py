@@ -166,7 +166,15 @@ def test_malformed_calibration_json_is_input_error(tmp_path: Path) -> None:
     ("mutate", "field"),
     [
         (lambda d: d.pop("version"), "version"),
-        (lambda d: d.update(schema_version=2), "schema_version"),
+        (lambda d: d.update(schema_version=3), "schema_version"),
+        (
+            lambda d: d.update(tasks={"QA": {"gates": {"hybrid": {"threshold": 2}}}}),
+            "tasks.QA.gates.hybrid.threshold",
+        ),
+        (
+            lambda d: d.update(tasks={"QA": {"gates": {}, "combiner": {"features": ["a"]}}}),
+            "tasks.QA.combiner",
+        ),
         (lambda d: d.update(flag_rule="score > threshold"), "flag_rule"),
         (lambda d: d["gates"].pop("hybrid"), "gates.hybrid"),
         (lambda d: d["gates"]["coverage"].update(threshold=1.5), "gates.coverage.threshold"),

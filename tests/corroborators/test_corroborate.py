@@ -227,3 +227,54 @@ def test_summary_records_calibration_and_limits():
     )
     assert len(s.calibration_sha256) == 64 and s.max_disagreement_rate == 0.3
     assert "kettle" not in s.model_dump_json().lower()
+
+
+def _two_task_calibration():
+    """A lexical-v1 calibration with per-task hybrid thresholds: QA strict, Summary lenient."""
+    import dataclasses
+
+    from ragwarrant.corroborators.calibration import load_calibration
+
+    return dataclasses.replace(
+        load_calibration(), task_thresholds={"QA": {"hybrid": 0.99}, "Summary": {"hybrid": 0.0}}
+    )
+
+
+def test_slice_naming_a_task_type_picks_its_threshold_and_unknown_slices_warn():
+    """Slice qa uses the QA threshold, summary the Summary one; slice other falls back, warned."""
+    idx = build_index(table({"cand": {"faith": [0.9, 0.9, 0.9]}}, ["qa", "summary", "other"]))
+    tx = {("cand", f"ex{i}"): UNSUPPORTED for i in range(2)} | {("cand", "ex2"): GROUNDED}
+    out = corroborate(
+        tx, idx, config(sample_metrics=[]), ["cand"], np.ones(3, bool), _two_task_calibration()
+    )
+    checks = [out.examples[("cand", f"ex{i}")].checks for i in range(3)]
+    assert [c.lexical_flagged for c in checks] == [False, True, False]
+    assert len(out.warnings) == 1 and "slices other" in out.warnings[0]
+
+
+def test_per_task_calibration_without_unknown_slices_has_no_warning():
+    """Every example's slice names a calibrated task type: no warning."""
+    idx = build_index(table({"cand": {"faith": [0.9]}}, ["QA"]))
+    out = corroborate(
+        {("cand", "ex0"): GROUNDED},
+        idx,
+        config(sample_metrics=[]),
+        ["cand"],
+        np.ones(1, bool),
+        _two_task_calibration(),
+    )
+    assert out.warnings == ()
+
+
+def test_record_conflict_makes_the_example_unsupported_and_a_disagreement():
+    """A judge-supported answer claiming outdoor seating that the JSON record denies disagrees."""
+    record = '{"name": "Cafe Lumo", "attributes": {"OutdoorSeating": false}}'
+    text = TextRecord(None, "Cafe Lumo offers outdoor seating.", (record,), ())
+    idx = build_index(table({"cand": {"faith": [0.9]}}))
+    out = corroborate(
+        {("cand", "ex0"): text}, idx, config(sample_metrics=[]), ["cand"], np.ones(1, bool)
+    )
+    ex = out.examples[("cand", "ex0")]
+    assert ex.checks is not None and ex.checks.lexical_flagged is False
+    assert (ex.checks.record, ex.checks.record_conflicts, ex.checks.supported) == ("fail", 1, False)
+    assert ex.groundedness_disagreement and "record" in ex.checks.failed_legs

@@ -32,12 +32,40 @@ def test_tokenize_lowercases_and_splits_on_non_alphanumerics() -> None:
         "walmart",
         "s",
         "4",
-        "0",
         "star",
         "café",
         "bar",
         "nyc",
     ]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("open 17:00-21:30", ["open", "17:00", "21:30"]),
+        ("hours 17:0-9:0", ["hours", "17:00", "9:00"]),
+        ("09:05 4.50 4.0 12,500 1.2.3", ["9:05", "4.5", "4", "12500", "1.2.3"]),
+        ("in 2019. Then", ["in", "2019", "then"]),
+    ],
+)
+def test_numbers_with_separators_stay_whole_in_one_canonical_form(
+    text: str, expected: list[str]
+) -> None:
+    """Decimals, thousands separators and times are one token each, written canonically."""
+    assert tokenize(text) == expected
+
+
+def test_times_match_a_record_and_different_decimals_do_not() -> None:
+    """17:00 is supported by a record's 17:0; 4.5 is not supported by 4.0."""
+    assert numeric_missing_score("Opens at 17:00.", '{"hours": "17:0-21:0"}') == 0.0
+    assert numeric_missing_score("Rated 4.5 stars.", '{"stars": 4.0}') == 1.0
+    assert numeric_missing_score("Rated 4 stars.", '{"stars": 4.0}') == 0.0
+
+
+def test_context_camel_case_words_support_their_parts() -> None:
+    """A record key RestaurantsTakeOut supports the response words take and out."""
+    assert coverage_score("Take out offered.", '{"RestaurantsTakeOut": true}') == 0.5
+    assert coverage_score("Take out offered.", "restaurantstakeout") == 1.0
 
 
 def test_content_tokens_drop_stop_words() -> None:

@@ -13,8 +13,8 @@ from typing import Any
 
 import yaml
 
-from ragwarrant.deploy_render import FAIL_JOB_EXIT_CODES, RETRIED_EXIT_CODES
 from ragwarrant.exit_codes import ExitCode
+from ragwarrant.k8s import FAIL_JOB_EXIT_CODES, RETRIED_EXIT_CODES
 
 from .conftest import (
     OVERLAYS,

@@ -328,7 +328,7 @@ def test_render_without_the_kubernetes_client_is_a_usage_error(
     """With the k8s extra missing, render raises UsageError naming `ragwarrant[k8s]`."""
     import importlib
 
-    from ragwarrant import deploy_render
+    from ragwarrant.k8s import render as k8s_render
 
     real = importlib.import_module
 
@@ -337,7 +337,7 @@ def test_render_without_the_kubernetes_client_is_a_usage_error(
             raise ImportError(name)
         return real(name, *a)
 
-    monkeypatch.setattr(deploy_render.importlib, "import_module", fake)
+    monkeypatch.setattr(k8s_render.importlib, "import_module", fake)
     with pytest.raises(UsageError, match="kubernetes client") as info:
         render("--image", DIGEST_IMAGE, "--contract", str(EXAMPLE / "contract.yaml"))
     assert info.value.code == "k8s-client-missing" and "ragwarrant[k8s]" in info.value.hint

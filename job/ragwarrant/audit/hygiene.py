@@ -5,7 +5,8 @@ JSON outputs) or the line (for text outputs) and the kind of finding; it never c
 matched text. A run with findings BLOCKs with blocker ``publication-hygiene`` and the offending
 content is withheld (``withhold``): JSON outputs are redacted field by field (they stay valid, so
 ``decision.json`` still publishes the BLOCK), other outputs (``report.md``) are replaced by a
-notice saying they were withheld and why.
+notice saying they were withheld and why. This module only finds and redacts: ``audit.publish``
+runs the scan and ``decision.block_for_hygiene`` applies the BLOCK.
 
 Kinds (stable strings, used in ``validation_report.json`` check ids ``hygiene:<kind>``):
 
@@ -58,6 +59,8 @@ from typing import Any
 import numpy as np
 import orjson
 
+from ragwarrant.gates.run import HYGIENE_BLOCKER  # the gate's home; re-exported for audit.verify
+
 __all__ = [
     "ALLOWABLE_KINDS",
     "ALLOWED_NOTE_PREFIX",
@@ -66,18 +69,15 @@ __all__ = [
     "HYGIENE_BLOCKER",
     "Finding",
     "HygieneOutcome",
-    "Publication",
     "ScanSettings",
     "WITHHELD_NOTICE",
     "allowed_kinds_from_note",
     "allowed_kinds_note",
     "files_to_withhold",
     "findings_to_checks",
-    "hygiene_gate",
     "private_texts_from_tables",
     "redact_event",
     "redact_text",
-    "publish_outputs",
     "redact_json",
     "scan_outputs",
     "withhold",
@@ -85,9 +85,6 @@ __all__ = [
 
 COPY_RUN_TOKENS = 12
 """Consecutive tokens of a private text that make a copy."""
-
-HYGIENE_BLOCKER = "publication-hygiene"
-"""The blocker (gate reason) of a run with hygiene findings."""
 
 REDACTED = "[withheld: {kind}]"
 """What a redacted JSON string value becomes."""
@@ -947,146 +944,3 @@ def findings_to_checks(findings: Iterable[Finding]) -> list[dict[str, object]]:
         }
         for f in findings
     ]
-
-
-def hygiene_gate(findings: Sequence[Finding], withheld: Sequence[str] = ()) -> dict[str, object]:
-    """Return the run-level gate (``GateResult`` fields) for a scan.
-
-    Status ``fail`` (the run BLOCKs with reason ``publication-hygiene``) when there is any
-    finding, ``pass`` otherwise. Details count findings per kind and list withheld files.
-    """
-    kinds: dict[str, int] = {}
-    for f in findings:
-        kinds[f.kind] = kinds.get(f.kind, 0) + 1
-    details: dict[str, object] = {f"findings:{k}": v for k, v in sorted(kinds.items())}
-    if withheld:
-        details["withheld"] = ",".join(withheld)
-    if findings:
-        where = "; ".join(f.describe() for f in findings[:5])
-        more = f" (+{len(findings) - 5} more)" if len(findings) > 5 else ""
-        reason = f"{HYGIENE_BLOCKER}: {len(findings)} finding(s): {where}{more}"
-    else:
-        reason = "no credentials, host paths, e-mail addresses or copied evidence text in outputs"
-    return {
-        "id": f"hard:{HYGIENE_BLOCKER}",
-        "kind": "hard",
-        "status": "fail" if findings else "pass",
-        "statistic": "findings",
-        "estimate": float(len(findings)),
-        "threshold": 0.0,
-        "n": len(findings),
-        "reason": reason,
-        "details": details,
-    }
-
-
-# ---------------------------------------------------------------------------------------------
-# The job's hook: render, scan, and BLOCK + withhold on findings.
-
-
-@dataclass(frozen=True)
-class Publication:
-    """What the job may write, after the hygiene scan.
-
-    Attributes:
-        files: output name → bytes to write: always ``decision.json``,
-            ``validation_report.json`` and ``report.md`` (JSON redacted, ``report.md`` replaced by
-            a notice, when they had findings).
-        decision: the decision as published (BLOCK with ``hard:publication-hygiene`` when there
-            were findings; an ERROR run keeps its class and gains the gate).
-        findings: the findings of the final scan (before redaction), empty when clean.
-        withheld: files whose content was replaced by a notice.
-        redacted: files written with offending fields replaced.
-    """
-
-    files: dict[str, bytes]
-    decision: Any
-    findings: list[Finding]
-    withheld: list[str]
-    redacted: list[str]
-
-
-def publish_outputs(
-    decision: Any,
-    report: Any,
-    private_texts: Any = tuple,
-) -> Publication:
-    """Render the decision, validation report and report; scan them; BLOCK on findings.
-
-    On findings the run becomes BLOCK (unless it is ERROR): a ``hard:publication-hygiene`` run
-    gate is added, every tested candidate becomes BLOCK with reason ``blocked:
-    publication-hygiene``, one ``hygiene:<kind>`` check per finding goes into the validation
-    report, everything is rendered again and rescanned, and ``withhold`` redacts the offending
-    JSON fields and replaces an offending ``report.md`` by a notice. An ERROR run keeps its class
-    (its record exists to explain the error) and gets the same treatment.
-
-    Args:
-        decision: the ``outputs.Decision`` to publish.
-        report: the ``outputs.ValidationReport`` to publish.
-        private_texts: a zero-argument callable returning a fresh iterable of the evidence's
-            private texts (it is called once per scan), e.g.
-            ``lambda: private_texts_from_tables(r.texts for r in results if r.texts is not None)``.
-
-    Returns:
-        The files to write (then write the manifest over exactly these) and the final decision.
-    """
-    from ragwarrant.audit.report import render_report
-    from ragwarrant.audit.writer import dump_json
-    from ragwarrant.exit_codes import DecisionClass, ExitCode
-    from ragwarrant.outputs import CandidateClass, GateResult, ValidationCheck
-
-    def render(d: Any, r: Any) -> dict[str, bytes]:
-        return {
-            "decision.json": dump_json(d),
-            "validation_report.json": dump_json(r),
-            "report.md": render_report(d).encode(),
-        }
-
-    rendered = render(decision, report)
-    findings = scan_outputs(rendered, private_texts())
-    if not findings:
-        clean = ValidationCheck(
-            id="publication-hygiene",
-            target="outputs",
-            status="pass",
-            message="decision.json, validation_report.json and report.md were scanned: no "
-            "credentials, host paths, e-mail addresses or copied evidence text",
-        )
-        report = report.model_copy(update={"checks": [*report.checks, clean]})
-        rendered = render(decision, report)
-        return Publication(rendered, decision, [], [], [])
-    checks = [ValidationCheck.model_validate(c) for c in findings_to_checks(findings)]
-    report = report.model_copy(update={"checks": [*report.checks, *checks]})
-    base_gates = list(decision.run_gates)
-    withheld = files_to_withhold(findings)
-    if decision.run_class is not DecisionClass.ERROR:
-        reason = f"blocked: {HYGIENE_BLOCKER} ({len(findings)} finding(s) in the outputs)"
-        candidates = [
-            c
-            if c.decision_class is CandidateClass.NOT_SELECTED
-            else c.model_copy(
-                update={"decision_class": CandidateClass.BLOCK, "reasons": [reason, *c.reasons]}
-            )
-            for c in decision.candidates
-        ]
-        decision = decision.model_copy(
-            update={
-                "run_class": DecisionClass.BLOCK,
-                "exit_code": int(ExitCode.BLOCK),
-                "selected_policy": None,
-                "candidates": candidates,
-                "summary": f"BLOCK: {HYGIENE_BLOCKER}: {len(findings)} finding(s) in the outputs; "
-                "offending artifacts withheld",
-            }
-        )
-    outcome = HygieneOutcome({}, [], [], [])
-    for _ in range(3):  # the withheld list goes into the gate; stop when it no longer changes
-        gate = GateResult.model_validate(hygiene_gate(findings, withheld))
-        decision = decision.model_copy(update={"run_gates": [*base_gates, gate]})
-        rendered = render(decision, report)
-        final = scan_outputs(rendered, private_texts())
-        outcome = withhold(rendered, final)
-        if outcome.withheld == withheld:
-            break
-        withheld = outcome.withheld
-    return Publication(outcome.kept, decision, outcome.findings, outcome.withheld, outcome.redacted)

@@ -2,14 +2,21 @@
 
 from __future__ import annotations
 
-import hashlib
 import platform
+from datetime import UTC, datetime
 from importlib import metadata
 
-from ragwarrant import __version__
+from ragwarrant.digests import sha256_bytes
 from ragwarrant.outputs import FileDigest, Manifest
+from ragwarrant.version import __version__
 
-__all__ = ["RUNTIME_DEPENDENCIES", "build_manifest", "dependency_versions", "digest_bytes"]
+__all__ = [
+    "RUNTIME_DEPENDENCIES",
+    "build_manifest",
+    "dependency_versions",
+    "digest_bytes",
+    "utc_timestamp",
+]
 
 RUNTIME_DEPENDENCIES = (
     "pydantic",
@@ -34,9 +41,14 @@ def dependency_versions() -> dict[str, str]:
     return out
 
 
+def utc_timestamp() -> str:
+    """The current UTC time as outputs record it: ``2026-01-31T12:00:00.000000Z``."""
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
 def digest_bytes(path: str, data: bytes) -> FileDigest:
     """The FileDigest of ``data`` stored at ``path`` (relative to its directory)."""
-    return FileDigest(path=path, sha256=hashlib.sha256(data).hexdigest(), bytes=len(data))
+    return FileDigest(path=path, sha256=sha256_bytes(data), bytes=len(data))
 
 
 def build_manifest(

@@ -736,7 +736,7 @@ def _check_inputs(input_dir: Path, manifest: Manifest, report: VerifyReport) -> 
 
 
 def _version_note(manifest: Manifest) -> str:
-    from ragwarrant import __version__
+    from ragwarrant.version import __version__
 
     notes = []
     if manifest.ragwarrant_version != __version__:

@@ -1,9 +1,9 @@
 """``ragwarrant k8s render|submit``: the hardened Kubernetes objects for contracts and an image.
 
-Built from the official ``kubernetes`` client's V1 models (``ragwarrant.deploy_render``), so the
+Built from the official ``kubernetes`` client's V1 models (``ragwarrant.k8s.render``), so the
 same hardening comes out as from ``deploy/k8s/`` with kustomize. ``submit`` creates them in the
 current kubeconfig context and, with ``--wait``, exits with the job's own exit code
-(``ragwarrant.deploy_submit``). Needs the optional extra ``k8s``.
+(``ragwarrant.k8s.submit``). Needs the optional extra ``k8s``.
 
 Both refuse inputs that cannot work before writing or creating anything: an invalid contract
 (78), a file the contract names that is missing from its directory (66), an image not pinned by
@@ -17,8 +17,10 @@ import os
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
-from ragwarrant.deploy_render import (
+from ragwarrant.errors import OutputError, UsageError
+from ragwarrant.k8s import (
     RenderOptions,
     WorkloadKind,
     build_manifests,
@@ -26,105 +28,137 @@ from ragwarrant.deploy_render import (
     check_schedule,
     load_inputs,
     manifests_to_yaml,
+    submit,
 )
-from ragwarrant.errors import OutputError, UsageError
 
 __all__ = ["register"]
 
 
-def _add_workload_args(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--kind", choices=[k.value for k in WorkloadKind], default="job")
-    parser.add_argument(
+# The arguments ``render`` and ``submit`` share: (flag, ``add_argument`` keywords), in help order.
+_WORKLOAD_ARGS: tuple[tuple[str, dict[str, Any]], ...] = (
+    ("--kind", dict(choices=[k.value for k in WorkloadKind], default="job")),
+    (
         "--image",
-        required=True,
-        help="image reference pinned by digest: REGISTRY/ragwarrant@sha256:<64 hex digits>",
-    )
-    parser.add_argument(
+        dict(
+            required=True,
+            help="image reference pinned by digest: REGISTRY/ragwarrant@sha256:<64 hex digits>",
+        ),
+    ),
+    (
         "--allow-tag",
-        action="store_true",
-        help="accept an image without a digest (a mutable tag, or none: latest)",
-    )
-    parser.add_argument(
+        dict(
+            action="store_true",
+            help="accept an image without a digest (a mutable tag, or none: latest)",
+        ),
+    ),
+    (
         "--contract",
-        action="append",
-        required=True,
-        type=Path,
-        help="contract file; repeat with --kind indexed (index i runs the i-th contract)",
-    )
-    parser.add_argument(
+        dict(
+            action="append",
+            required=True,
+            type=Path,
+            help="contract file; repeat with --kind indexed (index i runs the i-th contract)",
+        ),
+    ),
+    (
         "--evidence-dir",
-        type=Path,
-        help="directory every contract's evidence and policy paths are relative to "
-        "(default: each contract's own directory; an Indexed Job over contracts in different "
-        "directories then packages each one's own files for its index)",
-    )
-    parser.add_argument("--name", default="ragwarrant", help="base name of every object")
-    parser.add_argument(
+        dict(
+            type=Path,
+            help="directory every contract's evidence and policy paths are relative to "
+            "(default: each contract's own directory; an Indexed Job over contracts in different "
+            "directories then packages each one's own files for its index)",
+        ),
+    ),
+    ("--name", dict(default="ragwarrant", help="base name of every object")),
+    (
         "--namespace",
-        default="ragwarrant",
-        help="namespace of every object, written first with Pod Security 'restricted' enforced "
-        "(default: ragwarrant)",
-    )
-    parser.add_argument(
+        dict(
+            default="ragwarrant",
+            help="namespace of every object, written first with Pod Security 'restricted' enforced "
+            "(default: ragwarrant)",
+        ),
+    ),
+    (
         "--no-namespace",
-        dest="namespace",
-        action="store_const",
-        const=None,
-        help="set no namespace and write no Namespace object (kubectl's current one is used)",
-    )
-    parser.add_argument("--schedule", default="0 6 * * *", help="cron schedule (cronjob)")
-    parser.add_argument("--time-zone", default="Etc/UTC", help="IANA zone of --schedule")
-    parser.add_argument("--parallelism", type=int, default=2, help="pods at once (indexed)")
-    parser.add_argument("--active-deadline-seconds", type=int, default=3600)
-    parser.add_argument("--backoff-limit", type=int, default=2)
-    parser.add_argument(
+        dict(
+            dest="namespace",
+            action="store_const",
+            const=None,
+            help="set no namespace and write no Namespace object (kubectl's current one is used)",
+        ),
+    ),
+    ("--schedule", dict(default="0 6 * * *", help="cron schedule (cronjob)")),
+    ("--time-zone", dict(default="Etc/UTC", help="IANA zone of --schedule")),
+    ("--parallelism", dict(type=int, default=2, help="pods at once (indexed)")),
+    ("--active-deadline-seconds", dict(type=int, default=3600)),
+    ("--backoff-limit", dict(type=int, default=2)),
+    (
         "--output-claim",
-        help="PersistentVolumeClaim for /out, to keep the outputs (default: an emptyDir; an "
-        "Indexed Job writes index i to /out/<i>/, so parallel pods need a ReadWriteMany claim)",
-    )
-    parser.add_argument(
+        dict(
+            help="PersistentVolumeClaim for /out, to keep the outputs (default: an emptyDir; an "
+            "Indexed Job writes index i to /out/<i>/, so parallel pods need a ReadWriteMany claim)"
+        ),
+    ),
+    (
         "--ledger-claim",
-        default="ragwarrant-ledger",
-        metavar="NAME",
-        help="PersistentVolumeClaim mounted at /ledger; each run appends to "
-        "/ledger/ledger.jsonl (--ledger). Written as a ReadWriteMany claim unless "
-        "--ledger-claim-exists; its storage must support flock (NFSv4, EFS) "
-        "(default: ragwarrant-ledger)",
-    )
-    parser.add_argument(
+        dict(
+            default="ragwarrant-ledger",
+            metavar="NAME",
+            help="PersistentVolumeClaim mounted at /ledger; each run appends to "
+            "/ledger/ledger.jsonl (--ledger). Written as a ReadWriteMany claim unless "
+            "--ledger-claim-exists; its storage must support flock (NFSv4, EFS) "
+            "(default: ragwarrant-ledger)",
+        ),
+    ),
+    (
         "--no-ledger",
-        dest="ledger_claim",
-        action="store_const",
-        const=None,
-        help="mount no ledger volume and pass no --ledger",
-    )
-    parser.add_argument(
+        dict(
+            dest="ledger_claim",
+            action="store_const",
+            const=None,
+            help="mount no ledger volume and pass no --ledger",
+        ),
+    ),
+    (
         "--ledger-claim-exists",
-        action="store_true",
-        help="the ledger claim exists already: mount it, write no PersistentVolumeClaim",
-    )
-    parser.add_argument(
-        "--ledger-size", default="1Gi", help="storage of the ledger claim (default: 1Gi)"
-    )
-    parser.add_argument(
+        dict(
+            action="store_true",
+            help="the ledger claim exists already: mount it, write no PersistentVolumeClaim",
+        ),
+    ),
+    ("--ledger-size", dict(default="1Gi", help="storage of the ledger claim (default: 1Gi)")),
+    (
         "--ledger-storage-class",
-        metavar="CLASS",
-        help="storage class of the ledger claim, one offering ReadWriteMany with file locks "
-        "(default: the cluster's default class)",
-    )
-    parser.add_argument(
+        dict(
+            metavar="CLASS",
+            help="storage class of the ledger claim, one offering ReadWriteMany with file locks "
+            "(default: the cluster's default class)",
+        ),
+    ),
+    (
         "--signing-key-secret",
-        metavar="NAME",
-        help="Secret holding an Ed25519 PKCS#8 PEM key: mounted read-only (mode 0440) at "
-        "/secrets/signing and passed as --signing-key, so decision.intoto.json is signed. "
-        "Create it first: kubectl create secret generic NAME --from-file=ed25519.pem=signing.pem",
-    )
-    parser.add_argument(
+        dict(
+            metavar="NAME",
+            help="Secret holding an Ed25519 PKCS#8 PEM key: mounted read-only (mode 0440) at "
+            "/secrets/signing and passed as --signing-key, so decision.intoto.json is signed. "
+            "Create it first: kubectl create secret generic NAME "
+            "--from-file=ed25519.pem=signing.pem",
+        ),
+    ),
+    (
         "--signing-key-item",
-        default="ed25519.pem",
-        metavar="KEY",
-        help="the Secret's key holding the PEM (default: ed25519.pem)",
-    )
+        dict(
+            default="ed25519.pem",
+            metavar="KEY",
+            help="the Secret's key holding the PEM (default: ed25519.pem)",
+        ),
+    ),
+)
+
+
+def _add_workload_args(parser: argparse.ArgumentParser) -> None:
+    for flag, spec in _WORKLOAD_ARGS:
+        parser.add_argument(flag, **spec)
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -242,8 +276,6 @@ def run_submit(args: argparse.Namespace) -> int:
         InputError: a file a contract names is missing.
         InternalError: an unexpected API error, or the wait timed out.
     """
-    from ragwarrant.deploy_submit import submit
-
     options = _options(args)
     if options.namespace is None:
         raise UsageError(

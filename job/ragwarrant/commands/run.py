@@ -7,7 +7,7 @@ import contextlib
 import os
 from pathlib import Path
 
-from ragwarrant.job import run_job
+from ragwarrant.pipeline import run_job
 
 __all__ = ["register", "write_termination_message"]
 

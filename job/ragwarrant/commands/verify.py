@@ -14,7 +14,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from ragwarrant.adapters import load_source
-from ragwarrant.adapters.registry import file_sha256
 from ragwarrant.audit.hygiene import private_texts_from_tables
 from ragwarrant.audit.verify import (
     UNSIGNED_VERIFY_LIMITS,
@@ -22,8 +21,9 @@ from ragwarrant.audit.verify import (
     verify_output_dir,
 )
 from ragwarrant.contract import find_contract, is_readable_file, load_contract, resolve_inside
+from ragwarrant.digests import sha256_file
 from ragwarrant.errors import EvidenceError
-from ragwarrant.job import RunOutcome, run_job
+from ragwarrant.pipeline import RunOutcome, run_job
 
 __all__ = ["read_private_texts", "register", "replay_with_job"]
 
@@ -44,7 +44,7 @@ def read_private_texts(input_dir: Path) -> Iterator[str]:
         if not is_readable_file(path):
             continue
         try:
-            result = load_source(source, path, file_sha256(path), contract)
+            result = load_source(source, path, sha256_file(path), contract)
         except EvidenceError:
             continue
         if result.texts is not None:

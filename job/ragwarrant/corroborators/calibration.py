@@ -4,10 +4,10 @@ A lexical gate flags a response as unsupported when ``score >= threshold``. The 
 calibrated on labelled responses by maximising response-level F1; ties go to the higher
 precision. ``calibrate_threshold`` is pure (arrays in, a frozen result out). ``load_calibration``
 reads a versioned JSON file, by default the one shipped as package data
-(``ragwarrant/data/calibration/lexical-v1.json``), and returns it with its sha256 so a run can
-record exactly which calibration it used.
+(``ragwarrant/data/calibration/lexical-v1.json``; ``lexical-v2.json`` is shipped beside it), and
+returns it with its sha256 so a run can record exactly which calibration it used.
 
-Calibration file shape (``schema_version`` 1)::
+Calibration file shape (``schema_version`` 1: one pooled threshold per gate)::
 
     {
       "schema_version": 1,
@@ -18,22 +18,29 @@ Calibration file shape (``schema_version`` 1)::
     }
 
 Extra keys inside a gate (calibration F1, precision, recall, n) are kept as provenance.
+
+``schema_version`` 2 (``lexical-v2``) adds per-task-type calibration: ``"tasks": {"QA": {"gates":
+{"coverage": {"threshold": ...}, ..., "combined": {...}}, "combiner": {...}}, ...}``, where a
+task's gates may add ``record`` and ``combined`` and ``combiner`` holds the logistic-regression
+coefficients (``combiner.LogisticModel.as_json``). ``gates`` stays the pooled calibration used
+when an example's task type is unknown. ``LexicalCalibration.threshold_for`` picks between them.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 import numpy as np
 from numpy.typing import ArrayLike
 
+from ragwarrant.corroborators.combiner import LogisticModel
+from ragwarrant.digests import sha256_bytes
 from ragwarrant.errors import InputError, InternalError
 
 __all__ = [
@@ -55,7 +62,8 @@ FLAG_RULE = "score >= threshold"
 GATES: tuple[str, ...] = ("coverage", "weakest_sentence", "hybrid")
 """Gate names a calibration file must give a threshold for."""
 
-_SCHEMA_VERSION = 1
+_SCHEMA_VERSIONS = (1, 2)
+_TASK_GATES = (*GATES, "record", "combined")
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,6 +168,8 @@ class LexicalCalibration:
         source: the file it was read from (a path, or ``package:ragwarrant/data/...``).
         sha256: hex sha256 of the file's bytes.
         gates: the full per-gate records of the file (threshold plus provenance).
+        task_thresholds: task type -> gate -> threshold (schema 2; empty for schema 1).
+        combiners: task type -> the fitted combiner (schema 2; empty for schema 1).
     """
 
     version: str
@@ -170,6 +180,22 @@ class LexicalCalibration:
     source: str
     sha256: str
     gates: Mapping[str, Mapping[str, Any]]
+    task_thresholds: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
+    combiners: Mapping[str, LogisticModel] = field(default_factory=dict)
+
+    def threshold_for(self, gate: str, task: str | None) -> tuple[float, bool]:
+        """Return ``(threshold, per_task)``: the task type's threshold, else the pooled one.
+
+        ``per_task`` is False when ``task`` is None or has no calibration for ``gate``: the
+        caller should then warn that the pooled calibration stands in.
+
+        Raises:
+            KeyError: when neither the task type nor the pooled calibration has ``gate``.
+        """
+        by_task = self.task_thresholds.get(task or "", {})
+        if gate in by_task:
+            return by_task[gate], True
+        return self.thresholds[gate], False
 
     def flags(self, gate: str, score: float) -> bool:
         """Return True when ``score`` crosses the threshold of ``gate`` (``score >= threshold``).
@@ -180,11 +206,15 @@ class LexicalCalibration:
         return score >= self.thresholds[gate]
 
 
-def load_calibration(path: str | Path | None = None) -> LexicalCalibration:
+def load_calibration(
+    path: str | Path | None = None, *, version: str = DEFAULT_CALIBRATION
+) -> LexicalCalibration:
     """Load a lexical calibration file; by default the one shipped with the package.
 
     Args:
-        path: a calibration JSON file; ``None`` reads ``DEFAULT_CALIBRATION`` from package data.
+        path: a calibration JSON file; ``None`` reads the shipped ``version`` from package data.
+        version: the shipped calibration to read when ``path`` is None (``lexical-v1``,
+            ``lexical-v2``).
 
     Returns:
         The validated ``LexicalCalibration`` with the file's sha256.
@@ -195,10 +225,8 @@ def load_calibration(path: str | Path | None = None) -> LexicalCalibration:
         InternalError: the same problems in the shipped package data (a packaging bug).
     """
     if path is None:
-        resource = resources.files("ragwarrant").joinpath(
-            "data", "calibration", f"{DEFAULT_CALIBRATION}.json"
-        )
-        source = f"package:ragwarrant/data/calibration/{DEFAULT_CALIBRATION}.json"
+        resource = resources.files("ragwarrant").joinpath("data", "calibration", f"{version}.json")
+        source = f"package:ragwarrant/data/calibration/{version}.json"
         error: type[InputError] | type[InternalError] = InternalError
         try:
             raw = resource.read_bytes()
@@ -221,6 +249,16 @@ def load_calibration(path: str | Path | None = None) -> LexicalCalibration:
                 file=source,
             ) from exc
     return _parse_calibration(raw, source, error)
+
+
+def _is_unit_number(value: object) -> TypeGuard[int | float]:
+    """True for a finite int or float (never a bool) in [0, 1]."""
+    return (
+        not isinstance(value, bool)
+        and isinstance(value, int | float)
+        and math.isfinite(value)
+        and 0.0 <= value <= 1.0
+    )
 
 
 def _parse_calibration(
@@ -246,8 +284,8 @@ def _parse_calibration(
         ) from exc
     if not isinstance(doc, dict):
         raise invalid("<root>", "a JSON object", type(doc).__name__)
-    if doc.get("schema_version") != _SCHEMA_VERSION:
-        raise invalid("schema_version", str(_SCHEMA_VERSION), doc.get("schema_version"))
+    if doc.get("schema_version") not in _SCHEMA_VERSIONS:
+        raise invalid("schema_version", "1 or 2", doc.get("schema_version"))
     for key in ("version", "method", "created_by"):
         if not isinstance(doc.get(key), str) or not doc[key]:
             raise invalid(key, "a non-empty string", doc.get(key))
@@ -258,20 +296,8 @@ def _parse_calibration(
     gates = doc.get("gates")
     if not isinstance(gates, dict):
         raise invalid("gates", "an object of gate -> {threshold, ...}", gates)
-    thresholds: dict[str, float] = {}
-    for gate in GATES:
-        record = gates.get(gate)
-        if not isinstance(record, dict):
-            raise invalid(f"gates.{gate}", "an object with a threshold", record)
-        value = record.get("threshold")
-        if (
-            isinstance(value, bool)
-            or not isinstance(value, int | float)
-            or not math.isfinite(value)
-            or not 0.0 <= value <= 1.0
-        ):
-            raise invalid(f"gates.{gate}.threshold", "a finite number in [0, 1]", value)
-        thresholds[gate] = float(value)
+    thresholds = _thresholds(gates, GATES, "gates", invalid, required=True)
+    task_thresholds, combiners = _tasks(doc.get("tasks", {}), invalid)
     return LexicalCalibration(
         version=doc["version"],
         thresholds=thresholds,
@@ -279,6 +305,51 @@ def _parse_calibration(
         method=doc["method"],
         data=doc["data"],
         source=source,
-        sha256=hashlib.sha256(raw).hexdigest(),
+        sha256=sha256_bytes(raw),
         gates={g: dict(gates[g]) for g in GATES},
+        task_thresholds=task_thresholds,
+        combiners=combiners,
     )
+
+
+def _thresholds(
+    gates: Any, names: tuple[str, ...], where: str, invalid: Any, *, required: bool
+) -> dict[str, float]:
+    """Read ``{gate: {"threshold": x}}``; every name must be present when ``required``."""
+    if not isinstance(gates, dict):
+        raise invalid(where, "an object of gate -> {threshold, ...}", gates)
+    thresholds: dict[str, float] = {}
+    for gate in names:
+        record = gates.get(gate)
+        if record is None and not required:
+            continue
+        if not isinstance(record, dict):
+            raise invalid(f"{where}.{gate}", "an object with a threshold", record)
+        value = record.get("threshold")
+        if not _is_unit_number(value):
+            raise invalid(f"{where}.{gate}.threshold", "a finite number in [0, 1]", value)
+        thresholds[gate] = float(value)
+    return thresholds
+
+
+def _tasks(
+    tasks: Any, invalid: Any
+) -> tuple[dict[str, dict[str, float]], dict[str, LogisticModel]]:
+    """Read a schema-2 ``tasks`` block: per task type, gate thresholds and the combiner."""
+    if not isinstance(tasks, dict):
+        raise invalid("tasks", "an object of task type -> {gates, combiner}", tasks)
+    thresholds: dict[str, dict[str, float]] = {}
+    combiners: dict[str, LogisticModel] = {}
+    for task, block in tasks.items():
+        if not isinstance(block, dict):
+            raise invalid(f"tasks.{task}", "an object with gates", block)
+        gates = _thresholds(
+            block.get("gates"), _TASK_GATES, f"tasks.{task}.gates", invalid, required=False
+        )
+        thresholds[task] = gates
+        if "combiner" in block:
+            try:
+                combiners[task] = LogisticModel.from_json(block["combiner"])
+            except (KeyError, TypeError, ValueError) as exc:
+                raise invalid(f"tasks.{task}.combiner", f"a logistic model ({exc})", "…") from exc
+    return thresholds, combiners

@@ -10,6 +10,10 @@ Each check is matched to the failure it guards and to the leg of the RAG pipelin
   (normalized tokens, token edit distance <= 10 % of the quote). A fabricated citation is never
   supported. ``is_honest_refusal``: a response that only declines to answer ("the documents do
   not say …") is not a hallucination, whatever its lexical score.
+- **record** — when a context passage is a JSON record (``records.parse_record``), what the
+  response asserts is compared with the record's fields (``records.check_record``: false or null
+  attributes, opening hours, star ratings); any conflict fails the leg and makes the example
+  unsupported. ``not-applicable`` when no passage is a JSON record.
 - **answer** — ``expected_answer_type`` / ``answer_type_check``: a question that asks for a number,
   date or quantity is not answered by a response that has none; optionally the judge's
   answer-relevance value below its threshold.
@@ -35,6 +39,7 @@ from ragwarrant.corroborators.lexical import (
     split_sentences,
     tokenize,
 )
+from ragwarrant.corroborators.records import check_record, parse_record
 
 __all__ = [
     "CITATION_MAX_EDIT_SHARE",
@@ -303,9 +308,12 @@ class ExampleChecks:
         answer_type: the answer-type check; None without question or response.
         citations: one check per cited quote.
         honest_refusal: the response only declines to answer.
-        supported: the deterministic groundedness verdict: not flagged (or an honest refusal)
-            and no fabricated citation; None when it cannot be computed.
+        supported: the deterministic groundedness verdict: not flagged (or an honest refusal),
+            no fabricated citation and no conflict with a JSON record; None when it cannot be
+            computed.
         retrieval, generation, answer: each leg's status.
+        record_conflicts: conflicts with the context's JSON record; None without one.
+        record: the record leg's status (``not-applicable`` without a JSON record).
     """
 
     lexical_score: float | None
@@ -318,6 +326,8 @@ class ExampleChecks:
     retrieval: LegStatus
     generation: LegStatus
     answer: LegStatus
+    record_conflicts: int | None = None
+    record: LegStatus = "not-applicable"
 
     @property
     def fabricated_citation(self) -> bool:
@@ -331,8 +341,69 @@ class ExampleChecks:
             ("retrieval", self.retrieval),
             ("generation", self.generation),
             ("answer", self.answer),
+            ("record", self.record),
         )
         return tuple(name for name, status in legs if status == "fail")
+
+
+def _status(passed: bool | None) -> LegStatus:
+    """``unknown`` for None, else ``pass`` or ``fail``."""
+    return "unknown" if passed is None else ("pass" if passed else "fail")
+
+
+def _retrieval_status(relevance: float | None, floor: float) -> LegStatus:
+    """Retrieval fails when the context relevance is below the floor."""
+    return _status(None if relevance is None else not relevance < floor)
+
+
+def _groundedness(
+    response: str | None,
+    index: ContextIndex | None,
+    citations: tuple[CitationCheck, ...],
+    refusal: bool,
+    lexical_gate: str,
+    lexical_threshold: float,
+) -> tuple[float | None, bool | None, bool | None]:
+    """Return (lexical score, flagged, deterministic verdict supported); None where undefined.
+
+    Supported: not flagged (or an honest refusal) and no fabricated citation. Without response or
+    context, a fabricated citation still makes the example unsupported.
+    """
+    fabricated = any(not c.verified for c in citations)
+    if response is not None and index is not None:
+        scores = score_response(response, index)
+        score = float(getattr(scores, lexical_gate))
+        flagged = score >= lexical_threshold
+        return score, flagged, (refusal or not flagged) and not fabricated
+    if citations and fabricated:
+        return None, None, False
+    return None, None, None
+
+
+def _answer_status(
+    refusal: bool,
+    answer_type: AnswerTypeCheck | None,
+    answer_relevance: float | None,
+    answer_relevance_threshold: float,
+) -> LegStatus:
+    """Not applicable for a refusal; fail on a wrong type or low judge relevance; else pass."""
+    if refusal:
+        return "not-applicable"
+    if (answer_type is not None and not answer_type.satisfied) or (
+        answer_relevance is not None and answer_relevance < answer_relevance_threshold
+    ):
+        return "fail"
+    if answer_type is None and answer_relevance is None:
+        return "unknown"
+    return "pass"
+
+
+def _record_conflicts(response: str | None, contexts: Sequence[str] | None) -> int | None:
+    """Conflicts between the response and the context's JSON record; None without either."""
+    structured = parse_record(contexts) if contexts is not None else None
+    if structured is None or response is None:
+        return None
+    return check_record(response, structured).n_conflicts
 
 
 def check_example(
@@ -361,46 +432,23 @@ def check_example(
 
     Returns:
         The frozen ``ExampleChecks``. Retrieval: fail below the floor. Generation: fail when the
-        deterministic verdict is unsupported. Answer: not-applicable for an honest refusal; fail
-        on a wrong answer type or a judge answer relevance below its threshold.
+        deterministic verdict is unsupported. Record: fail on any conflict with a JSON record.
+        Answer: not-applicable for an honest refusal; fail on a wrong answer type or a judge
+        answer relevance below its threshold.
     """
     index = index_context(contexts) if contexts is not None else None
-
+    conflicts = _record_conflicts(response, contexts)
     relevance = context_relevance(question, index) if question and index is not None else None
-    retrieval: LegStatus = (
-        "unknown"
-        if relevance is None
-        else ("fail" if relevance < context_relevance_floor else "pass")
-    )
-
     refusal = bool(response) and is_honest_refusal(response or "")
     citations = tuple(verify_citation(q, contexts or []) for q in (cited_quotes or []))
-    score: float | None = None
-    flagged: bool | None = None
-    supported: bool | None = None
-    if response is not None and index is not None:
-        scores = score_response(response, index)
-        score = float(getattr(scores, lexical_gate))
-        flagged = score >= lexical_threshold
-        supported = (refusal or not flagged) and not any(not c.verified for c in citations)
-    elif citations and any(not c.verified for c in citations):
+    score, flagged, supported = _groundedness(
+        response, index, citations, refusal, lexical_gate, lexical_threshold
+    )
+    if conflicts:
         supported = False
-    generation: LegStatus = "unknown" if supported is None else ("pass" if supported else "fail")
-
     answer_type = (
         answer_type_check(question, response) if question and response is not None else None
     )
-    answer: LegStatus
-    if refusal:
-        answer = "not-applicable"
-    elif (answer_type is not None and not answer_type.satisfied) or (
-        answer_relevance is not None and answer_relevance < answer_relevance_threshold
-    ):
-        answer = "fail"
-    elif answer_type is None and answer_relevance is None:
-        answer = "unknown"
-    else:
-        answer = "pass"
     return ExampleChecks(
         lexical_score=score,
         lexical_flagged=flagged,
@@ -409,7 +457,9 @@ def check_example(
         citations=citations,
         honest_refusal=refusal,
         supported=supported,
-        retrieval=retrieval,
-        generation=generation,
-        answer=answer,
+        retrieval=_retrieval_status(relevance, context_relevance_floor),
+        generation=_status(supported),
+        answer=_answer_status(refusal, answer_type, answer_relevance, answer_relevance_threshold),
+        record_conflicts=conflicts,
+        record="not-applicable" if conflicts is None else _status(conflicts == 0),
     )

@@ -17,13 +17,21 @@ Rates: ``disagreement_rate = n_disagreements / n_judged`` and
 ``abstention_rate = n_abstained / n_with_samples``, per policy over all its decided examples and
 per (policy, slice). The output carries counts and rates only: no question, response or context
 text ever leaves this module.
+
+The lexical threshold is the calibration's threshold for the example's task type when the
+calibration has per-task thresholds (``lexical-v2``) and the example's slice names a calibrated
+task type (case-insensitive, e.g. slice ``qa`` -> ``QA``); otherwise the pooled threshold, and
+``CorroborationOutcome.warnings`` says how many examples fell back to it. A conflict with a JSON
+record in the context (``checks``: the record leg) makes the deterministic verdict unsupported.
+These checks only ever raise disagreement or abstention: they never make a candidate promotable.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -127,10 +135,12 @@ class CorroborationOutcome:
     Attributes:
         examples: (policy, example id) → its corroboration, for the decided examples.
         summary: counts and rates per policy and per (policy, slice); no text.
+        warnings: e.g. examples whose task type is unknown, judged at the pooled threshold.
     """
 
     examples: Mapping[tuple[str, str], ExampleCorroboration]
     summary: CorroborationSummary
+    warnings: tuple[str, ...] = ()
 
 
 def _value(index: EvidenceIndex, policy: str, metric: str | None, code: int) -> float | None:
@@ -143,37 +153,181 @@ def _value(index: EvidenceIndex, policy: str, metric: str | None, code: int) -> 
     return v if math.isfinite(v) else None
 
 
+def _judged_counts(judged: list[ExampleCorroboration]) -> dict[str, Any]:
+    """Disagreement counts and rate over the judged examples."""
+    n_dis = sum(e.disagreement for e in judged)
+    return {
+        "n_judged": len(judged),
+        "n_disagreements": n_dis,
+        "disagreement_rate": n_dis / len(judged) if judged else None,
+        "judge_supported_lexical_unsupported": sum(
+            e.groundedness_disagreement and bool(e.judge_supported) for e in judged
+        ),
+        "judge_unsupported_lexical_supported": sum(
+            e.groundedness_disagreement and not e.judge_supported for e in judged
+        ),
+        "answer_type_disagreements": sum(e.answer_disagreement for e in judged),
+    }
+
+
+def _check_counts(with_checks: list[ExampleChecks]) -> dict[str, Any]:
+    """Failed legs, fabricated citations and honest refusals over the examples with text."""
+    return {
+        "n_with_text": len(with_checks),
+        "failed_retrieval": sum(c.retrieval == "fail" for c in with_checks),
+        "failed_generation": sum(c.generation == "fail" for c in with_checks),
+        "failed_answer": sum(c.answer == "fail" for c in with_checks),
+        "fabricated_citations": sum(c.fabricated_citation for c in with_checks),
+        "honest_refusals": sum(c.honest_refusal for c in with_checks),
+    }
+
+
 def _rates(
     policy: str, slice_value: str | None, items: list[ExampleCorroboration]
 ) -> CorroborationRates:
-    judged = [e for e in items if e.judged]
     sampled = [e for e in items if e.sample_spread is not None]
-    with_checks = [e.checks for e in items if e.checks is not None]
-    n_dis = sum(e.disagreement for e in judged)
     n_abs = sum(e.abstained for e in items)
     return CorroborationRates(
         policy_id=policy,
         slice=slice_value,
         n_examples=len(items),
-        n_with_text=len(with_checks),
-        n_judged=len(judged),
-        n_disagreements=n_dis,
-        disagreement_rate=n_dis / len(judged) if judged else None,
-        judge_supported_lexical_unsupported=sum(
-            e.groundedness_disagreement and bool(e.judge_supported) for e in judged
-        ),
-        judge_unsupported_lexical_supported=sum(
-            e.groundedness_disagreement and not e.judge_supported for e in judged
-        ),
-        answer_type_disagreements=sum(e.answer_disagreement for e in judged),
         n_with_samples=len(sampled),
         n_abstained=n_abs,
         abstention_rate=n_abs / len(sampled) if sampled else None,
-        failed_retrieval=sum(c.retrieval == "fail" for c in with_checks),
-        failed_generation=sum(c.generation == "fail" for c in with_checks),
-        failed_answer=sum(c.answer == "fail" for c in with_checks),
-        fabricated_citations=sum(c.fabricated_citation for c in with_checks),
-        honest_refusals=sum(c.honest_refusal for c in with_checks),
+        **_judged_counts([e for e in items if e.judged]),
+        **_check_counts([e.checks for e in items if e.checks is not None]),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class _Settings:
+    """The contract's corroboration block, the calibration and the judge's sign."""
+
+    config: Corroboration
+    calibration: LexicalCalibration
+    sign: float
+
+    def task_of(self, slice_value: str | None) -> str | None:
+        """The calibrated task type a slice value names (case-insensitive), else None."""
+        if slice_value is None:
+            return None
+        wanted = slice_value.casefold()
+        return next((t for t in self.calibration.task_thresholds if t.casefold() == wanted), None)
+
+    def threshold(self, slice_value: str | None) -> tuple[float, bool]:
+        """The lexical gate's threshold for an example's slice, and whether it is per task."""
+        return self.calibration.threshold_for(self.config.lexical_gate, self.task_of(slice_value))
+
+
+def _checks(
+    text: TextRecord | None, relevance: float | None, settings: _Settings, threshold: float
+) -> ExampleChecks | None:
+    """Run the deterministic checks on an example's text; None when it has no text."""
+    if text is None:
+        return None
+    config = settings.config
+    return check_example(
+        text.question,
+        text.response,
+        text.contexts,
+        text.cited_quotes,
+        lexical_gate=config.lexical_gate,
+        lexical_threshold=threshold,
+        context_relevance_floor=config.context_relevance_floor,
+        answer_relevance=relevance,
+        answer_relevance_threshold=config.answer_relevance_threshold,
+    )
+
+
+def _answer_disagrees(
+    checks: ExampleChecks, relevance: float | None, config: Corroboration
+) -> bool:
+    """The judge rates the answer relevant although it lacks the type asked for (no refusal)."""
+    return (
+        relevance is not None
+        and relevance >= config.answer_relevance_threshold
+        and checks.answer_type is not None
+        and not checks.answer_type.satisfied
+        and not checks.honest_refusal
+    )
+
+
+def _judge_values(
+    index: EvidenceIndex, policy: str, code: int, config: Corroboration
+) -> tuple[float | None, list[float]]:
+    """Return the judge's groundedness value (else the samples' mean) and the finite samples."""
+    judge = _value(index, policy, config.groundedness_metric, code)
+    samples = [
+        v for m in config.sample_metrics if (v := _value(index, policy, m, code)) is not None
+    ]
+    if judge is None and samples:
+        judge = float(np.mean(samples))
+    return judge, samples
+
+
+def _judge_verdict(judge: float | None, settings: _Settings) -> bool | None:
+    """Supported when the judge's value is at or beyond the threshold in the better direction."""
+    if judge is None:
+        return None
+    return settings.sign * judge >= settings.sign * settings.config.supported_threshold
+
+
+def _corroborate_example(
+    index: EvidenceIndex,
+    policy: str,
+    code: int,
+    text: TextRecord | None,
+    settings: _Settings,
+) -> ExampleCorroboration | None:
+    """Corroborate one (policy, example); None when it has no text, judge value or sample."""
+    config = settings.config
+    judge, samples = _judge_values(index, policy, code, config)
+    if text is None and judge is None and not samples:
+        return None
+    relevance = _value(index, policy, config.answer_relevance_metric, code)
+    s = index.slice[code]
+    slice_value = None if s is None else str(s)
+    checks = _checks(text, relevance, settings, settings.threshold(slice_value)[0])
+    spread = max(samples) - min(samples) if len(samples) >= 2 else None
+    abstained = spread is not None and spread > config.sample_disagreement_max
+    judge_supported = _judge_verdict(judge, settings)
+    comparable = not abstained and judge_supported is not None and checks is not None
+    g_dis = a_dis = False
+    if comparable and checks is not None:
+        g_dis = checks.supported is not None and judge_supported != checks.supported
+        a_dis = _answer_disagrees(checks, relevance, config)
+    return ExampleCorroboration(
+        policy_id=policy,
+        example_id=str(index.example_ids[code]),
+        slice=slice_value,
+        checks=checks,
+        judge_value=judge,
+        judge_supported=judge_supported,
+        answer_relevance=relevance,
+        sample_spread=spread,
+        abstained=abstained,
+        groundedness_disagreement=bool(g_dis),
+        answer_disagreement=bool(a_dis),
+    )
+
+
+def _summary(
+    config: Corroboration, cal: LexicalCalibration, threshold: float, rows: list[CorroborationRates]
+) -> CorroborationSummary:
+    return CorroborationSummary(
+        groundedness_metric=config.groundedness_metric,
+        supported_threshold=config.supported_threshold,
+        answer_relevance_metric=config.answer_relevance_metric,
+        sample_metrics=list(config.sample_metrics),
+        sample_disagreement_max=config.sample_disagreement_max,
+        context_relevance_floor=config.context_relevance_floor,
+        lexical_gate=config.lexical_gate,
+        lexical_threshold=threshold,
+        calibration_version=cal.version,
+        calibration_sha256=cal.sha256,
+        max_disagreement_rate=config.max_disagreement_rate,
+        max_abstention_rate=config.max_abstention_rate,
+        rates=rows,
     )
 
 
@@ -193,15 +347,17 @@ def corroborate(
         config: the contract's ``corroboration`` block.
         policies: the baseline and the candidates, in output order.
         scope: shape (E,) bool, the decided examples (e.g. the confirmatory split).
-        calibration: the lexical calibration; default: the shipped one named by ``config``.
+        calibration: the lexical calibration; default: the shipped one named by
+            ``config.calibration``.
 
     Returns:
         ``CorroborationOutcome``. An example counts for a policy when it is in scope and has text
-        or a judge value for that policy.
+        or a judge value for that policy. The summary's ``lexical_threshold`` is the pooled one.
     """
-    cal = calibration if calibration is not None else load_calibration()
+    cal = calibration if calibration is not None else load_calibration(version=config.calibration)
     threshold = cal.thresholds[config.lexical_gate]
     sign = 1.0 if config.groundedness_direction is Direction.HIGHER_IS_BETTER else -1.0
+    settings = _Settings(config, cal, sign)
     examples: dict[tuple[str, str], ExampleCorroboration] = {}
     rows: list[CorroborationRates] = []
     codes = np.flatnonzero(scope)
@@ -209,87 +365,37 @@ def corroborate(
     for policy in policies:
         items: list[ExampleCorroboration] = []
         for code in codes:
-            example_id = str(index.example_ids[code])
-            text = texts.get((policy, example_id))
-            judge = _value(index, policy, config.groundedness_metric, int(code))
-            samples = [
-                v
-                for m in config.sample_metrics
-                if (v := _value(index, policy, m, int(code))) is not None
-            ]
-            if text is None and judge is None and not samples:
+            text = texts.get((policy, str(index.example_ids[code])))
+            ec = _corroborate_example(index, policy, int(code), text, settings)
+            if ec is None:
                 continue
-            if judge is None and samples:
-                judge = float(np.mean(samples))
-            relevance = _value(index, policy, config.answer_relevance_metric, int(code))
-            checks = None
-            if text is not None:
-                checks = check_example(
-                    text.question,
-                    text.response,
-                    text.contexts,
-                    text.cited_quotes,
-                    lexical_gate=config.lexical_gate,
-                    lexical_threshold=threshold,
-                    context_relevance_floor=config.context_relevance_floor,
-                    answer_relevance=relevance,
-                    answer_relevance_threshold=config.answer_relevance_threshold,
-                )
-            spread = max(samples) - min(samples) if len(samples) >= 2 else None
-            abstained = spread is not None and spread > config.sample_disagreement_max
-            judge_supported = (
-                None if judge is None else sign * judge >= sign * config.supported_threshold
-            )
-            comparable = not abstained and judge_supported is not None and checks is not None
-            g_dis = (
-                comparable
-                and checks is not None
-                and checks.supported is not None
-                and (judge_supported != checks.supported)
-            )
-            a_dis = (
-                comparable
-                and checks is not None
-                and relevance is not None
-                and relevance >= config.answer_relevance_threshold
-                and checks.answer_type is not None
-                and not checks.answer_type.satisfied
-                and not checks.honest_refusal
-            )
-            s = index.slice[code]
-            ec = ExampleCorroboration(
-                policy_id=policy,
-                example_id=example_id,
-                slice=None if s is None else str(s),
-                checks=checks,
-                judge_value=judge,
-                judge_supported=judge_supported,
-                answer_relevance=relevance,
-                sample_spread=spread,
-                abstained=abstained,
-                groundedness_disagreement=bool(g_dis),
-                answer_disagreement=bool(a_dis),
-            )
-            examples[(policy, example_id)] = ec
+            examples[(policy, ec.example_id)] = ec
             items.append(ec)
         rows.append(_rates(policy, None, items))
         for sv in slice_values:
             in_slice = [e for e in items if e.slice == sv]
             if in_slice:
                 rows.append(_rates(policy, sv, in_slice))
-    summary = CorroborationSummary(
-        groundedness_metric=config.groundedness_metric,
-        supported_threshold=config.supported_threshold,
-        answer_relevance_metric=config.answer_relevance_metric,
-        sample_metrics=list(config.sample_metrics),
-        sample_disagreement_max=config.sample_disagreement_max,
-        context_relevance_floor=config.context_relevance_floor,
-        lexical_gate=config.lexical_gate,
-        lexical_threshold=threshold,
-        calibration_version=cal.version,
-        calibration_sha256=cal.sha256,
-        max_disagreement_rate=config.max_disagreement_rate,
-        max_abstention_rate=config.max_abstention_rate,
-        rates=rows,
+    return CorroborationOutcome(
+        examples=examples,
+        summary=_summary(config, cal, threshold, rows),
+        warnings=_task_warnings(examples.values(), settings),
     )
-    return CorroborationOutcome(examples=examples, summary=summary)
+
+
+def _task_warnings(
+    examples: Iterable[ExampleCorroboration], settings: _Settings
+) -> tuple[str, ...]:
+    """Warn when a per-task calibration had to use its pooled threshold for some examples."""
+    if not settings.calibration.task_thresholds:
+        return ()
+    pooled = [e for e in examples if e.checks is not None and not settings.threshold(e.slice)[1]]
+    if not pooled:
+        return ()
+    unknown = sorted({e.slice or "<no slice>" for e in pooled})
+    n = len(pooled)
+    return (
+        f"{n} examples have no calibrated task type (slices {', '.join(unknown)}; calibrated: "
+        f"{', '.join(settings.calibration.task_thresholds)}): judged at the pooled "
+        f"{settings.config.lexical_gate} threshold of {settings.calibration.version}",
+    )

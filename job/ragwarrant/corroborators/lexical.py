@@ -14,8 +14,17 @@ less grounded** (a gate flags a response when its score is at least a calibrated
 
 Definitions (issue 4, section 1):
 
-- *token*: a maximal run of Unicode letters and digits (``[^\\W_]+``) in the lowercased text;
-  ``"Walmart's 4.0-star"`` gives ``walmart``, ``s``, ``4``, ``0``, ``star``.
+- *token*: a number written with separators, kept whole (a decimal ``4.5``, a thousands-separated
+  ``12,500``, a time ``17:00``), else a maximal run of Unicode letters and digits (``[^\\W_]+``)
+  in the lowercased text; ``"Walmart's 4.0-star"`` gives ``walmart``, ``s``, ``4``, ``star``.
+  Numbers with separators are written in one canonical form (``number_form``): thousands
+  separators dropped (``12,500`` -> ``12500``), trailing decimal zeros dropped (``4.50`` -> ``4.5``,
+  ``4.0`` -> ``4``), time fields after the first as two digits (``17:0`` and ``17:00`` -> ``17:00``,
+  ``09:30`` -> ``9:30``). So ``4.5`` never matches ``4.0``, and ``17:00`` matches a record's
+  ``17:0``.
+- *context tokens* also include the parts of CamelCase words (``RestaurantsTakeOut`` adds
+  ``restaurants``, ``take``, ``out``; ``WiFi`` adds ``wi``, ``fi``), so keys of a JSON record
+  support the words a response uses for them.
 - *content token*: a token not in ``STOP_WORDS``, a fixed English list (the 179-word NLTK English
   list with its apostrophe forms dropped, since tokens carry no apostrophes).
 - *sentence*: text split after ``.``, ``!`` or ``?`` (optionally followed by one closing quote or
@@ -45,6 +54,7 @@ __all__ = [
     "hybrid_score",
     "index_context",
     "is_numeric_token",
+    "number_form",
     "numeric_missing_score",
     "score_response",
     "split_sentences",
@@ -73,15 +83,54 @@ MIN_SENTENCE_CONTENT_TOKENS = 5
 HYBRID_WEIGHTS: tuple[float, float, float] = (0.35, 0.50, 0.15)
 """Weights of (coverage, weakest_sentence, numeric) in ``hybrid``; they sum to 1."""
 
+_NUMBER_WITH_SEPARATORS = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?::\d+)+|\d+(?:\.\d+)+"
 _TOKEN = re.compile(r"[^\W_]+")
 _ASCII_TOKEN = re.compile(r"[a-z0-9]+")
+_NUMBER_TOKEN = re.compile(_NUMBER_WITH_SEPARATORS + r"|[^\W_]+")
+_ASCII_NUMBER_TOKEN = re.compile(_NUMBER_WITH_SEPARATORS + r"|[a-z0-9]+")
+_CAMEL_BOUNDARY = re.compile(r"(?<=[a-z])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+_HAS_CAMEL = re.compile(r"[a-z][A-Z]")
+_CAMEL_WORD = re.compile(r"\b[A-Za-z]*?[a-z][A-Z][A-Za-z]*")
+_SEPARATED_DIGITS = re.compile(r"\d[.,:]\d")
 _SENTENCE_BREAK = re.compile(r"(?:(?<=[.!?])|(?<=[.!?][\"'\u201d\u2019)\]]))\s+|\n+")
 _DIGITS = frozenset("0123456789")
 
 
+def number_form(token: str) -> str:
+    """Return the canonical form of a number token written with separators.
+
+    ``12,500`` -> ``12500``; ``4.50`` -> ``4.5``; ``4.0`` -> ``4``; ``17:0`` -> ``17:00``;
+    ``09:30`` -> ``9:30``; a token with several dots (``1.2.3``) is returned unchanged.
+    Tokens without a separator are returned unchanged.
+    """
+    if ":" in token:
+        head, *rest = token.split(":")
+        return ":".join([str(int(head)), *(f"{int(part):02d}" for part in rest)])
+    plain = token.replace(",", "")
+    if plain.count(".") != 1:
+        return plain
+    whole, fraction = plain.split(".")
+    fraction = fraction.rstrip("0")
+    return f"{whole}.{fraction}" if fraction else whole
+
+
 def _tokens(lowered: str) -> list[str]:
     # On ASCII text [^\W_]+ and [a-z0-9]+ match the same runs; the ASCII pattern is ~30% faster.
-    return (_ASCII_TOKEN if lowered.isascii() else _TOKEN).findall(lowered)
+    ascii_text = lowered.isascii()
+    if not _SEPARATED_DIGITS.search(lowered):  # the common case: the plain, faster pattern
+        return (_ASCII_TOKEN if ascii_text else _TOKEN).findall(lowered)
+    found = (_ASCII_NUMBER_TOKEN if ascii_text else _NUMBER_TOKEN).findall(lowered)
+    # only number tokens with a separator are not alphanumeric; they are few
+    return [t if t.isalnum() else number_form(t) for t in found]
+
+
+def _context_tokens(passage: str) -> list[str]:
+    """Tokens of a context passage, plus the parts of its CamelCase words."""
+    found = _tokens(passage.lower())
+    if _HAS_CAMEL.search(passage):
+        for word in _CAMEL_WORD.findall(passage):
+            found += _tokens(_CAMEL_BOUNDARY.sub(" ", word).lower())
+    return found
 
 
 def tokenize(text: str) -> list[str]:
@@ -91,7 +140,8 @@ def tokenize(text: str) -> list[str]:
         text: any string.
 
     Returns:
-        Maximal runs of Unicode letters/digits of ``text.lower()`` (underscore is a separator).
+        Numbers with separators, whole and in canonical form (``number_form``), else maximal
+        runs of Unicode letters/digits of ``text.lower()`` (underscore is a separator).
     """
     return _tokens(text.lower())
 
@@ -127,7 +177,7 @@ class ContextIndex:
     """The set of tokens occurring in an example's context passages.
 
     Attributes:
-        tokens: every token of every passage (stop words included).
+        tokens: every token of every passage (stop words included), plus CamelCase parts.
     """
 
     tokens: frozenset[str]
@@ -143,10 +193,10 @@ def index_context(passages: str | Iterable[str]) -> ContextIndex:
         The ``ContextIndex`` of all passages together.
     """
     if isinstance(passages, str):
-        return ContextIndex(frozenset(_tokens(passages.lower())))
+        return ContextIndex(frozenset(_context_tokens(passages)))
     found: set[str] = set()
     for passage in passages:
-        found.update(_tokens(passage.lower()))
+        found.update(_context_tokens(passage))
     return ContextIndex(frozenset(found))
 
 

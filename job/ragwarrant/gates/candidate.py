@@ -91,6 +91,144 @@ def _bootstrap_metrics(
     return out
 
 
+@dataclass(frozen=True)
+class _Context:
+    """What every step of one candidate's evaluation reads."""
+
+    index: EvidenceIndex
+    contract: ReleaseContract
+    candidate: str
+    scope: np.ndarray
+    scope_name: str
+
+    @property
+    def baseline(self) -> str:
+        """The contract's baseline policy id."""
+        return self.contract.baseline.policy_id
+
+    @property
+    def required(self) -> list[QualityMetric]:
+        """The required quality metrics, in contract order."""
+        return [m for m in self.contract.quality_metrics if m.required]
+
+    def declared(self, metric: str) -> QualityMetric | OperationalMetric | None:
+        """The contract's quality or operational metric ``metric`` (quality first), or None."""
+        quality = {m.id: m for m in self.contract.quality_metrics}
+        operational = {m.id: m for m in self.contract.operational_metrics}
+        return quality.get(metric) or operational.get(metric)
+
+    def pair(self, metric: str, examples: np.ndarray) -> PairedMetric:
+        """Pair ``metric`` on ``examples`` (shape (E,) bool) by its missing-value policy."""
+        decl = self.declared(metric)
+        on_missing = decl.on_missing if decl is not None else MissingValuePolicy.FAIL
+        quality = decl if isinstance(decl, QualityMetric) else None
+        return pair_metric(
+            self.index, metric, self.baseline, self.candidate, examples, quality, on_missing
+        )
+
+    def spec(self, metric: str) -> tuple[str, str, int]:
+        """(metric, statistic, direction sign) for the bootstrap: quality metrics use the mean."""
+        decl = self.declared(metric)
+        if isinstance(decl, QualityMetric):
+            return (metric, "mean", decl.direction.sign)
+        om = {m.id: m for m in self.contract.operational_metrics}[metric]
+        return (metric, om.statistic, om.direction.sign)
+
+
+def _needed_metrics(contract: ReleaseContract) -> list[str]:
+    """Required quality metrics, then claim metrics, each once."""
+    required = [m.id for m in contract.quality_metrics if m.required]
+    return list(dict.fromkeys(required + [c.metric for c in contract.claims.items]))
+
+
+def _hard_gates(
+    ctx: _Context, pairs: dict[str, PairedMetric], config_missing: list[str]
+) -> list[GateResult]:
+    """Every hard gate on the confirmatory evidence of the baseline and the candidate."""
+    index, contract, scope = ctx.index, ctx.contract, ctx.scope
+    baseline, candidate = ctx.baseline, ctx.candidate
+    st = contract.statistics
+    dq_metrics = [d.metric for d in contract.hard_disqualifiers]
+    gates: list[GateResult] = [
+        hard.gate_required_evidence(
+            index, list(dict.fromkeys(list(pairs) + dq_metrics)), baseline, candidate, scope
+        ),
+        hard.gate_provenance(index, [p for p in config_missing if p in (baseline, candidate)]),
+        hard.gate_duplicates(index, (baseline, candidate)),
+        hard.gate_example_attributes(index),
+        hard.gate_leakage(index, contract),
+        hard.gate_non_finite(contract, pairs, baseline, candidate, index, scope),
+        hard.gate_value_range(index, contract, (baseline, candidate), scope),
+        hard.gate_pairing_coverage(pairs, st.min_pairing_coverage),
+        hard.gate_paired_n(pairs, st.min_paired_n),
+    ]
+    gates += [hard.gate_constant_signal(m.id, pairs[m.id]) for m in ctx.required]
+    gates += hard.gate_disqualifiers(index, contract, candidate, scope)
+    return gates
+
+
+def _slice_metrics(ctx: _Context, values: list[str] | None) -> list[str]:
+    return values or [m.id for m in ctx.required]
+
+
+def _slice_pairs(ctx: _Context) -> tuple[dict[tuple[str, str], PairedMetric], list[GateResult]]:
+    """Pair each protected slice's metrics; one paired-n hard gate per (slice, metric)."""
+    slice_pairs: dict[tuple[str, str], PairedMetric] = {}
+    gates: list[GateResult] = []
+    slices_present = sorted({str(v) for v in ctx.index.slice[ctx.scope] if v is not None})
+    for ps in ctx.contract.protected_slices:
+        in_slice = ctx.scope & (ctx.index.slice == ps.value)
+        for metric in _slice_metrics(ctx, ps.metrics):
+            pm = ctx.pair(metric, in_slice)
+            slice_pairs[(ps.value, metric)] = pm
+            gates.append(
+                hard.gate_slice_paired_n(
+                    ps.value, metric, pm.n, ps.min_paired_n, present=slices_present
+                )
+            )
+    return slice_pairs, gates
+
+
+def _noninferiority_gates(
+    ctx: _Context,
+    tests: dict[str, OrientedTest],
+    slice_pairs: dict[tuple[str, str], PairedMetric],
+) -> list[GateResult]:
+    """Noninferiority of every required metric overall, then in every protected slice."""
+    st = ctx.contract.statistics
+    gates = [
+        gate_noninferiority(m.id, None, tests[m.id], m.margin_abs, st.alpha, st.power)
+        for m in ctx.required
+    ]
+    quality = {m.id: m for m in ctx.contract.quality_metrics}
+    for ps in ctx.contract.protected_slices:
+        metrics = _slice_metrics(ctx, ps.metrics)
+        stests = _bootstrap_metrics(
+            ctx.index,
+            {m: slice_pairs[(ps.value, m)] for m in metrics},
+            [ctx.spec(m) for m in metrics],
+            st.resamples,
+            (st.seed, ctx.candidate, f"{ctx.scope_name}@{ps.value}"),
+        )
+        for metric in metrics:
+            margin = ps.margin_abs if ps.margin_abs is not None else quality[metric].margin_abs
+            gates.append(
+                gate_noninferiority(metric, ps.value, stests[metric], margin, st.alpha, st.power)
+            )
+    return gates
+
+
+def _cost_estimate(contract: ReleaseContract, tests: dict[str, OrientedTest]) -> float | None:
+    """Oriented delta of the first cost-reduction claim's metric, else of the first usd metric."""
+    cost_metric = next(
+        (c.metric for c in contract.claims.items if c.kind is ClaimKind.COST_REDUCTION),
+        next((m.id for m in contract.operational_metrics if m.unit.lower() == "usd"), None),
+    )
+    if cost_metric is not None and cost_metric in tests:
+        return tests[cost_metric].estimate
+    return None
+
+
 def evaluate_candidate(
     index: EvidenceIndex,
     contract: ReleaseContract,
@@ -112,104 +250,30 @@ def evaluate_candidate(
         CandidateEvaluation. Hard-gate failures stop the statistical gates (they would be
         computed on evidence that cannot be trusted).
     """
-    baseline = contract.baseline.policy_id
+    ctx = _Context(index, contract, candidate, scope, scope_name)
     st = contract.statistics
-    quality = {m.id: m for m in contract.quality_metrics}
-    operational = {m.id: m for m in contract.operational_metrics}
-    required = [m for m in contract.quality_metrics if m.required]
-    claim_metrics = [c.metric for c in contract.claims.items]
-    dq_metrics = [d.metric for d in contract.hard_disqualifiers]
-    needed = list(dict.fromkeys([m.id for m in required] + claim_metrics))
-
-    def pair(metric: str, sl: np.ndarray) -> PairedMetric:
-        decl: QualityMetric | OperationalMetric | None = quality.get(metric) or operational.get(
-            metric
-        )
-        on_missing = decl.on_missing if decl is not None else MissingValuePolicy.FAIL
-        return pair_metric(index, metric, baseline, candidate, sl, quality.get(metric), on_missing)
-
-    pairs = {m: pair(m, scope) for m in needed}
-    gates: list[GateResult] = [
-        hard.gate_required_evidence(
-            index, list(dict.fromkeys(needed + dq_metrics)), baseline, candidate, scope
-        ),
-        hard.gate_provenance(index, [p for p in config_missing if p in (baseline, candidate)]),
-        hard.gate_duplicates(index, (baseline, candidate)),
-        hard.gate_example_attributes(index),
-        hard.gate_leakage(index, contract),
-        hard.gate_non_finite(contract, pairs, baseline, candidate, index, scope),
-        hard.gate_value_range(index, contract, (baseline, candidate), scope),
-        hard.gate_pairing_coverage(pairs, st.min_pairing_coverage),
-        hard.gate_paired_n(pairs, st.min_paired_n),
-    ]
-    gates += [hard.gate_constant_signal(m.id, pairs[m.id]) for m in required]
-    gates += hard.gate_disqualifiers(index, contract, candidate, scope)
-
-    slice_pairs: dict[tuple[str, str], PairedMetric] = {}
-    slices_present = sorted({str(v) for v in index.slice[scope] if v is not None})
-    for ps in contract.protected_slices:
-        in_slice = scope & (index.slice == ps.value)
-        for metric in ps.metrics or [m.id for m in required]:
-            pm = pair(metric, in_slice)
-            slice_pairs[(ps.value, metric)] = pm
-            gates.append(
-                hard.gate_slice_paired_n(
-                    ps.value, metric, pm.n, ps.min_paired_n, present=slices_present
-                )
-            )
-
+    required = ctx.required
+    pairs = {m: ctx.pair(m, scope) for m in _needed_metrics(contract)}
+    slice_pairs, slice_gates = _slice_pairs(ctx)
+    gates = _hard_gates(ctx, pairs, config_missing) + slice_gates
     paired_n = pairs[required[0].id].n if required else None
     if any(g.status is GateStatus.FAIL for g in gates):
         return CandidateEvaluation(candidate, gates, paired_n, None, None, None)
 
-    def spec(metric: str) -> tuple[str, str, int]:
-        if metric in quality:
-            return (metric, "mean", quality[metric].direction.sign)
-        om = operational[metric]
-        return (metric, om.statistic, om.direction.sign)
-
-    overall_specs = [spec(m) for m in needed]
     tests = _bootstrap_metrics(
-        index, pairs, overall_specs, st.resamples, (st.seed, candidate, scope_name)
+        index, pairs, [ctx.spec(m) for m in pairs], st.resamples, (st.seed, candidate, scope_name)
     )
-    ni_p: list[float] = []
-    for m in required:
-        g = gate_noninferiority(m.id, None, tests[m.id], m.margin_abs, st.alpha, st.power)
-        gates.append(g)
-        ni_p.append(g.p_value if g.p_value is not None else 1.0)
-    for ps in contract.protected_slices:
-        metrics = ps.metrics or [m.id for m in required]
-        sp = {m: slice_pairs[(ps.value, m)] for m in metrics}
-        stests = _bootstrap_metrics(
-            index,
-            sp,
-            [spec(m) for m in metrics],
-            st.resamples,
-            (st.seed, candidate, f"{scope_name}@{ps.value}"),
-        )
-        for metric in metrics:
-            margin = ps.margin_abs if ps.margin_abs is not None else quality[metric].margin_abs
-            g = gate_noninferiority(metric, ps.value, stests[metric], margin, st.alpha, st.power)
-            gates.append(g)
-            ni_p.append(g.p_value if g.p_value is not None else 1.0)
-
+    ni_gates = _noninferiority_gates(ctx, tests, slice_pairs)
     claim_tests = [tests[c.metric] for c in contract.claims.items]
-    claim_stats = [spec(c.metric)[1] for c in contract.claims.items]
+    claim_stats = [ctx.spec(c.metric)[1] for c in contract.claims.items]
+    gates += ni_gates
     gates += gate_claims(contract.claims, claim_tests, claim_stats, st.alpha, st.power)
-    candidate_p = max([*ni_p, claim_family_p_value(contract.claims, claim_tests)])
-
-    cost_metric = next(
-        (c.metric for c in contract.claims.items if c.kind is ClaimKind.COST_REDUCTION),
-        next((m.id for m in contract.operational_metrics if m.unit.lower() == "usd"), None),
-    )
-    cost_estimate = None
-    if cost_metric is not None and cost_metric in tests:
-        cost_estimate = tests[cost_metric].estimate
+    ni_p = [g.p_value if g.p_value is not None else 1.0 for g in ni_gates]
     return CandidateEvaluation(
         policy_id=candidate,
         gates=gates,
         paired_n=paired_n,
         quality_estimate=tests[required[0].id].estimate if required else None,
-        cost_estimate=cost_estimate,
-        candidate_p_value=candidate_p,
+        cost_estimate=_cost_estimate(contract, tests),
+        candidate_p_value=max([*ni_p, claim_family_p_value(contract.claims, claim_tests)]),
     )

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
-from ragwarrant.contract import MissingValuePolicy, ReleaseContract
-from ragwarrant.evidence.index import EvidenceIndex
+from ragwarrant.contract import HardDisqualifier, MissingValuePolicy, ReleaseContract
+from ragwarrant.evidence.index import EvidenceIndex, MetricColumn
 from ragwarrant.gates.paired import PairedMetric
 from ragwarrant.outputs import GateResult, GateStatus
 
@@ -334,64 +334,66 @@ def gate_constant_signal(metric: str, pm: PairedMetric) -> GateResult:
     )
 
 
+_DISQUALIFIER_STATISTICS: dict[str, Callable[[np.ndarray], float]] = {
+    "sum": lambda v: float(np.sum(v)),
+    "max": lambda v: float(np.max(v)),
+    "mean": lambda v: float(np.mean(v)),
+}
+"""A disqualifier's statistic over the candidate's values."""
+
+
+def _disqualifier_limit(dq: HardDisqualifier) -> str:
+    bounds = (
+        f">= {dq.min_value:g}" if dq.min_value is not None else "",
+        f"<= {dq.max_value:g}" if dq.max_value is not None else "",
+    )
+    return " and ".join(s for s in bounds if s)
+
+
+def _gate_disqualifier(
+    dq: HardDisqualifier, col: MetricColumn | None, scope: np.ndarray
+) -> GateResult:
+    """One hard disqualifier: fails without evidence, with missing values, or beyond its limits."""
+    gid = f"disqualifier:{dq.metric}"
+    if col is None or not np.any(col.has_row & scope):
+        return hard_gate(
+            gid,
+            False,
+            f"no evidence for {dq.metric}: the limit cannot be checked",
+            metric=dq.metric,
+        )
+    rows = col.has_row & scope
+    n_missing = int(np.sum((col.missing | col.infinite) & rows))
+    if n_missing:
+        return hard_gate(
+            gid,
+            False,
+            f"{n_missing} missing values in {dq.metric}: the limit cannot be checked",
+            metric=dq.metric,
+        )
+    values = col.value[rows]
+    stat = _DISQUALIFIER_STATISTICS[dq.statistic](values)
+    over = (dq.max_value is not None and stat > dq.max_value) or (
+        dq.min_value is not None and stat < dq.min_value
+    )
+    return hard_gate(
+        gid,
+        not over,
+        f"candidate {dq.statistic} of {dq.metric} is {stat:g}; "
+        f"the limit is {_disqualifier_limit(dq)}",
+        metric=dq.metric,
+        estimate=stat,
+        threshold=dq.max_value if dq.max_value is not None else dq.min_value,
+        statistic=dq.statistic,
+        n=int(values.size),
+    )
+
+
 def gate_disqualifiers(
     index: EvidenceIndex, contract: ReleaseContract, candidate: str, scope: np.ndarray
 ) -> list[GateResult]:
     """Each hard disqualifier's statistic over the candidate's examples stays within its limits."""
-    out = []
-    for dq in contract.hard_disqualifiers:
-        col = index.columns.get((candidate, dq.metric))
-        gid = f"disqualifier:{dq.metric}"
-        if col is None or not np.any(col.has_row & scope):
-            out.append(
-                hard_gate(
-                    gid,
-                    False,
-                    f"no evidence for {dq.metric}: the limit cannot be checked",
-                    metric=dq.metric,
-                )
-            )
-            continue
-        rows = col.has_row & scope
-        if np.any((col.missing | col.infinite) & rows):
-            out.append(
-                hard_gate(
-                    gid,
-                    False,
-                    f"{int(np.sum((col.missing | col.infinite) & rows))} missing values "
-                    f"in {dq.metric}: the limit cannot be checked",
-                    metric=dq.metric,
-                )
-            )
-            continue
-        values = col.value[rows]
-        if dq.statistic == "sum":
-            stat = float(np.sum(values))
-        elif dq.statistic == "max":
-            stat = float(np.max(values))
-        else:
-            stat = float(np.mean(values))
-        over = (dq.max_value is not None and stat > dq.max_value) or (
-            dq.min_value is not None and stat < dq.min_value
-        )
-        limit = " and ".join(
-            s
-            for s in (
-                f">= {dq.min_value:g}" if dq.min_value is not None else "",
-                f"<= {dq.max_value:g}" if dq.max_value is not None else "",
-            )
-            if s
-        )
-        out.append(
-            hard_gate(
-                gid,
-                not over,
-                f"candidate {dq.statistic} of {dq.metric} is {stat:g}; the limit is {limit}",
-                metric=dq.metric,
-                estimate=stat,
-                threshold=dq.max_value if dq.max_value is not None else dq.min_value,
-                statistic=dq.statistic,
-                n=int(values.size),
-            )
-        )
-    return out
+    return [
+        _gate_disqualifier(dq, index.columns.get((candidate, dq.metric)), scope)
+        for dq in contract.hard_disqualifiers
+    ]

@@ -13,8 +13,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ragwarrant.deploy_render import CONTAINER_NAME, require_kubernetes
 from ragwarrant.errors import InternalError, UsageError
+from ragwarrant.k8s.render import CONTAINER_NAME, require_kubernetes
 
 __all__ = ["PodOutcome", "SubmitResult", "submit"]
 
@@ -101,6 +101,26 @@ def _finished(job: Any) -> bool:
     return False
 
 
+def _pod_outcomes(pod: Any) -> list[tuple[str, PodOutcome]]:
+    """Return (finished-at stamp, outcome) of each terminated ragwarrant container of a pod."""
+    annotations = pod.metadata.annotations or {}
+    raw_index = annotations.get("batch.kubernetes.io/job-completion-index")
+    index = int(raw_index) if raw_index is not None else None
+    found = []
+    for status in pod.status.container_statuses or []:
+        terminated = status.state and status.state.terminated
+        if status.name != CONTAINER_NAME or terminated is None:
+            continue
+        outcome = PodOutcome(
+            pod=pod.metadata.name,
+            index=index,
+            exit_code=int(terminated.exit_code),
+            message=(terminated.message or "").strip(),
+        )
+        found.append((str(terminated.finished_at or ""), outcome))
+    return found
+
+
 def _outcomes(api_client: Any, namespace: str, job_name: str) -> tuple[PodOutcome, ...]:
     k = require_kubernetes()
     pods = k.CoreV1Api(api_client).list_namespaced_pod(
@@ -108,24 +128,116 @@ def _outcomes(api_client: Any, namespace: str, job_name: str) -> tuple[PodOutcom
     )
     latest: dict[int | None, tuple[str, PodOutcome]] = {}
     for pod in pods.items:
-        annotations = pod.metadata.annotations or {}
-        raw_index = annotations.get("batch.kubernetes.io/job-completion-index")
-        index = int(raw_index) if raw_index is not None else None
-        for status in pod.status.container_statuses or []:
-            terminated = status.state and status.state.terminated
-            if status.name != CONTAINER_NAME or terminated is None:
-                continue
-            outcome = PodOutcome(
-                pod=pod.metadata.name,
-                index=index,
-                exit_code=int(terminated.exit_code),
-                message=(terminated.message or "").strip(),
-            )
-            stamp = str(terminated.finished_at or "")
+        for stamp, outcome in _pod_outcomes(pod):
             # Keep the last attempt of each index (retried pods share the index).
-            if index not in latest or stamp >= latest[index][0]:
-                latest[index] = (stamp, outcome)
+            if outcome.index not in latest or stamp >= latest[outcome.index][0]:
+                latest[outcome.index] = (stamp, outcome)
     return tuple(latest[i][1] for i in sorted(latest, key=lambda i: -1 if i is None else i))
+
+
+def _create_all(api_client: Any, objects: Sequence[Any]) -> list[str]:
+    """Create each object in order; return ``Kind/name`` of each (kept ones included).
+
+    Raises:
+        UsageError: an object that is not kept if present exists, or access is denied.
+        InternalError: any other API error.
+    """
+    from kubernetes.client.exceptions import ApiException
+
+    created: list[str] = []
+    for obj in objects:
+        name = f"{obj.kind}/{obj.metadata.name}"
+        try:
+            _create(api_client, obj)
+        except ApiException as exc:
+            if exc.status == 409 and obj.kind in _KEPT_IF_PRESENT:
+                created.append(name)
+                continue
+            raise _creation_error(exc, name, obj.metadata.namespace) from exc
+        created.append(name)
+    return created
+
+
+def _creation_error(exc: Any, name: str, namespace: str | None) -> UsageError | InternalError:
+    """Return the located error for a refused creation (HTTP 409, 401/403, or anything else)."""
+    if exc.status == 409:
+        return UsageError(
+            "k8s-object-exists",
+            f"{name} already exists in namespace {namespace}",
+            hint="delete the previous run (kubectl delete job,configmap -l "
+            "app.kubernetes.io/instance=NAME) or pass another --name",
+        )
+    if exc.status in (401, 403):
+        return UsageError(
+            "k8s-forbidden",
+            f"the cluster refused to create {name} (HTTP {exc.status})",
+            hint="check your kubeconfig user's RBAC for this namespace",
+        )
+    return InternalError(
+        "k8s-api-error",
+        f"creating {name} failed: HTTP {exc.status} {exc.reason}",
+        hint="see the API server's message above; retry if transient",
+    )
+
+
+def _wait_finished(
+    api_client: Any,
+    namespace: str,
+    job_name: str,
+    timeout_s: float,
+    poll_s: float,
+    sleep: Callable[[float], None],
+    clock: Callable[[], float],
+) -> None:
+    """Poll the Job every ``poll_s`` s until it is finished.
+
+    Raises:
+        InternalError: reading the Job fails, or it is not finished after ``timeout_s`` s.
+    """
+    k = require_kubernetes()
+    from kubernetes.client.exceptions import ApiException
+
+    batch = k.BatchV1Api(api_client)
+    deadline = clock() + timeout_s
+    while True:
+        try:
+            job = batch.read_namespaced_job_status(job_name, namespace)
+        except ApiException as exc:
+            raise InternalError(
+                "k8s-api-error", f"reading Job/{job_name} failed: HTTP {exc.status} {exc.reason}"
+            ) from exc
+        if _finished(job):
+            return
+        if clock() >= deadline:
+            raise InternalError(
+                "k8s-wait-timeout",
+                f"Job/{job_name} did not finish within {timeout_s:.0f} s",
+                hint=f"kubectl -n {namespace} get job {job_name}; the Job itself keeps running",
+            )
+        sleep(poll_s)
+
+
+def _finished_outcomes(api_client: Any, namespace: str, job_name: str) -> tuple[PodOutcome, ...]:
+    """Return the outcomes of a finished Job's pods.
+
+    Raises:
+        InternalError: listing the pods fails, or no pod has a terminated ragwarrant container.
+    """
+    from kubernetes.client.exceptions import ApiException
+
+    try:
+        outcomes = _outcomes(api_client, namespace, job_name)
+    except ApiException as exc:
+        raise InternalError(
+            "k8s-api-error", f"listing the pods of Job/{job_name} failed: HTTP {exc.status}"
+        ) from exc
+    if not outcomes:
+        raise InternalError(
+            "k8s-no-outcome",
+            f"Job/{job_name} finished but no pod has a terminated {CONTAINER_NAME} container",
+            hint=f"kubectl -n {namespace} describe job {job_name}",
+        )
+    return outcomes
 
 
 def submit(
@@ -160,9 +272,7 @@ def submit(
         InternalError: the API answered an unexpected error, the wait timed out, or the finished
             Job has no terminated ragwarrant container.
     """
-    k = require_kubernetes()
-    from kubernetes.client.exceptions import ApiException
-
+    require_kubernetes()
     workload = objects[-1]
     if wait and workload.kind == "CronJob":
         raise UsageError(
@@ -171,66 +281,11 @@ def submit(
             hint="submit --kind job (or indexed) to wait for a decision",
         )
     api_client = _api_client(kubeconfig, context)
-    created: list[str] = []
-    for obj in objects:
-        name = f"{obj.kind}/{obj.metadata.name}"
-        try:
-            _create(api_client, obj)
-        except ApiException as exc:
-            if exc.status == 409 and obj.kind in _KEPT_IF_PRESENT:
-                created.append(name)
-                continue
-            if exc.status == 409:
-                raise UsageError(
-                    "k8s-object-exists",
-                    f"{name} already exists in namespace {obj.metadata.namespace}",
-                    hint="delete the previous run (kubectl delete job,configmap -l "
-                    "app.kubernetes.io/instance=NAME) or pass another --name",
-                ) from exc
-            if exc.status in (401, 403):
-                raise UsageError(
-                    "k8s-forbidden",
-                    f"the cluster refused to create {name} (HTTP {exc.status})",
-                    hint="check your kubeconfig user's RBAC for this namespace",
-                ) from exc
-            raise InternalError(
-                "k8s-api-error",
-                f"creating {name} failed: HTTP {exc.status} {exc.reason}",
-                hint="see the API server's message above; retry if transient",
-            ) from exc
-        created.append(name)
+    created = tuple(_create_all(api_client, objects))
     if not wait:
-        return SubmitResult(tuple(created))
-    batch = k.BatchV1Api(api_client)
+        return SubmitResult(created)
     namespace, job_name = workload.metadata.namespace, workload.metadata.name
-    deadline = clock() + timeout_s
-    while True:
-        try:
-            job = batch.read_namespaced_job_status(job_name, namespace)
-        except ApiException as exc:
-            raise InternalError(
-                "k8s-api-error", f"reading Job/{job_name} failed: HTTP {exc.status} {exc.reason}"
-            ) from exc
-        if _finished(job):
-            break
-        if clock() >= deadline:
-            raise InternalError(
-                "k8s-wait-timeout",
-                f"Job/{job_name} did not finish within {timeout_s:.0f} s",
-                hint=f"kubectl -n {namespace} get job {job_name}; the Job itself keeps running",
-            )
-        sleep(poll_s)
-    try:
-        outcomes = _outcomes(api_client, namespace, job_name)
-    except ApiException as exc:
-        raise InternalError(
-            "k8s-api-error", f"listing the pods of Job/{job_name} failed: HTTP {exc.status}"
-        ) from exc
-    if not outcomes:
-        raise InternalError(
-            "k8s-no-outcome",
-            f"Job/{job_name} finished but no pod has a terminated {CONTAINER_NAME} container",
-            hint=f"kubectl -n {namespace} describe job {job_name}",
-        )
+    _wait_finished(api_client, namespace, job_name, timeout_s, poll_s, sleep, clock)
+    outcomes = _finished_outcomes(api_client, namespace, job_name)
     code = next((o.exit_code for o in outcomes if o.exit_code != 0), 0)
-    return SubmitResult(tuple(created), outcomes, code)
+    return SubmitResult(created, outcomes, code)

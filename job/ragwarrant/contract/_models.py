@@ -1,27 +1,29 @@
-"""The release contract: what a candidate must show, declared before evaluation.
+"""The release contract models: what a candidate must show, declared before evaluation.
 
-A pydantic model with ``extra="forbid"`` everywhere; its JSON Schema is committed as
-``contracts/contract.schema.json``. ``load_contract`` is the only reader: it parses YAML (safe
-loader) or JSON, validates, and checks every path stays inside the input directory.
+Pydantic models with ``extra="forbid"`` and strict scalar types everywhere (no string seed, no
+boolean where a number belongs; enums and the scale pair are read from their plain YAML/JSON
+forms); their JSON Schema is committed as ``contracts/contract.schema.json``. Sanity rules that
+need the whole contract (references, margins against scales, directions against metric names) are
+in ``_sanity``; validators raise ``FieldError`` so the loader can name the exact key and line.
 """
 
 from __future__ import annotations
 
-import os
 from enum import StrEnum
-from pathlib import Path, PurePosixPath
+from pathlib import PurePosixPath
 from typing import Annotated, Literal
 
-import orjson
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, Strict, field_validator, model_validator
 
-from ragwarrant.errors import ContractError
+from ragwarrant.contract._sanity import (
+    check_direction_family,
+    check_margin,
+    check_references,
+)
 from ragwarrant.evidence_class import EvidenceClass
 
 __all__ = [
     "AdapterName",
-    "CONTRACT_FILENAMES",
     "Claim",
     "ClaimKind",
     "ClaimSet",
@@ -29,20 +31,19 @@ __all__ = [
     "Corroboration",
     "Direction",
     "EvidenceSource",
+    "FindingKind",
     "HardDisqualifier",
+    "MetricKind",
     "MissingValuePolicy",
     "OperationalMetric",
     "PolicyRef",
     "ProtectedSlice",
+    "Publication",
     "QualityMetric",
     "ReleaseContract",
     "Splits",
     "Statistics",
-    "find_contract",
-    "load_contract",
 ]
-
-CONTRACT_FILENAMES = ("contract.yaml", "contract.yml", "contract.json")
 
 Identifier = Annotated[
     str, Field(min_length=1, max_length=200, pattern=r"^[A-Za-z0-9][A-Za-z0-9._:@/+-]*$")
@@ -52,7 +53,7 @@ Identifier = Annotated[
 class ContractModel(BaseModel):
     """Base of every contract model: unknown fields are errors, instances are frozen."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False, strict=True)
 
 
 class Direction(StrEnum):
@@ -70,6 +71,10 @@ class Direction(StrEnum):
         return 1 if self is Direction.HIGHER_IS_BETTER else -1
 
 
+_LAX = Strict(False)
+"""Enums and the scale pair accept their plain YAML/JSON forms (a string, a list)."""
+
+
 class MissingValuePolicy(StrEnum):
     """What a NaN, null or error score in a quality metric means.
 
@@ -84,11 +89,12 @@ class MissingValuePolicy(StrEnum):
 
 
 def _relative_path(value: str) -> str:
+    # The value is never echoed: a message may be published, and a path may be private.
     path = PurePosixPath(value)
     if value.strip() == "" or path.is_absolute() or value.startswith("\\") or ":" in path.parts[0]:
-        raise ValueError(f"must be a path relative to the input directory, found {value!r}")
+        raise ValueError("expected a path relative to the input directory, found an absolute path")
     if ".." in path.parts:
-        raise ValueError(f"must not contain '..', found {value!r}")
+        raise ValueError("expected a path inside the input directory, found one containing '..'")
     return value
 
 
@@ -217,20 +223,37 @@ class QualityMetric(ContractModel):
     """A quality metric tested for noninferiority on paired per-example deltas."""
 
     id: Identifier
-    direction: Direction = Direction.HIGHER_IS_BETTER
-    scale: tuple[float, float] = Field(
+    direction: Annotated[Direction, _LAX] = Direction.HIGHER_IS_BETTER
+    direction_confirmed: bool = Field(
+        default=False,
+        description="true accepts a direction that contradicts the metric's name family "
+        "(README, 'Metric name families')",
+    )
+    scale: Annotated[tuple[float, float], _LAX] = Field(
         default=(0.0, 1.0), description="[worst..best] range, in metric units"
     )
-    margin_abs: float = Field(ge=0, description="absolute noninferiority margin, in metric units")
+    margin_abs: float = Field(
+        gt=0, description="absolute noninferiority margin, in metric units; narrower than the scale"
+    )
+    metric_kind: MetricKind | None = Field(
+        default=None,
+        description="binary, ordinal or continuous; null = detected from the data at run time",
+    )
     required: bool = True
-    on_missing: MissingValuePolicy = MissingValuePolicy.FAIL
+    on_missing: Annotated[MissingValuePolicy, _LAX] = MissingValuePolicy.FAIL
 
     @field_validator("scale")
     @classmethod
     def _scale_order(cls, v: tuple[float, float]) -> tuple[float, float]:
         if not v[0] < v[1]:
-            raise ValueError(f"scale must be [low, high] with low < high, found {list(v)}")
+            raise ValueError(f"expected [low, high] with low < high, found {list(v)}")
         return v
+
+    @model_validator(mode="after")
+    def _sane(self) -> QualityMetric:
+        check_margin(self.margin_abs, self.scale, ("margin_abs",))
+        check_direction_family(self.id, self.direction, self.direction_confirmed)
+        return self
 
 
 class OperationalMetric(ContractModel):
@@ -238,13 +261,22 @@ class OperationalMetric(ContractModel):
 
     id: Identifier
     unit: str = Field(min_length=1, description="e.g. usd, ms, calls")
-    direction: Direction = Direction.LOWER_IS_BETTER
+    direction: Annotated[Direction, _LAX] = Direction.LOWER_IS_BETTER
+    direction_confirmed: bool = Field(
+        default=False,
+        description="true accepts a direction that contradicts the metric's name family",
+    )
     statistic: Literal["mean", "p50", "p95"] = "mean"
-    on_missing: MissingValuePolicy = MissingValuePolicy.FAIL
+    on_missing: Annotated[MissingValuePolicy, _LAX] = MissingValuePolicy.FAIL
     min_value: float | None = Field(
         default=0.0, description="smallest valid value (costs, latencies and calls are >= 0)"
     )
     max_value: float | None = Field(default=None, description="largest valid value, if any")
+
+    @model_validator(mode="after")
+    def _sane(self) -> OperationalMetric:
+        check_direction_family(self.id, self.direction, self.direction_confirmed)
+        return self
 
 
 class ClaimKind(StrEnum):
@@ -258,7 +290,7 @@ class ClaimKind(StrEnum):
 class Claim(ContractModel):
     """One declared claim and the metric that must support it."""
 
-    kind: ClaimKind
+    kind: Annotated[ClaimKind, _LAX]
     metric: Identifier
 
 
@@ -293,7 +325,7 @@ class ProtectedSlice(ContractModel):
 
     value: str = Field(min_length=1, description="the slice value in the evidence's slice column")
     margin_abs: float | None = Field(
-        default=None, ge=0, description="absolute margin for this slice; the metric's when omitted"
+        default=None, gt=0, description="absolute margin for this slice; the metric's when omitted"
     )
     min_paired_n: int = Field(default=30, ge=2)
     metrics: list[Identifier] | None = Field(
@@ -343,7 +375,7 @@ class Corroboration(ContractModel):
     groundedness_metric: Identifier = Field(
         description="the judge's groundedness/faithfulness metric id"
     )
-    groundedness_direction: Direction = Direction.HIGHER_IS_BETTER
+    groundedness_direction: Annotated[Direction, _LAX] = Direction.HIGHER_IS_BETTER
     supported_threshold: float = Field(
         default=0.5, description="judge value at which a response counts as supported"
     )
@@ -391,6 +423,27 @@ class Corroboration(ContractModel):
         return self
 
 
+MetricKind = Literal["binary", "ordinal", "continuous"]
+"""The measurement level of a quality metric, which chooses its statistical test (issue 10)."""
+
+FindingKind = Literal["ip-address", "phone-number", "national-id", "private-path"]
+"""Publication-hygiene finding kinds a contract may allow; secrets (keys, tokens) never are."""
+
+
+class Publication(ContractModel):
+    """Publication-hygiene switches.
+
+    Findings of a kind listed in ``allow_finding_kinds`` are reported but neither redacted nor
+    BLOCKing (e.g. public IP addresses of a documented test service). Secrets can never be allowed.
+    """
+
+    allow_finding_kinds: list[FindingKind] = Field(
+        default_factory=list,
+        description="finding kinds published as they are: ip-address, phone-number, "
+        "national-id, private-path",
+    )
+
+
 class ReleaseContract(ContractModel):
     """The release contract, declared before evaluation."""
 
@@ -408,8 +461,8 @@ class ReleaseContract(ContractModel):
     protected_slices: list[ProtectedSlice] = Field(default_factory=list)
     statistics: Statistics = Statistics()
     splits: Splits | None = None
-    evidence_class: EvidenceClass
-    promotion_min_class: EvidenceClass = Field(
+    evidence_class: Annotated[EvidenceClass, _LAX]
+    promotion_min_class: Annotated[EvidenceClass, _LAX] = Field(
         default=EvidenceClass.CONFIRMATORY,
         description="the lowest evidence class allowed to PROMOTE; at least frozen-observation, "
         "the lowest class that supports a release decision (contracts/evidence-classes.md)",
@@ -419,6 +472,7 @@ class ReleaseContract(ContractModel):
         description="model → {input_usd_per_1m_tokens, output_usd_per_1m_tokens}, for modeled cost",
     )
     corroboration: Corroboration | None = None
+    publication: Publication = Publication()
 
     @field_validator("promotion_min_class")
     @classmethod
@@ -432,125 +486,5 @@ class ReleaseContract(ContractModel):
 
     @model_validator(mode="after")
     def _references(self) -> ReleaseContract:
-        policies = [self.baseline.policy_id, *(c.policy_id for c in self.candidates)]
-        if len(set(policies)) != len(policies):
-            raise ValueError(f"policy ids must be distinct, found {policies}")
-        ids = [m.id for m in self.quality_metrics] + [m.id for m in self.operational_metrics]
-        if len(set(ids)) != len(ids):
-            raise ValueError(f"metric ids must be distinct, found {ids}")
-        sources = [s.id for s in self.evidence]
-        if len(set(sources)) != len(sources):
-            raise ValueError(f"evidence source ids must be distinct, found {sources}")
-        quality = {m.id for m in self.quality_metrics}
-        operational = {m.id for m in self.operational_metrics}
-        for claim in self.claims.items:
-            wanted = quality if claim.kind is ClaimKind.QUALITY_IMPROVEMENT else operational
-            if claim.metric not in wanted:
-                kind = "quality" if claim.kind is ClaimKind.QUALITY_IMPROVEMENT else "operational"
-                raise ValueError(
-                    f"claim {claim.kind.value} names metric {claim.metric!r}, "
-                    f"which is not a declared {kind} metric"
-                )
-        for ps in self.protected_slices:
-            for m in ps.metrics or []:
-                if m not in quality:
-                    raise ValueError(
-                        f"protected slice {ps.value!r} names unknown quality metric {m!r}"
-                    )
+        check_references(self)
         return self
-
-
-def find_contract(input_dir: Path) -> Path:
-    """Return the contract file in ``input_dir``.
-
-    Raises:
-        ContractError: none, or more than one, of ``CONTRACT_FILENAMES`` is present.
-    """
-    found = [input_dir / n for n in CONTRACT_FILENAMES if (input_dir / n).is_file()]
-    if not found:
-        raise ContractError(
-            "contract-missing",
-            f"no release contract in {input_dir}: expected one of {', '.join(CONTRACT_FILENAMES)}",
-            hint="mount the directory holding contract.yaml at /in, or pass --input DIR",
-        )
-    if len(found) > 1:
-        raise ContractError(
-            "contract-ambiguous",
-            f"more than one release contract in {input_dir}: {', '.join(p.name for p in found)}",
-            hint="keep exactly one contract file in the input directory",
-        )
-    return found[0]
-
-
-def _format_validation_error(path: Path, err: ValidationError) -> str:
-    lines = []
-    for e in err.errors()[:10]:
-        loc = ".".join(str(p) for p in e["loc"]) or "(root)"
-        found = e.get("input")
-        found_s = repr(found) if not isinstance(found, dict | list) else type(found).__name__
-        lines.append(f"{loc}: {e['msg']} (found {found_s[:80]})")
-    more = f" (+{err.error_count() - 10} more)" if err.error_count() > 10 else ""
-    return f"{path.name} is not a valid release contract: " + "; ".join(lines) + more
-
-
-def load_contract(path: Path) -> ReleaseContract:
-    """Parse and validate a release contract file (YAML with a safe loader, or JSON).
-
-    Raises:
-        ContractError: unreadable file, syntax error, a field that fails validation (the message
-            names each field path, the rule and what was found), or a path escaping the input
-            directory through a symlink.
-    """
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise ContractError(
-            "contract-unreadable", f"cannot read {path.name}: {exc.strerror}"
-        ) from exc
-    try:
-        data = orjson.loads(raw) if path.suffix == ".json" else yaml.safe_load(raw)
-    except (orjson.JSONDecodeError, yaml.YAMLError) as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        raise ContractError(
-            "contract-syntax",
-            f"{path.name} is not valid {'JSON' if path.suffix == '.json' else 'YAML'}{where}: "
-            f"{getattr(exc, 'problem', None) or exc}",
-            hint="check the file with a YAML/JSON linter",
-        ) from exc
-    if not isinstance(data, dict):
-        raise ContractError(
-            "contract-not-mapping",
-            f"{path.name} must hold a mapping at the top level, found {type(data).__name__}",
-        )
-    try:
-        contract = ReleaseContract.model_validate(data)
-    except ValidationError as exc:
-        raise ContractError(
-            "contract-invalid",
-            _format_validation_error(path, exc),
-            hint="see contracts/contract.schema.json",
-        ) from exc
-    return contract
-
-
-def resolve_inside(input_dir: Path, relative: str) -> Path:
-    """Resolve ``relative`` under ``input_dir``, refusing symlinks that lead outside it.
-
-    Raises:
-        ContractError: the resolved path is outside the input directory.
-    """
-    root = input_dir.resolve()
-    target = (input_dir / relative).resolve()
-    if target != root and root not in target.parents:
-        raise ContractError(
-            "path-escapes-input",
-            f"{relative} resolves outside the input directory (through a symlink)",
-            hint="copy the file into the input directory instead of linking to it",
-        )
-    return target
-
-
-def is_readable_file(path: Path) -> bool:
-    """Return whether ``path`` is a regular file this process can read."""
-    return path.is_file() and os.access(path, os.R_OK)

@@ -10,10 +10,9 @@ The ``podFailurePolicy`` fails the Job at once on the decision and configuration
 (``FAIL_JOB_EXIT_CODES``): a REJECT is an answer, never retried. Pod disruptions are ignored; any
 other failure (internal error 70, an OOM kill) counts toward ``backoffLimit``.
 
-``load_inputs`` refuses inputs that cannot work before anything is rendered: an invalid contract
-(``ContractError``, 78) and a policy config or evidence file the contract names that is not in the
-directory packaged for it (``InputError``, 66). ``check_image`` refuses an image that is not pinned
-by a ``sha256`` digest (tags only with ``allow_tag``) and a malformed digest (``UsageError``, 64).
+``k8s.inputs.load_inputs`` refuses inputs that cannot work before anything is rendered;
+``check_image`` refuses an image that is not pinned by a ``sha256`` digest (tags only with
+``allow_tag``) and a malformed digest (``UsageError``, 64).
 
 The ``kubernetes`` package is the optional extra ``k8s``; ``require_kubernetes`` raises a
 ``UsageError`` naming it when it is missing.
@@ -24,18 +23,18 @@ from __future__ import annotations
 import base64
 import importlib
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
-from pathlib import Path, PurePosixPath
+from pathlib import PurePosixPath
 from types import ModuleType
 from typing import Any
 
 import yaml
 
-from ragwarrant.contract import load_contract
-from ragwarrant.errors import ContractError, InputError, UsageError
+from ragwarrant.errors import UsageError
 from ragwarrant.exit_codes import ExitCode
+from ragwarrant.k8s.inputs import InputFile
 
 __all__ = [
     "CONFIGMAP_LIMIT_BYTES",
@@ -47,16 +46,12 @@ __all__ = [
     "RETRIED_EXIT_CODES",
     "SIGNING_KEY_MODE",
     "SIGNING_MOUNT",
-    "InputFile",
-    "RenderInputs",
     "RenderOptions",
     "WorkloadKind",
     "build_manifests",
     "check_image",
     "check_schedule",
-    "collect_input_files",
     "config_key",
-    "load_inputs",
     "manifests_to_yaml",
     "require_kubernetes",
 ]
@@ -89,7 +84,6 @@ _KEY_RE = re.compile(r"[^-._a-zA-Z0-9]")
 _NAME_RE = re.compile(r"^[a-z0-9]([-a-z0-9]{0,40}[a-z0-9])?$")
 _OBJECT_NAME_RE = re.compile(r"^[a-z0-9]([-.a-z0-9]{0,251}[a-z0-9])?$")
 _SECRET_KEY_RE = re.compile(r"^[-._a-zA-Z0-9]{1,253}$")
-_CONTRACT_NAMES = ("contract.yaml", "contract.yml", "contract.json")
 # Where the too-large error sends the user: the guide's section on mounting /in from a claim.
 LARGE_INPUT_GUIDE = "deploy/README.md, section 'Evidence larger than a ConfigMap'"
 # An image reference, after the grammar of github.com/distribution/reference (reference.go):
@@ -114,19 +108,6 @@ class WorkloadKind(StrEnum):
     JOB = "job"
     CRONJOB = "cronjob"
     INDEXED = "indexed"
-
-
-@dataclass(frozen=True)
-class InputFile:
-    """One file of the job's input directory, as it will appear under ``/in``.
-
-    Attributes:
-        relpath: POSIX path relative to the input directory (``evidence/a.csv``).
-        content: the file's bytes.
-    """
-
-    relpath: str
-    content: bytes
 
 
 @dataclass(frozen=True)
@@ -211,116 +192,6 @@ def require_kubernetes() -> ModuleType:
             "`ragwarrant k8s` needs the official kubernetes client, which is not installed",
             hint="pip install 'ragwarrant[k8s]'",
         ) from exc
-
-
-def collect_input_files(input_dir: Path) -> tuple[InputFile, ...]:
-    """Return every regular file under ``input_dir`` except contract files, sorted by path.
-
-    Raises:
-        UsageError: ``input_dir`` is not a readable directory.
-    """
-    if not input_dir.is_dir():
-        raise UsageError(
-            "k8s-input-missing",
-            f"evidence directory {input_dir} does not exist or is not a directory",
-            hint="pass --evidence-dir DIR, the directory the contract's paths are relative to",
-        )
-    files = []
-    for path in sorted(p for p in input_dir.rglob("*") if p.is_file()):
-        rel = path.relative_to(input_dir).as_posix()
-        if rel in _CONTRACT_NAMES or any(part.startswith(".") for part in PurePosixPath(rel).parts):
-            continue
-        files.append(InputFile(rel, path.read_bytes()))
-    return tuple(files)
-
-
-@dataclass(frozen=True)
-class RenderInputs:
-    """The checked files of ``load_inputs``, ready for ``RenderOptions``.
-
-    Attributes:
-        contracts: one contract file per ``--contract``, in order.
-        evidence: the shared input files (every contract's directory is the same).
-        index_evidence: per contract, its own input files (contracts in different directories);
-            empty when ``evidence`` is shared.
-    """
-
-    contracts: tuple[InputFile, ...]
-    evidence: tuple[InputFile, ...]
-    index_evidence: tuple[tuple[InputFile, ...], ...] = ()
-
-
-def _contract_references(path: Path) -> list[tuple[str, str]]:
-    """Return (what, relative path) of every file the contract at ``path`` names.
-
-    Raises:
-        ContractError: the contract is unreadable or invalid; the message starts with ``path``.
-    """
-    try:
-        contract = load_contract(path)
-    except ContractError as exc:
-        raise ContractError(exc.code, f"--contract {path}: {exc.message}", exc.hint) from exc
-    refs = [
-        (f"policy config of {p.policy_id}", p.config)
-        for p in [contract.baseline, *contract.candidates]
-    ]
-    refs += [(f"evidence {s.id}", s.path) for s in contract.evidence]
-    return refs
-
-
-def load_inputs(contract_paths: Sequence[Path], evidence_dir: Path | None = None) -> RenderInputs:
-    """Read and check every contract and the files it names; return what to package.
-
-    Each contract is validated with ``ragwarrant.contract.load_contract``. Its input directory is
-    ``evidence_dir`` when given, else the contract's own directory; every policy config and
-    evidence path it names must be a file packaged from that directory (``collect_input_files``:
-    hidden files are not packaged). Contracts in different directories get their own files
-    (``RenderInputs.index_evidence``), so no index reads another contract's evidence.
-
-    Args:
-        contract_paths: the ``--contract`` files, in index order.
-        evidence_dir: ``--evidence-dir``, the one directory every contract's paths are relative
-            to; ``None``: each contract's own directory.
-
-    Raises:
-        UsageError: a contract file cannot be read, or ``evidence_dir`` is not a directory.
-        ContractError: a contract is not a valid release contract (exit 78).
-        InputError: a file a contract names is not in its input directory (exit 66); the
-            message names the contract, the file and the directory.
-    """
-    contracts = []
-    for path in contract_paths:
-        try:
-            contracts.append(InputFile(path.name, path.read_bytes()))
-        except OSError as exc:
-            raise UsageError(
-                "k8s-contract-unreadable",
-                f"cannot read contract {path}: {exc.strerror}",
-                hint="pass an existing contract file to --contract",
-            ) from exc
-    dirs = [evidence_dir if evidence_dir is not None else p.parent for p in contract_paths]
-    files_of: dict[Path, tuple[InputFile, ...]] = {}
-    for d in dirs:
-        if d.resolve() not in files_of:
-            files_of[d.resolve()] = collect_input_files(d)
-    missing = []
-    for path, d in zip(contract_paths, dirs, strict=True):
-        packaged = {f.relpath for f in files_of[d.resolve()]}
-        for what, ref in _contract_references(path):
-            if PurePosixPath(ref).as_posix() not in packaged:
-                missing.append(f"{path} names {what} {ref!r}, which is not a file in {d}")
-    if missing:
-        raise InputError(
-            "k8s-input-reference-missing",
-            "; ".join(missing),
-            hint="put each file the contract names under its directory (paths are relative to "
-            "the contract's directory, or to --evidence-dir DIR when given); files and folders "
-            "whose names start with '.' are not packaged",
-        )
-    sets = [files_of[d.resolve()] for d in dirs]
-    if all(s is sets[0] for s in sets):
-        return RenderInputs(tuple(contracts), sets[0])
-    return RenderInputs(tuple(contracts), (), tuple(sets))
 
 
 def check_image(image: str, *, allow_tag: bool = False) -> None:
@@ -416,7 +287,8 @@ def config_key(relpath: str) -> str:
     return _KEY_RE.sub("_", relpath.replace("/", "__"))
 
 
-def _check(options: RenderOptions) -> None:
+def _check_names(options: RenderOptions) -> None:
+    """Refuse a name, claim, Secret or Secret key that Kubernetes would reject."""
     if not _NAME_RE.match(options.name):
         raise UsageError(
             "k8s-bad-name",
@@ -443,6 +315,10 @@ def _check(options: RenderOptions) -> None:
             f"--signing-key-item must be a Secret key, found {options.signing_key_item!r}",
             hint="the key of the PEM file in the Secret, e.g. ed25519.pem",
         )
+
+
+def _check_contract_count(options: RenderOptions) -> None:
+    """Refuse no contract, several for a non-indexed kind, or a per-index file-set mismatch."""
     if not options.contracts:
         raise UsageError("k8s-no-contract", "no contract given", hint="pass --contract FILE")
     if options.kind is not WorkloadKind.INDEXED and len(options.contracts) != 1:
@@ -458,6 +334,10 @@ def _check(options: RenderOptions) -> None:
             f"{len(options.contracts)} contracts",
             hint="give one set of input files per contract",
         )
+
+
+def _check_config_maps(options: RenderOptions) -> None:
+    """Refuse colliding ConfigMap keys and file sets larger than a ConfigMap holds."""
     groups, _ = _evidence_groups(options)
     sizes = [(sum(len(f.content) for f in g), "evidence") for g in groups]
     for files in groups:
@@ -477,6 +357,13 @@ def _check(options: RenderOptions) -> None:
                 hint="keep large evidence on a PersistentVolumeClaim mounted at /in instead of "
                 f"using `k8s render`: see {LARGE_INPUT_GUIDE}",
             )
+
+
+def _check(options: RenderOptions) -> None:
+    """Refuse options that cannot render (each check raises ``UsageError``)."""
+    _check_names(options)
+    _check_contract_count(options)
+    _check_config_maps(options)
 
 
 def _configmap(
@@ -566,7 +453,8 @@ def _ledger_claim(k: ModuleType, options: RenderOptions) -> Any:
     )
 
 
-def _pod_template(k: ModuleType, options: RenderOptions) -> Any:
+def _env_and_dirs(k: ModuleType, options: RenderOptions) -> tuple[list[Any], str, str]:
+    """Return the container's environment and its input and output directories."""
     indexed = options.kind is WorkloadKind.INDEXED
     env = [k.V1EnvVar(name="TMPDIR", value="/tmp")]
     input_dir = "/in"
@@ -584,6 +472,41 @@ def _pod_template(k: ModuleType, options: RenderOptions) -> Any:
         )
         input_dir = "/in/$(JOB_COMPLETION_INDEX)"
     output_dir = "/out/$(JOB_COMPLETION_INDEX)" if indexed else "/out"
+    return env, input_dir, output_dir
+
+
+def _container(
+    k: ModuleType, options: RenderOptions, args: list[str], env: list[Any], mounts: list[Any]
+) -> Any:
+    """Return the hardened job container (non-root, read-only root, no capabilities)."""
+    return k.V1Container(
+        name=CONTAINER_NAME,
+        image=options.image,
+        image_pull_policy="Always",
+        args=args,
+        env=env,
+        resources=k.V1ResourceRequirements(
+            requests={"cpu": "500m", "memory": "1Gi", "ephemeral-storage": "64Mi"},
+            limits={"cpu": "2", "memory": "2Gi", "ephemeral-storage": "512Mi"},
+        ),
+        security_context=k.V1SecurityContext(
+            run_as_non_root=True,
+            run_as_user=JOB_UID,
+            run_as_group=JOB_UID,
+            read_only_root_filesystem=True,
+            allow_privilege_escalation=False,
+            privileged=False,
+            capabilities=k.V1Capabilities(drop=["ALL"]),
+            seccomp_profile=k.V1SeccompProfile(type="RuntimeDefault"),
+        ),
+        volume_mounts=mounts,
+        termination_message_path="/dev/termination-log",
+        termination_message_policy="FallbackToLogsOnError",
+    )
+
+
+def _pod_template(k: ModuleType, options: RenderOptions) -> Any:
+    env, input_dir, output_dir = _env_and_dirs(k, options)
     args = ["run", "--input", input_dir, "--output", output_dir]
     mounts = [
         k.V1VolumeMount(name="input", mount_path="/in", read_only=True),
@@ -622,30 +545,6 @@ def _pod_template(k: ModuleType, options: RenderOptions) -> Any:
                 ),
             )
         )
-    container = k.V1Container(
-        name=CONTAINER_NAME,
-        image=options.image,
-        image_pull_policy="Always",
-        args=args,
-        env=env,
-        resources=k.V1ResourceRequirements(
-            requests={"cpu": "500m", "memory": "1Gi", "ephemeral-storage": "64Mi"},
-            limits={"cpu": "2", "memory": "2Gi", "ephemeral-storage": "512Mi"},
-        ),
-        security_context=k.V1SecurityContext(
-            run_as_non_root=True,
-            run_as_user=JOB_UID,
-            run_as_group=JOB_UID,
-            read_only_root_filesystem=True,
-            allow_privilege_escalation=False,
-            privileged=False,
-            capabilities=k.V1Capabilities(drop=["ALL"]),
-            seccomp_profile=k.V1SeccompProfile(type="RuntimeDefault"),
-        ),
-        volume_mounts=mounts,
-        termination_message_path="/dev/termination-log",
-        termination_message_policy="FallbackToLogsOnError",
-    )
     spec = k.V1PodSpec(
         service_account_name=options.name,
         automount_service_account_token=False,
@@ -658,7 +557,7 @@ def _pod_template(k: ModuleType, options: RenderOptions) -> Any:
             fs_group=JOB_UID,
             seccomp_profile=k.V1SeccompProfile(type="RuntimeDefault"),
         ),
-        containers=[container],
+        containers=[_container(k, options, args, env, mounts)],
         volumes=volumes,
     )
     # Labels set here, on the pod template itself: the NetworkPolicy selects them.
@@ -703,6 +602,44 @@ def _job_spec(k: ModuleType, options: RenderOptions) -> Any:
     return spec
 
 
+def _namespace(k: ModuleType, namespace: str) -> Any:
+    """Return the Namespace, enforcing Pod Security Standards "restricted"."""
+    return k.V1Namespace(
+        api_version="v1",
+        kind="Namespace",
+        metadata=k.V1ObjectMeta(
+            name=namespace,
+            labels={
+                "pod-security.kubernetes.io/enforce": "restricted",
+                "pod-security.kubernetes.io/enforce-version": "latest",
+            },
+        ),
+    )
+
+
+def _workload(k: ModuleType, options: RenderOptions, meta: Callable[[str], Any]) -> Any:
+    """Return the Job, or the CronJob that creates it on ``schedule``."""
+    job_spec = _job_spec(k, options)
+    if options.kind is WorkloadKind.CRONJOB:
+        return k.V1CronJob(
+            api_version="batch/v1",
+            kind="CronJob",
+            metadata=meta(options.name),
+            spec=k.V1CronJobSpec(
+                schedule=options.schedule,
+                time_zone=options.time_zone,
+                concurrency_policy="Forbid",
+                starting_deadline_seconds=600,
+                successful_jobs_history_limit=3,
+                failed_jobs_history_limit=3,
+                job_template=k.V1JobTemplateSpec(
+                    metadata=k.V1ObjectMeta(labels=_labels(options)), spec=job_spec
+                ),
+            ),
+        )
+    return k.V1Job(api_version="batch/v1", kind="Job", metadata=meta(options.name), spec=job_spec)
+
+
 def build_manifests(options: RenderOptions) -> list[Any]:
     """Return the V1 objects of one deployment, in apply order.
 
@@ -728,19 +665,7 @@ def build_manifests(options: RenderOptions) -> list[Any]:
 
     objects: list[Any] = []
     if options.namespace is not None:
-        objects.append(
-            k.V1Namespace(
-                api_version="v1",
-                kind="Namespace",
-                metadata=k.V1ObjectMeta(
-                    name=options.namespace,
-                    labels={
-                        "pod-security.kubernetes.io/enforce": "restricted",
-                        "pod-security.kubernetes.io/enforce-version": "latest",
-                    },
-                ),
-            )
-        )
+        objects.append(_namespace(k, options.namespace))
     objects += [
         k.V1ServiceAccount(
             api_version="v1",
@@ -778,30 +703,7 @@ def build_manifests(options: RenderOptions) -> list[Any]:
                     [(config_key(f.relpath), f.content) for f in files],
                 )
             )
-    job_spec = _job_spec(k, options)
-    if options.kind is WorkloadKind.CRONJOB:
-        objects.append(
-            k.V1CronJob(
-                api_version="batch/v1",
-                kind="CronJob",
-                metadata=meta(options.name),
-                spec=k.V1CronJobSpec(
-                    schedule=options.schedule,
-                    time_zone=options.time_zone,
-                    concurrency_policy="Forbid",
-                    starting_deadline_seconds=600,
-                    successful_jobs_history_limit=3,
-                    failed_jobs_history_limit=3,
-                    job_template=k.V1JobTemplateSpec(
-                        metadata=k.V1ObjectMeta(labels=labels), spec=job_spec
-                    ),
-                ),
-            )
-        )
-    else:
-        objects.append(
-            k.V1Job(api_version="batch/v1", kind="Job", metadata=meta(options.name), spec=job_spec)
-        )
+    objects.append(_workload(k, options, meta))
     return objects
 
 

@@ -1,0 +1,121 @@
+"""``junit.xml``: every gate as a JUnit test case, for the test reports CI systems already read.
+
+The layout is the Ant/Jenkins JUnit XML that GitLab (``artifacts:reports:junit``), GitHub
+reporters (e.g. dorny/test-reporter, mikepenz/action-junit-report) and Jenkins parse; tests
+validate it against Jenkins xunit-plugin's ``junit-10.xsd`` (see tests/data/junit/SOURCE.md).
+
+One ``<testsuite>`` per candidate (``ragwarrant.<policy_id>``) plus one for the run-level
+checks; one ``<testcase>`` per gate, named by the gate's stable id. A gate's status maps to:
+
+- ``pass``: a passing test case;
+- ``fail``: ``<failure>``, except a failed **hard** gate, which BLOCKs: ``<error>`` (the
+  evidence, not the candidate, is at fault);
+- ``inconclusive``: ``<skipped type="inconclusive">``, with the additional paired examples
+  likely to resolve it (the test could not reach a verdict; it did not fail);
+- ``not-applicable``: ``<skipped type="not-applicable">``.
+
+A candidate without gates (NOT_SELECTED) has one skipped case ``selection``; an ERROR run has one
+``<error>`` case ``run``. The file is a function of the decision alone: no clock, no host name.
+"""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+
+from ragwarrant.outputs import CandidateDecision, Decision, GateResult, GateStatus
+
+__all__ = ["render_junit"]
+
+
+def _fmt(x: float | None) -> str:
+    return "—" if x is None else f"{x:+.4g}"
+
+
+def _detail(g: GateResult) -> str:
+    """The gate's numbers and reason, as the body of its failure/error/skipped element."""
+    lines = [g.reason]
+    if g.estimate is not None:
+        lines.append(
+            f"estimate {_fmt(g.estimate)}, lower bound {_fmt(g.lower_bound)}, upper bound "
+            f"{_fmt(g.upper_bound)}, threshold {_fmt(g.threshold)}, alpha {g.alpha}, n {g.n}"
+        )
+    if g.more_paired_n is not None:
+        lines.append(f"about {g.more_paired_n} more paired examples would likely resolve it")
+    return "\n".join(lines)
+
+
+def _testcase(suite: ET.Element, classname: str, g: GateResult) -> str | None:
+    """Append ``g`` as a test case; return its outcome element's tag (None when it passed)."""
+    case = ET.SubElement(suite, "testcase", name=g.id, classname=classname, time="0")
+    if g.status is GateStatus.PASS:
+        return None
+    kind: str
+    if g.status is GateStatus.FAIL:
+        tag = "error" if g.kind == "hard" else "failure"
+        kind = "block" if g.kind == "hard" else g.kind
+    else:
+        tag, kind = "skipped", g.status.value
+    outcome = ET.SubElement(case, tag, type=kind, message=g.reason)
+    outcome.text = _detail(g)
+    return tag
+
+
+def _suite(parent: ET.Element, name: str, gates: list[GateResult]) -> dict[str, int]:
+    suite = ET.SubElement(parent, "testsuite", name=name)
+    counts = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
+    plural = {"failure": "failures", "error": "errors", "skipped": "skipped"}
+    for g in gates:
+        tag = _testcase(suite, name, g)
+        counts["tests"] += 1
+        if tag is not None:
+            counts[plural[tag]] += 1
+    for key, value in counts.items():
+        suite.set(key, str(value))
+    suite.set("time", "0")
+    return counts
+
+
+def _candidate_suite(parent: ET.Element, c: CandidateDecision) -> dict[str, int]:
+    name = f"ragwarrant.{c.policy_id}"
+    if c.gates:
+        return _suite(parent, name, c.gates)
+    suite = ET.SubElement(
+        parent, "testsuite", name=name, tests="1", failures="0", errors="0", skipped="1", time="0"
+    )
+    case = ET.SubElement(suite, "testcase", name="selection", classname=name, time="0")
+    reason = c.reasons[0] if c.reasons else c.decision_class.value
+    ET.SubElement(case, "skipped", type=c.decision_class.value, message=reason).text = reason
+    return {"tests": 1, "failures": 0, "errors": 0, "skipped": 1}
+
+
+def _error_suite(parent: ET.Element, decision: Decision) -> dict[str, int]:
+    name = "ragwarrant.run"
+    suite = ET.SubElement(
+        parent, "testsuite", name=name, tests="1", failures="0", errors="1", skipped="0", time="0"
+    )
+    case = ET.SubElement(suite, "testcase", name="run", classname=name, time="0")
+    err = decision.error
+    message = f"{err.code}: {err.message}" if err else decision.summary
+    element = ET.SubElement(case, "error", type="ERROR", message=message)
+    element.text = message + (f"\nhint: {err.hint}" if err and err.hint else "")
+    return {"tests": 1, "failures": 0, "errors": 1, "skipped": 0}
+
+
+def render_junit(decision: Decision) -> bytes:
+    """Render ``junit.xml`` (UTF-8, with an XML declaration) from a decision.
+
+    Returns:
+        The document's bytes; the same decision gives the same bytes.
+    """
+    root = ET.Element("testsuites", name=f"ragwarrant {decision.run_class.value}")
+    totals = [
+        _error_suite(root, decision)
+        if decision.error is not None
+        else _suite(root, "ragwarrant.run", decision.run_gates)
+    ]
+    totals += [_candidate_suite(root, c) for c in decision.candidates]
+    for key in ("tests", "failures", "errors"):
+        root.set(key, str(sum(t[key] for t in totals)))
+    root.set("time", "0")
+    ET.indent(root)
+    return ET.tostring(root, encoding="utf-8", xml_declaration=True) + b"\n"

@@ -1,0 +1,267 @@
+"""``report.html``: the decision as one self-contained page, with a forest plot per candidate.
+
+The page is rendered by Jinja2 from the template shipped as package data
+(``ragwarrant/data/templates/report.html.j2``, autoescaped); each forest plot is an inline SVG
+drawn with drawsvg (imported lazily, only when a page is rendered). Nothing is loaded from the
+network: no script, stylesheet, font or image outside the file. The output is a function of the
+decision alone (same decision → same bytes): no clock, no random ids.
+
+A forest plot (Lewis & Clarke 2001, BMJ 322:1479–1480) has one row per metric and protected slice:
+the estimate of the oriented paired delta (positive = candidate better), the interval between
+its one-sided lower and upper confidence bounds at ``alpha``, a tick at the lower bound (the bound
+that decides noninferiority and claims), the gate's threshold (−margin, or 0 for a claim) and the
+zero line, coloured by gate status.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import cache
+from typing import TYPE_CHECKING
+
+import jinja2
+from markupsafe import escape
+
+from ragwarrant.audit.report import decision_sentence
+from ragwarrant.audit.summary import (
+    STATISTICAL_KINDS,
+    deciding_gates,
+    more_needed,
+    next_step,
+    tested_candidates,
+)
+from ragwarrant.outputs import CandidateClass, CandidateDecision, Decision, GateResult, GateStatus
+
+if TYPE_CHECKING:
+    import drawsvg
+
+__all__ = ["STATUS_COLOURS", "render_report_html"]
+
+#: Fill of each gate status (colour-blind-safe ColorBrewer PuOr/RdBu hues, plus grey).
+STATUS_COLOURS = {
+    GateStatus.PASS: "#1b7837",
+    GateStatus.FAIL: "#b2182b",
+    GateStatus.INCONCLUSIVE: "#e08214",
+    GateStatus.NOT_APPLICABLE: "#8c8c8c",
+}
+#: Claim kinds on operational metrics: their gates are the cost and latency deltas.
+OPERATIONAL_CLAIMS = ("claim:cost-reduction:", "claim:latency-reduction:")
+
+_WIDTH, _LABEL_W, _TEXT_W, _ROW_H, _AXIS_H, _TOP = 900, 150, 290, 28, 34, 8
+
+
+@dataclass(frozen=True)
+class _Scale:
+    """A linear map from metric units to x pixels over the plot area."""
+
+    lo: float
+    hi: float
+    left: float
+    right: float
+
+    def x(self, value: float) -> float:
+        return round(
+            self.left + (value - self.lo) / (self.hi - self.lo) * (self.right - self.left), 2
+        )
+
+
+def _fmt(x: float | None) -> str:
+    return "—" if x is None else f"{x:+.4g}"
+
+
+def _has_interval(g: GateResult) -> bool:
+    return g.estimate is not None and g.lower_bound is not None and g.upper_bound is not None
+
+
+def _nice_step(span: float) -> float:
+    """A 1-2-5 tick step giving about five ticks over ``span``."""
+    raw = span / 5
+    power = 10 ** math.floor(math.log10(raw))
+    return next(m * power for m in (1, 2, 5, 10) if m * power >= raw)
+
+
+def _scale(rows: list[GateResult]) -> _Scale:
+    values = [0.0] + [
+        v
+        for g in rows
+        for v in (g.estimate, g.lower_bound, g.upper_bound, g.threshold)
+        if v is not None
+    ]
+    lo, hi = min(values), max(values)
+    pad = (hi - lo) * 0.08 or 1e-3
+    return _Scale(lo - pad, hi + pad, _LABEL_W, _WIDTH - _TEXT_W)
+
+
+def _row_label(g: GateResult) -> str:
+    if g.kind == "claim":
+        return f"claim: {g.id.split(':')[1]}"
+    return "overall" if g.slice is None else f"slice {g.slice}"
+
+
+def _draw_axis(d: drawsvg.Drawing, scale: _Scale, bottom: float) -> None:
+    import drawsvg as dw
+
+    step = _nice_step(scale.hi - scale.lo)
+    tick = math.ceil(scale.lo / step) * step
+    while tick <= scale.hi:
+        x = scale.x(tick)
+        d.append(dw.Line(x, _TOP, x, bottom, stroke="#e4e4e4", stroke_width=1))
+        label = "0" if abs(tick) < step / 1e6 else f"{tick:+.3g}"
+        d.append(dw.Text(label, 11, x, bottom + 14, text_anchor="middle", fill="#444"))
+        tick += step
+    zero = scale.x(0.0)
+    d.append(dw.Line(zero, _TOP, zero, bottom, stroke="#222", stroke_width=1.5))
+    d.append(
+        dw.Text(
+            "Δ (positive = candidate better)",
+            11,
+            (scale.left + scale.right) / 2,
+            bottom + 29,
+            text_anchor="middle",
+            fill="#444",
+        )
+    )
+
+
+def _draw_row(d: drawsvg.Drawing, scale: _Scale, g: GateResult, y: float) -> None:
+    import drawsvg as dw
+
+    colour = STATUS_COLOURS[g.status]
+    d.append(dw.Text(_row_label(g), 13, 8, y + 4, fill="#222"))
+    text = g.status.value
+    if _has_interval(g):
+        assert g.estimate is not None and g.lower_bound is not None and g.upper_bound is not None
+        if g.threshold is not None:
+            tx = scale.x(g.threshold)
+            d.append(
+                dw.Line(
+                    tx, y - 11, tx, y + 11, stroke="#555", stroke_width=2, stroke_dasharray="3,2"
+                )
+            )
+        lcb, ucb = scale.x(g.lower_bound), scale.x(g.upper_bound)
+        d.append(dw.Line(lcb, y, ucb, y, stroke=colour, stroke_width=4))
+        d.append(dw.Line(lcb, y - 8, lcb, y + 8, stroke=colour, stroke_width=3))
+        d.append(dw.Circle(scale.x(g.estimate), y, 6, fill=colour, stroke="#fff", stroke_width=1))
+        text = f"{g.estimate:+.3g} [{g.lower_bound:+.3g}, {g.upper_bound:+.3g}] {g.status.value}"
+    d.append(dw.Text(text, 12, scale.right + 10, y + 4, fill=colour))
+
+
+def forest_svg(rows: list[GateResult], title: str, panel_id: str) -> str:
+    """One forest-plot panel as an inline ``<svg>`` element (no XML header).
+
+    Args:
+        rows: gates of one metric (or one operational claim), one plotted row each; gates
+            without an estimate and both bounds are listed with their status only.
+        title: the accessible name of the plot (``aria-label`` and ``<title>``).
+        panel_id: a page-unique id prefix for any generated SVG ids.
+    """
+    import drawsvg as dw
+
+    scale = _scale([g for g in rows if _has_interval(g)])
+    bottom = _TOP + _ROW_H * len(rows)
+    d = dw.Drawing(_WIDTH, bottom + _AXIS_H, id_prefix=panel_id, role="img", aria_label=title)
+    d.append(dw.Raw(f"<title>{escape(title)}</title>"))
+    _draw_axis(d, scale, bottom)
+    for i, g in enumerate(rows):
+        group = dw.Group()
+        group.append_title(f"{g.id}: {g.reason}")
+        _draw_row(group, scale, g, _TOP + _ROW_H * i + _ROW_H / 2)
+        d.append(group)
+    return d.as_svg(header="").strip()
+
+
+@dataclass(frozen=True)
+class _Panel:
+    title: str
+    svg: str
+
+
+@dataclass(frozen=True)
+class _CandidateView:
+    candidate: CandidateDecision
+    deciding: list[GateResult]
+    other_gates: list[GateResult]
+    quality_panels: list[_Panel]
+    operational: list[GateResult]
+    operational_panels: list[_Panel]
+    next_step: str
+    more_needed: int | None
+    unresolved: list[GateResult]
+
+
+def _is_operational(g: GateResult) -> bool:
+    """A cost or latency delta: a cost/latency claim, or an informational operational gate."""
+    kind: str = g.kind  # "operational" is the kind the engine is to add (wire notes)
+    return kind == "operational" or (kind == "claim" and g.id.startswith(OPERATIONAL_CLAIMS))
+
+
+def _panels(gates: list[GateResult], key_prefix: str, what: str) -> list[_Panel]:
+    by_metric: dict[str, list[GateResult]] = {}
+    for g in gates:
+        by_metric.setdefault(g.metric or g.id, []).append(g)
+    panels = []
+    for i, (metric, rows) in enumerate(by_metric.items()):
+        if not any(_has_interval(g) for g in rows):
+            continue
+        title = f"{what} {metric}: estimate, one-sided bounds and threshold per row"
+        panels.append(_Panel(metric, forest_svg(rows, title, f"{key_prefix}{i}-")))
+    return panels
+
+
+def _candidate_view(decision: Decision, c: CandidateDecision, index: int) -> _CandidateView:
+    deciding = deciding_gates(c)
+    deciding_ids = {g.id for g in deciding}
+    quality = [g for g in c.gates if g.kind in STATISTICAL_KINDS and not _is_operational(g)]
+    operational = [g for g in c.gates if _is_operational(g)]
+    return _CandidateView(
+        candidate=c,
+        deciding=deciding,
+        other_gates=[g for g in c.gates if g.id not in deciding_ids],
+        quality_panels=_panels(quality, f"c{index}q", "quality"),
+        operational=operational,
+        operational_panels=_panels(operational, f"c{index}o", "operational"),
+        next_step=next_step(decision, c),
+        more_needed=more_needed(c),
+        unresolved=[g for g in c.gates if g.status is GateStatus.INCONCLUSIVE],
+    )
+
+
+@cache
+def _environment() -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("ragwarrant", "data/templates"),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters["signed"] = _fmt
+    env.globals["STATUS_COLOURS"] = {k.value: v for k, v in STATUS_COLOURS.items()}
+    return env
+
+
+def render_report_html(decision: Decision) -> str:
+    """Render ``report.html`` from a decision: one self-contained page, deterministic.
+
+    The first sentence states the decision and its scope; each tested candidate follows with
+    its deciding gates, a forest plot of its quality gates, its cost and latency deltas, the
+    step that would change its outcome, and every other gate folded in ``<details>``.
+    """
+    tested = tested_candidates(decision)
+    views = [_candidate_view(decision, c, i) for i, c in enumerate(tested)]
+    not_selected = [
+        c for c in decision.candidates if c.decision_class is CandidateClass.NOT_SELECTED
+    ]
+    return (
+        _environment()
+        .get_template("report.html.j2")
+        .render(
+            d=decision,
+            sentence=decision_sentence(decision),
+            run_next_step=next_step(decision),
+            views=views,
+            not_selected=not_selected,
+        )
+    )

@@ -1,0 +1,188 @@
+"""Reading a decision for people and pipelines: the machine summary, the one line, the next step.
+
+Nothing here classifies: every class, reason and hint comes from ``decision.json`` as the engine
+wrote it (``decision.py`` is the one place that classifies). These functions only choose what to
+show first and say what would change an outcome, from the gates' own ``more_paired_n``.
+"""
+
+from __future__ import annotations
+
+from typing import TypedDict
+
+from ragwarrant.exit_codes import DecisionClass
+from ragwarrant.outputs import CandidateClass, CandidateDecision, Decision, GateResult, GateStatus
+
+__all__ = [
+    "CandidateSummary",
+    "SummaryDocument",
+    "deciding_gates",
+    "more_needed",
+    "next_step",
+    "summary_document",
+    "summary_line",
+    "tested_candidates",
+]
+
+#: Gate kinds that carry a statistical test (an estimate and confidence bounds).
+STATISTICAL_KINDS = ("noninferiority", "claim")
+
+
+#: One candidate in the machine summary (``class`` is a keyword, hence the functional form).
+CandidateSummary = TypedDict(
+    "CandidateSummary",
+    {"policy_id": str, "class": str, "reason": str, "more_needed": int | None},
+)
+
+
+class SummaryDocument(TypedDict):
+    """The machine summary of a run (``summary --json``, ``run --summary-json``)."""
+
+    run_class: str
+    exit_code: int
+    next_step: str
+    candidates: list[CandidateSummary]
+
+
+def tested_candidates(decision: Decision) -> list[CandidateDecision]:
+    """The candidates that were tested on the confirmatory rows (not NOT_SELECTED), in order."""
+    return [c for c in decision.candidates if c.decision_class is not CandidateClass.NOT_SELECTED]
+
+
+def deciding_gates(candidate: CandidateDecision) -> list[GateResult]:
+    """The gates that decided a candidate's class, in the order its reasons cite them.
+
+    A reason written by ``decision.py`` cites its gate as ``"<code>: <gate id> — <why>"``. Reasons
+    that cite no id (the claim ceiling, multiplicity) stand for the failed gates of that kind;
+    a PROMOTE ("every gate passed") rests on its statistical and ceiling gates.
+    """
+    cited = [g for r in candidate.reasons for g in candidate.gates if f": {g.id} — " in r]
+    if not cited:
+        cited = [
+            g
+            for g in candidate.gates
+            if g.kind in ("ceiling", "multiplicity") and g.status is GateStatus.FAIL
+        ]
+    if not cited and candidate.decision_class is CandidateClass.PROMOTE:
+        cited = [g for g in candidate.gates if g.kind in (*STATISTICAL_KINDS, "ceiling")]
+    return list({g.id: g for g in cited}.values())
+
+
+def more_needed(candidate: CandidateDecision) -> int | None:
+    """Additional paired examples likely to resolve an INCONCLUSIVE candidate, or None.
+
+    The largest ``more_paired_n`` over its inconclusive gates (each gate's own power
+    calculation, ``stats.power.additional_pairs_needed``): every unresolved gate must resolve.
+    None when the candidate is not INCONCLUSIVE or no inconclusive gate gives a number.
+    """
+    if candidate.decision_class is not CandidateClass.INCONCLUSIVE:
+        return None
+    counts = [
+        g.more_paired_n
+        for g in candidate.gates
+        if g.status is GateStatus.INCONCLUSIVE and g.more_paired_n is not None
+    ]
+    return max(counts) if counts else None
+
+
+def next_step(decision: Decision, candidate: CandidateDecision | None = None) -> str:
+    """What a person should do next, for the run (``candidate`` None) or for one candidate.
+
+    Always a non-empty sentence: there is a next step for every class.
+    """
+    if candidate is None:
+        return _run_next_step(decision)
+    klass = candidate.decision_class
+    if klass is CandidateClass.PROMOTE:
+        return f"release {candidate.policy_id} within the run's claim scope"
+    if klass is CandidateClass.BLOCK:
+        return "fix the evidence named by the failed hard gate and run again"
+    if klass is CandidateClass.REJECT:
+        return "keep the baseline; a new candidate is needed to change this"
+    if klass is CandidateClass.NOT_SELECTED:
+        return "none: another candidate ranked first on the development split"
+    return _inconclusive_step(decision, candidate)
+
+
+def _inconclusive_step(decision: Decision, candidate: CandidateDecision) -> str:
+    n = more_needed(candidate)
+    if n is not None:
+        return (
+            f"gather about {n} more paired examples (confirmatory split) for {candidate.policy_id}"
+        )
+    if any(r.startswith("claim-ceiling") for r in candidate.reasons):
+        floor = decision.promotion_min_class.value if decision.promotion_min_class else "higher"
+        return f"repeat the comparison on evidence of class {floor} or higher"
+    if any(r.startswith("evaluator-unreliable") for r in candidate.reasons):
+        return "corroborate or replace the judge: its disagreement or abstention is too high"
+    if any(r.startswith("multiplicity") for r in candidate.reasons):
+        return "test fewer candidates, or gather more paired examples for each"
+    return (
+        "the observed effect sits on the threshold: more data at this effect would not resolve it"
+    )
+
+
+def _run_next_step(decision: Decision) -> str:
+    if decision.run_class is DecisionClass.ERROR:
+        err = decision.error
+        hint = err.hint if err is not None and err.hint else "see decision.json's error"
+        return f"fix the error and run again: {hint}"
+    tested = tested_candidates(decision)
+    promoted = [c for c in tested if c.decision_class is CandidateClass.PROMOTE]
+    if promoted:
+        return next_step(decision, promoted[0])
+    steps = [f"{c.policy_id}: {next_step(decision, c)}" for c in tested]
+    return "; ".join(steps) if steps else "fix the evidence: no candidate was tested"
+
+
+def summary_document(decision: Decision) -> SummaryDocument:
+    """The machine summary ``{run_class, exit_code, next_step, candidates: [...]}``.
+
+    Each candidate carries ``policy_id``, ``class``, its first ``reason`` (whole, never cut)
+    and ``more_needed`` (see ``more_needed``). Keys are stable; values come from the decision
+    as written.
+    """
+    return {
+        "run_class": decision.run_class.value,
+        "exit_code": decision.exit_code,
+        "next_step": next_step(decision),
+        "candidates": [
+            {
+                "policy_id": c.policy_id,
+                "class": c.decision_class.value,
+                "reason": c.reasons[0] if c.reasons else "",
+                "more_needed": more_needed(c),
+            }
+            for c in decision.candidates
+        ],
+    }
+
+
+def summary_line(decision: Decision, width: int | None = None) -> str:
+    """The one-line human summary: class, exit code, each tested candidate, the next step.
+
+    Args:
+        decision: the run's decision record.
+        width: if given, the longest line wanted; a longer line is cut with an explicit
+            ``… (N more characters; see report.md)`` marker and the next step is kept whole.
+            None: never cut.
+    """
+    head = f"{decision.run_class.value} (exit {decision.exit_code})"
+    parts = [
+        f"{c.policy_id}={c.decision_class.value}"
+        + (
+            f" [{c.reasons[0]}]"
+            if c.reasons and c.decision_class is not CandidateClass.PROMOTE
+            else ""
+        )
+        for c in tested_candidates(decision)
+    ]
+    if decision.error is not None:
+        parts.append(f"error {decision.error.code}: {decision.error.message}")
+    body = f"{head}: " + ("; ".join(parts) if parts else "no candidate tested")
+    tail = f" — next: {next_step(decision)}"
+    if width is None or len(body) + len(tail) <= width:
+        return body + tail
+    room = max(width - len(tail), len(head) + 2)
+    marker_fmt = "… ({} more characters; see report.md)"
+    keep = max(room - len(marker_fmt.format(len(body))), len(head) + 2)
+    return body[:keep] + marker_fmt.format(len(body) - keep) + tail

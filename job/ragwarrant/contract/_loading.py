@@ -1,0 +1,249 @@
+"""Finding, reading and validating the release contract and the policy configs it names.
+
+``load_contract`` is the only reader of a contract: YAML (safe loader) or JSON, duplicate keys and
+non-finite numbers refused, then the strict pydantic models. Every refusal is a ``ContractError``
+(exit 78) whose message names the key path and its line, what was expected and the kind of value
+found, never the value itself (it may be private), and no absolute path (messages are persisted).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import orjson
+import yaml
+from pydantic import ValidationError
+from pydantic_core import ErrorDetails
+
+from ragwarrant.contract._document import Loc, ParsedDocument, parse_document
+from ragwarrant.contract._models import ContractModel, ReleaseContract
+from ragwarrant.contract._sanity import FieldError, did_you_mean
+from ragwarrant.errors import ContractError
+
+__all__ = [
+    "CONTRACT_FILENAMES",
+    "ContractSource",
+    "find_contract",
+    "is_readable_file",
+    "load_contract",
+    "load_contract_source",
+    "load_policy_config",
+    "resolve_inside",
+]
+
+CONTRACT_FILENAMES = ("contract.yaml", "contract.yml", "contract.json")
+"""The names a release contract may have in the input directory; the one home of this list."""
+
+_MAX_LISTED = 10
+
+
+def _field_names(model: type[ContractModel]) -> set[str]:
+    names = set(model.model_fields)
+    for sub in model.__subclasses__():
+        names |= _field_names(sub)
+    return names
+
+
+_FIELD_NAMES = frozenset(_field_names(ContractModel))
+"""Every key a contract may hold, for a "did you mean" on an unknown key."""
+
+
+@dataclass(frozen=True)
+class ContractSource:
+    """A validated contract with the document it came from, for located run-time messages."""
+
+    contract: ReleaseContract
+    document: ParsedDocument
+
+    def line_of(self, loc: Loc) -> int | None:
+        """Return the contract file's line of key path ``loc`` (or of its nearest parent)."""
+        return self.document.line_of(loc)
+
+    def where(self, loc: Loc) -> str:
+        """Return ``contract.yaml: key.path (line N)``."""
+        return f"{self.document.name}: {self.document.where(loc)}"
+
+
+def find_contract(input_dir: Path) -> Path:
+    """Return the contract file in ``input_dir``.
+
+    Raises:
+        ContractError: none, or more than one, of ``CONTRACT_FILENAMES`` is present.
+    """
+    found = [input_dir / n for n in CONTRACT_FILENAMES if (input_dir / n).is_file()]
+    if not found:
+        raise ContractError(
+            "contract-missing",
+            "no release contract in the input directory: "
+            f"expected one of {', '.join(CONTRACT_FILENAMES)}",
+            hint="mount the directory holding contract.yaml at /in, or pass --input DIR",
+        )
+    if len(found) > 1:
+        raise ContractError(
+            "contract-ambiguous",
+            "more than one release contract in the input directory: "
+            f"{', '.join(p.name for p in found)}",
+            hint="keep exactly one contract file in the input directory",
+        )
+    return found[0]
+
+
+def _found(value: object) -> str:
+    """Describe a refused value by its kind; strings are never repeated (they may be private)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return f"the boolean {str(value).lower()}"
+    if isinstance(value, int | float):
+        return f"the number {value!r}"
+    if isinstance(value, str):
+        return "a string"
+    return "a mapping" if isinstance(value, dict) else f"a {type(value).__name__}"
+
+
+def _present_loc(data: object, loc: Loc, missing: bool) -> Loc:
+    """Cut ``loc`` to the keys the document holds (pydantic adds union member names)."""
+    out: list[str | int] = []
+    node = data
+    for part in loc:
+        if not _holds(node, part):
+            return (*out, part) if missing else tuple(out)
+        node = node[part]  # type: ignore[index]
+        out.append(part)
+    return tuple(out)
+
+
+def _holds(node: object, part: str | int) -> bool:
+    if isinstance(node, dict):
+        return part in node
+    return isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node)
+
+
+def _describe(doc: ParsedDocument, e: ErrorDetails) -> tuple[Loc, str]:
+    loc: Loc = tuple(e["loc"])
+    cause = (e.get("ctx") or {}).get("error")
+    if isinstance(cause, FieldError):
+        return (*loc, *cause.loc), str(cause)
+    if isinstance(cause, ValueError):
+        return _present_loc(doc.data, loc, False), str(cause)
+    missing = e["type"] == "missing"
+    loc = _present_loc(doc.data, loc, missing)
+    if missing:
+        return loc, e["msg"]
+    return loc, f"{e['msg']}, found {_found(e.get('input'))}" + _suggestion(loc, e)
+
+
+def _suggestion(loc: Loc, e: ErrorDetails) -> str:
+    """Return a "did you mean" naming a known key or an allowed value (never the input)."""
+    if e["type"] == "extra_forbidden" and loc and isinstance(loc[-1], str):
+        return did_you_mean(loc[-1], _FIELD_NAMES)
+    found, expected = e.get("input"), (e.get("ctx") or {}).get("expected")
+    if isinstance(found, str) and isinstance(expected, str):
+        return did_you_mean(found, re.findall(r"'([^']*)'", expected))
+    return ""
+
+
+def _validation_message(doc: ParsedDocument, err: ValidationError) -> str:
+    by_loc: dict[Loc, list[str]] = {}
+    for e in err.errors():
+        loc, text = _describe(doc, e)
+        texts = by_loc.setdefault(loc, [])
+        if text not in texts:
+            texts.append(text)
+    parts = [f"{doc.where(loc)}: {' or '.join(texts)}" for loc, texts in by_loc.items()]
+    more = f" (+{len(parts) - _MAX_LISTED} more)" if len(parts) > _MAX_LISTED else ""
+    return f"{doc.name} is not a valid release contract: " + "; ".join(parts[:_MAX_LISTED]) + more
+
+
+def _parse(raw: bytes, name: str) -> ParsedDocument:
+    is_json = name.endswith(".json")
+    try:
+        return parse_document(raw, name, is_json=is_json)
+    except (orjson.JSONDecodeError, yaml.YAMLError, UnicodeDecodeError) as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        raise ContractError(
+            "contract-syntax",
+            f"{name} is not valid {'JSON' if is_json else 'YAML'}{where}: "
+            f"{getattr(exc, 'problem', None) or exc}",
+            hint="check the file with a YAML/JSON linter",
+        ) from exc
+
+
+def load_contract_source(path: Path) -> ContractSource:
+    """Parse and validate a release contract file, keeping its line map for later messages.
+
+    Raises:
+        ContractError: unreadable file, syntax error, duplicate key, non-finite number, or a field
+            that fails validation (the message names each key path with its line, the rule and
+            the kind of value found).
+    """
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise ContractError(
+            "contract-unreadable", f"cannot read {path.name}: {exc.strerror}"
+        ) from exc
+    doc = _parse(raw, path.name)
+    if not isinstance(doc.data, dict):
+        raise ContractError(
+            "contract-not-mapping",
+            f"{path.name} must hold a mapping at the top level, found {_found(doc.data)}",
+        )
+    try:
+        contract = ReleaseContract.model_validate(doc.data)
+    except ValidationError as exc:
+        raise ContractError(
+            "contract-invalid",
+            _validation_message(doc, exc),
+            hint="see contracts/contract.schema.json",
+        ) from exc
+    return ContractSource(contract, doc)
+
+
+def load_contract(path: Path) -> ReleaseContract:
+    """Parse and validate a release contract file (YAML with a safe loader, or JSON).
+
+    Raises:
+        ContractError: as ``load_contract_source``.
+    """
+    return load_contract_source(path).contract
+
+
+def load_policy_config(path: Path, name: str) -> object:
+    """Read a policy config (JSON or YAML), refusing duplicate keys and non-finite numbers.
+
+    Args:
+        path: the file.
+        name: its path relative to the input directory, for messages.
+
+    Raises:
+        yaml.YAMLError | orjson.JSONDecodeError: a syntax error (the job reports it and goes on).
+        ContractError: ``contract-duplicate-key`` or ``contract-non-finite`` (exit 78).
+    """
+    return parse_document(path.read_bytes(), name, is_json=path.suffix == ".json").data
+
+
+def resolve_inside(input_dir: Path, relative: str) -> Path:
+    """Resolve ``relative`` under ``input_dir``, refusing symlinks that lead outside it.
+
+    Raises:
+        ContractError: the resolved path is outside the input directory.
+    """
+    root = input_dir.resolve()
+    target = (input_dir / relative).resolve()
+    if target != root and root not in target.parents:
+        raise ContractError(
+            "path-escapes-input",
+            f"{relative} resolves outside the input directory (through a symlink)",
+            hint="copy the file into the input directory instead of linking to it",
+        )
+    return target
+
+
+def is_readable_file(path: Path) -> bool:
+    """Return whether ``path`` is a regular file this process can read."""
+    return path.is_file() and os.access(path, os.R_OK)

@@ -1,0 +1,141 @@
+"""Contract checks that need the evidence: pure functions the engine calls once it has read it.
+
+Each returns a list of located messages (empty when the contract and the evidence agree); the
+engine turns a non-empty list into a failed run-level hard gate (BLOCK). With ``source`` (from
+``load_contract_source``) a message starts ``contract.yaml: key.path (line N):``; without it,
+``key.path:``. Messages repeat declared ids and numbers, never free text from the evidence other
+than the ids and split values it holds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterable, Mapping
+
+from ragwarrant.contract._document import Loc, key_path
+from ragwarrant.contract._loading import ContractSource
+from ragwarrant.contract._models import ReleaseContract
+from ragwarrant.contract._sanity import did_you_mean
+
+__all__ = ["check_policy_ids", "check_scales", "check_splits_declared"]
+
+_CONFIRMATORY_NAMES = ("confirmatory", "holdout", "heldout", "held-out", "held_out", "test")
+_DEVELOPMENT_NAMES = ("development", "dev", "validation", "val", "tuning", "train")
+
+
+def _where(source: ContractSource | None, loc: Loc) -> str:
+    return source.where(loc) if source is not None else key_path(loc)
+
+
+def _listed(values: Iterable[str]) -> str:
+    return ", ".join(sorted(values)) or "none"
+
+
+def check_policy_ids(
+    contract: ReleaseContract, present_ids: Iterable[str], *, source: ContractSource | None = None
+) -> list[str]:
+    """Report each declared baseline or candidate policy id that the evidence does not hold.
+
+    Args:
+        contract: the validated contract.
+        present_ids: every policy id found in the evidence (all sources together).
+        source: the contract's source, for line numbers.
+
+    Returns:
+        One message per absent policy, listing the ids present and the closest one.
+    """
+    present = set(present_ids)
+    declared: list[tuple[Loc, str]] = [(("baseline", "policy_id"), contract.baseline.policy_id)]
+    declared += [
+        (("candidates", i, "policy_id"), c.policy_id) for i, c in enumerate(contract.candidates)
+    ]
+    return [
+        f"{_where(source, loc)}: policy {policy!r} is not in the evidence, which holds "
+        f"{_listed(present)}" + did_you_mean(policy, present - {p for _, p in declared})
+        for loc, policy in declared
+        if policy not in present
+    ]
+
+
+def _suggest_splits(values: Collection[str]) -> str:
+    lowered = {v.lower(): v for v in values}
+    confirmatory = next((lowered[n] for n in _CONFIRMATORY_NAMES if n in lowered), None)
+    development = next((lowered[n] for n in _DEVELOPMENT_NAMES if n in lowered), None)
+    if confirmatory is None:
+        return "add splits: {confirmatory: <the held-out split value>}"
+    dev = f"development: {development}, " if development is not None else ""
+    return f"did you mean splits: {{{dev}confirmatory: {confirmatory}}}?"
+
+
+def check_splits_declared(
+    contract: ReleaseContract,
+    split_values: Collection[str],
+    *,
+    source: ContractSource | None = None,
+) -> list[str]:
+    """Report split values in the evidence that the contract's ``splits:`` block does not govern.
+
+    Without a ``splits:`` block every row counts as confirmatory evidence, so development rows
+    would decide; with one, its confirmatory value must be among the values present.
+
+    Args:
+        contract: the validated contract.
+        split_values: the distinct values of the evidence's split column (empty: no such column).
+        source: the contract's source, for line numbers.
+
+    Returns:
+        At most one message, with a suggested ``splits:`` block or the closest value.
+    """
+    if not split_values:
+        return []
+    if contract.splits is None:
+        return [
+            f"{_where(source, ('splits',))}: the evidence holds split values "
+            f"{_listed(split_values)} but the contract has no splits: block, so development "
+            f"rows would count as confirmatory evidence; {_suggest_splits(split_values)}"
+        ]
+    wanted = contract.splits.confirmatory
+    if wanted in split_values:
+        return []
+    return [
+        f"{_where(source, ('splits', 'confirmatory'))}: split {wanted!r} is not in the evidence, "
+        f"which holds {_listed(split_values)}" + did_you_mean(wanted, split_values)
+    ]
+
+
+def check_scales(
+    contract: ReleaseContract,
+    observed: Mapping[str, tuple[float, float]],
+    *,
+    non_binary: Collection[str] = (),
+    source: ContractSource | None = None,
+) -> list[str]:
+    """Report quality metrics whose values contradict the declared scale or ``metric_kind``.
+
+    Args:
+        contract: the validated contract.
+        observed: metric id → (smallest, largest) finite value in the evidence, all policies.
+        non_binary: ids of metrics holding a finite value other than 0 and 1.
+        source: the contract's source, for line numbers.
+
+    Returns:
+        One message per contradiction, suggesting the scale that covers the values.
+    """
+    messages = []
+    for i, metric in enumerate(contract.quality_metrics):
+        low, high = metric.scale
+        if metric.id in observed:
+            seen_low, seen_high = observed[metric.id]
+            if seen_low < low or seen_high > high:
+                messages.append(
+                    f"{_where(source, ('quality_metrics', i, 'scale'))}: values of {metric.id!r} "
+                    f"range over [{seen_low!r}, {seen_high!r}] but the declared scale is "
+                    f"[{low:g}, {high:g}]; did you mean scale: "
+                    f"[{min(seen_low, low):g}, {max(seen_high, high):g}]?"
+                )
+        if metric.metric_kind == "binary" and metric.id in non_binary:
+            messages.append(
+                f"{_where(source, ('quality_metrics', i, 'metric_kind'))}: {metric.id!r} is "
+                "declared binary but holds values other than 0 and 1; did you mean metric_kind: "
+                "ordinal, continuous, or null (detect from the data)?"
+            )
+    return messages

@@ -1,0 +1,188 @@
+"""Sanity rules of a release contract that its field types cannot express.
+
+Each rule raises ``FieldError``, a ``ValueError`` that carries the key path it is about (relative
+to the model being validated), so the loader can name the key and its line. Messages never echo a
+string the user wrote (it may be private); numbers and declared ids are safe to repeat.
+
+Metric name families (README, "Metric name families"): a metric whose id contains one of these
+words has the direction of its family, unless the metric sets ``direction_confirmed: true``.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ragwarrant.contract._models import Direction, ReleaseContract
+
+__all__ = [
+    "HIGHER_IS_BETTER_WORDS",
+    "LOWER_IS_BETTER_WORDS",
+    "NEGATION_WORDS",
+    "FieldError",
+    "check_direction_family",
+    "check_margin",
+    "check_references",
+    "did_you_mean",
+    "name_family",
+]
+
+LOWER_IS_BETTER_WORDS = frozenset({"latency", "cost", "hallucination", "toxicity", "error"})
+"""Words of metric ids whose metrics are better when lower."""
+
+HIGHER_IS_BETTER_WORDS = frozenset(
+    {
+        "faithfulness",
+        "accuracy",
+        "groundedness",
+        "relevance",
+        "relevancy",
+        "precision",
+        "recall",
+        "correctness",
+    }
+)
+"""Words of metric ids whose metrics are better when higher."""
+
+NEGATION_WORDS = frozenset({"no", "non", "not", "free", "without", "absence", "avoided"})
+"""Words that turn a family around (``no_hallucination``, ``error_free``): no family then."""
+
+
+class FieldError(ValueError):
+    """A contract rule broken at ``loc`` (a key path relative to the model being validated)."""
+
+    def __init__(self, message: str, loc: tuple[str | int, ...] = ()) -> None:
+        super().__init__(message)
+        self.loc = loc
+
+
+def did_you_mean(wrong: str, candidates: Iterable[str]) -> str:
+    """Return ``"; did you mean 'x'?"`` for the closest candidate, or ``""`` when none is close."""
+    close = difflib.get_close_matches(wrong, sorted(candidates), n=1, cutoff=0.6)
+    return f"; did you mean {close[0]!r}?" if close else ""
+
+
+def _words(metric_id: str) -> set[str]:
+    spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1 \2", metric_id).lower()
+    words = {w for w in re.split(r"[^a-z0-9]+", spaced) if w}
+    return words | {w[:-1] for w in words if w.endswith("s")}
+
+
+def name_family(metric_id: str) -> str | None:
+    """Return the direction (``higher_is_better``/``lower_is_better``) a metric id's words imply.
+
+    ``None`` when the id holds no family word, words of both families, or a negation word.
+    """
+    words = _words(metric_id)
+    if words & NEGATION_WORDS:
+        return None
+    lower, higher = bool(words & LOWER_IS_BETTER_WORDS), bool(words & HIGHER_IS_BETTER_WORDS)
+    if lower == higher:
+        return None
+    return "lower_is_better" if lower else "higher_is_better"
+
+
+def check_direction_family(metric_id: str, direction: Direction, confirmed: bool) -> None:
+    """Refuse a direction that contradicts the metric id's name family, unless confirmed.
+
+    Raises:
+        FieldError: at ``direction``, with the direction the name suggests.
+    """
+    family = name_family(metric_id)
+    if confirmed or family is None or family == direction.value:
+        return
+    raise FieldError(
+        f"metric {metric_id!r} is named like a {family} metric but is declared "
+        f"{direction.value}; did you mean direction: {family}? (if {direction.value} is really "
+        "right, add direction_confirmed: true)",
+        ("direction",),
+    )
+
+
+def check_margin(margin: float, scale: Sequence[float], loc: tuple[str | int, ...]) -> None:
+    """Refuse a noninferiority margin as wide as the metric's scale or wider.
+
+    Such a margin makes the noninferiority test pass whatever the data (every delta lies inside it).
+
+    Raises:
+        FieldError: at ``loc``, suggesting the margin read as a percentage of the scale.
+    """
+    width = scale[1] - scale[0]
+    if margin < width:
+        return
+    hint = f"; did you mean margin_abs: {margin / 100:g}?" if margin / 100 < width else ""
+    raise FieldError(
+        f"expected a margin narrower than the scale [{scale[0]:g}, {scale[1]:g}] "
+        f"(width {width:g}), found {margin:g}{hint}",
+        loc,
+    )
+
+
+def _distinct(ids: Sequence[str], locs: Sequence[tuple[str | int, ...]], what: str) -> None:
+    seen: set[str] = set()
+    for value, loc in zip(ids, locs, strict=True):
+        if value in seen:
+            raise FieldError(f"{what} must be distinct, found {value!r} twice", loc)
+        seen.add(value)
+
+
+def _check_distinct_ids(c: ReleaseContract) -> None:
+    policies = [c.baseline.policy_id, *(p.policy_id for p in c.candidates)]
+    policy_locs = [
+        ("baseline", "policy_id"),
+        *(("candidates", i, "policy_id") for i in range(len(c.candidates))),
+    ]
+    _distinct(policies, policy_locs, "policy ids")
+    metrics = [m.id for m in c.quality_metrics] + [m.id for m in c.operational_metrics]
+    metric_locs = [("quality_metrics", i, "id") for i in range(len(c.quality_metrics))]
+    metric_locs += [("operational_metrics", i, "id") for i in range(len(c.operational_metrics))]
+    _distinct(metrics, metric_locs, "metric ids")
+    sources = [s.id for s in c.evidence]
+    _distinct(sources, [("evidence", i, "id") for i in range(len(sources))], "evidence source ids")
+
+
+def _check_claims(c: ReleaseContract) -> None:
+    quality = {m.id for m in c.quality_metrics}
+    operational = {m.id for m in c.operational_metrics}
+    for i, claim in enumerate(c.claims.items):
+        is_quality = claim.kind.value == "quality-improvement"
+        wanted = quality if is_quality else operational
+        if claim.metric not in wanted:
+            kind = "quality" if is_quality else "operational"
+            raise FieldError(
+                f"claim {claim.kind.value} names metric {claim.metric!r}, which is not a declared "
+                f"{kind} metric (declared: {', '.join(sorted(wanted)) or 'none'})"
+                + did_you_mean(claim.metric, wanted),
+                ("claims", "items", i, "metric"),
+            )
+
+
+def _check_slices(c: ReleaseContract) -> None:
+    metrics = {m.id: m for m in c.quality_metrics}
+    for i, ps in enumerate(c.protected_slices):
+        for j, name in enumerate(ps.metrics or []):
+            if name not in metrics:
+                raise FieldError(
+                    f"protected slice {ps.value!r} names unknown quality metric {name!r}"
+                    + did_you_mean(name, metrics),
+                    ("protected_slices", i, "metrics", j),
+                )
+        if ps.margin_abs is None:
+            continue
+        tested = ps.metrics or [m.id for m in c.quality_metrics if m.required]
+        for name in tested:
+            check_margin(ps.margin_abs, metrics[name].scale, ("protected_slices", i, "margin_abs"))
+
+
+def check_references(contract: ReleaseContract) -> None:
+    """Refuse repeated ids, claims and slices naming undeclared metrics, and too-wide slice margins.
+
+    Raises:
+        FieldError: at the key of the first broken rule.
+    """
+    _check_distinct_ids(contract)
+    _check_claims(contract)
+    _check_slices(contract)

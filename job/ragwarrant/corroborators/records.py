@@ -1,0 +1,460 @@
+"""Structured-context checks: what a response asserts against the fields of a JSON record.
+
+When an example's context is a JSON object (a business record, a table row: RAGTruth's
+Data2txt task gives the model a Yelp business record), the record says more than its words: an
+attribute set to ``false`` is a fact ("no outdoor seating"), one set to ``null`` is unknown, the
+opening hours are per day, the star rating is one number. A lexical overlap check cannot see a
+response that mentions "outdoor seating" where the record says ``"OutdoorSeating": false``: every
+word is in the context. These checks compare the response's sentences with the record's fields:
+
+- ``false_attribute``: a sentence names an attribute whose value is false (``false``, ``"no"``,
+  ``"none"``) without a negation before it ("offers outdoor seating");
+- ``negated_true_attribute``: a sentence negates an attribute whose value is true
+  ("does not take reservations");
+- ``null_attribute``: a sentence names an attribute whose value is ``null`` (unknown: any claim
+  about it is unsupported, affirmative or negative);
+- ``hours``: a time of day in the response that is not an opening or closing time of the days the
+  sentence names (all days when it names none; happy-hour sentences are skipped); "open daily",
+  "every day" or "7 days a week" when the record lacks a day, or gives times in the same sentence
+  while its hours differ between days; any time or "daily" claim when the record's ``hours`` is
+  ``null``;
+- ``stars``: a star rating ("4.5 stars", "4.5-star", "rated 4.5", "rating of 4.5") equal to
+  neither the record's business rating nor any of its reviews' ratings.
+
+An attribute is named by the words of its key, CamelCase split, without the generic prefixes
+(``RestaurantsTakeOut`` -> ``take out``, also matched as ``takeout``; ``BusinessAcceptsCreditCards``
+-> ``credit cards``); the words of a nested key are its own (``Ambience.trendy`` -> ``trendy``).
+Words are compared after folding common English inflections. A negation is one of ``NEGATIONS``
+among the six tokens before the attribute's first word in the same sentence.
+
+Each count is a *conflict* with the record. ``RecordChecks.n_conflicts`` sums them;
+``conflicts_per_sentence`` divides by the response's sentences. The checks are deterministic
+corroborators: a conflict is evidence against groundedness, never evidence for it. Everything
+here is pure: strings in, frozen values out; no I/O, no logging.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ragwarrant.corroborators.lexical import split_sentences
+
+__all__ = [
+    "NEGATIONS",
+    "RECORD_CHECKS",
+    "RecordChecks",
+    "StructuredRecord",
+    "check_record",
+    "parse_record",
+]
+
+RECORD_CHECKS: tuple[str, ...] = (
+    "false_attribute",
+    "negated_true_attribute",
+    "null_attribute",
+    "hours",
+    "stars",
+)
+"""Names of the record checks, in ``RecordChecks`` order."""
+
+NEGATIONS: frozenset[str] = frozenset(
+    [
+        "no",
+        "not",
+        "non",
+        "without",
+        "lacks",
+        "lack",
+        "lacking",
+        "neither",
+        "nor",
+        "never",
+        "none",
+        "cannot",
+        "isn",
+        "doesn",
+        "don",
+        "didn",
+        "aren",
+        "wasn",
+        "weren",
+        "hasn",
+        "haven",
+        "unavailable",
+    ]
+)
+"""Tokens that negate an attribute named within the next six tokens of a sentence."""
+
+_NEGATION_WINDOW = 6
+_GENERIC_KEY_WORDS = frozenset(
+    [
+        "restaurants",
+        "restaurant",
+        "business",
+        "businesses",
+        "accepts",
+        "accept",
+        "good",
+        "for",
+        "has",
+        "have",
+        "by",
+        "only",
+    ]
+)
+_FALSE_STRINGS = frozenset({"no", "none", "false", "0"})
+_NULL_STRINGS = frozenset({"null", ""})
+_DAYS: tuple[str, ...] = (
+    "monday",
+    "tuesday",
+    "wednesday",
+    "thursday",
+    "friday",
+    "saturday",
+    "sunday",
+)
+_DAY_ALIASES: dict[str, str] = {
+    **{d: d for d in _DAYS},
+    **{d + "s": d for d in _DAYS},
+    **{d[:3]: d for d in _DAYS},
+    "tues": "tuesday",
+    "wed": "wednesday",
+    "thur": "thursday",
+    "thurs": "thursday",
+}
+_WORD = re.compile(r"[a-z0-9]+(?:\.[0-9]+)?")
+_CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+_DAY_RANGE = re.compile(
+    r"\b("
+    + "|".join(sorted(_DAY_ALIASES, key=len, reverse=True))
+    + r")\b\.?\s*(?:-|–|to|through|thru|until)\s*"
+    r"\b(" + "|".join(sorted(_DAY_ALIASES, key=len, reverse=True)) + r")\b"
+)
+_DAY_WORD = re.compile(r"\b(" + "|".join(sorted(_DAY_ALIASES, key=len, reverse=True)) + r")\b")
+_WEEKDAYS = re.compile(r"\bweekdays?\b")
+_WEEKENDS = re.compile(r"\bweekends?\b")
+_EVERY_DAY = re.compile(
+    r"\b(?:daily|every\s+day|7\s+days|seven\s+days|all\s+week|each\s+day|every\s+day\s+of\s+the\s+week)\b"
+)
+_TIME = re.compile(
+    r"\b(\d{1,2})(?::(\d{2}))?\s*(a\.?m\.?|p\.?m\.?)(?![a-z])|\b(\d{1,2}):(\d{1,2})\b|\b(noon|midnight)\b"
+)
+_STAR_CLAIM = re.compile(
+    r"\b(\d(?:\.\d+)?)\s*(?:-|\s)?\s*stars?\b"
+    r"|\b(?:rated|rating\s+of|rating\s+is|score\s+of)\s+(?:an?\s+)?(?:average\s+of\s+)?(\d(?:\.\d+)?)\b"
+    r"|\b(\d(?:\.\d+)?)\s*(?:/|out\s+of)\s*5\b"
+)
+_HOURS_WORDS = re.compile(r"\b(?:open|opens|opening|close|closes|closing|hours)\b")
+
+
+def _fold(token: str) -> str:
+    """Fold common English inflections (``seats``/``seating`` -> ``seat``)."""
+    if len(token) > 4 and token.endswith("ies"):
+        return token[:-3] + "y"
+    for suffix in ("ing", "ed", "es", "s"):
+        if len(token) - len(suffix) >= 3 and token.endswith(suffix):
+            return token[: -len(suffix)]
+    return token
+
+
+@dataclass(frozen=True, slots=True)
+class _Attribute:
+    """One attribute of the record: the folded words that name it and its truth value."""
+
+    words: tuple[str, ...]
+    joined: str
+    value: bool | None
+
+
+@dataclass(frozen=True, slots=True)
+class StructuredRecord:
+    """The checkable fields of a JSON record.
+
+    Attributes:
+        attributes: every boolean or null attribute (nested ones flattened to their leaf key).
+        hours: day -> ``(open, close)`` minutes after midnight (close mod 1440); None when the
+            record has no ``hours`` field, ``{}`` when it is ``null``.
+        hours_null: the record's ``hours`` is ``null``.
+        stars: every star rating the record gives (the business's and its reviews').
+        business_stars: the record's own rating, when it has one.
+    """
+
+    attributes: tuple[_Attribute, ...]
+    hours: Mapping[str, tuple[int, int]] | None
+    hours_null: bool
+    stars: frozenset[float]
+    business_stars: float | None
+
+
+def _key_words(key: str) -> tuple[str, ...]:
+    words = _WORD.findall(_CAMEL.sub(" ", key).lower())
+    kept = [w for w in words if w not in _GENERIC_KEY_WORDS] or words
+    return tuple(_fold(w) for w in kept)
+
+
+def _truth(value: Any) -> bool | None | str:
+    """``True``/``False``/``None`` for a boolean-like value; ``"other"`` for anything else."""
+    if value is None or isinstance(value, bool):
+        return value
+    if isinstance(value, str):
+        text = value.strip().strip("u").strip("'\"").lower()
+        if text in _FALSE_STRINGS:
+            return False
+        if text in _NULL_STRINGS:
+            return None
+        if text in {"true", "yes", "free", "paid"}:
+            return True
+    return "other"
+
+
+def _attributes(fields: Mapping[str, Any]) -> Iterable[_Attribute]:
+    for key, value in fields.items():
+        if isinstance(value, dict):
+            yield from _attributes(value)
+            continue
+        truth = _truth(value)
+        words = _key_words(key)
+        if truth != "other" and words:
+            yield _Attribute(words, "".join(words), truth)  # type: ignore[arg-type]
+
+
+def _minutes(text: str) -> int | None:
+    match = re.fullmatch(r"\s*(\d{1,2}):(\d{1,2})\s*", text)
+    if not match:
+        return None
+    return (int(match.group(1)) * 60 + int(match.group(2))) % 1440
+
+
+def _hours(value: Any) -> dict[str, tuple[int, int]]:
+    out: dict[str, tuple[int, int]] = {}
+    if not isinstance(value, dict):
+        return out
+    for day, span in value.items():
+        if not isinstance(span, str) or "-" not in span:
+            continue
+        start, _, end = span.partition("-")
+        opened, closed = _minutes(start), _minutes(end)
+        if (
+            isinstance(day, str)
+            and day.lower() in _DAYS
+            and opened is not None
+            and closed is not None
+        ):
+            out[day.lower()] = (opened, closed)
+    return out
+
+
+def _star_values(record: Mapping[str, Any]) -> tuple[frozenset[float], float | None]:
+    business = record.get("business_stars", record.get("stars"))
+    own = (
+        float(business)
+        if isinstance(business, int | float) and not isinstance(business, bool)
+        else None
+    )
+    found = {own} if own is not None else set()
+    reviews = record.get("review_info")
+    if isinstance(reviews, list):
+        for review in reviews:
+            stars = review.get("review_stars") if isinstance(review, dict) else None
+            if isinstance(stars, int | float) and not isinstance(stars, bool):
+                found.add(float(stars))
+    return frozenset(found), own
+
+
+def parse_record(contexts: str | Sequence[str]) -> StructuredRecord | None:
+    """Return the structured record of a context when a passage is a JSON object, else None.
+
+    Args:
+        contexts: the context passages (one string or a sequence); the first passage that parses
+            as a JSON object is the record.
+
+    Returns:
+        The ``StructuredRecord``, or None when no passage is a JSON object.
+    """
+    for passage in (contexts,) if isinstance(contexts, str) else contexts:
+        text = passage.strip()
+        if not (text.startswith("{") and text.endswith("}")):
+            continue
+        try:
+            record = json.loads(text)
+        except json.JSONDecodeError:
+            continue
+        if not isinstance(record, dict):
+            continue
+        attributes = record.get("attributes")
+        fields = attributes if isinstance(attributes, dict) else {}
+        stars, business = _star_values(record)
+        has_hours = "hours" in record
+        return StructuredRecord(
+            attributes=tuple(_attributes(fields)),
+            hours=_hours(record["hours"]) if has_hours else None,
+            hours_null=has_hours and record["hours"] is None,
+            stars=stars,
+            business_stars=business,
+        )
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class RecordChecks:
+    """The conflicts between one response and its structured record (counts of sentences/claims).
+
+    Attributes:
+        false_attribute: affirmative mentions of attributes the record says are false.
+        negated_true_attribute: negated mentions of attributes the record says are true.
+        null_attribute: mentions of attributes the record leaves null.
+        hours: times or "daily" claims that disagree with the record's opening hours.
+        stars: star ratings the record does not give.
+        n_sentences: sentences in the response.
+    """
+
+    false_attribute: int
+    negated_true_attribute: int
+    null_attribute: int
+    hours: int
+    stars: int
+    n_sentences: int
+
+    @property
+    def n_conflicts(self) -> int:
+        """All conflicts together."""
+        return (
+            self.false_attribute
+            + self.negated_true_attribute
+            + self.null_attribute
+            + self.hours
+            + self.stars
+        )
+
+    @property
+    def conflicts_per_sentence(self) -> float:
+        """``n_conflicts / n_sentences`` (0.0 for an empty response)."""
+        return self.n_conflicts / self.n_sentences if self.n_sentences else 0.0
+
+
+def _mentions(tokens: list[str], folded: list[str], attribute: _Attribute) -> int | None:
+    """Index of the first word of the attribute's mention in the sentence, or None."""
+    if attribute.joined in tokens:
+        return tokens.index(attribute.joined)
+    positions = []
+    for word in attribute.words:
+        if word not in folded:
+            return None
+        positions.append(folded.index(word))
+    return min(positions)
+
+
+def _negated(tokens: list[str], position: int) -> bool:
+    window = tokens[max(0, position - _NEGATION_WINDOW) : position]
+    return any(t in NEGATIONS or t.endswith("n't") for t in window)
+
+
+def _attribute_conflicts(record: StructuredRecord, tokens: list[str]) -> tuple[int, int, int]:
+    folded = [_fold(t) for t in tokens]
+    false_hits = true_negated = null_hits = 0
+    for attribute in record.attributes:
+        position = _mentions(tokens, folded, attribute)
+        if position is None:
+            continue
+        if attribute.value is None:
+            null_hits += 1
+        elif _negated(tokens, position) == attribute.value:
+            if attribute.value:
+                true_negated += 1
+            else:
+                false_hits += 1
+    return false_hits, true_negated, null_hits
+
+
+def _times(sentence: str) -> list[int]:
+    """Times of day in the sentence, minutes after midnight (mod 1440)."""
+    found: list[int] = []
+    for m in _TIME.finditer(sentence):
+        if m.group(6):
+            found.append(720 if m.group(6) == "noon" else 0)
+        elif m.group(3):
+            hour = int(m.group(1)) % 12 + (12 if m.group(3).startswith("p") else 0)
+            found.append(hour * 60 + int(m.group(2) or 0))
+        else:
+            hour, minute = int(m.group(4)), int(m.group(5))
+            if hour <= 24 and minute < 60:
+                found.append((hour * 60 + minute) % 1440)
+    return found
+
+
+def _days(sentence: str) -> set[str]:
+    """Days the sentence names (ranges expanded, weekdays/weekends included)."""
+    days: set[str] = set()
+    for m in _DAY_RANGE.finditer(sentence):
+        a, b = _DAYS.index(_DAY_ALIASES[m.group(1)]), _DAYS.index(_DAY_ALIASES[m.group(2)])
+        span = range(a, b + 1) if a <= b else [*range(a, 7), *range(0, b + 1)]
+        days.update(_DAYS[i] for i in span)
+    days.update(_DAY_ALIASES[m.group(1)] for m in _DAY_WORD.finditer(sentence))
+    if _WEEKDAYS.search(sentence):
+        days.update(_DAYS[:5])
+    if _WEEKENDS.search(sentence):
+        days.update(_DAYS[5:])
+    return days
+
+
+def _every_day_claim(sentence: str, times: list[int]) -> bool:
+    """The sentence says "daily" (or alike) about opening hours."""
+    return bool(_EVERY_DAY.search(sentence)) and bool(_HOURS_WORDS.search(sentence) or times)
+
+
+def _hours_conflicts(record: StructuredRecord, sentence: str) -> int:
+    times = [] if "happy hour" in sentence else _times(sentence)
+    every_day = _every_day_claim(sentence, times)
+    if record.hours_null:
+        return int(bool(times) or every_day)
+    if record.hours is None:
+        return 0
+    hours = record.hours
+    conflicts = int(
+        every_day and (len(hours) < 7 or (bool(times) and len(set(hours.values())) > 1))
+    )
+    if times:
+        named = _days(sentence) & set(hours) or set(hours)
+        allowed = {t for day in named for t in hours[day]}
+        conflicts += sum(1 for t in times if t not in allowed)
+    return conflicts
+
+
+def _star_conflicts(record: StructuredRecord, sentence: str) -> int:
+    if not record.stars:
+        return 0
+    conflicts = 0
+    for m in _STAR_CLAIM.finditer(sentence):
+        value = float(next(g for g in m.groups() if g is not None))
+        if value <= 5.0 and value not in record.stars:
+            conflicts += 1
+    return conflicts
+
+
+def check_record(response: str, record: StructuredRecord) -> RecordChecks:
+    """Compare what ``response`` asserts with the fields of ``record``, sentence by sentence.
+
+    Args:
+        response: the generated text.
+        record: the context's structured record, from ``parse_record``.
+
+    Returns:
+        The frozen ``RecordChecks``; see the module docstring for each count.
+    """
+    counts = [0, 0, 0, 0, 0]
+    sentences = split_sentences(response)
+    for sentence in sentences:
+        lowered = sentence.lower()
+        tokens = _WORD.findall(lowered.replace("n't", " not"))
+        false_hits, true_negated, null_hits = _attribute_conflicts(record, tokens)
+        counts[0] += false_hits
+        counts[1] += true_negated
+        counts[2] += null_hits
+        counts[3] += _hours_conflicts(record, lowered)
+        counts[4] += _star_conflicts(record, lowered)
+    false_attribute, negated_true, null_attribute, hours, stars = counts
+    return RecordChecks(false_attribute, negated_true, null_attribute, hours, stars, len(sentences))

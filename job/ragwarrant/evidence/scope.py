@@ -1,0 +1,188 @@
+"""Which examples a run decides on, and the checks that say what the evidence holds beyond that.
+
+Scopes are boolean masks over the index's examples (shape (E,)): the confirmatory split (or every
+example when the contract declares no splits) and the development split. The checks are
+``ValidationCheck`` notes: examples in no declared split role, example ids with white space at
+either end, rows of policies and metrics the contract does not name, and missing values.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ragwarrant.contract import ReleaseContract
+from ragwarrant.evidence.index import EvidenceIndex
+from ragwarrant.evidence_class import EvidenceClass
+from ragwarrant.outputs import ValidationCheck
+
+__all__ = [
+    "Scopes",
+    "declared_metrics",
+    "example_id_checks",
+    "missing_value_checks",
+    "missing_value_table",
+    "scopes",
+    "split_checks",
+    "undeclared_checks",
+]
+
+
+@dataclass(frozen=True)
+class Scopes:
+    """The example sets a run decides on.
+
+    Attributes:
+        confirmatory: shape (E,) bool, the examples the decision is tested on.
+        development: shape (E,) bool, the development split, or None when not declared.
+        confirmatory_name: the confirmatory split's label, or ``all`` without splits.
+    """
+
+    confirmatory: np.ndarray
+    development: np.ndarray | None
+    confirmatory_name: str
+
+
+def scopes(index: EvidenceIndex, contract: ReleaseContract) -> Scopes:
+    """Return the confirmatory and development scopes the contract's splits declare."""
+    if contract.splits is None:
+        return Scopes(np.ones(index.n_examples, dtype=bool), None, "all")
+    conf = index.in_split(contract.splits.confirmatory)
+    dev = None
+    if contract.splits.development is not None:
+        dev = index.in_split(contract.splits.development)
+    return Scopes(conf, dev, contract.splits.confirmatory)
+
+
+def split_checks(index: EvidenceIndex, contract: ReleaseContract) -> list[ValidationCheck]:
+    """Say which examples no split role covers, and when the class assumes a held-out split."""
+    if contract.splits is not None:
+        roles = [
+            r for r in (contract.splits.development, contract.splits.confirmatory) if r is not None
+        ]
+        covered = np.zeros(index.n_examples, dtype=bool)
+        for role in roles:
+            covered |= index.in_split(role)
+        outside = int(np.sum(~covered))
+        if not outside:
+            return []
+        labels = sorted(set(index.split_labels) - set(roles))
+        shown = ", ".join(repr(x) for x in labels) or "none"
+        return [
+            ValidationCheck(
+                id="split-unassigned",
+                target="evidence",
+                status="warn",
+                message=f"{outside} examples are in no declared split role "
+                "(their split labels: "
+                f"{shown}; or no label) and are not used",
+            )
+        ]
+    klass = contract.evidence_class
+    if klass >= EvidenceClass.CONFIRMATORY and klass < EvidenceClass.DEPLOYMENT:
+        return [
+            ValidationCheck(
+                id="evidence-class-without-split",
+                target="contract",
+                status="info",
+                message=f"evidence class {contract.evidence_class.value} declared without a "
+                "confirmatory split: the claim scope assumes the evidence was fixed before "
+                "the analysis",
+            )
+        ]
+    return []
+
+
+def example_id_checks(index: EvidenceIndex) -> list[ValidationCheck]:
+    """Warn about example ids with white space at either end (compared exactly, never trimmed)."""
+    padded = [e for e in index.example_ids.tolist() if e != e.strip()]
+    if not padded:
+        return []
+    return [
+        ValidationCheck(
+            id="example-id-whitespace",
+            target="evidence",
+            status="warn",
+            message=f"{len(padded)} example ids start or end with white space; they pair only "
+            "with ids spelled the same way (ids are compared exactly, never trimmed)",
+        )
+    ]
+
+
+def declared_metrics(contract: ReleaseContract) -> set[str]:
+    """Every metric id the contract tests or reads (quality, operational, disqualifiers, judge)."""
+    declared = (
+        {m.id for m in contract.quality_metrics}
+        | {m.id for m in contract.operational_metrics}
+        | {d.metric for d in contract.hard_disqualifiers}
+    )
+    if contract.corroboration is not None:  # the judge metrics corroboration reads are declared too
+        cb = contract.corroboration
+        declared |= {
+            cb.groundedness_metric,
+            *cb.sample_metrics,
+            *filter(None, [cb.answer_relevance_metric]),
+        }
+    return declared
+
+
+def undeclared_checks(index: EvidenceIndex, contract: ReleaseContract) -> list[ValidationCheck]:
+    """Note rows of policies, and metrics, that were read but that the contract does not name."""
+    checks = []
+    known = {contract.baseline.policy_id, *(c.policy_id for c in contract.candidates)}
+    extra = sorted(index.policies() - known)
+    if extra:
+        checks.append(
+            ValidationCheck(
+                id="undeclared-policies",
+                target="evidence",
+                status="info",
+                message=(
+                    "rows of policies the contract does not name were read and not used: "
+                    f"{', '.join(extra)}"
+                ),
+            )
+        )
+    undeclared = sorted({m for p, m in index.columns} - declared_metrics(contract))
+    if undeclared:
+        checks.append(
+            ValidationCheck(
+                id="undeclared-metrics",
+                target="evidence",
+                status="info",
+                message=(
+                    "metrics in the evidence that the contract does not test: "
+                    f"{', '.join(undeclared[:30])}"
+                ),
+            )
+        )
+    return checks
+
+
+def missing_value_table(
+    index: EvidenceIndex | None,
+) -> list[dict[str, str | int | float | bool | None]]:
+    """One row per (policy, metric, reason) with the count of missing values."""
+    if index is None:
+        return []
+    return [
+        {"policy_id": policy, "metric": metric, "reason": reason, "count": count}
+        for (policy, metric), col in sorted(index.columns.items())
+        for reason, count in sorted(col.missing_reasons.items())
+    ]
+
+
+def missing_value_checks(index: EvidenceIndex) -> list[ValidationCheck]:
+    """One warning per (policy, metric, reason) with missing values."""
+    return [
+        ValidationCheck(
+            id="missing-values",
+            target=f"{row['policy_id']}/{row['metric']}",
+            status="warn",
+            message=(
+                f"{row['count']} {row['reason']} values in {row['metric']} for {row['policy_id']}"
+            ),
+        )
+        for row in missing_value_table(index)
+    ]

@@ -1,0 +1,142 @@
+"""Run-level gates: they hold for the whole run rather than for one candidate.
+
+- ``hard:contract-references``: every file the contract names exists and is readable.
+- ``hard:evidence-readable:<source>``: an evidence source could be read by its adapter.
+- ``multiplicity:holm-across-candidates``: a candidate's p-value meets its Holm level when
+  several candidates are tested on the confirmatory split (Holm 1979, "A simple sequentially
+  rejective multiple test procedure", Scand. J. Statist. 6:65-70).
+- ``hard:publication-hygiene``: the outputs hold no credential, host path, e-mail address or
+  copied evidence text.
+
+A failed run-level hard gate BLOCKs every candidate (``decision.block_run``); a failed Holm gate
+caps a candidate at INCONCLUSIVE (``decision.classify_candidate``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol
+
+import numpy as np
+
+from ragwarrant.errors import EvidenceError
+from ragwarrant.outputs import GateResult, GateStatus
+from ragwarrant.stats.holm import holm_levels
+
+__all__ = [
+    "HYGIENE_BLOCKER",
+    "HygieneFinding",
+    "gate_contract_references",
+    "gate_evidence_readable",
+    "gate_holm_across_candidates",
+    "gate_publication_hygiene",
+]
+
+HYGIENE_BLOCKER = "publication-hygiene"
+"""The blocker (gate reason) of a run with hygiene findings."""
+
+
+class HygieneFinding(Protocol):
+    """What the publication-hygiene gate reads of a finding (``audit.hygiene.Finding``)."""
+
+    @property
+    def kind(self) -> str:
+        """The finding's kind, e.g. ``api-token``."""
+
+    def describe(self) -> str:
+        """Location and kind, never the matched text."""
+
+
+def gate_contract_references(unresolved: Sequence[str]) -> GateResult:
+    """Pass when every file the contract names resolved; ``unresolved`` describes the others."""
+    return GateResult(
+        id="hard:contract-references",
+        kind="hard",
+        status=GateStatus.FAIL if unresolved else GateStatus.PASS,
+        reason=("references that do not resolve: " + "; ".join(unresolved))
+        if unresolved
+        else "every file the contract names exists and is readable",
+    )
+
+
+def gate_evidence_readable(source_id: str, error: EvidenceError) -> GateResult:
+    """The failed gate of an evidence source its adapter could not read."""
+    return GateResult(
+        id=f"hard:evidence-readable:{source_id}",
+        kind="hard",
+        status=GateStatus.FAIL,
+        reason=f"{error.code}: {error.message}" + (f" (hint: {error.hint})" if error.hint else ""),
+    )
+
+
+def gate_holm_across_candidates(
+    p_values: dict[str, float | None], alpha: float
+) -> dict[str, GateResult]:
+    """Holm's step-down test across the candidates tested on the confirmatory split.
+
+    Candidates are visited in increasing p-value (stable order); each passes while its p-value
+    meets its Holm level ``alpha / (m - rank)`` and every smaller one passed (Holm 1979).
+
+    Args:
+        p_values: candidate → its intersection-union p-value, in testing order (None counts as 1).
+        alpha: the family-wise error rate.
+
+    Returns:
+        candidate → its ``multiplicity:holm-across-candidates`` gate.
+    """
+    names = list(p_values)
+    pvals = np.array([p if p is not None else 1.0 for p in p_values.values()])
+    levels = holm_levels(pvals, alpha)
+    out: dict[str, GateResult] = {}
+    passed_so_far = True
+    for i in np.argsort(pvals, kind="stable"):
+        ok = passed_so_far and pvals[i] <= levels[i]
+        passed_so_far = ok
+        out[names[i]] = GateResult(
+            id="multiplicity:holm-across-candidates",
+            kind="multiplicity",
+            status=GateStatus.PASS if ok else GateStatus.FAIL,
+            p_value=float(pvals[i]),
+            alpha=float(levels[i]),
+            reason=(
+                f"candidate p-value {pvals[i]:.4g} "
+                f"{'<=' if ok else 'does not meet'} Holm level {levels[i]:.4g} "
+                f"across {len(names)} candidates"
+            ),
+        )
+    return out
+
+
+def gate_publication_hygiene(
+    findings: Sequence[HygieneFinding], withheld: Sequence[str] = ()
+) -> GateResult:
+    """The publication-hygiene gate of a scan of the outputs.
+
+    Status ``fail`` (the run BLOCKs with reason ``publication-hygiene``) when there is any
+    finding, ``pass`` otherwise. Details count findings per kind and list withheld files.
+    """
+    kinds: dict[str, int] = {}
+    for f in findings:
+        kinds[f.kind] = kinds.get(f.kind, 0) + 1
+    details: dict[str, object] = {f"findings:{k}": v for k, v in sorted(kinds.items())}
+    if withheld:
+        details["withheld"] = ",".join(withheld)
+    if findings:
+        where = "; ".join(f.describe() for f in findings[:5])
+        more = f" (+{len(findings) - 5} more)" if len(findings) > 5 else ""
+        reason = f"{HYGIENE_BLOCKER}: {len(findings)} finding(s): {where}{more}"
+    else:
+        reason = "no credentials, host paths, e-mail addresses or copied evidence text in outputs"
+    return GateResult.model_validate(
+        {
+            "id": f"hard:{HYGIENE_BLOCKER}",
+            "kind": "hard",
+            "status": "fail" if findings else "pass",
+            "statistic": "findings",
+            "estimate": float(len(findings)),
+            "threshold": 0.0,
+            "n": len(findings),
+            "reason": reason,
+            "details": details,
+        }
+    )

@@ -1,0 +1,228 @@
+"""Read a run's inputs: the release contract, the policy configs and the evidence, with digests.
+
+Every file read is hashed (``digests.sha256_file``) for the manifest. What cannot be read is
+recorded, not raised: the contract's unresolved references and the evidence sources whose adapter
+refused them, for the run-level gates (``gates.run``) to report.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import orjson
+import yaml
+
+from ragwarrant.adapters import AdapterResult, load_source
+from ragwarrant.contract import (
+    PolicyRef,
+    ReleaseContract,
+    find_contract,
+    is_readable_file,
+    load_contract,
+    load_policy_config,
+    resolve_inside,
+)
+from ragwarrant.digests import sha256_bytes, sha256_file
+from ragwarrant.errors import EvidenceError, InputError
+from ragwarrant.outputs import ConfigDifference, FileDigest, ValidationCheck
+
+__all__ = ["Inputs", "check_input_dir", "config_differences", "read_inputs"]
+
+
+@dataclass
+class Inputs:
+    """Everything read from the input directory, with the checks made while reading.
+
+    Attributes:
+        contract: the validated release contract.
+        contract_path: the contract file's name in the input directory.
+        contract_sha256: hex sha256 of the contract file's bytes.
+        digests: every input file read (contract, configs, evidence), in reading order.
+        config_sha: policy id → hex sha256 of its config file (absent when unreadable).
+        configs: policy id → the parsed config (absent when unreadable or unparsable).
+        results: the evidence sources read, in contract order.
+        checks: validation checks made while reading.
+        unresolved: descriptions of contract references that do not resolve to a readable file.
+        unreadable: (source id, error) of each evidence source its adapter refused.
+    """
+
+    contract: ReleaseContract
+    contract_path: str
+    contract_sha256: str
+    digests: list[FileDigest] = field(default_factory=list)
+    config_sha: dict[str, str] = field(default_factory=dict)
+    configs: dict[str, object] = field(default_factory=dict)
+    results: list[AdapterResult] = field(default_factory=list)
+    checks: list[ValidationCheck] = field(default_factory=list)
+    unresolved: list[str] = field(default_factory=list)
+    unreadable: list[tuple[str, EvidenceError]] = field(default_factory=list)
+
+
+def check_input_dir(input_dir: Path) -> None:
+    """Check the input directory exists and is readable.
+
+    Raises:
+        InputError: the input directory is missing or unreadable (exit 66).
+    """
+    hint = "check the volume's permissions: the job runs as uid 65532"
+    try:
+        is_dir = input_dir.is_dir()
+    except OSError as exc:
+        raise InputError(
+            "input-unreadable",
+            f"input directory {input_dir} cannot be reached: {exc.strerror}",
+            hint=hint,
+        ) from exc
+    if not is_dir:
+        raise InputError(
+            "input-missing",
+            f"input directory {input_dir} does not exist or is not a directory",
+            hint="mount the evidence at /in, or pass --input DIR",
+        )
+    if not os.access(input_dir, os.R_OK | os.X_OK):
+        raise InputError(
+            "input-unreadable", f"input directory {input_dir} is not readable", hint=hint
+        )
+
+
+def _digest(path: Path, relative: str) -> FileDigest:
+    return FileDigest(path=relative, sha256=sha256_file(path), bytes=path.stat().st_size)
+
+
+def _read_contract(input_dir: Path) -> Inputs:
+    contract_file = find_contract(input_dir)
+    contract = load_contract(contract_file)
+    contract_bytes = contract_file.read_bytes()
+    sha = sha256_bytes(contract_bytes)
+    inputs = Inputs(contract=contract, contract_path=contract_file.name, contract_sha256=sha)
+    inputs.digests.append(
+        FileDigest(path=contract_file.name, sha256=sha, bytes=len(contract_bytes))
+    )
+    inputs.checks.append(
+        ValidationCheck(
+            id="contract-schema",
+            target=contract_file.name,
+            status="pass",
+            message="the release contract validates against contracts/contract.schema.json",
+        )
+    )
+    return inputs
+
+
+def _read_config(inputs: Inputs, input_dir: Path, policy: PolicyRef) -> None:
+    path = resolve_inside(input_dir, policy.config)
+    if not is_readable_file(path):
+        inputs.unresolved.append(f"policy config {policy.config} ({policy.policy_id})")
+        return
+    digest = _digest(path, policy.config)
+    inputs.config_sha[policy.policy_id] = digest.sha256
+    inputs.digests.append(digest)
+    try:
+        inputs.configs[policy.policy_id] = load_policy_config(path, policy.config)
+    except (orjson.JSONDecodeError, yaml.YAMLError) as exc:
+        inputs.checks.append(
+            ValidationCheck(
+                id="policy-config-parse",
+                target=policy.config,
+                status="warn",
+                file=policy.config,
+                message=f"cannot parse the policy config, so differences are not shown: {exc}",
+            )
+        )
+
+
+def _unreadable_check(source_id: str, source_path: str, exc: EvidenceError) -> ValidationCheck:
+    return ValidationCheck(
+        id=f"evidence-readable:{source_id}",
+        target=source_path,
+        status="fail",
+        message=f"{exc.code}: {exc.message}",
+        file=exc.file or source_path,
+        row=exc.row,
+        column=exc.column,
+        expected=exc.expected,
+        found=None if exc.found is None else str(exc.found)[:200],
+    )
+
+
+def _read_evidence(inputs: Inputs, input_dir: Path) -> None:
+    for source in inputs.contract.evidence:
+        path = resolve_inside(input_dir, source.path)
+        if not is_readable_file(path):
+            inputs.unresolved.append(f"evidence {source.path} ({source.id})")
+            continue
+        digest = _digest(path, source.path)
+        inputs.digests.append(digest)
+        try:
+            result = load_source(source, path, digest.sha256, inputs.contract)
+        except EvidenceError as exc:
+            inputs.checks.append(_unreadable_check(source.id, source.path, exc))
+            inputs.unreadable.append((source.id, exc))
+            continue
+        inputs.results.append(result)
+        inputs.checks.append(
+            ValidationCheck(
+                id=f"evidence-readable:{source.id}",
+                target=source.path,
+                status="pass",
+                message=(
+                    f"read {result.provenance.rows_read} rows "
+                    f"with adapter {result.provenance.adapter}"
+                ),
+            )
+        )
+
+
+def read_inputs(input_dir: Path) -> Inputs:
+    """Read the contract, the policy configs and the evidence sources of ``input_dir``.
+
+    Raises:
+        ContractError: no contract, or one that does not validate (exit 78).
+        InputError: a reference escapes the input directory.
+    """
+    inputs = _read_contract(input_dir)
+    contract = inputs.contract
+    for policy in [contract.baseline, *contract.candidates]:
+        _read_config(inputs, input_dir, policy)
+    _read_evidence(inputs, input_dir)
+    inputs.checks += [
+        ValidationCheck(
+            id="contract-reference",
+            target=u,
+            status="fail",
+            message=f"{u} does not exist or is not readable",
+        )
+        for u in inputs.unresolved
+    ]
+    return inputs
+
+
+def _flatten(obj: object, prefix: str = "") -> dict[str, object]:
+    if isinstance(obj, dict):
+        out: dict[str, object] = {}
+        for k, v in obj.items():
+            out.update(_flatten(v, f"{prefix}.{k}" if prefix else str(k)))
+        return out
+    return {prefix or "(root)": obj}
+
+
+def _scalar(value: object) -> object:
+    if isinstance(value, str | int | float | bool) or value is None:
+        return value
+    return orjson.dumps(value).decode()
+
+
+def config_differences(baseline: object, candidate: object) -> list[ConfigDifference]:
+    """Every leaf (dotted path) whose value differs between two parsed policy configs, sorted.
+
+    Non-scalar leaves (lists) are shown as their JSON text.
+    """
+    fb, fc = _flatten(baseline), _flatten(candidate)
+    diffs = []
+    for key in sorted(set(fb) | set(fc)):
+        b, c = fb.get(key), fc.get(key)
+        if b != c:
+            diffs.append(ConfigDifference(path=key, baseline=_scalar(b), candidate=_scalar(c)))  # type: ignore[arg-type]
+    return diffs

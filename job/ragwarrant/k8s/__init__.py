@@ -1,0 +1,58 @@
+"""Kubernetes: the job's manifests and their submission, built with the official client.
+
+``inputs`` reads and checks the contracts and the files they name; ``render`` turns them into
+hardened V1 objects (Job, CronJob, Indexed Job, ConfigMaps, NetworkPolicy, ledger claim);
+``submit`` creates them in a cluster and waits for the decision. ``ragwarrant k8s`` is the command
+(``commands/k8s.py``); the ``kubernetes`` package is the optional extra ``k8s``.
+"""
+
+from __future__ import annotations
+
+from ragwarrant.k8s.inputs import InputFile, RenderInputs, collect_input_files, load_inputs
+from ragwarrant.k8s.render import (
+    CONFIGMAP_LIMIT_BYTES,
+    CONTAINER_NAME,
+    FAIL_JOB_EXIT_CODES,
+    JOB_UID,
+    LEDGER_FILE,
+    LEDGER_MOUNT,
+    RETRIED_EXIT_CODES,
+    SIGNING_KEY_MODE,
+    SIGNING_MOUNT,
+    RenderOptions,
+    WorkloadKind,
+    build_manifests,
+    check_image,
+    check_schedule,
+    config_key,
+    manifests_to_yaml,
+    require_kubernetes,
+)
+from ragwarrant.k8s.submit import PodOutcome, SubmitResult, submit
+
+__all__ = [
+    "CONFIGMAP_LIMIT_BYTES",
+    "CONTAINER_NAME",
+    "FAIL_JOB_EXIT_CODES",
+    "JOB_UID",
+    "LEDGER_FILE",
+    "LEDGER_MOUNT",
+    "RETRIED_EXIT_CODES",
+    "SIGNING_KEY_MODE",
+    "SIGNING_MOUNT",
+    "InputFile",
+    "PodOutcome",
+    "RenderInputs",
+    "RenderOptions",
+    "SubmitResult",
+    "WorkloadKind",
+    "build_manifests",
+    "check_image",
+    "check_schedule",
+    "collect_input_files",
+    "config_key",
+    "load_inputs",
+    "manifests_to_yaml",
+    "require_kubernetes",
+    "submit",
+]

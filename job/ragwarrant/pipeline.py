@@ -1,0 +1,409 @@
+"""The promotion job: contract and evidence in; decision, validation report, report, manifest out.
+
+``run_job`` reads like the README's steps:
+
+1. read inputs (``inputs.read_inputs``) and the run-level gates on them (``gates.run``);
+2. index evidence (``evidence.index.build_index``, ``evidence.scope``);
+3. evaluate each candidate (``gates.candidate.evaluate_candidate``), on the development split
+   first when it chooses among candidates (``selection.plan_tests``);
+4. select (``selection.select``);
+5. decide (``decision``: every class is assigned there);
+6. publish (``audit.publish.write_outputs``: render, scan, write, manifest last), then the
+   attestation and the ledger entry.
+
+User errors are raised as typed errors for ``cli`` to map to exit codes (``record_error`` writes
+the ERROR decision); a decision of any class is a returned value.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import structlog
+
+from ragwarrant.audit.attestation import (
+    load_private_key,
+    signing_check,
+    try_load_private_key,
+    write_attestation,
+)
+from ragwarrant.audit.hygiene import private_texts_from_tables
+from ragwarrant.audit.ledger import record_run
+from ragwarrant.audit.manifest import utc_timestamp
+from ragwarrant.audit.publish import check_output_dir, is_inside, write_outputs
+from ragwarrant.corroborators.corroborate import corroborate, text_records
+from ragwarrant.decision import (
+    CandidateVerdict,
+    block_run_verdict,
+    classify_candidate,
+    not_selected_verdict,
+    run_class,
+    run_summary,
+)
+from ragwarrant.digests import sha256_bytes
+from ragwarrant.errors import OutputError, RagwarrantError
+from ragwarrant.evidence import scope as evidence_scope
+from ragwarrant.evidence.index import EvidenceIndex, build_index
+from ragwarrant.evidence_class import claim_scope, claims_not_supported
+from ragwarrant.exit_codes import DecisionClass, exit_code_for_class
+from ragwarrant.gates.candidate import CandidateEvaluation, evaluate_candidate
+from ragwarrant.gates.ceiling import gate_claim_ceiling
+from ragwarrant.gates.corroboration import gate_corroboration
+from ragwarrant.gates.run import gate_contract_references, gate_evidence_readable
+from ragwarrant.inputs import Inputs, check_input_dir, config_differences, read_inputs
+from ragwarrant.outputs import (
+    DECISION_FILE,
+    CandidateDecision,
+    ContractRef,
+    CorroborationSummary,
+    Decision,
+    ErrorRecord,
+    GateResult,
+    Selection,
+    ValidationCheck,
+    ValidationReport,
+)
+from ragwarrant.selection import multiplicity_gates, plan_tests, select
+from ragwarrant.selftest import SelftestReport, require_selftest
+
+__all__ = ["RunOutcome", "check_directories", "record_error", "run_job"]
+
+log = structlog.get_logger("ragwarrant")
+
+Emit = Callable[..., None]
+
+
+@dataclass(frozen=True)
+class RunOutcome:
+    """What a finished run decided."""
+
+    run_id: str
+    decision_class: DecisionClass
+    exit_code: int
+    decision: Decision
+    summary: str
+
+
+@dataclass(frozen=True)
+class _Decided:
+    """Steps 2–5: each candidate's decision, the selection, and what the checks found."""
+
+    candidates: list[CandidateDecision]
+    selection: Selection
+    checks: list[ValidationCheck]
+    index: EvidenceIndex | None = None
+    corroboration: CorroborationSummary | None = None
+
+
+def _run_id(started_at: str, contract_sha256: str) -> str:
+    stamp = started_at.replace("-", "").replace(":", "").rstrip("Z")
+    return f"{stamp}Z-{contract_sha256[:12]}"
+
+
+def check_directories(input_dir: Path, output_dir: Path) -> None:
+    """Check the input directory is readable and the output directory writable, in that order.
+
+    Raises:
+        InputError: the input directory is missing or unreadable (exit 66).
+        UsageError: the output directory lies inside the input directory (exit 64).
+        OutputError: the output directory cannot be created or written (exit 73).
+    """
+    check_input_dir(input_dir)
+    check_output_dir(output_dir, input_dir)
+
+
+def _run_gates(inputs: Inputs) -> list[GateResult]:
+    """Step 1's gates: the contract's references, then each evidence source that was unreadable."""
+    return [gate_contract_references(inputs.unresolved)] + [
+        gate_evidence_readable(source_id, exc) for source_id, exc in inputs.unreadable
+    ]
+
+
+def _index_evidence(inputs: Inputs, emit: Emit) -> tuple[EvidenceIndex, list[ValidationCheck]]:
+    """Step 2: index every source's rows; note what the contract does not use."""
+    table = pa.concat_tables([r.evidence for r in inputs.results])
+    index = build_index(table, {r.provenance.source_id: r.provenance.path for r in inputs.results})
+    emit("evidence_indexed", rows=index.n_rows, examples=index.n_examples)
+    checks = evidence_scope.undeclared_checks(index, inputs.contract)
+    checks += evidence_scope.split_checks(index, inputs.contract)
+    checks += evidence_scope.example_id_checks(index)
+    return index, checks
+
+
+def _corroboration(
+    inputs: Inputs, index: EvidenceIndex, scope: np.ndarray
+) -> CorroborationSummary | None:
+    """Judge corroboration on the decided examples, when the contract asks for it."""
+    contract = inputs.contract
+    if contract.corroboration is None:
+        return None
+    texts = text_records([r.texts for r in inputs.results if r.texts is not None])
+    policies = [contract.baseline.policy_id, *(c.policy_id for c in contract.candidates)]
+    return corroborate(texts, index, contract.corroboration, policies, scope).summary
+
+
+def _candidate_decision(
+    inputs: Inputs,
+    policy: str,
+    verdict: CandidateVerdict,
+    evaluation: CandidateEvaluation | None = None,
+    tested_on: str = "none",
+    gates: list[GateResult] | None = None,
+) -> CandidateDecision:
+    """One candidate's record: its verdict, its gates, and its config's differences."""
+    base_cfg = inputs.configs.get(inputs.contract.baseline.policy_id)
+    cfg = inputs.configs.get(policy)
+    diffs = config_differences(base_cfg, cfg) if base_cfg is not None and cfg is not None else []
+    return CandidateDecision(
+        policy_id=policy,
+        decision_class=verdict.decision_class,
+        reasons=verdict.reasons,
+        tested_on=tested_on,
+        paired_n=evaluation.paired_n if evaluation is not None else None,
+        gates=gates or [],
+        config_sha256=inputs.config_sha.get(policy),
+        config_differences=diffs,
+    )
+
+
+def _blocked_run(inputs: Inputs, verdict: CandidateVerdict) -> _Decided:
+    """Steps 2–5 when a run-level hard gate failed: every candidate is BLOCKed untested."""
+    decisions = [
+        CandidateDecision(
+            policy_id=c.policy_id,
+            decision_class=verdict.decision_class,
+            reasons=verdict.reasons,
+            tested_on="none",
+            gates=[],
+            config_sha256=inputs.config_sha.get(c.policy_id),
+        )
+        for c in inputs.contract.candidates
+    ]
+    selection = Selection(method="none", selected_policy=None, notes=["run-level hard gate failed"])
+    return _Decided(decisions, selection, [])
+
+
+def _decide(inputs: Inputs, run_gates: list[GateResult], emit: Emit) -> _Decided:
+    """Steps 2–5: index, evaluate each candidate, select and classify."""
+    blocked = block_run_verdict(run_gates, evidence_read=bool(inputs.results))
+    if blocked is not None:
+        return _blocked_run(inputs, blocked)
+    contract = inputs.contract
+    index, checks = _index_evidence(inputs, emit)
+    scopes = evidence_scope.scopes(index, contract)
+    known = [contract.baseline.policy_id, *(c.policy_id for c in contract.candidates)]
+    config_missing = [p for p in known if p not in inputs.config_sha]
+    corroboration = _corroboration(inputs, index, scopes.confirmatory)
+
+    def evaluate(policy: str, scope: np.ndarray, name: str) -> CandidateEvaluation:
+        return evaluate_candidate(
+            index, contract, policy, scope, config_missing=config_missing, scope_name=name
+        )
+
+    candidates = known[1:]
+    plan = plan_tests(candidates, scopes.development, evaluate, contract)
+    conf_name = scopes.confirmatory_name
+    evaluations = {p: evaluate(p, scopes.confirmatory, conf_name) for p in plan.to_test}
+    emit("gates_evaluated", candidates=len(plan.to_test))
+    extra = multiplicity_gates(plan, evaluations, contract.statistics.alpha)
+    ceiling = gate_claim_ceiling(contract.evidence_class, contract.promotion_min_class)
+    for p in plan.to_test:
+        extra[p].append(ceiling)
+        if corroboration is not None:
+            extra[p] += gate_corroboration(corroboration, (contract.baseline.policy_id, p))
+    verdicts = {p: classify_candidate(evaluations[p], contract, extra[p]) for p in plan.to_test}
+    selection = select(plan, evaluations, verdicts)
+    decisions = [
+        _candidate_decision(
+            inputs, p, verdicts[p], evaluations[p], conf_name, evaluations[p].gates + extra[p]
+        )
+        if p in evaluations
+        else _candidate_decision(inputs, p, not_selected_verdict(selection.selected_policy))
+        for p in candidates
+    ]
+    checks += evidence_scope.missing_value_checks(index)
+    return _Decided(decisions, selection, checks, index, corroboration)
+
+
+def _selftest_check(selftest: SelftestReport) -> ValidationCheck:
+    return ValidationCheck(
+        id="engine-selftest",
+        target="engine",
+        status="pass",
+        message=(
+            f"{len(selftest.cases)} planted cases passed in {selftest.seconds:.3f} s "
+            "(ragwarrant selftest)"
+        ),
+    )
+
+
+def _decision_record(
+    inputs: Inputs,
+    run_id: str,
+    started_at: str,
+    run_gates: list[GateResult],
+    decided: _Decided,
+    checks: list[ValidationCheck],
+) -> Decision:
+    """Step 5's record: the run's class from its candidates', and everything that explains it."""
+    contract = inputs.contract
+    klass = run_class([c.decision_class for c in decided.candidates])
+    return Decision(
+        run_id=run_id,
+        started_at=started_at,
+        finished_at=utc_timestamp(),
+        contract=ContractRef(
+            id=contract.id,
+            version=contract.version,
+            path=inputs.contract_path,
+            sha256=inputs.contract_sha256,
+        ),
+        run_class=klass,
+        exit_code=int(exit_code_for_class(klass)),
+        summary=run_summary(klass, decided.candidates, f"{contract.id} v{contract.version}"),
+        evidence_class=contract.evidence_class,
+        promotion_min_class=contract.promotion_min_class,
+        claim_scope=claim_scope(contract.evidence_class),
+        claims_not_supported=claims_not_supported(contract.evidence_class),
+        selection=decided.selection,
+        selected_policy=decided.selection.selected_policy
+        if klass is DecisionClass.PROMOTE
+        else None,
+        run_gates=run_gates,
+        sources=[r.provenance for r in inputs.results],
+        missing_values=evidence_scope.missing_value_table(decided.index),
+        notes=[
+            c.message for c in checks if c.status in ("warn", "info") and c.id != "missing-values"
+        ],
+        candidates=decided.candidates,
+        corroboration=decided.corroboration,
+    )
+
+
+def _attestation_subjects(inputs: Inputs) -> list[str]:
+    policies = [inputs.contract.baseline, *inputs.contract.candidates]
+    return [inputs.contract_path] + [p.config for p in policies if p.policy_id in inputs.config_sha]
+
+
+def run_job(
+    input_dir: Path,
+    output_dir: Path,
+    *,
+    on_stage: Callable[..., None] | None = None,
+    ledger: Path | None = None,
+    signing_key: Path | None = None,
+) -> RunOutcome:
+    """Run the promotion job once.
+
+    Args:
+        input_dir: the mounted inputs (read only; never written).
+        output_dir: where the four output files are written (atomically, manifest last), then
+            ``decision.intoto.json`` (not listed in the manifest, which it attests).
+        on_stage: optional callback ``(event, **fields)`` for progress events.
+        ledger: an append-only evidence ledger that receives one entry for this run.
+        signing_key: an Ed25519 private key (PEM) that signs the attestation as a DSSE envelope.
+
+    Returns:
+        RunOutcome with the run's decision class and exit code.
+
+    Raises:
+        InputError, OutputError, ContractError: for ``cli`` to map to 66, 73 and 78.
+        InternalError: ``selftest-failed`` when the engine fails its self-test (exit 70, ERROR).
+    """
+    started_at = utc_timestamp()
+    emit = on_stage or (lambda event, **kw: log.info(event, **kw))
+    selftest = require_selftest()  # an unproven engine decides nothing: InternalError, exit 70
+    check_directories(input_dir, output_dir)
+    private_key = load_private_key(signing_key) if signing_key is not None else None  # 66 early
+    inputs = read_inputs(input_dir)
+    run_gates = _run_gates(inputs)
+    run_id = _run_id(started_at, inputs.contract_sha256)
+    emit(
+        "inputs_read",
+        run_id=run_id,
+        contract=inputs.contract.id,
+        sources=len(inputs.results),
+        selftest_cases=len(selftest.cases),
+        selftest_seconds=round(selftest.seconds, 4),
+    )
+    decided = _decide(inputs, run_gates, lambda e, **kw: emit(e, run_id=run_id, **kw))
+    checks = [_selftest_check(selftest), *inputs.checks, *decided.checks]
+    decision = _decision_record(inputs, run_id, started_at, run_gates, decided, checks)
+    report = ValidationReport(
+        run_id=run_id,
+        checks=checks,
+        sources=decision.sources,
+        missing_values=decision.missing_values,
+    )
+    texts = [r.texts for r in inputs.results if r.texts is not None]
+    decision = write_outputs(
+        output_dir,
+        decision,
+        report,
+        inputs.digests,
+        inputs.contract.statistics.seed,
+        started_at,
+        private_texts=lambda: private_texts_from_tables(texts),
+        signing=signing_check(private_key),
+    )
+    write_attestation(output_dir, _attestation_subjects(inputs), private_key)
+    if ledger is not None:
+        record_run(ledger, output_dir, private_key=private_key)
+        emit("ledger_appended", run_id=run_id, ledger=ledger.name)
+    klass, code, summary = decision.run_class, decision.exit_code, decision.summary
+    emit("run_finished", run_id=run_id, run_class=klass.value, exit_code=code, summary=summary)
+    return RunOutcome(run_id, klass, code, decision, summary)
+
+
+def record_error(
+    output_dir: Path,
+    error: RagwarrantError,
+    started_at: str | None = None,
+    input_dir: Path | None = None,
+    signing_key: Path | None = None,
+) -> bool:
+    """Write an ERROR decision (report, manifest, attestation) for a run that stopped on ``error``.
+
+    The attestation's subject is the record's own ``decision.json`` (there are no inputs); it is
+    signed with ``signing_key`` when that key can be loaded (the error may be the key itself).
+
+    Returns:
+        Whether the record was written: False when the output directory is not writable, or
+        lies inside ``input_dir`` (the input is never written to).
+    """
+    if input_dir is not None and is_inside(output_dir, input_dir):
+        return False
+    started = started_at or utc_timestamp()
+    record = ErrorRecord(**error.to_record())  # type: ignore[arg-type]
+    decision = Decision(
+        run_id=_run_id(started, sha256_bytes(record.code.encode())),
+        started_at=started,
+        finished_at=utc_timestamp(),
+        contract=None,
+        run_class=DecisionClass.ERROR,
+        exit_code=int(error.exit_code),
+        summary=f"ERROR: {error.code}: {error.message}",
+        error=record,
+    )
+    report = ValidationReport(
+        run_id=decision.run_id,
+        checks=[
+            ValidationCheck(
+                id=f"error:{error.code}", target="run", status="fail", message=error.message
+            )
+        ],
+    )
+    private_key = try_load_private_key(signing_key)
+    try:
+        output_dir.mkdir(parents=True, exist_ok=True)
+        write_outputs(
+            output_dir, decision, report, [], None, started, signing=signing_check(private_key)
+        )
+        write_attestation(output_dir, [DECISION_FILE], private_key)
+    except (OSError, OutputError):
+        return False
+    return True

@@ -1,0 +1,113 @@
+"""Tests of publishing: render, scan, BLOCK on hygiene findings (an ERROR stays ERROR), write."""
+
+from __future__ import annotations
+
+import pytest
+
+from ragwarrant.audit.hygiene import scan_outputs
+from ragwarrant.audit.publish import check_output_dir, is_inside, publish_outputs, render_outputs
+from ragwarrant.errors import UsageError
+from ragwarrant.exit_codes import DecisionClass
+from ragwarrant.outputs import (
+    DECISION_FILE,
+    OUTPUT_FILES,
+    Decision,
+    ErrorRecord,
+    ValidationReport,
+)
+
+from .conftest import Run
+from .test_hygiene import HOME_PATH, PRIVATE_CONTEXT
+
+
+def _real_models(run: Run) -> tuple[Decision, ValidationReport]:
+    decision = Decision.model_validate_json((run.output_dir / "decision.json").read_bytes())
+    report = ValidationReport.model_validate_json(
+        (run.output_dir / "validation_report.json").read_bytes()
+    )
+    return decision, report
+
+
+def test_publish_clean_outputs_unchanged(real_run: Run) -> None:
+    """Clean outputs are published as rendered, with the decision unchanged."""
+    decision, report = _real_models(real_run)
+    publication = publish_outputs(decision, report, lambda: [PRIVATE_CONTEXT])
+    assert publication.findings == [] and publication.withheld == []
+    assert publication.decision == decision
+    assert (
+        publication.files["decision.json"] == (real_run.output_dir / "decision.json").read_bytes()
+    )
+    assert set(publication.files) == {"decision.json", "validation_report.json", "report.md"}
+
+
+def test_publish_blocks_and_withholds_copied_text(real_run: Run) -> None:
+    """Copied evidence text BLOCKs the run, withholds report.md and redacts decision.json."""
+    decision, report = _real_models(real_run)
+    tested = next(i for i, c in enumerate(decision.candidates) if c.gates)
+    cand = decision.candidates[tested]
+    leaky_gate = cand.gates[0].model_copy(update={"reason": f"judge said: {PRIVATE_CONTEXT}"})
+    cand = cand.model_copy(update={"gates": [leaky_gate, *cand.gates[1:]]})
+    candidates = [*decision.candidates]
+    candidates[tested] = cand
+    decision = decision.model_copy(update={"candidates": candidates})
+
+    publication = publish_outputs(decision, report, lambda: iter([PRIVATE_CONTEXT]))
+    assert publication.withheld == ["report.md"]
+    assert publication.redacted == ["decision.json"]
+    assert publication.files["report.md"].startswith(b"# report.md withheld")
+    published = Decision.model_validate_json(publication.files["decision.json"])
+    assert published.run_class.value == "BLOCK" and published.exit_code == 12
+    assert published.selected_policy is None
+    assert all(c.decision_class.value in ("BLOCK", "NOT_SELECTED") for c in published.candidates)
+    gate = published.run_gates[-1]
+    assert (gate.id, gate.status.value) == ("hard:publication-hygiene", "fail")
+    assert gate.details["withheld"] == "report.md"
+    assert published.candidates[tested].gates[0].reason == "[withheld: copied-text]"
+    checks = ValidationReport.model_validate_json(
+        publication.files["validation_report.json"]
+    ).checks
+    assert ("hygiene:copied-text", "decision.json") in {(c.id, c.file) for c in checks}
+    assert scan_outputs(publication.files, [PRIVATE_CONTEXT]) == []
+
+
+def test_publish_error_record_keeps_its_class(real_run: Run) -> None:
+    """An ERROR record naming a host path stays ERROR, redacted, with every output present."""
+    decision, report = _real_models(real_run)
+    error = ErrorRecord(
+        type="InputError",
+        code="input-missing",
+        message=f"input directory {HOME_PATH} is missing",
+        hint="",
+        fault="user",
+        exit_code=66,
+    )
+    decision = decision.model_copy(
+        update={"run_class": DecisionClass.ERROR, "exit_code": 66, "error": error, "candidates": []}
+    )
+    publication = publish_outputs(decision, report)
+    published = Decision.model_validate_json(publication.files["decision.json"])
+    assert (published.run_class.value, published.exit_code) == ("ERROR", 66)
+    assert published.error is not None and published.error.message == "[withheld: absolute-path]"
+    assert published.run_gates[-1].id == "hard:publication-hygiene"
+    assert set(publication.files) == {"decision.json", "validation_report.json", "report.md"}
+    assert scan_outputs(publication.files) == []
+
+
+def test_render_outputs_names_every_file_but_the_manifest(real_run: Run) -> None:
+    """The rendered outputs are exactly the output files but the manifest, as the run wrote them."""
+    decision, report = _real_models(real_run)
+    rendered = render_outputs(decision, report)
+    assert (*rendered, "manifest.json") == OUTPUT_FILES
+    assert rendered[DECISION_FILE] == (real_run.output_dir / DECISION_FILE).read_bytes()
+
+
+def test_output_inside_input_is_refused_before_anything_is_created(tmp_path) -> None:
+    """An output directory inside the input is a usage error, and is not created."""
+    inside = tmp_path / "in" / "out"
+    (tmp_path / "in").mkdir()
+    with pytest.raises(UsageError) as err:
+        check_output_dir(inside, tmp_path / "in")
+    assert err.value.code == "output-inside-input" and not inside.exists()
+    assert is_inside(inside, tmp_path / "in") and not is_inside(tmp_path / "x", tmp_path / "in")
+    check_output_dir(tmp_path / "out" / "deep", tmp_path / "in")
+    assert (tmp_path / "out" / "deep").is_dir()

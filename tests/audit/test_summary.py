@@ -1,0 +1,97 @@
+"""The machine summary, the one-line summary and the next step read from a decision."""
+
+from __future__ import annotations
+
+import orjson
+
+from ragwarrant.audit.summary import (
+    deciding_gates,
+    more_needed,
+    next_step,
+    summary_document,
+    summary_line,
+)
+from ragwarrant.outputs import Decision
+
+from .conftest import Run
+from .decisions import inconclusive_variant, load_decision
+
+
+def test_summary_document_of_the_example(pristine_run: Run) -> None:
+    """The example's summary names the run class, exit code and every candidate's class."""
+    doc = summary_document(load_decision(pristine_run.output_dir))
+    assert (doc["run_class"], doc["exit_code"]) == ("PROMOTE", 0)
+    assert [(c["policy_id"], c["class"]) for c in doc["candidates"]][:2] == [
+        ("gpt-3.5-turbo-0613", "PROMOTE"),
+        ("mistral-7B-instruct", "NOT_SELECTED"),
+    ]
+    assert doc["candidates"][0] == {
+        "policy_id": "gpt-3.5-turbo-0613",
+        "class": "PROMOTE",
+        "reason": "every gate passed",
+        "more_needed": None,
+    }
+    assert orjson.loads(orjson.dumps(doc)) == doc  # plain JSON types only
+
+
+def test_inconclusive_summary_carries_more_needed(pristine_run: Run) -> None:
+    """An inconclusive gate's more_paired_n is the candidate's more_needed and the next step."""
+    decision = inconclusive_variant(load_decision(pristine_run.output_dir), more=412)
+    doc = summary_document(decision)
+    assert doc["candidates"][0]["more_needed"] == 412
+    assert doc["candidates"][0]["reason"].startswith("unresolved: noninferiority:no_hallucination")
+    assert "412 more paired examples" in doc["next_step"]
+    assert more_needed(decision.candidates[0]) == 412
+    assert more_needed(decision.candidates[1]) is None  # NOT_SELECTED
+
+
+def test_summary_line_never_truncates_without_saying_so(pristine_run: Run) -> None:
+    """A width-limited line says how much it cut and keeps the next step whole."""
+    decision = inconclusive_variant(load_decision(pristine_run.output_dir))
+    full = summary_line(decision)
+    assert full.startswith("INCONCLUSIVE (exit 11): gpt-3.5-turbo-0613=INCONCLUSIVE [unresolved:")
+    assert full.endswith(f"— next: {next_step(decision)}")
+    cut = summary_line(decision, width=120)
+    assert "more characters; see report.md)" in cut
+    assert cut.endswith(f"— next: {next_step(decision)}")
+    assert len(cut) < len(full)
+
+
+def test_deciding_gates_follow_the_reasons(pristine_run: Run) -> None:
+    """An INCONCLUSIVE candidate's deciding gate is the one its reason cites."""
+    decision = inconclusive_variant(load_decision(pristine_run.output_dir))
+    assert [g.id for g in deciding_gates(decision.candidates[0])] == [
+        "noninferiority:no_hallucination"
+    ]
+
+
+def test_promote_rests_on_its_statistical_gates(pristine_run: Run) -> None:
+    """A PROMOTE's deciding gates are its noninferiority, claim and ceiling gates."""
+    decision = load_decision(pristine_run.output_dir)
+    kinds = {g.kind for g in deciding_gates(decision.candidates[0])}
+    assert kinds == {"noninferiority", "claim", "ceiling"}
+
+
+def test_error_next_step_gives_the_hint(pristine_run: Run) -> None:
+    """An ERROR record's next step carries the error's hint."""
+    decision = load_decision(pristine_run.output_dir)
+    err = Decision.model_validate(
+        {
+            **decision.model_dump(by_alias=True, mode="json"),
+            "run_class": "ERROR",
+            "exit_code": 78,
+            "candidates": [],
+            "error": {
+                "type": "ContractError",
+                "code": "contract-invalid",
+                "message": "margin_abs missing",
+                "hint": "declare margin_abs for every quality metric",
+                "fault": "user",
+                "exit_code": 78,
+            },
+        }
+    )
+    assert (
+        next_step(err) == "fix the error and run again: declare margin_abs for every quality metric"
+    )
+    assert "error contract-invalid: margin_abs missing" in summary_line(err)

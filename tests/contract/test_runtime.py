@@ -1,0 +1,91 @@
+"""Run-time contract checks against the evidence: pure functions returning located messages."""
+
+from __future__ import annotations
+
+import yaml
+
+from ragwarrant.contract import (
+    ReleaseContract,
+    check_policy_ids,
+    check_scales,
+    check_splits_declared,
+    load_contract_source,
+)
+from tests.conftest import base_contract
+
+
+def _loaded(tmp_path, contract=None):
+    path = tmp_path / "contract.yaml"
+    path.write_text(yaml.safe_dump(contract or base_contract(), sort_keys=False))
+    return load_contract_source(path)
+
+
+def test_policy_ids_all_present():
+    """No message when every declared policy is in the evidence."""
+    c = ReleaseContract.model_validate(base_contract())
+    assert check_policy_ids(c, {"base", "cand"}) == []
+
+
+def test_policy_id_typo_lists_present_ids(tmp_path):
+    """A candidate id absent from the evidence names the ids present and the closest one."""
+    src = _loaded(tmp_path)
+    messages = check_policy_ids(src.contract, ["base", "cnad", "other"], source=src)
+    assert len(messages) == 1
+    line = src.line_of(("candidates", 0, "policy_id"))
+    assert f"contract.yaml: candidates[0].policy_id (line {line})" in messages[0]
+    assert "base, cnad, other" in messages[0] and "did you mean 'cnad'" in messages[0]
+
+
+def test_policy_id_check_without_source():
+    """Without the source the message still names the key path."""
+    c = ReleaseContract.model_validate(base_contract())
+    (message,) = check_policy_ids(c, ["cand"])
+    assert message.startswith("baseline.policy_id:") and "'base'" in message
+
+
+def test_split_values_without_splits_block(tmp_path):
+    """Split values in the evidence with no ``splits:`` block are reported with a suggestion."""
+    src = _loaded(tmp_path)
+    (message,) = check_splits_declared(src.contract, {"dev", "holdout"}, source=src)
+    assert "dev, holdout" in message and "splits:" in message
+    assert "confirmatory: holdout" in message and "development: dev" in message
+
+
+def test_split_values_with_splits_block():
+    """A declared confirmatory split present in the evidence is fine; one absent is reported."""
+    c = base_contract()
+    c["splits"] = {"development": "dev", "confirmatory": "holdout"}
+    contract = ReleaseContract.model_validate(c)
+    assert check_splits_declared(contract, {"dev", "holdout"}) == []
+    (message,) = check_splits_declared(contract, {"dev", "heldout"})
+    assert message.startswith("splits.confirmatory:") and "did you mean 'heldout'" in message
+
+
+def test_no_split_values_no_block():
+    """No split column and no block: nothing to report."""
+    contract = ReleaseContract.model_validate(base_contract())
+    assert check_splits_declared(contract, set()) == []
+
+
+def test_scale_contradicted_by_values(tmp_path):
+    """Values outside the declared scale are reported with the observed range as a suggestion."""
+    src = _loaded(tmp_path)
+    (message,) = check_scales(src.contract, {"correct": (0.0, 5.0)}, source=src)
+    line = src.line_of(("quality_metrics", 0, "scale"))
+    assert f"quality_metrics[0].scale (line {line})" in message
+    assert "[0.0, 5.0]" in message and "did you mean scale: [0, 5]" in message
+
+
+def test_scale_respected_and_unknown_metrics_ignored():
+    """Values inside the scale, or of undeclared metrics, give no message."""
+    contract = ReleaseContract.model_validate(base_contract())
+    assert check_scales(contract, {"correct": (0.0, 1.0), "other": (-9.0, 9.0)}) == []
+
+
+def test_binary_kind_contradicted_by_values():
+    """A metric declared binary whose values are not all 0 or 1 is reported."""
+    c = base_contract()
+    c["quality_metrics"][0]["metric_kind"] = "binary"
+    contract = ReleaseContract.model_validate(c)
+    (message,) = check_scales(contract, {"correct": (0.0, 1.0)}, non_binary={"correct"})
+    assert message.startswith("quality_metrics[0].metric_kind:") and "binary" in message

@@ -1,0 +1,130 @@
+"""Contract sanity: margins within the scale, directions that agree with the metric's name."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from pydantic import ValidationError
+
+from ragwarrant.contract import ReleaseContract, load_contract
+from ragwarrant.errors import ContractError
+from tests.conftest import base_contract
+
+
+def _load(tmp_path, contract: dict[str, Any]) -> ReleaseContract:
+    import yaml
+
+    path = tmp_path / "contract.yaml"
+    path.write_text(yaml.safe_dump(contract, sort_keys=False))
+    return load_contract(path)
+
+
+def _refused(tmp_path, contract: dict[str, Any]) -> ContractError:
+    with pytest.raises(ContractError) as info:
+        _load(tmp_path, contract)
+    return info.value
+
+
+def test_margin_wider_than_scale_refused(tmp_path):
+    """``margin_abs: 3`` on a [0, 1] metric is refused with a did-you-mean in metric units."""
+    c = base_contract()
+    c["quality_metrics"][0]["margin_abs"] = 3
+    err = _refused(tmp_path, c)
+    assert "quality_metrics[0].margin_abs (line" in err.message
+    assert "did you mean margin_abs: 0.03" in err.message
+
+
+@pytest.mark.parametrize("margin", [0, -0.1])
+def test_margin_not_positive_refused(tmp_path, margin):
+    """A margin of zero or below is refused."""
+    c = base_contract()
+    c["quality_metrics"][0]["margin_abs"] = margin
+    assert "quality_metrics[0].margin_abs" in _refused(tmp_path, c).message
+
+
+def test_slice_margin_wider_than_scale_refused(tmp_path):
+    """A protected slice's margin wider than its metric's scale is refused."""
+    c = base_contract()
+    c["protected_slices"] = [{"value": "a", "margin_abs": 5}]
+    assert "protected_slices[0].margin_abs" in _refused(tmp_path, c).message
+
+
+@pytest.mark.parametrize(
+    ("section", "metric", "declared", "wanted"),
+    [
+        ("operational_metrics", "latency_ms", "higher_is_better", "lower_is_better"),
+        ("operational_metrics", "cost_usd", "higher_is_better", "lower_is_better"),
+        ("quality_metrics", "hallucination_rate", "higher_is_better", "lower_is_better"),
+        ("quality_metrics", "toxicity", "higher_is_better", "lower_is_better"),
+        ("quality_metrics", "errorRate", "higher_is_better", "lower_is_better"),
+        ("quality_metrics", "faithfulness", "lower_is_better", "higher_is_better"),
+        ("quality_metrics", "answer_accuracy", "lower_is_better", "higher_is_better"),
+        ("quality_metrics", "groundedness", "lower_is_better", "higher_is_better"),
+        ("quality_metrics", "context_relevance", "lower_is_better", "higher_is_better"),
+    ],
+)
+def test_direction_contradicting_name_refused(tmp_path, section, metric, declared, wanted):
+    """A direction against the metric's name family is refused with the direction it suggests."""
+    c = base_contract()
+    entry = c[section][0]
+    old = entry["id"]
+    entry.update({"id": metric, "direction": declared})
+    for claim in c["claims"]["items"]:
+        if claim["metric"] == old:
+            claim["metric"] = metric
+    c["evidence"][0]["metrics"] = {
+        k: (metric if v == old else v) for k, v in c["evidence"][0]["metrics"].items()
+    }
+    err = _refused(tmp_path, c)
+    assert f"{section}[0].direction (line" in err.message
+    assert f"did you mean direction: {wanted}" in err.message
+    assert "direction_confirmed: true" in err.hint + err.message
+
+
+def test_direction_confirmed_overrides_name_family(tmp_path):
+    """``direction_confirmed: true`` accepts a direction that contradicts the name family."""
+    c = base_contract()
+    c["operational_metrics"][0].update(
+        {"direction": "higher_is_better", "direction_confirmed": True}
+    )
+    c["claims"]["items"] = [{"kind": "quality-improvement", "metric": "correct"}]
+    assert _load(tmp_path, c).operational_metrics[0].direction.value == "higher_is_better"
+
+
+def test_unrelated_name_has_no_family(tmp_path):
+    """A metric whose name is in no family keeps any declared direction."""
+    c = base_contract()
+    c["quality_metrics"][0]["direction"] = "lower_is_better"
+    assert _load(tmp_path, c).quality_metrics[0].direction.value == "lower_is_better"
+
+
+def test_metric_kind_defaults_to_detect():
+    """``metric_kind`` is optional (null: detected from the data) and takes the three kinds."""
+    c = base_contract()
+    assert ReleaseContract.model_validate(c).quality_metrics[0].metric_kind is None
+    c["quality_metrics"][0]["metric_kind"] = "binary"
+    assert ReleaseContract.model_validate(c).quality_metrics[0].metric_kind == "binary"
+    c["quality_metrics"][0]["metric_kind"] = "nominal"
+    with pytest.raises(ValidationError):
+        ReleaseContract.model_validate(c)
+
+
+def test_publication_block():
+    """``publication.allow_finding_kinds`` defaults to none and takes only known finding kinds."""
+    c = base_contract()
+    assert ReleaseContract.model_validate(c).publication.allow_finding_kinds == []
+    c["publication"] = {"allow_finding_kinds": ["ip-address", "private-path"]}
+    got = ReleaseContract.model_validate(c).publication.allow_finding_kinds
+    assert got == ["ip-address", "private-path"]
+    c["publication"] = {"allow_finding_kinds": ["private-key"]}
+    with pytest.raises(ValidationError):
+        ReleaseContract.model_validate(c)
+
+
+@pytest.mark.parametrize("metric", ["no_hallucination", "error_free_rate", "non_toxic_error"])
+def test_negated_names_have_no_family(metric):
+    """An id with a negation word (``no_hallucination``) implies no direction."""
+    from ragwarrant.contract import name_family
+
+    assert name_family(metric) is None

@@ -1,0 +1,141 @@
+"""`ragwarrant init`: tool detection, metrics with directions, keys, and a draft without margins."""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+
+from ragwarrant.commands import init as init_command
+from ragwarrant.contract import load_contract
+from ragwarrant.errors import ContractError, InputError, UsageError
+from ragwarrant.pipeline import run_job
+from ragwarrant.scaffold import describe_export, draft_contract
+from tests.conftest import REPO
+
+EXPORTS = REPO / "tests" / "data" / "exports"
+EXAMPLE = REPO / "examples" / "ragtruth-generators"
+
+
+def _init(*argv: str) -> int:
+    parser = argparse.ArgumentParser()
+    init_command.register(parser.add_subparsers())
+    args = parser.parse_args(["init", *argv])
+    return int(args.handler(args))
+
+
+def test_ragas_export_is_detected_with_directions() -> None:
+    """A Ragas CSV is detected as ragas; its named metrics are higher-is-better, paired by hash."""
+    e = describe_export(EXPORTS / "ragas" / "ragas_evaluate_baseline.csv")
+    assert e.adapter == "ragas"
+    ids = {m.metric_id: m for m in e.metrics}
+    assert ids["rouge_score_mode_fmeasure"].column == "rouge_score(mode=fmeasure)"
+    assert {m.direction for m in e.metrics} == {"higher_is_better"}
+    assert "user_input" not in ids and "response" not in ids
+    assert (e.pairing, e.policies) == ("question-hash", [])
+
+
+def test_otel_export_lists_the_adapters_operational_metrics() -> None:
+    """An OTel parquet is detected as otel and offers cost, latency and calls (lower is better)."""
+    e = describe_export(EXPORTS / "otel" / "otel_genai_telemetry.parquet")
+    assert e.adapter == "otel" and e.kind == "telemetry"
+    assert [(m.metric_id, m.direction) for m in e.metrics] == [
+        ("cost_usd", "lower_is_better"),
+        ("latency_ms", "lower_is_better"),
+        ("api_calls", "lower_is_better"),
+    ]
+    assert e.policies == ["baseline", "candidate"]
+
+
+def test_generic_table_gives_keys_slices_splits_and_unknown_directions() -> None:
+    """A generic CSV gives its id, policy, slice and split columns; directions stay undeclared."""
+    e = describe_export(EXAMPLE / "evidence" / "quality.csv")
+    assert e.adapter == "generic"
+    assert (e.id_column, e.policy_column, e.slice_column, e.split_column) == (
+        "example_id",
+        "policy_id",
+        "task_type",
+        "split",
+    )
+    assert e.slices == ["Data2txt", "QA", "Summary"]
+    assert e.splits == ["confirmatory", "development"]
+    assert {m.metric_id: m.direction for m in e.metrics} == {
+        "no_hallucination": None,
+        "hallucinated_spans": None,
+    }
+
+
+def test_draft_leaves_every_margin_undeclared(tmp_path: Path) -> None:
+    """The draft has no margin: margin_abs is null everywhere and the contract does not validate."""
+    exports = [
+        describe_export(EXPORTS / "ragas" / f"ragas_evaluate_{p}.csv")
+        for p in ("baseline", "candidate")
+    ]
+    text = draft_contract(exports)
+    data = yaml.safe_load(text)
+    assert [q["margin_abs"] for q in data["quality_metrics"]] == [None] * 10
+    path = tmp_path / "contract.yaml"
+    path.write_text(text)
+    with pytest.raises(ContractError) as err:
+        load_contract(path)
+    assert "margin_abs" in err.value.message
+
+
+def test_init_then_declare_margins_then_run(tmp_path: Path) -> None:
+    """init on the example's own evidence, margins declared, gives a contract the job decides on."""
+    root = tmp_path / "in"
+    shutil.copytree(EXAMPLE, root)
+    (root / "contract.yaml").unlink()
+    evidence = root / "evidence"
+    code = _init(
+        "--from",
+        str(evidence / "quality.csv"),
+        str(evidence / "telemetry.parquet"),
+        "--output",
+        str(root / "contract.yaml"),
+    )
+    assert code == 0
+    data = yaml.safe_load((root / "contract.yaml").read_text())
+    # what the user edits: margins, directions, evidence class, which policy is the baseline
+    data["quality_metrics"] = [
+        dict(q, direction="higher_is_better", margin_abs=0.05)
+        for q in data["quality_metrics"]
+        if q["id"] == "no_hallucination"
+    ]
+    data["evidence"][0]["metrics"] = {"no_hallucination": "no_hallucination"}
+    data["protected_slices"] = [dict(s, margin_abs=0.10) for s in data["protected_slices"]]
+    data["operational_metrics"] = [m for m in data["operational_metrics"] if m["id"] == "cost_usd"]
+    data["evidence"][1]["reduce"] = {"cost_usd": {"column": "cost_usd", "how": "sum"}}
+    data["claims"] = {"join": "any", "items": [{"kind": "cost-reduction", "metric": "cost_usd"}]}
+    data["evidence_class"] = "human-annotated"
+    policies = [data["baseline"], *data["candidates"]]
+    data["baseline"] = next(p for p in policies if p["policy_id"] == "gpt-4-0613")
+    data["candidates"] = [p for p in policies if p["policy_id"] != "gpt-4-0613"]
+    (root / "contract.yaml").write_text(yaml.safe_dump(data))
+    outcome = run_job(root, tmp_path / "out", on_stage=lambda event, **fields: None)
+    assert outcome.decision.run_class.value == "PROMOTE"
+    assert outcome.decision.selected_policy == "gpt-3.5-turbo-0613"
+
+
+def test_init_never_overwrites(tmp_path: Path) -> None:
+    """An existing --output is kept unless --force is given."""
+    out = tmp_path / "contract.yaml"
+    out.write_text("mine\n")
+    src = str(EXPORTS / "ragas" / "ragas_evaluate_baseline.csv")
+    with pytest.raises(UsageError) as err:
+        _init("--from", src, "--output", str(out))
+    assert err.value.code == "init-exists" and out.read_text() == "mine\n"
+    assert _init("--from", src, "--output", str(out), "--force") == 0
+    assert "margin_abs: null" in out.read_text()
+
+
+def test_init_rejects_an_unknown_suffix(tmp_path: Path) -> None:
+    """A file whose suffix names no supported format is an input error naming the suffix."""
+    odd = tmp_path / "scores.xlsx"
+    odd.write_bytes(b"x")
+    with pytest.raises(InputError) as err:
+        _init("--from", str(odd), "--output", str(tmp_path / "c.yaml"))
+    assert err.value.code == "init-format" and "'.xlsx'" in err.value.message
