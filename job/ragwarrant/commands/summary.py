@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import hashlib
 import sys
 from pathlib import Path
 
@@ -12,6 +11,7 @@ from pydantic import ValidationError
 
 from ragwarrant.audit.summary import next_step, summary_document
 from ragwarrant.decision import run_class
+from ragwarrant.digests import sha256_bytes
 from ragwarrant.errors import InputError, MismatchError
 from ragwarrant.exit_codes import DecisionClass, exit_code_for_class
 from ragwarrant.outputs import Decision, Manifest
@@ -44,7 +44,7 @@ def _check_manifest(outdir: Path, decision_bytes: bytes) -> None:
             "manifest-invalid", f"{manifest_path} is not a readable manifest", hint=hint
         ) from exc
     recorded = next((d.sha256 for d in manifest.outputs if d.path == "decision.json"), None)
-    actual = hashlib.sha256(decision_bytes).hexdigest()
+    actual = sha256_bytes(decision_bytes)
     if recorded != actual:
         raise MismatchError(
             "decision-sha256",

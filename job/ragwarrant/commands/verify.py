@@ -15,7 +15,11 @@ from pathlib import Path
 
 from ragwarrant.adapters import load_source
 from ragwarrant.audit.hygiene import private_texts_from_tables
-from ragwarrant.audit.verify import VERIFY_MISMATCH_EXIT, verify_output_dir
+from ragwarrant.audit.verify import (
+    UNSIGNED_VERIFY_LIMITS,
+    VERIFY_MISMATCH_EXIT,
+    verify_output_dir,
+)
 from ragwarrant.contract import find_contract, is_readable_file, load_contract, resolve_inside
 from ragwarrant.digests import sha256_file
 from ragwarrant.errors import EvidenceError
@@ -111,11 +115,8 @@ def run_verify(args: argparse.Namespace) -> int:
         for line in report.checked:
             out.write(f"  ok  {line}\n")
         if args.public_key is None:
-            out.write(
-                "  note: no --public-key given; the attestation's signature was not checked, so "
-                "these files are only consistent with each other: whoever can write the "
-                "directory can rewrite them all consistently\n"
-            )
+            for line in UNSIGNED_VERIFY_LIMITS:
+                out.write(f"  note: {line}\n")
         if args.input is None:
             out.write(
                 "  note: no --input given; inputs were not hashed and the decision and "
