@@ -8,6 +8,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from ragwarrant.commands import collect as collect_command  # `summary --all` (issue 16)
 from ragwarrant.decision import run_class
 from ragwarrant.errors import InputError, MismatchError
 from ragwarrant.exit_codes import DecisionClass, exit_code_for_class
@@ -20,6 +21,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     """Add the ``summary`` subcommand."""
     p = subparsers.add_parser("summary", help="print the decision of a finished run")
     p.add_argument("outdir", type=Path)
+    collect_command.add_arguments(p)  # --all, --format, --expect: commands/collect.py
     p.set_defaults(handler=handle)
 
 
@@ -57,6 +59,8 @@ def handle(args: argparse.Namespace) -> int:
             manifest's, its exit code contradicts its class, or its class contradicts its
             candidates' classes (65): use ``ragwarrant verify`` for a full check.
     """
+    if args.all:  # a fan-out's directory of runs: commands/collect.py
+        return collect_command.handle(args)
     path = args.outdir / "decision.json"
     try:
         raw = path.read_bytes()

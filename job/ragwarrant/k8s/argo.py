@@ -79,9 +79,10 @@ def _decide_template(pod: dict[str, Any], options: RenderOptions) -> dict[str, A
         "name": "decide",
         "inputs": {"parameters": [{"name": "item"}]},
         "metadata": {"labels": pod["metadata"]["labels"]},
-        "activeDeadlineSeconds": pod["spec"]["activeDeadlineSeconds"],
+        # Both fields are IntOrString; Argo's JSON Schema admits only the string form.
+        "activeDeadlineSeconds": str(pod["spec"]["activeDeadlineSeconds"]),
         "retryStrategy": {
-            "limit": options.backoff_limit,
+            "limit": str(options.backoff_limit),
             "retryPolicy": "Always",
             # lastRetry.exitCode is a string ("-1" when the pod ended without one).
             "expression": f"!(asInt(lastRetry.exitCode) in [{never_retried}])",

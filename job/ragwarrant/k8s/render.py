@@ -706,6 +706,9 @@ def pod_template(k: ModuleType, options: RenderOptions) -> Any:
         containers=[_container(k, options, args, env, mounts)],
         volumes=volumes,
     )
+    if options.kind is WorkloadKind.INDEXED:
+        # Per-index deadline: each pod (one attempt of one index) gets its own limit.
+        spec.active_deadline_seconds = options.pod_deadline_seconds
     # Labels set here, on the pod template itself: the NetworkPolicy selects them.
     return k.V1PodTemplateSpec(metadata=k.V1ObjectMeta(labels=_labels(options)), spec=spec)
 
@@ -760,8 +763,6 @@ def _job_spec(k: ModuleType, options: RenderOptions) -> Any:
         spec.backoff_limit = None
         spec.max_failed_indexes = options.max_failed_indexes
         spec.pod_failure_policy.rules[0].action = "FailIndex"
-        # Per-index deadline: each pod (one attempt of one index) gets its own limit.
-        spec.template.spec.active_deadline_seconds = options.pod_deadline_seconds
     return spec
 
 
