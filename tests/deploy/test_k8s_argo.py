@@ -181,3 +181,12 @@ def test_workflow_of_many_items_validates(k8s_client: Any, tmp_path: Path, count
     fan_out = next(t for t in workflow["spec"]["templates"] if t["name"] == "fan-out")
     assert fan_out["steps"][0][0]["withItems"] == [str(i) for i in range(count)]
     assert _errors(workflow) == []
+
+
+def test_argo_engine_refuses_a_cronjob(k8s_client: Any) -> None:
+    """--engine argo --kind cronjob: a usage error pointing to CronWorkflow, nothing written."""
+    from ragwarrant.errors import UsageError
+
+    with pytest.raises(UsageError) as info:
+        render("--image", DIGEST_IMAGE, "--engine", "argo", "--kind", "cronjob", *CONFIGMAP_ARGV)
+    assert info.value.code == "k8s-argo-cronjob" and "CronWorkflow" in info.value.hint

@@ -366,6 +366,13 @@ def run_render(args: argparse.Namespace) -> int:
         InputError: a file a contract names is missing.
         OutputError: the output file cannot be written.
     """
+    if Engine(args.engine) is Engine.ARGO and WorkloadKind(args.kind) is WorkloadKind.CRONJOB:
+        raise UsageError(
+            "k8s-argo-cronjob",
+            "--engine argo renders a Workflow, run once per submission; it has no schedule",
+            hint="schedule it with an Argo CronWorkflow wrapping the Workflow's spec, or use "
+            "--engine kubernetes --kind cronjob",
+        )
     options = _options(args)
     if Engine(args.engine) is Engine.ARGO:
         text = manifests_to_yaml(build_argo_manifests(options))

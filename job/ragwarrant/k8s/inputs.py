@@ -87,6 +87,13 @@ def _contract_references(path: Path) -> list[tuple[str, str]]:
     return refs
 
 
+def _is_packaged(ref: str, packaged: set[str]) -> bool:
+    """Return whether ``ref`` is a packaged file, or a directory holding packaged files (a
+    dataset directory of part files)."""
+    prefix = ref.rstrip("/") + "/"
+    return ref in packaged or any(p.startswith(prefix) for p in packaged)
+
+
 def load_inputs(contract_paths: Sequence[Path], evidence_dir: Path | None = None) -> RenderInputs:
     """Read and check every contract and the files it names; return what to package.
 
@@ -126,7 +133,7 @@ def load_inputs(contract_paths: Sequence[Path], evidence_dir: Path | None = None
     for path, d in zip(contract_paths, dirs, strict=True):
         packaged = {f.relpath for f in files_of[d.resolve()]}
         for what, ref in _contract_references(path):
-            if PurePosixPath(ref).as_posix() not in packaged:
+            if not _is_packaged(PurePosixPath(ref).as_posix(), packaged):
                 missing.append(f"{path} names {what} {ref!r}, which is not a file in {d}")
     if missing:
         raise InputError(
