@@ -10,7 +10,8 @@
 PY ?= .venv/bin/python
 STAMP ?=
 IMAGE ?= localhost/ragwarrant:dev
-BASE_IMAGE ?= localhost/ragwarrant-base:bookworm
+# The Dockerfile's default base (its ARG line): what `make image` builds is the documented default.
+BASE_IMAGE ?= $(shell sed -n 's/^ARG BASE_IMAGE=//p' deploy/docker/Dockerfile)
 CONTAINERS_CONF ?= $(CURDIR)/deploy/podman/containers.conf
 DEPLOY_TOOLS_STAMP := build/deploy-tools/venv/.pins build/deploy-tools/checkov/.pins
 

@@ -5,7 +5,8 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 export CONTAINERS_CONF="${CONTAINERS_CONF:-$PWD/deploy/podman/containers.conf}"
 IMAGE="${IMAGE:-localhost/ragwarrant:dev}"
-BASE_IMAGE="${BASE_IMAGE:-localhost/ragwarrant-base:bookworm}"
+# The Dockerfile's own default base (one home: its ARG line), unless BASE_IMAGE overrides it.
+BASE_IMAGE="${BASE_IMAGE:-$(sed -n 's/^ARG BASE_IMAGE=//p' deploy/docker/Dockerfile)}"
 BASE_IMAGE="$BASE_IMAGE" scripts/deploy/bootstrap-base.sh
 scripts/deploy/fetch-wheels.sh
 start=$(date +%s)

@@ -29,7 +29,8 @@ OVERLAY_KIND = {"job": "job", "cronjob": "cronjob", "indexed": "indexed", "job-s
 SIGNED = {"job-signed"}
 SIGNING_SECRET = "ragwarrant-signing-key"
 LEDGER_CLAIM = "ragwarrant-ledger"
-KUBERNETES_VERSIONS = ("1.35.0", "1.37.0")
+# The oldest version we support (ragwarrant.k8s.MIN_KUBERNETES_VERSION) first, then newer ones.
+KUBERNETES_VERSIONS = ("1.29.0", "1.33.0", "1.35.0", "1.37.0")
 EXAMPLE = ROOT / "examples" / "ragtruth-generators"
 
 

@@ -382,3 +382,23 @@ def test_podman_run_ledger_and_signing_key_from_the_environment(workdir: Path) -
     entries = [json.loads(x) for x in (ledger / "ledger.jsonl").read_text().splitlines()]
     assert [e["run_id"] for e in entries] == run_ids
     assert entries[1]["prev_hash"] == entries[0]["entry_hash"]
+
+
+def test_compose_run_propagates_a_reject(workdir: Path) -> None:
+    """`compose run --rm ragwarrant` (the other documented way in) exits with the job's own
+    code: 10 for a REJECT, never 0."""
+    compose_dir, _ = _compose_project(workdir, "run-reject", _reject)
+    out = _outdir(compose_dir)
+    _ledger_dir(compose_dir)
+    env = {**_env(), "RAGWARRANT_IMAGE": IMAGE, "RAGWARRANT_INPUT": "run-reject"}
+    project = ["-p", "ragwarrant-test-run-reject", "-f", "compose.yaml"]
+    try:
+        done = subprocess.run(
+            [_podman_compose(), *project, "run", "--rm", "ragwarrant"],
+            capture_output=True, text=True, env=env, cwd=compose_dir, timeout=600, check=False,
+        )  # fmt: skip
+    finally:
+        subprocess.run([_podman_compose(), *project, "down"], capture_output=True, env=env,
+                       cwd=compose_dir, check=False)  # fmt: skip
+    assert done.returncode == 10, done.stdout[-2000:] + done.stderr[-2000:]
+    assert _decision(out)["exit_code"] == 10

@@ -18,6 +18,7 @@ import pytest
 import yaml
 
 from ragwarrant.errors import UsageError
+from ragwarrant.k8s import MIN_KUBERNETES_VERSION
 
 from .conftest import (
     DIGEST_IMAGE,
@@ -88,6 +89,18 @@ def test_rendered_output_validates_strictly(
     for kind, path in rendered.items():
         done = _validate(tool, path, version)
         assert done.returncode == 0, (kind, done.stdout, done.stderr)
+
+
+def test_minimum_kubernetes_version_is_the_oldest_that_validates(
+    rendered: dict[str, Path], tool: Callable[[str], Path]
+) -> None:
+    """MIN_KUBERNETES_VERSION is tested above and is a real floor: the version before it rejects
+    the Indexed Job (its podFailurePolicy FailIndex rule, backoffLimitPerIndex)."""
+    major, minor = MIN_KUBERNETES_VERSION.split(".")
+    assert f"{MIN_KUBERNETES_VERSION}.0" == KUBERNETES_VERSIONS[0]
+    done = _validate(tool, rendered["indexed"], f"{major}.{int(minor) - 1}.0")
+    assert done.returncode != 0 and "podFailurePolicy" in done.stdout + done.stderr
+    assert f"Kubernetes {MIN_KUBERNETES_VERSION}" in (ROOT / "deploy" / "README.md").read_text()
 
 
 def test_strict_validation_rejects_an_unknown_field(
@@ -172,14 +185,21 @@ def _check_restricted(docs: list[dict[str, Any]], overlay: str) -> None:
     assert spec["activeDeadlineSeconds"] > 0 and spec["ttlSecondsAfterFinished"] > 0
     args = container["args"]
     assert args[:2] == ["run", "--input"] and args[3] == "--output"
+    # Every run writes under its own prefix: the Job's name and uid, from the pod's labels.
+    env = {e["name"]: e for e in container["env"]}
+    for var, label in (("JOB_NAME", "job-name"), ("JOB_UID", "controller-uid")):
+        path = env[var]["valueFrom"]["fieldRef"]["fieldPath"]
+        assert path == f"metadata.labels['batch.kubernetes.io/{label}']"
     if indexed:
         assert spec["completionMode"] == "Indexed" and spec["completions"] >= 2
         assert args[2] == "/in/$(JOB_COMPLETION_INDEX)"
-        assert args[4] == "/out/$(JOB_COMPLETION_INDEX)"
-        env = {e["name"] for e in container["env"]}
+        assert args[4] == "/out/$(JOB_NAME)/$(JOB_UID)/$(JOB_COMPLETION_INDEX)"
         assert "JOB_COMPLETION_INDEX" in env
+        # Per-index limits: retries and a deadline per pod, every index runs by default.
+        assert spec["backoffLimitPerIndex"] >= 1 and "backoffLimit" not in spec
+        assert pod["activeDeadlineSeconds"] > 0
     else:
-        assert args[2:5] == ["/in", "--output", "/out"]
+        assert args[2:5] == ["/in", "--output", "/out/$(JOB_NAME)/$(JOB_UID)"]
     _check_ledger_and_signing_key(docs, pod, signed=overlay in SIGNED)
     if obj["kind"] == "CronJob":
         assert obj["spec"]["concurrencyPolicy"] == "Forbid"
@@ -405,7 +425,7 @@ def test_render_no_ledger_omits_volume_argument_and_claim(k8s_client: Any, tmp_p
     docs = _render_job(tmp_path, "--no-ledger")
     pod = job_spec(workload(docs))["template"]["spec"]
     (container,) = pod["containers"]
-    assert container["args"] == ["run", "--input", "/in", "--output", "/out"]
+    assert container["args"] == ["run", "--input", "/in", "--output", "/out/$(JOB_NAME)/$(JOB_UID)"]
     assert "/ledger" not in {m["mountPath"] for m in container["volumeMounts"]}
     assert "ledger" not in {v["name"] for v in pod["volumes"]}
     assert "PersistentVolumeClaim" not in {d["kind"] for d in docs}

@@ -257,3 +257,19 @@ def test_cli_exit_codes_and_no_output_file(
     )  # fmt: skip
     assert done.returncode == want, done.stderr
     assert not out.exists()
+
+
+def test_dataset_directory_evidence_is_packaged_file_by_file(
+    k8s_client: Any, tmp_path: Path
+) -> None:
+    """An evidence path naming a directory of part files is accepted: every part is mounted
+    under /in/ at its own path."""
+    contract = _copy_example(tmp_path / "in")
+    part = tmp_path / "in" / "evidence" / "telemetry.parquet"
+    data = part.read_bytes()
+    part.unlink()
+    (part / "policy=a").mkdir(parents=True)
+    (part / "policy=a" / "part-0.parquet").write_bytes(data)
+    tree = _mounted_tree(load_docs(_render_to(tmp_path, "--image", DIGEST_IMAGE,
+                                              "--contract", str(contract))))  # fmt: skip
+    assert tree["evidence/telemetry.parquet/policy=a/part-0.parquet"] == data

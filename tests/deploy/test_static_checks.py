@@ -226,12 +226,29 @@ def test_dockerfile_runtime_stage_facts() -> None:
     runtime = text.split(" AS runtime")[1]
     assert re.search(r"^USER 65532:65532$", runtime, re.M)
     assert "HEALTHCHECK" not in re.sub(r"#.*", "", text)
-    assert re.search(r"^ARG BASE_IMAGE=\S+@sha256:[0-9a-f]{64}$", text, re.M)
+    assert re.search(r"^ARG BASE_IMAGE=localhost/ragwarrant-base:bookworm$", text, re.M)
     assert re.findall(r"^FROM (\S+)", text, re.M) == ["${BASE_IMAGE}", "${BASE_IMAGE}"]
     assert "--require-hashes" in text
     assert 'ENTRYPOINT ["ragwarrant"]' in runtime
     assert 'CMD ["run", "--input", "/in", "--output", "/out"]' in runtime
     assert "COPY examples/ragtruth-generators/ /in/" in runtime
+
+
+def test_ci_builds_the_dockerfile_default_base() -> None:
+    """The Dockerfile's default base is the one CI builds: `make image` (deploy.mk,
+    build-image.sh) and bootstrap-base.sh take their default from the Dockerfile's ARG line, and
+    no file names another default."""
+    read_default = "sed -n 's/^ARG BASE_IMAGE=//p' deploy/docker/Dockerfile"
+    for rel in ("deploy/deploy.mk", "scripts/deploy/build-image.sh",
+                "scripts/deploy/bootstrap-base.sh"):  # fmt: skip
+        text = (ROOT / rel).read_text()
+        assert read_default in text, rel
+        code = "\n".join(line for line in text.splitlines() if not line.lstrip().startswith("#"))
+        assert "localhost/ragwarrant-base:bookworm" not in code, rel
+    done = subprocess.run(
+        ["sh", "-c", read_default], capture_output=True, text=True, cwd=ROOT, check=True
+    )
+    assert done.stdout.strip() == "localhost/ragwarrant-base:bookworm"
 
 
 def test_lock_pins_every_runtime_dependency_with_hashes() -> None:

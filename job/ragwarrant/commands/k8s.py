@@ -21,13 +21,19 @@ from typing import Any
 
 from ragwarrant.errors import OutputError, UsageError
 from ragwarrant.k8s import (
+    DEFAULT_PARALLELISM,
+    Engine,
+    RenderInputs,
     RenderOptions,
     WorkloadKind,
+    build_argo_manifests,
     build_manifests,
     check_image,
     check_schedule,
+    job_deadline_seconds,
     load_inputs,
     manifests_to_yaml,
+    scan_input_root,
     submit,
 )
 
@@ -55,9 +61,37 @@ _WORKLOAD_ARGS: tuple[tuple[str, dict[str, Any]], ...] = (
         "--contract",
         dict(
             action="append",
-            required=True,
+            default=[],
             type=Path,
-            help="contract file; repeat with --kind indexed (index i runs the i-th contract)",
+            help="contract file; repeat with --kind indexed (index i runs the i-th contract). "
+            "Packaged with its files into ConfigMaps (1 MiB at most); for more, --input-claim",
+        ),
+    ),
+    (
+        "--input-claim",
+        dict(
+            metavar="NAME",
+            help="PersistentVolumeClaim mounted read-only at /in instead of ConfigMaps (a file "
+            "share, or an object-store CSI volume): /in/<index or name>/ holds one contract and "
+            "its files. Give --input-root or --completions with it",
+        ),
+    ),
+    (
+        "--input-root",
+        dict(
+            type=Path,
+            metavar="DIR",
+            help="with --input-claim: a local view of the volume (mounted here, or a copy); each "
+            "subdirectory holding a contract is one index, checked before rendering",
+        ),
+    ),
+    (
+        "--completions",
+        dict(
+            type=int,
+            metavar="N",
+            help="with --input-claim and no --input-root: the volume holds /in/0/ .. /in/N-1/ "
+            "(not checked)",
         ),
     ),
     (
@@ -89,9 +123,43 @@ _WORKLOAD_ARGS: tuple[tuple[str, dict[str, Any]], ...] = (
     ),
     ("--schedule", dict(default="0 6 * * *", help="cron schedule (cronjob)")),
     ("--time-zone", dict(default="Etc/UTC", help="IANA zone of --schedule")),
-    ("--parallelism", dict(type=int, default=2, help="pods at once (indexed)")),
-    ("--active-deadline-seconds", dict(type=int, default=3600)),
-    ("--backoff-limit", dict(type=int, default=2)),
+    (
+        "--parallelism",
+        dict(
+            type=int,
+            default=DEFAULT_PARALLELISM,
+            help=f"pods at once (indexed; default {DEFAULT_PARALLELISM})",
+        ),
+    ),
+    (
+        "--active-deadline-seconds",
+        dict(
+            type=int,
+            help="wall-clock limit of the whole Job, s (default: 3600 for job and cronjob; for "
+            "indexed, enough for every index: waves x attempts x --pod-deadline-seconds)",
+        ),
+    ),
+    (
+        "--pod-deadline-seconds",
+        dict(
+            type=int,
+            default=3600,
+            help="indexed: wall-clock limit of each index's pod (one attempt), s (default 3600)",
+        ),
+    ),
+    (
+        "--backoff-limit",
+        dict(type=int, default=2, help="retries of an internal error (indexed: per index)"),
+    ),
+    (
+        "--max-failed-indexes",
+        dict(
+            type=int,
+            metavar="N",
+            help="indexed: fail the whole Job once more than N indexes failed. A REJECT, "
+            "INCONCLUSIVE or BLOCK fails its index too (default: run every index)",
+        ),
+    ),
     (
         "--output-claim",
         dict(
@@ -173,6 +241,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         "workload. Apply with `kubectl apply -f FILE`.",
     )
     _add_workload_args(render)
+    render.add_argument(
+        "--engine",
+        choices=[e.value for e in Engine],
+        default=Engine.KUBERNETES.value,
+        help="kubernetes: a Job, CronJob or Indexed Job; argo: an Argo Workflow fanning out "
+        "(withItems) over the contracts with the Indexed Job's pod (default: kubernetes)",
+    )
     render.add_argument("-o", "--out", default="-", help="output file, or - for stdout")
     render.set_defaults(handler=run_render)
     submit = verbs.add_parser(
@@ -204,26 +279,35 @@ def _options(args: argparse.Namespace) -> RenderOptions:
         ("--parallelism", args.parallelism, 1),
         ("--backoff-limit", args.backoff_limit, 0),
         ("--active-deadline-seconds", args.active_deadline_seconds, 1),
+        ("--pod-deadline-seconds", args.pod_deadline_seconds, 1),
+        ("--completions", args.completions, 1),
     ):
-        if value < least:
+        if value is not None and value < least:
             raise UsageError("k8s-bad-number", f"{flag} must be at least {least}, found {value}")
     check_image(args.image, allow_tag=args.allow_tag)
     kind = WorkloadKind(args.kind)
     if kind is WorkloadKind.CRONJOB:
         check_schedule(args.schedule)
-    inputs = load_inputs(args.contract, args.evidence_dir)
+    deadline = args.active_deadline_seconds
+    if deadline is None and kind is not WorkloadKind.INDEXED:
+        deadline = 3600
+    inputs, names = _inputs(args)
     return RenderOptions(
         kind=kind,
         image=args.image,
         contracts=inputs.contracts,
         evidence=inputs.evidence,
         index_evidence=inputs.index_evidence,
+        input_claim=args.input_claim,
+        input_names=names,
+        pod_deadline_seconds=args.pod_deadline_seconds,
+        max_failed_indexes=args.max_failed_indexes,
         name=args.name,
         namespace=args.namespace,
         schedule=args.schedule,
         time_zone=args.time_zone,
         parallelism=args.parallelism,
-        active_deadline_seconds=args.active_deadline_seconds,
+        active_deadline_seconds=deadline,
         backoff_limit=args.backoff_limit,
         output_claim=args.output_claim,
         ledger_claim=args.ledger_claim,
@@ -233,6 +317,43 @@ def _options(args: argparse.Namespace) -> RenderOptions:
         signing_key_secret=args.signing_key_secret,
         signing_key_item=args.signing_key_item,
     )
+
+
+def _inputs(args: argparse.Namespace) -> tuple[RenderInputs, tuple[str, ...]]:
+    """Return the packaged inputs (ConfigMap mode) or the claim's directory names.
+
+    Raises:
+        UsageError: ``--input-claim`` combined with ``--contract``, or without exactly one of
+            ``--input-root`` and ``--completions``; those two without ``--input-claim``.
+        ContractError: a contract is invalid (78).
+        InputError: a file a contract names is missing (66).
+    """
+    if args.input_claim is None:
+        if args.input_root is not None or args.completions is not None:
+            raise UsageError(
+                "k8s-input-claim-required",
+                "--input-root and --completions describe an input volume",
+                hint="add --input-claim NAME, the claim pods mount at /in",
+            )
+        return load_inputs(args.contract, args.evidence_dir), ()
+    if args.contract or args.evidence_dir is not None:
+        raise UsageError(
+            "k8s-input-conflict",
+            "--input-claim mounts the contracts from a volume; --contract and --evidence-dir "
+            "package them into ConfigMaps",
+            hint="give one or the other",
+        )
+    if (args.input_root is None) == (args.completions is None):
+        raise UsageError(
+            "k8s-input-root-required",
+            "--input-claim needs exactly one of --input-root DIR and --completions N",
+            hint="--input-root checks every contract on a local view of the volume",
+        )
+    if args.input_root is not None:
+        names = scan_input_root(args.input_root)
+    else:
+        names = tuple(str(i) for i in range(args.completions))
+    return RenderInputs((), ()), names
 
 
 def run_render(args: argparse.Namespace) -> int:
@@ -245,7 +366,18 @@ def run_render(args: argparse.Namespace) -> int:
         InputError: a file a contract names is missing.
         OutputError: the output file cannot be written.
     """
-    text = manifests_to_yaml(build_manifests(_options(args)))
+    if Engine(args.engine) is Engine.ARGO and WorkloadKind(args.kind) is WorkloadKind.CRONJOB:
+        raise UsageError(
+            "k8s-argo-cronjob",
+            "--engine argo renders a Workflow, run once per submission; it has no schedule",
+            hint="schedule it with an Argo CronWorkflow wrapping the Workflow's spec, or use "
+            "--engine kubernetes --kind cronjob",
+        )
+    options = _options(args)
+    if Engine(args.engine) is Engine.ARGO:
+        text = manifests_to_yaml(build_argo_manifests(options))
+    else:
+        text = manifests_to_yaml(build_manifests(options))
     if args.out == "-":
         sys.stdout.write(text)
         return 0
@@ -283,7 +415,7 @@ def run_submit(args: argparse.Namespace) -> int:
             "submit needs a namespace to create the objects in",
             hint="drop --no-namespace or pass --namespace NAME",
         )
-    timeout = args.timeout or options.active_deadline_seconds + 300.0
+    timeout = args.timeout or job_deadline_seconds(options) + 300.0
     result = submit(
         build_manifests(options),
         kubeconfig=args.kubeconfig,

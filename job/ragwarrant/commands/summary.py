@@ -10,6 +10,7 @@ import orjson
 from pydantic import ValidationError
 
 from ragwarrant.audit.summary import next_step, summary_document
+from ragwarrant.commands import collect as collect_command  # `summary --all` (issue 16)
 from ragwarrant.decision import run_class
 from ragwarrant.digests import sha256_bytes
 from ragwarrant.errors import InputError, MismatchError
@@ -28,6 +29,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         action="store_true",
         help="print the machine summary {run_class, exit_code, next_step, candidates} as JSON",
     )
+    collect_command.add_arguments(p)  # --all, --format, --expect: commands/collect.py
     p.set_defaults(handler=handle)
 
 
@@ -67,6 +69,8 @@ def handle(args: argparse.Namespace) -> int:
             manifest's, its exit code contradicts its class, or its class contradicts its
             candidates' classes (65): use ``ragwarrant verify`` for a full check.
     """
+    if args.all:  # a fan-out's directory of runs: commands/collect.py
+        return collect_command.handle(args)
     path = args.outdir / "decision.json"
     try:
         raw = path.read_bytes()

@@ -14,7 +14,7 @@ from pathlib import Path, PurePosixPath
 from ragwarrant.contract import load_contract
 from ragwarrant.errors import ContractError, InputError, UsageError
 
-__all__ = ["InputFile", "RenderInputs", "collect_input_files", "load_inputs"]
+__all__ = ["InputFile", "RenderInputs", "collect_input_files", "load_inputs", "scan_input_root"]
 
 _CONTRACT_NAMES = ("contract.yaml", "contract.yml", "contract.json")
 
@@ -87,6 +87,13 @@ def _contract_references(path: Path) -> list[tuple[str, str]]:
     return refs
 
 
+def _is_packaged(ref: str, packaged: set[str]) -> bool:
+    """Return whether ``ref`` is a packaged file, or a directory holding packaged files (a
+    dataset directory of part files)."""
+    prefix = ref.rstrip("/") + "/"
+    return ref in packaged or any(p.startswith(prefix) for p in packaged)
+
+
 def load_inputs(contract_paths: Sequence[Path], evidence_dir: Path | None = None) -> RenderInputs:
     """Read and check every contract and the files it names; return what to package.
 
@@ -126,7 +133,7 @@ def load_inputs(contract_paths: Sequence[Path], evidence_dir: Path | None = None
     for path, d in zip(contract_paths, dirs, strict=True):
         packaged = {f.relpath for f in files_of[d.resolve()]}
         for what, ref in _contract_references(path):
-            if PurePosixPath(ref).as_posix() not in packaged:
+            if not _is_packaged(PurePosixPath(ref).as_posix(), packaged):
                 missing.append(f"{path} names {what} {ref!r}, which is not a file in {d}")
     if missing:
         raise InputError(
@@ -140,3 +147,62 @@ def load_inputs(contract_paths: Sequence[Path], evidence_dir: Path | None = None
     if all(s is sets[0] for s in sets):
         return RenderInputs(tuple(contracts), sets[0])
     return RenderInputs(tuple(contracts), (), tuple(sets))
+
+
+def _index_sort_key(name: str) -> tuple[int, int | str]:
+    return (0, int(name)) if name.isdigit() else (1, name)
+
+
+def scan_input_root(root: Path) -> tuple[str, ...]:
+    """Return the contract directories of an input volume's root, each one checked.
+
+    ``root`` is a local view of what a pod sees at ``/in`` (the volume itself, mounted on the
+    machine that renders, or a copy): each non-hidden subdirectory holding ``contract.yaml``
+    (``.yml``, ``.json``) is one contract. Its contract must be valid and every policy config and
+    evidence path it names must exist under that subdirectory (a file, or a dataset directory).
+    Nothing is read but the contracts, so ten thousand directories take seconds.
+
+    Returns:
+        The subdirectory names: numeric ones in numeric order first, then the others sorted.
+
+    Raises:
+        UsageError: ``root`` is not a directory, or holds no contract directory.
+        ContractError: a contract is invalid (exit 78); the message names it.
+        InputError: a file a contract names is missing from its directory (exit 66).
+    """
+    if not root.is_dir():
+        raise UsageError(
+            "k8s-input-missing",
+            f"--input-root {root} does not exist or is not a directory",
+            hint="pass the directory whose subdirectories are the contracts (what pods see at /in)",
+        )
+    names = sorted(
+        (d.name for d in root.iterdir() if d.is_dir() and not d.name.startswith(".")),
+        key=_index_sort_key,
+    )
+    missing: list[str] = []
+    found = []
+    for name in names:
+        contract = next(
+            (root / name / c for c in _CONTRACT_NAMES if (root / name / c).is_file()), None
+        )
+        if contract is None:
+            continue
+        found.append(name)
+        for what, ref in _contract_references(contract):
+            if not (root / name / ref).exists():
+                missing.append(f"{contract} names {what} {ref!r}, which is not in {root / name}")
+    if missing:
+        more = f" (and {len(missing) - 5} more)" if len(missing) > 5 else ""
+        raise InputError(
+            "k8s-input-reference-missing",
+            "; ".join(missing[:5]) + more,
+            hint="put each file the contract names under its own directory of the input volume",
+        )
+    if not found:
+        raise UsageError(
+            "k8s-no-contract",
+            f"--input-root {root} has no subdirectory holding a contract.yaml",
+            hint="lay the volume out as /in/<index or name>/contract.yaml plus its files",
+        )
+    return tuple(found)

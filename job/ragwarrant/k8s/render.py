@@ -24,7 +24,7 @@ import base64
 import importlib
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from pathlib import PurePosixPath
 from types import ModuleType
@@ -39,21 +39,30 @@ from ragwarrant.k8s.inputs import InputFile
 __all__ = [
     "CONFIGMAP_LIMIT_BYTES",
     "CONTAINER_NAME",
+    "DEFAULT_PARALLELISM",
     "FAIL_JOB_EXIT_CODES",
     "JOB_UID",
     "LEDGER_FILE",
     "LEDGER_MOUNT",
+    "MAX_INDEXES",
+    "MIN_KUBERNETES_VERSION",
     "RETRIED_EXIT_CODES",
+    "RUN_PREFIX",
     "SIGNING_KEY_MODE",
     "SIGNING_MOUNT",
+    "Engine",
     "RenderOptions",
     "WorkloadKind",
     "build_manifests",
     "check_image",
+    "check_options",
     "check_schedule",
     "config_key",
+    "job_deadline_seconds",
     "manifests_to_yaml",
+    "pod_template",
     "require_kubernetes",
+    "supporting_objects",
 ]
 
 CONTAINER_NAME = "ragwarrant"
@@ -74,6 +83,18 @@ FAIL_JOB_EXIT_CODES: tuple[int, ...] = (
 RETRIED_EXIT_CODES: tuple[int, ...] = (int(ExitCode.INTERNAL),)
 # A ConfigMap holds at most 1 MiB (etcd's object limit); leave room for keys and metadata.
 CONFIGMAP_LIMIT_BYTES = 1_000_000
+# An Indexed Job with backoffLimitPerIndex and more than 10^5 completions must also set
+# maxFailedIndexes <= 10^4 (JobSpec.maxFailedIndexes, batch/v1 API reference); we stop at 10^5.
+MAX_INDEXES = 100_000
+# Pods of an Indexed Job at once by default: each requests 500m CPU and 1 GiB.
+DEFAULT_PARALLELISM = 10
+# The oldest Kubernetes whose batch/v1 schema (strict) accepts what we render, and on which
+# backoffLimitPerIndex and the FailIndex action are on by default (beta in 1.29, GA in 1.33;
+# podFailurePolicy is GA since 1.31). tests/deploy validates against it and fails below it.
+MIN_KUBERNETES_VERSION = "1.29"
+# Each run writes under its own prefix: /out/<job name>/<job uid>/ (the Job controller's pod
+# labels, set since Kubernetes 1.27), and an Indexed Job index i under .../<i>/.
+RUN_PREFIX = "$(JOB_NAME)/$(JOB_UID)"
 # The evidence ledger's volume (a PersistentVolumeClaim) and the file every run appends to.
 LEDGER_MOUNT = "/ledger"
 LEDGER_FILE = f"{LEDGER_MOUNT}/ledger.jsonl"
@@ -84,6 +105,7 @@ _KEY_RE = re.compile(r"[^-._a-zA-Z0-9]")
 _NAME_RE = re.compile(r"^[a-z0-9]([-a-z0-9]{0,40}[a-z0-9])?$")
 _OBJECT_NAME_RE = re.compile(r"^[a-z0-9]([-.a-z0-9]{0,251}[a-z0-9])?$")
 _SECRET_KEY_RE = re.compile(r"^[-._a-zA-Z0-9]{1,253}$")
+_INPUT_NAME_RE = re.compile(r"[-._a-zA-Z0-9]{1,253}")
 # Where the too-large error sends the user: the guide's section on mounting /in from a claim.
 LARGE_INPUT_GUIDE = "deploy/README.md, section 'Evidence larger than a ConfigMap'"
 # An image reference, after the grammar of github.com/distribution/reference (reference.go):
@@ -110,6 +132,13 @@ class WorkloadKind(StrEnum):
     INDEXED = "indexed"
 
 
+class Engine(StrEnum):
+    """Which orchestrator runs the fan-out: Kubernetes' own Job controller, or Argo Workflows."""
+
+    KUBERNETES = "kubernetes"
+    ARGO = "argo"
+
+
 @dataclass(frozen=True)
 class RenderOptions:
     """What ``build_manifests`` renders.
@@ -130,10 +159,26 @@ class RenderOptions:
             Security Standards "restricted"; ``None`` leaves the namespace to ``kubectl``.
         schedule: cron schedule (``cronjob`` only), in ``time_zone``.
         time_zone: IANA time zone of ``schedule``.
-        parallelism: pods of an Indexed Job running at once.
-        active_deadline_seconds: wall-clock limit of the Job, s.
+        parallelism: pods of an Indexed Job running at once (at most the number of indexes).
+        active_deadline_seconds: wall-clock limit of the Job, s. For an Indexed Job ``None``
+            derives it from the per-index deadline (``index_deadline``); a Job or CronJob
+            needs a value.
+        pod_deadline_seconds: wall-clock limit of one pod of an Indexed Job (one attempt of one
+            index; the pod's ``activeDeadlineSeconds``), s. A pod that exceeds it fails without
+            an exit code, which counts toward ``backoffLimitPerIndex``.
         ttl_seconds_after_finished: how long a finished Job (and its pods) stays, s.
-        backoff_limit: retries of failures that ``podFailurePolicy`` does not end at once.
+        backoff_limit: retries of failures that ``podFailurePolicy`` does not end at once
+            (per index for an Indexed Job: ``backoffLimitPerIndex``).
+        max_failed_indexes: ``maxFailedIndexes`` of an Indexed Job: stop the whole Job once
+            more indexes than this have failed. A decision code (REJECT, INCONCLUSIVE, BLOCK)
+            fails its index (``FailIndex``) and counts too; ``None`` runs every index.
+        input_claim: PersistentVolumeClaim mounted read-only at ``/in`` instead of ConfigMaps
+            (a file share, or a volume of an object-store CSI driver): nothing is packaged,
+            ``contracts`` and ``evidence`` stay empty, and ``input_names`` names the
+            directories under ``/in``.
+        input_names: with ``input_claim``, the directory of each index under ``/in`` (one
+            contract and its files each); for an Indexed Job exactly ``0`` .. ``n-1``, since a
+            pod finds its directory by its completion index.
         output_claim: PersistentVolumeClaim mounted at ``/out`` to keep the outputs; ``None``
             uses an ``emptyDir`` (the decision then survives in the exit code, the termination
             message and the logs only). An Indexed Job writes index i to ``/out/<i>/``.
@@ -164,10 +209,14 @@ class RenderOptions:
     namespace: str | None = "ragwarrant"
     schedule: str = "0 6 * * *"
     time_zone: str = "Etc/UTC"
-    parallelism: int = 2
-    active_deadline_seconds: int = 3600
+    parallelism: int = DEFAULT_PARALLELISM
+    active_deadline_seconds: int | None = 3600
+    pod_deadline_seconds: int = 3600
     ttl_seconds_after_finished: int = 86400
     backoff_limit: int = 2
+    max_failed_indexes: int | None = None
+    input_claim: str | None = None
+    input_names: tuple[str, ...] = ()
     output_claim: str | None = None
     ledger_claim: str | None = "ragwarrant-ledger"
     ledger_claim_object: bool = True
@@ -176,6 +225,11 @@ class RenderOptions:
     signing_key_secret: str | None = None
     signing_key_item: str = "ed25519.pem"
     labels: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def index_count(self) -> int:
+        """Number of contracts (completions): mounted from ConfigMaps or named on the claim."""
+        return len(self.input_names) if self.input_claim is not None else len(self.contracts)
 
 
 def require_kubernetes() -> ModuleType:
@@ -299,6 +353,7 @@ def _check_names(options: RenderOptions) -> None:
         ("--ledger-claim", options.ledger_claim),
         ("--signing-key-secret", options.signing_key_secret),
         ("--output-claim", options.output_claim),
+        ("--input-claim", options.input_claim),
     ):
         if value is not None and not _OBJECT_NAME_RE.match(value):
             raise UsageError(
@@ -319,13 +374,24 @@ def _check_names(options: RenderOptions) -> None:
 
 def _check_contract_count(options: RenderOptions) -> None:
     """Refuse no contract, several for a non-indexed kind, or a per-index file-set mismatch."""
-    if not options.contracts:
-        raise UsageError("k8s-no-contract", "no contract given", hint="pass --contract FILE")
-    if options.kind is not WorkloadKind.INDEXED and len(options.contracts) != 1:
+    n = options.index_count
+    if n == 0:
+        raise UsageError(
+            "k8s-no-contract",
+            "no contract given",
+            hint="pass --contract FILE, or --input-claim NAME with --input-root DIR",
+        )
+    if options.kind is not WorkloadKind.INDEXED and n != 1:
         raise UsageError(
             "k8s-many-contracts",
-            f"--kind {options.kind} runs one contract, found {len(options.contracts)}",
+            f"--kind {options.kind} runs one contract, found {n}",
             hint="use --kind indexed to fan out over several contracts",
+        )
+    if n > MAX_INDEXES:
+        raise UsageError(
+            "k8s-too-many-indexes",
+            f"{n} contracts in one Indexed Job, more than {MAX_INDEXES}",
+            hint="split them into several Jobs (--name) of at most 100000 contracts each",
         )
     if options.index_evidence and len(options.index_evidence) != len(options.contracts):
         raise UsageError(
@@ -359,11 +425,64 @@ def _check_config_maps(options: RenderOptions) -> None:
             )
 
 
-def _check(options: RenderOptions) -> None:
-    """Refuse options that cannot render (each check raises ``UsageError``)."""
+def _check_limits(options: RenderOptions) -> None:
+    """Refuse a deadline missing for a Job or CronJob, or ``maxFailedIndexes`` out of range."""
+    if options.kind is not WorkloadKind.INDEXED and options.active_deadline_seconds is None:
+        raise UsageError(
+            "k8s-bad-number",
+            f"--kind {options.kind} needs --active-deadline-seconds",
+            hint="e.g. --active-deadline-seconds 3600",
+        )
+    m = options.max_failed_indexes
+    if m is not None and not 0 <= m <= options.index_count:
+        raise UsageError(
+            "k8s-bad-number",
+            f"--max-failed-indexes must be between 0 and the number of contracts "
+            f"({options.index_count}), found {m}",
+            hint="omit it to run every index whatever the others decide",
+        )
+
+
+def _check_input_names(options: RenderOptions) -> None:
+    """Refuse claim directories that are not path segments, or not 0..n-1 for an Indexed Job."""
+    if options.input_claim is None:
+        return
+    bad = [n for n in options.input_names if not _INPUT_NAME_RE.fullmatch(n) or n in (".", "..")]
+    if bad:
+        raise UsageError(
+            "k8s-bad-input-name",
+            f"input directory names must be letters, digits, '.', '_' or '-', found {bad[:3]!r}",
+            hint="rename the directories under the input volume",
+        )
+    indexed = options.kind is WorkloadKind.INDEXED
+    if indexed and list(options.input_names) != [str(i) for i in range(options.index_count)]:
+        raise UsageError(
+            "k8s-input-not-indexed",
+            "an Indexed Job reads /in/<completion index>/: the input volume's directories "
+            "must be exactly 0, 1, ..., n-1",
+            hint="lay the contracts out as /in/0/, /in/1/, ... (deploy/README.md, 'Thousands "
+            "of contracts'), or fan out by name with --engine argo",
+        )
+
+
+def check_options(options: RenderOptions, *, by_index: bool = True) -> None:
+    """Refuse options that cannot render (each check raises ``UsageError``).
+
+    Args:
+        options: what to render.
+        by_index: the pods find their input directory by completion index (a Kubernetes Indexed
+            Job), so the claim's directories must be ``0`` .. ``n-1``; ``False`` for Argo, whose
+            items may be any names.
+    """
     _check_names(options)
     _check_contract_count(options)
-    _check_config_maps(options)
+    if by_index:
+        _check_input_names(options)
+    else:
+        _check_input_names(replace(options, kind=WorkloadKind.JOB))
+    _check_limits(options)
+    if options.input_claim is None:
+        _check_config_maps(options)
 
 
 def _configmap(
@@ -392,6 +511,13 @@ def _contract_name(contract: InputFile) -> str:
 
 
 def _input_volume(k: ModuleType, options: RenderOptions) -> Any:
+    if options.input_claim is not None:
+        return k.V1Volume(
+            name="input",
+            persistent_volume_claim=k.V1PersistentVolumeClaimVolumeSource(
+                claim_name=options.input_claim, read_only=True
+            ),
+        )
     indexed = options.kind is WorkloadKind.INDEXED
     prefixes = [f"{i}/" for i in range(len(options.contracts))] if indexed else [""]
     contract_items = [
@@ -453,10 +579,28 @@ def _ledger_claim(k: ModuleType, options: RenderOptions) -> Any:
     )
 
 
+def _label_env(k: ModuleType, name: str, label: str) -> Any:
+    """Return an environment variable holding one of the pod's labels (downward API)."""
+    return k.V1EnvVar(
+        name=name,
+        value_from=k.V1EnvVarSource(
+            field_ref=k.V1ObjectFieldSelector(field_path=f"metadata.labels['{label}']")
+        ),
+    )
+
+
 def _env_and_dirs(k: ModuleType, options: RenderOptions) -> tuple[list[Any], str, str]:
-    """Return the container's environment and its input and output directories."""
+    """Return the container's environment and its input and output directories.
+
+    The output directory is ``/out/<job name>/<job uid>/`` (plus ``<index>/``), so that no two
+    runs, not even two Jobs of the same name, write the same directory.
+    """
     indexed = options.kind is WorkloadKind.INDEXED
-    env = [k.V1EnvVar(name="TMPDIR", value="/tmp")]
+    env = [
+        k.V1EnvVar(name="TMPDIR", value="/tmp"),
+        _label_env(k, "JOB_NAME", "batch.kubernetes.io/job-name"),
+        _label_env(k, "JOB_UID", "batch.kubernetes.io/controller-uid"),
+    ]
     input_dir = "/in"
     if indexed:
         # Declared explicitly so that $(JOB_COMPLETION_INDEX) expands in args on every version.
@@ -471,7 +615,9 @@ def _env_and_dirs(k: ModuleType, options: RenderOptions) -> tuple[list[Any], str
             )
         )
         input_dir = "/in/$(JOB_COMPLETION_INDEX)"
-    output_dir = "/out/$(JOB_COMPLETION_INDEX)" if indexed else "/out"
+    elif options.input_claim is not None:
+        input_dir = f"/in/{options.input_names[0]}"
+    output_dir = f"/out/{RUN_PREFIX}/$(JOB_COMPLETION_INDEX)" if indexed else f"/out/{RUN_PREFIX}"
     return env, input_dir, output_dir
 
 
@@ -505,7 +651,7 @@ def _container(
     )
 
 
-def _pod_template(k: ModuleType, options: RenderOptions) -> Any:
+def pod_template(k: ModuleType, options: RenderOptions) -> Any:
     env, input_dir, output_dir = _env_and_dirs(k, options)
     args = ["run", "--input", input_dir, "--output", output_dir]
     mounts = [
@@ -560,14 +706,31 @@ def _pod_template(k: ModuleType, options: RenderOptions) -> Any:
         containers=[_container(k, options, args, env, mounts)],
         volumes=volumes,
     )
+    if options.kind is WorkloadKind.INDEXED:
+        # Per-index deadline: each pod (one attempt of one index) gets its own limit.
+        spec.active_deadline_seconds = options.pod_deadline_seconds
     # Labels set here, on the pod template itself: the NetworkPolicy selects them.
     return k.V1PodTemplateSpec(metadata=k.V1ObjectMeta(labels=_labels(options)), spec=spec)
+
+
+def job_deadline_seconds(options: RenderOptions) -> int:
+    """Return the Job's ``activeDeadlineSeconds``: as given, or derived for an Indexed Job.
+
+    Derived: every index may use its pod deadline once per attempt (``backoff_limit`` + 1),
+    ``parallelism`` indexes at a time, i.e. ``ceil(n / parallelism) * (backoff_limit + 1) *
+    pod_deadline_seconds`` s for ``n`` indexes.
+    """
+    if options.active_deadline_seconds is not None:
+        return options.active_deadline_seconds
+    parallelism = min(options.parallelism, options.index_count)
+    waves = -(-options.index_count // parallelism)
+    return waves * (options.backoff_limit + 1) * options.pod_deadline_seconds
 
 
 def _job_spec(k: ModuleType, options: RenderOptions) -> Any:
     spec = k.V1JobSpec(
         backoff_limit=options.backoff_limit,
-        active_deadline_seconds=options.active_deadline_seconds,
+        active_deadline_seconds=job_deadline_seconds(options),
         ttl_seconds_after_finished=options.ttl_seconds_after_finished,
         pod_failure_policy=k.V1PodFailurePolicy(
             rules=[
@@ -589,15 +752,16 @@ def _job_spec(k: ModuleType, options: RenderOptions) -> Any:
                 ),
             ]
         ),
-        template=_pod_template(k, options),
+        template=pod_template(k, options),
     )
     if options.kind is WorkloadKind.INDEXED:
         spec.completion_mode = "Indexed"
-        spec.completions = len(options.contracts)
-        spec.parallelism = min(options.parallelism, len(options.contracts))
+        spec.completions = options.index_count
+        spec.parallelism = min(options.parallelism, options.index_count)
         # One index's REJECT must not stop the other contracts' runs.
         spec.backoff_limit_per_index = options.backoff_limit
         spec.backoff_limit = None
+        spec.max_failed_indexes = options.max_failed_indexes
         spec.pod_failure_policy.rules[0].action = "FailIndex"
     return spec
 
@@ -657,12 +821,29 @@ def build_manifests(options: RenderOptions) -> list[Any]:
             count does not fit the kind, or the files exceed a ConfigMap.
     """
     k = require_kubernetes()
-    _check(options)
+    check_options(options)
+    objects = supporting_objects(k, options)
+    objects.append(_workload(k, options, _meta_factory(k, options)))
+    return objects
+
+
+def _meta_factory(k: ModuleType, options: RenderOptions) -> Callable[[str], Any]:
     labels = _labels(options)
 
     def meta(name: str) -> Any:
         return k.V1ObjectMeta(name=name, namespace=options.namespace, labels=labels)
 
+    return meta
+
+
+def supporting_objects(k: ModuleType, options: RenderOptions) -> list[Any]:
+    """Return every object the workload needs, in apply order, without the workload itself.
+
+    Namespace (unless ``namespace`` is ``None``), ServiceAccount, NetworkPolicy (deny all), the
+    ledger's claim (when emitted), and the input ConfigMaps (unless ``input_claim``).
+    """
+    labels = _labels(options)
+    meta = _meta_factory(k, options)
     objects: list[Any] = []
     if options.namespace is not None:
         objects.append(_namespace(k, options.namespace))
@@ -685,7 +866,14 @@ def build_manifests(options: RenderOptions) -> list[Any]:
     ]
     if options.ledger_claim is not None and options.ledger_claim_object:
         objects.append(_ledger_claim(k, options))
-    objects += [
+    if options.input_claim is None:
+        objects += _input_configmaps(k, options)
+    return objects
+
+
+def _input_configmaps(k: ModuleType, options: RenderOptions) -> list[Any]:
+    """Return the contract ConfigMap and one ConfigMap per distinct evidence set."""
+    objects = [
         _configmap(
             k,
             f"{options.name}-contract",
@@ -703,7 +891,6 @@ def build_manifests(options: RenderOptions) -> list[Any]:
                     [(config_key(f.relpath), f.content) for f in files],
                 )
             )
-    objects.append(_workload(k, options, meta))
     return objects
 
 

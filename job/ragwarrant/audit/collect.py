@@ -1,0 +1,181 @@
+"""Collect the decisions of a fan-out (one output directory per contract) into one table.
+
+``ragwarrant summary --all OUT`` calls ``collect_decisions``: an Indexed Job writes contract i to
+``OUT/<i>/`` and an Argo fan-out to ``OUT/<name>/``; each subdirectory of ``OUT`` is one row. A
+row says how far that run got, without ever raising for one bad directory:
+
+- ``decided``: ``decision.json`` is a valid decision record and ``manifest.json`` (written last)
+  records its sha256: the run completed;
+- ``partial``: a valid decision record but no manifest, or a manifest recording other bytes
+  (the run stopped before publishing, or the decision was changed after it);
+- ``unreadable``: ``decision.json`` exists but is not a valid decision record;
+- ``missing``: no ``decision.json`` (the pod never ran, or died before writing), including every
+  expected index (``expect``) that has no directory at all.
+
+A run that ended in a typed error is ``decided`` with run class ``ERROR`` and the error's code.
+Nothing is re-decided here: the class and exit code are the ones the run wrote.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from ragwarrant.errors import InputError
+from ragwarrant.outputs import Decision, Manifest
+
+__all__ = ["Collection", "RowStatus", "RunRow", "collect_decisions"]
+
+
+class RowStatus(StrEnum):
+    """How far one contract's run got (see the module docstring)."""
+
+    DECIDED = "decided"
+    PARTIAL = "partial"
+    UNREADABLE = "unreadable"
+    MISSING = "missing"
+
+
+@dataclass(frozen=True)
+class RunRow:
+    """One contract's outcome.
+
+    Attributes:
+        name: the subdirectory of ``OUT`` (the completion index, or the Argo item).
+        status: how far the run got.
+        run_class: PROMOTE, REJECT, INCONCLUSIVE, BLOCK or ERROR as the run wrote it; ``None``
+            when there is no readable decision.
+        exit_code: the run's exit code as written in ``decision.json``; ``None`` without one.
+        contract_id: the contract's id, when the decision names one.
+        detail: the error's code for an ERROR, the reason for a non-decided status, else the
+            decision's summary line.
+    """
+
+    name: str
+    status: RowStatus
+    run_class: str | None
+    exit_code: int | None
+    contract_id: str | None
+    detail: str
+
+
+@dataclass(frozen=True)
+class Collection:
+    """Every row of one fan-out, in index order (numeric names first).
+
+    Attributes:
+        root: the directory collected.
+        rows: one per subdirectory, plus one ``missing`` row per absent expected index.
+    """
+
+    root: str
+    rows: tuple[RunRow, ...]
+
+    def counts(self) -> dict[str, int]:
+        """Return the number of rows per run class (decided rows) and per other status."""
+        counter: Counter[str] = Counter()
+        for row in self.rows:
+            key = row.run_class if row.status is RowStatus.DECIDED else row.status.value
+            counter[str(key)] += 1
+        return dict(sorted(counter.items()))
+
+    def to_json(self) -> dict[str, Any]:
+        """Return the collection as plain JSON types (``summary --all --format json``)."""
+        return {
+            "root": self.root,
+            "total": len(self.rows),
+            "counts": self.counts(),
+            "rows": [
+                {
+                    "name": r.name,
+                    "status": r.status.value,
+                    "run_class": r.run_class,
+                    "exit_code": r.exit_code,
+                    "contract_id": r.contract_id,
+                    "detail": r.detail,
+                }
+                for r in self.rows
+            ],
+        }
+
+
+def _sort_key(name: str) -> tuple[int, int | str]:
+    return (0, int(name)) if name.isdigit() else (1, name)
+
+
+def _manifest_sha256(directory: Path) -> str | None:
+    """Return the sha256 manifest.json records for decision.json; None if there is none."""
+    try:
+        manifest = Manifest.model_validate_json((directory / "manifest.json").read_bytes())
+    except (OSError, ValidationError):
+        return None
+    return next((d.sha256 for d in manifest.outputs if d.path == "decision.json"), None)
+
+
+def _row(directory: Path) -> RunRow:
+    """Return the row of one run's output directory; never raises for its contents."""
+    name = directory.name
+    try:
+        raw = (directory / "decision.json").read_bytes()
+    except OSError as exc:
+        return RunRow(
+            name, RowStatus.MISSING, None, None, None, f"no decision.json ({exc.strerror})"
+        )
+    try:
+        d = Decision.model_validate_json(raw)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        loc = ".".join(str(p) for p in first["loc"]) or "(root)"
+        return RunRow(name, RowStatus.UNREADABLE, None, None, None, f"{loc}: {first['msg']}")
+    contract_id = d.contract.id if d.contract is not None else None
+    detail = f"{d.error.code}: {d.error.message}" if d.error is not None else d.summary
+    recorded = _manifest_sha256(directory)
+    status = RowStatus.DECIDED
+    if recorded is None:
+        status, detail = RowStatus.PARTIAL, "no manifest.json: the run did not complete"
+    elif recorded != hashlib.sha256(raw).hexdigest():
+        status, detail = RowStatus.PARTIAL, "decision.json differs from what manifest.json records"
+    return RunRow(name, status, d.run_class.value, d.exit_code, contract_id, detail)
+
+
+def collect_decisions(root: Path, *, expect: int | None = None) -> Collection:
+    """Read the decision of every run under ``root`` into one table.
+
+    Args:
+        root: the fan-out's output prefix (``/out/<job name>/<job uid>/`` of an Indexed Job,
+            ``/out/<workflow name>/<workflow uid>/`` of an Argo Workflow); each subdirectory not
+            starting with ``.`` is one run.
+        expect: the number of indexes the fan-out had; every index ``0`` .. ``expect - 1``
+            without a directory becomes a ``missing`` row. ``None``: only what is there.
+
+    Raises:
+        InputError: ``root`` is not a readable directory (66).
+    """
+    try:
+        dirs = [p for p in root.iterdir() if p.is_dir() and not p.name.startswith(".")]
+    except OSError as exc:
+        raise InputError(
+            "collect-root-unreadable",
+            f"cannot list {root}: {exc.strerror}",
+            hint="pass the fan-out's output prefix, whose subdirectories are the runs",
+        ) from exc
+    rows = [_row(d) for d in dirs]
+    rows += _absent(set(p.name for p in dirs), expect)
+    return Collection(str(root), tuple(sorted(rows, key=lambda r: _sort_key(r.name))))
+
+
+def _absent(present: set[str], expect: int | None) -> Iterable[RunRow]:
+    if expect is None:
+        return []
+    return [
+        RunRow(str(i), RowStatus.MISSING, None, None, None, "no output directory")
+        for i in range(expect)
+        if str(i) not in present
+    ]

@@ -1,0 +1,199 @@
+"""An Argo Workflow that fans out over contracts with the Indexed Job's own pod.
+
+``ragwarrant k8s render --engine argo`` calls ``build_argo_manifests``. The Workflow's one
+``decide`` template carries the container, security contexts, volumes, per-pod deadline and
+labels of ``render.pod_template`` for an Indexed Job; only what Argo names differently changes:
+the item (``{{inputs.parameters.item}}``) replaces ``$(JOB_COMPLETION_INDEX)``, and the run prefix
+is ``{{workflow.name}}/{{workflow.uid}}`` instead of the Job's name and uid. A ``withItems`` step
+runs it once per contract directory (an index, or any name on an input claim), at most
+``parallelism`` at a time.
+
+Argo's own containers change two things around the pod (Argo Workflows' documentation, "Workflow
+RBAC" and "Service Account Secrets"): its ``wait`` container reports each step to the API
+server, so the NetworkPolicy allows egress to TCP 443 and 6443 (the job container itself makes no
+call), and the pod's token is not mounted (``automountServiceAccountToken: false``) but the
+executor gets its own ServiceAccount ``<name>-executor``, allowed only to create and patch
+``workflowtaskresults``.
+
+A decision (10, 11, 12) or configuration exit code is never retried (``retryStrategy``'s
+``expression``); an internal error (70), or a pod lost without an exit code, is retried up to
+``backoff_limit`` times, as ``backoffLimitPerIndex`` does for the Job.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from ragwarrant.k8s.render import (
+    FAIL_JOB_EXIT_CODES,
+    RUN_PREFIX,
+    RenderOptions,
+    WorkloadKind,
+    check_options,
+    job_deadline_seconds,
+    pod_template,
+    require_kubernetes,
+    supporting_objects,
+)
+
+__all__ = ["ARGO_API_VERSION", "ARGO_RUN_PREFIX", "ITEM", "build_argo_manifests"]
+
+ARGO_API_VERSION = "argoproj.io/v1alpha1"
+ITEM = "{{inputs.parameters.item}}"
+ARGO_RUN_PREFIX = "{{workflow.name}}/{{workflow.uid}}"
+# The Job's own environment: the Job controller's labels and the completion index (absent here).
+_JOB_ONLY_ENV = ("JOB_COMPLETION_INDEX", "JOB_NAME", "JOB_UID")
+# Ports of the API server the executor's wait container reports to.
+_API_SERVER_PORTS = (443, 6443)
+
+
+def _items(options: RenderOptions) -> list[str]:
+    """Return the directory name under ``/in`` of each contract, in order."""
+    if options.input_claim is not None:
+        return list(options.input_names)
+    return [str(i) for i in range(len(options.contracts))]
+
+
+def _argo_args(args: list[str]) -> list[str]:
+    """Return the Job's container args with Argo's item and run prefix in place of the Job's."""
+    return [
+        a.replace(RUN_PREFIX, ARGO_RUN_PREFIX).replace("$(JOB_COMPLETION_INDEX)", ITEM)
+        for a in args
+    ]
+
+
+def _decide_template(pod: dict[str, Any], options: RenderOptions) -> dict[str, Any]:
+    """Return the ``decide`` template: the Indexed Job's container and pod-level settings."""
+    (container,) = pod["spec"]["containers"]
+    container = {
+        **container,
+        # Argo's emissary executor runs `command`; without one it asks the registry for the
+        # image's ENTRYPOINT. Set it to the image's own.
+        "command": ["ragwarrant"],
+        "args": _argo_args(container["args"]),
+        "env": [e for e in container["env"] if e["name"] not in _JOB_ONLY_ENV],
+    }
+    never_retried = ", ".join(str(c) for c in FAIL_JOB_EXIT_CODES)
+    return {
+        "name": "decide",
+        "inputs": {"parameters": [{"name": "item"}]},
+        "metadata": {"labels": pod["metadata"]["labels"]},
+        # Both fields are IntOrString; Argo's JSON Schema admits only the string form.
+        "activeDeadlineSeconds": str(pod["spec"]["activeDeadlineSeconds"]),
+        "retryStrategy": {
+            "limit": str(options.backoff_limit),
+            "retryPolicy": "Always",
+            # lastRetry.exitCode is a string ("-1" when the pod ended without one).
+            "expression": f"!(asInt(lastRetry.exitCode) in [{never_retried}])",
+        },
+        "container": container,
+    }
+
+
+def _workflow(k: Any, options: RenderOptions) -> dict[str, Any]:
+    pod = k.ApiClient().sanitize_for_serialization(pod_template(k, options))
+    spec = pod["spec"]
+    fan_out = {
+        "name": "fan-out",
+        # Every contract runs whatever the others decide (a REJECT fails its own step only).
+        "failFast": False,
+        "steps": [
+            [
+                {
+                    "name": "decide",
+                    "template": "decide",
+                    "arguments": {"parameters": [{"name": "item", "value": "{{item}}"}]},
+                    "withItems": _items(options),
+                }
+            ]
+        ],
+    }
+    metadata: dict[str, Any] = {
+        "generateName": f"{options.name}-",
+        "labels": pod["metadata"]["labels"],
+    }
+    if options.namespace is not None:
+        metadata["namespace"] = options.namespace
+    return {
+        "apiVersion": ARGO_API_VERSION,
+        "kind": "Workflow",
+        "metadata": metadata,
+        "spec": {
+            "entrypoint": "fan-out",
+            "serviceAccountName": spec["serviceAccountName"],
+            "automountServiceAccountToken": False,
+            "executor": {"serviceAccountName": f"{options.name}-executor"},
+            "securityContext": spec["securityContext"],
+            "podMetadata": {"labels": pod["metadata"]["labels"]},
+            "parallelism": min(options.parallelism, len(_items(options))),
+            "activeDeadlineSeconds": job_deadline_seconds(options),
+            "ttlStrategy": {"secondsAfterCompletion": options.ttl_seconds_after_finished},
+            "podGC": {"strategy": "OnPodSuccess"},
+            "volumes": spec["volumes"],
+            "templates": [fan_out, _decide_template(pod, options)],
+        },
+    }
+
+
+def _executor_rbac(k: Any, options: RenderOptions) -> list[Any]:
+    """Return the executor's ServiceAccount, Role (workflowtaskresults only) and RoleBinding."""
+    name = f"{options.name}-executor"
+    meta = k.V1ObjectMeta(name=name, namespace=options.namespace, labels=options.labels or None)
+    return [
+        k.V1ServiceAccount(api_version="v1", kind="ServiceAccount", metadata=meta),
+        k.V1Role(
+            api_version="rbac.authorization.k8s.io/v1",
+            kind="Role",
+            metadata=meta,
+            rules=[
+                k.V1PolicyRule(
+                    api_groups=["argoproj.io"],
+                    resources=["workflowtaskresults"],
+                    verbs=["create", "patch"],
+                )
+            ],
+        ),
+        k.V1RoleBinding(
+            api_version="rbac.authorization.k8s.io/v1",
+            kind="RoleBinding",
+            metadata=meta,
+            role_ref=k.V1RoleRef(api_group="rbac.authorization.k8s.io", kind="Role", name=name),
+            subjects=[
+                k.RbacV1Subject(kind="ServiceAccount", name=name, namespace=options.namespace)
+            ],
+        ),
+    ]
+
+
+def _allow_api_server_egress(k: Any, objects: list[Any]) -> None:
+    """Let the pods reach the API server (Argo's wait container); nothing else."""
+    for obj in objects:
+        if obj.kind == "NetworkPolicy":
+            obj.spec.egress = [
+                k.V1NetworkPolicyEgressRule(
+                    ports=[k.V1NetworkPolicyPort(protocol="TCP", port=p) for p in _API_SERVER_PORTS]
+                )
+            ]
+
+
+def build_argo_manifests(options: RenderOptions) -> list[Any]:
+    """Return the objects of an Argo fan-out over the contracts, in apply order.
+
+    Returns:
+        The objects of ``build_manifests`` except the Job (the NetworkPolicy allowing egress to
+        the API server only), the executor's ServiceAccount, Role and RoleBinding, then the
+        Workflow (a dict: Argo has no model in the kubernetes client). Item ``x`` reads
+        ``/in/<x>/`` and writes ``/out/<workflow name>/<workflow uid>/<x>/``.
+
+    Raises:
+        UsageError: as ``build_manifests`` (except that claim directories may have any names).
+    """
+    k = require_kubernetes()
+    fan = replace(options, kind=WorkloadKind.INDEXED)
+    check_options(fan, by_index=False)
+    objects = supporting_objects(k, fan)
+    _allow_api_server_egress(k, objects)
+    objects += _executor_rbac(k, fan)
+    objects.append(_workflow(k, fan))
+    return objects

@@ -1,0 +1,123 @@
+"""Evidence as a dataset directory: read with pyarrow datasets, hashed file by file."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.csv as pacsv
+import pyarrow.parquet as pq
+import pytest
+
+from ragwarrant.adapters._dataset import dataset_digests, is_dataset, read_dataset_table
+from ragwarrant.errors import EvidenceError
+
+TABLE = pa.table(
+    {
+        "question_id": ["q1", "q2", "q3", "q4"],
+        "score": [0.5, 0.25, 1.0, 0.0],
+        "policy": ["base", "base", "cand", "cand"],
+    }
+)
+
+
+def _sorted(table: pa.Table) -> list[dict[str, object]]:
+    return sorted(table.to_pylist(), key=lambda r: str(r["question_id"]))
+
+
+def _spark_like(root: Path) -> Path:
+    """A Hive-partitioned Parquet dataset with Spark's _SUCCESS marker and .crc side files."""
+    pq.write_to_dataset(TABLE, root, partition_cols=["policy"])
+    (root / "_SUCCESS").write_bytes(b"")
+    (root / "policy=base" / ".part.crc").write_bytes(b"crc")
+    return root
+
+
+def test_hive_partitioned_parquet_reads_every_row_with_its_partition(tmp_path: Path) -> None:
+    """policy=<value>/ directories become the policy column; every row is read once."""
+    root = _spark_like(tmp_path / "quality")
+    table = read_dataset_table(root, "parquet")
+    assert is_dataset(root) and not is_dataset(root / "_SUCCESS")
+    assert _sorted(table) == _sorted(TABLE)
+
+
+def test_plain_part_files_are_concatenated(tmp_path: Path) -> None:
+    """A directory of part files without partitions reads as their concatenation."""
+    root = tmp_path / "quality"
+    root.mkdir()
+    pq.write_table(TABLE.slice(0, 2), root / "part-00000.parquet")
+    pq.write_table(TABLE.slice(2), root / "part-00001.parquet")
+    assert read_dataset_table(root, "parquet").to_pylist() == TABLE.to_pylist()
+
+
+def test_csv_parts_are_read_as_strings(tmp_path: Path) -> None:
+    """CSV part files keep every cell a string, as a single CSV evidence file does."""
+    root = tmp_path / "quality"
+    (root / "policy=base").mkdir(parents=True)
+    pacsv.write_csv(TABLE.drop(["policy"]).slice(0, 2), root / "policy=base" / "p0.csv")
+    table = read_dataset_table(root, "csv")
+    assert table.schema.field("score").type == pa.string()
+    assert table.column("score").to_pylist() == ["0.5", "0.25"]
+    assert table.column("policy").to_pylist() == ["base", "base"]
+
+
+def test_digests_list_exactly_the_files_read(tmp_path: Path) -> None:
+    """Every part file, sorted, with its sha256 and size; _SUCCESS and .crc files are not read
+    and not listed."""
+    root = _spark_like(tmp_path / "quality")
+    digests = dataset_digests(root)
+    parts = sorted(p for p in root.rglob("*.parquet"))
+    assert [d[0] for d in digests] == [p.relative_to(root).as_posix() for p in parts]
+    for (_, sha, size), p in zip(digests, parts, strict=True):
+        assert sha == hashlib.sha256(p.read_bytes()).hexdigest() and size == p.stat().st_size
+    assert all(d[0].startswith("policy=") for d in digests)
+
+
+def test_digest_changes_when_one_part_changes(tmp_path: Path) -> None:
+    """Rewriting one part file changes its digest and only its digest."""
+    root = _spark_like(tmp_path / "quality")
+    before = dataset_digests(root)
+    first = root / before[0][0]
+    pq.write_table(pq.read_table(first).slice(0, 1), first)
+    after = dataset_digests(root)
+    assert after[0][1] != before[0][1] and after[1:] == before[1:]
+
+
+def test_empty_directory_is_evidence_empty(tmp_path: Path) -> None:
+    """A directory without part files (only _SUCCESS): evidence-empty, naming it."""
+    root = tmp_path / "quality"
+    root.mkdir()
+    (root / "_SUCCESS").write_bytes(b"")
+    with pytest.raises(EvidenceError) as info:
+        read_dataset_table(root, "parquet", "evidence/quality")
+    assert info.value.code == "evidence-empty" and info.value.file == "evidence/quality"
+
+
+def test_incompatible_parts_are_unparseable(tmp_path: Path) -> None:
+    """A part whose column cannot be cast to the first part's type fails the whole read."""
+    root = tmp_path / "quality"
+    root.mkdir()
+    pq.write_table(pa.table({"score": [0.5]}), root / "a.parquet")
+    pq.write_table(pa.table({"score": ["high"]}), root / "b.parquet")
+    with pytest.raises(EvidenceError) as info:
+        read_dataset_table(root, "parquet")
+    assert info.value.code == "evidence-unparseable"
+
+
+def test_part_not_of_the_declared_format_is_unparseable(tmp_path: Path) -> None:
+    """A CSV part in a dataset declared parquet: evidence-unparseable."""
+    root = tmp_path / "quality"
+    root.mkdir()
+    (root / "part-0.parquet").write_text("score\n0.5\n")
+    with pytest.raises(EvidenceError) as info:
+        read_dataset_table(root, "parquet")
+    assert info.value.code == "evidence-unparseable"
+
+
+def test_json_array_format_is_refused_for_a_directory(tmp_path: Path) -> None:
+    """JSON arrays do not split into part files: evidence-dataset-format."""
+    root = _spark_like(tmp_path / "quality")
+    with pytest.raises(EvidenceError) as info:
+        read_dataset_table(root, "json")  # type: ignore[arg-type]
+    assert info.value.code == "evidence-dataset-format"

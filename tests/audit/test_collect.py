@@ -1,0 +1,114 @@
+"""`collect_decisions` and `ragwarrant summary --all`: one row per run, whatever its state."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from ragwarrant.audit.collect import RowStatus, collect_decisions
+from ragwarrant.cli import main
+from ragwarrant.errors import InputError
+
+from .conftest import EXAMPLE, Run
+
+
+def _fan_out(pristine_run: Run, root: Path, tmp_path: Path) -> Path:
+    """Lay out a fan-out: 0 and 2 decided, 1 an ERROR run (invalid contract), 3 partial (no
+    manifest), 4 unreadable, 5 empty (pod died), team-a decided, .hidden ignored."""
+    for name in ("0", "2", "team-a"):
+        shutil.copytree(pristine_run.output_dir, root / name)
+    bad_in = tmp_path / "bad-in"
+    shutil.copytree(EXAMPLE, bad_in)
+    (bad_in / "contract.yaml").write_text("id: broken\n")
+    assert main(["run", "--input", str(bad_in), "--output", str(root / "1")]) == 78
+    shutil.copytree(pristine_run.output_dir, root / "3")
+    (root / "3" / "manifest.json").unlink()
+    shutil.copytree(pristine_run.output_dir, root / "4")
+    (root / "4" / "decision.json").write_text('{"schema_version": "1"')
+    (root / "5").mkdir()
+    (root / ".hidden").mkdir()
+    return root
+
+
+def test_every_kind_of_directory_is_one_row(pristine_run: Run, tmp_path: Path) -> None:
+    """Decided, ERROR, partial, unreadable and empty directories each give one row, in index
+    order, with the class and exit code the run wrote; expected indexes without a directory are
+    missing rows."""
+    root = _fan_out(pristine_run, tmp_path / "out", tmp_path)
+    expected = json.loads((pristine_run.output_dir / "decision.json").read_text())
+    rows = collect_decisions(root, expect=8).rows
+    assert [r.name for r in rows] == ["0", "1", "2", "3", "4", "5", "6", "7", "team-a"]
+    by = {r.name: r for r in rows}
+    for name in ("0", "2", "team-a"):
+        assert by[name].status is RowStatus.DECIDED
+        assert (by[name].run_class, by[name].exit_code) == (
+            expected["run_class"],
+            expected["exit_code"],
+        )
+        assert by[name].contract_id == expected["contract"]["id"]
+    assert (by["1"].status, by["1"].run_class, by["1"].exit_code) == (
+        RowStatus.DECIDED,
+        "ERROR",
+        78,
+    )
+    assert by["1"].detail.startswith("contract-")
+    assert by["3"].status is RowStatus.PARTIAL and "manifest" in by["3"].detail
+    assert by["4"].status is RowStatus.UNREADABLE
+    assert [by[n].status for n in ("5", "6", "7")] == [RowStatus.MISSING] * 3
+
+
+def test_decision_changed_after_the_run_is_partial(pristine_run: Run, tmp_path: Path) -> None:
+    """A decision.json whose bytes the manifest does not record is not counted as decided."""
+    shutil.copytree(pristine_run.output_dir, tmp_path / "out" / "0")
+    path = tmp_path / "out" / "0" / "decision.json"
+    path.write_bytes(path.read_bytes() + b"\n")
+    (row,) = collect_decisions(tmp_path / "out").rows
+    assert row.status is RowStatus.PARTIAL and "differs" in row.detail
+
+
+def test_counts_group_decided_rows_by_class(pristine_run: Run, tmp_path: Path) -> None:
+    """counts() gives decided rows by class, other rows by status."""
+    root = _fan_out(pristine_run, tmp_path / "out", tmp_path)
+    cls = json.loads((pristine_run.output_dir / "decision.json").read_text())["run_class"]
+    counts = collect_decisions(root).counts()
+    assert counts == {cls: 3, "ERROR": 1, "missing": 1, "partial": 1, "unreadable": 1}
+
+
+def test_unlistable_root_is_an_input_error(tmp_path: Path) -> None:
+    """A root that is not a directory: InputError, exit 66."""
+    with pytest.raises(InputError) as info:
+        collect_decisions(tmp_path / "absent")
+    assert int(info.value.exit_code) == 66 and info.value.code == "collect-root-unreadable"
+
+
+def test_summary_all_prints_text_and_json(
+    pristine_run: Run, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`summary --all OUT` prints a table with one line per run; --format json the same rows."""
+    root = _fan_out(pristine_run, tmp_path / "out", tmp_path)
+    capsys.readouterr()
+    assert main(["summary", "--all", str(root), "--expect", "7"]) == 0
+    text = capsys.readouterr().out.splitlines()
+    assert text[0].startswith(f"8 runs under {root}:")
+    assert [line.split()[0] for line in text[2:]] == ["0", "1", "2", "3", "4", "5", "6", "team-a"]
+    assert main(["summary", "--all", str(root), "--format", "json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["total"] == 7 and len(data["rows"]) == 7
+    assert data["rows"][1] == {
+        **data["rows"][1],
+        "name": "1",
+        "run_class": "ERROR",
+        "exit_code": 78,
+    }
+
+
+def test_summary_of_one_run_is_unchanged(
+    pristine_run: Run, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Without --all, `summary OUTDIR` still prints one run and returns its exit code."""
+    expected = json.loads((pristine_run.output_dir / "decision.json").read_text())
+    assert main(["summary", str(pristine_run.output_dir)]) == expected["exit_code"]
+    assert capsys.readouterr().out.startswith(f"decision: {expected['run_class']}")

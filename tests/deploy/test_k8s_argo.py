@@ -1,0 +1,192 @@
+"""`k8s render --engine argo`: an Argo Workflow fanning out with the Indexed Job's own pod.
+
+The Workflow is validated offline against Argo's JSON Schema (tests/data/argo, made strict here);
+the other objects with kubernetes-validate --strict, like every rendered manifest.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import shutil
+import subprocess
+from collections.abc import Callable
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+import yaml
+
+from ragwarrant.k8s import FAIL_JOB_EXIT_CODES, MIN_KUBERNETES_VERSION
+
+from .conftest import DIGEST_IMAGE, EXAMPLE, K8S, ROOT, job_spec, load_docs, render, workload
+
+SCHEMA = ROOT / "tests" / "data" / "argo" / "schema-v4.1.2.json"
+WORKFLOW = "io.argoproj.workflow.v1alpha1.Workflow"
+STRICT_CONTRACT = K8S / "overlays" / "indexed" / "contracts" / "contract-1.yaml"
+
+
+def _strict(node: Any) -> None:
+    """Forbid unknown fields in every object definition that lists its properties."""
+    if isinstance(node, dict):
+        if "properties" in node and "additionalProperties" not in node:
+            node["additionalProperties"] = False
+        for value in node.values():
+            _strict(value)
+    elif isinstance(node, list):
+        for value in node:
+            _strict(value)
+
+
+@cache
+def _validator() -> jsonschema.protocols.Validator:
+    schema = json.loads(SCHEMA.read_text())
+    _strict(schema["definitions"])
+    workflow = {"$ref": f"#/definitions/{WORKFLOW}", "definitions": schema["definitions"]}
+    cls = jsonschema.validators.validator_for(schema)
+    return cls(workflow)
+
+
+def _errors(workflow: dict[str, Any]) -> list[str]:
+    return [f"{list(e.absolute_path)}: {e.message}" for e in _validator().iter_errors(workflow)]
+
+
+def _render(tmp_path: Path, *argv: str, engine: str = "argo") -> Path:
+    out = tmp_path / f"{engine}.yaml"
+    assert render("--image", DIGEST_IMAGE, "--engine", engine, *argv, "--out", str(out)) == 0
+    return out
+
+
+def _split(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    docs = load_docs(path)
+    (workflow,) = [d for d in docs if d["kind"] == "Workflow"]
+    return workflow, [d for d in docs if d["kind"] != "Workflow"]
+
+
+CONFIGMAP_ARGV = ["--evidence-dir", str(EXAMPLE), "--contract", str(EXAMPLE / "contract.yaml"),
+                  "--contract", str(STRICT_CONTRACT)]  # fmt: skip
+
+
+def test_workflow_validates_against_argo_schema_and_the_rest_strictly(
+    k8s_client: Any, tmp_path: Path, tool: Callable[[str], Path]
+) -> None:
+    """The Workflow passes Argo's schema (strict); Namespace, ServiceAccounts, RBAC,
+    NetworkPolicy, ledger claim and ConfigMaps pass kubernetes-validate --strict."""
+    workflow, rest = _split(_render(tmp_path, *CONFIGMAP_ARGV))
+    assert _errors(workflow) == []
+    others = tmp_path / "others.yaml"
+    others.write_text(yaml.safe_dump_all(rest))
+    done = subprocess.run(
+        [str(tool("kubernetes-validate")), "--strict", "--quiet", "-k",
+         f"{MIN_KUBERNETES_VERSION}.0", str(others)],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_argo_schema_validation_bites(k8s_client: Any, tmp_path: Path) -> None:
+    """A misspelt field in the decide template, or a missing entrypoint type, fails the schema."""
+    workflow, _ = _split(_render(tmp_path, *CONFIGMAP_ARGV))
+    bad = copy.deepcopy(workflow)
+    bad["spec"]["templates"][1]["retryStrategy"]["limitt"] = 2
+    assert any("limitt" in e for e in _errors(bad))
+    bad = copy.deepcopy(workflow)
+    bad["spec"]["parallelism"] = "ten"
+    assert _errors(bad)
+
+
+def test_workflow_shares_the_indexed_job_pod(k8s_client: Any, tmp_path: Path) -> None:
+    """The decide template's container, security context, volumes, labels and per-pod deadline
+    are the Indexed Job's; only the item, the run prefix and the Job-only env differ."""
+    workflow, _ = _split(_render(tmp_path, *CONFIGMAP_ARGV))
+    job = workload(load_docs(_render(tmp_path, "--kind", "indexed", *CONFIGMAP_ARGV,
+                                     engine="kubernetes")))  # fmt: skip
+    pod = job_spec(job)["template"]
+    spec = workflow["spec"]
+    decide = next(t for t in spec["templates"] if t["name"] == "decide")
+    job_container = copy.deepcopy(pod["spec"]["containers"][0])
+    argo_container = copy.deepcopy(decide["container"])
+    assert argo_container.pop("command") == ["ragwarrant"]
+    argo_args, job_args = argo_container.pop("args"), job_container.pop("args")
+    assert argo_args[:5] == [
+        "run", "--input", "/in/{{inputs.parameters.item}}", "--output",
+        "/out/{{workflow.name}}/{{workflow.uid}}/{{inputs.parameters.item}}",
+    ]  # fmt: skip
+    assert argo_args[5:] == job_args[5:] and argo_args[5:7] == ["--ledger", "/ledger/ledger.jsonl"]
+    job_env = job_container.pop("env")
+    assert argo_container.pop("env") == [e for e in job_env if e["name"] == "TMPDIR"]
+    assert argo_container == job_container
+    assert spec["volumes"] == pod["spec"]["volumes"]
+    assert spec["securityContext"] == pod["spec"]["securityContext"]
+    assert spec["podMetadata"]["labels"] == pod["metadata"]["labels"]
+    assert decide["activeDeadlineSeconds"] == str(pod["spec"]["activeDeadlineSeconds"])
+    assert spec["automountServiceAccountToken"] is False
+    assert spec["serviceAccountName"] == pod["spec"]["serviceAccountName"]
+
+
+def test_workflow_fans_out_over_every_contract_and_never_retries_a_decision(
+    k8s_client: Any, tmp_path: Path
+) -> None:
+    """withItems lists each contract's directory; failFast is off; the retry expression
+    excludes every final exit code (a REJECT is an answer) and nothing else."""
+    workflow, _ = _split(_render(tmp_path, *CONFIGMAP_ARGV))
+    fan_out = next(t for t in workflow["spec"]["templates"] if t["name"] == "fan-out")
+    ((step,),) = fan_out["steps"]
+    assert step["withItems"] == ["0", "1"] and fan_out["failFast"] is False
+    decide = next(t for t in workflow["spec"]["templates"] if t["name"] == "decide")
+    expression = decide["retryStrategy"]["expression"]
+    listed = {int(c) for c in expression.split("[")[1].split("]")[0].split(",")}
+    assert listed == set(FAIL_JOB_EXIT_CODES) and expression.startswith("!(")
+    assert workflow["metadata"]["generateName"] == "ragwarrant-"
+
+
+def test_workflow_fans_out_by_name_from_an_input_claim(k8s_client: Any, tmp_path: Path) -> None:
+    """On an input claim, Argo items are the directories' names (any names, unlike the Job)."""
+    root = tmp_path / "volume"
+    for name in ("team-b", "team-a"):
+        shutil.copytree(EXAMPLE, root / name)
+    workflow, rest = _split(_render(tmp_path, "--input-claim", "c", "--input-root", str(root)))
+    assert _errors(workflow) == []
+    fan_out = next(t for t in workflow["spec"]["templates"] if t["name"] == "fan-out")
+    assert fan_out["steps"][0][0]["withItems"] == ["team-a", "team-b"]
+    assert not [d for d in rest if d["kind"] == "ConfigMap"]
+    (volume,) = [v for v in workflow["spec"]["volumes"] if v["name"] == "input"]
+    assert volume["persistentVolumeClaim"] == {"claimName": "c", "readOnly": True}
+
+
+def test_executor_gets_only_what_argo_needs(k8s_client: Any, tmp_path: Path) -> None:
+    """The executor's ServiceAccount may create and patch workflowtaskresults only, and the
+    NetworkPolicy lets pods reach the API server's ports, nothing else."""
+    workflow, rest = _split(_render(tmp_path, *CONFIGMAP_ARGV))
+    (role,) = [d for d in rest if d["kind"] == "Role"]
+    assert role["rules"] == [
+        {"apiGroups": ["argoproj.io"], "resources": ["workflowtaskresults"],
+         "verbs": ["create", "patch"]}
+    ]  # fmt: skip
+    (binding,) = [d for d in rest if d["kind"] == "RoleBinding"]
+    assert binding["subjects"][0]["name"] == workflow["spec"]["executor"]["serviceAccountName"]
+    (netpol,) = [d for d in rest if d["kind"] == "NetworkPolicy"]
+    assert "ingress" not in netpol["spec"]
+    assert netpol["spec"]["egress"] == [
+        {"ports": [{"port": 443, "protocol": "TCP"}, {"port": 6443, "protocol": "TCP"}]}
+    ]
+
+
+@pytest.mark.parametrize("count", [1, 10000])
+def test_workflow_of_many_items_validates(k8s_client: Any, tmp_path: Path, count: int) -> None:
+    """--completions N on a claim: N items, parallelism bounded by the default, still valid."""
+    workflow, _ = _split(_render(tmp_path, "--input-claim", "c", "--completions", str(count)))
+    fan_out = next(t for t in workflow["spec"]["templates"] if t["name"] == "fan-out")
+    assert fan_out["steps"][0][0]["withItems"] == [str(i) for i in range(count)]
+    assert _errors(workflow) == []
+
+
+def test_argo_engine_refuses_a_cronjob(k8s_client: Any) -> None:
+    """--engine argo --kind cronjob: a usage error pointing to CronWorkflow, nothing written."""
+    from ragwarrant.errors import UsageError
+
+    with pytest.raises(UsageError) as info:
+        render("--image", DIGEST_IMAGE, "--engine", "argo", "--kind", "cronjob", *CONFIGMAP_ARGV)
+    assert info.value.code == "k8s-argo-cronjob" and "CronWorkflow" in info.value.hint
