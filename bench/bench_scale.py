@@ -36,7 +36,6 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from ragwarrant.job import run_job
 
 from ragwarrant.audit.collect import collect_decisions
 from ragwarrant.k8s import (
@@ -49,6 +48,7 @@ from ragwarrant.k8s import (
     manifests_to_yaml,
     scan_input_root,
 )
+from ragwarrant.pipeline import run_job
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLE = REPO / "examples" / "ragtruth-generators"
