@@ -44,6 +44,7 @@ STATS_ALLOWED = {
     "numpy",
     "scipy",
     "math",
+    "statistics",
     "dataclasses",
     "collections",
     "typing",

@@ -13,7 +13,6 @@ import traceback
 from collections.abc import Sequence
 from pathlib import Path
 
-import orjson
 import structlog
 
 from ragwarrant.commands import bench as bench_command
@@ -26,7 +25,6 @@ from ragwarrant.commands import summary as summary_command
 from ragwarrant.commands import verify as verify_command
 from ragwarrant.errors import InternalError, RagwarrantError, UsageError
 from ragwarrant.logging import configure_logging
-from ragwarrant.outputs import DECISION_FILE
 from ragwarrant.version import __version__
 
 __all__ = ["build_parser", "main"]
@@ -90,6 +88,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _published_summary(output: Path, exc: RagwarrantError) -> str:
     """The ``summary`` of the decision record the job wrote (after publication hygiene)."""
+    import orjson
+
+    from ragwarrant.outputs import DECISION_FILE
+
     fallback = f"ERROR: {exc.code}: {exc.message}"
     try:
         summary = orjson.loads((output / DECISION_FILE).read_bytes()).get("summary")

@@ -17,19 +17,13 @@ import os
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ragwarrant.errors import OutputError, UsageError
-from ragwarrant.k8s import (
-    RenderOptions,
-    WorkloadKind,
-    build_manifests,
-    check_image,
-    check_schedule,
-    load_inputs,
-    manifests_to_yaml,
-    submit,
-)
+from ragwarrant.k8s.render import WorkloadKind
+
+if TYPE_CHECKING:
+    from ragwarrant.k8s import RenderOptions
 
 __all__ = ["register"]
 
@@ -200,6 +194,8 @@ def _options(args: argparse.Namespace) -> RenderOptions:
         ContractError: a contract is invalid (78).
         InputError: a file a contract names is not in its directory (66).
     """
+    from ragwarrant.k8s import RenderOptions, check_image, check_schedule, load_inputs
+
     for flag, value, least in (
         ("--parallelism", args.parallelism, 1),
         ("--backoff-limit", args.backoff_limit, 0),
@@ -245,6 +241,8 @@ def run_render(args: argparse.Namespace) -> int:
         InputError: a file a contract names is missing.
         OutputError: the output file cannot be written.
     """
+    from ragwarrant.k8s import build_manifests, manifests_to_yaml
+
     text = manifests_to_yaml(build_manifests(_options(args)))
     if args.out == "-":
         sys.stdout.write(text)
@@ -276,6 +274,8 @@ def run_submit(args: argparse.Namespace) -> int:
         InputError: a file a contract names is missing.
         InternalError: an unexpected API error, or the wait timed out.
     """
+    from ragwarrant.k8s import build_manifests, submit
+
     options = _options(args)
     if options.namespace is None:
         raise UsageError(

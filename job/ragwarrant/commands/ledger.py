@@ -6,9 +6,9 @@ import argparse
 import sys
 from pathlib import Path
 
-from ragwarrant.audit.attestation import load_public_key
-from ragwarrant.audit.ledger import read_entries, show_history, verify_chain
-from ragwarrant.audit.verify import VERIFY_MISMATCH_EXIT
+from ragwarrant.exit_codes import ExitCode
+
+# The ledger and key functions are imported by the handlers that use them (a light ``--help``).
 
 __all__ = ["register"]
 
@@ -21,8 +21,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         "verify",
         help="check the hash chain (and, with --public-key, each entry's signature)",
         description=f"Exit 0 when every entry hashes to its entry_hash and links to the previous "
-        f"one (and, with --public-key, carries a signature by that key), {VERIFY_MISMATCH_EXIT} "
-        "otherwise (the first broken line is named first). Without --public-key the chain "
+        "one (and, with --public-key, carries a signature by that key), "
+        f"{int(ExitCode.VERIFY_MISMATCH)} otherwise (the first broken line is named first). "
+        "Without --public-key the chain "
         "proves integrity against accidental edits only: anyone who can write the file can "
         "rewrite it and recompute every hash.",
     )
@@ -59,11 +60,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
 
 
 def run_ledger_verify(args: argparse.Namespace) -> int:
-    """Check the chain; print the outcome; return 0 or ``VERIFY_MISMATCH_EXIT``.
+    """Check the chain; print the outcome; return 0 or ``ExitCode.VERIFY_MISMATCH`` (65).
 
     Raises:
         InputError: the file or the public key cannot be read, or the key is not Ed25519.
     """
+    from ragwarrant.audit.attestation import load_public_key
+    from ragwarrant.audit.ledger import read_entries, verify_chain
+
     key = load_public_key(args.public_key) if args.public_key is not None else None
     problems = verify_chain(args.file, key)
     if not problems:
@@ -83,7 +87,7 @@ def run_ledger_verify(args: argparse.Namespace) -> int:
     sys.stdout.write(f"LEDGER BROKEN: first broken entry at {problems[0]}\n")
     for p in problems[1:]:
         sys.stdout.write(f"  also  {p}\n")
-    return VERIFY_MISMATCH_EXIT
+    return int(ExitCode.VERIFY_MISMATCH)
 
 
 def run_ledger_show(args: argparse.Namespace) -> int:
@@ -92,6 +96,8 @@ def run_ledger_show(args: argparse.Namespace) -> int:
     Raises:
         InputError: the file cannot be read.
     """
+    from ragwarrant.audit.ledger import show_history
+
     sys.stdout.write(
         show_history(
             args.file,

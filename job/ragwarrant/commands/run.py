@@ -7,8 +7,6 @@ import contextlib
 import os
 from pathlib import Path
 
-from ragwarrant.pipeline import run_job
-
 __all__ = ["register", "write_termination_message"]
 
 DEFAULT_TERMINATION_LOG = Path("/dev/termination-log")
@@ -82,6 +80,8 @@ def write_termination_message(path: Path | None, line: str) -> None:
 
 def handle(args: argparse.Namespace) -> int:
     """Run the job and return its exit code."""
+    from ragwarrant.pipeline import run_job  # the engine: imported only when a run is asked for
+
     outcome = run_job(args.input, args.output, ledger=args.ledger, signing_key=args.signing_key)
     write_termination_message(args.termination_message_path, outcome.summary)
     return outcome.exit_code

@@ -6,12 +6,8 @@ import argparse
 import hashlib
 from pathlib import Path
 
-from pydantic import ValidationError
-
-from ragwarrant.decision import run_class
 from ragwarrant.errors import InputError, MismatchError
 from ragwarrant.exit_codes import DecisionClass, exit_code_for_class
-from ragwarrant.outputs import Decision, Manifest
 
 __all__ = ["register"]
 
@@ -25,6 +21,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
 
 def _check_manifest(outdir: Path, decision_bytes: bytes) -> None:
     """Raise MismatchError when manifest.json exists and does not record these bytes."""
+    from pydantic import ValidationError
+
+    from ragwarrant.outputs import Manifest
+
     manifest_path = outdir / "manifest.json"
     if not manifest_path.is_file():
         return
@@ -57,6 +57,12 @@ def handle(args: argparse.Namespace) -> int:
             manifest's, its exit code contradicts its class, or its class contradicts its
             candidates' classes (65): use ``ragwarrant verify`` for a full check.
     """
+    # imported here: ``--help`` and the other commands need none of the record models
+    from pydantic import ValidationError
+
+    from ragwarrant.decision import run_class
+    from ragwarrant.outputs import Decision
+
     path = args.outdir / "decision.json"
     try:
         raw = path.read_bytes()

@@ -8,7 +8,8 @@ hardened V1 objects (Job, CronJob, Indexed Job, ConfigMaps, NetworkPolicy, ledge
 
 from __future__ import annotations
 
-from ragwarrant.k8s.inputs import InputFile, RenderInputs, collect_input_files, load_inputs
+from typing import TYPE_CHECKING, Any
+
 from ragwarrant.k8s.render import (
     CONFIGMAP_LIMIT_BYTES,
     CONTAINER_NAME,
@@ -29,6 +30,22 @@ from ragwarrant.k8s.render import (
     require_kubernetes,
 )
 from ragwarrant.k8s.submit import PodOutcome, SubmitResult, submit
+
+if TYPE_CHECKING:
+    from ragwarrant.k8s.inputs import InputFile, RenderInputs, collect_input_files, load_inputs
+
+# ``inputs`` (and with it the contract loader and pydantic) is loaded on first use (PEP 562), so
+# that ``ragwarrant --help`` can register ``k8s`` without it.
+_FROM_INPUTS = frozenset({"InputFile", "RenderInputs", "collect_input_files", "load_inputs"})
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _FROM_INPUTS:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from ragwarrant.k8s import inputs
+
+    return getattr(inputs, name)
+
 
 __all__ = [
     "CONFIGMAP_LIMIT_BYTES",
