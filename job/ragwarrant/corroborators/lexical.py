@@ -35,6 +35,14 @@ Definitions (issue 4, section 1):
 The context side is a set, built once per example with ``index_context`` and reusable across the
 responses that share it. Everything here is pure: plain strings in, frozen values out; no I/O, no
 logging, no randomness.
+
+Implementation: text that is ASCII (or whose non-ASCII characters are all neither letters nor
+digits) is tokenised by one ``str.translate`` and ``str.split``, numbers with separators cut out
+first by one regex pass, CamelCase parts found by string search, and a response's tokens coded
+one character each so that sentences are counted with ``str.count``; other text takes the regex
+tokenizer. Scores are bit-identical to the regex-per-sentence implementation this replaced
+(``bench/lexical_reference.py``; checked on every RAGTruth response by ``bench/bench_lexical.py``
+and on random texts by the tests).
 """
 
 from __future__ import annotations
@@ -91,8 +99,6 @@ _ASCII_TOKEN = re.compile(r"[a-z0-9]+")
 _NUMBER_TOKEN = re.compile(_NUMBER_WITH_SEPARATORS + r"|[^\W_]+")
 _ASCII_NUMBER_TOKEN = re.compile(_NUMBER_WITH_SEPARATORS + r"|[a-z0-9]+")
 _CAMEL_BOUNDARY = re.compile(r"(?<=[a-z])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
-_HAS_CAMEL = re.compile(r"[a-z][A-Z]")
-_CAMEL_WORD = re.compile(r"\b[A-Za-z]*?[a-z][A-Z][A-Za-z]*")
 _SEPARATED_DIGITS = re.compile(r"\d[.,:]\d")
 # A break is whitespace after [.!?] (or after one of them plus one closing quote or bracket), or a
 # run of line breaks. Written to start with ``\s`` so the regex engine skips quickly to candidates;
@@ -128,6 +134,7 @@ _CASE_CLASS = str.maketrans(
 )
 _NON_ASCII = re.compile(r"[^\x00-\x7f]+")
 _NON_ASCII_ALNUM = re.compile(r"[^\W_\x00-\x7f]")
+_NON_ASCII_ALNUM_RUN = re.compile(r"[^\W_\x00-\x7f]+")
 # _NUMBER_WITH_SEPARATORS, only where a token starts (not right after a letter or digit), with the
 # first digit outside the alternation so the engine can skip to digits; captured for re.split.
 _NUMBER_AT_TOKEN_START = re.compile(
@@ -168,15 +175,6 @@ def _tokens(lowered: str) -> list[str]:
     return [t if t.isalnum() else number_form(t) for t in found]
 
 
-def _context_tokens(passage: str) -> list[str]:
-    """Tokens of a context passage, plus the parts of its CamelCase words (reference path)."""
-    found = _tokens(passage.lower())
-    if _HAS_CAMEL.search(passage):
-        for word in _CAMEL_WORD.findall(passage):
-            found += _tokens(_CAMEL_BOUNDARY.sub(" ", word).lower())
-    return found
-
-
 def _ascii_view(text: str) -> str | None:
     """``text`` with non-ASCII characters as spaces, or None when one of them is a letter/digit.
 
@@ -212,10 +210,11 @@ def _fast_tokens(text: str, table: dict[int, str]) -> list[str] | None:
 
 
 def _camel_parts(text: str) -> list[str]:
-    """The lowercased parts of the CamelCase words of ASCII ``text`` (as ``_CAMEL_WORD`` finds).
+    """The lowercased parts of the CamelCase words of ASCII ``text``.
 
     A CamelCase word is the ASCII-letter prefix of a word-character run, when a lowercase letter
-    followed by an uppercase one lies inside that prefix.
+    followed by an uppercase one lies inside that prefix: what ``findall`` of
+    ``\\b[A-Za-z]*?[a-z][A-Z][A-Za-z]*`` returns (``bench/lexical_reference.py``).
     """
     classes = text.translate(_CASE_CLASS)
     at = classes.find("aA")
@@ -303,12 +302,22 @@ def _context_token_list(passages: str | Iterable[str]) -> list[str]:
     """Every token of the passages, CamelCase parts included, with repeats, in no set order."""
     texts = [passages] if isinstance(passages, str) else list(passages)
     # Tokens never span a space, so the passages joined by one have the union of their tokens.
-    view = _ascii_view(" ".join(texts))
+    text = " ".join(texts)
+    view = _ascii_view(text)
     found = None if view is None else _fast_tokens(view, _FOLD)
-    if view is None or found is None:
-        return [t for text in texts for t in _context_tokens(text)]
-    found += _camel_parts(view)
+    if found is None:  # letters or digits beyond ASCII, or a number ending mid-run: regex tokens
+        found = _tokens(text.lower())
+    found += _camel_parts(_camel_view(text) if view is None else view)
     return found
+
+
+def _camel_view(text: str) -> str:
+    """ASCII ``text`` where ``\b`` and ``[A-Za-z]`` match where they do in ``text``.
+
+    Non-ASCII letters and digits become ``0`` (a word character that is no ASCII letter), other
+    non-ASCII characters a space (a non-word character).
+    """
+    return _NON_ASCII.sub(" ", _NON_ASCII_ALNUM_RUN.sub("0", text))
 
 
 @dataclass(frozen=True, slots=True)
