@@ -280,7 +280,7 @@ def run_variants(data: RagtruthData, k: int = 5, seed: int = 0) -> None:
 # ---------------------------------------------------------------- timing
 
 
-def _rate(fn: Callable[[], None], n: int, repeats: int) -> float:
+def _rate(fn: Callable[[], object], n: int, repeats: int) -> float:
     """Responses per CPU-second, best of ``repeats`` passes (the least disturbed by other load)."""
     rates = []
     for _ in range(repeats):
@@ -301,6 +301,41 @@ def count_differences(examples: Sequence[Example]) -> int:
     return differ
 
 
+def pin_to_one_cpu() -> str:
+    """Pin this process to one CPU where the OS allows; say which."""
+    if not hasattr(os, "sched_setaffinity"):
+        return "not pinned"
+    cpu = min(os.sched_getaffinity(0))
+    os.sched_setaffinity(0, {cpu})
+    return f"pinned to CPU {cpu}"
+
+
+def timed_passes(examples: Sequence[Example]) -> list[tuple[str, Callable[[], object]]]:
+    """(name, one pass over all responses) for the scorer and each reference, in print order."""
+    indexes = {sid: index_context(c) for sid, _, c in examples}
+    reference_indexes = {sid: reference.index_context(c) for sid, _, c in examples}
+    return [
+        (
+            "ragwarrant score_response, uncached context",
+            lambda: [score_response(r, c) for _, r, c in examples],
+        ),
+        (
+            "ragwarrant score_response, ContextIndex reused",
+            lambda: [score_response(r, indexes[sid]) for sid, r, _ in examples],
+        ),
+        (
+            "reference: ragwarrant before, uncached",
+            lambda: [reference.score_response(r, c) for _, r, c in examples],
+        ),
+        (
+            "reference: ragwarrant before, ContextIndex reused",
+            lambda: [reference.score_response(r, reference_indexes[sid]) for sid, r, _ in examples],
+        ),
+        ("reference: naive three-pass", lambda: [naive_three_pass(r, c) for _, r, c in examples]),
+        ("reference: str.split floor", lambda: [split_floor(r, c) for _, r, c in examples]),
+    ]
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Print responses per second of the lexical gates beside the references."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
@@ -314,44 +349,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         run_variants(load_ragtruth(args.ragtruth_dir))
         return 0
 
-    pinned = "not pinned"
-    if hasattr(os, "sched_setaffinity"):
-        cpu = min(os.sched_getaffinity(0))
-        os.sched_setaffinity(0, {cpu})
-        pinned = f"pinned to CPU {cpu}"
-
+    pinned = pin_to_one_cpu()
     examples, origin = load_examples(args.ragtruth_dir)
     n = len(examples)
     response_words = [len(r.split()) for _, r, _ in examples]
     context_words = [sum(len(p.split()) for p in c) for _, _, c in examples]
-    indexes = {sid: index_context(c) for sid, _, c in examples}
-    reference_indexes = {sid: reference.index_context(c) for sid, _, c in examples}
     differ = count_differences(examples)
-
-    def uncached() -> None:
-        for _, response, passages in examples:
-            score_response(response, passages)
-
-    def cached() -> None:
-        for sid, response, _ in examples:
-            score_response(response, indexes[sid])
-
-    def reference_uncached() -> None:
-        for _, response, passages in examples:
-            reference.score_response(response, passages)
-
-    def reference_cached() -> None:
-        for sid, response, _ in examples:
-            reference.score_response(response, reference_indexes[sid])
-
-    def naive() -> None:
-        for _, response, passages in examples:
-            naive_three_pass(response, passages)
-
-    def floor() -> None:
-        for _, response, passages in examples:
-            split_floor(response, passages)
-
     print(f"texts: {origin}; {n} responses")
     print(
         f"words per response median {statistics.median(response_words):.0f}, "
@@ -367,14 +370,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     print()
     print(f"{'implementation':52s} {'responses/CPU-s':>15s} {'x ref':>6s}")
-    results = [
-        ("ragwarrant score_response, uncached context", uncached),
-        ("ragwarrant score_response, ContextIndex reused", cached),
-        ("reference: ragwarrant before, uncached", reference_uncached),
-        ("reference: ragwarrant before, ContextIndex reused", reference_cached),
-        ("reference: naive three-pass", naive),
-        ("reference: str.split floor", floor),
-    ]
+    results = timed_passes(examples)
     rates = {name: _rate(fn, n, args.repeats) for name, fn in results}
     base = rates["reference: ragwarrant before, uncached"]
     for name, _ in results:

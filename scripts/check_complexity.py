@@ -45,6 +45,11 @@ def _code_line_numbers(source: str) -> set[int]:
     return lines
 
 
+def _shown(path: Path) -> str:
+    """The path relative to the repository when it lies inside it."""
+    return str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else str(path)
+
+
 def findings(paths: list[Path], max_cc: int, max_sloc: int) -> list[str]:
     """One line per function over either limit."""
     out = []
@@ -54,7 +59,7 @@ def findings(paths: list[Path], max_cc: int, max_sloc: int) -> list[str]:
         for block in cc_visit(source):
             blocks = [block, *getattr(block, "methods", [])]
             for b in blocks:
-                where = f"{path.relative_to(ROOT)}:{b.lineno} {b.name}"
+                where = f"{_shown(path)}:{b.lineno} {b.name}"
                 if b.complexity > max_cc:
                     out.append(f"{where}: cyclomatic complexity {b.complexity} > {max_cc}")
                 sloc = sum(1 for n in range(b.lineno, b.endline + 1) if n in code)

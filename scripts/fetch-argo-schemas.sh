@@ -1,22 +1,26 @@
 #!/usr/bin/env bash
-# Downloads what tests/deploy/test_argo.py validates deploy/argo against, pinned, into build/:
-#   build/argo/analysis-template-crd.yaml  Argo Rollouts AnalysisTemplate CRD (Apache-2.0)
-#   build/deploy-tools/argo/               a venv with Hera (Argo Workflows pydantic models)
-# Neither is committed: they are third-party. Needs the network (GitHub, PyPI).
+# Installs what tests/deploy/test_argo.py validates deploy/argo against, pinned, into build/,
+# from package registries only (npm and PyPI; no other host):
+#   build/argo/npm/             the Argo Rollouts API models (npm @kubernetes-models/argo-rollouts,
+#                               MIT; validators generated from the Argo Rollouts Go API types),
+#                               installed with `npm ci` from scripts/argo/package-lock.json
+#                               (versions and integrity hashes pinned); run by
+#                               scripts/argo/validate-analysis-template.mjs
+#   build/deploy-tools/argo/    a venv with Hera (Argo Workflows pydantic models, PyPI)
+# Neither is committed: they are third-party.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PYTHON="${PYTHON:-python3}"
-ROLLOUTS_COMMIT=9f8d111d8f8e3e88b6d7f8bbdf62fd3cd863ef9d
-CRD_SHA256=5e25e2bdd3851b75707732207e4d79ddd4ebdb69f95cf058cf539f0186678948
 HERA_PINS="hera==7.1.0 PyYAML==6.0.3"
-OUT=build/argo/analysis-template-crd.yaml
-if ! { [ -f "$OUT" ] && echo "$CRD_SHA256  $OUT" | sha256sum -c --quiet - 2>/dev/null; }; then
-  mkdir -p build/argo
-  curl -fsSL --retry 3 -o "$OUT.tmp" \
-    "https://raw.githubusercontent.com/argoproj/argo-rollouts/$ROLLOUTS_COMMIT/manifests/crds/analysis-template-crd.yaml"
-  echo "$CRD_SHA256  $OUT.tmp" | sha256sum -c --quiet -
-  mv "$OUT.tmp" "$OUT"
+NPM_DIR=build/argo/npm
+if ! { [ -d "$NPM_DIR/node_modules/@kubernetes-models/argo-rollouts" ] \
+  && cmp -s scripts/argo/package-lock.json "$NPM_DIR/package-lock.json"; }; then
+  rm -rf "$NPM_DIR"
+  mkdir -p "$NPM_DIR"
+  cp scripts/argo/package.json scripts/argo/package-lock.json scripts/argo/validate-analysis-template.mjs "$NPM_DIR/"
+  npm ci --prefix "$NPM_DIR" --silent --no-audit --no-fund --ignore-scripts
 fi
+cp scripts/argo/validate-analysis-template.mjs "$NPM_DIR/"
 VENV=build/deploy-tools/argo
 if ! { [ -f "$VENV/.pins" ] && [ "$(cat "$VENV/.pins")" = "$HERA_PINS" ]; }; then
   rm -rf "$VENV"

@@ -39,6 +39,8 @@ def assert_outputs_valid(out: Path) -> None:
     manifest = load(out, "manifest.json")
     assert sorted(o["path"] for o in manifest["outputs"]) == [
         "decision.json",
+        "junit.xml",
+        "report.html",
         "report.md",
         "validation_report.json",
     ]
@@ -285,7 +287,7 @@ def test_config_differences_shown(make_input, tmp_path):
 
 
 def test_logs_are_json_lines_with_final_summary(make_input, tmp_path):
-    """stdout carries structlog JSON lines, one per stage, ending with the run summary."""
+    """Off a TTY, stderr carries JSON log lines ending with the run summary; stdout the decision."""
     env = dict(os.environ, PYTHONPATH=str(REPO / "job"))
     proc = subprocess.run(
         [
@@ -302,9 +304,13 @@ def test_logs_are_json_lines_with_final_summary(make_input, tmp_path):
         text=True,
         env=env,
     )
-    events = [json.loads(line)["event"] for line in proc.stdout.splitlines()]
+    events = [json.loads(line)["event"] for line in proc.stderr.splitlines()]
     assert proc.returncode == 0
-    assert events[0] == "inputs_read" and events[-1] == "run_finished"
+    assert "inputs_read" in events and events[-1] == "run_finished"
+    assert events.index("source_read") < events.index("inputs_read")
+    assert events.index("inputs_read") < events.index("candidate_evaluated")
+    assert proc.stdout.startswith("PROMOTE (exit 0): cand=PROMOTE — next: ")
+    assert proc.stdout.count("\n") == 1
 
 
 def test_termination_message_written(make_input, tmp_path):
@@ -440,6 +446,13 @@ def test_missing_evidence_file_blocks(make_input, tmp_path):
         and d["run_gates"][0]["status"] == "fail"
     )
     assert d["candidates"][0]["class"] == "BLOCK"
+
+
+def test_init_is_registered(tmp_path, capsys):
+    """`ragwarrant init` is a command: an unreadable export is an input error (66), not usage."""
+    target = tmp_path / "c.yaml"
+    assert run(["init", "--from", str(tmp_path / "missing.csv"), "--output", str(target)]) == 66
+    assert not target.exists()
 
 
 HEAVY_PACKAGES = ("numpy", "scipy", "pyarrow", "pydantic")

@@ -88,6 +88,18 @@ def test_adjacent_levels(higher: tuple[Any, ...], lower: tuple[Any, ...]) -> Non
         assert not any(r.startswith(lower[3]) for r in verdict.reasons)
 
 
+@pytest.mark.parametrize("status", list(GateStatus), ids=[s.value for s in GateStatus])
+def test_operational_gates_never_decide(status: GateStatus) -> None:
+    """An informational operational gate of any status leaves a candidate's class as it was."""
+    operational = _gate("operational", status, "cost_usd")
+    assert [_classify([operational]).decision_class, _classify([operational], "any").reasons] == [
+        P,
+        ["every gate passed"],
+    ]
+    unresolved = _gate("noninferiority", GateStatus.INCONCLUSIVE, "u")
+    assert _classify([unresolved, operational]).reasons == _classify([unresolved]).reasons
+
+
 def test_any_join_needs_every_claim_absent_and_one_established_claim_resolves() -> None:
     """Under join "any", one absent claim of two is no rejection, and an established claim
     makes the other's inconclusive status irrelevant."""

@@ -117,6 +117,8 @@ def test_no_text_in_any_output(out):
         "decision.json",
         "validation_report.json",
         "report.md",
+        "report.html",
+        "junit.xml",
         "manifest.json",
         "decision.intoto.json",
     }

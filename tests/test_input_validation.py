@@ -19,12 +19,12 @@ def load(out, name="decision.json"):
 
 
 def test_quality_value_outside_scale_blocks_naming_file_and_row(make_input, tmp_path):
-    """A quality value of 3.0 on a [0, 1] scale BLOCKs, naming file, row and metric."""
+    """A quality value of 3.0 on a [0, 1] scale BLOCKs the run, naming file, row and metric."""
     data = simulate(200)
     data["cand"]["correct"][7] = 3.0
     out = tmp_path / "out"
     assert run(["run", "--input", str(make_input(data=data)), "--output", str(out)]) == 12
-    gate = next(g for g in load(out)["candidates"][0]["gates"] if g["id"] == "hard:value-range")
+    gate = next(g for g in load(out)["run_gates"] if g["id"] == "hard:contract-evidence:scales")
     assert gate["status"] == "fail"
     assert "evidence/results.csv row 208" in gate["reason"] and "correct" in gate["reason"]
     assert "3" in gate["reason"] and "[0, 1]" in gate["reason"]
@@ -232,7 +232,7 @@ def test_error_termination_message_and_log_pass_publication_hygiene(make_input, 
     )
     assert code == 78
     assert secret not in msg.read_text() and msg.read_text().startswith("ERROR")
-    logged = [line for line in capsys.readouterr().out.splitlines() if '"run_failed"' in line]
+    logged = [line for line in capsys.readouterr().err.splitlines() if '"run_failed"' in line]
     assert logged and secret not in logged[0]
     for name in ("decision.json", "validation_report.json", "report.md"):
         assert secret not in (out / name).read_text()

@@ -69,3 +69,68 @@ def test_record_error_refuses_an_output_inside_the_input(tmp_path):
         is False
     )
     assert not (tmp_path / "in").exists()
+
+
+def _contract_evidence_gate(outcome, check: str):
+    """The run's failed ``hard:contract-evidence:<check>`` gate (the run must BLOCK on it)."""
+    d = outcome.decision
+    assert (d.run_class.value, [c.decision_class.value for c in d.candidates]) == (
+        "BLOCK",
+        ["BLOCK"],
+    )
+    [gate] = [g for g in d.run_gates if g.id == f"hard:contract-evidence:{check}"]
+    assert gate.status.value == "fail"
+    assert d.candidates[0].reasons[0].startswith(f"blocked: hard:contract-evidence:{check}")
+    return gate
+
+
+def test_policy_id_typo_lists_the_ids_present_and_blocks(make_input, tmp_path):
+    """A candidate id absent from the evidence BLOCKs, naming the ids present and the closest."""
+
+    def typo(c):
+        c["candidates"][0]["policy_id"] = "cnad"
+
+    outcome = run_job(make_input(mutate=typo), tmp_path / "out", on_stage=lambda e, **kw: None)
+    gate = _contract_evidence_gate(outcome, "policy-ids")
+    assert "contract.yaml: candidates[0].policy_id (line " in gate.reason
+    assert "which holds base, cand" in gate.reason and "'cand'" in gate.reason
+
+
+def test_split_values_without_a_splits_block_block(make_input, tmp_path):
+    """Split values in the evidence and no splits: block would decide on development rows: BLOCK."""
+
+    def split_column(c):
+        c["evidence"][0]["columns"]["split"] = "task"
+
+    root = make_input(mutate=split_column)
+    gate = _contract_evidence_gate(
+        run_job(root, tmp_path / "out", on_stage=lambda e, **kw: None), "splits"
+    )
+    assert "holds split values a, b but the contract has no splits: block" in gate.reason
+
+
+def test_values_outside_the_declared_scale_block(make_input, tmp_path):
+    """A metric declared on [0, 0.5] holding 1.0 BLOCKs with the scale that covers the values."""
+
+    def narrow(c):
+        c["quality_metrics"][0]["scale"] = [0, 0.5]
+
+    outcome = run_job(make_input(mutate=narrow), tmp_path / "out", on_stage=lambda e, **kw: None)
+    gate = _contract_evidence_gate(outcome, "scales")
+    assert "quality_metrics[0].scale (line " in gate.reason
+    assert "did you mean scale: [0, 1]?" in gate.reason
+
+
+def test_binary_metric_holding_a_half_blocks(make_input, tmp_path):
+    """A metric declared binary holding 0.5 BLOCKs, suggesting another metric_kind."""
+
+    def binary(c):
+        c["quality_metrics"][0]["metric_kind"] = "binary"
+
+    data = simulate(200)
+    data["base"]["correct"][3] = 0.5
+    root = make_input(mutate=binary, data=data)
+    gate = _contract_evidence_gate(
+        run_job(root, tmp_path / "out", on_stage=lambda e, **kw: None), "scales"
+    )
+    assert "'correct' is declared binary but holds values other than 0 and 1" in gate.reason

@@ -66,9 +66,9 @@ def test_selftest_passes_on_the_engine():
 
 
 def test_flipped_noninferiority_pass_comparison_fails_selftest(monkeypatch):
-    """Mutant: the noninferiority pass rule 'lcb >= -margin' flipped to 'lcb <= -margin'."""
+    """Mutant: the noninferiority pass rule (the stats test rejects H0) negated."""
     mutant = mutate_source(
-        ni_module.gate_noninferiority, "if lcb >= threshold:", "if lcb <= threshold:"
+        ni_module.gate_noninferiority, "if test.rejects:", "if not test.rejects:"
     )
     monkeypatch.setattr(candidate_module, "gate_noninferiority", mutant)
     assert {"promote-better-and-cheaper", "reject-quality-loss"} <= failed_cases()
@@ -193,7 +193,7 @@ def test_run_exits_70_with_error_record_when_selftest_fails(make_input, tmp_path
     import jsonschema
 
     mutant = mutate_source(
-        ni_module.gate_noninferiority, "if lcb >= threshold:", "if lcb <= threshold:"
+        ni_module.gate_noninferiority, "if test.rejects:", "if not test.rejects:"
     )
     monkeypatch.setattr(candidate_module, "gate_noninferiority", mutant)
     out = tmp_path / "out"

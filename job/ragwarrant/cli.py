@@ -16,6 +16,7 @@ from pathlib import Path
 import structlog
 
 from ragwarrant.commands import bench as bench_command
+from ragwarrant.commands import init as init_command
 from ragwarrant.commands import k8s as k8s_command
 from ragwarrant.commands import ledger as ledger_command
 from ragwarrant.commands import run as run_command
@@ -38,6 +39,7 @@ _COMMANDS = (
     schemas_command,
     bench_command,
     k8s_command,
+    init_command,
 )
 
 
@@ -107,6 +109,23 @@ def _published_summary(output: Path, exc: RagwarrantError) -> str:
     return summary
 
 
+def _write_error_summary(
+    log: structlog.typing.FilteringBoundLogger, path: Path | None, output: Path
+) -> None:
+    """``run --summary-json``: the machine summary of the ERROR record as written, if set."""
+    if path is None:
+        return
+    from pydantic import ValidationError
+
+    from ragwarrant.outputs import DECISION_FILE, Decision
+
+    try:
+        decision = Decision.model_validate_json((output / DECISION_FILE).read_bytes())
+        run_command.write_summary_json(path, decision)
+    except (OSError, ValidationError, RagwarrantError) as exc:
+        log.error("summary_json_failed", path=path.name, error=type(exc).__name__)
+
+
 def _fail(
     log: structlog.typing.FilteringBoundLogger,
     args: argparse.Namespace | None,
@@ -137,6 +156,8 @@ def _fail(
         run_command.write_termination_message(
             getattr(args, "termination_message_path", None), published
         )
+        if written:
+            _write_error_summary(log, getattr(args, "summary_json", None), output)
     log.error(
         "run_failed",
         code=exc.code,

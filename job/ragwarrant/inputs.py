@@ -8,6 +8,8 @@ refused them, for the run-level gates (``gates.run``) to report.
 from __future__ import annotations
 
 import os
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -16,11 +18,12 @@ import yaml
 
 from ragwarrant.adapters import AdapterResult, load_source
 from ragwarrant.contract import (
+    ContractSource,
     PolicyRef,
     ReleaseContract,
     find_contract,
     is_readable_file,
-    load_contract,
+    load_contract_source,
     load_policy_config,
     resolve_inside,
 )
@@ -46,6 +49,7 @@ class Inputs:
         checks: validation checks made while reading.
         unresolved: descriptions of contract references that do not resolve to a readable file.
         unreadable: (source id, error) of each evidence source its adapter refused.
+        source: the contract with its line map, for located run-time contract messages.
     """
 
     contract: ReleaseContract
@@ -58,6 +62,7 @@ class Inputs:
     checks: list[ValidationCheck] = field(default_factory=list)
     unresolved: list[str] = field(default_factory=list)
     unreadable: list[tuple[str, EvidenceError]] = field(default_factory=list)
+    source: ContractSource | None = None
 
 
 def check_input_dir(input_dir: Path) -> None:
@@ -93,10 +98,15 @@ def _digest(path: Path, relative: str) -> FileDigest:
 
 def _read_contract(input_dir: Path) -> Inputs:
     contract_file = find_contract(input_dir)
-    contract = load_contract(contract_file)
+    source = load_contract_source(contract_file)
     contract_bytes = contract_file.read_bytes()
     sha = sha256_bytes(contract_bytes)
-    inputs = Inputs(contract=contract, contract_path=contract_file.name, contract_sha256=sha)
+    inputs = Inputs(
+        contract=source.contract,
+        contract_path=contract_file.name,
+        contract_sha256=sha,
+        source=source,
+    )
     inputs.digests.append(
         FileDigest(path=contract_file.name, sha256=sha, bytes=len(contract_bytes))
     )
@@ -147,8 +157,9 @@ def _unreadable_check(source_id: str, source_path: str, exc: EvidenceError) -> V
     )
 
 
-def _read_evidence(inputs: Inputs, input_dir: Path) -> None:
+def _read_evidence(inputs: Inputs, input_dir: Path, on_progress: Callable[..., None]) -> None:
     for source in inputs.contract.evidence:
+        started = time.perf_counter()
         path = resolve_inside(input_dir, source.path)
         if not is_readable_file(path):
             inputs.unresolved.append(f"evidence {source.path} ({source.id})")
@@ -162,6 +173,13 @@ def _read_evidence(inputs: Inputs, input_dir: Path) -> None:
             inputs.unreadable.append((source.id, exc))
             continue
         inputs.results.append(result)
+        on_progress(
+            "source_read",
+            source_id=source.id,
+            adapter=result.provenance.adapter,
+            rows=result.provenance.rows_read,
+            elapsed_s=round(time.perf_counter() - started, 3),
+        )
         inputs.checks.append(
             ValidationCheck(
                 id=f"evidence-readable:{source.id}",
@@ -175,8 +193,11 @@ def _read_evidence(inputs: Inputs, input_dir: Path) -> None:
         )
 
 
-def read_inputs(input_dir: Path) -> Inputs:
+def read_inputs(input_dir: Path, on_progress: Callable[..., None] | None = None) -> Inputs:
     """Read the contract, the policy configs and the evidence sources of ``input_dir``.
+
+    ``on_progress`` receives ``("source_read", source_id=, adapter=, rows=, elapsed_s=)`` after
+    each evidence source is read.
 
     Raises:
         ContractError: no contract, or one that does not validate (exit 78).
@@ -186,7 +207,7 @@ def read_inputs(input_dir: Path) -> Inputs:
     contract = inputs.contract
     for policy in [contract.baseline, *contract.candidates]:
         _read_config(inputs, input_dir, policy)
-    _read_evidence(inputs, input_dir)
+    _read_evidence(inputs, input_dir, on_progress or (lambda event, **fields: None))
     inputs.checks += [
         ValidationCheck(
             id="contract-reference",

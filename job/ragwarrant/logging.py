@@ -1,23 +1,32 @@
-"""structlog configuration: JSON lines on stdout (console rendering on a TTY), configured once."""
+"""structlog configuration, once per process.
+
+Logs go to stderr when stdout is not a TTY (stdout then carries only the command's own result,
+e.g. ``run``'s one-line decision, so ``ragwarrant run ... | tail -1`` shows it), and to stdout on a
+terminal. They are JSON lines unless the log stream is a TTY (console renderer).
+"""
 
 from __future__ import annotations
 
 import logging
 import sys
+from typing import TextIO
 
 import structlog
 
 __all__ = ["configure_logging"]
 
 
-def configure_logging(json: bool | None = None) -> None:
+def configure_logging(json: bool | None = None, stream: TextIO | None = None) -> None:
     """Configure structlog for the process.
 
     Args:
-        json: JSON lines when True, the console renderer when False; default: JSON unless stdout
-            is a TTY.
+        json: JSON lines when True, the console renderer when False; default: JSON unless the
+            stream is a TTY.
+        stream: where log lines go; default: stdout on a TTY, else stderr.
     """
-    use_json = (not sys.stdout.isatty()) if json is None else json
+    if stream is None:
+        stream = sys.stdout if sys.stdout.isatty() else sys.stderr
+    use_json = (not stream.isatty()) if json is None else json
     renderer = (
         structlog.processors.JSONRenderer()
         if use_json
@@ -31,6 +40,6 @@ def configure_logging(json: bool | None = None) -> None:
             renderer,
         ],
         wrapper_class=structlog.make_filtering_bound_logger(logging.INFO),
-        logger_factory=structlog.PrintLoggerFactory(file=sys.stdout),
+        logger_factory=structlog.PrintLoggerFactory(file=stream),
         cache_logger_on_first_use=False,
     )

@@ -17,9 +17,11 @@ from ragwarrant.exit_codes import DecisionClass
 __all__ = [
     "DECISION_FILE",
     "MANIFEST_FILE",
+    "JUNIT_FILE",
     "OUTPUT_FILES",
     "OUTPUT_SCHEMA_VERSION",
     "REPORT_FILE",
+    "REPORT_HTML_FILE",
     "VALIDATION_REPORT_FILE",
     "CandidateClass",
     "CandidateDecision",
@@ -44,9 +46,18 @@ OUTPUT_SCHEMA_VERSION = "1"
 DECISION_FILE = "decision.json"
 VALIDATION_REPORT_FILE = "validation_report.json"
 REPORT_FILE = "report.md"
+REPORT_HTML_FILE = "report.html"
+JUNIT_FILE = "junit.xml"
 MANIFEST_FILE = "manifest.json"
-OUTPUT_FILES = (DECISION_FILE, VALIDATION_REPORT_FILE, REPORT_FILE, MANIFEST_FILE)
-"""The files every run writes, in writing order: the manifest (over the other three) is last."""
+OUTPUT_FILES = (
+    DECISION_FILE,
+    VALIDATION_REPORT_FILE,
+    REPORT_FILE,
+    REPORT_HTML_FILE,
+    JUNIT_FILE,
+    MANIFEST_FILE,
+)
+"""The files every run writes, in writing order: the manifest (over the other ones) is last."""
 
 Scalar = str | int | float | bool | None
 
@@ -80,11 +91,15 @@ class GateResult(OutputModel):
     """One gate's result.
 
     Deltas are oriented so that positive is better (candidate better than baseline); bounds are
-    one-sided confidence bounds at level ``alpha`` (after any Holm adjustment) in metric units.
+    one-sided confidence bounds at level ``alpha`` (after any Holm adjustment) in metric units,
+    except for the informational ``operational`` kind (never classified), whose bounds are the
+    two-sided (1 - alpha) interval.
     """
 
     id: str = Field(description="stable gate id, e.g. hard:duplicate-rows, noninferiority:m@slice")
-    kind: Literal["hard", "noninferiority", "claim", "ceiling", "multiplicity", "corroboration"]
+    kind: Literal[
+        "hard", "noninferiority", "claim", "ceiling", "multiplicity", "corroboration", "operational"
+    ]
     status: GateStatus
     metric: str | None = None
     slice: str | None = None

@@ -3,8 +3,10 @@
 ``run_job`` reads like the README's steps:
 
 1. read inputs (``inputs.read_inputs``) and the run-level gates on them (``gates.run``);
-2. index evidence (``evidence.index.build_index``, ``evidence.scope``);
-3. evaluate each candidate (``gates.candidate.evaluate_candidate``), on the development split
+2. index evidence (``evidence.index.build_index``, ``evidence.scope``) and check the contract
+   against it (``contract.check_*``: failed ``hard:contract-evidence:*`` run gates BLOCK);
+3. evaluate each candidate (``gates.candidate.evaluate_candidate``; ``candidate_evaluated``
+   progress events), on the development split
    first when it chooses among candidates (``selection.plan_tests``);
 4. select (``selection.select``);
 5. decide (``decision``: every class is assigned there);
@@ -17,6 +19,7 @@ the ERROR decision); a decision of any class is a returned value.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,6 +38,7 @@ from ragwarrant.audit.hygiene import private_texts_from_tables
 from ragwarrant.audit.ledger import record_run
 from ragwarrant.audit.manifest import utc_timestamp
 from ragwarrant.audit.publish import check_output_dir, is_inside, write_outputs
+from ragwarrant.contract import check_policy_ids, check_scales, check_splits_declared
 from ragwarrant.corroborators.corroborate import corroborate, text_records
 from ragwarrant.decision import (
     CandidateVerdict,
@@ -53,7 +57,11 @@ from ragwarrant.exit_codes import DecisionClass, exit_code_for_class
 from ragwarrant.gates.candidate import CandidateEvaluation, evaluate_candidate
 from ragwarrant.gates.ceiling import gate_claim_ceiling
 from ragwarrant.gates.corroboration import gate_corroboration
-from ragwarrant.gates.run import gate_contract_references, gate_evidence_readable
+from ragwarrant.gates.run import (
+    gate_contract_evidence,
+    gate_contract_references,
+    gate_evidence_readable,
+)
 from ragwarrant.inputs import Inputs, check_input_dir, config_differences, read_inputs
 from ragwarrant.outputs import (
     DECISION_FILE,
@@ -90,11 +98,12 @@ class RunOutcome:
 
 @dataclass(frozen=True)
 class _Decided:
-    """Steps 2–5: each candidate's decision, the selection, and what the checks found."""
+    """Steps 2–5: each candidate's decision, the selection, what the checks found, run gates."""
 
     candidates: list[CandidateDecision]
     selection: Selection
     checks: list[ValidationCheck]
+    run_gates: list[GateResult]
     index: EvidenceIndex | None = None
     corroboration: CorroborationSummary | None = None
 
@@ -134,6 +143,28 @@ def _index_evidence(inputs: Inputs, emit: Emit) -> tuple[EvidenceIndex, list[Val
     return index, checks
 
 
+def _contract_evidence_gates(inputs: Inputs, index: EvidenceIndex) -> list[GateResult]:
+    """Step 2's run gates: the contract's policy ids, splits and scales against the evidence."""
+    contract, source = inputs.contract, inputs.source
+    observed, non_binary = evidence_scope.observed_values(
+        index, [m.id for m in contract.quality_metrics]
+    )
+    outside = [
+        f"first value of {m.id!r} outside [{m.scale[0]:g}, {m.scale[1]:g}]: {where}"
+        for m in contract.quality_metrics
+        if (where := evidence_scope.first_outside(index, m.id, *m.scale)) is not None
+    ]
+    found = {
+        "policy-ids": check_policy_ids(contract, index.policies(), source=source),
+        "splits": check_splits_declared(contract, index.split_labels, source=source),
+        "scales": check_scales(contract, observed, non_binary=non_binary, source=source),
+    }
+    if found["scales"]:
+        found["scales"] += outside
+    gates = [gate_contract_evidence(check, messages) for check, messages in found.items()]
+    return [g for g in gates if g is not None]
+
+
 def _corroboration(
     inputs: Inputs, index: EvidenceIndex, scope: np.ndarray
 ) -> CorroborationSummary | None:
@@ -170,7 +201,12 @@ def _candidate_decision(
     )
 
 
-def _blocked_run(inputs: Inputs, verdict: CandidateVerdict) -> _Decided:
+def _blocked_run(
+    inputs: Inputs,
+    verdict: CandidateVerdict,
+    run_gates: list[GateResult],
+    checks: list[ValidationCheck] | None = None,
+) -> _Decided:
     """Steps 2–5 when a run-level hard gate failed: every candidate is BLOCKed untested."""
     decisions = [
         CandidateDecision(
@@ -184,16 +220,20 @@ def _blocked_run(inputs: Inputs, verdict: CandidateVerdict) -> _Decided:
         for c in inputs.contract.candidates
     ]
     selection = Selection(method="none", selected_policy=None, notes=["run-level hard gate failed"])
-    return _Decided(decisions, selection, [])
+    return _Decided(decisions, selection, checks or [], run_gates)
 
 
 def _decide(inputs: Inputs, run_gates: list[GateResult], emit: Emit) -> _Decided:
     """Steps 2–5: index, evaluate each candidate, select and classify."""
     blocked = block_run_verdict(run_gates, evidence_read=bool(inputs.results))
     if blocked is not None:
-        return _blocked_run(inputs, blocked)
+        return _blocked_run(inputs, blocked, run_gates)
     contract = inputs.contract
     index, checks = _index_evidence(inputs, emit)
+    run_gates = run_gates + _contract_evidence_gates(inputs, index)
+    blocked = block_run_verdict(run_gates, evidence_read=True)
+    if blocked is not None:
+        return _blocked_run(inputs, blocked, run_gates, checks)
     scopes = evidence_scope.scopes(index, contract)
     known = [contract.baseline.policy_id, *(c.policy_id for c in contract.candidates)]
     config_missing = [p for p in known if p not in inputs.config_sha]
@@ -207,7 +247,18 @@ def _decide(inputs: Inputs, run_gates: list[GateResult], emit: Emit) -> _Decided
     candidates = known[1:]
     plan = plan_tests(candidates, scopes.development, evaluate, contract)
     conf_name = scopes.confirmatory_name
-    evaluations = {p: evaluate(p, scopes.confirmatory, conf_name) for p in plan.to_test}
+    evaluations: dict[str, CandidateEvaluation] = {}
+    for i, p in enumerate(plan.to_test, start=1):
+        started = time.perf_counter()
+        evaluations[p] = evaluate(p, scopes.confirmatory, conf_name)
+        emit(
+            "candidate_evaluated",
+            policy_id=p,
+            index=i,
+            of=len(plan.to_test),
+            gates=len(evaluations[p].gates),
+            elapsed_s=round(time.perf_counter() - started, 3),
+        )
     emit("gates_evaluated", candidates=len(plan.to_test))
     extra = multiplicity_gates(plan, evaluations, contract.statistics.alpha)
     ceiling = gate_claim_ceiling(contract.evidence_class, contract.promotion_min_class)
@@ -226,7 +277,7 @@ def _decide(inputs: Inputs, run_gates: list[GateResult], emit: Emit) -> _Decided
         for p in candidates
     ]
     checks += evidence_scope.missing_value_checks(index)
-    return _Decided(decisions, selection, checks, index, corroboration)
+    return _Decided(decisions, selection, checks, run_gates, index, corroboration)
 
 
 def _selftest_check(selftest: SelftestReport) -> ValidationCheck:
@@ -245,7 +296,6 @@ def _decision_record(
     inputs: Inputs,
     run_id: str,
     started_at: str,
-    run_gates: list[GateResult],
     decided: _Decided,
     checks: list[ValidationCheck],
 ) -> Decision:
@@ -273,7 +323,7 @@ def _decision_record(
         selected_policy=decided.selection.selected_policy
         if klass is DecisionClass.PROMOTE
         else None,
-        run_gates=run_gates,
+        run_gates=decided.run_gates,
         sources=[r.provenance for r in inputs.results],
         missing_values=evidence_scope.missing_value_table(decided.index),
         notes=[
@@ -301,9 +351,13 @@ def run_job(
 
     Args:
         input_dir: the mounted inputs (read only; never written).
-        output_dir: where the four output files are written (atomically, manifest last), then
+        output_dir: where ``outputs.OUTPUT_FILES`` are written (atomically, manifest last), then
             ``decision.intoto.json`` (not listed in the manifest, which it attests).
-        on_stage: optional callback ``(event, **fields)`` for progress events.
+        on_stage: optional callback ``(event, **fields)`` for progress events: ``source_read``
+            per evidence source (``source_id, adapter, rows, elapsed_s``), ``inputs_read``,
+            ``evidence_indexed``, ``candidate_evaluated`` per confirmatory candidate
+            (``policy_id, index, of, gates, elapsed_s``), ``gates_evaluated``,
+            ``ledger_appended``, ``run_finished``. Default: each is logged (structlog).
         ledger: an append-only evidence ledger that receives one entry for this run.
         signing_key: an Ed25519 private key (PEM) that signs the attestation as a DSSE envelope.
 
@@ -319,7 +373,7 @@ def run_job(
     selftest = require_selftest()  # an unproven engine decides nothing: InternalError, exit 70
     check_directories(input_dir, output_dir)
     private_key = load_private_key(signing_key) if signing_key is not None else None  # 66 early
-    inputs = read_inputs(input_dir)
+    inputs = read_inputs(input_dir, emit)
     run_gates = _run_gates(inputs)
     run_id = _run_id(started_at, inputs.contract_sha256)
     emit(
@@ -332,7 +386,7 @@ def run_job(
     )
     decided = _decide(inputs, run_gates, lambda e, **kw: emit(e, run_id=run_id, **kw))
     checks = [_selftest_check(selftest), *inputs.checks, *decided.checks]
-    decision = _decision_record(inputs, run_id, started_at, run_gates, decided, checks)
+    decision = _decision_record(inputs, run_id, started_at, decided, checks)
     report = ValidationReport(
         run_id=run_id,
         checks=checks,

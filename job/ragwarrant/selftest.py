@@ -168,6 +168,7 @@ def _hard(
 
 
 _CLAIM = "claim:cost-reduction:cost_usd"
+_OPERATIONAL = "operational:cost_usd"  # informational: never decides, always present
 _NI = "noninferiority:correct"
 
 
@@ -202,7 +203,7 @@ def _reject_quality_loss() -> _EngineCase:
         "reject-quality-loss",
         _contract(),
         _table(_pair(base, cand, 0.3)),
-        {**_hard(), _NI: _FAIL, _CLAIM: _PASS},
+        {**_hard(), _NI: _FAIL, _CLAIM: _PASS, _OPERATIONAL: _NA},
         "REJECT",
         reason_prefix="noninferiority-loss",
     )
@@ -221,7 +222,7 @@ def _reject_protected_slice_loss() -> _EngineCase:
         "reject-protected-slice-loss",
         c,
         _table(_pair(base, cand), slices=sl),
-        {**_hard(slice_n=("a",)), _NI: _PASS, f"{_NI}@a": _FAIL, _CLAIM: _PASS},
+        {**_hard(slice_n=("a",)), _NI: _PASS, f"{_NI}@a": _FAIL, _CLAIM: _PASS, _OPERATIONAL: _NA},
         "REJECT",
         reason_prefix="noninferiority-loss",
     )
@@ -237,7 +238,7 @@ def _inconclusive_straddles_margin() -> _EngineCase:
         "inconclusive-straddles-margin",
         _contract(),
         _table(_pair(base, cand)),
-        {**_hard(), _NI: _INC, _CLAIM: _PASS},
+        {**_hard(), _NI: _INC, _CLAIM: _PASS, _OPERATIONAL: _NA},
         "INCONCLUSIVE",
         reason_prefix="unresolved",
     )
@@ -316,7 +317,7 @@ def _promote_better_and_cheaper() -> _EngineCase:
         "promote-better-and-cheaper",
         _contract(),
         _table(_pair(base, cand)),
-        {**_hard(), _NI: _PASS, _CLAIM: _PASS},
+        {**_hard(), _NI: _PASS, _CLAIM: _PASS, _OPERATIONAL: _NA},
         "PROMOTE",
         reason_prefix="every gate passed",
     )

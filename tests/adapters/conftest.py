@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from ragwarrant.adapters._base import AdapterRequest
-from ragwarrant.adapters.registry import file_sha256
 from ragwarrant.contract import ReleaseContract
+from ragwarrant.digests import sha256_file
 
 EXPORTS = Path(__file__).resolve().parents[1] / "data" / "exports"
 
@@ -88,7 +88,7 @@ def make_request() -> RequestFactory:
         rel = path.relative_to(root).as_posix() if root else path.name
         fields.setdefault("format", path.suffix.lstrip("."))
         contract = make_contract(prices, path=rel, **fields)
-        return AdapterRequest(contract.evidence[0], path, rel, file_sha256(path), contract)
+        return AdapterRequest(contract.evidence[0], path, rel, sha256_file(path), contract)
 
     return factory
 

@@ -6,7 +6,8 @@ import pyarrow.compute as pc
 import pytest
 
 from ragwarrant.adapters import auto
-from ragwarrant.adapters.registry import ADAPTERS, file_sha256, load_source
+from ragwarrant.adapters.registry import ADAPTERS, load_auto, load_source
+from ragwarrant.digests import sha256_file
 from ragwarrant.errors import EvidenceError
 
 CASES = [
@@ -43,7 +44,7 @@ def test_detects_and_reads_every_real_export(make_request, exports, rel, adapter
     """Each real export is detected from its content, read, and the detection recorded."""
     request = make_request(exports / rel, root=exports, adapter="auto", **fields)
     assert auto.detect(request)[0] == adapter
-    result = auto.load(request)
+    result = load_auto(request)
     assert result.provenance.detected.startswith(f"{adapter}: ")
     assert result.provenance.adapter == adapter
     assert result.evidence.num_rows > 0
@@ -70,7 +71,7 @@ def test_unknown_or_broken(make_request, tmp_path, name, content, code) -> None:
     p = tmp_path / name
     p.write_bytes(content)
     with pytest.raises(EvidenceError) as err:
-        auto.load(make_request(p, adapter="auto", policy="baseline"))
+        load_auto(make_request(p, adapter="auto", policy="baseline"))
     assert err.value.code == code
 
 
@@ -93,7 +94,7 @@ def test_load_source_through_registry(make_request, exports) -> None:
     request = make_request(
         exports / "otel/otel_genai_telemetry.parquet", adapter="auto", kind="telemetry"
     )
-    result = load_source(request.source, request.path, file_sha256(request.path), request.contract)
+    result = load_source(request.source, request.path, sha256_file(request.path), request.contract)
     assert result.provenance.detected.startswith("otel")
     assert set(result.evidence["metric"].to_pylist()) == {"cost_usd", "latency_ms", "api_calls"}
-    assert pc.all(pc.equal(result.evidence["source_sha256"], file_sha256(request.path))).as_py()
+    assert pc.all(pc.equal(result.evidence["source_sha256"], sha256_file(request.path))).as_py()

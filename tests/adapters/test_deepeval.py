@@ -212,13 +212,13 @@ def test_malformed_files(make_request, tmp_path, content, code) -> None:
 
 
 def test_wrong_type_score(make_request, exports, tmp_path) -> None:
-    """A text score is located by test case and metric."""
+    """A text score is located by test case and the JSON pointer of the value."""
     run = _run(exports)
     run["testCases"][5]["metricsData"][1]["score"] = "high"
     with pytest.raises(EvidenceError) as err:
         _load(make_request, _write(tmp_path, run), policy="baseline")
     assert (err.value.code, err.value.row) == ("evidence-wrong-type", 6)
-    assert "Token F1" in err.value.column
+    assert err.value.column == "/testCases/5/metricsData/1/score"
 
 
 def test_duplicated_ids(make_request, exports, tmp_path) -> None:

@@ -15,8 +15,9 @@ import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 import pytest
 
-from ragwarrant.adapters import auto, deepeval, langsmith, otel, phoenix, ragas, trulens
+from ragwarrant.adapters import deepeval, langsmith, otel, phoenix, ragas, trulens
 from ragwarrant.adapters._base import AdapterRequest, AdapterResult
+from ragwarrant.adapters.registry import load_auto
 from ragwarrant.adapters.trulens import FIXED_COLUMNS
 from ragwarrant.errors import EvidenceError
 
@@ -234,7 +235,7 @@ def test_raw_langsmith_line_that_is_not_an_object(make_request, exports, tmp_pat
             {},
             3,
             "one JSON object per line",
-            "{oops\n",
+            "unexpected character, expected a string key: line 1 column 2 (char 1)",
         ),
         (
             b'{"resourceSpans": []}\n{bad json\n',
@@ -243,15 +244,15 @@ def test_raw_langsmith_line_that_is_not_an_object(make_request, exports, tmp_pat
             {"kind": "telemetry", "columns": {"example_id": "q"}},
             2,
             "one OTLP JSON object per line",
-            "{bad json\n",
+            "unexpected character, expected a string key: line 1 column 2 (char 1)",
         ),
     ],
 )
 def test_bad_json_line(
     make_request, tmp_path, content, adapter, load, fields, row, expected, found
 ) -> None:
-    """The first line that is not JSON is named by number (blank lines count); OTLP JSON lines
-    say that each line should be an OTLP object."""
+    """The first line that is not JSON is named by number (blank lines count), with the parser's
+    position but never the line's text; OTLP JSON lines say each should be an OTLP object."""
     path = tmp_path / "bad.jsonl"
     path.write_bytes(content)
     error = _error(load, make_request(path, adapter=adapter, policy="baseline", **fields))
@@ -270,7 +271,7 @@ def test_bad_json_line(
     ("name", "adapter", "load"),
     [
         ("de_bad.json", "deepeval", deepeval.load),
-        ("auto_bad.json", "auto", auto.load),
+        ("auto_bad.json", "auto", load_auto),
         ("r_badarr.json", "ragas", ragas.load),
     ],
 )
@@ -292,7 +293,7 @@ def test_spans_file_that_is_not_parquet(make_request, tmp_path, adapter, load) -
     assert error.pop("message").startswith("garbage.parquet is not valid parquet: ")
     assert error == {
         "code": "evidence-unparseable",
-        "hint": "",
+        "hint": "check that the file really is parquet",
         "file": "garbage.parquet",
         "expected": "parquet",
     }

@@ -13,8 +13,8 @@ import pytest
 from ragwarrant.adapters._base import AdapterRequest
 from ragwarrant.adapters._text import parse_passages
 from ragwarrant.adapters.generic import load
-from ragwarrant.adapters.registry import file_sha256
 from ragwarrant.contract import ReleaseContract
+from ragwarrant.digests import sha256_file
 from ragwarrant.errors import EvidenceError
 from ragwarrant.evidence.schema import TEXT_SCHEMA
 
@@ -44,7 +44,7 @@ def contract(fmt: str, path: str, **columns: str) -> ReleaseContract:
 
 def read(path: Path, fmt: str, **columns: str):
     c = contract(fmt, path.name, **columns)
-    return load(AdapterRequest(c.evidence[0], path, path.name, file_sha256(path), c))
+    return load(AdapterRequest(c.evidence[0], path, path.name, sha256_file(path), c))
 
 
 TEXT_COLUMNS = {"question": "q", "response": "r", "contexts": "ctx", "cited_quotes": "quotes"}

@@ -9,6 +9,8 @@ from ragwarrant.audit.hygiene import (
     Finding,
     files_to_withhold,
     findings_to_checks,
+    redact_event,
+    redact_text,
     scan_outputs,
     withhold,
 )
@@ -31,6 +33,15 @@ HOME_PATH = "/home/alice/evals/run.csv"
 WIN_PATH = "C:\\Users\\bob\\evals\\run.csv"
 TMP_PATH = "/tmp/pytest-of-ci/evidence.csv"
 EMAIL = "alice.smith@example.org"
+SRV_PATH = "/srv/ml-team/private/evals.csv"
+OPT_PATH = "/opt/acme/keys/run.json"
+DATA_PATH = "/data/customers/q3.parquet"
+IPV4 = "10.20.30.40"
+IPV6 = "2001:db8:85a3::8a2e:370:7334"
+PHONE_INTL = "+44 20 7946 0958"
+PHONE_US = "(415) 555-0132"
+SSN = "123-45-6789"
+NINO = "AB 12 34 56 C"
 
 PLANTED = [
     ("aws-access-key", AWS_KEY),
@@ -45,6 +56,15 @@ PLANTED = [
     ("absolute-path", WIN_PATH),
     ("absolute-path", TMP_PATH),
     ("email-address", EMAIL),
+    ("absolute-path", SRV_PATH),
+    ("absolute-path", OPT_PATH),
+    ("absolute-path", DATA_PATH),
+    ("ip-address", IPV4),
+    ("ip-address", IPV6),
+    ("phone-number", PHONE_INTL),
+    ("phone-number", PHONE_US),
+    ("national-id", SSN),
+    ("national-id", NINO),
 ]
 
 PRIVATE_CONTEXT = (
@@ -133,6 +153,14 @@ def test_finding_in_a_member_name() -> None:
         "policy model@2024-05.json and contract rag@v2",
         "run 20261129T213057Z-1eb815eb69b4; password: not set",
         "risk-averse sk-learn style ask-me-anything",
+        "ragwarrant 0.1.0 on python 3.11.7, numpy 2.4.6, release 1.0.0.0 and v2.3.1.4",
+        "finished 2026-11-29T21:30:57.123456Z at 05:48:10, on 2026/11/29",
+        "estimate +0.01234, lower -1.234e-05, delta +12.5 (n=1200, 95 %)",
+        "uuid 123e4567-e89b-12d3-a456-426614174000, run-123-456-7890, ex-123-45-6789",
+        "module std::fmt and a::b, table |---:|---:|, judge + / lexical -, and/or 1/2",
+        "served on 127.0.0.1 and 0.0.0.0 in the container, /in/contract.yaml, /out/report.md",
+        "quality-only pick gpt-3.5-turbo-0613; llama-2-70b-chat",
+        "sk-management-of-evaluation-runs and task-management-of-evaluation",
     ],
 )
 def test_no_false_alarm(text: str) -> None:
@@ -241,3 +269,72 @@ def test_checks_validate_as_output_models() -> None:
     findings = scan_outputs({"report.md": f"{EMAIL}\n".encode()})
     checks = [ValidationCheck.model_validate(c) for c in findings_to_checks(findings)]
     assert [(c.id, c.file, c.row) for c in checks] == [("hygiene:email-address", "report.md", 1)]
+
+
+@pytest.mark.parametrize(("kind", "secret"), PLANTED)
+def test_token_glued_to_report_formatting_is_found(kind: str, secret: str) -> None:
+    """report.md writes ``v<version>``: a token right after that ``v`` is still found."""
+    line = f"- contract: `c` v{secret} (sha256 `0123456789abcdef…`)\n"
+    findings = scan_outputs({"report.md": line.encode()})
+    assert kind in _kinds(findings)
+
+
+@pytest.mark.parametrize(
+    "kind", ["absolute-path", "email-address", "ip-address", "phone-number", "national-id"]
+)
+def test_allowed_kind_is_not_reported(kind: str) -> None:
+    """Each personal-data kind can be switched off alone; the others stay on."""
+    planted = [secret for k, secret in PLANTED if k == kind][0]
+    others = " ".join(secret for k, secret in PLANTED if k != kind)
+    doc = {"decision.json": orjson.dumps({"a": planted, "b": others})}
+    assert kind in _kinds(scan_outputs(doc))
+    allowed = scan_outputs(doc, allowed_kinds=frozenset({kind}))
+    assert kind not in {f.kind for f in allowed if f.field == "a"}
+    assert _kinds(allowed) == _kinds(scan_outputs(doc)) - {kind} | (
+        {kind} & {f.kind for f in allowed if f.field == "b"}
+    )
+
+
+def test_credentials_cannot_be_allowed() -> None:
+    """Allowing a credential kind is refused."""
+    with pytest.raises(ValueError, match="api-token"):
+        scan_outputs({}, allowed_kinds=frozenset({"api-token"}))
+
+
+def test_mounts_are_configurable() -> None:
+    """A path under a given mount is not a finding; the same path is one by default."""
+    doc = {"report.md": SRV_PATH.encode()}
+    assert _kinds(scan_outputs(doc)) == {"absolute-path"}
+    assert scan_outputs(doc, mounts=("/srv/ml-team",)) == []
+
+
+@pytest.mark.parametrize(("kind", "secret"), PLANTED)
+def test_redact_text_removes_every_planted_value(kind: str, secret: str) -> None:
+    """A log line or error message keeps its words but loses the value, named by kind."""
+    text = f"contract x failed: value {secret!s} is not allowed"
+    redacted = redact_text(text)
+    assert secret not in redacted
+    assert redacted.startswith("contract x failed: value ")
+    assert "[withheld: " in redacted
+
+
+def test_redact_text_replaces_private_strings_and_log_events() -> None:
+    """Literal private strings are withheld; a structlog event is redacted value by value."""
+    assert redact_text(
+        "run of acme-secret-project done", private_texts=["acme-secret-project"]
+    ) == ("run of [withheld: private-text] done")
+    event = {"event": "inputs_read", "contract": f"id {GITHUB}", "api_key": "abc12345", "n": 3}
+    out = redact_event(None, "info", event)
+    assert out == {
+        "event": "inputs_read",
+        "contract": "id [withheld: github-token]",
+        "api_key": "[withheld: secret-assignment]",
+        "n": 3,
+    }
+
+
+def test_ip_address_inside_a_dotted_member_name_is_found() -> None:
+    """A policy id that is an IP address, joined into ``metric.missing.<policy>``, is found."""
+    doc = {"missing": {f"correct.missing.{IPV4}": 0}}
+    findings = scan_outputs({"decision.json": orjson.dumps(doc)})
+    assert [(f.kind, f.key_of) for f in findings] == [("ip-address", True)]

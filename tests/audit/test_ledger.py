@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 import multiprocessing
@@ -17,6 +18,8 @@ from ragwarrant.audit.ledger import (
     build_entry,
     drifting_slices,
     entry_hash,
+    is_marker,
+    quarantined_lines,
     read_entries,
     show_history,
     verify_chain,
@@ -103,17 +106,70 @@ def test_deleted_and_reordered_entries_are_named(tmp_path: Path) -> None:
     assert verify_chain(ledger)[0].line == 2
 
 
-def test_torn_tail_refuses_append(tmp_path: Path) -> None:
-    """A last line without a newline is reported, and appending after it is refused."""
+def test_torn_tail_is_quarantined_and_the_append_succeeds(tmp_path: Path) -> None:
+    """A half-written last line is kept in a marker entry; the new entry chains after it."""
+    ledger = tmp_path / "ledger.jsonl"
+    append_entry(ledger, _entry(1))
+    torn = b'{"run_id": "half'
+    with ledger.open("ab") as fh:
+        fh.write(torn)
+    assert [p.kind for p in verify_chain(ledger)][:1] == ["torn"]
+    written = append_entry(ledger, _entry(2))
+    assert verify_chain(ledger) == []
+    assert [(q.line, q.marker_line, q.size_bytes) for q in quarantined_lines(ledger)] == [
+        (2, 3, len(torn))
+    ]
+    entries = read_entries(ledger)
+    marker = entries[1]
+    assert is_marker(marker)
+    assert base64.b64decode(marker["quarantined"]["base64"]) == torn
+    assert (
+        (entries[-1]["run_id"], entries[-1]["seq"])
+        == ("run-2", 3)
+        == (
+            written["run_id"],
+            written["seq"],
+        )
+    )
+    append_entry(ledger, _entry(3))
+    assert verify_chain(ledger) == []
+
+
+def test_whole_entry_without_newline_is_completed_not_quarantined(tmp_path: Path) -> None:
+    """A last entry missing only its newline gets the newline and stays in the chain."""
+    ledger = tmp_path / "ledger.jsonl"
+    append_entry(ledger, _entry(1))
+    ledger.write_bytes(ledger.read_bytes().rstrip(b"\n"))
+    append_entry(ledger, _entry(2))
+    assert verify_chain(ledger) == []
+    assert quarantined_lines(ledger) == []
+    assert [e["run_id"] for e in read_entries(ledger)] == ["run-1", "run-2"]
+
+
+def test_garbage_last_line_with_newline_is_quarantined(tmp_path: Path) -> None:
+    """A complete but unparseable last line is quarantined too; two damaged lines are refused."""
+    ledger = tmp_path / "ledger.jsonl"
+    append_entry(ledger, _entry(1))
+    with ledger.open("ab") as fh:
+        fh.write(b"not json\n")
+    append_entry(ledger, _entry(2))
+    assert verify_chain(ledger) == []
+    with ledger.open("ab") as fh:
+        fh.write(b"bad\nworse\n")
+    with pytest.raises(OutputError) as err:
+        append_entry(ledger, _entry(3))
+    assert err.value.code == "ledger-corrupt"
+
+
+def test_edited_quarantined_bytes_break_the_chain(tmp_path: Path) -> None:
+    """Changing the quarantined line afterwards is no longer covered by its marker."""
     ledger = tmp_path / "ledger.jsonl"
     append_entry(ledger, _entry(1))
     with ledger.open("ab") as fh:
         fh.write(b'{"run_id": "half')
-    with pytest.raises(OutputError) as err:
-        append_entry(ledger, _entry(2))
-    assert err.value.code == "ledger-torn"
-    kinds = [p.kind for p in verify_chain(ledger)]
-    assert "torn" in kinds
+    append_entry(ledger, _entry(2))
+    ledger.write_bytes(ledger.read_bytes().replace(b'"half', b'"hal!'))
+    assert [p.line for p in verify_chain(ledger)][:1] == [2]
 
 
 def test_long_entries_chain_across_tail_chunks(tmp_path: Path) -> None:
@@ -391,3 +447,32 @@ def test_show_history_warns_on_a_broken_chain(tmp_path: Path) -> None:
     lines = _lines(ledger)
     ledger.write_bytes(lines[0] + lines[2])
     assert show_history(ledger).startswith("WARNING: the ledger chain is broken (first: line 2")
+
+
+def test_run_after_a_torn_ledger_line_keeps_its_decision(
+    pristine_run: Run, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A run whose ledger ends in a torn line decides as usual; ledger verify passes and says so."""
+    from ragwarrant.cli import main
+
+    ledger = tmp_path / "ledger.jsonl"
+    ledger.write_bytes(b'{"ledger_schema": 1, "run_id": "killed-mid-app')
+    recorded = orjson.loads((pristine_run.output_dir / "decision.json").read_bytes())
+    out = tmp_path / "out"
+    code = main(
+        [
+            "run",
+            "--input",
+            str(pristine_run.input_dir),
+            "--output",
+            str(out),
+            "--ledger",
+            str(ledger),
+        ]
+    )
+    assert code == recorded["exit_code"] != 73
+    capsys.readouterr()
+    assert main(["ledger", "verify", str(ledger)]) == 0
+    assert "line 1: quarantined: " in capsys.readouterr().out
+    assert [q.line for q in quarantined_lines(ledger)] == [1]
+    assert read_entries(ledger)[-1]["run_class"] == recorded["run_class"]

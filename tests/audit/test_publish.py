@@ -37,7 +37,7 @@ def test_publish_clean_outputs_unchanged(real_run: Run) -> None:
     assert (
         publication.files["decision.json"] == (real_run.output_dir / "decision.json").read_bytes()
     )
-    assert set(publication.files) == {"decision.json", "validation_report.json", "report.md"}
+    assert set(publication.files) == set(OUTPUT_FILES) - {"manifest.json"}
 
 
 def test_publish_blocks_and_withholds_copied_text(real_run: Run) -> None:
@@ -89,8 +89,11 @@ def test_publish_error_record_keeps_its_class(real_run: Run) -> None:
     assert (published.run_class.value, published.exit_code) == ("ERROR", 66)
     assert published.error is not None and published.error.message == "[withheld: absolute-path]"
     assert published.run_gates[-1].id == "hard:publication-hygiene"
-    assert set(publication.files) == {"decision.json", "validation_report.json", "report.md"}
+    assert set(publication.files) == set(OUTPUT_FILES) - {"manifest.json"}
     assert scan_outputs(publication.files) == []
+    # The page and the JUnit file are rendered from the redacted record, not withheld.
+    assert b"[withheld: absolute-path]" in publication.files["junit.xml"]
+    assert b"[withheld: absolute-path]" in publication.files["report.html"]
 
 
 def test_render_outputs_names_every_file_but_the_manifest(real_run: Run) -> None:

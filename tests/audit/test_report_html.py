@@ -59,11 +59,11 @@ def test_one_forest_row_per_metric_and_slice(decision: Decision) -> None:
     plotted = [
         g
         for g in decision.candidates[0].gates
-        if g.kind in ("noninferiority", "claim") and g.lower_bound is not None
+        if g.kind in ("noninferiority", "claim", "operational") and g.lower_bound is not None
     ]
-    assert len(plotted) == 5  # overall + 3 slices + the cost claim
+    assert len(plotted) == 6  # overall + 3 slices + the cost claim + the cost delta
     assert page.count("<circle") == len(plotted)
-    assert page.count("<svg") == 2  # no_hallucination panel, cost_usd panel
+    assert page.count("<svg") == 2  # no_hallucination panel, cost_usd panel (claim and delta)
     assert "no cost or latency delta" not in page
 
 
@@ -95,9 +95,9 @@ def test_what_would_change_an_inconclusive(decision: Decision) -> None:
 
 
 def test_missing_cost_delta_is_said(decision: Decision) -> None:
-    """Without a cost or latency claim, the page says decision.json holds no such delta."""
+    """Without a cost or latency claim or delta, the page says decision.json holds no such delta."""
     cand = decision.candidates[0]
-    gates = [g for g in cand.gates if not g.id.startswith("claim:cost-reduction")]
+    gates = [g for g in cand.gates if not g.id.startswith(("claim:cost-reduction", "operational:"))]
     bare = decision.model_copy(
         update={"candidates": [cand.model_copy(update={"gates": gates}), *decision.candidates[1:]]}
     )

@@ -11,6 +11,7 @@ import pytest
 
 from ragwarrant.audit.attestation import ATTESTATION_FILENAME, load_private_key, write_attestation
 from ragwarrant.audit.ledger import append_entry, record_run, verify_chain
+from ragwarrant.audit.publish import render_decision_views
 from ragwarrant.audit.report import render_report
 from ragwarrant.audit.verify import VERIFY_MISMATCH_EXIT, diff_json, verify_output_dir
 from ragwarrant.commands import ledger as ledger_command
@@ -21,7 +22,7 @@ from ragwarrant.outputs import Decision
 
 from .conftest import Run, write_keypair
 
-OUTPUTS = ("decision.json", "validation_report.json", "report.md")
+OUTPUTS = ("decision.json", "validation_report.json", "report.md", "report.html", "junit.xml")
 
 
 def _flip_one_byte(path: Path) -> None:
@@ -151,6 +152,15 @@ def test_planted_secret_is_found_even_with_consistent_hashes(real_run: Run) -> N
     ]
 
 
+@pytest.mark.parametrize("name", ["report.html", "junit.xml"])
+def test_edited_decision_view_is_named_despite_consistent_hashes(real_run: Run, name: str) -> None:
+    """An edited report.html or junit.xml (manifest updated to match) differs from its rendering."""
+    data = (real_run.output_dir / name).read_bytes()
+    _rewrite_consistently(real_run, name, data.replace(b"PROMOTE", b"PR0MOTE"))
+    report = verify_output_dir(real_run.output_dir)
+    assert [(m.file, m.kind) for m in report.mismatches] == [(name, "render")]
+
+
 def test_schema_violation_is_named_by_field(real_run: Run) -> None:
     """An output that no longer matches its schema is reported with the offending field."""
     decision = orjson.loads((real_run.output_dir / "decision.json").read_bytes())
@@ -178,10 +188,12 @@ def test_forged_decision_is_caught_by_the_replay(real_run: Run) -> None:
     decision["candidates"][cand]["gates"][gate]["lower_bound"] += 0.5
     forged = orjson.dumps(decision, option=orjson.OPT_INDENT_2) + b"\n"
     _rewrite_consistently(real_run, "decision.json", forged)
-    # A careful forger re-renders report.md from the forged decision too.
+    # A careful forger re-renders report.md, report.html and junit.xml from the forged decision.
     _rewrite_consistently(
         real_run, "report.md", render_report(Decision.model_validate_json(forged)).encode()
     )
+    for name, data in render_decision_views(Decision.model_validate_json(forged)).items():
+        _rewrite_consistently(real_run, name, data)
     assert verify_output_dir(real_run.output_dir).ok  # hashes, schema and rendering cannot tell
     report = verify_output_dir(
         real_run.output_dir, input_dir=real_run.input_dir, replay=replay_with_job
@@ -351,3 +363,150 @@ def test_text_run_verifies_with_copy_scan_and_replay(text_run: Run) -> None:
         private_texts=read_private_texts,
     )
     assert report.mismatches == [] and report.replayed
+
+
+def _leaf_paths(node: object, path: tuple[object, ...] = ()) -> list[tuple[object, ...]]:
+    """Every scalar (leaf) of a JSON document, as a tuple of keys and indices."""
+    if isinstance(node, dict):
+        return [p for k, v in node.items() for p in _leaf_paths(v, (*path, k))]
+    if isinstance(node, list):
+        return [p for i, v in enumerate(node) for p in _leaf_paths(v, (*path, i))]
+    return [path]
+
+
+def _edited(value: object) -> object:
+    """A different value of the same JSON type (null becomes a string)."""
+    if isinstance(value, bool):
+        return not value
+    if isinstance(value, int):
+        return value + 1
+    if isinstance(value, str):
+        return value[:-1] + ("x" if not value.endswith("x") else "y") if value else "x"
+    return "x"
+
+
+def _statement_leaves(pristine_run: Run) -> list[tuple[object, ...]]:
+    statement = orjson.loads((pristine_run.output_dir / ATTESTATION_FILENAME).read_bytes())
+    return _leaf_paths(statement)
+
+
+def test_every_single_field_edit_of_the_attestation_is_a_mismatch(real_run: Run) -> None:
+    """Each field of the unsigned Statement, edited alone and re-rendered canonically, fails."""
+    from ragwarrant.audit.attestation import render_document
+
+    path = real_run.output_dir / ATTESTATION_FILENAME
+    original = path.read_bytes()
+    passing = []
+    for leaf in _leaf_paths(orjson.loads(original)):
+        statement = orjson.loads(original)
+        node = statement
+        for part in leaf[:-1]:
+            node = node[part]
+        node[leaf[-1]] = _edited(node[leaf[-1]])
+        path.write_bytes(render_document(statement))
+        report = verify_output_dir(real_run.output_dir)
+        if report.ok or report.mismatches[0].file != ATTESTATION_FILENAME:
+            passing.append(leaf)
+    path.write_bytes(original)
+    assert passing == []
+    assert verify_output_dir(real_run.output_dir).ok
+
+
+@pytest.mark.parametrize("field", ["selected_policy", "evidence_class", "claim_scope"])
+def test_predicate_field_edit_is_named(real_run: Run, field: str) -> None:
+    """An edited predicate field is named by its path, not only as a byte difference."""
+    from ragwarrant.audit.attestation import render_document
+
+    path = real_run.output_dir / ATTESTATION_FILENAME
+    statement = orjson.loads(path.read_bytes())
+    statement["predicate"][field] = "forged"
+    path.write_bytes(render_document(statement))
+    first = verify_output_dir(real_run.output_dir).mismatches[0]
+    assert (first.file, first.field, first.kind) == (
+        ATTESTATION_FILENAME,
+        f"predicate.{field}",
+        "attestation",
+    )
+
+
+def test_every_byte_of_the_attestation_matters(real_run: Run) -> None:
+    """Same JSON, other bytes (an extra space, no final newline) is a mismatch."""
+    path = real_run.output_dir / ATTESTATION_FILENAME
+    original = path.read_bytes()
+    path.write_bytes(original.replace(b'": "', b'":  "', 1))
+    assert orjson.loads(path.read_bytes()) == orjson.loads(original)
+    first = verify_output_dir(real_run.output_dir).mismatches[0]
+    assert (first.file, first.field) == (ATTESTATION_FILENAME, None)
+    path.write_bytes(original.rstrip(b"\n"))
+    assert not verify_output_dir(real_run.output_dir).ok
+
+
+def test_attestation_subjects_must_be_contract_then_configs(real_run: Run) -> None:
+    """A consistent Statement naming an evidence file instead of a policy config fails."""
+    manifest = orjson.loads((real_run.output_dir / "manifest.json").read_bytes())
+    evidence = next(d["path"] for d in manifest["inputs"] if d["path"].startswith("evidence/"))
+    write_attestation(real_run.output_dir, ["contract.yaml", evidence])
+    report = verify_output_dir(real_run.output_dir)
+    assert [(m.file, m.field) for m in report.mismatches][:1] == [(ATTESTATION_FILENAME, "subject")]
+
+
+def test_signed_envelope_with_extra_member_is_a_mismatch(real_run: Run, tmp_path: Path) -> None:
+    """Without a key, a signed envelope must still be canonical: an added member fails."""
+    private, _ = write_keypair(tmp_path, "k")
+    write_attestation(real_run.output_dir, _subjects(real_run), load_private_key(private))
+    from ragwarrant.audit.attestation import render_document
+
+    path = real_run.output_dir / ATTESTATION_FILENAME
+    envelope = orjson.loads(path.read_bytes())
+    envelope["note"] = "x"
+    path.write_bytes(render_document(envelope))
+    assert any(
+        m.file == ATTESTATION_FILENAME for m in verify_output_dir(real_run.output_dir).mismatches
+    )
+
+
+def test_dropped_policy_subject_is_caught_by_the_replay(real_run: Run) -> None:
+    """A Statement that leaves out the baseline's config passes alone but not with a replay."""
+    subjects = [s for s in _subjects(real_run) if s != "policies/gpt-4-0613.json"]  # the baseline
+    write_attestation(real_run.output_dir, subjects)
+    assert verify_output_dir(real_run.output_dir).ok
+    report = verify_output_dir(
+        real_run.output_dir, input_dir=real_run.input_dir, replay=replay_with_job
+    )
+    assert [(m.file, m.field) for m in report.mismatches] == [(ATTESTATION_FILENAME, "subject")]
+
+
+def test_verify_rescans_with_the_kinds_the_run_allowed(real_run: Run) -> None:
+    """An IP address is a hygiene mismatch unless the run recorded that its contract allows it."""
+    decision = orjson.loads((real_run.output_dir / "decision.json").read_bytes())
+    decision["summary"] += " (served from 10.20.30.40)"
+    data = orjson.dumps(decision, option=orjson.OPT_INDENT_2) + b"\n"
+    _rewrite_consistently(real_run, "decision.json", data)
+    report_md = render_report(Decision.model_validate_json(data)).encode()
+    _rewrite_consistently(real_run, "report.md", report_md)
+    first = verify_output_dir(real_run.output_dir).mismatches[0]
+    assert (first.file, first.field, first.kind, first.message) == (
+        "decision.json",
+        "summary",
+        "hygiene",
+        "ip-address",
+    )
+    validation = orjson.loads((real_run.output_dir / "validation_report.json").read_bytes())
+    check = next(c for c in validation["checks"] if c["id"] == "publication-hygiene")
+    check["expected"] = "allowed: ip-address"
+    _rewrite_consistently(
+        real_run,
+        "validation_report.json",
+        orjson.dumps(validation, option=orjson.OPT_INDENT_2) + b"\n",
+    )
+    assert verify_output_dir(real_run.output_dir).ok
+
+
+def test_unsigned_verify_says_what_it_does_not_prove(
+    real_run: Run, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Without --public-key the command says the files could all have been rewritten."""
+    assert _cli(["verify", str(real_run.output_dir), "--no-replay"]) == 0
+    out = capsys.readouterr().out
+    assert "what it does not prove: who wrote them" in out
+    assert "rewrite every file consistently" in out

@@ -116,3 +116,5 @@ def test_gitlab_template_script_runs_locally(tmp_path: Path) -> None:
     )
     assert "decision: PROMOTE (exit 0)" in after.stdout
     assert (work / "ragwarrant-out" / "decision.json").is_file()
+    junit = job["artifacts"]["reports"]["junit"].replace("${RAGWARRANT_OUTPUT}", "ragwarrant-out")
+    assert (work / junit).is_file()

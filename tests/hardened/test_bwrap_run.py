@@ -26,11 +26,13 @@ from pathlib import Path
 import pytest
 import yaml
 
+from ragwarrant.outputs import OUTPUT_FILES
+
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "ragtruth-generators"
 UID = 65532
 DECISION_CODES = {"PROMOTE": 0, "REJECT": 10, "INCONCLUSIVE": 11, "BLOCK": 12}
-OUTPUTS = {"decision.json", "validation_report.json", "manifest.json", "report.md"}
+OUTPUTS = set(OUTPUT_FILES)
 
 
 def _unavailable() -> str | None:

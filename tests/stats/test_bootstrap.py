@@ -7,6 +7,7 @@ import pytest
 from scipy import stats
 
 from ragwarrant.stats.bootstrap import _WindowedQuantile, paired_bootstrap, weighted_lower_quantile
+from ragwarrant.stats.onesided import oriented_bootstrap
 
 
 def test_mean_bounds_agree_with_scipy_paired_percentile():
@@ -15,8 +16,8 @@ def test_mean_bounds_agree_with_scipy_paired_percentile():
     n = 400
     base = rng.normal(0.0, 1.0, n)
     cand = base + rng.normal(0.1, 0.5, n)
-    ours = paired_bootstrap(
-        cand[:, None], base[:, None], ["mean"], rng=np.random.default_rng(1), resamples=20000
+    (ours,) = oriented_bootstrap(
+        cand[:, None], base[:, None], ["mean"], [1], None, 20000, np.random.default_rng(1)
     )
     ref = stats.bootstrap(
         (cand, base),
@@ -31,8 +32,8 @@ def test_mean_bounds_agree_with_scipy_paired_percentile():
     )
     se = np.std(cand - base, ddof=1) / np.sqrt(n)
     # Monte Carlo error of a 5 % quantile from 20000 resamples is about 0.01 SE; allow 0.05 SE.
-    assert abs(ours.lower_bound(0.05)[0] - ref.confidence_interval.low) < 0.05 * se
-    assert ours.estimate[0] == pytest.approx(np.mean(cand - base))
+    assert abs(ours.lower(0.05) - ref.confidence_interval.low) < 0.05 * se
+    assert ours.estimate == pytest.approx(np.mean(cand - base))
 
 
 def test_quantile_difference_agrees_with_scipy():
@@ -41,8 +42,8 @@ def test_quantile_difference_agrees_with_scipy():
     n = 1000
     base = rng.lognormal(5, 0.4, n)
     cand = base * rng.lognormal(-0.1, 0.1, n)
-    ours = paired_bootstrap(
-        cand[:, None], base[:, None], ["p95"], rng=np.random.default_rng(3), resamples=10000
+    (ours,) = oriented_bootstrap(
+        cand[:, None], base[:, None], ["p95"], [1], None, 10000, np.random.default_rng(3)
     )
 
     def p95_diff(x, y, axis):
@@ -61,9 +62,9 @@ def test_quantile_difference_agrees_with_scipy():
         alternative="less",
         rng=np.random.default_rng(4),
     )
-    sd = np.std(ours.replicates[:, 0])
-    assert abs(ours.upper_bound(0.05)[0] - ref.confidence_interval.high) < 0.1 * sd
-    assert ours.estimate[0] == pytest.approx(p95_diff(cand, base, None))
+    sd = np.std(ours.replicates)
+    assert abs(ours.upper(0.05) - ref.confidence_interval.high) < 0.1 * sd
+    assert ours.estimate == pytest.approx(p95_diff(cand, base, None))
 
 
 def test_windowed_quantile_equals_full_computation():
@@ -86,13 +87,16 @@ def test_cluster_bootstrap_wider_than_naive_for_correlated_clusters():
     cluster_effect = rng.normal(0, 1, 50)[groups]
     delta = cluster_effect + rng.normal(0, 0.1, groups.size)
     base = np.zeros((groups.size, 1))
-    naive = paired_bootstrap(delta[:, None], base, ["mean"], rng=np.random.default_rng(1))
-    clustered = paired_bootstrap(
-        delta[:, None], base, ["mean"], rng=np.random.default_rng(1), groups=groups
+    (naive,) = oriented_bootstrap(
+        delta[:, None], base, ["mean"], [1], None, 2000, np.random.default_rng(1)
     )
-    assert clustered.standard_error()[0] > 3 * naive.standard_error()[0]
+    (clustered,) = oriented_bootstrap(
+        delta[:, None], base, ["mean"], [1], groups, 2000, np.random.default_rng(1)
+    )
+    assert clustered.standard_error() > 3 * naive.standard_error()
+    assert clustered.method.startswith("cluster") and naive.method.startswith("paired")
     # Closed form: SE of a mean of 50 cluster means with sd ~1 is about 1/sqrt(50).
-    assert clustered.standard_error()[0] == pytest.approx(
+    assert clustered.standard_error() == pytest.approx(
         np.std(cluster_effect[::20], ddof=1) / np.sqrt(50), rel=0.15
     )
 

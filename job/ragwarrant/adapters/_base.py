@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pyarrow as pa
@@ -50,8 +50,12 @@ class AdapterResult:
         evidence: canonical evidence rows (``ragwarrant.evidence.schema.EVIDENCE_SCHEMA``).
         provenance: how the file was read.
         texts: private question/response/context text (``TEXT_SCHEMA``), when the file has it.
+        directions: metric id → ``higher_is_better`` / ``lower_is_better`` as the export itself
+            declares it (Phoenix Score ``direction``, TruLens ``<name> direction``), for the run
+            to compare with the contract's direction; empty when the file declares none.
     """
 
     evidence: pa.Table
     provenance: SourceProvenance
     texts: pa.Table | None = None
+    directions: dict[str, str] = field(default_factory=dict)

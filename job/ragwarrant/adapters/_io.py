@@ -6,6 +6,7 @@ Shared by the adapters; nothing here knows a tool's format.
 from __future__ import annotations
 
 import ast
+import csv
 import hashlib
 import math
 import re
@@ -13,6 +14,7 @@ import unicodedata
 import uuid
 from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
+from typing import Any
 
 import orjson
 import pyarrow as pa
@@ -21,6 +23,13 @@ import pyarrow.csv as pacsv
 import pyarrow.json as pajson
 import pyarrow.parquet as pq
 
+from ragwarrant.adapters._integrity import (
+    READER_FAILURES,
+    check_header,
+    guarded,
+    parser_message,
+    reader_error,
+)
 from ragwarrant.errors import EvidenceError
 
 __all__ = [
@@ -39,6 +48,7 @@ __all__ = [
     "make_texts",
     "no_rows",
     "open_parquet",
+    "parse_number",
     "normalize_question",
     "parse_list_literal",
     "parse_python_literal",
@@ -55,50 +65,53 @@ __all__ = [
 ]
 
 
-def parser_message(exc: Exception, path: Path, display: str, limit: int = 120) -> str:
-    """A parser's error message fit for the outputs.
+def _csv_header(path: Path) -> list[str]:
+    """The header of a CSV file, as the csv module reads its first record (any length)."""
+    with path.open(newline="", encoding="utf-8-sig") as fh:
+        return next(csv.reader(fh), [])
 
-    The host path becomes the contract's relative path, control and non-printable characters
-    (binary content read as text) become ``?``, and the message is cut at ``limit`` characters,
-    so at most a short excerpt of the offending row reaches decision.json.
-    """
-    text = str(exc).replace(str(path), display)
-    text = "".join(ch if ch.isprintable() else "?" for ch in text)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+def _read_csv(path: Path) -> pa.Table:
+    names = _csv_header(path)
+    longest = max((len(n) for n in names), default=0)
+    block = max(1 << 20, 4 * (sum(len(n) + 3 for n in names) + longest))
+    return pacsv.read_csv(
+        path,
+        read_options=pacsv.ReadOptions(block_size=block),
+        convert_options=pacsv.ConvertOptions(
+            column_types={n: pa.string() for n in names},
+            strings_can_be_null=False,
+            quoted_strings_can_be_null=False,
+        ),
+    )
 
 
 def read_table(path: Path, fmt: str, display: str) -> pa.Table:
     """Read a whole CSV, JSONL, JSON-array or Parquet file into an Arrow table.
 
     CSV columns are read as strings (nothing is inferred, so a bad cell is reported by row, not
-    coerced). Parquet and JSONL keep their types.
+    coerced); the block size follows the header, so a header of thousands of columns is read.
+    Parquet and JSONL keep their types; Parquet page checksums are verified where present.
+    Column names must be unique and free of invisible characters (``check_header``).
 
     Raises:
         EvidenceError: ``evidence-empty`` for a file with no rows, ``evidence-unparseable`` when
-            the file is not of its declared format (with the line where the parser stopped).
+            the file is not of its declared format (with the line where the parser stopped),
+            ``evidence-corrupt`` / ``evidence-checksum`` for damaged Parquet, as ``check_header``.
     """
     try:
         if fmt == "csv":
-            names = pacsv.read_csv(
-                path, read_options=pacsv.ReadOptions(block_size=1 << 16)
-            ).schema.names
-            table = pacsv.read_csv(
-                path,
-                convert_options=pacsv.ConvertOptions(
-                    column_types={n: pa.string() for n in names},
-                    strings_can_be_null=False,
-                    quoted_strings_can_be_null=False,
-                ),
-            )
+            table = _read_csv(path)
         elif fmt == "parquet":
-            table = pq.read_table(path)
+            table = pq.read_table(path, page_checksum_verification=True)
+            table.validate(full=True)  # damaged pages without checksums: bad offsets, UTF-8
         elif fmt == "jsonl":
             table = _read_jsonl(path, display)
         elif fmt == "json":
             table = _read_json_array(path, display)
         else:  # guarded by the contract's Literal
             raise ValueError(fmt)
-    except pa.ArrowInvalid as exc:
+    except READER_FAILURES as exc:
         if "Empty CSV file" in str(exc):
             raise EvidenceError(
                 "evidence-empty",
@@ -107,13 +120,8 @@ def read_table(path: Path, fmt: str, display: str) -> pa.Table:
                 expected="a header and rows",
                 found="no bytes",
             ) from exc
-        raise EvidenceError(
-            "evidence-unparseable",
-            f"{display} is not valid {fmt}: {parser_message(exc, path, display)}",
-            hint=f"check that the file really is {fmt}",
-            file=display,
-            expected=fmt,
-        ) from exc
+        raise reader_error(exc, fmt, display, parser_message(exc, path, display)) from exc
+    check_header(table.schema.names, display)
     if table.num_rows == 0:
         raise no_rows(display)
     return table
@@ -168,7 +176,7 @@ def iter_json_lines(
                     file=display,
                     row=lineno,
                     expected=expected,
-                    found=line[:40].decode("utf-8", "replace"),
+                    found=str(exc),  # the parser's position, never the line's (private) text
                 ) from exc
             yield lineno, obj
 
@@ -251,24 +259,29 @@ def iter_parquet_batches(
     require_columns(pf.schema_arrow.names, columns, display)
     if pf.metadata.num_rows == 0:
         raise no_rows(display)
-    yield from pf.iter_batches(batch_size=batch_size, columns=columns)
+    yield from guarded(
+        pf.iter_batches(batch_size=batch_size, columns=columns), path, "parquet", display
+    )
 
 
-def open_parquet(path: Path, display: str) -> pq.ParquetFile:
-    """Open a Parquet file for its schema, metadata and batches.
+def open_parquet(path: Path, display: str, **options: object) -> pq.ParquetFile:
+    """Open a Parquet file for its schema, metadata and batches, with page checksums verified
+    where the file has them (``page_checksum_verification``) and its header checked.
+
+    Args:
+        options: further ``pyarrow.parquet.ParquetFile`` options (``read_dictionary``, ...).
 
     Raises:
-        EvidenceError: ``evidence-unparseable`` when the file is not Parquet.
+        EvidenceError: ``evidence-unparseable`` / ``evidence-corrupt`` when the file is not
+            readable Parquet; as ``check_header``.
     """
     try:
-        return pq.ParquetFile(path)
-    except (pa.ArrowInvalid, OSError) as exc:
-        raise EvidenceError(
-            "evidence-unparseable",
-            f"{display} is not valid parquet: {exc}",
-            file=display,
-            expected="parquet",
-        ) from exc
+        pf = pq.ParquetFile(path, page_checksum_verification=True, **options)  # type: ignore[arg-type]
+        names = pf.schema_arrow.names
+    except READER_FAILURES as exc:
+        raise reader_error(exc, "parquet", display, parser_message(exc, path, display)) from exc
+    check_header(names, display)
+    return pf
 
 
 def at_file_row(exc: EvidenceError, offset: int) -> EvidenceError:
@@ -441,21 +454,9 @@ def _parse_float_strings(col: pa.Array, name: str, display: str) -> pa.Array:
     try:
         parsed = pc.cast(cleaned, pa.float64())
     except pa.ArrowInvalid:
-        for i, cell in enumerate(cleaned.to_pylist()):
-            try:
-                float(cell)
-            except (TypeError, ValueError):
-                raise EvidenceError(
-                    "evidence-wrong-type",
-                    f"{display} row {i + 1}: column {name!r} is not a number",
-                    hint="metric columns hold numbers, empty cells or NaN",
-                    file=display,
-                    row=i + 1,
-                    column=name,
-                    expected="a number",
-                    found=repr(cell[:40]),
-                ) from None
-        raise
+        cells = cleaned.to_pylist()
+        row = next((i for i, cell in enumerate(cells) if parse_number(cell) is None), 0)
+        raise _not_a_number(display, row + 1, name, cells[row]) from None
     parsed = pc.if_else(is_bool, pc.if_else(pc.equal(lowered, "true"), 1.0, 0.0), parsed)
     parsed = pc.if_else(is_nan, pa.scalar(math.nan), parsed)
     return pc.if_else(is_null, pa.scalar(None, pa.float64()), parsed)
@@ -499,6 +500,12 @@ def snake_metric_id(name: str) -> str:
     return _SNAKE_RE.sub("_", lowered).strip("_")
 
 
+def _shape_of(text: str) -> str:
+    """What a text cell looks like without quoting it (cells hold private question text)."""
+    first = text.lstrip()[:1]
+    return f"{len(text)} characters starting with {first!r}" if first else "blank text"
+
+
 def parse_list_literal(cell: object, display: str, row: int, column: str) -> list[str] | None:
     """Parse a list cell: a Python repr (``"['a', 'b']"``, as pandas writes lists to CSV), a JSON
     array, or an already-parsed list. Empty and null cells give ``None``.
@@ -528,7 +535,7 @@ def parse_list_literal(cell: object, display: str, row: int, column: str) -> lis
                 row=row,
                 column=column,
                 expected="a list literal",
-                found=repr(text[:40]),
+                found=_shape_of(text),
             ) from None
     else:
         items = cell
@@ -542,25 +549,73 @@ def parse_list_literal(cell: object, display: str, row: int, column: str) -> lis
             row=row,
             column=column,
             expected="a list of strings",
-            found=repr(str(cell)[:40]),
+            found=_shape_of(str(cell)),
         )
     return items
 
 
-def parse_python_literal(cell: str, display: str, row: int, column: str) -> object:
-    """Parse a nested cell written as a Python repr or JSON (dict/list), with ``ast.literal_eval``.
+#: Calls a Python repr may hold (pandas/TruLens write datetimes into nested cells): read as text.
+_REPR_CALLS = frozenset(
+    {
+        "datetime.datetime",
+        "datetime.date",
+        "datetime.time",
+        "datetime.timedelta",
+        "datetime.timezone",
+        "Timestamp",
+        "pd.Timestamp",
+        "Timedelta",
+        "pd.Timedelta",
+        "UUID",
+        "uuid.UUID",
+    }
+)
+_REPR_NAMES = {"None": None, "True": True, "False": False, "nan": math.nan, "NaT": None}
 
-    JSON's ``true``/``false``/``null`` are accepted (tried with orjson first).
+
+def _dotted(node: ast.expr) -> str:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        return f"{_dotted(node.value)}.{node.attr}"
+    return ""
+
+
+def _repr_value(node: ast.expr) -> object:
+    """A literal like ``ast.literal_eval``'s, plus datetime / Timestamp / UUID calls (kept as
+    their source text) and ``nan`` / ``NaT``; nothing is ever executed."""
+    if isinstance(node, ast.Call) and _dotted(node.func) in _REPR_CALLS:
+        for arg in [*node.args, *(k.value for k in node.keywords)]:
+            _repr_value(arg)  # arguments must be literals too
+        return ast.unparse(node)
+    if isinstance(node, ast.Name) and node.id in _REPR_NAMES:
+        return _REPR_NAMES[node.id]
+    if isinstance(node, ast.Dict):
+        return {
+            _repr_value(k) if k is not None else None: _repr_value(v)  # type: ignore[misc]
+            for k, v in zip(node.keys, node.values, strict=True)
+        }
+    if isinstance(node, ast.List | ast.Tuple | ast.Set):
+        return [_repr_value(e) for e in node.elts]
+    return ast.literal_eval(node)
+
+
+def parse_python_literal(cell: str, display: str, row: int, column: str) -> object:
+    """Parse a nested cell written as a Python repr or JSON (dict/list), without executing it.
+
+    JSON's ``true``/``false``/``null`` are accepted (tried with orjson first). Python reprs may
+    hold ``datetime.datetime(...)``, ``Timestamp(...)`` or ``UUID(...)`` calls with literal
+    arguments (as TruLens 2.x OTel-mode tables do), read as their text, and ``nan``.
 
     Raises:
-        EvidenceError: ``evidence-wrong-type`` when the cell is neither JSON nor a Python literal.
+        EvidenceError: ``evidence-wrong-type`` when the cell is neither JSON nor such a literal.
     """
     try:
         return orjson.loads(cell)
     except orjson.JSONDecodeError:
         pass
     try:
-        return ast.literal_eval(cell.strip())
+        return _repr_value(ast.parse(cell.strip(), mode="eval").body)
     except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
         raise EvidenceError(
             "evidence-wrong-type",
@@ -569,8 +624,46 @@ def parse_python_literal(cell: str, display: str, row: int, column: str) -> obje
             row=row,
             column=column,
             expected="a JSON or Python literal",
-            found=repr(cell[:40]),
+            found=_shape_of(cell),
         ) from None
+
+
+_NUMBER = re.compile(
+    r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|[+-]?(?:inf|infinity)", re.I | re.A
+)
+
+
+def parse_number(text: str | None) -> float | None:
+    """A number string as Arrow's float parser reads it, or None when it is not one.
+
+    One rule for every cell: plain ASCII decimal (``1``, ``-0.5``, ``.5``, ``1e-3``) or
+    ``inf``/``infinity`` with an optional sign. Strings Python's ``float()`` also accepts but
+    Arrow refuses (``0.20_857``, full-width ``０.５``, other scripts' digits) are not numbers.
+    """
+    if text is None or not _NUMBER.fullmatch(text):
+        return None
+    return float(text)
+
+
+def _not_a_number(display: str, row: int, column: str, cell: object) -> EvidenceError:
+    text = str(cell)
+    why = ""
+    if isinstance(cell, str):
+        try:
+            float(text)
+            why = " (plain ASCII digits only: no '_' separators or non-ASCII digits)"
+        except ValueError:
+            pass
+    return EvidenceError(
+        "evidence-wrong-type",
+        f"{display} row {row}: column {column!r} is not a number{why}",
+        hint="metric columns hold numbers, empty cells or NaN",
+        file=display,
+        row=row,
+        column=column,
+        expected="a number",
+        found=repr(text[:40]) if isinstance(cell, str) else type(cell).__name__,
+    )
 
 
 def float_cell(
@@ -579,7 +672,8 @@ def float_cell(
     """Turn one JSON-native cell into ``(value, missing_reason)``.
 
     ``None`` → ``(None, "null")``; NaN → ``(None, "nan")``; booleans → 1.0/0.0; numbers kept
-    (infinities too, for the non-finite gate); numeric strings parsed; "nan"/"" strings as above.
+    (infinities too, for the non-finite gate); numeric strings parsed by ``parse_number`` (the
+    rule CSV cells follow); "nan"/"" strings as above.
 
     Raises:
         EvidenceError: ``evidence-wrong-type`` for anything else, naming file, row and column.
@@ -599,10 +693,9 @@ def float_cell(
             return None, "nan"
         if text.lower() in ("true", "false"):
             return (1.0 if text.lower() == "true" else 0.0), None
-        try:
-            return float(text), None
-        except ValueError:
-            pass
+        number = parse_number(text)
+        if number is not None:
+            return number, None
     raise EvidenceError(
         "evidence-wrong-type",
         f"{display} row {row}: {column!r} is not a number",
@@ -611,7 +704,7 @@ def float_cell(
         row=row,
         column=column,
         expected="a number",
-        found=repr(value)[:40],
+        found=repr(value)[:40] if isinstance(value, str | int | float) else type(value).__name__,
     )
 
 
@@ -771,13 +864,34 @@ def check_policies(
 def make_texts(
     policies: list[str],
     examples: list[str],
-    questions: list[str | None],
-    responses: list[str | None],
+    questions: list[Any],
+    responses: list[Any],
     contexts: list[list[str] | None],
+    *,
+    display: str,
 ) -> pa.Table:
-    """Build the private text table (``TEXT_SCHEMA``); cited_quotes are null (no tool has them)."""
+    """Build the private text table (``TEXT_SCHEMA``); cited_quotes are null (no tool has them).
+
+    Raises:
+        EvidenceError: ``evidence-wrong-type`` naming the first row whose question or response
+            is neither text nor empty (the value itself is private and never quoted).
+    """
     from ragwarrant.evidence.schema import TEXT_SCHEMA
 
+    for field, cells in (("question", questions), ("response", responses)):
+        row = next(
+            (i for i, c in enumerate(cells, 1) if c is not None and not isinstance(c, str)), 0
+        )
+        if row:
+            raise EvidenceError(
+                "evidence-wrong-type",
+                f"{display} row {row}: the {field} is a {type(cells[row - 1]).__name__}, not text",
+                file=display,
+                row=row,
+                column=field,
+                expected="text or nothing",
+                found=type(cells[row - 1]).__name__,
+            )
     n = len(policies)
     return pa.Table.from_pydict(
         {
@@ -820,6 +934,24 @@ def input_dir_of(path: Path, relative: str, display: str) -> Path:
     return path.parents[len(parts) - 1]
 
 
+def _check_distinct_ids(available: dict[str, str], display: str) -> None:
+    """Refuse two metric names that become one id (``Faithfulness`` and ``faithfulness``)."""
+    seen: dict[str, str] = {}
+    for name, metric in available.items():
+        other = seen.setdefault(metric, name)
+        if other != name:
+            raise EvidenceError(
+                "evidence-metric-ambiguous",
+                f"{display}: metrics {other!r} and {name!r} differ only in case or punctuation "
+                f"and both become {metric!r}",
+                hint="rename one of them in the export; which one is meant cannot be told",
+                file=display,
+                column=name,
+                expected="metric names that stay distinct as snake_case ids",
+                found=f"{other!r} and {name!r}",
+            )
+
+
 def select_metrics(
     available: dict[str, str], wanted: dict[str, str], display: str
 ) -> dict[str, str]:
@@ -834,8 +966,13 @@ def select_metrics(
         original name → canonical metric id.
 
     Raises:
-        EvidenceError: ``evidence-missing-column`` for a wanted metric the file does not hold.
+        EvidenceError: ``evidence-missing-column`` for a wanted metric the file does not hold;
+            ``evidence-metric-ambiguous`` for two names with the same id;
+            ``evidence-header-invisible`` for a name with white space or invisible characters
+            at its edges (``'Token F1 '`` never matches ``Token F1``).
     """
+    check_header(list(available), display)  # metric names from JSON keys are headers too
+    _check_distinct_ids(available, display)
     if not wanted:
         return dict(available)
     by_id = {v: k for k, v in available.items()}

@@ -1,4 +1,6 @@
-"""``adapter: auto``: detect which tool wrote a file from its content, then read it with that one.
+"""``adapter: auto``: detect which tool wrote a file from its content.
+
+``registry.load_auto`` then reads it with that tool's adapter (``registry.TOOL_ADAPTERS``).
 
 Only the file's structure is looked at (JSON keys, column names, the first JSONL line, the Parquet
 schema), never its name. The rules, in order, first match wins:
@@ -9,7 +11,8 @@ schema), never its name. The rules, in order, first match wins:
 - trulens: ``app_version`` with ``record_json`` or ``<name> feedback cost in USD`` columns;
 - langsmith: ``feedback.*`` columns;
 - phoenix: ``context.span_id`` with ``context.trace_id`` (spans), or a span id column with
-  ``*_score`` / ``score`` columns (evaluations);
+  ``*_score`` / ``score`` / ``result.score`` columns (evaluations, annotations, document
+  evaluations);
 - otel: ``gen_ai.*`` / ``llm.token_count.*`` columns with ``trace_id``;
 - ragas: ``user_input`` or ``question``, with ``response``/``answer`` or
   ``retrieved_contexts``/``contexts``.
@@ -20,28 +23,25 @@ What was detected and why is recorded in ``SourceProvenance.detected``.
 from __future__ import annotations
 
 import csv
-import dataclasses
 from collections.abc import Callable
 
 import orjson
-import pyarrow as pa
 import pyarrow.parquet as pq
 
-from ragwarrant.adapters import deepeval, langsmith, otel, phoenix, ragas, trulens
-from ragwarrant.adapters._base import AdapterRequest, AdapterResult
+from ragwarrant.adapters import langsmith, otel, phoenix, trulens
+from ragwarrant.adapters._base import AdapterRequest
+from ragwarrant.adapters._integrity import READER_FAILURES
 from ragwarrant.adapters._io import invalid_json
 from ragwarrant.errors import EvidenceError
 
-__all__ = ["detect", "load"]
+__all__ = ["detect"]
 
-_LOADERS: dict[str, Callable[[AdapterRequest], AdapterResult]] = {
-    "deepeval": deepeval.load,
-    "langsmith": langsmith.load,
-    "otel": otel.load,
-    "phoenix": phoenix.load,
-    "ragas": ragas.load,
-    "trulens": trulens.load,
-}
+
+_DETECT_FAILURES: tuple[type[BaseException], ...] = (
+    *READER_FAILURES,
+    csv.Error,
+    orjson.JSONDecodeError,
+)
 
 
 def _first_json_line(request: AdapterRequest) -> bytes:
@@ -60,7 +60,7 @@ def _columns(request: AdapterRequest) -> list[str]:
         line = _first_json_line(request)
         obj = orjson.loads(line) if line else {}
         return list(obj) if isinstance(obj, dict) else []
-    except (pa.ArrowInvalid, OSError, UnicodeDecodeError, csv.Error, orjson.JSONDecodeError) as exc:
+    except _DETECT_FAILURES as exc:
         raise EvidenceError(
             "evidence-unparseable",
             f"{display} cannot be read as {fmt} to detect its format: {exc}",
@@ -69,43 +69,79 @@ def _columns(request: AdapterRequest) -> list[str]:
         ) from exc
 
 
-def _detect_columns(names: list[str]) -> tuple[str, str] | None:
-    s = set(names)
+Rule = Callable[[list[str], set[str]], tuple[str, str] | None]
+
+
+def _trulens_rule(names: list[str], s: set[str]) -> tuple[str, str] | None:
+    if "app_version" not in s:
+        return None
+    if "record_json" in s:
+        why = "record_json"
+    elif any(c.endswith(trulens.COST_SUFFIX) for c in names):
+        why = "'<name> feedback cost in USD'"
+    else:
+        return None
+    return "trulens", f"columns app_version and {why} (TruLens records-and-feedback table)"
+
+
+def _langsmith_rule(names: list[str], s: set[str]) -> tuple[str, str] | None:
+    feedback = [c for c in names if c.startswith("feedback.")]
+    if not feedback:
+        return None
+    return "langsmith", f"feedback.* columns ({', '.join(feedback[:3])}) (LangSmith to_pandas)"
+
+
+def _phoenix_rule(names: list[str], s: set[str]) -> tuple[str, str] | None:
+    span_col = next((c for c in phoenix.SPAN_ID_COLUMNS if c in s), None)
+    if span_col == "context.span_id" and "context.trace_id" in s:
+        return "phoenix", "columns context.span_id and context.trace_id (Phoenix spans dataframe)"
+    if not span_col:
+        return None
+    scores = [c for c in names if c.endswith("_score")] or [
+        c for c in names if c in ("score", "result.score")
+    ]
+    if not scores:
+        return None
+    return "phoenix", f"column {span_col} with {', '.join(scores[:3])} (Phoenix evaluations)"
+
+
+def _otel_rule(names: list[str], s: set[str]) -> tuple[str, str] | None:
     gen_ai = [
         c
         for c in names
         if c.removeprefix("attributes.").startswith(("gen_ai.", "llm.token_count."))
     ]
-    if "app_version" in s and (
-        "record_json" in s or any(c.endswith(trulens.COST_SUFFIX) for c in names)
-    ):
-        why = "record_json" if "record_json" in s else "'<name> feedback cost in USD'"
-        return "trulens", f"columns app_version and {why} (TruLens records-and-feedback table)"
-    feedback = [c for c in names if c.startswith("feedback.")]
-    if feedback:
-        return "langsmith", f"feedback.* columns ({', '.join(feedback[:3])}) (LangSmith to_pandas)"
-    span_col = next((c for c in phoenix.SPAN_ID_COLUMNS if c in s), None)
-    if span_col == "context.span_id" and "context.trace_id" in s:
-        return "phoenix", "columns context.span_id and context.trace_id (Phoenix spans dataframe)"
-    if span_col:
-        scores = [c for c in names if c.endswith("_score")] or [c for c in names if c == "score"]
-        if scores:
-            return (
-                "phoenix",
-                f"column {span_col} with {', '.join(scores[:3])} (Phoenix evaluations)",
-            )
-    if gen_ai and any(c in s for c in ("trace_id", "traceId")):
-        return (
-            "otel",
-            f"gen_ai.* / llm.token_count.* attributes ({', '.join(gen_ai[:2])}) with trace_id",
-        )
+    if not gen_ai or not any(c in s for c in ("trace_id", "traceId")):
+        return None
+    return (
+        "otel",
+        f"gen_ai.* / llm.token_count.* attributes ({', '.join(gen_ai[:2])}) with trace_id",
+    )
+
+
+def _ragas_rule(names: list[str], s: set[str]) -> tuple[str, str] | None:
     question = next((c for c in ("user_input", "question") if c in s), None)
     other = next(
         (c for c in ("response", "answer", "retrieved_contexts", "contexts") if c in s), None
     )
-    if question and other:
-        return "ragas", f"columns {question} and {other} (Ragas EvaluationResult.to_pandas)"
-    return None
+    if not (question and other):
+        return None
+    return "ragas", f"columns {question} and {other} (Ragas EvaluationResult.to_pandas)"
+
+
+#: The column rules, in order; the first that matches wins.
+_COLUMN_RULES: tuple[Rule, ...] = (
+    _trulens_rule,
+    _langsmith_rule,
+    _phoenix_rule,
+    _otel_rule,
+    _ragas_rule,
+)
+
+
+def _detect_columns(names: list[str]) -> tuple[str, str] | None:
+    s = set(names)
+    return next((hit for rule in _COLUMN_RULES if (hit := rule(names, s)) is not None), None)
 
 
 def detect(request: AdapterRequest) -> tuple[str, str]:
@@ -158,15 +194,3 @@ def detect(request: AdapterRequest) -> tuple[str, str]:
         expected="an export of ragas, deepeval, langsmith, phoenix, trulens or OpenTelemetry",
         found=seen[:200],
     )
-
-
-def load(request: AdapterRequest) -> AdapterResult:
-    """Detect the file's tool, read it with that adapter, and record the detection.
-
-    Raises:
-        EvidenceError: as ``detect``, then whatever the chosen adapter raises.
-    """
-    name, why = detect(request)
-    result = _LOADERS[name](request)
-    provenance = result.provenance.model_copy(update={"detected": f"{name}: {why}"})
-    return dataclasses.replace(result, provenance=provenance)

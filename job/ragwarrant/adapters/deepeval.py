@@ -15,6 +15,9 @@ case into ``judge_cost_usd``, never into the application's cost. The application
 ``latency_ms``, ``input_tokens``, ``output_tokens`` only when ``options.include_operational``
 is true (telemetry is usually the better source for them).
 
+Errors name the test case (``row``, counting from 1) and the JSON pointer of the offending value
+(``column``, e.g. ``/testCases/2/metricsData/0/score``).
+
 Example id (``pairing: id-column``): ``columns.example_id`` as a path into the test case
 (``name``, or ``metadata.<key>``); by default ``metadata.example_id`` if present, else the test
 case ``name`` unless it is DeepEval's positional default ``test_case_<n>``, in which case the
@@ -145,53 +148,38 @@ def _path_value(case: dict[str, Any], path: str) -> Any:
     return node
 
 
-def _example_ids(
-    cases: list[dict[str, Any]], request: AdapterRequest, display: str
-) -> tuple[list[str], str, str]:
+def _id_path(cases: list[dict[str, Any]], request: AdapterRequest) -> str:
+    """The path of the example id in every test case, or "" when there is none."""
     source = request.source
-    explicit = "example_id" in source.columns.model_fields_set
-    if source.pairing == "span-join":
-        raise span_join_unsupported(display, "DeepEval test runs cannot be span-joined")
-    if source.pairing != "question-hash":
-        if explicit:
-            path = source.columns.example_id
-        elif all(_path_value(c, "metadata.example_id") is not None for c in cases):
-            path = "metadata.example_id"
-        elif all(
-            isinstance(c.get("name"), str) and not _POSITIONAL_NAME.match(c["name"]) for c in cases
-        ):
-            path = "name"
-        else:
-            path = ""
-        if path:
-            ids = []
-            for i, case in enumerate(cases, start=1):
-                value = _path_value(case, path)
-                if value is None or isinstance(value, dict | list) or str(value).strip() == "":
-                    raise EvidenceError(
-                        "evidence-null-key",
-                        f"{display} test case {i}: {path!r} is missing or empty",
-                        hint="every test case needs its example id; "
-                        "set columns.example_id to its path",
-                        file=display,
-                        row=i,
-                        column=path,
-                        expected="a non-empty id",
-                        found=repr(value)[:40],
-                    )
-                ids.append(str(value))
-            return ids, "id-column", path
-        if source.pairing == "id-column":
+    if "example_id" in source.columns.model_fields_set:
+        return source.columns.example_id
+    if all(_path_value(c, "metadata.example_id") is not None for c in cases):
+        return "metadata.example_id"
+    if all(isinstance(c.get("name"), str) and not _POSITIONAL_NAME.match(c["name"]) for c in cases):
+        return "name"
+    return ""
+
+
+def _ids_at(cases: list[dict[str, Any]], path: str, display: str) -> list[str]:
+    ids = []
+    for i, case in enumerate(cases, start=1):
+        value = _path_value(case, path)
+        if value is None or isinstance(value, dict | list) or str(value).strip() == "":
             raise EvidenceError(
-                "evidence-missing-column",
-                f"{display}: no id for id-column pairing "
-                "(names are DeepEval's positional defaults)",
-                hint="set columns.example_id to e.g. metadata.question_id",
+                "evidence-null-key",
+                f"{display} test case {i}: {path!r} is missing or empty",
+                hint="every test case needs its example id; set columns.example_id to its path",
                 file=display,
-                column="name",
-                expected="named test cases",
-                found="test_case_<n>",
+                row=i,
+                column=path,
+                expected="a non-empty id",
+                found=repr(value)[:40],
             )
+        ids.append(str(value))
+    return ids
+
+
+def _input_hashes(cases: list[dict[str, Any]], display: str) -> list[str]:
     ids = []
     for i, case in enumerate(cases, start=1):
         q = case.get("input")
@@ -206,7 +194,31 @@ def _example_ids(
                 found=repr(q)[:40],
             )
         ids.append(question_hash(q))
-    return ids, "question-hash", "input"
+    return ids
+
+
+def _example_ids(
+    cases: list[dict[str, Any]], request: AdapterRequest, display: str
+) -> tuple[list[str], str, str]:
+    source = request.source
+    if source.pairing == "span-join":
+        raise span_join_unsupported(display, "DeepEval test runs cannot be span-joined")
+    if source.pairing != "question-hash":
+        path = _id_path(cases, request)
+        if path:
+            return _ids_at(cases, path, display), "id-column", path
+        if source.pairing == "id-column":
+            raise EvidenceError(
+                "evidence-missing-column",
+                f"{display}: no id for id-column pairing "
+                "(names are DeepEval's positional defaults)",
+                hint="set columns.example_id to e.g. metadata.question_id",
+                file=display,
+                column="name",
+                expected="named test cases",
+                found="test_case_<n>",
+            )
+    return _input_hashes(cases, display), "question-hash", "input"
 
 
 def _policies(
@@ -225,6 +237,166 @@ def _policies(
     return resolve_policies(request, named, list(range(1, len(cases) + 1)), f"metadata.{key}")
 
 
+def _read_json(request: AdapterRequest) -> object:
+    display = request.display_path
+    raw = request.path.read_bytes()
+    if not raw.strip():
+        raise EvidenceError(
+            "evidence-empty",
+            f"{display} is empty",
+            file=display,
+            expected="a DeepEval test run",
+            found="no bytes",
+        )
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        try:  # Python's json module writes NaN / Infinity, which orjson refuses; it reads them back
+            return json.loads(raw)
+        except ValueError:
+            raise invalid_json(display, exc) from exc
+
+
+def _metrics_by_name(case: dict[str, Any], i: int, display: str) -> dict[str, dict[str, Any]]:
+    """A test case's metric results by metric name."""
+    mlist = _get(case, "metricsData", "metrics_data") or []
+    if not isinstance(mlist, list):
+        raise EvidenceError(
+            "evidence-wrong-type",
+            f"{display} test case {i}: metricsData is not a list",
+            file=display,
+            row=i,
+            column="metricsData",
+            expected="a list",
+            found=type(mlist).__name__,
+        )
+    by_name: dict[str, dict[str, Any]] = {}
+    for j, m in enumerate(mlist):
+        name = m.get("name") if isinstance(m, dict) else None
+        if not isinstance(name, str) or not name:
+            raise EvidenceError(
+                "evidence-missing-column",
+                f"{display} test case {i}: metricsData[{j}] has no name",
+                file=display,
+                row=i,
+                column=f"metricsData[{j}].name",
+                expected="a metric name",
+                found=repr(m)[:40],
+            )
+        by_name[name] = m
+    return by_name
+
+
+def _available(
+    cases: list[dict[str, Any]], per_case: list[dict[str, dict[str, Any]]], include_ops: bool
+) -> tuple[dict[str, str], dict[str, str]]:
+    """``(metrics, everything)``: metric name → id in first-seen order; plus operational fields
+    and judge cost when present."""
+    available: dict[str, str] = {}
+    judge_cost_seen = False
+    for by_name in per_case:
+        for name, m in by_name.items():
+            available.setdefault(name, snake_metric_id(name))
+            judge_cost_seen = (
+                judge_cost_seen or _get(m, "evaluationCost", "evaluation_cost") is not None
+            )
+    ops_available = {}
+    if include_ops:
+        for camel, snake, metric, _ in _OPERATIONAL:
+            if any(camel in c or snake in c for c in cases):
+                ops_available[camel] = metric
+    judge = {"evaluationCost": JUDGE_COST_METRIC} if judge_cost_seen else {}
+    return available, {**available, **ops_available, **judge}
+
+
+Cell = tuple[float | None, str | None]
+
+
+#: Where each shape keeps its test cases, as a JSON pointer.
+_CASES_POINTER = {
+    "latest_test_run (testRunData)": "/testRunData/testCases",
+    "EvaluationResult.model_dump": "/test_results",
+    "test_run (results folder)": "/testCases",
+}
+
+
+def _metric_pointer(case: dict[str, Any], m: dict[str, Any], case_ptr: str, field: str) -> str:
+    """The JSON pointer of ``m[field]``, ``m`` being one of the case's metric results."""
+    key = "metricsData" if "metricsData" in case else "metrics_data"
+    j = next((k for k, x in enumerate(case.get(key) or []) if x is m), 0)
+    return f"{case_ptr}/{key}/{j}/{field}"
+
+
+def _metric_cell(case: dict[str, Any], m: dict[str, Any] | None, at: tuple[str, int, str]) -> Cell:
+    display, i, case_ptr = at
+    if m is None:
+        return None, "absent"
+    if m.get("error") not in (None, ""):
+        return None, "error"
+    if "score" not in m:
+        return None, "absent"
+    return float_cell(m["score"], display, i, _metric_pointer(case, m, case_ptr, "score"))
+
+
+def _judge_cost_cell(
+    case: dict[str, Any], by_name: dict[str, dict[str, Any]], at: tuple[str, int, str]
+) -> Cell:
+    display, i, case_ptr = at
+    parsed = []
+    for m in by_name.values():
+        field = "evaluationCost" if "evaluationCost" in m else "evaluation_cost"
+        cost = m.get(field)
+        if cost is not None:
+            pointer = _metric_pointer(case, m, case_ptr, field)
+            parsed.append(float_cell(cost, display, i, pointer))
+    if not parsed:
+        return None, "absent"
+    bad = next((r for v, r in parsed if v is None), None)
+    if bad is not None:
+        return None, bad
+    return sum(v for v, _ in parsed if v is not None), None
+
+
+def _operational_cell(case: dict[str, Any], name: str, at: tuple[str, int, str]) -> Cell:
+    display, i, case_ptr = at
+    camel, snake, _, scale = next(o for o in _OPERATIONAL if o[0] == name)
+    if camel not in case and snake not in case:
+        return None, "absent"
+    field = camel if camel in case else snake
+    v, r = float_cell(case[field], display, i, f"{case_ptr}/{field}")
+    return (v * scale if v is not None else None), r
+
+
+def _texts(
+    cases: list[dict[str, Any]], policies: list[str], examples: list[str], display: str
+) -> Any:
+    questions = [c.get("input") if isinstance(c.get("input"), str) else None for c in cases]
+    responses = [_get(c, "actualOutput", "actual_output") for c in cases]
+    contexts = [
+        parse_list_literal(
+            _get(c, "retrievalContext", "retrieval_context"), display, i, "retrievalContext"
+        )
+        for i, c in enumerate(cases, start=1)
+    ]
+    return make_texts(policies, examples, questions, responses, contexts, display=display)
+
+
+def _notes(shape: str, errors: int, chosen: dict[str, str], pairing: str) -> list[str]:
+    notes = [f"file shape: {shape}"]
+    if errors:
+        notes.append(
+            f"{errors} metric result(s) carry an error and count as missing (reason 'error')"
+        )
+    if "evaluationCost" in chosen:
+        notes.append(
+            "judge cost: sum of metricsData[].evaluationCost per test case → "
+            f"{chosen['evaluationCost']}"
+        )
+    if pairing == "question-hash":
+        notes.append("example ids are qh:<sha256 prefix> of the normalized 'input' text")
+    return notes
+
+
 def load(request: AdapterRequest) -> AdapterResult:
     """Read a DeepEval test run into canonical evidence and private texts.
 
@@ -238,147 +410,39 @@ def load(request: AdapterRequest) -> AdapterResult:
     """
     source = request.source
     display = request.display_path
-    raw = request.path.read_bytes()
-    if not raw.strip():
-        raise EvidenceError(
-            "evidence-empty",
-            f"{display} is empty",
-            file=display,
-            expected="a DeepEval test run",
-            found="no bytes",
-        )
-    try:
-        data = orjson.loads(raw)
-    except orjson.JSONDecodeError as exc:
-        try:  # Python's json module writes NaN / Infinity, which orjson refuses; it reads them back
-            data = json.loads(raw)
-        except ValueError:
-            raise invalid_json(display, exc) from exc
-    cases, run, shape = parse_test_run(data, display)
+    cases, run, shape = parse_test_run(_read_json(request), display)
     examples, pairing, key_path = _example_ids(cases, request, display)
     policies = _policies(cases, run, request)
     rows = list(range(1, len(cases) + 1))
     check_unique_keys(policies, examples, rows, display, key_path)
-
-    # metric name → id over all test cases, in first-seen order
-    available: dict[str, str] = {}
-    judge_cost_seen = False
-    per_case: list[dict[str, dict[str, Any]]] = []
-    for i, case in enumerate(cases, start=1):
-        mlist = _get(case, "metricsData", "metrics_data") or []
-        if not isinstance(mlist, list):
-            raise EvidenceError(
-                "evidence-wrong-type",
-                f"{display} test case {i}: metricsData is not a list",
-                file=display,
-                row=i,
-                column="metricsData",
-                expected="a list",
-                found=type(mlist).__name__,
-            )
-        by_name: dict[str, dict[str, Any]] = {}
-        for j, m in enumerate(mlist):
-            name = m.get("name") if isinstance(m, dict) else None
-            if not isinstance(name, str) or not name:
-                raise EvidenceError(
-                    "evidence-missing-column",
-                    f"{display} test case {i}: metricsData[{j}] has no name",
-                    file=display,
-                    row=i,
-                    column=f"metricsData[{j}].name",
-                    expected="a metric name",
-                    found=repr(m)[:40],
-                )
-            by_name[name] = m
-            available.setdefault(name, snake_metric_id(name))
-            judge_cost_seen = (
-                judge_cost_seen or _get(m, "evaluationCost", "evaluation_cost") is not None
-            )
-        per_case.append(by_name)
+    per_case = [_metrics_by_name(case, i, display) for i, case in enumerate(cases, start=1)]
     include_ops = bool(source.options.get("include_operational", False))
-    ops_available = {}
-    if include_ops:
-        for camel, snake, metric, _ in _OPERATIONAL:
-            if any(camel in c or snake in c for c in cases):
-                ops_available[camel] = metric
-    if judge_cost_seen:
-        available_all = {**available, **ops_available, "evaluationCost": JUDGE_COST_METRIC}
-    else:
-        available_all = {**available, **ops_available}
+    available, available_all = _available(cases, per_case, include_ops)
     chosen = select_metrics(available_all, source.metrics, display)
 
     records: list[Record] = []
     errors = 0
+    base = _CASES_POINTER[shape]
     for i, (case, by_name) in enumerate(zip(cases, per_case, strict=True), start=1):
         p, e = policies[i - 1], examples[i - 1]
+        at = (display, i, f"{base}/{i - 1}")
         for name, metric in chosen.items():
             if name in available:
-                m = by_name.get(name)
-                if m is None:
-                    records.append((p, e, metric, None, "absent", i))
-                elif m.get("error") not in (None, ""):
-                    errors += 1
-                    records.append((p, e, metric, None, "error", i))
-                elif "score" not in m:
-                    records.append((p, e, metric, None, "absent", i))
-                else:
-                    v, r = float_cell(m["score"], display, i, f"metricsData[{name!r}].score")
-                    records.append((p, e, metric, v, r, i))
+                cell = _metric_cell(case, by_name.get(name), at)
+                errors += cell[1] == "error"
             elif name == "evaluationCost":
-                costs = [_get(m, "evaluationCost", "evaluation_cost") for m in by_name.values()]
-                present = [c for c in costs if c is not None]
-                if not present:
-                    records.append((p, e, metric, None, "absent", i))
-                    continue
-                parsed = [
-                    float_cell(c, display, i, "metricsData[].evaluationCost") for c in present
-                ]
-                bad = next((r for v, r in parsed if v is None), None)
-                if bad is not None:
-                    records.append((p, e, metric, None, bad, i))
-                else:
-                    records.append(
-                        (p, e, metric, sum(v for v, _ in parsed if v is not None), None, i)
-                    )
+                cell = _judge_cost_cell(case, by_name, at)
             else:
-                camel, snake, _, scale = next(o for o in _OPERATIONAL if o[0] == name)
-                if camel not in case and snake not in case:
-                    records.append((p, e, metric, None, "absent", i))
-                    continue
-                v, r = float_cell(_get(case, camel, snake), display, i, camel)
-                records.append((p, e, metric, v * scale if v is not None else None, r, i))
-    evidence = records_evidence(request, TOOL, records)
-
-    questions = [c.get("input") if isinstance(c.get("input"), str) else None for c in cases]
-    responses = [_get(c, "actualOutput", "actual_output") for c in cases]
-    contexts = [
-        parse_list_literal(
-            _get(c, "retrievalContext", "retrieval_context"), display, i, "retrievalContext"
-        )
-        for i, c in enumerate(cases, start=1)
-    ]
-    texts = make_texts(policies, examples, questions, responses, contexts)
-
-    notes = [f"file shape: {shape}"]
-    if errors:
-        notes.append(
-            f"{errors} metric result(s) carry an error and count as missing (reason 'error')"
-        )
-    if "evaluationCost" in chosen:
-        notes.append(
-            "judge cost: sum of metricsData[].evaluationCost per test case → "
-            f"{chosen['evaluationCost']}"
-        )
-    if pairing == "question-hash":
-        notes.append("example ids are qh:<sha256 prefix> of the normalized 'input' text")
+                cell = _operational_cell(case, name, at)
+            records.append((p, e, metric, cell[0], cell[1], i))
     return tool_result(
         request,
         adapter="deepeval",
         tool=TOOL,
-        evidence=evidence,
+        evidence=records_evidence(request, TOOL, records),
         metric_names=chosen,
         pairing_method=pairing,
         rows_read=len(cases),
-        notes=notes,
-        texts=texts,
+        notes=_notes(shape, errors, chosen, pairing),
+        texts=_texts(cases, policies, examples, display),
     )

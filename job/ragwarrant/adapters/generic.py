@@ -8,6 +8,8 @@ not with the number of requests.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -20,8 +22,9 @@ from ragwarrant.adapters._io import (
     read_table,
     require_columns,
 )
+from ragwarrant.adapters._telemetry import check_request_values
 from ragwarrant.adapters._text import read_texts
-from ragwarrant.contract import EvidenceSource
+from ragwarrant.contract import EvidenceSource, TelemetryReduction
 from ragwarrant.errors import EvidenceError
 from ragwarrant.evidence.schema import EVIDENCE_SCHEMA, conform_evidence, constant_column
 
@@ -208,48 +211,71 @@ def _telemetry_keys(t: pa.Table, source: EvidenceSource, display: str) -> dict[s
     return keys
 
 
-def _load_telemetry(request: AdapterRequest) -> AdapterResult:
-    """Reduce a per-request telemetry file to per-(policy, example) operational metrics."""
-    source = request.source
-    display = request.display_path
+def _telemetry_columns(source: EvidenceSource) -> tuple[list[str], list[str]]:
+    """The columns to read (keys, attributes, values) and the value columns alone."""
     cols = source.columns
     keys = [cols.example_id] + (
         [cols.policy_id] if cols.policy_id and source.policy is None else []
     )
     extra = [c for c in (cols.group_id, cols.slice, cols.split) if c]
     value_cols = sorted({r.column for r in source.reduce.values() if r.column})
-    wanted = list(dict.fromkeys(keys + extra + value_cols))
+    return list(dict.fromkeys(keys + extra + value_cols)), value_cols
+
+
+def _telemetry_batches(request: AdapterRequest, wanted: list[str]) -> Iterator[pa.RecordBatch]:
+    source, display = request.source, request.display_path
     if source.format == "parquet":
-        batches = iter_parquet_batches(request.path, wanted, display)
-    else:
-        table = read_table(request.path, source.format, display)
-        require_columns(table.schema.names, wanted, display)
-        batches = iter(table.select(wanted).to_batches())
-    partials: list[pa.Table] = []
-    rows_read = 0
-    for batch in batches:
-        t = pa.Table.from_batches([batch])
-        try:
-            key_arrays = _telemetry_keys(t, source, display)
-        except EvidenceError as exc:
-            raise at_file_row(exc, rows_read) from exc
+        return iter_parquet_batches(request.path, wanted, display)
+    table = read_table(request.path, source.format, display)
+    require_columns(table.schema.names, wanted, display)
+    return iter(table.select(wanted).to_batches())
+
+
+def _nonnegative_columns(request: AdapterRequest) -> set[str]:
+    """Value columns whose per-request values cannot be negative: those reduced into a metric
+    the contract does not give a negative ``min_value`` (costs, latencies are >= 0)."""
+    floor = {m.id: m.min_value for m in request.contract.operational_metrics}
+    out = set()
+    for metric, r in request.source.reduce.items():
+        declared = floor.get(metric, 0.0)
+        if r.column and declared is not None and declared >= 0:
+            out.add(r.column)
+    return out
+
+
+def _partial(
+    t: pa.Table,
+    source: EvidenceSource,
+    value_cols: list[str],
+    at: tuple[str, int, set[str]],
+) -> pa.Table:
+    """One batch grouped by its keys: first row, counts, and sum/max/count of each value.
+
+    Args:
+        at: (display, rows before the batch, the columns refused when negative).
+    """
+    display, offset, nonnegative = at
+    try:
+        key_arrays = _telemetry_keys(t, source, display)
         data = dict(key_arrays)
         for c in value_cols:
-            try:
-                values, reason = column_as_float(t, c, display)
-            except EvidenceError as exc:
-                raise at_file_row(exc, rows_read) from exc
+            values, reason = column_as_float(t, c, display)
+            if c in nonnegative:
+                check_request_values(values, key_arrays["policy_id"], c, display)
             data[f"v:{c}"] = values
             data[f"m:{c}"] = pc.cast(pc.is_valid(reason), pa.int64())
-        data["first_row"] = pa.array(range(rows_read + 1, rows_read + t.num_rows + 1), pa.int64())
-        rows_read += t.num_rows
-        aggs = [("first_row", "min")] + [(f"m:{c}", "sum") for c in value_cols]
-        for c in value_cols:
-            aggs += [(f"v:{c}", "sum"), (f"v:{c}", "max"), (f"v:{c}", "count")]
-        aggs.append(("first_row", "count"))
-        partials.append(
-            pa.table(data).group_by(list(key_arrays), use_threads=False).aggregate(aggs)
-        )
+    except EvidenceError as exc:
+        raise at_file_row(exc, offset) from exc
+    data["first_row"] = pa.array(range(offset + 1, offset + t.num_rows + 1), pa.int64())
+    aggs = [("first_row", "min")] + [(f"m:{c}", "sum") for c in value_cols]
+    for c in value_cols:
+        aggs += [(f"v:{c}", "sum"), (f"v:{c}", "max"), (f"v:{c}", "count")]
+    aggs.append(("first_row", "count"))
+    return pa.table(data).group_by(list(key_arrays), use_threads=False).aggregate(aggs)
+
+
+def _merge(partials: list[pa.Table], value_cols: list[str]) -> tuple[pa.Table, list[str]]:
+    """Re-aggregate the per-batch partials per key; return them and the key columns."""
     merged = pa.concat_tables(partials)
     group_keys = [
         n
@@ -264,45 +290,65 @@ def _load_telemetry(request: AdapterRequest) -> AdapterResult:
             (f"v:{c}_max", "max"),
             (f"v:{c}_count", "sum"),
         ]
-    final = merged.group_by(group_keys, use_threads=False).aggregate(reaggs)
+    return merged.group_by(group_keys, use_threads=False).aggregate(reaggs), group_keys
+
+
+def _plain(a: pa.Array | pa.ChunkedArray) -> pa.Array:
+    return a.combine_chunks() if isinstance(a, pa.ChunkedArray) else a
+
+
+def _reduced(final: pa.Table, red: TelemetryReduction) -> tuple[pa.Array, pa.Array]:
+    """One declared reduction's per-key values and missing reasons (missing if any is)."""
+    n = final.num_rows
+    if red.how == "count":
+        return pc.cast(final.column("first_row_count_sum"), pa.float64()), pa.nulls(n, pa.string())
+    col = red.column
+    assert col is not None  # guaranteed by TelemetryReduction
+    total = final.column(f"v:{col}_sum_sum")
+    if red.how == "sum":
+        values = total
+    elif red.how == "max":
+        values = final.column(f"v:{col}_max_max")
+    else:
+        values = pc.divide(total, pc.cast(final.column(f"v:{col}_count_sum"), pa.float64()))
+    has_missing = pc.greater(final.column(f"m:{col}_sum_sum"), 0)
+    values = pc.if_else(has_missing, pa.scalar(None, pa.float64()), values)
+    missing = pc.if_else(has_missing, pa.scalar("null"), pa.scalar(None, pa.string()))
+    return _plain(pc.cast(values, pa.float64())), _plain(missing)
+
+
+def _load_telemetry(request: AdapterRequest) -> AdapterResult:
+    """Reduce a per-request telemetry file to per-(policy, example) operational metrics."""
+    source = request.source
+    display = request.display_path
+    wanted, value_cols = _telemetry_columns(source)
+    nonnegative = _nonnegative_columns(request)
+    partials: list[pa.Table] = []
+    rows_read = 0
+    for batch in _telemetry_batches(request, wanted):
+        t = pa.Table.from_batches([batch])
+        partials.append(_partial(t, source, value_cols, (display, rows_read, nonnegative)))
+        rows_read += t.num_rows
+    final, group_keys = _merge(partials, value_cols)
     n = final.num_rows
     tag = f"{source.id}:{source.evaluator}@{source.evaluator_version or 'unknown'}"
+
+    def key(name: str) -> pa.Array | None:
+        return final.column(name).combine_chunks() if name in group_keys else None
+
     parts = []
     for metric, red in source.reduce.items():
-        requests = pc.cast(final.column("first_row_count_sum"), pa.float64())
-        if red.how == "count":
-            values = requests
-            missing = pa.nulls(n, pa.string())
-        else:
-            col = red.column
-            assert col is not None  # guaranteed by TelemetryReduction
-            n_missing = final.column(f"m:{col}_sum_sum")
-            total = final.column(f"v:{col}_sum_sum")
-            if red.how == "sum":
-                values = total
-            elif red.how == "max":
-                values = final.column(f"v:{col}_max_max")
-            else:
-                values = pc.divide(total, pc.cast(final.column(f"v:{col}_count_sum"), pa.float64()))
-            has_missing = pc.greater(n_missing, 0)
-            values = pc.if_else(has_missing, pa.scalar(None, pa.float64()), values)
-            missing = pc.if_else(has_missing, pa.scalar("null"), pa.scalar(None, pa.string()))
+        values, missing = _reduced(final, red)
         parts.append(
             canonical_rows(
                 policy=final.column("policy_id").combine_chunks(),
                 example=final.column("example_id").combine_chunks(),
-                group=final.column("group_id").combine_chunks()
-                if "group_id" in group_keys
-                else None,
-                slice_=final.column("slice").combine_chunks() if "slice" in group_keys else None,
-                split=final.column("split").combine_chunks() if "split" in group_keys else None,
+                group=key("group_id"),
+                slice_=key("slice"),
+                split=key("split"),
                 metric=metric,
-                values=pc.cast(values, pa.float64()).combine_chunks()
-                if isinstance(values, pa.ChunkedArray)
-                else pc.cast(values, pa.float64()),
-                missing_reason=missing.combine_chunks()
-                if isinstance(missing, pa.ChunkedArray)
-                else missing,
+                values=values,
+                missing_reason=missing,
                 source=tag,
                 sha256=request.sha256,
                 rows=final.column("first_row_min_min").combine_chunks(),

@@ -94,6 +94,32 @@ def _first(names: list[str], prefix: str, keys: tuple[str, ...]) -> str | None:
     return next((f"{prefix}.{k}" for k in keys if f"{prefix}.{k}" in names), None)
 
 
+def _table_examples(
+    request: AdapterRequest, table: pa.Table, q_col: str | None
+) -> tuple[list[str], str, str]:
+    """The example ids of a table, its pairing method and key column."""
+    source, display = request.source, request.display_path
+    if source.pairing == "question-hash":
+        key_col = q_col or "inputs.question"  # the missing column named when there is none
+        return ids_from_questions(table, key_col, display), "question-hash", key_col
+    if source.pairing == "span-join":
+        raise span_join_unsupported(display, "LangSmith tables cannot be span-joined")
+    key_col = source.columns.example_id
+    return ids_from_column(table, key_col, display), "id-column", key_col
+
+
+def _table_notes(table: pa.Table, display: str, skipped: list[str]) -> list[str]:
+    notes = []
+    if skipped:
+        notes.append(f"non-numeric feedback not read as metrics: {', '.join(skipped)}")
+    if "error" in table.schema.names:
+        errs = column_as_string(table, "error", display, allow_null=True)
+        k = int(pc.sum(pc.is_valid(errs)).as_py() or 0)
+        if k:
+            notes.append(f"{k} run(s) have an error; their feedback is read as the file gives it")
+    return notes
+
+
 def _load_table(request: AdapterRequest) -> AdapterResult:
     source, display = request.source, request.display_path
     table = read_table(request.path, source.format, display)
@@ -101,16 +127,7 @@ def _load_table(request: AdapterRequest) -> AdapterResult:
     n = table.num_rows
     rows = list(range(1, n + 1))
     q_col = _first(names, "inputs", QUESTION_KEYS)
-    if source.pairing == "question-hash":
-        key_col = q_col or "inputs.question"  # the missing column named when there is none
-        examples = ids_from_questions(table, key_col, display)
-        pairing = "question-hash"
-    elif source.pairing == "span-join":
-        raise span_join_unsupported(display, "LangSmith tables cannot be span-joined")
-    else:
-        key_col = source.columns.example_id
-        examples = ids_from_column(table, key_col, display)
-        pairing = "id-column"
+    examples, pairing, key_col = _table_examples(request, table, q_col)
     policies = policies_from_column(
         table,
         request,
@@ -124,9 +141,9 @@ def _load_table(request: AdapterRequest) -> AdapterResult:
     numeric = [c for c in feedback if _is_numeric_feedback(table.column(c))]
     skipped = [c for c in feedback if c not in numeric]
     available = {c: snake_metric_id(c[len("feedback.") :]) for c in numeric}
-    ops: dict[str, tuple[str, float]] = {}
+    scale: dict[str, float] = {}
     if source.options.get("include_operational") and "execution_time" in names:
-        ops["execution_time"] = ("latency_ms", 1000.0)
+        scale["execution_time"] = 1000.0  # seconds → latency_ms
         available["execution_time"] = "latency_ms"
     chosen = select_metrics(available, source.metrics, display)
     tag = tool_tag(request, TOOL)
@@ -134,8 +151,8 @@ def _load_table(request: AdapterRequest) -> AdapterResult:
     parts = []
     for col, metric in chosen.items():
         values, reason = column_as_float(table, col, display)
-        if col in ops:
-            values = pc.multiply(values, ops[col][1])
+        if col in scale:
+            values = pc.multiply(values, scale[col])
         parts.append(metric_rows(keys, metric, values, reason, source=tag, sha256=request.sha256))
     evidence = metric_evidence(
         parts,
@@ -144,14 +161,6 @@ def _load_table(request: AdapterRequest) -> AdapterResult:
         what="numeric feedback column",
         expected="feedback.<key> columns",
     )
-    notes = []
-    if skipped:
-        notes.append(f"non-numeric feedback not read as metrics: {', '.join(skipped)}")
-    if "error" in names:
-        errs = column_as_string(table, "error", display, allow_null=True)
-        k = int(pc.sum(pc.is_valid(errs)).as_py() or 0)
-        if k:
-            notes.append(f"{k} run(s) have an error; their feedback is read as the file gives it")
     texts = None
     if q_col:
         texts = make_texts(
@@ -160,6 +169,7 @@ def _load_table(request: AdapterRequest) -> AdapterResult:
             table.column(q_col).to_pylist(),
             cells_or_nulls(table, _first(names, "outputs", RESPONSE_KEYS)),
             list_cells(table, _first(names, "outputs", CONTEXT_KEYS), display),
+            display=display,
         )
     return tool_result(
         request,
@@ -169,7 +179,7 @@ def _load_table(request: AdapterRequest) -> AdapterResult:
         metric_names=chosen,
         pairing_method=pairing,
         rows_read=n,
-        notes=notes,
+        notes=_table_notes(table, display, skipped),
         texts=texts,
     )
 
@@ -185,8 +195,9 @@ def _path(obj: dict[str, Any], path: str) -> Any:
 
 def _first_truthy(section: Any, keys: tuple[str, ...]) -> Any:
     """The first of ``keys`` with a truthy value in a run's ``inputs``/``outputs`` dict, or None."""
-    found = section or {}
-    return next((found.get(k) for k in keys if found.get(k)), None)
+    if not isinstance(section, dict):
+        return None
+    return next((section.get(k) for k in keys if section.get(k)), None)
 
 
 def _seconds(a: Any, b: Any) -> float | None:
@@ -199,8 +210,17 @@ def _seconds(a: Any, b: Any) -> float | None:
         return None
 
 
-def _load_raw(request: AdapterRequest) -> AdapterResult:
-    source, display = request.source, request.display_path
+#: ``options.include_operational``: run field → canonical metric id.
+_RAW_OPERATIONAL = {
+    "total_cost": "cost_usd",
+    "prompt_tokens": "input_tokens",
+    "completion_tokens": "output_tokens",
+    "latency": "latency_ms",
+}
+
+
+def _raw_lines(request: AdapterRequest) -> list[dict[str, Any]]:
+    display = request.display_path
     objects = iter_json_objects(request.path, display, not_object="is not a JSON object")
     lines: list[dict[str, Any]] = [obj for _, obj in objects]
     if not lines:
@@ -211,141 +231,189 @@ def _load_raw(request: AdapterRequest) -> AdapterResult:
             expected="one run per line",
             found="no lines",
         )
-    rows = list(range(1, len(lines) + 1))
-    wrapped = "run" in lines[0]
-    runs = [o.get("run") or {} for o in lines] if wrapped else lines
-    explicit = "example_id" in source.columns.model_fields_set
-    id_path = (
-        source.columns.example_id
-        if explicit
-        else ("example.id" if wrapped else "reference_example_id")
+    return lines
+
+
+def _wrong_shape(
+    display: str, line: int, pointer: str, expected: str, found: object
+) -> EvidenceError:
+    """The ``evidence-wrong-type`` error of a raw row whose value at ``pointer`` (a JSON
+    pointer into the line's object) is not what LangSmith writes there."""
+    return EvidenceError(
+        "evidence-wrong-type",
+        f"{display} line {line}, at {pointer}: expected {expected}, found a JSON "
+        f"{type(found).__name__}",
+        file=display,
+        row=line,
+        column=pointer,
+        expected=expected,
+        found=type(found).__name__,
     )
-    examples: list[str] = []
+
+
+def _runs(lines: list[dict[str, Any]], display: str) -> list[dict[str, Any]]:
+    """The ``run`` object of every experiment row (an empty one where it is null)."""
+    runs = []
+    for i, o in enumerate(lines, start=1):
+        run = o.get("run") or {}
+        if not isinstance(run, dict):
+            raise _wrong_shape(display, i, "/run", "an object (the run)", run)
+        runs.append(run)
+    return runs
+
+
+def _question_ids(runs: list[dict[str, Any]], display: str) -> list[str]:
+    examples = []
+    for i, r in enumerate(runs, start=1):
+        q = _first_truthy(r.get("inputs"), QUESTION_KEYS)
+        if not isinstance(q, str):
+            raise EvidenceError(
+                "evidence-null-key",
+                f"{display} line {i}: the run has no question input",
+                file=display,
+                row=i,
+                column="run.inputs",
+                expected="a question",
+                found="none",
+            )
+        examples.append(question_hash(q))
+    return examples
+
+
+def _path_ids(lines: list[dict[str, Any]], id_path: str, display: str) -> list[str]:
+    examples = []
+    for i, o in enumerate(lines, start=1):
+        v = _path(o, id_path)
+        if v is None or isinstance(v, dict | list) or not str(v).strip():
+            raise EvidenceError(
+                "evidence-null-key",
+                f"{display} line {i}: {id_path!r} is missing or empty",
+                hint="set columns.example_id to the dotted path of the example id",
+                file=display,
+                row=i,
+                column=id_path,
+                expected="a non-empty id",
+                found=repr(v)[:40],
+            )
+        examples.append(str(v))
+    return examples
+
+
+def _raw_examples(
+    request: AdapterRequest, lines: list[dict[str, Any]], runs: list[dict[str, Any]], wrapped: bool
+) -> tuple[list[str], str, str]:
+    """The example ids of raw rows, the pairing method and the key path."""
+    source, display = request.source, request.display_path
     if source.pairing == "question-hash":
-        for i, r in enumerate(runs, start=1):
-            q = _first_truthy(r.get("inputs"), QUESTION_KEYS)
-            if not isinstance(q, str):
-                raise EvidenceError(
-                    "evidence-null-key",
-                    f"{display} line {i}: the run has no question input",
-                    file=display,
-                    row=i,
-                    column="run.inputs",
-                    expected="a question",
-                    found="none",
-                )
-            examples.append(question_hash(q))
-        pairing, key_col = "question-hash", "run.inputs"
+        return _question_ids(runs, display), "question-hash", "run.inputs"
+    if "example_id" in source.columns.model_fields_set:
+        id_path = source.columns.example_id
     else:
-        for i, o in enumerate(lines, start=1):
-            v = _path(o, id_path)
-            if v is None or isinstance(v, dict | list) or not str(v).strip():
-                raise EvidenceError(
-                    "evidence-null-key",
-                    f"{display} line {i}: {id_path!r} is missing or empty",
-                    hint="set columns.example_id to the dotted path of the example id",
-                    file=display,
-                    row=i,
-                    column=id_path,
-                    expected="a non-empty id",
-                    found=repr(v)[:40],
-                )
-            examples.append(str(v))
-        pairing, key_col = "id-column", id_path
-    pkey = source.columns.policy_id or "policy"
+        id_path = "example.id" if wrapped else "reference_example_id"
+    return _path_ids(lines, id_path, display), "id-column", id_path
+
+
+def _raw_policies(request: AdapterRequest, runs: list[dict[str, Any]]) -> list[str]:
+    pkey = request.source.columns.policy_id or "policy"
     file_policies = []
     for r in runs:
         meta = _path(r, "extra.metadata") or {}
         p = meta.get(pkey, meta.get("policy")) if isinstance(meta, dict) else None
         file_policies.append(str(p) if p is not None else None)
-    policies = resolve_policies(request, file_policies, rows, f"run.extra.metadata.{pkey}")
-    check_unique_keys(policies, examples, rows, display, key_col)
+    rows = list(range(1, len(runs) + 1))
+    return resolve_policies(request, file_policies, rows, f"run.extra.metadata.{pkey}")
 
+
+def _is_categorical(item: dict[str, Any]) -> bool:
+    """A feedback item with no score and a non-numeric value (a label, not a metric)."""
+    value = item.get("value")
+    return item.get("score") is None and value is not None and not isinstance(value, int | float)
+
+
+def _raw_feedback(
+    lines: list[dict[str, Any]], runs: list[dict[str, Any]], wrapped: bool, display: str
+) -> tuple[list[dict[str, Any]], dict[str, str], list[str]]:
+    """Per line, feedback key → score; every numeric key's default id; the categorical keys."""
     per_line: list[dict[str, Any]] = []
     available: dict[str, str] = {}
     categorical: set[str] = set()
-    for o, r in zip(lines, runs, strict=True):
+    pointer = "/evaluation_results/results" if wrapped else "/feedback"
+    for i, (o, r) in enumerate(zip(lines, runs, strict=True), start=1):
         results = (_path(o, "evaluation_results.results") if wrapped else r.get("feedback")) or []
+        if not isinstance(results, list):
+            raise _wrong_shape(display, i, pointer, "a list of feedback objects", results)
         fb: dict[str, Any] = {}
         for item in results:
             if not isinstance(item, dict) or "key" not in item:
                 continue
             key = str(item["key"])
-            score = item.get("score")
-            if (
-                score is None
-                and item.get("value") is not None
-                and not isinstance(item.get("value"), int | float)
-            ):
+            if _is_categorical(item):
                 categorical.add(key)
                 continue
-            fb[key] = score
+            fb[key] = item.get("score")
             available.setdefault(key, snake_metric_id(key))
         per_line.append(fb)
-    categorical -= set(available)
-    ops = {}
-    if source.options.get("include_operational"):
-        ops = {
-            "total_cost": "cost_usd",
-            "prompt_tokens": "input_tokens",
-            "completion_tokens": "output_tokens",
-            "latency": "latency_ms",
-        }
-        available.update(ops)
+    return per_line, available, sorted(categorical - set(available))
+
+
+def _raw_value(
+    key: str, fb: dict[str, Any], run: dict[str, Any], ops: bool, at: tuple[str, int]
+) -> tuple[float | None, str | None]:
+    """One cell of a raw row: feedback ``key``'s score, or (``ops``) the run's field ``key``."""
+    display, row = at
+    if key in fb:
+        return float_cell(fb[key], display, row, f"evaluation_results[{key!r}].score")
+    if not ops or key not in _RAW_OPERATIONAL:
+        return None, "absent"
+    if key == "latency":
+        s = _seconds(run.get("start_time"), run.get("end_time"))
+        return (s * 1000.0, None) if s is not None else (None, "absent")
+    if key not in run:
+        return None, "absent"
+    return float_cell(run[key], display, row, f"run.{key}")
+
+
+def _raw_contexts(runs: list[dict[str, Any]], display: str) -> list[list[str] | None]:
+    out = []
+    for i, r in enumerate(runs, start=1):
+        outputs = r.get("outputs")
+        outputs = outputs if isinstance(outputs, dict) else {}
+        cell = next((outputs.get(k) for k in CONTEXT_KEYS if k in outputs), None)
+        out.append(parse_list_literal(cell, display, i, "run.outputs.contexts"))
+    return out
+
+
+def _load_raw(request: AdapterRequest) -> AdapterResult:
+    source, display = request.source, request.display_path
+    lines = _raw_lines(request)
+    wrapped = "run" in lines[0]
+    runs = _runs(lines, display) if wrapped else lines
+    examples, pairing, key_col = _raw_examples(request, lines, runs, wrapped)
+    policies = _raw_policies(request, runs)
+    check_unique_keys(policies, examples, list(range(1, len(lines) + 1)), display, key_col)
+
+    per_line, available, categorical = _raw_feedback(lines, runs, wrapped, display)
+    ops = bool(source.options.get("include_operational"))
+    if ops:
+        available.update(_RAW_OPERATIONAL)
     chosen = select_metrics(available, source.metrics, display)
     records: list[Record] = []
     for i, (fb, r) in enumerate(zip(per_line, runs, strict=True), start=1):
         p, e = policies[i - 1], examples[i - 1]
         for key, metric in chosen.items():
-            if key in ops and key not in fb:
-                if key == "latency":
-                    s = _seconds(r.get("start_time"), r.get("end_time"))
-                    records.append(
-                        (
-                            p,
-                            e,
-                            metric,
-                            s * 1000.0 if s is not None else None,
-                            None if s is not None else "absent",
-                            i,
-                        )
-                    )
-                elif key not in r:
-                    records.append((p, e, metric, None, "absent", i))
-                else:
-                    v, why = float_cell(r[key], display, i, f"run.{key}")
-                    records.append((p, e, metric, v, why, i))
-            elif key not in fb:
-                records.append((p, e, metric, None, "absent", i))
-            else:
-                v, why = float_cell(fb[key], display, i, f"evaluation_results[{key!r}].score")
-                records.append((p, e, metric, v, why, i))
+            records.append((p, e, metric, *_raw_value(key, fb, r, ops, (display, i)), i))
     notes = [
         f"shape: {'experiment rows {run, example, evaluation_results}' if wrapped else 'runs'}"
     ]
     if categorical:
-        notes.append(f"non-numeric feedback not read as metrics: {', '.join(sorted(categorical))}")
+        notes.append(f"non-numeric feedback not read as metrics: {', '.join(categorical)}")
     texts = make_texts(
         policies,
         examples,
         [_first_truthy(r.get("inputs"), QUESTION_KEYS) for r in runs],
         [_first_truthy(r.get("outputs"), RESPONSE_KEYS) for r in runs],
-        [
-            parse_list_literal(
-                next(
-                    (
-                        (r.get("outputs") or {}).get(k)
-                        for k in CONTEXT_KEYS
-                        if k in (r.get("outputs") or {})
-                    ),
-                    None,
-                ),
-                display,
-                i,
-                "run.outputs.contexts",
-            )
-            for i, r in enumerate(runs, start=1)
-        ],
+        _raw_contexts(runs, display),
+        display=display,
     )
     return tool_result(
         request,

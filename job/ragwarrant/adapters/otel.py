@@ -39,14 +39,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any
 
 import numpy as np
-import orjson
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
 from ragwarrant.adapters._base import AdapterRequest, AdapterResult
 from ragwarrant.adapters._common import (
@@ -56,16 +52,17 @@ from ragwarrant.adapters._common import (
     tool_result,
     tool_tag,
 )
+from ragwarrant.adapters._integrity import guarded
 from ragwarrant.adapters._io import (
     at_file_row,
     column_as_float,
     column_as_string,
-    iter_json_lines,
     no_rows,
     open_parquet,
     read_table,
     select_metrics,
 )
+from ragwarrant.adapters._otlp import is_otlp_json, iter_otlp_json_batches
 from ragwarrant.errors import EvidenceError
 
 __all__ = [
@@ -291,6 +288,182 @@ def _model_prices(
     return pc.take(pin_v, idx), pc.take(pout_v, idx)
 
 
+def _trace_column(
+    batch: pa.Table, resolved: _Resolved, at: tuple[str, int], policy: pa.Array, example: pa.Array
+) -> pa.Array:
+    """Each span's trace id; without a trace column, (policy, example) stands for the trace."""
+    display, first_row = at
+    if not resolved.found["trace"]:
+
+        def plain(a: pa.Array) -> pa.Array:
+            return a.dictionary_decode() if pa.types.is_dictionary(a.type) else a
+
+        return pc.binary_join_element_wise(
+            pc.fill_null(plain(policy), ""), pc.fill_null(plain(example), ""), "\x1f"
+        )
+    trace = _keys(batch, resolved, "trace", display, first_row)
+    missing = pc.is_null(trace)
+    if pc.any(missing).as_py():
+        i = pc.index(missing, True).as_py()
+        raise EvidenceError(
+            "evidence-null-key",
+            f"{display} row {first_row + i}: the span has no trace id",
+            file=display,
+            row=first_row + i,
+            column=resolved.label("trace"),
+            expected="a trace id",
+            found="empty",
+        )
+    return trace
+
+
+def _flags(batch: pa.Table, resolved: _Resolved, at: tuple[str, int]) -> tuple[pa.Array, pa.Array]:
+    """``(is_llm, is_error)`` per span: an LLM operation or span kind; an ERROR status."""
+    display, first_row = at
+    false = pa.array(np.zeros(batch.num_rows, dtype=bool))
+    is_llm = false
+    if resolved.found["operation"]:
+        op = _keys(batch, resolved, "operation", display, first_row)
+        is_llm = pc.or_(is_llm, _is_in(op, [o.upper() for o in LLM_OPERATIONS]))
+    if resolved.found["kind"]:
+        kind = _keys(batch, resolved, "kind", display, first_row)
+        is_llm = pc.or_(is_llm, _is_in(kind, ["LLM"]))
+    is_error = false
+    if resolved.found["status"]:
+        status = _keys(batch, resolved, "status", display, first_row)
+        is_error = _is_in(status, ["ERROR", "STATUS_CODE_ERROR", "2"])
+    return is_llm, is_error
+
+
+def _optional(
+    batch: pa.Table, resolved: _Resolved, name: str, at: tuple[str, int], null: pa.Array
+) -> pa.Array:
+    """A float (tokens, cost) or time field, or ``null`` when the file has no such column."""
+    if not resolved.found[name]:
+        return null
+    reader = _times_ns if name in ("start", "end") else _floats
+    return reader(batch, resolved, name, at[0], at[1])
+
+
+def _cost(
+    batch: pa.Table,
+    resolved: _Resolved,
+    prices: dict[str, dict[str, float]],
+    at: tuple[str, int],
+    span: dict[str, pa.Array],
+) -> tuple[pa.Array, pa.Array, pa.Array]:
+    """``(effective cost, modeled, reported)`` per span: the span's cost, else tokens × price."""
+    f = resolved.found
+    is_llm, cost = span["llm"], span["cost"]
+    reported = pc.and_(is_llm, pc.is_valid(cost))
+    if not (prices and (f["input_tokens"] or f["output_tokens"]) and f["model"]):
+        return pc.if_else(reported, cost, 0.0), pa.array(np.zeros(len(cost), dtype=bool)), reported
+    in_tok, out_tok = span["in_tok"], span["out_tok"]
+    model = _keys(batch, resolved, "model", at[0], at[1])
+    pin, pout = _model_prices(model, prices)
+    modeled = pc.divide(pc.add(pc.multiply(in_tok, pin), pc.multiply(out_tok, pout)), 1e6)
+    has_tokens = pc.or_(pc.is_valid(span["out_tok_raw"]), pc.greater(in_tok, 0.0))
+    use_model = pc.and_(
+        pc.and_(is_llm, pc.invert(reported)), pc.and_(has_tokens, pc.is_valid(modeled))
+    )
+    return pc.if_else(reported, cost, pc.if_else(use_model, modeled, 0.0)), use_model, reported
+
+
+#: Unix nanoseconds of 1973-03-03 and 2100-01-01: an integer time outside them is not ns.
+_NS_RANGE = (10**17, 4_102_444_800 * 10**9)
+#: (upper bound of a unix time in that unit today + a century, unit name), for hints.
+_UNIT_GUESS = ((10**10, "seconds"), (10**13, "milliseconds"), (10**16, "microseconds"))
+
+
+def _policy_at(policy: pa.Array, i: int) -> str:
+    value = policy[i].as_py()
+    return f" (policy {value!r})" if value is not None else ""
+
+
+def _check_amounts(
+    values: pa.Array, resolved: _Resolved, name: str, at: tuple[str, int], policy: pa.Array
+) -> None:
+    """Refuse a negative or non-finite token count or cost on any span.
+
+    Raises:
+        EvidenceError: ``evidence-negative-value`` or ``evidence-non-finite`` naming the row,
+            the column and the span's policy when the file names one.
+    """
+    if not resolved.found[name]:
+        return
+    display, first_row = at
+    for code, bad, what in (
+        ("evidence-non-finite", pc.invert(pc.is_finite(values)), "not finite"),
+        ("evidence-negative-value", pc.less(values, 0.0), "negative"),
+    ):
+        bad = pc.fill_null(bad, False)
+        if pc.any(bad).as_py():
+            i = pc.index(bad, True).as_py()
+            label = resolved.label(name)
+            raise EvidenceError(
+                code,
+                f"{display} row {first_row + i}: {label} is {values[i].as_py()}, "
+                f"{what}{_policy_at(policy, i)}",
+                hint="token counts and costs are finite and >= 0; an unmeasured value is "
+                "absent (null), never negative",
+                file=display,
+                row=first_row + i,
+                column=label,
+                expected="a finite number >= 0",
+                found=str(values[i].as_py()),
+            )
+
+
+def _unit_of(value: int) -> str:
+    if value == 0:
+        return "0, an unset time"
+    unit = next((u for bound, u in _UNIT_GUESS if abs(value) < bound), "a time past 2100")
+    return f"{value}, which looks like {unit}"
+
+
+def _check_times(
+    start: pa.Array, end: pa.Array, resolved: _Resolved, at: tuple[str, int], policy: pa.Array
+) -> None:
+    """Refuse times that are not unix nanoseconds (seconds or milliseconds mixed into a ns
+    column, an unset 0) and spans that end before they start.
+
+    Raises:
+        EvidenceError: ``evidence-time-unit`` or ``evidence-time-order`` naming row and column.
+    """
+    display, first_row = at
+    lo, hi = _NS_RANGE
+    for name, times in (("start", start), ("end", end)):
+        bad = pc.fill_null(pc.or_(pc.less(times, lo), pc.greater(times, hi)), False)
+        if pc.any(bad).as_py():
+            i = pc.index(bad, True).as_py()
+            raise EvidenceError(
+                "evidence-time-unit",
+                f"{display} row {first_row + i}: {resolved.label(name)} is "
+                f"{_unit_of(times[i].as_py())}, not unix nanoseconds{_policy_at(policy, i)}",
+                hint="every span time is unix nanoseconds (or a timestamp); convert mixed units "
+                "before export",
+                file=display,
+                row=first_row + i,
+                column=resolved.label(name),
+                expected="unix nanoseconds between 1973 and 2100",
+                found=str(times[i].as_py()),
+            )
+    before = pc.fill_null(pc.less(end, start), False)
+    if pc.any(before).as_py():
+        i = pc.index(before, True).as_py()
+        ms = (end[i].as_py() - start[i].as_py()) / 1e6
+        raise EvidenceError(
+            "evidence-time-order",
+            f"{display} row {first_row + i}: the span ends {-ms:g} ms before it starts "
+            f"({resolved.label('end')} < {resolved.label('start')}){_policy_at(policy, i)}",
+            file=display,
+            row=first_row + i,
+            column=resolved.label("end"),
+            expected="end >= start",
+            found=f"end - start = {ms:g} ms",
+        )
+
+
 def _normalize(
     batch: pa.Table,
     resolved: _Resolved,
@@ -300,83 +473,32 @@ def _normalize(
 ) -> pa.Table:
     """Map one batch of raw spans to the normalized per-span columns."""
     n = batch.num_rows
+    at = (display, first_row)
     null_s = pa.nulls(n, pa.string())
     null_f = pa.nulls(n, pa.float64())
+    null_t = pa.nulls(n, pa.int64())
     f = resolved.found
     example = _keys(batch, resolved, "example", display, first_row) if f["example"] else null_s
     policy = _keys(batch, resolved, "policy", display, first_row) if f["policy"] else null_s
-    if f["trace"]:
-        trace = _keys(batch, resolved, "trace", display, first_row)
-        missing = pc.is_null(trace)
-        if pc.any(missing).as_py():
-            i = pc.index(missing, True).as_py()
-            raise EvidenceError(
-                "evidence-null-key",
-                f"{display} row {first_row + i}: the span has no trace id",
-                file=display,
-                row=first_row + i,
-                column=resolved.label("trace"),
-                expected="a trace id",
-                found="empty",
-            )
-    else:
-
-        def plain(a: pa.Array) -> pa.Array:
-            return a.dictionary_decode() if pa.types.is_dictionary(a.type) else a
-
-        trace = pc.binary_join_element_wise(
-            pc.fill_null(plain(policy), ""), pc.fill_null(plain(example), ""), "\x1f"
-        )
-    in_tok = (
-        _floats(batch, resolved, "input_tokens", display, first_row)
-        if f["input_tokens"]
-        else null_f
-    )
-    out_tok = (
-        _floats(batch, resolved, "output_tokens", display, first_row)
-        if f["output_tokens"]
-        else null_f
-    )
-    cost = _floats(batch, resolved, "cost", display, first_row) if f["cost"] else null_f
-    is_llm = pa.array(np.zeros(n, dtype=bool))
-    if f["operation"]:
-        op = _keys(batch, resolved, "operation", display, first_row)
-        is_llm = pc.or_(is_llm, _is_in(op, [o.upper() for o in LLM_OPERATIONS]))
-    if f["kind"]:
-        kind = _keys(batch, resolved, "kind", display, first_row)
-        is_llm = pc.or_(is_llm, _is_in(kind, ["LLM"]))
-    in_tok = pc.if_else(is_llm, pc.fill_null(in_tok, 0.0), 0.0)
-    out_tok_raw = out_tok
-    out_tok = pc.if_else(is_llm, pc.fill_null(out_tok, 0.0), 0.0)
-    reported = pc.and_(is_llm, pc.is_valid(cost))
-    if prices and (f["input_tokens"] or f["output_tokens"]) and f["model"]:
-        model = _keys(batch, resolved, "model", display, first_row)
-        pin, pout = _model_prices(model, prices)
-        modeled = pc.divide(pc.add(pc.multiply(in_tok, pin), pc.multiply(out_tok, pout)), 1e6)
-        has_tokens = pc.or_(pc.is_valid(out_tok_raw), pc.greater(in_tok, 0.0))
-        use_model = pc.and_(
-            pc.and_(is_llm, pc.invert(reported)), pc.and_(has_tokens, pc.is_valid(modeled))
-        )
-        cost_eff = pc.if_else(reported, cost, pc.if_else(use_model, modeled, 0.0))
-    else:
-        use_model = pa.array(np.zeros(n, dtype=bool))
-        cost_eff = pc.if_else(reported, cost, 0.0)
+    trace = _trace_column(batch, resolved, at, policy, example)
+    in_tok = _optional(batch, resolved, "input_tokens", at, null_f)
+    out_tok = _optional(batch, resolved, "output_tokens", at, null_f)
+    cost = _optional(batch, resolved, "cost", at, null_f)
+    for name, values in (("input_tokens", in_tok), ("output_tokens", out_tok), ("cost", cost)):
+        _check_amounts(values, resolved, name, at, policy)
+    is_llm, is_error = _flags(batch, resolved, at)
+    span = {
+        "llm": is_llm,
+        "cost": cost,
+        "in_tok": pc.if_else(is_llm, pc.fill_null(in_tok, 0.0), 0.0),
+        "out_tok": pc.if_else(is_llm, pc.fill_null(out_tok, 0.0), 0.0),
+        "out_tok_raw": out_tok,
+    }
+    cost_eff, use_model, reported = _cost(batch, resolved, prices, at, span)
     cost_missing = pc.and_(is_llm, pc.invert(pc.or_(reported, use_model)))
-    start = (
-        _times_ns(batch, resolved, "start", display, first_row)
-        if f["start"]
-        else pa.nulls(n, pa.int64())
-    )
-    end = (
-        _times_ns(batch, resolved, "end", display, first_row)
-        if f["end"]
-        else pa.nulls(n, pa.int64())
-    )
-    if f["status"]:
-        status = _keys(batch, resolved, "status", display, first_row)
-        is_error = _is_in(status, ["ERROR", "STATUS_CODE_ERROR", "2"])
-    else:
-        is_error = pa.array(np.zeros(n, dtype=bool))
+    start = _optional(batch, resolved, "start", at, null_t)
+    end = _optional(batch, resolved, "end", at, null_t)
+    _check_times(start, end, resolved, at, policy)
     as_i = pa.int64()
     return pa.table(
         {
@@ -384,12 +506,15 @@ def _normalize(
             "example": example,
             "policy": policy,
             "llm": pc.cast(is_llm, as_i),
-            "in_tok": in_tok,
-            "out_tok": out_tok,
+            "in_tok": span["in_tok"],
+            "out_tok": span["out_tok"],
             "cost": cost_eff,
             "modeled": pc.cast(use_model, as_i),
             "reported": pc.cast(reported, as_i),
             "cost_missing": pc.cast(cost_missing, as_i),
+            # an LLM span without a token count is unmeasured, not 0
+            "in_missing": pc.cast(pc.and_(is_llm, pc.is_null(in_tok)), as_i),
+            "out_missing": pc.cast(pc.and_(is_llm, pc.is_null(out_tok)), as_i),
             "no_time": pc.cast(pc.or_(pc.is_null(start), pc.is_null(end)), as_i),
             "start": start,
             "end": end,
@@ -407,6 +532,8 @@ _SUMS = (
     "modeled",
     "reported",
     "cost_missing",
+    "in_missing",
+    "out_missing",
     "no_time",
     "err",
 )
@@ -445,30 +572,32 @@ class SpanReduction:
     counts: dict[str, int] = field(default_factory=dict)
 
 
-def reduce_spans(
+def _resolved_for(
+    t: pa.Table, resolved: _Resolved | None, fields: SpanFields, display: str
+) -> _Resolved:
+    """The field locations of a batch (re-resolved when its columns differ from the last)."""
+    if resolved is not None and not any(
+        v is not None and v[0] not in t.schema.names for v in resolved.found.values()
+    ):
+        return resolved
+    resolved = _resolve(t.schema, fields)
+    if resolved.found["example"] is None:
+        raise no_example_attribute(
+            display,
+            fields.example,
+            t.schema.names,
+            hint="set columns.example_id to the attribute that holds the example id",
+        )
+    return resolved
+
+
+def _per_trace_parts(
     batches: Iterable[pa.Table | pa.RecordBatch],
     fields: SpanFields,
     prices: dict[str, dict[str, float]],
     display: str,
-) -> SpanReduction:
-    """Stream raw span batches into per-(policy, example) metrics.
-
-    Args:
-        batches: raw span rows in file order.
-        fields: candidate column names of each field.
-        prices: the contract's price table (model → USD per 1M input/output tokens).
-        display: the file name for messages.
-
-    Returns:
-        ``SpanReduction`` whose table has ``policy`` (null when the file names none), ``example``,
-        ``api_calls`` (LLM spans), ``cost_usd``, ``latency_ms``, ``input_tokens``,
-        ``output_tokens``, ``cost_missing`` (LLM spans with no cost), ``no_time`` (spans
-        without start or end) and ``row`` (first span row of the example).
-
-    Raises:
-        EvidenceError: no example column; a trace whose spans name two examples or policies; a
-            trace with no example id; wrong types (via the column readers).
-    """
+) -> tuple[pa.Table, int]:
+    """Spans grouped per (trace, example, policy), re-reduced as they stream; and the span count."""
     partials: list[pa.Table] = []
     pending = 0
     limit = _COMPACT_ROWS
@@ -476,17 +605,7 @@ def reduce_spans(
     resolved: _Resolved | None = None
     for batch in batches:
         t = batch if isinstance(batch, pa.Table) else pa.Table.from_batches([batch])
-        if resolved is None or any(
-            v is not None and v[0] not in t.schema.names for v in resolved.found.values()
-        ):
-            resolved = _resolve(t.schema, fields)
-            if resolved.found["example"] is None:
-                raise no_example_attribute(
-                    display,
-                    fields.example,
-                    t.schema.names,
-                    hint="set columns.example_id to the attribute that holds the example id",
-                )
+        resolved = _resolved_for(t, resolved, fields, display)
         if t.num_rows == 0:
             continue
         partials.append(_group(_normalize(t, resolved, prices, display, rows + 1), _KEYS))
@@ -506,6 +625,15 @@ def reduce_spans(
             found="0 spans",
         )
     parts = _group(pa.concat_tables(partials), _KEYS) if len(partials) > 1 else partials[0]
+    return parts, rows
+
+
+def _traces(parts: pa.Table, fields: SpanFields, display: str) -> pa.Table:
+    """One row per trace with its example and policy.
+
+    Raises:
+        EvidenceError: a trace naming two examples or policies, or none naming an example.
+    """
     traces = _group(parts.drop_columns(["example", "policy"]), ["trace"])
     for key, what in (("example", "examples"), ("policy", "policies")):
         ids = _ids_per_trace(parts, key)
@@ -544,26 +672,66 @@ def reduce_spans(
             expected="an example id on some span of the trace",
             found="none",
         )
+    return traces
+
+
+_PER_EXAMPLE_SUMS = (
+    "llm",
+    "cost",
+    "in_tok",
+    "out_tok",
+    "dur_ms",
+    "cost_missing",
+    "in_missing",
+    "out_missing",
+    "no_time",
+    "modeled",
+    "reported",
+    "err",
+)
+
+
+def _per_example(traces: pa.Table) -> pa.Table:
+    """Sum the traces of each (policy, example); latency is the sum of trace durations."""
     dur = pc.divide(
-        pc.cast(pc.subtract(traces.column("end"), traces.column("start")), pa.float64()), 1e6
+        pc.cast(
+            pc.subtract(traces.column("end"), traces.column("start")), pa.float64(), safe=False
+        ),
+        1e6,
     )
     traces = traces.append_column("dur_ms", dur)
-    g = traces.group_by(["policy", "example"], use_threads=False).aggregate(
-        [
-            ("llm", "sum"),
-            ("cost", "sum"),
-            ("in_tok", "sum"),
-            ("out_tok", "sum"),
-            ("dur_ms", "sum"),
-            ("cost_missing", "sum"),
-            ("no_time", "sum"),
-            ("row", "min"),
-            ("modeled", "sum"),
-            ("reported", "sum"),
-            ("err", "sum"),
-        ]
-    )
-    g = g.sort_by([("row_min", "ascending")])
+    aggs = [(c, "sum") for c in _PER_EXAMPLE_SUMS] + [("row", "min")]
+    g = traces.group_by(["policy", "example"], use_threads=False).aggregate(aggs)
+    return g.sort_by([("row_min", "ascending")])
+
+
+def reduce_spans(
+    batches: Iterable[pa.Table | pa.RecordBatch],
+    fields: SpanFields,
+    prices: dict[str, dict[str, float]],
+    display: str,
+) -> SpanReduction:
+    """Stream raw span batches into per-(policy, example) metrics.
+
+    Args:
+        batches: raw span rows in file order.
+        fields: candidate column names of each field.
+        prices: the contract's price table (model → USD per 1M input/output tokens).
+        display: the file name for messages.
+
+    Returns:
+        ``SpanReduction`` whose table has ``policy`` (null when the file names none), ``example``,
+        ``api_calls`` (LLM spans), ``cost_usd``, ``latency_ms``, ``input_tokens``,
+        ``output_tokens``, ``cost_missing`` (LLM spans with no cost), ``no_time`` (spans
+        without start or end) and ``row`` (first span row of the example).
+
+    Raises:
+        EvidenceError: no example column; a trace whose spans name two examples or policies; a
+            trace with no example id; wrong types (via the column readers).
+    """
+    parts, rows = _per_trace_parts(batches, fields, prices, display)
+    traces = _traces(parts, fields, display)
+    g = _per_example(traces)
     table = pa.table(
         {
             "policy": g.column("policy"),
@@ -574,147 +742,24 @@ def reduce_spans(
             "input_tokens": g.column("in_tok_sum"),
             "output_tokens": g.column("out_tok_sum"),
             "cost_missing": g.column("cost_missing_sum"),
+            "in_missing": g.column("in_missing_sum"),
+            "out_missing": g.column("out_missing_sum"),
             "no_time": g.column("no_time_sum"),
             "errors": g.column("err_sum"),
             "row": g.column("row_min"),
         }
     )
     counts = {
-        "llm_spans": int(pc.sum(g.column("llm_sum")).as_py() or 0),
-        "cost_reported": int(pc.sum(g.column("reported_sum")).as_py() or 0),
-        "cost_modeled": int(pc.sum(g.column("modeled_sum")).as_py() or 0),
-        "cost_missing": int(pc.sum(g.column("cost_missing_sum")).as_py() or 0),
-        "error_spans": int(pc.sum(g.column("err_sum")).as_py() or 0),
+        name: int(pc.sum(g.column(f"{col}_sum")).as_py() or 0)
+        for name, col in (
+            ("llm_spans", "llm"),
+            ("cost_reported", "reported"),
+            ("cost_modeled", "modeled"),
+            ("cost_missing", "cost_missing"),
+            ("error_spans", "err"),
+        )
     }
     return SpanReduction(table=table, spans=rows, traces=traces.num_rows, counts=counts)
-
-
-# --- OTLP JSON lines -------------------------------------------------------------------------
-
-
-def _any_value(v: dict[str, Any]) -> Any:
-    if "stringValue" in v:
-        return v["stringValue"]
-    if "intValue" in v:
-        return int(v["intValue"])  # int64 arrives as a JSON string
-    if "doubleValue" in v:
-        return float(v["doubleValue"])
-    if "boolValue" in v:
-        return bool(v["boolValue"])
-    if "arrayValue" in v:
-        return orjson.dumps([_any_value(x) for x in v["arrayValue"].get("values", [])]).decode()
-    if "kvlistValue" in v:
-        return orjson.dumps(
-            {x["key"]: _any_value(x.get("value", {})) for x in v["kvlistValue"].get("values", [])}
-        ).decode()
-    return None
-
-
-def _attributes(items: Any) -> dict[str, Any]:
-    return {
-        a["key"]: _any_value(a.get("value") or {})
-        for a in items or []
-        if isinstance(a, dict) and "key" in a
-    }
-
-
-def is_otlp_json(first_line: bytes) -> bool:
-    """Whether a JSON line looks like an OTLP ``ExportTraceServiceRequest``."""
-    return b'"resourceSpans"' in first_line[:4096]
-
-
-_STRING_KEYS = ("trace_id", "span_id", "parent_span_id", "name", "kind", "status_code")
-
-
-def iter_otlp_json_batches(
-    path: Path, display: str, batch_rows: int = 1 << 16
-) -> Iterator[pa.Table]:
-    """Stream an OTLP JSON-lines file as tables of flattened spans.
-
-    Each span becomes a row: ``trace_id``, ``span_id``, ``parent_span_id``, ``name``, ``kind``,
-    ``start_time_unix_nano``, ``end_time_unix_nano`` (int64 ns, parsed from their string form),
-    ``status_code`` (``OK``/``ERROR``/``UNSET``), then every resource and span attribute under its
-    own key (span attributes win). All attribute columns are strings, parsed by the readers.
-
-    Raises:
-        EvidenceError: ``evidence-unparseable`` naming the line that is not JSON or not OTLP;
-            ``evidence-wrong-type`` for a time that is not an integer.
-    """
-    rows: list[dict[str, Any]] = []
-    status_names = {
-        0: "UNSET",
-        1: "OK",
-        2: "ERROR",
-        "STATUS_CODE_UNSET": "UNSET",
-        "STATUS_CODE_OK": "OK",
-        "STATUS_CODE_ERROR": "ERROR",
-    }
-    for lineno, obj in iter_json_lines(path, display, "one OTLP JSON object per line"):
-        if not isinstance(obj, dict) or "resourceSpans" not in obj:
-            raise EvidenceError(
-                "evidence-unparseable",
-                f"{display} line {lineno} is not an OTLP trace export (no 'resourceSpans')",
-                file=display,
-                row=lineno,
-                expected='{"resourceSpans": [...]}',
-                found=(", ".join(obj) if isinstance(obj, dict) else type(obj).__name__)[:60],
-            )
-        for rs in obj["resourceSpans"] or []:
-            res_attrs = _attributes((rs.get("resource") or {}).get("attributes"))
-            for ss in rs.get("scopeSpans") or rs.get("instrumentationLibrarySpans") or []:
-                for span in ss.get("spans") or []:
-                    row: dict[str, Any] = {
-                        k: (str(v) if v is not None else None) for k, v in res_attrs.items()
-                    }
-                    row.update(
-                        {
-                            k: (str(v) if v is not None else None)
-                            for k, v in _attributes(span.get("attributes")).items()
-                        }
-                    )
-                    row["trace_id"] = span.get("traceId")
-                    row["span_id"] = span.get("spanId")
-                    row["parent_span_id"] = span.get("parentSpanId") or None
-                    row["name"] = span.get("name")
-                    row["kind"] = str(span.get("kind")) if span.get("kind") is not None else None
-                    for key, out in (
-                        ("startTimeUnixNano", "start_time_unix_nano"),
-                        ("endTimeUnixNano", "end_time_unix_nano"),
-                    ):
-                        raw = span.get(key)
-                        try:
-                            row[out] = int(raw) if raw is not None else None
-                        except (TypeError, ValueError):
-                            raise EvidenceError(
-                                "evidence-wrong-type",
-                                f"{display} line {lineno}: span {span.get('spanId')!r} "
-                                f"{key} is not an integer",
-                                file=display,
-                                row=lineno,
-                                column=key,
-                                expected="unix nanoseconds (a string of digits)",
-                                found=repr(raw)[:40],
-                            ) from None
-                    code = (span.get("status") or {}).get("code")
-                    row["status_code"] = status_names.get(
-                        code, str(code) if code is not None else None
-                    )
-                    rows.append(row)
-        if len(rows) >= batch_rows:
-            yield _rows_to_table(rows)
-            rows = []
-    if rows:
-        yield _rows_to_table(rows)
-
-
-def _rows_to_table(rows: list[dict[str, Any]]) -> pa.Table:
-    keys = list(dict.fromkeys(k for r in rows for k in r))
-    cols: dict[str, pa.Array] = {}
-    for k in keys:
-        values = [r.get(k) for r in rows]
-        typ = pa.int64() if k in ("start_time_unix_nano", "end_time_unix_nano") else pa.string()
-        cols[k] = pa.array(values, typ)
-    return pa.table(cols)
 
 
 # --- the adapter -----------------------------------------------------------------------------
@@ -752,8 +797,9 @@ def span_batches(
         ]
         # pre_buffer=False: with it, iter_batches keeps every column chunk read so far (RSS grows
         # with the file); without it, memory is bounded by one row group.
-        pf = pq.ParquetFile(path, read_dictionary=strings, pre_buffer=False)
-        return pf.iter_batches(batch_size=_BATCH_ROWS, columns=wanted), "flattened spans (parquet)"
+        pf = open_parquet(path, display, read_dictionary=strings, pre_buffer=False)
+        batches = pf.iter_batches(batch_size=_BATCH_ROWS, columns=wanted)
+        return guarded(batches, path, "parquet", display), "flattened spans (parquet)"
     if source.format == "jsonl":
         with path.open("rb") as fh:
             first = b""
@@ -773,6 +819,15 @@ def span_batches(
             return iter_otlp_json_batches(path, display), "OTLP JSON lines"
     table = read_table(path, source.format, display)
     return iter(table.to_batches(max_chunksize=1 << 20)), f"flattened spans ({source.format})"
+
+
+#: metric → the per-example count of spans that leave it unmeasured (missing, reason ``absent``)
+_UNMEASURED_WHEN = {
+    "cost_usd": "cost_missing",
+    "latency_ms": "no_time",
+    "input_tokens": "in_missing",
+    "output_tokens": "out_missing",
+}
 
 
 def load_spans(
@@ -814,12 +869,8 @@ def load_spans(
     for name, metric in chosen.items():
         values = t.column(name).combine_chunks()
         reason = pa.nulls(n, pa.string())
-        if name == "cost_usd":
-            gone = pc.greater(t.column("cost_missing").combine_chunks(), 0)
-            values = pc.if_else(gone, pa.scalar(None, pa.float64()), values)
-            reason = pc.if_else(gone, pa.scalar("absent"), reason)
-        elif name == "latency_ms":
-            gone = pc.greater(t.column("no_time").combine_chunks(), 0)
+        if name in _UNMEASURED_WHEN:
+            gone = pc.greater(t.column(_UNMEASURED_WHEN[name]).combine_chunks(), 0)
             values = pc.if_else(gone, pa.scalar(None, pa.float64()), values)
             reason = pc.if_else(gone, pa.scalar("absent"), reason)
         values = pc.cast(values, pa.float64())

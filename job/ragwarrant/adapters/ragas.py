@@ -16,6 +16,8 @@ question hash (``pairing: question-hash``, the default) unless the file has the 
 
 from __future__ import annotations
 
+import pyarrow as pa
+
 from ragwarrant.adapters._base import AdapterRequest, AdapterResult
 from ragwarrant.adapters._common import (
     RowKeys,
@@ -74,6 +76,24 @@ def _first_present(names: list[str], candidates: tuple[str, ...]) -> str | None:
     return next((c for c in candidates if c in names), None)
 
 
+def _example_ids(
+    request: AdapterRequest, table: pa.Table, q_col: str | None
+) -> tuple[list[str], str, str]:
+    """The example ids, the pairing method and the key column."""
+    source, display = request.source, request.display_path
+    id_col = source.columns.example_id
+    if source.pairing == "span-join":
+        raise span_join_unsupported(
+            display,
+            "Ragas results cannot be span-joined (they carry no span id)",
+            expected="pairing: question-hash or id-column",
+        )
+    if source.pairing == "id-column" or (source.pairing == "auto" and id_col in table.schema.names):
+        return ids_from_column(table, id_col, display), "id-column", id_col
+    key_column = q_col or "user_input"  # the missing column named when there is none
+    return ids_from_questions(table, key_column, display), "question-hash", key_column
+
+
 def load(request: AdapterRequest) -> AdapterResult:
     """Read a Ragas result table into canonical evidence and private texts.
 
@@ -95,20 +115,7 @@ def load(request: AdapterRequest) -> AdapterResult:
 
     q_col = _first_present(names, QUESTION_COLUMNS)
     id_col = source.columns.example_id
-    use_id = source.pairing == "id-column" or (source.pairing == "auto" and id_col in names)
-    if source.pairing == "span-join":
-        raise span_join_unsupported(
-            display,
-            "Ragas results cannot be span-joined (they carry no span id)",
-            expected="pairing: question-hash or id-column",
-        )
-    if use_id:
-        examples = ids_from_column(table, id_col, display)
-        pairing, key_column = "id-column", id_col
-    else:
-        key_column = q_col or "user_input"  # the missing column named when there is none
-        examples = ids_from_questions(table, key_column, display)
-        pairing = "question-hash"
+    examples, pairing, key_column = _example_ids(request, table, q_col)
 
     policies = policies_from_column(
         table,
@@ -149,6 +156,7 @@ def load(request: AdapterRequest) -> AdapterResult:
             table.column(q_col).to_pylist(),
             cells_or_nulls(table, _first_present(names, RESPONSE_COLUMNS)),
             list_cells(table, _first_present(names, CONTEXT_COLUMNS), display),
+            display=display,
         )
 
     notes = []

@@ -3,24 +3,24 @@
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 from collections.abc import Callable
 from pathlib import Path
 
 from ragwarrant.adapters import auto, deepeval, generic, langsmith, otel, phoenix, ragas, trulens
 from ragwarrant.adapters._base import AdapterRequest, AdapterResult
+from ragwarrant.adapters._integrity import check_file
+from ragwarrant.adapters._telemetry import check_operational_evidence
 from ragwarrant.contract import EvidenceSource, ReleaseContract
 from ragwarrant.errors import EvidenceError
 from ragwarrant.evidence.schema import conform_evidence
 
-__all__ = ["ADAPTERS", "file_sha256", "load_source"]
+__all__ = ["ADAPTERS", "TOOL_ADAPTERS", "load_auto", "load_source"]
 
 Adapter = Callable[[AdapterRequest], AdapterResult]
 
-ADAPTERS: dict[str, Adapter] = {
-    "auto": auto.load,
+#: The tool adapters ``adapter: auto`` chooses among (detected from a file's content).
+TOOL_ADAPTERS: dict[str, Adapter] = {
     "deepeval": deepeval.load,
-    "generic": generic.load,
     "langsmith": langsmith.load,
     "otel": otel.load,
     "phoenix": phoenix.load,
@@ -29,13 +29,20 @@ ADAPTERS: dict[str, Adapter] = {
 }
 
 
-def file_sha256(path: Path) -> str:
-    """Return the hex sha256 of a file's bytes, read in 1 MiB chunks."""
-    h = hashlib.sha256()
-    with path.open("rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
+def load_auto(request: AdapterRequest) -> AdapterResult:
+    """Detect the file's tool (``auto.detect``), read it with that adapter, record the detection.
+
+    Raises:
+        EvidenceError: as ``auto.detect``, then whatever the chosen adapter raises.
+    """
+    name, why = auto.detect(request)
+    result = TOOL_ADAPTERS[name](request)
+    provenance = result.provenance.model_copy(update={"detected": f"{name}: {why}"})
+    return dataclasses.replace(result, provenance=provenance)
+
+
+#: Every adapter name a contract may give (``contract.AdapterName`` is tested equal to the keys).
+ADAPTERS: dict[str, Adapter] = {"auto": load_auto, "generic": generic.load, **TOOL_ADAPTERS}
 
 
 def load_source(
@@ -57,5 +64,9 @@ def load_source(
             expected=" | ".join(sorted(ADAPTERS)),
             found=source.adapter,
         )
+    check_file(path, source.format, source.path)
     result = adapter(AdapterRequest(source, path, source.path, sha256, contract))
-    return dataclasses.replace(result, evidence=conform_evidence(result.evidence))
+    evidence = conform_evidence(result.evidence)
+    operational = frozenset(m.id for m in contract.operational_metrics)
+    check_operational_evidence(evidence, result.provenance.metric_names, operational, source.path)
+    return dataclasses.replace(result, evidence=evidence)

@@ -21,6 +21,7 @@ with ``options.include_operational: true``. Tested against trulens 2.16.0.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import pyarrow as pa
@@ -29,6 +30,7 @@ import pyarrow.compute as pc
 from ragwarrant.adapters._base import AdapterRequest, AdapterResult
 from ragwarrant.adapters._common import (
     RowKeys,
+    cells_or_nulls,
     ids_from_column,
     ids_from_questions,
     metric_evidence,
@@ -78,8 +80,18 @@ FIXED_COLUMNS = frozenset(
         "total_tokens",
         "total_cost",
         "cost_currency",
+        # TruLens 2.x OTel mode (the default): record-level bookkeeping, never feedback
+        "input_id",
+        "eval_cost",
+        "eval_cost_snowflake",
+        "num_events",
+        "sampled",
+        "sample_rate",
+        "eval_decision_reason",
+        "is_match",
     }
 )
+DIRECTION_SUFFIX = " direction"
 
 
 def _meta_ids(table: pa.Table, key: str, display: str) -> list[str] | None:
@@ -99,6 +111,127 @@ def _meta_ids(table: pa.Table, key: str, display: str) -> list[str] | None:
     return out
 
 
+def _meta_ids_or_fail(table: pa.Table, request: AdapterRequest, required: bool) -> list[str] | None:
+    """``record_json.meta[key]`` ids; when ``required``, their absence is an error."""
+    source, display = request.source, request.display_path
+    key = source.columns.example_id
+    examples = _meta_ids(table, key, display)
+    if examples is None and required:
+        raise EvidenceError(
+            "evidence-missing-column",
+            f"{display}: neither a column {key!r} nor record_json.meta.{key} in every row",
+            hint="name the id key with columns.example_id, or use pairing: question-hash",
+            file=display,
+            column=key,
+            expected=f"record_json.meta.{key}",
+            found="missing",
+        )
+    return examples
+
+
+def _example_ids(request: AdapterRequest, table: pa.Table) -> tuple[list[str], str, str]:
+    """The example ids, the pairing method and the key column."""
+    source, display = request.source, request.display_path
+    key = source.columns.example_id
+    if source.pairing == "span-join":
+        raise span_join_unsupported(display, "TruLens tables cannot be span-joined")
+    if source.pairing in ("auto", "id-column"):
+        if key in table.schema.names:
+            return ids_from_column(table, key, display), "id-column", key
+        explicit = "example_id" in source.columns.model_fields_set
+        required = explicit or source.pairing == "id-column"
+        examples = _meta_ids_or_fail(table, request, required)
+        if examples is not None:
+            return examples, "id-column", f"record_json.meta.{key}"
+    return ids_from_questions(table, "input", display), "question-hash", "input"
+
+
+def _policies(request: AdapterRequest, table: pa.Table, rows: list[int]) -> list[str]:
+    source, display = request.source, request.display_path
+    names = table.schema.names
+    pol_col = (
+        source.columns.policy_id
+        if source.columns.policy_id and source.columns.policy_id in names
+        else "app_version"
+    )
+    require_columns(names, [pol_col], display)
+    file_policies = column_as_string(table, pol_col, display, allow_null=True).to_pylist()
+    return resolve_policies(request, file_policies, rows, pol_col)
+
+
+def _available(request: AdapterRequest, table: pa.Table) -> tuple[dict[str, str], list[str]]:
+    """Column → default metric id of every readable feedback (and judge cost, operational
+    columns on request); and the non-numeric columns skipped."""
+    source = request.source
+    names = table.schema.names
+    feedback = [
+        c
+        for c in names
+        if c not in FIXED_COLUMNS
+        and not c.endswith((COST_SUFFIX, CALLS_SUFFIX, DIRECTION_SUFFIX))
+        and c not in (source.columns.policy_id, source.columns.example_id)
+    ]
+    skipped = [c for c in feedback if not looks_numeric_column(table, c)]
+    available = {c: snake_metric_id(c) for c in feedback if c not in skipped}
+    if any(c.endswith(COST_SUFFIX) for c in names):
+        available["feedback cost in USD"] = JUDGE_COST_METRIC
+    if source.options.get("include_operational", False):
+        for c, m in (("total_cost", "cost_usd"), ("latency", "latency_ms")):
+            if c in names:
+                available[c] = m
+    return available, skipped
+
+
+def _judge_cost(table: pa.Table, display: str) -> tuple[pa.Array, pa.Array, list[str]]:
+    """Sum of the feedback cost columns per row; missing only when every one is missing."""
+    cost_cols = [c for c in table.schema.names if c.endswith(COST_SUFFIX)]
+    costs = [column_as_float(table, c, display)[0] for c in cost_cols]
+    total = costs[0]
+    all_missing = pc.is_null(costs[0])
+    for v in costs[1:]:
+        total = pc.add(pc.fill_null(total, 0.0), pc.fill_null(v, 0.0))
+        all_missing = pc.and_(all_missing, pc.is_null(v))
+    values = pc.if_else(all_missing, pa.scalar(None, pa.float64()), total)
+    reason = pc.if_else(all_missing, pa.scalar("null"), pa.scalar(None, pa.string()))
+    return values, reason, cost_cols
+
+
+def _metric_values(
+    table: pa.Table, col: str, metric: str, display: str, notes: list[str]
+) -> tuple[pa.Array, pa.Array]:
+    """One chosen column's values and missing reasons (judge cost summed, latency in ms)."""
+    if col == "feedback cost in USD":
+        values, reason, cost_cols = _judge_cost(table, display)
+        notes.append(f"judge cost: sum of {', '.join(repr(c) for c in cost_cols)} → {metric}")
+        return values, reason
+    values, reason = column_as_float(table, col, display)
+    if col == "latency":
+        zero = pc.fill_null(pc.equal(values, 0.0), False)
+        k = int(pc.sum(zero).as_py() or 0)
+        values = pc.if_else(zero, pa.scalar(None, pa.float64()), pc.multiply(values, 1000.0))
+        reason = pc.if_else(zero, pa.scalar("absent"), reason)
+        if k:
+            notes.append(f"{k} record(s) with latency 0 (not measured) count as missing")
+    return values, reason
+
+
+def _directions(table: pa.Table, chosen: dict[str, str]) -> dict[str, str]:
+    """metric → direction from the OTel-mode ``<name> direction`` columns (True: higher is
+    better), when every row that says something says the same."""
+    out = {}
+    for col, metric in chosen.items():
+        dcol = f"{col}{DIRECTION_SUFFIX}"
+        if dcol not in table.schema.names:
+            continue
+        said = {str(v).strip().lower() for v in table.column(dcol).to_pylist() if v is not None}
+        said -= {"", "none", "nan"}
+        if said == {"true"}:
+            out[metric] = "higher_is_better"
+        elif said == {"false"}:
+            out[metric] = "lower_is_better"
+    return out
+
+
 def load(request: AdapterRequest) -> AdapterResult:
     """Read a TruLens records-and-feedback table into canonical evidence and texts.
 
@@ -112,94 +245,18 @@ def load(request: AdapterRequest) -> AdapterResult:
     names = table.schema.names
     n = table.num_rows
     rows = list(range(1, n + 1))
-
-    key = source.columns.example_id
-    explicit = "example_id" in source.columns.model_fields_set
-    examples: list[str] | None = None
-    if source.pairing in ("auto", "id-column"):
-        if key in names:
-            examples = ids_from_column(table, key, display)
-            pairing, key_col = "id-column", key
-        elif explicit or source.pairing == "id-column" or key != "example_id":
-            examples = _meta_ids(table, key, display)
-            if examples is None and (explicit or source.pairing == "id-column"):
-                raise EvidenceError(
-                    "evidence-missing-column",
-                    f"{display}: neither a column {key!r} nor record_json.meta.{key} in every row",
-                    hint="name the id key with columns.example_id, or use pairing: question-hash",
-                    file=display,
-                    column=key,
-                    expected=f"record_json.meta.{key}",
-                    found="missing",
-                )
-            pairing, key_col = "id-column", f"record_json.meta.{key}"
-        else:
-            examples = _meta_ids(table, key, display)
-            pairing, key_col = "id-column", f"record_json.meta.{key}"
-    elif source.pairing == "span-join":
-        raise span_join_unsupported(display, "TruLens tables cannot be span-joined")
-    if examples is None:
-        examples = ids_from_questions(table, "input", display)
-        pairing, key_col = "question-hash", "input"
-
-    pol_col = (
-        source.columns.policy_id
-        if source.columns.policy_id and source.columns.policy_id in names
-        else "app_version"
-    )
-    require_columns(names, [pol_col], display)
-    file_policies = column_as_string(table, pol_col, display, allow_null=True).to_pylist()
-    policies = resolve_policies(request, file_policies, rows, pol_col)
+    examples, pairing, key_col = _example_ids(request, table)
+    policies = _policies(request, table, rows)
     check_unique_keys(policies, examples, rows, display, key_col)
-
-    cost_cols = [c for c in names if c.endswith(COST_SUFFIX)]
-    feedback = [
-        c
-        for c in names
-        if c not in FIXED_COLUMNS
-        and not c.endswith(COST_SUFFIX)
-        and not c.endswith(CALLS_SUFFIX)
-        and c != source.columns.policy_id
-        and c != key
-    ]
-    skipped = [c for c in feedback if not looks_numeric_column(table, c)]
-    available = {c: snake_metric_id(c) for c in feedback if c not in skipped}
-    if cost_cols:
-        available["feedback cost in USD"] = JUDGE_COST_METRIC
-    include_ops = bool(source.options.get("include_operational", False))
-    if include_ops:
-        for c, m in (("total_cost", "cost_usd"), ("latency", "latency_ms")):
-            if c in names:
-                available[c] = m
+    available, skipped = _available(request, table)
     chosen = select_metrics(available, source.metrics, display)
 
     tag = tool_tag(request, TOOL)
     keys = RowKeys.of(policies, examples, rows)
     parts = []
-    notes = []
+    notes: list[str] = []
     for col, metric in chosen.items():
-        if col == "feedback cost in USD":
-            costs = [column_as_float(table, c, display)[0] for c in cost_cols]
-            total = costs[0]
-            all_missing = pc.is_null(costs[0])
-            for v in costs[1:]:
-                total = pc.add(pc.fill_null(total, 0.0), pc.fill_null(v, 0.0))
-                all_missing = pc.and_(all_missing, pc.is_null(v))
-            # missing only when every feedback cost of the row is missing
-            values = pc.if_else(all_missing, pa.scalar(None, pa.float64()), total)
-            reason = pc.if_else(all_missing, pa.scalar("null"), pa.scalar(None, pa.string()))
-            notes.append(f"judge cost: sum of {', '.join(repr(c) for c in cost_cols)} → {metric}")
-        else:
-            values, reason = column_as_float(table, col, display)
-            if col == "latency":
-                zero = pc.fill_null(pc.equal(values, 0.0), False)
-                k = int(pc.sum(zero).as_py() or 0)
-                values = pc.if_else(
-                    zero, pa.scalar(None, pa.float64()), pc.multiply(values, 1000.0)
-                )
-                reason = pc.if_else(zero, pa.scalar("absent"), reason)
-                if k:
-                    notes.append(f"{k} record(s) with latency 0 (not measured) count as missing")
+        values, reason = _metric_values(table, col, metric, display, notes)
         parts.append(metric_rows(keys, metric, values, reason, source=tag, sha256=request.sha256))
     evidence = metric_evidence(
         parts,
@@ -218,10 +275,11 @@ def load(request: AdapterRequest) -> AdapterResult:
             policies,
             examples,
             table.column("input").to_pylist(),
-            table.column("output").to_pylist() if "output" in names else [None] * n,
+            cells_or_nulls(table, "output" if "output" in names else None),
             [None] * n,
+            display=display,
         )
-    return tool_result(
+    result = tool_result(
         request,
         adapter="trulens",
         tool=TOOL,
@@ -232,3 +290,4 @@ def load(request: AdapterRequest) -> AdapterResult:
         notes=notes,
         texts=texts,
     )
+    return dataclasses.replace(result, directions=_directions(table, chosen))

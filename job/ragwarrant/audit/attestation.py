@@ -22,13 +22,13 @@ from __future__ import annotations
 
 import base64
 import binascii
-import hashlib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from ragwarrant.digests import sha256_bytes
 from ragwarrant.errors import InputError, InternalError
 
 if TYPE_CHECKING:
@@ -53,8 +53,10 @@ __all__ = [
     "parse_statement",
     "read_attestation",
     "render_attestation",
+    "render_document",
     "sign_envelope",
     "signing_check",
+    "statement_bytes",
     "try_load_private_key",
     "verify_envelope",
     "write_attestation",
@@ -124,8 +126,20 @@ def build_statement(
         InternalError: a subject path is not among the manifest's inputs (or, for a manifest
             without inputs, its outputs).
     """
-    digests = {str(f["path"]): str(f["sha256"]) for f in manifest.get("inputs") or []}
     outputs = {str(f["path"]): str(f["sha256"]) for f in manifest.get("outputs") or []}
+    return {
+        "_type": STATEMENT_TYPE,
+        "subject": _subjects(manifest, outputs, subject_paths),
+        "predicateType": PREDICATE_TYPE,
+        "predicate": _predicate(decision, manifest_sha256, outputs.get("decision.json")),
+    }
+
+
+def _subjects(
+    manifest: Mapping[str, Any], outputs: Mapping[str, str], subject_paths: Sequence[str]
+) -> list[dict[str, Any]]:
+    """The subjects with the manifest's digests (its outputs' for a manifest without inputs)."""
+    digests = {str(f["path"]): str(f["sha256"]) for f in manifest.get("inputs") or []}
     if not digests:
         digests = dict(outputs)
     subjects = []
@@ -137,8 +151,14 @@ def build_statement(
                 hint="pass the contract and policy config paths as the manifest records them",
             )
         subjects.append({"name": name, "digest": {"sha256": digests[name]}})
+    return subjects
+
+
+def _predicate(
+    decision: Mapping[str, Any], manifest_sha256: str, decision_sha256: str | None
+) -> dict[str, Any]:
     contract = decision.get("contract") or {}
-    predicate = {
+    return {
         "run_id": decision.get("run_id"),
         "run_class": decision.get("run_class"),
         "exit_code": decision.get("exit_code"),
@@ -159,18 +179,13 @@ def build_statement(
             for c in decision.get("candidates") or []
         ],
         "manifest": {"name": "manifest.json", "digest": {"sha256": manifest_sha256}},
-        "decision": {"name": "decision.json", "digest": {"sha256": outputs.get("decision.json")}},
+        "decision": {"name": "decision.json", "digest": {"sha256": decision_sha256}},
         "finished_at": decision.get("finished_at"),
     }
-    return {
-        "_type": STATEMENT_TYPE,
-        "subject": subjects,
-        "predicateType": PREDICATE_TYPE,
-        "predicate": predicate,
-    }
 
 
-def _statement_bytes(statement: Mapping[str, Any]) -> bytes:
+def statement_bytes(statement: Mapping[str, Any]) -> bytes:
+    """Return the canonical bytes of a Statement (the DSSE payload): compact JSON, keys sorted."""
     return orjson.dumps(statement, option=orjson.OPT_SORT_KEYS)
 
 
@@ -297,7 +312,7 @@ def key_id(public_key: Ed25519PublicKey) -> str:
     der = public_key.public_bytes(
         serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo
     )
-    return "sha256:" + hashlib.sha256(der).hexdigest()
+    return "sha256:" + sha256_bytes(der)
 
 
 def sign_envelope(statement: Mapping[str, Any], private_key: Ed25519PrivateKey) -> dict[str, Any]:
@@ -307,7 +322,7 @@ def sign_envelope(statement: Mapping[str, Any], private_key: Ed25519PrivateKey) 
         ``{"payload": b64(body), "payloadType": PAYLOAD_TYPE, "signatures": [{"keyid", "sig"}]}``,
         standard base64, ``sig`` = Ed25519 over ``pae(PAYLOAD_TYPE, body)``.
     """
-    body = _statement_bytes(statement)
+    body = statement_bytes(statement)
     sig = private_key.sign(pae(PAYLOAD_TYPE, body))
     return {
         "payload": base64.b64encode(body).decode("ascii"),
@@ -346,8 +361,6 @@ def verify_envelope(envelope: Mapping[str, Any], public_key: Ed25519PublicKey) -
         AttestationError: a field is missing or malformed, no signature verifies, the payload
             type is not ``PAYLOAD_TYPE``, or the payload is not an in-toto Statement v1.
     """
-    from cryptography.exceptions import InvalidSignature
-
     for field in ("payload", "payloadType", "signatures"):
         if field not in envelope:
             raise AttestationError(f"the DSSE envelope has no '{field}'")
@@ -358,18 +371,7 @@ def verify_envelope(envelope: Mapping[str, Any], public_key: Ed25519PublicKey) -
     signatures = envelope["signatures"]
     if not isinstance(signatures, list) or not signatures:
         raise AttestationError("the DSSE envelope has no signatures")
-    message = pae(payload_type, body)
-    verified = False
-    for s in signatures:
-        if not isinstance(s, Mapping) or "sig" not in s:
-            continue
-        try:
-            public_key.verify(_b64decode(s["sig"], "signature"), message)
-        except (InvalidSignature, AttestationError):
-            continue
-        verified = True
-        break
-    if not verified:
+    if not _any_signature_verifies(signatures, pae(payload_type, body), public_key):
         raise AttestationError(
             "no signature of the DSSE envelope verifies with the given public key "
             "(the payload was changed, or it was signed with another key)"
@@ -377,6 +379,22 @@ def verify_envelope(envelope: Mapping[str, Any], public_key: Ed25519PublicKey) -
     if payload_type != PAYLOAD_TYPE:
         raise AttestationError(f"payloadType is {payload_type!r}, expected {PAYLOAD_TYPE!r}")
     return parse_statement(body)
+
+
+def _any_signature_verifies(
+    signatures: Sequence[Any], message: bytes, public_key: Ed25519PublicKey
+) -> bool:
+    from cryptography.exceptions import InvalidSignature
+
+    for s in signatures:
+        if not isinstance(s, Mapping) or "sig" not in s:
+            continue
+        try:
+            public_key.verify(_b64decode(s["sig"], "signature"), message)
+        except (InvalidSignature, AttestationError):
+            continue
+        return True
+    return False
 
 
 def parse_statement(body: bytes) -> dict[str, Any]:
@@ -398,15 +416,18 @@ def parse_statement(body: bytes) -> dict[str, Any]:
         raise AttestationError(
             f"predicateType is {statement.get('predicateType')!r}, expected {PREDICATE_TYPE!r}"
         )
-    subjects = statement.get("subject")
+    _check_statement_subjects(statement.get("subject"))
+    if not isinstance(statement.get("predicate"), dict):
+        raise AttestationError("the Statement has no predicate object")
+    return statement
+
+
+def _check_statement_subjects(subjects: Any) -> None:
     if not isinstance(subjects, list) or not subjects:
         raise AttestationError("the Statement has no subject")
     for i, s in enumerate(subjects):
         if not isinstance(s, dict) or not isinstance((s.get("digest") or {}).get("sha256"), str):
             raise AttestationError(f"subject[{i}] has no sha256 digest")
-    if not isinstance(statement.get("predicate"), dict):
-        raise AttestationError("the Statement has no predicate object")
-    return statement
 
 
 def render_attestation(
@@ -416,6 +437,12 @@ def render_attestation(
     doc: Mapping[str, Any] = (
         statement if private_key is None else sign_envelope(statement, private_key)
     )
+    return render_document(doc)
+
+
+def render_document(doc: Mapping[str, Any]) -> bytes:
+    """Return the file bytes of a Statement or envelope: JSON, keys sorted, two-space indent,
+    trailing newline (``verify`` requires exactly these bytes)."""
     return orjson.dumps(doc, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS) + b"\n"
 
 
@@ -480,7 +507,7 @@ def write_attestation(
     statement = build_statement(
         decision,
         orjson.loads(manifest_bytes),
-        hashlib.sha256(manifest_bytes).hexdigest(),
+        sha256_bytes(manifest_bytes),
         subject_paths,
     )
     data = render_attestation(statement, private_key)

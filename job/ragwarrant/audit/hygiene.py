@@ -21,11 +21,25 @@ Kinds (stable strings, used in ``validation_report.json`` check ids ``hygiene:<k
 - ``secret-assignment``: a JSON member (or a config-difference path) named like a secret
   (password, secret, api_key, access_key, auth_token, private_key, credential) with a non-empty
   string value; in text, ``password = ...`` and the like.
-- ``absolute-path``: an absolute host path under ``/home``, ``/Users``, ``/root``, ``/tmp``,
-  ``/var/tmp``, ``/var/folders``, ``/private``, ``/mnt``, a Windows drive (``C:\\``) or a UNC
-  share. Relative paths (the contract's) and the documented container mounts ``/in`` and
-  ``/out`` are not findings.
+- ``absolute-path``: an absolute host path outside the run's mounts: under ``/home``,
+  ``/Users``, ``/root``, ``/tmp``, ``/var/tmp``, ``/var/folders``, ``/private``, ``/mnt``, any
+  other absolute POSIX path of two or more segments (``/srv/...``, ``/opt/...``, ``/data/...``),
+  a Windows drive (``C:\\``) or a UNC share. Relative paths (the contract's) and the mounts
+  (``DEFAULT_MOUNTS``: ``/in`` and ``/out``, and everything under them) are not findings.
 - ``email-address``: an e-mail address.
+- ``ip-address``: an IPv4 address (not one whose four parts are single digits, like a version
+  ``1.0.0.0``, nor loopback ``127.*`` or ``0.*``), or an IPv6 address (full, or compressed with
+  ``::`` and at least three groups or four hex digits).
+- ``phone-number``: an international number ``+<country> ...`` (8 to 15 digits; spaces, dashes,
+  parentheses, never decimal points) or a NANP number ``(555) 123-4567`` / ``555-123-4567``.
+- ``national-id``: a dashed US Social Security number (``123-45-6789``, invalid areas 000, 666,
+  9xx excluded) or a UK National Insurance number (``AB 12 34 56 C``, HMRC prefix letters).
+
+No credential pattern needs a word boundary on its left, and the personal-data patterns also
+start right after a lone ``v``: report.md writes ``v<version>``, and formatting glued to a token
+must not hide it. ``email-address``, ``absolute-path``, ``ip-address``, ``phone-number`` and
+``national-id`` can be switched off (``allowed_kinds``, ``ALLOWABLE_KINDS``) by a team that must
+publish them; credentials and copied text cannot.
 - ``copied-text``: a run of ``COPY_RUN_TOKENS`` (12) or more consecutive tokens of a private
   question, response or context.
 
@@ -38,7 +52,7 @@ runs, so punctuation, case and markup do not hide a copy.
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -48,14 +62,22 @@ import orjson
 from ragwarrant.gates.run import HYGIENE_BLOCKER  # the gate's home; re-exported for audit.verify
 
 __all__ = [
+    "ALLOWABLE_KINDS",
+    "ALLOWED_NOTE_PREFIX",
     "COPY_RUN_TOKENS",
+    "DEFAULT_MOUNTS",
     "HYGIENE_BLOCKER",
     "Finding",
     "HygieneOutcome",
+    "ScanSettings",
     "WITHHELD_NOTICE",
+    "allowed_kinds_from_note",
+    "allowed_kinds_note",
     "files_to_withhold",
     "findings_to_checks",
     "private_texts_from_tables",
+    "redact_event",
+    "redact_text",
     "redact_json",
     "scan_outputs",
     "withhold",
@@ -135,44 +157,170 @@ def is_secret_name(name: str) -> bool:
     return bool(_SECRET_NAME.search(name))
 
 
-_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("private-key", re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----")),
+DEFAULT_MOUNTS: tuple[str, ...] = ("/in", "/out")
+"""Absolute paths that are not findings: the documented container mounts and what is under them."""
+
+ALLOWABLE_KINDS = frozenset(
+    {"absolute-path", "email-address", "ip-address", "phone-number", "national-id"}
+)
+"""Kinds a contract may allow (publish) with ``allowed_kinds``; credentials and copied evidence
+text never can."""
+
+
+@dataclass(frozen=True)
+class ScanSettings:
+    """What a scan reports.
+
+    Attributes:
+        allowed_kinds: finding kinds not reported (a subset of ``ALLOWABLE_KINDS``); every kind
+            is on by default.
+        mounts: absolute paths that are not ``absolute-path`` findings, with everything under
+            them (the run's input and output mounts).
+
+    Raises:
+        ValueError: an allowed kind is not in ``ALLOWABLE_KINDS``, or a mount is not absolute.
+    """
+
+    allowed_kinds: frozenset[str] = frozenset()
+    mounts: tuple[str, ...] = DEFAULT_MOUNTS
+
+    def __post_init__(self) -> None:
+        unknown = sorted(set(self.allowed_kinds) - ALLOWABLE_KINDS)
+        if unknown:
+            raise ValueError(
+                f"hygiene kinds {unknown} cannot be allowed; allowable: {sorted(ALLOWABLE_KINDS)}"
+            )
+        relative = [m for m in self.mounts if not m.startswith("/")]
+        if relative:
+            raise ValueError(f"mounts must be absolute paths, got {relative}")
+
+
+DEFAULT_SETTINGS = ScanSettings()
+
+ALLOWED_NOTE_PREFIX = "allowed: "
+"""How the ``publication-hygiene`` check of ``validation_report.json`` records, in its
+``expected`` field, the kinds a contract allowed (so ``verify`` rescans with the same switches)."""
+
+
+def allowed_kinds_note(allowed_kinds: Collection[str]) -> str | None:
+    """Return ``"allowed: ip-address,phone-number"`` for the check's ``expected``; None if none."""
+    return ALLOWED_NOTE_PREFIX + ",".join(sorted(allowed_kinds)) if allowed_kinds else None
+
+
+def allowed_kinds_from_note(note: str | None) -> frozenset[str]:
+    """Invert ``allowed_kinds_note``, keeping only ``ALLOWABLE_KINDS`` (anything else: none)."""
+    if not note or not note.startswith(ALLOWED_NOTE_PREFIX):
+        return frozenset()
+    return frozenset(note[len(ALLOWED_NOTE_PREFIX) :].split(",")) & ALLOWABLE_KINDS
+
+
+_Validator = Callable[[str, ScanSettings], bool]
+
+
+def _outside_mounts(path: str, settings: ScanSettings) -> bool:
+    """A path is private unless it is a mount or lies under one."""
+    clean = path.rstrip("/")
+    return not any(
+        clean == m.rstrip("/") or clean.startswith(m.rstrip("/") + "/") for m in settings.mounts
+    )
+
+
+def _not_version_like(address: str, settings: ScanSettings) -> bool:
+    """An IPv4 address, unless every octet is one digit (``1.0.0.0``: a version) or it is a
+    loopback or unspecified address."""
+    octets = address.split(".")
+    if all(len(o) == 1 for o in octets):
+        return False
+    return octets[0] not in ("0", "127")
+
+
+def _ipv6_like(address: str, settings: ScanSettings) -> bool:
+    """At least three groups (``2001:db8::1``), or two around ``::`` with four hex digits in all
+    (``fe80::1ff``): not a clock time or a ``module::name``."""
+    groups = [g for g in address.split(":") if g]
+    if ":::" in address:
+        return False
+    return len(groups) >= 3 or (len(groups) == 2 and sum(len(g) for g in groups) >= 4)
+
+
+def _phone_digits(number: str, settings: ScanSettings) -> bool:
+    """E.164 allows 8 to 15 digits with the country code."""
+    return 8 <= sum(c.isdigit() for c in number) <= 15
+
+
+def _mixed_token(token: str, settings: ScanSettings) -> bool:
+    """A real ``sk-`` key mixes digits and letters; ``sk-management-of-evaluations`` does not."""
+    body = token[3:]
+    return any(c.isdigit() for c in body) and any(c.isalpha() for c in body)
+
+
+_GLUED_V = r"(?<=\bv)"
+"""Lets a pattern whose left edge must not follow a word character start right after a lone
+``v`` (report.md writes ``v<version>``): formatting must not hide a token."""
+
+_OCTET = r"(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])"
+_HEX4 = r"[0-9A-Fa-f]{1,4}"
+
+# Credential patterns have no left word boundary: formatting glued to a token (report.md writes
+# ``v<version>``) must not hide it. Each prefix is distinctive enough on its own.
+_PATTERNS: tuple[tuple[str, re.Pattern[str], _Validator | None], ...] = (
+    ("private-key", re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"), None),
     (
         "aws-access-key",
-        re.compile(r"(?<![A-Z0-9])(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{16}(?![A-Z0-9])"),
+        re.compile(r"(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{16}(?![A-Z0-9])"),
+        None,
     ),
     (
         "aws-access-key",
         re.compile(r"(?i)aws_?secret_?access_?key\s*[\"']?\s*[:=]\s*[\"']?[A-Za-z0-9/+=]{40}"),
+        None,
     ),
-    ("github-token", re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})")),
-    ("api-token", re.compile(r"(?<![A-Za-z0-9])sk-(?:[A-Za-z0-9]+-)*[A-Za-z0-9_\-]{20,}")),
-    ("api-token", re.compile(r"\b(?:sk|rk)_live_[A-Za-z0-9]{16,}")),
-    ("api-token", re.compile(r"\bAIza[0-9A-Za-z_\-]{35}")),
-    ("api-token", re.compile(r"\bxox[abposr]-[A-Za-z0-9\-]{10,}")),
+    (
+        "github-token",
+        re.compile(r"(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})"),
+        None,
+    ),
+    ("api-token", re.compile(r"sk-(?:[A-Za-z0-9]+-)*[A-Za-z0-9_\-]{20,}"), _mixed_token),
+    ("api-token", re.compile(r"(?:sk|rk)_live_[A-Za-z0-9]{16,}"), None),
+    ("api-token", re.compile(r"AIza[0-9A-Za-z_\-]{35}"), None),
+    ("api-token", re.compile(r"xox[abposr]-[A-Za-z0-9\-]{10,}"), None),
     (
         "api-token",
-        re.compile(r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"),
+        re.compile(r"eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"),
+        None,
     ),
-    ("bearer-token", re.compile(r"(?i)\bbearer\s+[A-Za-z0-9\-._~+/]{16,}=*")),
-    ("bearer-token", re.compile(r"(?i)\bauthorization\s*[:=]\s*basic\s+[A-Za-z0-9+/]{8,}=*")),
+    ("bearer-token", re.compile(r"(?i)bearer\s+[A-Za-z0-9\-._~+/]{16,}=*"), None),
+    ("bearer-token", re.compile(r"(?i)authorization\s*[:=]\s*basic\s+[A-Za-z0-9+/]{8,}=*"), None),
     (
         "password-in-url",
-        re.compile(r"\b[A-Za-z][A-Za-z0-9+.\-]*://[^\s/:@\"'<>]+:[^\s/@\"'<>]+@[^\s/\"'<>]+"),
+        re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*://[^\s/:@\"'<>]+:[^\s/@\"'<>]+@[^\s/\"'<>]+"),
+        None,
     ),
     (
         "secret-assignment",
         re.compile(
-            r"(?i)\b(?:password|passwd|secret|api[_-]?key|access[_-]?key|auth[_-]?token|"
+            r"(?i)(?:password|passwd|secret|api[_-]?key|access[_-]?key|auth[_-]?token|"
             r"client[_-]?secret)\b\s*[\"']?\s*[:=]\s*[\"']?[^\s\"',;]{8,}"
         ),
+        None,
     ),
     (
         "absolute-path",
         re.compile(
-            r"(?<![\w.~\-])(?:/(?:home|Users|root|tmp|var/tmp|var/folders|private|mnt)(?=/|\b)"
-            r"|(?<![A-Za-z0-9])[A-Za-z]:\\|(?<![A-Za-z0-9])[A-Za-z]:/(?=[A-Za-z])|\\\\[A-Za-z0-9._\-]+\\)"
+            rf"(?:(?<![\w.~\-])|{_GLUED_V})"
+            r"(?:/(?:home|Users|root|tmp|var/tmp|var/folders|private|mnt)(?=/|\b)"
+            rf"|(?:(?<![A-Za-z0-9])|{_GLUED_V})[A-Za-z]:\\"
+            rf"|(?:(?<![A-Za-z0-9])|{_GLUED_V})[A-Za-z]:/(?=[A-Za-z])|\\\\[A-Za-z0-9._\-]+\\)"
         ),
+        None,
+    ),
+    (
+        # Any other absolute POSIX path of two or more segments (/srv/x, /opt/x, /data/x),
+        # outside the run's mounts. Not after a word character, ``:`` or ``/`` (URLs, a/b/c,
+        # 2026/11/29).
+        "absolute-path",
+        re.compile(rf"(?:(?<![\w.~\-:/])|{_GLUED_V})/[A-Za-z0-9._\-]+(?:/[A-Za-z0-9._\-]+)+"),
+        _outside_mounts,
     ),
     (
         "email-address",
@@ -180,6 +328,46 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
             r"(?<![A-Za-z0-9._%+\-])[A-Za-z0-9._%+\-]+@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*"
             r"\.(?!(?:json|jsonl|yaml|yml|csv|parquet|md|txt|py)\b)[A-Za-z]{2,}\b"
         ),
+        None,
+    ),
+    (
+        "ip-address",
+        re.compile(rf"(?<![\d])(?<!\d\.){_OCTET}(?:\.{_OCTET}){{3}}(?!\.?\d)"),
+        _not_version_like,
+    ),
+    (
+        "ip-address",
+        re.compile(
+            rf"(?<![0-9A-Fa-f:])(?:(?:{_HEX4}:){{7}}{_HEX4}"
+            rf"|(?:{_HEX4}(?::{_HEX4})*)?::(?:{_HEX4}(?::{_HEX4})*)?)(?![0-9A-Fa-f:])"
+        ),
+        _ipv6_like,
+    ),
+    (
+        # International (E.164) numbers with spaces, dashes or parentheses; US/NANP numbers
+        # written (555) 123-4567 or 555-123-4567. Decimal points are never separators.
+        "phone-number",
+        re.compile(
+            rf"(?:(?<![\w+.])|{_GLUED_V})"
+            r"\+[1-9][0-9]{0,2}(?:[ \-]?\(?[0-9]{1,4}\)?){2,5}(?![\w.])"
+            rf"|(?:(?<![\w.\-])|{_GLUED_V})"
+            r"(?:\([0-9]{3}\) ?|[0-9]{3}-)[0-9]{3}-[0-9]{4}(?![\w\-])"
+        ),
+        _phone_digits,
+    ),
+    (
+        # US Social Security numbers (dashed; never 000, 666 or 9xx in the area, 00 in the
+        # group, 0000 in the serial) and UK National Insurance numbers (two prefix letters
+        # from the HMRC set, six digits, suffix A-D).
+        "national-id",
+        re.compile(
+            rf"(?:(?<![\w\-])|{_GLUED_V})"
+            r"(?!000|666|9[0-9]{2})[0-9]{3}-(?!00)[0-9]{2}-(?!0000)[0-9]{4}(?![\w\-])"
+            rf"|(?:(?<![A-Za-z0-9])|{_GLUED_V})"
+            r"(?!BG|GB|NK|KN|TN|NT|ZZ)[A-CEGHJ-PR-TW-Z][A-CEGHJ-NPR-TW-Z]"
+            r" ?[0-9]{2} ?[0-9]{2} ?[0-9]{2} ?[A-D](?![A-Za-z0-9])"
+        ),
+        None,
     ),
 )
 
@@ -195,24 +383,31 @@ _CREDENTIAL_KINDS = frozenset(
 )
 
 
-def _pattern_kinds(text: str) -> list[str]:
-    """Return the kinds found in one string, each at most once, in pattern order.
+def _pattern_matches(
+    text: str, settings: ScanSettings = DEFAULT_SETTINGS
+) -> Iterator[tuple[str, re.Match[str]]]:
+    """Yield (kind, match) for every accepted match in one string, in pattern order.
 
-    An e-mail match inside a credential match (``user:pw@host.com``) is not reported twice.
+    An e-mail match inside a credential match (``user:pw@host.com``) is not reported twice;
+    allowed kinds are not reported at all.
     """
-    kinds: list[str] = []
     credential_spans: list[tuple[int, int]] = []
-    for kind, pattern in _PATTERNS:
+    for kind, pattern, valid in _PATTERNS:
+        if kind in settings.allowed_kinds:
+            continue
         for m in pattern.finditer(text):
+            if valid is not None and not valid(m.group(0), settings):
+                continue
             if kind == "email-address" and any(s <= m.start() < e for s, e in credential_spans):
                 continue
             if kind in _CREDENTIAL_KINDS:
                 credential_spans.append(m.span())
-            if kind not in kinds:
-                kinds.append(kind)
-            if kind not in _CREDENTIAL_KINDS:
-                break
-    return kinds
+            yield kind, m
+
+
+def _pattern_kinds(text: str, settings: ScanSettings = DEFAULT_SETTINGS) -> list[str]:
+    """Return the kinds found in one string, each at most once, in pattern order."""
+    return list(dict.fromkeys(kind for kind, _ in _pattern_matches(text, settings)))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -280,24 +475,30 @@ def _secret_value(value: object) -> bool:
     return isinstance(value, str) and value.strip() != "" and not _NOT_A_SECRET.match(value.strip())
 
 
+def _secret_diff_values(file: str, node: Mapping[str, Any], path: str) -> Iterator[Finding]:
+    """A config difference whose path names a secret: its baseline and candidate values."""
+    diff_path = node.get("path")
+    if isinstance(diff_path, str) and _SECRET_NAME.search(diff_path):
+        for k in ("baseline", "candidate"):
+            if _secret_value(node.get(k)):
+                yield Finding(file, "secret-assignment", _join(path, k))
+
+
 def _secret_members(file: str, node: Any, path: str) -> Iterator[Finding]:
     """Members named like a secret, and config differences whose path names one."""
-    if isinstance(node, dict):
-        diff_path = node.get("path")
-        if isinstance(diff_path, str) and _SECRET_NAME.search(diff_path):
-            for k in ("baseline", "candidate"):
-                if _secret_value(node.get(k)):
-                    yield Finding(file, "secret-assignment", _join(path, k))
-        for key, value in node.items():
-            sub = _join(path, key)
-            if isinstance(value, str) and _SECRET_NAME.search(str(key)):
-                if _secret_value(value):
-                    yield Finding(file, "secret-assignment", sub)
-            else:
-                yield from _secret_members(file, value, sub)
-    elif isinstance(node, list):
+    if isinstance(node, list):
         for i, value in enumerate(node):
             yield from _secret_members(file, value, f"{path}[{i}]")
+        return
+    if not isinstance(node, dict):
+        return
+    yield from _secret_diff_values(file, node, path)
+    for key, value in node.items():
+        sub = _join(path, key)
+        if not (isinstance(value, str) and _SECRET_NAME.search(str(key))):
+            yield from _secret_members(file, value, sub)
+        elif _secret_value(value):
+            yield Finding(file, "secret-assignment", sub)
 
 
 def _is_json_name(name: str) -> bool:
@@ -362,15 +563,8 @@ def _shingles(tok: np.ndarray, owner: np.ndarray | None = None) -> tuple[np.ndar
     return h, starts
 
 
-def _copied_text(sites: Sequence[_Site], private_texts: Iterable[str]) -> list[Finding]:
-    site_hashes: list[np.ndarray] = []
-    site_index: list[np.ndarray] = []
-    for i, site in enumerate(sites):
-        h, _ = _shingles(_token_hashes(site.text))
-        if h.size:
-            site_hashes.append(h)
-            site_index.append(np.full(h.size, i, dtype=np.int64))
-    # Text outputs: a copy may run across lines, so also shingle each text file as a whole.
+def _text_file_shingles(sites: Sequence[_Site]) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """Shingles of each text output as a whole (a copy may run across lines), with their sites."""
     by_file: dict[str, list[int]] = {}
     for i, site in enumerate(sites):
         if site.line is not None:
@@ -383,45 +577,67 @@ def _copied_text(sites: Sequence[_Site], private_texts: Iterable[str]) -> list[F
             [np.full(t.size, i, np.int64) for t, i in zip(toks, indices, strict=True)]
         )
         h, starts = _shingles(np.concatenate(toks))
+        yield h, owner_site[starts]
+
+
+def _output_shingles(sites: Sequence[_Site]) -> tuple[np.ndarray, np.ndarray] | None:
+    """Return (sorted shingle hashes, site index of each) of the outputs; None when none."""
+    site_hashes: list[np.ndarray] = []
+    site_index: list[np.ndarray] = []
+    for i, site in enumerate(sites):
+        h, _ = _shingles(_token_hashes(site.text))
+        if h.size:
+            site_hashes.append(h)
+            site_index.append(np.full(h.size, i, dtype=np.int64))
+    for h, owners in _text_file_shingles(sites):
         site_hashes.append(h)
-        site_index.append(owner_site[starts])
+        site_index.append(owners)
     if not site_hashes:
-        return []
+        return None
     out_h = np.concatenate(site_hashes)
     out_site = np.concatenate(site_index)
     order = np.argsort(out_h, kind="stable")
-    out_h, out_site = out_h[order], out_site[order]
+    return out_h[order], out_site[order]
 
+
+def _batch_hits(out_h: np.ndarray, out_site: np.ndarray, batch: list[np.ndarray]) -> set[int]:
+    """Sites whose shingles occur in a batch of private texts' token hashes."""
+    owner = np.concatenate([np.full(t.size, k, np.int64) for k, t in enumerate(batch)])
+    h, _ = _shingles(np.concatenate(batch), owner)
+    pos_c = np.minimum(np.searchsorted(out_h, h), out_h.size - 1)
     hit_sites: set[int] = set()
+    for value in np.unique(h[out_h[pos_c] == h]):
+        lo = np.searchsorted(out_h, value, side="left")
+        hi = np.searchsorted(out_h, value, side="right")
+        hit_sites.update(int(s) for s in out_site[lo:hi])
+    return hit_sites
+
+
+def _token_batches(private_texts: Iterable[str]) -> Iterator[list[np.ndarray]]:
+    """Token hashes of the private texts of 12+ tokens, in batches of about a million tokens."""
     batch: list[np.ndarray] = []
     batch_tokens = 0
-
-    def flush() -> None:
-        nonlocal batch, batch_tokens
-        if not batch:
-            return
-        owner = np.concatenate([np.full(t.size, k, np.int64) for k, t in enumerate(batch)])
-        h, _ = _shingles(np.concatenate(batch), owner)
-        pos = np.searchsorted(out_h, h)
-        pos_c = np.minimum(pos, out_h.size - 1)
-        hits = np.unique(h[out_h[pos_c] == h])
-        for value in hits:
-            lo = np.searchsorted(out_h, value, side="left")
-            hi = np.searchsorted(out_h, value, side="right")
-            hit_sites.update(int(s) for s in out_site[lo:hi])
-        batch, batch_tokens = [], 0
-
     for text in private_texts:
-        if not text:
-            continue
-        tok = _token_hashes(text)
-        if tok.size < COPY_RUN_TOKENS:
+        tok = _token_hashes(text) if text else None
+        if tok is None or tok.size < COPY_RUN_TOKENS:
             continue
         batch.append(tok)
         batch_tokens += tok.size
         if batch_tokens >= 1_000_000:
-            flush()
-    flush()
+            yield batch
+            batch, batch_tokens = [], 0
+    if batch:
+        yield batch
+
+
+def _copied_text(sites: Sequence[_Site], private_texts: Iterable[str]) -> list[Finding]:
+    shingled = _output_shingles(sites)
+    if shingled is None:
+        return []
+    out_h, out_site = shingled
+    hit_sites: set[int] = set()
+    for batch in _token_batches(private_texts):
+        hit_sites |= _batch_hits(out_h, out_site, batch)
     return [
         Finding(sites[i].file, "copied-text", sites[i].field, sites[i].line, sites[i].key_of)
         for i in sorted(hit_sites)
@@ -432,31 +648,137 @@ def _copied_text(sites: Sequence[_Site], private_texts: Iterable[str]) -> list[F
 # Public API.
 
 
-def scan_outputs(outputs: Mapping[str, bytes], private_texts: Iterable[str] = ()) -> list[Finding]:
-    """Scan output files for credentials, host paths, e-mail addresses and copied evidence text.
+def scan_outputs(
+    outputs: Mapping[str, bytes],
+    private_texts: Iterable[str] = (),
+    *,
+    allowed_kinds: frozenset[str] = frozenset(),
+    mounts: tuple[str, ...] = DEFAULT_MOUNTS,
+) -> list[Finding]:
+    """Scan output files for credentials, personal data, host paths and copied evidence text.
+
+    The scan reads the rendered bytes of each file: JSON string values and member names after
+    decoding, text line by line; no pattern needs a word boundary before a credential, so
+    formatting glued to a token (``v<version>``) cannot hide it.
 
     Args:
         outputs: file name → the bytes about to be written. ``*.json`` files are walked field by
             field (string values and member names); anything else is scanned line by line.
         private_texts: questions, responses and contexts of the evidence (any iterable; consumed
             once, streamed). See ``private_texts_from_tables``.
+        allowed_kinds: kinds not reported, from ``ALLOWABLE_KINDS`` (the contract's switch for
+            teams that must publish, say, IP addresses); every kind is on by default.
+        mounts: absolute paths (the run's input and output mounts) that are not
+            ``absolute-path`` findings, nor is anything under them.
 
     Returns:
         Findings sorted by file, then location, one per (site, kind); empty when clean.
         A finding never contains the matched text.
+
+    Raises:
+        ValueError: ``allowed_kinds`` names a kind outside ``ALLOWABLE_KINDS``.
     """
+    settings = ScanSettings(frozenset(allowed_kinds), tuple(mounts))
     sites, findings = _sites(outputs)
     found = set(findings)
     for site in sites:
-        for kind in _pattern_kinds(site.text):
+        for kind in _pattern_kinds(site.text, settings):
             found.add(Finding(site.file, kind, site.field, site.line, site.key_of))
     found.update(_copied_text(sites, private_texts))
     return sorted(found, key=_finding_order)
 
 
+def _private_spans(text: str, private_texts: Iterable[str]) -> Iterator[tuple[int, int, str]]:
+    for private in private_texts:
+        if len(private) < _MIN_PRIVATE_LEN:
+            continue
+        start = text.find(private)
+        while start != -1:
+            yield start, start + len(private), "private-text"
+            start = text.find(private, start + 1)
+
+
+_MIN_PRIVATE_LEN = 4
+"""Shorter private strings are not replaced literally (they would mangle ordinary words)."""
+
+
+def _merged(spans: Iterable[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
+    """Overlapping spans merged (the first span's kind names the merged one), in text order."""
+    out: list[tuple[int, int, str]] = []
+    for start, end, kind in sorted(spans):
+        if out and start < out[-1][1]:
+            out[-1] = (out[-1][0], max(end, out[-1][1]), out[-1][2])
+        else:
+            out.append((start, end, kind))
+    return out
+
+
+def redact_text(
+    text: str,
+    *,
+    private_texts: Iterable[str] = (),
+    allowed_kinds: frozenset[str] = frozenset(),
+    mounts: tuple[str, ...] = DEFAULT_MOUNTS,
+) -> str:
+    """Return ``text`` with every finding replaced by ``[withheld: <kind>]``.
+
+    For anything that leaves the process outside the scanned outputs: log events, error
+    messages on stderr. The same patterns as ``scan_outputs`` (and the same switches); each
+    string of ``private_texts`` (4 characters or more: the contract id, a config value, an
+    example id...) is replaced wherever it occurs, as ``[withheld: private-text]``.
+
+    Example: ``redact_text("key sk-proj-Q8x7L2m9N4b6V1c3Z5k8J0h2 at /srv/a/b")`` →
+    ``"key [withheld: api-token] at [withheld: absolute-path]"``.
+
+    Raises:
+        ValueError: ``allowed_kinds`` names a kind outside ``ALLOWABLE_KINDS``.
+    """
+    settings = ScanSettings(frozenset(allowed_kinds), tuple(mounts))
+    spans = [(m.start(), m.end(), kind) for kind, m in _pattern_matches(text, settings)]
+    spans += _private_spans(text, private_texts)
+    for start, end, kind in reversed(_merged(spans)):
+        text = text[:start] + REDACTED.format(kind=kind) + text[end:]
+    return text
+
+
+def redact_event(logger: object, method_name: str, event_dict: dict[str, Any]) -> dict[str, Any]:
+    """A structlog processor: ``redact_text`` on every string in the event (nested included).
+
+    Put it last before the renderer: ``structlog.configure(processors=[..., redact_event,
+    renderer])``. Values of members named like a secret (``api_key``...) are withheld whole.
+    """
+    return {key: _redact_value(key, value) for key, value in event_dict.items()}
+
+
+def _redact_value(key: object, value: Any) -> Any:
+    if isinstance(value, str):
+        if is_secret_name(str(key)) and _secret_value(value):
+            return REDACTED.format(kind="secret-assignment")
+        return redact_text(value)
+    if isinstance(value, dict):
+        return {k: _redact_value(k, v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_redact_value(key, v) for v in value]
+    return value
+
+
 def _finding_order(f: Finding) -> tuple[object, ...]:
     field = [(0, p, "") if isinstance(p, int) else (1, 0, p) for p in _split_path(f.field or "")]
     return (f.file, f.line or 0, field, f.key_of, f.kind)
+
+
+_TEXT_COLUMNS = ("question", "response")
+_TEXT_LIST_COLUMNS = ("contexts", "cited_quotes")
+
+
+def _column_texts(table: Any, column: str) -> Iterator[str]:
+    if column not in table.column_names:
+        return
+    for value in table.column(column).to_pylist():
+        if column in _TEXT_LIST_COLUMNS:
+            yield from (v for v in value or () if v)
+        elif value:
+            yield value
 
 
 def private_texts_from_tables(tables: Iterable[Any]) -> Iterator[str]:
@@ -467,14 +789,8 @@ def private_texts_from_tables(tables: Iterable[Any]) -> Iterator[str]:
             ``response``, ``contexts`` (list of strings), ``cited_quotes`` (list of strings).
     """
     for table in tables:
-        names = set(table.column_names)
-        for column in ("question", "response"):
-            if column in names:
-                yield from (v for v in table.column(column).to_pylist() if v)
-        for column in ("contexts", "cited_quotes"):
-            if column in names:
-                for values in table.column(column).to_pylist():
-                    yield from (v for v in values or () if v)
+        for column in (*_TEXT_COLUMNS, *_TEXT_LIST_COLUMNS):
+            yield from _column_texts(table, column)
 
 
 def _redactable(name: str, hits: Sequence[Finding], redact: Collection[str] | None) -> bool:

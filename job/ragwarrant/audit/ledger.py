@@ -27,16 +27,17 @@ import base64
 import binascii
 import errno
 import fcntl
-import hashlib
 import math
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from ragwarrant.digests import sha256_bytes
 from ragwarrant.errors import InputError, InternalError, OutputError
 
 if TYPE_CHECKING:
@@ -48,13 +49,18 @@ if TYPE_CHECKING:
 __all__ = [
     "GENESIS_HASH",
     "LEDGER_SCHEMA_VERSION",
+    "QUARANTINE_KIND",
     "SIGNED_PREFIX",
     "DriftFlag",
     "LedgerProblem",
+    "QuarantinedLine",
     "append_entry",
     "build_entry",
     "drifting_slices",
     "entry_hash",
+    "is_marker",
+    "quarantine_marker",
+    "quarantined_lines",
     "read_entries",
     "record_run",
     "show_history",
@@ -64,6 +70,9 @@ __all__ = [
 LEDGER_SCHEMA_VERSION = 1
 GENESIS_HASH = "0" * 64
 """``prev_hash`` of the first entry."""
+
+QUARANTINE_KIND = "quarantine"
+"""``kind`` of the marker entry that keeps the bytes of a damaged last line."""
 
 SIGNED_PREFIX = b"ragwarrant-ledger-entry-v1 "
 """What an entry's Ed25519 ``signature`` covers: this prefix, then ``entry_hash`` in ASCII hex
@@ -83,7 +92,7 @@ def entry_hash(entry: Mapping[str, Any]) -> str:
     Canonical JSON: ``orjson.dumps(entry, option=OPT_SORT_KEYS)`` (UTF-8, no whitespace, keys
     sorted at every level, floats in shortest round-trip form).
     """
-    return hashlib.sha256(_canonical(entry)).hexdigest()
+    return sha256_bytes(_canonical(entry))
 
 
 def _check_finite(node: Any, path: str = "entry") -> None:
@@ -130,6 +139,35 @@ def _failed(gates: Iterable[Mapping[str, Any]]) -> list[str]:
     return [str(g.get("id")) for g in gates if g.get("status") == "fail"]
 
 
+def _abstention_records(abstention: Any) -> list[dict[str, Any]]:
+    """Flatten the accepted shapes (see ``_normalise_abstention``) into records."""
+    if isinstance(abstention, Mapping) and "by_slice" in abstention:
+        abstention = abstention["by_slice"]
+    if isinstance(abstention, Mapping):
+        return [
+            {"policy_id": policy, "slice": slice_, **dict(rates)}
+            for policy, slices in abstention.items()
+            for slice_, rates in (slices or {}).items()
+        ]
+    records = []
+    for r in abstention:
+        rec = dict(r)
+        if "policy_id" not in rec and "policy" in rec:
+            rec["policy_id"] = rec.pop("policy")
+        records.append(rec)
+    return records
+
+
+_ABSTENTION_FIELDS = (
+    "policy_id",
+    "slice",
+    "abstention_rate",
+    "disagreement_rate",
+    "n_abstained",
+    "n_with_samples",
+)
+
+
 def _normalise_abstention(abstention: Any) -> list[dict[str, Any]] | None:
     """Return abstention records sorted by (policy_id, slice).
 
@@ -141,32 +179,24 @@ def _normalise_abstention(abstention: Any) -> list[dict[str, Any]] | None:
     """
     if abstention is None:
         return None
-    records: list[dict[str, Any]] = []
-    if isinstance(abstention, Mapping) and "by_slice" in abstention:
-        abstention = abstention["by_slice"]
-    if isinstance(abstention, Mapping):
-        for policy, slices in abstention.items():
-            for slice_, rates in (slices or {}).items():
-                records.append({"policy_id": policy, "slice": slice_, **dict(rates)})
-    else:
-        for r in abstention:
-            rec = dict(r)
-            if "policy_id" not in rec and "policy" in rec:
-                rec["policy_id"] = rec.pop("policy")
-            records.append(rec)
     cleaned = [
-        {
-            "policy_id": r.get("policy_id"),
-            "slice": r.get("slice"),
-            "abstention_rate": r.get("abstention_rate"),
-            "disagreement_rate": r.get("disagreement_rate"),
-            "n_abstained": r.get("n_abstained"),
-            "n_with_samples": r.get("n_with_samples"),
-            "n_judged": r.get("n_judged", r.get("n")),
-        }
-        for r in records
+        {**{k: r.get(k) for k in _ABSTENTION_FIELDS}, "n_judged": r.get("n_judged", r.get("n"))}
+        for r in _abstention_records(abstention)
     ]
     return sorted(cleaned, key=lambda r: (str(r["policy_id"]), str(r["slice"])))
+
+
+def _candidate_entry(c: Mapping[str, Any]) -> dict[str, Any]:
+    gates = c.get("gates") or []
+    return {
+        "policy_id": c.get("policy_id"),
+        "class": c.get("class", c.get("decision_class")),
+        "reasons": list(c.get("reasons") or []),
+        "tested_on": c.get("tested_on"),
+        "paired_n": c.get("paired_n"),
+        "failed_gates": _failed(gates),
+        "bounds": _gate_bounds(gates),
+    }
 
 
 def build_entry(
@@ -196,20 +226,7 @@ def build_entry(
     contract = decision.get("contract") or {}
     if abstention is None:
         abstention = (decision.get("corroboration") or {}).get("rates")
-    candidates = []
-    for c in decision.get("candidates") or []:
-        gates = c.get("gates") or []
-        candidates.append(
-            {
-                "policy_id": c.get("policy_id"),
-                "class": c.get("class", c.get("decision_class")),
-                "reasons": list(c.get("reasons") or []),
-                "tested_on": c.get("tested_on"),
-                "paired_n": c.get("paired_n"),
-                "failed_gates": _failed(gates),
-                "bounds": _gate_bounds(gates),
-            }
-        )
+    candidates = [_candidate_entry(c) for c in decision.get("candidates") or []]
     error = decision.get("error")
     entry: dict[str, Any] = {
         "ledger_schema": LEDGER_SCHEMA_VERSION,
@@ -238,21 +255,92 @@ def build_entry(
 # Appending under a lock.
 
 
-def _last_line(fd: int, size: int) -> bytes | None:
-    """Return the last complete line (without its newline) of the open file, or None if empty.
+def _sign(entry_hash_hex: str, private_key: Ed25519PrivateKey) -> str:
+    return base64.b64encode(private_key.sign(SIGNED_PREFIX + entry_hash_hex.encode())).decode()
+
+
+def _open_locked(ledger_path: Path) -> int:
+    """Open the ledger for appending (created when absent) and take an exclusive ``flock``.
 
     Raises:
-        OutputError: the file does not end with a newline (a torn write): appending after it
-            would corrupt the chain further.
+        OutputError: the file cannot be opened or locked.
     """
-    if size == 0:
-        return None
-    if os.pread(fd, 1, size - 1) != b"\n":
+    try:
+        fd = os.open(ledger_path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    except OSError as exc:
         raise OutputError(
-            "ledger-torn",
-            "the ledger's last line is incomplete (no trailing newline); refusing to append",
-            hint="run `ragwarrant ledger verify FILE`, then repair the file from a backup",
-        )
+            "ledger-unwritable",
+            f"cannot open the ledger {ledger_path.name} for appending: {exc.strerror}",
+            hint="mount a writable volume for --ledger (its directory must exist)",
+        ) from exc
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+    except OSError as exc:
+        os.close(fd)
+        raise OutputError(
+            "ledger-lock",
+            f"cannot lock the ledger {ledger_path.name}: {exc.strerror}",
+            hint="put the ledger on a file system that supports flock (local disk, NFSv4)",
+        ) from exc
+    return fd
+
+
+def _write_line(fd: int, line: bytes, name: str) -> None:
+    """Write one line with one ``write`` and ``fsync`` it.
+
+    Raises:
+        OutputError: the write fails or is short.
+    """
+    try:
+        n = os.write(fd, line)
+        if n != len(line):
+            raise OSError(errno.EIO, f"short write ({n} of {len(line)} bytes)")
+        os.fsync(fd)
+    except OSError as exc:
+        raise OutputError(
+            "ledger-write",
+            f"cannot append to the ledger {name}: {exc.strerror}",
+            hint="check free space and permissions on the ledger volume",
+        ) from exc
+
+
+def _fsync_dir(path: Path) -> None:
+    dir_fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(dir_fd)
+    finally:
+        os.close(dir_fd)
+
+
+def _entry_body(entry: Mapping[str, Any], private_key: Ed25519PrivateKey | None) -> dict[str, Any]:
+    """The entry without chain fields, with ``keyid`` when signing; checked for NaN."""
+    body = {k: v for k, v in entry.items() if k not in _CHAIN_FIELDS}
+    if private_key is not None:
+        from ragwarrant.audit.attestation import key_id
+
+        body["keyid"] = key_id(private_key.public_key())
+    _check_finite(body)
+    return body
+
+
+_CHAIN_FIELDS = frozenset({"seq", "prev_hash", "entry_hash", "keyid", "signature"})
+
+
+def _chained(
+    body: Mapping[str, Any],
+    prev_hash: str,
+    seq: int,
+    private_key: Ed25519PrivateKey | None,
+) -> dict[str, Any]:
+    written = {**body, "seq": seq, "prev_hash": prev_hash}
+    written["entry_hash"] = entry_hash(written)
+    if private_key is not None:
+        written["signature"] = _sign(written["entry_hash"], private_key)
+    return written
+
+
+def _last_line(fd: int, size: int) -> bytes:
+    """Return the last line (without its newline) of a non-empty file ending with a newline."""
     buf = b""
     pos = size - 1  # the final newline is not part of the line
     while pos > 0:
@@ -265,8 +353,96 @@ def _last_line(fd: int, size: int) -> bytes | None:
     return buf
 
 
-def _sign(entry_hash_hex: str, private_key: Ed25519PrivateKey) -> str:
-    return base64.b64encode(private_key.sign(SIGNED_PREFIX + entry_hash_hex.encode())).decode()
+def _as_entry(raw: bytes) -> dict[str, Any] | None:
+    """The line as a chained entry (an object with a string ``entry_hash`` and an int ``seq``)."""
+    entry = _parse_line(raw)
+    if entry is None:
+        return None
+    if not isinstance(entry.get("entry_hash"), str) or type(entry.get("seq")) is not int:
+        return None
+    return entry
+
+
+def _link_after(entry: Mapping[str, Any] | None) -> tuple[str, int]:
+    """(``prev_hash``, ``seq``) of the entry that follows ``entry`` (None: the first entry)."""
+    if entry is None:
+        return GENESIS_HASH, 1
+    return str(entry["entry_hash"]), int(entry["seq"]) + 1
+
+
+def quarantine_marker(line: int, raw: bytes) -> dict[str, Any]:
+    """Return the body of the entry that quarantines a damaged last line (before chaining).
+
+    The damaged bytes are kept whole (base64) with their length and sha256, so nothing a
+    killed run half-wrote is lost, and ``verify_chain`` can skip exactly that line.
+    """
+    return {
+        "ledger_schema": LEDGER_SCHEMA_VERSION,
+        "kind": QUARANTINE_KIND,
+        "time": datetime.now(UTC).isoformat().replace("+00:00", "Z"),
+        "quarantined": {
+            "line": line,
+            "bytes": len(raw),
+            "sha256": sha256_bytes(raw),
+            "base64": base64.b64encode(raw).decode("ascii"),
+        },
+    }
+
+
+def _repair_tail(
+    fd: int, size: int, name: str, private_key: Ed25519PrivateKey | None
+) -> tuple[str, int]:
+    """Quarantine a damaged last line (torn by a kill, or not an entry); return the next link.
+
+    A last line that is a whole entry missing only its newline gets the newline. Otherwise the
+    line is ended with a newline and a marker entry holding its bytes is chained after the
+    last good entry, so the chain stays intact and the run's own entry follows the marker.
+
+    Raises:
+        OutputError: the line before the damaged one is not an entry either.
+    """
+    data = os.pread(fd, size, 0)
+    ends_with_newline = data.endswith(b"\n")
+    lines = data.split(b"\n")[:-1] if ends_with_newline else data.split(b"\n")
+    tail, before = lines[-1], lines[:-1]
+    whole = _as_entry(tail)
+    if not ends_with_newline and whole is not None and entry_hash(whole) == whole["entry_hash"]:
+        _write_line(fd, b"\n", name)
+        return _link_after(whole)
+    previous = _as_entry(before[-1]) if before else None
+    if before and previous is None:
+        raise OutputError(
+            "ledger-corrupt",
+            f"the last two lines of the ledger {name} are not ledger entries",
+            hint="run `ragwarrant ledger verify FILE` to find the damage",
+        )
+    if not ends_with_newline:
+        _write_line(fd, b"\n", name)
+    prev_hash, seq = _link_after(previous)
+    marker = _chained(
+        _entry_body(quarantine_marker(len(before) + 1, tail), private_key),
+        prev_hash,
+        seq,
+        private_key,
+    )
+    _write_line(fd, orjson.dumps(marker, option=orjson.OPT_SORT_KEYS) + b"\n", name)
+    return _link_after(marker)
+
+
+def _chain_link(fd: int, name: str, private_key: Ed25519PrivateKey | None) -> tuple[str, int]:
+    """Return (``prev_hash``, ``seq``) for the next entry, quarantining a damaged last line.
+
+    Raises:
+        OutputError: the ledger's tail is damaged beyond its last line.
+    """
+    size = os.fstat(fd).st_size
+    if size == 0:
+        return GENESIS_HASH, 1
+    if os.pread(fd, 1, size - 1) == b"\n":
+        last = _as_entry(_last_line(fd, size))
+        if last is not None:
+            return _link_after(last)
+    return _repair_tail(fd, size, name, private_key)
 
 
 def append_entry(
@@ -279,6 +455,12 @@ def append_entry(
     writes the line with one ``write`` on an ``O_APPEND`` descriptor and ``fsync``s it. The
     parent directory is fsynced when the file is created.
 
+    A damaged last line (torn by a run killed mid-append, or not an entry) does not stop the
+    append: it is ended with a newline and quarantined by a marker entry
+    (``quarantine_marker``: its bytes, length and sha256) chained before this entry, so the
+    current run's entry is never lost and ``verify_chain`` stays intact (``quarantined_lines``
+    lists what was set aside).
+
     Args:
         ledger_path: the ledger file; created (mode 0644) when absent; its directory must exist.
         entry: the entry (``build_entry``); ``seq``, ``prev_hash`` and ``entry_hash`` are set here.
@@ -289,76 +471,23 @@ def append_entry(
         The entry as written, with ``seq``, ``prev_hash`` and ``entry_hash``.
 
     Raises:
-        OutputError: the ledger cannot be opened, locked or written, or its last line is torn
-            or is not a ledger entry.
+        OutputError: the ledger cannot be opened, locked or written, or its last two lines are
+            both damaged.
         InternalError: the entry holds NaN or Infinity.
     """
-    body = {
-        k: v
-        for k, v in entry.items()
-        if k not in ("seq", "prev_hash", "entry_hash", "keyid", "signature")
-    }
-    if private_key is not None:
-        from ragwarrant.audit.attestation import key_id
-
-        body["keyid"] = key_id(private_key.public_key())
-    _check_finite(body)
+    body = _entry_body(entry, private_key)
     existed = ledger_path.exists()
+    fd = _open_locked(ledger_path)
     try:
-        fd = os.open(ledger_path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644)
-    except OSError as exc:
-        raise OutputError(
-            "ledger-unwritable",
-            f"cannot open the ledger {ledger_path.name} for appending: {exc.strerror}",
-            hint="mount a writable volume for --ledger (its directory must exist)",
-        ) from exc
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
-        except OSError as exc:
-            raise OutputError(
-                "ledger-lock",
-                f"cannot lock the ledger {ledger_path.name}: {exc.strerror}",
-                hint="put the ledger on a file system that supports flock (local disk, NFSv4)",
-            ) from exc
-        size = os.fstat(fd).st_size
-        last = _last_line(fd, size)
-        if last is None:
-            prev_hash, seq = GENESIS_HASH, 1
-        else:
-            try:
-                prev = orjson.loads(last)
-                prev_hash, seq = str(prev["entry_hash"]), int(prev["seq"]) + 1
-            except (orjson.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
-                raise OutputError(
-                    "ledger-corrupt",
-                    f"the last line of the ledger {ledger_path.name} is not a ledger entry",
-                    hint="run `ragwarrant ledger verify FILE` to find the damage",
-                ) from exc
-        written = {**body, "seq": seq, "prev_hash": prev_hash}
-        written["entry_hash"] = entry_hash(written)
-        if private_key is not None:
-            written["signature"] = _sign(written["entry_hash"], private_key)
-        line = orjson.dumps(written, option=orjson.OPT_SORT_KEYS) + b"\n"
-        try:
-            n = os.write(fd, line)
-            if n != len(line):
-                raise OSError(errno.EIO, f"short write ({n} of {len(line)} bytes)")
-            os.fsync(fd)
-        except OSError as exc:
-            raise OutputError(
-                "ledger-write",
-                f"cannot append to the ledger {ledger_path.name}: {exc.strerror}",
-                hint="check free space and permissions on the ledger volume",
-            ) from exc
+        prev_hash, seq = _chain_link(fd, ledger_path.name, private_key)
+        written = _chained(body, prev_hash, seq, private_key)
+        _write_line(
+            fd, orjson.dumps(written, option=orjson.OPT_SORT_KEYS) + b"\n", ledger_path.name
+        )
     finally:
         os.close(fd)  # closing the descriptor releases the lock
     if not existed:
-        dir_fd = os.open(ledger_path.parent, os.O_RDONLY)
-        try:
-            os.fsync(dir_fd)
-        finally:
-            os.close(dir_fd)
+        _fsync_dir(ledger_path.parent)
     return written
 
 
@@ -417,6 +546,105 @@ def _signature_problem(
     return None
 
 
+def _parse_line(raw: bytes) -> dict[str, Any] | None:
+    try:
+        entry = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return None
+    return entry if isinstance(entry, dict) else None
+
+
+def _link_problems(
+    number: int, entry: Mapping[str, Any], prev_recorded: str, prev_seq: int
+) -> Iterator[LedgerProblem]:
+    """Problems of one complete entry's own hash, its link to the previous line and its seq."""
+    recomputed = entry_hash(entry)
+    if recomputed != entry["entry_hash"]:
+        yield LedgerProblem(
+            number,
+            "entry-hash",
+            f"entry_hash is {str(entry['entry_hash'])[:12]}..., the entry hashes to "
+            f"{recomputed[:12]}...: the entry was changed after it was written",
+        )
+    if entry["prev_hash"] != prev_recorded:
+        yield LedgerProblem(
+            number,
+            "prev-hash",
+            f"prev_hash is {str(entry['prev_hash'])[:12]}..., the previous entry's "
+            f"entry_hash is {prev_recorded[:12] or '(none)'}...: an entry before this one "
+            "was deleted, inserted or reordered",
+        )
+    if entry["seq"] != prev_seq + 1:
+        yield LedgerProblem(number, "seq", f"seq is {entry['seq']}, expected {prev_seq + 1}")
+
+
+_SIGNATURE_MESSAGES = {
+    "unsigned": "the entry has no signature",
+    "signature": "the signature does not verify with the given public key (the entry was "
+    "rewritten, or signed with another key)",
+}
+
+
+def _public_key_id(public_key: Ed25519PublicKey | None) -> str:
+    if public_key is None:
+        return ""
+    from ragwarrant.audit.attestation import key_id
+
+    return key_id(public_key)
+
+
+@dataclass(frozen=True)
+class QuarantinedLine:
+    """A damaged line set aside by the marker entry on the line after it.
+
+    Attributes:
+        line: 1-based line number of the damaged bytes.
+        marker_line: line of the marker entry that holds them.
+        size_bytes: length of the damaged line.
+        sha256: its sha256 (hex); the marker's ``quarantined.base64`` holds the bytes.
+    """
+
+    line: int
+    marker_line: int
+    size_bytes: int
+    sha256: str
+
+    def __str__(self) -> str:
+        return (
+            f"line {self.line}: quarantined: {self.size_bytes} bytes of an incomplete entry "
+            f"(a run killed while appending?), kept in the marker entry on line "
+            f"{self.marker_line} (sha256 {self.sha256[:12]}...)"
+        )
+
+
+def is_marker(entry: Mapping[str, Any]) -> bool:
+    """Whether a ledger entry is a quarantine marker rather than a run's entry."""
+    return entry.get("kind") == QUARANTINE_KIND
+
+
+def _quarantined(lines: Sequence[bytes]) -> dict[int, QuarantinedLine]:
+    """Damaged lines each followed by a marker that holds exactly their bytes, by line number."""
+    out: dict[int, QuarantinedLine] = {}
+    for number, raw in enumerate(lines[1:], start=2):
+        entry = _parse_line(raw)
+        info = entry.get("quarantined") if entry is not None and is_marker(entry) else None
+        if not isinstance(info, dict) or info.get("line") != number - 1:
+            continue
+        damaged = lines[number - 2]
+        if info.get("sha256") == sha256_bytes(damaged):
+            out[number - 1] = QuarantinedLine(number - 1, number, len(damaged), info["sha256"])
+    return out
+
+
+def quarantined_lines(path: Path) -> list[QuarantinedLine]:
+    """Return the damaged lines that a marker entry set aside, in line order.
+
+    Raises:
+        InputError: the file cannot be read.
+    """
+    return sorted(_quarantined(_read_bytes(path).splitlines()).values(), key=lambda q: q.line)
+
+
 def verify_chain(path: Path, public_key: Ed25519PublicKey | None = None) -> list[LedgerProblem]:
     """Check every line's ``entry_hash``, ``prev_hash`` link and ``seq`` (and signature).
 
@@ -428,30 +656,34 @@ def verify_chain(path: Path, public_key: Ed25519PublicKey | None = None) -> list
         Problems in line order; the first one names the first broken entry. Empty when intact.
         The link check compares ``prev_hash`` with the previous line's *recorded* ``entry_hash``,
         so an edited entry is reported once (as ``entry-hash``) and a deleted one once (as
-        ``prev-hash`` on the line after the gap).
+        ``prev-hash`` on the line after the gap). A damaged line followed by the marker entry
+        that quarantines it (see ``append_entry``) is not a problem: the marker chains to the
+        entry before it; ``quarantined_lines`` lists such lines.
 
     Raises:
         InputError: the file cannot be read.
     """
     data = _read_bytes(path)
-    keyid = ""
-    if public_key is not None:
-        from ragwarrant.audit.attestation import key_id
-
-        keyid = key_id(public_key)
+    keyid = _public_key_id(public_key)
     problems: list[LedgerProblem] = []
     if data and not data.endswith(b"\n"):
         problems.append(
-            LedgerProblem(data.count(b"\n") + 1, "torn", "the last line has no trailing newline")
+            LedgerProblem(
+                data.count(b"\n") + 1,
+                "torn",
+                "the last line has no trailing newline (a run killed while appending?); the "
+                "next append quarantines it",
+            )
         )
     prev_recorded = GENESIS_HASH
     prev_seq = 0
-    for number, raw in enumerate(data.splitlines(), start=1):
-        try:
-            entry = orjson.loads(raw)
-            if not isinstance(entry, dict):
-                raise TypeError
-        except (orjson.JSONDecodeError, TypeError):
+    lines = data.splitlines()
+    quarantined = _quarantined(lines)
+    for number, raw in enumerate(lines, start=1):
+        if number in quarantined:
+            continue
+        entry = _parse_line(raw)
+        if entry is None:
             problems.append(LedgerProblem(number, "unparseable", "not a JSON object"))
             prev_recorded, prev_seq = "", prev_seq + 1
             continue
@@ -460,43 +692,11 @@ def verify_chain(path: Path, public_key: Ed25519PublicKey | None = None) -> list
             problems.append(LedgerProblem(number, "missing-field", f"missing {', '.join(missing)}"))
             prev_recorded, prev_seq = str(entry.get("entry_hash", "")), prev_seq + 1
             continue
-        recomputed = entry_hash(entry)
-        if recomputed != entry["entry_hash"]:
-            problems.append(
-                LedgerProblem(
-                    number,
-                    "entry-hash",
-                    f"entry_hash is {str(entry['entry_hash'])[:12]}..., the entry hashes to "
-                    f"{recomputed[:12]}...: the entry was changed after it was written",
-                )
-            )
-        if entry["prev_hash"] != prev_recorded:
-            problems.append(
-                LedgerProblem(
-                    number,
-                    "prev-hash",
-                    f"prev_hash is {str(entry['prev_hash'])[:12]}..., the previous entry's "
-                    f"entry_hash is {prev_recorded[:12] or '(none)'}...: an entry before this one "
-                    "was deleted, inserted or reordered",
-                )
-            )
-        if entry["seq"] != prev_seq + 1:
-            problems.append(
-                LedgerProblem(number, "seq", f"seq is {entry['seq']}, expected {prev_seq + 1}")
-            )
+        problems.extend(_link_problems(number, entry, prev_recorded, prev_seq))
         if public_key is not None:
             kind = _signature_problem(entry, public_key, keyid)
-            if kind == "unsigned":
-                problems.append(LedgerProblem(number, "unsigned", "the entry has no signature"))
-            elif kind == "signature":
-                problems.append(
-                    LedgerProblem(
-                        number,
-                        "signature",
-                        "the signature does not verify with the given public key (the entry "
-                        "was rewritten, or signed with another key)",
-                    )
-                )
+            if kind is not None:
+                problems.append(LedgerProblem(number, kind, _SIGNATURE_MESSAGES[kind]))
         prev_recorded = str(entry["entry_hash"])
         prev_seq = entry["seq"] if isinstance(entry["seq"], int) else prev_seq + 1
     return problems
@@ -597,6 +797,76 @@ def _fmt(x: Any) -> str:
     return str(x)
 
 
+def _run_line(e: Mapping[str, Any]) -> str:
+    c = e.get("contract") or {}
+    blockers = e.get("run_failed_gates")
+    return (
+        f"    {e.get('time')}  {e.get('run_id')}  {e.get('run_class'):<12} "
+        f"evidence={e.get('evidence_class') or '-'}  "
+        f"contract={c.get('version')}@{str(c.get('sha256'))[:12]}"
+        + (f"  run-blockers={','.join(blockers)}" if blockers else "")
+        + (f"  error={e['error'].get('code')}" if e.get("error") else "")
+    )
+
+
+def _candidate_detail(cand: Mapping[str, Any]) -> str:
+    """Blockers, or the tightest noninferiority bound (smallest margin over its threshold)."""
+    if cand.get("failed_gates"):
+        return "blockers/failed: " + ",".join(cand["failed_gates"])
+    ni = [b for b in cand.get("bounds") or [] if b.get("lower_bound") is not None]
+    if not ni:
+        return ""
+    tight = min(ni, key=lambda b: b["lower_bound"] - (b.get("threshold") or 0.0))
+    return (
+        f"tightest {tight.get('id')}: LCB {_fmt(tight.get('lower_bound'))} "
+        f"vs {_fmt(tight.get('threshold'))}"
+    )
+
+
+def _policy_lines(runs: Sequence[Mapping[str, Any]], policy: str | None) -> list[str]:
+    policies: dict[str, list[tuple[Mapping[str, Any], Mapping[str, Any]]]] = {}
+    for e in runs:
+        for cand in e.get("candidates") or []:
+            pid = str(cand.get("policy_id"))
+            if policy is None or pid == policy:
+                policies.setdefault(pid, []).append((e, cand))
+    lines = []
+    for pid, rows in policies.items():
+        classes = " -> ".join(str(cand.get("class")) for _, cand in rows)
+        lines.append(f"  policy {pid}: {classes}")
+        for e, cand in rows:
+            n = cand.get("paired_n")
+            lines.append(
+                f"    {e.get('time')}  {e.get('run_id')}  {str(cand.get('class')):<12} "
+                f"n={n if n is not None else '-'}  {_candidate_detail(cand)}".rstrip()
+            )
+    return lines
+
+
+def _abstention_lines(
+    cid: str,
+    runs: Sequence[Mapping[str, Any]],
+    policy: str | None,
+    flags: Sequence[DriftFlag],
+    window: int,
+) -> list[str]:
+    series = {k: v for k, v in _abstention_series(runs).items() if policy is None or k[1] == policy}
+    if not series:
+        return []
+    flagged = {(f.contract_id, f.policy_id, f.slice): f for f in reversed(flags)}
+    lines = ["  abstention rate by slice (oldest -> newest):"]
+    for (_, pid, slice_), points in sorted(series.items()):
+        rates = "  ".join(f"{p[2]:.3f}" for p in points)
+        flag = flagged.get((cid, pid, slice_))
+        mark = (
+            f"  <- EARLY DRIFT: rose in each of the last {window} runs (+{flag.rise:.3f})"
+            if flag
+            else ""
+        )
+        lines.append(f"    {pid} / {slice_}: {rates}{mark}")
+    return lines
+
+
 def show_history(
     path: Path,
     contract: str | None = None,
@@ -623,7 +893,8 @@ def show_history(
     entries = [
         e
         for e in read_entries(path)
-        if contract is None or (e.get("contract") or {}).get("id") == contract
+        if not is_marker(e)
+        and (contract is None or (e.get("contract") or {}).get("id") == contract)
     ]
     lines: list[str] = []
     if problems:
@@ -640,69 +911,9 @@ def show_history(
     for cid, runs in by_contract.items():
         lines.append(f"contract {cid} ({len(runs)} run{'s' if len(runs) != 1 else ''})")
         lines.append("  runs:")
-        for e in runs:
-            c = e.get("contract") or {}
-            lines.append(
-                f"    {e.get('time')}  {e.get('run_id')}  {e.get('run_class'):<12} "
-                f"evidence={e.get('evidence_class') or '-'}  "
-                f"contract={c.get('version')}@{str(c.get('sha256'))[:12]}"
-                + (
-                    f"  run-blockers={','.join(e['run_failed_gates'])}"
-                    if e.get("run_failed_gates")
-                    else ""
-                )
-                + (f"  error={e['error'].get('code')}" if e.get("error") else "")
-            )
-        policies: dict[str, list[tuple[dict[str, Any], dict[str, Any]]]] = {}
-        for e in runs:
-            for cand in e.get("candidates") or []:
-                pid = str(cand.get("policy_id"))
-                if policy is None or pid == policy:
-                    policies.setdefault(pid, []).append((e, cand))
-        for pid, rows in policies.items():
-            classes = " -> ".join(str(cand.get("class")) for _, cand in rows)
-            lines.append(f"  policy {pid}: {classes}")
-            for e, cand in rows:
-                detail = ""
-                if cand.get("failed_gates"):
-                    detail = "blockers/failed: " + ",".join(cand["failed_gates"])
-                else:
-                    ni = [b for b in cand.get("bounds") or [] if b.get("lower_bound") is not None]
-                    if ni:
-                        tight = min(
-                            ni,
-                            key=lambda b: b["lower_bound"] - (b.get("threshold") or 0.0),
-                        )
-                        detail = (
-                            f"tightest {tight.get('id')}: LCB {_fmt(tight.get('lower_bound'))} "
-                            f"vs {_fmt(tight.get('threshold'))}"
-                        )
-                n = cand.get("paired_n")
-                lines.append(
-                    f"    {e.get('time')}  {e.get('run_id')}  {str(cand.get('class')):<12} "
-                    f"n={n if n is not None else '-'}  {detail}".rstrip()
-                )
-        series = {
-            k: v for k, v in _abstention_series(runs).items() if policy is None or k[1] == policy
-        }
-        if series:
-            lines.append("  abstention rate by slice (oldest -> newest):")
-            for (_, pid, slice_), points in sorted(series.items()):
-                rates = "  ".join(f"{p[2]:.3f}" for p in points)
-                flag = next(
-                    (
-                        f
-                        for f in flags
-                        if (f.contract_id, f.policy_id, f.slice) == (cid, pid, slice_)
-                    ),
-                    None,
-                )
-                mark = (
-                    f"  <- EARLY DRIFT: rose in each of the last {window} runs (+{flag.rise:.3f})"
-                    if flag
-                    else ""
-                )
-                lines.append(f"    {pid} / {slice_}: {rates}{mark}")
+        lines += [_run_line(e) for e in runs]
+        lines += _policy_lines(runs, policy)
+        lines += _abstention_lines(cid, runs, policy, flags, window)
     return "\n".join(lines) + "\n"
 
 
@@ -727,7 +938,7 @@ def record_run(
         OutputError: the ledger cannot be written, or its tail is damaged.
     """
     decision = orjson.loads((output_dir / "decision.json").read_bytes())
-    manifest_sha256 = hashlib.sha256((output_dir / "manifest.json").read_bytes()).hexdigest()
+    manifest_sha256 = sha256_bytes((output_dir / "manifest.json").read_bytes())
     contract_sha256 = str((decision.get("contract") or {}).get("sha256") or "")
     return append_entry(
         ledger_path,

@@ -1,12 +1,15 @@
 """Publish a run: render → scan → apply any hygiene BLOCK → write, manifest last.
 
-1. Render ``decision.json``, ``validation_report.json`` and ``report.md`` to bytes.
+1. Render ``decision.json``, ``validation_report.json``, ``report.md``, ``report.html`` and
+   ``junit.xml`` to bytes (the last three from the decision).
 2. Scan them (``audit.hygiene.scan_outputs``): credentials, host paths, e-mail addresses, copied
    evidence text. The scanner only finds and redacts.
 3. On findings, ``decision.block_for_hygiene`` BLOCKs the run (an ERROR record stays ERROR), the
    failed ``hard:publication-hygiene`` run gate (``gates.run``) and one ``hygiene:<kind>`` check
    per finding are added, everything is rendered again, and ``audit.hygiene.withhold`` redacts
-   offending JSON fields and replaces an offending ``report.md`` by a notice.
+   offending JSON fields and replaces an offending ``report.md`` by a notice. ``report.html``
+   and ``junit.xml`` are rendered again from the redacted ``decision.json`` (so they stay a page
+   and valid XML), and replaced by the notice only if that rendering still has findings.
 4. Write each file atomically (``audit.writer.write_atomic``), then ``manifest.json`` over
    exactly those bytes: its presence means the run completed.
 """
@@ -27,16 +30,20 @@ from ragwarrant.audit.hygiene import (
     scan_outputs,
     withhold,
 )
+from ragwarrant.audit.junit import render_junit
 from ragwarrant.audit.manifest import build_manifest, digest_bytes, utc_timestamp
 from ragwarrant.audit.report import render_report
+from ragwarrant.audit.report_html import render_report_html
 from ragwarrant.audit.writer import dump_json, write_atomic, write_model
 from ragwarrant.decision import block_for_hygiene
 from ragwarrant.errors import OutputError, UsageError
 from ragwarrant.gates.run import gate_publication_hygiene
 from ragwarrant.outputs import (
     DECISION_FILE,
+    JUNIT_FILE,
     MANIFEST_FILE,
     REPORT_FILE,
+    REPORT_HTML_FILE,
     VALIDATION_REPORT_FILE,
     Decision,
     FileDigest,
@@ -49,6 +56,7 @@ __all__ = [
     "check_output_dir",
     "is_inside",
     "publish_outputs",
+    "render_decision_views",
     "render_outputs",
     "write_outputs",
 ]
@@ -62,9 +70,9 @@ class Publication:
     """What the job may write, after the hygiene scan.
 
     Attributes:
-        files: output name → bytes to write: always ``decision.json``,
-            ``validation_report.json`` and ``report.md`` (JSON redacted, ``report.md`` replaced by
-            a notice, when they had findings).
+        files: output name → bytes to write: every name of ``OUTPUT_FILES`` but the manifest
+            (JSON redacted, ``report.md`` replaced by a notice, ``report.html`` and ``junit.xml``
+            rendered from the redacted decision, when they had findings).
         decision: the decision as published (BLOCK with ``hard:publication-hygiene`` when there
             were findings; an ERROR run keeps its class and gains the gate).
         findings: the findings of the final scan (before redaction), empty when clean.
@@ -119,13 +127,34 @@ def check_output_dir(output_dir: Path, input_dir: Path) -> None:
         )
 
 
+def render_decision_views(decision: Decision) -> dict[str, bytes]:
+    """Render ``report.html`` and ``junit.xml`` (byte-deterministic) from ``decision``."""
+    return {
+        REPORT_HTML_FILE: render_report_html(decision).encode("utf-8"),
+        JUNIT_FILE: render_junit(decision),
+    }
+
+
 def render_outputs(decision: Decision, report: ValidationReport) -> dict[str, bytes]:
-    """Render the three scanned outputs (every output file but the manifest) to bytes."""
+    """Render the scanned outputs (every output file but the manifest) to bytes."""
     return {
         DECISION_FILE: dump_json(decision),
         VALIDATION_REPORT_FILE: dump_json(report),
         REPORT_FILE: render_report(decision).encode(),
+        **render_decision_views(decision),
     }
+
+
+def _withhold(rendered: dict[str, bytes], private_texts: PrivateTexts) -> HygieneOutcome:
+    """Scan and withhold; re-render the decision's views from a redacted ``decision.json``."""
+    outcome = withhold(rendered, scan_outputs(rendered, private_texts()))
+    if DECISION_FILE not in outcome.redacted:
+        return outcome
+    views = render_decision_views(Decision.model_validate_json(outcome.kept[DECISION_FILE]))
+    again = withhold(views, scan_outputs(views, private_texts()))
+    withheld = sorted((set(outcome.withheld) - set(views)) | set(again.withheld))
+    kept = {name: again.kept.get(name, data) for name, data in outcome.kept.items()}
+    return HygieneOutcome(kept, withheld, outcome.redacted, outcome.findings)
 
 
 def _with_checks(report: ValidationReport, checks: list[ValidationCheck]) -> ValidationReport:
@@ -137,7 +166,8 @@ def _clean_check() -> ValidationCheck:
         id="publication-hygiene",
         target="outputs",
         status="pass",
-        message=f"{DECISION_FILE}, {VALIDATION_REPORT_FILE} and {REPORT_FILE} were scanned: no "
+        message=f"{DECISION_FILE}, {VALIDATION_REPORT_FILE}, {REPORT_FILE}, {REPORT_HTML_FILE} and "
+        f"{JUNIT_FILE} were scanned: no "
         "credentials, host paths, e-mail addresses or copied evidence text",
     )
 
@@ -170,7 +200,7 @@ def publish_outputs(
         gate = gate_publication_hygiene(findings, withheld)
         decision = decision.model_copy(update={"run_gates": [*base_gates, gate]})
         rendered = render_outputs(decision, report)
-        outcome = withhold(rendered, scan_outputs(rendered, private_texts()))
+        outcome = _withhold(rendered, private_texts)
         if outcome.withheld == withheld:
             break
         withheld = outcome.withheld

@@ -9,7 +9,15 @@ from __future__ import annotations
 from ragwarrant.audit.hygiene import is_secret_name
 from ragwarrant.evidence_class import EvidenceClass
 from ragwarrant.exit_codes import DecisionClass
-from ragwarrant.outputs import CandidateClass, Decision, GateResult, GateStatus
+from ragwarrant.outputs import (
+    CandidateClass,
+    CandidateDecision,
+    CorroborationRates,
+    CorroborationSummary,
+    Decision,
+    GateResult,
+    GateStatus,
+)
 
 __all__ = ["decision_sentence", "render_report"]
 
@@ -72,6 +80,24 @@ def _rate(x: float | None) -> str:
     return "—" if x is None else f"{x:.1%}"
 
 
+def _rate_row(c: CorroborationSummary, r: CorroborationRates) -> str:
+    """One table row; a rate above the contract's limit is in bold."""
+    over_d = r.disagreement_rate is not None and r.disagreement_rate > c.max_disagreement_rate
+    over_a = r.abstention_rate is not None and r.abstention_rate > c.max_abstention_rate
+    dr = f"**{_rate(r.disagreement_rate)}**" if over_d else _rate(r.disagreement_rate)
+    ar = f"**{_rate(r.abstention_rate)}**" if over_a else _rate(r.abstention_rate)
+    return (
+        f"| {r.policy_id} | {r.slice if r.slice is not None else 'all'} "
+        f"| {r.n_judged} | {r.n_disagreements} "
+        f"| {dr} | {r.judge_supported_lexical_unsupported} "
+        f"| {r.judge_unsupported_lexical_supported} "
+        f"| {r.answer_type_disagreements} | {r.n_with_samples} | {r.n_abstained} | {ar} "
+        f"| {r.failed_retrieval} "
+        f"| {r.failed_generation} | {r.failed_answer} | {r.fabricated_citations} "
+        f"| {r.honest_refusals} |"
+    )
+
+
 def corroboration_lines(decision: Decision) -> list[str]:
     """The "Evaluator corroboration" section: disagreement and abstention rates.
 
@@ -109,21 +135,7 @@ def corroboration_lines(decision: Decision) -> list[str]:
         "| failed answer | fabricated citations | honest refusals |",
         "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
-    for r in c.rates:
-        over_d = r.disagreement_rate is not None and r.disagreement_rate > c.max_disagreement_rate
-        over_a = r.abstention_rate is not None and r.abstention_rate > c.max_abstention_rate
-        dr = f"**{_rate(r.disagreement_rate)}**" if over_d else _rate(r.disagreement_rate)
-        ar = f"**{_rate(r.abstention_rate)}**" if over_a else _rate(r.abstention_rate)
-        lines.append(
-            f"| {r.policy_id} | {r.slice if r.slice is not None else 'all'} "
-            f"| {r.n_judged} | {r.n_disagreements} "
-            f"| {dr} | {r.judge_supported_lexical_unsupported} "
-            f"| {r.judge_unsupported_lexical_supported} "
-            f"| {r.answer_type_disagreements} | {r.n_with_samples} | {r.n_abstained} | {ar} "
-            f"| {r.failed_retrieval} "
-            f"| {r.failed_generation} | {r.failed_answer} | {r.fabricated_citations} "
-            f"| {r.honest_refusals} |"
-        )
+    lines += [_rate_row(c, r) for r in c.rates]
     lines += [
         "",
         "Rates in bold are above the contract's limit. A failed leg names where the pipeline "
@@ -133,58 +145,80 @@ def corroboration_lines(decision: Decision) -> list[str]:
     return lines
 
 
-def render_report(decision: Decision) -> str:
-    """Render ``report.md`` from a decision."""
+def _header_lines(decision: Decision) -> list[str]:
     lines = ["# ragwarrant decision", "", decision_sentence(decision), ""]
     lines += [f"- run: `{decision.run_id}`, exit code {decision.exit_code}"]
     if decision.contract:
         c = decision.contract
         lines += [f"- contract: `{c.id}` v{c.version} (sha256 `{c.sha256[:16]}…`)"]
     if decision.evidence_class:
+        floor = decision.promotion_min_class.value if decision.promotion_min_class else "—"
         lines += [
             f"- evidence class: **{decision.evidence_class.value}** "
-            "(lowest class allowed to promote: "
-            f"{decision.promotion_min_class.value if decision.promotion_min_class else '—'})",
+            f"(lowest class allowed to promote: {floor})",
             f"- what this run supports: {decision.claim_scope}",
             "- what it does not support: " + "; ".join(decision.claims_not_supported),
         ]
-    if decision.error:
-        e = decision.error
+    return lines
+
+
+def _error_lines(decision: Decision) -> list[str]:
+    e = decision.error
+    if e is None:
+        return []
+    lines = [
+        "",
+        "## Error",
+        "",
+        f"- code: `{e.code}` (exit {e.exit_code}, {e.fault} fault)",
+        f"- message: {e.message}",
+    ]
+    return lines + ([f"- hint: {e.hint}"] if e.hint else [])
+
+
+def _selection_lines(decision: Decision) -> list[str]:
+    s = decision.selection
+    if not s:
+        return []
+    return [
+        "",
+        "## Selection",
+        "",
+        f"- method: {s.method}; selected: {s.selected_policy or '—'}",
+        f"- quality-only selection would pick: {s.quality_only_pick or '—'}; "
+        f"cost-only: {s.cost_only_pick or '—'}",
+        *(f"- {n}" for n in s.notes),
+    ]
+
+
+def _run_gate_lines(decision: Decision) -> list[str]:
+    if not decision.run_gates:
+        return []
+    return [
+        "",
+        "## Run-level checks",
+        "",
+        *(f"- `{g.id}`: {g.status.value} — {g.reason}" for g in decision.run_gates),
+    ]
+
+
+def _source_lines(decision: Decision) -> list[str]:
+    if not decision.sources:
+        return []
+    lines = ["", "## Evidence sources", ""]
+    for src in decision.sources:
+        tool = src.tool + (f" {src.tool_version}" if src.tool_version else "")
         lines += [
-            "",
-            "## Error",
-            "",
-            f"- code: `{e.code}` (exit {e.exit_code}, {e.fault} fault)",
-            f"- message: {e.message}",
+            f"- `{src.path}` ({src.source_id}): adapter {src.adapter}, {tool}, "
+            f"{src.rows_read} rows, pairing {src.pairing_method}"
+            + (f"; detected: {src.detected}" if src.detected else "")
         ]
-        if e.hint:
-            lines += [f"- hint: {e.hint}"]
-    if decision.selection:
-        s = decision.selection
-        lines += [
-            "",
-            "## Selection",
-            "",
-            f"- method: {s.method}; selected: {s.selected_policy or '—'}",
-        ]
-        lines += [
-            f"- quality-only selection would pick: {s.quality_only_pick or '—'}; "
-            f"cost-only: {s.cost_only_pick or '—'}"
-        ]
-        lines += [f"- {n}" for n in s.notes]
-    if decision.run_gates:
-        lines += ["", "## Run-level checks", ""]
-        lines += [f"- `{g.id}`: {g.status.value} — {g.reason}" for g in decision.run_gates]
-    if decision.sources:
-        lines += ["", "## Evidence sources", ""]
-        for src in decision.sources:
-            tool = src.tool + (f" {src.tool_version}" if src.tool_version else "")
-            lines += [
-                f"- `{src.path}` ({src.source_id}): adapter {src.adapter}, {tool}, "
-                f"{src.rows_read} rows, pairing {src.pairing_method}"
-                + (f"; detected: {src.detected}" if src.detected else "")
-            ]
-            lines += [f"  - {note}" for note in src.notes]
+        lines += [f"  - {note}" for note in src.notes]
+    return lines
+
+
+def _validation_lines(decision: Decision) -> list[str]:
+    lines: list[str] = []
     if decision.notes:
         lines += ["", "## Notes from validation", ""]
         lines += [f"- {n}" for n in decision.notes]
@@ -196,8 +230,14 @@ def render_report(decision: Decision) -> str:
             f"| {m['policy_id']} | {m['metric']} | {m['reason']} | {m['count']} |"
             for m in decision.missing_values
         ]
-    lines += ["", "## Candidates", ""]
-    lines += [
+    return lines
+
+
+def _candidate_table(decision: Decision) -> list[str]:
+    lines = [
+        "",
+        "## Candidates",
+        "",
         "| candidate | class | tested on | paired n | first reason |",
         "|---|---|---|---|---|",
     ]
@@ -207,54 +247,93 @@ def render_report(decision: Decision) -> str:
             f"| {cd.policy_id} | {cd.decision_class.value} | {cd.tested_on} "
             f"| {cd.paired_n if cd.paired_n is not None else '—'} | {first} |"
         ]
+    return lines
+
+
+def _gate_table(cd: CandidateDecision) -> list[str]:
+    if not cd.gates:
+        return []
+    return [
+        "",
+        "Deltas are oriented so that positive means the candidate is better; bounds are one-sided.",
+        "",
+        "| gate | status | estimate | lower | upper | threshold | n | reason |",
+        "|---|---|---|---|---|---|---|---|",
+        *(_gate_row(g) for g in cd.gates),
+    ]
+
+
+def _more_data_line(g: GateResult) -> str:
+    if g.more_paired_n is not None:
+        return (
+            f"- `{g.id}`: about {g.more_paired_n} more paired examples "
+            f"(at the observed effect, alpha {g.alpha}, 80 % power)"
+        )
+    return (
+        f"- `{g.id}`: the observed effect sits on the threshold; "
+        "more data at this effect would not resolve it"
+    )
+
+
+def _what_would_change(decision: Decision, cd: CandidateDecision) -> list[str]:
+    """For an INCONCLUSIVE candidate: more data per inconclusive gate, or better evidence."""
+    if cd.decision_class is not CandidateClass.INCONCLUSIVE:
+        return []
+    lines: list[str] = []
+    more = [g for g in cd.gates if g.status is GateStatus.INCONCLUSIVE]
+    if more:
+        lines += ["", "What would change this INCONCLUSIVE:", ""]
+        lines += [_more_data_line(g) for g in more]
+    if any(r.startswith("claim-ceiling") for r in cd.reasons):
+        floor = decision.promotion_min_class.value if decision.promotion_min_class else "—"
+        lines += [
+            "",
+            "What would change this INCONCLUSIVE: the same result on evidence of class "
+            f"{floor} or higher (e.g. a confirmatory run on a split held out before "
+            "evaluation).",
+        ]
+    return lines
+
+
+def _config_difference_lines(cd: CandidateDecision) -> list[str]:
+    if not cd.config_differences:
+        return []
+    return [
+        "",
+        "Config differences from the baseline:",
+        "",
+        *(
+            f"- `{d.path}`: "
+            + (
+                "values not shown (a secret-named field)"
+                if is_secret_name(d.path)
+                else f"{d.baseline!r} → {d.candidate!r}"
+            )
+            for d in cd.config_differences
+        ),
+    ]
+
+
+def _candidate_section(decision: Decision, cd: CandidateDecision) -> list[str]:
+    lines = ["", f"### {cd.policy_id}: {cd.decision_class.value}", ""]
+    lines += [f"- {r}" for r in cd.reasons]
+    lines += _gate_table(cd)
+    lines += _what_would_change(decision, cd)
+    lines += _config_difference_lines(cd)
+    return lines
+
+
+def render_report(decision: Decision) -> str:
+    """Render ``report.md`` from a decision: one section after another, each its own function."""
+    lines = _header_lines(decision)
+    lines += _error_lines(decision)
+    lines += _selection_lines(decision)
+    lines += _run_gate_lines(decision)
+    lines += _source_lines(decision)
+    lines += _validation_lines(decision)
+    lines += _candidate_table(decision)
     for cd in decision.candidates:
-        lines += ["", f"### {cd.policy_id}: {cd.decision_class.value}", ""]
-        lines += [f"- {r}" for r in cd.reasons]
-        if cd.gates:
-            lines += [
-                "",
-                "Deltas are oriented so that positive means the candidate is better; "
-                "bounds are one-sided.",
-                "",
-                "| gate | status | estimate | lower | upper | threshold | n | reason |",
-                "|---|---|---|---|---|---|---|---|",
-            ]
-            lines += [_gate_row(g) for g in cd.gates]
-        more = [g for g in cd.gates if g.status is GateStatus.INCONCLUSIVE]
-        if more and cd.decision_class is CandidateClass.INCONCLUSIVE:
-            lines += ["", "What would change this INCONCLUSIVE:", ""]
-            for g in more:
-                if g.more_paired_n is not None:
-                    lines += [
-                        f"- `{g.id}`: about {g.more_paired_n} more paired examples "
-                        f"(at the observed effect, alpha {g.alpha}, 80 % power)"
-                    ]
-                else:
-                    lines += [
-                        f"- `{g.id}`: the observed effect sits on the threshold; "
-                        "more data at this effect would not resolve it"
-                    ]
-        if cd.decision_class is CandidateClass.INCONCLUSIVE and any(
-            r.startswith("claim-ceiling") for r in cd.reasons
-        ):
-            floor = decision.promotion_min_class.value if decision.promotion_min_class else "—"
-            lines += [
-                "",
-                "What would change this INCONCLUSIVE: the same result on evidence of class "
-                f"{floor} or higher (e.g. a confirmatory run on a split held out before "
-                "evaluation).",
-            ]
-        if cd.config_differences:
-            lines += ["", "Config differences from the baseline:", ""]
-            lines += [
-                f"- `{d.path}`: "
-                + (
-                    "values not shown (a secret-named field)"
-                    if is_secret_name(d.path)
-                    else f"{d.baseline!r} → {d.candidate!r}"
-                )
-                for d in cd.config_differences
-            ]
+        lines += _candidate_section(decision, cd)
     lines += corroboration_lines(decision)
     lines += [
         "",

@@ -21,9 +21,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         "verify",
         help="check the hash chain (and, with --public-key, each entry's signature)",
         description=f"Exit 0 when every entry hashes to its entry_hash and links to the previous "
-        "one (and, with --public-key, carries a signature by that key), "
-        f"{int(ExitCode.VERIFY_MISMATCH)} otherwise (the first broken line is named first). "
-        "Without --public-key the chain "
+        f"one (and, with --public-key, carries a signature by that key), "
+        f"{int(ExitCode.VERIFY_MISMATCH)} "
+        "otherwise (the first broken line is named first). A line torn by a run killed while "
+        "appending is quarantined by the next append (its bytes kept in a marker entry) and "
+        "reported as a note. Without --public-key the chain "
         "proves integrity against accidental edits only: anyone who can write the file can "
         "rewrite it and recompute every hash.",
     )
@@ -66,28 +68,31 @@ def run_ledger_verify(args: argparse.Namespace) -> int:
         InputError: the file or the public key cannot be read, or the key is not Ed25519.
     """
     from ragwarrant.audit.attestation import load_public_key
-    from ragwarrant.audit.ledger import read_entries, verify_chain
+    from ragwarrant.audit.ledger import is_marker, quarantined_lines, read_entries, verify_chain
 
     key = load_public_key(args.public_key) if args.public_key is not None else None
     problems = verify_chain(args.file, key)
-    if not problems:
-        entries = read_entries(args.file)
-        last = entries[-1]["entry_hash"] if entries else "(empty)"
-        sys.stdout.write(f"ledger intact: {len(entries)} entries; last entry_hash {last}\n")
-        if key is None:
-            sys.stdout.write(
-                "  note: no --public-key given; the hash chain proves integrity against "
-                "accidental edits only (anyone who can write the file can rewrite it and "
-                "recompute every hash); entries from the end can be deleted unseen unless the "
-                "last entry_hash is kept elsewhere\n"
-            )
-        else:
-            sys.stdout.write("  every entry is signed by the given public key\n")
-        return 0
-    sys.stdout.write(f"LEDGER BROKEN: first broken entry at {problems[0]}\n")
-    for p in problems[1:]:
-        sys.stdout.write(f"  also  {p}\n")
-    return int(ExitCode.VERIFY_MISMATCH)
+    if problems:
+        sys.stdout.write(f"LEDGER BROKEN: first broken entry at {problems[0]}\n")
+        for p in problems[1:]:
+            sys.stdout.write(f"  also  {p}\n")
+        return int(ExitCode.VERIFY_MISMATCH)
+    entries = read_entries(args.file)
+    runs = sum(1 for e in entries if not is_marker(e))
+    last = entries[-1]["entry_hash"] if entries else "(empty)"
+    sys.stdout.write(f"ledger intact: {runs} entries; last entry_hash {last}\n")
+    for q in quarantined_lines(args.file):
+        sys.stdout.write(f"  note: {q}\n")
+    if key is None:
+        sys.stdout.write(
+            "  note: no --public-key given; the hash chain proves integrity against "
+            "accidental edits only (anyone who can write the file can rewrite it and "
+            "recompute every hash); entries from the end can be deleted unseen unless the "
+            "last entry_hash is kept elsewhere\n"
+        )
+    else:
+        sys.stdout.write("  every entry is signed by the given public key\n")
+    return 0
 
 
 def run_ledger_show(args: argparse.Namespace) -> int:

@@ -1,13 +1,31 @@
-"""``ragwarrant run``: the promotion job."""
+"""``ragwarrant run``: the promotion job.
+
+stdout receives one line at the end, the decision (``audit.summary.summary_line``); logs go to
+stderr off a TTY (``logging.configure_logging``). On a terminal, progress is a rewritten line on
+stderr. ``--summary-json`` writes the machine summary; ``--exit-mode status`` exits 0 for every
+decision (``exit_modes``).
+"""
 
 from __future__ import annotations
 
 import argparse
 import contextlib
 import os
+import sys
 from pathlib import Path
+from typing import TYPE_CHECKING, TextIO
 
-__all__ = ["register", "write_termination_message"]
+import structlog
+
+from ragwarrant.exit_modes import ExitMode, process_exit_code
+
+if TYPE_CHECKING:
+    from ragwarrant.outputs import Decision
+
+# The engine, the record models and the summary are imported by the functions that use them, so
+# that ``ragwarrant --help`` and the other commands do not load numpy, pyarrow or pydantic.
+
+__all__ = ["ProgressLine", "register", "write_summary_json", "write_termination_message"]
 
 DEFAULT_TERMINATION_LOG = Path("/dev/termination-log")
 
@@ -43,6 +61,13 @@ _PATH_OPTIONS: tuple[tuple[str, str, str | None, str], ...] = (
         "file that receives a one-line decision summary (Kubernetes reads "
         "/dev/termination-log); default: /dev/termination-log when writable",
     ),
+    (
+        "--summary-json",
+        "RAGWARRANT_SUMMARY_JSON",
+        None,
+        "file receiving the machine summary {run_class, exit_code, next_step, candidates} "
+        "(outside the output directory's manifest; written for ERROR records too)",
+    ),
 )
 
 
@@ -57,6 +82,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     p = subparsers.add_parser("run", help="decide whether a candidate may replace the baseline")
     for flag, env, fallback, help_text in _PATH_OPTIONS:
         p.add_argument(flag, type=Path, default=_env_path(env, fallback), help=help_text)
+    p.add_argument(
+        "--exit-mode",
+        type=ExitMode,
+        choices=list(ExitMode),
+        default=os.environ.get("RAGWARRANT_EXIT_MODE", ExitMode.CLASS.value),
+        help="class (default): exit with the decision's code (0/10/11/12); status: exit 0 for "
+        "every decision, keep error codes (env RAGWARRANT_EXIT_MODE)",
+    )
     p.set_defaults(handler=handle)
 
 
@@ -78,10 +111,61 @@ def write_termination_message(path: Path | None, line: str) -> None:
         target.write_text(line[:4000] + "\n", encoding="utf-8")
 
 
-def handle(args: argparse.Namespace) -> int:
-    """Run the job and return its exit code."""
-    from ragwarrant.pipeline import run_job  # the engine: imported only when a run is asked for
+def write_summary_json(path: Path | None, decision: Decision) -> None:
+    """Write ``audit.summary.summary_document(decision)`` to ``path`` atomically, if set.
 
-    outcome = run_job(args.input, args.output, ledger=args.ledger, signing_key=args.signing_key)
+    Raises:
+        OutputError: the file cannot be written (exit 73).
+    """
+    if path is not None:
+        import orjson
+
+        from ragwarrant.audit.summary import summary_document
+        from ragwarrant.audit.writer import write_atomic
+
+        document = summary_document(decision)
+        write_atomic(path, orjson.dumps(document, option=orjson.OPT_INDENT_2) + b"\n")
+
+
+class ProgressLine:
+    """Progress events as one rewritten line on a terminal, each also logged (structlog)."""
+
+    def __init__(self, stream: TextIO) -> None:
+        """Write to ``stream`` (a TTY)."""
+        self._stream = stream
+        self._log = structlog.get_logger("ragwarrant")
+
+    def __call__(self, event: str, **fields: object) -> None:
+        """Log the event; show a source read or a candidate evaluated as the current line."""
+        if event == "source_read":
+            text = f"read {fields['source_id']}: {fields['rows']} rows in {fields['elapsed_s']} s"
+        elif event == "candidate_evaluated":
+            text = (
+                f"[{fields['index']}/{fields['of']}] {fields['policy_id']}: "
+                f"{fields['gates']} gates in {fields['elapsed_s']} s"
+            )
+        else:
+            self._stream.write("\r\x1b[K")
+            self._log.info(event, **fields)
+            return
+        self._stream.write(f"\r\x1b[K{text}")
+        self._stream.flush()
+
+
+def handle(args: argparse.Namespace) -> int:
+    """Run the job; print its one-line decision; return the exit code under ``--exit-mode``."""
+    from ragwarrant.audit.summary import summary_line
+    from ragwarrant.pipeline import run_job
+
+    progress = ProgressLine(sys.stderr) if sys.stderr.isatty() else None
+    outcome = run_job(
+        args.input,
+        args.output,
+        on_stage=progress,
+        ledger=args.ledger,
+        signing_key=args.signing_key,
+    )
     write_termination_message(args.termination_message_path, outcome.summary)
-    return outcome.exit_code
+    write_summary_json(args.summary_json, outcome.decision)
+    print(summary_line(outcome.decision), flush=True)
+    return process_exit_code(outcome.exit_code, args.exit_mode)

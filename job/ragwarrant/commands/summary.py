@@ -3,11 +3,19 @@
 from __future__ import annotations
 
 import argparse
-import hashlib
+import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+from ragwarrant.digests import sha256_bytes
 from ragwarrant.errors import InputError, MismatchError
 from ragwarrant.exit_codes import DecisionClass, exit_code_for_class
+
+if TYPE_CHECKING:
+    from ragwarrant.outputs import Decision
+
+# The record models (pydantic) and the summary are imported by the functions that use them, so
+# that ``ragwarrant --help`` and the other commands do not load them.
 
 __all__ = ["register"]
 
@@ -16,6 +24,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     """Add the ``summary`` subcommand."""
     p = subparsers.add_parser("summary", help="print the decision of a finished run")
     p.add_argument("outdir", type=Path)
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help="print the machine summary {run_class, exit_code, next_step, candidates} as JSON",
+    )
     p.set_defaults(handler=handle)
 
 
@@ -36,7 +49,7 @@ def _check_manifest(outdir: Path, decision_bytes: bytes) -> None:
             "manifest-invalid", f"{manifest_path} is not a readable manifest", hint=hint
         ) from exc
     recorded = next((d.sha256 for d in manifest.outputs if d.path == "decision.json"), None)
-    actual = hashlib.sha256(decision_bytes).hexdigest()
+    actual = sha256_bytes(decision_bytes)
     if recorded != actual:
         raise MismatchError(
             "decision-sha256",
@@ -47,7 +60,9 @@ def _check_manifest(outdir: Path, decision_bytes: bytes) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
-    """Print run class, each candidate's class and first reason; return the run's exit code.
+    """Print run class, each candidate's class and whole first reason, then the next step.
+
+    With ``--json``, print ``audit.summary.summary_document`` instead. Returns the run's exit code.
 
     When ``manifest.json`` is present, decision.json's sha256 must be the one it records.
 
@@ -57,9 +72,10 @@ def handle(args: argparse.Namespace) -> int:
             manifest's, its exit code contradicts its class, or its class contradicts its
             candidates' classes (65): use ``ragwarrant verify`` for a full check.
     """
-    # imported here: ``--help`` and the other commands need none of the record models
+    import orjson
     from pydantic import ValidationError
 
+    from ragwarrant.audit.summary import summary_document
     from ragwarrant.decision import run_class
     from ragwarrant.outputs import Decision
 
@@ -101,11 +117,23 @@ def handle(args: argparse.Namespace) -> int:
                 f"(which give {implied.value})",
                 hint="run 'ragwarrant verify' on the output directory",
             )
+    if args.json:
+        sys.stdout.write(orjson.dumps(summary_document(d), option=orjson.OPT_INDENT_2).decode())
+        sys.stdout.write("\n")
+        return d.exit_code
+    _print_human(d)
+    return d.exit_code
+
+
+def _print_human(d: Decision) -> None:
+    """Class, summary, each candidate's whole first reason, any error, then the next step."""
+    from ragwarrant.audit.summary import next_step
+
     print(f"decision: {d.run_class.value} (exit {d.exit_code})")
     print(f"  {d.summary}")
     for c in d.candidates:
         first_reason = c.reasons[0] if c.reasons else ""
-        print(f"  {c.policy_id:<28} {c.decision_class.value:<13} {first_reason[:150]}")
+        print(f"  {c.policy_id:<28} {c.decision_class.value:<13} {first_reason}")
     if d.error:
         print(f"  error: {d.error.code}: {d.error.message}")
-    return d.exit_code
+    print(f"  next: {next_step(d)}")

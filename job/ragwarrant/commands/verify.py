@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ragwarrant.digests import sha256_file
 from ragwarrant.errors import EvidenceError
 from ragwarrant.exit_codes import ExitCode
 
@@ -36,7 +37,6 @@ def read_private_texts(input_dir: Path) -> Iterator[str]:
         ContractError: the contract is missing or invalid.
     """
     from ragwarrant.adapters import load_source
-    from ragwarrant.adapters.registry import file_sha256
     from ragwarrant.audit.hygiene import private_texts_from_tables
     from ragwarrant.contract import find_contract, is_readable_file, load_contract, resolve_inside
 
@@ -47,7 +47,7 @@ def read_private_texts(input_dir: Path) -> Iterator[str]:
         if not is_readable_file(path):
             continue
         try:
-            result = load_source(source, path, file_sha256(path), contract)
+            result = load_source(source, path, sha256_file(path), contract)
         except EvidenceError:
             continue
         if result.texts is not None:
@@ -78,7 +78,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         "with --input replays the run and compares decision.json and validation_report.json "
         "field by field (a recorded ERROR matches a replay that stops with the same error "
         f"code). Exit 0 when all match, {int(ExitCode.VERIFY_MISMATCH)} on a mismatch, 66 when "
-        "OUTDIR, --input or the key cannot be read, 70 on an internal error.",
+        "OUTDIR, "
+        "--input or the key cannot be read, 70 on an internal error.",
     )
     parser.add_argument("outdir", type=Path, metavar="OUTDIR", help="the run's output directory")
     parser.add_argument(
@@ -107,7 +108,7 @@ def run_verify(args: argparse.Namespace) -> int:
     Raises:
         InputError: a directory or the public key cannot be read.
     """
-    from ragwarrant.audit.verify import verify_output_dir
+    from ragwarrant.audit.verify import UNSIGNED_VERIFY_LIMITS, verify_output_dir
 
     report = verify_output_dir(
         args.outdir,
@@ -122,11 +123,8 @@ def run_verify(args: argparse.Namespace) -> int:
         for line in report.checked:
             out.write(f"  ok  {line}\n")
         if args.public_key is None:
-            out.write(
-                "  note: no --public-key given; the attestation's signature was not checked, so "
-                "these files are only consistent with each other: whoever can write the "
-                "directory can rewrite them all consistently\n"
-            )
+            for line in UNSIGNED_VERIFY_LIMITS:
+                out.write(f"  note: {line}\n")
         if args.input is None:
             out.write(
                 "  note: no --input given; inputs were not hashed and the decision and "

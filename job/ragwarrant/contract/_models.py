@@ -21,6 +21,7 @@ from ragwarrant.contract._sanity import (
     check_references,
 )
 from ragwarrant.evidence_class import EvidenceClass
+from ragwarrant.stats.bootstrap import Statistic
 
 __all__ = [
     "AdapterName",
@@ -266,7 +267,7 @@ class OperationalMetric(ContractModel):
         default=False,
         description="true accepts a direction that contradicts the metric's name family",
     )
-    statistic: Literal["mean", "p50", "p95"] = "mean"
+    statistic: Statistic = "mean"
     on_missing: Annotated[MissingValuePolicy, _LAX] = MissingValuePolicy.FAIL
     min_value: float | None = Field(
         default=0.0, description="smallest valid value (costs, latencies and calls are >= 0)"

@@ -113,10 +113,6 @@ class EvidenceIndex:
         """Policies that have at least one row."""
         return {p for p, _ in self.columns}
 
-    def metrics_of(self, policy: str) -> set[str]:
-        """Metrics with at least one row for ``policy``."""
-        return {m for p, m in self.columns if p == policy}
-
 
 def _codes(arr: pa.ChunkedArray | pa.Array) -> tuple[np.ndarray, list[object]]:
     """Integer codes (-1 for null) and the labels they index, for a (dictionary) string column."""
@@ -139,6 +135,136 @@ def _attribute(ex: np.ndarray, codes: np.ndarray, n_examples: int) -> tuple[np.n
     return lo, hi
 
 
+def _example_attributes(
+    table: pa.Table, ex: np.ndarray, example_ids: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, list[tuple[str, str]]]:
+    """Per-example group code and slice label, and the (attribute, example) pairs in conflict."""
+    n_ex = example_ids.size
+    conflicts: list[tuple[str, str]] = []
+    attrs: dict[str, tuple[np.ndarray, list[object]]] = {}
+    for name in ("group_id", "slice"):
+        codes, labels = _codes(table.column(name))
+        lo, hi = _attribute(ex, codes, n_ex)
+        bad = np.flatnonzero(lo != hi)
+        conflicts += [(name, str(example_ids[i])) for i in bad[:1000]]
+        attrs[name] = (lo, labels)
+    slice_codes, slice_labels = attrs["slice"]
+    slices = np.array([*slice_labels, None], dtype=object)[
+        np.where(slice_codes >= 0, slice_codes, len(slice_labels))
+    ]
+    return attrs["group_id"][0], slices, conflicts
+
+
+def _split_bits(table: pa.Table, ex: np.ndarray, n_ex: int) -> tuple[np.ndarray, list[object]]:
+    """Shape (E,) bit sets of the splits each example has rows in, and the split labels."""
+    split_codes, split_labels = _codes(table.column("split"))
+    if len(split_labels) > 62:
+        raise ValueError(
+            f"at most 62 distinct split values are supported, found {len(split_labels)}"
+        )
+    split_bits = np.zeros(n_ex, dtype=np.int64)
+    has_split = split_codes >= 0
+    np.bitwise_or.at(split_bits, ex[has_split], np.left_shift(1, split_codes[has_split]))
+    return split_bits, split_labels
+
+
+@dataclass(frozen=True)
+class _Rows:
+    """The row-aligned arrays every (policy, metric) group is cut from."""
+
+    ex: np.ndarray
+    example_ids: np.ndarray
+    rows: np.ndarray
+    values: np.ndarray
+    reason_codes: np.ndarray
+    reason_labels: list[object]
+    src_codes: np.ndarray
+    src_labels: list[object]
+
+
+def _duplicates(
+    r: _Rows, sel: np.ndarray, counts: np.ndarray, policy: str, metric: str, room: int
+) -> tuple[int, list[Duplicate]]:
+    """How many examples of one (policy, metric) group have several rows, and the first ``room``."""
+    dup_examples = np.flatnonzero(counts > 1)
+    if not dup_examples.size:
+        return 0, []
+    e = r.ex[sel]
+    first_row_of: dict[int, int] = {}
+    for i in sel[np.isin(e, dup_examples[:1000])]:
+        first_row_of.setdefault(int(r.ex[i]), int(i))
+    out = []
+    for d in dup_examples[: max(0, room)]:
+        i = first_row_of[int(d)]
+        out.append(
+            Duplicate(
+                policy_id=policy,
+                example_id=str(r.example_ids[d]),
+                metric=metric,
+                count=int(counts[d]),
+                first_source=str(r.src_labels[r.src_codes[i]]) if r.src_codes[i] >= 0 else "",
+                first_row=int(r.rows[i]),
+            )
+        )
+    return int(dup_examples.size), out
+
+
+def _reason_counts(v: np.ndarray, rc: np.ndarray, labels: list[object]) -> dict[str, int]:
+    """Missing reason → count of one group's rows (NaN without a reason counts as ``nan``)."""
+    reason_count: dict[str, int] = {}
+    for code, cnt in zip(*np.unique(rc[rc >= 0], return_counts=True), strict=True):
+        reason_count[str(labels[code])] = int(cnt)
+    nan_no_reason = int(np.sum(np.isnan(v) & (rc < 0)))
+    if nan_no_reason:
+        reason_count["nan"] = reason_count.get("nan", 0) + nan_no_reason
+    is_inf = np.isinf(v)
+    if np.any(is_inf):
+        reason_count["inf"] = int(np.sum(is_inf))
+    return reason_count
+
+
+def _metric_column(r: _Rows, sel: np.ndarray, counts: np.ndarray) -> MetricColumn:
+    """The dense column of one (policy, metric) group whose rows are ``sel``."""
+    n_ex = r.example_ids.size
+    e = r.ex[sel]
+    v = r.values[sel]
+    rc = r.reason_codes[sel]
+    dense = np.full(n_ex, np.nan)
+    raw = np.full(n_ex, np.nan)
+    raw[e] = v
+    row_of = np.full(n_ex, -1, dtype=np.int64)
+    row_of[e] = r.rows[sel]
+    source_of = np.full(n_ex, -1, dtype=np.int32)
+    source_of[e] = r.src_codes[sel]
+    missing = np.zeros(n_ex, dtype=bool)
+    infinite = np.zeros(n_ex, dtype=bool)
+    is_missing = (rc >= 0) | np.isnan(v)
+    is_inf = np.isinf(v)
+    missing[e[is_missing]] = True
+    infinite[e[is_inf]] = True
+    ok = ~is_missing & ~is_inf
+    dense[e[ok]] = v[ok]
+    return MetricColumn(
+        value=dense,
+        has_row=counts > 0,
+        missing=missing,
+        infinite=infinite,
+        missing_reasons=_reason_counts(v, rc, r.reason_labels),
+        raw=raw,
+        row=row_of,
+        source=source_of,
+    )
+
+
+def _rows_without_provenance(
+    src_codes: np.ndarray, src_labels: list[object], table: pa.Table
+) -> int:
+    sha_codes, sha_labels = _codes(table.column("source_sha256"))
+    src_empty = np.array([not s for s in src_labels] + [True])
+    sha_empty = np.array([not s for s in sha_labels] + [True])
+    return int(np.sum(src_empty[src_codes] | sha_empty[sha_codes]))
+
+
 def build_index(table: pa.Table, source_paths: dict[str, str] | None = None) -> EvidenceIndex:
     """Index a canonical evidence table.
 
@@ -153,45 +279,25 @@ def build_index(table: pa.Table, source_paths: dict[str, str] | None = None) -> 
     ex, example_labels = _codes(table.column("example_id"))
     n_ex = len(example_labels)
     example_ids = np.array(example_labels, dtype=object)
-
-    conflicts: list[tuple[str, str]] = []
-    attrs: dict[str, tuple[np.ndarray, list[object]]] = {}
-    for name in ("group_id", "slice"):
-        codes, labels = _codes(table.column(name))
-        lo, hi = _attribute(ex, codes, n_ex)
-        bad = np.flatnonzero(lo != hi)
-        conflicts += [(name, str(example_ids[i])) for i in bad[:1000]]
-        attrs[name] = (lo, labels)
-    group = attrs["group_id"][0]
-    slice_labels = attrs["slice"][1]
-    slice_codes = attrs["slice"][0]
-    slices = np.array([*slice_labels, None], dtype=object)[
-        np.where(slice_codes >= 0, slice_codes, len(slice_labels))
-    ]
-
-    split_codes, split_labels = _codes(table.column("split"))
-    if len(split_labels) > 62:
-        raise ValueError(
-            f"at most 62 distinct split values are supported, found {len(split_labels)}"
-        )
-    split_bits = np.zeros(n_ex, dtype=np.int64)
-    has_split = split_codes >= 0
-    np.bitwise_or.at(split_bits, ex[has_split], np.left_shift(1, split_codes[has_split]))
-
+    group, slices, conflicts = _example_attributes(table, ex, example_ids)
+    split_bits, split_labels = _split_bits(table, ex, n_ex)
     src_codes, src_labels = _codes(table.column("source"))
-    sha_codes, sha_labels = _codes(table.column("source_sha256"))
-    src_empty = np.array([not s for s in src_labels] + [True])
-    sha_empty = np.array([not s for s in sha_labels] + [True])
-    rows_without_provenance = int(np.sum(src_empty[src_codes] | sha_empty[sha_codes]))
-
+    reason_codes, reason_labels = _codes(table.column("missing_reason"))
+    r = _Rows(
+        ex=ex,
+        example_ids=example_ids,
+        rows=table.column("source_row").to_numpy(),
+        values=table.column("value").to_numpy().astype(np.float64),
+        reason_codes=reason_codes,
+        reason_labels=reason_labels,
+        src_codes=src_codes,
+        src_labels=src_labels,
+    )
     pol, pol_labels = _codes(table.column("policy_id"))
     met, met_labels = _codes(table.column("metric"))
     n_met = len(met_labels)
     group_key = (pol * n_met + met).astype(np.int32)
     del pol, met
-    rows = table.column("source_row").to_numpy()
-    values = table.column("value").to_numpy().astype(np.float64)
-    reason_codes, reason_labels = _codes(table.column("missing_reason"))
     columns: dict[tuple[str, str], MetricColumn] = {}
     duplicates: list[Duplicate] = []
     duplicates_by_policy: dict[str, int] = {}
@@ -200,66 +306,12 @@ def build_index(table: pa.Table, source_paths: dict[str, str] | None = None) -> 
         sel = np.flatnonzero(group_key == pm)
         p, m = divmod(int(pm), n_met)
         policy, metric = str(pol_labels[p]), str(met_labels[m])
-        e = ex[sel]
-        counts = np.bincount(e, minlength=n_ex)
-        dup_examples = np.flatnonzero(counts > 1)
-        if dup_examples.size:
-            duplicates_by_policy[policy] = duplicates_by_policy.get(policy, 0) + int(
-                dup_examples.size
-            )
-            first_row_of: dict[int, int] = {}
-            for i in sel[np.isin(e, dup_examples[:1000])]:
-                first_row_of.setdefault(int(ex[i]), int(i))
-            for d in dup_examples[: max(0, 1000 - len(duplicates))]:
-                i = first_row_of[int(d)]
-                duplicates.append(
-                    Duplicate(
-                        policy_id=policy,
-                        example_id=str(example_ids[d]),
-                        metric=metric,
-                        count=int(counts[d]),
-                        first_source=str(src_labels[src_codes[i]]) if src_codes[i] >= 0 else "",
-                        first_row=int(rows[i]),
-                    )
-                )
-        v = values[sel]
-        rc = reason_codes[sel]
-        dense = np.full(n_ex, np.nan)
-        raw = np.full(n_ex, np.nan)
-        raw[e] = v
-        row_of = np.full(n_ex, -1, dtype=np.int64)
-        row_of[e] = rows[sel]
-        source_of = np.full(n_ex, -1, dtype=np.int32)
-        source_of[e] = src_codes[sel]
-        has_row = counts > 0
-        missing = np.zeros(n_ex, dtype=bool)
-        infinite = np.zeros(n_ex, dtype=bool)
-        is_missing = (rc >= 0) | np.isnan(v)
-        is_inf = np.isinf(v)
-        missing[e[is_missing]] = True
-        infinite[e[is_inf]] = True
-        ok = ~is_missing & ~is_inf
-        dense[e[ok]] = v[ok]
-        reason_count: dict[str, int] = {}
-        for code, cnt in zip(*np.unique(rc[rc >= 0], return_counts=True), strict=True):
-            reason_count[str(reason_labels[code])] = int(cnt)
-        nan_no_reason = int(np.sum(np.isnan(v) & (rc < 0)))
-        if nan_no_reason:
-            reason_count["nan"] = reason_count.get("nan", 0) + nan_no_reason
-        if np.any(is_inf):
-            reason_count["inf"] = int(np.sum(is_inf))
-        columns[(policy, metric)] = MetricColumn(
-            value=dense,
-            has_row=has_row,
-            missing=missing,
-            infinite=infinite,
-            missing_reasons=reason_count,
-            raw=raw,
-            row=row_of,
-            source=source_of,
-        )
-    n_duplicates = sum(duplicates_by_policy.values())
-
+        counts = np.bincount(ex[sel], minlength=n_ex)
+        n_dup, found = _duplicates(r, sel, counts, policy, metric, 1000 - len(duplicates))
+        if n_dup:
+            duplicates_by_policy[policy] = duplicates_by_policy.get(policy, 0) + n_dup
+            duplicates += found
+        columns[(policy, metric)] = _metric_column(r, sel, counts)
     return EvidenceIndex(
         example_ids=example_ids,
         group=group,
@@ -268,10 +320,10 @@ def build_index(table: pa.Table, source_paths: dict[str, str] | None = None) -> 
         split_labels=tuple(str(x) for x in split_labels),
         columns=columns,
         duplicates=duplicates,
-        n_duplicates=n_duplicates,
+        n_duplicates=sum(duplicates_by_policy.values()),
         duplicates_by_policy=duplicates_by_policy,
         conflicting_attributes=conflicts,
-        rows_without_provenance=rows_without_provenance,
+        rows_without_provenance=_rows_without_provenance(src_codes, src_labels, table),
         sources=tuple(str(x) for x in src_labels),
         source_paths=source_paths,
         n_rows=table.num_rows,

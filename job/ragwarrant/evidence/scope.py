@@ -23,6 +23,8 @@ __all__ = [
     "example_id_checks",
     "missing_value_checks",
     "missing_value_table",
+    "first_outside",
+    "observed_values",
     "scopes",
     "split_checks",
     "undeclared_checks",
@@ -53,6 +55,42 @@ def scopes(index: EvidenceIndex, contract: ReleaseContract) -> Scopes:
     if contract.splits.development is not None:
         dev = index.in_split(contract.splits.development)
     return Scopes(conf, dev, contract.splits.confirmatory)
+
+
+def observed_values(
+    index: EvidenceIndex, metrics: list[str]
+) -> tuple[dict[str, tuple[float, float]], set[str]]:
+    """The finite values ``metrics`` hold in the evidence, every policy and split together.
+
+    Returns:
+        (metric → (smallest, largest) finite value, for metrics with one; ids of metrics holding
+        a finite value other than 0 and 1), as ``contract.check_scales`` reads them.
+    """
+    observed: dict[str, tuple[float, float]] = {}
+    non_binary: set[str] = set()
+    for metric in metrics:
+        cols = [c for (_, m), c in index.columns.items() if m == metric]
+        values = np.concatenate([c.value[c.has_row & np.isfinite(c.value)] for c in cols] or [[]])
+        if values.size:
+            observed[metric] = (float(values.min()), float(values.max()))
+            if np.any((values != 0) & (values != 1)):
+                non_binary.add(metric)
+    return observed, non_binary
+
+
+def first_outside(index: EvidenceIndex, metric: str, low: float, high: float) -> str | None:
+    """Where the first finite value of ``metric`` outside [low, high] is (file and row), or None."""
+    for (policy, m), col in sorted(index.columns.items()):
+        if m != metric:
+            continue
+        finite = col.has_row & np.isfinite(col.value)
+        with np.errstate(invalid="ignore"):
+            outside = finite & ((col.value < low) | (col.value > high))
+        hits = np.flatnonzero(outside)
+        if hits.size:
+            example = int(hits[0])
+            return f"{index.locate(policy, metric, example)} ({policy}: {col.value[example]!r})"
+    return None
 
 
 def split_checks(index: EvidenceIndex, contract: ReleaseContract) -> list[ValidationCheck]:

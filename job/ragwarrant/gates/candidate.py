@@ -15,11 +15,13 @@ from ragwarrant.contract import (
 )
 from ragwarrant.evidence.index import EvidenceIndex
 from ragwarrant.gates import hard
-from ragwarrant.gates._testing import OrientedTest, make_rng, run_bootstrap
 from ragwarrant.gates.claims import claim_family_p_value, gate_claims
 from ragwarrant.gates.noninferiority import gate_noninferiority
+from ragwarrant.gates.operational import gate_operational
 from ragwarrant.gates.paired import PairedMetric, pair_metric
 from ragwarrant.outputs import GateResult, GateStatus
+from ragwarrant.stats.onesided import OrientedBootstrap, oriented_bootstrap
+from ragwarrant.stats.seeding import make_rng
 
 __all__ = ["CandidateEvaluation", "evaluate_candidate"]
 
@@ -30,7 +32,7 @@ class CandidateEvaluation:
 
     Attributes:
         policy_id: the candidate.
-        gates: hard, noninferiority and claim gates, in that order.
+        gates: hard, noninferiority, claim and (informational) operational gates, in that order.
         paired_n: paired n of the first required quality metric (None when not paired).
         quality_estimate: oriented mean delta of the first required quality metric.
         cost_estimate: oriented delta of the first cost-reduction claim's metric (positive =
@@ -66,19 +68,19 @@ def _bootstrap_metrics(
     specs: list[tuple[str, str, int]],
     resamples: int,
     rng_scope: tuple[int, str, str],
-) -> dict[str, OrientedTest]:
+) -> dict[str, OrientedBootstrap]:
     """Bootstrap metrics, sharing resamples among metrics paired on the same examples."""
     by_examples: dict[bytes, list[tuple[str, str, int]]] = {}
     for spec in specs:
         by_examples.setdefault(pairs[spec[0]].examples.tobytes(), []).append(spec)
-    out: dict[str, OrientedTest] = {}
+    out: dict[str, OrientedBootstrap] = {}
     seed, policy, scope = rng_scope
     for group in by_examples.values():
         first = pairs[group[0][0]]
         cand = np.column_stack([pairs[m].candidate for m, _, _ in group])
         base = np.column_stack([pairs[m].baseline for m, _, _ in group])
         rng = make_rng(seed, policy, scope, *(m for m, _, _ in group))
-        tests = run_bootstrap(
+        tests = oriented_bootstrap(
             cand,
             base,
             [s for _, s, _ in group],  # type: ignore[misc]
@@ -191,7 +193,7 @@ def _slice_pairs(ctx: _Context) -> tuple[dict[tuple[str, str], PairedMetric], li
 
 def _noninferiority_gates(
     ctx: _Context,
-    tests: dict[str, OrientedTest],
+    tests: dict[str, OrientedBootstrap],
     slice_pairs: dict[tuple[str, str], PairedMetric],
 ) -> list[GateResult]:
     """Noninferiority of every required metric overall, then in every protected slice."""
@@ -218,7 +220,7 @@ def _noninferiority_gates(
     return gates
 
 
-def _cost_estimate(contract: ReleaseContract, tests: dict[str, OrientedTest]) -> float | None:
+def _cost_estimate(contract: ReleaseContract, tests: dict[str, OrientedBootstrap]) -> float | None:
     """Oriented delta of the first cost-reduction claim's metric, else of the first usd metric."""
     cost_metric = next(
         (c.metric for c in contract.claims.items if c.kind is ClaimKind.COST_REDUCTION),
@@ -227,6 +229,25 @@ def _cost_estimate(contract: ReleaseContract, tests: dict[str, OrientedTest]) ->
     if cost_metric is not None and cost_metric in tests:
         return tests[cost_metric].estimate
     return None
+
+
+def _operational_gates(ctx: _Context, tests: dict[str, OrientedBootstrap]) -> list[GateResult]:
+    """One informational gate per operational metric; a claim's bootstrap is reused when made."""
+    st = ctx.contract.statistics
+    metrics = ctx.contract.operational_metrics
+    pairs = {m.id: ctx.pair(m.id, ctx.scope) for m in metrics if m.id not in tests}
+    fresh = {k: p for k, p in pairs.items() if p.n >= 2}
+    tests = tests | _bootstrap_metrics(
+        ctx.index,
+        fresh,
+        [ctx.spec(m) for m in fresh],
+        st.resamples,
+        (st.seed, ctx.candidate, ctx.scope_name),
+    )
+    return [
+        gate_operational(m, tests.get(m.id), st.alpha, pairs[m.id].n if m.id in pairs else 0)
+        for m in metrics
+    ]
 
 
 def evaluate_candidate(
@@ -268,6 +289,7 @@ def evaluate_candidate(
     claim_stats = [ctx.spec(c.metric)[1] for c in contract.claims.items]
     gates += ni_gates
     gates += gate_claims(contract.claims, claim_tests, claim_stats, st.alpha, st.power)
+    gates += _operational_gates(ctx, tests)
     ni_p = [g.p_value if g.p_value is not None else 1.0 for g in ni_gates]
     return CandidateEvaluation(
         policy_id=candidate,

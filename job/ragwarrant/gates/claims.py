@@ -9,10 +9,9 @@ from __future__ import annotations
 import numpy as np
 
 from ragwarrant.contract import Claim, ClaimSet
-from ragwarrant.gates._testing import OrientedTest
 from ragwarrant.outputs import GateResult, GateStatus
 from ragwarrant.stats.holm import holm_levels
-from ragwarrant.stats.power import additional_pairs_needed
+from ragwarrant.stats.onesided import OrientedBootstrap
 
 __all__ = ["claim_family_p_value", "gate_claims"]
 
@@ -20,14 +19,16 @@ __all__ = ["claim_family_p_value", "gate_claims"]
 def _claim_gate(
     claim: Claim,
     statistic: str,
-    test: OrientedTest,
+    boot: OrientedBootstrap,
     level: float,
     alpha: float,
     power: float,
     established: bool,
     family_note: str,
 ) -> GateResult:
-    lcb, ucb_alpha = test.lower(level), test.upper(alpha)
+    test = boot.test_greater(0.0, level, power=power)
+    lcb = test.lower_bound
+    ucb_alpha = boot.test_greater(0.0, alpha, power=power).upper_bound
     more = None
     if established:
         status = GateStatus.PASS
@@ -43,9 +44,7 @@ def _claim_gate(
         )
     else:
         status = GateStatus.INCONCLUSIVE
-        more = additional_pairs_needed(
-            test.estimate, 0.0, test.standard_error(), test.n_units, level, power
-        )
+        more = test.more_units_needed
         reason = (
             f"{claim.kind.value} on {claim.metric}: lower bound {lcb:+.4g} at level {level:.4g} "
             f"does not exclude 0 (upper bound at alpha {alpha:g}: {ucb_alpha:+.4g}); "
@@ -63,10 +62,10 @@ def _claim_gate(
         statistic=f"{statistic} delta, oriented (positive = candidate better)",
         estimate=test.estimate,
         lower_bound=lcb,
-        upper_bound=test.upper(level),
+        upper_bound=test.upper_bound,
         threshold=0.0,
         alpha=level,
-        p_value=test.p_greater(0.0),
+        p_value=test.p_value,
         n=test.n,
         reason=reason + family_note,
         more_paired_n=more,
@@ -74,9 +73,13 @@ def _claim_gate(
     )
 
 
+def _p_values(tests: list[OrientedBootstrap]) -> np.ndarray:
+    return np.array([t.p_greater(0.0) for t in tests])
+
+
 def gate_claims(
     claims: ClaimSet,
-    tests: list[OrientedTest],
+    tests: list[OrientedBootstrap],
     statistics: list[str],
     alpha: float,
     power: float,
@@ -91,14 +94,14 @@ def gate_claims(
     k = len(claims.items)
     if claims.join == "all" or k == 1:
         levels = np.full(k, alpha)
-        established = [t.lower(alpha) > 0 for t in tests]
+        established = [t.test_greater(0.0, alpha, power=power).rejects for t in tests]
         note = "" if k == 1 else " (all claims must hold)"
     else:
-        p = np.array([t.p_greater(0.0) for t in tests])
+        p = _p_values(tests)
         levels = holm_levels(p, alpha)
         established = [False] * k
         for i in np.argsort(p, kind="stable"):
-            if tests[i].lower(float(levels[i])) > 0:
+            if tests[i].test_greater(0.0, float(levels[i]), power=power).rejects:
                 established[i] = True
             else:
                 break
@@ -109,12 +112,12 @@ def gate_claims(
     ]
 
 
-def claim_family_p_value(claims: ClaimSet, tests: list[OrientedTest]) -> float:
+def claim_family_p_value(claims: ClaimSet, tests: list[OrientedBootstrap]) -> float:
     """A p-value for "the declared claims hold".
 
     The max over claims for ``join: all``; the Holm-adjusted min for ``join: any``.
     """
-    p = np.array([t.p_greater(0.0) for t in tests])
+    p = _p_values(tests)
     if claims.join == "all":
         return float(p.max())
     m = p.size

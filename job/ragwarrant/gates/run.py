@@ -2,6 +2,9 @@
 
 - ``hard:contract-references``: every file the contract names exists and is readable.
 - ``hard:evidence-readable:<source>``: an evidence source could be read by its adapter.
+- ``hard:contract-evidence:<check>``: the contract agrees with the evidence it governs
+  (``contract.check_policy_ids``, ``check_splits_declared``, ``check_scales``); present only
+  when it fails.
 - ``multiplicity:holm-across-candidates``: a candidate's p-value meets its Holm level when
   several candidates are tested on the confirmatory split (Holm 1979, "A simple sequentially
   rejective multiple test procedure", Scand. J. Statist. 6:65-70).
@@ -26,6 +29,7 @@ from ragwarrant.stats.holm import holm_levels
 __all__ = [
     "HYGIENE_BLOCKER",
     "HygieneFinding",
+    "gate_contract_evidence",
     "gate_contract_references",
     "gate_evidence_readable",
     "gate_holm_across_candidates",
@@ -56,6 +60,24 @@ def gate_contract_references(unresolved: Sequence[str]) -> GateResult:
         reason=("references that do not resolve: " + "; ".join(unresolved))
         if unresolved
         else "every file the contract names exists and is readable",
+    )
+
+
+def gate_contract_evidence(check: str, messages: Sequence[str]) -> GateResult | None:
+    """The failed gate of a contract check against the evidence, or None when it found nothing.
+
+    Args:
+        check: the check's name, e.g. ``policy-ids``, ``splits``, ``scales``.
+        messages: its located messages (``contract.check_*``), each naming a contract key.
+    """
+    if not messages:
+        return None
+    return GateResult(
+        id=f"hard:contract-evidence:{check}",
+        kind="hard",
+        status=GateStatus.FAIL,
+        n=len(messages),
+        reason="the contract contradicts the evidence: " + "; ".join(messages),
     )
 
 

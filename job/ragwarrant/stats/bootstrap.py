@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, get_args
 
 import numpy as np
 
@@ -29,6 +29,8 @@ _QUANTILE = {"p50": 0.5, "p95": 0.95}
 class BootstrapResult:
     """Bootstrap distribution of ``k`` statistics of one paired sample.
 
+    Oriented bounds and p-values are computed from it by ``stats.onesided`` (their one home).
+
     Attributes:
         estimate: shape (k,), each statistic on the original sample.
         replicates: shape (B, k), each statistic on each resample.
@@ -39,28 +41,6 @@ class BootstrapResult:
     replicates: np.ndarray
     n: int
     n_units: int
-
-    def lower_bound(self, alpha: float) -> np.ndarray:
-        """One-sided (1 - alpha) lower percentile bounds, shape (k,)."""
-        return np.quantile(self.replicates, alpha, axis=0)
-
-    def upper_bound(self, alpha: float) -> np.ndarray:
-        """One-sided (1 - alpha) upper percentile bounds, shape (k,)."""
-        return np.quantile(self.replicates, 1.0 - alpha, axis=0)
-
-    def p_value_greater(self, threshold: np.ndarray | float) -> np.ndarray:
-        """Percentile-inversion p-values for H0: statistic <= threshold, shape (k,), never 0.
-
-        (1 + #{replicates <= threshold}) / (B + 1): the share of replicates at or below the
-        threshold (Efron & Tibshirani 1993, §16.4) with the add-one correction of Davison &
-        Hinkley (1997, eq. 4.11).
-        """
-        count = np.sum(self.replicates <= np.asarray(threshold), axis=0)
-        return (count + 1) / (self.replicates.shape[0] + 1)
-
-    def standard_error(self) -> np.ndarray:
-        """Bootstrap standard errors, shape (k,)."""
-        return np.std(self.replicates, axis=0, ddof=1)
 
 
 def weighted_lower_quantile(sorted_values: np.ndarray, weights: np.ndarray, q: float) -> np.ndarray:
@@ -145,7 +125,7 @@ def _validate(
         raise ValueError(
             f"need one statistic per column: {k} columns, {len(statistics)} statistics"
         )
-    bad = [s for s in statistics if s not in ("mean", "p50", "p95")]
+    bad = [s for s in statistics if s not in get_args(Statistic)]
     if bad:
         raise ValueError(f"unknown statistics {bad}; expected mean, p50 or p95")
     if not (np.all(np.isfinite(candidate)) and np.all(np.isfinite(baseline))):

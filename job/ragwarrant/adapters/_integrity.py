@@ -1,0 +1,328 @@
+"""File integrity at the evidence boundary: magic bytes, text encoding, headers, reader failures.
+
+Every defect found here is an ``EvidenceError`` naming the file and where it failed (line, byte
+offset, column); the raw content is never quoted, only its position and the bytes' hex codes.
+Nothing here knows a tool's format.
+"""
+
+from __future__ import annotations
+
+import codecs
+import unicodedata
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import TypeVar
+
+import pyarrow as pa
+
+from ragwarrant.errors import EvidenceError
+
+__all__ = [
+    "READER_FAILURES",
+    "check_file",
+    "check_header",
+    "guarded",
+    "parser_message",
+    "reader_error",
+    "visible",
+]
+
+T = TypeVar("T")
+
+PARQUET_MAGIC = b"PAR1"
+_CHUNK = 1 << 20
+
+#: Signatures of binary files that are often given where a text export is expected.
+_SIGNATURES: tuple[tuple[bytes, str], ...] = (
+    (PARQUET_MAGIC, "Parquet"),
+    (b"PARE", "encrypted Parquet"),
+    (b"\x1f\x8b", "gzip"),
+    (b"PK\x03\x04", "zip (or xlsx)"),
+    (b"\xd0\xcf\x11\xe0", "an old Office document (xls)"),
+    (b"SQLite format 3\x00", "SQLite"),
+    (b"ARROW1", "Arrow IPC"),
+)
+
+#: Byte-order marks of encodings other than UTF-8, longest first.
+_BOMS: tuple[tuple[bytes, str], ...] = (
+    (codecs.BOM_UTF32_LE, "UTF-32-LE"),
+    (codecs.BOM_UTF32_BE, "UTF-32-BE"),
+    (codecs.BOM_UTF16_LE, "UTF-16-LE"),
+    (codecs.BOM_UTF16_BE, "UTF-16-BE"),
+)
+
+
+def _head_tail(path: Path, n: int = 16) -> tuple[bytes, bytes]:
+    with path.open("rb") as fh:
+        head = fh.read(n)
+        size = path.stat().st_size
+        fh.seek(max(0, size - n))
+        return head, fh.read(n)
+
+
+def _check_parquet_magic(path: Path, display: str) -> None:
+    head, tail = _head_tail(path, 4)
+    if head == PARQUET_MAGIC and tail == PARQUET_MAGIC:
+        return
+    where, found = ("start", head) if head != PARQUET_MAGIC else ("end", tail)
+    kind = next((name for sig, name in _SIGNATURES if head.startswith(sig)), None)
+    raise EvidenceError(
+        "evidence-unparseable",
+        f"{display} is not a complete Parquet file: the magic bytes 'PAR1' are missing at its "
+        f"{where}" + (f" (it looks like {kind})" if kind and where == "start" else ""),
+        hint="a Parquet file starts and ends with PAR1; a truncated copy loses its footer",
+        file=display,
+        expected="PAR1 at the start and the end",
+        found=f"{where}: {found.hex(' ') or 'no bytes'}",
+    )
+
+
+def _check_text_magic(path: Path, fmt: str, display: str) -> None:
+    head, _ = _head_tail(path)
+    kind = next((name for sig, name in _SIGNATURES if head.startswith(sig)), None)
+    if kind is None:
+        return
+    raise EvidenceError(
+        "evidence-unparseable",
+        f"{display} is {kind}, not {fmt}",
+        hint=f"give the file as {fmt}, or declare its real format",
+        file=display,
+        expected=fmt,
+        found=f"{kind} (first bytes {head[:8].hex(' ')})",
+    )
+
+
+def _bom(path: Path) -> str | None:
+    head, _ = _head_tail(path, 4)
+    return next((name for bom, name in _BOMS if head.startswith(bom)), None)
+
+
+def _encoding_error(display: str, line: int, offset: int, bad: bytes, hint: str) -> EvidenceError:
+    return EvidenceError(
+        "evidence-encoding",
+        f"{display} line {line} is not UTF-8: byte offset {offset} holds "
+        f"{bad.hex(' ')}, which UTF-8 does not allow",
+        hint=hint,
+        file=display,
+        row=line,
+        expected="UTF-8 text",
+        found=f"bytes {bad.hex(' ')} at offset {offset}",
+    )
+
+
+def _check_utf8(path: Path, display: str) -> None:
+    bom = _bom(path)
+    if bom is not None:
+        raise EvidenceError(
+            "evidence-encoding",
+            f"{display} is encoded as {bom} (byte-order mark), not UTF-8",
+            hint="re-save the file as UTF-8 (Excel: 'CSV UTF-8'; pandas: encoding='utf-8')",
+            file=display,
+            row=1,
+            expected="UTF-8 text",
+            found=bom,
+        )
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    line, offset = 1, 0
+    with path.open("rb") as fh:
+        for chunk in iter(lambda: fh.read(_CHUNK), b""):
+            if b"\x00" in chunk:
+                i = chunk.index(b"\x00")
+                nul_line = line + chunk.count(b"\n", 0, i)
+                raise _encoding_error(
+                    display,
+                    nul_line,
+                    offset + i,
+                    b"\x00",
+                    "NUL bytes in text usually mean UTF-16 without a byte-order mark; "
+                    "re-save the file as UTF-8",
+                )
+            try:
+                decoder.decode(chunk)
+            except UnicodeDecodeError as exc:
+                bad = chunk[exc.start : exc.start + 4]
+                raise _encoding_error(
+                    display,
+                    line + chunk.count(b"\n", 0, exc.start),
+                    offset + exc.start,
+                    bad[: max(1, exc.end - exc.start)],
+                    "the bytes look like Latin-1 / Windows-1252; re-save the file as UTF-8",
+                ) from None
+            line += chunk.count(b"\n")
+            offset += len(chunk)
+    try:
+        decoder.decode(b"", final=True)
+    except UnicodeDecodeError:
+        raise _encoding_error(
+            display, line, offset, b"", "the file ends inside a UTF-8 character (truncated?)"
+        ) from None
+
+
+def check_file(path: Path, fmt: str, display: str) -> None:
+    """Refuse a file whose bytes cannot be its declared format before any parser sees it.
+
+    Parquet must start and end with the magic bytes ``PAR1``; text formats (csv, jsonl, json)
+    must not be a known binary format and must be UTF-8 (a UTF-8 byte-order mark is allowed),
+    with the first invalid byte located by line and byte offset.
+
+    Raises:
+        EvidenceError: ``evidence-unparseable`` (wrong magic bytes) or ``evidence-encoding``.
+    """
+    if path.stat().st_size == 0:
+        return  # the adapters say "empty" in their own words
+    if fmt == "parquet":
+        _check_parquet_magic(path, display)
+        return
+    _check_text_magic(path, fmt, display)
+    _check_utf8(path, display)
+
+
+def visible(name: str) -> str:
+    """``name`` with white space and invisible characters spelled out: ``'id<U+00A0>'``.
+
+    Ordinary inner spaces stay; leading or trailing spaces, tabs, no-break spaces, zero-width
+    characters, byte-order marks and control characters become ``<U+XXXX>``.
+    """
+    out = []
+    for i, ch in enumerate(name):
+        edge = i == 0 or i == len(name) - 1
+        if _invisible(ch) or (ch == " " and edge):
+            out.append(f"<U+{ord(ch):04X}>")
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+def _invisible(ch: str) -> bool:
+    cat = unicodedata.category(ch)
+    return cat in ("Cc", "Cf", "Zl", "Zp") or (cat == "Zs" and ch != " ")
+
+
+def check_header(names: Iterable[str], display: str) -> None:
+    """Refuse duplicated column names and names with invisible characters.
+
+    Headers are compared exactly, never trimmed: ``'example_id '`` is not ``'example_id'``.
+
+    Raises:
+        EvidenceError: ``evidence-duplicate-column`` naming the column and both positions;
+            ``evidence-header-invisible`` naming the column with its invisible characters shown.
+    """
+    seen: dict[str, int] = {}
+    for i, name in enumerate(names, start=1):
+        if name in seen:
+            raise EvidenceError(
+                "evidence-duplicate-column",
+                f"{display}: column {visible(name)!r} appears twice (columns {seen[name]} and {i})",
+                hint="rename or drop one of them: which one holds the values cannot be told",
+                file=display,
+                column=visible(name),
+                expected="unique column names",
+                found=f"columns {seen[name]} and {i}",
+            )
+        seen[name] = i
+        if name != name.strip() or any(_invisible(ch) for ch in name):
+            raise EvidenceError(
+                "evidence-header-invisible",
+                f"{display}: column {i} is named {visible(name)!r}, with white space or "
+                "invisible characters (shown as <U+XXXX>)",
+                hint="headers are compared exactly; remove the characters shown as <U+XXXX>",
+                file=display,
+                column=visible(name),
+                expected=repr(name.strip()),
+                found=repr(visible(name)),
+            )
+
+
+def reader_error(exc: BaseException, fmt: str, display: str, message: str) -> EvidenceError:
+    """Classify a reader library's failure by what it means.
+
+    Args:
+        exc: what pyarrow (or the codec beneath it: snappy, zstd, thrift) raised.
+        message: the parser's message, cleaned for the outputs (host paths and control
+            characters removed).
+
+    Returns:
+        ``evidence-checksum`` for a Parquet page whose CRC does not match (the values would be
+        wrong); ``evidence-corrupt`` for damaged Parquet pages, footer or compression
+        (``OSError``, thrift and codec errors); ``evidence-encoding`` for text that is not UTF-8;
+        else ``evidence-unparseable``.
+    """
+    if "checksum" in message.lower() or "crc" in message.lower():
+        return EvidenceError(
+            "evidence-checksum",
+            f"{display}: a Parquet page fails its checksum: {message}",
+            hint="the file was damaged after it was written; export it again",
+            file=display,
+            expected="pages whose CRC matches",
+            found="a page checksum mismatch",
+        )
+    if isinstance(exc, UnicodeDecodeError):
+        return EvidenceError(
+            "evidence-encoding",
+            f"{display} is not UTF-8 (byte offset {exc.start})",
+            hint="re-save the file as UTF-8",
+            file=display,
+            expected="UTF-8 text",
+            found=f"bytes {exc.object[exc.start : exc.end].hex(' ')}",
+        )
+    if fmt == "parquet" and (isinstance(exc, OSError) or not isinstance(exc, pa.ArrowInvalid)):
+        return EvidenceError(
+            "evidence-corrupt",
+            f"{display}: Parquet pages or footer are damaged: {message}",
+            hint="the file is truncated or corrupted; export it again",
+            file=display,
+            expected="a readable Parquet file",
+            found=type(exc).__name__,
+        )
+    return EvidenceError(
+        "evidence-unparseable",
+        f"{display} is not valid {fmt}: {message}",
+        hint=f"check that the file really is {fmt}",
+        file=display,
+        expected=fmt,
+    )
+
+
+#: What a reader library raises on a damaged or malformed file (never our own bugs).
+READER_FAILURES: tuple[type[BaseException], ...] = (
+    pa.ArrowInvalid,
+    pa.ArrowNotImplementedError,
+    pa.ArrowTypeError,
+    pa.ArrowKeyError,
+    pa.ArrowIndexError,
+    pa.ArrowCapacityError,
+    OSError,
+    UnicodeDecodeError,
+)
+
+
+def guarded(batches: Iterable[T], path: Path, fmt: str, display: str) -> Iterator[T]:
+    """Yield from a lazy reader, turning a reader failure mid-file into an ``EvidenceError``.
+
+    Parquet pages are decoded (and their checksums verified) only when a batch is read, so a
+    damaged page shows up here, after the file opened fine. Each batch is also validated in
+    full, so a damaged page without a checksum (out-of-range dictionary indices or offsets,
+    invalid UTF-8) is refused here instead of failing in a later computation.
+
+    Raises:
+        EvidenceError: as ``reader_error``.
+    """
+    try:
+        for batch in batches:
+            if isinstance(batch, pa.RecordBatch | pa.Table):
+                batch.validate(full=True)  # offsets, dictionary indices, UTF-8 of damaged pages
+            yield batch
+    except READER_FAILURES as exc:
+        raise reader_error(exc, fmt, display, parser_message(exc, path, display)) from exc
+
+
+def parser_message(exc: BaseException, path: Path, display: str, limit: int = 120) -> str:
+    """A parser's error message fit for the outputs.
+
+    The host path becomes the contract's relative path, control and non-printable characters
+    (binary content read as text) become ``?``, and the message is cut at ``limit`` characters,
+    so at most a short excerpt of the offending row reaches decision.json.
+    """
+    text = str(exc).replace(str(path), display)
+    text = "".join(ch if ch.isprintable() else "?" for ch in text)
+    return text if len(text) <= limit else text[: limit - 1] + "…"

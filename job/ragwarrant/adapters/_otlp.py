@@ -1,0 +1,276 @@
+"""OTLP JSON lines: one ``ExportTraceServiceRequest`` per line, flattened to one row per span.
+
+As the OpenTelemetry Collector's file exporter writes them: ``resourceSpans[].scopeSpans[]
+.spans[]`` (or the older ``instrumentationLibrarySpans``), 64-bit integers (``intValue``,
+``startTimeUnixNano``) as JSON strings of digits. Every defect is an ``EvidenceError`` naming the
+line and the JSON pointer of the offending value inside it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pyarrow as pa
+
+from ragwarrant.adapters._io import iter_json_lines
+from ragwarrant.errors import EvidenceError
+
+__all__ = ["is_otlp_json", "iter_otlp_json_batches"]
+
+
+_INT = re.compile(r"[+-]?\d+", re.A)
+
+
+def _int64(raw: Any) -> int:
+    if isinstance(raw, bool) or not (
+        isinstance(raw, int) or (isinstance(raw, str) and _INT.fullmatch(raw))
+    ):
+        raise ValueError("intValue")  # int64 arrives as a JSON string of digits
+    return int(raw)
+
+
+def _double(raw: Any) -> float:
+    if isinstance(raw, bool) or not isinstance(raw, int | float | str):
+        raise ValueError("doubleValue")
+    return float(raw)
+
+
+def _array(raw: Any) -> str:
+    return orjson.dumps([_any_value(x) for x in (raw or {}).get("values", [])]).decode()
+
+
+def _kvlist(raw: Any) -> str:
+    items = (raw or {}).get("values", [])
+    return orjson.dumps({x["key"]: _any_value(x.get("value", {})) for x in items}).decode()
+
+
+#: OTLP ``AnyValue`` field → its reader, in the order they are looked for.
+_ANY_VALUE: tuple[tuple[str, Any], ...] = (
+    ("stringValue", lambda raw: raw),
+    ("intValue", _int64),
+    ("doubleValue", _double),
+    ("boolValue", bool),
+    ("arrayValue", _array),
+    ("kvlistValue", _kvlist),
+)
+
+
+def _any_value(v: dict[str, Any]) -> Any:
+    """The Python value of an OTLP ``AnyValue`` (arrays and key-value lists as JSON text).
+
+    Raises:
+        ValueError: naming the ``AnyValue`` field that does not hold its type (``intValue`` is an
+            int64 written as a JSON string or number, never ``"291.0"``).
+    """
+    return next((read(v[key]) for key, read in _ANY_VALUE if key in v), None)
+
+
+def _attributes(items: Any, at: tuple[str, int, str]) -> dict[str, Any]:
+    """An OTLP attribute list as a dict.
+
+    Args:
+        at: (display, line, JSON pointer of the list) for messages.
+
+    Raises:
+        EvidenceError: ``evidence-wrong-type`` naming the JSON pointer of the first attribute
+            whose value is not a well-formed ``AnyValue``.
+    """
+    display, line, pointer = at
+    out: dict[str, Any] = {}
+    for i, a in enumerate(items if isinstance(items, list) else []):
+        if not isinstance(a, dict) or "key" not in a:
+            continue
+        try:
+            out[str(a["key"])] = _any_value(a.get("value") or {})
+        except (ValueError, TypeError, AttributeError, KeyError, OverflowError) as exc:
+            field = str(exc) if isinstance(exc, ValueError) else "value"
+            raise EvidenceError(
+                "evidence-wrong-type",
+                f"{display} line {line}, at {pointer}/{i}/value: attribute {str(a['key'])!r} "
+                f"is not a well-formed OTLP {field}",
+                hint="OTLP JSON writes intValue as a string of digits and doubleValue as a number",
+                file=display,
+                row=line,
+                column=f"{pointer}/{i}/value",
+                expected="an OTLP AnyValue (intValue: a string of digits)",
+                found=field,
+            ) from None
+    return out
+
+
+def is_otlp_json(first_line: bytes) -> bool:
+    """Whether a JSON line looks like an OTLP ``ExportTraceServiceRequest``."""
+    return b'"resourceSpans"' in first_line[:4096]
+
+
+_STATUS_NAMES: dict[object, str] = {
+    0: "UNSET",
+    1: "OK",
+    2: "ERROR",
+    "STATUS_CODE_UNSET": "UNSET",
+    "STATUS_CODE_OK": "OK",
+    "STATUS_CODE_ERROR": "ERROR",
+}
+_TIME_KEYS = (
+    ("startTimeUnixNano", "start_time_unix_nano"),
+    ("endTimeUnixNano", "end_time_unix_nano"),
+)
+
+
+def _otlp_request(obj: object, display: str, lineno: int) -> dict[str, Any]:
+    """A line's ``ExportTraceServiceRequest``.
+
+    Raises:
+        EvidenceError: ``evidence-unparseable`` when the line is not one.
+    """
+    if not isinstance(obj, dict) or "resourceSpans" not in obj:
+        raise EvidenceError(
+            "evidence-unparseable",
+            f"{display} line {lineno} is not an OTLP trace export (no 'resourceSpans')",
+            file=display,
+            row=lineno,
+            expected='{"resourceSpans": [...]}',
+            found=(", ".join(obj) if isinstance(obj, dict) else type(obj).__name__)[:60],
+        )
+    return obj
+
+
+def _wrong_otlp(
+    display: str, line: int, pointer: str, expected: str, found: object
+) -> EvidenceError:
+    return EvidenceError(
+        "evidence-wrong-type",
+        f"{display} line {line}, at {pointer}: expected {expected}, found a JSON "
+        f"{type(found).__name__}",
+        file=display,
+        row=line,
+        column=pointer,
+        expected=expected,
+        found=type(found).__name__,
+    )
+
+
+def _objects(value: Any, at: tuple[str, int, str]) -> list[dict[str, Any]]:
+    """A JSON list of objects (null → empty), or a located error."""
+    display, line, pointer = at
+    items = value or []
+    if not isinstance(items, list):
+        raise _wrong_otlp(display, line, pointer, "a list of objects", items)
+    for i, item in enumerate(items):
+        if not isinstance(item, dict):
+            raise _wrong_otlp(display, line, f"{pointer}/{i}", "an object", item)
+    return items
+
+
+def _iter_spans(
+    request: dict[str, Any], display: str, line: int
+) -> Iterator[tuple[dict[str, Any], dict[str, Any], str]]:
+    """Yield ``(resource attributes, span, JSON pointer of the span)`` for every span."""
+    for r, rs in enumerate(_objects(request["resourceSpans"], (display, line, "/resourceSpans"))):
+        base = f"/resourceSpans/{r}"
+        resource = rs.get("resource") or {}
+        attrs = resource.get("attributes") if isinstance(resource, dict) else None
+        res_attrs = _attributes(attrs, (display, line, f"{base}/resource/attributes"))
+        key = "scopeSpans" if rs.get("scopeSpans") else "instrumentationLibrarySpans"
+        for s, ss in enumerate(_objects(rs.get(key), (display, line, f"{base}/{key}"))):
+            pointer = f"{base}/{key}/{s}/spans"
+            for k, span in enumerate(_objects(ss.get("spans"), (display, line, pointer))):
+                yield res_attrs, span, f"{pointer}/{k}"
+
+
+def _span_time(span: dict[str, Any], key: str, at: tuple[str, int, str]) -> int | None:
+    display, lineno, pointer = at
+    raw = span.get(key)
+    if raw is None:
+        return None
+    if isinstance(raw, bool) or not (
+        isinstance(raw, int) or (isinstance(raw, str) and _INT.fullmatch(raw))
+    ):
+        raise EvidenceError(
+            "evidence-wrong-type",
+            f"{display} line {lineno}, at {pointer}/{key}: span {str(span.get('spanId'))!r} "
+            f"{key} is not an integer",
+            file=display,
+            row=lineno,
+            column=f"{pointer}/{key}",
+            expected="unix nanoseconds (a string of digits)",
+            found=repr(raw)[:40] if isinstance(raw, str | int | float) else type(raw).__name__,
+        )
+    value = int(raw)
+    if not -(2**63) <= value < 2**63:
+        raise EvidenceError(
+            "evidence-wrong-type",
+            f"{display} line {lineno}, at {pointer}/{key}: {key} does not fit in int64",
+            file=display,
+            row=lineno,
+            column=f"{pointer}/{key}",
+            expected="unix nanoseconds (int64)",
+            found=f"{len(str(abs(value)))} digits",
+        )
+    return value
+
+
+def _span_row(
+    res_attrs: dict[str, Any], span: dict[str, Any], display: str, at: tuple[int, str]
+) -> dict[str, Any]:
+    """One flattened span: resource then span attributes (as strings), ids, times, status."""
+    lineno, pointer = at
+    row: dict[str, Any] = {k: (str(v) if v is not None else None) for k, v in res_attrs.items()}
+    attrs = _attributes(span.get("attributes"), (display, lineno, f"{pointer}/attributes"))
+    row.update({k: (str(v) if v is not None else None) for k, v in attrs.items()})
+    for key, out in (("traceId", "trace_id"), ("spanId", "span_id"), ("name", "name")):
+        value = span.get(key)
+        row[out] = str(value) if value is not None else None
+    parent = span.get("parentSpanId")
+    row["parent_span_id"] = str(parent) if parent else None
+    row["kind"] = str(span.get("kind")) if span.get("kind") is not None else None
+    for key, out in _TIME_KEYS:
+        row[out] = _span_time(span, key, (display, lineno, pointer))
+    status = span.get("status")
+    code = status.get("code") if isinstance(status, dict) else None
+    row["status_code"] = _STATUS_NAMES.get(
+        code if isinstance(code, int | str) else None, str(code) if code is not None else None
+    )
+    return row
+
+
+def iter_otlp_json_batches(
+    path: Path, display: str, batch_rows: int = 1 << 16
+) -> Iterator[pa.Table]:
+    """Stream an OTLP JSON-lines file as tables of flattened spans.
+
+    Each span becomes a row: ``trace_id``, ``span_id``, ``parent_span_id``, ``name``, ``kind``,
+    ``start_time_unix_nano``, ``end_time_unix_nano`` (int64 ns, parsed from their string form),
+    ``status_code`` (``OK``/``ERROR``/``UNSET``), then every resource and span attribute under its
+    own key (span attributes win). All attribute columns are strings, parsed by the readers.
+
+    Raises:
+        EvidenceError: ``evidence-unparseable`` naming the line that is not JSON or not OTLP;
+            ``evidence-wrong-type`` for a time that is not an integer.
+    """
+    rows: list[dict[str, Any]] = []
+    for lineno, obj in iter_json_lines(path, display, "one OTLP JSON object per line"):
+        request = _otlp_request(obj, display, lineno)
+        rows += [
+            _span_row(res, span, display, (lineno, pointer))
+            for res, span, pointer in _iter_spans(request, display, lineno)
+        ]
+        if len(rows) >= batch_rows:
+            yield _rows_to_table(rows)
+            rows = []
+    if rows:
+        yield _rows_to_table(rows)
+
+
+def _rows_to_table(rows: list[dict[str, Any]]) -> pa.Table:
+    keys = list(dict.fromkeys(k for r in rows for k in r))
+    cols: dict[str, pa.Array] = {}
+    for k in keys:
+        values = [r.get(k) for r in rows]
+        typ = pa.int64() if k in ("start_time_unix_nano", "end_time_unix_nano") else pa.string()
+        cols[k] = pa.array(values, typ)
+    return pa.table(cols)

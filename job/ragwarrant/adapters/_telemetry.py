@@ -1,0 +1,163 @@
+"""Telemetry semantics at the evidence boundary: what an operational value can physically be.
+
+Costs, latencies and token counts are finite and never negative; an arm (policy) whose every
+cost, latency or token count is zero — or below what any real LLM call takes — while it has
+examples was not instrumented, and comparing it would turn missing measurement into a "100 %
+cheaper" claim. Both are ``EvidenceError`` (the run BLOCKs) naming the file, the arm, the column
+and, for a single bad value, its row. Unmeasured values are null (missing), never 0: the
+adapters leave them null and they are not checked here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ragwarrant.errors import EvidenceError
+
+__all__ = ["PHYSICAL_FLOORS", "check_operational_evidence", "check_request_values"]
+
+
+@dataclass(frozen=True)
+class Floor:
+    """The smallest maximum an instrumented arm can show for a metric, and why."""
+
+    value: float
+    why: str
+
+
+#: Metric id suffix → floor. A metric id carries its unit (house style: ``latency_ms``).
+PHYSICAL_FLOORS: dict[str, Floor] = {
+    "_usd": Floor(1e-9, "no LLM call costs less than 1e-9 USD"),
+    "_ms": Floor(1.0, "no LLM call completes in under 1 ms"),
+    "_tokens": Floor(1.0, "an LLM call reads or writes at least one token"),
+}
+#: Operational metrics that are the evaluator's own, not the application's (never floored).
+_NOT_APPLICATION = frozenset({"judge_cost_usd"})
+_AMOUNT_SUFFIXES = ("_usd", "_ms", "_tokens", "_calls")
+
+
+def _is_amount(metric: str, operational: frozenset[str]) -> bool:
+    return metric in operational or metric.endswith(_AMOUNT_SUFFIXES)
+
+
+def _floor(metric: str) -> Floor | None:
+    if metric in _NOT_APPLICATION:
+        return None
+    return next((f for suffix, f in PHYSICAL_FLOORS.items() if metric.endswith(suffix)), None)
+
+
+def check_request_values(values: pa.Array, policy: pa.Array, column: str, display: str) -> None:
+    """Refuse a negative or non-finite per-request value of a telemetry column (before it is
+    summed away).
+
+    Args:
+        values: float64, one per request row (null where unmeasured).
+        policy: the rows' policy ids, aligned with ``values``.
+
+    Raises:
+        EvidenceError: ``evidence-non-finite`` / ``evidence-negative-value`` naming the row,
+            the column and the arm.
+    """
+    for code, bad, what in (
+        ("evidence-non-finite", pc.invert(pc.is_finite(values)), "not finite"),
+        ("evidence-negative-value", pc.less(values, 0.0), "negative"),
+    ):
+        bad = pc.fill_null(bad, False)
+        if pc.any(bad).as_py():
+            i = pc.index(bad, True).as_py()
+            raise EvidenceError(
+                code,
+                f"{display} row {i + 1}: column {column!r} is {values[i].as_py()}, {what} "
+                f"(policy {policy[i].as_py()!r})",
+                hint="costs, latencies and token counts are finite and >= 0; an unmeasured "
+                "value is an empty cell, never a negative one",
+                file=display,
+                row=i + 1,
+                column=column,
+                expected="a finite number >= 0",
+                found=str(values[i].as_py()),
+            )
+
+
+def _column_of(metric: str, metric_names: dict[str, str]) -> str:
+    """The file's column (or field) behind a canonical metric id."""
+    return next((orig for orig, m in metric_names.items() if m == metric), metric)
+
+
+def check_operational_evidence(
+    evidence: pa.Table,
+    metric_names: dict[str, str],
+    operational: frozenset[str],
+    display: str,
+) -> None:
+    """Check every operational value an adapter produced, per arm.
+
+    Args:
+        evidence: canonical evidence rows of one source.
+        metric_names: the provenance's original column → metric id, to name the column.
+        operational: the contract's operational metric ids (plus any id ending in ``_usd``,
+            ``_ms``, ``_tokens`` or ``_calls`` is an amount). The sign of a declared metric is
+            left to its declared range (``min_value``, the value-range gate); every amount is
+            checked for an uninstrumented arm.
+
+    Raises:
+        EvidenceError: ``evidence-negative-value`` / ``evidence-non-finite`` naming row, arm
+            and column; ``evidence-uninstrumented`` when an arm's every present value of a cost,
+            latency or token metric is below its physical floor (``PHYSICAL_FLOORS``).
+    """
+    metrics = evidence.column("metric").to_numpy(zero_copy_only=False)
+    policies = evidence.column("policy_id").to_numpy(zero_copy_only=False)
+    values = evidence.column("value").to_numpy(zero_copy_only=False).astype(np.float64)
+    rows = evidence.column("source_row").to_numpy(zero_copy_only=False)
+    for metric in sorted({str(m) for m in metrics}):
+        if not _is_amount(metric, operational):
+            continue
+        column = _column_of(metric, metric_names)
+        sel = metrics == metric
+        v = values[sel]
+        # a contract-declared operational metric has its own declared range (the value-range
+        # and non-finite gates); an undeclared amount (tokens, judge cost) is checked here
+        bad = ~np.isnan(v) & (~np.isfinite(v) | (v < 0))
+        if metric not in operational and bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            what = "not finite" if not np.isfinite(v[i]) else "negative"
+            raise EvidenceError(
+                "evidence-non-finite" if what == "not finite" else "evidence-negative-value",
+                f"{display} row {int(rows[sel][i])}: {column!r} ({metric}) is {v[i]}, {what}, "
+                f"in arm {str(policies[sel][i])!r}",
+                hint="costs, latencies and token counts are finite and >= 0",
+                file=display,
+                row=int(rows[sel][i]),
+                column=column,
+                expected="a finite number >= 0",
+                found=str(v[i]),
+            )
+        floor = _floor(metric)
+        if floor is not None:
+            _check_instrumented(v, policies[sel], metric, column, floor, display)
+
+
+def _check_instrumented(
+    v: np.ndarray, policies: np.ndarray, metric: str, column: str, floor: Floor, display: str
+) -> None:
+    for policy in sorted({str(p) for p in policies}):
+        present = v[(policies == policy) & ~np.isnan(v)]
+        if present.size and float(present.max()) < floor.value:
+            zero = float(present.max()) == 0.0
+            found = "all 0" if zero else f"all below {floor.value:g} (max {present.max():g})"
+            raise EvidenceError(
+                "evidence-uninstrumented",
+                f"{display}: arm {policy!r} has {column!r} ({metric}) {found} over "
+                f"{present.size} example(s): the arm was not really instrumented "
+                f"({floor.why})",
+                hint="fix the instrumentation (or the price table) so the arm's real "
+                f"{metric} is recorded; leave unmeasured values empty, never 0",
+                file=display,
+                column=column,
+                expected=f"some {metric} >= {floor.value:g}",
+                found=found,
+            )

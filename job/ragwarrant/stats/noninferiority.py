@@ -1,0 +1,377 @@
+"""The noninferiority decision rule: one oriented one-sided test per metric kind.
+
+``test_noninferiority`` is the single function gates call. It tests H0: delta <= -margin_abs
+against H1: delta > -margin_abs, delta = mean(candidate) - mean(baseline) oriented so that
+positive = candidate better, and returns a ``OneSidedTest``.
+
+Rule (one rule, never contradicted): the test rejects H0 only when its p-value is <= alpha AND
+its one-sided (1 - alpha) lower bound is strictly above -margin_abs. Each method below defines
+its bound and p-value so that the two agree; requiring both guards against ties at the margin
+(the first landing passed on LCB == -margin with p > alpha).
+
+Methods, chosen from the metric kind and the data:
+
+- ``binary`` (0/1) with independent pairs: Tango's score test and interval for the paired
+  difference of proportions (Tango 1998, Stat. Med. 17:891–908; ``stats.paired_binary``). It stays
+  honest when all pairs are tied.
+- ``ordinal``, ``continuous``, and any kind with clusters: the paired (or cluster) bootstrap of
+  the mean delta with the expanded percentile bound (Hesterberg 2015, "What teachers should know
+  about the bootstrap", The American Statistician 69:371–386, §4.3): the percentile bound at
+  level alpha' = Phi(sqrt(G / (G - 1)) t_{alpha, G-1}), G resampled units, which corrects the
+  percentile bootstrap's narrowness in small samples. With clusters the G - 1 degrees of freedom
+  are the small-cluster correction of Cameron & Miller (2015, J. Human Resources 50:317–372,
+  §VI.C); fewer than ``SMALL_CLUSTERS`` clusters are flagged in the method name.
+- Guard: when fewer than ``MIN_WORSE_UNITS`` units are worse for the candidate (all ties, no
+  variance, few discordant pairs), the bootstrap distribution cannot see a loss. The lower bound
+  is then the smaller of the bootstrap bound and an exact bound from the count k of worse units
+  among G: mean delta >= -W * P(unit worse) >= -W * pi_U, with W the scale width and pi_U the
+  Clopper–Pearson upper (1 - alpha) bound of k / G (Clopper & Pearson 1934, Biometrika
+  26:404–413). Without a scale width no exact bound exists and the test does not reject.
+
+Resampling is in a canonical order (units sorted by example or group id, then by value), so row
+order never changes a result. Repeated example ids (k runs per example, e.g. LangSmith
+``num_repetitions``) are resampled by example, never as independent pairs.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from statistics import NormalDist
+from typing import Literal
+
+import numpy as np
+from scipy import stats as sps
+
+from ragwarrant.stats.bootstrap import paired_bootstrap
+from ragwarrant.stats.onesided import OneSidedTest, OrientedBootstrap
+from ragwarrant.stats.paired_binary import tango_test
+
+__all__ = [
+    "MIN_WORSE_UNITS",
+    "SMALL_CLUSTERS",
+    "MetricKind",
+    "min_units_for_margin",
+    "test_noninferiority",
+]
+
+MetricKind = Literal["binary", "ordinal", "continuous"]
+SMALL_CLUSTERS = 30
+MIN_WORSE_UNITS = 2
+_N = NormalDist()
+
+
+def min_units_for_margin(
+    kind: MetricKind, margin_abs: float, alpha: float, scale_width: float | None = None
+) -> int:
+    """The fewest units (pairs or clusters) with which a sample of all ties can pass.
+
+    Binary (Tango): with b = c = 0, Z(-m) = sqrt(n m / (1 - m)) > z_{1-alpha} needs
+    n > z^2 (1 - m) / m. Ordinal/continuous (exact discordance bound): with no worse unit
+    the bound is -W (1 - alpha^{1/n}) > -m, which needs n > ln(alpha) / ln(1 - m / W)
+    (the "rule of three" generalised; Hanley & Lippman-Hand 1983, JAMA 249:1743–1745).
+
+    Args:
+        kind: the metric kind; margin_abs: the margin in metric units (> 0).
+        alpha: one-sided level; scale_width: W = max - min of the metric's scale (ordinal and
+            continuous; 1 when None).
+    """
+    if kind == "binary":
+        z = _N.inv_cdf(1.0 - alpha)
+        return math.floor(z * z * (1.0 - margin_abs) / margin_abs) + 1
+    width = 1.0 if scale_width is None else scale_width
+    if margin_abs >= width:
+        return 1
+    return math.floor(math.log(alpha) / math.log1p(-margin_abs / width)) + 1
+
+
+@dataclass(frozen=True)
+class _Units:
+    """Paired rows in canonical order and their resampling units."""
+
+    candidate: np.ndarray
+    baseline: np.ndarray
+    codes: np.ndarray | None  # shape (n,) unit code per row, or None: one unit per row
+    unit_delta: np.ndarray  # shape (G,) mean delta per unit
+
+    @property
+    def n_units(self) -> int:
+        return int(self.unit_delta.size)
+
+    @property
+    def clustered(self) -> bool:
+        return self.codes is not None
+
+
+def _codes(labels: np.ndarray | None) -> np.ndarray | None:
+    if labels is None:
+        return None
+    return np.unique(np.asarray(labels), return_inverse=True)[1].reshape(-1)
+
+
+def _canonical_units(
+    candidate: np.ndarray,
+    baseline: np.ndarray,
+    groups: np.ndarray | None,
+    example_ids: np.ndarray | None,
+) -> _Units:
+    """Sort rows by (group, example id, candidate, baseline); choose the resampling unit."""
+    ids = _codes(example_ids)
+    cluster = _codes(groups)
+    if cluster is None and ids is not None and np.unique(ids).size < ids.size:
+        cluster = ids  # repetitions: resample by example
+    keys = [baseline, candidate]
+    keys += [k for k in (ids, cluster) if k is not None]
+    order = np.lexsort(keys)
+    cand, base = candidate[order], baseline[order]
+    delta = cand - base
+    if cluster is None:
+        return _Units(cand, base, None, delta)
+    codes = cluster[order]
+    sums = np.bincount(codes, weights=delta)
+    sizes = np.bincount(codes)
+    return _Units(cand, base, codes, sums / sizes)
+
+
+def _validate(
+    candidate: np.ndarray,
+    baseline: np.ndarray,
+    kind: str,
+    margin_abs: float,
+    alpha: float,
+    extra: dict[str, np.ndarray | None],
+) -> None:
+    if candidate.ndim != 1 or candidate.shape != baseline.shape:
+        raise ValueError(
+            f"candidate and baseline must both have shape (n,); got {candidate.shape} "
+            f"and {baseline.shape}"
+        )
+    if candidate.size < 2:
+        raise ValueError(f"need at least 2 paired examples, got {candidate.size}")
+    if not (np.all(np.isfinite(candidate)) and np.all(np.isfinite(baseline))):
+        raise ValueError("values must be finite; handle missing values before the test")
+    if kind not in ("binary", "ordinal", "continuous"):
+        raise ValueError(f"unknown metric kind {kind!r}; expected binary, ordinal or continuous")
+    if kind == "binary" and not np.all(np.isin(np.concatenate([candidate, baseline]), (0, 1))):
+        raise ValueError("a binary metric must hold only 0 and 1")
+    if not (margin_abs > 0 and math.isfinite(margin_abs)):
+        raise ValueError(f"margin_abs must be positive and finite, got {margin_abs}")
+    if not 0 < alpha < 0.5:
+        raise ValueError(f"alpha must be in (0, 0.5), got {alpha}")
+    for name, arr in extra.items():
+        if arr is not None and np.shape(arr) != candidate.shape:
+            raise ValueError(f"{name} must have shape {candidate.shape}, got {np.shape(arr)}")
+
+
+def _more_needed(
+    sd_h1: float, sd_h0: float, gap: float, n_units: int, alpha: float, power: float
+) -> int | None:
+    """Additional units for a one-sided level-alpha test to reach ``power`` at the estimate.
+
+    n* = ((z_{1-alpha} sd_H0 + z_power sd_H1) / gap)^2 (the score-test sample size of
+    Nam 1997, Biometrics 53:1422–1430, eq. 3; with sd_H0 = sd_H1 the usual normal formula).
+    """
+    if gap <= 0 or sd_h1 <= 0 or not math.isfinite(sd_h1):
+        return None
+    total = ((_N.inv_cdf(1 - alpha) * sd_h0 + _N.inv_cdf(power) * sd_h1) / gap) ** 2
+    return max(0, math.ceil(total - n_units))
+
+
+def _with_minimum(more: int | None, n_units: int, minimum: int) -> int | None:
+    if n_units >= minimum:
+        return more
+    return max(more or 0, minimum - n_units)
+
+
+def _binary(units: _Units, threshold: float, alpha: float, power: float) -> OneSidedTest:
+    delta = units.candidate - units.baseline
+    b, c, n = int(np.sum(delta > 0)), int(np.sum(delta < 0)), int(delta.size)
+    res = tango_test(b, c, n, threshold, alpha)
+    rejects = res.p_value <= alpha and res.lower_bound > threshold
+    more = None
+    if not rejects:
+        sd1 = math.sqrt(res.observed_variance) or math.sqrt(res.null_variance)
+        gap = abs(res.estimate - threshold)
+        more = _more_needed(sd1, math.sqrt(res.null_variance), gap, n, alpha, power)
+        more = _with_minimum(more, n, min_units_for_margin("binary", -threshold, alpha))
+    return OneSidedTest(
+        estimate=res.estimate,
+        lower_bound=res.lower_bound,
+        upper_bound=res.upper_bound,
+        p_value=res.p_value,
+        threshold=threshold,
+        alpha=alpha,
+        rejects=rejects,
+        method="Tango score test for paired proportions",
+        n=n,
+        n_units=n,
+        unit_name="pairs",
+        standard_error=math.sqrt(res.observed_variance / n),
+        more_units_needed=more,
+        degenerate_reason="all pairs tied (no discordant pair)" if b == c == 0 else None,
+    )
+
+
+def _expanded(g: int, alpha: float) -> tuple[float, float]:
+    """(alpha', s): the expanded percentile level and the variance inflation sqrt(G/(G-1))."""
+    s = math.sqrt(g / (g - 1))
+    return _N.cdf(s * float(sps.t.ppf(alpha, g - 1))), s
+
+
+def _expanded_p(p_raw: float, g: int, s: float) -> float:
+    """Map a percentile p-value to the expanded scale: T_{G-1}(Phi^-1(p_raw) / s)."""
+    if p_raw >= 1.0:
+        return 1.0
+    return float(sps.t.cdf(_N.inv_cdf(p_raw) / s, g - 1))
+
+
+@dataclass(frozen=True)
+class _Exact:
+    lower: float
+    p_value: float
+    worse: int
+
+
+def _exact_bound(units: _Units, threshold: float, alpha: float, width: float) -> _Exact:
+    """Exact lower bound -W * pi_U from the count of worse units (Clopper–Pearson)."""
+    g = units.n_units
+    worse = int(np.sum(units.unit_delta < 0))
+    pi_u = 1.0 if worse >= g else float(sps.beta.ppf(1 - alpha, worse + 1, g - worse))
+    pi0 = min(1.0, max(0.0, -threshold / width))
+    p = float(sps.binom.cdf(worse, g, pi0)) if pi0 > 0 else 1.0
+    return _Exact(lower=-width * pi_u, p_value=p, worse=worse)
+
+
+def _bootstrap_method(units: _Units, resamples: int, guarded: bool) -> str:
+    g = units.n_units
+    if units.clustered:
+        name = f"cluster bootstrap, expanded percentile with G-1 df (B={resamples}, G={g})"
+        if g < SMALL_CLUSTERS:
+            name += f"; small-cluster correction: {g} < {SMALL_CLUSTERS} clusters"
+    else:
+        name = f"paired bootstrap, expanded percentile (B={resamples})"
+    return name + ("; exact bound from worse units" if guarded else "")
+
+
+def _degenerate_reason(units: _Units, exact: _Exact, width: float | None) -> str | None:
+    if exact.worse >= MIN_WORSE_UNITS and np.ptp(units.unit_delta) > 0:
+        return None
+    unit = "clusters" if units.clustered else "pairs"
+    what = (
+        f"all {units.n_units} {unit} tied"
+        if np.ptp(units.unit_delta) == 0
+        else f"only {exact.worse} of {units.n_units} {unit} worse (< {MIN_WORSE_UNITS})"
+    )
+    return what + ("" if width is not None else "; no scale width, so no exact bound")
+
+
+def _bootstrap(
+    units: _Units,
+    threshold: float,
+    alpha: float,
+    power: float,
+    width: float | None,
+    rng: np.random.Generator,
+    resamples: int,
+    kind: MetricKind,
+) -> OneSidedTest:
+    g = units.n_units
+    res = paired_bootstrap(
+        units.candidate[:, None],
+        units.baseline[:, None],
+        ["mean"],
+        rng=rng,
+        resamples=resamples,
+        groups=units.codes,
+    )
+    boot = OrientedBootstrap(
+        float(res.estimate[0]), res.replicates[:, 0], res.n, g, units.clustered
+    )
+    level, s = _expanded(g, alpha)
+    lower, upper = boot.lower(level), boot.upper(level)
+    p = _expanded_p(boot.p_greater(threshold), g, s)
+    exact = _exact_bound(units, threshold, alpha, width if width is not None else 1.0)
+    reason = _degenerate_reason(units, exact, width)
+    if reason is not None and width is not None:
+        lower, p = min(lower, exact.lower), max(p, exact.p_value)
+    rejects = p <= alpha and lower > threshold and (reason is None or width is not None)
+    sd = boot.standard_error() * s * math.sqrt(g)
+    more = None
+    if not rejects:
+        more = _more_needed(sd, sd, abs(boot.estimate - threshold), g, alpha, power)
+        if reason is not None:
+            minimum = min_units_for_margin(kind, -threshold, alpha, width)
+            more = _with_minimum(more, g, max(minimum, g + 1))
+    return OneSidedTest(
+        estimate=boot.estimate,
+        lower_bound=lower,
+        upper_bound=upper,
+        p_value=p,
+        threshold=threshold,
+        alpha=alpha,
+        rejects=rejects,
+        method=_bootstrap_method(units, resamples, reason is not None and width is not None),
+        n=res.n,
+        n_units=g,
+        unit_name="clusters" if units.clustered else "pairs",
+        standard_error=boot.standard_error() * s,
+        more_units_needed=more,
+        degenerate_reason=reason,
+    )
+
+
+def test_noninferiority(
+    candidate: np.ndarray,
+    baseline: np.ndarray,
+    *,
+    kind: MetricKind,
+    margin_abs: float,
+    alpha: float,
+    rng: np.random.Generator,
+    resamples: int = 2000,
+    power: float = 0.8,
+    higher_is_better: bool = True,
+    scale: tuple[float, float] | None = None,
+    groups: np.ndarray | None = None,
+    example_ids: np.ndarray | None = None,
+) -> OneSidedTest:
+    """Test H0: delta <= -margin_abs vs H1: delta > -margin_abs, delta oriented (+ = better).
+
+    Args:
+        candidate, baseline: shape (n,) finite paired values in metric units; row i of both is
+            the same example (and run).
+        kind: ``binary`` (values 0/1), ``ordinal`` (e.g. Likert) or ``continuous``.
+        margin_abs: the noninferiority margin in metric units (> 0).
+        alpha: one-sided level in (0, 0.5).
+        rng: the only source of randomness (the binary score test uses none).
+        resamples: bootstrap resamples B.
+        power: the power the "more units needed" hint aims for.
+        higher_is_better: orientation; when False the roles of the arms are swapped.
+        scale: (min, max) of the metric's scale; its width bounds the exact guard. Binary: (0, 1).
+        groups: shape (n,) cluster labels (declared), resampled as whole clusters.
+        example_ids: shape (n,) example ids; they fix the canonical order, and repeated ids
+            (repetitions) become clusters when no groups are declared.
+
+    Returns:
+        OneSidedTest with ``rejects`` = (p_value <= alpha and lower_bound > -margin_abs), the
+        method's name, the unit (pairs or clusters), any degenerate reason and the units
+        likely needed to resolve an unresolved test at ``power``.
+
+    Raises:
+        ValueError: shapes disagree, fewer than 2 pairs, non-finite values, unknown kind, a
+            binary metric holding values other than 0 and 1, or a bad margin or alpha.
+    """
+    cand = np.asarray(candidate, dtype=np.float64)
+    base = np.asarray(baseline, dtype=np.float64)
+    _validate(cand, base, kind, margin_abs, alpha, {"groups": groups, "example_ids": example_ids})
+    if not higher_is_better:
+        cand, base = base, cand
+    units = _canonical_units(cand, base, groups, example_ids)
+    threshold = -margin_abs
+    if kind == "binary" and not units.clustered:
+        return _binary(units, threshold, alpha, power)
+    width = 1.0 if kind == "binary" else (None if scale is None else scale[1] - scale[0])
+    return _bootstrap(units, threshold, alpha, power, width, rng, resamples, kind)
+
+
+test_noninferiority.__test__ = False  # type: ignore[attr-defined]  # not a pytest test

@@ -1,0 +1,75 @@
+"""``ragwarrant run``: the stdout decision line, --summary-json, --exit-mode."""
+
+from __future__ import annotations
+
+import io
+
+import orjson
+import pytest
+from tests.conftest import simulate
+
+from ragwarrant import cli
+from ragwarrant.commands.run import ProgressLine
+
+
+def test_stdout_ends_with_the_decision_line(make_input, tmp_path, capsys) -> None:
+    """stdout's last line is the one-line decision with its next step (logs are elsewhere)."""
+    assert cli.main(["run", "--input", str(make_input()), "--output", str(tmp_path / "o")]) == 0
+    last = capsys.readouterr().out.splitlines()[-1]
+    assert last.startswith("PROMOTE (exit 0): cand=PROMOTE — next: ")
+
+
+def test_summary_json_is_written(make_input, tmp_path) -> None:
+    """--summary-json receives {run_class, exit_code, next_step, candidates}."""
+    path = tmp_path / "summary.json"
+    args = ["run", "--input", str(make_input()), "--output", str(tmp_path / "o")]
+    assert cli.main([*args, "--summary-json", str(path)]) == 0
+    doc = orjson.loads(path.read_bytes())
+    assert (doc["run_class"], doc["exit_code"], [c["class"] for c in doc["candidates"]]) == (
+        "PROMOTE",
+        0,
+        ["PROMOTE"],
+    )
+
+
+def test_summary_json_is_written_for_an_error(tmp_path) -> None:
+    """An ERROR run (no input) still writes the machine summary, with the error's exit code."""
+    path = tmp_path / "summary.json"
+    args = ["run", "--input", str(tmp_path / "nope"), "--output", str(tmp_path / "o")]
+    assert cli.main([*args, "--summary-json", str(path)]) == 66
+    doc = orjson.loads(path.read_bytes())
+    assert (doc["run_class"], doc["exit_code"]) == ("ERROR", 66)
+
+
+@pytest.mark.parametrize(("mode", "expected"), [("class", 10), ("status", 0)])
+def test_exit_mode(make_input, tmp_path, mode: str, expected: int) -> None:
+    """A REJECT exits 10 under --exit-mode class and 0 under status."""
+    root = make_input(data=simulate(300, quality_delta=-0.3))
+    args = ["run", "--input", str(root), "--output", str(tmp_path / mode), "--exit-mode", mode]
+    assert cli.main(args) == expected
+    assert orjson.loads((tmp_path / mode / "decision.json").read_bytes())["run_class"] == "REJECT"
+
+
+def test_exit_mode_from_the_environment_keeps_error_codes(tmp_path, monkeypatch) -> None:
+    """RAGWARRANT_EXIT_MODE=status sets the default; an error keeps its code (66)."""
+    monkeypatch.setenv("RAGWARRANT_EXIT_MODE", "status")
+    args = ["run", "--input", str(tmp_path / "nope"), "--output", str(tmp_path / "o")]
+    assert cli.main(args) == 66
+
+
+def test_unknown_exit_mode_is_a_usage_error(make_input, tmp_path) -> None:
+    """An exit mode that is neither class nor status is a usage error (64)."""
+    args = ["run", "--input", str(make_input()), "--output", str(tmp_path / "o")]
+    assert cli.main([*args, "--exit-mode", "loud"]) == 64
+
+
+def test_progress_line_rewrites_one_line_per_source_and_candidate() -> None:
+    """On a terminal, source_read and candidate_evaluated rewrite one line; others clear it."""
+    stream = io.StringIO()
+    progress = ProgressLine(stream)
+    progress("source_read", source_id="results", adapter="generic", rows=400, elapsed_s=0.01)
+    progress("candidate_evaluated", policy_id="cand", index=1, of=2, gates=13, elapsed_s=0.2)
+    progress("run_finished", run_class="PROMOTE")
+    assert stream.getvalue() == (
+        "\r\x1b[Kread results: 400 rows in 0.01 s\r\x1b[K[1/2] cand: 13 gates in 0.2 s\r\x1b[K"
+    )

@@ -1,0 +1,39 @@
+"""``ragwarrant summary``: --json, whole reasons, and the next step last."""
+
+from __future__ import annotations
+
+import orjson
+from tests.conftest import simulate
+
+from ragwarrant import cli
+
+
+def _inconclusive_run(make_input, tmp_path):
+    out = tmp_path / "out"
+    root = make_input(data=simulate(60, quality_delta=-0.05))
+    cli.main(["run", "--input", str(root), "--output", str(out)])
+    return out
+
+
+def test_summary_json(make_input, tmp_path, capsys) -> None:
+    """--json prints the machine summary of the recorded run and exits with its code."""
+    out = _inconclusive_run(make_input, tmp_path)
+    recorded = orjson.loads((out / "decision.json").read_bytes())
+    capsys.readouterr()
+    assert cli.main(["summary", str(out), "--json"]) == recorded["exit_code"]
+    doc = orjson.loads(capsys.readouterr().out)
+    assert (doc["run_class"], doc["candidates"][0]["reason"]) == (
+        recorded["run_class"],
+        recorded["candidates"][0]["reasons"][0],
+    )
+
+
+def test_summary_shows_whole_reasons_and_ends_with_the_next_step(make_input, tmp_path, capsys):
+    """The first reason is printed whole (no cut at 150 characters); the next step comes last."""
+    out = _inconclusive_run(make_input, tmp_path)
+    reason = orjson.loads((out / "decision.json").read_bytes())["candidates"][0]["reasons"][0]
+    capsys.readouterr()
+    cli.main(["summary", str(out)])
+    lines = capsys.readouterr().out.splitlines()
+    assert len(reason) > 150 and any(line.endswith(reason) for line in lines)
+    assert lines[-1].startswith("  next: ")

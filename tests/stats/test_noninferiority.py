@@ -1,0 +1,188 @@
+"""The issue-10 noninferiority rule: methods, guard, canonical order, hint and validity smoke."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from ragwarrant.stats import noninferiority as ni
+from ragwarrant.stats.onesided import oriented_bootstrap
+
+
+def _test(cand, base, **kw):
+    args = dict(kind="continuous", margin_abs=0.05, alpha=0.05, rng=np.random.default_rng(1))
+    args.update(kw)
+    return ni.test_noninferiority(np.asarray(cand, float), np.asarray(base, float), **args)
+
+
+def test_min_units_closed_forms():
+    """All-tied minimum n: z^2 (1 - m) / m for binary, ln(alpha) / ln(1 - m / W) otherwise."""
+    assert ni.min_units_for_margin("binary", 0.05, 0.05) == 52
+    assert ni.min_units_for_margin("continuous", 0.05, 0.05, 1.0) == 59
+    assert ni.min_units_for_margin("ordinal", 0.25, 0.05, 4.0) == 47
+
+
+def test_binary_all_tied_needs_the_minimum_n():
+    """30 tied binary pairs never pass; 60 do (Tango's bound is honest on ties)."""
+    small = _test(np.ones(30), np.ones(30), kind="binary")
+    assert not small.rejects and small.method.startswith("Tango")
+    assert small.degenerate_reason == "all pairs tied (no discordant pair)"
+    assert small.more_units_needed is not None and small.more_units_needed >= 52 - 30
+    assert _test(np.ones(60), np.ones(60), kind="binary").rejects
+
+
+def test_all_tied_ordinal_uses_exact_bound():
+    """All-tied pairs give a [0, 0] bootstrap; the exact bound decides, by the minimum n."""
+    z30 = np.full(30, 3.0)
+    res = _test(z30, z30, kind="ordinal", margin_abs=0.25, scale=(1, 5))
+    assert not res.rejects
+    assert res.lower_bound == pytest.approx(-4 * (1 - 0.05 ** (1 / 30)))
+    assert res.degenerate_reason == "all 30 pairs tied"
+    assert res.more_units_needed == 47 - 30
+    z200 = np.full(200, 0.5)
+    big = _test(z200, z200, scale=(0, 1))
+    assert big.rejects and "exact bound" in big.method
+    no_scale = _test(z200, z200)
+    assert not no_scale.rejects and "no scale width" in str(no_scale.degenerate_reason)
+
+
+def test_rule_never_passes_with_p_above_alpha():
+    """Across many samples, a pass always has p <= alpha and a lower bound above -margin."""
+    rng = np.random.default_rng(3)
+    for i in range(40):
+        base = rng.integers(0, 2, 50).astype(float)
+        cand = np.where(rng.uniform(size=50) < 0.1, 1 - base, base)
+        for kind in ("binary", "ordinal"):
+            r = _test(cand, base, kind=kind, scale=(0, 1), rng=np.random.default_rng(i))
+            assert r.rejects == (r.p_value <= 0.05 and r.lower_bound > -0.05)
+
+
+def test_row_order_never_changes_the_result():
+    """Shuffled rows with the same example ids give the identical result."""
+    rng = np.random.default_rng(4)
+    base = rng.normal(0.7, 0.2, 80)
+    cand = base + rng.normal(-0.01, 0.1, 80)
+    ids = np.array([f"ex-{i:03d}" for i in range(80)])
+    perm = rng.permutation(80)
+    one = _test(cand, base, example_ids=ids, scale=(-5, 5))
+    two = _test(cand[perm], base[perm], example_ids=ids[perm], scale=(-5, 5))
+    assert one == two
+
+
+def test_repetitions_are_resampled_by_example():
+    """Repeated example ids become clusters: n_units counts examples, the unit is clusters."""
+    rng = np.random.default_rng(5)
+    ids = np.repeat(np.arange(40), 3)
+    base = rng.normal(0.7, 0.2, 120)
+    res = _test(base + 0.01, base, example_ids=ids, scale=(-5, 5))
+    assert (res.n, res.n_units, res.unit_name) == (120, 40, "clusters")
+    assert "cluster bootstrap" in res.method and "small-cluster" not in res.method
+    few = _test(base[:30] + 0.01, base[:30], groups=ids[:30], scale=(-5, 5))
+    assert few.n_units == 10 and "small-cluster correction: 10 < 30" in few.method
+
+
+def test_expanded_percentile_is_close_to_the_t_bound():
+    """For normal deltas the expanded percentile bound is near the paired t bound (Hesterberg)."""
+    from scipy import stats
+
+    rng = np.random.default_rng(6)
+    d = rng.normal(0.0, 0.2, 40)
+    res = _test(d, np.zeros(40), resamples=20000, scale=(-5, 5))
+    t_lower = d.mean() - stats.t.ppf(0.95, 39) * d.std(ddof=1) / math.sqrt(40)
+    assert res.lower_bound == pytest.approx(t_lower, abs=0.15 * d.std(ddof=1) / math.sqrt(40))
+
+
+def test_lower_is_better_swaps_the_arms():
+    """higher_is_better=False orients delta as baseline minus candidate."""
+    res = _test([0.0, 0.0, 1.0, 0.0], [1.0, 1.0, 1.0, 0.0], kind="binary", higher_is_better=False)
+    assert res.estimate == pytest.approx(0.5)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        (dict(cand=[0.5, 1.0], base=[1.0, 0.0], kind="binary"), "only 0 and 1"),
+        (dict(cand=[1.0, 2.0], base=[1.0], kind="ordinal"), "shape"),
+        (dict(cand=[1.0], base=[1.0], kind="ordinal"), "at least 2"),
+        (dict(cand=[1.0, math.nan], base=[1.0, 1.0], kind="ordinal"), "finite"),
+        (dict(cand=[1.0, 2.0], base=[1.0, 1.0], kind="likert"), "unknown metric kind"),
+        (dict(cand=[1.0, 2.0], base=[1.0, 1.0], kind="ordinal", margin_abs=0.0), "margin_abs"),
+        (dict(cand=[1.0, 2.0], base=[1.0, 1.0], kind="ordinal", alpha=0.7), "alpha"),
+        (dict(cand=[1.0, 2.0], base=[1.0, 1.0], kind="ordinal", groups=np.zeros(3)), "groups"),
+    ],
+)
+def test_invalid_arguments_raise(kwargs, message):
+    """Bad arguments are refused before any computation, saying what is wrong."""
+    cand, base = kwargs.pop("cand"), kwargs.pop("base")
+    with pytest.raises(ValueError, match=message):
+        _test(cand, base, **kwargs)
+
+
+def _follow_hint(cand, base, kind, sims, **kw):
+    """Share of fresh samples of n + hint units (drawn from the sample: true delta = estimate)
+    on which the test rejects."""
+    first = _test(cand, base, kind=kind, **kw)
+    assert not first.rejects and first.more_units_needed
+    total = cand.size + first.more_units_needed
+    rng = np.random.default_rng(11)
+    hits = 0
+    for s in range(sims):
+        idx = rng.integers(0, cand.size, total)
+        hits += _test(cand[idx], base[idx], kind=kind, rng=np.random.default_rng(s), **kw).rejects
+    return hits / sims
+
+
+def test_hint_is_calibrated_binary():
+    """Following the "more pairs" hint of Tango's test resolves about 80 % of cases."""
+    base = np.array([1.0] * 30 + [0.0] * 20 + [1.0] * 6 + [0.0] * 4)
+    cand = np.array([1.0] * 30 + [0.0] * 20 + [0.0] * 6 + [1.0] * 4)
+    rate = _follow_hint(cand, base, "binary", 300)
+    assert 0.72 <= rate <= 0.88, rate
+
+
+def test_hint_is_calibrated_continuous():
+    """Following the bootstrap's "more pairs" hint resolves about 80 % of cases."""
+    rng = np.random.default_rng(12)
+    base = rng.normal(0.7, 0.2, 60)
+    cand = base + rng.normal(-0.02, 0.12, 60)
+    cand = cand - (cand - base).mean() - 0.035
+    rate = _follow_hint(cand, base, "continuous", 150, resamples=500, scale=(-5, 5))
+    assert 0.68 <= rate <= 0.90, rate
+
+
+def _binary_at_margin(rng, n):
+    cells = rng.choice(4, size=n, p=[0.75, 0.01, 0.06, 0.18])
+    return np.isin(cells, (0, 1)).astype(float), np.isin(cells, (0, 2)).astype(float)
+
+
+def _repetitions_at_margin(rng, examples=40, runs=3):
+    ids = np.repeat(np.arange(examples), runs)
+    base = rng.normal(0.7, 0.2, examples)[ids]
+    d = -0.05 + rng.normal(0, 0.15, examples)[ids] + rng.normal(0, 0.05, ids.size)
+    return base + d, base, ids
+
+
+def _legacy_pass(cand, base, rng):
+    (boot,) = oriented_bootstrap(cand[:, None], base[:, None], ["mean"], [1], None, 1000, rng)
+    return boot.test_greater(-0.05, 0.05, power=0.8, inclusive=True).rejects
+
+
+@pytest.mark.parametrize("case", ["binary-n30", "repetitions-undeclared"])
+def test_false_promote_smoke_at_the_margin(case):
+    """At true delta = -margin the rule passes < 9 % of 200 runs; the first landing's did not."""
+    rng = np.random.default_rng(2026)
+    new = old = 0
+    for s in range(200):
+        if case == "binary-n30":
+            cand, base = _binary_at_margin(rng, 30)
+            ids, kind = None, "binary"
+        else:
+            cand, base, ids = _repetitions_at_margin(rng)
+            kind = "continuous"
+        r = _test(cand, base, kind=kind, example_ids=ids, resamples=1000, scale=(-5, 5))
+        new += r.rejects
+        old += _legacy_pass(cand, base, np.random.default_rng(s))
+    assert new / 200 < 0.09
+    assert old / 200 > 0.09  # the percentile rule with LCB >= -margin fails this bound

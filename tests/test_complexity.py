@@ -1,0 +1,33 @@
+"""Functions in job/ragwarrant stay small: radon complexity ≤ 15 and ≤ 80 lines of code."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+from tests.conftest import REPO
+
+_spec = importlib.util.spec_from_file_location(
+    "check_complexity", REPO / "scripts" / "check_complexity.py"
+)
+assert _spec is not None and _spec.loader is not None
+check_complexity = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(check_complexity)
+
+
+def test_no_function_over_the_limits():
+    """No function in the package exceeds complexity 15 or 80 code lines."""
+    files = sorted((REPO / "job" / "ragwarrant").rglob("*.py"))
+    assert check_complexity.findings(files, 15, 80) == []
+
+
+def test_checker_reports_a_branchy_function(tmp_path: Path):
+    """A 16-branch function and an 81-line one (the def line counts) are both reported."""
+    branchy = "def f(x):\n" + "".join(f"    if x == {i}:\n        return {i}\n" for i in range(16))
+    long = "def g():\n" + "".join(f"    a{i} = {i}\n" for i in range(80))
+    path = tmp_path / "planted.py"
+    path.write_text(branchy + "\n\n" + long)
+    found = check_complexity.findings([path], 15, 80)
+    assert len(found) == 2
+    assert "f: cyclomatic complexity 17 > 15" in found[0]
+    assert "g: 81 lines of code > 80" in found[1]
