@@ -39,6 +39,7 @@ bench: $(STAMP)
 	$(PY) bench/bench_telemetry.py
 	$(PY) bench/bench_lexical.py
 	$(PY) bench/bench_selftest.py
+	$(PY) bench/bench_startup.py
 
 selftest: $(STAMP)
 	$(PY) -m ragwarrant selftest

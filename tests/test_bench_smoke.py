@@ -19,6 +19,11 @@ from tests.conftest import REPO
         ("bench_job.py", ["--sizes", "2000", "--scipy-max", "2000"], "LCB q1 scipy"),
         ("bench_telemetry.py", ["--rows", "20000"], "rows"),
         ("bench_selftest.py", ["--repeat", "2"], "self-test"),
+        (
+            "bench_startup.py",
+            ["--repeat", "1"],
+            "heavy packages imported by ragwarrant --version: []",
+        ),
     ],
 )
 def test_benchmark_runs(script, args, expect, tmp_path):

@@ -453,3 +453,31 @@ def test_init_is_registered(tmp_path, capsys):
     target = tmp_path / "c.yaml"
     assert run(["init", "--from", str(tmp_path / "missing.csv"), "--output", str(target)]) == 66
     assert not target.exists()
+
+
+HEAVY_PACKAGES = ("numpy", "scipy", "pyarrow", "pydantic")
+
+
+def _heavy_packages_loaded_by(args: list[str]) -> list[str]:
+    """The heavy packages a fresh interpreter has imported after ``ragwarrant ARGS`` returns."""
+    probe = (
+        "import sys\nfrom ragwarrant.cli import main\n"
+        f"try:\n    main({args!r})\nexcept SystemExit:\n    pass\n"
+        f"print(sorted({{m.split('.')[0] for m in sys.modules}} & set({HEAVY_PACKAGES!r})))"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, cwd=str(REPO), check=True
+    )
+    return json.loads(proc.stdout.strip().splitlines()[-1].replace("'", '"'))
+
+
+def test_version_and_help_import_no_numpy_scipy_pyarrow_or_pydantic() -> None:
+    """``--version`` and ``--help`` (every command registered) load none of the heavy packages."""
+    assert _heavy_packages_loaded_by(["--version"]) == []
+    assert _heavy_packages_loaded_by(["--help"]) == []
+    assert _heavy_packages_loaded_by(["run", "--help"]) == []
+
+
+def test_the_probe_sees_a_heavy_import() -> None:
+    """The sys.modules probe does report a heavy package when a command loads one."""
+    assert "pydantic" in _heavy_packages_loaded_by(["schemas"])

@@ -13,9 +13,7 @@ import traceback
 from collections.abc import Sequence
 from pathlib import Path
 
-import orjson
 import structlog
-from pydantic import ValidationError
 
 from ragwarrant.commands import bench as bench_command
 from ragwarrant.commands import init as init_command
@@ -28,7 +26,6 @@ from ragwarrant.commands import summary as summary_command
 from ragwarrant.commands import verify as verify_command
 from ragwarrant.errors import InternalError, RagwarrantError, UsageError
 from ragwarrant.logging import configure_logging
-from ragwarrant.outputs import DECISION_FILE, Decision
 from ragwarrant.version import __version__
 
 __all__ = ["build_parser", "main"]
@@ -93,6 +90,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _published_summary(output: Path, exc: RagwarrantError) -> str:
     """The ``summary`` of the decision record the job wrote (after publication hygiene)."""
+    import orjson
+
+    from ragwarrant.outputs import DECISION_FILE
+
     fallback = f"ERROR: {exc.code}: {exc.message}"
     try:
         summary = orjson.loads((output / DECISION_FILE).read_bytes()).get("summary")
@@ -114,6 +115,10 @@ def _write_error_summary(
     """``run --summary-json``: the machine summary of the ERROR record as written, if set."""
     if path is None:
         return
+    from pydantic import ValidationError
+
+    from ragwarrant.outputs import DECISION_FILE, Decision
+
     try:
         decision = Decision.model_validate_json((output / DECISION_FILE).read_bytes())
         run_command.write_summary_json(path, decision)

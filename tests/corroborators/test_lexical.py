@@ -213,3 +213,104 @@ def test_ascii_fast_path_tokenises_like_the_unicode_definition() -> None:
         text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 80)))
         assert tokenize(text) == re.findall(r"[^\W_]+", text.lower())
     assert tokenize("Ünïcode naïve façade") == ["ünïcode", "naïve", "façade"]
+
+
+# ---------------------------------------------------------------- fast path == reference
+
+_REFERENCE_PIECES = [
+    "the",
+    "of",
+    "is",
+    "Paris",
+    "McDonald's",
+    "iPhone",
+    "RestaurantsTakeOut",
+    "WiFi",
+    "HTTPServer",
+    "x2McDonald",
+    "_CamelCase",
+    "naïve",
+    "Café",
+    "über",
+    "Ⅻ",
+    "٣",
+    "’",
+    "“",
+    "”",
+    "—",
+    "…",
+    "\u00a0",
+    "\u2028",
+    "4.5",
+    "4.50",
+    "4.0",
+    "12,500",
+    "1,2345",
+    "1,234,567.80",
+    "17:00",
+    "9:30",
+    "09:30:5",
+    "1.2.3",
+    "a1.5",
+    "3.",
+    ".5",
+    "2,5",
+    "1990s",
+    "5pm",
+    "42",
+    "0",
+    "x",
+    "Y",
+    ".",
+    ",",
+    ":",
+    "!",
+    "?",
+    '"',
+    "'",
+    ")",
+    "]",
+    "(",
+    "-",
+    "_",
+    "\x01",
+    "\n",
+    "\n\n",
+    " ",
+    "  ",
+    "\t",
+    ". ",
+    "! ",
+    '." ',
+    "?) ",
+]
+
+
+_FAST_PATH_PIECES = [
+    p for p in _REFERENCE_PIECES if p != "\x01" and not lexical._NON_ASCII_ALNUM.search(p)
+]
+
+
+def _random_text(rng: random.Random, n_pieces: int, pool: list[str]) -> str:
+    """A text glued from pieces that exercise numbers, CamelCase, non-ASCII and sentence breaks."""
+    pieces = [rng.choice(pool) for _ in range(n_pieces)]
+    return "".join(p + (" " if rng.random() < 0.5 else "") for p in pieces)
+
+
+def test_fast_scorer_is_bit_identical_to_the_reference_implementation() -> None:
+    """On tricky random texts every score and count equals the pre-optimisation implementation's."""
+    from dataclasses import astuple
+
+    from bench import lexical_reference as reference
+
+    rng = random.Random(13)
+    for i in range(3000):
+        pool = _REFERENCE_PIECES if i % 4 == 0 else _FAST_PATH_PIECES  # mostly the fast path
+        response = _random_text(rng, rng.randint(0, 40), pool)
+        passages = [_random_text(rng, rng.randint(0, 60), pool) for _ in range(rng.randint(1, 3))]
+        expected = astuple(reference.score_response(response, passages))
+        assert astuple(score_response(response, passages)) == expected, (response, passages)
+        assert astuple(score_response(response, index_context(passages))) == expected
+        assert index_context(passages).tokens == reference.index_context(passages).tokens
+        assert tokenize(response) == reference.tokenize(response)
+        assert split_sentences(response) == reference.split_sentences(response)

@@ -18,7 +18,6 @@ Nothing is re-decided here: the class and exit code are the ones the run wrote.
 
 from __future__ import annotations
 
-import hashlib
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -28,6 +27,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from ragwarrant.digests import sha256_bytes
 from ragwarrant.errors import InputError
 from ragwarrant.outputs import Decision, Manifest
 
@@ -140,7 +140,7 @@ def _row(directory: Path) -> RunRow:
     status = RowStatus.DECIDED
     if recorded is None:
         status, detail = RowStatus.PARTIAL, "no manifest.json: the run did not complete"
-    elif recorded != hashlib.sha256(raw).hexdigest():
+    elif recorded != sha256_bytes(raw):
         status, detail = RowStatus.PARTIAL, "decision.json differs from what manifest.json records"
     return RunRow(name, status, d.run_class.value, d.exit_code, contract_id, detail)
 

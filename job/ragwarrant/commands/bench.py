@@ -11,24 +11,26 @@ import argparse
 import json
 from pathlib import Path
 
-from ragwarrant.audit.writer import write_atomic
-from ragwarrant.corroborators.benchmark import (
-    calibration_document,
-    render_markdown,
-    report_as_json,
-    run_groundedness_bench,
-)
-from ragwarrant.corroborators.ragtruth import load_ragtruth
-
 __all__ = ["register"]
 
 
 def _write_atomic(path: Path, text: str) -> None:
     """Write ``text`` atomically, readable by all (the image runs as uid 65532)."""
+    from ragwarrant.audit.writer import write_atomic
+
     write_atomic(path, text.encode("utf-8"))
 
 
 def _run(args: argparse.Namespace) -> int:
+    # imported here: the benchmark needs numpy and scipy, which --help and other commands do not
+    from ragwarrant.corroborators.benchmark import (
+        calibration_document,
+        render_markdown,
+        report_as_json,
+        run_groundedness_bench,
+    )
+    from ragwarrant.corroborators.ragtruth import load_ragtruth
+
     data = load_ragtruth(args.ragtruth_dir)
     report = run_groundedness_bench(data, folds=args.folds, seed=args.seed)
     if args.format == "json":

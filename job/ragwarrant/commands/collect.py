@@ -11,8 +11,10 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from typing import TYPE_CHECKING
 
-from ragwarrant.audit.collect import Collection, collect_decisions
+if TYPE_CHECKING:  # audit.collect loads the record models (pydantic): imported where used
+    from ragwarrant.audit.collect import Collection
 
 __all__ = ["add_arguments", "handle"]
 
@@ -58,6 +60,8 @@ def handle(args: argparse.Namespace) -> int:
     Raises:
         InputError: ``args.outdir`` cannot be listed (66).
     """
+    from ragwarrant.audit.collect import collect_decisions
+
     collection = collect_decisions(args.outdir, expect=args.expect)
     if args.format == "json":
         sys.stdout.write(json.dumps(collection.to_json(), indent=1) + "\n")

@@ -6,7 +6,6 @@ import argparse
 from pathlib import Path
 
 from ragwarrant.errors import EvidenceError, InputError
-from ragwarrant.scaffold import describe_export, draft_contract, write_contract
 
 __all__ = ["register"]
 
@@ -33,6 +32,9 @@ def handle(args: argparse.Namespace) -> int:
         InputError: an export is missing, unreadable, of an unknown suffix, or not of its format.
         UsageError: ``--output`` exists and ``--force`` is not given.
     """
+    # imported here: reading exports needs pyarrow and the contract models, --help does not
+    from ragwarrant.scaffold import describe_export, draft_contract, write_contract
+
     base = args.output.resolve().parent
     exports = []
     for path in args.sources:

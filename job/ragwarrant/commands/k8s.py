@@ -17,25 +17,24 @@ import os
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ragwarrant.errors import OutputError, UsageError
-from ragwarrant.k8s import (
+from ragwarrant.k8s.argo import build_argo_manifests
+from ragwarrant.k8s.render import (
     DEFAULT_PARALLELISM,
     Engine,
-    RenderInputs,
     RenderOptions,
     WorkloadKind,
-    build_argo_manifests,
     build_manifests,
     check_image,
     check_schedule,
     job_deadline_seconds,
-    load_inputs,
     manifests_to_yaml,
-    scan_input_root,
-    submit,
 )
+
+if TYPE_CHECKING:  # k8s.inputs loads the contract models (pydantic): imported where used
+    from ragwarrant.k8s.inputs import RenderInputs
 
 __all__ = ["register"]
 
@@ -328,6 +327,8 @@ def _inputs(args: argparse.Namespace) -> tuple[RenderInputs, tuple[str, ...]]:
         ContractError: a contract is invalid (78).
         InputError: a file a contract names is missing (66).
     """
+    from ragwarrant.k8s.inputs import load_inputs, scan_input_root
+
     if args.input_claim is None:
         if args.input_root is not None or args.completions is not None:
             raise UsageError(
@@ -415,6 +416,8 @@ def run_submit(args: argparse.Namespace) -> int:
             "submit needs a namespace to create the objects in",
             hint="drop --no-namespace or pass --namespace NAME",
         )
+    from ragwarrant.k8s.submit import submit
+
     timeout = args.timeout or job_deadline_seconds(options) + 300.0
     result = submit(
         build_manifests(options),

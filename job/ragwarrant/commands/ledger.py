@@ -6,15 +6,9 @@ import argparse
 import sys
 from pathlib import Path
 
-from ragwarrant.audit.attestation import load_public_key
-from ragwarrant.audit.ledger import (
-    is_marker,
-    quarantined_lines,
-    read_entries,
-    show_history,
-    verify_chain,
-)
-from ragwarrant.audit.verify import VERIFY_MISMATCH_EXIT
+from ragwarrant.exit_codes import ExitCode
+
+# The ledger and key functions are imported by the handlers that use them (a light ``--help``).
 
 __all__ = ["register"]
 
@@ -27,7 +21,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         "verify",
         help="check the hash chain (and, with --public-key, each entry's signature)",
         description=f"Exit 0 when every entry hashes to its entry_hash and links to the previous "
-        f"one (and, with --public-key, carries a signature by that key), {VERIFY_MISMATCH_EXIT} "
+        f"one (and, with --public-key, carries a signature by that key), "
+        f"{int(ExitCode.VERIFY_MISMATCH)} "
         "otherwise (the first broken line is named first). A line torn by a run killed while "
         "appending is quarantined by the next append (its bytes kept in a marker entry) and "
         "reported as a note. Without --public-key the chain "
@@ -67,18 +62,21 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
 
 
 def run_ledger_verify(args: argparse.Namespace) -> int:
-    """Check the chain; print the outcome; return 0 or ``VERIFY_MISMATCH_EXIT``.
+    """Check the chain; print the outcome; return 0 or ``ExitCode.VERIFY_MISMATCH`` (65).
 
     Raises:
         InputError: the file or the public key cannot be read, or the key is not Ed25519.
     """
+    from ragwarrant.audit.attestation import load_public_key
+    from ragwarrant.audit.ledger import is_marker, quarantined_lines, read_entries, verify_chain
+
     key = load_public_key(args.public_key) if args.public_key is not None else None
     problems = verify_chain(args.file, key)
     if problems:
         sys.stdout.write(f"LEDGER BROKEN: first broken entry at {problems[0]}\n")
         for p in problems[1:]:
             sys.stdout.write(f"  also  {p}\n")
-        return VERIFY_MISMATCH_EXIT
+        return int(ExitCode.VERIFY_MISMATCH)
     entries = read_entries(args.file)
     runs = sum(1 for e in entries if not is_marker(e))
     last = entries[-1]["entry_hash"] if entries else "(empty)"
@@ -103,6 +101,8 @@ def run_ledger_show(args: argparse.Namespace) -> int:
     Raises:
         InputError: the file cannot be read.
     """
+    from ragwarrant.audit.ledger import show_history
+
     sys.stdout.write(
         show_history(
             args.file,

@@ -13,16 +13,17 @@ import contextlib
 import os
 import sys
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
-import orjson
 import structlog
 
-from ragwarrant.audit.summary import summary_document, summary_line
-from ragwarrant.audit.writer import write_atomic
 from ragwarrant.exit_modes import ExitMode, process_exit_code
-from ragwarrant.outputs import Decision
-from ragwarrant.pipeline import run_job
+
+if TYPE_CHECKING:
+    from ragwarrant.outputs import Decision
+
+# The engine, the record models and the summary are imported by the functions that use them, so
+# that ``ragwarrant --help`` and the other commands do not load numpy, pyarrow or pydantic.
 
 __all__ = ["ProgressLine", "register", "write_summary_json", "write_termination_message"]
 
@@ -117,6 +118,11 @@ def write_summary_json(path: Path | None, decision: Decision) -> None:
         OutputError: the file cannot be written (exit 73).
     """
     if path is not None:
+        import orjson
+
+        from ragwarrant.audit.summary import summary_document
+        from ragwarrant.audit.writer import write_atomic
+
         document = summary_document(decision)
         write_atomic(path, orjson.dumps(document, option=orjson.OPT_INDENT_2) + b"\n")
 
@@ -148,6 +154,9 @@ class ProgressLine:
 
 def handle(args: argparse.Namespace) -> int:
     """Run the job; print its one-line decision; return the exit code under ``--exit-mode``."""
+    from ragwarrant.audit.summary import summary_line
+    from ragwarrant.pipeline import run_job
+
     progress = ProgressLine(sys.stderr) if sys.stderr.isatty() else None
     outcome = run_job(
         args.input,

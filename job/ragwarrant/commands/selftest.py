@@ -8,7 +8,6 @@ from __future__ import annotations
 import argparse
 
 from ragwarrant.exit_codes import ExitCode
-from ragwarrant.selftest import format_report, run_selftest
 
 __all__ = ["handle", "register"]
 
@@ -23,6 +22,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
 
 def handle(args: argparse.Namespace) -> int:
     """Print one line per planted case and the total time; return 0 when all pass, else 70."""
+    from ragwarrant.selftest import format_report, run_selftest
+
     report = run_selftest()
     print(format_report(report))
     return 0 if report.passed else int(ExitCode.INTERNAL)

@@ -5,17 +5,18 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import orjson
-from pydantic import ValidationError
-
-from ragwarrant.audit.summary import next_step, summary_document
 from ragwarrant.commands import collect as collect_command  # `summary --all` (issue 16)
-from ragwarrant.decision import run_class
 from ragwarrant.digests import sha256_bytes
 from ragwarrant.errors import InputError, MismatchError
 from ragwarrant.exit_codes import DecisionClass, exit_code_for_class
-from ragwarrant.outputs import Decision, Manifest
+
+if TYPE_CHECKING:
+    from ragwarrant.outputs import Decision
+
+# The record models (pydantic) and the summary are imported by the functions that use them, so
+# that ``ragwarrant --help`` and the other commands do not load them.
 
 __all__ = ["register"]
 
@@ -24,17 +25,21 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     """Add the ``summary`` subcommand."""
     p = subparsers.add_parser("summary", help="print the decision of a finished run")
     p.add_argument("outdir", type=Path)
+    collect_command.add_arguments(p)  # --all, --format, --expect: commands/collect.py
     p.add_argument(
         "--json",
         action="store_true",
         help="print the machine summary {run_class, exit_code, next_step, candidates} as JSON",
     )
-    collect_command.add_arguments(p)  # --all, --format, --expect: commands/collect.py
     p.set_defaults(handler=handle)
 
 
 def _check_manifest(outdir: Path, decision_bytes: bytes) -> None:
     """Raise MismatchError when manifest.json exists and does not record these bytes."""
+    from pydantic import ValidationError
+
+    from ragwarrant.outputs import Manifest
+
     manifest_path = outdir / "manifest.json"
     if not manifest_path.is_file():
         return
@@ -71,6 +76,13 @@ def handle(args: argparse.Namespace) -> int:
     """
     if args.all:  # a fan-out's directory of runs: commands/collect.py
         return collect_command.handle(args)
+    import orjson
+    from pydantic import ValidationError
+
+    from ragwarrant.audit.summary import summary_document
+    from ragwarrant.decision import run_class
+    from ragwarrant.outputs import Decision
+
     path = args.outdir / "decision.json"
     try:
         raw = path.read_bytes()
@@ -119,6 +131,8 @@ def handle(args: argparse.Namespace) -> int:
 
 def _print_human(d: Decision) -> None:
     """Class, summary, each candidate's whole first reason, any error, then the next step."""
+    from ragwarrant.audit.summary import next_step
+
     print(f"decision: {d.run_class.value} (exit {d.exit_code})")
     print(f"  {d.summary}")
     for c in d.candidates:

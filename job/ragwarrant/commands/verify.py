@@ -12,18 +12,17 @@ import argparse
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from ragwarrant.adapters import load_source
-from ragwarrant.audit.hygiene import private_texts_from_tables
-from ragwarrant.audit.verify import (
-    UNSIGNED_VERIFY_LIMITS,
-    VERIFY_MISMATCH_EXIT,
-    verify_output_dir,
-)
-from ragwarrant.contract import find_contract, is_readable_file, load_contract, resolve_inside
 from ragwarrant.digests import sha256_file
 from ragwarrant.errors import EvidenceError
-from ragwarrant.pipeline import RunOutcome, run_job
+from ragwarrant.exit_codes import ExitCode
+
+if TYPE_CHECKING:
+    from ragwarrant.pipeline import RunOutcome
+
+# The adapters, the contract loader, the engine and the checks are imported by the functions that
+# use them, so that ``ragwarrant --help`` and the other commands do not load them.
 
 __all__ = ["read_private_texts", "register", "replay_with_job"]
 
@@ -37,6 +36,10 @@ def read_private_texts(input_dir: Path) -> Iterator[str]:
     Raises:
         ContractError: the contract is missing or invalid.
     """
+    from ragwarrant.adapters import load_source
+    from ragwarrant.audit.hygiene import private_texts_from_tables
+    from ragwarrant.contract import find_contract, is_readable_file, load_contract, resolve_inside
+
     contract = load_contract(find_contract(input_dir))
     tables = []
     for source in contract.evidence:
@@ -58,6 +61,8 @@ def replay_with_job(input_dir: Path, output_dir: Path) -> RunOutcome:
     No ledger, no signing key and no progress events: the replay writes nowhere else and keeps
     its log lines out of the command's output.
     """
+    from ragwarrant.pipeline import run_job
+
     return run_job(input_dir, output_dir, on_stage=lambda event, **fields: None)
 
 
@@ -72,7 +77,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         "rescans for publication hygiene (with --input, also for copied evidence text), and "
         "with --input replays the run and compares decision.json and validation_report.json "
         "field by field (a recorded ERROR matches a replay that stops with the same error "
-        f"code). Exit 0 when all match, {VERIFY_MISMATCH_EXIT} on a mismatch, 66 when OUTDIR, "
+        f"code). Exit 0 when all match, {int(ExitCode.VERIFY_MISMATCH)} on a mismatch, 66 when "
+        "OUTDIR, "
         "--input or the key cannot be read, 70 on an internal error.",
     )
     parser.add_argument("outdir", type=Path, metavar="OUTDIR", help="the run's output directory")
@@ -97,11 +103,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
 
 
 def run_verify(args: argparse.Namespace) -> int:
-    """Verify ``args.outdir``; print the outcome; return 0 or ``VERIFY_MISMATCH_EXIT``.
+    """Verify ``args.outdir``; print the outcome; return 0 or ``ExitCode.VERIFY_MISMATCH`` (65).
 
     Raises:
         InputError: a directory or the public key cannot be read.
     """
+    from ragwarrant.audit.verify import UNSIGNED_VERIFY_LIMITS, verify_output_dir
+
     report = verify_output_dir(
         args.outdir,
         input_dir=args.input,
@@ -127,4 +135,4 @@ def run_verify(args: argparse.Namespace) -> int:
     out.write(f"MISMATCH: {first}\n")
     for m in report.mismatches[1:]:
         out.write(f"  also    {m}\n")
-    return VERIFY_MISMATCH_EXIT
+    return int(ExitCode.VERIFY_MISMATCH)

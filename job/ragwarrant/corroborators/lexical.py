@@ -35,12 +35,22 @@ Definitions (issue 4, section 1):
 The context side is a set, built once per example with ``index_context`` and reusable across the
 responses that share it. Everything here is pure: plain strings in, frozen values out; no I/O, no
 logging, no randomness.
+
+Implementation: text that is ASCII (or whose non-ASCII characters are all neither letters nor
+digits) is tokenised by one ``str.translate`` and ``str.split``, numbers with separators cut out
+first by one regex pass, CamelCase parts found by string search, and a response's tokens coded
+one character each so that sentences are counted with ``str.count``; other text takes the regex
+tokenizer. Scores are bit-identical to the regex-per-sentence implementation this replaced
+(``bench/lexical_reference.py``; checked on every RAGTruth response by ``bench/bench_lexical.py``
+and on random texts by the tests).
 """
 
 from __future__ import annotations
 
+import functools
+import itertools
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Container, Iterable, Sequence
 from dataclasses import dataclass
 
 __all__ = [
@@ -89,11 +99,48 @@ _ASCII_TOKEN = re.compile(r"[a-z0-9]+")
 _NUMBER_TOKEN = re.compile(_NUMBER_WITH_SEPARATORS + r"|[^\W_]+")
 _ASCII_NUMBER_TOKEN = re.compile(_NUMBER_WITH_SEPARATORS + r"|[a-z0-9]+")
 _CAMEL_BOUNDARY = re.compile(r"(?<=[a-z])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
-_HAS_CAMEL = re.compile(r"[a-z][A-Z]")
-_CAMEL_WORD = re.compile(r"\b[A-Za-z]*?[a-z][A-Z][A-Za-z]*")
 _SEPARATED_DIGITS = re.compile(r"\d[.,:]\d")
-_SENTENCE_BREAK = re.compile(r"(?:(?<=[.!?])|(?<=[.!?][\"'\u201d\u2019)\]]))\s+|\n+")
+# A break is whitespace after [.!?] (or after one of them plus one closing quote or bracket), or a
+# run of line breaks. Written to start with ``\s`` so the regex engine skips quickly to candidates;
+# it splits exactly where ``(?:(?<=[.!?])|(?<=[.!?]["'\u201d\u2019)\]]))\s+|\n+`` does.
+_SENTENCE_BREAK = re.compile(
+    r"\s(?:(?:(?<=[.!?]\s)|(?<=[.!?][\"'\u201d\u2019)\]]\s))\s*|(?<=\n)\n*)"
+)
 _DIGITS = frozenset("0123456789")
+
+# ---- fast path (ASCII text, or text whose only non-ASCII characters are not letters or digits)
+# Tokens are the runs left by one ``str.translate`` (A-Z lowered, every other non-alphanumeric
+# ASCII character to a space) and ``str.split``; numbers with separators are cut out first by one
+# regex pass that matches only where the reference tokenizer's scan would (at the start of an
+# alphanumeric run). Whatever the fast path cannot reproduce exactly goes to the reference
+# tokenizer (``_tokens``), so both give the same tokens on every input.
+_FOLD = str.maketrans({chr(c): chr(c).lower() if chr(c).isalnum() else " " for c in range(128)})
+_SENTINEL = "\x01"  # marks sentence ends in a folded response; a response holding it goes slow
+_FOLD_MARKED = str.maketrans(
+    {chr(c): chr(c).lower() if chr(c).isalnum() or chr(c) == _SENTINEL else " " for c in range(128)}
+)
+# ASCII letters to "a"/"A", digits and "_" (word characters) to "0", others to a space
+_CASE_CLASS = str.maketrans(
+    {
+        chr(c): "a"
+        if chr(c).islower()
+        else "A"
+        if chr(c).isupper()
+        else "0"
+        if chr(c).isalnum() or chr(c) == "_"
+        else " "
+        for c in range(128)
+    }
+)
+_NON_ASCII = re.compile(r"[^\x00-\x7f]+")
+_NON_ASCII_ALNUM = re.compile(r"[^\W_\x00-\x7f]")
+_NON_ASCII_ALNUM_RUN = re.compile(r"[^\W_\x00-\x7f]+")
+# _NUMBER_WITH_SEPARATORS, only where a token starts (not right after a letter or digit), with the
+# first digit outside the alternation so the engine can skip to digits; captured for re.split.
+_NUMBER_AT_TOKEN_START = re.compile(
+    r"([0-9](?<![A-Za-z0-9][0-9])"
+    r"(?:[0-9]{0,2}(?:,[0-9]{3})+(?:\.[0-9]+)?|[0-9]*(?::[0-9]+)+|[0-9]*(?:\.[0-9]+)+))"
+)
 
 
 def number_form(token: str) -> str:
@@ -114,7 +161,11 @@ def number_form(token: str) -> str:
     return f"{whole}.{fraction}" if fraction else whole
 
 
+_cached_number_form = functools.lru_cache(maxsize=1 << 16)(number_form)
+
+
 def _tokens(lowered: str) -> list[str]:
+    # The reference tokenizer: used for text the fast path cannot take, and as its definition.
     # On ASCII text [^\W_]+ and [a-z0-9]+ match the same runs; the ASCII pattern is ~30% faster.
     ascii_text = lowered.isascii()
     if not _SEPARATED_DIGITS.search(lowered):  # the common case: the plain, faster pattern
@@ -124,13 +175,63 @@ def _tokens(lowered: str) -> list[str]:
     return [t if t.isalnum() else number_form(t) for t in found]
 
 
-def _context_tokens(passage: str) -> list[str]:
-    """Tokens of a context passage, plus the parts of its CamelCase words."""
-    found = _tokens(passage.lower())
-    if _HAS_CAMEL.search(passage):
-        for word in _CAMEL_WORD.findall(passage):
-            found += _tokens(_CAMEL_BOUNDARY.sub(" ", word).lower())
+def _ascii_view(text: str) -> str | None:
+    """``text`` with non-ASCII characters as spaces, or None when one of them is a letter/digit.
+
+    A non-ASCII character that is not a letter or digit separates tokens like a space does, its
+    lowercase form is again such a character, and it is a non-word character for ``\\b``.
+    """
+    if text.isascii():
+        return text
+    if _NON_ASCII_ALNUM.search(text):
+        return None
+    return _NON_ASCII.sub(" ", text)
+
+
+def _fast_tokens(text: str, table: dict[int, str]) -> list[str] | None:
+    """The tokens of ASCII ``text`` in order (folded by ``table``), or None to use the reference.
+
+    None when a number with separators ends inside an alphanumeric run (``1,2345``), where the
+    reference scan would start another token mid-run.
+    """
+    pieces = _NUMBER_AT_TOKEN_START.split(text)
+    if len(pieces) == 1:
+        return text.translate(table).split()
+    found: list[str] = []
+    for i in range(0, len(pieces) - 1, 2):
+        if i and pieces[i][:1].isalnum():
+            return None
+        found += pieces[i].translate(table).split()
+        found.append(_cached_number_form(pieces[i + 1]))
+    if pieces[-1][:1].isalnum():
+        return None
+    found += pieces[-1].translate(table).split()
     return found
+
+
+def _camel_parts(text: str) -> list[str]:
+    """The lowercased parts of the CamelCase words of ASCII ``text``.
+
+    A CamelCase word is the ASCII-letter prefix of a word-character run, when a lowercase letter
+    followed by an uppercase one lies inside that prefix: what ``findall`` of
+    ``\\b[A-Za-z]*?[a-z][A-Z][A-Za-z]*`` returns (``bench/lexical_reference.py``).
+    """
+    classes = text.translate(_CASE_CLASS)
+    at = classes.find("aA")
+    if at < 0:
+        return []
+    words = []
+    while at >= 0:
+        start = classes.rfind(" ", 0, at) + 1
+        end = classes.find(" ", at)
+        if end < 0:
+            end = len(classes)
+        run = classes[start:end]
+        n_letters = len(run) - len(run.lstrip("aA"))
+        if at + 2 <= start + n_letters:
+            words.append(text[start : start + n_letters])
+        at = classes.find("aA", end)
+    return _CAMEL_BOUNDARY.sub(" ", " ".join(words)).lower().split()
 
 
 def tokenize(text: str) -> list[str]:
@@ -143,12 +244,14 @@ def tokenize(text: str) -> list[str]:
         Numbers with separators, whole and in canonical form (``number_form``), else maximal
         runs of Unicode letters/digits of ``text.lower()`` (underscore is a separator).
     """
-    return _tokens(text.lower())
+    view = _ascii_view(text)
+    found = None if view is None else _fast_tokens(view, _FOLD)
+    return _tokens(text.lower()) if found is None else found
 
 
 def content_tokens(text: str) -> list[str]:
     """Return the tokens of ``text`` that are not in ``STOP_WORDS``, in order."""
-    return [t for t in _tokens(text.lower()) if t not in STOP_WORDS]
+    return [t for t in tokenize(text) if t not in STOP_WORDS]
 
 
 def split_sentences(text: str) -> list[str]:
@@ -192,12 +295,29 @@ def index_context(passages: str | Iterable[str]) -> ContextIndex:
     Returns:
         The ``ContextIndex`` of all passages together.
     """
-    if isinstance(passages, str):
-        return ContextIndex(frozenset(_context_tokens(passages)))
-    found: set[str] = set()
-    for passage in passages:
-        found.update(_context_tokens(passage))
-    return ContextIndex(frozenset(found))
+    return ContextIndex(frozenset(_context_token_list(passages)))
+
+
+def _context_token_list(passages: str | Iterable[str]) -> list[str]:
+    """Every token of the passages, CamelCase parts included, with repeats, in no set order."""
+    texts = [passages] if isinstance(passages, str) else list(passages)
+    # Tokens never span a space, so the passages joined by one have the union of their tokens.
+    text = " ".join(texts)
+    view = _ascii_view(text)
+    found = None if view is None else _fast_tokens(view, _FOLD)
+    if found is None:  # letters or digits beyond ASCII, or a number ending mid-run: regex tokens
+        found = _tokens(text.lower())
+    found += _camel_parts(_camel_view(text) if view is None else view)
+    return found
+
+
+def _camel_view(text: str) -> str:
+    """ASCII ``text`` where ``\b`` and ``[A-Za-z]`` match where they do in ``text``.
+
+    Non-ASCII letters and digits become ``0`` (a word character that is no ASCII letter), other
+    non-ASCII characters a space (a non-word character).
+    """
+    return _NON_ASCII.sub(" ", _NON_ASCII_ALNUM_RUN.sub("0", text))
 
 
 @dataclass(frozen=True, slots=True)
@@ -246,13 +366,85 @@ def score_response(response: str, context: ContextIndex | str | Sequence[str]) -
     Returns:
         The frozen ``LexicalScores``; see the module docstring for definitions.
     """
-    known = _as_index(context).tokens
-    n_content = n_unsupported = n_numeric = n_numeric_missing = 0
-    n_sentences = n_scored = 0
+    lowered = response.lower()
+    sentences = split_sentences(lowered)
+    tokens = _marked_tokens(sentences)
+    has_digit = _HAS_DIGIT.search(lowered) is not None
+    if tokens is None:
+        known = _as_index(context).tokens
+        counts = _reference_counts(sentences, known)
+    elif isinstance(context, ContextIndex):
+        lookup = _support_codes(tokens, context.tokens)
+        counts = _code_counts(tokens, lookup, context.tokens, has_digit=has_digit)
+    else:
+        lookup = dict.fromkeys(_context_token_list(context), _SUPPORTED)
+        lookup.update(_STOP_CODES)
+        counts = _code_counts(tokens, lookup, lookup, has_digit=has_digit)
+    return _scores(*counts, n_sentences=len(sentences))
+
+
+# The fast scorer writes one character per token of a response: "" for a stop word, "k" for a
+# content token occurring in the context, "u" for one that does not, "|" between sentences. Counting
+# characters in that string replaces a Python loop over tokens.
+_SUPPORTED, _UNSUPPORTED, _END = "k", "u", "|"
+_STOP_CODES = dict.fromkeys(STOP_WORDS, "")
+_STOP_CODES[_SENTINEL] = _END
+_HAS_DIGIT = re.compile(r"[0-9]")
+
+
+def _marked_tokens(sentences: list[str]) -> list[str] | None:
+    """The tokens of the sentences in order, a sentinel token between two sentences.
+
+    None when the fast tokenizer cannot take the text (see ``_fast_tokens``) or the text itself
+    holds the sentinel character; the caller then uses the reference path.
+    """
+    marked = f" {_SENTINEL} ".join(sentences)
+    if marked.count(_SENTINEL) != len(sentences) - 1:
+        return None
+    view = _ascii_view(marked)
+    return None if view is None else _fast_tokens(view, _FOLD_MARKED)
+
+
+def _support_codes(tokens: list[str], known: frozenset[str]) -> dict[str, str]:
+    """The code of each stop word and supported token of ``tokens`` (others default to "u")."""
+    lookup = dict.fromkeys(known.intersection(tokens), _SUPPORTED)
+    lookup.update(_STOP_CODES)
+    return lookup
+
+
+_Counts = tuple[int, int, int, int, int, float]
+"""(n_content, n_unsupported, n_numeric, n_numeric_missing, n_sentences_scored, weakest)."""
+
+
+def _code_counts(
+    tokens: list[str], lookup: dict[str, str], known: Container[str], *, has_digit: bool
+) -> _Counts:
+    """Counts of a response from its marked tokens and the code of each supported/stop token."""
+    codes = "".join(map(lookup.get, tokens, itertools.repeat(_UNSUPPORTED)))
+    n_scored = 0
     weakest = 0.0
-    for sentence in split_sentences(response.lower()):
+    for sentence in codes.split(_END):
+        s_content = len(sentence)
+        if s_content >= MIN_SENTENCE_CONTENT_TOKENS:
+            n_scored += 1
+            share = sentence.count(_UNSUPPORTED) / s_content
+            if share > weakest:
+                weakest = share
+    n_numeric = n_numeric_missing = 0
+    if has_digit:
+        # tokens holding a digit are the ones that are not all letters (the sentinel aside)
+        numbers = [t for t in itertools.filterfalse(str.isalpha, tokens) if t != _SENTINEL]
+        n_numeric = len(numbers)
+        n_numeric_missing = n_numeric - sum(map(known.__contains__, numbers))
+    n_content = len(codes) - codes.count(_END)
+    return n_content, codes.count(_UNSUPPORTED), n_numeric, n_numeric_missing, n_scored, weakest
+
+
+def _reference_counts(sentences: list[str], known: frozenset[str]) -> _Counts:
+    n_content = n_unsupported = n_numeric = n_numeric_missing = n_scored = 0
+    weakest = 0.0
+    for sentence in sentences:
         tokens = _tokens(sentence)
-        n_sentences += 1
         content = [t for t in tokens if t not in STOP_WORDS]
         s_content = len(content)
         s_unsupported = sum(1 for t in content if t not in known)
@@ -267,6 +459,19 @@ def score_response(response: str, context: ContextIndex | str | Sequence[str]) -
             share = s_unsupported / s_content
             if share > weakest:
                 weakest = share
+    return n_content, n_unsupported, n_numeric, n_numeric_missing, n_scored, weakest
+
+
+def _scores(
+    n_content: int,
+    n_unsupported: int,
+    n_numeric: int,
+    n_numeric_missing: int,
+    n_scored: int,
+    weakest: float,
+    *,
+    n_sentences: int,
+) -> LexicalScores:
     coverage = n_unsupported / n_content if n_content else 0.0
     numeric_share = n_numeric_missing / n_numeric if n_numeric else 0.0
     w_cov, w_weak, w_num = HYBRID_WEIGHTS

@@ -10,14 +10,9 @@ optional extra ``k8s``.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from ragwarrant.k8s.argo import ARGO_API_VERSION, build_argo_manifests
-from ragwarrant.k8s.inputs import (
-    InputFile,
-    RenderInputs,
-    collect_input_files,
-    load_inputs,
-    scan_input_root,
-)
 from ragwarrant.k8s.render import (
     CONFIGMAP_LIMIT_BYTES,
     CONTAINER_NAME,
@@ -44,6 +39,31 @@ from ragwarrant.k8s.render import (
     require_kubernetes,
 )
 from ragwarrant.k8s.submit import PodOutcome, SubmitResult, submit
+
+if TYPE_CHECKING:
+    from ragwarrant.k8s.inputs import (
+        InputFile,
+        RenderInputs,
+        collect_input_files,
+        load_inputs,
+        scan_input_root,
+    )
+
+# ``inputs`` (and with it the contract loader and pydantic) is loaded on first use (PEP 562), so
+# that ``ragwarrant --help`` can register ``k8s`` without it.
+_FROM_INPUTS = frozenset(
+    {"InputFile", "RenderInputs", "collect_input_files", "load_inputs", "scan_input_root"}
+)
+
+
+def __getattr__(name: str) -> Any:
+    """Load the names of ``ragwarrant.k8s.inputs`` on first use."""
+    if name not in _FROM_INPUTS:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from ragwarrant.k8s import inputs
+
+    return getattr(inputs, name)
+
 
 __all__ = [
     "ARGO_API_VERSION",

@@ -28,13 +28,15 @@ from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from pathlib import PurePosixPath
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
 from ragwarrant.errors import UsageError
 from ragwarrant.exit_codes import ExitCode
-from ragwarrant.k8s.inputs import InputFile
+
+if TYPE_CHECKING:  # annotations only: the contract loader is not needed to render
+    from ragwarrant.k8s.inputs import InputFile
 
 __all__ = [
     "CONFIGMAP_LIMIT_BYTES",

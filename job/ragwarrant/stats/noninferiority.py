@@ -41,7 +41,6 @@ from statistics import NormalDist
 from typing import Literal
 
 import numpy as np
-from scipy import stats as sps
 
 from ragwarrant.stats.bootstrap import paired_bootstrap
 from ragwarrant.stats.onesided import OneSidedTest, OrientedBootstrap
@@ -214,12 +213,17 @@ def _binary(units: _Units, threshold: float, alpha: float, power: float) -> OneS
 
 def _expanded(g: int, alpha: float) -> tuple[float, float]:
     """(alpha', s): the expanded percentile level and the variance inflation sqrt(G/(G-1))."""
+    # imported here: scipy.stats costs about 1 s to import and most runs never get here
+    from scipy import stats as sps
+
     s = math.sqrt(g / (g - 1))
     return _N.cdf(s * float(sps.t.ppf(alpha, g - 1))), s
 
 
 def _expanded_p(p_raw: float, g: int, s: float) -> float:
     """Map a percentile p-value to the expanded scale: T_{G-1}(Phi^-1(p_raw) / s)."""
+    from scipy import stats as sps
+
     if p_raw >= 1.0:
         return 1.0
     return float(sps.t.cdf(_N.inv_cdf(p_raw) / s, g - 1))
@@ -234,6 +238,8 @@ class _Exact:
 
 def _exact_bound(units: _Units, threshold: float, alpha: float, width: float) -> _Exact:
     """Exact lower bound -W * pi_U from the count of worse units (Clopper–Pearson)."""
+    from scipy import stats as sps
+
     g = units.n_units
     worse = int(np.sum(units.unit_delta < 0))
     pi_u = 1.0 if worse >= g else float(sps.beta.ppf(1 - alpha, worse + 1, g - worse))

@@ -25,8 +25,6 @@ import math
 from dataclasses import dataclass
 from statistics import NormalDist
 
-from scipy.optimize import brentq
-
 __all__ = ["PairedBinaryScore", "tango_score_statistic", "tango_test"]
 
 _N = NormalDist()
@@ -89,6 +87,8 @@ class PairedBinaryScore:
 
 def _solve(b: int, c: int, n: int, z: float) -> float:
     """delta0 in [-1, 1] with Z(delta0) = z (Z decreases in delta0)."""
+    from scipy.optimize import brentq  # here: importing scipy.optimize costs ~0.5 s
+
     lo, hi = -1.0 + _EDGE, 1.0 - _EDGE
 
     def f(d: float) -> float:

@@ -1,0 +1,117 @@
+"""Cold-start cost of the command line, beside ``python -c pass`` measured in the same run.
+
+Usage (from the repository root)::
+
+    .venv/bin/python bench/bench_startup.py [--repeat 5]
+
+Each command runs ``--repeat`` times as a fresh process (the interpreter this script runs under,
+``-m ragwarrant``); printed per command are the median wall seconds, the median CPU seconds of
+the child (user + system, from ``resource.getrusage(RUSAGE_CHILDREN)``) and both as a multiple of
+``python -c pass``. On a loaded machine wall time includes waiting for a core; the CPU column and
+the ratios are the figures to compare between runs. Targets (issue 13): the shipped example
+(``examples/ragtruth-generators``) decided in <= 1.0 s, ``--version`` in <= 0.3 s.
+
+Then, in this process: the self-test's share of a run (the CPU of one ``run_selftest`` call,
+cold and warm, against the CPU of the cold example run above), and the modules the short commands
+load (a ``--version`` that imports numpy, scipy, pyarrow or pydantic is a regression).
+"""
+
+from __future__ import annotations
+
+import argparse
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+EXAMPLE = REPO / "examples" / "ragtruth-generators"
+HEAVY = ("numpy", "scipy", "pyarrow", "pydantic")
+
+
+def _child_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def time_process(argv: Sequence[str], repeat: int) -> tuple[float, float]:
+    """Median (wall s, CPU s) of ``repeat`` fresh processes running ``argv``."""
+    walls, cpus = [], []
+    for _ in range(repeat):
+        cpu0, wall0 = _child_cpu(), time.perf_counter()
+        subprocess.run(argv, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        walls.append(time.perf_counter() - wall0)
+        cpus.append(_child_cpu() - cpu0)
+    return statistics.median(walls), statistics.median(cpus)
+
+
+def heavy_modules(args: Sequence[str]) -> list[str]:
+    """The heavy top-level packages ``ragwarrant ARGS`` has imported when it exits."""
+    probe = (
+        "import sys\nfrom ragwarrant.cli import main\n"
+        f"try:\n    main({list(args)!r})\nexcept SystemExit:\n    pass\n"
+        f"print(sorted({{m.split('.')[0] for m in sys.modules}} & {set(HEAVY)!r}))"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", probe], cwd=REPO, capture_output=True, text=True, check=False
+    )
+    return proc.stdout.strip().splitlines()[-1:] or ["?"]
+
+
+def selftest_cpu() -> tuple[float, float]:
+    """CPU seconds of the first (cold) and a second (warm) ``run_selftest`` call, imports apart."""
+    from ragwarrant.selftest import run_selftest
+
+    t0 = time.process_time()
+    run_selftest()
+    cold = time.process_time() - t0
+    t0 = time.process_time()
+    run_selftest()
+    return cold, time.process_time() - t0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Print the cold-start table and the self-test's share."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
+    parser.add_argument("--repeat", type=int, default=5)
+    args = parser.parse_args(argv)
+    py = sys.executable
+    with tempfile.TemporaryDirectory() as out:
+        commands = [
+            ("reference: python -c pass", [py, "-c", "pass"]),
+            ("ragwarrant --version", [py, "-m", "ragwarrant", "--version"]),
+            ("ragwarrant --help", [py, "-m", "ragwarrant", "--help"]),
+            (
+                "ragwarrant run (ragtruth-generators)",
+                [py, "-m", "ragwarrant", "run", "--input", str(EXAMPLE), "--output", out],
+            ),
+        ]
+        rows = [(name, *time_process(cmd, args.repeat)) for name, cmd in commands]
+    _, base_wall, base_cpu = rows[0]
+    print(f"python {sys.version.split()[0]}; median of {args.repeat} cold processes each")
+    print()
+    print(f"{'command':40s} {'wall s':>7s} {'CPU s':>7s} {'x pass wall':>11s} {'x pass CPU':>10s}")
+    for name, wall, cpu in rows:
+        print(
+            f"{name:40s} {wall:7.3f} {cpu:7.3f} {wall / base_wall:11.1f} "
+            f"{cpu / max(base_cpu, 1e-6):10.1f}"
+        )
+    run_cpu = rows[-1][2]
+    cold, warm = selftest_cpu()
+    print()
+    print(
+        f"self-test CPU: cold {cold:.3f} s ({cold / run_cpu:.0%} of the example run's CPU), "
+        f"warm {warm:.3f} s"
+    )
+    for short in (["--version"], ["--help"]):
+        print(f"heavy packages imported by ragwarrant {' '.join(short)}: {heavy_modules(short)[0]}")
+    print("targets: example run <= 1.0 s, --version <= 0.3 s (wall, quiet machine)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
