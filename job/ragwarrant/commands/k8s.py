@@ -34,7 +34,7 @@ from ragwarrant.k8s.render import (
 )
 
 if TYPE_CHECKING:  # k8s.inputs loads the contract models (pydantic): imported where used
-    from ragwarrant.k8s.inputs import RenderInputs
+    from ragwarrant.k8s.inputs import RenderInputs  # noqa: F811
 
 __all__ = ["register"]
 
@@ -327,7 +327,7 @@ def _inputs(args: argparse.Namespace) -> tuple[RenderInputs, tuple[str, ...]]:
         ContractError: a contract is invalid (78).
         InputError: a file a contract names is missing (66).
     """
-    from ragwarrant.k8s.inputs import load_inputs, scan_input_root
+    from ragwarrant.k8s.inputs import RenderInputs, load_inputs, scan_input_root
 
     if args.input_claim is None:
         if args.input_root is not None or args.completions is not None:
