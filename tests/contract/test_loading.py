@@ -221,3 +221,13 @@ def test_known_document_reducer_accepted(tmp_path):
         assert (
             load_contract(_write_yaml(tmp_path, c)).evidence[0].options["document_reducer"] == how
         )
+
+
+def test_id_with_trailing_space_says_so(tmp_path):
+    """``id: "correct "`` is refused at its key and line, naming the white space, not the value."""
+    c = base_contract()
+    c["quality_metrics"][0]["id"] = "correct "
+    path = _write_yaml(tmp_path, c)
+    err = _refusal(path)
+    assert "quality_metrics[0].id (line " in err.message
+    assert "it starts or ends with white space (ids are compared exactly): remove it" in err.message
