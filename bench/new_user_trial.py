@@ -10,7 +10,8 @@ evidence.
 
 Prints a Markdown table; exit status 1 when any case fails.
 
-Usage: ``.venv/bin/python bench/new_user_trial.py [--markdown FILE]``
+Usage: ``.venv/bin/python bench/new_user_trial.py [--only WORD ...] [--markdown docs/fuzz.md]``
+(``--markdown`` replaces the file's "New-user trial" section, keeping the rest).
 """
 
 from __future__ import annotations
@@ -256,6 +257,28 @@ def _decimal_comma(root: Path, c: dict[str, Any]) -> None:
     _write_rows(root / FAQ, rows)
 
 
+def _parquet_declared_csv(root: Path, c: dict[str, Any]) -> None:
+    c["evidence"][1]["format"] = "csv"
+
+
+def _padded_number(root: Path, c: dict[str, Any]) -> None:
+    rows = _rows(root / FAQ)
+    col = rows[0].index("cost_usd")
+    rows[9][col] = f" {rows[9][col]} "
+    _write_rows(root / FAQ, rows)
+
+
+def _overflowing_cost(root: Path, c: dict[str, Any]) -> None:
+    rows = _rows(root / FAQ)
+    col = rows[0].index("cost_usd")
+    rows[11][col] = "1e309"
+    _write_rows(root / FAQ, rows)
+
+
+def _min_paired_n_zero(root: Path, c: dict[str, Any]) -> None:
+    c["statistics"]["min_paired_n"] = 0
+
+
 CASES = [
     Case(
         "candidate id equals the baseline id", "corroboration-demo", _candidate_is_baseline, (78,)
@@ -305,7 +328,7 @@ CASES = [
     Case("Latin-1 CSV", "corroboration-demo", _latin1_csv, (12,)),
     Case("document_reducer: median", "phoenix", _phoenix_document_reducer, (78,)),
     Case("direction against Phoenix's 'minimize'", "phoenix", _phoenix_direction_reversed, (12,)),
-    Case("header twins differing in case", "corroboration-demo", _header_case_twins, (11, 12)),
+    Case("header twins differing in case", "corroboration-demo", _header_case_twins, (12,)),
     Case(
         "candidate's quality column all empty", "corroboration-demo", _candidate_metric_empty, (12,)
     ),
@@ -321,6 +344,10 @@ CASES = [
     Case("candidate policy config empty", "corroboration-demo", _policy_config_empty, (11, 12, 78)),
     Case("one row with an extra field", "corroboration-demo", _row_with_extra_field, (12,)),
     Case("decimal comma in a cost", "corroboration-demo", _decimal_comma, (12,)),
+    Case("Parquet file declared format: csv", "ragtruth-generators", _parquet_declared_csv, (12,)),
+    Case("number padded with spaces", "corroboration-demo", _padded_number, (11, 12)),
+    Case("cost 1e309 (overflows to inf)", "corroboration-demo", _overflowing_cost, (12,)),
+    Case("statistics.min_paired_n: 0", "corroboration-demo", _min_paired_n_zero, (78,)),
 ]
 
 
@@ -416,13 +443,52 @@ def run_case(case: Case, tmp: Path) -> dict[str, Any]:
     }
 
 
+SECTION = """## New-user trial
+
+`bench/new_user_trial.py` builds each bad input below from a shipped example (`examples/*`) or the
+real Phoenix exports (`tests/data/exports/phoenix`, "phoenix"), runs `ragwarrant run` as a
+subprocess and records the exit code, the run class and the first message (failed run gate,
+blocked candidate's reason, or error). *ok* means the exit is the one expected: 12 (BLOCK) or
+78 / 66 with a located message for a defect; the original decision for a valid input in another
+encoding (CRLF and BOM, dictionary-encoded Parquet, a number padded with spaces); never 70, never
+a traceback, never a decision on defective evidence. A policy config that cannot be parsed is
+not evidence: the run goes on with a `policy-config-parse` warning (config differences are not
+shown).
+
+Found and fixed while writing it (each with a test): a contract direction contradicting the
+export's declared one (Phoenix `minimize`) was only a note (now `hard:contract-evidence:directions`,
+BLOCK); an unknown `options.document_reducer` was a read-time BLOCK (now exit 78 at its key and
+line with "did you mean"); a mapped column with a case twin (`correct`, `Correct`) was read and
+decided (now `evidence-ambiguous-column`, BLOCK); a CSV row with an extra field was reported
+without its row and with an excerpt of its text (now `evidence-field-count`, row, no text); a
+metric id with a trailing space said only "should match pattern" (now names the white space);
+example ids differing only in case or NFC/NFD gave a bare pairing-coverage BLOCK (now also an
+`example-id-spelling` warning naming the first pair).
+
+Reproduce: `.venv/bin/python bench/new_user_trial.py --markdown docs/fuzz.md`
+
+"""
+
+
+def _write_section(path: Path, table: str) -> None:
+    """Replace (or append) the file's "New-user trial" section with the table."""
+    old = path.read_text(encoding="utf-8") if path.exists() else ""
+    start = old.find("## New-user trial")
+    head = old[:start] if start >= 0 else old.rstrip("\n") + "\n\n"
+    end = old.find("\n## ", start + 1) if start >= 0 else -1
+    tail = old[end:] if end >= 0 else ""
+    path.write_text(head + SECTION + table + "\n" + tail, encoding="utf-8")
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run every case; print (and optionally write) the Markdown table."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--markdown", type=Path)
+    parser.add_argument("--markdown", type=Path, help="replace this file's New-user trial section")
+    parser.add_argument("--only", nargs="*", default=None, help="run the cases naming these words")
     args = parser.parse_args(argv)
     rows = []
-    for case in CASES:
+    cases = [c for c in CASES if args.only is None or any(w in c.name for w in args.only)]
+    for case in cases:
         with tempfile.TemporaryDirectory() as tmp:
             rows.append(run_case(case, Path(tmp)))
     lines = [
@@ -437,7 +503,7 @@ def main(argv: list[str] | None = None) -> int:
     table = "\n".join(lines)
     print(table)
     if args.markdown:
-        args.markdown.write_text(table + "\n")
+        _write_section(args.markdown, table)
     return 0 if all(r["ok"] for r in rows) else 1
 
 
