@@ -456,14 +456,14 @@ not evidence: the run goes on with a `policy-config-parse` warning (config diffe
 shown).
 
 Found and fixed while writing it (each with a test): a contract direction contradicting the
-export's declared one (Phoenix `minimize`) was only a note (now `hard:contract-evidence:directions`,
-BLOCK); an unknown `options.document_reducer` was a read-time BLOCK (now exit 78 at its key and
-line with "did you mean"); a mapped column with a case twin (`correct`, `Correct`) was read and
-decided (now `evidence-ambiguous-column`, BLOCK); a CSV row with an extra field was reported
-without its row and with an excerpt of its text (now `evidence-field-count`, row, no text); a
-metric id with a trailing space said only "should match pattern" (now names the white space);
-example ids differing only in case or NFC/NFD gave a bare pairing-coverage BLOCK (now also an
-`example-id-spelling` warning naming the first pair).
+export's declared one (Phoenix `minimize`) was decided (exit 11 on main; now `hard:contract-
+evidence:directions`, BLOCK); an unknown `options.document_reducer` was a read-time BLOCK (now exit
+78 at its key and line with "did you mean"); a mapped column with a case twin (`correct`,
+`Correct`) was read and decided (exit 11 on main; now `evidence-ambiguous-column`, BLOCK); a CSV
+row with an extra field was reported without its row and with an excerpt of its text (now
+`evidence-field-count`, row, no text); a metric id with a trailing space said only "should match
+pattern" (now names the white space); example ids differing only in case or NFC/NFD gave a bare
+pairing-coverage BLOCK (now also an `example-id-spelling` warning naming the first pair).
 
 Reproduce: `.venv/bin/python bench/new_user_trial.py --markdown docs/fuzz.md`
 
