@@ -516,8 +516,10 @@ def main(argv: list[str] | None = None) -> int:
     tallies = fuzz(args.n, args.seed, log=(lambda _: None) if args.quiet else print)
     text = markdown(tallies, args.n, args.seed, time.perf_counter() - t0)
     print(text)
-    if args.markdown:
-        args.markdown.write_text(DOC_HEADER + text, encoding="utf-8")
+    if args.markdown:  # keep the sections other scripts write (bench/new_user_trial.py)
+        old = args.markdown.read_text(encoding="utf-8") if args.markdown.exists() else ""
+        rest = old[old.find("\n## ") :] if "\n## " in old else ""
+        args.markdown.write_text(DOC_HEADER + text + rest, encoding="utf-8")
     bad = sum(t.crash + t.accepted_defect for t in tallies.values())
     return 1 if bad else 0
 

@@ -38,3 +38,19 @@ def test_benchmark_runs(script, args, expect, tmp_path):
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert expect in proc.stdout
+
+
+def test_new_user_trial_runs_and_judges_cases():
+    """Two new-user cases run through the CLI: a contract refusal and an ambiguous header BLOCK."""
+    proc = subprocess.run(
+        [sys.executable, str(REPO / "bench" / "new_user_trial.py"), "--only", "alpha", "twins"],
+        capture_output=True,
+        text=True,
+        cwd=str(REPO),
+        timeout=600,
+    )
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    assert "| statistics.alpha: 0.5 | 78 | ERROR |" in proc.stdout
+    assert (
+        "| header twins differing in case | 12 | BLOCK | evidence-ambiguous-column" in proc.stdout
+    )

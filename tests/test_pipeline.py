@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import orjson
+import yaml
 
 from ragwarrant.errors import InputError
 from ragwarrant.outputs import OUTPUT_FILES
@@ -134,3 +135,68 @@ def test_binary_metric_holding_a_half_blocks(make_input, tmp_path):
         run_job(root, tmp_path / "out", on_stage=lambda e, **kw: None), "scales"
     )
     assert "'correct' is declared binary but holds values other than 0 and 1" in gate.reason
+
+
+def _phoenix_input(tmp_path, refusal: dict) -> object:
+    """An input dir reading the real Phoenix evaluate_dataframe exports (refusal: minimize)."""
+    import shutil
+
+    from tests.conftest import REPO
+
+    root = tmp_path / "in"
+    shutil.copytree(REPO / "tests/data/exports/phoenix", root / "evidence/phoenix")
+    c = base_contract()
+    c["baseline"]["policy_id"], c["candidates"][0]["policy_id"] = "baseline", "candidate"
+    c["evidence"] = [
+        {
+            "id": f"phoenix-{p}",
+            "path": f"evidence/phoenix/{p}/phoenix_evaluate_dataframe_{p}.parquet",
+            "format": "parquet",
+            "adapter": "phoenix",
+            "policy": p,
+            "columns": {"example_id": "question_id"},
+            "options": {"spans": f"evidence/phoenix/{p}/phoenix_spans_{p}.parquet"},
+            "metrics": {"token_f1": "token_f1", "refusal": "refusal"},
+            "evaluator": "phoenix-evals",
+            "evaluator_version": "3.9.4",
+        }
+        for p in ("baseline", "candidate")
+    ]
+    c["quality_metrics"] = [
+        {"id": "token_f1", "scale": [0, 1], "margin_abs": 0.1},
+        {"id": "refusal", "scale": [0, 1], "margin_abs": 0.1, **refusal},
+    ]
+    c["operational_metrics"] = []
+    c["claims"] = {"join": "any", "items": [{"kind": "quality-improvement", "metric": "token_f1"}]}
+    c["statistics"]["min_paired_n"] = 10
+    c["evidence_class"] = c["promotion_min_class"] = "frozen-observation"
+    (root / "policies").mkdir(parents=True)
+    for p in ("base", "cand"):
+        (root / f"policies/{p}.json").write_bytes(orjson.dumps({"model": p}))
+    (root / "contract.yaml").write_text(yaml.safe_dump(c, sort_keys=False))
+    return root
+
+
+def test_direction_contradicting_the_phoenix_export_blocks(tmp_path):
+    """refusal declared higher_is_better against Phoenix's direction 'minimize' BLOCKs, located."""
+    root = _phoenix_input(tmp_path, {"direction": "higher_is_better"})
+    outcome = run_job(root, tmp_path / "out", on_stage=lambda e, **kw: None)
+    gate = _contract_evidence_gate(outcome, "directions")
+    assert "contract.yaml: quality_metrics[1].direction (line " in gate.reason
+    assert "'phoenix-baseline' (lower_is_better)" in gate.reason
+    assert "did you mean direction: lower_is_better?" in gate.reason
+
+
+def test_direction_agreeing_or_confirmed_is_not_blocked(tmp_path):
+    """The export's own direction, or direction_confirmed: true, raises no directions gate."""
+    for i, refusal in enumerate(
+        (
+            {"direction": "lower_is_better"},
+            {"direction": "higher_is_better", "direction_confirmed": True},
+        )
+    ):
+        root = _phoenix_input(tmp_path / str(i), refusal)
+        outcome = run_job(root, tmp_path / f"out{i}", on_stage=lambda e, **kw: None)
+        gates = [g.id for g in outcome.decision.run_gates]
+        assert "hard:contract-evidence:directions" not in gates
+        assert outcome.decision.run_class.value != "BLOCK"

@@ -38,7 +38,12 @@ from ragwarrant.audit.hygiene import private_texts_from_tables
 from ragwarrant.audit.ledger import record_run
 from ragwarrant.audit.manifest import utc_timestamp
 from ragwarrant.audit.publish import check_output_dir, is_inside, write_outputs
-from ragwarrant.contract import check_policy_ids, check_scales, check_splits_declared
+from ragwarrant.contract import (
+    check_directions,
+    check_policy_ids,
+    check_scales,
+    check_splits_declared,
+)
 from ragwarrant.corroborators.corroborate import corroborate, text_records
 from ragwarrant.decision import (
     CandidateVerdict,
@@ -143,8 +148,18 @@ def _index_evidence(inputs: Inputs, emit: Emit) -> tuple[EvidenceIndex, list[Val
     return index, checks
 
 
+def _declared_directions(inputs: Inputs) -> dict[str, dict[str, str]]:
+    """metric id → {evidence source id → the direction that export declares for it}."""
+    declared: dict[str, dict[str, str]] = {}
+    for result in inputs.results:
+        for metric, direction in result.directions.items():
+            declared.setdefault(metric, {})[result.provenance.source_id] = direction
+    return declared
+
+
 def _contract_evidence_gates(inputs: Inputs, index: EvidenceIndex) -> list[GateResult]:
-    """Step 2's run gates: the contract's policy ids, splits and scales against the evidence."""
+    """Step 2's run gates: the contract's policy ids, splits, scales and directions against the
+    evidence."""
     contract, source = inputs.contract, inputs.source
     observed, non_binary = evidence_scope.observed_values(
         index, [m.id for m in contract.quality_metrics]
@@ -158,6 +173,7 @@ def _contract_evidence_gates(inputs: Inputs, index: EvidenceIndex) -> list[GateR
         "policy-ids": check_policy_ids(contract, index.policies(), source=source),
         "splits": check_splits_declared(contract, index.split_labels, source=source),
         "scales": check_scales(contract, observed, non_binary=non_binary, source=source),
+        "directions": check_directions(contract, _declared_directions(inputs), source=source),
     }
     if found["scales"]:
         found["scales"] += outside

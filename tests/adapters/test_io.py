@@ -12,6 +12,8 @@ from ragwarrant.adapters._io import (
     normalize_question,
     parse_list_literal,
     question_hash,
+    read_table,
+    require_columns,
     snake_metric_id,
 )
 from ragwarrant.errors import EvidenceError
@@ -103,3 +105,33 @@ def test_check_policies_declared_and_multi() -> None:
             column="p",
         )
     assert err.value.code == "evidence-policy-unknown" and err.value.row == 2
+
+
+def test_csv_row_with_an_extra_field_is_located_without_its_text(tmp_path) -> None:
+    """A row with more fields than the header names its row and counts, never its content."""
+    path = tmp_path / "r.csv"
+    path.write_text('id,v\n1,"a"\n2,secret text,9\n3,c\n')
+    with pytest.raises(EvidenceError) as err:
+        read_table(path, "csv", "evidence/r.csv")
+    e = err.value
+    assert (e.code, e.row, e.expected, e.found) == (
+        "evidence-field-count",
+        2,
+        "2 fields",
+        "3 fields",
+    )
+    assert e.message == "evidence/r.csv row 2 has 3 fields where the header has 2"
+    assert "secret" not in e.message
+
+
+@pytest.mark.parametrize("twin", ["Correct", "CORRECT"])
+def test_wanted_column_with_a_case_twin_is_ambiguous(twin: str) -> None:
+    """A mapped column whose name another column repeats up to case is refused, naming both."""
+    with pytest.raises(EvidenceError) as err:
+        require_columns(["example_id", "correct", twin], ["correct"], "evidence/r.csv")
+    assert (err.value.code, err.value.column, err.value.found) == (
+        "evidence-ambiguous-column",
+        "correct",
+        f"also {twin!r}",
+    )
+    require_columns(["example_id", "correct", "correct_2"], ["correct"], "evidence/r.csv")

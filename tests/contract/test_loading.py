@@ -200,3 +200,34 @@ def test_misspelt_choice_did_you_mean(tmp_path):
     c["evidence"][0]["adapter"] = "ragsa"
     err = _refusal(_write_yaml(tmp_path, c))
     assert "evidence[0].adapter" in err.message and "did you mean 'ragas'?" in err.message
+
+
+def test_unknown_document_reducer_refused_with_key_and_line(tmp_path):
+    """``options.document_reducer: Mean`` is refused at its key and line, listing the choices."""
+    c = base_contract()
+    c["evidence"][0]["options"] = {"document_reducer": "Mean"}
+    path = _write_yaml(tmp_path, c)
+    err = _refusal(path)
+    where = f"evidence[0].options.document_reducer (line {_line_of(path, 'document_reducer')})"
+    assert where in err.message
+    assert "expected one of mean, max, any; did you mean 'mean'?" in err.message
+
+
+def test_known_document_reducer_accepted(tmp_path):
+    """Each documented reducer loads."""
+    for how in ("mean", "max", "any"):
+        c = base_contract()
+        c["evidence"][0]["options"] = {"document_reducer": how}
+        assert (
+            load_contract(_write_yaml(tmp_path, c)).evidence[0].options["document_reducer"] == how
+        )
+
+
+def test_id_with_trailing_space_says_so(tmp_path):
+    """``id: "correct "`` is refused at its key and line, naming the white space, not the value."""
+    c = base_contract()
+    c["quality_metrics"][0]["id"] = "correct "
+    path = _write_yaml(tmp_path, c)
+    err = _refusal(path)
+    assert "quality_metrics[0].id (line " in err.message
+    assert "it starts or ends with white space (ids are compared exactly): remove it" in err.message

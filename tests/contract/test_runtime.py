@@ -6,6 +6,7 @@ import yaml
 
 from ragwarrant.contract import (
     ReleaseContract,
+    check_directions,
     check_policy_ids,
     check_scales,
     check_splits_declared,
@@ -89,3 +90,25 @@ def test_binary_kind_contradicted_by_values():
     contract = ReleaseContract.model_validate(c)
     (message,) = check_scales(contract, {"correct": (0.0, 1.0)}, non_binary={"correct"})
     assert message.startswith("quality_metrics[0].metric_kind:") and "binary" in message
+
+
+def test_directions_contradicted_by_an_export_name_the_source():
+    """An operational metric the export declares higher_is_better is reported with the fix."""
+    c = ReleaseContract.model_validate(base_contract())
+    messages = check_directions(c, {"cost_usd": {"results": "higher_is_better"}})
+    assert messages == [
+        "operational_metrics[0].direction: 'cost_usd' is declared lower_is_better but evidence "
+        "source 'results' (higher_is_better) declares it the other way round; did you mean "
+        "direction: higher_is_better? (if lower_is_better is really right, add "
+        "direction_confirmed: true)"
+    ]
+
+
+def test_directions_agreeing_undeclared_or_confirmed_pass():
+    """Agreement, no declaration, or direction_confirmed: true give no message."""
+    raw = base_contract()
+    c = ReleaseContract.model_validate(raw)
+    assert check_directions(c, {"correct": {"results": "higher_is_better"}, "other": {}}) == []
+    raw["quality_metrics"][0]["direction_confirmed"] = True
+    c = ReleaseContract.model_validate(raw)
+    assert check_directions(c, {"correct": {"results": "lower_is_better"}}) == []

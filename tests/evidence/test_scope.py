@@ -73,6 +73,19 @@ def test_padded_example_ids_are_warned_about():
     assert example_id_checks(_index()) == []
 
 
+def test_example_ids_spelled_two_ways_are_warned_about():
+    """Ids equal up to case or NFC/NFD normalisation are counted, naming the first pair."""
+    table = evidence_table({"base": {"correct": np.ones(3)}})
+    ids = pa.array(["caf\u00e9-1", "CAFE\u0301-1", "ex2"])
+    idx = build_index(
+        table.set_column(table.schema.get_field_index("example_id"), "example_id", ids)
+    )
+    [check] = example_id_checks(idx)
+    assert check.id == "example-id-spelling"
+    assert check.message.startswith("1 example ids differ from another only in letter case")
+    assert "'caf\u00e9-1' and 'CAFE\u0301-1'" in check.message
+
+
 def test_undeclared_policies_and_metrics_are_noted():
     """Rows of an unnamed policy and an untested metric are each noted once."""
     idx = _index(

@@ -6,6 +6,7 @@ Shared by the adapters; nothing here knows a tool's format.
 from __future__ import annotations
 
 import ast
+import contextlib
 import csv
 import hashlib
 import math
@@ -86,6 +87,41 @@ def _read_csv(path: Path) -> pa.Table:
     )
 
 
+def _csv_field_count_error(path: Path, display: str) -> EvidenceError | None:
+    """Locate the first CSV record whose field count differs from the header's, after a failure.
+
+    Re-reads single-threaded (Arrow numbers records only then) with an invalid-row handler that
+    notes the record; the record's text is never copied into the message.
+    """
+    bad: list[tuple[int, int, int | None]] = []
+
+    def note(row: pacsv.InvalidRow) -> str:
+        bad.append((row.expected_columns, row.actual_columns, row.number))
+        return "error"
+
+    options = pacsv.ParseOptions(invalid_row_handler=note)
+    with contextlib.suppress(*READER_FAILURES):
+        pacsv.read_csv(
+            path, read_options=pacsv.ReadOptions(use_threads=False), parse_options=options
+        )
+    if not bad:
+        return None
+    expected, actual, record = bad[0]
+    if record is None:
+        return None
+    row = record - 1  # Arrow counts the header as record 1; rows count from the first below it
+    return EvidenceError(
+        "evidence-field-count",
+        f"{display} row {row} has {actual} fields where the header has {expected}",
+        hint="a value holding the delimiter must be quoted; every row needs as many fields as "
+        "the header",
+        file=display,
+        row=row,
+        expected=f"{expected} fields",
+        found=f"{actual} fields",
+    )
+
+
 def read_table(path: Path, fmt: str, display: str) -> pa.Table:
     """Read a whole CSV, JSONL, JSON-array or Parquet file into an Arrow table.
 
@@ -97,6 +133,7 @@ def read_table(path: Path, fmt: str, display: str) -> pa.Table:
     Raises:
         EvidenceError: ``evidence-empty`` for a file with no rows, ``evidence-unparseable`` when
             the file is not of its declared format (with the line where the parser stopped),
+            ``evidence-field-count`` for a CSV row with more or fewer fields than the header,
             ``evidence-corrupt`` / ``evidence-checksum`` for damaged Parquet, as ``check_header``.
     """
     try:
@@ -120,6 +157,9 @@ def read_table(path: Path, fmt: str, display: str) -> pa.Table:
                 expected="a header and rows",
                 found="no bytes",
             ) from exc
+        located = _csv_field_count_error(path, display) if fmt == "csv" else None
+        if located is not None:
+            raise located from exc
         raise reader_error(exc, fmt, display, parser_message(exc, path, display)) from exc
     check_header(table.schema.names, display)
     if table.num_rows == 0:
@@ -306,12 +346,39 @@ def at_file_row(exc: EvidenceError, offset: int) -> EvidenceError:
     )
 
 
+def _fold(name: str) -> str:
+    return unicodedata.normalize("NFC", name).casefold()
+
+
+def _refuse_twins(present: list[str], wanted: list[str], display: str) -> None:
+    """Refuse a wanted column whose name another column repeats up to case or NFC/NFD form."""
+    by_fold: dict[str, list[str]] = {}
+    for n in present:
+        by_fold.setdefault(_fold(n), []).append(n)
+    for name in wanted:
+        twins = [n for n in by_fold.get(_fold(name), []) if n != name]
+        if twins:
+            raise EvidenceError(
+                "evidence-ambiguous-column",
+                f"{display}: column {name!r} has a twin {twins[0]!r} that differs only in letter "
+                "case or Unicode normalisation; which one holds the values cannot be told",
+                hint="rename or drop the other column",
+                file=display,
+                column=name,
+                expected=f"one column named like {name!r}",
+                found=f"also {twins[0]!r}",
+            )
+
+
 def require_columns(present: list[str], wanted: list[str], display: str) -> None:
-    """Raise unless every ``wanted`` column is in ``present``.
+    """Raise unless every ``wanted`` column is in ``present``, without a case or NFC/NFD twin.
 
     Raises:
-        EvidenceError: ``evidence-missing-column``, naming the column and the columns found.
+        EvidenceError: ``evidence-missing-column``, naming the column and the columns found;
+            ``evidence-ambiguous-column`` when another column's name equals a wanted one up to
+            letter case or Unicode normalisation (``correct`` and ``Correct``).
     """
+    _refuse_twins(present, wanted, display)
     for name in wanted:
         if name not in present:
             shown = ", ".join(present[:20]) + (" …" if len(present) > 20 else "")

@@ -69,7 +69,7 @@ from ragwarrant.adapters.otel import (
     load_spans,
     no_example_attribute,
 )
-from ragwarrant.contract import is_readable_file, resolve_inside
+from ragwarrant.contract import DOCUMENT_REDUCERS, is_readable_file, resolve_inside
 from ragwarrant.errors import EvidenceError
 
 __all__ = ["load", "span_index"]
@@ -352,8 +352,6 @@ def _score_records(
     return records, chosen, _declared_directions(directions)
 
 
-#: ``options.document_reducer``: how DocumentEvaluations' per-document scores become one value.
-DOCUMENT_REDUCERS = ("mean", "max", "any")
 _DIRECTIONS = {"maximize": "higher_is_better", "minimize": "lower_is_better"}
 
 

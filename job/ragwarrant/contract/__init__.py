@@ -19,6 +19,7 @@ from ragwarrant.contract._loading import (
     resolve_inside,
 )
 from ragwarrant.contract._models import (
+    DOCUMENT_REDUCERS,
     AdapterName,
     Claim,
     ClaimKind,
@@ -42,7 +43,12 @@ from ragwarrant.contract._models import (
     Statistics,
     TelemetryReduction,
 )
-from ragwarrant.contract._runtime import check_policy_ids, check_scales, check_splits_declared
+from ragwarrant.contract._runtime import (
+    check_directions,
+    check_policy_ids,
+    check_scales,
+    check_splits_declared,
+)
 from ragwarrant.contract._sanity import (
     HIGHER_IS_BETTER_WORDS,
     LOWER_IS_BETTER_WORDS,
@@ -51,6 +57,7 @@ from ragwarrant.contract._sanity import (
 
 __all__ = [
     "CONTRACT_FILENAMES",
+    "DOCUMENT_REDUCERS",
     "HIGHER_IS_BETTER_WORDS",
     "LOWER_IS_BETTER_WORDS",
     "AdapterName",
@@ -77,6 +84,7 @@ __all__ = [
     "Splits",
     "Statistics",
     "TelemetryReduction",
+    "check_directions",
     "check_policy_ids",
     "check_scales",
     "check_splits_declared",

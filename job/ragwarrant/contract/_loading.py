@@ -141,6 +141,8 @@ def _suggestion(loc: Loc, e: ErrorDetails) -> str:
     if e["type"] == "extra_forbidden" and loc and isinstance(loc[-1], str):
         return did_you_mean(loc[-1], _FIELD_NAMES)
     found, expected = e.get("input"), (e.get("ctx") or {}).get("expected")
+    if isinstance(found, str) and found != found.strip():
+        return "; it starts or ends with white space (ids are compared exactly): remove it"
     if isinstance(found, str) and isinstance(expected, str):
         return did_you_mean(found, re.findall(r"'([^']*)'", expected))
     return ""

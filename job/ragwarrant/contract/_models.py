@@ -16,14 +16,17 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field, Strict, field_validator, model_validator
 
 from ragwarrant.contract._sanity import (
+    FieldError,
     check_direction_family,
     check_margin,
     check_references,
+    did_you_mean,
 )
 from ragwarrant.evidence_class import EvidenceClass
 from ragwarrant.stats.bootstrap import Statistic
 
 __all__ = [
+    "DOCUMENT_REDUCERS",
     "AdapterName",
     "Claim",
     "ClaimKind",
@@ -168,6 +171,23 @@ class TelemetryReduction(ContractModel):
         return self
 
 
+DOCUMENT_REDUCERS = ("mean", "max", "any")
+"""``options.document_reducer``: how Phoenix DocumentEvaluations' per-document scores (one row
+per retrieved document) become one value per example; ``any`` is 1 when some document scores
+above 0."""
+
+
+def _check_options(options: dict[str, str | int | float | bool]) -> None:
+    """Refuse an adapter option with a closed set of values outside that set."""
+    how = options.get("document_reducer")
+    if how is not None and how not in DOCUMENT_REDUCERS:
+        raise FieldError(
+            f"unknown document_reducer {how!r}; expected one of {', '.join(DOCUMENT_REDUCERS)}"
+            + did_you_mean(str(how).lower(), DOCUMENT_REDUCERS),
+            ("options", "document_reducer"),
+        )
+
+
 class EvidenceSource(ContractModel):
     """One evidence file and how to read it.
 
@@ -193,7 +213,10 @@ class EvidenceSource(ContractModel):
     evaluator: str = Field(default="unknown", description="name of the tool that wrote the file")
     evaluator_version: str | None = None
     options: dict[str, str | int | float | bool] = Field(
-        default_factory=dict, description="adapter-specific options"
+        default_factory=dict,
+        description="adapter-specific options, e.g. phoenix: spans (the spans file to join), "
+        "document_reducer (mean, max or any: DocumentEvaluations' documents → one value per "
+        "example)",
     )
     pairing: Literal["auto", "id-column", "question-hash", "span-join"] = Field(
         default="auto",
@@ -202,6 +225,11 @@ class EvidenceSource(ContractModel):
     )
 
     _check_path = field_validator("path")(classmethod(lambda cls, v: _relative_path(v)))
+
+    @model_validator(mode="after")
+    def _known_options(self) -> EvidenceSource:
+        _check_options(self.options)
+        return self
 
     @model_validator(mode="after")
     def _shape(self) -> EvidenceSource:

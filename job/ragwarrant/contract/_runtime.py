@@ -16,7 +16,7 @@ from ragwarrant.contract._loading import ContractSource
 from ragwarrant.contract._models import ReleaseContract
 from ragwarrant.contract._sanity import did_you_mean
 
-__all__ = ["check_policy_ids", "check_scales", "check_splits_declared"]
+__all__ = ["check_directions", "check_policy_ids", "check_scales", "check_splits_declared"]
 
 _CONFIRMATORY_NAMES = ("confirmatory", "holdout", "heldout", "held-out", "held_out", "test")
 _DEVELOPMENT_NAMES = ("development", "dev", "validation", "val", "tuning", "train")
@@ -138,4 +138,47 @@ def check_scales(
                 "declared binary but holds values other than 0 and 1; did you mean metric_kind: "
                 "ordinal, continuous, or null (detect from the data)?"
             )
+    return messages
+
+
+def check_directions(
+    contract: ReleaseContract,
+    declared: Mapping[str, Mapping[str, str]],
+    *,
+    source: ContractSource | None = None,
+) -> list[str]:
+    """Report metrics whose contract direction contradicts the direction their export declares.
+
+    Exports that say which way a metric is better (Phoenix Score ``direction``, Phoenix annotation
+    ``metadata.direction``, TruLens ``<name> direction``) are read by the adapters into
+    ``AdapterResult.directions``. A metric with ``direction_confirmed: true`` is not checked.
+
+    Args:
+        contract: the validated contract.
+        declared: metric id → {evidence source id → ``higher_is_better`` / ``lower_is_better``}.
+        source: the contract's source, for line numbers.
+
+    Returns:
+        One message per contradicted metric, naming the sources and the direction they declare.
+    """
+    metrics: list[tuple[Loc, str, str, bool]] = [
+        (("quality_metrics", i, "direction"), m.id, m.direction.value, m.direction_confirmed)
+        for i, m in enumerate(contract.quality_metrics)
+    ]
+    metrics += [
+        (("operational_metrics", i, "direction"), m.id, m.direction.value, m.direction_confirmed)
+        for i, m in enumerate(contract.operational_metrics)
+    ]
+    messages = []
+    for loc, metric_id, direction, confirmed in metrics:
+        said = {s: d for s, d in declared.get(metric_id, {}).items() if d != direction}
+        if confirmed or not said:
+            continue
+        other = sorted(set(said.values()))[0]
+        sources = ", ".join(f"{s!r} ({d})" for s, d in sorted(said.items()))
+        messages.append(
+            f"{_where(source, loc)}: {metric_id!r} is declared {direction} but evidence source "
+            f"{sources} declares it the other way round; did you mean direction: {other}? "
+            f"(if {direction} is really right, add direction_confirmed: true)"
+        )
     return messages

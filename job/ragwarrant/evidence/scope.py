@@ -8,6 +8,7 @@ either end, rows of policies and metrics the contract does not name, and missing
 
 from __future__ import annotations
 
+import unicodedata
 from dataclasses import dataclass
 
 import numpy as np
@@ -132,20 +133,51 @@ def split_checks(index: EvidenceIndex, contract: ReleaseContract) -> list[Valida
     return []
 
 
+def _spelling_variants(ids: list[str]) -> list[tuple[str, str]]:
+    """Pairs of distinct ids equal once Unicode-normalised (NFC), trimmed and case-folded."""
+    first: dict[str, str] = {}
+    variants = []
+    for e in ids:
+        key = unicodedata.normalize("NFC", e).strip().casefold()
+        if first.setdefault(key, e) != e:
+            variants.append((first[key], e))
+    return variants
+
+
 def example_id_checks(index: EvidenceIndex) -> list[ValidationCheck]:
-    """Warn about example ids with white space at either end (compared exactly, never trimmed)."""
-    padded = [e for e in index.example_ids.tolist() if e != e.strip()]
-    if not padded:
-        return []
-    return [
-        ValidationCheck(
-            id="example-id-whitespace",
-            target="evidence",
-            status="warn",
-            message=f"{len(padded)} example ids start or end with white space; they pair only "
-            "with ids spelled the same way (ids are compared exactly, never trimmed)",
+    """Warn about example ids with white space at either end, and about ids spelled two ways.
+
+    Ids are compared exactly, never trimmed or normalised: ``q1`` and ``Q1``, or ``café`` in NFC
+    and in NFD, are different examples and do not pair. Such spellings are counted and the first
+    pair is named, so a pairing-coverage BLOCK can be traced to them.
+    """
+    ids = index.example_ids.tolist()
+    checks = []
+    padded = [e for e in ids if e != e.strip()]
+    if padded:
+        checks.append(
+            ValidationCheck(
+                id="example-id-whitespace",
+                target="evidence",
+                status="warn",
+                message=f"{len(padded)} example ids start or end with white space; they pair only "
+                "with ids spelled the same way (ids are compared exactly, never trimmed)",
+            )
         )
-    ]
+    variants = _spelling_variants(ids)
+    if variants:
+        a, b = variants[0]
+        checks.append(
+            ValidationCheck(
+                id="example-id-spelling",
+                target="evidence",
+                status="warn",
+                message=f"{len(variants)} example ids differ from another only in letter case, "
+                f"Unicode normalisation (NFC/NFD) or white space, e.g. {a!r} and {b!r}; they are "
+                "different examples and do not pair (re-export with one spelling)",
+            )
+        )
+    return checks
 
 
 def declared_metrics(contract: ReleaseContract) -> set[str]:

@@ -3,7 +3,8 @@
 - ``hard:contract-references``: every file the contract names exists and is readable.
 - ``hard:evidence-readable:<source>``: an evidence source could be read by its adapter.
 - ``hard:contract-evidence:<check>``: the contract agrees with the evidence it governs
-  (``contract.check_policy_ids``, ``check_splits_declared``, ``check_scales``); present only
+  (``contract.check_policy_ids``, ``check_splits_declared``, ``check_scales``,
+  ``check_directions``); present only
   when it fails.
 - ``multiplicity:holm-across-candidates``: a candidate's p-value meets its Holm level when
   several candidates are tested on the confirmatory split (Holm 1979, "A simple sequentially
@@ -67,7 +68,7 @@ def gate_contract_evidence(check: str, messages: Sequence[str]) -> GateResult | 
     """The failed gate of a contract check against the evidence, or None when it found nothing.
 
     Args:
-        check: the check's name, e.g. ``policy-ids``, ``splits``, ``scales``.
+        check: the check's name, e.g. ``policy-ids``, ``splits``, ``scales``, ``directions``.
         messages: its located messages (``contract.check_*``), each naming a contract key.
     """
     if not messages:
