@@ -12,6 +12,8 @@ import orjson
 import pytest
 
 from ragwarrant import cli
+from ragwarrant.audit.attestation import ATTESTATION_FILENAME
+from ragwarrant.outputs import OUTPUT_FILES
 from tests.conftest import REPO
 
 EXAMPLE = REPO / "examples" / "corroboration-demo"
@@ -113,15 +115,7 @@ def test_no_text_in_any_output(out):
     texts = _texts()
     assert len(texts) > 100
     outputs = {p.name: p.read_text(encoding="utf-8").lower() for p in out.iterdir() if p.is_file()}
-    assert set(outputs) == {
-        "decision.json",
-        "validation_report.json",
-        "report.md",
-        "report.html",
-        "junit.xml",
-        "manifest.json",
-        "decision.intoto.json",
-    }
+    assert set(outputs) == {*OUTPUT_FILES, ATTESTATION_FILENAME}
     for name, content in outputs.items():
         flat = " ".join(content.split())
         for t in texts:

@@ -19,6 +19,9 @@ def test_bounds_and_p_value_closed_form():
     boot = _boot([-2.0, -1.0, 0.0, 1.0, 2.0])
     assert boot.lower(0.25) == -1.0
     assert boot.upper(0.25) == 1.0
+    # where numpy's rules differ: linear gives -1.6, inverted-CDF (or nearest) would give -2.0
+    assert boot.lower(0.1) == pytest.approx(-1.6)
+    assert boot.upper(0.1) == pytest.approx(1.6)
     assert boot.p_greater(-1.0) == pytest.approx(3 / 6)
     assert boot.p_greater(-5.0) == pytest.approx(1 / 6)
 

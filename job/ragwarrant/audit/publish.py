@@ -42,6 +42,7 @@ from ragwarrant.outputs import (
     DECISION_FILE,
     JUNIT_FILE,
     MANIFEST_FILE,
+    OUTPUT_FILES,
     REPORT_FILE,
     REPORT_HTML_FILE,
     VALIDATION_REPORT_FILE,
@@ -60,6 +61,9 @@ __all__ = [
     "render_outputs",
     "write_outputs",
 ]
+
+SCANNED_FILES = tuple(name for name in OUTPUT_FILES if name != MANIFEST_FILE)
+"""Every output the hygiene scan reads: all but the manifest, which only holds hashes."""
 
 PrivateTexts = Callable[[], Iterable[str]]
 """A zero-argument callable returning a fresh iterable of the evidence's private texts."""
@@ -166,8 +170,7 @@ def _clean_check() -> ValidationCheck:
         id="publication-hygiene",
         target="outputs",
         status="pass",
-        message=f"{DECISION_FILE}, {VALIDATION_REPORT_FILE}, {REPORT_FILE}, {REPORT_HTML_FILE} and "
-        f"{JUNIT_FILE} were scanned: no "
+        message=f"{', '.join(SCANNED_FILES[:-1])} and {SCANNED_FILES[-1]} were scanned: no "
         "credentials, host paths, e-mail addresses or copied evidence text",
     )
 
