@@ -10,7 +10,6 @@ the user writes one. There is no default margin: a margin is a release decision,
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cache
@@ -27,6 +26,7 @@ from ragwarrant.adapters._io import looks_numeric_column, read_table, snake_metr
 from ragwarrant.adapters.otel import DEFAULT_METRICS
 from ragwarrant.adapters.ragas import ECHO_COLUMNS
 from ragwarrant.contract import EvidenceSource, ReleaseContract
+from ragwarrant.digests import sha256_file
 from ragwarrant.errors import EvidenceError, InputError, UsageError
 
 __all__ = ["ExportSummary", "MetricGuess", "describe_export", "draft_contract", "write_contract"]
@@ -108,7 +108,7 @@ class ExportSummary:
 def _detect(path: Path, fmt: str, display: str) -> tuple[str, str]:
     """The tool adapter that reads ``path`` (auto's rules), or ``generic`` with the reason."""
     source = EvidenceSource(id="init", path=path.name, format=fmt, adapter="auto")  # type: ignore[arg-type]
-    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    digest = sha256_file(path)
     # detect reads only the source's format and the file; it never looks at the contract.
     request = AdapterRequest(source, path, display, digest, cast(ReleaseContract, None))
     try:

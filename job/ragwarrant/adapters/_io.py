@@ -8,7 +8,6 @@ from __future__ import annotations
 import ast
 import contextlib
 import csv
-import hashlib
 import math
 import re
 import unicodedata
@@ -31,6 +30,7 @@ from ragwarrant.adapters._integrity import (
     parser_message,
     reader_error,
 )
+from ragwarrant.digests import sha256_bytes
 from ragwarrant.errors import EvidenceError
 
 __all__ = [
@@ -549,7 +549,7 @@ def question_hash(text: str) -> str:
     64 bits make an accidental collision among a million questions about 3e-8 likely; a collision
     would show as a duplicated id, which the adapters reject.
     """
-    digest = hashlib.sha256(normalize_question(text).encode("utf-8")).hexdigest()
+    digest = sha256_bytes(normalize_question(text).encode("utf-8"))
     return f"qh:{digest[:16]}"
 
 
