@@ -140,6 +140,7 @@ def _index_evidence(inputs: Inputs, emit: Emit) -> tuple[EvidenceIndex, list[Val
     checks = evidence_scope.undeclared_checks(index, inputs.contract)
     checks += evidence_scope.split_checks(index, inputs.contract)
     checks += evidence_scope.example_id_checks(index)
+    checks += evidence_scope.metric_kind_checks(index, inputs.contract)
     return index, checks
 
 
