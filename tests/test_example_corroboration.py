@@ -32,16 +32,37 @@ def rates(decision: dict) -> dict[tuple[str, str | None], dict]:
 
 
 def test_demo_is_inconclusive_because_the_judge_is_unreliable(out):
-    """Exit 11, INCONCLUSIVE, evaluator-unreliable; every other gate passes (it would PROMOTE)."""
+    """Exit 11, INCONCLUSIVE, evaluator-unreliable (both rates' upper bounds above their limits)."""
     d = orjson.loads((out / "decision.json").read_bytes())
     assert d["run_class"] == "INCONCLUSIVE" and d["exit_code"] == 11
     cand = d["candidates"][0]
     assert cand["class"] == "INCONCLUSIVE"
-    assert [r.split(":")[0] for r in cand["reasons"]] == ["evaluator-unreliable"]
+    assert [r.split(":")[0] for r in cand["reasons"]] == ["evaluator-unreliable"] * 2
     gates = {g["id"]: g["status"] for g in cand["gates"]}
     assert gates.pop("corroboration:evaluator-reliability:disagreement-rate") == "fail"
-    assert gates.pop("corroboration:evaluator-reliability:abstention-rate") == "pass"
+    # 2 of 60 abstain (0.033 < 0.10), but the upper 95 % bound is 0.101: not shown within limit.
+    assert gates.pop("corroboration:evaluator-reliability:abstention-rate") == "fail"
     assert set(gates.values()) <= {"pass", "not-applicable"}
+
+
+def test_abstaining_judge_scores_are_missing_per_arm(out):
+    """Where the judge's samples disagree, its score is unmeasured, counted per policy."""
+    report = orjson.loads((out / "validation_report.json").read_bytes())
+    abstained = [r for r in report["missing_values"] if r["reason"] == "judge-abstained"]
+    assert abstained == [
+        {
+            "policy_id": "baseline-large",
+            "metric": "faithfulness",
+            "reason": "judge-abstained",
+            "count": 2,
+        },
+        {
+            "policy_id": "candidate-small",
+            "metric": "faithfulness",
+            "reason": "judge-abstained",
+            "count": 2,
+        },
+    ]
 
 
 def test_demo_rates_per_policy_and_slice(out):

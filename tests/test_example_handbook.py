@@ -24,8 +24,10 @@ def _load(out: Path, name: str) -> dict:
     return orjson.loads((out / name).read_bytes())
 
 
-def test_handbook_example_is_inconclusive_only_by_its_evidence_class(tmp_path: Path) -> None:
-    """Exit 11: every gate passes, but development evidence cannot promote (claim ceiling)."""
+def test_handbook_example_is_inconclusive_by_class_and_thin_evidence(
+    tmp_path: Path,
+) -> None:
+    """Exit 11: development evidence cannot promote, and 30 pairs with 1 worse are too few."""
     out = tmp_path / "out"
     assert _run(EXAMPLE, out) == 11
     decision = _load(out, "decision.json")
@@ -33,8 +35,15 @@ def test_handbook_example_is_inconclusive_only_by_its_evidence_class(tmp_path: P
     [cand] = decision["candidates"]
     assert (cand["policy_id"], cand["class"]) == ("candidate", "INCONCLUSIVE")
     failed = {g["id"] for g in cand["gates"] if g["status"] not in ("pass", "not-applicable")}
-    assert failed == {"claim-ceiling"}
+    assert failed == {"claim-ceiling", "noninferiority:gold_context_reciprocal_rank"}
     gates = {g["id"]: g for g in cand["gates"]}
+    rank = gates["noninferiority:gold_context_reciprocal_rank"]
+    assert rank["status"] == "inconclusive"
+    assert rank["details"]["degenerate_reason"] == "only 1 of 30 pairs worse (< 2)"
+    assert rank["more_paired_n"] == 29
+    assert gates["noninferiority:id_based_context_recall"]["method"] == (
+        "Tango score test for paired proportions"
+    )
     assert gates["claim:quality-improvement:gold_context_reciprocal_rank"]["status"] == "pass"
     for metric in (
         "gold_context_reciprocal_rank",
@@ -70,8 +79,8 @@ def test_handbook_example_records_provenance_and_missing_values(tmp_path: Path) 
     ]
 
 
-def test_same_evidence_as_confirmatory_promotes(tmp_path: Path) -> None:
-    """Only the evidence class holds the candidate back: declared confirmatory, it is promoted."""
+def test_same_evidence_as_confirmatory_is_still_inconclusive(tmp_path: Path) -> None:
+    """Declared confirmatory, 30 pairs with 1 worse still cannot rule out a 5-point loss."""
     inp = tmp_path / "in"
     shutil.copytree(EXAMPLE, inp)
     contract = inp / "contract.yaml"
@@ -79,9 +88,12 @@ def test_same_evidence_as_confirmatory_promotes(tmp_path: Path) -> None:
     assert "evidence_class: development" in text
     contract.write_text(text.replace("evidence_class: development", "evidence_class: confirmatory"))
     out = tmp_path / "out"
-    assert _run(inp, out) == 0
+    assert _run(inp, out) == 11
     [cand] = _load(out, "decision.json")["candidates"]
-    assert cand["class"] == "PROMOTE"
+    assert cand["class"] == "INCONCLUSIVE"
+    assert {g["id"] for g in cand["gates"] if g["status"] == "inconclusive"} == {
+        "noninferiority:gold_context_reciprocal_rank"
+    }
 
 
 def test_cost_reduction_claim_is_rejected_by_the_telemetry(tmp_path: Path) -> None:

@@ -20,12 +20,15 @@ from ragwarrant import cli, selftest
 from ragwarrant.commands import selftest as selftest_command
 from ragwarrant.errors import InternalError
 from ragwarrant.outputs import GateStatus
+from ragwarrant.stats.onesided import oriented_bootstrap
 from tests.conftest import REPO
 
 REQUIRED_CASES = {
     "reject-quality-loss",
     "reject-protected-slice-loss",
     "inconclusive-straddles-margin",
+    "inconclusive-tie-at-margin",
+    "inconclusive-all-tied",
     "block-constant-quality-signal",
     "block-duplicated-rows",
     "block-split-leakage",
@@ -81,6 +84,20 @@ def test_flipped_noninferiority_loss_comparison_fails_selftest(monkeypatch):
     )
     monkeypatch.setattr(candidate_module, "gate_noninferiority", mutant)
     assert {"reject-quality-loss", "reject-protected-slice-loss"} <= failed_cases()
+
+
+def test_first_landing_percentile_rule_fails_selftest(monkeypatch):
+    """Mutant: the first landing's rule (percentile bootstrap, pass on LCB >= -margin)."""
+
+    def percentile(candidate, baseline, *, margin_abs, alpha, rng, resamples, power, **kw):
+        sign = 1 if kw["higher_is_better"] else -1
+        [boot] = oriented_bootstrap(
+            candidate[:, None], baseline[:, None], ["mean"], [sign], None, resamples, rng
+        )
+        return boot.test_greater(-margin_abs, alpha, power=power, inclusive=True)
+
+    monkeypatch.setattr(candidate_module, "test_noninferiority", percentile)
+    assert {"inconclusive-tie-at-margin", "inconclusive-all-tied"} <= failed_cases()
 
 
 def test_dropped_duplicate_gate_fails_selftest(monkeypatch):

@@ -114,7 +114,13 @@ class GateResult(OutputModel):
     reason: str
     more_paired_n: int | None = Field(
         default=None,
-        description="additional paired examples likely to resolve an inconclusive gate",
+        description="additional units likely to resolve an inconclusive gate: paired examples, "
+        "or clusters when details.units is 'clusters'",
+    )
+    method: str | None = Field(
+        default=None,
+        description="the test or interval method that decided a statistical gate, e.g. "
+        "'Tango score test for paired proportions'",
     )
     details: dict[str, Scalar] = Field(default_factory=dict)
 

@@ -44,7 +44,7 @@ from ragwarrant.contract import (
     check_scales,
     check_splits_declared,
 )
-from ragwarrant.corroborators.corroborate import corroborate, text_records
+from ragwarrant.corroborators.corroborate import corroborate, mask_abstentions, text_records
 from ragwarrant.decision import (
     CandidateVerdict,
     block_run_verdict,
@@ -145,6 +145,7 @@ def _index_evidence(inputs: Inputs, emit: Emit) -> tuple[EvidenceIndex, list[Val
     checks = evidence_scope.undeclared_checks(index, inputs.contract)
     checks += evidence_scope.split_checks(index, inputs.contract)
     checks += evidence_scope.example_id_checks(index)
+    checks += evidence_scope.metric_kind_checks(index, inputs.contract)
     return index, checks
 
 
@@ -183,14 +184,19 @@ def _contract_evidence_gates(inputs: Inputs, index: EvidenceIndex) -> list[GateR
 
 def _corroboration(
     inputs: Inputs, index: EvidenceIndex, scope: np.ndarray
-) -> CorroborationSummary | None:
-    """Judge corroboration on the decided examples, when the contract asks for it."""
+) -> tuple[CorroborationSummary | None, EvidenceIndex]:
+    """Judge corroboration on the decided examples, when the contract asks for it.
+
+    Returns the summary and the index with the judge's metric unmeasured where it abstained.
+    """
     contract = inputs.contract
     if contract.corroboration is None:
-        return None
+        return None, index
     texts = text_records([r.texts for r in inputs.results if r.texts is not None])
     policies = [contract.baseline.policy_id, *(c.policy_id for c in contract.candidates)]
-    return corroborate(texts, index, contract.corroboration, policies, scope).summary
+    outcome = corroborate(texts, index, contract.corroboration, policies, scope)
+    masked = mask_abstentions(index, outcome, contract.corroboration.groundedness_metric)
+    return outcome.summary, masked
 
 
 def _candidate_decision(
@@ -253,7 +259,7 @@ def _decide(inputs: Inputs, run_gates: list[GateResult], emit: Emit) -> _Decided
     scopes = evidence_scope.scopes(index, contract)
     known = [contract.baseline.policy_id, *(c.policy_id for c in contract.candidates)]
     config_missing = [p for p in known if p not in inputs.config_sha]
-    corroboration = _corroboration(inputs, index, scopes.confirmatory)
+    corroboration, index = _corroboration(inputs, index, scopes.confirmatory)
 
     def evaluate(policy: str, scope: np.ndarray, name: str) -> CandidateEvaluation:
         return evaluate_candidate(
@@ -281,7 +287,9 @@ def _decide(inputs: Inputs, run_gates: list[GateResult], emit: Emit) -> _Decided
     for p in plan.to_test:
         extra[p].append(ceiling)
         if corroboration is not None:
-            extra[p] += gate_corroboration(corroboration, (contract.baseline.policy_id, p))
+            extra[p] += gate_corroboration(
+                corroboration, (contract.baseline.policy_id, p), contract.statistics.alpha
+            )
     verdicts = {p: classify_candidate(evaluations[p], contract, extra[p]) for p in plan.to_test}
     selection = select(plan, evaluations, verdicts)
     decisions = [

@@ -244,6 +244,42 @@ def _inconclusive_straddles_margin() -> _EngineCase:
     )
 
 
+def _inconclusive_tie_at_margin() -> _EngineCase:
+    """60 pairs, 2 better and 2 worse: a percentile bound lands on -margin (p > alpha): not PROMOTE.
+
+    The first landing passed on LCB == -margin with p = 0.10 (issue 10); the decision must agree
+    with its own test, so this is INCONCLUSIVE.
+    """
+    base = (np.arange(60) % 10 < 7).astype(float)
+    cand = base.copy()
+    cand[np.flatnonzero(base == 1)[:2]] = 0.0
+    cand[np.flatnonzero(base == 0)[:2]] = 1.0
+    return _EngineCase(
+        "inconclusive-tie-at-margin",
+        _contract(),
+        _table(_pair(base, cand)),
+        {**_hard(), _NI: _INC, _CLAIM: _PASS, _OPERATIONAL: _NA},
+        "INCONCLUSIVE",
+        reason_prefix="unresolved",
+    )
+
+
+def _inconclusive_all_tied() -> _EngineCase:
+    """40 all-tied pairs: a [0, 0] bootstrap interval cannot rule out a 5-point loss: not PROMOTE.
+
+    With no discordant pair, Tango's bound excludes -0.05 only from 52 pairs (issue 10).
+    """
+    base = (np.arange(40) % 10 < 7).astype(float)
+    return _EngineCase(
+        "inconclusive-all-tied",
+        _contract(),
+        _table(_pair(base, base.copy())),
+        {**_hard(), _NI: _INC, _CLAIM: _PASS, _OPERATIONAL: _NA},
+        "INCONCLUSIVE",
+        reason_prefix="unresolved",
+    )
+
+
 def _block_constant_quality_signal() -> _EngineCase:
     """A constant quality signal cannot tell the policies apart: BLOCK."""
     ones = np.ones(120)
@@ -328,6 +364,8 @@ _ENGINE_CASES: tuple[Callable[[], _EngineCase], ...] = (
     _reject_quality_loss,
     _reject_protected_slice_loss,
     _inconclusive_straddles_margin,
+    _inconclusive_tie_at_margin,
+    _inconclusive_all_tied,
     _block_constant_quality_signal,
     _block_duplicated_rows,
     _block_value_out_of_scale,

@@ -9,6 +9,7 @@ from ragwarrant.contract import ReleaseContract
 from ragwarrant.evidence.index import build_index
 from ragwarrant.evidence.scope import (
     example_id_checks,
+    metric_kind_checks,
     missing_value_checks,
     missing_value_table,
     scopes,
@@ -106,3 +107,16 @@ def test_missing_values_are_counted_per_policy_metric_and_reason():
     ]
     assert [c.target for c in missing_value_checks(idx)] == ["cand/correct"]
     assert missing_value_table(None) == []
+
+
+def test_metric_kind_checks_record_the_detected_or_declared_kind():
+    """A null metric_kind is detected from the values; a declared one is reported as declared."""
+    data = {"base": {"correct": np.array([0.0, 1.0, 1.0])}}
+    idx = build_index(evidence_table(data))
+    [check] = metric_kind_checks(idx, ReleaseContract.model_validate(base_contract()))
+    assert (check.id, check.target, check.status) == ("metric-kind", "correct", "info")
+    assert check.message == "'correct' has metric_kind null; detected binary from 3 values"
+    c = base_contract()
+    c["quality_metrics"][0]["metric_kind"] = "continuous"
+    [check] = metric_kind_checks(idx, ReleaseContract.model_validate(c))
+    assert check.message == "'correct' is declared continuous"

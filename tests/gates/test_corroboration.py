@@ -7,6 +7,7 @@ from ragwarrant.gates.corroboration import (
     ABSTENTION_GATE_ID,
     DISAGREEMENT_GATE_ID,
     gate_corroboration,
+    upper_rate_bound,
 )
 from ragwarrant.outputs import CandidateClass, CorroborationRates, CorroborationSummary, GateStatus
 from tests.gates.test_gates import contract, evaluate, good_data
@@ -35,6 +36,9 @@ def rates(policy, slice_=None, judged=100, dis=5, sampled=100, abstained=2) -> C
     )
 
 
+BIG = {"judged": 1000, "dis": 40, "sampled": 1000, "abstained": 10}  # bounds under the limits
+
+
 def summary(rows, samples=("s1", "s2")) -> CorroborationSummary:
     return CorroborationSummary(
         groundedness_metric="faith",
@@ -58,12 +62,28 @@ def by_id(gates):
 
 
 def test_rates_within_limits_pass():
-    """Disagreement 8 % and abstention 2 % under limits of 10 % and 5 % pass."""
-    g = by_id(gate_corroboration(summary([rates("base"), rates("cand", dis=8)]), ("base", "cand")))
+    """Disagreement 5 % and abstention 1 % of 1000, upper bounds under 10 % and 5 %, pass."""
+    rows = [rates("base", **BIG), rates("cand", **(BIG | {"dis": 50}))]
+    g = by_id(gate_corroboration(summary(rows), ("base", "cand")))
     d = g[DISAGREEMENT_GATE_ID]
     assert d.kind == "corroboration" and d.status is GateStatus.PASS
-    assert (d.estimate, d.threshold, d.n) == (0.08, 0.1, 100)
+    assert (d.estimate, d.threshold, d.n) == (0.05, 0.1, 1000)
+    assert d.method == "one-sided Clopper-Pearson upper bound"
     assert g[ABSTENTION_GATE_ID].status is GateStatus.PASS
+
+
+def test_rate_below_the_limit_with_a_wide_bound_fails():
+    """8 of 100 is under the 10 % limit, but its upper 95 % bound (0.14) is not: fail."""
+    g = by_id(gate_corroboration(summary([rates("base"), rates("cand", dis=8)]), ("base", "cand")))
+    d = g[DISAGREEMENT_GATE_ID]
+    assert d.status is GateStatus.FAIL
+    assert d.upper_bound is not None and abs(d.upper_bound - upper_rate_bound(8, 100, 0.05)) < 1e-12
+    assert "upper 0.95 bound 0.140 is above the limit 0.1" in d.reason
+
+
+def test_upper_rate_bound_is_the_one_sided_clopper_pearson_bound():
+    """The bound solves P(Binom(n, p) <= k) = alpha (Clopper & Pearson 1934), e.g. 0 of 30."""
+    assert abs(upper_rate_bound(0, 30, 0.05) - (1 - 0.05 ** (1 / 30))) < 1e-9
 
 
 def test_disagreement_above_limit_in_one_slice_fails():
@@ -87,7 +107,8 @@ def test_baseline_rates_count_too():
 def test_other_candidates_do_not_count():
     """Rates of a policy outside the comparison are ignored."""
     g = gate_corroboration(
-        summary([rates("base"), rates("cand"), rates("other", dis=90)]), ("base", "cand")
+        summary([rates("base", **BIG), rates("cand", **BIG), rates("other", dis=90)]),
+        ("base", "cand"),
     )
     assert by_id(g)[DISAGREEMENT_GATE_ID].status is GateStatus.PASS
 
@@ -121,11 +142,15 @@ def test_unreliable_judge_caps_promote_at_inconclusive():
     """A candidate that would PROMOTE is INCONCLUSIVE with reason evaluator-unreliable."""
     ev, verdict = evaluate(good_data())
     assert verdict.decision_class is CandidateClass.PROMOTE
-    failing = gate_corroboration(summary([rates("base"), rates("cand", dis=40)]), ("base", "cand"))
+    failing = gate_corroboration(
+        summary([rates("base", **BIG), rates("cand", **(BIG | {"dis": 400}))]), ("base", "cand")
+    )
     capped = classify_candidate(ev, contract(), failing)
     assert capped.decision_class is CandidateClass.INCONCLUSIVE
     assert capped.reasons[0].startswith(f"evaluator-unreliable: {DISAGREEMENT_GATE_ID}")
-    passing = gate_corroboration(summary([rates("base"), rates("cand")]), ("base", "cand"))
+    passing = gate_corroboration(
+        summary([rates("base", **BIG), rates("cand", **BIG)]), ("base", "cand")
+    )
     assert classify_candidate(ev, contract(), passing).decision_class is CandidateClass.PROMOTE
 
 

@@ -25,7 +25,7 @@ def test_pass_records_method_and_units():
     """A clearly noninferior binary sample passes and records Tango's method and its unit."""
     g = _gate(np.ones(200), np.ones(200), kind="binary")
     assert g.status is GateStatus.PASS
-    assert g.details["method"] == "Tango score test for paired proportions"
+    assert g.method == "Tango score test for paired proportions"
     assert g.details["units"] == "pairs"
     assert g.p_value is not None and g.p_value <= 0.05
 

@@ -186,3 +186,18 @@ def test_false_promote_smoke_at_the_margin(case):
         old += _legacy_pass(cand, base, np.random.default_rng(s))
     assert new / 200 < 0.09
     assert old / 200 > 0.09  # the percentile rule with LCB >= -margin fails this bound
+
+
+@pytest.mark.parametrize(
+    ("values", "scale", "expected"),
+    [
+        ([0.0, 1.0, 1.0], (0.0, 1.0), "binary"),
+        ([1.0, 3.0, 5.0], (1.0, 5.0), "ordinal"),
+        ([0.0, 7.0, 10.0], (0.0, 10.0), "ordinal"),
+        ([1.0, 3.0, 12.0], (0.0, 12.0), "continuous"),  # 13 levels
+        ([0.0, 0.5, 1.0], (0.0, 1.0), "continuous"),
+    ],
+)
+def test_detect_metric_kind(values, scale, expected):
+    """0/1 is binary, integers on a scale of at most 11 levels ordinal, anything else continuous."""
+    assert ni.detect_metric_kind(np.asarray(values), scale) == expected

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -46,9 +46,13 @@ __all__ = [
     "CorroborationOutcome",
     "ExampleCorroboration",
     "TextRecord",
+    "ABSTAINED_REASON",
     "corroborate",
+    "mask_abstentions",
     "text_records",
 ]
+
+ABSTAINED_REASON = "judge-abstained"
 
 
 @dataclass(frozen=True, slots=True)
@@ -399,3 +403,40 @@ def _task_warnings(
         f"{', '.join(settings.calibration.task_thresholds)}): judged at the pooled "
         f"{settings.config.lexical_gate} threshold of {settings.calibration.version}",
     )
+
+
+def mask_abstentions(
+    index: EvidenceIndex, outcome: CorroborationOutcome, metric: str | None
+) -> EvidenceIndex:
+    """The index with ``metric`` unmeasured wherever the judge abstained (issue 10).
+
+    A score the engine itself declared untrustworthy (its repeated samples disagree) never enters
+    a test: the (policy, example) value becomes missing with reason ``judge-abstained``, handled
+    by the metric's ``on_missing`` rule and counted per policy in ``missing_values``.
+
+    Args:
+        index: the evidence index; not modified.
+        outcome: ``corroborate``'s outcome on it.
+        metric: the judge's metric (``corroboration.groundedness_metric``); None: no change.
+    """
+    abstained = [e for e in outcome.examples.values() if e.abstained]
+    if metric is None or not abstained:
+        return index
+    codes = {str(x): i for i, x in enumerate(index.example_ids)}
+    columns = dict(index.columns)
+    for policy in sorted({e.policy_id for e in abstained}):
+        col = columns.get((policy, metric))
+        if col is None:
+            continue
+        at = np.array([codes[e.example_id] for e in abstained if e.policy_id == policy])
+        at = at[col.has_row[at] & ~col.missing[at] & ~col.infinite[at]]
+        if not at.size:
+            continue
+        value, missing = col.value.copy(), col.missing.copy()
+        value[at], missing[at] = np.nan, True
+        reasons = dict(col.missing_reasons)
+        reasons[ABSTAINED_REASON] = reasons.get(ABSTAINED_REASON, 0) + int(at.size)
+        columns[(policy, metric)] = replace(
+            col, value=value, missing=missing, missing_reasons=reasons
+        )
+    return replace(index, columns=columns)

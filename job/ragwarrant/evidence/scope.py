@@ -17,6 +17,7 @@ from ragwarrant.contract import ReleaseContract
 from ragwarrant.evidence.index import EvidenceIndex
 from ragwarrant.evidence_class import EvidenceClass
 from ragwarrant.outputs import ValidationCheck
+from ragwarrant.stats.noninferiority import detect_metric_kind
 
 __all__ = [
     "Scopes",
@@ -25,6 +26,7 @@ __all__ = [
     "missing_value_checks",
     "missing_value_table",
     "first_outside",
+    "metric_kind_checks",
     "observed_values",
     "scopes",
     "split_checks",
@@ -256,3 +258,28 @@ def missing_value_checks(index: EvidenceIndex) -> list[ValidationCheck]:
         )
         for row in missing_value_table(index)
     ]
+
+
+def metric_kind_checks(index: EvidenceIndex, contract: ReleaseContract) -> list[ValidationCheck]:
+    """One info check per quality metric: its declared ``metric_kind``, or the kind detected.
+
+    Detection (``stats.noninferiority.detect_metric_kind``) reads every finite value of every
+    policy; each noninferiority gate detects again on its own pairs and records the kind it
+    used in ``details.metric_kind``. A declared binary metric holding other values is the
+    ``hard:contract-evidence:scales`` gate's BLOCK, not this check's.
+    """
+    checks = []
+    for m in contract.quality_metrics:
+        cols = [c for (_, metric), c in index.columns.items() if metric == m.id]
+        values = np.concatenate([c.value[c.has_row & np.isfinite(c.value)] for c in cols] or [[]])
+        if m.metric_kind is not None:
+            message = f"{m.id!r} is declared {m.metric_kind}"
+        elif values.size:
+            kind = detect_metric_kind(values, m.scale)
+            message = f"{m.id!r} has metric_kind null; detected {kind} from {values.size} values"
+        else:
+            message = f"{m.id!r} has metric_kind null and no finite value to detect it from"
+        checks.append(
+            ValidationCheck(id="metric-kind", target=m.id, status="info", message=message)
+        )
+    return checks

@@ -20,7 +20,8 @@ from ragwarrant.gates.noninferiority import gate_noninferiority
 from ragwarrant.gates.operational import gate_operational
 from ragwarrant.gates.paired import PairedMetric, pair_metric
 from ragwarrant.outputs import GateResult, GateStatus
-from ragwarrant.stats.onesided import OrientedBootstrap, oriented_bootstrap
+from ragwarrant.stats.noninferiority import MetricKind, detect_metric_kind, test_noninferiority
+from ragwarrant.stats.onesided import OneSidedTest, OrientedBootstrap, oriented_bootstrap
 from ragwarrant.stats.seeding import make_rng
 
 __all__ = ["CandidateEvaluation", "evaluate_candidate"]
@@ -55,11 +56,22 @@ class CandidateEvaluation:
 
 
 def _groups_for(index: EvidenceIndex, examples: np.ndarray) -> np.ndarray | None:
+    """Shape (n,) cluster labels of ``examples`` that do not depend on the evidence's row order.
+
+    A group is labelled by the smallest example id among its paired examples; an example without
+    a group is a cluster of its own, labelled by its id. None when no example has a group.
+    """
     g = index.group[examples]
     if not np.any(g >= 0):
         return None
-    # Examples without a group are clusters of their own.
-    return np.where(g >= 0, g, -1 - examples)
+    ids = index.example_ids[examples].astype(str)
+    labels = np.char.add("e:", ids).astype(object)
+    grouped = np.flatnonzero(g >= 0)
+    order = grouped[np.lexsort((ids[grouped], g[grouped]))]
+    first = np.r_[True, g[order][1:] != g[order][:-1]]
+    leader = ids[order][first][np.cumsum(first) - 1]
+    labels[order] = np.char.add("g:", leader)
+    return labels
 
 
 def _bootstrap_metrics(
@@ -77,15 +89,17 @@ def _bootstrap_metrics(
     seed, policy, scope = rng_scope
     for group in by_examples.values():
         first = pairs[group[0][0]]
-        cand = np.column_stack([pairs[m].candidate for m, _, _ in group])
-        base = np.column_stack([pairs[m].baseline for m, _, _ in group])
+        canonical = np.argsort(index.example_ids[first.examples].astype(str), kind="stable")
+        cand = np.column_stack([pairs[m].candidate for m, _, _ in group])[canonical]
+        base = np.column_stack([pairs[m].baseline for m, _, _ in group])[canonical]
+        groups = _groups_for(index, first.examples)
         rng = make_rng(seed, policy, scope, *(m for m, _, _ in group))
         tests = oriented_bootstrap(
             cand,
             base,
             [s for _, s, _ in group],  # type: ignore[misc]
             [sg for _, _, sg in group],
-            _groups_for(index, first.examples),
+            None if groups is None else groups[canonical],
             resamples,
             rng,
         )
@@ -191,31 +205,70 @@ def _slice_pairs(ctx: _Context) -> tuple[dict[tuple[str, str], PairedMetric], li
     return slice_pairs, gates
 
 
-def _noninferiority_gates(
+def _noninferiority_test(
+    ctx: _Context, pm: PairedMetric, metric: QualityMetric, margin_abs: float, scope: str
+) -> tuple[OneSidedTest, MetricKind]:
+    """The issue-10 noninferiority test of one metric's pairs (overall or in one slice)."""
+    st = ctx.contract.statistics
+    kind = metric.metric_kind or detect_metric_kind(
+        np.concatenate([pm.candidate, pm.baseline]), metric.scale
+    )
+    test = test_noninferiority(
+        pm.candidate,
+        pm.baseline,
+        kind=kind,
+        margin_abs=margin_abs,
+        alpha=st.alpha,
+        rng=make_rng(st.seed, ctx.candidate, scope, metric.id, "noninferiority"),
+        resamples=st.resamples,
+        power=st.power,
+        higher_is_better=metric.direction.sign > 0,
+        scale=metric.scale,
+        groups=_groups_for(ctx.index, pm.examples),
+        example_ids=ctx.index.example_ids[pm.examples].astype(str),
+    )
+    return test, kind
+
+
+def _noninferiority_gate(
     ctx: _Context,
-    tests: dict[str, OrientedBootstrap],
-    slice_pairs: dict[tuple[str, str], PairedMetric],
+    pm: PairedMetric,
+    metric: QualityMetric,
+    slice_value: str | None,
+    margin_abs: float,
+) -> GateResult:
+    """One noninferiority gate, recording the metric kind (declared or detected) it used."""
+    st = ctx.contract.statistics
+    scope = ctx.scope_name if slice_value is None else f"{ctx.scope_name}@{slice_value}"
+    if pm.n < 2:
+        return GateResult(
+            id=f"noninferiority:{metric.id}" + (f"@{slice_value}" if slice_value else ""),
+            kind="noninferiority",
+            status=GateStatus.INCONCLUSIVE,
+            metric=metric.id,
+            slice=slice_value,
+            n=pm.n,
+            reason=f"{metric.id}: {pm.n} paired examples; a test needs at least 2",
+        )
+    test, kind = _noninferiority_test(ctx, pm, metric, margin_abs, scope)
+    g = gate_noninferiority(metric.id, slice_value, test, margin_abs, st.alpha, st.power)
+    how = "declared" if metric.metric_kind is not None else "detected"
+    details = g.details | {"metric_kind": kind, "metric_kind_source": how}
+    return g.model_copy(update={"details": details})
+
+
+def _noninferiority_gates(
+    ctx: _Context, pairs: dict[str, PairedMetric], slice_pairs: dict[tuple[str, str], PairedMetric]
 ) -> list[GateResult]:
     """Noninferiority of every required metric overall, then in every protected slice."""
-    st = ctx.contract.statistics
-    gates = [
-        gate_noninferiority(m.id, None, tests[m.id], m.margin_abs, st.alpha, st.power)
-        for m in ctx.required
-    ]
+    gates = [_noninferiority_gate(ctx, pairs[m.id], m, None, m.margin_abs) for m in ctx.required]
     quality = {m.id: m for m in ctx.contract.quality_metrics}
     for ps in ctx.contract.protected_slices:
-        metrics = _slice_metrics(ctx, ps.metrics)
-        stests = _bootstrap_metrics(
-            ctx.index,
-            {m: slice_pairs[(ps.value, m)] for m in metrics},
-            [ctx.spec(m) for m in metrics],
-            st.resamples,
-            (st.seed, ctx.candidate, f"{ctx.scope_name}@{ps.value}"),
-        )
-        for metric in metrics:
-            margin = ps.margin_abs if ps.margin_abs is not None else quality[metric].margin_abs
+        for metric in _slice_metrics(ctx, ps.metrics):
+            decl = quality[metric]
+            margin = ps.margin_abs if ps.margin_abs is not None else decl.margin_abs
             gates.append(
-                gate_noninferiority(metric, ps.value, stests[metric], margin, st.alpha, st.power)
+                _noninferiority_gate(ctx, slice_pairs[(ps.value, metric)], decl, ps.value, margin)
             )
     return gates
 
@@ -284,7 +337,7 @@ def evaluate_candidate(
     tests = _bootstrap_metrics(
         index, pairs, [ctx.spec(m) for m in pairs], st.resamples, (st.seed, candidate, scope_name)
     )
-    ni_gates = _noninferiority_gates(ctx, tests, slice_pairs)
+    ni_gates = _noninferiority_gates(ctx, pairs, slice_pairs)
     claim_tests = [tests[c.metric] for c in contract.claims.items]
     claim_stats = [ctx.spec(c.metric)[1] for c in contract.claims.items]
     gates += ni_gates

@@ -1,7 +1,11 @@
 """Evaluator reliability: the judge's disagreement and abstention rates stay within limits.
 
 A candidate is decided on the baseline's and its own judged examples, so both policies' rates
-count, over all decided examples and in every slice. A rate strictly above its maximum fails the
+count, over all decided examples and in every slice. A rate is compared by its one-sided
+(1 - alpha) upper Clopper–Pearson bound (Clopper & Pearson 1934, Biometrika 26:404–413; computed by
+``scipy.stats.binomtest(k, n).proportion_ci(method="exact")`` at level 1 - 2 alpha, whose upper
+end is the one-sided bound), not its point value: the gate passes only when every bound is at or
+below the maximum, i.e. the evidence shows the rate within its limit. A bound above it fails the
 gate; ``decision.classify_candidate`` then caps the candidate at INCONCLUSIVE with reason
 ``evaluator-unreliable`` (it can still be BLOCKed or REJECTed on other grounds). A policy with
 nothing the judge and the deterministic checks both judged also fails the disagreement gate: the
@@ -12,6 +16,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from scipy.stats import binomtest
+
 from ragwarrant.outputs import (
     CorroborationRates,
     CorroborationSummary,
@@ -20,7 +26,12 @@ from ragwarrant.outputs import (
     Scalar,
 )
 
-__all__ = ["ABSTENTION_GATE_ID", "DISAGREEMENT_GATE_ID", "gate_corroboration"]
+__all__ = [
+    "ABSTENTION_GATE_ID",
+    "DISAGREEMENT_GATE_ID",
+    "gate_corroboration",
+    "upper_rate_bound",
+]
 
 DISAGREEMENT_GATE_ID = "corroboration:evaluator-reliability:disagreement-rate"
 ABSTENTION_GATE_ID = "corroboration:evaluator-reliability:abstention-rate"
@@ -28,6 +39,19 @@ ABSTENTION_GATE_ID = "corroboration:evaluator-reliability:abstention-rate"
 
 def _where(row: CorroborationRates) -> str:
     return f"{row.policy_id}@{row.slice}" if row.slice is not None else row.policy_id
+
+
+_COUNT_OF = {"disagreement_rate": "n_disagreements", "abstention_rate": "n_abstained"}
+
+
+def upper_rate_bound(count: int, n: int, alpha: float) -> float:
+    """One-sided (1 - alpha) upper Clopper–Pearson bound of a rate ``count / n`` (n > 0).
+
+    Clopper & Pearson (1934), Biometrika 26:404–413, via ``scipy.stats.binomtest``'s exact
+    interval at level 1 - 2 alpha (its upper end is the one-sided bound).
+    """
+    ci = binomtest(count, n).proportion_ci(confidence_level=1 - 2 * alpha, method="exact")
+    return float(ci.high)
 
 
 def _rate_gate(
@@ -38,20 +62,27 @@ def _rate_gate(
     n_of: str,
     limit: float,
     uncomputable: list[str],
+    alpha: float,
 ) -> GateResult:
     details: dict[str, Scalar] = {}
+    rated = [r for r in rows if getattr(r, rate_of) is not None]
+    bound = {
+        id(r): upper_rate_bound(getattr(r, _COUNT_OF[rate_of]), getattr(r, n_of), alpha)
+        for r in rated
+    }
     for r in rows:
         details[f"{_where(r)}.{rate_of}"] = getattr(r, rate_of)
         details[f"{_where(r)}.{n_of}"] = getattr(r, n_of)
-    rated = [r for r in rows if getattr(r, rate_of) is not None]
-    worst = max(rated, key=lambda r: (getattr(r, rate_of), r.slice is None), default=None)
-    over = [r for r in rated if getattr(r, rate_of) > limit]
+        details[f"{_where(r)}.upper_bound"] = bound.get(id(r))
+    worst = max(rated, key=lambda r: (bound[id(r)], r.slice is None), default=None)
+    over = [r for r in rated if bound[id(r)] > limit]
     estimate = getattr(worst, rate_of) if worst is not None else None
+    upper = bound[id(worst)] if worst is not None else None
     n = getattr(worst, n_of) if worst is not None else None
     if over or uncomputable:
         parts = [
             f"{what} rate {getattr(r, rate_of):.3f} for {_where(r)} "
-            f"(n {getattr(r, n_of)}) is above "
+            f"(n {getattr(r, n_of)}): its upper {1 - alpha:g} bound {bound[id(r)]:.3f} is above "
             f"the limit {limit:g}"
             for r in over[:5]
         ]
@@ -63,10 +94,13 @@ def _rate_gate(
             id=gate_id,
             kind="corroboration",
             status=GateStatus.FAIL,
-            statistic=f"{what} rate, worst of policy and slice",
+            statistic=f"{what} rate, worst upper bound of policy and slice",
             estimate=estimate,
+            upper_bound=upper,
             threshold=limit,
+            alpha=alpha,
             n=n,
+            method="one-sided Clopper-Pearson upper bound",
             reason="; ".join(parts),
             details=details,
         )
@@ -74,29 +108,37 @@ def _rate_gate(
         id=gate_id,
         kind="corroboration",
         status=GateStatus.PASS,
-        statistic=f"{what} rate, worst of policy and slice",
+        statistic=f"{what} rate, worst upper bound of policy and slice",
         estimate=estimate,
+        upper_bound=upper,
         threshold=limit,
+        alpha=alpha,
         n=n,
-        reason=f"highest {what} rate {estimate:.3f} ({_where(worst)}) <= the limit {limit:g}"
+        method="one-sided Clopper-Pearson upper bound",
+        reason=f"highest upper {1 - alpha:g} bound of the {what} rate {upper:.3f} "
+        f"({_where(worst)}, rate {estimate:.3f}) <= the limit {limit:g}"
         if worst is not None
         else f"no {what} rate to check",
         details=details,
     )
 
 
-def gate_corroboration(summary: CorroborationSummary, policies: Sequence[str]) -> list[GateResult]:
+def gate_corroboration(
+    summary: CorroborationSummary, policies: Sequence[str], alpha: float = 0.05
+) -> list[GateResult]:
     """The evaluator-reliability gates for a comparison of ``policies`` (baseline and candidate).
 
     Args:
         summary: the run's corroboration summary (``corroborate``).
         policies: the policies whose judged examples decide the comparison.
+        alpha: one-sided level of the rates' upper Clopper–Pearson bounds.
 
     Returns:
-        Two gates, kind ``corroboration``: the disagreement rate (fail when a rate of any of
-        ``policies``, overall or in a slice, is above ``max_disagreement_rate``, or a policy has
-        no judged example) and the abstention rate (fail above ``max_abstention_rate``;
-        not-applicable when the contract names no repeated samples).
+        Two gates, kind ``corroboration``: the disagreement rate (fail when the upper bound of
+        a rate of any of ``policies``, overall or in a slice, is above
+        ``max_disagreement_rate``, or a policy has no judged example) and the abstention rate
+        (fail when a bound is above ``max_abstention_rate``; not-applicable when the contract
+        names no repeated samples).
     """
     rows = [r for r in summary.rates if r.policy_id in policies]
     overall = {r.policy_id: r for r in rows if r.slice is None}
@@ -110,6 +152,7 @@ def gate_corroboration(summary: CorroborationSummary, policies: Sequence[str]) -
             "n_judged",
             summary.max_disagreement_rate,
             uncomputable,
+            alpha,
         )
     ]
     if not summary.sample_metrics:
@@ -132,6 +175,7 @@ def gate_corroboration(summary: CorroborationSummary, policies: Sequence[str]) -
                 "n_with_samples",
                 summary.max_abstention_rate,
                 [],
+                alpha,
             )
         )
     return gates

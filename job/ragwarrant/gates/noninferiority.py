@@ -7,7 +7,7 @@ every one passes, so no alpha split is needed (Berger 1982, Technometrics 24:295
 from __future__ import annotations
 
 from ragwarrant.outputs import GateResult, GateStatus, Scalar
-from ragwarrant.stats.onesided import OneSidedTest, OrientedBootstrap
+from ragwarrant.stats.onesided import OneSidedTest
 
 __all__ = ["gate_noninferiority"]
 
@@ -29,36 +29,46 @@ def _inconclusive_reason(where: str, test: OneSidedTest) -> str:
     )
 
 
+def _more_needed_text(test: OneSidedTest) -> str:
+    """The hint in the test's own unit: clusters are counted as clusters, pairs as pairs."""
+    if test.more_units_needed is None:
+        return ""
+    unit = "clusters" if test.unit_name == "clusters" else "paired examples"
+    return f"; about {test.more_units_needed} more {unit} would likely resolve it"
+
+
 def gate_noninferiority(
     metric: str,
     slice_value: str | None,
-    test: OneSidedTest | OrientedBootstrap,
+    test: OneSidedTest,
     margin_abs: float,
     alpha: float,
     power: float,
 ) -> GateResult:
     """Test H0: delta <= -margin against H1: delta > -margin on oriented paired deltas.
 
-    Pass when the stats test rejects H0 at ``alpha``; a confirmed loss (fail) when the upper
-    bound is below -margin; otherwise inconclusive, with the additional units likely to resolve
-    it at ``power``. Bounds are one-sided at ``alpha``, in metric units, positive = better.
+    Pass only when the stats test rejects H0 at ``alpha`` (its p-value <= alpha and its lower
+    bound strictly above -margin: ``stats.noninferiority.test_noninferiority``); a confirmed
+    loss (fail) when the upper bound is below -margin; otherwise inconclusive, with the
+    additional units (pairs or clusters, as the reason says) likely to resolve it at ``power``.
+    Bounds are one-sided at ``alpha``, in metric units, positive = better.
 
     Args:
-        test: a ``OneSidedTest`` from ``stats.noninferiority.test_noninferiority`` (its method,
-            unit and any degenerate reason are recorded in ``details``), or an
-            ``OrientedBootstrap`` tested here by the first landing's inclusive percentile rule
-            (LCB >= -margin), kept until the integrator wires the issue-10 rule.
+        test: a ``OneSidedTest`` from ``stats.noninferiority.test_noninferiority``; its method is
+            recorded in ``method``, its unit and any degenerate reason in ``details``.
+        margin_abs: the margin in metric units (the test's threshold is -margin_abs).
+        power: kept for a uniform gate signature; the test computed its hint at this power.
     """
-    record_method = isinstance(test, OneSidedTest)
-    if isinstance(test, OrientedBootstrap):
-        test = test.test_greater(-margin_abs, alpha, power=power, inclusive=True)
+    del margin_abs, power  # the test carries its threshold and hint
     lcb, ucb, threshold = test.lower_bound, test.upper_bound, test.threshold
     where = f"{metric}" + (f" on slice {slice_value!r}" if slice_value is not None else "")
     more = None
     if test.rejects:
         status = GateStatus.PASS
-        cmp = ">" if record_method else ">="
-        reason = f"{where}: lower bound {lcb:+.4g} {cmp} -margin {threshold:+.4g}: noninferior"
+        reason = (
+            f"{where}: lower bound {lcb:+.4g} > -margin {threshold:+.4g} and p "
+            f"{test.p_value:.3g} <= alpha {alpha:g}: noninferior"
+        )
     elif ucb < threshold:
         status = GateStatus.FAIL
         reason = (
@@ -68,12 +78,12 @@ def gate_noninferiority(
     else:
         status = GateStatus.INCONCLUSIVE
         more = test.more_units_needed
-        reason = _inconclusive_reason(where, test)
-    details: dict[str, Scalar] = {"resampled_units": test.n_units}
-    if record_method:
-        details.update(method=test.method, units=test.unit_name)
-        if test.degenerate_reason is not None:
-            details["degenerate_reason"] = test.degenerate_reason
+        reason = _inconclusive_reason(where, test) + _more_needed_text(test)
+    details: dict[str, Scalar] = {
+        "resampled_units": test.n_units,
+        "units": test.unit_name,
+        "degenerate_reason": test.degenerate_reason,
+    }
     gid = f"noninferiority:{metric}" + (f"@{slice_value}" if slice_value is not None else "")
     return GateResult(
         id=gid,
@@ -91,5 +101,6 @@ def gate_noninferiority(
         n=test.n,
         reason=reason,
         more_paired_n=more,
+        method=test.method,
         details=details,
     )

@@ -48,8 +48,10 @@ from ragwarrant.stats.paired_binary import tango_test
 
 __all__ = [
     "MIN_WORSE_UNITS",
+    "ORDINAL_MAX_LEVELS",
     "SMALL_CLUSTERS",
     "MetricKind",
+    "detect_metric_kind",
     "min_units_for_margin",
     "test_noninferiority",
 ]
@@ -57,7 +59,27 @@ __all__ = [
 MetricKind = Literal["binary", "ordinal", "continuous"]
 SMALL_CLUSTERS = 30
 MIN_WORSE_UNITS = 2
+ORDINAL_MAX_LEVELS = 11
 _N = NormalDist()
+
+
+def detect_metric_kind(values: np.ndarray, scale: tuple[float, float]) -> MetricKind:
+    """The kind of a metric whose contract leaves ``metric_kind`` null, from its values.
+
+    ``binary`` when every value is 0 or 1; ``ordinal`` when every value is an integer and the
+    scale [low, high] holds at most ``ORDINAL_MAX_LEVELS`` integers (a Likert 1-5 or 0-10
+    score); otherwise ``continuous``.
+
+    Args:
+        values: shape (n,) finite values in metric units (both arms together).
+        scale: the declared (low, high) scale.
+    """
+    if np.all(np.isin(values, (0.0, 1.0))):
+        return "binary"
+    levels = math.floor(scale[1]) - math.ceil(scale[0]) + 1
+    if levels <= ORDINAL_MAX_LEVELS and np.all(values == np.round(values)):
+        return "ordinal"
+    return "continuous"
 
 
 def min_units_for_margin(
