@@ -38,6 +38,7 @@ __all__ = [
     "check_unique_keys",
     "column_as_float",
     "contract_policy_ids",
+    "dataset_unsupported",
     "evidence_from_records",
     "float_cell",
     "input_dir_of",
@@ -92,13 +93,21 @@ def read_table(path: Path, fmt: str, display: str) -> pa.Table:
     CSV columns are read as strings (nothing is inferred, so a bad cell is reported by row, not
     coerced); the block size follows the header, so a header of thousands of columns is read.
     Parquet and JSONL keep their types; Parquet page checksums are verified where present.
-    Column names must be unique and free of invisible characters (``check_header``).
+    Column names must be unique and free of invisible characters (``check_header``). A directory
+    is a dataset of part files, read by ``_dataset.read_dataset_table``.
 
     Raises:
         EvidenceError: ``evidence-empty`` for a file with no rows, ``evidence-unparseable`` when
             the file is not of its declared format (with the line where the parser stopped),
-            ``evidence-corrupt`` / ``evidence-checksum`` for damaged Parquet, as ``check_header``.
+            ``evidence-corrupt`` / ``evidence-checksum`` for damaged Parquet, as ``check_header``;
+            for a directory, as ``read_dataset_table``.
     """
+    if path.is_dir():
+        from ragwarrant.adapters._dataset import read_dataset_table  # _dataset imports _io
+
+        table = read_dataset_table(path, fmt, display)  # type: ignore[arg-type]
+        check_header(table.schema.names, display)
+        return table
     try:
         if fmt == "csv":
             table = _read_csv(path)
@@ -125,6 +134,18 @@ def read_table(path: Path, fmt: str, display: str) -> pa.Table:
     if table.num_rows == 0:
         raise no_rows(display)
     return table
+
+
+def dataset_unsupported(display: str) -> EvidenceError:
+    """The error for a dataset directory given to a reader of single files."""
+    return EvidenceError(
+        "evidence-dataset-unsupported",
+        f"{display} is a directory of part files; this adapter reads one file",
+        hint="read the dataset with adapter generic, or export it as one file",
+        file=display,
+        expected="one file",
+        found="a directory",
+    )
 
 
 def no_rows(display: str, expected: str = "at least one row") -> EvidenceError:
@@ -250,11 +271,17 @@ def _from_records(records: list[dict[str, object]], display: str) -> pa.Table:
 def iter_parquet_batches(
     path: Path, columns: list[str], display: str, batch_size: int = 1 << 20
 ) -> Iterator[pa.RecordBatch]:
-    """Stream a Parquet file's ``columns`` in record batches (memory bounded by one batch).
+    """Stream a Parquet file's ``columns`` in record batches (memory bounded by one batch); a
+    directory is a Parquet dataset, streamed part by part (``_dataset.iter_dataset_batches``).
 
     Raises:
         EvidenceError: the file is not Parquet, or lacks one of ``columns``.
     """
+    if path.is_dir():
+        from ragwarrant.adapters._dataset import iter_dataset_batches  # _dataset imports _io
+
+        yield from iter_dataset_batches(path, columns, "parquet", display, batch_size)
+        return
     pf = open_parquet(path, display)
     require_columns(pf.schema_arrow.names, columns, display)
     if pf.metadata.num_rows == 0:
@@ -273,8 +300,11 @@ def open_parquet(path: Path, display: str, **options: object) -> pq.ParquetFile:
 
     Raises:
         EvidenceError: ``evidence-unparseable`` / ``evidence-corrupt`` when the file is not
-            readable Parquet; as ``check_header``.
+            readable Parquet; ``evidence-dataset-unsupported`` for a directory (the adapters
+            that open one Parquet file do not read datasets); as ``check_header``.
     """
+    if path.is_dir():
+        raise dataset_unsupported(display)
     try:
         pf = pq.ParquetFile(path, page_checksum_verification=True, **options)  # type: ignore[arg-type]
         names = pf.schema_arrow.names

@@ -20,9 +20,9 @@ from ragwarrant.audit.verify import (
     VERIFY_MISMATCH_EXIT,
     verify_output_dir,
 )
-from ragwarrant.contract import find_contract, is_readable_file, load_contract, resolve_inside
-from ragwarrant.digests import sha256_file
+from ragwarrant.contract import find_contract, load_contract, resolve_inside
 from ragwarrant.errors import EvidenceError
+from ragwarrant.inputs import evidence_digests, is_readable_evidence
 from ragwarrant.pipeline import RunOutcome, run_job
 
 __all__ = ["read_private_texts", "register", "replay_with_job"]
@@ -41,11 +41,11 @@ def read_private_texts(input_dir: Path) -> Iterator[str]:
     tables = []
     for source in contract.evidence:
         path = resolve_inside(input_dir, source.path)
-        if not is_readable_file(path):
+        if not is_readable_evidence(path):
             continue
         try:
-            result = load_source(source, path, sha256_file(path), contract)
-        except EvidenceError:
+            result = load_source(source, path, evidence_digests(path, source.path)[1], contract)
+        except (EvidenceError, OSError):
             continue
         if result.texts is not None:
             tables.append(result.texts)
