@@ -29,10 +29,11 @@ from ragwarrant.adapters._integrity import (
     READER_FAILURES,
     check_file,
     guarded,
+    no_rows,
     parser_message,
     reader_error,
+    require_columns,
 )
-from ragwarrant.adapters._io import no_rows
 from ragwarrant.digests import sha256_file
 from ragwarrant.errors import EvidenceError
 
@@ -53,9 +54,7 @@ _IGNORED_PREFIXES = (".", "_")
 _ARROW_FORMAT: dict[str, str | ds.FileFormat] = {
     # Parquet page checksums verified where the writer stored them, as for single files.
     "parquet": ds.ParquetFileFormat(
-        default_fragment_scan_options=ds.ParquetFragmentScanOptions(
-            page_checksum_verification=True
-        )
+        default_fragment_scan_options=ds.ParquetFragmentScanOptions(page_checksum_verification=True)
     ),
     "csv": "csv",
     "jsonl": "json",
@@ -188,10 +187,8 @@ def iter_dataset_batches(
 
     Raises:
         EvidenceError: as ``read_dataset_table``; ``evidence-missing-column`` (as
-            ``_io.require_columns``) when the dataset lacks one of ``columns``.
+            ``require_columns``) when the dataset lacks one of ``columns``.
     """
-    from ragwarrant.adapters._io import require_columns  # _io reads datasets through here
-
     dataset = _discover(path, fmt, display)
     if fmt == "csv":
         dataset = _as_strings(dataset, path)

@@ -21,9 +21,12 @@ __all__ = [
     "READER_FAILURES",
     "check_file",
     "check_header",
+    "dataset_unsupported",
     "guarded",
+    "no_rows",
     "parser_message",
     "reader_error",
+    "require_columns",
     "visible",
 ]
 
@@ -175,6 +178,49 @@ def check_file(path: Path, fmt: str, display: str) -> None:
         return
     _check_text_magic(path, fmt, display)
     _check_utf8(path, display)
+
+
+def dataset_unsupported(display: str) -> EvidenceError:
+    """The error for a dataset directory given to a reader of single files."""
+    return EvidenceError(
+        "evidence-dataset-unsupported",
+        f"{display} is a directory of part files; this adapter reads one file",
+        hint="read the dataset with adapter generic, or export it as one file",
+        file=display,
+        expected="one file",
+        found="a directory",
+    )
+
+
+def no_rows(display: str, expected: str = "at least one row") -> EvidenceError:
+    """The ``evidence-empty`` error of a file that has a header (or schema) but no rows."""
+    return EvidenceError(
+        "evidence-empty",
+        f"{display} has no rows",
+        file=display,
+        expected=expected,
+        found="0 rows",
+    )
+
+
+def require_columns(present: list[str], wanted: list[str], display: str) -> None:
+    """Raise unless every ``wanted`` column is in ``present``.
+
+    Raises:
+        EvidenceError: ``evidence-missing-column``, naming the column and the columns found.
+    """
+    for name in wanted:
+        if name not in present:
+            shown = ", ".join(present[:20]) + (" …" if len(present) > 20 else "")
+            raise EvidenceError(
+                "evidence-missing-column",
+                f"{display} has no column {name!r}",
+                hint="fix the column mapping in the contract or the export",
+                file=display,
+                column=name,
+                expected=f"a column named {name!r}",
+                found=f"columns: {shown}",
+            )
 
 
 def visible(name: str) -> str:

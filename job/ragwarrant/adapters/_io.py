@@ -23,12 +23,16 @@ import pyarrow.csv as pacsv
 import pyarrow.json as pajson
 import pyarrow.parquet as pq
 
+from ragwarrant.adapters._dataset import iter_dataset_batches, read_dataset_table
 from ragwarrant.adapters._integrity import (
     READER_FAILURES,
     check_header,
+    dataset_unsupported,
     guarded,
+    no_rows,
     parser_message,
     reader_error,
+    require_columns,
 )
 from ragwarrant.errors import EvidenceError
 
@@ -103,8 +107,6 @@ def read_table(path: Path, fmt: str, display: str) -> pa.Table:
             for a directory, as ``read_dataset_table``.
     """
     if path.is_dir():
-        from ragwarrant.adapters._dataset import read_dataset_table  # _dataset imports _io
-
         table = read_dataset_table(path, fmt, display)  # type: ignore[arg-type]
         check_header(table.schema.names, display)
         return table
@@ -134,29 +136,6 @@ def read_table(path: Path, fmt: str, display: str) -> pa.Table:
     if table.num_rows == 0:
         raise no_rows(display)
     return table
-
-
-def dataset_unsupported(display: str) -> EvidenceError:
-    """The error for a dataset directory given to a reader of single files."""
-    return EvidenceError(
-        "evidence-dataset-unsupported",
-        f"{display} is a directory of part files; this adapter reads one file",
-        hint="read the dataset with adapter generic, or export it as one file",
-        file=display,
-        expected="one file",
-        found="a directory",
-    )
-
-
-def no_rows(display: str, expected: str = "at least one row") -> EvidenceError:
-    """The ``evidence-empty`` error of a file that has a header (or schema) but no rows."""
-    return EvidenceError(
-        "evidence-empty",
-        f"{display} has no rows",
-        file=display,
-        expected=expected,
-        found="0 rows",
-    )
 
 
 def invalid_json(display: str, exc: Exception) -> EvidenceError:
@@ -278,8 +257,6 @@ def iter_parquet_batches(
         EvidenceError: the file is not Parquet, or lacks one of ``columns``.
     """
     if path.is_dir():
-        from ragwarrant.adapters._dataset import iter_dataset_batches  # _dataset imports _io
-
         yield from iter_dataset_batches(path, columns, "parquet", display, batch_size)
         return
     pf = open_parquet(path, display)
@@ -334,26 +311,6 @@ def at_file_row(exc: EvidenceError, offset: int) -> EvidenceError:
         expected=exc.expected,
         found=exc.found,
     )
-
-
-def require_columns(present: list[str], wanted: list[str], display: str) -> None:
-    """Raise unless every ``wanted`` column is in ``present``.
-
-    Raises:
-        EvidenceError: ``evidence-missing-column``, naming the column and the columns found.
-    """
-    for name in wanted:
-        if name not in present:
-            shown = ", ".join(present[:20]) + (" …" if len(present) > 20 else "")
-            raise EvidenceError(
-                "evidence-missing-column",
-                f"{display} has no column {name!r}",
-                hint="fix the column mapping in the contract or the export",
-                file=display,
-                column=name,
-                expected=f"a column named {name!r}",
-                found=f"columns: {shown}",
-            )
 
 
 def column_as_string(table: pa.Table, name: str, display: str, *, allow_null: bool) -> pa.Array:

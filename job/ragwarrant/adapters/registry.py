@@ -9,8 +9,7 @@ from pathlib import Path
 from ragwarrant.adapters import auto, deepeval, generic, langsmith, otel, phoenix, ragas, trulens
 from ragwarrant.adapters._base import AdapterRequest, AdapterResult
 from ragwarrant.adapters._dataset import check_dataset, is_dataset
-from ragwarrant.adapters._integrity import check_file
-from ragwarrant.adapters._io import dataset_unsupported
+from ragwarrant.adapters._integrity import check_file, dataset_unsupported
 from ragwarrant.adapters._telemetry import check_operational_evidence
 from ragwarrant.contract import EvidenceSource, ReleaseContract
 from ragwarrant.errors import EvidenceError
