@@ -6,9 +6,9 @@ Measures, each beside a reference measured in the same run:
    YAML), and the Argo Workflow over the same N (``k8s.build_argo_manifests``). Reference: N
    one-contract Jobs, extrapolated from 100 renders (what one Job per contract would cost).
 2. ``dry-run``: the offline stand-in for a server-side dry run (impossible without a cluster):
-   kubernetes-validate --strict at the minimum Kubernetes version on the Indexed Job, and Argo's
-   JSON Schema (strict, tests/data/argo) on the Workflow. Skipped when kubernetes-validate is not
-   installed (scripts/install-ci-tools.sh).
+   kubernetes-validate --strict at the minimum Kubernetes version on the Indexed Job, and Hera's
+   Argo models (strict round trip, scripts/argo/validate_workflow.py) on the Workflow. Each is
+   skipped when not installed (scripts/install-ci-tools.sh, scripts/fetch-argo-schemas.sh).
 3. ``scan``: ``k8s.scan_input_root`` checking N contract directories (each contract validated,
    each named file's presence checked; the evidence is symlinked). Reference: listing the same
    directories without validating anything.
@@ -53,7 +53,8 @@ from ragwarrant.pipeline import run_job
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLE = REPO / "examples" / "ragtruth-generators"
 IMAGE = "registry.example/ragwarrant@sha256:" + "0" * 64
-ARGO_SCHEMA = REPO / "tests" / "data" / "argo" / "schema-v4.1.2.json"
+HERA = REPO / "build" / "deploy-tools" / "argo" / "bin" / "python"
+VALIDATE_WORKFLOW = REPO / "scripts" / "argo" / "validate_workflow.py"
 VALIDATOR = REPO / "build" / "deploy-tools" / "venv" / "bin" / "kubernetes-validate"
 
 
@@ -111,17 +112,6 @@ def _render(n: int, out: Path) -> tuple[Path, Path]:
     return job_file, argo_file
 
 
-def _strict(node: Any) -> None:
-    if isinstance(node, dict):
-        if "properties" in node and "additionalProperties" not in node:
-            node["additionalProperties"] = False
-        for value in node.values():
-            _strict(value)
-    elif isinstance(node, list):
-        for value in node:
-            _strict(value)
-
-
 def _dry_run(n: int, job_file: Path, argo_file: Path) -> None:
     if VALIDATOR.is_file():
         version = f"{MIN_KUBERNETES_VERSION}.0"
@@ -133,16 +123,20 @@ def _dry_run(n: int, job_file: Path, argo_file: Path) -> None:
         _row("dry-run", f"kubernetes-validate --strict {version}", n, took, None, ok)
     else:
         print("dry-run   kubernetes-validate not installed: run scripts/install-ci-tools.sh")
-    import jsonschema
-
-    schema = json.loads(ARGO_SCHEMA.read_text())
-    _strict(schema["definitions"])
-    ref = {"$ref": "#/definitions/io.argoproj.workflow.v1alpha1.Workflow", **schema}
-    validator = jsonschema.validators.validator_for(schema)(ref)
+    if not HERA.is_file():
+        print("dry-run   hera not installed: run scripts/fetch-argo-schemas.sh")
+        return
     workflow = next(d for d in yaml.safe_load_all(argo_file.read_text()) if d["kind"] == "Workflow")
-    errors, took, mib = _measure(lambda: list(validator.iter_errors(workflow)))
-    _row("dry-run", "Argo JSON Schema v4.1.2 (strict)", n, took, mib,
-         "valid" if not errors else f"INVALID: {errors[0].message[:80]}")  # fmt: skip
+    argv = [str(HERA), str(VALIDATE_WORKFLOW)]
+    done, took, _ = _measure(
+        lambda: subprocess.run(
+            argv, input=json.dumps([workflow]), capture_output=True, text=True, check=False
+        ),
+        memory=False,
+    )
+    line = done.stdout.strip() or done.stderr[-200:]
+    _row("dry-run", "Hera Argo models (strict)", n, took, None,
+         "valid" if line == "ok" else f"INVALID: {line[:80]}")  # fmt: skip
 
 
 def _volume(n: int, root: Path) -> None:

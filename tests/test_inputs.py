@@ -2,10 +2,19 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
+import shutil
+from pathlib import Path
+
+import pyarrow.parquet as pq
 import pytest
 
+from ragwarrant.audit.verify import VERIFY_MISMATCH_EXIT
+from ragwarrant.cli import main
 from ragwarrant.digests import sha256_file
 from ragwarrant.errors import InputError
+from ragwarrant.exit_codes import ExitCode
 from ragwarrant.inputs import check_input_dir, config_differences, read_inputs
 
 
@@ -70,3 +79,87 @@ def test_missing_input_directory_is_an_input_error(tmp_path):
         "input-missing",
         "mount the evidence at /in, or pass --input DIR",
     )
+
+
+EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "ragtruth-generators"
+TELEMETRY = "evidence/telemetry.parquet"
+
+
+def _as_dataset(tmp_path: Path) -> tuple[Path, list[str]]:
+    """The example with its telemetry Parquet rewritten as a 3-part Hive-partitioned dataset
+    (by task_type) under the same path, page checksums written; returns it and the part paths."""
+    root = tmp_path / "dataset-input"
+    shutil.copytree(EXAMPLE, root)
+    table = pq.read_table(root / TELEMETRY)
+    (root / TELEMETRY).unlink()
+    pq.write_to_dataset(
+        table, root / TELEMETRY, partition_cols=["task_type"], write_page_checksum=True
+    )
+    (root / TELEMETRY / "_SUCCESS").write_bytes(b"")
+    parts = sorted(p.relative_to(root).as_posix() for p in (root / TELEMETRY).rglob("*.parquet"))
+    return root, parts
+
+
+def _decision_without_sources(out: Path) -> dict[str, object]:
+    decision = json.loads((out / "decision.json").read_text())
+    for key in ("run_id", "started_at", "finished_at", "sources"):
+        decision.pop(key)
+    return decision
+
+
+def test_dataset_directory_is_hashed_part_by_part(tmp_path):
+    """A dataset source gets one digest per part (``_SUCCESS`` left out) and one sha256 for its
+    rows: the sha256 of the sorted ``<sha256>  <relative path>`` lines."""
+    root, parts = _as_dataset(tmp_path)
+    inputs = read_inputs(root)
+    assert len(parts) == 3 and inputs.unreadable == []
+    recorded = [d for d in inputs.digests if d.path.startswith(TELEMETRY)]
+    assert [d.path for d in recorded] == parts
+    assert all(d.sha256 == sha256_file(root / d.path) for d in recorded)
+    lines = "".join(f"{d.sha256}  {d.path.removeprefix(TELEMETRY + '/')}\n" for d in recorded)
+    (result,) = [r for r in inputs.results if r.provenance.source_id == "modeled-cost"]
+    shas = set(result.evidence.column("source_sha256").to_pylist())
+    assert shas == {hashlib.sha256(lines.encode()).hexdigest()}
+
+
+def test_dataset_decides_like_the_single_file(tmp_path):
+    """The example decides byte-identically with its telemetry as a 3-part Hive dataset (source
+    digests and paths aside), and ``verify --input`` rechecks every part."""
+    root, parts = _as_dataset(tmp_path)
+    single, split = tmp_path / "single", tmp_path / "split"
+    assert main(["run", "--input", str(EXAMPLE), "--output", str(single)]) == 0
+    assert main(["run", "--input", str(root), "--output", str(split)]) == 0
+    assert _decision_without_sources(split) == _decision_without_sources(single)
+    manifest = json.loads((split / "manifest.json").read_text())
+    assert [i["path"] for i in manifest["inputs"] if i["path"].startswith(TELEMETRY)] == parts
+    assert main(["verify", str(split), "--input", str(root)]) == 0
+    part = root / parts[1]
+    part.write_bytes(part.read_bytes() + b"\n")
+    assert main(["verify", str(split), "--input", str(root)]) == VERIFY_MISMATCH_EXIT
+
+
+def test_corrupted_part_blocks_naming_the_part(tmp_path):
+    """A part whose data page is damaged BLOCKs the run, and the error names that part."""
+    root, parts = _as_dataset(tmp_path)
+    part = root / parts[2]
+    chunk = pq.ParquetFile(part).metadata.row_group(0).column(7)
+    assert chunk.path_in_schema == "cost_usd"
+    data = bytearray(part.read_bytes())
+    start = chunk.dictionary_page_offset or chunk.data_page_offset
+    data[start + chunk.total_compressed_size - 3] ^= 0xFF  # inside cost_usd's last page
+    part.write_bytes(bytes(data))
+    inputs = read_inputs(root)
+    ((source_id, error),) = inputs.unreadable
+    assert (source_id, error.code, error.file) == ("modeled-cost", "evidence-checksum", parts[2])
+    out = tmp_path / "out"
+    assert main(["run", "--input", str(root), "--output", str(out)]) == ExitCode.BLOCK
+    assert parts[2] in (out / "decision.json").read_text()
+
+
+def test_truncated_part_fails_the_boundary_check(tmp_path):
+    """A part missing its closing magic bytes is refused before any reader sees it, by name."""
+    root, parts = _as_dataset(tmp_path)
+    part = root / parts[0]
+    part.write_bytes(part.read_bytes()[:-4])
+    ((_, error),) = read_inputs(root).unreadable
+    assert (error.code, error.file) == ("evidence-unparseable", parts[0])

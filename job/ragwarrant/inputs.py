@@ -1,6 +1,7 @@
 """Read a run's inputs: the release contract, the policy configs and the evidence, with digests.
 
-Every file read is hashed (``digests.sha256_file``) for the manifest. What cannot be read is
+Every file read is hashed (``digests.sha256_file``) for the manifest; an evidence source may be a
+dataset directory of part files, hashed part by part (``evidence_digests``). What cannot be read is
 recorded, not raised: the contract's unresolved references and the evidence sources whose adapter
 refused them, for the run-level gates (``gates.run``) to report.
 """
@@ -17,6 +18,7 @@ import orjson
 import yaml
 
 from ragwarrant.adapters import AdapterResult, load_source
+from ragwarrant.adapters._dataset import dataset_digests, dataset_sha256, is_dataset
 from ragwarrant.contract import (
     ContractSource,
     PolicyRef,
@@ -31,7 +33,14 @@ from ragwarrant.digests import sha256_bytes, sha256_file
 from ragwarrant.errors import EvidenceError, InputError
 from ragwarrant.outputs import ConfigDifference, FileDigest, ValidationCheck
 
-__all__ = ["Inputs", "check_input_dir", "config_differences", "read_inputs"]
+__all__ = [
+    "Inputs",
+    "check_input_dir",
+    "config_differences",
+    "evidence_digests",
+    "is_readable_evidence",
+    "read_inputs",
+]
 
 
 @dataclass
@@ -94,6 +103,32 @@ def check_input_dir(input_dir: Path) -> None:
 
 def _digest(path: Path, relative: str) -> FileDigest:
     return FileDigest(path=relative, sha256=sha256_file(path), bytes=path.stat().st_size)
+
+
+def is_readable_evidence(path: Path) -> bool:
+    """Return whether an evidence path is a readable file or a readable dataset directory."""
+    if is_dataset(path):
+        return os.access(path, os.R_OK | os.X_OK)
+    return is_readable_file(path)
+
+
+def evidence_digests(path: Path, relative: str) -> tuple[list[FileDigest], str]:
+    """The manifest digests of an evidence source and the one sha256 its rows carry.
+
+    A file: its own digest and sha256. A dataset directory: one digest per part file, path
+    ``<relative>/<part's relative path>``, sorted by path (so ``verify --input`` rechecks each
+    part), and ``adapters._dataset.dataset_sha256`` of them (the sha256 of the sorted lines
+    ``<sha256>  <part's relative path>``).
+
+    Raises:
+        OSError: a file cannot be read.
+    """
+    if not is_dataset(path):
+        digest = _digest(path, relative)
+        return [digest], digest.sha256
+    parts = dataset_digests(path)
+    digests = [FileDigest(path=f"{relative}/{rel}", sha256=sha, bytes=n) for rel, sha, n in parts]
+    return digests, dataset_sha256(parts)
 
 
 def _read_contract(input_dir: Path) -> Inputs:
@@ -161,13 +196,17 @@ def _read_evidence(inputs: Inputs, input_dir: Path, on_progress: Callable[..., N
     for source in inputs.contract.evidence:
         started = time.perf_counter()
         path = resolve_inside(input_dir, source.path)
-        if not is_readable_file(path):
+        if not is_readable_evidence(path):
             inputs.unresolved.append(f"evidence {source.path} ({source.id})")
             continue
-        digest = _digest(path, source.path)
-        inputs.digests.append(digest)
         try:
-            result = load_source(source, path, digest.sha256, inputs.contract)
+            digests, sha = evidence_digests(path, source.path)
+        except OSError:  # a part file of a dataset directory that cannot be read
+            inputs.unresolved.append(f"evidence {source.path} ({source.id})")
+            continue
+        inputs.digests += digests
+        try:
+            result = load_source(source, path, sha, inputs.contract)
         except EvidenceError as exc:
             inputs.checks.append(_unreadable_check(source.id, source.path, exc))
             inputs.unreadable.append((source.id, exc))

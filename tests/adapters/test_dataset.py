@@ -10,7 +10,14 @@ import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 import pytest
 
-from ragwarrant.adapters._dataset import dataset_digests, is_dataset, read_dataset_table
+from ragwarrant.adapters._dataset import (
+    check_dataset,
+    dataset_digests,
+    dataset_sha256,
+    is_dataset,
+    read_dataset_table,
+)
+from ragwarrant.adapters._io import iter_parquet_batches, open_parquet, read_table
 from ragwarrant.errors import EvidenceError
 
 TABLE = pa.table(
@@ -121,3 +128,62 @@ def test_json_array_format_is_refused_for_a_directory(tmp_path: Path) -> None:
     with pytest.raises(EvidenceError) as info:
         read_dataset_table(root, "json")  # type: ignore[arg-type]
     assert info.value.code == "evidence-dataset-format"
+
+
+def test_read_table_and_parquet_batches_read_a_directory(tmp_path: Path) -> None:
+    """``_io.read_table`` and ``_io.iter_parquet_batches`` read a directory as a dataset."""
+    root = _spark_like(tmp_path / "quality")
+    assert _sorted(read_table(root, "parquet", "q")) == _sorted(TABLE)
+    batches = list(iter_parquet_batches(root, ["question_id", "policy"], "q"))
+    assert _sorted(pa.Table.from_batches(batches)) == _sorted(
+        TABLE.select(["question_id", "policy"])
+    )
+
+
+def test_open_parquet_refuses_a_directory(tmp_path: Path) -> None:
+    """Readers of one Parquet file (otel, phoenix) get a located error, not a crash."""
+    root = _spark_like(tmp_path / "quality")
+    with pytest.raises(EvidenceError) as info:
+        open_parquet(root, "evidence/spans.parquet")
+    assert (info.value.code, info.value.file) == (
+        "evidence-dataset-unsupported",
+        "evidence/spans.parquet",
+    )
+
+
+def test_boundary_check_names_the_failing_part(tmp_path: Path) -> None:
+    """``check_dataset`` applies the magic-byte check to every part, naming the bad one."""
+    root = _spark_like(tmp_path / "quality")
+    check_dataset(root, "parquet", "ev")
+    (bad,) = [p for p in root.rglob("*.parquet") if "policy=cand" in str(p)]
+    bad.write_bytes(bad.read_bytes()[:-2])
+    with pytest.raises(EvidenceError) as info:
+        check_dataset(root, "parquet", "ev")
+    assert info.value.file == f"ev/{bad.relative_to(root).as_posix()}"
+
+
+def test_dataset_sha256_is_the_sha256_of_the_sorted_digest_lines(tmp_path: Path) -> None:
+    """The source digest is sha256 of ``<sha256>  <relative path>\\n`` lines sorted by path."""
+    root = _spark_like(tmp_path / "quality")
+    digests = dataset_digests(root)
+    lines = "".join(f"{sha}  {rel}\n" for rel, sha, _ in digests)
+    assert dataset_sha256(list(reversed(digests))) == hashlib.sha256(lines.encode()).hexdigest()
+
+
+def test_part_failing_a_page_checksum_is_named(tmp_path: Path) -> None:
+    """A part whose page fails its CRC is ``evidence-checksum``, naming that part."""
+    root = tmp_path / "quality"
+    pq.write_to_dataset(TABLE, root, partition_cols=["policy"], write_page_checksum=True)
+    (bad,) = [p for p in root.rglob("*.parquet") if "policy=base" in str(p)]
+    chunk = pq.ParquetFile(bad).metadata.row_group(0).column(1)
+    data = bytearray(bad.read_bytes())
+    data[
+        (chunk.dictionary_page_offset or chunk.data_page_offset) + chunk.total_compressed_size - 2
+    ] ^= 0xFF
+    bad.write_bytes(bytes(data))
+    with pytest.raises(EvidenceError) as info:
+        read_dataset_table(root, "parquet", "ev")
+    assert (info.value.code, info.value.file) == (
+        "evidence-checksum",
+        f"ev/{bad.relative_to(root).as_posix()}",
+    )

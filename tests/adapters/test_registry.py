@@ -3,10 +3,16 @@
 from __future__ import annotations
 
 import typing
+from pathlib import Path
+
+import pytest
 
 from ragwarrant.adapters import auto
-from ragwarrant.adapters.registry import ADAPTERS, TOOL_ADAPTERS, load_auto
+from ragwarrant.adapters.registry import ADAPTERS, TOOL_ADAPTERS, load_auto, load_source
 from ragwarrant.contract import AdapterName
+from ragwarrant.errors import EvidenceError
+
+from .conftest import make_contract
 
 
 def test_contract_literal_equals_registry_keys() -> None:
@@ -33,3 +39,14 @@ def test_auto_rules_name_only_registered_tool_adapters() -> None:
     found = {auto._detect_columns(p)[0] for p in probes}  # type: ignore[index]
     assert found <= set(TOOL_ADAPTERS)
     assert len(found) == 5
+
+
+def test_adapter_that_opens_one_file_refuses_a_directory(tmp_path: Path) -> None:
+    """An otel JSON-lines source given a dataset directory: a located evidence error."""
+    root = tmp_path / "spans"
+    root.mkdir()
+    (root / "part-0.jsonl").write_text('{"resourceSpans": []}\n')
+    contract = make_contract(path="spans", format="jsonl", adapter="otel", kind="telemetry")
+    with pytest.raises(EvidenceError) as info:
+        load_source(contract.evidence[0], root, "0" * 64, contract)
+    assert (info.value.code, info.value.file) == ("evidence-dataset-unsupported", "spans")

@@ -5,14 +5,19 @@ under ``key=value/`` subdirectories (Hive partitioning). ``read_dataset_table`` 
 ``pyarrow.dataset`` (Arrow's "Tabular Datasets" API: files discovered recursively, names starting
 with ``.`` or ``_`` such as ``_SUCCESS`` and ``.crc`` ignored, ``key=value`` directories turned
 into columns); ``dataset_digests`` lists exactly the files it reads, each with its sha256 and
-size, for the manifest.
+size, for the manifest, and ``dataset_sha256`` folds them into the one digest of the source.
+Each part passes the same boundary checks as a single file (``check_dataset``: magic bytes,
+encoding) and is read on its own, so a damaged part (a failed Parquet page checksum, bad pages)
+is reported by its own path, ``<evidence path>/<relative path>``.
 
-Not yet called by the adapters: the integrator wires it where evidence paths are resolved,
-hashed and read (see the docstrings of both functions).
+Wired in by ``inputs`` (hashing), ``adapters.registry`` (boundary checks), ``_io.read_table`` and
+``_io.iter_parquet_batches`` (reading).
 """
 
 from __future__ import annotations
 
+import hashlib
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Literal
 
@@ -20,16 +25,40 @@ import pyarrow as pa
 import pyarrow.csv as pacsv
 import pyarrow.dataset as ds
 
-from ragwarrant.adapters._io import no_rows
+from ragwarrant.adapters._integrity import (
+    READER_FAILURES,
+    check_file,
+    guarded,
+    no_rows,
+    parser_message,
+    reader_error,
+    require_columns,
+)
 from ragwarrant.digests import sha256_file
 from ragwarrant.errors import EvidenceError
 
-__all__ = ["DatasetFormat", "dataset_digests", "is_dataset", "read_dataset_table"]
+__all__ = [
+    "DatasetFormat",
+    "check_dataset",
+    "dataset_digests",
+    "dataset_files",
+    "dataset_sha256",
+    "is_dataset",
+    "iter_dataset_batches",
+    "read_dataset_table",
+]
 
 DatasetFormat = Literal["parquet", "csv", "jsonl"]
 # pyarrow.dataset's own defaults (FileSystemDatasetFactory selector_ignore_prefixes).
 _IGNORED_PREFIXES = (".", "_")
-_ARROW_FORMAT = {"parquet": "parquet", "csv": "csv", "jsonl": "json"}
+_ARROW_FORMAT: dict[str, str | ds.FileFormat] = {
+    # Parquet page checksums verified where the writer stored them, as for single files.
+    "parquet": ds.ParquetFileFormat(
+        default_fragment_scan_options=ds.ParquetFragmentScanOptions(page_checksum_verification=True)
+    ),
+    "csv": "csv",
+    "jsonl": "json",
+}
 
 
 def is_dataset(path: Path) -> bool:
@@ -58,7 +87,8 @@ def _discover(path: Path, fmt: DatasetFormat, display: str) -> ds.FileSystemData
     except (pa.ArrowInvalid, pa.ArrowTypeError, OSError) as exc:
         raise EvidenceError(
             "evidence-unparseable",
-            f"{display}: its part files are not one {fmt} dataset: {exc}",
+            f"{display}: its part files are not one {fmt} dataset: "
+            f"{parser_message(exc, path, display)}",
             hint="every part file must be of the declared format, with compatible columns",
             file=display,
             expected=f"{fmt} part files",
@@ -88,6 +118,22 @@ def _as_strings(dataset: ds.FileSystemDataset, path: Path) -> ds.FileSystemDatas
     )
 
 
+def _part_display(fragment: ds.Fragment, path: Path, shown: str) -> str:
+    """``<display>/<relative path>`` of a part file, as the manifest names it."""
+    return f"{shown}/{Path(fragment.path).relative_to(path).as_posix()}"
+
+
+def _read_part(fragment: ds.Fragment, schema: pa.Schema, fmt: str, display: str) -> pa.Table:
+    """One part file read whole with the dataset's schema; a reader failure names the part."""
+    try:
+        table = fragment.to_table(schema=schema)
+        table.validate(full=True)  # damaged pages without checksums: bad offsets, UTF-8
+    except READER_FAILURES as exc:
+        part = Path(fragment.path)
+        raise reader_error(exc, fmt, display, parser_message(exc, part, display)) from exc
+    return table
+
+
 def read_dataset_table(path: Path, fmt: DatasetFormat, display: str | None = None) -> pa.Table:
     """Read every part file of a dataset directory into one Arrow table.
 
@@ -96,9 +142,8 @@ def read_dataset_table(path: Path, fmt: DatasetFormat, display: str | None = Non
     strings). CSV file columns are read as strings, as single CSV files are; Parquet and JSON
     lines keep their types. The schema is the first part's, unified with the partitions; a part
     whose columns do not cast to it fails the read. Row order is by file path, then file order.
-
-    Integration: where a contract's evidence path is resolved, call this instead of
-    ``_io.read_table`` when ``is_dataset(path)``.
+    Each part is read on its own (Parquet page checksums verified where present, every batch
+    validated in full), so a failure names the part: ``<display>/<relative path>``.
 
     Args:
         path: the dataset directory.
@@ -108,15 +153,20 @@ def read_dataset_table(path: Path, fmt: DatasetFormat, display: str | None = Non
     Raises:
         EvidenceError: ``evidence-dataset-format`` (a format datasets do not support),
             ``evidence-empty`` (no part file, or no row), ``evidence-unparseable`` (a part is
-            not of the format, or its columns are incompatible with the others').
+            not of the format, or its columns are incompatible with the others'),
+            ``evidence-checksum`` / ``evidence-corrupt`` (a damaged Parquet part, named).
     """
     shown = display or str(path)
     dataset = _discover(path, fmt, shown)
+    if fmt == "csv":
+        dataset = _as_strings(dataset, path)
+    parts = [
+        _read_part(f, dataset.schema, fmt, _part_display(f, path, shown))
+        for f in dataset.get_fragments()
+    ]
     try:
-        if fmt == "csv":
-            dataset = _as_strings(dataset, path)
-        table = dataset.to_table()
-    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, OSError) as exc:
+        table = pa.concat_tables(parts)
+    except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
         raise EvidenceError(
             "evidence-unparseable",
             f"{shown}: cannot read its part files as one {fmt} dataset: {exc}",
@@ -129,20 +179,74 @@ def read_dataset_table(path: Path, fmt: DatasetFormat, display: str | None = Non
     return table
 
 
-def dataset_digests(path: Path) -> list[tuple[str, str, int]]:
-    """Return ``(relative POSIX path, sha256 hex, size in bytes)`` of every file a dataset
-    read uses, sorted by path: the files under ``path`` whose path has no part starting with
-    ``.`` or ``_``.
-
-    Integration: where the manifest hashes inputs, record one digest per part file (path
-    ``<evidence path>/<relative path>``) instead of one for the evidence path.
+def iter_dataset_batches(
+    path: Path, columns: list[str], fmt: DatasetFormat, display: str, batch_size: int = 1 << 20
+) -> Iterator[pa.RecordBatch]:
+    """Stream ``columns`` of a dataset directory part by part, in record batches (memory
+    bounded by one batch); the streaming counterpart of ``read_dataset_table``.
 
     Raises:
-        OSError: a file cannot be read.
+        EvidenceError: as ``read_dataset_table``; ``evidence-missing-column`` (as
+            ``require_columns``) when the dataset lacks one of ``columns``.
     """
+    dataset = _discover(path, fmt, display)
+    if fmt == "csv":
+        dataset = _as_strings(dataset, path)
+    require_columns(dataset.schema.names, columns, display)
+    rows = 0
+    for fragment in dataset.get_fragments():
+        part = _part_display(fragment, path, display)
+        batches = fragment.to_batches(schema=dataset.schema, columns=columns, batch_size=batch_size)
+        for batch in guarded(batches, Path(fragment.path), fmt, part):
+            rows += batch.num_rows
+            yield batch
+    if rows == 0:
+        raise no_rows(display)
+
+
+def check_dataset(path: Path, fmt: str, display: str) -> None:
+    """Apply ``_integrity.check_file`` (magic bytes, encoding) to every part file, each named
+    ``<display>/<relative path>``.
+
+    Raises:
+        EvidenceError: as ``check_file``, naming the first part that fails.
+    """
+    for rel, part in dataset_files(path):
+        check_file(part, fmt, f"{display}/{rel}")
+
+
+def dataset_files(path: Path) -> list[tuple[str, Path]]:
+    """``(relative POSIX path, path)`` of every file a dataset read uses, sorted by relative
+    path: the files under ``path`` none of whose path parts starts with ``.`` or ``_``."""
     files = []
     for p in path.rglob("*"):
         rel = p.relative_to(path)
         if p.is_file() and not any(part.startswith(_IGNORED_PREFIXES) for part in rel.parts):
             files.append((rel.as_posix(), p))
-    return [(rel, sha256_file(p), p.stat().st_size) for rel, p in sorted(files)]
+    return sorted(files)
+
+
+def dataset_digests(path: Path) -> list[tuple[str, str, int]]:
+    """Return ``(relative POSIX path, sha256 hex, size in bytes)`` of every file a dataset
+    read uses (``dataset_files``), sorted by path.
+
+    ``inputs`` records one manifest digest per part file, path ``<evidence path>/<relative
+    path>``, so ``verify --input`` rechecks each part.
+
+    Raises:
+        OSError: a file cannot be read.
+    """
+    return [(rel, sha256_file(p), p.stat().st_size) for rel, p in dataset_files(path)]
+
+
+def dataset_sha256(digests: list[tuple[str, str, int]]) -> str:
+    """The one sha256 of a dataset source (its rows' ``source_sha256``): the sha256 of the
+    UTF-8 lines ``<sha256 hex>  <relative path>\n`` of its parts, sorted by path — the text
+    ``sha256sum`` prints when run from the dataset directory on the sorted part list. Any part
+    added, removed, renamed or changed changes it.
+
+    Args:
+        digests: as returned by ``dataset_digests``.
+    """
+    lines = "".join(f"{sha}  {rel}\n" for rel, sha, _ in sorted(digests))
+    return hashlib.sha256(lines.encode("utf-8")).hexdigest()

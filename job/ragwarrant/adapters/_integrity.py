@@ -21,9 +21,12 @@ __all__ = [
     "READER_FAILURES",
     "check_file",
     "check_header",
+    "dataset_unsupported",
     "guarded",
+    "no_rows",
     "parser_message",
     "reader_error",
+    "require_columns",
     "visible",
 ]
 
@@ -175,6 +178,76 @@ def check_file(path: Path, fmt: str, display: str) -> None:
         return
     _check_text_magic(path, fmt, display)
     _check_utf8(path, display)
+
+
+def dataset_unsupported(display: str) -> EvidenceError:
+    """The error for a dataset directory given to a reader of single files."""
+    return EvidenceError(
+        "evidence-dataset-unsupported",
+        f"{display} is a directory of part files; this adapter reads one file",
+        hint="read the dataset with adapter generic, or export it as one file",
+        file=display,
+        expected="one file",
+        found="a directory",
+    )
+
+
+def no_rows(display: str, expected: str = "at least one row") -> EvidenceError:
+    """The ``evidence-empty`` error of a file that has a header (or schema) but no rows."""
+    return EvidenceError(
+        "evidence-empty",
+        f"{display} has no rows",
+        file=display,
+        expected=expected,
+        found="0 rows",
+    )
+
+
+def _fold(name: str) -> str:
+    return unicodedata.normalize("NFC", name).casefold()
+
+
+def _refuse_twins(present: list[str], wanted: list[str], display: str) -> None:
+    """Refuse a wanted column whose name another column repeats up to case or NFC/NFD form."""
+    by_fold: dict[str, list[str]] = {}
+    for n in present:
+        by_fold.setdefault(_fold(n), []).append(n)
+    for name in wanted:
+        twins = [n for n in by_fold.get(_fold(name), []) if n != name]
+        if twins:
+            raise EvidenceError(
+                "evidence-ambiguous-column",
+                f"{display}: column {name!r} has a twin {twins[0]!r} that differs only in letter "
+                "case or Unicode normalisation; which one holds the values cannot be told",
+                hint="rename or drop the other column",
+                file=display,
+                column=name,
+                expected=f"one column named like {name!r}",
+                found=f"also {twins[0]!r}",
+            )
+
+
+def require_columns(present: list[str], wanted: list[str], display: str) -> None:
+    """Raise unless every ``wanted`` column is in ``present``, without a case or NFC/NFD twin.
+
+    Raises:
+        EvidenceError: ``evidence-missing-column``, naming the column and the columns found;
+            ``evidence-ambiguous-column`` when another column's name equals a wanted one up to
+            letter case or Unicode normalisation (``correct`` and ``Correct``).
+    """
+    _refuse_twins(present, wanted, display)
+    for name in wanted:
+        if name not in present:
+            shown = ", ".join(present[:20]) + (" …" if len(present) > 20 else "")
+            raise EvidenceError(
+                "evidence-missing-column",
+                f"{display} has no column {name!r}",
+                hint="fix the column mapping in the contract or the export",
+                file=display,
+                column=name,
+                expected=f"a column named {name!r}",
+                found=f"columns: {shown}",
+            )
 
 
 def visible(name: str) -> str:

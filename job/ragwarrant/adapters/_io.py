@@ -23,12 +23,16 @@ import pyarrow.csv as pacsv
 import pyarrow.json as pajson
 import pyarrow.parquet as pq
 
+from ragwarrant.adapters._dataset import iter_dataset_batches, read_dataset_table
 from ragwarrant.adapters._integrity import (
     READER_FAILURES,
     check_header,
+    dataset_unsupported,
     guarded,
+    no_rows,
     parser_message,
     reader_error,
+    require_columns,
 )
 from ragwarrant.digests import sha256_bytes
 from ragwarrant.errors import EvidenceError
@@ -39,6 +43,7 @@ __all__ = [
     "check_unique_keys",
     "column_as_float",
     "contract_policy_ids",
+    "dataset_unsupported",
     "evidence_from_records",
     "float_cell",
     "input_dir_of",
@@ -128,14 +133,20 @@ def read_table(path: Path, fmt: str, display: str) -> pa.Table:
     CSV columns are read as strings (nothing is inferred, so a bad cell is reported by row, not
     coerced); the block size follows the header, so a header of thousands of columns is read.
     Parquet and JSONL keep their types; Parquet page checksums are verified where present.
-    Column names must be unique and free of invisible characters (``check_header``).
+    Column names must be unique and free of invisible characters (``check_header``). A directory
+    is a dataset of part files, read by ``_dataset.read_dataset_table``.
 
     Raises:
         EvidenceError: ``evidence-empty`` for a file with no rows, ``evidence-unparseable`` when
             the file is not of its declared format (with the line where the parser stopped),
             ``evidence-field-count`` for a CSV row with more or fewer fields than the header,
-            ``evidence-corrupt`` / ``evidence-checksum`` for damaged Parquet, as ``check_header``.
+            ``evidence-corrupt`` / ``evidence-checksum`` for damaged Parquet, as ``check_header``;
+            for a directory, as ``read_dataset_table``.
     """
+    if path.is_dir():
+        table = read_dataset_table(path, fmt, display)  # type: ignore[arg-type]
+        check_header(table.schema.names, display)
+        return table
     try:
         if fmt == "csv":
             table = _read_csv(path)
@@ -165,17 +176,6 @@ def read_table(path: Path, fmt: str, display: str) -> pa.Table:
     if table.num_rows == 0:
         raise no_rows(display)
     return table
-
-
-def no_rows(display: str, expected: str = "at least one row") -> EvidenceError:
-    """The ``evidence-empty`` error of a file that has a header (or schema) but no rows."""
-    return EvidenceError(
-        "evidence-empty",
-        f"{display} has no rows",
-        file=display,
-        expected=expected,
-        found="0 rows",
-    )
 
 
 def invalid_json(display: str, exc: Exception) -> EvidenceError:
@@ -290,11 +290,15 @@ def _from_records(records: list[dict[str, object]], display: str) -> pa.Table:
 def iter_parquet_batches(
     path: Path, columns: list[str], display: str, batch_size: int = 1 << 20
 ) -> Iterator[pa.RecordBatch]:
-    """Stream a Parquet file's ``columns`` in record batches (memory bounded by one batch).
+    """Stream a Parquet file's ``columns`` in record batches (memory bounded by one batch); a
+    directory is a Parquet dataset, streamed part by part (``_dataset.iter_dataset_batches``).
 
     Raises:
         EvidenceError: the file is not Parquet, or lacks one of ``columns``.
     """
+    if path.is_dir():
+        yield from iter_dataset_batches(path, columns, "parquet", display, batch_size)
+        return
     pf = open_parquet(path, display)
     require_columns(pf.schema_arrow.names, columns, display)
     if pf.metadata.num_rows == 0:
@@ -313,8 +317,11 @@ def open_parquet(path: Path, display: str, **options: object) -> pq.ParquetFile:
 
     Raises:
         EvidenceError: ``evidence-unparseable`` / ``evidence-corrupt`` when the file is not
-            readable Parquet; as ``check_header``.
+            readable Parquet; ``evidence-dataset-unsupported`` for a directory (the adapters
+            that open one Parquet file do not read datasets); as ``check_header``.
     """
+    if path.is_dir():
+        raise dataset_unsupported(display)
     try:
         pf = pq.ParquetFile(path, page_checksum_verification=True, **options)  # type: ignore[arg-type]
         names = pf.schema_arrow.names
@@ -344,53 +351,6 @@ def at_file_row(exc: EvidenceError, offset: int) -> EvidenceError:
         expected=exc.expected,
         found=exc.found,
     )
-
-
-def _fold(name: str) -> str:
-    return unicodedata.normalize("NFC", name).casefold()
-
-
-def _refuse_twins(present: list[str], wanted: list[str], display: str) -> None:
-    """Refuse a wanted column whose name another column repeats up to case or NFC/NFD form."""
-    by_fold: dict[str, list[str]] = {}
-    for n in present:
-        by_fold.setdefault(_fold(n), []).append(n)
-    for name in wanted:
-        twins = [n for n in by_fold.get(_fold(name), []) if n != name]
-        if twins:
-            raise EvidenceError(
-                "evidence-ambiguous-column",
-                f"{display}: column {name!r} has a twin {twins[0]!r} that differs only in letter "
-                "case or Unicode normalisation; which one holds the values cannot be told",
-                hint="rename or drop the other column",
-                file=display,
-                column=name,
-                expected=f"one column named like {name!r}",
-                found=f"also {twins[0]!r}",
-            )
-
-
-def require_columns(present: list[str], wanted: list[str], display: str) -> None:
-    """Raise unless every ``wanted`` column is in ``present``, without a case or NFC/NFD twin.
-
-    Raises:
-        EvidenceError: ``evidence-missing-column``, naming the column and the columns found;
-            ``evidence-ambiguous-column`` when another column's name equals a wanted one up to
-            letter case or Unicode normalisation (``correct`` and ``Correct``).
-    """
-    _refuse_twins(present, wanted, display)
-    for name in wanted:
-        if name not in present:
-            shown = ", ".join(present[:20]) + (" …" if len(present) > 20 else "")
-            raise EvidenceError(
-                "evidence-missing-column",
-                f"{display} has no column {name!r}",
-                hint="fix the column mapping in the contract or the export",
-                file=display,
-                column=name,
-                expected=f"a column named {name!r}",
-                found=f"columns: {shown}",
-            )
 
 
 def column_as_string(table: pa.Table, name: str, display: str, *, allow_null: bool) -> pa.Array:

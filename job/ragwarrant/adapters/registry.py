@@ -8,7 +8,8 @@ from pathlib import Path
 
 from ragwarrant.adapters import auto, deepeval, generic, langsmith, otel, phoenix, ragas, trulens
 from ragwarrant.adapters._base import AdapterRequest, AdapterResult
-from ragwarrant.adapters._integrity import check_file
+from ragwarrant.adapters._dataset import check_dataset, is_dataset
+from ragwarrant.adapters._integrity import check_file, dataset_unsupported
 from ragwarrant.adapters._telemetry import check_operational_evidence
 from ragwarrant.contract import EvidenceSource, ReleaseContract
 from ragwarrant.errors import EvidenceError
@@ -50,9 +51,13 @@ def load_source(
 ) -> AdapterResult:
     """Read one evidence source with its declared adapter.
 
+    ``path`` may be a dataset directory (``adapters._dataset``): every part file then passes the
+    boundary checks, and ``sha256`` is the source's ``dataset_sha256``.
+
     Raises:
         EvidenceError: ``adapter-unknown`` for an adapter name not in ``ADAPTERS``, or whatever the
-            adapter raises for a file that does not match it.
+            adapter raises for a file that does not match it; ``evidence-dataset-unsupported``
+            when an adapter that reads one file is given a directory.
     """
     adapter = ADAPTERS.get(source.adapter)
     if adapter is None:
@@ -64,8 +69,14 @@ def load_source(
             expected=" | ".join(sorted(ADAPTERS)),
             found=source.adapter,
         )
-    check_file(path, source.format, source.path)
-    result = adapter(AdapterRequest(source, path, source.path, sha256, contract))
+    if is_dataset(path):
+        check_dataset(path, source.format, source.path)
+    else:
+        check_file(path, source.format, source.path)
+    try:
+        result = adapter(AdapterRequest(source, path, source.path, sha256, contract))
+    except IsADirectoryError as exc:
+        raise dataset_unsupported(source.path) from exc
     evidence = conform_evidence(result.evidence)
     operational = frozenset(m.id for m in contract.operational_metrics)
     check_operational_evidence(evidence, result.provenance.metric_names, operational, source.path)

@@ -14,7 +14,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ragwarrant.digests import sha256_file
 from ragwarrant.errors import EvidenceError
 from ragwarrant.exit_codes import ExitCode
 
@@ -38,17 +37,18 @@ def read_private_texts(input_dir: Path) -> Iterator[str]:
     """
     from ragwarrant.adapters import load_source
     from ragwarrant.audit.hygiene import private_texts_from_tables
-    from ragwarrant.contract import find_contract, is_readable_file, load_contract, resolve_inside
+    from ragwarrant.contract import find_contract, load_contract, resolve_inside
+    from ragwarrant.inputs import evidence_digests, is_readable_evidence
 
     contract = load_contract(find_contract(input_dir))
     tables = []
     for source in contract.evidence:
         path = resolve_inside(input_dir, source.path)
-        if not is_readable_file(path):
+        if not is_readable_evidence(path):
             continue
         try:
-            result = load_source(source, path, sha256_file(path), contract)
-        except EvidenceError:
+            result = load_source(source, path, evidence_digests(path, source.path)[1], contract)
+        except (EvidenceError, OSError):
             continue
         if result.texts is not None:
             tables.append(result.texts)
