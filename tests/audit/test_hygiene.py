@@ -338,3 +338,25 @@ def test_ip_address_inside_a_dotted_member_name_is_found() -> None:
     doc = {"missing": {f"correct.missing.{IPV4}": 0}}
     findings = scan_outputs({"decision.json": orjson.dumps(doc)})
     assert [(f.kind, f.key_of) for f in findings] == [("ip-address", True)]
+
+
+def test_base64_signatures_and_payloads_are_not_paths():
+    """Seeded random DSSE-like envelopes (base64 with ``/`` inside) give no absolute-path finding."""
+    import base64
+
+    import numpy as np
+
+    rng = np.random.default_rng(20261201)
+    for _ in range(3000):
+        sig = base64.b64encode(rng.bytes(64)).decode()
+        payload = base64.b64encode(rng.bytes(int(rng.integers(300, 600)))).decode()
+        doc = {"payload": payload, "signatures": [{"keyid": "k", "sig": sig}]}
+        found = scan_outputs({"decision.intoto.json": orjson.dumps(doc)})
+        assert [f.kind for f in found] == []
+
+
+def test_real_paths_are_still_found_beside_base64_rule():
+    """Private paths outside the mounts are found, including ones with long plain segments."""
+    for path in ("/srv/data/x.csv", "/opt/app/y", "/data/run-2026-11-29/ModelCheckpoint/x"):
+        found = scan_outputs({"report.md": f"written to {path}\n".encode()})
+        assert [f.kind for f in found] == ["absolute-path"]

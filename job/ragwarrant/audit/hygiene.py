@@ -217,8 +217,17 @@ def allowed_kinds_from_note(note: str | None) -> frozenset[str]:
 _Validator = Callable[[str, ScanSettings], bool]
 
 
+_ENCODED_SEGMENT = re.compile(r"(?=[^/]*[a-z])(?=[^/]*[A-Z])(?=[^/]*\d)[A-Za-z0-9]{24,}")
+
+
 def _outside_mounts(path: str, settings: ScanSettings) -> bool:
-    """A path is private unless it is a mount or lies under one."""
+    """A path is private unless it is a mount or lies under one, or is encoded data.
+
+    A segment of 24 or more letters and digits mixing upper case, lower case and digits is a
+    base64 run (a signature or payload holds ``/`` between such runs), not a directory name.
+    """
+    if any(_ENCODED_SEGMENT.fullmatch(part) for part in path.split("/")):
+        return False
     clean = path.rstrip("/")
     return not any(
         clean == m.rstrip("/") or clean.startswith(m.rstrip("/") + "/") for m in settings.mounts
@@ -307,8 +316,8 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str], _Validator | None], ...] = (
     (
         "absolute-path",
         re.compile(
-            rf"(?:(?<![\w.~\-])|{_GLUED_V})"
-            r"(?:/(?:home|Users|root|tmp|var/tmp|var/folders|private|mnt)(?=/|\b)"
+            rf"(?:(?<![\w.~\-+])|{_GLUED_V})"
+            r"(?:/(?:home|Users|root|tmp|var/tmp|var/folders|private|mnt)(?=/|\b)(?![+=])"
             rf"|(?:(?<![A-Za-z0-9])|{_GLUED_V})[A-Za-z]:\\"
             rf"|(?:(?<![A-Za-z0-9])|{_GLUED_V})[A-Za-z]:/(?=[A-Za-z])|\\\\[A-Za-z0-9._\-]+\\)"
         ),
@@ -316,10 +325,14 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str], _Validator | None], ...] = (
     ),
     (
         # Any other absolute POSIX path of two or more segments (/srv/x, /opt/x, /data/x),
-        # outside the run's mounts. Not after a word character, ``:`` or ``/`` (URLs, a/b/c,
-        # 2026/11/29).
+        # outside the run's mounts. Not after a word character, ``:``, ``/`` or ``+`` (URLs,
+        # a/b/c, 2026/11/29, base64), and not ending inside a base64 run (signatures and
+        # payloads in decision.intoto.json hold ``/`` between letters).
         "absolute-path",
-        re.compile(rf"(?:(?<![\w.~\-:/])|{_GLUED_V})/[A-Za-z0-9._\-]+(?:/[A-Za-z0-9._\-]+)+"),
+        re.compile(
+            rf"(?:(?<![\w.~\-:/+])|{_GLUED_V})/[A-Za-z0-9._\-]+(?:/[A-Za-z0-9._\-]+)+"
+            r"(?![A-Za-z0-9._\-+/=])"
+        ),
         _outside_mounts,
     ),
     (
