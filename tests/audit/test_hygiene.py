@@ -341,7 +341,7 @@ def test_ip_address_inside_a_dotted_member_name_is_found() -> None:
 
 
 def test_base64_signatures_and_payloads_are_not_paths():
-    """Seeded random DSSE-like envelopes (base64 with ``/`` inside) give no absolute-path finding."""
+    """Seeded random DSSE-like envelopes (base64 holding ``/``) give no absolute-path finding."""
     import base64
 
     import numpy as np
