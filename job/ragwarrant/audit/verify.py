@@ -72,6 +72,7 @@ from ragwarrant.audit.hygiene import (
 )
 from ragwarrant.audit.publish import render_decision_views
 from ragwarrant.audit.report import render_report
+from ragwarrant.audit.writer import HISTORY_DIR, STAGING_PREFIX
 from ragwarrant.digests import sha256_bytes, sha256_file
 from ragwarrant.errors import InputError, InternalError, RagwarrantError
 from ragwarrant.exit_codes import ExitCode
@@ -325,7 +326,7 @@ def _check_outputs(out: Path, manifest: Manifest, report: VerifyReport) -> dict[
     listed = {d.path for d in manifest.outputs} | {MANIFEST, ATTESTATION_FILENAME}
     for path in sorted(out.rglob("*")):
         rel = path.relative_to(out).as_posix()
-        if path.is_file() and rel not in listed:
+        if path.is_file() and rel not in listed and not _kept_aside(rel):
             report.mismatches.append(
                 Mismatch(
                     rel,
@@ -1054,6 +1055,12 @@ def _require_dirs(output_dir: Path, input_dir: Path | None) -> None:
             )
 
 
+def _kept_aside(rel: str) -> bool:
+    """Earlier runs a retry kept (``history/``) and an unfinished attempt's staging directory."""
+    top = rel.split("/", 1)[0]
+    return top == HISTORY_DIR or top.startswith(STAGING_PREFIX)
+
+
 def _read_manifest(output_dir: Path, report: VerifyReport) -> tuple[Manifest, bytes] | None:
     manifest_path = output_dir / MANIFEST
     if not manifest_path.is_file():
@@ -1062,7 +1069,8 @@ def _read_manifest(output_dir: Path, report: VerifyReport) -> tuple[Manifest, by
                 MANIFEST,
                 None,
                 "missing",
-                "no manifest.json: the run did not complete, or it was removed",
+                "no manifest.json: this directory is not a completed run (the run was killed "
+                "before it committed, or the manifest was removed); nothing in it is a result",
             )
         )
         return None
