@@ -453,3 +453,17 @@ def test_init_is_registered(tmp_path, capsys):
     target = tmp_path / "c.yaml"
     assert run(["init", "--from", str(tmp_path / "missing.csv"), "--output", str(target)]) == 66
     assert not target.exists()
+
+
+def test_secret_in_the_contract_id_never_reaches_stdout_or_stderr(make_input, tmp_path, capfd):
+    """A token in the contract id is withheld from every log line and error message."""
+    token = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+
+    def secret_id(c):
+        c["id"] = token
+
+    inp = make_input(mutate=secret_id)
+    cli.main(["run", "--input", str(inp), "--output", str(tmp_path / "out")])
+    out, err = capfd.readouterr()
+    assert token not in out and token not in err
+    assert "[withheld: " in out + err
