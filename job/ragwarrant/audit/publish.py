@@ -327,6 +327,9 @@ def write_outputs(
 ) -> Decision:
     """Scan, stage and commit the outputs, attestation and manifest; return the decision published.
 
+    The decision returned is the one ``decision.json`` holds (fields with findings withheld), so
+    what the caller prints (the one-line decision, the termination message) leaks nothing either.
+
     Every file is written into a staging directory inside ``output_dir`` (``writer.make_staging``),
     ``decision.intoto.json`` over the staged manifest, then committed by ``writer.commit_staged``
     (a committed earlier run is kept under ``history/<run_id>/``; the manifest goes in last).
@@ -369,4 +372,12 @@ def write_outputs(
     write_attestation(staging, list(run.subject_paths), run.private_key)
     names = [*publication.files, ATTESTATION_FILENAME, MANIFEST_FILE]
     commit_staged(staging, output_dir, names, committed_run(output_dir))
-    return publication.decision
+    return _as_published(publication)
+
+
+def _as_published(publication: Publication) -> Decision:
+    """The decision as ``decision.json`` holds it: fields with findings withheld."""
+    try:
+        return Decision.model_validate_json(publication.files[DECISION_FILE])
+    except ValidationError:  # a withheld value a model field refuses: the unredacted decision
+        return publication.decision

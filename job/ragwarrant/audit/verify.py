@@ -333,9 +333,9 @@ def _check_outputs(out: Path, manifest: Manifest, report: VerifyReport) -> dict[
                     None,
                     "unexpected-file",
                     f"{rel} is in the output directory but not in manifest.json; verify treats "
-                    f"every file not in the manifest (other than {ATTESTATION_FILENAME}) as a "
-                    "mismatch, since it may have been planted: give each run an empty output "
-                    "directory",
+                    f"every file not in the manifest (other than {ATTESTATION_FILENAME} and "
+                    f"earlier runs under {HISTORY_DIR}/) as a mismatch, since it may have been "
+                    "planted",
                 )
             )
     return present
