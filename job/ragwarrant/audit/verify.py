@@ -64,6 +64,7 @@ from ragwarrant.audit.attestation import (
     statement_bytes,
 )
 from ragwarrant.audit.hygiene import (
+    DEFAULT_MOUNTS,
     HYGIENE_BLOCKER,
     WITHHELD_NOTICE,
     Finding,
@@ -996,9 +997,12 @@ def _allowed_kinds(report_doc: ValidationReport | None) -> frozenset[str]:
 
 
 def _check_hygiene(
-    scanned: Mapping[str, bytes], allowed: frozenset[str], report: VerifyReport
+    scanned: Mapping[str, bytes],
+    allowed: frozenset[str],
+    report: VerifyReport,
+    mounts: tuple[str, ...] = DEFAULT_MOUNTS,
 ) -> None:
-    findings = scan_outputs(scanned, (), allowed_kinds=allowed)
+    findings = scan_outputs(scanned, (), allowed_kinds=allowed, mounts=mounts)
     _hygiene_mismatches(findings, report)
     if not findings:
         report.checked.append("publication-hygiene scan is clean")
@@ -1122,7 +1126,9 @@ def verify_output_dir(
     scanned = {**present, MANIFEST: manifest_bytes}
     if attestation is not None:
         scanned[ATTESTATION_FILENAME] = attestation
-    _check_hygiene(scanned, _allowed_kinds(docs.report), report)
+    dirs = [d for d in (input_dir, output_dir) if d is not None]
+    mounts = tuple(dict.fromkeys([*DEFAULT_MOUNTS, *(str(d.resolve()) for d in dirs)]))
+    _check_hygiene(scanned, _allowed_kinds(docs.report), report, mounts)
     if input_dir is not None:
         _check_against_inputs(input_dir, manifest, scanned, docs, replay, private_texts, report)
     return report
