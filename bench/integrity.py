@@ -407,7 +407,7 @@ def _child(argv: list[str], env: dict[str, str]) -> subprocess.Popen[bytes]:
     return subprocess.Popen(
         [sys.executable, "-c", _CHILD, *argv],
         stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
+        stderr=subprocess.STDOUT,  # the log events (gates_evaluated) go to stderr off a TTY
         env={**os.environ, **env},
     )
 

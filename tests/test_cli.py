@@ -478,3 +478,32 @@ def test_version_and_help_import_no_numpy_scipy_pyarrow_or_pydantic() -> None:
 def test_the_probe_sees_a_heavy_import() -> None:
     """The sys.modules probe does report a heavy package when a command loads one."""
     assert "pydantic" in _heavy_packages_loaded_by(["schemas"])
+
+
+def test_secret_in_the_contract_id_never_reaches_stdout_or_stderr(make_input, tmp_path, capfd):
+    """A token in the contract id is withheld from every log line and error message."""
+    token = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+
+    def secret_id(c):
+        c["id"] = token
+
+    inp = make_input(mutate=secret_id)
+    cli.main(["run", "--input", str(inp), "--output", str(tmp_path / "out")])
+    out, err = capfd.readouterr()
+    assert token not in out and token not in err
+    assert "[withheld: " in out + err
+
+
+def test_secret_in_a_policy_id_stays_out_of_the_printed_decision(make_input, tmp_path, capfd):
+    """The one-line decision on stdout is the published (redacted) one, not the raw policy id."""
+    token = "ghp_" + "Z9y8X7w6V5u4T3s2R1q0P9o8N7m6L5k4J3i2"
+    data = simulate(200)
+    data[token] = data.pop("cand")
+
+    def secret_policy(c):
+        c["candidates"][0]["policy_id"] = token
+
+    inp = make_input(data=data, mutate=secret_policy)
+    cli.main(["run", "--input", str(inp), "--output", str(tmp_path / "out")])
+    out, err = capfd.readouterr()
+    assert out.strip() and token not in out and token not in err

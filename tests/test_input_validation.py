@@ -3,6 +3,8 @@ contract numbers, unknown adapters, outputs inside the input, unassigned splits.
 
 from __future__ import annotations
 
+import hashlib
+
 import numpy as np
 import orjson
 
@@ -172,12 +174,19 @@ def test_summary_checks_decision_against_the_manifest(make_input, tmp_path, caps
     assert run(["summary", str(out)]) == 65
     err = capsys.readouterr().err
     assert "manifest.json records" in err and "ragwarrant verify" in err
-    (out / "manifest.json").unlink()  # without a manifest only the record's own consistency
-    assert run(["summary", str(out)]) == d["exit_code"]
-    assert capsys.readouterr().out.startswith(f"decision: {d['run_class']} (exit {d['exit_code']})")
+    manifest = (out / "manifest.json").read_bytes()
+    (out / "manifest.json").unlink()  # without a manifest the directory is not a result
+    assert run(["summary", str(out)]) == 66
+    assert "is not a completed run" in capsys.readouterr().err
     d.update(run_class="PROMOTE", exit_code=0)  # the candidates' classes do not give PROMOTE
     d["candidates"] = [{**c, "class": "REJECT"} for c in d["candidates"]]
-    (out / "decision.json").write_bytes(orjson.dumps(d))
+    edited = orjson.dumps(d)
+    (out / "decision.json").write_bytes(edited)
+    m = orjson.loads(manifest)
+    for f in m["outputs"]:
+        if f["path"] == "decision.json":
+            f.update(sha256=hashlib.sha256(edited).hexdigest(), bytes=len(edited))
+    (out / "manifest.json").write_bytes(orjson.dumps(m))
     assert run(["summary", str(out)]) == 65
     assert "contradicts the candidates' classes" in capsys.readouterr().err
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import orjson
 import yaml
 
+from ragwarrant.audit.verify import verify_output_dir
 from ragwarrant.errors import InputError
 from ragwarrant.outputs import OUTPUT_FILES
 from ragwarrant.pipeline import record_error, run_job
@@ -200,3 +201,58 @@ def test_direction_agreeing_or_confirmed_is_not_blocked(tmp_path):
         gates = [g.id for g in outcome.decision.run_gates]
         assert "hard:contract-evidence:directions" not in gates
         assert outcome.decision.run_class.value != "BLOCK"
+
+
+def test_retry_with_same_inputs_reuses_the_committed_run(make_input, tmp_path):
+    """A retry over a verified run of the same inputs and contract writes nothing and reuses it."""
+    inp, out = make_input(), tmp_path / "out"
+    first = run_job(inp, out)
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    events: list[str] = []
+    second = run_job(inp, out, on_stage=lambda e, **kw: events.append(e))
+    assert "run_reused" in events and "gates_evaluated" not in events
+    assert (second.run_id, second.exit_code) == (first.run_id, first.exit_code)
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+
+
+def test_retry_with_other_inputs_keeps_the_earlier_run_in_history(make_input, tmp_path):
+    """A run over another committed run keeps it, verifiable, under history/<run_id>/."""
+    out = tmp_path / "out"
+    first = run_job(make_input(), out)
+    second = run_job(make_input(data=simulate(200, seed=3)), out)
+    assert second.run_id != first.run_id
+    assert verify_output_dir(out).ok
+    assert verify_output_dir(out / "history" / first.run_id).ok
+    assert orjson.loads((out / "decision.json").read_bytes())["run_id"] == second.run_id
+
+
+def test_retry_after_a_kill_cleans_litter_and_verifies(make_input, tmp_path):
+    """Staging, orphan temp files and files without a manifest from a killed attempt are gone."""
+    inp, out = make_input(), tmp_path / "out"
+    (out / ".ragwarrant-staging-x").mkdir(parents=True)
+    (out / ".ragwarrant-staging-x" / "decision.json").write_text("{}")
+    (out / ".decision.json.k1ll3d.tmp").write_text("{")
+    (out / "decision.json").write_text("{}")  # a half-committed attempt: no manifest
+    run_job(inp, out)
+    assert verify_output_dir(out, input_dir=inp).ok
+    assert not any(p.name.startswith(".") for p in out.iterdir())
+
+
+def test_ip_address_in_a_slice_name_blocks_unless_the_contract_allows_it(make_input, tmp_path):
+    """An IP address in a slice name BLOCKs by default and is published when allowed."""
+    data = simulate(200, slices=("10.20.30.40", "b"))
+
+    def protect(c):
+        c["protected_slices"] = [{"value": "10.20.30.40"}]
+
+    def allow(c):
+        protect(c)
+        c["publication"] = {"allow_finding_kinds": ["ip-address"]}
+
+    blocked = run_job(make_input(data=data, mutate=protect), tmp_path / "o1")
+    gates = [g.id for g in blocked.decision.run_gates]
+    assert blocked.decision_class.value == "BLOCK" and "hard:publication-hygiene" in gates
+    allowed = run_job(make_input(data=data, mutate=allow), tmp_path / "o2")
+    assert "hard:publication-hygiene" not in [g.id for g in allowed.decision.run_gates]
+    assert allowed.decision_class.value != "BLOCK"
+    assert verify_output_dir(tmp_path / "o2").ok

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import structlog
 
+from ragwarrant.audit.hygiene import DEFAULT_MOUNTS, redact_text
 from ragwarrant.commands import bench as bench_command
 from ragwarrant.commands import init as init_command
 from ragwarrant.commands import k8s as k8s_command
@@ -68,6 +69,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args: argparse.Namespace | None = None
     try:
         args = build_parser().parse_args(argv)
+        configure_logging(mounts=_mounts(args))
         if getattr(args, "handler", None) is None:
             raise UsageError("usage", "no command given", hint="see 'ragwarrant --help'")
         return int(args.handler(args))
@@ -76,13 +78,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         return _fail(log, args, InternalError("interrupted", "interrupted"))
     except Exception as exc:  # an unexpected bug: still an error record, never a decision
-        log.error("internal_error", traceback=traceback.format_exc())
+        log.error("internal_error", traceback=traceback.format_exc())  # redacted by the logger
         return _fail(
             log,
             args,
             InternalError(
                 "internal-error",
-                f"{type(exc).__name__}: {exc}",
+                f"{type(exc).__name__}: {redact_text(str(exc), mounts=_mounts(args))}",
                 hint="this is a bug in ragwarrant; please report it",
             ),
         )
@@ -166,11 +168,20 @@ def _fail(
         exit_code=int(exc.exit_code),
         error_record_written=written,
     )
-    print(
-        f"ragwarrant: error: {exc.message}" + (f"\n  hint: {exc.hint}" if exc.hint else ""),
-        file=sys.stderr,
-    )
+    print(_stderr_text(exc, args), file=sys.stderr)
     return int(exc.exit_code)
+
+
+def _mounts(args: argparse.Namespace | None) -> tuple[str, ...]:
+    """``/in``, ``/out`` and the paths the command line names (their mention is not a leak)."""
+    paths = [v for v in vars(args).values() if isinstance(v, Path)] if args is not None else []
+    return tuple(dict.fromkeys([*DEFAULT_MOUNTS, *(str(p.absolute()) for p in paths)]))
+
+
+def _stderr_text(exc: RagwarrantError, args: argparse.Namespace | None) -> str:
+    """The error as printed on stderr, through the publication-hygiene redaction."""
+    text = f"ragwarrant: error: {exc.message}" + (f"\n  hint: {exc.hint}" if exc.hint else "")
+    return redact_text(text, mounts=_mounts(args))
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -2,7 +2,10 @@
 
 Logs go to stderr when stdout is not a TTY (stdout then carries only the command's own result,
 e.g. ``run``'s one-line decision, so ``ragwarrant run ... | tail -1`` shows it), and to stdout on a
-terminal. They are JSON lines unless the log stream is a TTY (console renderer).
+terminal. They are JSON lines unless the log stream is a TTY (console renderer). Every event
+passes through ``audit.hygiene.redacting_processor`` before it is rendered: a credential,
+personal datum or private path in a logged value (a contract id, a message) is replaced by
+``[withheld: <kind>]``, as in the outputs.
 """
 
 from __future__ import annotations
@@ -13,16 +16,23 @@ from typing import TextIO
 
 import structlog
 
+from ragwarrant.audit.hygiene import DEFAULT_MOUNTS, redacting_processor
+
 __all__ = ["configure_logging"]
 
 
-def configure_logging(json: bool | None = None, stream: TextIO | None = None) -> None:
+def configure_logging(
+    json: bool | None = None,
+    stream: TextIO | None = None,
+    mounts: tuple[str, ...] = DEFAULT_MOUNTS,
+) -> None:
     """Configure structlog for the process.
 
     Args:
         json: JSON lines when True, the console renderer when False; default: JSON unless the
             stream is a TTY.
         stream: where log lines go; default: stdout on a TTY, else stderr.
+        mounts: absolute paths whose mention is not withheld (the command line's directories).
     """
     if stream is None:
         stream = sys.stdout if sys.stdout.isatty() else sys.stderr
@@ -37,6 +47,7 @@ def configure_logging(json: bool | None = None, stream: TextIO | None = None) ->
             structlog.contextvars.merge_contextvars,
             structlog.processors.add_log_level,
             structlog.processors.TimeStamper(fmt="iso", utc=True),
+            redacting_processor(mounts),
             renderer,
         ],
         wrapper_class=structlog.make_filtering_bound_logger(logging.INFO),

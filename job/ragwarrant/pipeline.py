@@ -10,8 +10,9 @@
    first when it chooses among candidates (``selection.plan_tests``);
 4. select (``selection.select``);
 5. decide (``decision``: every class is assigned there);
-6. publish (``audit.publish.write_outputs``: render, scan, write, manifest last), then the
-   attestation and the ledger entry.
+6. publish (``audit.publish.write_outputs``: render, scan, stage, attest, commit with the manifest
+   last), then the ledger entry. A retry into a volume holding a committed run of the same
+   inputs and contract reuses it instead (``_reusable_run``).
 
 User errors are raised as typed errors for ``cli`` to map to exit codes (``record_error`` writes
 the ERROR decision); a decision of any class is a returned value.
@@ -23,21 +24,33 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
+import orjson
 import pyarrow as pa
 import structlog
+from pydantic import ValidationError
 
 from ragwarrant.audit.attestation import (
+    ATTESTATION_FILENAME,
+    key_id,
     load_private_key,
-    signing_check,
     try_load_private_key,
-    write_attestation,
 )
 from ragwarrant.audit.hygiene import private_texts_from_tables
-from ragwarrant.audit.ledger import record_run
+from ragwarrant.audit.ledger import read_entries, record_run
 from ragwarrant.audit.manifest import utc_timestamp
-from ragwarrant.audit.publish import check_output_dir, is_inside, write_outputs
+from ragwarrant.audit.publish import (
+    RunRecord,
+    check_output_dir,
+    committed_run,
+    is_inside,
+    run_mounts,
+    write_outputs,
+)
+from ragwarrant.audit.verify import verify_output_dir
+from ragwarrant.audit.writer import clean_stale
 from ragwarrant.contract import (
     check_directions,
     check_policy_ids,
@@ -70,18 +83,24 @@ from ragwarrant.gates.run import (
 from ragwarrant.inputs import Inputs, check_input_dir, config_differences, read_inputs
 from ragwarrant.outputs import (
     DECISION_FILE,
+    MANIFEST_FILE,
     CandidateDecision,
     ContractRef,
     CorroborationSummary,
     Decision,
     ErrorRecord,
     GateResult,
+    Manifest,
     Selection,
     ValidationCheck,
     ValidationReport,
 )
 from ragwarrant.selection import multiplicity_gates, plan_tests, select
 from ragwarrant.selftest import SelftestReport, require_selftest
+from ragwarrant.version import __version__
+
+if TYPE_CHECKING:
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 __all__ = ["RunOutcome", "check_directories", "record_error", "run_job"]
 
@@ -375,11 +394,15 @@ def run_job(
 
     Args:
         input_dir: the mounted inputs (read only; never written).
-        output_dir: where ``outputs.OUTPUT_FILES`` are written (atomically, manifest last), then
-            ``decision.intoto.json`` (not listed in the manifest, which it attests).
+        output_dir: where ``outputs.OUTPUT_FILES`` and ``decision.intoto.json`` (not listed in
+            the manifest, which it attests) are committed from a staging directory, manifest
+            last (``audit.publish.write_outputs``). A committed run there that this run would
+            repeat (``_reusable_run``) is reused: nothing is written, ``run_reused`` is logged
+            and its outcome returned; any other committed run is kept under
+            ``history/<run_id>/``.
         on_stage: optional callback ``(event, **fields)`` for progress events: ``source_read``
             per evidence source (``source_id, adapter, rows, elapsed_s``), ``inputs_read``,
-            ``evidence_indexed``, ``candidate_evaluated`` per confirmatory candidate
+            ``run_reused``, ``evidence_indexed``, ``candidate_evaluated`` per confirmatory candidate
             (``policy_id, index, of, gates, elapsed_s``), ``gates_evaluated``,
             ``ledger_appended``, ``run_finished``. Default: each is logged (structlog).
         ledger: an append-only evidence ledger that receives one entry for this run.
@@ -396,6 +419,7 @@ def run_job(
     emit = on_stage or (lambda event, **kw: log.info(event, **kw))
     selftest = require_selftest()  # an unproven engine decides nothing: InternalError, exit 70
     check_directories(input_dir, output_dir)
+    clean_stale(output_dir)  # what a killed attempt left is never part of a result
     private_key = load_private_key(signing_key) if signing_key is not None else None  # 66 early
     inputs = read_inputs(input_dir, emit)
     run_gates = _run_gates(inputs)
@@ -408,6 +432,9 @@ def run_job(
         selftest_cases=len(selftest.cases),
         selftest_seconds=round(selftest.seconds, 4),
     )
+    reused = _reusable_run(output_dir, inputs, private_key)
+    if reused is not None:
+        return _reuse(reused, output_dir, ledger, private_key, emit)
     decided = _decide(inputs, run_gates, lambda e, **kw: emit(e, run_id=run_id, **kw))
     checks = [_selftest_check(selftest), *inputs.checks, *decided.checks]
     decision = _decision_record(inputs, run_id, started_at, decided, checks)
@@ -418,18 +445,90 @@ def run_job(
         missing_values=decision.missing_values,
     )
     texts = [r.texts for r in inputs.results if r.texts is not None]
-    decision = write_outputs(
-        output_dir,
-        decision,
-        report,
-        inputs.digests,
-        inputs.contract.statistics.seed,
-        started_at,
+    record = RunRecord(
+        input_digests=inputs.digests,
+        seed=inputs.contract.statistics.seed,
+        started_at=started_at,
+        subject_paths=_attestation_subjects(inputs),
         private_texts=lambda: private_texts_from_tables(texts),
-        signing=signing_check(private_key),
+        private_key=private_key,
+        allowed_kinds=_allowed_kinds(inputs),
+        mounts=run_mounts(input_dir, output_dir),
     )
-    write_attestation(output_dir, _attestation_subjects(inputs), private_key)
+    decision = write_outputs(output_dir, decision, report, record)
     if ledger is not None:
+        record_run(ledger, output_dir, private_key=private_key)
+        emit("ledger_appended", run_id=run_id, ledger=ledger.name)
+    klass, code, summary = decision.run_class, decision.exit_code, decision.summary
+    emit("run_finished", run_id=run_id, run_class=klass.value, exit_code=code, summary=summary)
+    return RunOutcome(run_id, klass, code, decision, summary)
+
+
+_CONTRACT_KIND_NAMES = {"private-path": "absolute-path"}
+"""Contract finding kinds (``contract.FindingKind``) that ``audit.hygiene`` names otherwise."""
+
+
+def _allowed_kinds(inputs: Inputs) -> frozenset[str]:
+    """The contract's ``publication.allow_finding_kinds`` as ``audit.hygiene`` kind names."""
+    publication = getattr(inputs.contract, "publication", None)
+    kinds = publication.allow_finding_kinds if publication is not None else []
+    return frozenset(_CONTRACT_KIND_NAMES.get(k, k) for k in kinds)
+
+
+def _signed_by(output_dir: Path, private_key: Ed25519PrivateKey | None) -> bool:
+    """Whether the committed attestation is signed as this run would sign it (or unsigned)."""
+    try:
+        doc = orjson.loads((output_dir / ATTESTATION_FILENAME).read_bytes())
+    except (OSError, orjson.JSONDecodeError):
+        return False
+    signatures = doc.get("signatures") if isinstance(doc, dict) else None
+    if private_key is None:
+        return signatures is None
+    wanted = key_id(private_key.public_key())
+    return isinstance(signatures, list) and any(
+        isinstance(s, dict) and s.get("keyid") == wanted for s in signatures
+    )
+
+
+def _reusable_run(
+    output_dir: Path, inputs: Inputs, private_key: Ed25519PrivateKey | None
+) -> Decision | None:
+    """The committed run in ``output_dir`` when this run would repeat it; else None.
+
+    Repeats it: same engine version, same contract sha256, same input digests, attestation
+    signed by the same key (or unsigned, as this run), and ``verify`` passes.
+    """
+    if committed_run(output_dir) is None:
+        return None
+    try:
+        manifest = Manifest.model_validate_json((output_dir / MANIFEST_FILE).read_bytes())
+        decision = Decision.model_validate_json((output_dir / DECISION_FILE).read_bytes())
+    except (OSError, ValidationError):
+        return None
+    digests = {(d.path, d.sha256) for d in inputs.digests}
+    same = (
+        manifest.ragwarrant_version == __version__
+        and decision.contract is not None
+        and decision.contract.sha256 == inputs.contract_sha256
+        and {(d.path, d.sha256) for d in manifest.inputs} == digests
+        and _signed_by(output_dir, private_key)
+    )
+    return decision if same and verify_output_dir(output_dir).ok else None
+
+
+def _reuse(
+    decision: Decision,
+    output_dir: Path,
+    ledger: Path | None,
+    private_key: Ed25519PrivateKey | None,
+    emit: Emit,
+) -> RunOutcome:
+    """Return the committed run's outcome; append its ledger entry if a kill lost it."""
+    run_id = decision.run_id
+    emit("run_reused", run_id=run_id, run_class=decision.run_class.value)
+    if ledger is not None and not any(
+        e.get("run_id") == run_id for e in (read_entries(ledger) if ledger.is_file() else [])
+    ):
         record_run(ledger, output_dir, private_key=private_key)
         emit("ledger_appended", run_id=run_id, ledger=ledger.name)
     klass, code, summary = decision.run_class, decision.exit_code, decision.summary
@@ -475,13 +574,17 @@ def record_error(
             )
         ],
     )
-    private_key = try_load_private_key(signing_key)
+    run = RunRecord(
+        input_digests=[],
+        seed=None,
+        started_at=started,
+        private_key=try_load_private_key(signing_key),
+        mounts=run_mounts(*(d for d in (input_dir, output_dir) if d is not None)),
+    )
     try:
         output_dir.mkdir(parents=True, exist_ok=True)
-        write_outputs(
-            output_dir, decision, report, [], None, started, signing=signing_check(private_key)
-        )
-        write_attestation(output_dir, [DECISION_FILE], private_key)
+        clean_stale(output_dir)
+        write_outputs(output_dir, decision, report, run)
     except (OSError, OutputError):
         return False
     return True

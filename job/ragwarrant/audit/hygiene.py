@@ -77,6 +77,7 @@ __all__ = [
     "findings_to_checks",
     "private_texts_from_tables",
     "redact_event",
+    "redacting_processor",
     "redact_text",
     "redact_json",
     "scan_outputs",
@@ -759,19 +760,29 @@ def redact_event(logger: object, method_name: str, event_dict: dict[str, Any]) -
 
     Put it last before the renderer: ``structlog.configure(processors=[..., redact_event,
     renderer])``. Values of members named like a secret (``api_key``...) are withheld whole.
+    ``redacting_processor`` makes one with other mounts.
     """
-    return {key: _redact_value(key, value) for key, value in event_dict.items()}
+    return {key: _redact_value(key, value, DEFAULT_MOUNTS) for key, value in event_dict.items()}
 
 
-def _redact_value(key: object, value: Any) -> Any:
+def redacting_processor(mounts: tuple[str, ...] = DEFAULT_MOUNTS) -> Callable[..., dict[str, Any]]:
+    """``redact_event`` with ``mounts`` (e.g. the directories the command line names)."""
+
+    def processor(logger: object, method_name: str, event_dict: dict[str, Any]) -> dict[str, Any]:
+        return {key: _redact_value(key, value, mounts) for key, value in event_dict.items()}
+
+    return processor
+
+
+def _redact_value(key: object, value: Any, mounts: tuple[str, ...]) -> Any:
     if isinstance(value, str):
         if is_secret_name(str(key)) and _secret_value(value):
             return REDACTED.format(kind="secret-assignment")
-        return redact_text(value)
+        return redact_text(value, mounts=mounts)
     if isinstance(value, dict):
-        return {k: _redact_value(k, v) for k, v in value.items()}
+        return {k: _redact_value(k, v, mounts) for k, v in value.items()}
     if isinstance(value, list | tuple):
-        return [_redact_value(key, v) for v in value]
+        return [_redact_value(key, v, mounts) for v in value]
     return value
 
 

@@ -10,21 +10,30 @@
    offending JSON fields and replaces an offending ``report.md`` by a notice. ``report.html``
    and ``junit.xml`` are rendered again from the redacted ``decision.json`` (so they stay a page
    and valid XML), and replaced by the notice only if that rendering still has findings.
-4. Write each file atomically (``audit.writer.write_atomic``), then ``manifest.json`` over
-   exactly those bytes: its presence means the run completed.
+4. Write each file atomically into a staging directory in the output volume, then
+   ``manifest.json`` over exactly those bytes and ``decision.intoto.json`` over the manifest;
+   commit them into the output directory (``audit.writer.commit_staged``): an earlier committed
+   run is kept under ``history/<run_id>/``, the manifest goes in last, so its presence means the
+   run completed.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from ragwarrant.audit.attestation import ATTESTATION_FILENAME
+from pydantic import ValidationError
+
+from ragwarrant.audit.attestation import ATTESTATION_FILENAME, signing_check, write_attestation
 from ragwarrant.audit.hygiene import (
+    DEFAULT_MOUNTS,
     Finding,
     HygieneOutcome,
+    ScanSettings,
+    allowed_kinds_note,
     files_to_withhold,
     findings_to_checks,
     scan_outputs,
@@ -34,8 +43,15 @@ from ragwarrant.audit.junit import render_junit
 from ragwarrant.audit.manifest import build_manifest, digest_bytes, utc_timestamp
 from ragwarrant.audit.report import render_report
 from ragwarrant.audit.report_html import render_report_html
-from ragwarrant.audit.writer import dump_json, write_atomic, write_model
+from ragwarrant.audit.writer import (
+    commit_staged,
+    dump_json,
+    make_staging,
+    write_atomic,
+    write_model,
+)
 from ragwarrant.decision import block_for_hygiene
+from ragwarrant.digests import sha256_bytes
 from ragwarrant.errors import OutputError, UsageError
 from ragwarrant.gates.run import gate_publication_hygiene
 from ragwarrant.outputs import (
@@ -48,17 +64,24 @@ from ragwarrant.outputs import (
     VALIDATION_REPORT_FILE,
     Decision,
     FileDigest,
+    Manifest,
     ValidationCheck,
     ValidationReport,
 )
 
+if TYPE_CHECKING:
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
 __all__ = [
     "Publication",
+    "RunRecord",
     "check_output_dir",
+    "committed_run",
     "is_inside",
     "publish_outputs",
     "render_decision_views",
     "render_outputs",
+    "run_mounts",
     "write_outputs",
 ]
 
@@ -149,13 +172,23 @@ def render_outputs(decision: Decision, report: ValidationReport) -> dict[str, by
     }
 
 
-def _withhold(rendered: dict[str, bytes], private_texts: PrivateTexts) -> HygieneOutcome:
+def _scan(
+    rendered: Mapping[str, bytes], settings: ScanSettings, texts: PrivateTexts
+) -> list[Finding]:
+    return scan_outputs(
+        rendered, texts(), allowed_kinds=settings.allowed_kinds, mounts=settings.mounts
+    )
+
+
+def _withhold(
+    rendered: dict[str, bytes], settings: ScanSettings, private_texts: PrivateTexts
+) -> HygieneOutcome:
     """Scan and withhold; re-render the decision's views from a redacted ``decision.json``."""
-    outcome = withhold(rendered, scan_outputs(rendered, private_texts()))
+    outcome = withhold(rendered, _scan(rendered, settings, private_texts))
     if DECISION_FILE not in outcome.redacted:
         return outcome
     views = render_decision_views(Decision.model_validate_json(outcome.kept[DECISION_FILE]))
-    again = withhold(views, scan_outputs(views, private_texts()))
+    again = withhold(views, _scan(views, settings, private_texts))
     withheld = sorted((set(outcome.withheld) - set(views)) | set(again.withheld))
     kept = {name: again.kept.get(name, data) for name, data in outcome.kept.items()}
     return HygieneOutcome(kept, withheld, outcome.redacted, outcome.findings)
@@ -165,18 +198,42 @@ def _with_checks(report: ValidationReport, checks: list[ValidationCheck]) -> Val
     return report.model_copy(update={"checks": [*report.checks, *checks]})
 
 
-def _clean_check() -> ValidationCheck:
+def _clean_check(allowed_kinds: frozenset[str]) -> ValidationCheck:
+    allowed = f" (published as the contract allows: {', '.join(sorted(allowed_kinds))})"
     return ValidationCheck(
         id="publication-hygiene",
         target="outputs",
         status="pass",
         message=f"{', '.join(SCANNED_FILES[:-1])} and {SCANNED_FILES[-1]} were scanned: no "
-        "credentials, host paths, e-mail addresses or copied evidence text",
+        "credentials, host paths, e-mail addresses or copied evidence text"
+        + (allowed if allowed_kinds else ""),
+        expected=allowed_kinds_note(allowed_kinds),
     )
 
 
+def _allowed_check(allowed_kinds: frozenset[str]) -> list[ValidationCheck]:
+    """The ``publication-hygiene`` record of the allowed kinds, beside a failed scan's checks."""
+    if not allowed_kinds:
+        return []
+    return [
+        ValidationCheck(
+            id="publication-hygiene",
+            target="outputs",
+            status="info",
+            message="the contract allows these finding kinds to be published: "
+            + ", ".join(sorted(allowed_kinds)),
+            expected=allowed_kinds_note(allowed_kinds),
+        )
+    ]
+
+
 def publish_outputs(
-    decision: Decision, report: ValidationReport, private_texts: PrivateTexts = tuple
+    decision: Decision,
+    report: ValidationReport,
+    private_texts: PrivateTexts = tuple,
+    *,
+    allowed_kinds: frozenset[str] = frozenset(),
+    mounts: tuple[str, ...] = DEFAULT_MOUNTS,
 ) -> Publication:
     """Render the decision, validation report and report; scan them; BLOCK and withhold on findings.
 
@@ -185,16 +242,21 @@ def publish_outputs(
         report: the validation report to publish.
         private_texts: called once per scan, e.g.
             ``lambda: private_texts_from_tables(r.texts for r in results if r.texts is not None)``.
+        allowed_kinds: finding kinds the contract allows (``publication.allow_finding_kinds``,
+            as ``audit.hygiene.ALLOWABLE_KINDS`` names); recorded in the ``publication-hygiene``
+            check's ``expected`` (``allowed_kinds_note``) so ``verify`` rescans the same way.
+        mounts: absolute paths that are not ``absolute-path`` findings (``run_mounts``).
 
     Returns:
         The files to write (then write the manifest over exactly these) and the final decision.
     """
-    findings = scan_outputs(render_outputs(decision, report), private_texts())
+    settings = ScanSettings(frozenset(allowed_kinds), tuple(mounts))
+    findings = _scan(render_outputs(decision, report), settings, private_texts)
     if not findings:
-        report = _with_checks(report, [_clean_check()])
+        report = _with_checks(report, [_clean_check(settings.allowed_kinds)])
         return Publication(render_outputs(decision, report), decision, [], [], [])
     checks = [ValidationCheck.model_validate(c) for c in findings_to_checks(findings)]
-    report = _with_checks(report, checks)
+    report = _with_checks(report, [*_allowed_check(settings.allowed_kinds), *checks])
     base_gates = list(decision.run_gates)
     decision = block_for_hygiene(decision, len(findings))
     withheld = files_to_withhold(findings)
@@ -203,28 +265,78 @@ def publish_outputs(
         gate = gate_publication_hygiene(findings, withheld)
         decision = decision.model_copy(update={"run_gates": [*base_gates, gate]})
         rendered = render_outputs(decision, report)
-        outcome = _withhold(rendered, private_texts)
+        outcome = _withhold(rendered, settings, private_texts)
         if outcome.withheld == withheld:
             break
         withheld = outcome.withheld
     return Publication(outcome.kept, decision, outcome.findings, outcome.withheld, outcome.redacted)
 
 
-def write_outputs(
-    output_dir: Path,
-    decision: Decision,
-    report: ValidationReport,
-    input_digests: list[FileDigest],
-    seed: int | None,
-    started_at: str,
-    private_texts: PrivateTexts = tuple,
-    signing: ValidationCheck | None = None,
-) -> Decision:
-    """Scan, write and hash the outputs, manifest last; return the decision as published.
+def committed_run(output_dir: Path) -> tuple[str, list[str]] | None:
+    """The run committed in ``output_dir``: ``(run_id, its file names)``; None without a manifest.
 
-    Any stale ``decision.intoto.json`` is removed first (the attestation is written after the
-    manifest, by the caller). ``signing`` (``attestation.signing_check``) records in the
-    validation report whether that attestation is signed.
+    A manifest that cannot be read still marks a committed run (kept, never overwritten): its
+    id is then ``unreadable-<sha256 prefix of the manifest>``.
+    """
+    path = output_dir / MANIFEST_FILE
+    try:
+        raw = path.read_bytes()
+    except OSError:
+        return None
+    names = [*OUTPUT_FILES[:-1], ATTESTATION_FILENAME, MANIFEST_FILE]
+    try:
+        manifest = Manifest.model_validate_json(raw)
+    except ValidationError:
+        return f"unreadable-{sha256_bytes(raw)[:12]}", names
+    listed = [d.path for d in manifest.outputs if "/" not in d.path and d.path != MANIFEST_FILE]
+    return manifest.run_id, [*listed, ATTESTATION_FILENAME, MANIFEST_FILE]
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    """What ``write_outputs`` needs besides the decision and the report.
+
+    Attributes:
+        input_digests: the inputs' digests, for the manifest.
+        seed: the contract's seed (None for an ERROR record).
+        started_at: the run's start time (UTC, ISO 8601).
+        subject_paths: the attestation's subjects (``attestation.build_statement``).
+        private_texts: the evidence's private texts, for the scan.
+        private_key: signs the attestation when given.
+        allowed_kinds: hygiene kinds the contract allows (``ALLOWABLE_KINDS`` names).
+        mounts: the run's input and output directories (absolute), not ``absolute-path``
+            findings, with the container mounts ``/in`` and ``/out``.
+    """
+
+    input_digests: list[FileDigest]
+    seed: int | None
+    started_at: str
+    subject_paths: Sequence[str] = (DECISION_FILE,)
+    private_texts: PrivateTexts = tuple
+    private_key: Ed25519PrivateKey | None = None
+    allowed_kinds: frozenset[str] = frozenset()
+    mounts: tuple[str, ...] = DEFAULT_MOUNTS
+
+
+def run_mounts(*dirs: Path) -> tuple[str, ...]:
+    """``/in``, ``/out`` and each of ``dirs`` resolved to an absolute path."""
+    extra = [str(d.resolve()) for d in dirs]
+    return tuple(dict.fromkeys([*DEFAULT_MOUNTS, *extra]))
+
+
+def write_outputs(
+    output_dir: Path, decision: Decision, report: ValidationReport, run: RunRecord
+) -> Decision:
+    """Scan, stage and commit the outputs, attestation and manifest; return the decision published.
+
+    The decision returned is the one ``decision.json`` holds (fields with findings withheld), so
+    what the caller prints (the one-line decision, the termination message) leaks nothing either.
+
+    Every file is written into a staging directory inside ``output_dir`` (``writer.make_staging``),
+    ``decision.intoto.json`` over the staged manifest, then committed by ``writer.commit_staged``
+    (a committed earlier run is kept under ``history/<run_id>/``; the manifest goes in last).
+    The validation report records whether the attestation is signed, and the hygiene kinds the
+    contract allowed (the ``publication-hygiene`` check's ``expected``, which ``verify`` reads).
 
     Raises:
         OutputError: an output cannot be written (exit 73).
@@ -236,21 +348,38 @@ def write_outputs(
         message=f"{DECISION_FILE} and {VALIDATION_REPORT_FILE} were built by the models whose JSON "
         "Schemas are committed under contracts/ (unknown fields and non-finite numbers refused)",
     )
-    extra = [schema_check] if signing is None else [schema_check, signing]
-    publication = publish_outputs(decision, _with_checks(report, extra), private_texts)
-    (output_dir / ATTESTATION_FILENAME).unlink(missing_ok=True)  # never leave a stale attestation
+    extra = [schema_check, signing_check(run.private_key)]
+    publication = publish_outputs(
+        decision,
+        _with_checks(report, extra),
+        run.private_texts,
+        allowed_kinds=run.allowed_kinds,
+        mounts=run.mounts,
+    )
+    staging = make_staging(output_dir, decision.run_id)
     outputs: list[FileDigest] = []
     for name, data in publication.files.items():
-        write_atomic(output_dir / name, data)
+        write_atomic(staging / name, data)
         outputs.append(digest_bytes(name, data))
     manifest = build_manifest(
         run_id=decision.run_id,
-        seed=seed,
-        started_at=started_at,
+        seed=run.seed,
+        started_at=run.started_at,
         finished_at=utc_timestamp(),
         exit_code=publication.decision.exit_code,
-        inputs=input_digests,
+        inputs=run.input_digests,
         outputs=outputs,
     )
-    write_model(output_dir / MANIFEST_FILE, manifest)
-    return publication.decision
+    write_model(staging / MANIFEST_FILE, manifest)
+    write_attestation(staging, list(run.subject_paths), run.private_key)
+    names = [*publication.files, ATTESTATION_FILENAME, MANIFEST_FILE]
+    commit_staged(staging, output_dir, names, committed_run(output_dir))
+    return _as_published(publication)
+
+
+def _as_published(publication: Publication) -> Decision:
+    """The decision as ``decision.json`` holds it: fields with findings withheld."""
+    try:
+        return Decision.model_validate_json(publication.files[DECISION_FILE])
+    except ValidationError:  # a withheld value a model field refuses: the unredacted decision
+        return publication.decision

@@ -64,6 +64,7 @@ from ragwarrant.audit.attestation import (
     statement_bytes,
 )
 from ragwarrant.audit.hygiene import (
+    DEFAULT_MOUNTS,
     HYGIENE_BLOCKER,
     WITHHELD_NOTICE,
     Finding,
@@ -72,6 +73,7 @@ from ragwarrant.audit.hygiene import (
 )
 from ragwarrant.audit.publish import render_decision_views
 from ragwarrant.audit.report import render_report
+from ragwarrant.audit.writer import HISTORY_DIR, STAGING_PREFIX
 from ragwarrant.digests import sha256_bytes, sha256_file
 from ragwarrant.errors import InputError, InternalError, RagwarrantError
 from ragwarrant.exit_codes import ExitCode
@@ -325,16 +327,16 @@ def _check_outputs(out: Path, manifest: Manifest, report: VerifyReport) -> dict[
     listed = {d.path for d in manifest.outputs} | {MANIFEST, ATTESTATION_FILENAME}
     for path in sorted(out.rglob("*")):
         rel = path.relative_to(out).as_posix()
-        if path.is_file() and rel not in listed:
+        if path.is_file() and rel not in listed and not _kept_aside(rel):
             report.mismatches.append(
                 Mismatch(
                     rel,
                     None,
                     "unexpected-file",
                     f"{rel} is in the output directory but not in manifest.json; verify treats "
-                    f"every file not in the manifest (other than {ATTESTATION_FILENAME}) as a "
-                    "mismatch, since it may have been planted: give each run an empty output "
-                    "directory",
+                    f"every file not in the manifest (other than {ATTESTATION_FILENAME} and "
+                    f"earlier runs under {HISTORY_DIR}/) as a mismatch, since it may have been "
+                    "planted",
                 )
             )
     return present
@@ -995,9 +997,12 @@ def _allowed_kinds(report_doc: ValidationReport | None) -> frozenset[str]:
 
 
 def _check_hygiene(
-    scanned: Mapping[str, bytes], allowed: frozenset[str], report: VerifyReport
+    scanned: Mapping[str, bytes],
+    allowed: frozenset[str],
+    report: VerifyReport,
+    mounts: tuple[str, ...] = DEFAULT_MOUNTS,
 ) -> None:
-    findings = scan_outputs(scanned, (), allowed_kinds=allowed)
+    findings = scan_outputs(scanned, (), allowed_kinds=allowed, mounts=mounts)
     _hygiene_mismatches(findings, report)
     if not findings:
         report.checked.append("publication-hygiene scan is clean")
@@ -1054,6 +1059,12 @@ def _require_dirs(output_dir: Path, input_dir: Path | None) -> None:
             )
 
 
+def _kept_aside(rel: str) -> bool:
+    """Earlier runs a retry kept (``history/``) and an unfinished attempt's staging directory."""
+    top = rel.split("/", 1)[0]
+    return top == HISTORY_DIR or top.startswith(STAGING_PREFIX)
+
+
 def _read_manifest(output_dir: Path, report: VerifyReport) -> tuple[Manifest, bytes] | None:
     manifest_path = output_dir / MANIFEST
     if not manifest_path.is_file():
@@ -1062,7 +1073,8 @@ def _read_manifest(output_dir: Path, report: VerifyReport) -> tuple[Manifest, by
                 MANIFEST,
                 None,
                 "missing",
-                "no manifest.json: the run did not complete, or it was removed",
+                "no manifest.json: this directory is not a completed run (the run was killed "
+                "before it committed, or the manifest was removed); nothing in it is a result",
             )
         )
         return None
@@ -1114,7 +1126,9 @@ def verify_output_dir(
     scanned = {**present, MANIFEST: manifest_bytes}
     if attestation is not None:
         scanned[ATTESTATION_FILENAME] = attestation
-    _check_hygiene(scanned, _allowed_kinds(docs.report), report)
+    dirs = [d for d in (input_dir, output_dir) if d is not None]
+    mounts = tuple(dict.fromkeys([*DEFAULT_MOUNTS, *(str(d.resolve()) for d in dirs)]))
+    _check_hygiene(scanned, _allowed_kinds(docs.report), report, mounts)
     if input_dir is not None:
         _check_against_inputs(input_dir, manifest, scanned, docs, replay, private_texts, report)
     return report

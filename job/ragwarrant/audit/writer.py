@@ -1,10 +1,22 @@
-"""Atomic, NaN-free writing of output files."""
+"""Atomic, NaN-free writing of output files, and the staged commit of a run's directory.
+
+A run writes every output file into a staging directory inside the output volume
+(``<out>/.ragwarrant-staging-<run_id>/``, same file system), fsyncs them, then commits
+(``commit_staged``): an earlier committed run is first kept under ``<out>/history/<run_id>/``
+(hard links, the directory renamed into place in one step), the old ``manifest.json`` is removed,
+the new files are renamed in with ``decision.intoto.json`` before ``manifest.json`` and the
+manifest LAST. The manifest's presence therefore means a complete run; a directory without one
+is not a result. ``clean_stale`` removes what a killed run left (staging directories, orphan
+``.<name>.<random>.tmp`` files) at the start of the next.
+"""
 
 from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 
 import orjson
@@ -12,7 +24,23 @@ from pydantic import BaseModel
 
 from ragwarrant.errors import OutputError
 
-__all__ = ["dump_json", "write_atomic", "write_model"]
+__all__ = [
+    "HISTORY_DIR",
+    "STAGING_PREFIX",
+    "clean_stale",
+    "commit_staged",
+    "dump_json",
+    "fsync_dir",
+    "make_staging",
+    "write_atomic",
+    "write_model",
+]
+
+STAGING_PREFIX = ".ragwarrant-staging-"
+"""Name prefix of a run's staging directory inside the output volume (never a result)."""
+
+HISTORY_DIR = "history"
+"""Where a retry keeps an earlier committed run it does not reuse: ``<out>/history/<run_id>/``."""
 
 
 def dump_json(model: BaseModel) -> bytes:
@@ -53,8 +81,13 @@ def write_atomic(path: Path, data: bytes) -> None:
             f"cannot write {path}: {exc.strerror}",
             hint="check free space and permissions of the output volume",
         ) from exc
+    fsync_dir(path.parent)
+
+
+def fsync_dir(path: Path) -> None:
+    """fsync a directory, so the renames into it survive a power loss (best effort)."""
     with contextlib.suppress(OSError):
-        dir_fd = os.open(path.parent, os.O_RDONLY)
+        dir_fd = os.open(path, os.O_RDONLY)
         try:
             os.fsync(dir_fd)
         finally:
@@ -66,3 +99,117 @@ def write_model(path: Path, model: BaseModel) -> bytes:
     data = dump_json(model)
     write_atomic(path, data)
     return data
+
+
+def _is_orphan_tmp(path: Path) -> bool:
+    """A temp file ``write_atomic`` left: ``.<name>.<random>.tmp``."""
+    return path.is_file() and path.name.startswith(".") and path.name.endswith(".tmp")
+
+
+def _remove(path: Path) -> None:
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        with contextlib.suppress(OSError):
+            path.unlink()
+
+
+def clean_stale(output_dir: Path) -> list[str]:
+    """Remove what killed runs left: staging directories and orphan temp files.
+
+    Looks in ``output_dir`` and ``output_dir/history``. Runs must not share an output volume
+    concurrently (a Kubernetes Job or AWS Batch retry starts after the killed attempt ended).
+
+    Returns:
+        The names removed, relative to ``output_dir``.
+    """
+    removed: list[str] = []
+    for folder in (output_dir, output_dir / HISTORY_DIR):
+        if not folder.is_dir():
+            continue
+        for path in sorted(folder.iterdir()):
+            if path.name.startswith(STAGING_PREFIX) or _is_orphan_tmp(path):
+                _remove(path)
+                removed.append(path.relative_to(output_dir).as_posix())
+    return removed
+
+
+def make_staging(output_dir: Path, run_id: str) -> Path:
+    """Create an empty staging directory for ``run_id`` inside ``output_dir``.
+
+    Raises:
+        OutputError: the directory cannot be created (code ``output-not-writable``).
+    """
+    staging = output_dir / f"{STAGING_PREFIX}{run_id}"
+    _remove(staging)
+    try:
+        staging.mkdir(parents=True)
+    except OSError as exc:
+        raise OutputError(
+            "output-not-writable",
+            f"cannot create a staging directory in {output_dir}: {exc.strerror}",
+            hint="mount a writable volume at /out, or pass --output DIR",
+        ) from exc
+    return staging
+
+
+def _link_or_copy(src: Path, dst: Path) -> None:
+    try:
+        os.link(src, dst)
+    except OSError:
+        shutil.copy2(src, dst)
+
+
+def _keep_earlier(output_dir: Path, earlier_id: str, names: Sequence[str]) -> None:
+    """Keep the committed run's ``names`` under ``history/<earlier_id>/``, renamed in at once."""
+    final = output_dir / HISTORY_DIR / earlier_id
+    if final.exists():  # kept already by an attempt killed before it finished committing
+        return
+    staging = output_dir / HISTORY_DIR / f"{STAGING_PREFIX}{earlier_id}"
+    _remove(staging)
+    staging.mkdir(parents=True)
+    for name in names:
+        if (output_dir / name).is_file():
+            _link_or_copy(output_dir / name, staging / name)
+    fsync_dir(staging)
+    os.rename(staging, final)
+    fsync_dir(final.parent)
+
+
+def commit_staged(
+    staging: Path,
+    output_dir: Path,
+    names: Sequence[str],
+    earlier: tuple[str, Sequence[str]] | None = None,
+) -> None:
+    """Commit a staged run into ``output_dir``: ``names`` renamed in, in order, the last last.
+
+    Args:
+        staging: the staging directory (``make_staging``) holding every file of ``names``.
+        output_dir: the output volume.
+        names: the run's files in commit order; the manifest must be last (its presence means
+            the run completed), the attestation just before it.
+        earlier: ``(run_id, file names)`` of a committed run already in ``output_dir``, kept
+            under ``history/<run_id>/`` first; None when there is none.
+
+    Raises:
+        OutputError: a file cannot be moved (code ``output-not-writable``).
+    """
+    try:
+        if earlier is not None:
+            _keep_earlier(output_dir, earlier[0], earlier[1])
+        (output_dir / names[-1]).unlink(missing_ok=True)  # no longer a completed run
+        fsync_dir(output_dir)
+        stale = set(earlier[1]) if earlier is not None else set()
+        for name in sorted(stale - set(names)):
+            (output_dir / name).unlink(missing_ok=True)
+        for name in names:
+            os.replace(staging / name, output_dir / name)
+            fsync_dir(output_dir)
+        staging.rmdir()
+    except OSError as exc:
+        raise OutputError(
+            "output-not-writable",
+            f"cannot commit the run into {output_dir}: {exc.strerror}",
+            hint="check free space and permissions of the output volume",
+        ) from exc

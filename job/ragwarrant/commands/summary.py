@@ -35,14 +35,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
 
 
 def _check_manifest(outdir: Path, decision_bytes: bytes) -> None:
-    """Raise MismatchError when manifest.json exists and does not record these bytes."""
+    """Raise InputError without manifest.json, MismatchError when it does not record these bytes."""
     from pydantic import ValidationError
 
     from ragwarrant.outputs import Manifest
 
     manifest_path = outdir / "manifest.json"
     if not manifest_path.is_file():
-        return
+        raise InputError(
+            "run-incomplete",
+            f"{outdir} is not a completed run: it has no manifest.json (the run was killed "
+            "before it committed, or the manifest was removed); its decision.json is not a result",
+            hint="run the job again into this directory; a completed run writes manifest.json last",
+        )
     hint = "run 'ragwarrant verify' on the output directory"
     try:
         manifest = Manifest.model_validate_json(manifest_path.read_bytes())
@@ -66,10 +71,11 @@ def handle(args: argparse.Namespace) -> int:
 
     With ``--json``, print ``audit.summary.summary_document`` instead. Returns the run's exit code.
 
-    When ``manifest.json`` is present, decision.json's sha256 must be the one it records.
+    ``manifest.json`` must be present (it is committed last: without it the directory is not a
+    completed run) and record decision.json's sha256.
 
     Raises:
-        InputError: decision.json cannot be read (66).
+        InputError: decision.json cannot be read, or there is no manifest.json (66).
         MismatchError: it is not a valid decision record, its sha256 differs from the
             manifest's, its exit code contradicts its class, or its class contradicts its
             candidates' classes (65): use ``ragwarrant verify`` for a full check.
