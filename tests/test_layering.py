@@ -16,6 +16,7 @@ LAYERS = {
     "evidence_class": 0,
     "digests": 0,
     "version": 0,
+    "mounts": 0,
     "exit_modes": 0,
     "outputs": 1,
     "contract": 2,

@@ -15,7 +15,6 @@ from pathlib import Path
 
 import structlog
 
-from ragwarrant.audit.hygiene import DEFAULT_MOUNTS, redact_text
 from ragwarrant.commands import bench as bench_command
 from ragwarrant.commands import init as init_command
 from ragwarrant.commands import k8s as k8s_command
@@ -27,6 +26,7 @@ from ragwarrant.commands import summary as summary_command
 from ragwarrant.commands import verify as verify_command
 from ragwarrant.errors import InternalError, RagwarrantError, UsageError
 from ragwarrant.logging import configure_logging
+from ragwarrant.mounts import DEFAULT_MOUNTS
 from ragwarrant.version import __version__
 
 __all__ = ["build_parser", "main"]
@@ -84,7 +84,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             args,
             InternalError(
                 "internal-error",
-                f"{type(exc).__name__}: {redact_text(str(exc), mounts=_mounts(args))}",
+                f"{type(exc).__name__}: {_redacted(str(exc), args)}",
                 hint="this is a bug in ragwarrant; please report it",
             ),
         )
@@ -172,6 +172,13 @@ def _fail(
     return int(exc.exit_code)
 
 
+def _redacted(text: str, args: argparse.Namespace | None) -> str:
+    """``text`` through the publication-hygiene redaction (the scanner loads only on an error)."""
+    from ragwarrant.audit.hygiene import redact_text
+
+    return redact_text(text, mounts=_mounts(args))
+
+
 def _mounts(args: argparse.Namespace | None) -> tuple[str, ...]:
     """``/in``, ``/out`` and the paths the command line names (their mention is not a leak)."""
     paths = [v for v in vars(args).values() if isinstance(v, Path)] if args is not None else []
@@ -181,7 +188,7 @@ def _mounts(args: argparse.Namespace | None) -> tuple[str, ...]:
 def _stderr_text(exc: RagwarrantError, args: argparse.Namespace | None) -> str:
     """The error as printed on stderr, through the publication-hygiene redaction."""
     text = f"ragwarrant: error: {exc.message}" + (f"\n  hint: {exc.hint}" if exc.hint else "")
-    return redact_text(text, mounts=_mounts(args))
+    return _redacted(text, args)
 
 
 if __name__ == "__main__":  # pragma: no cover

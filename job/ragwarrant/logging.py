@@ -12,13 +12,31 @@ from __future__ import annotations
 
 import logging
 import sys
-from typing import TextIO
+from typing import Any, TextIO
 
 import structlog
 
-from ragwarrant.audit.hygiene import DEFAULT_MOUNTS, redacting_processor
+from ragwarrant.mounts import DEFAULT_MOUNTS
 
 __all__ = ["configure_logging"]
+
+
+def _lazy_redacting_processor(mounts: tuple[str, ...]) -> Any:
+    """``audit.hygiene.redacting_processor``, imported at the first event (not at start-up).
+
+    ``--help`` and ``--version`` log nothing, so they never load the scanner and its imports.
+    """
+    processor: Any = None
+
+    def redact(logger: Any, method: str, event: Any) -> Any:
+        nonlocal processor
+        if processor is None:
+            from ragwarrant.audit.hygiene import redacting_processor
+
+            processor = redacting_processor(mounts)
+        return processor(logger, method, event)
+
+    return redact
 
 
 def configure_logging(
@@ -47,7 +65,7 @@ def configure_logging(
             structlog.contextvars.merge_contextvars,
             structlog.processors.add_log_level,
             structlog.processors.TimeStamper(fmt="iso", utc=True),
-            redacting_processor(mounts),
+            _lazy_redacting_processor(mounts),
             renderer,
         ],
         wrapper_class=structlog.make_filtering_bound_logger(logging.INFO),

@@ -60,6 +60,7 @@ import numpy as np
 import orjson
 
 from ragwarrant.gates.run import HYGIENE_BLOCKER  # the gate's home; re-exported for audit.verify
+from ragwarrant.mounts import DEFAULT_MOUNTS
 
 __all__ = [
     "ALLOWABLE_KINDS",
@@ -158,7 +159,6 @@ def is_secret_name(name: str) -> bool:
     return bool(_SECRET_NAME.search(name))
 
 
-DEFAULT_MOUNTS: tuple[str, ...] = ("/in", "/out")
 """Absolute paths that are not findings: the documented container mounts and what is under them."""
 
 ALLOWABLE_KINDS = frozenset(
