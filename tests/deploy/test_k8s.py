@@ -531,3 +531,10 @@ def test_readme_input_claim_patch_mounts_a_claim_at_in(
     (volume,) = [v for v in pod["volumes"] if v["name"] == mount["name"]]
     assert set(volume) == {"name", "persistentVolumeClaim"}, volume
     assert _validate(tool, out, KUBERNETES_VERSIONS[-1]).returncode == 0
+
+
+def test_rendered_file_is_owner_readable_only(k8s_client: Any, tmp_path: Path) -> None:
+    """The rendered YAML packages contracts and evidence: written atomically with mode 0600."""
+    _render_job(tmp_path)
+    assert (tmp_path / "job.yaml").stat().st_mode & 0o777 == 0o600
+    assert [p.name for p in tmp_path.iterdir()] == ["job.yaml"]

@@ -52,8 +52,14 @@ def dump_json(model: BaseModel) -> bytes:
     return orjson.dumps(data, option=orjson.OPT_INDENT_2) + b"\n"
 
 
-def write_atomic(path: Path, data: bytes) -> None:
+def write_atomic(path: Path, data: bytes, *, mode: int = 0o644) -> None:
     """Write ``data`` to ``path`` atomically: a temp file in the same directory, fsync, rename.
+
+    Args:
+        path: the file to (re)place.
+        data: its bytes.
+        mode: permission bits of the written file: 0o644 for outputs that are published, 0o600
+            for files that hold inputs (``k8s render`` packages contracts and evidence).
 
     Raises:
         OutputError: the directory is not writable (code ``output-not-writable``).
@@ -71,7 +77,7 @@ def write_atomic(path: Path, data: bytes) -> None:
             fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
-        os.chmod(tmp, 0o644)
+        os.chmod(tmp, mode)
         os.replace(tmp, path)
     except OSError as exc:
         with contextlib.suppress(OSError):

@@ -13,13 +13,11 @@ a ``sha256`` digest unless ``--allow-tag``, a malformed digest, or a malformed `
 from __future__ import annotations
 
 import argparse
-import os
 import sys
-import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ragwarrant.errors import OutputError, UsageError
+from ragwarrant.errors import UsageError
 from ragwarrant.k8s.argo import build_argo_manifests
 from ragwarrant.k8s.render import (
     DEFAULT_PARALLELISM,
@@ -382,20 +380,10 @@ def run_render(args: argparse.Namespace) -> int:
     if args.out == "-":
         sys.stdout.write(text)
         return 0
-    out = Path(args.out)
-    try:
-        fd, tmp = tempfile.mkstemp(dir=out.parent, prefix=f".{out.name}.")
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, out)
-    except OSError as exc:
-        raise OutputError(
-            "k8s-output-unwritable",
-            f"cannot write {out}: {exc.strerror}",
-            hint="pass --out with a writable directory, or - for stdout",
-        ) from exc
+    from ragwarrant.audit.writer import write_atomic
+
+    # The rendered objects package contracts and evidence: readable by the owner only.
+    write_atomic(Path(args.out), text.encode("utf-8"), mode=0o600)
     return 0
 
 
