@@ -96,6 +96,26 @@ def test_block_exit_12_duplicates(make_input, tmp_path):
     assert_outputs_valid(out)
 
 
+def test_duplicate_in_another_candidate_blocks_the_run(make_input, tmp_path):
+    """A duplicated row of any declared policy BLOCKs, even when another candidate would PROMOTE."""
+    data = simulate(400)
+    data["cand2"] = {k: v.copy() for k, v in data["cand"].items()}
+
+    def two_candidates(c):
+        c["candidates"].append({"policy_id": "cand2", "config": "policies/cand2.json"})
+
+    inp = make_input(data=data, mutate=two_candidates)
+    csv = inp / "evidence" / "results.csv"
+    lines = csv.read_text().splitlines()
+    dup = next(line for line in lines if ",cand2," in line)
+    csv.write_text("\n".join([*lines, dup]) + "\n")
+    out = tmp_path / "out"
+    assert run(["run", "--input", str(inp), "--output", str(out)]) == 12
+    for c in load(out)["candidates"]:
+        gate = next(g for g in c["gates"] if g["id"] == "hard:duplicate-rows")
+        assert gate["status"] == "fail" and "policy cand2" in gate["reason"]
+
+
 def test_usage_exit_64(tmp_path):
     """An unknown option is a usage error (64)."""
     assert run(["run", "--bogus"]) == 64

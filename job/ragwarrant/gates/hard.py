@@ -95,8 +95,12 @@ def gate_provenance(index: EvidenceIndex, config_missing: list[str]) -> GateResu
     )
 
 
-def gate_duplicates(index: EvidenceIndex, policies: tuple[str, str]) -> GateResult:
-    """No (policy, example, metric) has more than one row."""
+def gate_duplicates(index: EvidenceIndex, policies: Sequence[str]) -> GateResult:
+    """No (policy, example, metric) of any policy the contract names has more than one row.
+
+    Every declared policy is checked, not only the pair under test: a duplicate in a candidate
+    that selection drops would otherwise change the ranking (and the pick) unseen.
+    """
     count = sum(index.duplicates_by_policy.get(p, 0) for p in policies)
     if count:
         first = next(d for d in index.duplicates if d.policy_id in policies)
