@@ -84,6 +84,17 @@ def test_draft_leaves_every_margin_undeclared(tmp_path: Path) -> None:
     assert "margin_abs" in err.value.message
 
 
+def test_draft_asks_for_a_claim(tmp_path: Path) -> None:
+    """The draft has a claims block whose items are left to declare, with an example."""
+    exports = [
+        describe_export(EXPORTS / "ragas" / f"ragas_evaluate_{p}.csv")
+        for p in ("baseline", "candidate")
+    ]
+    text = draft_contract(exports)
+    assert yaml.safe_load(text)["claims"] == {"join": "any", "items": None}
+    assert "items: null  # DECLARE, e.g. [{kind: quality-improvement, metric: " in text
+
+
 def test_init_then_declare_margins_then_run(tmp_path: Path) -> None:
     """init on the example's own evidence, margins declared, gives a contract the job decides on."""
     root = tmp_path / "in"

@@ -74,7 +74,14 @@ def test_scale_contradicted_by_values(tmp_path):
     (message,) = check_scales(src.contract, {"correct": (0.0, 5.0)}, source=src)
     line = src.line_of(("quality_metrics", 0, "scale"))
     assert f"quality_metrics[0].scale (line {line})" in message
-    assert "[0.0, 5.0]" in message and "did you mean scale: [0, 5]" in message
+    assert "range over [0, 5]" in message and "did you mean scale: [0, 5]" in message
+
+
+def test_scale_end_rounding_is_not_a_contradiction():
+    """A value one rounding step past the scale's end (BLEU 1.0000000000000004) is inside it."""
+    contract = ReleaseContract.model_validate(base_contract())
+    assert check_scales(contract, {"correct": (0.0, 1.0000000000000004)}) == []
+    assert check_scales(contract, {"correct": (0.0, 1.001)}) != []
 
 
 def test_scale_respected_and_unknown_metrics_ignored():

@@ -102,6 +102,10 @@ def check_splits_declared(
     ]
 
 
+_SCALE_ROUNDING = 1e-9
+"""Relative slack for floating-point rounding at a scale's ends (a BLEU of 1.0000000000000004)."""
+
+
 def check_scales(
     contract: ReleaseContract,
     observed: Mapping[str, tuple[float, float]],
@@ -124,11 +128,12 @@ def check_scales(
     for i, metric in enumerate(contract.quality_metrics):
         low, high = metric.scale
         if metric.id in observed:
-            seen_low, seen_high = observed[metric.id]
-            if seen_low < low or seen_high > high:
+            seen_low, seen_high = (float(v) for v in observed[metric.id])
+            slack = _SCALE_ROUNDING * max(1.0, high - low)
+            if seen_low < low - slack or seen_high > high + slack:
                 messages.append(
                     f"{_where(source, ('quality_metrics', i, 'scale'))}: values of {metric.id!r} "
-                    f"range over [{seen_low!r}, {seen_high!r}] but the declared scale is "
+                    f"range over [{seen_low:.10g}, {seen_high:.10g}] but the declared scale is "
                     f"[{low:g}, {high:g}]; did you mean scale: "
                     f"[{min(seen_low, low):g}, {max(seen_high, high):g}]?"
                 )
