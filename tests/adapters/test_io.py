@@ -85,6 +85,15 @@ def test_float_cell_reasons() -> None:
         float_cell("high", "f", 3, "c")
 
 
+def test_float_cell_error_describes_the_cell_without_quoting_it() -> None:
+    """A non-number cell is described by its shape; the (possibly private) text is never echoed."""
+    secret = "alice@example.com wrote this answer"
+    with pytest.raises(EvidenceError) as err:
+        float_cell(secret, "f", 3, "c")
+    assert err.value.found == f"{len(secret)} characters starting with 'a'"
+    assert "alice" not in str(err.value.to_record())
+
+
 def test_check_policies_declared_and_multi() -> None:
     """A declared policy fills unnamed rows; a multi-policy file must name known policies."""
     assert check_policies(

@@ -180,6 +180,24 @@ def check_file(path: Path, fmt: str, display: str) -> None:
     _check_utf8(path, display)
 
 
+def wrong_json_type(
+    display: str, line: int, pointer: str, expected: str, found: object
+) -> EvidenceError:
+    """The ``evidence-wrong-type`` error of a JSON-lines value at ``pointer`` (a JSON pointer into
+    line ``line``'s object) that is not what the writer puts there; names the type, never the
+    value."""
+    return EvidenceError(
+        "evidence-wrong-type",
+        f"{display} line {line}, at {pointer}: expected {expected}, found a JSON "
+        f"{type(found).__name__}",
+        file=display,
+        row=line,
+        column=pointer,
+        expected=expected,
+        found=type(found).__name__,
+    )
+
+
 def dataset_unsupported(display: str) -> EvidenceError:
     """The error for a dataset directory given to a reader of single files."""
     return EvidenceError(

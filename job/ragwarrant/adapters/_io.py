@@ -731,7 +731,7 @@ def float_cell(
         row=row,
         column=column,
         expected="a number",
-        found=repr(value)[:40] if isinstance(value, str | int | float) else type(value).__name__,
+        found=_shape_of(value) if isinstance(value, str) else type(value).__name__,
     )
 
 

@@ -16,6 +16,7 @@ from typing import Any
 import orjson
 import pyarrow as pa
 
+from ragwarrant.adapters._integrity import wrong_json_type
 from ragwarrant.adapters._io import iter_json_lines
 from ragwarrant.errors import EvidenceError
 
@@ -139,30 +140,15 @@ def _otlp_request(obj: object, display: str, lineno: int) -> dict[str, Any]:
     return obj
 
 
-def _wrong_otlp(
-    display: str, line: int, pointer: str, expected: str, found: object
-) -> EvidenceError:
-    return EvidenceError(
-        "evidence-wrong-type",
-        f"{display} line {line}, at {pointer}: expected {expected}, found a JSON "
-        f"{type(found).__name__}",
-        file=display,
-        row=line,
-        column=pointer,
-        expected=expected,
-        found=type(found).__name__,
-    )
-
-
 def _objects(value: Any, at: tuple[str, int, str]) -> list[dict[str, Any]]:
     """A JSON list of objects (null → empty), or a located error."""
     display, line, pointer = at
     items = value or []
     if not isinstance(items, list):
-        raise _wrong_otlp(display, line, pointer, "a list of objects", items)
+        raise wrong_json_type(display, line, pointer, "a list of objects", items)
     for i, item in enumerate(items):
         if not isinstance(item, dict):
-            raise _wrong_otlp(display, line, f"{pointer}/{i}", "an object", item)
+            raise wrong_json_type(display, line, f"{pointer}/{i}", "an object", item)
     return items
 
 

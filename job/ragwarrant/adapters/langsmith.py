@@ -47,6 +47,7 @@ from ragwarrant.adapters._common import (
     tool_result,
     tool_tag,
 )
+from ragwarrant.adapters._integrity import wrong_json_type
 from ragwarrant.adapters._io import (
     check_unique_keys,
     column_as_float,
@@ -234,30 +235,13 @@ def _raw_lines(request: AdapterRequest) -> list[dict[str, Any]]:
     return lines
 
 
-def _wrong_shape(
-    display: str, line: int, pointer: str, expected: str, found: object
-) -> EvidenceError:
-    """The ``evidence-wrong-type`` error of a raw row whose value at ``pointer`` (a JSON
-    pointer into the line's object) is not what LangSmith writes there."""
-    return EvidenceError(
-        "evidence-wrong-type",
-        f"{display} line {line}, at {pointer}: expected {expected}, found a JSON "
-        f"{type(found).__name__}",
-        file=display,
-        row=line,
-        column=pointer,
-        expected=expected,
-        found=type(found).__name__,
-    )
-
-
 def _runs(lines: list[dict[str, Any]], display: str) -> list[dict[str, Any]]:
     """The ``run`` object of every experiment row (an empty one where it is null)."""
     runs = []
     for i, o in enumerate(lines, start=1):
         run = o.get("run") or {}
         if not isinstance(run, dict):
-            raise _wrong_shape(display, i, "/run", "an object (the run)", run)
+            raise wrong_json_type(display, i, "/run", "an object (the run)", run)
         runs.append(run)
     return runs
 
@@ -341,7 +325,7 @@ def _raw_feedback(
     for i, (o, r) in enumerate(zip(lines, runs, strict=True), start=1):
         results = (_path(o, "evaluation_results.results") if wrapped else r.get("feedback")) or []
         if not isinstance(results, list):
-            raise _wrong_shape(display, i, pointer, "a list of feedback objects", results)
+            raise wrong_json_type(display, i, pointer, "a list of feedback objects", results)
         fb: dict[str, Any] = {}
         for item in results:
             if not isinstance(item, dict) or "key" not in item:
