@@ -346,6 +346,26 @@ def run_study(
     return cells
 
 
+BEGIN, END = "<!-- validity:begin -->", "<!-- validity:end -->"
+
+
+def replace_generated(path: Path, generated: str) -> None:
+    """Write ``generated`` between the BEGIN/END markers of ``path``, keeping the rest.
+
+    Text outside the markers (the hand-written reading of the table, the sequential-looks
+    section written by ``bench/validity_sequential.py``) is kept; a file without markers gets
+    the generated block first and its old text after it.
+    """
+    old = path.read_text() if path.exists() else ""
+    block = f"{BEGIN}\n{generated.rstrip()}\n{END}\n"
+    if BEGIN in old and END in old:
+        head, rest = old.split(BEGIN, 1)
+        tail = rest.split(END, 1)[1].lstrip("\n")
+        path.write_text(head + block + ("\n" + tail if tail else ""))
+    else:
+        path.write_text(block + ("\n" + old if old else ""))
+
+
 def main() -> None:
     """Run the study, print the table and optionally write it with its command and date."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -376,7 +396,7 @@ def main() -> None:
                 )
             )
             status = "" if done == total else f"\n**Partial: {done} of {total} scenarios.**\n"
-            Path(args.write).write_text(intro + status + "\n" + format_table(cells))
+            replace_generated(Path(args.write), intro + status + "\n" + format_table(cells))
 
     print(format_table(run_study(args.replicates, args.resamples, args.workers, only, write)))
 

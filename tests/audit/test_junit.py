@@ -91,7 +91,7 @@ def test_outcomes_follow_gate_status(decision: Decision) -> None:
     assert cases[prefix + "noninferiority:no_hallucination@QA"].find("failure") is not None
     skipped = cases[prefix + "noninferiority:no_hallucination"].find("skipped")
     assert skipped is not None and skipped.get("type") == "inconclusive"
-    assert "about 412 more paired examples" in (skipped.text or "")
+    assert "about 412 more clusters" in (skipped.text or "")  # the gate resampled clusters
     na = cases[prefix + "hard:split-leakage"].find("skipped")
     assert na is not None and na.get("type") == "not-applicable"
     assert list(cases[prefix + "hard:provenance"]) == []  # a pass has no outcome element

@@ -90,8 +90,8 @@ def test_deciding_gates_come_before_the_folded_table(decision: Decision) -> None
 def test_what_would_change_an_inconclusive(decision: Decision) -> None:
     """An inconclusive gate's more_paired_n is shown as the step that would change the class."""
     page = render_report_html(inconclusive_variant(decision, more=412))
-    assert "gather about 412 more paired examples" in page
-    assert "about 412 more paired examples (at the observed effect, alpha 0.05)" in page
+    assert "gather about 412 more clusters" in page  # the gate resampled clusters
+    assert "about 412 more clusters (at the observed effect, alpha 0.05, 80 % power)" in page
 
 
 def test_missing_cost_delta_is_said(decision: Decision) -> None:

@@ -6,12 +6,13 @@ import orjson
 
 from ragwarrant.audit.summary import (
     deciding_gates,
+    more_data_text,
     more_needed,
     next_step,
     summary_document,
     summary_line,
 )
-from ragwarrant.outputs import Decision
+from ragwarrant.outputs import Decision, GateResult, GateStatus
 
 from .conftest import Run
 from .decisions import inconclusive_variant, load_decision
@@ -40,7 +41,7 @@ def test_inconclusive_summary_carries_more_needed(pristine_run: Run) -> None:
     doc = summary_document(decision)
     assert doc["candidates"][0]["more_needed"] == 412
     assert doc["candidates"][0]["reason"].startswith("unresolved: noninferiority:no_hallucination")
-    assert "412 more paired examples" in doc["next_step"]
+    assert "412 more clusters" in doc["next_step"]  # the example's gates resample clusters
     assert more_needed(decision.candidates[0]) == 412
     assert more_needed(decision.candidates[1]) is None  # NOT_SELECTED
 
@@ -95,3 +96,25 @@ def test_error_next_step_gives_the_hint(pristine_run: Run) -> None:
         next_step(err) == "fix the error and run again: declare margin_abs for every quality metric"
     )
     assert "error contract-invalid: margin_abs missing" in summary_line(err)
+
+
+def _overall(decision: Decision) -> GateResult:
+    return next(g for g in decision.candidates[0].gates if g.status is GateStatus.INCONCLUSIVE)
+
+
+def test_more_data_text_counts_the_gate_unit(pristine_run: Run) -> None:
+    """Clusters are called clusters and pairs paired examples, in every report's hint."""
+    gate = _overall(inconclusive_variant(load_decision(pristine_run.output_dir), more=40))
+    clustered = gate.model_copy(update={"details": {**gate.details, "units": "clusters"}})
+    paired = gate.model_copy(update={"details": {**gate.details, "units": "pairs"}})
+    assert more_data_text(clustered).startswith("about 40 more clusters")
+    assert more_data_text(paired).startswith("about 40 more paired examples")
+
+
+def test_more_data_text_without_a_count_says_why(pristine_run: Run) -> None:
+    """No count past the threshold (more data confirms the loss) or when none is feasible."""
+    gate = _overall(inconclusive_variant(load_decision(pristine_run.output_dir), more=40))
+    past = gate.model_copy(update={"more_paired_n": None, "estimate": -0.0501, "threshold": -0.05})
+    close = gate.model_copy(update={"more_paired_n": None, "estimate": -0.0499, "threshold": -0.05})
+    assert "more likely confirm the loss" in more_data_text(past)
+    assert "too close to the threshold" in more_data_text(close)

@@ -201,3 +201,26 @@ def test_false_promote_smoke_at_the_margin(case):
 def test_detect_metric_kind(values, scale, expected):
     """0/1 is binary, integers on a scale of at most 11 levels ordinal, anything else continuous."""
     assert ni.detect_metric_kind(np.asarray(values), scale) == expected
+
+
+@pytest.mark.parametrize("kind", ["binary", "continuous"])
+def test_no_count_when_the_estimate_is_past_the_margin(kind):
+    """Just past -margin the hint gives no count (it used to ask for millions of pairs)."""
+    base = np.array([1.0] * 50 + [0.0] * 40 + [1.0] * 7 + [0.0] * 3)
+    cand = np.array([1.0] * 50 + [0.0] * 40 + [0.0] * 7 + [1.0] * 3)  # estimate -0.04
+    if kind == "continuous":
+        cand = cand - 0.0101  # estimate -0.0501, margin 0.05
+    res = _test(cand, base, kind=kind, margin_abs=0.05 if kind == "continuous" else 0.04)
+    assert not res.rejects and res.estimate <= res.threshold
+    assert res.more_units_needed is None
+
+
+def test_no_count_when_no_feasible_sample_resolves_it():
+    """An estimate a hair inside the margin would need > 100x the units: no count is printed."""
+    base = np.array([1.0] * 50 + [0.0] * 40 + [1.0] * 7 + [0.0] * 3)
+    cand = np.array([1.0] * 50 + [0.0] * 40 + [0.0] * 7 + [1.0] * 3)  # estimate -0.04
+    res = _test(cand, base, kind="binary", margin_abs=0.0401)
+    assert not res.rejects and res.estimate > res.threshold
+    assert res.more_units_needed is None
+    wide = _test(cand, base, kind="binary", margin_abs=0.08)
+    assert wide.more_units_needed is not None  # a feasible hint is still given

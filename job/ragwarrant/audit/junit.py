@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 
+from ragwarrant.audit.summary import more_data_text
 from ragwarrant.outputs import CandidateDecision, Decision, GateResult, GateStatus
 
 __all__ = ["render_junit"]
@@ -39,8 +40,8 @@ def _detail(g: GateResult) -> str:
             f"estimate {_fmt(g.estimate)}, lower bound {_fmt(g.lower_bound)}, upper bound "
             f"{_fmt(g.upper_bound)}, threshold {_fmt(g.threshold)}, alpha {g.alpha}, n {g.n}"
         )
-    if g.more_paired_n is not None:
-        lines.append(f"about {g.more_paired_n} more paired examples would likely resolve it")
+    if g.status is GateStatus.INCONCLUSIVE:
+        lines.append(f"more data: {more_data_text(g)}")
     return "\n".join(lines)
 
 

@@ -7,6 +7,7 @@ It never states more than the run's evidence class allows: the scope sentence co
 from __future__ import annotations
 
 from ragwarrant.audit.hygiene import is_secret_name
+from ragwarrant.audit.summary import more_data_text
 from ragwarrant.evidence_class import EvidenceClass
 from ragwarrant.exit_codes import DecisionClass
 from ragwarrant.outputs import (
@@ -264,15 +265,7 @@ def _gate_table(cd: CandidateDecision) -> list[str]:
 
 
 def _more_data_line(g: GateResult) -> str:
-    if g.more_paired_n is not None:
-        return (
-            f"- `{g.id}`: about {g.more_paired_n} more paired examples "
-            f"(at the observed effect, alpha {g.alpha}, 80 % power)"
-        )
-    return (
-        f"- `{g.id}`: the observed effect sits on the threshold; "
-        "more data at this effect would not resolve it"
-    )
+    return f"- `{g.id}`: {more_data_text(g)}"
 
 
 def _what_would_change(decision: Decision, cd: CandidateDecision) -> list[str]:

@@ -27,6 +27,7 @@ from ragwarrant.audit.report import decision_sentence
 from ragwarrant.audit.summary import (
     STATISTICAL_KINDS,
     deciding_gates,
+    more_data_text,
     more_needed,
     next_step,
     tested_candidates,
@@ -238,6 +239,7 @@ def _environment() -> jinja2.Environment:
         lstrip_blocks=True,
     )
     env.filters["signed"] = _fmt
+    env.globals["more_data_text"] = more_data_text
     env.globals["STATUS_COLOURS"] = {k.value: v for k, v in STATUS_COLOURS.items()}
     return env
 

@@ -67,8 +67,47 @@ def deciding_gates(candidate: CandidateDecision) -> list[GateResult]:
     return list({g.id: g for g in cited}.values())
 
 
+def unit_noun(g: GateResult) -> str:
+    """What ``g.more_paired_n`` and ``g.n``'s resampled units count: clusters or paired examples."""
+    return "clusters" if (g.details or {}).get("units") == "clusters" else "paired examples"
+
+
+def more_data_text(g: GateResult) -> str:
+    """The "more data" hint of one unresolved gate, in its own unit; one home for every report.
+
+    A count when the gate's power calculation gave one; otherwise why no count is useful: the
+    estimate is at or beyond the threshold (more data would more likely confirm the loss), or
+    it is so close to the threshold that no feasible sample resolves it
+    (``stats.power.feasible_hint``).
+    """
+    if g.more_paired_n is not None:
+        return (
+            f"about {g.more_paired_n} more {unit_noun(g)} "
+            f"(at the observed effect, alpha {g.alpha:g}, 80 % power)"
+        )
+    if g.estimate is not None and g.threshold is not None and g.estimate <= g.threshold:
+        return (
+            "the estimate is at or beyond the threshold: more data would more likely confirm "
+            "the loss than resolve it"
+        )
+    return (
+        "the estimate is too close to the threshold for a feasible sample to resolve it "
+        "(no count is given)"
+    )
+
+
+def _hint_gate(candidate: CandidateDecision) -> GateResult | None:
+    """The inconclusive gate that needs the most additional units (every one must resolve)."""
+    gates = [
+        g
+        for g in candidate.gates
+        if g.status is GateStatus.INCONCLUSIVE and g.more_paired_n is not None
+    ]
+    return max(gates, key=lambda g: g.more_paired_n or 0) if gates else None
+
+
 def more_needed(candidate: CandidateDecision) -> int | None:
-    """Additional paired examples likely to resolve an INCONCLUSIVE candidate, or None.
+    """Additional units (paired examples or clusters) likely to resolve an INCONCLUSIVE candidate.
 
     The largest ``more_paired_n`` over its inconclusive gates (each gate's own power
     calculation, ``stats.power.additional_pairs_needed``): every unresolved gate must resolve.
@@ -76,12 +115,8 @@ def more_needed(candidate: CandidateDecision) -> int | None:
     """
     if candidate.decision_class is not CandidateClass.INCONCLUSIVE:
         return None
-    counts = [
-        g.more_paired_n
-        for g in candidate.gates
-        if g.status is GateStatus.INCONCLUSIVE and g.more_paired_n is not None
-    ]
-    return max(counts) if counts else None
+    gate = _hint_gate(candidate)
+    return None if gate is None else gate.more_paired_n
 
 
 def next_step(decision: Decision, candidate: CandidateDecision | None = None) -> str:
@@ -105,9 +140,11 @@ def next_step(decision: Decision, candidate: CandidateDecision | None = None) ->
 
 def _inconclusive_step(decision: Decision, candidate: CandidateDecision) -> str:
     n = more_needed(candidate)
-    if n is not None:
+    gate = _hint_gate(candidate)
+    if n is not None and gate is not None:
         return (
-            f"gather about {n} more paired examples (confirmatory split) for {candidate.policy_id}"
+            f"gather about {n} more {unit_noun(gate)} (confirmatory split) "
+            f"for {candidate.policy_id}"
         )
     if any(r.startswith("claim-ceiling") for r in candidate.reasons):
         floor = decision.promotion_min_class.value if decision.promotion_min_class else "higher"
@@ -115,7 +152,7 @@ def _inconclusive_step(decision: Decision, candidate: CandidateDecision) -> str:
     if any(r.startswith("evaluator-unreliable") for r in candidate.reasons):
         return "corroborate or replace the judge: its disagreement or abstention is too high"
     if any(r.startswith("multiplicity") for r in candidate.reasons):
-        return "test fewer candidates, or gather more paired examples for each"
+        return "test fewer candidates, or gather more evidence for each"
     return (
         "the observed effect sits on the threshold: more data at this effect would not resolve it"
     )

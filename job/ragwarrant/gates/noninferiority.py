@@ -32,6 +32,8 @@ def _inconclusive_reason(where: str, test: OneSidedTest) -> str:
 def _more_needed_text(test: OneSidedTest) -> str:
     """The hint in the test's own unit: clusters are counted as clusters, pairs as pairs."""
     if test.more_units_needed is None:
+        if test.estimate > test.threshold and test.degenerate_reason is None:
+            return "; the estimate is too close to -margin for a feasible sample to resolve it"
         return ""
     unit = "clusters" if test.unit_name == "clusters" else "paired examples"
     return f"; about {test.more_units_needed} more {unit} would likely resolve it"

@@ -45,6 +45,7 @@ import numpy as np
 from ragwarrant.stats.bootstrap import paired_bootstrap
 from ragwarrant.stats.onesided import OneSidedTest, OrientedBootstrap
 from ragwarrant.stats.paired_binary import tango_test
+from ragwarrant.stats.power import feasible_hint
 
 __all__ = [
     "MIN_WORSE_UNITS",
@@ -189,17 +190,23 @@ def _more_needed(
 ) -> int | None:
     """Additional units for a one-sided level-alpha test to reach ``power`` at the estimate.
 
+    ``gap`` = estimate - threshold (oriented); None when it is <= 0 (the estimate is at or
+    beyond the margin: more data would more likely confirm the loss) or the count is not
+    feasible (``stats.power.feasible_hint``).
+
     n* = ((z_{1-alpha} sd_H0 + z_power sd_H1) / gap)^2 (the score-test sample size of
     Nam 1997, Biometrics 53:1422–1430, eq. 3; with sd_H0 = sd_H1 the usual normal formula).
     """
     if gap <= 0 or sd_h1 <= 0 or not math.isfinite(sd_h1):
         return None
     total = ((_N.inv_cdf(1 - alpha) * sd_h0 + _N.inv_cdf(power) * sd_h1) / gap) ** 2
-    return max(0, math.ceil(total - n_units))
+    return feasible_hint(max(0, math.ceil(total - n_units)), gap, n_units)
 
 
-def _with_minimum(more: int | None, n_units: int, minimum: int) -> int | None:
-    if n_units >= minimum:
+def _with_minimum(more: int | None, n_units: int, minimum: int, gap: float) -> int | None:
+    """At least the units the margin requires (``min_units_for_margin``), unless the estimate
+    is at or beyond the margin (``gap`` <= 0), where no count is a useful hint."""
+    if gap <= 0 or n_units >= minimum:
         return more
     return max(more or 0, minimum - n_units)
 
@@ -212,9 +219,10 @@ def _binary(units: _Units, threshold: float, alpha: float, power: float) -> OneS
     more = None
     if not rejects:
         sd1 = math.sqrt(res.observed_variance) or math.sqrt(res.null_variance)
-        gap = abs(res.estimate - threshold)
+        gap = res.estimate - threshold
         more = _more_needed(sd1, math.sqrt(res.null_variance), gap, n, alpha, power)
-        more = _with_minimum(more, n, min_units_for_margin("binary", -threshold, alpha))
+        minimum = min_units_for_margin("binary", -threshold, alpha)
+        more = _with_minimum(more, n, minimum, gap)
     return OneSidedTest(
         estimate=res.estimate,
         lower_bound=res.lower_bound,
@@ -326,10 +334,10 @@ def _bootstrap(
     sd = boot.standard_error() * s * math.sqrt(g)
     more = None
     if not rejects:
-        more = _more_needed(sd, sd, abs(boot.estimate - threshold), g, alpha, power)
+        more = _more_needed(sd, sd, boot.estimate - threshold, g, alpha, power)
         if reason is not None:
             minimum = min_units_for_margin(kind, -threshold, alpha, width)
-            more = _with_minimum(more, g, max(minimum, g + 1))
+            more = _with_minimum(more, g, max(minimum, g + 1), boot.estimate - threshold)
     return OneSidedTest(
         estimate=boot.estimate,
         lower_bound=lower,
