@@ -11,11 +11,13 @@ and context text) in a temporary directory:
 2. **attestation edits** — every single-field edit of the Statement (each leaf changed, each
    member deleted, each list shortened, a member added), written back in canonical form.
    Counts edits that still verify.
-3. **secrets** — ``SECRETS`` (23 kinds) x ``PLACES`` (15 places a user can put a value: contract
+3. **secrets** — ``SECRETS`` (23 kinds) x ``PLACES`` (17 places a user can put a value: contract
    fields, policy configs, evidence cells and headers, slice, metric and policy names, example
-   ids, ...): one run each, in-process through ``cli.main`` with stdout and stderr captured at
-   the file-descriptor level and a ledger; a leak is the raw value (or its JSON-escaped form)
-   in any output file, the ledger, stdout or stderr.
+   ids, the names of input files and directories, ...; a value holding a path separator cannot
+   be one file or directory name and is skipped there): one run each, in-process through
+   ``cli.main`` with stdout and stderr captured at the file-descriptor level and a ledger; a
+   leak is the raw value (or its JSON-escaped form) in any output file, the ledger, stdout or
+   stderr.
 4. **kills** — ``ragwarrant run`` in a subprocess, SIGKILLed (a) at each of its first N
    file-system write calls (``os.write``, ``fsync``, ``replace``, ``rename``, ``unlink``,
    ``mkdir``, ``rmdir``, ``symlink``, ``ftruncate``; the child counts them), and (b) at
@@ -302,7 +304,26 @@ def _add_header(rows: list[dict[str, str]], secret: str) -> None:
         row[secret] = "1"
 
 
+class NotANameError(Exception):
+    """The secret cannot be a file or directory name (it holds a path separator)."""
+
+
+def _move_evidence(input_dir: Path, new_rel: str) -> None:
+    """Move evidence/results.csv to ``new_rel`` (relative) and point the contract at it."""
+    (input_dir / new_rel).parent.mkdir(parents=True, exist_ok=True)
+    (input_dir / "evidence" / "results.csv").rename(input_dir / new_rel)
+    _edit_contract(input_dir, lambda c: c["evidence"][0].__setitem__("path", new_rel))
+
+
+def _as_name(secret: str) -> str:
+    if "/" in secret or "\\" in secret or secret.startswith("-"):
+        raise NotANameError(secret)
+    return secret
+
+
 PLACES: dict[str, Callable[[Path, str], None]] = {
+    "evidence file name": lambda d, s: _move_evidence(d, f"evidence/{_as_name(s)}.csv"),
+    "evidence directory name": lambda d, s: _move_evidence(d, f"evidence/{_as_name(s)}/r.csv"),
     "contract.id": lambda d, s: _edit_contract(d, lambda c: c.__setitem__("id", s)),
     "contract.version": lambda d, s: _edit_contract(d, lambda c: c.__setitem__("version", s)),
     "contract.description": lambda d, s: _edit_contract(
@@ -359,7 +380,11 @@ def bench_secrets(
             case = work / f"case-{cases}"
             case.mkdir()
             input_dir = _copy_example(case)
-            PLACES[place](input_dir, SECRETS[kind])
+            try:
+                PLACES[place](input_dir, SECRETS[kind])
+            except NotANameError:  # a path or PEM header cannot be one file or directory name
+                shutil.rmtree(case)
+                continue
             out, ledger = case / "out", case / "ledger.jsonl"
             argv = ["run", "--input", str(input_dir), "--output", str(out), "--ledger", str(ledger)]
             code, stdout, stderr = run_in_process(argv, case)

@@ -133,6 +133,15 @@ def test_input_missing_exit_66_writes_error_record(tmp_path):
     assert_outputs_valid(out)
 
 
+def test_a_missing_input_directory_is_named_on_stderr(tmp_path, capsys):
+    """The path the user typed is not private: the error names it (it used to be withheld)."""
+    missing = tmp_path / "nope"
+    assert run(["run", "--input", str(missing), "--output", str(tmp_path / "out")]) == 66
+    err = capsys.readouterr().err
+    assert f"input directory {missing} does not exist" in err
+    assert "withheld" not in err
+
+
 def test_internal_error_exit_70(make_input, tmp_path, monkeypatch):
     """An unexpected exception becomes exit 70 with an ERROR record, never a decision."""
     import ragwarrant.pipeline as pipeline

@@ -28,6 +28,7 @@ from ragwarrant.contract import (
     load_contract_source,
     load_policy_config,
     resolve_inside,
+    wide_margins,
 )
 from ragwarrant.digests import sha256_bytes, sha256_file
 from ragwarrant.errors import EvidenceError, InputError
@@ -153,7 +154,24 @@ def _read_contract(input_dir: Path) -> Inputs:
             message="the release contract validates against contracts/contract.schema.json",
         )
     )
+    inputs.checks += _wide_margin_checks(source.contract, contract_file.name)
     return inputs
+
+
+def _wide_margin_checks(contract: ReleaseContract, name: str) -> list[ValidationCheck]:
+    """A ``warn`` check per margin of half its scale or more (``contract.wide_margins``)."""
+    return [
+        ValidationCheck(
+            id="contract-margin-wide",
+            target=name,
+            status="warn",
+            file=name,
+            column=key,
+            message=f"{key} is {margin:g}, at least half the metric's scale width {width:g}: "
+            "a candidate that lost that much still passes; is this the margin you meant?",
+        )
+        for key, margin, width in wide_margins(contract)
+    ]
 
 
 def _read_config(inputs: Inputs, input_dir: Path, policy: PolicyRef) -> None:

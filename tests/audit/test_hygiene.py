@@ -308,6 +308,19 @@ def test_mounts_are_configurable() -> None:
     assert scan_outputs(doc, mounts=("/srv/ml-team",)) == []
 
 
+def test_a_mount_under_a_private_root_is_named_but_its_neighbours_are_not() -> None:
+    """The directory the user named (under /tmp or /home) is a mount; a sibling stays private."""
+    mounts = ("/in", "/out", "/tmp/rw-in")
+    assert redact_text("input directory /tmp/rw-in does not exist", mounts=mounts) == (
+        "input directory /tmp/rw-in does not exist"
+    )
+    assert redact_text("read /tmp/rw-in/evidence/a.csv.", mounts=mounts).endswith("a.csv.")
+    assert redact_text("read /tmp/rw-input/a.csv", mounts=mounts) == (
+        "read [withheld: absolute-path]"
+    )
+    assert "/home/alice" not in redact_text("at /home/alice/x.csv", mounts=mounts)
+
+
 @pytest.mark.parametrize(("kind", "secret"), PLANTED)
 def test_redact_text_removes_every_planted_value(kind: str, secret: str) -> None:
     """A log line or error message keeps its words but loses the value, named by kind."""

@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import shutil
+from pathlib import Path
+
+import orjson
 import pytest
 
 from ragwarrant.audit.hygiene import scan_outputs
+from ragwarrant.audit.manifest import WITHHELD_INPUT_PREFIX
 from ragwarrant.audit.publish import check_output_dir, is_inside, publish_outputs, render_outputs
+from ragwarrant.audit.verify import verify_output_dir
 from ragwarrant.errors import UsageError
 from ragwarrant.exit_codes import DecisionClass
 from ragwarrant.outputs import (
@@ -15,6 +21,7 @@ from ragwarrant.outputs import (
     ErrorRecord,
     ValidationReport,
 )
+from ragwarrant.pipeline import run_job
 
 from .conftest import Run
 from .test_hygiene import HOME_PATH, PRIVATE_CONTEXT
@@ -114,3 +121,41 @@ def test_output_inside_input_is_refused_before_anything_is_created(tmp_path) -> 
     assert is_inside(inside, tmp_path / "in") and not is_inside(tmp_path / "x", tmp_path / "in")
     check_output_dir(tmp_path / "out" / "deep", tmp_path / "in")
     assert (tmp_path / "out" / "deep").is_dir()
+
+
+@pytest.mark.parametrize(
+    "secret_path",
+    [
+        "evidence/ghp_" + "A1b2" * 9 + ".parquet",  # a token as a file name
+        "evidence/alice.liddell@example.com/telemetry.parquet",  # an address as a directory
+    ],
+)
+def test_a_secret_in_an_input_file_name_blocks_and_is_never_published(
+    pristine_run: Run, tmp_path: Path, secret_path: str
+) -> None:
+    """Input paths reach manifest.json and the attestation's subjects: a name with a finding
+    BLOCKs the run, is published as a placeholder only, and the directory still verifies."""
+    input_dir = tmp_path / "in"
+    shutil.copytree(pristine_run.input_dir, input_dir)
+    target = input_dir / secret_path
+    target.parent.mkdir(parents=True, exist_ok=True)
+    (input_dir / "evidence" / "telemetry.parquet").rename(target)
+    contract = input_dir / "contract.yaml"
+    contract.write_text(contract.read_text().replace("evidence/telemetry.parquet", secret_path))
+    out = tmp_path / "out"
+    run_job(input_dir, out, on_stage=lambda event, **fields: None)
+    decision = orjson.loads((out / "decision.json").read_bytes())
+    assert decision["run_class"] == "BLOCK"
+    secret = secret_path.split("/")[1].encode()
+    for f in out.iterdir():
+        if f.is_file():
+            assert secret not in f.read_bytes(), f.name
+    manifest = orjson.loads((out / "manifest.json").read_bytes())
+    assert any(d["path"].startswith(WITHHELD_INPUT_PREFIX) for d in manifest["inputs"])
+    report = orjson.loads((out / "validation_report.json").read_bytes())
+    assert any(
+        c["id"].startswith("hygiene:") and "manifest.json:inputs[" in c["message"]
+        for c in report["checks"]
+    ), [c["id"] for c in report["checks"]]
+    assert verify_output_dir(out).ok
+    assert verify_output_dir(out, input_dir=input_dir).ok  # the withheld name matches by sha256

@@ -92,6 +92,17 @@ def test_what_would_change_an_inconclusive(decision: Decision) -> None:
     page = render_report_html(inconclusive_variant(decision, more=412))
     assert "gather about 412 more clusters" in page  # the gate resampled clusters
     assert "about 412 more clusters (at the observed effect, alpha 0.05, 80 % power)" in page
+    section = page[page.index('id="candidate-1"') :]
+    assert section.index("<h3>Next step</h3>") < section.index("<h3>What would change this</h3>")
+
+
+def test_a_promote_shows_its_next_step_not_what_would_change_it(decision: Decision) -> None:
+    """A PROMOTE's "release …" step is its next step; no "What would change this" list."""
+    assert decision.candidates[0].decision_class.value == "PROMOTE"
+    section = render_report_html(decision).split('id="candidate-1"')[1].split('id="candidate-2"')[0]
+    nxt = section[section.index("<h3>Next step</h3>") :]
+    assert nxt.split("</p>")[0].endswith("within the run&#39;s claim scope")
+    assert "What would change this" not in section
 
 
 def test_missing_cost_delta_is_said(decision: Decision) -> None:

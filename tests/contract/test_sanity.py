@@ -122,9 +122,43 @@ def test_publication_block():
         ReleaseContract.model_validate(c)
 
 
-@pytest.mark.parametrize("metric", ["no_hallucination", "error_free_rate", "non_toxic_error"])
-def test_negated_names_have_no_family(metric):
-    """An id with a negation word (``no_hallucination``) implies no direction."""
+@pytest.mark.parametrize(
+    ("metric", "family"),
+    [
+        ("no_hallucination", "higher_is_better"),
+        ("error_free_rate", "higher_is_better"),
+        ("toxicity_free", "higher_is_better"),
+        ("no_relevance", "lower_is_better"),
+        ("hallucination_rate", "lower_is_better"),
+        ("faithfulness_vs_cost", None),  # words of both families
+    ],
+)
+def test_negated_names_turn_the_family_around(metric, family):
+    """A negation word turns a name's family around (``no_hallucination``: higher is better)."""
     from ragwarrant.contract import name_family
 
-    assert name_family(metric) is None
+    assert name_family(metric) == family
+
+
+def test_a_reversed_no_metric_is_refused():
+    """``no_hallucination`` declared lower_is_better contradicts its name (it used to pass)."""
+    from ragwarrant.contract import Direction
+    from ragwarrant.contract._sanity import check_direction_family
+
+    with pytest.raises(ValueError, match="did you mean direction: higher_is_better"):
+        check_direction_family("no_hallucination", Direction("lower_is_better"), False)
+    check_direction_family("no_hallucination", Direction("lower_is_better"), True)  # confirmed
+
+
+def test_a_margin_of_half_the_scale_is_warned(tmp_path):
+    """A margin of half the scale or more is legal but gets a located warn check."""
+    from ragwarrant.contract import ReleaseContract, wide_margins
+
+    c = ReleaseContract.model_validate(base_contract())
+    assert wide_margins(c) == []
+    doc = base_contract()
+    doc["quality_metrics"][0]["margin_abs"] = 0.5 * (
+        doc["quality_metrics"][0]["scale"][1] - doc["quality_metrics"][0]["scale"][0]
+    )
+    (key, _, _), *rest = wide_margins(ReleaseContract.model_validate(doc))
+    assert key == "quality_metrics[0].margin_abs" and rest == []

@@ -235,6 +235,15 @@ def _outside_mounts(path: str, settings: ScanSettings) -> bool:
     )
 
 
+def _outside_mount_dirs(path: str, settings: ScanSettings) -> bool:
+    """A path under a private root (``/home``, ``/tmp``...) is private unless it is one of the
+    run's mounts or lies under one (the directories the user named on the command line)."""
+    clean = path.rstrip("/.,;:)]}")
+    return not any(
+        clean == m.rstrip("/") or clean.startswith(m.rstrip("/") + "/") for m in settings.mounts
+    )
+
+
 def _not_version_like(address: str, settings: ScanSettings) -> bool:
     """An IPv4 address, unless every octet is one digit (``1.0.0.0``: a version) or it is a
     loopback or unspecified address."""
@@ -315,11 +324,19 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str], _Validator | None], ...] = (
         None,
     ),
     (
+        # A path under a private root (the whole path, so a mount the user named is told apart).
         "absolute-path",
         re.compile(
             rf"(?:(?<![\w.~\-+])|{_GLUED_V})"
-            r"(?:/(?:home|Users|root|tmp|var/tmp|var/folders|private|mnt)(?=/|\b)(?![+=])"
-            rf"|(?:(?<![A-Za-z0-9])|{_GLUED_V})[A-Za-z]:\\"
+            r"/(?:home|Users|root|tmp|var/tmp|var/folders|private|mnt)(?=/|\b)(?![+=])"
+            r"[^\s\"'<>`]*"
+        ),
+        _outside_mount_dirs,
+    ),
+    (
+        "absolute-path",
+        re.compile(
+            rf"(?:(?:(?<![A-Za-z0-9])|{_GLUED_V})[A-Za-z]:\\"
             rf"|(?:(?<![A-Za-z0-9])|{_GLUED_V})[A-Za-z]:/(?=[A-Za-z])|\\\\[A-Za-z0-9._\-]+\\)"
         ),
         None,

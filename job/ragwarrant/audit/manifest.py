@@ -12,11 +12,16 @@ from ragwarrant.version import __version__
 
 __all__ = [
     "RUNTIME_DEPENDENCIES",
+    "WITHHELD_INPUT_PREFIX",
     "build_manifest",
     "dependency_versions",
     "digest_bytes",
     "utc_timestamp",
 ]
+
+WITHHELD_INPUT_PREFIX = "withheld-input-name/"
+"""What an input path with a hygiene finding becomes in manifest.json and the attestation:
+``withheld-input-name/<index>`` (its sha256 is kept; ``verify --input`` matches it by hash)."""
 
 RUNTIME_DEPENDENCIES = (
     "pydantic",

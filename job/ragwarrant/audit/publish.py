@@ -20,11 +20,13 @@
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import orjson
 from pydantic import ValidationError
 
 from ragwarrant.audit.attestation import ATTESTATION_FILENAME, signing_check, write_attestation
@@ -40,7 +42,12 @@ from ragwarrant.audit.hygiene import (
     withhold,
 )
 from ragwarrant.audit.junit import render_junit
-from ragwarrant.audit.manifest import build_manifest, digest_bytes, utc_timestamp
+from ragwarrant.audit.manifest import (
+    WITHHELD_INPUT_PREFIX,
+    build_manifest,
+    digest_bytes,
+    utc_timestamp,
+)
 from ragwarrant.audit.report import render_report
 from ragwarrant.audit.report_html import render_report_html
 from ragwarrant.audit.writer import (
@@ -73,6 +80,7 @@ if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 __all__ = [
+    "InputNames",
     "Publication",
     "RunRecord",
     "check_output_dir",
@@ -82,6 +90,7 @@ __all__ = [
     "render_decision_views",
     "render_outputs",
     "run_mounts",
+    "withhold_input_names",
     "write_outputs",
 ]
 
@@ -227,6 +236,52 @@ def _allowed_check(allowed_kinds: frozenset[str]) -> list[ValidationCheck]:
     ]
 
 
+_INPUT_FIELD = re.compile(r"^inputs\[(\d+)\]$")
+
+
+@dataclass(frozen=True)
+class InputNames:
+    """Input paths as the manifest and the attestation publish them, after the name scan.
+
+    Attributes:
+        digests: the manifest's inputs, each offending path replaced by a placeholder.
+        subjects: the attestation's subject paths, replaced the same way.
+        findings: one per offending path and kind (file ``manifest.json``, field ``inputs[i]``).
+    """
+
+    digests: list[FileDigest]
+    subjects: list[str]
+    findings: list[Finding]
+
+
+def withhold_input_names(
+    digests: Sequence[FileDigest], subjects: Sequence[str], settings: ScanSettings
+) -> InputNames:
+    """Scan every input path (relative to the input root: file and directory names at every
+    depth) with the output scanner before the manifest publishes it.
+
+    A path with a finding (a token, e-mail address, phone number... in a file or directory
+    name) is replaced by ``WITHHELD_INPUT_PREFIX + <index>`` in the manifest and in the
+    attestation's subjects, so neither publishes it; the caller BLOCKs the run with the
+    findings, which name the index and the kind, never the name.
+    """
+    doc = orjson.dumps({"inputs": [d.path for d in digests]})
+    findings = scan_outputs(
+        {MANIFEST_FILE: doc}, allowed_kinds=settings.allowed_kinds, mounts=settings.mounts
+    )
+    bad: dict[str, str] = {}
+    for f in findings:
+        m = _INPUT_FIELD.match(f.field or "")
+        if m is not None:
+            index = int(m.group(1))
+            bad[digests[index].path] = f"{WITHHELD_INPUT_PREFIX}{index}"
+    return InputNames(
+        [d.model_copy(update={"path": bad.get(d.path, d.path)}) for d in digests],
+        [bad.get(p, p) for p in subjects],
+        findings,
+    )
+
+
 def publish_outputs(
     decision: Decision,
     report: ValidationReport,
@@ -234,6 +289,7 @@ def publish_outputs(
     *,
     allowed_kinds: frozenset[str] = frozenset(),
     mounts: tuple[str, ...] = DEFAULT_MOUNTS,
+    prior_findings: Sequence[Finding] = (),
 ) -> Publication:
     """Render the decision, validation report and report; scan them; BLOCK and withhold on findings.
 
@@ -246,12 +302,14 @@ def publish_outputs(
             as ``audit.hygiene.ALLOWABLE_KINDS`` names); recorded in the ``publication-hygiene``
             check's ``expected`` (``allowed_kinds_note``) so ``verify`` rescans the same way.
         mounts: absolute paths that are not ``absolute-path`` findings (``run_mounts``).
+        prior_findings: findings outside the rendered files (``withhold_input_names``); they
+            BLOCK the run like the others.
 
     Returns:
         The files to write (then write the manifest over exactly these) and the final decision.
     """
     settings = ScanSettings(frozenset(allowed_kinds), tuple(mounts))
-    findings = _scan(render_outputs(decision, report), settings, private_texts)
+    findings = [*prior_findings, *_scan(render_outputs(decision, report), settings, private_texts)]
     if not findings:
         report = _with_checks(report, [_clean_check(settings.allowed_kinds)])
         return Publication(render_outputs(decision, report), decision, [], [], [])
@@ -269,7 +327,13 @@ def publish_outputs(
         if outcome.withheld == withheld:
             break
         withheld = outcome.withheld
-    return Publication(outcome.kept, decision, outcome.findings, outcome.withheld, outcome.redacted)
+    return Publication(
+        outcome.kept,
+        decision,
+        [*prior_findings, *outcome.findings],
+        outcome.withheld,
+        outcome.redacted,
+    )
 
 
 def committed_run(output_dir: Path) -> tuple[str, list[str]] | None:
@@ -349,12 +413,16 @@ def write_outputs(
         "Schemas are committed under contracts/ (unknown fields and non-finite numbers refused)",
     )
     extra = [schema_check, signing_check(run.private_key)]
+    names = withhold_input_names(
+        run.input_digests, run.subject_paths, ScanSettings(run.allowed_kinds, run.mounts)
+    )
     publication = publish_outputs(
         decision,
         _with_checks(report, extra),
         run.private_texts,
         allowed_kinds=run.allowed_kinds,
         mounts=run.mounts,
+        prior_findings=names.findings,
     )
     staging = make_staging(output_dir, decision.run_id)
     outputs: list[FileDigest] = []
@@ -367,13 +435,13 @@ def write_outputs(
         started_at=run.started_at,
         finished_at=utc_timestamp(),
         exit_code=publication.decision.exit_code,
-        inputs=run.input_digests,
+        inputs=names.digests,
         outputs=outputs,
     )
     write_model(staging / MANIFEST_FILE, manifest)
-    write_attestation(staging, list(run.subject_paths), run.private_key)
-    names = [*publication.files, ATTESTATION_FILENAME, MANIFEST_FILE]
-    commit_staged(staging, output_dir, names, committed_run(output_dir))
+    write_attestation(staging, names.subjects, run.private_key)
+    files = [*publication.files, ATTESTATION_FILENAME, MANIFEST_FILE]
+    commit_staged(staging, output_dir, files, committed_run(output_dir))
     return _as_published(publication)
 
 

@@ -71,13 +71,14 @@ from ragwarrant.audit.hygiene import (
     allowed_kinds_from_note,
     scan_outputs,
 )
+from ragwarrant.audit.manifest import WITHHELD_INPUT_PREFIX
 from ragwarrant.audit.publish import render_decision_views
 from ragwarrant.audit.report import render_report
 from ragwarrant.audit.writer import HISTORY_DIR, STAGING_PREFIX
 from ragwarrant.digests import sha256_bytes, sha256_file
 from ragwarrant.errors import InputError, InternalError, RagwarrantError
 from ragwarrant.exit_codes import ExitCode
-from ragwarrant.outputs import Decision, Manifest, ValidationReport
+from ragwarrant.outputs import Decision, FileDigest, Manifest, ValidationReport
 
 __all__ = [
     "REPLAY_IGNORED_FIELDS",
@@ -728,9 +729,41 @@ def _check_report_md(
     )
 
 
+def _files_by_sha256(input_dir: Path) -> dict[str, str]:
+    """sha256 → one relative path, for every file under ``input_dir``."""
+    out: dict[str, str] = {}
+    for path in sorted(p for p in input_dir.rglob("*") if p.is_file()):
+        out.setdefault(sha256_file(path), path.relative_to(input_dir).as_posix())
+    return out
+
+
+def _check_withheld_input(
+    digest: FileDigest, by_hash: dict[str, str], report: VerifyReport
+) -> bool:
+    """An input whose name was withheld (a hygiene finding) is matched by its sha256 alone."""
+    if digest.sha256 in by_hash:
+        return True
+    report.mismatches.append(
+        Mismatch(
+            f"input:{digest.path}",
+            None,
+            "input-missing",
+            "its name was withheld (hygiene finding) and no file in the input directory has "
+            "its recorded sha256",
+        )
+    )
+    return False
+
+
 def _check_inputs(input_dir: Path, manifest: Manifest, report: VerifyReport) -> bool:
     ok = True
+    withheld = [d for d in manifest.inputs if d.path.startswith(WITHHELD_INPUT_PREFIX)]
+    by_hash = _files_by_sha256(input_dir) if withheld else {}
+    for digest in withheld:
+        ok = _check_withheld_input(digest, by_hash, report) and ok
     for digest in manifest.inputs:
+        if digest in withheld:
+            continue
         label = f"input:{digest.path}"
         if not _safe_relative(digest.path):
             report.mismatches.append(

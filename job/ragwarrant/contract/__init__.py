@@ -53,6 +53,7 @@ from ragwarrant.contract._sanity import (
     HIGHER_IS_BETTER_WORDS,
     LOWER_IS_BETTER_WORDS,
     name_family,
+    wide_margins,
 )
 
 __all__ = [
@@ -96,4 +97,5 @@ __all__ = [
     "load_policy_config",
     "resolve_inside",
     "name_family",
+    "wide_margins",
 ]

@@ -26,6 +26,7 @@ __all__ = [
     "check_direction_family",
     "check_margin",
     "check_references",
+    "wide_margins",
     "did_you_mean",
     "name_family",
 ]
@@ -48,7 +49,7 @@ HIGHER_IS_BETTER_WORDS = frozenset(
 """Words of metric ids whose metrics are better when higher."""
 
 NEGATION_WORDS = frozenset({"no", "non", "not", "free", "without", "absence", "avoided"})
-"""Words that turn a family around (``no_hallucination``, ``error_free``): no family then."""
+"""Words that turn a family around (``no_hallucination``, ``error_free``: higher is better)."""
 
 
 class FieldError(ValueError):
@@ -74,14 +75,16 @@ def _words(metric_id: str) -> set[str]:
 def name_family(metric_id: str) -> str | None:
     """Return the direction (``higher_is_better``/``lower_is_better``) a metric id's words imply.
 
-    ``None`` when the id holds no family word, words of both families, or a negation word.
+    A negation word turns the family around (``no_hallucination``, ``error_free``: higher is
+    better; ``not_relevant``: lower is better). ``None`` when the id holds no family word or
+    words of both families.
     """
     words = _words(metric_id)
-    if words & NEGATION_WORDS:
-        return None
     lower, higher = bool(words & LOWER_IS_BETTER_WORDS), bool(words & HIGHER_IS_BETTER_WORDS)
     if lower == higher:
         return None
+    if words & NEGATION_WORDS:
+        lower = not lower
     return "lower_is_better" if lower else "higher_is_better"
 
 
@@ -186,3 +189,25 @@ def check_references(contract: ReleaseContract) -> None:
     _check_distinct_ids(contract)
     _check_claims(contract)
     _check_slices(contract)
+
+
+def wide_margins(contract: ReleaseContract) -> list[tuple[str, float, float]]:
+    """Margins at least half their metric's scale width: ``(contract key path, margin, width)``.
+
+    Legal (``check_margin`` refuses only a margin as wide as the scale) but rarely meant: a
+    noninferiority margin of half the scale accepts a candidate that lost half of it.
+    """
+    out: list[tuple[str, float, float]] = []
+    metrics = {m.id: m for m in contract.quality_metrics}
+    for i, m in enumerate(contract.quality_metrics):
+        width = m.scale[1] - m.scale[0]
+        if m.margin_abs >= width / 2:
+            out.append((f"quality_metrics[{i}].margin_abs", m.margin_abs, width))
+    for i, ps in enumerate(contract.protected_slices):
+        if ps.margin_abs is None:
+            continue
+        names = ps.metrics or [m.id for m in contract.quality_metrics if m.required]
+        width = min(metrics[n].scale[1] - metrics[n].scale[0] for n in names)
+        if ps.margin_abs >= width / 2:
+            out.append((f"protected_slices[{i}].margin_abs", ps.margin_abs, width))
+    return out
