@@ -319,6 +319,17 @@ def test_a_mount_under_a_private_root_is_named_but_its_neighbours_are_not() -> N
         "read [withheld: absolute-path]"
     )
     assert "/home/alice" not in redact_text("at /home/alice/x.csv", mounts=mounts)
+    # outputs are published and verified elsewhere: there the same path is always a finding
+    assert _kinds(scan_outputs({"report.md": b"read /tmp/rw-in/a.csv"}, mounts=mounts)) == {
+        "absolute-path"
+    }
+
+
+@pytest.mark.parametrize("path", ["C:\\Users\\bob\\evals\\x.csv", "\\\\share\\bob\\a.csv"])
+def test_a_windows_path_is_withheld_whole(path: str) -> None:
+    """The user name after a drive or share is withheld too (it used to follow the marker)."""
+    assert "bob" not in redact_text(f"cannot read {path} now")
+    assert redact_text(f"cannot read {path} now").endswith(" now")
 
 
 @pytest.mark.parametrize(("kind", "secret"), PLANTED)

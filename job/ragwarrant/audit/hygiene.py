@@ -177,6 +177,10 @@ class ScanSettings:
             is on by default.
         mounts: absolute paths that are not ``absolute-path`` findings, with everything under
             them (the run's input and output mounts).
+        mounts_cover_private_roots: whether a mount also covers a path under a private root
+            (``/home``, ``/tmp``...). False for outputs, which are published and verified
+            elsewhere (such a path is always a finding); True for what goes back to the user who
+            named the directories on the command line (``redact_text``: stderr and logs).
 
     Raises:
         ValueError: an allowed kind is not in ``ALLOWABLE_KINDS``, or a mount is not absolute.
@@ -184,6 +188,7 @@ class ScanSettings:
 
     allowed_kinds: frozenset[str] = frozenset()
     mounts: tuple[str, ...] = DEFAULT_MOUNTS
+    mounts_cover_private_roots: bool = False
 
     def __post_init__(self) -> None:
         unknown = sorted(set(self.allowed_kinds) - ALLOWABLE_KINDS)
@@ -236,8 +241,10 @@ def _outside_mounts(path: str, settings: ScanSettings) -> bool:
 
 
 def _outside_mount_dirs(path: str, settings: ScanSettings) -> bool:
-    """A path under a private root (``/home``, ``/tmp``...) is private unless it is one of the
-    run's mounts or lies under one (the directories the user named on the command line)."""
+    """A path under a private root (``/home``, ``/tmp``...) or a Windows or UNC path is a finding,
+    unless mounts cover private roots (stderr and logs) and it is a mount or lies under one."""
+    if not settings.mounts_cover_private_roots:
+        return True
     clean = path.rstrip("/.,;:)]}")
     return not any(
         clean == m.rstrip("/") or clean.startswith(m.rstrip("/") + "/") for m in settings.mounts
@@ -276,6 +283,9 @@ def _mixed_token(token: str, settings: ScanSettings) -> bool:
 _GLUED_V = r"(?<=\bv)"
 """Lets a pattern whose left edge must not follow a word character start right after a lone
 ``v`` (report.md writes ``v<version>``): formatting must not hide a token."""
+
+_PATH_TAIL = r"[^\s\"'<>|;,()\[\]{}`]*"
+"""The rest of a path after its private root or drive, so a redaction withholds it whole."""
 
 _OCTET = r"(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])"
 _HEX4 = r"[0-9A-Fa-f]{1,4}"
@@ -329,15 +339,17 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str], _Validator | None], ...] = (
         re.compile(
             rf"(?:(?<![\w.~\-+])|{_GLUED_V})"
             r"/(?:home|Users|root|tmp|var/tmp|var/folders|private|mnt)(?=/|\b)(?![+=])"
-            r"[^\s\"'<>`]*"
+            rf"{_PATH_TAIL}"
         ),
         _outside_mount_dirs,
     ),
     (
+        # A Windows drive or UNC path, withheld whole (the user name follows the drive).
         "absolute-path",
         re.compile(
-            rf"(?:(?:(?<![A-Za-z0-9])|{_GLUED_V})[A-Za-z]:\\"
-            rf"|(?:(?<![A-Za-z0-9])|{_GLUED_V})[A-Za-z]:/(?=[A-Za-z])|\\\\[A-Za-z0-9._\-]+\\)"
+            rf"(?:(?:(?<![A-Za-z0-9])|{_GLUED_V})[A-Za-z]:\\{_PATH_TAIL}"
+            rf"|(?:(?<![A-Za-z0-9])|{_GLUED_V})[A-Za-z]:/(?=[A-Za-z]){_PATH_TAIL}"
+            rf"|\\\\[A-Za-z0-9._\-]+\\{_PATH_TAIL})"
         ),
         None,
     ),
@@ -754,7 +766,9 @@ def redact_text(
     """Return ``text`` with every finding replaced by ``[withheld: <kind>]``.
 
     For anything that leaves the process outside the scanned outputs: log events, error
-    messages on stderr. The same patterns as ``scan_outputs`` (and the same switches); each
+    messages on stderr. The same patterns as ``scan_outputs`` (and the same switches), except
+    that the mounts (the directories the command line names) also cover paths under a private
+    root such as ``/tmp`` (the user typed them; outputs never publish them); each
     string of ``private_texts`` (4 characters or more: the contract id, a config value, an
     example id...) is replaced wherever it occurs, as ``[withheld: private-text]``.
 
@@ -764,7 +778,7 @@ def redact_text(
     Raises:
         ValueError: ``allowed_kinds`` names a kind outside ``ALLOWABLE_KINDS``.
     """
-    settings = ScanSettings(frozenset(allowed_kinds), tuple(mounts))
+    settings = ScanSettings(frozenset(allowed_kinds), tuple(mounts), True)
     spans = [(m.start(), m.end(), kind) for kind, m in _pattern_matches(text, settings)]
     spans += _private_spans(text, private_texts)
     for start, end, kind in reversed(_merged(spans)):
