@@ -69,7 +69,7 @@ from ragwarrant.decision import (
     run_summary,
 )
 from ragwarrant.digests import sha256_bytes
-from ragwarrant.errors import OutputError, RagwarrantError
+from ragwarrant.errors import InternalError, OutputError, RagwarrantError
 from ragwarrant.evidence import scope as evidence_scope
 from ragwarrant.evidence.index import EvidenceIndex, build_index
 from ragwarrant.evidence.looks import decode_fingerprint, encode_fingerprint, fingerprint
@@ -291,29 +291,51 @@ def _earlier_look(ledger: Path, entry: dict[str, object]) -> EarlierLook | None:
     return EarlierLook(record, run_id, fp)
 
 
+def _earlier_looks(
+    ledger: Path | None, contract: ReleaseContract, configs: dict[str, str]
+) -> list[EarlierLook]:
+    """Earlier looks of this contract version and configs in the ledger, oldest first."""
+    if ledger is None:
+        return []
+    entries = earlier_looks(ledger, contract.id, contract.version, configs)
+    return [e for e in (_earlier_look(ledger, x) for x in entries) if e is not None]
+
+
 def _look(
     inputs: Inputs, index: EvidenceIndex, scope: np.ndarray, ledger: Path | None
-) -> tuple[Look, bytes] | None:
+) -> tuple[Look | None, bytes | None]:
     """Step 2's look: which look at this contract version this run is (``gates.looks``).
 
-    None when the run has neither a ledger nor a sequential plan (nothing to count looks with).
-    Returns the look and the run's encoded evidence fingerprint, for the ledger to keep.
+    Returns the look and the run's encoded evidence fingerprint, for the ledger to keep; (None,
+    None) when the run has neither a ledger nor a sequential plan (nothing to count looks with).
     """
     contract = inputs.contract
     if ledger is None and contract.sequential is None:
-        return None
+        return None, None
     policies = [contract.baseline.policy_id, *(c.policy_id for c in contract.candidates)]
     fp = fingerprint(index, scope, policies)
     data = orjson.dumps(
         {"schema": 1, "digests": encode_fingerprint(fp)}, option=orjson.OPT_SORT_KEYS
     )
     configs = {p: inputs.config_sha[p] for p in policies if p in inputs.config_sha}
-    entries = earlier_looks(ledger, contract.id, contract.version, configs) if ledger else []
-    earlier = (
-        [e for e in (_earlier_look(ledger, x) for x in entries) if e is not None] if ledger else []
-    )
+    earlier = _earlier_looks(ledger, contract, configs)
     look = resolve_look(contract, earlier, fp, int(scope.sum()), configs, sha256_bytes(data))
     return look, data
+
+
+def _look_blocked(
+    inputs: Inputs,
+    run_gates: list[GateResult],
+    checks: list[ValidationCheck],
+    looked: tuple[Look, bytes],
+) -> _Decided:
+    """Steps 2–5 when a repeated look's evidence does not extend the earlier look's: BLOCK."""
+    gate = gate_look_evidence(looked[0])
+    run_gates = run_gates + ([gate] if gate is not None else [])
+    verdict = block_run_verdict(run_gates, evidence_read=True)
+    if verdict is None:  # unreachable: the look gate failed
+        raise InternalError("look-gate", "a look with a problem produced no failed gate")
+    return _blocked_run(inputs, verdict, run_gates, checks, looked)
 
 
 def _at_level(contract: ReleaseContract, look: Look | None) -> ReleaseContract:
@@ -353,13 +375,9 @@ def _decide(
     if blocked is not None:
         return _blocked_run(inputs, blocked, run_gates, checks)
     scopes = evidence_scope.scopes(index, contract)
-    looked = _look(inputs, index, scopes.confirmatory, ledger)
-    look = looked[0] if looked is not None else None
-    look_gate = gate_look_evidence(look) if look is not None else None
-    if look_gate is not None:
-        run_gates = run_gates + [look_gate]
-        verdict = block_run_verdict(run_gates, evidence_read=True)
-        return _blocked_run(inputs, verdict, run_gates, checks, looked)  # type: ignore[arg-type]
+    look, look_data = _look(inputs, index, scopes.confirmatory, ledger)
+    if look is not None and look.problem is not None:
+        return _look_blocked(inputs, run_gates, checks, (look, look_data or b""))
     contract = _at_level(contract, look)
     known = [contract.baseline.policy_id, *(c.policy_id for c in contract.candidates)]
     config_missing = [p for p in known if p not in inputs.config_sha]
@@ -418,7 +436,7 @@ def _decide(
         index,
         corroboration,
         look,
-        looked[1] if looked is not None else None,
+        look_data,
     )
 
 
