@@ -271,15 +271,27 @@ def gate_look_evidence(look: Look) -> GateResult | None:
 _MORE = re.compile(r"about \d+ more (clusters|paired examples) would likely resolve it")
 
 
+def _unit_spread(gate: GateResult) -> tuple[int, float] | None:
+    """(resampled units, standard error implied by the one-sided bounds), or None.
+
+    The bounds are estimate -/+ z_{1-alpha} SE under the normal approximation, so
+    SE = (upper - lower) / (2 z_{1-alpha}).
+    """
+    units, alpha = gate.details.get("resampled_units"), gate.alpha
+    lower, upper = gate.lower_bound, gate.upper_bound
+    if not isinstance(units, int) or units < 2 or alpha is None or not 0 < alpha < 0.5:
+        return None
+    if lower is None or upper is None:
+        return None
+    return units, (upper - lower) / (2.0 * _N.inv_cdf(1.0 - alpha))
+
+
 def _replanned(gate: GateResult, look: Look, plan: SequentialPlan, power: float) -> GateResult:
     """One inconclusive noninferiority gate with its hint counted at the plan's next look."""
-    units = gate.details.get("resampled_units")
-    alpha = gate.alpha
-    if not isinstance(units, int) or units < 2 or alpha is None or alpha <= 0:
+    spread = _unit_spread(gate)
+    if spread is None or gate.estimate is None:
         return gate
-    if gate.lower_bound is None or gate.upper_bound is None or gate.estimate is None:
-        return gate
-    se = (gate.upper_bound - gate.lower_bound) / (2.0 * _N.inv_cdf(1.0 - alpha))
+    units, se = spread
     rec, k = look.record, look.record.number + 1
     scale = rec.units / units if units else 1.0
 
