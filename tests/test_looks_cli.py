@@ -155,3 +155,12 @@ def test_a_missing_fingerprint_blocks(make_input, tmp_path):
     look_evidence_path(tmp_path / "ledger.jsonl", first["run_id"]).unlink()
     second = _run(make_input, tmp_path, "out2", _head(400), PLAN)
     assert second["run_class"] == "BLOCK"
+
+
+def test_verify_replays_a_second_look_at_its_level(make_input, tmp_path):
+    """verify --input replays look 2 at its recorded level (a replay has no ledger) and matches."""
+    _run(make_input, tmp_path, "out1", _head(200), PLAN)
+    second = _run(make_input, tmp_path, "out2", _head(400), PLAN)
+    assert second["look"]["number"] == 2
+    inp = sorted(tmp_path.glob("in*"))[-1]
+    assert cli.main(["verify", str(tmp_path / "out2"), "--input", str(inp)]) == 0

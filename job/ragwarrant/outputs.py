@@ -242,6 +242,10 @@ class LookRecord(OutputModel):
     alpha_spent: float = Field(ge=0, description="cumulative level spent by looks 1..number")
     units: int = Field(ge=0, description="decided examples at this look")
     confirmatory: bool = Field(description="false when the repeated look cannot PROMOTE")
+    blocked: bool = Field(
+        default=False,
+        description="the evidence does not extend the earlier look's (hard:look-evidence BLOCKs)",
+    )
     reason: str
     repeat_of: str | None = Field(
         default=None, description="run id of an earlier look with exactly the same evidence"

@@ -78,7 +78,14 @@ from ragwarrant.exit_codes import DecisionClass, exit_code_for_class
 from ragwarrant.gates.candidate import CandidateEvaluation, evaluate_candidate
 from ragwarrant.gates.ceiling import gate_claim_ceiling
 from ragwarrant.gates.corroboration import gate_corroboration
-from ragwarrant.gates.looks import EarlierLook, Look, gate_look_evidence, replan_hints, resolve_look
+from ragwarrant.gates.looks import (
+    EarlierLook,
+    Look,
+    gate_look_evidence,
+    recorded_look,
+    replan_hints,
+    resolve_look,
+)
 from ragwarrant.gates.run import (
     gate_contract_evidence,
     gate_contract_references,
@@ -302,7 +309,11 @@ def _earlier_looks(
 
 
 def _look(
-    inputs: Inputs, index: EvidenceIndex, scope: np.ndarray, ledger: Path | None
+    inputs: Inputs,
+    index: EvidenceIndex,
+    scope: np.ndarray,
+    ledger: Path | None,
+    replay_look: LookRecord | None = None,
 ) -> tuple[Look | None, bytes | None]:
     """Step 2's look: which look at this contract version this run is (``gates.looks``).
 
@@ -310,7 +321,7 @@ def _look(
     None) when the run has neither a ledger nor a sequential plan (nothing to count looks with).
     """
     contract = inputs.contract
-    if ledger is None and contract.sequential is None:
+    if ledger is None and contract.sequential is None and replay_look is None:
         return None, None
     policies = [contract.baseline.policy_id, *(c.policy_id for c in contract.candidates)]
     fp = fingerprint(index, scope, policies)
@@ -318,8 +329,11 @@ def _look(
         {"schema": 1, "digests": encode_fingerprint(fp)}, option=orjson.OPT_SORT_KEYS
     )
     configs = {p: inputs.config_sha[p] for p in policies if p in inputs.config_sha}
+    units, sha = int(scope.sum()), sha256_bytes(data)
+    if replay_look is not None:
+        return recorded_look(contract, replay_look, units, configs, sha), data
     earlier = _earlier_looks(ledger, contract, configs)
-    look = resolve_look(contract, earlier, fp, int(scope.sum()), configs, sha256_bytes(data))
+    look = resolve_look(contract, earlier, fp, units, configs, sha)
     return look, data
 
 
@@ -362,7 +376,11 @@ def _ceiling(contract: ReleaseContract, look: Look | None) -> GateResult:
 
 
 def _decide(
-    inputs: Inputs, run_gates: list[GateResult], emit: Emit, ledger: Path | None = None
+    inputs: Inputs,
+    run_gates: list[GateResult],
+    emit: Emit,
+    ledger: Path | None = None,
+    replay_look: LookRecord | None = None,
 ) -> _Decided:
     """Steps 2–5: index, evaluate each candidate, select and classify."""
     blocked = block_run_verdict(run_gates, evidence_read=bool(inputs.results))
@@ -375,7 +393,7 @@ def _decide(
     if blocked is not None:
         return _blocked_run(inputs, blocked, run_gates, checks)
     scopes = evidence_scope.scopes(index, contract)
-    look, look_data = _look(inputs, index, scopes.confirmatory, ledger)
+    look, look_data = _look(inputs, index, scopes.confirmatory, ledger, replay_look)
     if look is not None and look.problem is not None:
         return _look_blocked(inputs, run_gates, checks, (look, look_data or b""))
     contract = _at_level(contract, look)
@@ -507,6 +525,7 @@ def run_job(
     on_stage: Callable[..., None] | None = None,
     ledger: Path | None = None,
     signing_key: Path | None = None,
+    replay_look: LookRecord | None = None,
 ) -> RunOutcome:
     """Run the promotion job once.
 
@@ -525,6 +544,8 @@ def run_job(
             ``ledger_appended``, ``run_finished``. Default: each is logged (structlog).
         ledger: an append-only evidence ledger that receives one entry for this run.
         signing_key: an Ed25519 private key (PEM) that signs the attestation as a DSSE envelope.
+        replay_look: the recorded look of the run a ``verify --input`` replay reproduces (a
+            replay has no ledger; ``gates.looks.recorded_look``).
 
     Returns:
         RunOutcome with the run's decision class and exit code.
@@ -553,7 +574,9 @@ def run_job(
     reused = _reusable_run(output_dir, inputs, private_key)
     if reused is not None:
         return _reuse(reused, output_dir, ledger, private_key, emit)
-    decided = _decide(inputs, run_gates, lambda e, **kw: emit(e, run_id=run_id, **kw), ledger)
+    decided = _decide(
+        inputs, run_gates, lambda e, **kw: emit(e, run_id=run_id, **kw), ledger, replay_look
+    )
     checks = [_selftest_check(selftest), *inputs.checks, *decided.checks]
     decision = _decision_record(inputs, run_id, started_at, decided, checks)
     report = ValidationReport(

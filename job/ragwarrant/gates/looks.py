@@ -27,7 +27,15 @@ from ragwarrant.outputs import GateResult, GateStatus, LookRecord, Scalar
 from ragwarrant.stats.power import feasible_hint
 from ragwarrant.stats.sequential import SequentialPlan, look_level, units_for_next_look
 
-__all__ = ["EarlierLook", "Look", "gate_look_evidence", "plan_of", "replan_hints", "resolve_look"]
+__all__ = [
+    "EarlierLook",
+    "Look",
+    "gate_look_evidence",
+    "plan_of",
+    "recorded_look",
+    "replan_hints",
+    "resolve_look",
+]
 
 _N = NormalDist()
 
@@ -164,6 +172,7 @@ def _blocked(
         alpha_this_look=0.0,
         alpha_spent=prev.alpha_spent,
         confirmatory=False,
+        blocked=True,
         reason=reason,
     )
     return Look(rec, contract.statistics.alpha, reason, plan_of(contract))
@@ -252,6 +261,26 @@ def resolve_look(
         why = f"the evidence does not extend look {latest.record.number}'s: {problem}"
         return _blocked(contract, here, latest, ids, why)
     return _next_look(contract, here, latest, ids)
+
+
+def recorded_look(
+    contract: ReleaseContract,
+    record: LookRecord,
+    units: int,
+    configs: Mapping[str, str],
+    evidence_sha256: str | None,
+) -> Look:
+    """The look a replay (``ragwarrant verify --input``) reproduces from the recorded decision.
+
+    A replay has no ledger, so it takes the look's number, level and verdict from the record
+    and recomputes what the inputs determine (units, configs, the fingerprint's sha256): when
+    the inputs differ, those fields differ from the record and verify reports the mismatch.
+    """
+    rec = record.model_copy(
+        update={"units": units, "configs": dict(configs), "evidence_sha256": evidence_sha256}
+    )
+    alpha = rec.alpha_this_look or contract.statistics.alpha
+    return Look(rec, alpha, rec.reason if rec.blocked else None, plan_of(contract))
 
 
 def gate_look_evidence(look: Look) -> GateResult | None:
