@@ -15,6 +15,7 @@ from ragwarrant.evidence_class import EvidenceClass
 from ragwarrant.exit_codes import DecisionClass
 
 __all__ = [
+    "LookRecord",
     "DECISION_FILE",
     "MANIFEST_FILE",
     "JUNIT_FILE",
@@ -225,6 +226,38 @@ class CorroborationRates(OutputModel):
     )
 
 
+class LookRecord(OutputModel):
+    """Which look at this contract version's evidence a run is, and the level it tested at.
+
+    A repeated look is a run of the same contract id and version on the same configs whose
+    evidence extends an earlier run's in the ledger (``gates.looks``).
+    """
+
+    number: int = Field(ge=1, description="1 = the first run of this contract version")
+    earlier_run_ids: list[str] = Field(default_factory=list)
+    plan: dict[str, Scalar] | None = Field(
+        default=None, description="the contract's sequential block, or null when none is declared"
+    )
+    alpha_this_look: float = Field(ge=0, description="one-sided level of this look's tests")
+    alpha_spent: float = Field(ge=0, description="cumulative level spent by looks 1..number")
+    units: int = Field(ge=0, description="decided examples at this look")
+    confirmatory: bool = Field(description="false when the repeated look cannot PROMOTE")
+    blocked: bool = Field(
+        default=False,
+        description="the evidence does not extend the earlier look's (hard:look-evidence BLOCKs)",
+    )
+    reason: str
+    repeat_of: str | None = Field(
+        default=None, description="run id of an earlier look with exactly the same evidence"
+    )
+    evidence_sha256: str | None = Field(
+        default=None, description="sha256 of the look's evidence fingerprint kept by the ledger"
+    )
+    configs: dict[str, str] = Field(
+        default_factory=dict, description="policy id → sha256 of its config file"
+    )
+
+
 class CorroborationSummary(OutputModel):
     """How the LLM judge was corroborated, and the rates per policy and slice."""
 
@@ -296,6 +329,9 @@ class Decision(OutputModel):
         "(as in validation_report)",
     )
     error: ErrorRecord | None = None
+    look: LookRecord | None = Field(
+        default=None, description="the look this run is, when a ledger or a sequential plan is used"
+    )
 
 
 class ValidationCheck(OutputModel):

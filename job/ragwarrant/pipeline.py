@@ -20,6 +20,7 @@ the ERROR decision); a decision of any class is a returned value.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -39,7 +40,7 @@ from ragwarrant.audit.attestation import (
     try_load_private_key,
 )
 from ragwarrant.audit.hygiene import private_texts_from_tables
-from ragwarrant.audit.ledger import read_entries, record_run
+from ragwarrant.audit.ledger import earlier_looks, read_entries, read_look_evidence, record_run
 from ragwarrant.audit.manifest import utc_timestamp
 from ragwarrant.audit.publish import (
     RunRecord,
@@ -52,6 +53,7 @@ from ragwarrant.audit.publish import (
 from ragwarrant.audit.verify import verify_output_dir
 from ragwarrant.audit.writer import clean_stale
 from ragwarrant.contract import (
+    ReleaseContract,
     check_directions,
     check_policy_ids,
     check_scales,
@@ -67,14 +69,23 @@ from ragwarrant.decision import (
     run_summary,
 )
 from ragwarrant.digests import sha256_bytes
-from ragwarrant.errors import OutputError, RagwarrantError
+from ragwarrant.errors import InternalError, OutputError, RagwarrantError
 from ragwarrant.evidence import scope as evidence_scope
 from ragwarrant.evidence.index import EvidenceIndex, build_index
+from ragwarrant.evidence.looks import decode_fingerprint, encode_fingerprint, fingerprint
 from ragwarrant.evidence_class import claim_scope, claims_not_supported
 from ragwarrant.exit_codes import DecisionClass, exit_code_for_class
 from ragwarrant.gates.candidate import CandidateEvaluation, evaluate_candidate
 from ragwarrant.gates.ceiling import gate_claim_ceiling
 from ragwarrant.gates.corroboration import gate_corroboration
+from ragwarrant.gates.looks import (
+    EarlierLook,
+    Look,
+    gate_look_evidence,
+    recorded_look,
+    replan_hints,
+    resolve_look,
+)
 from ragwarrant.gates.run import (
     gate_contract_evidence,
     gate_contract_references,
@@ -90,6 +101,7 @@ from ragwarrant.outputs import (
     Decision,
     ErrorRecord,
     GateResult,
+    LookRecord,
     Manifest,
     Selection,
     ValidationCheck,
@@ -130,6 +142,8 @@ class _Decided:
     run_gates: list[GateResult]
     index: EvidenceIndex | None = None
     corroboration: CorroborationSummary | None = None
+    look: Look | None = None
+    look_evidence: bytes | None = None
 
 
 def _run_id(started_at: str, contract_sha256: str) -> str:
@@ -247,6 +261,7 @@ def _blocked_run(
     verdict: CandidateVerdict,
     run_gates: list[GateResult],
     checks: list[ValidationCheck] | None = None,
+    look: tuple[Look, bytes] | None = None,
 ) -> _Decided:
     """Steps 2–5 when a run-level hard gate failed: every candidate is BLOCKed untested."""
     decisions = [
@@ -261,10 +276,112 @@ def _blocked_run(
         for c in inputs.contract.candidates
     ]
     selection = Selection(method="none", selected_policy=None, notes=["run-level hard gate failed"])
-    return _Decided(decisions, selection, checks or [], run_gates)
+    if look is None:
+        return _Decided(decisions, selection, checks or [], run_gates)
+    return _Decided(
+        decisions, selection, checks or [], run_gates, look=look[0], look_evidence=look[1]
+    )
 
 
-def _decide(inputs: Inputs, run_gates: list[GateResult], emit: Emit) -> _Decided:
+def _earlier_look(ledger: Path, entry: dict[str, object]) -> EarlierLook | None:
+    """An earlier look from its ledger entry and its kept fingerprint (None: no look record)."""
+    try:
+        record = LookRecord.model_validate(entry.get("look"))
+    except ValidationError:
+        return None
+    run_id = str(entry.get("run_id"))
+    data = read_look_evidence(ledger, run_id, record.evidence_sha256)
+    try:
+        fp = decode_fingerprint(orjson.loads(data)["digests"]) if data is not None else None
+    except (orjson.JSONDecodeError, KeyError, TypeError, ValueError):
+        fp = None
+    return EarlierLook(record, run_id, fp)
+
+
+def _earlier_looks(
+    ledger: Path | None, contract: ReleaseContract, configs: dict[str, str]
+) -> list[EarlierLook]:
+    """Earlier looks of this contract version and configs in the ledger, oldest first."""
+    if ledger is None:
+        return []
+    entries = earlier_looks(ledger, contract.id, contract.version, configs)
+    return [e for e in (_earlier_look(ledger, x) for x in entries) if e is not None]
+
+
+def _look(
+    inputs: Inputs,
+    index: EvidenceIndex,
+    scope: np.ndarray,
+    ledger: Path | None,
+    replay_look: LookRecord | None = None,
+) -> tuple[Look | None, bytes | None]:
+    """Step 2's look: which look at this contract version this run is (``gates.looks``).
+
+    Returns the look and the run's encoded evidence fingerprint, for the ledger to keep; (None,
+    None) when the run has neither a ledger nor a sequential plan (nothing to count looks with).
+    """
+    contract = inputs.contract
+    if ledger is None and contract.sequential is None and replay_look is None:
+        return None, None
+    policies = [contract.baseline.policy_id, *(c.policy_id for c in contract.candidates)]
+    fp = fingerprint(index, scope, policies)
+    data = orjson.dumps(
+        {"schema": 1, "digests": encode_fingerprint(fp)}, option=orjson.OPT_SORT_KEYS
+    )
+    configs = {p: inputs.config_sha[p] for p in policies if p in inputs.config_sha}
+    units, sha = int(scope.sum()), sha256_bytes(data)
+    if replay_look is not None:
+        return recorded_look(contract, replay_look, units, configs, sha), data
+    earlier = _earlier_looks(ledger, contract, configs)
+    look = resolve_look(contract, earlier, fp, units, configs, sha)
+    return look, data
+
+
+def _look_blocked(
+    inputs: Inputs,
+    run_gates: list[GateResult],
+    checks: list[ValidationCheck],
+    looked: tuple[Look, bytes],
+) -> _Decided:
+    """Steps 2–5 when a repeated look's evidence does not extend the earlier look's: BLOCK."""
+    gate = gate_look_evidence(looked[0])
+    run_gates = run_gates + ([gate] if gate is not None else [])
+    verdict = block_run_verdict(run_gates, evidence_read=True)
+    if verdict is None:  # unreachable: the look gate failed
+        raise InternalError("look-gate", "a look with a problem produced no failed gate")
+    return _blocked_run(inputs, verdict, run_gates, checks, looked)
+
+
+def _at_level(contract: ReleaseContract, look: Look | None) -> ReleaseContract:
+    """The contract with ``statistics.alpha`` set to the look's level (its own without a look)."""
+    if look is None or look.alpha == contract.statistics.alpha:
+        return contract
+    stats = contract.statistics.model_copy(update={"alpha": look.alpha})
+    return contract.model_copy(update={"statistics": stats})
+
+
+def _replanned(
+    evaluation: CandidateEvaluation, look: Look | None, contract: ReleaseContract
+) -> CandidateEvaluation:
+    """The evaluation with its "more units" hints counted for the plan's next look."""
+    if look is None or look.plan is None:
+        return evaluation
+    gates = replan_hints(evaluation.gates, look, contract.statistics.power)
+    return dataclasses.replace(evaluation, gates=gates)
+
+
+def _ceiling(contract: ReleaseContract, look: Look | None) -> GateResult:
+    refusal = None if look is None or look.record.confirmatory else look.record.reason
+    return gate_claim_ceiling(contract.evidence_class, contract.promotion_min_class, refusal)
+
+
+def _decide(
+    inputs: Inputs,
+    run_gates: list[GateResult],
+    emit: Emit,
+    ledger: Path | None = None,
+    replay_look: LookRecord | None = None,
+) -> _Decided:
     """Steps 2–5: index, evaluate each candidate, select and classify."""
     blocked = block_run_verdict(run_gates, evidence_read=bool(inputs.results))
     if blocked is not None:
@@ -276,6 +393,10 @@ def _decide(inputs: Inputs, run_gates: list[GateResult], emit: Emit) -> _Decided
     if blocked is not None:
         return _blocked_run(inputs, blocked, run_gates, checks)
     scopes = evidence_scope.scopes(index, contract)
+    look, look_data = _look(inputs, index, scopes.confirmatory, ledger, replay_look)
+    if look is not None and look.problem is not None:
+        return _look_blocked(inputs, run_gates, checks, (look, look_data or b""))
+    contract = _at_level(contract, look)
     known = [contract.baseline.policy_id, *(c.policy_id for c in contract.candidates)]
     config_missing = [p for p in known if p not in inputs.config_sha]
     corroboration, index = _corroboration(inputs, index, scopes.confirmatory)
@@ -291,7 +412,7 @@ def _decide(inputs: Inputs, run_gates: list[GateResult], emit: Emit) -> _Decided
     evaluations: dict[str, CandidateEvaluation] = {}
     for i, p in enumerate(plan.to_test, start=1):
         started = time.perf_counter()
-        evaluations[p] = evaluate(p, scopes.confirmatory, conf_name)
+        evaluations[p] = _replanned(evaluate(p, scopes.confirmatory, conf_name), look, contract)
         emit(
             "candidate_evaluated",
             policy_id=p,
@@ -302,7 +423,7 @@ def _decide(inputs: Inputs, run_gates: list[GateResult], emit: Emit) -> _Decided
         )
     emit("gates_evaluated", candidates=len(plan.to_test))
     extra = multiplicity_gates(plan, evaluations, contract.statistics.alpha)
-    ceiling = gate_claim_ceiling(contract.evidence_class, contract.promotion_min_class)
+    ceiling = _ceiling(contract, look)
     for p in plan.to_test:
         extra[p].append(ceiling)
         if corroboration is not None:
@@ -313,14 +434,28 @@ def _decide(inputs: Inputs, run_gates: list[GateResult], emit: Emit) -> _Decided
     selection = select(plan, evaluations, verdicts)
     decisions = [
         _candidate_decision(
-            inputs, p, verdicts[p], evaluations[p], conf_name, evaluations[p].gates + extra[p]
+            inputs,
+            p,
+            verdicts[p],
+            evaluations[p],
+            conf_name,
+            evaluations[p].gates + extra[p],
         )
         if p in evaluations
         else _candidate_decision(inputs, p, not_selected_verdict(selection.selected_policy))
         for p in candidates
     ]
     checks += evidence_scope.missing_value_checks(index)
-    return _Decided(decisions, selection, checks, run_gates, index, corroboration)
+    return _Decided(
+        decisions,
+        selection,
+        checks,
+        run_gates,
+        index,
+        corroboration,
+        look,
+        look_data,
+    )
 
 
 def _selftest_check(selftest: SelftestReport) -> ValidationCheck:
@@ -374,6 +509,7 @@ def _decision_record(
         ],
         candidates=decided.candidates,
         corroboration=decided.corroboration,
+        look=decided.look.record if decided.look is not None else None,
     )
 
 
@@ -389,6 +525,7 @@ def run_job(
     on_stage: Callable[..., None] | None = None,
     ledger: Path | None = None,
     signing_key: Path | None = None,
+    replay_look: LookRecord | None = None,
 ) -> RunOutcome:
     """Run the promotion job once.
 
@@ -407,6 +544,8 @@ def run_job(
             ``ledger_appended``, ``run_finished``. Default: each is logged (structlog).
         ledger: an append-only evidence ledger that receives one entry for this run.
         signing_key: an Ed25519 private key (PEM) that signs the attestation as a DSSE envelope.
+        replay_look: the recorded look of the run a ``verify --input`` replay reproduces (a
+            replay has no ledger; ``gates.looks.recorded_look``).
 
     Returns:
         RunOutcome with the run's decision class and exit code.
@@ -435,7 +574,9 @@ def run_job(
     reused = _reusable_run(output_dir, inputs, private_key)
     if reused is not None:
         return _reuse(reused, output_dir, ledger, private_key, emit)
-    decided = _decide(inputs, run_gates, lambda e, **kw: emit(e, run_id=run_id, **kw))
+    decided = _decide(
+        inputs, run_gates, lambda e, **kw: emit(e, run_id=run_id, **kw), ledger, replay_look
+    )
     checks = [_selftest_check(selftest), *inputs.checks, *decided.checks]
     decision = _decision_record(inputs, run_id, started_at, decided, checks)
     report = ValidationReport(
@@ -457,7 +598,7 @@ def run_job(
     )
     decision = write_outputs(output_dir, decision, report, record)
     if ledger is not None:
-        record_run(ledger, output_dir, private_key=private_key)
+        record_run(ledger, output_dir, private_key=private_key, look_evidence=decided.look_evidence)
         emit("ledger_appended", run_id=run_id, ledger=ledger.name)
     klass, code, summary = decision.run_class, decision.exit_code, decision.summary
     emit("run_finished", run_id=run_id, run_class=klass.value, exit_code=code, summary=summary)

@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from ragwarrant.audit.writer import write_atomic
 from ragwarrant.digests import sha256_bytes
 from ragwarrant.errors import InputError, InternalError, OutputError
 
@@ -58,10 +59,13 @@ __all__ = [
     "build_entry",
     "drifting_slices",
     "entry_hash",
+    "earlier_looks",
     "is_marker",
+    "look_evidence_path",
     "quarantine_marker",
     "quarantined_lines",
     "read_entries",
+    "read_look_evidence",
     "record_run",
     "show_history",
     "verify_chain",
@@ -247,6 +251,8 @@ def build_entry(
         "abstention": _normalise_abstention(abstention),
         "manifest_sha256": manifest_sha256,
     }
+    if decision.get("look") is not None:
+        entry["look"] = decision["look"]
     _check_finite(entry)
     return entry
 
@@ -922,6 +928,7 @@ def record_run(
     output_dir: Path,
     abstention: Any = None,
     private_key: Ed25519PrivateKey | None = None,
+    look_evidence: bytes | None = None,
 ) -> dict[str, Any]:
     """Append the ledger entry of a completed run; return the entry as written.
 
@@ -933,11 +940,16 @@ def record_run(
         output_dir: the run's output directory.
         abstention: per-policy, per-slice abstention and disagreement rates, when computed.
         private_key: the run's signing key; the entry is then signed (``append_entry``).
+        look_evidence: the run's encoded evidence fingerprint (``evidence.looks``), kept next to
+            the ledger (``look_evidence_path``) before the entry is appended; the entry's
+            ``look.evidence_sha256`` is its sha256.
 
     Raises:
-        OutputError: the ledger cannot be written, or its tail is damaged.
+        OutputError: the ledger or the fingerprint cannot be written, or its tail is damaged.
     """
     decision = orjson.loads((output_dir / "decision.json").read_bytes())
+    if look_evidence is not None:
+        _write_look_evidence(ledger_path, str(decision.get("run_id")), look_evidence)
     manifest_sha256 = sha256_bytes((output_dir / "manifest.json").read_bytes())
     contract_sha256 = str((decision.get("contract") or {}).get("sha256") or "")
     return append_entry(
@@ -945,3 +957,73 @@ def record_run(
         build_entry(decision, manifest_sha256, contract_sha256, abstention),
         private_key,
     )
+
+
+# ---------------------------------------------------------------------------------------------
+# Repeated looks: earlier runs of one contract version, and their evidence fingerprints.
+
+
+def look_evidence_path(ledger_path: Path, run_id: str) -> Path:
+    """Where a run's evidence fingerprint is kept: ``<ledger>.looks/<run_id>.json``.
+
+    The fingerprint holds 64-bit digests only (``evidence.looks``), never an id or a value.
+    """
+    return ledger_path.parent / f"{ledger_path.name}.looks" / f"{run_id}.json"
+
+
+def _write_look_evidence(ledger_path: Path, run_id: str, data: bytes) -> None:
+    path = look_evidence_path(ledger_path, run_id)
+    try:
+        path.parent.mkdir(exist_ok=True)
+        write_atomic(path, data)
+    except (OSError, OutputError) as exc:
+        raise OutputError(
+            "ledger-unwritable",
+            f"cannot write the evidence fingerprint next to the ledger {ledger_path.name}: "
+            f"{getattr(exc, 'strerror', None) or 'not writable'}",
+            hint="mount a writable volume for --ledger (its directory must be writable)",
+        ) from exc
+
+
+def read_look_evidence(ledger_path: Path, run_id: str, sha256: str | None) -> bytes | None:
+    """The fingerprint a run kept next to the ledger, or None when missing or not ``sha256``."""
+    try:
+        data = look_evidence_path(ledger_path, run_id).read_bytes()
+    except OSError:
+        return None
+    return data if sha256 is not None and sha256_bytes(data) == sha256 else None
+
+
+_NOT_A_LOOK = frozenset({"BLOCK", "ERROR"})
+
+
+def earlier_looks(
+    ledger_path: Path, contract_id: str, version: str, configs: Mapping[str, str]
+) -> list[dict[str, Any]]:
+    """Entries of earlier looks at this contract version's evidence, oldest first.
+
+    An earlier look is an entry (not a quarantine marker) of the same contract id and version
+    whose ``look`` record names the same policy configs (policy id → sha256), and whose run
+    was neither BLOCKed nor in ERROR (such a run tested nothing). A missing ledger has none.
+
+    Raises:
+        InputError: the ledger exists but cannot be read.
+    """
+    if not ledger_path.is_file():
+        return []
+    wanted = dict(configs)
+    out = []
+    for e in read_entries(ledger_path):
+        contract = e.get("contract") or {}
+        look = e.get("look")
+        if (
+            is_marker(e)
+            or not isinstance(look, dict)
+            or contract.get("id") != contract_id
+            or contract.get("version") != version
+            or e.get("run_class") in _NOT_A_LOOK
+            or look.get("configs") != wanted
+        ):
+            continue
+        out.append(e)
+    return out

@@ -160,6 +160,12 @@ def _header_lines(decision: Decision) -> list[str]:
             f"- what this run supports: {decision.claim_scope}",
             "- what it does not support: " + "; ".join(decision.claims_not_supported),
         ]
+    if decision.look is not None:
+        lk = decision.look
+        lines += [
+            f"- look {lk.number} at this contract version's evidence "
+            f"(level {lk.alpha_this_look:.4g}, spent {lk.alpha_spent:.4g}): {lk.reason}"
+        ]
     return lines
 
 

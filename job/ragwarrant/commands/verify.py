@@ -55,15 +55,26 @@ def read_private_texts(input_dir: Path) -> Iterator[str]:
     return private_texts_from_tables(tables)
 
 
-def replay_with_job(input_dir: Path, output_dir: Path) -> RunOutcome:
+def replay_with_job(
+    input_dir: Path, output_dir: Path, recorded_dir: Path | None = None
+) -> RunOutcome:
     """Re-run the job on ``input_dir`` into ``output_dir`` for ``verify --input``.
 
     No ledger, no signing key and no progress events: the replay writes nowhere else and keeps
-    its log lines out of the command's output.
+    its log lines out of the command's output. A run that recorded a repeated look (``look`` in
+    ``recorded_dir``'s decision.json) is replayed at that look's level: without the ledger
+    the replay could not count the looks itself.
     """
+    from ragwarrant.outputs import DECISION_FILE, Decision
     from ragwarrant.pipeline import run_job
 
-    return run_job(input_dir, output_dir, on_stage=lambda event, **fields: None)
+    look = None
+    if recorded_dir is not None:
+        try:
+            look = Decision.model_validate_json((recorded_dir / DECISION_FILE).read_bytes()).look
+        except (OSError, ValueError):
+            look = None  # verify reports the unreadable decision itself
+    return run_job(input_dir, output_dir, on_stage=lambda event, **fields: None, replay_look=look)
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -114,7 +125,9 @@ def run_verify(args: argparse.Namespace) -> int:
         args.outdir,
         input_dir=args.input,
         public_key=args.public_key,
-        replay=None if args.no_replay else replay_with_job,
+        replay=None
+        if args.no_replay
+        else lambda inp, out: replay_with_job(inp, out, recorded_dir=args.outdir),
         private_texts=read_private_texts,
     )
     out = sys.stdout

@@ -45,6 +45,7 @@ __all__ = [
     "Publication",
     "QualityMetric",
     "ReleaseContract",
+    "Sequential",
     "Splits",
     "Statistics",
 ]
@@ -374,6 +375,50 @@ class Statistics(ContractModel):
     power: float = Field(default=0.8, gt=0.5, lt=1, description="power for the sample-size hints")
 
 
+class Sequential(ContractModel):
+    """A plan for rerunning this contract version on growing evidence (repeated looks).
+
+    A rerun of the same contract id and version on the same configs, with evidence that extends
+    an earlier run's, is a repeated look (found in the ``--ledger``). Without this block a
+    repeated look cannot PROMOTE (its claim ceiling drops to development). With it, look k tests
+    at the level the plan gives it and the levels of all looks sum to at most
+    ``statistics.alpha`` (Bonferroni over looks): ``alpha_spending`` follows the Lan-DeMets
+    spending function (Lan & DeMets 1983, Biometrika 70:659-663) at information fraction
+    units / ``max_units``; ``open`` spends alpha 6 / (pi^2 k^2) at look k, for any number of looks.
+    """
+
+    method: Literal["alpha_spending", "open"] = Field(
+        description="alpha_spending: a planned number of looks; open: any number of looks"
+    )
+    spending: Literal["obrien_fleming", "pocock"] = Field(
+        default="obrien_fleming",
+        description="the Lan-DeMets spending function of alpha_spending",
+    )
+    looks: int | None = Field(
+        default=None,
+        ge=1,
+        le=50,
+        description="planned looks (alpha_spending; the last spends the rest)",
+    )
+    max_units: int | None = Field(
+        default=None,
+        ge=2,
+        description="decided examples at the last look (information fraction = n / max_units)",
+    )
+
+    @model_validator(mode="after")
+    def _planned(self) -> Sequential:
+        if self.method == "alpha_spending":
+            for key in ("looks", "max_units"):
+                if getattr(self, key) is None:
+                    raise FieldError(f"method alpha_spending needs {key}", (key,))
+        else:
+            for key in ("looks", "max_units"):
+                if getattr(self, key) is not None:
+                    raise FieldError(f"method open takes no {key} (the looks are open)", (key,))
+        return self
+
+
 class Splits(ContractModel):
     """Which split values play which role.
 
@@ -490,6 +535,11 @@ class ReleaseContract(ContractModel):
     protected_slices: list[ProtectedSlice] = Field(default_factory=list)
     statistics: Statistics = Statistics()
     splits: Splits | None = None
+    sequential: Sequential | None = Field(
+        default=None,
+        description="a plan for repeated looks at growing evidence; without it a repeated look "
+        "cannot PROMOTE",
+    )
     evidence_class: Annotated[EvidenceClass, _LAX]
     promotion_min_class: Annotated[EvidenceClass, _LAX] = Field(
         default=EvidenceClass.CONFIRMATORY,

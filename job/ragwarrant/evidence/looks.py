@@ -1,0 +1,174 @@
+"""Evidence fingerprints of one look, and whether a later look's evidence extends an earlier one's.
+
+A repeated look may only add examples: the earlier look's examples must all still be there, with
+the same pairing (cluster and slice) and the same values. That is proved without keeping any
+evidence value: each look keeps sorted 64-bit digests (BLAKE2b, ``hashlib``) of
+
+- ``ids``: each decided example's id;
+- ``keys``: (example id, its cluster's smallest example id, its slice), the pairing key;
+- ``cells:<policy>/<metric>``: (pairing key, the value as read) of every decided example that
+  has a row for that policy and metric.
+
+The later evidence extends the earlier one when each earlier digest set is a subset of the later
+one of the same name. A collision of two 64-bit digests among 10^6 cells has probability about
+3e-8 (the birthday bound n^2 / 2^65), so a change goes unseen only by such a collision.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from ragwarrant.evidence.index import EvidenceIndex
+
+__all__ = [
+    "Fingerprint",
+    "decode_fingerprint",
+    "encode_fingerprint",
+    "extension_problem",
+    "fingerprint",
+    "same_evidence",
+]
+
+Fingerprint = dict[str, np.ndarray]
+"""Digest-set name → shape (n,) sorted unique uint64 digests."""
+
+_SEP = "\x1f"
+
+
+def _digests(texts: Sequence[str]) -> np.ndarray:
+    out = np.fromiter(
+        (
+            int.from_bytes(hashlib.blake2b(t.encode(), digest_size=8).digest(), "little")
+            for t in texts
+        ),
+        dtype=np.uint64,
+        count=len(texts),
+    )
+    return np.unique(out)
+
+
+def _pairing_keys(index: EvidenceIndex, examples: np.ndarray) -> list[str]:
+    """(example id, cluster leader id, slice) per example in ``examples`` (shape (m,) int)."""
+    ids = index.example_ids.astype(str)
+    leader: dict[int, str] = {}
+    for e in np.flatnonzero(index.group >= 0):
+        g = int(index.group[e])
+        leader[g] = min(leader.get(g, ids[e]), ids[e])
+    keys = []
+    for e in examples:
+        g = int(index.group[e])
+        slice_value = index.slice[e]
+        keys.append(
+            _SEP.join(
+                (
+                    ids[e],
+                    leader.get(g, "") if g >= 0 else "",
+                    "" if slice_value is None else str(slice_value),
+                )
+            )
+        )
+    return keys
+
+
+def fingerprint(index: EvidenceIndex, scope: np.ndarray, policies: Sequence[str]) -> Fingerprint:
+    """The digest sets of the decided examples (``scope``) of ``policies``.
+
+    Args:
+        index: the evidence index.
+        scope: shape (E,) bool, the examples the run decides on (its confirmatory scope).
+        policies: the baseline and candidate policy ids.
+
+    Returns:
+        ``ids``, ``keys`` and one ``cells:<policy>/<metric>`` set per indexed column of
+        ``policies`` (see the module docstring).
+    """
+    examples = np.flatnonzero(scope)
+    keys = _pairing_keys(index, examples)
+    key_of = dict(zip(examples.tolist(), keys, strict=True))
+    out: Fingerprint = {
+        "ids": _digests([str(i) for i in index.example_ids[examples]]),
+        "keys": _digests(keys),
+    }
+    for (policy, metric), col in sorted(index.columns.items()):
+        if policy not in policies:
+            continue
+        rows = examples[col.has_row[examples]]
+        out[f"cells:{policy}/{metric}"] = _digests(
+            [f"{key_of[int(e)]}{_SEP}{float(col.raw[e])!r}" for e in rows]
+        )
+    return out
+
+
+def encode_fingerprint(fp: Mapping[str, np.ndarray]) -> dict[str, str]:
+    """Name → base64 of the little-endian uint64 digests (JSON-safe, deterministic)."""
+    return {k: base64.b64encode(fp[k].astype("<u8").tobytes()).decode() for k in sorted(fp)}
+
+
+def decode_fingerprint(encoded: Mapping[str, str]) -> Fingerprint:
+    """Inverse of ``encode_fingerprint``.
+
+    Raises:
+        ValueError: a value is not base64 of a whole number of 8-byte digests.
+    """
+    out: Fingerprint = {}
+    for k, v in encoded.items():
+        raw = base64.b64decode(v, validate=True)
+        if len(raw) % 8:
+            raise ValueError(f"digest set {k!r} is not a whole number of 8-byte digests")
+        out[k] = np.frombuffer(raw, dtype="<u8").astype(np.uint64)
+    return out
+
+
+@dataclass(frozen=True)
+class _Check:
+    name: str
+    what: str
+
+
+_CHECKS = (
+    _Check("ids", "{n} of the earlier look's {total} examples are gone (the evidence shrank)"),
+    _Check(
+        "keys",
+        "{n} of the earlier look's {total} examples changed their pairing (cluster or slice)",
+    ),
+)
+
+
+def _missing(earlier: np.ndarray, later: np.ndarray | None) -> int:
+    if later is None:
+        return int(earlier.size)
+    return int(np.count_nonzero(~np.isin(earlier, later, assume_unique=True)))
+
+
+def extension_problem(
+    earlier: Mapping[str, np.ndarray], later: Mapping[str, np.ndarray]
+) -> str | None:
+    """Why ``later`` does not extend ``earlier``, or None when it does.
+
+    Returns:
+        The first problem found, in this order: examples gone, pairing changed, values changed
+        (or rows removed) of a (policy, metric); counts only, never an id or a value.
+    """
+    for check in _CHECKS:
+        n = _missing(earlier.get(check.name, np.empty(0, np.uint64)), later.get(check.name))
+        if n:
+            total = int(earlier[check.name].size)
+            return check.what.format(n=n, total=total)
+    for name in sorted(k for k in earlier if k.startswith("cells:")):
+        n = _missing(earlier[name], later.get(name))
+        if n:
+            return (
+                f"{n} of the earlier look's {earlier[name].size} values of "
+                f"{name.removeprefix('cells:')} were changed or removed"
+            )
+    return None
+
+
+def same_evidence(earlier: Mapping[str, np.ndarray], later: Mapping[str, np.ndarray]) -> bool:
+    """Whether the two fingerprints hold exactly the same digest sets."""
+    return set(earlier) == set(later) and all(np.array_equal(earlier[k], later[k]) for k in earlier)

@@ -1,0 +1,368 @@
+"""Repeated looks: which look a run is, the level it may test at, and the look-evidence gate.
+
+A repeated look is a run of the same contract id and version, on the same baseline and candidate
+configs, after earlier runs recorded in the ``--ledger``. Its evidence must extend the latest
+earlier look's (``evidence.looks.extension_problem``); otherwise the run gate
+``hard:look-evidence`` fails and BLOCKs the run (a new contract version is the honest way to start
+over). With exactly the same evidence it repeats that look (same number and level). With more
+evidence:
+
+- under a declared ``sequential`` plan the run tests at the plan's level for its look
+  (``stats.sequential.look_level``), so the levels of all looks sum to at most alpha;
+- without one it is refused as confirmatory evidence: the claim ceiling drops it to development
+  (``gates.ceiling``), so a team cannot rerun at full alpha until the gate passes.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from statistics import NormalDist
+
+from ragwarrant.contract import ReleaseContract
+from ragwarrant.evidence.looks import Fingerprint, extension_problem, same_evidence
+from ragwarrant.outputs import GateResult, GateStatus, LookRecord, Scalar
+from ragwarrant.stats.power import feasible_hint
+from ragwarrant.stats.sequential import SequentialPlan, look_level, units_for_next_look
+
+__all__ = [
+    "EarlierLook",
+    "Look",
+    "gate_look_evidence",
+    "plan_of",
+    "recorded_look",
+    "replan_hints",
+    "resolve_look",
+]
+
+_N = NormalDist()
+
+
+@dataclass(frozen=True)
+class EarlierLook:
+    """What the ledger kept of an earlier look of the same contract version and configs.
+
+    Attributes:
+        record: its ``LookRecord``.
+        run_id: its run id.
+        fingerprint: its evidence fingerprint, or None when the ledger's copy is missing or does
+            not match the recorded sha256.
+    """
+
+    record: LookRecord
+    run_id: str
+    fingerprint: Fingerprint | None
+
+
+@dataclass(frozen=True)
+class Look:
+    """This run's look.
+
+    Attributes:
+        record: what decision.json and the ledger record (``look``).
+        alpha: the one-sided level of this run's tests.
+        problem: why the evidence does not extend the earlier look's (a BLOCK), or None.
+        plan: the declared plan, or None.
+    """
+
+    record: LookRecord
+    alpha: float
+    problem: str | None
+    plan: SequentialPlan | None
+
+
+def plan_of(contract: ReleaseContract) -> SequentialPlan | None:
+    """The contract's ``sequential`` block as a ``SequentialPlan`` (None when not declared)."""
+    seq = contract.sequential
+    if seq is None:
+        return None
+    return SequentialPlan(
+        method=seq.method,
+        alpha=contract.statistics.alpha,
+        spending=seq.spending,
+        looks=seq.looks,
+        max_units=seq.max_units,
+    )
+
+
+def _plan_dict(contract: ReleaseContract) -> dict[str, Scalar] | None:
+    if contract.sequential is None:
+        return None
+    return dict(contract.sequential.model_dump(mode="json"))
+
+
+@dataclass(frozen=True)
+class _Here:
+    """This run's side of the comparison."""
+
+    fingerprint: Fingerprint
+    units: int
+    configs: dict[str, str]
+    evidence_sha256: str | None
+
+
+def _record(contract: ReleaseContract, here: _Here, **fields: object) -> LookRecord:
+    return LookRecord(
+        plan=_plan_dict(contract),
+        units=here.units,
+        evidence_sha256=here.evidence_sha256,
+        configs=here.configs,
+        **fields,  # type: ignore[arg-type]
+    )
+
+
+def _first_look(contract: ReleaseContract, here: _Here, plan: SequentialPlan | None) -> Look:
+    alpha = contract.statistics.alpha
+    if plan is None:
+        rec = _record(
+            contract,
+            here,
+            number=1,
+            alpha_this_look=alpha,
+            alpha_spent=alpha,
+            confirmatory=True,
+            reason="look 1: the first run of this contract version",
+        )
+        return Look(rec, alpha, None, None)
+    level = look_level(plan, 1, here.units, 0.0)
+    rec = _record(
+        contract,
+        here,
+        number=1,
+        alpha_this_look=level.alpha_this_look,
+        alpha_spent=level.alpha_spent,
+        confirmatory=level.alpha_this_look > 0,
+        reason=f"look 1 of the sequential plan: one-sided level {level.alpha_this_look:.4g}",
+    )
+    return Look(rec, level.alpha_this_look or alpha, None, plan)
+
+
+def _repeat(contract: ReleaseContract, here: _Here, latest: EarlierLook, ids: list[str]) -> Look:
+    prev = latest.record
+    rec = _record(
+        contract,
+        here,
+        number=prev.number,
+        earlier_run_ids=ids,
+        alpha_this_look=prev.alpha_this_look,
+        alpha_spent=prev.alpha_spent,
+        confirmatory=prev.confirmatory,
+        repeat_of=latest.run_id,
+        reason=f"the same evidence as look {prev.number} (run {latest.run_id}): that look "
+        "repeated at its level",
+    )
+    alpha = prev.alpha_this_look or contract.statistics.alpha
+    return Look(rec, alpha, None, plan_of(contract))
+
+
+def _blocked(
+    contract: ReleaseContract, here: _Here, latest: EarlierLook, ids: list[str], why: str
+) -> Look:
+    prev = latest.record
+    reason = (
+        f"look {prev.number + 1}: {why}; a new contract version is the honest way to start over"
+    )
+    rec = _record(
+        contract,
+        here,
+        number=prev.number + 1,
+        earlier_run_ids=ids,
+        alpha_this_look=0.0,
+        alpha_spent=prev.alpha_spent,
+        confirmatory=False,
+        blocked=True,
+        reason=reason,
+    )
+    return Look(rec, contract.statistics.alpha, reason, plan_of(contract))
+
+
+def _next_look(contract: ReleaseContract, here: _Here, latest: EarlierLook, ids: list[str]) -> Look:
+    prev, plan = latest.record, plan_of(contract)
+    number, alpha = prev.number + 1, contract.statistics.alpha
+    if plan is None:
+        reason = (
+            f"look {number} of contract {contract.id} v{contract.version} without a sequential "
+            f"plan: a repeated look cannot PROMOTE as confirmatory evidence (declare "
+            "sequential: in a new contract version)"
+        )
+        rec = _record(
+            contract,
+            here,
+            number=number,
+            earlier_run_ids=ids,
+            alpha_this_look=0.0,
+            alpha_spent=prev.alpha_spent,
+            confirmatory=False,
+            reason=reason,
+        )
+        return Look(rec, alpha, None, None)
+    level = look_level(plan, number, here.units, prev.alpha_spent)
+    spent = level.alpha_this_look <= 0
+    rec = _record(
+        contract,
+        here,
+        number=number,
+        earlier_run_ids=ids,
+        alpha_this_look=level.alpha_this_look,
+        alpha_spent=level.alpha_spent,
+        confirmatory=not spent,
+        reason=(
+            f"look {number}: the sequential plan's alpha is spent; this look cannot PROMOTE"
+            if spent
+            else f"look {number} of the sequential plan: one-sided level "
+            f"{level.alpha_this_look:.4g} (spent {level.alpha_spent:.4g} of {plan.alpha:g})"
+        ),
+    )
+    return Look(rec, level.alpha_this_look or alpha, None, plan)
+
+
+def resolve_look(
+    contract: ReleaseContract,
+    earlier: Sequence[EarlierLook],
+    fingerprint: Fingerprint,
+    units: int,
+    configs: Mapping[str, str],
+    evidence_sha256: str | None = None,
+) -> Look:
+    """Which look this run is and the level its tests use.
+
+    Args:
+        contract: the run's contract.
+        earlier: earlier looks of the same contract id, version and configs, oldest first (runs
+            that were not BLOCKed or in ERROR).
+        fingerprint: this run's evidence fingerprint (``evidence.looks.fingerprint``).
+        units: the examples this run decides on (information fraction numerator).
+        configs: policy id → config sha256 (recorded).
+        evidence_sha256: sha256 of the encoded fingerprint (recorded).
+
+    Returns:
+        The ``Look``: first look, a repeat of the latest look (same evidence), a next look at the
+        plan's level (or refused as confirmatory without a plan, or once the plan is spent), or
+        a BLOCK when the evidence does not extend the latest look's.
+    """
+    here = _Here(fingerprint, units, dict(configs), evidence_sha256)
+    if not earlier:
+        return _first_look(contract, here, plan_of(contract))
+    latest = earlier[-1]
+    ids = list(dict.fromkeys(e.run_id for e in earlier))
+    if latest.fingerprint is None:
+        why = (
+            f"the evidence fingerprint of look {latest.record.number} (run {latest.run_id}) is "
+            "missing from the ledger or does not match its sha256, so this evidence cannot be "
+            "shown to extend it"
+        )
+        return _blocked(contract, here, latest, ids, why)
+    if same_evidence(latest.fingerprint, fingerprint):
+        return _repeat(contract, here, latest, ids)
+    problem = extension_problem(latest.fingerprint, fingerprint)
+    if problem is not None:
+        why = f"the evidence does not extend look {latest.record.number}'s: {problem}"
+        return _blocked(contract, here, latest, ids, why)
+    return _next_look(contract, here, latest, ids)
+
+
+def recorded_look(
+    contract: ReleaseContract,
+    record: LookRecord,
+    units: int,
+    configs: Mapping[str, str],
+    evidence_sha256: str | None,
+) -> Look:
+    """The look a replay (``ragwarrant verify --input``) reproduces from the recorded decision.
+
+    A replay has no ledger, so it takes the look's number, level and verdict from the record
+    and recomputes what the inputs determine (units, configs, the fingerprint's sha256): when
+    the inputs differ, those fields differ from the record and verify reports the mismatch.
+    """
+    rec = record.model_copy(
+        update={"units": units, "configs": dict(configs), "evidence_sha256": evidence_sha256}
+    )
+    alpha = rec.alpha_this_look or contract.statistics.alpha
+    return Look(rec, alpha, rec.reason if rec.blocked else None, plan_of(contract))
+
+
+def gate_look_evidence(look: Look) -> GateResult | None:
+    """The run gate ``hard:look-evidence``: present (failed) only when the evidence of a
+    repeated look shrank, changed its pairing or changed earlier values."""
+    if look.problem is None:
+        return None
+    return GateResult(
+        id="hard:look-evidence",
+        kind="hard",
+        status=GateStatus.FAIL,
+        reason=look.problem,
+        details={"look": look.record.number},
+    )
+
+
+_MORE = re.compile(r"about \d+ more (clusters|paired examples) would likely resolve it")
+
+
+def _unit_spread(gate: GateResult) -> tuple[int, float] | None:
+    """(resampled units, standard error implied by the one-sided bounds), or None.
+
+    The bounds are estimate -/+ z_{1-alpha} SE under the normal approximation, so
+    SE = (upper - lower) / (2 z_{1-alpha}).
+    """
+    units, alpha = gate.details.get("resampled_units"), gate.alpha
+    lower, upper = gate.lower_bound, gate.upper_bound
+    if not isinstance(units, int) or units < 2 or alpha is None or not 0 < alpha < 0.5:
+        return None
+    if lower is None or upper is None:
+        return None
+    return units, (upper - lower) / (2.0 * _N.inv_cdf(1.0 - alpha))
+
+
+def _replanned(gate: GateResult, look: Look, plan: SequentialPlan, power: float) -> GateResult:
+    """One inconclusive noninferiority gate with its hint counted at the plan's next look."""
+    spread = _unit_spread(gate)
+    if spread is None or gate.estimate is None:
+        return gate
+    units, se = spread
+    rec, k = look.record, look.record.number + 1
+    scale = rec.units / units if units else 1.0
+
+    def level_at(total_units: int) -> float:
+        return look_level(plan, k, round(total_units * scale), rec.alpha_spent).alpha_this_look
+
+    threshold = gate.threshold if gate.threshold is not None else 0.0
+    limit = 100 * max(units, 30)
+    more = units_for_next_look(
+        gate.estimate, threshold, se * math.sqrt(units), units, power, level_at, limit
+    )
+    if more is not None:
+        more = feasible_hint(more, gate.estimate - threshold, units)
+    if gate.details.get("degenerate_reason") is not None and gate.more_paired_n is not None:
+        more = max(more or 0, gate.more_paired_n)  # the exact guard's minimum still applies
+    if more is None:
+        text = f"the plan's look {k} would not likely resolve it with a feasible sample"
+        return gate.model_copy(
+            update={"more_paired_n": None, "reason": _MORE.sub(text, gate.reason)}
+        )
+    text = (
+        f"about {more} more \\1 would likely resolve it at look {k} "
+        f"(one-sided level {level_at(units + more):.4g})"
+    )
+    return gate.model_copy(update={"more_paired_n": more, "reason": _MORE.sub(text, gate.reason)})
+
+
+def replan_hints(gates: Sequence[GateResult], look: Look, power: float) -> list[GateResult]:
+    """Inconclusive noninferiority gates with the "more units" hint counted for the next look.
+
+    Under a sequential plan the next look tests at its own level, which depends on its size;
+    the hint is the smallest addition that reaches ``power`` at that level
+    (``stats.sequential.units_for_next_look``, normal approximation with the standard error
+    implied by the gate's one-sided bounds). A degenerate test (all ties, few worse units) keeps
+    at least its own count, which includes the units the exact guard needs. Other gates, and
+    every gate without a plan, are returned unchanged.
+    """
+    if look.plan is None:
+        return list(gates)
+    return [
+        _replanned(g, look, look.plan, power)
+        if g.kind == "noninferiority" and g.status is GateStatus.INCONCLUSIVE and g.more_paired_n
+        else g
+        for g in gates
+    ]

@@ -1,0 +1,166 @@
+"""End to end: repeated looks through the CLI with --ledger (issue 17)."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import numpy as np
+import orjson
+
+from ragwarrant import cli
+from ragwarrant.audit.ledger import look_evidence_path, read_entries, verify_chain
+from tests.conftest import REPO, simulate
+
+PLAN = {"method": "alpha_spending", "spending": "obrien_fleming", "looks": 2, "max_units": 400}
+FULL = simulate(400)
+
+
+def _head(n: int, data: dict[str, dict[str, np.ndarray]] = FULL) -> dict[str, Any]:
+    return {p: {k: v[:n] for k, v in cols.items()} for p, cols in data.items()}
+
+
+def _run(make_input, tmp_path: Path, name: str, data, plan=None) -> dict[str, Any]:
+    def mutate(c: dict[str, Any]) -> None:
+        if plan is not None:
+            c["sequential"] = plan
+
+    out = tmp_path / name
+    inp = make_input(data=data, mutate=mutate)
+    code = cli.main(
+        [
+            "run",
+            "--input",
+            str(inp),
+            "--output",
+            str(out),
+            "--ledger",
+            str(tmp_path / "ledger.jsonl"),
+        ]
+    )
+    decision = orjson.loads((out / "decision.json").read_bytes())
+    assert code == decision["exit_code"]
+    schema = json.loads((REPO / "contracts" / "decision.schema.json").read_text())
+    jsonschema.validate(decision, schema)
+    return decision
+
+
+def _ceiling(decision: dict[str, Any]) -> dict[str, Any]:
+    gates = decision["candidates"][0]["gates"]
+    return next(g for g in gates if g["id"] == "claim-ceiling")
+
+
+def test_second_look_without_a_plan_cannot_promote(make_input, tmp_path):
+    """A rerun on extended evidence is look 2; without a plan its ceiling drops to development."""
+    first = _run(make_input, tmp_path, "out1", _head(200))
+    second = _run(make_input, tmp_path, "out2", _head(400))
+    assert first["run_class"] == "PROMOTE" and first["look"]["number"] == 1
+    assert second["look"]["number"] == 2
+    assert second["look"]["earlier_run_ids"] == [first["run_id"]]
+    assert second["look"]["confirmatory"] is False
+    assert second["run_class"] == "INCONCLUSIVE"
+    assert _ceiling(second)["status"] == "fail"
+    assert _ceiling(second)["details"]["evidence_class"] == "development"
+    assert "without a sequential plan" in _ceiling(second)["reason"]
+
+
+def test_two_looks_under_a_plan_spend_at_most_alpha(make_input, tmp_path):
+    """Under an O'Brien-Fleming plan look 1 and look 2 test at levels that sum to alpha; the
+    ledger and decision.json carry the look history and the ledger chain stays intact."""
+    first = _run(make_input, tmp_path, "out1", _head(200), PLAN)
+    second = _run(make_input, tmp_path, "out2", _head(400), PLAN)
+    a1, a2 = first["look"]["alpha_this_look"], second["look"]["alpha_this_look"]
+    assert 0 < a1 < a2 and a1 + a2 <= 0.05 + 1e-12
+    assert second["look"]["alpha_spent"] == a1 + a2
+    ni = [g for g in second["candidates"][0]["gates"] if g["kind"] == "noninferiority"]
+    assert ni and all(g["alpha"] == a2 for g in ni)
+    assert second["run_class"] == "PROMOTE"
+    ledger = tmp_path / "ledger.jsonl"
+    assert verify_chain(ledger) == []
+    looks = [e["look"] for e in read_entries(ledger)]
+    assert [lk["number"] for lk in looks] == [1, 2]
+    assert look_evidence_path(ledger, second["run_id"]).is_file()
+    assert "look 2" in (tmp_path / "out2" / "report.md").read_text()
+
+
+def test_same_evidence_repeats_the_look(make_input, tmp_path):
+    """Rerunning on exactly the same evidence is the same look at the same level, not a new one."""
+    first = _run(make_input, tmp_path, "out1", _head(300))
+    again = _run(make_input, tmp_path, "out2", _head(300))
+    assert again["look"]["number"] == 1 and again["look"]["repeat_of"] == first["run_id"]
+    assert again["run_class"] == first["run_class"] == "PROMOTE"
+
+
+def test_shrinking_evidence_blocks(make_input, tmp_path):
+    """A later look with fewer examples than the earlier one is a BLOCK with the reason."""
+    _run(make_input, tmp_path, "out1", _head(300), PLAN)
+    second = _run(make_input, tmp_path, "out2", _head(200), PLAN)
+    assert second["run_class"] == "BLOCK"
+    gate = next(g for g in second["run_gates"] if g["id"] == "hard:look-evidence")
+    assert "100 of the earlier look's 300 examples are gone" in gate["reason"]
+    assert "new contract version" in gate["reason"]
+
+
+def test_changed_earlier_values_block(make_input, tmp_path):
+    """Extending the evidence while changing an earlier example's value is a BLOCK."""
+    _run(make_input, tmp_path, "out1", _head(200), PLAN)
+    changed = copy.deepcopy(_head(400))
+    changed["cand"]["correct"][5] = 1.0 - changed["cand"]["correct"][5]
+    second = _run(make_input, tmp_path, "out2", changed, PLAN)
+    gate = next(g for g in second["run_gates"] if g["id"] == "hard:look-evidence")
+    assert "1 of the earlier look's 200 values of cand/correct were changed" in gate["reason"]
+
+
+def test_changed_pairing_blocks(make_input, tmp_path):
+    """Moving an earlier example to another cluster changes its pairing: a BLOCK."""
+    _run(make_input, tmp_path, "out1", _head(200), PLAN)
+    changed = copy.deepcopy(_head(400))
+    for p in changed:
+        changed[p]["doc"] = changed[p]["doc"].astype(object)
+        changed[p]["doc"][0] = "moved"
+    second = _run(make_input, tmp_path, "out2", changed, PLAN)
+    gate = next(g for g in second["run_gates"] if g["id"] == "hard:look-evidence")
+    assert "changed their pairing" in gate["reason"]
+
+
+def test_a_new_contract_version_starts_over(make_input, tmp_path):
+    """Another contract version is not a repeated look: look 1 again."""
+    _run(make_input, tmp_path, "out1", _head(200))
+
+    def bump(c: dict[str, Any]) -> None:
+        c["version"] = "2"
+
+    out = tmp_path / "out2"
+    inp = make_input(data=_head(400), mutate=bump)
+    cli.main(
+        [
+            "run",
+            "--input",
+            str(inp),
+            "--output",
+            str(out),
+            "--ledger",
+            str(tmp_path / "ledger.jsonl"),
+        ]
+    )
+    assert orjson.loads((out / "decision.json").read_bytes())["look"]["number"] == 1
+
+
+def test_a_missing_fingerprint_blocks(make_input, tmp_path):
+    """Without the earlier look's fingerprint the extension cannot be proved: a BLOCK."""
+    first = _run(make_input, tmp_path, "out1", _head(200), PLAN)
+    look_evidence_path(tmp_path / "ledger.jsonl", first["run_id"]).unlink()
+    second = _run(make_input, tmp_path, "out2", _head(400), PLAN)
+    assert second["run_class"] == "BLOCK"
+
+
+def test_verify_replays_a_second_look_at_its_level(make_input, tmp_path):
+    """verify --input replays look 2 at its recorded level (a replay has no ledger) and matches."""
+    _run(make_input, tmp_path, "out1", _head(200), PLAN)
+    second = _run(make_input, tmp_path, "out2", _head(400), PLAN)
+    assert second["look"]["number"] == 2
+    inp = sorted(tmp_path.glob("in*"))[-1]
+    assert cli.main(["verify", str(tmp_path / "out2"), "--input", str(inp)]) == 0
