@@ -18,7 +18,7 @@ import pyarrow.compute as pc
 
 from ragwarrant.errors import EvidenceError
 
-__all__ = ["PHYSICAL_FLOORS", "check_operational_evidence", "check_request_values"]
+__all__ = ["PHYSICAL_FLOORS", "KeyCodes", "check_operational_evidence", "check_request_values"]
 
 
 @dataclass(frozen=True)
@@ -161,3 +161,115 @@ def _check_instrumented(
                 expected=f"some {metric} >= {floor.value:g}",
                 found=found,
             )
+
+
+class KeyCodes:
+    """Dense integer codes of the string keys (trace, example, policy ids) of a streamed file.
+
+    Telemetry is reduced per batch by a group-by on these codes rather than on the strings: a
+    batch's key column is dictionary-encoded (Parquet string columns arrive so, others are encoded
+    by ``pyarrow.compute.dictionary_encode``), and only its dictionary — the distinct keys of the
+    batch, usually shared by every batch of a row group — is looked up here; the rows are mapped by
+    one ``take`` of the dictionary indices. Memory grows with the distinct keys, not the rows.
+    Codes are assigned in order of first appearance; null stays null.
+    """
+
+    def __init__(self) -> None:
+        self._ids: dict[object, int] = {}
+        self._last: tuple[pa.Array, pa.Array] | None = None  # (dictionary, its codes)
+
+    def encode(self, keys: pa.Array) -> pa.Array:
+        """Return the int64 code of each key (null where the key is null).
+
+        Args:
+            keys: string or dictionary<string> array, one per row.
+        """
+        arr = keys if pa.types.is_dictionary(keys.type) else pc.dictionary_encode(keys)
+        dictionary = arr.dictionary
+        if self._last is not None and (
+            dictionary is self._last[0] or dictionary.equals(self._last[0])
+        ):
+            mapping = self._last[1]
+        else:
+            ids = self._ids
+            mapping = pa.array(
+                np.fromiter(
+                    (ids.setdefault(v, len(ids)) for v in dictionary.to_pylist()),
+                    np.int64,
+                    len(dictionary),
+                )
+            )
+            self._last = (dictionary, mapping)
+        return pc.take(mapping, arr.indices)
+
+    def decode(self, codes: pa.Array | pa.ChunkedArray) -> pa.Array:
+        """The string key of each code (the inverse of ``encode``; null stays null)."""
+        values = pa.array(list(self._ids), pa.string())
+        return pc.take(values, codes)
+
+
+_INT64 = np.iinfo(np.int64)
+
+
+def _dense_groups(table: pa.Table, keys: list[str]) -> tuple[np.ndarray, np.ndarray] | None:
+    """``(group id per row, first row of each group)`` for int64 code keys (null allowed), or
+    None when a key's codes are too many to pack into one int64 (the caller then groups by Arrow).
+    """
+    packed = np.zeros(table.num_rows, np.int64)
+    span = 1
+    for key in keys:
+        codes = pc.fill_null(table.column(key), -1).to_numpy() + 1  # null -> 0
+        width = int(codes.max(initial=0)) + 1
+        if span > (_INT64.max >> 1) // width:
+            return None
+        packed = packed * width + codes
+        span *= width
+    encoded = pc.dictionary_encode(pa.array(packed))
+    ids = encoded.indices.to_numpy()
+    first = np.full(len(encoded.dictionary), table.num_rows, np.int64)
+    np.minimum.at(first, ids, np.arange(table.num_rows, dtype=np.int64))
+    return ids, first
+
+
+def group_by_codes(
+    table: pa.Table,
+    keys: list[str],
+    sums: tuple[str, ...],
+    mins: tuple[str, ...],
+    maxes: tuple[str, ...],
+) -> pa.Table | None:
+    """Group rows by integer key codes with ``numpy.bincount`` (sums) and ``ufunc.at`` (min/max).
+
+    Equivalent to ``table.group_by(keys).aggregate(...)`` with ``sum``/``min``/``max`` (columns keep
+    their names; groups in order of first appearance): sums add the rows of a group in row order
+    from 0.0, as Arrow's ``hash_sum`` does, so results are bit-identical; integer sums stay int64
+    (exact below 2**53 per group). A null ``mins``/``maxes`` value is skipped, null when a group
+    has none.
+
+    Args:
+        table: int64 key code columns (``KeyCodes.encode``), non-null numeric ``sums`` columns,
+            int64 ``mins``/``maxes`` columns.
+
+    Returns:
+        The grouped table, or None when the keys cannot be packed or a ``sums`` column holds a
+        null (the caller then uses ``pyarrow.Table.group_by``).
+    """
+    if any(table.column(c).null_count for c in sums):
+        return None
+    groups = _dense_groups(table, keys)
+    if groups is None:
+        return None
+    ids, first = groups
+    n = len(first)
+    out: dict[str, pa.Array] = {k: pc.take(table.column(k), first) for k in keys}
+    for c in sums:
+        values = table.column(c).to_numpy()
+        total = np.bincount(ids, weights=values, minlength=n)
+        out[c] = pa.array(total if values.dtype.kind == "f" else total.astype(np.int64))
+    for columns, ufunc, empty in ((mins, np.minimum, _INT64.max), (maxes, np.maximum, _INT64.min)):
+        for c in columns:
+            col = table.column(c)
+            acc = np.full(n, empty, np.int64)
+            ufunc.at(acc, ids, pc.fill_null(col, empty).to_numpy())
+            out[c] = pa.array(acc, mask=acc == empty) if col.null_count else pa.array(acc)
+    return pa.table(out)

@@ -63,6 +63,7 @@ from ragwarrant.adapters._io import (
     select_metrics,
 )
 from ragwarrant.adapters._otlp import is_otlp_json, iter_otlp_json_batches
+from ragwarrant.adapters._telemetry import KeyCodes, group_by_codes
 from ragwarrant.errors import EvidenceError
 
 __all__ = [
@@ -555,6 +556,12 @@ def _group(t: pa.Table, keys: list[str]) -> pa.Table:
     return g
 
 
+def _group_coded(t: pa.Table) -> pa.Table:
+    """``_group`` by the integer-coded ``_KEYS``, vectorised with numpy where it can be."""
+    g = group_by_codes(t, _KEYS, _SUMS, ("start", "row"), ("end",))
+    return g if g is not None else _group(t, _KEYS).select([*_KEYS, *_SUMS, "start", "row", "end"])
+
+
 def _ids_per_trace(parts: pa.Table, key: str) -> pa.Table:
     valid = parts.filter(pc.is_valid(parts.column(key)))
     return valid.group_by(["trace"], use_threads=False).aggregate([(key, "min"), (key, "max")])
@@ -603,17 +610,22 @@ def _per_trace_parts(
     limit = _COMPACT_ROWS
     rows = 0
     resolved: _Resolved | None = None
+    codes = {key: KeyCodes() for key in _KEYS}  # group on integer codes, not on strings
     for batch in batches:
         t = batch if isinstance(batch, pa.Table) else pa.Table.from_batches([batch])
         resolved = _resolved_for(t, resolved, fields, display)
         if t.num_rows == 0:
             continue
-        partials.append(_group(_normalize(t, resolved, prices, display, rows + 1), _KEYS))
+        spans = _normalize(t, resolved, prices, display, rows + 1)
+        for key, coder in codes.items():
+            i = spans.schema.get_field_index(key)
+            spans = spans.set_column(i, key, coder.encode(spans.column(i).combine_chunks()))
+        partials.append(_group_coded(spans))
         pending += partials[-1].num_rows
         rows += t.num_rows
         if pending > limit and len(partials) > 1:
             # re-reduce: memory stays a small multiple of the distinct (trace, example, policy)
-            partials = [_group(pa.concat_tables(partials), _KEYS)]
+            partials = [_group_coded(pa.concat_tables(partials))]
             pending = partials[0].num_rows
             limit = max(_COMPACT_ROWS, 2 * pending)
     if rows == 0:
@@ -624,7 +636,10 @@ def _per_trace_parts(
             expected="at least one span",
             found="0 spans",
         )
-    parts = _group(pa.concat_tables(partials), _KEYS) if len(partials) > 1 else partials[0]
+    parts = _group_coded(pa.concat_tables(partials)) if len(partials) > 1 else partials[0]
+    for key, coder in codes.items():
+        i = parts.schema.get_field_index(key)
+        parts = parts.set_column(i, key, coder.decode(parts.column(i)))
     return parts, rows
 
 
