@@ -202,6 +202,9 @@ class KeyCodes:
             self._last = (dictionary, mapping)
         return pc.take(mapping, arr.indices)
 
+    def __len__(self) -> int:
+        return len(self._ids)
+
     def decode(self, codes: pa.Array | pa.ChunkedArray) -> pa.Array:
         """The string key of each code (the inverse of ``encode``; null stays null)."""
         values = pa.array(list(self._ids), pa.string())
@@ -211,65 +214,77 @@ class KeyCodes:
 _INT64 = np.iinfo(np.int64)
 
 
-def _dense_groups(table: pa.Table, keys: list[str]) -> tuple[np.ndarray, np.ndarray] | None:
-    """``(group id per row, first row of each group)`` for int64 code keys (null allowed), or
-    None when a key's codes are too many to pack into one int64 (the caller then groups by Arrow).
+class TraceTotals:
+    """Running per-trace sums, minima and maxima of span columns, indexed by trace code.
+
+    Each batch is reduced by one vectorised group-by on its trace codes (``KeyCodes``):
+    ``numpy.add.at`` for the sums, ``numpy.minimum.at``/``maximum.at`` for the extremes, into
+    arrays with one slot per trace seen so far. Memory is a few numbers per
+    trace, flat in the number of spans. Sums add a trace's spans in row order within a batch, then
+    the batches in order — the association of Arrow's ``hash_sum`` over per-batch partials, so the
+    results are bit-identical to grouping each batch with ``pyarrow.Table.group_by`` and summing
+    the partials in order. Integer columns are summed exactly (below 2**53 per trace).
+    A null in a ``mins``/``maxes`` column is skipped; a trace with none gets null.
     """
-    packed = np.zeros(table.num_rows, np.int64)
-    span = 1
-    for key in keys:
-        codes = pc.fill_null(table.column(key), -1).to_numpy() + 1  # null -> 0
-        width = int(codes.max(initial=0)) + 1
-        if span > (_INT64.max >> 1) // width:
-            return None
-        packed = packed * width + codes
-        span *= width
-    encoded = pc.dictionary_encode(pa.array(packed))
-    ids = encoded.indices.to_numpy()
-    first = np.full(len(encoded.dictionary), table.num_rows, np.int64)
-    np.minimum.at(first, ids, np.arange(table.num_rows, dtype=np.int64))
-    return ids, first
 
+    def __init__(self, sums: tuple[str, ...], mins: tuple[str, ...], maxes: tuple[str, ...]):
+        self._sums, self._mins, self._maxes = sums, mins, maxes
+        self._acc: dict[str, np.ndarray] = {}
+        self._size = 0
 
-def group_by_codes(
-    table: pa.Table,
-    keys: list[str],
-    sums: tuple[str, ...],
-    mins: tuple[str, ...],
-    maxes: tuple[str, ...],
-) -> pa.Table | None:
-    """Group rows by integer key codes with ``numpy.bincount`` (sums) and ``ufunc.at`` (min/max).
+    def _grow(self, size: int) -> None:
+        if size <= self._size:
+            return
+        cap = max(size, 2 * self._size)
+        for name, empty in (
+            *((c, None) for c in self._sums),
+            *((c, _INT64.max) for c in self._mins),
+            *((c, _INT64.min) for c in self._maxes),
+        ):
+            old = self._acc.get(name)
+            dtype = old.dtype if old is not None else np.float64 if empty is None else np.int64
+            new = np.zeros(cap, dtype) if empty is None else np.full(cap, empty, np.int64)
+            if old is not None:
+                new[: len(old)] = old
+            self._acc[name] = new
+        self._size = cap
 
-    Equivalent to ``table.group_by(keys).aggregate(...)`` with ``sum``/``min``/``max`` (columns keep
-    their names; groups in order of first appearance): sums add the rows of a group in row order
-    from 0.0, as Arrow's ``hash_sum`` does, so results are bit-identical; integer sums stay int64
-    (exact below 2**53 per group). A null ``mins``/``maxes`` value is skipped, null when a group
-    has none.
+    def add(self, trace: np.ndarray, columns: pa.Table) -> None:
+        """Fold one batch in.
 
-    Args:
-        table: int64 key code columns (``KeyCodes.encode``), non-null numeric ``sums`` columns,
-            int64 ``mins``/``maxes`` columns.
+        Args:
+            trace: int64 trace code of each row (non-null, dense from 0).
+            columns: the ``sums`` (numeric, non-null), ``mins`` and ``maxes`` (int64) columns,
+                aligned with ``trace``.
+        """
+        n = int(trace.max()) + 1
+        self._grow(n)
+        for c in self._sums:
+            values = columns.column(c).to_numpy()
+            if self._acc[c].dtype != values.dtype:  # int64 sums stay int64
+                self._acc[c] = self._acc[c].astype(values.dtype)
+            if values.dtype.kind in "iub":  # exact: add straight into the running totals
+                np.add.at(self._acc[c], trace, values)
+            else:  # float: the batch's partial sums first, then one addition per trace
+                partial = np.zeros(n, values.dtype)
+                np.add.at(partial, trace, values)
+                self._acc[c][:n] += partial
+        for names, ufunc, empty in (
+            (self._mins, np.minimum, _INT64.max),
+            (self._maxes, np.maximum, _INT64.min),
+        ):
+            for c in names:
+                values = pc.fill_null(columns.column(c), empty).to_numpy()
+                ufunc.at(self._acc[c], trace, values.astype(np.int64, copy=False))
 
-    Returns:
-        The grouped table, or None when the keys cannot be packed or a ``sums`` column holds a
-        null (the caller then uses ``pyarrow.Table.group_by``).
-    """
-    if any(table.column(c).null_count for c in sums):
-        return None
-    groups = _dense_groups(table, keys)
-    if groups is None:
-        return None
-    ids, first = groups
-    n = len(first)
-    out: dict[str, pa.Array] = {k: pc.take(table.column(k), first) for k in keys}
-    for c in sums:
-        values = table.column(c).to_numpy()
-        total = np.bincount(ids, weights=values, minlength=n)
-        out[c] = pa.array(total if values.dtype.kind == "f" else total.astype(np.int64))
-    for columns, ufunc, empty in ((mins, np.minimum, _INT64.max), (maxes, np.maximum, _INT64.min)):
-        for c in columns:
-            col = table.column(c)
-            acc = np.full(n, empty, np.int64)
-            ufunc.at(acc, ids, pc.fill_null(col, empty).to_numpy())
-            out[c] = pa.array(acc, mask=acc == empty) if col.null_count else pa.array(acc)
-    return pa.table(out)
+    def table(self, count: int) -> pa.Table:
+        """The totals of traces ``0 .. count - 1``, one column per name (extremes null when
+        empty)."""
+        out: dict[str, pa.Array] = {}
+        for c in self._sums:
+            out[c] = pa.array(self._acc[c][:count])
+        for names, empty in ((self._mins, _INT64.max), (self._maxes, _INT64.min)):
+            for c in names:
+                values = self._acc[c][:count]
+                out[c] = pa.array(values, mask=values == empty)
+        return pa.table(out)
