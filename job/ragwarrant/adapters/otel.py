@@ -63,7 +63,7 @@ from ragwarrant.adapters._io import (
     select_metrics,
 )
 from ragwarrant.adapters._otlp import is_otlp_json, iter_otlp_json_batches
-from ragwarrant.adapters._telemetry import KeyCodes, TraceTotals
+from ragwarrant.adapters._telemetry import KeyCodes, TraceTotals, read_ahead
 from ragwarrant.errors import EvidenceError
 
 __all__ = [
@@ -799,7 +799,7 @@ def span_batches(
         # pre_buffer=False: with it, iter_batches keeps every column chunk read so far (RSS grows
         # with the file); without it, memory is bounded by one row group.
         pf = open_parquet(path, display, read_dictionary=strings, pre_buffer=False)
-        batches = pf.iter_batches(batch_size=_BATCH_ROWS, columns=wanted)
+        batches = read_ahead(pf.iter_batches(batch_size=_BATCH_ROWS, columns=wanted))
         return guarded(batches, path, "parquet", display), "flattened spans (parquet)"
     if source.format == "jsonl":
         with path.open("rb") as fh:
