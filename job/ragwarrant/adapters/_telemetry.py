@@ -180,14 +180,29 @@ class KeyCodes:
     Telemetry is reduced per batch by a group-by on these codes rather than on the strings: a
     batch's key column is dictionary-encoded (Parquet string columns arrive so, others are encoded
     by ``pyarrow.compute.dictionary_encode``), and only its dictionary — the distinct keys of the
-    batch, usually shared by every batch of a row group — is looked up here; the rows are mapped by
-    one ``take`` of the dictionary indices. Memory grows with the distinct keys, not the rows.
-    Codes are assigned in order of first appearance; null stays null.
+    batch, usually shared by every batch of a row group — is looked up
+    (``pyarrow.compute.index_in``); the rows are mapped by one ``take`` of the dictionary indices.
+    Memory grows with the distinct keys, not the rows. Codes are assigned in order of first
+    appearance; null stays null.
     """
 
     def __init__(self) -> None:
-        self._ids: dict[object, int] = {}
+        self._values = pa.array([], pa.string())  # the key of each code
         self._last: tuple[pa.Array, pa.Array] | None = None  # (dictionary, its codes)
+
+    def __len__(self) -> int:
+        return len(self._values)
+
+    def _codes_of(self, dictionary: pa.Array) -> pa.Array:
+        """The code of each dictionary value, new values appended in order (null -> null)."""
+        dictionary = dictionary.cast(pa.string())
+        found = pc.index_in(dictionary, value_set=self._values, skip_nulls=True)
+        new = pc.and_(pc.is_null(found), pc.is_valid(dictionary))
+        if pc.any(new).as_py():
+            fresh = pc.unique(dictionary.filter(new))  # first-appearance order
+            self._values = pa.concat_arrays([self._values, fresh])
+            found = pc.index_in(dictionary, value_set=self._values, skip_nulls=True)
+        return pc.cast(found, pa.int64())
 
     def encode(self, keys: pa.Array) -> pa.Array:
         """Return the int64 code of each key (null where the key is null).
@@ -197,29 +212,15 @@ class KeyCodes:
         """
         arr = keys if pa.types.is_dictionary(keys.type) else pc.dictionary_encode(keys)
         dictionary = arr.dictionary
-        if self._last is not None and (
+        if self._last is None or not (
             dictionary is self._last[0] or dictionary.equals(self._last[0])
         ):
-            mapping = self._last[1]
-        else:
-            ids = self._ids
-            mapping = pa.array(
-                np.fromiter(
-                    (ids.setdefault(v, len(ids)) for v in dictionary.to_pylist()),
-                    np.int64,
-                    len(dictionary),
-                )
-            )
-            self._last = (dictionary, mapping)
-        return pc.take(mapping, arr.indices)
-
-    def __len__(self) -> int:
-        return len(self._ids)
+            self._last = (dictionary, self._codes_of(dictionary))
+        return pc.take(self._last[1], arr.indices)
 
     def decode(self, codes: pa.Array | pa.ChunkedArray) -> pa.Array:
         """The string key of each code (the inverse of ``encode``; null stays null)."""
-        values = pa.array(list(self._ids), pa.string())
-        return pc.take(values, codes)
+        return pc.take(self._values, codes)
 
 
 _INT64 = np.iinfo(np.int64)
