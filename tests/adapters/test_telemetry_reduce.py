@@ -155,3 +155,23 @@ def test_spans_without_a_trace_column_group_by_policy_and_example() -> None:
     red = reduce_spans(iter(batches), FIELDS, {}, "spans.parquet")
     assert red.traces == 2
     assert pc.sum(red.table["api_calls"]).as_py() == 3
+
+
+def test_dictionary_values_no_row_uses_get_no_code() -> None:
+    """A dictionary holding keys no row uses (as Parquet keeps them) adds no phantom key."""
+    dictionary = pa.array(["x", "y", "z"])
+    codes = KeyCodes()
+    first = codes.encode(pa.DictionaryArray.from_arrays(pa.array([1, 1], pa.int32()), dictionary))
+    assert (first.to_pylist(), len(codes)) == ([0, 0], 1)
+    later = codes.encode(pa.DictionaryArray.from_arrays(pa.array([2, 1], pa.int32()), dictionary))
+    assert (later.to_pylist(), len(codes)) == ([1, 0], 2)
+
+
+def test_unused_trace_ids_in_the_dictionary_are_not_traces() -> None:
+    """Trace ids only in the column's dictionary are not traces without an example."""
+    t = _spans(["t1", "t2"], ["e1", "e2"], [0.5, 1.0])
+    trace = pa.DictionaryArray.from_arrays(
+        pa.array([0, 2], pa.int32()), pa.array(["t1", "u", "t2"])
+    )
+    red = reduce_spans(iter([t.set_column(0, "trace_id", trace)]), FIELDS, {}, "spans.parquet")
+    assert red.traces == 2

@@ -193,13 +193,16 @@ class KeyCodes:
     def __len__(self) -> int:
         return len(self._values)
 
-    def _codes_of(self, dictionary: pa.Array) -> pa.Array:
-        """The code of each dictionary value, new values appended in order (null -> null)."""
+    def _codes_of(self, dictionary: pa.Array, indices: pa.Array) -> pa.Array:
+        """The code of each dictionary value the rows use, new ones appended in dictionary order
+        (a value no row uses, or null, gets null)."""
         dictionary = dictionary.cast(pa.string())
+        used = np.zeros(len(dictionary), dtype=bool)
+        used[pc.drop_null(indices).to_numpy()] = True
         found = pc.index_in(dictionary, value_set=self._values, skip_nulls=True)
-        new = pc.and_(pc.is_null(found), pc.is_valid(dictionary))
+        new = pc.and_(pc.and_(pc.is_null(found), pc.is_valid(dictionary)), pa.array(used))
         if pc.any(new).as_py():
-            fresh = pc.unique(dictionary.filter(new))  # first-appearance order
+            fresh = pc.unique(dictionary.filter(new))
             self._values = pa.concat_arrays([self._values, fresh])
             found = pc.index_in(dictionary, value_set=self._values, skip_nulls=True)
         return pc.cast(found, pa.int64())
@@ -211,12 +214,15 @@ class KeyCodes:
             keys: string or dictionary<string> array, one per row.
         """
         arr = keys if pa.types.is_dictionary(keys.type) else pc.dictionary_encode(keys)
-        dictionary = arr.dictionary
-        if self._last is None or not (
+        dictionary, indices = arr.dictionary, arr.indices
+        if self._last is not None and (
             dictionary is self._last[0] or dictionary.equals(self._last[0])
         ):
-            self._last = (dictionary, self._codes_of(dictionary))
-        return pc.take(self._last[1], arr.indices)
+            codes = pc.take(self._last[1], indices)
+            if codes.null_count == indices.null_count:  # no value this dictionary left uncoded
+                return codes
+        self._last = (dictionary, self._codes_of(dictionary, indices))
+        return pc.take(self._last[1], indices)
 
     def decode(self, codes: pa.Array | pa.ChunkedArray) -> pa.Array:
         """The string key of each code (the inverse of ``encode``; null stays null)."""
