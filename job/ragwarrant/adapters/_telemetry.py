@@ -10,7 +10,11 @@ adapters leave them null and they are not checked here.
 
 from __future__ import annotations
 
+import queue
+import threading
+from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import TypeVar
 
 import numpy as np
 import pyarrow as pa
@@ -18,7 +22,14 @@ import pyarrow.compute as pc
 
 from ragwarrant.errors import EvidenceError
 
-__all__ = ["PHYSICAL_FLOORS", "check_operational_evidence", "check_request_values"]
+__all__ = [
+    "PHYSICAL_FLOORS",
+    "KeyCodes",
+    "TraceTotals",
+    "check_operational_evidence",
+    "check_request_values",
+    "read_ahead",
+]
 
 
 @dataclass(frozen=True)
@@ -161,3 +172,185 @@ def _check_instrumented(
                 expected=f"some {metric} >= {floor.value:g}",
                 found=found,
             )
+
+
+class KeyCodes:
+    """Dense integer codes of the string keys (trace, example, policy ids) of a streamed file.
+
+    Telemetry is reduced per batch by a group-by on these codes rather than on the strings: a
+    batch's key column is dictionary-encoded (Parquet string columns arrive so, others are encoded
+    by ``pyarrow.compute.dictionary_encode``), and only its dictionary — the distinct keys of the
+    batch, usually shared by every batch of a row group — is looked up
+    (``pyarrow.compute.index_in``); the rows are mapped by one ``take`` of the dictionary indices.
+    Memory grows with the distinct keys, not the rows. Codes are assigned in order of first
+    appearance; null stays null.
+    """
+
+    def __init__(self) -> None:
+        self._values = pa.array([], pa.string())  # the key of each code
+        self._last: tuple[pa.Array, pa.Array] | None = None  # (dictionary, its codes)
+
+    def __len__(self) -> int:
+        return len(self._values)
+
+    def _codes_of(self, dictionary: pa.Array, indices: pa.Array) -> pa.Array:
+        """The code of each dictionary value the rows use, new ones appended in dictionary order
+        (a value no row uses, or null, gets null)."""
+        dictionary = dictionary.cast(pa.string())
+        used = np.zeros(len(dictionary), dtype=bool)
+        used[pc.drop_null(indices).to_numpy()] = True
+        found = pc.index_in(dictionary, value_set=self._values, skip_nulls=True)
+        new = pc.and_(pc.and_(pc.is_null(found), pc.is_valid(dictionary)), pa.array(used))
+        if pc.any(new).as_py():
+            fresh = pc.unique(dictionary.filter(new))
+            self._values = pa.concat_arrays([self._values, fresh])
+            found = pc.index_in(dictionary, value_set=self._values, skip_nulls=True)
+        return pc.cast(found, pa.int64())
+
+    def encode(self, keys: pa.Array) -> pa.Array:
+        """Return the int64 code of each key (null where the key is null).
+
+        Args:
+            keys: string or dictionary<string> array, one per row.
+        """
+        arr = keys if pa.types.is_dictionary(keys.type) else pc.dictionary_encode(keys)
+        dictionary, indices = arr.dictionary, arr.indices
+        if self._last is not None and (
+            dictionary is self._last[0] or dictionary.equals(self._last[0])
+        ):
+            codes = pc.take(self._last[1], indices)
+            if codes.null_count == indices.null_count:  # no value this dictionary left uncoded
+                return codes
+        self._last = (dictionary, self._codes_of(dictionary, indices))
+        return pc.take(self._last[1], indices)
+
+    def decode(self, codes: pa.Array | pa.ChunkedArray) -> pa.Array:
+        """The string key of each code (the inverse of ``encode``; null stays null)."""
+        return pc.take(self._values, codes)
+
+
+_INT64 = np.iinfo(np.int64)
+
+
+class TraceTotals:
+    """Running per-trace sums, minima and maxima of span columns, indexed by trace code.
+
+    Each batch is reduced by one vectorised group-by on its trace codes (``KeyCodes``):
+    ``numpy.add.at`` for the sums, ``numpy.minimum.at``/``maximum.at`` for the extremes, into
+    arrays with one slot per trace seen so far. Memory is a few numbers per
+    trace, flat in the number of spans. Sums add a trace's spans in row order within a batch, then
+    the batches in order — the association of Arrow's ``hash_sum`` over per-batch partials, so the
+    results are bit-identical to grouping each batch with ``pyarrow.Table.group_by`` and summing
+    the partials in order. Integer columns are summed exactly (below 2**53 per trace).
+    A null in a ``mins``/``maxes`` column is skipped; a trace with none gets null.
+    """
+
+    def __init__(self, sums: tuple[str, ...], mins: tuple[str, ...], maxes: tuple[str, ...]):
+        self._sums, self._mins, self._maxes = sums, mins, maxes
+        self._acc: dict[str, np.ndarray] = {}
+        self._size = 0
+
+    def _grow(self, size: int) -> None:
+        if size <= self._size:
+            return
+        cap = max(size, 2 * self._size)
+        for name, empty in (
+            *((c, None) for c in self._sums),
+            *((c, _INT64.max) for c in self._mins),
+            *((c, _INT64.min) for c in self._maxes),
+        ):
+            old = self._acc.get(name)
+            dtype = old.dtype if old is not None else np.float64 if empty is None else np.int64
+            new = np.zeros(cap, dtype) if empty is None else np.full(cap, empty, np.int64)
+            if old is not None:
+                new[: len(old)] = old
+            self._acc[name] = new
+        self._size = cap
+
+    def add(self, trace: np.ndarray, columns: pa.Table) -> None:
+        """Fold one batch in.
+
+        Args:
+            trace: int64 trace code of each row (non-null, dense from 0).
+            columns: the ``sums`` (numeric, non-null), ``mins`` and ``maxes`` (int64) columns,
+                aligned with ``trace``.
+        """
+        n = int(trace.max()) + 1
+        self._grow(n)
+        for c in self._sums:
+            values = columns.column(c).to_numpy()
+            if self._acc[c].dtype != values.dtype:  # int64 sums stay int64
+                self._acc[c] = self._acc[c].astype(values.dtype)
+            if values.dtype.kind in "iub":  # exact: add straight into the running totals
+                np.add.at(self._acc[c], trace, values)
+            else:  # float: the batch's partial sums first, then one addition per trace
+                partial = np.zeros(n, values.dtype)
+                np.add.at(partial, trace, values)
+                self._acc[c][:n] += partial
+        for names, ufunc, empty in (
+            (self._mins, np.minimum, _INT64.max),
+            (self._maxes, np.maximum, _INT64.min),
+        ):
+            for c in names:
+                values = pc.fill_null(columns.column(c), empty).to_numpy()
+                ufunc.at(self._acc[c], trace, values.astype(np.int64, copy=False))
+
+    def table(self, count: int) -> pa.Table:
+        """The totals of traces ``0 .. count - 1``, one column per name (extremes null when
+        empty)."""
+        out: dict[str, pa.Array] = {}
+        for c in self._sums:
+            out[c] = pa.array(self._acc[c][:count])
+        for names, empty in ((self._mins, _INT64.max), (self._maxes, _INT64.min)):
+            for c in names:
+                values = self._acc[c][:count]
+                out[c] = pa.array(values, mask=values == empty)
+        return pa.table(out)
+
+
+T = TypeVar("T")
+_DONE = object()
+
+
+def read_ahead(items: Iterator[T], depth: int = 1) -> Iterator[T]:
+    """Yield ``items`` in order, produced by a background thread up to ``depth`` items ahead.
+
+    Arrow decodes Parquet pages without holding the GIL, so the next batches are decoded on the
+    other core while the caller reduces the current one. Memory: at most ``depth`` extra items.
+    An exception raised by ``items`` is re-raised here, in order; when the caller stops early
+    the thread stops after the item it is producing.
+    """
+    slots: queue.Queue[tuple[object, BaseException | None]] = queue.Queue(maxsize=depth)
+    stop = threading.Event()
+
+    def put(entry: tuple[object, BaseException | None]) -> bool:
+        while not stop.is_set():
+            try:
+                slots.put(entry, timeout=0.05)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def produce() -> None:
+        try:
+            for item in items:
+                if not put((item, None)):
+                    return
+            put((_DONE, None))
+        except BaseException as exc:  # handed to the consumer, raised there
+            put((_DONE, exc))
+
+    worker = threading.Thread(target=produce, name="ragwarrant-read-ahead", daemon=True)
+    worker.start()
+    try:
+        while True:
+            item, exc = slots.get()
+            if exc is not None:
+                raise exc
+            if item is _DONE:
+                return
+            yield item  # type: ignore[misc]
+    finally:
+        stop.set()
+        worker.join()

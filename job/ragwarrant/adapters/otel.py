@@ -63,6 +63,7 @@ from ragwarrant.adapters._io import (
     select_metrics,
 )
 from ragwarrant.adapters._otlp import is_otlp_json, iter_otlp_json_batches
+from ragwarrant.adapters._telemetry import KeyCodes, TraceTotals, read_ahead
 from ragwarrant.errors import EvidenceError
 
 __all__ = [
@@ -81,7 +82,6 @@ LLM_OPERATIONS = ("chat", "text_completion", "generate_content")
 DEFAULT_METRICS = ("cost_usd", "latency_ms", "api_calls")
 ALL_METRICS = (*DEFAULT_METRICS, "input_tokens", "output_tokens")
 
-_COMPACT_ROWS = 1 << 17  # re-reduce the per-trace partials once they hold more rows than this
 _BATCH_ROWS = 1 << 18  # rows per Parquet read batch
 
 
@@ -258,6 +258,9 @@ def _floats(
     batch: pa.Table, resolved: _Resolved, name: str, display: str, first_row: int
 ) -> pa.Array:
     t = _as_table(batch, resolved, name)
+    col = t.column(0)
+    if pa.types.is_integer(col.type) or pa.types.is_boolean(col.type):
+        return pc.cast(col.combine_chunks(), pa.float64())  # what column_as_float gives, no NaN
     try:
         values, _ = column_as_float(t, t.schema.names[0], display)
     except EvidenceError as exc:
@@ -540,24 +543,7 @@ _SUMS = (
 _KEYS = ["trace", "example", "policy"]
 
 
-def _group(t: pa.Table, keys: list[str]) -> pa.Table:
-    """Group normalized (or already grouped) span rows by ``keys``; columns keep their names."""
-    aggs: list[tuple[str, str]] = [(c, "sum") for c in _SUMS]
-    aggs += [("start", "min"), ("end", "max"), ("row", "min")]
-    g = t.group_by(keys, use_threads=False).aggregate(aggs)
-    rename = {f"{c}_sum": c for c in _SUMS}
-    rename.update({"start_min": "start", "end_max": "end", "row_min": "row"})
-    g = g.rename_columns([rename.get(n, n) for n in g.schema.names])
-    for k in keys:  # small after grouping: decode dictionaries so partials concatenate
-        col = g.column(k)
-        if pa.types.is_dictionary(col.type):
-            g = g.set_column(g.schema.get_field_index(k), k, pc.cast(col, pa.string()))
-    return g
-
-
-def _ids_per_trace(parts: pa.Table, key: str) -> pa.Table:
-    valid = parts.filter(pc.is_valid(parts.column(key)))
-    return valid.group_by(["trace"], use_threads=False).aggregate([(key, "min"), (key, "max")])
+_EXTREMES = (("start", "row", "example_lo", "policy_lo"), ("end", "example_hi", "policy_hi"))
 
 
 @dataclass
@@ -591,32 +577,42 @@ def _resolved_for(
     return resolved
 
 
+@dataclass
+class _PerTrace:
+    """Per-trace totals of a streamed file, the key codes behind them, and the span count."""
+
+    totals: TraceTotals
+    codes: dict[str, KeyCodes]
+    spans: int
+
+
+def _fold_batch(acc: _PerTrace, spans: pa.Table) -> None:
+    """Fold one batch of normalized spans into the per-trace totals: one group-by on codes."""
+    coded = {
+        key: coder.encode(spans.column(key).combine_chunks()) for key, coder in acc.codes.items()
+    }
+    for key in ("example", "policy"):  # a trace's ids: lowest and highest code (null skipped)
+        spans = spans.append_column(f"{key}_lo", coded[key]).append_column(f"{key}_hi", coded[key])
+    acc.totals.add(coded["trace"].to_numpy(), spans)
+
+
 def _per_trace_parts(
     batches: Iterable[pa.Table | pa.RecordBatch],
     fields: SpanFields,
     prices: dict[str, dict[str, float]],
     display: str,
-) -> tuple[pa.Table, int]:
-    """Spans grouped per (trace, example, policy), re-reduced as they stream; and the span count."""
-    partials: list[pa.Table] = []
-    pending = 0
-    limit = _COMPACT_ROWS
-    rows = 0
+) -> _PerTrace:
+    """Spans reduced per trace as they stream (memory grows with traces, not spans)."""
+    acc = _PerTrace(TraceTotals(_SUMS, *_EXTREMES), {key: KeyCodes() for key in _KEYS}, 0)
     resolved: _Resolved | None = None
     for batch in batches:
         t = batch if isinstance(batch, pa.Table) else pa.Table.from_batches([batch])
         resolved = _resolved_for(t, resolved, fields, display)
         if t.num_rows == 0:
             continue
-        partials.append(_group(_normalize(t, resolved, prices, display, rows + 1), _KEYS))
-        pending += partials[-1].num_rows
-        rows += t.num_rows
-        if pending > limit and len(partials) > 1:
-            # re-reduce: memory stays a small multiple of the distinct (trace, example, policy)
-            partials = [_group(pa.concat_tables(partials), _KEYS)]
-            pending = partials[0].num_rows
-            limit = max(_COMPACT_ROWS, 2 * pending)
-    if rows == 0:
+        _fold_batch(acc, _normalize(t, resolved, prices, display, acc.spans + 1))
+        acc.spans += t.num_rows
+    if acc.spans == 0:
         raise EvidenceError(
             "evidence-empty",
             f"{display} has no spans",
@@ -624,40 +620,45 @@ def _per_trace_parts(
             expected="at least one span",
             found="0 spans",
         )
-    parts = _group(pa.concat_tables(partials), _KEYS) if len(partials) > 1 else partials[0]
-    return parts, rows
+    return acc
 
 
-def _traces(parts: pa.Table, fields: SpanFields, display: str) -> pa.Table:
-    """One row per trace with its example and policy.
+def _trace_conflict(acc: _PerTrace, traces: pa.Table, key: str, display: str) -> None:
+    """Raise when a trace's spans name two different ``key`` ids (examples or policies)."""
+    lo, hi = traces.column(f"{key}_lo"), traces.column(f"{key}_hi")
+    clash = pc.fill_null(pc.not_equal(lo, hi), False)
+    if not pc.any(clash).as_py():
+        return
+    i = pc.index(clash, True).as_py()
+    what = "examples" if key == "example" else "policies"
+    first, second = sorted(
+        acc.codes[key].decode(pa.array([lo[i].as_py(), hi[i].as_py()], pa.int64())).to_pylist()
+    )
+    row = traces.column("row")[i].as_py()
+    raise EvidenceError(
+        "evidence-trace-conflict",
+        f"{display} row {row}: trace {traces.column('trace')[i].as_py()!r} names two {what}: "
+        f"{first!r} and {second!r}",
+        file=display,
+        row=row,
+        column=key,
+        expected=f"one of the {what} per trace",
+        found=f"{first!r}, {second!r}",
+    )
+
+
+def _traces(acc: _PerTrace, fields: SpanFields, display: str) -> pa.Table:
+    """One row per trace (in order of first appearance) with its example and policy.
 
     Raises:
         EvidenceError: a trace naming two examples or policies, or none naming an example.
     """
-    traces = _group(parts.drop_columns(["example", "policy"]), ["trace"])
-    for key, what in (("example", "examples"), ("policy", "policies")):
-        ids = _ids_per_trace(parts, key)
-        clash = pc.not_equal(ids.column(f"{key}_min"), ids.column(f"{key}_max"))
-        if pc.any(clash).as_py():
-            i = pc.index(clash, True).as_py()
-            tr = ids.column("trace")[i].as_py()
-            row = pc.min(parts.filter(pc.equal(parts.column("trace"), tr)).column("row")).as_py()
-            lo, hi = ids.column(f"{key}_min")[i].as_py(), ids.column(f"{key}_max")[i].as_py()
-            raise EvidenceError(
-                "evidence-trace-conflict",
-                f"{display} row {row}: trace {tr!r} names two {what}: {lo!r} and {hi!r}",
-                file=display,
-                row=row,
-                column=key,
-                expected=f"one of the {what} per trace",
-                found=f"{lo!r}, {hi!r}",
-            )
-        traces = traces.join(
-            ids.select(["trace", f"{key}_min"]).rename_columns(["trace", key]),
-            "trace",
-            join_type="left outer",
-            use_threads=False,
-        )
+    count = len(acc.codes["trace"])
+    traces = acc.totals.table(count)
+    traces = traces.append_column("trace", acc.codes["trace"].decode(pa.array(np.arange(count))))
+    for key in ("example", "policy"):
+        _trace_conflict(acc, traces, key, display)
+        traces = traces.append_column(key, acc.codes[key].decode(traces.column(f"{key}_lo")))
     no_example = pc.is_null(traces.column("example"))
     if pc.any(no_example).as_py():
         i = pc.index(no_example, True).as_py()
@@ -729,8 +730,8 @@ def reduce_spans(
         EvidenceError: no example column; a trace whose spans name two examples or policies; a
             trace with no example id; wrong types (via the column readers).
     """
-    parts, rows = _per_trace_parts(batches, fields, prices, display)
-    traces = _traces(parts, fields, display)
+    acc = _per_trace_parts(batches, fields, prices, display)
+    traces = _traces(acc, fields, display)
     g = _per_example(traces)
     table = pa.table(
         {
@@ -759,7 +760,7 @@ def reduce_spans(
             ("error_spans", "err"),
         )
     }
-    return SpanReduction(table=table, spans=rows, traces=traces.num_rows, counts=counts)
+    return SpanReduction(table=table, spans=acc.spans, traces=traces.num_rows, counts=counts)
 
 
 # --- the adapter -----------------------------------------------------------------------------
@@ -798,7 +799,7 @@ def span_batches(
         # pre_buffer=False: with it, iter_batches keeps every column chunk read so far (RSS grows
         # with the file); without it, memory is bounded by one row group.
         pf = open_parquet(path, display, read_dictionary=strings, pre_buffer=False)
-        batches = pf.iter_batches(batch_size=_BATCH_ROWS, columns=wanted)
+        batches = read_ahead(pf.iter_batches(batch_size=_BATCH_ROWS, columns=wanted))
         return guarded(batches, path, "parquet", display), "flattened spans (parquet)"
     if source.format == "jsonl":
         with path.open("rb") as fh:

@@ -1,0 +1,177 @@
+"""The streamed telemetry reduction: key codes, per-trace totals, read-ahead, batch boundaries."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pytest
+
+from ragwarrant.adapters._telemetry import KeyCodes, TraceTotals, read_ahead
+from ragwarrant.adapters.otel import SpanFields, reduce_spans
+from ragwarrant.errors import EvidenceError
+
+
+def test_key_codes_are_stable_across_dictionaries() -> None:
+    """A key keeps its code whichever batch (dictionary or plain strings) it arrives in."""
+    codes = KeyCodes()
+    first = codes.encode(pa.array(["b", "a", None, "b"]).dictionary_encode())
+    second = codes.encode(pa.array(["c", "a", "b"]))
+    assert first.to_pylist() == [0, 1, None, 0]
+    assert second.to_pylist() == [2, 1, 0]
+    assert codes.decode(pa.concat_arrays([first, second])).to_pylist() == [
+        "b",
+        "a",
+        None,
+        "b",
+        "c",
+        "a",
+        "b",
+    ]
+
+
+def _arrow_partials(batches: list[pa.Table]) -> dict[int, dict[str, float]]:
+    """Per trace: Arrow's group_by per batch, partial sums added in batch order."""
+    out: dict[int, dict[str, float]] = {}
+    for t in batches:
+        g = t.group_by("trace", use_threads=False).aggregate(
+            [("cost", "sum"), ("llm", "sum"), ("start", "min"), ("end", "max")]
+        )
+        for row in g.to_pylist():
+            acc = out.setdefault(row["trace"], {"cost": 0.0, "llm": 0, "start": None, "end": None})
+            acc["cost"] += row["cost_sum"]
+            acc["llm"] += row["llm_sum"]
+            for key, pick in (("start", min), ("end", max)):
+                seen = [v for v in (acc[key], row[f"{key}_{pick.__name__}"]) if v is not None]
+                acc[key] = pick(seen) if seen else None
+    return out
+
+
+def test_trace_totals_match_arrow_group_by_bit_for_bit() -> None:
+    """Sums equal Arrow's per-batch group_by partials added in order, exactly; extremes skip
+    nulls and stay null for a trace that has none."""
+    rng = np.random.default_rng(3)
+    batches = []
+    for size in (500, 1, 777):
+        start = rng.integers(10**18, 2 * 10**18, size)
+        null_start = rng.random(size) < 0.2
+        trace = rng.integers(0, 40, size)
+        trace[trace == 39] = 38  # trace 39 never seen; 37 only with null times below
+        null_start |= trace == 37
+        batches.append(
+            pa.table(
+                {
+                    "trace": pa.array(trace, pa.int64()),
+                    "cost": pa.array(rng.random(size) * 10.0 ** rng.integers(-9, 3, size)),
+                    "llm": pa.array(rng.integers(0, 2, size), pa.int64()),
+                    "start": pa.array(start, mask=null_start),
+                    "end": pa.array(start + 5, mask=null_start),
+                }
+            )
+        )
+    totals = TraceTotals(("cost", "llm"), ("start",), ("end",))
+    for t in batches:
+        totals.add(t.column("trace").to_numpy(), t)
+    got = totals.table(39).to_pylist()
+    expected = _arrow_partials(batches)
+    for trace, row in expected.items():
+        assert got[trace] == row
+        assert isinstance(got[trace]["llm"], int)
+    assert got[37]["start"] is None and got[37]["end"] is None
+
+
+def test_read_ahead_keeps_order_and_raises_in_order() -> None:
+    """Items come in order; the producer's exception arrives after the items before it."""
+
+    def items() -> Iterator[int]:
+        yield from range(5)
+        raise ValueError("boom")
+
+    seen: list[int] = []
+    with pytest.raises(ValueError, match="boom"):
+        for item in read_ahead(items()):
+            seen.append(item)
+    assert seen == [0, 1, 2, 3, 4]
+
+
+def test_read_ahead_stops_its_thread_when_the_caller_stops() -> None:
+    """Leaving the loop early ends the background thread (no thread left blocked)."""
+    stream = read_ahead(iter(range(1000)))
+    assert next(stream) == 0
+    stream.close()
+    assert not [t for t in threading.enumerate() if t.name == "ragwarrant-read-ahead"]
+
+
+FIELDS = SpanFields(example=("example_id",), policy=("policy_id",))
+
+
+def _spans(trace: list[str], example: list[str | None], cost: list[float]) -> pa.Table:
+    n = len(trace)
+    return pa.table(
+        {
+            "trace_id": trace,
+            "example_id": pa.array(example, pa.string()),
+            "policy_id": ["p"] * n,
+            "gen_ai.operation.name": ["chat"] * n,
+            "cost_usd": cost,
+            "start_time_unix_nano": [1_767_261_600_000_000_000 + i for i in range(n)],
+            "end_time_unix_nano": [1_767_261_600_500_000_000 + i for i in range(n)],
+        }
+    )
+
+
+def test_a_trace_split_over_batches_is_one_trace() -> None:
+    """Spans of one trace in several batches (its example named in only one) add up."""
+    batches = [
+        _spans(["t1", "t2"], [None, "e2"], [0.25, 1.0]),
+        _spans(["t1", "t1"], ["e1", None], [0.5, 0.125]),
+    ]
+    red = reduce_spans(iter(batches), FIELDS, {}, "spans.parquet")
+    examples, costs = red.table["example"].to_pylist(), red.table["cost_usd"].to_pylist()
+    by_example = dict(zip(examples, costs, strict=True))
+    assert by_example == {"e1": 0.875, "e2": 1.0}
+    assert red.table["example"].to_pylist() == ["e1", "e2"]  # first span row order
+    assert (red.spans, red.traces) == (4, 2)
+
+
+def test_a_trace_naming_two_examples_across_batches_is_a_conflict() -> None:
+    """Two examples on one trace are found even when they sit in different batches."""
+    batches = [_spans(["t1"], ["e9"], [0.1]), _spans(["t2", "t1"], ["e2", "e1"], [0.1, 0.1])]
+    with pytest.raises(EvidenceError) as err:
+        reduce_spans(iter(batches), FIELDS, {}, "spans.parquet")
+    assert err.value.code == "evidence-trace-conflict"
+    assert "'e1' and 'e9'" in str(err.value) and err.value.row == 1
+
+
+def test_spans_without_a_trace_column_group_by_policy_and_example() -> None:
+    """Without a trace id, each (policy, example) is one trace, across batches."""
+    batches = [
+        _spans(["x"], ["e1"], [0.5]).drop_columns(["trace_id"]),
+        _spans(["x", "x"], ["e1", "e2"], [0.25, 2.0]).drop_columns(["trace_id"]),
+    ]
+    red = reduce_spans(iter(batches), FIELDS, {}, "spans.parquet")
+    assert red.traces == 2
+    assert pc.sum(red.table["api_calls"]).as_py() == 3
+
+
+def test_dictionary_values_no_row_uses_get_no_code() -> None:
+    """A dictionary holding keys no row uses (as Parquet keeps them) adds no phantom key."""
+    dictionary = pa.array(["x", "y", "z"])
+    codes = KeyCodes()
+    first = codes.encode(pa.DictionaryArray.from_arrays(pa.array([1, 1], pa.int32()), dictionary))
+    assert (first.to_pylist(), len(codes)) == ([0, 0], 1)
+    later = codes.encode(pa.DictionaryArray.from_arrays(pa.array([2, 1], pa.int32()), dictionary))
+    assert (later.to_pylist(), len(codes)) == ([1, 0], 2)
+
+
+def test_unused_trace_ids_in_the_dictionary_are_not_traces() -> None:
+    """Trace ids only in the column's dictionary are not traces without an example."""
+    t = _spans(["t1", "t2"], ["e1", "e2"], [0.5, 1.0])
+    trace = pa.DictionaryArray.from_arrays(
+        pa.array([0, 2], pa.int32()), pa.array(["t1", "u", "t2"])
+    )
+    red = reduce_spans(iter([t.set_column(0, "trace_id", trace)]), FIELDS, {}, "spans.parquet")
+    assert red.traces == 2
