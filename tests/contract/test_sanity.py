@@ -131,6 +131,8 @@ def test_publication_block():
         ("no_relevance", "lower_is_better"),
         ("hallucination_rate", "lower_is_better"),
         ("faithfulness_vs_cost", None),  # words of both families
+        ("non_llm_context_recall", "higher_is_better"),  # "non" qualifies "llm", not "recall"
+        ("absence_of_errors", "higher_is_better"),
     ],
 )
 def test_negated_names_turn_the_family_around(metric, family):

@@ -83,9 +83,35 @@ def name_family(metric_id: str) -> str | None:
     lower, higher = bool(words & LOWER_IS_BETTER_WORDS), bool(words & HIGHER_IS_BETTER_WORDS)
     if lower == higher:
         return None
-    if words & NEGATION_WORDS:
+    if _negated(metric_id):
         lower = not lower
     return "lower_is_better" if lower else "higher_is_better"
+
+
+_POSTFIX_NEGATIONS = frozenset({"free", "avoided"})
+
+
+def _negated(metric_id: str) -> bool:
+    """Whether a negation word sits next to the family word it turns around.
+
+    ``no_hallucination``, ``non_toxicity``, ``error_free``: yes. ``non_llm_context_recall``:
+    no (``non`` qualifies ``llm``, not ``recall``).
+    """
+    spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1 \2", metric_id).lower()
+    seq = [w for w in re.split(r"[^a-z0-9]+", spaced) if w and w != "of"]
+    family = LOWER_IS_BETTER_WORDS | HIGHER_IS_BETTER_WORDS
+
+    def is_family(w: str) -> bool:
+        return w in family or (w.endswith("s") and w[:-1] in family)
+
+    for i, w in enumerate(seq):
+        if not is_family(w):
+            continue
+        before = seq[i - 1] if i > 0 else ""
+        after = seq[i + 1] if i + 1 < len(seq) else ""
+        if before in NEGATION_WORDS - _POSTFIX_NEGATIONS or after in _POSTFIX_NEGATIONS:
+            return True
+    return False
 
 
 def check_direction_family(metric_id: str, direction: Direction, confirmed: bool) -> None:
