@@ -274,6 +274,11 @@ class CorroborationSummary(OutputModel):
     max_disagreement_rate: float
     max_abstention_rate: float
     rates: list[CorroborationRates]
+    warnings: list[str] = Field(
+        default_factory=list,
+        description="e.g. examples judged at the pooled threshold because their task type is "
+        "unknown; no text of any example",
+    )
 
 
 class SourceRecord(OutputModel):

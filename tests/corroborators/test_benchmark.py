@@ -44,3 +44,19 @@ def test_official_protocol_calibrates_on_train_only(tmp_path: Path) -> None:
     assert report.n_train == 5 and report.n_evaluated == 3
     assert report.thresholds["QA"]["coverage"] == [0.6]
     assert report.folds is None and report.seed is None
+
+
+def test_content_combiner_is_fitted_without_length_features(tmp_path: Path) -> None:
+    """combined_content's model has no feature that grows with length; combined keeps them."""
+    import numpy as np
+
+    from ragwarrant.corroborators.benchmark import _fit, _score_all
+    from ragwarrant.corroborators.features import CONTENT_FEATURES, FEATURES, LENGTH_FEATURES
+
+    data = load_ragtruth(make_official(tmp_path))
+    scored = _score_all(data)
+    fit = _fit(scored, np.ones(len(data.records), dtype=bool), "QA", "test")
+    assert fit.models["combined_content"].features == CONTENT_FEATURES
+    assert fit.models["combined"].features == FEATURES
+    assert not set(LENGTH_FEATURES) & set(CONTENT_FEATURES)
+    assert set(LENGTH_FEATURES) < set(FEATURES)

@@ -266,6 +266,62 @@ def test_per_task_calibration_without_unknown_slices_has_no_warning():
     assert out.warnings == ()
 
 
+def test_declared_task_type_overrides_the_slice():
+    """task_type summary judges every example at the Summary threshold, whatever its slice."""
+    idx = build_index(table({"cand": {"faith": [0.9, 0.9]}}, ["qa", "other"]))
+    tx = {("cand", "ex0"): UNSUPPORTED, ("cand", "ex1"): UNSUPPORTED}
+    cfg = config(sample_metrics=[], calibration="lexical-v2", task_type="summary")
+    out = corroborate(tx, idx, cfg, ["cand"], np.ones(2, bool), _two_task_calibration())
+    checks = [out.examples[("cand", f"ex{i}")].checks for i in range(2)]
+    assert [c.lexical_flagged for c in checks] == [True, True]
+    assert out.warnings == () and out.summary.warnings == []
+
+
+def test_declared_unknown_task_type_uses_the_pooled_threshold_and_warns_in_the_summary():
+    """task_type unknown ignores a slice naming a task type, and the warning reaches the summary."""
+    idx = build_index(table({"cand": {"faith": [0.9]}}, ["summary"]))
+    cfg = config(sample_metrics=[], calibration="lexical-v2", task_type="unknown")
+    cal = _two_task_calibration()
+    out = corroborate({("cand", "ex0"): GROUNDED}, idx, cfg, ["cand"], np.ones(1, bool), cal)
+    check = out.examples[("cand", "ex0")].checks
+    assert check is not None and check.lexical_flagged is False  # Summary's 0.0 would flag
+    assert len(out.warnings) == 1 and "'unknown'" in out.warnings[0]
+    assert out.summary.warnings == list(out.warnings)
+
+
+def test_warnings_reach_report_md_and_report_html():
+    """The summary's warnings are listed in report.md and report.html, without example text."""
+    from ragwarrant.audit.report import corroboration_lines
+    from ragwarrant.audit.report_html import render_report_html
+    from ragwarrant.exit_codes import DecisionClass
+    from ragwarrant.outputs import Decision
+
+    idx = build_index(table({"cand": {"faith": [0.9]}}, ["other"]))
+    out = corroborate(
+        {("cand", "ex0"): UNSUPPORTED},
+        idx,
+        config(sample_metrics=[]),
+        ["cand"],
+        np.ones(1, bool),
+        _two_task_calibration(),
+    )
+    decision = Decision(
+        run_id="r",
+        started_at="t0",
+        finished_at="t1",
+        contract=None,
+        run_class=DecisionClass.INCONCLUSIVE,
+        exit_code=0,
+        summary="s",
+        corroboration=out.summary,
+    )
+    (warning,) = out.summary.warnings
+    assert f"- {warning}" in corroboration_lines(decision)
+    html = render_report_html(decision)
+    assert 'id="corroboration-warnings"' in html and "slices other" in html
+    assert "kettle" not in html.lower()
+
+
 def test_record_conflict_makes_the_example_unsupported_and_a_disagreement():
     """A judge-supported answer claiming outdoor seating that the JSON record denies disagrees."""
     record = '{"name": "Cafe Lumo", "attributes": {"OutdoorSeating": false}}'

@@ -143,6 +143,8 @@ def corroboration_lines(decision: Decision) -> list[str]:
         "broke: retrieval (context irrelevant to the question), generation (unsupported by the "
         "context, or a fabricated citation), answer (wrong answer type, or judged irrelevant).",
     ]
+    if c.warnings:
+        lines += ["", "Corroboration warnings:", "", *(f"- {w}" for w in c.warnings)]
     return lines
 
 

@@ -478,8 +478,20 @@ class Corroboration(ContractModel):
         ),
     )
     lexical_gate: Literal["coverage", "weakest_sentence", "hybrid"] = "hybrid"
-    calibration: Literal["lexical-v1"] = Field(
-        default="lexical-v1", description="lexical calibration version"
+    calibration: Literal["lexical-v1", "lexical-v2"] = Field(
+        default="lexical-v1",
+        description=(
+            "calibration version: lexical-v1 (one pooled threshold per gate) or lexical-v2 "
+            "(per task type, fitted on the shared RAGTruth sample)"
+        ),
+    )
+    task_type: Literal["qa", "summary", "data2txt", "unknown"] | None = Field(
+        default=None,
+        description=(
+            "the task type of every judged example, choosing lexical-v2's per-task thresholds; "
+            "unknown: the pooled thresholds, with a warning; unset: the example's slice when it "
+            "names a task type, else the pooled thresholds with a warning"
+        ),
     )
     max_abstention_rate: float = Field(
         default=0.1, ge=0, le=1, description="per policy and per slice"
@@ -489,11 +501,16 @@ class Corroboration(ContractModel):
     )
 
     @model_validator(mode="after")
-    def _distinct_samples(self) -> Corroboration:
+    def _consistent(self) -> Corroboration:
         if len(set(self.sample_metrics)) != len(self.sample_metrics):
             raise ValueError(f"sample_metrics must be distinct, found {self.sample_metrics}")
         if len(self.sample_metrics) == 1:
             raise ValueError("sample_metrics needs at least two repeated samples (or none)")
+        if self.task_type not in (None, "unknown") and self.calibration == "lexical-v1":
+            raise ValueError(
+                f"task_type {self.task_type!r} needs a per-task calibration: lexical-v1 has one "
+                "pooled threshold per gate; set calibration: lexical-v2 (or task_type: unknown)"
+            )
         return self
 
 

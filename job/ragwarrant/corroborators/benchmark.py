@@ -17,7 +17,9 @@ precision: ``calibration.calibrate_threshold``):
   records;
 - ``combined``: a logistic regression over every deterministic feature (``features``,
   ``combiner.fit_logistic``), fitted on the training rows of the task type; its threshold is
-  calibrated on its own training-row probabilities.
+  calibrated on its own training-row probabilities;
+- ``combined_content``: the same over ``features.CONTENT_FEATURES`` only (no feature that grows
+  with the response's length, which partly recognises the generator).
 
 A task type whose training rows lack an unsupported or a supported response is calibrated on all
 training rows (the report notes it). Metrics per task type, response level: precision, recall,
@@ -44,7 +46,7 @@ from ragwarrant.corroborators.calibration import (
     calibrate_threshold,
 )
 from ragwarrant.corroborators.combiner import DEFAULT_L2, LogisticModel, fit_logistic
-from ragwarrant.corroborators.features import FEATURES, response_features
+from ragwarrant.corroborators.features import CONTENT_FEATURES, FEATURES, response_features
 from ragwarrant.corroborators.lexical import index_context, score_response
 from ragwarrant.corroborators.metrics import GainInterval, gain_interval, within_group_auc
 from ragwarrant.corroborators.ragtruth import TASKS, Layout, RagtruthData, RagtruthRecord
@@ -83,7 +85,13 @@ PUBLISHED_POINTS: tuple[tuple[str, float], ...] = (
 FLOOR = "always-flag"
 """The floor every gate is compared with: flag every response."""
 
-REPORTED_GATES: tuple[str, ...] = (*GATES, "record", "combined")
+REPORTED_GATES: tuple[str, ...] = (*GATES, "record", "combined", "combined_content")
+
+COMBINERS: dict[str, tuple[str, ...]] = {
+    "combined": FEATURES,
+    "combined_content": CONTENT_FEATURES,
+}
+"""Each combiner gate and the features it is fitted on."""
 """Gates in table order (``record`` only for task types with JSON-record contexts)."""
 
 BOOTSTRAP_SEED = 0
@@ -239,6 +247,14 @@ class _Scored:
         column = "record_conflict_share" if gate == "record" else gate
         return self.features[:, FEATURES.index(column)]
 
+    def columns(self, names: Sequence[str]) -> np.ndarray:
+        """The feature columns ``names``, shape (n, len(names)), C-contiguous.
+
+        C order keeps the fitted coefficients bit-identical to fitting on ``features`` itself
+        (BLAS sums in another order on a column-major copy).
+        """
+        return np.ascontiguousarray(self.features[:, [FEATURES.index(name) for name in names]])
+
 
 def _score_all(data: RagtruthData) -> _Scored:
     """Compute every record's features, each context indexed and parsed once per source."""
@@ -269,7 +285,7 @@ class _Fit:
     """What training rows gave one task type: gate thresholds and the combiner."""
 
     thresholds: dict[str, float]
-    model: LogisticModel | None
+    models: dict[str, LogisticModel]
     pooled: bool
 
 
@@ -303,12 +319,13 @@ def _fit(scored: _Scored, train: np.ndarray, task: str, where: str) -> _Fit:
         gate: calibrate_threshold(scored.score(gate)[rows], y[rows]).threshold
         for gate in _threshold_gates(scored, task)
     }
-    model: LogisticModel | None = None
+    models: dict[str, LogisticModel] = {}
     if not y[rows].all():
-        model = fit_logistic(scored.features[rows], y[rows], FEATURES)
-        probability = model.score(scored.features[rows])
-        thresholds["combined"] = calibrate_threshold(probability, y[rows]).threshold
-    return _Fit(thresholds, model, pooled)
+        for gate, names in COMBINERS.items():
+            x = scored.columns(names)[rows]
+            models[gate] = fit_logistic(x, y[rows], names)
+            thresholds[gate] = calibrate_threshold(models[gate].score(x), y[rows]).threshold
+    return _Fit(thresholds, models, pooled)
 
 
 @dataclass
@@ -318,7 +335,7 @@ class _Protocol:
     description: str
     evaluated: np.ndarray
     flags: dict[str, np.ndarray]
-    combined_score: np.ndarray
+    combined_scores: dict[str, np.ndarray]
     thresholds: dict[str, dict[str, list[float]]] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     n_train: int | None = None
@@ -329,11 +346,12 @@ class _Protocol:
         """Flag the ``test`` rows of ``task`` with ``fit``; record thresholds and fallbacks."""
         for gate, threshold in fit.thresholds.items():
             self.thresholds.setdefault(task, {}).setdefault(gate, []).append(threshold)
-            if gate != "combined":
+            if gate not in COMBINERS:
                 self.flags[gate][test] = scored.score(gate)[test] >= threshold
-        if fit.model is not None:
-            self.combined_score[test] = fit.model.score(scored.features[test])
-            self.flags["combined"][test] = self.combined_score[test] >= fit.thresholds["combined"]
+        for gate, model in fit.models.items():
+            score = self.combined_scores[gate]
+            score[test] = model.score(scored.columns(COMBINERS[gate])[test])
+            self.flags[gate][test] = score[test] >= fit.thresholds[gate]
         if fit.pooled:
             self.notes.append(f"{task} ({where}): calibrated on pooled training rows")
 
@@ -343,7 +361,7 @@ def _empty_protocol(n: int, description: str, evaluated: np.ndarray) -> _Protoco
         description=description,
         evaluated=evaluated,
         flags={gate: np.zeros(n, dtype=bool) for gate in REPORTED_GATES},
-        combined_score=np.full(n, np.nan),
+        combined_scores={gate: np.full(n, np.nan) for gate in COMBINERS},
     )
 
 
@@ -400,7 +418,7 @@ def _cross_validation_protocol(
 
 def _gate_row(task: str, gate: str, scored: _Scored, protocol: _Protocol, mask: np.ndarray) -> Row:
     flags = protocol.flags[gate]
-    score = protocol.combined_score if gate == "combined" else scored.score(gate)
+    score = protocol.combined_scores[gate] if gate in COMBINERS else scored.score(gate)
     rng = np.random.default_rng(BOOTSTRAP_SEED)
     return Row(
         task,
@@ -524,7 +542,9 @@ def render_markdown(report: BenchReport) -> str:
         "response-level F1 (ties to the higher precision) on training rows only. `record`: "
         "conflicts with the JSON record per sentence; `combined`: logistic regression over all "
         "deterministic features (L2 "
-        f"{DEFAULT_L2:g}), fitted on training rows of the task type. Precision, recall, F1 and "
+        f"{DEFAULT_L2:g}), fitted on training rows of the task type; `combined_content`: the "
+        "same without the features that grow with response length (counts of unsupported, "
+        "missing-number and content tokens). Precision, recall, F1 and "
         "the gain over the always-flag floor in %; the gain interval is a 95 % percentile "
         f"bootstrap over sources ({N_RESAMPLES} resamples, seed {BOOTSTRAP_SEED}, flags held "
         "fixed). AUC: ROC AUC over pairs of responses written by the same generator. "
@@ -626,10 +646,14 @@ def _fit_record(fit: _Fit, scored: _Scored, rows: np.ndarray) -> dict[str, Any]:
         "responses": int(rows.sum()),
         "unsupported": int(y.sum()),
         "pooled_fallback": fit.pooled,
-        "gates": {gate: {"threshold": t} for gate, t in fit.thresholds.items()},
+        "gates": {
+            gate: {"threshold": t}
+            for gate, t in fit.thresholds.items()
+            if gate != "combined_content"
+        },
     }
-    if fit.model is not None:
-        out["combiner"] = fit.model.as_json()
+    if "combined" in fit.models:
+        out["combiner"] = fit.models["combined"].as_json()
     return out
 
 

@@ -20,8 +20,10 @@ text ever leaves this module.
 
 The lexical threshold is the calibration's threshold for the example's task type when the
 calibration has per-task thresholds (``lexical-v2``) and the example's slice names a calibrated
-task type (case-insensitive, e.g. slice ``qa`` -> ``QA``); otherwise the pooled threshold, and
-``CorroborationOutcome.warnings`` says how many examples fell back to it. A conflict with a JSON
+task type (case-insensitive, e.g. slice ``qa`` -> ``QA``), or the contract's ``task_type`` names
+one for every example; otherwise (no task type, or ``task_type: unknown``) the pooled threshold,
+and ``CorroborationOutcome.warnings`` (copied to the summary, so to ``decision.json`` and the
+reports) says how many examples fell back to it. A conflict with a JSON
 record in the context (``checks``: the record leg) makes the deterministic verdict unsupported.
 These checks only ever raise disagreement or abstention: they never make a candidate promotable.
 """
@@ -212,10 +214,19 @@ class _Settings:
     sign: float
 
     def task_of(self, slice_value: str | None) -> str | None:
-        """The calibrated task type a slice value names (case-insensitive), else None."""
-        if slice_value is None:
-            return None
-        wanted = slice_value.casefold()
+        """The calibrated task type of an example, else None (pooled thresholds).
+
+        The contract's ``task_type`` wins (``unknown``: None); without it, the calibrated task
+        type the example's slice names (case-insensitive).
+        """
+        declared = self.config.task_type
+        if declared is not None:
+            return None if declared == "unknown" else self._calibrated(declared)
+        return None if slice_value is None else self._calibrated(slice_value)
+
+    def _calibrated(self, name: str) -> str | None:
+        """The calibration's task type spelled ``name`` up to case, else None."""
+        wanted = name.casefold()
         return next((t for t in self.calibration.task_thresholds if t.casefold() == wanted), None)
 
     def threshold(self, slice_value: str | None) -> tuple[float, bool]:
@@ -316,7 +327,11 @@ def _corroborate_example(
 
 
 def _summary(
-    config: Corroboration, cal: LexicalCalibration, threshold: float, rows: list[CorroborationRates]
+    config: Corroboration,
+    cal: LexicalCalibration,
+    threshold: float,
+    rows: list[CorroborationRates],
+    warnings: tuple[str, ...],
 ) -> CorroborationSummary:
     return CorroborationSummary(
         groundedness_metric=config.groundedness_metric,
@@ -332,6 +347,7 @@ def _summary(
         max_disagreement_rate=config.max_disagreement_rate,
         max_abstention_rate=config.max_abstention_rate,
         rates=rows,
+        warnings=list(warnings),
     )
 
 
@@ -380,10 +396,11 @@ def corroborate(
             in_slice = [e for e in items if e.slice == sv]
             if in_slice:
                 rows.append(_rates(policy, sv, in_slice))
+    warnings = _task_warnings(examples.values(), settings)
     return CorroborationOutcome(
         examples=examples,
-        summary=_summary(config, cal, threshold, rows),
-        warnings=_task_warnings(examples.values(), settings),
+        summary=_summary(config, cal, threshold, rows, warnings),
+        warnings=warnings,
     )
 
 
@@ -396,8 +413,15 @@ def _task_warnings(
     pooled = [e for e in examples if e.checks is not None and not settings.threshold(e.slice)[1]]
     if not pooled:
         return ()
-    unknown = sorted({e.slice or "<no slice>" for e in pooled})
     n = len(pooled)
+    if settings.config.task_type is not None:
+        return (
+            f"{n} examples judged at the pooled {settings.config.lexical_gate} threshold of "
+            f"{settings.calibration.version}: the contract's task_type is "
+            f"{settings.config.task_type!r}, which has no per-task calibration (calibrated: "
+            f"{', '.join(settings.calibration.task_thresholds)})",
+        )
+    unknown = sorted({e.slice or "<no slice>" for e in pooled})
     return (
         f"{n} examples have no calibrated task type (slices {', '.join(unknown)}; calibrated: "
         f"{', '.join(settings.calibration.task_thresholds)}): judged at the pooled "

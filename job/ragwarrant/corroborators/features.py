@@ -35,7 +35,13 @@ from ragwarrant.corroborators.lexical import (
 )
 from ragwarrant.corroborators.records import RecordChecks, StructuredRecord, check_record
 
-__all__ = ["FEATURES", "ResponseFeatures", "response_features"]
+__all__ = [
+    "CONTENT_FEATURES",
+    "FEATURES",
+    "LENGTH_FEATURES",
+    "ResponseFeatures",
+    "response_features",
+]
 
 FEATURES: tuple[str, ...] = (
     "coverage",
@@ -55,6 +61,14 @@ FEATURES: tuple[str, ...] = (
     "record_conflict_share",
 )
 """Feature names, in vector order."""
+
+LENGTH_FEATURES: tuple[str, ...] = ("log_unsupported", "log_numeric_missing", "log_content")
+"""Features that grow with the response's length: counts, not shares. Response length partly
+recognises the generator on RAGTruth (issue 15), so a combiner meant to rank responses *within*
+one generator leaves them out."""
+
+CONTENT_FEATURES: tuple[str, ...] = tuple(f for f in FEATURES if f not in LENGTH_FEATURES)
+"""``FEATURES`` without ``LENGTH_FEATURES``: shares, flags and per-sentence rates only."""
 
 
 class ResponseFeatures:
