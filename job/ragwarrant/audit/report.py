@@ -236,7 +236,8 @@ def _validation_lines(decision: Decision) -> list[str]:
         lines += ["NaN, null, error and infinite scores, counted per policy and metric:", ""]
         lines += ["| policy | metric | reason | count |", "|---|---|---|---:|"]
         lines += [
-            f"| {m['policy_id']} | {m['metric']} | {m['reason']} | {m['count']} |"
+            # .get: a tampered decision.json may lack a key; verify then reports the mismatch
+            f"| {m.get('policy_id')} | {m.get('metric')} | {m.get('reason')} | {m.get('count')} |"
             for m in decision.missing_values
         ]
     return lines
