@@ -6,7 +6,13 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from ragwarrant.stats.bootstrap import _WindowedQuantile, paired_bootstrap, weighted_lower_quantile
+from ragwarrant.stats.bootstrap import (
+    MULTINOMIAL_MAX_UNITS,
+    _Weights,
+    _WindowedQuantile,
+    paired_bootstrap,
+    weighted_lower_quantile,
+)
 from ragwarrant.stats.onesided import oriented_bootstrap
 
 
@@ -71,13 +77,13 @@ def test_windowed_quantile_equals_full_computation():
     """The windowed quantile equals the all-positions inverted-CDF quantile, including fallbacks."""
     rng = np.random.default_rng(0)
     values = rng.normal(size=5000)
-    unit_sizes = np.ones(5000)
-    win = _WindowedQuantile(values, 0.95, None, unit_sizes)
+    win = _WindowedQuantile(values, 0.95, np.arange(5000), 5000)
     weights = rng.multinomial(5000, np.full(5000, 1 / 5000), size=50).astype(float)
     weights[0] = 0
     weights[0, :10] = 500  # a resample whose quantile lies far outside the window
     full = weighted_lower_quantile(np.sort(values), weights[:, win.order], 0.95)
-    assert np.array_equal(win(weights), full)
+    w = _Weights.from_dense(weights)
+    assert np.array_equal(win.finish(weights @ win.linear(), w), full)
 
 
 def test_cluster_bootstrap_wider_than_naive_for_correlated_clusters():
