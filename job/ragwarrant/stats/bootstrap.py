@@ -38,7 +38,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Literal, get_args
+from typing import Any, Literal, get_args
 
 import numpy as np
 
@@ -388,7 +388,12 @@ def joint_bootstrap(
         ]
     )
     column_n = np.array([c.rows.size for c in columns])
-    common = {"n": n, "n_units": g, "column_n": column_n, "column_units": column_units}
+    common: dict[str, Any] = {
+        "n": n,
+        "n_units": g,
+        "column_n": column_n,
+        "column_units": column_units,
+    }
     replicates = np.empty((resamples, len(columns)))
     bins = None if plan.quantiles or g <= BINS_MAX_LEVELS else _bins(linear)
     if bins is not None:
@@ -397,12 +402,14 @@ def joint_bootstrap(
         _finish(plan, draws @ rows, None, replicates)
         method = f"multinomial, counts over {rows.shape[0]} bins"
         return BootstrapResult(estimate, replicates, method=method, **common)
+    plan.linear.clear()  # stacked in ``linear``; free the copies
     half = g > MULTINOMIAL_MAX_UNITS
     active: list[np.ndarray] | None = None
-    if half:
+    linear32 = linear
+    if half:  # float32 tiles in a layout where slices are contiguous (``_tile_layout``)
         perm, active = _tile_layout(plan, linear)
-        linear = linear[perm]
-    linear32 = linear.astype(np.float32) if half else linear
+        linear32 = linear[perm].astype(np.float32)
+        linear = linear32
     chunk = max(1, min(resamples, (256 if half else chunk_cells // max(g, 1))))
     starts = list(range(0, resamples, chunk))
     children = rng.spawn(len(starts))
