@@ -44,6 +44,7 @@ LAYERS = {
 STATS_ALLOWED = {
     "numpy",
     "scipy",
+    "threadpoolctl",  # pins BLAS threads inside the bootstrap's workers (no I/O)
     "math",
     "hashlib",
     "statistics",

@@ -6,7 +6,13 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from ragwarrant.stats.bootstrap import _WindowedQuantile, paired_bootstrap, weighted_lower_quantile
+from ragwarrant.stats.bootstrap import (
+    MULTINOMIAL_MAX_UNITS,
+    _Weights,
+    _WindowedQuantile,
+    paired_bootstrap,
+    weighted_lower_quantile,
+)
 from ragwarrant.stats.onesided import oriented_bootstrap
 
 
@@ -71,13 +77,13 @@ def test_windowed_quantile_equals_full_computation():
     """The windowed quantile equals the all-positions inverted-CDF quantile, including fallbacks."""
     rng = np.random.default_rng(0)
     values = rng.normal(size=5000)
-    unit_sizes = np.ones(5000)
-    win = _WindowedQuantile(values, 0.95, None, unit_sizes)
+    win = _WindowedQuantile(values, 0.95, np.arange(5000), 5000)
     weights = rng.multinomial(5000, np.full(5000, 1 / 5000), size=50).astype(float)
     weights[0] = 0
     weights[0, :10] = 500  # a resample whose quantile lies far outside the window
     full = weighted_lower_quantile(np.sort(values), weights[:, win.order], 0.95)
-    assert np.array_equal(win(weights), full)
+    w = _Weights.from_dense(weights)
+    assert np.array_equal(win.finish(weights @ win.linear(), w), full)
 
 
 def test_cluster_bootstrap_wider_than_naive_for_correlated_clusters():
@@ -143,3 +149,74 @@ def test_invalid_arguments_raise(kwargs, message):
     """Bad arguments are refused before any computation, with a message saying what is wrong."""
     with pytest.raises(ValueError, match=message):
         paired_bootstrap(rng=np.random.default_rng(0), **kwargs)
+
+
+def test_columns_share_one_resample_and_a_slice_uses_its_units_weights():
+    """A slice's column is the weighted ratio over the slice under the same resample weights."""
+    rng = np.random.default_rng(4)
+    n = 600
+    c, b = rng.normal(size=(n, 1)), rng.normal(size=(n, 1))
+    in_slice = np.arange(n) % 3 == 0
+    both = paired_bootstrap(
+        np.hstack([c, c]),
+        np.hstack([b, b]),
+        ["mean", "mean"],
+        rng=np.random.default_rng(1),
+        resamples=300,
+        present=np.column_stack([np.ones(n, bool), in_slice]),
+    )
+    alone = paired_bootstrap(c, b, ["mean"], rng=np.random.default_rng(1), resamples=300)
+    assert np.allclose(both.replicates[:, 0], alone.replicates[:, 0])  # same weights
+    assert both.estimate[1] == pytest.approx(np.mean((c - b)[in_slice]))
+    # joint: the slice's replicates move with the overall ones (positive correlation)
+    assert np.corrcoef(both.replicates.T)[0, 1] > 0.3
+    assert list(both.column_n) == [n, int(in_slice.sum())]
+
+
+def test_discrete_deltas_use_exact_counts_over_bins():
+    """Likert deltas: counts over the distinct deltas, with the multinomial bootstrap's variance."""
+    rng = np.random.default_rng(6)
+    n = 2000
+    base = rng.integers(1, 6, n).astype(float)
+    cand = np.clip(base + rng.integers(-1, 2, n), 1, 5)
+    res = paired_bootstrap(
+        cand[:, None], base[:, None], ["mean"], rng=np.random.default_rng(1), resamples=4000
+    )
+    d = cand - base
+    assert res.method.startswith("multinomial, counts over")
+    # the multinomial bootstrap's SD of a mean is sd(d, ddof=0)/sqrt(n); MC error ~1.1 % at B=4000
+    assert np.std(res.replicates[:, 0]) == pytest.approx(np.std(d) / np.sqrt(n), rel=0.05)
+
+
+def test_half_sampling_above_the_threshold_matches_the_bootstrap_se():
+    """Above MULTINOMIAL_MAX_UNITS the 0/2 weights give the same SE of a mean and of a p95."""
+    rng = np.random.default_rng(8)
+    n = MULTINOMIAL_MAX_UNITS + 5000
+    base = rng.lognormal(0, 0.5, n)
+    cand = base + rng.normal(0.01, 0.2, n)
+    res = paired_bootstrap(
+        np.column_stack([cand, cand]),
+        np.column_stack([base, base]),
+        ["mean", "p95"],
+        rng=np.random.default_rng(1),
+        resamples=1000,
+    )
+    assert res.method == "half-sampling 0/2 weights"
+    d = cand - base
+    assert np.std(res.replicates[:, 0]) == pytest.approx(np.std(d) / np.sqrt(n), rel=0.08)
+    assert res.estimate[1] == pytest.approx(
+        np.quantile(cand, 0.95, method="inverted_cdf")
+        - np.quantile(base, 0.95, method="inverted_cdf")
+    )
+
+
+def test_half_sampling_weights_are_zero_or_two_with_mean_one():
+    """Packed bits unpack to weights 0/2; gathered and full rows agree with the tiled product."""
+    w = _Weights(np.random.default_rng(0), 64, 70_001, True)
+    full = w.rows(np.arange(64))
+    assert set(np.unique(full)) == {0.0, 2.0}
+    assert full.mean() == pytest.approx(1.0, abs=0.01)
+    units = np.array([0, 7, 8, 70_000])
+    assert np.array_equal(w.take(units), full[:, units])
+    lin = np.random.default_rng(1).normal(size=(70_001, 2))
+    assert np.allclose(w.dot(lin, lin.astype(np.float32)), full @ lin, rtol=1e-4, atol=1e-2)

@@ -45,7 +45,7 @@ def test_orientation_and_method_name():
     assert up.estimate == pytest.approx(-down.estimate)
     assert np.allclose(up.replicates, -down.replicates)
     assert down.test_greater(0.0, 0.05, power=0.8).rejects
-    assert up.method == "paired percentile bootstrap (B=500)"
+    assert up.method == "paired percentile bootstrap (B=500, multinomial)"
     groups = np.repeat(np.arange(20), 2)
     (cl,) = oriented_bootstrap(cand, base, ["mean"], [1], groups, 500, np.random.default_rng(1))
     assert cl.n_units == 20 and cl.test_greater(0.0, 0.05, power=0.8).unit_name == "clusters"

@@ -20,8 +20,9 @@ from ragwarrant.gates.noninferiority import gate_noninferiority
 from ragwarrant.gates.operational import gate_operational
 from ragwarrant.gates.paired import PairedMetric, pair_metric
 from ragwarrant.outputs import GateResult, GateStatus
+from ragwarrant.stats.bootstrap import BootstrapResult, Column, joint_bootstrap
 from ragwarrant.stats.noninferiority import MetricKind, detect_metric_kind, test_noninferiority
-from ragwarrant.stats.onesided import OneSidedTest, OrientedBootstrap, oriented_bootstrap
+from ragwarrant.stats.onesided import OneSidedTest, OrientedBootstrap
 from ragwarrant.stats.seeding import make_rng
 
 __all__ = ["CandidateEvaluation", "evaluate_candidate"]
@@ -74,37 +75,77 @@ def _groups_for(index: EvidenceIndex, examples: np.ndarray) -> np.ndarray | None
     return labels
 
 
-def _bootstrap_metrics(
-    index: EvidenceIndex,
-    pairs: dict[str, PairedMetric],
-    specs: list[tuple[str, str, int]],
-    resamples: int,
-    rng_scope: tuple[int, str, str],
-) -> dict[str, OrientedBootstrap]:
-    """Bootstrap metrics, sharing resamples among metrics paired on the same examples."""
-    by_examples: dict[bytes, list[tuple[str, str, int]]] = {}
-    for spec in specs:
-        by_examples.setdefault(pairs[spec[0]].examples.tobytes(), []).append(spec)
-    out: dict[str, OrientedBootstrap] = {}
-    seed, policy, scope = rng_scope
-    for group in by_examples.values():
-        first = pairs[group[0][0]]
-        canonical = np.argsort(index.example_ids[first.examples].astype(str), kind="stable")
-        cand = np.column_stack([pairs[m].candidate for m, _, _ in group])[canonical]
-        base = np.column_stack([pairs[m].baseline for m, _, _ in group])[canonical]
-        groups = _groups_for(index, first.examples)
-        rng = make_rng(seed, policy, scope, *(m for m, _, _ in group))
-        tests = oriented_bootstrap(
-            cand,
-            base,
-            [s for _, s, _ in group],  # type: ignore[misc]
-            [sg for _, _, sg in group],
-            None if groups is None else groups[canonical],
-            resamples,
-            rng,
+ColumnKey = tuple[str, str | None]
+"""(metric, protected slice value or None for all examples in scope)."""
+
+
+@dataclass(frozen=True)
+class _Joint:
+    """One joint resample of every statistic a candidate is tested on (``joint_bootstrap``)."""
+
+    result: BootstrapResult
+    keys: list[ColumnKey]
+    signs: list[int]
+    clustered: bool
+
+    def column(self, key: ColumnKey) -> BootstrapResult | None:
+        """The oriented single-column result of ``key`` (positive = candidate better), or None."""
+        if key not in self.keys:
+            return None
+        j, res = self.keys.index(key), self.result
+        s = self.signs[j]
+        assert res.column_n is not None and res.column_units is not None
+        return BootstrapResult(
+            estimate=s * res.estimate[j : j + 1],
+            replicates=s * res.replicates[:, j : j + 1],
+            n=int(res.column_n[j]),
+            n_units=int(res.column_units[j]),
+            method=res.method,
         )
-        out.update({m: t for (m, _, _), t in zip(group, tests, strict=True)})
-    return out
+
+    def oriented(self, key: ColumnKey) -> OrientedBootstrap:
+        """The column of ``key`` as an ``OrientedBootstrap`` (claims, operational gates)."""
+        col = self.column(key)
+        assert col is not None
+        return OrientedBootstrap(
+            float(col.estimate[0]),
+            col.replicates[:, 0],
+            col.n,
+            col.n_units,
+            self.clustered,
+            col.method,
+        )
+
+
+def _joint_bootstrap(
+    index: EvidenceIndex,
+    columns: dict[ColumnKey, tuple[PairedMetric, str, int]],
+    resamples: int,
+    rng: np.random.Generator,
+) -> _Joint:
+    """One resample over the union of every column's examples, in canonical (example id) order.
+
+    Each column (a metric overall or in a protected slice, with its statistic and direction
+    sign) uses the resample weights of its own examples or clusters, so the intersection-union
+    test over a candidate's gates uses joint replicates (``stats.bootstrap.joint_bootstrap``).
+    Columns with fewer than 2 paired examples are left out.
+    """
+    usable = {k: v for k, v in columns.items() if v[0].n >= 2}
+    if not usable:
+        empty = BootstrapResult(np.zeros(0), np.zeros((resamples, 0)), 0, 0)
+        return _Joint(empty, [], [], False)
+    union = np.unique(np.concatenate([pm.examples for pm, _, _ in usable.values()]))
+    union = union[np.argsort(index.example_ids[union].astype(str), kind="stable")]
+    position = np.empty(index.n_examples, dtype=np.int64)
+    position[union] = np.arange(union.size)
+    cols = [
+        Column(position[pm.examples], pm.candidate, pm.baseline, stat)  # type: ignore[arg-type]
+        for pm, stat, _ in usable.values()
+    ]
+    groups = _groups_for(index, union)
+    res = joint_bootstrap(cols, union.size, rng=rng, resamples=resamples, groups=groups)
+    signs = [sign for _, _, sign in usable.values()]
+    return _Joint(res, list(usable), signs, groups is not None)
 
 
 @dataclass(frozen=True)
@@ -208,7 +249,12 @@ def _slice_pairs(ctx: _Context) -> tuple[dict[tuple[str, str], PairedMetric], li
 
 
 def _noninferiority_test(
-    ctx: _Context, pm: PairedMetric, metric: QualityMetric, margin_abs: float, scope: str
+    ctx: _Context,
+    pm: PairedMetric,
+    metric: QualityMetric,
+    margin_abs: float,
+    scope: str,
+    resampled: BootstrapResult | None,
 ) -> tuple[OneSidedTest, MetricKind]:
     """The issue-10 noninferiority test of one metric's pairs (overall or in one slice)."""
     st = ctx.contract.statistics
@@ -228,6 +274,7 @@ def _noninferiority_test(
         scale=metric.scale,
         groups=_groups_for(ctx.index, pm.examples),
         example_ids=ctx.index.example_ids[pm.examples].astype(str),
+        resampled=resampled,
     )
     return test, kind
 
@@ -238,6 +285,7 @@ def _noninferiority_gate(
     metric: QualityMetric,
     slice_value: str | None,
     margin_abs: float,
+    joint: _Joint,
 ) -> GateResult:
     """One noninferiority gate, recording the metric kind (declared or detected) it used."""
     st = ctx.contract.statistics
@@ -252,7 +300,8 @@ def _noninferiority_gate(
             n=pm.n,
             reason=f"{metric.id}: {pm.n} paired examples; a test needs at least 2",
         )
-    test, kind = _noninferiority_test(ctx, pm, metric, margin_abs, scope)
+    resampled = joint.column((metric.id, slice_value))
+    test, kind = _noninferiority_test(ctx, pm, metric, margin_abs, scope, resampled)
     g = gate_noninferiority(metric.id, slice_value, test, margin_abs, st.alpha, st.power)
     how = "declared" if metric.metric_kind is not None else "detected"
     details = g.details | {"metric_kind": kind, "metric_kind_source": how}
@@ -260,17 +309,24 @@ def _noninferiority_gate(
 
 
 def _noninferiority_gates(
-    ctx: _Context, pairs: dict[str, PairedMetric], slice_pairs: dict[tuple[str, str], PairedMetric]
+    ctx: _Context,
+    pairs: dict[str, PairedMetric],
+    slice_pairs: dict[tuple[str, str], PairedMetric],
+    joint: _Joint,
 ) -> list[GateResult]:
     """Noninferiority of every required metric overall, then in every protected slice."""
-    gates = [_noninferiority_gate(ctx, pairs[m.id], m, None, m.margin_abs) for m in ctx.required]
+    gates = [
+        _noninferiority_gate(ctx, pairs[m.id], m, None, m.margin_abs, joint) for m in ctx.required
+    ]
     quality = {m.id: m for m in ctx.contract.quality_metrics}
     for ps in ctx.contract.protected_slices:
         for metric in _slice_metrics(ctx, ps.metrics):
             decl = quality[metric]
             margin = ps.margin_abs if ps.margin_abs is not None else decl.margin_abs
             gates.append(
-                _noninferiority_gate(ctx, slice_pairs[(ps.value, metric)], decl, ps.value, margin)
+                _noninferiority_gate(
+                    ctx, slice_pairs[(ps.value, metric)], decl, ps.value, margin, joint
+                )
             )
     return gates
 
@@ -286,23 +342,32 @@ def _cost_estimate(contract: ReleaseContract, tests: dict[str, OrientedBootstrap
     return None
 
 
-def _operational_gates(ctx: _Context, tests: dict[str, OrientedBootstrap]) -> list[GateResult]:
-    """One informational gate per operational metric; a claim's bootstrap is reused when made."""
+def _operational_gates(
+    ctx: _Context, tests: dict[str, OrientedBootstrap], pairs: dict[str, PairedMetric]
+) -> list[GateResult]:
+    """One informational gate per operational metric, from the candidate's joint resample."""
     st = ctx.contract.statistics
-    metrics = ctx.contract.operational_metrics
-    pairs = {m.id: ctx.pair(m.id, ctx.scope) for m in metrics if m.id not in tests}
-    fresh = {k: p for k, p in pairs.items() if p.n >= 2}
-    tests = tests | _bootstrap_metrics(
-        ctx.index,
-        fresh,
-        [ctx.spec(m) for m in fresh],
-        st.resamples,
-        (st.seed, ctx.candidate, ctx.scope_name),
-    )
     return [
         gate_operational(m, tests.get(m.id), st.alpha, pairs[m.id].n if m.id in pairs else 0)
-        for m in metrics
+        for m in ctx.contract.operational_metrics
     ]
+
+
+def _joint_columns(
+    ctx: _Context,
+    pairs: dict[str, PairedMetric],
+    slice_pairs: dict[tuple[str, str], PairedMetric],
+) -> dict[ColumnKey, tuple[PairedMetric, str, int]]:
+    """Every statistic of the candidate: metrics overall (their own statistic), then the
+    required metrics' means in each protected slice."""
+    columns: dict[ColumnKey, tuple[PairedMetric, str, int]] = {
+        (m, None): (pm, *ctx.spec(m)[1:])
+        for m, pm in pairs.items()  # type: ignore[misc]
+    }
+    quality = {m.id: m for m in ctx.contract.quality_metrics}
+    for (value, metric), pm in slice_pairs.items():
+        columns[(metric, value)] = (pm, "mean", quality[metric].direction.sign)
+    return columns
 
 
 def evaluate_candidate(
@@ -336,15 +401,20 @@ def evaluate_candidate(
     if any(g.status is GateStatus.FAIL for g in gates):
         return CandidateEvaluation(candidate, gates, paired_n, None, None, None)
 
-    tests = _bootstrap_metrics(
-        index, pairs, [ctx.spec(m) for m in pairs], st.resamples, (st.seed, candidate, scope_name)
+    operational = {
+        m.id: ctx.pair(m.id, scope) for m in contract.operational_metrics if m.id not in pairs
+    }
+    rng = make_rng(st.seed, candidate, scope_name, "joint-bootstrap")
+    joint = _joint_bootstrap(
+        index, _joint_columns(ctx, pairs | operational, slice_pairs), st.resamples, rng
     )
-    ni_gates = _noninferiority_gates(ctx, pairs, slice_pairs)
+    tests = {m: joint.oriented((m, None)) for m in pairs | operational if (m, None) in joint.keys}
+    ni_gates = _noninferiority_gates(ctx, pairs, slice_pairs, joint)
     claim_tests = [tests[c.metric] for c in contract.claims.items]
     claim_stats = [ctx.spec(c.metric)[1] for c in contract.claims.items]
     gates += ni_gates
     gates += gate_claims(contract.claims, claim_tests, claim_stats, st.alpha, st.power)
-    gates += _operational_gates(ctx, tests)
+    gates += _operational_gates(ctx, tests, pairs | operational)
     ni_p = [g.p_value if g.p_value is not None else 1.0 for g in ni_gates]
     return CandidateEvaluation(
         policy_id=candidate,

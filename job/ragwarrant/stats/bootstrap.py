@@ -1,13 +1,36 @@
-"""Paired and cluster bootstrap of differences in means and quantiles, vectorised and seeded.
+"""Paired and cluster bootstrap of differences in means and quantiles: one joint resample.
 
 Method: the nonparametric bootstrap (Efron & Tibshirani 1993, ch. 6 and 13) with percentile
 confidence bounds. Paired examples are resampled together, so every statistic of one resample
 uses the same examples for candidate and baseline. With group labels, whole groups are resampled
 (the cluster bootstrap, Davison & Hinkley 1997, §3.8); a group's examples move together.
 
-Each resample is represented by integer counts over the resampling units, drawn as
-``rng.integers`` indices and tallied with ``np.bincount``; means are then one matrix product per
-chunk of resamples, which keeps 10^6 pairs × 2000 resamples within a fixed memory budget.
+One resample serves every column: a resample is a weight per resampling unit, and each column
+(a metric, or a metric inside a protected slice, marked by ``present``) uses the weights of its
+own units, so joint tests (the intersection-union test of a candidate) see joint replicates. A
+mean is the weighted ratio sum(w * delta) / sum(w * rows) over the column's units; a quantile is
+the weighted inverted-CDF quantile. The weights are drawn by one of three schemes, recorded in
+``BootstrapResult.method``:
+
+- ``multinomial``: counts of G draws with replacement among G units (Efron 1979), for
+  G <= ``MULTINOMIAL_MAX_UNITS``.
+- ``counts over bins``: when only means are asked and the units take at most
+  ``BINS_MAX_LEVELS`` distinct rows (binary or Likert deltas, equal cluster sizes), units with
+  the same row are exchangeable, so the multinomial counts over the distinct rows,
+  ``rng.multinomial(G, share of each row)``, give exactly the multinomial bootstrap's
+  distribution at a cost independent of G.
+- ``half-sampling``: for larger G, weights 2 * Bernoulli(1/2) per unit (mean 1, variance 1, as
+  the multinomial's). It is an exchangeable weighted bootstrap (Præstgaard & Wellner 1993,
+  Ann. Probab. 21:2053–2086, Theorem 2.1), first-order equivalent to Efron's bootstrap for
+  means and quantiles, like the Poisson(1) weights of Hanley & MacGibbon (2006, Comput. Methods
+  Programs Biomed. 83:57–62) and Chamandy et al. (2012, "Estimating uncertainty for massive
+  data streams", Google). A resample is then one random bit per unit: drawn as bytes, unpacked
+  in tiles into a preallocated float32 buffer, multiplied by the (centred) per-unit sums with
+  one BLAS call per tile, and accumulated in float64.
+
+Resamples are drawn in chunks from child generators spawned from ``rng``, so the result does not
+depend on the number of worker threads; BLAS is pinned to one thread inside them
+(``threadpoolctl``), so two workers use two cores, not two times the BLAS pool.
 """
 
 from __future__ import annotations
@@ -15,14 +38,28 @@ from __future__ import annotations
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Literal, get_args
+from typing import Any, Literal, get_args
 
 import numpy as np
 
-__all__ = ["BootstrapResult", "Statistic", "paired_bootstrap", "weighted_lower_quantile"]
+__all__ = [
+    "BINS_MAX_LEVELS",
+    "MULTINOMIAL_MAX_UNITS",
+    "BootstrapResult",
+    "Column",
+    "Statistic",
+    "joint_bootstrap",
+    "paired_bootstrap",
+    "weighted_lower_quantile",
+]
 
 Statistic = Literal["mean", "p50", "p95"]
 _QUANTILE = {"p50": 0.5, "p95": 0.95}
+MULTINOMIAL_MAX_UNITS = 20_000
+"""Above this many resampled units the weights are half-sampling weights (module docstring)."""
+BINS_MAX_LEVELS = 256
+"""At most this many distinct unit rows: exact multinomial counts over bins."""
+_TILE_UNITS = 16_384
 
 
 @dataclass(frozen=True)
@@ -33,22 +70,30 @@ class BootstrapResult:
 
     Attributes:
         estimate: shape (k,), each statistic on the original sample.
-        replicates: shape (B, k), each statistic on each resample.
-        n: number of paired examples; n_units: number of resampled units (examples or groups).
+        replicates: shape (B, k), each statistic on each resample (all columns share it).
+        n: number of paired examples (rows); n_units: number of resampled units (examples or
+            groups) over all columns.
+        method: the resampling scheme (``multinomial``, ``multinomial, counts over V bins`` or
+            ``half-sampling 0/2 weights``), recorded in each gate's method.
+        column_n: shape (k,), rows present per column; column_units: shape (k,), units with a
+            row present per column.
     """
 
     estimate: np.ndarray
     replicates: np.ndarray
     n: int
     n_units: int
+    method: str = "multinomial"
+    column_n: np.ndarray | None = None
+    column_units: np.ndarray | None = None
 
 
 def weighted_lower_quantile(sorted_values: np.ndarray, weights: np.ndarray, q: float) -> np.ndarray:
-    """Inverted-CDF quantile of ``sorted_values`` under each row of integer ``weights``.
+    """Inverted-CDF quantile of ``sorted_values`` under each row of non-negative ``weights``.
 
     Args:
         sorted_values: shape (n,), ascending.
-        weights: shape (b, n), non-negative counts aligned with ``sorted_values``.
+        weights: shape (b, n), non-negative weights aligned with ``sorted_values``.
         q: the quantile in (0, 1).
 
     Returns:
@@ -61,79 +106,337 @@ def weighted_lower_quantile(sorted_values: np.ndarray, weights: np.ndarray, q: f
     return sorted_values[np.minimum(idx, len(sorted_values) - 1)]
 
 
+class _Weights:
+    """The weights of ``b`` resamples over ``g`` units (one chunk), by one scheme.
+
+    Multinomial: dense counts (b, g) float64 from ``rng.integers`` tallied by one flat
+    ``np.bincount``. Half-sampling: packed random bits (b, ceil(g / 8)) uint8; weight = 2 * bit.
+    """
+
+    def __init__(self, rng: np.random.Generator, b: int, g: int, half: bool) -> None:
+        self.b, self.g, self.half = b, g, half
+        if half:
+            nbytes = (g + 7) // 8
+            self.packed = np.frombuffer(rng.bytes(b * nbytes), dtype=np.uint8).reshape(b, nbytes)
+        else:
+            draws = rng.integers(0, g, size=(b, g))
+            draws += (np.arange(b) * g)[:, None]
+            self.dense = np.bincount(draws.ravel(), minlength=b * g).reshape(b, g).astype(float)
+
+    @classmethod
+    def from_dense(cls, dense: np.ndarray) -> _Weights:
+        """Multinomial-style weights given as a dense (b, g) matrix (tests, bins)."""
+        self = cls.__new__(cls)
+        self.b, self.g, self.half = dense.shape[0], dense.shape[1], False
+        self.dense = np.asarray(dense, dtype=np.float64)
+        return self
+
+    def dot(
+        self, linear: np.ndarray, linear32: np.ndarray, active: list[np.ndarray] | None = None
+    ) -> np.ndarray:
+        """Weights @ ``linear`` (g, c) → (b, c) float64.
+
+        ``linear32`` is its float32 copy (half-sampling multiplies tiles of ``_TILE_UNITS``
+        units in float32 and accumulates in float64); ``active[t]`` lists the columns non-zero
+        in tile t (None: all).
+        """
+        if not self.half:
+            return self.dense @ linear
+        out = np.zeros((self.b, linear.shape[1]))
+        buf = np.empty((self.b, _TILE_UNITS), dtype=np.float32)
+        for t, lo in enumerate(range(0, self.g, _TILE_UNITS)):
+            hi = min(self.g, lo + _TILE_UNITS)
+            bits = np.unpackbits(self.packed[:, lo // 8 : (hi + 7) // 8], axis=1, count=hi - lo)
+            tile = buf[:, : hi - lo]
+            np.copyto(tile, bits)
+            if active is None:
+                out += tile @ linear32[lo:hi]
+            else:
+                cols = active[t]
+                out[:, cols] += tile @ linear32[lo:hi, cols]
+        return 2.0 * out
+
+    def take(self, units: np.ndarray) -> np.ndarray:
+        """Weights of the given units, shape (b, len(units)) float64."""
+        if not self.half:
+            return self.dense[:, units]
+        shift = (7 - (units & 7)).astype(np.uint8)
+        return 2.0 * ((self.packed[:, units >> 3] >> shift) & 1)
+
+    def rows(self, rows: np.ndarray) -> np.ndarray:
+        """All g weights of the given resample rows, shape (len(rows), g) float64."""
+        if not self.half:
+            return self.dense[rows]
+        return 2.0 * np.unpackbits(self.packed[rows], axis=1, count=self.g).astype(float)
+
+
 class _WindowedQuantile:
     """One policy's quantile under resample weights, computed in a window of sorted positions.
 
     The cumulative weight at sorted position i concentrates around its expectation (standard
-    deviation at most sqrt(sum of squared unit sizes)), so the quantile's position lies in a
-    narrow window around q × n. The weight ranked below the window is one matrix-vector product;
-    only the window is gathered and summed cumulatively. Rows whose target falls outside the
-    window are recomputed over all positions, so the result equals ``weighted_lower_quantile``.
+    deviation at most sqrt(sum of squared unit sizes) for weights of variance 1), so the
+    quantile's position lies in a narrow window around q × n. The weight ranked below the window
+    is one column of the shared matrix product; only the window is gathered and summed
+    cumulatively. Rows whose target falls outside the window are recomputed over all positions,
+    so the result equals ``weighted_lower_quantile``.
     """
 
-    def __init__(
-        self, values: np.ndarray, q: float, unit_of: np.ndarray | None, unit_sizes: np.ndarray
-    ) -> None:
+    def __init__(self, values: np.ndarray, q: float, unit_of: np.ndarray, n_units: int) -> None:
         n = values.size
         self.order = np.argsort(values, kind="stable")
         self.sorted = values[self.order]
         self.q = q
-        self.unit_of = unit_of
-        self.unit_sizes = unit_sizes
-        half = int(np.ceil(8.0 * np.sqrt(np.sum(unit_sizes**2)))) + 16
+        self.unit_sizes = np.bincount(unit_of, minlength=n_units).astype(np.float64)
+        half = int(np.ceil(8.0 * np.sqrt(np.sum(self.unit_sizes**2)))) + 16
         centre = int(q * n)
         self.lo = max(0, centre - half)
         self.hi = min(n, centre + half)
-        units_sorted = self.order if unit_of is None else unit_of[self.order]
-        n_units = unit_sizes.size
+        units_sorted = unit_of[self.order]
         self.below = np.bincount(units_sorted[: self.lo], minlength=n_units).astype(np.float64)
         self.window_units = units_sorted[self.lo : self.hi]
         self.all_units = units_sorted
+        self.estimate = float(weighted_lower_quantile(self.sorted, np.ones((1, n)), q)[0])
 
-    def __call__(self, weights: np.ndarray) -> np.ndarray:
-        """Quantile under each row of unit ``weights`` (b, n_units); returns shape (b,)."""
-        target = self.q * (weights @ self.unit_sizes)
-        below = weights @ self.below
-        cw = np.cumsum(weights[:, self.window_units], axis=1) + below[:, None]
+    def linear(self) -> np.ndarray:
+        """Shape (G, 2): the per-unit vectors whose weighted sums the quantile needs."""
+        return np.column_stack([self.unit_sizes, self.below])
+
+    def finish(self, lin: np.ndarray, weights: _Weights) -> np.ndarray:
+        """Quantile per resample from ``lin`` = weights @ ``linear()`` (b, 2); shape (b,)."""
+        target = self.q * lin[:, 0]
+        below = lin[:, 1]
+        cw = np.cumsum(weights.take(self.window_units), axis=1) + below[:, None]
         idx = np.sum(cw < target[:, None], axis=1)
         out = self.sorted[np.minimum(self.lo + idx, self.sorted.size - 1)]
         outside = (below >= target) | (idx >= self.hi - self.lo)
         if np.any(outside):
             rows = np.flatnonzero(outside)
-            out[rows] = weighted_lower_quantile(
-                self.sorted, weights[rows][:, self.all_units], self.q
-            )
+            full = weights.rows(rows)[:, self.all_units]
+            out[rows] = weighted_lower_quantile(self.sorted, full, self.q)
         return out
 
 
-def _validate(
-    candidate: np.ndarray,
-    baseline: np.ndarray,
-    statistics: Sequence[Statistic],
-    groups: np.ndarray | None,
-    resamples: int,
-) -> None:
-    if candidate.ndim != 2 or candidate.shape != baseline.shape:
-        raise ValueError(
-            "candidate and baseline must both have shape (n, k); "
-            f"got {candidate.shape} and {baseline.shape}"
-        )
-    n, k = candidate.shape
-    if n < 2:
-        raise ValueError(f"need at least 2 paired examples, got {n}")
-    if len(statistics) != k:
-        raise ValueError(
-            f"need one statistic per column: {k} columns, {len(statistics)} statistics"
-        )
-    bad = [s for s in statistics if s not in get_args(Statistic)]
-    if bad:
-        raise ValueError(f"unknown statistics {bad}; expected mean, p50 or p95")
-    if not (np.all(np.isfinite(candidate)) and np.all(np.isfinite(baseline))):
-        raise ValueError("values must be finite; handle missing values before the bootstrap")
+@dataclass(frozen=True)
+class Column:
+    """One statistic over a subset of the paired rows (a metric, or a metric in a slice).
+
+    Attributes:
+        rows: shape (m,) int, indices of the rows (0..n-1) this column uses.
+        candidate, baseline: shape (m,) finite values in metric units, aligned with ``rows``.
+        statistic: mean, p50 or p95 of the difference candidate - baseline.
+    """
+
+    rows: np.ndarray
+    candidate: np.ndarray
+    baseline: np.ndarray
+    statistic: Statistic
+
+
+def _validate(columns: Sequence[Column], n: int, groups: np.ndarray | None, resamples: int) -> None:
+    for j, col in enumerate(columns):
+        if col.statistic not in get_args(Statistic):
+            raise ValueError(f"unknown statistics ['{col.statistic}']; expected mean, p50 or p95")
+        m = col.rows.shape
+        if col.rows.ndim != 1 or col.candidate.shape != m or col.baseline.shape != m:
+            raise ValueError(f"column {j}: rows, candidate and baseline must have one shape (m,)")
+        if m[0] < 2:
+            raise ValueError(f"need at least 2 paired examples per column, got {m[0]}")
+        if m[0] and (col.rows.min() < 0 or col.rows.max() >= n):
+            raise ValueError(f"column {j}: row indices must lie in [0, {n})")
+        if not (np.all(np.isfinite(col.candidate)) and np.all(np.isfinite(col.baseline))):
+            raise ValueError("values must be finite; handle missing values before the bootstrap")
     if groups is not None and groups.shape != (n,):
         raise ValueError(f"groups must have shape ({n},), got {groups.shape}")
     if resamples < 1:
         raise ValueError(f"resamples must be positive, got {resamples}")
+
+
+@dataclass
+class _Plan:
+    """Per-unit linear columns and the finishing rule of every statistic."""
+
+    linear: list[np.ndarray]  # each shape (G,)
+    means: list[tuple[int, float, int, int]]  # (column, estimate, numerator col, denominator col)
+    quantiles: list[tuple[int, _WindowedQuantile, _WindowedQuantile, int, int]]
+
+
+def _plan(columns: Sequence[Column], unit_of: np.ndarray, g: int) -> tuple[_Plan, np.ndarray]:
+    """Linear columns (centred unit sums of deltas, unit row counts, quantile vectors)."""
+    plan = _Plan([], [], [])
+    denominators: dict[bytes, int] = {}
+    estimate = np.empty(len(columns))
+    for j, col in enumerate(columns):
+        units = unit_of[col.rows]
+        if col.statistic == "mean":
+            delta = col.candidate - col.baseline
+            est = float(delta.mean())
+            key = col.rows.tobytes()
+            if key not in denominators:
+                denominators[key] = len(plan.linear)
+                plan.linear.append(np.bincount(units, minlength=g).astype(np.float64))
+            plan.linear.append(np.bincount(units, weights=delta - est, minlength=g))
+            plan.means.append((j, est, len(plan.linear) - 1, denominators[key]))
+            estimate[j] = est
+            continue
+        q = _QUANTILE[col.statistic]
+        qc = _WindowedQuantile(col.candidate, q, units, g)
+        qb = _WindowedQuantile(col.baseline, q, units, g)
+        start = len(plan.linear)
+        plan.linear += [*qc.linear().T, *qb.linear().T]
+        plan.quantiles.append((j, qc, qb, start, start + 2))
+        estimate[j] = qc.estimate - qb.estimate
+    return plan, estimate
+
+
+def _finish(plan: _Plan, lin: np.ndarray, weights: _Weights | None, out: np.ndarray) -> None:
+    """Fill ``out`` (b, k) from ``lin`` = weights @ linear (b, c)."""
+    for j, est, num, den in plan.means:
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out[:, j] = est + lin[:, num] / lin[:, den]
+    for j, qc, qb, sc, sb in plan.quantiles:
+        assert weights is not None
+        out[:, j] = qc.finish(lin[:, sc : sc + 2], weights) - qb.finish(
+            lin[:, sb : sb + 2], weights
+        )
+
+
+def _bins(linear: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """Distinct unit rows and their counts, or None when there are more than BINS_MAX_LEVELS."""
+    for col in linear.T:
+        if np.unique(col).size > BINS_MAX_LEVELS:
+            return None
+    rows, counts = np.unique(linear, axis=0, return_counts=True)
+    if rows.shape[0] > BINS_MAX_LEVELS:
+        return None
+    return rows, counts
+
+
+def _units(groups: np.ndarray | None, n: int) -> tuple[np.ndarray, int]:
+    if groups is None:
+        return np.arange(n), n
+    _, unit_of = np.unique(groups, return_inverse=True)
+    unit_of = unit_of.reshape(-1)
+    return unit_of, int(unit_of.max()) + 1
+
+
+def _tile_layout(plan: _Plan, linear: np.ndarray) -> tuple[np.ndarray, list[np.ndarray]]:
+    """Reorder units so that units using the same columns are contiguous; active columns per tile.
+
+    The weights are independent and identically distributed over units, so a fixed relabelling
+    of units (sorted by which columns they enter, then by their canonical order) changes no
+    distribution; it lets each tile multiply only the columns that are non-zero in it (a slice's
+    columns only on the slice's tiles). Quantile unit indices are remapped in place.
+    """
+    nonzero = linear != 0
+    packed = np.packbits(nonzero, axis=1)
+    perm = np.lexsort([np.arange(linear.shape[0]), *packed.T[::-1]])
+    newpos = np.empty_like(perm)
+    newpos[perm] = np.arange(perm.size)
+    for _, qc, qb, _, _ in plan.quantiles:
+        for q in (qc, qb):
+            q.window_units = newpos[q.window_units]
+            q.all_units = newpos[q.all_units]
+    nz = nonzero[perm]
+    active = [
+        np.flatnonzero(nz[lo : lo + _TILE_UNITS].any(axis=0))
+        for lo in range(0, perm.size, _TILE_UNITS)
+    ]
+    return perm, active
+
+
+def joint_bootstrap(
+    columns: Sequence[Column],
+    n: int,
+    *,
+    rng: np.random.Generator,
+    resamples: int = 2000,
+    groups: np.ndarray | None = None,
+    chunk_cells: int = 4_000_000,
+    max_workers: int = 2,
+) -> BootstrapResult:
+    """Bootstrap every column's statistic of candidate - baseline on one joint resample.
+
+    Args:
+        columns: the statistics; column j uses the rows ``columns[j].rows`` of the n rows.
+        n: the number of paired rows the columns index.
+        rng: the only source of randomness; one child generator is spawned per chunk, so the
+            result does not depend on ``max_workers``.
+        resamples: B.
+        groups: shape (n,) cluster labels (cluster bootstrap), or None (one unit per row). Units
+            are ordered by sorted label, so the input's row order never changes a result.
+        chunk_cells: resamples × units drawn at once under the multinomial; bounds memory.
+        max_workers: threads running chunks, each with BLAS pinned to one thread.
+
+    Returns:
+        BootstrapResult with estimate (k,), replicates (B, k), the scheme's name and the rows and
+        units per column.
+
+    Raises:
+        ValueError: a column with fewer than 2 rows, mismatched shapes, rows out of range,
+            non-finite values, unknown statistic, bad groups or resamples.
+    """
+    _validate(columns, n, groups, resamples)
+    unit_of, g = _units(groups, n)
+    plan, estimate = _plan(columns, unit_of, g)
+    linear = np.column_stack(plan.linear)
+    column_units = np.array(
+        [
+            c.rows.size
+            if groups is None
+            else np.count_nonzero(np.bincount(unit_of[c.rows], minlength=g))
+            for c in columns
+        ]
+    )
+    column_n = np.array([c.rows.size for c in columns])
+    common: dict[str, Any] = {
+        "n": n,
+        "n_units": g,
+        "column_n": column_n,
+        "column_units": column_units,
+    }
+    replicates = np.empty((resamples, len(columns)))
+    bins = None if plan.quantiles or g <= BINS_MAX_LEVELS else _bins(linear)
+    if bins is not None:
+        rows, counts = bins
+        draws = rng.multinomial(g, counts / g, size=resamples).astype(np.float64)
+        _finish(plan, draws @ rows, None, replicates)
+        method = f"multinomial, counts over {rows.shape[0]} bins"
+        return BootstrapResult(estimate, replicates, method=method, **common)
+    plan.linear.clear()  # stacked in ``linear``; free the copies
+    half = g > MULTINOMIAL_MAX_UNITS
+    active: list[np.ndarray] | None = None
+    linear32 = linear
+    if half:  # float32 tiles in a layout where slices are contiguous (``_tile_layout``)
+        perm, active = _tile_layout(plan, linear)
+        linear32 = linear[perm].astype(np.float32)
+        linear = linear32
+    chunk = max(1, min(resamples, (256 if half else chunk_cells // max(g, 1))))
+    starts = list(range(0, resamples, chunk))
+    children = rng.spawn(len(starts))
+
+    def run_chunk(i: int) -> None:
+        start = starts[i]
+        weights = _Weights(children[i], min(chunk, resamples - start), g, half)
+        lin = weights.dot(linear, linear32, active)
+        _finish(plan, lin, weights, replicates[start : start + weights.b])
+
+    workers = min(max_workers, len(starts))
+    with _pinned_blas():
+        if workers <= 1:
+            for i in range(len(starts)):
+                run_chunk(i)
+        else:
+            with ThreadPoolExecutor(max_workers=workers) as pool:
+                list(pool.map(run_chunk, range(len(starts))))
+    method = "half-sampling 0/2 weights" if half else "multinomial"
+    return BootstrapResult(estimate, replicates, method=method, **common)
+
+
+def _pinned_blas():  # type: ignore[no-untyped-def]
+    """A context limiting BLAS to one thread (threadpoolctl), for use around worker threads."""
+    from threadpoolctl import threadpool_limits
+
+    return threadpool_limits(limits=1, user_api="blas")
 
 
 def paired_bootstrap(
@@ -144,92 +447,63 @@ def paired_bootstrap(
     rng: np.random.Generator,
     resamples: int = 2000,
     groups: np.ndarray | None = None,
+    present: np.ndarray | None = None,
     chunk_cells: int = 4_000_000,
     max_workers: int = 2,
 ) -> BootstrapResult:
-    """Bootstrap ``statistic(candidate) - statistic(baseline)`` per column over paired examples.
+    """Bootstrap ``statistic(candidate) - statistic(baseline)`` per column over one resample.
 
     For ``mean`` this is the mean paired difference (a ratio of totals under the cluster
     bootstrap); for ``p50``/``p95`` the difference of the two policies' inverted-CDF quantiles
-    on the same resample. Signs are raw (candidate - baseline): callers orient them.
+    on the same resample. Signs are raw (candidate - baseline): callers orient them. Every
+    column uses the same resample weights over units (module docstring), so the replicates of
+    all columns are joint.
 
     Args:
-        candidate, baseline: shape (n, k) finite values; row i of both is the same example.
+        candidate, baseline: shape (n, k) values; row i of both is the same example. Finite where
+            ``present``.
         statistics: one of mean/p50/p95 per column.
         rng: the only source of randomness; one child generator is spawned per chunk, so the
             result does not depend on ``max_workers``.
         resamples: B, the number of bootstrap resamples.
         groups: shape (n,) cluster labels for a cluster bootstrap, or None to resample examples.
-        chunk_cells: resamples × units drawn at once; bounds memory (about 16 bytes per cell
-            per worker).
+            Units are ordered by sorted label (row order within a unit does not matter).
+        present: shape (n, k) bool, which rows each column uses (e.g. a protected slice, or the
+            examples where a metric is paired), or None for all.
+        chunk_cells: resamples × units drawn at once under the multinomial; bounds memory.
         max_workers: threads running chunks (numpy releases the GIL in its heavy kernels).
 
     Returns:
-        A BootstrapResult with estimate (k,) and replicates (B, k).
+        A BootstrapResult with estimate (k,), replicates (B, k) and the scheme's name.
 
     Raises:
-        ValueError: shapes disagree, fewer than 2 pairs, non-finite values, unknown statistic.
+        ValueError: shapes disagree, fewer than 2 pairs in a column, non-finite values, unknown
+            statistic.
     """
     candidate = np.asarray(candidate, dtype=np.float64)
     baseline = np.asarray(baseline, dtype=np.float64)
-    _validate(candidate, baseline, statistics, groups, resamples)
-    n, k = candidate.shape
-    unit_of: np.ndarray | None
-    if groups is None:
-        unit_of = None
-        n_units = n
-        unit_sizes = np.ones(n)
-    else:
-        _, unit_of = np.unique(groups, return_inverse=True)
-        n_units = int(unit_of.max()) + 1
-        unit_sizes = np.bincount(unit_of, minlength=n_units).astype(np.float64)
-    mean_cols = [j for j, s in enumerate(statistics) if s == "mean"]
-    q_cols = [j for j, s in enumerate(statistics) if s != "mean"]
-
-    delta = candidate[:, mean_cols] - baseline[:, mean_cols]
-    if unit_of is None:
-        unit_sums = delta
-    else:
-        unit_sums = np.zeros((n_units, len(mean_cols)))
-        np.add.at(unit_sums, unit_of, delta)
-    quantiles = [
-        (
-            _WindowedQuantile(candidate[:, j], _QUANTILE[statistics[j]], unit_of, unit_sizes),
-            _WindowedQuantile(baseline[:, j], _QUANTILE[statistics[j]], unit_of, unit_sizes),
+    if candidate.ndim != 2 or candidate.shape != baseline.shape:
+        raise ValueError(
+            "candidate and baseline must both have shape (n, k); "
+            f"got {candidate.shape} and {baseline.shape}"
         )
-        for j in q_cols
-    ]
-
-    estimate = np.empty(k)
-    estimate[mean_cols] = delta.mean(axis=0)
-    ones = np.ones((1, n_units))
-    for j, (qc, qb) in zip(q_cols, quantiles, strict=True):
-        estimate[j] = qc(ones)[0] - qb(ones)[0]
-
-    replicates = np.empty((resamples, k))
-    chunk = max(1, min(resamples, chunk_cells // max(n_units, 1)))
-    starts = list(range(0, resamples, chunk))
-    children = rng.spawn(len(starts))
-
-    def run_chunk(i: int) -> None:
-        start = starts[i]
-        b = min(chunk, resamples - start)
-        draws = children[i].integers(0, n_units, size=(b, n_units))
-        weights = np.empty((b, n_units))
-        for r in range(b):
-            weights[r] = np.bincount(draws[r], minlength=n_units)
-        del draws
-        if mean_cols:
-            totals = weights @ unit_sizes
-            replicates[start : start + b, mean_cols] = (weights @ unit_sums) / totals[:, None]
-        for j, (qc, qb) in zip(q_cols, quantiles, strict=True):
-            replicates[start : start + b, j] = qc(weights) - qb(weights)
-
-    workers = min(max_workers, len(starts))
-    if workers <= 1:
-        for i in range(len(starts)):
-            run_chunk(i)
-    else:
-        with ThreadPoolExecutor(max_workers=workers) as pool:
-            list(pool.map(run_chunk, range(len(starts))))
-    return BootstrapResult(estimate=estimate, replicates=replicates, n=n, n_units=n_units)
+    n, k = candidate.shape
+    if len(statistics) != k:
+        raise ValueError(
+            f"need one statistic per column: {k} columns, {len(statistics)} statistics"
+        )
+    if present is not None and (present.shape != (n, k) or present.dtype != np.bool_):
+        raise ValueError(f"present must be a bool array of shape {(n, k)}, got {present.shape}")
+    columns = []
+    for j, stat in enumerate(statistics):
+        rows = np.arange(n) if present is None else np.flatnonzero(present[:, j])
+        columns.append(Column(rows, candidate[rows, j], baseline[rows, j], stat))
+    return joint_bootstrap(
+        columns,
+        n,
+        rng=rng,
+        resamples=resamples,
+        groups=groups,
+        chunk_cells=chunk_cells,
+        max_workers=max_workers,
+    )

@@ -42,7 +42,7 @@ from typing import Literal
 
 import numpy as np
 
-from ragwarrant.stats.bootstrap import paired_bootstrap
+from ragwarrant.stats.bootstrap import BootstrapResult, paired_bootstrap
 from ragwarrant.stats.onesided import OneSidedTest, OrientedBootstrap
 from ragwarrant.stats.paired_binary import tango_test
 from ragwarrant.stats.power import feasible_hint
@@ -310,15 +310,20 @@ def _bootstrap(
     rng: np.random.Generator,
     resamples: int,
     kind: MetricKind,
+    resampled: BootstrapResult | None = None,
 ) -> OneSidedTest:
     g = units.n_units
-    res = paired_bootstrap(
-        units.candidate[:, None],
-        units.baseline[:, None],
-        ["mean"],
-        rng=rng,
-        resamples=resamples,
-        groups=units.codes,
+    res = (
+        resampled
+        if resampled is not None
+        else paired_bootstrap(
+            units.candidate[:, None],
+            units.baseline[:, None],
+            ["mean"],
+            rng=rng,
+            resamples=resamples,
+            groups=units.codes,
+        )
     )
     boot = OrientedBootstrap(
         float(res.estimate[0]), res.replicates[:, 0], res.n, g, units.clustered
@@ -346,7 +351,8 @@ def _bootstrap(
         threshold=threshold,
         alpha=alpha,
         rejects=rejects,
-        method=_bootstrap_method(units, resamples, reason is not None and width is not None),
+        method=_bootstrap_method(units, resamples, reason is not None and width is not None)
+        + f"; {res.method} resampling",
         n=res.n,
         n_units=g,
         unit_name="clusters" if units.clustered else "pairs",
@@ -370,6 +376,7 @@ def test_noninferiority(
     scale: tuple[float, float] | None = None,
     groups: np.ndarray | None = None,
     example_ids: np.ndarray | None = None,
+    resampled: BootstrapResult | None = None,
 ) -> OneSidedTest:
     """Test H0: delta <= -margin_abs vs H1: delta > -margin_abs, delta oriented (+ = better).
 
@@ -387,6 +394,9 @@ def test_noninferiority(
         groups: shape (n,) cluster labels (declared), resampled as whole clusters.
         example_ids: shape (n,) example ids; they fix the canonical order, and repeated ids
             (repetitions) become clusters when no groups are declared.
+        resampled: bootstrap replicates of the oriented mean delta already drawn on these
+            pairs (one column of a candidate's joint resample, ``stats.bootstrap``); when None
+            the bootstrap draws its own from ``rng``. Unused by the binary score test.
 
     Returns:
         OneSidedTest with ``rejects`` = (p_value <= alpha and lower_bound > -margin_abs), the
@@ -407,7 +417,7 @@ def test_noninferiority(
     if kind == "binary" and not units.clustered:
         return _binary(units, threshold, alpha, power)
     width = 1.0 if kind == "binary" else (None if scale is None else scale[1] - scale[0])
-    return _bootstrap(units, threshold, alpha, power, width, rng, resamples, kind)
+    return _bootstrap(units, threshold, alpha, power, width, rng, resamples, kind, resampled)
 
 
 test_noninferiority.__test__ = False  # type: ignore[attr-defined]  # not a pytest test

@@ -71,6 +71,7 @@ class OrientedBootstrap:
         replicates: shape (B,) oriented bootstrap replicates.
         n: paired examples; n_units: resampled units (clusters under the cluster bootstrap).
         clustered: whether whole clusters were resampled.
+        resampling: the resampling scheme (``stats.bootstrap.BootstrapResult.method``).
     """
 
     estimate: float
@@ -78,12 +79,13 @@ class OrientedBootstrap:
     n: int
     n_units: int
     clustered: bool = False
+    resampling: str = "multinomial"
 
     @property
     def method(self) -> str:
         """The method's name, as recorded in a gate."""
         kind = "cluster" if self.clustered else "paired"
-        return f"{kind} percentile bootstrap (B={self.replicates.size})"
+        return f"{kind} percentile bootstrap (B={self.replicates.size}, {self.resampling})"
 
     def lower(self, alpha: float) -> float:
         """One-sided (1 - alpha) lower percentile bound."""
@@ -176,6 +178,7 @@ def oriented_bootstrap(
             n=res.n,
             n_units=res.n_units,
             clustered=groups is not None,
+            resampling=res.method,
         )
         for j, s in enumerate(signs)
     ]
