@@ -224,3 +224,45 @@ def test_no_count_when_no_feasible_sample_resolves_it():
     assert res.more_units_needed is None
     wide = _test(cand, base, kind="binary", margin_abs=0.08)
     assert wide.more_units_needed is not None  # a feasible hint is still given
+
+
+@pytest.mark.parametrize("groups", [10, 60, 300])
+def test_monte_carlo_guard_bound_and_p_decide_alike(groups):
+    """For every count k of B replicates at or below -margin: p <= alpha iff bound > -margin,
+    and the guard rejects on fewer counts than the plain percentile rule (k / B <= alpha')."""
+    b, thr = 2000, -0.05
+    level, _ = ni._expanded(groups, 0.05)
+    base = np.linspace(0.001, 1.0, b)
+    plain, guarded = 0, 0
+    for k in range(0, 140, 3):
+        reps = np.concatenate([np.full(k, thr - 0.01), base[k:]])
+        mc = ni._mc_decision(reps, thr, groups, 0.05)
+        assert (mc.p_value <= 0.05) == (mc.lower > thr), k
+        plain += (k + 1) / (b + 1) <= level
+        guarded += mc.p_value <= 0.05
+    assert 0 < guarded < plain
+
+
+def test_monte_carlo_guard_refuses_a_pass_within_resampling_noise():
+    """A sample the plain expanded-percentile rule passes by a hair is INCONCLUSIVE under the
+    guard, and its method says so; a clear pass still passes."""
+    rng = np.random.default_rng(21)
+    d = rng.normal(0.0, 1.0, 60)
+    d = (d - d.mean()) / d.std(ddof=1) * 0.12
+    level, s = ni._expanded(60, 0.05)
+    for shift, passes in ((0.001, False), (0.04, True)):
+        cand = d - 0.05 + shift + 0.12 * 1.70 / math.sqrt(60)  # t-bound just above -margin
+        res = _test(cand, np.zeros(60), scale=(-5, 5), rng=np.random.default_rng(3))
+        raw = ni.paired_bootstrap(
+            np.sort(cand)[:, None],
+            np.zeros((60, 1)),
+            ["mean"],
+            rng=np.random.default_rng(3),
+            resamples=2000,
+        )
+        plain_p = (np.sum(raw.replicates[:, 0] <= -0.05) + 1) / 2001  # same canonical order
+        assert "Monte Carlo guard" in res.method
+        assert res.rejects is passes
+        if not passes:
+            assert plain_p <= level  # the unguarded rule would have passed this sample
+            assert res.p_value > 0.05 and res.lower_bound <= -0.05
