@@ -16,8 +16,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from scipy.stats import binomtest
-
 from ragwarrant.outputs import (
     CorroborationRates,
     CorroborationSummary,
@@ -50,6 +48,8 @@ def upper_rate_bound(count: int, n: int, alpha: float) -> float:
     Clopper & Pearson (1934), Biometrika 26:404–413, via ``scipy.stats.binomtest``'s exact
     interval at level 1 - 2 alpha (its upper end is the one-sided bound).
     """
+    from scipy.stats import binomtest  # here: scipy.stats costs ~1 s to import (issue 13)
+
     ci = binomtest(count, n).proportion_ci(confidence_level=1 - 2 * alpha, method="exact")
     return float(ci.high)
 
