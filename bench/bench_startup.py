@@ -7,13 +7,15 @@ Usage (from the repository root)::
 Each command runs ``--repeat`` times as a fresh process (the interpreter this script runs under,
 ``-m ragwarrant``); printed per command are the median wall seconds, the median CPU seconds of
 the child (user + system, from ``resource.getrusage(RUSAGE_CHILDREN)``) and both as a multiple of
-``python -c pass``; ``python -c "import numpy"`` is the second reference (the floor of any run). On a loaded machine wall time includes waiting for a core; the CPU column and
-the ratios are the figures to compare between runs. Targets (issue 13): the shipped example
+``python -c pass``; ``python -c "import numpy"`` is the second reference (the floor of any run).
+On a loaded machine wall time includes waiting for a core; the CPU column and the ratios are
+the figures to compare between runs. Targets (issue 13): the shipped example
 (``examples/ragtruth-generators``) decided in <= 1.0 s, ``--version`` in <= 0.3 s.
 
 Then, in this process: the self-test's share of a run (the CPU of one ``run_selftest`` call,
 cold and warm, against the CPU of the cold example run above), and the modules the short commands
-load (a ``--version`` that imports numpy, scipy, pyarrow or pydantic is a regression).
+load, and the example run's (a ``--version`` that imports numpy, scipy, pyarrow, pydantic or
+jinja2 is a regression).
 """
 
 from __future__ import annotations
