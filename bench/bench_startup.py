@@ -7,13 +7,15 @@ Usage (from the repository root)::
 Each command runs ``--repeat`` times as a fresh process (the interpreter this script runs under,
 ``-m ragwarrant``); printed per command are the median wall seconds, the median CPU seconds of
 the child (user + system, from ``resource.getrusage(RUSAGE_CHILDREN)``) and both as a multiple of
-``python -c pass``. On a loaded machine wall time includes waiting for a core; the CPU column and
-the ratios are the figures to compare between runs. Targets (issue 13): the shipped example
+``python -c pass``; ``python -c "import numpy"`` is the second reference (the floor of any run).
+On a loaded machine wall time includes waiting for a core; the CPU column and the ratios are
+the figures to compare between runs. Targets (issue 13): the shipped example
 (``examples/ragtruth-generators``) decided in <= 1.0 s, ``--version`` in <= 0.3 s.
 
 Then, in this process: the self-test's share of a run (the CPU of one ``run_selftest`` call,
 cold and warm, against the CPU of the cold example run above), and the modules the short commands
-load (a ``--version`` that imports numpy, scipy, pyarrow or pydantic is a regression).
+load, and the example run's (a ``--version`` that imports numpy, scipy, pyarrow, pydantic or
+jinja2 is a regression).
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLE = REPO / "examples" / "ragtruth-generators"
-HEAVY = ("numpy", "scipy", "pyarrow", "pydantic")
+HEAVY = ("numpy", "scipy", "scipy.stats", "pyarrow", "pydantic", "jinja2")
 
 
 def _child_cpu() -> float:
@@ -54,7 +56,7 @@ def heavy_modules(args: Sequence[str]) -> list[str]:
     probe = (
         "import sys\nfrom ragwarrant.cli import main\n"
         f"try:\n    main({list(args)!r})\nexcept SystemExit:\n    pass\n"
-        f"print(sorted({{m.split('.')[0] for m in sys.modules}} & {set(HEAVY)!r}))"
+        f"print(sorted(set(sys.modules) & {set(HEAVY)!r}))"
     )
     proc = subprocess.run(
         [sys.executable, "-c", probe], cwd=REPO, capture_output=True, text=True, check=False
@@ -83,6 +85,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as out:
         commands = [
             ("reference: python -c pass", [py, "-c", "pass"]),
+            ('reference: python -c "import numpy"', [py, "-c", "import numpy"]),
             ("ragwarrant --version", [py, "-m", "ragwarrant", "--version"]),
             ("ragwarrant --help", [py, "-m", "ragwarrant", "--help"]),
             (
@@ -107,6 +110,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"self-test CPU: cold {cold:.3f} s ({cold / run_cpu:.0%} of the example run's CPU), "
         f"warm {warm:.3f} s"
     )
+    run_heavy = heavy_modules(["run", "--input", str(EXAMPLE), "--output", tempfile.mkdtemp()])
+    print(f"heavy packages imported by ragwarrant run (example): {run_heavy[0]}")
     for short in (["--version"], ["--help"]):
         print(f"heavy packages imported by ragwarrant {' '.join(short)}: {heavy_modules(short)[0]}")
     print("targets: example run <= 1.0 s, --version <= 0.3 s (wall, quiet machine)")

@@ -505,6 +505,15 @@ def test_version_and_help_import_no_numpy_scipy_pyarrow_or_pydantic() -> None:
     assert _heavy_packages_loaded_by(["run", "--help"]) == []
 
 
+def test_the_engine_imports_no_scipy_stats_until_a_method_needs_it() -> None:
+    """Importing the pipeline (every gate, adapter and renderer) leaves ``scipy.stats`` unloaded."""
+    probe = "import sys\nimport ragwarrant.pipeline\nprint('scipy.stats' in sys.modules)"
+    proc = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, cwd=str(REPO), check=True
+    )
+    assert proc.stdout.strip() == "False"
+
+
 def test_the_probe_sees_a_heavy_import() -> None:
     """The sys.modules probe does report a heavy package when a command loads one."""
     assert "pydantic" in _heavy_packages_loaded_by(["schemas"])

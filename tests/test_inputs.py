@@ -163,3 +163,15 @@ def test_truncated_part_fails_the_boundary_check(tmp_path):
     part.write_bytes(part.read_bytes()[:-4])
     ((_, error),) = read_inputs(root).unreadable
     assert (error.code, error.file) == ("evidence-unparseable", parts[0])
+
+
+def test_take_evidence_returns_every_row_and_releases_the_sources() -> None:
+    """The index gets every source's rows in one table; the sources keep none of them."""
+    from ragwarrant.inputs import read_inputs, take_evidence
+
+    inputs = read_inputs(Path(__file__).resolve().parents[1] / "examples" / "ragtruth-generators")
+    rows = [r.evidence.num_rows for r in inputs.results]
+    table = take_evidence(inputs)
+    assert table.num_rows == sum(rows) > 0
+    assert [r.evidence.num_rows for r in inputs.results] == [0] * len(rows)
+    assert all(r.evidence.schema == table.schema for r in inputs.results)

@@ -11,10 +11,11 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import orjson
+import pyarrow as pa
 import yaml
 
 from ragwarrant.adapters import AdapterResult, load_source
@@ -41,6 +42,7 @@ __all__ = [
     "evidence_digests",
     "is_readable_evidence",
     "read_inputs",
+    "take_evidence",
 ]
 
 
@@ -275,6 +277,20 @@ def read_inputs(input_dir: Path, on_progress: Callable[..., None] | None = None)
         for u in inputs.unresolved
     ]
     return inputs
+
+
+def take_evidence(inputs: Inputs) -> pa.Table:
+    """Every source's canonical evidence rows as one table, released from ``inputs``.
+
+    Each ``AdapterResult.evidence`` is replaced by an empty table, so the rows live only as long
+    as the returned table (the index keeps its own arrays): at 10^6 pairs the Arrow table is
+    several hundred MiB that the rest of the run does not need.
+    """
+    table = pa.concat_tables([r.evidence for r in inputs.results])
+    inputs.results[:] = [
+        replace(r, evidence=r.evidence.schema.empty_table()) for r in inputs.results
+    ]
+    return table
 
 
 def _flatten(obj: object, prefix: str = "") -> dict[str, object]:

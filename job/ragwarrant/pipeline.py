@@ -29,7 +29,6 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 import orjson
-import pyarrow as pa
 import structlog
 from pydantic import ValidationError
 
@@ -91,7 +90,13 @@ from ragwarrant.gates.run import (
     gate_contract_references,
     gate_evidence_readable,
 )
-from ragwarrant.inputs import Inputs, check_input_dir, config_differences, read_inputs
+from ragwarrant.inputs import (
+    Inputs,
+    check_input_dir,
+    config_differences,
+    read_inputs,
+    take_evidence,
+)
 from ragwarrant.outputs import (
     DECISION_FILE,
     MANIFEST_FILE,
@@ -172,8 +177,8 @@ def _run_gates(inputs: Inputs) -> list[GateResult]:
 
 def _index_evidence(inputs: Inputs, emit: Emit) -> tuple[EvidenceIndex, list[ValidationCheck]]:
     """Step 2: index every source's rows; note what the contract does not use."""
-    table = pa.concat_tables([r.evidence for r in inputs.results])
-    index = build_index(table, {r.provenance.source_id: r.provenance.path for r in inputs.results})
+    paths = {r.provenance.source_id: r.provenance.path for r in inputs.results}
+    index = build_index(take_evidence(inputs), paths)  # the Arrow rows are released here
     emit("evidence_indexed", rows=index.n_rows, examples=index.n_examples)
     checks = evidence_scope.undeclared_checks(index, inputs.contract)
     checks += evidence_scope.split_checks(index, inputs.contract)

@@ -178,3 +178,14 @@ def test_unresolved_candidate_keeps_both_reasons():
     assert v.reasons[0].startswith("evaluator-unreliable") and any(
         r.startswith("unresolved") for r in v.reasons
     )
+
+
+def test_upper_rate_bound_equals_scipy_binomtest_bit_for_bit():
+    """The bound without scipy.stats is binomtest's exact upper end, to the last bit."""
+    from scipy.stats import binomtest
+
+    for n in (1, 2, 7, 30, 101, 439, 4391):
+        for count in sorted({0, 1, n // 3, n // 2, n - 1, n}):
+            for alpha in (0.01, 0.05, 0.1):
+                ci = binomtest(count, n).proportion_ci(1 - 2 * alpha, method="exact")
+                assert upper_rate_bound(count, n, alpha) == ci.high, (count, n, alpha)

@@ -115,12 +115,12 @@ class EvidenceIndex:
 
 
 def _codes(arr: pa.ChunkedArray | pa.Array) -> tuple[np.ndarray, list[object]]:
-    """Integer codes (-1 for null) and the labels they index, for a (dictionary) string column."""
+    """int32 codes (-1 for null) and the labels they index, for a (dictionary) string column."""
     if isinstance(arr, pa.ChunkedArray):
         arr = arr.unify_dictionaries() if pa.types.is_dictionary(arr.type) else arr
         arr = arr.combine_chunks()
     enc = arr if pa.types.is_dictionary(arr.type) else pc.dictionary_encode(arr)
-    idx = enc.indices.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
+    idx = enc.indices.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int32, copy=False)
     return idx, enc.dictionary.to_pylist()
 
 
@@ -164,7 +164,8 @@ def _split_bits(table: pa.Table, ex: np.ndarray, n_ex: int) -> tuple[np.ndarray,
         )
     split_bits = np.zeros(n_ex, dtype=np.int64)
     has_split = split_codes >= 0
-    np.bitwise_or.at(split_bits, ex[has_split], np.left_shift(1, split_codes[has_split]))
+    bits = np.left_shift(np.int64(1), split_codes[has_split].astype(np.int64))
+    np.bitwise_or.at(split_bits, ex[has_split], bits)
     return split_bits, split_labels
 
 
@@ -287,7 +288,7 @@ def build_index(table: pa.Table, source_paths: dict[str, str] | None = None) -> 
         ex=ex,
         example_ids=example_ids,
         rows=table.column("source_row").to_numpy(),
-        values=table.column("value").to_numpy().astype(np.float64),
+        values=table.column("value").to_numpy().astype(np.float64, copy=False),
         reason_codes=reason_codes,
         reason_labels=reason_labels,
         src_codes=src_codes,

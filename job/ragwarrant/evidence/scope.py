@@ -135,6 +135,10 @@ def split_checks(index: EvidenceIndex, contract: ReleaseContract) -> list[Valida
     return []
 
 
+#: Every character ``str.strip()`` removes (``str.isspace``), so Arrow trims ids as Python does.
+_PY_WHITESPACE = "".join(chr(c) for c in range(0x110000) if chr(c).isspace())
+
+
 def _spelling_variants(ids: list[str]) -> list[tuple[str, str]]:
     """Pairs of distinct ids equal once Unicode-normalised (NFC), trimmed and case-folded."""
     first: dict[str, str] = {}
@@ -146,6 +150,34 @@ def _spelling_variants(ids: list[str]) -> list[tuple[str, str]]:
     return variants
 
 
+def _id_spellings(example_ids: np.ndarray) -> tuple[int, int, tuple[str, str] | None]:
+    """How many ids are padded with white space, how many are spelling variants, the first pair.
+
+    Vectorised with Arrow for ASCII ids, where NFC normalisation is the identity and
+    ``str.casefold`` equals ASCII lower-casing; any non-ASCII id falls back to
+    ``_spelling_variants`` (the definition), so both paths count the same pairs.
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    ids = pa.array(example_ids, pa.string())
+    trimmed = pc.utf8_trim(ids, characters=_PY_WHITESPACE)
+    padded = int(pc.sum(pc.not_equal(ids, trimmed)).as_py() or 0)
+    if not pc.all(pc.string_is_ascii(ids)).as_py():
+        variants = _spelling_variants(example_ids.tolist())
+        return padded, len(variants), variants[0] if variants else None
+    codes = pc.dictionary_encode(pc.ascii_lower(trimmed)).indices.to_numpy()
+    _, first_of_code = np.unique(codes, return_index=True)
+    is_first = np.zeros(codes.size, dtype=bool)
+    is_first[first_of_code] = True
+    repeats = np.flatnonzero(~is_first)
+    if not repeats.size:
+        return padded, 0, None
+    i = int(repeats[0])
+    j = int(first_of_code[codes[i]])
+    return padded, int(repeats.size), (str(example_ids[j]), str(example_ids[i]))
+
+
 def example_id_checks(index: EvidenceIndex) -> list[ValidationCheck]:
     """Warn about example ids with white space at either end, and about ids spelled two ways.
 
@@ -153,28 +185,26 @@ def example_id_checks(index: EvidenceIndex) -> list[ValidationCheck]:
     and in NFD, are different examples and do not pair. Such spellings are counted and the first
     pair is named, so a pairing-coverage BLOCK can be traced to them.
     """
-    ids = index.example_ids.tolist()
     checks = []
-    padded = [e for e in ids if e != e.strip()]
+    padded, n_variants, pair = _id_spellings(index.example_ids)
     if padded:
         checks.append(
             ValidationCheck(
                 id="example-id-whitespace",
                 target="evidence",
                 status="warn",
-                message=f"{len(padded)} example ids start or end with white space; they pair only "
+                message=f"{padded} example ids start or end with white space; they pair only "
                 "with ids spelled the same way (ids are compared exactly, never trimmed)",
             )
         )
-    variants = _spelling_variants(ids)
-    if variants:
-        a, b = variants[0]
+    if pair is not None:
+        a, b = pair
         checks.append(
             ValidationCheck(
                 id="example-id-spelling",
                 target="evidence",
                 status="warn",
-                message=f"{len(variants)} example ids differ from another only in letter case, "
+                message=f"{n_variants} example ids differ from another only in letter case, "
                 f"Unicode normalisation (NFC/NFD) or white space, e.g. {a!r} and {b!r}; they are "
                 "different examples and do not pair (re-export with one spelling)",
             )
