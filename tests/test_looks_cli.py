@@ -164,3 +164,39 @@ def test_verify_replays_a_second_look_at_its_level(make_input, tmp_path):
     assert second["look"]["number"] == 2
     inp = sorted(tmp_path.glob("in*"))[-1]
     assert cli.main(["verify", str(tmp_path / "out2"), "--input", str(inp)]) == 0
+
+
+def _run_dir(inp: Path, tmp_path: Path, name: str) -> dict[str, Any]:
+    out = tmp_path / name
+    ledger = tmp_path / "ledger.jsonl"
+    code = cli.main(["run", "--input", str(inp), "--output", str(out), "--ledger", str(ledger)])
+    decision = orjson.loads((out / "decision.json").read_bytes())
+    assert code == decision["exit_code"]
+    return decision
+
+
+def test_a_changed_contract_under_the_same_version_blocks(make_input, tmp_path):
+    """A wider margin (or a dropped slice) under the same id and version is no repeat of look 1:
+    the run BLOCKs (it used to PROMOTE as "look 1 repeated at its level"; fresh-user trial)."""
+    first = _run_dir(make_input(data=_head(200)), tmp_path, "out1")
+    assert first["look"]["number"] == 1
+
+    def wider(c: dict[str, Any]) -> None:
+        c["quality_metrics"][0]["margin_abs"] = 0.09
+
+    second = _run_dir(make_input(data=_head(200), mutate=wider), tmp_path, "out2")
+    assert second["run_class"] == "BLOCK"
+    gate = next(g for g in second["run_gates"] if g["id"] == "hard:look-evidence")
+    assert gate["status"] == "fail" and "contract file differs" in gate["reason"]
+
+
+def test_a_reformatted_config_is_the_same_config(make_input, tmp_path):
+    """Re-indenting a policy config does not make a run a first look (it used to)."""
+    first = _run_dir(make_input(data=_head(200)), tmp_path, "out1")
+    inp = make_input(data=_head(400))
+    for cfg in (inp / "policies").iterdir():
+        cfg.write_bytes(orjson.dumps(orjson.loads(cfg.read_bytes()), option=orjson.OPT_INDENT_2))
+    second = _run_dir(inp, tmp_path, "out2")
+    assert second["look"]["number"] == 2
+    assert second["look"]["earlier_run_ids"] == [first["run_id"]]
+    assert second["run_class"] != "PROMOTE"  # no plan: a repeated look cannot PROMOTE

@@ -300,7 +300,9 @@ def _earlier_look(ledger: Path, entry: dict[str, object]) -> EarlierLook | None:
         fp = decode_fingerprint(orjson.loads(data)["digests"]) if data is not None else None
     except (orjson.JSONDecodeError, KeyError, TypeError, ValueError):
         fp = None
-    return EarlierLook(record, run_id, fp)
+    contract = entry.get("contract")
+    sha = contract.get("sha256") if isinstance(contract, dict) else None
+    return EarlierLook(record, run_id, fp, sha if isinstance(sha, str) and sha else None)
 
 
 def _earlier_looks(
@@ -311,6 +313,19 @@ def _earlier_looks(
         return []
     entries = earlier_looks(ledger, contract.id, contract.version, configs)
     return [e for e in (_earlier_look(ledger, x) for x in entries) if e is not None]
+
+
+def _config_identity(inputs: Inputs, policy: str) -> str:
+    """A policy config's identity for look recognition: the sha256 of its parsed content in
+    canonical JSON (sorted keys), so reformatting a config does not make a run a first look;
+    the file's sha256 when it could not be parsed."""
+    parsed = inputs.configs.get(policy)
+    if parsed is None:
+        return inputs.config_sha[policy]
+    try:
+        return sha256_bytes(orjson.dumps(parsed, option=orjson.OPT_SORT_KEYS))
+    except TypeError:  # a YAML value JSON cannot hold: the file's bytes decide
+        return inputs.config_sha[policy]
 
 
 def _look(
@@ -333,12 +348,12 @@ def _look(
     data = orjson.dumps(
         {"schema": 1, "digests": encode_fingerprint(fp)}, option=orjson.OPT_SORT_KEYS
     )
-    configs = {p: inputs.config_sha[p] for p in policies if p in inputs.config_sha}
+    configs = {p: _config_identity(inputs, p) for p in policies if p in inputs.config_sha}
     units, sha = int(scope.sum()), sha256_bytes(data)
     if replay_look is not None:
         return recorded_look(contract, replay_look, units, configs, sha), data
     earlier = _earlier_looks(ledger, contract, configs)
-    look = resolve_look(contract, earlier, fp, units, configs, sha)
+    look = resolve_look(contract, earlier, fp, units, configs, sha, inputs.contract_sha256)
     return look, data
 
 

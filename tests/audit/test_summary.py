@@ -118,3 +118,19 @@ def test_more_data_text_without_a_count_says_why(pristine_run: Run) -> None:
     close = gate.model_copy(update={"more_paired_n": None, "estimate": -0.0499, "threshold": -0.05})
     assert "more likely confirm the loss" in more_data_text(past)
     assert "too close to the threshold" in more_data_text(close)
+
+
+def test_next_step_past_the_margin_says_more_data_confirms_the_loss(pristine_run: Run) -> None:
+    """The next step agrees with report.md when no count is given (it said "sits on the
+    threshold" for an estimate past the margin; fresh-user trial)."""
+    decision = inconclusive_variant(load_decision(pristine_run.output_dir))
+    cand = decision.candidates[0]
+    gates = [
+        g.model_copy(update={"more_paired_n": None, "estimate": -0.061, "threshold": -0.05})
+        if g.status is GateStatus.INCONCLUSIVE
+        else g
+        for g in cand.gates
+    ]
+    cand = cand.model_copy(update={"gates": gates})
+    step = next_step(decision, cand)
+    assert "more likely confirm the loss" in step

@@ -278,3 +278,14 @@ def test_few_units_get_more_resamples():
     many = _test(np.tile(cand, 2), np.tile(base, 2), resamples=2000, scale=(-5, 5))
     assert "B=2000" in many.method
     assert ni.resamples_for_units(29, 2000) == 10_000 and ni.resamples_for_units(30, 2000) == 2000
+
+
+def test_a_small_level_gets_enough_resamples_to_be_reachable():
+    """An early sequential look (alpha 0.00069) draws B >= 20 / alpha, so a clear win passes
+    (with B = 2,000 the guard's p-value could not go below ~0.0036; fresh-user trial)."""
+    assert ni.resamples_for_units(300, 2000, 0.00069) == 28_986
+    assert ni.resamples_for_units(300, 2000, 1e-7) == ni.MAX_RESAMPLES
+    rng = np.random.default_rng(5)
+    base = rng.normal(0.7, 0.1, 300)
+    res = _test(base + rng.normal(0.1, 0.1, 300), base, alpha=0.00069, scale=(-5, 5))
+    assert res.rejects and "B=28986" in res.method

@@ -153,9 +153,10 @@ def _inconclusive_step(decision: Decision, candidate: CandidateDecision) -> str:
         return "corroborate or replace the judge: its disagreement or abstention is too high"
     if any(r.startswith("multiplicity") for r in candidate.reasons):
         return "test fewer candidates, or gather more evidence for each"
-    return (
-        "the observed effect sits on the threshold: more data at this effect would not resolve it"
-    )
+    unresolved = [g for g in candidate.gates if g.status is GateStatus.INCONCLUSIVE]
+    if unresolved:
+        return f"{unresolved[0].id}: {more_data_text(unresolved[0])}"
+    return "no unresolved gate gives a count: see the reasons above"
 
 
 def _run_next_step(decision: Decision) -> str:

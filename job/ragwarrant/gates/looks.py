@@ -49,11 +49,13 @@ class EarlierLook:
         run_id: its run id.
         fingerprint: its evidence fingerprint, or None when the ledger's copy is missing or does
             not match the recorded sha256.
+        contract_sha256: sha256 of the contract file that run read (None when not recorded).
     """
 
     record: LookRecord
     run_id: str
     fingerprint: Fingerprint | None
+    contract_sha256: str | None = None
 
 
 @dataclass(frozen=True)
@@ -218,6 +220,19 @@ def _next_look(contract: ReleaseContract, here: _Here, latest: EarlierLook, ids:
     return Look(rec, level.alpha_this_look or alpha, None, plan)
 
 
+def _changed_contract(earlier: Sequence[EarlierLook], contract_sha256: str | None) -> str | None:
+    """Why the contract differs from an earlier look's under the same id and version, or None."""
+    if contract_sha256 is None:
+        return None
+    for e in earlier:
+        if e.contract_sha256 is not None and e.contract_sha256 != contract_sha256:
+            return (
+                f"the contract file differs from the one look {e.record.number} (run {e.run_id}) "
+                "read under the same id and version (margins, slices or rules may have changed)"
+            )
+    return None
+
+
 def resolve_look(
     contract: ReleaseContract,
     earlier: Sequence[EarlierLook],
@@ -225,6 +240,7 @@ def resolve_look(
     units: int,
     configs: Mapping[str, str],
     evidence_sha256: str | None = None,
+    contract_sha256: str | None = None,
 ) -> Look:
     """Which look this run is and the level its tests use.
 
@@ -236,6 +252,9 @@ def resolve_look(
         units: the examples this run decides on (information fraction numerator).
         configs: policy id → config sha256 (recorded).
         evidence_sha256: sha256 of the encoded fingerprint (recorded).
+        contract_sha256: sha256 of this run's contract file: an earlier look under the same id
+            and version but another contract (a changed margin, a dropped protected slice...)
+            is a BLOCK, never a repeat or a first look.
 
     Returns:
         The ``Look``: first look, a repeat of the latest look (same evidence), a next look at the
@@ -247,6 +266,9 @@ def resolve_look(
         return _first_look(contract, here, plan_of(contract))
     latest = earlier[-1]
     ids = list(dict.fromkeys(e.run_id for e in earlier))
+    changed = _changed_contract(earlier, contract_sha256)
+    if changed is not None:
+        return _blocked(contract, here, latest, ids, changed)
     if latest.fingerprint is None:
         why = (
             f"the evidence fingerprint of look {latest.record.number} (run {latest.run_id}) is "

@@ -70,6 +70,7 @@ __all__ = [
 MetricKind = Literal["binary", "ordinal", "continuous"]
 SMALL_CLUSTERS = 30
 SMALL_UNITS_RESAMPLES = 10_000
+MAX_RESAMPLES = 100_000
 MIN_WORSE_UNITS = 2
 ORDINAL_MAX_LEVELS = 11
 _N = NormalDist()
@@ -343,15 +344,19 @@ def _exact_bound(units: _Units, threshold: float, alpha: float, width: float) ->
     return _Exact(lower=-width * pi_u, p_value=p, worse=worse)
 
 
-def resamples_for_units(n_units: int, resamples: int) -> int:
-    """Bootstrap resamples B for a test on ``n_units`` units: at least ``SMALL_UNITS_RESAMPLES``
-    when there are fewer than ``SMALL_CLUSTERS`` units, else ``resamples``.
+def resamples_for_units(n_units: int, resamples: int, alpha: float = 0.05) -> int:
+    """Bootstrap resamples B for a test on ``n_units`` units at one-sided level ``alpha``.
 
-    The Monte Carlo guard's cost in level shrinks as 1/sqrt(B) (effective one-sided level about
+    At least ``SMALL_UNITS_RESAMPLES`` when there are fewer than ``SMALL_CLUSTERS`` units: the
+    Monte Carlo guard's cost in level shrinks as 1/sqrt(B) (effective one-sided level about
     0.043 at B = 2,000 and 0.047 at B = 10,000 for alpha = 0.05), and with few units power is
-    scarce while a resample is cheap (docs/validity.md, ``clusters-10x5``).
+    scarce while a resample is cheap (docs/validity.md, ``clusters-10x5``). At least
+    ceil(20 / alpha), up to ``MAX_RESAMPLES``, so a small level (an early look of a sequential
+    plan) is reachable at all: with no replicate beyond the margin the guard's p-value is
+    about -ln(alpha) / B, which must fall below the level.
     """
-    return max(resamples, SMALL_UNITS_RESAMPLES) if n_units < SMALL_CLUSTERS else resamples
+    b = max(resamples, SMALL_UNITS_RESAMPLES) if n_units < SMALL_CLUSTERS else resamples
+    return max(b, min(math.ceil(20.0 / alpha), MAX_RESAMPLES))
 
 
 def _bootstrap_method(units: _Units, resamples: int, guarded: bool) -> str:
@@ -390,7 +395,7 @@ def _bootstrap(
     resampled: BootstrapResult | None = None,
 ) -> OneSidedTest:
     g = units.n_units
-    b = resamples_for_units(g, resamples)
+    b = resamples_for_units(g, resamples, alpha)
     res = (
         resampled
         if resampled is not None and b == resamples
