@@ -120,7 +120,8 @@ def test_values_outside_the_declared_scale_block(make_input, tmp_path):
     outcome = run_job(make_input(mutate=narrow), tmp_path / "out", on_stage=lambda e, **kw: None)
     gate = _contract_evidence_gate(outcome, "scales")
     assert "quality_metrics[0].scale (line " in gate.reason
-    assert "did you mean scale: [0, 1]?" in gate.reason
+    assert "declare a scale that covers them (e.g. [0, 1])" in gate.reason
+    assert "np.float64" not in gate.reason and "did you mean scale" not in gate.reason
 
 
 def test_binary_metric_holding_a_half_blocks(make_input, tmp_path):

@@ -134,8 +134,9 @@ def check_scales(
                 messages.append(
                     f"{_where(source, ('quality_metrics', i, 'scale'))}: values of {metric.id!r} "
                     f"range over [{seen_low:.10g}, {seen_high:.10g}] but the declared scale is "
-                    f"[{low:g}, {high:g}]; did you mean scale: "
-                    f"[{min(seen_low, low):g}, {max(seen_high, high):g}]?"
+                    f"[{low:g}, {high:g}]: fix the out-of-scale values, or, if the metric "
+                    f"really spans more, declare a scale that covers them (e.g. "
+                    f"[{min(seen_low, low):g}, {max(seen_high, high):g}])"
                 )
         if metric.metric_kind == "binary" and metric.id in non_binary:
             messages.append(

@@ -92,7 +92,8 @@ def first_outside(index: EvidenceIndex, metric: str, low: float, high: float) ->
         hits = np.flatnonzero(outside)
         if hits.size:
             example = int(hits[0])
-            return f"{index.locate(policy, metric, example)} ({policy}: {col.value[example]!r})"
+            value = float(col.value[example])
+            return f"{index.locate(policy, metric, example)} (policy {policy}: {value:.10g})"
     return None
 
 
