@@ -200,3 +200,17 @@ def test_a_reformatted_config_is_the_same_config(make_input, tmp_path):
     assert second["look"]["number"] == 2
     assert second["look"]["earlier_run_ids"] == [first["run_id"]]
     assert second["run_class"] != "PROMOTE"  # no plan: a repeated look cannot PROMOTE
+
+
+def test_a_changed_config_under_the_same_version_blocks(make_input, tmp_path):
+    """Adding a key to a config (or renaming, adding a policy) under the same contract id and
+    version BLOCKs; it used to start a fresh look 1 at full alpha (fresh-user re-trial)."""
+    first = _run_dir(make_input(data=_head(200)), tmp_path, "out1")
+    inp = make_input(data=_head(400))
+    cfg = next(iter(sorted((inp / "policies").iterdir())))
+    cfg.write_bytes(orjson.dumps({**orjson.loads(cfg.read_bytes()), "note": "x"}))
+    second = _run_dir(inp, tmp_path, "out2")
+    assert first["look"]["number"] == 1
+    assert second["run_class"] == "BLOCK"
+    gate = next(g for g in second["run_gates"] if g["id"] == "hard:look-evidence")
+    assert "configs differ" in gate["reason"]

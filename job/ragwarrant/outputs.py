@@ -229,8 +229,9 @@ class CorroborationRates(OutputModel):
 class LookRecord(OutputModel):
     """Which look at this contract version's evidence a run is, and the level it tested at.
 
-    A repeated look is a run of the same contract id and version on the same configs whose
-    evidence extends an earlier run's in the ledger (``gates.looks``).
+    A repeated look is a run of the same contract id and version as an earlier run in the
+    ledger; its contract file and configs must be the earlier look's and its evidence must
+    extend the earlier evidence, or the run BLOCKs (``gates.looks``).
     """
 
     number: int = Field(ge=1, description="1 = the first run of this contract version")

@@ -476,3 +476,25 @@ def test_run_after_a_torn_ledger_line_keeps_its_decision(
     assert "line 1: quarantined: " in capsys.readouterr().out
     assert [q.line for q in quarantined_lines(ledger)] == [1]
     assert read_entries(ledger)[-1]["run_class"] == recorded["run_class"]
+
+
+def test_a_blocked_run_that_tested_a_candidate_is_an_earlier_look() -> None:
+    """A BLOCK whose entry holds a noninferiority bound saw the data: it counts as a look (a run
+    BLOCKed by another candidate or by hygiene used to be skipped; fresh-user re-trial)."""
+    from ragwarrant.audit.ledger import _is_earlier_look
+
+    def entry(run_class: str, bounds: list[dict[str, object]], **look: object) -> dict:
+        return {
+            "contract": {"id": "c", "version": "1"},
+            "run_class": run_class,
+            "look": {"number": 1, **look},
+            "candidates": [{"policy_id": "p", "bounds": bounds}],
+        }
+
+    tested = [{"id": "noninferiority:q", "lower_bound": -0.01}]
+    assert _is_earlier_look(entry("BLOCK", tested), "c", "1")
+    assert not _is_earlier_look(entry("BLOCK", []), "c", "1")
+    assert not _is_earlier_look(entry("ERROR", tested), "c", "1")
+    assert not _is_earlier_look(entry("INCONCLUSIVE", tested, blocked=True), "c", "1")
+    assert _is_earlier_look(entry("INCONCLUSIVE", []), "c", "1")
+    assert not _is_earlier_look(entry("PROMOTE", tested), "c", "2")

@@ -994,36 +994,44 @@ def read_look_evidence(ledger_path: Path, run_id: str, sha256: str | None) -> by
     return data if sha256 is not None and sha256_bytes(data) == sha256 else None
 
 
-_NOT_A_LOOK = frozenset({"BLOCK", "ERROR"})
+def _tested_something(entry: Mapping[str, Any]) -> bool:
+    """Whether a run computed any noninferiority bound (a BLOCKed run can have: another
+    candidate, or publication hygiene, BLOCKed it after a candidate was tested)."""
+    for c in entry.get("candidates") or []:
+        for b in (c.get("bounds") if isinstance(c, Mapping) else None) or []:
+            if str(b.get("id", "")).startswith("noninferiority:"):
+                return True
+    return False
+
+
+def _is_earlier_look(e: Mapping[str, Any], contract_id: str, version: str) -> bool:
+    contract = e.get("contract") or {}
+    look = e.get("look")
+    if is_marker(e) or not isinstance(look, dict) or look.get("blocked"):
+        return False
+    if contract.get("id") != contract_id or contract.get("version") != version:
+        return False
+    if e.get("run_class") == "ERROR":
+        return False
+    return e.get("run_class") != "BLOCK" or _tested_something(e)
 
 
 def earlier_looks(
-    ledger_path: Path, contract_id: str, version: str, configs: Mapping[str, str]
+    ledger_path: Path, contract_id: str, version: str, configs: Mapping[str, str] | None = None
 ) -> list[dict[str, Any]]:
     """Entries of earlier looks at this contract version's evidence, oldest first.
 
     An earlier look is an entry (not a quarantine marker) of the same contract id and version
-    whose ``look`` record names the same policy configs (policy id → sha256), and whose run
-    was neither BLOCKed nor in ERROR (such a run tested nothing). A missing ledger has none.
+    with a ``look`` record that was not itself refused (``look.blocked``), from a run that was
+    not in ERROR and, when BLOCKed, had tested a candidate (a noninferiority bound in the
+    entry: its data were seen). Whatever its policies and configs: a look under other configs
+    is still a look at this contract version (``gates.looks`` BLOCKs the change). A missing
+    ledger has none. ``configs`` is accepted for compatibility and ignored.
 
     Raises:
         InputError: the ledger exists but cannot be read.
     """
+    del configs
     if not ledger_path.is_file():
         return []
-    wanted = dict(configs)
-    out = []
-    for e in read_entries(ledger_path):
-        contract = e.get("contract") or {}
-        look = e.get("look")
-        if (
-            is_marker(e)
-            or not isinstance(look, dict)
-            or contract.get("id") != contract_id
-            or contract.get("version") != version
-            or e.get("run_class") in _NOT_A_LOOK
-            or look.get("configs") != wanted
-        ):
-            continue
-        out.append(e)
-    return out
+    return [e for e in read_entries(ledger_path) if _is_earlier_look(e, contract_id, version)]

@@ -233,6 +233,24 @@ def _changed_contract(earlier: Sequence[EarlierLook], contract_sha256: str | Non
     return None
 
 
+def _changed_configs(latest: EarlierLook, here: _Here) -> str | None:
+    """Why the policies or their configs differ from the latest look's, or None.
+
+    A renamed, added or re-configured policy under the same contract id and version would
+    otherwise start a fresh look at full alpha (fresh-user trial): it is a BLOCK instead.
+    """
+    before = latest.record.configs or {}
+    if before == here.configs:
+        return None
+    changed = sorted(set(before) ^ set(here.configs))
+    changed += sorted(p for p in set(before) & set(here.configs) if before[p] != here.configs[p])
+    return (
+        f"the policies or their configs differ from look {latest.record.number}'s under the "
+        f"same contract id and version ({len(changed)} polic{'y' if len(changed) == 1 else 'ies'}"
+        " added, removed or changed)"
+    )
+
+
 def resolve_look(
     contract: ReleaseContract,
     earlier: Sequence[EarlierLook],
@@ -266,7 +284,7 @@ def resolve_look(
         return _first_look(contract, here, plan_of(contract))
     latest = earlier[-1]
     ids = list(dict.fromkeys(e.run_id for e in earlier))
-    changed = _changed_contract(earlier, contract_sha256)
+    changed = _changed_contract(earlier, contract_sha256) or _changed_configs(latest, here)
     if changed is not None:
         return _blocked(contract, here, latest, ids, changed)
     if latest.fingerprint is None:
