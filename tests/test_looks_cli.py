@@ -214,3 +214,37 @@ def test_a_changed_config_under_the_same_version_blocks(make_input, tmp_path):
     assert second["run_class"] == "BLOCK"
     gate = next(g for g in second["run_gates"] if g["id"] == "hard:look-evidence")
     assert "configs differ" in gate["reason"]
+
+
+def test_concurrent_runs_on_one_ledger_are_not_both_look_1(make_input, tmp_path):
+    """Two runs started together on one ledger are serialised by its run lock: the second sees
+    the first (both used to be look 1 and one PROMOTEd at full alpha; fresh-user re-trial)."""
+    import subprocess
+    import sys
+
+    ledger = tmp_path / "ledger.jsonl"
+    procs = [
+        subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "ragwarrant",
+                "run",
+                "--input",
+                str(inp),
+                "--output",
+                str(tmp_path / f"o{i}"),
+                "--ledger",
+                str(ledger),
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        for i, inp in enumerate([make_input(data=_head(200)), make_input(data=_head(400))])
+    ]
+    for proc in procs:
+        proc.wait(timeout=300)
+    decisions = [orjson.loads((tmp_path / f"o{i}" / "decision.json").read_bytes()) for i in (0, 1)]
+    firsts = [d for d in decisions if d["run_class"] != "BLOCK" and d["look"]["number"] == 1]
+    assert len(firsts) == 1, [(d["run_class"], d["look"]["number"]) for d in decisions]
+    assert ledger.with_name("ledger.jsonl.lock").is_file()

@@ -39,7 +39,13 @@ from ragwarrant.audit.attestation import (
     try_load_private_key,
 )
 from ragwarrant.audit.hygiene import private_texts_from_tables
-from ragwarrant.audit.ledger import earlier_looks, read_entries, read_look_evidence, record_run
+from ragwarrant.audit.ledger import (
+    earlier_looks,
+    read_entries,
+    read_look_evidence,
+    record_run,
+    run_lock,
+)
 from ragwarrant.audit.manifest import utc_timestamp
 from ragwarrant.audit.publish import (
     RunRecord,
@@ -574,6 +580,21 @@ def run_job(
         InputError, OutputError, ContractError: for ``cli`` to map to 66, 73 and 78.
         InternalError: ``selftest-failed`` when the engine fails its self-test (exit 70, ERROR).
     """
+    if ledger is None:
+        return _run_job(input_dir, output_dir, on_stage, None, signing_key, replay_look)
+    with run_lock(ledger):  # concurrent runs on one ledger see each other's looks
+        return _run_job(input_dir, output_dir, on_stage, ledger, signing_key, replay_look)
+
+
+def _run_job(
+    input_dir: Path,
+    output_dir: Path,
+    on_stage: Callable[..., None] | None,
+    ledger: Path | None,
+    signing_key: Path | None,
+    replay_look: LookRecord | None,
+) -> RunOutcome:
+    """``run_job``'s body (the ledger's run lock, if any, is held by the caller)."""
     started_at = utc_timestamp()
     emit = on_stage or (lambda event, **kw: log.info(event, **kw))
     selftest = require_selftest()  # an unproven engine decides nothing: InternalError, exit 70

@@ -30,6 +30,7 @@ import fcntl
 import math
 import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -66,6 +67,7 @@ __all__ = [
     "quarantined_lines",
     "read_entries",
     "read_look_evidence",
+    "run_lock",
     "record_run",
     "show_history",
     "verify_chain",
@@ -289,6 +291,26 @@ def _open_locked(ledger_path: Path) -> int:
             hint="put the ledger on a file system that supports flock (local disk, NFSv4)",
         ) from exc
     return fd
+
+
+@contextmanager
+def run_lock(ledger_path: Path) -> Iterator[None]:
+    """Hold an exclusive ``flock`` on ``<ledger>.lock`` for a whole run.
+
+    Two runs of one contract on one ledger must not both see "no earlier look": the look is
+    resolved (earlier entries read) and the entry appended under this lock, so concurrent runs
+    are serialised and the second one sees the first as an earlier look. The ledger's own lock
+    (``_open_locked``) is a different file, so appending inside this lock cannot deadlock.
+
+    Raises:
+        OutputError: the lock file cannot be opened or locked.
+    """
+    lock = ledger_path.with_name(ledger_path.name + ".lock")
+    fd = _open_locked(lock)
+    try:
+        yield
+    finally:
+        os.close(fd)
 
 
 def _write_line(fd: int, line: bytes, name: str) -> None:
