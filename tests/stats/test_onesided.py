@@ -49,3 +49,16 @@ def test_orientation_and_method_name():
     groups = np.repeat(np.arange(20), 2)
     (cl,) = oriented_bootstrap(cand, base, ["mean"], [1], groups, 500, np.random.default_rng(1))
     assert cl.n_units == 20 and cl.test_greater(0.0, 0.05, power=0.8).unit_name == "clusters"
+
+
+def test_a_level_below_one_over_b_plus_one_is_never_met():
+    """All B replicates above 0 give p = 1 / (B + 1); at a smaller level the claim is not
+    established (it passed on the most extreme replicate; fresh-user re-trial)."""
+    import numpy as np
+
+    from ragwarrant.stats.onesided import OrientedBootstrap
+
+    boot = OrientedBootstrap(0.5, np.linspace(0.1, 0.9, 2000), 100, 100)
+    assert boot.test_greater(0.0, 0.05, power=0.8).rejects
+    small = boot.test_greater(0.0, 0.0003, power=0.8)
+    assert small.lower_bound > 0 and small.p_value > 0.0003 and not small.rejects

@@ -122,11 +122,16 @@ class OrientedBootstrap:
                 ``stats.noninferiority.test_noninferiority``).
 
         Returns:
-            OneSidedTest; ``more_units_needed`` is the normal-approximation hint of
+            OneSidedTest; it rejects only when the lower bound exceeds the threshold and the
+            percentile p-value is at most ``alpha`` (so a level below 1 / (B + 1) is never
+            met); ``more_units_needed`` is the normal-approximation hint of
             ``additional_pairs_needed`` in resampled units.
         """
         lcb = self.lower(alpha)
-        rejects = lcb >= threshold if inclusive else lcb > threshold
+        # never reject with a p-value above alpha (a bound from the most extreme of B
+        # replicates cannot support a level below 1 / (B + 1); issue 10's one rule)
+        agrees = self.p_greater(threshold) <= alpha
+        rejects = lcb >= threshold if inclusive else (lcb > threshold and agrees)
         se = self.standard_error()
         more = None
         if not rejects:
