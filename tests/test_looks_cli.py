@@ -248,3 +248,19 @@ def test_concurrent_runs_on_one_ledger_are_not_both_look_1(make_input, tmp_path)
     firsts = [d for d in decisions if d["run_class"] != "BLOCK" and d["look"]["number"] == 1]
     assert len(firsts) == 1, [(d["run_class"], d["look"]["number"]) for d in decisions]
     assert ledger.with_name("ledger.jsonl.lock").is_file()
+
+
+def test_a_plan_without_a_ledger_is_refused_with_an_error_record(make_input, tmp_path):
+    """A sequential plan run without --ledger exits 64 and records why, deciding nothing."""
+
+    def mutate(c: dict[str, Any]) -> None:
+        c["sequential"] = PLAN
+
+    out = tmp_path / "out"
+    code = cli.main(
+        ["run", "--input", str(make_input(data=_head(200), mutate=mutate)), "--output", str(out)]
+    )
+    decision = orjson.loads((out / "decision.json").read_bytes())
+    assert (code, decision["run_class"]) == (64, "ERROR")
+    assert decision["error"]["code"] == "sequential-plan-needs-ledger"
+    assert decision["candidates"] == []

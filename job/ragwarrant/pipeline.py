@@ -74,7 +74,7 @@ from ragwarrant.decision import (
     run_summary,
 )
 from ragwarrant.digests import sha256_bytes
-from ragwarrant.errors import InternalError, OutputError, RagwarrantError
+from ragwarrant.errors import InternalError, OutputError, RagwarrantError, UsageError
 from ragwarrant.evidence import scope as evidence_scope
 from ragwarrant.evidence.index import EvidenceIndex, build_index
 from ragwarrant.evidence.looks import decode_fingerprint, encode_fingerprint, fingerprint
@@ -602,6 +602,7 @@ def _run_job(
     clean_stale(output_dir)  # what a killed attempt left is never part of a result
     private_key = load_private_key(signing_key) if signing_key is not None else None  # 66 early
     inputs = read_inputs(input_dir, emit)
+    _require_ledger_for_plan(inputs.contract, ledger, replay_look)
     run_gates = _run_gates(inputs)
     run_id = _run_id(started_at, inputs.contract_sha256)
     emit(
@@ -644,6 +645,29 @@ def _run_job(
     klass, code, summary = decision.run_class, decision.exit_code, decision.summary
     emit("run_finished", run_id=run_id, run_class=klass.value, exit_code=code, summary=summary)
     return RunOutcome(run_id, klass, code, decision, summary)
+
+
+def _require_ledger_for_plan(
+    contract: ReleaseContract, ledger: Path | None, replay_look: LookRecord | None
+) -> None:
+    """Refuse a run of a contract with a ``sequential:`` plan that has no ledger to count with.
+
+    A plan's looks are counted in the ledger; without ``--ledger`` every rerun would be look 1
+    at the plan's first level, so a team rerunning until a pass would spend alpha again on each
+    run. A ``verify --input`` replay takes its look from the record and needs no ledger.
+
+    Raises:
+        UsageError: ``sequential-plan-needs-ledger`` (exit 64).
+    """
+    if contract.sequential is None or ledger is not None or replay_look is not None:
+        return
+    raise UsageError(
+        "sequential-plan-needs-ledger",
+        "the contract declares a sequential plan (contract key 'sequential'), whose looks are "
+        "counted in the evidence ledger, but the run was given no --ledger",
+        hint="run with --ledger PATH on the volume that keeps this contract's earlier looks "
+        "(the compose file and the Kubernetes overlays pass /ledger/ledger.jsonl)",
+    )
 
 
 _CONTRACT_KIND_NAMES = {"private-path": "absolute-path"}
