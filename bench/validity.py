@@ -209,7 +209,7 @@ def _run_one(
         (boot,) = oriented_bootstrap(
             s.candidate[:, None], s.baseline[:, None], ["mean"], [1], s.groups, resamples, rng
         )
-        legacy = boot.test_greater(-sc.margin, ALPHA, power=0.8, inclusive=True)
+        legacy = boot.percentile_test(-sc.margin, ALPHA, power=0.8, inclusive=True)
         out |= {"legacy_lcb": legacy.lower_bound, "legacy_pass": float(legacy.rejects)}
     return out
 
@@ -349,21 +349,27 @@ def run_study(
 BEGIN, END = "<!-- validity:begin -->", "<!-- validity:end -->"
 
 
-def replace_generated(path: Path, generated: str) -> None:
-    """Write ``generated`` between the BEGIN/END markers of ``path``, keeping the rest.
+def replace_generated(
+    path: Path, generated: str, markers: tuple[str, str] = (BEGIN, END), first: bool = True
+) -> None:
+    """Write ``generated`` between the ``markers`` of ``path``, keeping the rest.
 
-    Text outside the markers (the hand-written reading of the table, the sequential-looks
-    section written by ``bench/validity_sequential.py``) is kept; a file without markers gets
-    the generated block first and its old text after it.
+    Text outside the markers (the hand-written reading of the table, the sections written by
+    ``bench/validity_sequential.py``, ``bench/validity_claims.py`` and
+    ``bench/hint_calibration.py``) is kept; a file without the markers gets the generated block
+    first (``first``) or last, around its old text.
     """
+    begin, end = markers
     old = path.read_text() if path.exists() else ""
-    block = f"{BEGIN}\n{generated.rstrip()}\n{END}\n"
-    if BEGIN in old and END in old:
-        head, rest = old.split(BEGIN, 1)
-        tail = rest.split(END, 1)[1].lstrip("\n")
+    block = f"{begin}\n{generated.rstrip()}\n{end}\n"
+    if begin in old and end in old:
+        head, rest = old.split(begin, 1)
+        tail = rest.split(end, 1)[1].lstrip("\n")
         path.write_text(head + block + ("\n" + tail if tail else ""))
-    else:
+    elif first:
         path.write_text(block + ("\n" + old if old else ""))
+    else:
+        path.write_text((old.rstrip("\n") + "\n\n" if old else "") + block)
 
 
 def main() -> None:

@@ -19,6 +19,12 @@ from tests.conftest import REPO
         ("bench_job.py", ["--sizes", "2000", "--scipy-max", "2000"], "LCB q1 scipy"),
         ("bench_telemetry.py", ["--rows", "20000"], "rows"),
         ("bench_selftest.py", ["--repeat", "2"], "self-test"),
+        ("hint_calibration.py", ["--replicates", "20", "--only", "skewed"], "| skewed |"),
+        (
+            "validity_claims.py",
+            ["--replicates", "8", "--workers", "1", "--resamples", "200"],
+            "| mean | 30 | rule |",
+        ),
         (
             "bench_startup.py",
             ["--repeat", "1"],

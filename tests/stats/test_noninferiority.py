@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from ragwarrant.stats import noninferiority as ni
-from ragwarrant.stats.onesided import oriented_bootstrap
+from ragwarrant.stats.onesided import expanded_level, mc_decision, oriented_bootstrap
 
 
 def _test(cand, base, **kw):
@@ -166,7 +166,7 @@ def _repetitions_at_margin(rng, examples=40, runs=3):
 
 def _legacy_pass(cand, base, rng):
     (boot,) = oriented_bootstrap(cand[:, None], base[:, None], ["mean"], [1], None, 1000, rng)
-    return boot.test_greater(-0.05, 0.05, power=0.8, inclusive=True).rejects
+    return boot.percentile_test(-0.05, 0.05, power=0.8, inclusive=True).rejects
 
 
 @pytest.mark.parametrize("case", ["binary-n30", "repetitions-undeclared"])
@@ -231,12 +231,12 @@ def test_monte_carlo_guard_bound_and_p_decide_alike(groups):
     """For every count k of B replicates at or below -margin: p <= alpha iff bound > -margin,
     and the guard rejects on fewer counts than the plain percentile rule (k / B <= alpha')."""
     b, thr = 2000, -0.05
-    level, _ = ni._expanded(groups, 0.05)
+    level, _ = expanded_level(groups, 0.05)
     base = np.linspace(0.001, 1.0, b)
     plain, guarded = 0, 0
     for k in range(0, 140, 3):
         reps = np.concatenate([np.full(k, thr - 0.01), base[k:]])
-        mc = ni._mc_decision(reps, thr, groups, 0.05)
+        mc = mc_decision(reps, thr, groups, 0.05)
         assert (mc.p_value <= 0.05) == (mc.lower > thr), k
         plain += (k + 1) / (b + 1) <= level
         guarded += mc.p_value <= 0.05
@@ -249,7 +249,7 @@ def test_monte_carlo_guard_refuses_a_pass_within_resampling_noise():
     rng = np.random.default_rng(21)
     d = rng.normal(0.0, 1.0, 60)
     d = (d - d.mean()) / d.std(ddof=1) * 0.12
-    level, s = ni._expanded(60, 0.05)
+    level, s = expanded_level(60, 0.05)
     for shift, passes in ((0.001, False), (0.04, True)):
         cand = d - 0.05 + shift + 0.12 * 1.70 / math.sqrt(60)  # t-bound just above -margin
         res = _test(cand, np.zeros(60), scale=(-5, 5), rng=np.random.default_rng(3))

@@ -29,8 +29,8 @@ def test_bounds_and_p_value_closed_form():
 def test_inclusive_rule_passes_on_tie_strict_does_not():
     """A lower bound exactly on the threshold rejects only under the inclusive (legacy) rule."""
     boot = _boot([-2.0, -1.0, 0.0, 1.0, 2.0])
-    assert boot.test_greater(-1.0, 0.25, power=0.8, inclusive=True).rejects
-    strict = boot.test_greater(-1.0, 0.25, power=0.8)
+    assert boot.percentile_test(-1.0, 0.25, power=0.8, inclusive=True).rejects
+    strict = boot.percentile_test(-1.0, 0.25, power=0.8)
     assert not strict.rejects
     assert strict.lower_bound == -1.0 and strict.upper_bound == 1.0
 
@@ -62,3 +62,31 @@ def test_a_level_below_one_over_b_plus_one_is_never_met():
     assert boot.test_greater(0.0, 0.05, power=0.8).rejects
     small = boot.test_greater(0.0, 0.0003, power=0.8)
     assert small.lower_bound > 0 and small.p_value > 0.0003 and not small.rejects
+
+
+def test_claim_rule_is_the_guarded_expanded_percentile_and_bound_and_p_agree():
+    """test_greater decides by the guarded p-value and its order statistic alike, at every
+    threshold, and is stricter than the plain percentile test (issue 10: claims)."""
+    rng = np.random.default_rng(3)
+    boot = OrientedBootstrap(0.1, rng.normal(0.1, 0.05, 2000), 30, 30)
+    stricter = 0
+    for threshold in np.linspace(-0.05, 0.1, 61):
+        test = boot.test_greater(float(threshold), 0.05, power=0.8)
+        assert test.rejects == (test.p_value <= 0.05) == (test.lower_bound > threshold)
+        plain = boot.percentile_test(float(threshold), 0.05, power=0.8)
+        assert not (test.rejects and not plain.rejects)
+        stricter += plain.rejects and not test.rejects
+    assert stricter > 0
+    assert boot.test_greater(0.0, 0.05, power=0.8).lower_bound < boot.lower(0.05)
+
+
+def test_claim_rule_names_its_method_and_refuses_one_unit():
+    """The gate records the guarded method; a single resampled unit never establishes a claim."""
+    boot = OrientedBootstrap(0.5, np.full(2000, 0.5), 1, 1)
+    test = boot.test_greater(0.0, 0.05, power=0.8)
+    assert not test.rejects and test.p_value == 1.0
+    many = OrientedBootstrap(0.5, np.linspace(0.1, 0.9, 2000), 40, 20, clustered=True)
+    assert many.test_greater(0.0, 0.05, power=0.8).method == (
+        "cluster bootstrap, expanded percentile with G-1 df (B=2000, G=20); Monte Carlo guard: "
+        "Clopper-Pearson upper bound of the p-value over B; multinomial resampling"
+    )

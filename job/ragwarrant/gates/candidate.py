@@ -15,7 +15,7 @@ from ragwarrant.contract import (
 )
 from ragwarrant.evidence.index import EvidenceIndex
 from ragwarrant.gates import hard
-from ragwarrant.gates.claims import claim_family_p_value, gate_claims
+from ragwarrant.gates.claims import ClaimSample, claim_family_p_value, gate_claims
 from ragwarrant.gates.noninferiority import gate_noninferiority
 from ragwarrant.gates.operational import gate_operational
 from ragwarrant.gates.paired import PairedMetric, pair_metric
@@ -190,6 +190,23 @@ class _Context:
             return (metric, "mean", decl.direction.sign)
         om = {m.id: m for m in self.contract.operational_metrics}[metric]
         return (metric, om.statistic, om.direction.sign)
+
+
+def _claim_samples(ctx: _Context, paired: dict[str, PairedMetric]) -> list[ClaimSample | None]:
+    """Each claim's raw sample for its t-test: (oriented deltas, cluster labels) for a claim
+    on a mean, None for a quantile claim (``gates.claims.gate_claims``). Labels are the
+    order-free cluster labels, or the example codes when there are no clusters."""
+    out: list[ClaimSample | None] = []
+    for claim in ctx.contract.claims.items:
+        _, statistic, sign = ctx.spec(claim.metric)
+        pm = paired[claim.metric]
+        if statistic != "mean" or pm.n < 2:
+            out.append(None)
+            continue
+        groups = _groups_for(ctx.index, pm.examples)
+        labels = groups if groups is not None else pm.examples
+        out.append((sign * (pm.candidate - pm.baseline), labels))
+    return out
 
 
 def _needed_metrics(contract: ReleaseContract) -> list[str]:
@@ -412,8 +429,9 @@ def evaluate_candidate(
     ni_gates = _noninferiority_gates(ctx, pairs, slice_pairs, joint)
     claim_tests = [tests[c.metric] for c in contract.claims.items]
     claim_stats = [ctx.spec(c.metric)[1] for c in contract.claims.items]
+    samples = _claim_samples(ctx, pairs | operational)
     gates += ni_gates
-    gates += gate_claims(contract.claims, claim_tests, claim_stats, st.alpha, st.power)
+    gates += gate_claims(contract.claims, claim_tests, claim_stats, st.alpha, st.power, samples)
     gates += _operational_gates(ctx, tests, pairs | operational)
     ni_p = [g.p_value if g.p_value is not None else 1.0 for g in ni_gates]
     return CandidateEvaluation(
@@ -422,5 +440,7 @@ def evaluate_candidate(
         paired_n=paired_n,
         quality_estimate=tests[required[0].id].estimate if required else None,
         cost_estimate=_cost_estimate(contract, tests),
-        candidate_p_value=max([*ni_p, claim_family_p_value(contract.claims, claim_tests)]),
+        candidate_p_value=max(
+            [*ni_p, claim_family_p_value(contract.claims, claim_tests, st.alpha, samples)]
+        ),
     )

@@ -6,29 +6,65 @@ level alpha; claims joined by ``all`` form an intersection, each at alpha.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from ragwarrant.contract import Claim, ClaimSet
 from ragwarrant.outputs import GateResult, GateStatus
 from ragwarrant.stats.holm import holm_levels
-from ragwarrant.stats.onesided import OrientedBootstrap
+from ragwarrant.stats.onesided import (
+    OneSidedTest,
+    OrientedBootstrap,
+    both_reject,
+    clustered_t_test,
+)
 
-__all__ = ["claim_family_p_value", "gate_claims"]
+__all__ = ["ClaimSample", "claim_family_p_value", "gate_claims"]
+
+ClaimSample = tuple[np.ndarray, np.ndarray]
+"""(oriented paired deltas, cluster labels), shapes (n,): a mean claim's raw sample."""
+
+
+@dataclass(frozen=True)
+class _ClaimEvidence:
+    """One claim's bootstrap and, for a mean claim, its raw sample for the t-test."""
+
+    boot: OrientedBootstrap
+    sample: ClaimSample | None
+
+    def test(self, level: float, power: float) -> OneSidedTest:
+        """The claim's test at ``level``: the guarded bootstrap, and for a mean claim also the
+        cluster-robust t-test (an intersection: both must reject)."""
+        test = self.boot.test_greater(0.0, level, power=power)
+        if self.sample is None:
+            return test
+        t = clustered_t_test(self.sample[0], self.sample[1], 0.0, level, power=power)
+        return both_reject(test, t)
+
+    def p_value(self, alpha: float) -> float:
+        """The larger of the guarded bootstrap's and the t-test's p-values of H0: delta <= 0."""
+        p = self.boot.guarded_p(0.0, alpha)
+        if self.sample is None:
+            return p
+        return max(
+            p, clustered_t_test(self.sample[0], self.sample[1], 0.0, alpha, power=0.8).p_value
+        )
 
 
 def _claim_gate(
     claim: Claim,
     statistic: str,
-    boot: OrientedBootstrap,
+    evidence: _ClaimEvidence,
     level: float,
     alpha: float,
     power: float,
     established: bool,
     family_note: str,
 ) -> GateResult:
-    test = boot.test_greater(0.0, level, power=power)
+    test = evidence.test(level, power)
     lcb = test.lower_bound
-    ucb_alpha = boot.test_greater(0.0, alpha, power=power).upper_bound
+    ucb_alpha = evidence.test(alpha, power).upper_bound
     more = None
     if established:
         status = GateStatus.PASS
@@ -69,12 +105,21 @@ def _claim_gate(
         n=test.n,
         reason=reason + family_note,
         more_paired_n=more,
+        method=test.method,
         details={"resampled_units": test.n_units},
     )
 
 
-def _p_values(tests: list[OrientedBootstrap]) -> np.ndarray:
-    return np.array([t.p_greater(0.0) for t in tests])
+def _evidence(
+    tests: list[OrientedBootstrap], samples: list[ClaimSample | None] | None
+) -> list[_ClaimEvidence]:
+    chosen = samples if samples is not None else [None] * len(tests)
+    return [_ClaimEvidence(t, s) for t, s in zip(tests, chosen, strict=True)]
+
+
+def _p_values(evidence: list[_ClaimEvidence], alpha: float) -> np.ndarray:
+    """Each claim's p-value of H0: oriented delta <= 0 (``_ClaimEvidence.p_value``)."""
+    return np.array([e.p_value(alpha) for e in evidence])
 
 
 def gate_claims(
@@ -83,41 +128,51 @@ def gate_claims(
     statistics: list[str],
     alpha: float,
     power: float,
+    samples: list[ClaimSample | None] | None = None,
 ) -> list[GateResult]:
     """One gate per declared claim, aligned with ``claims.items``.
 
     ``any``: Holm step-down over the claims' p-values (H0: oriented delta <= 0); a claim holds
     when its lower bound at its Holm level is above 0; the step-down stops at the first claim that
     does not hold. ``all``: each claim at ``alpha``. A claim whose upper bound at ``alpha`` is
-    <= 0 fails (no-benefit).
+    <= 0 fails (no-benefit). ``samples`` (aligned with the claims; None for a quantile claim)
+    holds a mean claim's raw sample: such a claim also needs the cluster-robust t-test to reject.
     """
+    evidence = _evidence(tests, samples)
     k = len(claims.items)
     if claims.join == "all" or k == 1:
         levels = np.full(k, alpha)
-        established = [t.test_greater(0.0, alpha, power=power).rejects for t in tests]
+        established = [e.test(alpha, power).rejects for e in evidence]
         note = "" if k == 1 else " (all claims must hold)"
     else:
-        p = _p_values(tests)
+        p = _p_values(evidence, alpha)
         levels = holm_levels(p, alpha)
         established = [False] * k
         for i in np.argsort(p, kind="stable"):
-            if tests[i].test_greater(0.0, float(levels[i]), power=power).rejects:
-                established[i] = True
-            else:
+            if not evidence[i].test(float(levels[i]), power).rejects:
                 break
+            established[i] = True
         note = f" (Holm over {k} claims joined by any)"
     return [
-        _claim_gate(c, s, t, float(lv), alpha, power, e, note)
-        for c, s, t, lv, e in zip(claims.items, statistics, tests, levels, established, strict=True)
+        _claim_gate(c, s, ev, float(lv), alpha, power, e, note)
+        for c, s, ev, lv, e in zip(
+            claims.items, statistics, evidence, levels, established, strict=True
+        )
     ]
 
 
-def claim_family_p_value(claims: ClaimSet, tests: list[OrientedBootstrap]) -> float:
-    """A p-value for "the declared claims hold".
+def claim_family_p_value(
+    claims: ClaimSet,
+    tests: list[OrientedBootstrap],
+    alpha: float,
+    samples: list[ClaimSample | None] | None = None,
+) -> float:
+    """A p-value for "the declared claims hold", from the claims' p-values at ``alpha``
+    (``gate_claims``'s, with the same ``samples``).
 
     The max over claims for ``join: all``; the Holm-adjusted min for ``join: any``.
     """
-    p = _p_values(tests)
+    p = _p_values(_evidence(tests, samples), alpha)
     if claims.join == "all":
         return float(p.max())
     m = p.size

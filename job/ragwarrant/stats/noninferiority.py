@@ -51,7 +51,12 @@ from typing import Literal
 import numpy as np
 
 from ragwarrant.stats.bootstrap import BootstrapResult, paired_bootstrap
-from ragwarrant.stats.onesided import OneSidedTest, OrientedBootstrap
+from ragwarrant.stats.onesided import (
+    OneSidedTest,
+    OrientedBootstrap,
+    expanded_level,
+    mc_decision,
+)
 from ragwarrant.stats.paired_binary import tango_test
 from ragwarrant.stats.power import feasible_hint
 
@@ -253,78 +258,6 @@ def _binary(units: _Units, threshold: float, alpha: float, power: float) -> OneS
     )
 
 
-def _expanded(g: int, alpha: float) -> tuple[float, float]:
-    """(alpha', s): the expanded percentile level and the variance inflation sqrt(G/(G-1))."""
-    # imported here: scipy.stats costs about 1 s to import and most runs never get here
-    from scipy import stats as sps
-
-    s = math.sqrt(g / (g - 1))
-    return _N.cdf(s * float(sps.t.ppf(alpha, g - 1))), s
-
-
-def _expanded_p(p_raw: float, g: int, s: float) -> float:
-    """Map a percentile p-value to the expanded scale: T_{G-1}(Phi^-1(p_raw) / s)."""
-    from scipy import stats as sps
-
-    if p_raw >= 1.0:
-        return 1.0
-    return float(sps.t.cdf(_N.inv_cdf(p_raw) / s, g - 1))
-
-
-def _mc_upper(count: np.ndarray | int, resamples: int, alpha: float) -> np.ndarray:
-    """Monte Carlo upper (1 - alpha) bound of a percentile p-value from ``count`` of B replicates.
-
-    The Clopper–Pearson upper bound of count / B (Clopper & Pearson 1934): the resampling
-    p-value is itself an estimate from B draws (Davison & Hinkley 1997, §2.5.2; Gandy 2009,
-    JASA 104:1504–1511), and a rejection must survive its Monte Carlo error. 1 when count = B.
-    """
-    from scipy import stats as sps
-
-    k = np.asarray(count, dtype=np.float64)
-    safe = np.minimum(k, resamples - 1)
-    bound = sps.beta.ppf(1 - alpha, safe + 1, resamples - safe)
-    return np.where(k >= resamples, 1.0, bound)
-
-
-@dataclass(frozen=True)
-class _McDecision:
-    """The expanded-percentile decision with the Monte Carlo guard.
-
-    ``lower``/``upper``: the order statistics that decide exactly as the p-value does;
-    ``p_value``: the expanded p-value of the Monte Carlo upper bound; ``alpha_eff``: the
-    one-sided level the guard leaves (for the sample-size hint).
-    """
-
-    lower: float
-    upper: float
-    p_value: float
-    alpha_eff: float
-
-
-def _mc_decision(replicates: np.ndarray, threshold: float, g: int, alpha: float) -> _McDecision:
-    """Reject iff the Monte Carlo upper bound of the percentile p-value <= the expanded level.
-
-    With k replicates at or below the threshold among B, rejecting iff
-    ``_mc_upper(k) <= alpha'`` (alpha' = ``_expanded``) is rejecting iff k <= k_max, i.e. iff
-    the (k_max + 1)-th smallest replicate exceeds the threshold: that order statistic is the
-    lower bound, so bound and p-value never disagree. Costs about 15 % of alpha at B = 2000
-    (an effective one-sided level near 0.043 for alpha = 0.05; docs/validity.md).
-    """
-    b = int(replicates.size)
-    level, s = _expanded(g, alpha)
-    k_max = int(np.sum(_mc_upper(np.arange(b), b, alpha) <= level)) - 1
-    ordered = np.sort(replicates)
-    j = max(k_max, 0)
-    count = int(np.sum(replicates <= threshold))
-    p_mc = float(_mc_upper(count, b, alpha))
-    return _McDecision(
-        lower=float(ordered[j]),
-        upper=float(ordered[b - 1 - j]),
-        p_value=_expanded_p(p_mc, g, s),
-        alpha_eff=_expanded_p(max(k_max + 1, 1) / (b + 1), g, s),
-    )
-
-
 @dataclass(frozen=True)
 class _Exact:
     lower: float
@@ -411,8 +344,8 @@ def _bootstrap(
     boot = OrientedBootstrap(
         float(res.estimate[0]), res.replicates[:, 0], res.n, g, units.clustered
     )
-    _, s = _expanded(g, alpha)
-    mc = _mc_decision(boot.replicates, threshold, g, alpha)
+    _, s = expanded_level(g, alpha)
+    mc = mc_decision(boot.replicates, threshold, g, alpha)
     lower, upper, p = mc.lower, mc.upper, mc.p_value
     exact = _exact_bound(units, threshold, alpha, width if width is not None else 1.0)
     reason = _degenerate_reason(units, exact, width)
