@@ -51,6 +51,7 @@ from typing import Literal
 import numpy as np
 
 from ragwarrant.stats.bootstrap import BootstrapResult, paired_bootstrap
+from ragwarrant.stats.distributions import beta_ppf, binom_cdf, t_cdf, t_ppf
 from ragwarrant.stats.onesided import OneSidedTest, OrientedBootstrap
 from ragwarrant.stats.paired_binary import tango_test
 from ragwarrant.stats.power import feasible_hint
@@ -255,20 +256,15 @@ def _binary(units: _Units, threshold: float, alpha: float, power: float) -> OneS
 
 def _expanded(g: int, alpha: float) -> tuple[float, float]:
     """(alpha', s): the expanded percentile level and the variance inflation sqrt(G/(G-1))."""
-    # imported here: scipy.stats costs about 1 s to import and most runs never get here
-    from scipy import stats as sps
-
     s = math.sqrt(g / (g - 1))
-    return _N.cdf(s * float(sps.t.ppf(alpha, g - 1))), s
+    return _N.cdf(s * t_ppf(alpha, g - 1)), s
 
 
 def _expanded_p(p_raw: float, g: int, s: float) -> float:
     """Map a percentile p-value to the expanded scale: T_{G-1}(Phi^-1(p_raw) / s)."""
-    from scipy import stats as sps
-
     if p_raw >= 1.0:
         return 1.0
-    return float(sps.t.cdf(_N.inv_cdf(p_raw) / s, g - 1))
+    return t_cdf(_N.inv_cdf(p_raw) / s, g - 1)
 
 
 def _mc_upper(count: np.ndarray | int, resamples: int, alpha: float) -> np.ndarray:
@@ -278,11 +274,9 @@ def _mc_upper(count: np.ndarray | int, resamples: int, alpha: float) -> np.ndarr
     p-value is itself an estimate from B draws (Davison & Hinkley 1997, §2.5.2; Gandy 2009,
     JASA 104:1504–1511), and a rejection must survive its Monte Carlo error. 1 when count = B.
     """
-    from scipy import stats as sps
-
     k = np.asarray(count, dtype=np.float64)
     safe = np.minimum(k, resamples - 1)
-    bound = sps.beta.ppf(1 - alpha, safe + 1, resamples - safe)
+    bound = beta_ppf(1 - alpha, safe + 1, resamples - safe)
     return np.where(k >= resamples, 1.0, bound)
 
 
@@ -334,13 +328,11 @@ class _Exact:
 
 def _exact_bound(units: _Units, threshold: float, alpha: float, width: float) -> _Exact:
     """Exact lower bound -W * pi_U from the count of worse units (Clopper–Pearson)."""
-    from scipy import stats as sps
-
     g = units.n_units
     worse = int(np.sum(units.unit_delta < 0))
-    pi_u = 1.0 if worse >= g else float(sps.beta.ppf(1 - alpha, worse + 1, g - worse))
+    pi_u = 1.0 if worse >= g else float(beta_ppf(1 - alpha, worse + 1, g - worse))
     pi0 = min(1.0, max(0.0, -threshold / width))
-    p = float(sps.binom.cdf(worse, g, pi0)) if pi0 > 0 else 1.0
+    p = binom_cdf(worse, g, pi0) if pi0 > 0 else 1.0
     return _Exact(lower=-width * pi_u, p_value=p, worse=worse)
 
 
