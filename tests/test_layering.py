@@ -49,6 +49,7 @@ STATS_ALLOWED = {
     "hashlib",
     "statistics",
     "dataclasses",
+    "functools",  # lru_cache of a pure function (noninferiority's Monte Carlo guard table)
     "collections",
     "typing",
     "concurrent",

@@ -43,6 +43,7 @@ order never changes a result. Repeated example ids (k runs per example, e.g. Lan
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from statistics import NormalDist
@@ -280,6 +281,18 @@ def _mc_upper(count: np.ndarray | int, resamples: int, alpha: float) -> np.ndarr
     return np.where(k >= resamples, 1.0, bound)
 
 
+@functools.lru_cache(maxsize=32)
+def _mc_upper_table(resamples: int, alpha: float) -> np.ndarray:
+    """``_mc_upper(k, resamples, alpha)`` for every k = 0..B, read-only.
+
+    It depends on B and alpha only, and every gate of a run shares them: computed once, not
+    B quantiles per gate (issue 13). Element k is the float ``_mc_upper(k)`` returns.
+    """
+    table = _mc_upper(np.arange(resamples + 1), resamples, alpha)
+    table.flags.writeable = False
+    return table
+
+
 @dataclass(frozen=True)
 class _McDecision:
     """The expanded-percentile decision with the Monte Carlo guard.
@@ -306,11 +319,12 @@ def _mc_decision(replicates: np.ndarray, threshold: float, g: int, alpha: float)
     """
     b = int(replicates.size)
     level, s = _expanded(g, alpha)
-    k_max = int(np.sum(_mc_upper(np.arange(b), b, alpha) <= level)) - 1
+    upper = _mc_upper_table(b, alpha)
+    k_max = int(np.sum(upper[:b] <= level)) - 1
     ordered = np.sort(replicates)
     j = max(k_max, 0)
     count = int(np.sum(replicates <= threshold))
-    p_mc = float(_mc_upper(count, b, alpha))
+    p_mc = float(upper[count])
     return _McDecision(
         lower=float(ordered[j]),
         upper=float(ordered[b - 1 - j]),
