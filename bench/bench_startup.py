@@ -2,7 +2,7 @@
 
 Usage (from the repository root)::
 
-    .venv/bin/python bench/bench_startup.py [--repeat 5]
+    .venv/bin/python bench/bench_startup.py [--repeat 5] [--before ../other-checkout]
 
 Each command runs ``--repeat`` times as a fresh process (the interpreter this script runs under,
 ``-m ragwarrant``); printed per command are the median wall seconds, the median CPU seconds of
@@ -12,12 +12,18 @@ On a loaded machine wall time includes waiting for a core; the CPU column and th
 the figures to compare between runs. Targets (issue 13): the shipped example
 (``examples/ragtruth-generators``) decided in <= 1.0 s, ``--version`` in <= 0.3 s.
 
+Every timed ``run`` writes a fresh output directory: a second run into the same directory would
+reuse the committed decision (``pipeline._reusable_run``) instead of deciding again.
+
 Bytecode: an installed ragwarrant has its modules compiled (pip compiles a wheel's modules at
 install, as in the image), so the children read them from a bytecode cache: a temporary
 ``PYTHONPYCACHEPREFIX`` (``PYTHONDONTWRITEBYTECODE`` unset), filled by one discarded run of each
-command. The last row is the example run with that cache off (``PYTHONDONTWRITEBYTECODE=1``, as
-in a development shell that sets it): an editable checkout then compiles every ragwarrant module
-in every process. To time another checkout, set ``PYTHONPATH=<checkout>/job``.
+command. The row "no bytecode cache" is the example run with that cache off
+(``PYTHONDONTWRITEBYTECODE=1``, as in a development shell that sets it): an editable checkout
+then compiles every ragwarrant module in every process.
+
+``--before DIR`` times a second checkout (``PYTHONPATH=DIR/job``) in the same run, each of its
+processes right after this checkout's, so load drifts alike on both columns.
 
 Then, in this process: the self-test's share of a run (the CPU of one ``run_selftest`` call,
 cold and warm, against the CPU of the cold example run above), and the modules the short commands
@@ -51,6 +57,8 @@ HEAVY = (
     "jinja2",
     "structlog",
 )
+OUT = "{out}"
+"""Stands for a fresh, empty output directory in a command line."""
 
 
 def _child_cpu() -> float:
@@ -58,8 +66,8 @@ def _child_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def bytecode_env(cache: str | None) -> dict[str, str]:
-    """The children's environment: bytecode read from (and written to) ``cache``, or none."""
+def child_env(cache: str | None, checkout: Path | None = None) -> dict[str, str]:
+    """The children's environment: bytecode in ``cache`` (None: none), ``checkout``'s code."""
     env = dict(os.environ)
     env.pop("PYTHONPYCACHEPREFIX", None)
     if cache is None:
@@ -67,30 +75,36 @@ def bytecode_env(cache: str | None) -> dict[str, str]:
     else:
         env.pop("PYTHONDONTWRITEBYTECODE", None)
         env["PYTHONPYCACHEPREFIX"] = cache
+    if checkout is not None:
+        env["PYTHONPATH"] = str(checkout.resolve() / "job")
     return env
 
 
-OUT = "{out}"
-"""Stands for a fresh, empty output directory in a command: a second run into the same directory
-would reuse the committed decision (``pipeline._reusable_run``) instead of deciding again."""
+def _once(argv: Sequence[str], env: dict[str, str], out: str) -> tuple[float, float]:
+    """(wall s, CPU s) of one fresh process running ``argv``."""
+    cmd = [a.replace(OUT, out) for a in argv]
+    cpu0, wall0 = _child_cpu(), time.perf_counter()
+    subprocess.run(cmd, cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return time.perf_counter() - wall0, _child_cpu() - cpu0
 
 
-def time_process(
-    argv: Sequence[str], repeat: int, env: dict[str, str] | None = None
-) -> tuple[float, float]:
-    """Median (wall s, CPU s) of ``repeat`` fresh processes running ``argv`` (after one unseen)."""
-    walls, cpus = [], []
+def time_processes(
+    jobs: Sequence[tuple[Sequence[str], dict[str, str]]], repeat: int
+) -> list[tuple[float, float]]:
+    """Median (wall s, CPU s) of ``repeat`` fresh processes per (argv, env), interleaved.
+
+    Round 0 is discarded (it fills the bytecode cache); each round runs every job once.
+    """
+    samples: list[list[tuple[float, float]]] = [[] for _ in jobs]
     with tempfile.TemporaryDirectory() as tmp:
-        for i in range(repeat + 1):
-            cmd = [a.replace(OUT, f"{tmp}/out{i}") for a in argv]
-            cpu0, wall0 = _child_cpu(), time.perf_counter()
-            subprocess.run(
-                cmd, cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-            )
-            if i:  # the first fills the bytecode cache
-                walls.append(time.perf_counter() - wall0)
-                cpus.append(_child_cpu() - cpu0)
-    return statistics.median(walls), statistics.median(cpus)
+        for r in range(repeat + 1):
+            for j, (argv, env) in enumerate(jobs):
+                sample = _once(argv, env, f"{tmp}/out-{r}-{j}")
+                if r:
+                    samples[j].append(sample)
+    return [
+        (statistics.median(w for w, _ in s), statistics.median(c for _, c in s)) for s in samples
+    ]
 
 
 def heavy_modules(args: Sequence[str]) -> list[str]:
@@ -106,10 +120,6 @@ def heavy_modules(args: Sequence[str]) -> list[str]:
     return proc.stdout.strip().splitlines()[-1:] or ["?"]
 
 
-def _load(averages: tuple[float, float, float]) -> str:
-    return f"{' '.join(f'{x:.1f}' for x in averages)} ({os.cpu_count()} CPUs)"
-
-
 def selftest_cpu() -> tuple[float, float]:
     """CPU seconds of the first (cold) and a second (warm) ``run_selftest`` call, imports apart."""
     from ragwarrant.selftest import run_selftest
@@ -122,38 +132,64 @@ def selftest_cpu() -> tuple[float, float]:
     return cold, time.process_time() - t0
 
 
+def _load(averages: tuple[float, float, float]) -> str:
+    return f"{' '.join(f'{x:.1f}' for x in averages)} ({os.cpu_count()} CPUs)"
+
+
+def _commands() -> list[tuple[str, list[str], bool]]:
+    """(name, argv, cached bytecode) of each timed command, references first."""
+    py = sys.executable
+    run = [py, "-m", "ragwarrant", "run", "--input", str(EXAMPLE), "--output", OUT]
+    return [
+        ("reference: python -c pass", [py, "-c", "pass"], True),
+        ('reference: python -c "import numpy"', [py, "-c", "import numpy"], True),
+        ("ragwarrant --version", [py, "-m", "ragwarrant", "--version"], True),
+        ("ragwarrant --help", [py, "-m", "ragwarrant", "--help"], True),
+        ("ragwarrant run (ragtruth-generators)", run, True),
+        ("  the same, no bytecode cache", run, False),
+    ]
+
+
+def _print_table(
+    names: list[str], rows: list[tuple[float, float]], before: list[tuple[float, float]] | None
+) -> None:
+    base_wall, base_cpu = rows[0]
+    head = f"{'command':40s} {'wall s':>7s} {'CPU s':>7s} {'x pass wall':>11s} {'x pass CPU':>10s}"
+    print(head + (f" {'before CPU s':>12s} {'x pass CPU':>10s}" if before else ""))
+    for i, (name, (wall, cpu)) in enumerate(zip(names, rows, strict=True)):
+        line = (
+            f"{name:40s} {wall:7.3f} {cpu:7.3f} {wall / base_wall:11.1f} "
+            f"{cpu / max(base_cpu, 1e-6):10.1f}"
+        )
+        if before:
+            line += f" {before[i][1]:12.3f} {before[i][1] / max(before[0][1], 1e-6):10.1f}"
+        print(line)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Print the cold-start table and the self-test's share."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--before", type=Path, help="another checkout, timed in the same run")
     args = parser.parse_args(argv)
-    py = sys.executable
+    commands = _commands()
     load_before = os.getloadavg()
-    with tempfile.TemporaryDirectory() as cache:
-        run = [py, "-m", "ragwarrant", "run", "--input", str(EXAMPLE), "--output", OUT]
-        commands = [
-            ("reference: python -c pass", [py, "-c", "pass"]),
-            ('reference: python -c "import numpy"', [py, "-c", "import numpy"]),
-            ("ragwarrant --version", [py, "-m", "ragwarrant", "--version"]),
-            ("ragwarrant --help", [py, "-m", "ragwarrant", "--help"]),
-            ("ragwarrant run (ragtruth-generators)", run),
-        ]
-        env = bytecode_env(cache)
-        rows = [(name, *time_process(cmd, args.repeat, env)) for name, cmd in commands]
-        rows.append(
-            ("  the same, no bytecode cache", *time_process(run, args.repeat, bytecode_env(None)))
-        )
-    _, base_wall, base_cpu = rows[0]
+    with tempfile.TemporaryDirectory() as cache, tempfile.TemporaryDirectory() as cache_before:
+        jobs = []
+        for _, cmd, cached in commands:
+            jobs.append((cmd, child_env(cache if cached else None)))
+            if args.before is not None:
+                jobs.append((cmd, child_env(cache_before if cached else None, args.before)))
+        timed = time_processes(jobs, args.repeat)
+    step = 1 if args.before is None else 2
+    rows, before = timed[::step], (timed[1::2] if args.before is not None else None)
     print(f"python {sys.version.split()[0]}; median of {args.repeat} cold processes each")
     print(f"load average before {_load(load_before)}, after {_load(os.getloadavg())}")
+    if args.before is not None:
+        print(f"before: {args.before.resolve()} (its processes interleaved with this checkout's)")
     print()
-    print(f"{'command':40s} {'wall s':>7s} {'CPU s':>7s} {'x pass wall':>11s} {'x pass CPU':>10s}")
-    for name, wall, cpu in rows:
-        print(
-            f"{name:40s} {wall:7.3f} {cpu:7.3f} {wall / base_wall:11.1f} "
-            f"{cpu / max(base_cpu, 1e-6):10.1f}"
-        )
-    run_cpu = rows[-2][2]
+    _print_table([name for name, _, _ in commands], rows, before)
+    run_cpu = rows[-2][1]
     cold, warm = selftest_cpu()
     print()
     print(
