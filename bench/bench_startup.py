@@ -2,7 +2,7 @@
 
 Usage (from the repository root)::
 
-    .venv/bin/python bench/bench_startup.py [--repeat 5]
+    .venv/bin/python bench/bench_startup.py [--repeat 5] [--before ../other-checkout]
 
 Each command runs ``--repeat`` times as a fresh process (the interpreter this script runs under,
 ``-m ragwarrant``); printed per command are the median wall seconds, the median CPU seconds of
@@ -11,6 +11,19 @@ the child (user + system, from ``resource.getrusage(RUSAGE_CHILDREN)``) and both
 On a loaded machine wall time includes waiting for a core; the CPU column and the ratios are
 the figures to compare between runs. Targets (issue 13): the shipped example
 (``examples/ragtruth-generators``) decided in <= 1.0 s, ``--version`` in <= 0.3 s.
+
+Every timed ``run`` writes a fresh output directory: a second run into the same directory would
+reuse the committed decision (``pipeline._reusable_run``) instead of deciding again.
+
+Bytecode: an installed ragwarrant has its modules compiled (pip compiles a wheel's modules at
+install, as in the image), so the children read them from a bytecode cache: a temporary
+``PYTHONPYCACHEPREFIX`` (``PYTHONDONTWRITEBYTECODE`` unset), filled by one discarded run of each
+command. The row "no bytecode cache" is the example run with that cache off
+(``PYTHONDONTWRITEBYTECODE=1``, as in a development shell that sets it): an editable checkout
+then compiles every ragwarrant module in every process.
+
+``--before DIR`` times a second checkout (``PYTHONPATH=DIR/job``) in the same run, each of its
+processes right after this checkout's, so load drifts alike on both columns.
 
 Then, in this process: the self-test's share of a run (the CPU of one ``run_selftest`` call,
 cold and warm, against the CPU of the cold example run above), and the modules the short commands
@@ -21,6 +34,7 @@ jinja2 is a regression).
 from __future__ import annotations
 
 import argparse
+import os
 import resource
 import statistics
 import subprocess
@@ -32,7 +46,19 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLE = REPO / "examples" / "ragtruth-generators"
-HEAVY = ("numpy", "scipy", "scipy.stats", "pyarrow", "pydantic", "jinja2")
+HEAVY = (
+    "numpy",
+    "scipy",
+    "scipy.special",
+    "scipy.stats",
+    "scipy.optimize",
+    "pyarrow",
+    "pydantic",
+    "jinja2",
+    "structlog",
+)
+OUT = "{out}"
+"""Stands for a fresh, empty output directory in a command line."""
 
 
 def _child_cpu() -> float:
@@ -40,15 +66,45 @@ def _child_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def time_process(argv: Sequence[str], repeat: int) -> tuple[float, float]:
-    """Median (wall s, CPU s) of ``repeat`` fresh processes running ``argv``."""
-    walls, cpus = [], []
-    for _ in range(repeat):
-        cpu0, wall0 = _child_cpu(), time.perf_counter()
-        subprocess.run(argv, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        walls.append(time.perf_counter() - wall0)
-        cpus.append(_child_cpu() - cpu0)
-    return statistics.median(walls), statistics.median(cpus)
+def child_env(cache: str | None, checkout: Path | None = None) -> dict[str, str]:
+    """The children's environment: bytecode in ``cache`` (None: none), ``checkout``'s code."""
+    env = dict(os.environ)
+    env.pop("PYTHONPYCACHEPREFIX", None)
+    if cache is None:
+        env["PYTHONDONTWRITEBYTECODE"] = "1"
+    else:
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        env["PYTHONPYCACHEPREFIX"] = cache
+    if checkout is not None:
+        env["PYTHONPATH"] = str(checkout.resolve() / "job")
+    return env
+
+
+def _once(argv: Sequence[str], env: dict[str, str], out: str) -> tuple[float, float]:
+    """(wall s, CPU s) of one fresh process running ``argv``."""
+    cmd = [a.replace(OUT, out) for a in argv]
+    cpu0, wall0 = _child_cpu(), time.perf_counter()
+    subprocess.run(cmd, cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return time.perf_counter() - wall0, _child_cpu() - cpu0
+
+
+def time_processes(
+    jobs: Sequence[tuple[Sequence[str], dict[str, str]]], repeat: int
+) -> list[tuple[float, float]]:
+    """Median (wall s, CPU s) of ``repeat`` fresh processes per (argv, env), interleaved.
+
+    Round 0 is discarded (it fills the bytecode cache); each round runs every job once.
+    """
+    samples: list[list[tuple[float, float]]] = [[] for _ in jobs]
+    with tempfile.TemporaryDirectory() as tmp:
+        for r in range(repeat + 1):
+            for j, (argv, env) in enumerate(jobs):
+                sample = _once(argv, env, f"{tmp}/out-{r}-{j}")
+                if r:
+                    samples[j].append(sample)
+    return [
+        (statistics.median(w for w, _ in s), statistics.median(c for _, c in s)) for s in samples
+    ]
 
 
 def heavy_modules(args: Sequence[str]) -> list[str]:
@@ -76,34 +132,64 @@ def selftest_cpu() -> tuple[float, float]:
     return cold, time.process_time() - t0
 
 
+def _load(averages: tuple[float, float, float]) -> str:
+    return f"{' '.join(f'{x:.1f}' for x in averages)} ({os.cpu_count()} CPUs)"
+
+
+def _commands() -> list[tuple[str, list[str], bool]]:
+    """(name, argv, cached bytecode) of each timed command, references first."""
+    py = sys.executable
+    run = [py, "-m", "ragwarrant", "run", "--input", str(EXAMPLE), "--output", OUT]
+    return [
+        ("reference: python -c pass", [py, "-c", "pass"], True),
+        ('reference: python -c "import numpy"', [py, "-c", "import numpy"], True),
+        ("ragwarrant --version", [py, "-m", "ragwarrant", "--version"], True),
+        ("ragwarrant --help", [py, "-m", "ragwarrant", "--help"], True),
+        ("ragwarrant run (ragtruth-generators)", run, True),
+        ("  the same, no bytecode cache", run, False),
+    ]
+
+
+def _print_table(
+    names: list[str], rows: list[tuple[float, float]], before: list[tuple[float, float]] | None
+) -> None:
+    base_wall, base_cpu = rows[0]
+    head = f"{'command':40s} {'wall s':>7s} {'CPU s':>7s} {'x pass wall':>11s} {'x pass CPU':>10s}"
+    print(head + (f" {'before CPU s':>12s} {'x pass CPU':>10s}" if before else ""))
+    for i, (name, (wall, cpu)) in enumerate(zip(names, rows, strict=True)):
+        line = (
+            f"{name:40s} {wall:7.3f} {cpu:7.3f} {wall / base_wall:11.1f} "
+            f"{cpu / max(base_cpu, 1e-6):10.1f}"
+        )
+        if before:
+            line += f" {before[i][1]:12.3f} {before[i][1] / max(before[0][1], 1e-6):10.1f}"
+        print(line)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Print the cold-start table and the self-test's share."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--before", type=Path, help="another checkout, timed in the same run")
     args = parser.parse_args(argv)
-    py = sys.executable
-    with tempfile.TemporaryDirectory() as out:
-        commands = [
-            ("reference: python -c pass", [py, "-c", "pass"]),
-            ('reference: python -c "import numpy"', [py, "-c", "import numpy"]),
-            ("ragwarrant --version", [py, "-m", "ragwarrant", "--version"]),
-            ("ragwarrant --help", [py, "-m", "ragwarrant", "--help"]),
-            (
-                "ragwarrant run (ragtruth-generators)",
-                [py, "-m", "ragwarrant", "run", "--input", str(EXAMPLE), "--output", out],
-            ),
-        ]
-        rows = [(name, *time_process(cmd, args.repeat)) for name, cmd in commands]
-    _, base_wall, base_cpu = rows[0]
+    commands = _commands()
+    load_before = os.getloadavg()
+    with tempfile.TemporaryDirectory() as cache, tempfile.TemporaryDirectory() as cache_before:
+        jobs = []
+        for _, cmd, cached in commands:
+            jobs.append((cmd, child_env(cache if cached else None)))
+            if args.before is not None:
+                jobs.append((cmd, child_env(cache_before if cached else None, args.before)))
+        timed = time_processes(jobs, args.repeat)
+    step = 1 if args.before is None else 2
+    rows, before = timed[::step], (timed[1::2] if args.before is not None else None)
     print(f"python {sys.version.split()[0]}; median of {args.repeat} cold processes each")
+    print(f"load average before {_load(load_before)}, after {_load(os.getloadavg())}")
+    if args.before is not None:
+        print(f"before: {args.before.resolve()} (its processes interleaved with this checkout's)")
     print()
-    print(f"{'command':40s} {'wall s':>7s} {'CPU s':>7s} {'x pass wall':>11s} {'x pass CPU':>10s}")
-    for name, wall, cpu in rows:
-        print(
-            f"{name:40s} {wall:7.3f} {cpu:7.3f} {wall / base_wall:11.1f} "
-            f"{cpu / max(base_cpu, 1e-6):10.1f}"
-        )
-    run_cpu = rows[-1][2]
+    _print_table([name for name, _, _ in commands], rows, before)
+    run_cpu = rows[-2][1]
     cold, warm = selftest_cpu()
     print()
     print(

@@ -485,12 +485,14 @@ def test_init_is_registered(tmp_path, capsys):
 HEAVY_PACKAGES = ("numpy", "scipy", "pyarrow", "pydantic")
 
 
-def _heavy_packages_loaded_by(args: list[str]) -> list[str]:
-    """The heavy packages a fresh interpreter has imported after ``ragwarrant ARGS`` returns."""
+def _heavy_packages_loaded_by(
+    args: list[str], packages: tuple[str, ...] = HEAVY_PACKAGES
+) -> list[str]:
+    """The ``packages`` a fresh interpreter has imported after ``ragwarrant ARGS`` returns."""
     probe = (
         "import sys\nfrom ragwarrant.cli import main\n"
         f"try:\n    main({args!r})\nexcept SystemExit:\n    pass\n"
-        f"print(sorted({{m.split('.')[0] for m in sys.modules}} & set({HEAVY_PACKAGES!r})))"
+        f"print(sorted({{m.split('.')[0] for m in sys.modules}} & set({packages!r})))"
     )
     proc = subprocess.run(
         [sys.executable, "-c", probe], capture_output=True, text=True, cwd=str(REPO), check=True
@@ -505,6 +507,14 @@ def test_version_and_help_import_no_numpy_scipy_pyarrow_or_pydantic() -> None:
     assert _heavy_packages_loaded_by(["run", "--help"]) == []
 
 
+def test_version_and_help_import_no_logging_yaml_or_report_packages() -> None:
+    """``--version`` and ``--help`` exit in the parser: no structlog, PyYAML, jinja2 (issue 13)."""
+    light = ("structlog", "yaml", "orjson", "jinja2", "drawsvg", "cryptography", "threadpoolctl")
+    assert _heavy_packages_loaded_by(["--version"], light) == []
+    assert _heavy_packages_loaded_by(["--help"], light) == []
+    assert _heavy_packages_loaded_by(["k8s", "render", "--help"], light) == []
+
+
 def test_the_engine_imports_no_scipy_stats_until_a_method_needs_it() -> None:
     """Importing the pipeline (every gate, adapter and renderer) leaves ``scipy.stats`` unloaded."""
     probe = "import sys\nimport ragwarrant.pipeline\nprint('scipy.stats' in sys.modules)"
@@ -512,6 +522,24 @@ def test_the_engine_imports_no_scipy_stats_until_a_method_needs_it() -> None:
         [sys.executable, "-c", probe], capture_output=True, text=True, cwd=str(REPO), check=True
     )
     assert proc.stdout.strip() == "False"
+
+
+def test_the_example_run_imports_neither_scipy_stats_nor_scipy_optimize(tmp_path) -> None:
+    """Deciding the shipped example needs scipy.special's kernels only (issue 13)."""
+    probe = (
+        "import sys\nfrom ragwarrant.cli import main\n"
+        f"code = main(['run', '--input', 'examples/ragtruth-generators', '--output', "
+        f"{str(tmp_path / 'out')!r}])\n"
+        "scipy = [m for m in sys.modules if m.count('.') == 1 and m.startswith('scipy.')]\n"
+        "print(code, sorted(scipy))"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, cwd=str(REPO), check=True
+    )
+    code, _, loaded = proc.stdout.strip().splitlines()[-1].partition(" ")
+    assert code == "0"
+    assert "'scipy.special'" in loaded  # the probe sees what the run loads
+    assert "'scipy.stats'" not in loaded and "'scipy.optimize'" not in loaded
 
 
 def test_the_probe_sees_a_heavy_import() -> None:

@@ -49,6 +49,7 @@ STATS_ALLOWED = {
     "hashlib",
     "statistics",
     "dataclasses",
+    "functools",  # lru_cache of a pure function (the Monte Carlo guard's table, stats.onesided)
     "collections",
     "typing",
     "concurrent",

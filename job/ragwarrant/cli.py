@@ -12,8 +12,7 @@ import sys
 import traceback
 from collections.abc import Sequence
 from pathlib import Path
-
-import structlog
+from typing import TYPE_CHECKING
 
 from ragwarrant.commands import bench as bench_command
 from ragwarrant.commands import init as init_command
@@ -28,6 +27,9 @@ from ragwarrant.errors import InternalError, RagwarrantError, UsageError
 from ragwarrant.logging import configure_logging
 from ragwarrant.mounts import DEFAULT_MOUNTS
 from ragwarrant.version import __version__
+
+if TYPE_CHECKING:
+    import structlog
 
 __all__ = ["build_parser", "main"]
 
@@ -62,22 +64,39 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _logger(args: argparse.Namespace | None) -> structlog.typing.FilteringBoundLogger:
+    """The process logger, configured for the command line's mounts (once it is parsed).
+
+    Configured after parsing, not before: ``--version`` and ``--help`` exit inside the parser
+    and log nothing, so they never import structlog (issue 13).
+    """
+    import structlog
+
+    configure_logging(mounts=_mounts(args))
+    logger: structlog.typing.FilteringBoundLogger = structlog.get_logger("ragwarrant")
+    return logger
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the process exit code."""
-    configure_logging()
-    log = structlog.get_logger("ragwarrant")
     args: argparse.Namespace | None = None
+    log: structlog.typing.FilteringBoundLogger | None = None
     try:
         args = build_parser().parse_args(argv)
-        configure_logging(mounts=_mounts(args))
+        log = _logger(args)
         if getattr(args, "handler", None) is None:
             raise UsageError("usage", "no command given", hint="see 'ragwarrant --help'")
         return int(args.handler(args))
     except RagwarrantError as exc:
-        return _fail(log, args, exc)
+        return _fail(log if log is not None else _logger(args), args, exc)
     except KeyboardInterrupt:
-        return _fail(log, args, InternalError("interrupted", "interrupted"))
+        return _fail(
+            log if log is not None else _logger(args),
+            args,
+            InternalError("interrupted", "interrupted"),
+        )
     except Exception as exc:  # an unexpected bug: still an error record, never a decision
+        log = log if log is not None else _logger(args)
         log.error("internal_error", traceback=traceback.format_exc())  # redacted by the logger
         return _fail(
             log,

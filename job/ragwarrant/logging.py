@@ -14,8 +14,6 @@ import logging
 import sys
 from typing import Any, TextIO
 
-import structlog
-
 from ragwarrant.mounts import DEFAULT_MOUNTS
 
 __all__ = ["configure_logging"]
@@ -52,6 +50,8 @@ def configure_logging(
         stream: where log lines go; default: stdout on a TTY, else stderr.
         mounts: absolute paths whose mention is not withheld (the command line's directories).
     """
+    import structlog  # here: `ragwarrant --version` and `--help` log nothing and never load it
+
     if stream is None:
         stream = sys.stdout if sys.stdout.isatty() else sys.stderr
     use_json = (not stream.isatty()) if json is None else json

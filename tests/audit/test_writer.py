@@ -13,6 +13,7 @@ from ragwarrant.audit.writer import (
     clean_stale,
     commit_staged,
     make_staging,
+    write_atomic,
 )
 from ragwarrant.errors import OutputError
 
@@ -65,3 +66,56 @@ def test_commit_killed_midway_leaves_no_manifest(tmp_path: Path, monkeypatch) ->
         commit_staged(staging, tmp_path, ["a.json", "manifest.json"], ("old", ["manifest.json"]))
     assert not (tmp_path / "manifest.json").exists()
     assert (tmp_path / HISTORY_DIR / "old" / "manifest.json").read_text() == "old"
+
+
+def test_commit_syncs_every_other_file_in_before_the_manifest_and_once_per_step(
+    tmp_path: Path, monkeypatch
+) -> None:
+    """The output directory is synced after all the other renames, before the manifest's."""
+    staging = make_staging(tmp_path, "new")
+    names = ["a.json", "b.json", "decision.intoto.json", "manifest.json"]
+    for name in names:
+        (staging / name).write_text(name)
+    events: list[tuple[str, str]] = []
+    real_replace, real_fsync = os.replace, os.fsync
+
+    def replace(src, dst):
+        events.append(("rename", Path(dst).name))
+        real_replace(src, dst)
+
+    def fsync(fd):
+        events.append(("sync", Path(os.readlink(f"/proc/self/fd/{fd}")).name))
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "replace", replace)
+    monkeypatch.setattr(os, "fsync", fsync)
+    commit_staged(staging, tmp_path, names)
+    out = tmp_path.name
+    assert (
+        events
+        == [
+            ("sync", staging.name),
+            ("sync", out),  # the old manifest's removal
+            *[("rename", n) for n in names[:-1]],
+            ("sync", out),
+            ("rename", "manifest.json"),
+            ("sync", out),
+        ]
+    )
+
+
+def test_a_staged_file_is_synced_but_not_its_directory(tmp_path: Path, monkeypatch) -> None:
+    """write_atomic(sync_dir=False) fsyncs the file only; by default the directory too."""
+    synced: list[str] = []
+    real_fsync = os.fsync
+
+    def fsync(fd):
+        synced.append(Path(os.readlink(f"/proc/self/fd/{fd}")).name)
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    write_atomic(tmp_path / "a.json", b"{}", sync_dir=False)
+    assert len(synced) == 1 and synced[0].startswith(".a.json.")
+    write_atomic(tmp_path / "b.json", b"{}")
+    assert len(synced) == 3 and synced[2] == tmp_path.name
+    assert (tmp_path / "a.json").read_bytes() == (tmp_path / "b.json").read_bytes() == b"{}"

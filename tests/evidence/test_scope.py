@@ -131,3 +131,12 @@ def test_ascii_fast_path_counts_as_the_definition():
     padded = sum(e != e.strip() for e in ids)
     assert (padded, len(variants), variants[0]) == (3, 4, ("ex1", "EX1"))
     assert _id_spellings(np.array(ids, dtype=object)) == (padded, len(variants), variants[0])
+
+
+def test_written_out_white_space_is_every_character_str_strip_removes():
+    """The id trim's character set is exactly the code points ``str.isspace`` accepts."""
+    from ragwarrant.evidence.scope import _PY_WHITESPACE
+
+    expected = "".join(chr(c) for c in range(0x110000) if chr(c).isspace())
+    assert sorted(_PY_WHITESPACE) == sorted(expected)
+    assert len(set(_PY_WHITESPACE)) == len(_PY_WHITESPACE)

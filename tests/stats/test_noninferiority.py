@@ -289,3 +289,17 @@ def test_a_small_level_gets_enough_resamples_to_be_reachable():
     base = rng.normal(0.7, 0.1, 300)
     res = _test(base + rng.normal(0.1, 0.1, 300), base, alpha=0.00069, scale=(-5, 5))
     assert res.rejects and "B=28986" in res.method
+
+
+def test_the_monte_carlo_guard_table_is_the_guard_bound_of_each_count():
+    """The cached table holds mc_upper(k) for every k = 0..B, the same float, read-only."""
+    from ragwarrant.stats.onesided import _mc_upper_table
+    from ragwarrant.stats.onesided import mc_upper as _mc_upper
+
+    for resamples, alpha in ((20, 0.05), (2000, 0.05), (2000, 0.0125), (10_000, 0.025)):
+        table = _mc_upper_table(resamples, alpha)
+        assert table.shape == (resamples + 1,) and not table.flags.writeable
+        full = _mc_upper(np.arange(resamples), resamples, alpha)
+        assert np.array_equal(table[:resamples], full) and table[resamples] == 1.0
+        for k in (0, 1, resamples // 2, resamples - 1, resamples):
+            assert table[k] == float(_mc_upper(k, resamples, alpha))

@@ -483,6 +483,8 @@ def write_attestation(
     output_dir: Path,
     subject_paths: Sequence[str],
     private_key: Ed25519PrivateKey | None = None,
+    *,
+    sync_dir: bool = True,
 ) -> bytes:
     """Write ``decision.intoto.json`` for a completed run; return the bytes written.
 
@@ -495,6 +497,8 @@ def write_attestation(
         subject_paths: the contract file and the policy configs, relative to the input
             directory as the manifest records them.
         private_key: from ``load_private_key`` (load it at start-up, so a bad key fails early).
+        sync_dir: fsync ``output_dir`` after the write (``writer.write_atomic``); False in a
+            staging directory, which ``writer.commit_staged`` syncs.
 
     Raises:
         InternalError: a subject is not a manifest input.
@@ -511,5 +515,5 @@ def write_attestation(
         subject_paths,
     )
     data = render_attestation(statement, private_key)
-    write_atomic(output_dir / ATTESTATION_FILENAME, data)
+    write_atomic(output_dir / ATTESTATION_FILENAME, data, sync_dir=sync_dir)
     return data

@@ -724,8 +724,12 @@ def scan_outputs(
     settings = ScanSettings(frozenset(allowed_kinds), tuple(mounts))
     sites, findings = _sites(outputs)
     found = set(findings)
+    kinds_of: dict[str, list[str]] = {}  # the same text recurs across files and fields
     for site in sites:
-        for kind in _pattern_kinds(site.text, settings):
+        kinds = kinds_of.get(site.text)
+        if kinds is None:
+            kinds = kinds_of[site.text] = _pattern_kinds(site.text, settings)
+        for kind in kinds:
             found.add(Finding(site.file, kind, site.field, site.line, site.key_of))
     found.update(_copied_text(sites, private_texts))
     return sorted(found, key=_finding_order)

@@ -427,7 +427,7 @@ def write_outputs(
     staging = make_staging(output_dir, decision.run_id)
     outputs: list[FileDigest] = []
     for name, data in publication.files.items():
-        write_atomic(staging / name, data)
+        write_atomic(staging / name, data, sync_dir=False)  # commit_staged syncs staging
         outputs.append(digest_bytes(name, data))
     manifest = build_manifest(
         run_id=decision.run_id,
@@ -438,8 +438,8 @@ def write_outputs(
         inputs=names.digests,
         outputs=outputs,
     )
-    write_model(staging / MANIFEST_FILE, manifest)
-    write_attestation(staging, names.subjects, run.private_key)
+    write_model(staging / MANIFEST_FILE, manifest, sync_dir=False)
+    write_attestation(staging, names.subjects, run.private_key, sync_dir=False)
     files = [*publication.files, ATTESTATION_FILENAME, MANIFEST_FILE]
     commit_staged(staging, output_dir, files, committed_run(output_dir))
     return _as_published(publication)

@@ -15,8 +15,6 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
-import structlog
-
 from ragwarrant.exit_modes import ExitMode, process_exit_code
 
 if TYPE_CHECKING:
@@ -132,6 +130,8 @@ class ProgressLine:
 
     def __init__(self, stream: TextIO) -> None:
         """Write to ``stream`` (a TTY)."""
+        import structlog  # here: --help and --version never need it
+
         self._stream = stream
         self._log = structlog.get_logger("ragwarrant")
 

@@ -23,6 +23,8 @@ from ragwarrant.outputs import (
     GateStatus,
     Scalar,
 )
+from ragwarrant.stats.distributions import binom_cdf
+from ragwarrant.stats.roots import brentq
 
 __all__ = [
     "ABSTENTION_GATE_ID",
@@ -49,16 +51,13 @@ def upper_rate_bound(count: int, n: int, alpha: float) -> float:
     alpha``, 1.0 when ``count == n``. Computed as ``scipy.stats.binomtest(count, n)
     .proportion_ci(confidence_level=1 - 2 * alpha, method="exact").high`` computes it (Brent's
     root of the binomial CDF on [0, 1], scipy's own CDF kernel), bit for bit
-    (``tests/gates/test_corroboration.py``), without importing ``scipy.stats`` (about 1 s of
-    every cold run; issue 13).
+    (``tests/gates/test_corroboration.py``), without importing ``scipy.stats`` or
+    ``scipy.optimize`` (``stats.distributions``, ``stats.roots``; issue 13).
     """
     if count >= n:
         return 1.0
-    from scipy.optimize import brentq
-    from scipy.special._ufuncs import _binom_cdf  # the kernel of scipy.stats.binom.cdf
-
     tail = (1 - (1 - 2 * alpha)) / 2  # binomtest's alpha for this confidence level
-    return float(brentq(lambda p: _binom_cdf(float(count), n, p) - tail, 0, 1))
+    return brentq(lambda p: binom_cdf(count, n, p) - tail, 0, 1)
 
 
 def _rate_gate(

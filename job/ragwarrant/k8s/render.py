@@ -30,8 +30,6 @@ from pathlib import PurePosixPath
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
-import yaml
-
 from ragwarrant.errors import UsageError
 from ragwarrant.exit_codes import ExitCode
 
@@ -901,4 +899,6 @@ def manifests_to_yaml(objects: Sequence[Any]) -> str:
     k = require_kubernetes()
     client = k.ApiClient()
     docs = [client.sanitize_for_serialization(obj) for obj in objects]
+    import yaml  # here: the command line registers `k8s` without loading PyYAML
+
     return yaml.safe_dump_all(docs, sort_keys=False, default_flow_style=False, width=100)

@@ -2,6 +2,8 @@
 
 No Arrow, pydantic, logging or I/O here. ``onesided`` is the one home of bounds and p-values;
 ``noninferiority.test_noninferiority`` is the noninferiority decision rule of issue 10.
+``distributions`` and ``roots`` hold the distribution functions and the root finder the gates
+use, scipy.stats' and scipy.optimize's floats without importing either (issue 13).
 """
 
 from ragwarrant.stats.bootstrap import BootstrapResult, Statistic, paired_bootstrap

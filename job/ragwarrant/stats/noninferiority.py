@@ -51,6 +51,7 @@ from typing import Literal
 import numpy as np
 
 from ragwarrant.stats.bootstrap import BootstrapResult, paired_bootstrap
+from ragwarrant.stats.distributions import beta_ppf, binom_cdf
 from ragwarrant.stats.onesided import (
     OneSidedTest,
     OrientedBootstrap,
@@ -267,13 +268,11 @@ class _Exact:
 
 def _exact_bound(units: _Units, threshold: float, alpha: float, width: float) -> _Exact:
     """Exact lower bound -W * pi_U from the count of worse units (Clopper–Pearson)."""
-    from scipy import stats as sps
-
     g = units.n_units
     worse = int(np.sum(units.unit_delta < 0))
-    pi_u = 1.0 if worse >= g else float(sps.beta.ppf(1 - alpha, worse + 1, g - worse))
+    pi_u = 1.0 if worse >= g else float(beta_ppf(1 - alpha, worse + 1, g - worse))
     pi0 = min(1.0, max(0.0, -threshold / width))
-    p = float(sps.binom.cdf(worse, g, pi0)) if pi0 > 0 else 1.0
+    p = binom_cdf(worse, g, pi0) if pi0 > 0 else 1.0
     return _Exact(lower=-width * pi_u, p_value=p, worse=worse)
 
 

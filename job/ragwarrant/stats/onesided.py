@@ -9,6 +9,7 @@ upper one-sided bounds, p-value, the method's name and whether the test rejects.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -18,6 +19,7 @@ from typing import Literal
 import numpy as np
 
 from ragwarrant.stats.bootstrap import Statistic, paired_bootstrap
+from ragwarrant.stats.distributions import beta_ppf, t_cdf, t_ppf
 from ragwarrant.stats.power import additional_pairs_needed
 
 __all__ = [
@@ -77,20 +79,15 @@ class OneSidedTest:
 
 def expanded_level(g: int, alpha: float) -> tuple[float, float]:
     """(alpha', s): the expanded percentile level and the variance inflation sqrt(G/(G-1))."""
-    # imported here: scipy.stats costs about 1 s to import and most runs never get here
-    from scipy import stats as sps
-
     s = math.sqrt(g / (g - 1))
-    return _N.cdf(s * float(sps.t.ppf(alpha, g - 1))), s
+    return _N.cdf(s * t_ppf(alpha, g - 1)), s
 
 
 def expanded_p(p_raw: float, g: int, s: float) -> float:
     """Map a percentile p-value to the expanded scale: T_{G-1}(Phi^-1(p_raw) / s)."""
-    from scipy import stats as sps
-
     if p_raw >= 1.0:
         return 1.0
-    return float(sps.t.cdf(_N.inv_cdf(p_raw) / s, g - 1))
+    return t_cdf(_N.inv_cdf(p_raw) / s, g - 1)
 
 
 def mc_upper(count: np.ndarray | int, resamples: int, alpha: float) -> np.ndarray:
@@ -100,12 +97,22 @@ def mc_upper(count: np.ndarray | int, resamples: int, alpha: float) -> np.ndarra
     p-value is itself an estimate from B draws (Davison & Hinkley 1997, §2.5.2; Gandy 2009,
     JASA 104:1504–1511), and a rejection must survive its Monte Carlo error. 1 when count = B.
     """
-    from scipy import stats as sps
-
     k = np.asarray(count, dtype=np.float64)
     safe = np.minimum(k, resamples - 1)
-    bound = sps.beta.ppf(1 - alpha, safe + 1, resamples - safe)
+    bound = beta_ppf(1 - alpha, safe + 1, resamples - safe)
     return np.where(k >= resamples, 1.0, bound)
+
+
+@functools.lru_cache(maxsize=32)
+def _mc_upper_table(resamples: int, alpha: float) -> np.ndarray:
+    """``mc_upper(k, resamples, alpha)`` for every k = 0..B, read-only.
+
+    It depends on B and alpha only, and every gate of a run shares them: computed once, not
+    B quantiles per gate (issue 13). Element k is the float ``mc_upper(k)`` returns.
+    """
+    table = mc_upper(np.arange(resamples + 1), resamples, alpha)
+    table.flags.writeable = False
+    return table
 
 
 @dataclass(frozen=True)
@@ -134,11 +141,12 @@ def mc_decision(replicates: np.ndarray, threshold: float, g: int, alpha: float) 
     """
     b = int(replicates.size)
     level, s = expanded_level(g, alpha)
-    k_max = int(np.sum(mc_upper(np.arange(b), b, alpha) <= level)) - 1
+    upper = _mc_upper_table(b, alpha)
+    k_max = int(np.sum(upper[:b] <= level)) - 1
     ordered = np.sort(replicates)
     j = max(k_max, 0)
     count = int(np.sum(replicates <= threshold))
-    p_mc = float(mc_upper(count, b, alpha))
+    p_mc = float(upper[count])
     return McDecision(
         lower=float(ordered[j]),
         upper=float(ordered[b - 1 - j]),
@@ -328,8 +336,6 @@ def clustered_t_test(
     Returns:
         OneSidedTest (never rejects with fewer than 2 clusters or a zero standard error).
     """
-    from scipy.special import stdtr, stdtrit  # light: no scipy.stats import
-
     d = np.asarray(delta, dtype=np.float64)
     codes = np.unique(labels, return_inverse=True)[1]
     g, n, mean = int(codes.max()) + 1 if d.size else 0, int(d.size), float(d.mean())
@@ -337,8 +343,8 @@ def clustered_t_test(
     se = math.sqrt(g / (g - 1) * float(np.sum(sums**2))) / n if g >= 2 else 0.0
     if se <= 0 or not math.isfinite(se):
         return _t_result(mean, (mean, mean, 1.0), threshold, alpha, False, (n, g), se)
-    q = float(stdtrit(g - 1, 1 - alpha))
-    p = float(1.0 - stdtr(g - 1, (mean - threshold) / se))
+    q = t_ppf(1 - alpha, g - 1)
+    p = 1.0 - t_cdf((mean - threshold) / se, g - 1)
     rejects = p <= alpha and mean - q * se > threshold
     more = None if rejects else additional_pairs_needed(mean, threshold, se, g, alpha, power)
     bounds = (mean - q * se, mean + q * se, p)

@@ -25,6 +25,8 @@ import math
 from dataclasses import dataclass
 from statistics import NormalDist
 
+from ragwarrant.stats.roots import brentq
+
 __all__ = ["PairedBinaryScore", "tango_score_statistic", "tango_test"]
 
 _N = NormalDist()
@@ -87,8 +89,6 @@ class PairedBinaryScore:
 
 def _solve(b: int, c: int, n: int, z: float) -> float:
     """delta0 in [-1, 1] with Z(delta0) = z (Z decreases in delta0)."""
-    from scipy.optimize import brentq  # here: importing scipy.optimize costs ~0.5 s
-
     lo, hi = -1.0 + _EDGE, 1.0 - _EDGE
 
     def f(d: float) -> float:
@@ -98,7 +98,7 @@ def _solve(b: int, c: int, n: int, z: float) -> float:
         return -1.0
     if f(hi) >= 0:
         return 1.0
-    return float(brentq(f, lo, hi, xtol=1e-12, rtol=1e-12))
+    return brentq(f, lo, hi, xtol=1e-12, rtol=1e-12)
 
 
 def tango_test(b: int, c: int, n: int, threshold: float, alpha: float) -> PairedBinaryScore:
