@@ -49,10 +49,35 @@ class TiltedScore:
     lower_bound: float | None
 
 
-def _tilted_mean(x: np.ndarray, lam: float) -> float:
+def _tilt_moments(x: np.ndarray, lam: float) -> tuple[float, float]:
+    """(mean, variance) of ``x`` under weights proportional to exp(lam x)."""
     a = lam * x
     w = np.exp(a - a.max())
-    return float(np.dot(w, x) / w.sum())
+    w /= w.sum()
+    mean = float(np.dot(w, x))
+    return mean, max(float(np.dot(w, x * x)) - mean * mean, 0.0)
+
+
+def _solve_tilt(x: np.ndarray) -> float:
+    """lambda with tilted mean 0: safeguarded Newton on the cumulant generating function.
+
+    The tilted mean K'(lambda) increases in lambda (its derivative is the tilted variance), so
+    a bracket [lo, hi] with K'(lo) < 0 < K'(hi) is kept and a Newton step leaving it bisects.
+    """
+    lo, hi = -1.0, 1.0
+    while _tilt_moments(x, lo)[0] > 0.0:
+        lo *= 2.0
+    while _tilt_moments(x, hi)[0] < 0.0:
+        hi *= 2.0
+    lam = 0.0
+    for _ in range(200):
+        mean, var = _tilt_moments(x, lam)
+        if abs(mean) <= _XTOL or hi - lo <= _XTOL:
+            break
+        lo, hi = (lam, hi) if mean < 0.0 else (lo, lam)
+        step = lam - mean / var if var > 0.0 else lo - 1.0
+        lam = step if lo < step < hi else 0.5 * (lo + hi)
+    return lam
 
 
 def tilted_null_variance(unit_delta: np.ndarray, theta: float) -> float | None:
@@ -65,21 +90,13 @@ def tilted_null_variance(unit_delta: np.ndarray, theta: float) -> float | None:
     Returns:
         v0 >= 0, or None when theta lies outside (min(u), max(u)) and no tilt has mean theta.
     """
-    from scipy import optimize
-
     c = np.asarray(unit_delta, dtype=np.float64) - theta
     if not (c.min() < 0.0 < c.max()):
         return None
-    x = c / float(np.max(np.abs(c)))
-    lo, hi = -1.0, 1.0
-    while _tilted_mean(x, lo) > 0.0:
-        lo *= 2.0
-    while _tilted_mean(x, hi) < 0.0:
-        hi *= 2.0
-    lam = optimize.brentq(lambda v: _tilted_mean(x, v), lo, hi, xtol=_XTOL)
-    a = lam * x
-    w = np.exp(a - a.max())
-    return float(np.dot(w / w.sum(), c * c))
+    scale = float(np.max(np.abs(c)))
+    x = c / scale
+    mean, var = _tilt_moments(x, _solve_tilt(x))
+    return (var + mean * mean) * scale * scale
 
 
 def _score_p(unit_delta: np.ndarray, theta: float, mean: float) -> float:
