@@ -167,6 +167,19 @@ def test_worst_imputation():
     assert ni.estimate == pytest.approx(expected)
 
 
+def test_worst_imputation_never_helps_the_candidate():
+    """A missing baseline value is imputed at the scale's best end, never its worst (third trial:
+    a baseline with 20 % blank scores turned a 10-point loss into a PROMOTE)."""
+    d = good_data()
+    d["base"]["correct"][:40] = np.nan
+    c = contract(lambda c: c["quality_metrics"][0].update({"on_missing": "worst"}))
+    ev, _ = evaluate(d, c)
+    ni = gate(ev, "noninferiority:correct")
+    base = np.where(np.isnan(d["base"]["correct"]), 1.0, d["base"]["correct"])
+    assert ni.n == 200
+    assert ni.estimate == pytest.approx(np.mean(d["cand"]["correct"] - base))
+
+
 def test_duplicates_gate():
     """A duplicated (policy, example, metric) BLOCKs."""
     ev, verdict = evaluate(good_data(), table_edit=lambda t: pa.concat_tables([t, t.slice(0, 1)]))
