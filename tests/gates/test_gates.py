@@ -187,6 +187,22 @@ def test_duplicates_gate():
     assert verdict.decision_class is CandidateClass.BLOCK
 
 
+def test_example_id_variants_block():
+    """Rows whose example id differs from another only by case or white space BLOCK (third trial:
+    'ex0 ' and 'EX0' beside 'ex0' tripled every example and narrowed the bounds)."""
+
+    def variants(t: pa.Table) -> pa.Table:
+        i = t.schema.get_field_index("example_id")
+        ids = pa.array([x + " " for x in t.column(i).to_pylist()], pa.string())
+        return pa.concat_tables([t, t.set_column(i, t.schema.field(i), ids)])
+
+    ev, verdict = evaluate(good_data(), table_edit=variants)
+    g = gate(ev, "hard:duplicate-rows")
+    assert g.status is GateStatus.FAIL and g.details["id_variants"] == 200
+    assert "<U+0020>" in g.reason and "ignoring case, white space" in g.reason
+    assert verdict.decision_class is CandidateClass.BLOCK
+
+
 def test_leakage_gate():
     """An example id in both the development and confirmatory splits BLOCKs."""
     c = contract(lambda c: c.update({"splits": {"development": "dev", "confirmatory": "conf"}}))

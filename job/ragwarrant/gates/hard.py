@@ -6,6 +6,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
+from ragwarrant.adapters._integrity import visible
 from ragwarrant.contract import HardDisqualifier, MissingValuePolicy, ReleaseContract
 from ragwarrant.evidence.index import EvidenceIndex, MetricColumn
 from ragwarrant.gates.paired import PairedMetric
@@ -96,11 +97,24 @@ def gate_provenance(index: EvidenceIndex, config_missing: list[str]) -> GateResu
 
 
 def gate_duplicates(index: EvidenceIndex, policies: Sequence[str]) -> GateResult:
-    """No (policy, example, metric) of any policy the contract names has more than one row.
+    """No (policy, example, metric) of any policy the contract names has more than one row, and
+    no two example ids differ only by case, white space or invisible characters
+    (``evidence.index.loose_example_id``; third trial: ``'q1 '`` and ``'Q1'`` beside ``'q1'``
+    tripled every example and narrowed the bounds).
 
     Every declared policy is checked, not only the pair under test: a duplicate in a candidate
     that selection drops would otherwise change the ranking (and the pick) unseen.
     """
+    if index.n_id_variants:
+        seen, other = index.id_variants[0]
+        return hard_gate(
+            "duplicate-rows",
+            False,
+            f"{index.n_id_variants} example ids equal another after ignoring case, white space "
+            f"and invisible characters (first: example {visible(other)} and example "
+            f"{visible(seen)}): one example written two ways would count twice",
+            details={"id_variants": index.n_id_variants},
+        )
     count = sum(index.duplicates_by_policy.get(p, 0) for p in policies)
     if count:
         first = next(d for d in index.duplicates if d.policy_id in policies)
