@@ -192,6 +192,21 @@ class _Context:
         return (metric, om.statistic, om.direction.sign)
 
 
+def _claim_unit_deltas(ctx: _Context, pm: PairedMetric, metric: str) -> np.ndarray | None:
+    """Oriented unit deltas (cluster means when clustered) of a mean claim, for the tilted
+    score check (``gates.claims``); None for a quantile statistic or fewer than 2 units."""
+    _, statistic, sign = ctx.spec(metric)
+    if statistic != "mean" or pm.n < 2:
+        return None
+    delta = sign * (pm.candidate - pm.baseline)
+    groups = _groups_for(ctx.index, pm.examples)
+    if groups is None:
+        return delta
+    codes = np.unique(groups, return_inverse=True)[1].reshape(-1)
+    deltas: np.ndarray = np.bincount(codes, weights=delta) / np.bincount(codes)
+    return deltas if deltas.size >= 2 else None
+
+
 def _needed_metrics(contract: ReleaseContract) -> list[str]:
     """Required quality metrics, then claim metrics, each once."""
     required = [m.id for m in contract.quality_metrics if m.required]
@@ -412,8 +427,14 @@ def evaluate_candidate(
     ni_gates = _noninferiority_gates(ctx, pairs, slice_pairs, joint)
     claim_tests = [tests[c.metric] for c in contract.claims.items]
     claim_stats = [ctx.spec(c.metric)[1] for c in contract.claims.items]
+    claim_deltas = [
+        _claim_unit_deltas(ctx, (pairs | operational)[c.metric], c.metric)
+        for c in contract.claims.items
+    ]
     gates += ni_gates
-    gates += gate_claims(contract.claims, claim_tests, claim_stats, st.alpha, st.power)
+    gates += gate_claims(
+        contract.claims, claim_tests, claim_stats, st.alpha, st.power, claim_deltas
+    )
     gates += _operational_gates(ctx, tests, pairs | operational)
     ni_p = [g.p_value if g.p_value is not None else 1.0 for g in ni_gates]
     return CandidateEvaluation(
@@ -422,5 +443,7 @@ def evaluate_candidate(
         paired_n=paired_n,
         quality_estimate=tests[required[0].id].estimate if required else None,
         cost_estimate=_cost_estimate(contract, tests),
-        candidate_p_value=max([*ni_p, claim_family_p_value(contract.claims, claim_tests)]),
+        candidate_p_value=max(
+            [*ni_p, claim_family_p_value(contract.claims, claim_tests, claim_deltas)]
+        ),
     )
