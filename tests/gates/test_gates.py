@@ -180,6 +180,35 @@ def test_worst_imputation_never_helps_the_candidate():
     assert ni.estimate == pytest.approx(np.mean(d["cand"]["correct"] - base))
 
 
+def test_values_missing_on_the_candidate_only_block():
+    """8 of 200 candidate values missing, none of the baseline's, under exclude: coverage 0.96
+    passes, but one-sided missingness can hide failures (third trial): BLOCK."""
+    d = good_data()
+    d["cand"]["correct"][:8] = np.nan
+    excl = contract(lambda c: c["quality_metrics"][0].update({"on_missing": "exclude"}))
+    ev, verdict = evaluate(d, excl)
+    g = gate(ev, "hard:missing-balance:correct")
+    assert g.status is GateStatus.FAIL
+    assert g.details["unpaired_candidate"] == 8 and g.details["unpaired_baseline"] == 0
+    assert "the candidate lacks a value on 8 examples" in g.reason
+    assert verdict.decision_class is CandidateClass.BLOCK
+
+
+def test_balanced_or_imputed_missing_values_pass_the_balance_gate():
+    """4 missing on each policy is balanced; under worst, imputed values are paired."""
+    d = good_data()
+    d["cand"]["correct"][:4] = np.nan
+    d["base"]["correct"][10:14] = np.nan
+    excl = contract(lambda c: c["quality_metrics"][0].update({"on_missing": "exclude"}))
+    ev, _ = evaluate(d, excl)
+    assert gate(ev, "hard:missing-balance:correct").status is GateStatus.PASS
+    d["base"]["correct"][10:14] = d["cand"]["correct"][10:14]
+    d["cand"]["correct"][:12] = np.nan
+    worst = contract(lambda c: c["quality_metrics"][0].update({"on_missing": "worst"}))
+    ev, _ = evaluate(d, worst)
+    assert gate(ev, "hard:missing-balance:correct").status is GateStatus.PASS
+
+
 def test_duplicates_gate():
     """A duplicated (policy, example, metric) BLOCKs."""
     ev, verdict = evaluate(good_data(), table_edit=lambda t: pa.concat_tables([t, t.slice(0, 1)]))

@@ -18,6 +18,7 @@ __all__ = [
     "gate_duplicates",
     "gate_example_attributes",
     "gate_leakage",
+    "gate_missing_balance",
     "gate_non_finite",
     "gate_paired_n",
     "gate_pairing_coverage",
@@ -332,6 +333,47 @@ def gate_slice_paired_n(
         n=n,
         metric=metric,
         slice_=slice_value,
+    )
+
+
+def gate_missing_balance(metric: str, pm: PairedMetric, alpha: float) -> GateResult:
+    """Examples unpaired because one policy lacks a value fall evenly on both policies.
+
+    Under ``exclude`` (or absent rows under any rule) an example whose candidate value is
+    missing leaves the test; when the candidate is missing where it fails, the test sees only its
+    successes (third trial: a candidate blank on its failures, 4.9 % of 1,500 examples, PROMOTEd
+    with a true loss of 0.061 beyond the margin 0.05). Under H0 "missingness does not depend on
+    the policy", each one-sided unpaired example is the candidate's with probability 1/2; the
+    gate fails when the exact two-sided binomial test rejects at ``alpha``.
+    """
+    from scipy import stats as sps
+
+    k_c, k_b = pm.unpaired_candidate, pm.unpaired_baseline
+    p = float(sps.binomtest(k_c, k_c + k_b, 0.5).pvalue) if k_c + k_b else 1.0
+    details: dict[str, str | int | float | bool | None] = {
+        "unpaired_candidate": k_c,
+        "unpaired_baseline": k_b,
+        "p_value": p,
+    }
+    if p <= alpha:
+        arm = "candidate" if k_c > k_b else "baseline"
+        return hard_gate(
+            f"missing-balance:{metric}",
+            False,
+            f"{metric}: the {arm} lacks a value on {max(k_c, k_b)} examples where the other "
+            f"policy has one, against {min(k_c, k_b)} the other way (binomial p {p:.3g} <= "
+            f"alpha {alpha:g}): values missing on one policy only can hide its failures; give "
+            "both policies the same examples, or declare on_missing: worst",
+            metric=metric,
+            details=details,
+        )
+    return hard_gate(
+        f"missing-balance:{metric}",
+        True,
+        f"{metric}: unpaired examples fall on both policies alike ({k_c} candidate, {k_b} "
+        "baseline)",
+        metric=metric,
+        details=details,
     )
 
 

@@ -23,6 +23,9 @@ class PairedMetric:
         missing_candidate, missing_baseline: rows in scope whose value is missing or infinite.
         imputed: missing values replaced under ``on_missing: worst`` (the candidate's at the
             scale's worst end, the baseline's at its best end).
+        unpaired_candidate, unpaired_baseline: examples in scope with a finite value for the
+            other policy only (this one's row absent, or its value missing and not imputed, or
+            infinite).
     """
 
     examples: np.ndarray
@@ -32,6 +35,8 @@ class PairedMetric:
     missing_candidate: int
     missing_baseline: int
     imputed: int
+    unpaired_candidate: int = 0
+    unpaired_baseline: int = 0
 
     @property
     def n(self) -> int:
@@ -98,6 +103,8 @@ def pair_metric(
         vb[imp_b] = best
         vc[imp_c] = worst
         imputed = int(imp_b.sum() + imp_c.sum())
+    fin_b = scope & cb.has_row & np.isfinite(vb)
+    fin_c = scope & cc.has_row & np.isfinite(vc)
     either = int(np.sum((cb.has_row | cc.has_row) & scope))
     ok = scope & cb.has_row & cc.has_row & np.isfinite(vb) & np.isfinite(vc)
     examples = np.flatnonzero(ok)
@@ -109,4 +116,6 @@ def pair_metric(
         missing_candidate=int(miss_c.sum()),
         missing_baseline=int(miss_b.sum()),
         imputed=imputed,
+        unpaired_candidate=int(np.sum(fin_b & ~fin_c)),
+        unpaired_baseline=int(np.sum(fin_c & ~fin_b)),
     )
