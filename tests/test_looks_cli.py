@@ -126,15 +126,15 @@ def test_changed_pairing_blocks(make_input, tmp_path):
     assert "changed their pairing" in gate["reason"]
 
 
-def test_a_new_contract_version_starts_over(make_input, tmp_path):
-    """Another contract version is not a repeated look: look 1 again."""
-    _run(make_input, tmp_path, "out1", _head(200))
-
-    def bump(c: dict[str, Any]) -> None:
-        c["version"] = "2"
-
-    out = tmp_path / "out2"
-    inp = make_input(data=_head(400), mutate=bump)
+def _run_other(
+    make_input, tmp_path: Path, name: str, mutate, *, configs=None, new_ids: bool = False
+) -> dict[str, Any]:
+    """Run on 400 examples under a mutated contract (another version or id) on the ledger."""
+    out = tmp_path / name
+    inp = make_input(data=_head(400), mutate=mutate, configs=configs)
+    if new_ids:
+        csv = inp / "evidence" / "results.csv"
+        csv.write_text(csv.read_text().replace("\nex", "\nnew"))
     cli.main(
         [
             "run",
@@ -146,7 +146,49 @@ def test_a_new_contract_version_starts_over(make_input, tmp_path):
             str(tmp_path / "ledger.jsonl"),
         ]
     )
-    assert orjson.loads((out / "decision.json").read_bytes())["look"]["number"] == 1
+    return orjson.loads((out / "decision.json").read_bytes())
+
+
+def _bump(c: dict[str, Any]) -> None:
+    c["version"] = "1.0.1"
+
+
+def _rename(c: dict[str, Any]) -> None:
+    c["id"] = c["id"] + "-renamed"
+
+
+def test_a_new_contract_version_on_new_examples_starts_over(make_input, tmp_path):
+    """Another contract version decided on examples no earlier look saw is look 1 again."""
+    _run(make_input, tmp_path, "out1", _head(200))
+    second = _run_other(make_input, tmp_path, "out2", _bump, new_ids=True)
+    assert second["look"]["number"] == 1 and second["look"]["confirmatory"] is True
+    assert second["run_class"] == "PROMOTE"
+
+
+def test_a_new_contract_version_on_seen_evidence_cannot_promote(make_input, tmp_path):
+    """A patch bump rerun on the earlier look's examples plus more is not a fresh full-alpha
+    look (third trial: it PROMOTEd as look 1): its ceiling drops to development."""
+    first = _run(make_input, tmp_path, "out1", _head(200))
+    second = _run_other(make_input, tmp_path, "out2", _bump)
+    assert second["look"]["number"] == 2 and second["look"]["confirmatory"] is False
+    assert second["look"]["earlier_run_ids"] == [first["run_id"]]
+    assert second["run_class"] == "INCONCLUSIVE"
+    assert "already looked at" in _ceiling(second)["reason"]
+
+
+def test_a_renamed_contract_on_seen_evidence_cannot_promote(make_input, tmp_path):
+    """Renaming the contract id does not make the same comparison on seen evidence look 1."""
+    _run(make_input, tmp_path, "out1", _head(200))
+    second = _run_other(make_input, tmp_path, "out2", _rename)
+    assert second["look"]["confirmatory"] is False and second["run_class"] == "INCONCLUSIVE"
+
+
+def test_a_new_candidate_config_on_seen_examples_is_a_first_look(make_input, tmp_path):
+    """Another candidate config tested on the same examples is another comparison: look 1."""
+    _run(make_input, tmp_path, "out1", _head(200))
+    configs = {"cand": {"model": "cand", "top_k": 8}}
+    second = _run_other(make_input, tmp_path, "out2", _bump, configs=configs)
+    assert second["look"]["number"] == 1 and second["look"]["confirmatory"] is True
 
 
 def test_a_missing_fingerprint_blocks(make_input, tmp_path):

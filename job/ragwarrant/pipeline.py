@@ -41,6 +41,7 @@ from ragwarrant.audit.attestation import (
 from ragwarrant.audit.hygiene import private_texts_from_tables
 from ragwarrant.audit.ledger import (
     earlier_looks,
+    other_contract_looks,
     read_entries,
     read_look_evidence,
     record_run,
@@ -321,6 +322,14 @@ def _earlier_looks(
     return [e for e in (_earlier_look(ledger, x) for x in entries) if e is not None]
 
 
+def _other_contract_looks(ledger: Path | None, contract: ReleaseContract) -> list[EarlierLook]:
+    """Looks under other contract ids or versions in the ledger, oldest first."""
+    if ledger is None:
+        return []
+    entries = other_contract_looks(ledger, contract.id, contract.version)
+    return [e for e in (_earlier_look(ledger, x) for x in entries) if e is not None]
+
+
 def _config_identity(inputs: Inputs, policy: str) -> str:
     """A policy config's identity for look recognition: the sha256 of its parsed content in
     canonical JSON (sorted keys), so reformatting a config does not make a run a first look;
@@ -359,7 +368,8 @@ def _look(
     if replay_look is not None:
         return recorded_look(contract, replay_look, units, configs, sha), data
     earlier = _earlier_looks(ledger, contract, configs)
-    look = resolve_look(contract, earlier, fp, units, configs, sha, inputs.contract_sha256)
+    others = _other_contract_looks(ledger, contract) if not earlier else []
+    look = resolve_look(contract, earlier, fp, units, configs, sha, inputs.contract_sha256, others)
     return look, data
 
 

@@ -161,6 +161,7 @@ def _hard(
         "hard:pairing-coverage": _PASS,
         "hard:paired-n": _PASS,
         "hard:constant-quality-signal:correct": _PASS,
+        "hard:missing-balance:correct": _PASS,
     }
     legs.update({f"hard:slice-paired-n:correct@{s}": _PASS for s in slice_n})
     legs.update(overrides or {})

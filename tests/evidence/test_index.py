@@ -65,3 +65,21 @@ def test_split_membership_and_conflicting_slices():
     ]
     assert idx.in_split("missing").tolist() == [False, False]
     assert idx.conflicting_attributes == [("slice", "ex0")]
+
+
+def test_loose_example_id_folds_case_white_space_and_invisible_characters():
+    """'Q1 ', '\u200bq1' and the full-width 'ｑ１' are all 'q1' loosely; inner spaces collapse."""
+    from ragwarrant.evidence.index import loose_example_id
+
+    assert {loose_example_id(x) for x in ("q1", "Q1 ", "\u200bq1", "\uff51\uff11")} == {"q1"}
+    assert loose_example_id("a  b") == "a b"
+
+
+def test_example_id_variants_are_counted():
+    """Ids equal to another after the loose form are counted and the first pair is kept."""
+    t = evidence_table({"a": {"m": np.array([1.0, 0.0])}})
+    ids = pa.array(["ex0", "EX0 "])
+    t = t.set_column(t.schema.get_field_index("example_id"), "example_id", ids)
+    idx = build_index(t)
+    assert idx.n_id_variants == 1
+    assert idx.id_variants == [("EX0 ", "ex0")] or idx.id_variants == [("ex0", "EX0 ")]

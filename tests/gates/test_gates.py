@@ -167,10 +167,68 @@ def test_worst_imputation():
     assert ni.estimate == pytest.approx(expected)
 
 
+def test_worst_imputation_never_helps_the_candidate():
+    """A missing baseline value is imputed at the scale's best end, never its worst (third trial:
+    a baseline with 20 % blank scores turned a 10-point loss into a PROMOTE)."""
+    d = good_data()
+    d["base"]["correct"][:40] = np.nan
+    c = contract(lambda c: c["quality_metrics"][0].update({"on_missing": "worst"}))
+    ev, _ = evaluate(d, c)
+    ni = gate(ev, "noninferiority:correct")
+    base = np.where(np.isnan(d["base"]["correct"]), 1.0, d["base"]["correct"])
+    assert ni.n == 200
+    assert ni.estimate == pytest.approx(np.mean(d["cand"]["correct"] - base))
+
+
+def test_values_missing_on_the_candidate_only_block():
+    """8 of 200 candidate values missing, none of the baseline's, under exclude: coverage 0.96
+    passes, but one-sided missingness can hide failures (third trial): BLOCK."""
+    d = good_data()
+    d["cand"]["correct"][:8] = np.nan
+    excl = contract(lambda c: c["quality_metrics"][0].update({"on_missing": "exclude"}))
+    ev, verdict = evaluate(d, excl)
+    g = gate(ev, "hard:missing-balance:correct")
+    assert g.status is GateStatus.FAIL
+    assert g.details["unpaired_candidate"] == 8 and g.details["unpaired_baseline"] == 0
+    assert "the candidate lacks a value on 8 examples" in g.reason
+    assert verdict.decision_class is CandidateClass.BLOCK
+
+
+def test_balanced_or_imputed_missing_values_pass_the_balance_gate():
+    """4 missing on each policy is balanced; under worst, imputed values are paired."""
+    d = good_data()
+    d["cand"]["correct"][:4] = np.nan
+    d["base"]["correct"][10:14] = np.nan
+    excl = contract(lambda c: c["quality_metrics"][0].update({"on_missing": "exclude"}))
+    ev, _ = evaluate(d, excl)
+    assert gate(ev, "hard:missing-balance:correct").status is GateStatus.PASS
+    d["base"]["correct"][10:14] = d["cand"]["correct"][10:14]
+    d["cand"]["correct"][:12] = np.nan
+    worst = contract(lambda c: c["quality_metrics"][0].update({"on_missing": "worst"}))
+    ev, _ = evaluate(d, worst)
+    assert gate(ev, "hard:missing-balance:correct").status is GateStatus.PASS
+
+
 def test_duplicates_gate():
     """A duplicated (policy, example, metric) BLOCKs."""
     ev, verdict = evaluate(good_data(), table_edit=lambda t: pa.concat_tables([t, t.slice(0, 1)]))
     assert gate(ev, "hard:duplicate-rows").status is GateStatus.FAIL
+    assert verdict.decision_class is CandidateClass.BLOCK
+
+
+def test_example_id_variants_block():
+    """Rows whose example id differs from another only by case or white space BLOCK (third trial:
+    'ex0 ' and 'EX0' beside 'ex0' tripled every example and narrowed the bounds)."""
+
+    def variants(t: pa.Table) -> pa.Table:
+        i = t.schema.get_field_index("example_id")
+        ids = pa.array([x + " " for x in t.column(i).to_pylist()], pa.string())
+        return pa.concat_tables([t, t.set_column(i, t.schema.field(i), ids)])
+
+    ev, verdict = evaluate(good_data(), table_edit=variants)
+    g = gate(ev, "hard:duplicate-rows")
+    assert g.status is GateStatus.FAIL and g.details["id_variants"] == 200
+    assert "<U+0020>" in g.reason and "ignoring case, white space" in g.reason
     assert verdict.decision_class is CandidateClass.BLOCK
 
 

@@ -23,6 +23,7 @@ __all__ = [
     "check_header",
     "dataset_unsupported",
     "guarded",
+    "is_invisible",
     "no_rows",
     "parser_message",
     "reader_error",
@@ -277,14 +278,15 @@ def visible(name: str) -> str:
     out = []
     for i, ch in enumerate(name):
         edge = i == 0 or i == len(name) - 1
-        if _invisible(ch) or (ch == " " and edge):
+        if is_invisible(ch) or (ch == " " and edge):
             out.append(f"<U+{ord(ch):04X}>")
         else:
             out.append(ch)
     return "".join(out)
 
 
-def _invisible(ch: str) -> bool:
+def is_invisible(ch: str) -> bool:
+    """Whether ``ch`` is a control, format, line/paragraph separator or non-ASCII space."""
     cat = unicodedata.category(ch)
     return cat in ("Cc", "Cf", "Zl", "Zp") or (cat == "Zs" and ch != " ")
 
@@ -311,7 +313,7 @@ def check_header(names: Iterable[str], display: str) -> None:
                 found=f"columns {seen[name]} and {i}",
             )
         seen[name] = i
-        if name != name.strip() or any(_invisible(ch) for ch in name):
+        if name != name.strip() or any(is_invisible(ch) for ch in name):
             raise EvidenceError(
                 "evidence-header-invisible",
                 f"{display}: column {i} is named {visible(name)!r}, with white space or "

@@ -61,6 +61,7 @@ __all__ = [
     "drifting_slices",
     "entry_hash",
     "earlier_looks",
+    "other_contract_looks",
     "is_marker",
     "look_evidence_path",
     "quarantine_marker",
@@ -1026,16 +1027,39 @@ def _tested_something(entry: Mapping[str, Any]) -> bool:
     return False
 
 
-def _is_earlier_look(e: Mapping[str, Any], contract_id: str, version: str) -> bool:
-    contract = e.get("contract") or {}
+def _is_look(e: Mapping[str, Any]) -> bool:
+    """Whether an entry is a look at its evidence (see ``earlier_looks``), of any contract."""
     look = e.get("look")
     if is_marker(e) or not isinstance(look, dict) or look.get("blocked"):
-        return False
-    if contract.get("id") != contract_id or contract.get("version") != version:
         return False
     if e.get("run_class") == "ERROR":
         return False
     return e.get("run_class") != "BLOCK" or _tested_something(e)
+
+
+def _is_earlier_look(e: Mapping[str, Any], contract_id: str, version: str) -> bool:
+    contract = e.get("contract") or {}
+    if contract.get("id") != contract_id or contract.get("version") != version:
+        return False
+    return _is_look(e)
+
+
+def other_contract_looks(ledger_path: Path, contract_id: str, version: str) -> list[dict[str, Any]]:
+    """Entries of looks under another contract id or version, oldest first.
+
+    ``gates.looks`` uses them to recognise a new contract version (or a renamed contract) run on
+    evidence that an earlier look of the same baseline and candidate configs already saw.
+
+    Raises:
+        InputError: the ledger exists but cannot be read.
+    """
+    if not ledger_path.is_file():
+        return []
+    return [
+        e
+        for e in read_entries(ledger_path)
+        if _is_look(e) and not _is_earlier_look(e, contract_id, version)
+    ]
 
 
 def earlier_looks(

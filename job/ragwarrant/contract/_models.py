@@ -85,7 +85,9 @@ class MissingValuePolicy(StrEnum):
 
     ``fail``: the non-finite-values hard gate fails (BLOCK); the default. ``exclude``: the example
     is left out of that metric's pairing, counted, and the pairing-coverage gate applies.
-    ``worst``: the value is replaced by the worst end of the metric's scale, counted and reported.
+    ``worst``: the value is replaced by the end of the metric's scale least favourable to the
+    candidate (the worst end for a candidate value, the best end for a baseline value), counted
+    and reported, so a missing value never helps the candidate.
     """
 
     FAIL = "fail"

@@ -1,18 +1,22 @@
 """Index canonical evidence by example: dense per-(policy, metric) arrays and example attributes.
 
-Integrity facts (duplicates, conflicting attributes, split membership) are computed here once;
-the hard gates read them.
+Integrity facts (duplicates, example ids that differ only by case, white space or invisible
+characters, conflicting attributes, split membership) are computed here once; the hard gates
+read them.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import unicodedata
+from dataclasses import dataclass, field
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-__all__ = ["Duplicate", "EvidenceIndex", "MetricColumn", "build_index"]
+from ragwarrant.adapters._integrity import is_invisible
+
+__all__ = ["Duplicate", "EvidenceIndex", "MetricColumn", "build_index", "loose_example_id"]
 
 
 @dataclass(frozen=True)
@@ -71,6 +75,9 @@ class EvidenceIndex:
         sources: source tags (``<source id>:<tool>@<version>``) indexed by ``MetricColumn.source``.
         source_paths: source id → file path relative to the input directory, for messages.
         n_rows: rows indexed.
+        id_variants: pairs of distinct example ids equal after ``loose_example_id`` (first
+            1000): one example written two ways, which would count twice.
+        n_id_variants: example ids that equal an earlier one after ``loose_example_id``.
     """
 
     example_ids: np.ndarray
@@ -87,6 +94,8 @@ class EvidenceIndex:
     n_rows: int
     sources: tuple[str, ...] = ()
     source_paths: dict[str, str] | None = None
+    id_variants: list[tuple[str, str]] = field(default_factory=list)
+    n_id_variants: int = 0
 
     @property
     def n_examples(self) -> int:
@@ -167,6 +176,49 @@ def _split_bits(table: pa.Table, ex: np.ndarray, n_ex: int) -> tuple[np.ndarray,
     bits = np.left_shift(np.int64(1), split_codes[has_split].astype(np.int64))
     np.bitwise_or.at(split_bits, ex[has_split], bits)
     return split_bits, split_labels
+
+
+def loose_example_id(example_id: str) -> str:
+    """An example id compared loosely: NFKC, casefolded, invisible characters removed, white
+    space trimmed and collapsed. Two ids with the same loose form are one example written two
+    ways (``'q1'``, ``'Q1 '``, ``'\u200bq1'``)."""
+    if example_id.isascii() and example_id.isprintable():
+        return " ".join(example_id.lower().split())
+    text = unicodedata.normalize("NFKC", example_id).casefold()
+    return " ".join("".join(ch for ch in text if not is_invisible(ch)).split())
+
+
+def _loose_all_distinct(example_ids: np.ndarray) -> bool:
+    """Whether the loose forms are all distinct (vectorised; exact for ASCII-printable ids, and
+    non-ASCII ids take ``loose_example_id`` one by one)."""
+    ids = pa.array(example_ids.tolist(), pa.string())
+    loose = pc.replace_substring_regex(pc.utf8_trim_whitespace(pc.utf8_lower(ids)), r"\s+", " ")
+    plain = pc.and_(pc.string_is_ascii(ids), pc.utf8_is_printable(ids)).to_numpy(
+        zero_copy_only=False
+    )
+    if not plain.all():
+        forms = np.asarray(loose.to_pylist(), dtype=object)
+        odd = np.flatnonzero(~plain)
+        forms[odd] = [loose_example_id(str(example_ids[i])) for i in odd]
+        loose = pa.array(forms.tolist(), pa.string())
+    return pc.count_distinct(loose).as_py() == len(ids)
+
+
+def _id_variants(example_ids: np.ndarray) -> tuple[int, list[tuple[str, str]]]:
+    """(count, first 1000 pairs) of example ids equal to an earlier one after the loose form."""
+    if _loose_all_distinct(example_ids):
+        return 0, []
+    first: dict[str, str] = {}
+    pairs: list[tuple[str, str]] = []
+    count = 0
+    for raw in example_ids.astype(str).tolist():
+        key = loose_example_id(raw)
+        seen = first.setdefault(key, raw)
+        if seen != raw:
+            count += 1
+            if len(pairs) < 1000:
+                pairs.append((seen, raw))
+    return count, pairs
 
 
 @dataclass(frozen=True)
@@ -313,7 +365,10 @@ def build_index(table: pa.Table, source_paths: dict[str, str] | None = None) -> 
             duplicates_by_policy[policy] = duplicates_by_policy.get(policy, 0) + n_dup
             duplicates += found
         columns[(policy, metric)] = _metric_column(r, sel, counts)
+    n_variants, variants = _id_variants(example_ids)
     return EvidenceIndex(
+        id_variants=variants,
+        n_id_variants=n_variants,
         example_ids=example_ids,
         group=group,
         slice=slices,

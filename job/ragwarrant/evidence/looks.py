@@ -32,6 +32,7 @@ __all__ = [
     "extension_problem",
     "fingerprint",
     "same_evidence",
+    "shared_examples",
 ]
 
 Fingerprint = dict[str, np.ndarray]
@@ -172,3 +173,11 @@ def extension_problem(
 def same_evidence(earlier: Mapping[str, np.ndarray], later: Mapping[str, np.ndarray]) -> bool:
     """Whether the two fingerprints hold exactly the same digest sets."""
     return set(earlier) == set(later) and all(np.array_equal(earlier[k], later[k]) for k in earlier)
+
+
+def shared_examples(earlier: Mapping[str, np.ndarray], later: Mapping[str, np.ndarray]) -> int:
+    """How many of the earlier look's decided examples (``ids`` digests) ``later`` decides too."""
+    before, now = earlier.get("ids"), later.get("ids")
+    if before is None or now is None:
+        return 0
+    return int(np.count_nonzero(np.isin(before, now, assume_unique=True)))

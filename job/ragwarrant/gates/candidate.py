@@ -239,6 +239,7 @@ def _hard_gates(
         hard.gate_paired_n(pairs, st.min_paired_n),
     ]
     gates += [hard.gate_constant_signal(m.id, pairs[m.id]) for m in ctx.required]
+    gates += [hard.gate_missing_balance(m.id, pairs[m.id], st.alpha) for m in ctx.required]
     gates += hard.gate_disqualifiers(index, contract, candidate, scope)
     return gates
 

@@ -23,8 +23,7 @@ from ragwarrant.outputs import (
     GateStatus,
     Scalar,
 )
-from ragwarrant.stats.distributions import binom_cdf
-from ragwarrant.stats.roots import brentq
+from ragwarrant.stats.distributions import beta_ppf
 
 __all__ = [
     "ABSTENTION_GATE_ID",
@@ -48,16 +47,16 @@ def upper_rate_bound(count: int, n: int, alpha: float) -> float:
     """One-sided (1 - alpha) upper Clopper–Pearson bound of a rate ``count / n`` (n > 0).
 
     Clopper & Pearson (1934), Biometrika 26:404–413: the p solving ``P(X <= count; n, p) =
-    alpha``, 1.0 when ``count == n``. Computed as ``scipy.stats.binomtest(count, n)
-    .proportion_ci(confidence_level=1 - 2 * alpha, method="exact").high`` computes it (Brent's
-    root of the binomial CDF on [0, 1], scipy's own CDF kernel), bit for bit
-    (``tests/gates/test_corroboration.py``), without importing ``scipy.stats`` or
-    ``scipy.optimize`` (``stats.distributions``, ``stats.roots``; issue 13).
+    alpha``, 1.0 when ``count == n``; in closed form the (1 - alpha) quantile of
+    Beta(count + 1, n - count) (e.g. Brown, Cai & DasGupta 2001, Statistical Science
+    16:101–133, eq. 4), computed with ``scipy.special.betaincinv`` (``stats.distributions``)
+    without importing ``scipy.stats`` (issue 13). It equals ``scipy.stats.binomtest(count, n)
+    .proportion_ci(confidence_level=1 - 2 * alpha, method="exact").high`` to 1e-12
+    (``tests/gates/test_corroboration.py``).
     """
     if count >= n:
         return 1.0
-    tail = (1 - (1 - 2 * alpha)) / 2  # binomtest's alpha for this confidence level
-    return brentq(lambda p: binom_cdf(count, n, p) - tail, 0, 1)
+    return float(beta_ppf(1 - alpha, count + 1, n - count))
 
 
 def _rate_gate(

@@ -4,7 +4,9 @@ A repeated look is a run of the same contract id and version, on the same baseli
 configs, after earlier runs recorded in the ``--ledger``. Its evidence must extend the latest
 earlier look's (``evidence.looks.extension_problem``); otherwise the run gate
 ``hard:look-evidence`` fails and BLOCKs the run (a new contract version is the honest way to start
-over). With exactly the same evidence it repeats that look (same number and level). With more
+over, on new examples: a first run of another contract id or version on examples that an
+earlier look of the same baseline and candidate configs saw is not confirmatory either). With
+exactly the same evidence it repeats that look (same number and level). With more
 evidence:
 
 - under a declared ``sequential`` plan the run tests at the plan's level for its look
@@ -22,7 +24,12 @@ from dataclasses import dataclass
 from statistics import NormalDist
 
 from ragwarrant.contract import ReleaseContract
-from ragwarrant.evidence.looks import Fingerprint, extension_problem, same_evidence
+from ragwarrant.evidence.looks import (
+    Fingerprint,
+    extension_problem,
+    same_evidence,
+    shared_examples,
+)
 from ragwarrant.outputs import GateResult, GateStatus, LookRecord, Scalar
 from ragwarrant.stats.power import feasible_hint
 from ragwarrant.stats.sequential import SequentialPlan, look_level, units_for_next_look
@@ -141,6 +148,47 @@ def _first_look(contract: ReleaseContract, here: _Here, plan: SequentialPlan | N
     return Look(rec, level.alpha_this_look or alpha, None, plan)
 
 
+def _same_comparison(contract: ReleaseContract, other: EarlierLook, here: _Here) -> bool:
+    """Whether an earlier look tested this run's baseline config against one of its candidate
+    configs (by parsed content, whatever the policy ids) on some of this run's examples."""
+    before = set((other.record.configs or {}).values())
+    baseline = here.configs.get(contract.baseline.policy_id)
+    candidates = [here.configs.get(c.policy_id) for c in contract.candidates]
+    if other.fingerprint is None or baseline is None or baseline not in before:
+        return False
+    if not any(c is not None and c != baseline and c in before for c in candidates):
+        return False
+    return shared_examples(other.fingerprint, here.fingerprint) > 0
+
+
+def _reused(contract: ReleaseContract, here: _Here, other: EarlierLook) -> Look:
+    """A first run of this contract version on evidence an earlier look of another contract id
+    or version already saw, for the same baseline and candidate configs: not confirmatory.
+
+    A new contract version (a patch bump, a renamed contract id) would otherwise start a fresh
+    look at full alpha on the same examples (third trial); the plan of a new version cannot
+    count looks made before it, so its alpha counts as spent.
+    """
+    alpha = contract.statistics.alpha
+    reason = (
+        f"the evidence repeats examples that run {other.run_id} (look {other.record.number} of "
+        "another contract id or version) already tested for the same baseline and candidate "
+        "configs: a new contract version cannot PROMOTE on evidence already looked at "
+        "(decide it on new examples)"
+    )
+    rec = _record(
+        contract,
+        here,
+        number=other.record.number + 1,
+        earlier_run_ids=[other.run_id],
+        alpha_this_look=0.0,
+        alpha_spent=alpha,
+        confirmatory=False,
+        reason=reason,
+    )
+    return Look(rec, alpha, None, plan_of(contract))
+
+
 def _repeat(contract: ReleaseContract, here: _Here, latest: EarlierLook, ids: list[str]) -> Look:
     prev = latest.record
     rec = _record(
@@ -164,7 +212,8 @@ def _blocked(
 ) -> Look:
     prev = latest.record
     reason = (
-        f"look {prev.number + 1}: {why}; a new contract version is the honest way to start over"
+        f"look {prev.number + 1}: {why}; a new contract version decided on new examples is the "
+        "honest way to start over"
     )
     rec = _record(
         contract,
@@ -187,7 +236,7 @@ def _next_look(contract: ReleaseContract, here: _Here, latest: EarlierLook, ids:
         reason = (
             f"look {number} of contract {contract.id} v{contract.version} without a sequential "
             f"plan: a repeated look cannot PROMOTE as confirmatory evidence (declare "
-            "sequential: in a new contract version)"
+            "sequential: in a new contract version decided on new examples)"
         )
         rec = _record(
             contract,
@@ -259,6 +308,7 @@ def resolve_look(
     configs: Mapping[str, str],
     evidence_sha256: str | None = None,
     contract_sha256: str | None = None,
+    others: Sequence[EarlierLook] = (),
 ) -> Look:
     """Which look this run is and the level its tests use.
 
@@ -273,6 +323,9 @@ def resolve_look(
         contract_sha256: sha256 of this run's contract file: an earlier look under the same id
             and version but another contract (a changed margin, a dropped protected slice...)
             is a BLOCK, never a repeat or a first look.
+        others: looks under other contract ids or versions, oldest first. A first run of
+            this version is not confirmatory when one of them tested the same baseline and
+            candidate configs on some of this run's examples.
 
     Returns:
         The ``Look``: first look, a repeat of the latest look (same evidence), a next look at the
@@ -281,6 +334,9 @@ def resolve_look(
     """
     here = _Here(fingerprint, units, dict(configs), evidence_sha256)
     if not earlier:
+        seen = next((o for o in others if _same_comparison(contract, o, here)), None)
+        if seen is not None:
+            return _reused(contract, here, seen)
         return _first_look(contract, here, plan_of(contract))
     latest = earlier[-1]
     ids = list(dict.fromkeys(e.run_id for e in earlier))

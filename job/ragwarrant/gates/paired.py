@@ -21,7 +21,11 @@ class PairedMetric:
         candidate, baseline: shape (n,) values in metric units.
         either: examples (in scope) where at least one policy has a row: the coverage denominator.
         missing_candidate, missing_baseline: rows in scope whose value is missing or infinite.
-        imputed: missing values replaced by the scale's worst end (``on_missing: worst``).
+        imputed: missing values replaced under ``on_missing: worst`` (the candidate's at the
+            scale's worst end, the baseline's at its best end).
+        unpaired_candidate, unpaired_baseline: examples in scope with a finite value for the
+            other policy only (this one's row absent, or its value missing and not imputed, or
+            infinite).
     """
 
     examples: np.ndarray
@@ -31,6 +35,8 @@ class PairedMetric:
     missing_candidate: int
     missing_baseline: int
     imputed: int
+    unpaired_candidate: int = 0
+    unpaired_baseline: int = 0
 
     @property
     def n(self) -> int:
@@ -41,6 +47,19 @@ class PairedMetric:
     def coverage(self) -> float:
         """Paired n over examples where either policy has a row (1.0 when there are none)."""
         return self.n / self.either if self.either else 0.0
+
+
+def _least_favourable_ends(quality: QualityMetric) -> tuple[float, float]:
+    """(value for a missing candidate, value for a missing baseline) under ``worst``.
+
+    The imputation least favourable to the candidate: its missing values at the worst end of
+    the scale, the baseline's at the best end, so a missing value can never make the candidate
+    look better (the worst-case bound of Manski 1989, "Anatomy of the selection problem",
+    J. Human Resources 24:343–360). Imputing the baseline's worst end instead let a baseline
+    with 20 % missing scores turn a 10-point loss into a PROMOTE (third trial).
+    """
+    low, high = quality.scale
+    return (low, high) if quality.direction.sign > 0 else (high, low)
 
 
 def pair_metric(
@@ -58,7 +77,8 @@ def pair_metric(
         index: the evidence index.
         scope: shape (E,) bool, the examples this test may use (e.g. the confirmatory split).
         quality: the quality metric's declaration (its scale gives the worst value), if any.
-        on_missing: ``worst`` imputes missing values at the scale's worst end; otherwise missing
+        on_missing: ``worst`` imputes the value least favourable to the candidate (its worst
+            end for the candidate, the best end for the baseline); otherwise missing
             values are not paired (``fail`` then fails the non-finite gate; ``exclude`` leaves the
             coverage gate to judge).
 
@@ -77,12 +97,14 @@ def pair_metric(
     miss_c = (cc.missing | cc.infinite) & scope
     imputed = 0
     if on_missing is MissingValuePolicy.WORST and quality is not None:
-        worst = quality.scale[0] if quality.direction.sign > 0 else quality.scale[1]
+        worst, best = _least_favourable_ends(quality)
         imp_b = cb.missing & scope
         imp_c = cc.missing & scope
-        vb[imp_b] = worst
+        vb[imp_b] = best
         vc[imp_c] = worst
         imputed = int(imp_b.sum() + imp_c.sum())
+    fin_b = scope & cb.has_row & np.isfinite(vb)
+    fin_c = scope & cc.has_row & np.isfinite(vc)
     either = int(np.sum((cb.has_row | cc.has_row) & scope))
     ok = scope & cb.has_row & cc.has_row & np.isfinite(vb) & np.isfinite(vc)
     examples = np.flatnonzero(ok)
@@ -94,4 +116,6 @@ def pair_metric(
         missing_candidate=int(miss_c.sum()),
         missing_baseline=int(miss_b.sum()),
         imputed=imputed,
+        unpaired_candidate=int(np.sum(fin_b & ~fin_c)),
+        unpaired_baseline=int(np.sum(fin_c & ~fin_b)),
     )

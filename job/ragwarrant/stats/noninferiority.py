@@ -29,6 +29,14 @@ Methods, chosen from the metric kind and the data:
   alpha = 0.05 at B = 2000 (docs/validity.md). With fewer than ``SMALL_CLUSTERS`` units B is
   raised to ``SMALL_UNITS_RESAMPLES`` (``resamples_for_units``): the guard then costs less
   (about 0.047) where power is scarcest, and a resample of so few units is cheap.
+- Tilted score check (bootstrap only): the test must also reject by the score statistic with
+  the variance of the least favourable null distribution, the exponential tilt of the unit
+  deltas with mean -margin_abs (Efron 1981; DiCiccio & Romano 1990; ``stats.tilted_score``).
+  The percentile bootstrap alone PROMOTEs a candidate at the margin in 6.5-8 % of runs when
+  the loss comes from a few large drops (ties except a 4-point drop on 5 % of a Likert 1-5
+  metric, n = 140); the check brings this to Tango's level and costs under 1 point of power
+  in the validity scenarios. The bound is the smaller of the two when the check does not
+  reject.
 - Guard: when fewer than ``MIN_WORSE_UNITS`` units are worse for the candidate (all ties, no
   variance, few discordant pairs), the bootstrap distribution cannot see a loss. The lower bound
   is then the smaller of the bootstrap bound and an exact bound from the count k of worse units
@@ -60,6 +68,7 @@ from ragwarrant.stats.onesided import (
 )
 from ragwarrant.stats.paired_binary import tango_test
 from ragwarrant.stats.power import feasible_hint
+from ragwarrant.stats.tilted_score import tilted_score_test
 
 __all__ = [
     "MIN_WORSE_UNITS",
@@ -291,6 +300,21 @@ def resamples_for_units(n_units: int, resamples: int, alpha: float = 0.05) -> in
     return max(b, min(math.ceil(20.0 / alpha), MAX_RESAMPLES))
 
 
+def _with_score_check(
+    units: _Units, threshold: float, alpha: float, lower: float, p: float
+) -> tuple[float, float]:
+    """(lower, p) after the tilted score check (``stats.tilted_score``): it must reject too.
+
+    The bootstrap alone PROMOTEs a candidate at the margin too often when the loss sits in a
+    few units with large losses (rare drops on a Likert scale); the score check takes the
+    variance of the least favourable null distribution, as Tango's test does for 0/1 data.
+    """
+    score = tilted_score_test(units.unit_delta, threshold, alpha)
+    if score.lower_bound is not None:
+        lower = min(lower, score.lower_bound)
+    return lower, max(p, score.p_value)
+
+
 def _bootstrap_method(units: _Units, resamples: int, guarded: bool) -> str:
     g = units.n_units
     if units.clustered:
@@ -300,6 +324,7 @@ def _bootstrap_method(units: _Units, resamples: int, guarded: bool) -> str:
     else:
         name = f"paired bootstrap, expanded percentile (B={resamples})"
     name += "; Monte Carlo guard: Clopper-Pearson upper bound of the p-value over B"
+    name += "; tilted score check (least favourable null variance)"
     return name + ("; exact bound from worse units" if guarded else "")
 
 
@@ -350,6 +375,7 @@ def _bootstrap(
     reason = _degenerate_reason(units, exact, width)
     if reason is not None and width is not None:
         lower, p = min(lower, exact.lower), max(p, exact.p_value)
+    lower, p = _with_score_check(units, threshold, alpha, lower, p)
     rejects = p <= alpha and lower > threshold and (reason is None or width is not None)
     sd = boot.standard_error() * s * math.sqrt(g)
     more = None

@@ -25,7 +25,7 @@ import math
 from dataclasses import dataclass
 from statistics import NormalDist
 
-from ragwarrant.stats.roots import brentq
+from ragwarrant.stats.roots import bisect
 
 __all__ = ["PairedBinaryScore", "tango_score_statistic", "tango_test"]
 
@@ -98,7 +98,7 @@ def _solve(b: int, c: int, n: int, z: float) -> float:
         return -1.0
     if f(hi) >= 0:
         return 1.0
-    return brentq(f, lo, hi, xtol=1e-12, rtol=1e-12)
+    return bisect(f, lo, hi, xtol=1e-12)
 
 
 def tango_test(b: int, c: int, n: int, threshold: float, alpha: float) -> PairedBinaryScore:

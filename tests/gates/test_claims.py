@@ -1,0 +1,57 @@
+"""Improvement claims: the bootstrap bound and the tilted score check must both establish them."""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy import stats as sps
+
+from ragwarrant.contract import ClaimSet
+from ragwarrant.gates.claims import claim_family_p_value, gate_claims
+from ragwarrant.outputs import GateStatus
+from ragwarrant.stats.onesided import oriented_bootstrap
+
+CLAIMS = ClaimSet.model_validate(
+    {"join": "any", "items": [{"kind": "cost-reduction", "metric": "cost_usd"}]}
+)
+
+
+def _skewed(seed: int, n: int = 30) -> np.ndarray:
+    """Oriented cost deltas: cheaper by 0.01 on most examples, much dearer on a few (mean 0)."""
+    return 0.01 - np.random.default_rng(seed).gamma(0.5, 0.02, n)
+
+
+def _boot(d: np.ndarray, seed: int = 0):
+    return oriented_bootstrap(
+        d[:, None], np.zeros((d.size, 1)), ["mean"], [1], None, 2000, np.random.default_rng(seed)
+    )[0]
+
+
+def test_a_bootstrap_pass_the_score_check_refuses_is_inconclusive():
+    """Seed 38: the percentile bound is above 0 (p 0.032) but the score check's p is 0.060."""
+    d = _skewed(38)
+    boot = _boot(d)
+    assert boot.test_greater(0.0, 0.05, power=0.8).rejects
+    [gate] = gate_claims(CLAIMS, [boot], ["mean"], 0.05, 0.8, [(d, np.arange(d.size))])
+    assert gate.status is GateStatus.INCONCLUSIVE
+    assert gate.p_value is not None and gate.p_value > 0.05
+    assert "tilted score check" in (gate.method or "")
+    assert claim_family_p_value(CLAIMS, [boot], 0.05, [(d, np.arange(d.size))]) > 0.05
+
+
+def test_a_clear_reduction_still_holds():
+    """A candidate cheaper by 0.01 on every example, with small noise, establishes the claim."""
+    d = 0.01 + np.random.default_rng(1).normal(0, 0.002, 60)
+    [gate] = gate_claims(CLAIMS, [_boot(d)], ["mean"], 0.05, 0.8, [(d, np.arange(d.size))])
+    assert gate.status is GateStatus.PASS
+
+
+def test_false_claim_rate_with_rare_expensive_examples():
+    """No true reduction, rare large extra costs, n = 60: false-claim rate <= alpha + 0.02 on
+    400 replicates (the bootstrap alone: about 0.08)."""
+    reps, hits = 400, 0
+    for r in range(reps):
+        d = _skewed(1000 + r, 60)
+        [gate] = gate_claims(CLAIMS, [_boot(d, r)], ["mean"], 0.05, 0.8, [(d, np.arange(d.size))])
+        hits += gate.status is GateStatus.PASS
+    assert sps.binomtest(hits, reps).proportion_ci(method="exact").low <= 0.05
+    assert hits / reps <= 0.07
