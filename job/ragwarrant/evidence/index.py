@@ -25,7 +25,9 @@ class MetricColumn:
         missing: a row exists but its value is null/NaN/error (see ``missing_reasons``).
         infinite: a row exists with an infinite value.
         missing_reasons: reason → count, for rows that are missing or infinite (``inf``).
-        raw: float64, the value as read (NaN where missing, ±inf kept), for range checks.
+        raw: float64, the value as read (NaN where missing, ±inf kept), for range checks; the
+            same array as ``value`` when they are equal (no duplicate, infinite or flagged
+            value). Neither is ever written in place.
         row: int64, the source row of the example's (last) row, -1 without a row.
         source: int32, code of that row's source in ``EvidenceIndex.sources``, -1 without a row.
     """
@@ -58,6 +60,9 @@ class EvidenceIndex:
 
     Attributes:
         example_ids: shape (E,), the example id of each example code.
+        example_rank: shape (E,) int64, the rank of each example's id in code-point order
+            (Python ``str`` order): sorting examples by it is sorting them by id, the canonical
+            order of resampling, without comparing strings.
         group: shape (E,) int, cluster code per example (-1 when none).
         slice: shape (E,) object, slice value or None.
         split_bits: shape (E,) int64, bit j set when the example has a row in split
@@ -74,6 +79,7 @@ class EvidenceIndex:
     """
 
     example_ids: np.ndarray
+    example_rank: np.ndarray
     group: np.ndarray
     slice: np.ndarray
     split_bits: np.ndarray
@@ -114,24 +120,93 @@ class EvidenceIndex:
         return {p for p, _ in self.columns}
 
 
-def _codes(arr: pa.ChunkedArray | pa.Array) -> tuple[np.ndarray, list[object]]:
-    """int32 codes (-1 for null) and the labels they index, for a (dictionary) string column."""
+def _ranks(labels: pa.Array) -> np.ndarray:
+    """Shape (len(labels),) int64: each distinct string's rank in code-point order.
+
+    Arrow orders strings by their UTF-8 bytes, which is code-point order (as Python's ``str``).
+    """
+    order = pc.array_sort_indices(labels).to_numpy()
+    rank = np.empty(len(labels), dtype=np.int64)
+    rank[order] = np.arange(len(labels))
+    return rank
+
+
+def _indices(indices: pa.Array) -> np.ndarray:
+    """Dictionary indices as int32 numpy, -1 for null (no copy when there is no null)."""
+    if indices.null_count == 0:
+        return indices.to_numpy().astype(np.int32, copy=False)
+    if indices.null_count == len(indices):
+        return np.full(len(indices), -1, dtype=np.int32)
+    return indices.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int32, copy=False)
+
+
+def _encoded(arr: pa.ChunkedArray | pa.Array) -> tuple[np.ndarray, pa.Array]:
+    """int32 codes (-1 for null) and the dictionary they index, for a (dictionary) string column."""
     if isinstance(arr, pa.ChunkedArray):
         arr = arr.unify_dictionaries() if pa.types.is_dictionary(arr.type) else arr
         arr = arr.combine_chunks()
     enc = arr if pa.types.is_dictionary(arr.type) else pc.dictionary_encode(arr)
-    idx = enc.indices.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int32, copy=False)
-    return idx, enc.dictionary.to_pylist()
+    return _indices(enc.indices), enc.dictionary
+
+
+def _codes(arr: pa.ChunkedArray | pa.Array) -> tuple[np.ndarray, list[object]]:
+    """int32 codes (-1 for null) and the labels they index, for a (dictionary) string column."""
+    idx, dictionary = _encoded(arr)
+    return idx, dictionary.to_pylist()
+
+
+def _chunk_key(chunk: pa.Array) -> tuple[object, ...]:
+    """What makes two chunks the same array: their buffers, offset and length."""
+    return (
+        *(b.address if b is not None else None for b in chunk.buffers()),
+        chunk.offset,
+        len(chunk),
+    )
+
+
+def _example_codes(arr: pa.ChunkedArray | pa.Array) -> tuple[np.ndarray, pa.Array]:
+    """int32 example codes and the distinct ids they index, in order of first appearance.
+
+    Adapters reuse one id array for every metric of a wide file, so the canonical table's
+    ``example_id`` chunks are often one array several times: each distinct chunk is hashed once
+    (one dictionary across chunks, ``pyarrow.compute.dictionary_encode``), and a repeated chunk
+    reuses its codes. The codes equal those of encoding the concatenated column.
+    """
+    chunks = arr.chunks if isinstance(arr, pa.ChunkedArray) else [arr]
+    first: dict[tuple[object, ...], int] = {}
+    which = [first.setdefault(_chunk_key(c), len(first)) for c in chunks]
+    distinct = [chunks[which.index(i)] for i in range(len(first))]
+    if pa.types.is_dictionary(arr.type):
+        idx, dictionary = _encoded(pa.chunked_array(distinct, arr.type))
+        parts = np.split(idx, np.cumsum([len(c) for c in distinct])[:-1])
+        codes = [parts[i] for i in which]
+        return (np.concatenate(codes) if codes else idx), dictionary
+    enc = pc.dictionary_encode(pa.chunked_array(distinct, arr.type))
+    coded = [_indices(c.indices) for c in enc.chunks]
+    dictionary = enc.chunks[0].dictionary if enc.num_chunks else pa.array([], pa.string())
+    codes = [coded[i] for i in which]
+    return (np.concatenate(codes) if codes else np.zeros(0, np.int32)), dictionary
 
 
 def _attribute(ex: np.ndarray, codes: np.ndarray, n_examples: int) -> tuple[np.ndarray, np.ndarray]:
-    """Per-example min and max of non-negative codes (-1 where the example has none)."""
+    """Per-example min and max of non-negative codes (-1 where the example has none).
+
+    One scatter gives each example one of its codes; only the examples whose rows disagree
+    with it (conflicts, rare) are reduced with ``minimum.at``/``maximum.at``.
+    """
     valid = codes >= 0
-    lo = np.full(n_examples, np.iinfo(np.int64).max)
-    hi = np.full(n_examples, -1)
-    np.minimum.at(lo, ex[valid], codes[valid])
-    np.maximum.at(hi, ex[valid], codes[valid])
-    lo[hi < 0] = -1
+    e, c = ex[valid], codes[valid].astype(np.int64)
+    lo = np.full(n_examples, -1, dtype=np.int64)
+    lo[e] = c
+    disagree = lo[e] != c
+    hi = lo.copy()
+    if np.any(disagree):
+        conflicted = np.zeros(n_examples, dtype=bool)
+        conflicted[e[disagree]] = True
+        rows = conflicted[e]
+        lo[conflicted] = np.iinfo(np.int64).max
+        np.minimum.at(lo, e[rows], c[rows])
+        np.maximum.at(hi, e[rows], c[rows])
     return lo, hi
 
 
@@ -164,8 +239,15 @@ def _split_bits(table: pa.Table, ex: np.ndarray, n_ex: int) -> tuple[np.ndarray,
         )
     split_bits = np.zeros(n_ex, dtype=np.int64)
     has_split = split_codes >= 0
+    e = ex[has_split]
     bits = np.left_shift(np.int64(1), split_codes[has_split].astype(np.int64))
-    np.bitwise_or.at(split_bits, ex[has_split], bits)
+    split_bits[e] = bits  # one scatter; examples with rows in several splits are OR-ed below
+    several = split_bits[e] != bits
+    if np.any(several):
+        in_several = np.zeros(n_ex, dtype=bool)
+        in_several[e[several]] = True
+        rows = in_several[e]
+        np.bitwise_or.at(split_bits, e[rows], bits[rows])
     return split_bits, split_labels
 
 
@@ -231,8 +313,6 @@ def _metric_column(r: _Rows, sel: np.ndarray, counts: np.ndarray) -> MetricColum
     v = r.values[sel]
     rc = r.reason_codes[sel]
     dense = np.full(n_ex, np.nan)
-    raw = np.full(n_ex, np.nan)
-    raw[e] = v
     row_of = np.full(n_ex, -1, dtype=np.int64)
     row_of[e] = r.rows[sel]
     source_of = np.full(n_ex, -1, dtype=np.int32)
@@ -245,6 +325,11 @@ def _metric_column(r: _Rows, sel: np.ndarray, counts: np.ndarray) -> MetricColum
     infinite[e[is_inf]] = True
     ok = ~is_missing & ~is_inf
     dense[e[ok]] = v[ok]
+    if counts.max(initial=0) <= 1 and not np.any(~ok & ~np.isnan(v)):
+        raw = dense  # no duplicate, and every excluded value is NaN: the same array, not a copy
+    else:
+        raw = np.full(n_ex, np.nan)
+        raw[e] = v
     return MetricColumn(
         value=dense,
         has_row=counts > 0,
@@ -277,9 +362,9 @@ def build_index(table: pa.Table, source_paths: dict[str, str] | None = None) -> 
         The EvidenceIndex; nothing is dropped: duplicates, conflicts and missing values are
         counted for the gates.
     """
-    ex, example_labels = _codes(table.column("example_id"))
-    n_ex = len(example_labels)
-    example_ids = np.array(example_labels, dtype=object)
+    ex, example_dictionary = _example_codes(table.column("example_id"))
+    n_ex = len(example_dictionary)
+    example_ids = np.array(example_dictionary.to_pylist(), dtype=object)
     group, slices, conflicts = _example_attributes(table, ex, example_ids)
     split_bits, split_labels = _split_bits(table, ex, n_ex)
     src_codes, src_labels = _codes(table.column("source"))
@@ -315,6 +400,7 @@ def build_index(table: pa.Table, source_paths: dict[str, str] | None = None) -> 
         columns[(policy, metric)] = _metric_column(r, sel, counts)
     return EvidenceIndex(
         example_ids=example_ids,
+        example_rank=_ranks(example_dictionary),
         group=group,
         slice=slices,
         split_bits=split_bits,
