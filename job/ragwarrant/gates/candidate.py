@@ -57,21 +57,24 @@ class CandidateEvaluation:
 
 
 def _groups_for(index: EvidenceIndex, examples: np.ndarray) -> np.ndarray | None:
-    """Shape (n,) cluster labels of ``examples`` that do not depend on the evidence's row order.
+    """Shape (n,) int64 cluster labels of ``examples`` that do not depend on the row order.
 
     A group is labelled by the smallest example id among its paired examples; an example without
-    a group is a cluster of its own, labelled by its id. None when no example has a group.
+    a group is a cluster of its own, labelled by its id. Labels are id ranks
+    (``EvidenceIndex.example_rank``): an ungrouped example's rank r, a group's E + the rank of
+    its smallest id, so sorting labels sorts ungrouped examples by id, then groups by leader id.
+    None when no example has a group.
     """
     g = index.group[examples]
     if not np.any(g >= 0):
         return None
-    ids = index.example_ids[examples].astype(str)
-    labels = np.char.add("e:", ids).astype(object)
+    ranks = index.example_rank[examples]
+    labels = ranks.copy()
     grouped = np.flatnonzero(g >= 0)
-    order = grouped[np.lexsort((ids[grouped], g[grouped]))]
+    order = grouped[np.lexsort((ranks[grouped], g[grouped]))]
     first = np.r_[True, g[order][1:] != g[order][:-1]]
-    leader = ids[order][first][np.cumsum(first) - 1]
-    labels[order] = np.char.add("g:", leader)
+    leader = ranks[order][first][np.cumsum(first) - 1]
+    labels[order] = index.n_examples + leader
     return labels
 
 
@@ -135,7 +138,7 @@ def _joint_bootstrap(
         empty = BootstrapResult(np.zeros(0), np.zeros((resamples, 0)), 0, 0)
         return _Joint(empty, [], [], False)
     union = np.unique(np.concatenate([pm.examples for pm, _, _ in usable.values()]))
-    union = union[np.argsort(index.example_ids[union].astype(str), kind="stable")]
+    union = union[np.argsort(index.example_rank[union])]  # ranks are distinct: sorted by id
     position = np.empty(index.n_examples, dtype=np.int64)
     position[union] = np.arange(union.size)
     cols = [
@@ -273,7 +276,7 @@ def _noninferiority_test(
         higher_is_better=metric.direction.sign > 0,
         scale=metric.scale,
         groups=_groups_for(ctx.index, pm.examples),
-        example_ids=ctx.index.example_ids[pm.examples].astype(str),
+        example_ids=ctx.index.example_rank[pm.examples],  # id ranks order as the ids
         resampled=resampled,
     )
     return test, kind

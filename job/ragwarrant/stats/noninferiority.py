@@ -51,6 +51,7 @@ from typing import Literal
 import numpy as np
 
 from ragwarrant.stats.bootstrap import BootstrapResult, paired_bootstrap
+from ragwarrant.stats.distributions import beta_ppf, binom_cdf, t_cdf, t_ppf
 from ragwarrant.stats.onesided import OneSidedTest, OrientedBootstrap
 from ragwarrant.stats.paired_binary import tango_test
 from ragwarrant.stats.power import feasible_hint
@@ -143,17 +144,31 @@ def _codes(labels: np.ndarray | None) -> np.ndarray | None:
     return np.unique(np.asarray(labels), return_inverse=True)[1].reshape(-1)
 
 
+def _has_repeats(labels: np.ndarray) -> bool:
+    """Whether some label occurs twice (one sort, no inverse codes)."""
+    ordered = np.sort(np.asarray(labels), kind="stable")
+    return bool(np.any(ordered[1:] == ordered[:-1]))
+
+
 def _canonical_units(
     candidate: np.ndarray,
     baseline: np.ndarray,
     groups: np.ndarray | None,
     example_ids: np.ndarray | None,
+    ordered: bool = True,
 ) -> _Units:
-    """Sort rows by (group, example id, candidate, baseline); choose the resampling unit."""
+    """Sort rows by (group, example id, candidate, baseline); choose the resampling unit.
+
+    ``ordered=False`` (the caller only needs each unit's mean delta, not the row order: a
+    score test, or a test on replicates already drawn) leaves unclustered rows in input order;
+    clustered rows are always sorted, so each unit's mean is summed in canonical order.
+    """
+    if not ordered and groups is None and (example_ids is None or not _has_repeats(example_ids)):
+        return _Units(candidate, baseline, None, candidate - baseline)
     ids = _codes(example_ids)
     cluster = _codes(groups)
-    if cluster is None and ids is not None and np.unique(ids).size < ids.size:
-        cluster = ids  # repetitions: resample by example
+    if cluster is None and ids is not None and int(ids.max()) + 1 < ids.size:
+        cluster = ids  # repetitions: resample by example (ids are dense codes 0..k-1)
     keys = [baseline, candidate]
     keys += [k for k in (ids, cluster) if k is not None]
     order = np.lexsort(keys)
@@ -255,20 +270,15 @@ def _binary(units: _Units, threshold: float, alpha: float, power: float) -> OneS
 
 def _expanded(g: int, alpha: float) -> tuple[float, float]:
     """(alpha', s): the expanded percentile level and the variance inflation sqrt(G/(G-1))."""
-    # imported here: scipy.stats costs about 1 s to import and most runs never get here
-    from scipy import stats as sps
-
     s = math.sqrt(g / (g - 1))
-    return _N.cdf(s * float(sps.t.ppf(alpha, g - 1))), s
+    return _N.cdf(s * t_ppf(alpha, g - 1)), s
 
 
 def _expanded_p(p_raw: float, g: int, s: float) -> float:
     """Map a percentile p-value to the expanded scale: T_{G-1}(Phi^-1(p_raw) / s)."""
-    from scipy import stats as sps
-
     if p_raw >= 1.0:
         return 1.0
-    return float(sps.t.cdf(_N.inv_cdf(p_raw) / s, g - 1))
+    return t_cdf(_N.inv_cdf(p_raw) / s, g - 1)
 
 
 def _mc_upper(count: np.ndarray | int, resamples: int, alpha: float) -> np.ndarray:
@@ -278,11 +288,9 @@ def _mc_upper(count: np.ndarray | int, resamples: int, alpha: float) -> np.ndarr
     p-value is itself an estimate from B draws (Davison & Hinkley 1997, §2.5.2; Gandy 2009,
     JASA 104:1504–1511), and a rejection must survive its Monte Carlo error. 1 when count = B.
     """
-    from scipy import stats as sps
-
     k = np.asarray(count, dtype=np.float64)
     safe = np.minimum(k, resamples - 1)
-    bound = sps.beta.ppf(1 - alpha, safe + 1, resamples - safe)
+    bound = beta_ppf(1 - alpha, safe + 1, resamples - safe)
     return np.where(k >= resamples, 1.0, bound)
 
 
@@ -334,13 +342,11 @@ class _Exact:
 
 def _exact_bound(units: _Units, threshold: float, alpha: float, width: float) -> _Exact:
     """Exact lower bound -W * pi_U from the count of worse units (Clopper–Pearson)."""
-    from scipy import stats as sps
-
     g = units.n_units
     worse = int(np.sum(units.unit_delta < 0))
-    pi_u = 1.0 if worse >= g else float(sps.beta.ppf(1 - alpha, worse + 1, g - worse))
+    pi_u = 1.0 if worse >= g else float(beta_ppf(1 - alpha, worse + 1, g - worse))
     pi0 = min(1.0, max(0.0, -threshold / width))
-    p = float(sps.binom.cdf(worse, g, pi0)) if pi0 > 0 else 1.0
+    p = binom_cdf(worse, g, pi0) if pi0 > 0 else 1.0
     return _Exact(lower=-width * pi_u, p_value=p, worse=worse)
 
 
@@ -495,7 +501,10 @@ def test_noninferiority(
     _validate(cand, base, kind, margin_abs, alpha, {"groups": groups, "example_ids": example_ids})
     if not higher_is_better:
         cand, base = base, cand
-    units = _canonical_units(cand, base, groups, example_ids)
+    # the row order matters only to a bootstrap this call draws itself
+    drawn = resampled is not None and resamples_for_units(cand.size, resamples, alpha) == resamples
+    ordered = kind != "binary" and not drawn
+    units = _canonical_units(cand, base, groups, example_ids, ordered)
     threshold = -margin_abs
     if kind == "binary" and not units.clustered:
         return _binary(units, threshold, alpha, power)
