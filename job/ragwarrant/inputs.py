@@ -276,7 +276,18 @@ def read_inputs(input_dir: Path, on_progress: Callable[..., None] | None = None)
         )
         for u in inputs.unresolved
     ]
+    release_arrow_memory()  # the files' decode buffers
     return inputs
+
+
+def release_arrow_memory() -> None:
+    """Give the Arrow memory pool's freed pages back to the operating system.
+
+    Arrow's default pool (mimalloc or jemalloc) keeps freed pages for reuse: after a 10^6-pair
+    table is decoded, or indexed and dropped, about 200 and 475 MiB of freed memory would
+    otherwise stay resident for the rest of the run.
+    """
+    pa.default_memory_pool().release_unused()
 
 
 def take_evidence(inputs: Inputs) -> pa.Table:

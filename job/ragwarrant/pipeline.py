@@ -101,6 +101,7 @@ from ragwarrant.inputs import (
     check_input_dir,
     config_differences,
     read_inputs,
+    release_arrow_memory,
     take_evidence,
 )
 from ragwarrant.outputs import (
@@ -185,6 +186,7 @@ def _index_evidence(inputs: Inputs, emit: Emit) -> tuple[EvidenceIndex, list[Val
     """Step 2: index every source's rows; note what the contract does not use."""
     paths = {r.provenance.source_id: r.provenance.path for r in inputs.results}
     index = build_index(take_evidence(inputs), paths)  # the Arrow rows are released here
+    release_arrow_memory()  # and their pages returned (the pool would keep them)
     emit("evidence_indexed", rows=index.n_rows, examples=index.n_examples)
     checks = evidence_scope.undeclared_checks(index, inputs.contract)
     checks += evidence_scope.split_checks(index, inputs.contract)

@@ -131,3 +131,10 @@ def test_ascii_fast_path_counts_as_the_definition():
     padded = sum(e != e.strip() for e in ids)
     assert (padded, len(variants), variants[0]) == (3, 4, ("ex1", "EX1"))
     assert _id_spellings(np.array(ids, dtype=object)) == (padded, len(variants), variants[0])
+
+
+def test_written_out_whitespace_is_what_str_strip_removes():
+    """The trimmed characters are exactly those ``str.isspace`` reports, in code-point order."""
+    from ragwarrant.evidence.scope import _PY_WHITESPACE
+
+    assert "".join(chr(c) for c in range(0x110000) if chr(c).isspace()) == _PY_WHITESPACE

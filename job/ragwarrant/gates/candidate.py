@@ -137,7 +137,10 @@ def _joint_bootstrap(
     if not usable:
         empty = BootstrapResult(np.zeros(0), np.zeros((resamples, 0)), 0, 0)
         return _Joint(empty, [], [], False)
-    union = np.unique(np.concatenate([pm.examples for pm, _, _ in usable.values()]))
+    used = np.zeros(index.n_examples, dtype=bool)
+    for pm, _, _ in usable.values():
+        used[pm.examples] = True
+    union = np.flatnonzero(used)  # np.unique of the concatenation, in O(E)
     union = union[np.argsort(index.example_rank[union])]  # ranks are distinct: sorted by id
     position = np.empty(index.n_examples, dtype=np.int64)
     position[union] = np.arange(union.size)
@@ -237,7 +240,8 @@ def _slice_pairs(ctx: _Context) -> tuple[dict[tuple[str, str], PairedMetric], li
     """Pair each protected slice's metrics; one paired-n hard gate per (slice, metric)."""
     slice_pairs: dict[tuple[str, str], PairedMetric] = {}
     gates: list[GateResult] = []
-    slices_present = sorted({str(v) for v in ctx.index.slice[ctx.scope] if v is not None})
+    present = set(ctx.index.slice[ctx.scope].tolist())  # a few labels among 10^6 examples
+    slices_present = sorted({str(v) for v in present if v is not None})
     for ps in ctx.contract.protected_slices:
         in_slice = ctx.scope & (ctx.index.slice == ps.value)
         for metric in _slice_metrics(ctx, ps.metrics):
