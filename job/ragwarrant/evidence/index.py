@@ -6,6 +6,7 @@ the hard gates read them.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -59,7 +60,8 @@ class EvidenceIndex:
     """Canonical evidence indexed by example.
 
     Attributes:
-        example_ids: shape (E,), the example id of each example code.
+        id_array: shape (E,) Arrow strings, the example id of each example code
+            (``example_ids`` is the same as a numpy object array, built on first use).
         example_rank: shape (E,) int64, the rank of each example's id in code-point order
             (Python ``str`` order): sorting examples by it is sorting them by id, the canonical
             order of resampling, without comparing strings.
@@ -78,7 +80,7 @@ class EvidenceIndex:
         n_rows: rows indexed.
     """
 
-    example_ids: np.ndarray
+    id_array: pa.Array
     example_rank: np.ndarray
     group: np.ndarray
     slice: np.ndarray
@@ -94,10 +96,16 @@ class EvidenceIndex:
     sources: tuple[str, ...] = ()
     source_paths: dict[str, str] | None = None
 
+    @functools.cached_property
+    def example_ids(self) -> np.ndarray:
+        """Shape (E,) object: the example id of each example code (built on first use: 10^6
+        Python strings are about 70 MB that most runs never read)."""
+        return np.array(self.id_array.to_pylist(), dtype=object)
+
     @property
     def n_examples(self) -> int:
         """Number of distinct example ids."""
-        return int(self.example_ids.size)
+        return len(self.id_array)
 
     def locate(self, policy: str, metric: str, example: int) -> str:
         """Where the row of (policy, metric, example) came from: ``<file> row <n>``."""
@@ -195,8 +203,8 @@ def _attribute(ex: np.ndarray, codes: np.ndarray, n_examples: int) -> tuple[np.n
     with it (conflicts, rare) are reduced with ``minimum.at``/``maximum.at``.
     """
     valid = codes >= 0
-    e, c = ex[valid], codes[valid].astype(np.int64)
-    lo = np.full(n_examples, -1, dtype=np.int64)
+    e, c = (ex, codes) if valid.all() else (ex[valid], codes[valid])
+    lo = np.full(n_examples, -1, dtype=np.int32)
     lo[e] = c
     disagree = lo[e] != c
     hi = lo.copy()
@@ -204,24 +212,24 @@ def _attribute(ex: np.ndarray, codes: np.ndarray, n_examples: int) -> tuple[np.n
         conflicted = np.zeros(n_examples, dtype=bool)
         conflicted[e[disagree]] = True
         rows = conflicted[e]
-        lo[conflicted] = np.iinfo(np.int64).max
+        lo[conflicted] = np.iinfo(np.int32).max
         np.minimum.at(lo, e[rows], c[rows])
         np.maximum.at(hi, e[rows], c[rows])
-    return lo, hi
+    return lo.astype(np.int64), hi.astype(np.int64)
 
 
 def _example_attributes(
-    table: pa.Table, ex: np.ndarray, example_ids: np.ndarray
+    table: pa.Table, ex: np.ndarray, example_ids: pa.Array
 ) -> tuple[np.ndarray, np.ndarray, list[tuple[str, str]]]:
     """Per-example group code and slice label, and the (attribute, example) pairs in conflict."""
-    n_ex = example_ids.size
+    n_ex = len(example_ids)
     conflicts: list[tuple[str, str]] = []
     attrs: dict[str, tuple[np.ndarray, list[object]]] = {}
     for name in ("group_id", "slice"):
         codes, labels = _codes(table.column(name))
         lo, hi = _attribute(ex, codes, n_ex)
         bad = np.flatnonzero(lo != hi)
-        conflicts += [(name, str(example_ids[i])) for i in bad[:1000]]
+        conflicts += [(name, str(example_ids[int(i)].as_py())) for i in bad[:1000]]
         attrs[name] = (lo, labels)
     slice_codes, slice_labels = attrs["slice"]
     slices = np.array([*slice_labels, None], dtype=object)[
@@ -251,42 +259,98 @@ def _split_bits(table: pa.Table, ex: np.ndarray, n_ex: int) -> tuple[np.ndarray,
     return split_bits, split_labels
 
 
+class _Labels:
+    """Global codes of a dictionary string column, for the rows of any take of it.
+
+    Codes index ``labels``: every chunk's dictionary in chunk order, each label once (as
+    ``pyarrow``'s ``unify_dictionaries`` orders them); a plain string chunk is encoded first.
+    """
+
+    def __init__(self, col: pa.ChunkedArray) -> None:
+        self._code_of: dict[object, int] = {}
+        for chunk in col.chunks:
+            for label in self._encoded(chunk).dictionary.to_pylist():
+                self._code_of.setdefault(label, len(self._code_of))
+        self.labels: list[object] = list(self._code_of)
+
+    @staticmethod
+    def _encoded(chunk: pa.Array) -> pa.DictionaryArray:
+        return chunk if pa.types.is_dictionary(chunk.type) else pc.dictionary_encode(chunk)
+
+    def codes(self, arr: pa.ChunkedArray) -> np.ndarray:
+        """int32 global code of each row of ``arr`` (-1 for null)."""
+        parts = []
+        for chunk in arr.chunks:
+            enc = self._encoded(chunk)
+            known = [self._code_of[label] for label in enc.dictionary.to_pylist()]
+            parts.append(np.array([*known, -1], dtype=np.int32)[_indices(enc.indices)])
+        return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int32)
+
+
+@dataclass(frozen=True)
+class _Group:
+    """One (policy, metric) group's rows (``sel``, ascending table rows), row-aligned."""
+
+    e: np.ndarray  # example code
+    rows: np.ndarray  # source row
+    values: np.ndarray  # float64, NaN for null
+    reason_codes: np.ndarray
+    src_codes: np.ndarray
+
+
 @dataclass(frozen=True)
 class _Rows:
-    """The row-aligned arrays every (policy, metric) group is cut from."""
+    """The table every (policy, metric) group is taken from, one group at a time.
+
+    Only the example codes are held for every row; each group's source rows, values, missing
+    reasons and sources are taken from the Arrow columns when it is visited (at 10^7 rows, the
+    whole-table arrays were 240 MB held through the loop).
+    """
 
     ex: np.ndarray
-    example_ids: np.ndarray
-    rows: np.ndarray
-    values: np.ndarray
-    reason_codes: np.ndarray
-    reason_labels: list[object]
-    src_codes: np.ndarray
-    src_labels: list[object]
+    example_ids: pa.Array
+    table: pa.Table
+    reasons: _Labels
+    sources: _Labels
+
+    def group(self, sel: np.ndarray) -> _Group:
+        """The rows ``sel`` of the table."""
+        at = pa.array(sel)
+        t = self.table
+        return _Group(
+            e=self.ex[sel],
+            rows=t.column("source_row").take(at).to_numpy(),
+            values=t.column("value")
+            .take(at)
+            .to_numpy(zero_copy_only=False)
+            .astype(np.float64, copy=False),
+            reason_codes=self.reasons.codes(t.column("missing_reason").take(at)),
+            src_codes=self.sources.codes(t.column("source").take(at)),
+        )
 
 
 def _duplicates(
-    r: _Rows, sel: np.ndarray, counts: np.ndarray, policy: str, metric: str, room: int
+    r: _Rows, grp: _Group, counts: np.ndarray, policy: str, metric: str, room: int
 ) -> tuple[int, list[Duplicate]]:
     """How many examples of one (policy, metric) group have several rows, and the first ``room``."""
     dup_examples = np.flatnonzero(counts > 1)
     if not dup_examples.size:
         return 0, []
-    e = r.ex[sel]
     first_row_of: dict[int, int] = {}
-    for i in sel[np.isin(e, dup_examples[:1000])]:
-        first_row_of.setdefault(int(r.ex[i]), int(i))
+    for pos in np.flatnonzero(np.isin(grp.e, dup_examples[:1000])).tolist():
+        first_row_of.setdefault(int(grp.e[pos]), pos)
     out = []
     for d in dup_examples[: max(0, room)]:
-        i = first_row_of[int(d)]
+        k = first_row_of[int(d)]
+        code = grp.src_codes[k]
         out.append(
             Duplicate(
                 policy_id=policy,
-                example_id=str(r.example_ids[d]),
+                example_id=str(r.example_ids[int(d)].as_py()),
                 metric=metric,
                 count=int(counts[d]),
-                first_source=str(r.src_labels[r.src_codes[i]]) if r.src_codes[i] >= 0 else "",
-                first_row=int(r.rows[i]),
+                first_source=str(r.sources.labels[code]) if code >= 0 else "",
+                first_row=int(grp.rows[k]),
             )
         )
     return int(dup_examples.size), out
@@ -306,17 +370,15 @@ def _reason_counts(v: np.ndarray, rc: np.ndarray, labels: list[object]) -> dict[
     return reason_count
 
 
-def _metric_column(r: _Rows, sel: np.ndarray, counts: np.ndarray) -> MetricColumn:
-    """The dense column of one (policy, metric) group whose rows are ``sel``."""
-    n_ex = r.example_ids.size
-    e = r.ex[sel]
-    v = r.values[sel]
-    rc = r.reason_codes[sel]
+def _metric_column(r: _Rows, grp: _Group, counts: np.ndarray) -> MetricColumn:
+    """The dense column of one (policy, metric) group."""
+    n_ex = len(r.example_ids)
+    e, v, rc = grp.e, grp.values, grp.reason_codes
     dense = np.full(n_ex, np.nan)
     row_of = np.full(n_ex, -1, dtype=np.int64)
-    row_of[e] = r.rows[sel]
+    row_of[e] = grp.rows
     source_of = np.full(n_ex, -1, dtype=np.int32)
-    source_of[e] = r.src_codes[sel]
+    source_of[e] = grp.src_codes
     missing = np.zeros(n_ex, dtype=bool)
     infinite = np.zeros(n_ex, dtype=bool)
     is_missing = (rc >= 0) | np.isnan(v)
@@ -335,20 +397,35 @@ def _metric_column(r: _Rows, sel: np.ndarray, counts: np.ndarray) -> MetricColum
         has_row=counts > 0,
         missing=missing,
         infinite=infinite,
-        missing_reasons=_reason_counts(v, rc, r.reason_labels),
+        missing_reasons=_reason_counts(v, rc, r.reasons.labels),
         raw=raw,
         row=row_of,
         source=source_of,
     )
 
 
-def _rows_without_provenance(
-    src_codes: np.ndarray, src_labels: list[object], table: pa.Table
-) -> int:
-    sha_codes, sha_labels = _codes(table.column("source_sha256"))
-    src_empty = np.array([not s for s in src_labels] + [True])
-    sha_empty = np.array([not s for s in sha_labels] + [True])
-    return int(np.sum(src_empty[src_codes] | sha_empty[sha_codes]))
+def _empty(arr: pa.Array) -> np.ndarray:
+    """Shape (len(arr),) bool: null or empty string, for a (dictionary) string array."""
+    enc = arr if pa.types.is_dictionary(arr.type) else pc.dictionary_encode(arr)
+    flags = [not s for s in enc.dictionary.to_pylist()] + [True]
+    return np.array(flags, dtype=bool)[_indices(enc.indices)]
+
+
+def _rows_without_provenance(table: pa.Table) -> int:
+    """Rows with an empty or null source or source_sha256, one record batch at a time."""
+    both = table.select(["source", "source_sha256"])
+    return sum(int(np.sum(_empty(b.column(0)) | _empty(b.column(1)))) for b in both.to_batches())
+
+
+def _group_keys(table: pa.Table) -> tuple[np.ndarray, list[object], list[object]]:
+    """Shape (rows,) int32 policy code × metrics + metric code, and the two label lists."""
+    pol, pol_labels = _codes(table.column("policy_id"))
+    met, met_labels = _codes(table.column("metric"))
+    key = pol.astype(np.int32)
+    del pol
+    key *= len(met_labels)
+    key += met
+    return key, pol_labels, met_labels
 
 
 def build_index(table: pa.Table, source_paths: dict[str, str] | None = None) -> EvidenceIndex:
@@ -364,26 +441,17 @@ def build_index(table: pa.Table, source_paths: dict[str, str] | None = None) -> 
     """
     ex, example_dictionary = _example_codes(table.column("example_id"))
     n_ex = len(example_dictionary)
-    example_ids = np.array(example_dictionary.to_pylist(), dtype=object)
-    group, slices, conflicts = _example_attributes(table, ex, example_ids)
+    group, slices, conflicts = _example_attributes(table, ex, example_dictionary)
     split_bits, split_labels = _split_bits(table, ex, n_ex)
-    src_codes, src_labels = _codes(table.column("source"))
-    reason_codes, reason_labels = _codes(table.column("missing_reason"))
     r = _Rows(
         ex=ex,
-        example_ids=example_ids,
-        rows=table.column("source_row").to_numpy(),
-        values=table.column("value").to_numpy().astype(np.float64, copy=False),
-        reason_codes=reason_codes,
-        reason_labels=reason_labels,
-        src_codes=src_codes,
-        src_labels=src_labels,
+        example_ids=example_dictionary,
+        table=table,
+        reasons=_Labels(table.column("missing_reason")),
+        sources=_Labels(table.column("source")),
     )
-    pol, pol_labels = _codes(table.column("policy_id"))
-    met, met_labels = _codes(table.column("metric"))
+    group_key, pol_labels, met_labels = _group_keys(table)
     n_met = len(met_labels)
-    group_key = (pol * n_met + met).astype(np.int32)
-    del pol, met
     columns: dict[tuple[str, str], MetricColumn] = {}
     duplicates: list[Duplicate] = []
     duplicates_by_policy: dict[str, int] = {}
@@ -392,14 +460,15 @@ def build_index(table: pa.Table, source_paths: dict[str, str] | None = None) -> 
         sel = np.flatnonzero(group_key == pm)
         p, m = divmod(int(pm), n_met)
         policy, metric = str(pol_labels[p]), str(met_labels[m])
-        counts = np.bincount(ex[sel], minlength=n_ex)
-        n_dup, found = _duplicates(r, sel, counts, policy, metric, 1000 - len(duplicates))
+        grp = r.group(sel)
+        counts = np.bincount(grp.e, minlength=n_ex)
+        n_dup, found = _duplicates(r, grp, counts, policy, metric, 1000 - len(duplicates))
         if n_dup:
             duplicates_by_policy[policy] = duplicates_by_policy.get(policy, 0) + n_dup
             duplicates += found
-        columns[(policy, metric)] = _metric_column(r, sel, counts)
+        columns[(policy, metric)] = _metric_column(r, grp, counts)
     return EvidenceIndex(
-        example_ids=example_ids,
+        id_array=example_dictionary,
         example_rank=_ranks(example_dictionary),
         group=group,
         slice=slices,
@@ -410,8 +479,8 @@ def build_index(table: pa.Table, source_paths: dict[str, str] | None = None) -> 
         n_duplicates=sum(duplicates_by_policy.values()),
         duplicates_by_policy=duplicates_by_policy,
         conflicting_attributes=conflicts,
-        rows_without_provenance=_rows_without_provenance(src_codes, src_labels, table),
-        sources=tuple(str(x) for x in src_labels),
+        rows_without_provenance=_rows_without_provenance(table),
+        sources=tuple(str(x) for x in r.sources.labels),
         source_paths=source_paths,
         n_rows=table.num_rows,
     )

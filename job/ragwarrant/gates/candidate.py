@@ -142,7 +142,7 @@ def _joint_bootstrap(
         used[pm.examples] = True
     union = np.flatnonzero(used)  # np.unique of the concatenation, in O(E)
     union = union[np.argsort(index.example_rank[union])]  # ranks are distinct: sorted by id
-    position = np.empty(index.n_examples, dtype=np.int64)
+    position = np.empty(index.n_examples, dtype=np.int32)  # half the memory of int64 rows
     position[union] = np.arange(union.size)
     cols = [
         Column(position[pm.examples], pm.candidate, pm.baseline, stat)  # type: ignore[arg-type]

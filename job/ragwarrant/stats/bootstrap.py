@@ -35,7 +35,7 @@ depend on the number of worker threads; BLAS is pinned to one thread inside them
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Literal, get_args
@@ -106,6 +106,18 @@ def weighted_lower_quantile(sorted_values: np.ndarray, weights: np.ndarray, q: f
     return sorted_values[np.minimum(idx, len(sorted_values) - 1)]
 
 
+def _random_bytes(rng: np.random.Generator, n: int) -> np.ndarray:
+    """Shape (n,) uint8: the bytes ``rng.bytes(n)`` returns, in one array.
+
+    ``Generator.bytes`` draws ceil(n / 4) uint32 words and returns their little-endian bytes
+    through three copies (``astype``, ``tobytes``, a slice): 4n bytes of transient memory per
+    call, 128 MB for one chunk of 256 resamples of 10^6 units. This views the words instead
+    (``tests/stats/test_bootstrap.py`` checks the bytes and the generator state are the same).
+    """
+    words = rng.integers(0, 4294967296, size=max(1, (n + 3) // 4), dtype=np.uint32)  # as bytes
+    return words.astype("<u4", copy=False).view(np.uint8)[:n]
+
+
 class _Weights:
     """The weights of ``b`` resamples over ``g`` units (one chunk), by one scheme.
 
@@ -117,7 +129,7 @@ class _Weights:
         self.b, self.g, self.half = b, g, half
         if half:
             nbytes = (g + 7) // 8
-            self.packed = np.frombuffer(rng.bytes(b * nbytes), dtype=np.uint8).reshape(b, nbytes)
+            self.packed = _random_bytes(rng, b * nbytes).reshape(b, nbytes)
         else:
             draws = rng.integers(0, g, size=(b, g))
             draws += (np.arange(b) * g)[:, None]
@@ -190,6 +202,7 @@ class _WindowedQuantile:
         self.q = q
         self.unit_sizes = np.bincount(unit_of, minlength=n_units).astype(np.float64)
         squares = float(np.sum(self.unit_sizes**2))
+        self.n_units = n_units
         half = int(np.ceil(8.0 * np.sqrt(q * (1 - q) * squares))) + 16
         centre = int(q * n)
         self.lo = max(0, centre - half)
@@ -208,9 +221,13 @@ class _WindowedQuantile:
         sizes) + 16 below q × n); keeping it as the layout key keeps their replicates, bit for
         bit, while the window itself is narrower.
         """
-        pattern = np.zeros(self.unit_sizes.size, dtype=bool)
+        pattern = np.zeros(self.n_units, dtype=bool)
         pattern[self.all_units[: self.key_lo]] = True
         return pattern
+
+    def release(self) -> None:
+        """Drop what only building the linear columns needs (4 (G,) arrays at 10^6 units)."""
+        del self.order, self.unit_sizes, self.below
 
     def linear(self) -> np.ndarray:
         """Shape (G, 2): the per-unit vectors whose weighted sums the quantile needs."""
@@ -270,11 +287,18 @@ def _validate(columns: Sequence[Column], n: int, groups: np.ndarray | None, resa
 class _Linear:
     """One per-unit linear column, sparse: its values on ``units`` (distinct), zero elsewhere.
 
-    ``units`` None: dense, ``values`` has one entry per unit.
+    ``units`` None: dense, one value per unit. ``make`` computes the values when they are read
+    (for the tile layout's pattern, then once more for the matrix), so no copy of every
+    column is ever held beside the matrix.
     """
 
     units: np.ndarray | None
-    values: np.ndarray
+    make: Callable[[], np.ndarray]
+
+    @property
+    def values(self) -> np.ndarray:
+        """The column's values on ``units``."""
+        return self.make()
 
 
 @dataclass
@@ -300,20 +324,30 @@ class _Plan:
         return len(self.linear) - 1
 
 
-def _unit_sums(
-    units: np.ndarray, weights: np.ndarray | None, clustered: bool
-) -> tuple[np.ndarray, np.ndarray]:
-    """(distinct units, sum of ``weights`` (1 per row when None) over each unit's rows).
-
-    The sums are ``np.bincount``'s, in row order: without clusters every unit has one row and
-    its sum is 0.0 + its weight, as bincount adds it.
-    """
+def _unit_index(units: np.ndarray, clustered: bool) -> tuple[np.ndarray, np.ndarray | None]:
+    """(distinct units, each row's position among them; None without clusters: one row each)."""
     if not clustered:
-        if weights is None:
-            return units, np.ones(units.size)
-        return units, 0.0 + weights
+        return units, None
     distinct, inverse = np.unique(units, return_inverse=True)
-    return distinct, np.bincount(inverse.reshape(-1), weights=weights, minlength=distinct.size)
+    return distinct, inverse.reshape(-1)
+
+
+def _unit_sums(weights: np.ndarray, inverse: np.ndarray | None, m: int) -> np.ndarray:
+    """Sum of ``weights`` over each of m units' rows, as ``np.bincount`` adds them (row order);
+    without clusters a unit's sum is 0.0 + its one weight."""
+    if inverse is None:
+        return 0.0 + weights
+    return np.bincount(inverse, weights=weights, minlength=m)
+
+
+def _mean_column(col: Column, est: float, units: tuple[np.ndarray, np.ndarray | None]) -> _Linear:
+    """A mean's numerator: the centred unit sums of candidate - baseline, computed when read."""
+    distinct, inverse = units
+
+    def make() -> np.ndarray:
+        return _unit_sums((col.candidate - col.baseline) - est, inverse, distinct.size)
+
+    return _Linear(distinct, make)
 
 
 def _plan(
@@ -326,30 +360,30 @@ def _plan(
     every mean and quantile of those rows.
     """
     plan = _Plan([], [], [], [])
-    sizes: dict[bytes, int] = {}  # rows → their unit row counts' column
+    sizes: dict[bytes, tuple[int, tuple[np.ndarray, np.ndarray | None]]] = {}
     keyed: set[bytes] = set()  # rows whose counts are in the layout key as a mean's denominator
     estimate = np.empty(len(columns))
     for j, col in enumerate(columns):
-        units = unit_of[col.rows] if clustered else col.rows
         rows = col.rows.tobytes()
         if rows not in sizes:
-            sizes[rows] = plan.add(_Linear(*_unit_sums(units, None, clustered)), keyed=False)
-        den = sizes[rows]
+            index = _unit_index(unit_of[col.rows] if clustered else col.rows, clustered)
+            counts = _unit_sums(np.ones(col.rows.size), index[1], index[0].size)
+            sizes[rows] = (plan.add(_Linear(index[0], _held(counts)), keyed=False), index)
+        den, index = sizes[rows]
         if col.statistic == "mean":
             if rows not in keyed:
                 keyed.add(rows)
                 plan.key.append(den)
-            delta = col.candidate - col.baseline
-            est = float(delta.mean())
-            num = plan.add(_Linear(*_unit_sums(units, delta - est, clustered)))
+            est = float((col.candidate - col.baseline).mean())
+            num = plan.add(_mean_column(col, est, index))
             plan.means.append((j, est, num, den))
             estimate[j] = est
             continue
         q = _QUANTILE[col.statistic]
         qc = _WindowedQuantile(col.candidate, q, unit_of[col.rows], g)
         qb = _WindowedQuantile(col.baseline, q, unit_of[col.rows], g)
-        below_c = plan.add(_Linear(None, qc.below), keyed=False)
-        below_b = plan.add(_Linear(None, qb.below), keyed=False)
+        below_c = plan.add(_Linear(None, _held(qc.below)), keyed=False)
+        below_b = plan.add(_Linear(None, _held(qb.below)), keyed=False)
         plan.key += [den, qc.key_pattern(), den, qb.key_pattern()]
         plan.quantiles.append((j, qc, qb, [den, below_c], [den, below_b]))
         estimate[j] = qc.estimate - qb.estimate
@@ -357,10 +391,19 @@ def _plan(
 
 
 def _dense(
-    plan: _Plan, g: int, dtype: type = np.float64, perm: np.ndarray | None = None
+    plan: _Plan,
+    g: int,
+    dtype: type = np.float64,
+    perm: np.ndarray | None = None,
+    order: Literal["C", "F"] = "C",
 ) -> np.ndarray:
-    """The (g, c) matrix of the plan's distinct linear columns; row i is unit ``perm[i]``."""
-    out: np.ndarray = np.zeros((g, len(plan.linear)), dtype=dtype)
+    """The (g, c) matrix of the plan's distinct linear columns; row i is unit ``perm[i]``.
+
+    With ``order="F"`` each column is written (and its pages touched) on its own, and the
+    plan's sparse column is dropped once written, so the sparse and the dense copy of all
+    columns are never resident together.
+    """
+    out: np.ndarray = np.zeros((g, len(plan.linear)), dtype=dtype, order=order)
     position = None
     if perm is not None:
         position = np.empty_like(perm)
@@ -368,7 +411,18 @@ def _dense(
     for j, lin in enumerate(plan.linear):
         units = np.arange(g) if lin.units is None else lin.units
         out[units if position is None else position[units], j] = lin.values
+        if order == "F":
+            plan.linear[j] = _Linear(None, _nothing)  # what it held is in the matrix now
     return out
+
+
+def _nothing() -> np.ndarray:
+    return np.zeros(0)
+
+
+def _held(values: np.ndarray) -> Callable[[], np.ndarray]:
+    """A ``_Linear.make`` for values computed already."""
+    return lambda: values
 
 
 def _nonzero(plan: _Plan, g: int) -> np.ndarray:
@@ -400,8 +454,9 @@ def _finish(plan: _Plan, lin: np.ndarray, weights: _Weights | None, out: np.ndar
 def _bins(plan: _Plan, g: int) -> tuple[np.ndarray, np.ndarray] | None:
     """Distinct unit rows and their counts, or None when there are more than BINS_MAX_LEVELS."""
     for lin in plan.linear:
-        zeros = lin.units is not None and lin.units.size < g and not np.any(lin.values == 0)
-        if np.unique(lin.values).size + zeros > BINS_MAX_LEVELS:
+        values = lin.values
+        zeros = lin.units is not None and lin.units.size < g and not np.any(values == 0)
+        if np.unique(values).size + zeros > BINS_MAX_LEVELS:
             return None
     rows, counts = np.unique(_dense(plan, g), axis=0, return_counts=True)
     if rows.shape[0] > BINS_MAX_LEVELS:
@@ -509,10 +564,13 @@ def joint_bootstrap(
     active: list[np.ndarray] | None = None
     if half:  # float32 tiles in a layout where slices are contiguous (``_tile_layout``)
         perm, active = _tile_layout(plan, _nonzero(plan, g))
-        linear = _dense(plan, g, np.float32, perm)
+        linear = _dense(plan, g, np.float32, perm, order="F")  # tiles copy their active columns
     else:
         linear = _dense(plan, g)
     plan.linear.clear()  # the sparse columns are in ``linear`` now: free them
+    for _, qc, qb, _, _ in plan.quantiles:
+        qc.release()
+        qb.release()
     linear32 = linear
     chunk = max(1, min(resamples, (256 if half else chunk_cells // max(g, 1))))
     starts = list(range(0, resamples, chunk))
