@@ -106,6 +106,23 @@ def weighted_lower_quantile(sorted_values: np.ndarray, weights: np.ndarray, q: f
     return sorted_values[np.minimum(idx, len(sorted_values) - 1)]
 
 
+class _TileBlocks:
+    """A (g, c) float32 matrix stored as its tiles' active columns only.
+
+    ``blocks[t]`` is ``linear[lo:hi, active[t]]`` exactly as numpy's indexing makes it (the
+    operand the tile's product always had), so products are unchanged; a protected slice's
+    columns are no longer stored as zeros on every other slice's tiles (at 10^6 pairs with 5
+    slices, 45 MB instead of 108 MB).
+    """
+
+    def __init__(self, linear: np.ndarray, active: list[np.ndarray]) -> None:
+        self.shape = linear.shape
+        self.blocks = [
+            linear[lo : lo + _TILE_UNITS, cols]
+            for lo, cols in zip(range(0, linear.shape[0], _TILE_UNITS), active, strict=True)
+        ]
+
+
 def _random_bytes(rng: np.random.Generator, n: int) -> np.ndarray:
     """Shape (n,) uint8: the bytes ``rng.bytes(n)`` returns, in one array.
 
@@ -144,15 +161,19 @@ class _Weights:
         return self
 
     def dot(
-        self, linear: np.ndarray, linear32: np.ndarray, active: list[np.ndarray] | None = None
+        self,
+        linear: np.ndarray | _TileBlocks,
+        linear32: np.ndarray | _TileBlocks,
+        active: list[np.ndarray] | None = None,
     ) -> np.ndarray:
         """Weights @ ``linear`` (g, c) → (b, c) float64.
 
         ``linear32`` is its float32 copy (half-sampling multiplies tiles of ``_TILE_UNITS``
-        units in float32 and accumulates in float64); ``active[t]`` lists the columns non-zero
-        in tile t (None: all).
+        units in float32 and accumulates in float64), possibly stored per tile
+        (``_TileBlocks``); ``active[t]`` lists the columns non-zero in tile t (None: all).
         """
         if not self.half:
+            assert isinstance(linear, np.ndarray)
             return self.dense @ linear
         out = np.zeros((self.b, linear.shape[1]))
         buf = np.empty((self.b, _TILE_UNITS), dtype=np.float32)
@@ -161,7 +182,10 @@ class _Weights:
             bits = np.unpackbits(self.packed[:, lo // 8 : (hi + 7) // 8], axis=1, count=hi - lo)
             tile = buf[:, : hi - lo]
             np.copyto(tile, bits)
-            if active is None:
+            if isinstance(linear32, _TileBlocks):
+                assert active is not None
+                out[:, active[t]] += tile @ linear32.blocks[t]
+            elif active is None:
                 out += tile @ linear32[lo:hi]
             else:
                 cols = active[t]
@@ -416,6 +440,12 @@ def _dense(
     return out
 
 
+def _tiled(plan: _Plan, g: int) -> tuple[_TileBlocks, list[np.ndarray]]:
+    """The half-sampling operand: float32 columns in tile layout, stored per tile."""
+    perm, active = _tile_layout(plan, _nonzero(plan, g))
+    return _TileBlocks(_dense(plan, g, np.float32, perm, order="F"), active), active
+
+
 def _nothing() -> np.ndarray:
     return np.zeros(0)
 
@@ -562,9 +592,9 @@ def joint_bootstrap(
         return BootstrapResult(estimate, replicates, method=method, **common)
     half = g > MULTINOMIAL_MAX_UNITS
     active: list[np.ndarray] | None = None
+    linear: np.ndarray | _TileBlocks
     if half:  # float32 tiles in a layout where slices are contiguous (``_tile_layout``)
-        perm, active = _tile_layout(plan, _nonzero(plan, g))
-        linear = _dense(plan, g, np.float32, perm, order="F")  # tiles copy their active columns
+        linear, active = _tiled(plan, g)
     else:
         linear = _dense(plan, g)
     plan.linear.clear()  # the sparse columns are in ``linear`` now: free them
