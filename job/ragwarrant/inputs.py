@@ -291,7 +291,7 @@ def release_freed_memory() -> None:
     the run. ``malloc_trim`` is called where the C library has it (glibc).
     """
     pa.default_memory_pool().release_unused()
-    with contextlib.suppress(AttributeError, OSError):  # not glibc: nothing to trim
+    with contextlib.suppress(AttributeError, OSError, TypeError):  # not glibc: nothing to trim
         ctypes.CDLL(None).malloc_trim(0)
 
 
