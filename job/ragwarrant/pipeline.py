@@ -102,6 +102,7 @@ from ragwarrant.inputs import (
     check_input_dir,
     config_differences,
     read_inputs,
+    release_freed_memory,
     take_evidence,
 )
 from ragwarrant.outputs import (
@@ -191,6 +192,7 @@ def _index_evidence(inputs: Inputs, emit: Emit) -> tuple[EvidenceIndex, list[Val
     checks += evidence_scope.split_checks(index, inputs.contract)
     checks += evidence_scope.example_id_checks(index)
     checks += evidence_scope.metric_kind_checks(index, inputs.contract)
+    release_freed_memory()  # the table's pages and the checks' (the allocators would keep them)
     return index, checks
 
 
@@ -436,6 +438,7 @@ def _decide(
     known = [contract.baseline.policy_id, *(c.policy_id for c in contract.candidates)]
     config_missing = [p for p in known if p not in inputs.config_sha]
     corroboration, index = _corroboration(inputs, index, scopes.confirmatory)
+    release_freed_memory()  # the checks' temporaries, before the candidates' resamples
 
     def evaluate(policy: str, scope: np.ndarray, name: str) -> CandidateEvaluation:
         return evaluate_candidate(

@@ -83,3 +83,71 @@ def test_example_id_variants_are_counted():
     idx = build_index(t)
     assert idx.n_id_variants == 1
     assert idx.id_variants == [("EX0 ", "ex0")] or idx.id_variants == [("ex0", "EX0 ")]
+
+
+def test_example_rank_orders_ids_as_python_strings():
+    """example_rank sorts examples exactly as sorting their ids (code points, non-ASCII too)."""
+    ids = ["b", "a", "\u00e9", "Z", "a1", "\u00c9t\u00e9", "a\U0001f600", "a\u00e9"]
+    cols: dict[str, list] = {f.name: [None] * len(ids) for f in EVIDENCE_SCHEMA}
+    cols |= {
+        "policy_id": ["p"] * len(ids),
+        "example_id": ids,
+        "metric": ["m"] * len(ids),
+        "value": [1.0] * len(ids),
+        "source": ["t:fixture@1"] * len(ids),
+        "source_sha256": ["0" * 64] * len(ids),
+        "source_row": list(range(1, len(ids) + 1)),
+    }
+    idx = build_index(make_evidence_table(cols))
+    assert idx.example_ids.tolist() == ids
+    assert idx.example_ids[np.argsort(idx.example_rank)].tolist() == sorted(ids)
+
+
+def test_repeated_id_chunks_index_like_one_column():
+    """A table whose example_id chunks repeat one array indexes as its concatenation does."""
+    a = evidence_table({"p": {"m1": np.array([1.0, 2.0, 3.0])}})
+    b = evidence_table({"p": {"m2": np.array([4.0, 5.0, 6.0])}, "q": {"m1": np.array([7.0])}})
+    ids = pa.array(["x2", "x0", "x1"], pa.string())
+    a = a.set_column(1, "example_id", ids)
+    b = b.set_column(1, "example_id", pa.concat_arrays([ids, pa.array(["x9"], pa.string())]))
+    shared = pa.concat_tables([a, b.slice(0, 3).set_column(1, "example_id", ids), b.slice(3)])
+    assert shared.column("example_id").chunk(0) is not shared.column("example_id").chunk(1)
+    one = build_index(shared.combine_chunks())
+    many = build_index(shared)
+    assert many.example_ids.tolist() == one.example_ids.tolist() == ["x2", "x0", "x1", "x9"]
+    for key, col in one.columns.items():
+        assert np.array_equal(many.columns[key].value, col.value, equal_nan=True)
+        assert many.columns[key].row.tolist() == col.row.tolist()
+
+
+def test_conflicting_slice_takes_the_first_label_and_splits_combine():
+    """An example whose rows disagree is a conflict labelled by its first-seen slice; an example
+    with rows in several splits has every one of them."""
+    t = evidence_table({"a": {"m": np.array([1.0, 2.0]), "n": np.array([1.0, 2.0])}}, split="s1")
+    t = t.set_column(3, "slice", pa.array(["x", "y", "z", "y"], pa.string()))
+    t = t.set_column(4, "split", pa.array(["s1", "s1", "s2", "s1"], pa.string()))
+    idx = build_index(t)
+    assert idx.conflicting_attributes == [("slice", "ex0")]
+    assert idx.slice.tolist() == ["x", "y"]
+    assert idx.in_split("s1").tolist() == [True, True]
+    assert idx.in_split("s2").tolist() == [True, False]
+
+
+def test_raw_keeps_infinite_and_flagged_values():
+    """``raw`` is the value as read (±inf kept), ``value`` only the finite unflagged values."""
+    cols: dict[str, list] = {f.name: [None] * 3 for f in EVIDENCE_SCHEMA}
+    cols |= {
+        "policy_id": ["p"] * 3,
+        "example_id": ["e0", "e1", "e2"],
+        "metric": ["m"] * 3,
+        "value": [1.0, float("inf"), 2.0],
+        "missing_reason": [None, None, "error"],
+        "source": ["t:fixture@1"] * 3,
+        "source_sha256": ["0" * 64] * 3,
+        "source_row": [1, 2, 3],
+    }
+    col = build_index(make_evidence_table(cols)).columns[("p", "m")]
+    assert col.raw.tolist() == [1.0, float("inf"), 2.0]
+    assert np.array_equal(col.value, [1.0, np.nan, np.nan], equal_nan=True)
+    assert col.infinite.tolist() == [False, True, False]
+    assert col.missing.tolist() == [False, False, True]

@@ -220,3 +220,13 @@ def test_half_sampling_weights_are_zero_or_two_with_mean_one():
     assert np.array_equal(w.take(units), full[:, units])
     lin = np.random.default_rng(1).normal(size=(70_001, 2))
     assert np.allclose(w.dot(lin, lin.astype(np.float32)), full @ lin, rtol=1e-4, atol=1e-2)
+
+
+@pytest.mark.parametrize("n", [0, 1, 3, 8, 13, 4001])
+def test_random_bytes_are_the_generators_bytes(n):
+    """_random_bytes returns rng.bytes(n) and leaves the generator in the same state."""
+    from ragwarrant.stats.bootstrap import _random_bytes
+
+    a, b = np.random.default_rng(5), np.random.default_rng(5)
+    assert _random_bytes(a, n).tobytes() == b.bytes(n)
+    assert a.integers(0, 2**62) == b.integers(0, 2**62)

@@ -71,6 +71,28 @@ def test_row_order_never_changes_the_result():
     assert one == two
 
 
+def test_drawn_replicates_give_the_same_result_in_any_row_order():
+    """With the replicates given (a joint resample), the rows are not sorted, and the result is
+    the one of the sorted rows: the degenerate guard reads only counts of worse pairs."""
+    from ragwarrant.stats.bootstrap import paired_bootstrap
+
+    rng = np.random.default_rng(7)
+    base = rng.integers(0, 5, 300).astype(float)
+    cand = np.where(rng.uniform(size=300) < 0.05, base - 1, base)
+    ids = np.arange(300)
+    drawn = paired_bootstrap(
+        cand[:, None], base[:, None], ["mean"], rng=np.random.default_rng(8), resamples=2000
+    )
+    perm = rng.permutation(300)
+    kw = dict(kind="ordinal", scale=(0, 4), resampled=drawn, margin_abs=0.05)
+    one = _test(cand, base, example_ids=ids, **kw)
+    two = _test(cand[perm], base[perm], example_ids=ids[perm], **kw)
+    assert one == two and one.n_units == 300 and "exact bound" not in one.method
+    assert one.degenerate_reason is None
+    repeated = _test(cand, base, example_ids=ids // 2, **kw)  # repetitions: clusters, sorted
+    assert repeated.unit_name == "clusters" and repeated.n_units == 150
+
+
 def test_repetitions_are_resampled_by_example():
     """Repeated example ids become clusters: n_units counts examples, the unit is clusters."""
     rng = np.random.default_rng(5)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import queue
 import threading
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TypeVar
 
 import numpy as np
@@ -99,6 +99,65 @@ def _column_of(metric: str, metric_names: dict[str, str]) -> str:
     return next((orig for orig, m in metric_names.items() if m == metric), metric)
 
 
+@dataclass
+class _Amounts:
+    """One amount metric's values as seen so far in a source (``check_operational_evidence``).
+
+    Attributes:
+        bad: the first value (in row order) that is not finite or negative, as (source row,
+            value, arm); recorded only for metrics the contract does not declare.
+        count: present (non-NaN) values per arm; largest: the largest of them per arm.
+    """
+
+    bad: tuple[int, np.floating, str] | None = None
+    count: dict[str, int] = field(default_factory=dict)
+    largest: dict[str, np.floating] = field(default_factory=dict)
+
+
+def _dictionary_indices(arr: pa.Array) -> tuple[np.ndarray, list[object]]:
+    """A dictionary array's int32 indices (-1 for null) and its labels."""
+    indices = arr.indices
+    codes = (
+        indices.to_numpy()
+        if indices.null_count == 0
+        else indices.fill_null(-1).to_numpy(zero_copy_only=False)
+    )
+    return codes.astype(np.int32, copy=False), arr.dictionary.to_pylist()
+
+
+def _scan_amounts(
+    batch: pa.RecordBatch, operational: frozenset[str], seen: dict[str, _Amounts]
+) -> None:
+    """Add one batch's amount values to ``seen`` (metric id → ``_Amounts``), by dictionary code:
+    no string of the batch becomes a Python object."""
+    metric_codes, metric_labels = _dictionary_indices(batch.column("metric"))
+    policy_codes, policy_labels = _dictionary_indices(batch.column("policy_id"))
+    values: np.ndarray | None = None
+    for k, label in enumerate(metric_labels):
+        metric = str(label)
+        if not _is_amount(metric, operational):
+            continue
+        sel = np.flatnonzero(metric_codes == k)
+        if not sel.size:
+            continue
+        if values is None:
+            values = batch.column("value").to_numpy(zero_copy_only=False).astype(np.float64)
+        v, arms = values[sel], policy_codes[sel]
+        acc = seen.setdefault(metric, _Amounts())
+        if acc.bad is None and metric not in operational:
+            bad = ~np.isnan(v) & (~np.isfinite(v) | (v < 0))
+            if bad.any():
+                i = int(np.flatnonzero(bad)[0])
+                row = int(batch.column("source_row")[int(sel[i])].as_py())
+                acc.bad = (row, v[i], str(policy_labels[arms[i]]))
+        present = ~np.isnan(v)
+        v, arms = v[present], arms[present]
+        for code in np.unique(arms):
+            arm, mine = str(policy_labels[code]), v[arms == code]
+            acc.count[arm] = acc.count.get(arm, 0) + int(mine.size)
+            acc.largest[arm] = max(acc.largest.get(arm, mine.max()), mine.max())
+
+
 def check_operational_evidence(
     evidence: pa.Table,
     metric_names: dict[str, str],
@@ -107,8 +166,11 @@ def check_operational_evidence(
 ) -> None:
     """Check every operational value an adapter produced, per arm.
 
+    The table is read one record batch at a time by dictionary code (``_scan_amounts``), so the
+    check holds one batch's values, not the table's rows as Python objects.
+
     Args:
-        evidence: canonical evidence rows of one source.
+        evidence: canonical evidence rows of one source (``evidence.schema.EVIDENCE_SCHEMA``).
         metric_names: the provenance's original column → metric id, to name the column.
         operational: the contract's operational metric ids (plus any id ending in ``_usd``,
             ``_ms``, ``_tokens`` or ``_calls`` is an amount). The sign of a declared metric is
@@ -118,52 +180,47 @@ def check_operational_evidence(
     Raises:
         EvidenceError: ``evidence-negative-value`` / ``evidence-non-finite`` naming row, arm
             and column; ``evidence-uninstrumented`` when an arm's every present value of a cost,
-            latency or token metric is below its physical floor (``PHYSICAL_FLOORS``).
+            latency or token metric is below its physical floor (``PHYSICAL_FLOORS``). Metrics
+            are checked in sorted order, each for a bad value first.
     """
-    metrics = evidence.column("metric").to_numpy(zero_copy_only=False)
-    policies = evidence.column("policy_id").to_numpy(zero_copy_only=False)
-    values = evidence.column("value").to_numpy(zero_copy_only=False).astype(np.float64)
-    rows = evidence.column("source_row").to_numpy(zero_copy_only=False)
-    for metric in sorted({str(m) for m in metrics}):
-        if not _is_amount(metric, operational):
-            continue
+    seen: dict[str, _Amounts] = {}
+    for batch in evidence.to_batches():
+        _scan_amounts(batch, operational, seen)
+    for metric in sorted(seen):
+        acc = seen[metric]
         column = _column_of(metric, metric_names)
-        sel = metrics == metric
-        v = values[sel]
-        # a contract-declared operational metric has its own declared range (the value-range
-        # and non-finite gates); an undeclared amount (tokens, judge cost) is checked here
-        bad = ~np.isnan(v) & (~np.isfinite(v) | (v < 0))
-        if metric not in operational and bad.any():
-            i = int(np.flatnonzero(bad)[0])
-            what = "not finite" if not np.isfinite(v[i]) else "negative"
+        if acc.bad is not None:
+            # a contract-declared operational metric has its own declared range (the value-range
+            # and non-finite gates); an undeclared amount (tokens, judge cost) is checked here
+            row, value, arm = acc.bad
+            what = "not finite" if not np.isfinite(value) else "negative"
             raise EvidenceError(
                 "evidence-non-finite" if what == "not finite" else "evidence-negative-value",
-                f"{display} row {int(rows[sel][i])}: {column!r} ({metric}) is {v[i]}, {what}, "
-                f"in arm {str(policies[sel][i])!r}",
+                f"{display} row {row}: {column!r} ({metric}) is {value}, {what}, in arm {arm!r}",
                 hint="costs, latencies and token counts are finite and >= 0",
                 file=display,
-                row=int(rows[sel][i]),
+                row=row,
                 column=column,
                 expected="a finite number >= 0",
-                found=str(v[i]),
+                found=str(value),
             )
         floor = _floor(metric)
         if floor is not None:
-            _check_instrumented(v, policies[sel], metric, column, floor, display)
+            _check_instrumented(acc, metric, column, floor, display)
 
 
 def _check_instrumented(
-    v: np.ndarray, policies: np.ndarray, metric: str, column: str, floor: Floor, display: str
+    acc: _Amounts, metric: str, column: str, floor: Floor, display: str
 ) -> None:
-    for policy in sorted({str(p) for p in policies}):
-        present = v[(policies == policy) & ~np.isnan(v)]
-        if present.size and float(present.max()) < floor.value:
-            zero = float(present.max()) == 0.0
-            found = "all 0" if zero else f"all below {floor.value:g} (max {present.max():g})"
+    for policy in sorted(acc.count):
+        size, largest = acc.count[policy], acc.largest[policy]
+        if size and float(largest) < floor.value:
+            zero = float(largest) == 0.0
+            found = "all 0" if zero else f"all below {floor.value:g} (max {largest:g})"
             raise EvidenceError(
                 "evidence-uninstrumented",
                 f"{display}: arm {policy!r} has {column!r} ({metric}) {found} over "
-                f"{present.size} example(s): the arm was not really instrumented "
+                f"{size} example(s): the arm was not really instrumented "
                 f"({floor.why})",
                 hint="fix the instrumentation (or the price table) so the arm's real "
                 f"{metric} is recorded; leave unmeasured values empty, never 0",

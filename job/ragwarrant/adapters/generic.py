@@ -26,7 +26,12 @@ from ragwarrant.adapters._telemetry import check_request_values
 from ragwarrant.adapters._text import read_texts
 from ragwarrant.contract import EvidenceSource, TelemetryReduction
 from ragwarrant.errors import EvidenceError
-from ragwarrant.evidence.schema import EVIDENCE_SCHEMA, conform_evidence, constant_column
+from ragwarrant.evidence.schema import (
+    DICTIONARY_STRING,
+    EVIDENCE_SCHEMA,
+    conform_evidence,
+    constant_column,
+)
 
 __all__ = ["canonical_rows", "load", "policy_column"]
 
@@ -110,6 +115,11 @@ def canonical_rows(
     )
 
 
+def _encoded(arr: pa.Array | None) -> pa.Array | None:
+    """``arr`` cast to the canonical dictionary-encoded string type (as ``conform_evidence``)."""
+    return None if arr is None else arr.cast(DICTIONARY_STRING)
+
+
 def _optional(table: pa.Table, name: str | None, display: str) -> pa.Array | None:
     if not name:
         return None
@@ -142,16 +152,18 @@ def load(request: AdapterRequest) -> AdapterResult:
     names: dict[str, str] = {}
     if source.layout == "wide":
         require_columns(table.schema.names, list(source.metrics), display)
+        # every metric's rows share these key arrays: dictionary-encode them once, not per metric
+        keys = [_encoded(a) for a in (policy, group, slice_, split)]
         for column, metric in source.metrics.items():
             values, reason = column_as_float(table, column, display)
             names[column] = metric
             parts.append(
                 canonical_rows(
-                    policy=policy,
+                    policy=keys[0],
                     example=example,
-                    group=group,
-                    slice_=slice_,
-                    split=split,
+                    group=keys[1],
+                    slice_=keys[2],
+                    split=keys[3],
                     metric=metric,
                     values=values,
                     missing_reason=reason,

@@ -7,6 +7,7 @@ read them.
 
 from __future__ import annotations
 
+import functools
 import unicodedata
 from dataclasses import dataclass, field
 
@@ -29,7 +30,9 @@ class MetricColumn:
         missing: a row exists but its value is null/NaN/error (see ``missing_reasons``).
         infinite: a row exists with an infinite value.
         missing_reasons: reason → count, for rows that are missing or infinite (``inf``).
-        raw: float64, the value as read (NaN where missing, ±inf kept), for range checks.
+        raw: float64, the value as read (NaN where missing, ±inf kept), for range checks; the
+            same array as ``value`` when they are equal (no duplicate, infinite or flagged
+            value). Neither is ever written in place.
         row: int64, the source row of the example's (last) row, -1 without a row.
         source: int32, code of that row's source in ``EvidenceIndex.sources``, -1 without a row.
     """
@@ -61,7 +64,11 @@ class EvidenceIndex:
     """Canonical evidence indexed by example.
 
     Attributes:
-        example_ids: shape (E,), the example id of each example code.
+        id_array: shape (E,) Arrow strings, the example id of each example code
+            (``example_ids`` is the same as a numpy object array, built on first use).
+        example_rank: shape (E,) int64, the rank of each example's id in code-point order
+            (Python ``str`` order): sorting examples by it is sorting them by id, the canonical
+            order of resampling, without comparing strings.
         group: shape (E,) int, cluster code per example (-1 when none).
         slice: shape (E,) object, slice value or None.
         split_bits: shape (E,) int64, bit j set when the example has a row in split
@@ -80,7 +87,8 @@ class EvidenceIndex:
         n_id_variants: example ids that equal an earlier one after ``loose_example_id``.
     """
 
-    example_ids: np.ndarray
+    id_array: pa.Array
+    example_rank: np.ndarray
     group: np.ndarray
     slice: np.ndarray
     split_bits: np.ndarray
@@ -97,10 +105,16 @@ class EvidenceIndex:
     id_variants: list[tuple[str, str]] = field(default_factory=list)
     n_id_variants: int = 0
 
+    @functools.cached_property
+    def example_ids(self) -> np.ndarray:
+        """Shape (E,) object: the example id of each example code (built on first use: 10^6
+        Python strings are about 70 MB that most runs never read)."""
+        return np.array(self.id_array.to_pylist(), dtype=object)
+
     @property
     def n_examples(self) -> int:
         """Number of distinct example ids."""
-        return int(self.example_ids.size)
+        return len(self.id_array)
 
     def locate(self, policy: str, metric: str, example: int) -> str:
         """Where the row of (policy, metric, example) came from: ``<file> row <n>``."""
@@ -123,39 +137,108 @@ class EvidenceIndex:
         return {p for p, _ in self.columns}
 
 
-def _codes(arr: pa.ChunkedArray | pa.Array) -> tuple[np.ndarray, list[object]]:
-    """int32 codes (-1 for null) and the labels they index, for a (dictionary) string column."""
+def _ranks(labels: pa.Array) -> np.ndarray:
+    """Shape (len(labels),) int64: each distinct string's rank in code-point order.
+
+    Arrow orders strings by their UTF-8 bytes, which is code-point order (as Python's ``str``).
+    """
+    order = pc.array_sort_indices(labels).to_numpy()
+    rank = np.empty(len(labels), dtype=np.int64)
+    rank[order] = np.arange(len(labels))
+    return rank
+
+
+def _indices(indices: pa.Array) -> np.ndarray:
+    """Dictionary indices as int32 numpy, -1 for null (no copy when there is no null)."""
+    if indices.null_count == 0:
+        return indices.to_numpy().astype(np.int32, copy=False)
+    if indices.null_count == len(indices):
+        return np.full(len(indices), -1, dtype=np.int32)
+    return indices.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int32, copy=False)
+
+
+def _encoded(arr: pa.ChunkedArray | pa.Array) -> tuple[np.ndarray, pa.Array]:
+    """int32 codes (-1 for null) and the dictionary they index, for a (dictionary) string column."""
     if isinstance(arr, pa.ChunkedArray):
         arr = arr.unify_dictionaries() if pa.types.is_dictionary(arr.type) else arr
         arr = arr.combine_chunks()
     enc = arr if pa.types.is_dictionary(arr.type) else pc.dictionary_encode(arr)
-    idx = enc.indices.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int32, copy=False)
-    return idx, enc.dictionary.to_pylist()
+    return _indices(enc.indices), enc.dictionary
+
+
+def _codes(arr: pa.ChunkedArray | pa.Array) -> tuple[np.ndarray, list[object]]:
+    """int32 codes (-1 for null) and the labels they index, for a (dictionary) string column."""
+    idx, dictionary = _encoded(arr)
+    return idx, dictionary.to_pylist()
+
+
+def _chunk_key(chunk: pa.Array) -> tuple[object, ...]:
+    """What makes two chunks the same array: their buffers, offset and length."""
+    return (
+        *(b.address if b is not None else None for b in chunk.buffers()),
+        chunk.offset,
+        len(chunk),
+    )
+
+
+def _example_codes(arr: pa.ChunkedArray | pa.Array) -> tuple[np.ndarray, pa.Array]:
+    """int32 example codes and the distinct ids they index, in order of first appearance.
+
+    Adapters reuse one id array for every metric of a wide file, so the canonical table's
+    ``example_id`` chunks are often one array several times: each distinct chunk is hashed once
+    (one dictionary across chunks, ``pyarrow.compute.dictionary_encode``), and a repeated chunk
+    reuses its codes. The codes equal those of encoding the concatenated column.
+    """
+    chunks = arr.chunks if isinstance(arr, pa.ChunkedArray) else [arr]
+    first: dict[tuple[object, ...], int] = {}
+    which = [first.setdefault(_chunk_key(c), len(first)) for c in chunks]
+    distinct = [chunks[which.index(i)] for i in range(len(first))]
+    if pa.types.is_dictionary(arr.type):
+        idx, dictionary = _encoded(pa.chunked_array(distinct, arr.type))
+        parts = np.split(idx, np.cumsum([len(c) for c in distinct])[:-1])
+        codes = [parts[i] for i in which]
+        return (np.concatenate(codes) if codes else idx), dictionary
+    enc = pc.dictionary_encode(pa.chunked_array(distinct, arr.type))
+    coded = [_indices(c.indices) for c in enc.chunks]
+    dictionary = enc.chunks[0].dictionary if enc.num_chunks else pa.array([], pa.string())
+    codes = [coded[i] for i in which]
+    return (np.concatenate(codes) if codes else np.zeros(0, np.int32)), dictionary
 
 
 def _attribute(ex: np.ndarray, codes: np.ndarray, n_examples: int) -> tuple[np.ndarray, np.ndarray]:
-    """Per-example min and max of non-negative codes (-1 where the example has none)."""
+    """Per-example min and max of non-negative codes (-1 where the example has none).
+
+    One scatter gives each example one of its codes; only the examples whose rows disagree
+    with it (conflicts, rare) are reduced with ``minimum.at``/``maximum.at``.
+    """
     valid = codes >= 0
-    lo = np.full(n_examples, np.iinfo(np.int64).max)
-    hi = np.full(n_examples, -1)
-    np.minimum.at(lo, ex[valid], codes[valid])
-    np.maximum.at(hi, ex[valid], codes[valid])
-    lo[hi < 0] = -1
-    return lo, hi
+    e, c = (ex, codes) if valid.all() else (ex[valid], codes[valid])
+    lo = np.full(n_examples, -1, dtype=np.int32)
+    lo[e] = c
+    disagree = lo[e] != c
+    hi = lo.copy()
+    if np.any(disagree):
+        conflicted = np.zeros(n_examples, dtype=bool)
+        conflicted[e[disagree]] = True
+        rows = conflicted[e]
+        lo[conflicted] = np.iinfo(np.int32).max
+        np.minimum.at(lo, e[rows], c[rows])
+        np.maximum.at(hi, e[rows], c[rows])
+    return lo.astype(np.int64), hi.astype(np.int64)
 
 
 def _example_attributes(
-    table: pa.Table, ex: np.ndarray, example_ids: np.ndarray
+    table: pa.Table, ex: np.ndarray, example_ids: pa.Array
 ) -> tuple[np.ndarray, np.ndarray, list[tuple[str, str]]]:
     """Per-example group code and slice label, and the (attribute, example) pairs in conflict."""
-    n_ex = example_ids.size
+    n_ex = len(example_ids)
     conflicts: list[tuple[str, str]] = []
     attrs: dict[str, tuple[np.ndarray, list[object]]] = {}
     for name in ("group_id", "slice"):
         codes, labels = _codes(table.column(name))
         lo, hi = _attribute(ex, codes, n_ex)
         bad = np.flatnonzero(lo != hi)
-        conflicts += [(name, str(example_ids[i])) for i in bad[:1000]]
+        conflicts += [(name, str(example_ids[int(i)].as_py())) for i in bad[:1000]]
         attrs[name] = (lo, labels)
     slice_codes, slice_labels = attrs["slice"]
     slices = np.array([*slice_labels, None], dtype=object)[
@@ -173,8 +256,15 @@ def _split_bits(table: pa.Table, ex: np.ndarray, n_ex: int) -> tuple[np.ndarray,
         )
     split_bits = np.zeros(n_ex, dtype=np.int64)
     has_split = split_codes >= 0
+    e = ex[has_split]
     bits = np.left_shift(np.int64(1), split_codes[has_split].astype(np.int64))
-    np.bitwise_or.at(split_bits, ex[has_split], bits)
+    split_bits[e] = bits  # one scatter; examples with rows in several splits are OR-ed below
+    several = split_bits[e] != bits
+    if np.any(several):
+        in_several = np.zeros(n_ex, dtype=bool)
+        in_several[e[several]] = True
+        rows = in_several[e]
+        np.bitwise_or.at(split_bits, e[rows], bits[rows])
     return split_bits, split_labels
 
 
@@ -188,10 +278,10 @@ def loose_example_id(example_id: str) -> str:
     return " ".join("".join(ch for ch in text if not is_invisible(ch)).split())
 
 
-def _loose_all_distinct(example_ids: np.ndarray) -> bool:
+def _loose_all_distinct(example_ids: pa.Array) -> bool:
     """Whether the loose forms are all distinct (vectorised; exact for ASCII-printable ids, and
     non-ASCII ids take ``loose_example_id`` one by one)."""
-    ids = pa.array(example_ids.tolist(), pa.string())
+    ids = example_ids.cast(pa.string())
     loose = pc.replace_substring_regex(pc.utf8_trim_whitespace(pc.utf8_lower(ids)), r"\s+", " ")
     plain = pc.and_(pc.string_is_ascii(ids), pc.utf8_is_printable(ids)).to_numpy(
         zero_copy_only=False
@@ -199,19 +289,19 @@ def _loose_all_distinct(example_ids: np.ndarray) -> bool:
     if not plain.all():
         forms = np.asarray(loose.to_pylist(), dtype=object)
         odd = np.flatnonzero(~plain)
-        forms[odd] = [loose_example_id(str(example_ids[i])) for i in odd]
+        forms[odd] = [loose_example_id(str(ids[int(i)].as_py())) for i in odd]
         loose = pa.array(forms.tolist(), pa.string())
     return pc.count_distinct(loose).as_py() == len(ids)
 
 
-def _id_variants(example_ids: np.ndarray) -> tuple[int, list[tuple[str, str]]]:
+def _id_variants(example_ids: pa.Array) -> tuple[int, list[tuple[str, str]]]:
     """(count, first 1000 pairs) of example ids equal to an earlier one after the loose form."""
     if _loose_all_distinct(example_ids):
         return 0, []
     first: dict[str, str] = {}
     pairs: list[tuple[str, str]] = []
     count = 0
-    for raw in example_ids.astype(str).tolist():
+    for raw in (str(x) for x in example_ids.to_pylist()):
         key = loose_example_id(raw)
         seen = first.setdefault(key, raw)
         if seen != raw:
@@ -221,42 +311,98 @@ def _id_variants(example_ids: np.ndarray) -> tuple[int, list[tuple[str, str]]]:
     return count, pairs
 
 
+class _Labels:
+    """Global codes of a dictionary string column, for the rows of any take of it.
+
+    Codes index ``labels``: every chunk's dictionary in chunk order, each label once (as
+    ``pyarrow``'s ``unify_dictionaries`` orders them); a plain string chunk is encoded first.
+    """
+
+    def __init__(self, col: pa.ChunkedArray) -> None:
+        self._code_of: dict[object, int] = {}
+        for chunk in col.chunks:
+            for label in self._encoded(chunk).dictionary.to_pylist():
+                self._code_of.setdefault(label, len(self._code_of))
+        self.labels: list[object] = list(self._code_of)
+
+    @staticmethod
+    def _encoded(chunk: pa.Array) -> pa.DictionaryArray:
+        return chunk if pa.types.is_dictionary(chunk.type) else pc.dictionary_encode(chunk)
+
+    def codes(self, arr: pa.ChunkedArray) -> np.ndarray:
+        """int32 global code of each row of ``arr`` (-1 for null)."""
+        parts = []
+        for chunk in arr.chunks:
+            enc = self._encoded(chunk)
+            known = [self._code_of[label] for label in enc.dictionary.to_pylist()]
+            parts.append(np.array([*known, -1], dtype=np.int32)[_indices(enc.indices)])
+        return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int32)
+
+
+@dataclass(frozen=True)
+class _Group:
+    """One (policy, metric) group's rows (``sel``, ascending table rows), row-aligned."""
+
+    e: np.ndarray  # example code
+    rows: np.ndarray  # source row
+    values: np.ndarray  # float64, NaN for null
+    reason_codes: np.ndarray
+    src_codes: np.ndarray
+
+
 @dataclass(frozen=True)
 class _Rows:
-    """The row-aligned arrays every (policy, metric) group is cut from."""
+    """The table every (policy, metric) group is taken from, one group at a time.
+
+    Only the example codes are held for every row; each group's source rows, values, missing
+    reasons and sources are taken from the Arrow columns when it is visited (at 10^7 rows, the
+    whole-table arrays were 240 MB held through the loop).
+    """
 
     ex: np.ndarray
-    example_ids: np.ndarray
-    rows: np.ndarray
-    values: np.ndarray
-    reason_codes: np.ndarray
-    reason_labels: list[object]
-    src_codes: np.ndarray
-    src_labels: list[object]
+    example_ids: pa.Array
+    table: pa.Table
+    reasons: _Labels
+    sources: _Labels
+
+    def group(self, sel: np.ndarray) -> _Group:
+        """The rows ``sel`` of the table."""
+        at = pa.array(sel)
+        t = self.table
+        return _Group(
+            e=self.ex[sel],
+            rows=t.column("source_row").take(at).to_numpy(),
+            values=t.column("value")
+            .take(at)
+            .to_numpy(zero_copy_only=False)
+            .astype(np.float64, copy=False),
+            reason_codes=self.reasons.codes(t.column("missing_reason").take(at)),
+            src_codes=self.sources.codes(t.column("source").take(at)),
+        )
 
 
 def _duplicates(
-    r: _Rows, sel: np.ndarray, counts: np.ndarray, policy: str, metric: str, room: int
+    r: _Rows, grp: _Group, counts: np.ndarray, policy: str, metric: str, room: int
 ) -> tuple[int, list[Duplicate]]:
     """How many examples of one (policy, metric) group have several rows, and the first ``room``."""
     dup_examples = np.flatnonzero(counts > 1)
     if not dup_examples.size:
         return 0, []
-    e = r.ex[sel]
     first_row_of: dict[int, int] = {}
-    for i in sel[np.isin(e, dup_examples[:1000])]:
-        first_row_of.setdefault(int(r.ex[i]), int(i))
+    for pos in np.flatnonzero(np.isin(grp.e, dup_examples[:1000])).tolist():
+        first_row_of.setdefault(int(grp.e[pos]), pos)
     out = []
     for d in dup_examples[: max(0, room)]:
-        i = first_row_of[int(d)]
+        k = first_row_of[int(d)]
+        code = grp.src_codes[k]
         out.append(
             Duplicate(
                 policy_id=policy,
-                example_id=str(r.example_ids[d]),
+                example_id=str(r.example_ids[int(d)].as_py()),
                 metric=metric,
                 count=int(counts[d]),
-                first_source=str(r.src_labels[r.src_codes[i]]) if r.src_codes[i] >= 0 else "",
-                first_row=int(r.rows[i]),
+                first_source=str(r.sources.labels[code]) if code >= 0 else "",
+                first_row=int(grp.rows[k]),
             )
         )
     return int(dup_examples.size), out
@@ -276,19 +422,15 @@ def _reason_counts(v: np.ndarray, rc: np.ndarray, labels: list[object]) -> dict[
     return reason_count
 
 
-def _metric_column(r: _Rows, sel: np.ndarray, counts: np.ndarray) -> MetricColumn:
-    """The dense column of one (policy, metric) group whose rows are ``sel``."""
-    n_ex = r.example_ids.size
-    e = r.ex[sel]
-    v = r.values[sel]
-    rc = r.reason_codes[sel]
+def _metric_column(r: _Rows, grp: _Group, counts: np.ndarray) -> MetricColumn:
+    """The dense column of one (policy, metric) group."""
+    n_ex = len(r.example_ids)
+    e, v, rc = grp.e, grp.values, grp.reason_codes
     dense = np.full(n_ex, np.nan)
-    raw = np.full(n_ex, np.nan)
-    raw[e] = v
     row_of = np.full(n_ex, -1, dtype=np.int64)
-    row_of[e] = r.rows[sel]
+    row_of[e] = grp.rows
     source_of = np.full(n_ex, -1, dtype=np.int32)
-    source_of[e] = r.src_codes[sel]
+    source_of[e] = grp.src_codes
     missing = np.zeros(n_ex, dtype=bool)
     infinite = np.zeros(n_ex, dtype=bool)
     is_missing = (rc >= 0) | np.isnan(v)
@@ -297,25 +439,45 @@ def _metric_column(r: _Rows, sel: np.ndarray, counts: np.ndarray) -> MetricColum
     infinite[e[is_inf]] = True
     ok = ~is_missing & ~is_inf
     dense[e[ok]] = v[ok]
+    if counts.max(initial=0) <= 1 and not np.any(~ok & ~np.isnan(v)):
+        raw = dense  # no duplicate, and every excluded value is NaN: the same array, not a copy
+    else:
+        raw = np.full(n_ex, np.nan)
+        raw[e] = v
     return MetricColumn(
         value=dense,
         has_row=counts > 0,
         missing=missing,
         infinite=infinite,
-        missing_reasons=_reason_counts(v, rc, r.reason_labels),
+        missing_reasons=_reason_counts(v, rc, r.reasons.labels),
         raw=raw,
         row=row_of,
         source=source_of,
     )
 
 
-def _rows_without_provenance(
-    src_codes: np.ndarray, src_labels: list[object], table: pa.Table
-) -> int:
-    sha_codes, sha_labels = _codes(table.column("source_sha256"))
-    src_empty = np.array([not s for s in src_labels] + [True])
-    sha_empty = np.array([not s for s in sha_labels] + [True])
-    return int(np.sum(src_empty[src_codes] | sha_empty[sha_codes]))
+def _empty(arr: pa.Array) -> np.ndarray:
+    """Shape (len(arr),) bool: null or empty string, for a (dictionary) string array."""
+    enc = arr if pa.types.is_dictionary(arr.type) else pc.dictionary_encode(arr)
+    flags = [not s for s in enc.dictionary.to_pylist()] + [True]
+    return np.array(flags, dtype=bool)[_indices(enc.indices)]
+
+
+def _rows_without_provenance(table: pa.Table) -> int:
+    """Rows with an empty or null source or source_sha256, one record batch at a time."""
+    both = table.select(["source", "source_sha256"])
+    return sum(int(np.sum(_empty(b.column(0)) | _empty(b.column(1)))) for b in both.to_batches())
+
+
+def _group_keys(table: pa.Table) -> tuple[np.ndarray, list[object], list[object]]:
+    """Shape (rows,) int32 policy code × metrics + metric code, and the two label lists."""
+    pol, pol_labels = _codes(table.column("policy_id"))
+    met, met_labels = _codes(table.column("metric"))
+    key = pol.astype(np.int32)
+    del pol
+    key *= len(met_labels)
+    key += met
+    return key, pol_labels, met_labels
 
 
 def build_index(table: pa.Table, source_paths: dict[str, str] | None = None) -> EvidenceIndex:
@@ -329,28 +491,19 @@ def build_index(table: pa.Table, source_paths: dict[str, str] | None = None) -> 
         The EvidenceIndex; nothing is dropped: duplicates, conflicts and missing values are
         counted for the gates.
     """
-    ex, example_labels = _codes(table.column("example_id"))
-    n_ex = len(example_labels)
-    example_ids = np.array(example_labels, dtype=object)
-    group, slices, conflicts = _example_attributes(table, ex, example_ids)
+    ex, example_dictionary = _example_codes(table.column("example_id"))
+    n_ex = len(example_dictionary)
+    group, slices, conflicts = _example_attributes(table, ex, example_dictionary)
     split_bits, split_labels = _split_bits(table, ex, n_ex)
-    src_codes, src_labels = _codes(table.column("source"))
-    reason_codes, reason_labels = _codes(table.column("missing_reason"))
     r = _Rows(
         ex=ex,
-        example_ids=example_ids,
-        rows=table.column("source_row").to_numpy(),
-        values=table.column("value").to_numpy().astype(np.float64, copy=False),
-        reason_codes=reason_codes,
-        reason_labels=reason_labels,
-        src_codes=src_codes,
-        src_labels=src_labels,
+        example_ids=example_dictionary,
+        table=table,
+        reasons=_Labels(table.column("missing_reason")),
+        sources=_Labels(table.column("source")),
     )
-    pol, pol_labels = _codes(table.column("policy_id"))
-    met, met_labels = _codes(table.column("metric"))
+    group_key, pol_labels, met_labels = _group_keys(table)
     n_met = len(met_labels)
-    group_key = (pol * n_met + met).astype(np.int32)
-    del pol, met
     columns: dict[tuple[str, str], MetricColumn] = {}
     duplicates: list[Duplicate] = []
     duplicates_by_policy: dict[str, int] = {}
@@ -359,17 +512,19 @@ def build_index(table: pa.Table, source_paths: dict[str, str] | None = None) -> 
         sel = np.flatnonzero(group_key == pm)
         p, m = divmod(int(pm), n_met)
         policy, metric = str(pol_labels[p]), str(met_labels[m])
-        counts = np.bincount(ex[sel], minlength=n_ex)
-        n_dup, found = _duplicates(r, sel, counts, policy, metric, 1000 - len(duplicates))
+        grp = r.group(sel)
+        counts = np.bincount(grp.e, minlength=n_ex)
+        n_dup, found = _duplicates(r, grp, counts, policy, metric, 1000 - len(duplicates))
         if n_dup:
             duplicates_by_policy[policy] = duplicates_by_policy.get(policy, 0) + n_dup
             duplicates += found
-        columns[(policy, metric)] = _metric_column(r, sel, counts)
-    n_variants, variants = _id_variants(example_ids)
+        columns[(policy, metric)] = _metric_column(r, grp, counts)
+    n_variants, variants = _id_variants(example_dictionary)
     return EvidenceIndex(
         id_variants=variants,
         n_id_variants=n_variants,
-        example_ids=example_ids,
+        id_array=example_dictionary,
+        example_rank=_ranks(example_dictionary),
         group=group,
         slice=slices,
         split_bits=split_bits,
@@ -379,8 +534,8 @@ def build_index(table: pa.Table, source_paths: dict[str, str] | None = None) -> 
         n_duplicates=sum(duplicates_by_policy.values()),
         duplicates_by_policy=duplicates_by_policy,
         conflicting_attributes=conflicts,
-        rows_without_provenance=_rows_without_provenance(src_codes, src_labels, table),
-        sources=tuple(str(x) for x in src_labels),
+        rows_without_provenance=_rows_without_provenance(table),
+        sources=tuple(str(x) for x in r.sources.labels),
         source_paths=source_paths,
         n_rows=table.num_rows,
     )

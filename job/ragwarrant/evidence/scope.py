@@ -12,6 +12,8 @@ import unicodedata
 from dataclasses import dataclass
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from ragwarrant.contract import ReleaseContract
 from ragwarrant.evidence.index import EvidenceIndex
@@ -156,21 +158,18 @@ def _spelling_variants(ids: list[str]) -> list[tuple[str, str]]:
     return variants
 
 
-def _id_spellings(example_ids: np.ndarray) -> tuple[int, int, tuple[str, str] | None]:
+def _id_spellings(example_ids: np.ndarray | pa.Array) -> tuple[int, int, tuple[str, str] | None]:
     """How many ids are padded with white space, how many are spelling variants, the first pair.
 
     Vectorised with Arrow for ASCII ids, where NFC normalisation is the identity and
     ``str.casefold`` equals ASCII lower-casing; any non-ASCII id falls back to
     ``_spelling_variants`` (the definition), so both paths count the same pairs.
     """
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    ids = pa.array(example_ids, pa.string())
+    ids = example_ids if isinstance(example_ids, pa.Array) else pa.array(example_ids, pa.string())
     trimmed = pc.utf8_trim(ids, characters=_PY_WHITESPACE)
     padded = int(pc.sum(pc.not_equal(ids, trimmed)).as_py() or 0)
     if not pc.all(pc.string_is_ascii(ids)).as_py():
-        variants = _spelling_variants(example_ids.tolist())
+        variants = _spelling_variants(ids.to_pylist())
         return padded, len(variants), variants[0] if variants else None
     codes = pc.dictionary_encode(pc.ascii_lower(trimmed)).indices.to_numpy()
     _, first_of_code = np.unique(codes, return_index=True)
@@ -181,7 +180,7 @@ def _id_spellings(example_ids: np.ndarray) -> tuple[int, int, tuple[str, str] | 
         return padded, 0, None
     i = int(repeats[0])
     j = int(first_of_code[codes[i]])
-    return padded, int(repeats.size), (str(example_ids[j]), str(example_ids[i]))
+    return padded, int(repeats.size), (str(ids[j].as_py()), str(ids[i].as_py()))
 
 
 def example_id_checks(index: EvidenceIndex) -> list[ValidationCheck]:
@@ -192,7 +191,7 @@ def example_id_checks(index: EvidenceIndex) -> list[ValidationCheck]:
     pair is named, so a pairing-coverage BLOCK can be traced to them.
     """
     checks = []
-    padded, n_variants, pair = _id_spellings(index.example_ids)
+    padded, n_variants, pair = _id_spellings(index.id_array)
     if padded:
         checks.append(
             ValidationCheck(

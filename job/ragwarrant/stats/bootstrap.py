@@ -35,7 +35,7 @@ depend on the number of worker threads; BLAS is pinned to one thread inside them
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Literal, get_args
@@ -106,6 +106,35 @@ def weighted_lower_quantile(sorted_values: np.ndarray, weights: np.ndarray, q: f
     return sorted_values[np.minimum(idx, len(sorted_values) - 1)]
 
 
+class _TileBlocks:
+    """A (g, c) float32 matrix stored as its tiles' active columns only.
+
+    ``blocks[t]`` is ``linear[lo:hi, active[t]]`` exactly as numpy's indexing makes it (the
+    operand the tile's product always had), so products are unchanged; a protected slice's
+    columns are no longer stored as zeros on every other slice's tiles (at 10^6 pairs with 5
+    slices, 45 MB instead of 108 MB).
+    """
+
+    def __init__(self, linear: np.ndarray, active: list[np.ndarray]) -> None:
+        self.shape = linear.shape
+        self.blocks = [
+            linear[lo : lo + _TILE_UNITS, cols]
+            for lo, cols in zip(range(0, linear.shape[0], _TILE_UNITS), active, strict=True)
+        ]
+
+
+def _random_bytes(rng: np.random.Generator, n: int) -> np.ndarray:
+    """Shape (n,) uint8: the bytes ``rng.bytes(n)`` returns, in one array.
+
+    ``Generator.bytes`` draws ceil(n / 4) uint32 words and returns their little-endian bytes
+    through three copies (``astype``, ``tobytes``, a slice): 4n bytes of transient memory per
+    call, 128 MB for one chunk of 256 resamples of 10^6 units. This views the words instead
+    (``tests/stats/test_bootstrap.py`` checks the bytes and the generator state are the same).
+    """
+    words = rng.integers(0, 4294967296, size=max(1, (n + 3) // 4), dtype=np.uint32)  # as bytes
+    return words.astype("<u4", copy=False).view(np.uint8)[:n]
+
+
 class _Weights:
     """The weights of ``b`` resamples over ``g`` units (one chunk), by one scheme.
 
@@ -117,7 +146,7 @@ class _Weights:
         self.b, self.g, self.half = b, g, half
         if half:
             nbytes = (g + 7) // 8
-            self.packed = np.frombuffer(rng.bytes(b * nbytes), dtype=np.uint8).reshape(b, nbytes)
+            self.packed = _random_bytes(rng, b * nbytes).reshape(b, nbytes)
         else:
             draws = rng.integers(0, g, size=(b, g))
             draws += (np.arange(b) * g)[:, None]
@@ -132,15 +161,19 @@ class _Weights:
         return self
 
     def dot(
-        self, linear: np.ndarray, linear32: np.ndarray, active: list[np.ndarray] | None = None
+        self,
+        linear: np.ndarray | _TileBlocks,
+        linear32: np.ndarray | _TileBlocks,
+        active: list[np.ndarray] | None = None,
     ) -> np.ndarray:
         """Weights @ ``linear`` (g, c) → (b, c) float64.
 
         ``linear32`` is its float32 copy (half-sampling multiplies tiles of ``_TILE_UNITS``
-        units in float32 and accumulates in float64); ``active[t]`` lists the columns non-zero
-        in tile t (None: all).
+        units in float32 and accumulates in float64), possibly stored per tile
+        (``_TileBlocks``); ``active[t]`` lists the columns non-zero in tile t (None: all).
         """
         if not self.half:
+            assert isinstance(linear, np.ndarray)
             return self.dense @ linear
         out = np.zeros((self.b, linear.shape[1]))
         buf = np.empty((self.b, _TILE_UNITS), dtype=np.float32)
@@ -149,7 +182,10 @@ class _Weights:
             bits = np.unpackbits(self.packed[:, lo // 8 : (hi + 7) // 8], axis=1, count=hi - lo)
             tile = buf[:, : hi - lo]
             np.copyto(tile, bits)
-            if active is None:
+            if isinstance(linear32, _TileBlocks):
+                assert active is not None
+                out[:, active[t]] += tile @ linear32.blocks[t]
+            elif active is None:
                 out += tile @ linear32[lo:hi]
             else:
                 cols = active[t]
@@ -173,9 +209,11 @@ class _Weights:
 class _WindowedQuantile:
     """One policy's quantile under resample weights, computed in a window of sorted positions.
 
-    The cumulative weight at sorted position i concentrates around its expectation (standard
-    deviation at most sqrt(sum of squared unit sizes) for weights of variance 1), so the
-    quantile's position lies in a narrow window around q × n. The weight ranked below the window
+    The cumulative weight at sorted position i concentrates around its expectation: at the
+    quantile's own position, cumulative weight minus q × total weight has standard deviation
+    sqrt(q (1 - q) × sum of squared unit sizes) for weights of variance 1, so the quantile's
+    position lies in a narrow window around q × n (8 standard deviations either side, + 16; a
+    wider window changes no result, only the work). The weight ranked below the window
     is one column of the shared matrix product; only the window is gathered and summed
     cumulatively. Rows whose target falls outside the window are recomputed over all positions,
     so the result equals ``weighted_lower_quantile``.
@@ -187,15 +225,33 @@ class _WindowedQuantile:
         self.sorted = values[self.order]
         self.q = q
         self.unit_sizes = np.bincount(unit_of, minlength=n_units).astype(np.float64)
-        half = int(np.ceil(8.0 * np.sqrt(np.sum(self.unit_sizes**2)))) + 16
+        squares = float(np.sum(self.unit_sizes**2))
+        self.n_units = n_units
+        half = int(np.ceil(8.0 * np.sqrt(q * (1 - q) * squares))) + 16
         centre = int(q * n)
         self.lo = max(0, centre - half)
         self.hi = min(n, centre + half)
+        self.key_lo = max(0, centre - int(np.ceil(8.0 * np.sqrt(squares))) - 16)
         units_sorted = unit_of[self.order]
         self.below = np.bincount(units_sorted[: self.lo], minlength=n_units).astype(np.float64)
         self.window_units = units_sorted[self.lo : self.hi]
         self.all_units = units_sorted
         self.estimate = float(weighted_lower_quantile(self.sorted, np.ones((1, n)), q)[0])
+
+    def key_pattern(self) -> np.ndarray:
+        """Shape (G,) bool: units with a row ranked below ``key_lo``, for the tile layout.
+
+        ``key_lo`` is the window's lower end of earlier releases (8 × sqrt(sum of squared unit
+        sizes) + 16 below q × n); keeping it as the layout key keeps their replicates, bit for
+        bit, while the window itself is narrower.
+        """
+        pattern = np.zeros(self.n_units, dtype=bool)
+        pattern[self.all_units[: self.key_lo]] = True
+        return pattern
+
+    def release(self) -> None:
+        """Drop what only building the linear columns needs (4 (G,) arrays at 10^6 units)."""
+        del self.order, self.unit_sizes, self.below
 
     def linear(self) -> np.ndarray:
         """Shape (G, 2): the per-unit vectors whose weighted sums the quantile needs."""
@@ -251,41 +307,168 @@ def _validate(columns: Sequence[Column], n: int, groups: np.ndarray | None, resa
         raise ValueError(f"resamples must be positive, got {resamples}")
 
 
+@dataclass(frozen=True)
+class _Linear:
+    """One per-unit linear column, sparse: its values on ``units`` (distinct), zero elsewhere.
+
+    ``units`` None: dense, one value per unit. ``make`` computes the values when they are read
+    (for the tile layout's pattern, then once more for the matrix), so no copy of every
+    column is ever held beside the matrix.
+    """
+
+    units: np.ndarray | None
+    make: Callable[[], np.ndarray]
+
+    @property
+    def values(self) -> np.ndarray:
+        """The column's values on ``units``."""
+        return self.make()
+
+
 @dataclass
 class _Plan:
-    """Per-unit linear columns and the finishing rule of every statistic."""
+    """Per-unit linear columns and the finishing rule of every statistic.
 
-    linear: list[np.ndarray]  # each shape (G,)
+    ``linear`` holds each distinct column once. ``key`` lists what orders the tile layout
+    (``_tile_layout``), in order: a column's non-zero pattern (its index), or an explicit
+    per-unit pattern (a quantile's units ranked below ``_WindowedQuantile.key_lo``).
+    """
+
+    linear: list[_Linear]
+    key: list[int | np.ndarray]
     means: list[tuple[int, float, int, int]]  # (column, estimate, numerator col, denominator col)
-    quantiles: list[tuple[int, _WindowedQuantile, _WindowedQuantile, int, int]]
+    # (column, candidate, baseline, their (unit sizes, below) linear columns)
+    quantiles: list[tuple[int, _WindowedQuantile, _WindowedQuantile, list[int], list[int]]]
+
+    def add(self, lin: _Linear, *, keyed: bool = True) -> int:
+        """Append a distinct column (to the layout key too when ``keyed``); return its index."""
+        self.linear.append(lin)
+        if keyed:
+            self.key.append(len(self.linear) - 1)
+        return len(self.linear) - 1
 
 
-def _plan(columns: Sequence[Column], unit_of: np.ndarray, g: int) -> tuple[_Plan, np.ndarray]:
-    """Linear columns (centred unit sums of deltas, unit row counts, quantile vectors)."""
-    plan = _Plan([], [], [])
-    denominators: dict[bytes, int] = {}
+def _unit_index(units: np.ndarray, clustered: bool) -> tuple[np.ndarray, np.ndarray | None]:
+    """(distinct units, each row's position among them; None without clusters: one row each)."""
+    if not clustered:
+        return units, None
+    distinct, inverse = np.unique(units, return_inverse=True)
+    return distinct, inverse.reshape(-1)
+
+
+def _unit_sums(weights: np.ndarray, inverse: np.ndarray | None, m: int) -> np.ndarray:
+    """Sum of ``weights`` over each of m units' rows, as ``np.bincount`` adds them (row order);
+    without clusters a unit's sum is 0.0 + its one weight."""
+    if inverse is None:
+        return 0.0 + weights
+    return np.bincount(inverse, weights=weights, minlength=m)
+
+
+def _mean_column(col: Column, est: float, units: tuple[np.ndarray, np.ndarray | None]) -> _Linear:
+    """A mean's numerator: the centred unit sums of candidate - baseline, computed when read."""
+    distinct, inverse = units
+
+    def make() -> np.ndarray:
+        return _unit_sums((col.candidate - col.baseline) - est, inverse, distinct.size)
+
+    return _Linear(distinct, make)
+
+
+def _plan(
+    columns: Sequence[Column], unit_of: np.ndarray, g: int, clustered: bool
+) -> tuple[_Plan, np.ndarray]:
+    """Linear columns (centred unit sums of deltas, unit row counts, quantile vectors).
+
+    Each column is sparse over its own units (``_Linear``): a protected slice's columns hold
+    the slice's units only. The unit row counts are computed once per set of rows, shared by
+    every mean and quantile of those rows.
+    """
+    plan = _Plan([], [], [], [])
+    sizes: dict[bytes, tuple[int, tuple[np.ndarray, np.ndarray | None]]] = {}
+    keyed: set[bytes] = set()  # rows whose counts are in the layout key as a mean's denominator
     estimate = np.empty(len(columns))
     for j, col in enumerate(columns):
-        units = unit_of[col.rows]
+        rows = col.rows.tobytes()
+        if rows not in sizes:
+            index = _unit_index(unit_of[col.rows] if clustered else col.rows, clustered)
+            counts = _unit_sums(np.ones(col.rows.size), index[1], index[0].size)
+            sizes[rows] = (plan.add(_Linear(index[0], _held(counts)), keyed=False), index)
+        den, index = sizes[rows]
         if col.statistic == "mean":
-            delta = col.candidate - col.baseline
-            est = float(delta.mean())
-            key = col.rows.tobytes()
-            if key not in denominators:
-                denominators[key] = len(plan.linear)
-                plan.linear.append(np.bincount(units, minlength=g).astype(np.float64))
-            plan.linear.append(np.bincount(units, weights=delta - est, minlength=g))
-            plan.means.append((j, est, len(plan.linear) - 1, denominators[key]))
+            if rows not in keyed:
+                keyed.add(rows)
+                plan.key.append(den)
+            est = float((col.candidate - col.baseline).mean())
+            num = plan.add(_mean_column(col, est, index))
+            plan.means.append((j, est, num, den))
             estimate[j] = est
             continue
         q = _QUANTILE[col.statistic]
-        qc = _WindowedQuantile(col.candidate, q, units, g)
-        qb = _WindowedQuantile(col.baseline, q, units, g)
-        start = len(plan.linear)
-        plan.linear += [*qc.linear().T, *qb.linear().T]
-        plan.quantiles.append((j, qc, qb, start, start + 2))
+        qc = _WindowedQuantile(col.candidate, q, unit_of[col.rows], g)
+        qb = _WindowedQuantile(col.baseline, q, unit_of[col.rows], g)
+        below_c = plan.add(_Linear(None, _held(qc.below)), keyed=False)
+        below_b = plan.add(_Linear(None, _held(qb.below)), keyed=False)
+        plan.key += [den, qc.key_pattern(), den, qb.key_pattern()]
+        plan.quantiles.append((j, qc, qb, [den, below_c], [den, below_b]))
         estimate[j] = qc.estimate - qb.estimate
     return plan, estimate
+
+
+def _dense(
+    plan: _Plan,
+    g: int,
+    dtype: type = np.float64,
+    perm: np.ndarray | None = None,
+    order: Literal["C", "F"] = "C",
+) -> np.ndarray:
+    """The (g, c) matrix of the plan's distinct linear columns; row i is unit ``perm[i]``.
+
+    With ``order="F"`` each column is written (and its pages touched) on its own, and the
+    plan's sparse column is dropped once written, so the sparse and the dense copy of all
+    columns are never resident together.
+    """
+    out: np.ndarray = np.zeros((g, len(plan.linear)), dtype=dtype, order=order)
+    position = None
+    if perm is not None:
+        position = np.empty_like(perm)
+        position[perm] = np.arange(perm.size)
+    for j, lin in enumerate(plan.linear):
+        units = np.arange(g) if lin.units is None else lin.units
+        out[units if position is None else position[units], j] = lin.values
+        if order == "F":
+            plan.linear[j] = _Linear(None, _nothing)  # what it held is in the matrix now
+    return out
+
+
+def _tiled(plan: _Plan, g: int) -> tuple[_TileBlocks, list[np.ndarray]]:
+    """The half-sampling operand: float32 columns in tile layout, stored per tile."""
+    perm, active = _tile_layout(plan, _nonzero(plan, g))
+    return _TileBlocks(_dense(plan, g, np.float32, perm, order="F"), active), active
+
+
+def _nothing() -> np.ndarray:
+    return np.zeros(0)
+
+
+def _held(values: np.ndarray) -> Callable[[], np.ndarray]:
+    """A ``_Linear.make`` for values computed already."""
+    return lambda: values
+
+
+def _nonzero(plan: _Plan, g: int) -> np.ndarray:
+    """Shape (g, c) bool: where each linear column is non-zero."""
+    nz = np.zeros((g, len(plan.linear)), dtype=bool)
+    for j, lin in enumerate(plan.linear):
+        nz[slice(None) if lin.units is None else lin.units, j] = lin.values != 0
+    return nz
+
+
+def _layout_key(plan: _Plan, nonzero: np.ndarray) -> np.ndarray:
+    """Shape (g, len(plan.key)) bool: the patterns that order the tile layout."""
+    key = np.empty((nonzero.shape[0], len(plan.key)), dtype=bool)
+    for j, k in enumerate(plan.key):
+        key[:, j] = nonzero[:, k] if isinstance(k, int) else k
+    return key
 
 
 def _finish(plan: _Plan, lin: np.ndarray, weights: _Weights | None, out: np.ndarray) -> None:
@@ -293,19 +476,19 @@ def _finish(plan: _Plan, lin: np.ndarray, weights: _Weights | None, out: np.ndar
     for j, est, num, den in plan.means:
         with np.errstate(invalid="ignore", divide="ignore"):
             out[:, j] = est + lin[:, num] / lin[:, den]
-    for j, qc, qb, sc, sb in plan.quantiles:
+    for j, qc, qb, cc, cb in plan.quantiles:
         assert weights is not None
-        out[:, j] = qc.finish(lin[:, sc : sc + 2], weights) - qb.finish(
-            lin[:, sb : sb + 2], weights
-        )
+        out[:, j] = qc.finish(lin[:, cc], weights) - qb.finish(lin[:, cb], weights)
 
 
-def _bins(linear: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+def _bins(plan: _Plan, g: int) -> tuple[np.ndarray, np.ndarray] | None:
     """Distinct unit rows and their counts, or None when there are more than BINS_MAX_LEVELS."""
-    for col in linear.T:
-        if np.unique(col).size > BINS_MAX_LEVELS:
+    for lin in plan.linear:
+        values = lin.values
+        zeros = lin.units is not None and lin.units.size < g and not np.any(values == 0)
+        if np.unique(values).size + zeros > BINS_MAX_LEVELS:
             return None
-    rows, counts = np.unique(linear, axis=0, return_counts=True)
+    rows, counts = np.unique(_dense(plan, g), axis=0, return_counts=True)
     if rows.shape[0] > BINS_MAX_LEVELS:
         return None
     return rows, counts
@@ -319,17 +502,23 @@ def _units(groups: np.ndarray | None, n: int) -> tuple[np.ndarray, int]:
     return unit_of, int(unit_of.max()) + 1
 
 
-def _tile_layout(plan: _Plan, linear: np.ndarray) -> tuple[np.ndarray, list[np.ndarray]]:
+def _tile_layout(plan: _Plan, nonzero: np.ndarray) -> tuple[np.ndarray, list[np.ndarray]]:
     """Reorder units so that units using the same columns are contiguous; active columns per tile.
 
     The weights are independent and identically distributed over units, so a fixed relabelling
-    of units (sorted by which columns they enter, then by their canonical order) changes no
-    distribution; it lets each tile multiply only the columns that are non-zero in it (a slice's
-    columns only on the slice's tiles). Quantile unit indices are remapped in place.
+    of units (sorted by their layout key, ``_Plan.key``: which means' columns they enter, then
+    by their canonical order) changes no distribution; it lets each tile multiply only the
+    columns that are non-zero in it (a slice's columns only on the slice's tiles). Quantile unit
+    indices are remapped in place.
+
+    Args:
+        nonzero: shape (g, c) bool, where each linear column is non-zero (``_nonzero``).
+
+    Returns:
+        The permutation (position → unit) and, per tile, the columns non-zero in it.
     """
-    nonzero = linear != 0
-    packed = np.packbits(nonzero, axis=1)
-    perm = np.lexsort([np.arange(linear.shape[0]), *packed.T[::-1]])
+    packed = np.packbits(_layout_key(plan, nonzero), axis=1)
+    perm = np.lexsort([np.arange(nonzero.shape[0]), *packed.T[::-1]])
     newpos = np.empty_like(perm)
     newpos[perm] = np.arange(perm.size)
     for _, qc, qb, _, _ in plan.quantiles:
@@ -377,8 +566,7 @@ def joint_bootstrap(
     """
     _validate(columns, n, groups, resamples)
     unit_of, g = _units(groups, n)
-    plan, estimate = _plan(columns, unit_of, g)
-    linear = np.column_stack(plan.linear)
+    plan, estimate = _plan(columns, unit_of, g, groups is not None)
     column_units = np.array(
         [
             c.rows.size
@@ -395,21 +583,25 @@ def joint_bootstrap(
         "column_units": column_units,
     }
     replicates = np.empty((resamples, len(columns)))
-    bins = None if plan.quantiles or g <= BINS_MAX_LEVELS else _bins(linear)
+    bins = None if plan.quantiles or g <= BINS_MAX_LEVELS else _bins(plan, g)
     if bins is not None:
         rows, counts = bins
         draws = rng.multinomial(g, counts / g, size=resamples).astype(np.float64)
         _finish(plan, draws @ rows, None, replicates)
         method = f"multinomial, counts over {rows.shape[0]} bins"
         return BootstrapResult(estimate, replicates, method=method, **common)
-    plan.linear.clear()  # stacked in ``linear``; free the copies
     half = g > MULTINOMIAL_MAX_UNITS
     active: list[np.ndarray] | None = None
-    linear32 = linear
+    linear: np.ndarray | _TileBlocks
     if half:  # float32 tiles in a layout where slices are contiguous (``_tile_layout``)
-        perm, active = _tile_layout(plan, linear)
-        linear32 = linear[perm].astype(np.float32)
-        linear = linear32
+        linear, active = _tiled(plan, g)
+    else:
+        linear = _dense(plan, g)
+    plan.linear.clear()  # the sparse columns are in ``linear`` now: free them
+    for _, qc, qb, _, _ in plan.quantiles:
+        qc.release()
+        qb.release()
+    linear32 = linear
     chunk = max(1, min(resamples, (256 if half else chunk_cells // max(g, 1))))
     starts = list(range(0, resamples, chunk))
     children = rng.spawn(len(starts))

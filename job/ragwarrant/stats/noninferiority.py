@@ -158,17 +158,31 @@ def _codes(labels: np.ndarray | None) -> np.ndarray | None:
     return np.unique(np.asarray(labels), return_inverse=True)[1].reshape(-1)
 
 
+def _has_repeats(labels: np.ndarray) -> bool:
+    """Whether some label occurs twice (one sort, no inverse codes)."""
+    ordered = np.sort(np.asarray(labels), kind="stable")
+    return bool(np.any(ordered[1:] == ordered[:-1]))
+
+
 def _canonical_units(
     candidate: np.ndarray,
     baseline: np.ndarray,
     groups: np.ndarray | None,
     example_ids: np.ndarray | None,
+    ordered: bool = True,
 ) -> _Units:
-    """Sort rows by (group, example id, candidate, baseline); choose the resampling unit."""
+    """Sort rows by (group, example id, candidate, baseline); choose the resampling unit.
+
+    ``ordered=False`` (the caller only needs each unit's mean delta, not the row order: a
+    score test, or a test on replicates already drawn) leaves unclustered rows in input order;
+    clustered rows are always sorted, so each unit's mean is summed in canonical order.
+    """
+    if not ordered and groups is None and (example_ids is None or not _has_repeats(example_ids)):
+        return _Units(candidate, baseline, None, candidate - baseline)
     ids = _codes(example_ids)
     cluster = _codes(groups)
-    if cluster is None and ids is not None and np.unique(ids).size < ids.size:
-        cluster = ids  # repetitions: resample by example
+    if cluster is None and ids is not None and int(ids.max()) + 1 < ids.size:
+        cluster = ids  # repetitions: resample by example (ids are dense codes 0..k-1)
     keys = [baseline, candidate]
     keys += [k for k in (ids, cluster) if k is not None]
     order = np.lexsort(keys)
@@ -453,7 +467,10 @@ def test_noninferiority(
     _validate(cand, base, kind, margin_abs, alpha, {"groups": groups, "example_ids": example_ids})
     if not higher_is_better:
         cand, base = base, cand
-    units = _canonical_units(cand, base, groups, example_ids)
+    # the row order matters only to a bootstrap this call draws itself
+    drawn = resampled is not None and resamples_for_units(cand.size, resamples, alpha) == resamples
+    ordered = kind != "binary" and not drawn
+    units = _canonical_units(cand, base, groups, example_ids, ordered)
     threshold = -margin_abs
     if kind == "binary" and not units.clustered:
         return _binary(units, threshold, alpha, power)

@@ -134,7 +134,9 @@ def tilted_score_test(unit_delta: np.ndarray, threshold: float, alpha: float) ->
         TiltedScore; its p-value is <= alpha exactly when the check rejects, and its lower
         bound (computed only when it does not) is at or below ``threshold``.
     """
-    u = np.asarray(unit_delta, dtype=np.float64)
+    u = np.sort(
+        np.asarray(unit_delta, dtype=np.float64)
+    )  # order-free sums: same floats in any row order
     mean = float(u.mean())
     p = _score_p(u, threshold, mean)
     if p <= alpha:
