@@ -50,8 +50,9 @@ from __future__ import annotations
 import functools
 import itertools
 import re
-from collections.abc import Container, Iterable, Sequence
+from collections.abc import Callable, Container, Iterable, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 __all__ = [
     "HYBRID_WEIGHTS",
@@ -108,39 +109,48 @@ _SENTENCE_BREAK = re.compile(
 )
 _DIGITS = frozenset("0123456789")
 
-# ---- fast path (ASCII text, or text whose only non-ASCII characters are not letters or digits)
-# Tokens are the runs left by one ``str.translate`` (A-Z lowered, every other non-alphanumeric
-# ASCII character to a space) and ``str.split``; numbers with separators are cut out first by one
-# regex pass that matches only where the reference tokenizer's scan would (at the start of an
-# alphanumeric run). Whatever the fast path cannot reproduce exactly goes to the reference
-# tokenizer (``_tokens``), so both give the same tokens on every input.
-_FOLD = str.maketrans({chr(c): chr(c).lower() if chr(c).isalnum() else " " for c in range(128)})
+# ---- fast path (text whose non-ASCII characters, if any, are neither letters nor digits)
+# The text is taken as UTF-8 bytes, in which every byte of a non-ASCII character is >= 0x80.
+# Tokens are the runs left by one ``bytes.translate`` (A-Z lowered, every other byte that is not
+# an ASCII letter or digit to a space: a non-ASCII character that is no letter or digit separates
+# tokens like a space does, and is a non-word character for ``\b``) and ``bytes.split``; numbers
+# with separators are cut out first by one regex pass that matches only where the reference
+# tokenizer's scan would (at the start of an alphanumeric run). Whatever the fast path cannot
+# reproduce exactly goes to the reference tokenizer (``_tokens``), so both give the same tokens on
+# every input.
 _SENTINEL = "\x01"  # marks sentence ends in a folded response; a response holding it goes slow
-_FOLD_MARKED = str.maketrans(
-    {chr(c): chr(c).lower() if chr(c).isalnum() or chr(c) == _SENTINEL else " " for c in range(128)}
-)
+_SENTINEL_BYTE = _SENTINEL.encode()
+_ASCII_BYTES = bytes(range(128))
+
+
+def _byte_table(ascii_map: Callable[[str], str]) -> bytes:
+    """A ``bytes.translate`` table: ASCII bytes as ``ascii_map`` says, bytes >= 0x80 to a space."""
+    return "".join(map(ascii_map, map(chr, range(128)))).encode() + b" " * 128
+
+
+_FOLD = _byte_table(lambda c: c.lower() if c.isalnum() else " ")
+_FOLD_MARKED = _byte_table(lambda c: c.lower() if c.isalnum() or c == _SENTINEL else " ")
 # ASCII letters to "a"/"A", digits and "_" (word characters) to "0", others to a space
-_CASE_CLASS = str.maketrans(
-    {
-        chr(c): "a"
-        if chr(c).islower()
-        else "A"
-        if chr(c).isupper()
-        else "0"
-        if chr(c).isalnum() or chr(c) == "_"
-        else " "
-        for c in range(128)
-    }
+_CASE_CLASS = _byte_table(
+    lambda c: (
+        "a" if c.islower() else "A" if c.isupper() else "0" if c.isalnum() or c == "_" else " "
+    )
 )
 _NON_ASCII = re.compile(r"[^\x00-\x7f]+")
 _NON_ASCII_ALNUM = re.compile(r"[^\W_\x00-\x7f]")
 _NON_ASCII_ALNUM_RUN = re.compile(r"[^\W_\x00-\x7f]+")
 # _NUMBER_WITH_SEPARATORS, only where a token starts (not right after a letter or digit), with the
 # first digit outside the alternation so the engine can skip to digits; captured for re.split.
+# The lookahead (the digit run is followed by a separator and a digit, as in every branch) only
+# makes the engine give up sooner on the many plain numbers.
 _NUMBER_AT_TOKEN_START = re.compile(
-    r"([0-9](?<![A-Za-z0-9][0-9])"
-    r"(?:[0-9]{0,2}(?:,[0-9]{3})+(?:\.[0-9]+)?|[0-9]*(?::[0-9]+)+|[0-9]*(?:\.[0-9]+)+))"
+    rb"([0-9](?<![A-Za-z0-9][0-9])(?=[0-9]*+[.,:][0-9])"
+    rb"(?:[0-9]{0,2}(?:,[0-9]{3})+(?:\.[0-9]+)?|[0-9]*(?::[0-9]+)+|[0-9]*(?:\.[0-9]+)+))"
 )
+# Digits to "0", the separators ". , :" to ".", all else to a space: a text can hold a number with
+# separators only if this view of it holds "0.0" (a cheaper test than the regex scan).
+_DIGIT_CLASS = _byte_table(lambda c: "0" if c.isdigit() else "." if c in ".,:" else " ")
+_CAMEL_BOUNDARY_BYTES = re.compile(_CAMEL_BOUNDARY.pattern.encode())
 
 
 def number_form(token: str) -> str:
@@ -161,7 +171,9 @@ def number_form(token: str) -> str:
     return f"{whole}.{fraction}" if fraction else whole
 
 
-_cached_number_form = functools.lru_cache(maxsize=1 << 16)(number_form)
+@functools.lru_cache(maxsize=1 << 16)
+def _number_form_bytes(token: bytes) -> bytes:
+    return number_form(token.decode()).encode()
 
 
 def _tokens(lowered: str) -> list[str]:
@@ -175,76 +187,78 @@ def _tokens(lowered: str) -> list[str]:
     return [t if t.isalnum() else number_form(t) for t in found]
 
 
-def _ascii_view(text: str) -> str | None:
-    """``text`` with non-ASCII characters as spaces, or None when one of them is a letter/digit.
-
-    A non-ASCII character that is not a letter or digit separates tokens like a space does, its
-    lowercase form is again such a character, and it is a non-word character for ``\\b``.
-    """
+def _byte_view(text: str) -> bytes | None:
+    """``text`` as UTF-8, or None when one of its non-ASCII characters is a letter or digit."""
+    data = text.encode()
     if text.isascii():
-        return text
-    if _NON_ASCII_ALNUM.search(text):
-        return None
-    return _NON_ASCII.sub(" ", text)
+        return data
+    beyond_ascii = data.translate(None, _ASCII_BYTES).decode()
+    return None if _NON_ASCII_ALNUM.search(beyond_ascii) else data
 
 
-def _fast_tokens(text: str, table: dict[int, str]) -> list[str] | None:
-    """The tokens of ASCII ``text`` in order (folded by ``table``), or None to use the reference.
+def _fast_tokens(data: bytes, table: bytes) -> list[bytes] | None:
+    """The tokens of ``data`` in order (folded by ``table``), or None to use the reference.
 
     None when a number with separators ends inside an alphanumeric run (``1,2345``), where the
     reference scan would start another token mid-run.
     """
-    pieces = _NUMBER_AT_TOKEN_START.split(text)
+    if b"0.0" not in data.translate(_DIGIT_CLASS):
+        return data.translate(table).split()
+    pieces = _NUMBER_AT_TOKEN_START.split(data)
     if len(pieces) == 1:
-        return text.translate(table).split()
-    found: list[str] = []
+        return data.translate(table).split()
+    found: list[bytes] = []
     for i in range(0, len(pieces) - 1, 2):
         if i and pieces[i][:1].isalnum():
             return None
         found += pieces[i].translate(table).split()
-        found.append(_cached_number_form(pieces[i + 1]))
+        found.append(_number_form_bytes(pieces[i + 1]))
     if pieces[-1][:1].isalnum():
         return None
     found += pieces[-1].translate(table).split()
     return found
 
 
-def _fast_token_bag(text: str) -> list[str] | None:
-    """The tokens of ASCII ``text`` (folded by ``_FOLD``) in no set order, or None as
-    ``_fast_tokens``: the text between numbers with separators is folded and split in one go."""
-    pieces = _NUMBER_AT_TOKEN_START.split(text)
-    if len(pieces) == 1:
-        return text.translate(_FOLD).split()
+def _fast_token_bag(data: bytes) -> list[bytes] | None:
+    """The tokens of ``data`` (folded by ``_FOLD``) in no set order, or None as ``_fast_tokens``:
+    the text between numbers with separators is folded and split in one go."""
+    if b"0.0" not in data.translate(_DIGIT_CLASS):
+        return data.translate(_FOLD).split()
+    pieces = _NUMBER_AT_TOKEN_START.split(data)
     if any(piece[:1].isalnum() for piece in pieces[2::2]):
         return None  # a number ends inside an alphanumeric run
-    found = " ".join(pieces[0::2]).translate(_FOLD).split()
-    found += map(_cached_number_form, pieces[1::2])
+    found = b" ".join(pieces[0::2]).translate(_FOLD).split()
+    found += map(_number_form_bytes, pieces[1::2])
     return found
 
 
-def _camel_parts(text: str) -> list[str]:
-    """The lowercased parts of the CamelCase words of ASCII ``text``.
+def _camel_parts(data: bytes) -> list[bytes]:
+    """The lowercased parts of the CamelCase words of ``data`` (UTF-8 with no non-ASCII letter).
 
     A CamelCase word is the ASCII-letter prefix of a word-character run, when a lowercase letter
     followed by an uppercase one lies inside that prefix: what ``findall`` of
     ``\\b[A-Za-z]*?[a-z][A-Z][A-Za-z]*`` returns (``bench/lexical_reference.py``).
     """
-    classes = text.translate(_CASE_CLASS)
-    at = classes.find("aA")
+    classes = data.translate(_CASE_CLASS)
+    at = classes.find(b"aA")
     if at < 0:
         return []
     words = []
     while at >= 0:
-        start = classes.rfind(" ", 0, at) + 1
-        end = classes.find(" ", at)
+        start = classes.rfind(b" ", 0, at) + 1
+        end = classes.find(b" ", at)
         if end < 0:
             end = len(classes)
         run = classes[start:end]
-        n_letters = len(run) - len(run.lstrip("aA"))
+        n_letters = len(run) - len(run.lstrip(b"aA"))
         if at + 2 <= start + n_letters:
-            words.append(text[start : start + n_letters])
-        at = classes.find("aA", end)
-    return _CAMEL_BOUNDARY.sub(" ", " ".join(words)).lower().split()
+            words.append(data[start : start + n_letters])
+        at = classes.find(b"aA", end)
+    return _CAMEL_BOUNDARY_BYTES.sub(b" ", b" ".join(words)).lower().split()
+
+
+def _decoded(tokens: list[bytes]) -> list[str]:
+    return list(map(bytes.decode, tokens))
 
 
 def tokenize(text: str) -> list[str]:
@@ -257,9 +271,9 @@ def tokenize(text: str) -> list[str]:
         Numbers with separators, whole and in canonical form (``number_form``), else maximal
         runs of Unicode letters/digits of ``text.lower()`` (underscore is a separator).
     """
-    view = _ascii_view(text)
-    found = None if view is None else _fast_tokens(view, _FOLD)
-    return _tokens(text.lower()) if found is None else found
+    data = _byte_view(text)
+    found = None if data is None else _fast_tokens(data, _FOLD)
+    return _tokens(text.lower()) if found is None else _decoded(found)
 
 
 def content_tokens(text: str) -> list[str]:
@@ -308,29 +322,41 @@ def index_context(passages: str | Iterable[str]) -> ContextIndex:
     Returns:
         The ``ContextIndex`` of all passages together.
     """
-    return ContextIndex(frozenset(_context_token_list(passages)))
+    return ContextIndex(frozenset(_context_token_list(_joined(passages))))
 
 
-def _context_token_list(passages: str | Iterable[str]) -> list[str]:
-    """Every token of the passages, CamelCase parts included, with repeats, in no set order."""
-    texts = [passages] if isinstance(passages, str) else list(passages)
+def _joined(passages: str | Iterable[str]) -> str:
     # Tokens never span a space, so the passages joined by one have the union of their tokens.
-    text = " ".join(texts)
-    view = _ascii_view(text)
-    found = None if view is None else _fast_token_bag(view)
-    if found is None:  # letters or digits beyond ASCII, or a number ending mid-run: regex tokens
-        found = _tokens(text.lower())
-    found += _camel_parts(_camel_view(text) if view is None else view)
-    return found
+    return passages if isinstance(passages, str) else " ".join(passages)
 
 
-def _camel_view(text: str) -> str:
+def _context_token_list(text: str) -> list[str]:
+    """Every token of ``text``, CamelCase parts included, with repeats, in no set order."""
+    data = _byte_view(text)
+    found = None if data is None else _fast_token_bag(data)
+    # letters or digits beyond ASCII, or a number ending mid-run: regex tokens
+    tokens = _tokens(text.lower()) if found is None else _decoded(found)
+    return tokens + _decoded(_camel_parts(_camel_view(text) if data is None else data))
+
+
+def _context_byte_set(text: str) -> set[bytes] | None:
+    """The token set of ``text`` as UTF-8 bytes, or None when the fast path cannot take it."""
+    data = _byte_view(text)
+    found = None if data is None else _fast_token_bag(data)
+    if found is None or data is None:
+        return None
+    known = set(found)
+    known.update(_camel_parts(data))
+    return known
+
+
+def _camel_view(text: str) -> bytes:
     """ASCII ``text`` where ``\b`` and ``[A-Za-z]`` match where they do in ``text``.
 
     Non-ASCII letters and digits become ``0`` (a word character that is no ASCII letter), other
     non-ASCII characters a space (a non-word character).
     """
-    return _NON_ASCII.sub(" ", _NON_ASCII_ALNUM_RUN.sub("0", text))
+    return _NON_ASCII.sub(" ", _NON_ASCII_ALNUM_RUN.sub("0", text)).encode()
 
 
 @dataclass(frozen=True, slots=True)
@@ -364,10 +390,6 @@ class LexicalScores:
     n_sentences_scored: int
 
 
-def _as_index(context: ContextIndex | str | Iterable[str]) -> ContextIndex:
-    return context if isinstance(context, ContextIndex) else index_context(context)
-
-
 def score_response(response: str, context: ContextIndex | str | Sequence[str]) -> LexicalScores:
     """Score one response against its context with all lexical groundedness scores.
 
@@ -379,21 +401,32 @@ def score_response(response: str, context: ContextIndex | str | Sequence[str]) -
     Returns:
         The frozen ``LexicalScores``; see the module docstring for definitions.
     """
-    lowered = response.lower()
-    sentences = split_sentences(lowered)
-    tokens = _marked_tokens(sentences)
-    has_digit = _HAS_DIGIT.search(lowered) is not None
-    if tokens is None:
-        known = _as_index(context).tokens
-        counts = _reference_counts(sentences, known)
-    elif isinstance(context, ContextIndex):
-        lookup = _support_codes(tokens, context.tokens)
-        counts = _code_counts(tokens, lookup, context.tokens, has_digit=has_digit)
-    else:
-        lookup = dict.fromkeys(_context_token_list(context), _SUPPORTED)
-        lookup.update(_STOP_CODES)
-        counts = _code_counts(tokens, lookup, lookup, has_digit=has_digit)
-    return _scores(*counts, n_sentences=len(sentences))
+    marked = _marked_response(response)
+    if marked is None:  # the fast tokenizer cannot take the response: the reference path
+        sentences = split_sentences(response.lower())
+        counts = _reference_counts(sentences, _as_index(context).tokens)
+        return _scores(*counts, n_sentences=len(sentences))
+    tokens, n_sentences = marked
+    has_digit = _HAS_DIGIT.search(response) is not None
+    if not isinstance(context, ContextIndex):
+        known = _context_byte_set(_joined(context))
+        if known is not None:
+            lookup = _STOP_CODES_BYTES.copy()
+            lookup.update(dict.fromkeys(known.intersection(tokens) - _STOP_BYTES, _SUPPORTED))
+            numbers = _numbers(tokens, bytes.isalpha, _SENTINEL_BYTE) if has_digit else []
+            counts = _code_counts(_codes(tokens, lookup), numbers, known)
+            return _scores(*counts, n_sentences=n_sentences)
+        context = index_context(context)
+    decoded = _decoded(tokens)
+    lookup_str = dict.fromkeys(context.tokens.intersection(decoded), _SUPPORTED)
+    lookup_str.update(_STOP_CODES)
+    numbers_str = _numbers(decoded, str.isalpha, _SENTINEL) if has_digit else []
+    counts = _code_counts(_codes(decoded, lookup_str), numbers_str, context.tokens)
+    return _scores(*counts, n_sentences=n_sentences)
+
+
+def _as_index(context: ContextIndex | str | Iterable[str]) -> ContextIndex:
+    return context if isinstance(context, ContextIndex) else index_context(context)
 
 
 # The fast scorer writes one character per token of a response: "" for a stop word, "k" for a
@@ -402,10 +435,56 @@ def score_response(response: str, context: ContextIndex | str | Sequence[str]) -
 _SUPPORTED, _UNSUPPORTED, _END = "k", "u", "|"
 _STOP_CODES = dict.fromkeys(STOP_WORDS, "")
 _STOP_CODES[_SENTINEL] = _END
+_STOP_CODES_BYTES = {word.encode(): code for word, code in _STOP_CODES.items()}
+_STOP_BYTES = frozenset(_STOP_CODES_BYTES)
 _HAS_DIGIT = re.compile(r"[0-9]")
+_Token = TypeVar("_Token", str, bytes)
+
+# An ASCII response is split into sentences without a regex: one translate keeps what the breaks
+# and the number tokens need (letters lowered, digits, ". , :" and newlines as they are; "!" and
+# "?" as "!", closing quotes and brackets as '"', other whitespace as a space, everything else as
+# "#"), then a sentinel goes after every end mark followed by a space (optionally with one closer
+# between) and after every newline. That cuts between the same non-blank pieces as
+# ``_SENTENCE_BREAK``: two pieces are apart exactly when the whitespace run between them holds a
+# newline or starts right after an end mark (or an end mark and a closer); a further cut inside
+# such a run only adds a blank piece, which counts as no sentence and holds no token.
+_SENTENCE_CLASS = _byte_table(
+    lambda c: (
+        c.lower()
+        if c.isalnum()
+        else c
+        if c in ".,:\n"
+        else "!"
+        if c in "!?"
+        else '"'
+        if c in "\"')]"
+        else " "
+        if c.isspace()
+        else "#"
+    )
+)
+_SENTENCE_ENDS = tuple(
+    (end, end + b" " + _SENTINEL_BYTE + b" ") for end in (b". ", b"! ", b'." ', b'!" ', b"\n")
+)
 
 
-def _marked_tokens(sentences: list[str]) -> list[str] | None:
+def _marked_response(response: str) -> tuple[list[bytes], int] | None:
+    """The response's tokens in order, a sentinel token between two sentences, and the number
+    of sentences; None when the fast tokenizer cannot take it (see ``_fast_tokens``)."""
+    if not response.isascii():
+        sentences = split_sentences(response.lower())
+        tokens = _marked_tokens(sentences)
+        return None if tokens is None else (tokens, len(sentences))
+    marked = response.encode().translate(_SENTENCE_CLASS)
+    for end, end_marked in _SENTENCE_ENDS:
+        marked = marked.replace(end, end_marked)
+    pieces = marked.split(_SENTINEL_BYTE)
+    n_sentences = len(pieces) - pieces.count(b"") - sum(map(bytes.isspace, pieces))
+    tokens = _fast_tokens(marked, _FOLD_MARKED)
+    return None if tokens is None else (tokens, n_sentences)
+
+
+def _marked_tokens(sentences: list[str]) -> list[bytes] | None:
     """The tokens of the sentences in order, a sentinel token between two sentences.
 
     None when the fast tokenizer cannot take the text (see ``_fast_tokens``) or the text itself
@@ -414,26 +493,28 @@ def _marked_tokens(sentences: list[str]) -> list[str] | None:
     marked = f" {_SENTINEL} ".join(sentences)
     if marked.count(_SENTINEL) != len(sentences) - 1:
         return None
-    view = _ascii_view(marked)
-    return None if view is None else _fast_tokens(view, _FOLD_MARKED)
+    data = _byte_view(marked)
+    return None if data is None else _fast_tokens(data, _FOLD_MARKED)
 
 
-def _support_codes(tokens: list[str], known: frozenset[str]) -> dict[str, str]:
-    """The code of each stop word and supported token of ``tokens`` (others default to "u")."""
-    lookup = dict.fromkeys(known.intersection(tokens), _SUPPORTED)
-    lookup.update(_STOP_CODES)
-    return lookup
+def _codes(tokens: list[_Token], lookup: dict[_Token, str]) -> str:
+    """One code per token: ``lookup``'s, else "u" (unsupported)."""
+    return "".join(map(lookup.get, tokens, itertools.repeat(_UNSUPPORTED)))
+
+
+def _numbers(
+    tokens: list[_Token], isalpha: Callable[[_Token], bool], sentinel: _Token
+) -> list[_Token]:
+    """The numeric tokens of fast-path ``tokens``: those not all letters, the sentinel aside."""
+    return [t for t in itertools.filterfalse(isalpha, tokens) if t != sentinel]
 
 
 _Counts = tuple[int, int, int, int, int, float]
 """(n_content, n_unsupported, n_numeric, n_numeric_missing, n_sentences_scored, weakest)."""
 
 
-def _code_counts(
-    tokens: list[str], lookup: dict[str, str], known: Container[str], *, has_digit: bool
-) -> _Counts:
-    """Counts of a response from its marked tokens and the code of each supported/stop token."""
-    codes = "".join(map(lookup.get, tokens, itertools.repeat(_UNSUPPORTED)))
+def _code_counts(codes: str, numbers: list[_Token], known: Container[_Token]) -> _Counts:
+    """Counts of a response from its token codes and its numeric tokens."""
     n_scored = 0
     weakest = 0.0
     for sentence in codes.split(_END):
@@ -443,12 +524,8 @@ def _code_counts(
             share = sentence.count(_UNSUPPORTED) / s_content
             if share > weakest:
                 weakest = share
-    n_numeric = n_numeric_missing = 0
-    if has_digit:
-        # tokens holding a digit are the ones that are not all letters (the sentinel aside)
-        numbers = [t for t in itertools.filterfalse(str.isalpha, tokens) if t != _SENTINEL]
-        n_numeric = len(numbers)
-        n_numeric_missing = n_numeric - sum(map(known.__contains__, numbers))
+    n_numeric = len(numbers)
+    n_numeric_missing = n_numeric - sum(map(known.__contains__, numbers))
     n_content = len(codes) - codes.count(_END)
     return n_content, codes.count(_UNSUPPORTED), n_numeric, n_numeric_missing, n_scored, weakest
 
