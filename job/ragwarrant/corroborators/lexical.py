@@ -151,6 +151,16 @@ _NUMBER_AT_TOKEN_START = re.compile(
 # separators only if this view of it holds "0.0" (a cheaper test than the regex scan).
 _DIGIT_CLASS = _byte_table(lambda c: "0" if c.isdigit() else "." if c in ".,:" else " ")
 _CAMEL_BOUNDARY_BYTES = re.compile(_CAMEL_BOUNDARY.pattern.encode())
+# Text with letters or digits beyond ASCII is taken lowercased, as UTF-8 whose other non-ASCII
+# characters are spaces (``_wide_view``): every byte >= 0x80 left is then part of a letter or
+# digit, so the "wide" tables keep those bytes in tokens and the number regex treats them as
+# letters. A non-ASCII decimal digit (which ``\d`` matches) sends the text to the reference.
+_FOLD_WIDE = _FOLD[:128] + bytes(range(128, 256))
+_FOLD_MARKED_WIDE = _FOLD_MARKED[:128] + bytes(range(128, 256))
+_NUMBER_AT_TOKEN_START_WIDE = re.compile(
+    _NUMBER_AT_TOKEN_START.pattern.replace(b"[A-Za-z0-9][0-9]", b"[A-Za-z0-9\x80-\xff][0-9]")
+)
+_ASCII_DIGIT = re.compile(rb"[0-9]")
 
 
 def number_form(token: str) -> str:
@@ -196,7 +206,22 @@ def _byte_view(text: str) -> bytes | None:
     return None if _NON_ASCII_ALNUM.search(beyond_ascii) else data
 
 
-def _fast_tokens(data: bytes, table: bytes) -> list[bytes] | None:
+def _wide_view(lowered: str) -> bytes | None:
+    """Lowercased ``lowered`` as UTF-8 with its non-ASCII characters that are no letter or digit
+    as spaces, or None when one of them is a decimal digit."""
+    data = lowered.encode()
+    for char in set(data.translate(None, _ASCII_BYTES).decode()):
+        if char.isdecimal():
+            return None
+        if not char.isalnum():
+            # UTF-8 is self-synchronising: the bytes of a character occur only where it does
+            data = data.replace(char.encode(), b" ")
+    return data
+
+
+def _fast_tokens(
+    data: bytes, table: bytes, numbers: re.Pattern[bytes] = _NUMBER_AT_TOKEN_START
+) -> list[bytes] | None:
     """The tokens of ``data`` in order (folded by ``table``), or None to use the reference.
 
     None when a number with separators ends inside an alphanumeric run (``1,2345``), where the
@@ -204,30 +229,32 @@ def _fast_tokens(data: bytes, table: bytes) -> list[bytes] | None:
     """
     if b"0.0" not in data.translate(_DIGIT_CLASS):
         return data.translate(table).split()
-    pieces = _NUMBER_AT_TOKEN_START.split(data)
+    pieces = numbers.split(data)
     if len(pieces) == 1:
         return data.translate(table).split()
     found: list[bytes] = []
     for i in range(0, len(pieces) - 1, 2):
-        if i and pieces[i][:1].isalnum():
+        if i and pieces[i][:1].translate(table).strip():
             return None
         found += pieces[i].translate(table).split()
         found.append(_number_form_bytes(pieces[i + 1]))
-    if pieces[-1][:1].isalnum():
+    if pieces[-1][:1].translate(table).strip():
         return None
     found += pieces[-1].translate(table).split()
     return found
 
 
-def _fast_token_bag(data: bytes) -> list[bytes] | None:
-    """The tokens of ``data`` (folded by ``_FOLD``) in no set order, or None as ``_fast_tokens``:
+def _fast_token_bag(
+    data: bytes, table: bytes = _FOLD, numbers: re.Pattern[bytes] = _NUMBER_AT_TOKEN_START
+) -> list[bytes] | None:
+    """The tokens of ``data`` (folded by ``table``) in no set order, or None as ``_fast_tokens``:
     the text between numbers with separators is folded and split in one go."""
     if b"0.0" not in data.translate(_DIGIT_CLASS):
-        return data.translate(_FOLD).split()
-    pieces = _NUMBER_AT_TOKEN_START.split(data)
-    if any(piece[:1].isalnum() for piece in pieces[2::2]):
+        return data.translate(table).split()
+    pieces = numbers.split(data)
+    if b"".join([piece[:1] for piece in pieces[2::2]]).translate(table).strip():
         return None  # a number ends inside an alphanumeric run
-    found = b" ".join(pieces[0::2]).translate(_FOLD).split()
+    found = b" ".join(pieces[0::2]).translate(table).split()
     found += map(_number_form_bytes, pieces[1::2])
     return found
 
@@ -339,15 +366,26 @@ def _context_token_list(text: str) -> list[str]:
     return tokens + _decoded(_camel_parts(_camel_view(text) if data is None else data))
 
 
-def _context_byte_set(text: str) -> set[bytes] | None:
-    """The token set of ``text`` as UTF-8 bytes, or None when the fast path cannot take it."""
+def _context_codes(text: str) -> dict[bytes, str] | None:
+    """The code of every token of ``text`` (as UTF-8 bytes) and of every stop word: "k" for a
+    token of the text, "" for a stop word; None when the fast path cannot take the text."""
     data = _byte_view(text)
-    found = None if data is None else _fast_token_bag(data)
-    if found is None or data is None:
-        return None
-    known = set(found)
-    known.update(_camel_parts(data))
-    return known
+    if data is None:  # letters or digits beyond ASCII
+        wide = _wide_view(text.lower())
+        found = (
+            None if wide is None else _fast_token_bag(wide, _FOLD_WIDE, _NUMBER_AT_TOKEN_START_WIDE)
+        )
+        if found is None:
+            return None
+        data = _camel_view(text)
+    else:
+        found = _fast_token_bag(data)
+        if found is None:
+            return None
+    found += _camel_parts(data)
+    codes = dict.fromkeys(found, _SUPPORTED)
+    codes.update(_STOP_CODES_BYTES)
+    return codes
 
 
 def _camel_view(text: str) -> bytes:
@@ -409,18 +447,16 @@ def score_response(response: str, context: ContextIndex | str | Sequence[str]) -
     tokens, n_sentences = marked
     has_digit = _HAS_DIGIT.search(response) is not None
     if not isinstance(context, ContextIndex):
-        known = _context_byte_set(_joined(context))
-        if known is not None:
-            lookup = _STOP_CODES_BYTES.copy()
-            lookup.update(dict.fromkeys(known.intersection(tokens) - _STOP_BYTES, _SUPPORTED))
-            numbers = _numbers(tokens, bytes.isalpha, _SENTINEL_BYTE) if has_digit else []
-            counts = _code_counts(_codes(tokens, lookup), numbers, known)
+        lookup = _context_codes(_joined(context))
+        if lookup is not None:
+            numbers = _numbers(tokens) if has_digit else []
+            counts = _code_counts(_codes(tokens, lookup), numbers, lookup)
             return _scores(*counts, n_sentences=n_sentences)
         context = index_context(context)
     decoded = _decoded(tokens)
     lookup_str = dict.fromkeys(context.tokens.intersection(decoded), _SUPPORTED)
     lookup_str.update(_STOP_CODES)
-    numbers_str = _numbers(decoded, str.isalpha, _SENTINEL) if has_digit else []
+    numbers_str = _decoded(_numbers(tokens)) if has_digit else []
     counts = _code_counts(_codes(decoded, lookup_str), numbers_str, context.tokens)
     return _scores(*counts, n_sentences=n_sentences)
 
@@ -494,7 +530,12 @@ def _marked_tokens(sentences: list[str]) -> list[bytes] | None:
     if marked.count(_SENTINEL) != len(sentences) - 1:
         return None
     data = _byte_view(marked)
-    return None if data is None else _fast_tokens(data, _FOLD_MARKED)
+    if data is not None:
+        return _fast_tokens(data, _FOLD_MARKED)
+    wide = _wide_view(marked)
+    return (
+        None if wide is None else _fast_tokens(wide, _FOLD_MARKED_WIDE, _NUMBER_AT_TOKEN_START_WIDE)
+    )
 
 
 def _codes(tokens: list[_Token], lookup: dict[_Token, str]) -> str:
@@ -502,11 +543,10 @@ def _codes(tokens: list[_Token], lookup: dict[_Token, str]) -> str:
     return "".join(map(lookup.get, tokens, itertools.repeat(_UNSUPPORTED)))
 
 
-def _numbers(
-    tokens: list[_Token], isalpha: Callable[[_Token], bool], sentinel: _Token
-) -> list[_Token]:
-    """The numeric tokens of fast-path ``tokens``: those not all letters, the sentinel aside."""
-    return [t for t in itertools.filterfalse(isalpha, tokens) if t != sentinel]
+def _numbers(tokens: list[bytes]) -> list[bytes]:
+    """The numeric tokens (holding an ASCII digit) of ``tokens``, looked for among those that
+    are not all ASCII letters (the sentinel and tokens with bytes >= 0x80 are not either)."""
+    return list(filter(_ASCII_DIGIT.search, itertools.filterfalse(bytes.isalpha, tokens)))
 
 
 _Counts = tuple[int, int, int, int, int, float]
