@@ -130,12 +130,6 @@ def _byte_table(ascii_map: Callable[[str], str]) -> bytes:
 
 _FOLD = _byte_table(lambda c: c.lower() if c.isalnum() else " ")
 _FOLD_MARKED = _byte_table(lambda c: c.lower() if c.isalnum() or c == _SENTINEL else " ")
-# ASCII letters to "a"/"A", digits and "_" (word characters) to "0", others to a space
-_CASE_CLASS = _byte_table(
-    lambda c: (
-        "a" if c.islower() else "A" if c.isupper() else "0" if c.isalnum() or c == "_" else " "
-    )
-)
 _NON_ASCII = re.compile(r"[^\x00-\x7f]+")
 _NON_ASCII_ALNUM = re.compile(r"[^\W_\x00-\x7f]")
 _NON_ASCII_ALNUM_RUN = re.compile(r"[^\W_\x00-\x7f]+")
@@ -147,9 +141,24 @@ _NUMBER_AT_TOKEN_START = re.compile(
     rb"([0-9](?<![A-Za-z0-9][0-9])(?=[0-9]*+[.,:][0-9])"
     rb"(?:[0-9]{0,2}(?:,[0-9]{3})+(?:\.[0-9]+)?|[0-9]*(?::[0-9]+)+|[0-9]*(?:\.[0-9]+)+))"
 )
-# Digits to "0", the separators ". , :" to ".", all else to a space: a text can hold a number with
-# separators only if this view of it holds "0.0" (a cheaper test than the regex scan).
-_DIGIT_CLASS = _byte_table(lambda c: "0" if c.isdigit() else "." if c in ".,:" else " ")
+# One byte per byte of a text for the cheap tests before the regexes: ASCII letters to "a"/"A",
+# digits and "_" (word characters) to "0", the separators ". , :" to ".", all else to a space. A
+# text can hold a number with separators only if this view holds "0.0", and a CamelCase word only
+# if it holds "aA".
+_CLASSES = _byte_table(
+    lambda c: (
+        "a"
+        if c.islower()
+        else "A"
+        if c.isupper()
+        else "0"
+        if c.isalnum() or c == "_"
+        else "."
+        if c in ".,:"
+        else " "
+    )
+)
+_LETTER_CLASSES = re.compile(b"[aA]*")
 _CAMEL_BOUNDARY_BYTES = re.compile(_CAMEL_BOUNDARY.pattern.encode())
 # Text with letters or digits beyond ASCII is taken lowercased, as UTF-8 whose other non-ASCII
 # characters are spaces (``_wide_view``): every byte >= 0x80 left is then part of a letter or
@@ -220,14 +229,17 @@ def _wide_view(lowered: str) -> bytes | None:
 
 
 def _fast_tokens(
-    data: bytes, table: bytes, numbers: re.Pattern[bytes] = _NUMBER_AT_TOKEN_START
+    data: bytes,
+    table: bytes,
+    numbers: re.Pattern[bytes] = _NUMBER_AT_TOKEN_START,
+    classes: bytes | None = None,
 ) -> list[bytes] | None:
     """The tokens of ``data`` in order (folded by ``table``), or None to use the reference.
 
     None when a number with separators ends inside an alphanumeric run (``1,2345``), where the
     reference scan would start another token mid-run.
     """
-    if b"0.0" not in data.translate(_DIGIT_CLASS):
+    if b"0.0" not in (data.translate(_CLASSES) if classes is None else classes):
         return data.translate(table).split()
     pieces = numbers.split(data)
     if len(pieces) == 1:
@@ -245,11 +257,14 @@ def _fast_tokens(
 
 
 def _fast_token_bag(
-    data: bytes, table: bytes = _FOLD, numbers: re.Pattern[bytes] = _NUMBER_AT_TOKEN_START
+    data: bytes,
+    classes: bytes,
+    table: bytes = _FOLD,
+    numbers: re.Pattern[bytes] = _NUMBER_AT_TOKEN_START,
 ) -> list[bytes] | None:
     """The tokens of ``data`` (folded by ``table``) in no set order, or None as ``_fast_tokens``:
     the text between numbers with separators is folded and split in one go."""
-    if b"0.0" not in data.translate(_DIGIT_CLASS):
+    if b"0.0" not in classes:
         return data.translate(table).split()
     pieces = numbers.split(data)
     if b"".join([piece[:1] for piece in pieces[2::2]]).translate(table).strip():
@@ -259,28 +274,24 @@ def _fast_token_bag(
     return found
 
 
-def _camel_parts(data: bytes) -> list[bytes]:
+def _camel_parts(data: bytes, classes: bytes) -> list[bytes]:
     """The lowercased parts of the CamelCase words of ``data`` (UTF-8 with no non-ASCII letter).
 
     A CamelCase word is the ASCII-letter prefix of a word-character run, when a lowercase letter
     followed by an uppercase one lies inside that prefix: what ``findall`` of
-    ``\\b[A-Za-z]*?[a-z][A-Z][A-Za-z]*`` returns (``bench/lexical_reference.py``).
+    ``\\b[A-Za-z]*?[a-z][A-Z][A-Za-z]*`` returns (``bench/lexical_reference.py``). ``classes`` is
+    ``data.translate(_CLASSES)``.
     """
-    classes = data.translate(_CASE_CLASS)
     at = classes.find(b"aA")
     if at < 0:
         return []
     words = []
     while at >= 0:
-        start = classes.rfind(b" ", 0, at) + 1
-        end = classes.find(b" ", at)
-        if end < 0:
-            end = len(classes)
-        run = classes[start:end]
-        n_letters = len(run) - len(run.lstrip(b"aA"))
-        if at + 2 <= start + n_letters:
-            words.append(data[start : start + n_letters])
-        at = classes.find(b"aA", end)
+        start = max(classes.rfind(b" ", 0, at), classes.rfind(b".", 0, at)) + 1
+        end = _LETTER_CLASSES.match(classes, start).end()  # type: ignore[union-attr]
+        if at + 2 <= end:
+            words.append(data[start:end])
+        at = classes.find(b"aA", max(end, at + 1))
     return _CAMEL_BOUNDARY_BYTES.sub(b" ", b" ".join(words)).lower().split()
 
 
@@ -359,30 +370,42 @@ def _joined(passages: str | Iterable[str]) -> str:
 
 def _context_token_list(text: str) -> list[str]:
     """Every token of ``text``, CamelCase parts included, with repeats, in no set order."""
+    found = _context_bag(text)
+    if found is not None:
+        return _decoded(found)
+    # a non-ASCII decimal digit, or a number ending mid-run: regex tokens
     data = _byte_view(text)
-    found = None if data is None else _fast_token_bag(data)
-    # letters or digits beyond ASCII, or a number ending mid-run: regex tokens
-    tokens = _tokens(text.lower()) if found is None else _decoded(found)
-    return tokens + _decoded(_camel_parts(_camel_view(text) if data is None else data))
+    camel = _camel_view(text) if data is None else data
+    return _tokens(text.lower()) + _decoded(_camel_parts(camel, camel.translate(_CLASSES)))
+
+
+def _context_bag(text: str) -> list[bytes] | None:
+    """Every token of ``text`` as UTF-8 bytes, CamelCase parts included, with repeats, in no set
+    order; None when the fast path cannot take the text."""
+    data = _byte_view(text)
+    if data is not None:
+        classes = data.translate(_CLASSES)
+        found = _fast_token_bag(data, classes)
+    else:  # letters or digits beyond ASCII
+        wide = _wide_view(text.lower())
+        if wide is None:
+            return None
+        found = _fast_token_bag(
+            wide, wide.translate(_CLASSES), _FOLD_WIDE, _NUMBER_AT_TOKEN_START_WIDE
+        )
+        data = _camel_view(text)
+        classes = data.translate(_CLASSES)
+    if found is not None:
+        found += _camel_parts(data, classes)
+    return found
 
 
 def _context_codes(text: str) -> dict[bytes, str] | None:
     """The code of every token of ``text`` (as UTF-8 bytes) and of every stop word: "k" for a
     token of the text, "" for a stop word; None when the fast path cannot take the text."""
-    data = _byte_view(text)
-    if data is None:  # letters or digits beyond ASCII
-        wide = _wide_view(text.lower())
-        found = (
-            None if wide is None else _fast_token_bag(wide, _FOLD_WIDE, _NUMBER_AT_TOKEN_START_WIDE)
-        )
-        if found is None:
-            return None
-        data = _camel_view(text)
-    else:
-        found = _fast_token_bag(data)
-        if found is None:
-            return None
-    found += _camel_parts(data)
+    found = _context_bag(text)
+    if found is None:
+        return None
     codes = dict.fromkeys(found, _SUPPORTED)
     codes.update(_STOP_CODES_BYTES)
     return codes
@@ -444,8 +467,7 @@ def score_response(response: str, context: ContextIndex | str | Sequence[str]) -
         sentences = split_sentences(response.lower())
         counts = _reference_counts(sentences, _as_index(context).tokens)
         return _scores(*counts, n_sentences=len(sentences))
-    tokens, n_sentences = marked
-    has_digit = _HAS_DIGIT.search(response) is not None
+    tokens, n_sentences, has_digit = marked
     if not isinstance(context, ContextIndex):
         lookup = _context_codes(_joined(context))
         if lookup is not None:
@@ -504,20 +526,23 @@ _SENTENCE_ENDS = tuple(
 )
 
 
-def _marked_response(response: str) -> tuple[list[bytes], int] | None:
-    """The response's tokens in order, a sentinel token between two sentences, and the number
-    of sentences; None when the fast tokenizer cannot take it (see ``_fast_tokens``)."""
+def _marked_response(response: str) -> tuple[list[bytes], int, bool] | None:
+    """The response's tokens in order, a sentinel token between two sentences, the number of
+    sentences and whether it holds a digit; None when the fast tokenizer cannot take it (see
+    ``_fast_tokens``)."""
     if not response.isascii():
         sentences = split_sentences(response.lower())
         tokens = _marked_tokens(sentences)
-        return None if tokens is None else (tokens, len(sentences))
+        has_digit = _HAS_DIGIT.search(response) is not None
+        return None if tokens is None else (tokens, len(sentences), has_digit)
     marked = response.encode().translate(_SENTENCE_CLASS)
     for end, end_marked in _SENTENCE_ENDS:
         marked = marked.replace(end, end_marked)
     pieces = marked.split(_SENTINEL_BYTE)
     n_sentences = len(pieces) - pieces.count(b"") - sum(map(bytes.isspace, pieces))
-    tokens = _fast_tokens(marked, _FOLD_MARKED)
-    return None if tokens is None else (tokens, n_sentences)
+    classes = marked.translate(_CLASSES)
+    tokens = _fast_tokens(marked, _FOLD_MARKED, classes=classes)
+    return None if tokens is None else (tokens, n_sentences, b"0" in classes)
 
 
 def _marked_tokens(sentences: list[str]) -> list[bytes] | None:
