@@ -133,13 +133,17 @@ _FOLD_MARKED = _byte_table(lambda c: c.lower() if c.isalnum() or c == _SENTINEL 
 _NON_ASCII = re.compile(r"[^\x00-\x7f]+")
 _NON_ASCII_ALNUM = re.compile(r"[^\W_\x00-\x7f]")
 _NON_ASCII_ALNUM_RUN = re.compile(r"[^\W_\x00-\x7f]+")
-# _NUMBER_WITH_SEPARATORS, only where a token starts (not right after a letter or digit), with the
-# first digit outside the alternation so the engine can skip to digits; captured for re.split.
-# The lookahead (the digit run is followed by a separator and a digit, as in every branch) only
-# makes the engine give up sooner on the many plain numbers.
+# _NUMBER_WITH_SEPARATORS, only where a token starts (not right after a letter or digit), run on
+# the text's number view (``_NUMBER_VIEW``: digits to "0", letters to "a", ". , :" kept, all else
+# a space; the same length, so a match there spans the number in the text). The regex engine finds
+# a literal first character far faster than a character class. The lookahead (the digit run is
+# followed by a separator and a digit, as in every branch) only makes it give up sooner on plain
+# numbers. Captured for re.split.
 _NUMBER_AT_TOKEN_START = re.compile(
-    rb"([0-9](?<![A-Za-z0-9][0-9])(?=[0-9]*+[.,:][0-9])"
-    rb"(?:[0-9]{0,2}(?:,[0-9]{3})+(?:\.[0-9]+)?|[0-9]*(?::[0-9]+)+|[0-9]*(?:\.[0-9]+)+))"
+    rb"(0(?<![a0]0)(?=0*+[.,:]0)(?:0{0,2}(?:,000)+(?:\.0+)?|0*(?::0+)+|0*(?:\.0+)+))"
+)
+_NUMBER_VIEW = _byte_table(
+    lambda c: "0" if c.isdigit() else "a" if c.isalpha() else c if c in ".,:" else " "
 )
 # One byte per byte of a text for the cheap tests before the regexes: ASCII letters to "a"/"A",
 # digits and "_" (word characters) to "0", the separators ". , :" to ".", all else to a space. A
@@ -159,6 +163,8 @@ _CLASSES = _byte_table(
     )
 )
 _LETTER_CLASSES = re.compile(b"[aA]*")
+# a lowercase letter followed by an uppercase one, found from the (rarer) uppercase one
+_CASE_BOUNDARY = re.compile(b"A(?<=aA)")
 _CAMEL_BOUNDARY_BYTES = re.compile(_CAMEL_BOUNDARY.pattern.encode())
 # Text with letters or digits beyond ASCII is taken lowercased, as UTF-8 whose other non-ASCII
 # characters are spaces (``_wide_view``): every byte >= 0x80 left is then part of a letter or
@@ -166,9 +172,7 @@ _CAMEL_BOUNDARY_BYTES = re.compile(_CAMEL_BOUNDARY.pattern.encode())
 # letters. A non-ASCII decimal digit (which ``\d`` matches) sends the text to the reference.
 _FOLD_WIDE = _FOLD[:128] + bytes(range(128, 256))
 _FOLD_MARKED_WIDE = _FOLD_MARKED[:128] + bytes(range(128, 256))
-_NUMBER_AT_TOKEN_START_WIDE = re.compile(
-    _NUMBER_AT_TOKEN_START.pattern.replace(b"[A-Za-z0-9][0-9]", b"[A-Za-z0-9\x80-\xff][0-9]")
-)
+_NUMBER_VIEW_WIDE = _NUMBER_VIEW[:128] + b"a" * 128
 _ASCII_DIGIT = re.compile(rb"[0-9]")
 
 
@@ -228,10 +232,20 @@ def _wide_view(lowered: str) -> bytes | None:
     return data
 
 
+def _number_split(data: bytes, number_view: bytes) -> list[bytes]:
+    """``data`` cut around its numbers with separators: text, number, text, ..., text (as
+    ``re.split`` with one group), the cuts found in ``data.translate(number_view)``."""
+    pieces = _NUMBER_AT_TOKEN_START.split(data.translate(number_view))
+    if len(pieces) == 1:
+        return [data]
+    ends = list(itertools.accumulate(map(len, pieces)))
+    return list(map(data.__getitem__, map(slice, [0, *ends[:-1]], ends)))
+
+
 def _fast_tokens(
     data: bytes,
     table: bytes,
-    numbers: re.Pattern[bytes] = _NUMBER_AT_TOKEN_START,
+    number_view: bytes = _NUMBER_VIEW,
     classes: bytes | None = None,
 ) -> list[bytes] | None:
     """The tokens of ``data`` in order (folded by ``table``), or None to use the reference.
@@ -241,7 +255,7 @@ def _fast_tokens(
     """
     if b"0.0" not in (data.translate(_CLASSES) if classes is None else classes):
         return data.translate(table).split()
-    pieces = numbers.split(data)
+    pieces = _number_split(data, number_view)
     if len(pieces) == 1:
         return data.translate(table).split()
     found: list[bytes] = []
@@ -260,13 +274,13 @@ def _fast_token_bag(
     data: bytes,
     classes: bytes,
     table: bytes = _FOLD,
-    numbers: re.Pattern[bytes] = _NUMBER_AT_TOKEN_START,
+    number_view: bytes = _NUMBER_VIEW,
 ) -> list[bytes] | None:
     """The tokens of ``data`` (folded by ``table``) in no set order, or None as ``_fast_tokens``:
     the text between numbers with separators is folded and split in one go."""
     if b"0.0" not in classes:
         return data.translate(table).split()
-    pieces = numbers.split(data)
+    pieces = _number_split(data, number_view)
     if b"".join([piece[:1] for piece in pieces[2::2]]).translate(table).strip():
         return None  # a number ends inside an alphanumeric run
     found = b" ".join(pieces[0::2]).translate(table).split()
@@ -282,16 +296,17 @@ def _camel_parts(data: bytes, classes: bytes) -> list[bytes]:
     ``\\b[A-Za-z]*?[a-z][A-Z][A-Za-z]*`` returns (``bench/lexical_reference.py``). ``classes`` is
     ``data.translate(_CLASSES)``.
     """
-    at = classes.find(b"aA")
-    if at < 0:
-        return []
+    boundary = _CASE_BOUNDARY.search(classes)
     words = []
-    while at >= 0:
+    while boundary is not None:
+        at = boundary.start() - 1  # the lowercase letter
         start = max(classes.rfind(b" ", 0, at), classes.rfind(b".", 0, at)) + 1
         end = _LETTER_CLASSES.match(classes, start).end()  # type: ignore[union-attr]
         if at + 2 <= end:
             words.append(data[start:end])
-        at = classes.find(b"aA", max(end, at + 1))
+        boundary = _CASE_BOUNDARY.search(classes, max(end, at + 2))
+    if not words:
+        return []
     return _CAMEL_BOUNDARY_BYTES.sub(b" ", b" ".join(words)).lower().split()
 
 
@@ -390,9 +405,7 @@ def _context_bag(text: str) -> list[bytes] | None:
         wide = _wide_view(text.lower())
         if wide is None:
             return None
-        found = _fast_token_bag(
-            wide, wide.translate(_CLASSES), _FOLD_WIDE, _NUMBER_AT_TOKEN_START_WIDE
-        )
+        found = _fast_token_bag(wide, wide.translate(_CLASSES), _FOLD_WIDE, _NUMBER_VIEW_WIDE)
         data = _camel_view(text)
         classes = data.translate(_CLASSES)
     if found is not None:
@@ -467,19 +480,17 @@ def score_response(response: str, context: ContextIndex | str | Sequence[str]) -
         sentences = split_sentences(response.lower())
         counts = _reference_counts(sentences, _as_index(context).tokens)
         return _scores(*counts, n_sentences=len(sentences))
-    tokens, n_sentences, has_digit = marked
+    tokens, n_sentences, numbers = marked
     if not isinstance(context, ContextIndex):
         lookup = _context_codes(_joined(context))
         if lookup is not None:
-            numbers = _numbers(tokens) if has_digit else []
             counts = _code_counts(_codes(tokens, lookup), numbers, lookup)
             return _scores(*counts, n_sentences=n_sentences)
         context = index_context(context)
     decoded = _decoded(tokens)
     lookup_str = dict.fromkeys(context.tokens.intersection(decoded), _SUPPORTED)
     lookup_str.update(_STOP_CODES)
-    numbers_str = _decoded(_numbers(tokens)) if has_digit else []
-    counts = _code_counts(_codes(decoded, lookup_str), numbers_str, context.tokens)
+    counts = _code_counts(_codes(decoded, lookup_str), _decoded(numbers), context.tokens)
     return _scores(*counts, n_sentences=n_sentences)
 
 
@@ -526,15 +537,18 @@ _SENTENCE_ENDS = tuple(
 )
 
 
-def _marked_response(response: str) -> tuple[list[bytes], int, bool] | None:
+def _marked_response(response: str) -> tuple[list[bytes], int, list[bytes]] | None:
     """The response's tokens in order, a sentinel token between two sentences, the number of
-    sentences and whether it holds a digit; None when the fast tokenizer cannot take it (see
+    sentences and the numeric tokens; None when the fast tokenizer cannot take it (see
     ``_fast_tokens``)."""
     if not response.isascii():
         sentences = split_sentences(response.lower())
         tokens = _marked_tokens(sentences)
-        has_digit = _HAS_DIGIT.search(response) is not None
-        return None if tokens is None else (tokens, len(sentences), has_digit)
+        if tokens is None:
+            return None
+        # tokens with bytes >= 0x80 are not all ASCII letters either: test them for a digit
+        numbers = list(filter(_ASCII_DIGIT.search, itertools.filterfalse(bytes.isalpha, tokens)))
+        return tokens, len(sentences), numbers
     marked = response.encode().translate(_SENTENCE_CLASS)
     for end, end_marked in _SENTENCE_ENDS:
         marked = marked.replace(end, end_marked)
@@ -542,7 +556,15 @@ def _marked_response(response: str) -> tuple[list[bytes], int, bool] | None:
     n_sentences = len(pieces) - pieces.count(b"") - sum(map(bytes.isspace, pieces))
     classes = marked.translate(_CLASSES)
     tokens = _fast_tokens(marked, _FOLD_MARKED, classes=classes)
-    return None if tokens is None else (tokens, n_sentences, b"0" in classes)
+    if tokens is None:
+        return None
+    # ASCII tokens that are not all letters hold a digit, the sentinel aside
+    numbers = (
+        [t for t in itertools.filterfalse(bytes.isalpha, tokens) if t != _SENTINEL_BYTE]
+        if b"0" in classes
+        else []
+    )
+    return tokens, n_sentences, numbers
 
 
 def _marked_tokens(sentences: list[str]) -> list[bytes] | None:
@@ -558,20 +580,12 @@ def _marked_tokens(sentences: list[str]) -> list[bytes] | None:
     if data is not None:
         return _fast_tokens(data, _FOLD_MARKED)
     wide = _wide_view(marked)
-    return (
-        None if wide is None else _fast_tokens(wide, _FOLD_MARKED_WIDE, _NUMBER_AT_TOKEN_START_WIDE)
-    )
+    return None if wide is None else _fast_tokens(wide, _FOLD_MARKED_WIDE, _NUMBER_VIEW_WIDE)
 
 
 def _codes(tokens: list[_Token], lookup: dict[_Token, str]) -> str:
     """One code per token: ``lookup``'s, else "u" (unsupported)."""
     return "".join(map(lookup.get, tokens, itertools.repeat(_UNSUPPORTED)))
-
-
-def _numbers(tokens: list[bytes]) -> list[bytes]:
-    """The numeric tokens (holding an ASCII digit) of ``tokens``, looked for among those that
-    are not all ASCII letters (the sentinel and tokens with bytes >= 0x80 are not either)."""
-    return list(filter(_ASCII_DIGIT.search, itertools.filterfalse(bytes.isalpha, tokens)))
 
 
 _Counts = tuple[int, int, int, int, int, float]
