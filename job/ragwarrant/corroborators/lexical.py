@@ -172,6 +172,7 @@ _CAMEL_BOUNDARY_BYTES = re.compile(_CAMEL_BOUNDARY.pattern.encode())
 # letters. A non-ASCII decimal digit (which ``\d`` matches) sends the text to the reference.
 _FOLD_WIDE = _FOLD[:128] + bytes(range(128, 256))
 _FOLD_MARKED_WIDE = _FOLD_MARKED[:128] + bytes(range(128, 256))
+_CLASSES_WIDE = _CLASSES[:128] + b"0" * 128
 _NUMBER_VIEW_WIDE = _NUMBER_VIEW[:128] + b"a" * 128
 _ASCII_DIGIT = re.compile(rb"[0-9]")
 
@@ -219,10 +220,10 @@ def _byte_view(text: str) -> bytes | None:
     return None if _NON_ASCII_ALNUM.search(beyond_ascii) else data
 
 
-def _wide_view(lowered: str) -> bytes | None:
-    """Lowercased ``lowered`` as UTF-8 with its non-ASCII characters that are no letter or digit
-    as spaces, or None when one of them is a decimal digit."""
-    data = lowered.encode()
+def _wide_view(text: str) -> bytes | None:
+    """``text`` as UTF-8 with its non-ASCII characters that are no letter or digit as spaces,
+    or None when one of them is a decimal digit."""
+    data = text.encode()
     for char in set(data.translate(None, _ASCII_BYTES).decode()):
         if char.isdecimal():
             return None
@@ -401,13 +402,13 @@ def _context_bag(text: str) -> list[bytes] | None:
     if data is not None:
         classes = data.translate(_CLASSES)
         found = _fast_token_bag(data, classes)
-    else:  # letters or digits beyond ASCII
+    else:  # letters or digits beyond ASCII: the lowercase for tokens, the text for CamelCase
         wide = _wide_view(text.lower())
-        if wide is None:
+        data = _wide_view(text)
+        if wide is None or data is None:
             return None
         found = _fast_token_bag(wide, wide.translate(_CLASSES), _FOLD_WIDE, _NUMBER_VIEW_WIDE)
-        data = _camel_view(text)
-        classes = data.translate(_CLASSES)
+        classes = data.translate(_CLASSES_WIDE)
     if found is not None:
         found += _camel_parts(data, classes)
     return found
