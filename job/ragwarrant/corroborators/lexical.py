@@ -276,17 +276,27 @@ def _fast_token_bag(
     classes: bytes,
     table: bytes = _FOLD,
     number_view: bytes = _NUMBER_VIEW,
-) -> list[bytes] | None:
-    """The tokens of ``data`` (folded by ``table``) in no set order, or None as ``_fast_tokens``:
-    the text between numbers with separators is folded and split in one go."""
+) -> list[bytes]:
+    """The tokens of ``data`` (folded by ``table``, lowercase UTF-8) in no set order: the text
+    between numbers with separators is folded and split in one go.
+
+    Where a number ends inside an alphanumeric run (``1,2345``), the reference scan starts the
+    next token mid-run; from there on the rest of the text takes the reference tokenizer.
+    """
     if b"0.0" not in classes:
         return data.translate(table).split()
     pieces = _number_split(data, number_view)
-    if b"".join([piece[:1] for piece in pieces[2::2]]).translate(table).strip():
-        return None  # a number ends inside an alphanumeric run
+    # the first byte of each text piece after a number, folded: not a space means mid-run
+    heads = b"".join([piece[:1] or b" " for piece in pieces[2::2]]).translate(table)
+    cut = len(heads) - len(heads.lstrip())
+    rest: list[bytes] = []
+    if cut < len(heads):
+        tail = b"".join(pieces[2 * cut + 2 :]).decode().lower()
+        rest = [token.encode() for token in _tokens(tail)]
+        del pieces[2 * cut + 2 :]
     found = b" ".join(pieces[0::2]).translate(table).split()
     found += map(_number_form_bytes, pieces[1::2])
-    return found
+    return found + rest
 
 
 def _camel_parts(data: bytes, classes: bytes) -> list[bytes]:
@@ -389,7 +399,7 @@ def _context_token_list(text: str) -> list[str]:
     found = _context_bag(text)
     if found is not None:
         return _decoded(found)
-    # a non-ASCII decimal digit, or a number ending mid-run: regex tokens
+    # a non-ASCII decimal digit: regex tokens
     data = _byte_view(text)
     camel = _camel_view(text) if data is None else data
     return _tokens(text.lower()) + _decoded(_camel_parts(camel, camel.translate(_CLASSES)))
@@ -409,9 +419,7 @@ def _context_bag(text: str) -> list[bytes] | None:
             return None
         found = _fast_token_bag(wide, wide.translate(_CLASSES), _FOLD_WIDE, _NUMBER_VIEW_WIDE)
         classes = data.translate(_CLASSES_WIDE)
-    if found is not None:
-        found += _camel_parts(data, classes)
-    return found
+    return found + _camel_parts(data, classes)
 
 
 def _context_codes(text: str) -> dict[bytes, str] | None:
