@@ -36,11 +36,15 @@ The context side is a set, built once per example with ``index_context`` and reu
 responses that share it. Everything here is pure: plain strings in, frozen values out; no I/O, no
 logging, no randomness.
 
-Implementation: text that is ASCII (or whose non-ASCII characters are all neither letters nor
-digits) is tokenised by one ``str.translate`` and ``str.split``, numbers with separators cut out
-first by one regex pass, CamelCase parts found by string search, and a response's tokens coded
-one character each so that sentences are counted with ``str.count``; other text takes the regex
-tokenizer. Scores are bit-identical to the regex-per-sentence implementation this replaced
+Implementation: text is tokenised as UTF-8 bytes by one ``bytes.translate`` and ``bytes.split``
+(text with letters or digits beyond ASCII lowercased first, its other non-ASCII characters as
+spaces), numbers with separators cut out first by one regex pass over a digits-as-``0`` view of
+the text, and only where a one-byte-per-byte class view holds digit-separator-digit; CamelCase
+parts are found from the class view's case boundaries. An ASCII response is split into sentences
+by one translate and five ``bytes.replace`` (no regex), and its tokens are coded one character
+each so that sentences are counted with ``str.count``. Text holding a non-ASCII decimal digit, and
+a response where a number ends inside an alphanumeric run, take the regex tokenizer. Scores are
+bit-identical to the regex-per-sentence implementation this replaced
 (``bench/lexical_reference.py``; checked on every RAGTruth response by ``bench/bench_lexical.py``
 and on random texts by the tests).
 """
