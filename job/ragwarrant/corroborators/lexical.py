@@ -237,6 +237,25 @@ def _wide_view(text: str) -> bytes | None:
     return data
 
 
+def _wide_views(text: str) -> tuple[bytes, bytes] | None:
+    """``text`` as UTF-8 with its non-ASCII characters that are no letter or digit as spaces:
+    lowercased (non-ASCII letters only; the tables lower ASCII) and as it is. None when one of
+    them is a decimal digit, or lowercases to other than one character or by context (capital
+    sigma), where ``text.lower()`` is not the lowercase of each character."""
+    lowered = data = text.encode()
+    for char in set(data.translate(None, _ASCII_BYTES).decode()):
+        code = char.encode()  # UTF-8 is self-synchronising: these bytes occur only where it does
+        lower = char.lower()
+        if not char.isalnum():
+            data = data.replace(code, b" ")
+            lowered = lowered.replace(code, b" ")
+        elif char.isdecimal() or char == "\u03a3" or len(lower) != 1:
+            return None
+        elif lower != char:
+            lowered = lowered.replace(code, lower.encode())
+    return lowered, data
+
+
 def _number_split(data: bytes, number_view: bytes) -> list[bytes]:
     """``data`` cut around its numbers with separators: text, number, text, ..., text (as
     ``re.split`` with one group), the cuts found in ``data.translate(number_view)``."""
@@ -417,10 +436,10 @@ def _context_bag(text: str) -> list[bytes] | None:
         classes = data.translate(_CLASSES)
         found = _fast_token_bag(data, classes)
     else:  # letters or digits beyond ASCII: the lowercase for tokens, the text for CamelCase
-        wide = _wide_view(text.lower())
-        data = _wide_view(text)
-        if wide is None or data is None:
+        views = _wide_views(text)
+        if views is None:
             return None
+        wide, data = views
         found = _fast_token_bag(wide, wide.translate(_CLASSES), _FOLD_WIDE, _NUMBER_VIEW_WIDE)
         classes = data.translate(_CLASSES_WIDE)
     return found + _camel_parts(data, classes)
