@@ -169,7 +169,9 @@ _CLASSES = _byte_table(
 _LETTER_CLASSES = re.compile(b"[aA]*")
 # a lowercase letter followed by an uppercase one, found from the (rarer) uppercase one
 _CASE_BOUNDARY = re.compile(b"A(?<=aA)")
-_CAMEL_BOUNDARY_BYTES = re.compile(_CAMEL_BOUNDARY.pattern.encode())
+# An uppercase letter with a _CAMEL_BOUNDARY before it, captured: starting with a character class
+# (not a lookbehind), the engine skips to uppercase letters instead of trying every position.
+_CAMEL_PART_START = re.compile(rb"([A-Z])(?:(?<=[a-z][A-Z])|(?<=[A-Z][A-Z])(?=[a-z]))")
 # Text with letters or digits beyond ASCII is taken lowercased, as UTF-8 whose other non-ASCII
 # characters are spaces (``_wide_view``): every byte >= 0x80 left is then part of a letter or
 # digit, so the "wide" tables keep those bytes in tokens and the number regex treats them as
@@ -341,7 +343,9 @@ def _camel_parts(data: bytes, classes: bytes) -> list[bytes]:
         boundary = _CASE_BOUNDARY.search(classes, max(end, at + 2))
     if not words:
         return []
-    return _CAMEL_BOUNDARY_BYTES.sub(b" ", b" ".join(words)).lower().split()
+    pieces = _CAMEL_PART_START.split(b" ".join(words))
+    pieces[1::2] = map(b" ".__add__, pieces[1::2])  # a space at each boundary
+    return b"".join(pieces).lower().split()
 
 
 def _decoded(tokens: list[bytes]) -> list[str]:
