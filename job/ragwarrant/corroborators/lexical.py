@@ -36,11 +36,15 @@ The context side is a set, built once per example with ``index_context`` and reu
 responses that share it. Everything here is pure: plain strings in, frozen values out; no I/O, no
 logging, no randomness.
 
-Implementation: text that is ASCII (or whose non-ASCII characters are all neither letters nor
-digits) is tokenised by one ``str.translate`` and ``str.split``, numbers with separators cut out
-first by one regex pass, CamelCase parts found by string search, and a response's tokens coded
-one character each so that sentences are counted with ``str.count``; other text takes the regex
-tokenizer. Scores are bit-identical to the regex-per-sentence implementation this replaced
+Implementation: text is tokenised as UTF-8 bytes by one ``bytes.translate`` and ``bytes.split``
+(text with letters or digits beyond ASCII lowercased first, its other non-ASCII characters as
+spaces), numbers with separators cut out first by one regex pass over a digits-as-``0`` view of
+the text, and only where a one-byte-per-byte class view holds digit-separator-digit; CamelCase
+parts are found from the class view's case boundaries. An ASCII response is split into sentences
+by one translate and five ``bytes.replace`` (no regex), and its tokens are coded one character
+each so that sentences are counted with ``str.count``. Text holding a non-ASCII decimal digit, and
+a response where a number ends inside an alphanumeric run, take the regex tokenizer. Scores are
+bit-identical to the regex-per-sentence implementation this replaced
 (``bench/lexical_reference.py``; checked on every RAGTruth response by ``bench/bench_lexical.py``
 and on random texts by the tests).
 """
@@ -50,8 +54,9 @@ from __future__ import annotations
 import functools
 import itertools
 import re
-from collections.abc import Container, Iterable, Sequence
+from collections.abc import Callable, Container, Iterable, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 __all__ = [
     "HYBRID_WEIGHTS",
@@ -108,39 +113,74 @@ _SENTENCE_BREAK = re.compile(
 )
 _DIGITS = frozenset("0123456789")
 
-# ---- fast path (ASCII text, or text whose only non-ASCII characters are not letters or digits)
-# Tokens are the runs left by one ``str.translate`` (A-Z lowered, every other non-alphanumeric
-# ASCII character to a space) and ``str.split``; numbers with separators are cut out first by one
-# regex pass that matches only where the reference tokenizer's scan would (at the start of an
-# alphanumeric run). Whatever the fast path cannot reproduce exactly goes to the reference
-# tokenizer (``_tokens``), so both give the same tokens on every input.
-_FOLD = str.maketrans({chr(c): chr(c).lower() if chr(c).isalnum() else " " for c in range(128)})
+# ---- fast path (text whose non-ASCII characters, if any, are neither letters nor digits)
+# The text is taken as UTF-8 bytes, in which every byte of a non-ASCII character is >= 0x80.
+# Tokens are the runs left by one ``bytes.translate`` (A-Z lowered, every other byte that is not
+# an ASCII letter or digit to a space: a non-ASCII character that is no letter or digit separates
+# tokens like a space does, and is a non-word character for ``\b``) and ``bytes.split``; numbers
+# with separators are cut out first by one regex pass that matches only where the reference
+# tokenizer's scan would (at the start of an alphanumeric run). Whatever the fast path cannot
+# reproduce exactly goes to the reference tokenizer (``_tokens``), so both give the same tokens on
+# every input.
 _SENTINEL = "\x01"  # marks sentence ends in a folded response; a response holding it goes slow
-_FOLD_MARKED = str.maketrans(
-    {chr(c): chr(c).lower() if chr(c).isalnum() or chr(c) == _SENTINEL else " " for c in range(128)}
-)
-# ASCII letters to "a"/"A", digits and "_" (word characters) to "0", others to a space
-_CASE_CLASS = str.maketrans(
-    {
-        chr(c): "a"
-        if chr(c).islower()
-        else "A"
-        if chr(c).isupper()
-        else "0"
-        if chr(c).isalnum() or chr(c) == "_"
-        else " "
-        for c in range(128)
-    }
-)
+_SENTINEL_BYTE = _SENTINEL.encode()
+_ASCII_BYTES = bytes(range(128))
+
+
+def _byte_table(ascii_map: Callable[[str], str]) -> bytes:
+    """A ``bytes.translate`` table: ASCII bytes as ``ascii_map`` says, bytes >= 0x80 to a space."""
+    return "".join(map(ascii_map, map(chr, range(128)))).encode() + b" " * 128
+
+
+_FOLD = _byte_table(lambda c: c.lower() if c.isalnum() else " ")
+_FOLD_MARKED = _byte_table(lambda c: c.lower() if c.isalnum() or c == _SENTINEL else " ")
 _NON_ASCII = re.compile(r"[^\x00-\x7f]+")
 _NON_ASCII_ALNUM = re.compile(r"[^\W_\x00-\x7f]")
 _NON_ASCII_ALNUM_RUN = re.compile(r"[^\W_\x00-\x7f]+")
-# _NUMBER_WITH_SEPARATORS, only where a token starts (not right after a letter or digit), with the
-# first digit outside the alternation so the engine can skip to digits; captured for re.split.
+# _NUMBER_WITH_SEPARATORS, only where a token starts (not right after a letter or digit), run on
+# the text's number view (``_NUMBER_VIEW``: digits to "0", letters to "a", ". , :" kept, all else
+# a space; the same length, so a match there spans the number in the text). The regex engine finds
+# a literal first character far faster than a character class. The lookahead (the digit run is
+# followed by a separator and a digit, as in every branch) only makes it give up sooner on plain
+# numbers. Captured for re.split.
 _NUMBER_AT_TOKEN_START = re.compile(
-    r"([0-9](?<![A-Za-z0-9][0-9])"
-    r"(?:[0-9]{0,2}(?:,[0-9]{3})+(?:\.[0-9]+)?|[0-9]*(?::[0-9]+)+|[0-9]*(?:\.[0-9]+)+))"
+    rb"(0(?<![a0]0)(?=0*+[.,:]0)(?:0{0,2}(?:,000)+(?:\.0+)?|0*(?::0+)+|0*(?:\.0+)+))"
 )
+_NUMBER_VIEW = _byte_table(
+    lambda c: "0" if c.isdigit() else "a" if c.isalpha() else c if c in ".,:" else " "
+)
+# One byte per byte of a text for the cheap tests before the regexes: ASCII letters to "a"/"A",
+# digits and "_" (word characters) to "0", the separators ". , :" to ".", all else to a space. A
+# text can hold a number with separators only if this view holds "0.0", and a CamelCase word only
+# if it holds "aA".
+_CLASSES = _byte_table(
+    lambda c: (
+        "a"
+        if c.islower()
+        else "A"
+        if c.isupper()
+        else "0"
+        if c.isalnum() or c == "_"
+        else "."
+        if c in ".,:"
+        else " "
+    )
+)
+_LETTER_CLASSES = re.compile(b"[aA]*")
+# a lowercase letter followed by an uppercase one, found from the (rarer) uppercase one
+_CASE_BOUNDARY = re.compile(b"A(?<=aA)")
+# An uppercase letter with a _CAMEL_BOUNDARY before it, captured: starting with a character class
+# (not a lookbehind), the engine skips to uppercase letters instead of trying every position.
+_CAMEL_PART_START = re.compile(rb"([A-Z])(?:(?<=[a-z][A-Z])|(?<=[A-Z][A-Z])(?=[a-z]))")
+# Text with letters or digits beyond ASCII is taken lowercased, as UTF-8 whose other non-ASCII
+# characters are spaces (``_wide_view``): every byte >= 0x80 left is then part of a letter or
+# digit, so the "wide" tables keep those bytes in tokens and the number regex treats them as
+# letters. A non-ASCII decimal digit (which ``\d`` matches) sends the text to the reference.
+_FOLD_WIDE = _FOLD[:128] + bytes(range(128, 256))
+_FOLD_MARKED_WIDE = _FOLD_MARKED[:128] + bytes(range(128, 256))
+_CLASSES_WIDE = _CLASSES[:128] + b"0" * 128
+_NUMBER_VIEW_WIDE = _NUMBER_VIEW[:128] + b"a" * 128
+_ASCII_DIGIT = re.compile(rb"[0-9]")
 
 
 def number_form(token: str) -> str:
@@ -161,7 +201,9 @@ def number_form(token: str) -> str:
     return f"{whole}.{fraction}" if fraction else whole
 
 
-_cached_number_form = functools.lru_cache(maxsize=1 << 16)(number_form)
+@functools.lru_cache(maxsize=1 << 16)
+def _number_form_bytes(token: bytes) -> bytes:
+    return number_form(token.decode()).encode()
 
 
 def _tokens(lowered: str) -> list[str]:
@@ -175,76 +217,139 @@ def _tokens(lowered: str) -> list[str]:
     return [t if t.isalnum() else number_form(t) for t in found]
 
 
-def _ascii_view(text: str) -> str | None:
-    """``text`` with non-ASCII characters as spaces, or None when one of them is a letter/digit.
-
-    A non-ASCII character that is not a letter or digit separates tokens like a space does, its
-    lowercase form is again such a character, and it is a non-word character for ``\\b``.
-    """
+def _byte_view(text: str) -> bytes | None:
+    """``text`` as UTF-8, or None when one of its non-ASCII characters is a letter or digit."""
+    data = text.encode()
     if text.isascii():
-        return text
-    if _NON_ASCII_ALNUM.search(text):
-        return None
-    return _NON_ASCII.sub(" ", text)
+        return data
+    beyond_ascii = data.translate(None, _ASCII_BYTES).decode()
+    return None if _NON_ASCII_ALNUM.search(beyond_ascii) else data
 
 
-def _fast_tokens(text: str, table: dict[int, str]) -> list[str] | None:
-    """The tokens of ASCII ``text`` in order (folded by ``table``), or None to use the reference.
+def _wide_view(text: str) -> bytes | None:
+    """``text`` as UTF-8 with its non-ASCII characters that are no letter or digit as spaces,
+    or None when one of them is a decimal digit."""
+    data = text.encode()
+    for char in set(data.translate(None, _ASCII_BYTES).decode()):
+        if char.isdecimal():
+            return None
+        if not char.isalnum():
+            # UTF-8 is self-synchronising: the bytes of a character occur only where it does
+            data = data.replace(char.encode(), b" ")
+    return data
+
+
+def _wide_views(text: str) -> tuple[bytes, bytes] | None:
+    """``text`` as UTF-8 with its non-ASCII characters that are no letter or digit as spaces:
+    lowercased (non-ASCII letters only; the tables lower ASCII) and as it is. None when one of
+    them is a decimal digit, or lowercases to other than one character or by context (capital
+    sigma), where ``text.lower()`` is not the lowercase of each character."""
+    lowered = data = text.encode()
+    for char in set(data.translate(None, _ASCII_BYTES).decode()):
+        code = char.encode()  # UTF-8 is self-synchronising: these bytes occur only where it does
+        lower = char.lower()
+        if not char.isalnum():
+            data = data.replace(code, b" ")
+            lowered = lowered.replace(code, b" ")
+        elif char.isdecimal() or char == "\u03a3" or len(lower) != 1:
+            return None
+        elif lower != char:
+            lowered = lowered.replace(code, lower.encode())
+    return lowered, data
+
+
+def _number_split(data: bytes, number_view: bytes) -> list[bytes]:
+    """``data`` cut around its numbers with separators: text, number, text, ..., text (as
+    ``re.split`` with one group), the cuts found in ``data.translate(number_view)``."""
+    pieces = _NUMBER_AT_TOKEN_START.split(data.translate(number_view))
+    if len(pieces) == 1:
+        return [data]
+    ends = list(itertools.accumulate(map(len, pieces)))
+    return list(map(data.__getitem__, map(slice, [0, *ends[:-1]], ends)))
+
+
+def _fast_tokens(
+    data: bytes,
+    table: bytes,
+    number_view: bytes = _NUMBER_VIEW,
+    classes: bytes | None = None,
+) -> list[bytes] | None:
+    """The tokens of ``data`` in order (folded by ``table``), or None to use the reference.
 
     None when a number with separators ends inside an alphanumeric run (``1,2345``), where the
     reference scan would start another token mid-run.
     """
-    pieces = _NUMBER_AT_TOKEN_START.split(text)
+    if b"0.0" not in (data.translate(_CLASSES) if classes is None else classes):
+        return data.translate(table).split()
+    pieces = _number_split(data, number_view)
     if len(pieces) == 1:
-        return text.translate(table).split()
-    found: list[str] = []
+        return data.translate(table).split()
+    found: list[bytes] = []
     for i in range(0, len(pieces) - 1, 2):
-        if i and pieces[i][:1].isalnum():
+        if i and pieces[i][:1].translate(table).strip():
             return None
         found += pieces[i].translate(table).split()
-        found.append(_cached_number_form(pieces[i + 1]))
-    if pieces[-1][:1].isalnum():
+        found.append(_number_form_bytes(pieces[i + 1]))
+    if pieces[-1][:1].translate(table).strip():
         return None
     found += pieces[-1].translate(table).split()
     return found
 
 
-def _fast_token_bag(text: str) -> list[str] | None:
-    """The tokens of ASCII ``text`` (folded by ``_FOLD``) in no set order, or None as
-    ``_fast_tokens``: the text between numbers with separators is folded and split in one go."""
-    pieces = _NUMBER_AT_TOKEN_START.split(text)
-    if len(pieces) == 1:
-        return text.translate(_FOLD).split()
-    if any(piece[:1].isalnum() for piece in pieces[2::2]):
-        return None  # a number ends inside an alphanumeric run
-    found = " ".join(pieces[0::2]).translate(_FOLD).split()
-    found += map(_cached_number_form, pieces[1::2])
-    return found
+def _fast_token_bag(
+    data: bytes,
+    classes: bytes,
+    table: bytes = _FOLD,
+    number_view: bytes = _NUMBER_VIEW,
+) -> list[bytes]:
+    """The tokens of ``data`` (folded by ``table``, lowercase UTF-8) in no set order: the text
+    between numbers with separators is folded and split in one go.
+
+    Where a number ends inside an alphanumeric run (``1,2345``), the reference scan starts the
+    next token mid-run; from there on the rest of the text takes the reference tokenizer.
+    """
+    if b"0.0" not in classes:
+        return data.translate(table).split()
+    pieces = _number_split(data, number_view)
+    # the first byte of each text piece after a number, folded: not a space means mid-run
+    heads = b"".join([piece[:1] or b" " for piece in pieces[2::2]]).translate(table)
+    cut = len(heads) - len(heads.lstrip())
+    rest: list[bytes] = []
+    if cut < len(heads):
+        tail = b"".join(pieces[2 * cut + 2 :]).decode().lower()
+        rest = [token.encode() for token in _tokens(tail)]
+        del pieces[2 * cut + 2 :]
+    found = b" ".join(pieces[0::2]).translate(table).split()
+    found += map(_number_form_bytes, pieces[1::2])
+    return found + rest
 
 
-def _camel_parts(text: str) -> list[str]:
-    """The lowercased parts of the CamelCase words of ASCII ``text``.
+def _camel_parts(data: bytes, classes: bytes) -> list[bytes]:
+    """The lowercased parts of the CamelCase words of ``data`` (UTF-8 with no non-ASCII letter).
 
     A CamelCase word is the ASCII-letter prefix of a word-character run, when a lowercase letter
     followed by an uppercase one lies inside that prefix: what ``findall`` of
-    ``\\b[A-Za-z]*?[a-z][A-Z][A-Za-z]*`` returns (``bench/lexical_reference.py``).
+    ``\\b[A-Za-z]*?[a-z][A-Z][A-Za-z]*`` returns (``bench/lexical_reference.py``). ``classes`` is
+    ``data.translate(_CLASSES)``.
     """
-    classes = text.translate(_CASE_CLASS)
-    at = classes.find("aA")
-    if at < 0:
-        return []
+    boundary = _CASE_BOUNDARY.search(classes)
     words = []
-    while at >= 0:
-        start = classes.rfind(" ", 0, at) + 1
-        end = classes.find(" ", at)
-        if end < 0:
-            end = len(classes)
-        run = classes[start:end]
-        n_letters = len(run) - len(run.lstrip("aA"))
-        if at + 2 <= start + n_letters:
-            words.append(text[start : start + n_letters])
-        at = classes.find("aA", end)
-    return _CAMEL_BOUNDARY.sub(" ", " ".join(words)).lower().split()
+    while boundary is not None:
+        at = boundary.start() - 1  # the lowercase letter
+        start = max(classes.rfind(b" ", 0, at), classes.rfind(b".", 0, at)) + 1
+        end = _LETTER_CLASSES.match(classes, start).end()  # type: ignore[union-attr]
+        if at + 2 <= end:
+            words.append(data[start:end])
+        boundary = _CASE_BOUNDARY.search(classes, max(end, at + 2))
+    if not words:
+        return []
+    pieces = _CAMEL_PART_START.split(b" ".join(words))
+    pieces[1::2] = map(b" ".__add__, pieces[1::2])  # a space at each boundary
+    return b"".join(pieces).lower().split()
+
+
+def _decoded(tokens: list[bytes]) -> list[str]:
+    return list(map(bytes.decode, tokens))
 
 
 def tokenize(text: str) -> list[str]:
@@ -257,9 +362,9 @@ def tokenize(text: str) -> list[str]:
         Numbers with separators, whole and in canonical form (``number_form``), else maximal
         runs of Unicode letters/digits of ``text.lower()`` (underscore is a separator).
     """
-    view = _ascii_view(text)
-    found = None if view is None else _fast_tokens(view, _FOLD)
-    return _tokens(text.lower()) if found is None else found
+    data = _byte_view(text)
+    found = None if data is None else _fast_tokens(data, _FOLD)
+    return _tokens(text.lower()) if found is None else _decoded(found)
 
 
 def content_tokens(text: str) -> list[str]:
@@ -308,29 +413,60 @@ def index_context(passages: str | Iterable[str]) -> ContextIndex:
     Returns:
         The ``ContextIndex`` of all passages together.
     """
-    return ContextIndex(frozenset(_context_token_list(passages)))
+    return ContextIndex(frozenset(_context_token_list(_joined(passages))))
 
 
-def _context_token_list(passages: str | Iterable[str]) -> list[str]:
-    """Every token of the passages, CamelCase parts included, with repeats, in no set order."""
-    texts = [passages] if isinstance(passages, str) else list(passages)
+def _joined(passages: str | Iterable[str]) -> str:
     # Tokens never span a space, so the passages joined by one have the union of their tokens.
-    text = " ".join(texts)
-    view = _ascii_view(text)
-    found = None if view is None else _fast_token_bag(view)
-    if found is None:  # letters or digits beyond ASCII, or a number ending mid-run: regex tokens
-        found = _tokens(text.lower())
-    found += _camel_parts(_camel_view(text) if view is None else view)
-    return found
+    return passages if isinstance(passages, str) else " ".join(passages)
 
 
-def _camel_view(text: str) -> str:
+def _context_token_list(text: str) -> list[str]:
+    """Every token of ``text``, CamelCase parts included, with repeats, in no set order."""
+    found = _context_bag(text)
+    if found is not None:
+        return _decoded(found)
+    # a non-ASCII decimal digit: regex tokens
+    data = _byte_view(text)
+    camel = _camel_view(text) if data is None else data
+    return _tokens(text.lower()) + _decoded(_camel_parts(camel, camel.translate(_CLASSES)))
+
+
+def _context_bag(text: str) -> list[bytes] | None:
+    """Every token of ``text`` as UTF-8 bytes, CamelCase parts included, with repeats, in no set
+    order; None when the fast path cannot take the text."""
+    data = _byte_view(text)
+    if data is not None:
+        classes = data.translate(_CLASSES)
+        found = _fast_token_bag(data, classes)
+    else:  # letters or digits beyond ASCII: the lowercase for tokens, the text for CamelCase
+        views = _wide_views(text)
+        if views is None:
+            return None
+        wide, data = views
+        found = _fast_token_bag(wide, wide.translate(_CLASSES), _FOLD_WIDE, _NUMBER_VIEW_WIDE)
+        classes = data.translate(_CLASSES_WIDE)
+    return found + _camel_parts(data, classes)
+
+
+def _context_codes(text: str) -> dict[bytes, str] | None:
+    """The code of every token of ``text`` (as UTF-8 bytes) and of every stop word: "k" for a
+    token of the text, "" for a stop word; None when the fast path cannot take the text."""
+    found = _context_bag(text)
+    if found is None:
+        return None
+    codes = dict.fromkeys(found, _SUPPORTED)
+    codes.update(_STOP_CODES_BYTES)
+    return codes
+
+
+def _camel_view(text: str) -> bytes:
     """ASCII ``text`` where ``\b`` and ``[A-Za-z]`` match where they do in ``text``.
 
     Non-ASCII letters and digits become ``0`` (a word character that is no ASCII letter), other
     non-ASCII characters a space (a non-word character).
     """
-    return _NON_ASCII.sub(" ", _NON_ASCII_ALNUM_RUN.sub("0", text))
+    return _NON_ASCII.sub(" ", _NON_ASCII_ALNUM_RUN.sub("0", text)).encode()
 
 
 @dataclass(frozen=True, slots=True)
@@ -364,10 +500,6 @@ class LexicalScores:
     n_sentences_scored: int
 
 
-def _as_index(context: ContextIndex | str | Iterable[str]) -> ContextIndex:
-    return context if isinstance(context, ContextIndex) else index_context(context)
-
-
 def score_response(response: str, context: ContextIndex | str | Sequence[str]) -> LexicalScores:
     """Score one response against its context with all lexical groundedness scores.
 
@@ -379,21 +511,27 @@ def score_response(response: str, context: ContextIndex | str | Sequence[str]) -
     Returns:
         The frozen ``LexicalScores``; see the module docstring for definitions.
     """
-    lowered = response.lower()
-    sentences = split_sentences(lowered)
-    tokens = _marked_tokens(sentences)
-    has_digit = _HAS_DIGIT.search(lowered) is not None
-    if tokens is None:
-        known = _as_index(context).tokens
-        counts = _reference_counts(sentences, known)
-    elif isinstance(context, ContextIndex):
-        lookup = _support_codes(tokens, context.tokens)
-        counts = _code_counts(tokens, lookup, context.tokens, has_digit=has_digit)
-    else:
-        lookup = dict.fromkeys(_context_token_list(context), _SUPPORTED)
-        lookup.update(_STOP_CODES)
-        counts = _code_counts(tokens, lookup, lookup, has_digit=has_digit)
-    return _scores(*counts, n_sentences=len(sentences))
+    marked = _marked_response(response)
+    if marked is None:  # the fast tokenizer cannot take the response: the reference path
+        sentences = split_sentences(response.lower())
+        counts = _reference_counts(sentences, _as_index(context).tokens)
+        return _scores(*counts, n_sentences=len(sentences))
+    tokens, n_sentences, numbers = marked
+    if not isinstance(context, ContextIndex):
+        lookup = _context_codes(_joined(context))
+        if lookup is not None:
+            counts = _code_counts(_codes(tokens, lookup), numbers, lookup)
+            return _scores(*counts, n_sentences=n_sentences)
+        context = index_context(context)
+    decoded = _decoded(tokens)
+    lookup_str = dict.fromkeys(context.tokens.intersection(decoded), _SUPPORTED)
+    lookup_str.update(_STOP_CODES)
+    counts = _code_counts(_codes(decoded, lookup_str), _decoded(numbers), context.tokens)
+    return _scores(*counts, n_sentences=n_sentences)
+
+
+def _as_index(context: ContextIndex | str | Iterable[str]) -> ContextIndex:
+    return context if isinstance(context, ContextIndex) else index_context(context)
 
 
 # The fast scorer writes one character per token of a response: "" for a stop word, "k" for a
@@ -402,10 +540,70 @@ def score_response(response: str, context: ContextIndex | str | Sequence[str]) -
 _SUPPORTED, _UNSUPPORTED, _END = "k", "u", "|"
 _STOP_CODES = dict.fromkeys(STOP_WORDS, "")
 _STOP_CODES[_SENTINEL] = _END
+_STOP_CODES_BYTES = {word.encode(): code for word, code in _STOP_CODES.items()}
+_STOP_BYTES = frozenset(_STOP_CODES_BYTES)
 _HAS_DIGIT = re.compile(r"[0-9]")
+_Token = TypeVar("_Token", str, bytes)
+
+# An ASCII response is split into sentences without a regex: one translate keeps what the breaks
+# and the number tokens need (letters lowered, digits, ". , :" and newlines as they are; "!" and
+# "?" as "!", closing quotes and brackets as '"', other whitespace as a space, everything else as
+# "#"), then a sentinel goes after every end mark followed by a space (optionally with one closer
+# between) and after every newline. That cuts between the same non-blank pieces as
+# ``_SENTENCE_BREAK``: two pieces are apart exactly when the whitespace run between them holds a
+# newline or starts right after an end mark (or an end mark and a closer); a further cut inside
+# such a run only adds a blank piece, which counts as no sentence and holds no token.
+_SENTENCE_CLASS = _byte_table(
+    lambda c: (
+        c.lower()
+        if c.isalnum()
+        else c
+        if c in ".,:\n"
+        else "!"
+        if c in "!?"
+        else '"'
+        if c in "\"')]"
+        else " "
+        if c.isspace()
+        else "#"
+    )
+)
+_SENTENCE_ENDS = tuple(
+    (end, end + b" " + _SENTINEL_BYTE + b" ") for end in (b". ", b"! ", b'." ', b'!" ', b"\n")
+)
 
 
-def _marked_tokens(sentences: list[str]) -> list[str] | None:
+def _marked_response(response: str) -> tuple[list[bytes], int, list[bytes]] | None:
+    """The response's tokens in order, a sentinel token between two sentences, the number of
+    sentences and the numeric tokens; None when the fast tokenizer cannot take it (see
+    ``_fast_tokens``)."""
+    if not response.isascii():
+        sentences = split_sentences(response.lower())
+        tokens = _marked_tokens(sentences)
+        if tokens is None:
+            return None
+        # tokens with bytes >= 0x80 are not all ASCII letters either: test them for a digit
+        numbers = list(filter(_ASCII_DIGIT.search, itertools.filterfalse(bytes.isalpha, tokens)))
+        return tokens, len(sentences), numbers
+    marked = response.encode().translate(_SENTENCE_CLASS)
+    for end, end_marked in _SENTENCE_ENDS:
+        marked = marked.replace(end, end_marked)
+    pieces = marked.split(_SENTINEL_BYTE)
+    n_sentences = len(pieces) - pieces.count(b"") - sum(map(bytes.isspace, pieces))
+    classes = marked.translate(_CLASSES)
+    tokens = _fast_tokens(marked, _FOLD_MARKED, classes=classes)
+    if tokens is None:
+        return None
+    # ASCII tokens that are not all letters hold a digit, the sentinel aside
+    numbers = (
+        [t for t in itertools.filterfalse(bytes.isalpha, tokens) if t != _SENTINEL_BYTE]
+        if b"0" in classes
+        else []
+    )
+    return tokens, n_sentences, numbers
+
+
+def _marked_tokens(sentences: list[str]) -> list[bytes] | None:
     """The tokens of the sentences in order, a sentinel token between two sentences.
 
     None when the fast tokenizer cannot take the text (see ``_fast_tokens``) or the text itself
@@ -414,26 +612,24 @@ def _marked_tokens(sentences: list[str]) -> list[str] | None:
     marked = f" {_SENTINEL} ".join(sentences)
     if marked.count(_SENTINEL) != len(sentences) - 1:
         return None
-    view = _ascii_view(marked)
-    return None if view is None else _fast_tokens(view, _FOLD_MARKED)
+    data = _byte_view(marked)
+    if data is not None:
+        return _fast_tokens(data, _FOLD_MARKED)
+    wide = _wide_view(marked)
+    return None if wide is None else _fast_tokens(wide, _FOLD_MARKED_WIDE, _NUMBER_VIEW_WIDE)
 
 
-def _support_codes(tokens: list[str], known: frozenset[str]) -> dict[str, str]:
-    """The code of each stop word and supported token of ``tokens`` (others default to "u")."""
-    lookup = dict.fromkeys(known.intersection(tokens), _SUPPORTED)
-    lookup.update(_STOP_CODES)
-    return lookup
+def _codes(tokens: list[_Token], lookup: dict[_Token, str]) -> str:
+    """One code per token: ``lookup``'s, else "u" (unsupported)."""
+    return "".join(map(lookup.get, tokens, itertools.repeat(_UNSUPPORTED)))
 
 
 _Counts = tuple[int, int, int, int, int, float]
 """(n_content, n_unsupported, n_numeric, n_numeric_missing, n_sentences_scored, weakest)."""
 
 
-def _code_counts(
-    tokens: list[str], lookup: dict[str, str], known: Container[str], *, has_digit: bool
-) -> _Counts:
-    """Counts of a response from its marked tokens and the code of each supported/stop token."""
-    codes = "".join(map(lookup.get, tokens, itertools.repeat(_UNSUPPORTED)))
+def _code_counts(codes: str, numbers: list[_Token], known: Container[_Token]) -> _Counts:
+    """Counts of a response from its token codes and its numeric tokens."""
     n_scored = 0
     weakest = 0.0
     for sentence in codes.split(_END):
@@ -443,12 +639,8 @@ def _code_counts(
             share = sentence.count(_UNSUPPORTED) / s_content
             if share > weakest:
                 weakest = share
-    n_numeric = n_numeric_missing = 0
-    if has_digit:
-        # tokens holding a digit are the ones that are not all letters (the sentinel aside)
-        numbers = [t for t in itertools.filterfalse(str.isalpha, tokens) if t != _SENTINEL]
-        n_numeric = len(numbers)
-        n_numeric_missing = n_numeric - sum(map(known.__contains__, numbers))
+    n_numeric = len(numbers)
+    n_numeric_missing = n_numeric - sum(map(known.__contains__, numbers))
     n_content = len(codes) - codes.count(_END)
     return n_content, codes.count(_UNSUPPORTED), n_numeric, n_numeric_missing, n_scored, weakest
 
