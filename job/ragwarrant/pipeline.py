@@ -40,6 +40,7 @@ from ragwarrant.audit.attestation import (
 )
 from ragwarrant.audit.hygiene import private_texts_from_tables
 from ragwarrant.audit.ledger import (
+    chain_break,
     earlier_looks,
     read_entries,
     read_look_evidence,
@@ -359,7 +360,9 @@ def _look(
     if replay_look is not None:
         return recorded_look(contract, replay_look, units, configs, sha), data
     earlier = _earlier_looks(ledger, contract, configs)
-    look = resolve_look(contract, earlier, fp, units, configs, sha, inputs.contract_sha256)
+    broken = chain_break(ledger) if ledger is not None else None
+    where = f"line {broken.line} ({broken.kind})" if broken is not None else None
+    look = resolve_look(contract, earlier, fp, units, configs, sha, inputs.contract_sha256, where)
     return look, data
 
 

@@ -180,6 +180,30 @@ def _blocked(
     return Look(rec, contract.statistics.alpha, reason, plan_of(contract))
 
 
+def _unverified_ledger(
+    contract: ReleaseContract, here: _Here, earlier: Sequence[EarlierLook], ledger_break: str
+) -> Look:
+    """A BLOCK: the ledger's chain is broken, so the earlier looks cannot be counted."""
+    prev = earlier[-1].record if earlier else None
+    reason = (
+        f"the ledger's hash chain is broken at {ledger_break}: an earlier look of this contract "
+        "version may have been deleted or changed, so this run's look cannot be counted "
+        "(check the ledger with `ragwarrant ledger verify`, restore it from a copy and run again)"
+    )
+    rec = _record(
+        contract,
+        here,
+        number=prev.number + 1 if prev is not None else 1,
+        earlier_run_ids=list(dict.fromkeys(e.run_id for e in earlier)),
+        alpha_this_look=0.0,
+        alpha_spent=prev.alpha_spent if prev is not None else 0.0,
+        confirmatory=False,
+        blocked=True,
+        reason=reason,
+    )
+    return Look(rec, contract.statistics.alpha, reason, plan_of(contract))
+
+
 def _next_look(contract: ReleaseContract, here: _Here, latest: EarlierLook, ids: list[str]) -> Look:
     prev, plan = latest.record, plan_of(contract)
     number, alpha = prev.number + 1, contract.statistics.alpha
@@ -259,6 +283,7 @@ def resolve_look(
     configs: Mapping[str, str],
     evidence_sha256: str | None = None,
     contract_sha256: str | None = None,
+    ledger_break: str | None = None,
 ) -> Look:
     """Which look this run is and the level its tests use.
 
@@ -273,6 +298,9 @@ def resolve_look(
         contract_sha256: sha256 of this run's contract file: an earlier look under the same id
             and version but another contract (a changed margin, a dropped protected slice...)
             is a BLOCK, never a repeat or a first look.
+        ledger_break: where the ledger's hash chain is broken (``line <n> (<kind>)``,
+            ``audit.ledger.chain_break``), or None: a broken chain is a BLOCK, since a deleted
+            or edited entry may have been an earlier look.
 
     Returns:
         The ``Look``: first look, a repeat of the latest look (same evidence), a next look at the
@@ -280,6 +308,8 @@ def resolve_look(
         a BLOCK when the evidence does not extend the latest look's.
     """
     here = _Here(fingerprint, units, dict(configs), evidence_sha256)
+    if ledger_break is not None:
+        return _unverified_ledger(contract, here, earlier, ledger_break)
     if not earlier:
         return _first_look(contract, here, plan_of(contract))
     latest = earlier[-1]
@@ -325,7 +355,8 @@ def recorded_look(
 
 def gate_look_evidence(look: Look) -> GateResult | None:
     """The run gate ``hard:look-evidence``: present (failed) only when the evidence of a
-    repeated look shrank, changed its pairing or changed earlier values."""
+    repeated look shrank, changed its pairing or changed earlier values, or when the ledger's
+    chain is broken so the earlier looks cannot be counted."""
     if look.problem is None:
         return None
     return GateResult(
