@@ -266,3 +266,20 @@ def test_a_key_given_twice_in_one_json_object_is_refused(tmp_path, fmt, text, ro
     assert (err.code, err.file, err.row, err.column) == expected
     assert "'score' appears twice in one object" in err.message
     assert "0.8" not in err.message and "0.1" not in err.message
+
+
+def test_a_parquet_file_with_two_columns_of_one_name_is_refused_by_name(tmp_path) -> None:
+    """Parquet may hold two fields of one name: the reader's own message ('Multiple matches for
+    FieldRef...', with the schema's bytes) is replaced by the located duplicate-column error."""
+    from ragwarrant.adapters._io import read_table
+
+    table = pa.Table.from_arrays(
+        [pa.array(["a"]), pa.array([0.5]), pa.array([0.1])], names=["id", "cost", "cost"]
+    )
+    path = tmp_path / "evals.parquet"
+    pq.write_table(table, path)
+    with pytest.raises(EvidenceError) as info:
+        read_table(path, "parquet", path.name)
+    err = info.value
+    assert (err.code, err.column) == ("evidence-duplicate-column", "cost")
+    assert "columns 2 and 3" in err.message
