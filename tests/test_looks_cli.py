@@ -306,3 +306,32 @@ def test_a_plan_without_a_ledger_is_refused_with_an_error_record(make_input, tmp
     assert (code, decision["run_class"]) == (64, "ERROR")
     assert decision["error"]["code"] == "sequential-plan-needs-ledger"
     assert decision["candidates"] == []
+
+
+def test_a_broken_ledger_chain_blocks_instead_of_resetting_the_looks(make_input, tmp_path):
+    """Deleting an earlier look's ledger line (the chain shows the gap) must not make the next
+    run look 1 at full alpha: the run BLOCKs naming the broken line (trial-int)."""
+    first = _run(make_input, tmp_path, "out1", _head(200))
+    other = make_input(data=_head(200), mutate=lambda c: c.update(version="2"))
+    ledger_arg = ["--ledger", str(tmp_path / "ledger.jsonl")]
+    cli.main(["run", "--input", str(other), "--output", str(tmp_path / "v2"), *ledger_arg])
+    ledger = tmp_path / "ledger.jsonl"
+    lines = ledger.read_bytes().splitlines(keepends=True)
+    ledger.write_bytes(b"".join(lines[1:]))  # the forger drops look 1
+    third = _run(make_input, tmp_path, "out3", _head(400))
+    assert first["run_class"] == "PROMOTE"
+    assert third["run_class"] == "BLOCK"
+    gate = next(g for g in third["run_gates"] if g["id"] == "hard:look-evidence")
+    assert "ledger's hash chain is broken at line 1 (prev-hash)" in gate["reason"]
+    assert third["look"]["confirmatory"] is False
+
+
+def test_a_torn_last_ledger_line_costs_no_look(make_input, tmp_path):
+    """A torn last line (a run killed while appending) is quarantined, not a broken chain."""
+    _run(make_input, tmp_path, "out1", _head(200))
+    ledger = tmp_path / "ledger.jsonl"
+    with ledger.open("ab") as fh:
+        fh.write(b'{"seq": 2, "prev')
+    second = _run(make_input, tmp_path, "out2", _head(200))
+    assert second["run_class"] == "PROMOTE"
+    assert second["look"]["number"] == 1

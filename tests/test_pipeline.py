@@ -6,6 +6,7 @@ import orjson
 import yaml
 
 from ragwarrant.audit.verify import verify_output_dir
+from ragwarrant.audit.writer import LOCK_FILE
 from ragwarrant.errors import InputError
 from ragwarrant.outputs import OUTPUT_FILES
 from ragwarrant.pipeline import record_error, run_job
@@ -236,7 +237,7 @@ def test_retry_after_a_kill_cleans_litter_and_verifies(make_input, tmp_path):
     (out / "decision.json").write_text("{}")  # a half-committed attempt: no manifest
     run_job(inp, out)
     assert verify_output_dir(out, input_dir=inp).ok
-    assert not any(p.name.startswith(".") for p in out.iterdir())
+    assert [p.name for p in out.iterdir() if p.name.startswith(".")] == [LOCK_FILE]
 
 
 def test_ip_address_in_a_slice_name_blocks_unless_the_contract_allows_it(make_input, tmp_path):
@@ -257,3 +258,54 @@ def test_ip_address_in_a_slice_name_blocks_unless_the_contract_allows_it(make_in
     assert "hard:publication-hygiene" not in [g.id for g in allowed.decision.run_gates]
     assert allowed.decision_class.value != "BLOCK"
     assert verify_output_dir(tmp_path / "o2").ok
+
+
+def test_a_second_run_into_the_same_output_waits_for_the_first(make_input, tmp_path, monkeypatch):
+    """Two runs into one output directory at once: the second must not clean the first's
+    staging directory or interleave its commit (trial-int: the first failed with exit 73)."""
+    import threading
+
+    from ragwarrant.audit import publish
+
+    inp, out = make_input(), tmp_path / "out"
+    real = publish.write_attestation
+    second: dict[str, object] = {}
+
+    def run_second() -> None:
+        second["outcome"] = run_job(inp, out)
+
+    def racing(*args, **kwargs):
+        if not second:
+            second["started"] = True
+            thread = threading.Thread(target=run_second)
+            thread.start()
+            thread.join(timeout=5)  # before the fix it ran to the end meanwhile
+            second["thread"] = thread
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(publish, "write_attestation", racing)
+    first = run_job(inp, out)
+    second["thread"].join(timeout=60)  # type: ignore[attr-defined]
+    assert first.exit_code == 0
+    assert second["outcome"].exit_code == 0  # type: ignore[attr-defined]
+    assert verify_output_dir(out).ok
+
+
+def test_a_run_refuses_an_output_directory_holding_foreign_files(make_input, tmp_path):
+    """A file that no run wrote makes the committed run unverifiable for ever: the run refuses
+    the directory (exit 73) and writes nothing beside it (trial-int: it exited 0)."""
+    from ragwarrant.errors import OutputError
+
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "notes.txt").write_text("mine\n")
+    try:
+        run_job(make_input(), out)
+    except OutputError as exc:
+        assert exc.code == "output-foreign-files"
+        assert "notes.txt" in exc.message
+        assert int(exc.exit_code) == 73
+        assert not record_error(out, exc)
+    else:
+        raise AssertionError("the run decided into a directory that can never verify")
+    assert sorted(p.name for p in out.iterdir() if not p.name.startswith(".")) == ["notes.txt"]

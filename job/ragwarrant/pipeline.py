@@ -40,6 +40,7 @@ from ragwarrant.audit.attestation import (
 )
 from ragwarrant.audit.hygiene import private_texts_from_tables
 from ragwarrant.audit.ledger import (
+    chain_break,
     earlier_looks,
     other_contract_looks,
     read_entries,
@@ -52,12 +53,14 @@ from ragwarrant.audit.publish import (
     RunRecord,
     check_output_dir,
     committed_run,
+    foreign_files,
     is_inside,
+    refuse_foreign_files,
     run_mounts,
     write_outputs,
 )
 from ragwarrant.audit.verify import verify_output_dir
-from ragwarrant.audit.writer import clean_stale
+from ragwarrant.audit.writer import clean_stale, output_lock
 from ragwarrant.contract import (
     ReleaseContract,
     check_directions,
@@ -371,7 +374,19 @@ def _look(
         return recorded_look(contract, replay_look, units, configs, sha), data
     earlier = _earlier_looks(ledger, contract, configs)
     others = _other_contract_looks(ledger, contract) if not earlier else []
-    look = resolve_look(contract, earlier, fp, units, configs, sha, inputs.contract_sha256, others)
+    broken = chain_break(ledger) if ledger is not None else None
+    where = f"line {broken.line} ({broken.kind})" if broken is not None else None
+    look = resolve_look(
+        contract,
+        earlier,
+        fp,
+        units,
+        configs,
+        sha,
+        inputs.contract_sha256,
+        others=others,
+        ledger_break=where,
+    )
     return look, data
 
 
@@ -607,12 +622,34 @@ def _run_job(
     signing_key: Path | None,
     replay_look: LookRecord | None,
 ) -> RunOutcome:
-    """``run_job``'s body (the ledger's run lock, if any, is held by the caller)."""
+    """``run_job``'s body (the ledger's run lock, if any, is held by the caller).
+
+    The output directory's lock (``writer.output_lock``) is held from cleaning what a killed
+    attempt left to the commit and the ledger append, so two runs into one directory are
+    serialised instead of removing each other's staging directory.
+    """
     started_at = utc_timestamp()
-    emit = on_stage or (lambda event, **kw: log.info(event, **kw))
     selftest = require_selftest()  # an unproven engine decides nothing: InternalError, exit 70
     check_directories(input_dir, output_dir)
-    clean_stale(output_dir)  # what a killed attempt left is never part of a result
+    with output_lock(output_dir):
+        clean_stale(output_dir)  # what a killed attempt left is never part of a result
+        refuse_foreign_files(output_dir)  # a run beside them could never verify: exit 73
+        run = (input_dir, output_dir, on_stage, ledger, signing_key, replay_look)
+        return _run_locked(*run, started_at, selftest)
+
+
+def _run_locked(
+    input_dir: Path,
+    output_dir: Path,
+    on_stage: Callable[..., None] | None,
+    ledger: Path | None,
+    signing_key: Path | None,
+    replay_look: LookRecord | None,
+    started_at: str,
+    selftest: SelftestReport,
+) -> RunOutcome:
+    """Read, decide, publish and record (the output directory's lock is held by the caller)."""
+    emit = on_stage or (lambda event, **kw: log.info(event, **kw))
     private_key = load_private_key(signing_key) if signing_key is not None else None  # 66 early
     inputs = read_inputs(input_dir, emit)
     _require_ledger_for_plan(inputs.contract, ledger, replay_look)
@@ -768,8 +805,9 @@ def record_error(
     signed with ``signing_key`` when that key can be loaded (the error may be the key itself).
 
     Returns:
-        Whether the record was written: False when the output directory is not writable, or
-        lies inside ``input_dir`` (the input is never written to).
+        Whether the record was written: False when the output directory is not writable, holds
+        files that no run wrote (``publish.foreign_files``: a record beside them could never
+        verify), or lies inside ``input_dir`` (the input is never written to).
     """
     if input_dir is not None and is_inside(output_dir, input_dir):
         return False
@@ -802,8 +840,11 @@ def record_error(
     )
     try:
         output_dir.mkdir(parents=True, exist_ok=True)
-        clean_stale(output_dir)
-        write_outputs(output_dir, decision, report, run)
+        with output_lock(output_dir):
+            clean_stale(output_dir)
+            if foreign_files(output_dir):  # a record beside them could never verify
+                return False
+            write_outputs(output_dir, decision, report, run)
     except (OSError, OutputError):
         return False
     return True

@@ -11,7 +11,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from ragwarrant.adapters import load_source
-from ragwarrant.adapters._integrity import visible
+from ragwarrant.adapters._integrity import check_file, visible
 from ragwarrant.adapters._io import parse_number
 from ragwarrant.errors import EvidenceError
 from tests.adapters.conftest import read_csv_rows, write_csv_rows
@@ -245,3 +245,41 @@ def test_json_metric_name_with_trailing_space(make_request, exports, tmp_path) -
     path.write_text(json.dumps(data), encoding="utf-8")
     err = _error(make_request(path, adapter="deepeval", policy="baseline"))
     assert (err.code, err.column) == ("evidence-header-invisible", "Token F1<U+0020>")
+
+
+@pytest.mark.parametrize(
+    ("fmt", "text", "row"),
+    [
+        ("jsonl", '{"id": "a", "score": 0.9}\n{"id": "b", "score": 0.8, "score": 0.1}\n', 2),
+        ("json", '[{"id": "a", "score": 0.9}, {"id": "b", "score": 0.8, "score": 0.1}]', None),
+    ],
+)
+def test_a_key_given_twice_in_one_json_object_is_refused(tmp_path, fmt, text, row) -> None:
+    """A JSON object holding a key twice: readers silently keep one value (the run PROMOTEd
+    on it); the file is refused naming the line and the key, never a value (trial-int)."""
+    path = tmp_path / f"evals.{fmt}"
+    path.write_text(text)
+    with pytest.raises(EvidenceError) as info:
+        check_file(path, fmt, path.name)
+    err = info.value
+    expected = ("evidence-duplicate-key", path.name, row, "score")
+    assert (err.code, err.file, err.row, err.column) == expected
+    assert "'score' appears twice in one object" in err.message
+    assert "0.8" not in err.message and "0.1" not in err.message
+
+
+def test_a_parquet_file_with_two_columns_of_one_name_is_refused_by_name(tmp_path) -> None:
+    """Parquet may hold two fields of one name: the reader's own message ('Multiple matches for
+    FieldRef...', with the schema's bytes) is replaced by the located duplicate-column error."""
+    from ragwarrant.adapters._io import read_table
+
+    table = pa.Table.from_arrays(
+        [pa.array(["a"]), pa.array([0.5]), pa.array([0.1])], names=["id", "cost", "cost"]
+    )
+    path = tmp_path / "evals.parquet"
+    pq.write_table(table, path)
+    with pytest.raises(EvidenceError) as info:
+        read_table(path, "parquet", path.name)
+    err = info.value
+    assert (err.code, err.column) == ("evidence-duplicate-column", "cost")
+    assert "columns 2 and 3" in err.message

@@ -73,3 +73,21 @@ def test_progress_line_rewrites_one_line_per_source_and_candidate() -> None:
     assert stream.getvalue() == (
         "\r\x1b[Kread results: 400 rows in 0.01 s\r\x1b[K[1/2] cand: 13 gates in 0.2 s\r\x1b[K"
     )
+
+
+def test_a_reader_that_closes_stdout_costs_no_decision(make_input, tmp_path) -> None:
+    """``ragwarrant run ... | head -0``: the committed decision stays and its code is returned;
+    a closed pipe used to turn a PROMOTE into an ERROR record, exit 70 (trial-int)."""
+    import subprocess
+    import sys
+
+    out = tmp_path / "o"
+    cmd = [sys.executable, "-m", "ragwarrant", "run", "--input", str(make_input())]
+    proc = subprocess.Popen(
+        [*cmd, "--output", str(out)], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
+    )
+    assert proc.stdout is not None
+    proc.stdout.close()  # the reader is gone before the decision line is printed
+    assert proc.wait(timeout=300) == 0
+    assert orjson.loads((out / "decision.json").read_bytes())["run_class"] == "PROMOTE"
+    assert not (out / "history").exists()

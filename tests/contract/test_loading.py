@@ -194,6 +194,17 @@ def test_unknown_key_did_you_mean(tmp_path):
     assert "did you mean 'alpha'?" in _refusal(_write_yaml(tmp_path, c)).message
 
 
+def test_a_key_misplaced_from_another_mapping_is_not_suggested_as_itself(tmp_path):
+    """``description`` under ``baseline`` is a known key of the contract, not of a policy: the
+    message says so instead of "did you mean 'description'?" (trial-int)."""
+    c = base_contract()
+    c["baseline"]["description"] = "the production policy"
+    message = _refusal(_write_yaml(tmp_path, c)).message
+    assert "baseline.description" in message
+    assert "did you mean 'description'" not in message
+    assert "'description' is a key of another mapping of the contract, not of this one" in message
+
+
 def test_misspelt_choice_did_you_mean(tmp_path):
     """A misspelt choice (adapter ``ragsa``) is answered with the closest allowed value."""
     c = base_contract()

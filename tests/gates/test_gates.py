@@ -425,3 +425,26 @@ def test_run_class_precedence():
     assert run_class([R, INC, B]) is DecisionClass.BLOCK
     assert run_class([R, INC, N]) is DecisionClass.INCONCLUSIVE
     assert run_class([R, N]) is DecisionClass.REJECT
+
+
+def test_an_example_in_the_confirmatory_split_and_an_undeclared_one_blocks():
+    """A candidate row labelled 'train' beside its baseline row in the confirmatory split: the
+    row is not confirmatory evidence, yet its value was paired and decided (trial-int)."""
+    c = contract(lambda c: c.update({"splits": {"confirmatory": "conf"}}))
+    t = evidence_table(good_data(), split="conf")
+    row = t["policy_id"].to_pylist().index("cand")
+    splits = t["split"].to_pylist()
+    splits[row] = "train"
+    t = t.set_column(t.schema.get_field_index("split"), "split", pa.array(splits, t["split"].type))
+    idx = build_index(t)
+    ev = evaluate_candidate(
+        idx, c, "cand", idx.in_split("conf"), config_missing=[], scope_name="conf"
+    )
+    leak = gate(ev, "hard:split-leakage")
+    assert leak.status is GateStatus.FAIL
+    assert "in the 'conf' split and in another split value" in leak.reason
+    clean = build_index(evidence_table(good_data(), split="conf"))
+    ev = evaluate_candidate(
+        clean, c, "cand", clean.in_split("conf"), config_missing=[], scope_name="conf"
+    )
+    assert gate(ev, "hard:split-leakage").status is GateStatus.NOT_APPLICABLE

@@ -8,11 +8,13 @@ Nothing here knows a tool's format.
 from __future__ import annotations
 
 import codecs
+import json
 import unicodedata
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TypeVar
 
+import orjson
 import pyarrow as pa
 
 from ragwarrant.errors import EvidenceError
@@ -162,15 +164,101 @@ def _check_utf8(path: Path, display: str) -> None:
         ) from None
 
 
+class _TwiceGiven(Exception):
+    """A JSON object holds ``key`` twice (raised by ``_pairs_once``)."""
+
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
+
+
+def _pairs_once(pairs: list[tuple[str, object]]) -> dict[str, object]:
+    """``object_pairs_hook`` that refuses a key given twice in one object."""
+    seen: set[str] = set()
+    for key, _ in pairs:
+        if key in seen:
+            raise _TwiceGiven(key)
+        seen.add(key)
+    return dict(pairs)
+
+
+def _documents(path: Path, fmt: str) -> Iterator[tuple[int | None, bytes]]:
+    """``(line, bytes)`` of each JSON document: each non-blank line of JSONL, or the file."""
+    if fmt == "json":
+        yield None, path.read_bytes()
+        return
+    with path.open("rb") as fh:
+        for lineno, line in enumerate(fh, start=1):
+            if line.strip():
+                yield lineno, line
+
+
+def _key_count(node: object) -> int:
+    """Keys of every object in a parsed JSON value, at every depth."""
+    count, stack = 0, [node]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            count += len(item)
+            stack.extend(v for v in item.values() if isinstance(v, dict | list))
+        elif isinstance(item, list):
+            stack.extend(v for v in item if isinstance(v, dict | list))
+    return count
+
+
+def _may_repeat_keys(doc: bytes) -> bool:
+    """False when ``doc`` surely holds no key twice; True sends it to the exact check.
+
+    Every key is followed by one colon and no colon appears outside a string, so the text holds
+    at least as many colons as keys: when the parsed objects keep that many keys, none was
+    given twice (a colon inside a string only sends the document to the exact check). Text
+    that is not JSON is left to the adapter.
+    """
+    try:
+        parsed = orjson.loads(doc)
+    except orjson.JSONDecodeError:
+        return False
+    return _key_count(parsed) != doc.count(b":")
+
+
+def _check_json_keys(path: Path, fmt: str, display: str) -> None:
+    """Refuse a JSON object that holds a key twice: parsers silently keep one of the values.
+
+    A document that is not JSON is left to the adapter, which says so in its own words.
+    """
+    for lineno, doc in _documents(path, fmt):
+        if not _may_repeat_keys(doc):
+            continue
+        try:
+            json.loads(doc, object_pairs_hook=_pairs_once)
+        except _TwiceGiven as twice:
+            where = f"{display} line {lineno}" if lineno is not None else display
+            raise EvidenceError(
+                "evidence-duplicate-key",
+                f"{where}: key {visible(twice.key)!r} appears twice in one object; which value "
+                "holds cannot be told (JSON parsers silently keep one)",
+                hint="give each key once per object",
+                file=display,
+                row=lineno,
+                column=twice.key,
+                expected="each key once in an object",
+                found="the key twice",
+            ) from None
+        except ValueError:
+            return
+
+
 def check_file(path: Path, fmt: str, display: str) -> None:
     """Refuse a file whose bytes cannot be its declared format before any parser sees it.
 
     Parquet must start and end with the magic bytes ``PAR1``; text formats (csv, jsonl, json)
     must not be a known binary format and must be UTF-8 (a UTF-8 byte-order mark is allowed),
-    with the first invalid byte located by line and byte offset.
+    with the first invalid byte located by line and byte offset; no JSON object may hold a key
+    twice.
 
     Raises:
-        EvidenceError: ``evidence-unparseable`` (wrong magic bytes) or ``evidence-encoding``.
+        EvidenceError: ``evidence-unparseable`` (wrong magic bytes), ``evidence-encoding`` or
+            ``evidence-duplicate-key``.
     """
     if path.stat().st_size == 0:
         return  # the adapters say "empty" in their own words
@@ -179,6 +267,8 @@ def check_file(path: Path, fmt: str, display: str) -> None:
         return
     _check_text_magic(path, fmt, display)
     _check_utf8(path, display)
+    if fmt in ("json", "jsonl"):
+        _check_json_keys(path, fmt, display)
 
 
 def wrong_json_type(

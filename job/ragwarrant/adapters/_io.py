@@ -151,6 +151,7 @@ def read_table(path: Path, fmt: str, display: str) -> pa.Table:
         if fmt == "csv":
             table = _read_csv(path)
         elif fmt == "parquet":
+            check_header(pq.read_schema(path).names, display)  # two fields of one name
             table = pq.read_table(path, page_checksum_verification=True)
             table.validate(full=True)  # damaged pages without checksums: bad offsets, UTF-8
         elif fmt == "jsonl":

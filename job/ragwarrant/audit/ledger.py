@@ -58,6 +58,7 @@ __all__ = [
     "QuarantinedLine",
     "append_entry",
     "build_entry",
+    "chain_break",
     "drifting_slices",
     "entry_hash",
     "earlier_looks",
@@ -729,6 +730,24 @@ def verify_chain(path: Path, public_key: Ed25519PublicKey | None = None) -> list
         prev_recorded = str(entry["entry_hash"])
         prev_seq = entry["seq"] if isinstance(entry["seq"], int) else prev_seq + 1
     return problems
+
+
+def chain_break(path: Path) -> LedgerProblem | None:
+    """The first break of the ledger's chain that earlier looks cannot be counted across.
+
+    A deleted, reordered, inserted or edited entry may have been an earlier look of the
+    contract version a run is about to test, so ``gates.looks`` BLOCKs instead of counting
+    looks from what is left. A torn last line is not a break: the run's own append quarantines
+    it (``append_entry``). A missing ledger has none.
+
+    Raises:
+        InputError: the ledger exists but cannot be read.
+    """
+    if not path.is_file():
+        return None
+    problems = verify_chain(path)
+    torn = {p.line for p in problems if p.kind == "torn"}
+    return next((p for p in problems if p.line not in torn), None)
 
 
 def read_entries(path: Path) -> list[dict[str, Any]]:

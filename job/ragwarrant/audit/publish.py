@@ -51,6 +51,9 @@ from ragwarrant.audit.manifest import (
 from ragwarrant.audit.report import render_report
 from ragwarrant.audit.report_html import render_report_html
 from ragwarrant.audit.writer import (
+    HISTORY_DIR,
+    LOCK_FILE,
+    STAGING_PREFIX,
     commit_staged,
     dump_json,
     make_staging,
@@ -85,6 +88,8 @@ __all__ = [
     "RunRecord",
     "check_output_dir",
     "committed_run",
+    "foreign_files",
+    "refuse_foreign_files",
     "is_inside",
     "publish_outputs",
     "render_decision_views",
@@ -160,6 +165,46 @@ def check_output_dir(output_dir: Path, input_dir: Path) -> None:
             hint=(
                 "mount a writable volume at /out (the job runs as uid 65532), or pass --output DIR"
             ),
+        )
+
+
+_RUN_NAMES = frozenset({*OUTPUT_FILES, ATTESTATION_FILENAME, LOCK_FILE, HISTORY_DIR})
+"""Top-level names a run writes in its output directory (besides staging directories)."""
+
+
+def foreign_files(output_dir: Path) -> list[str]:
+    """Files in ``output_dir`` that no run wrote, relative to it (what ``verify`` would flag).
+
+    Run files, ``history/``, staging directories and the lock are a run's; anything else
+    (a stray file, a planted one, a file under another directory) is foreign.
+    """
+    found = []
+    for path in sorted(output_dir.rglob("*")):
+        rel = path.relative_to(output_dir)
+        top = rel.parts[0]
+        if top in _RUN_NAMES or top.startswith(STAGING_PREFIX) or not path.is_file():
+            continue
+        found.append(rel.as_posix())
+    return found
+
+
+def refuse_foreign_files(output_dir: Path) -> None:
+    """Refuse an output directory holding files that no run wrote.
+
+    A run committed beside them could never verify (``verify`` flags every file the manifest
+    does not list), although the run would exit with its decision.
+
+    Raises:
+        OutputError: code ``output-foreign-files`` (exit 73), naming the first file.
+    """
+    found = foreign_files(output_dir)
+    if found:
+        raise OutputError(
+            "output-foreign-files",
+            f"the output directory {output_dir} holds {len(found)} file(s) that no ragwarrant "
+            f"run wrote (first: {found[0]}); a run committed beside them could never verify",
+            hint="pass --output an empty directory (or one holding only earlier ragwarrant "
+            "runs), or move those files out",
         )
 
 

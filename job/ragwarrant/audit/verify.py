@@ -74,7 +74,7 @@ from ragwarrant.audit.hygiene import (
 from ragwarrant.audit.manifest import WITHHELD_INPUT_PREFIX
 from ragwarrant.audit.publish import render_decision_views
 from ragwarrant.audit.report import render_report
-from ragwarrant.audit.writer import HISTORY_DIR, STAGING_PREFIX
+from ragwarrant.audit.writer import HISTORY_DIR, LOCK_FILE, STAGING_PREFIX
 from ragwarrant.digests import sha256_bytes, sha256_file
 from ragwarrant.errors import InputError, InternalError, RagwarrantError
 from ragwarrant.exit_codes import ExitCode
@@ -328,16 +328,16 @@ def _check_outputs(out: Path, manifest: Manifest, report: VerifyReport) -> dict[
     listed = {d.path for d in manifest.outputs} | {MANIFEST, ATTESTATION_FILENAME}
     for path in sorted(out.rglob("*")):
         rel = path.relative_to(out).as_posix()
-        if path.is_file() and rel not in listed and not _kept_aside(rel):
+        if path.is_file() and rel not in listed and not _kept_aside(rel, path):
             report.mismatches.append(
                 Mismatch(
                     rel,
                     None,
                     "unexpected-file",
                     f"{rel} is in the output directory but not in manifest.json; verify treats "
-                    f"every file not in the manifest (other than {ATTESTATION_FILENAME} and "
-                    f"earlier runs under {HISTORY_DIR}/) as a mismatch, since it may have been "
-                    "planted",
+                    f"every file not in the manifest (other than {ATTESTATION_FILENAME}, "
+                    f"{LOCK_FILE} and earlier runs under {HISTORY_DIR}/) as a mismatch, since it "
+                    "may have been planted",
                 )
             )
     return present
@@ -1092,9 +1092,12 @@ def _require_dirs(output_dir: Path, input_dir: Path | None) -> None:
             )
 
 
-def _kept_aside(rel: str) -> bool:
-    """Earlier runs a retry kept (``history/``) and an unfinished attempt's staging directory."""
+def _kept_aside(rel: str, path: Path) -> bool:
+    """Earlier runs a retry kept (``history/``), an unfinished attempt's staging directory and
+    the runs' lock file (``writer.output_lock``) while it is empty, as a run leaves it."""
     top = rel.split("/", 1)[0]
+    if rel == LOCK_FILE:
+        return path.stat().st_size == 0
     return top == HISTORY_DIR or top.startswith(STAGING_PREFIX)
 
 

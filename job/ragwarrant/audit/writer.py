@@ -13,10 +13,11 @@ is not a result. ``clean_stale`` removes what a killed run left (staging directo
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
 import shutil
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import orjson
@@ -26,12 +27,14 @@ from ragwarrant.errors import OutputError
 
 __all__ = [
     "HISTORY_DIR",
+    "LOCK_FILE",
     "STAGING_PREFIX",
     "clean_stale",
     "commit_staged",
     "dump_json",
     "fsync_dir",
     "make_staging",
+    "output_lock",
     "write_atomic",
     "write_model",
 ]
@@ -41,6 +44,44 @@ STAGING_PREFIX = ".ragwarrant-staging-"
 
 HISTORY_DIR = "history"
 """Where a retry keeps an earlier committed run it does not reuse: ``<out>/history/<run_id>/``."""
+
+
+LOCK_FILE = ".ragwarrant.lock"
+"""The lock a run holds in its output directory from cleaning stale files to its commit."""
+
+
+@contextlib.contextmanager
+def output_lock(output_dir: Path) -> Iterator[None]:
+    """Hold an exclusive ``flock`` on ``<out>/.ragwarrant.lock`` (waiting for another run's).
+
+    Two runs into one output directory would otherwise remove each other's staging directory
+    (``clean_stale``) and interleave their commits. The kernel releases the lock when a run
+    dies, so a killed attempt never blocks its retry.
+
+    Raises:
+        OutputError: the lock file cannot be created or locked (code ``output-not-writable``).
+    """
+    try:
+        fd = os.open(output_dir / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError as exc:
+        raise OutputError(
+            "output-not-writable",
+            f"cannot create the lock file in {output_dir}: {exc.strerror}",
+            hint="mount a writable volume at /out, or pass --output DIR",
+        ) from exc
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+    except OSError as exc:
+        os.close(fd)
+        raise OutputError(
+            "output-not-writable",
+            f"cannot lock {LOCK_FILE} in {output_dir}: {exc.strerror}",
+            hint="put the output on a file system that supports flock (local disk, NFSv4)",
+        ) from exc
+    try:
+        yield
+    finally:
+        os.close(fd)
 
 
 def dump_json(model: BaseModel) -> bytes:

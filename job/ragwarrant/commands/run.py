@@ -167,5 +167,21 @@ def handle(args: argparse.Namespace) -> int:
     )
     write_termination_message(args.termination_message_path, outcome.summary)
     write_summary_json(args.summary_json, outcome.decision)
-    print(summary_line(outcome.decision), flush=True)
+    print_decision_line(summary_line(outcome.decision))
     return process_exit_code(outcome.exit_code, args.exit_mode)
+
+
+def print_decision_line(line: str) -> None:
+    """Print the one-line decision; a reader that closed the pipe costs nothing.
+
+    The run is committed before this line is printed, so a closed stdout (``| head -0``, a log
+    collector that quit) must not become an ERROR record over the decision: stdout is pointed
+    at ``/dev/null`` (so the interpreter's final flush cannot fail either) and the decision's
+    code is returned as usual.
+    """
+    try:
+        print(line, flush=True)
+    except BrokenPipeError:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)

@@ -139,6 +139,8 @@ def _describe(doc: ParsedDocument, e: ErrorDetails) -> tuple[Loc, str]:
 def _suggestion(loc: Loc, e: ErrorDetails) -> str:
     """Return a "did you mean" naming a known key or an allowed value (never the input)."""
     if e["type"] == "extra_forbidden" and loc and isinstance(loc[-1], str):
+        if loc[-1] in _FIELD_NAMES:  # a known key in the wrong mapping: never "did you mean" it
+            return f"; {loc[-1]!r} is a key of another mapping of the contract, not of this one"
         return did_you_mean(loc[-1], _FIELD_NAMES)
     found, expected = e.get("input"), (e.get("ctx") or {}).get("expected")
     if isinstance(found, str) and found != found.strip():

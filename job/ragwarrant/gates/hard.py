@@ -144,10 +144,43 @@ def gate_example_attributes(index: EvidenceIndex) -> GateResult:
     return hard_gate("example-attributes", True, "group and slice agree across each example's rows")
 
 
+def _mixed_with_undeclared(
+    index: EvidenceIndex, confirmatory: str, declared: set[str]
+) -> list[str]:
+    """Example ids with a row in the confirmatory split and a row in a split the contract does
+    not name (a 'train' row beside a 'holdout' row would otherwise be paired and decided)."""
+    undeclared = [label for label in index.split_labels if label not in declared]
+    if not undeclared:
+        return []
+    other = np.zeros(index.n_examples, dtype=bool)
+    for label in undeclared:
+        other |= index.in_split(label)
+    return [str(x) for x in index.example_ids[index.in_split(confirmatory) & other].tolist()]
+
+
 def gate_leakage(index: EvidenceIndex, contract: ReleaseContract) -> GateResult:
-    """No example id is in both the development and the confirmatory split."""
+    """No example id is in both the development and the confirmatory split, nor in the
+    confirmatory split and a split value the contract does not name."""
     splits = contract.splits
-    if splits is None or splits.development is None:
+    if splits is None:
+        return GateResult(
+            id="hard:split-leakage",
+            kind="hard",
+            status=GateStatus.NOT_APPLICABLE,
+            reason="the contract declares no development split",
+        )
+    declared = {splits.confirmatory, *([splits.development] if splits.development else [])}
+    mixed = _mixed_with_undeclared(index, splits.confirmatory, declared)
+    if mixed:
+        return hard_gate(
+            "split-leakage",
+            False,
+            f"{len(mixed)} example ids are in the {splits.confirmatory!r} split and in another "
+            f"split value that the contract does not name (first: {mixed[0]}); every row of a "
+            "confirmatory example must be in the confirmatory split",
+            details={"leaked_examples": len(mixed)},
+        )
+    if splits.development is None:
         return GateResult(
             id="hard:split-leakage",
             kind="hard",

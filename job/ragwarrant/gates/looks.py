@@ -229,6 +229,30 @@ def _blocked(
     return Look(rec, contract.statistics.alpha, reason, plan_of(contract))
 
 
+def _unverified_ledger(
+    contract: ReleaseContract, here: _Here, earlier: Sequence[EarlierLook], ledger_break: str
+) -> Look:
+    """A BLOCK: the ledger's chain is broken, so the earlier looks cannot be counted."""
+    prev = earlier[-1].record if earlier else None
+    reason = (
+        f"the ledger's hash chain is broken at {ledger_break}: an earlier look of this contract "
+        "version may have been deleted or changed, so this run's look cannot be counted "
+        "(check the ledger with `ragwarrant ledger verify`, restore it from a copy and run again)"
+    )
+    rec = _record(
+        contract,
+        here,
+        number=prev.number + 1 if prev is not None else 1,
+        earlier_run_ids=list(dict.fromkeys(e.run_id for e in earlier)),
+        alpha_this_look=0.0,
+        alpha_spent=prev.alpha_spent if prev is not None else 0.0,
+        confirmatory=False,
+        blocked=True,
+        reason=reason,
+    )
+    return Look(rec, contract.statistics.alpha, reason, plan_of(contract))
+
+
 def _next_look(contract: ReleaseContract, here: _Here, latest: EarlierLook, ids: list[str]) -> Look:
     prev, plan = latest.record, plan_of(contract)
     number, alpha = prev.number + 1, contract.statistics.alpha
@@ -309,6 +333,7 @@ def resolve_look(
     evidence_sha256: str | None = None,
     contract_sha256: str | None = None,
     others: Sequence[EarlierLook] = (),
+    ledger_break: str | None = None,
 ) -> Look:
     """Which look this run is and the level its tests use.
 
@@ -326,6 +351,9 @@ def resolve_look(
         others: looks under other contract ids or versions, oldest first. A first run of
             this version is not confirmatory when one of them tested the same baseline and
             candidate configs on some of this run's examples.
+        ledger_break: where the ledger's hash chain is broken (``line <n> (<kind>)``,
+            ``audit.ledger.chain_break``), or None: a broken chain is a BLOCK, since a deleted
+            or edited entry may have been an earlier look.
 
     Returns:
         The ``Look``: first look, a repeat of the latest look (same evidence), a next look at the
@@ -333,6 +361,8 @@ def resolve_look(
         a BLOCK when the evidence does not extend the latest look's.
     """
     here = _Here(fingerprint, units, dict(configs), evidence_sha256)
+    if ledger_break is not None:
+        return _unverified_ledger(contract, here, earlier, ledger_break)
     if not earlier:
         seen = next((o for o in others if _same_comparison(contract, o, here)), None)
         if seen is not None:
@@ -381,7 +411,8 @@ def recorded_look(
 
 def gate_look_evidence(look: Look) -> GateResult | None:
     """The run gate ``hard:look-evidence``: present (failed) only when the evidence of a
-    repeated look shrank, changed its pairing or changed earlier values."""
+    repeated look shrank, changed its pairing or changed earlier values, or when the ledger's
+    chain is broken so the earlier looks cannot be counted."""
     if look.problem is None:
         return None
     return GateResult(
