@@ -37,3 +37,12 @@ def test_summary_shows_whole_reasons_and_ends_with_the_next_step(make_input, tmp
     lines = capsys.readouterr().out.splitlines()
     assert len(reason) > 150 and any(line.endswith(reason) for line in lines)
     assert lines[-1].startswith("  next: ")
+
+
+def test_summary_refuses_a_directory_holding_a_planted_file(make_input, tmp_path, capsys):
+    """A file the manifest does not list makes summary exit 65, as verify does (trial-int)."""
+    out = _inconclusive_run(make_input, tmp_path)
+    (out / "junk").write_text("x")
+    capsys.readouterr()
+    assert cli.main(["summary", str(out)]) == 65
+    assert "junk is not in manifest.json" in capsys.readouterr().err

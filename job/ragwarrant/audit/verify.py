@@ -325,21 +325,18 @@ def _check_outputs(out: Path, manifest: Manifest, report: VerifyReport) -> dict[
             )
         else:
             report.checked.append(f"{name} sha256 matches the manifest")
-    listed = {d.path for d in manifest.outputs} | {MANIFEST, ATTESTATION_FILENAME}
-    for path in sorted(out.rglob("*")):
-        rel = path.relative_to(out).as_posix()
-        if path.is_file() and rel not in listed and not _kept_aside(rel, path):
-            report.mismatches.append(
-                Mismatch(
-                    rel,
-                    None,
-                    "unexpected-file",
-                    f"{rel} is in the output directory but not in manifest.json; verify treats "
-                    f"every file not in the manifest (other than {ATTESTATION_FILENAME}, "
-                    f"{LOCK_FILE} and earlier runs under {HISTORY_DIR}/) as a mismatch, since it "
-                    "may have been planted",
-                )
+    for rel in unlisted_files(out, manifest):
+        report.mismatches.append(
+            Mismatch(
+                rel,
+                None,
+                "unexpected-file",
+                f"{rel} is in the output directory but not in manifest.json; verify treats "
+                f"every file not in the manifest (other than {ATTESTATION_FILENAME}, "
+                f"{LOCK_FILE} and earlier runs under {HISTORY_DIR}/) as a mismatch, since it "
+                "may have been planted",
             )
+        )
     return present
 
 
@@ -1090,6 +1087,20 @@ def _require_dirs(output_dir: Path, input_dir: Path | None) -> None:
                 f"the {label} directory {d} does not exist or is not a directory",
                 hint=f"pass the run's {label} directory",
             )
+
+
+def unlisted_files(out: Path, manifest: Manifest) -> list[str]:
+    """Files in the output directory ``out`` that ``manifest`` does not list, sorted (relative
+    POSIX paths), other than the attestation, an empty lock file, an unfinished attempt's
+    staging directory and earlier runs under ``history/``: each may have been planted."""
+    listed = {d.path for d in manifest.outputs} | {MANIFEST, ATTESTATION_FILENAME}
+    return [
+        rel
+        for path in sorted(out.rglob("*"))
+        if path.is_file()
+        and (rel := path.relative_to(out).as_posix()) not in listed
+        and not _kept_aside(rel, path)
+    ]
 
 
 def _kept_aside(rel: str, path: Path) -> bool:

@@ -64,6 +64,16 @@ def _check_manifest(outdir: Path, decision_bytes: bytes) -> None:
             f"{str(recorded)[:16]}...: the decision was changed after the run",
             hint=hint,
         )
+    from ragwarrant.audit.verify import unlisted_files
+
+    extra = unlisted_files(outdir, manifest)
+    if extra:
+        raise MismatchError(
+            "unexpected-file",
+            f"{outdir / extra[0]} is not in manifest.json ({len(extra)} such file(s)): a file no "
+            "run wrote may have been planted, so this directory is not a verified result",
+            hint=hint,
+        )
 
 
 def handle(args: argparse.Namespace) -> int:
