@@ -291,15 +291,15 @@ def test_monte_carlo_guard_refuses_a_pass_within_resampling_noise():
 
 
 def test_few_units_get_more_resamples():
-    """Below SMALL_CLUSTERS units the bootstrap runs B = 10,000 (the guard costs less there)."""
+    """Below BOOSTED_UNITS units the bootstrap runs B = 10,000 (the guard costs less there)."""
     rng = np.random.default_rng(3)
     base = rng.normal(0.7, 0.2, 20)
     cand = base + rng.normal(0.0, 0.1, 20)
     few = _test(cand, base, resamples=2000, scale=(-5, 5))
     assert "B=10000" in few.method
-    many = _test(np.tile(cand, 2), np.tile(base, 2), resamples=2000, scale=(-5, 5))
+    many = _test(np.tile(cand, 3), np.tile(base, 3), resamples=2000, scale=(-5, 5))
     assert "B=2000" in many.method
-    assert ni.resamples_for_units(29, 2000) == 10_000 and ni.resamples_for_units(30, 2000) == 2000
+    assert ni.resamples_for_units(49, 2000) == 10_000 and ni.resamples_for_units(50, 2000) == 2000
 
 
 def test_a_small_level_gets_enough_resamples_to_be_reachable():

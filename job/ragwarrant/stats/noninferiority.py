@@ -26,7 +26,7 @@ Methods, chosen from the metric kind and the data:
   JASA 104:1504–1511). The test rejects only when the Clopper–Pearson upper (1 - alpha) bound of
   k / B is at or below alpha', so no PROMOTE rests on resampling noise; the lower bound is the
   order statistic that decides alike. Slightly conservative: an effective level near 0.043 for
-  alpha = 0.05 at B = 2000 (docs/validity.md). With fewer than ``SMALL_CLUSTERS`` units B is
+  alpha = 0.05 at B = 2000 (docs/validity.md). With fewer than ``BOOSTED_UNITS`` units B is
   raised to ``SMALL_UNITS_RESAMPLES`` (``resamples_for_units``): the guard then costs less
   (about 0.047) where power is scarcest, and a resample of so few units is cheap.
 - Tilted score check (bootstrap only): the test must also reject by the score statistic with
@@ -73,6 +73,7 @@ from ragwarrant.stats.tilted_score import tilted_score_test
 __all__ = [
     "MIN_WORSE_UNITS",
     "ORDINAL_MAX_LEVELS",
+    "BOOSTED_UNITS",
     "SMALL_CLUSTERS",
     "SMALL_UNITS_RESAMPLES",
     "MetricKind",
@@ -85,6 +86,9 @@ __all__ = [
 MetricKind = Literal["binary", "ordinal", "continuous"]
 SMALL_CLUSTERS = 30
 SMALL_UNITS_RESAMPLES = 10_000
+#: Below this many units a test draws ``SMALL_UNITS_RESAMPLES``: the guard's cost in power
+#: shrinks as 1/sqrt(B), and so few units resample cheaply (docs/validity.md, clusters-30x5).
+BOOSTED_UNITS = 50
 MAX_RESAMPLES = 100_000
 MIN_WORSE_UNITS = 2
 ORDINAL_MAX_LEVELS = 11
@@ -302,7 +306,7 @@ def _exact_bound(units: _Units, threshold: float, alpha: float, width: float) ->
 def resamples_for_units(n_units: int, resamples: int, alpha: float = 0.05) -> int:
     """Bootstrap resamples B for a test on ``n_units`` units at one-sided level ``alpha``.
 
-    At least ``SMALL_UNITS_RESAMPLES`` when there are fewer than ``SMALL_CLUSTERS`` units: the
+    At least ``SMALL_UNITS_RESAMPLES`` when there are fewer than ``BOOSTED_UNITS`` units: the
     Monte Carlo guard's cost in level shrinks as 1/sqrt(B) (effective one-sided level about
     0.043 at B = 2,000 and 0.047 at B = 10,000 for alpha = 0.05), and with few units power is
     scarce while a resample is cheap (docs/validity.md, ``clusters-10x5``). At least
@@ -310,7 +314,7 @@ def resamples_for_units(n_units: int, resamples: int, alpha: float = 0.05) -> in
     plan) is reachable at all: with no replicate beyond the margin the guard's p-value is
     about -ln(alpha) / B, which must fall below the level.
     """
-    b = max(resamples, SMALL_UNITS_RESAMPLES) if n_units < SMALL_CLUSTERS else resamples
+    b = max(resamples, SMALL_UNITS_RESAMPLES) if n_units < BOOSTED_UNITS else resamples
     return max(b, min(math.ceil(20.0 / alpha), MAX_RESAMPLES))
 
 
