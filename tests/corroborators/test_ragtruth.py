@@ -91,6 +91,16 @@ def test_non_object_line(tmp_path: Path) -> None:
             "expected bool",
         ),
         (lambda r: r.update(labels=["x"]), "labels[0]", "expected an object"),
+        (
+            lambda r: r.update(labels=[{"implicit_true": False, "end": 3}]),
+            "labels[0].start",
+            "expected int, found None",
+        ),
+        (
+            lambda r: r.update(labels=[{"implicit_true": False, "start": 0, "end": 99}]),
+            "labels[0].start",
+            "expected 0 <= start <= end <= 31 (response length), found 0..99",
+        ),
     ],
 )
 def test_bad_response_field_names_file_line_and_field(
@@ -139,3 +149,23 @@ def test_no_good_record_is_empty(tmp_path: Path) -> None:
     """When every record is dropped there is nothing to benchmark."""
     make_official(tmp_path, responses=[response("1", GROUNDED, [], "test", quality="truncated")])
     assert _load_error(tmp_path).code == "ragtruth-empty"
+
+
+def test_unsupported_spans_keep_the_offsets_of_non_implicit_labels(tmp_path: Path) -> None:
+    """Spans with implicit_true false are kept with their offsets; implicit_true ones are not."""
+    labels = [
+        {"start": 6, "end": 10, "implicit_true": False},
+        {"start": 0, "end": 5, "implicit_true": True},
+        {"start": 11, "end": 16, "implicit_true": False},
+    ]
+    make_official(tmp_path, responses=[response("1", GROUNDED, labels, "train")])
+    (record,) = load_ragtruth(tmp_path).records
+    assert (record.unsupported, record.unsupported_spans) == (True, ((6, 10), (11, 16)))
+
+
+def test_implicit_true_only_response_has_no_spans(tmp_path: Path) -> None:
+    """A response whose labels are all implicit_true is supported and has no span."""
+    labels = [{"start": 0, "end": 5, "implicit_true": True}]
+    make_official(tmp_path, responses=[response("1", GROUNDED, labels, "train")])
+    (record,) = load_ragtruth(tmp_path).records
+    assert (record.unsupported, record.unsupported_spans) == (False, ())

@@ -55,6 +55,9 @@ class RagtruthRecord:
         unsupported: True when a label with ``implicit_true`` false is present.
         response: the response text.
         model: the generator that wrote the response (RAGTruth's ``model`` field).
+        unsupported_spans: ``(start, end)`` character offsets into ``response`` of the labels
+            whose ``implicit_true`` is false, in file order (empty when supported); used by the
+            span-supervised attempts of ``bench/groundedness_attempts.py``.
     """
 
     source_id: str
@@ -63,6 +66,7 @@ class RagtruthRecord:
     unsupported: bool
     response: str
     model: str
+    unsupported_spans: tuple[tuple[int, int], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -229,9 +233,31 @@ def _read_sources(
     return contexts, tasks
 
 
-def _is_unsupported(labels: list[Any], path: Path, line: int) -> bool:
-    """True when a label has ``implicit_true`` false; every label must be an object with a bool."""
-    unsupported = False
+def _span_of(label: dict[str, Any], i: int, size: int, path: Path, line: int) -> tuple[int, int]:
+    """The ``(start, end)`` of a label: ints with ``0 <= start <= end <= size``."""
+    bounds = []
+    for key in ("start", "end"):
+        value = label.get(key)
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise _bad(path, line, f"labels[{i}].{key}", f"expected int, found {value!r}")
+        bounds.append(value)
+    start, end = bounds
+    if not 0 <= start <= end <= size:
+        raise _bad(
+            path,
+            line,
+            f"labels[{i}].start",
+            f"expected 0 <= start <= end <= {size} (response length), found {start}..{end}",
+        )
+    return start, end
+
+
+def _unsupported_spans(
+    labels: list[Any], size: int, path: Path, line: int
+) -> tuple[tuple[int, int], ...]:
+    """Offsets of the labels with ``implicit_true`` false; every label must be an object with a
+    bool ``implicit_true``, and those spans must have int offsets inside a response of ``size``."""
+    spans: list[tuple[int, int]] = []
     for i, label in enumerate(labels):
         if not isinstance(label, dict):
             raise _bad(
@@ -250,8 +276,9 @@ def _is_unsupported(labels: list[Any], path: Path, line: int) -> bool:
                 f"labels[{i}].implicit_true",
                 f"expected bool, found {type(implicit).__name__}",
             )
-        unsupported = unsupported or not implicit
-    return unsupported
+        if not implicit:
+            spans.append(_span_of(label, i, size, path, line))
+    return tuple(spans)
 
 
 def _official_split(obj: dict[str, Any], path: Path, line: int) -> tuple[str, bool]:
@@ -292,14 +319,16 @@ def load_ragtruth(directory: str | Path) -> RagtruthData:
         response = _field(obj, "response", str, response_path, line)
         model = _field(obj, "model", str, response_path, line)
         labels = _field(obj, "labels", list, response_path, line)
-        unsupported = _is_unsupported(labels, response_path, line)
+        spans = _unsupported_spans(labels, len(response), response_path, line)
         split: str | None = None
         if layout == "official":
             split, good = _official_split(obj, response_path, line)
             if not good:
                 n_dropped += 1
                 continue
-        records.append(RagtruthRecord(sid, tasks[sid], split, unsupported, response, model))
+        records.append(
+            RagtruthRecord(sid, tasks[sid], split, bool(spans), response, model, spans)
+        )
     if not records:
         raise InputError(
             "ragtruth-empty",
