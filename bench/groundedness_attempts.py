@@ -28,7 +28,14 @@ length, which partly recognises the generator, does not enter):
   sentence) and not the other;
 - ``modality_added``: per sentence, a modal or hedge word absent from the closest source sentence.
 
-No text is printed. One process, a few tens of seconds.
+Span-supervised attempts (``bench/groundedness_spans.py``): sentence- and token-level logistic
+models fitted on RAGTruth's hallucination spans of training sources, a response scored by the
+max, mean or noisy-or of its units' probabilities; the alignment features (``sequence_gap``,
+``run_gap``, ``sources_to_cover``, ``recombination``, ``aligned_position``) alone, as the mean
+over a response's sentences; and the response-level combiner over ``CONTENT_FEATURES`` plus the
+means of all ``SENTENCE_FEATURES``.
+
+No text is printed. One process, about a minute.
 """
 
 from __future__ import annotations
@@ -41,6 +48,14 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
+from groundedness_spans import (
+    SENTENCE_FEATURES,
+    TOKEN_FEATURES,
+    AlignedSource,
+    aggregate,
+    build_units,
+    span_model_aucs,
+)
 
 from ragwarrant.corroborators.benchmark import fold_of
 from ragwarrant.corroborators.combiner import fit_logistic
@@ -147,6 +162,59 @@ def _idf(texts: Sequence[str]) -> Callable[[str], float]:
     return lambda token: math.log((n + 1) / (df.get(token, 0) + 1))
 
 
+ALIGNMENT_ALONE = (
+    "sequence_gap",
+    "run_gap",
+    "sources_to_cover",
+    "recombination",
+    "aligned_position",
+)
+
+
+def _span_rows(
+    data: RagtruthData, records: list[RagtruthRecord], content_cols: np.ndarray
+) -> list[tuple[str, str, float]]:
+    """The span-supervised and alignment rows of one task type."""
+    texts = {r.source_id: " ".join(data.contexts[r.source_id]) for r in records}
+    sources = {sid: AlignedSource(text) for sid, text in texts.items()}
+    sentences, tokens = build_units(records, sources, _idf(list(texts.values())))
+    y = np.array([r.unsupported for r in records])
+    models = np.array([r.model for r in records])
+    means = np.column_stack(
+        [
+            aggregate(sentences.x[:, j], sentences.owner, len(records), "mean")
+            for j in range(len(SENTENCE_FEATURES))
+        ]
+    )
+    rows = [
+        (
+            f"{name} (mean over sentences)",
+            "feature alone, not fitted",
+            within_group_auc(means[:, SENTENCE_FEATURES.index(name)], y, models) or 0.0,
+        )
+        for name in ALIGNMENT_ALONE
+    ]
+    for unit, (units, names) in {
+        "sentence": (sentences, SENTENCE_FEATURES),
+        "token": (tokens, TOKEN_FEATURES),
+    }.items():
+        aucs = span_model_aucs(units, names, records)
+        rows += [
+            (f"{unit} model on spans, {how}", "5-fold out of fold", auc)
+            for how, auc in aucs.items()
+        ]
+    both = np.hstack([content_cols, means])
+    names = [*CONTENT_FEATURES, *(f"mean_{n}" for n in SENTENCE_FEATURES)]
+    rows.append(
+        (
+            "combiner, CONTENT_FEATURES + sentence means",
+            "5-fold out of fold",
+            out_of_fold_auc(both, names, records),
+        )
+    )
+    return rows
+
+
 def _task_matrices(
     data: RagtruthData, task: str
 ) -> tuple[list[RagtruthRecord], np.ndarray, np.ndarray]:
@@ -208,7 +276,7 @@ def _rows(data: RagtruthData, task: str) -> list[tuple[str, str, float]]:
         (name, "5-fold out of fold", out_of_fold_auc(x, names, records))
         for name, (x, names) in combos.items()
     ]
-    return rows
+    return rows + _span_rows(data, records, content_cols)
 
 
 def main(argv: Sequence[str] | None = None) -> None:

@@ -28,5 +28,6 @@ def test_attempts_script_prints_one_row_per_attempt_and_task(tmp_path: Path) -> 
         timeout=120,
     )
     rows = [line for line in done.stdout.splitlines() if line.startswith("| QA |")]
-    assert len(rows) == 9 + 4
+    assert len(rows) == 9 + 4 + 5 + 6 + 1
+    assert any("sentence model on spans, mean" in r for r in rows)
     assert any("mean_overlap" in r for r in rows)

@@ -326,9 +326,7 @@ def load_ragtruth(directory: str | Path) -> RagtruthData:
             if not good:
                 n_dropped += 1
                 continue
-        records.append(
-            RagtruthRecord(sid, tasks[sid], split, bool(spans), response, model, spans)
-        )
+        records.append(RagtruthRecord(sid, tasks[sid], split, bool(spans), response, model, spans))
     if not records:
         raise InputError(
             "ragtruth-empty",
