@@ -104,8 +104,10 @@ def _blas_threads_after_a_run(out, blas_variable: str | None) -> tuple[int, list
     """(exit code, BLAS pool sizes) of a fresh interpreter after ``run`` on the shipped example."""
     probe = (
         "from ragwarrant.cli import main\nfrom threadpoolctl import threadpool_info\n"
-        f"code = main(['run', '--input', 'examples/ragtruth-generators', '--output', {str(out)!r}])\n"
-        "print(code, sorted({i['num_threads'] for i in threadpool_info() if i['user_api'] == 'blas'}))"
+        "code = main(['run', '--input', 'examples/ragtruth-generators', '--output', "
+        f"{str(out)!r}])\n"
+        "blas = [i['num_threads'] for i in threadpool_info() if i['user_api'] == 'blas']\n"
+        "print(code, sorted(set(blas)))"
     )
     env = {k: v for k, v in os.environ.items() if k != BLAS_THREADS_VARIABLE}
     if blas_variable is not None:
