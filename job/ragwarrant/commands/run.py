@@ -169,7 +169,7 @@ def pin_blas_threads(environ: MutableMapping[str, str] = os.environ) -> bool:
     one thread (``stats.bootstrap``). A BLAS pool of one thread per core on top of them only
     spins: each of the two OpenBLAS libraries (numpy's and scipy's) starts its pool when it
     loads, and the run's few small matrix products outside the workers wake it; on the shipped
-    example that was about 0.15 CPU-s of a 1.2 CPU-s cold run (issue 13, docs/benchmarks.md),
+    example that was about 0.2 CPU-s of a 1.2 CPU-s cold run (issue 13, docs/benchmarks.md),
     and the decision is the same bit for bit. OpenBLAS reads the variable once, when it loads,
     so it is set only while numpy is not yet imported (in-process callers that already loaded
     it keep their pool, and their environment is left alone).
