@@ -17,6 +17,7 @@ from ragwarrant.exit_codes import DecisionClass
 from ragwarrant.outputs import (
     DECISION_FILE,
     OUTPUT_FILES,
+    VALIDATION_REPORT_FILE,
     Decision,
     ErrorRecord,
     ValidationReport,
@@ -45,6 +46,15 @@ def test_publish_clean_outputs_unchanged(real_run: Run) -> None:
         publication.files["decision.json"] == (real_run.output_dir / "decision.json").read_bytes()
     )
     assert set(publication.files) == set(OUTPUT_FILES) - {"manifest.json"}
+
+
+def test_clean_publication_is_what_its_final_models_render(real_run: Run) -> None:
+    """Every published file equals a fresh rendering of the published decision and report."""
+    decision, report = _real_models(real_run)
+    publication = publish_outputs(decision, report, lambda: [PRIVATE_CONTEXT])
+    final_report = ValidationReport.model_validate_json(publication.files[VALIDATION_REPORT_FILE])
+    assert len(final_report.checks) == len(report.checks) + 1  # the clean scan's check
+    assert publication.files == render_outputs(publication.decision, final_report)
 
 
 def test_publish_blocks_and_withholds_copied_text(real_run: Run) -> None:

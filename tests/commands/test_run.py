@@ -3,13 +3,20 @@
 from __future__ import annotations
 
 import io
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import orjson
 import pytest
 from tests.conftest import simulate
 
 from ragwarrant import cli
-from ragwarrant.commands.run import ProgressLine
+from ragwarrant.commands.run import BLAS_THREADS_VARIABLE, ProgressLine, pin_blas_threads
+
+REPO = Path(__file__).resolve().parents[2]
 
 
 def test_stdout_ends_with_the_decision_line(make_input, tmp_path, capsys) -> None:
@@ -91,3 +98,47 @@ def test_a_reader_that_closes_stdout_costs_no_decision(make_input, tmp_path) -> 
     assert proc.wait(timeout=300) == 0
     assert orjson.loads((out / "decision.json").read_bytes())["run_class"] == "PROMOTE"
     assert not (out / "history").exists()
+
+
+def _blas_threads_after_a_run(out, blas_variable: str | None) -> tuple[int, list[int]]:
+    """(exit code, BLAS pool sizes) of a fresh interpreter after ``run`` on the shipped example."""
+    probe = (
+        "from ragwarrant.cli import main\nfrom threadpoolctl import threadpool_info\n"
+        "code = main(['run', '--input', 'examples/ragtruth-generators', '--output', "
+        f"{str(out)!r}])\n"
+        "blas = [i['num_threads'] for i in threadpool_info() if i['user_api'] == 'blas']\n"
+        "print(code, sorted(set(blas)))"
+    )
+    env = {k: v for k, v in os.environ.items() if k != BLAS_THREADS_VARIABLE}
+    if blas_variable is not None:
+        env[BLAS_THREADS_VARIABLE] = blas_variable
+    proc = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, cwd=REPO, env=env, check=True
+    )
+    code, _, sizes = proc.stdout.strip().splitlines()[-1].partition(" ")
+    return int(code), json.loads(sizes)
+
+
+def test_run_loads_blas_with_one_thread(tmp_path) -> None:
+    """A cold ``run`` leaves numpy's and scipy's BLAS with one thread each (issue 13)."""
+    assert _blas_threads_after_a_run(tmp_path / "out", None) == (0, [1])
+
+
+def test_run_keeps_the_operators_blas_threads(tmp_path) -> None:
+    """An ``OPENBLAS_NUM_THREADS`` the operator set is kept: the probe sees a pool of 2."""
+    assert _blas_threads_after_a_run(tmp_path / "out", "2") == (0, [2])
+
+
+def test_blas_variable_untouched_once_numpy_is_loaded() -> None:
+    """In a process that already imported numpy, setting the variable would change nothing."""
+    environ: dict[str, str] = {}
+    assert "numpy" in sys.modules
+    assert pin_blas_threads(environ) is False
+    assert environ == {}
+
+
+def test_operators_blas_variable_is_kept() -> None:
+    """A value already in the environment is never overwritten."""
+    environ = {BLAS_THREADS_VARIABLE: "3"}
+    assert pin_blas_threads(environ) is False
+    assert environ == {BLAS_THREADS_VARIABLE: "3"}

@@ -230,3 +230,23 @@ def test_random_bytes_are_the_generators_bytes(n):
     a, b = np.random.default_rng(5), np.random.default_rng(5)
     assert _random_bytes(a, n).tobytes() == b.bytes(n)
     assert a.integers(0, 2**62) == b.integers(0, 2**62)
+
+
+def _blas_threads() -> list[int]:
+    from threadpoolctl import threadpool_info
+
+    return sorted({i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"})
+
+
+def test_pinned_blas_limits_numpy_blas_to_one_thread_and_restores_it() -> None:
+    """Inside ``_pinned_blas`` BLAS runs one thread; on exit the pool it found is back."""
+    from threadpoolctl import threadpool_limits
+
+    from ragwarrant.stats.bootstrap import _blas_controller, _pinned_blas
+
+    with threadpool_limits(limits=2, user_api="blas"):
+        assert _blas_threads() == [2]
+        with _pinned_blas():
+            assert _blas_threads() == [1]
+        assert _blas_threads() == [2]
+    assert _blas_controller() is _blas_controller()  # one library scan per process

@@ -354,10 +354,14 @@ def publish_outputs(
         The files to write (then write the manifest over exactly these) and the final decision.
     """
     settings = ScanSettings(frozenset(allowed_kinds), tuple(mounts))
-    findings = [*prior_findings, *_scan(render_outputs(decision, report), settings, private_texts)]
+    scanned = render_outputs(decision, report)
+    findings = [*prior_findings, *_scan(scanned, settings, private_texts)]
     if not findings:
         report = _with_checks(report, [_clean_check(settings.allowed_kinds)])
-        return Publication(render_outputs(decision, report), decision, [], [], [])
+        # Only validation_report.json holds the new check; the other files are the scanned bytes
+        # (rendering them again cost a second report.html per run; issue 13).
+        files = {**scanned, VALIDATION_REPORT_FILE: dump_json(report)}
+        return Publication(files, decision, [], [], [])
     checks = [ValidationCheck.model_validate(c) for c in findings_to_checks(findings)]
     report = _with_checks(report, [*_allowed_check(settings.allowed_kinds), *checks])
     base_gates = list(decision.run_gates)

@@ -12,6 +12,7 @@ import argparse
 import contextlib
 import os
 import sys
+from collections.abc import MutableMapping
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
@@ -23,9 +24,18 @@ if TYPE_CHECKING:
 # The engine, the record models and the summary are imported by the functions that use them, so
 # that ``ragwarrant --help`` and the other commands do not load numpy, pyarrow or pydantic.
 
-__all__ = ["ProgressLine", "register", "write_summary_json", "write_termination_message"]
+__all__ = [
+    "BLAS_THREADS_VARIABLE",
+    "ProgressLine",
+    "pin_blas_threads",
+    "register",
+    "write_summary_json",
+    "write_termination_message",
+]
 
 DEFAULT_TERMINATION_LOG = Path("/dev/termination-log")
+BLAS_THREADS_VARIABLE = "OPENBLAS_NUM_THREADS"
+"""Read by the OpenBLAS builds in the numpy and scipy wheels when they load (once, at import)."""
 
 
 #: The path options of ``run``: (flag, environment variable that sets the default, default when
@@ -152,8 +162,33 @@ class ProgressLine:
         self._stream.flush()
 
 
+def pin_blas_threads(environ: MutableMapping[str, str] = os.environ) -> bool:
+    """One BLAS thread for this process, unless the operator set ``OPENBLAS_NUM_THREADS``.
+
+    The job's parallelism is its own: the bootstrap's worker threads, each with BLAS pinned to
+    one thread (``stats.bootstrap``). A BLAS pool of one thread per core on top of them only
+    spins: each of the two OpenBLAS libraries (numpy's and scipy's) starts its pool when it
+    loads, and the run's few small matrix products outside the workers wake it; on the shipped
+    example that was about 0.2 CPU-s of a 1.2 CPU-s cold run (issue 13, docs/benchmarks.md),
+    and the decision is the same bit for bit. OpenBLAS reads the variable once, when it loads,
+    so it is set only while numpy is not yet imported (in-process callers that already loaded
+    it keep their pool, and their environment is left alone).
+
+    Args:
+        environ: the process environment (a mapping in tests).
+
+    Returns:
+        True when the variable was set here.
+    """
+    if BLAS_THREADS_VARIABLE in environ or "numpy" in sys.modules:
+        return False
+    environ[BLAS_THREADS_VARIABLE] = "1"
+    return True
+
+
 def handle(args: argparse.Namespace) -> int:
     """Run the job; print its one-line decision; return the exit code under ``--exit-mode``."""
+    pin_blas_threads()  # before the engine imports numpy
     from ragwarrant.audit.summary import summary_line
     from ragwarrant.pipeline import run_job
 

@@ -38,6 +38,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from functools import cache
 from typing import Any, Literal, get_args
 
 import numpy as np
@@ -626,9 +627,20 @@ def joint_bootstrap(
 
 def _pinned_blas():  # type: ignore[no-untyped-def]
     """A context limiting BLAS to one thread (threadpoolctl), for use around worker threads."""
-    from threadpoolctl import threadpool_limits
+    return _blas_controller().limit(limits=1, user_api="blas")
 
-    return threadpool_limits(limits=1, user_api="blas")
+
+@cache
+def _blas_controller():  # type: ignore[no-untyped-def]
+    """The process's ``threadpoolctl.ThreadpoolController``, built once.
+
+    Building one scans every loaded shared library (2–5 ms); ``threadpool_limits`` builds one per
+    call, 17 times in a run of the shipped example (issue 13). The BLAS the workers call is
+    numpy's, loaded with numpy before this module runs, so the first controller holds it.
+    """
+    from threadpoolctl import ThreadpoolController
+
+    return ThreadpoolController()
 
 
 def paired_bootstrap(
