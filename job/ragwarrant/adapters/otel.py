@@ -63,7 +63,7 @@ from ragwarrant.adapters._io import (
     select_metrics,
 )
 from ragwarrant.adapters._otlp import is_otlp_json, iter_otlp_json_batches
-from ragwarrant.adapters._telemetry import KeyCodes, TraceTotals, read_ahead
+from ragwarrant.adapters._telemetry import KeyCodes, TraceTotals, one_chunk, read_ahead
 from ragwarrant.errors import EvidenceError
 
 __all__ = [
@@ -177,7 +177,7 @@ def _resolve(schema: pa.Schema, fields: SpanFields) -> _Resolved:
 
 
 def _get_column(batch: pa.Table, where: tuple[str, tuple[str, ...]]) -> pa.Array:
-    col = batch.column(where[0]).combine_chunks()
+    col = one_chunk(batch.column(where[0]))
     for p in where[1]:
         col = pc.struct_field(col, p)
     return col
@@ -258,9 +258,12 @@ def _floats(
     batch: pa.Table, resolved: _Resolved, name: str, display: str, first_row: int
 ) -> pa.Array:
     t = _as_table(batch, resolved, name)
-    col = t.column(0)
+    col = one_chunk(t.column(0))
     if pa.types.is_integer(col.type) or pa.types.is_boolean(col.type):
-        return pc.cast(col.combine_chunks(), pa.float64())  # what column_as_float gives, no NaN
+        return pc.cast(col, pa.float64())  # what column_as_float gives, no NaN
+    if pa.types.is_float64(col.type) and len(col) and not col.null_count:
+        if not np.isnan(col.to_numpy().min()):  # NaN propagates through min
+            return col  # what column_as_float gives a float64 column without NaN or null
     try:
         values, _ = column_as_float(t, t.schema.names[0], display)
     except EvidenceError as exc:
@@ -305,9 +308,8 @@ def _trace_column(
             pc.fill_null(plain(policy), ""), pc.fill_null(plain(example), ""), "\x1f"
         )
     trace = _keys(batch, resolved, "trace", display, first_row)
-    missing = pc.is_null(trace)
-    if pc.any(missing).as_py():
-        i = pc.index(missing, True).as_py()
+    if trace.null_count:
+        i = pc.index(pc.is_null(trace), True).as_py()
         raise EvidenceError(
             "evidence-null-key",
             f"{display} row {first_row + i}: the span has no trace id",
@@ -360,7 +362,10 @@ def _cost(
     is_llm, cost = span["llm"], span["cost"]
     reported = pc.and_(is_llm, pc.is_valid(cost))
     if not (prices and (f["input_tokens"] or f["output_tokens"]) and f["model"]):
-        return pc.if_else(reported, cost, 0.0), pa.array(np.zeros(len(cost), dtype=bool)), reported
+        none = pa.array(np.zeros(len(cost), dtype=bool))
+        if reported.true_count == len(reported):
+            return cost, none, reported
+        return pc.if_else(reported, cost, 0.0), none, reported
     in_tok, out_tok = span["in_tok"], span["out_tok"]
     model = _keys(batch, resolved, "model", at[0], at[1])
     pin, pout = _model_prices(model, prices)
@@ -378,6 +383,23 @@ _NS_RANGE = (10**17, 4_102_444_800 * 10**9)
 _UNIT_GUESS = ((10**10, "seconds"), (10**13, "milliseconds"), (10**16, "microseconds"))
 
 
+def _all_within(values: pa.Array, lo: float, hi: float) -> bool:
+    """Whether every non-null value is finite and within ``[lo, hi]``: one min/max pass, the
+    fast path of the checks below. False when unsure (a float column with nulls), so that the
+    caller's exact check runs and names the row."""
+    if pa.types.is_floating(values.type):
+        if values.null_count:
+            return False
+        if not len(values):
+            return True
+        arr = values.to_numpy()
+        low, high = arr.min(), arr.max()  # NaN propagates: both comparisons then fail
+        return bool(lo <= low and high <= hi and np.isfinite(high))
+    extremes = pc.min_max(values)
+    low, high = extremes["min"].as_py(), extremes["max"].as_py()
+    return low is None or bool(lo <= low and high <= hi)
+
+
 def _policy_at(policy: pa.Array, i: int) -> str:
     value = policy[i].as_py()
     return f" (policy {value!r})" if value is not None else ""
@@ -392,7 +414,7 @@ def _check_amounts(
         EvidenceError: ``evidence-negative-value`` or ``evidence-non-finite`` naming the row,
             the column and the span's policy when the file names one.
     """
-    if not resolved.found[name]:
+    if not resolved.found[name] or _all_within(values, 0.0, np.inf):
         return
     display, first_row = at
     for code, bad, what in (
@@ -433,8 +455,12 @@ def _check_times(
     Raises:
         EvidenceError: ``evidence-time-unit`` or ``evidence-time-order`` naming row and column.
     """
-    display, first_row = at
     lo, hi = _NS_RANGE
+    if _all_within(start, lo, hi) and _all_within(end, lo, hi) and _all_within(
+        pc.subtract(end, start), 0, np.inf
+    ):
+        return
+    display, first_row = at
     for name, times in (("start", start), ("end", end)):
         bad = pc.fill_null(pc.or_(pc.less(times, lo), pc.greater(times, hi)), False)
         if pc.any(bad).as_py():
@@ -493,8 +519,8 @@ def _normalize(
     span = {
         "llm": is_llm,
         "cost": cost,
-        "in_tok": pc.if_else(is_llm, pc.fill_null(in_tok, 0.0), 0.0),
-        "out_tok": pc.if_else(is_llm, pc.fill_null(out_tok, 0.0), 0.0),
+        "in_tok": _on_llm(in_tok, is_llm),
+        "out_tok": _on_llm(out_tok, is_llm),
         "out_tok_raw": out_tok,
     }
     cost_eff, use_model, reported = _cost(batch, resolved, prices, at, span)
@@ -502,29 +528,34 @@ def _normalize(
     start = _optional(batch, resolved, "start", at, null_t)
     end = _optional(batch, resolved, "end", at, null_t)
     _check_times(start, end, resolved, at, policy)
-    as_i = pa.int64()
     return pa.table(
         {
             "trace": trace,
             "example": example,
             "policy": policy,
-            "llm": pc.cast(is_llm, as_i),
+            "llm": is_llm,
             "in_tok": span["in_tok"],
             "out_tok": span["out_tok"],
             "cost": cost_eff,
-            "modeled": pc.cast(use_model, as_i),
-            "reported": pc.cast(reported, as_i),
-            "cost_missing": pc.cast(cost_missing, as_i),
+            "modeled": use_model,
+            "reported": reported,
+            "cost_missing": cost_missing,
             # an LLM span without a token count is unmeasured, not 0
-            "in_missing": pc.cast(pc.and_(is_llm, pc.is_null(in_tok)), as_i),
-            "out_missing": pc.cast(pc.and_(is_llm, pc.is_null(out_tok)), as_i),
-            "no_time": pc.cast(pc.or_(pc.is_null(start), pc.is_null(end)), as_i),
+            "in_missing": pc.and_(is_llm, pc.is_null(in_tok)),
+            "out_missing": pc.and_(is_llm, pc.is_null(out_tok)),
+            "no_time": pc.or_(pc.is_null(start), pc.is_null(end)),
             "start": start,
             "end": end,
-            "err": pc.cast(is_error, as_i),
-            "row": pa.array(np.arange(first_row, first_row + n, dtype=np.int64)),
+            "err": is_error,
         }
     )
+
+
+def _on_llm(values: pa.Array, is_llm: pa.Array) -> pa.Array:
+    """``values`` on LLM spans, 0 elsewhere and where null (float64)."""
+    if not values.null_count and is_llm.true_count == len(is_llm):
+        return values
+    return pc.if_else(is_llm, pc.fill_null(values, 0.0), 0.0)
 
 
 _SUMS = (
@@ -543,7 +574,7 @@ _SUMS = (
 _KEYS = ["trace", "example", "policy"]
 
 
-_EXTREMES = (("start", "row", "example_lo", "policy_lo"), ("end", "example_hi", "policy_hi"))
+_EXTREMES = (("start", "example_lo", "policy_lo"), ("end", "example_hi", "policy_hi"))
 
 
 @dataclass
@@ -586,14 +617,15 @@ class _PerTrace:
     spans: int
 
 
-def _fold_batch(acc: _PerTrace, spans: pa.Table) -> None:
-    """Fold one batch of normalized spans into the per-trace totals: one group-by on codes."""
+def _fold_batch(acc: _PerTrace, spans: pa.Table, first_row: int) -> None:
+    """Fold one batch of normalized spans (the first is file row ``first_row``) into the
+    per-trace totals: one group-by on codes."""
     coded = {
         key: coder.encode(spans.column(key).combine_chunks()) for key, coder in acc.codes.items()
     }
     for key in ("example", "policy"):  # a trace's ids: lowest and highest code (null skipped)
         spans = spans.append_column(f"{key}_lo", coded[key]).append_column(f"{key}_hi", coded[key])
-    acc.totals.add(coded["trace"].to_numpy(), spans)
+    acc.totals.add(coded["trace"].to_numpy(), spans, first_row)
 
 
 def _per_trace_parts(
@@ -603,14 +635,17 @@ def _per_trace_parts(
     display: str,
 ) -> _PerTrace:
     """Spans reduced per trace as they stream (memory grows with traces, not spans)."""
-    acc = _PerTrace(TraceTotals(_SUMS, *_EXTREMES), {key: KeyCodes() for key in _KEYS}, 0)
+    acc = _PerTrace(
+        TraceTotals(_SUMS, *_EXTREMES, first="row"), {key: KeyCodes() for key in _KEYS}, 0
+    )
     resolved: _Resolved | None = None
     for batch in batches:
         t = batch if isinstance(batch, pa.Table) else pa.Table.from_batches([batch])
         resolved = _resolved_for(t, resolved, fields, display)
         if t.num_rows == 0:
             continue
-        _fold_batch(acc, _normalize(t, resolved, prices, display, acc.spans + 1))
+        first_row = acc.spans + 1
+        _fold_batch(acc, _normalize(t, resolved, prices, display, first_row), first_row)
         acc.spans += t.num_rows
     if acc.spans == 0:
         raise EvidenceError(
@@ -799,8 +834,10 @@ def span_batches(
         # pre_buffer=False: with it, iter_batches keeps every column chunk read so far (RSS grows
         # with the file); without it, memory is bounded by one row group.
         pf = open_parquet(path, display, read_dictionary=strings, pre_buffer=False)
-        batches = read_ahead(pf.iter_batches(batch_size=_BATCH_ROWS, columns=wanted))
-        return guarded(batches, path, "parquet", display), "flattened spans (parquet)"
+        # one reader thread decodes (use_threads=False: Arrow's pool would oversubscribe two
+        # cores) and validates the next batch while this thread reduces the current one
+        batches = pf.iter_batches(batch_size=_BATCH_ROWS, columns=wanted, use_threads=False)
+        return read_ahead(guarded(batches, path, "parquet", display)), "flattened spans (parquet)"
     if source.format == "jsonl":
         with path.open("rb") as fh:
             first = b""
