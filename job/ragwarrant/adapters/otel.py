@@ -82,9 +82,11 @@ LLM_OPERATIONS = ("chat", "text_completion", "generate_content")
 DEFAULT_METRICS = ("cost_usd", "latency_ms", "api_calls")
 ALL_METRICS = (*DEFAULT_METRICS, "input_tokens", "output_tokens")
 
-_BATCH_ROWS = (
-    1 << 17
-)  # rows per Parquet read batch (peak RSS grows with it: ~0.3 KB a row in flight)
+#: rows per Parquet read batch; float sums are added per batch (``TraceTotals``), so a change
+#: moves cost sums in their last bits
+_BATCH_ROWS = 1 << 18
+#: bytes: column chunks are read in buffered pieces rather than whole (peak RSS)
+_READ_BUFFER = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -864,7 +866,9 @@ def span_batches(
         ]
         # pre_buffer=False: with it, iter_batches keeps every column chunk read so far (RSS grows
         # with the file); without it, memory is bounded by one row group.
-        pf = open_parquet(path, display, read_dictionary=strings, pre_buffer=False)
+        pf = open_parquet(
+            path, display, read_dictionary=strings, pre_buffer=False, buffer_size=_READ_BUFFER
+        )
         # one reader thread decodes (use_threads=False: Arrow's pool would oversubscribe two
         # cores) and validates the next batch while this thread reduces the current one
         batches = pf.iter_batches(batch_size=_BATCH_ROWS, columns=wanted, use_threads=False)
