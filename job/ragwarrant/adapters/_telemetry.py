@@ -430,7 +430,8 @@ def read_ahead(items: Iterator[T], depth: int = 1) -> Iterator[T]:
     Arrow decodes Parquet pages without holding the GIL, so the next batches are decoded on the
     other core while the caller reduces the current one. Memory: at most ``depth`` extra items.
     An exception raised by ``items`` is re-raised here, in order; when the caller stops early
-    the thread stops after the item it is producing.
+    the thread stops after the item it is producing. The thread closes ``items`` (a generator)
+    when it stops, so a chain of read-aheads ends every thread of the chain.
     """
     slots: queue.Queue[tuple[object, BaseException | None]] = queue.Queue(maxsize=depth)
     stop = threading.Event()
@@ -452,6 +453,10 @@ def read_ahead(items: Iterator[T], depth: int = 1) -> Iterator[T]:
             put((_DONE, None))
         except BaseException as exc:  # handed to the consumer, raised there
             put((_DONE, exc))
+        finally:  # a generator source (itself maybe reading ahead) stops its own thread now
+            close = getattr(items, "close", None)
+            if close is not None:
+                close()
 
     worker = threading.Thread(target=produce, name="ragwarrant-read-ahead", daemon=True)
     worker.start()

@@ -652,13 +652,18 @@ def _prepared(
     """Each non-empty batch normalized and coded: (trace codes, columns, its first file row)."""
     resolved: _Resolved | None = None
     first_row = 1
-    for batch in batches:
-        t = batch if isinstance(batch, pa.Table) else pa.Table.from_batches([batch])
-        resolved = _resolved_for(t, resolved, fields, display)
-        if t.num_rows == 0:
-            continue
-        yield (*_coded(codes, _normalize(t, resolved, prices, display, first_row)), first_row)
-        first_row += t.num_rows
+    try:
+        for batch in batches:
+            t = batch if isinstance(batch, pa.Table) else pa.Table.from_batches([batch])
+            resolved = _resolved_for(t, resolved, fields, display)
+            if t.num_rows == 0:
+                continue
+            yield (*_coded(codes, _normalize(t, resolved, prices, display, first_row)), first_row)
+            first_row += t.num_rows
+    finally:  # on an error, the reader's thread ends now, not when the traceback is freed
+        close = getattr(batches, "close", None)
+        if close is not None:
+            close()
 
 
 def _per_trace_parts(
