@@ -347,20 +347,10 @@ class TraceTotals:
         """Add one column's sums over a batch's traces ``0 .. n - 1`` (``count``: the batch's row
         count per trace, cached)."""
         if pa.types.is_boolean(column.type):
-            if column.null_count:
-                column = pc.fill_null(column, False)
-            true = column.true_count
-            if true == 0:
-                return
-            if self._acc[c].dtype != np.int64:
-                self._acc[c] = self._acc[c].astype(np.int64)
-            if true == len(column):
-                if not count:
-                    count.append(np.bincount(trace, minlength=n))
-                self._acc[c][:n] += count[0]
-            else:
-                mask = column.to_numpy(zero_copy_only=False)
-                self._acc[c][:n] += np.bincount(trace[mask], minlength=n)
+            counts = _true_counts(trace, n, column, count)
+            if counts is not None:
+                self._acc[c] = self._acc[c].astype(np.int64, copy=False)
+                self._acc[c][:n] += counts
             return
         values = column.to_numpy()
         if self._acc[c].dtype != values.dtype:  # int64 sums stay int64
@@ -411,6 +401,23 @@ class TraceTotals:
         if self._first:
             out[self._first] = pa.array(self._acc[self._first][:count])
         return pa.table(out)
+
+
+def _true_counts(
+    trace: np.ndarray, n: int, column: pa.Array, count: list[np.ndarray]
+) -> np.ndarray | None:
+    """Per trace ``0 .. n - 1``, the rows where a boolean column is true (null: false); None
+    when it is true nowhere. A column true everywhere is the row count (``count``, cached)."""
+    if column.null_count:
+        column = pc.fill_null(column, False)
+    true = column.true_count
+    if true == 0:
+        return None
+    if true < len(column):
+        return np.bincount(trace[column.to_numpy(zero_copy_only=False)], minlength=n)
+    if not count:
+        count.append(np.bincount(trace, minlength=n))
+    return count[0]
 
 
 def one_chunk(column: pa.Array | pa.ChunkedArray) -> pa.Array:
