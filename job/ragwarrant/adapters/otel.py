@@ -124,8 +124,11 @@ class _Resolved:
 
     found: dict[str, tuple[str, tuple[str, ...]] | None]
 
-    def top_columns(self) -> list[str]:
-        return list(dict.fromkeys(v[0] for v in self.found.values() if v is not None))
+    def top_columns(self, unused: frozenset[str] = frozenset()) -> list[str]:
+        """The file's columns holding the fields, except those only ``unused`` fields need."""
+        return list(
+            dict.fromkeys(v[0] for k, v in self.found.items() if v is not None and k not in unused)
+        )
 
     def label(self, name: str) -> str:
         v = self.found[name]
@@ -861,7 +864,9 @@ def span_batches(
         if pf.metadata.num_rows == 0:
             raise no_rows(display, "at least one span")
         resolved = _resolve(pf.schema_arrow, fields)
-        wanted = resolved.top_columns() or pf.schema_arrow.names[:1]
+        # the model only prices tokens: without a price table its column is not read
+        unused = frozenset() if request.contract.prices else frozenset({"model"})
+        wanted = resolved.top_columns(unused) or pf.schema_arrow.names[:1]
         schema = pf.schema_arrow
         strings = [
             c
