@@ -677,15 +677,14 @@ def _per_trace_parts(
 ) -> _PerTrace:
     """Spans reduced per trace as they stream (memory grows with traces, not spans).
 
-    The next batch is normalized and coded in a background thread (``read_ahead``: Arrow's
-    kernels release the GIL) while this one folds the current batch into the totals.
+    Normalizing and folding stay in this thread: a third thread (normalizing the next batch
+    while this one folds) cost 25-40 % more CPU in GIL hand-offs than it saved in wall time
+    (bench/bench_telemetry.py, 2026-12-02).
     """
     acc = _PerTrace(
         TraceTotals(_SUMS, *_EXTREMES, first="row"), {key: KeyCodes() for key in _KEYS}, 0
     )
-    for trace, spans, first_row in read_ahead(
-        _prepared(batches, fields, prices, display, acc.codes)
-    ):
+    for trace, spans, first_row in _prepared(batches, fields, prices, display, acc.codes):
         acc.totals.add(trace, spans, first_row)
         acc.spans += spans.num_rows
     if acc.spans == 0:
