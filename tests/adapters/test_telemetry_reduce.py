@@ -321,3 +321,22 @@ def test_an_error_in_a_later_batch_names_its_file_row(make_request, tmp_path, mo
         otel.load(make_request(path, adapter="otel", kind="telemetry"))
     assert (err.value.code, err.value.row) == ("evidence-negative-value", bad_row + 1)
     assert not [t for t in threading.enumerate() if t.name == "ragwarrant-read-ahead"]
+
+
+def test_token_sums_only_when_a_token_metric_is_wanted(tmp_path) -> None:
+    """Without a token metric wanted, the token sums are null (not 0) and the rest unchanged."""
+    path = tmp_path / "spans.parquet"
+    _generated_spans(path, 2000)
+    fields = SpanFields(example=("example_id",), policy=("policy_id",))
+
+    def reduce(metrics: set[str]) -> pa.Table:
+        batches = pq.ParquetFile(path).iter_batches(batch_size=512)
+        return reduce_spans(batches, fields, {}, "spans.parquet", metrics=metrics).table
+
+    every = reduce(set(otel.ALL_METRICS))
+    some = reduce({"cost_usd", "latency_ms"})
+    assert some["input_tokens"].null_count == some.num_rows == every.num_rows
+    assert some["output_tokens"].null_count == some.num_rows
+    assert every["input_tokens"].null_count == 0 and pc.min(every["input_tokens"]).as_py() > 0
+    kept = [c for c in every.column_names if c not in ("input_tokens", "output_tokens")]
+    assert some.select(kept).equals(every.select(kept))

@@ -37,7 +37,7 @@ its example's cost missing (reason ``absent``), counted. Pairing method: ``id-co
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -674,15 +674,17 @@ def _per_trace_parts(
     fields: SpanFields,
     prices: dict[str, dict[str, float]],
     display: str,
+    sums: tuple[str, ...] = _SUMS,
 ) -> _PerTrace:
-    """Spans reduced per trace as they stream (memory grows with traces, not spans).
+    """Spans reduced per trace as they stream (memory grows with traces, not spans); ``sums``:
+    the span columns summed per trace.
 
     Normalizing and folding stay in this thread: a third thread (normalizing the next batch
     while this one folds) cost 25-40 % more CPU in GIL hand-offs than it saved in wall time
     (bench/bench_telemetry.py, 2026-12-02).
     """
     acc = _PerTrace(
-        TraceTotals(_SUMS, *_EXTREMES, first="row"), {key: KeyCodes() for key in _KEYS}, 0
+        TraceTotals(sums, *_EXTREMES, first="row"), {key: KeyCodes() for key in _KEYS}, 0
     )
     for trace, spans, first_row in _prepared(batches, fields, prices, display, acc.codes):
         acc.totals.add(trace, spans, first_row)
@@ -751,6 +753,15 @@ def _traces(acc: _PerTrace, fields: SpanFields, display: str) -> pa.Table:
     return traces
 
 
+#: token metric → the span column summed for it (only when the metric is wanted)
+_TOKEN_SUMS = {"input_tokens": "in_tok", "output_tokens": "out_tok"}
+
+
+def _summed(g: pa.Table) -> set[str]:
+    """The span columns summed in a per-example table (``<column>_sum``)."""
+    return {n.removesuffix("_sum") for n in g.schema.names if n.endswith("_sum")}
+
+
 _PER_EXAMPLE_SUMS = (
     "llm",
     "cost",
@@ -768,7 +779,8 @@ _PER_EXAMPLE_SUMS = (
 
 
 def _per_example(traces: pa.Table) -> pa.Table:
-    """Sum the traces of each (policy, example); latency is the sum of trace durations."""
+    """Sum the traces of each (policy, example) (the columns of ``_PER_EXAMPLE_SUMS`` it has);
+    latency is the sum of trace durations."""
     dur = pc.divide(
         pc.cast(
             pc.subtract(traces.column("end"), traces.column("start")), pa.float64(), safe=False
@@ -776,7 +788,8 @@ def _per_example(traces: pa.Table) -> pa.Table:
         1e6,
     )
     traces = traces.append_column("dur_ms", dur)
-    aggs = [(c, "sum") for c in _PER_EXAMPLE_SUMS] + [("row", "min")]
+    names = traces.schema.names
+    aggs = [(c, "sum") for c in _PER_EXAMPLE_SUMS if c in names] + [("row", "min")]
     g = traces.group_by(["policy", "example"], use_threads=False).aggregate(aggs)
     return g.sort_by([("row_min", "ascending")])
 
@@ -786,6 +799,7 @@ def reduce_spans(
     fields: SpanFields,
     prices: dict[str, dict[str, float]],
     display: str,
+    metrics: Collection[str] = ALL_METRICS,
 ) -> SpanReduction:
     """Stream raw span batches into per-(policy, example) metrics.
 
@@ -794,6 +808,8 @@ def reduce_spans(
         fields: candidate column names of each field.
         prices: the contract's price table (model → USD per 1M input/output tokens).
         display: the file name for messages.
+        metrics: the metrics wanted; token sums are computed only for ``input_tokens`` /
+            ``output_tokens`` named here (null otherwise; their missing counts always).
 
     Returns:
         ``SpanReduction`` whose table has ``policy`` (null when the file names none), ``example``,
@@ -805,9 +821,13 @@ def reduce_spans(
         EvidenceError: no example column; a trace whose spans name two examples or policies; a
             trace with no example id; wrong types (via the column readers).
     """
-    acc = _per_trace_parts(batches, fields, prices, display)
+    unwanted = {s for m, s in _TOKEN_SUMS.items() if m not in metrics}
+    acc = _per_trace_parts(
+        batches, fields, prices, display, tuple(c for c in _SUMS if c not in unwanted)
+    )
     traces = _traces(acc, fields, display)
     g = _per_example(traces)
+    unmeasured, summed = pa.nulls(g.num_rows, pa.float64()), _summed(g)
     table = pa.table(
         {
             "policy": g.column("policy"),
@@ -815,8 +835,8 @@ def reduce_spans(
             "api_calls": pc.cast(g.column("llm_sum"), pa.float64()),
             "cost_usd": g.column("cost_sum"),
             "latency_ms": g.column("dur_ms_sum"),
-            "input_tokens": g.column("in_tok_sum"),
-            "output_tokens": g.column("out_tok_sum"),
+            "input_tokens": g.column("in_tok_sum") if "in_tok" in summed else unmeasured,
+            "output_tokens": g.column("out_tok_sum") if "out_tok" in summed else unmeasured,
             "cost_missing": g.column("cost_missing_sum"),
             "in_missing": g.column("in_missing_sum"),
             "out_missing": g.column("out_missing_sum"),
@@ -930,7 +950,8 @@ def load_spans(
     source, display = request.source, request.display_path
     if batches is None:
         batches, shape = span_batches(request, fields)
-    red = reduce_spans(batches, fields, request.contract.prices, display)
+    wanted = dict(source.metrics) or {m: m for m in DEFAULT_METRICS}
+    red = reduce_spans(batches, fields, request.contract.prices, display, metrics=set(wanted))
     t = red.table
     rows = t.column("row").to_pylist()
     file_policies = t.column("policy").to_pylist()
@@ -938,7 +959,6 @@ def load_spans(
         request, file_policies, rows, fields.policy[0] if fields.policy else "policy"
     )
     available = {m: m for m in ALL_METRICS}
-    wanted = dict(source.metrics) or {m: m for m in DEFAULT_METRICS}
     chosen = select_metrics(available, wanted, display)
     keys = RowKeys(
         pa.array(policies, pa.string()),
