@@ -3,8 +3,9 @@
 Generates two files with the same examples and traces (20,000 examples × 2 policies, one trace
 each) and 10^6 and 10^7 span rows, then, each in a fresh subprocess so peak RSS is its own:
 
-- ``otel``: the ragwarrant OTel adapter (streaming, column-projected batches decoded by Arrow's
-  threads, each batch grouped once on integer key codes, per-trace partials);
+- ``otel``: the ragwarrant OTel adapter (streaming, column-projected batches decoded and
+  validated one batch ahead on a background thread, each batch grouped once on integer key
+  codes into per-trace running totals);
 - ``reference``: ``pyarrow.parquet.read_table`` of the same columns + one ``group_by`` over the
   whole table (what a straightforward implementation does; memory grows with the file).
 

@@ -834,21 +834,57 @@ def check_policies(
                 expected=declared,
                 found=", ".join(found),
             )
-        for p, r in zip(file_policies, rows, strict=True):
-            if p is not None and p != declared:
-                raise EvidenceError(
-                    "evidence-mixed-policies",
-                    f"{display} row {r}: {column} is {p!r}, but the contract says every row of "
-                    f"this file is policy {declared!r}",
-                    hint="split the file per policy, or drop 'policy' from the source",
-                    file=display,
-                    row=r,
-                    column=column,
-                    expected=declared,
-                    found=p,
-                )
+        if not set(file_policies) <= {declared, None}:  # one pass; the loop names the row
+            _refuse_other_policy(file_policies, rows, declared, display, column)
         return [declared] * len(file_policies)
-    out: list[str] = []
+    seen = set(file_policies)
+    if None in seen or not seen <= set(contract_policies):  # the loop names the first row
+        _refuse_unknown_policy(file_policies, rows, contract_policies, display, column)
+    out = [p for p in file_policies if p is not None]  # every row names one (checked above)
+    missing = [p for p in contract_policies if p not in seen]
+    if missing:
+        raise EvidenceError(
+            "evidence-policy-missing",
+            f"{display}: no row of policy {', '.join(map(repr, missing))} ({column} names only "
+            f"{', '.join(map(repr, sorted(set(out))))})",
+            hint="a file that holds one policy declares it with 'policy:' in the evidence source",
+            file=display,
+            column=column,
+            expected=", ".join(contract_policies),
+            found=", ".join(sorted(set(out))),
+        )
+    return out
+
+
+def _refuse_other_policy(
+    file_policies: list[str | None], rows: list[int], declared: str, display: str, column: str
+) -> None:
+    """Raise ``evidence-mixed-policies`` at the first row naming a policy other than
+    ``declared``."""
+    for p, r in zip(file_policies, rows, strict=True):
+        if p is not None and p != declared:
+            raise EvidenceError(
+                "evidence-mixed-policies",
+                f"{display} row {r}: {column} is {p!r}, but the contract says every row of "
+                f"this file is policy {declared!r}",
+                hint="split the file per policy, or drop 'policy' from the source",
+                file=display,
+                row=r,
+                column=column,
+                expected=declared,
+                found=p,
+            )
+
+
+def _refuse_unknown_policy(
+    file_policies: list[str | None],
+    rows: list[int],
+    contract_policies: list[str],
+    display: str,
+    column: str,
+) -> None:
+    """Raise ``evidence-policy-unknown`` at the first row naming no policy or one the contract
+    does not declare."""
     for p, r in zip(file_policies, rows, strict=True):
         if p is None:
             raise EvidenceError(
@@ -873,20 +909,6 @@ def check_policies(
                 expected=" | ".join(contract_policies),
                 found=p,
             )
-        out.append(p)
-    missing = [p for p in contract_policies if p not in set(out)]
-    if missing:
-        raise EvidenceError(
-            "evidence-policy-missing",
-            f"{display}: no row of policy {', '.join(map(repr, missing))} ({column} names only "
-            f"{', '.join(map(repr, sorted(set(out))))})",
-            hint="a file that holds one policy declares it with 'policy:' in the evidence source",
-            file=display,
-            column=column,
-            expected=", ".join(contract_policies),
-            found=", ".join(sorted(set(out))),
-        )
-    return out
 
 
 def make_texts(

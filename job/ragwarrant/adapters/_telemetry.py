@@ -28,6 +28,7 @@ __all__ = [
     "TraceTotals",
     "check_operational_evidence",
     "check_request_values",
+    "one_chunk",
     "read_ahead",
 ]
 
@@ -293,28 +294,44 @@ class TraceTotals:
     """Running per-trace sums, minima and maxima of span columns, indexed by trace code.
 
     Each batch is reduced by one vectorised group-by on its trace codes (``KeyCodes``):
-    ``numpy.add.at`` for the sums, ``numpy.minimum.at``/``maximum.at`` for the extremes, into
-    arrays with one slot per trace seen so far. Memory is a few numbers per
-    trace, flat in the number of spans. Sums add a trace's spans in row order within a batch, then
-    the batches in order — the association of Arrow's ``hash_sum`` over per-batch partials, so the
-    results are bit-identical to grouping each batch with ``pyarrow.Table.group_by`` and summing
-    the partials in order. Integer columns are summed exactly (below 2**53 per trace).
+    ``numpy.bincount`` for the float sums and the counts of boolean columns (a column true on
+    every row is the trace's row count, one false on every row is skipped), ``numpy.add.at`` for
+    integer sums, ``numpy.minimum.at``/``maximum.at`` for the extremes, into arrays with one
+    slot per trace seen so far. Memory is a few numbers per trace, flat in the number of spans.
+    Sums add a trace's spans in row order within a batch, then the batches in order — the
+    association of Arrow's ``hash_sum`` over per-batch partials, so the results are
+    bit-identical to grouping each batch with ``pyarrow.Table.group_by`` and summing the
+    partials in order. Integer and boolean columns are summed exactly (int64).
     A null in a ``mins``/``maxes`` column is skipped; a trace with none gets null.
+
+    ``first`` names an output column holding each trace's first row number: codes must be
+    dense and assigned in stream order (a trace first seen in a batch has a code above every
+    code of the earlier batches, as ``KeyCodes`` assigns them), so only rows of new traces are
+    looked at.
     """
 
-    def __init__(self, sums: tuple[str, ...], mins: tuple[str, ...], maxes: tuple[str, ...]):
-        self._sums, self._mins, self._maxes = sums, mins, maxes
+    def __init__(
+        self,
+        sums: tuple[str, ...],
+        mins: tuple[str, ...],
+        maxes: tuple[str, ...],
+        first: str | None = None,
+    ):
+        self._sums, self._mins, self._maxes, self._first = sums, mins, maxes, first
         self._acc: dict[str, np.ndarray] = {}
         self._size = 0
+        self._seen = 0  # traces seen so far (codes 0 .. _seen - 1)
 
     def _grow(self, size: int) -> None:
         if size <= self._size:
             return
         cap = max(size, 2 * self._size)
+        firsts = ((self._first, _INT64.max),) if self._first else ()
         for name, empty in (
             *((c, None) for c in self._sums),
             *((c, _INT64.max) for c in self._mins),
             *((c, _INT64.min) for c in self._maxes),
+            *firsts,
         ):
             old = self._acc.get(name)
             dtype = old.dtype if old is not None else np.float64 if empty is None else np.int64
@@ -324,33 +341,52 @@ class TraceTotals:
             self._acc[name] = new
         self._size = cap
 
-    def add(self, trace: np.ndarray, columns: pa.Table) -> None:
+    def _add_sum(
+        self, c: str, trace: np.ndarray, n: int, column: pa.Array, count: list[np.ndarray]
+    ) -> None:
+        """Add one column's sums over a batch's traces ``0 .. n - 1`` (``count``: the batch's row
+        count per trace, cached)."""
+        if pa.types.is_boolean(column.type):
+            counts = _true_counts(trace, n, column, count)
+            if counts is not None:
+                self._acc[c] = self._acc[c].astype(np.int64, copy=False)
+                self._acc[c][:n] += counts
+            return
+        values = column.to_numpy()
+        if self._acc[c].dtype != values.dtype:  # int64 sums stay int64
+            self._acc[c] = self._acc[c].astype(values.dtype)
+        if values.dtype.kind in "iub":  # exact: add straight into the running totals
+            np.add.at(self._acc[c], trace, values)
+        else:  # float: the batch's partial sums (in row order) first, then one addition per trace
+            self._acc[c][:n] += np.bincount(trace, weights=values, minlength=n)
+
+    def add(self, trace: np.ndarray, columns: pa.Table, first_row: int = 0) -> None:
         """Fold one batch in.
 
         Args:
             trace: int64 trace code of each row (non-null, dense from 0).
-            columns: the ``sums`` (numeric, non-null), ``mins`` and ``maxes`` (int64) columns,
-                aligned with ``trace``.
+            columns: the ``sums`` (numeric or boolean, non-null), ``mins`` and ``maxes`` (int64)
+                columns, aligned with ``trace``.
+            first_row: the row number of the batch's first row (for ``first``).
         """
         n = int(trace.max()) + 1
         self._grow(n)
+        count: list[np.ndarray] = []  # the batch's row count per trace, computed once if needed
         for c in self._sums:
-            values = columns.column(c).to_numpy()
-            if self._acc[c].dtype != values.dtype:  # int64 sums stay int64
-                self._acc[c] = self._acc[c].astype(values.dtype)
-            if values.dtype.kind in "iub":  # exact: add straight into the running totals
-                np.add.at(self._acc[c], trace, values)
-            else:  # float: the batch's partial sums first, then one addition per trace
-                partial = np.zeros(n, values.dtype)
-                np.add.at(partial, trace, values)
-                self._acc[c][:n] += partial
+            self._add_sum(c, trace, n, one_chunk(columns.column(c)), count)
         for names, ufunc, empty in (
             (self._mins, np.minimum, _INT64.max),
             (self._maxes, np.maximum, _INT64.min),
         ):
             for c in names:
-                values = pc.fill_null(columns.column(c), empty).to_numpy()
-                ufunc.at(self._acc[c], trace, values.astype(np.int64, copy=False))
+                col = one_chunk(columns.column(c))
+                if col.null_count:
+                    col = pc.fill_null(col, empty)
+                ufunc.at(self._acc[c], trace, col.to_numpy().astype(np.int64, copy=False))
+        if self._first and n > self._seen:
+            new = np.flatnonzero(trace >= self._seen)
+            np.minimum.at(self._acc[self._first], trace[new], new + first_row)
+        self._seen = max(self._seen, n)
 
     def table(self, count: int) -> pa.Table:
         """The totals of traces ``0 .. count - 1``, one column per name (extremes null when
@@ -362,7 +398,33 @@ class TraceTotals:
             for c in names:
                 values = self._acc[c][:count]
                 out[c] = pa.array(values, mask=values == empty)
+        if self._first:
+            out[self._first] = pa.array(self._acc[self._first][:count])
         return pa.table(out)
+
+
+def _true_counts(
+    trace: np.ndarray, n: int, column: pa.Array, count: list[np.ndarray]
+) -> np.ndarray | None:
+    """Per trace ``0 .. n - 1``, the rows where a boolean column is true (null: false); None
+    when it is true nowhere. A column true everywhere is the row count (``count``, cached)."""
+    if column.null_count:
+        column = pc.fill_null(column, False)
+    true = column.true_count
+    if true == 0:
+        return None
+    if true < len(column):
+        return np.bincount(trace[column.to_numpy(zero_copy_only=False)], minlength=n)
+    if not count:
+        count.append(np.bincount(trace, minlength=n))
+    return count[0]
+
+
+def one_chunk(column: pa.Array | pa.ChunkedArray) -> pa.Array:
+    """A column as one array (without a copy when it already is one chunk)."""
+    if isinstance(column, pa.ChunkedArray):
+        return column.chunk(0) if column.num_chunks == 1 else column.combine_chunks()
+    return column
 
 
 T = TypeVar("T")
@@ -375,7 +437,8 @@ def read_ahead(items: Iterator[T], depth: int = 1) -> Iterator[T]:
     Arrow decodes Parquet pages without holding the GIL, so the next batches are decoded on the
     other core while the caller reduces the current one. Memory: at most ``depth`` extra items.
     An exception raised by ``items`` is re-raised here, in order; when the caller stops early
-    the thread stops after the item it is producing.
+    the thread stops after the item it is producing. The thread closes ``items`` (a generator)
+    when it stops, so a chain of read-aheads ends every thread of the chain.
     """
     slots: queue.Queue[tuple[object, BaseException | None]] = queue.Queue(maxsize=depth)
     stop = threading.Event()
@@ -397,6 +460,10 @@ def read_ahead(items: Iterator[T], depth: int = 1) -> Iterator[T]:
             put((_DONE, None))
         except BaseException as exc:  # handed to the consumer, raised there
             put((_DONE, exc))
+        finally:  # a generator source (itself maybe reading ahead) stops its own thread now
+            close = getattr(items, "close", None)
+            if close is not None:
+                close()
 
     worker = threading.Thread(target=produce, name="ragwarrant-read-ahead", daemon=True)
     worker.start()

@@ -37,7 +37,7 @@ its example's cost missing (reason ``absent``), counted. Pairing method: ``id-co
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -63,7 +63,7 @@ from ragwarrant.adapters._io import (
     select_metrics,
 )
 from ragwarrant.adapters._otlp import is_otlp_json, iter_otlp_json_batches
-from ragwarrant.adapters._telemetry import KeyCodes, TraceTotals, read_ahead
+from ragwarrant.adapters._telemetry import KeyCodes, TraceTotals, one_chunk, read_ahead
 from ragwarrant.errors import EvidenceError
 
 __all__ = [
@@ -82,7 +82,11 @@ LLM_OPERATIONS = ("chat", "text_completion", "generate_content")
 DEFAULT_METRICS = ("cost_usd", "latency_ms", "api_calls")
 ALL_METRICS = (*DEFAULT_METRICS, "input_tokens", "output_tokens")
 
-_BATCH_ROWS = 1 << 18  # rows per Parquet read batch
+#: rows per Parquet read batch; float sums are added per batch (``TraceTotals``), so a change
+#: moves cost sums in their last bits
+_BATCH_ROWS = 1 << 18
+#: bytes: column chunks are read in buffered pieces rather than whole (peak RSS)
+_READ_BUFFER = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -120,8 +124,11 @@ class _Resolved:
 
     found: dict[str, tuple[str, tuple[str, ...]] | None]
 
-    def top_columns(self) -> list[str]:
-        return list(dict.fromkeys(v[0] for v in self.found.values() if v is not None))
+    def top_columns(self, unused: frozenset[str] = frozenset()) -> list[str]:
+        """The file's columns holding the fields, except those only ``unused`` fields need."""
+        return list(
+            dict.fromkeys(v[0] for k, v in self.found.items() if v is not None and k not in unused)
+        )
 
     def label(self, name: str) -> str:
         v = self.found[name]
@@ -177,7 +184,7 @@ def _resolve(schema: pa.Schema, fields: SpanFields) -> _Resolved:
 
 
 def _get_column(batch: pa.Table, where: tuple[str, tuple[str, ...]]) -> pa.Array:
-    col = batch.column(where[0]).combine_chunks()
+    col = one_chunk(batch.column(where[0]))
     for p in where[1]:
         col = pc.struct_field(col, p)
     return col
@@ -258,14 +265,27 @@ def _floats(
     batch: pa.Table, resolved: _Resolved, name: str, display: str, first_row: int
 ) -> pa.Array:
     t = _as_table(batch, resolved, name)
-    col = t.column(0)
+    col = one_chunk(t.column(0))
     if pa.types.is_integer(col.type) or pa.types.is_boolean(col.type):
-        return pc.cast(col.combine_chunks(), pa.float64())  # what column_as_float gives, no NaN
+        return pc.cast(col, pa.float64())  # what column_as_float gives, no NaN
+    if _no_nan_or_null(col):
+        return col  # what column_as_float gives a float64 column without NaN or null
     try:
         values, _ = column_as_float(t, t.schema.names[0], display)
     except EvidenceError as exc:
         raise at_file_row(exc, first_row - 1) from exc
     return values
+
+
+def _no_nan_or_null(col: pa.Array) -> bool:
+    """Whether ``col`` is a non-empty float64 array without null or NaN (one ``min`` pass: NaN
+    propagates through it)."""
+    return (
+        pa.types.is_float64(col.type)
+        and len(col) > 0
+        and not col.null_count
+        and not np.isnan(col.to_numpy().min())
+    )
 
 
 def _is_in(arr: pa.Array, values: list[str]) -> pa.Array:
@@ -305,9 +325,8 @@ def _trace_column(
             pc.fill_null(plain(policy), ""), pc.fill_null(plain(example), ""), "\x1f"
         )
     trace = _keys(batch, resolved, "trace", display, first_row)
-    missing = pc.is_null(trace)
-    if pc.any(missing).as_py():
-        i = pc.index(missing, True).as_py()
+    if trace.null_count:
+        i = pc.index(pc.is_null(trace), True).as_py()
         raise EvidenceError(
             "evidence-null-key",
             f"{display} row {first_row + i}: the span has no trace id",
@@ -360,7 +379,10 @@ def _cost(
     is_llm, cost = span["llm"], span["cost"]
     reported = pc.and_(is_llm, pc.is_valid(cost))
     if not (prices and (f["input_tokens"] or f["output_tokens"]) and f["model"]):
-        return pc.if_else(reported, cost, 0.0), pa.array(np.zeros(len(cost), dtype=bool)), reported
+        none = pa.array(np.zeros(len(cost), dtype=bool))
+        if reported.true_count == len(reported):
+            return cost, none, reported
+        return pc.if_else(reported, cost, 0.0), none, reported
     in_tok, out_tok = span["in_tok"], span["out_tok"]
     model = _keys(batch, resolved, "model", at[0], at[1])
     pin, pout = _model_prices(model, prices)
@@ -378,6 +400,23 @@ _NS_RANGE = (10**17, 4_102_444_800 * 10**9)
 _UNIT_GUESS = ((10**10, "seconds"), (10**13, "milliseconds"), (10**16, "microseconds"))
 
 
+def _all_within(values: pa.Array, lo: float, hi: float) -> bool:
+    """Whether every non-null value is finite and within ``[lo, hi]``: one min/max pass, the
+    fast path of the checks below. False when unsure (a float column with nulls), so that the
+    caller's exact check runs and names the row."""
+    if pa.types.is_floating(values.type):
+        if values.null_count:
+            return False
+        if not len(values):
+            return True
+        arr = values.to_numpy()
+        low, high = arr.min(), arr.max()  # NaN propagates: both comparisons then fail
+        return bool(lo <= low and high <= hi and np.isfinite(high))
+    extremes = pc.min_max(values)
+    low, high = extremes["min"].as_py(), extremes["max"].as_py()
+    return low is None or bool(lo <= low and high <= hi)
+
+
 def _policy_at(policy: pa.Array, i: int) -> str:
     value = policy[i].as_py()
     return f" (policy {value!r})" if value is not None else ""
@@ -392,7 +431,7 @@ def _check_amounts(
         EvidenceError: ``evidence-negative-value`` or ``evidence-non-finite`` naming the row,
             the column and the span's policy when the file names one.
     """
-    if not resolved.found[name]:
+    if not resolved.found[name] or _all_within(values, 0.0, np.inf):
         return
     display, first_row = at
     for code, bad, what in (
@@ -433,8 +472,14 @@ def _check_times(
     Raises:
         EvidenceError: ``evidence-time-unit`` or ``evidence-time-order`` naming row and column.
     """
-    display, first_row = at
     lo, hi = _NS_RANGE
+    if (
+        _all_within(start, lo, hi)
+        and _all_within(end, lo, hi)
+        and _all_within(pc.subtract(end, start), 0, np.inf)
+    ):
+        return
+    display, first_row = at
     for name, times in (("start", start), ("end", end)):
         bad = pc.fill_null(pc.or_(pc.less(times, lo), pc.greater(times, hi)), False)
         if pc.any(bad).as_py():
@@ -493,8 +538,8 @@ def _normalize(
     span = {
         "llm": is_llm,
         "cost": cost,
-        "in_tok": pc.if_else(is_llm, pc.fill_null(in_tok, 0.0), 0.0),
-        "out_tok": pc.if_else(is_llm, pc.fill_null(out_tok, 0.0), 0.0),
+        "in_tok": _on_llm(in_tok, is_llm),
+        "out_tok": _on_llm(out_tok, is_llm),
         "out_tok_raw": out_tok,
     }
     cost_eff, use_model, reported = _cost(batch, resolved, prices, at, span)
@@ -502,29 +547,34 @@ def _normalize(
     start = _optional(batch, resolved, "start", at, null_t)
     end = _optional(batch, resolved, "end", at, null_t)
     _check_times(start, end, resolved, at, policy)
-    as_i = pa.int64()
     return pa.table(
         {
             "trace": trace,
             "example": example,
             "policy": policy,
-            "llm": pc.cast(is_llm, as_i),
+            "llm": is_llm,
             "in_tok": span["in_tok"],
             "out_tok": span["out_tok"],
             "cost": cost_eff,
-            "modeled": pc.cast(use_model, as_i),
-            "reported": pc.cast(reported, as_i),
-            "cost_missing": pc.cast(cost_missing, as_i),
+            "modeled": use_model,
+            "reported": reported,
+            "cost_missing": cost_missing,
             # an LLM span without a token count is unmeasured, not 0
-            "in_missing": pc.cast(pc.and_(is_llm, pc.is_null(in_tok)), as_i),
-            "out_missing": pc.cast(pc.and_(is_llm, pc.is_null(out_tok)), as_i),
-            "no_time": pc.cast(pc.or_(pc.is_null(start), pc.is_null(end)), as_i),
+            "in_missing": pc.and_(is_llm, pc.is_null(in_tok)),
+            "out_missing": pc.and_(is_llm, pc.is_null(out_tok)),
+            "no_time": pc.or_(pc.is_null(start), pc.is_null(end)),
             "start": start,
             "end": end,
-            "err": pc.cast(is_error, as_i),
-            "row": pa.array(np.arange(first_row, first_row + n, dtype=np.int64)),
+            "err": is_error,
         }
     )
+
+
+def _on_llm(values: pa.Array, is_llm: pa.Array) -> pa.Array:
+    """``values`` on LLM spans, 0 elsewhere and where null (float64)."""
+    if not values.null_count and is_llm.true_count == len(is_llm):
+        return values
+    return pc.if_else(is_llm, pc.fill_null(values, 0.0), 0.0)
 
 
 _SUMS = (
@@ -543,7 +593,7 @@ _SUMS = (
 _KEYS = ["trace", "example", "policy"]
 
 
-_EXTREMES = (("start", "row", "example_lo", "policy_lo"), ("end", "example_hi", "policy_hi"))
+_EXTREMES = (("start", "example_lo", "policy_lo"), ("end", "example_hi", "policy_hi"))
 
 
 @dataclass
@@ -586,14 +636,37 @@ class _PerTrace:
     spans: int
 
 
-def _fold_batch(acc: _PerTrace, spans: pa.Table) -> None:
-    """Fold one batch of normalized spans into the per-trace totals: one group-by on codes."""
-    coded = {
-        key: coder.encode(spans.column(key).combine_chunks()) for key, coder in acc.codes.items()
-    }
-    for key in ("example", "policy"):  # a trace's ids: lowest and highest code (null skipped)
+def _coded(codes: dict[str, KeyCodes], spans: pa.Table) -> tuple[np.ndarray, pa.Table]:
+    """A batch of normalized spans with its keys as codes: the trace code of each row, and the
+    columns with each row's example and policy code as lowest and highest (null skipped)."""
+    coded = {key: coder.encode(one_chunk(spans.column(key))) for key, coder in codes.items()}
+    for key in ("example", "policy"):
         spans = spans.append_column(f"{key}_lo", coded[key]).append_column(f"{key}_hi", coded[key])
-    acc.totals.add(coded["trace"].to_numpy(), spans)
+    return coded["trace"].to_numpy(), spans
+
+
+def _prepared(
+    batches: Iterable[pa.Table | pa.RecordBatch],
+    fields: SpanFields,
+    prices: dict[str, dict[str, float]],
+    display: str,
+    codes: dict[str, KeyCodes],
+) -> Iterator[tuple[np.ndarray, pa.Table, int]]:
+    """Each non-empty batch normalized and coded: (trace codes, columns, its first file row)."""
+    resolved: _Resolved | None = None
+    first_row = 1
+    try:
+        for batch in batches:
+            t = batch if isinstance(batch, pa.Table) else pa.Table.from_batches([batch])
+            resolved = _resolved_for(t, resolved, fields, display)
+            if t.num_rows == 0:
+                continue
+            yield (*_coded(codes, _normalize(t, resolved, prices, display, first_row)), first_row)
+            first_row += t.num_rows
+    finally:  # on an error, the reader's thread ends now, not when the traceback is freed
+        close = getattr(batches, "close", None)
+        if close is not None:
+            close()
 
 
 def _per_trace_parts(
@@ -601,17 +674,21 @@ def _per_trace_parts(
     fields: SpanFields,
     prices: dict[str, dict[str, float]],
     display: str,
+    sums: tuple[str, ...] = _SUMS,
 ) -> _PerTrace:
-    """Spans reduced per trace as they stream (memory grows with traces, not spans)."""
-    acc = _PerTrace(TraceTotals(_SUMS, *_EXTREMES), {key: KeyCodes() for key in _KEYS}, 0)
-    resolved: _Resolved | None = None
-    for batch in batches:
-        t = batch if isinstance(batch, pa.Table) else pa.Table.from_batches([batch])
-        resolved = _resolved_for(t, resolved, fields, display)
-        if t.num_rows == 0:
-            continue
-        _fold_batch(acc, _normalize(t, resolved, prices, display, acc.spans + 1))
-        acc.spans += t.num_rows
+    """Spans reduced per trace as they stream (memory grows with traces, not spans); ``sums``:
+    the span columns summed per trace.
+
+    Normalizing and folding stay in this thread: a third thread (normalizing the next batch
+    while this one folds) cost 25-40 % more CPU in GIL hand-offs than it saved in wall time
+    (bench/bench_telemetry.py, 2026-12-02).
+    """
+    acc = _PerTrace(
+        TraceTotals(sums, *_EXTREMES, first="row"), {key: KeyCodes() for key in _KEYS}, 0
+    )
+    for trace, spans, first_row in _prepared(batches, fields, prices, display, acc.codes):
+        acc.totals.add(trace, spans, first_row)
+        acc.spans += spans.num_rows
     if acc.spans == 0:
         raise EvidenceError(
             "evidence-empty",
@@ -676,6 +753,15 @@ def _traces(acc: _PerTrace, fields: SpanFields, display: str) -> pa.Table:
     return traces
 
 
+#: token metric → the span column summed for it (only when the metric is wanted)
+_TOKEN_SUMS = {"input_tokens": "in_tok", "output_tokens": "out_tok"}
+
+
+def _summed(g: pa.Table) -> set[str]:
+    """The span columns summed in a per-example table (``<column>_sum``)."""
+    return {n.removesuffix("_sum") for n in g.schema.names if n.endswith("_sum")}
+
+
 _PER_EXAMPLE_SUMS = (
     "llm",
     "cost",
@@ -693,7 +779,8 @@ _PER_EXAMPLE_SUMS = (
 
 
 def _per_example(traces: pa.Table) -> pa.Table:
-    """Sum the traces of each (policy, example); latency is the sum of trace durations."""
+    """Sum the traces of each (policy, example) (the columns of ``_PER_EXAMPLE_SUMS`` it has);
+    latency is the sum of trace durations."""
     dur = pc.divide(
         pc.cast(
             pc.subtract(traces.column("end"), traces.column("start")), pa.float64(), safe=False
@@ -701,7 +788,8 @@ def _per_example(traces: pa.Table) -> pa.Table:
         1e6,
     )
     traces = traces.append_column("dur_ms", dur)
-    aggs = [(c, "sum") for c in _PER_EXAMPLE_SUMS] + [("row", "min")]
+    names = traces.schema.names
+    aggs = [(c, "sum") for c in _PER_EXAMPLE_SUMS if c in names] + [("row", "min")]
     g = traces.group_by(["policy", "example"], use_threads=False).aggregate(aggs)
     return g.sort_by([("row_min", "ascending")])
 
@@ -711,6 +799,7 @@ def reduce_spans(
     fields: SpanFields,
     prices: dict[str, dict[str, float]],
     display: str,
+    metrics: Collection[str] = ALL_METRICS,
 ) -> SpanReduction:
     """Stream raw span batches into per-(policy, example) metrics.
 
@@ -719,6 +808,8 @@ def reduce_spans(
         fields: candidate column names of each field.
         prices: the contract's price table (model → USD per 1M input/output tokens).
         display: the file name for messages.
+        metrics: the metrics wanted; token sums are computed only for ``input_tokens`` /
+            ``output_tokens`` named here (null otherwise; their missing counts always).
 
     Returns:
         ``SpanReduction`` whose table has ``policy`` (null when the file names none), ``example``,
@@ -730,9 +821,13 @@ def reduce_spans(
         EvidenceError: no example column; a trace whose spans name two examples or policies; a
             trace with no example id; wrong types (via the column readers).
     """
-    acc = _per_trace_parts(batches, fields, prices, display)
+    unwanted = {s for m, s in _TOKEN_SUMS.items() if m not in metrics}
+    acc = _per_trace_parts(
+        batches, fields, prices, display, tuple(c for c in _SUMS if c not in unwanted)
+    )
     traces = _traces(acc, fields, display)
     g = _per_example(traces)
+    unmeasured, summed = pa.nulls(g.num_rows, pa.float64()), _summed(g)
     table = pa.table(
         {
             "policy": g.column("policy"),
@@ -740,8 +835,8 @@ def reduce_spans(
             "api_calls": pc.cast(g.column("llm_sum"), pa.float64()),
             "cost_usd": g.column("cost_sum"),
             "latency_ms": g.column("dur_ms_sum"),
-            "input_tokens": g.column("in_tok_sum"),
-            "output_tokens": g.column("out_tok_sum"),
+            "input_tokens": g.column("in_tok_sum") if "in_tok" in summed else unmeasured,
+            "output_tokens": g.column("out_tok_sum") if "out_tok" in summed else unmeasured,
             "cost_missing": g.column("cost_missing_sum"),
             "in_missing": g.column("in_missing_sum"),
             "out_missing": g.column("out_missing_sum"),
@@ -788,7 +883,9 @@ def span_batches(
         if pf.metadata.num_rows == 0:
             raise no_rows(display, "at least one span")
         resolved = _resolve(pf.schema_arrow, fields)
-        wanted = resolved.top_columns() or pf.schema_arrow.names[:1]
+        # the model only prices tokens: without a price table its column is not read
+        unused = frozenset() if request.contract.prices else frozenset({"model"})
+        wanted = resolved.top_columns(unused) or pf.schema_arrow.names[:1]
         schema = pf.schema_arrow
         strings = [
             c
@@ -798,9 +895,13 @@ def span_batches(
         ]
         # pre_buffer=False: with it, iter_batches keeps every column chunk read so far (RSS grows
         # with the file); without it, memory is bounded by one row group.
-        pf = open_parquet(path, display, read_dictionary=strings, pre_buffer=False)
-        batches = read_ahead(pf.iter_batches(batch_size=_BATCH_ROWS, columns=wanted))
-        return guarded(batches, path, "parquet", display), "flattened spans (parquet)"
+        pf = open_parquet(
+            path, display, read_dictionary=strings, pre_buffer=False, buffer_size=_READ_BUFFER
+        )
+        # one reader thread decodes (use_threads=False: Arrow's pool would oversubscribe two
+        # cores) and validates the next batch while this thread reduces the current one
+        batches = pf.iter_batches(batch_size=_BATCH_ROWS, columns=wanted, use_threads=False)
+        return read_ahead(guarded(batches, path, "parquet", display)), "flattened spans (parquet)"
     if source.format == "jsonl":
         with path.open("rb") as fh:
             first = b""
@@ -849,7 +950,8 @@ def load_spans(
     source, display = request.source, request.display_path
     if batches is None:
         batches, shape = span_batches(request, fields)
-    red = reduce_spans(batches, fields, request.contract.prices, display)
+    wanted = dict(source.metrics) or {m: m for m in DEFAULT_METRICS}
+    red = reduce_spans(batches, fields, request.contract.prices, display, metrics=set(wanted))
     t = red.table
     rows = t.column("row").to_pylist()
     file_policies = t.column("policy").to_pylist()
@@ -857,7 +959,6 @@ def load_spans(
         request, file_policies, rows, fields.policy[0] if fields.policy else "policy"
     )
     available = {m: m for m in ALL_METRICS}
-    wanted = dict(source.metrics) or {m: m for m in DEFAULT_METRICS}
     chosen = select_metrics(available, wanted, display)
     keys = RowKeys(
         pa.array(policies, pa.string()),
