@@ -8,6 +8,7 @@ read them.
 from __future__ import annotations
 
 import functools
+from concurrent.futures import ThreadPoolExecutor
 import unicodedata
 from dataclasses import dataclass, field
 
@@ -492,6 +493,26 @@ def build_index(table: pa.Table, source_paths: dict[str, str] | None = None) -> 
         counted for the gates.
     """
     ex, example_dictionary = _example_codes(table.column("example_id"))
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="index") as pool:
+        # Arrow's string kernels release the GIL: the id checks run on the second core
+        ids = pool.submit(lambda: (_id_variants(example_dictionary), _ranks(example_dictionary)))
+        rows = _index_rows(table, ex, example_dictionary)
+        (n_variants, variants), ranks = ids.result()
+    return EvidenceIndex(
+        id_variants=variants,
+        n_id_variants=n_variants,
+        id_array=example_dictionary,
+        example_rank=ranks,
+        **rows,  # type: ignore[arg-type]
+        rows_without_provenance=_rows_without_provenance(table),
+        source_paths=source_paths,
+        n_rows=table.num_rows,
+    )
+
+
+def _index_rows(table: pa.Table, ex: np.ndarray, example_dictionary: pa.Array) -> dict[str, object]:
+    """``EvidenceIndex`` fields taken from the rows: example attributes, splits, the dense
+    column of every (policy, metric) group, duplicates and the source labels."""
     n_ex = len(example_dictionary)
     group, slices, conflicts = _example_attributes(table, ex, example_dictionary)
     split_bits, split_labels = _split_bits(table, ex, n_ex)
@@ -519,23 +540,15 @@ def build_index(table: pa.Table, source_paths: dict[str, str] | None = None) -> 
             duplicates_by_policy[policy] = duplicates_by_policy.get(policy, 0) + n_dup
             duplicates += found
         columns[(policy, metric)] = _metric_column(r, grp, counts)
-    n_variants, variants = _id_variants(example_dictionary)
-    return EvidenceIndex(
-        id_variants=variants,
-        n_id_variants=n_variants,
-        id_array=example_dictionary,
-        example_rank=_ranks(example_dictionary),
-        group=group,
-        slice=slices,
-        split_bits=split_bits,
-        split_labels=tuple(str(x) for x in split_labels),
-        columns=columns,
-        duplicates=duplicates,
-        n_duplicates=sum(duplicates_by_policy.values()),
-        duplicates_by_policy=duplicates_by_policy,
-        conflicting_attributes=conflicts,
-        rows_without_provenance=_rows_without_provenance(table),
-        sources=tuple(str(x) for x in r.sources.labels),
-        source_paths=source_paths,
-        n_rows=table.num_rows,
-    )
+    return {
+        "group": group,
+        "slice": slices,
+        "split_bits": split_bits,
+        "split_labels": tuple(str(x) for x in split_labels),
+        "columns": columns,
+        "duplicates": duplicates,
+        "n_duplicates": sum(duplicates_by_policy.values()),
+        "duplicates_by_policy": duplicates_by_policy,
+        "conflicting_attributes": conflicts,
+        "sources": tuple(str(x) for x in r.sources.labels),
+    }

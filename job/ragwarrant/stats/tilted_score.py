@@ -53,19 +53,19 @@ class TiltedScore:
 
 
 class _Tilt:
-    """Scaled, centred unit deltas x = (u - theta) / scale, with x² and a scratch buffer.
+    """Scaled, centred unit deltas x = (u - theta) / scale, with two scratch buffers.
 
-    Each evaluation of the tilted moments reuses the buffer (no allocation and no page faults
+    Each evaluation of the tilted moments reuses the buffers (no allocation and no page faults
     per Newton or bisection step); when u is sorted ascending, the largest exponent lies at an
-    end of x, so no pass is spent finding it. The floats are those of the plain expressions
-    (``lam * x``, ``np.exp(a - a.max())``, ``w /= w.sum()``, ``np.dot``), so results are equal
-    bit for bit.
+    end of x, so no pass is spent finding it. The weighted sums are numpy's pairwise sums, not
+    BLAS dot products, whose partial sums follow the number of BLAS threads: the result does not
+    depend on the machine's core count or on what other threads run.
     """
 
     def __init__(self, size: int, *, ascending: bool) -> None:
         self.x = np.empty(size)
-        self.x2 = np.empty(size)
-        self.buf = np.empty(size)
+        self.w = np.empty(size)
+        self.wx = np.empty(size)
         self.ascending = ascending
 
     def load(self, unit_delta: np.ndarray, theta: float) -> float | None:
@@ -76,17 +76,18 @@ class _Tilt:
             return None
         scale = float(max(-lo, hi)) if self.ascending else float(np.max(np.abs(c)))
         np.divide(c, scale, out=self.x)
-        np.multiply(self.x, self.x, out=self.x2)
         return scale
 
     def moments(self, lam: float) -> tuple[float, float]:
         """(mean, variance) of x under weights proportional to exp(lam x)."""
-        a = np.multiply(self.x, lam, out=self.buf)
+        a = np.multiply(self.x, lam, out=self.w)
         top = max(a[0], a[-1]) if self.ascending else a.max()
-        w = np.exp(np.subtract(a, top, out=a), out=a)
-        w /= w.sum()
-        mean = float(np.dot(w, self.x))
-        return mean, max(float(np.dot(w, self.x2)) - mean * mean, 0.0)
+        w = np.exp(np.subtract(a, top, out=a), out=a)  # in (0, 1], the largest 1
+        total = float(w.sum())
+        wx = np.multiply(w, self.x, out=self.wx)
+        mean = float(wx.sum()) / total
+        wx *= self.x
+        return mean, max(float(wx.sum()) / total - mean * mean, 0.0)
 
 
 def _solve_tilt(t: _Tilt) -> tuple[float, float]:
