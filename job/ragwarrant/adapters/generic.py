@@ -153,10 +153,13 @@ def load(request: AdapterRequest) -> AdapterResult:
     names: dict[str, str] = {}
     if source.layout == "wide":
         require_columns(table.schema.names, list(source.metrics), display)
-        # every metric's rows share these key arrays: dictionary-encode them once, not per metric
-        keys = [_encoded(a) for a in (policy, group, slice_, split)]
+        # every metric's rows share these key arrays: dictionary-encode them once, not per metric;
+        # absent keys and all-present missing reasons share one all-null column (8 MB per 10^6)
+        null = constant_column(None, table.num_rows)
+        keys = [_encoded(a) if a is not None else null for a in (policy, group, slice_, split)]
         for column, metric in source.metrics.items():
             values, reason = column_as_float(table, column, display)
+            reason = null if reason.null_count == len(reason) else reason
             names[column] = metric
             parts.append(
                 canonical_rows(
