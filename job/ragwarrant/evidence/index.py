@@ -8,8 +8,8 @@ read them.
 from __future__ import annotations
 
 import functools
-from concurrent.futures import ThreadPoolExecutor
 import unicodedata
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -470,6 +470,13 @@ def _rows_without_provenance(table: pa.Table) -> int:
     return sum(int(np.sum(_empty(b.column(0)) | _empty(b.column(1)))) for b in both.to_batches())
 
 
+def _distinct_keys(group_key: np.ndarray) -> list[int]:
+    """The distinct group keys, ascending (a count per key, not a sort of every row's key)."""
+    if group_key.size and group_key.min() >= 0:
+        return np.flatnonzero(np.bincount(group_key)).tolist()
+    return [int(k) for k in np.unique(group_key)]
+
+
 def _group_keys(table: pa.Table) -> tuple[np.ndarray, list[object], list[object]]:
     """Shape (rows,) int32 policy code × metrics + metric code, and the two label lists."""
     pol, pol_labels = _codes(table.column("policy_id"))
@@ -528,18 +535,25 @@ def _index_rows(table: pa.Table, ex: np.ndarray, example_dictionary: pa.Array) -
     columns: dict[tuple[str, str], MetricColumn] = {}
     duplicates: list[Duplicate] = []
     duplicates_by_policy: dict[str, int] = {}
-    # Rows are visited one (policy, metric) at a time, so memory holds one group's rows at once.
-    for pm in np.unique(group_key):
+
+    def visit(pm: int) -> tuple[str, str, int, list[Duplicate], MetricColumn]:
         sel = np.flatnonzero(group_key == pm)
-        p, m = divmod(int(pm), n_met)
+        p, m = divmod(pm, n_met)
         policy, metric = str(pol_labels[p]), str(met_labels[m])
         grp = r.group(sel)
         counts = np.bincount(grp.e, minlength=n_ex)
-        n_dup, found = _duplicates(r, grp, counts, policy, metric, 1000 - len(duplicates))
-        if n_dup:
-            duplicates_by_policy[policy] = duplicates_by_policy.get(policy, 0) + n_dup
-            duplicates += found
-        columns[(policy, metric)] = _metric_column(r, grp, counts)
+        n_dup, found = _duplicates(r, grp, counts, policy, metric, 1000)
+        return policy, metric, n_dup, found, _metric_column(r, grp, counts)
+
+    # Rows are visited one (policy, metric) group at a time on each of two threads (Arrow's take
+    # and numpy's scatters release the GIL), so memory holds two groups' rows at once; results
+    # are gathered in group order, so the first 1000 duplicates are those of a sequential visit.
+    with ThreadPoolExecutor(max_workers=2, thread_name_prefix="index") as pool:
+        for policy, metric, n_dup, found, column in pool.map(visit, _distinct_keys(group_key)):
+            if n_dup:
+                duplicates_by_policy[policy] = duplicates_by_policy.get(policy, 0) + n_dup
+                duplicates += found[: 1000 - len(duplicates)]
+            columns[(policy, metric)] = column
     return {
         "group": group,
         "slice": slices,
