@@ -367,19 +367,28 @@ class _Rows:
     sources: _Labels
 
     def group(self, sel: np.ndarray) -> _Group:
-        """The rows ``sel`` of the table."""
-        at = pa.array(sel)
+        """The rows ``sel`` (ascending) of the table."""
         t = self.table
         return _Group(
             e=self.ex[sel],
-            rows=t.column("source_row").take(at).to_numpy(),
-            values=t.column("value")
-            .take(at)
-            .to_numpy(zero_copy_only=False)
-            .astype(np.float64, copy=False),
-            reason_codes=self.reasons.codes(t.column("missing_reason").take(at)),
-            src_codes=self.sources.codes(t.column("source").take(at)),
+            rows=_take(t.column("source_row"), sel).to_numpy(),
+            values=_take(t.column("value"), sel).to_numpy().astype(np.float64, copy=False),
+            reason_codes=self.reasons.codes(_take(t.column("missing_reason"), sel)),
+            src_codes=self.sources.codes(_take(t.column("source"), sel)),
         )
+
+
+def _take(col: pa.ChunkedArray, sel: np.ndarray) -> pa.ChunkedArray:
+    """``col.take(sel)`` for ascending ``sel``, taken chunk by chunk: a take across chunks first
+    concatenates the whole column (about 70 ms per 10^7-row column, 4 columns per group)."""
+    bounds = np.cumsum([0] + [len(c) for c in col.chunks])
+    cuts = np.searchsorted(sel, bounds)
+    pieces = [
+        chunk.take(pa.array(sel[lo:hi] - start))
+        for chunk, start, lo, hi in zip(col.chunks, bounds[:-1], cuts[:-1], cuts[1:], strict=True)
+        if hi > lo
+    ]
+    return pa.chunked_array(pieces, type=col.type)
 
 
 def _duplicates(
