@@ -224,6 +224,16 @@ def test_run_exits_70_with_error_record_when_selftest_fails(make_input, tmp_path
     assert (out / "manifest.json").exists()
 
 
+def test_a_failed_selftest_outranks_an_input_error(tmp_path, monkeypatch):
+    """The self-test runs beside reading; a broken engine still exits 70 on unreadable inputs."""
+    mutant = mutate_source(
+        ni_module.gate_noninferiority, "if test.rejects:", "if not test.rejects:"
+    )
+    monkeypatch.setattr(candidate_module, "gate_noninferiority", mutant)
+    missing = tmp_path / "no-such-input"
+    assert cli.main(["run", "--input", str(missing), "--output", str(tmp_path / "out")]) == 70
+
+
 def test_run_records_the_selftest(make_input, tmp_path):
     """A normal run records the passed self-test in validation_report.json."""
     out = tmp_path / "out"

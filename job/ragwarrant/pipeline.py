@@ -23,6 +23,7 @@ from __future__ import annotations
 import dataclasses
 import time
 from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -629,13 +630,22 @@ def _run_job(
     serialised instead of removing each other's staging directory.
     """
     started_at = utc_timestamp()
-    selftest = require_selftest()  # an unproven engine decides nothing: InternalError, exit 70
-    check_directories(input_dir, output_dir)
-    with output_lock(output_dir):
-        clean_stale(output_dir)  # what a killed attempt left is never part of a result
-        refuse_foreign_files(output_dir)  # a run beside them could never verify: exit 73
-        run = (input_dir, output_dir, on_stage, ledger, signing_key, replay_look)
-        return _run_locked(*run, started_at, selftest)
+    # The self-test runs on the second core while the inputs are read; its report is awaited
+    # before anything is decided, and a failure outranks any error raised meanwhile.
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="selftest") as pool:
+        selftest = pool.submit(require_selftest)
+        try:
+            check_directories(input_dir, output_dir)
+            with output_lock(output_dir):
+                clean_stale(output_dir)  # what a killed attempt left is never part of a result
+                refuse_foreign_files(output_dir)  # a run beside them could never verify: exit 73
+                run = (input_dir, output_dir, on_stage, ledger, signing_key, replay_look)
+                return _run_locked(*run, started_at, selftest)
+        except Exception as exc:
+            failure = selftest.exception()  # an unproven engine: InternalError, exit 70
+            if failure is not None:
+                raise failure from exc
+            raise
 
 
 def _run_locked(
@@ -646,12 +656,17 @@ def _run_locked(
     signing_key: Path | None,
     replay_look: LookRecord | None,
     started_at: str,
-    selftest: SelftestReport,
+    selftest_run: Future[SelftestReport],
 ) -> RunOutcome:
-    """Read, decide, publish and record (the output directory's lock is held by the caller)."""
+    """Read, decide, publish and record (the output directory's lock is held by the caller).
+
+    ``selftest_run`` is the engine's self-test, running beside reading; its report is awaited
+    (raising ``selftest-failed``) once the inputs are read, before anything is decided.
+    """
     emit = on_stage or (lambda event, **kw: log.info(event, **kw))
     private_key = load_private_key(signing_key) if signing_key is not None else None  # 66 early
     inputs = read_inputs(input_dir, emit)
+    selftest = selftest_run.result()  # an unproven engine decides nothing: InternalError, exit 70
     _require_ledger_for_plan(inputs.contract, ledger, replay_look)
     run_gates = _run_gates(inputs)
     run_id = _run_id(started_at, inputs.contract_sha256)

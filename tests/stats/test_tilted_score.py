@@ -90,3 +90,19 @@ def test_exact_false_promote_rate_of_rare_drops_at_the_margin():
         )
         rate += float(sps.binom.pmf(k, n, p)) * res.rejects
     assert rate <= 0.06
+
+
+def test_p_value_does_not_depend_on_the_number_of_blas_threads():
+    """The check's sums are numpy's, not BLAS dot products (whose rounding follows the threads).
+
+    On a machine with one core both runs are single-threaded and agree trivially.
+    """
+    from threadpoolctl import threadpool_limits
+
+    u = np.random.default_rng(3).normal(0.001, 0.1, 200_000)
+    with threadpool_limits(limits=1, user_api="blas"):
+        one = tilted_score_test(u, -0.0005, 0.05)
+    with threadpool_limits(limits=2, user_api="blas"):
+        two = tilted_score_test(u, -0.0005, 0.05)
+    assert 0.0 < one.p_value < 0.05
+    assert one == two

@@ -461,6 +461,8 @@ def column_as_float(table: pa.Table, name: str, display: str) -> tuple[pa.Array,
             found=str(col.type),
         )
     is_nan = pc.fill_null(pc.is_nan(values), False)
+    if values.null_count == 0 and not pc.any(is_nan).as_py():  # the common case: no pass per row
+        return values, pa.nulls(n, pa.string())
     reason = pc.if_else(
         pc.is_null(values),
         pa.scalar("null"),

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -66,7 +67,7 @@ def policy_column(table: pa.Table, source: EvidenceSource, display: str) -> pa.A
         return col
     if source.policy is None:
         require_columns(table.schema.names, [mapped or "policy_id"], display)
-    return pa.array([source.policy] * n, pa.string())
+    return pa.repeat(pa.scalar(source.policy, pa.string()), n)  # not a list of n strings
 
 
 def canonical_rows(
@@ -146,16 +147,19 @@ def load(request: AdapterRequest) -> AdapterResult:
     group = _optional(table, cols.group_id, display)
     slice_ = _optional(table, cols.slice, display)
     split = _optional(table, cols.split, display)
-    rows = pa.array(range(1, table.num_rows + 1), pa.int64())
+    rows = pa.array(np.arange(1, table.num_rows + 1, dtype=np.int64))  # not 10^6 Python ints
     tag = f"{source.id}:{source.evaluator}@{source.evaluator_version or 'unknown'}"
     parts: list[pa.Table] = []
     names: dict[str, str] = {}
     if source.layout == "wide":
         require_columns(table.schema.names, list(source.metrics), display)
-        # every metric's rows share these key arrays: dictionary-encode them once, not per metric
-        keys = [_encoded(a) for a in (policy, group, slice_, split)]
+        # every metric's rows share these key arrays: dictionary-encode them once, not per metric;
+        # absent keys and all-present missing reasons share one all-null column (8 MB per 10^6)
+        null = constant_column(None, table.num_rows)
+        keys = [_encoded(a) if a is not None else null for a in (policy, group, slice_, split)]
         for column, metric in source.metrics.items():
             values, reason = column_as_float(table, column, display)
+            reason = null if reason.null_count == len(reason) else reason
             names[column] = metric
             parts.append(
                 canonical_rows(
@@ -278,7 +282,7 @@ def _partial(
             data[f"m:{c}"] = pc.cast(pc.is_valid(reason), pa.int64())
     except EvidenceError as exc:
         raise at_file_row(exc, offset) from exc
-    data["first_row"] = pa.array(range(offset + 1, offset + t.num_rows + 1), pa.int64())
+    data["first_row"] = pa.array(np.arange(offset + 1, offset + t.num_rows + 1, dtype=np.int64))
     aggs = [("first_row", "min")] + [(f"m:{c}", "sum") for c in value_cols]
     for c in value_cols:
         aggs += [(f"v:{c}", "sum"), (f"v:{c}", "max"), (f"v:{c}", "count")]

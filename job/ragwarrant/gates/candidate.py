@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import dataclasses
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 from ragwarrant.contract import (
     ClaimKind,
@@ -352,21 +354,25 @@ def _noninferiority_gates(
     slice_pairs: dict[tuple[str, str], PairedMetric],
     joint: _Joint,
 ) -> list[GateResult]:
-    """Noninferiority of every required metric overall, then in every protected slice."""
-    gates = [
-        _noninferiority_gate(ctx, pairs[m.id], m, None, m.margin_abs, joint) for m in ctx.required
+    """Noninferiority of every required metric overall, then in every protected slice.
+
+    The tests are independent (each has its own seed) and spend their time in numpy kernels
+    that release the GIL, so two threads run them; BLAS is held at one thread meanwhile
+    (``threadpoolctl``), so a test's own resample, if any, does not oversubscribe the cores.
+    """
+    tests: list[tuple[PairedMetric, QualityMetric, str | None, float]] = [
+        (pairs[m.id], m, None, m.margin_abs) for m in ctx.required
     ]
     quality = {m.id: m for m in ctx.contract.quality_metrics}
     for ps in ctx.contract.protected_slices:
         for metric in _slice_metrics(ctx, ps.metrics):
             decl = quality[metric]
             margin = ps.margin_abs if ps.margin_abs is not None else decl.margin_abs
-            gates.append(
-                _noninferiority_gate(
-                    ctx, slice_pairs[(ps.value, metric)], decl, ps.value, margin, joint
-                )
-            )
-    return gates
+            tests.append((slice_pairs[(ps.value, metric)], decl, ps.value, margin))
+    with threadpool_limits(limits=1, user_api="blas"), ThreadPoolExecutor(max_workers=2) as pool:
+        return list(
+            pool.map(lambda t: _noninferiority_gate(ctx, t[0], t[1], t[2], t[3], joint), tests)
+        )
 
 
 def _cost_estimate(contract: ReleaseContract, tests: dict[str, OrientedBootstrap]) -> float | None:

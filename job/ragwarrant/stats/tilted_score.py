@@ -52,35 +52,73 @@ class TiltedScore:
     lower_bound: float | None
 
 
-def _tilt_moments(x: np.ndarray, lam: float) -> tuple[float, float]:
-    """(mean, variance) of ``x`` under weights proportional to exp(lam x)."""
-    a = lam * x
-    w = np.exp(a - a.max())
-    w /= w.sum()
-    mean = float(np.dot(w, x))
-    return mean, max(float(np.dot(w, x * x)) - mean * mean, 0.0)
+class _Tilt:
+    """Scaled, centred unit deltas x = (u - theta) / scale, with two scratch buffers.
+
+    Each evaluation of the tilted moments reuses the buffers (no allocation and no page faults
+    per Newton or bisection step); when u is sorted ascending, the largest exponent lies at an
+    end of x, so no pass is spent finding it. The weighted sums are numpy's pairwise sums, not
+    BLAS dot products, whose partial sums follow the number of BLAS threads: the result does not
+    depend on the machine's core count or on what other threads run.
+    """
+
+    def __init__(self, size: int, *, ascending: bool) -> None:
+        self.x = np.empty(size)
+        self.w = np.empty(size)
+        self.wx = np.empty(size)
+        self.ascending = ascending
+
+    def load(self, unit_delta: np.ndarray, theta: float) -> float | None:
+        """Set x for null mean ``theta``; return the scale, or None when no tilt exists."""
+        c = np.subtract(unit_delta, theta, out=self.x)
+        lo, hi = (c[0], c[-1]) if self.ascending else (c.min(), c.max())
+        if not (lo < 0.0 < hi):
+            return None
+        scale = float(max(-lo, hi)) if self.ascending else float(np.max(np.abs(c)))
+        np.divide(c, scale, out=self.x)
+        return scale
+
+    def moments(self, lam: float) -> tuple[float, float]:
+        """(mean, variance) of x under weights proportional to exp(lam x)."""
+        a = np.multiply(self.x, lam, out=self.w)
+        top = max(a[0], a[-1]) if self.ascending else a.max()
+        w = np.exp(np.subtract(a, top, out=a), out=a)  # in (0, 1], the largest 1
+        total = float(w.sum())
+        wx = np.multiply(w, self.x, out=self.wx)
+        mean = float(wx.sum()) / total
+        wx *= self.x
+        return mean, max(float(wx.sum()) / total - mean * mean, 0.0)
 
 
-def _solve_tilt(x: np.ndarray) -> float:
-    """lambda with tilted mean 0: safeguarded Newton on the cumulant generating function.
+def _solve_tilt(t: _Tilt) -> tuple[float, float]:
+    """Tilted (mean, variance) at the lambda with tilted mean 0: safeguarded Newton on the
+    cumulant generating function.
 
     The tilted mean K'(lambda) increases in lambda (its derivative is the tilted variance), so
     a bracket [lo, hi] with K'(lo) < 0 < K'(hi) is kept and a Newton step leaving it bisects.
     """
     lo, hi = -1.0, 1.0
-    while _tilt_moments(x, lo)[0] > 0.0:
+    while t.moments(lo)[0] > 0.0:
         lo *= 2.0
-    while _tilt_moments(x, hi)[0] < 0.0:
+    while t.moments(hi)[0] < 0.0:
         hi *= 2.0
     lam = 0.0
     for _ in range(200):
-        mean, var = _tilt_moments(x, lam)
+        mean, var = t.moments(lam)
         if abs(mean) <= _XTOL or hi - lo <= _XTOL:
-            break
+            return mean, var  # the moments at the returned lambda, not computed again
         lo, hi = (lam, hi) if mean < 0.0 else (lo, lam)
         step = lam - mean / var if var > 0.0 else lo - 1.0
         lam = step if lo < step < hi else 0.5 * (lo + hi)
-    return lam
+    return t.moments(lam)
+
+
+def _null_variance(t: _Tilt, unit_delta: np.ndarray, theta: float) -> float | None:
+    scale = t.load(unit_delta, theta)
+    if scale is None:
+        return None
+    mean, var = _solve_tilt(t)
+    return (var + mean * mean) * scale * scale
 
 
 def tilted_null_variance(unit_delta: np.ndarray, theta: float) -> float | None:
@@ -93,33 +131,32 @@ def tilted_null_variance(unit_delta: np.ndarray, theta: float) -> float | None:
     Returns:
         v0 >= 0, or None when theta lies outside (min(u), max(u)) and no tilt has mean theta.
     """
-    c = np.asarray(unit_delta, dtype=np.float64) - theta
-    if not (c.min() < 0.0 < c.max()):
-        return None
-    scale = float(np.max(np.abs(c)))
-    x = c / scale
-    mean, var = _tilt_moments(x, _solve_tilt(x))
-    return (var + mean * mean) * scale * scale
+    u = np.asarray(unit_delta, dtype=np.float64)
+    return _null_variance(_Tilt(u.size, ascending=False), u, theta)
 
 
-def _score_p(unit_delta: np.ndarray, theta: float, mean: float) -> float:
+def _score_p(t: _Tilt, unit_delta: np.ndarray, theta: float, mean: float) -> float:
     if mean <= theta:
         return 1.0
-    v0 = tilted_null_variance(unit_delta, theta)
+    v0 = _null_variance(t, unit_delta, theta)
     if v0 is None or v0 <= 0.0:
         return 0.0
     g = unit_delta.size
     return t_cdf(-(mean - theta) / math.sqrt(v0 / g), g - 1)  # Student's t survival
 
 
-def _inverted_bound(unit_delta: np.ndarray, threshold: float, mean: float, alpha: float) -> float:
+def _inverted_bound(
+    t: _Tilt, unit_delta: np.ndarray, threshold: float, mean: float, alpha: float
+) -> float:
     """The theta in (min(u), threshold] where the check's p-value crosses ``alpha``.
 
     At theta = min(u) no tilt exists (p-value 0) and at ``threshold`` the p-value is above
     alpha, so a crossing lies between (``stats.roots.bisect``, to ``_XTOL``).
     """
     low = float(unit_delta.min())
-    return bisect(lambda t: _score_p(unit_delta, t, mean) - alpha, low, threshold, xtol=_XTOL)
+    return bisect(
+        lambda theta: _score_p(t, unit_delta, theta, mean) - alpha, low, threshold, xtol=_XTOL
+    )
 
 
 def tilted_score_test(unit_delta: np.ndarray, threshold: float, alpha: float) -> TiltedScore:
@@ -138,11 +175,12 @@ def tilted_score_test(unit_delta: np.ndarray, threshold: float, alpha: float) ->
         np.asarray(unit_delta, dtype=np.float64)
     )  # order-free sums: same floats in any row order
     mean = float(u.mean())
-    p = _score_p(u, threshold, mean)
+    t = _Tilt(u.size, ascending=True)
+    p = _score_p(t, u, threshold, mean)
     if p <= alpha:
         return TiltedScore(p_value=p, lower_bound=None)
     return TiltedScore(
-        p_value=p, lower_bound=min(threshold, _inverted_bound(u, threshold, mean, alpha))
+        p_value=p, lower_bound=min(threshold, _inverted_bound(t, u, threshold, mean, alpha))
     )
 
 
