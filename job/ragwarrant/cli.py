@@ -147,38 +147,54 @@ def _write_error_summary(
         log.error("summary_json_failed", path=path.name, error=type(exc).__name__)
 
 
+def _record_run_error(
+    log: structlog.typing.FilteringBoundLogger,
+    args: argparse.Namespace,
+    output: Path,
+    exc: RagwarrantError,
+) -> tuple[bool, str]:
+    """``run`` only: write the ERROR record (and ledger entry); return (written, published).
+
+    The pipeline (and with it ``audit.verify``) is imported here, so an error of another
+    command (``summary``, ``verify``) does not load it.
+    """
+    from ragwarrant.audit.attestation import try_load_private_key
+    from ragwarrant.audit.ledger import record_run
+    from ragwarrant.pipeline import record_error
+
+    published = f"ERROR: {exc.code}: {exc.message}"
+    signing_key = getattr(args, "signing_key", None)
+    written = record_error(
+        output, exc, input_dir=getattr(args, "input", None), signing_key=signing_key
+    )
+    if written:
+        # What the job publishes (termination message, log event) is the record as written,
+        # after the publication-hygiene scan: a secret or host path in the message stays out.
+        published = _published_summary(output, exc)
+    ledger = getattr(args, "ledger", None)
+    if written and ledger is not None:
+        try:
+            record_run(ledger, output, private_key=try_load_private_key(signing_key))
+        except RagwarrantError as lexc:
+            log.error("ledger_append_failed", code=lexc.code, message=lexc.message)
+    run_command.write_termination_message(
+        getattr(args, "termination_message_path", None), published
+    )
+    if written:
+        _write_error_summary(log, getattr(args, "summary_json", None), output)
+    return written, published
+
+
 def _fail(
     log: structlog.typing.FilteringBoundLogger,
     args: argparse.Namespace | None,
     exc: RagwarrantError,
 ) -> int:
-    from ragwarrant.audit.attestation import try_load_private_key
-    from ragwarrant.audit.ledger import record_run
-    from ragwarrant.pipeline import record_error
-
     written = False
     published = f"ERROR: {exc.code}: {exc.message}"
     output = getattr(args, "output", None) if args is not None else None
     if args is not None and getattr(args, "command", None) == "run" and isinstance(output, Path):
-        signing_key = getattr(args, "signing_key", None)
-        written = record_error(
-            output, exc, input_dir=getattr(args, "input", None), signing_key=signing_key
-        )
-        if written:
-            # What the job publishes (termination message, log event) is the record as written,
-            # after the publication-hygiene scan: a secret or host path in the message stays out.
-            published = _published_summary(output, exc)
-        ledger = getattr(args, "ledger", None)
-        if written and ledger is not None:
-            try:
-                record_run(ledger, output, private_key=try_load_private_key(signing_key))
-            except RagwarrantError as lexc:
-                log.error("ledger_append_failed", code=lexc.code, message=lexc.message)
-        run_command.write_termination_message(
-            getattr(args, "termination_message_path", None), published
-        )
-        if written:
-            _write_error_summary(log, getattr(args, "summary_json", None), output)
+        written, published = _record_run_error(log, args, output, exc)
     log.error(
         "run_failed",
         code=exc.code,
