@@ -55,3 +55,42 @@ def test_false_claim_rate_with_rare_expensive_examples():
         hits += gate.status is GateStatus.PASS
     assert sps.binomtest(hits, reps).proportion_ci(method="exact").low <= 0.05
     assert hits / reps <= 0.07
+
+
+def test_each_leg_is_computed_once_per_claim_and_level(monkeypatch):
+    """Two mean claims joined by ``any``: t-test and score check run once per (claim, level)."""
+    import ragwarrant.gates.claims as claims_module
+
+    calls: list[tuple[str, float]] = []
+    real_t, real_score = claims_module.clustered_t_test, claims_module.tilted_score_test
+
+    def counted_t(delta, labels, threshold, alpha, *, power):
+        calls.append(("t", alpha))
+        return real_t(delta, labels, threshold, alpha, power=power)
+
+    def counted_score(units, threshold, alpha):
+        calls.append(("score", alpha))
+        return real_score(units, threshold, alpha)
+
+    two = ClaimSet.model_validate(
+        {
+            "join": "any",
+            "items": [
+                {"kind": "cost-reduction", "metric": "cost_usd"},
+                {"kind": "latency-reduction", "metric": "latency_ms"},
+            ],
+        }
+    )
+    ds = [0.01 + np.random.default_rng(s).normal(0, 0.002, 60) for s in (1, 2)]
+    samples = [(d, np.arange(d.size)) for d in ds]
+    boots = [_boot(d) for d in ds]
+    before = gate_claims(two, boots, ["mean", "mean"], 0.05, 0.8, samples)
+    monkeypatch.setattr(claims_module, "clustered_t_test", counted_t)
+    monkeypatch.setattr(claims_module, "tilted_score_test", counted_score)
+    gates = gate_claims(two, boots, ["mean", "mean"], 0.05, 0.8, samples)
+    assert [g.status for g in gates] == [GateStatus.PASS, GateStatus.PASS]
+    assert gates == before  # identical results
+    # Each claim: alpha (p-value and upper bound) and its Holm level (0.025 or 0.05).
+    assert sorted(calls) == sorted(
+        [("t", 0.05), ("t", 0.025), ("t", 0.05), ("score", 0.05), ("score", 0.025), ("score", 0.05)]
+    )
