@@ -542,6 +542,28 @@ def test_the_example_run_imports_neither_scipy_stats_nor_scipy_optimize(tmp_path
     assert "'scipy.stats'" not in loaded and "'scipy.optimize'" not in loaded
 
 
+def test_summary_checks_for_planted_files_without_importing_verify(tmp_path) -> None:
+    """``ragwarrant summary`` (which still refuses a planted file) never loads ``audit.verify``."""
+    out = tmp_path / "out"
+    assert cli.main(["run", "--input", "examples/ragtruth-generators", "--output", str(out)]) == 0
+    probe = (
+        "import sys\nfrom ragwarrant.cli import main\n"
+        f"code = main(['summary', {str(out)!r}])\n"
+        "print(code, 'ragwarrant.audit.verify' in sys.modules)"
+    )
+
+    def summary_run() -> str:
+        proc = subprocess.run(
+            [sys.executable, "-c", probe], capture_output=True, text=True, cwd=str(REPO)
+        )
+        return proc.stdout.strip().splitlines()[-1]
+
+    assert summary_run() == "0 False"
+    (out / "planted.txt").write_text("x")
+    assert summary_run().split()[1] == "False"  # the planted file is found by writer's check
+    assert summary_run().split()[0] != "0"
+
+
 def test_the_probe_sees_a_heavy_import() -> None:
     """The sys.modules probe does report a heavy package when a command loads one."""
     assert "pydantic" in _heavy_packages_loaded_by(["schemas"])

@@ -42,3 +42,22 @@ def test_minimal_contract_validates_and_runs(tmp_path):
     assert cli.main(["run", "--input", str(inp), "--output", str(out)]) == 0
     d = orjson.loads((out / "decision.json").read_bytes())
     assert d["candidates"][0]["tested_on"] == "holdout" and d["candidates"][0]["paired_n"] == 200
+
+
+def test_repeated_runs_of_an_example_block_as_the_readme_says(make_input, tmp_path):
+    """Runs of one example under one id BLOCK (``hard:duplicate-rows``), as README states;
+    README no longer claims repeated example ids are resampled as clusters."""
+    inp = make_input()
+    csv = inp / "evidence" / "results.csv"
+    lines = csv.read_text().splitlines()
+    csv.write_text("\n".join([*lines, *lines[1:]]) + "\n")  # every example run twice
+    out = tmp_path / "out"
+    cli.main(["run", "--input", str(inp), "--output", str(out)])
+    decision = orjson.loads((out / "decision.json").read_bytes())
+    failed = [g["id"] for c in decision["candidates"] for g in c["gates"] if g["status"] == "fail"]
+    assert decision["run_class"] == "BLOCK"
+    assert "hard:duplicate-rows" in failed
+    readme = " ".join((REPO / "README.md").read_text().split())
+    assert "or repeated example ids)" not in readme
+    paragraph = readme.split("**Repeated measurements.**", 1)[1].split("**", 1)[0]
+    assert "`hard:duplicate-rows`" in paragraph and "group key" in paragraph

@@ -8,11 +8,13 @@ output directory is writable.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import traceback
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TextIO
 
 from ragwarrant.commands import bench as bench_command
 from ragwarrant.commands import init as init_command
@@ -77,6 +79,54 @@ def _logger(args: argparse.Namespace | None) -> structlog.typing.FilteringBoundL
     return logger
 
 
+class _ClosedPipeTolerantStdout:
+    """``sys.stdout`` while a command runs: a reader that closed the pipe costs no result.
+
+    A command's result is its exit code (``verify``'s 0 or 65, ``run``'s decision, committed
+    before its line is printed); ``| head -1`` or a log collector that quit must not turn it
+    into an internal error (70). On the first ``BrokenPipeError`` the file descriptor is pointed
+    at ``/dev/null``, so later writes and the interpreter's final flush go nowhere and cannot
+    fail either; the command carries on and its code is returned. Every other attribute is the
+    wrapped stream's.
+    """
+
+    def __init__(self, stream: TextIO) -> None:
+        self._stream = stream
+
+    def _to_devnull(self) -> None:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, self._stream.fileno())
+        os.close(devnull)
+
+    def write(self, text: str) -> int:
+        try:
+            return self._stream.write(text)
+        except BrokenPipeError:
+            self._to_devnull()
+            return len(text)
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except BrokenPipeError:
+            self._to_devnull()
+            self._stream.flush()  # what stayed buffered now goes to /dev/null
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
+@contextmanager
+def _closed_stdout_tolerated() -> Iterator[None]:
+    """Run a command with ``sys.stdout`` wrapped in ``_ClosedPipeTolerantStdout``."""
+    stream = sys.stdout
+    sys.stdout = _ClosedPipeTolerantStdout(stream)  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        sys.stdout = stream
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the process exit code."""
     args: argparse.Namespace | None = None
@@ -86,7 +136,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         log = _logger(args)
         if getattr(args, "handler", None) is None:
             raise UsageError("usage", "no command given", hint="see 'ragwarrant --help'")
-        return int(args.handler(args))
+        with _closed_stdout_tolerated():
+            return int(args.handler(args))
     except RagwarrantError as exc:
         return _fail(log if log is not None else _logger(args), args, exc)
     except KeyboardInterrupt:
@@ -147,38 +198,54 @@ def _write_error_summary(
         log.error("summary_json_failed", path=path.name, error=type(exc).__name__)
 
 
+def _record_run_error(
+    log: structlog.typing.FilteringBoundLogger,
+    args: argparse.Namespace,
+    output: Path,
+    exc: RagwarrantError,
+) -> tuple[bool, str]:
+    """``run`` only: write the ERROR record (and ledger entry); return (written, published).
+
+    The pipeline (and with it ``audit.verify``) is imported here, so an error of another
+    command (``summary``, ``verify``) does not load it.
+    """
+    from ragwarrant.audit.attestation import try_load_private_key
+    from ragwarrant.audit.ledger import record_run
+    from ragwarrant.pipeline import record_error
+
+    published = f"ERROR: {exc.code}: {exc.message}"
+    signing_key = getattr(args, "signing_key", None)
+    written = record_error(
+        output, exc, input_dir=getattr(args, "input", None), signing_key=signing_key
+    )
+    if written:
+        # What the job publishes (termination message, log event) is the record as written,
+        # after the publication-hygiene scan: a secret or host path in the message stays out.
+        published = _published_summary(output, exc)
+    ledger = getattr(args, "ledger", None)
+    if written and ledger is not None:
+        try:
+            record_run(ledger, output, private_key=try_load_private_key(signing_key))
+        except RagwarrantError as lexc:
+            log.error("ledger_append_failed", code=lexc.code, message=lexc.message)
+    run_command.write_termination_message(
+        getattr(args, "termination_message_path", None), published
+    )
+    if written:
+        _write_error_summary(log, getattr(args, "summary_json", None), output)
+    return written, published
+
+
 def _fail(
     log: structlog.typing.FilteringBoundLogger,
     args: argparse.Namespace | None,
     exc: RagwarrantError,
 ) -> int:
-    from ragwarrant.audit.attestation import try_load_private_key
-    from ragwarrant.audit.ledger import record_run
-    from ragwarrant.pipeline import record_error
-
     written = False
     published = f"ERROR: {exc.code}: {exc.message}"
     output = getattr(args, "output", None) if args is not None else None
     if args is not None and getattr(args, "command", None) == "run" and isinstance(output, Path):
-        signing_key = getattr(args, "signing_key", None)
-        written = record_error(
-            output, exc, input_dir=getattr(args, "input", None), signing_key=signing_key
-        )
-        if written:
-            # What the job publishes (termination message, log event) is the record as written,
-            # after the publication-hygiene scan: a secret or host path in the message stays out.
-            published = _published_summary(output, exc)
-        ledger = getattr(args, "ledger", None)
-        if written and ledger is not None:
-            try:
-                record_run(ledger, output, private_key=try_load_private_key(signing_key))
-            except RagwarrantError as lexc:
-                log.error("ledger_append_failed", code=lexc.code, message=lexc.message)
-        run_command.write_termination_message(
-            getattr(args, "termination_message_path", None), published
-        )
-        if written:
-            _write_error_summary(log, getattr(args, "summary_json", None), output)
+        written, published = _record_run_error(log, args, output, exc)
     log.error(
         "run_failed",
         code=exc.code,

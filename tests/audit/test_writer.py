@@ -7,12 +7,17 @@ from pathlib import Path
 
 import pytest
 
+from ragwarrant.audit import writer
+from ragwarrant.audit.ledger import run_lock
 from ragwarrant.audit.writer import (
     HISTORY_DIR,
     STAGING_PREFIX,
+    LockErrors,
     clean_stale,
     commit_staged,
     make_staging,
+    open_locked,
+    output_lock,
     write_atomic,
 )
 from ragwarrant.errors import OutputError
@@ -119,3 +124,36 @@ def test_a_staged_file_is_synced_but_not_its_directory(tmp_path: Path, monkeypat
     write_atomic(tmp_path / "b.json", b"{}")
     assert len(synced) == 3 and synced[2] == tmp_path.name
     assert (tmp_path / "a.json").read_bytes() == (tmp_path / "b.json").read_bytes() == b"{}"
+
+
+@pytest.mark.parametrize(
+    ("lock", "code"),
+    [
+        (lambda d: output_lock(d).__enter__(), "output-not-writable"),
+        (lambda d: run_lock(d / "ledger.jsonl").__enter__(), "ledger-lock"),
+    ],
+)
+def test_both_run_locks_share_open_locked_and_close_on_a_failed_flock(
+    tmp_path: Path, monkeypatch, lock, code: str
+) -> None:
+    """The output and ledger locks both fail through ``open_locked``, closing the descriptor."""
+
+    def refuse(fd: int, op: int) -> None:
+        raise OSError(37, "No locks available")
+
+    monkeypatch.setattr(writer.fcntl, "flock", refuse)
+    open_before = len(os.listdir("/proc/self/fd"))
+    with pytest.raises(OutputError) as info:
+        lock(tmp_path)
+    assert info.value.code == code
+    assert "No locks available" in str(info.value)
+    assert len(os.listdir("/proc/self/fd")) == open_before
+
+
+def test_open_locked_reports_the_open_failure_with_the_given_code(tmp_path: Path) -> None:
+    """A missing directory fails the open step with the caller's code, message and hint."""
+    errors = LockErrors("o-code", "open {name} in {dir}: {reason}", "o-hint", "l", "l", "l")
+    with pytest.raises(OutputError) as info:
+        open_locked(tmp_path / "missing" / "x.lock", errors)
+    assert (info.value.code, info.value.hint) == ("o-code", "o-hint")
+    assert f"open x.lock in {tmp_path / 'missing'}: No such file or directory" in str(info.value)

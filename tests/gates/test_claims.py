@@ -55,3 +55,70 @@ def test_false_claim_rate_with_rare_expensive_examples():
         hits += gate.status is GateStatus.PASS
     assert sps.binomtest(hits, reps).proportion_ci(method="exact").low <= 0.05
     assert hits / reps <= 0.07
+
+
+def test_each_leg_is_computed_once_per_claim_and_level(monkeypatch):
+    """Two mean claims joined by ``any``: t-test and score check run once per (claim, level)."""
+    import ragwarrant.gates.claims as claims_module
+
+    calls: list[tuple[str, float]] = []
+    real_t, real_score = claims_module.clustered_t_test, claims_module.tilted_score_test
+
+    def counted_t(delta, labels, threshold, alpha, *, power):
+        calls.append(("t", alpha))
+        return real_t(delta, labels, threshold, alpha, power=power)
+
+    def counted_score(units, threshold, alpha):
+        calls.append(("score", alpha))
+        return real_score(units, threshold, alpha)
+
+    two = ClaimSet.model_validate(
+        {
+            "join": "any",
+            "items": [
+                {"kind": "cost-reduction", "metric": "cost_usd"},
+                {"kind": "latency-reduction", "metric": "latency_ms"},
+            ],
+        }
+    )
+    ds = [0.01 + np.random.default_rng(s).normal(0, 0.002, 60) for s in (1, 2)]
+    samples = [(d, np.arange(d.size)) for d in ds]
+    boots = [_boot(d) for d in ds]
+    before = gate_claims(two, boots, ["mean", "mean"], 0.05, 0.8, samples)
+    monkeypatch.setattr(claims_module, "clustered_t_test", counted_t)
+    monkeypatch.setattr(claims_module, "tilted_score_test", counted_score)
+    gates = gate_claims(two, boots, ["mean", "mean"], 0.05, 0.8, samples)
+    assert [g.status for g in gates] == [GateStatus.PASS, GateStatus.PASS]
+    assert gates == before  # identical results
+    # Each claim: alpha (p-value and upper bound) and its Holm level (0.025 or 0.05).
+    assert sorted(calls) == sorted(
+        [("t", 0.05), ("t", 0.025), ("t", 0.05), ("score", 0.05), ("score", 0.025), ("score", 0.05)]
+    )
+
+
+def test_a_claim_on_fewer_units_than_the_floor_is_inconclusive():
+    """A clear reduction on 8 pairs is not established (the tests are liberal at tiny n); on
+    ``MIN_CLAIM_UNITS`` pairs the same reduction is."""
+    from ragwarrant.gates.claims import MIN_CLAIM_UNITS
+
+    d = 0.01 + np.random.default_rng(3).normal(0, 0.001, 40)
+    small = d[:8]
+    [gate] = gate_claims(CLAIMS, [_boot(small)], ["mean"], 0.05, 0.8, [(small, np.arange(8))])
+    assert gate.status is GateStatus.INCONCLUSIVE
+    assert f"fewer than the {MIN_CLAIM_UNITS} a claim needs" in gate.reason
+    assert gate.more_paired_n == MIN_CLAIM_UNITS - 8
+    assert claim_family_p_value(CLAIMS, [_boot(small)], 0.05, [(small, np.arange(8))]) == 1.0
+    enough = d[:MIN_CLAIM_UNITS]
+    sample = [(enough, np.arange(enough.size))]
+    [gate] = gate_claims(CLAIMS, [_boot(enough)], ["mean"], 0.05, 0.8, sample)
+    assert gate.status is GateStatus.PASS
+
+
+def test_the_floor_applies_to_a_quantile_claim():
+    """A p95 claim (bootstrap only) on 8 pairs is INCONCLUSIVE however clear its gain."""
+    d = 0.01 + np.random.default_rng(4).normal(0, 0.001, 8)
+    (boot,) = oriented_bootstrap(
+        d[:, None], np.zeros((8, 1)), ["p95"], [1], None, 2000, np.random.default_rng(0)
+    )
+    [gate] = gate_claims(CLAIMS, [boot], ["p95"], 0.05, 0.8, [None])
+    assert gate.status is GateStatus.INCONCLUSIVE

@@ -26,7 +26,6 @@ from __future__ import annotations
 import base64
 import binascii
 import errno
-import fcntl
 import math
 import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -38,7 +37,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from ragwarrant.audit.writer import write_atomic
+from ragwarrant.audit.writer import LockErrors, open_locked, write_atomic
 from ragwarrant.digests import sha256_bytes
 from ragwarrant.errors import InputError, InternalError, OutputError
 
@@ -269,30 +268,24 @@ def _sign(entry_hash_hex: str, private_key: Ed25519PrivateKey) -> str:
     return base64.b64encode(private_key.sign(SIGNED_PREFIX + entry_hash_hex.encode())).decode()
 
 
+_LEDGER_LOCK_ERRORS = LockErrors(
+    open_code="ledger-unwritable",
+    open_message="cannot open the ledger {name} for appending: {reason}",
+    open_hint="mount a writable volume for --ledger (its directory must exist)",
+    lock_code="ledger-lock",
+    lock_message="cannot lock the ledger {name}: {reason}",
+    lock_hint="put the ledger on a file system that supports flock (local disk, NFSv4)",
+)
+
+
 def _open_locked(ledger_path: Path) -> int:
     """Open the ledger for appending (created when absent) and take an exclusive ``flock``.
 
     Raises:
-        OutputError: the file cannot be opened or locked.
+        OutputError: the file cannot be opened (``ledger-unwritable``) or locked
+            (``ledger-lock``).
     """
-    try:
-        fd = os.open(ledger_path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644)
-    except OSError as exc:
-        raise OutputError(
-            "ledger-unwritable",
-            f"cannot open the ledger {ledger_path.name} for appending: {exc.strerror}",
-            hint="mount a writable volume for --ledger (its directory must exist)",
-        ) from exc
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-    except OSError as exc:
-        os.close(fd)
-        raise OutputError(
-            "ledger-lock",
-            f"cannot lock the ledger {ledger_path.name}: {exc.strerror}",
-            hint="put the ledger on a file system that supports flock (local disk, NFSv4)",
-        ) from exc
-    return fd
+    return open_locked(ledger_path, _LEDGER_LOCK_ERRORS, append=True)
 
 
 @contextmanager

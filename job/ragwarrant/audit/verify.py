@@ -74,7 +74,8 @@ from ragwarrant.audit.hygiene import (
 from ragwarrant.audit.manifest import WITHHELD_INPUT_PREFIX
 from ragwarrant.audit.publish import render_decision_views
 from ragwarrant.audit.report import render_report
-from ragwarrant.audit.writer import HISTORY_DIR, LOCK_FILE, STAGING_PREFIX
+from ragwarrant.audit.unlisted import unlisted_files
+from ragwarrant.audit.writer import HISTORY_DIR, LOCK_FILE
 from ragwarrant.digests import sha256_bytes, sha256_file
 from ragwarrant.errors import InputError, InternalError, RagwarrantError
 from ragwarrant.exit_codes import ExitCode
@@ -1087,29 +1088,6 @@ def _require_dirs(output_dir: Path, input_dir: Path | None) -> None:
                 f"the {label} directory {d} does not exist or is not a directory",
                 hint=f"pass the run's {label} directory",
             )
-
-
-def unlisted_files(out: Path, manifest: Manifest) -> list[str]:
-    """Files in the output directory ``out`` that ``manifest`` does not list, sorted (relative
-    POSIX paths), other than the attestation, an empty lock file, an unfinished attempt's
-    staging directory and earlier runs under ``history/``: each may have been planted."""
-    listed = {d.path for d in manifest.outputs} | {MANIFEST, ATTESTATION_FILENAME}
-    return [
-        rel
-        for path in sorted(out.rglob("*"))
-        if path.is_file()
-        and (rel := path.relative_to(out).as_posix()) not in listed
-        and not _kept_aside(rel, path)
-    ]
-
-
-def _kept_aside(rel: str, path: Path) -> bool:
-    """Earlier runs a retry kept (``history/``), an unfinished attempt's staging directory and
-    the runs' lock file (``writer.output_lock``) while it is empty, as a run leaves it."""
-    top = rel.split("/", 1)[0]
-    if rel == LOCK_FILE:
-        return path.stat().st_size == 0
-    return top == HISTORY_DIR or top.startswith(STAGING_PREFIX)
 
 
 def _read_manifest(output_dir: Path, report: VerifyReport) -> tuple[Manifest, bytes] | None:

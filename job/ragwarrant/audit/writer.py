@@ -18,6 +18,7 @@ import os
 import shutil
 import tempfile
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import orjson
@@ -28,12 +29,14 @@ from ragwarrant.errors import OutputError
 __all__ = [
     "HISTORY_DIR",
     "LOCK_FILE",
+    "LockErrors",
     "STAGING_PREFIX",
     "clean_stale",
     "commit_staged",
     "dump_json",
     "fsync_dir",
     "make_staging",
+    "open_locked",
     "output_lock",
     "write_atomic",
     "write_model",
@@ -50,6 +53,66 @@ LOCK_FILE = ".ragwarrant.lock"
 """The lock a run holds in its output directory from cleaning stale files to its commit."""
 
 
+@dataclass(frozen=True)
+class LockErrors:
+    """What ``open_locked`` raises when it fails: one code, message and hint per step.
+
+    ``open_message`` and ``lock_message`` are formatted with ``{name}`` (the file's name),
+    ``{dir}`` (its directory) and ``{reason}`` (the system's ``strerror``).
+    """
+
+    open_code: str
+    open_message: str
+    open_hint: str
+    lock_code: str
+    lock_message: str
+    lock_hint: str
+
+
+def open_locked(path: Path, errors: LockErrors, *, append: bool = False) -> int:
+    """Open ``path`` (created when absent, mode 0o644) and take an exclusive ``flock`` on it.
+
+    Waits for another holder's lock. The caller closes the returned descriptor, which releases
+    the lock; the kernel releases it too when the process dies.
+
+    Args:
+        path: the lock (or ledger) file.
+        errors: the codes and messages of the two ways this fails.
+        append: open with ``O_APPEND`` (the ledger appends its lines on this descriptor).
+
+    Returns:
+        The open file descriptor (``O_RDWR | O_CLOEXEC``).
+
+    Raises:
+        OutputError: the file cannot be opened (``errors.open_code``) or locked
+            (``errors.lock_code``).
+    """
+    flags = os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | (os.O_APPEND if append else 0)
+    fields = {"name": path.name, "dir": path.parent}
+    try:
+        fd = os.open(path, flags, 0o644)
+    except OSError as exc:
+        message = errors.open_message.format(reason=exc.strerror, **fields)
+        raise OutputError(errors.open_code, message, hint=errors.open_hint) from exc
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+    except OSError as exc:
+        os.close(fd)
+        message = errors.lock_message.format(reason=exc.strerror, **fields)
+        raise OutputError(errors.lock_code, message, hint=errors.lock_hint) from exc
+    return fd
+
+
+_OUTPUT_LOCK_ERRORS = LockErrors(
+    open_code="output-not-writable",
+    open_message="cannot create the lock file in {dir}: {reason}",
+    open_hint="mount a writable volume at /out, or pass --output DIR",
+    lock_code="output-not-writable",
+    lock_message="cannot lock {name} in {dir}: {reason}",
+    lock_hint="put the output on a file system that supports flock (local disk, NFSv4)",
+)
+
+
 @contextlib.contextmanager
 def output_lock(output_dir: Path) -> Iterator[None]:
     """Hold an exclusive ``flock`` on ``<out>/.ragwarrant.lock`` (waiting for another run's).
@@ -61,23 +124,7 @@ def output_lock(output_dir: Path) -> Iterator[None]:
     Raises:
         OutputError: the lock file cannot be created or locked (code ``output-not-writable``).
     """
-    try:
-        fd = os.open(output_dir / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o644)
-    except OSError as exc:
-        raise OutputError(
-            "output-not-writable",
-            f"cannot create the lock file in {output_dir}: {exc.strerror}",
-            hint="mount a writable volume at /out, or pass --output DIR",
-        ) from exc
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-    except OSError as exc:
-        os.close(fd)
-        raise OutputError(
-            "output-not-writable",
-            f"cannot lock {LOCK_FILE} in {output_dir}: {exc.strerror}",
-            hint="put the output on a file system that supports flock (local disk, NFSv4)",
-        ) from exc
+    fd = open_locked(output_dir / LOCK_FILE, _OUTPUT_LOCK_ERRORS)
     try:
         yield
     finally:

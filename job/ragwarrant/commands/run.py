@@ -207,16 +207,10 @@ def handle(args: argparse.Namespace) -> int:
 
 
 def print_decision_line(line: str) -> None:
-    """Print the one-line decision; a reader that closed the pipe costs nothing.
+    """Print the one-line decision, flushed at once.
 
-    The run is committed before this line is printed, so a closed stdout (``| head -0``, a log
-    collector that quit) must not become an ERROR record over the decision: stdout is pointed
-    at ``/dev/null`` (so the interpreter's final flush cannot fail either) and the decision's
+    The run is committed before this line is printed; a closed stdout (``| head -0``) is
+    tolerated by ``cli`` (``_closed_stdout_tolerated``, for every command), so the decision's
     code is returned as usual.
     """
-    try:
-        print(line, flush=True)
-    except BrokenPipeError:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        os.close(devnull)
+    print(line, flush=True)

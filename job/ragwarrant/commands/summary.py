@@ -64,7 +64,7 @@ def _check_manifest(outdir: Path, decision_bytes: bytes) -> None:
             f"{str(recorded)[:16]}...: the decision was changed after the run",
             hint=hint,
         )
-    from ragwarrant.audit.verify import unlisted_files
+    from ragwarrant.audit.unlisted import unlisted_files
 
     extra = unlisted_files(outdir, manifest)
     if extra:

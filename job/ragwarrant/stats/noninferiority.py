@@ -45,8 +45,11 @@ Methods, chosen from the metric kind and the data:
   26:404–413). Without a scale width no exact bound exists and the test does not reject.
 
 Resampling is in a canonical order (units sorted by example or group id, then by value), so row
-order never changes a result. Repeated example ids (k runs per example, e.g. LangSmith
-``num_repetitions``) are resampled by example, never as independent pairs.
+order never changes a result. Given repeated example ids and no groups (a library caller's
+k runs per example), this module resamples by example, never as independent pairs. The job
+never passes repeated ids: a repeated (policy, example, metric) BLOCKs the run
+(``hard:duplicate-rows``), so repetitions reach these tests only as distinct example ids that
+share a declared group (``groups``), resampled as whole groups.
 """
 
 from __future__ import annotations
@@ -452,7 +455,8 @@ def test_noninferiority(
         scale: (min, max) of the metric's scale; its width bounds the exact guard. Binary: (0, 1).
         groups: shape (n,) cluster labels (declared), resampled as whole clusters.
         example_ids: shape (n,) example ids; they fix the canonical order, and repeated ids
-            (repetitions) become clusters when no groups are declared.
+            become clusters when no groups are declared (the job's ids are unique: repeated
+            rows BLOCK as ``hard:duplicate-rows``).
         resampled: bootstrap replicates of the oriented mean delta already drawn on these
             pairs (one column of a candidate's joint resample, ``stats.bootstrap``); when None
             the bootstrap draws its own from ``rng``. Unused by the binary score test.

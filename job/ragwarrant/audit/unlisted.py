@@ -1,0 +1,50 @@
+"""Which files of an output directory its manifest does not list (each may have been planted).
+
+A light module (no pydantic model is built, nothing of ``audit.verify`` is loaded) so that
+``ragwarrant summary`` can refuse a directory with a planted file without paying verify's
+import cost; ``audit.verify`` reports the same files as mismatches.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ragwarrant.audit.attestation import ATTESTATION_FILENAME
+from ragwarrant.audit.writer import HISTORY_DIR, LOCK_FILE, STAGING_PREFIX
+from ragwarrant.outputs import MANIFEST_FILE
+
+if TYPE_CHECKING:
+    from ragwarrant.outputs import Manifest
+
+__all__ = ["unlisted_files"]
+
+
+def unlisted_files(out: Path, manifest: Manifest) -> list[str]:
+    """Files in the output directory ``out`` that ``manifest`` does not list, each may be planted.
+
+    Not counted: ``manifest.json`` itself, the attestation (written after the manifest), the
+    runs' lock file while it is empty (as a run leaves it), an unfinished attempt's staging
+    directory and earlier runs kept under ``history/``. Shared by ``verify`` and ``summary``
+    (which must not pay verify's import cost).
+
+    Returns:
+        Relative POSIX paths, sorted.
+    """
+    listed = {d.path for d in manifest.outputs} | {MANIFEST_FILE, ATTESTATION_FILENAME}
+    return [
+        rel
+        for path in sorted(out.rglob("*"))
+        if path.is_file()
+        and (rel := path.relative_to(out).as_posix()) not in listed
+        and not _kept_aside(rel, path)
+    ]
+
+
+def _kept_aside(rel: str, path: Path) -> bool:
+    """Earlier runs a retry kept (``history/``), an unfinished attempt's staging directory and
+    the runs' lock file (``writer.output_lock``) while it is empty, as a run leaves it."""
+    top = rel.split("/", 1)[0]
+    if rel == LOCK_FILE:
+        return path.stat().st_size == 0
+    return top == HISTORY_DIR or top.startswith(STAGING_PREFIX)
