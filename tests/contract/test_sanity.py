@@ -164,3 +164,19 @@ def test_a_margin_of_half_the_scale_is_warned(tmp_path):
     )
     (key, _, _), *rest = wide_margins(ReleaseContract.model_validate(doc))
     assert key == "quality_metrics[0].margin_abs" and rest == []
+
+
+@pytest.mark.parametrize("slices", [[], [{"value": "a", "margin_abs": 0.1}]])
+def test_no_required_quality_metric_refused(tmp_path, slices):
+    """A contract whose every quality metric is ``required: false`` tests no quality: refused.
+
+    Without the rule such a contract PROMOTEd on a cost claim alone (no slices), or crashed with
+    an internal error (protected slices with no metric to test).
+    """
+    c = base_contract()
+    for m in c["quality_metrics"]:
+        m["required"] = False
+    c["protected_slices"] = slices
+    err = _refused(tmp_path, c)
+    assert "quality_metrics (line" in err.message
+    assert "required: true" in err.message

@@ -206,13 +206,26 @@ def _check_slices(c: ReleaseContract) -> None:
             check_margin(ps.margin_abs, metrics[name].scale, ("protected_slices", i, "margin_abs"))
 
 
+def _check_required(c: ReleaseContract) -> None:
+    if not any(m.required for m in c.quality_metrics):
+        raise FieldError(
+            "no quality metric is required: the candidate would be decided without any quality "
+            "gate (on its claims alone); set required: true on at least one quality metric",
+            ("quality_metrics",),
+        )
+
+
 def check_references(contract: ReleaseContract) -> None:
     """Refuse repeated ids, claims and slices naming undeclared metrics, and too-wide slice margins.
+
+    Also refuses a contract with no ``required: true`` quality metric: it would decide without
+    any noninferiority gate.
 
     Raises:
         FieldError: at the key of the first broken rule.
     """
     _check_distinct_ids(contract)
+    _check_required(contract)
     _check_claims(contract)
     _check_slices(contract)
 
