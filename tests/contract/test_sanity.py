@@ -180,3 +180,14 @@ def test_no_required_quality_metric_refused(tmp_path, slices):
     err = _refused(tmp_path, c)
     assert "quality_metrics (line" in err.message
     assert "required: true" in err.message
+
+
+@pytest.mark.parametrize("path", ["policies/base.json", "policies/./base.json"])
+def test_candidate_sharing_the_baseline_config_refused(tmp_path, path):
+    """A candidate whose config file is the baseline's is refused (it PROMOTEd, unchanged)."""
+    c = base_contract()
+    c["baseline"]["config"] = "policies/base.json"
+    c["candidates"][0]["config"] = path
+    err = _refused(tmp_path, c)
+    assert "candidates[0].config (line" in err.message
+    assert "same config file" in err.message

@@ -11,6 +11,7 @@ words has the direction of its family, unless the metric sets ``direction_confir
 from __future__ import annotations
 
 import difflib
+import posixpath
 import re
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
@@ -173,6 +174,19 @@ def _check_distinct_ids(c: ReleaseContract) -> None:
     _distinct(sources, [("evidence", i, "id") for i in range(len(sources))], "evidence source ids")
 
 
+def _check_configs(c: ReleaseContract) -> None:
+    seen = {posixpath.normpath(c.baseline.config): "the baseline"}
+    for i, p in enumerate(c.candidates):
+        path = posixpath.normpath(p.config)
+        if path in seen:
+            raise FieldError(
+                f"candidate {p.policy_id!r} has the same config file as {seen[path]}: a "
+                "candidate's config must describe the candidate (the decision lists what differs)",
+                ("candidates", i, "config"),
+            )
+        seen[path] = f"candidate {p.policy_id!r}"
+
+
 def _check_claims(c: ReleaseContract) -> None:
     quality = {m.id for m in c.quality_metrics}
     operational = {m.id for m in c.operational_metrics}
@@ -226,6 +240,7 @@ def check_references(contract: ReleaseContract) -> None:
     """
     _check_distinct_ids(contract)
     _check_required(contract)
+    _check_configs(contract)
     _check_claims(contract)
     _check_slices(contract)
 
