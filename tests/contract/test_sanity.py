@@ -191,3 +191,28 @@ def test_candidate_sharing_the_baseline_config_refused(tmp_path, path):
     err = _refused(tmp_path, c)
     assert "candidates[0].config (line" in err.message
     assert "same config file" in err.message
+
+
+@pytest.mark.parametrize(
+    ("metric_id", "unit"), [("cost_usd", "eur"), ("cost_usd", "ms"), ("latency_ms", "s")]
+)
+def test_unit_contradicting_the_metric_name_refused(tmp_path, metric_id, unit):
+    """An operational metric whose id ends in a unit other than its declared ``unit`` is refused."""
+    c = base_contract()
+    c["operational_metrics"] = [{"id": metric_id, "unit": unit}]
+    c["claims"]["items"][0]["metric"] = metric_id
+    err = _refused(tmp_path, c)
+    assert "operational_metrics[0].unit (line" in err.message
+    assert f"did you mean unit: {metric_id.rsplit('_', 1)[1]}?" in err.message
+
+
+@pytest.mark.parametrize(
+    ("metric_id", "unit"),
+    [("cost_usd", "USD"), ("latency_s", "seconds"), ("cost", "eur"), ("calls", "calls")],
+)
+def test_unit_agreeing_with_the_metric_name_accepted(tmp_path, metric_id, unit):
+    """A unit that agrees with the id's unit word (or an id naming none) is accepted."""
+    c = base_contract()
+    c["operational_metrics"] = [{"id": metric_id, "unit": unit}]
+    c["claims"]["items"][0]["metric"] = metric_id
+    assert _load(tmp_path, c).operational_metrics[0].unit == unit

@@ -26,6 +26,7 @@ __all__ = [
     "FieldError",
     "check_direction_family",
     "check_margin",
+    "check_unit",
     "check_references",
     "wide_margins",
     "did_you_mean",
@@ -129,6 +130,38 @@ def check_direction_family(metric_id: str, direction: Direction, confirmed: bool
         f"{direction.value}; did you mean direction: {family}? (if {direction.value} is really "
         "right, add direction_confirmed: true)",
         ("direction",),
+    )
+
+
+UNIT_WORDS = {
+    **{w: "usd" for w in ("usd", "dollar", "dollars")},
+    **{w: "eur" for w in ("eur", "euro", "euros")},
+    "gbp": "gbp",
+    **{w: "cent" for w in ("cent", "cents")},
+    **{w: "ms" for w in ("ms", "millisecond", "milliseconds")},
+    **{w: "s" for w in ("s", "sec", "secs", "second", "seconds")},
+    **{w: "us" for w in ("us", "microsecond", "microseconds")},
+}
+"""Unit words (lower case) of operational metric ids and units, mapped to one spelling each."""
+
+
+def check_unit(metric_id: str, unit: str) -> None:
+    """Refuse a ``unit`` contradicting the unit word that ends ``metric_id`` (``cost_usd``: usd).
+
+    Only words of ``UNIT_WORDS`` are compared, so an id naming no unit, or a unit outside that
+    list, is left alone.
+
+    Raises:
+        FieldError: at ``unit``, with the id's unit suggested.
+    """
+    last = re.split(r"[_\-.]", metric_id)[-1].lower()
+    named, declared = UNIT_WORDS.get(last), UNIT_WORDS.get(unit.strip().lower())
+    if named is None or declared is None or named == declared:
+        return
+    raise FieldError(
+        f"metric {metric_id!r} is named in {named} but declares unit {declared}: values in "
+        f"another unit would be compared as if they were {named}; did you mean unit: {last}?",
+        ("unit",),
     )
 
 
