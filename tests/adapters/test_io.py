@@ -8,6 +8,7 @@ import pytest
 
 from ragwarrant.adapters._io import (
     check_policies,
+    column_as_float,
     float_cell,
     normalize_question,
     parse_list_literal,
@@ -92,6 +93,22 @@ def test_float_cell_error_describes_the_cell_without_quoting_it() -> None:
         float_cell(secret, "f", 3, "c")
     assert err.value.found == f"{len(secret)} characters starting with 'a'"
     assert "alice" not in str(err.value.to_record())
+
+
+def test_column_error_describes_the_cell_without_quoting_it() -> None:
+    """A CSV metric cell that is not a number is described by its shape, never quoted.
+
+    It was quoted (its first 40 characters): a secret there was withheld by publication hygiene,
+    which then hid the located error behind a ``publication-hygiene`` BLOCK.
+    """
+    import pyarrow as pa
+
+    secret = "sk-proj-SECRETSECRET1234567890abcdefXYZ"
+    table = pa.table({"score": ["0.5", secret]})
+    with pytest.raises(EvidenceError) as err:
+        column_as_float(table, "score", "f.csv")
+    assert err.value.found == f"{len(secret)} characters starting with 's'"
+    assert "SECRET" not in str(err.value.to_record())
 
 
 def test_check_policies_declared_and_multi() -> None:

@@ -690,7 +690,7 @@ def _not_a_number(display: str, row: int, column: str, cell: object) -> Evidence
         row=row,
         column=column,
         expected="a number",
-        found=repr(text[:40]) if isinstance(cell, str) else type(cell).__name__,
+        found=_shape_of(text) if isinstance(cell, str) else type(cell).__name__,
     )
 
 
