@@ -179,6 +179,14 @@ def check_directories(input_dir: Path, output_dir: Path) -> None:
     check_output_dir(output_dir, input_dir)
 
 
+def inside_run_dirs(path: Path, input_dir: Path, output_dir: Path) -> str | None:
+    """``"input"`` or ``"output"`` when ``path``'s directory lies inside that run directory."""
+    for root, what in ((input_dir, "input"), (output_dir, "output")):
+        if is_inside(path.parent, root):
+            return what
+    return None
+
+
 def check_ledger_path(ledger: Path, input_dir: Path, output_dir: Path) -> None:
     """Refuse a ledger inside the input (never written to) or the output directory (every file
     there must be in its manifest, and a later run would find it foreign).
@@ -186,13 +194,13 @@ def check_ledger_path(ledger: Path, input_dir: Path, output_dir: Path) -> None:
     Raises:
         UsageError: ``ledger-inside-run-directory`` (exit 64), before anything is written.
     """
-    for root, what in ((input_dir, "input"), (output_dir, "output")):
-        if is_inside(ledger.parent, root):
-            raise UsageError(
-                "ledger-inside-run-directory",
-                f"the ledger {ledger} is inside the {what} directory {root}",
-                hint="keep the ledger on its own volume, outside --input and --output",
-            )
+    what = inside_run_dirs(ledger, input_dir, output_dir)
+    if what is not None:
+        raise UsageError(
+            "ledger-inside-run-directory",
+            f"the ledger {ledger} is inside the {what} directory",
+            hint="keep the ledger on its own volume, outside --input and --output",
+        )
 
 
 def _run_gates(inputs: Inputs) -> list[GateResult]:
