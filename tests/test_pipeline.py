@@ -309,3 +309,21 @@ def test_a_run_refuses_an_output_directory_holding_foreign_files(make_input, tmp
     else:
         raise AssertionError("the run decided into a directory that can never verify")
     assert sorted(p.name for p in out.iterdir() if not p.name.startswith(".")) == ["notes.txt"]
+
+
+def test_ledger_inside_the_input_or_output_is_a_usage_error(make_input, tmp_path):
+    """``--ledger`` inside the input (never written to) or the output (its files must all be in
+    the manifest) is refused before anything is written; it wrote the ledger, its lock and looks
+    into the input, or left a ledger in the output that failed ``verify``."""
+    import pytest
+
+    from ragwarrant.errors import UsageError
+
+    root = make_input()
+    before = sorted(p.name for p in root.iterdir())
+    for ledger in (root / "ledger.jsonl", tmp_path / "out" / "ledger.jsonl"):
+        with pytest.raises(UsageError) as err:
+            run_job(root, tmp_path / "out", ledger=ledger)
+        assert err.value.code == "ledger-inside-run-directory"
+        assert sorted(p.name for p in root.iterdir()) == before
+    assert not (tmp_path / "out").exists()

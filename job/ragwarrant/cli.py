@@ -222,18 +222,29 @@ def _record_run_error(
         # What the job publishes (termination message, log event) is the record as written,
         # after the publication-hygiene scan: a secret or host path in the message stays out.
         published = _published_summary(output, exc)
-    ledger = getattr(args, "ledger", None)
+    ledger = _outside_run_dirs(args, getattr(args, "ledger", None))
     if written and ledger is not None:
         try:
             record_run(ledger, output, private_key=try_load_private_key(signing_key))
         except RagwarrantError as lexc:
             log.error("ledger_append_failed", code=lexc.code, message=lexc.message)
     run_command.write_termination_message(
-        getattr(args, "termination_message_path", None), published
+        _outside_run_dirs(args, getattr(args, "termination_message_path", None)), published
     )
     if written:
-        _write_error_summary(log, getattr(args, "summary_json", None), output)
+        _write_error_summary(
+            log, _outside_run_dirs(args, getattr(args, "summary_json", None)), output
+        )
     return written, published
+
+
+def _outside_run_dirs(args: argparse.Namespace, path: Path | None) -> Path | None:
+    """``path``, or None when it lies inside ``--input`` or ``--output`` (never written there)."""
+    from ragwarrant.pipeline import inside_run_dirs
+
+    if path is None or inside_run_dirs(path, args.input, args.output) is None:
+        return path
+    return None
 
 
 def _fail(

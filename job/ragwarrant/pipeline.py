@@ -180,6 +180,30 @@ def check_directories(input_dir: Path, output_dir: Path) -> None:
     check_output_dir(output_dir, input_dir)
 
 
+def inside_run_dirs(path: Path, input_dir: Path, output_dir: Path) -> str | None:
+    """``"input"`` or ``"output"`` when ``path``'s directory lies inside that run directory."""
+    for root, what in ((input_dir, "input"), (output_dir, "output")):
+        if is_inside(path.parent, root):
+            return what
+    return None
+
+
+def check_ledger_path(ledger: Path, input_dir: Path, output_dir: Path) -> None:
+    """Refuse a ledger inside the input (never written to) or the output directory (every file
+    there must be in its manifest, and a later run would find it foreign).
+
+    Raises:
+        UsageError: ``ledger-inside-run-directory`` (exit 64), before anything is written.
+    """
+    what = inside_run_dirs(ledger, input_dir, output_dir)
+    if what is not None:
+        raise UsageError(
+            "ledger-inside-run-directory",
+            f"the ledger {ledger} is inside the {what} directory",
+            hint="keep the ledger on its own volume, outside --input and --output",
+        )
+
+
 def _run_gates(inputs: Inputs) -> list[GateResult]:
     """Step 1's gates: the contract's references, then each evidence source that was unreadable."""
     return [gate_contract_references(inputs.unresolved)] + [
@@ -606,11 +630,13 @@ def run_job(
         RunOutcome with the run's decision class and exit code.
 
     Raises:
+        UsageError: ``ledger-inside-run-directory`` (``check_ledger_path``), exit 64.
         InputError, OutputError, ContractError: for ``cli`` to map to 66, 73 and 78.
         InternalError: ``selftest-failed`` when the engine fails its self-test (exit 70, ERROR).
     """
     if ledger is None:
         return _run_job(input_dir, output_dir, on_stage, None, signing_key, replay_look)
+    check_ledger_path(ledger, input_dir, output_dir)
     with run_lock(ledger):  # concurrent runs on one ledger see each other's looks
         return _run_job(input_dir, output_dir, on_stage, ledger, signing_key, replay_look)
 

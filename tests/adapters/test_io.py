@@ -8,6 +8,7 @@ import pytest
 
 from ragwarrant.adapters._io import (
     check_policies,
+    column_as_float,
     float_cell,
     normalize_question,
     parse_list_literal,
@@ -94,6 +95,22 @@ def test_float_cell_error_describes_the_cell_without_quoting_it() -> None:
     assert "alice" not in str(err.value.to_record())
 
 
+def test_column_error_describes_the_cell_without_quoting_it() -> None:
+    """A CSV metric cell that is not a number is described by its shape, never quoted.
+
+    It was quoted (its first 40 characters): a secret there was withheld by publication hygiene,
+    which then hid the located error behind a ``publication-hygiene`` BLOCK.
+    """
+    import pyarrow as pa
+
+    secret = "sk-proj-SECRETSECRET1234567890abcdefXYZ"
+    table = pa.table({"score": ["0.5", secret]})
+    with pytest.raises(EvidenceError) as err:
+        column_as_float(table, "score", "f.csv")
+    assert err.value.found == f"{len(secret)} characters starting with 's'"
+    assert "SECRET" not in str(err.value.to_record())
+
+
 def test_check_policies_declared_and_multi() -> None:
     """A declared policy fills unnamed rows; a multi-policy file must name known policies."""
     assert check_policies(
@@ -144,3 +161,23 @@ def test_wanted_column_with_a_case_twin_is_ambiguous(twin: str) -> None:
         f"also {twin!r}",
     )
     require_columns(["example_id", "correct", "correct_2"], ["correct"], "evidence/r.csv")
+
+
+@pytest.mark.parametrize(("fmt", "where"), [("jsonl", "line 3"), ("json", "record 3")])
+def test_mixed_types_located_without_the_value(tmp_path, fmt, where) -> None:
+    """A field holding a number on one record and a string on another names the record and the
+    field, and never repeats the (possibly private) value (pyarrow's message quoted it)."""
+    import json
+
+    records = [{"id": "a", "score": 0.5}, {"id": "b", "score": 1}, {"id": "c", "score": "s3cr3t"}]
+    path = tmp_path / f"e.{fmt}"
+    if fmt == "jsonl":
+        path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    else:
+        path.write_text(json.dumps(records))
+    with pytest.raises(EvidenceError) as err:
+        read_table(path, fmt, f"e.{fmt}")
+    expected = f"e.{fmt} {where}: field 'score' holds a string, earlier records a number"
+    assert expected in err.value.message
+    assert err.value.column == "score"
+    assert "s3cr3t" not in str(err.value.to_record())

@@ -142,3 +142,29 @@ def test_operators_blas_variable_is_kept() -> None:
     environ = {BLAS_THREADS_VARIABLE: "3"}
     assert pin_blas_threads(environ) is False
     assert environ == {BLAS_THREADS_VARIABLE: "3"}
+@pytest.mark.parametrize(
+    ("flag", "where", "code"),
+    [
+        ("--ledger", "in", "ledger-inside-run-directory"),
+        ("--ledger", "out", "ledger-inside-run-directory"),
+        ("--summary-json", "in", "path-inside-run-directory"),
+        ("--summary-json", "out", "path-inside-run-directory"),
+        ("--termination-message-path", "in", "path-inside-run-directory"),
+    ],
+)
+def test_side_file_inside_a_run_directory_is_refused_and_not_written(
+    make_input, tmp_path, flag, where, code
+) -> None:
+    """A ledger, summary or termination file inside --input or --output exits 64, writes nothing
+    into the input, and leaves an output that verifies (the ERROR path wrote the ledger anyway)."""
+    from ragwarrant.audit.verify import verify_output_dir
+
+    root, out = make_input(), tmp_path / "o"
+    before = sorted(p.name for p in root.rglob("*"))
+    side = (root if where == "in" else out) / "side.json"
+    assert cli.main(["run", "--input", str(root), "--output", str(out), flag, str(side)]) == 64
+    assert sorted(p.name for p in root.rglob("*")) == before
+    assert not side.exists()
+    decision = orjson.loads((out / "decision.json").read_bytes())
+    assert decision["error"]["code"] == code
+    assert verify_output_dir(out).ok

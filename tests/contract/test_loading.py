@@ -242,3 +242,24 @@ def test_id_with_trailing_space_says_so(tmp_path):
     err = _refusal(path)
     assert "quality_metrics[0].id (line " in err.message
     assert "it starts or ends with white space (ids are compared exactly): remove it" in err.message
+
+
+def test_contract_symlink_outside_input_refused(tmp_path):
+    """contract.yaml linked to a file outside the input is refused, as evidence and configs are."""
+    outside = tmp_path / "elsewhere.yaml"
+    outside.write_text(yaml.safe_dump(base_contract()))
+    input_dir = tmp_path / "in"
+    input_dir.mkdir()
+    (input_dir / "contract.yaml").symlink_to(outside)
+    with pytest.raises(ContractError) as info:
+        find_contract(input_dir)
+    assert info.value.code == "path-escapes-input"
+
+
+def test_contract_symlink_inside_input_accepted(tmp_path):
+    """A link that stays inside the input (a Kubernetes ConfigMap's ``..data``) is accepted."""
+    data = tmp_path / "in" / "..data"
+    data.mkdir(parents=True)
+    (data / "contract.yaml").write_text(yaml.safe_dump(base_contract()))
+    (tmp_path / "in" / "contract.yaml").symlink_to("..data/contract.yaml")
+    assert find_contract(tmp_path / "in") == tmp_path / "in" / "contract.yaml"

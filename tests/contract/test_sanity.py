@@ -164,3 +164,55 @@ def test_a_margin_of_half_the_scale_is_warned(tmp_path):
     )
     (key, _, _), *rest = wide_margins(ReleaseContract.model_validate(doc))
     assert key == "quality_metrics[0].margin_abs" and rest == []
+
+
+@pytest.mark.parametrize("slices", [[], [{"value": "a", "margin_abs": 0.1}]])
+def test_no_required_quality_metric_refused(tmp_path, slices):
+    """A contract whose every quality metric is ``required: false`` tests no quality: refused.
+
+    Without the rule such a contract PROMOTEd on a cost claim alone (no slices), or crashed with
+    an internal error (protected slices with no metric to test).
+    """
+    c = base_contract()
+    for m in c["quality_metrics"]:
+        m["required"] = False
+    c["protected_slices"] = slices
+    err = _refused(tmp_path, c)
+    assert "quality_metrics (line" in err.message
+    assert "required: true" in err.message
+
+
+@pytest.mark.parametrize("path", ["policies/base.json", "policies/./base.json"])
+def test_candidate_sharing_the_baseline_config_refused(tmp_path, path):
+    """A candidate whose config file is the baseline's is refused (it PROMOTEd, unchanged)."""
+    c = base_contract()
+    c["baseline"]["config"] = "policies/base.json"
+    c["candidates"][0]["config"] = path
+    err = _refused(tmp_path, c)
+    assert "candidates[0].config (line" in err.message
+    assert "same config file" in err.message
+
+
+@pytest.mark.parametrize(
+    ("metric_id", "unit"), [("cost_usd", "eur"), ("cost_usd", "ms"), ("latency_ms", "s")]
+)
+def test_unit_contradicting_the_metric_name_refused(tmp_path, metric_id, unit):
+    """An operational metric whose id ends in a unit other than its declared ``unit`` is refused."""
+    c = base_contract()
+    c["operational_metrics"] = [{"id": metric_id, "unit": unit}]
+    c["claims"]["items"][0]["metric"] = metric_id
+    err = _refused(tmp_path, c)
+    assert "operational_metrics[0].unit (line" in err.message
+    assert f"did you mean unit: {metric_id.rsplit('_', 1)[1]}?" in err.message
+
+
+@pytest.mark.parametrize(
+    ("metric_id", "unit"),
+    [("cost_usd", "USD"), ("latency_s", "seconds"), ("cost", "eur"), ("calls", "calls")],
+)
+def test_unit_agreeing_with_the_metric_name_accepted(tmp_path, metric_id, unit):
+    """A unit that agrees with the id's unit word (or an id naming none) is accepted."""
+    c = base_contract()
+    c["operational_metrics"] = [{"id": metric_id, "unit": unit}]
+    c["claims"]["items"][0]["metric"] = metric_id
+    assert _load(tmp_path, c).operational_metrics[0].unit == unit

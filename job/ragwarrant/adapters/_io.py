@@ -228,8 +228,10 @@ def _read_jsonl(path: Path, display: str) -> pa.Table:
     except pa.ArrowInvalid:
         pass
     # Slow path, to name the first bad line: pyarrow's message does not carry it.
-    objects = iter_json_objects(path, display, not_object="holds a JSON {type}, not an object")
-    return _from_records([obj for _, obj in objects], display)
+    objects = list(
+        iter_json_objects(path, display, not_object="holds a JSON {type}, not an object")
+    )
+    return _from_records([obj for _, obj in objects], display, [n for n, _ in objects])
 
 
 def iter_json_objects(
@@ -274,16 +276,55 @@ def _read_json_array(path: Path, display: str) -> pa.Table:
     return _from_records(data, display)
 
 
-def _from_records(records: list[dict[str, object]], display: str) -> pa.Table:
+def _json_kind(value: object) -> str | None:
+    """The JSON kind of a value (int and float are both numbers); None for null."""
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int | float):
+        return "number"
+    kinds: dict[type, str] = {str: "string", list: "list", dict: "object"}
+    return kinds.get(type(value), type(value).__name__)
+
+
+def _first_mixed_field(records: list[dict[str, object]]) -> tuple[int, str, str, str] | None:
+    """``(record index, field, kind first seen, kind found)`` of the first type change."""
+    seen: dict[str, str] = {}
+    for i, record in enumerate(records):
+        for field, value in record.items():
+            kind = _json_kind(value)
+            first = seen.setdefault(field, kind) if kind is not None else None
+            if first is not None and first != kind:
+                return i, field, first, kind or "null"
+    return None
+
+
+def _from_records(
+    records: list[dict[str, object]], display: str, linenos: list[int] | None = None
+) -> pa.Table:
+    """Records as a table; a field whose JSON kind changes is named with its line (JSONL) or
+    record (JSON array) and both kinds, never its value (pyarrow's message quotes it)."""
     if not records:
         return pa.table({})
     try:
         return pa.Table.from_pylist(records)
     except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
+        hit = _first_mixed_field(records)
+        if hit is None:
+            where, field, msg = None, None, f"({type(exc).__name__})"
+        else:
+            i, field, first, kind = hit
+            where = linenos[i] if linenos is not None else i + 1
+            label = "line" if linenos is not None else "record"
+            msg = f"{label} {where}: field {field!r} holds a {kind}, earlier records a {first}"
         raise EvidenceError(
             "evidence-unparseable",
-            f"{display}: records do not share one type per field: {exc}",
+            f"{display} {msg}: records do not share one type per field",
+            hint="give each field one type (a number, or an empty value) in every record",
             file=display,
+            row=where,
+            column=field,
             expected="the same type in each field across records",
         ) from exc
 
@@ -692,7 +733,7 @@ def _not_a_number(display: str, row: int, column: str, cell: object) -> Evidence
         row=row,
         column=column,
         expected="a number",
-        found=repr(text[:40]) if isinstance(cell, str) else type(cell).__name__,
+        found=_shape_of(text) if isinstance(cell, str) else type(cell).__name__,
     )
 
 

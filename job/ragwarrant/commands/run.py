@@ -184,6 +184,27 @@ def pin_blas_threads(environ: MutableMapping[str, str] = os.environ) -> bool:
         return False
     environ[BLAS_THREADS_VARIABLE] = "1"
     return True
+def _check_side_files(args: argparse.Namespace) -> None:
+    """Refuse ``--summary-json`` or ``--termination-message-path`` inside the input (never written
+    to) or the output directory (its files must all be in the manifest).
+
+    Raises:
+        UsageError: ``path-inside-run-directory`` (exit 64).
+    """
+    from ragwarrant.errors import UsageError
+    from ragwarrant.pipeline import inside_run_dirs
+
+    for flag, path in (
+        ("--summary-json", args.summary_json),
+        ("--termination-message-path", args.termination_message_path),
+    ):
+        what = None if path is None else inside_run_dirs(path, args.input, args.output)
+        if what is not None:
+            raise UsageError(
+                "path-inside-run-directory",
+                f"{flag} {path} is inside the {what} directory",
+                hint=f"write {flag} outside --input and --output",
+            )
 
 
 def handle(args: argparse.Namespace) -> int:
@@ -192,6 +213,7 @@ def handle(args: argparse.Namespace) -> int:
     from ragwarrant.audit.summary import summary_line
     from ragwarrant.pipeline import run_job
 
+    _check_side_files(args)
     progress = ProgressLine(sys.stderr) if sys.stderr.isatty() else None
     outcome = run_job(
         args.input,

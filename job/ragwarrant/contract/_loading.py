@@ -71,7 +71,8 @@ def find_contract(input_dir: Path) -> Path:
     """Return the contract file in ``input_dir``.
 
     Raises:
-        ContractError: none, or more than one, of ``CONTRACT_FILENAMES`` is present.
+        ContractError: none, or more than one, of ``CONTRACT_FILENAMES`` is present;
+            ``path-escapes-input`` when it is a symlink leading outside ``input_dir``.
     """
     found = [input_dir / n for n in CONTRACT_FILENAMES if (input_dir / n).is_file()]
     if not found:
@@ -88,6 +89,7 @@ def find_contract(input_dir: Path) -> Path:
             f"{', '.join(p.name for p in found)}",
             hint="keep exactly one contract file in the input directory",
         )
+    resolve_inside(input_dir, found[0].name)
     return found[0]
 
 

@@ -20,6 +20,7 @@ from ragwarrant.contract._sanity import (
     check_direction_family,
     check_margin,
     check_references,
+    check_unit,
     did_you_mean,
 )
 from ragwarrant.evidence_class import EvidenceClass
@@ -308,6 +309,7 @@ class OperationalMetric(ContractModel):
     @model_validator(mode="after")
     def _sane(self) -> OperationalMetric:
         check_direction_family(self.id, self.direction, self.direction_confirmed)
+        check_unit(self.id, self.unit)
         return self
 
 

@@ -11,6 +11,7 @@ words has the direction of its family, unless the metric sets ``direction_confir
 from __future__ import annotations
 
 import difflib
+import posixpath
 import re
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
@@ -25,6 +26,7 @@ __all__ = [
     "FieldError",
     "check_direction_family",
     "check_margin",
+    "check_unit",
     "check_references",
     "wide_margins",
     "did_you_mean",
@@ -131,6 +133,38 @@ def check_direction_family(metric_id: str, direction: Direction, confirmed: bool
     )
 
 
+UNIT_WORDS = {
+    **{w: "usd" for w in ("usd", "dollar", "dollars")},
+    **{w: "eur" for w in ("eur", "euro", "euros")},
+    "gbp": "gbp",
+    **{w: "cent" for w in ("cent", "cents")},
+    **{w: "ms" for w in ("ms", "millisecond", "milliseconds")},
+    **{w: "s" for w in ("s", "sec", "secs", "second", "seconds")},
+    **{w: "us" for w in ("us", "microsecond", "microseconds")},
+}
+"""Unit words (lower case) of operational metric ids and units, mapped to one spelling each."""
+
+
+def check_unit(metric_id: str, unit: str) -> None:
+    """Refuse a ``unit`` contradicting the unit word that ends ``metric_id`` (``cost_usd``: usd).
+
+    Only words of ``UNIT_WORDS`` are compared, so an id naming no unit, or a unit outside that
+    list, is left alone.
+
+    Raises:
+        FieldError: at ``unit``, with the id's unit suggested.
+    """
+    last = re.split(r"[_\-.]", metric_id)[-1].lower()
+    named, declared = UNIT_WORDS.get(last), UNIT_WORDS.get(unit.strip().lower())
+    if named is None or declared is None or named == declared:
+        return
+    raise FieldError(
+        f"metric {metric_id!r} is named in {named} but declares unit {declared}: values in "
+        f"another unit would be compared as if they were {named}; did you mean unit: {last}?",
+        ("unit",),
+    )
+
+
 def check_margin(margin: float, scale: Sequence[float], loc: tuple[str | int, ...]) -> None:
     """Refuse a noninferiority margin as wide as the metric's scale or wider.
 
@@ -173,6 +207,19 @@ def _check_distinct_ids(c: ReleaseContract) -> None:
     _distinct(sources, [("evidence", i, "id") for i in range(len(sources))], "evidence source ids")
 
 
+def _check_configs(c: ReleaseContract) -> None:
+    seen = {posixpath.normpath(c.baseline.config): "the baseline"}
+    for i, p in enumerate(c.candidates):
+        path = posixpath.normpath(p.config)
+        if path in seen:
+            raise FieldError(
+                f"candidate {p.policy_id!r} has the same config file as {seen[path]}: a "
+                "candidate's config must describe the candidate (the decision lists what differs)",
+                ("candidates", i, "config"),
+            )
+        seen[path] = f"candidate {p.policy_id!r}"
+
+
 def _check_claims(c: ReleaseContract) -> None:
     quality = {m.id for m in c.quality_metrics}
     operational = {m.id for m in c.operational_metrics}
@@ -206,13 +253,27 @@ def _check_slices(c: ReleaseContract) -> None:
             check_margin(ps.margin_abs, metrics[name].scale, ("protected_slices", i, "margin_abs"))
 
 
+def _check_required(c: ReleaseContract) -> None:
+    if not any(m.required for m in c.quality_metrics):
+        raise FieldError(
+            "no quality metric is required: the candidate would be decided without any quality "
+            "gate (on its claims alone); set required: true on at least one quality metric",
+            ("quality_metrics",),
+        )
+
+
 def check_references(contract: ReleaseContract) -> None:
     """Refuse repeated ids, claims and slices naming undeclared metrics, and too-wide slice margins.
+
+    Also refuses a contract with no ``required: true`` quality metric: it would decide without
+    any noninferiority gate.
 
     Raises:
         FieldError: at the key of the first broken rule.
     """
     _check_distinct_ids(contract)
+    _check_required(contract)
+    _check_configs(contract)
     _check_claims(contract)
     _check_slices(contract)
 
