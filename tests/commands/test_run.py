@@ -142,6 +142,8 @@ def test_operators_blas_variable_is_kept() -> None:
     environ = {BLAS_THREADS_VARIABLE: "3"}
     assert pin_blas_threads(environ) is False
     assert environ == {BLAS_THREADS_VARIABLE: "3"}
+
+
 @pytest.mark.parametrize(
     ("flag", "where", "code"),
     [

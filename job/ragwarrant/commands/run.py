@@ -184,6 +184,8 @@ def pin_blas_threads(environ: MutableMapping[str, str] = os.environ) -> bool:
         return False
     environ[BLAS_THREADS_VARIABLE] = "1"
     return True
+
+
 def _check_side_files(args: argparse.Namespace) -> None:
     """Refuse ``--summary-json`` or ``--termination-message-path`` inside the input (never written
     to) or the output directory (its files must all be in the manifest).
