@@ -325,3 +325,33 @@ def test_the_monte_carlo_guard_table_is_the_guard_bound_of_each_count():
         assert np.array_equal(table[:resamples], full) and table[resamples] == 1.0
         for k in (0, 1, resamples // 2, resamples - 1, resamples):
             assert table[k] == float(_mc_upper(k, resamples, alpha))
+
+
+def test_every_delta_at_the_margin_gives_no_more_units_hint() -> None:
+    """Deltas equal to -margin up to float rounding are at the margin: no count resolves them.
+
+    The baselines are those v for which (v - 0.05) - v rounds above -0.05, so the estimate is
+    -0.04999999999999999: before, the hint read "about 2248 more paired examples".
+    """
+    values = [v / 100 for v in range(5, 100) if (v / 100 - 0.05) - v / 100 > -0.05]
+    baseline = np.random.default_rng(1).choice(values, 400)
+    res = ni.test_noninferiority(
+        baseline - 0.05,
+        baseline,
+        kind="continuous",
+        margin_abs=0.05,
+        alpha=0.05,
+        rng=np.random.default_rng(0),
+        scale=(0.0, 1.0),
+    )
+    assert res.estimate > -0.05
+    assert not res.rejects
+    assert res.more_units_needed is None
+
+
+def test_resolvable_gap_drops_rounding_noise_only() -> None:
+    """A gap of a few ulps is 0; a gap of 1e-9 on a margin of 0.05 is kept."""
+    from ragwarrant.stats.power import resolvable_gap
+
+    assert resolvable_gap(-0.049999999999999996, -0.05) == 0.0
+    assert resolvable_gap(-0.05 + 1e-9, -0.05) == pytest.approx(1e-9)

@@ -106,3 +106,14 @@ def test_p_value_does_not_depend_on_the_number_of_blas_threads():
         two = tilted_score_test(u, -0.0005, 0.05)
     assert 0.0 < one.p_value < 0.05
     assert one == two
+
+
+def test_deltas_equal_up_to_rounding_give_a_bound_not_an_error() -> None:
+    """Candidate = baseline - margin in floats: the check does not reject and bounds at min(u)."""
+    for seed in (2, 3, 4):  # each raised ValueError from the bisection before
+        baseline = np.round(np.random.default_rng(seed).uniform(0.5, 1.0, 400), 2)
+        unit_delta = (baseline - 0.05) - baseline
+        res = tilted_score_test(unit_delta, -0.05, 0.05)
+        assert res.p_value > 0.05
+        assert res.lower_bound is not None
+        assert float(unit_delta.min()) <= res.lower_bound <= -0.05

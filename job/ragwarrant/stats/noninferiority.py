@@ -70,7 +70,7 @@ from ragwarrant.stats.onesided import (
     mc_decision,
 )
 from ragwarrant.stats.paired_binary import tango_test
-from ragwarrant.stats.power import feasible_hint
+from ragwarrant.stats.power import feasible_hint, resolvable_gap
 from ragwarrant.stats.tilted_score import tilted_score_test
 
 __all__ = [
@@ -267,7 +267,7 @@ def _binary(units: _Units, threshold: float, alpha: float, power: float) -> OneS
     more = None
     if not rejects:
         sd1 = math.sqrt(res.observed_variance) or math.sqrt(res.null_variance)
-        gap = res.estimate - threshold
+        gap = resolvable_gap(res.estimate, threshold)
         more = _more_needed(sd1, math.sqrt(res.null_variance), gap, n, alpha, power)
         minimum = min_units_for_margin("binary", -threshold, alpha)
         more = _with_minimum(more, n, minimum, gap)
@@ -401,10 +401,11 @@ def _bootstrap(
     sd = boot.standard_error() * s * math.sqrt(g)
     more = None
     if not rejects:
-        more = _more_needed(sd, sd, boot.estimate - threshold, g, mc.alpha_eff, power)
+        gap = resolvable_gap(boot.estimate, threshold)
+        more = _more_needed(sd, sd, gap, g, mc.alpha_eff, power)
         if reason is not None:
             minimum = min_units_for_margin(kind, -threshold, alpha, width)
-            more = _with_minimum(more, g, max(minimum, g + 1), boot.estimate - threshold)
+            more = _with_minimum(more, g, max(minimum, g + 1), gap)
     return OneSidedTest(
         estimate=boot.estimate,
         lower_bound=lower,

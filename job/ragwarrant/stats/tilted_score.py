@@ -151,12 +151,19 @@ def _inverted_bound(
     """The theta in (min(u), threshold] where the check's p-value crosses ``alpha``.
 
     At theta = min(u) no tilt exists (p-value 0) and at ``threshold`` the p-value is above
-    alpha, so a crossing lies between (``stats.roots.bisect``, to ``_XTOL``).
+    alpha, so a crossing lies between (``stats.roots.bisect``, to ``_XTOL``). When the deltas
+    are equal up to rounding (the mean rounds to min(u), where the p-value is 1), there is no
+    crossing: the bound is then min(u), the least any tilt allows (fails closed; such data
+    raised ValueError from the bisection before).
     """
     low = float(unit_delta.min())
-    return bisect(
-        lambda theta: _score_p(t, unit_delta, theta, mean) - alpha, low, threshold, xtol=_XTOL
-    )
+
+    def excess(theta: float) -> float:
+        return _score_p(t, unit_delta, theta, mean) - alpha
+
+    if low >= threshold or excess(low) >= 0.0:
+        return min(low, threshold)
+    return bisect(excess, low, threshold, xtol=_XTOL)
 
 
 def tilted_score_test(unit_delta: np.ndarray, threshold: float, alpha: float) -> TiltedScore:
