@@ -46,3 +46,15 @@ def test_summary_refuses_a_directory_holding_a_planted_file(make_input, tmp_path
     capsys.readouterr()
     assert cli.main(["summary", str(out)]) == 65
     assert "junk is not in manifest.json" in capsys.readouterr().err
+
+
+def test_summary_of_an_error_run_states_the_error_once(make_input, tmp_path, capsys) -> None:
+    """An ERROR record's code and message are printed once, not again as an "error:" line."""
+    out = tmp_path / "out"
+    root = make_input(mutate=lambda c: c.update(statistics={"alpha": 0.7}))
+    assert cli.main(["run", "--input", str(root), "--output", str(out)]) != 0
+    error = orjson.loads((out / "decision.json").read_bytes())["error"]
+    capsys.readouterr()
+    cli.main(["summary", str(out)])
+    printed = capsys.readouterr().out
+    assert printed.count(f"{error['code']}: {error['message']}") == 1

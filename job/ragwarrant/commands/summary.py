@@ -154,6 +154,6 @@ def _print_human(d: Decision) -> None:
     for c in d.candidates:
         first_reason = c.reasons[0] if c.reasons else ""
         print(f"  {c.policy_id:<28} {c.decision_class.value:<13} {first_reason}")
-    if d.error:
-        print(f"  error: {d.error.code}: {d.error.message}")
+    if d.error and f"{d.error.code}: {d.error.message}" not in d.summary:
+        print(f"  error: {d.error.code}: {d.error.message}")  # only what the summary lacks
     print(f"  next: {next_step(d)}")
