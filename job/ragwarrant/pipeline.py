@@ -188,20 +188,35 @@ def inside_run_dirs(path: Path, input_dir: Path, output_dir: Path) -> str | None
     return None
 
 
+def refuse_inside_run_dirs(
+    path: Path, input_dir: Path, output_dir: Path, *, code: str, name: str, hint: str
+) -> None:
+    """Refuse a file the run writes beside its outputs (``name``, e.g. "the ledger") when it
+    lies inside the input (never written to) or the output directory (every file there must be
+    in its manifest, and a later run would find it foreign).
+
+    Raises:
+        UsageError: ``code`` (exit 64), before anything is written.
+    """
+    what = inside_run_dirs(path, input_dir, output_dir)
+    if what is not None:
+        raise UsageError(code, f"{name} {path} is inside the {what} directory", hint=hint)
+
+
 def check_ledger_path(ledger: Path, input_dir: Path, output_dir: Path) -> None:
-    """Refuse a ledger inside the input (never written to) or the output directory (every file
-    there must be in its manifest, and a later run would find it foreign).
+    """``refuse_inside_run_dirs`` for ``--ledger``.
 
     Raises:
         UsageError: ``ledger-inside-run-directory`` (exit 64), before anything is written.
     """
-    what = inside_run_dirs(ledger, input_dir, output_dir)
-    if what is not None:
-        raise UsageError(
-            "ledger-inside-run-directory",
-            f"the ledger {ledger} is inside the {what} directory",
-            hint="keep the ledger on its own volume, outside --input and --output",
-        )
+    refuse_inside_run_dirs(
+        ledger,
+        input_dir,
+        output_dir,
+        code="ledger-inside-run-directory",
+        name="the ledger",
+        hint="keep the ledger on its own volume, outside --input and --output",
+    )
 
 
 def _run_gates(inputs: Inputs) -> list[GateResult]:
@@ -669,7 +684,7 @@ def _run_job(
                 return _run_locked(*run, started_at, selftest)
         except Exception as exc:
             failure = selftest.exception()  # an unproven engine: InternalError, exit 70
-            if failure is not None:
+            if failure is not None and failure is not exc:
                 raise failure from exc
             raise
 

@@ -193,18 +193,19 @@ def _check_side_files(args: argparse.Namespace) -> None:
     Raises:
         UsageError: ``path-inside-run-directory`` (exit 64).
     """
-    from ragwarrant.errors import UsageError
-    from ragwarrant.pipeline import inside_run_dirs
+    from ragwarrant.pipeline import refuse_inside_run_dirs
 
     for flag, path in (
         ("--summary-json", args.summary_json),
         ("--termination-message-path", args.termination_message_path),
     ):
-        what = None if path is None else inside_run_dirs(path, args.input, args.output)
-        if what is not None:
-            raise UsageError(
-                "path-inside-run-directory",
-                f"{flag} {path} is inside the {what} directory",
+        if path is not None:
+            refuse_inside_run_dirs(
+                path,
+                args.input,
+                args.output,
+                code="path-inside-run-directory",
+                name=flag,
                 hint=f"write {flag} outside --input and --output",
             )
 
