@@ -226,8 +226,9 @@ def test_error_record_whose_inputs_now_decide_is_a_mismatch(make_input, tmp_path
     [
         (["--signing-key", "{tmp}/nonexistent.pem"], "signing-key-unreadable", "--signing-key"),
         (["--ledger", "{out}/ledger.jsonl"], "ledger-inside-run-directory", "--ledger"),
+        (["--summary-json", "{out}/s.json"], "path-inside-run-directory", "--summary-json"),
     ],
-    ids=["signing-key", "ledger"],
+    ids=["signing-key", "ledger", "summary-json"],
 )
 def test_error_from_an_option_is_recorded_and_verify_says_why_it_cannot_replay(
     make_input, tmp_path: Path, capsys, flags, code, option
