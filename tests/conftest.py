@@ -12,6 +12,8 @@ import orjson
 import pytest
 import yaml
 
+pytest_plugins = ("pytester",)
+
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
 
@@ -109,6 +111,26 @@ def write_results_csv(path: Path, data: dict[str, dict[str, np.ndarray]]) -> Non
 
 
 InputFactory = Callable[..., Path]
+
+
+def reset_logging() -> None:
+    """Forget the process's structlog configuration (``ragwarrant.logging.configure_logging``).
+
+    ``cli.main`` binds structlog to the ``sys.stderr`` of its moment, which under ``capsys`` is a
+    capture stream closed when the test ends; a later test that logs without the CLI (the
+    pipeline's module logger) would write to it ("I/O operation on closed file").
+    """
+    import structlog
+
+    structlog.reset_defaults()
+
+
+@pytest.fixture(autouse=True)
+def _fresh_logging() -> Any:
+    """Every test starts and ends with structlog's default configuration (order-independent)."""
+    reset_logging()
+    yield
+    reset_logging()
 
 
 @pytest.fixture

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pickle
 
-from ragwarrant.errors import ContractError, EvidenceError
+from ragwarrant.errors import ContractError, EvidenceError, UsageError
 from ragwarrant.exit_codes import ExitCode
 
 
@@ -47,3 +47,9 @@ def test_record_carries_exit_code_and_fault():
         "fault": "user",
         "exit_code": int(ExitCode.CONFIG),
     }
+
+
+def test_record_names_the_option_an_error_came_from():
+    """An error raised for a command-line option's value names it in the record."""
+    rec = UsageError("x", "bad", option="--ledger").to_record()
+    assert rec["option"] == "--ledger"

@@ -316,3 +316,34 @@ def test_example_ids_with_white_space_are_reported(make_input, tmp_path):
     run(["run", "--input", str(inp), "--output", str(out)])
     notes = load(out)["notes"]
     assert any("1 example ids start or end with white space" in n for n in notes)
+
+
+def test_costs_too_large_to_aggregate_block_without_a_warning(make_input, tmp_path, capsys):
+    """Costs of 1e300 BLOCK on hard:value-range naming file, row and metric, with no numpy
+    overflow warning (they gave one, and an INCONCLUSIVE whose bounds contradicted it)."""
+    import json
+    import warnings
+
+    from ragwarrant.cli import main
+
+    data = simulate(200)
+    for cols in data.values():
+        cols["cost_usd"] = cols["cost_usd"] * 1e302
+    out = tmp_path / "out"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        code = main(["run", "--input", str(make_input(data=data)), "--output", str(out)])
+    assert code == 12
+    decision = json.loads((out / "decision.json").read_text())
+    gate = next(g for g in decision["candidates"][0]["gates"] if g["id"] == "hard:value-range")
+    assert gate["status"] == "fail"
+    assert gate["reason"].startswith("400 values too large to aggregate over 200 examples")
+    from ragwarrant.stats.magnitude import max_safe_magnitude
+
+    first = f"{float(data['base']['cost_usd'][0]):g}"
+    limit = f"{max_safe_magnitude(200):.3g}"
+    assert gate["reason"].endswith(
+        f"first: evidence/results.csv row 1: cost_usd = {first} for policy base exceeds {limit} "
+        "in magnitude"
+    )
+    assert gate["details"] == {"cost_usd.too_large.base": 200, "cost_usd.too_large.cand": 200}

@@ -13,9 +13,10 @@ import pytest
 from ragwarrant.audit.verify import VERIFY_MISMATCH_EXIT
 from ragwarrant.cli import main
 from ragwarrant.digests import sha256_file
-from ragwarrant.errors import InputError
+from ragwarrant.errors import ContractError, InputError
 from ragwarrant.exit_codes import ExitCode
 from ragwarrant.inputs import check_input_dir, config_differences, read_inputs
+from tests.conftest import base_contract
 
 
 def test_every_file_read_is_digested_in_reading_order(make_input):
@@ -175,3 +176,54 @@ def test_take_evidence_returns_every_row_and_releases_the_sources() -> None:
     assert table.num_rows == sum(rows) > 0
     assert [r.evidence.num_rows for r in inputs.results] == [0] * len(rows)
     assert all(r.evidence.schema == table.schema for r in inputs.results)
+
+
+@pytest.mark.parametrize(
+    ("baseline_bytes", "candidate_name", "candidate_bytes"),
+    [
+        (b'{"model": "m", "top_k": 5}', "cand.json", b'{"model": "m", "top_k": 5}'),
+        (b'{"model": "m", "top_k": 5}', "cand.yaml", b"# a copy\ntop_k: 5\nmodel: m\n"),
+    ],
+    ids=["byte-identical", "same-content-yaml"],
+)
+def test_candidate_config_with_the_baseline_content_refused(
+    make_input, baseline_bytes, candidate_name, candidate_bytes
+):
+    """A candidate config that is a copy of the baseline's, in another file, is refused like the
+    same path (it PROMOTEd): the error names both files and the contract key."""
+    root = make_input(
+        mutate=lambda c: c["candidates"][0].update(config=f"policies/{candidate_name}")
+    )
+    (root / "policies" / "base.json").write_bytes(baseline_bytes)
+    (root / "policies" / candidate_name).write_bytes(candidate_bytes)
+    with pytest.raises(ContractError) as info:
+        read_inputs(root)
+    err = info.value
+    assert err.code == "contract-invalid"
+    assert "candidates[0].config (line" in err.message
+    assert f"policies/{candidate_name}" in err.message
+    assert "policies/base.json" in err.message
+    assert "same content" in err.message
+
+
+def test_candidates_with_one_config_content_refused(make_input):
+    """Two candidates whose configs hold the same content are refused, naming both files."""
+    root = make_input(contract=base_contract(n_candidates=2))
+    (root / "policies" / "cand1.json").write_bytes((root / "policies" / "cand0.json").read_bytes())
+    with pytest.raises(ContractError) as info:
+        read_inputs(root)
+    assert "candidates[1].config" in info.value.message
+    assert "policies/cand0.json" in info.value.message
+    assert "policies/cand1.json" in info.value.message
+
+
+def test_copied_baseline_config_is_an_error_record(make_input, tmp_path, capsys):
+    """``run`` on a candidate config copied from the baseline exits 78 and records the error."""
+    root = make_input()
+    (root / "policies" / "cand.json").write_bytes((root / "policies" / "base.json").read_bytes())
+    out = tmp_path / "out"
+    assert main(["run", "--input", str(root), "--output", str(out)]) == ExitCode.CONFIG
+    error = json.loads((out / "decision.json").read_text())["error"]
+    assert error["code"] == "contract-invalid"
+    assert "policies/cand.json" in error["message"]
+    assert "policies/base.json" in error["message"]

@@ -216,7 +216,11 @@ def _record_run_error(
     published = f"ERROR: {exc.code}: {exc.message}"
     signing_key = getattr(args, "signing_key", None)
     written = record_error(
-        output, exc, input_dir=getattr(args, "input", None), signing_key=signing_key
+        output,
+        exc,
+        input_dir=getattr(args, "input", None),
+        signing_key=signing_key,
+        options=run_command.recorded_options(args),
     )
     if written:
         # What the job publishes (termination message, log event) is the record as written,

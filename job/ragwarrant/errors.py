@@ -44,8 +44,13 @@ class RagwarrantError(Exception):
         return (_restore_error, (type(self), self.args, self.__dict__))
 
     def to_record(self) -> dict[str, object]:
-        """Return the error as the ``error`` object of ``decision.json``."""
-        return {
+        """Return the error as the ``error`` object of ``decision.json``.
+
+        An error raised for a command-line option's value carries it in context ``option``
+        (e.g. ``--signing-key``); the record then names it, for ``verify`` (which cannot replay
+        an option's value from the inputs).
+        """
+        record: dict[str, object] = {
             "type": type(self).__name__,
             "code": self.code,
             "message": self.message,
@@ -53,6 +58,9 @@ class RagwarrantError(Exception):
             "fault": self.fault,
             "exit_code": int(self.exit_code),
         }
+        if "option" in self.context:
+            record["option"] = self.context["option"]
+        return record
 
 
 def _restore_error(

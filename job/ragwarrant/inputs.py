@@ -34,7 +34,7 @@ from ragwarrant.contract import (
     wide_margins,
 )
 from ragwarrant.digests import sha256_bytes, sha256_file
-from ragwarrant.errors import EvidenceError, InputError
+from ragwarrant.errors import ContractError, EvidenceError, InputError
 from ragwarrant.outputs import ConfigDifference, FileDigest, ValidationCheck
 
 __all__ = [
@@ -44,6 +44,7 @@ __all__ = [
     "evidence_digests",
     "is_readable_evidence",
     "read_inputs",
+    "refuse_identical_configs",
     "take_evidence",
 ]
 
@@ -200,6 +201,52 @@ def _read_config(inputs: Inputs, input_dir: Path, policy: PolicyRef) -> None:
         )
 
 
+def _content_sha256(inputs: Inputs, policy_id: str) -> str:
+    """The canonical content digest of a policy's config: sha256 of its parsed value as JSON with
+    sorted keys (so YAML and JSON, key order, comments and spacing do not count), or of its bytes
+    when it did not parse."""
+    config = inputs.configs.get(policy_id)
+    if policy_id in inputs.configs:
+        with contextlib.suppress(TypeError):
+            option = orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS
+            return sha256_bytes(orjson.dumps(config, option=option))
+    return inputs.config_sha[policy_id]
+
+
+def refuse_identical_configs(inputs: Inputs) -> None:
+    """Refuse a candidate whose policy config has the same content as the baseline's (or an
+    earlier candidate's) in another file, as the contract refuses the same path.
+
+    A copy of the baseline's config describes no candidate: its decision would list no
+    difference, and an unchanged policy could be released under a new name.
+
+    Raises:
+        ContractError: ``contract-invalid`` at ``candidates[i].config``, naming both files and
+            the shared canonical content digest (exit 78).
+    """
+    contract = inputs.contract
+    seen: dict[str, tuple[str, str]] = {}
+    refs = [("the baseline", contract.baseline), *((None, p) for p in contract.candidates)]
+    for i, (label, policy) in enumerate(refs):
+        if policy.policy_id not in inputs.config_sha:
+            continue  # unreadable: the contract-references gate reports it
+        digest = _content_sha256(inputs, policy.policy_id)
+        if digest in seen and label is None:
+            other, other_path = seen[digest]
+            loc = ("candidates", i - 1, "config")
+            where = inputs.source.where(loc) if inputs.source else f"candidates[{i - 1}].config"
+            raise ContractError(
+                "contract-invalid",
+                f"{where}: the config of candidate {policy.policy_id!r}, {policy.config}, has the "
+                f"same content as the config of {other}, {other_path} (canonical sha256 "
+                f"{digest[:12]}): a candidate's config must describe the candidate (the decision "
+                "lists what differs)",
+                hint="give the candidate its own config, with what differs from the baseline",
+                file=policy.config,
+            )
+        seen.setdefault(digest, (label or f"candidate {policy.policy_id!r}", policy.config))
+
+
 def _unreadable_check(source_id: str, source_path: str, exc: EvidenceError) -> ValidationCheck:
     return ValidationCheck(
         id=f"evidence-readable:{source_id}",
@@ -261,13 +308,15 @@ def read_inputs(input_dir: Path, on_progress: Callable[..., None] | None = None)
     each evidence source is read.
 
     Raises:
-        ContractError: no contract, or one that does not validate (exit 78).
+        ContractError: no contract, one that does not validate, or policy configs of the same
+            content (``refuse_identical_configs``) (exit 78).
         InputError: a reference escapes the input directory.
     """
     inputs = _read_contract(input_dir)
     contract = inputs.contract
     for policy in [contract.baseline, *contract.candidates]:
         _read_config(inputs, input_dir, policy)
+    refuse_identical_configs(inputs)
     _read_evidence(inputs, input_dir, on_progress or (lambda event, **fields: None))
     inputs.checks += [
         ValidationCheck(

@@ -179,6 +179,17 @@ class ErrorRecord(OutputModel):
     hint: str
     fault: Literal["user", "internal"]
     exit_code: int
+    option: str | None = Field(
+        default=None,
+        description="the command-line option whose value caused the error (e.g. --signing-key); "
+        "null when it came from the inputs. verify --input cannot replay such an error",
+    )
+    options: list[str] = Field(
+        default_factory=list,
+        description="the run's options besides --input and --output, as given (flag or "
+        "environment variable): a path option by its flag alone (its value may name a secret "
+        "or a host path), others as --flag=value",
+    )
 
 
 class CorroborationRates(OutputModel):

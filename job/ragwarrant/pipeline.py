@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -79,7 +79,7 @@ from ragwarrant.decision import (
     run_summary,
 )
 from ragwarrant.digests import sha256_bytes
-from ragwarrant.errors import InternalError, OutputError, RagwarrantError, UsageError
+from ragwarrant.errors import InputError, InternalError, OutputError, RagwarrantError, UsageError
 from ragwarrant.evidence import scope as evidence_scope
 from ragwarrant.evidence.index import EvidenceIndex, build_index
 from ragwarrant.evidence.looks import decode_fingerprint, encode_fingerprint, fingerprint
@@ -189,18 +189,31 @@ def inside_run_dirs(path: Path, input_dir: Path, output_dir: Path) -> str | None
 
 
 def refuse_inside_run_dirs(
-    path: Path, input_dir: Path, output_dir: Path, *, code: str, name: str, hint: str
+    path: Path,
+    input_dir: Path,
+    output_dir: Path,
+    *,
+    code: str,
+    name: str,
+    hint: str,
+    option: str | None = None,
 ) -> None:
     """Refuse a file the run writes beside its outputs (``name``, e.g. "the ledger") when it
     lies inside the input (never written to) or the output directory (every file there must be
     in its manifest, and a later run would find it foreign).
+
+    Args:
+        option: the command-line option that gave ``path`` (recorded in the error: ``verify``
+            cannot replay it from the inputs).
 
     Raises:
         UsageError: ``code`` (exit 64), before anything is written.
     """
     what = inside_run_dirs(path, input_dir, output_dir)
     if what is not None:
-        raise UsageError(code, f"{name} {path} is inside the {what} directory", hint=hint)
+        raise UsageError(
+            code, f"{name} {path} is inside the {what} directory", hint=hint, option=option
+        )
 
 
 def check_ledger_path(ledger: Path, input_dir: Path, output_dir: Path) -> None:
@@ -216,6 +229,7 @@ def check_ledger_path(ledger: Path, input_dir: Path, output_dir: Path) -> None:
         code="ledger-inside-run-directory",
         name="the ledger",
         hint="keep the ledger on its own volume, outside --input and --output",
+        option="--ledger",
     )
 
 
@@ -705,7 +719,7 @@ def _run_locked(
     (raising ``selftest-failed``) once the inputs are read, before anything is decided.
     """
     emit = on_stage or (lambda event, **kw: log.info(event, **kw))
-    private_key = load_private_key(signing_key) if signing_key is not None else None  # 66 early
+    private_key = _signing_key(signing_key)  # 66 early
     inputs = read_inputs(input_dir, emit)
     selftest = selftest_run.result()  # an unproven engine decides nothing: InternalError, exit 70
     _require_ledger_for_plan(inputs.contract, ledger, replay_look)
@@ -751,6 +765,22 @@ def _run_locked(
     klass, code, summary = decision.run_class, decision.exit_code, decision.summary
     emit("run_finished", run_id=run_id, run_class=klass.value, exit_code=code, summary=summary)
     return RunOutcome(run_id, klass, code, decision, summary)
+
+
+def _signing_key(path: Path | None) -> Ed25519PrivateKey | None:
+    """The ``--signing-key`` private key, or None without one.
+
+    Raises:
+        InputError: as ``load_private_key``, with context ``option="--signing-key"`` (the record
+            names the option: a replay from the inputs never signs, so cannot reproduce it).
+    """
+    if path is None:
+        return None
+    try:
+        return load_private_key(path)
+    except InputError as exc:
+        exc.context.setdefault("option", "--signing-key")
+        raise
 
 
 def _require_ledger_for_plan(
@@ -854,11 +884,14 @@ def record_error(
     started_at: str | None = None,
     input_dir: Path | None = None,
     signing_key: Path | None = None,
+    options: Sequence[str] = (),
 ) -> bool:
     """Write an ERROR decision (report, manifest, attestation) for a run that stopped on ``error``.
 
     The attestation's subject is the record's own ``decision.json`` (there are no inputs); it is
     signed with ``signing_key`` when that key can be loaded (the error may be the key itself).
+    ``options`` are the run's options as ``commands.run.recorded_options`` gives them (no
+    secret, no path value), recorded in ``error.options`` for ``verify``.
 
     Returns:
         Whether the record was written: False when the output directory is not writable, holds
@@ -868,7 +901,7 @@ def record_error(
     if input_dir is not None and is_inside(output_dir, input_dir):
         return False
     started = started_at or utc_timestamp()
-    record = ErrorRecord(**error.to_record())  # type: ignore[arg-type]
+    record = ErrorRecord(**error.to_record(), options=list(options))  # type: ignore[arg-type]
     decision = Decision(
         run_id=_run_id(started, sha256_bytes(record.code.encode())),
         started_at=started,

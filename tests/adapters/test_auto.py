@@ -84,3 +84,84 @@ def test_load_source_through_registry(make_request, exports) -> None:
     assert result.provenance.detected.startswith("otel")
     assert set(result.evidence["metric"].to_pylist()) == {"cost_usd", "latency_ms", "api_calls"}
     assert pc.all(pc.equal(result.evidence["source_sha256"], sha256_file(request.path))).as_py()
+
+
+@pytest.mark.parametrize(("rel", "adapter", "fields"), CASES)
+def test_every_real_export_has_its_declared_format(make_request, exports, rel, adapter, fields):
+    """A real export declared with its tool's adapter passes the declared-format check."""
+    auto.check_declared(make_request(exports / rel, root=exports, adapter=adapter, **fields))
+
+
+PLAIN_CSV = b"example_id,policy,correct,cost_usd\nex1,baseline,1,0.01\nex1,candidate,1,0.005\n"
+
+
+@pytest.mark.parametrize("adapter", ["ragas", "langsmith", "otel", "phoenix", "trulens"])
+def test_plain_csv_declared_as_a_tool_export_refused(make_request, tmp_path, adapter) -> None:
+    """A plain results CSV declared as a tool's export (ragas PROMOTEd on it) is refused, naming
+    the file, the declared adapter, the tool's expected fields and the columns found."""
+    p = tmp_path / "results.csv"
+    p.write_bytes(PLAIN_CSV)
+    request = make_request(
+        p, adapter=adapter, pairing="id-column", columns={"example_id": "example_id"}
+    )
+    with pytest.raises(EvidenceError) as info:
+        load_source(request.source, request.path, request.sha256, request.contract)
+    err = info.value
+    assert err.code == "evidence-adapter-mismatch"
+    assert err.message.startswith(f"results.csv is declared 'adapter: {adapter}' but is not a ")
+    assert err.expected == auto.DECLARED_FORMATS[adapter].expected
+    assert err.found == "example_id, policy, correct, cost_usd"
+    assert err.file == "results.csv"
+
+
+def test_deepeval_declared_on_other_json_refused(make_request, tmp_path) -> None:
+    """A JSON document without a DeepEval test run's keys is not read as one."""
+    p = tmp_path / "run.json"
+    p.write_bytes(b'[{"example_id": "ex1", "score": 1.0}]')
+    with pytest.raises(EvidenceError) as info:
+        auto.check_declared(make_request(p, adapter="deepeval", policy="baseline"))
+    assert info.value.code == "evidence-adapter-mismatch"
+    assert "found example_id, score" in info.value.message
+
+
+def test_mismatch_names_the_tool_the_file_looks_like(make_request, exports, tmp_path) -> None:
+    """A Ragas export declared as TruLens is refused, saying it looks like a Ragas export."""
+    request = make_request(
+        exports / "ragas/ragas_evaluate_baseline.csv",
+        root=exports,
+        adapter="trulens",
+        policy="baseline",
+    )
+    with pytest.raises(EvidenceError) as info:
+        auto.check_declared(request)
+    assert "it looks like a ragas export" in info.value.message
+
+
+def test_generic_and_auto_are_not_checked(make_request, tmp_path) -> None:
+    """The declared-format check leaves generic (any plain table) and auto (detected) alone."""
+    p = tmp_path / "results.csv"
+    p.write_bytes(PLAIN_CSV)
+    for adapter in ("generic", "auto"):
+        auto.check_declared(make_request(p, adapter=adapter, metrics={"correct": "correct"}))
+
+
+def test_run_on_plain_csv_declared_ragas_blocks(make_input, tmp_path, capsys) -> None:
+    """``run`` on a plain CSV declared ``adapter: ragas`` BLOCKs (it PROMOTEd) naming the file,
+    and writes its decision record."""
+    import json
+
+    from ragwarrant.cli import main
+
+    def as_ragas(c: dict) -> None:
+        c["evidence"][0].update(adapter="ragas", pairing="id-column")
+
+    out = tmp_path / "out"
+    assert main(["run", "--input", str(make_input(mutate=as_ragas)), "--output", str(out)]) == 12
+    decision = json.loads((out / "decision.json").read_text())
+    gate = next(g for g in decision["run_gates"] if g["id"] == "hard:evidence-readable:results")
+    assert gate["status"] == "fail"
+    assert gate["reason"].startswith(
+        "evidence-adapter-mismatch: evidence/results.csv is declared 'adapter: ragas' but is not "
+        "a Ragas export: expected a Ragas result table"
+    )
+    assert "found example_id, policy, task, doc, correct, cost_usd" in gate["reason"]

@@ -134,3 +134,34 @@ def test_next_step_past_the_margin_says_more_data_confirms_the_loss(pristine_run
     cand = cand.model_copy(update={"gates": gates})
     step = next_step(decision, cand)
     assert "more likely confirm the loss" in step
+
+
+SECRET = "sk-proj-AbCdEf1234567890AbCdEf1234567890AbCd"
+
+
+def test_secret_in_a_policy_config_gets_a_config_next_step(make_input, tmp_path, capsys) -> None:
+    """A credential in a policy config BLOCKs with a next step about that config (its key), not
+    about evidence, and the credential is echoed nowhere."""
+    from ragwarrant.cli import main
+
+    configs = {"cand": {"model": "cand", "top_k": 5, "api_key": SECRET}}
+    root = make_input(configs=configs)
+    out = tmp_path / "out"
+    assert main(["run", "--input", str(root), "--output", str(out)]) == 12
+    captured = capsys.readouterr()
+    step = captured.out.strip().split(" — next: ", 1)[1]
+    assert step.startswith("cand: remove the credential from the policy config (key api_key of ")
+    assert "evidence" not in step
+    assert next_step(load_decision(out)).endswith(step.removeprefix("cand: "))
+    assert SECRET not in captured.out + captured.err
+    for path in out.rglob("*"):
+        if path.is_file():
+            assert SECRET.encode() not in path.read_bytes(), path
+
+
+def test_withheld_prefix_is_the_scanner_marker() -> None:
+    """summary's withheld-value prefix is how audit.hygiene writes a withheld value."""
+    from ragwarrant.audit.hygiene import REDACTED
+    from ragwarrant.audit.summary import WITHHELD_PREFIX
+
+    assert REDACTED.format(kind="api-token").startswith(WITHHELD_PREFIX)

@@ -221,6 +221,51 @@ def test_error_record_whose_inputs_now_decide_is_a_mismatch(make_input, tmp_path
     assert _verify(Run(good, run.output_dir)) == [("decision.json", "error.code", "replay")]
 
 
+@pytest.mark.parametrize(
+    ("flags", "code", "option"),
+    [
+        (["--signing-key", "{tmp}/nonexistent.pem"], "signing-key-unreadable", "--signing-key"),
+        (["--ledger", "{out}/ledger.jsonl"], "ledger-inside-run-directory", "--ledger"),
+        (["--summary-json", "{out}/s.json"], "path-inside-run-directory", "--summary-json"),
+    ],
+    ids=["signing-key", "ledger", "summary-json"],
+)
+def test_error_from_an_option_is_recorded_and_verify_says_why_it_cannot_replay(
+    make_input, tmp_path: Path, capsys, flags, code, option
+) -> None:
+    """An ERROR from a command-line option's value records the option and the options given
+    (no path value); verify --input says it cannot replay it (it reported a mismatch)."""
+    inp, out = make_input(), tmp_path / "out"
+    argv = [f.format(tmp=tmp_path, out=out) for f in flags]
+    assert cli.main(["run", "--input", str(inp), "--output", str(out), *argv]) != 0
+    error = orjson.loads((out / "decision.json").read_bytes())["error"]
+    assert (error["code"], error["option"]) == (code, option)
+    assert error["options"] == [option, "--exit-mode=class"]
+    capsys.readouterr()
+    assert cli.main(["verify", str(out), "--input", str(inp)]) == 0
+    printed = capsys.readouterr().out
+    assert (
+        f"note: not replayed: the recorded ERROR {code} came from the value of the command-line "
+        f"option {option}, not from the inputs" in printed
+    )
+    note = next(line for line in printed.splitlines() if "not replayed" in line)
+    assert str(tmp_path) not in note
+
+
+def test_error_from_the_inputs_records_no_option(make_input, tmp_path: Path) -> None:
+    """An ERROR from the inputs names no option, so verify --input replays it."""
+    run = _error_run(make_input, tmp_path)
+    error = orjson.loads((run.output_dir / "decision.json").read_bytes())["error"]
+    assert (error["option"], error["options"]) == (None, ["--exit-mode=class"])
+    report = verify_output_dir(
+        run.output_dir,
+        input_dir=run.input_dir,
+        replay=replay_with_job,
+        private_texts=read_private_texts,
+    )
+    assert report.replayed and report.notes == []
+
+
 # --- (13g) a planted file ---------------------------------------------------------------------
 
 

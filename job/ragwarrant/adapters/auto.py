@@ -18,23 +18,31 @@ schema), never its name. The rules, in order, first match wins:
   ``retrieved_contexts``/``contexts``.
 
 What was detected and why is recorded in ``SourceProvenance.detected``.
+
+A file whose adapter is *declared* (``adapter: ragas`` ...) is checked against that tool's format
+first (``check_declared``): the fields the real library writes (``DECLARED_FORMATS``), looser
+than the detection rules where the adapter reads more shapes. A plain table declared as a tool's
+export is refused (``evidence-adapter-mismatch``) instead of being read as if it were one.
 """
 
 from __future__ import annotations
 
 import csv
 from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
 
 import orjson
 import pyarrow.parquet as pq
 
 from ragwarrant.adapters import langsmith, otel, phoenix, trulens
 from ragwarrant.adapters._base import AdapterRequest
+from ragwarrant.adapters._dataset import dataset_files, is_dataset
 from ragwarrant.adapters._integrity import READER_FAILURES
 from ragwarrant.adapters._io import invalid_json
 from ragwarrant.errors import EvidenceError
 
-__all__ = ["detect"]
+__all__ = ["DECLARED_FORMATS", "check_declared", "detect"]
 
 
 _DETECT_FAILURES: tuple[type[BaseException], ...] = (
@@ -45,20 +53,31 @@ _DETECT_FAILURES: tuple[type[BaseException], ...] = (
 
 
 def _first_json_line(request: AdapterRequest) -> bytes:
-    with request.path.open("rb") as fh:
+    return _first_line(request.path)
+
+
+def _first_line(path: Path) -> bytes:
+    with path.open("rb") as fh:
         return next((line for line in fh if line.strip()), b"")
 
 
 def _columns(request: AdapterRequest) -> list[str]:
-    fmt, path, display = request.source.format, request.path, request.display_path
+    return _columns_of(request.path, request.source.format, request.display_path)
+
+
+def _columns_of(path: Path, fmt: str, display: str) -> list[str]:
     try:
         if fmt == "parquet":
             return list(pq.read_schema(path).names)
         if fmt == "csv":
             with path.open(newline="", encoding="utf-8-sig") as fh:
                 return next(csv.reader(fh), [])
-        line = _first_json_line(request)
-        obj = orjson.loads(line) if line else {}
+        if fmt == "json":
+            doc = orjson.loads(path.read_bytes())
+            obj = doc[0] if isinstance(doc, list) and doc else doc
+        else:
+            line = _first_line(path)
+            obj = orjson.loads(line) if line else {}
         return list(obj) if isinstance(obj, dict) else []
     except _DETECT_FAILURES as exc:
         raise EvidenceError(
@@ -192,5 +211,131 @@ def detect(request: AdapterRequest) -> tuple[str, str]:
         "(ragas, deepeval, langsmith, phoenix, trulens, otel, generic)",
         file=display,
         expected="an export of ragas, deepeval, langsmith, phoenix, trulens or OpenTelemetry",
+        found=seen[:200],
+    )
+
+
+@dataclass(frozen=True)
+class _Shape:
+    """What ``check_declared`` sees of a file: its column (or top-level key) names and its first
+    non-blank line (JSON Lines only, else empty)."""
+
+    names: list[str]
+    first_line: bytes
+
+    def has_any(self, *names: str) -> bool:
+        return any(n in self.names for n in names)
+
+    def has_prefix(self, *prefixes: str) -> bool:
+        return any(n.removeprefix("attributes.").startswith(prefixes) for n in self.names)
+
+
+@dataclass(frozen=True)
+class DeclaredFormat:
+    """The fields a tool's real export has, checked for a file declared with its adapter.
+
+    Attributes:
+        tool: the tool's name in messages.
+        expected: what the file must show, in words (the error's ``expected``).
+        test: whether a file's shape shows it.
+    """
+
+    tool: str
+    expected: str
+    test: Callable[[_Shape], bool]
+
+
+def _is_trulens(shape: _Shape) -> bool:
+    return _trulens_rule(shape.names, set(shape.names)) is not None
+
+
+#: Adapter name → the format a file declared with it must have. Taken from the exports the tools
+#: write (tests/data/exports: ragas 0.4.3, deepeval 4.3.1, langsmith 0.15.1, arize-phoenix 20.26,
+#: trulens 2.16, OpenTelemetry GenAI semantic conventions); looser than the detection rules where
+#: the adapter reads more shapes (Phoenix evaluations without a score column, telemetry without a
+#: trace id).
+DECLARED_FORMATS: dict[str, DeclaredFormat] = {
+    "deepeval": DeclaredFormat(
+        "DeepEval",
+        "a DeepEval test run: a JSON object with testCases (or testRunData / test_results)",
+        lambda s: s.has_any("testCases", "testRunData", "test_results"),
+    ),
+    "langsmith": DeclaredFormat(
+        "LangSmith",
+        "a LangSmith experiment: feedback.* / inputs.* / outputs.* columns (to_pandas), or "
+        "JSON lines {run, example, ...}",
+        lambda s: (
+            langsmith.is_raw_jsonl(s.first_line)
+            or any(n.startswith(("feedback.", "inputs.", "outputs.")) for n in s.names)
+        ),
+    ),
+    "otel": DeclaredFormat(
+        "OpenTelemetry",
+        "OpenTelemetry GenAI / OpenInference spans: gen_ai.* or llm.* attribute columns, or "
+        "OTLP JSON lines with resourceSpans",
+        lambda s: otel.is_otlp_json(s.first_line) or s.has_prefix("gen_ai.", "llm."),
+    ),
+    "phoenix": DeclaredFormat(
+        "Phoenix",
+        "a Phoenix spans or evaluations table: a context.span_id (or span_id) column",
+        lambda s: s.has_any(*phoenix.SPAN_ID_COLUMNS),
+    ),
+    "ragas": DeclaredFormat(
+        "Ragas",
+        "a Ragas result table (EvaluationResult.to_pandas): a user_input (or legacy question) "
+        "column beside the metric columns",
+        lambda s: s.has_any("user_input", "question"),
+    ),
+    "trulens": DeclaredFormat(
+        "TruLens",
+        "a TruLens records-and-feedback table: app_version with record_json or "
+        "'<name> feedback cost in USD' columns",
+        _is_trulens,
+    ),
+}
+
+
+def _shape(path: Path, fmt: str, display: str) -> _Shape:
+    """The shape of a file, or of the first part file of a dataset directory."""
+    if is_dataset(path):
+        parts = dataset_files(path)
+        if not parts:
+            return _Shape([], b"")
+        rel, path = parts[0]
+        display = f"{display}/{rel}"
+    first = _first_line(path) if fmt == "jsonl" else b""
+    return _Shape(_columns_of(path, fmt, display), first)
+
+
+def check_declared(request: AdapterRequest) -> None:
+    """Refuse a file that does not have the format of its declared tool adapter.
+
+    Only the structure is read (column names, top-level keys, the first JSON line). Adapters
+    without an entry in ``DECLARED_FORMATS`` (``generic``, ``auto``) are not checked here.
+
+    Raises:
+        EvidenceError: ``evidence-adapter-mismatch`` naming the file, the declared adapter, what
+            its format has (``expected``) and the names found, and which tool the file looks
+            like when the detection rules recognise another; ``evidence-unparseable`` when the
+            structure cannot be read.
+    """
+    source, display = request.source, request.display_path
+    declared = DECLARED_FORMATS.get(source.adapter)
+    if declared is None:
+        return
+    shape = _shape(request.path, source.format, display)
+    if declared.test(shape):
+        return
+    seen = ", ".join(shape.names[:15]) or "no columns or keys"
+    other = _detect_columns(shape.names) if source.format != "json" else None
+    looks = f"; it looks like a {other[0]} export ({other[1]})" if other else ""
+    raise EvidenceError(
+        "evidence-adapter-mismatch",
+        f"{display} is declared 'adapter: {source.adapter}' but is not a {declared.tool} "
+        f"export: expected {declared.expected}; found {seen}{looks}",
+        hint="declare the adapter of the tool that wrote the file ('adapter: auto' detects it; "
+        "'adapter: generic' reads a plain table through the source's 'columns')",
+        file=display,
+        expected=declared.expected,
         found=seen[:200],
     )

@@ -55,9 +55,11 @@ def load_source(
     boundary checks, and ``sha256`` is the source's ``dataset_sha256``.
 
     Raises:
-        EvidenceError: ``adapter-unknown`` for an adapter name not in ``ADAPTERS``, or whatever the
-            adapter raises for a file that does not match it; ``evidence-dataset-unsupported``
-            when an adapter that reads one file is given a directory.
+        EvidenceError: ``adapter-unknown`` for an adapter name not in ``ADAPTERS``;
+            ``evidence-adapter-mismatch`` for a file that lacks its declared tool's format
+            (``auto.check_declared``), or whatever the adapter raises;
+            ``evidence-dataset-unsupported`` when an adapter that reads one file is given a
+            directory.
     """
     adapter = ADAPTERS.get(source.adapter)
     if adapter is None:
@@ -73,8 +75,10 @@ def load_source(
         check_dataset(path, source.format, source.path)
     else:
         check_file(path, source.format, source.path)
+    request = AdapterRequest(source, path, source.path, sha256, contract)
+    auto.check_declared(request)  # a plain table declared as a tool's export is not read as one
     try:
-        result = adapter(AdapterRequest(source, path, source.path, sha256, contract))
+        result = adapter(request)
     except IsADirectoryError as exc:
         raise dataset_unsupported(source.path) from exc
     evidence = conform_evidence(result.evidence)

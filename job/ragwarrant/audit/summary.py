@@ -130,12 +130,52 @@ def next_step(decision: Decision, candidate: CandidateDecision | None = None) ->
     if klass is CandidateClass.PROMOTE:
         return f"release {candidate.policy_id} within the run's claim scope"
     if klass is CandidateClass.BLOCK:
-        return "fix the evidence named by the failed hard gate and run again"
+        return _block_step(candidate)
     if klass is CandidateClass.REJECT:
         return "keep the baseline; a new candidate is needed to change this"
     if klass is CandidateClass.NOT_SELECTED:
         return "none: another candidate ranked first on the development split"
     return _inconclusive_step(decision, candidate)
+
+
+#: How a value withheld by publication hygiene starts in a published record
+#: (``audit.hygiene.REDACTED``; not imported, which would load the scanner; a test ties them).
+WITHHELD_PREFIX = "[withheld: "
+_HYGIENE_REASON = "blocked: publication-hygiene"
+
+
+def _withheld(value: object) -> bool:
+    return isinstance(value, str) and value.startswith(WITHHELD_PREFIX)
+
+
+def _withheld_config_keys(candidate: CandidateDecision) -> dict[str, list[str]]:
+    """Whose policy config holds a value publication hygiene withheld → its key paths."""
+    where: dict[str, list[str]] = {}
+    for d in candidate.config_differences:
+        owners = (("the baseline", d.baseline), (f"candidate {candidate.policy_id!r}", d.candidate))
+        for owner, value in owners:
+            if _withheld(value):
+                where.setdefault(owner, []).append(d.path)
+    return where
+
+
+def _block_step(candidate: CandidateDecision) -> str:
+    """The next step of a BLOCKed candidate: a credential in a policy config is the config's to
+    fix, not the evidence's. Key paths are named, never the withheld values."""
+    keys = _withheld_config_keys(candidate)
+    if keys:
+        where = "; ".join(f"{', '.join(paths)} of {owner}" for owner, paths in keys.items())
+        return (
+            f"remove the credential from the policy config (key {where}): reference the secret by "
+            "name instead (e.g. an environment variable), rotate it (it was in the inputs), "
+            "and run again"
+        )
+    if any(r.startswith(_HYGIENE_REASON) for r in candidate.reasons):
+        return (
+            "remove the credential, host path or e-mail address that validation_report.json's "
+            "hygiene checks locate from the inputs, and run again"
+        )
+    return "fix the evidence named by the failed hard gate and run again"
 
 
 def _inconclusive_step(decision: Decision, candidate: CandidateDecision) -> str:

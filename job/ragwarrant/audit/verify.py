@@ -162,10 +162,13 @@ class VerifyReport:
         signature_verified: a DSSE signature verified with the given public key.
         replayed: the decision was replayed from the inputs and compared.
         replayed_subjects: the subjects of the replay's attestation, when it wrote one.
+        notes: what could not be checked, and why (e.g. an error from a command-line option,
+            which no replay from the inputs reproduces).
     """
 
     mismatches: list[Mismatch] = field(default_factory=list)
     checked: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
     signature_verified: bool = False
     replayed: bool = False
     replayed_subjects: list[Any] | None = None
@@ -859,6 +862,19 @@ def _replay_error(
     )
 
 
+def _option_error_note(error: Mapping[str, Any]) -> str:
+    """Why an ERROR that came from a command-line option is not replayed."""
+    options = error.get("options") or []
+    given = ", ".join(str(o) for o in options) if isinstance(options, list) and options else "none"
+    return (
+        f"not replayed: the recorded ERROR {error.get('code')} came from the value of the "
+        f"command-line option {error.get('option')}, not from the inputs; a replay from --input "
+        "runs without the run's options (options recorded: "
+        f"{given}), so it cannot reproduce the error. The outputs and inputs were checked; to "
+        "check the error, rerun 'ragwarrant run' with the same options"
+    )
+
+
 def _run_replay(
     input_dir: Path,
     recorded: Mapping[str, Any],
@@ -869,6 +885,9 @@ def _run_replay(
     when the comparison is already settled (an error, or no decision written)."""
     error = recorded.get("error")
     recorded_error = error if isinstance(error, dict) else None
+    if recorded_error is not None and recorded_error.get("option"):
+        report.notes.append(_option_error_note(recorded_error))
+        return None
     with tempfile.TemporaryDirectory(prefix="ragwarrant-replay-") as tmp:
         try:
             replay(input_dir, Path(tmp))

@@ -28,6 +28,7 @@ __all__ = [
     "BLAS_THREADS_VARIABLE",
     "ProgressLine",
     "pin_blas_threads",
+    "recorded_options",
     "register",
     "write_summary_json",
     "write_termination_message",
@@ -99,6 +100,26 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         "every decision, keep error codes (env RAGWARRANT_EXIT_MODE)",
     )
     p.set_defaults(handler=handle)
+
+
+def recorded_options(args: argparse.Namespace) -> list[str]:
+    """The run's options besides ``--input`` and ``--output``, as an ERROR record keeps them.
+
+    A path option is recorded by its flag alone (its value may be a secret's mount or a host
+    path, never published); ``--exit-mode`` with its value. Values set through the environment
+    count as given.
+    """
+    given = [
+        flag
+        for flag, _, _, _ in _PATH_OPTIONS
+        if flag not in ("--input", "--output") and getattr(args, _dest(flag), None) is not None
+    ]
+    mode = getattr(args, "exit_mode", None)
+    return given + ([f"--exit-mode={ExitMode(mode).value}"] if mode is not None else [])
+
+
+def _dest(flag: str) -> str:
+    return flag.removeprefix("--").replace("-", "_")
 
 
 def write_termination_message(path: Path | None, line: str) -> None:
@@ -207,6 +228,7 @@ def _check_side_files(args: argparse.Namespace) -> None:
                 code="path-inside-run-directory",
                 name=flag,
                 hint=f"write {flag} outside --input and --output",
+                option=flag,
             )
 
 

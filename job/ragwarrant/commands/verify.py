@@ -135,6 +135,8 @@ def run_verify(args: argparse.Namespace) -> int:
         out.write(f"verified: {args.outdir} matches its manifest\n")
         for line in report.checked:
             out.write(f"  ok  {line}\n")
+        for line in report.notes:
+            out.write(f"  note: {line}\n")
         if args.public_key is None:
             for line in UNSIGNED_VERIFY_LIMITS:
                 out.write(f"  note: {line}\n")

@@ -12,6 +12,7 @@ from ragwarrant.evidence.index import EvidenceIndex, MetricColumn
 from ragwarrant.gates.paired import PairedMetric
 from ragwarrant.outputs import GateResult, GateStatus
 from ragwarrant.stats.distributions import binom_cdf
+from ragwarrant.stats.magnitude import max_safe_magnitude
 
 __all__ = [
     "gate_constant_signal",
@@ -252,19 +253,10 @@ def gate_non_finite(
     )
 
 
-def gate_value_range(
-    index: EvidenceIndex,
+def _declared_ranges(
     contract: ReleaseContract,
-    policies: tuple[str, str],
-    scope: np.ndarray,
-) -> GateResult:
-    """Every value lies in its metric's declared range.
-
-    Quality metrics must lie on their ``scale``; operational metrics within ``min_value`` and
-    ``max_value`` (costs, latencies and calls are >= 0 unless the contract says otherwise). An
-    out-of-range value would otherwise shift a mean: 3.0 on a [0, 1] scale, or a negative cost,
-    can turn a loss into a win.
-    """
+) -> dict[str, tuple[float | None, float | None, str]]:
+    """Metric id → (lowest, highest, label) of its declared range (scale or min/max value)."""
     ranges: dict[str, tuple[float | None, float | None, str]] = {
         m.id: (m.scale[0], m.scale[1], f"the scale [{m.scale[0]:g}, {m.scale[1]:g}]")
         for m in contract.quality_metrics
@@ -273,28 +265,64 @@ def gate_value_range(
         lo_s = "-inf" if om.min_value is None else f"{om.min_value:g}"
         hi_s = "inf" if om.max_value is None else f"{om.max_value:g}"
         ranges[om.id] = (om.min_value, om.max_value, f"the range [{lo_s}, {hi_s}]")
-    count = 0
-    first = ""
+    return ranges
+
+
+def _outside(
+    raw: np.ndarray, scope: np.ndarray, lo: float | None, hi: float | None, limit: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """Shape (E,) bool each: finite in-scope values outside [lo, hi], and those whose magnitude
+    exceeds ``limit`` (``stats.magnitude.max_safe_magnitude``)."""
+    finite = scope & np.isfinite(raw)
+    below = raw < lo if lo is not None else np.zeros(raw.shape, dtype=bool)
+    above = raw > hi if hi is not None else np.zeros(raw.shape, dtype=bool)
+    return finite & (below | above), finite & (np.abs(raw) > limit)
+
+
+def gate_value_range(
+    index: EvidenceIndex,
+    contract: ReleaseContract,
+    policies: tuple[str, str],
+    scope: np.ndarray,
+) -> GateResult:
+    """Every value lies in its metric's declared range, and is small enough to aggregate.
+
+    Quality metrics must lie on their ``scale``; operational metrics within ``min_value`` and
+    ``max_value`` (costs, latencies and calls are >= 0 unless the contract says otherwise). An
+    out-of-range value would otherwise shift a mean: 3.0 on a [0, 1] scale, or a negative cost,
+    can turn a loss into a win. Every value must also have ``|x| <= max_safe_magnitude(n)`` for
+    the ``n`` examples in scope: beyond it the statistics' sums of squares overflow float64 (a cost
+    of 1e300 gave a numpy overflow warning and a bound contradicting its own estimate).
+    """
+    limit = max_safe_magnitude(int(np.sum(scope)))
+    count = huge = 0
+    first = first_huge = ""
     details: dict[str, str | int | float | bool | None] = {}
-    for metric, (lo, hi, label) in ranges.items():
+    for metric, (lo, hi, label) in _declared_ranges(contract).items():
         for policy in policies:
             col = index.columns.get((policy, metric))
             if col is None:
                 continue
-            raw = col.raw
-            below = raw < lo if lo is not None else np.zeros(raw.shape, dtype=bool)
-            above = raw > hi if hi is not None else np.zeros(raw.shape, dtype=bool)
-            bad = scope & np.isfinite(raw) & (below | above)
-            n_bad = int(np.sum(bad))
+            bad, too_big = _outside(col.raw, scope, lo, hi, limit)
+            n_bad, n_big = int(np.sum(bad)), int(np.sum(too_big))
             if n_bad:
                 details[f"{metric}.out_of_range.{policy}"] = n_bad
                 count += n_bad
-                if not first:
-                    i = int(np.flatnonzero(bad)[0])
-                    first = (
-                        f"{index.locate(policy, metric, i)}: {metric} = {raw[i]:g} for policy "
-                        f"{policy} is outside {label}"
-                    )
+                first = first or _value_at(index, policy, metric, bad, f"is outside {label}")
+            if n_big:
+                details[f"{metric}.too_large.{policy}"] = n_big
+                huge += n_big
+                first_huge = first_huge or _value_at(
+                    index, policy, metric, too_big, f"exceeds {limit:.3g} in magnitude"
+                )
+    if huge:
+        return hard_gate(
+            "value-range",
+            False,
+            f"{huge} values too large to aggregate over {int(np.sum(scope))} examples without "
+            f"overflow; first: {first_huge}",
+            details=details,
+        )
     if count:
         return hard_gate(
             "value-range",
@@ -303,6 +331,13 @@ def gate_value_range(
             details=details,
         )
     return hard_gate("value-range", True, "every value lies in its metric's declared range")
+
+
+def _value_at(index: EvidenceIndex, policy: str, metric: str, flags: np.ndarray, what: str) -> str:
+    """``<file> row <n>: <metric> = <value> for policy <p> <what>`` of the first flagged example."""
+    i = int(np.flatnonzero(flags)[0])
+    value = float(index.columns[(policy, metric)].raw[i])
+    return f"{index.locate(policy, metric, i)}: {metric} = {value:g} for policy {policy} {what}"
 
 
 def gate_pairing_coverage(pairs: Mapping[str, PairedMetric], floor: float) -> GateResult:
