@@ -175,3 +175,17 @@ def test_take_evidence_returns_every_row_and_releases_the_sources() -> None:
     assert table.num_rows == sum(rows) > 0
     assert [r.evidence.num_rows for r in inputs.results] == [0] * len(rows)
     assert all(r.evidence.schema == table.schema for r in inputs.results)
+
+
+def test_an_input_that_is_a_file_names_the_directory_to_pass(tmp_path):
+    """``--input path/to/contract.yaml``: the error says it is a file and names its directory."""
+    contract = tmp_path / "in" / "contract.yaml"
+    contract.parent.mkdir()
+    contract.write_text("id: x\n")
+    with pytest.raises(InputError) as err:
+        check_input_dir(contract)
+    assert err.value.code == "input-not-directory"
+    assert (
+        err.value.message == f"input {contract} is a file; pass its directory ({contract.parent})"
+    )
+    assert f"--input {contract.parent}" in err.value.hint

@@ -257,6 +257,7 @@ def _fail(
     output = getattr(args, "output", None) if args is not None else None
     if args is not None and getattr(args, "command", None) == "run" and isinstance(output, Path):
         written, published = _record_run_error(log, args, output, exc)
+    _print_error(exc, args)  # first: on a terminal the person reads this, not the log record
     log.error(
         "run_failed",
         code=exc.code,
@@ -265,8 +266,17 @@ def _fail(
         exit_code=int(exc.exit_code),
         error_record_written=written,
     )
-    print(_stderr_text(exc, args), file=sys.stderr)
     return int(exc.exit_code)
+
+
+def _print_error(exc: RagwarrantError, args: argparse.Namespace | None) -> None:
+    """Print the human error message on stderr, flushed before any log line follows it.
+
+    On a terminal the progress line (``commands.run.ProgressLine``) is cleared first, so the
+    message starts its own line.
+    """
+    clear = "\r\x1b[K" if sys.stderr.isatty() else ""
+    print(clear + _stderr_text(exc, args), file=sys.stderr, flush=True)
 
 
 def _redacted(text: str, args: argparse.Namespace | None) -> str:
@@ -277,8 +287,14 @@ def _redacted(text: str, args: argparse.Namespace | None) -> str:
 
 
 def _mounts(args: argparse.Namespace | None) -> tuple[str, ...]:
-    """``/in``, ``/out`` and the paths the command line names (their mention is not a leak)."""
+    """``/in``, ``/out`` and the paths the command line names (their mention is not a leak).
+
+    An ``--input`` naming a file adds its directory, which the error names as the one to pass.
+    """
     paths = [v for v in vars(args).values() if isinstance(v, Path)] if args is not None else []
+    named_input = getattr(args, "input", None)
+    if isinstance(named_input, Path) and named_input.is_file():
+        paths.append(named_input.parent)
     return tuple(dict.fromkeys([*DEFAULT_MOUNTS, *(str(p.absolute()) for p in paths)]))
 
 

@@ -83,7 +83,8 @@ def check_input_dir(input_dir: Path) -> None:
     """Check the input directory exists and is readable.
 
     Raises:
-        InputError: the input directory is missing or unreadable (exit 66).
+        InputError: the input directory is missing or unreadable (exit 66); ``input-not-directory``
+            when it names a file (the message names the directory to pass instead).
     """
     hint = "check the volume's permissions: the job runs as uid 65532"
     try:
@@ -94,6 +95,12 @@ def check_input_dir(input_dir: Path) -> None:
             f"input directory {input_dir} cannot be reached: {exc.strerror}",
             hint=hint,
         ) from exc
+    if not is_dir and input_dir.is_file():
+        raise InputError(
+            "input-not-directory",
+            f"input {input_dir} is a file; pass its directory ({input_dir.parent})",
+            hint=f"pass --input {input_dir.parent}: the directory holding the contract",
+        )
     if not is_dir:
         raise InputError(
             "input-missing",
