@@ -25,6 +25,7 @@ from ragwarrant.commands import schemas as schemas_command
 from ragwarrant.commands import selftest as selftest_command
 from ragwarrant.commands import summary as summary_command
 from ragwarrant.commands import verify as verify_command
+from ragwarrant.commands._help import top_level_epilog
 from ragwarrant.errors import InternalError, RagwarrantError, UsageError
 from ragwarrant.logging import configure_logging
 from ragwarrant.mounts import DEFAULT_MOUNTS
@@ -58,6 +59,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="ragwarrant",
         description="Decide whether a candidate RAG policy may replace the baseline.",
+        epilog=top_level_epilog(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"ragwarrant {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
