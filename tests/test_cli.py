@@ -655,3 +655,20 @@ def test_input_naming_the_contract_file_names_its_directory(make_input, tmp_path
     assert first == (
         f"ragwarrant: error: input {inp / 'contract.yaml'} is a file; pass its directory ({inp})"
     )
+
+
+def test_summary_and_verify_of_a_file_name_its_directory(make_input, tmp_path, capsys):
+    """``summary OUT/decision.json`` and ``verify OUT/decision.json`` (or ``--input
+    IN/contract.yaml``) exit 66 naming the directory to pass."""
+    inp, out = make_input(), tmp_path / "out"
+    assert run(["run", "--input", str(inp), "--output", str(out)]) == 0
+    capsys.readouterr()
+    decision, contract = out / "decision.json", inp / "contract.yaml"
+    for argv, given in (
+        (["summary", str(decision)], decision),
+        (["verify", str(decision)], decision),
+        (["verify", str(out), "--input", str(contract)], contract),
+    ):
+        assert run(argv) == 66, argv
+        first = capsys.readouterr().err.splitlines()[0]
+        assert first.endswith(f" {given} is a file; pass its directory ({given.parent})"), first

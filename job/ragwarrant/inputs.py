@@ -34,7 +34,7 @@ from ragwarrant.contract import (
     wide_margins,
 )
 from ragwarrant.digests import sha256_bytes, sha256_file
-from ragwarrant.errors import EvidenceError, InputError
+from ragwarrant.errors import EvidenceError, InputError, file_for_directory
 from ragwarrant.outputs import ConfigDifference, FileDigest, ValidationCheck
 
 __all__ = [
@@ -96,11 +96,7 @@ def check_input_dir(input_dir: Path) -> None:
             hint=hint,
         ) from exc
     if not is_dir and input_dir.is_file():
-        raise InputError(
-            "input-not-directory",
-            f"input {input_dir} is a file; pass its directory ({input_dir.parent})",
-            hint=f"pass --input {input_dir.parent}: the directory holding the contract",
-        )
+        raise file_for_directory("input-not-directory", "input", input_dir)
     if not is_dir:
         raise InputError(
             "input-missing",

@@ -111,7 +111,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     """Add the ``run`` subcommand."""
     p = add_command(subparsers, "run", RUN_HELP)
     for flag, env, fallback, help_text in _PATH_OPTIONS:
-        p.add_argument(flag, type=Path, default=_env_path(env, fallback), help=help_text)
+        metavar = "DIR" if flag in ("--input", "--output") else "FILE"
+        p.add_argument(
+            flag, type=Path, default=_env_path(env, fallback), metavar=metavar, help=help_text
+        )
     p.add_argument(
         "--exit-mode",
         type=ExitMode,

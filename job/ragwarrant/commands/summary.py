@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from ragwarrant.commands import collect as collect_command  # `summary --all` (issue 16)
 from ragwarrant.commands._help import CommandHelp, add_command
 from ragwarrant.digests import sha256_bytes
-from ragwarrant.errors import InputError, MismatchError
+from ragwarrant.errors import InputError, MismatchError, file_for_directory
 from ragwarrant.exit_codes import DecisionClass, ExitCode, exit_code_for_class
 
 if TYPE_CHECKING:
@@ -116,6 +116,8 @@ def handle(args: argparse.Namespace) -> int:
     from ragwarrant.decision import run_class
     from ragwarrant.outputs import Decision
 
+    if args.outdir.is_file():
+        raise file_for_directory("summary-not-directory", "OUTDIR", args.outdir)
     path = args.outdir / "decision.json"
     try:
         raw = path.read_bytes()
