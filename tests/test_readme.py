@@ -91,3 +91,19 @@ def test_readme_set_up_is_two_make_targets():
     assert commands == ["make demo", "make test"]
     makefile = (REPO / "Makefile").read_text()
     assert re.search(r"^demo:", makefile, flags=re.M) and re.search(r"^test:", makefile, flags=re.M)
+
+
+def test_readme_demo_output_is_what_the_demo_prints(tmp_path, capsys):
+    """Every line of README's "What `make demo` printed" block (but the elided ones) is printed by
+    the demo's two commands, `run` then `summary`, on the shipped example."""
+    readme = (REPO / "README.md").read_text()
+    block = readme.split("## What `make demo` printed", 1)[1].split("```text\n", 1)[1]
+    expected = [line for line in block.split("```", 1)[0].splitlines() if "..." not in line]
+    out = tmp_path / "demo"
+    code = cli.main(
+        ["run", "--input", str(REPO / "examples" / "ragtruth-generators"), "--output", str(out)]
+    )
+    assert cli.main(["summary", str(out)]) == code
+    printed = capsys.readouterr().out.splitlines() + [f"exit code: {code}"]
+    for line in expected:
+        assert line in printed, f"README shows {line!r}, the demo does not print it"
