@@ -596,3 +596,79 @@ def test_secret_in_a_policy_id_stays_out_of_the_printed_decision(make_input, tmp
     cli.main(["run", "--input", str(inp), "--output", str(tmp_path / "out")])
     out, err = capfd.readouterr()
     assert out.strip() and token not in out and token not in err
+
+
+def _on_a_terminal(args: list[str]) -> tuple[int, list[str]]:
+    """Run ``python -m ragwarrant ARGS`` with stdout and stderr on one pseudo-terminal.
+
+    Returns the exit code and the terminal's lines in the order written (escapes removed).
+    """
+    import pty
+    import re
+
+    master, slave = pty.openpty()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "ragwarrant", *args], stdout=slave, stderr=slave, stdin=slave
+    )
+    os.close(slave)
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:  # EIO: the child closed the terminal
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.close(master)
+    text = re.sub(r"\r|\x1b\[K", "", b"".join(chunks).decode())
+    return proc.wait(), [line for line in text.splitlines() if line.strip()]
+
+
+def test_on_a_terminal_the_error_message_comes_before_the_log_record(make_input, tmp_path):
+    """A bad contract on a terminal: the first line is the human error, then its hint; the
+    structured ``run_failed`` record still follows."""
+    inp = make_input(mutate=lambda c: c.update({"statistics": {"alpha": "high"}}))
+    code, lines = _on_a_terminal(["run", "--input", str(inp), "--output", str(tmp_path / "o")])
+    assert code == 78
+    assert lines[0].startswith("ragwarrant: error: contract.yaml is not a valid release contract")
+    assert lines[1].startswith("  hint: statistics.alpha (line ")
+    assert any("run_failed" in line for line in lines[2:])
+
+
+def test_off_a_terminal_the_error_message_precedes_the_json_record(make_input, tmp_path, capsys):
+    """Off a terminal stderr holds the human error first, then the JSON ``run_failed`` line."""
+    inp = make_input(mutate=lambda c: c.update({"statistics": {"alpha": "high"}}))
+    assert run(["run", "--input", str(inp), "--output", str(tmp_path / "o")]) == 78
+    err = capsys.readouterr().err.splitlines()
+    assert err[0].startswith("ragwarrant: error: ") and err[1].startswith("  hint: ")
+    record = json.loads(next(line for line in err if '"run_failed"' in line))
+    assert (record["code"], record["exit_code"]) == ("contract-invalid", 78)
+
+
+def test_input_naming_the_contract_file_names_its_directory(make_input, tmp_path, capsys):
+    """``--input DIR/contract.yaml`` exits 66 saying it is a file and naming DIR to pass."""
+    inp = make_input()
+    code = run(["run", "--input", str(inp / "contract.yaml"), "--output", str(tmp_path / "o")])
+    assert code == 66
+    first = capsys.readouterr().err.splitlines()[0]
+    assert first == (
+        f"ragwarrant: error: input {inp / 'contract.yaml'} is a file; pass its directory ({inp})"
+    )
+
+
+def test_summary_and_verify_of_a_file_name_its_directory(make_input, tmp_path, capsys):
+    """``summary OUT/decision.json`` and ``verify OUT/decision.json`` (or ``--input
+    IN/contract.yaml``) exit 66 naming the directory to pass."""
+    inp, out = make_input(), tmp_path / "out"
+    assert run(["run", "--input", str(inp), "--output", str(out)]) == 0
+    capsys.readouterr()
+    decision, contract = out / "decision.json", inp / "contract.yaml"
+    for argv, given in (
+        (["summary", str(decision)], decision),
+        (["verify", str(decision)], decision),
+        (["verify", str(out), "--input", str(contract)], contract),
+    ):
+        assert run(argv) == 66, argv
+        first = capsys.readouterr().err.splitlines()[0]
+        assert first.endswith(f" {given} is a file; pass its directory ({given.parent})"), first

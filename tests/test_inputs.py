@@ -227,3 +227,15 @@ def test_copied_baseline_config_is_an_error_record(make_input, tmp_path, capsys)
     assert error["code"] == "contract-invalid"
     assert "policies/cand.json" in error["message"]
     assert "policies/base.json" in error["message"]
+def test_an_input_that_is_a_file_names_the_directory_to_pass(tmp_path):
+    """``--input path/to/contract.yaml``: the error says it is a file and names its directory."""
+    contract = tmp_path / "in" / "contract.yaml"
+    contract.parent.mkdir()
+    contract.write_text("id: x\n")
+    with pytest.raises(InputError) as err:
+        check_input_dir(contract)
+    assert err.value.code == "input-not-directory"
+    assert (
+        err.value.message == f"input {contract} is a file; pass its directory ({contract.parent})"
+    )
+    assert err.value.hint == f"pass {contract.parent}: the directory, not a file in it"

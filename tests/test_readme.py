@@ -1,4 +1,4 @@
-"""The README's minimal contract is valid and runs as documented."""
+"""The README runs as documented: its minimal contract, its set-up, its links to docs/."""
 
 from __future__ import annotations
 
@@ -57,7 +57,53 @@ def test_repeated_runs_of_an_example_block_as_the_readme_says(make_input, tmp_pa
     failed = [g["id"] for c in decision["candidates"] for g in c["gates"] if g["status"] == "fail"]
     assert decision["run_class"] == "BLOCK"
     assert "hard:duplicate-rows" in failed
-    readme = " ".join((REPO / "README.md").read_text().split())
-    assert "or repeated example ids)" not in readme
-    paragraph = readme.split("**Repeated measurements.**", 1)[1].split("**", 1)[0]
+    for page in ("README.md", "docs/decision.md"):
+        assert "or repeated example ids)" not in " ".join((REPO / page).read_text().split())
+    decision_page = " ".join((REPO / "docs" / "decision.md").read_text().split())
+    paragraph = decision_page.split("**Repeated measurements.**", 1)[1].split("**", 1)[0]
     assert "`hard:duplicate-rows`" in paragraph and "group key" in paragraph
+
+
+REFERENCE_PAGES = (
+    "contract.md",
+    "formats.md",
+    "decision.md",
+    "outputs.md",
+    "corroboration.md",
+    "scheduling.md",
+    "audit.md",
+)
+
+
+def test_readme_links_every_reference_page():
+    """Each docs/ page that holds the README's former reference sections is linked from it."""
+    readme = (REPO / "README.md").read_text()
+    for page in REFERENCE_PAGES:
+        assert (REPO / "docs" / page).is_file()
+        assert f"](docs/{page})" in readme, f"README does not link docs/{page}"
+
+
+def test_readme_set_up_is_two_make_targets():
+    """The README's set-up block holds `make demo` and `make test`, both Makefile targets."""
+    readme = (REPO / "README.md").read_text()
+    block = readme.split("## Set-up: two commands", 1)[1].split("```sh\n", 1)[1].split("```")[0]
+    commands = [line.split("#")[0].strip() for line in block.splitlines() if line.strip()]
+    assert commands == ["make demo", "make test"]
+    makefile = (REPO / "Makefile").read_text()
+    assert re.search(r"^demo:", makefile, flags=re.M) and re.search(r"^test:", makefile, flags=re.M)
+
+
+def test_readme_demo_output_is_what_the_demo_prints(tmp_path, capsys):
+    """Every line of README's "What `make demo` printed" block (but the elided ones) is printed by
+    the demo's two commands, `run` then `summary`, on the shipped example."""
+    readme = (REPO / "README.md").read_text()
+    block = readme.split("## What `make demo` printed", 1)[1].split("```text\n", 1)[1]
+    expected = [line for line in block.split("```", 1)[0].splitlines() if "..." not in line]
+    out = tmp_path / "demo"
+    code = cli.main(
+        ["run", "--input", str(REPO / "examples" / "ragtruth-generators"), "--output", str(out)]
+    )
+    assert cli.main(["summary", str(out)]) == code
+    printed = capsys.readouterr().out.splitlines() + [f"exit code: {code}"]
+    for line in expected:
+        assert line in printed, f"README shows {line!r}, the demo does not print it"

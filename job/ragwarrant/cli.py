@@ -25,6 +25,7 @@ from ragwarrant.commands import schemas as schemas_command
 from ragwarrant.commands import selftest as selftest_command
 from ragwarrant.commands import summary as summary_command
 from ragwarrant.commands import verify as verify_command
+from ragwarrant.commands._help import top_level_epilog
 from ragwarrant.errors import InternalError, RagwarrantError, UsageError
 from ragwarrant.logging import configure_logging
 from ragwarrant.mounts import DEFAULT_MOUNTS
@@ -58,6 +59,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="ragwarrant",
         description="Decide whether a candidate RAG policy may replace the baseline.",
+        epilog=top_level_epilog(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"ragwarrant {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
@@ -261,6 +264,7 @@ def _fail(
     output = getattr(args, "output", None) if args is not None else None
     if args is not None and getattr(args, "command", None) == "run" and isinstance(output, Path):
         written, published = _record_run_error(log, args, output, exc)
+    _print_error(exc, args)  # first: on a terminal the person reads this, not the log record
     log.error(
         "run_failed",
         code=exc.code,
@@ -269,8 +273,17 @@ def _fail(
         exit_code=int(exc.exit_code),
         error_record_written=written,
     )
-    print(_stderr_text(exc, args), file=sys.stderr)
     return int(exc.exit_code)
+
+
+def _print_error(exc: RagwarrantError, args: argparse.Namespace | None) -> None:
+    """Print the human error message on stderr, flushed before any log line follows it.
+
+    On a terminal the progress line (``commands.run.ProgressLine``) is cleared first, so the
+    message starts its own line.
+    """
+    clear = "\r\x1b[K" if sys.stderr.isatty() else ""
+    print(clear + _stderr_text(exc, args), file=sys.stderr, flush=True)
 
 
 def _redacted(text: str, args: argparse.Namespace | None) -> str:
@@ -281,8 +294,16 @@ def _redacted(text: str, args: argparse.Namespace | None) -> str:
 
 
 def _mounts(args: argparse.Namespace | None) -> tuple[str, ...]:
-    """``/in``, ``/out`` and the paths the command line names (their mention is not a leak)."""
+    """``/in``, ``/out`` and the paths the command line names (their mention is not a leak).
+
+    An ``--input`` or ``OUTDIR`` naming a file adds its directory, which the error names as the
+    one to pass (``errors.file_for_directory``).
+    """
     paths = [v for v in vars(args).values() if isinstance(v, Path)] if args is not None else []
+    for name in ("input", "outdir"):
+        named = getattr(args, name, None)
+        if isinstance(named, Path) and named.is_file():
+            paths.append(named.parent)
     return tuple(dict.fromkeys([*DEFAULT_MOUNTS, *(str(p.absolute()) for p in paths)]))
 
 

@@ -7,6 +7,7 @@ place that turns them into exit codes (``exit_code``).
 
 from __future__ import annotations
 
+from pathlib import PurePath
 from typing import Literal
 
 from ragwarrant.exit_codes import ExitCode
@@ -20,6 +21,7 @@ __all__ = [
     "OutputError",
     "RagwarrantError",
     "UsageError",
+    "file_for_directory",
 ]
 
 Fault = Literal["user", "internal"]
@@ -139,3 +141,18 @@ class InternalError(RagwarrantError):
 
     exit_code = ExitCode.INTERNAL
     fault = "internal"
+
+
+def file_for_directory(code: str, what: str, path: PurePath) -> InputError:
+    """The error of a directory argument that names a file: say so and name its directory.
+
+    Args:
+        code: the error's code (e.g. ``input-not-directory``).
+        what: what was expected, as the message names it (``input``, ``the output directory``).
+        path: the file given.
+    """
+    return InputError(
+        code,
+        f"{what} {path} is a file; pass its directory ({path.parent})",
+        hint=f"pass {path.parent}: the directory, not a file in it",
+    )

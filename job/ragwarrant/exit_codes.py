@@ -6,8 +6,9 @@ Decision classes map to 0/10/11/12; errors follow BSD sysexits(3).
 from __future__ import annotations
 
 from enum import IntEnum, StrEnum
+from types import MappingProxyType
 
-__all__ = ["DecisionClass", "ExitCode", "exit_code_for_class"]
+__all__ = ["EXIT_CODE_MEANINGS", "DecisionClass", "ExitCode", "exit_code_for_class"]
 
 
 class DecisionClass(StrEnum):
@@ -34,6 +35,22 @@ class ExitCode(IntEnum):
     CANT_CREATE = 73  # EX_CANTCREAT: output directory not writable
     CONFIG = 78  # EX_CONFIG: release contract invalid
 
+
+EXIT_CODE_MEANINGS = MappingProxyType(
+    {
+        ExitCode.PROMOTE: "a candidate may replace the baseline",
+        ExitCode.REJECT: "the evidence goes against every tested candidate",
+        ExitCode.INCONCLUSIVE: "the evidence does not settle it (or is below the promotion class)",
+        ExitCode.BLOCK: "a hard gate failed",
+        ExitCode.USAGE: "the command line is wrong",
+        ExitCode.VERIFY_MISMATCH: "a file, field or ledger line differs from the record",
+        ExitCode.NO_INPUT: "an input (directory or file) is missing or unreadable",
+        ExitCode.INTERNAL: "internal error, or the self-test failed",
+        ExitCode.CANT_CREATE: "the output directory cannot be created or written",
+        ExitCode.CONFIG: "the release contract is missing or invalid",
+    }
+)
+"""One line per exit code, as ``--help`` lists them (the table: contracts/exit-codes.md)."""
 
 _CLASS_TO_CODE = {
     DecisionClass.PROMOTE: ExitCode.PROMOTE,

@@ -34,7 +34,7 @@ from ragwarrant.contract import (
     wide_margins,
 )
 from ragwarrant.digests import sha256_bytes, sha256_file
-from ragwarrant.errors import ContractError, EvidenceError, InputError
+from ragwarrant.errors import ContractError, EvidenceError, InputError, file_for_directory
 from ragwarrant.outputs import ConfigDifference, FileDigest, ValidationCheck
 
 __all__ = [
@@ -84,7 +84,8 @@ def check_input_dir(input_dir: Path) -> None:
     """Check the input directory exists and is readable.
 
     Raises:
-        InputError: the input directory is missing or unreadable (exit 66).
+        InputError: the input directory is missing or unreadable (exit 66); ``input-not-directory``
+            when it names a file (the message names the directory to pass instead).
     """
     hint = "check the volume's permissions: the job runs as uid 65532"
     try:
@@ -95,6 +96,8 @@ def check_input_dir(input_dir: Path) -> None:
             f"input directory {input_dir} cannot be reached: {exc.strerror}",
             hint=hint,
         ) from exc
+    if not is_dir and input_dir.is_file():
+        raise file_for_directory("input-not-directory", "input", input_dir)
     if not is_dir:
         raise InputError(
             "input-missing",

@@ -384,3 +384,13 @@ def test_real_paths_are_still_found_beside_base64_rule():
     for path in ("/srv/data/x.csv", "/opt/app/y", "/data/run-2026-11-29/ModelCheckpoint/x"):
         found = scan_outputs({"report.md": f"written to {path}\n".encode()})
         assert [f.kind for f in found] == ["absolute-path"]
+
+
+def test_a_json_pointer_glued_to_a_file_name_is_not_a_path():
+    """``contract.yaml#/statistics/alpha`` (a URI-fragment JSON pointer) is no finding; a host
+    path after a bare ``#`` or under a private root after a file name's ``#`` still is."""
+    for text in ("contract.yaml#/statistics/alpha", "contract.schema.json#/properties/id"):
+        assert scan_outputs({"report.md": f"at {text}\n".encode()}) == []
+    for text in ("see #/srv/data/x.csv", "x#/home/alice/secret.csv"):
+        found = scan_outputs({"report.md": f"{text}\n".encode()})
+        assert [f.kind for f in found] == ["absolute-path"], text

@@ -356,11 +356,12 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str], _Validator | None], ...] = (
     (
         # Any other absolute POSIX path of two or more segments (/srv/x, /opt/x, /data/x),
         # outside the run's mounts. Not after a word character, ``:``, ``/`` or ``+`` (URLs,
-        # a/b/c, 2026/11/29, base64), and not ending inside a base64 run (signatures and
-        # payloads in decision.intoto.json hold ``/`` between letters).
+        # a/b/c, 2026/11/29, base64), nor as the fragment of a file name (``contract.yaml#/
+        # statistics/alpha``: a JSON pointer, RFC 6901 section 6), and not ending inside a
+        # base64 run (signatures and payloads in decision.intoto.json hold ``/`` between letters).
         "absolute-path",
         re.compile(
-            rf"(?:(?<![\w.~\-:/+])|{_GLUED_V})/[A-Za-z0-9._\-]+(?:/[A-Za-z0-9._\-]+)+"
+            rf"(?:(?<![\w.~\-:/+])(?<!\w#)|{_GLUED_V})/[A-Za-z0-9._\-]+(?:/[A-Za-z0-9._\-]+)+"
             r"(?![A-Za-z0-9._\-+/=])"
         ),
         _outside_mounts,

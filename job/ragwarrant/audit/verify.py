@@ -77,7 +77,7 @@ from ragwarrant.audit.report import render_report
 from ragwarrant.audit.unlisted import unlisted_files
 from ragwarrant.audit.writer import HISTORY_DIR, LOCK_FILE
 from ragwarrant.digests import sha256_bytes, sha256_file
-from ragwarrant.errors import InputError, InternalError, RagwarrantError
+from ragwarrant.errors import InputError, InternalError, RagwarrantError, file_for_directory
 from ragwarrant.exit_codes import ExitCode
 from ragwarrant.outputs import Decision, FileDigest, Manifest, ValidationReport
 
@@ -1101,6 +1101,8 @@ def _check_against_inputs(
 
 def _require_dirs(output_dir: Path, input_dir: Path | None) -> None:
     for label, d in (("output", output_dir), ("input", input_dir)):
+        if d is not None and d.is_file():
+            raise file_for_directory(f"verify-{label}-not-directory", f"the {label}", d)
         if d is not None and not d.is_dir():
             raise InputError(
                 f"verify-{label}-missing",

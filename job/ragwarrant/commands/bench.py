@@ -11,7 +11,10 @@ import argparse
 import json
 from pathlib import Path
 
-__all__ = ["register"]
+from ragwarrant.commands._help import CommandHelp, add_command
+from ragwarrant.exit_codes import ExitCode
+
+__all__ = ["GROUNDEDNESS_HELP", "register"]
 
 
 def _write_atomic(path: Path, text: str) -> None:
@@ -49,15 +52,32 @@ def _run(args: argparse.Namespace) -> int:
     return 0
 
 
+GROUNDEDNESS_HELP = CommandHelp(
+    purpose="lexical groundedness gates on RAGTruth (response-level P/R/F1/FNR, latency)",
+    reads="--ragtruth-dir DIR: a RAGTruth copy (response.jsonl + source_info.jsonl: the official "
+    "train/test protocol) or the shared partial sample (source-grouped cross-validation, not the "
+    "official test split)",
+    writes="the table (--format md) or its JSON on stdout, or into --output FILE; with "
+    "--write-calibration FILE, a calibration file",
+    codes=(ExitCode.PROMOTE, ExitCode.NO_INPUT),
+    success="the benchmark ran and its table was written",
+    code_note=f"{int(ExitCode.NO_INPUT)}: the RAGTruth directory or one of its files is missing "
+    "or not in the expected form.",
+    examples=("ragwarrant bench groundedness --ragtruth-dir ../shared/data/ragtruth",),
+)
+"""``ragwarrant bench groundedness --help``."""
+
+
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``bench groundedness`` to the ``ragwarrant`` command line."""
-    bench = subparsers.add_parser("bench", help="benchmarks of ragwarrant's deterministic checks")
-    kinds = bench.add_subparsers(dest="bench_kind", metavar="BENCHMARK", required=True)
-    parser = kinds.add_parser(
-        "groundedness",
-        help="lexical groundedness gates on RAGTruth (response-level P/R/F1/FNR, latency)",
-        description=__doc__.split("\n\n")[0] if __doc__ else None,
+    bench = subparsers.add_parser(
+        "bench",
+        help="benchmarks of ragwarrant's deterministic checks",
+        description="Benchmarks of ragwarrant's deterministic checks; see "
+        "'ragwarrant bench BENCHMARK --help'.",
     )
+    kinds = bench.add_subparsers(dest="bench_kind", metavar="BENCHMARK", required=True)
+    parser = add_command(kinds, "groundedness", GROUNDEDNESS_HELP)
     parser.add_argument(
         "--ragtruth-dir",
         required=True,

@@ -5,19 +5,49 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from ragwarrant.commands._help import CommandHelp, add_command
 from ragwarrant.errors import EvidenceError, InputError
+from ragwarrant.exit_codes import ExitCode
 
-__all__ = ["register"]
+__all__ = ["INIT_HELP", "register"]
+
+INIT_HELP = CommandHelp(
+    purpose="draft a release contract from your evaluation exports (margins left to declare)",
+    reads="the exports given to --from (Ragas, DeepEval, LangSmith, Phoenix, TruLens, OTel "
+    "telemetry or generic CSV/JSON/Parquet): each one's tool, metrics, pairing key, policies, "
+    "slices and splits are detected",
+    writes="--output (default contract.yaml; refused if it exists, unless --force): a commented "
+    "draft whose every margin_abs is null, so it does not validate until you declare each "
+    "margin; paths in it are relative to --output's directory; stdout: what was seen per export",
+    codes=(ExitCode.PROMOTE, ExitCode.NO_INPUT),
+    success="the draft was written",
+    code_note=f"{int(ExitCode.USAGE)} also when --output exists and --force is not given; "
+    f"{int(ExitCode.NO_INPUT)}: an export is missing, unreadable, of an unknown suffix or not "
+    "of its format.",
+    examples=("ragwarrant init --from evals.csv telemetry.parquet --output in/contract.yaml",),
+)
+"""``ragwarrant init --help``."""
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """Add the ``init`` subcommand."""
-    p = subparsers.add_parser(
-        "init",
-        help="draft a release contract from your evaluation exports (margins left to declare)",
+    p = add_command(subparsers, "init", INIT_HELP)
+    p.add_argument(
+        "--from",
+        dest="sources",
+        type=Path,
+        nargs="+",
+        required=True,
+        metavar="FILE",
+        help="evaluation exports and telemetry files to describe",
     )
-    p.add_argument("--from", dest="sources", type=Path, nargs="+", required=True, metavar="FILE")
-    p.add_argument("--output", type=Path, default=Path("contract.yaml"))
+    p.add_argument(
+        "--output",
+        type=Path,
+        default=Path("contract.yaml"),
+        metavar="FILE",
+        help="the draft to write, inside the input directory (default: contract.yaml)",
+    )
     p.add_argument("--id", dest="contract_id", default="my-release", help="the contract id")
     p.add_argument("--force", action="store_true", help="overwrite --output if it exists")
     p.set_defaults(handler=handle)

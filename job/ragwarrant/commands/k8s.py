@@ -17,7 +17,9 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ragwarrant.commands._help import RUN_EXIT_CODES, CommandHelp, add_command
 from ragwarrant.errors import UsageError
+from ragwarrant.exit_codes import ExitCode
 from ragwarrant.k8s.argo import build_argo_manifests
 from ragwarrant.k8s.render import (
     DEFAULT_PARALLELISM,
@@ -34,7 +36,7 @@ from ragwarrant.k8s.render import (
 if TYPE_CHECKING:  # k8s.inputs loads the contract models (pydantic): imported where used
     from ragwarrant.k8s.inputs import RenderInputs  # noqa: F811
 
-__all__ = ["register"]
+__all__ = ["K8S_RENDER_HELP", "K8S_SUBMIT_HELP", "register"]
 
 
 # The arguments ``render`` and ``submit`` share: (flag, ``add_argument`` keywords), in help order.
@@ -226,17 +228,56 @@ def _add_workload_args(parser: argparse.ArgumentParser) -> None:
         parser.add_argument(flag, **spec)
 
 
+_K8S_READS = (
+    "each --contract FILE and the policy configs and evidence files it names (checked before "
+    "anything is written: an invalid contract or a missing file is refused)"
+)
+
+K8S_RENDER_HELP = CommandHelp(
+    purpose="write a hardened Job, CronJob or Indexed Job (YAML) for contracts and an image",
+    reads=_K8S_READS,
+    writes="-o FILE (default: stdout): Namespace, ServiceAccount, deny-all NetworkPolicy, the "
+    "ledger's PersistentVolumeClaim, ConfigMaps holding the contract(s) and evidence, and the "
+    "workload. Apply with `kubectl apply -f FILE`.",
+    codes=(ExitCode.PROMOTE, ExitCode.NO_INPUT, ExitCode.CANT_CREATE, ExitCode.CONFIG),
+    success="the manifests were written",
+    code_note=f"{int(ExitCode.USAGE)} also for an image not pinned by digest (unless "
+    "--allow-tag), a bad number or schedule, or an unreadable contract file.",
+    examples=(
+        "ragwarrant k8s render --kind job --image REGISTRY/ragwarrant@sha256:<digest> "
+        "--contract in/contract.yaml -o job.yaml",
+    ),
+)
+"""``ragwarrant k8s render --help``."""
+
+K8S_SUBMIT_HELP = CommandHelp(
+    purpose="create the same objects in the current kubeconfig context; --wait for the decision",
+    reads=f"{_K8S_READS}; the kubeconfig ($KUBECONFIG or ~/.kube, --context)",
+    writes="the objects 'render' writes, created in the cluster (an existing ledger claim is "
+    "kept: the ledger outlives runs); progress on stdout",
+    codes=RUN_EXIT_CODES,
+    success="created (without --wait), or the job PROMOTEd (with --wait)",
+    code_note="With --wait, exits with the job's exit code (any code of 'ragwarrant run'; for an "
+    "Indexed Job, the first non-zero one in index order). Not tested against a live cluster: "
+    "our tests replay API responses from a loopback server.",
+    examples=(
+        "ragwarrant k8s submit --kind job --image REGISTRY/ragwarrant@sha256:<digest> "
+        "--contract in/contract.yaml --wait",
+    ),
+)
+"""``ragwarrant k8s submit --help``."""
+
+
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """Add ``k8s render`` and ``k8s submit`` to the CLI."""
-    k8s = subparsers.add_parser("k8s", help="Kubernetes manifests for the job")
-    verbs = k8s.add_subparsers(dest="k8s_command", required=True, metavar="VERB")
-    render = verbs.add_parser(
-        "render",
-        help="write a hardened Job, CronJob or Indexed Job (YAML) for contracts and an image",
-        description="Writes Namespace, ServiceAccount, deny-all NetworkPolicy, the ledger's "
-        "PersistentVolumeClaim, ConfigMaps holding the contract(s) and evidence, and the "
-        "workload. Apply with `kubectl apply -f FILE`.",
+    k8s = subparsers.add_parser(
+        "k8s",
+        help="Kubernetes manifests for the job",
+        description="Render (render) or create (submit) the Kubernetes objects that run the job; "
+        "see 'ragwarrant k8s VERB --help'.",
     )
+    verbs = k8s.add_subparsers(dest="k8s_command", required=True, metavar="VERB")
+    render = add_command(verbs, "render", K8S_RENDER_HELP)
     _add_workload_args(render)
     render.add_argument(
         "--engine",
@@ -247,14 +288,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     )
     render.add_argument("-o", "--out", default="-", help="output file, or - for stdout")
     render.set_defaults(handler=run_render)
-    submit = verbs.add_parser(
-        "submit",
-        help="create the same objects in the current kubeconfig context; --wait for the decision",
-        description="Creates what `render` writes. With --wait, exits with the job's exit code "
-        "(for an Indexed Job, the first non-zero one in index order). An existing ledger claim "
-        "is kept (the ledger outlives runs). Not tested against a "
-        "live cluster: our tests replay API responses from a loopback server.",
-    )
+    submit = add_command(verbs, "submit", K8S_SUBMIT_HELP)
     _add_workload_args(submit)
     submit.add_argument("--kubeconfig", help="kubeconfig file (default: $KUBECONFIG or ~/.kube)")
     submit.add_argument("--context", help="kubeconfig context (default: the current one)")

@@ -6,29 +6,58 @@ import argparse
 import sys
 from pathlib import Path
 
+from ragwarrant.commands._help import CommandHelp, add_command
 from ragwarrant.exit_codes import ExitCode
 
 # The ledger and key functions are imported by the handlers that use them (a light ``--help``).
 
-__all__ = ["register"]
+__all__ = ["LEDGER_SHOW_HELP", "LEDGER_VERIFY_HELP", "register"]
+
+
+LEDGER_VERIFY_HELP = CommandHelp(
+    purpose="check the hash chain (and, with --public-key, each entry's signature)",
+    reads="FILE (the ledger, JSON Lines); with --public-key, the Ed25519 public key (PEM)",
+    writes="stdout only: 'ledger intact: ...' or 'LEDGER BROKEN: first broken entry at ...'",
+    codes=(ExitCode.PROMOTE, ExitCode.VERIFY_MISMATCH, ExitCode.NO_INPUT),
+    success="every entry hashes to its entry_hash and links to the previous one (and, with "
+    "--public-key, carries a signature by that key)",
+    code_note=f"{int(ExitCode.NO_INPUT)}: the file or the key cannot be read, or the key is not "
+    "Ed25519.",
+    notes=(
+        "A line torn by a run killed while appending is quarantined by the next append (its "
+        "bytes kept in a marker entry) and reported as a note. Without --public-key the chain "
+        "proves integrity against accidental edits only: anyone who can write the file can "
+        "rewrite it and recompute every hash.",
+    ),
+    examples=(
+        "ragwarrant ledger verify /ledger/ledger.jsonl",
+        "ragwarrant ledger verify /ledger/ledger.jsonl --public-key signing.pub.pem",
+    ),
+)
+"""``ragwarrant ledger verify --help``."""
+
+LEDGER_SHOW_HELP = CommandHelp(
+    purpose="history per contract and policy: classes and abstention rate by slice over time",
+    reads="FILE (the ledger, JSON Lines)",
+    writes="stdout only: decision classes over time per contract and policy, the abstention "
+    "rate by slice over time, EARLY DRIFT flags",
+    codes=(ExitCode.PROMOTE, ExitCode.NO_INPUT),
+    success="the history was printed",
+    examples=("ragwarrant ledger show /ledger/ledger.jsonl --contract ragtruth-generators",),
+)
+"""``ragwarrant ledger show --help``."""
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """Add ``ledger verify`` and ``ledger show`` to the CLI."""
-    ledger = subparsers.add_parser("ledger", help="check or show the evidence ledger")
-    verbs = ledger.add_subparsers(dest="ledger_command", required=True, metavar="VERB")
-    verify = verbs.add_parser(
-        "verify",
-        help="check the hash chain (and, with --public-key, each entry's signature)",
-        description=f"Exit 0 when every entry hashes to its entry_hash and links to the previous "
-        f"one (and, with --public-key, carries a signature by that key), "
-        f"{int(ExitCode.VERIFY_MISMATCH)} "
-        "otherwise (the first broken line is named first). A line torn by a run killed while "
-        "appending is quarantined by the next append (its bytes kept in a marker entry) and "
-        "reported as a note. Without --public-key the chain "
-        "proves integrity against accidental edits only: anyone who can write the file can "
-        "rewrite it and recompute every hash.",
+    ledger = subparsers.add_parser(
+        "ledger",
+        help="check or show the evidence ledger",
+        description="Check (verify) or show (show) the evidence ledger that 'run --ledger' "
+        "appends to; see 'ragwarrant ledger VERB --help'.",
     )
+    verbs = ledger.add_subparsers(dest="ledger_command", required=True, metavar="VERB")
+    verify = add_command(verbs, "verify", LEDGER_VERIFY_HELP)
     verify.add_argument("file", type=Path, metavar="FILE")
     verify.add_argument(
         "--public-key",
@@ -37,10 +66,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         help="Ed25519 public key (PEM) every entry must be signed with (runs with --signing-key)",
     )
     verify.set_defaults(handler=run_ledger_verify)
-    show = verbs.add_parser(
-        "show",
-        help="history per contract and policy: classes and abstention rate by slice over time",
-    )
+    show = add_command(verbs, "show", LEDGER_SHOW_HELP)
     show.add_argument("file", type=Path, metavar="FILE")
     show.add_argument("--contract", metavar="ID", help="only this contract id")
     show.add_argument("--policy", metavar="ID", help="only this policy id")

@@ -16,6 +16,8 @@ from collections.abc import MutableMapping
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
+from ragwarrant.commands._help import RUN_EXIT_CODES, CommandHelp, add_command
+from ragwarrant.exit_codes import ExitCode
 from ragwarrant.exit_modes import ExitMode, process_exit_code
 
 if TYPE_CHECKING:
@@ -26,6 +28,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "BLAS_THREADS_VARIABLE",
+    "RUN_HELP",
     "ProgressLine",
     "pin_blas_threads",
     "recorded_options",
@@ -80,6 +83,25 @@ _PATH_OPTIONS: tuple[tuple[str, str, str | None, str], ...] = (
 )
 
 
+RUN_HELP = CommandHelp(
+    purpose="decide whether a candidate may replace the baseline",
+    reads="--input DIR (never written to): contract.yaml|json, the policy configs and evidence "
+    "files it names; --ledger and --signing-key when given",
+    writes="--output DIR (outside --input): decision.json, validation_report.json, report.md, "
+    "report.html, junit.xml, decision.intoto.json, manifest.json (last); one decision line on "
+    "stdout, logs on stderr (on a terminal: logs on stdout, progress on stderr); --ledger, "
+    "--summary-json and --termination-message-path when given",
+    codes=RUN_EXIT_CODES,
+    code_note=f"--exit-mode status: every decision exits {int(ExitCode.PROMOTE)}; error codes are "
+    "kept. On an error, decision.json (class ERROR) is still written when --output is writable.",
+    examples=(
+        "ragwarrant run --input examples/ragtruth-generators --output out/demo",
+        "ragwarrant run --input in --output out --ledger ledger/ledger.jsonl | tail -1",
+    ),
+)
+"""``ragwarrant run --help`` (every exit code but ``verify``'s mismatch)."""
+
+
 def _env_path(name: str, fallback: str | None) -> Path | None:
     """The path in environment variable ``name`` when set, else ``fallback`` (None: no path)."""
     value = os.environ.get(name, fallback)
@@ -88,9 +110,12 @@ def _env_path(name: str, fallback: str | None) -> Path | None:
 
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """Add the ``run`` subcommand."""
-    p = subparsers.add_parser("run", help="decide whether a candidate may replace the baseline")
+    p = add_command(subparsers, "run", RUN_HELP)
     for flag, env, fallback, help_text in _PATH_OPTIONS:
-        p.add_argument(flag, type=Path, default=_env_path(env, fallback), help=help_text)
+        metavar = "DIR" if flag in ("--input", "--output") else "FILE"
+        p.add_argument(
+            flag, type=Path, default=_env_path(env, fallback), metavar=metavar, help=help_text
+        )
     p.add_argument(
         "--exit-mode",
         type=ExitMode,

@@ -6,12 +6,14 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ragwarrant.commands._help import CommandHelp, add_command
 from ragwarrant.errors import UsageError
+from ragwarrant.exit_codes import ExitCode
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
-__all__ = ["SCHEMAS", "register", "render_schemas", "schema_models"]  # noqa: F822 -- PEP 562
+__all__ = ["SCHEMAS", "SCHEMAS_HELP", "register", "render_schemas", "schema_models"]  # noqa: F822 -- PEP 562
 
 
 def schema_models() -> dict[str, type[BaseModel]]:
@@ -47,13 +49,23 @@ def render_schemas() -> dict[str, bytes]:
     return out
 
 
+SCHEMAS_HELP = CommandHelp(
+    purpose="list, or write, the JSON Schemas of the contract and the outputs",
+    reads="nothing: the schemas are generated from the code's models",
+    writes="without --write: the schema file names on stdout; with --write DIR: "
+    "contract.schema.json, decision.schema.json, validation_report.schema.json and "
+    "manifest.schema.json into DIR (which must exist)",
+    codes=(ExitCode.PROMOTE,),
+    success="listed or written",
+    code_note=f"{int(ExitCode.USAGE)} also when --write names no existing directory.",
+    examples=("ragwarrant schemas --write contracts",),
+)
+"""``ragwarrant schemas --help``."""
+
+
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """Add the ``schemas`` subcommand."""
-    p = subparsers.add_parser(
-        "schemas",
-        help="list, or write, the JSON Schemas of the contract and the outputs",
-        description="Without --write, list the schema files; with --write DIR, write them there.",
-    )
+    p = add_command(subparsers, "schemas", SCHEMAS_HELP)
     p.add_argument(
         "--write", type=Path, metavar="DIR", help="write them into DIR (e.g. contracts/)"
     )

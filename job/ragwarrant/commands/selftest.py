@@ -7,16 +7,29 @@ from __future__ import annotations
 
 import argparse
 
+from ragwarrant.commands._help import CommandHelp, add_command
 from ragwarrant.exit_codes import ExitCode
 
-__all__ = ["handle", "register"]
+__all__ = ["SELFTEST_HELP", "handle", "register"]
+
+
+SELFTEST_HELP = CommandHelp(
+    purpose="run the planted cases the engine must catch",
+    reads="nothing: the planted cases are built in memory (every 'run' runs them first)",
+    writes="stdout only: one line per planted case (gate or leg checked, expected and found "
+    "class) and the total time",
+    codes=(ExitCode.PROMOTE, ExitCode.INTERNAL),
+    success="every planted case was caught",
+    code_note=f"{int(ExitCode.INTERNAL)}: a case was missed; 'run' then exits the same way "
+    "(class ERROR, selftest-failed).",
+    examples=("ragwarrant selftest",),
+)
+"""``ragwarrant selftest --help``."""
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """Add the ``selftest`` subcommand."""
-    p = subparsers.add_parser(
-        "selftest", help="run the planted cases the engine must catch (exit 0 pass, 70 fail)"
-    )
+    p = add_command(subparsers, "selftest", SELFTEST_HELP)
     p.set_defaults(handler=handle)
 
 

@@ -8,9 +8,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ragwarrant.commands import collect as collect_command  # `summary --all` (issue 16)
+from ragwarrant.commands._help import CommandHelp, add_command
 from ragwarrant.digests import sha256_bytes
-from ragwarrant.errors import InputError, MismatchError
-from ragwarrant.exit_codes import DecisionClass, exit_code_for_class
+from ragwarrant.errors import InputError, MismatchError, file_for_directory
+from ragwarrant.exit_codes import DecisionClass, ExitCode, exit_code_for_class
 
 if TYPE_CHECKING:
     from ragwarrant.outputs import Decision
@@ -18,13 +19,29 @@ if TYPE_CHECKING:
 # The record models (pydantic) and the summary are imported by the functions that use them, so
 # that ``ragwarrant --help`` and the other commands do not load them.
 
-__all__ = ["register"]
+__all__ = ["SUMMARY_HELP", "register"]
+
+
+SUMMARY_HELP = CommandHelp(
+    purpose="print the decision of a finished run",
+    reads="OUTDIR/decision.json and OUTDIR/manifest.json (with --all: every subdirectory's)",
+    writes="stdout only: the run class, each candidate's class and first reason, the next step "
+    "(--json: the machine summary {run_class, exit_code, next_step, candidates})",
+    codes=tuple(ExitCode),
+    code_note="Exits with the recorded run's code (any code of 'ragwarrant run'); "
+    f"{int(ExitCode.VERIFY_MISMATCH)} when decision.json differs from manifest.json or a file is "
+    f"not in it; {int(ExitCode.NO_INPUT)} without manifest.json (not a completed run). With "
+    f"--all: {int(ExitCode.PROMOTE)} once the table is printed, {int(ExitCode.NO_INPUT)} when "
+    "OUTDIR cannot be listed.",
+    examples=("ragwarrant summary out/demo", "ragwarrant summary --all out --expect 8"),
+)
+"""``ragwarrant summary --help``."""
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """Add the ``summary`` subcommand."""
-    p = subparsers.add_parser("summary", help="print the decision of a finished run")
-    p.add_argument("outdir", type=Path)
+    p = add_command(subparsers, "summary", SUMMARY_HELP)
+    p.add_argument("outdir", type=Path, metavar="OUTDIR", help="a run's output directory")
     collect_command.add_arguments(p)  # --all, --format, --expect: commands/collect.py
     p.add_argument(
         "--json",
@@ -99,6 +116,8 @@ def handle(args: argparse.Namespace) -> int:
     from ragwarrant.decision import run_class
     from ragwarrant.outputs import Decision
 
+    if args.outdir.is_file():
+        raise file_for_directory("summary-not-directory", "OUTDIR", args.outdir)
     path = args.outdir / "decision.json"
     try:
         raw = path.read_bytes()

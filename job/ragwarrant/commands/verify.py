@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ragwarrant.commands._help import CommandHelp, add_command
 from ragwarrant.errors import EvidenceError
 from ragwarrant.exit_codes import ExitCode
 
@@ -23,7 +24,7 @@ if TYPE_CHECKING:
 # The adapters, the contract loader, the engine and the checks are imported by the functions that
 # use them, so that ``ragwarrant --help`` and the other commands do not load them.
 
-__all__ = ["read_private_texts", "register", "replay_with_job"]
+__all__ = ["VERIFY_HELP", "read_private_texts", "register", "replay_with_job"]
 
 
 def read_private_texts(input_dir: Path) -> Iterator[str]:
@@ -77,21 +78,36 @@ def replay_with_job(
     return run_job(input_dir, output_dir, on_stage=lambda event, **fields: None, replay_look=look)
 
 
+VERIFY_HELP = CommandHelp(
+    purpose="check an output directory against its manifest, schemas, attestation and inputs",
+    reads="OUTDIR (every file and manifest.json); with --input DIR, the run's inputs; with "
+    "--public-key, the Ed25519 public key (PEM)",
+    writes="stdout only: 'verified: ...' and what was checked, or 'MISMATCH: <file>:<field>: ...' "
+    "first; the replay runs in a temporary directory, never in OUTDIR",
+    codes=(ExitCode.PROMOTE, ExitCode.VERIFY_MISMATCH, ExitCode.NO_INPUT),
+    success="everything matches (for an ERROR record: the replay stops with the same error code)",
+    code_note=f"{int(ExitCode.NO_INPUT)}: OUTDIR, --input or the key cannot be read, or the key "
+    "is not Ed25519.",
+    notes=(
+        "Recomputes the sha256 of every output (and, with --input, of every input) against "
+        "manifest.json, validates each output against its schema, re-renders report.md from "
+        "decision.json, checks decision.intoto.json (and its signature with --public-key), "
+        "rescans for publication hygiene (with --input, also for copied evidence text), and with "
+        "--input replays the run and compares decision.json and validation_report.json field by "
+        "field (a recorded ERROR matches a replay that stops with the same error code).",
+    ),
+    examples=(
+        "ragwarrant verify out/demo",
+        "ragwarrant verify out/demo --input examples/ragtruth-generators",
+        "ragwarrant verify out/demo --public-key signing.pub.pem",
+    ),
+)
+"""``ragwarrant verify --help``."""
+
+
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """Add ``verify`` to the CLI."""
-    parser = subparsers.add_parser(
-        "verify",
-        help="check an output directory against its manifest, schemas, attestation and inputs",
-        description="Recomputes the sha256 of every output (and, with --input, of every input) "
-        "against manifest.json, validates each output against its schema, re-renders report.md "
-        "from decision.json, checks decision.intoto.json (and its signature with --public-key), "
-        "rescans for publication hygiene (with --input, also for copied evidence text), and "
-        "with --input replays the run and compares decision.json and validation_report.json "
-        "field by field (a recorded ERROR matches a replay that stops with the same error "
-        f"code). Exit 0 when all match, {int(ExitCode.VERIFY_MISMATCH)} on a mismatch, 66 when "
-        "OUTDIR, "
-        "--input or the key cannot be read, 70 on an internal error.",
-    )
+    parser = add_command(subparsers, "verify", VERIFY_HELP)
     parser.add_argument("outdir", type=Path, metavar="OUTDIR", help="the run's output directory")
     parser.add_argument(
         "--input",

@@ -21,6 +21,7 @@ from pydantic_core import ErrorDetails
 from ragwarrant.contract._document import Loc, ParsedDocument, parse_document
 from ragwarrant.contract._models import ContractModel, ReleaseContract
 from ragwarrant.contract._sanity import FieldError, did_you_mean
+from ragwarrant.contract._schema_hint import schema_hint
 from ragwarrant.errors import ContractError
 
 __all__ = [
@@ -152,7 +153,8 @@ def _suggestion(loc: Loc, e: ErrorDetails) -> str:
     return ""
 
 
-def _validation_message(doc: ParsedDocument, err: ValidationError) -> str:
+def _validation_message(doc: ParsedDocument, err: ValidationError) -> tuple[str, Loc]:
+    """Return the refusal's message (every located error) and the key path of its first one."""
     by_loc: dict[Loc, list[str]] = {}
     for e in err.errors():
         loc, text = _describe(doc, e)
@@ -161,7 +163,8 @@ def _validation_message(doc: ParsedDocument, err: ValidationError) -> str:
             texts.append(text)
     parts = [f"{doc.where(loc)}: {' or '.join(texts)}" for loc, texts in by_loc.items()]
     more = f" (+{len(parts) - _MAX_LISTED} more)" if len(parts) > _MAX_LISTED else ""
-    return f"{doc.name} is not a valid release contract: " + "; ".join(parts[:_MAX_LISTED]) + more
+    message = f"{doc.name} is not a valid release contract: " + "; ".join(parts[:_MAX_LISTED])
+    return message + more, next(iter(by_loc), ())
 
 
 def _parse(raw: bytes, name: str) -> ParsedDocument:
@@ -202,11 +205,8 @@ def load_contract_source(path: Path) -> ContractSource:
     try:
         contract = ReleaseContract.model_validate(doc.data)
     except ValidationError as exc:
-        raise ContractError(
-            "contract-invalid",
-            _validation_message(doc, exc),
-            hint="see contracts/contract.schema.json",
-        ) from exc
+        message, first = _validation_message(doc, exc)
+        raise ContractError("contract-invalid", message, hint=schema_hint(doc, first)) from exc
     return ContractSource(contract, doc)
 
 

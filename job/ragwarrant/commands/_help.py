@@ -1,0 +1,129 @@
+"""The ``--help`` of every subcommand: purpose, what it reads and writes, exit codes, an example.
+
+Exit codes are listed from ``exit_codes.ExitCode`` and ``EXIT_CODE_MEANINGS`` (the one home of
+their numbers and meanings), never retyped here. Only argparse and the leaf ``exit_codes`` are
+imported, so ``--help`` stays fast (issue 13).
+"""
+
+from __future__ import annotations
+
+import argparse
+import textwrap
+from typing import Any, NamedTuple
+
+from ragwarrant.exit_codes import EXIT_CODE_MEANINGS, ExitCode
+
+__all__ = [
+    "ALWAYS_POSSIBLE",
+    "RUN_EXIT_CODES",
+    "CommandHelp",
+    "add_command",
+    "exit_code_lines",
+    "top_level_epilog",
+]
+
+ALWAYS_POSSIBLE = (ExitCode.USAGE, ExitCode.INTERNAL)
+"""Codes every command can return: a wrong command line (64) and a bug (70)."""
+
+RUN_EXIT_CODES = tuple(c for c in ExitCode if c is not ExitCode.VERIFY_MISMATCH)
+"""The codes ``ragwarrant run`` can return: every code but ``verify``'s mismatch."""
+
+_WIDTH = 79
+
+
+def exit_code_lines(codes: tuple[ExitCode, ...], success: str = "") -> list[str]:
+    """Return one ``  CODE  NAME  meaning`` line per code in ``codes`` (and ``ALWAYS_POSSIBLE``).
+
+    Sorted by number, each code once. ``success``: what exit 0 means for a command that decides
+    nothing (shown as ``OK``); empty for ``run``'s decision codes (0 is PROMOTE).
+    """
+    chosen = sorted(set(codes) | set(ALWAYS_POSSIBLE))
+    rows = [
+        ("OK", success) if c is ExitCode.PROMOTE and success else (c.name, EXIT_CODE_MEANINGS[c])
+        for c in chosen
+    ]
+    width = max(len(name) for name, _ in rows)
+    lines = []
+    for code, (name, text) in zip(chosen, rows, strict=True):
+        prefix = f"  {int(code):>3}  {name:<{width}}  "
+        lines.append(
+            textwrap.fill(text, _WIDTH, initial_indent=prefix, subsequent_indent=" " * len(prefix))
+        )
+    return lines
+
+
+class CommandHelp(NamedTuple):
+    """What a subcommand's ``--help`` says (a NamedTuple: ``dataclasses`` costs ``--help`` 0.1 s).
+
+    Attributes:
+        purpose: one line, also shown in the parent command's list.
+        reads: what the command reads (files, directories, environment).
+        writes: what it writes (files, stdout).
+        codes: the exit codes it can return besides ``ALWAYS_POSSIBLE``.
+        success: what exit 0 means, for a command that decides nothing (default: PROMOTE).
+        examples: command lines, one per entry.
+        notes: further paragraphs (optional).
+        code_note: a line after the exit codes (optional), e.g. how an option changes them.
+    """
+
+    purpose: str
+    reads: str
+    writes: str
+    codes: tuple[ExitCode, ...]
+    examples: tuple[str, ...]
+    success: str = ""
+    notes: tuple[str, ...] = ()
+    code_note: str = ""
+
+    def description(self) -> str:
+        """Return the text shown above the options."""
+        paragraphs = [self.purpose, f"reads: {self.reads}", f"writes: {self.writes}", *self.notes]
+        return "\n\n".join(_fill(p) for p in paragraphs)
+
+    def epilog(self) -> str:
+        """Return the text shown below the options: the exit codes, then the examples."""
+        lines = ["exit codes:", *exit_code_lines(self.codes, self.success)]
+        if self.code_note:
+            lines.append(_fill(self.code_note, indent="  "))
+        lines += ["", "example:" if len(self.examples) == 1 else "examples:"]
+        lines += [f"  {e}" for e in self.examples]
+        return "\n".join(lines)
+
+
+def _fill(text: str, indent: str = "") -> str:
+    return textwrap.fill(text, _WIDTH, initial_indent=indent, subsequent_indent=indent)
+
+
+def add_command(
+    subparsers: argparse._SubParsersAction,  # type: ignore[type-arg]
+    name: str,
+    doc: CommandHelp,
+    **kwargs: Any,
+) -> argparse.ArgumentParser:
+    """Add subcommand ``name`` whose ``--help`` is ``doc``; return its parser.
+
+    ``kwargs`` go to ``add_parser`` (e.g. ``aliases``).
+    """
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        name,
+        help=doc.purpose,
+        description=doc.description(),
+        epilog=doc.epilog(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        **kwargs,
+    )
+    return parser
+
+
+def top_level_epilog() -> str:
+    """Return ``ragwarrant --help``'s closing text: every exit code, then first commands."""
+    lines = ["exit codes (each command's --help lists those it can return):"]
+    lines += exit_code_lines(tuple(ExitCode))
+    lines += [
+        "",
+        "examples:",
+        "  ragwarrant run --input examples/ragtruth-generators --output out/demo",
+        "  ragwarrant summary out/demo",
+        "  ragwarrant run --help",
+    ]
+    return "\n".join(lines)

@@ -1,0 +1,156 @@
+"""The hint of a refused contract key: its JSON pointer and line, and the values its schema allows.
+
+A refusal's message names the key path and line; its hint points at the rule: the key's JSON
+pointer in the contract (RFC 6901), the values ``contracts/contract.schema.json`` allows there
+(type, bounds, enumerated values, or the keys a mapping may hold) and the pointer of that rule in
+the schema. Everything in the hint comes from the schema, never from the refused value (which may
+be private).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from typing import Any
+
+from ragwarrant.contract._document import Loc, ParsedDocument, key_path
+
+__all__ = ["SCHEMA_FILE", "allowed_values", "json_pointer", "schema_hint"]
+
+SCHEMA_FILE = "contracts/contract.schema.json"
+"""Where the contract's JSON Schema is committed (``make schemas``)."""
+
+Node = dict[str, Any]
+_BOUNDS = (
+    ("exclusiveMinimum", "> {}"),
+    ("minimum", ">= {}"),
+    ("exclusiveMaximum", "< {}"),
+    ("maximum", "<= {}"),
+    ("minLength", "of at least {} character(s)"),
+    ("maxLength", "of at most {} characters"),
+    ("minItems", "of at least {} item(s)"),
+    ("pattern", "matching {}"),
+)
+_NOUNS = {
+    "number": "a number",
+    "integer": "an integer",
+    "string": "a string",
+    "boolean": "true or false",
+    "array": "a list",
+    "object": "a mapping",
+    "null": "null",
+}
+_MAX_KEYS = 30
+
+
+def json_pointer(loc: Loc) -> str:
+    """Return the RFC 6901 JSON pointer of a key path: ``/candidates/0/policy_id``, root ``""``."""
+    return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in loc)
+
+
+@functools.cache
+def _schema() -> Node:
+    # imported here: the models load pydantic, which only a refused contract needs at this point
+    from ragwarrant.contract._models import ReleaseContract
+
+    schema: Node = ReleaseContract.model_json_schema(by_alias=True)
+    return schema
+
+
+def _resolve(node: Node, pointer: str) -> tuple[Node, str]:
+    """Follow ``$ref`` (``#/$defs/Name``) until a node without one."""
+    while "$ref" in node:
+        pointer = node["$ref"]
+        node = _schema()["$defs"][pointer.rsplit("/", 1)[1]]
+    return node, pointer
+
+
+def _alternatives(node: Node, pointer: str) -> list[tuple[Node, str]]:
+    """The resolved members of an ``anyOf`` (nested ones flattened), or the node itself."""
+    node, pointer = _resolve(node, pointer)
+    if "anyOf" not in node:
+        return [(node, pointer)]
+    out: list[tuple[Node, str]] = []
+    for i, member in enumerate(node["anyOf"]):
+        out += _alternatives(member, f"{pointer}/anyOf/{i}")
+    return out
+
+
+def _child(node: Node, pointer: str, part: str | int) -> tuple[Node, str] | None:
+    """The schema of key or index ``part`` under ``node``, or None when it allows none."""
+    for alt, ptr in _alternatives(node, pointer):
+        if isinstance(part, int) and isinstance(alt.get("items"), dict):
+            return alt["items"], f"{ptr}/items"
+        properties = alt.get("properties", {})
+        if isinstance(part, str) and part in properties:
+            return properties[part], f"{ptr}/properties/{part}"
+        if isinstance(part, str) and isinstance(alt.get("additionalProperties"), dict):
+            return alt["additionalProperties"], f"{ptr}/additionalProperties"
+    return None
+
+
+def _locate(loc: Loc) -> tuple[Node, str, int]:
+    """The schema node of ``loc`` (or of its longest prefix the schema has) and that length."""
+    node, pointer = _schema(), "#"
+    for depth, part in enumerate(loc):
+        child = _child(node, pointer, part)
+        if child is None:
+            return node, pointer, depth
+        node, pointer = child
+    return node, pointer, len(loc)
+
+
+def _describe(node: Node) -> str:
+    """What one (resolved) schema alternative allows, in words."""
+    if "const" in node:
+        return json.dumps(node["const"])
+    if "enum" in node:
+        return "one of " + ", ".join(json.dumps(v) for v in node["enum"])
+    kind = node.get("type")
+    if kind == "object" and node.get("properties"):
+        return "a mapping with the keys " + _keys(node)
+    noun = _NOUNS.get(kind, "a value") if isinstance(kind, str) else "a value"
+    bounds = [text.format(node[key]) for key, text in _BOUNDS if key in node]
+    return " ".join([noun, ", ".join(bounds)]).strip()
+
+
+def _keys(node: Node) -> str:
+    names = list(node["properties"])
+    more = f", ... (+{len(names) - _MAX_KEYS})" if len(names) > _MAX_KEYS else ""
+    return ", ".join(names[:_MAX_KEYS]) + more
+
+
+def allowed_values(loc: Loc) -> str:
+    """Say what the schema allows at ``loc`` (for an unknown key: which keys its mapping allows)."""
+    node, pointer, depth = _locate(loc)
+    alternatives = _alternatives(node, pointer)
+    if depth < len(loc):  # an unknown key: name the keys the enclosing mapping allows
+        mappings = [alt for alt, _ in alternatives if alt.get("properties")]
+        return f"allowed keys: {_keys(mappings[0])}" if mappings else "no such key"
+    described = dict.fromkeys(_describe(alt) for alt, _ in alternatives)
+    text = "allowed: " + " or ".join(described)
+    description = str(node.get("description", "")).split("\n", 1)[0]  # the field's, not its type's
+    return text + (f" ({description})" if description else "")
+
+
+def _rule_pointer(loc: Loc) -> str:
+    """The schema pointer of the rule at ``loc`` (``#/$defs/...`` once a reference is followed)."""
+    node, pointer, _ = _locate(loc)
+    return _resolve(node, pointer)[1]
+
+
+def schema_hint(doc: ParsedDocument, loc: Loc) -> str:
+    """Return the hint of a refusal at ``loc``: key path, line, JSON pointer, allowed values, rule.
+
+    Example: ``statistics.alpha (line 86, JSON pointer contract.yaml#/statistics/alpha):
+    allowed: a number > 0 and < 0.5 (one-sided significance level); rule:
+    contracts/contract.schema.json#/$defs/Statistics/properties/alpha``. The line is that of
+    the key, or of its nearest parent the document holds (a missing key). Pointers are written
+    as URI fragments (RFC 6901 section 6), glued to their file's name.
+    """
+    line = doc.line_of(loc)
+    place = f"line {line}, " if line is not None else ""
+    return (
+        f"{key_path(loc)} ({place}JSON pointer {doc.name}#{json_pointer(loc)}): "
+        f"{allowed_values(loc)}; rule: {SCHEMA_FILE}{_rule_pointer(loc)}"
+    )
