@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import functools
 import unicodedata
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
@@ -639,11 +639,14 @@ def build_index(table: pa.Table, source_paths: dict[str, str] | None = None) -> 
         The EvidenceIndex; nothing is dropped: duplicates, conflicts and missing values are
         counted for the gates.
     """
-    ex, example_dictionary = _example_codes(table.column("example_id"))
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="index") as pool:
-        # Arrow's string kernels release the GIL: the id checks run on the second core
+        # Arrow's kernels release the GIL: what does not need the example codes (the group
+        # keys, the provenance count), then the id checks, run on the second core
+        keys = pool.submit(_group_keys, table)
+        provenance = pool.submit(_rows_without_provenance, table)
+        ex, example_dictionary = _example_codes(table.column("example_id"))
         ids = pool.submit(lambda: (_id_variants(example_dictionary), _ranks(example_dictionary)))
-        rows = _index_rows(table, ex, example_dictionary)
+        rows = _index_rows(table, ex, example_dictionary, keys.result)
         (n_variants, variants), ranks = ids.result()
     return EvidenceIndex(
         id_variants=variants,
@@ -651,15 +654,22 @@ def build_index(table: pa.Table, source_paths: dict[str, str] | None = None) -> 
         id_array=example_dictionary,
         example_rank=ranks,
         **rows,  # type: ignore[arg-type]
-        rows_without_provenance=_rows_without_provenance(table),
+        rows_without_provenance=provenance.result(),
         source_paths=source_paths,
         n_rows=table.num_rows,
     )
 
 
-def _index_rows(table: pa.Table, ex: np.ndarray, example_dictionary: pa.Array) -> dict[str, object]:
+def _index_rows(
+    table: pa.Table,
+    ex: np.ndarray,
+    example_dictionary: pa.Array,
+    group_keys: Callable[[], tuple[np.ndarray, list[object], list[object]]],
+) -> dict[str, object]:
     """``EvidenceIndex`` fields taken from the rows: example attributes, splits, the dense
-    column of every (policy, metric) group, duplicates and the source labels."""
+    column of every (policy, metric) group, duplicates and the source labels.
+
+    ``group_keys`` returns ``_group_keys(table)`` (computed beside the example codes)."""
     n_ex = len(example_dictionary)
     group, slices, conflicts = _example_attributes(table, ex, example_dictionary)
     split_bits, split_labels = _split_bits(table, ex, n_ex)
@@ -670,7 +680,7 @@ def _index_rows(table: pa.Table, ex: np.ndarray, example_dictionary: pa.Array) -
         reasons=_Labels(table.column("missing_reason")),
         sources=_Labels(table.column("source")),
     )
-    group_key, pol_labels, met_labels = _group_keys(table)
+    group_key, pol_labels, met_labels = group_keys()
     n_met = len(met_labels)
     columns: dict[tuple[str, str], MetricColumn] = {}
     duplicates: list[Duplicate] = []

@@ -375,6 +375,27 @@ def _mean_column(col: Column, est: float, units: tuple[np.ndarray, np.ndarray | 
     return _Linear(distinct, make)
 
 
+_PARALLEL_SORT_ROWS = 65_536
+"""From this many rows a quantile's two sorts run on two threads (numpy's sort releases the GIL)."""
+
+
+def _quantile_pair(
+    col: Column, q: float, unit_of: np.ndarray, g: int
+) -> tuple[_WindowedQuantile, _WindowedQuantile]:
+    """The candidate's and the baseline's windowed quantile of one column (the same objects on
+    one thread or two)."""
+    if col.rows.size < _PARALLEL_SORT_ROWS:
+        return (
+            _WindowedQuantile(col.candidate, q, unit_of, g),
+            _WindowedQuantile(col.baseline, q, unit_of, g),
+        )
+    with ThreadPoolExecutor(max_workers=2, thread_name_prefix="quantile") as pool:
+        qc, qb = pool.map(
+            lambda v: _WindowedQuantile(v, q, unit_of, g), (col.candidate, col.baseline)
+        )
+    return qc, qb
+
+
 def _plan(
     columns: Sequence[Column], unit_of: np.ndarray, g: int, clustered: bool
 ) -> tuple[_Plan, np.ndarray]:
@@ -405,8 +426,7 @@ def _plan(
             estimate[j] = est
             continue
         q = _QUANTILE[col.statistic]
-        qc = _WindowedQuantile(col.candidate, q, unit_of[col.rows], g)
-        qb = _WindowedQuantile(col.baseline, q, unit_of[col.rows], g)
+        qc, qb = _quantile_pair(col, q, unit_of[col.rows], g)
         below_c = plan.add(_Linear(None, _held(qc.below)), keyed=False)
         below_b = plan.add(_Linear(None, _held(qb.below)), keyed=False)
         plan.key += [den, qc.key_pattern(), den, qb.key_pattern()]
@@ -503,6 +523,24 @@ def _units(groups: np.ndarray | None, n: int) -> tuple[np.ndarray, int]:
     return unit_of, int(unit_of.max()) + 1
 
 
+def _key_order(packed: np.ndarray) -> np.ndarray:
+    """Shape (g,) int64: the units sorted by their packed key bytes (g, m) uint8, first byte
+    first, ties by unit, as ``np.lexsort([np.arange(g), *packed.T[::-1]])`` orders them.
+
+    Up to 2 key bytes (16 layout columns) are one big-endian uint16 per unit, which numpy's
+    stable argsort sorts by radix (ties keep the unit order): about a tenth of the lexsort's
+    time at 10^6 units. More bytes use the lexsort.
+    """
+    g, m = packed.shape
+    if m > 2:
+        return np.lexsort([np.arange(g), *packed.T[::-1]])
+    key = np.zeros(g, dtype=np.uint16)
+    for byte in packed.T:
+        key <<= np.uint16(8)
+        key |= byte
+    return np.argsort(key, kind="stable")
+
+
 def _tile_layout(plan: _Plan, nonzero: np.ndarray) -> tuple[np.ndarray, list[np.ndarray]]:
     """Reorder units so that units using the same columns are contiguous; active columns per tile.
 
@@ -518,8 +556,7 @@ def _tile_layout(plan: _Plan, nonzero: np.ndarray) -> tuple[np.ndarray, list[np.
     Returns:
         The permutation (position → unit) and, per tile, the columns non-zero in it.
     """
-    packed = np.packbits(_layout_key(plan, nonzero), axis=1)
-    perm = np.lexsort([np.arange(nonzero.shape[0]), *packed.T[::-1]])
+    perm = _key_order(np.packbits(_layout_key(plan, nonzero), axis=1))
     newpos = np.empty_like(perm)
     newpos[perm] = np.arange(perm.size)
     for _, qc, qb, _, _ in plan.quantiles:
