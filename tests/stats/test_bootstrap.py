@@ -250,3 +250,24 @@ def test_pinned_blas_limits_numpy_blas_to_one_thread_and_restores_it() -> None:
             assert _blas_threads() == [1]
         assert _blas_threads() == [2]
     assert _blas_controller() is _blas_controller()  # one library scan per process
+
+
+def test_layout_order_is_the_lexsort_of_the_packed_key():
+    """The tile layout's radix order equals the lexsort of the packed key bytes, ties by unit,
+    for any number of key columns (the replicates depend on this order bit for bit)."""
+    from types import SimpleNamespace
+
+    from ragwarrant.stats.bootstrap import _layout_key, _layout_order
+
+    rng = np.random.default_rng(5)
+    for n_keys in (1, 7, 8, 9, 16, 17, 24):
+        g, c = 3000, 5
+        nonzero = np.asfortranarray(rng.random((g, c)) < 0.5)
+        keys = [
+            int(rng.integers(c)) if rng.random() < 0.6 else rng.random(g) < 0.2
+            for _ in range(n_keys)
+        ]
+        plan = SimpleNamespace(key=keys)
+        packed = np.packbits(_layout_key(plan, nonzero), axis=1)  # type: ignore[arg-type]
+        expected = np.lexsort([np.arange(g), *packed.T[::-1]])
+        assert np.array_equal(_layout_order(plan, nonzero), expected)  # type: ignore[arg-type]

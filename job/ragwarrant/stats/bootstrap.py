@@ -478,7 +478,7 @@ def _held(values: np.ndarray) -> Callable[[], np.ndarray]:
 
 def _nonzero(plan: _Plan, g: int) -> np.ndarray:
     """Shape (g, c) bool: where each linear column is non-zero."""
-    nz = np.zeros((g, len(plan.linear)), dtype=bool)
+    nz = np.zeros((g, len(plan.linear)), dtype=bool, order="F")  # written column by column
     for j, lin in enumerate(plan.linear):
         nz[slice(None) if lin.units is None else lin.units, j] = lin.values != 0
     return nz
@@ -523,21 +523,22 @@ def _units(groups: np.ndarray | None, n: int) -> tuple[np.ndarray, int]:
     return unit_of, int(unit_of.max()) + 1
 
 
-def _key_order(packed: np.ndarray) -> np.ndarray:
-    """Shape (g,) int64: the units sorted by their packed key bytes (g, m) uint8, first byte
-    first, ties by unit, as ``np.lexsort([np.arange(g), *packed.T[::-1]])`` orders them.
+def _layout_order(plan: _Plan, nonzero: np.ndarray) -> np.ndarray:
+    """Shape (g,) int64: units sorted by their layout key (``_layout_key``, first column most
+    significant), ties by unit: ``np.lexsort([np.arange(g), *packbits(key, axis=1).T[::-1]])``.
 
-    Up to 2 key bytes (16 layout columns) are one big-endian uint16 per unit, which numpy's
-    stable argsort sorts by radix (ties keep the unit order): about a tenth of the lexsort's
-    time at 10^6 units. More bytes use the lexsort.
+    Up to 16 key columns are one uint16 per unit (column j at bit 15 - j, the order of the
+    packed bytes), which numpy's stable argsort sorts by radix, ties kept in unit order: no
+    (g, keys) matrix and a fraction of the lexsort's time at 10^6 units.
     """
-    g, m = packed.shape
-    if m > 2:
+    g = nonzero.shape[0]
+    if len(plan.key) > 16:
+        packed = np.packbits(_layout_key(plan, nonzero), axis=1)
         return np.lexsort([np.arange(g), *packed.T[::-1]])
     key = np.zeros(g, dtype=np.uint16)
-    for byte in packed.T:
-        key <<= np.uint16(8)
-        key |= byte
+    for j, k in enumerate(plan.key):
+        column = nonzero[:, k] if isinstance(k, int) else k
+        key |= column.astype(np.uint16) << np.uint16(15 - j)
     return np.argsort(key, kind="stable")
 
 
@@ -556,16 +557,15 @@ def _tile_layout(plan: _Plan, nonzero: np.ndarray) -> tuple[np.ndarray, list[np.
     Returns:
         The permutation (position → unit) and, per tile, the columns non-zero in it.
     """
-    perm = _key_order(np.packbits(_layout_key(plan, nonzero), axis=1))
+    perm = _layout_order(plan, nonzero)
     newpos = np.empty_like(perm)
     newpos[perm] = np.arange(perm.size)
     for _, qc, qb, _, _ in plan.quantiles:
         for q in (qc, qb):
             q.window_units = newpos[q.window_units]
             q.all_units = newpos[q.all_units]
-    nz = nonzero[perm]
-    active = [
-        np.flatnonzero(nz[lo : lo + _TILE_UNITS].any(axis=0))
+    active = [  # tile by tile: no permuted copy of the whole (g, c) pattern
+        np.flatnonzero(nonzero[perm[lo : lo + _TILE_UNITS]].any(axis=0))
         for lo in range(0, perm.size, _TILE_UNITS)
     ]
     return perm, active
