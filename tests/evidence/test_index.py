@@ -151,3 +151,154 @@ def test_raw_keeps_infinite_and_flagged_values():
     assert np.array_equal(col.value, [1.0, np.nan, np.nan], equal_nan=True)
     assert col.infinite.tolist() == [False, True, False]
     assert col.missing.tolist() == [False, False, True]
+
+
+def _random_rows(seed: int, n_ids: int, wide: bool) -> dict[str, list]:
+    """Canonical columns for random ids: a wide file's shape (every example once per policy and
+    metric, in one order) or a shuffled long file with duplicates, missing pairs and values,
+    infinities, slices, splits and ids that differ only by case or white space."""
+    rng = np.random.default_rng(seed)
+    ids = [f"e{i:04d}" for i in rng.permutation(n_ids)]
+    if not wide:
+        ids[:3] = ["E0001", " e0002", "e0001"]
+    cols: dict[str, list] = {f.name: [] for f in EVIDENCE_SCHEMA}
+    keys = [(p, m, e) for p in ("base", "cand") for m in ("m1", "m2") for e in range(n_ids)]
+    if not wide:
+        keep = rng.random(len(keys)) < 0.8  # missing pairs
+        keys = [k for k, kept in zip(keys, keep, strict=True) if kept]
+        keys += [keys[int(i)] for i in rng.integers(0, len(keys), 15)]  # duplicates
+        keys = [keys[int(i)] for i in rng.permutation(len(keys))]
+    for row, (policy, metric, e) in enumerate(keys):
+        draw = rng.random()
+        value = None if draw < 0.05 else float("inf") if draw < 0.07 else float(rng.random())
+        cols["policy_id"].append(policy)
+        cols["example_id"].append(ids[e])
+        cols["group_id"].append(None if e % 3 else f"g{e % 7}")
+        cols["slice"].append(f"s{e % 4}" if wide or rng.random() > 0.02 else "odd")
+        cols["split"].append("test" if wide or rng.random() > 0.1 else "train")
+        cols["metric"].append(metric)
+        cols["value"].append(value)
+        cols["missing_reason"].append("error" if value is None and draw < 0.02 else None)
+        cols["source"].append(f"s{row % 2}:t@1")
+        cols["source_sha256"].append("0" * 64)
+        cols["source_row"].append(row + 1)
+    return cols
+
+
+def _reference_columns(cols: dict[str, list]) -> dict[tuple[str, str], dict[str, dict]]:
+    """(policy, metric) → example id → what the index must hold, row by row in Python."""
+    out: dict[tuple[str, str], dict[str, dict]] = {}
+    for i in range(len(cols["example_id"])):
+        key = (cols["policy_id"][i], cols["metric"][i])
+        cell = out.setdefault(key, {}).setdefault(cols["example_id"][i], {"count": 0})
+        v = cols["value"][i]
+        raw = np.nan if v is None else v
+        bad = cols["missing_reason"][i] is not None or v is None
+        cell.update(raw=raw, row=cols["source_row"][i], source=cols["source"][i])
+        cell["count"] += 1
+        cell["missing"] = cell.get("missing", False) or bad
+        cell["infinite"] = cell.get("infinite", False) or np.isinf(raw)
+        if not bad and np.isfinite(raw):
+            cell["value"] = raw
+    return out
+
+
+def _wide_table(cols: dict[str, list], n_metrics: int) -> pa.Table:
+    """The rows as a wide file's adapter lays them out: one chunk per metric, and the id,
+    group, slice and split arrays of the first chunk reused by every other chunk."""
+    table = make_evidence_table(cols)
+    size = table.num_rows // n_metrics
+    chunks = [table.slice(k * size, size).combine_chunks() for k in range(n_metrics)]
+    shared = {n: chunks[0].column(n) for n in ("example_id", "group_id", "slice", "split")}
+    for k in range(1, n_metrics):
+        for name, col in shared.items():
+            i = table.schema.get_field_index(name)
+            chunks[k] = chunks[k].set_column(i, table.schema.field(i), col)
+    return pa.concat_tables(chunks)
+
+
+def _assert_columns_match(idx, cols: dict[str, list]) -> None:  # type: ignore[no-untyped-def]
+    """Every (policy, metric) column of ``idx`` holds what ``_reference_columns`` says."""
+    ids = idx.example_ids.tolist()
+    reference = _reference_columns(cols)
+    for key, cells in reference.items():
+        col = idx.columns[key]
+        for e, example in enumerate(ids):
+            cell = cells.get(example)
+            assert col.has_row[e] == (cell is not None)
+            if cell is None:
+                assert np.isnan(col.value[e]) and col.row[e] == -1 and col.source[e] == -1
+                continue
+            assert np.array_equal(col.value[e], cell.get("value", np.nan), equal_nan=True)
+            assert np.array_equal(col.raw[e], cell["raw"], equal_nan=True)
+            assert (col.row[e], idx.sources[col.source[e]]) == (cell["row"], cell["source"])
+            assert (col.missing[e], col.infinite[e]) == (cell["missing"], cell["infinite"])
+    counts = [c["count"] for cells in reference.values() for c in cells.values()]
+    assert idx.n_duplicates == sum(c > 1 for c in counts)
+
+
+def _assert_attributes_match(idx, cols: dict[str, list]) -> None:  # type: ignore[no-untyped-def]
+    """Slices (a conflict is any example with two labels) and split memberships as the rows say."""
+    slices: dict[str, set] = {}
+    splits: dict[str, set] = {}
+    for e, s, sp in zip(cols["example_id"], cols["slice"], cols["split"], strict=True):
+        slices.setdefault(e, set()).add(s)
+        splits.setdefault(e, set()).add(sp)
+    conflicted = {e for e, s in slices.items() if len(s) > 1}
+    assert {e for a, e in idx.conflicting_attributes if a == "slice"} == conflicted
+    for e, example in enumerate(idx.example_ids.tolist()):
+        if example not in conflicted:
+            assert idx.slice[e] in slices[example]
+        assert {v for v in ("test", "train") if idx.in_split(v)[e]} == splits[example]
+
+
+def test_index_equals_a_row_by_row_reference():
+    """Wide (fast paths: contiguous groups, repeated chunks, plain ids) and long shuffled
+    tables in two chunks (duplicates, missing pairs, id variants) index as a Python loop says."""
+    for seed, wide in [(1, True), (2, False), (3, False)]:
+        cols = _random_rows(seed, 300, wide)
+        if wide:  # rows grouped by (metric, policy) as the wide adapter emits them
+            order = sorted(
+                range(len(cols["metric"])), key=lambda i: (cols["metric"][i], cols["policy_id"][i])
+            )
+            cols = {k: [v[i] for i in order] for k, v in cols.items()}
+            table = _wide_table(cols, 2)
+            first, second = (table.column("slice").chunk(k).buffers()[1] for k in (0, 1))
+            assert first.address == second.address  # one array reused: the repeat-free path
+        else:  # two chunks that repeat nothing: both are read
+            table = make_evidence_table(cols)
+            half = table.num_rows // 2
+            table = pa.concat_tables([table.slice(0, half), table.slice(half)])
+        idx = build_index(table)
+        ids = idx.example_ids.tolist()
+        assert ids == list(dict.fromkeys(cols["example_id"]))
+        assert idx.example_ids[np.argsort(idx.example_rank)].tolist() == sorted(ids)
+        _assert_columns_match(idx, cols)
+        _assert_attributes_match(idx, cols)
+        assert (idx.n_id_variants > 0) == (not wide)
+
+
+def test_plain_ids_are_exactly_those_that_are_their_own_loose_form_and_spelling():
+    """``plain_example_ids`` is True only when every id equals its loose form, its trimmed and
+    casefolded spelling (so the variant checks it skips would find nothing); for ASCII ids,
+    exactly then (a non-ASCII id always takes the full checks)."""
+    import unicodedata
+
+    from ragwarrant.evidence.index import loose_example_id, plain_example_ids
+
+    alphabet = ["a", "z", "0", "-", "_", "~", "A", "Q", " ", "\t", "\x1c", "\x7f", "é", "\u200b"]
+    rng = np.random.default_rng(4)
+    for _ in range(300):
+        ids = ["".join(rng.choice(alphabet[:6], 3)) for _ in range(4)]
+        if rng.random() < 0.6:
+            ids[int(rng.integers(4))] += str(rng.choice(alphabet))
+        arr = pa.array(ids, pa.string()).slice(1)  # an offset into the buffers
+        own = all(
+            loose_example_id(x) == x == unicodedata.normalize("NFC", x).strip().casefold()
+            for x in ids[1:]
+        )
+        expected = own and all(x.isascii() for x in ids[1:])
+        assert plain_example_ids(arr) == expected, ids
+        assert plain_example_ids(arr.cast(pa.large_string())) == expected
+    assert plain_example_ids(pa.array(["a", None])) is False
+    assert plain_example_ids(pa.array([], pa.string())) is True

@@ -250,3 +250,66 @@ def test_pinned_blas_limits_numpy_blas_to_one_thread_and_restores_it() -> None:
             assert _blas_threads() == [1]
         assert _blas_threads() == [2]
     assert _blas_controller() is _blas_controller()  # one library scan per process
+
+
+def test_layout_order_is_the_lexsort_of_the_packed_key():
+    """The tile layout's radix order equals the lexsort of the packed key bytes, ties by unit,
+    for one digit of 16 key columns or several (the replicates depend on this order bit for
+    bit)."""
+    from types import SimpleNamespace
+
+    from ragwarrant.stats.bootstrap import _layout_key, _layout_order
+
+    rng = np.random.default_rng(5)
+    for n_keys in (1, 7, 8, 9, 16, 17, 24, 29, 33, 48):  # 29 at 10^6 pairs, 5 slices
+        g, c = 3000, 5
+        nonzero = np.asfortranarray(rng.random((g, c)) < 0.5)
+        keys = [
+            int(rng.integers(c)) if rng.random() < 0.6 else rng.random(g) < 0.2
+            for _ in range(n_keys)
+        ]
+        plan = SimpleNamespace(key=keys)
+        packed = np.packbits(_layout_key(plan, nonzero), axis=1)  # type: ignore[arg-type]
+        expected = np.lexsort([np.arange(g), *packed.T[::-1]])
+        assert np.array_equal(_layout_order(plan, nonzero), expected)  # type: ignore[arg-type]
+
+
+def test_blocked_tile_product_equals_the_full_product():
+    """Row blocks of a tile, a last partial block and tile, and per-tile active columns give the
+    weights' product (float32 rounding apart), zero outside each tile's active columns."""
+    from ragwarrant.stats.bootstrap import _TILE_UNITS, _TileBlocks
+
+    g, b = 2 * _TILE_UNITS + 999, 70  # 70 resamples: two blocks of 32 and one of 6
+    w = _Weights(np.random.default_rng(2), b, g, True)
+    lin = np.random.default_rng(3).normal(size=(g, 4))
+    lin[:_TILE_UNITS, 3] = 0.0  # column 3 is inactive on the first tile
+    active = [np.array([0, 1, 2]), np.arange(4), np.array([1, 3])]
+    for t, cols in enumerate(active):  # what is inactive on a tile is zero there
+        inactive = np.setdiff1d(np.arange(4), cols)
+        lin[t * _TILE_UNITS : (t + 1) * _TILE_UNITS, inactive] = 0.0
+    blocks = _TileBlocks(lin.astype(np.float32), active)
+    expected = w.rows(np.arange(b)) @ lin
+    assert np.allclose(w.dot(lin, blocks, active), expected, rtol=1e-5, atol=1e-2)
+    assert np.allclose(w.dot(lin, lin.astype(np.float32), active), expected, rtol=1e-5, atol=1e-2)
+
+
+def test_half_sampling_replicates_do_not_depend_on_the_thread_count():
+    """Above the threshold, slices' columns included, one worker and two give equal bits."""
+    rng = np.random.default_rng(6)
+    n = MULTINOMIAL_MAX_UNITS + 3001
+    c, b = rng.normal(size=(n, 2)), rng.normal(size=(n, 2))
+    present = np.column_stack([np.ones(n, dtype=bool), np.arange(n) % 3 == 0])
+    runs = [
+        paired_bootstrap(
+            c,
+            b,
+            ["mean", "p95"],
+            rng=np.random.default_rng(1),
+            resamples=300,
+            present=present,
+            max_workers=workers,
+        )
+        for workers in (1, 2)
+    ]
+    assert runs[0].method == "half-sampling 0/2 weights"
+    assert np.array_equal(runs[0].replicates, runs[1].replicates)

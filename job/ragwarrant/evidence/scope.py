@@ -16,7 +16,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ragwarrant.contract import ReleaseContract
-from ragwarrant.evidence.index import EvidenceIndex
+from ragwarrant.evidence.index import EvidenceIndex, plain_example_ids
 from ragwarrant.evidence_class import EvidenceClass
 from ragwarrant.outputs import ValidationCheck
 from ragwarrant.stats.noninferiority import detect_metric_kind
@@ -191,7 +191,11 @@ def example_id_checks(index: EvidenceIndex) -> list[ValidationCheck]:
     pair is named, so a pairing-coverage BLOCK can be traced to them.
     """
     checks = []
-    padded, n_variants, pair = _id_spellings(index.id_array)
+    padded, n_variants, pair = (
+        (0, 0, None)  # distinct ids (a dictionary) that are their own spellings
+        if plain_example_ids(index.id_array)
+        else _id_spellings(index.id_array)
+    )
     if padded:
         checks.append(
             ValidationCheck(
