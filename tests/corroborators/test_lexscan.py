@@ -344,3 +344,39 @@ def test_without_the_extension_the_python_scorer_runs_with_the_same_scores() -> 
     assert (implementation, no_native) == ("python", True)
     assert scores == [list(astuple(score_response(r, c))) for r, c in texts]
     assert tokens == [tokenize(r) for r, _ in texts]
+
+
+def test_version_output_names_the_scorer_that_runs() -> None:
+    """``ragwarrant --version`` says which lexical scorer this interpreter runs, as the module."""
+    from ragwarrant.version import lexical_implementation
+
+    assert lexical_implementation() == lexical.IMPLEMENTATION
+    done = subprocess.run(
+        [sys.executable, "-m", "ragwarrant", "--version"],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=REPO,
+    )
+    assert done.stdout.strip().endswith(f"(lexical scorer: {lexical.IMPLEMENTATION})")
+
+
+def test_report_names_the_scorer_and_a_replay_ignores_it() -> None:
+    """The corroboration line of report.md names the scorer (none in older records); replays
+    compare everything else, since both scorers give bit-identical scores."""
+    from types import SimpleNamespace
+
+    from tests.gates.test_corroboration import summary
+
+    from ragwarrant.audit.report import corroboration_lines
+    from ragwarrant.audit.verify import REPLAY_IGNORED_FIELDS
+
+    def line(implementation: str | None) -> str:
+        c = summary([]).model_copy(update={"lexical_implementation": implementation})
+        lines = corroboration_lines(SimpleNamespace(corroboration=c))  # type: ignore[arg-type]
+        return next(x for x in lines if x.startswith("- deterministic check"))
+
+    assert "…`, native scorer); " in line("native")
+    assert "…`, python scorer); " in line("python")
+    assert "scorer" not in line(None)
+    assert "lexical_implementation" in REPLAY_IGNORED_FIELDS

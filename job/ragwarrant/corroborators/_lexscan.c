@@ -585,6 +585,31 @@ LEX_INSTANCE(camel_1, camel_impl, PyUnicode_1BYTE_KIND, 0)
 LEX_INSTANCE(camel_2, camel_impl, PyUnicode_2BYTE_KIND, 0)
 LEX_INSTANCE(camel_4, camel_impl, PyUnicode_4BYTE_KIND, 0)
 
+/* Whether the text holds [a-z][A-Z] anywhere (a CamelCase word needs it): a quick test. */
+#define LEX_CASE_BOUNDARY(type)                                                                \
+    {                                                                                          \
+        const type *s = t->data;                                                               \
+        for (Py_ssize_t i = 0; i + 1 < t->n; i++) {                                            \
+            if ((Py_UCS4)(s[i + 1] - 'A') < 26 && (Py_UCS4)(s[i] - 'a') < 26) {                \
+                return 1;                                                                      \
+            }                                                                                  \
+        }                                                                                      \
+        return 0;                                                                              \
+    }
+
+static int
+has_case_boundary(const Text *t)
+{
+    switch (t->kind) {
+    case PyUnicode_1BYTE_KIND:
+        LEX_CASE_BOUNDARY(Py_UCS1)
+    case PyUnicode_2BYTE_KIND:
+        LEX_CASE_BOUNDARY(Py_UCS2)
+    default:
+        LEX_CASE_BOUNDARY(Py_UCS4)
+    }
+}
+
 /* Every token of a context text, CamelCase parts included, with repeats. */
 static int
 context_tokens(PyObject *text, Tokens *out)
@@ -593,6 +618,9 @@ context_tokens(PyObject *text, Tokens *out)
         return -1;
     }
     Text t = {PyUnicode_KIND(text), PyUnicode_DATA(text), PyUnicode_GET_LENGTH(text), 0};
+    if (!has_case_boundary(&t)) {
+        return 0;
+    }
     switch (t.kind) {
     case PyUnicode_1BYTE_KIND:
         return camel_1(&t, 0, out);

@@ -64,9 +64,9 @@ from dataclasses import dataclass
 from typing import Literal, TypeVar
 
 try:
-    from ragwarrant.corroborators import _lexscan
+    from ragwarrant.corroborators._lexscan import Scanner as _Scanner
 except ImportError:  # built without a C compiler (the image): the Python scorer, same scores
-    _lexscan = None  # type: ignore[assignment]
+    _Scanner = None  # type: ignore[assignment,misc]
 
 __all__ = [
     "HYBRID_WEIGHTS",
@@ -109,7 +109,7 @@ MIN_SENTENCE_CONTENT_TOKENS = 5
 HYBRID_WEIGHTS: tuple[float, float, float] = (0.35, 0.50, 0.15)
 """Weights of (coverage, weakest_sentence, numeric) in ``hybrid``; they sum to 1."""
 
-_NATIVE = None if _lexscan is None else _lexscan.Scanner(STOP_WORDS, MIN_SENTENCE_CONTENT_TOKENS)
+_NATIVE = None if _Scanner is None else _Scanner(STOP_WORDS, MIN_SENTENCE_CONTENT_TOKENS)
 
 IMPLEMENTATION: Literal["native", "python"] = "python" if _NATIVE is None else "native"
 """Which scorer runs here: ``"native"`` (the C extension ``_lexscan``) or ``"python"``. Both give
@@ -566,7 +566,7 @@ def score_response(response: str, context: ContextIndex | str | Sequence[str]) -
 
 
 def _native_counts(
-    native: _lexscan.Scanner, response: str, context: ContextIndex | str | Sequence[str]
+    native: _Scanner, response: str, context: ContextIndex | str | Sequence[str]
 ) -> tuple[int, int, int, int, int, float, int] | None:
     """The C scanner's counts (``_Counts`` and then ``n_sentences``); None: the Python scorer."""
     if isinstance(context, ContextIndex):
