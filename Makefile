@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 
 .PHONY: demo test install check lint schemas bench example selftest clean
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml job/ragwarrant/corroborators/_lexscan.c
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) install --quiet --upgrade pip
 	$(PIP) install --quiet -e '.[dev,k8s]'

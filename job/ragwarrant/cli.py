@@ -29,7 +29,7 @@ from ragwarrant.commands._help import top_level_epilog
 from ragwarrant.errors import InternalError, RagwarrantError, UsageError
 from ragwarrant.logging import configure_logging
 from ragwarrant.mounts import DEFAULT_MOUNTS
-from ragwarrant.version import __version__
+from ragwarrant.version import __version__, lexical_implementation
 
 if TYPE_CHECKING:
     import structlog
@@ -54,6 +54,17 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError("usage", message, hint=f"see '{self.prog} --help'")
 
 
+class _VersionAction(argparse.Action):
+    """``--version``: the package version and which lexical scorer runs (native or python)."""
+
+    def __init__(self, option_strings: list[str], dest: str, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, nargs=0, help="print the version and exit")
+
+    def __call__(self, parser: argparse.ArgumentParser, *args: Any) -> None:
+        sys.stdout.write(f"ragwarrant {__version__} (lexical scorer: {lexical_implementation()})\n")
+        parser.exit()
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser with every registered subcommand."""
     parser = _Parser(
@@ -62,7 +73,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=top_level_epilog(),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--version", action="version", version=f"ragwarrant {__version__}")
+    parser.add_argument("--version", action=_VersionAction)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     for module in _COMMANDS:
         module.register(sub)

@@ -36,7 +36,12 @@ The context side is a set, built once per example with ``index_context`` and reu
 responses that share it. Everything here is pure: plain strings in, frozen values out; no I/O, no
 logging, no randomness.
 
-Implementation: text is tokenised as UTF-8 bytes by one ``bytes.translate`` and ``bytes.split``
+Implementation: where the optional C extension ``_lexscan`` (``_lexscan.c``, built by
+``pip install`` when a compiler is present) imports, it tokenises and counts (``IMPLEMENTATION``
+is ``"native"``); it returns the same counts, tokens and context token sets as the Python code
+below, which is the reference and the fallback (``IMPLEMENTATION`` ``"python"``; the tests compare
+the two on every committed text and on thousands of random ones). The Python scorer: text is
+tokenised as UTF-8 bytes by one ``bytes.translate`` and ``bytes.split``
 (text with letters or digits beyond ASCII lowercased first, its other non-ASCII characters as
 spaces), numbers with separators cut out first by one regex pass over a digits-as-``0`` view of
 the text, and only where a one-byte-per-byte class view holds digit-separator-digit; CamelCase
@@ -56,10 +61,16 @@ import itertools
 import re
 from collections.abc import Callable, Container, Iterable, Sequence
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Literal, TypeVar
+
+try:
+    from ragwarrant.corroborators._lexscan import Scanner as _Scanner
+except ImportError:  # built without a C compiler (the image): the Python scorer, same scores
+    _Scanner = None  # type: ignore[assignment,misc]
 
 __all__ = [
     "HYBRID_WEIGHTS",
+    "IMPLEMENTATION",
     "MIN_SENTENCE_CONTENT_TOKENS",
     "STOP_WORDS",
     "ContextIndex",
@@ -97,6 +108,12 @@ MIN_SENTENCE_CONTENT_TOKENS = 5
 
 HYBRID_WEIGHTS: tuple[float, float, float] = (0.35, 0.50, 0.15)
 """Weights of (coverage, weakest_sentence, numeric) in ``hybrid``; they sum to 1."""
+
+_NATIVE = None if _Scanner is None else _Scanner(STOP_WORDS, MIN_SENTENCE_CONTENT_TOKENS)
+
+IMPLEMENTATION: Literal["native", "python"] = "python" if _NATIVE is None else "native"
+"""Which scorer runs here: ``"native"`` (the C extension ``_lexscan``) or ``"python"``. Both give
+bit-identical scores; runs record it (``CorroborationSummary.lexical_implementation``)."""
 
 _NUMBER_WITH_SEPARATORS = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?::\d+)+|\d+(?:\.\d+)+"
 _TOKEN = re.compile(r"[^\W_]+")
@@ -361,7 +378,22 @@ def tokenize(text: str) -> list[str]:
     Returns:
         Numbers with separators, whole and in canonical form (``number_form``), else maximal
         runs of Unicode letters/digits of ``text.lower()`` (underscore is a separator).
+
+    Raises:
+        TypeError: ``text`` is not a str.
     """
+    found = None if _NATIVE is None else _NATIVE.tokens(text)
+    return _python_tokenize(_required_str(text, "text")) if found is None else found
+
+
+def _required_str(value: object, name: str) -> str:
+    if not isinstance(value, str):
+        raise TypeError(f"{name} must be str, not {type(value).__name__}")
+    return value
+
+
+def _python_tokenize(text: str) -> list[str]:
+    """``tokenize`` by the Python scorer."""
     data = _byte_view(text)
     found = None if data is None else _fast_tokens(data, _FOLD)
     return _tokens(text.lower()) if found is None else _decoded(found)
@@ -412,7 +444,17 @@ def index_context(passages: str | Iterable[str]) -> ContextIndex:
 
     Returns:
         The ``ContextIndex`` of all passages together.
+
+    Raises:
+        TypeError: a passage is not a str.
     """
+    text = _joined(passages)
+    found = None if _NATIVE is None else _NATIVE.context_tokens(text)
+    return _python_index_context(text) if found is None else ContextIndex(found)
+
+
+def _python_index_context(passages: str | Iterable[str]) -> ContextIndex:
+    """``index_context`` by the Python scorer."""
     return ContextIndex(frozenset(_context_token_list(_joined(passages))))
 
 
@@ -510,7 +552,32 @@ def score_response(response: str, context: ContextIndex | str | Sequence[str]) -
 
     Returns:
         The frozen ``LexicalScores``; see the module docstring for definitions.
+
+    Raises:
+        TypeError: ``response`` or a passage is not a str.
     """
+    counts = None if _NATIVE is None else _native_counts(_NATIVE, response, context)
+    if counts is None:
+        return _python_score_response(_required_str(response, "response"), context)
+    n_content, n_unsupported, n_numeric, n_missing, n_scored, weakest, n_sentences = counts
+    return _scores(
+        n_content, n_unsupported, n_numeric, n_missing, n_scored, weakest, n_sentences=n_sentences
+    )
+
+
+def _native_counts(
+    native: _Scanner, response: str, context: ContextIndex | str | Sequence[str]
+) -> tuple[int, int, int, int, int, float, int] | None:
+    """The C scanner's counts (``_Counts`` and then ``n_sentences``); None: the Python scorer."""
+    if isinstance(context, ContextIndex):
+        return native.score_known(response, context.tokens)
+    return native.score(response, _joined(context))
+
+
+def _python_score_response(
+    response: str, context: ContextIndex | str | Sequence[str]
+) -> LexicalScores:
+    """``score_response`` by the Python scorer."""
     marked = _marked_response(response)
     if marked is None:  # the fast tokenizer cannot take the response: the reference path
         sentences = split_sentences(response.lower())
@@ -522,7 +589,7 @@ def score_response(response: str, context: ContextIndex | str | Sequence[str]) -
         if lookup is not None:
             counts = _code_counts(_codes(tokens, lookup), numbers, lookup)
             return _scores(*counts, n_sentences=n_sentences)
-        context = index_context(context)
+        context = _python_index_context(context)
     decoded = _decoded(tokens)
     lookup_str = dict.fromkeys(context.tokens.intersection(decoded), _SUPPORTED)
     lookup_str.update(_STOP_CODES)
@@ -531,7 +598,7 @@ def score_response(response: str, context: ContextIndex | str | Sequence[str]) -
 
 
 def _as_index(context: ContextIndex | str | Iterable[str]) -> ContextIndex:
-    return context if isinstance(context, ContextIndex) else index_context(context)
+    return context if isinstance(context, ContextIndex) else _python_index_context(context)
 
 
 # The fast scorer writes one character per token of a response: "" for a stop word, "k" for a
