@@ -564,6 +564,17 @@ def test_summary_checks_for_planted_files_without_importing_verify(tmp_path) -> 
     assert summary_run().split()[0] != "0"
 
 
+def test_summary_and_verify_of_a_run_stay_lean(tmp_path) -> None:
+    """``summary`` loads no numpy, scipy, pyarrow or Jinja2; ``verify`` no scipy (issue 13)."""
+    out = tmp_path / "out"
+    assert cli.main(["run", "--input", "examples/ragtruth-generators", "--output", str(out)]) == 0
+    summary = _heavy_packages_loaded_by(
+        ["summary", str(out)], ("numpy", "scipy", "pyarrow", "jinja2", "drawsvg", "yaml")
+    )
+    assert summary == []
+    assert _heavy_packages_loaded_by(["verify", str(out)], ("scipy", "pydantic")) == ["pydantic"]
+
+
 def test_the_probe_sees_a_heavy_import() -> None:
     """The sys.modules probe does report a heavy package when a command loads one."""
     assert "pydantic" in _heavy_packages_loaded_by(["schemas"])
