@@ -15,6 +15,7 @@ import orjson
 
 from ragwarrant import cli
 from ragwarrant.outputs import MANIFEST_FILE, OUTPUT_FILES
+from ragwarrant.version import __version__
 from tests.conftest import REPO, simulate
 
 CONTRACTS = REPO / "contracts"
@@ -607,3 +608,36 @@ def test_secret_in_a_policy_id_stays_out_of_the_printed_decision(make_input, tmp
     cli.main(["run", "--input", str(inp), "--output", str(tmp_path / "out")])
     out, err = capfd.readouterr()
     assert out.strip() and token not in out and token not in err
+
+
+def test_the_console_script_exits_without_the_interpreter_teardown(tmp_path) -> None:
+    """``entry`` prints all output, runs exit handlers, keeps the code, and skips the teardown."""
+    probe = (
+        "import atexit, sys\n"
+        "class Teardown:\n"
+        "    def __del__(self):\n"
+        "        print('teardown', flush=True)\n"
+        "keep = Teardown()\n"
+        "atexit.register(lambda: print('handler', flush=True))\n"
+        "from ragwarrant.cli import entry\n"
+        "sys.argv = ['ragwarrant', *sys.argv[1:]]\n"
+        "entry()\n"
+    )
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-c", probe, *args], capture_output=True, text=True, cwd=str(REPO)
+        )
+
+    version = run("--version")  # exits in the parser: the usual exit
+    assert version.returncode == 0 and __version__ in version.stdout
+    assert "handler" in version.stdout and "teardown" in version.stdout
+    out = tmp_path / "out"
+    decided = run("run", "--input", "examples/ragtruth-generators", "--output", str(out))
+    assert decided.returncode == 0 and decided.stdout.startswith("PROMOTE (exit 0)")
+    assert "handler" in decided.stdout and "teardown" not in decided.stdout
+    assert (out / "manifest.json").exists()
+    summary = run("summary", str(out))
+    assert summary.returncode == 0 and summary.stdout.startswith("decision: PROMOTE")
+    assert summary.stdout.endswith("handler\n")  # buffered output flushed before it ends
+    assert run("summary", str(tmp_path / "missing")).returncode == 66
