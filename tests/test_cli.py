@@ -15,6 +15,7 @@ import orjson
 
 from ragwarrant import cli
 from ragwarrant.outputs import MANIFEST_FILE, OUTPUT_FILES
+from ragwarrant.version import __version__
 from tests.conftest import REPO, simulate
 
 CONTRACTS = REPO / "contracts"
@@ -564,6 +565,17 @@ def test_summary_checks_for_planted_files_without_importing_verify(tmp_path) -> 
     assert summary_run().split()[0] != "0"
 
 
+def test_summary_and_verify_of_a_run_stay_lean(tmp_path) -> None:
+    """``summary`` loads no numpy, scipy, pyarrow or Jinja2; ``verify`` no scipy (issue 13)."""
+    out = tmp_path / "out"
+    assert cli.main(["run", "--input", "examples/ragtruth-generators", "--output", str(out)]) == 0
+    summary = _heavy_packages_loaded_by(
+        ["summary", str(out)], ("numpy", "scipy", "pyarrow", "jinja2", "drawsvg", "yaml")
+    )
+    assert summary == []
+    assert _heavy_packages_loaded_by(["verify", str(out)], ("scipy", "pydantic")) == ["pydantic"]
+
+
 def test_the_probe_sees_a_heavy_import() -> None:
     """The sys.modules probe does report a heavy package when a command loads one."""
     assert "pydantic" in _heavy_packages_loaded_by(["schemas"])
@@ -672,3 +684,34 @@ def test_summary_and_verify_of_a_file_name_its_directory(make_input, tmp_path, c
         assert run(argv) == 66, argv
         first = capsys.readouterr().err.splitlines()[0]
         assert first.endswith(f" {given} is a file; pass its directory ({given.parent})"), first
+def test_the_console_script_exits_without_the_interpreter_teardown(tmp_path) -> None:
+    """``entry`` prints all output, runs exit handlers, keeps the code, and skips the teardown."""
+    probe = (
+        "import atexit, sys\n"
+        "class Teardown:\n"
+        "    def __del__(self):\n"
+        "        print('teardown', flush=True)\n"
+        "keep = Teardown()\n"
+        "atexit.register(lambda: print('handler', flush=True))\n"
+        "from ragwarrant.cli import entry\n"
+        "sys.argv = ['ragwarrant', *sys.argv[1:]]\n"
+        "entry()\n"
+    )
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-c", probe, *args], capture_output=True, text=True, cwd=str(REPO)
+        )
+
+    version = run("--version")  # exits in the parser: the usual exit
+    assert version.returncode == 0 and __version__ in version.stdout
+    assert "handler" in version.stdout and "teardown" in version.stdout
+    out = tmp_path / "out"
+    decided = run("run", "--input", "examples/ragtruth-generators", "--output", str(out))
+    assert decided.returncode == 0 and decided.stdout.startswith("PROMOTE (exit 0)")
+    assert "handler" in decided.stdout and "teardown" not in decided.stdout
+    assert (out / "manifest.json").exists()
+    summary = run("summary", str(out))
+    assert summary.returncode == 0 and summary.stdout.startswith("decision: PROMOTE")
+    assert summary.stdout.endswith("handler\n")  # buffered output flushed before it ends
+    assert run("summary", str(tmp_path / "missing")).returncode == 66

@@ -54,6 +54,10 @@ STATS_ALLOWED = {
     "typing",
     "concurrent",
     "__future__",
+    # stats.distributions imports scipy.special on first use, numpy's unused submodules deferred
+    "importlib",
+    "sys",
+    "types",
 }
 
 

@@ -6,7 +6,9 @@ import argparse
 import dataclasses
 import inspect
 import json
+import os
 import textwrap
+import threading
 
 import orjson
 import pytest
@@ -249,3 +251,108 @@ def test_selftest_cases_exercise_every_gate_status():
     for case in selftest._engine_cases():
         seen |= set(case.expected_legs.values())
     assert seen == {s.value for s in GateStatus}
+
+
+# The self-test beside the job: a forked child, a thread when fork is not available
+
+
+def _report_naming_its_process() -> selftest.SelftestReport:
+    """A passed report whose one case is named after the process that ran it."""
+    case = selftest.CaseResult(f"pid-{os.getpid()}", "PROMOTE", "PROMOTE", 1, (), 0.0)
+    return selftest.SelftestReport((case,), 0.0)
+
+
+def test_the_forked_selftest_reports_from_a_child_process(monkeypatch):
+    """Forked, the cases run in another process and its report comes back through the pipe."""
+    monkeypatch.setattr(selftest, "run_selftest", _report_naming_its_process)
+    with selftest.SelftestRun(fork=True) as run:
+        assert run.forked
+        report = run.result()
+    assert report.passed and report.cases[0].name != f"pid-{os.getpid()}"
+
+
+def test_a_forked_selftest_failure_raises_what_the_in_process_one_raises(monkeypatch):
+    """A mutant engine fails the forked self-test with the in-process error, code and message."""
+    monkeypatch.setattr(checks_module, "is_honest_refusal", lambda response: False)
+    with pytest.raises(InternalError) as in_process:
+        selftest.require_selftest()
+    with selftest.SelftestRun(fork=True) as run:
+        assert run.forked
+        failure = run.exception()
+    assert isinstance(failure, InternalError)
+    assert (failure.code, failure.message, failure.hint) == (
+        in_process.value.code,
+        in_process.value.message,
+        in_process.value.hint,
+    )
+    with pytest.raises(InternalError, match="honest-refusal"):
+        run.result()
+
+
+def test_a_child_that_sends_no_report_is_replaced_by_an_in_process_selftest(monkeypatch):
+    """A child that dies without a report: the self-test runs again here, and reports from here."""
+    parent = os.getpid()
+
+    def dies_in_the_child() -> selftest.SelftestReport:
+        if os.getpid() != parent:
+            os._exit(3)
+        return _report_naming_its_process()
+
+    monkeypatch.setattr(selftest, "run_selftest", dies_in_the_child)
+    with selftest.SelftestRun(fork=True) as run:
+        assert run.forked and run.result().cases[0].name == f"pid-{parent}"
+
+
+def test_without_fork_the_selftest_runs_in_a_thread(monkeypatch):
+    """No ``os.fork`` (or a refused one): the cases run in this process, the failure is the same."""
+    monkeypatch.setattr(selftest, "run_selftest", _report_naming_its_process)
+    monkeypatch.delattr(os, "fork")
+    assert not selftest.can_fork()
+    with selftest.SelftestRun() as run:
+        assert not run.forked and run.result().cases[0].name == f"pid-{os.getpid()}"
+
+
+def test_a_refused_fork_falls_back_to_a_thread(monkeypatch):
+    """``fork`` raising OSError (a process limit) leaves the self-test in this process."""
+
+    def refused() -> int:
+        raise BlockingIOError(11, "Resource temporarily unavailable")
+
+    monkeypatch.setattr(selftest, "run_selftest", _report_naming_its_process)
+    monkeypatch.setattr(os, "fork", refused)
+    with selftest.SelftestRun(fork=True) as run:
+        assert not run.forked and run.result().cases[0].name == f"pid-{os.getpid()}"
+
+
+def test_no_fork_while_another_thread_runs():
+    """A process with a second thread running does not fork (its locks could stay held)."""
+    release = threading.Event()
+    other = threading.Thread(target=release.wait)
+    other.start()
+    try:
+        assert not selftest.can_fork()
+    finally:
+        release.set()
+        other.join()
+
+
+@pytest.mark.parametrize("forked", [True, False])
+def test_run_records_the_same_selftest_failure_forked_or_not(
+    forked, make_input, tmp_path, monkeypatch
+):
+    """`run` with a broken engine: exit 70 and the same error record, child process or thread."""
+    monkeypatch.setattr(selftest, "can_fork", lambda: forked)
+    spawned = []
+    real_fork = selftest.SelftestRun._fork
+    monkeypatch.setattr(
+        selftest.SelftestRun, "_fork", lambda self: (spawned.append(1), real_fork(self))[1]
+    )
+    monkeypatch.setattr(checks_module, "is_honest_refusal", lambda response: False)
+    out = tmp_path / "out"
+    assert cli.main(["run", "--input", str(make_input()), "--output", str(out)]) == 70
+    assert spawned == ([1] if forked else [])
+    error = orjson.loads((out / "decision.json").read_bytes())["error"]
+    with pytest.raises(InternalError) as in_process:
+        selftest.require_selftest()
+    assert error["code"] == "selftest-failed" and error["fault"] == "internal"
+    assert error["message"] == in_process.value.message

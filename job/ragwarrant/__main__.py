@@ -1,5 +1,5 @@
 """``python -m ragwarrant`` is the same as the ``ragwarrant`` console script."""
 
-from ragwarrant.cli import main
+from ragwarrant.cli import entry
 
-raise SystemExit(main())
+entry()

@@ -8,11 +8,12 @@ output directory is writable.
 from __future__ import annotations
 
 import argparse
+import atexit
 import os
 import sys
 import traceback
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -34,7 +35,7 @@ from ragwarrant.version import __version__, lexical_implementation
 if TYPE_CHECKING:
     import structlog
 
-__all__ = ["build_parser", "main"]
+__all__ = ["build_parser", "entry", "main"]
 
 _COMMANDS = (
     run_command,
@@ -139,6 +140,30 @@ def _closed_stdout_tolerated() -> Iterator[None]:
         yield
     finally:
         sys.stdout = stream
+
+
+def entry() -> None:
+    """The ``ragwarrant`` console script and ``python -m ragwarrant``: ``main``, then exit.
+
+    When ``main`` returns, every output is committed (written, fsynced, renamed in), every lock
+    released and every thread and child process joined. What the exit would still do that
+    matters runs here: every ``atexit`` handler (``atexit._run_exitfuncs``), then a flush of
+    stdout and stderr. The interpreter's own teardown, which frees each module, array and table
+    one by one and changes nothing outside the process, is skipped (``os._exit`` with ``main``'s
+    code): after a cold ``run`` of the shipped example it cost about 0.4 CPU-s on the loaded
+    build machine (issue 13, docs/benchmarks.md "Cold start"). ``--help``, ``--version`` and
+    usage errors exit in the parser, and an exception escaping ``main`` (there should be none)
+    with its traceback: those exit the usual way.
+
+    Raises:
+        SystemExit: from the parser, or what escaped ``main``.
+    """
+    code = main()
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        with suppress(OSError, ValueError):  # a closed or broken pipe: nothing more can be said
+            stream.flush()
+    os._exit(code)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -19,12 +19,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from ragwarrant.contract import ReleaseContract
 from ragwarrant.exit_codes import DecisionClass, exit_code_for_class
-from ragwarrant.gates.candidate import CandidateEvaluation
-from ragwarrant.gates.run import HYGIENE_BLOCKER
 from ragwarrant.outputs import CandidateClass, CandidateDecision, Decision, GateResult, GateStatus
+
+if TYPE_CHECKING:  # annotations only: ``summary`` imports this module without numpy or pyarrow
+    from ragwarrant.contract import ReleaseContract
+    from ragwarrant.gates.candidate import CandidateEvaluation
 
 __all__ = [
     "PRECEDENCE",
@@ -223,9 +225,10 @@ def block_for_hygiene(decision: Decision, findings: int) -> Decision:
     NOT_SELECTED candidate stays. An ERROR record keeps its class (it exists to explain the error).
     The caller adds the failed run gate (``gates.run.gate_publication_hygiene``).
     """
+    from ragwarrant.gates.run import HYGIENE_BLOCKER as blocker  # here: gates load numpy
+
     if decision.run_class is DecisionClass.ERROR:
         return decision
-    blocker = HYGIENE_BLOCKER
     reason = f"blocked: {blocker} ({findings} finding(s) in the outputs)"
     candidates = [
         c

@@ -23,7 +23,6 @@ from __future__ import annotations
 import dataclasses
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -60,6 +59,7 @@ from ragwarrant.audit.publish import (
     run_mounts,
     write_outputs,
 )
+from ragwarrant.audit.report_html import prepare_report_html
 from ragwarrant.audit.verify import verify_output_dir
 from ragwarrant.audit.writer import clean_stale, output_lock
 from ragwarrant.contract import (
@@ -125,7 +125,7 @@ from ragwarrant.outputs import (
     ValidationReport,
 )
 from ragwarrant.selection import multiplicity_gates, plan_tests, select
-from ragwarrant.selftest import SelftestReport, require_selftest
+from ragwarrant.selftest import SelftestReport, SelftestRun
 from ragwarrant.version import __version__
 
 if TYPE_CHECKING:
@@ -685,10 +685,10 @@ def _run_job(
     serialised instead of removing each other's staging directory.
     """
     started_at = utc_timestamp()
-    # The self-test runs on the second core while the inputs are read; its report is awaited
-    # before anything is decided, and a failure outranks any error raised meanwhile.
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="selftest") as pool:
-        selftest = pool.submit(require_selftest)
+    # The self-test runs on the second core (a forked child, selftest.SelftestRun) while the
+    # inputs are read; its report is awaited before anything is decided, and a failure outranks
+    # any error raised meanwhile.
+    with SelftestRun() as selftest:
         try:
             check_directories(input_dir, output_dir)
             with output_lock(output_dir):
@@ -711,7 +711,7 @@ def _run_locked(
     signing_key: Path | None,
     replay_look: LookRecord | None,
     started_at: str,
-    selftest_run: Future[SelftestReport],
+    selftest_run: SelftestRun,
 ) -> RunOutcome:
     """Read, decide, publish and record (the output directory's lock is held by the caller).
 
@@ -721,6 +721,8 @@ def _run_locked(
     emit = on_stage or (lambda event, **kw: log.info(event, **kw))
     private_key = _signing_key(signing_key)  # 66 early
     inputs = read_inputs(input_dir, emit)
+    if selftest_run.forked:
+        prepare_report_html()  # while the self-test's child runs: Jinja2 compiles the page
     selftest = selftest_run.result()  # an unproven engine decides nothing: InternalError, exit 70
     _require_ledger_for_plan(inputs.contract, ledger, replay_look)
     run_gates = _run_gates(inputs)

@@ -15,10 +15,16 @@ the whole self-test takes a fraction of a second (``ragwarrant selftest`` prints
 
 from __future__ import annotations
 
+import contextlib
+import os
+import pickle
+import select
+import signal
+import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NoReturn, cast
 
 import numpy as np
 import pyarrow as pa
@@ -34,7 +40,17 @@ from ragwarrant.gates import candidate as _candidate
 from ragwarrant.gates import corroboration as _corroboration
 from ragwarrant.outputs import GateResult
 
-__all__ = ["CaseResult", "SelftestReport", "format_report", "require_selftest", "run_selftest"]
+__all__ = [
+    "CHILD_TIMEOUT_S",
+    "CaseResult",
+    "SelftestReport",
+    "SelftestRun",
+    "can_fork",
+    "format_report",
+    "require_passed",
+    "require_selftest",
+    "run_selftest",
+]
 
 _SEED = 20261129
 _PASS, _FAIL, _NA, _INC = "pass", "fail", "not-applicable", "inconclusive"
@@ -670,7 +686,15 @@ def require_selftest() -> SelftestReport:
     Raises:
         InternalError: ``selftest-failed`` naming each failed case and its first mismatch.
     """
-    report = run_selftest()
+    return require_passed(run_selftest())
+
+
+def require_passed(report: SelftestReport) -> SelftestReport:
+    """``report`` itself when every case passed.
+
+    Raises:
+        InternalError: ``selftest-failed`` naming each failed case and its first mismatch.
+    """
     if not report.passed:
         detail = "; ".join(
             f"{c.name} (expected {c.expected_class}, found {c.actual_class}"
@@ -704,3 +728,170 @@ def format_report(report: SelftestReport) -> str:
         f"self-test {verdict}: {len(report.cases)} planted cases in {report.seconds:.3f} s"
     )
     return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------------------------
+# The self-test beside the job
+
+#: Seconds a forked self-test may take before it is abandoned and run again in this process.
+CHILD_TIMEOUT_S = 600.0
+
+
+class SelftestRun:
+    """The self-test started beside the caller's work; ``result`` waits for it.
+
+    Where the platform can fork and the caller is single-threaded (``can_fork``), the planted
+    cases run in a forked child process (POSIX ``fork``: the child starts with every module the
+    parent imported, so no import is repeated), and only the finished ``SelftestReport`` comes
+    back, pickled through a pipe; it is judged here by ``require_passed``, as in-process. The
+    child shares no lock or interpreter with the parent, so the two use two cores truly (a thread
+    would share the parent's GIL). A child that raises, dies, or exceeds ``CHILD_TIMEOUT_S``
+    sends no report: the self-test is then run again in this process, so what it raises (or
+    reports) is what ``require_selftest`` would. Without fork (another platform, a refused
+    ``fork``, other threads running) the cases run in a thread, as before.
+
+    Use as a context manager: leaving it reaps the child (or joins the thread).
+    """
+
+    def __init__(self, *, fork: bool | None = None) -> None:
+        """Start the self-test.
+
+        Args:
+            fork: run it in a forked child (None: when ``can_fork()``).
+        """
+        self._pid = 0
+        self._read_fd = -1
+        self._outcome: SelftestReport | BaseException | None = None
+        self._thread: Any = None
+        if fork if fork is not None else can_fork():
+            try:
+                self._fork()
+                return
+            except OSError:  # e.g. EAGAIN under a process limit: run beside us in a thread
+                pass
+        self._start_thread()
+
+    @property
+    def forked(self) -> bool:
+        """The cases run (or ran) in a child process."""
+        return self._pid > 0
+
+    def _fork(self) -> None:
+        from ragwarrant.stats.distributions import load_special
+
+        load_special()  # imported once, before the fork: the child and this process share it
+        read_fd, write_fd = os.pipe()
+        try:
+            pid = os.fork()
+        except OSError:
+            os.close(read_fd)
+            os.close(write_fd)
+            raise
+        if pid == 0:  # the child: never returns
+            os.close(read_fd)
+            _report_from_child(write_fd)
+        os.close(write_fd)
+        self._pid, self._read_fd = pid, read_fd
+
+    def _start_thread(self) -> None:
+        from concurrent.futures import ThreadPoolExecutor
+
+        pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="selftest")
+        self._thread = (pool, pool.submit(run_selftest))
+
+    def _collect(self) -> SelftestReport:
+        if self._thread is not None:
+            pool, future = self._thread
+            pool.shutdown(wait=True)
+            self._thread = None
+            return cast(SelftestReport, future.result())
+        report = self._child_report() if self.forked else None
+        return report if report is not None else run_selftest()
+
+    def _child_report(self) -> SelftestReport | None:
+        """The child's report (None when it sent none), the child reaped."""
+        data = b""
+        try:
+            data = _read_until_eof(self._read_fd, CHILD_TIMEOUT_S)
+        finally:
+            os.close(self._read_fd)
+            if not data:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(self._pid, signal.SIGKILL)
+            os.waitpid(self._pid, 0)
+            self._read_fd = -1
+        try:
+            report = pickle.loads(data)  # from our own child, through our own pipe
+        except Exception:  # nothing, or a report cut short
+            return None
+        return report if isinstance(report, SelftestReport) else None
+
+    def _finish(self) -> SelftestReport | BaseException:
+        if self._outcome is None:
+            try:
+                self._outcome = require_passed(self._collect())
+            except Exception as exc:
+                self._outcome = exc
+        return self._outcome
+
+    def result(self) -> SelftestReport:
+        """Wait for the self-test and return its report.
+
+        Raises:
+            InternalError: ``selftest-failed`` when a case failed (``require_passed``); whatever
+                the self-test itself raised.
+        """
+        outcome = self._finish()
+        if isinstance(outcome, BaseException):
+            raise outcome
+        return outcome
+
+    def exception(self) -> BaseException | None:
+        """Wait for the self-test; what ``result`` would raise, or None."""
+        outcome = self._finish()
+        return outcome if isinstance(outcome, BaseException) else None
+
+    def __enter__(self) -> SelftestRun:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        if self._thread is not None or self._read_fd >= 0:
+            self._finish()
+
+
+def can_fork() -> bool:
+    """This process may fork a child for the self-test: POSIX ``fork`` and no other thread.
+
+    Forking a process with several threads copies only the calling one; a lock another thread
+    held at that moment stays locked in the child forever (POSIX ``fork``, "Application Usage").
+    """
+    return hasattr(os, "fork") and threading.active_count() == 1
+
+
+def _read_until_eof(fd: int, timeout_s: float) -> bytes:
+    """Everything written to ``fd`` until its writer closes it; b"" after ``timeout_s``."""
+    chunks: list[bytes] = []
+    deadline = time.monotonic() + timeout_s
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0 or not select.select([fd], [], [], left)[0]:
+            return b""
+        chunk = os.read(fd, 1 << 16)
+        if not chunk:
+            return b"".join(chunks)
+        chunks.append(chunk)
+
+
+def _report_from_child(write_fd: int) -> NoReturn:
+    """In the forked child: run the cases, write the pickled report to ``write_fd``, exit.
+
+    Anything raised sends nothing (the parent runs the self-test itself). ``os._exit`` leaves
+    the parent's buffered output, exit handlers and files alone.
+    """
+    try:
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        data = pickle.dumps(run_selftest())
+        with os.fdopen(write_fd, "wb") as pipe:
+            pipe.write(data)
+    finally:
+        os._exit(0)

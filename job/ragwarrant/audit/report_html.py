@@ -2,9 +2,10 @@
 
 The page is rendered by Jinja2 from the template shipped as package data
 (``ragwarrant/data/templates/report.html.j2``, autoescaped); each forest plot is an inline SVG
-drawn with drawsvg (imported lazily, only when a page is rendered). Nothing is loaded from the
-network: no script, stylesheet, font or image outside the file. The output is a function of the
-decision alone (same decision → same bytes): no clock, no random ids.
+drawn with drawsvg. Both are imported, and the template compiled, on the first page or by
+``prepare_report_html`` (which ``pipeline`` calls while the self-test runs, issue 13).
+Nothing is loaded from the network: no script, stylesheet, font or image outside the file. The
+output is a function of the decision alone (same decision → same bytes): no clock, no random ids.
 
 A forest plot (Lewis & Clarke 2001, BMJ 322:1479–1480) has one row per metric and protected slice:
 the estimate of the oriented paired delta (positive = candidate better), the interval between
@@ -20,7 +21,6 @@ from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING
 
-import jinja2
 from markupsafe import escape
 
 from ragwarrant.audit.report import decision_sentence
@@ -36,8 +36,9 @@ from ragwarrant.outputs import CandidateClass, CandidateDecision, Decision, Gate
 
 if TYPE_CHECKING:
     import drawsvg
+    import jinja2
 
-__all__ = ["STATUS_COLOURS", "render_report_html"]
+__all__ = ["STATUS_COLOURS", "prepare_report_html", "render_report_html"]
 
 #: Fill of each gate status (colour-blind-safe ColorBrewer PuOr/RdBu hues, plus grey).
 STATUS_COLOURS = {
@@ -230,6 +231,8 @@ def _candidate_view(decision: Decision, c: CandidateDecision, index: int) -> _Ca
 
 @cache
 def _environment() -> jinja2.Environment:
+    import jinja2
+
     env = jinja2.Environment(
         loader=jinja2.PackageLoader("ragwarrant", "data/templates"),
         autoescape=True,
@@ -244,6 +247,21 @@ def _environment() -> jinja2.Environment:
     return env
 
 
+@cache
+def _template() -> jinja2.Template:
+    return _environment().get_template("report.html.j2")
+
+
+def prepare_report_html() -> None:
+    """Import Jinja2 and drawsvg and compile the page's template, ahead of the first page.
+
+    Rendering does this itself when it was not done; the template is compiled once per process.
+    """
+    import drawsvg  # noqa: F401  (the forest plots' module, loaded now rather than mid-render)
+
+    _template()
+
+
 def render_report_html(decision: Decision) -> str:
     """Render ``report.html`` from a decision: one self-contained page, deterministic.
 
@@ -256,14 +274,10 @@ def render_report_html(decision: Decision) -> str:
     not_selected = [
         c for c in decision.candidates if c.decision_class is CandidateClass.NOT_SELECTED
     ]
-    return (
-        _environment()
-        .get_template("report.html.j2")
-        .render(
-            d=decision,
-            sentence=decision_sentence(decision),
-            run_next_step=next_step(decision),
-            views=views,
-            not_selected=not_selected,
-        )
+    return _template().render(
+        d=decision,
+        sentence=decision_sentence(decision),
+        run_next_step=next_step(decision),
+        views=views,
+        not_selected=not_selected,
     )

@@ -20,29 +20,78 @@ for scipy 1.17 (the locked version; the test fails if another version differs):
 
 Only arguments inside each distribution's support are passed (the callers guarantee 0 < q < 1,
 df >= 1, a, b > 0, 0 <= p <= 1); ``scipy.stats``' handling of invalid arguments is not copied.
+
+``scipy.special`` is imported on the first call (``load_special``), not with this module.
 """
 
 from __future__ import annotations
 
+import importlib.util
+import sys
+from functools import cache
+from types import ModuleType
 from typing import Any
 
 import numpy as np
 
-__all__ = ["beta_ppf", "binom_cdf", "t_cdf", "t_ppf"]
+__all__ = ["beta_ppf", "binom_cdf", "load_special", "t_cdf", "t_ppf"]
+
+
+def _defer_numpy_submodules() -> list[str]:
+    """Bind numpy's not yet imported lazy submodules to modules that load on first use.
+
+    numpy loads ``numpy.f2py``, ``numpy.testing``, ``numpy.ma`` and its other lazy submodules
+    through a module ``__getattr__`` (PEP 562) on first access. scipy 1.17's vendored
+    array_api_compat (``scipy/_lib/array_api_compat/_internal.py``, ``clone_module``) copies every
+    name of ``dir(numpy)`` with ``hasattr`` when ``scipy.special`` is imported, and so executed
+    all of them (about a third of that import's CPU, mostly ``numpy.f2py``). Each is bound
+    instead to a module object made by ``importlib.util.LazyLoader`` (the standard library's
+    lazy import recipe, "Implementing lazy imports" in the ``importlib`` documentation), which
+    executes the real module when one of its attributes is first read: what numpy would have
+    done on that access, later. Submodules already imported are left alone.
+
+    Returns:
+        The names bound (e.g. ``["numpy.f2py", ...]``).
+    """
+    bound = []
+    for name in sorted(set(dir(np)) - set(vars(np))):
+        full = f"numpy.{name}"
+        if full in sys.modules:
+            continue
+        spec = importlib.util.find_spec(full)
+        if spec is None or spec.loader is None:
+            continue
+        spec.loader = importlib.util.LazyLoader(spec.loader)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[full] = module
+        spec.loader.exec_module(module)
+        setattr(np, name, module)
+        bound.append(full)
+    return bound
+
+
+@cache
+def load_special() -> ModuleType:
+    """``scipy.special``, imported once (numpy's unused submodules deferred first).
+
+    Returns:
+        The ``scipy.special`` module.
+    """
+    if "scipy.special" not in sys.modules:
+        _defer_numpy_submodules()
+    import scipy.special
+
+    return scipy.special
 
 
 def t_ppf(q: float, df: float) -> float:
     """Quantile of Student's t with ``df`` degrees of freedom at probability ``q`` (0 < q < 1)."""
-    from scipy.special import stdtrit
-
-    return float(stdtrit(df, q)) + 0.0
+    return float(load_special().stdtrit(df, q)) + 0.0
 
 
 def t_cdf(x: float, df: float) -> float:
     """P(T <= x) for Student's t with ``df`` degrees of freedom."""
-    from scipy.special import stdtr
-
-    return float(stdtr(df, x))
+    return float(load_special().stdtr(df, x))
 
 
 def beta_ppf(q: float, a: Any, b: Any) -> Any:
@@ -51,13 +100,10 @@ def beta_ppf(q: float, a: Any, b: Any) -> Any:
     Returns:
         A float64 ndarray shaped like ``a`` and ``b`` broadcast (a 0-d array for scalars).
     """
-    from scipy.special import betaincinv
-
-    return np.asarray(betaincinv(a, b, q), dtype=np.float64)
+    return np.asarray(load_special().betaincinv(a, b, q), dtype=np.float64)
 
 
 def binom_cdf(k: int, n: int, p: float) -> float:
     """P(X <= k) for X ~ Binomial(n, p), 0 <= k <= n, 0 <= p <= 1."""
-    from scipy.special._ufuncs import _binom_cdf  # the kernel of scipy.stats.binom.cdf
-
-    return float(_binom_cdf(float(k), n, p))
+    kernel = load_special()._ufuncs._binom_cdf  # the kernel of scipy.stats.binom.cdf
+    return float(kernel(float(k), n, p))
