@@ -684,6 +684,8 @@ def test_summary_and_verify_of_a_file_name_its_directory(make_input, tmp_path, c
         assert run(argv) == 66, argv
         first = capsys.readouterr().err.splitlines()[0]
         assert first.endswith(f" {given} is a file; pass its directory ({given.parent})"), first
+
+
 def test_the_console_script_exits_without_the_interpreter_teardown(tmp_path) -> None:
     """``entry`` prints all output, runs exit handlers, keeps the code, and skips the teardown."""
     probe = (
