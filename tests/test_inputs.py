@@ -227,6 +227,8 @@ def test_copied_baseline_config_is_an_error_record(make_input, tmp_path, capsys)
     assert error["code"] == "contract-invalid"
     assert "policies/cand.json" in error["message"]
     assert "policies/base.json" in error["message"]
+
+
 def test_an_input_that_is_a_file_names_the_directory_to_pass(tmp_path):
     """``--input path/to/contract.yaml``: the error says it is a file and names its directory."""
     contract = tmp_path / "in" / "contract.yaml"
