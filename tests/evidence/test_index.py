@@ -6,6 +6,7 @@ import dataclasses
 
 import numpy as np
 import pyarrow as pa
+import pytest
 
 from ragwarrant.evidence.index import build_index
 from ragwarrant.evidence.schema import EVIDENCE_SCHEMA, make_evidence_table
@@ -333,3 +334,28 @@ def test_slice_codes_with_examples_in_no_slice_match_the_labels():
     every = np.ones(idx.n_examples, dtype=bool)
     assert plain.slices_in(every) == idx.slices_in(every)
     assert np.array_equal(plain.in_slice("s1"), idx.in_slice("s1"))
+
+
+@pytest.mark.parametrize("overlap", [1.0, 0.5, 0.0])
+def test_ids_encoded_in_two_halves_equal_one_encoding(monkeypatch, overlap):
+    """Above _PARALLEL_ENCODE_ROWS a chunk's halves are encoded on two threads: codes and
+    dictionary (order of first appearance) equal one ``dictionary_encode``, nulls and a
+    repeated chunk included; so does a whole index built that way."""
+    import pyarrow.compute as pc
+
+    from ragwarrant.evidence import index as ix
+
+    monkeypatch.setattr(ix, "_PARALLEL_ENCODE_ROWS", 8)
+    rng = np.random.default_rng(9)
+    first = [f"e{i}" for i in rng.permutation(500)]
+    second = [f"e{i}" if rng.random() < overlap else f"x{i}" for i in rng.permutation(500)]
+    values: list[str | None] = [*first, *second]
+    values[3] = values[700] = None
+    arr = pa.array(values)
+    expected = pc.dictionary_encode(pa.chunked_array([arr, arr]))
+    codes, dictionary = ix._example_codes(pa.chunked_array([arr, arr]))
+    assert dictionary.equals(expected.chunks[0].dictionary)
+    reference = np.concatenate([ix._indices(c.indices) for c in expected.chunks])
+    assert np.array_equal(codes, reference)
+    cols = _random_rows(6, 300, True)
+    _assert_columns_match(build_index(_wide_table(cols, 2)), cols)

@@ -216,6 +216,33 @@ def _chunk_key(chunk: pa.Array) -> tuple[object, ...]:
     )
 
 
+_PARALLEL_ENCODE_ROWS = 1 << 18
+"""From this many ids a chunk's two halves are dictionary-encoded on two threads."""
+
+
+def _encoded_in_halves(arr: pa.Array) -> tuple[np.ndarray, pa.Array]:
+    """``_encoded(arr)`` (codes in order of first appearance) with the hashing on two threads.
+
+    Each half is encoded on its own thread (Arrow's kernels release the GIL). The dictionary is
+    the first half's, then the second half's values absent from it in their order of first
+    appearance, which is the order of first appearance in ``arr``; a second half whose
+    dictionary equals the first's (a wide file lists both policies' examples in one order)
+    needs no merge. Shapes: (len(arr),) int32 codes (-1 for null), the distinct ids.
+    """
+    half = len(arr) // 2
+    with ThreadPoolExecutor(max_workers=2, thread_name_prefix="encode") as pool:
+        a, b = pool.map(pc.dictionary_encode, (arr.slice(0, half), arr.slice(half)))
+    first, second = _indices(a.indices), _indices(b.indices)
+    if b.dictionary.equals(a.dictionary):
+        return np.concatenate([first, second]), a.dictionary
+    position = _indices(pc.index_in(b.dictionary, value_set=a.dictionary)).copy()
+    new = position < 0
+    position[new] = len(a.dictionary) + np.arange(np.count_nonzero(new), dtype=np.int32)
+    dictionary = pa.concat_arrays([a.dictionary, b.dictionary.filter(pa.array(new))])
+    second = np.where(second >= 0, position[second], -1).astype(np.int32)
+    return np.concatenate([first, second]), dictionary
+
+
 def _example_codes(arr: pa.ChunkedArray | pa.Array) -> tuple[np.ndarray, pa.Array]:
     """int32 example codes and the distinct ids they index, in order of first appearance.
 
@@ -233,6 +260,9 @@ def _example_codes(arr: pa.ChunkedArray | pa.Array) -> tuple[np.ndarray, pa.Arra
         parts = np.split(idx, np.cumsum([len(c) for c in distinct])[:-1])
         codes = [parts[i] for i in which]
         return (np.concatenate(codes) if codes else idx), dictionary
+    if len(distinct) == 1 and len(distinct[0]) >= _PARALLEL_ENCODE_ROWS:
+        idx, dictionary = _encoded_in_halves(distinct[0])
+        return np.concatenate([idx] * len(which)), dictionary
     enc = pc.dictionary_encode(pa.chunked_array(distinct, arr.type))
     coded = [_indices(c.indices) for c in enc.chunks]
     dictionary = enc.chunks[0].dictionary if enc.num_chunks else pa.array([], pa.string())
