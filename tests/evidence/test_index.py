@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pyarrow as pa
+import pytest
 
 from ragwarrant.evidence.index import build_index
 from ragwarrant.evidence.schema import EVIDENCE_SCHEMA, make_evidence_table
@@ -250,6 +253,18 @@ def _assert_attributes_match(idx, cols: dict[str, list]) -> None:  # type: ignor
         if example not in conflicted:
             assert idx.slice[e] in slices[example]
         assert {v for v in ("test", "train") if idx.in_split(v)[e]} == splits[example]
+    _assert_slice_codes_match(idx)
+
+
+def _assert_slice_codes_match(idx) -> None:  # type: ignore[no-untyped-def]
+    """``in_slice`` and ``slices_in`` (from the codes) say what the object labels say."""
+    assert idx.slice_codes is not None
+    labels = sorted({str(v) for v in idx.slice.tolist() if v is not None})
+    for value in [*labels, "absent"]:
+        assert np.array_equal(idx.in_slice(value), idx.slice == value)
+    rng = np.random.default_rng(0)
+    for mask in (rng.random(idx.n_examples) < p for p in (0.0, 0.01, 0.5, 1.0)):
+        assert idx.slices_in(mask) == set(idx.slice[mask].tolist())
 
 
 def test_index_equals_a_row_by_row_reference():
@@ -302,3 +317,45 @@ def test_plain_ids_are_exactly_those_that_are_their_own_loose_form_and_spelling(
         assert plain_example_ids(arr.cast(pa.large_string())) == expected
     assert plain_example_ids(pa.array(["a", None])) is False
     assert plain_example_ids(pa.array([], pa.string())) is True
+
+
+def test_slice_codes_with_examples_in_no_slice_match_the_labels():
+    """Examples without a slice (None) are in no ``in_slice`` and are None in ``slices_in``;
+    an index without codes answers from the labels the same way."""
+    cols = _random_rows(4, 200, True)
+    cols["slice"] = [
+        None if int(e[1:]) % 3 == 0 else s
+        for e, s in zip(cols["example_id"], cols["slice"], strict=True)
+    ]
+    idx = build_index(make_evidence_table(cols))
+    _assert_slice_codes_match(idx)
+    assert None in idx.slices_in(np.ones(idx.n_examples, dtype=bool))
+    plain = dataclasses.replace(idx, slice_codes=None)
+    every = np.ones(idx.n_examples, dtype=bool)
+    assert plain.slices_in(every) == idx.slices_in(every)
+    assert np.array_equal(plain.in_slice("s1"), idx.in_slice("s1"))
+
+
+@pytest.mark.parametrize("overlap", [1.0, 0.5, 0.0])
+def test_ids_encoded_in_two_halves_equal_one_encoding(monkeypatch, overlap):
+    """Above _PARALLEL_ENCODE_ROWS a chunk's halves are encoded on two threads: codes and
+    dictionary (order of first appearance) equal one ``dictionary_encode``, nulls and a
+    repeated chunk included; so does a whole index built that way."""
+    import pyarrow.compute as pc
+
+    from ragwarrant.evidence import index as ix
+
+    monkeypatch.setattr(ix, "_PARALLEL_ENCODE_ROWS", 8)
+    rng = np.random.default_rng(9)
+    first = [f"e{i}" for i in rng.permutation(500)]
+    second = [f"e{i}" if rng.random() < overlap else f"x{i}" for i in rng.permutation(500)]
+    values: list[str | None] = [*first, *second]
+    values[3] = values[700] = None
+    arr = pa.array(values)
+    expected = pc.dictionary_encode(pa.chunked_array([arr, arr]))
+    codes, dictionary = ix._example_codes(pa.chunked_array([arr, arr]))
+    assert dictionary.equals(expected.chunks[0].dictionary)
+    reference = np.concatenate([ix._indices(c.indices) for c in expected.chunks])
+    assert np.array_equal(codes, reference)
+    cols = _random_rows(6, 300, True)
+    _assert_columns_match(build_index(_wide_table(cols, 2)), cols)

@@ -313,3 +313,40 @@ def test_half_sampling_replicates_do_not_depend_on_the_thread_count():
     ]
     assert runs[0].method == "half-sampling 0/2 weights"
     assert np.array_equal(runs[0].replicates, runs[1].replicates)
+
+
+def test_layout_set_up_on_two_threads_equals_one_thread(monkeypatch):
+    """From _PARALLEL_SORT_ROWS units the pattern, matrix and per-tile columns are filled on two
+    threads: slices' sparse columns and a p95 give the replicates of the one-thread set-up."""
+    import ragwarrant.stats.bootstrap as bs
+
+    rng = np.random.default_rng(7)
+    n = bs._PARALLEL_SORT_ROWS + 4001
+    c, b = rng.normal(size=(n, 3)), rng.normal(size=(n, 3))
+    present = np.column_stack(
+        [np.ones(n, dtype=bool), np.arange(n) % 3 == 0, np.arange(n) % 5 == 1]
+    )
+    calls: list[int] = []
+    real = bs._each_column
+
+    def counted(cols, g, fill):  # type: ignore[no-untyped-def]
+        calls.append(g)
+        real(cols, g, fill)
+
+    def run() -> np.ndarray:
+        res = paired_bootstrap(
+            c,
+            b,
+            ["mean", "mean", "p95"],
+            rng=np.random.default_rng(1),
+            resamples=64,
+            present=present,
+        )
+        assert res.method == "half-sampling 0/2 weights"
+        return res.replicates
+
+    monkeypatch.setattr(bs, "_each_column", counted)
+    two = run()
+    assert calls and min(calls) >= bs._PARALLEL_SORT_ROWS  # the threaded branch ran
+    monkeypatch.setattr(bs, "_PARALLEL_SORT_ROWS", 10**9)  # every fill on the calling thread
+    assert np.array_equal(run(), two)

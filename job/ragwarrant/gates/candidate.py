@@ -273,10 +273,10 @@ def _slice_pairs(ctx: _Context) -> tuple[dict[tuple[str, str], PairedMetric], li
     """Pair each protected slice's metrics; one paired-n hard gate per (slice, metric)."""
     slice_pairs: dict[tuple[str, str], PairedMetric] = {}
     gates: list[GateResult] = []
-    present = set(ctx.index.slice[ctx.scope].tolist())  # a few labels among 10^6 examples
+    present = ctx.index.slices_in(ctx.scope)  # a few labels among 10^6 examples
     slices_present = sorted({str(v) for v in present if v is not None})
     for ps in ctx.contract.protected_slices:
-        in_slice = ctx.scope & (ctx.index.slice == ps.value)
+        in_slice = ctx.scope & ctx.index.in_slice(ps.value)
         for metric in _slice_metrics(ctx, ps.metrics):
             pm = ctx.pair(metric, in_slice)
             slice_pairs[(ps.value, metric)] = pm

@@ -92,26 +92,41 @@ def pair_metric(
         has = (cb.has_row if cb is not None else False) | (cc.has_row if cc is not None else False)
         either = int(np.sum(np.asarray(has) & scope)) if cb is not None or cc is not None else 0
         return PairedMetric(empty.astype(np.int64), empty, empty, either, 0, 0, 0)
-    vb, vc = cb.value.copy(), cc.value.copy()
-    miss_b = (cb.missing | cb.infinite) & scope
-    miss_c = (cc.missing | cc.infinite) & scope
+    # A narrow scope (a protected slice) is paired on its own examples: the same counts and
+    # pairs as the full-length masks, without ~15 passes over every example per call
+    sub = np.flatnonzero(scope) if np.count_nonzero(scope) <= scope.size // 2 else None
+
+    def at(a: np.ndarray) -> np.ndarray:
+        return a if sub is None else a[sub]
+
+    scope = scope if sub is None else np.ones(sub.size, dtype=bool)
+    vb, vc = (cb.value.copy(), cc.value.copy()) if sub is None else (at(cb.value), at(cc.value))
+    has_b, has_c, cb_missing, cc_missing = (
+        at(cb.has_row),
+        at(cc.has_row),
+        at(cb.missing),
+        at(cc.missing),
+    )
+    miss_b = (cb_missing | at(cb.infinite)) & scope
+    miss_c = (cc_missing | at(cc.infinite)) & scope
     imputed = 0
     if on_missing is MissingValuePolicy.WORST and quality is not None:
         worst, best = _least_favourable_ends(quality)
-        imp_b = cb.missing & scope
-        imp_c = cc.missing & scope
+        imp_b = cb_missing & scope
+        imp_c = cc_missing & scope
         vb[imp_b] = best
         vc[imp_c] = worst
         imputed = int(imp_b.sum() + imp_c.sum())
-    fin_b = scope & cb.has_row & np.isfinite(vb)
-    fin_c = scope & cc.has_row & np.isfinite(vc)
-    either = int(np.sum((cb.has_row | cc.has_row) & scope))
-    ok = scope & cb.has_row & cc.has_row & np.isfinite(vb) & np.isfinite(vc)
-    examples = np.flatnonzero(ok)
+    fin_b = scope & has_b & np.isfinite(vb)
+    fin_c = scope & has_c & np.isfinite(vc)
+    either = int(np.sum((has_b | has_c) & scope))
+    ok = fin_b & fin_c
+    kept = np.flatnonzero(ok)
+    examples = kept if sub is None else sub[kept]
     return PairedMetric(
         examples=examples,
-        candidate=vc[examples],
-        baseline=vb[examples],
+        candidate=vc[kept],
+        baseline=vb[kept],
         either=either,
         missing_candidate=int(miss_c.sum()),
         missing_baseline=int(miss_b.sum()),

@@ -460,12 +460,29 @@ def _dense(
     if perm is not None:
         position = np.empty_like(perm)
         position[perm] = np.arange(perm.size)
-    for j, lin in enumerate(plan.linear):
+
+    def fill(j: int) -> None:
+        lin = plan.linear[j]
         units = np.arange(g) if lin.units is None else lin.units
         out[units if position is None else position[units], j] = lin.values
         if order == "F":
             plan.linear[j] = _Linear(None, _nothing)  # what it held is in the matrix now
+
+    _each_column(len(plan.linear), g, fill)
     return out
+
+
+def _each_column(c: int, g: int, fill: Callable[[int], None]) -> None:
+    """``fill(j)`` for every column (or tile) j < c; on two threads from ``_PARALLEL_SORT_ROWS``
+    units g (each column's values, scatter and compare are numpy loops that release the GIL;
+    each j writes its own column or list item, so the result is the same on one thread or two).
+    """
+    if g < _PARALLEL_SORT_ROWS or c < 2:
+        for j in range(c):
+            fill(j)
+        return
+    with ThreadPoolExecutor(max_workers=2, thread_name_prefix="columns") as pool:
+        list(pool.map(fill, range(c)))
 
 
 def _tiled(plan: _Plan, g: int) -> tuple[_TileBlocks, list[np.ndarray]]:
@@ -486,8 +503,12 @@ def _held(values: np.ndarray) -> Callable[[], np.ndarray]:
 def _nonzero(plan: _Plan, g: int) -> np.ndarray:
     """Shape (g, c) bool: where each linear column is non-zero."""
     nz = np.zeros((g, len(plan.linear)), dtype=bool, order="F")  # written column by column
-    for j, lin in enumerate(plan.linear):
+
+    def fill(j: int) -> None:
+        lin = plan.linear[j]
         nz[slice(None) if lin.units is None else lin.units, j] = lin.values != 0
+
+    _each_column(len(plan.linear), g, fill)
     return nz
 
 
@@ -574,10 +595,13 @@ def _tile_layout(plan: _Plan, nonzero: np.ndarray) -> tuple[np.ndarray, list[np.
         for q in (qc, qb):
             q.window_units = newpos[q.window_units]
             q.all_units = newpos[q.all_units]
-    active = [  # tile by tile: no permuted copy of the whole (g, c) pattern
-        np.flatnonzero(nonzero[perm[lo : lo + _TILE_UNITS]].any(axis=0))
-        for lo in range(0, perm.size, _TILE_UNITS)
-    ]
+    starts = range(0, perm.size, _TILE_UNITS)
+    active: list[np.ndarray] = [np.zeros(0, dtype=np.intp)] * len(starts)
+
+    def tile(t: int) -> None:  # tile by tile: no permuted copy of the whole (g, c) pattern
+        active[t] = np.flatnonzero(nonzero[perm[starts[t] : starts[t] + _TILE_UNITS]].any(axis=0))
+
+    _each_column(len(starts), perm.size, tile)
     return perm, active
 
 
