@@ -13,6 +13,7 @@ from collections.abc import Iterator
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.dataset as pads
 
 from ragwarrant.adapters._base import AdapterRequest, AdapterResult, SourceProvenance
 from ragwarrant.adapters._io import (
@@ -20,9 +21,11 @@ from ragwarrant.adapters._io import (
     column_as_float,
     column_as_string,
     iter_parquet_batches,
+    open_parquet,
     read_table,
     require_columns,
 )
+from ragwarrant.adapters._requests import RequestIdentity, identity_columns
 from ragwarrant.adapters._telemetry import check_request_values
 from ragwarrant.adapters._text import read_texts
 from ragwarrant.contract import EvidenceSource, TelemetryReduction
@@ -238,13 +241,31 @@ def _telemetry_columns(source: EvidenceSource) -> tuple[list[str], list[str]]:
     return list(dict.fromkeys(keys + extra + value_cols)), value_cols
 
 
-def _telemetry_batches(request: AdapterRequest, wanted: list[str]) -> Iterator[pa.RecordBatch]:
+def _file_names(request: AdapterRequest) -> list[str]:
+    """A Parquet file's (or dataset directory's) column names, from the footer(s)."""
+    if request.path.is_dir():
+        return list(pads.dataset(request.path, format="parquet").schema.names)
+    return list(open_parquet(request.path, request.display_path).schema_arrow.names)
+
+
+def _telemetry_batches(
+    request: AdapterRequest, wanted: list[str]
+) -> tuple[Iterator[pa.RecordBatch], RequestIdentity]:
+    """The file's batches (``wanted`` plus its request-identity columns) and the identity
+    check that the caller feeds batch by batch (``_requests``)."""
     source, display = request.source, request.display_path
     if source.format == "parquet":
-        return iter_parquet_batches(request.path, wanted, display)
+        names = _file_names(request)
+        ids, is_id = identity_columns(names)
+        read = list(dict.fromkeys(wanted + ids))
+        return iter_parquet_batches(request.path, read, display), RequestIdentity(
+            ids, is_id, display
+        )
     table = read_table(request.path, source.format, display)
     require_columns(table.schema.names, wanted, display)
-    return iter(table.select(wanted).to_batches())
+    ids, is_id = identity_columns(table.schema.names)
+    read = list(dict.fromkeys(wanted + ids))
+    return iter(table.select(read).to_batches()), RequestIdentity(ids, is_id, display)
 
 
 def _nonnegative_columns(request: AdapterRequest) -> set[str]:
@@ -341,10 +362,13 @@ def _load_telemetry(request: AdapterRequest) -> AdapterResult:
     nonnegative = _nonnegative_columns(request)
     partials: list[pa.Table] = []
     rows_read = 0
-    for batch in _telemetry_batches(request, wanted):
+    batches, identity = _telemetry_batches(request, wanted)
+    for batch in batches:
         t = pa.Table.from_batches([batch])
         partials.append(_partial(t, source, value_cols, (display, rows_read, nonnegative)))
+        identity.add(t, policy_column(t, source, display))
         rows_read += t.num_rows
+    identity.check()  # a request written twice would be summed twice (_requests)
     final, group_keys = _merge(partials, value_cols)
     n = final.num_rows
     tag = f"{source.id}:{source.evaluator}@{source.evaluator_version or 'unknown'}"

@@ -1,0 +1,159 @@
+"""Repeated request identities in per-request telemetry: one request written twice.
+
+A telemetry file holds one row per request (an LLM call, a span). Reducing it with ``sum`` or
+``count`` turns a row written twice — a re-run ingestion, a concatenated export — into twice the
+arm's cost (fifth fresh-user trial: every baseline row appended a second time doubled the
+baseline's summed ``cost_usd`` and turned REJECT into PROMOTE). So before the reduction counts,
+each row's request identity must be unique:
+
+- the column the contract names (``columns.request_id``), else a column literally named
+  ``request_id``, else the span id (``span_id`` / ``context.span_id``, with its trace id
+  ``trace_id`` / ``context.trace_id`` when present: OpenTelemetry span ids are unique within a
+  trace, W3C Trace Context §3.2);
+- without any of them, the whole row: rows identical in every column are a duplicated ingestion.
+
+A repeat is an ``EvidenceError`` (``evidence-duplicate-request``; the run BLOCKs at
+``hard:evidence-readable:<source>``) naming the file, the first and the repeating 1-based data
+row, the identity columns and the arm (policy id), never the identity's value.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ragwarrant.errors import EvidenceError
+
+__all__ = ["REQUEST_ID_COLUMNS", "RequestIdentity", "identity_columns"]
+
+#: Default request-identity columns, first present wins (a span id goes with its trace id).
+REQUEST_ID_COLUMNS: tuple[tuple[str, ...], ...] = (
+    ("request_id",),
+    ("span_id", "trace_id"),
+    ("context.span_id", "context.trace_id"),
+)
+
+
+def identity_columns(names: Sequence[str], declared: str | None = None) -> tuple[list[str], bool]:
+    """The columns that identify one request, and whether they are an id (False: every column).
+
+    Args:
+        names: the file's column names.
+        declared: the contract's ``columns.request_id``, if any.
+
+    Raises:
+        EvidenceError: ``evidence-missing-column`` when ``declared`` is not a column.
+    """
+    if declared is not None:
+        if declared not in names:
+            raise EvidenceError(
+                "evidence-missing-column",
+                f"the request id column {declared!r} (columns.request_id) is not in the file",
+                hint="name the file's request id column, or leave columns.request_id out",
+                column=declared,
+                expected=declared,
+                found=", ".join(sorted(names)[:20]),
+            )
+        return [declared], True
+    for group in REQUEST_ID_COLUMNS:
+        if group[0] in names:
+            return [c for c in group if c in names], True
+    return list(names), False
+
+
+def _groupable(column: pa.ChunkedArray) -> pa.ChunkedArray | None:
+    """A column as a group-by key (dictionary decoded); None for a nested type."""
+    kind = column.type
+    if pa.types.is_dictionary(kind):
+        column = column.cast(kind.value_type)
+        kind = kind.value_type
+    if pa.types.is_nested(kind):
+        return None
+    return column
+
+
+def _matches(table: pa.Table, key: dict[str, object]) -> np.ndarray:
+    """Row indices whose key columns equal ``key`` (null equals null)."""
+    mask = pa.chunked_array([pa.array(np.ones(table.num_rows, dtype=bool))])
+    for name, value in key.items():
+        col = table.column(name)
+        same = pc.is_null(col) if value is None else pc.fill_null(pc.equal(col, value), False)
+        mask = pc.and_(mask, same)
+    return np.flatnonzero(mask.to_numpy(zero_copy_only=False))
+
+
+class RequestIdentity:
+    """Collects the identity columns of a streamed telemetry file and checks them once.
+
+    Memory: the identity columns of every row (one string per row with an id column); the
+    check is one ``pyarrow.Table.group_by`` count over them (vectorised, no Python per row).
+    """
+
+    def __init__(self, columns: list[str], is_id: bool, display: str) -> None:
+        self.columns, self.is_id, self.display = columns, is_id, display
+        self._parts: list[pa.Table] = []
+
+    def add(self, batch: pa.Table, policy: pa.Array) -> None:
+        """Keep one batch's identity columns and its rows' policy ids (aligned, in order)."""
+        keep = {}
+        for name in self.columns:
+            col = _groupable(batch.column(name))
+            if col is not None:
+                keep[name] = col
+        keep["__policy"] = pa.chunked_array([policy])
+        self._parts.append(pa.table(keep))
+
+    def check(self) -> None:
+        """Raise on the first repeated identity (by the row of its first occurrence).
+
+        Raises:
+            EvidenceError: ``evidence-duplicate-request`` naming the file, both 1-based data
+                rows, the identity columns, the arm and the count of repeating rows.
+        """
+        if not self._parts:
+            return
+        table = pa.concat_tables(self._parts)
+        self._parts = []
+        keys = [c for c in table.schema.names if c != "__policy"]
+        if not keys:
+            return
+        rows = pa.array(np.arange(1, table.num_rows + 1, dtype=np.int64))
+        grouped = (
+            table.select(keys)
+            .append_column("__row", rows)
+            .group_by(keys, use_threads=False)
+            .aggregate([("__row", "min"), ("__row", "count")])
+        )
+        counts = grouped.column("__row_count").to_numpy()
+        if counts.size == 0 or counts.max() <= 1:
+            return
+        repeated = np.flatnonzero(counts > 1)
+        firsts = grouped.column("__row_min").to_numpy()[repeated]
+        at = int(repeated[np.argmin(firsts)])
+        key = {k: grouped.column(k)[at].as_py() for k in keys}
+        first, repeat = (int(i) + 1 for i in _matches(table, key)[:2])
+        policy = table.column("__policy")[first - 1].as_py()
+        self._raise(first, repeat, policy, int((counts[repeated] - 1).sum()))
+
+    def _raise(self, first: int, repeat: int, policy: object, surplus: int) -> None:
+        what = (
+            f"the same request id ({', '.join(repr(c) for c in self.columns)})"
+            if self.is_id
+            else "every column (no request_id or span_id column)"
+        )
+        raise EvidenceError(
+            "evidence-duplicate-request",
+            f"{self.display} rows {first} and {repeat} repeat {what} (policy {policy!r}); "
+            f"{surplus} row(s) in all repeat an earlier request: a request counted twice "
+            "would double its arm's summed cost",
+            hint="remove the repeated rows (a re-run ingestion or a concatenated export); "
+            "each telemetry row must be one request",
+            file=self.display,
+            row=repeat,
+            column=", ".join(self.columns) if self.is_id else None,
+            expected="each request once",
+            found=f"rows {first} and {repeat} are the same request",
+        )
