@@ -717,3 +717,20 @@ def test_the_console_script_exits_without_the_interpreter_teardown(tmp_path) -> 
     assert summary.returncode == 0 and summary.stdout.startswith("decision: PROMOTE")
     assert summary.stdout.endswith("handler\n")  # buffered output flushed before it ends
     assert run("summary", str(tmp_path / "missing")).returncode == 66
+
+
+def test_every_run_error_prints_its_one_line_on_stdout(make_input, tmp_path, capsys):
+    """`run ... | tail -1` shows the error too: one `ERROR (exit N): code — next: hint` line."""
+    root = make_input()
+    (root / "contract.yaml").write_text("schema_version: [")
+    cases = [
+        (["--input", str(root), "--output", str(tmp_path / "o78")], 78),
+        (["--input", str(root / "contract.yaml"), "--output", str(tmp_path / "o66")], 66),
+        (["--input", str(root), "--output", str(root / "out")], 64),
+    ]
+    for args, code in cases:
+        capsys.readouterr()
+        assert run(["run", *args]) == code
+        lines = capsys.readouterr().out.splitlines()
+        assert lines and lines[-1].startswith(f"ERROR (exit {code}): "), (code, lines)
+        assert " — next: " in lines[-1]

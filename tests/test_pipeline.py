@@ -327,3 +327,38 @@ def test_ledger_inside_the_input_or_output_is_a_usage_error(make_input, tmp_path
         assert err.value.code == "ledger-inside-run-directory"
         assert sorted(p.name for p in root.iterdir()) == before
     assert not (tmp_path / "out").exists()
+
+
+def _unpair(root, policy: str) -> None:
+    """Suffix every example id of ``policy`` with ``x``: it shares no example with the baseline."""
+    csv = root / "evidence" / "results.csv"
+    lines = csv.read_text().splitlines()
+    fixed = [line.replace(",", "x,", 1) if line.split(",")[1] == policy else line for line in lines]
+    csv.write_text("\n".join(fixed) + "\n")
+
+
+def test_candidate_blocked_on_the_development_split_blocks_the_run(make_input, tmp_path):
+    """A candidate with no pairs is BLOCK (not NOT_SELECTED) with its hard gate; the run BLOCKs."""
+
+    def with_split(c):
+        c["splits"] = {"development": "a", "confirmatory": "b"}
+        c["evidence"][0]["columns"]["split"] = "task"
+
+    sim = simulate(400, quality_delta=-0.3)  # the paired candidate is a confirmed loss: REJECT
+    data = {"base": sim["base"], "cand0": sim["cand"], "cand1": sim["cand"]}
+    root = make_input(contract=base_contract(2), data=data, mutate=with_split)
+    _unpair(root, "cand1")
+    d = run_job(root, tmp_path / "out", on_stage=lambda event, **fields: None).decision
+    by_id = {c.policy_id: c for c in d.candidates}
+    assert (by_id["cand0"].decision_class.value, by_id["cand1"].decision_class.value) == (
+        "REJECT",
+        "BLOCK",
+    )
+    blocked = by_id["cand1"]
+    failed = [g.id for g in blocked.gates if g.kind == "hard" and g.status.value == "fail"]
+    assert blocked.tested_on == "a" and failed  # the development split's label
+    assert blocked.reasons[0].startswith(f"blocked: {failed[0]} — ")
+    assert (d.run_class.value, d.exit_code) == ("BLOCK", 12)
+    assert "cand1=BLOCK" in d.summary
+    note = next(n for n in d.selection.notes if n.startswith("cand1"))  # type: ignore[union-attr]
+    assert failed[0] in note

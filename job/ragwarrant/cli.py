@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import atexit
+import contextlib
 import os
 import sys
 import traceback
@@ -301,6 +302,8 @@ def _fail(
     if args is not None and getattr(args, "command", None) == "run" and isinstance(output, Path):
         written, published = _record_run_error(log, args, output, exc)
     _print_error(exc, args)  # first: on a terminal the person reads this, not the log record
+    if args is not None and getattr(args, "command", None) == "run":
+        _print_error_line(exc, args)
     log.error(
         "run_failed",
         code=exc.code,
@@ -320,6 +323,17 @@ def _print_error(exc: RagwarrantError, args: argparse.Namespace | None) -> None:
     """
     clear = "\r\x1b[K" if sys.stderr.isatty() else ""
     print(clear + _stderr_text(exc, args), file=sys.stderr, flush=True)
+
+
+def _print_error_line(exc: RagwarrantError, args: argparse.Namespace) -> None:
+    """``run``'s one line on stdout for an error, as for a decision (``run ... | tail -1``):
+    ``ERROR (exit N): code — next: hint``, redacted; a closed stdout costs nothing."""
+    hint = exc.hint or "see decision.json's error, or the message on stderr"
+    line = f"ERROR (exit {int(exc.exit_code)}): {exc.code} — next: {hint}"
+    with contextlib.suppress(
+        ValueError, OSError
+    ):  # the reader went away: exit code and stderr tell
+        print(_redacted(line, args), flush=True)
 
 
 def _redacted(text: str, args: argparse.Namespace | None) -> str:

@@ -12,7 +12,9 @@ unresolved, an unreliable evaluator (``evaluator-unreliable``: a failed corrobor
 across candidates not met, or the claim ceiling) > PROMOTE.
 
 Precedence for the run: PROMOTE if a candidate is promoted; else BLOCK if any candidate is
-blocked; else INCONCLUSIVE if any is; else REJECT. NOT_SELECTED candidates do not count.
+blocked (a candidate BLOCKed on the development split is recorded as BLOCK, not NOT_SELECTED, so
+it counts: defective evidence BLOCKs the run unless another candidate is validly PROMOTEd); else
+INCONCLUSIVE if any is; else REJECT. NOT_SELECTED candidates do not count.
 """
 
 from __future__ import annotations

@@ -124,7 +124,7 @@ from ragwarrant.outputs import (
     ValidationCheck,
     ValidationReport,
 )
-from ragwarrant.selection import multiplicity_gates, plan_tests, select
+from ragwarrant.selection import ConfirmatoryPlan, multiplicity_gates, plan_tests, select
 from ragwarrant.selftest import SelftestReport, SelftestRun
 from ragwarrant.version import __version__
 
@@ -325,6 +325,20 @@ def _candidate_decision(
         config_sha256=inputs.config_sha.get(policy),
         config_differences=diffs,
     )
+
+
+def _untested_decision(
+    inputs: Inputs, plan: ConfirmatoryPlan, policy: str, selected: str | None
+) -> CandidateDecision:
+    """A candidate not tested on the confirmatory split: BLOCK with its development-split gates
+    when a hard gate failed there (defective evidence is shown, never hidden), else NOT_SELECTED."""
+    verdict = plan.blocked.get(policy)
+    if verdict is None:
+        return _candidate_decision(inputs, policy, not_selected_verdict(selected))
+    evaluation = plan.development[policy]
+    splits = inputs.contract.splits
+    label = splits.development if splits is not None and splits.development else "development"
+    return _candidate_decision(inputs, policy, verdict, evaluation, label, evaluation.gates)
 
 
 def _blocked_run(
@@ -550,7 +564,7 @@ def _decide(
             evaluations[p].gates + extra[p],
         )
         if p in evaluations
-        else _candidate_decision(inputs, p, not_selected_verdict(selection.selected_policy))
+        else _untested_decision(inputs, plan, p, selection.selected_policy)
         for p in candidates
     ]
     checks += evidence_scope.missing_value_checks(index)

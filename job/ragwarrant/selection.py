@@ -2,7 +2,9 @@
 
 With several candidates and a development split, each candidate is evaluated and classified on
 the development split, and only the best-ranked one (``decision.rank_key``: best class, then
-quality, then cost) is tested on the confirmatory split; the others are NOT_SELECTED. Without a
+quality, then cost) is tested on the confirmatory split; the others are NOT_SELECTED, except a
+candidate BLOCKed on the development split (a hard gate failed: its evidence is defective), which
+keeps that BLOCK and its gates so the run's class cannot hide it. Without a
 development split every candidate is tested, and Holm's procedure across candidates
 (``gates.run.gate_holm_across_candidates``) keeps the family-wise error rate at ``alpha``.
 The selected policy is the best-ranked PROMOTEd candidate. The quality-only and cost-only picks
@@ -47,12 +49,15 @@ class ConfirmatoryPlan:
         to_test: the candidates to test on the confirmatory split, in contract order.
         development: candidate → its development-split evaluation (empty without that step).
         notes: one line per candidate on the development split.
+        blocked: candidate → its BLOCK verdict on the development split, for the candidates
+            not tested on the confirmatory split whose development-split hard gates failed.
     """
 
     method: SelectionMethod
     to_test: list[str]
     development: dict[str, CandidateEvaluation] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    blocked: dict[str, CandidateVerdict] = field(default_factory=dict)
 
 
 def _development_note(policy: str, verdict: CandidateVerdict, e: CandidateEvaluation) -> str:
@@ -62,6 +67,11 @@ def _development_note(policy: str, verdict: CandidateVerdict, e: CandidateEvalua
         + (
             f", cost delta {e.cost_estimate:+.4g} (positive = cheaper)"
             if e.cost_estimate is not None
+            else ""
+        )
+        + (
+            f" ({'; '.join(verdict.reasons)})"
+            if verdict.decision_class is CandidateClass.BLOCK
             else ""
         )
     )
@@ -86,7 +96,12 @@ def plan_tests(
         verdicts = {p: classify_candidate(evals[p], contract, []) for p in candidates}
         chosen = min(candidates, key=lambda p: (rank_key(verdicts[p], evals[p]), p))
         notes = [_development_note(p, verdicts[p], evals[p]) for p in candidates]
-        return ConfirmatoryPlan("development-split", [chosen], evals, notes)
+        blocked = {
+            p: v
+            for p, v in verdicts.items()
+            if p != chosen and v.decision_class is CandidateClass.BLOCK
+        }
+        return ConfirmatoryPlan("development-split", [chosen], evals, notes, blocked)
     method: SelectionMethod = (
         "single-candidate" if len(candidates) == 1 else "holm-across-candidates"
     )

@@ -369,7 +369,7 @@ def test_build_entry_from_a_real_run(real_run: Run) -> None:
         c["policy_id"] for c in decision["candidates"]
     ]
     assert [c["class"] for c in entry["candidates"]] == [c["class"] for c in decision["candidates"]]
-    tested = [c for c in entry["candidates"] if c["class"] != "NOT_SELECTED"]
+    tested = [c for c in entry["candidates"] if c["tested_on"] == "confirmatory"]
     assert tested and all(c["bounds"] for c in tested)
     written = append_entry(real_run.output_dir.parent / "ledger.jsonl", entry)
     assert written["manifest_sha256"] == manifest_sha

@@ -55,7 +55,8 @@ def test_first_sentence_states_decision_and_scope(decision: Decision) -> None:
 
 def test_one_forest_row_per_metric_and_slice(decision: Decision) -> None:
     """Each quality gate with bounds is one plotted row (one dot); the cost claim has its own."""
-    page = render_report_html(decision)
+    # The promoted candidate alone (the example's mistral-7B-instruct is BLOCK, without a delta).
+    page = render_report_html(decision.model_copy(update={"candidates": decision.candidates[:1]}))
     plotted = [
         g
         for g in decision.candidates[0].gates

@@ -22,10 +22,13 @@ def test_summary_document_of_the_example(pristine_run: Run) -> None:
     """The example's summary names the run class, exit code and every candidate's class."""
     doc = summary_document(load_decision(pristine_run.output_dir))
     assert (doc["run_class"], doc["exit_code"]) == ("PROMOTE", 0)
-    assert [(c["policy_id"], c["class"]) for c in doc["candidates"]][:2] == [
+    assert [(c["policy_id"], c["class"]) for c in doc["candidates"]][:3] == [
         ("gpt-3.5-turbo-0613", "PROMOTE"),
-        ("mistral-7B-instruct", "NOT_SELECTED"),
+        ("mistral-7B-instruct", "BLOCK"),  # BLOCKed on the development split: shown, not hidden
+        ("llama-2-7b-chat", "NOT_SELECTED"),
     ]
+    assert "mistral-7B-instruct: fix the evidence" in doc["next_step"]
+    assert "hard:missing-balance:no_hallucination" in doc["next_step"]
     assert doc["candidates"][0] == {
         "policy_id": "gpt-3.5-turbo-0613",
         "class": "PROMOTE",

@@ -44,7 +44,8 @@ class SummaryDocument(TypedDict):
 
 
 def tested_candidates(decision: Decision) -> list[CandidateDecision]:
-    """The candidates that were tested on the confirmatory rows (not NOT_SELECTED), in order."""
+    """The candidates that decided the run (not NOT_SELECTED), in order: those tested on the
+    confirmatory rows, and any BLOCKed on the development split."""
     return [c for c in decision.candidates if c.decision_class is not CandidateClass.NOT_SELECTED]
 
 
@@ -175,7 +176,20 @@ def _block_step(candidate: CandidateDecision) -> str:
             "remove the credential, host path or e-mail address that validation_report.json's "
             "hygiene checks locate from the inputs, and run again"
         )
-    return "fix the evidence named by the failed hard gate and run again"
+    gates = _failed_hard_gates(candidate)
+    named = f" ({', '.join(gates)})" if gates else ""
+    where = f" on split {candidate.tested_on!r}" if candidate.tested_on != "none" else ""
+    return f"fix the evidence named by the failed hard gate{named}{where} and run again"
+
+
+def _failed_hard_gates(candidate: CandidateDecision) -> list[str]:
+    """Ids of a BLOCKed candidate's failed hard gates: from its gates, else from its reasons
+    (a run-level BLOCK records the gate only in ``blocked: <gate id> — <why>``)."""
+    ids = [g.id for g in candidate.gates if g.kind == "hard" and g.status is GateStatus.FAIL]
+    if ids:
+        return ids
+    cited = (r.removeprefix("blocked: ").split(" — ")[0] for r in candidate.reasons)
+    return [c for c in cited if c.startswith("hard:")]
 
 
 def _inconclusive_step(decision: Decision, candidate: CandidateDecision) -> str:
@@ -207,7 +221,10 @@ def _run_next_step(decision: Decision) -> str:
     tested = tested_candidates(decision)
     promoted = [c for c in tested if c.decision_class is CandidateClass.PROMOTE]
     if promoted:
-        return next_step(decision, promoted[0])
+        # A PROMOTE stands, but another candidate's defective evidence is still named.
+        blocked = [c for c in tested if c.decision_class is CandidateClass.BLOCK]
+        also = "".join(f"; also {c.policy_id}: {next_step(decision, c)}" for c in blocked)
+        return next_step(decision, promoted[0]) + also
     steps = [f"{c.policy_id}: {next_step(decision, c)}" for c in tested]
     return "; ".join(steps) if steps else "fix the evidence: no candidate was tested"
 

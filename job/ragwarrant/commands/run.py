@@ -87,9 +87,11 @@ RUN_HELP = CommandHelp(
     purpose="decide whether a candidate may replace the baseline",
     reads="--input DIR (never written to): contract.yaml|json, the policy configs and evidence "
     "files it names; --ledger and --signing-key when given",
-    writes="--output DIR (outside --input): decision.json, validation_report.json, report.md, "
-    "report.html, junit.xml, decision.intoto.json, manifest.json (last); one decision line on "
-    "stdout, logs on stderr (on a terminal: logs on stdout, progress on stderr); --ledger, "
+    writes="--output DIR (outside --input; inside it: exit 64 output-inside-input, nothing "
+    "written): decision.json, validation_report.json, report.md, report.html, junit.xml, "
+    "decision.intoto.json, manifest.json (last); one decision line on stdout (on an error: "
+    "ERROR (exit N): code — next: hint), logs on stderr (on a terminal: logs on stdout, "
+    "progress on stderr); --ledger, "
     "--summary-json and --termination-message-path when given",
     codes=RUN_EXIT_CODES,
     code_note=f"--exit-mode status: every decision exits {int(ExitCode.PROMOTE)}; error codes are "
