@@ -78,7 +78,8 @@ def _blocked_by_duplicate(root: Path, tmp_path: Path) -> str:
 def test_identical_candidate_rejects_and_duplicated_baseline_blocks(tmp_path: Path) -> None:
     root = _copy(tmp_path)
     _make_identical(root)
-    assert decide(root).run_class == "REJECT"  # no gain
+    before = {c.policy_id: c.decision_class for c in decide(root).candidates}
+    assert before[CANDIDATE] == "REJECT"  # no gain (the run BLOCKs on another candidate)
     _append_rows(root, BASELINE)  # was PROMOTE: the baseline's summed cost doubled
     text = _blocked_by_duplicate(root, tmp_path)
     assert "'request_id'" in text and f"policy '{BASELINE}'" in text
