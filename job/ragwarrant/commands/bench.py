@@ -63,7 +63,7 @@ GROUNDEDNESS_HELP = CommandHelp(
     success="the benchmark ran and its table was written",
     code_note=f"{int(ExitCode.NO_INPUT)}: the RAGTruth directory or one of its files is missing "
     "or not in the expected form.",
-    examples=("ragwarrant bench groundedness --ragtruth-dir ../shared/data/ragtruth",),
+    examples=("ragwarrant bench groundedness --ragtruth-dir path/to/ragtruth",),
 )
 """``ragwarrant bench groundedness --help``."""
 
