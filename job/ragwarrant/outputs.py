@@ -283,12 +283,6 @@ class CorroborationSummary(OutputModel):
     lexical_threshold: float
     calibration_version: str
     calibration_sha256: str
-    lexical_implementation: Literal["native", "python"] | None = Field(
-        default=None,
-        description="which scorer computed the lexical scores: native (the C extension) or "
-        "python; both give bit-identical scores, so a replay by the other may differ here only; "
-        "absent in records written before it was recorded",
-    )
     max_disagreement_rate: float
     max_abstention_rate: float
     rates: list[CorroborationRates]
