@@ -63,7 +63,12 @@ def handle(args: argparse.Namespace) -> int:
         UsageError: ``--output`` exists and ``--force`` is not given.
     """
     # imported here: reading exports needs pyarrow and the contract models, --help does not
-    from ragwarrant.scaffold import describe_export, draft_contract, write_contract
+    from ragwarrant.scaffold import (
+        describe_export,
+        draft_contract,
+        write_contract,
+        write_policy_stubs,
+    )
 
     base = args.output.resolve().parent
     exports = []
@@ -76,10 +81,14 @@ def handle(args: argparse.Namespace) -> int:
             exports.append(describe_export(resolved, display))
         except EvidenceError as exc:
             raise InputError(exc.code, exc.message, hint=exc.hint) from exc
-    write_contract(draft_contract(exports, args.contract_id), args.output, force=args.force)
+    text = draft_contract(exports, args.contract_id)
+    write_contract(text, args.output, force=args.force)
+    stubs = write_policy_stubs(text, base)
     for e in exports:
         metrics = ", ".join(m.metric_id for m in e.metrics) or "(listed by the adapter)"
         print(f"{e.path}: {e.adapter} ({e.detected}); metrics: {metrics}")
+    for stub in stubs:
+        print(f"wrote {stub}: a stub config; describe the policy in it")
     print(
         f"wrote {args.output}: declare each margin_abs, the evidence class and every line marked "
         "CHECK, then 'ragwarrant run'"
