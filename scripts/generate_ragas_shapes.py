@@ -15,8 +15,8 @@ ids of ``<root>/deepeval/<policy>/test_run_*.json``, and writes, with no LLM cal
   run name, as the ``local/csv`` backend writes it: ``experiments/<name>.csv``.
 """
 
-import asyncio
 import ast
+import asyncio
 import json
 import re
 import sys
@@ -40,7 +40,9 @@ POLICIES = ("baseline", "candidate")
 def _handbook(root: Path, policy: str) -> pd.DataFrame:
     frame = pd.read_csv(root / "ragas" / f"ragas_evaluate_{policy}.csv")
     (run,) = (root / "deepeval" / policy).glob("test_run_*.json")
-    ids = {c["input"]: c["metadata"]["question_id"] for c in json.loads(run.read_text())["testCases"]}
+    ids = {
+        c["input"]: c["metadata"]["question_id"] for c in json.loads(run.read_text())["testCases"]
+    }
     frame["question_id"] = frame["user_input"].map(ids)
     for column in ("retrieved_contexts", "retrieved_context_ids", "reference_context_ids"):
         frame[column] = frame[column].map(ast.literal_eval)
@@ -104,12 +106,14 @@ async def _experiments(root: Path) -> None:
         dataset = Dataset(name="handbook", backend="local/csv", root_dir=str(out), data=rows)
 
         @experiment()
-        async def handbook(row: dict, policy: str = policy) -> dict:
+        async def handbook(row: dict, by_id: dict = by_id) -> dict:
             answer = by_id[row["question_id"]]
             return {
                 **row,
                 "response": answer.response,
-                "token_f1": token_f1.score(response=answer.response, reference=row["reference"]).value,
+                "token_f1": token_f1.score(
+                    response=answer.response, reference=row["reference"]
+                ).value,
                 "gold_context_recall": gold_context_recall.score(
                     retrieved=answer.retrieved_context_ids, gold=answer.reference_context_ids
                 ).value,

@@ -36,7 +36,7 @@ import pyarrow.compute as pc
 import yaml
 
 from ragwarrant.adapters import auto
-from ragwarrant.adapters._base import AdapterRequest
+from ragwarrant.adapters._base import AdapterRequest, AdapterResult
 from ragwarrant.adapters._io import looks_numeric_column, read_table, snake_metric_id
 from ragwarrant.adapters.otel import DEFAULT_METRICS
 from ragwarrant.adapters.ragas import ECHO_COLUMNS
@@ -84,10 +84,15 @@ class ToolSpec:
 #: One row per adapter. TruLens' ``record_id`` and LangSmith's ``id`` are one UUID per record
 #: (run): they never pair, so they are not id columns.
 SPECS: dict[str, ToolSpec] = {
-    "generic": ToolSpec(_IDS, ("policy_id", "policy", "app_version", "model"), "question-hash", None),
+    "generic": ToolSpec(
+        _IDS, ("policy_id", "policy", "app_version", "model"), "question-hash", None
+    ),
     "ragas": ToolSpec(_IDS, ("policy_id", "policy"), "question-hash", ("noise_sensitivity",)),
     "deepeval": ToolSpec(
-        tuple(f"metadata.{c}" for c in _IDS), (), "question-hash", ("hallucination", "bias", "toxicity")
+        tuple(f"metadata.{c}" for c in _IDS),
+        (),
+        "question-hash",
+        ("hallucination", "bias", "toxicity"),
     ),
     "langsmith": ToolSpec(("inputs.question_id", "inputs.example_id", "example_id"), ()),
     "phoenix": ToolSpec(_IDS, ("policy_id", "policy"), "span-join", ("hallucination", "toxicity")),
@@ -109,6 +114,10 @@ UNITS = {"usd": "usd", "ms": "ms", "calls": "calls", "latency": "ms", "duration"
 #: Columns that are never metrics (echoed inputs, ids, timings of the export itself).
 NOT_METRICS = frozenset(
     {*ECHO_COLUMNS, "start_time_unix_nano", "end_time_unix_nano", "ts", "source_group"}
+)
+STUB_HEADER = (
+    "# Policy config stub written by `ragwarrant init`. CHECK: describe this policy (model,\n"
+    "# prompt, retrieval settings): the decision lists what differs between policies.\n"
 )
 #: Tolerance of the ``[0, 1]`` scale guess (floating-point sums such as BLEU's 1.0000000000000004).
 SCALE_TOLERANCE = 1e-9
@@ -163,6 +172,11 @@ class ExportSummary:
     notes: list[str] = field(default_factory=list)
     file: Path | None = None
     spans_file: bool = False
+
+    @property
+    def sha256(self) -> str:
+        """Hex sha256 of the file's bytes."""
+        return sha256_file(cast(Path, self.file))
 
     @property
     def kind(self) -> Literal["results", "telemetry"]:
@@ -267,10 +281,14 @@ def _key_names(table: pa.Table) -> list[str]:
     return names
 
 
-def _describe_json(path: Path, display: str, fmt: str, adapter: str, detected: str) -> ExportSummary:
+def _describe_json(
+    path: Path, display: str, fmt: str, adapter: str, detected: str
+) -> ExportSummary:
     data = orjson.loads(path.read_bytes())
     data = data.get("testRunData", data) if isinstance(data, dict) else {}
-    cases = (data.get("testCases") or data.get("test_results") or []) if isinstance(data, dict) else []
+    cases = (
+        (data.get("testCases") or data.get("test_results") or []) if isinstance(data, dict) else []
+    )
     cases = cases if isinstance(cases, list) else []
     meta = cases[0].get("metadata") if cases and isinstance(cases[0], dict) else None
     names = [f"metadata.{k}" for k in meta] if isinstance(meta, dict) else []
@@ -349,44 +367,56 @@ def _spans_for(e: ExportSummary, exports: Sequence[ExportSummary]) -> ExportSumm
     )
 
 
+def _columns(e: ExportSummary, key: ExportSummary) -> dict[str, str]:
+    """``columns:`` of one export; ``key`` holds its example id and policy (its spans file, for
+    Phoenix evaluations)."""
+    columns = {"example_id": key.id_column, "policy_id": key.policy_column}
+    columns |= {"slice": e.slice_column, "split": e.split_column}
+    return {k: v for k, v in columns.items() if v}
+
+
+def _metric_fields(e: ExportSummary) -> dict[str, Any]:
+    """``metrics:`` of a results export, ``reduce:`` of a generic telemetry export."""
+    quality = {m.column: m.metric_id for m in e.metrics if m.kind == "quality"}
+    ops = [m for m in e.metrics if m.kind == "operational"]
+    if e.kind == "results":
+        return {"metrics": quality} if quality else {}
+    if ops and e.adapter == "generic":
+        return {"reduce": {m.metric_id: {"column": m.column, "how": "sum"} for m in ops}}
+    return {}
+
+
 def _source(e: ExportSummary, exports: Sequence[ExportSummary]) -> dict[str, Any]:
     """The evidence source of one export, as the contract's YAML mapping."""
+    spans = _spans_for(e, exports) if e.adapter == "phoenix" and not e.spans_file else None
     entry: dict[str, Any] = {"id": e.source_id, "path": e.path, "format": e.format}
     entry["adapter"] = e.adapter
-    key = e
-    if e.adapter == "phoenix" and not e.spans_file and (spans := _spans_for(e, exports)):
+    if spans:
         entry["options"] = {"spans": spans.path}
-        key = spans  # the evaluations' example id and policy come from their spans
     if e.kind == "telemetry":
         entry["kind"] = "telemetry"
     if (policy := _file_policy(e)) is not None:
         entry["policy"] = policy
     entry["pairing"] = e.pairing
-    columns = {"example_id": key.id_column, "policy_id": key.policy_column}
-    columns |= {"slice": e.slice_column, "split": e.split_column}
-    if e.adapter == "generic" and not e.id_column:
-        columns["question"] = "question"
-    if any(columns.values()):
-        entry["columns"] = {k: v for k, v in columns.items() if v}
-    quality = [m for m in e.metrics if m.kind == "quality"]
-    if quality and e.kind == "results":
-        entry["metrics"] = {m.column: m.metric_id for m in quality}
-    ops = [m for m in e.metrics if m.kind == "operational"]
-    if ops and e.adapter == "generic" and e.kind == "telemetry":
-        entry["reduce"] = {m.metric_id: {"column": m.column, "how": "sum"} for m in ops}
-    return entry
+    if columns := _columns(e, spans or e):
+        entry["columns"] = columns
+    return entry | _metric_fields(e)
 
 
 def _stub_contract(policies: Sequence[str]) -> ReleaseContract:
     """The few contract fields an adapter reads (policies, prices, operational metrics)."""
     refs = [PolicyRef.model_construct(policy_id=p, config="") for p in policies]
-    return ReleaseContract.model_construct(
+    # an unvalidated contract: the draft has no margins yet, and adapters read only these fields
+    return ReleaseContract.model_construct(  # type: ignore[call-arg]
         baseline=refs[0], candidates=refs[1:], prices={}, operational_metrics=[]
     )
 
 
-def _scores(evidence: pa.Table, names: dict[str, str], directions: dict[str, str], adapter: str):  # type: ignore[no-untyped-def]
-    """One ``MetricGuess`` per metric the adapter read, with range and missing rows."""
+def _scores(
+    evidence: pa.Table, names: dict[str, str], directions: dict[str, str], adapter: str
+) -> list[MetricGuess]:
+    """One ``MetricGuess`` per metric the adapter read (canonical evidence rows), with its
+    observed finite range, its missing rows and the direction the export declares."""
     original = {metric: column for column, metric in names.items()}
     out = []
     for metric in sorted(set(evidence.column("metric").to_pylist())):
@@ -398,9 +428,9 @@ def _scores(evidence: pa.Table, names: dict[str, str], directions: dict[str, str
         guess = _guess(adapter, original.get(metric, metric))
         guess = dataclasses.replace(guess, metric_id=metric)
         declared = directions.get(metric)
-        if declared:
+        if declared in ("higher_is_better", "lower_is_better"):
             guess = dataclasses.replace(
-                guess, direction=declared, why="as the export itself declares it"
+                guess, direction=cast(Direction, declared), why="as the export itself declares it"
             )
         mm = pc.min_max(finite)
         out.append(
@@ -414,28 +444,35 @@ def _scores(evidence: pa.Table, names: dict[str, str], directions: dict[str, str
     return out
 
 
+def _read(e: ExportSummary, entry: dict[str, Any], policies: Sequence[str]) -> AdapterResult | str:
+    """The export read by its adapter as ``entry`` declares it (every metric of a tool's
+    export), or why it could not be read."""
+    probe = {k: v for k, v in entry.items() if k != "metrics"} if e.adapter != "generic" else entry
+    try:
+        source = EvidenceSource.model_validate(probe)
+        return load_source(source, cast(Path, e.file), e.sha256, _stub_contract(policies))
+    except (EvidenceError, ContractError, ValueError) as exc:
+        return getattr(exc, "message", None) or str(exc).splitlines()[0]
+
+
 def _observe(
     e: ExportSummary, entry: dict[str, Any], policies: Sequence[str]
 ) -> tuple[ExportSummary, dict[str, Any]]:
     """Read a results export with its own adapter: its scores, ranges and missing rows."""
     if e.kind != "results" or e.file is None or not policies:
         return e, entry
-    probe = {k: v for k, v in entry.items() if k != "metrics"} if e.adapter != "generic" else entry
-    try:
-        source = EvidenceSource.model_validate(probe)
-        result = load_source(source, e.file, sha256_file(e.file), _stub_contract(policies))
-    except (EvidenceError, ContractError, ValueError) as exc:
-        why = getattr(exc, "message", None) or str(exc).splitlines()[0]
-        return dataclasses.replace(e, notes=[*e.notes, f"not read by its adapter: {why}"]), entry
-    scores = _scores(
-        result.evidence, result.provenance.metric_names, result.directions, e.adapter
-    )
-    names = {v: k for k, v in result.provenance.metric_names.items()}
-    quality = [s for s in scores if s.kind == "quality"]
+    result = _read(e, entry, policies)
+    if isinstance(result, str):
+        return dataclasses.replace(e, notes=[*e.notes, f"not read by its adapter: {result}"]), entry
+    names = result.provenance.metric_names
+    scores = _scores(result.evidence, names, result.directions, e.adapter)
+    column = {metric: name for name, metric in names.items()}
+    quality = {
+        column.get(s.metric_id, s.metric_id): s.metric_id for s in scores if s.kind == "quality"
+    }
     others = [s.metric_id for s in scores if s.kind != "quality"]
-    notes = [f"not proposed as quality (a count, time or cost): {', '.join(others)}"] if others else []
-    if quality:
-        entry = entry | {"metrics": {names.get(s.metric_id, s.metric_id): s.metric_id for s in quality}}
+    notes = [f"not proposed as quality (a count, time or cost): {', '.join(others)}"] * bool(others)
+    entry = entry | ({"metrics": quality} if quality else {})
     return dataclasses.replace(e, metrics=scores, notes=[*e.notes, *notes]), entry
 
 
@@ -493,7 +530,13 @@ def draft_contract(exports: Sequence[ExportSummary], contract_id: str = "my-rele
     policies = _policies(exports)
     pairs = [_observe(e, _source(e, exports), policies) for e in exports]
     seen = [e for e, _ in pairs]
-    quality = {m.metric_id: m for e in seen if e.kind == "results" for m in e.metrics if m.kind == "quality"}
+    quality = {
+        m.metric_id: m
+        for e in seen
+        if e.kind == "results"
+        for m in e.metrics
+        if m.kind == "quality"
+    }
     operational = {m.metric_id: m for e in seen if e.kind == "telemetry" for m in e.metrics}
     return (
         _environment()
@@ -543,10 +586,7 @@ def write_policy_stubs(text: str, input_dir: Path) -> list[Path]:
             continue
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(
-            "# Policy config stub written by `ragwarrant init`. CHECK: describe this policy (model,\n"
-            "# prompt, retrieval settings): the decision lists what differs between policies.\n"
-            + yaml.safe_dump({"policy_id": ref["policy_id"]}),
-            encoding="utf-8",
+            STUB_HEADER + yaml.safe_dump({"policy_id": ref["policy_id"]}), encoding="utf-8"
         )
         written.append(path)
     return written
