@@ -17,8 +17,10 @@ INIT_HELP = CommandHelp(
     "telemetry or generic CSV/JSON/Parquet): each one's tool, metrics, pairing key, policies, "
     "slices and splits are detected",
     writes="--output (default contract.yaml; refused if it exists, unless --force): a commented "
-    "draft whose every margin_abs is null, so it does not validate until you declare each "
-    "margin; paths in it are relative to --output's directory; stdout: what was seen per export",
+    "draft with every mapping detected and null left only for your judgement (an unknown "
+    "direction, each margin_abs, the claim's items, evidence_class), so it does not validate "
+    "until you declare them; policies/<id>.yaml beside it, a stub config per policy (never "
+    "overwritten); paths are relative to --output's directory; stdout: what was seen per export",
     codes=(ExitCode.PROMOTE, ExitCode.NO_INPUT),
     success="the draft was written",
     code_note=f"{int(ExitCode.USAGE)} also when --output exists and --force is not given; "
