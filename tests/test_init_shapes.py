@@ -154,9 +154,13 @@ def test_phoenix_evaluations_are_linked_to_their_spans(tmp_path: Path) -> None:
     }
 
 
-def test_deepeval_lists_every_metric_and_policies_from_folders(tmp_path: Path) -> None:
+def test_deepeval_lists_every_metric_and_policies_from_folders(tmp_path: Path, capsys) -> None:
     """DeepEval results folders: the run's three metrics, policies from the folder names."""
     _, data = _draft(tmp_path, "deepeval-folders")
+    assert (
+        "evidence/deepeval/baseline/test_run_20261129_205103.json: deepeval, pairing id-column; "
+        "exact_match, gold_context_reciprocal_rank, token_f1\n"
+    ) in capsys.readouterr().out
     assert [q["id"] for q in data["quality_metrics"]] == [
         "exact_match",
         "gold_context_reciprocal_rank",

@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+import yaml
+
 from ragwarrant.commands._help import CommandHelp, add_command
 from ragwarrant.errors import EvidenceError, InputError
 from ragwarrant.exit_codes import ExitCode
@@ -86,13 +88,22 @@ def handle(args: argparse.Namespace) -> int:
     text = draft_contract(exports, args.contract_id)
     write_contract(text, args.output, force=args.force)
     stubs = write_policy_stubs(text, base)
-    for e in exports:
-        metrics = ", ".join(m.metric_id for m in e.metrics) or "(listed by the adapter)"
-        print(f"{e.path}: {e.adapter} ({e.detected}); metrics: {metrics}")
+    _print_sources(text)
     for stub in stubs:
         print(f"wrote {stub}: a stub config; describe the policy in it")
     print(
-        f"wrote {args.output}: declare each margin_abs, the evidence class and every line marked "
-        "CHECK, then 'ragwarrant run'"
+        f"wrote {args.output}: declare each null (direction, margin_abs, the claim's items, "
+        "evidence_class), check the lines marked CHECK, then 'ragwarrant run'"
     )
     return 0
+
+
+def _print_sources(text: str) -> None:
+    """One stdout line per evidence source of the draft: adapter, pairing, what it gives."""
+    data = yaml.safe_load(text)
+    operational = ", ".join(m["id"] for m in data.get("operational_metrics") or [])
+    for src in data["evidence"]:
+        gives = ", ".join(src.get("metrics", {}).values()) or "no score read"
+        if src.get("kind") == "telemetry":
+            gives = f"telemetry ({operational})"
+        print(f"{src['path']}: {src['adapter']}, pairing {src['pairing']}; {gives}")
