@@ -192,3 +192,18 @@ def test_langsmith_execution_time_is_not_a_quality_metric(tmp_path: Path) -> Non
     ids = {q["id"] for q in data["quality_metrics"]}
     assert "execution_time" not in ids and "token_f1" in ids
     assert data["evidence"][0]["columns"] == {"example_id": "inputs.question_id"}
+
+
+@pytest.mark.parametrize("shape", ["ragas-experiment-otel", "phoenix-evals-spans"])
+def test_policy_stubs_hold_the_models_the_exports_name(tmp_path: Path, shape: str) -> None:
+    """Each policy's stub config carries the model its telemetry or spans name, so the configs
+    differ by what the exports show, not by the policy id alone."""
+    root, _ = _draft(tmp_path, shape)
+    stubs = {
+        p: yaml.safe_load((root / "policies" / f"{p}.yaml").read_text())
+        for p in ("baseline", "candidate")
+    }
+    assert {p: s["seen_in_exports"]["model"] for p, s in stubs.items()} == {
+        "baseline": ["llama-3.1-8b-instruct"],
+        "candidate": ["llama-3.1-70b-instruct"],
+    }

@@ -118,7 +118,10 @@ NOT_METRICS = frozenset(
 STUB_HEADER = (
     "# Policy config stub written by `ragwarrant init`. CHECK: describe this policy (model,\n"
     "# prompt, retrieval settings): the decision lists what differs between policies.\n"
+    "# seen_in_exports: what the exports say about it (models, DeepEval hyperparameters).\n"
 )
+#: Columns naming the model a policy called (OTel GenAI, OpenInference / Phoenix, generic).
+MODEL_COLUMNS = ("gen_ai.request.model", "attributes.llm.model_name", "model", "model_name")
 #: Tolerance of the ``[0, 1]`` scale guess (floating-point sums such as BLEU's 1.0000000000000004).
 SCALE_TOLERANCE = 1e-9
 
@@ -172,6 +175,7 @@ class ExportSummary:
     notes: list[str] = field(default_factory=list)
     file: Path | None = None
     spans_file: bool = False
+    settings: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     @property
     def sha256(self) -> str:
@@ -271,6 +275,21 @@ def _metrics(table: pa.Table, adapter: str, keys: set[str], telemetry: bool) -> 
     ]
 
 
+def _settings(table: pa.Table, policy_col: str | None) -> dict[str, dict[str, Any]]:
+    """The models each policy called (key: the policy column's value, or "" for the file)."""
+    model = _first(table.column_names, MODEL_COLUMNS)
+    if model is None or model == policy_col:
+        return {}
+    n = table.num_rows
+    named = policy_col in table.column_names
+    policies = table.column(policy_col).to_pylist() if named else [""] * n
+    seen: dict[str, set[str]] = {}
+    for policy, name in zip(policies, table.column(model).to_pylist(), strict=True):
+        if name is not None:
+            seen.setdefault(str(policy or ""), set()).add(str(name))
+    return {p: {"model": sorted(names)} for p, names in seen.items()}
+
+
 def _key_names(table: pa.Table) -> list[str]:
     """Column names, and the fields of an ``attributes.metadata`` struct (Phoenix spans)."""
     names = list(table.column_names)
@@ -293,9 +312,10 @@ def _describe_json(
     meta = cases[0].get("metadata") if cases and isinstance(cases[0], dict) else None
     names = [f"metadata.{k}" for k in meta] if isinstance(meta, dict) else []
     id_col = _first(names, SPECS.get(adapter, SPECS["generic"]).id_columns)
+    hyper = data.get("hyperparameters") if isinstance(data, dict) else None
     return ExportSummary(
         display, fmt, adapter, detected, len(cases), [], id_col, None, [], None, [], None, [],
-        file=path,
+        file=path, settings={"": {"hyperparameters": hyper}} if isinstance(hyper, dict) else {},
     )  # fmt: skip
 
 
@@ -340,6 +360,7 @@ def describe_export(path: Path, display: str | None = None) -> ExportSummary:
         splits=_values(table, split_col),
         file=path,
         spans_file=spans,
+        settings=_settings(table, policy_col),
     )
 
 
@@ -569,11 +590,26 @@ def write_contract(text: str, output: Path, *, force: bool = False) -> None:
     output.write_text(text, encoding="utf-8")
 
 
-def write_policy_stubs(text: str, input_dir: Path) -> list[Path]:
+def _seen(policy: str, exports: Sequence[ExportSummary], sources: list[dict[str, Any]]) -> dict:
+    """What the exports say about ``policy`` (first export wins per key)."""
+    file_policy = {src["path"]: src.get("policy") for src in sources}
+    merged: dict[str, Any] = {}
+    for e in exports:
+        for key, values in e.settings.items():
+            if key == policy or (key == "" and file_policy.get(e.path) == policy):
+                merged = values | merged
+    return merged
+
+
+def write_policy_stubs(
+    text: str, input_dir: Path, exports: Sequence[ExportSummary] = ()
+) -> list[Path]:
     """Write a stub config for each policy of the draft ``text`` whose file does not exist yet.
 
-    The stub names the policy and asks for what distinguishes it (model, prompt, retrieval
-    settings); the decision lists what differs between the configs. Existing files are kept.
+    The stub names the policy, holds under ``seen_in_exports`` what ``exports`` say about it
+    (models called, DeepEval hyperparameters), and asks for what else distinguishes it (prompt,
+    retrieval settings); the decision lists what differs between the configs. Existing files
+    are kept.
 
     Returns:
         The files written.
@@ -584,9 +620,10 @@ def write_policy_stubs(text: str, input_dir: Path) -> list[Path]:
         path = input_dir / ref["config"]
         if path.exists():
             continue
+        stub: dict[str, Any] = {"policy_id": ref["policy_id"]}
+        if seen := _seen(ref["policy_id"], exports, data["evidence"]):
+            stub["seen_in_exports"] = seen
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(
-            STUB_HEADER + yaml.safe_dump({"policy_id": ref["policy_id"]}), encoding="utf-8"
-        )
+        path.write_text(STUB_HEADER + yaml.safe_dump(stub, sort_keys=False), encoding="utf-8")
         written.append(path)
     return written

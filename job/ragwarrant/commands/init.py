@@ -87,7 +87,7 @@ def handle(args: argparse.Namespace) -> int:
             raise InputError(exc.code, exc.message, hint=exc.hint) from exc
     text = draft_contract(exports, args.contract_id)
     write_contract(text, args.output, force=args.force)
-    stubs = write_policy_stubs(text, base)
+    stubs = write_policy_stubs(text, base, exports)
     _print_sources(text)
     for stub in stubs:
         print(f"wrote {stub}: a stub config; describe the policy in it")
