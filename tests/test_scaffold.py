@@ -165,3 +165,19 @@ def test_scale_is_the_unit_interval_or_the_observed_range() -> None:
     bleu = MetricGuess("b", "bleu", "quality", None, "", low=0.0, high=1.0000000000000004)
     rubric = MetricGuess("r", "rubric", "quality", None, "", low=1.0, high=4.5)
     assert (bleu.scale, rubric.scale) == ((0.0, 1.0), (1.0, 5.0))
+
+
+def test_an_export_outside_the_input_directory_is_marked(tmp_path: Path) -> None:
+    """A file outside --output's directory cannot be named by the contract: the draft says so."""
+    out = tmp_path / "in" / "contract.yaml"
+    out.parent.mkdir()
+    assert (
+        _init(
+            "--from",
+            str(EXPORTS / "trulens" / "trulens_records_and_feedback.csv"),
+            "--output",
+            str(out),
+        )
+        == 0
+    )
+    assert "# note: CHECK: outside the input directory" in out.read_text()

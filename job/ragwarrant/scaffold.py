@@ -210,8 +210,8 @@ class ExportSummary:
     @property
     def role(self) -> str | None:
         """``baseline`` or ``candidate`` when the file's name or folder says so."""
-        words = set(re.split(r"[^a-z0-9]+", self.path.lower()))
-        return next((w for w in ROLE_WORDS if w in words), None)
+        roles = set(re.split(r"[^a-z0-9]+", self.path.lower())).intersection(ROLE_WORDS)
+        return roles.pop() if len(roles) == 1 else None
 
 
 def _detect(path: Path, fmt: str, display: str) -> tuple[str, str]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from dataclasses import replace
 from pathlib import Path
 
 import yaml
@@ -80,11 +81,14 @@ def handle(args: argparse.Namespace) -> int:
         if not path.is_file():
             raise InputError("init-missing", f"{path} is not a readable file")
         resolved = path.resolve()
-        display = str(resolved.relative_to(base)) if resolved.is_relative_to(base) else str(path)
+        inside = resolved.is_relative_to(base)
+        display = str(resolved.relative_to(base)) if inside else str(path)
         try:
-            exports.append(describe_export(resolved, display))
+            export = describe_export(resolved, display)
         except EvidenceError as exc:
             raise InputError(exc.code, exc.message, hint=exc.hint) from exc
+        outside = "CHECK: outside the input directory (--output's): copy it there and fix path"
+        exports.append(export if inside else replace(export, notes=[*export.notes, outside]))
     text = draft_contract(exports, args.contract_id)
     write_contract(text, args.output, force=args.force)
     stubs = write_policy_stubs(text, base, exports)
