@@ -6,8 +6,6 @@ import argparse
 from dataclasses import replace
 from pathlib import Path
 
-import yaml
-
 from ragwarrant.commands._help import CommandHelp, add_command
 from ragwarrant.errors import EvidenceError, InputError
 from ragwarrant.exit_codes import ExitCode
@@ -104,6 +102,8 @@ def handle(args: argparse.Namespace) -> int:
 
 def _print_sources(text: str) -> None:
     """One stdout line per evidence source of the draft: adapter, pairing, what it gives."""
+    import yaml  # here: --help and --version import no YAML
+
     data = yaml.safe_load(text)
     operational = ", ".join(m["id"] for m in data.get("operational_metrics") or [])
     for src in data["evidence"]:
