@@ -84,9 +84,7 @@ class ToolSpec:
 #: One row per adapter. TruLens' ``record_id`` and LangSmith's ``id`` are one UUID per record
 #: (run): they never pair, so they are not id columns.
 SPECS: dict[str, ToolSpec] = {
-    "generic": ToolSpec(
-        _IDS, ("policy_id", "policy", "app_version", "model"), "question-hash", None
-    ),
+    "generic": ToolSpec(_IDS, ("policy_id", "policy", "app_version", "model"), "id-column", None),
     "ragas": ToolSpec(_IDS, ("policy_id", "policy"), "question-hash", ("noise_sensitivity",)),
     "deepeval": ToolSpec(
         tuple(f"metadata.{c}" for c in _IDS),
