@@ -10,6 +10,7 @@ registries only); absent, the tests skip (or fail under RAGWARRANT_REQUIRE_DEPLO
 from __future__ import annotations
 
 import ast
+import copy
 import json
 import re
 import shutil
@@ -233,3 +234,128 @@ def test_airflow_dag_runs_status_mode_and_routes_every_class() -> None:
         source
     )
     assert "do_xcom_push=True" in source
+
+
+# A port of how Argo Rollouts turns a Rollout's analysis step into resolved metrics
+# (argoproj/argo-rollouts: utils/analysis/factory.go BuildArgumentsForRolloutAnalysisRun,
+# utils/analysis/helpers.go MergeArgs/ResolveArgs, analysis/analysis.go resolveArgs,
+# utils/template/template.go ResolveQuotedArgs). Errors carry the controller's messages.
+class RolloutsError(Exception):
+    """The AnalysisRun would be created in error (or not at all)."""
+
+
+def _field_path(obj: dict[str, Any], path: str) -> str:
+    """k8s.io/kubernetes/pkg/fieldpath.ExtractFieldPathAsString, for the metadata paths."""
+    meta = obj["metadata"]
+    subscript = re.fullmatch(r"metadata\.(labels|annotations)\['(.+)'\]", path)
+    if subscript:
+        return str(meta.get(subscript.group(1), {}).get(subscript.group(2), ""))
+    if path in ("metadata.name", "metadata.namespace", "metadata.uid"):
+        return str(meta.get(path.split(".")[1], ""))
+    raise RolloutsError(f"unsupported fieldPath: {path}")
+
+
+def _rollout_arguments(
+    args: list[dict[str, Any]], rollout: dict[str, Any], latest_hash: str
+) -> list[dict[str, Any]]:
+    """BuildArgumentsForRolloutAnalysisRun: every argument leaves with a value."""
+    out = []
+    for arg in args:
+        value = arg.get("value", "")
+        source = arg.get("valueFrom") or {}
+        if source.get("podTemplateHashValue") == "Latest":
+            value = latest_hash
+        elif "fieldRef" in source:
+            value = _field_path(rollout, source["fieldRef"]["fieldPath"])
+        out.append({"name": arg["name"], "value": value})
+    return out
+
+
+def _merge_args(
+    incoming: list[dict[str, Any]], template: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """MergeArgs then ResolveArgs: an argument with neither value nor valueFrom is an error."""
+    merged = copy.deepcopy(template)
+    for arg in incoming:
+        for target in merged:
+            if target["name"] == arg["name"]:
+                if arg.get("value") is not None:
+                    target["value"] = arg["value"]
+                elif arg.get("valueFrom") is not None:
+                    target["valueFrom"] = arg["valueFrom"]
+    for arg in merged:
+        if arg.get("value") is None and arg.get("valueFrom") is None:
+            raise RolloutsError(f"args.{arg['name']} was not resolved")
+    return merged
+
+
+def _resolve_metric(
+    metric: dict[str, Any], args: list[dict[str, Any]], secrets: dict[tuple[str, str], str]
+) -> dict[str, Any]:
+    """The controller's resolveArgs (secretKeyRef only) then ResolveQuotedArgs."""
+    values = {}
+    for arg in args:
+        ref = (arg.get("valueFrom") or {}).get("secretKeyRef")
+        value = secrets[(ref["name"], ref["key"])] if ref else arg.get("value")
+        if value is None:
+            raise RolloutsError(f'argument "{arg["name"]}" was not supplied')
+        values[f"args.{arg['name']}"] = json.dumps(value)[1:-1]
+
+    def substitute(match: re.Match[str]) -> str:
+        tag = match.group(1).strip()
+        if tag not in values:
+            raise RolloutsError(f"failed to resolve {{{{{match.group(1)}}}}}")
+        return values[tag]
+
+    return json.loads(re.sub(r"\{\{(.*?)\}\}", substitute, json.dumps(metric)))
+
+
+def _readme_analysis_steps() -> list[dict[str, Any]]:
+    """The canary steps of deploy/argo/README.md's Rollout snippet that run an analysis."""
+    block = re.search(r"```yaml\n(.*?)```", (ARGO / "README.md").read_text(), re.S)
+    assert block is not None
+    steps = yaml.safe_load(block.group(1))["strategy"]["canary"]["steps"]
+    return [s["analysis"] for s in steps if "analysis" in s]
+
+
+def _run_analysis(step: dict[str, Any], templates: dict[str, dict[str, Any]]) -> list[Any]:
+    """Resolve every metric of one analysis step for a Rollout in namespace ``shop``."""
+    rollout = {"metadata": {"name": "checkout", "namespace": "shop"}}
+    (ref,) = step["templates"]
+    template = templates[ref["templateName"]]
+    incoming = _rollout_arguments(step.get("args", []), rollout, latest_hash="6d4f8b9c7")
+    args = _merge_args(incoming, template["spec"].get("args", []))
+    secrets = {("ragwarrant-class-reader-token", "token"): "t0ken"}
+    return [_resolve_metric(m, args, secrets) for m in template["spec"]["metrics"]]
+
+
+def test_rollout_steps_resolve_every_analysis_argument() -> None:
+    """The README's Rollout steps give both AnalysisTemplates every argument the way the
+    controller resolves them: the namespace from the Rollout, the token from its Secret."""
+    templates = {t["metadata"]["name"]: t for t in _analysis_templates()}
+    steps = _readme_analysis_steps()
+    assert [s["templates"][0]["templateName"] for s in steps] == list(templates)
+    (decide,) = _run_analysis(steps[0], templates)
+    job = decide["provider"]["job"]["spec"]["template"]
+    assert job["metadata"]["labels"]["ragwarrant.io/canary-hash"] == "6d4f8b9c7"
+    (reader,) = _run_analysis(steps[1], templates)
+    web = reader["provider"]["web"]
+    assert "/namespaces/shop/pods?" in web["url"] and web["url"].endswith("%3D6d4f8b9c7")
+    assert web["headers"] == [{"key": "Authorization", "value": "Bearer t0ken"}]
+    assert "{{" not in json.dumps([decide, reader])
+
+
+def test_rollouts_port_refuses_a_field_ref_inside_the_template() -> None:
+    """A template that declares its own fieldRef argument (what the controller cannot resolve)
+    errors, and so does an argument nobody passes."""
+    templates = {t["metadata"]["name"]: t for t in _analysis_templates()}
+    step = copy.deepcopy(_readme_analysis_steps()[1])
+    template = templates["ragwarrant-class"]
+    namespace = next(a for a in template["spec"]["args"] if a["name"] == "namespace")
+    namespace["valueFrom"] = {"fieldRef": {"fieldPath": "metadata.namespace"}}
+    step["args"] = [a for a in step["args"] if a["name"] != "namespace"]
+    with pytest.raises(RolloutsError, match='argument "namespace" was not supplied'):
+        _run_analysis(step, templates)
+    del namespace["valueFrom"]
+    with pytest.raises(RolloutsError, match="args.namespace was not resolved"):
+        _run_analysis(step, templates)
