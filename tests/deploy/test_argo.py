@@ -25,7 +25,7 @@ import yaml
 from ragwarrant.cli import main
 from ragwarrant.exit_codes import DecisionClass
 
-from .conftest import EXAMPLE, KUBERNETES_VERSIONS, ROOT, TOOLS, missing
+from .conftest import EXAMPLE, KUBERNETES_VERSIONS, ROOT, TOOLS, missing, restricted_violations
 
 ARGO = ROOT / "deploy" / "argo"
 WORKFLOW = ARGO / "workflow-template.yaml"
@@ -359,3 +359,72 @@ def test_rollouts_port_refuses_a_field_ref_inside_the_template() -> None:
     del namespace["valueFrom"]
     with pytest.raises(RolloutsError, match="args.namespace was not resolved"):
         _run_analysis(step, templates)
+
+
+def _workflow_pods(doc: dict[str, Any]) -> list[tuple[str, dict[str, Any], list[Any], list[Any]]]:
+    """Each container template's pod as Argo builds it: the workflow-level securityContext, the
+    template's container and the workflow's volumes (Argo mounts them all on every pod)."""
+    spec = doc["spec"]
+    pods = []
+    for t in spec["templates"]:
+        if "container" in t:
+            pod = {"securityContext": t.get("securityContext", spec.get("securityContext", {}))}
+            container = {"name": t["name"], **t["container"]}
+            pods.append((t["name"], pod, [container], spec.get("volumes", [])))
+    return pods
+
+
+def test_workflow_template_meets_restricted() -> None:
+    """Every template runs under Pod Security "restricted", read-only root, named command."""
+    doc = _docs(WORKFLOW)[0]
+    pods = _workflow_pods(doc)
+    assert [name for name, *_ in pods] == ["decide", "classify", "announce"]
+    for name, pod, (container,), volumes in pods:
+        assert restricted_violations(pod, [container], volumes) == [], name
+        assert container["securityContext"]["readOnlyRootFilesystem"] is True, name
+        assert container["command"], name
+        assert set(container["resources"]["limits"]) >= {"memory"}, name
+    assert doc["spec"]["automountServiceAccountToken"] is False
+    assert doc["spec"]["executor"]["serviceAccountName"]
+
+
+def test_restricted_check_bites() -> None:
+    """Dropping the seccomp profile, allowing escalation or a hostPath volume is caught."""
+    doc = _docs(WORKFLOW)[0]
+    _, pod, (container,), volumes = _workflow_pods(doc)[0]
+    del pod["securityContext"]["seccompProfile"]
+    del container["securityContext"]["seccompProfile"]
+    container["securityContext"]["allowPrivilegeEscalation"] = True
+    volumes = [*volumes, {"name": "host", "hostPath": {"path": "/"}}]
+    assert restricted_violations(pod, [container], volumes) == [
+        "volume host: type not allowed",
+        "decide: allowPrivilegeEscalation is not false",
+        "decide: seccompProfile is not RuntimeDefault or Localhost",
+    ]
+
+
+def test_workflow_template_mounts_the_ledger_and_ships_a_network_policy() -> None:
+    """decide appends to the ledger on its claim, writes /tmp to an emptyDir; the
+    NetworkPolicy selects the pods' labels, denies ingress and allows only API-server egress."""
+    docs = _docs(WORKFLOW)
+    spec = docs[0]["spec"]
+    decide = next(t for t in spec["templates"] if t["name"] == "decide")["container"]
+    args, mounts = decide["args"], {m["mountPath"]: m["name"] for m in decide["volumeMounts"]}
+    assert args[args.index("--ledger") + 1] == "/ledger/ledger.jsonl"
+    volumes = {v["name"]: v for v in spec["volumes"]}
+    ledger = volumes[mounts["/ledger"]]["persistentVolumeClaim"]["claimName"]
+    assert ledger == "{{workflow.parameters.ledger-claim}}"
+    assert "emptyDir" in volumes[mounts["/tmp"]]
+    (netpol,) = [d for d in docs if d["kind"] == "NetworkPolicy"]
+    selector = netpol["spec"]["podSelector"]["matchLabels"]
+    assert selector.items() <= spec["podMetadata"]["labels"].items()
+    assert sorted(netpol["spec"]["policyTypes"]) == ["Egress", "Ingress"]
+    assert "ingress" not in netpol["spec"]
+    assert netpol["spec"]["egress"] == [
+        {"ports": [{"protocol": "TCP", "port": 443}, {"protocol": "TCP", "port": 6443}]}
+    ]
+    (role,) = [d for d in docs if d["kind"] == "Role"]
+    assert role["rules"] == [
+        {"apiGroups": ["argoproj.io"], "resources": ["workflowtaskresults"],
+         "verbs": ["create", "patch"]}
+    ]  # fmt: skip
