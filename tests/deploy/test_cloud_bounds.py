@@ -27,15 +27,7 @@ class _CfnLoader(yaml.SafeLoader):
     pass
 
 
-def _cfn_tag(loader: yaml.SafeLoader, suffix: str, node: yaml.Node) -> str:
-    """``!Sub "...${!NAME}..."`` as the string CloudFormation renders (``${NAME}``); any other
-    tag as its name."""
-    if suffix == "Sub" and isinstance(node, yaml.ScalarNode):
-        return str(node.value).replace("${!", "${")
-    return f"!{suffix}"
-
-
-_CfnLoader.add_multi_constructor("!", _cfn_tag)
+_CfnLoader.add_multi_constructor("!", lambda loader, suffix, node: f"!{suffix}")
 AWS_RESOURCE = {"": "RagwarrantJobDefinition", "-array": "RagwarrantArrayJobDefinition"}
 
 
