@@ -31,6 +31,7 @@ from .conftest import (
     load_docs,
     missing,
     render,
+    restricted_violations,
     workload,
 )
 
@@ -248,3 +249,16 @@ def test_render_warns_past_the_workflow_size(
     _render(tmp_path, "--input-claim", "c", "--completions", "30000")
     err = capsys.readouterr().err
     assert "MAX_WORKFLOW_SIZE" in err and "nodeStatusOffLoad" in err
+
+
+def test_rendered_workflow_meets_restricted(k8s_client: Any, tmp_path: Path) -> None:
+    """The rendered Workflow's decide pod passes the Pod Security "restricted" rules, with a
+    read-only root and a named command."""
+    workflow, _ = _split(_render(tmp_path, *CONFIGMAP_ARGV))
+    spec = workflow["spec"]
+    decide = next(t for t in spec["templates"] if t["name"] == "decide")
+    container = {"name": "decide", **decide["container"]}
+    pod = {"securityContext": spec["securityContext"]}
+    assert restricted_violations(pod, [container], spec["volumes"]) == []
+    assert container["securityContext"]["readOnlyRootFilesystem"] is True
+    assert container["command"] == ["ragwarrant"]
