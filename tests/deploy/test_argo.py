@@ -428,3 +428,20 @@ def test_workflow_template_mounts_the_ledger_and_ships_a_network_policy() -> Non
         {"apiGroups": ["argoproj.io"], "resources": ["workflowtaskresults"],
          "verbs": ["create", "patch"]}
     ]  # fmt: skip
+
+
+@pytest.mark.parametrize("version", KUBERNETES_VERSIONS)
+def test_workflow_template_core_objects_validate(
+    tool: Callable[[str], Path], tmp_path: Path, version: str
+) -> None:
+    """The NetworkPolicy and the executor's RBAC shipped with the template pass
+    kubernetes-validate --strict."""
+    core = [d for d in _docs(WORKFLOW) if d["kind"] != "WorkflowTemplate"]
+    assert [d["kind"] for d in core] == ["NetworkPolicy", "ServiceAccount", "Role", "RoleBinding"]
+    path = tmp_path / "core.yaml"
+    path.write_text(yaml.safe_dump_all(core))
+    done = subprocess.run(
+        [str(tool("kubernetes-validate")), "--strict", "--quiet", "-k", version, str(path)],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, (done.stdout, done.stderr)
