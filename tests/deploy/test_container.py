@@ -146,8 +146,10 @@ def test_image_configuration() -> None:
     assert "Healthcheck" not in config or not config["Healthcheck"]
 
 
-# The size target of the runtime image (docs/scheduling.md records the measured size).
-MAX_IMAGE_BYTES = 450 * 1000 * 1000
+# The runtime image's size guard. The target is 450 MB and the measured size 449 MB
+# (docs/scheduling.md); the guard leaves 20 MB for wheel versions that drift between builds, so a
+# newer numpy or pyarrow does not turn CI red while a returned installer or test tree still fails.
+MAX_IMAGE_BYTES = 470 * 1000 * 1000
 
 
 def test_image_is_slim() -> None:
