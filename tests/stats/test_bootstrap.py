@@ -7,12 +7,8 @@ import pytest
 from scipy import stats
 
 from ragwarrant.stats import _scale
-from ragwarrant.stats.bootstrap import (
-    MULTINOMIAL_MAX_UNITS,
-    Column,
-    paired_bootstrap,
-    reference_bootstrap,
-)
+from ragwarrant.stats import bootstrap as bs
+from ragwarrant.stats.bootstrap import MULTINOMIAL_MAX_UNITS, Column, paired_bootstrap
 from ragwarrant.stats.onesided import oriented_bootstrap
 
 
@@ -237,14 +233,14 @@ def _large_columns(clustered: bool) -> tuple[list[Column], int, np.ndarray | Non
 
 
 @pytest.mark.parametrize("clustered", [False, True])
-def test_fast_engine_equals_the_reference(clustered):
+def test_fast_engine_equals_the_reference(clustered, monkeypatch):
     """Above MULTINOMIAL_MAX_UNITS, same seed, same replicates: quantiles exactly, means within
     float32 rounding of the products (under 1e-5 of their bootstrap SE), 300 resamples (a full
     chunk of 256 and a partial one, row blocks of 32 and a partial one)."""
     columns, n, groups = _large_columns(clustered)
-    kw = dict(seed=3, resamples=300, groups=groups)
-    fast = _run(columns, n, kw, fast=True)
-    slow = _run(columns, n, kw, fast=False)
+    kw = dict(seed=3, args=dict(resamples=300, groups=groups))
+    fast = _run(columns, n, kw, fast=True, monkeypatch=monkeypatch)
+    slow = _run(columns, n, kw, fast=False, monkeypatch=monkeypatch)
     assert fast.method == slow.method == "half-sampling 0/2 weights"
     assert np.array_equal(fast.estimate, slow.estimate)
     assert np.array_equal(fast.replicates[:, 2:], slow.replicates[:, 2:])
@@ -253,11 +249,12 @@ def test_fast_engine_equals_the_reference(clustered):
     assert list(fast.column_units) == list(slow.column_units)
 
 
-def _run(columns, n, kw, *, fast):  # type: ignore[no-untyped-def]
-    """The fast engine or the reference on the same arguments, ``kw["seed"]`` seeding rng."""
-    engine = _scale.joint_bootstrap if fast else reference_bootstrap
-    kw = dict(kw)
-    return engine(columns, n, rng=np.random.default_rng(kw.pop("seed")), **kw)
+def _run(columns, n, kw, *, fast, monkeypatch):  # type: ignore[no-untyped-def]
+    """joint_bootstrap with its fast engine, or with the reference computation in its place."""
+    with monkeypatch.context() as m:
+        if not fast:
+            m.setattr(_scale, "replicates", bs.replicates)
+        return bs.joint_bootstrap(columns, n, rng=np.random.default_rng(kw["seed"]), **kw["args"])
 
 
 def test_fast_quantile_outside_its_window_equals_the_reference(monkeypatch):
@@ -265,9 +262,9 @@ def test_fast_quantile_outside_its_window_equals_the_reference(monkeypatch):
     recomputed over all positions: the p95 replicates still equal the reference's."""
     monkeypatch.setattr(_scale, "WINDOW_SDS", 0.0)
     columns, n, _ = _large_columns(False)
-    kw = dict(seed=4, resamples=40, groups=None)
-    fast = _run(columns[2:], n, kw, fast=True)
-    slow = _run(columns[2:], n, kw, fast=False)
+    kw = dict(seed=4, args=dict(resamples=40))
+    fast = _run(columns[2:], n, kw, fast=True, monkeypatch=monkeypatch)
+    slow = _run(columns[2:], n, kw, fast=False, monkeypatch=monkeypatch)
     assert np.array_equal(fast.replicates, slow.replicates)
 
 

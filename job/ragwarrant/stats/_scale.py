@@ -1,9 +1,8 @@
-"""The fast engine of ``stats.bootstrap.joint_bootstrap`` above ``MULTINOMIAL_MAX_UNITS`` units.
+"""The fast twin of ``stats.bootstrap.replicates``, run above ``MULTINOMIAL_MAX_UNITS`` units.
 
-Same signature and same resamples as ``bootstrap.reference_bootstrap`` under half-sampling:
-the same child generators give the same bytes, hence the same 0/2 weights per unit. Only the
-way the weighted sums are taken differs, for speed and memory at 10^6 pairs
-(docs/benchmarks.md):
+Same signature and same resamples as ``bootstrap.replicates`` under half-sampling: the same
+child generators give the same bytes, hence the same 0/2 weights per unit. Only the way the
+weighted sums are taken differs, for speed and memory at 10^6 pairs (docs/benchmarks.md):
 
 - the weights stay packed as bits (one byte per 8 units and resample); each tile of
   ``TILE_UNITS`` units is unpacked ``ROW_BLOCK`` resamples at a time into a float32 block that
@@ -20,14 +19,14 @@ way the weighted sums are taken differs, for speed and memory at 10^6 pairs
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from functools import cache
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ragwarrant.stats import bootstrap as ref
-from ragwarrant.stats.bootstrap import BootstrapResult, Column
+if TYPE_CHECKING:
+    from ragwarrant.stats.bootstrap import SumPlan
 
 TILE_UNITS = 16_384
 """Units per tile (a multiple of 8, so a tile starts at a byte of the packed weights)."""
@@ -38,76 +37,50 @@ WINDOW_SDS = 8.0
 positions): a wider window changes no result, only the work."""
 
 
-def joint_bootstrap(
-    columns: Sequence[Column],
-    n: int,
+def replicates(
+    plan: SumPlan,
+    unit_of: np.ndarray,
+    g: int,
+    parts: list[tuple[int, int, np.random.Generator]],
     *,
-    rng: np.random.Generator,
-    resamples: int = 2000,
-    groups: np.ndarray | None = None,
-    chunk_cells: int = 4_000_000,
-    max_workers: int = 2,
-) -> BootstrapResult:
-    """``bootstrap.joint_bootstrap`` for more than ``MULTINOMIAL_MAX_UNITS`` units (validated).
+    chunk_cells: int,
+    max_workers: int,
+) -> np.ndarray:
+    """``bootstrap.replicates`` under half-sampling, chunks on ``max_workers`` threads.
 
     ``chunk_cells`` is unused: a chunk is ``HALF_SAMPLING_CHUNK`` resamples of packed bits.
     """
     del chunk_cells  # half-sampling chunks have a fixed number of resamples
-    unit_of, g = ref.units_of(groups, n)
-    plan = ref.SumPlan.of(columns)
-    bins = ref.counts_over_bins(columns, plan, unit_of, g)
-    if bins is not None:
-        return ref.over_bins(columns, plan, bins, rng, resamples, unit_of)
-    quantiles = _quantiles(columns, plan, unit_of, g)
-    matrix = _float32_sums(plan, quantiles, unit_of, g)
-    tiles = [matrix[lo : lo + TILE_UNITS] for lo in range(0, g, TILE_UNITS)]
-    replicates = np.empty((resamples, len(columns)))
-    chunks = ref.chunks(rng, resamples, ref.HALF_SAMPLING_CHUNK)
-
-    def run_chunk(chunk: tuple[int, int, np.random.Generator]) -> None:
-        start, stop, child = chunk
-        bits = _Bits(child, stop - start, g)
-        lin = bits.dot(tiles)
-        plan.finish_means(lin, replicates[start:stop])
-        for j, q in quantiles:
-            replicates[start:stop, j] = q[0].finish(lin, bits) - q[1].finish(lin, bits)
-
-    with _pinned_blas(), ThreadPoolExecutor(max_workers=max(1, max_workers)) as pool:
-        list(pool.map(run_chunk, chunks))
-    return ref.result(columns, replicates, unit_of, g, "half-sampling 0/2 weights")
-
-
-def _float32_sums(
-    plan: ref.SumPlan,
-    quantiles: list[tuple[int, tuple[_WindowedQuantile, _WindowedQuantile]]],
-    unit_of: np.ndarray,
-    g: int,
-) -> np.ndarray:
-    """Shape (G, c) float32: the plan's sums, then each quantile's units-below column."""
-    below = [q.below for _, pair in quantiles for q in pair]
+    first_below = len(plan.sums)  # each quantile arm's rows-below column follows the sums
+    quantiles = [
+        (
+            j,
+            tuple(
+                _WindowedQuantile(plan, j, q, (den, first_below + 2 * i + arm), unit_of, g, arm)
+                for arm in (0, 1)
+            ),
+        )
+        for i, (j, q, den) in enumerate(plan.quantiles)
+    ]
+    below = [w.below for _, pair in quantiles for w in pair]
     matrix = np.empty((g, len(plan.sums) + len(below)), dtype=np.float32)
     for j, s in enumerate(plan.sums):
         matrix[:, j] = s.vector(unit_of, g)
     for j, values in enumerate(below, start=len(plan.sums)):
         matrix[:, j] = values
-    return matrix
+    tiles = [matrix[lo : lo + TILE_UNITS] for lo in range(0, g, TILE_UNITS)]
+    out = np.empty((parts[-1][1], len(plan.columns)))
 
+    def run_chunk(part: tuple[int, int, np.random.Generator]) -> None:
+        start, stop, child = part
+        bits = _Bits(child, stop - start, g)
+        lin = bits.dot(tiles)
+        plan.finish_means(lin, out[start:stop])
+        for j, (cand, base) in quantiles:
+            out[start:stop, j] = cand.finish(lin, bits) - base.finish(lin, bits)
 
-def _quantiles(
-    columns: Sequence[Column], plan: ref.SumPlan, unit_of: np.ndarray, g: int
-) -> list[tuple[int, tuple[_WindowedQuantile, _WindowedQuantile]]]:
-    """(column j, candidate's and baseline's windowed quantile) per quantile column; their
-    units-below columns follow the plan's sums in the float32 matrix (``_float32_sums``)."""
-    rows_at = {s.column.rows.tobytes(): i for i, s in enumerate(plan.sums) if s.centre is None}
-    out: list[tuple[int, tuple[_WindowedQuantile, _WindowedQuantile]]] = []
-    for j, col in enumerate(columns):
-        if col.statistic == "mean":
-            continue
-        q, units, den = ref.QUANTILE[col.statistic], unit_of[col.rows], rows_at[col.rows.tobytes()]
-        below = len(plan.sums) + 2 * len(out)
-        cand = _WindowedQuantile(col.candidate, q, units, g, den, below)
-        base = _WindowedQuantile(col.baseline, q, units, g, den, below + 1)
-        out.append((j, (cand, base)))
+    with _pinned_blas(), ThreadPoolExecutor(max_workers=max(1, max_workers)) as pool:
+        list(pool.map(run_chunk, parts))
     return out
 
 
@@ -158,17 +131,29 @@ class _WindowedQuantile:
     quantile's own position, cumulative weight minus q × total weight has standard deviation
     sqrt(q (1 - q) × sum of squared unit sizes) for weights of variance 1, so the quantile's
     position lies in a window of ``WINDOW_SDS`` such standard deviations (+ 16) either side of
-    q × n. The weight of the rows ranked below the window (column ``below_col`` of the float32
-    matrix) and the total (column ``rows_col``) come from the shared product; only the window
+    q × n. The weight of the rows ranked below the window (its column of the float32
+    matrix) and the total (column ``den``) come from the shared product; only the window
     is summed cumulatively. Resamples whose target falls outside the window are recomputed over all
     positions, so the result equals ``bootstrap.weighted_lower_quantile``'s.
     """
 
     def __init__(
-        self, values: np.ndarray, q: float, units: np.ndarray, g: int, rows_col: int, below_col: int
+        self,
+        plan: SumPlan,
+        j: int,
+        q: float,
+        cols: tuple[int, int],
+        unit_of: np.ndarray,
+        g: int,
+        arm: int,
     ) -> None:
+        """Column j's candidate (arm 0) or baseline (arm 1) quantile q; ``cols``: the matrix
+        columns of its rows per unit and of its rows ranked below the window."""
+        col = plan.columns[j]
+        values = col.baseline if arm else col.candidate
+        units = unit_of[col.rows]
         order = np.argsort(values, kind="stable")
-        self.sorted, self.q, self.cols = values[order], q, [rows_col, below_col]
+        self.sorted, self.q, self.cols = values[order], q, cols
         squares = float(np.sum(np.bincount(units, minlength=g).astype(np.float64) ** 2))
         half = int(np.ceil(WINDOW_SDS * np.sqrt(q * (1 - q) * squares))) + 16
         centre = int(q * values.size)
@@ -183,13 +168,13 @@ class _WindowedQuantile:
         below = lin[:, self.cols[1]]
         cw = np.cumsum(bits.take(self.window_units), axis=1) + below[:, None]
         idx = np.sum(cw < target[:, None], axis=1)
-        out = self.sorted[np.minimum(self.lo + idx, self.sorted.size - 1)]
         outside = (below >= target) | (idx >= self.hi - self.lo)
-        if np.any(outside):
+        idx += self.lo
+        if np.any(outside):  # over all positions, as bootstrap.weighted_lower_quantile
             rows = np.flatnonzero(outside)
-            full = bits.rows(rows)[:, self.all_units]
-            out[rows] = ref.weighted_lower_quantile(self.sorted, full, self.q)
-        return out
+            full = np.cumsum(bits.rows(rows)[:, self.all_units], axis=1)
+            idx[rows] = np.sum(full < target[rows, None], axis=1)
+        return self.sorted[np.minimum(idx, self.sorted.size - 1)]
 
 
 def _pinned_blas():  # type: ignore[no-untyped-def]

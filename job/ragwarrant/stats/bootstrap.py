@@ -7,12 +7,12 @@ uses the same examples for candidate and baseline. With group labels, whole grou
 
 A resample is a weight per resampling unit (example or group), shared by every column (a
 metric, or a metric inside a protected slice), so joint tests (the intersection-union test of a
-candidate) see joint replicates. The reference computation reads in four steps:
+candidate) see joint replicates. ``joint_bootstrap`` reads in four steps:
 
-1. validate the arguments (``_validate``);
+1. validate the arguments (``_validate``) and plan the per-unit sums (``SumPlan``);
 2. draw the weights, B rows of one weight per unit (``_weights``), in chunks, each from a child
    generator spawned from ``rng`` (so threads or chunk order never change a result);
-3. take the weighted sums each statistic is a function of: a mean is
+3. take the weighted sums each statistic is a function of (``replicates``): a mean is
    estimate + sum(w * (delta - estimate)) / sum(w * rows) over the column's units (a ratio of
    totals under the cluster bootstrap; centred for accuracy); a quantile is the weighted
    inverted-CDF quantile of each policy's values, each row weighted by its unit's weight;
@@ -33,8 +33,8 @@ The weights follow one of three schemes, recorded in ``BootstrapResult.method``:
   equivalent to Efron's bootstrap for means and quantiles, like the Poisson(1) weights of
   Hanley & MacGibbon (2006, Comput. Methods Programs Biomed. 83:57–62).
 
-Above ``MULTINOMIAL_MAX_UNITS`` units ``joint_bootstrap`` runs the same computation in
-``stats._scale`` (bit-packed weights, float32 products, worker threads): same seed, same
+Above ``MULTINOMIAL_MAX_UNITS`` units steps 2 and 3 run in ``stats._scale.replicates``, the
+same computation with bit-packed weights, float32 products and worker threads: same seed, same
 weights; quantiles equal, means equal up to float32 rounding of the products (``_scale``).
 """
 
@@ -46,6 +46,8 @@ from typing import Literal, get_args
 
 import numpy as np
 
+from ragwarrant.stats import _scale
+
 __all__ = [
     "BINS_MAX_LEVELS",
     "MULTINOMIAL_MAX_UNITS",
@@ -54,7 +56,6 @@ __all__ = [
     "Statistic",
     "joint_bootstrap",
     "paired_bootstrap",
-    "reference_bootstrap",
     "weighted_lower_quantile",
 ]
 
@@ -140,9 +141,9 @@ def joint_bootstrap(
 ) -> BootstrapResult:
     """Bootstrap every column's statistic of candidate - baseline on one joint resample.
 
-    Validates, then runs ``reference_bootstrap`` or, above ``MULTINOMIAL_MAX_UNITS`` units,
-    its fast twin ``stats._scale.joint_bootstrap`` (same arguments, same result up to float32
-    rounding of the means).
+    Steps and schemes: module docstring. Above ``MULTINOMIAL_MAX_UNITS`` units the replicates
+    come from ``stats._scale.replicates`` (same arguments as ``replicates``, same result up to
+    float32 rounding of the means).
 
     Args:
         columns: the statistics; column j uses the rows ``columns[j].rows`` of the n rows.
@@ -164,19 +165,17 @@ def joint_bootstrap(
             non-finite values, unknown statistic, bad groups or resamples.
     """
     _validate(columns, n, groups, resamples)
-    from ragwarrant.stats import _scale  # numpy-only; threadpoolctl loads only for large runs
-
-    big = units_of(groups, n)[1] > MULTINOMIAL_MAX_UNITS
-    engine = _scale.joint_bootstrap if big else reference_bootstrap
-    return engine(
-        columns,
-        n,
-        rng=rng,
-        resamples=resamples,
-        groups=groups,
-        chunk_cells=chunk_cells,
-        max_workers=max_workers,
-    )
+    unit_of, g = units_of(groups, n)
+    plan = SumPlan.of(columns)
+    bins = counts_over_bins(plan, unit_of, g)
+    if bins is not None:
+        return over_bins(plan, bins, rng, resamples, unit_of)
+    half = g > MULTINOMIAL_MAX_UNITS
+    parts = chunks(rng, resamples, HALF_SAMPLING_CHUNK if half else chunk_cells // max(g, 1))
+    engine = _scale.replicates if half else replicates  # the fast twin for many units
+    out = engine(plan, unit_of, g, parts, chunk_cells=chunk_cells, max_workers=max_workers)
+    method = "half-sampling 0/2 weights" if half else "multinomial"
+    return result(columns, out, unit_of, g, method)
 
 
 def _validate(columns: Sequence[Column], n: int, groups: np.ndarray | None, resamples: int) -> None:
@@ -198,43 +197,34 @@ def _validate(columns: Sequence[Column], n: int, groups: np.ndarray | None, resa
         raise ValueError(f"resamples must be positive, got {resamples}")
 
 
-def reference_bootstrap(
-    columns: Sequence[Column],
-    n: int,
+def replicates(
+    plan: SumPlan,
+    unit_of: np.ndarray,
+    g: int,
+    parts: list[tuple[int, int, np.random.Generator]],
     *,
-    rng: np.random.Generator,
-    resamples: int = 2000,
-    groups: np.ndarray | None = None,
-    chunk_cells: int = 4_000_000,
-    max_workers: int = 2,
-) -> BootstrapResult:
-    """The reference computation of ``joint_bootstrap`` (arguments as there, validated).
+    chunk_cells: int,
+    max_workers: int,
+) -> np.ndarray:
+    """Shape (B, k): every column's statistic on each resample (steps 2 and 3).
 
-    Steps: units → per-unit sums → weights per chunk → statistics. It holds a (chunk, G) float64
-    weight matrix (under half-sampling 256 × G), so it is meant for up to
-    ``MULTINOMIAL_MAX_UNITS`` units; ``max_workers`` is unused (chunks run in order).
+    Per chunk (``parts``: first and end resample, child generator) the (b, G) float64 weights
+    (``_weights``), then the weighted sums: ``plan.finish_means`` for means, ``_quantiles`` for
+    quantiles. ``max_workers`` is unused: chunks run in order (``_scale.replicates``, the
+    same computation for many units, runs them on threads).
     """
-    del max_workers  # the reference runs its chunks in order; the result is the same
-    unit_of, g = units_of(groups, n)
-    sums = SumPlan.of(columns)
-    bins = counts_over_bins(columns, sums, unit_of, g)
-    if bins is not None:
-        return over_bins(columns, sums, bins, rng, resamples, unit_of)
-    matrix = np.column_stack([s.vector(unit_of, g) for s in sums.sums])
-    replicates = np.empty((resamples, len(columns)))
+    del max_workers  # chunks run in order here; the result does not depend on it
+    matrix = np.column_stack([s.vector(unit_of, g) for s in plan.sums])
+    out = np.empty((parts[-1][1], len(plan.columns)))
     half = g > MULTINOMIAL_MAX_UNITS
-    for start, stop, child in chunks(
-        rng, resamples, HALF_SAMPLING_CHUNK if half else chunk_cells // max(g, 1)
-    ):
+    for start, stop, child in parts:
         weights = _weights(child, stop - start, g, half)
-        sums.finish_means(weights @ matrix, replicates[start:stop])
-        _quantiles(columns, weights, unit_of, replicates[start:stop], chunk_cells)
-    method = "half-sampling 0/2 weights" if half else "multinomial"
-    return result(columns, replicates, unit_of, g, method)
+        plan.finish_means(weights @ matrix, out[start:stop])
+        _quantiles(plan, weights, unit_of, out[start:stop], chunk_cells)
+    return out
 
 
 def over_bins(
-    columns: Sequence[Column],
     plan: SumPlan,
     bins: tuple[np.ndarray, np.ndarray],
     rng: np.random.Generator,
@@ -245,10 +235,10 @@ def over_bins(
     rows, counts = bins
     g = int(counts.sum())
     draws = rng.multinomial(g, counts / g, size=resamples).astype(np.float64)
-    replicates = np.empty((resamples, len(columns)))
-    plan.finish_means(draws @ rows, replicates)
+    out = np.empty((resamples, len(plan.columns)))
+    plan.finish_means(draws @ rows, out)
     method = f"multinomial, counts over {rows.shape[0]} bins"
-    return result(columns, replicates, unit_of, g, method)
+    return result(plan.columns, out, unit_of, g, method)
 
 
 def units_of(groups: np.ndarray | None, n: int) -> tuple[np.ndarray, int]:
@@ -279,30 +269,34 @@ class UnitSum:
 
 @dataclass(frozen=True)
 class SumPlan:
-    """The per-unit sums every mean needs, each once, and which two each mean divides.
+    """The per-unit sums the statistics need, each once, and how each statistic uses them.
 
     ``sums``: per distinct set of rows its rows per unit (first seen first), per mean its
     centred delta sums, in column order. ``means``: (column j, numerator, denominator) indices
     into ``sums``; a mean's replicate is its estimate + numerator / denominator, both weighted.
+    ``quantiles``: (column j, quantile level q, index of the column's rows per unit).
     """
 
+    columns: Sequence[Column]
     sums: list[UnitSum]
     means: list[tuple[int, int, int]]
+    quantiles: list[tuple[int, float, int]]
 
     @classmethod
     def of(cls, columns: Sequence[Column]) -> SumPlan:
-        """The plan of ``columns`` (quantile columns add only their rows per unit)."""
-        sums: list[UnitSum] = []
+        """The plan of ``columns``."""
+        plan = cls(columns, [], [], [])
         rows_at: dict[bytes, int] = {}
-        means = []
         for j, col in enumerate(columns):
-            den = rows_at.setdefault(col.rows.tobytes(), len(sums))
-            if den == len(sums):
-                sums.append(UnitSum(col, None))
-            if col.statistic == "mean":
-                means.append((j, len(sums), den))
-                sums.append(UnitSum(col, float((col.candidate - col.baseline).mean())))
-        return cls(sums, means)
+            den = rows_at.setdefault(col.rows.tobytes(), len(plan.sums))
+            if den == len(plan.sums):
+                plan.sums.append(UnitSum(col, None))
+            if col.statistic != "mean":
+                plan.quantiles.append((j, QUANTILE[col.statistic], den))
+                continue
+            plan.means.append((j, len(plan.sums), den))
+            plan.sums.append(UnitSum(col, float((col.candidate - col.baseline).mean())))
+        return plan
 
     def finish_means(self, lin: np.ndarray, out: np.ndarray) -> None:
         """Fill the mean columns of ``out`` (b, k) from ``lin`` = weights @ sums (b, len(sums))."""
@@ -327,11 +321,11 @@ def estimates(columns: Sequence[Column]) -> np.ndarray:
 
 
 def counts_over_bins(
-    columns: Sequence[Column], plan: SumPlan, unit_of: np.ndarray, g: int
+    plan: SumPlan, unit_of: np.ndarray, g: int
 ) -> tuple[np.ndarray, np.ndarray] | None:
     """Distinct unit rows of the sums and their counts, when only means are asked, G exceeds
     ``BINS_MAX_LEVELS`` and at most that many distinct rows exist; otherwise None."""
-    if g <= BINS_MAX_LEVELS or any(c.statistic != "mean" for c in columns):
+    if g <= BINS_MAX_LEVELS or plan.quantiles:
         return None
     for s in plan.sums:  # one column with too many values rules bins out cheaply
         if np.unique(s.vector(unit_of, g)).size > BINS_MAX_LEVELS:
@@ -364,30 +358,22 @@ def _weights(rng: np.random.Generator, b: int, g: int, half: bool) -> np.ndarray
 
 
 def _quantiles(
-    columns: Sequence[Column],
-    weights: np.ndarray,
-    unit_of: np.ndarray,
-    out: np.ndarray,
-    chunk_cells: int,
+    plan: SumPlan, weights: np.ndarray, unit_of: np.ndarray, out: np.ndarray, chunk_cells: int
 ) -> None:
     """Fill the quantile columns of ``out`` (b, k): the difference of the two policies'
     weighted inverted-CDF quantiles, each row weighted by its unit's weight (in blocks of
     about ``chunk_cells`` row weights)."""
-    for j, col in enumerate(columns):
-        if col.statistic == "mean":
-            continue
-        q, units = QUANTILE[col.statistic], unit_of[col.rows]
-        arms = [
-            (values[o], units[o])
-            for values in (col.candidate, col.baseline)
-            for o in [np.argsort(values, kind="stable")]
-        ]
+    for j, q, _ in plan.quantiles:
+        col = plan.columns[j]
+        units = unit_of[col.rows]
+        oc = np.argsort(col.candidate, kind="stable")
+        ob = np.argsort(col.baseline, kind="stable")
         step = max(1, chunk_cells // col.rows.size)
         for r in range(0, out.shape[0], step):
-            (vc, uc), (vb, ub) = arms
             w = weights[r : r + step]
-            out[r : r + step, j] = weighted_lower_quantile(vc, w[:, uc], q) - (
-                weighted_lower_quantile(vb, w[:, ub], q)
+            cand = weighted_lower_quantile(col.candidate[oc], w[:, units[oc]], q)
+            out[r : r + step, j] = cand - weighted_lower_quantile(
+                col.baseline[ob], w[:, units[ob]], q
             )
 
 
