@@ -165,17 +165,17 @@ def joint_bootstrap(
             non-finite values, unknown statistic, bad groups or resamples.
     """
     _validate(columns, n, groups, resamples)
-    unit_of, g = units_of(groups, n)
+    unit_of, g = _units_of(groups, n)
     plan = SumPlan.of(columns)
-    bins = counts_over_bins(plan, unit_of, g)
+    bins = _counts_over_bins(plan, unit_of, g)
     if bins is not None:
-        return over_bins(plan, bins, rng, resamples, unit_of)
+        return _over_bins(plan, bins, rng, resamples, unit_of)
     half = g > MULTINOMIAL_MAX_UNITS
-    parts = chunks(rng, resamples, HALF_SAMPLING_CHUNK if half else chunk_cells // max(g, 1))
+    parts = _chunks(rng, resamples, HALF_SAMPLING_CHUNK if half else chunk_cells // max(g, 1))
     engine = _scale.replicates if half else replicates  # the fast twin for many units
     out = engine(plan, unit_of, g, parts, chunk_cells=chunk_cells, max_workers=max_workers)
     method = "half-sampling 0/2 weights" if half else "multinomial"
-    return result(columns, out, unit_of, g, method)
+    return _result(columns, out, unit_of, g, method)
 
 
 def _validate(columns: Sequence[Column], n: int, groups: np.ndarray | None, resamples: int) -> None:
@@ -224,7 +224,7 @@ def replicates(
     return out
 
 
-def over_bins(
+def _over_bins(
     plan: SumPlan,
     bins: tuple[np.ndarray, np.ndarray],
     rng: np.random.Generator,
@@ -238,10 +238,10 @@ def over_bins(
     out = np.empty((resamples, len(plan.columns)))
     plan.finish_means(draws @ rows, out)
     method = f"multinomial, counts over {rows.shape[0]} bins"
-    return result(plan.columns, out, unit_of, g, method)
+    return _result(plan.columns, out, unit_of, g, method)
 
 
-def units_of(groups: np.ndarray | None, n: int) -> tuple[np.ndarray, int]:
+def _units_of(groups: np.ndarray | None, n: int) -> tuple[np.ndarray, int]:
     """(shape (n,) unit of each row, number of units G): rows, or groups by sorted label."""
     if groups is None:
         return np.arange(n), n
@@ -305,7 +305,7 @@ class SumPlan:
                 out[:, j] = self.sums[num].centre + lin[:, num] / lin[:, den]
 
 
-def estimates(columns: Sequence[Column]) -> np.ndarray:
+def _estimates(columns: Sequence[Column]) -> np.ndarray:
     """Shape (k,): each column's statistic of candidate - baseline on the sample itself."""
     out = np.empty(len(columns))
     for j, col in enumerate(columns):
@@ -320,7 +320,7 @@ def estimates(columns: Sequence[Column]) -> np.ndarray:
     return out
 
 
-def counts_over_bins(
+def _counts_over_bins(
     plan: SumPlan, unit_of: np.ndarray, g: int
 ) -> tuple[np.ndarray, np.ndarray] | None:
     """Distinct unit rows of the sums and their counts, when only means are asked, G exceeds
@@ -335,7 +335,7 @@ def counts_over_bins(
     return None if rows.shape[0] > BINS_MAX_LEVELS else (rows, counts)
 
 
-def chunks(
+def _chunks(
     rng: np.random.Generator, resamples: int, chunk: int
 ) -> list[tuple[int, int, np.random.Generator]]:
     """(first resample, end, child generator) per chunk of ``chunk`` resamples (at least 1)."""
@@ -377,7 +377,7 @@ def _quantiles(
             )
 
 
-def result(
+def _result(
     columns: Sequence[Column],
     replicates: np.ndarray,
     unit_of: np.ndarray,
@@ -387,7 +387,7 @@ def result(
     """The frozen result, with rows and units per column."""
     column_units = [np.count_nonzero(np.bincount(unit_of[c.rows], minlength=g)) for c in columns]
     return BootstrapResult(
-        estimates(columns),
+        _estimates(columns),
         replicates,
         n=unit_of.size,
         n_units=g,
