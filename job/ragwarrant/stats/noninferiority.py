@@ -10,7 +10,7 @@ its bound and p-value so that the two agree; requiring both guards against ties 
 (the first landing passed on LCB == -margin with p > alpha).
 
 Methods, chosen from the metric kind and the data (``RULES``, one row per kind; the guarded
-bootstrap runs its steps in the order below and records them in ``method_steps``):
+bootstrap records its steps in ``method_steps``, in the order applied):
 
 - ``binary`` (0/1) with independent pairs: Tango's score test and interval for the paired
   difference of proportions (Tango 1998, Stat. Med. 17:891–908; ``stats.paired_binary``). It stays
