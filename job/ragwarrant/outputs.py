@@ -123,6 +123,11 @@ class GateResult(OutputModel):
         description="the test or interval method that decided a statistical gate, e.g. "
         "'Tango score test for paired proportions'",
     )
+    method_steps: list[str] = Field(
+        default_factory=list,
+        description="the named steps of the method, in the order applied (a noninferiority "
+        "gate's guarded bootstrap: bound, guards, resampling scheme); empty for other gates",
+    )
     details: dict[str, Scalar] = Field(default_factory=dict)
 
 
