@@ -54,6 +54,7 @@ from ragwarrant.contract._sanity import (
     HIGHER_IS_BETTER_WORDS,
     LOWER_IS_BETTER_WORDS,
     name_family,
+    scale_tolerance,
     wide_margins,
 )
 
@@ -99,5 +100,6 @@ __all__ = [
     "load_policy_config",
     "resolve_inside",
     "name_family",
+    "scale_tolerance",
     "wide_margins",
 ]

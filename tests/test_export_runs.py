@@ -1,0 +1,78 @@
+"""End to end on the handbook example's real exports, edited as a user's contract would be:
+scale tolerance at a bound, evidence-layer "did you mean", the right hints, role warnings."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+import orjson
+import yaml
+
+from ragwarrant import cli
+from tests.conftest import REPO
+
+EXAMPLE = REPO / "examples" / "handbook-exports"
+RAGAS = ("ragas-baseline", "ragas-candidate")
+
+
+def _input(tmp_path: Path, edit: Callable[[dict], None] | None = None) -> Path:
+    """A copy of the handbook example with its contract edited by ``edit``."""
+    inp = tmp_path / "in"
+    shutil.copytree(EXAMPLE, inp)
+    contract = yaml.safe_load((inp / "contract.yaml").read_text(encoding="utf-8"))
+    if edit is not None:
+        edit(contract)
+    (inp / "contract.yaml").write_text(yaml.safe_dump(contract), encoding="utf-8")
+    return inp
+
+
+def _run(inp: Path, out: Path) -> tuple[int, dict]:
+    code = cli.main(["run", "--input", str(inp), "--output", str(out)])
+    return code, orjson.loads((out / "decision.json").read_bytes())
+
+
+def _source(contract: dict, source_id: str) -> dict:
+    return next(s for s in contract["evidence"] if s["id"] == source_id)
+
+
+def _with_bleu(contract: dict) -> None:
+    """Read Ragas' bleu_score (which holds 1.0000000000000004) as a [0, 1] quality metric."""
+    for sid in RAGAS:
+        _source(contract, sid)["metrics"]["bleu_score"] = "bleu_score"
+    contract["quality_metrics"].append(
+        {"id": "bleu_score", "direction": "higher_is_better", "scale": [0, 1], "margin_abs": 0.1}
+    )
+
+
+def _gates(decision: dict) -> dict[str, dict]:
+    gates = {g["id"]: g for g in decision["run_gates"]}
+    for cand in decision["candidates"]:
+        gates.update({g["id"]: g for g in cand["gates"]})
+    return gates
+
+
+def test_bleu_rounded_above_one_is_on_the_scale(tmp_path: Path) -> None:
+    """Ragas' bleu_score of 1.0000000000000004 lies on [0, 1] within the float tolerance."""
+    csv = (EXAMPLE / "evidence" / "ragas" / "ragas_evaluate_candidate.csv").read_text("utf-8")
+    assert "1.0000000000000004" in csv  # the real export holds it
+    code, decision = _run(_input(tmp_path, _with_bleu), tmp_path / "out")
+    gates = _gates(decision)
+    assert gates["hard:value-range"]["status"] == "pass"
+    assert "hard:contract-evidence:scales" not in gates  # a run gate only when it fails
+    assert code == 11 and "noninferiority:bleu_score" in gates
+
+
+def test_value_beyond_the_tolerance_is_refused_unrounded(tmp_path: Path) -> None:
+    """1.0000001 is off [0, 1]; the reason prints it as written, not rounded to 1."""
+    inp = _input(tmp_path, _with_bleu)
+    path = inp / "evidence" / "ragas" / "ragas_evaluate_candidate.csv"
+    text = path.read_text("utf-8")
+    path.write_text(text.replace("1.0000000000000004", "1.0000001", 1), "utf-8")
+    code, decision = _run(inp, tmp_path / "out")
+    gate = _gates(decision)["hard:contract-evidence:scales"]
+    assert code == 12 and gate["status"] == "fail"
+    assert "[0.0, 1.0000001]" in gate["reason"] and "'bleu_score'" in gate["reason"]
+    assert "ragas_evaluate_candidate.csv row" in gate["reason"]
+    assert "(policy candidate: 1.0000001)" in gate["reason"]
