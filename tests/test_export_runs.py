@@ -76,3 +76,41 @@ def test_value_beyond_the_tolerance_is_refused_unrounded(tmp_path: Path) -> None
     assert "[0.0, 1.0000001]" in gate["reason"] and "'bleu_score'" in gate["reason"]
     assert "ragas_evaluate_candidate.csv row" in gate["reason"]
     assert "(policy candidate: 1.0000001)" in gate["reason"]
+
+
+def _readable_reason(decision: dict, source_id: str) -> str:
+    gate = _gates(decision)[f"hard:evidence-readable:{source_id}"]
+    assert gate["status"] == "fail"
+    return str(gate["reason"])
+
+
+def test_wrong_metric_name_lists_the_metrics_and_the_closest(tmp_path: Path) -> None:
+    """A misspelt Ragas metric is refused with the metrics the file holds and a "did you mean"."""
+
+    def misspell(contract: dict) -> None:
+        metrics = _source(contract, "ragas-baseline")["metrics"]
+        metrics["non_llm_context_recal"] = metrics.pop("non_llm_context_recall")
+
+    code, decision = _run(_input(tmp_path, misspell), tmp_path / "out")
+    reason = _readable_reason(decision, "ragas-baseline")
+    assert code == 12
+    assert "has no metric 'non_llm_context_recal'; did you mean 'non_llm_context_recall'?" in (
+        reason
+    )
+    assert "metrics found: non_llm_string_similarity, rouge_score(mode=fmeasure), bleu_score" in (
+        reason
+    )
+
+
+def test_wrong_id_column_lists_the_columns_and_the_closest(tmp_path: Path) -> None:
+    """A misspelt id column (id-column pairing) names the columns found and the closest one."""
+
+    def misspell(contract: dict) -> None:
+        src = _source(contract, "ragas-candidate")
+        src["pairing"] = "id-column"
+        src["columns"] = {"example_id": "user_inputs"}
+
+    code, decision = _run(_input(tmp_path, misspell), tmp_path / "out")
+    reason = _readable_reason(decision, "ragas-candidate")
+    assert code == 12
+    assert "has no column 'user_inputs'; did you mean 'user_input'? (columns found: " in reason

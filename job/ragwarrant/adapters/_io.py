@@ -29,6 +29,7 @@ from ragwarrant.adapters._integrity import (
     check_header,
     dataset_unsupported,
     guarded,
+    missing_name,
     no_rows,
     parser_message,
     reader_error,
@@ -1073,16 +1074,13 @@ def select_metrics(
     for key, metric in wanted.items():
         original = key if key in available else by_id.get(key)
         if original is None:
-            shown = ", ".join(list(available)[:20])
-            raise EvidenceError(
-                "evidence-missing-column",
-                f"{display} has no metric {key!r}",
+            raise missing_name(
+                display,
+                "metric",
+                key,
+                available,
                 hint="the contract's 'metrics' keys are the tool's metric names or their "
                 "snake_case ids",
-                file=display,
-                column=key,
-                expected=f"a metric named {key!r}",
-                found=f"metrics: {shown or 'none'}",
             )
         out[original] = metric
     return out
