@@ -3,6 +3,7 @@ scale tolerance at a bound, evidence-layer "did you mean", the right hints, role
 
 from __future__ import annotations
 
+import csv
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -114,3 +115,64 @@ def test_wrong_id_column_lists_the_columns_and_the_closest(tmp_path: Path) -> No
     reason = _readable_reason(decision, "ragas-candidate")
     assert code == 12
     assert "has no column 'user_inputs'; did you mean 'user_input'? (columns found: " in reason
+
+
+def _two_policy_ragas(inp: Path) -> None:
+    """Both real Ragas CSVs in one file, a ``pipeline`` column naming each row's policy (the
+    user-augmented shape), in place of the two per-policy sources."""
+    folder = inp / "evidence" / "ragas"
+    rows: list[list[str]] = []
+    header: list[str] = []
+    for policy in ("baseline", "candidate"):
+        with (folder / f"ragas_evaluate_{policy}.csv").open(newline="", encoding="utf-8") as fh:
+            reader = csv.reader(fh)
+            header = [*next(reader), "pipeline"]
+            rows += [[*r, policy] for r in reader]
+    with (folder / "ragas_both.csv").open("w", newline="", encoding="utf-8") as fh:
+        csv.writer(fh).writerows([header, *rows])
+
+
+def _one_ragas_source(contract: dict, **fields: object) -> None:
+    first = _source(contract, "ragas-baseline")
+    contract["evidence"] = [s for s in contract["evidence"] if s["id"] not in RAGAS]
+    both = {k: v for k, v in first.items() if k != "policy"}
+    both.update(id="ragas", path="evidence/ragas/ragas_both.csv", **fields)
+    contract["evidence"].insert(0, both)
+
+
+def test_two_policy_ragas_file_is_told_to_map_its_policy_column(tmp_path: Path) -> None:
+    """The hint names the column holding the policies, and following it decides."""
+    inp = _input(tmp_path, _one_ragas_source)
+    _two_policy_ragas(inp)
+    code, decision = _run(inp, tmp_path / "out")
+    gate = _gates(decision)["hard:evidence-readable:ragas"]
+    assert code == 12 and "one Ragas file per policy" not in gate["reason"]
+    assert "column 'pipeline' names the contract's policies: map it with " in gate["reason"]
+    assert "'columns: {policy_id: pipeline}'" in gate["reason"]
+
+    fixed = _input(
+        tmp_path / "fixed", lambda c: _one_ragas_source(c, columns={"policy_id": "pipeline"})
+    )
+    _two_policy_ragas(fixed)
+    code, decision = _run(fixed, tmp_path / "fixed" / "out")
+    assert code == 11 and decision["candidates"][0]["class"] == "INCONCLUSIVE"
+
+
+def test_policy_id_from_a_file_name_is_told_to_match_the_telemetry(tmp_path: Path) -> None:
+    """Telemetry naming baseline and candidate, and a third contract policy named after a
+    file: the hint asks for the telemetry's ids, not for 'policy:' (the file holds both arms)."""
+
+    def add(contract: dict) -> None:
+        contract["candidates"].append(
+            {"policy_id": "ragas_evaluate_baseline", "config": "policies/third.yaml"}
+        )
+
+    inp = _input(tmp_path, add)
+    config = (inp / "policies" / "candidate.yaml").read_text("utf-8")
+    (inp / "policies" / "third.yaml").write_text(config + "note: third\n", "utf-8")
+    code, decision = _run(inp, tmp_path / "out")
+    reason = _readable_reason(decision, "telemetry")
+    assert code == 12 and "declares it with 'policy:'" not in reason
+    assert "no row of policy 'ragas_evaluate_baseline'" in reason
+    assert "the file names policies 'baseline', 'candidate': give the contract's " in reason
+    assert "'ragas_evaluate_baseline' the id the file uses for that policy" in reason

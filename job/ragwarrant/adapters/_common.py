@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from ragwarrant.adapters._base import AdapterRequest, AdapterResult, SourceProvenance
 from ragwarrant.adapters._io import (
@@ -29,6 +30,7 @@ from ragwarrant.adapters.generic import canonical_rows
 from ragwarrant.errors import EvidenceError
 
 __all__ = [
+    "ONE_OR_MAPPED_POLICY",
     "Record",
     "RowKeys",
     "cells_or_nulls",
@@ -38,6 +40,7 @@ __all__ = [
     "metric_evidence",
     "metric_rows",
     "policies_from_column",
+    "policy_column_guess",
     "records_evidence",
     "resolve_policies",
     "span_join_unsupported",
@@ -217,6 +220,12 @@ def policies_from_column(
     names = table.schema.names
     column = source.columns.policy_id if source.columns.policy_id in names else None
     if column is None and source.policy is None:
+        guess = policy_column_guess(table, contract_policy_ids(request.contract))
+        if guess is not None:
+            hint = (
+                f"column {guess!r} names the contract's policies: map it with "
+                f"'columns: {{policy_id: {guess}}}' in this evidence source"
+            )
         raise undeclared_policy(display, undeclared, hint)
     file_policies: list[str | None] = (
         column_as_string(table, column, display, allow_null=True).to_pylist()
@@ -224,6 +233,31 @@ def policies_from_column(
         else [None] * table.num_rows
     )
     return resolve_policies(request, file_policies, rows, column or "policy")
+
+
+ONE_OR_MAPPED_POLICY = (
+    "add 'policy: <id>' to this evidence source when the file holds one policy; when it holds "
+    "several, map the column naming each row's policy ('columns: {policy_id: <column>}')"
+)
+"""The hint of a table that names no policy (``policies_from_column``)."""
+
+
+def policy_column_guess(table: pa.Table, policies: list[str]) -> str | None:
+    """The first text column whose every non-empty cell is one of ``policies``, or None.
+
+    A file holding several policies names each row's policy in some column (``policy``,
+    ``pipeline``, ``variant``); when the contract's ``columns.policy_id`` is not that column, the
+    error's hint names it instead of asking for one file per policy.
+    """
+    wanted = set(policies)
+    for name in table.schema.names:
+        col = table.column(name)
+        if not (pa.types.is_string(col.type) or pa.types.is_large_string(col.type)):
+            continue
+        values = set(pc.unique(col.drop_null()).to_pylist()) - {""}
+        if values and values <= wanted:
+            return name
+    return None
 
 
 def span_join_unsupported(

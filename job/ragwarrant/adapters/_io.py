@@ -887,17 +887,37 @@ def check_policies(
     out = [p for p in file_policies if p is not None]  # every row names one (checked above)
     missing = [p for p in contract_policies if p not in seen]
     if missing:
+        named = sorted(set(out))
         raise EvidenceError(
             "evidence-policy-missing",
             f"{display}: no row of policy {', '.join(map(repr, missing))} ({column} names only "
-            f"{', '.join(map(repr, sorted(set(out))))})",
-            hint="a file that holds one policy declares it with 'policy:' in the evidence source",
+            f"{', '.join(map(repr, named))})",
+            hint=_missing_policy_hint(missing, named),
             file=display,
             column=column,
             expected=", ".join(contract_policies),
             found=", ".join(sorted(set(out))),
         )
     return out
+
+
+def _missing_policy_hint(missing: list[str], named: list[str]) -> str:
+    """What to fix when a file naming its rows' policies lacks some contract policies.
+
+    A file naming one policy may hold only that policy (declare it with ``policy:``); a file
+    naming several is the whole comparison (telemetry of every arm), so a contract policy it
+    lacks is misnamed in the contract (often a policy id taken from a file name).
+    """
+    if len(named) == 1:
+        return (
+            f"if this file holds only policy {named[0]!r}, declare 'policy: {named[0]}' on the "
+            "evidence source; else give the contract's policies the ids the file uses"
+        )
+    return (
+        f"the file names policies {', '.join(map(repr, named))}: give the contract's "
+        f"{', '.join(map(repr, missing))} the id the file uses for that policy (policy ids "
+        "must be the same in every evidence file), or remove it if it is not a policy"
+    )
 
 
 def _refuse_other_policy(

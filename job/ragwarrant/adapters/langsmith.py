@@ -32,6 +32,7 @@ import pyarrow.compute as pc
 
 from ragwarrant.adapters._base import AdapterRequest, AdapterResult
 from ragwarrant.adapters._common import (
+    ONE_OR_MAPPED_POLICY,
     Record,
     RowKeys,
     cells_or_nulls,
@@ -134,7 +135,7 @@ def _load_table(request: AdapterRequest) -> AdapterResult:
         request,
         rows,
         undeclared="LangSmith experiment tables carry no policy",
-        hint="add 'policy: <id>' to this evidence source (one experiment per policy)",
+        hint=ONE_OR_MAPPED_POLICY,
     )
     check_unique_keys(policies, examples, rows, display, key_col)
 
