@@ -176,3 +176,67 @@ def test_policy_id_from_a_file_name_is_told_to_match_the_telemetry(tmp_path: Pat
     assert "no row of policy 'ragas_evaluate_baseline'" in reason
     assert "the file names policies 'baseline', 'candidate': give the contract's " in reason
     assert "'ragas_evaluate_baseline' the id the file uses for that policy" in reason
+
+
+def _warnings(out: Path) -> dict[str, list[str]]:
+    """Validation-report warnings by check id."""
+    report = orjson.loads((out / "validation_report.json").read_bytes())
+    found: dict[str, list[str]] = {}
+    for check in report["checks"]:
+        if check["status"] == "warn":
+            found.setdefault(check["id"], []).append(check["message"])
+    return found
+
+
+ROLE_WARNINGS = ("contract-direction-implausible", "contract-role-name", "evidence-roles-swapped")
+
+
+def test_the_example_as_written_draws_no_role_warning(tmp_path: Path) -> None:
+    """Right directions and roles: none of the three warnings."""
+    code, _ = _run(EXAMPLE, tmp_path / "out")
+    assert code == 11
+    assert not set(_warnings(tmp_path / "out")) & set(ROLE_WARNINGS)
+
+
+def test_token_f1_declared_lower_is_better_is_warned(tmp_path: Path) -> None:
+    """An F1 declared lower_is_better is a warning (and a note), not a BLOCK."""
+
+    def flip(contract: dict) -> None:
+        next(m for m in contract["quality_metrics"] if m["id"] == "token_f1")["direction"] = (
+            "lower_is_better"
+        )
+
+    code, decision = _run(_input(tmp_path, flip), tmp_path / "out")
+    [message] = _warnings(tmp_path / "out")["contract-direction-implausible"]
+    assert code in (10, 11)  # decided: the warning does not block
+    assert message.startswith("quality_metrics[2].direction: 'token_f1' is declared lower_is_")
+    assert "did you mean direction: higher_is_better?" in message
+    assert message in decision["notes"]
+
+
+def test_roles_swapped_are_warned_by_name_and_by_evidence(tmp_path: Path) -> None:
+    """The new policy listed as the baseline: both names and the evidence say so."""
+
+    def swap(contract: dict) -> None:
+        contract["baseline"], contract["candidates"] = (
+            contract["candidates"][0],
+            [contract["baseline"]],
+        )
+
+    code, decision = _run(_input(tmp_path, swap), tmp_path / "out")
+    warnings = _warnings(tmp_path / "out")
+    assert code == 10
+    assert sorted(warnings["contract-role-name"]) == [
+        "baseline.policy_id: policy 'candidate' is the baseline but its name says candidate "
+        "(candidate): if it is the candidate, swap the roles, or every 'keep the baseline' / "
+        "'promote' reads backwards",
+        "candidates[0].policy_id: policy 'baseline' is a candidate but its name says baseline "
+        "(baseline): if it is the baseline, swap the roles, or every 'keep the baseline' / "
+        "'promote' reads backwards",
+    ]
+    [swapped] = warnings["evidence-roles-swapped"]
+    assert swapped.startswith(
+        "the baseline 'candidate' beats candidate 'baseline' on every quality metric, most by "
+        "more than the margin (gold_context_reciprocal_rank +0.422, id_based_context_recall +0.267"
+    )
+    assert swapped in decision["notes"]
