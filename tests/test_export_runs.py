@@ -240,3 +240,26 @@ def test_roles_swapped_are_warned_by_name_and_by_evidence(tmp_path: Path) -> Non
         "more than the margin (gold_context_reciprocal_rank +0.422, id_based_context_recall +0.267"
     )
     assert swapped in decision["notes"]
+
+
+def test_an_all_empty_csv_column_is_named_empty_not_absent(tmp_path: Path) -> None:
+    """A Ragas metric that raised on every row (an all-empty CSV column, as JSON lines write
+    null) is read as a metric whose every value is missing, and the source's notes name it."""
+    inp = _input(tmp_path)
+    path = inp / "evidence" / "ragas" / "ragas_evaluate_baseline.csv"
+    with path.open(newline="", encoding="utf-8") as fh:
+        rows = list(csv.reader(fh))
+    col = rows[0].index("non_llm_context_recall")
+    for row in rows[1:]:
+        row[col] = ""
+    with path.open("w", newline="", encoding="utf-8") as fh:
+        csv.writer(fh).writerows(rows)
+    code, decision = _run(inp, tmp_path / "out")
+    assert code == 12
+    assert "hard:evidence-readable:ragas-baseline" not in _gates(decision)  # no "has no metric"
+    [source] = [s for s in decision["sources"] if s["source_id"] == "ragas-baseline"]
+    assert (
+        "column 'non_llm_context_recall' is empty in every row: metric 'non_llm_context_recall' "
+        "has no value (30 rows, all missing)"
+    ) in source["notes"]
+    assert _gates(decision)["hard:pairing-coverage"]["status"] == "fail"

@@ -1124,21 +1124,24 @@ def is_value_type(t: pa.DataType) -> bool:
 
 
 def looks_numeric_column(table: pa.Table, name: str) -> bool:
-    """Whether a column holds metric values: a numeric, boolean or all-null column, or a text
+    """Whether a column holds metric values: a numeric, boolean or all-null column, a text
     column with at least one cell that parses as a number (its other cells are then checked,
-    and reported by row, by ``column_as_float``)."""
+    and reported by row, by ``column_as_float``), or a text column whose every cell is empty (a
+    CSV's all-null column: a metric that raised on every row, as JSON lines write ``null``)."""
     col = table.column(name)
     t = col.type
     if is_value_type(t):
         return True
     if not (pa.types.is_string(t) or pa.types.is_large_string(t)):
         return False
+    blank = True
     for cell in col.to_pylist():
         if cell is None or not cell.strip():
             continue
+        blank = False
         try:
             float(cell)
         except ValueError:
             continue
         return True
-    return False
+    return blank
