@@ -16,6 +16,7 @@ from tests.conftest import REPO
 
 EXAMPLE = REPO / "examples" / "handbook-exports"
 RAGAS = ("ragas-baseline", "ragas-candidate")
+EXPORTS = REPO / "tests" / "data" / "exports"
 
 
 def _input(tmp_path: Path, edit: Callable[[dict], None] | None = None) -> Path:
@@ -263,3 +264,40 @@ def test_an_all_empty_csv_column_is_named_empty_not_absent(tmp_path: Path) -> No
         "has no value (30 rows, all missing)"
     ) in source["notes"]
     assert _gates(decision)["hard:pairing-coverage"]["status"] == "fail"
+
+
+def _langsmith_repetitions(contract: dict) -> None:
+    """Quality from two LangSmith experiments run with num_repetitions=3 (token_f1 only)."""
+    contract["evidence"] = [
+        {
+            "id": f"langsmith-{p}",
+            "path": f"evidence/langsmith/langsmith_repetitions_{p}.csv",
+            "format": "csv",
+            "adapter": "langsmith",
+            "policy": p,
+            "metrics": {"feedback.token_f1": "token_f1"},
+        }
+        for p in ("baseline", "candidate")
+    ]
+    contract["quality_metrics"] = [m for m in contract["quality_metrics"] if m["id"] == "token_f1"]
+    contract["claims"]["items"] = [{"kind": "quality-improvement", "metric": "token_f1"}]
+    for key in ("operational_metrics", "hard_disqualifiers", "prices"):
+        contract.pop(key, None)
+
+
+def test_langsmith_repetitions_decide_on_whole_examples(tmp_path: Path) -> None:
+    """Three runs per example pair run by run and resample as 30 clusters, not 90 pairs."""
+    inp = _input(tmp_path, _langsmith_repetitions)
+    (inp / "evidence" / "langsmith").mkdir()
+    for p in ("baseline", "candidate"):
+        name = f"langsmith_repetitions_{p}.csv"
+        shutil.copy(EXPORTS / "langsmith" / name, inp / "evidence" / "langsmith" / name)
+    code, decision = _run(inp, tmp_path / "out")
+    gate = _gates(decision)["noninferiority:token_f1"]
+    assert code in (0, 10, 11), decision.get("error")
+    assert "hard:duplicate-rows" not in {
+        g for g, r in _gates(decision).items() if r["status"] == "fail"
+    }
+    assert gate["n"] == 90
+    assert (gate["details"]["units"], gate["details"]["resampled_units"]) == ("clusters", 30)
+    assert gate["method"].startswith("cluster bootstrap")

@@ -42,11 +42,13 @@ __all__ = [
     "policies_from_column",
     "policy_column_guess",
     "records_evidence",
+    "repetitions",
     "resolve_policies",
     "span_join_unsupported",
     "tool_result",
     "tool_tag",
     "undeclared_policy",
+    "with_groups",
 ]
 
 #: One evidence row of a record-shaped file: (policy, example, metric, value, reason, source row).
@@ -279,6 +281,85 @@ def policy_column_guess(table: pa.Table, policies: list[str]) -> str | None:
         if values and values <= wanted:
             return name
     return None
+
+
+def repetitions(
+    keys: RowKeys, runs: list[str | None], inputs: list[Any], *, display: str, run_column: str
+) -> tuple[list[str], dict[str, str]]:
+    """Give each run of a repeated example its own id, the example's id its group (cluster).
+
+    LangSmith's ``num_repetitions`` runs every example k times: one row per run, the example id
+    repeated, each run with its own id. They are repeated measures, not duplicates: run ``k`` of
+    example ``e`` becomes example ``e#r<k>`` (k from 1, in file order) in group ``e``, for every
+    example of a file that repeats any, so a policy's run k pairs with the other's run k and the
+    gates resample whole examples (cluster bootstrap, cluster-robust t-test; docs/decision.md,
+    "Repeated measurements"). Rows of one example with no run id or different inputs are not
+    repetitions: the ids are returned unchanged and ``check_unique_keys`` refuses the repeat.
+
+    Args:
+        keys: each row's policy, example id and 1-based row (``RowKeys.of``).
+        runs: each row's run id (``id`` of ``to_pandas()``, ``run.id`` of raw rows) or None.
+        inputs: each row's inputs (the question), equal across the runs of one example.
+        display, run_column: the file and the run id's column, for the error.
+
+    Returns:
+        ``(example ids, {new example id: group id})``; the mapping is empty without repetitions.
+
+    Raises:
+        EvidenceError: ``evidence-duplicate-id`` at the first row that repeats a run of its
+            policy (the same run written twice is a duplicated row).
+    """
+    policies, examples = keys.policy.to_pylist(), keys.example.to_pylist()
+    _refuse_repeated_runs(policies, runs, keys.row.to_pylist(), display, run_column)
+    seen: dict[tuple[str, str], list[int]] = {}
+    for i, key in enumerate(zip(policies, examples, strict=True)):
+        seen.setdefault(key, []).append(i)
+    repeated = [rows for rows in seen.values() if len(rows) > 1]
+    if not repeated or any(
+        runs[i] is None or inputs[i] != inputs[rows[0]] for rows in repeated for i in rows
+    ):
+        return examples, {}
+    out = list(examples)
+    groups: dict[str, str] = {}
+    for (_, example), rows in seen.items():
+        for k, i in enumerate(rows, start=1):
+            out[i] = f"{example}#r{k}"
+            groups[out[i]] = example
+    return out, groups
+
+
+def _refuse_repeated_runs(
+    policies: list[str], runs: list[str | None], rows: list[int], display: str, column: str
+) -> None:
+    first: dict[tuple[str, str], int] = {}
+    for policy, run, row in zip(policies, runs, rows, strict=True):
+        if run is None:
+            continue
+        earlier = first.setdefault((policy, run), row)
+        if earlier != row:
+            raise EvidenceError(
+                "evidence-duplicate-id",
+                f"{display} row {row}: run {run!r} of policy {policy!r} already appears in row "
+                f"{earlier}: the same run written twice",
+                hint="remove the repeated row (repetitions of an example are runs with their "
+                "own run ids)",
+                file=display,
+                row=row,
+                column=column,
+                expected="a unique run id per policy",
+                found=f"{run!r} again (first in row {earlier})",
+            )
+
+
+def with_groups(evidence: pa.Table, groups: dict[str, str]) -> pa.Table:
+    """``evidence`` with ``group_id`` set from ``groups`` (example id → group) where it names
+    the row's example (see ``repetitions``)."""
+    if not groups:
+        return evidence
+    examples = pc.cast(evidence.column("example_id"), pa.string()).to_pylist()
+    group = pa.array([groups.get(e) for e in examples], pa.string())
+    i = evidence.schema.get_field_index("group_id")
+    return evidence.set_column(i, "group_id", group)
 
 
 def span_join_unsupported(
