@@ -166,6 +166,22 @@ def _detect_columns(names: list[str]) -> tuple[str, str] | None:
     return next((hit for rule in _COLUMN_RULES if (hit := rule(names, s)) is not None), None)
 
 
+def _detect_json(path: Path, display: str) -> tuple[tuple[str, str] | None, str]:
+    """``(adapter, reason)`` of a JSON document, or None and what its top level holds."""
+    try:
+        data = orjson.loads(path.read_bytes())
+    except orjson.JSONDecodeError as exc:
+        raise invalid_json(display, exc) from exc
+    if not isinstance(data, dict):
+        return None, type(data).__name__
+    if "resourceSpans" in data:
+        return ("otel", "JSON document with 'resourceSpans' (one OTLP trace export)"), ""
+    for key in ("testRunData", "testCases", "test_results"):
+        if key in data:
+            return ("deepeval", f"JSON object with {key!r} (DeepEval test run)"), ""
+    return None, ", ".join(list(data)[:10])
+
+
 def detect(request: AdapterRequest) -> tuple[str, str]:
     """Return ``(adapter name, reason)`` for the source's file.
 
@@ -183,17 +199,9 @@ def detect(request: AdapterRequest) -> tuple[str, str]:
             found="no bytes",
         )
     if source.format == "json":
-        try:
-            data = orjson.loads(request.path.read_bytes())
-        except orjson.JSONDecodeError as exc:
-            raise invalid_json(display, exc) from exc
-        if isinstance(data, dict) and "resourceSpans" in data:
-            return "otel", "JSON document with 'resourceSpans' (one OTLP trace export)"
-        if isinstance(data, dict):
-            for key in ("testRunData", "testCases", "test_results"):
-                if key in data:
-                    return "deepeval", f"JSON object with {key!r} (DeepEval test run)"
-        seen = ", ".join(list(data)[:10]) if isinstance(data, dict) else type(data).__name__
+        hit, seen = _detect_json(request.path, display)
+        if hit:
+            return hit
     else:
         if source.format == "jsonl":
             line = _first_json_line(request)
