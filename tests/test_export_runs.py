@@ -215,8 +215,9 @@ def test_token_f1_declared_lower_is_better_is_warned(tmp_path: Path) -> None:
     assert message in decision["notes"]
 
 
-def test_roles_swapped_are_warned_by_name_and_by_evidence(tmp_path: Path) -> None:
-    """The new policy listed as the baseline: both names and the evidence say so."""
+def test_roles_swapped_are_warned_by_name_and_by_evidence(tmp_path: Path, capsys) -> None:
+    """The new policy listed as the baseline: both names and the evidence say so, in the
+    validation report, the decision's notes and the log."""
 
     def swap(contract: dict) -> None:
         contract["baseline"], contract["candidates"] = (
@@ -241,6 +242,12 @@ def test_roles_swapped_are_warned_by_name_and_by_evidence(tmp_path: Path) -> Non
         "more than the margin (gold_context_reciprocal_rank +0.422, id_based_context_recall +0.267"
     )
     assert swapped in decision["notes"]
+    events = [
+        orjson.loads(line) for line in capsys.readouterr().err.splitlines() if line[:1] == "{"
+    ]
+    logged = [e for e in events if e.get("event") == "contract_warning"]
+    assert {e["check"] for e in logged} == {"contract-role-name", "evidence-roles-swapped"}
+    assert swapped in {e["message"] for e in logged}
 
 
 def test_an_all_empty_csv_column_is_named_empty_not_absent(tmp_path: Path) -> None:

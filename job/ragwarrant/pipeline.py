@@ -250,7 +250,10 @@ def _index_evidence(inputs: Inputs, emit: Emit) -> tuple[EvidenceIndex, list[Val
     checks += evidence_scope.split_checks(index, inputs.contract)
     checks += evidence_scope.example_id_checks(index)
     checks += evidence_scope.metric_kind_checks(index, inputs.contract)
-    checks += role_checks(index, inputs.contract)
+    warnings = role_checks(index, inputs.contract)
+    for w in warnings:  # likely contract mistakes: in the log too, not only in the report
+        emit("contract_warning", check=w.id, target=w.target, message=w.message)
+    checks += warnings
     release_freed_memory()  # the table's pages and the checks' (the allocators would keep them)
     return index, checks
 
