@@ -395,13 +395,13 @@ def test_a_look_made_stale_by_another_run_is_refused_at_append(make_input, tmp_p
     """A run that read the ledger before another run of its contract appended a look is refused
     at its append (``ledger-look-stale``, exit 73), leaving the ledger as the other run left it,
     and never recorded as a second look 1."""
-    from ragwarrant import pipeline
     from ragwarrant.audit import ledger as ledger_mod
+    from ragwarrant.audit import looks as audit_looks
 
     ledger = tmp_path / "ledger.jsonl"
     before = ledger_mod.read_looks(ledger, "fixture", "1")  # what a slower run read
     first = _run(make_input, tmp_path, "out1", _head(200))
-    monkeypatch.setattr(pipeline, "read_looks", lambda *a: before)
+    monkeypatch.setattr(audit_looks, "read_looks", lambda *a: before)
     written = ledger.read_bytes()
     code = cli.main(
         [

@@ -28,25 +28,20 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 import structlog
 
-from ragwarrant.audit.ledger import LookEntries, read_looks, record_run
+from ragwarrant import selection
+from ragwarrant.audit.looks import RunLook, record_look, run_look
 from ragwarrant.audit.manifest import utc_timestamp
 from ragwarrant.audit.publish import refuse_foreign_files, run_id, run_record, write_outputs
 from ragwarrant.audit.report_html import prepare_report_html
 from ragwarrant.audit.rerun import load_signing_key, record_reused, reusable_run
 from ragwarrant.audit.writer import clean_stale, output_lock
-from ragwarrant.corroborators.corroborate import corroborate, mask_abstentions, text_records
-from ragwarrant.decision import (
-    CandidateVerdict,
-    block_run_verdict,
-    classify_candidate,
-    run_class,
-    run_summary,
-)
+from ragwarrant.corroborators.corroborate import corroborate_run
+from ragwarrant.decision import block_run_verdict, classify_candidate, run_class, run_summary
 from ragwarrant.errors import InternalError
 from ragwarrant.evidence import scope as evidence_scope
 from ragwarrant.evidence.index import EvidenceIndex, build_index
@@ -76,18 +71,12 @@ from ragwarrant.outputs import (
     ValidationCheck,
     ValidationReport,
 )
-from ragwarrant.selection import (
-    blocked_decisions,
-    candidate_decision,
-    multiplicity_gates,
-    plan_tests,
-    select,
-    untested_decision,
-)
-from ragwarrant.selftest import SelftestReport, SelftestRun
+from ragwarrant.selftest import SelftestRun
 
 if TYPE_CHECKING:
-    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+    from ragwarrant.decision import CandidateVerdict
+
+    pass
 
 __all__ = ["RunOutcome", "run_job"]
 
@@ -108,20 +97,6 @@ class RunOutcome:
 
 
 @dataclass(frozen=True)
-class _Looked:
-    """Step 2's look, what it was resolved from, and how to tell at append that it went stale."""
-
-    look: looks.Look
-    query: looks.LookQuery
-    ledger: LookEntries | None = None
-
-    def check(self, appended: list[dict[str, Any]]) -> None:
-        """Refuse the append when entries appended since the read change this run's look."""
-        if self.ledger is not None and appended:
-            looks.refuse_stale(self.query, self.look, _ledger_looks(self.ledger.after(appended)))
-
-
-@dataclass(frozen=True)
 class _Decided:
     """Steps 2–5: each candidate's decision, the selection, what the checks found, run gates."""
 
@@ -131,7 +106,7 @@ class _Decided:
     run_gates: list[GateResult]
     index: EvidenceIndex | None = None
     corroboration: CorroborationSummary | None = None
-    looked: _Looked | None = None
+    looked: RunLook | None = None
 
 
 def _index_evidence(inputs: Inputs, emit: Emit) -> tuple[EvidenceIndex, list[ValidationCheck]]:
@@ -147,48 +122,21 @@ def _index_evidence(inputs: Inputs, emit: Emit) -> tuple[EvidenceIndex, list[Val
     return index, checks
 
 
-def _ledger_looks(entries: LookEntries) -> looks.LedgerLooks:
-    """The ledger's looks (``audit.ledger``) as ``gates.looks`` counts them."""
-    earlier = [looks.earlier_look(e, data) for e, data in entries.earlier()]
-    mine = [e for e in earlier if e is not None]
-    theirs = [] if mine else [looks.earlier_look(e, data) for e, data in entries.others()]
-    broken = entries.chain_break
-    where = f"line {broken.line} ({broken.kind})" if broken is not None else None
-    return looks.LedgerLooks(mine, [e for e in theirs if e is not None], where)
-
-
-def _look(
-    inputs: Inputs, index: EvidenceIndex, scope: np.ndarray, ledger: Path | None, replay: Any
-) -> _Looked | None:
-    """Step 2's look: which look at this contract version this run is (``gates.looks``); None
-    when the run has neither a ledger nor a sequential plan (nothing to count looks with)."""
-    contract = inputs.contract
-    if ledger is None and contract.sequential is None and replay is None:
-        return None
-    query = looks.look_query(inputs, index, scope)
-    if replay is not None:
-        return _Looked(query.replayed(replay), query)
-    if ledger is None:
-        return _Looked(query.resolve(looks.LedgerLooks([], [])), query)
-    entries = read_looks(ledger, contract.id, contract.version)  # a short lock, then none
-    return _Looked(query.resolve(_ledger_looks(entries)), query, entries)
-
-
 def _blocked_run(
     inputs: Inputs,
     verdict: CandidateVerdict,
     run_gates: list[GateResult],
     checks: list[ValidationCheck] | None = None,
-    looked: _Looked | None = None,
+    looked: RunLook | None = None,
 ) -> _Decided:
     """Steps 2–5 when a run-level hard gate failed: every candidate is BLOCKed untested."""
-    selection = Selection(method="none", selected_policy=None, notes=["run-level hard gate failed"])
-    decisions = blocked_decisions(inputs, verdict)
-    return _Decided(decisions, selection, checks or [], run_gates, looked=looked)
+    none = Selection(method="none", selected_policy=None, notes=["run-level hard gate failed"])
+    decisions = selection.blocked_decisions(inputs, verdict)
+    return _Decided(decisions, none, checks or [], run_gates, looked=looked)
 
 
 def _look_blocked(
-    inputs: Inputs, run_gates: list[GateResult], checks: list[ValidationCheck], looked: _Looked
+    inputs: Inputs, run_gates: list[GateResult], checks: list[ValidationCheck], looked: RunLook
 ) -> _Decided:
     """Steps 2–5 when a repeated look's evidence does not extend the earlier look's: BLOCK."""
     gate = looks.gate_look_evidence(looked.look)
@@ -197,23 +145,6 @@ def _look_blocked(
     if verdict is None:  # unreachable: the look gate failed
         raise InternalError("look-gate", "a look with a problem produced no failed gate")
     return _blocked_run(inputs, verdict, run_gates, checks, looked)
-
-
-def _corroboration(
-    inputs: Inputs, index: EvidenceIndex, scope: np.ndarray
-) -> tuple[CorroborationSummary | None, EvidenceIndex]:
-    """Judge corroboration on the decided examples, when the contract asks for it.
-
-    Returns the summary and the index with the judge's metric unmeasured where it abstained.
-    """
-    contract = inputs.contract
-    if contract.corroboration is None:
-        return None, index
-    texts = text_records([r.texts for r in inputs.results if r.texts is not None])
-    policies = [contract.baseline.policy_id, *(c.policy_id for c in contract.candidates)]
-    outcome = corroborate(texts, index, contract.corroboration, policies, scope)
-    masked = mask_abstentions(index, outcome, contract.corroboration.groundedness_metric)
-    return outcome.summary, masked
 
 
 def _decide(
@@ -233,10 +164,10 @@ def _decide(
     if blocked is not None:
         return _blocked_run(inputs, blocked, run_gates, checks)
     scopes = evidence_scope.scopes(index, inputs.contract)
-    looked = _look(inputs, index, scopes.confirmatory, ledger, replay_look)
+    looked = run_look(inputs, index, scopes.confirmatory, ledger, replay_look)
     if looked is not None and looked.look.problem is not None:
         return _look_blocked(inputs, run_gates, checks, looked)
-    corroboration, index = _corroboration(inputs, index, scopes.confirmatory)
+    corroboration, index = corroborate_run(inputs, index, scopes.confirmatory)
     release_freed_memory()  # the checks' temporaries, before the candidates' resamples
     decided = _evaluate(inputs, index, scopes, looked, corroboration, emit)
     checks += decided.checks + evidence_scope.missing_value_checks(index)
@@ -249,7 +180,7 @@ def _evaluate(
     inputs: Inputs,
     index: EvidenceIndex,
     scopes: evidence_scope.Scopes,
-    looked: _Looked | None,
+    looked: RunLook | None,
     corroboration: CorroborationSummary | None,
     emit: Emit,
 ) -> _Decided:
@@ -264,7 +195,7 @@ def _evaluate(
             index, contract, policy, scope, config_missing=config_missing, scope_name=name
         )
 
-    plan = plan_tests(known[1:], scopes.development, evaluate, contract)
+    plan = selection.plan_tests(known[1:], scopes.development, evaluate, contract)
     conf_name = scopes.confirmatory_name
     evaluations: dict[str, CandidateEvaluation] = {}
     for i, p in enumerate(plan.to_test, start=1):
@@ -276,7 +207,7 @@ def _evaluate(
         emit("candidate_evaluated", policy_id=p, index=i, of=len(plan.to_test), gates=gates,
              elapsed_s=elapsed_s)  # fmt: skip
     emit("gates_evaluated", candidates=len(plan.to_test))
-    extra = multiplicity_gates(plan, evaluations, contract.statistics.alpha)
+    extra = selection.multiplicity_gates(plan, evaluations, contract.statistics.alpha)
     ceiling = looks.ceiling_gate(contract, look)
     for p in plan.to_test:
         extra[p].append(ceiling)
@@ -284,37 +215,29 @@ def _evaluate(
             pair = (contract.baseline.policy_id, p)
             extra[p] += gate_corroboration(corroboration, pair, contract.statistics.alpha)
     verdicts = {p: classify_candidate(evaluations[p], contract, extra[p]) for p in plan.to_test}
-    selection = select(plan, evaluations, verdicts)
+    chosen = selection.select(plan, evaluations, verdicts)
     decisions = [
-        candidate_decision(
+        selection.candidate_decision(
             inputs, p, verdicts[p], evaluations[p], conf_name, evaluations[p].gates + extra[p]
         )
         if p in evaluations
-        else untested_decision(inputs, plan, p, selection.selected_policy)
+        else selection.untested_decision(inputs, plan, p, chosen.selected_policy)
         for p in known[1:]
     ]
-    return _Decided(decisions, selection, [], [])
-
-
-def _selftest_check(selftest: SelftestReport) -> ValidationCheck:
-    cases, seconds = len(selftest.cases), selftest.seconds
-    message = f"{cases} planted cases passed in {seconds:.3f} s (ragwarrant selftest)"
-    return ValidationCheck(id="engine-selftest", target="engine", status="pass", message=message)
+    return _Decided(decisions, chosen, [], [])
 
 
 def _decision_record(
     inputs: Inputs, run: str, started_at: str, decided: _Decided, checks: list[ValidationCheck]
 ) -> Decision:
     """Step 5's record: the run's class from its candidates', and everything that explains it."""
-    contract = inputs.contract
-    klass = run_class([c.decision_class for c in decided.candidates])
+    contract, candidates, chosen = inputs.contract, decided.candidates, decided.selection
+    klass = run_class([c.decision_class for c in candidates])
     ref = ContractRef(
-        id=contract.id,
-        version=contract.version,
-        path=inputs.contract_path,
+        id=contract.id, version=contract.version, path=inputs.contract_path,
         sha256=inputs.contract_sha256,
-    )
-    selected = decided.selection.selected_policy if klass is DecisionClass.PROMOTE else None
+    )  # fmt: skip
+    notes = [c.message for c in checks if c.status in ("warn", "info") and c.id != "missing-values"]
     return Decision(
         run_id=run,
         started_at=started_at,
@@ -322,20 +245,18 @@ def _decision_record(
         contract=ref,
         run_class=klass,
         exit_code=int(exit_code_for_class(klass)),
-        summary=run_summary(klass, decided.candidates, f"{contract.id} v{contract.version}"),
+        summary=run_summary(klass, candidates, f"{contract.id} v{contract.version}"),
         evidence_class=contract.evidence_class,
         promotion_min_class=contract.promotion_min_class,
         claim_scope=claim_scope(contract.evidence_class),
         claims_not_supported=claims_not_supported(contract.evidence_class),
-        selection=decided.selection,
-        selected_policy=selected,
+        selection=chosen,
+        selected_policy=chosen.selected_policy if klass is DecisionClass.PROMOTE else None,
         run_gates=decided.run_gates,
         sources=[r.provenance for r in inputs.results],
         missing_values=evidence_scope.missing_value_table(decided.index),
-        notes=[
-            c.message for c in checks if c.status in ("warn", "info") and c.id != "missing-values"
-        ],
-        candidates=decided.candidates,
+        notes=notes,
+        candidates=candidates,
         corroboration=decided.corroboration,
         look=decided.looked.look.record if decided.looked is not None else None,
     )
@@ -438,7 +359,7 @@ def _run_locked(
         return _finished(reused, emit)
     stage_emit: Emit = lambda e, **kw: emit(e, run_id=run, **kw)  # noqa: E731
     decided = _decide(inputs, input_gates(inputs), stage_emit, ledger, replay_look)
-    checks = [_selftest_check(selftest), *inputs.checks, *decided.checks]
+    checks = [selftest.check(), *inputs.checks, *decided.checks]
     decision = _decision_record(inputs, run, started_at, decided, checks)
     report = ValidationReport(
         run_id=run, checks=checks, sources=decision.sources, missing_values=decision.missing_values
@@ -446,28 +367,9 @@ def _run_locked(
     record = run_record(inputs, started_at, private_key, input_dir, output_dir)
     decision = write_outputs(output_dir, decision, report, record)
     if ledger is not None:
-        _append(ledger, output_dir, private_key, decided.looked)
+        record_look(ledger, output_dir, private_key, decided.looked)
         emit("ledger_appended", run_id=run, ledger=ledger.name)
     return _finished(decision, emit)
-
-
-def _append(
-    ledger: Path, output_dir: Path, key: Ed25519PrivateKey | None, looked: _Looked | None
-) -> None:
-    """Step 6's ledger entry: chained after the tip read under the ledger's lock, refused
-    (``ledger-look-stale``) when an entry appended since this run read its looks changes them."""
-    if looked is None or looked.ledger is None:
-        evidence = looked.query.evidence if looked is not None else None
-        record_run(ledger, output_dir, private_key=key, look_evidence=evidence)
-        return
-    record_run(
-        ledger,
-        output_dir,
-        private_key=key,
-        look_evidence=looked.query.evidence,
-        since_seq=looked.ledger.tip_seq,
-        check=looked.check,
-    )
 
 
 def _finished(decision: Decision, emit: Emit) -> RunOutcome:
