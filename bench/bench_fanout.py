@@ -12,7 +12,9 @@ directory, every one with ``--ledger`` on the same file. Printed: the wall secon
 concurrent runs against K x one run (``--before DIR`` runs another checkout's code instead,
 ``PYTHONPATH=DIR/job``), the pairs of runs whose ``[started_at, finished_at]``
 intervals overlap (with a lock held across each run, as before issue 34, none could), the
-ledger's entries and whether ``ragwarrant ledger verify`` finds its chain intact.
+ledger's entries and whether ``ragwarrant ledger verify`` finds its chain intact. "CPU s / cores"
+is the CPU the K runs used (their processes and their forked self-test children) over the
+machine's cores: the floor of their wall time on this machine however they are scheduled.
 
 On a 2-core machine K runs cannot take less than about K / 2 x one run of CPU-bound work; the
 figure to read is the ratio against K x one run (1.0 = serialised).
@@ -22,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -52,6 +55,11 @@ def _copy(root: Path, k: int) -> Path:
 def _command(inp: Path, out: Path, ledger: Path) -> list[str]:
     return [sys.executable, "-m", "ragwarrant", "run", "--input", str(inp), "--output", str(out),
             "--ledger", str(ledger)]  # fmt: skip
+
+
+def _children_cpu_s() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def _run_together(
@@ -93,9 +101,11 @@ def main(argv: list[str] | None = None) -> int:
     one_s, (code,) = _run_together([_command(inputs[0], root / "out-one", root / "one.jsonl")])
     outs = [root / f"out{k}" for k in range(1, args.k + 1)]
     ledger = root / "ledger.jsonl"
+    cpu_before = _children_cpu_s()
     wall_s, codes = _run_together(
         [_command(i, o, ledger) for i, o in zip(inputs[1:], outs, strict=True)]
     )
+    cpu_s = _children_cpu_s() - cpu_before
     overlapping, pairs = _overlaps(outs)
     verify = subprocess.run(
         [sys.executable, "-m", "ragwarrant", "ledger", "verify", str(ledger)],
@@ -103,13 +113,14 @@ def main(argv: list[str] | None = None) -> int:
         check=False,
     )
     entries = len(ledger.read_bytes().splitlines())
-    head = "| K | one run s | K x one s | K concurrent s | ratio | overlapping pairs | entries |"
-    print(head + " chain |")
-    print("|---|---|---|---|---|---|---|---|")
+    head = "| K | one run s | K x one s | K concurrent s | ratio | CPU s / cores |"
+    print(head + " overlapping pairs | entries | chain |")
+    print("|---|---|---|---|---|---|---|---|---|")
     chain = "intact" if verify.returncode == 0 else f"BROKEN ({verify.returncode})"
     print(
         f"| {args.k} | {one_s:.2f} | {args.k * one_s:.2f} | {wall_s:.2f} | "
-        f"{wall_s / (args.k * one_s):.2f} | {overlapping} of {pairs} | {entries} | {chain} |"
+        f"{wall_s / (args.k * one_s):.2f} | {cpu_s / (os.cpu_count() or 1):.2f} | "
+        f"{overlapping} of {pairs} | {entries} | {chain} |"
     )
     print(f"exit codes: one run {code}, concurrent {codes}")
     print("load average (1, 5, 15 min): " + ", ".join(f"{x:.2f}" for x in os.getloadavg()))

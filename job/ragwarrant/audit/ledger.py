@@ -63,8 +63,6 @@ __all__ = [
     "chain_break",
     "drifting_slices",
     "entry_hash",
-    "earlier_looks",
-    "other_contract_looks",
     "is_marker",
     "look_evidence_path",
     "quarantine_marker",
@@ -1037,7 +1035,7 @@ def _tested_something(entry: Mapping[str, Any]) -> bool:
 
 
 def _is_look(e: Mapping[str, Any]) -> bool:
-    """Whether an entry is a look at its evidence (see ``earlier_looks``), of any contract."""
+    """Whether an entry is a look at its evidence (see ``LookEntries.earlier``), of any contract."""
     look = e.get("look")
     if is_marker(e) or not isinstance(look, dict) or look.get("blocked"):
         return False
@@ -1051,45 +1049,6 @@ def _is_earlier_look(e: Mapping[str, Any], contract_id: str, version: str) -> bo
     if contract.get("id") != contract_id or contract.get("version") != version:
         return False
     return _is_look(e)
-
-
-def other_contract_looks(ledger_path: Path, contract_id: str, version: str) -> list[dict[str, Any]]:
-    """Entries of looks under another contract id or version, oldest first.
-
-    ``gates.looks`` uses them to recognise a new contract version (or a renamed contract) run on
-    evidence that an earlier look of the same baseline and candidate configs already saw.
-
-    Raises:
-        InputError: the ledger exists but cannot be read.
-    """
-    if not ledger_path.is_file():
-        return []
-    return [
-        e
-        for e in read_entries(ledger_path)
-        if _is_look(e) and not _is_earlier_look(e, contract_id, version)
-    ]
-
-
-def earlier_looks(
-    ledger_path: Path, contract_id: str, version: str, configs: Mapping[str, str] | None = None
-) -> list[dict[str, Any]]:
-    """Entries of earlier looks at this contract version's evidence, oldest first.
-
-    An earlier look is an entry (not a quarantine marker) of the same contract id and version
-    with a ``look`` record that was not itself refused (``look.blocked``), from a run that was
-    not in ERROR and, when BLOCKed, had tested a candidate (a noninferiority bound in the
-    entry: its data were seen). Whatever its policies and configs: a look under other configs
-    is still a look at this contract version (``gates.looks`` BLOCKs the change). A missing
-    ledger has none. ``configs`` is accepted for compatibility and ignored.
-
-    Raises:
-        InputError: the ledger exists but cannot be read.
-    """
-    del configs
-    if not ledger_path.is_file():
-        return []
-    return [e for e in read_entries(ledger_path) if _is_earlier_look(e, contract_id, version)]
 
 
 @dataclass(frozen=True)
@@ -1124,13 +1083,21 @@ class LookEntries:
         return out
 
     def earlier(self) -> list[LookEntry]:
-        """Earlier looks of this contract id and version (``earlier_looks``) with their kept
-        fingerprints (None: missing or not the recorded sha256), oldest first."""
+        """Earlier looks of this contract id and version with their kept fingerprints (None:
+        missing or not the recorded sha256), oldest first.
+
+        An earlier look is an entry (not a quarantine marker) of the same contract id and
+        version with a ``look`` record that was not itself refused (``look.blocked``), from a
+        run that was not in ERROR and, when BLOCKed, had tested a candidate (a noninferiority
+        bound in the entry: its data were seen); whatever its policies and configs
+        (``gates.looks`` BLOCKs a change of configs under one contract version)."""
         mine = (e for e in self.looks if _is_earlier_look(e, self.contract_id, self.version))
         return self._with_evidence(mine)
 
     def others(self) -> list[LookEntry]:
-        """Looks under other contract ids or versions (``other_contract_looks``), likewise."""
+        """Looks under other contract ids or versions, likewise: ``gates.looks`` uses them to
+        recognise a new contract version (or a renamed contract) run on evidence that an earlier
+        look of the same baseline and candidate configs already saw."""
         theirs = (e for e in self.looks if not _is_earlier_look(e, self.contract_id, self.version))
         return self._with_evidence(theirs)
 

@@ -9,14 +9,19 @@ of the same contract version decided meanwhile): never recorded as a fresh full-
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import orjson
+from pydantic import ValidationError
 
 from ragwarrant.audit.ledger import LookEntries, read_looks, record_run
+from ragwarrant.errors import OutputError
 from ragwarrant.evidence.index import EvidenceIndex
+from ragwarrant.evidence.looks import decode_fingerprint
 from ragwarrant.gates import looks
 from ragwarrant.inputs import Inputs
 from ragwarrant.outputs import LookRecord
@@ -27,11 +32,53 @@ if TYPE_CHECKING:
 __all__ = ["RunLook", "record_look", "run_look"]
 
 
+def _earlier_look(entry: Mapping[str, object], evidence: bytes | None) -> looks.EarlierLook | None:
+    """An earlier look from its ledger entry and its kept fingerprint file's bytes.
+
+    Returns None when the entry has no valid ``look`` record; the fingerprint is None when
+    ``evidence`` is missing or not a fingerprint document.
+    """
+    try:
+        record = LookRecord.model_validate(entry.get("look"))
+    except ValidationError:
+        return None
+    try:
+        fp = decode_fingerprint(orjson.loads(evidence)["digests"]) if evidence else None
+    except (orjson.JSONDecodeError, KeyError, TypeError, ValueError):
+        fp = None
+    contract = entry.get("contract")
+    sha = contract.get("sha256") if isinstance(contract, dict) else None
+    return looks.EarlierLook(
+        record, str(entry.get("run_id")), fp, sha if isinstance(sha, str) and sha else None
+    )
+
+
+def _refuse_stale(query: looks.LookQuery, look: looks.Look, ledger: looks.LedgerLooks) -> None:
+    """Refuse a run whose look is no longer the one ``ledger`` (read again at append) gives.
+
+    Another run of the same study appended a look after this run read the ledger: the look
+    number and level this run decided at are stale. The run is never recorded as a fresh look.
+
+    Raises:
+        OutputError: ``ledger-look-stale`` (exit 73; the ERROR record replaces the decision).
+    """
+    fresh = query.resolve(ledger)
+    if fresh.record == look.record:
+        return
+    raise OutputError(
+        "ledger-look-stale",
+        f"another run of contract {query.contract.id!r} v{query.contract.version} appended a "
+        f"look to the ledger while this run decided as look {look.record.number}; counted now "
+        f"it is look {fresh.record.number}, so its decision's level is stale",
+        hint="rerun: the run then counts that look and tests at its own look's level",
+    )
+
+
 def _ledger_looks(entries: LookEntries) -> looks.LedgerLooks:
     """The ledger's looks (``audit.ledger``) as ``gates.looks`` counts them."""
-    earlier = [looks.earlier_look(e, data) for e, data in entries.earlier()]
+    earlier = [_earlier_look(e, data) for e, data in entries.earlier()]
     mine = [e for e in earlier if e is not None]
-    theirs = [] if mine else [looks.earlier_look(e, data) for e, data in entries.others()]
+    theirs = [] if mine else [_earlier_look(e, data) for e, data in entries.others()]
     broken = entries.chain_break
     where = f"line {broken.line} ({broken.kind})" if broken is not None else None
     return looks.LedgerLooks(mine, [e for e in theirs if e is not None], where)
@@ -55,10 +102,10 @@ class RunLook:
         """Refuse the append when entries appended since the read change this run's look.
 
         Raises:
-            OutputError: ``ledger-look-stale`` (``gates.looks.refuse_stale``).
+            OutputError: ``ledger-look-stale`` (``_refuse_stale``).
         """
         if self.ledger is not None and appended:
-            looks.refuse_stale(self.query, self.look, _ledger_looks(self.ledger.after(appended)))
+            _refuse_stale(self.query, self.look, _ledger_looks(self.ledger.after(appended)))
 
 
 def run_look(

@@ -26,15 +26,12 @@ from statistics import NormalDist
 
 import numpy as np
 import orjson
-from pydantic import ValidationError
 
 from ragwarrant.contract import ReleaseContract
 from ragwarrant.digests import sha256_bytes
-from ragwarrant.errors import OutputError
 from ragwarrant.evidence.index import EvidenceIndex
 from ragwarrant.evidence.looks import (
     Fingerprint,
-    decode_fingerprint,
     encode_fingerprint,
     extension_problem,
     fingerprint,
@@ -55,10 +52,8 @@ __all__ = [
     "LookQuery",
     "at_level",
     "ceiling_gate",
-    "earlier_look",
     "gate_look_evidence",
     "look_query",
-    "refuse_stale",
     "replanned",
     "plan_of",
     "recorded_look",
@@ -536,27 +531,6 @@ class LedgerLooks:
     ledger_break: str | None = None
 
 
-def earlier_look(entry: Mapping[str, object], evidence: bytes | None) -> EarlierLook | None:
-    """An earlier look from its ledger entry and its kept fingerprint file's bytes.
-
-    Returns None when the entry has no valid ``look`` record; the fingerprint is None when
-    ``evidence`` is missing or not a fingerprint document.
-    """
-    try:
-        record = LookRecord.model_validate(entry.get("look"))
-    except ValidationError:
-        return None
-    try:
-        fp = decode_fingerprint(orjson.loads(evidence)["digests"]) if evidence else None
-    except (orjson.JSONDecodeError, KeyError, TypeError, ValueError):
-        fp = None
-    contract = entry.get("contract")
-    sha = contract.get("sha256") if isinstance(contract, dict) else None
-    return EarlierLook(
-        record, str(entry.get("run_id")), fp, sha if isinstance(sha, str) and sha else None
-    )
-
-
 def _config_identity(inputs: Inputs, policy: str) -> str:
     """A policy config's identity for look recognition: the sha256 of its parsed content in
     canonical JSON (sorted keys), so reformatting a config does not make a run a first look;
@@ -619,27 +593,6 @@ def look_query(inputs: Inputs, index: EvidenceIndex, scope: np.ndarray) -> LookQ
     )
     configs = {p: _config_identity(inputs, p) for p in policies if p in inputs.config_sha}
     return LookQuery(contract, inputs.contract_sha256, fp, int(scope.sum()), configs, data)
-
-
-def refuse_stale(query: LookQuery, look: Look, ledger: LedgerLooks) -> None:
-    """Refuse a run whose look is no longer the one ``ledger`` (read again at append) gives.
-
-    Another run of the same study appended a look after this run read the ledger: the look
-    number and level this run decided at are stale. The run is never recorded as a fresh look.
-
-    Raises:
-        OutputError: ``ledger-look-stale`` (exit 73; the ERROR record replaces the decision).
-    """
-    fresh = query.resolve(ledger)
-    if fresh.record == look.record:
-        return
-    raise OutputError(
-        "ledger-look-stale",
-        f"another run of contract {query.contract.id!r} v{query.contract.version} appended a "
-        f"look to the ledger while this run decided as look {look.record.number}; counted now "
-        f"it is look {fresh.record.number}, so its decision's level is stale",
-        hint="rerun: the run then counts that look and tests at its own look's level",
-    )
 
 
 def at_level(contract: ReleaseContract, look: Look | None) -> ReleaseContract:
