@@ -12,9 +12,11 @@ directory, every one with ``--ledger`` on the same file. Printed: the wall secon
 concurrent runs against K x one run (``--before DIR`` runs another checkout's code instead,
 ``PYTHONPATH=DIR/job``), the pairs of runs whose ``[started_at, finished_at]``
 intervals overlap (with a lock held across each run, as before issue 34, none could), the
-ledger's entries and whether ``ragwarrant ledger verify`` finds its chain intact. "CPU s / cores"
-is the CPU the K runs used (their processes and their forked self-test children) over the
-machine's cores: the floor of their wall time on this machine however they are scheduled.
+ledger's entries and whether ``ragwarrant ledger verify`` finds its chain intact, then the
+collector (``ragwarrant summary --all`` over the K output directories ``out/0`` ..) and its
+time. "CPU s / cores" is the CPU the K runs used (their processes and their forked self-test
+children) over the machine's cores: the floor of their wall time on this machine however they
+are scheduled.
 
 On a 2-core machine K runs cannot take less than about K / 2 x one run of CPU-bound work; the
 figure to read is the ratio against K x one run (1.0 = serialised).
@@ -99,7 +101,7 @@ def main(argv: list[str] | None = None) -> int:
     root.mkdir(parents=True, exist_ok=True)
     inputs = [_copy(root, k) for k in range(args.k + 1)]
     one_s, (code,) = _run_together([_command(inputs[0], root / "out-one", root / "one.jsonl")])
-    outs = [root / f"out{k}" for k in range(1, args.k + 1)]
+    outs = [root / "out" / str(k) for k in range(args.k)]  # a fan-out's output prefix
     ledger = root / "ledger.jsonl"
     cpu_before = _children_cpu_s()
     wall_s, codes = _run_together(
@@ -113,6 +115,22 @@ def main(argv: list[str] | None = None) -> int:
         check=False,
     )
     entries = len(ledger.read_bytes().splitlines())
+    started = time.perf_counter()
+    collect = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "ragwarrant",
+            "summary",
+            "--all",
+            str(root / "out"),
+            "--expect",
+            str(args.k),
+        ],  # fmt: skip
+        capture_output=True,
+        check=False,
+    )
+    collect_s = time.perf_counter() - started
     head = "| K | one run s | K x one s | K concurrent s | ratio | CPU s / cores |"
     print(head + " overlapping pairs | entries | chain |")
     print("|---|---|---|---|---|---|---|---|---|")
@@ -123,8 +141,11 @@ def main(argv: list[str] | None = None) -> int:
         f"{overlapping} of {pairs} | {entries} | {chain} |"
     )
     print(f"exit codes: one run {code}, concurrent {codes}")
+    print(f"collector (summary --all over the {args.k} outputs): {collect_s:.2f} s, "
+          f"exit {collect.returncode}")  # fmt: skip
     print("load average (1, 5, 15 min): " + ", ".join(f"{x:.2f}" for x in os.getloadavg()))
     ok = code == 0 and all(c == 0 for c in codes) and verify.returncode == 0 and entries == args.k
+    ok = ok and collect.returncode == 0
     return 0 if ok else 1
 
 
