@@ -5,7 +5,7 @@ from __future__ import annotations
 import orjson
 import yaml
 
-from ragwarrant.audit.publish import record_error
+from ragwarrant.audit.record import record_error
 from ragwarrant.audit.verify import verify_output_dir
 from ragwarrant.audit.writer import LOCK_FILE
 from ragwarrant.errors import InputError

@@ -18,7 +18,7 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-from ragwarrant.audit.publish import record_error
+from ragwarrant.audit.record import record_error
 from ragwarrant.contract import ReleaseContract
 from ragwarrant.contract import load_contract as _load_contract
 from ragwarrant.errors import RagwarrantError

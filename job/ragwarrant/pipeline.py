@@ -10,7 +10,7 @@
    progress events), on the development split first when it chooses among candidates
    (``selection.plan_tests``);
 4. select (``selection.select``);
-5. decide (``decision``: every class is assigned there);
+5. decide (``decision``: every class is assigned there; the record: ``audit.record``);
 6. publish (``audit.publish.write_outputs``: render, scan, stage, attest, commit with the manifest
    last), then the ledger entry (``audit.ledger.record_run``, refused with
    ``ledger-look-stale`` when a concurrent run of the same contract version appended a look
@@ -18,7 +18,7 @@
    reuses it instead (``audit.rerun``).
 
 User errors are raised as typed errors for ``cli`` to map to exit codes
-(``audit.publish.record_error`` writes the ERROR decision); a decision of any class is a
+(``audit.record.record_error`` writes the ERROR decision); a decision of any class is a
 returned value.
 """
 
@@ -36,17 +36,17 @@ import structlog
 from ragwarrant import selection
 from ragwarrant.audit.looks import RunLook, record_look, run_look
 from ragwarrant.audit.manifest import utc_timestamp
-from ragwarrant.audit.publish import refuse_foreign_files, run_id, run_record, write_outputs
+from ragwarrant.audit.publish import refuse_foreign_files, run_record, write_outputs
+from ragwarrant.audit.record import decision_record, run_id
 from ragwarrant.audit.report_html import prepare_report_html
 from ragwarrant.audit.rerun import load_signing_key, record_reused, reusable_run
 from ragwarrant.audit.writer import clean_stale, output_lock
 from ragwarrant.corroborators.corroborate import corroborate_run
-from ragwarrant.decision import block_run_verdict, classify_candidate, run_class, run_summary
+from ragwarrant.decision import block_run_verdict, classify_candidate
 from ragwarrant.errors import InternalError
 from ragwarrant.evidence import scope as evidence_scope
 from ragwarrant.evidence.index import EvidenceIndex, build_index
-from ragwarrant.evidence_class import claim_scope, claims_not_supported
-from ragwarrant.exit_codes import DecisionClass, exit_code_for_class
+from ragwarrant.exit_codes import DecisionClass
 from ragwarrant.gates import looks
 from ragwarrant.gates.candidate import CandidateEvaluation, evaluate_candidate
 from ragwarrant.gates.corroboration import gate_corroboration
@@ -62,7 +62,6 @@ from ragwarrant.inputs import (
 )
 from ragwarrant.outputs import (
     CandidateDecision,
-    ContractRef,
     CorroborationSummary,
     Decision,
     GateResult,
@@ -225,41 +224,6 @@ def _evaluate(
     return _Decided(decisions, chosen, [], [])
 
 
-def _decision_record(
-    inputs: Inputs, run: str, started_at: str, decided: _Decided, checks: list[ValidationCheck]
-) -> Decision:
-    """Step 5's record: the run's class from its candidates', and everything that explains it."""
-    contract, candidates, chosen = inputs.contract, decided.candidates, decided.selection
-    klass = run_class([c.decision_class for c in candidates])
-    ref = ContractRef(
-        id=contract.id, version=contract.version, path=inputs.contract_path,
-        sha256=inputs.contract_sha256,
-    )  # fmt: skip
-    notes = [c.message for c in checks if c.status in ("warn", "info") and c.id != "missing-values"]
-    return Decision(
-        run_id=run,
-        started_at=started_at,
-        finished_at=utc_timestamp(),
-        contract=ref,
-        run_class=klass,
-        exit_code=int(exit_code_for_class(klass)),
-        summary=run_summary(klass, candidates, f"{contract.id} v{contract.version}"),
-        evidence_class=contract.evidence_class,
-        promotion_min_class=contract.promotion_min_class,
-        claim_scope=claim_scope(contract.evidence_class),
-        claims_not_supported=claims_not_supported(contract.evidence_class),
-        selection=chosen,
-        selected_policy=chosen.selected_policy if klass is DecisionClass.PROMOTE else None,
-        run_gates=decided.run_gates,
-        sources=[r.provenance for r in inputs.results],
-        missing_values=evidence_scope.missing_value_table(decided.index),
-        notes=notes,
-        candidates=candidates,
-        corroboration=decided.corroboration,
-        look=decided.looked.look.record if decided.looked is not None else None,
-    )
-
-
 def run_job(
     input_dir: Path,
     output_dir: Path,
@@ -358,7 +322,11 @@ def _run_locked(
     stage_emit: Emit = lambda e, **kw: emit(e, run_id=run, **kw)  # noqa: E731
     decided = _decide(inputs, input_gates(inputs), stage_emit, ledger, replay_look)
     checks = [selftest.check(), *inputs.checks, *decided.checks]
-    decision = _decision_record(inputs, run, started_at, decided, checks)
+    look = decided.looked.look.record if decided.looked is not None else None
+    decision = decision_record(
+        inputs, run, started_at, decided.candidates, decided.selection, run_gates=decided.run_gates,
+        index=decided.index, corroboration=decided.corroboration, look=look, checks=checks,
+    )  # fmt: skip
     report = ValidationReport(
         run_id=run, checks=checks, sources=decision.sources, missing_values=decision.missing_values
     )

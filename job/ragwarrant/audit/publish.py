@@ -31,7 +31,6 @@ from pydantic import ValidationError
 from ragwarrant.audit.attestation import (
     ATTESTATION_FILENAME,
     signing_check,
-    try_load_private_key,
     write_attestation,
 )
 from ragwarrant.audit.hygiene import (
@@ -59,20 +58,17 @@ from ragwarrant.audit.writer import (
     HISTORY_DIR,
     LOCK_FILE,
     STAGING_PREFIX,
-    clean_stale,
     commit_staged,
     dump_json,
     make_staging,
-    output_lock,
     write_atomic,
     write_model,
 )
 from ragwarrant.decision import block_for_hygiene
 from ragwarrant.digests import sha256_bytes
-from ragwarrant.errors import OutputError, RagwarrantError
-from ragwarrant.exit_codes import DecisionClass
+from ragwarrant.errors import OutputError
 from ragwarrant.gates.run import gate_publication_hygiene
-from ragwarrant.inputs import Inputs, is_inside
+from ragwarrant.inputs import Inputs
 from ragwarrant.outputs import (
     DECISION_FILE,
     JUNIT_FILE,
@@ -82,7 +78,6 @@ from ragwarrant.outputs import (
     REPORT_HTML_FILE,
     VALIDATION_REPORT_FILE,
     Decision,
-    ErrorRecord,
     FileDigest,
     Manifest,
     ValidationCheck,
@@ -98,12 +93,10 @@ __all__ = [
     "RunRecord",
     "committed_run",
     "foreign_files",
-    "record_error",
     "refuse_foreign_files",
     "publish_outputs",
     "render_decision_views",
     "render_outputs",
-    "run_id",
     "run_mounts",
     "run_record",
     "withhold_input_names",
@@ -473,12 +466,6 @@ def _as_published(publication: Publication) -> Decision:
         return publication.decision
 
 
-def run_id(started_at: str, contract_sha256: str) -> str:
-    """A run's id: its start time (``20260101T120000Z``) and the contract's sha256 prefix."""
-    stamp = started_at.replace("-", "").replace(":", "").rstrip("Z")
-    return f"{stamp}Z-{contract_sha256[:12]}"
-
-
 _CONTRACT_KIND_NAMES = {"private-path": "absolute-path"}
 """Contract finding kinds (``contract.FindingKind``) that ``audit.hygiene`` names otherwise."""
 
@@ -511,60 +498,3 @@ def run_record(
         allowed_kinds=_allowed_kinds(inputs),
         mounts=run_mounts(input_dir, output_dir),
     )
-
-
-def record_error(
-    output_dir: Path,
-    error: RagwarrantError,
-    started_at: str | None = None,
-    input_dir: Path | None = None,
-    signing_key: Path | None = None,
-    options: Sequence[str] = (),
-) -> bool:
-    """Write an ERROR decision (report, manifest, attestation) for a run that stopped on ``error``.
-
-    The attestation's subject is the record's own ``decision.json`` (there are no inputs); it is
-    signed with ``signing_key`` when that key can be loaded (the error may be the key itself).
-    ``options`` are the run's options as ``commands.run.recorded_options`` gives them (no
-    secret, no path value), recorded in ``error.options`` for ``verify``.
-
-    Returns:
-        Whether the record was written: False when the output directory is not writable, holds
-        files that no run wrote (``foreign_files``: a record beside them could never verify),
-        or lies inside ``input_dir`` (the input is never written to).
-    """
-    if input_dir is not None and is_inside(output_dir, input_dir):
-        return False
-    started = started_at or utc_timestamp()
-    record = ErrorRecord(**error.to_record(), options=list(options))  # type: ignore[arg-type]
-    decision = Decision(
-        run_id=run_id(started, sha256_bytes(record.code.encode())),
-        started_at=started,
-        finished_at=utc_timestamp(),
-        contract=None,
-        run_class=DecisionClass.ERROR,
-        exit_code=int(error.exit_code),
-        summary=f"ERROR: {error.code}: {error.message}",
-        error=record,
-    )
-    check = ValidationCheck(
-        id=f"error:{error.code}", target="run", status="fail", message=error.message
-    )
-    report = ValidationReport(run_id=decision.run_id, checks=[check])
-    run = RunRecord(
-        input_digests=[],
-        seed=None,
-        started_at=started,
-        private_key=try_load_private_key(signing_key),
-        mounts=run_mounts(*(d for d in (input_dir, output_dir) if d is not None)),
-    )
-    try:
-        output_dir.mkdir(parents=True, exist_ok=True)
-        with output_lock(output_dir):
-            clean_stale(output_dir)
-            if foreign_files(output_dir):  # a record beside them could never verify
-                return False
-            write_outputs(output_dir, decision, report, run)
-    except (OSError, OutputError):
-        return False
-    return True
