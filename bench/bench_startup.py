@@ -16,7 +16,7 @@ the ratios are the figures to compare between runs. Targets (issue 13): the ship
 (``examples/ragtruth-generators``) decided in <= 1.0 s, ``--version`` in <= 0.3 s.
 
 Every timed ``run`` writes a fresh output directory: a second run into the same directory would
-reuse the committed decision (``pipeline._reusable_run``) instead of deciding again.
+reuse the committed decision (``audit.rerun.reusable_run``) instead of deciding again.
 
 Bytecode: an installed ragwarrant has its modules compiled (pip compiles a wheel's modules at
 install, as in the image), so the children read them from a bytecode cache: a temporary

@@ -25,6 +25,7 @@ from tests.conftest import REPO
             ["--replicates", "8", "--workers", "1", "--resamples", "200"],
             "| mean | 30 | rule |",
         ),
+        ("bench_fanout.py", ["--k", "2"], "| 2 |"),
         (
             "bench_startup.py",
             ["--repeat", "1"],
@@ -34,7 +35,7 @@ from tests.conftest import REPO
 )
 def test_benchmark_runs(script, args, expect, tmp_path):
     """Each benchmark runs to completion on tiny inputs and prints its table."""
-    extra = ["--dir", str(tmp_path)] if script == "bench_telemetry.py" else []
+    extra = ["--dir", str(tmp_path)] if script in ("bench_telemetry.py", "bench_fanout.py") else []
     proc = subprocess.run(
         [sys.executable, str(REPO / "bench" / script), *args, *extra],
         capture_output=True,

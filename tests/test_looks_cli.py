@@ -13,7 +13,7 @@ import orjson
 
 from ragwarrant import cli
 from ragwarrant.audit.ledger import look_evidence_path, read_entries, verify_chain
-from tests.conftest import REPO, simulate
+from tests.conftest import REPO, base_contract, simulate
 
 PLAN = {"method": "alpha_spending", "spending": "obrien_fleming", "looks": 2, "max_units": 400}
 FULL = simulate(400)
@@ -258,9 +258,8 @@ def test_a_changed_config_under_the_same_version_blocks(make_input, tmp_path):
     assert "configs differ" in gate["reason"]
 
 
-def test_concurrent_runs_on_one_ledger_are_not_both_look_1(make_input, tmp_path):
-    """Two runs started together on one ledger are serialised by its run lock: the second sees
-    the first (both used to be look 1 and one PROMOTEd at full alpha; fresh-user re-trial)."""
+def _run_together(inputs: list[Path], tmp_path: Path) -> list[dict[str, Any]]:
+    """Start one ``ragwarrant run`` process per input on one ledger at once; their decisions."""
     import subprocess
     import sys
 
@@ -278,18 +277,73 @@ def test_concurrent_runs_on_one_ledger_are_not_both_look_1(make_input, tmp_path)
                 str(tmp_path / f"o{i}"),
                 "--ledger",
                 str(ledger),
-            ],
+            ],  # fmt: skip
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
-        for i, inp in enumerate([make_input(data=_head(200)), make_input(data=_head(400))])
+        for i, inp in enumerate(inputs)
     ]
     for proc in procs:
         proc.wait(timeout=300)
-    decisions = [orjson.loads((tmp_path / f"o{i}" / "decision.json").read_bytes()) for i in (0, 1)]
-    firsts = [d for d in decisions if d["run_class"] != "BLOCK" and d["look"]["number"] == 1]
-    assert len(firsts) == 1, [(d["run_class"], d["look"]["number"]) for d in decisions]
-    assert ledger.with_name("ledger.jsonl.lock").is_file()
+    return [orjson.loads((tmp_path / f"o{i}" / "decision.json").read_bytes()) for i in range(4)]
+
+
+def _overlapping_pairs(decisions: list[dict[str, Any]]) -> int:
+    """Pairs of decided runs whose [started_at, finished_at] intervals overlap."""
+    spans = [(d["started_at"], d["finished_at"]) for d in decisions if d["contract"]]
+    return sum(
+        1 for i, (s1, f1) in enumerate(spans) for s2, f2 in spans[i + 1 :] if s1 < f2 and s2 < f1
+    )
+
+
+def test_concurrent_runs_of_four_contracts_share_one_ledger_in_parallel(make_input, tmp_path):
+    """Four contracts run at once on one ledger overlap (no lock held across a run; under the
+    old run lock 0 of 6 pairs overlapped), each is a first look, and the chain verifies with
+    exactly one entry per run."""
+    candidate = base_contract()["candidates"][0]["policy_id"]
+
+    def contract(i: int) -> Path:
+        def mutate(c: dict[str, Any]) -> None:
+            c["id"] = f"fanout-{i}"
+
+        configs = {candidate: {"model": candidate, "top_k": 10 + i}}
+        return make_input(data=_head(400), mutate=mutate, configs=configs)
+
+    decisions = _run_together([contract(i) for i in range(4)], tmp_path)
+    ledger = tmp_path / "ledger.jsonl"
+    assert [d["run_class"] for d in decisions] == ["PROMOTE"] * 4
+    assert all(d["look"]["number"] == 1 and d["look"]["confirmatory"] for d in decisions)
+    assert verify_chain(ledger) == []
+    entries = read_entries(ledger)
+    assert sorted(e["run_id"] for e in entries) == sorted(d["run_id"] for d in decisions)
+    assert [e["seq"] for e in entries] == [1, 2, 3, 4]
+    assert _overlapping_pairs(decisions) >= 1
+    assert not ledger.with_name("ledger.jsonl.lock").exists()
+
+
+def test_concurrent_looks_of_one_contract_are_counted_or_refused(make_input, tmp_path):
+    """Four runs of one contract on growing evidence, started at once on one ledger: every
+    entry counts exactly the looks appended before it, none is lost or duplicated, and a run
+    whose look went stale while it decided is refused (``ledger-look-stale``), never recorded
+    as a fresh full-alpha look."""
+    decisions = _run_together([make_input(data=_head(n)) for n in (100, 200, 300, 400)], tmp_path)
+    ledger = tmp_path / "ledger.jsonl"
+    refused = [d for d in decisions if d["run_class"] == "ERROR"]
+    decided = [d for d in decisions if d["run_class"] != "ERROR"]
+    assert decided and all(d["error"]["code"] == "ledger-look-stale" for d in refused)
+    assert verify_chain(ledger) == []
+    entries = read_entries(ledger)
+    assert sorted(e["run_id"] for e in entries) == sorted(d["run_id"] for d in decisions)
+    looks = [e for e in entries if e["run_class"] != "ERROR"]  # the cli records a refusal too
+    assert len(looks) == len(decided)
+    counted: list[str] = []
+    for e in looks:
+        assert e["look"]["earlier_run_ids"] == counted, e["look"]
+        if not e["look"]["blocked"]:
+            assert e["look"]["number"] == len(counted) + 1
+            counted.append(e["run_id"])
+    firsts = [e for e in looks if e["look"]["number"] == 1 and not e["look"]["blocked"]]
+    assert len(firsts) == 1
 
 
 def test_a_plan_without_a_ledger_is_refused_with_an_error_record(make_input, tmp_path):
@@ -335,3 +389,34 @@ def test_a_torn_last_ledger_line_costs_no_look(make_input, tmp_path):
     second = _run(make_input, tmp_path, "out2", _head(200))
     assert second["run_class"] == "PROMOTE"
     assert second["look"]["number"] == 1
+
+
+def test_a_look_made_stale_by_another_run_is_refused_at_append(make_input, tmp_path, monkeypatch):
+    """A run that read the ledger before another run of its contract appended a look is refused
+    at its append (``ledger-look-stale``, exit 73), leaving the ledger as the other run left it,
+    and never recorded as a second look 1."""
+    from ragwarrant.audit import ledger as ledger_mod
+    from ragwarrant.audit import looks as audit_looks
+
+    ledger = tmp_path / "ledger.jsonl"
+    before = ledger_mod.read_looks(ledger, "fixture", "1")  # what a slower run read
+    first = _run(make_input, tmp_path, "out1", _head(200))
+    monkeypatch.setattr(audit_looks, "read_looks", lambda *a: before)
+    written = ledger.read_bytes()
+    code = cli.main(
+        [
+            "run",
+            "--input",
+            str(make_input(data=_head(400))),
+            "--output",
+            str(tmp_path / "out2"),
+            "--ledger",
+            str(ledger),
+        ]  # fmt: skip
+    )
+    decision = orjson.loads((tmp_path / "out2" / "decision.json").read_bytes())
+    assert (code, decision["error"]["code"]) == (73, "ledger-look-stale")
+    entries = read_entries(ledger)
+    assert ledger.read_bytes().startswith(written) and len(entries) == 2
+    assert [e["run_class"] for e in entries] == [first["run_class"], "ERROR"]
+    assert verify_chain(ledger) == []

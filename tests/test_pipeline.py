@@ -5,11 +5,12 @@ from __future__ import annotations
 import orjson
 import yaml
 
+from ragwarrant.audit.record import record_error
 from ragwarrant.audit.verify import verify_output_dir
 from ragwarrant.audit.writer import LOCK_FILE
 from ragwarrant.errors import InputError
 from ragwarrant.outputs import OUTPUT_FILES
-from ragwarrant.pipeline import record_error, run_job
+from ragwarrant.pipeline import run_job
 from tests.conftest import base_contract, simulate
 
 

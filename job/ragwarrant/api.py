@@ -18,11 +18,12 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
+from ragwarrant.audit.record import record_error
 from ragwarrant.contract import ReleaseContract
 from ragwarrant.contract import load_contract as _load_contract
 from ragwarrant.errors import RagwarrantError
 from ragwarrant.outputs import Decision
-from ragwarrant.pipeline import record_error, run_job
+from ragwarrant.pipeline import run_job
 
 __all__ = ["decide", "load_contract"]
 

@@ -251,7 +251,7 @@ def _record_run_error(
     """
     from ragwarrant.audit.attestation import try_load_private_key
     from ragwarrant.audit.ledger import record_run
-    from ragwarrant.pipeline import record_error
+    from ragwarrant.audit.record import record_error
 
     published = f"ERROR: {exc.code}: {exc.message}"
     signing_key = getattr(args, "signing_key", None)
@@ -284,7 +284,7 @@ def _record_run_error(
 
 def _outside_run_dirs(args: argparse.Namespace, path: Path | None) -> Path | None:
     """``path``, or None when it lies inside ``--input`` or ``--output`` (never written there)."""
-    from ragwarrant.pipeline import inside_run_dirs
+    from ragwarrant.inputs import inside_run_dirs
 
     if path is None or inside_run_dirs(path, args.input, args.output) is None:
         return path

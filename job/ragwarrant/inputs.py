@@ -34,17 +34,31 @@ from ragwarrant.contract import (
     wide_margins,
 )
 from ragwarrant.digests import sha256_bytes, sha256_file
-from ragwarrant.errors import ContractError, EvidenceError, InputError, file_for_directory
-from ragwarrant.outputs import ConfigDifference, FileDigest, ValidationCheck
+from ragwarrant.errors import (
+    ContractError,
+    EvidenceError,
+    InputError,
+    OutputError,
+    UsageError,
+    file_for_directory,
+)
+from ragwarrant.outputs import ConfigDifference, FileDigest, LookRecord, ValidationCheck
 
 __all__ = [
     "Inputs",
+    "check_directories",
     "check_input_dir",
+    "check_ledger_path",
+    "check_output_dir",
     "config_differences",
     "evidence_digests",
+    "inside_run_dirs",
+    "is_inside",
     "is_readable_evidence",
     "read_inputs",
     "refuse_identical_configs",
+    "refuse_inside_run_dirs",
+    "require_ledger_for_plan",
     "take_evidence",
 ]
 
@@ -108,6 +122,134 @@ def check_input_dir(input_dir: Path) -> None:
         raise InputError(
             "input-unreadable", f"input directory {input_dir} is not readable", hint=hint
         )
+
+
+def is_inside(path: Path, root: Path) -> bool:
+    """Whether ``path`` is ``root`` or lies under it (symlinks resolved; False if unresolvable)."""
+    try:
+        p, r = path.resolve(), root.resolve()
+    except OSError:
+        return False
+    return p == r or r in p.parents
+
+
+def check_output_dir(output_dir: Path, input_dir: Path) -> None:
+    """Check the output directory lies outside the input directory, and create it writable.
+
+    Raises:
+        UsageError: the output directory lies inside the input directory (exit 64).
+        OutputError: the output directory cannot be created or written (exit 73).
+    """
+    if is_inside(output_dir, input_dir):
+        raise UsageError(
+            "output-inside-input",
+            f"the output directory {output_dir} is inside the input directory {input_dir}",
+            hint="the input is never written to: choose an output directory outside it",
+        )
+    try:
+        output_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise OutputError(
+            "output-not-writable",
+            f"cannot create output directory {output_dir}: {exc.strerror}",
+            hint="mount a writable volume at /out, or pass --output DIR",
+        ) from exc
+    if not os.access(output_dir, os.W_OK | os.X_OK):
+        raise OutputError(
+            "output-not-writable",
+            f"output directory {output_dir} is not writable",
+            hint=(
+                "mount a writable volume at /out (the job runs as uid 65532), or pass --output DIR"
+            ),
+        )
+
+
+def check_directories(input_dir: Path, output_dir: Path) -> None:
+    """Check the input directory is readable and the output directory writable, in that order.
+
+    Raises:
+        InputError: the input directory is missing or unreadable (exit 66).
+        UsageError: the output directory lies inside the input directory (exit 64).
+        OutputError: the output directory cannot be created or written (exit 73).
+    """
+    check_input_dir(input_dir)
+    check_output_dir(output_dir, input_dir)
+
+
+def inside_run_dirs(path: Path, input_dir: Path, output_dir: Path) -> str | None:
+    """``"input"`` or ``"output"`` when ``path``'s directory lies inside that run directory."""
+    for root, what in ((input_dir, "input"), (output_dir, "output")):
+        if is_inside(path.parent, root):
+            return what
+    return None
+
+
+def refuse_inside_run_dirs(
+    path: Path,
+    input_dir: Path,
+    output_dir: Path,
+    *,
+    code: str,
+    name: str,
+    hint: str,
+    option: str | None = None,
+) -> None:
+    """Refuse a file the run writes beside its outputs (``name``, e.g. "the ledger") when it
+    lies inside the input (never written to) or the output directory (every file there must be
+    in its manifest, and a later run would find it foreign).
+
+    Args:
+        option: the command-line option that gave ``path`` (recorded in the error: ``verify``
+            cannot replay it from the inputs).
+
+    Raises:
+        UsageError: ``code`` (exit 64), before anything is written.
+    """
+    what = inside_run_dirs(path, input_dir, output_dir)
+    if what is not None:
+        raise UsageError(
+            code, f"{name} {path} is inside the {what} directory", hint=hint, option=option
+        )
+
+
+def check_ledger_path(ledger: Path, input_dir: Path, output_dir: Path) -> None:
+    """``refuse_inside_run_dirs`` for ``--ledger``.
+
+    Raises:
+        UsageError: ``ledger-inside-run-directory`` (exit 64), before anything is written.
+    """
+    refuse_inside_run_dirs(
+        ledger,
+        input_dir,
+        output_dir,
+        code="ledger-inside-run-directory",
+        name="the ledger",
+        hint="keep the ledger on its own volume, outside --input and --output",
+        option="--ledger",
+    )
+
+
+def require_ledger_for_plan(
+    contract: ReleaseContract, ledger: Path | None, replay_look: LookRecord | None
+) -> None:
+    """Refuse a run of a contract with a ``sequential:`` plan that has no ledger to count with.
+
+    A plan's looks are counted in the ledger; without ``--ledger`` every rerun would be look 1
+    at the plan's first level, so a team rerunning until a pass would spend alpha again on each
+    run. A ``verify --input`` replay takes its look from the record and needs no ledger.
+
+    Raises:
+        UsageError: ``sequential-plan-needs-ledger`` (exit 64).
+    """
+    if contract.sequential is None or ledger is not None or replay_look is not None:
+        return
+    raise UsageError(
+        "sequential-plan-needs-ledger",
+        "the contract declares a sequential plan (contract key 'sequential'), whose looks are "
+        "counted in the evidence ledger, but the run was given no --ledger",
+        hint="run with --ledger PATH on the volume that keeps this contract's earlier looks "
+        "(the compose file and the Kubernetes overlays pass /ledger/ledger.jsonl)",
+    )
 
 
 def _digest(path: Path, relative: str) -> FileDigest:

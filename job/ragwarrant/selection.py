@@ -20,13 +20,22 @@ from typing import Literal
 import numpy as np
 
 from ragwarrant.contract import ReleaseContract
-from ragwarrant.decision import CandidateVerdict, classify_candidate, rank_key
+from ragwarrant.decision import (
+    CandidateVerdict,
+    classify_candidate,
+    not_selected_verdict,
+    rank_key,
+)
 from ragwarrant.gates.candidate import CandidateEvaluation
 from ragwarrant.gates.run import gate_holm_across_candidates
-from ragwarrant.outputs import CandidateClass, GateResult, Selection
+from ragwarrant.inputs import Inputs, config_differences
+from ragwarrant.outputs import CandidateClass, CandidateDecision, GateResult, Selection
 
 __all__ = [
     "ConfirmatoryPlan",
+    "blocked_decisions",
+    "candidate_decision",
+    "untested_decision",
     "Evaluate",
     "SelectionMethod",
     "multiplicity_gates",
@@ -148,3 +157,56 @@ def select(
         cost_only_pick=_best(picks, "cost_estimate"),
         notes=plan.notes,
     )
+
+
+def candidate_decision(
+    inputs: Inputs,
+    policy: str,
+    verdict: CandidateVerdict,
+    evaluation: CandidateEvaluation | None = None,
+    tested_on: str = "none",
+    gates: list[GateResult] | None = None,
+) -> CandidateDecision:
+    """One candidate's record: its verdict, its gates, and its config's differences."""
+    base_cfg = inputs.configs.get(inputs.contract.baseline.policy_id)
+    cfg = inputs.configs.get(policy)
+    diffs = config_differences(base_cfg, cfg) if base_cfg is not None and cfg is not None else []
+    return CandidateDecision(
+        policy_id=policy,
+        decision_class=verdict.decision_class,
+        reasons=verdict.reasons,
+        tested_on=tested_on,
+        paired_n=evaluation.paired_n if evaluation is not None else None,
+        gates=gates or [],
+        config_sha256=inputs.config_sha.get(policy),
+        config_differences=diffs,
+    )
+
+
+def untested_decision(
+    inputs: Inputs, plan: ConfirmatoryPlan, policy: str, selected: str | None
+) -> CandidateDecision:
+    """A candidate not tested on the confirmatory split: BLOCK with its development-split gates
+    when a hard gate failed there (defective evidence is shown, never hidden), else NOT_SELECTED."""
+    verdict = plan.blocked.get(policy)
+    if verdict is None:
+        return candidate_decision(inputs, policy, not_selected_verdict(selected))
+    evaluation = plan.development[policy]
+    splits = inputs.contract.splits
+    label = splits.development if splits is not None and splits.development else "development"
+    return candidate_decision(inputs, policy, verdict, evaluation, label, evaluation.gates)
+
+
+def blocked_decisions(inputs: Inputs, verdict: CandidateVerdict) -> list[CandidateDecision]:
+    """Every candidate BLOCKed untested when a run-level hard gate failed."""
+    return [
+        CandidateDecision(
+            policy_id=c.policy_id,
+            decision_class=verdict.decision_class,
+            reasons=verdict.reasons,
+            tested_on="none",
+            gates=[],
+            config_sha256=inputs.config_sha.get(c.policy_id),
+        )
+        for c in inputs.contract.candidates
+    ]

@@ -38,7 +38,7 @@ from ragwarrant.evidence import index as _index
 from ragwarrant.evidence.schema import EVIDENCE_SCHEMA, make_evidence_table
 from ragwarrant.gates import candidate as _candidate
 from ragwarrant.gates import corroboration as _corroboration
-from ragwarrant.outputs import GateResult
+from ragwarrant.outputs import GateResult, ValidationCheck
 
 __all__ = [
     "CHILD_TIMEOUT_S",
@@ -98,6 +98,15 @@ class SelftestReport:
     def failed(self) -> list[CaseResult]:
         """The cases that did not pass."""
         return [c for c in self.cases if not c.passed]
+
+    def check(self) -> ValidationCheck:
+        """The ``engine-selftest`` validation check a run records after its self-test passed."""
+        message = (
+            f"{len(self.cases)} planted cases passed in {self.seconds:.3f} s (ragwarrant selftest)"
+        )
+        return ValidationCheck(
+            id="engine-selftest", target="engine", status="pass", message=message
+        )
 
 
 # --------------------------------------------------------------------------------------------

@@ -498,3 +498,33 @@ def test_a_blocked_run_that_tested_a_candidate_is_an_earlier_look() -> None:
     assert not _is_earlier_look(entry("INCONCLUSIVE", tested, blocked=True), "c", "1")
     assert _is_earlier_look(entry("INCONCLUSIVE", []), "c", "1")
     assert not _is_earlier_look(entry("PROMOTE", tested), "c", "2")
+
+
+def test_append_hands_the_check_the_entries_since_the_read_and_a_refusal_writes_nothing(
+    tmp_path,
+):
+    """``append_entry`` passes its check the entries after ``since_seq`` under the lock; when
+    the check raises, the ledger is left byte for byte as it was."""
+    from ragwarrant.audit.ledger import append_entry, read_looks
+    from ragwarrant.errors import OutputError
+
+    ledger = tmp_path / "ledger.jsonl"
+    append_entry(ledger, {"kind": "a"})
+    read = read_looks(ledger, "c", "1")
+    append_entry(ledger, {"kind": "b"})
+    seen: list[list[str]] = []
+    append_entry(
+        ledger,
+        {"kind": "c"},
+        since_seq=read.tip_seq,
+        check=lambda new: seen.append([e["kind"] for e in new]),
+    )
+    assert read.tip_seq == 1 and seen == [["b"]]
+    before = ledger.read_bytes()
+
+    def refuse(new):
+        raise OutputError("ledger-look-stale", "stale")
+
+    with pytest.raises(OutputError):
+        append_entry(ledger, {"kind": "d"}, since_seq=read.tip_seq, check=refuse)
+    assert ledger.read_bytes() == before

@@ -10,10 +10,11 @@ import pytest
 
 from ragwarrant.audit.hygiene import scan_outputs
 from ragwarrant.audit.manifest import WITHHELD_INPUT_PREFIX
-from ragwarrant.audit.publish import check_output_dir, is_inside, publish_outputs, render_outputs
+from ragwarrant.audit.publish import publish_outputs, render_outputs
 from ragwarrant.audit.verify import verify_output_dir
 from ragwarrant.errors import UsageError
 from ragwarrant.exit_codes import DecisionClass
+from ragwarrant.inputs import check_output_dir, is_inside
 from ragwarrant.outputs import (
     DECISION_FILE,
     OUTPUT_FILES,

@@ -13,10 +13,11 @@ import pytest
 
 from ragwarrant import cli
 from ragwarrant.audit.attestation import ATTESTATION_FILENAME, write_attestation
+from ragwarrant.audit.record import record_error
 from ragwarrant.audit.verify import SIGNING_CHECK_ID, VERIFY_MISMATCH_EXIT, verify_output_dir
 from ragwarrant.commands.verify import read_private_texts, replay_with_job
 from ragwarrant.errors import ContractError
-from ragwarrant.pipeline import record_error, run_job
+from ragwarrant.pipeline import run_job
 
 from .conftest import Run, write_keypair
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from ragwarrant.audit import writer
-from ragwarrant.audit.ledger import run_lock
+from ragwarrant.audit.ledger import append_entry
 from ragwarrant.audit.writer import (
     HISTORY_DIR,
     STAGING_PREFIX,
@@ -130,7 +130,7 @@ def test_a_staged_file_is_synced_but_not_its_directory(tmp_path: Path, monkeypat
     ("lock", "code"),
     [
         (lambda d: output_lock(d).__enter__(), "output-not-writable"),
-        (lambda d: run_lock(d / "ledger.jsonl").__enter__(), "ledger-lock"),
+        (lambda d: append_entry(d / "ledger.jsonl", {"kind": "test"}), "ledger-lock"),
     ],
 )
 def test_both_run_locks_share_open_locked_and_close_on_a_failed_flock(

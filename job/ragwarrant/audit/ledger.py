@@ -16,9 +16,12 @@ needs an external copy of the last ``entry_hash`` to be seen.
 
 Appends are serialised by an exclusive ``flock`` held on the ledger's own file descriptor while
 the tail is read and the new line is written (``O_APPEND``, one ``write``, ``fsync``), so
-concurrent runs on the same volume never interleave, lose or fork entries. ``flock`` works
-across hosts on Linux NFS (emulated with POSIX locks); on file systems without locking the
-append fails loudly.
+concurrent runs on the same volume never interleave, lose or fork entries. No lock is held
+across a run: a run reads the looks it counts under a short lock (``read_looks``), decides
+without it, and its append re-reads the tip under the lock and refuses (``check``) when another
+run's entry made its look stale. ``flock`` works across hosts on Linux NFS (emulated with POSIX
+locks; see docs/ledger.md for the file systems whose locks hold across nodes); on file systems
+without locking the append fails loudly.
 """
 
 from __future__ import annotations
@@ -28,16 +31,15 @@ import binascii
 import errno
 import math
 import os
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from ragwarrant.audit.writer import LockErrors, open_locked, write_atomic
+from ragwarrant.audit.writer import LockErrors, held_lock, write_atomic
 from ragwarrant.digests import sha256_bytes
 from ragwarrant.errors import InputError, InternalError, OutputError
 
@@ -54,21 +56,20 @@ __all__ = [
     "SIGNED_PREFIX",
     "DriftFlag",
     "LedgerProblem",
+    "LookEntries",
     "QuarantinedLine",
     "append_entry",
     "build_entry",
     "chain_break",
     "drifting_slices",
     "entry_hash",
-    "earlier_looks",
-    "other_contract_looks",
     "is_marker",
     "look_evidence_path",
     "quarantine_marker",
     "quarantined_lines",
     "read_entries",
     "read_look_evidence",
-    "run_lock",
+    "read_looks",
     "record_run",
     "show_history",
     "verify_chain",
@@ -278,36 +279,6 @@ _LEDGER_LOCK_ERRORS = LockErrors(
 )
 
 
-def _open_locked(ledger_path: Path) -> int:
-    """Open the ledger for appending (created when absent) and take an exclusive ``flock``.
-
-    Raises:
-        OutputError: the file cannot be opened (``ledger-unwritable``) or locked
-            (``ledger-lock``).
-    """
-    return open_locked(ledger_path, _LEDGER_LOCK_ERRORS, append=True)
-
-
-@contextmanager
-def run_lock(ledger_path: Path) -> Iterator[None]:
-    """Hold an exclusive ``flock`` on ``<ledger>.lock`` for a whole run.
-
-    Two runs of one contract on one ledger must not both see "no earlier look": the look is
-    resolved (earlier entries read) and the entry appended under this lock, so concurrent runs
-    are serialised and the second one sees the first as an earlier look. The ledger's own lock
-    (``_open_locked``) is a different file, so appending inside this lock cannot deadlock.
-
-    Raises:
-        OutputError: the lock file cannot be opened or locked.
-    """
-    lock = ledger_path.with_name(ledger_path.name + ".lock")
-    fd = _open_locked(lock)
-    try:
-        yield
-    finally:
-        os.close(fd)
-
-
 def _write_line(fd: int, line: bytes, name: str) -> None:
     """Write one line with one ``write`` and ``fsync`` it.
 
@@ -469,7 +440,12 @@ def _chain_link(fd: int, name: str, private_key: Ed25519PrivateKey | None) -> tu
 
 
 def append_entry(
-    ledger_path: Path, entry: Mapping[str, Any], private_key: Ed25519PrivateKey | None = None
+    ledger_path: Path,
+    entry: Mapping[str, Any],
+    private_key: Ed25519PrivateKey | None = None,
+    *,
+    since_seq: int = 0,
+    check: Callable[[list[dict[str, Any]]], None] | None = None,
 ) -> dict[str, Any]:
     """Append one entry to the ledger, chaining it to the previous one.
 
@@ -489,6 +465,10 @@ def append_entry(
         entry: the entry (``build_entry``); ``seq``, ``prev_hash`` and ``entry_hash`` are set here.
         private_key: the run's signing key: the entry then also carries ``keyid`` and
             ``signature`` (see the module docstring).
+        since_seq: the ``seq`` of the last entry the run read (``read_looks``; 0: none).
+        check: called under the lock, before anything is written, with the entries appended
+            since ``since_seq`` (another run's, oldest first); it raises to refuse the append
+            (a run whose look those entries made stale).
 
     Returns:
         The entry as written, with ``seq``, ``prev_hash`` and ``entry_hash``.
@@ -496,22 +476,29 @@ def append_entry(
     Raises:
         OutputError: the ledger cannot be opened, locked or written, or its last two lines are
             both damaged.
+        RagwarrantError: whatever ``check`` raises (the ledger is left as it was).
         InternalError: the entry holds NaN or Infinity.
     """
     body = _entry_body(entry, private_key)
     existed = ledger_path.exists()
-    fd = _open_locked(ledger_path)
-    try:
+    with held_lock(ledger_path, _LEDGER_LOCK_ERRORS, append=True) as fd:
+        if check is not None:
+            check(_entries_after(fd, since_seq))  # may refuse: nothing is written then
         prev_hash, seq = _chain_link(fd, ledger_path.name, private_key)
         written = _chained(body, prev_hash, seq, private_key)
         _write_line(
             fd, orjson.dumps(written, option=orjson.OPT_SORT_KEYS) + b"\n", ledger_path.name
         )
-    finally:
-        os.close(fd)  # closing the descriptor releases the lock
     if not existed:
         _fsync_dir(ledger_path.parent)
     return written
+
+
+def _entries_after(fd: int, since_seq: int) -> list[dict[str, Any]]:
+    """The chained entries of the open ledger whose ``seq`` is above ``since_seq``."""
+    data = os.pread(fd, os.fstat(fd).st_size, 0)
+    entries = (_as_entry(raw) for raw in data.split(b"\n") if raw)
+    return [e for e in entries if e is not None and e["seq"] > since_seq]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -964,6 +951,9 @@ def record_run(
     abstention: Any = None,
     private_key: Ed25519PrivateKey | None = None,
     look_evidence: bytes | None = None,
+    *,
+    since_seq: int = 0,
+    check: Callable[[list[dict[str, Any]]], None] | None = None,
 ) -> dict[str, Any]:
     """Append the ledger entry of a completed run; return the entry as written.
 
@@ -978,9 +968,12 @@ def record_run(
         look_evidence: the run's encoded evidence fingerprint (``evidence.looks``), kept next to
             the ledger (``look_evidence_path``) before the entry is appended; the entry's
             ``look.evidence_sha256`` is its sha256.
+        since_seq: as ``append_entry``: the tip the run's look was resolved at.
+        check: as ``append_entry``: refuses the append when its look went stale.
 
     Raises:
         OutputError: the ledger or the fingerprint cannot be written, or its tail is damaged.
+        RagwarrantError: whatever ``check`` raises.
     """
     decision = orjson.loads((output_dir / "decision.json").read_bytes())
     if look_evidence is not None:
@@ -991,6 +984,8 @@ def record_run(
         ledger_path,
         build_entry(decision, manifest_sha256, contract_sha256, abstention),
         private_key,
+        since_seq=since_seq,
+        check=check,
     )
 
 
@@ -1040,7 +1035,7 @@ def _tested_something(entry: Mapping[str, Any]) -> bool:
 
 
 def _is_look(e: Mapping[str, Any]) -> bool:
-    """Whether an entry is a look at its evidence (see ``earlier_looks``), of any contract."""
+    """Whether an entry is a look at its evidence (see ``LookEntries.earlier``), of any contract."""
     look = e.get("look")
     if is_marker(e) or not isinstance(look, dict) or look.get("blocked"):
         return False
@@ -1056,40 +1051,86 @@ def _is_earlier_look(e: Mapping[str, Any], contract_id: str, version: str) -> bo
     return _is_look(e)
 
 
-def other_contract_looks(ledger_path: Path, contract_id: str, version: str) -> list[dict[str, Any]]:
-    """Entries of looks under another contract id or version, oldest first.
+@dataclass(frozen=True)
+class LookEntries:
+    """The ledger's looks as one run read them, at one instant (``read_looks``).
 
-    ``gates.looks`` uses them to recognise a new contract version (or a renamed contract) run on
-    evidence that an earlier look of the same baseline and candidate configs already saw.
+    Attributes:
+        ledger_path: the ledger file.
+        contract_id: the run's contract id.
+        version: the run's contract version.
+        looks: every look entry (``_is_look``, of any contract), oldest first.
+        chain_break: the first break of the chain (``chain_break``), or None.
+        tip_seq: ``seq`` of the last entry read (0: empty or absent), for
+            ``append_entry(since_seq=...)``.
+    """
+
+    ledger_path: Path
+    contract_id: str
+    version: str
+    looks: tuple[dict[str, Any], ...]
+    chain_break: LedgerProblem | None
+    tip_seq: int
+
+    def _with_evidence(self, entries: Iterable[dict[str, Any]]) -> list[LookEntry]:
+        out = []
+        for e in entries:
+            look = e.get("look") or {}
+            sha = look.get("evidence_sha256") if isinstance(look, dict) else None
+            run_id = str(e.get("run_id"))
+            sha = sha if isinstance(sha, str) else None
+            out.append((e, read_look_evidence(self.ledger_path, run_id, sha)))
+        return out
+
+    def earlier(self) -> list[LookEntry]:
+        """Earlier looks of this contract id and version with their kept fingerprints (None:
+        missing or not the recorded sha256), oldest first.
+
+        An earlier look is an entry (not a quarantine marker) of the same contract id and
+        version with a ``look`` record that was not itself refused (``look.blocked``), from a
+        run that was not in ERROR and, when BLOCKed, had tested a candidate (a noninferiority
+        bound in the entry: its data were seen); whatever its policies and configs
+        (``gates.looks`` BLOCKs a change of configs under one contract version)."""
+        mine = (e for e in self.looks if _is_earlier_look(e, self.contract_id, self.version))
+        return self._with_evidence(mine)
+
+    def others(self) -> list[LookEntry]:
+        """Looks under other contract ids or versions, likewise: ``gates.looks`` uses them to
+        recognise a new contract version (or a renamed contract) run on evidence that an earlier
+        look of the same baseline and candidate configs already saw."""
+        theirs = (e for e in self.looks if not _is_earlier_look(e, self.contract_id, self.version))
+        return self._with_evidence(theirs)
+
+    def after(self, entries: Sequence[dict[str, Any]]) -> LookEntries:
+        """These looks followed by ``entries`` (appended since, as ``append_entry``'s check
+        receives them)."""
+        if not entries:
+            return self
+        more = tuple(e for e in entries if _is_look(e))
+        return replace(self, looks=self.looks + more, tip_seq=int(entries[-1]["seq"]))
+
+
+LookEntry = tuple[dict[str, Any], bytes | None]
+"""A look's ledger entry and its kept evidence fingerprint (None: missing or altered)."""
+
+
+def read_looks(ledger_path: Path, contract_id: str, version: str) -> LookEntries:
+    """Read what a run's look is resolved from, holding the ledger's lock only while reading.
+
+    The run then decides without the lock; ``append_entry`` re-reads the tip under the lock and
+    hands the entries appended since ``tip_seq`` to the run's check (a concurrent look of the
+    same contract version makes this run's look stale). A missing ledger has no looks
+    (``tip_seq`` 0) and is not created here.
 
     Raises:
         InputError: the ledger exists but cannot be read.
+        OutputError: it cannot be opened or locked (``ledger-unwritable``, ``ledger-lock``).
     """
     if not ledger_path.is_file():
-        return []
-    return [
-        e
-        for e in read_entries(ledger_path)
-        if _is_look(e) and not _is_earlier_look(e, contract_id, version)
-    ]
-
-
-def earlier_looks(
-    ledger_path: Path, contract_id: str, version: str, configs: Mapping[str, str] | None = None
-) -> list[dict[str, Any]]:
-    """Entries of earlier looks at this contract version's evidence, oldest first.
-
-    An earlier look is an entry (not a quarantine marker) of the same contract id and version
-    with a ``look`` record that was not itself refused (``look.blocked``), from a run that was
-    not in ERROR and, when BLOCKed, had tested a candidate (a noninferiority bound in the
-    entry: its data were seen). Whatever its policies and configs: a look under other configs
-    is still a look at this contract version (``gates.looks`` BLOCKs the change). A missing
-    ledger has none. ``configs`` is accepted for compatibility and ignored.
-
-    Raises:
-        InputError: the ledger exists but cannot be read.
-    """
-    del configs
-    if not ledger_path.is_file():
-        return []
-    return [e for e in read_entries(ledger_path) if _is_earlier_look(e, contract_id, version)]
+        return LookEntries(ledger_path, contract_id, version, (), None, 0)
+    with held_lock(ledger_path, _LEDGER_LOCK_ERRORS, append=True) as fd:
+        chained = _entries_after(fd, 0)
+        broken = chain_break(ledger_path)
+        looks = tuple(e for e in read_entries(ledger_path) if _is_look(e))
+    tip = int(chained[-1]["seq"]) if chained else 0
+    return LookEntries(ledger_path, contract_id, version, looks, broken, tip)

@@ -19,7 +19,6 @@
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -29,7 +28,11 @@ from typing import TYPE_CHECKING
 import orjson
 from pydantic import ValidationError
 
-from ragwarrant.audit.attestation import ATTESTATION_FILENAME, signing_check, write_attestation
+from ragwarrant.audit.attestation import (
+    ATTESTATION_FILENAME,
+    signing_check,
+    write_attestation,
+)
 from ragwarrant.audit.hygiene import (
     DEFAULT_MOUNTS,
     Finding,
@@ -38,6 +41,7 @@ from ragwarrant.audit.hygiene import (
     allowed_kinds_note,
     files_to_withhold,
     findings_to_checks,
+    private_texts_from_tables,
     scan_outputs,
     withhold,
 )
@@ -62,8 +66,9 @@ from ragwarrant.audit.writer import (
 )
 from ragwarrant.decision import block_for_hygiene
 from ragwarrant.digests import sha256_bytes
-from ragwarrant.errors import OutputError, UsageError
+from ragwarrant.errors import OutputError
 from ragwarrant.gates.run import gate_publication_hygiene
+from ragwarrant.inputs import Inputs
 from ragwarrant.outputs import (
     DECISION_FILE,
     JUNIT_FILE,
@@ -86,15 +91,14 @@ __all__ = [
     "InputNames",
     "Publication",
     "RunRecord",
-    "check_output_dir",
     "committed_run",
     "foreign_files",
     "refuse_foreign_files",
-    "is_inside",
     "publish_outputs",
     "render_decision_views",
     "render_outputs",
     "run_mounts",
+    "run_record",
     "withhold_input_names",
     "write_outputs",
 ]
@@ -126,46 +130,6 @@ class Publication:
     findings: list[Finding]
     withheld: list[str]
     redacted: list[str]
-
-
-def is_inside(path: Path, root: Path) -> bool:
-    """Whether ``path`` is ``root`` or lies under it (symlinks resolved; False if unresolvable)."""
-    try:
-        p, r = path.resolve(), root.resolve()
-    except OSError:
-        return False
-    return p == r or r in p.parents
-
-
-def check_output_dir(output_dir: Path, input_dir: Path) -> None:
-    """Check the output directory lies outside the input directory, and create it writable.
-
-    Raises:
-        UsageError: the output directory lies inside the input directory (exit 64).
-        OutputError: the output directory cannot be created or written (exit 73).
-    """
-    if is_inside(output_dir, input_dir):
-        raise UsageError(
-            "output-inside-input",
-            f"the output directory {output_dir} is inside the input directory {input_dir}",
-            hint="the input is never written to: choose an output directory outside it",
-        )
-    try:
-        output_dir.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise OutputError(
-            "output-not-writable",
-            f"cannot create output directory {output_dir}: {exc.strerror}",
-            hint="mount a writable volume at /out, or pass --output DIR",
-        ) from exc
-    if not os.access(output_dir, os.W_OK | os.X_OK):
-        raise OutputError(
-            "output-not-writable",
-            f"output directory {output_dir} is not writable",
-            hint=(
-                "mount a writable volume at /out (the job runs as uid 65532), or pass --output DIR"
-            ),
-        )
 
 
 _RUN_NAMES = frozenset({*OUTPUT_FILES, ATTESTATION_FILENAME, LOCK_FILE, HISTORY_DIR})
@@ -500,3 +464,37 @@ def _as_published(publication: Publication) -> Decision:
         return Decision.model_validate_json(publication.files[DECISION_FILE])
     except ValidationError:  # a withheld value a model field refuses: the unredacted decision
         return publication.decision
+
+
+_CONTRACT_KIND_NAMES = {"private-path": "absolute-path"}
+"""Contract finding kinds (``contract.FindingKind``) that ``audit.hygiene`` names otherwise."""
+
+
+def _allowed_kinds(inputs: Inputs) -> frozenset[str]:
+    """The contract's ``publication.allow_finding_kinds`` as ``audit.hygiene`` kind names."""
+    publication = getattr(inputs.contract, "publication", None)
+    kinds = publication.allow_finding_kinds if publication is not None else []
+    return frozenset(_CONTRACT_KIND_NAMES.get(k, k) for k in kinds)
+
+
+def run_record(
+    inputs: Inputs,
+    started_at: str,
+    private_key: Ed25519PrivateKey | None,
+    input_dir: Path,
+    output_dir: Path,
+) -> RunRecord:
+    """What ``write_outputs`` needs of a decided run besides its decision and report."""
+    policies = [inputs.contract.baseline, *inputs.contract.candidates]
+    subjects = [p.config for p in policies if p.policy_id in inputs.config_sha]
+    texts = [r.texts for r in inputs.results if r.texts is not None]
+    return RunRecord(
+        input_digests=inputs.digests,
+        seed=inputs.contract.statistics.seed,
+        started_at=started_at,
+        subject_paths=[inputs.contract_path, *subjects],
+        private_texts=lambda: private_texts_from_tables(texts),
+        private_key=private_key,
+        allowed_kinds=_allowed_kinds(inputs),
+        mounts=run_mounts(input_dir, output_dir),
+    )

@@ -35,6 +35,7 @@ __all__ = [
     "commit_staged",
     "dump_json",
     "fsync_dir",
+    "held_lock",
     "make_staging",
     "open_locked",
     "output_lock",
@@ -114,21 +115,32 @@ _OUTPUT_LOCK_ERRORS = LockErrors(
 
 
 @contextlib.contextmanager
-def output_lock(output_dir: Path) -> Iterator[None]:
+def held_lock(path: Path, errors: LockErrors, *, append: bool = False) -> Iterator[int]:
+    """Hold an exclusive ``flock`` on ``path`` (``open_locked``) for the ``with`` block.
+
+    Yields the locked descriptor; closing it on leaving (however the block ends) releases the
+    lock, and the kernel releases it when the process dies, so a killed holder never blocks.
+
+    Raises:
+        OutputError: as ``open_locked``, with ``errors``' codes.
+    """
+    fd = open_locked(path, errors, append=append)
+    try:
+        yield fd
+    finally:
+        os.close(fd)
+
+
+def output_lock(output_dir: Path) -> contextlib.AbstractContextManager[int]:
     """Hold an exclusive ``flock`` on ``<out>/.ragwarrant.lock`` (waiting for another run's).
 
     Two runs into one output directory would otherwise remove each other's staging directory
-    (``clean_stale``) and interleave their commits. The kernel releases the lock when a run
-    dies, so a killed attempt never blocks its retry.
+    (``clean_stale``) and interleave their commits.
 
     Raises:
         OutputError: the lock file cannot be created or locked (code ``output-not-writable``).
     """
-    fd = open_locked(output_dir / LOCK_FILE, _OUTPUT_LOCK_ERRORS)
-    try:
-        yield
-    finally:
-        os.close(fd)
+    return held_lock(output_dir / LOCK_FILE, _OUTPUT_LOCK_ERRORS)
 
 
 def dump_json(model: BaseModel) -> bytes:

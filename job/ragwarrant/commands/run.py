@@ -279,7 +279,7 @@ def _check_side_files(args: argparse.Namespace) -> None:
     Raises:
         UsageError: ``path-inside-run-directory`` (exit 64).
     """
-    from ragwarrant.pipeline import refuse_inside_run_dirs
+    from ragwarrant.inputs import refuse_inside_run_dirs
 
     for flag, path in (
         ("--summary-json", args.summary_json),

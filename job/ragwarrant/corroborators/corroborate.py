@@ -42,9 +42,11 @@ from ragwarrant.contract import Corroboration, Direction
 from ragwarrant.corroborators.calibration import LexicalCalibration, load_calibration
 from ragwarrant.corroborators.checks import ExampleChecks, check_example
 from ragwarrant.evidence.index import EvidenceIndex
+from ragwarrant.inputs import Inputs
 from ragwarrant.outputs import CorroborationRates, CorroborationSummary
 
 __all__ = [
+    "corroborate_run",
     "CorroborationOutcome",
     "ExampleCorroboration",
     "TextRecord",
@@ -464,3 +466,20 @@ def mask_abstentions(
             col, value=value, missing=missing, missing_reasons=reasons
         )
     return replace(index, columns=columns)
+
+
+def corroborate_run(
+    inputs: Inputs, index: EvidenceIndex, scope: np.ndarray
+) -> tuple[CorroborationSummary | None, EvidenceIndex]:
+    """Judge corroboration on the decided examples, when the contract asks for it.
+
+    Returns the summary and the index with the judge's metric unmeasured where it abstained.
+    """
+    contract = inputs.contract
+    if contract.corroboration is None:
+        return None, index
+    texts = text_records([r.texts for r in inputs.results if r.texts is not None])
+    policies = [contract.baseline.policy_id, *(c.policy_id for c in contract.candidates)]
+    outcome = corroborate(texts, index, contract.corroboration, policies, scope)
+    masked = mask_abstentions(index, outcome, contract.corroboration.groundedness_metric)
+    return outcome.summary, masked

@@ -17,27 +17,44 @@ evidence:
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from statistics import NormalDist
 
+import numpy as np
+import orjson
+
 from ragwarrant.contract import ReleaseContract
+from ragwarrant.digests import sha256_bytes
+from ragwarrant.evidence.index import EvidenceIndex
 from ragwarrant.evidence.looks import (
     Fingerprint,
+    encode_fingerprint,
     extension_problem,
+    fingerprint,
     same_evidence,
     shared_examples,
 )
+from ragwarrant.gates.candidate import CandidateEvaluation
+from ragwarrant.gates.ceiling import gate_claim_ceiling
+from ragwarrant.inputs import Inputs
 from ragwarrant.outputs import GateResult, GateStatus, LookRecord, Scalar
 from ragwarrant.stats.power import feasible_hint
 from ragwarrant.stats.sequential import SequentialPlan, look_level, units_for_next_look
 
 __all__ = [
     "EarlierLook",
+    "LedgerLooks",
     "Look",
+    "LookQuery",
+    "at_level",
+    "ceiling_gate",
     "gate_look_evidence",
+    "look_query",
+    "replanned",
     "plan_of",
     "recorded_look",
     "replan_hints",
@@ -493,3 +510,110 @@ def replan_hints(gates: Sequence[GateResult], look: Look, power: float) -> list[
         else g
         for g in gates
     ]
+
+
+# ---------------------------------------------------------------------------------------------
+# A run's look: its side (``LookQuery``) against what the ledger holds (``LedgerLooks``).
+
+
+@dataclass(frozen=True)
+class LedgerLooks:
+    """What the ledger holds about looks, as one run read it (``audit.ledger.read_looks``).
+
+    Attributes:
+        earlier: earlier looks of this contract id and version, oldest first.
+        others: looks under other contract ids or versions, oldest first.
+        ledger_break: where the chain is broken (``line <n> (<kind>)``), or None.
+    """
+
+    earlier: list[EarlierLook]
+    others: list[EarlierLook]
+    ledger_break: str | None = None
+
+
+def _config_identity(inputs: Inputs, policy: str) -> str:
+    """A policy config's identity for look recognition: the sha256 of its parsed content in
+    canonical JSON (sorted keys), so reformatting a config does not make a run a first look;
+    the file's sha256 when it could not be parsed."""
+    parsed = inputs.configs.get(policy)
+    if parsed is None:
+        return inputs.config_sha[policy]
+    try:
+        return sha256_bytes(orjson.dumps(parsed, option=orjson.OPT_SORT_KEYS))
+    except TypeError:  # a YAML value JSON cannot hold: the file's bytes decide
+        return inputs.config_sha[policy]
+
+
+@dataclass(frozen=True)
+class LookQuery:
+    """This run's side of look recognition: everything but the ledger.
+
+    Attributes:
+        contract: the run's contract; ``contract_sha256`` its file's sha256.
+        fingerprint: the evidence fingerprint of the decided examples (``evidence.looks``).
+        units: the number of decided examples.
+        configs: policy id → config identity (``_config_identity``).
+        evidence: the encoded fingerprint the ledger keeps (``schema``, ``digests``).
+    """
+
+    contract: ReleaseContract
+    contract_sha256: str
+    fingerprint: Fingerprint
+    units: int
+    configs: dict[str, str]
+    evidence: bytes
+
+    def resolve(self, ledger: LedgerLooks) -> Look:
+        """Which look this run is against ``ledger`` (``resolve_look``)."""
+        return resolve_look(
+            self.contract,
+            ledger.earlier,
+            self.fingerprint,
+            self.units,
+            self.configs,
+            sha256_bytes(self.evidence),
+            self.contract_sha256,
+            others=ledger.others if not ledger.earlier else (),
+            ledger_break=ledger.ledger_break,
+        )
+
+    def replayed(self, record: LookRecord) -> Look:
+        """The recorded look a ``verify --input`` replay reproduces (``recorded_look``)."""
+        sha = sha256_bytes(self.evidence)
+        return recorded_look(self.contract, record, self.units, self.configs, sha)
+
+
+def look_query(inputs: Inputs, index: EvidenceIndex, scope: np.ndarray) -> LookQuery:
+    """This run's ``LookQuery`` on the decided examples ``scope`` (bool, shape (n_examples,))."""
+    contract = inputs.contract
+    policies = [contract.baseline.policy_id, *(c.policy_id for c in contract.candidates)]
+    fp = fingerprint(index, scope, policies)
+    data = orjson.dumps(
+        {"schema": 1, "digests": encode_fingerprint(fp)}, option=orjson.OPT_SORT_KEYS
+    )
+    configs = {p: _config_identity(inputs, p) for p in policies if p in inputs.config_sha}
+    return LookQuery(contract, inputs.contract_sha256, fp, int(scope.sum()), configs, data)
+
+
+def at_level(contract: ReleaseContract, look: Look | None) -> ReleaseContract:
+    """The contract with ``statistics.alpha`` set to the look's level (its own without a look)."""
+    if look is None or look.alpha == contract.statistics.alpha:
+        return contract
+    stats = contract.statistics.model_copy(update={"alpha": look.alpha})
+    return contract.model_copy(update={"statistics": stats})
+
+
+def replanned(
+    evaluation: CandidateEvaluation, look: Look | None, contract: ReleaseContract
+) -> CandidateEvaluation:
+    """The evaluation with its "more units" hints counted for the plan's next look."""
+    if look is None or look.plan is None:
+        return evaluation
+    gates = replan_hints(evaluation.gates, look, contract.statistics.power)
+    return dataclasses.replace(evaluation, gates=gates)
+
+
+def ceiling_gate(contract: ReleaseContract, look: Look | None) -> GateResult:
+    """The claim-ceiling gate, refusing confirmatory claims for a non-confirmatory look."""
+    refusal = None if look is None or look.record.confirmatory else look.record.reason
+    return gate_claim_ceiling(contract.evidence_class, contract.promotion_min_class, refusal)

@@ -23,18 +23,29 @@ from typing import Protocol
 
 import numpy as np
 
+from ragwarrant.contract import (
+    check_directions,
+    check_policy_ids,
+    check_scales,
+    check_splits_declared,
+)
 from ragwarrant.errors import EvidenceError
+from ragwarrant.evidence import scope as evidence_scope
+from ragwarrant.evidence.index import EvidenceIndex
+from ragwarrant.inputs import Inputs
 from ragwarrant.outputs import GateResult, GateStatus
 from ragwarrant.stats.holm import holm_levels
 
 __all__ = [
     "HYGIENE_BLOCKER",
     "HygieneFinding",
+    "contract_evidence_gates",
     "gate_contract_evidence",
     "gate_contract_references",
     "gate_evidence_readable",
     "gate_holm_across_candidates",
     "gate_publication_hygiene",
+    "input_gates",
 ]
 
 HYGIENE_BLOCKER = "publication-hygiene"
@@ -163,3 +174,43 @@ def gate_publication_hygiene(
             "details": details,
         }
     )
+
+
+def input_gates(inputs: Inputs) -> list[GateResult]:
+    """Step 1's gates: the contract's references, then each evidence source that was unreadable."""
+    return [gate_contract_references(inputs.unresolved)] + [
+        gate_evidence_readable(source_id, exc) for source_id, exc in inputs.unreadable
+    ]
+
+
+def _declared_directions(inputs: Inputs) -> dict[str, dict[str, str]]:
+    """metric id → {evidence source id → the direction that export declares for it}."""
+    declared: dict[str, dict[str, str]] = {}
+    for result in inputs.results:
+        for metric, direction in result.directions.items():
+            declared.setdefault(metric, {})[result.provenance.source_id] = direction
+    return declared
+
+
+def contract_evidence_gates(inputs: Inputs, index: EvidenceIndex) -> list[GateResult]:
+    """Step 2's run gates: the contract's policy ids, splits, scales and directions against the
+    evidence."""
+    contract, source = inputs.contract, inputs.source
+    observed, non_binary = evidence_scope.observed_values(
+        index, [m.id for m in contract.quality_metrics]
+    )
+    outside = [
+        f"first value of {m.id!r} outside [{m.scale[0]:g}, {m.scale[1]:g}]: {where}"
+        for m in contract.quality_metrics
+        if (where := evidence_scope.first_outside(index, m.id, *m.scale)) is not None
+    ]
+    found = {
+        "policy-ids": check_policy_ids(contract, index.policies(), source=source),
+        "splits": check_splits_declared(contract, index.split_labels, source=source),
+        "scales": check_scales(contract, observed, non_binary=non_binary, source=source),
+        "directions": check_directions(contract, _declared_directions(inputs), source=source),
+    }
+    if found["scales"]:
+        found["scales"] += outside
+    gates = [gate_contract_evidence(check, messages) for check, messages in found.items()]
+    return [g for g in gates if g is not None]
