@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING
 
-from markupsafe import escape
+from markupsafe import Markup, escape
 
 from ragwarrant.audit.report import decision_sentence
 from ragwarrant.audit.summary import (
@@ -32,6 +32,7 @@ from ragwarrant.audit.summary import (
     next_step,
     tested_candidates,
 )
+from ragwarrant.display import identifier, visible
 from ragwarrant.outputs import CandidateClass, CandidateDecision, Decision, GateResult, GateStatus
 
 if TYPE_CHECKING:
@@ -98,7 +99,7 @@ def _scale(rows: list[GateResult]) -> _Scale:
 def _row_label(g: GateResult) -> str:
     if g.kind == "claim":
         return f"claim: {g.id.split(':')[1]}"
-    return "overall" if g.slice is None else f"slice {g.slice}"
+    return "overall" if g.slice is None else f"slice {identifier(g.slice)}"
 
 
 def _draw_axis(d: drawsvg.Drawing, scale: _Scale, bottom: float) -> None:
@@ -167,7 +168,7 @@ def forest_svg(rows: list[GateResult], title: str, panel_id: str) -> str:
     _draw_axis(d, scale, bottom)
     for i, g in enumerate(rows):
         group = dw.Group()
-        group.append_title(f"{g.id}: {g.reason}")
+        group.append_title(visible(f"{g.id}: {g.reason}"))
         _draw_row(group, scale, g, _TOP + _ROW_H * i + _ROW_H / 2)
         d.append(group)
     return d.as_svg(header="").strip()
@@ -206,7 +207,7 @@ def _panels(gates: list[GateResult], key_prefix: str, what: str) -> list[_Panel]
     for i, (metric, rows) in enumerate(by_metric.items()):
         if not any(_has_interval(g) for g in rows):
             continue
-        title = f"{what} {metric}: estimate, one-sided bounds and threshold per row"
+        title = visible(f"{what} {metric}: estimate, one-sided bounds and threshold per row")
         panels.append(_Panel(metric, forest_svg(rows, title, f"{key_prefix}{i}-")))
     return panels
 
@@ -229,6 +230,14 @@ def _candidate_view(decision: Decision, c: CandidateDecision, index: int) -> _Ca
     )
 
 
+def _shown(value: object) -> object:
+    """Every ``{{ }}`` of the page: text made ``visible`` (autoescape then escapes its markup);
+    markup the renderer built (``|safe`` SVG) is left as it is."""
+    if isinstance(value, str) and not isinstance(value, Markup):
+        return visible(value)
+    return value
+
+
 @cache
 def _environment() -> jinja2.Environment:
     import jinja2
@@ -236,6 +245,7 @@ def _environment() -> jinja2.Environment:
     env = jinja2.Environment(
         loader=jinja2.PackageLoader("ragwarrant", "data/templates"),
         autoescape=True,
+        finalize=_shown,
         undefined=jinja2.StrictUndefined,
         keep_trailing_newline=True,
         trim_blocks=True,
