@@ -11,7 +11,8 @@ A forest plot (Lewis & Clarke 2001, BMJ 322:1479–1480) has one row per metric 
 the estimate of the oriented paired delta (positive = candidate better), the interval between
 its one-sided lower and upper confidence bounds at ``alpha``, a tick at the lower bound (the bound
 that decides noninferiority and claims), the gate's threshold (−margin, or 0 for a claim) and the
-zero line, coloured by gate status.
+zero line, coloured by gate status. Above the first row, the lower-bound tick and the threshold
+are named ("lower bound", "−margin = -0.05" or "0 (claim)"), so the plot reads without the legend.
 """
 
 from __future__ import annotations
@@ -51,7 +52,7 @@ STATUS_COLOURS = {
 #: Claim kinds on operational metrics: their gates are the cost and latency deltas.
 OPERATIONAL_CLAIMS = ("claim:cost-reduction:", "claim:latency-reduction:")
 
-_WIDTH, _LABEL_W, _TEXT_W, _ROW_H, _AXIS_H, _TOP = 900, 150, 290, 28, 34, 8
+_WIDTH, _LABEL_W, _TEXT_W, _ROW_H, _AXIS_H, _TOP = 900, 150, 290, 28, 34, 22
 
 
 @dataclass(frozen=True)
@@ -150,6 +151,26 @@ def _draw_row(d: drawsvg.Drawing, scale: _Scale, g: GateResult, y: float) -> Non
     d.append(dw.Text(text, 12, scale.right + 10, y + 4, fill=colour))
 
 
+def _threshold_name(g: GateResult) -> str:
+    return "0 (claim)" if g.kind == "claim" else f"−margin = {_fmt(g.threshold)}"
+
+
+def _draw_labels(d: drawsvg.Drawing, scale: _Scale, g: GateResult) -> None:
+    """Name the lines of the first plotted row above it: its lower bound (the tick that
+    decides) and its threshold (the dashed tick: −margin, or 0 for a claim), each on the side
+    away from the other so the two never overlap."""
+    import drawsvg as dw
+
+    assert g.lower_bound is not None and g.threshold is not None
+    lcb, tx = scale.x(g.lower_bound), scale.x(g.threshold)
+    bound_first = lcb < tx
+    y = _TOP - 6
+    labels = (("lower bound", lcb, bound_first), (_threshold_name(g), tx, not bound_first))
+    for text, x, left in labels:
+        anchor, dx = ("end", -3) if left else ("start", 3)
+        d.append(dw.Text(text, 10, x + dx, y, text_anchor=anchor, fill="#444"))
+
+
 def forest_svg(rows: list[GateResult], title: str, panel_id: str) -> str:
     """One forest-plot panel as an inline ``<svg>`` element (no XML header).
 
@@ -171,6 +192,9 @@ def forest_svg(rows: list[GateResult], title: str, panel_id: str) -> str:
         group.append_title(visible(f"{g.id}: {g.reason}"))
         _draw_row(group, scale, g, _TOP + _ROW_H * i + _ROW_H / 2)
         d.append(group)
+    labelled = [g for g in rows if g.kind in STATISTICAL_KINDS and g.threshold is not None]
+    if labelled and _has_interval(labelled[0]):
+        _draw_labels(d, scale, labelled[0])
     return d.as_svg(header="").strip()
 
 
