@@ -39,6 +39,8 @@ def test_visible_escapes_only_invisible_characters(raw: str, shown: str) -> None
         ("café-v2", "café-v2"),  # one script with an accent
         ("日本語のモデル", "日本語のモデル"),  # Han, Hiragana and Katakana write one language
         ("model\u0391", "'model\\u0391'"),  # a Greek capital alpha
+        ("\u0441\u043e\u0440", "'\\u0441\\u043e\\u0440'"),  # Cyrillic letters drawn like "cop"
+        ("привет", "привет"),  # an ordinary Cyrillic word
     ],
 )
 def test_identifier_shows_lookalikes_escaped(name: str, shown: str) -> None:

@@ -8,9 +8,10 @@ and ``ragwarrant summary``. Each boundary has one function here, applied to ever
 - ``visible``: control, format (zero-width, bidirectional), separator and non-characters become
   Python-style escapes (``\\x1b``, ``\\n``, ``\\u200b``), so a value can neither send a terminal
   sequence nor start a new line: stdout and ``summary`` show exactly one line per line they mean.
-- ``identifier``: a name as it is shown to a person. A name with an invisible character or
-  letters from more than one script (``c\\u0430ndidate``, with a Cyrillic ``а``) is shown as its
-  ASCII escape in quotes (``'c\\u0430ndidate'``), so two names that look alike read differently.
+- ``identifier`` (``quoted`` in messages): a name as it is shown to a person. A name with an
+  invisible character, letters from more than one script (``c\\u0430ndidate``, with a Cyrillic
+  ``а``) or only Cyrillic or Greek letters drawn like Latin ones is shown as its ASCII escape in
+  quotes (``'c\\u0430ndidate'``), so two names that look alike read differently.
 - ``markdown``: ``visible`` plus CommonMark escapes for inline text: no raw HTML (``<``, ``>``
   and ``&`` as entities), no table cell break (``\\|``), no link, image or code span
   (``\\[``, ``\\]``, ``\\```), no emphasis by ``*``, no block start (a leading ``#``, list or
@@ -32,7 +33,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-__all__ = ["identifier", "markdown", "markdown_code", "visible", "xml_text"]
+__all__ = ["identifier", "markdown", "markdown_code", "quoted", "visible", "xml_text"]
 
 #: Unicode general categories shown as escapes: controls, format characters (zero-width space,
 #: bidirectional overrides, BOM), line and paragraph separators, surrogates, unassigned code
@@ -42,6 +43,10 @@ _SHORT = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
 #: Letters of these scripts mix in ordinary Japanese and Korean text: one script for the check.
 _HAN_FAMILY = frozenset({"CJK", "HIRAGANA", "KATAKANA", "HANGUL", "IDEOGRAPHIC"})
+
+#: Cyrillic and Greek letters drawn like Latin ones (a subset of Unicode's confusables.txt,
+#: UTS #39): a name spelled only with these looks like a Latin name (``сор``, ``а``).
+_LATIN_LOOKALIKES = frozenset("аеорсухіјѕһԁԛԝӏАВЕКМНОРСТХІЈЅҮԚԜӀΑΒΕΖΗΙΚΜΝΟΡΤΥΧοι")
 
 _XML_ILLEGAL = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 _MD_INLINE = re.compile(r"[\\`*\[\]|<>&]")
@@ -86,26 +91,37 @@ def _script(ch: str) -> str | None:
     return "HAN" if word in _HAN_FAMILY else word
 
 
-def _mixed_scripts(name: str) -> bool:
+def _lookalike(name: str) -> bool:
+    """Letters of more than one script, or only letters drawn like Latin ones (UTS #39's
+    mixed-script and whole-script confusables, approximated)."""
     if name.isascii():
         return False
-    return len({s for s in map(_script, name) if s is not None}) > 1
+    letters = [ch for ch in name if unicodedata.category(ch).startswith("L")]
+    if letters and all(ch in _LATIN_LOOKALIKES for ch in letters):
+        return True
+    return len({s for s in map(_script, letters) if s is not None}) > 1
 
 
 def identifier(name: str, *, quoted: bool = False) -> str:
     """Return a name (policy id, metric, slice value, key) as it is shown to a person.
 
-    A name holding an invisible character or letters of more than one script is always shown as
-    its quoted ASCII escape (Python's ``ascii``: ``'c\\u0430ndidate'``). Other names are shown
+    A name holding an invisible character, letters of more than one script, or only Cyrillic
+    or Greek letters drawn like Latin ones (``а``, ``сор``) is always shown as its quoted ASCII
+    escape (Python's ``ascii``: ``'c\\u0430ndidate'``). Other names are shown
     as they are, in quotes (``repr``) when ``quoted``.
 
     Args:
         name: the name as read from the inputs.
         quoted: quote a plain name too (messages such as "did you mean 'x'?").
     """
-    if not name.isprintable() or _mixed_scripts(name):
+    if not name.isprintable() or _lookalike(name):
         return ascii(name)
     return repr(name) if quoted else name
+
+
+def quoted(name: str) -> str:
+    """``identifier(name, quoted=True)``: a name in a message, as ``repr`` or its ASCII escape."""
+    return identifier(name, quoted=True)
 
 
 def _md_char(m: re.Match[str]) -> str:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TypedDict
 
-from ragwarrant.display import identifier, visible
+from ragwarrant.display import identifier, quoted, visible
 from ragwarrant.exit_codes import DecisionClass
 from ragwarrant.outputs import CandidateClass, CandidateDecision, Decision, GateResult, GateStatus
 
@@ -154,7 +154,7 @@ def _withheld_config_keys(candidate: CandidateDecision) -> dict[str, list[str]]:
     """Whose policy config holds a value publication hygiene withheld → its key paths."""
     where: dict[str, list[str]] = {}
     for d in candidate.config_differences:
-        named = identifier(candidate.policy_id, quoted=True)
+        named = quoted(candidate.policy_id)
         owners = (("the baseline", d.baseline), (f"candidate {named}", d.candidate))
         for owner, value in owners:
             if _withheld(value):
@@ -180,7 +180,7 @@ def _block_step(candidate: CandidateDecision) -> str:
         )
     gates = _failed_hard_gates(candidate)
     named = f" ({', '.join(gates)})" if gates else ""
-    where = f" on split {candidate.tested_on!r}" if candidate.tested_on != "none" else ""
+    where = f" on split {quoted(candidate.tested_on)}" if candidate.tested_on != "none" else ""
     return f"fix the evidence named by the failed hard gate{named}{where} and run again"
 
 
