@@ -117,3 +117,23 @@ def test_xml_text_makes_every_document_well_formed() -> None:
     element.text = xml_text(value)
     parsed = ET.fromstring(ET.tostring(element))
     assert parsed.text == "a\\x1b\\x07\\x0b\\x0c\\ufffe\\uffff\\ud800<&>\t\nb"
+
+
+def test_console_log_lines_show_control_characters() -> None:
+    """On the console renderer a logged value from the inputs stays on its line, unobeyed."""
+    import io
+
+    import structlog
+
+    from ragwarrant.logging import configure_logging
+    from tests.conftest import reset_logging
+
+    stream = io.StringIO()
+    try:
+        configure_logging(json=False, stream=stream)
+        structlog.get_logger().info("inputs_read", contract="c\x1b[2J\nFORGED")
+    finally:
+        reset_logging()
+    out = stream.getvalue()
+    assert out.count("\n") == 1 and "\x1b" not in out
+    assert "contract=c\\x1b[2J\\nFORGED" in out
