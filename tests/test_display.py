@@ -110,6 +110,14 @@ def test_markdown_keeps_every_hygiene_finding_visible(kind: str, secret: str) ->
     assert kind in kinds
 
 
+def test_markdown_keeps_a_copied_text_visible() -> None:
+    """A private text with markup characters, escaped for Markdown, is still a 12-token copy."""
+    private = "the <b>patient</b> & her doctor agreed [on] the *dose* | of 5 mg twice daily"
+    report = f"- {markdown(private)}\n".encode()
+    kinds = {f.kind for f in scan_outputs({"report.md": report}, iter([private]))}
+    assert "copied-text" in kinds
+
+
 def test_xml_text_makes_every_document_well_formed() -> None:
     """Characters XML 1.0 forbids become escapes; tab, newline and markup are left as they are."""
     value = "a\x1b\x07\x0b\x0c\ufffe\uffff\ud800<&>\t\nb"

@@ -12,8 +12,9 @@ and ``ragwarrant summary``. Each boundary has one function here, applied to ever
   invisible character, letters from more than one script (``c\\u0430ndidate``, with a Cyrillic
   ``а``) or only Cyrillic or Greek letters drawn like Latin ones is shown as its ASCII escape in
   quotes (``'c\\u0430ndidate'``), so two names that look alike read differently.
-- ``markdown``: ``visible`` plus CommonMark escapes for inline text: no raw HTML (``<``, ``>``
-  and ``&`` as entities), no table cell break (``\\|``), no link, image or code span
+- ``markdown``: ``visible`` plus CommonMark backslash escapes for inline text (CommonMark 0.31,
+  section 2.4; entities would add word tokens and hide a copied text from the hygiene scan): no
+  raw HTML (``\\<``, ``\\>``, ``\\&``), no table cell break (``\\|``), no link, image or code span
   (``\\[``, ``\\]``, ``\\```), no emphasis by ``*``, no block start (a leading ``#``, list or
   quote marker). ``_``, ``~``, ``-``, ``+``, ``/``, ``=``, ``.``, ``:`` and ``@`` are kept, so the
   publication-hygiene patterns (credentials, paths, addresses) still see a value whole.
@@ -50,7 +51,6 @@ _LATIN_LOOKALIKES = frozenset("аеорсухіјѕһԁԛԝӏАВЕКМНОРС�
 
 _XML_ILLEGAL = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 _MD_INLINE = re.compile(r"[\\`*\[\]|<>&]")
-_MD_ENTITIES = {"<": "&lt;", ">": "&gt;", "&": "&amp;"}
 _MD_BLOCK_START = re.compile(r"#|[-+] ")
 
 
@@ -125,8 +125,7 @@ def quoted(name: str) -> str:
 
 
 def _md_char(m: re.Match[str]) -> str:
-    ch = m.group(0)
-    return _MD_ENTITIES.get(ch) or "\\" + ch
+    return "\\" + m.group(0)
 
 
 def markdown(text: str) -> str:
