@@ -21,6 +21,7 @@ import numpy as np
 
 from ragwarrant.contract import ReleaseContract
 from ragwarrant.decision import CandidateVerdict, classify_candidate, rank_key
+from ragwarrant.display import identifier
 from ragwarrant.gates.candidate import CandidateEvaluation
 from ragwarrant.gates.run import gate_holm_across_candidates
 from ragwarrant.outputs import CandidateClass, GateResult, Selection
@@ -62,7 +63,7 @@ class ConfirmatoryPlan:
 
 def _development_note(policy: str, verdict: CandidateVerdict, e: CandidateEvaluation) -> str:
     return (
-        f"{policy} on the development split: {verdict.decision_class.value}"
+        f"{identifier(policy)} on the development split: {verdict.decision_class.value}"
         + (f", quality delta {e.quality_estimate:+.4g}" if e.quality_estimate is not None else "")
         + (
             f", cost delta {e.cost_estimate:+.4g} (positive = cheaper)"
