@@ -3,7 +3,9 @@
 Prints wall time and throughput (private tokens per second) of ``scan_outputs`` for growing
 private corpora, beside a reference implementation measured in the same run (a Python ``set`` of
 12-token tuples built from the private texts, then probed with the output's windows). Both must
-agree on whether the planted copy is found. Usage: ``python bench/bench_hygiene.py``.
+agree on whether the planted copy is found. Then times the credential and personal-data patterns
+(``redact_text``) on adversarial strings of 10 kB and 1 MB: linear time costs ~100x between the
+two, a quadratic pattern ~10,000x. Usage: ``python bench/bench_hygiene.py``.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import time
 import numpy as np
 import orjson
 
-from ragwarrant.audit.hygiene import COPY_RUN_TOKENS, scan_outputs
+from ragwarrant.audit.hygiene import COPY_RUN_TOKENS, redact_text, scan_outputs
 
 WORDS = np.array([f"w{i}" for i in range(20_000)])
 
@@ -39,6 +41,26 @@ def _reference(outputs: dict[str, bytes], texts: list[str]) -> bool:
         ):
             return True
     return False
+
+
+ADVERSARIAL = {
+    "alphanumeric run": lambda n: "a" * n,
+    "scheme, user, long password": lambda n: "a://b:" + "c" * n,
+    "secret keyword then spaces": lambda n: "password" + " " * n,
+    "path segments after a glued v": lambda n: "/v" * (n // 2) + "+",
+}
+
+
+def _pattern_costs() -> None:
+    print(f"\n{'adversarial string':<30} {'10 kB s':>9} {'1 MB s':>9} {'ratio':>7}")
+    for name, make in ADVERSARIAL.items():
+        costs = []
+        for n in (10_000, 1_000_000):
+            text = make(n)
+            t0 = time.perf_counter()
+            redact_text(text)
+            costs.append(time.perf_counter() - t0)
+        print(f"{name:<30} {costs[0]:>9.4f} {costs[1]:>9.3f} {costs[1] / costs[0]:>7.0f}")
 
 
 def main() -> None:
@@ -68,6 +90,7 @@ def main() -> None:
             f"{n_texts:>8} {n_tokens:>10} {t1 - t0:>15.3f} {n_tokens / (t1 - t0):>12.3g} "
             f"{t2 - t1:>12.3f} {n_tokens / (t2 - t1):>12.3g} {found == ref and found}"
         )
+    _pattern_costs()
 
 
 if __name__ == "__main__":

@@ -347,3 +347,18 @@ def test_costs_too_large_to_aggregate_block_without_a_warning(make_input, tmp_pa
         "in magnitude"
     )
     assert gate["details"] == {"cost_usd.too_large.base": 200, "cost_usd.too_large.cand": 200}
+
+
+def test_a_lookalike_slice_name_reads_differently_in_the_reason(make_input, tmp_path):
+    """A protected slice written with a Cyrillic 'а' (looks like the evidence's 'a') is named
+    with its escape, beside the slices that exist, so the two do not read alike."""
+    out = tmp_path / "out"
+    inp = make_input(
+        mutate=lambda c: c.update({"protected_slices": [{"value": "\u0430", "min_paired_n": 30}]})
+    )
+    assert run(["run", "--input", str(inp), "--output", str(out)]) == 12
+    gate = next(
+        g for g in load(out)["candidates"][0]["gates"] if g["id"].startswith("hard:slice-paired")
+    )
+    assert "the evidence has no slice 'а'" not in gate["reason"]
+    assert "its slices: 'a', 'b'" in gate["reason"]

@@ -18,6 +18,7 @@ LAYERS = {
     "version": 0,
     "mounts": 0,
     "exit_modes": 0,
+    "display": 0,
     "outputs": 1,
     "contract": 2,
     "stats": 2,

@@ -28,6 +28,7 @@ from ragwarrant.commands import selftest as selftest_command
 from ragwarrant.commands import summary as summary_command
 from ragwarrant.commands import verify as verify_command
 from ragwarrant.commands._help import top_level_epilog
+from ragwarrant.display import visible
 from ragwarrant.errors import InternalError, RagwarrantError, UsageError
 from ragwarrant.logging import configure_logging
 from ragwarrant.mounts import DEFAULT_MOUNTS
@@ -329,7 +330,7 @@ def _print_error_line(exc: RagwarrantError, args: argparse.Namespace) -> None:
     """``run``'s one line on stdout for an error, as for a decision (``run ... | tail -1``):
     ``ERROR (exit N): code — next: hint``, redacted; a closed stdout costs nothing."""
     hint = exc.hint or "see decision.json's error, or the message on stderr"
-    line = f"ERROR (exit {int(exc.exit_code)}): {exc.code} — next: {hint}"
+    line = visible(f"ERROR (exit {int(exc.exit_code)}): {exc.code} — next: {hint}")
     with contextlib.suppress(
         ValueError, OSError
     ):  # the reader went away: exit code and stderr tell
@@ -358,8 +359,10 @@ def _mounts(args: argparse.Namespace | None) -> tuple[str, ...]:
 
 
 def _stderr_text(exc: RagwarrantError, args: argparse.Namespace | None) -> str:
-    """The error as printed on stderr, through the publication-hygiene redaction."""
-    text = f"ragwarrant: error: {exc.message}" + (f"\n  hint: {exc.hint}" if exc.hint else "")
+    """The error as printed on stderr, through the publication-hygiene redaction; a value from
+    the inputs in the message or hint is ``display.visible`` (no escape sequence, no new line)."""
+    hint = f"\n  hint: {visible(exc.hint)}" if exc.hint else ""
+    text = f"ragwarrant: error: {visible(exc.message)}{hint}"
     return _redacted(text, args)
 
 

@@ -23,6 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from ragwarrant.display import identifier
 from ragwarrant.exit_codes import DecisionClass, exit_code_for_class
 from ragwarrant.outputs import CandidateClass, CandidateDecision, Decision, GateResult, GateStatus
 
@@ -172,7 +173,7 @@ def not_selected_verdict(selected: str | None) -> CandidateVerdict:
     """The verdict of a candidate the development split did not choose for the confirmatory test."""
     return CandidateVerdict(
         CandidateClass.NOT_SELECTED,
-        [f"not-selected: {selected} ranked first on the development split"],
+        [f"not-selected: {identifier(str(selected))} ranked first on the development split"],
     )
 
 
@@ -215,7 +216,7 @@ def run_summary(run: DecisionClass, candidates: list[CandidateDecision], contrac
     """One line: the run's class, each candidate's class, and ``contract`` (``id vVERSION``)."""
     return (
         f"{run.value}: "
-        + ", ".join(f"{c.policy_id}={c.decision_class.value}" for c in candidates)
+        + ", ".join(f"{identifier(c.policy_id)}={c.decision_class.value}" for c in candidates)
         + f" (contract {contract})"
     )
 

@@ -5,7 +5,9 @@ e.g. ``run``'s one-line decision, so ``ragwarrant run ... | tail -1`` shows it),
 terminal. They are JSON lines unless the log stream is a TTY (console renderer). Every event
 passes through ``audit.hygiene.redacting_processor`` before it is rendered: a credential,
 personal datum or private path in a logged value (a contract id, a message) is replaced by
-``[withheld: <kind>]``, as in the outputs.
+``[withheld: <kind>]``, as in the outputs. On the console renderer every string value is
+``display.visible`` too: a value from the inputs cannot send an escape sequence to the terminal
+or start a line (JSON lines escape control characters themselves).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import logging
 import sys
 from typing import Any, TextIO
 
+from ragwarrant.display import visible
 from ragwarrant.mounts import DEFAULT_MOUNTS
 
 __all__ = ["configure_logging"]
@@ -35,6 +38,11 @@ def _lazy_redacting_processor(mounts: tuple[str, ...]) -> Any:
         return processor(logger, method, event)
 
     return redact
+
+
+def _visible_values(logger: Any, method: str, event: dict[str, Any]) -> dict[str, Any]:
+    """Every string value of an event through ``display.visible`` (console lines only)."""
+    return {k: visible(v) if isinstance(v, str) else v for k, v in event.items()}
 
 
 def configure_logging(
@@ -66,6 +74,7 @@ def configure_logging(
             structlog.processors.add_log_level,
             structlog.processors.TimeStamper(fmt="iso", utc=True),
             _lazy_redacting_processor(mounts),
+            *(() if use_json else (_visible_values,)),
             renderer,
         ],
         wrapper_class=structlog.make_filtering_bound_logger(logging.INFO),

@@ -26,6 +26,7 @@ from ragwarrant.decision import (
     not_selected_verdict,
     rank_key,
 )
+from ragwarrant.display import identifier
 from ragwarrant.gates.candidate import CandidateEvaluation
 from ragwarrant.gates.run import gate_holm_across_candidates
 from ragwarrant.inputs import Inputs, config_differences
@@ -71,7 +72,7 @@ class ConfirmatoryPlan:
 
 def _development_note(policy: str, verdict: CandidateVerdict, e: CandidateEvaluation) -> str:
     return (
-        f"{policy} on the development split: {verdict.decision_class.value}"
+        f"{identifier(policy)} on the development split: {verdict.decision_class.value}"
         + (f", quality delta {e.quality_estimate:+.4g}" if e.quality_estimate is not None else "")
         + (
             f", cost delta {e.cost_estimate:+.4g} (positive = cheaper)"

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from ragwarrant.audit.collect import RowStatus, collect_decisions
+from ragwarrant.audit.collect import Collection, RowStatus, RunRow, collect_decisions
 from ragwarrant.cli import main
 from ragwarrant.errors import InputError
 
@@ -90,13 +90,17 @@ def test_summary_all_prints_text_and_json(
     """`summary --all OUT` prints a table with one line per run; --format json the same rows."""
     root = _fan_out(pristine_run, tmp_path / "out", tmp_path)
     capsys.readouterr()
-    assert main(["summary", "--all", str(root), "--expect", "7"]) == 0
+    assert main(["summary", "--all", str(root), "--expect", "7"]) == 78  # run 1's error
     text = capsys.readouterr().out.splitlines()
     assert text[0].startswith(f"8 runs under {root}:")
     assert [line.split()[0] for line in text[2:]] == ["0", "1", "2", "3", "4", "5", "6", "team-a"]
-    assert main(["summary", "--all", str(root), "--format", "json"]) == 0
+    long_detail = next(line for line in text if line.startswith("1 "))
+    assert "… (+" in long_detail and "characters; --json has it whole)" in long_detail
+    assert main(["summary", "--all", str(root), "--format", "json"]) == 78
     data = json.loads(capsys.readouterr().out)
-    assert data["total"] == 7 and len(data["rows"]) == 7
+    assert main(["summary", "--all", str(root), "--json"]) == 78
+    assert json.loads(capsys.readouterr().out) == data
+    assert data["total"] == 7 and len(data["rows"]) == 7 and data["exit_code"] == 78
     assert data["rows"][1] == {
         **data["rows"][1],
         "name": "1",
@@ -112,3 +116,35 @@ def test_summary_of_one_run_is_unchanged(
     expected = json.loads((pristine_run.output_dir / "decision.json").read_text())
     assert main(["summary", str(pristine_run.output_dir)]) == expected["exit_code"]
     assert capsys.readouterr().out.startswith(f"decision: {expected['run_class']}")
+
+
+def _row(name: str, status: RowStatus, run_class: str | None, code: int | None) -> RunRow:
+    detail = "no manifest.json: the run did not complete" if status is RowStatus.PARTIAL else ""
+    return RunRow(name, status, run_class, code, None, detail)
+
+
+@pytest.mark.parametrize(
+    ("rows", "expected"),
+    [
+        ([("PROMOTE", 0), ("PROMOTE", 0)], 0),
+        ([("PROMOTE", 0), ("BLOCK", 12), ("REJECT", 10)], 12),
+        ([("REJECT", 10), ("INCONCLUSIVE", 11)], 11),
+        ([("BLOCK", 12), ("ERROR", 78)], 78),
+        ([("PROMOTE", 0), (RowStatus.MISSING, None)], 66),
+        ([("PROMOTE", 0), (RowStatus.PARTIAL, 0)], 66),
+        ([("PROMOTE", 0), (RowStatus.UNREADABLE, None)], 65),
+        ([], 66),
+    ],
+)
+def test_exit_code_is_the_worst_run(rows: list[tuple[object, int | None]], expected: int) -> None:
+    """A fan-out exits with its worst run's code: one BLOCK among PROMOTEs exits 12; a run
+    without a committed decision counts as 66 (missing, no manifest) or 65 (unreadable)."""
+    built = [
+        _row(str(i), k, None, None)
+        if isinstance(k, RowStatus) and k is not RowStatus.PARTIAL
+        else _row(str(i), k, "PROMOTE", code)
+        if isinstance(k, RowStatus)
+        else _row(str(i), RowStatus.DECIDED, str(k), code)
+        for i, (k, code) in enumerate(rows)
+    ]
+    assert Collection("out", tuple(built)).exit_code() == expected

@@ -122,3 +122,10 @@ def test_not_selected_candidate_is_one_skipped_case(decision: Decision) -> None:
 def test_same_decision_same_bytes(decision: Decision) -> None:
     """No clock or host in the document: rendering twice gives the same bytes."""
     assert render_junit(decision) == render_junit(decision.model_copy())
+
+
+def test_hostile_names_still_validate(pristine_run: Run, schema: object) -> None:
+    """Names holding ESC, BEL, VT, FF, U+FFFE, markup and newlines give a valid document."""
+    from .test_hostile_outputs import hostile_decision
+
+    schema.validate(render_junit(hostile_decision(pristine_run.output_dir)))  # type: ignore[attr-defined]

@@ -68,6 +68,23 @@ def test_one_forest_row_per_metric_and_slice(decision: Decision) -> None:
     assert "no cost or latency delta" not in page
 
 
+def test_each_plot_names_its_lower_bound_and_threshold(decision: Decision) -> None:
+    """The quality panel names the lower-bound tick and the −margin line, placed at their x; the
+    cost panel names its claim's threshold 0."""
+    page = render_report_html(decision.model_copy(update={"candidates": decision.candidates[:1]}))
+    quality, cost = re.findall(r"<svg.*?</svg>", page, flags=re.S)
+    first = next(g for g in decision.candidates[0].gates if g.kind == "noninferiority")
+    labels = dict(
+        (text, float(x))
+        for x, text in re.findall(r'<text x="([\d.]+)"[^>]*>([^<]*)</text>', quality)
+    )
+    assert "lower bound" in labels and f"−margin = {first.threshold:+.4g}" in labels
+    # The ticks: the dashed threshold line and the lower-bound tick, beside their labels.
+    dashed = re.search(r'<path d="M([\d.]+),[\d.]+ L[\d.]+,[\d.]+"[^>]*stroke-dasharray', quality)
+    assert dashed and abs(float(dashed.group(1)) - labels[f"−margin = {first.threshold:+.4g}"]) <= 3
+    assert ">0 (claim)</text>" in cost and ">lower bound</text>" in cost
+
+
 def test_rows_are_coloured_by_gate_status(decision: Decision) -> None:
     """A failed and an inconclusive gate are drawn in their own colours."""
     page = render_report_html(inconclusive_variant(decision))

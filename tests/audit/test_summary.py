@@ -50,15 +50,33 @@ def test_inconclusive_summary_carries_more_needed(pristine_run: Run) -> None:
 
 
 def test_summary_line_never_truncates_without_saying_so(pristine_run: Run) -> None:
-    """A width-limited line says how much it cut and keeps the next step whole."""
+    """A width-limited line says how much it cut, keeps the next step whole when it fits after
+    the class, and is never longer than the width."""
     decision = inconclusive_variant(load_decision(pristine_run.output_dir))
     full = summary_line(decision)
     assert full.startswith("INCONCLUSIVE (exit 11): gpt-3.5-turbo-0613=INCONCLUSIVE [unresolved:")
-    assert full.endswith(f"— next: {next_step(decision)}")
-    cut = summary_line(decision, width=120)
-    assert "more characters; see report.md)" in cut
-    assert cut.endswith(f"— next: {next_step(decision)}")
-    assert len(cut) < len(full)
+    tail = f" — next: {next_step(decision)}"
+    assert full.endswith(tail)
+    roomy = summary_line(decision, width=len(tail) + 80)
+    assert roomy.endswith(tail) and len(roomy) == len(tail) + 80
+    kept = roomy.split("… (")[0]
+    assert full.startswith(kept)
+    assert f"… ({len(full) - len(tail) - len(kept)} more characters; see report.md){tail}" in roomy
+    narrow = summary_line(decision, width=120)
+    kept = narrow.split("… (")[0]
+    assert len(narrow) <= 120 and kept.startswith("INCONCLUSIVE (exit 11): ")
+    assert narrow.endswith(f"… ({len(full) - len(kept)} more characters; see report.md)")
+
+
+def test_run_stdout_line_is_at_most_200_characters(pristine_run: Run) -> None:
+    """`ragwarrant run`'s line (classes and next step, no reasons) fits in STDOUT_WIDTH."""
+    from ragwarrant.commands.run import STDOUT_WIDTH
+
+    decision = inconclusive_variant(load_decision(pristine_run.output_dir))
+    line = summary_line(decision, STDOUT_WIDTH, reasons=False)
+    assert len(summary_line(decision)) > STDOUT_WIDTH >= len(line)
+    assert line.startswith("INCONCLUSIVE (exit 11): gpt-3.5-turbo-0613=INCONCLUSIVE; ")
+    assert "[unresolved:" not in line
 
 
 def test_deciding_gates_follow_the_reasons(pristine_run: Run) -> None:
@@ -155,7 +173,7 @@ def test_secret_in_a_policy_config_gets_a_config_next_step(make_input, tmp_path,
     step = captured.out.strip().split(" — next: ", 1)[1]
     assert step.startswith("cand: remove the credential from the policy config (key api_key of ")
     assert "evidence" not in step
-    assert next_step(load_decision(out)).endswith(step.removeprefix("cand: "))
+    assert next_step(load_decision(out)).startswith(step.split("… (")[0])  # run cuts at 200
     assert SECRET not in captured.out + captured.err
     for path in out.rglob("*"):
         if path.is_file():

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -118,3 +119,58 @@ def test_gitlab_template_script_runs_locally(tmp_path: Path) -> None:
     assert (work / "ragwarrant-out" / "decision.json").is_file()
     junit = job["artifacts"]["reports"]["junit"].replace("${RAGWARRANT_OUTPUT}", "ragwarrant-out")
     assert (work / junit).is_file()
+
+
+def _stub_python(tmp_path: Path) -> tuple[Path, Path]:
+    """A ``python`` on PATH that records its arguments instead of installing anything."""
+    bin_dir, log = tmp_path / "stub-bin", tmp_path / "python-args"
+    bin_dir.mkdir()
+    stub = bin_dir / "python"
+    stub.write_text(f'#!/bin/sh\nprintf "%s\\n" "$@" >> "{log}"\n')
+    stub.chmod(0o755)
+    return bin_dir, log
+
+
+def test_action_pins_every_action_by_commit() -> None:
+    """Every `uses:` names a full 40-hex commit: a moved tag cannot change what runs."""
+    steps = yaml.safe_load((REPO / "action.yml").read_text())["runs"]["steps"]
+    uses = [s["uses"] for s in steps if "uses" in s]
+    assert uses and all(re.fullmatch(r"[\w.-]+/[\w.-]+@[0-9a-f]{40}", u) for u in uses), uses
+
+
+def test_action_installs_its_own_source_by_default(tmp_path: Path) -> None:
+    """With no `package:` the install step installs the action's own directory, never a name
+    from the package index."""
+    action = yaml.safe_load((REPO / "action.yml").read_text())
+    assert action["inputs"]["package"]["default"] == ""
+    install = next(s for s in action["runs"]["steps"] if "pip install" in s.get("run", ""))
+    assert install["env"]["PACKAGE"] == "${{ inputs.package }}"
+    bin_dir, log = _stub_python(tmp_path)
+    env = {"PATH": f"{bin_dir}:/usr/bin:/bin", "PACKAGE": "", "GITHUB_ACTION_PATH": str(REPO)}
+    subprocess.run(["bash", "-c", install["run"]], env=env, check=True, timeout=60)
+    args = log.read_text().splitlines()
+    assert args[:3] == ["-m", "pip", "install"] and args[-1] == str(REPO)
+
+
+def _gitlab_job() -> dict:
+    template = yaml.safe_load((REPO / "ci" / "gitlab" / "ragwarrant.gitlab-ci.yml").read_text())
+    return template[".ragwarrant"]
+
+
+def test_gitlab_template_installs_nothing_by_name(tmp_path: Path) -> None:
+    """Without ragwarrant in the image and without RAGWARRANT_SOURCE the job stops (exit 78)
+    before pip runs; with RAGWARRANT_SOURCE it installs exactly that source."""
+    job = _gitlab_job()
+    assert "RAGWARRANT_PACKAGE" not in job["variables"]
+    assert job["variables"]["RAGWARRANT_SOURCE"] == ""
+    bin_dir, log = _stub_python(tmp_path)
+    env = {**job["variables"], "PATH": f"{bin_dir}:/usr/bin:/bin"}
+    install = job["script"][0]
+    done = subprocess.run(
+        ["bash", "-c", install], env=env, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 78 and "RAGWARRANT_SOURCE" in done.stderr
+    assert not log.exists()
+    env["RAGWARRANT_SOURCE"] = str(REPO)
+    subprocess.run(["bash", "-c", install], env=env, check=True, timeout=60)
+    assert log.read_text().splitlines()[-1] == str(REPO)

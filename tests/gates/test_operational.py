@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ragwarrant.contract import OperationalMetric
-from ragwarrant.gates.operational import gate_operational
+from ragwarrant.gates.operational import difference_in_reader_terms, gate_operational
 from ragwarrant.pipeline import run_job
 from ragwarrant.stats.onesided import OrientedBootstrap
 from tests.conftest import simulate
@@ -50,3 +50,24 @@ def test_run_shows_the_cost_delta_without_a_claim(make_input, tmp_path) -> None:
     # Five times dearer: the oriented delta (baseline − candidate cost) is clearly negative.
     assert (op.metric, op.upper_bound is not None and op.upper_bound < 0) == ("cost_usd", True)
     assert cand.decision_class.value == "PROMOTE"
+    # ... and says so in the reader's terms: dearer is "+", about five times is about +400 %.
+    reading = op.reason.split("cost_usd: the candidate costs +$", 1)[1]
+    assert 300 < int(reading.split("(+", 1)[1].split(" %")[0]) < 500
+
+
+def test_cost_difference_reads_in_dollars_and_percent() -> None:
+    """The oriented estimate of a lower-is-better cost (baseline − candidate) reads as what the
+    candidate costs more per request, relative to the baseline's mean (issue 30's example)."""
+    baseline = np.array([0.0016, 0.0020, 0.0018])
+    text = difference_in_reader_terms(COST, -0.00022, baseline)
+    assert text == "the candidate costs +$0.00022 per request (+12 %, baseline $0.0018)"
+    cheaper = difference_in_reader_terms(COST, 0.0009, baseline)
+    assert cheaper == "the candidate costs -$0.0009 per request (-50 %, baseline $0.0018)"
+
+
+def test_latency_quantile_difference_reads_in_its_unit() -> None:
+    """A p95 latency reads as the candidate's p95 minus the baseline's, in ms and percent."""
+    p95 = OperationalMetric(id="latency_ms", unit="ms", statistic="p95")
+    baseline = np.arange(1.0, 101.0)  # p95 (inverted CDF) = 95
+    text = difference_in_reader_terms(p95, -19.0, baseline)  # oriented: 19 ms slower
+    assert text == "the candidate's p95 latency_ms is +19 ms (+20 %, baseline 95 ms)"

@@ -14,6 +14,14 @@ row says how far that run got, without ever raising for one bad directory:
 
 A run that ended in a typed error is ``decided`` with run class ``ERROR`` and the error's code.
 Nothing is re-decided here: the class and exit code are the ones the run wrote.
+
+``Collection.exit_code`` is the worst row's code, so a CI step on a fan-out fails when any run
+did not PROMOTE: the largest code any decided run wrote (0 < 10 REJECT < 11 INCONCLUSIVE < 12
+BLOCK, the order ``decision.run_class`` gives the classes, below every error code), and for a
+row without a readable, committed decision the code ``ragwarrant summary`` gives that directory
+alone: 66 for ``missing`` and for ``partial`` without a manifest (not a completed run), 65 for
+``unreadable`` and for a ``partial`` decision the manifest does not record. An empty fan-out
+(no run at all) is 66.
 """
 
 from __future__ import annotations
@@ -29,6 +37,7 @@ from pydantic import ValidationError
 
 from ragwarrant.digests import sha256_bytes
 from ragwarrant.errors import InputError
+from ragwarrant.exit_codes import ExitCode
 from ragwarrant.outputs import Decision, Manifest
 
 __all__ = ["Collection", "RowStatus", "RunRow", "collect_decisions"]
@@ -78,6 +87,10 @@ class Collection:
     root: str
     rows: tuple[RunRow, ...]
 
+    def exit_code(self) -> int:
+        """The worst row's exit code (see the module docstring); 66 without any row."""
+        return max((_row_code(r) for r in self.rows), default=int(ExitCode.NO_INPUT))
+
     def counts(self) -> dict[str, int]:
         """Return the number of rows per run class (decided rows) and per other status."""
         counter: Counter[str] = Counter()
@@ -91,6 +104,7 @@ class Collection:
         return {
             "root": self.root,
             "total": len(self.rows),
+            "exit_code": self.exit_code(),
             "counts": self.counts(),
             "rows": [
                 {
@@ -104,6 +118,18 @@ class Collection:
                 for r in self.rows
             ],
         }
+
+
+_NO_MANIFEST = "no manifest.json: the run did not complete"
+
+
+def _row_code(row: RunRow) -> int:
+    """A row's exit code: the one its run wrote, else the one ``summary`` gives its directory."""
+    if row.status is RowStatus.DECIDED and row.exit_code is not None:
+        return row.exit_code
+    if row.status is RowStatus.MISSING or row.detail == _NO_MANIFEST:
+        return int(ExitCode.NO_INPUT)
+    return int(ExitCode.VERIFY_MISMATCH)
 
 
 def _sort_key(name: str) -> tuple[int, int | str]:
@@ -139,7 +165,7 @@ def _row(directory: Path) -> RunRow:
     recorded = _manifest_sha256(directory)
     status = RowStatus.DECIDED
     if recorded is None:
-        status, detail = RowStatus.PARTIAL, "no manifest.json: the run did not complete"
+        status, detail = RowStatus.PARTIAL, _NO_MANIFEST
     elif recorded != sha256_bytes(raw):
         status, detail = RowStatus.PARTIAL, "decision.json differs from what manifest.json records"
     return RunRow(name, status, d.run_class.value, d.exit_code, contract_id, detail)

@@ -301,7 +301,7 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str], _Validator | None], ...] = (
     ),
     (
         "aws-access-key",
-        re.compile(r"(?i)aws_?secret_?access_?key\s*[\"']?\s*[:=]\s*[\"']?[A-Za-z0-9/+=]{40}"),
+        re.compile(r"(?i)aws_?secret_?access_?key\s*(?:[\"']\s*)?[:=]\s*[\"']?[A-Za-z0-9/+=]{40}"),
         None,
     ),
     (
@@ -309,7 +309,7 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str], _Validator | None], ...] = (
         re.compile(r"(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})"),
         None,
     ),
-    ("api-token", re.compile(r"sk-(?:[A-Za-z0-9]+-)*[A-Za-z0-9_\-]{20,}"), _mixed_token),
+    ("api-token", re.compile(r"sk-[A-Za-z0-9_\-]{20,}"), _mixed_token),
     ("api-token", re.compile(r"(?:sk|rk)_live_[A-Za-z0-9]{16,}"), None),
     ("api-token", re.compile(r"AIza[0-9A-Za-z_\-]{35}"), None),
     ("api-token", re.compile(r"xox[abposr]-[A-Za-z0-9\-]{10,}"), None),
@@ -322,14 +322,16 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str], _Validator | None], ...] = (
     ("bearer-token", re.compile(r"(?i)authorization\s*[:=]\s*basic\s+[A-Za-z0-9+/]{8,}=*"), None),
     (
         "password-in-url",
-        re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*://[^\s/:@\"'<>]+:[^\s/@\"'<>]+@[^\s/\"'<>]+"),
+        re.compile(
+            r"(?<![A-Za-z0-9+.\-])[A-Za-z][A-Za-z0-9+.\-]*://[^\s/:@\"'<>]+:[^\s/@\"'<>]+@[^\s/\"'<>]+"
+        ),
         None,
     ),
     (
         "secret-assignment",
         re.compile(
             r"(?i)(?:password|passwd|secret|api[_-]?key|access[_-]?key|auth[_-]?token|"
-            r"client[_-]?secret)\b\s*[\"']?\s*[:=]\s*[\"']?[^\s\"',;]{8,}"
+            r"client[_-]?secret)\b\s*(?:[\"']\s*)?[:=]\s*[\"']?[^\s\"',;]{8,}"
         ),
         None,
     ),
@@ -361,7 +363,8 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str], _Validator | None], ...] = (
         # base64 run (signatures and payloads in decision.intoto.json hold ``/`` between letters).
         "absolute-path",
         re.compile(
-            rf"(?:(?<![\w.~\-:/+])(?<!\w#)|{_GLUED_V})/[A-Za-z0-9._\-]+(?:/[A-Za-z0-9._\-]+)+"
+            rf"(?:(?<![\w.~\-:/+])(?<!\w#)|{_GLUED_V}(?<![\w.~\-:/+#]v))"
+            r"/[A-Za-z0-9._\-]+(?:/[A-Za-z0-9._\-]+)+"
             r"(?![A-Za-z0-9._\-+/=])"
         ),
         _outside_mounts,

@@ -23,6 +23,7 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 
 from ragwarrant.audit.summary import more_data_text
+from ragwarrant.display import xml_text
 from ragwarrant.outputs import CandidateDecision, Decision, GateResult, GateStatus
 
 __all__ = ["render_junit"]
@@ -102,6 +103,16 @@ def _error_suite(parent: ET.Element, decision: Decision) -> dict[str, int]:
     return {"tests": 1, "failures": 0, "errors": 1, "skipped": 0}
 
 
+def _filter_characters(root: ET.Element) -> None:
+    """Make every attribute and text well-formed XML 1.0 (``display.xml_text``): a slice value
+    or reason holding ESC, BEL, VT, FF or U+FFFE would otherwise make the file unreadable."""
+    for element in root.iter():
+        for key, value in element.attrib.items():
+            element.set(key, xml_text(value))
+        if element.text:
+            element.text = xml_text(element.text)
+
+
 def render_junit(decision: Decision) -> bytes:
     """Render ``junit.xml`` (UTF-8, with an XML declaration) from a decision.
 
@@ -118,5 +129,6 @@ def render_junit(decision: Decision) -> bytes:
     for key in ("tests", "failures", "errors"):
         root.set(key, str(sum(t[key] for t in totals)))
     root.set("time", "0")
+    _filter_characters(root)
     ET.indent(root)
     return ET.tostring(root, encoding="utf-8", xml_declaration=True) + b"\n"

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from ragwarrant.audit.hygiene import is_secret_name
 from ragwarrant.audit.summary import more_data_text
+from ragwarrant.display import identifier, markdown, markdown_code, visible
 from ragwarrant.evidence_class import EvidenceClass
 from ragwarrant.exit_codes import DecisionClass
 from ragwarrant.outputs import (
@@ -27,14 +28,26 @@ def _fmt(x: float | None) -> str:
     return "—" if x is None else f"{x:+.4g}"
 
 
+def _name(x: object) -> str:
+    """A name from the inputs (policy, metric, slice, contract id), as Markdown inline text."""
+    return markdown(identifier(str(x)))
+
+
+def _code(x: object, *, table: bool = False) -> str:
+    """A name from the inputs as a Markdown code span."""
+    return markdown_code(identifier(str(x)), table=table)
+
+
 def decision_sentence(decision: Decision) -> str:
-    """One sentence stating the run's decision."""
+    """One sentence stating the run's decision, in plain text (names as ``display.identifier``
+    shows them; the caller escapes it for its format)."""
     c = decision.contract
-    under = f" under contract {c.id} v{c.version}" if c else ""
+    under = f" under contract {identifier(c.id)} v{visible(c.version)}" if c else ""
+    chosen = identifier(str(decision.selected_policy))
     if decision.run_class is DecisionClass.ERROR:
         err = decision.error
         return (
-            f"ERROR: the job stopped before deciding ({err.code if err else 'unknown'}): "
+            f"ERROR: the job stopped before deciding ({visible(err.code) if err else 'unknown'}): "
             "nothing is decided."
         )
     if decision.run_class is DecisionClass.PROMOTE and (
@@ -42,12 +55,12 @@ def decision_sentence(decision: Decision) -> str:
         and decision.evidence_class < EvidenceClass.FROZEN_OBSERVATION
     ):
         return (
-            f"PROMOTE (engine check only): candidate {decision.selected_policy} passed every gate"
+            f"PROMOTE (engine check only): candidate {chosen} passed every gate"
             f"{under}, but {decision.evidence_class.value} evidence supports no release decision."
         )
     if decision.run_class is DecisionClass.PROMOTE:
         return (
-            f"PROMOTE: candidate {decision.selected_policy} may replace the baseline{under}, "
+            f"PROMOTE: candidate {chosen} may replace the baseline{under}, "
             "within the scope of "
             f"{decision.evidence_class.value if decision.evidence_class else 'its'} evidence."
         )
@@ -72,8 +85,8 @@ def _gate_row(g: GateResult) -> str:
     status = g.status.value.upper() if g.status is not GateStatus.PASS else "pass"
     n = "—" if g.n is None else str(g.n)
     return (
-        f"| `{g.id}` | {status} | {_fmt(g.estimate)} | {_fmt(g.lower_bound)} "
-        f"| {_fmt(g.upper_bound)} | {_fmt(g.threshold)} | {n} | {g.reason.replace('|', '/')} |"
+        f"| {_code(g.id, table=True)} | {status} | {_fmt(g.estimate)} | {_fmt(g.lower_bound)} "
+        f"| {_fmt(g.upper_bound)} | {_fmt(g.threshold)} | {n} | {markdown(g.reason)} |"
     )
 
 
@@ -88,7 +101,7 @@ def _rate_row(c: CorroborationSummary, r: CorroborationRates) -> str:
     dr = f"**{_rate(r.disagreement_rate)}**" if over_d else _rate(r.disagreement_rate)
     ar = f"**{_rate(r.abstention_rate)}**" if over_a else _rate(r.abstention_rate)
     return (
-        f"| {r.policy_id} | {r.slice if r.slice is not None else 'all'} "
+        f"| {_name(r.policy_id)} | {_name(r.slice) if r.slice is not None else 'all'} "
         f"| {r.n_judged} | {r.n_disagreements} "
         f"| {dr} | {r.judge_supported_lexical_unsupported} "
         f"| {r.judge_unsupported_lexical_supported} "
@@ -108,20 +121,20 @@ def corroboration_lines(decision: Decision) -> list[str]:
     c = decision.corroboration
     if c is None:
         return []
-    samples = ", ".join(f"`{m}`" for m in c.sample_metrics) or "none"
+    samples = ", ".join(_code(m) for m in c.sample_metrics) or "none"
     lines = [
         "",
         "## Evaluator corroboration",
         "",
-        f"- judge groundedness metric `{c.groundedness_metric}` "
+        f"- judge groundedness metric {_code(c.groundedness_metric)} "
         f"(supported at >= {c.supported_threshold:g}); "
         "answer relevance: "
-        f"{f'`{c.answer_relevance_metric}`' if c.answer_relevance_metric else '—'}; "
+        f"{_code(c.answer_relevance_metric) if c.answer_relevance_metric else '—'}; "
         f"repeated samples: {samples} "
         f"(abstain when their spread exceeds {c.sample_disagreement_max:g})",
-        f"- deterministic check: lexical gate `{c.lexical_gate}` "
+        f"- deterministic check: lexical gate {_code(c.lexical_gate)} "
         f"(flag at >= {c.lexical_threshold:.4g}, "
-        f"calibration `{c.calibration_version}`, "
+        f"calibration {_code(c.calibration_version)}, "
         f"sha256 `{c.calibration_sha256[:16]}…`); "
         f"context-relevance floor {c.context_relevance_floor:g}",
         f"- limits: disagreement rate <= {c.max_disagreement_rate:.1%}, abstention rate <= "
@@ -144,29 +157,30 @@ def corroboration_lines(decision: Decision) -> list[str]:
         "context, or a fabricated citation), answer (wrong answer type, or judged irrelevant).",
     ]
     if c.warnings:
-        lines += ["", "Corroboration warnings:", "", *(f"- {w}" for w in c.warnings)]
+        lines += ["", "Corroboration warnings:", "", *(f"- {markdown(w)}" for w in c.warnings)]
     return lines
 
 
 def _header_lines(decision: Decision) -> list[str]:
-    lines = ["# ragwarrant decision", "", decision_sentence(decision), ""]
-    lines += [f"- run: `{decision.run_id}`, exit code {decision.exit_code}"]
+    lines = ["# ragwarrant decision", "", markdown(decision_sentence(decision)), ""]
+    lines += [f"- run: {_code(decision.run_id)}, exit code {decision.exit_code}"]
     if decision.contract:
         c = decision.contract
-        lines += [f"- contract: `{c.id}` v{c.version} (sha256 `{c.sha256[:16]}…`)"]
+        lines += [f"- contract: {_code(c.id)} v{markdown(c.version)} (sha256 `{c.sha256[:16]}…`)"]
     if decision.evidence_class:
         floor = decision.promotion_min_class.value if decision.promotion_min_class else "—"
         lines += [
             f"- evidence class: **{decision.evidence_class.value}** "
             f"(lowest class allowed to promote: {floor})",
-            f"- what this run supports: {decision.claim_scope}",
-            "- what it does not support: " + "; ".join(decision.claims_not_supported),
+            f"- what this run supports: {markdown(str(decision.claim_scope))}",
+            "- what it does not support: "
+            + "; ".join(markdown(c) for c in decision.claims_not_supported),
         ]
     if decision.look is not None:
         lk = decision.look
         lines += [
             f"- look {lk.number} at this contract version's evidence "
-            f"(level {lk.alpha_this_look:.4g}, spent {lk.alpha_spent:.4g}): {lk.reason}"
+            f"(level {lk.alpha_this_look:.4g}, spent {lk.alpha_spent:.4g}): {markdown(lk.reason)}"
         ]
     return lines
 
@@ -179,10 +193,10 @@ def _error_lines(decision: Decision) -> list[str]:
         "",
         "## Error",
         "",
-        f"- code: `{e.code}` (exit {e.exit_code}, {e.fault} fault)",
-        f"- message: {e.message}",
+        f"- code: {_code(e.code)} (exit {e.exit_code}, {e.fault} fault)",
+        f"- message: {markdown(e.message)}",
     ]
-    return lines + ([f"- hint: {e.hint}"] if e.hint else [])
+    return lines + ([f"- hint: {markdown(e.hint)}"] if e.hint else [])
 
 
 def _selection_lines(decision: Decision) -> list[str]:
@@ -193,10 +207,10 @@ def _selection_lines(decision: Decision) -> list[str]:
         "",
         "## Selection",
         "",
-        f"- method: {s.method}; selected: {s.selected_policy or '—'}",
-        f"- quality-only selection would pick: {s.quality_only_pick or '—'}; "
-        f"cost-only: {s.cost_only_pick or '—'}",
-        *(f"- {n}" for n in s.notes),
+        f"- method: {markdown(s.method)}; selected: {_name(s.selected_policy or '—')}",
+        f"- quality-only selection would pick: {_name(s.quality_only_pick or '—')}; "
+        f"cost-only: {_name(s.cost_only_pick or '—')}",
+        *(f"- {markdown(n)}" for n in s.notes),
     ]
 
 
@@ -207,7 +221,7 @@ def _run_gate_lines(decision: Decision) -> list[str]:
         "",
         "## Run-level checks",
         "",
-        *(f"- `{g.id}`: {g.status.value} — {g.reason}" for g in decision.run_gates),
+        *(f"- {_code(g.id)}: {g.status.value} — {markdown(g.reason)}" for g in decision.run_gates),
     ]
 
 
@@ -218,11 +232,11 @@ def _source_lines(decision: Decision) -> list[str]:
     for src in decision.sources:
         tool = src.tool + (f" {src.tool_version}" if src.tool_version else "")
         lines += [
-            f"- `{src.path}` ({src.source_id}): adapter {src.adapter}, {tool}, "
-            f"{src.rows_read} rows, pairing {src.pairing_method}"
-            + (f"; detected: {src.detected}" if src.detected else "")
+            f"- {_code(src.path)} ({_name(src.source_id)}): adapter {markdown(src.adapter)}, "
+            f"{markdown(tool)}, {src.rows_read} rows, pairing {markdown(src.pairing_method)}"
+            + (f"; detected: {markdown(src.detected)}" if src.detected else "")
         ]
-        lines += [f"  - {note}" for note in src.notes]
+        lines += [f"  - {markdown(note)}" for note in src.notes]
     return lines
 
 
@@ -230,14 +244,15 @@ def _validation_lines(decision: Decision) -> list[str]:
     lines: list[str] = []
     if decision.notes:
         lines += ["", "## Notes from validation", ""]
-        lines += [f"- {n}" for n in decision.notes]
+        lines += [f"- {markdown(n)}" for n in decision.notes]
     if decision.missing_values:
         lines += ["", "## Missing values", ""]
         lines += ["NaN, null, error and infinite scores, counted per policy and metric:", ""]
         lines += ["| policy | metric | reason | count |", "|---|---|---|---:|"]
         lines += [
             # .get: a tampered decision.json may lack a key; verify then reports the mismatch
-            f"| {m.get('policy_id')} | {m.get('metric')} | {m.get('reason')} | {m.get('count')} |"
+            f"| {_name(m.get('policy_id'))} | {_name(m.get('metric'))} "
+            f"| {markdown(str(m.get('reason')))} | {markdown(str(m.get('count')))} |"
             for m in decision.missing_values
         ]
     return lines
@@ -252,9 +267,9 @@ def _candidate_table(decision: Decision) -> list[str]:
         "|---|---|---|---|---|",
     ]
     for cd in decision.candidates:
-        first = cd.reasons[0].replace("|", "/") if cd.reasons else ""
+        first = markdown(cd.reasons[0]) if cd.reasons else ""
         lines += [
-            f"| {cd.policy_id} | {cd.decision_class.value} | {cd.tested_on} "
+            f"| {_name(cd.policy_id)} | {cd.decision_class.value} | {_name(cd.tested_on)} "
             f"| {cd.paired_n if cd.paired_n is not None else '—'} | {first} |"
         ]
     return lines
@@ -274,7 +289,7 @@ def _gate_table(cd: CandidateDecision) -> list[str]:
 
 
 def _more_data_line(g: GateResult) -> str:
-    return f"- `{g.id}`: {more_data_text(g)}"
+    return f"- {_code(g.id)}: {markdown(more_data_text(g))}"
 
 
 def _what_would_change(decision: Decision, cd: CandidateDecision) -> list[str]:
@@ -305,11 +320,11 @@ def _config_difference_lines(cd: CandidateDecision) -> list[str]:
         "Config differences from the baseline:",
         "",
         *(
-            f"- `{d.path}`: "
+            f"- {_code(d.path)}: "
             + (
                 "values not shown (a secret-named field)"
                 if is_secret_name(d.path)
-                else f"{d.baseline!r} → {d.candidate!r}"
+                else f"{markdown(repr(d.baseline))} → {markdown(repr(d.candidate))}"
             )
             for d in cd.config_differences
         ),
@@ -317,8 +332,8 @@ def _config_difference_lines(cd: CandidateDecision) -> list[str]:
 
 
 def _candidate_section(decision: Decision, cd: CandidateDecision) -> list[str]:
-    lines = ["", f"### {cd.policy_id}: {cd.decision_class.value}", ""]
-    lines += [f"- {r}" for r in cd.reasons]
+    lines = ["", f"### {_name(cd.policy_id)}: {cd.decision_class.value}", ""]
+    lines += [f"- {markdown(r)}" for r in cd.reasons]
     lines += _gate_table(cd)
     lines += _what_would_change(decision, cd)
     lines += _config_difference_lines(cd)

@@ -11,7 +11,8 @@ A forest plot (Lewis & Clarke 2001, BMJ 322:1479–1480) has one row per metric 
 the estimate of the oriented paired delta (positive = candidate better), the interval between
 its one-sided lower and upper confidence bounds at ``alpha``, a tick at the lower bound (the bound
 that decides noninferiority and claims), the gate's threshold (−margin, or 0 for a claim) and the
-zero line, coloured by gate status.
+zero line, coloured by gate status. Above the first row, the lower-bound tick and the threshold
+are named ("lower bound", "−margin = -0.05" or "0 (claim)"), so the plot reads without the legend.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING
 
-from markupsafe import escape
+from markupsafe import Markup, escape
 
 from ragwarrant.audit.report import decision_sentence
 from ragwarrant.audit.summary import (
@@ -32,6 +33,7 @@ from ragwarrant.audit.summary import (
     next_step,
     tested_candidates,
 )
+from ragwarrant.display import identifier, visible
 from ragwarrant.outputs import CandidateClass, CandidateDecision, Decision, GateResult, GateStatus
 
 if TYPE_CHECKING:
@@ -50,7 +52,7 @@ STATUS_COLOURS = {
 #: Claim kinds on operational metrics: their gates are the cost and latency deltas.
 OPERATIONAL_CLAIMS = ("claim:cost-reduction:", "claim:latency-reduction:")
 
-_WIDTH, _LABEL_W, _TEXT_W, _ROW_H, _AXIS_H, _TOP = 900, 150, 290, 28, 34, 8
+_WIDTH, _LABEL_W, _TEXT_W, _ROW_H, _AXIS_H, _TOP = 900, 150, 290, 28, 34, 22
 
 
 @dataclass(frozen=True)
@@ -98,7 +100,7 @@ def _scale(rows: list[GateResult]) -> _Scale:
 def _row_label(g: GateResult) -> str:
     if g.kind == "claim":
         return f"claim: {g.id.split(':')[1]}"
-    return "overall" if g.slice is None else f"slice {g.slice}"
+    return "overall" if g.slice is None else f"slice {identifier(g.slice)}"
 
 
 def _draw_axis(d: drawsvg.Drawing, scale: _Scale, bottom: float) -> None:
@@ -149,6 +151,26 @@ def _draw_row(d: drawsvg.Drawing, scale: _Scale, g: GateResult, y: float) -> Non
     d.append(dw.Text(text, 12, scale.right + 10, y + 4, fill=colour))
 
 
+def _threshold_name(g: GateResult) -> str:
+    return "0 (claim)" if g.kind == "claim" else f"−margin = {_fmt(g.threshold)}"
+
+
+def _draw_labels(d: drawsvg.Drawing, scale: _Scale, g: GateResult) -> None:
+    """Name the lines of the first plotted row above it: its lower bound (the tick that
+    decides) and its threshold (the dashed tick: −margin, or 0 for a claim), each on the side
+    away from the other so the two never overlap."""
+    import drawsvg as dw
+
+    assert g.lower_bound is not None and g.threshold is not None
+    lcb, tx = scale.x(g.lower_bound), scale.x(g.threshold)
+    bound_first = lcb < tx
+    y = _TOP - 6
+    labels = (("lower bound", lcb, bound_first), (_threshold_name(g), tx, not bound_first))
+    for text, x, left in labels:
+        anchor, dx = ("end", -3) if left else ("start", 3)
+        d.append(dw.Text(text, 10, x + dx, y, text_anchor=anchor, fill="#444"))
+
+
 def forest_svg(rows: list[GateResult], title: str, panel_id: str) -> str:
     """One forest-plot panel as an inline ``<svg>`` element (no XML header).
 
@@ -167,9 +189,12 @@ def forest_svg(rows: list[GateResult], title: str, panel_id: str) -> str:
     _draw_axis(d, scale, bottom)
     for i, g in enumerate(rows):
         group = dw.Group()
-        group.append_title(f"{g.id}: {g.reason}")
+        group.append_title(visible(f"{g.id}: {g.reason}"))
         _draw_row(group, scale, g, _TOP + _ROW_H * i + _ROW_H / 2)
         d.append(group)
+    labelled = [g for g in rows if g.kind in STATISTICAL_KINDS and g.threshold is not None]
+    if labelled and _has_interval(labelled[0]):
+        _draw_labels(d, scale, labelled[0])
     return d.as_svg(header="").strip()
 
 
@@ -206,7 +231,7 @@ def _panels(gates: list[GateResult], key_prefix: str, what: str) -> list[_Panel]
     for i, (metric, rows) in enumerate(by_metric.items()):
         if not any(_has_interval(g) for g in rows):
             continue
-        title = f"{what} {metric}: estimate, one-sided bounds and threshold per row"
+        title = visible(f"{what} {metric}: estimate, one-sided bounds and threshold per row")
         panels.append(_Panel(metric, forest_svg(rows, title, f"{key_prefix}{i}-")))
     return panels
 
@@ -229,6 +254,14 @@ def _candidate_view(decision: Decision, c: CandidateDecision, index: int) -> _Ca
     )
 
 
+def _shown(value: object) -> object:
+    """Every ``{{ }}`` of the page: text made ``visible`` (autoescape then escapes its markup);
+    markup the renderer built (``|safe`` SVG) is left as it is."""
+    if isinstance(value, str) and not isinstance(value, Markup):
+        return visible(value)
+    return value
+
+
 @cache
 def _environment() -> jinja2.Environment:
     import jinja2
@@ -236,6 +269,7 @@ def _environment() -> jinja2.Environment:
     env = jinja2.Environment(
         loader=jinja2.PackageLoader("ragwarrant", "data/templates"),
         autoescape=True,
+        finalize=_shown,
         undefined=jinja2.StrictUndefined,
         keep_trailing_newline=True,
         trim_blocks=True,

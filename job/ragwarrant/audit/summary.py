@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import TypedDict
 
+from ragwarrant.display import identifier, quoted, visible
 from ragwarrant.exit_codes import DecisionClass
 from ragwarrant.outputs import CandidateClass, CandidateDecision, Decision, GateResult, GateStatus
 
@@ -129,7 +130,7 @@ def next_step(decision: Decision, candidate: CandidateDecision | None = None) ->
         return _run_next_step(decision)
     klass = candidate.decision_class
     if klass is CandidateClass.PROMOTE:
-        return f"release {candidate.policy_id} within the run's claim scope"
+        return f"release {identifier(candidate.policy_id)} within the run's claim scope"
     if klass is CandidateClass.BLOCK:
         return _block_step(candidate)
     if klass is CandidateClass.REJECT:
@@ -153,7 +154,8 @@ def _withheld_config_keys(candidate: CandidateDecision) -> dict[str, list[str]]:
     """Whose policy config holds a value publication hygiene withheld → its key paths."""
     where: dict[str, list[str]] = {}
     for d in candidate.config_differences:
-        owners = (("the baseline", d.baseline), (f"candidate {candidate.policy_id!r}", d.candidate))
+        named = quoted(candidate.policy_id)
+        owners = (("the baseline", d.baseline), (f"candidate {named}", d.candidate))
         for owner, value in owners:
             if _withheld(value):
                 where.setdefault(owner, []).append(d.path)
@@ -178,7 +180,7 @@ def _block_step(candidate: CandidateDecision) -> str:
         )
     gates = _failed_hard_gates(candidate)
     named = f" ({', '.join(gates)})" if gates else ""
-    where = f" on split {candidate.tested_on!r}" if candidate.tested_on != "none" else ""
+    where = f" on split {quoted(candidate.tested_on)}" if candidate.tested_on != "none" else ""
     return f"fix the evidence named by the failed hard gate{named}{where} and run again"
 
 
@@ -198,7 +200,7 @@ def _inconclusive_step(decision: Decision, candidate: CandidateDecision) -> str:
     if n is not None and gate is not None:
         return (
             f"gather about {n} more {unit_noun(gate)} (confirmatory split) "
-            f"for {candidate.policy_id}"
+            f"for {identifier(candidate.policy_id)}"
         )
     if any(r.startswith("claim-ceiling") for r in candidate.reasons):
         floor = decision.promotion_min_class.value if decision.promotion_min_class else "higher"
@@ -223,9 +225,11 @@ def _run_next_step(decision: Decision) -> str:
     if promoted:
         # A PROMOTE stands, but another candidate's defective evidence is still named.
         blocked = [c for c in tested if c.decision_class is CandidateClass.BLOCK]
-        also = "".join(f"; also {c.policy_id}: {next_step(decision, c)}" for c in blocked)
+        also = "".join(
+            f"; also {identifier(c.policy_id)}: {next_step(decision, c)}" for c in blocked
+        )
         return next_step(decision, promoted[0]) + also
-    steps = [f"{c.policy_id}: {next_step(decision, c)}" for c in tested]
+    steps = [f"{identifier(c.policy_id)}: {next_step(decision, c)}" for c in tested]
     return "; ".join(steps) if steps else "fix the evidence: no candidate was tested"
 
 
@@ -252,32 +256,46 @@ def summary_document(decision: Decision) -> SummaryDocument:
     }
 
 
-def summary_line(decision: Decision, width: int | None = None) -> str:
+def _cut(line: str, width: int) -> str:
+    """``line`` cut to ``width`` characters with an explicit marker saying how much was cut."""
+    marker = "… ({} more characters; see report.md)"
+    keep = max(width - len(marker.format(len(line))), 0)
+    return line[:keep] + marker.format(len(line) - keep)
+
+
+def summary_line(decision: Decision, width: int | None = None, *, reasons: bool = True) -> str:
     """The one-line human summary: class, exit code, each tested candidate, the next step.
+
+    Always one line: every value from the inputs goes through ``display.visible`` (a newline or
+    an escape sequence in a contract version or policy id is shown, never obeyed) and names
+    through ``display.identifier``.
 
     Args:
         decision: the run's decision record.
-        width: if given, the longest line wanted; a longer line is cut with an explicit
-            ``… (N more characters; see report.md)`` marker and the next step is kept whole.
-            None: never cut.
+        width: if given, the longest line wanted (``ragwarrant run`` prints at most
+            ``STDOUT_WIDTH``); a longer line is cut with an explicit
+            ``… (N more characters; see report.md)`` marker, inside the candidates when the next
+            step fits whole after them, else at the end. None: never cut.
+        reasons: add each non-PROMOTE candidate's first reason and the error's message.
     """
     head = f"{decision.run_class.value} (exit {decision.exit_code})"
     parts = [
-        f"{c.policy_id}={c.decision_class.value}"
+        f"{identifier(c.policy_id)}={c.decision_class.value}"
         + (
             f" [{c.reasons[0]}]"
-            if c.reasons and c.decision_class is not CandidateClass.PROMOTE
+            if reasons and c.reasons and c.decision_class is not CandidateClass.PROMOTE
             else ""
         )
         for c in tested_candidates(decision)
     ]
     if decision.error is not None:
-        parts.append(f"error {decision.error.code}: {decision.error.message}")
-    body = f"{head}: " + ("; ".join(parts) if parts else "no candidate tested")
-    tail = f" — next: {next_step(decision)}"
+        message = f": {decision.error.message}" if reasons else ""
+        parts.append(f"error {decision.error.code}{message}")
+    body = visible(f"{head}: " + ("; ".join(parts) if parts else "no candidate tested"))
+    tail = visible(f" — next: {next_step(decision)}")
     if width is None or len(body) + len(tail) <= width:
         return body + tail
-    room = max(width - len(tail), len(head) + 2)
-    marker_fmt = "… ({} more characters; see report.md)"
-    keep = max(room - len(marker_fmt.format(len(body))), len(head) + 2)
-    return body[:keep] + marker_fmt.format(len(body) - keep) + tail
+    cut = _cut(body, max(width - len(tail), 0))
+    if cut.startswith(f"{head}: "):  # the class and exit code stay whole, then the next step
+        return cut + tail
+    return _cut(body + tail, width)

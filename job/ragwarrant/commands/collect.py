@@ -1,9 +1,11 @@
 """``ragwarrant summary --all OUT``: one table of every run of a fan-out (text or JSON).
 
 Registered by ``commands/summary.py`` (its ``--all`` flag); the reading is
-``ragwarrant.audit.collect.collect_decisions``. Exits 0 once the table is written, whatever the
-runs decided; a missing, partial or unreadable run is a row, never an error. Exits 66 when
-``OUT`` cannot be listed.
+``ragwarrant.audit.collect.collect_decisions``. A missing, partial or unreadable run is a row,
+never an error; the exit code is the worst row's (``Collection.exit_code``: a fan-out with one
+BLOCKed run exits 12). Exits 66 when ``OUT`` cannot be listed. Every cell goes through
+``display.visible`` (names through ``display.identifier``); a detail longer than the column is
+cut with ``…`` and the count of characters cut (``--json`` has it whole).
 """
 
 from __future__ import annotations
@@ -12,6 +14,8 @@ import argparse
 import json
 import sys
 from typing import TYPE_CHECKING
+
+from ragwarrant.display import identifier, visible
 
 if TYPE_CHECKING:  # audit.collect loads the record models (pydantic): imported where used
     from ragwarrant.audit.collect import Collection
@@ -41,21 +45,32 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _cut(text: str, limit: int = _DETAIL_CHARS) -> str:
+    """``text`` whole when it fits; else its start, ``…`` and how many characters were cut."""
+    if len(text) <= limit:
+        return text
+    marker = "… (+{} characters; --json has it whole)"
+    keep = max(limit - len(marker.format(len(text))), 0)
+    return text[:keep] + marker.format(len(text) - keep)
+
+
 def _text(collection: Collection) -> str:
     counts = ", ".join(f"{k} {v}" for k, v in collection.counts().items())
-    lines = [f"{len(collection.rows)} runs under {collection.root}: {counts}"]
+    lines = [visible(f"{len(collection.rows)} runs under {collection.root}: {counts}")]
     lines.append(f"{'run':<12} {'status':<10} {'class':<13} {'exit':>4}  {'contract':<24} detail")
     for r in collection.rows:
         exit_code = "" if r.exit_code is None else str(r.exit_code)
+        contract = identifier(r.contract_id) if r.contract_id else "-"
         lines.append(
-            f"{r.name:<12} {r.status.value:<10} {r.run_class or '-':<13} {exit_code:>4}  "
-            f"{r.contract_id or '-':<24} {r.detail[:_DETAIL_CHARS]}"
+            f"{identifier(r.name):<12} {r.status.value:<10} {r.run_class or '-':<13} "
+            f"{exit_code:>4}  {contract:<24} {_cut(visible(r.detail))}"
         )
     return "\n".join(lines) + "\n"
 
 
 def handle(args: argparse.Namespace) -> int:
-    """Print the table of ``args.outdir`` (``--format``); return 0.
+    """Print the table of ``args.outdir`` (``--format json`` or ``--json``: JSON); return the
+    worst run's exit code (``Collection.exit_code``).
 
     Raises:
         InputError: ``args.outdir`` cannot be listed (66).
@@ -63,8 +78,8 @@ def handle(args: argparse.Namespace) -> int:
     from ragwarrant.audit.collect import collect_decisions
 
     collection = collect_decisions(args.outdir, expect=args.expect)
-    if args.format == "json":
+    if args.format == "json" or getattr(args, "json", False):
         sys.stdout.write(json.dumps(collection.to_json(), indent=1) + "\n")
     else:
         sys.stdout.write(_text(collection))
-    return 0
+    return collection.exit_code()

@@ -1,6 +1,8 @@
 """``ragwarrant run``: the promotion job.
 
-stdout receives one line at the end, the decision (``audit.summary.summary_line``); logs go to
+stdout receives one line at the end, the decision (``audit.summary.summary_line``: the class,
+each tested candidate's class and the next step, at most ``STDOUT_WIDTH`` characters, values from
+the inputs made visible; reasons are in report.md and ``ragwarrant summary``); logs go to
 stderr off a TTY (``logging.configure_logging``). On a terminal, progress is a rewritten line on
 stderr. ``--summary-json`` writes the machine summary; ``--exit-mode status`` exits 0 for every
 decision (``exit_modes``).
@@ -18,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from ragwarrant.commands._help import RUN_EXIT_CODES, CommandHelp, add_command
+from ragwarrant.display import visible
 from ragwarrant.errors import UsageError
 from ragwarrant.exit_codes import ExitCode
 from ragwarrant.exit_modes import ExitMode, process_exit_code
@@ -31,6 +34,7 @@ if TYPE_CHECKING:
 __all__ = [
     "BLAS_THREADS_VARIABLE",
     "RUN_HELP",
+    "STDOUT_WIDTH",
     "ProgressLine",
     "pin_blas_threads",
     "recorded_options",
@@ -40,6 +44,8 @@ __all__ = [
 ]
 
 DEFAULT_TERMINATION_LOG = Path("/dev/termination-log")
+STDOUT_WIDTH = 200
+"""The longest decision line ``run`` prints (a longer one is cut with an explicit marker)."""
 BLAS_THREADS_VARIABLE = "OPENBLAS_NUM_THREADS"
 """Read by the OpenBLAS builds in the numpy and scipy wheels when they load (once, at import)."""
 
@@ -202,7 +208,7 @@ def write_termination_message(path: Path | None, line: str) -> None:
     if target is None:
         return
     with contextlib.suppress(OSError):
-        target.write_text(line[:4000] + "\n", encoding="utf-8")
+        target.write_text(visible(line)[:4000] + "\n", encoding="utf-8")
 
 
 def write_summary_json(path: Path | None, decision: Decision) -> None:
@@ -314,7 +320,7 @@ def handle(args: argparse.Namespace) -> int:
     )
     write_termination_message(args.termination_message_path, outcome.summary)
     write_summary_json(args.summary_json, outcome.decision)
-    print_decision_line(summary_line(outcome.decision))
+    print_decision_line(summary_line(outcome.decision, STDOUT_WIDTH, reasons=False))
     return process_exit_code(outcome.exit_code, args.exit_mode)
 
 

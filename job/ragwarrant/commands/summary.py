@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from ragwarrant.commands import collect as collect_command  # `summary --all` (issue 16)
 from ragwarrant.commands._help import CommandHelp, add_command
 from ragwarrant.digests import sha256_bytes
+from ragwarrant.display import identifier, visible
 from ragwarrant.errors import InputError, MismatchError, file_for_directory
 from ragwarrant.exit_codes import DecisionClass, ExitCode, exit_code_for_class
 
@@ -31,8 +32,10 @@ SUMMARY_HELP = CommandHelp(
     code_note="Exits with the recorded run's code (any code of 'ragwarrant run'); "
     f"{int(ExitCode.VERIFY_MISMATCH)} when decision.json differs from manifest.json or a file is "
     f"not in it; {int(ExitCode.NO_INPUT)} without manifest.json (not a completed run). With "
-    f"--all: {int(ExitCode.PROMOTE)} once the table is printed, {int(ExitCode.NO_INPUT)} when "
-    "OUTDIR cannot be listed.",
+    "--all: the worst run's code (the largest any run wrote; a run without a committed "
+    f"decision counts as {int(ExitCode.NO_INPUT)} or {int(ExitCode.VERIFY_MISMATCH)}), "
+    f"{int(ExitCode.NO_INPUT)} when OUTDIR cannot be listed or holds no run; --json or "
+    "--format json prints the table as JSON.",
     examples=("ragwarrant summary out/demo", "ragwarrant summary --all out --expect 8"),
 )
 """``ragwarrant summary --help``."""
@@ -165,14 +168,15 @@ def handle(args: argparse.Namespace) -> int:
 
 
 def _print_human(d: Decision) -> None:
-    """Class, summary, each candidate's whole first reason, any error, then the next step."""
+    """Class, summary, each candidate's whole first reason, any error, then the next step; every
+    value from the inputs through ``display.visible``, so a line printed is a line meant."""
     from ragwarrant.audit.summary import next_step
 
     print(f"decision: {d.run_class.value} (exit {d.exit_code})")
-    print(f"  {d.summary}")
+    print(f"  {visible(d.summary)}")
     for c in d.candidates:
-        first_reason = c.reasons[0] if c.reasons else ""
-        print(f"  {c.policy_id:<28} {c.decision_class.value:<13} {first_reason}")
+        first_reason = visible(c.reasons[0]) if c.reasons else ""
+        print(f"  {identifier(c.policy_id):<28} {c.decision_class.value:<13} {first_reason}")
     if d.error and f"{d.error.code}: {d.error.message}" not in d.summary:
-        print(f"  error: {d.error.code}: {d.error.message}")  # only what the summary lacks
-    print(f"  next: {next_step(d)}")
+        print(visible(f"  error: {d.error.code}: {d.error.message}"))  # what the summary lacks
+    print(f"  next: {visible(next_step(d))}")

@@ -16,6 +16,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ragwarrant.contract import ReleaseContract, scale_tolerance
+from ragwarrant.display import quoted
 from ragwarrant.evidence.index import EvidenceIndex, plain_example_ids
 from ragwarrant.evidence_class import EvidenceClass
 from ragwarrant.outputs import ValidationCheck
@@ -316,12 +317,14 @@ def metric_kind_checks(index: EvidenceIndex, contract: ReleaseContract) -> list[
         cols = [c for (_, metric), c in index.columns.items() if metric == m.id]
         values = np.concatenate([c.value[c.has_row & np.isfinite(c.value)] for c in cols] or [[]])
         if m.metric_kind is not None:
-            message = f"{m.id!r} is declared {m.metric_kind}"
+            message = f"{quoted(m.id)} is declared {m.metric_kind}"
         elif values.size:
             kind = detect_metric_kind(values, m.scale)
-            message = f"{m.id!r} has metric_kind null; detected {kind} from {values.size} values"
+            message = (
+                f"{quoted(m.id)} has metric_kind null; detected {kind} from {values.size} values"
+            )
         else:
-            message = f"{m.id!r} has metric_kind null and no finite value to detect it from"
+            message = f"{quoted(m.id)} has metric_kind null and no finite value to detect it from"
         checks.append(
             ValidationCheck(id="metric-kind", target=m.id, status="info", message=message)
         )

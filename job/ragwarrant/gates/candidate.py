@@ -20,7 +20,7 @@ from ragwarrant.evidence.index import EvidenceIndex
 from ragwarrant.gates import hard
 from ragwarrant.gates.claims import ClaimSample, claim_family_p_value, gate_claims
 from ragwarrant.gates.noninferiority import gate_noninferiority
-from ragwarrant.gates.operational import gate_operational
+from ragwarrant.gates.operational import difference_in_reader_terms, gate_operational
 from ragwarrant.gates.paired import PairedMetric, pair_metric
 from ragwarrant.outputs import GateResult, GateStatus
 from ragwarrant.stats.bootstrap import BootstrapResult, Column, joint_bootstrap
@@ -386,13 +386,33 @@ def _cost_estimate(contract: ReleaseContract, tests: dict[str, OrientedBootstrap
     return None
 
 
+def _claim_readings(
+    ctx: _Context, tests: dict[str, OrientedBootstrap], pairs: dict[str, PairedMetric]
+) -> list[str | None]:
+    """Each claim's difference in the reader's terms (``difference_in_reader_terms``) when its
+    metric is an operational one (cost, latency), else None; aligned with the claims."""
+    operational = {m.id: m for m in ctx.contract.operational_metrics}
+    return [
+        difference_in_reader_terms(operational[c.metric], tests[c.metric].estimate, pm.baseline)
+        if c.metric in operational and (pm := pairs.get(c.metric)) is not None and pm.n
+        else None
+        for c in ctx.contract.claims.items
+    ]
+
+
 def _operational_gates(
     ctx: _Context, tests: dict[str, OrientedBootstrap], pairs: dict[str, PairedMetric]
 ) -> list[GateResult]:
     """One informational gate per operational metric, from the candidate's joint resample."""
     st = ctx.contract.statistics
     return [
-        gate_operational(m, tests.get(m.id), st.alpha, pairs[m.id].n if m.id in pairs else 0)
+        gate_operational(
+            m,
+            tests.get(m.id),
+            st.alpha,
+            pairs[m.id].n if m.id in pairs else 0,
+            pairs[m.id].baseline if m.id in pairs else None,
+        )
         for m in ctx.contract.operational_metrics
     ]
 
@@ -458,7 +478,10 @@ def evaluate_candidate(
     claim_stats = [ctx.spec(c.metric)[1] for c in contract.claims.items]
     samples = _claim_samples(ctx, pairs | operational)
     gates += ni_gates
-    gates += gate_claims(contract.claims, claim_tests, claim_stats, st.alpha, st.power, samples)
+    readings = _claim_readings(ctx, tests, pairs | operational)
+    gates += gate_claims(
+        contract.claims, claim_tests, claim_stats, st.alpha, st.power, samples, readings
+    )
     gates += _operational_gates(ctx, tests, pairs | operational)
     ni_p = [g.p_value if g.p_value is not None else 1.0 for g in ni_gates]
     return CandidateEvaluation(

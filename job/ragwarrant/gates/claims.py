@@ -156,8 +156,10 @@ def _claim_gate(
     power: float,
     established: bool,
     family_note: str,
+    reading: str | None = None,
 ) -> GateResult:
     test = evidence.test(level, power)
+    head = f"{claim.kind.value} on {claim.metric}: " + (f"{reading}; " if reading else "")
     lcb = test.lower_bound
     ucb_alpha = evidence.test(alpha, power).upper_bound
     more = None
@@ -165,27 +167,21 @@ def _claim_gate(
         status = GateStatus.INCONCLUSIVE
         more = MIN_CLAIM_UNITS - evidence.boot.n_units
         reason = (
-            f"{claim.kind.value} on {claim.metric}: {evidence.boot.n_units} units, fewer than "
+            f"{head}{evidence.boot.n_units} units, fewer than "
             f"the {MIN_CLAIM_UNITS} a claim needs (its tests are liberal below that; "
             'docs/validity.md, "Claims"): not established'
         )
     elif established:
         status = GateStatus.PASS
-        reason = (
-            f"{claim.kind.value} on {claim.metric}: lower bound {lcb:+.4g} > 0 at level {level:.4g}"
-        )
+        reason = f"{head}lower bound {lcb:+.4g} > 0 at level {level:.4g}"
     elif ucb_alpha <= 0:
         status = GateStatus.FAIL
-        reason = (
-            f"{claim.kind.value} on {claim.metric}: "
-            f"upper bound at alpha {alpha:g} {ucb_alpha:+.4g} <= 0: "
-            "no gain (no-benefit)"
-        )
+        reason = f"{head}no gain (no-benefit): upper bound at alpha {alpha:g} {ucb_alpha:+.4g} <= 0"
     else:
         status = GateStatus.INCONCLUSIVE
         more = test.more_units_needed
         reason = (
-            f"{claim.kind.value} on {claim.metric}: lower bound {lcb:+.4g} at level {level:.4g} "
+            f"{head}lower bound {lcb:+.4g} at level {level:.4g} "
             f"does not exclude 0 (upper bound at alpha {alpha:g}: {ucb_alpha:+.4g}); "
             + (
                 "the estimate shows a gain, so more data would more likely establish the claim"
@@ -232,8 +228,13 @@ def gate_claims(
     alpha: float,
     power: float,
     samples: list[ClaimSample | None] | None = None,
+    readings: list[str | None] | None = None,
 ) -> list[GateResult]:
     """One gate per declared claim, aligned with ``claims.items``.
+
+    ``readings`` (aligned with the claims) puts each claim's difference in the reader's terms
+    (``gates.operational.difference_in_reader_terms``: "the candidate costs +$0.00022 per
+    request (+12 %, baseline $0.0018)") first in its reason; None leaves the numbers alone.
 
     ``any``: Holm step-down over the claims' p-values (H0: oriented delta <= 0); a claim holds
     when its lower bound at its Holm level is above 0; the step-down stops at the first claim that
@@ -256,10 +257,11 @@ def gate_claims(
                 break
             established[i] = True
         note = f" (Holm over {k} claims joined by any)"
+    chosen = readings if readings is not None else [None] * k
     return [
-        _claim_gate(c, s, ev, float(lv), alpha, power, e, note)
-        for c, s, ev, lv, e in zip(
-            claims.items, statistics, evidence, levels, established, strict=True
+        _claim_gate(c, s, ev, float(lv), alpha, power, e, note, r)
+        for c, s, ev, lv, e, r in zip(
+            claims.items, statistics, evidence, levels, established, chosen, strict=True
         )
     ]
 

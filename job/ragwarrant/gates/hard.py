@@ -13,6 +13,7 @@ from ragwarrant.contract import (
     ReleaseContract,
     scale_tolerance,
 )
+from ragwarrant.display import quoted
 from ragwarrant.evidence.index import EvidenceIndex, MetricColumn
 from ragwarrant.gates.paired import PairedMetric
 from ragwarrant.outputs import GateResult, GateStatus
@@ -181,9 +182,10 @@ def gate_leakage(index: EvidenceIndex, contract: ReleaseContract) -> GateResult:
         return hard_gate(
             "split-leakage",
             False,
-            f"{len(mixed)} example ids are in the {splits.confirmatory!r} split and in another "
-            f"split value that the contract does not name (first: {mixed[0]}); every row of a "
-            "confirmatory example must be in the confirmatory split",
+            f"{len(mixed)} example ids are in the {quoted(splits.confirmatory)} split and in "
+            "another split value that the contract does not name "
+            f"(first: {quoted(str(mixed[0]))}); every row of a confirmatory example must be in "
+            "the confirmatory split",
             details={"leaked_examples": len(mixed)},
         )
     if splits.development is None:
@@ -200,8 +202,8 @@ def gate_leakage(index: EvidenceIndex, contract: ReleaseContract) -> GateResult:
         return hard_gate(
             "split-leakage",
             False,
-            f"{len(both)} example ids are in both the {splits.development!r} and "
-            f"{splits.confirmatory!r} splits (first: {both[0]})",
+            f"{len(both)} example ids are in both the {quoted(splits.development)} and "
+            f"{quoted(splits.confirmatory)} splits (first: {quoted(str(both[0]))})",
             details={"leaked_examples": len(both)},
         )
     return hard_gate(
@@ -401,12 +403,12 @@ def gate_slice_paired_n(
     """
     absent = ""
     if n == 0 and slice_value not in present:
-        shown = ", ".join(repr(s) for s in sorted(present)[:20]) or "none"
-        absent = f" (the evidence has no slice {slice_value!r}; its slices: {shown})"
+        shown = ", ".join(quoted(s) for s in sorted(present)[:20]) or "none"
+        absent = f" (the evidence has no slice {quoted(slice_value)}; its slices: {shown})"
     return hard_gate(
         f"slice-paired-n:{metric}@{slice_value}",
         n >= minimum,
-        f"protected slice {slice_value!r}: paired n {n} for {metric} "
+        f"protected slice {quoted(slice_value)}: paired n {n} for {metric} "
         f"{'>=' if n >= minimum else 'is below the minimum'} {minimum}{absent}",
         n=n,
         metric=metric,

@@ -6,6 +6,7 @@ every one passes, so no alpha split is needed (Berger 1982, Technometrics 24:295
 
 from __future__ import annotations
 
+from ragwarrant.display import quoted
 from ragwarrant.outputs import GateResult, GateStatus, Scalar
 from ragwarrant.stats.onesided import OneSidedTest
 
@@ -63,7 +64,7 @@ def gate_noninferiority(
     """
     del margin_abs, power  # the test carries its threshold and hint
     lcb, ucb, threshold = test.lower_bound, test.upper_bound, test.threshold
-    where = f"{metric}" + (f" on slice {slice_value!r}" if slice_value is not None else "")
+    where = f"{metric}" + (f" on slice {quoted(slice_value)}" if slice_value is not None else "")
     more = None
     if test.rejects:
         status = GateStatus.PASS

@@ -11,18 +11,60 @@ Bounds are the two-sided (1 - alpha) bootstrap percentile interval of the orient
 
 from __future__ import annotations
 
+import numpy as np
+
 from ragwarrant.contract import OperationalMetric
 from ragwarrant.outputs import GateResult, GateStatus
+from ragwarrant.stats.bootstrap import statistic_value
 from ragwarrant.stats.onesided import OrientedBootstrap
 
-__all__ = ["OPERATIONAL_KIND", "gate_operational"]
+__all__ = ["OPERATIONAL_KIND", "gate_operational", "difference_in_reader_terms"]
 
 OPERATIONAL_KIND = "operational"
 """The gate kind of an informational operational delta (never classified)."""
 
 
+def _amount(value: float, unit: str, *, signed: bool) -> str:
+    """``+$0.00022`` for usd (two significant digits), else ``+35 ms`` (three)."""
+    sign = ("+" if value >= 0 else "-") if signed else ("-" if value < 0 else "")
+    if unit.lower() == "usd":
+        return f"{sign}${abs(value):.2g}"
+    return f"{sign}{abs(value):.3g} {unit}"
+
+
+def difference_in_reader_terms(
+    metric: OperationalMetric, oriented_estimate: float, baseline: np.ndarray
+) -> str:
+    """The candidate's difference from the baseline, un-oriented, with its relative size.
+
+    ``"the candidate costs +$0.00022 per request (+12 %, baseline $0.0018)"`` for a mean in
+    usd; ``"the candidate's p95 latency_ms is +35 ms (+12 %, baseline 290 ms)"`` otherwise.
+    The sign is candidate − baseline (``+`` = the candidate costs more, or is slower), whatever
+    the metric's direction; the percentage is of the baseline's statistic on the same paired
+    examples, and is left out when that is 0.
+
+    Args:
+        metric: the contract's operational metric (unit, statistic, direction).
+        oriented_estimate: the gate's estimate (positive = candidate better).
+        baseline: shape (n,), the baseline's paired values in metric units, n >= 1.
+    """
+    delta = metric.direction.sign * oriented_estimate  # candidate − baseline
+    level = statistic_value(baseline, metric.statistic)
+    share = f"{100 * delta / level:+.0f} %, " if level else ""
+    base = _amount(level, metric.unit, signed=False)
+    amount = _amount(delta, metric.unit, signed=True)
+    if metric.statistic == "mean" and metric.unit.lower() == "usd":
+        return f"the candidate costs {amount} per request ({share}baseline {base})"
+    what = "mean" if metric.statistic == "mean" else metric.statistic
+    return f"the candidate's {what} {metric.id} is {amount} ({share}baseline {base})"
+
+
 def gate_operational(
-    metric: OperationalMetric, test: OrientedBootstrap | None, alpha: float, paired_n: int
+    metric: OperationalMetric,
+    test: OrientedBootstrap | None,
+    alpha: float,
+    paired_n: int,
+    baseline: np.ndarray | None = None,
 ) -> GateResult:
     """The informational delta of one operational metric, candidate − baseline, oriented.
 
@@ -32,6 +74,8 @@ def gate_operational(
             None when fewer than two examples are paired (then nothing is estimated).
         alpha: the contract's alpha; the interval is two-sided at confidence 1 - alpha.
         paired_n: paired examples (reported when ``test`` is None).
+        baseline: shape (paired_n,), the baseline's paired values, for the reason's reading in
+            the reader's terms (``difference_in_reader_terms``); None leaves it out.
 
     Returns:
         A ``GateResult`` of kind ``operational``, status ``not-applicable``; estimate and bounds
@@ -56,6 +100,11 @@ def gate_operational(
             }
         )
     low, high = test.lower(alpha / 2), test.upper(alpha / 2)
+    reading = (
+        f"{difference_in_reader_terms(metric, test.estimate, baseline)}; "
+        if baseline is not None and baseline.size
+        else ""
+    )
     return GateResult.model_validate(
         {
             **common,
@@ -63,9 +112,10 @@ def gate_operational(
             "lower_bound": low,
             "upper_bound": high,
             "n": test.n,
-            "reason": f"{metric.id}: informational, never decides: {metric.statistic} delta "
-            f"{test.estimate:+.4g} {metric.unit}, two-sided {1 - alpha:.0%} interval "
-            f"[{low:+.4g}, {high:+.4g}] (positive = candidate better)",
+            "reason": f"{metric.id}: {reading}informational, never decides: "
+            f"{metric.statistic} delta {test.estimate:+.4g} {metric.unit}, "
+            f"two-sided {1 - alpha:.0%} interval [{low:+.4g}, {high:+.4g}] "
+            "(positive = candidate better)",
             "details": {"interval": "two-sided", "resampled_units": test.n_units},
         }
     )

@@ -56,6 +56,7 @@ __all__ = [
     "Statistic",
     "joint_bootstrap",
     "paired_bootstrap",
+    "statistic_value",
     "weighted_lower_quantile",
 ]
 
@@ -93,6 +94,19 @@ class BootstrapResult:
     method: str = "multinomial"
     column_n: np.ndarray | None = None
     column_units: np.ndarray | None = None
+
+
+def statistic_value(values: np.ndarray, statistic: Statistic) -> float:
+    """One sample's statistic, as the bootstrap computes it on the original sample.
+
+    Args:
+        values: shape (n,), n >= 1, in metric units.
+        statistic: ``mean``, or ``p50``/``p95``: the inverted-CDF quantile (Hyndman & Fan 1996,
+            definition 1, as ``weighted_lower_quantile`` with equal weights).
+    """
+    if statistic == "mean":
+        return float(np.mean(values))
+    return float(np.quantile(values, QUANTILE[statistic], method="inverted_cdf"))
 
 
 @dataclass(frozen=True)

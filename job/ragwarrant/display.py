@@ -1,0 +1,162 @@
+"""Escaping for every output boundary: what a value from the inputs may look like where it is shown.
+
+Contract versions, evaluator names, slice and split values, policy ids, example ids, units and
+config keys come from files other people and tools wrote, and they are shown in report.md (pasted
+into ``$GITHUB_STEP_SUMMARY`` and merge requests), junit.xml, report.html, the ``run`` stdout line
+and ``ragwarrant summary``. Each boundary has one function here, applied to every such value:
+
+- ``visible``: control, format (zero-width, bidirectional), separator and non-characters become
+  Python-style escapes (``\\x1b``, ``\\n``, ``\\u200b``), so a value can neither send a terminal
+  sequence nor start a new line: stdout and ``summary`` show exactly one line per line they mean.
+- ``identifier`` (``quoted`` in messages): a name as it is shown to a person. A name with an
+  invisible character, letters from more than one script (``c\\u0430ndidate``, with a Cyrillic
+  ``а``) or only Cyrillic or Greek letters drawn like Latin ones is shown as its ASCII escape in
+  quotes (``'c\\u0430ndidate'``), so two names that look alike read differently.
+- ``markdown``: ``visible`` plus CommonMark backslash escapes for inline text (CommonMark 0.31,
+  section 2.4; entities would add word tokens and hide a copied text from the hygiene scan): no
+  raw HTML (``\\<``, ``\\>``, ``\\&``), no table cell break (``\\|``), no link, image or code span
+  (``\\[``, ``\\]``, ``\\```), no emphasis by ``*``, no block start (a leading ``#``, list or
+  quote marker). ``_``, ``~``, ``-``, ``+``, ``/``, ``=``, ``.``, ``:`` and ``@`` are kept, so the
+  publication-hygiene patterns (credentials, paths, addresses) still see a value whole.
+- ``markdown_code``: ``visible`` inside a code span whose backtick fence is longer than any
+  backtick run in the value (CommonMark 0.31, section 6.1); in a table, ``|`` is escaped as GFM
+  requires inside cells.
+- ``xml_text``: characters XML 1.0 does not allow (section 2.2: C0 controls other than tab, line
+  feed and carriage return, surrogates, U+FFFE and U+FFFF) become ``visible`` escapes; markup
+  characters are left to the XML writer.
+
+HTML (report.html) is escaped by Jinja2's autoescape; values reach it through ``visible`` or
+``identifier`` where they are names.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+__all__ = ["identifier", "markdown", "markdown_code", "quoted", "visible", "xml_text"]
+
+#: Unicode general categories shown as escapes: controls, format characters (zero-width space,
+#: bidirectional overrides, BOM), line and paragraph separators, surrogates, unassigned code
+#: points and non-characters (U+FFFE).
+_HIDDEN_CATEGORIES = frozenset({"Cc", "Cf", "Zl", "Zp", "Cs", "Cn"})
+_SHORT = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+#: Letters of these scripts mix in ordinary Japanese and Korean text: one script for the check.
+_HAN_FAMILY = frozenset({"CJK", "HIRAGANA", "KATAKANA", "HANGUL", "IDEOGRAPHIC"})
+
+#: Cyrillic and Greek letters drawn like Latin ones (a subset of Unicode's confusables.txt,
+#: UTS #39): a name spelled only with these looks like a Latin name (``сор``, ``а``).
+_LATIN_LOOKALIKES = frozenset("аеорсухіјѕһԁԛԝӏАВЕКМНОРСТХІЈЅҮԚԜӀΑΒΕΖΗΙΚΜΝΟΡΤΥΧοι")
+
+_XML_ILLEGAL = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+_MD_INLINE = re.compile(r"[\\`*\[\]|<>&]")
+_MD_BLOCK_START = re.compile(r"#|[-+] ")
+
+
+def _escape(ch: str) -> str:
+    """Python's escape for one character: ``\\n``, ``\\x1b``, ``\\u200b`` or ``\\U0001f600``."""
+    if ch in _SHORT:
+        return _SHORT[ch]
+    code = ord(ch)
+    if code <= 0xFF:
+        return f"\\x{code:02x}"
+    return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
+
+
+def _hidden(ch: str) -> bool:
+    return unicodedata.category(ch) in _HIDDEN_CATEGORIES
+
+
+def visible(text: str) -> str:
+    """Return ``text`` with every invisible or line-breaking character as a visible escape.
+
+    Args:
+        text: any string (a value from the inputs, a message embedding one).
+
+    Returns:
+        The same string when it holds no such character; printable characters (including
+        non-ASCII letters and the backslash) are unchanged.
+    """
+    if text.isprintable():  # the common case: one C-level pass, nothing to escape
+        return text
+    return "".join(_escape(ch) if _hidden(ch) else ch for ch in text)
+
+
+def _script(ch: str) -> str | None:
+    """The script of a letter, from the first word of its Unicode name; None for a non-letter."""
+    if not unicodedata.category(ch).startswith("L"):
+        return None
+    word = unicodedata.name(ch, "UNNAMED").split(" ")[0]
+    return "HAN" if word in _HAN_FAMILY else word
+
+
+def _lookalike(name: str) -> bool:
+    """Letters of more than one script, or only letters drawn like Latin ones (UTS #39's
+    mixed-script and whole-script confusables, approximated)."""
+    if name.isascii():
+        return False
+    letters = [ch for ch in name if unicodedata.category(ch).startswith("L")]
+    if letters and all(ch in _LATIN_LOOKALIKES for ch in letters):
+        return True
+    return len({s for s in map(_script, letters) if s is not None}) > 1
+
+
+def identifier(name: str, *, quoted: bool = False) -> str:
+    """Return a name (policy id, metric, slice value, key) as it is shown to a person.
+
+    A name holding an invisible character, letters of more than one script, or only Cyrillic
+    or Greek letters drawn like Latin ones (``а``, ``сор``) is always shown as its quoted ASCII
+    escape (Python's ``ascii``: ``'c\\u0430ndidate'``). Other names are shown
+    as they are, in quotes (``repr``) when ``quoted``.
+
+    Args:
+        name: the name as read from the inputs.
+        quoted: quote a plain name too (messages such as "did you mean 'x'?").
+    """
+    if not name.isprintable() or _lookalike(name):
+        return ascii(name)
+    return repr(name) if quoted else name
+
+
+def quoted(name: str) -> str:
+    """``identifier(name, quoted=True)``: a name in a message, as ``repr`` or its ASCII escape."""
+    return identifier(name, quoted=True)
+
+
+def _md_char(m: re.Match[str]) -> str:
+    return "\\" + m.group(0)
+
+
+def markdown(text: str) -> str:
+    """Return ``text`` safe to place inline in Markdown (CommonMark with GFM tables).
+
+    The result renders as ``visible(text)`` and can open no HTML element, link, image, code
+    span, table cell or block. See the module docstring for what is kept.
+    """
+    out = _MD_INLINE.sub(_md_char, visible(text))
+    return "\\" + out if _MD_BLOCK_START.match(out) else out
+
+
+def markdown_code(text: str, *, table: bool = False) -> str:
+    """Return ``text`` as a Markdown code span that renders as ``visible(text)``.
+
+    Args:
+        text: the value (an id, a path).
+        table: the span is inside a GFM table cell: ``|`` is escaped (GFM 0.29, section 4.10).
+    """
+    body = visible(text)
+    if table:
+        body = body.replace("|", "\\|")
+    runs = re.findall(r"`+", body)
+    fence = "`" * (max(map(len, runs), default=0) + 1)
+    pad = " " if body.startswith("`") or body.endswith("`") else ""
+    return f"{fence}{pad}{body}{pad}{fence}"
+
+
+def xml_text(text: str) -> str:
+    """Return ``text`` with every character XML 1.0 does not allow as a ``visible`` escape.
+
+    Markup characters (``<``, ``&``, quotes) are left for the XML writer to escape.
+    """
+    return _XML_ILLEGAL.sub(lambda m: _escape(m.group(0)), text)
