@@ -73,7 +73,7 @@ def test_digests_list_exactly_the_files_read(tmp_path: Path) -> None:
     """Every part file, sorted, with its sha256 and size; _SUCCESS and .crc files are not read
     and not listed."""
     root = _spark_like(tmp_path / "quality")
-    digests = dataset_digests(root)
+    digests = dataset_digests(root, "d")
     parts = sorted(p for p in root.rglob("*.parquet"))
     assert [d[0] for d in digests] == [p.relative_to(root).as_posix() for p in parts]
     for (_, sha, size), p in zip(digests, parts, strict=True):
@@ -84,10 +84,10 @@ def test_digests_list_exactly_the_files_read(tmp_path: Path) -> None:
 def test_digest_changes_when_one_part_changes(tmp_path: Path) -> None:
     """Rewriting one part file changes its digest and only its digest."""
     root = _spark_like(tmp_path / "quality")
-    before = dataset_digests(root)
+    before = dataset_digests(root, "d")
     first = root / before[0][0]
     pq.write_table(pq.read_table(first).slice(0, 1), first)
-    after = dataset_digests(root)
+    after = dataset_digests(root, "d")
     assert after[0][1] != before[0][1] and after[1:] == before[1:]
 
 
@@ -165,7 +165,7 @@ def test_boundary_check_names_the_failing_part(tmp_path: Path) -> None:
 def test_dataset_sha256_is_the_sha256_of_the_sorted_digest_lines(tmp_path: Path) -> None:
     """The source digest is sha256 of ``<sha256>  <relative path>\\n`` lines sorted by path."""
     root = _spark_like(tmp_path / "quality")
-    digests = dataset_digests(root)
+    digests = dataset_digests(root, "d")
     lines = "".join(f"{sha}  {rel}\n" for rel, sha, _ in digests)
     assert dataset_sha256(list(reversed(digests))) == hashlib.sha256(lines.encode()).hexdigest()
 

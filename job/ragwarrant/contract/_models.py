@@ -24,6 +24,13 @@ from ragwarrant.contract._sanity import (
     did_you_mean,
 )
 from ragwarrant.evidence_class import EvidenceClass
+from ragwarrant.limits import (
+    MAX_CANDIDATES,
+    MAX_EVIDENCE_SOURCES,
+    MAX_METRICS,
+    MAX_PROTECTED_SLICES,
+    UINT64_MAX,
+)
 from ragwarrant.stats.bootstrap import Statistic
 
 __all__ = [
@@ -103,6 +110,8 @@ def _relative_path(value: str) -> str:
         raise ValueError("expected a path relative to the input directory, found an absolute path")
     if ".." in path.parts:
         raise ValueError("expected a path inside the input directory, found one containing '..'")
+    if any(ord(ch) < 0x20 or ord(ch) == 0x7F for ch in value):
+        raise ValueError("expected a path without control characters (NUL, newline, ...)")
     return value
 
 
@@ -373,7 +382,7 @@ class Statistics(ContractModel):
 
     alpha: float = Field(default=0.05, gt=0, lt=0.5, description="one-sided significance level")
     resamples: int = Field(default=2000, ge=2000, le=100_000)
-    seed: int = Field(default=20261129, ge=0)
+    seed: int = Field(default=20261129, ge=0, le=UINT64_MAX, description="an unsigned 64-bit int")
     min_paired_n: int = Field(default=30, ge=2)
     min_pairing_coverage: float = Field(default=0.95, gt=0, le=1)
     power: float = Field(default=0.8, gt=0.5, lt=1, description="power for the sample-size hints")
@@ -547,13 +556,17 @@ class ReleaseContract(ContractModel):
     version: str = Field(min_length=1, max_length=100)
     description: str = ""
     baseline: PolicyRef
-    candidates: list[PolicyRef] = Field(min_length=1)
-    evidence: list[EvidenceSource] = Field(min_length=1)
-    quality_metrics: list[QualityMetric] = Field(min_length=1)
-    operational_metrics: list[OperationalMetric] = Field(default_factory=list)
+    candidates: list[PolicyRef] = Field(min_length=1, max_length=MAX_CANDIDATES)
+    evidence: list[EvidenceSource] = Field(min_length=1, max_length=MAX_EVIDENCE_SOURCES)
+    quality_metrics: list[QualityMetric] = Field(min_length=1, max_length=MAX_METRICS)
+    operational_metrics: list[OperationalMetric] = Field(
+        default_factory=list, max_length=MAX_METRICS
+    )
     claims: ClaimSet
     hard_disqualifiers: list[HardDisqualifier] = Field(default_factory=list)
-    protected_slices: list[ProtectedSlice] = Field(default_factory=list)
+    protected_slices: list[ProtectedSlice] = Field(
+        default_factory=list, max_length=MAX_PROTECTED_SLICES
+    )
     statistics: Statistics = Statistics()
     splits: Splits | None = None
     sequential: Sequential | None = Field(

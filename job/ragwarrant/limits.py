@@ -1,0 +1,61 @@
+"""The job's documented input limits, one home for each (docs/contract.md, "Limits").
+
+A run refuses an input past a limit with a typed error that names the limit and the value found,
+before allocating for it: a contract past a count limit is a ``ContractError`` (exit 78), an
+evidence file past a size or depth limit an ``EvidenceError`` (the run BLOCKs). The defaults are
+generous for real use: the largest exports and contracts seen are far below them.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "MAX_CANDIDATES",
+    "MAX_CONFIG_BYTES",
+    "MAX_CONTRACT_BYTES",
+    "MAX_CSV_FIELD_CHARS",
+    "MAX_EVIDENCE_SOURCES",
+    "MAX_INTEGER_DIGITS",
+    "MAX_JSON_DEPTH",
+    "MAX_METRICS",
+    "MAX_PROTECTED_SLICES",
+    "MAX_YAML_DEPTH",
+    "MAX_YAML_NODES",
+    "UINT64_MAX",
+]
+
+MAX_CANDIDATES = 64
+"""Candidates in one contract (each costs a full set of paired bootstraps)."""
+
+MAX_PROTECTED_SLICES = 256
+"""Protected slices in one contract (each is a noninferiority test per candidate)."""
+
+MAX_METRICS = 64
+"""Quality metrics, and operational metrics, in one contract (each list on its own)."""
+
+MAX_EVIDENCE_SOURCES = 64
+"""Evidence sources in one contract."""
+
+MAX_CONTRACT_BYTES = 4 << 20
+"""Size of the contract file (4 MiB): it is parsed whole."""
+
+MAX_CONFIG_BYTES = 16 << 20
+"""Size of one policy config (16 MiB): it is parsed whole, and compared leaf by leaf."""
+
+MAX_YAML_NODES = 1_000_000
+"""Nodes a YAML document holds once its aliases are expanded (a "billion laughs" is refused)."""
+
+MAX_YAML_DEPTH = 200
+"""Nesting depth of a YAML document (mappings and lists inside each other)."""
+
+MAX_INTEGER_DIGITS = 40
+"""Digits of an integer in a YAML document (a 64-bit integer has at most 20)."""
+
+MAX_JSON_DEPTH = 128
+"""Nesting depth of one JSON document or JSON-lines line of evidence, checked before any JSON
+parser sees it (Arrow's JSON reader overflows its stack on deep nesting)."""
+
+MAX_CSV_FIELD_CHARS = 131_072
+"""Characters of one CSV header field (the standard library's ``csv.field_size_limit``)."""
+
+UINT64_MAX = 2**64 - 1
+"""The largest seed: seeds are unsigned 64-bit integers."""
