@@ -202,13 +202,13 @@ def _too_many_protected_slices(root: Path) -> None:
 
 
 def _as_jsonl(root: Path, extra_line: bytes) -> None:
-    """Rewrite the evidence as JSON lines, plus one more line."""
+    """Rewrite the evidence as JSON lines, after one more line."""
     csv = root / "in" / RESULTS
     header, *rows = csv.read_text().splitlines()
     names = header.split(",")
     lines = [orjson.dumps(dict(zip(names, row.split(","), strict=True))) for row in rows]
     jsonl = csv.with_suffix(".jsonl")
-    jsonl.write_bytes(b"\n".join([*lines, extra_line]) + b"\n")
+    jsonl.write_bytes(b"\n".join([extra_line, *lines]) + b"\n")  # the first line: parsed first
     csv.unlink()
     edit_contract(
         root, lambda c: c["evidence"][0].update(path="evidence/results.jsonl", format="jsonl")
@@ -218,6 +218,17 @@ def _as_jsonl(root: Path, extra_line: bytes) -> None:
 def _jsonl_nested_deep(root: Path) -> None:
     depth = 100_000
     _as_jsonl(root, b'{"example_id": ' + b"[" * depth + b"]" * depth + b"}")
+
+
+def _jsonl_part_nested_deep(root: Path) -> None:
+    """A dataset directory of JSON-lines parts (read by Arrow's JSON reader), one line deep."""
+    depth = 100_000
+    _as_jsonl(root, b'{"example_id": ' + b"[" * depth + b"]" * depth + b"}")
+    jsonl = root / "in" / "evidence" / "results.jsonl"
+    data = jsonl.read_bytes()
+    jsonl.unlink()
+    jsonl.mkdir()
+    (jsonl / "part-0.jsonl").write_bytes(data)
 
 
 def _jsonl_nested_past_limit(root: Path) -> None:
@@ -273,6 +284,7 @@ CASES: tuple[Case, ...] = (
     Case("10^5 candidates", _candidates_past_contract_size, 78, "contract-limit"),
     Case("protected slices past the limit", _too_many_protected_slices, 78, "contract-invalid"),
     Case("JSONL line nested 10^5 deep", _jsonl_nested_deep, 12, "evidence-limit"),
+    Case("JSONL part nested 10^5 deep", _jsonl_part_nested_deep, 12, "evidence-limit"),
     Case("JSONL line nested past the limit", _jsonl_nested_past_limit, 12, "evidence-limit"),
     Case("CSV header field past the limit", _csv_header_field_huge, 12, "evidence-limit"),
     Case("boolean in a quality cell", _quality_cell("True"), 12, "evidence-wrong-type"),
