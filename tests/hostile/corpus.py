@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -114,13 +115,24 @@ def _subdirectory_links_outside(root: Path) -> None:
     (as_dataset(root) / "k=v").symlink_to(root / "outside")
 
 
+def make_fifo(path: Path) -> None:
+    """A FIFO whose reader, if any, gets end-of-file instead of waiting forever: a daemon
+    thread opens it for writing and closes it (so a job that wrongly reads it fails, not hangs)."""
+    os.mkfifo(path)
+
+    def release() -> None:
+        os.close(os.open(path, os.O_WRONLY))
+
+    threading.Thread(target=release, daemon=True).start()
+
+
 def _fifo_part(root: Path) -> None:
-    os.mkfifo(as_dataset(root) / "part-1.csv")
+    make_fifo(as_dataset(root) / "part-1.csv")
 
 
 def _fifo_evidence(root: Path) -> None:
     (root / "in" / RESULTS).unlink()
-    os.mkfifo(root / "in" / RESULTS)
+    make_fifo(root / "in" / RESULTS)
 
 
 def _evidence_link_loop(root: Path) -> None:
