@@ -13,6 +13,7 @@ __all__ = [
     "MAX_CONFIG_BYTES",
     "MAX_CONTRACT_BYTES",
     "MAX_CSV_FIELD_CHARS",
+    "MAX_EVIDENCE_ROWS",
     "MAX_EVIDENCE_SOURCES",
     "MAX_INTEGER_DIGITS",
     "MAX_JSON_DEPTH",
@@ -34,6 +35,10 @@ MAX_METRICS = 64
 
 MAX_EVIDENCE_SOURCES = 64
 """Evidence sources in one contract."""
+
+MAX_EVIDENCE_ROWS = 100_000_000
+"""Canonical evidence rows (policy × example × metric) of one source: 10^6 paired examples of
+two policies and 50 metrics; checked once the source is read, before it is indexed."""
 
 MAX_CONTRACT_BYTES = 4 << 20
 """Size of the contract file (4 MiB): it is parsed whole."""
