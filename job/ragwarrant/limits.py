@@ -9,6 +9,9 @@ generous for real use: the largest exports and contracts seen are far below them
 from __future__ import annotations
 
 __all__ = [
+    "CEILING_CANDIDATES",
+    "CEILING_EVIDENCE_ROWS",
+    "CEILING_PROTECTED_SLICES",
     "MAX_CANDIDATES",
     "MAX_CONFIG_BYTES",
     "MAX_CONTRACT_BYTES",
@@ -25,10 +28,16 @@ __all__ = [
 ]
 
 MAX_CANDIDATES = 64
-"""Candidates in one contract (each costs a full set of paired bootstraps)."""
+"""Candidates in one contract (each costs a full set of paired bootstraps); a contract's
+``limits.candidates`` may raise it up to ``CEILING_CANDIDATES``."""
+
+CEILING_CANDIDATES = 256
 
 MAX_PROTECTED_SLICES = 256
-"""Protected slices in one contract (each is a noninferiority test per candidate)."""
+"""Protected slices in one contract (each is a noninferiority test per candidate); a contract's
+``limits.protected_slices`` may raise it up to ``CEILING_PROTECTED_SLICES``."""
+
+CEILING_PROTECTED_SLICES = 4096
 
 MAX_METRICS = 64
 """Quality metrics, and operational metrics, in one contract (each list on its own)."""
@@ -38,7 +47,10 @@ MAX_EVIDENCE_SOURCES = 64
 
 MAX_EVIDENCE_ROWS = 100_000_000
 """Canonical evidence rows (policy × example × metric) of one source: 10^6 paired examples of
-two policies and 50 metrics; checked once the source is read, before it is indexed."""
+two policies and 50 metrics; checked once the source is read, before it is indexed. A
+contract's ``limits.evidence_rows`` may raise it up to ``CEILING_EVIDENCE_ROWS``."""
+
+CEILING_EVIDENCE_ROWS = 1_000_000_000
 
 MAX_CONTRACT_BYTES = 4 << 20
 """Size of the contract file (4 MiB): it is parsed whole."""

@@ -46,13 +46,15 @@ class Case:
     ``build`` receives the sandbox root (``in/`` already holds a valid input, ``outside/`` its
     targets) and may change anything in it; ``runs`` is how many times the job is run on it (a
     second run moves the first aside into ``out/history``); ``code`` is the error code that
-    ``decision.json`` (an ERROR) or ``validation_report.json`` (a BLOCK) must name.
+    ``decision.json`` (an ERROR) or ``validation_report.json`` (a BLOCK) must name, and ``says``
+    a phrase of its message (the reason: a case must not pass for another one).
     """
 
     name: str
     build: Callable[[Path], None]
     exit_code: int
     code: str
+    says: str
     runs: int = 1
 
 
@@ -209,7 +211,7 @@ def _candidates_past_contract_size(root: Path) -> None:
 
 
 def _too_many_protected_slices(root: Path) -> None:
-    slices = [{"slice": f"s{i}"} for i in range(MAX_PROTECTED_SLICES + 1)]
+    slices = [{"value": f"s{i}"} for i in range(MAX_PROTECTED_SLICES + 1)]
     edit_contract(root, lambda c: c.update(protected_slices=slices))
 
 
@@ -277,32 +279,189 @@ def _lock_links_outside(root: Path) -> None:
 
 
 CASES: tuple[Case, ...] = (
-    Case("dataset part links outside", _part_links_outside, 78, "path-escapes-input"),
-    Case("dataset part links to a secret", _part_links_to_secret, 78, "path-escapes-input"),
-    Case("dataset subdirectory loop (k=v -> .)", _subdirectory_loop, 78, "path-escapes-input"),
-    Case("dataset subdirectory links out", _subdirectory_links_outside, 78, "path-escapes-input"),
-    Case("dataset part is a FIFO", _fifo_part, 78, "path-special-file"),
-    Case("evidence file is a FIFO", _fifo_evidence, 78, "path-special-file"),
-    Case("evidence symlink loop", _evidence_link_loop, 78, "path-unresolvable"),
-    Case("NUL byte in an evidence path", _evidence_path_nul, 78, "contract-invalid"),
-    Case("seed 2^64+1", _seed_past_64_bits, 78, "contract-invalid"),
-    Case("YAML integer of 5,000 digits", _integer_of_5000_digits, 78, "contract-limit"),
-    Case("contract nested 10^4 deep", _contract_nested_deep, 78, "contract-limit"),
-    Case("contract past its size limit", _contract_too_large, 78, "contract-limit"),
-    Case("billion-laughs policy config", _config_laughs, 78, "contract-limit"),
-    Case("unparseable policy config", _config_unparseable, 78, "contract-syntax"),
-    Case("policy config past its size limit", _config_too_large, 78, "contract-limit"),
-    Case("candidates past the limit", _too_many_candidates, 78, "contract-invalid"),
-    Case("10^5 candidates", _candidates_past_contract_size, 78, "contract-limit"),
-    Case("protected slices past the limit", _too_many_protected_slices, 78, "contract-invalid"),
-    Case("JSONL line nested 10^5 deep", _jsonl_nested_deep, 12, "evidence-limit"),
-    Case("JSONL part nested 10^5 deep", _jsonl_part_nested_deep, 12, "evidence-limit"),
-    Case("JSONL line nested past the limit", _jsonl_nested_past_limit, 12, "evidence-limit"),
-    Case("CSV header field past the limit", _csv_header_field_huge, 12, "evidence-limit"),
-    Case("boolean in a quality cell", _quality_cell("True"), 12, "evidence-wrong-type"),
-    Case("no-break space after a number", _quality_cell("1.0\u00a0"), 12, "evidence-wrong-type"),
-    Case("out/history links outside", _history_links_outside, 73, "output-link", runs=2),
-    Case("out lock file links outside", _lock_links_outside, 73, "output-link"),
+    Case(
+        "dataset part links outside",
+        _part_links_outside,
+        78,
+        "path-escapes-input",
+        "symlink that does not lead to a file inside",
+    ),
+    Case(
+        "dataset part links to a secret",
+        _part_links_to_secret,
+        78,
+        "path-escapes-input",
+        "symlink that does not lead to a file inside",
+    ),
+    Case(
+        "dataset subdirectory loop (k=v -> .)",
+        _subdirectory_loop,
+        78,
+        "path-escapes-input",
+        "is a symlink to a directory",
+    ),
+    Case(
+        "dataset subdirectory links out",
+        _subdirectory_links_outside,
+        78,
+        "path-escapes-input",
+        "is a symlink to a directory",
+    ),
+    Case(
+        "dataset part is a FIFO",
+        _fifo_part,
+        78,
+        "path-special-file",
+        "not a regular file",
+    ),
+    Case(
+        "evidence file is a FIFO",
+        _fifo_evidence,
+        78,
+        "path-special-file",
+        "not a regular file",
+    ),
+    Case(
+        "evidence symlink loop",
+        _evidence_link_loop,
+        78,
+        "path-unresolvable",
+        "symlink loop",
+    ),
+    Case(
+        "NUL byte in an evidence path",
+        _evidence_path_nul,
+        78,
+        "contract-invalid",
+        "control characters",
+    ),
+    Case(
+        "seed 2^64+1",
+        _seed_past_64_bits,
+        78,
+        "contract-invalid",
+        "statistics.seed",
+    ),
+    Case(
+        "YAML integer of 5,000 digits",
+        _integer_of_5000_digits,
+        78,
+        "contract-limit",
+        "integer of 5,000 digits; the limit is 40",
+    ),
+    Case(
+        "contract nested 10^4 deep",
+        _contract_nested_deep,
+        78,
+        "contract-limit",
+        "the limit of 200 levels",
+    ),
+    Case(
+        "contract past its size limit",
+        _contract_too_large,
+        78,
+        "contract-limit",
+        "bytes; the limit is 4,194,304 bytes",
+    ),
+    Case(
+        "billion-laughs policy config",
+        _config_laughs,
+        78,
+        "contract-limit",
+        "nodes; the limit is 1,000,000",
+    ),
+    Case(
+        "unparseable policy config",
+        _config_unparseable,
+        78,
+        "contract-syntax",
+        "is not valid JSON",
+    ),
+    Case(
+        "policy config past its size limit",
+        _config_too_large,
+        78,
+        "contract-limit",
+        "bytes; the limit is 16,777,216 bytes",
+    ),
+    Case(
+        "candidates past the limit",
+        _too_many_candidates,
+        78,
+        "contract-invalid",
+        "65 candidates, past the limit of 64",
+    ),
+    Case(
+        "10^5 candidates",
+        _candidates_past_contract_size,
+        78,
+        "contract-limit",
+        "bytes; the limit is 4,194,304 bytes",
+    ),
+    Case(
+        "protected slices past the limit",
+        _too_many_protected_slices,
+        78,
+        "contract-invalid",
+        "257 protected slices, past the limit of 256",
+    ),
+    Case(
+        "JSONL line nested 10^5 deep",
+        _jsonl_nested_deep,
+        12,
+        "evidence-limit",
+        "levels deep; the limit is 128",
+    ),
+    Case(
+        "JSONL part nested 10^5 deep",
+        _jsonl_part_nested_deep,
+        12,
+        "evidence-limit",
+        "levels deep; the limit is 128",
+    ),
+    Case(
+        "JSONL line nested past the limit",
+        _jsonl_nested_past_limit,
+        12,
+        "evidence-limit",
+        "nested 130 levels deep; the limit is 128",
+    ),
+    Case(
+        "CSV header field past the limit",
+        _csv_header_field_huge,
+        12,
+        "evidence-limit",
+        "limit of 131,072 characters",
+    ),
+    Case(
+        "boolean in a quality cell",
+        _quality_cell("True"),
+        12,
+        "evidence-wrong-type",
+        "a boolean",
+    ),
+    Case(
+        "no-break space after a number",
+        _quality_cell("1.0\u00a0"),
+        12,
+        "evidence-wrong-type",
+        "plain ASCII digits only",
+    ),
+    Case(
+        "out/history links outside",
+        _history_links_outside,
+        73,
+        "output-link",
+        "history in the output directory is a symlink",
+        runs=2,
+    ),
+    Case(
+        "out lock file links outside",
+        _lock_links_outside,
+        73,
+        "output-link",
+        ".ragwarrant.lock in the output directory is a symlink",
+    ),
 )
 
 

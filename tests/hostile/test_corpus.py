@@ -47,9 +47,11 @@ def test_hostile_input(case: Case, tmp_path: Path, capsys: pytest.CaptureFixture
     assert codes[-1] == case.exit_code, codes
     assert snapshot(tmp_path) == before
     if case.exit_code == 73:
-        assert case.code in capsys.readouterr().err
+        stderr = capsys.readouterr().err
+        assert case.code in stderr and case.says in stderr
         return
-    assert case.code in recorded_codes(tmp_path / "out")
+    records = recorded_codes(tmp_path / "out")
+    assert case.code in records and case.says in records
     if case.exit_code not in (0, 10, 11, 12):
         error = orjson.loads((tmp_path / "out" / "decision.json").read_bytes())["error"]
         assert error["code"] == case.code

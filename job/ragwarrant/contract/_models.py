@@ -25,7 +25,11 @@ from ragwarrant.contract._sanity import (
 )
 from ragwarrant.evidence_class import EvidenceClass
 from ragwarrant.limits import (
+    CEILING_CANDIDATES,
+    CEILING_EVIDENCE_ROWS,
+    CEILING_PROTECTED_SLICES,
     MAX_CANDIDATES,
+    MAX_EVIDENCE_ROWS,
     MAX_EVIDENCE_SOURCES,
     MAX_METRICS,
     MAX_PROTECTED_SLICES,
@@ -534,6 +538,19 @@ FindingKind = Literal["ip-address", "phone-number", "national-id", "private-path
 """Publication-hygiene finding kinds a contract may allow; secrets (keys, tokens) never are."""
 
 
+class Limits(ContractModel):
+    """Limits a large evaluation may raise, each up to a hard ceiling (docs/contract.md)."""
+
+    candidates: int = Field(default=MAX_CANDIDATES, ge=1, le=CEILING_CANDIDATES)
+    protected_slices: int = Field(default=MAX_PROTECTED_SLICES, ge=0, le=CEILING_PROTECTED_SLICES)
+    evidence_rows: int = Field(
+        default=MAX_EVIDENCE_ROWS,
+        ge=1,
+        le=CEILING_EVIDENCE_ROWS,
+        description="canonical rows (policy x example x metric) of one evidence source",
+    )
+
+
 class Publication(ContractModel):
     """Publication-hygiene switches.
 
@@ -556,7 +573,7 @@ class ReleaseContract(ContractModel):
     version: str = Field(min_length=1, max_length=100)
     description: str = ""
     baseline: PolicyRef
-    candidates: list[PolicyRef] = Field(min_length=1, max_length=MAX_CANDIDATES)
+    candidates: list[PolicyRef] = Field(min_length=1, max_length=CEILING_CANDIDATES)
     evidence: list[EvidenceSource] = Field(min_length=1, max_length=MAX_EVIDENCE_SOURCES)
     quality_metrics: list[QualityMetric] = Field(min_length=1, max_length=MAX_METRICS)
     operational_metrics: list[OperationalMetric] = Field(
@@ -565,7 +582,7 @@ class ReleaseContract(ContractModel):
     claims: ClaimSet
     hard_disqualifiers: list[HardDisqualifier] = Field(default_factory=list)
     protected_slices: list[ProtectedSlice] = Field(
-        default_factory=list, max_length=MAX_PROTECTED_SLICES
+        default_factory=list, max_length=CEILING_PROTECTED_SLICES
     )
     statistics: Statistics = Statistics()
     splits: Splits | None = None
@@ -586,6 +603,10 @@ class ReleaseContract(ContractModel):
     )
     corroboration: Corroboration | None = None
     publication: Publication = Publication()
+    limits: Limits = Field(
+        default=Limits(),
+        description="raise a limit (candidates, protected slices, evidence rows) up to its ceiling",
+    )
 
     @field_validator("promotion_min_class")
     @classmethod
@@ -599,5 +620,24 @@ class ReleaseContract(ContractModel):
 
     @model_validator(mode="after")
     def _references(self) -> ReleaseContract:
+        _check_counts(self)
         check_references(self)
         return self
+
+
+def _check_counts(contract: ReleaseContract) -> None:
+    """Refuse more candidates or protected slices than ``contract.limits`` allows.
+
+    Raises:
+        FieldError: at the list's key, naming the count and the limit.
+    """
+    for key, count, limit in (
+        ("candidates", len(contract.candidates), contract.limits.candidates),
+        ("protected_slices", len(contract.protected_slices), contract.limits.protected_slices),
+    ):
+        if count > limit:
+            raise FieldError(
+                f"{count:,} {key.replace('_', ' ')}, past the limit of {limit:,} (raise "
+                f"limits.{key} up to its ceiling if the evaluation needs them)",
+                (key,),
+            )
