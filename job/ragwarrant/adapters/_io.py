@@ -753,7 +753,7 @@ def parse_number(text: str | None) -> float | None:
 def _not_a_number(display: str, row: int, column: str, cell: object) -> EvidenceError:
     text = str(cell)
     why = ""
-    if isinstance(cell, bool) or text.strip(_ASCII_SPACE).lower() in ("true", "false"):
+    if _is_bool(cell):
         why = " (a boolean, where this format's numbers are decimals: write 1 or 0)"
     elif isinstance(cell, str):
         try:
@@ -793,27 +793,40 @@ def float_cell(
     if isinstance(value, int | float) and not isinstance(value, bool):
         f = float(value)
         return (None, "nan") if math.isnan(f) else (f, None)
-    if isinstance(value, str):
-        text = value.strip(_ASCII_SPACE)
-        if text in _NULL_STRINGS:
-            return None, "null"
-        if text in _NAN_STRINGS:
-            return None, "nan"
-        if booleans and text.lower() in ("true", "false"):
-            return (1.0 if text.lower() == "true" else 0.0), None
-        number = parse_number(text)
-        if number is not None:
-            return number, None
+    cell = _text_cell(value, booleans) if isinstance(value, str) else None
+    if cell is not None:
+        return cell
     raise EvidenceError(
         "evidence-wrong-type",
-        f"{display} row {row}: {column!r} is not a number",
-        hint="metric values are numbers, booleans, null or NaN",
+        f"{display} row {row}: {column!r} is not a number"
+        + (" (a boolean, where this format's numbers are decimals)" if _is_bool(value) else ""),
+        hint="metric values are numbers, null or NaN",
         file=display,
         row=row,
         column=column,
         expected="a number",
         found=_shape_of(value) if isinstance(value, str) else type(value).__name__,
     )
+
+
+def _is_bool(value: object) -> bool:
+    return isinstance(value, bool) or (
+        isinstance(value, str) and value.strip(_ASCII_SPACE).lower() in ("true", "false")
+    )
+
+
+def _text_cell(value: str, booleans: bool) -> tuple[float | None, str | None] | None:
+    """``float_cell`` of a string, or None when it is not a number (nor null, NaN, or a boolean
+    where ``booleans``)."""
+    text = value.strip(_ASCII_SPACE)
+    if text in _NULL_STRINGS:
+        return None, "null"
+    if text in _NAN_STRINGS:
+        return None, "nan"
+    if booleans and text.lower() in ("true", "false"):
+        return (1.0 if text.lower() == "true" else 0.0), None
+    number = parse_number(text)
+    return None if number is None else (number, None)
 
 
 def evidence_from_records(
