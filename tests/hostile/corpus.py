@@ -32,6 +32,7 @@ from ragwarrant.limits import (
     MAX_PROTECTED_SLICES,
     MAX_YAML_NODES,
 )
+from ragwarrant.outputs import OUTPUT_FILES
 from tests.conftest import base_contract, simulate, write_results_csv
 
 Contract = dict[str, Any]
@@ -273,6 +274,13 @@ def _history_links_outside(root: Path) -> None:
     (root / "out" / "history").symlink_to(root / "outside")
 
 
+def _outputs_link_outside(root: Path) -> None:
+    """Every output file name already in ``out/`` as a link to the outside secret."""
+    (root / "out").mkdir()
+    for name in OUTPUT_FILES:
+        (root / "out" / name).symlink_to(root / "outside" / "secret.txt")
+
+
 def _lock_links_outside(root: Path) -> None:
     (root / "out").mkdir()
     (root / "out" / ".ragwarrant.lock").symlink_to(root / "outside" / "secret.txt")
@@ -453,6 +461,14 @@ CASES: tuple[Case, ...] = (
         73,
         "output-link",
         "history in the output directory is a symlink",
+        runs=2,
+    ),
+    Case(
+        "out/ files link outside (replaced, never written through)",
+        _outputs_link_outside,
+        0,
+        "PROMOTE",
+        "every gate passed",
         runs=2,
     ),
     Case(
