@@ -369,7 +369,7 @@ CASES: tuple[Case, ...] = (
         _contract_too_large,
         78,
         "contract-limit",
-        "bytes; the limit is 4,194,304 bytes",
+        "bytes; the limit is 524,288 bytes",
     ),
     Case(
         "billion-laughs policy config",
@@ -404,7 +404,7 @@ CASES: tuple[Case, ...] = (
         _candidates_past_contract_size,
         78,
         "contract-limit",
-        "bytes; the limit is 4,194,304 bytes",
+        "bytes; the limit is 524,288 bytes",
     ),
     Case(
         "protected slices past the limit",
