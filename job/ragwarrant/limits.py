@@ -57,8 +57,9 @@ MAX_CONTRACT_BYTES = 512 << 10
 every count ceiling under 400 KiB): it is parsed whole, by PyYAML in pure Python (seconds per
 MiB)."""
 
-MAX_CONFIG_BYTES = 16 << 20
-"""Size of one policy config (16 MiB): it is parsed whole, and compared leaf by leaf."""
+MAX_CONFIG_BYTES = 1 << 20
+"""Size of one policy config (1 MiB; prompts included, real configs are kilobytes): it is parsed
+whole, with a line map, and compared leaf by leaf."""
 
 MAX_YAML_NODES = 1_000_000
 """Nodes a YAML document holds once its aliases are expanded (a "billion laughs" is refused)."""

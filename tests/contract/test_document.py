@@ -91,7 +91,7 @@ def test_policy_config_syntax_error_is_a_contract_error(tmp_path):
 
 
 def test_policy_config_past_its_size_limit_is_refused_unread(tmp_path):
-    """A config past 16 MiB is refused with the limit and its size (a sparse file: not read)."""
+    """A config past 1 MiB is refused with the limit and its size (a sparse file: not read)."""
     path = tmp_path / "p.json"
     with path.open("wb") as fh:
         fh.truncate(MAX_CONFIG_BYTES + 1)

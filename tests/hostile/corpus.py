@@ -390,7 +390,7 @@ CASES: tuple[Case, ...] = (
         _config_too_large,
         78,
         "contract-limit",
-        "bytes; the limit is 16,777,216 bytes",
+        "bytes; the limit is 1,048,576 bytes",
     ),
     Case(
         "candidates past the limit",
