@@ -320,3 +320,16 @@ def test_csv_header_field_past_the_limit_is_located(make_request, tmp_path) -> N
         read_table(path, "csv", "e.csv")
     assert err.value.code == "evidence-limit"
     assert f"{MAX_CSV_FIELD_CHARS:,} characters" in err.value.message
+
+
+def test_deep_line_in_a_ragas_export_is_refused_not_a_crash(make_request, exports, tmp_path):
+    """A Ragas JSONL export (read by Arrow's JSON reader, which overflows its stack on deep
+    nesting) with a line nested 10^5 deep is refused by the depth limit, naming line 1, before
+    any reader sees it."""
+    real = (exports / "ragas/ragas_evaluate_baseline.jsonl").read_bytes()
+    path = tmp_path / "ragas.jsonl"
+    path.write_bytes(b'{"user_input": ' + b"[" * 100_000 + b"]" * 100_000 + b"}\n" + real)
+    request = make_request(path, adapter="ragas", policy="baseline")
+    with pytest.raises(EvidenceError) as err:
+        load_source(request.source, request.path, request.sha256, request.contract)
+    assert (err.value.code, err.value.row) == ("evidence-limit", 1)
