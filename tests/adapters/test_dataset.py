@@ -187,3 +187,25 @@ def test_part_failing_a_page_checksum_is_named(tmp_path: Path) -> None:
         "evidence-checksum",
         f"ev/{bad.relative_to(root).as_posix()}",
     )
+
+
+def test_an_unlistable_subdirectory_is_an_error_not_skipped(tmp_path, monkeypatch) -> None:
+    """A subdirectory that cannot be listed raises (the source is reported unreadable); its
+    parts are never dropped in silence."""
+    import os
+
+    from ragwarrant.adapters._dataset import dataset_files
+
+    root = tmp_path / "d"
+    (root / "k=1").mkdir(parents=True)
+    (root / "k=1" / "part-0.csv").write_text("a\n1\n")
+    real_scandir = os.scandir
+
+    def scandir(path):
+        if str(path).endswith("k=1"):
+            raise PermissionError(13, "Permission denied")
+        return real_scandir(path)
+
+    monkeypatch.setattr(os, "scandir", scandir)
+    with pytest.raises(PermissionError):
+        dataset_files(root, "d")

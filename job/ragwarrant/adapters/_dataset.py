@@ -235,21 +235,26 @@ def dataset_files(path: Path, display: str) -> list[tuple[str, Path]]:
         ContractError: ``path-escapes-input`` (a part links outside the dataset directory, or a
             subdirectory is a symlink), ``path-special-file`` (a FIFO, socket or device),
             each naming ``<display>/<relative path>``.
+        OSError: a subdirectory cannot be listed (the run reports the source unreadable).
     """
     root = path.resolve()
     files = []
-    for folder, dirs, names in os.walk(path, followlinks=False):
+    for folder, dirs, names in os.walk(path, onerror=_raise, followlinks=False):
         dirs[:] = [d for d in dirs if not d.startswith(_IGNORED_PREFIXES)]
-        for name in [*dirs, *names]:
+        for name in [*dirs, *(n for n in names if not n.startswith(_IGNORED_PREFIXES))]:
             entry = Path(folder) / name
             rel = entry.relative_to(path).as_posix()
-            if name.startswith(_IGNORED_PREFIXES):
-                continue
             if name in dirs:
                 _refuse_dir_link(entry, f"{display}/{rel}")
-            elif _is_part_file(entry, root, f"{display}/{rel}"):
+            else:
+                _check_part_file(entry, root, f"{display}/{rel}")
                 files.append((rel, entry))
     return sorted(files)
+
+
+def _raise(exc: OSError) -> None:
+    """``os.walk``'s error handler: an unreadable subdirectory is not skipped in silence."""
+    raise exc
 
 
 def _refuse_dir_link(entry: Path, shown: str) -> None:
@@ -263,8 +268,8 @@ def _refuse_dir_link(entry: Path, shown: str) -> None:
         )
 
 
-def _is_part_file(entry: Path, root: Path, shown: str) -> bool:
-    """Whether ``entry`` is a regular file (directly, or by a symlink inside ``root``)."""
+def _check_part_file(entry: Path, root: Path, shown: str) -> None:
+    """Refuse ``entry`` unless it is a regular file (directly, or by a symlink inside ``root``)."""
     mode = entry.lstat().st_mode
     if stat.S_ISLNK(mode):
         try:
@@ -286,7 +291,6 @@ def _is_part_file(entry: Path, root: Path, shown: str) -> bool:
             hint="a dataset directory holds only part files and directories",
             file=shown,
         )
-    return True
 
 
 def dataset_digests(path: Path, display: str) -> list[tuple[str, str, int]]:
