@@ -452,8 +452,8 @@ blocked candidate's reason, or error). *ok* means the exit is the one expected: 
 78 / 66 with a located message for a defect; the original decision for a valid input in another
 encoding (CRLF and BOM, dictionary-encoded Parquet, a number padded with spaces); never 70, never
 a traceback, never a decision on defective evidence. A policy config that cannot be parsed is
-not evidence: the run goes on with a `policy-config-parse` warning (config differences are not
-shown).
+refused like a contract that cannot (`contract-syntax`, exit 78): a config the job cannot compare
+would pass as one without differences.
 
 Found and fixed while writing it (each with a test): a contract direction contradicting the
 export's declared one (Phoenix `minimize`) was decided (exit 11 on main; now `hard:contract-

@@ -18,7 +18,6 @@ from pathlib import Path
 
 import orjson
 import pyarrow as pa
-import yaml
 
 from ragwarrant.adapters import AdapterResult, load_source
 from ragwarrant.adapters._dataset import dataset_digests, dataset_sha256, is_dataset
@@ -277,7 +276,7 @@ def evidence_digests(path: Path, relative: str) -> tuple[list[FileDigest], str]:
     if not is_dataset(path):
         digest = _digest(path, relative)
         return [digest], digest.sha256
-    parts = dataset_digests(path)
+    parts = dataset_digests(path, relative)
     digests = [FileDigest(path=f"{relative}/{rel}", sha256=sha, bytes=n) for rel, sha, n in parts]
     return digests, dataset_sha256(parts)
 
@@ -329,21 +328,10 @@ def _read_config(inputs: Inputs, input_dir: Path, policy: PolicyRef) -> None:
     if not is_readable_file(path):
         inputs.unresolved.append(f"policy config {policy.config} ({policy.policy_id})")
         return
+    inputs.configs[policy.policy_id] = load_policy_config(path, policy.config)  # size-bounded
     digest = _digest(path, policy.config)
     inputs.config_sha[policy.policy_id] = digest.sha256
     inputs.digests.append(digest)
-    try:
-        inputs.configs[policy.policy_id] = load_policy_config(path, policy.config)
-    except (orjson.JSONDecodeError, yaml.YAMLError) as exc:
-        inputs.checks.append(
-            ValidationCheck(
-                id="policy-config-parse",
-                target=policy.config,
-                status="warn",
-                file=policy.config,
-                message=f"cannot parse the policy config, so differences are not shown: {exc}",
-            )
-        )
 
 
 def _content_sha256(inputs: Inputs, policy_id: str) -> str:

@@ -165,3 +165,18 @@ def test_run_on_plain_csv_declared_ragas_blocks(make_input, tmp_path, capsys) ->
         "a Ragas export: expected a Ragas result table"
     )
     assert "found example_id, policy, task, doc, correct, cost_usd" in gate["reason"]
+
+
+def test_rows_past_the_limit_are_refused(make_request, exports) -> None:
+    """A source giving more canonical rows than the contract's limit is ``evidence-limit``,
+    naming both."""
+    request = make_request(
+        exports / "otel/otel_genai_telemetry.parquet", adapter="auto", kind="telemetry"
+    )
+    load_source(request.source, request.path, request.sha256, request.contract)
+    limits = request.contract.limits.model_copy(update={"evidence_rows": 10})
+    contract = request.contract.model_copy(update={"limits": limits})
+    with pytest.raises(EvidenceError) as info:
+        load_source(request.source, request.path, request.sha256, contract)
+    assert info.value.code == "evidence-limit"
+    assert "evidence rows (one per policy, example and metric); the limit is 10" in str(info.value)

@@ -73,7 +73,7 @@ def test_digests_list_exactly_the_files_read(tmp_path: Path) -> None:
     """Every part file, sorted, with its sha256 and size; _SUCCESS and .crc files are not read
     and not listed."""
     root = _spark_like(tmp_path / "quality")
-    digests = dataset_digests(root)
+    digests = dataset_digests(root, "d")
     parts = sorted(p for p in root.rglob("*.parquet"))
     assert [d[0] for d in digests] == [p.relative_to(root).as_posix() for p in parts]
     for (_, sha, size), p in zip(digests, parts, strict=True):
@@ -84,10 +84,10 @@ def test_digests_list_exactly_the_files_read(tmp_path: Path) -> None:
 def test_digest_changes_when_one_part_changes(tmp_path: Path) -> None:
     """Rewriting one part file changes its digest and only its digest."""
     root = _spark_like(tmp_path / "quality")
-    before = dataset_digests(root)
+    before = dataset_digests(root, "d")
     first = root / before[0][0]
     pq.write_table(pq.read_table(first).slice(0, 1), first)
-    after = dataset_digests(root)
+    after = dataset_digests(root, "d")
     assert after[0][1] != before[0][1] and after[1:] == before[1:]
 
 
@@ -165,7 +165,7 @@ def test_boundary_check_names_the_failing_part(tmp_path: Path) -> None:
 def test_dataset_sha256_is_the_sha256_of_the_sorted_digest_lines(tmp_path: Path) -> None:
     """The source digest is sha256 of ``<sha256>  <relative path>\\n`` lines sorted by path."""
     root = _spark_like(tmp_path / "quality")
-    digests = dataset_digests(root)
+    digests = dataset_digests(root, "d")
     lines = "".join(f"{sha}  {rel}\n" for rel, sha, _ in digests)
     assert dataset_sha256(list(reversed(digests))) == hashlib.sha256(lines.encode()).hexdigest()
 
@@ -187,3 +187,25 @@ def test_part_failing_a_page_checksum_is_named(tmp_path: Path) -> None:
         "evidence-checksum",
         f"ev/{bad.relative_to(root).as_posix()}",
     )
+
+
+def test_an_unlistable_subdirectory_is_an_error_not_skipped(tmp_path, monkeypatch) -> None:
+    """A subdirectory that cannot be listed raises (the source is reported unreadable); its
+    parts are never dropped in silence."""
+    import os
+
+    from ragwarrant.adapters._dataset import dataset_files
+
+    root = tmp_path / "d"
+    (root / "k=1").mkdir(parents=True)
+    (root / "k=1" / "part-0.csv").write_text("a\n1\n")
+    real_scandir = os.scandir
+
+    def scandir(path):
+        if str(path).endswith("k=1"):
+            raise PermissionError(13, "Permission denied")
+        return real_scandir(path)
+
+    monkeypatch.setattr(os, "scandir", scandir)
+    with pytest.raises(PermissionError):
+        dataset_files(root, "d")

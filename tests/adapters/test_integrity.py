@@ -11,9 +11,10 @@ import pyarrow.parquet as pq
 import pytest
 
 from ragwarrant.adapters import load_source
-from ragwarrant.adapters._integrity import check_file, visible
-from ragwarrant.adapters._io import parse_number
+from ragwarrant.adapters._integrity import check_file, json_depth, visible
+from ragwarrant.adapters._io import parse_number, read_table
 from ragwarrant.errors import EvidenceError
+from ragwarrant.limits import MAX_CSV_FIELD_CHARS, MAX_JSON_DEPTH
 from tests.adapters.conftest import read_csv_rows, write_csv_rows
 
 RAGAS = "ragas/ragas_evaluate_baseline.csv"
@@ -283,3 +284,52 @@ def test_a_parquet_file_with_two_columns_of_one_name_is_refused_by_name(tmp_path
     err = info.value
     assert (err.code, err.column) == ("evidence-duplicate-column", "cost")
     assert "columns 2 and 3" in err.message
+
+
+@pytest.mark.parametrize(
+    ("doc", "depth"),
+    [
+        (b'{"a": 1}', 1),
+        (b'{"a": "' + b"[{" * 500 + b'"}', 1),  # brackets inside a string do not nest
+        (b'{"a": "\\"' + b"[" * 500 + b'"}', 1),  # nor after an escaped quote
+        (b"[" * 300 + b"]" * 300, 300),
+        (b'[{"a": ' * 100 + b"1" + b"}]" * 100, 200),
+    ],
+)
+def test_json_depth_counts_nesting_outside_strings(doc: bytes, depth: int) -> None:
+    """Depth is counted on the text, strings skipped (a bound is enough below the limit)."""
+    assert min(json_depth(doc), MAX_JSON_DEPTH) == min(depth, MAX_JSON_DEPTH)
+
+
+def test_deep_jsonl_line_is_refused_before_any_parser(tmp_path: Path) -> None:
+    """A JSONL line nested 10^5 deep (Arrow's JSON reader overflows its stack on it: exit 139)
+    is an ``evidence-limit`` error naming the line, the depth and the limit."""
+    path = tmp_path / "e.jsonl"
+    path.write_bytes(b'{"a": 1}\n{"a": ' + b"[" * 100_000 + b"]" * 100_000 + b"}\n")
+    with pytest.raises(EvidenceError) as err:
+        check_file(path, "jsonl", "e.jsonl")
+    assert (err.value.code, err.value.row) == ("evidence-limit", 2)
+    assert f"nested 100,001 levels deep; the limit is {MAX_JSON_DEPTH}" in err.value.message
+
+
+def test_csv_header_field_past_the_limit_is_located(make_request, tmp_path) -> None:
+    """A header field longer than the csv module reads is ``evidence-limit``, not a crash."""
+    path = tmp_path / "e.csv"
+    path.write_text("example_id,policy," + "h" * (MAX_CSV_FIELD_CHARS + 1) + "\nx,base,1\n")
+    with pytest.raises(EvidenceError) as err:
+        read_table(path, "csv", "e.csv")
+    assert err.value.code == "evidence-limit"
+    assert f"{MAX_CSV_FIELD_CHARS:,} characters" in err.value.message
+
+
+def test_deep_line_in_a_ragas_export_is_refused_not_a_crash(make_request, exports, tmp_path):
+    """A Ragas JSONL export (read by Arrow's JSON reader, which overflows its stack on deep
+    nesting) with a line nested 10^5 deep is refused by the depth limit, naming line 1, before
+    any reader sees it."""
+    real = (exports / "ragas/ragas_evaluate_baseline.jsonl").read_bytes()
+    path = tmp_path / "ragas.jsonl"
+    path.write_bytes(b'{"user_input": ' + b"[" * 100_000 + b"]" * 100_000 + b"}\n" + real)
+    request = make_request(path, adapter="ragas", policy="baseline")
+    with pytest.raises(EvidenceError) as err:
+        load_source(request.source, request.path, request.sha256, request.contract)
+    assert (err.value.code, err.value.row) == ("evidence-limit", 1)

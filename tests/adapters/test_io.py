@@ -77,10 +77,12 @@ def test_parse_list_literal_rejects_non_lists_with_location(cell: str, found: st
 
 
 def test_float_cell_reasons() -> None:
-    """None → null, NaN → nan, booleans → 1/0, numeric strings parse, other strings fail."""
+    """None → null, NaN → nan, booleans → 1/0 where the tool writes them, numeric strings
+    parse, other strings fail."""
     assert float_cell(None, "f", 1, "c") == (None, "null")
     assert float_cell(float("nan"), "f", 1, "c") == (None, "nan")
-    assert float_cell(True, "f", 1, "c") == (1.0, None)
+    assert float_cell(True, "f", 1, "c", booleans=True) == (1.0, None)
+    assert float_cell(" false ", "f", 1, "c", booleans=True) == (0.0, None)
     assert float_cell("0.25", "f", 1, "c") == (0.25, None)
     with pytest.raises(EvidenceError, match="row 3: 'c' is not a number"):
         float_cell("high", "f", 3, "c")
@@ -181,3 +183,34 @@ def test_mixed_types_located_without_the_value(tmp_path, fmt, where) -> None:
     assert expected in err.value.message
     assert err.value.column == "score"
     assert "s3cr3t" not in str(err.value.to_record())
+
+
+@pytest.mark.parametrize("cell", [True, "True", " false", "1.0\u00a0", "\u00a00.5"])
+def test_float_cell_refuses_booleans_and_unicode_spaces(cell: object) -> None:
+    """Where the tool writes no booleans, a boolean is no number; a no-break space is no
+    white space around one (plain ASCII decimals only)."""
+    with pytest.raises(EvidenceError) as err:
+        float_cell(cell, "f", 4, "c")
+    assert (err.value.code, err.value.row, err.value.column) == ("evidence-wrong-type", 4, "c")
+
+
+@pytest.mark.parametrize(
+    ("cells", "row"), [(["0.5", "True"], 2), (["1.0\u00a0", "0"], 1), ([" 0.5\t", "x"], 2)]
+)
+def test_column_refuses_booleans_and_unicode_spaces(cells: list[str], row: int) -> None:
+    """A CSV metric column: the first cell that is not a plain ASCII decimal is located."""
+    import pyarrow as pa
+
+    with pytest.raises(EvidenceError) as err:
+        column_as_float(pa.table({"score": cells}), "score", "f.csv")
+    assert (err.value.code, err.value.row) == ("evidence-wrong-type", row)
+
+
+def test_column_booleans_where_the_tool_writes_them() -> None:
+    """A boolean column reads as 1/0 only when the adapter declares booleans."""
+    import pyarrow as pa
+
+    table = pa.table({"score": [True, False]})
+    with pytest.raises(EvidenceError, match="a boolean"):
+        column_as_float(table, "score", "f.parquet")
+    assert column_as_float(table, "score", "f.parquet", booleans=True)[0].to_pylist() == [1.0, 0.0]

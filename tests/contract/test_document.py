@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import orjson
 import pytest
-import yaml
 
 from ragwarrant.contract import key_path, load_policy_config
 from ragwarrant.contract._document import parse_document
 from ragwarrant.errors import ContractError
+from ragwarrant.limits import MAX_CONFIG_BYTES
 
 
 def test_key_path_rendering():
@@ -36,10 +36,38 @@ def test_yaml_merge_key_override_is_not_a_duplicate():
 
 
 def test_yaml_aliases_walked_once():
-    """Nested aliases (a 'billion laughs' shape) are walked once, not expanded."""
-    lines = ["a0: &a0 [1, 2]"] + [f"a{i}: &a{i} [*a{i - 1}, *a{i - 1}]" for i in range(1, 40)]
+    """Nested aliases are walked once and counted at their expanded size: a small expansion is
+    read, a 'billion laughs' is refused with the limit and the count, before it is built."""
+    lines = ["a0: &a0 [1, 2]"] + [f"a{i}: &a{i} [*a{i - 1}, *a{i - 1}]" for i in range(1, 10)]
     doc = parse_document("\n".join(lines).encode(), "x.yaml", is_json=False)
-    assert doc.line_of(("a39",)) == 40
+    assert doc.line_of(("a9",)) == 10
+    lines += [f"a{i}: &a{i} [*a{i - 1}, *a{i - 1}]" for i in range(10, 40)]
+    with pytest.raises(ContractError) as info:
+        parse_document("\n".join(lines).encode(), "x.yaml", is_json=False)
+    assert info.value.code == "contract-limit"
+    # a_i holds 2**(i + 2) - 1 nodes: a18 is the first past 10**6
+    assert f"a18 (line 19) expands to {2**20 - 1:,} nodes; the limit is 1,000,000" in str(
+        info.value
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "found"),
+    [
+        (b"seed: " + b"9" * 41, "seed (line 1) is an integer of 41 digits; the limit is 40"),
+        (b"x: " + b"[" * 201 + b"]" * 201, "nests 201 levels deep; the limit is 200"),
+        (b"x: " + b"[" * 5000 + b"]" * 5000, "nests deeper than the limit of 200 levels"),
+    ],
+)
+def test_yaml_document_limits(text, found):
+    """Integers past 40 digits and nesting past 200 levels are refused, naming the limit."""
+    with pytest.raises(ContractError) as info:
+        parse_document(text, "x.yaml", is_json=False)
+    assert info.value.code == "contract-limit"
+    assert found in info.value.message
+    assert parse_document(b"seed: " + b"9" * 40, "x.yaml", is_json=False).data == {
+        "seed": int("9" * 40)
+    }
 
 
 def test_duplicate_key_in_aliased_mapping_refused():
@@ -49,11 +77,27 @@ def test_duplicate_key_in_aliased_mapping_refused():
     assert "p.yaml: a.k (line 3)" in info.value.message
 
 
-def test_policy_config_syntax_error_passes_through(tmp_path):
-    """A policy config syntax error stays the parser's own error (the job warns and goes on)."""
+def test_policy_config_syntax_error_is_a_contract_error(tmp_path):
+    """A policy config that does not parse is refused (exit 78), located: a config the job
+    cannot compare must not pass as one without differences."""
     path = tmp_path / "p.yaml"
     path.write_text("model: [unclosed\n")
-    with pytest.raises(yaml.YAMLError):
+    with pytest.raises(ContractError) as info:
         load_policy_config(path, "policies/p.yaml")
+    assert info.value.code == "contract-syntax"
+    assert "policy config policies/p.yaml is not valid YAML at line 2" in info.value.message
     path.write_text("model: a\ntop_k: 5\n")
     assert load_policy_config(path, "policies/p.yaml") == {"model": "a", "top_k": 5}
+
+
+def test_policy_config_past_its_size_limit_is_refused_unread(tmp_path):
+    """A config past 1 MiB is refused with the limit and its size (a sparse file: not read)."""
+    path = tmp_path / "p.json"
+    with path.open("wb") as fh:
+        fh.truncate(MAX_CONFIG_BYTES + 1)
+    with pytest.raises(ContractError) as info:
+        load_policy_config(path, "policies/p.json")
+    assert info.value.code == "contract-limit"
+    assert f"is {MAX_CONFIG_BYTES + 1:,} bytes; the limit is {MAX_CONFIG_BYTES:,}" in str(
+        info.value
+    )

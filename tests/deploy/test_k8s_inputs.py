@@ -273,3 +273,23 @@ def test_dataset_directory_evidence_is_packaged_file_by_file(
     tree = _mounted_tree(load_docs(_render_to(tmp_path, "--image", DIGEST_IMAGE,
                                               "--contract", str(contract))))  # fmt: skip
     assert tree["evidence/telemetry.parquet/policy=a/part-0.parquet"] == data
+
+
+def test_a_file_linking_outside_the_input_is_not_packaged(tmp_path: Path) -> None:
+    """A symlinked input file leading outside the directory is refused, never read into the
+    cluster's ConfigMap; one leading to a file inside is packaged with its content."""
+    from ragwarrant.k8s.inputs import collect_input_files
+
+    root = tmp_path / "in"
+    root.mkdir()
+    (root / "a.csv").write_text("a\n1\n")
+    (root / "b.csv").symlink_to("a.csv")
+    assert [(f.relpath, f.content) for f in collect_input_files(root)] == [
+        ("a.csv", b"a\n1\n"),
+        ("b.csv", b"a\n1\n"),
+    ]
+    (tmp_path / "secret.txt").write_text("not for the cluster\n")
+    (root / "c.csv").symlink_to(tmp_path / "secret.txt")
+    with pytest.raises(ContractError) as info:
+        collect_input_files(root)
+    assert info.value.code == "path-escapes-input"

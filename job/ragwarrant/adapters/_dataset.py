@@ -17,6 +17,8 @@ Wired in by ``inputs`` (hashing), ``adapters.registry`` (boundary checks), ``_io
 from __future__ import annotations
 
 import hashlib
+import os
+import stat
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Literal
@@ -35,7 +37,7 @@ from ragwarrant.adapters._integrity import (
     require_columns,
 )
 from ragwarrant.digests import sha256_file
-from ragwarrant.errors import EvidenceError
+from ragwarrant.errors import ContractError, EvidenceError
 
 __all__ = [
     "DatasetFormat",
@@ -77,13 +79,11 @@ def _discover(path: Path, fmt: DatasetFormat, display: str) -> ds.FileSystemData
             expected="parquet, csv or jsonl",
             found=fmt,
         )
+    files = [part for _, part in dataset_files(path, display)]
+    if not files:
+        raise no_rows(display, expected=f"at least one {fmt} part file")
     try:
-        dataset = ds.dataset(
-            path,
-            format=_ARROW_FORMAT[fmt],
-            partitioning="hive",
-            ignore_prefixes=list(_IGNORED_PREFIXES),
-        )
+        dataset = _open(path, files, _ARROW_FORMAT[fmt])
     except (pa.ArrowInvalid, pa.ArrowTypeError, OSError) as exc:
         raise EvidenceError(
             "evidence-unparseable",
@@ -93,9 +93,21 @@ def _discover(path: Path, fmt: DatasetFormat, display: str) -> ds.FileSystemData
             file=display,
             expected=f"{fmt} part files",
         ) from exc
-    if not dataset.files:
-        raise no_rows(display, expected=f"at least one {fmt} part file")
     return dataset
+
+
+def _open(
+    path: Path, files: list[Path], fmt: str | ds.FileFormat, schema: pa.Schema | None = None
+) -> ds.FileSystemDataset:
+    """A dataset of exactly ``files`` (``dataset_files``: nothing Arrow would find by itself),
+    Hive partitions read from their paths below ``path``."""
+    return ds.dataset(
+        [str(f) for f in files],
+        schema=schema,
+        format=fmt,
+        partitioning="hive",
+        partition_base_dir=str(path),
+    )
 
 
 def _as_strings(dataset: ds.FileSystemDataset, path: Path) -> ds.FileSystemDataset:
@@ -109,13 +121,7 @@ def _as_strings(dataset: ds.FileSystemDataset, path: Path) -> ds.FileSystemDatas
             strings_can_be_null=False, quoted_strings_can_be_null=False
         )
     )
-    return ds.dataset(
-        path,
-        schema=schema,
-        format=fmt,
-        partitioning="hive",
-        ignore_prefixes=list(_IGNORED_PREFIXES),
-    )
+    return _open(path, [Path(f) for f in dataset.files], fmt, schema)
 
 
 def _part_display(fragment: ds.Fragment, path: Path, shown: str) -> str:
@@ -210,23 +216,84 @@ def check_dataset(path: Path, fmt: str, display: str) -> None:
 
     Raises:
         EvidenceError: as ``check_file``, naming the first part that fails.
+        ContractError: as ``dataset_files``.
     """
-    for rel, part in dataset_files(path):
+    for rel, part in dataset_files(path, display):
         check_file(part, fmt, f"{display}/{rel}")
 
 
-def dataset_files(path: Path) -> list[tuple[str, Path]]:
+def dataset_files(path: Path, display: str) -> list[tuple[str, Path]]:
     """``(relative POSIX path, path)`` of every file a dataset read uses, sorted by relative
-    path: the files under ``path`` none of whose path parts starts with ``.`` or ``_``."""
+    path: the files under ``path`` none of whose path parts starts with ``.`` or ``_``.
+
+    The one lister of a dataset's files (Arrow reads exactly these): directories are walked
+    without following a symlink, a symlinked part file is read only when it leads to a regular
+    file inside ``path``, and anything else is refused, so no file outside the dataset is read
+    and no loop is walked.
+
+    Raises:
+        ContractError: ``path-escapes-input`` (a part links outside the dataset directory, or a
+            subdirectory is a symlink), ``path-special-file`` (a FIFO, socket or device),
+            each naming ``<display>/<relative path>``.
+        OSError: a subdirectory cannot be listed (the run reports the source unreadable).
+    """
+    root = path.resolve()
     files = []
-    for p in path.rglob("*"):
-        rel = p.relative_to(path)
-        if p.is_file() and not any(part.startswith(_IGNORED_PREFIXES) for part in rel.parts):
-            files.append((rel.as_posix(), p))
+    for folder, dirs, names in os.walk(path, onerror=_raise, followlinks=False):
+        dirs[:] = [d for d in dirs if not d.startswith(_IGNORED_PREFIXES)]
+        for name in [*dirs, *(n for n in names if not n.startswith(_IGNORED_PREFIXES))]:
+            entry = Path(folder) / name
+            rel = entry.relative_to(path).as_posix()
+            if name in dirs:
+                _refuse_dir_link(entry, f"{display}/{rel}")
+            else:
+                _check_part_file(entry, root, f"{display}/{rel}")
+                files.append((rel, entry))
     return sorted(files)
 
 
-def dataset_digests(path: Path) -> list[tuple[str, str, int]]:
+def _raise(exc: OSError) -> None:
+    """``os.walk``'s error handler: an unreadable subdirectory is not skipped in silence."""
+    raise exc
+
+
+def _refuse_dir_link(entry: Path, shown: str) -> None:
+    if entry.is_symlink():
+        raise ContractError(
+            "path-escapes-input",
+            f"{shown} is a symlink to a directory; a dataset's subdirectories must be "
+            "directories (a link can loop or lead outside the input directory)",
+            hint="copy the directory into the dataset instead of linking to it",
+            file=shown,
+        )
+
+
+def _check_part_file(entry: Path, root: Path, shown: str) -> None:
+    """Refuse ``entry`` unless it is a regular file (directly, or by a symlink inside ``root``)."""
+    mode = entry.lstat().st_mode
+    if stat.S_ISLNK(mode):
+        try:
+            target = entry.resolve(strict=True)
+        except (OSError, RuntimeError):  # dangling, or a loop
+            target = None
+        if target is None or root not in target.parents:
+            raise ContractError(
+                "path-escapes-input",
+                f"{shown} is a symlink that does not lead to a file inside its dataset directory",
+                hint="copy the part file into the dataset instead of linking to it",
+                file=shown,
+            )
+        mode = target.stat().st_mode
+    if not stat.S_ISREG(mode):
+        raise ContractError(
+            "path-special-file",
+            f"{shown} is not a regular file (a FIFO, socket or device)",
+            hint="a dataset directory holds only part files and directories",
+            file=shown,
+        )
+
+
+def dataset_digests(path: Path, display: str) -> list[tuple[str, str, int]]:
     """Return ``(relative POSIX path, sha256 hex, size in bytes)`` of every file a dataset
     read uses (``dataset_files``), sorted by path.
 
@@ -235,8 +302,9 @@ def dataset_digests(path: Path) -> list[tuple[str, str, int]]:
 
     Raises:
         OSError: a file cannot be read.
+        ContractError: as ``dataset_files``.
     """
-    return [(rel, sha256_file(p), p.stat().st_size) for rel, p in dataset_files(path)]
+    return [(rel, sha256_file(p), p.stat().st_size) for rel, p in dataset_files(path, display)]
 
 
 def dataset_sha256(digests: list[tuple[str, str, int]]) -> str:

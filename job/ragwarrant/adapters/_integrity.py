@@ -9,16 +9,19 @@ from __future__ import annotations
 
 import codecs
 import json
+import re
 import unicodedata
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TypeVar
 
+import numpy as np
 import orjson
 import pyarrow as pa
 
 from ragwarrant.contract import did_you_mean
 from ragwarrant.errors import EvidenceError
+from ragwarrant.limits import MAX_JSON_DEPTH
 
 __all__ = [
     "READER_FAILURES",
@@ -223,12 +226,48 @@ def _may_repeat_keys(doc: bytes) -> bool:
     return _key_count(parsed) != doc.count(b":")
 
 
+_JSON_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"')
+
+
+def json_depth(doc: bytes) -> int:
+    """The nesting depth of a JSON text (0 for a scalar), counted without parsing it.
+
+    Brackets inside strings do not count; text that is not JSON gets some depth, left to the
+    parser to refuse.
+    """
+    if doc.count(b"[") + doc.count(b"{") <= MAX_JSON_DEPTH:
+        return min(doc.count(b"[") + doc.count(b"{"), MAX_JSON_DEPTH)  # a bound is enough
+    text = np.frombuffer(_JSON_STRING.sub(b'""', doc), dtype=np.uint8)
+    opens = (text == ord("[")) | (text == ord("{"))
+    closes = (text == ord("]")) | (text == ord("}"))
+    steps = opens.astype(np.int64) - closes
+    return int(np.cumsum(steps).max(initial=0))
+
+
+def _check_depth(doc: bytes, lineno: int | None, display: str) -> None:
+    depth = json_depth(doc)
+    if depth > MAX_JSON_DEPTH:
+        where = f"{display} line {lineno}" if lineno is not None else display
+        raise EvidenceError(
+            "evidence-limit",
+            f"{where}: JSON nested {depth:,} levels deep; the limit is {MAX_JSON_DEPTH:,}",
+            hint="flatten the export: no evaluation record nests this deep",
+            file=display,
+            row=lineno,
+            expected=f"at most {MAX_JSON_DEPTH} levels of nesting",
+            found=f"{depth} levels",
+        )
+
+
 def _check_json_keys(path: Path, fmt: str, display: str) -> None:
-    """Refuse a JSON object that holds a key twice: parsers silently keep one of the values.
+    """Refuse a JSON document nested past ``limits.MAX_JSON_DEPTH`` (before any parser sees it:
+    Arrow's JSON reader overflows its stack on deep nesting) or an object that holds a key
+    twice (parsers silently keep one of the values).
 
     A document that is not JSON is left to the adapter, which says so in its own words.
     """
     for lineno, doc in _documents(path, fmt):
+        _check_depth(doc, lineno, display)
         if not _may_repeat_keys(doc):
             continue
         try:

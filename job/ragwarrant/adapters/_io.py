@@ -37,6 +37,7 @@ from ragwarrant.adapters._integrity import (
 )
 from ragwarrant.digests import sha256_bytes
 from ragwarrant.errors import EvidenceError
+from ragwarrant.limits import MAX_CSV_FIELD_CHARS
 
 __all__ = [
     "at_file_row",
@@ -72,14 +73,31 @@ __all__ = [
 ]
 
 
-def _csv_header(path: Path) -> list[str]:
-    """The header of a CSV file, as the csv module reads its first record (any length)."""
+def _csv_header(path: Path, display: str) -> list[str]:
+    """The header of a CSV file, as the csv module reads its first record (any number of
+    fields, each at most ``limits.MAX_CSV_FIELD_CHARS`` characters).
+
+    Raises:
+        EvidenceError: ``evidence-limit``, a header field past the limit.
+    """
     with path.open(newline="", encoding="utf-8-sig") as fh:
-        return next(csv.reader(fh), [])
+        try:
+            return next(csv.reader(fh), [])
+        except csv.Error:  # "field larger than field limit": the one error the reader raises
+            raise EvidenceError(
+                "evidence-limit",
+                f"{display}: a header field is longer than the limit of "
+                f"{MAX_CSV_FIELD_CHARS:,} characters",
+                hint="column names are short: is the first line the header?",
+                file=display,
+                row=0,
+                expected=f"at most {MAX_CSV_FIELD_CHARS} characters per header field",
+                found=f"more than {MAX_CSV_FIELD_CHARS} characters",
+            ) from None
 
 
-def _read_csv(path: Path) -> pa.Table:
-    names = _csv_header(path)
+def _read_csv(path: Path, display: str) -> pa.Table:
+    names = _csv_header(path, display)
     longest = max((len(n) for n in names), default=0)
     block = max(1 << 20, 4 * (sum(len(n) + 3 for n in names) + longest))
     return pacsv.read_csv(
@@ -150,7 +168,7 @@ def read_table(path: Path, fmt: str, display: str) -> pa.Table:
         return table
     try:
         if fmt == "csv":
-            table = _read_csv(path)
+            table = _read_csv(path, display)
         elif fmt == "parquet":
             check_header(pq.read_schema(path).names, display)  # two fields of one name
             table = pq.read_table(path, page_checksum_verification=True)
@@ -461,15 +479,21 @@ def _extension_as_plain(col: pa.Array) -> pa.Array:
 
 
 _NAN_STRINGS = {"nan", "NaN", "NAN", "-nan"}
+_ASCII_SPACE = " \t\n\r\x0b\x0c"
 _NULL_STRINGS = {"", "null", "None", "NULL", "NA", "N/A"}
 
 
-def column_as_float(table: pa.Table, name: str, display: str) -> tuple[pa.Array, pa.Array]:
+def column_as_float(
+    table: pa.Table, name: str, display: str, *, booleans: bool = False
+) -> tuple[pa.Array, pa.Array]:
     """Return a metric column as float64 values and a missing-reason array.
 
-    Booleans map to 1.0 (true) and 0.0 (false). Empty cells, ``null`` and absent values are
-    null with reason ``null``; NaN (the float, or the strings nan/NaN) is null with reason ``nan``.
-    Infinite values are kept as they are so the non-finite gate counts them.
+    Numbers are plain ASCII decimals, with ASCII white space around them allowed. Booleans
+    (a boolean column, or the strings true/false in any case) map to 1.0 and 0.0 only when
+    ``booleans`` says the adapter's tool writes them; otherwise they are refused. Empty cells,
+    ``null`` and absent values are null with reason ``null``; NaN (the float, or the strings
+    nan/NaN) is null with reason ``nan``. Infinite values are kept as they are so the
+    non-finite gate counts them.
 
     Returns:
         ``(values, missing_reason)``: float64 with nulls where missing; string, null where present.
@@ -482,6 +506,8 @@ def column_as_float(table: pa.Table, name: str, display: str) -> tuple[pa.Array,
     if pa.types.is_dictionary(col.type):
         col = col.dictionary_decode()
     n = len(col)
+    if pa.types.is_boolean(col.type) and not booleans:
+        raise _not_a_number(display, _first_valid(col), name, True)
     if (
         pa.types.is_boolean(col.type)
         or pa.types.is_integer(col.type)
@@ -490,7 +516,7 @@ def column_as_float(table: pa.Table, name: str, display: str) -> tuple[pa.Array,
     ):
         values = pc.cast(col, pa.float64())
     elif pa.types.is_string(col.type) or pa.types.is_large_string(col.type):
-        values = _parse_float_strings(col, name, display)
+        values = _parse_float_strings(col, name, display, booleans)
     elif pa.types.is_null(col.type):
         values = pa.nulls(n, pa.float64())
     else:
@@ -514,14 +540,22 @@ def column_as_float(table: pa.Table, name: str, display: str) -> tuple[pa.Array,
     return values, reason
 
 
-def _parse_float_strings(col: pa.Array, name: str, display: str) -> pa.Array:
-    trimmed = pc.utf8_trim_whitespace(col)
+def _first_valid(col: pa.Array) -> int:
+    """1-based row of the first non-null cell of ``col`` (1 when every cell is null)."""
+    valid = pc.indices_nonzero(pc.is_valid(col))
+    return (valid[0].as_py() if len(valid) else 0) + 1
+
+
+def _parse_float_strings(col: pa.Array, name: str, display: str, booleans: bool) -> pa.Array:
+    trimmed = pc.ascii_trim_whitespace(col)  # a no-break space is not white space around a number
     is_null = pc.or_(
         pc.is_null(trimmed), pc.is_in(trimmed, value_set=pa.array(sorted(_NULL_STRINGS)))
     )
     is_nan = pc.is_in(trimmed, value_set=pa.array(sorted(_NAN_STRINGS)))
     lowered = pc.utf8_lower(trimmed)
     is_bool = pc.is_in(lowered, value_set=pa.array(["true", "false"]))
+    if not booleans:
+        is_bool = pc.and_(is_bool, pa.scalar(False))  # parsed as numbers below: refused
     cleaned = pc.if_else(pc.or_(is_null, pc.or_(is_nan, is_bool)), pa.scalar("0"), trimmed)
     try:
         parsed = pc.cast(cleaned, pa.float64())
@@ -720,7 +754,9 @@ def parse_number(text: str | None) -> float | None:
 def _not_a_number(display: str, row: int, column: str, cell: object) -> EvidenceError:
     text = str(cell)
     why = ""
-    if isinstance(cell, str):
+    if _is_bool(cell):
+        why = " (a boolean, where this format's numbers are decimals: write 1 or 0)"
+    elif isinstance(cell, str):
         try:
             float(text)
             why = " (plain ASCII digits only: no '_' separators or non-ASCII digits)"
@@ -739,11 +775,12 @@ def _not_a_number(display: str, row: int, column: str, cell: object) -> Evidence
 
 
 def float_cell(
-    value: object, display: str, row: int, column: str
+    value: object, display: str, row: int, column: str, *, booleans: bool = False
 ) -> tuple[float | None, str | None]:
     """Turn one JSON-native cell into ``(value, missing_reason)``.
 
-    ``None`` → ``(None, "null")``; NaN → ``(None, "nan")``; booleans → 1.0/0.0; numbers kept
+    ``None`` → ``(None, "null")``; NaN → ``(None, "nan")``; booleans (``true``, or the strings
+    true/false) → 1.0/0.0 only when ``booleans`` says the tool writes them; numbers kept
     (infinities too, for the non-finite gate); numeric strings parsed by ``parse_number`` (the
     rule CSV cells follow); "nan"/"" strings as above.
 
@@ -752,32 +789,45 @@ def float_cell(
     """
     if value is None:
         return None, "null"
-    if isinstance(value, bool):
+    if isinstance(value, bool) and booleans:
         return (1.0 if value else 0.0), None
-    if isinstance(value, int | float):
+    if isinstance(value, int | float) and not isinstance(value, bool):
         f = float(value)
         return (None, "nan") if math.isnan(f) else (f, None)
-    if isinstance(value, str):
-        text = value.strip()
-        if text in _NULL_STRINGS:
-            return None, "null"
-        if text in _NAN_STRINGS:
-            return None, "nan"
-        if text.lower() in ("true", "false"):
-            return (1.0 if text.lower() == "true" else 0.0), None
-        number = parse_number(text)
-        if number is not None:
-            return number, None
+    cell = _text_cell(value, booleans) if isinstance(value, str) else None
+    if cell is not None:
+        return cell
     raise EvidenceError(
         "evidence-wrong-type",
-        f"{display} row {row}: {column!r} is not a number",
-        hint="metric values are numbers, booleans, null or NaN",
+        f"{display} row {row}: {column!r} is not a number"
+        + (" (a boolean, where this format's numbers are decimals)" if _is_bool(value) else ""),
+        hint="metric values are numbers, null or NaN",
         file=display,
         row=row,
         column=column,
         expected="a number",
         found=_shape_of(value) if isinstance(value, str) else type(value).__name__,
     )
+
+
+def _is_bool(value: object) -> bool:
+    return isinstance(value, bool) or (
+        isinstance(value, str) and value.strip(_ASCII_SPACE).lower() in ("true", "false")
+    )
+
+
+def _text_cell(value: str, booleans: bool) -> tuple[float | None, str | None] | None:
+    """``float_cell`` of a string, or None when it is not a number (nor null, NaN, or a boolean
+    where ``booleans``)."""
+    text = value.strip(_ASCII_SPACE)
+    if text in _NULL_STRINGS:
+        return None, "null"
+    if text in _NAN_STRINGS:
+        return None, "nan"
+    if booleans and text.lower() in ("true", "false"):
+        return (1.0 if text.lower() == "true" else 0.0), None
+    number = parse_number(text)
+    return None if number is None else (number, None)
 
 
 def evidence_from_records(

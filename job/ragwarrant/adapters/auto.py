@@ -317,7 +317,7 @@ DECLARED_FORMATS: dict[str, DeclaredFormat] = {
 def _shape(path: Path, fmt: str, display: str) -> _Shape:
     """The shape of a file, or of the first part file of a dataset directory."""
     if is_dataset(path):
-        parts = dataset_files(path)
+        parts = dataset_files(path, display)
         if not parts:
             return _Shape([], b"")
         rel, path = parts[0]

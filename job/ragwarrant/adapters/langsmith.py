@@ -72,6 +72,8 @@ from ragwarrant.errors import EvidenceError
 __all__ = ["load"]
 
 TOOL = "langsmith"
+WRITES_BOOLEANS = True
+"""LangSmith feedback scores may be booleans (an evaluator returning ``score=True``): 1 and 0."""
 QUESTION_KEYS = ("question", "input", "query", "user_input")
 RESPONSE_KEYS = ("answer", "output", "response")
 CONTEXT_KEYS = ("contexts", "retrieved_contexts", "documents")
@@ -177,7 +179,7 @@ def _load_table(request: AdapterRequest) -> AdapterResult:
     keys = RowKeys.of(policies, examples, rows)
     parts = []
     for col, metric in chosen.items():
-        values, reason = column_as_float(table, col, display)
+        values, reason = column_as_float(table, col, display, booleans=WRITES_BOOLEANS)
         if col in scale:
             values = pc.multiply(values, scale[col])
         parts.append(metric_rows(keys, metric, values, reason, source=tag, sha256=request.sha256))
@@ -373,7 +375,8 @@ def _raw_value(
     """One cell of a raw row: feedback ``key``'s score, or (``ops``) the run's field ``key``."""
     display, row = at
     if key in fb:
-        return float_cell(fb[key], display, row, f"evaluation_results[{key!r}].score")
+        pointer = f"evaluation_results[{key!r}].score"
+        return float_cell(fb[key], display, row, pointer, booleans=WRITES_BOOLEANS)
     if not ops or key not in _RAW_OPERATIONAL:
         return None, "absent"
     if key == "latency":
@@ -381,7 +384,7 @@ def _raw_value(
         return (s * 1000.0, None) if s is not None else (None, "absent")
     if key not in run:
         return None, "absent"
-    return float_cell(run[key], display, row, f"run.{key}")
+    return float_cell(run[key], display, row, f"run.{key}", booleans=WRITES_BOOLEANS)
 
 
 def _raw_contexts(runs: list[dict[str, Any]], display: str) -> list[list[str] | None]:

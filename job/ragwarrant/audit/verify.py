@@ -731,9 +731,10 @@ def _check_report_md(
 
 
 def _files_by_sha256(input_dir: Path) -> dict[str, str]:
-    """sha256 → one relative path, for every file under ``input_dir``."""
+    """sha256 → one relative path, for every regular file under ``input_dir`` (not a symlink:
+    nothing outside the directory is read)."""
     out: dict[str, str] = {}
-    for path in sorted(p for p in input_dir.rglob("*") if p.is_file()):
+    for path in sorted(p for p in input_dir.rglob("*") if p.is_file() and not p.is_symlink()):
         out.setdefault(sha256_file(path), path.relative_to(input_dir).as_posix())
     return out
 

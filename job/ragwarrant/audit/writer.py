@@ -39,6 +39,7 @@ __all__ = [
     "make_staging",
     "open_locked",
     "output_lock",
+    "refuse_output_links",
     "write_atomic",
     "write_model",
 ]
@@ -138,9 +139,32 @@ def output_lock(output_dir: Path) -> contextlib.AbstractContextManager[int]:
     (``clean_stale``) and interleave their commits.
 
     Raises:
-        OutputError: the lock file cannot be created or locked (code ``output-not-writable``).
+        OutputError: the lock file cannot be created or locked (code ``output-not-writable``);
+            ``output-link`` when the lock file or ``history/`` is a symlink
+            (``refuse_output_links``).
     """
+    refuse_output_links(output_dir)
     return held_lock(output_dir / LOCK_FILE, _OUTPUT_LOCK_ERRORS)
+
+
+def refuse_output_links(output_dir: Path) -> None:
+    """Refuse an output directory whose lock file or ``history/`` is a symlink.
+
+    The run writes, moves and removes files there; through a link it would do so wherever the
+    link leads (an earlier run moved into the link's target, a staging directory removed
+    there). The run's own files replace a link by name and never write through it.
+
+    Raises:
+        OutputError: ``output-link``, naming the entry (relative to the output directory).
+    """
+    for name in (LOCK_FILE, HISTORY_DIR):
+        if (output_dir / name).is_symlink():
+            raise OutputError(
+                "output-link",
+                f"{name} in the output directory is a symlink; the job never writes through a "
+                "link it did not make",
+                hint=f"remove the link {name} from the output directory (or use a fresh one)",
+            )
 
 
 def dump_json(model: BaseModel) -> bytes:
@@ -265,9 +289,9 @@ def make_staging(output_dir: Path, run_id: str) -> Path:
 
 def _link_or_copy(src: Path, dst: Path) -> None:
     try:
-        os.link(src, dst)
+        os.link(src, dst, follow_symlinks=False)
     except OSError:
-        shutil.copy2(src, dst)
+        shutil.copy2(src, dst, follow_symlinks=False)
 
 
 def _keep_earlier(output_dir: Path, earlier_id: str, names: Sequence[str]) -> None:

@@ -20,6 +20,7 @@ import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from ragwarrant.errors import ContractError
+from ragwarrant.limits import MAX_INTEGER_DIGITS, MAX_YAML_DEPTH, MAX_YAML_NODES
 
 __all__ = ["Loc", "ParsedDocument", "key_path", "parse_document"]
 
@@ -28,6 +29,7 @@ Loc = tuple[str | int, ...]
 
 _MERGE_TAG = "tag:yaml.org,2002:merge"
 _FLOAT_TAG = "tag:yaml.org,2002:float"
+_INT_TAG = "tag:yaml.org,2002:int"
 
 
 @dataclass(frozen=True)
@@ -89,14 +91,15 @@ def parse_document(raw: bytes, name: str, *, is_json: bool) -> ParsedDocument:
     Raises:
         yaml.YAMLError | orjson.JSONDecodeError: a syntax error (the caller decides what it means).
         ContractError: ``contract-duplicate-key`` or ``contract-non-finite``, naming the key path
-            and its line.
+            and its line; ``contract-limit`` past a document limit of ``limits`` (nesting depth,
+            nodes once aliases are expanded, digits of an integer).
     """
     if is_json:
         data = orjson.loads(raw)  # refuses NaN, Infinity and numbers overflowing a double
         return ParsedDocument(name, data, _json_lines(raw.decode("utf-8"), name))
     loader = yaml.SafeLoader(raw)
     try:
-        node = loader.get_single_node()
+        node = _compose(loader, name)
         lines: dict[Loc, int] = {}
         if node is not None:
             _YamlWalk(name, lines).visit(node, ())
@@ -106,32 +109,60 @@ def parse_document(raw: bytes, name: str, *, is_json: bool) -> ParsedDocument:
     return ParsedDocument(name, data, lines)
 
 
+def _compose(loader: yaml.SafeLoader, name: str) -> Node | None:
+    """The document's node tree; PyYAML composes recursively, so deep nesting is refused here."""
+    try:
+        return loader.get_single_node()  # type: ignore[no-any-return]
+    except RecursionError:
+        raise ContractError(
+            "contract-limit",
+            f"{name}: the document nests deeper than the limit of {MAX_YAML_DEPTH:,} levels",
+            hint="write the document with less nesting",
+        ) from None
+
+
 @dataclass
 class _YamlWalk:
-    """Records the line of every key path and refuses duplicate keys and non-finite floats."""
+    """Records the line of every key path and refuses duplicate keys, non-finite floats, integers
+    too long to be meant, and nesting or alias expansion past ``limits``.
+
+    ``visit`` returns the node count of the subtree once its aliases are expanded (an alias is
+    walked once and counted at its full size), so a "billion laughs" is refused by its count.
+    """
 
     name: str
     lines: dict[Loc, int]
-    seen: set[int] = field(default_factory=set)
+    sizes: dict[int, int] = field(default_factory=dict)
 
-    def visit(self, node: Node, loc: Loc) -> None:
+    def visit(self, node: Node, loc: Loc) -> int:
         self.lines.setdefault(loc, node.start_mark.line + 1)
-        if id(node) in self.seen:  # an alias: walked once, so no blow-up and no cycle
-            return
-        self.seen.add(id(node))
+        if id(node) in self.sizes:  # an alias: walked once, counted at its expanded size
+            return self.sizes[id(node)]
+        if len(loc) > MAX_YAML_DEPTH:
+            deep = f"nests {len(loc):,} levels deep"
+            raise _past_limit(self.name, loc[:3], node, deep, MAX_YAML_DEPTH)
+        self.sizes[id(node)] = 1  # a cycle counts once
+        size = 1
         if isinstance(node, MappingNode):
-            self._mapping(node, loc)
+            size += self._mapping(node, loc)
         elif isinstance(node, SequenceNode):
-            for index, item in enumerate(node.value):
-                self.visit(item, (*loc, index))
+            size += sum(self.visit(item, (*loc, index)) for index, item in enumerate(node.value))
         elif node.tag == _FLOAT_TAG and not _finite_yaml_float(node.value):
             raise _non_finite(self.name, loc, node.start_mark.line + 1)
+        elif node.tag == _INT_TAG and len(node.value) > MAX_INTEGER_DIGITS:
+            digits = f"is an integer of {len(node.value):,} digits"
+            raise _past_limit(self.name, loc, node, digits, MAX_INTEGER_DIGITS)
+        if size > MAX_YAML_NODES:
+            raise _past_limit(self.name, loc, node, f"expands to {size:,} nodes", MAX_YAML_NODES)
+        self.sizes[id(node)] = size
+        return size
 
-    def _mapping(self, node: MappingNode, loc: Loc) -> None:
+    def _mapping(self, node: MappingNode, loc: Loc) -> int:
         first: dict[tuple[str, str], int] = {}
+        size = 0
         for key_node, value_node in node.value:
             if key_node.tag == _MERGE_TAG:
-                self.visit(value_node, loc)
+                size += self.visit(value_node, loc)
                 continue
             line = key_node.start_mark.line + 1
             key = key_node.value if isinstance(key_node, ScalarNode) else f"<{key_node.id}>"
@@ -140,7 +171,18 @@ class _YamlWalk:
                 raise _duplicate(self.name, child, line, first[(key_node.tag, key)])
             first[(key_node.tag, key)] = line
             self.lines[child] = line
-            self.visit(value_node, child)
+            size += 1 + self.visit(value_node, child)
+        return size
+
+
+def _past_limit(name: str, loc: Loc, node: Node, found: str, limit: int) -> ContractError:
+    """``contract-limit``: a YAML document past one of ``limits``' document limits."""
+    return ContractError(
+        "contract-limit",
+        f"{name}: {key_path(loc)} (line {node.start_mark.line + 1}) {found}; "
+        f"the limit is {limit:,}",
+        hint="write the document out plainly (YAML aliases are expanded when counted)",
+    )
 
 
 def _finite_yaml_float(text: str) -> bool:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,6 +24,7 @@ from ragwarrant.contract._models import ContractModel, ReleaseContract
 from ragwarrant.contract._sanity import FieldError, did_you_mean
 from ragwarrant.contract._schema_hint import schema_hint
 from ragwarrant.errors import ContractError
+from ragwarrant.limits import MAX_CONFIG_BYTES, MAX_CONTRACT_BYTES
 
 __all__ = [
     "CONTRACT_FILENAMES",
@@ -167,7 +169,7 @@ def _validation_message(doc: ParsedDocument, err: ValidationError) -> tuple[str,
     return message + more, next(iter(by_loc), ())
 
 
-def _parse(raw: bytes, name: str) -> ParsedDocument:
+def _parse(raw: bytes, name: str, what: str) -> ParsedDocument:
     is_json = name.endswith(".json")
     try:
         return parse_document(raw, name, is_json=is_json)
@@ -176,10 +178,35 @@ def _parse(raw: bytes, name: str) -> ParsedDocument:
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
         raise ContractError(
             "contract-syntax",
-            f"{name} is not valid {'JSON' if is_json else 'YAML'}{where}: "
+            f"{what} {name} is not valid {'JSON' if is_json else 'YAML'}{where}: "
             f"{getattr(exc, 'problem', None) or exc}",
             hint="check the file with a YAML/JSON linter",
+            file=name,
         ) from exc
+
+
+def _read_bounded(path: Path, name: str, what: str, limit: int) -> bytes:
+    """The bytes of a file parsed whole, refused unread past ``limit`` bytes.
+
+    Raises:
+        ContractError: ``contract-unreadable``, or ``contract-limit`` naming the limit and size.
+    """
+    try:
+        with path.open("rb") as fh:
+            raw = fh.read(limit + 1)
+            size = os.fstat(fh.fileno()).st_size
+    except OSError as exc:
+        raise ContractError(
+            "contract-unreadable", f"cannot read {what} {name}: {exc.strerror}", file=name
+        ) from exc
+    if len(raw) > limit:
+        raise ContractError(
+            "contract-limit",
+            f"{what} {name} is {max(size, len(raw)):,} bytes; the limit is {limit:,} bytes",
+            hint="a contract and a policy config are parsed whole: keep them small",
+            file=name,
+        )
+    return raw
 
 
 def load_contract_source(path: Path) -> ContractSource:
@@ -190,13 +217,8 @@ def load_contract_source(path: Path) -> ContractSource:
             that fails validation (the message names each key path with its line, the rule and
             the kind of value found).
     """
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise ContractError(
-            "contract-unreadable", f"cannot read {path.name}: {exc.strerror}"
-        ) from exc
-    doc = _parse(raw, path.name)
+    raw = _read_bounded(path, path.name, "the release contract", MAX_CONTRACT_BYTES)
+    doc = _parse(raw, path.name, "the release contract")
     if not isinstance(doc.data, dict):
         raise ContractError(
             "contract-not-mapping",
@@ -227,25 +249,52 @@ def load_policy_config(path: Path, name: str) -> object:
         name: its path relative to the input directory, for messages.
 
     Raises:
-        yaml.YAMLError | orjson.JSONDecodeError: a syntax error (the job reports it and goes on).
-        ContractError: ``contract-duplicate-key`` or ``contract-non-finite`` (exit 78).
+        ContractError: ``contract-syntax`` (not valid YAML or JSON: a config the job cannot
+            compare is refused, not skipped), ``contract-limit`` (past ``limits.MAX_CONFIG_BYTES``
+            or a document limit), ``contract-duplicate-key`` or ``contract-non-finite`` (exit 78).
     """
-    return parse_document(path.read_bytes(), name, is_json=path.suffix == ".json").data
+    raw = _read_bounded(path, name, "the policy config", MAX_CONFIG_BYTES)
+    return _parse(raw, name, "the policy config").data
 
 
 def resolve_inside(input_dir: Path, relative: str) -> Path:
-    """Resolve ``relative`` under ``input_dir``, refusing symlinks that lead outside it.
+    """Resolve ``relative`` under ``input_dir``, refusing what must not be read from there.
+
+    Every symlink on the way is followed (``Path.resolve``); the result must be inside the input
+    directory and, when it exists, a regular file or a directory. Messages name ``relative``
+    only, never an absolute path.
 
     Raises:
-        ContractError: the resolved path is outside the input directory.
+        ContractError: ``path-escapes-input`` (the resolved path is outside the input
+            directory), ``path-unresolvable`` (a symlink loop, or a name the system refuses),
+            ``path-special-file`` (a FIFO, socket or device: reading one could block or never
+            end).
     """
     root = input_dir.resolve()
-    target = (input_dir / relative).resolve()
+    try:
+        target = (input_dir / relative).resolve()
+        mode = target.stat().st_mode if target.exists() else stat.S_IFREG
+    except (OSError, RuntimeError, ValueError) as exc:  # RuntimeError: a loop (Python < 3.13)
+        raise ContractError(
+            "path-unresolvable",
+            f"{relative} cannot be resolved inside the input directory (a symlink loop, or a "
+            f"name the system refuses: {type(exc).__name__})",
+            hint="replace the symlink by the file it should name",
+            file=relative,
+        ) from None
     if target != root and root not in target.parents:
         raise ContractError(
             "path-escapes-input",
             f"{relative} resolves outside the input directory (through a symlink)",
             hint="copy the file into the input directory instead of linking to it",
+            file=relative,
+        )
+    if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+        raise ContractError(
+            "path-special-file",
+            f"{relative} is not a regular file or directory (a FIFO, socket or device)",
+            hint="give the path of a regular file",
+            file=relative,
         )
     return target
 

@@ -24,6 +24,17 @@ from ragwarrant.contract._sanity import (
     did_you_mean,
 )
 from ragwarrant.evidence_class import EvidenceClass
+from ragwarrant.limits import (
+    CEILING_CANDIDATES,
+    CEILING_EVIDENCE_ROWS,
+    CEILING_PROTECTED_SLICES,
+    MAX_CANDIDATES,
+    MAX_EVIDENCE_ROWS,
+    MAX_EVIDENCE_SOURCES,
+    MAX_METRICS,
+    MAX_PROTECTED_SLICES,
+    UINT64_MAX,
+)
 from ragwarrant.stats.bootstrap import Statistic
 
 __all__ = [
@@ -103,6 +114,8 @@ def _relative_path(value: str) -> str:
         raise ValueError("expected a path relative to the input directory, found an absolute path")
     if ".." in path.parts:
         raise ValueError("expected a path inside the input directory, found one containing '..'")
+    if any(ord(ch) < 0x20 or ord(ch) == 0x7F for ch in value):
+        raise ValueError("expected a path without control characters (NUL, newline, ...)")
     return value
 
 
@@ -373,7 +386,7 @@ class Statistics(ContractModel):
 
     alpha: float = Field(default=0.05, gt=0, lt=0.5, description="one-sided significance level")
     resamples: int = Field(default=2000, ge=2000, le=100_000)
-    seed: int = Field(default=20261129, ge=0)
+    seed: int = Field(default=20261129, ge=0, le=UINT64_MAX, description="an unsigned 64-bit int")
     min_paired_n: int = Field(default=30, ge=2)
     min_pairing_coverage: float = Field(default=0.95, gt=0, le=1)
     power: float = Field(default=0.8, gt=0.5, lt=1, description="power for the sample-size hints")
@@ -525,6 +538,19 @@ FindingKind = Literal["ip-address", "phone-number", "national-id", "private-path
 """Publication-hygiene finding kinds a contract may allow; secrets (keys, tokens) never are."""
 
 
+class Limits(ContractModel):
+    """Limits a large evaluation may raise, each up to a hard ceiling (docs/contract.md)."""
+
+    candidates: int = Field(default=MAX_CANDIDATES, ge=1, le=CEILING_CANDIDATES)
+    protected_slices: int = Field(default=MAX_PROTECTED_SLICES, ge=0, le=CEILING_PROTECTED_SLICES)
+    evidence_rows: int = Field(
+        default=MAX_EVIDENCE_ROWS,
+        ge=1,
+        le=CEILING_EVIDENCE_ROWS,
+        description="canonical rows (policy x example x metric) of one evidence source",
+    )
+
+
 class Publication(ContractModel):
     """Publication-hygiene switches.
 
@@ -547,13 +573,17 @@ class ReleaseContract(ContractModel):
     version: str = Field(min_length=1, max_length=100)
     description: str = ""
     baseline: PolicyRef
-    candidates: list[PolicyRef] = Field(min_length=1)
-    evidence: list[EvidenceSource] = Field(min_length=1)
-    quality_metrics: list[QualityMetric] = Field(min_length=1)
-    operational_metrics: list[OperationalMetric] = Field(default_factory=list)
+    candidates: list[PolicyRef] = Field(min_length=1, max_length=CEILING_CANDIDATES)
+    evidence: list[EvidenceSource] = Field(min_length=1, max_length=MAX_EVIDENCE_SOURCES)
+    quality_metrics: list[QualityMetric] = Field(min_length=1, max_length=MAX_METRICS)
+    operational_metrics: list[OperationalMetric] = Field(
+        default_factory=list, max_length=MAX_METRICS
+    )
     claims: ClaimSet
     hard_disqualifiers: list[HardDisqualifier] = Field(default_factory=list)
-    protected_slices: list[ProtectedSlice] = Field(default_factory=list)
+    protected_slices: list[ProtectedSlice] = Field(
+        default_factory=list, max_length=CEILING_PROTECTED_SLICES
+    )
     statistics: Statistics = Statistics()
     splits: Splits | None = None
     sequential: Sequential | None = Field(
@@ -573,6 +603,10 @@ class ReleaseContract(ContractModel):
     )
     corroboration: Corroboration | None = None
     publication: Publication = Publication()
+    limits: Limits = Field(
+        default=Limits(),
+        description="raise a limit (candidates, protected slices, evidence rows) up to its ceiling",
+    )
 
     @field_validator("promotion_min_class")
     @classmethod
@@ -586,5 +620,24 @@ class ReleaseContract(ContractModel):
 
     @model_validator(mode="after")
     def _references(self) -> ReleaseContract:
+        _check_counts(self)
         check_references(self)
         return self
+
+
+def _check_counts(contract: ReleaseContract) -> None:
+    """Refuse more candidates or protected slices than ``contract.limits`` allows.
+
+    Raises:
+        FieldError: at the list's key, naming the count and the limit.
+    """
+    for key, count, limit in (
+        ("candidates", len(contract.candidates), contract.limits.candidates),
+        ("protected_slices", len(contract.protected_slices), contract.limits.protected_slices),
+    ):
+        if count > limit:
+            raise FieldError(
+                f"{count:,} {key.replace('_', ' ')}, past the limit of {limit:,} (raise "
+                f"limits.{key} up to its ceiling if the evaluation needs them)",
+                (key,),
+            )

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from ragwarrant.contract import load_contract
+from ragwarrant.contract import load_contract, resolve_inside
 from ragwarrant.errors import ContractError, InputError, UsageError
 
 __all__ = ["InputFile", "RenderInputs", "collect_input_files", "load_inputs", "scan_input_root"]
@@ -35,8 +35,12 @@ class InputFile:
 def collect_input_files(input_dir: Path) -> tuple[InputFile, ...]:
     """Return every regular file under ``input_dir`` except contract files, sorted by path.
 
+    A symlinked file is packaged only when it leads to a file inside ``input_dir``
+    (``contract.resolve_inside``): nothing outside the directory is read into the cluster.
+
     Raises:
         UsageError: ``input_dir`` is not a readable directory.
+        ContractError: ``path-escapes-input`` or ``path-unresolvable`` for such a symlink.
     """
     if not input_dir.is_dir():
         raise UsageError(
@@ -49,7 +53,7 @@ def collect_input_files(input_dir: Path) -> tuple[InputFile, ...]:
         rel = path.relative_to(input_dir).as_posix()
         if rel in _CONTRACT_NAMES or any(part.startswith(".") for part in PurePosixPath(rel).parts):
             continue
-        files.append(InputFile(rel, path.read_bytes()))
+        files.append(InputFile(rel, resolve_inside(input_dir, rel).read_bytes()))
     return tuple(files)
 
 

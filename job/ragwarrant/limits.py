@@ -1,0 +1,81 @@
+"""The job's documented input limits, one home for each (docs/contract.md, "Limits").
+
+A run refuses an input past a limit with a typed error that names the limit and the value found,
+before allocating for it: a contract past a count limit is a ``ContractError`` (exit 78), an
+evidence file past a size or depth limit an ``EvidenceError`` (the run BLOCKs). The defaults are
+generous for real use: the largest exports and contracts seen are far below them.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "CEILING_CANDIDATES",
+    "CEILING_EVIDENCE_ROWS",
+    "CEILING_PROTECTED_SLICES",
+    "MAX_CANDIDATES",
+    "MAX_CONFIG_BYTES",
+    "MAX_CONTRACT_BYTES",
+    "MAX_CSV_FIELD_CHARS",
+    "MAX_EVIDENCE_ROWS",
+    "MAX_EVIDENCE_SOURCES",
+    "MAX_INTEGER_DIGITS",
+    "MAX_JSON_DEPTH",
+    "MAX_METRICS",
+    "MAX_PROTECTED_SLICES",
+    "MAX_YAML_DEPTH",
+    "MAX_YAML_NODES",
+    "UINT64_MAX",
+]
+
+MAX_CANDIDATES = 64
+"""Candidates in one contract (each costs a full set of paired bootstraps); a contract's
+``limits.candidates`` may raise it up to ``CEILING_CANDIDATES``."""
+
+CEILING_CANDIDATES = 256
+
+MAX_PROTECTED_SLICES = 256
+"""Protected slices in one contract (each is a noninferiority test per candidate); a contract's
+``limits.protected_slices`` may raise it up to ``CEILING_PROTECTED_SLICES``."""
+
+CEILING_PROTECTED_SLICES = 4096
+
+MAX_METRICS = 64
+"""Quality metrics, and operational metrics, in one contract (each list on its own)."""
+
+MAX_EVIDENCE_SOURCES = 64
+"""Evidence sources in one contract."""
+
+MAX_EVIDENCE_ROWS = 100_000_000
+"""Canonical evidence rows (policy × example × metric) of one source: 10^6 paired examples of
+two policies and 50 metrics; checked once the source is read, before it is indexed. A
+contract's ``limits.evidence_rows`` may raise it up to ``CEILING_EVIDENCE_ROWS``."""
+
+CEILING_EVIDENCE_ROWS = 1_000_000_000
+
+MAX_CONTRACT_BYTES = 512 << 10
+"""Size of the contract file (512 KiB; the shipped examples are under 5 KiB, and a contract at
+every count ceiling under 400 KiB): it is parsed whole, by PyYAML in pure Python (seconds per
+MiB)."""
+
+MAX_CONFIG_BYTES = 1 << 20
+"""Size of one policy config (1 MiB; prompts included, real configs are kilobytes): it is parsed
+whole, with a line map, and compared leaf by leaf."""
+
+MAX_YAML_NODES = 1_000_000
+"""Nodes a YAML document holds once its aliases are expanded (a "billion laughs" is refused)."""
+
+MAX_YAML_DEPTH = 200
+"""Nesting depth of a YAML document (mappings and lists inside each other)."""
+
+MAX_INTEGER_DIGITS = 40
+"""Digits of an integer in a YAML document (a 64-bit integer has at most 20)."""
+
+MAX_JSON_DEPTH = 128
+"""Nesting depth of one JSON document or JSON-lines line of evidence, checked before any JSON
+parser sees it (Arrow's JSON reader overflows its stack on deep nesting)."""
+
+MAX_CSV_FIELD_CHARS = 131_072
+"""Characters of one CSV header field (the standard library's ``csv.field_size_limit``)."""
+
+UINT64_MAX = 2**64 - 1
+"""The largest seed: seeds are unsigned 64-bit integers."""
