@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -124,6 +124,7 @@ from ragwarrant.outputs import (
     ValidationCheck,
     ValidationReport,
 )
+from ragwarrant.review import HumanLabelSet
 from ragwarrant.selection import ConfirmatoryPlan, multiplicity_gates, plan_tests, select
 from ragwarrant.selftest import SelftestReport, SelftestRun
 from ragwarrant.version import __version__
@@ -496,6 +497,28 @@ def _ceiling(contract: ReleaseContract, look: Look | None) -> GateResult:
     return gate_claim_ceiling(contract.evidence_class, contract.promotion_min_class, refusal)
 
 
+def _evaluator(
+    index: EvidenceIndex,
+    contract: ReleaseContract,
+    config_missing: list[str],
+    labels: Mapping[str, HumanLabelSet],
+) -> Callable[[str, np.ndarray, str], CandidateEvaluation]:
+    """``evaluate(policy, scope, scope_name)``: every gate of one candidate on one scope."""
+
+    def evaluate(policy: str, scope: np.ndarray, name: str) -> CandidateEvaluation:
+        return evaluate_candidate(
+            index,
+            contract,
+            policy,
+            scope,
+            config_missing=config_missing,
+            scope_name=name,
+            labels=labels,
+        )
+
+    return evaluate
+
+
 def _decide(
     inputs: Inputs,
     run_gates: list[GateResult],
@@ -523,11 +546,7 @@ def _decide(
     corroboration, index = _corroboration(inputs, index, scopes.confirmatory)
     release_freed_memory()  # the checks' temporaries, before the candidates' resamples
 
-    def evaluate(policy: str, scope: np.ndarray, name: str) -> CandidateEvaluation:
-        return evaluate_candidate(
-            index, contract, policy, scope, config_missing=config_missing, scope_name=name
-        )
-
+    evaluate = _evaluator(index, contract, config_missing, inputs.labels)
     candidates = known[1:]
     plan = plan_tests(candidates, scopes.development, evaluate, contract)
     conf_name = scopes.confirmatory_name

@@ -1,0 +1,140 @@
+"""Noninferiority decided on the judge-corrected (PPI++) bound when human labels are given.
+
+The judge-only gate (``gates.noninferiority``) decides on the judge's scores; with human labels
+on a uniform random draw (``review``), the same test is decided instead on the PPI++ bound of
+the mean *human-scale* paired delta (``stats.ppi``; Angelopoulos, Duchi & Zrnic 2023), which
+stays valid whatever the judge's bias. The judge-only figures stay in ``details`` beside the
+corrected ones, so decision.json and the reports show both.
+"""
+
+from __future__ import annotations
+
+import math
+from statistics import NormalDist
+
+import numpy as np
+
+from ragwarrant.outputs import GateResult, GateStatus, Scalar
+from ragwarrant.review import HumanLabelSet
+from ragwarrant.stats.ppi import PPIBound, labels_needed, ppi_mean_bound
+
+__all__ = ["METHOD", "gate_corrected"]
+
+METHOD = "ppi++ (power-tuned, normal)"
+_N = NormalDist()
+
+
+def _status(bound: PPIBound, upper: float, threshold: float) -> GateStatus:
+    if bound.lower_bound > threshold:
+        return GateStatus.PASS
+    if upper < threshold:
+        return GateStatus.FAIL
+    return GateStatus.INCONCLUSIVE
+
+
+def _p_value(bound: PPIBound, threshold: float) -> float:
+    if bound.standard_error > 0:
+        return _N.cdf(-(bound.estimate - threshold) / bound.standard_error)
+    return 0.0 if bound.estimate > threshold else 1.0
+
+
+def _reason(judge: GateResult, bound: PPIBound, status: GateStatus, more: int | None) -> str:
+    where = judge.reason.split(":", 1)[0]
+    head = (
+        f"{where}: judge-corrected (PPI++) lower bound {bound.lower_bound:+.4g} vs -margin "
+        f"{judge.threshold:+.4g} (judge-only {judge.lower_bound:+.4g}; lambda {bound.lam:.3g}, "
+        f"{bound.n} human labels of {bound.n_total} judged, judge bias {bound.judge_bias:+.4g})"
+    )
+    if status is GateStatus.PASS:
+        return head + ": noninferior on the human scale"
+    if status is GateStatus.FAIL:
+        return head + ": a confirmed loss beyond the margin on the human scale"
+    tail = f"; about {more} more human labels would likely resolve it" if more else ""
+    return head + ": inconclusive" + tail
+
+
+def _judge_details(judge: GateResult) -> dict[str, Scalar]:
+    return {
+        "judge_only_estimate": judge.estimate,
+        "judge_only_lower_bound": judge.lower_bound,
+        "judge_only_status": judge.status.value,
+        "judge_only_method": judge.method,
+    }
+
+
+def _too_few(judge: GateResult, labels: HumanLabelSet, n: int) -> GateResult:
+    details = judge.details | _judge_details(judge)
+    details |= {"labels_drawn": labels.drawn, "labels_missing": labels.missing, "labelled_n": n}
+    return judge.model_copy(
+        update={
+            "status": GateStatus.INCONCLUSIVE,
+            "reason": f"{judge.reason.split(':', 1)[0]}: {n} human labels in this test; the "
+            "judge-corrected bound needs at least 2 (the judge alone does not decide)",
+            "more_paired_n": None,
+            "details": details,
+        }
+    )
+
+
+def gate_corrected(
+    judge: GateResult,
+    example_ids: np.ndarray,
+    judge_deltas: np.ndarray,
+    labels: HumanLabelSet,
+    *,
+    sign: int,
+    power: float,
+) -> GateResult:
+    """The noninferiority gate ``judge`` re-decided on the PPI++ bound of the human delta.
+
+    Args:
+        judge: the judge-only gate (its threshold = -margin and alpha are kept).
+        example_ids: shape (N,) example ids of the test's paired examples.
+        judge_deltas: shape (N,) oriented judge deltas (positive = candidate better).
+        labels: the human labels of the metric; those of examples in ``example_ids`` are used.
+        sign: the metric's direction sign (+1 higher is better), orienting the human delta.
+        power: the power of the "more labels" hint.
+
+    Returns:
+        A GateResult with the same id: estimate and bounds are the corrected ones (one-sided
+        at the gate's alpha), ``method`` is ``METHOD``, ``more_paired_n`` counts human labels
+        (``details.units`` = "human labels"), and ``details`` holds the judge-only estimate,
+        bound, status and method, lambda, n, N, the judge's bias and the missing labels.
+        Pass when the lower bound exceeds -margin, fail when the upper bound is below it.
+    """
+    assert judge.threshold is not None and judge.alpha is not None
+    human = labels.deltas(sign)
+    mask = np.fromiter((i in human for i in example_ids.tolist()), bool, example_ids.size)
+    if int(mask.sum()) < 2:
+        return _too_few(judge, labels, int(mask.sum()))
+    y = np.array([human[i] for i in example_ids[mask].tolist()], dtype=np.float64)
+    bound = ppi_mean_bound(judge_deltas, judge_deltas[mask], y, alpha=judge.alpha)
+    upper = bound.estimate + (bound.estimate - bound.lower_bound)
+    status = _status(bound, upper, judge.threshold)
+    more = None
+    if status is GateStatus.INCONCLUSIVE:
+        more = labels_needed(bound, judge.threshold, power)
+    details = judge.details | _judge_details(judge)
+    details |= {
+        "units": "human labels",
+        "ppi_lambda": bound.lam,
+        "labelled_n": bound.n,
+        "judged_n": bound.n_total,
+        "judge_bias": bound.judge_bias,
+        "standard_error": bound.standard_error,
+        "labels_drawn": labels.drawn,
+        "labels_missing": labels.missing,
+    }
+    return judge.model_copy(
+        update={
+            "status": status,
+            "estimate": bound.estimate,
+            "lower_bound": bound.lower_bound,
+            "upper_bound": upper if math.isfinite(upper) else None,
+            "p_value": _p_value(bound, judge.threshold),
+            "reason": _reason(judge, bound, status, more),
+            "more_paired_n": more,
+            "method": METHOD,
+            "details": details,
+        }
+    )
