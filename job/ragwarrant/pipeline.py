@@ -569,7 +569,10 @@ def _decide(
         extra[p].append(ceiling)
         if corroboration is not None:
             extra[p] += gate_corroboration(
-                corroboration, (contract.baseline.policy_id, p), contract.statistics.alpha
+                corroboration,
+                (contract.baseline.policy_id, p),
+                contract.statistics.alpha,
+                candidate_gates=evaluations[p].gates,
             )
     verdicts = {p: classify_candidate(evaluations[p], contract, extra[p]) for p in plan.to_test}
     selection = select(plan, evaluations, verdicts)

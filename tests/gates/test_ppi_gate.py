@@ -196,10 +196,11 @@ def test_inconclusive_corrected_gate_says_how_many_more_labels():
     f_all = y_all + rng.normal(0.0, 0.5, N)
     lab = rng.choice(N, 40, replace=False)
     labels = _label_set(ids[lab], y_all[lab], np.zeros(lab.size))
-    first = gate_corrected(_judge_gate(), ids, f_all, labels, sign=1, power=0.8)
+    pair = (f_all, np.zeros(N))
+    first = gate_corrected(_judge_gate(), ids, pair, labels, sign=1, power=0.8, agree_at=0.5)
     assert first.estimate is not None
     threshold = first.estimate - float(first.details["standard_error"])  # type: ignore[arg-type]
-    g = gate_corrected(_judge_gate(threshold), ids, f_all, labels, sign=1, power=0.8)
+    g = gate_corrected(_judge_gate(threshold), ids, pair, labels, sign=1, power=0.8, agree_at=0.5)
     assert g.status is GateStatus.INCONCLUSIVE
     assert g.more_paired_n is not None and g.more_paired_n > 0
     assert f"about {g.more_paired_n} more human labels would likely resolve it" in g.reason
@@ -210,7 +211,8 @@ def test_too_few_labels_in_a_test_is_inconclusive_not_the_judge():
     """With fewer than 2 labelled examples in the test the judge-only PASS does not stand."""
     ids = np.array([f"ex{i}" for i in range(10)], dtype=object)
     labels = _label_set(["ex1", "zz"], [1.0, 1.0], [0.0, 0.0])
-    g = gate_corrected(_judge_gate(), ids, np.zeros(10), labels, sign=1, power=0.8)
+    zeros = (np.zeros(10), np.zeros(10))
+    g = gate_corrected(_judge_gate(), ids, zeros, labels, sign=1, power=0.8, agree_at=0.5)
     assert g.status is GateStatus.INCONCLUSIVE
     assert g.details["labelled_n"] == 1 and g.details["judge_only_status"] == "pass"
 
@@ -219,9 +221,21 @@ def test_human_delta_is_oriented_by_the_direction():
     """For a lower-is-better metric the human delta is baseline - candidate."""
     ids = np.array([f"ex{i}" for i in range(50)], dtype=object)
     labels = _label_set(ids[:20], np.zeros(20), np.full(20, 0.5))  # candidate lower: better
-    up = gate_corrected(_judge_gate(), ids, np.zeros(50), labels, sign=-1, power=0.8)
-    down = gate_corrected(_judge_gate(), ids, np.zeros(50), labels, sign=1, power=0.8)
+    judged = (np.zeros(50), np.full(50, 0.5))  # the judge agrees
+    up = gate_corrected(_judge_gate(), ids, judged, labels, sign=-1, power=0.8, agree_at=0.25)
+    down = gate_corrected(_judge_gate(), ids, judged, labels, sign=1, power=0.8, agree_at=0.25)
     assert (up.estimate, down.estimate) == (0.5, -0.5)
+    assert up.details["judge_human_disagreements"] == 0
+    assert up.details["judge_human_outputs"] == 40
+
+
+def test_judge_human_disagreements_are_counted_per_output():
+    """Each labelled output the judge classes otherwise than the reviewers counts once."""
+    ids = np.array([f"ex{i}" for i in range(10)], dtype=object)
+    labels = _label_set(ids[:4], [1, 1, 0, 0], [1, 0, 1, 0])
+    judged = (np.array([1, 0, 0, 1] + [1] * 6, float), np.array([1, 0, 0, 0] + [0] * 6, float))
+    g = gate_corrected(_judge_gate(), ids, judged, labels, sign=1, power=0.8, agree_at=0.5)
+    assert (g.details["judge_human_disagreements"], g.details["judge_human_outputs"]) == (3, 8)
 
 
 def test_a_queue_for_another_metric_blocks(make_input, tmp_path):

@@ -38,7 +38,7 @@ def test_unblinds_and_counts_missing(tmp_path):
     assert got.candidate_values.tolist() == [1.0, 0.5]
     assert got.baseline_values.tolist() == [0.0, 1.0]
     assert (got.drawn, got.missing) == (3, 1)
-    assert got.deltas(-1) == {"ex1": -1.0, "ex2": 0.5}
+    assert got.values() == {"ex1": (1.0, 0.0), "ex2": (0.5, 1.0)}
 
 
 def test_an_item_absent_from_the_file_is_missing(tmp_path):

@@ -76,8 +76,10 @@ def run_review_sample(args: argparse.Namespace) -> int:
 
     check_input_dir(args.input)
     inputs = read_inputs(args.input)
-    if inputs.unresolved or inputs.unreadable:
-        bad = inputs.unresolved + [f"evidence {s}" for s, _ in inputs.unreadable]
+    # The labels the contract may already name are what the draw is for: not needed yet.
+    bad = [u for u in inputs.unresolved if not u.startswith("human labels ")]
+    bad += [f"evidence {s}" for s, _ in inputs.unreadable if not s.startswith("human_labels:")]
+    if bad:
         raise InputError(
             "review-input-unreadable",
             f"cannot draw: {', '.join(bad)} could not be read",

@@ -360,10 +360,22 @@ def _with_labels(
     labels = ctx.labels.get(metric.id)
     if labels is None or (labels.baseline, labels.candidate) != (ctx.baseline, ctx.candidate):
         return g
-    sign = metric.direction.sign
-    ids = ctx.index.example_ids[pm.examples]
-    deltas = sign * (pm.candidate - pm.baseline)
-    return gate_corrected(g, ids, deltas, labels, sign=sign, power=ctx.contract.statistics.power)
+    corr = ctx.contract.corroboration
+    low, high = metric.scale
+    good_from = (
+        corr.supported_threshold
+        if corr is not None and corr.groundedness_metric == metric.id
+        else (low + high) / 2
+    )
+    return gate_corrected(
+        g,
+        ctx.index.example_ids[pm.examples],
+        (pm.candidate, pm.baseline),
+        labels,
+        sign=metric.direction.sign,
+        power=ctx.contract.statistics.power,
+        agree_at=good_from,
+    )
 
 
 def _noninferiority_gates(

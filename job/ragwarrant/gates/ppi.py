@@ -76,24 +76,44 @@ def _too_few(judge: GateResult, labels: HumanLabelSet, n: int) -> GateResult:
     )
 
 
+def _disagreements(
+    judge_pair: tuple[np.ndarray, np.ndarray],
+    human_pair: tuple[np.ndarray, np.ndarray],
+    agree_at: float,
+    sign: int,
+) -> int:
+    """Labelled outputs (both policies') the judge and the reviewers class differently, each
+    output classed as good when its value is at or beyond ``agree_at`` in the metric's
+    direction (``sign``)."""
+    return sum(
+        int(np.count_nonzero((sign * (j - agree_at) >= 0) != (sign * (h - agree_at) >= 0)))
+        for j, h in zip(judge_pair, human_pair, strict=True)
+    )
+
+
 def gate_corrected(
     judge: GateResult,
     example_ids: np.ndarray,
-    judge_deltas: np.ndarray,
+    judge_pair: tuple[np.ndarray, np.ndarray],
     labels: HumanLabelSet,
     *,
     sign: int,
     power: float,
+    agree_at: float,
 ) -> GateResult:
     """The noninferiority gate ``judge`` re-decided on the PPI++ bound of the human delta.
 
     Args:
         judge: the judge-only gate (its threshold = -margin and alpha are kept).
         example_ids: shape (N,) example ids of the test's paired examples.
-        judge_deltas: shape (N,) oriented judge deltas (positive = candidate better).
+        judge_pair: shape (N,) judge values of the candidate and of the baseline, metric units.
         labels: the human labels of the metric; those of examples in ``example_ids`` are used.
-        sign: the metric's direction sign (+1 higher is better), orienting the human delta.
+        sign: the metric's direction sign (+1 higher is better), orienting the deltas
+            (positive = candidate better).
         power: the power of the "more labels" hint.
+        agree_at: the value from which an output counts as good, for the judge–human
+            disagreement count (``details.judge_human_disagreements`` of
+            ``judge_human_outputs``, read by ``gates.corroboration.calibrate_on_labels``).
 
     Returns:
         A GateResult with the same id: estimate and bounds are the corrected ones (one-sided
@@ -103,12 +123,14 @@ def gate_corrected(
         Pass when the lower bound exceeds -margin, fail when the upper bound is below it.
     """
     assert judge.threshold is not None and judge.alpha is not None
-    human = labels.deltas(sign)
+    human = labels.values()
     mask = np.fromiter((i in human for i in example_ids.tolist()), bool, example_ids.size)
     if int(mask.sum()) < 2:
         return _too_few(judge, labels, int(mask.sum()))
-    y = np.array([human[i] for i in example_ids[mask].tolist()], dtype=np.float64)
-    bound = ppi_mean_bound(judge_deltas, judge_deltas[mask], y, alpha=judge.alpha)
+    hc, hb = np.array([human[i] for i in example_ids[mask].tolist()], dtype=np.float64).T
+    judge_deltas = sign * (judge_pair[0] - judge_pair[1])
+    bound = ppi_mean_bound(judge_deltas, judge_deltas[mask], sign * (hc - hb), alpha=judge.alpha)
+    disagree = _disagreements((judge_pair[0][mask], judge_pair[1][mask]), (hc, hb), agree_at, sign)
     upper = bound.estimate + (bound.estimate - bound.lower_bound)
     status = _status(bound, upper, judge.threshold)
     more = None
@@ -124,6 +146,8 @@ def gate_corrected(
         "standard_error": bound.standard_error,
         "labels_drawn": labels.drawn,
         "labels_missing": labels.missing,
+        "judge_human_disagreements": disagree,
+        "judge_human_outputs": 2 * bound.n,
     }
     return judge.model_copy(
         update={

@@ -44,10 +44,10 @@ class HumanLabelSet:
     drawn: int
     missing: int
 
-    def deltas(self, sign: int) -> dict[str, float]:
-        """Example id → oriented human delta ``sign × (candidate − baseline)``."""
-        d = sign * (self.candidate_values - self.baseline_values)
-        return dict(zip(self.example_ids, d.tolist(), strict=True))
+    def values(self) -> dict[str, tuple[float, float]]:
+        """Example id → (candidate's, baseline's) human value."""
+        pairs = zip(self.candidate_values.tolist(), self.baseline_values.tolist(), strict=True)
+        return dict(zip(self.example_ids, pairs, strict=True))
 
 
 def _error(code: str, message: str, relative: str, row: int, column: str | None) -> EvidenceError:
