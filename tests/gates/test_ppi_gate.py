@@ -8,12 +8,17 @@ import numpy as np
 import orjson
 
 from ragwarrant.audit.summary import more_data_text
+from ragwarrant.contract import ReleaseContract
 from ragwarrant.digests import sha256_file
+from ragwarrant.evidence.index import build_index
+from ragwarrant.gates.candidate import evaluate_candidate
 from ragwarrant.gates.ppi import gate_corrected
 from ragwarrant.outputs import GateResult, GateStatus
 from ragwarrant.pipeline import run_job
 from ragwarrant.review import HumanLabelSet
 from ragwarrant.review.queue import DrawnItem, EvidenceDigest, ReviewQueue
+from tests.conftest import base_contract
+from tests.evidence.test_index import evidence_table
 
 N, DRAWN = 1200, 300
 
@@ -246,3 +251,31 @@ def test_a_queue_for_another_metric_blocks(make_input, tmp_path):
     decision = _run(root, tmp_path / "out")
     assert decision["run_class"] == "BLOCK"
     assert "review-queue-metric-mismatch" in orjson.dumps(decision).decode()
+
+
+def test_labels_decide_the_confirmatory_scope_only():
+    """The development split's screening stays on the judge; the confirmatory test uses labels."""
+    data, hc, hb = judge_favours_candidate()
+    table = evidence_table({p: {m: v[m] for m in ("correct", "cost_usd")} for p, v in data.items()})
+    c = base_contract()
+    c["quality_metrics"][0]["human_labels"] = {"file": "l.csv", "queue": "q.json"}
+    contract = ReleaseContract.model_validate(c)
+    ids = tuple(f"ex{i}" for i in range(DRAWN))
+    labels = HumanLabelSet("correct", "base", "cand", ids, hc[:DRAWN], hb[:DRAWN], DRAWN, 0)
+    index = build_index(table)
+    scope = np.ones(index.n_examples, bool)
+    methods = {}
+    for name in ("development", "confirmatory"):
+        ev = evaluate_candidate(
+            index,
+            contract,
+            "cand",
+            scope,
+            config_missing=[],
+            scope_name=name,
+            labels={"correct": labels},
+        )
+        methods[name] = next(g.method for g in ev.gates if g.id == "noninferiority:correct")
+    assert methods["development"] is not None
+    assert not methods["development"].startswith("ppi++")
+    assert methods["confirmatory"] == "ppi++ (power-tuned, normal)"

@@ -356,9 +356,12 @@ def _with_labels(
     ctx: _Context, pm: PairedMetric, metric: QualityMetric, g: GateResult
 ) -> GateResult:
     """``g`` decided on the judge-corrected bound when the metric has human labels for this
-    pair of policies (``gates.ppi``); else ``g``."""
+    pair of policies (``gates.ppi``); else ``g``. The development split's screening is left to
+    the judge: the labels are a draw from the confirmatory examples (``review.sample``)."""
     labels = ctx.labels.get(metric.id)
     if labels is None or (labels.baseline, labels.candidate) != (ctx.baseline, ctx.candidate):
+        return g
+    if ctx.scope_name == "development":
         return g
     corr = ctx.contract.corroboration
     low, high = metric.scale
