@@ -279,3 +279,15 @@ def test_labels_decide_the_confirmatory_scope_only():
     assert methods["development"] is not None
     assert not methods["development"].startswith("ppi++")
     assert methods["confirmatory"] == "ppi++ (power-tuned, normal)"
+
+
+def test_clustered_evidence_is_named_in_the_reason():
+    """Where the judge-only test resampled clusters, the reason says the bound does not."""
+    ids = np.array([f"ex{i}" for i in range(50)], dtype=object)
+    labels = _label_set(ids[:20], np.ones(20), np.ones(20))
+    judged = (np.ones(50), np.ones(50))
+    clustered = _judge_gate().model_copy(update={"details": {"units": "clusters"}})
+    g = gate_corrected(clustered, ids, judged, labels, sign=1, power=0.8, agree_at=0.5)
+    assert g.reason.endswith("the judge-only test resampled clusters)")
+    plain = gate_corrected(_judge_gate(), ids, judged, labels, sign=1, power=0.8, agree_at=0.5)
+    assert "clusters" not in plain.reason

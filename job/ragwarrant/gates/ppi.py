@@ -53,6 +53,13 @@ def _reason(judge: GateResult, bound: PPIBound, status: GateStatus, more: int | 
     return head + ": inconclusive" + tail
 
 
+def _cluster_note(judge: GateResult) -> str:
+    """A caveat when the judge-only test resampled clusters: the PPI++ bound does not."""
+    if judge.details.get("units") != "clusters":
+        return ""
+    return " (the bound treats examples as independent; the judge-only test resampled clusters)"
+
+
 def _judge_details(judge: GateResult) -> dict[str, Scalar]:
     return {
         "judge_only_estimate": judge.estimate,
@@ -156,7 +163,7 @@ def gate_corrected(
             "lower_bound": bound.lower_bound,
             "upper_bound": upper if math.isfinite(upper) else None,
             "p_value": _p_value(bound, judge.threshold),
-            "reason": _reason(judge, bound, status, more),
+            "reason": _reason(judge, bound, status, more) + _cluster_note(judge),
             "more_paired_n": more,
             "method": METHOD,
             "details": details,
