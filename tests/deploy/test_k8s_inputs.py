@@ -273,3 +273,18 @@ def test_dataset_directory_evidence_is_packaged_file_by_file(
     tree = _mounted_tree(load_docs(_render_to(tmp_path, "--image", DIGEST_IMAGE,
                                               "--contract", str(contract))))  # fmt: skip
     assert tree["evidence/telemetry.parquet/policy=a/part-0.parquet"] == data
+
+
+def test_missing_human_labels_file_is_refused(k8s_client: Any, tmp_path: Path) -> None:
+    """Human labels a quality metric names are files the pod needs too."""
+    contract = _copy_example(tmp_path / "in")
+    text = contract.read_text().replace(
+        "quality_metrics:\n  - id: no_hallucination\n",
+        "quality_metrics:\n  - id: no_hallucination\n"
+        "    human_labels: {file: review/labels.csv, queue: review/queue.json}\n",
+        1,
+    )
+    assert "human_labels" in text
+    contract.write_text(text)
+    with pytest.raises(InputError, match=r"human labels of no_hallucination 'review/queue\.json'"):
+        render("--image", DIGEST_IMAGE, "--contract", str(contract))
