@@ -291,3 +291,13 @@ def test_clustered_evidence_is_named_in_the_reason():
     assert g.reason.endswith("the judge-only test resampled clusters)")
     plain = gate_corrected(_judge_gate(), ids, judged, labels, sign=1, power=0.8, agree_at=0.5)
     assert "clusters" not in plain.reason
+
+
+def test_a_labels_file_that_is_not_there_blocks(make_input, tmp_path):
+    """The contract names labels the input lacks: hard:contract-references fails, the run BLOCKs."""
+    data, hc, hb = judge_favours_candidate()
+    root = make_input(data=data, mutate=with_labels)
+    decision = _run(root, tmp_path / "out")
+    assert decision["run_class"] == "BLOCK"
+    [gate] = [g for g in decision["run_gates"] if g["id"] == "hard:contract-references"]
+    assert gate["status"] == "fail" and "human labels review/labels.csv (correct)" in gate["reason"]
