@@ -8,6 +8,7 @@ import numpy as np
 import orjson
 
 from ragwarrant.audit.summary import more_data_text
+from ragwarrant.cli import main
 from ragwarrant.contract import ReleaseContract
 from ragwarrant.digests import sha256_file
 from ragwarrant.evidence.index import build_index
@@ -301,3 +302,17 @@ def test_a_labels_file_that_is_not_there_blocks(make_input, tmp_path):
     assert decision["run_class"] == "BLOCK"
     [gate] = [g for g in decision["run_gates"] if g["id"] == "hard:contract-references"]
     assert gate["status"] == "fail" and "human labels review/labels.csv (correct)" in gate["reason"]
+
+
+def test_verify_input_rechecks_the_labels(make_input, tmp_path, capsys):
+    """verify --input replays the run and catches a labels file edited after it."""
+    data, hc, hb = judge_favours_candidate()
+    root = make_input(data=data, mutate=with_labels)
+    write_review(root, hc, hb)
+    out = tmp_path / "out"
+    _run(root, out)
+    assert main(["verify", str(out), "--input", str(root)]) == 0
+    labels = root / "review" / "labels.csv"
+    labels.write_text(labels.read_text().replace("r0000,", "r0000, "))
+    assert main(["verify", str(out), "--input", str(root), "--no-replay"]) == 65
+    assert "review/labels.csv" in capsys.readouterr().out
