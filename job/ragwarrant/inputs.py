@@ -308,7 +308,8 @@ def _read_evidence(inputs: Inputs, input_dir: Path, on_progress: Callable[..., N
 
 
 def _check_draw(inputs: Inputs, queue_rel: str, queue: ReviewQueue, metric: str) -> None:
-    """The queue must be a draw for ``metric`` from this run's evidence bytes.
+    """The queue must be a draw for ``metric`` from this run's evidence bytes: every evidence
+    file it records is one this run reads, with the same sha256.
 
     Raises:
         EvidenceError: ``review-queue-metric-mismatch``, or ``review-queue-evidence-changed``
@@ -324,10 +325,11 @@ def _check_draw(inputs: Inputs, queue_rel: str, queue: ReviewQueue, metric: str)
         )
     read = {d.path: d.sha256 for d in inputs.digests}
     for drawn in queue.evidence:
-        if drawn.path in read and read[drawn.path] != drawn.sha256:
+        if read.get(drawn.path) != drawn.sha256:
+            what = "a different" if drawn.path in read else "a file this run does not read,"
             raise EvidenceError(
                 "review-queue-evidence-changed",
-                f"{queue_rel}: the draw was made from a different {drawn.path} (sha256 differs)",
+                f"{queue_rel}: the draw was made from {what} {drawn.path}",
                 hint="draw a new review queue from this evidence and label it",
                 file=queue_rel,
                 column="evidence",

@@ -111,6 +111,8 @@ def test_judge_only_promotes_the_loss_the_labels_reveal(make_input, tmp_path):
         assert g["details"]["judge_bias"] > 0.1
         assert 0 <= g["details"]["ppi_lambda"] <= 1
     assert overall["details"]["labelled_n"] == DRAWN
+    assert overall["details"]["labels_outside_test"] == 0
+    assert in_slice["details"]["labels_outside_test"] == DRAWN - in_slice["details"]["labelled_n"]
     assert overall["details"]["judged_n"] == N
     assert 0 < in_slice["details"]["labelled_n"] < DRAWN
     report = (tmp_path / "out" / "report.md").read_text()
@@ -316,3 +318,16 @@ def test_verify_input_rechecks_the_labels(make_input, tmp_path, capsys):
     labels.write_text(labels.read_text().replace("r0000,", "r0000, "))
     assert main(["verify", str(out), "--input", str(root), "--no-replay"]) == 65
     assert "review/labels.csv" in capsys.readouterr().out
+
+
+def test_a_queue_from_a_file_the_run_does_not_read_blocks(make_input, tmp_path):
+    """A draw recorded from evidence this run does not read is not this run's draw."""
+    data, hc, hb = judge_favours_candidate()
+    root = make_input(data=data, mutate=with_labels)
+    write_review(root, hc, hb)
+    queue = root / "review" / "queue.json"
+    queue.write_text(queue.read_text().replace("evidence/results.csv", "evidence/other.csv"))
+    decision = _run(root, tmp_path / "out")
+    assert decision["run_class"] == "BLOCK"
+    text = orjson.dumps(decision).decode()
+    assert "a file this run does not read, evidence/other.csv" in text

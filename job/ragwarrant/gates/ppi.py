@@ -153,6 +153,7 @@ def gate_corrected(
         "standard_error": bound.standard_error,
         "labels_drawn": labels.drawn,
         "labels_missing": labels.missing,
+        "labels_outside_test": len(human) - bound.n,
         "judge_human_disagreements": disagree,
         "judge_human_outputs": 2 * bound.n,
     }
