@@ -77,6 +77,9 @@ def test_cli_writes_a_blinded_queue_csv_and_page(make_input, tmp_path, capsys):
     page = out.with_suffix(".html").read_text()
     assert "http://" not in page and "https://" not in page and "r0001" in page
     assert "drew 200 of 200" in capsys.readouterr().out
+    before = out.read_bytes()
+    assert _sample(root, out, "--seed", "6") == 64  # an existing queue is never redrawn
+    assert out.read_bytes() == before
 
 
 def test_cli_refuses_too_many_items_and_unknown_metric(make_input, tmp_path):

@@ -64,7 +64,8 @@ def run_review_sample(args: argparse.Namespace) -> int:
 
     Raises:
         InputError: the input or an evidence file cannot be read (66).
-        UsageError: unknown metric or candidate, or --n outside [1, population] (64).
+        UsageError: QUEUE exists, unknown metric or candidate, or --n outside [1, population]
+            (64).
         ContractError: the contract does not validate (78).
     """
     from ragwarrant.audit.writer import write_atomic
@@ -75,6 +76,12 @@ def run_review_sample(args: argparse.Namespace) -> int:
     from ragwarrant.review.sample import draw, evidence_digests, population
 
     check_input_dir(args.input)
+    if args.output.exists():
+        raise UsageError(
+            "review-queue-exists",
+            f"{args.output} exists: a new draw would orphan the labels that answer it",
+            hint="choose another --output, or remove the old queue if no one is labelling it",
+        )
     inputs = read_inputs(args.input)
     # The labels the contract may already name are what the draw is for: not needed yet.
     bad = [u for u in inputs.unresolved if not u.startswith("human labels ")]
