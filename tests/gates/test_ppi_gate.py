@@ -331,3 +331,19 @@ def test_a_queue_from_a_file_the_run_does_not_read_blocks(make_input, tmp_path):
     assert decision["run_class"] == "BLOCK"
     text = orjson.dumps(decision).decode()
     assert "a file this run does not read, evidence/other.csv" in text
+
+
+def test_inconclusive_beyond_reach_of_labels_asks_for_more_judged_examples():
+    """When labelling every judged example would not do, the reason says more are needed."""
+    rng = np.random.default_rng(8)
+    n_total = 60
+    ids = np.array([f"ex{i}" for i in range(n_total)], dtype=object)
+    y_all = rng.normal(0.0, 1.0, n_total)
+    labels = _label_set(ids[:30], y_all[:30], np.zeros(30))
+    pair = (y_all + rng.normal(0.0, 1.0, n_total), np.zeros(n_total))
+    first = gate_corrected(_judge_gate(), ids, pair, labels, sign=1, power=0.8, agree_at=0.5)
+    assert first.estimate is not None
+    threshold = first.estimate - 0.5 * float(first.details["standard_error"])  # type: ignore[arg-type]
+    g = gate_corrected(_judge_gate(threshold), ids, pair, labels, sign=1, power=0.8, agree_at=0.5)
+    assert g.status is GateStatus.INCONCLUSIVE and g.more_paired_n is None
+    assert "more judged examples, with labels, are needed" in g.reason

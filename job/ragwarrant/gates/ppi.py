@@ -49,7 +49,15 @@ def _reason(judge: GateResult, bound: PPIBound, status: GateStatus, more: int | 
         return head + ": noninferior on the human scale"
     if status is GateStatus.FAIL:
         return head + ": a confirmed loss beyond the margin on the human scale"
-    tail = f"; about {more} more human labels would likely resolve it" if more else ""
+    if more:
+        tail = f"; about {more} more human labels would likely resolve it"
+    elif bound.estimate > judge.threshold:  # type: ignore[operator]
+        tail = (
+            f"; no feasible number of labels among these {bound.n_total} judged examples "
+            "would likely resolve it: more judged examples, with labels, are needed"
+        )
+    else:
+        tail = "; the estimate is beyond the margin: more labels would more likely confirm a loss"
     return head + ": inconclusive" + tail
 
 
