@@ -5,9 +5,9 @@ PY := $(VENV)/bin/python
 PIP := $(VENV)/bin/pip
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test install check lint schemas bench example selftest clean
+.PHONY: demo test test-quick install check lint schemas bench example selftest clean
 
-$(STAMP): pyproject.toml job/ragwarrant/corroborators/_lexscan.c
+$(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) install --quiet --upgrade pip
 	$(PIP) install --quiet -e '.[dev,k8s]'
@@ -24,6 +24,9 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(PY) -m pytest
+
+test-quick: $(STAMP)
+	$(PY) -m pytest -m 'not slow' -x
 
 check: $(STAMP)
 	$(VENV)/bin/ruff check job tests bench scripts

@@ -12,14 +12,11 @@ Printed, each as responses per CPU-second (``time.process_time``; the best of ``
 passes over all responses, so a loaded machine inflates the figures less than wall time would),
 and as a ratio to the reference implementation measured in the same run:
 
-- ``ragwarrant score_response (native), uncached context``: the shipped scorer with the C
-  scanner (``_lexscan``, built by ``make install``); every response re-tokenises its context, the
-  cost inside the job where each example has its own context. **Target: >= 15,000/s.**
-- ``ragwarrant score_response (native), ContextIndex reused``: the context token set is built once
+- ``ragwarrant score_response (python), uncached context``: the shipped scorer; every response
+  re-tokenises its context, the cost inside the job where each example has its own context.
+  **Target: >= 15,000/s** (not met in pure Python; docs/benchmarks.md).
+- ``ragwarrant score_response (python), ContextIndex reused``: the context token set is built once
   per source (RAGTruth has six responses per source).
-- ``ragwarrant score_response (python), ...``: the same two with the pure-Python scorer, the
-  fallback where the extension is not built (the image). When the extension is missing the
-  native rows are absent and the target line reads the Python one.
 - ``reference: ragwarrant before, uncached`` / ``ContextIndex reused``: the implementation this
   one replaced (``bench/lexical_reference.py``, a verbatim copy). Before timing, every score and
   count of every response, by each implementation, is compared with it; the script fails unless
@@ -63,7 +60,6 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ragwarrant.corroborators import lexical
 from ragwarrant.corroborators.benchmark import fold_of
 from ragwarrant.corroborators.calibration import calibrate_threshold
 from ragwarrant.corroborators.lexical import (
@@ -331,14 +327,8 @@ Scorer = tuple[Callable[..., object], Callable[..., object]]  # (score_response,
 
 
 def scorers() -> dict[str, Scorer]:
-    """The implementations of the shipped scorer present here, by name: native (when the C
-    extension is built) and python."""
-    found: dict[str, Scorer] = {
-        "python": (lexical._python_score_response, lexical._python_index_context)
-    }
-    if lexical.IMPLEMENTATION == "native":
-        found = {"native": (score_response, index_context), **found}
-    return found
+    """The shipped scorer, by name (one: the pure-Python scorer)."""
+    return {"python": (score_response, index_context)}
 
 
 def count_differences(examples: Sequence[Example], scorer: Scorer) -> int:
@@ -443,7 +433,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     headline = rates[results[0][0]]
     print()
     print(
-        f"target >= {target:,}/s on one core (uncached, {lexical.IMPLEMENTATION}): "
+        f"target >= {target:,}/s on one core (uncached): "
         f"{'met' if headline >= target else 'NOT met'} "
         f"({headline / base:.2f}x the implementation it replaced, "
         f"{headline / rates['reference: str.split floor']:.2f}x the str.split floor)"

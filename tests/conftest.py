@@ -169,3 +169,33 @@ def make_input(tmp_path: Path) -> InputFactory:
         return root
 
     return factory
+
+
+SLOW_TEST_FILES = frozenset(
+    {
+        "tests/audit/test_integrity_bench.py",
+        "tests/deploy",
+        "tests/hardened",
+        "tests/stats/test_margin_simulation.py",
+        "tests/test_bench_lexical.py",
+        "tests/test_bench_scale.py",
+        "tests/test_bench_sequential.py",
+        "tests/test_bench_smoke.py",
+        "tests/test_cli.py",
+        "tests/test_complexity.py",
+        "tests/test_derive_ragtruth_example.py",
+        "tests/test_fuzz.py",
+        "tests/test_looks_cli.py",
+    }
+)
+"""Files (or folders) whose tests run subprocesses, benchmarks' smoke runs, simulations or deploy
+tools: marked ``slow``, so ``make test-quick`` (``-m 'not slow'``) leaves them to ``make test``."""
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark every test under ``SLOW_TEST_FILES`` as ``slow``."""
+    for item in items:
+        path = Path(str(item.fspath)).resolve()
+        rel = path.relative_to(REPO).as_posix() if path.is_relative_to(REPO) else ""
+        if any(rel == slow or rel.startswith(slow + "/") for slow in SLOW_TEST_FILES):
+            item.add_marker(pytest.mark.slow)

@@ -5,7 +5,11 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 from tests.conftest import REPO
+
+pytest.importorskip("kubernetes", reason="the render step needs the 'k8s' extra")
 
 
 def test_scale_benchmark_runs(tmp_path):

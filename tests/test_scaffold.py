@@ -13,7 +13,7 @@ from ragwarrant.commands import init as init_command
 from ragwarrant.contract import load_contract
 from ragwarrant.errors import ContractError, InputError, UsageError
 from ragwarrant.pipeline import run_job
-from ragwarrant.scaffold import describe_export, draft_contract
+from ragwarrant.scaffold import MetricGuess, describe_export, draft_contract
 from tests.conftest import REPO
 
 EXPORTS = REPO / "tests" / "data" / "exports"
@@ -150,3 +150,34 @@ def test_init_rejects_an_unknown_suffix(tmp_path: Path) -> None:
     with pytest.raises(InputError) as err:
         _init("--from", str(odd), "--output", str(tmp_path / "c.yaml"))
     assert err.value.code == "init-format" and "'.xlsx'" in err.value.message
+
+
+def test_counts_times_and_costs_are_never_quality() -> None:
+    """LangSmith's execution_time (seconds) is read as operational, its feedback as quality."""
+    e = describe_export(EXPORTS / "langsmith" / "langsmith_experiment_baseline.csv")
+    kinds = {m.metric_id: m.kind for m in e.metrics}
+    assert kinds["execution_time"] == "operational"
+    assert kinds["token_f1"] == "quality"
+
+
+def test_scale_is_the_unit_interval_or_the_observed_range() -> None:
+    """[0, 1] holds values within 1e-9 of it (BLEU's 1.0000000000000004); a 1..5 rubric does not."""
+    bleu = MetricGuess("b", "bleu", "quality", None, "", low=0.0, high=1.0000000000000004)
+    rubric = MetricGuess("r", "rubric", "quality", None, "", low=1.0, high=4.5)
+    assert (bleu.scale, rubric.scale) == ((0.0, 1.0), (1.0, 5.0))
+
+
+def test_an_export_outside_the_input_directory_is_marked(tmp_path: Path) -> None:
+    """A file outside --output's directory cannot be named by the contract: the draft says so."""
+    out = tmp_path / "in" / "contract.yaml"
+    out.parent.mkdir()
+    assert (
+        _init(
+            "--from",
+            str(EXPORTS / "trulens" / "trulens_records_and_feedback.csv"),
+            "--output",
+            str(out),
+        )
+        == 0
+    )
+    assert "# note: CHECK: outside the input directory" in out.read_text()

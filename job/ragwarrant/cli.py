@@ -32,7 +32,7 @@ from ragwarrant.commands._help import top_level_epilog
 from ragwarrant.errors import InternalError, RagwarrantError, UsageError
 from ragwarrant.logging import configure_logging
 from ragwarrant.mounts import DEFAULT_MOUNTS
-from ragwarrant.version import __version__, lexical_implementation
+from ragwarrant.version import __version__
 
 if TYPE_CHECKING:
     import structlog
@@ -59,13 +59,13 @@ class _Parser(argparse.ArgumentParser):
 
 
 class _VersionAction(argparse.Action):
-    """``--version``: the package version and which lexical scorer runs (native or python)."""
+    """``--version``: the package version."""
 
     def __init__(self, option_strings: list[str], dest: str, **kwargs: Any) -> None:
         super().__init__(option_strings, dest, nargs=0, help="print the version and exit")
 
     def __call__(self, parser: argparse.ArgumentParser, *args: Any) -> None:
-        sys.stdout.write(f"ragwarrant {__version__} (lexical scorer: {lexical_implementation()})\n")
+        sys.stdout.write(f"ragwarrant {__version__}\n")
         parser.exit()
 
 

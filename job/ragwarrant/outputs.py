@@ -123,6 +123,11 @@ class GateResult(OutputModel):
         description="the test or interval method that decided a statistical gate, e.g. "
         "'Tango score test for paired proportions'",
     )
+    method_steps: list[str] = Field(
+        default_factory=list,
+        description="the named steps of the method, in the order applied (a noninferiority "
+        "gate's guarded bootstrap: bound, guards, resampling scheme); empty for other gates",
+    )
     details: dict[str, Scalar] = Field(default_factory=dict)
 
 
@@ -283,12 +288,6 @@ class CorroborationSummary(OutputModel):
     lexical_threshold: float
     calibration_version: str
     calibration_sha256: str
-    lexical_implementation: Literal["native", "python"] | None = Field(
-        default=None,
-        description="which scorer computed the lexical scores: native (the C extension) or "
-        "python; both give bit-identical scores, so a replay by the other may differ here only; "
-        "absent in records written before it was recorded",
-    )
     max_disagreement_rate: float
     max_abstention_rate: float
     rates: list[CorroborationRates]

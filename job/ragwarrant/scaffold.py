@@ -1,71 +1,156 @@
 """``ragwarrant init``: a first release contract drafted from the user's own exports.
 
-Each file's tool is detected by the ``auto`` adapter's rules (``adapters.auto.detect``); its
-columns are read once (``adapters._io.read_table``) to list the metrics, the pairing key, the
-policies, slices and splits it holds. The draft names every metric with the direction known for
-the tool's named metrics (or says that the direction is unknown), and leaves every
-noninferiority margin **undeclared** (``margin_abs: null``): the contract does not validate until
-the user writes one. There is no default margin: a margin is a release decision, not a setting.
+Each file's tool is detected by the ``auto`` adapter's rules (``adapters.auto.detect``). One table,
+``SPECS``, says per tool where its pairing key and its policy may be and how rows pair when there
+is no key; from it each export gets its evidence source (``columns``, ``pairing``, ``policy``,
+``options``). Every results file is then read **by its own adapter** (``adapters.registry``), so
+the draft lists the scores exactly as ``run`` will read them: each with its scale (``[0, 1]`` when
+every value lies in it, else the observed range to check), the direction the export declares (a
+Phoenix Score's ``direction``, TruLens' ``<name> direction``) or the one the tool documents, and
+``on_missing: worst`` with a comment naming the rows where values are missing. Counts, tokens,
+times and costs are never proposed as quality metrics; they come from telemetry
+(``operational_metrics``). A file without a policy column takes its policy from its name or
+folder when these say ``baseline`` or ``candidate``, else from the file name (marked CHECK).
+
+The draft leaves null only what is the user's judgement: an unknown ``direction``, every
+``margin_abs`` (there is no default margin: a margin is a release decision, not a setting), the
+claim's ``items`` and ``evidence_class``; it does not validate until they are declared. ``init``
+also writes a stub config per policy (``policies/<id>.yaml``) that it never overwrites.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import math
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
-from typing import Literal, cast
+from typing import Any, Literal, cast
 
 import jinja2
 import orjson
 import pyarrow as pa
+import pyarrow.compute as pc
+import yaml
 
 from ragwarrant.adapters import auto
-from ragwarrant.adapters._base import AdapterRequest
+from ragwarrant.adapters._base import AdapterRequest, AdapterResult
 from ragwarrant.adapters._io import looks_numeric_column, read_table, snake_metric_id
 from ragwarrant.adapters.otel import DEFAULT_METRICS
 from ragwarrant.adapters.ragas import ECHO_COLUMNS
-from ragwarrant.contract import EvidenceSource, ReleaseContract
+from ragwarrant.adapters.registry import load_source
+from ragwarrant.contract import EvidenceSource, PolicyRef, ReleaseContract
 from ragwarrant.digests import sha256_file
-from ragwarrant.errors import EvidenceError, InputError, UsageError
+from ragwarrant.errors import ContractError, EvidenceError, InputError, UsageError
 
-__all__ = ["ExportSummary", "MetricGuess", "describe_export", "draft_contract", "write_contract"]
+__all__ = [
+    "SPECS",
+    "ExportSummary",
+    "MetricGuess",
+    "ToolSpec",
+    "describe_export",
+    "draft_contract",
+    "write_contract",
+    "write_policy_stubs",
+]
 
 Direction = Literal["higher_is_better", "lower_is_better"]
+Pairing = Literal["id-column", "question-hash", "span-join"]
 FORMATS = {".csv": "csv", ".jsonl": "jsonl", ".parquet": "parquet", ".json": "json"}
 
-#: Column names read as the example id, policy, slice and split (first match wins).
-ID_COLUMNS = ("example_id", "question_id", "sample_id", "id", "record_id")
-POLICY_COLUMNS = ("policy_id", "policy", "app_version", "model")
+_IDS = ("example_id", "question_id", "sample_id", "id")
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """Where one tool's export keeps its pairing key and policy, and how rows pair without a key.
+
+    Attributes:
+        id_columns: columns (or ``metadata.<key>`` paths) that hold an example id, first wins.
+        policy_columns: columns that hold the policy, first wins.
+        without_id: the pairing when no id column is found.
+        lower_is_better: metric id prefixes the tool documents as lower-is-better; every other
+            named metric of a tool scores higher-is-better (``generic``: unknown, declare it).
+    """
+
+    id_columns: tuple[str, ...]
+    policy_columns: tuple[str, ...]
+    without_id: Pairing = "question-hash"
+    lower_is_better: tuple[str, ...] | None = ()
+
+
+#: One row per adapter. TruLens' ``record_id`` and LangSmith's ``id`` are one UUID per record
+#: (run): they never pair, so they are not id columns.
+SPECS: dict[str, ToolSpec] = {
+    "generic": ToolSpec(_IDS, ("policy_id", "policy", "app_version", "model"), "id-column", None),
+    "ragas": ToolSpec(_IDS, ("policy_id", "policy"), "question-hash", ("noise_sensitivity",)),
+    "deepeval": ToolSpec(
+        tuple(f"metadata.{c}" for c in _IDS),
+        (),
+        "question-hash",
+        ("hallucination", "bias", "toxicity"),
+    ),
+    "langsmith": ToolSpec(("inputs.question_id", "inputs.example_id", "example_id"), ()),
+    "phoenix": ToolSpec(_IDS, ("policy_id", "policy"), "span-join", ("hallucination", "toxicity")),
+    "trulens": ToolSpec((), ("app_version",)),
+    "otel": ToolSpec(_IDS, ("policy_id", "policy")),
+}
 SLICE_COLUMNS = ("slice", "task_type", "category", "topic", "segment")
 SPLIT_COLUMNS = ("split",)
 CONFIRM_NAMES = ("confirm", "test", "holdout", "eval")
 DEVELOP_NAMES = ("dev", "train", "tune", "valid")
-#: Operational metrics: lower is better (cost, latency, tokens, calls).
-OPERATIONAL_MARKERS = ("cost", "latency", "duration", "tokens", "calls")
-#: Named metrics whose direction is lower-is-better in the tool's own documentation;
-#: every other named metric of these tools scores 0..1 with higher better.
-LOWER_IS_BETTER = {
-    "ragas": ("noise_sensitivity",),
-    "deepeval": ("hallucination", "bias", "toxicity"),
-    "phoenix": ("hallucination", "toxicity"),
-    "trulens": (),
-}
+#: Words a file or folder name uses for a policy's role (``...-baseline.csv``, ``candidate/``).
+ROLE_WORDS = ("baseline", "candidate")
+#: Name parts of a count, a time or a cost: such a column is never proposed as a quality metric.
+NOT_QUALITY = frozenset(
+    {"cost", "usd", "latency", "duration", "time", "seconds", "ms", "tokens", "count", "calls"}
+)
+#: Unit of each operational metric id's last word (``contract.check_unit`` compares the same).
+UNITS = {"usd": "usd", "ms": "ms", "calls": "calls", "latency": "ms", "duration": "ms"}
 #: Columns that are never metrics (echoed inputs, ids, timings of the export itself).
 NOT_METRICS = frozenset(
     {*ECHO_COLUMNS, "start_time_unix_nano", "end_time_unix_nano", "ts", "source_group"}
 )
+STUB_HEADER = (
+    "# Policy config stub written by `ragwarrant init`. CHECK: describe this policy (model,\n"
+    "# prompt, retrieval settings): the decision lists what differs between policies.\n"
+    "# seen_in_exports: what the exports say about it (models, DeepEval hyperparameters).\n"
+)
+#: Columns naming the model a policy called (OTel GenAI, OpenInference / Phoenix, generic).
+MODEL_COLUMNS = ("gen_ai.request.model", "attributes.llm.model_name", "model", "model_name")
+#: Tolerance of the ``[0, 1]`` scale guess (floating-point sums such as BLEU's 1.0000000000000004).
+SCALE_TOLERANCE = 1e-9
 
 
 @dataclass(frozen=True)
 class MetricGuess:
-    """One metric column of an export, with what is known about it."""
+    """One metric of an export, with what is known about it.
+
+    ``low``/``high`` are the observed finite range (None before the adapter read the file);
+    ``missing`` lists the 1-based rows (of the file, as the adapter counts them) without a value.
+    """
 
     column: str
     metric_id: str
     kind: Literal["quality", "operational"]
     direction: Direction | None
     why: str
+    low: float | None = None
+    high: float | None = None
+    missing: tuple[int, ...] = ()
+
+    @property
+    def scale(self) -> tuple[float, float]:
+        """``(0, 1)`` when every observed value lies in it, else the observed range, widened to
+        whole numbers."""
+        if self.low is None or self.high is None:
+            return (0.0, 1.0)
+        if self.low >= -SCALE_TOLERANCE and self.high <= 1 + SCALE_TOLERANCE:
+            return (0.0, 1.0)
+        low, high = float(math.floor(self.low)), float(math.ceil(self.high))
+        return (low, high if high > low else low + 1)
 
 
 @dataclass(frozen=True)
@@ -86,23 +171,45 @@ class ExportSummary:
     split_column: str | None
     splits: list[str]
     notes: list[str] = field(default_factory=list)
+    file: Path | None = None
+    spans_file: bool = False
+    settings: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    @property
+    def sha256(self) -> str:
+        """Hex sha256 of the file's bytes."""
+        return sha256_file(cast(Path, self.file))
 
     @property
     def kind(self) -> Literal["results", "telemetry"]:
-        """``telemetry`` when the file holds operational metrics only (per-request rows)."""
+        """``telemetry`` for spans (otel, Phoenix spans) or operational metrics only."""
+        if self.adapter == "otel" or self.spans_file:
+            return "telemetry"
         if self.metrics and all(m.kind == "operational" for m in self.metrics):
             return "telemetry"
         return "results"
 
     @property
-    def pairing(self) -> str:
-        """How rows get their example id: the id column, else the question-text hash."""
-        return "id-column" if self.id_column else "question-hash"
+    def pairing(self) -> Pairing:
+        """How rows get their example id: the id column, else the tool's way (``SPECS``)."""
+        if self.id_column and not (self.adapter == "phoenix" and self.kind == "results"):
+            return "id-column"
+        return SPECS.get(self.adapter, SPECS["generic"]).without_id
 
     @property
     def source_id(self) -> str:
-        """A contract source id derived from the file name."""
-        return snake_metric_id(Path(self.path).stem).replace("_", "-")[:60] or "source"
+        """A contract source id derived from the file name (and its role, when only the folder
+        names it)."""
+        stem = snake_metric_id(Path(self.path).stem).replace("_", "-")
+        if self.role and self.role not in stem:
+            stem = f"{self.role}-{stem}"
+        return stem[:60] or "source"
+
+    @property
+    def role(self) -> str | None:
+        """``baseline`` or ``candidate`` when the file's name or folder says so."""
+        roles = set(re.split(r"[^a-z0-9]+", self.path.lower())).intersection(ROLE_WORDS)
+        return roles.pop() if len(roles) == 1 else None
 
 
 def _detect(path: Path, fmt: str, display: str) -> tuple[str, str]:
@@ -119,10 +226,14 @@ def _detect(path: Path, fmt: str, display: str) -> tuple[str, str]:
         return "generic", "no tool's layout matched: read as a generic table"
 
 
+def _is_quality(metric_id: str) -> bool:
+    return not NOT_QUALITY.intersection(metric_id.lower().split("_"))
+
+
 def _direction(adapter: str, metric_id: str) -> tuple[Direction | None, str]:
-    if any(marker in metric_id for marker in OPERATIONAL_MARKERS):
-        return "lower_is_better", "cost, latency, tokens and calls: lower is better"
-    lower = LOWER_IS_BETTER.get(adapter)
+    if not _is_quality(metric_id):
+        return "lower_is_better", "a cost, time, token or call count: lower is better"
+    lower = SPECS.get(adapter, SPECS["generic"]).lower_is_better
     if lower is None:
         return None, f"unknown for a {adapter} metric: declare it"
     if metric_id.startswith(lower):
@@ -135,34 +246,75 @@ def _first(names: Sequence[str], wanted: Sequence[str]) -> str | None:
 
 
 def _values(table: pa.Table, column: str | None, limit: int = 50) -> list[str]:
-    if column is None:
+    if column is None or column not in table.column_names:
         return []
     seen = {str(v) for v in table.column(column).to_pylist() if v is not None and str(v) != ""}
     return sorted(seen)[:limit]
 
 
-def _metrics(table: pa.Table, adapter: str, keys: set[str]) -> list[MetricGuess]:
-    if adapter == "otel":  # the adapter derives these from the spans (otel.DEFAULT_METRICS)
-        why = "derived by the otel adapter from the spans; lower is better"
+def _guess(adapter: str, column: str) -> MetricGuess:
+    metric_id = snake_metric_id(column.removeprefix("feedback."))
+    direction, why = _direction(adapter, metric_id)
+    kind: Literal["quality", "operational"] = "quality" if _is_quality(metric_id) else "operational"
+    return MetricGuess(column, metric_id, kind, direction, why)
+
+
+def _metrics(table: pa.Table, adapter: str, keys: set[str], telemetry: bool) -> list[MetricGuess]:
+    if telemetry and adapter != "generic":  # the adapter derives these from the spans
+        why = f"derived by the {adapter} adapter from the spans; lower is better"
         return [MetricGuess(m, m, "operational", "lower_is_better", why) for m in DEFAULT_METRICS]
-    guesses = []
-    for name in table.column_names:
-        if (
-            name in keys
-            or name in NOT_METRICS
-            or name.lower().endswith(("_id", ".id", "id"))
-            or not looks_numeric_column(table, name)
-        ):
-            continue
-        metric_id = snake_metric_id(name.removeprefix("feedback."))
-        direction, why = _direction(adapter, metric_id)
-        operational = any(marker in metric_id for marker in OPERATIONAL_MARKERS)
-        guesses.append(
-            MetricGuess(
-                name, metric_id, "operational" if operational else "quality", direction, why
-            )
-        )
-    return guesses
+    return [
+        _guess(adapter, name)
+        for name in table.column_names
+        if name not in keys
+        and name not in NOT_METRICS
+        and not name.lower().endswith(("_id", ".id", "id"))
+        and looks_numeric_column(table, name)
+    ]
+
+
+def _settings(table: pa.Table, policy_col: str | None) -> dict[str, dict[str, Any]]:
+    """The models each policy called (key: the policy column's value, or "" for the file)."""
+    model = _first(table.column_names, MODEL_COLUMNS)
+    if model is None or model == policy_col:
+        return {}
+    n = table.num_rows
+    named = policy_col in table.column_names
+    policies = table.column(policy_col).to_pylist() if named else [""] * n
+    seen: dict[str, set[str]] = {}
+    for policy, name in zip(policies, table.column(model).to_pylist(), strict=True):
+        if name is not None:
+            seen.setdefault(str(policy or ""), set()).add(str(name))
+    return {p: {"model": sorted(names)} for p, names in seen.items()}
+
+
+def _key_names(table: pa.Table) -> list[str]:
+    """Column names, and the fields of an ``attributes.metadata`` struct (Phoenix spans)."""
+    names = list(table.column_names)
+    if "attributes.metadata" in names:
+        kind = table.schema.field("attributes.metadata").type
+        if pa.types.is_struct(kind):
+            names += [kind.field(i).name for i in range(kind.num_fields)]
+    return names
+
+
+def _describe_json(
+    path: Path, display: str, fmt: str, adapter: str, detected: str
+) -> ExportSummary:
+    data = orjson.loads(path.read_bytes())
+    data = data.get("testRunData", data) if isinstance(data, dict) else {}
+    cases = (
+        (data.get("testCases") or data.get("test_results") or []) if isinstance(data, dict) else []
+    )
+    cases = cases if isinstance(cases, list) else []
+    meta = cases[0].get("metadata") if cases and isinstance(cases[0], dict) else None
+    names = [f"metadata.{k}" for k in meta] if isinstance(meta, dict) else []
+    id_col = _first(names, SPECS.get(adapter, SPECS["generic"]).id_columns)
+    hyper = data.get("hyperparameters") if isinstance(data, dict) else None
+    return ExportSummary(
+        display, fmt, adapter, detected, len(cases), [], id_col, None, [], None, [], None, [],
+        file=path, settings={"": {"hyperparameters": hyper}} if isinstance(hyper, dict) else {},
+    )  # fmt: skip
 
 
 def describe_export(path: Path, display: str | None = None) -> ExportSummary:
@@ -182,19 +334,12 @@ def describe_export(path: Path, display: str | None = None) -> ExportSummary:
         )
     adapter, detected = _detect(path, fmt, display)
     if fmt == "json":
-        data = orjson.loads(path.read_bytes())
-        cases = (
-            (data.get("testCases") or data.get("test_results")) if isinstance(data, dict) else []
-        )
-        rows = len(cases) if isinstance(cases, list) else 0
-        return ExportSummary(
-            display, fmt, adapter, detected, rows, [], None, None, [], None, [], None, [],
-            notes=["a JSON test run: the adapter reads every metric it holds; list the ones "
-                   "to gate under quality_metrics"],
-        )  # fmt: skip
+        return _describe_json(path, display, fmt, adapter, detected)
     table = read_table(path, fmt, display)
-    names = table.column_names
-    id_col, policy_col = _first(names, ID_COLUMNS), _first(names, POLICY_COLUMNS)
+    spec = SPECS.get(adapter, SPECS["generic"])
+    names = _key_names(table)
+    spans = adapter == "phoenix" and "context.trace_id" in names
+    id_col, policy_col = _first(names, spec.id_columns), _first(names, spec.policy_columns)
     slice_col, split_col = _first(names, SLICE_COLUMNS), _first(names, SPLIT_COLUMNS)
     keys = {c for c in (id_col, policy_col, slice_col, split_col) if c is not None}
     return ExportSummary(
@@ -203,7 +348,7 @@ def describe_export(path: Path, display: str | None = None) -> ExportSummary:
         adapter=adapter,
         detected=detected,
         rows=table.num_rows,
-        metrics=_metrics(table, adapter, keys),
+        metrics=_metrics(table, adapter, keys, adapter == "otel" or spans),
         id_column=id_col,
         policy_column=policy_col,
         policies=_values(table, policy_col),
@@ -211,18 +356,143 @@ def describe_export(path: Path, display: str | None = None) -> ExportSummary:
         slices=_values(table, slice_col),
         split_column=split_col,
         splits=_values(table, split_col),
+        file=path,
+        spans_file=spans,
+        settings=_settings(table, policy_col),
     )
 
 
-def _policies(exports: Sequence[ExportSummary]) -> tuple[dict[str, str], list[str]]:
-    """Policy per file without a policy column (named after the file), and every policy seen."""
-    policies = sorted({p for e in exports for p in e.policies})
-    per_file = {
-        e.path: snake_metric_id(Path(e.path).stem).replace("_", "-")
-        for e in exports
-        if not e.policies
+def _file_policy(e: ExportSummary) -> str | None:
+    """The policy of a file that names none inside: its role word, else its file name."""
+    if e.policies:
+        return None
+    if e.role or e.policy_column:  # a policy field the reader cannot list (Phoenix metadata)
+        return e.role
+    return snake_metric_id(Path(e.path).stem).replace("_", "-")
+
+
+def _policies(exports: Sequence[ExportSummary]) -> list[str]:
+    """Every policy seen, the baseline first when one is called ``baseline``."""
+    seen = {p for e in exports for p in e.policies}
+    seen |= {p for e in exports if (p := _file_policy(e))}
+    return sorted(seen, key=lambda p: (p != "baseline", p))
+
+
+def _spans_for(e: ExportSummary, exports: Sequence[ExportSummary]) -> ExportSummary | None:
+    """The spans file given with a Phoenix evaluations file: same folder, else same role."""
+    spans = [s for s in exports if s.spans_file]
+    return next((s for s in spans if Path(s.path).parent == Path(e.path).parent), None) or next(
+        (s for s in spans if s.role and s.role == e.role), None
+    )
+
+
+def _columns(e: ExportSummary, key: ExportSummary) -> dict[str, str]:
+    """``columns:`` of one export; ``key`` holds its example id and policy (its spans file, for
+    Phoenix evaluations)."""
+    columns = {"example_id": key.id_column, "policy_id": key.policy_column}
+    columns |= {"slice": e.slice_column, "split": e.split_column}
+    return {k: v for k, v in columns.items() if v}
+
+
+def _metric_fields(e: ExportSummary) -> dict[str, Any]:
+    """``metrics:`` of a results export, ``reduce:`` of a generic telemetry export."""
+    quality = {m.column: m.metric_id for m in e.metrics if m.kind == "quality"}
+    ops = [m for m in e.metrics if m.kind == "operational"]
+    if e.kind == "results":
+        return {"metrics": quality} if quality else {}
+    if ops and e.adapter == "generic":
+        return {"reduce": {m.metric_id: {"column": m.column, "how": "sum"} for m in ops}}
+    return {}
+
+
+def _source(e: ExportSummary, exports: Sequence[ExportSummary]) -> dict[str, Any]:
+    """The evidence source of one export, as the contract's YAML mapping."""
+    spans = _spans_for(e, exports) if e.adapter == "phoenix" and not e.spans_file else None
+    entry: dict[str, Any] = {"id": e.source_id, "path": e.path, "format": e.format}
+    entry["adapter"] = e.adapter
+    if spans:
+        entry["options"] = {"spans": spans.path}
+    if e.kind == "telemetry":
+        entry["kind"] = "telemetry"
+    if (policy := _file_policy(e)) is not None:
+        entry["policy"] = policy
+    entry["pairing"] = e.pairing
+    if columns := _columns(e, spans or e):
+        entry["columns"] = columns
+    return entry | _metric_fields(e)
+
+
+def _stub_contract(policies: Sequence[str]) -> ReleaseContract:
+    """The few contract fields an adapter reads (policies, prices, operational metrics)."""
+    refs = [PolicyRef.model_construct(policy_id=p, config="") for p in policies]
+    # an unvalidated contract: the draft has no margins yet, and adapters read only these fields
+    return ReleaseContract.model_construct(  # type: ignore[call-arg]
+        baseline=refs[0], candidates=refs[1:], prices={}, operational_metrics=[]
+    )
+
+
+def _scores(
+    evidence: pa.Table, names: dict[str, str], directions: dict[str, str], adapter: str
+) -> list[MetricGuess]:
+    """One ``MetricGuess`` per metric the adapter read (canonical evidence rows), with its
+    observed finite range, its missing rows and the direction the export declares."""
+    original = {metric: column for column, metric in names.items()}
+    out = []
+    for metric in sorted(set(evidence.column("metric").to_pylist())):
+        rows = evidence.filter(pc.equal(evidence.column("metric"), metric))
+        values = rows.column("value")
+        ok = pc.fill_null(pc.is_finite(values), False)
+        finite = pc.filter(values, ok)
+        missing = pc.filter(rows.column("source_row"), pc.invert(ok))
+        guess = _guess(adapter, original.get(metric, metric))
+        guess = dataclasses.replace(guess, metric_id=metric)
+        declared = directions.get(metric)
+        if declared in ("higher_is_better", "lower_is_better"):
+            guess = dataclasses.replace(
+                guess, direction=cast(Direction, declared), why="as the export itself declares it"
+            )
+        mm = pc.min_max(finite)
+        out.append(
+            dataclasses.replace(
+                guess,
+                low=mm["min"].as_py(),
+                high=mm["max"].as_py(),
+                missing=tuple(sorted(missing.fill_null(0).to_pylist())),
+            )
+        )
+    return out
+
+
+def _read(e: ExportSummary, entry: dict[str, Any], policies: Sequence[str]) -> AdapterResult | str:
+    """The export read by its adapter as ``entry`` declares it (every metric of a tool's
+    export), or why it could not be read."""
+    probe = {k: v for k, v in entry.items() if k != "metrics"} if e.adapter != "generic" else entry
+    try:
+        source = EvidenceSource.model_validate(probe)
+        return load_source(source, cast(Path, e.file), e.sha256, _stub_contract(policies))
+    except (EvidenceError, ContractError, ValueError) as exc:
+        return getattr(exc, "message", None) or str(exc).splitlines()[0]
+
+
+def _observe(
+    e: ExportSummary, entry: dict[str, Any], policies: Sequence[str]
+) -> tuple[ExportSummary, dict[str, Any]]:
+    """Read a results export with its own adapter: its scores, ranges and missing rows."""
+    if e.kind != "results" or e.file is None or not policies:
+        return e, entry
+    result = _read(e, entry, policies)
+    if isinstance(result, str):
+        return dataclasses.replace(e, notes=[*e.notes, f"not read by its adapter: {result}"]), entry
+    names = result.provenance.metric_names
+    scores = _scores(result.evidence, names, result.directions, e.adapter)
+    column = {metric: name for name, metric in names.items()}
+    quality = {
+        column.get(s.metric_id, s.metric_id): s.metric_id for s in scores if s.kind == "quality"
     }
-    return per_file, policies + [p for p in per_file.values() if p not in policies]
+    others = [s.metric_id for s in scores if s.kind != "quality"]
+    notes = [f"not proposed as quality (a count, time or cost): {', '.join(others)}"] * bool(others)
+    entry = entry | ({"metrics": quality} if quality else {})
+    return dataclasses.replace(e, metrics=scores, notes=[*e.notes, *notes]), entry
 
 
 def _split_roles(splits: list[str]) -> dict[str, str]:
@@ -233,6 +503,24 @@ def _split_roles(splits: list[str]) -> dict[str, str]:
     rest = [s for s in splits if s != confirm]
     develop = next((s for s in rest if s.lower().startswith(DEVELOP_NAMES)), None)
     return {"confirmatory": confirm} | ({"development": develop} if develop else {})
+
+
+def _missing_note(metric_id: str, exports: Sequence[ExportSummary]) -> str | None:
+    """Where ``metric_id`` has no value: ``<file> row(s) ...`` per file, or None."""
+    parts = [
+        f"{e.path} row{'s' if len(m.missing) > 1 else ''} {', '.join(map(str, m.missing[:10]))}"
+        + (f" (+{len(m.missing) - 10} more)" if len(m.missing) > 10 else "")
+        for e in exports
+        for m in e.metrics
+        if m.metric_id == metric_id and m.missing
+    ]
+    return "; ".join(parts) or None
+
+
+def _yaml_block(value: dict[str, Any], indent: int) -> str:
+    text = yaml.safe_dump(value, sort_keys=False, allow_unicode=True, width=100)
+    pad = " " * indent
+    return "".join(pad + line for line in text.splitlines(keepends=True)).rstrip("\n")
 
 
 @cache
@@ -246,33 +534,41 @@ def _environment() -> jinja2.Environment:
         lstrip_blocks=True,
     )
     env.filters["q"] = lambda v: orjson.dumps(str(v)).decode()  # a JSON string is YAML
+    env.filters["block"] = _yaml_block
     return env
 
 
 def draft_contract(exports: Sequence[ExportSummary], contract_id: str = "my-release") -> str:
     """The commented YAML draft of a release contract for ``exports``.
 
-    Policies come from the files' policy columns, or one per file (named after the file, to be
-    checked); the first is proposed as the baseline. Quality metrics carry ``margin_abs: null``
-    and a comment asking for the margin: the draft fails validation until each is declared.
+    Policies come from the files' policy columns, or per file from its name (``baseline`` /
+    ``candidate`` when the name or folder says so); a policy named ``baseline`` is proposed as
+    the baseline, else the first. Each results file is read by its adapter to list its scores.
+    Quality metrics carry ``margin_abs: null``: the draft fails validation until each is declared.
     """
-    per_file, all_policies = _policies(exports)
-    quality = {m.metric_id: m for e in exports for m in e.metrics if m.kind == "quality"}
-    operational = {m.metric_id: m for e in exports for m in e.metrics if m.kind == "operational"}
-    slices = sorted({s for e in exports for s in e.slices})
-    splits = _split_roles(sorted({s for e in exports for s in e.splits}))
+    policies = _policies(exports)
+    pairs = [_observe(e, _source(e, exports), policies) for e in exports]
+    seen = [e for e, _ in pairs]
+    quality = {
+        m.metric_id: m
+        for e in seen
+        if e.kind == "results"
+        for m in e.metrics
+        if m.kind == "quality"
+    }
+    operational = {m.metric_id: m for e in seen if e.kind == "telemetry" for m in e.metrics}
     return (
         _environment()
         .get_template("contract.yaml.j2")
         .render(
             contract_id=contract_id,
-            exports=exports,
-            per_file=per_file,
-            policies=all_policies,
-            quality=list(quality.values()),
+            sources=pairs,
+            policies=policies,
+            quality=[(m, _missing_note(m.metric_id, seen)) for m in quality.values()],
             operational=list(operational.values()),
-            slices=slices,
-            splits=splits,
+            units=UNITS,
+            slices=sorted({s for e in exports for s in e.slices}),
+            splits=_split_roles(sorted({s for e in exports for s in e.splits})),
         )
     )
 
@@ -290,3 +586,42 @@ def write_contract(text: str, output: Path, *, force: bool = False) -> None:
             hint="choose another --output, or pass --force",
         )
     output.write_text(text, encoding="utf-8")
+
+
+def _seen(policy: str, exports: Sequence[ExportSummary], sources: list[dict[str, Any]]) -> dict:
+    """What the exports say about ``policy`` (first export wins per key)."""
+    file_policy = {src["path"]: src.get("policy") for src in sources}
+    merged: dict[str, Any] = {}
+    for e in exports:
+        for key, values in e.settings.items():
+            if key == policy or (key == "" and file_policy.get(e.path) == policy):
+                merged = values | merged
+    return merged
+
+
+def write_policy_stubs(
+    text: str, input_dir: Path, exports: Sequence[ExportSummary] = ()
+) -> list[Path]:
+    """Write a stub config for each policy of the draft ``text`` whose file does not exist yet.
+
+    The stub names the policy, holds under ``seen_in_exports`` what ``exports`` say about it
+    (models called, DeepEval hyperparameters), and asks for what else distinguishes it (prompt,
+    retrieval settings); the decision lists what differs between the configs. Existing files
+    are kept.
+
+    Returns:
+        The files written.
+    """
+    data = yaml.safe_load(text)
+    written = []
+    for ref in [data["baseline"], *data["candidates"]]:
+        path = input_dir / ref["config"]
+        if path.exists():
+            continue
+        stub: dict[str, Any] = {"policy_id": ref["policy_id"]}
+        if seen := _seen(ref["policy_id"], exports, data["evidence"]):
+            stub["seen_in_exports"] = seen
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(STUB_HEADER + yaml.safe_dump(stub, sort_keys=False), encoding="utf-8")
+        written.append(path)
+    return written

@@ -170,3 +170,30 @@ def test_side_file_inside_a_run_directory_is_refused_and_not_written(
     decision = orjson.loads((out / "decision.json").read_bytes())
     assert decision["error"]["code"] == code
     assert verify_output_dir(out).ok
+
+
+def test_platform_variables_in_paths_are_expanded(make_input, tmp_path, monkeypatch) -> None:
+    """--input and --output name the platform's execution id and task index as ${NAME}."""
+    source = make_input()
+    (tmp_path / "in").mkdir()
+    source.rename(tmp_path / "in" / "3")
+    monkeypatch.setenv("TASK_INDEX", "3")
+    monkeypatch.setenv("EXECUTION", "exec-1")
+    code = cli.main(["run", "--input", f"{tmp_path}/in/${{TASK_INDEX}}",
+                     "--output", f"{tmp_path}/out/${{EXECUTION}}/${{TASK_INDEX}}"])  # fmt: skip
+    assert code == 0 and (tmp_path / "out" / "exec-1" / "3" / "manifest.json").is_file()
+
+
+@pytest.mark.parametrize("value", [None, ""])
+def test_an_unset_platform_variable_fails_before_writing(
+    make_input, tmp_path, monkeypatch, capsys, value: str | None
+) -> None:
+    """An unset or empty ${NAME} is a usage error (64): nothing written, not even to bare /out."""
+    monkeypatch.delenv("RAGWARRANT_TEST_UNSET", raising=False)
+    if value is not None:
+        monkeypatch.setenv("RAGWARRANT_TEST_UNSET", value)
+    out = tmp_path / "out"
+    code = cli.main(["run", "--input", str(make_input()),
+                     "--output", f"{out}/${{RAGWARRANT_TEST_UNSET}}"])  # fmt: skip
+    assert code == 64 and not out.exists()
+    assert "run-variable-unset" in capsys.readouterr().err

@@ -225,3 +225,51 @@ def rendered(k8s_client: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[
         files[overlay] = out / f"{overlay}.yaml"
         assert render(*argv, "--out", str(files[overlay])) == 0
     return files
+
+
+# Pod Security Standards "restricted" (kubernetes.io/docs/concepts/security/pod-security-standards,
+# policy version latest): the volume types it allows, and the checks below.
+RESTRICTED_VOLUME_TYPES = frozenset(
+    {"configMap", "csi", "downwardAPI", "emptyDir", "ephemeral", "persistentVolumeClaim",
+     "projected", "secret"}
+)  # fmt: skip
+_SECCOMP_ALLOWED = {"RuntimeDefault", "Localhost"}
+
+
+def restricted_violations(
+    pod: dict[str, Any], containers: list[dict[str, Any]], volumes: list[dict[str, Any]]
+) -> list[str]:
+    """Return what keeps a pod from Pod Security "restricted" ([] when it meets it).
+
+    ``pod`` is the pod-level securityContext (plus ``hostNetwork``/``hostPID``/``hostIPC`` when
+    set), ``containers`` the containers, ``volumes`` the pod's volumes.
+    """
+    found = []
+    for flag in ("hostNetwork", "hostPID", "hostIPC"):
+        if pod.get(flag):
+            found.append(flag)
+    for volume in volumes:
+        if not set(volume) - {"name"} <= RESTRICTED_VOLUME_TYPES:
+            found.append(f"volume {volume['name']}: type not allowed")
+    pod_sc = pod.get("securityContext", {})
+    for c in containers:
+        sc, name = c.get("securityContext", {}), c.get("name", "?")
+        if sc.get("privileged"):
+            found.append(f"{name}: privileged")
+        if sc.get("allowPrivilegeEscalation") is not False:
+            found.append(f"{name}: allowPrivilegeEscalation is not false")
+        if sc.get("runAsNonRoot", pod_sc.get("runAsNonRoot")) is not True:
+            found.append(f"{name}: runAsNonRoot is not true")
+        if sc.get("runAsUser", pod_sc.get("runAsUser")) == 0:
+            found.append(f"{name}: runAsUser 0")
+        profile = sc.get("seccompProfile", pod_sc.get("seccompProfile", {}))
+        if profile.get("type") not in _SECCOMP_ALLOWED:
+            found.append(f"{name}: seccompProfile is not RuntimeDefault or Localhost")
+        caps = sc.get("capabilities", {})
+        if "ALL" not in caps.get("drop", []):
+            found.append(f"{name}: capabilities do not drop ALL")
+        if set(caps.get("add", [])) - {"NET_BIND_SERVICE"}:
+            found.append(f"{name}: adds capabilities")
+        if c.get("ports") and any(p.get("hostPort") for p in c["ports"]):
+            found.append(f"{name}: hostPort")
+    return found

@@ -10,6 +10,7 @@ registries only); absent, the tests skip (or fail under RAGWARRANT_REQUIRE_DEPLO
 from __future__ import annotations
 
 import ast
+import copy
 import json
 import re
 import shutil
@@ -24,7 +25,7 @@ import yaml
 from ragwarrant.cli import main
 from ragwarrant.exit_codes import DecisionClass
 
-from .conftest import EXAMPLE, KUBERNETES_VERSIONS, ROOT, TOOLS, missing
+from .conftest import EXAMPLE, KUBERNETES_VERSIONS, ROOT, TOOLS, missing, restricted_violations
 
 ARGO = ROOT / "deploy" / "argo"
 WORKFLOW = ARGO / "workflow-template.yaml"
@@ -233,3 +234,214 @@ def test_airflow_dag_runs_status_mode_and_routes_every_class() -> None:
         source
     )
     assert "do_xcom_push=True" in source
+
+
+# A port of how Argo Rollouts turns a Rollout's analysis step into resolved metrics
+# (argoproj/argo-rollouts: utils/analysis/factory.go BuildArgumentsForRolloutAnalysisRun,
+# utils/analysis/helpers.go MergeArgs/ResolveArgs, analysis/analysis.go resolveArgs,
+# utils/template/template.go ResolveQuotedArgs). Errors carry the controller's messages.
+class RolloutsError(Exception):
+    """The AnalysisRun would be created in error (or not at all)."""
+
+
+def _field_path(obj: dict[str, Any], path: str) -> str:
+    """k8s.io/kubernetes/pkg/fieldpath.ExtractFieldPathAsString, for the metadata paths."""
+    meta = obj["metadata"]
+    subscript = re.fullmatch(r"metadata\.(labels|annotations)\['(.+)'\]", path)
+    if subscript:
+        return str(meta.get(subscript.group(1), {}).get(subscript.group(2), ""))
+    if path in ("metadata.name", "metadata.namespace", "metadata.uid"):
+        return str(meta.get(path.split(".")[1], ""))
+    raise RolloutsError(f"unsupported fieldPath: {path}")
+
+
+def _rollout_arguments(
+    args: list[dict[str, Any]], rollout: dict[str, Any], latest_hash: str
+) -> list[dict[str, Any]]:
+    """BuildArgumentsForRolloutAnalysisRun: every argument leaves with a value."""
+    out = []
+    for arg in args:
+        value = arg.get("value", "")
+        source = arg.get("valueFrom") or {}
+        if source.get("podTemplateHashValue") == "Latest":
+            value = latest_hash
+        elif "fieldRef" in source:
+            value = _field_path(rollout, source["fieldRef"]["fieldPath"])
+        out.append({"name": arg["name"], "value": value})
+    return out
+
+
+def _merge_args(
+    incoming: list[dict[str, Any]], template: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """MergeArgs then ResolveArgs: an argument with neither value nor valueFrom is an error."""
+    merged = copy.deepcopy(template)
+    for arg in incoming:
+        for target in merged:
+            if target["name"] == arg["name"]:
+                if arg.get("value") is not None:
+                    target["value"] = arg["value"]
+                elif arg.get("valueFrom") is not None:
+                    target["valueFrom"] = arg["valueFrom"]
+    for arg in merged:
+        if arg.get("value") is None and arg.get("valueFrom") is None:
+            raise RolloutsError(f"args.{arg['name']} was not resolved")
+    return merged
+
+
+def _resolve_metric(
+    metric: dict[str, Any], args: list[dict[str, Any]], secrets: dict[tuple[str, str], str]
+) -> dict[str, Any]:
+    """The controller's resolveArgs (secretKeyRef only) then ResolveQuotedArgs."""
+    values = {}
+    for arg in args:
+        ref = (arg.get("valueFrom") or {}).get("secretKeyRef")
+        value = secrets[(ref["name"], ref["key"])] if ref else arg.get("value")
+        if value is None:
+            raise RolloutsError(f'argument "{arg["name"]}" was not supplied')
+        values[f"args.{arg['name']}"] = json.dumps(value)[1:-1]
+
+    def substitute(match: re.Match[str]) -> str:
+        tag = match.group(1).strip()
+        if tag not in values:
+            raise RolloutsError(f"failed to resolve {{{{{match.group(1)}}}}}")
+        return values[tag]
+
+    return json.loads(re.sub(r"\{\{(.*?)\}\}", substitute, json.dumps(metric)))
+
+
+def _readme_analysis_steps() -> list[dict[str, Any]]:
+    """The canary steps of deploy/argo/README.md's Rollout snippet that run an analysis."""
+    block = re.search(r"```yaml\n(.*?)```", (ARGO / "README.md").read_text(), re.S)
+    assert block is not None
+    steps = yaml.safe_load(block.group(1))["strategy"]["canary"]["steps"]
+    return [s["analysis"] for s in steps if "analysis" in s]
+
+
+def _run_analysis(step: dict[str, Any], templates: dict[str, dict[str, Any]]) -> list[Any]:
+    """Resolve every metric of one analysis step for a Rollout in namespace ``shop``."""
+    rollout = {"metadata": {"name": "checkout", "namespace": "shop"}}
+    (ref,) = step["templates"]
+    template = templates[ref["templateName"]]
+    incoming = _rollout_arguments(step.get("args", []), rollout, latest_hash="6d4f8b9c7")
+    args = _merge_args(incoming, template["spec"].get("args", []))
+    secrets = {("ragwarrant-class-reader-token", "token"): "t0ken"}
+    return [_resolve_metric(m, args, secrets) for m in template["spec"]["metrics"]]
+
+
+def test_rollout_steps_resolve_every_analysis_argument() -> None:
+    """The README's Rollout steps give both AnalysisTemplates every argument the way the
+    controller resolves them: the namespace from the Rollout, the token from its Secret."""
+    templates = {t["metadata"]["name"]: t for t in _analysis_templates()}
+    steps = _readme_analysis_steps()
+    assert [s["templates"][0]["templateName"] for s in steps] == list(templates)
+    (decide,) = _run_analysis(steps[0], templates)
+    job = decide["provider"]["job"]["spec"]["template"]
+    assert job["metadata"]["labels"]["ragwarrant.io/canary-hash"] == "6d4f8b9c7"
+    (reader,) = _run_analysis(steps[1], templates)
+    web = reader["provider"]["web"]
+    assert "/namespaces/shop/pods?" in web["url"] and web["url"].endswith("%3D6d4f8b9c7")
+    assert web["headers"] == [{"key": "Authorization", "value": "Bearer t0ken"}]
+    assert "{{" not in json.dumps([decide, reader])
+
+
+def test_rollouts_port_refuses_a_field_ref_inside_the_template() -> None:
+    """A template that declares its own fieldRef argument (what the controller cannot resolve)
+    errors, and so does an argument nobody passes."""
+    templates = {t["metadata"]["name"]: t for t in _analysis_templates()}
+    step = copy.deepcopy(_readme_analysis_steps()[1])
+    template = templates["ragwarrant-class"]
+    namespace = next(a for a in template["spec"]["args"] if a["name"] == "namespace")
+    namespace["valueFrom"] = {"fieldRef": {"fieldPath": "metadata.namespace"}}
+    step["args"] = [a for a in step["args"] if a["name"] != "namespace"]
+    with pytest.raises(RolloutsError, match='argument "namespace" was not supplied'):
+        _run_analysis(step, templates)
+    del namespace["valueFrom"]
+    with pytest.raises(RolloutsError, match="args.namespace was not resolved"):
+        _run_analysis(step, templates)
+
+
+def _workflow_pods(doc: dict[str, Any]) -> list[tuple[str, dict[str, Any], list[Any], list[Any]]]:
+    """Each container template's pod as Argo builds it: the workflow-level securityContext, the
+    template's container and the workflow's volumes (Argo mounts them all on every pod)."""
+    spec = doc["spec"]
+    pods = []
+    for t in spec["templates"]:
+        if "container" in t:
+            pod = {"securityContext": t.get("securityContext", spec.get("securityContext", {}))}
+            container = {"name": t["name"], **t["container"]}
+            pods.append((t["name"], pod, [container], spec.get("volumes", [])))
+    return pods
+
+
+def test_workflow_template_meets_restricted() -> None:
+    """Every template runs under Pod Security "restricted", read-only root, named command."""
+    doc = _docs(WORKFLOW)[0]
+    pods = _workflow_pods(doc)
+    assert [name for name, *_ in pods] == ["decide", "classify", "announce"]
+    for name, pod, (container,), volumes in pods:
+        assert restricted_violations(pod, [container], volumes) == [], name
+        assert container["securityContext"]["readOnlyRootFilesystem"] is True, name
+        assert container["command"], name
+        assert set(container["resources"]["limits"]) >= {"memory"}, name
+    assert doc["spec"]["automountServiceAccountToken"] is False
+    assert doc["spec"]["executor"]["serviceAccountName"]
+
+
+def test_restricted_check_bites() -> None:
+    """Dropping the seccomp profile, allowing escalation or a hostPath volume is caught."""
+    doc = _docs(WORKFLOW)[0]
+    _, pod, (container,), volumes = _workflow_pods(doc)[0]
+    del pod["securityContext"]["seccompProfile"]
+    del container["securityContext"]["seccompProfile"]
+    container["securityContext"]["allowPrivilegeEscalation"] = True
+    volumes = [*volumes, {"name": "host", "hostPath": {"path": "/"}}]
+    assert restricted_violations(pod, [container], volumes) == [
+        "volume host: type not allowed",
+        "decide: allowPrivilegeEscalation is not false",
+        "decide: seccompProfile is not RuntimeDefault or Localhost",
+    ]
+
+
+def test_workflow_template_mounts_the_ledger_and_ships_a_network_policy() -> None:
+    """decide appends to the ledger on its claim, writes /tmp to an emptyDir; the
+    NetworkPolicy selects the pods' labels, denies ingress and allows only API-server egress."""
+    docs = _docs(WORKFLOW)
+    spec = docs[0]["spec"]
+    decide = next(t for t in spec["templates"] if t["name"] == "decide")["container"]
+    args, mounts = decide["args"], {m["mountPath"]: m["name"] for m in decide["volumeMounts"]}
+    assert args[args.index("--ledger") + 1] == "/ledger/ledger.jsonl"
+    volumes = {v["name"]: v for v in spec["volumes"]}
+    ledger = volumes[mounts["/ledger"]]["persistentVolumeClaim"]["claimName"]
+    assert ledger == "{{workflow.parameters.ledger-claim}}"
+    assert "emptyDir" in volumes[mounts["/tmp"]]
+    (netpol,) = [d for d in docs if d["kind"] == "NetworkPolicy"]
+    selector = netpol["spec"]["podSelector"]["matchLabels"]
+    assert selector.items() <= spec["podMetadata"]["labels"].items()
+    assert sorted(netpol["spec"]["policyTypes"]) == ["Egress", "Ingress"]
+    assert "ingress" not in netpol["spec"]
+    assert netpol["spec"]["egress"] == [
+        {"ports": [{"protocol": "TCP", "port": 443}, {"protocol": "TCP", "port": 6443}]}
+    ]
+    (role,) = [d for d in docs if d["kind"] == "Role"]
+    assert role["rules"] == [
+        {"apiGroups": ["argoproj.io"], "resources": ["workflowtaskresults"],
+         "verbs": ["create", "patch"]}
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize("version", KUBERNETES_VERSIONS)
+def test_workflow_template_core_objects_validate(
+    tool: Callable[[str], Path], tmp_path: Path, version: str
+) -> None:
+    """The NetworkPolicy and the executor's RBAC shipped with the template pass
+    kubernetes-validate --strict."""
+    core = [d for d in _docs(WORKFLOW) if d["kind"] != "WorkflowTemplate"]
+    assert [d["kind"] for d in core] == ["NetworkPolicy", "ServiceAccount", "Role", "RoleBinding"]
+    path = tmp_path / "core.yaml"
+    path.write_text(yaml.safe_dump_all(core))
+    done = subprocess.run(
+        [str(tool("kubernetes-validate")), "--strict", "--quiet", "-k", version, str(path)],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, (done.stdout, done.stderr)

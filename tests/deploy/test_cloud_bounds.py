@@ -28,23 +28,28 @@ class _CfnLoader(yaml.SafeLoader):
 
 
 _CfnLoader.add_multi_constructor("!", lambda loader, suffix, node: f"!{suffix}")
+AWS_RESOURCE = {"": "RagwarrantJobDefinition", "-array": "RagwarrantArrayJobDefinition"}
 
 
-def _aws() -> dict[str, Any]:
+def _aws(form: str = "") -> dict[str, Any]:
+    """The AWS template, its job definition of ``form`` first among the resources."""
     text = (CLOUD / "aws-batch" / "job-definition.yaml").read_text()
-    return dict(yaml.load(text, _CfnLoader))
+    doc = dict(yaml.load(text, _CfnLoader))
+    doc["Resources"]["RagwarrantJobDefinition"] = doc["Resources"][AWS_RESOURCE[form]]
+    return doc
 
 
-def _gcp_batch() -> dict[str, Any]:
-    return dict(json.loads((CLOUD / "gcp-batch" / "job.json").read_text()))
+def _gcp_batch(form: str = "") -> dict[str, Any]:
+    return dict(json.loads((CLOUD / "gcp-batch" / f"job{form}.json").read_text()))
 
 
-def _cloud_run() -> dict[str, Any]:
-    return dict(yaml.safe_load((CLOUD / "gcp-cloud-run" / "job.yaml").read_text()))
+def _cloud_run(form: str = "") -> dict[str, Any]:
+    return dict(yaml.safe_load((CLOUD / "gcp-cloud-run" / f"job{form}.yaml").read_text()))
 
 
-def _azure() -> dict[str, Any]:
-    return dict(yaml.safe_load((CLOUD / "azure-container-apps" / "job.yaml").read_text()))
+def _azure(form: str = "") -> dict[str, Any]:
+    path = CLOUD / "azure-container-apps" / f"job{form}.yaml"
+    return dict(yaml.safe_load(path.read_text()))
 
 
 def _in(name: str, value: Any, low: float, high: float, source: str) -> list[str]:
@@ -116,6 +121,11 @@ def gcp_batch_violations(job: dict[str, Any]) -> list[str]:
             "https://cloud.google.com/batch/quotas#max-job-duration",
         ),  # fmt: skip
         *_in("parallelism", group["parallelism"], 1, group["taskCount"], src),
+        # "Tasks per task group: 100,000"; "Parallel tasks per job: 5,000".
+        *_in("taskCount", group["taskCount"], 1, 100_000, "https://cloud.google.com/batch/quotas"),
+        *_in(
+            "parallelism", group["parallelism"], 1, 5_000, "https://cloud.google.com/batch/quotas"
+        ),
     ]
 
 
@@ -148,6 +158,13 @@ def cloud_run_violations(job: dict[str, Any]) -> list[str]:
             execution["taskCount"],
             1,
             10_000,
+            "https://cloud.google.com/run/docs/create-jobs",
+        ),  # fmt: skip
+        *_in(
+            "parallelism",
+            execution["parallelism"],
+            0,
+            execution["taskCount"],
             "https://cloud.google.com/run/docs/create-jobs",
         ),  # fmt: skip
         *_in(
@@ -201,19 +218,24 @@ def azure_violations(job: dict[str, Any]) -> list[str]:
     return problems
 
 
-PROVIDERS: dict[str, tuple[Callable[[], dict[str, Any]], Callable[[dict[str, Any]], list[str]]]] = {
+PROVIDERS: dict[
+    str, tuple[Callable[[str], dict[str, Any]], Callable[[dict[str, Any]], list[str]]]
+] = {
     "aws-batch": (_aws, aws_batch_violations),
     "gcp-batch": (_gcp_batch, gcp_batch_violations),
     "gcp-cloud-run": (_cloud_run, cloud_run_violations),
     "azure-container-apps": (_azure, azure_violations),
 }
+# "": one run per submission; "-array": one run per contract directory /in/<index>/.
+FORMS = ("", "-array")
 
 
+@pytest.mark.parametrize("form", FORMS)
 @pytest.mark.parametrize("provider", PROVIDERS)
-def test_template_is_within_documented_bounds(provider: str) -> None:
-    """Each shipped template passes its provider's documented bounds."""
+def test_template_is_within_documented_bounds(provider: str, form: str) -> None:
+    """Each shipped template, single and array form, passes its provider's documented bounds."""
     load, violations = PROVIDERS[provider]
-    assert violations(load()) == []
+    assert violations(load(form)) == []
 
 
 def _plant(provider: str, doc: dict[str, Any]) -> None:
@@ -232,7 +254,7 @@ def _plant(provider: str, doc: dict[str, Any]) -> None:
 def test_a_planted_violation_fails(provider: str) -> None:
     """A value outside a documented bound (AWS: `Attempts: 11`, the issue's plant) is reported."""
     load, violations = PROVIDERS[provider]
-    doc = copy.deepcopy(load())
+    doc = copy.deepcopy(load(""))
     _plant(provider, doc)
     found = violations(doc)
     assert len(found) == 1, found
@@ -240,42 +262,82 @@ def test_a_planted_violation_fails(provider: str) -> None:
         assert found[0].startswith("RetryStrategy.Attempts = 11")
 
 
-def _commands() -> dict[str, list[str]]:
-    """The job's argument list per template (a shell wrapper's `exec ...` line split)."""
-    aws = _aws()["Resources"]["RagwarrantJobDefinition"]["Properties"]["ContainerProperties"]
-    gcp = _gcp_batch()["taskGroups"][0]["taskSpec"]["runnables"][0]["container"]
-    run = _cloud_run()["spec"]["template"]["spec"]["template"]["spec"]["containers"][0]
-    aca = _azure()["properties"]["template"]["containers"][0]
-    shell = {
-        "gcp-batch": (gcp["entrypoint"], gcp["commands"]),
-        "gcp-cloud-run": (run["command"][0], run["args"]),
-        "azure-container-apps": (aca["command"][0], aca["args"]),
+def _commands(form: str = "") -> dict[str, list[str]]:
+    """The job's argument list per template: no shell, the image's entrypoint (ragwarrant)."""
+    aws = _aws(form)["Resources"]["RagwarrantJobDefinition"]["Properties"]["ContainerProperties"]
+    gcp = _gcp_batch(form)["taskGroups"][0]["taskSpec"]["runnables"][0]["container"]
+    run = _cloud_run(form)["spec"]["template"]["spec"]["template"]["spec"]["containers"][0]
+    aca = _azure(form)["properties"]["template"]["containers"][0]
+    assert "entrypoint" not in gcp and "command" not in run and "command" not in aca
+    return {
+        "aws-batch": list(aws["Command"]),
+        "gcp-batch": list(gcp["commands"]),
+        "gcp-cloud-run": list(run["args"]),
+        "azure-container-apps": list(aca["args"]),
     }
-    out = {"aws-batch": list(aws["Command"])}
-    for name, (entry, argv) in shell.items():
-        assert entry == "/bin/sh" and argv[0] == "-c" and len(argv) == 2, name
-        words = argv[1].replace('"', "").split()
-        assert words[:2] == ["exec", "ragwarrant"], f"{name}: the shell must exec the job"
-        out[name] = words[2:]
-    return out
 
 
-def test_every_template_writes_a_per_run_prefix_and_appends_to_the_ledger() -> None:
-    """No template writes bare /out: each output path has a per-run part (AWS Ref::runId, Batch
-    job uid and task index, Cloud Run execution and task index, Container Apps execution name),
-    and each passes --ledger /ledger/ledger.jsonl."""
-    per_run = {
-        "aws-batch": "/out/Ref::runId",
-        "gcp-batch": "/out/${BATCH_JOB_UID}/${BATCH_TASK_INDEX}",
-        "gcp-cloud-run": "/out/${CLOUD_RUN_EXECUTION}/${CLOUD_RUN_TASK_INDEX}",
-        "azure-container-apps": "/out/${CONTAINER_APP_JOB_EXECUTION_NAME}",
-    }
-    for name, argv in _commands().items():
-        assert argv[:4] == ["run", "--input", "/in", "--output"], name
-        assert argv[4] == per_run[name], (name, argv)
+# The platform's own variables, as each provider documents them: the run prefix, then (array
+# form) the index. AWS Batch: AWS_BATCH_JOB_ID, AWS_BATCH_JOB_ARRAY_INDEX (child jobs only;
+# docs.aws.amazon.com/batch/latest/userguide/job_env_vars.html). Google Batch: BATCH_JOB_UID,
+# BATCH_TASK_INDEX (TaskGroup reference). Cloud Run: CLOUD_RUN_EXECUTION, CLOUD_RUN_TASK_INDEX
+# (container contract). Container Apps: CONTAINER_APP_JOB_EXECUTION_NAME; it sets no replica
+# index, so the array form reads RAGWARRANT_INDEX, given at each start.
+PLATFORM = {
+    "aws-batch": ("/out/${AWS_BATCH_JOB_ID}", "AWS_BATCH_JOB_ARRAY_INDEX"),
+    "gcp-batch": ("/out/${BATCH_JOB_UID}/${BATCH_TASK_INDEX}", "BATCH_TASK_INDEX"),
+    "gcp-cloud-run": (
+        "/out/${CLOUD_RUN_EXECUTION}/${CLOUD_RUN_TASK_INDEX}",
+        "CLOUD_RUN_TASK_INDEX",
+    ),
+    "azure-container-apps": ("/out/${CONTAINER_APP_JOB_EXECUTION_NAME}", "RAGWARRANT_INDEX"),
+}
+
+
+@pytest.mark.parametrize("form", FORMS)
+def test_every_template_writes_a_per_run_prefix_and_appends_to_the_ledger(form: str) -> None:
+    """No template writes bare /out or needs a user parameter: each output path is the
+    platform's own execution id (and task index), the array form reads /in/<index>/, and each
+    passes --ledger /ledger/ledger.jsonl."""
+    for name, argv in _commands(form).items():
+        prefix, index = PLATFORM[name]
+        assert argv[:2] == ["run", "--input"] and argv[3] == "--output", name
+        assert argv[2] == ("/in/${" + index + "}" if form else "/in"), (name, argv)
+        assert argv[4] == prefix, (name, argv)
         assert argv[5:7] == LEDGER_ARG, (name, argv)
-    params = _aws()["Resources"]["RagwarrantJobDefinition"]["Properties"]["Parameters"]
-    assert "runId" in params, "Ref::runId needs a default in Parameters"
+    assert "Parameters" not in _aws(form)["Resources"]["RagwarrantJobDefinition"]["Properties"]
+
+
+def _platform_env(provider: str, index: int) -> dict[str, str]:
+    """What the provider sets in the container of task (or child, or execution) ``index``."""
+    return {
+        "aws-batch": {"AWS_BATCH_JOB_ID": f"4a1b:{index}", "AWS_BATCH_JOB_ARRAY_INDEX": str(index)},
+        "gcp-batch": {"BATCH_JOB_UID": "j-7f2", "BATCH_TASK_INDEX": str(index)},
+        "gcp-cloud-run": {"CLOUD_RUN_EXECUTION": "e-9", "CLOUD_RUN_TASK_INDEX": str(index)},
+        "azure-container-apps": {
+            "CONTAINER_APP_JOB_EXECUTION_NAME": f"x-{index}",
+            "RAGWARRANT_INDEX": str(index),
+        },
+    }[provider]
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_array_form_gives_each_index_its_own_input_and_output(provider: str) -> None:
+    """Expanded as the job expands them, 3 tasks read /in/0..2/ and write 3 distinct outputs;
+    without the platform's variables the job refuses (exit 64) instead of writing bare /out."""
+    from ragwarrant.commands.run import expand_variables
+    from ragwarrant.errors import UsageError
+
+    argv = _commands("-array")[provider]
+    paths = [
+        (expand_variables(argv[2], env), expand_variables(argv[4], env))
+        for env in (_platform_env(provider, i) for i in range(3))
+    ]
+    assert [str(p[0]) for p in paths] == ["/in/0", "/in/1", "/in/2"]
+    assert len({p[1] for p in paths}) == 3 and all(p[1].parent != p[1] for p in paths)
+    for path in (argv[2], argv[4]):
+        with pytest.raises(UsageError, match="unset or empty"):
+            expand_variables(path, {})
 
 
 def test_every_template_mounts_a_writable_ledger_volume_with_locks() -> None:

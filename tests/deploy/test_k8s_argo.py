@@ -31,6 +31,7 @@ from .conftest import (
     load_docs,
     missing,
     render,
+    restricted_violations,
     workload,
 )
 
@@ -193,3 +194,71 @@ def test_argo_engine_refuses_a_cronjob(k8s_client: Any) -> None:
     with pytest.raises(UsageError) as info:
         render("--image", DIGEST_IMAGE, "--engine", "argo", "--kind", "cronjob", *CONFIGMAP_ARGV)
     assert info.value.code == "k8s-argo-cronjob" and "CronWorkflow" in info.value.hint
+
+
+@pytest.mark.parametrize("kind", [[], ["--kind", "job"], ["--kind", "indexed"]])
+def test_workflow_deadline_scales_with_the_fan_out_whatever_the_kind(
+    k8s_client: Any, tmp_path: Path, kind: list[str]
+) -> None:
+    """The README's `--engine argo --input-claim` (no --kind) gets a Workflow deadline covering
+    every wave of every item's attempts, as --kind indexed does, not a Job's 3600 s."""
+    workflow, _ = _split(_render(tmp_path, *kind, "--input-claim", "c", "--completions", "10000",
+                                 "--pod-deadline-seconds", "600"))  # fmt: skip
+    spec = workflow["spec"]
+    decide = next(t for t in spec["templates"] if t["name"] == "decide")
+    attempts = int(decide["retryStrategy"]["limit"]) + 1
+    assert spec["activeDeadlineSeconds"] == 10000 // spec["parallelism"] * attempts * 600
+
+
+def test_job_deadline_defaults_to_the_pod_deadline(k8s_client: Any, tmp_path: Path) -> None:
+    """A Job (one pod) gets --pod-deadline-seconds, 3600 s by default, unless given."""
+    argv = ["--kind", "job", *CONFIGMAP_ARGV[:4]]
+    for extra, expected in (([], 3600), (["--pod-deadline-seconds", "900"], 900),
+                            (["--active-deadline-seconds", "120"], 120)):  # fmt: skip
+        docs = load_docs(_render(tmp_path, *argv, *extra, engine="kubernetes"))
+        assert job_spec(workload(docs))["activeDeadlineSeconds"] == expected, extra
+
+
+def test_status_size_estimate_needs_compression_then_offloading(k8s_client: Any) -> None:
+    """10^3 items pass MAX_WORKFLOW_SIZE plainly only compressed; 3x10^4 need offloading even
+    compressed; 10 items fit as they are."""
+    from ragwarrant.k8s import RenderOptions, WorkloadKind
+    from ragwarrant.k8s.argo import MAX_WORKFLOW_SIZE, build_argo_manifests, estimate_status_size
+
+    def size(n: int) -> Any:
+        options = RenderOptions(kind=WorkloadKind.INDEXED, image=DIGEST_IMAGE, contracts=(),
+                                input_claim="c", input_names=tuple(map(str, range(n))))  # fmt: skip
+        return estimate_status_size(build_argo_manifests(options)[-1])
+
+    small, thousand, many = size(10), size(1000), size(30000)
+    assert small.plain < MAX_WORKFLOW_SIZE
+    assert thousand.compressed < MAX_WORKFLOW_SIZE < thousand.plain and not thousand.needs_offload
+    assert many.needs_offload and many.compressed > MAX_WORKFLOW_SIZE
+    assert thousand.plain < many.plain / 25  # grows with the items
+
+
+def test_render_warns_past_the_workflow_size(
+    k8s_client: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The render warns on stderr once the status passes MAX_WORKFLOW_SIZE, naming offloading
+    when even the compressed status does not fit; a small fan-out renders silently."""
+    _render(tmp_path, "--input-claim", "c", "--completions", "10")
+    assert capsys.readouterr().err == ""
+    _render(tmp_path, "--input-claim", "c", "--completions", "2000")
+    assert "only compressed" in capsys.readouterr().err
+    _render(tmp_path, "--input-claim", "c", "--completions", "30000")
+    err = capsys.readouterr().err
+    assert "MAX_WORKFLOW_SIZE" in err and "nodeStatusOffLoad" in err
+
+
+def test_rendered_workflow_meets_restricted(k8s_client: Any, tmp_path: Path) -> None:
+    """The rendered Workflow's decide pod passes the Pod Security "restricted" rules, with a
+    read-only root and a named command."""
+    workflow, _ = _split(_render(tmp_path, *CONFIGMAP_ARGV))
+    spec = workflow["spec"]
+    decide = next(t for t in spec["templates"] if t["name"] == "decide")
+    container = {"name": "decide", **decide["container"]}
+    pod = {"securityContext": spec["securityContext"]}
+    assert restricted_violations(pod, [container], spec["volumes"]) == []
+    assert container["securityContext"]["readOnlyRootFilesystem"] is True
+    assert container["command"] == ["ragwarrant"]

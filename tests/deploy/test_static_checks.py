@@ -286,4 +286,6 @@ def test_dockerignore_keeps_the_context_small() -> None:
         "examples",
         "deploy/docker/requirements.lock",
         "deploy/docker/wheels",
+        "deploy/docker/slim.txt",
+        "deploy/docker/slim_venv.py",
     }

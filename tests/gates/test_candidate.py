@@ -47,7 +47,8 @@ def test_declared_kind_is_used_over_detection():
 
     ev, _ = evaluate(good_data(), contract(continuous))
     g = gate(ev, "noninferiority:correct")
-    assert g.method is not None and g.method.startswith("paired bootstrap")
+    assert g.method == "guarded paired bootstrap"
+    assert g.method_steps[0] == "paired bootstrap, expanded percentile (B=2000)"
     assert g.details["metric_kind_source"] == "declared"
 
 

@@ -6,13 +6,9 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from ragwarrant.stats.bootstrap import (
-    MULTINOMIAL_MAX_UNITS,
-    _Weights,
-    _WindowedQuantile,
-    paired_bootstrap,
-    weighted_lower_quantile,
-)
+from ragwarrant.stats import _scale
+from ragwarrant.stats import bootstrap as bs
+from ragwarrant.stats.bootstrap import MULTINOMIAL_MAX_UNITS, Column, paired_bootstrap
 from ragwarrant.stats.onesided import oriented_bootstrap
 
 
@@ -71,19 +67,6 @@ def test_quantile_difference_agrees_with_scipy():
     sd = np.std(ours.replicates)
     assert abs(ours.upper(0.05) - ref.confidence_interval.high) < 0.1 * sd
     assert ours.estimate == pytest.approx(p95_diff(cand, base, None))
-
-
-def test_windowed_quantile_equals_full_computation():
-    """The windowed quantile equals the all-positions inverted-CDF quantile, including fallbacks."""
-    rng = np.random.default_rng(0)
-    values = rng.normal(size=5000)
-    win = _WindowedQuantile(values, 0.95, np.arange(5000), 5000)
-    weights = rng.multinomial(5000, np.full(5000, 1 / 5000), size=50).astype(float)
-    weights[0] = 0
-    weights[0, :10] = 500  # a resample whose quantile lies far outside the window
-    full = weighted_lower_quantile(np.sort(values), weights[:, win.order], 0.95)
-    w = _Weights.from_dense(weights)
-    assert np.array_equal(win.finish(weights @ win.linear(), w), full)
 
 
 def test_cluster_bootstrap_wider_than_naive_for_correlated_clusters():
@@ -210,89 +193,6 @@ def test_half_sampling_above_the_threshold_matches_the_bootstrap_se():
     )
 
 
-def test_half_sampling_weights_are_zero_or_two_with_mean_one():
-    """Packed bits unpack to weights 0/2; gathered and full rows agree with the tiled product."""
-    w = _Weights(np.random.default_rng(0), 64, 70_001, True)
-    full = w.rows(np.arange(64))
-    assert set(np.unique(full)) == {0.0, 2.0}
-    assert full.mean() == pytest.approx(1.0, abs=0.01)
-    units = np.array([0, 7, 8, 70_000])
-    assert np.array_equal(w.take(units), full[:, units])
-    lin = np.random.default_rng(1).normal(size=(70_001, 2))
-    assert np.allclose(w.dot(lin, lin.astype(np.float32)), full @ lin, rtol=1e-4, atol=1e-2)
-
-
-@pytest.mark.parametrize("n", [0, 1, 3, 8, 13, 4001])
-def test_random_bytes_are_the_generators_bytes(n):
-    """_random_bytes returns rng.bytes(n) and leaves the generator in the same state."""
-    from ragwarrant.stats.bootstrap import _random_bytes
-
-    a, b = np.random.default_rng(5), np.random.default_rng(5)
-    assert _random_bytes(a, n).tobytes() == b.bytes(n)
-    assert a.integers(0, 2**62) == b.integers(0, 2**62)
-
-
-def _blas_threads() -> list[int]:
-    from threadpoolctl import threadpool_info
-
-    return sorted({i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"})
-
-
-def test_pinned_blas_limits_numpy_blas_to_one_thread_and_restores_it() -> None:
-    """Inside ``_pinned_blas`` BLAS runs one thread; on exit the pool it found is back."""
-    from threadpoolctl import threadpool_limits
-
-    from ragwarrant.stats.bootstrap import _blas_controller, _pinned_blas
-
-    with threadpool_limits(limits=2, user_api="blas"):
-        assert _blas_threads() == [2]
-        with _pinned_blas():
-            assert _blas_threads() == [1]
-        assert _blas_threads() == [2]
-    assert _blas_controller() is _blas_controller()  # one library scan per process
-
-
-def test_layout_order_is_the_lexsort_of_the_packed_key():
-    """The tile layout's radix order equals the lexsort of the packed key bytes, ties by unit,
-    for one digit of 16 key columns or several (the replicates depend on this order bit for
-    bit)."""
-    from types import SimpleNamespace
-
-    from ragwarrant.stats.bootstrap import _layout_key, _layout_order
-
-    rng = np.random.default_rng(5)
-    for n_keys in (1, 7, 8, 9, 16, 17, 24, 29, 33, 48):  # 29 at 10^6 pairs, 5 slices
-        g, c = 3000, 5
-        nonzero = np.asfortranarray(rng.random((g, c)) < 0.5)
-        keys = [
-            int(rng.integers(c)) if rng.random() < 0.6 else rng.random(g) < 0.2
-            for _ in range(n_keys)
-        ]
-        plan = SimpleNamespace(key=keys)
-        packed = np.packbits(_layout_key(plan, nonzero), axis=1)  # type: ignore[arg-type]
-        expected = np.lexsort([np.arange(g), *packed.T[::-1]])
-        assert np.array_equal(_layout_order(plan, nonzero), expected)  # type: ignore[arg-type]
-
-
-def test_blocked_tile_product_equals_the_full_product():
-    """Row blocks of a tile, a last partial block and tile, and per-tile active columns give the
-    weights' product (float32 rounding apart), zero outside each tile's active columns."""
-    from ragwarrant.stats.bootstrap import _TILE_UNITS, _TileBlocks
-
-    g, b = 2 * _TILE_UNITS + 999, 70  # 70 resamples: two blocks of 32 and one of 6
-    w = _Weights(np.random.default_rng(2), b, g, True)
-    lin = np.random.default_rng(3).normal(size=(g, 4))
-    lin[:_TILE_UNITS, 3] = 0.0  # column 3 is inactive on the first tile
-    active = [np.array([0, 1, 2]), np.arange(4), np.array([1, 3])]
-    for t, cols in enumerate(active):  # what is inactive on a tile is zero there
-        inactive = np.setdiff1d(np.arange(4), cols)
-        lin[t * _TILE_UNITS : (t + 1) * _TILE_UNITS, inactive] = 0.0
-    blocks = _TileBlocks(lin.astype(np.float32), active)
-    expected = w.rows(np.arange(b)) @ lin
-    assert np.allclose(w.dot(lin, blocks, active), expected, rtol=1e-5, atol=1e-2)
-    assert np.allclose(w.dot(lin, lin.astype(np.float32), active), expected, rtol=1e-5, atol=1e-2)
-
-
 def test_half_sampling_replicates_do_not_depend_on_the_thread_count():
     """Above the threshold, slices' columns included, one worker and two give equal bits."""
     rng = np.random.default_rng(6)
@@ -315,38 +215,66 @@ def test_half_sampling_replicates_do_not_depend_on_the_thread_count():
     assert np.array_equal(runs[0].replicates, runs[1].replicates)
 
 
-def test_layout_set_up_on_two_threads_equals_one_thread(monkeypatch):
-    """From _PARALLEL_SORT_ROWS units the pattern, matrix and per-tile columns are filled on two
-    threads: slices' sparse columns and a p95 give the replicates of the one-thread set-up."""
-    import ragwarrant.stats.bootstrap as bs
+def _large_columns(clustered: bool) -> tuple[list[Column], int, np.ndarray | None]:
+    """Columns just above MULTINOMIAL_MAX_UNITS units: a mean, a slice's mean, a p95, a p50."""
+    rng = np.random.default_rng(12)
+    n = MULTINOMIAL_MAX_UNITS + 3001 if not clustered else 3 * (MULTINOMIAL_MAX_UNITS + 3001)
+    base = rng.lognormal(0, 0.5, n)
+    cand = base + rng.normal(0.01, 0.2, n)
+    everyone, in_slice = np.arange(n), np.flatnonzero(np.arange(n) % 3 == 0)
+    columns = [
+        Column(everyone, cand, base, "mean"),
+        Column(in_slice, cand[in_slice], base[in_slice], "mean"),
+        Column(everyone, cand, base, "p95"),
+        Column(in_slice, cand[in_slice], base[in_slice], "p50"),
+    ]
+    groups = rng.permutation(np.repeat(np.arange(n // 3), 3)) if clustered else None
+    return columns, n, groups
 
-    rng = np.random.default_rng(7)
-    n = bs._PARALLEL_SORT_ROWS + 4001
-    c, b = rng.normal(size=(n, 3)), rng.normal(size=(n, 3))
-    present = np.column_stack(
-        [np.ones(n, dtype=bool), np.arange(n) % 3 == 0, np.arange(n) % 5 == 1]
-    )
-    calls: list[int] = []
-    real = bs._each_column
 
-    def counted(cols, g, fill):  # type: ignore[no-untyped-def]
-        calls.append(g)
-        real(cols, g, fill)
+@pytest.mark.parametrize("clustered", [False, True])
+def test_fast_engine_equals_the_reference(clustered, monkeypatch):
+    """Above MULTINOMIAL_MAX_UNITS, same seed, same replicates: quantiles exactly, means within
+    float32 rounding of the products (under 1e-5 of their bootstrap SE), 300 resamples (a full
+    chunk of 256 and a partial one, row blocks of 32 and a partial one)."""
+    columns, n, groups = _large_columns(clustered)
+    kw = dict(seed=3, args=dict(resamples=300, groups=groups))
+    fast = _run(columns, n, kw, fast=True, monkeypatch=monkeypatch)
+    slow = _run(columns, n, kw, fast=False, monkeypatch=monkeypatch)
+    assert fast.method == slow.method == "half-sampling 0/2 weights"
+    assert np.array_equal(fast.estimate, slow.estimate)
+    assert np.array_equal(fast.replicates[:, 2:], slow.replicates[:, 2:])
+    se = slow.replicates[:, :2].std(axis=0)
+    assert np.all(np.abs(fast.replicates[:, :2] - slow.replicates[:, :2]) <= 1e-5 * se)
+    assert list(fast.column_units) == list(slow.column_units)
 
-    def run() -> np.ndarray:
-        res = paired_bootstrap(
-            c,
-            b,
-            ["mean", "mean", "p95"],
-            rng=np.random.default_rng(1),
-            resamples=64,
-            present=present,
-        )
-        assert res.method == "half-sampling 0/2 weights"
-        return res.replicates
 
-    monkeypatch.setattr(bs, "_each_column", counted)
-    two = run()
-    assert calls and min(calls) >= bs._PARALLEL_SORT_ROWS  # the threaded branch ran
-    monkeypatch.setattr(bs, "_PARALLEL_SORT_ROWS", 10**9)  # every fill on the calling thread
-    assert np.array_equal(run(), two)
+def _run(columns, n, kw, *, fast, monkeypatch):  # type: ignore[no-untyped-def]
+    """joint_bootstrap with its fast engine, or with the reference computation in its place."""
+    with monkeypatch.context() as m:
+        if not fast:
+            m.setattr(_scale, "replicates", bs.replicates)
+        return bs.joint_bootstrap(columns, n, rng=np.random.default_rng(kw["seed"]), **kw["args"])
+
+
+def test_fast_quantile_outside_its_window_equals_the_reference(monkeypatch):
+    """With the quantile window narrowed to 16 positions most resamples fall outside it and are
+    recomputed over all positions: the p95 replicates still equal the reference's."""
+    monkeypatch.setattr(_scale, "WINDOW_SDS", 0.0)
+    columns, n, _ = _large_columns(False)
+    kw = dict(seed=4, args=dict(resamples=40))
+    fast = _run(columns[2:], n, kw, fast=True, monkeypatch=monkeypatch)
+    slow = _run(columns[2:], n, kw, fast=False, monkeypatch=monkeypatch)
+    assert np.array_equal(fast.replicates, slow.replicates)
+
+
+def test_engine_is_chosen_by_the_number_of_units():
+    """Up to MULTINOMIAL_MAX_UNITS units the reference's multinomial runs, above it half-sampling
+    (the unit count, not the row count: 3 rows per cluster stay multinomial)."""
+    rng = np.random.default_rng(2)
+    n = MULTINOMIAL_MAX_UNITS + 1
+    c, b = rng.normal(size=(n, 1)), rng.normal(size=(n, 1))
+    kw = dict(rng=np.random.default_rng(1), resamples=4)
+    assert paired_bootstrap(c, b, ["mean"], **kw).method == "half-sampling 0/2 weights"
+    groups = np.arange(n) // 3
+    assert paired_bootstrap(c, b, ["mean"], groups=groups, **kw).method == "multinomial"

@@ -43,7 +43,7 @@ def test_all_tied_ordinal_uses_exact_bound():
     assert res.more_units_needed == 47 - 30
     z200 = np.full(200, 0.5)
     big = _test(z200, z200, scale=(0, 1))
-    assert big.rejects and "exact bound" in big.method
+    assert big.rejects and "exact bound from worse units" in big.method_steps
     no_scale = _test(z200, z200)
     assert not no_scale.rejects and "no scale width" in str(no_scale.degenerate_reason)
 
@@ -87,7 +87,9 @@ def test_drawn_replicates_give_the_same_result_in_any_row_order():
     kw = dict(kind="ordinal", scale=(0, 4), resampled=drawn, margin_abs=0.05)
     one = _test(cand, base, example_ids=ids, **kw)
     two = _test(cand[perm], base[perm], example_ids=ids[perm], **kw)
-    assert one == two and one.n_units == 300 and "exact bound" not in one.method
+    assert (
+        one == two and one.n_units == 300 and "exact bound from worse units" not in one.method_steps
+    )
     assert one.degenerate_reason is None
     repeated = _test(cand, base, example_ids=ids // 2, **kw)  # repetitions: clusters, sorted
     assert repeated.unit_name == "clusters" and repeated.n_units == 150
@@ -100,9 +102,9 @@ def test_repetitions_are_resampled_by_example():
     base = rng.normal(0.7, 0.2, 120)
     res = _test(base + 0.01, base, example_ids=ids, scale=(-5, 5))
     assert (res.n, res.n_units, res.unit_name) == (120, 40, "clusters")
-    assert "cluster bootstrap" in res.method and "small-cluster" not in res.method
+    assert res.method == "guarded cluster bootstrap" and "small-cluster" not in res.method_steps[1]
     few = _test(base[:30] + 0.01, base[:30], groups=ids[:30], scale=(-5, 5))
-    assert few.n_units == 10 and "small-cluster correction: 10 < 30" in few.method
+    assert few.n_units == 10 and few.method_steps[1] == "small-cluster correction: 10 < 30 clusters"
 
 
 def test_expanded_percentile_is_close_to_the_t_bound():
@@ -283,7 +285,7 @@ def test_monte_carlo_guard_refuses_a_pass_within_resampling_noise():
             resamples=2000,
         )
         plain_p = (np.sum(raw.replicates[:, 0] <= -0.05) + 1) / 2001  # same canonical order
-        assert "Monte Carlo guard" in res.method
+        assert res.method_steps[1].startswith("Monte Carlo guard")
         assert res.rejects is passes
         if not passes:
             assert plain_p <= level  # the unguarded rule would have passed this sample
@@ -296,9 +298,9 @@ def test_few_units_get_more_resamples():
     base = rng.normal(0.7, 0.2, 20)
     cand = base + rng.normal(0.0, 0.1, 20)
     few = _test(cand, base, resamples=2000, scale=(-5, 5))
-    assert "B=10000" in few.method
+    assert "B=10000" in few.method_steps[0]
     many = _test(np.tile(cand, 3), np.tile(base, 3), resamples=2000, scale=(-5, 5))
-    assert "B=2000" in many.method
+    assert "B=2000" in many.method_steps[0]
     assert ni.resamples_for_units(49, 2000) == 10_000 and ni.resamples_for_units(50, 2000) == 2000
 
 
@@ -310,7 +312,7 @@ def test_a_small_level_gets_enough_resamples_to_be_reachable():
     rng = np.random.default_rng(5)
     base = rng.normal(0.7, 0.1, 300)
     res = _test(base + rng.normal(0.1, 0.1, 300), base, alpha=0.00069, scale=(-5, 5))
-    assert res.rejects and "B=28986" in res.method
+    assert res.rejects and "B=28986" in res.method_steps[0]
 
 
 def test_the_monte_carlo_guard_table_is_the_guard_bound_of_each_count():
@@ -355,3 +357,55 @@ def test_resolvable_gap_drops_rounding_noise_only() -> None:
 
     assert resolvable_gap(-0.049999999999999996, -0.05) == 0.0
     assert resolvable_gap(-0.05 + 1e-9, -0.05) == pytest.approx(1e-9)
+
+
+def test_rules_table_per_metric_kind():
+    """Binary pairs take Tango's test; everything else, and binary clusters, the guarded
+    bootstrap; only binary metrics take 1 as the exact guard's scale width."""
+    table = {k: (r.pairs.__name__, r.clusters.__name__, r.unit_width) for k, r in ni.RULES.items()}
+    assert table == {
+        "binary": ("_tango", "_guarded_bootstrap", True),
+        "ordinal": ("_guarded_bootstrap", "_guarded_bootstrap", False),
+        "continuous": ("_guarded_bootstrap", "_guarded_bootstrap", False),
+    }
+
+
+@pytest.mark.parametrize(
+    ("kind", "clustered", "method"),
+    [
+        ("binary", False, "Tango score test for paired proportions"),
+        ("binary", True, "guarded cluster bootstrap"),
+        ("ordinal", False, "guarded paired bootstrap"),
+        ("continuous", True, "guarded cluster bootstrap"),
+    ],
+)
+def test_the_table_decides_the_procedure(kind, clustered, method):
+    """test_noninferiority runs the procedure its kind's rule names for pairs or clusters."""
+    rng = np.random.default_rng(3)
+    base = rng.integers(0, 2, 120).astype(float)
+    cand = np.where(rng.random(120) < 0.1, 1 - base, base)
+    groups = np.arange(120) // 4 if clustered else None
+    assert _test(cand, base, kind=kind, groups=groups, scale=(0, 1)).method == method
+
+
+def test_a_changed_rule_changes_the_test(monkeypatch):
+    """Replacing the binary rule's pair procedure in RULES is all it takes to change the test."""
+    cand, base = np.ones(80), np.ones(80)
+    monkeypatch.setitem(ni.RULES, "binary", ni.Rule(ni.RULES["ordinal"].pairs, ni._tango, True))
+    assert _test(cand, base, kind="binary").method == "guarded paired bootstrap"
+
+
+def test_guarded_bootstrap_records_its_steps_in_order():
+    """The guarded bootstrap's method_steps: bound, Monte Carlo guard, tilted score check,
+    resampling scheme; the exact guard joins only when too few units are worse."""
+    rng = np.random.default_rng(8)
+    base = rng.normal(0.5, 0.1, 200)
+    res = _test(base + rng.normal(0.02, 0.05, 200), base)
+    assert res.method_steps == (
+        "paired bootstrap, expanded percentile (B=2000)",
+        "Monte Carlo guard: Clopper-Pearson upper bound of the p-value over B",
+        "tilted score check (least favourable null variance)",
+        "multinomial resampling",
+    )
+    tied = _test(np.full(200, 0.5), np.full(200, 0.5), scale=(0, 1))
+    assert tied.method_steps[2] == "exact bound from worse units"

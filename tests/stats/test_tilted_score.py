@@ -66,7 +66,7 @@ def test_rare_likert_drops_do_not_pass():
     )
     assert not res.rejects
     assert res.lower_bound <= -0.2 and res.p_value > 0.05
-    assert "tilted score check" in res.method
+    assert "tilted score check (least favourable null variance)" in res.method_steps
 
 
 def test_exact_false_promote_rate_of_rare_drops_at_the_margin():

@@ -122,8 +122,7 @@ def corroboration_lines(decision: Decision) -> list[str]:
         f"- deterministic check: lexical gate `{c.lexical_gate}` "
         f"(flag at >= {c.lexical_threshold:.4g}, "
         f"calibration `{c.calibration_version}`, "
-        f"sha256 `{c.calibration_sha256[:16]}…`"
-        f"{f', {c.lexical_implementation} scorer' if c.lexical_implementation else ''}); "
+        f"sha256 `{c.calibration_sha256[:16]}…`); "
         f"context-relevance floor {c.context_relevance_floor:g}",
         f"- limits: disagreement rate <= {c.max_disagreement_rate:.1%}, abstention rate <= "
         f"{c.max_abstention_rate:.1%}, for the baseline and each candidate, "

@@ -97,9 +97,8 @@ VERIFY_MISMATCH_EXIT = int(ExitCode.VERIFY_MISMATCH)
 """Exit code of ``ragwarrant verify`` / ``ragwarrant ledger verify`` when something does not
 match (EX_DATAERR in sysexits(3)); to move into ``exit_codes.ExitCode`` as ``VERIFY_MISMATCH``."""
 
-REPLAY_IGNORED_FIELDS = frozenset({"run_id", "started_at", "finished_at", "lexical_implementation"})
-"""Fields of ``decision.json`` that legitimately differ between a run and its replay (the lexical
-scorer's implementations give bit-identical scores; the tests compare them)."""
+REPLAY_IGNORED_FIELDS = frozenset({"run_id", "started_at", "finished_at"})
+"""Fields of ``decision.json`` that legitimately differ between a run and its replay."""
 
 SIGNING_CHECK_ID = "attestation-signing"
 """Id of the ``validation_report.json`` check recording whether the run signed its attestation

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from dataclasses import replace
 from pathlib import Path
 
 from ragwarrant.commands._help import CommandHelp, add_command
@@ -17,8 +18,10 @@ INIT_HELP = CommandHelp(
     "telemetry or generic CSV/JSON/Parquet): each one's tool, metrics, pairing key, policies, "
     "slices and splits are detected",
     writes="--output (default contract.yaml; refused if it exists, unless --force): a commented "
-    "draft whose every margin_abs is null, so it does not validate until you declare each "
-    "margin; paths in it are relative to --output's directory; stdout: what was seen per export",
+    "draft with every mapping detected and null left only for your judgement (an unknown "
+    "direction, each margin_abs, the claim's items, evidence_class), so it does not validate "
+    "until you declare them; policies/<id>.yaml beside it, a stub config per policy (never "
+    "overwritten); paths are relative to --output's directory; stdout: what was seen per export",
     codes=(ExitCode.PROMOTE, ExitCode.NO_INPUT),
     success="the draft was written",
     code_note=f"{int(ExitCode.USAGE)} also when --output exists and --force is not given; "
@@ -63,7 +66,12 @@ def handle(args: argparse.Namespace) -> int:
         UsageError: ``--output`` exists and ``--force`` is not given.
     """
     # imported here: reading exports needs pyarrow and the contract models, --help does not
-    from ragwarrant.scaffold import describe_export, draft_contract, write_contract
+    from ragwarrant.scaffold import (
+        describe_export,
+        draft_contract,
+        write_contract,
+        write_policy_stubs,
+    )
 
     base = args.output.resolve().parent
     exports = []
@@ -71,17 +79,35 @@ def handle(args: argparse.Namespace) -> int:
         if not path.is_file():
             raise InputError("init-missing", f"{path} is not a readable file")
         resolved = path.resolve()
-        display = str(resolved.relative_to(base)) if resolved.is_relative_to(base) else str(path)
+        inside = resolved.is_relative_to(base)
+        display = str(resolved.relative_to(base)) if inside else str(path)
         try:
-            exports.append(describe_export(resolved, display))
+            export = describe_export(resolved, display)
         except EvidenceError as exc:
             raise InputError(exc.code, exc.message, hint=exc.hint) from exc
-    write_contract(draft_contract(exports, args.contract_id), args.output, force=args.force)
-    for e in exports:
-        metrics = ", ".join(m.metric_id for m in e.metrics) or "(listed by the adapter)"
-        print(f"{e.path}: {e.adapter} ({e.detected}); metrics: {metrics}")
+        outside = "CHECK: outside the input directory (--output's): copy it there and fix path"
+        exports.append(export if inside else replace(export, notes=[*export.notes, outside]))
+    text = draft_contract(exports, args.contract_id)
+    write_contract(text, args.output, force=args.force)
+    stubs = write_policy_stubs(text, base, exports)
+    _print_sources(text)
+    for stub in stubs:
+        print(f"wrote {stub}: a stub config; describe the policy in it")
     print(
-        f"wrote {args.output}: declare each margin_abs, the evidence class and every line marked "
-        "CHECK, then 'ragwarrant run'"
+        f"wrote {args.output}: declare each null (direction, margin_abs, the claim's items, "
+        "evidence_class), check the lines marked CHECK, then 'ragwarrant run'"
     )
     return 0
+
+
+def _print_sources(text: str) -> None:
+    """One stdout line per evidence source of the draft: adapter, pairing, what it gives."""
+    import yaml  # here: --help and --version import no YAML
+
+    data = yaml.safe_load(text)
+    operational = ", ".join(m["id"] for m in data.get("operational_metrics") or [])
+    for src in data["evidence"]:
+        gives = ", ".join(src.get("metrics", {}).values()) or "no score read"
+        if src.get("kind") == "telemetry":
+            gives = f"telemetry ({operational})"
+        print(f"{src['path']}: {src['adapter']}, pairing {src['pairing']}; {gives}")

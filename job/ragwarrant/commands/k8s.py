@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from ragwarrant.commands._help import RUN_EXIT_CODES, CommandHelp, add_command
 from ragwarrant.errors import UsageError
 from ragwarrant.exit_codes import ExitCode
-from ragwarrant.k8s.argo import build_argo_manifests
+from ragwarrant.k8s.argo import StatusSize, build_argo_manifests, estimate_status_size
 from ragwarrant.k8s.render import (
     DEFAULT_PARALLELISM,
     Engine,
@@ -134,8 +134,9 @@ _WORKLOAD_ARGS: tuple[tuple[str, dict[str, Any]], ...] = (
         "--active-deadline-seconds",
         dict(
             type=int,
-            help="wall-clock limit of the whole Job, s (default: 3600 for job and cronjob; for "
-            "indexed, enough for every index: waves x attempts x --pod-deadline-seconds)",
+            help="wall-clock limit of the whole Job or Workflow, s (default: for indexed and "
+            "--engine argo, enough for every index: waves x attempts x --pod-deadline-seconds; "
+            "for job and cronjob, --pod-deadline-seconds)",
         ),
     ),
     (
@@ -143,7 +144,8 @@ _WORKLOAD_ARGS: tuple[tuple[str, dict[str, Any]], ...] = (
         dict(
             type=int,
             default=3600,
-            help="indexed: wall-clock limit of each index's pod (one attempt), s (default 3600)",
+            help="wall-clock limit of each index's pod (one attempt), s; a job or cronjob's "
+            "whole-Job default (default 3600)",
         ),
     ),
     (
@@ -319,9 +321,6 @@ def _options(args: argparse.Namespace) -> RenderOptions:
     kind = WorkloadKind(args.kind)
     if kind is WorkloadKind.CRONJOB:
         check_schedule(args.schedule)
-    deadline = args.active_deadline_seconds
-    if deadline is None and kind is not WorkloadKind.INDEXED:
-        deadline = 3600
     inputs, names = _inputs(args)
     return RenderOptions(
         kind=kind,
@@ -338,7 +337,7 @@ def _options(args: argparse.Namespace) -> RenderOptions:
         schedule=args.schedule,
         time_zone=args.time_zone,
         parallelism=args.parallelism,
-        active_deadline_seconds=deadline,
+        active_deadline_seconds=args.active_deadline_seconds,
         backoff_limit=args.backoff_limit,
         output_claim=args.output_claim,
         ledger_claim=args.ledger_claim,
@@ -389,6 +388,24 @@ def _inputs(args: argparse.Namespace) -> tuple[RenderInputs, tuple[str, ...]]:
     return RenderInputs((), ()), names
 
 
+def _warn_on_status_size(size: StatusSize) -> None:
+    """Warn on stderr when the finished Workflow will not fit ``MAX_WORKFLOW_SIZE`` plainly."""
+    if size.plain <= size.limit:
+        return
+    how = (
+        "even compressed: enable the controller's node-status offloading (persistence, "
+        "nodeStatusOffLoad: true) or split the contracts into several Workflows"
+        if size.needs_offload
+        else "only compressed (status.compressedNodes), and retries add a node per attempt"
+    )
+    print(
+        f"warning: the finished Workflow's status is about {size.plain:,} bytes "
+        f"({size.compressed:,} compressed), above MAX_WORKFLOW_SIZE {size.limit:,}: it fits "
+        f"{how} (docs/scheduling.md)",
+        file=sys.stderr,
+    )
+
+
 def run_render(args: argparse.Namespace) -> int:
     """Render the manifests and write them; return exit code 0.
 
@@ -408,7 +425,9 @@ def run_render(args: argparse.Namespace) -> int:
         )
     options = _options(args)
     if Engine(args.engine) is Engine.ARGO:
-        text = manifests_to_yaml(build_argo_manifests(options))
+        objects = build_argo_manifests(options)
+        _warn_on_status_size(estimate_status_size(objects[-1]))
+        text = manifests_to_yaml(objects)
     else:
         text = manifests_to_yaml(build_manifests(options))
     if args.out == "-":

@@ -11,12 +11,14 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import re
 import sys
 from collections.abc import MutableMapping
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from ragwarrant.commands._help import RUN_EXIT_CODES, CommandHelp, add_command
+from ragwarrant.errors import UsageError
 from ragwarrant.exit_codes import ExitCode
 from ragwarrant.exit_modes import ExitMode, process_exit_code
 
@@ -110,13 +112,49 @@ def _env_path(name: str, fallback: str | None) -> Path | None:
     return Path(value) if value is not None else None
 
 
+_VARIABLE_RE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+def expand_variables(text: str, environ: MutableMapping[str, str] = os.environ) -> Path:
+    """Return ``text`` as a path, each ``${NAME}`` replaced by environment variable ``NAME``.
+
+    Lets a batch template name the platform's own execution id and task index in ``--input`` and
+    ``--output`` (``/out/${AWS_BATCH_JOB_ID}``, ``/in/${CLOUD_RUN_TASK_INDEX}``) without a shell:
+    AWS Batch cannot replace the image's entrypoint, and no wrapper can then write to bare
+    ``/out``. Only ``${NAME}`` is expanded; any other ``$`` stays as written.
+
+    Raises:
+        UsageError: ``run-variable-unset`` (exit 64) when ``NAME`` is unset or empty, as a
+            shell's ``${NAME:?}`` fails, before anything is read or written.
+    """
+
+    def value(match: re.Match[str]) -> str:
+        name = match.group(1)
+        found = environ.get(name, "")
+        if not found:
+            raise UsageError(
+                "run-variable-unset",
+                f"--input or --output names ${{{name}}}, which is unset or empty",
+                hint=f"set {name} (the platform sets it in its own jobs), or give the path "
+                "without it",
+            )
+        return found
+
+    return Path(_VARIABLE_RE.sub(value, text))
+
+
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """Add the ``run`` subcommand."""
     p = add_command(subparsers, "run", RUN_HELP)
     for flag, env, fallback, help_text in _PATH_OPTIONS:
         metavar = "DIR" if flag in ("--input", "--output") else "FILE"
+        expand = flag in ("--input", "--output")  # ${NAME}: the platform's execution id
         p.add_argument(
-            flag, type=Path, default=_env_path(env, fallback), metavar=metavar, help=help_text
+            flag,
+            type=expand_variables if expand else Path,
+            default=_env_path(env, fallback),
+            metavar=metavar,
+            help=help_text + (" (${NAME} is read from the environment)" if expand else ""),
         )
     p.add_argument(
         "--exit-mode",

@@ -39,7 +39,6 @@ import numpy as np
 import pyarrow as pa
 
 from ragwarrant.contract import Corroboration, Direction
-from ragwarrant.corroborators import lexical
 from ragwarrant.corroborators.calibration import LexicalCalibration, load_calibration
 from ragwarrant.corroborators.checks import ExampleChecks, check_example
 from ragwarrant.evidence.index import EvidenceIndex
@@ -345,7 +344,6 @@ def _summary(
         lexical_threshold=threshold,
         calibration_version=cal.version,
         calibration_sha256=cal.sha256,
-        lexical_implementation=lexical.IMPLEMENTATION,
         max_disagreement_rate=config.max_disagreement_rate,
         max_abstention_rate=config.max_abstention_rate,
         rates=rows,

@@ -36,12 +36,7 @@ The context side is a set, built once per example with ``index_context`` and reu
 responses that share it. Everything here is pure: plain strings in, frozen values out; no I/O, no
 logging, no randomness.
 
-Implementation: where the optional C extension ``_lexscan`` (``_lexscan.c``, built by
-``pip install`` when a compiler is present) imports, it tokenises and counts (``IMPLEMENTATION``
-is ``"native"``); it returns the same counts, tokens and context token sets as the Python code
-below, which is the reference and the fallback (``IMPLEMENTATION`` ``"python"``; the tests compare
-the two on every committed text and on thousands of random ones). The Python scorer: text is
-tokenised as UTF-8 bytes by one ``bytes.translate`` and ``bytes.split``
+Implementation: text is tokenised as UTF-8 bytes by one ``bytes.translate`` and ``bytes.split``
 (text with letters or digits beyond ASCII lowercased first, its other non-ASCII characters as
 spaces), numbers with separators cut out first by one regex pass over a digits-as-``0`` view of
 the text, and only where a one-byte-per-byte class view holds digit-separator-digit; CamelCase
@@ -61,16 +56,10 @@ import itertools
 import re
 from collections.abc import Callable, Container, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Literal, TypeVar
-
-try:
-    from ragwarrant.corroborators._lexscan import Scanner as _Scanner
-except ImportError:  # built without a C compiler (the image): the Python scorer, same scores
-    _Scanner = None  # type: ignore[assignment,misc]
+from typing import TypeVar
 
 __all__ = [
     "HYBRID_WEIGHTS",
-    "IMPLEMENTATION",
     "MIN_SENTENCE_CONTENT_TOKENS",
     "STOP_WORDS",
     "ContextIndex",
@@ -108,12 +97,6 @@ MIN_SENTENCE_CONTENT_TOKENS = 5
 
 HYBRID_WEIGHTS: tuple[float, float, float] = (0.35, 0.50, 0.15)
 """Weights of (coverage, weakest_sentence, numeric) in ``hybrid``; they sum to 1."""
-
-_NATIVE = None if _Scanner is None else _Scanner(STOP_WORDS, MIN_SENTENCE_CONTENT_TOKENS)
-
-IMPLEMENTATION: Literal["native", "python"] = "python" if _NATIVE is None else "native"
-"""Which scorer runs here: ``"native"`` (the C extension ``_lexscan``) or ``"python"``. Both give
-bit-identical scores; runs record it (``CorroborationSummary.lexical_implementation``)."""
 
 _NUMBER_WITH_SEPARATORS = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?::\d+)+|\d+(?:\.\d+)+"
 _TOKEN = re.compile(r"[^\W_]+")
@@ -382,8 +365,7 @@ def tokenize(text: str) -> list[str]:
     Raises:
         TypeError: ``text`` is not a str.
     """
-    found = None if _NATIVE is None else _NATIVE.tokens(text)
-    return _python_tokenize(_required_str(text, "text")) if found is None else found
+    return _python_tokenize(_required_str(text, "text"))
 
 
 def _required_str(value: object, name: str) -> str:
@@ -448,9 +430,7 @@ def index_context(passages: str | Iterable[str]) -> ContextIndex:
     Raises:
         TypeError: a passage is not a str.
     """
-    text = _joined(passages)
-    found = None if _NATIVE is None else _NATIVE.context_tokens(text)
-    return _python_index_context(text) if found is None else ContextIndex(found)
+    return _python_index_context(_joined(passages))
 
 
 def _python_index_context(passages: str | Iterable[str]) -> ContextIndex:
@@ -556,22 +536,7 @@ def score_response(response: str, context: ContextIndex | str | Sequence[str]) -
     Raises:
         TypeError: ``response`` or a passage is not a str.
     """
-    counts = None if _NATIVE is None else _native_counts(_NATIVE, response, context)
-    if counts is None:
-        return _python_score_response(_required_str(response, "response"), context)
-    n_content, n_unsupported, n_numeric, n_missing, n_scored, weakest, n_sentences = counts
-    return _scores(
-        n_content, n_unsupported, n_numeric, n_missing, n_scored, weakest, n_sentences=n_sentences
-    )
-
-
-def _native_counts(
-    native: _Scanner, response: str, context: ContextIndex | str | Sequence[str]
-) -> tuple[int, int, int, int, int, float, int] | None:
-    """The C scanner's counts (``_Counts`` and then ``n_sentences``); None: the Python scorer."""
-    if isinstance(context, ContextIndex):
-        return native.score_known(response, context.tokens)
-    return native.score(response, _joined(context))
+    return _python_score_response(_required_str(response, "response"), context)
 
 
 def _python_score_response(

@@ -104,5 +104,6 @@ def gate_noninferiority(
         reason=reason,
         more_paired_n=more,
         method=test.method,
+        method_steps=list(test.method_steps),
         details=details,
     )

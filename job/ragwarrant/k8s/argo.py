@@ -22,7 +22,11 @@ A decision (10, 11, 12) or configuration exit code is never retried (``retryStra
 
 from __future__ import annotations
 
-from dataclasses import replace
+import base64
+import json
+import zlib
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from ragwarrant.k8s.render import (
@@ -37,7 +41,15 @@ from ragwarrant.k8s.render import (
     supporting_objects,
 )
 
-__all__ = ["ARGO_API_VERSION", "ARGO_RUN_PREFIX", "ITEM", "build_argo_manifests"]
+__all__ = [
+    "ARGO_API_VERSION",
+    "ARGO_RUN_PREFIX",
+    "ITEM",
+    "MAX_WORKFLOW_SIZE",
+    "StatusSize",
+    "build_argo_manifests",
+    "estimate_status_size",
+]
 
 ARGO_API_VERSION = "argoproj.io/v1alpha1"
 ITEM = "{{inputs.parameters.item}}"
@@ -46,6 +58,30 @@ ARGO_RUN_PREFIX = "{{workflow.name}}/{{workflow.uid}}"
 _JOB_ONLY_ENV = ("JOB_COMPLETION_INDEX", "JOB_NAME", "JOB_UID")
 # Ports of the API server the executor's wait container reports to.
 _API_SERVER_PORTS = (443, 6443)
+# The workflow controller's default MAX_WORKFLOW_SIZE, bytes (argo-workflows
+# workflow/packer/packer.go: 1024 * 1024; etcd refuses larger objects). Past it the controller
+# gzips status.nodes into status.compressedNodes; past it again it needs node-status offloading.
+MAX_WORKFLOW_SIZE = 1024 * 1024
+
+
+@dataclass(frozen=True)
+class StatusSize:
+    """Estimated size of a finished Workflow, bytes, as the controller measures it.
+
+    Attributes:
+        plain: the Workflow's JSON with ``status.nodes`` written out.
+        compressed: the same with the nodes in ``status.compressedNodes`` (gzip, base64).
+        limit: ``MAX_WORKFLOW_SIZE``.
+    """
+
+    plain: int
+    compressed: int
+    limit: int = MAX_WORKFLOW_SIZE
+
+    @property
+    def needs_offload(self) -> bool:
+        """True when even the compressed status exceeds the limit."""
+        return self.compressed > self.limit
 
 
 def _items(options: RenderOptions) -> list[str]:
@@ -175,6 +211,63 @@ def _allow_api_server_egress(k: Any, objects: list[Any]) -> None:
                     ports=[k.V1NetworkPolicyPort(protocol="TCP", port=p) for p in _API_SERVER_PORTS]
                 )
             ]
+
+
+def _node(
+    name: str, kind: str, item: str, position: int, children: list[str]
+) -> tuple[str, dict[str, Any]]:
+    """Return one node of ``status.nodes`` (id and NodeStatus), with the fields Argo fills in:
+    one item starting every 10 s, each pod running 60-120 s on one of 16 hosts, so that the
+    compression is not flattered by identical nodes."""
+    workflow = name.split("[", 1)[0]
+    seed = zlib.crc32(item.encode())
+    start = datetime(2026, 1, 1, tzinfo=UTC) + timedelta(seconds=10 * position)
+    seconds = 60 + seed % 61
+    stamp = "%Y-%m-%dT%H:%M:%SZ"
+    node_id = f"{workflow}-{zlib.crc32(name.encode())}"
+    node: dict[str, Any] = {
+        "id": node_id, "name": name, "displayName": name.split(".", 1)[-1], "type": kind,
+        "templateName": "decide", "templateScope": f"local/{workflow}", "phase": "Failed",
+        "boundaryID": workflow, "message": "Error (exit code 10)",
+        "startedAt": start.strftime(stamp),
+        "finishedAt": (start + timedelta(seconds=seconds)).strftime(stamp),
+        "progress": "1/1", "resourcesDuration": {"cpu": seconds // 2, "memory": seconds},
+        "inputs": {"parameters": [{"name": "item", "value": item}]},
+        "outputs": {"exitCode": "10"},
+    }  # fmt: skip
+    if children:
+        node["children"] = children
+    else:
+        node |= {"hostNodeName": f"pool-1-{seed % 16:08x}-x9y8", "taskResultSynced": True}
+    return node_id, node
+
+
+def estimate_status_size(workflow: dict[str, Any]) -> StatusSize:
+    """Estimate the size of ``workflow`` once every item has run once (one attempt each).
+
+    Each item adds a Retry node and its Pod node to ``status.nodes`` (argo-workflows
+    ``NodeStatus``); a retried attempt adds one more Pod node, so retries make it larger.
+    The controller compares the whole object's JSON with ``MAX_WORKFLOW_SIZE`` and, past it,
+    gzips the nodes into ``status.compressedNodes`` (workflow/packer/packer.go).
+
+    Returns:
+        The plain and compressed sizes, bytes.
+    """
+    name = "ragwarrant-x7k2q"
+    (step,) = workflow["spec"]["templates"][0]["steps"][0]
+    nodes: dict[str, Any] = {}
+    for position, item in enumerate(step["withItems"]):
+        retry = f"{name}[0].decide({position}:{item})"
+        pod_id, pod = _node(f"{retry}(0)", "Pod", item, position, [])
+        retry_id, retry_node = _node(retry, "Retry", item, position, [pod_id])
+        nodes |= {retry_id: retry_node, pod_id: pod}
+    group_id, group = _node(f"{name}[0]", "StepGroup", "", 0, ["-"])
+    group["children"] = [i for i, n in nodes.items() if n["type"] == "Retry"]
+    nodes[group_id] = group
+    spec = len(json.dumps(workflow, separators=(",", ":")))
+    plain = json.dumps(nodes, separators=(",", ":")).encode()
+    packed = base64.b64encode(zlib.compress(plain, 6))
+    return StatusSize(plain=spec + len(plain), compressed=spec + len(packed))
 
 
 def build_argo_manifests(options: RenderOptions) -> list[Any]:

@@ -160,12 +160,12 @@ class RenderOptions:
         schedule: cron schedule (``cronjob`` only), in ``time_zone``.
         time_zone: IANA time zone of ``schedule``.
         parallelism: pods of an Indexed Job running at once (at most the number of indexes).
-        active_deadline_seconds: wall-clock limit of the Job, s. For an Indexed Job ``None``
-            derives it from the per-index deadline (``index_deadline``); a Job or CronJob
-            needs a value.
-        pod_deadline_seconds: wall-clock limit of one pod of an Indexed Job (one attempt of one
-            index; the pod's ``activeDeadlineSeconds``), s. A pod that exceeds it fails without
-            an exit code, which counts toward ``backoffLimitPerIndex``.
+        active_deadline_seconds: wall-clock limit of the Job (or Argo Workflow), s. ``None``
+            derives it from the fan-out (``job_deadline_seconds``), whatever ``kind`` says.
+        pod_deadline_seconds: wall-clock limit of one pod of an Indexed Job or Argo fan-out
+            (one attempt of one index; the pod's ``activeDeadlineSeconds``), s; a pod that
+            exceeds it fails without an exit code, which counts toward ``backoffLimitPerIndex``.
+            Also the default whole-Job deadline of a Job or CronJob.
         ttl_seconds_after_finished: how long a finished Job (and its pods) stays, s.
         backoff_limit: retries of failures that ``podFailurePolicy`` does not end at once
             (per index for an Indexed Job: ``backoffLimitPerIndex``).
@@ -210,7 +210,7 @@ class RenderOptions:
     schedule: str = "0 6 * * *"
     time_zone: str = "Etc/UTC"
     parallelism: int = DEFAULT_PARALLELISM
-    active_deadline_seconds: int | None = 3600
+    active_deadline_seconds: int | None = None
     pod_deadline_seconds: int = 3600
     ttl_seconds_after_finished: int = 86400
     backoff_limit: int = 2
@@ -426,13 +426,7 @@ def _check_config_maps(options: RenderOptions) -> None:
 
 
 def _check_limits(options: RenderOptions) -> None:
-    """Refuse a deadline missing for a Job or CronJob, or ``maxFailedIndexes`` out of range."""
-    if options.kind is not WorkloadKind.INDEXED and options.active_deadline_seconds is None:
-        raise UsageError(
-            "k8s-bad-number",
-            f"--kind {options.kind} needs --active-deadline-seconds",
-            hint="e.g. --active-deadline-seconds 3600",
-        )
+    """Refuse ``maxFailedIndexes`` out of range."""
     m = options.max_failed_indexes
     if m is not None and not 0 <= m <= options.index_count:
         raise UsageError(
@@ -714,14 +708,18 @@ def pod_template(k: ModuleType, options: RenderOptions) -> Any:
 
 
 def job_deadline_seconds(options: RenderOptions) -> int:
-    """Return the Job's ``activeDeadlineSeconds``: as given, or derived for an Indexed Job.
+    """Return the Job's (or Argo Workflow's) ``activeDeadlineSeconds``: as given, or derived.
 
-    Derived: every index may use its pod deadline once per attempt (``backoff_limit`` + 1),
-    ``parallelism`` indexes at a time, i.e. ``ceil(n / parallelism) * (backoff_limit + 1) *
-    pod_deadline_seconds`` s for ``n`` indexes.
+    Derived from the fan-out, whatever the kind: every index may use its pod deadline once per
+    attempt (``backoff_limit`` + 1), ``parallelism`` indexes at a time, i.e. ``ceil(n /
+    parallelism) * (backoff_limit + 1) * pod_deadline_seconds`` s for ``n`` indexes of an
+    Indexed Job or Argo fan-out. A Job or CronJob (one pod, no per-pod deadline) gets
+    ``pod_deadline_seconds`` (3600 s by default) for all its attempts.
     """
     if options.active_deadline_seconds is not None:
         return options.active_deadline_seconds
+    if options.kind is not WorkloadKind.INDEXED:
+        return options.pod_deadline_seconds
     parallelism = min(options.parallelism, options.index_count)
     waves = -(-options.index_count // parallelism)
     return waves * (options.backoff_limit + 1) * options.pod_deadline_seconds

@@ -9,7 +9,8 @@ its one-sided (1 - alpha) lower bound is strictly above -margin_abs. Each method
 its bound and p-value so that the two agree; requiring both guards against ties at the margin
 (the first landing passed on LCB == -margin with p > alpha).
 
-Methods, chosen from the metric kind and the data:
+Methods, chosen from the metric kind and the data (``RULES``, one row per kind; the guarded
+bootstrap records its steps in ``method_steps``, in the order applied):
 
 - ``binary`` (0/1) with independent pairs: Tango's score test and interval for the paired
   difference of proportions (Tango 1998, Stat. Med. 17:891–908; ``stats.paired_binary``). It stays
@@ -54,7 +55,9 @@ share a declared group (``groups``), resampled as whole groups.
 
 from __future__ import annotations
 
+import dataclasses
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from statistics import NormalDist
 from typing import Literal
@@ -79,7 +82,9 @@ __all__ = [
     "BOOSTED_UNITS",
     "SMALL_CLUSTERS",
     "SMALL_UNITS_RESAMPLES",
+    "RULES",
     "MetricKind",
+    "Rule",
     "detect_metric_kind",
     "min_units_for_margin",
     "resamples_for_units",
@@ -259,7 +264,25 @@ def _with_minimum(more: int | None, n_units: int, minimum: int, gap: float) -> i
     return max(more or 0, minimum - n_units)
 
 
-def _binary(units: _Units, threshold: float, alpha: float, power: float) -> OneSidedTest:
+@dataclass(frozen=True)
+class _Question:
+    """One noninferiority question: the units, H0's threshold (-margin_abs) and what the
+    procedures need (``width``: the exact guard's scale width, None when unknown)."""
+
+    units: _Units
+    threshold: float
+    alpha: float
+    power: float
+    width: float | None
+    kind: MetricKind
+    rng: np.random.Generator
+    resamples: int
+    resampled: BootstrapResult | None
+
+
+def _tango(q: _Question) -> OneSidedTest:
+    """Tango's score test for paired proportions (binary metrics, independent pairs)."""
+    units, threshold, alpha = q.units, q.threshold, q.alpha
     delta = units.candidate - units.baseline
     b, c, n = int(np.sum(delta > 0)), int(np.sum(delta < 0)), int(delta.size)
     res = tango_test(b, c, n, threshold, alpha)
@@ -268,9 +291,10 @@ def _binary(units: _Units, threshold: float, alpha: float, power: float) -> OneS
     if not rejects:
         sd1 = math.sqrt(res.observed_variance) or math.sqrt(res.null_variance)
         gap = resolvable_gap(res.estimate, threshold)
-        more = _more_needed(sd1, math.sqrt(res.null_variance), gap, n, alpha, power)
+        more = _more_needed(sd1, math.sqrt(res.null_variance), gap, n, alpha, q.power)
         minimum = min_units_for_margin("binary", -threshold, alpha)
         more = _with_minimum(more, n, minimum, gap)
+    method = "Tango score test for paired proportions"
     return OneSidedTest(
         estimate=res.estimate,
         lower_bound=res.lower_bound,
@@ -279,13 +303,14 @@ def _binary(units: _Units, threshold: float, alpha: float, power: float) -> OneS
         threshold=threshold,
         alpha=alpha,
         rejects=rejects,
-        method="Tango score test for paired proportions",
+        method=method,
         n=n,
         n_units=n,
         unit_name="pairs",
         standard_error=math.sqrt(res.observed_variance / n),
         more_units_needed=more,
         degenerate_reason="all pairs tied (no discordant pair)" if b == c == 0 else None,
+        method_steps=(method,),
     )
 
 
@@ -321,34 +346,6 @@ def resamples_for_units(n_units: int, resamples: int, alpha: float = 0.05) -> in
     return max(b, min(math.ceil(20.0 / alpha), MAX_RESAMPLES))
 
 
-def _with_score_check(
-    units: _Units, threshold: float, alpha: float, lower: float, p: float
-) -> tuple[float, float]:
-    """(lower, p) after the tilted score check (``stats.tilted_score``): it must reject too.
-
-    The bootstrap alone PROMOTEs a candidate at the margin too often when the loss sits in a
-    few units with large losses (rare drops on a Likert scale); the score check takes the
-    variance of the least favourable null distribution, as Tango's test does for 0/1 data.
-    """
-    score = tilted_score_test(units.unit_delta, threshold, alpha)
-    if score.lower_bound is not None:
-        lower = min(lower, score.lower_bound)
-    return lower, max(p, score.p_value)
-
-
-def _bootstrap_method(units: _Units, resamples: int, guarded: bool) -> str:
-    g = units.n_units
-    if units.clustered:
-        name = f"cluster bootstrap, expanded percentile with G-1 df (B={resamples}, G={g})"
-        if g < SMALL_CLUSTERS:
-            name += f"; small-cluster correction: {g} < {SMALL_CLUSTERS} clusters"
-    else:
-        name = f"paired bootstrap, expanded percentile (B={resamples})"
-    name += "; Monte Carlo guard: Clopper-Pearson upper bound of the p-value over B"
-    name += "; tilted score check (least favourable null variance)"
-    return name + ("; exact bound from worse units" if guarded else "")
-
-
 def _degenerate_reason(units: _Units, exact: _Exact, width: float | None) -> str | None:
     if exact.worse >= MIN_WORSE_UNITS and np.ptp(units.unit_delta) > 0:
         return None
@@ -361,68 +358,154 @@ def _degenerate_reason(units: _Units, exact: _Exact, width: float | None) -> str
     return what + ("" if width is not None else "; no scale width, so no exact bound")
 
 
-def _bootstrap(
-    units: _Units,
-    threshold: float,
-    alpha: float,
-    power: float,
-    width: float | None,
-    rng: np.random.Generator,
-    resamples: int,
-    kind: MetricKind,
-    resampled: BootstrapResult | None = None,
-) -> OneSidedTest:
-    g = units.n_units
-    b = resamples_for_units(g, resamples, alpha)
-    res = (
-        resampled
-        if resampled is not None and b == resamples
-        else paired_bootstrap(
-            units.candidate[:, None],
-            units.baseline[:, None],
-            ["mean"],
-            rng=rng,
-            resamples=b,
-            groups=units.codes,
+@dataclass(frozen=True)
+class _Bound:
+    """The guarded bootstrap's bound so far: lower and upper bounds, p-value, the steps that
+    made them (``OneSidedTest.method_steps``) and the level left after the Monte Carlo guard."""
+
+    lower: float
+    upper: float
+    p_value: float
+    steps: tuple[str, ...]
+    alpha_eff: float
+
+    def tightened(self, step: str, lower: float, p_value: float) -> _Bound:
+        """This bound after a guard: the smaller lower bound, the larger p-value, one step more."""
+        return dataclasses.replace(
+            self,
+            lower=min(self.lower, lower),
+            p_value=max(self.p_value, p_value),
+            steps=(*self.steps, step),
         )
+
+
+def _replicates(q: _Question) -> BootstrapResult:
+    """Step 0: the bootstrap replicates of the mean delta, the joint resample's column when
+    it has the B this test needs (``resamples_for_units``), else drawn here."""
+    b = resamples_for_units(q.units.n_units, q.resamples, q.alpha)
+    if q.resampled is not None and b == q.resamples:
+        return q.resampled
+    units = q.units
+    return paired_bootstrap(
+        units.candidate[:, None],
+        units.baseline[:, None],
+        ["mean"],
+        rng=q.rng,
+        resamples=b,
+        groups=units.codes,
     )
+
+
+def _expanded_percentile(q: _Question, boot: OrientedBootstrap, b: int) -> _Bound:
+    """Step 1: the expanded percentile bound with the Monte Carlo guard (``mc_decision``)."""
+    g = q.units.n_units
+    if q.units.clustered:
+        steps = [f"cluster bootstrap, expanded percentile with G-1 df (B={b}, G={g})"]
+        if g < SMALL_CLUSTERS:
+            steps.append(f"small-cluster correction: {g} < {SMALL_CLUSTERS} clusters")
+    else:
+        steps = [f"paired bootstrap, expanded percentile (B={b})"]
+    steps.append("Monte Carlo guard: Clopper-Pearson upper bound of the p-value over B")
+    mc = mc_decision(boot.replicates, q.threshold, g, q.alpha)
+    return _Bound(mc.lower, mc.upper, mc.p_value, tuple(steps), mc.alpha_eff)
+
+
+def _exact_guard(q: _Question, bound: _Bound, exact: _Exact, reason: str | None) -> _Bound:
+    """Step 2: with too few worse units (``reason``), the exact bound from their count."""
+    if reason is None or q.width is None:
+        return bound
+    return bound.tightened("exact bound from worse units", exact.lower, exact.p_value)
+
+
+def _score_guard(q: _Question, bound: _Bound) -> _Bound:
+    """Step 3: the tilted score check (``stats.tilted_score``) must reject too.
+
+    The bootstrap alone PROMOTEs a candidate at the margin too often when the loss sits in a
+    few units with large losses (rare drops on a Likert scale); the score check takes the
+    variance of the least favourable null distribution, as Tango's test does for 0/1 data.
+    """
+    score = tilted_score_test(q.units.unit_delta, q.threshold, q.alpha)
+    lower = bound.lower if score.lower_bound is None else score.lower_bound
+    return bound.tightened(
+        "tilted score check (least favourable null variance)", lower, score.p_value
+    )
+
+
+def _guarded_bootstrap(q: _Question) -> OneSidedTest:
+    """The bootstrap procedure as named steps: replicates, expanded percentile bound with the
+    Monte Carlo guard, the exact guard, the tilted score check; rejects when the final p-value
+    is <= alpha and the final lower bound exceeds the threshold (module docstring)."""
+    units, g = q.units, q.units.n_units
+    res = _replicates(q)
+    b = res.replicates.shape[0]
     boot = OrientedBootstrap(
         float(res.estimate[0]), res.replicates[:, 0], res.n, g, units.clustered
     )
-    _, s = expanded_level(g, alpha)
-    mc = mc_decision(boot.replicates, threshold, g, alpha)
-    lower, upper, p = mc.lower, mc.upper, mc.p_value
-    exact = _exact_bound(units, threshold, alpha, width if width is not None else 1.0)
-    reason = _degenerate_reason(units, exact, width)
-    if reason is not None and width is not None:
-        lower, p = min(lower, exact.lower), max(p, exact.p_value)
-    lower, p = _with_score_check(units, threshold, alpha, lower, p)
-    rejects = p <= alpha and lower > threshold and (reason is None or width is not None)
-    sd = boot.standard_error() * s * math.sqrt(g)
-    more = None
-    if not rejects:
-        gap = resolvable_gap(boot.estimate, threshold)
-        more = _more_needed(sd, sd, gap, g, mc.alpha_eff, power)
-        if reason is not None:
-            minimum = min_units_for_margin(kind, -threshold, alpha, width)
-            more = _with_minimum(more, g, max(minimum, g + 1), gap)
+    exact = _exact_bound(units, q.threshold, q.alpha, q.width if q.width is not None else 1.0)
+    reason = _degenerate_reason(units, exact, q.width)
+    bound = _expanded_percentile(q, boot, b)
+    bound = _exact_guard(q, bound, exact, reason)
+    bound = _score_guard(q, bound)
+    steps = (*bound.steps, f"{res.method} resampling")
+    rejects = bound.p_value <= q.alpha and bound.lower > q.threshold
+    rejects = rejects and (reason is None or q.width is not None)
+    _, s = expanded_level(g, q.alpha)
     return OneSidedTest(
         estimate=boot.estimate,
-        lower_bound=lower,
-        upper_bound=upper,
-        p_value=p,
-        threshold=threshold,
-        alpha=alpha,
+        lower_bound=bound.lower,
+        upper_bound=bound.upper,
+        p_value=bound.p_value,
+        threshold=q.threshold,
+        alpha=q.alpha,
         rejects=rejects,
-        method=_bootstrap_method(units, b, reason is not None and width is not None)
-        + f"; {res.method} resampling",
+        method=f"guarded {'cluster' if units.clustered else 'paired'} bootstrap",
         n=res.n,
         n_units=g,
         unit_name="clusters" if units.clustered else "pairs",
         standard_error=boot.standard_error() * s,
-        more_units_needed=more,
+        more_units_needed=None if rejects else _bootstrap_hint(q, boot, bound, reason),
         degenerate_reason=reason,
+        method_steps=steps,
     )
+
+
+def _bootstrap_hint(
+    q: _Question, boot: OrientedBootstrap, bound: _Bound, reason: str | None
+) -> int | None:
+    """Units likely needed to resolve an unresolved bootstrap test at ``q.power``."""
+    g = q.units.n_units
+    sd = boot.standard_error() * expanded_level(g, q.alpha)[1] * math.sqrt(g)
+    gap = resolvable_gap(boot.estimate, q.threshold)
+    more = _more_needed(sd, sd, gap, g, bound.alpha_eff, q.power)
+    if reason is not None:
+        minimum = min_units_for_margin(q.kind, -q.threshold, q.alpha, q.width)
+        more = _with_minimum(more, g, max(minimum, g + 1), gap)
+    return more
+
+
+Procedure = Callable[[_Question], OneSidedTest]
+
+
+@dataclass(frozen=True)
+class Rule:
+    """How one metric kind is tested.
+
+    Attributes:
+        pairs: the procedure for independent pairs; clusters: for clustered units.
+        unit_width: the exact guard's scale width is 1 (binary), else the declared scale's.
+    """
+
+    pairs: Procedure
+    clusters: Procedure
+    unit_width: bool
+
+
+RULES: dict[MetricKind, Rule] = {
+    "binary": Rule(pairs=_tango, clusters=_guarded_bootstrap, unit_width=True),
+    "ordinal": Rule(pairs=_guarded_bootstrap, clusters=_guarded_bootstrap, unit_width=False),
+    "continuous": Rule(pairs=_guarded_bootstrap, clusters=_guarded_bootstrap, unit_width=False),
+}
+"""The noninferiority rule per metric kind (module docstring: the methods and their sources)."""
 
 
 def test_noninferiority(
@@ -480,11 +563,10 @@ def test_noninferiority(
     drawn = resampled is not None and resamples_for_units(cand.size, resamples, alpha) == resamples
     ordered = kind != "binary" and not drawn
     units = _canonical_units(cand, base, groups, example_ids, ordered)
-    threshold = -margin_abs
-    if kind == "binary" and not units.clustered:
-        return _binary(units, threshold, alpha, power)
-    width = 1.0 if kind == "binary" else (None if scale is None else scale[1] - scale[0])
-    return _bootstrap(units, threshold, alpha, power, width, rng, resamples, kind, resampled)
+    rule = RULES[kind]
+    width = 1.0 if rule.unit_width else (None if scale is None else scale[1] - scale[0])
+    question = _Question(units, -margin_abs, alpha, power, width, kind, rng, resamples, resampled)
+    return (rule.clusters if units.clustered else rule.pairs)(question)
 
 
 test_noninferiority.__test__ = False  # type: ignore[attr-defined]  # not a pytest test

@@ -59,6 +59,8 @@ class OneSidedTest:
             power, or None (resolved, or no sample size would resolve it at this effect).
         degenerate_reason: why the data cannot support a normal-theory or bootstrap bound
             (e.g. all pairs tied), or None.
+        method_steps: the named steps of a guarded procedure, in the order applied (a
+            noninferiority test's; empty when ``method`` says it all).
     """
 
     estimate: float
@@ -75,6 +77,7 @@ class OneSidedTest:
     standard_error: float
     more_units_needed: int | None
     degenerate_reason: str | None = None
+    method_steps: tuple[str, ...] = ()
 
 
 def expanded_level(g: int, alpha: float) -> tuple[float, float]:
