@@ -76,6 +76,7 @@ def test_cli_writes_a_blinded_queue_csv_and_page(make_input, tmp_path, capsys):
         assert "cand" not in text.replace("candidate", "") and "base" not in text
     page = out.with_suffix(".html").read_text()
     assert "http://" not in page and "https://" not in page and "r0001" in page
+    assert '["item_id,label_a,label_b"]' in page  # the download is a labels file
     assert "drew 200 of 200" in capsys.readouterr().out
     before = out.read_bytes()
     assert _sample(root, out, "--seed", "6") == 64  # an existing queue is never redrawn
