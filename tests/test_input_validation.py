@@ -340,7 +340,7 @@ def test_costs_too_large_to_aggregate_block_without_a_warning(make_input, tmp_pa
     assert gate["reason"].startswith("400 values too large to aggregate over 200 examples")
     from ragwarrant.stats.magnitude import max_safe_magnitude
 
-    first = f"{float(data['base']['cost_usd'][0]):g}"
+    first = repr(float(data["base"]["cost_usd"][0]))  # unrounded
     limit = f"{max_safe_magnitude(200):.3g}"
     assert gate["reason"].endswith(
         f"first: evidence/results.csv row 1: cost_usd = {first} for policy base exceeds {limit} "

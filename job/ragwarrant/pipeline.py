@@ -83,6 +83,7 @@ from ragwarrant.errors import InputError, InternalError, OutputError, Ragwarrant
 from ragwarrant.evidence import scope as evidence_scope
 from ragwarrant.evidence.index import EvidenceIndex, build_index
 from ragwarrant.evidence.looks import decode_fingerprint, encode_fingerprint, fingerprint
+from ragwarrant.evidence.roles import role_checks
 from ragwarrant.evidence_class import claim_scope, claims_not_supported
 from ragwarrant.exit_codes import DecisionClass, exit_code_for_class
 from ragwarrant.gates.candidate import CandidateEvaluation, evaluate_candidate
@@ -250,6 +251,10 @@ def _index_evidence(inputs: Inputs, emit: Emit) -> tuple[EvidenceIndex, list[Val
     checks += evidence_scope.split_checks(index, inputs.contract)
     checks += evidence_scope.example_id_checks(index)
     checks += evidence_scope.metric_kind_checks(index, inputs.contract)
+    warnings = role_checks(index, inputs.contract)
+    for w in warnings:  # likely contract mistakes: in the log too, not only in the report
+        emit("contract_warning", check=w.id, target=w.target, message=w.message)
+    checks += warnings
     release_freed_memory()  # the table's pages and the checks' (the allocators would keep them)
     return index, checks
 

@@ -215,3 +215,33 @@ def test_run_lines_with_tokens_and_cost(make_request, exports, tmp_path) -> None
     assert _by_example(result, "cost_usd")[ex] == pytest.approx(1e-4)
     assert _by_example(result, "input_tokens")[ex] == 300.0
     assert _by_example(result, "latency_ms")[ex] == pytest.approx(0.436, abs=1e-3)
+
+
+REPS = "langsmith/langsmith_repetitions_{p}.csv"
+
+
+def test_repetitions_are_runs_of_one_example_in_one_cluster(make_request, exports) -> None:
+    """num_repetitions=3 (three rows per example_id, distinct run ids): run k of example e is
+    example e#r<k> in cluster e; they BLOCKed as duplicate ids."""
+    path = exports / REPS.format(p="baseline")
+    header, rows = read_csv_rows(path)
+    result = _load(make_request, path, policy="baseline")
+    e = result.evidence
+    assert e.num_rows == len(rows) == 90
+    examples, groups = e["example_id"].to_pylist(), e["group_id"].to_pylist()
+    assert examples[:3] == [f"{g}#r1" for g in groups[:3]]
+    runs = {g: sorted(x for x, h in zip(examples, groups, strict=True) if h == g) for g in groups}
+    assert len(runs) == 30 and all(v == [f"{g}#r{k}" for k in (1, 2, 3)] for g, v in runs.items())
+    first = dict(zip(header, rows[0], strict=True))
+    scores = _by_example(result, "token_f1")
+    assert scores[f"{first['example_id']}#r1"] == float(first["feedback.token_f1"])
+    assert any(n.startswith("repetitions: 90 runs of 30 examples") for n in result.provenance.notes)
+
+
+def test_a_run_given_twice_is_still_a_duplicate(make_request, exports, tmp_path) -> None:
+    """The same run (same run id) twice is a duplicated row, not a repetition."""
+    header, rows = read_csv_rows(exports / REPS.format(p="baseline"))
+    p = write_csv_rows(tmp_path / "x.csv", header, [*rows, rows[4]])
+    with pytest.raises(EvidenceError) as err:
+        _load(make_request, p, policy="baseline")
+    assert (err.value.code, err.value.row) == ("evidence-duplicate-id", 91)

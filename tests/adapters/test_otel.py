@@ -156,6 +156,42 @@ def test_otlp_json_lines(make_request, exports, tmp_path) -> None:
     assert "120 spans in 60 traces" in result.provenance.notes[0]
 
 
+def _otlp_document(rows: list[dict], indent: bool) -> bytes:
+    """Every request of ``_otlp_lines`` in one ``ExportTraceServiceRequest`` document (as an
+    OTLP/HTTP JSON body or a tracing UI's "download trace as OTLP JSON" holds them)."""
+    requests = [orjson.loads(line) for line in _otlp_lines(rows).splitlines()]
+    doc = {"resourceSpans": [rs for r in requests for rs in r["resourceSpans"]]}
+    return orjson.dumps(doc, option=orjson.OPT_INDENT_2 if indent else 0)
+
+
+@pytest.mark.parametrize(
+    ("name", "fmt", "indent", "adapter"),
+    [
+        ("spans.json", "json", False, "otel"),
+        ("spans.json", "json", True, "auto"),
+        ("spans.jsonl", "jsonl", True, "otel"),  # an indented document under the JSONL suffix
+        ("spans.jsonl", "jsonl", True, "auto"),
+    ],
+)
+def test_one_otlp_json_document(make_request, exports, tmp_path, name, fmt, indent, adapter):
+    """A single OTLP JSON document (not JSON lines) reads as the same spans as JSON lines; it
+    was refused with "expected ... OTLP JSON lines with resourceSpans; found resourceSpans"."""
+    from ragwarrant.adapters.registry import load_source
+    from ragwarrant.digests import sha256_file
+
+    rows = _rows(exports)
+    lines = tmp_path / "lines.jsonl"
+    lines.write_bytes(_otlp_lines(rows))
+    expected = _load(make_request, lines, prices=PRICES)
+    path = tmp_path / name
+    path.write_bytes(_otlp_document(rows, indent))
+    request = make_request(path, prices=PRICES, format=fmt, adapter=adapter, kind="telemetry")
+    result = load_source(request.source, path, sha256_file(path), request.contract)
+    for metric in ("cost_usd", "latency_ms", "api_calls"):
+        assert _by_key(result, metric) == _by_key(expected, metric)
+    assert result.provenance.notes[0].startswith("OTLP JSON document: 120 spans in 60 traces")
+
+
 def test_tokens_on_request(make_request, exports) -> None:
     """input_tokens / output_tokens are offered when the contract's metrics name them."""
     result = _load(make_request, exports / TELEMETRY, metrics={"input_tokens": "input_tokens"})

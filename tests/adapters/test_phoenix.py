@@ -224,3 +224,45 @@ def test_mixed_policies_in_spans(make_request, exports, tmp_path) -> None:
             make_request, tmp_path, SPANS.format(p="baseline"), kind="telemetry", policy="baseline"
         )
     assert err.value.code == "evidence-mixed-policies" and "candidate" in str(err.value)
+
+
+def _keyed_by_question(exports: Path, tmp_path: Path, policy: str) -> Path:
+    """The real evaluate_dataframe export as run on a dataset frame holding question_id: the
+    span id column replaced by the question id of the span's trace (from the real spans)."""
+    spans = pq.read_table(exports / SPANS.format(p=policy)).to_pylist()
+    question = {
+        s["context.trace_id"]: s["attributes.metadata"]["question_id"]
+        for s in spans
+        if s["parent_id"] is None
+    }
+    trace = {s["context.span_id"]: s["context.trace_id"] for s in spans}
+    evals = pq.read_table(exports / EVALS.format(p=policy))
+    ids = [question[trace[s]] for s in evals["context.span_id"].to_pylist()]
+    keyed = evals.drop_columns(["context.span_id"]).append_column("question_id", pa.array(ids))
+    path = tmp_path / f"evals_by_question_{policy}.parquet"
+    pq.write_table(keyed, path)
+    return path
+
+
+@pytest.mark.parametrize("options", [{}, {"spans": SPANS.format(p="baseline")}])
+def test_evaluations_keyed_by_the_example_column(make_request, exports, tmp_path, options):
+    """A frame keyed by question_id (no span id) is read by that column under pairing: auto,
+    with the same scores as the span-joined export; it asked for context.span_id."""
+    path = _keyed_by_question(exports, tmp_path, "baseline")
+    request = make_request(
+        path,
+        root=tmp_path,
+        adapter="phoenix",
+        policy="baseline",
+        options=options,
+        columns={"example_id": "question_id"},
+    )
+    if options:  # options.spans must resolve inside the input directory
+        spans = tmp_path / SPANS.format(p="baseline")
+        spans.parent.mkdir(parents=True)
+        spans.write_bytes((exports / SPANS.format(p="baseline")).read_bytes())
+    result = phoenix.load(request)
+    joined = _load_joined(make_request, exports, policy="baseline")
+    assert result.provenance.pairing_method == "id-column"
+    for metric in ("exact_match", "token_f1", "refusal", "retrieval_recall"):
+        assert _by_example(result, metric) == _by_example(joined, metric)

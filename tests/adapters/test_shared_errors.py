@@ -17,6 +17,7 @@ import pytest
 
 from ragwarrant.adapters import deepeval, langsmith, otel, phoenix, ragas, trulens
 from ragwarrant.adapters._base import AdapterRequest, AdapterResult
+from ragwarrant.adapters._common import ONE_OR_MAPPED_POLICY
 from ragwarrant.adapters.registry import load_auto
 from ragwarrant.adapters.trulens import FIXED_COLUMNS
 from ragwarrant.errors import EvidenceError
@@ -158,7 +159,7 @@ def test_span_join_is_refused(make_request, exports, rel, adapter, load, message
             ragas.load,
             {},
             "Ragas exports carry no policy",
-            "add 'policy: <id>' to this evidence source (one Ragas file per policy)",
+            ONE_OR_MAPPED_POLICY,
         ),
         (
             LANGSMITH,
@@ -166,7 +167,7 @@ def test_span_join_is_refused(make_request, exports, rel, adapter, load, message
             langsmith.load,
             {},
             "LangSmith experiment tables carry no policy",
-            "add 'policy: <id>' to this evidence source (one experiment per policy)",
+            ONE_OR_MAPPED_POLICY,
         ),
         (
             PHOENIX_EVALS,

@@ -74,7 +74,7 @@ def test_scale_contradicted_by_values(tmp_path):
     (message,) = check_scales(src.contract, {"correct": (0.0, 5.0)}, source=src)
     line = src.line_of(("quality_metrics", 0, "scale"))
     assert f"quality_metrics[0].scale (line {line})" in message
-    assert "range over [0, 5]" in message and "covers them (e.g. [0, 5])" in message
+    assert "range over [0.0, 5.0]" in message and "covers them (e.g. [0, 5])" in message
 
 
 def test_scale_end_rounding_is_not_a_contradiction():

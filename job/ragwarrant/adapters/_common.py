@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from ragwarrant.adapters._base import AdapterRequest, AdapterResult, SourceProvenance
 from ragwarrant.adapters._io import (
@@ -29,6 +30,7 @@ from ragwarrant.adapters.generic import canonical_rows
 from ragwarrant.errors import EvidenceError
 
 __all__ = [
+    "ONE_OR_MAPPED_POLICY",
     "Record",
     "RowKeys",
     "cells_or_nulls",
@@ -38,12 +40,15 @@ __all__ = [
     "metric_evidence",
     "metric_rows",
     "policies_from_column",
+    "policy_column_guess",
     "records_evidence",
+    "repetitions",
     "resolve_policies",
     "span_join_unsupported",
     "tool_result",
     "tool_tag",
     "undeclared_policy",
+    "with_groups",
 ]
 
 #: One evidence row of a record-shaped file: (policy, example, metric, value, reason, source row).
@@ -155,8 +160,13 @@ def tool_result(
     notes: list[str],
     texts: pa.Table | None = None,
 ) -> AdapterResult:
-    """An adapter's result, with provenance whose notes end with the tool version's origin."""
+    """An adapter's result, with provenance whose notes end with the tool version's origin.
+
+    A metric without one value (an empty CSV column: the metric raised on every row) gets a
+    note naming its column: its gates then BLOCK on coverage, and the note says why.
+    """
     source = request.source
+    notes = [*notes, *_empty_metric_notes(evidence, metric_names)]
     provenance = SourceProvenance(
         source_id=source.id,
         path=request.display_path,
@@ -170,6 +180,22 @@ def tool_result(
         notes=[*notes, *version_note(source.evaluator_version)],
     )
     return AdapterResult(evidence=evidence, provenance=provenance, texts=texts)
+
+
+def _empty_metric_notes(evidence: pa.Table, metric_names: dict[str, str]) -> list[str]:
+    """A note per metric whose every value is missing, naming its column and row count."""
+    names = pc.cast(evidence.column("metric"), pa.string())
+    valued = pc.is_valid(evidence.column("value"))
+    notes = []
+    for column, metric in metric_names.items():
+        rows = pc.equal(names, metric)
+        n = pc.sum(rows).as_py() or 0
+        if n and not pc.any(pc.and_(rows, valued)).as_py():
+            notes.append(
+                f"column {column!r} is empty in every row: metric {metric!r} has no value "
+                f"({n} rows, all missing)"
+            )
+    return notes
 
 
 def resolve_policies(
@@ -217,6 +243,12 @@ def policies_from_column(
     names = table.schema.names
     column = source.columns.policy_id if source.columns.policy_id in names else None
     if column is None and source.policy is None:
+        guess = policy_column_guess(table, contract_policy_ids(request.contract))
+        if guess is not None:
+            hint = (
+                f"column {guess!r} names the contract's policies: map it with "
+                f"'columns: {{policy_id: {guess}}}' in this evidence source"
+            )
         raise undeclared_policy(display, undeclared, hint)
     file_policies: list[str | None] = (
         column_as_string(table, column, display, allow_null=True).to_pylist()
@@ -224,6 +256,110 @@ def policies_from_column(
         else [None] * table.num_rows
     )
     return resolve_policies(request, file_policies, rows, column or "policy")
+
+
+ONE_OR_MAPPED_POLICY = (
+    "add 'policy: <id>' to this evidence source when the file holds one policy; when it holds "
+    "several, map the column naming each row's policy ('columns: {policy_id: <column>}')"
+)
+"""The hint of a table that names no policy (``policies_from_column``)."""
+
+
+def policy_column_guess(table: pa.Table, policies: list[str]) -> str | None:
+    """The first text column whose every non-empty cell is one of ``policies``, or None.
+
+    A file holding several policies names each row's policy in some column (``policy``,
+    ``pipeline``, ``variant``); when the contract's ``columns.policy_id`` is not that column, the
+    error's hint names it instead of asking for one file per policy.
+    """
+    wanted = set(policies)
+    for name in table.schema.names:
+        col = table.column(name)
+        if not (pa.types.is_string(col.type) or pa.types.is_large_string(col.type)):
+            continue
+        values = set(pc.unique(col.drop_null()).to_pylist()) - {""}
+        if values and values <= wanted:
+            return name
+    return None
+
+
+def repetitions(
+    keys: RowKeys, runs: list[str | None], inputs: list[Any], *, display: str, run_column: str
+) -> tuple[list[str], dict[str, str]]:
+    """Give each run of a repeated example its own id, the example's id its group (cluster).
+
+    LangSmith's ``num_repetitions`` runs every example k times: one row per run, the example id
+    repeated, each run with its own id. They are repeated measures, not duplicates: run ``k`` of
+    example ``e`` becomes example ``e#r<k>`` (k from 1, in file order) in group ``e``, for every
+    example of a file that repeats any, so a policy's run k pairs with the other's run k and the
+    gates resample whole examples (cluster bootstrap, cluster-robust t-test; docs/decision.md,
+    "Repeated measurements"). Rows of one example with no run id or different inputs are not
+    repetitions: the ids are returned unchanged and ``check_unique_keys`` refuses the repeat.
+
+    Args:
+        keys: each row's policy, example id and 1-based row (``RowKeys.of``).
+        runs: each row's run id (``id`` of ``to_pandas()``, ``run.id`` of raw rows) or None.
+        inputs: each row's inputs (the question), equal across the runs of one example.
+        display, run_column: the file and the run id's column, for the error.
+
+    Returns:
+        ``(example ids, {new example id: group id})``; the mapping is empty without repetitions.
+
+    Raises:
+        EvidenceError: ``evidence-duplicate-id`` at the first row that repeats a run of its
+            policy (the same run written twice is a duplicated row).
+    """
+    policies, examples = keys.policy.to_pylist(), keys.example.to_pylist()
+    _refuse_repeated_runs(policies, runs, keys.row.to_pylist(), display, run_column)
+    seen: dict[tuple[str, str], list[int]] = {}
+    for i, key in enumerate(zip(policies, examples, strict=True)):
+        seen.setdefault(key, []).append(i)
+    repeated = [rows for rows in seen.values() if len(rows) > 1]
+    if not repeated or any(
+        runs[i] is None or inputs[i] != inputs[rows[0]] for rows in repeated for i in rows
+    ):
+        return examples, {}
+    out = list(examples)
+    groups: dict[str, str] = {}
+    for (_, example), rows in seen.items():
+        for k, i in enumerate(rows, start=1):
+            out[i] = f"{example}#r{k}"
+            groups[out[i]] = example
+    return out, groups
+
+
+def _refuse_repeated_runs(
+    policies: list[str], runs: list[str | None], rows: list[int], display: str, column: str
+) -> None:
+    first: dict[tuple[str, str], int] = {}
+    for policy, run, row in zip(policies, runs, rows, strict=True):
+        if run is None:
+            continue
+        earlier = first.setdefault((policy, run), row)
+        if earlier != row:
+            raise EvidenceError(
+                "evidence-duplicate-id",
+                f"{display} row {row}: run {run!r} of policy {policy!r} already appears in row "
+                f"{earlier}: the same run written twice",
+                hint="remove the repeated row (repetitions of an example are runs with their "
+                "own run ids)",
+                file=display,
+                row=row,
+                column=column,
+                expected="a unique run id per policy",
+                found=f"{run!r} again (first in row {earlier})",
+            )
+
+
+def with_groups(evidence: pa.Table, groups: dict[str, str]) -> pa.Table:
+    """``evidence`` with ``group_id`` set from ``groups`` (example id → group) where it names
+    the row's example (see ``repetitions``)."""
+    if not groups:
+        return evidence
+    examples = pc.cast(evidence.column("example_id"), pa.string()).to_pylist()
+    group = pa.array([groups.get(e) for e in examples], pa.string())
+    i = evidence.schema.get_field_index("group_id")
+    return evidence.set_column(i, "group_id", group)
 
 
 def span_join_unsupported(

@@ -17,6 +17,7 @@ from typing import TypeVar
 import orjson
 import pyarrow as pa
 
+from ragwarrant.contract import did_you_mean
 from ragwarrant.errors import EvidenceError
 
 __all__ = [
@@ -26,6 +27,7 @@ __all__ = [
     "dataset_unsupported",
     "guarded",
     "is_invisible",
+    "missing_name",
     "no_rows",
     "parser_message",
     "reader_error",
@@ -347,16 +349,43 @@ def require_columns(present: list[str], wanted: list[str], display: str) -> None
     _refuse_twins(present, wanted, display)
     for name in wanted:
         if name not in present:
-            shown = ", ".join(present[:20]) + (" …" if len(present) > 20 else "")
-            raise EvidenceError(
-                "evidence-missing-column",
-                f"{display} has no column {name!r}",
+            raise missing_name(
+                display,
+                "column",
+                name,
+                present,
                 hint="fix the column mapping in the contract or the export",
-                file=display,
-                column=name,
-                expected=f"a column named {name!r}",
-                found=f"columns: {shown}",
             )
+
+
+def missing_name(
+    display: str, what: str, name: str, present: Iterable[str], *, hint: str
+) -> EvidenceError:
+    """The ``evidence-missing-column`` error of a column or metric ``name`` a file lacks.
+
+    The message lists the names the file holds (the first 20, then "…") and the closest one
+    (``contract.did_you_mean``): ``f.csv has no column 'qid'; did you mean 'q_id'? (columns
+    found: q_id, ...)``. Names are headers, never cell values.
+
+    Args:
+        display: the file as the contract names it.
+        what: ``column`` or ``metric``.
+        name: the name wanted.
+        present: the names the file holds.
+        hint: the error's hint.
+    """
+    names = list(present)
+    shown = ", ".join(visible(n) for n in names[:20]) + (" …" if len(names) > 20 else "")
+    return EvidenceError(
+        "evidence-missing-column",
+        f"{display} has no {what} {name!r}{did_you_mean(name, names)} "
+        f"({what}s found: {shown or 'none'})",
+        hint=hint,
+        file=display,
+        column=name,
+        expected=f"a {what} named {name!r}",
+        found=f"{what}s: {shown or 'none'}",
+    )
 
 
 def visible(name: str) -> str:

@@ -29,6 +29,7 @@ from ragwarrant.adapters._integrity import (
     check_header,
     dataset_unsupported,
     guarded,
+    missing_name,
     no_rows,
     parser_message,
     reader_error,
@@ -886,17 +887,37 @@ def check_policies(
     out = [p for p in file_policies if p is not None]  # every row names one (checked above)
     missing = [p for p in contract_policies if p not in seen]
     if missing:
+        named = sorted(set(out))
         raise EvidenceError(
             "evidence-policy-missing",
             f"{display}: no row of policy {', '.join(map(repr, missing))} ({column} names only "
-            f"{', '.join(map(repr, sorted(set(out))))})",
-            hint="a file that holds one policy declares it with 'policy:' in the evidence source",
+            f"{', '.join(map(repr, named))})",
+            hint=_missing_policy_hint(missing, named),
             file=display,
             column=column,
             expected=", ".join(contract_policies),
             found=", ".join(sorted(set(out))),
         )
     return out
+
+
+def _missing_policy_hint(missing: list[str], named: list[str]) -> str:
+    """What to fix when a file naming its rows' policies lacks some contract policies.
+
+    A file naming one policy may hold only that policy (declare it with ``policy:``); a file
+    naming several is the whole comparison (telemetry of every arm), so a contract policy it
+    lacks is misnamed in the contract (often a policy id taken from a file name).
+    """
+    if len(named) == 1:
+        return (
+            f"if this file holds only policy {named[0]!r}, declare 'policy: {named[0]}' on the "
+            "evidence source; else give the contract's policies the ids the file uses"
+        )
+    return (
+        f"the file names policies {', '.join(map(repr, named))}: give the contract's "
+        f"{', '.join(map(repr, missing))} the id the file uses for that policy (policy ids "
+        "must be the same in every evidence file), or remove it if it is not a policy"
+    )
 
 
 def _refuse_other_policy(
@@ -1073,16 +1094,13 @@ def select_metrics(
     for key, metric in wanted.items():
         original = key if key in available else by_id.get(key)
         if original is None:
-            shown = ", ".join(list(available)[:20])
-            raise EvidenceError(
-                "evidence-missing-column",
-                f"{display} has no metric {key!r}",
+            raise missing_name(
+                display,
+                "metric",
+                key,
+                available,
                 hint="the contract's 'metrics' keys are the tool's metric names or their "
                 "snake_case ids",
-                file=display,
-                column=key,
-                expected=f"a metric named {key!r}",
-                found=f"metrics: {shown or 'none'}",
             )
         out[original] = metric
     return out
@@ -1106,21 +1124,24 @@ def is_value_type(t: pa.DataType) -> bool:
 
 
 def looks_numeric_column(table: pa.Table, name: str) -> bool:
-    """Whether a column holds metric values: a numeric, boolean or all-null column, or a text
+    """Whether a column holds metric values: a numeric, boolean or all-null column, a text
     column with at least one cell that parses as a number (its other cells are then checked,
-    and reported by row, by ``column_as_float``)."""
+    and reported by row, by ``column_as_float``), or a text column whose every cell is empty (a
+    CSV's all-null column: a metric that raised on every row, as JSON lines write ``null``)."""
     col = table.column(name)
     t = col.type
     if is_value_type(t):
         return True
     if not (pa.types.is_string(t) or pa.types.is_large_string(t)):
         return False
+    blank = True
     for cell in col.to_pylist():
         if cell is None or not cell.strip():
             continue
+        blank = False
         try:
             float(cell)
         except ValueError:
             continue
         return True
-    return False
+    return blank

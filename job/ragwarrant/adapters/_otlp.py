@@ -1,9 +1,11 @@
-"""OTLP JSON lines: one ``ExportTraceServiceRequest`` per line, flattened to one row per span.
+"""OTLP JSON: one ``ExportTraceServiceRequest`` per line (JSON lines), or one per file (a JSON
+document, as an OTLP/HTTP JSON body or a trace downloaded from a tracing UI), flattened to one
+row per span.
 
 As the OpenTelemetry Collector's file exporter writes them: ``resourceSpans[].scopeSpans[]
 .spans[]`` (or the older ``instrumentationLibrarySpans``), 64-bit integers (``intValue``,
 ``startTimeUnixNano``) as JSON strings of digits. Every defect is an ``EvidenceError`` naming the
-line and the JSON pointer of the offending value inside it.
+line (1 for a document) and the JSON pointer of the offending value inside it.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from ragwarrant.adapters._integrity import wrong_json_type
 from ragwarrant.adapters._io import iter_json_lines
 from ragwarrant.errors import EvidenceError
 
-__all__ = ["is_otlp_json", "iter_otlp_json_batches"]
+__all__ = ["is_otlp_json", "iter_otlp_json_batches", "otlp_document"]
 
 
 _INT = re.compile(r"[+-]?\d+", re.A)
@@ -106,6 +108,31 @@ def _attributes(items: Any, at: tuple[str, int, str]) -> dict[str, Any]:
 def is_otlp_json(first_line: bytes) -> bool:
     """Whether a JSON line looks like an OTLP ``ExportTraceServiceRequest``."""
     return b'"resourceSpans"' in first_line[:4096]
+
+
+def otlp_document(path: Path, fmt: str) -> dict[str, Any] | None:
+    """The file's one ``ExportTraceServiceRequest`` when it is a single JSON document with
+    ``resourceSpans``, else None (JSON lines, or not OTLP).
+
+    ``fmt`` ``json``: the whole file is parsed. ``jsonl``: only when the first non-blank line is
+    not a whole JSON value (an indented document saved as ``.jsonl``); a file whose first line
+    is one is JSON lines (a compact document is one line of it) and still streams.
+    """
+    if fmt == "jsonl":
+        with path.open("rb") as fh:
+            first = next((line for line in fh if line.strip()), b"")
+        try:
+            orjson.loads(first)
+            return None
+        except orjson.JSONDecodeError:
+            pass
+    elif fmt != "json":
+        return None
+    try:
+        doc = orjson.loads(path.read_bytes())
+    except orjson.JSONDecodeError:
+        return None
+    return doc if isinstance(doc, dict) and "resourceSpans" in doc else None
 
 
 _STATUS_NAMES: dict[object, str] = {
@@ -225,21 +252,27 @@ def _span_row(
 
 
 def iter_otlp_json_batches(
-    path: Path, display: str, batch_rows: int = 1 << 16
+    path: Path, display: str, batch_rows: int = 1 << 16, document: dict[str, Any] | None = None
 ) -> Iterator[pa.Table]:
-    """Stream an OTLP JSON-lines file as tables of flattened spans.
+    """Stream an OTLP JSON-lines file, or one OTLP JSON document, as tables of flattened spans.
 
     Each span becomes a row: ``trace_id``, ``span_id``, ``parent_span_id``, ``name``, ``kind``,
     ``start_time_unix_nano``, ``end_time_unix_nano`` (int64 ns, parsed from their string form),
     ``status_code`` (``OK``/``ERROR``/``UNSET``), then every resource and span attribute under its
     own key (span attributes win). All attribute columns are strings, parsed by the readers.
+    With ``document`` (from ``otlp_document``) that one request is read, as line 1.
 
     Raises:
         EvidenceError: ``evidence-unparseable`` naming the line that is not JSON or not OTLP;
             ``evidence-wrong-type`` for a time that is not an integer.
     """
+    requests = (
+        iter([(1, document)])
+        if document is not None
+        else iter_json_lines(path, display, "one OTLP JSON object per line")
+    )
     rows: list[dict[str, Any]] = []
-    for lineno, obj in iter_json_lines(path, display, "one OTLP JSON object per line"):
+    for lineno, obj in requests:
         request = _otlp_request(obj, display, lineno)
         rows += [
             _span_row(res, span, display, (lineno, pointer))

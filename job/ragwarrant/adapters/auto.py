@@ -6,7 +6,7 @@ Only the file's structure is looked at (JSON keys, column names, the first JSONL
 schema), never its name. The rules, in order, first match wins:
 
 - deepeval: JSON with ``testCases``, ``testRunData`` or ``test_results``;
-- otel: JSONL whose first line has ``resourceSpans`` (OTLP);
+- otel: JSONL whose first line has ``resourceSpans`` (OTLP), or one JSON document with it;
 - langsmith: JSONL rows ``{run, example, ...}`` or runs;
 - trulens: ``app_version`` with ``record_json`` or ``<name> feedback cost in USD`` columns;
 - langsmith: ``feedback.*`` columns;
@@ -40,6 +40,7 @@ from ragwarrant.adapters._base import AdapterRequest
 from ragwarrant.adapters._dataset import dataset_files, is_dataset
 from ragwarrant.adapters._integrity import READER_FAILURES
 from ragwarrant.adapters._io import invalid_json
+from ragwarrant.adapters._otlp import otlp_document
 from ragwarrant.errors import EvidenceError
 
 __all__ = ["DECLARED_FORMATS", "check_declared", "detect"]
@@ -75,6 +76,8 @@ def _columns_of(path: Path, fmt: str, display: str) -> list[str]:
         if fmt == "json":
             doc = orjson.loads(path.read_bytes())
             obj = doc[0] if isinstance(doc, list) and doc else doc
+        elif (doc := otlp_document(path, fmt)) is not None:
+            obj = doc  # one indented OTLP document saved as JSON lines
         else:
             line = _first_line(path)
             obj = orjson.loads(line) if line else {}
@@ -163,6 +166,22 @@ def _detect_columns(names: list[str]) -> tuple[str, str] | None:
     return next((hit for rule in _COLUMN_RULES if (hit := rule(names, s)) is not None), None)
 
 
+def _detect_json(path: Path, display: str) -> tuple[tuple[str, str] | None, str]:
+    """``(adapter, reason)`` of a JSON document, or None and what its top level holds."""
+    try:
+        data = orjson.loads(path.read_bytes())
+    except orjson.JSONDecodeError as exc:
+        raise invalid_json(display, exc) from exc
+    if not isinstance(data, dict):
+        return None, type(data).__name__
+    if "resourceSpans" in data:
+        return ("otel", "JSON document with 'resourceSpans' (one OTLP trace export)"), ""
+    for key in ("testRunData", "testCases", "test_results"):
+        if key in data:
+            return ("deepeval", f"JSON object with {key!r} (DeepEval test run)"), ""
+    return None, ", ".join(list(data)[:10])
+
+
 def detect(request: AdapterRequest) -> tuple[str, str]:
     """Return ``(adapter name, reason)`` for the source's file.
 
@@ -180,20 +199,16 @@ def detect(request: AdapterRequest) -> tuple[str, str]:
             found="no bytes",
         )
     if source.format == "json":
-        try:
-            data = orjson.loads(request.path.read_bytes())
-        except orjson.JSONDecodeError as exc:
-            raise invalid_json(display, exc) from exc
-        if isinstance(data, dict):
-            for key in ("testRunData", "testCases", "test_results"):
-                if key in data:
-                    return "deepeval", f"JSON object with {key!r} (DeepEval test run)"
-        seen = ", ".join(list(data)[:10]) if isinstance(data, dict) else type(data).__name__
+        hit, seen = _detect_json(request.path, display)
+        if hit:
+            return hit
     else:
         if source.format == "jsonl":
             line = _first_json_line(request)
             if otel.is_otlp_json(line):
                 return "otel", "first line has 'resourceSpans' (OTLP JSON lines)"
+            if otlp_document(request.path, "jsonl") is not None:
+                return "otel", "one indented JSON document with 'resourceSpans' (OTLP)"
             if langsmith.is_raw_jsonl(line):
                 return (
                     "langsmith",
@@ -272,8 +287,12 @@ DECLARED_FORMATS: dict[str, DeclaredFormat] = {
     "otel": DeclaredFormat(
         "OpenTelemetry",
         "OpenTelemetry GenAI / OpenInference spans: gen_ai.* or llm.* attribute columns, or "
-        "OTLP JSON lines with resourceSpans",
-        lambda s: otel.is_otlp_json(s.first_line) or s.has_prefix("gen_ai.", "llm."),
+        "OTLP JSON with resourceSpans (JSON lines, or one document)",
+        lambda s: (
+            otel.is_otlp_json(s.first_line)
+            or "resourceSpans" in s.names
+            or s.has_prefix("gen_ai.", "llm.")
+        ),
     ),
     "phoenix": DeclaredFormat(
         "Phoenix",

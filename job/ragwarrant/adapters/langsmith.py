@@ -18,6 +18,8 @@ a dotted path such as ``example.metadata.question_id`` or ``run.inputs.question_
 ``columns.policy_id``, or raw ``run.extra.metadata.policy``. The application's
 ``execution_time`` / ``total_cost`` / token counts are read as ``latency_ms`` / ``cost_usd`` /
 ``input_tokens`` / ``output_tokens`` only with ``options.include_operational: true``.
+Repetitions (``num_repetitions``: one example id on several rows, each with its own run id and
+the same inputs) become examples ``<id>#r<k>`` in cluster ``<id>`` (``_common.repetitions``).
 Tested against langsmith 0.15.1.
 """
 
@@ -32,6 +34,7 @@ import pyarrow.compute as pc
 
 from ragwarrant.adapters._base import AdapterRequest, AdapterResult
 from ragwarrant.adapters._common import (
+    ONE_OR_MAPPED_POLICY,
     Record,
     RowKeys,
     cells_or_nulls,
@@ -42,10 +45,12 @@ from ragwarrant.adapters._common import (
     metric_rows,
     policies_from_column,
     records_evidence,
+    repetitions,
     resolve_policies,
     span_join_unsupported,
     tool_result,
     tool_tag,
+    with_groups,
 )
 from ragwarrant.adapters._integrity import wrong_json_type
 from ragwarrant.adapters._io import (
@@ -109,6 +114,18 @@ def _table_examples(
     return ids_from_column(table, key_col, display), "id-column", key_col
 
 
+def _repetition_notes(groups: dict[str, str]) -> list[str]:
+    """Say how repetitions (``num_repetitions``) became examples and clusters."""
+    if not groups:
+        return []
+    runs = len(groups)
+    examples = len(set(groups.values()))
+    return [
+        f"repetitions: {runs} runs of {examples} examples; run k of example <id> is example "
+        "<id>#r<k> in cluster <id> (the gates resample whole examples)"
+    ]
+
+
 def _table_notes(table: pa.Table, display: str, skipped: list[str]) -> list[str]:
     notes = []
     if skipped:
@@ -134,7 +151,16 @@ def _load_table(request: AdapterRequest) -> AdapterResult:
         request,
         rows,
         undeclared="LangSmith experiment tables carry no policy",
-        hint="add 'policy: <id>' to this evidence source (one experiment per policy)",
+        hint=ONE_OR_MAPPED_POLICY,
+    )
+    run_ids = (
+        column_as_string(table, "id", display, allow_null=True).to_pylist()
+        if "id" in names
+        else [None] * n
+    )
+    questions = table.column(q_col).to_pylist() if q_col else [None] * n
+    examples, groups = repetitions(
+        RowKeys.of(policies, examples, rows), run_ids, questions, display=display, run_column="id"
     )
     check_unique_keys(policies, examples, rows, display, key_col)
 
@@ -162,6 +188,7 @@ def _load_table(request: AdapterRequest) -> AdapterResult:
         what="numeric feedback column",
         expected="feedback.<key> columns",
     )
+    evidence = with_groups(evidence, groups)
     texts = None
     if q_col:
         texts = make_texts(
@@ -180,7 +207,7 @@ def _load_table(request: AdapterRequest) -> AdapterResult:
         metric_names=chosen,
         pairing_method=pairing,
         rows_read=n,
-        notes=_table_notes(table, display, skipped),
+        notes=_table_notes(table, display, skipped) + _repetition_notes(groups),
         texts=texts,
     )
 
@@ -374,7 +401,17 @@ def _load_raw(request: AdapterRequest) -> AdapterResult:
     runs = _runs(lines, display) if wrapped else lines
     examples, pairing, key_col = _raw_examples(request, lines, runs, wrapped)
     policies = _raw_policies(request, runs)
-    check_unique_keys(policies, examples, list(range(1, len(lines) + 1)), display, key_col)
+    run_ids = [str(r["id"]) if r.get("id") is not None else None for r in runs]
+    inputs = [r.get("inputs") for r in runs]
+    line_nos = list(range(1, len(lines) + 1))
+    examples, groups = repetitions(
+        RowKeys.of(policies, examples, line_nos),
+        run_ids,
+        inputs,
+        display=display,
+        run_column="run.id" if wrapped else "id",
+    )
+    check_unique_keys(policies, examples, line_nos, display, key_col)
 
     per_line, available, categorical = _raw_feedback(lines, runs, wrapped, display)
     ops = bool(source.options.get("include_operational"))
@@ -391,6 +428,7 @@ def _load_raw(request: AdapterRequest) -> AdapterResult:
     ]
     if categorical:
         notes.append(f"non-numeric feedback not read as metrics: {', '.join(categorical)}")
+    notes += _repetition_notes(groups)
     texts = make_texts(
         policies,
         examples,
@@ -403,7 +441,7 @@ def _load_raw(request: AdapterRequest) -> AdapterResult:
         request,
         adapter="langsmith",
         tool=TOOL,
-        evidence=records_evidence(request, TOOL, records),
+        evidence=with_groups(records_evidence(request, TOOL, records), groups),
         metric_names=chosen,
         pairing_method=pairing,
         rows_read=len(lines),

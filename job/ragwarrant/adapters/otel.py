@@ -3,7 +3,9 @@
 Input: one row per span, as Parquet, CSV or JSONL with flattened attribute names (with or
 without an ``attributes.`` prefix), or OTLP JSON lines (one ``ExportTraceServiceRequest`` per
 line, ``resourceSpans[].scopeSpans[].spans[]``, as the OpenTelemetry Collector's file exporter
-writes; 64-bit integers such as ``intValue`` and ``startTimeUnixNano`` arrive as strings).
+writes; 64-bit integers such as ``intValue`` and ``startTimeUnixNano`` arrive as strings), or one
+such request as a JSON document (``format: json``, or indented under ``format: jsonl``: an OTLP/HTTP
+JSON body, a trace downloaded from a tracing UI).
 
 Attributes read (first present wins; each also with an ``attributes.`` prefix):
 
@@ -62,7 +64,7 @@ from ragwarrant.adapters._io import (
     read_table,
     select_metrics,
 )
-from ragwarrant.adapters._otlp import is_otlp_json, iter_otlp_json_batches
+from ragwarrant.adapters._otlp import is_otlp_json, iter_otlp_json_batches, otlp_document
 from ragwarrant.adapters._telemetry import KeyCodes, TraceTotals, one_chunk, read_ahead
 from ragwarrant.errors import EvidenceError
 
@@ -902,6 +904,9 @@ def span_batches(
         # cores) and validates the next batch while this thread reduces the current one
         batches = pf.iter_batches(batch_size=_BATCH_ROWS, columns=wanted, use_threads=False)
         return read_ahead(guarded(batches, path, "parquet", display)), "flattened spans (parquet)"
+    document = otlp_document(path, source.format)
+    if document is not None:
+        return iter_otlp_json_batches(path, display, document=document), "OTLP JSON document"
     if source.format == "jsonl":
         with path.open("rb") as fh:
             first = b""

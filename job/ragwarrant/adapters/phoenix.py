@@ -18,11 +18,14 @@ field of ``attributes.metadata`` (``question_id`` finds ``attributes.metadata.qu
 - the legacy ``SpanEvaluations`` frame: ``label, score, explanation`` for one evaluation, whose
   metric id the contract gives with ``metrics: {score: <metric id>}``.
 
-Evaluations carry no example id: each row is joined (``pairing: span-join``) through its span id
-to the spans file named by ``options.spans`` (relative to the input directory), which gives the
-example id and policy of the span's trace. ``pairing: question-hash`` uses the ``input`` column
-instead. A Score's ``direction: minimize`` is noted in the provenance (the contract must declare
-that metric ``lower_is_better``). Tested against arize-phoenix 20.26.1 / arize-phoenix-evals 3.9.4.
+Evaluations of spans carry no example id: each row is joined (``pairing: span-join``) through its
+span id to the spans file named by ``options.spans`` (relative to the input directory), which
+gives the example id and policy of the span's trace. A frame keyed by the example id column
+(``evaluate_dataframe`` of a dataset frame holding ``columns.example_id``) is read by that column
+(``pairing: id-column``, chosen by ``auto`` when the frame has the column and no span id column
+or no ``options.spans``). ``pairing: question-hash`` uses the ``input`` column instead. A
+Score's ``direction: minimize`` is noted in the provenance (the contract must declare that
+metric ``lower_is_better``). Tested against arize-phoenix 20.26.1 / arize-phoenix-evals 3.9.4.
 """
 
 from __future__ import annotations
@@ -223,6 +226,18 @@ def _join_spans(
     return examples, file_policies, span_col
 
 
+def _joins_spans(request: AdapterRequest, table: pa.Table) -> bool:
+    """``pairing: auto``: join through the spans unless the frame is keyed by the example id
+    column instead (``columns.example_id`` present, and no span id column or no
+    ``options.spans``): ``evaluate_dataframe`` returns its input's columns, so a frame built
+    from the dataset rather than from spans holds the example id itself."""
+    names = table.schema.names
+    if request.source.columns.example_id not in names:
+        return True
+    has_span = any(c in names for c in SPAN_ID_COLUMNS)
+    return has_span and bool(request.source.options.get("spans"))
+
+
 def _row_keys(
     request: AdapterRequest, table: pa.Table, notes: list[str]
 ) -> tuple[list[str], list[str], str, str]:
@@ -230,7 +245,7 @@ def _row_keys(
     of one example may repeat: one per annotation or per retrieved document)."""
     source, display = request.source, request.display_path
     n = table.num_rows
-    if source.pairing in ("auto", "span-join"):
+    if source.pairing == "span-join" or (source.pairing == "auto" and _joins_spans(request, table)):
         examples, file_policies, key_col = _join_spans(request, table, notes)
         pairing = "span-join"
     elif source.pairing == "question-hash":

@@ -20,6 +20,7 @@ import pyarrow as pa
 
 from ragwarrant.adapters._base import AdapterRequest, AdapterResult
 from ragwarrant.adapters._common import (
+    ONE_OR_MAPPED_POLICY,
     RowKeys,
     cells_or_nulls,
     ids_from_column,
@@ -122,7 +123,7 @@ def load(request: AdapterRequest) -> AdapterResult:
         request,
         rows,
         undeclared="Ragas exports carry no policy",
-        hint="add 'policy: <id>' to this evidence source (one Ragas file per policy)",
+        hint=ONE_OR_MAPPED_POLICY,
     )
     check_unique_keys(policies, examples, rows, display, key_column)
 

@@ -54,7 +54,9 @@ from ragwarrant.contract._runtime import (
 from ragwarrant.contract._sanity import (
     HIGHER_IS_BETTER_WORDS,
     LOWER_IS_BETTER_WORDS,
+    did_you_mean,
     name_family,
+    scale_tolerance,
     wide_margins,
 )
 
@@ -93,6 +95,7 @@ __all__ = [
     "check_policy_ids",
     "check_scales",
     "check_splits_declared",
+    "did_you_mean",
     "find_contract",
     "is_readable_file",
     "key_path",
@@ -101,5 +104,6 @@ __all__ = [
     "load_policy_config",
     "resolve_inside",
     "name_family",
+    "scale_tolerance",
     "wide_margins",
 ]

@@ -14,7 +14,7 @@ from collections.abc import Collection, Iterable, Mapping
 from ragwarrant.contract._document import Loc, key_path
 from ragwarrant.contract._loading import ContractSource
 from ragwarrant.contract._models import ReleaseContract
-from ragwarrant.contract._sanity import did_you_mean
+from ragwarrant.contract._sanity import did_you_mean, scale_tolerance
 
 __all__ = ["check_directions", "check_policy_ids", "check_scales", "check_splits_declared"]
 
@@ -102,10 +102,6 @@ def check_splits_declared(
     ]
 
 
-_SCALE_ROUNDING = 1e-9
-"""Relative slack for floating-point rounding at a scale's ends (a BLEU of 1.0000000000000004)."""
-
-
 def check_scales(
     contract: ReleaseContract,
     observed: Mapping[str, tuple[float, float]],
@@ -121,6 +117,9 @@ def check_scales(
         non_binary: ids of metrics holding a finite value other than 0 and 1.
         source: the contract's source, for line numbers.
 
+    Values within ``scale_tolerance`` of an end are on the scale (float rounding); values
+    outside are printed unrounded.
+
     Returns:
         One message per contradiction, suggesting the scale that covers the values.
     """
@@ -129,11 +128,11 @@ def check_scales(
         low, high = metric.scale
         if metric.id in observed:
             seen_low, seen_high = (float(v) for v in observed[metric.id])
-            slack = _SCALE_ROUNDING * max(1.0, high - low)
+            slack = scale_tolerance(low, high)
             if seen_low < low - slack or seen_high > high + slack:
                 messages.append(
                     f"{_where(source, ('quality_metrics', i, 'scale'))}: values of {metric.id!r} "
-                    f"range over [{seen_low:.10g}, {seen_high:.10g}] but the declared scale is "
+                    f"range over [{seen_low!r}, {seen_high!r}] but the declared scale is "
                     f"[{low:g}, {high:g}]: fix the out-of-scale values, or, if the metric "
                     f"really spans more, declare a scale that covers them (e.g. "
                     f"[{min(seen_low, low):g}, {max(seen_high, high):g}])"

@@ -31,6 +31,8 @@ __all__ = [
     "wide_margins",
     "did_you_mean",
     "name_family",
+    "SCALE_TOLERANCE",
+    "scale_tolerance",
 ]
 
 LOWER_IS_BETTER_WORDS = frozenset({"latency", "cost", "hallucination", "toxicity", "error"})
@@ -52,6 +54,20 @@ HIGHER_IS_BETTER_WORDS = frozenset(
 
 NEGATION_WORDS = frozenset({"no", "non", "not", "free", "without", "absence", "avoided"})
 """Words that turn a family around (``no_hallucination``, ``error_free``: higher is better)."""
+
+
+SCALE_TOLERANCE = 1e-9
+"""Relative slack at a quality scale's ends for floating-point rounding.
+
+A value within ``SCALE_TOLERANCE × max(1, high − low)`` of the scale is on it: Ragas writes a
+BLEU of ``1.0000000000000004`` (sums of float64 terms rounded above 1). A value farther out is
+refused (``hard:value-range``, ``contract.check_scales``) and printed unrounded (``repr``).
+"""
+
+
+def scale_tolerance(low: float, high: float) -> float:
+    """Return the absolute slack at each end of the scale ``[low, high]`` (``SCALE_TOLERANCE``)."""
+    return SCALE_TOLERANCE * max(1.0, high - low)
 
 
 class FieldError(ValueError):

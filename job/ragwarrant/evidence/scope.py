@@ -15,7 +15,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ragwarrant.contract import ReleaseContract
+from ragwarrant.contract import ReleaseContract, scale_tolerance
 from ragwarrant.evidence.index import EvidenceIndex, plain_example_ids
 from ragwarrant.evidence_class import EvidenceClass
 from ragwarrant.outputs import ValidationCheck
@@ -84,7 +84,11 @@ def observed_values(
 
 
 def first_outside(index: EvidenceIndex, metric: str, low: float, high: float) -> str | None:
-    """Where the first finite value of ``metric`` outside [low, high] is (file and row), or None."""
+    """Where the first finite value of ``metric`` off the scale [low, high] is (file and row), with
+    the value unrounded (``repr``), or None. Values within ``contract.scale_tolerance`` of an end
+    are on the scale."""
+    slack = scale_tolerance(low, high)
+    low, high = low - slack, high + slack
     for (policy, m), col in sorted(index.columns.items()):
         if m != metric:
             continue
@@ -95,7 +99,7 @@ def first_outside(index: EvidenceIndex, metric: str, low: float, high: float) ->
         if hits.size:
             example = int(hits[0])
             value = float(col.value[example])
-            return f"{index.locate(policy, metric, example)} (policy {policy}: {value:.10g})"
+            return f"{index.locate(policy, metric, example)} (policy {policy}: {value!r})"
     return None
 
 

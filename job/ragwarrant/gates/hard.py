@@ -7,7 +7,12 @@ from collections.abc import Callable, Mapping, Sequence
 import numpy as np
 
 from ragwarrant.adapters._integrity import visible
-from ragwarrant.contract import HardDisqualifier, MissingValuePolicy, ReleaseContract
+from ragwarrant.contract import (
+    HardDisqualifier,
+    MissingValuePolicy,
+    ReleaseContract,
+    scale_tolerance,
+)
 from ragwarrant.evidence.index import EvidenceIndex, MetricColumn
 from ragwarrant.gates.paired import PairedMetric
 from ragwarrant.outputs import GateResult, GateStatus
@@ -256,11 +261,15 @@ def gate_non_finite(
 def _declared_ranges(
     contract: ReleaseContract,
 ) -> dict[str, tuple[float | None, float | None, str]]:
-    """Metric id → (lowest, highest, label) of its declared range (scale or min/max value)."""
-    ranges: dict[str, tuple[float | None, float | None, str]] = {
-        m.id: (m.scale[0], m.scale[1], f"the scale [{m.scale[0]:g}, {m.scale[1]:g}]")
-        for m in contract.quality_metrics
-    }
+    """Metric id → (lowest, highest, label) of its declared range (scale or min/max value).
+
+    A quality scale is widened by ``contract.scale_tolerance`` at each end (float rounding).
+    """
+    ranges: dict[str, tuple[float | None, float | None, str]] = {}
+    for m in contract.quality_metrics:
+        low, high = m.scale
+        slack = scale_tolerance(low, high)  # float rounding at the ends is on the scale
+        ranges[m.id] = (low - slack, high + slack, f"the scale [{low:g}, {high:g}]")
     for om in contract.operational_metrics:
         lo_s = "-inf" if om.min_value is None else f"{om.min_value:g}"
         hi_s = "inf" if om.max_value is None else f"{om.max_value:g}"
@@ -337,7 +346,7 @@ def _value_at(index: EvidenceIndex, policy: str, metric: str, flags: np.ndarray,
     """``<file> row <n>: <metric> = <value> for policy <p> <what>`` of the first flagged example."""
     i = int(np.flatnonzero(flags)[0])
     value = float(index.columns[(policy, metric)].raw[i])
-    return f"{index.locate(policy, metric, i)}: {metric} = {value:g} for policy {policy} {what}"
+    return f"{index.locate(policy, metric, i)}: {metric} = {value!r} for policy {policy} {what}"
 
 
 def gate_pairing_coverage(pairs: Mapping[str, PairedMetric], floor: float) -> GateResult:

@@ -1,0 +1,162 @@
+"""Warnings of likely mistakes a contract can make without breaking a rule: a direction the
+metric's name contradicts, policy roles named the wrong way round, and evidence in which the
+baseline beats the "new" policy on every quality metric by far (the roles are probably swapped).
+
+Each is a ``warn`` check of the validation report (and a note of ``decision.json``), never a
+BLOCK: the contract may be right. Messages repeat declared ids and numbers, never evidence text.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from ragwarrant.contract import ReleaseContract
+from ragwarrant.evidence.index import EvidenceIndex
+from ragwarrant.outputs import ValidationCheck
+
+__all__ = [
+    "BASELINE_ROLE_WORDS",
+    "CANDIDATE_ROLE_WORDS",
+    "HIGHER_IS_BETTER_NAMES",
+    "role_checks",
+]
+
+HIGHER_IS_BETTER_NAMES = ("f1", "exact_match", "bleu", "rouge", "ndcg", "mrr")
+"""Metric-name parts that are better when higher and that the contract's name families
+(``contract.HIGHER_IS_BETTER_WORDS``: recall, precision, faithfulness..., a contract error when
+contradicted) do not cover: a metric whose id contains one, declared ``lower_is_better`` without
+``direction_confirmed: true``, is warned about."""
+
+BASELINE_ROLE_WORDS = frozenset({"baseline", "old", "current", "control", "prod", "production"})
+"""Words of a policy id that name the policy in place: warned about on a candidate."""
+
+CANDIDATE_ROLE_WORDS = frozenset({"candidate", "new", "challenger", "treatment", "next"})
+"""Words of a policy id that name the policy proposed: warned about on the baseline."""
+
+MIN_SWAP_METRICS = 2
+"""Quality metrics that must all favour the baseline (most of them by more than their margin)
+before the roles are called probably swapped (with one metric, that is an ordinary REJECT)."""
+
+
+def _word_list(name: str) -> list[str]:
+    """The words of an id, in order, lower case (``tokenF1-score`` → token, f1, score)."""
+    spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1 \2", name).lower()
+    return [w for w in re.split(r"[^a-z0-9]+", spaced) if w]
+
+
+def _words(name: str) -> set[str]:
+    return set(_word_list(name))
+
+
+def _direction_checks(contract: ReleaseContract) -> list[ValidationCheck]:
+    checks = []
+    for i, m in enumerate(contract.quality_metrics):
+        if m.direction.value != "lower_is_better" or m.direction_confirmed:
+            continue
+        snake = f"_{'_'.join(_word_list(m.id))}_"
+        hit = next((n for n in HIGHER_IS_BETTER_NAMES if f"_{n}_" in snake), None)
+        if hit is None:
+            continue
+        checks.append(
+            ValidationCheck(
+                id="contract-direction-implausible",
+                target=m.id,
+                status="warn",
+                column=f"quality_metrics[{i}].direction",
+                message=f"quality_metrics[{i}].direction: {m.id!r} is declared lower_is_better, "
+                f"but {hit} metrics are better when higher: a worse candidate would pass as "
+                "better; did you mean direction: higher_is_better? (if lower really is better, "
+                "add direction_confirmed: true)",
+            )
+        )
+    return checks
+
+
+def _name_checks(contract: ReleaseContract) -> list[ValidationCheck]:
+    checks = []
+    roles = [("baseline", contract.baseline.policy_id, CANDIDATE_ROLE_WORDS, "candidate")]
+    roles += [
+        (f"candidates[{i}]", c.policy_id, BASELINE_ROLE_WORDS, "baseline")
+        for i, c in enumerate(contract.candidates)
+    ]
+    for key, policy, wrong, named_as in roles:
+        hit = sorted(_words(policy) & wrong)
+        if not hit:
+            continue
+        role = "the baseline" if key == "baseline" else "a candidate"
+        checks.append(
+            ValidationCheck(
+                id="contract-role-name",
+                target=policy,
+                status="warn",
+                column=f"{key}.policy_id",
+                message=f"{key}.policy_id: policy {policy!r} is {role} but its name says "
+                f"{named_as} ({', '.join(hit)}): if it is the {named_as}, swap the roles, or "
+                "every 'keep the baseline' / 'promote' reads backwards",
+            )
+        )
+    return checks
+
+
+def _favours_baseline(
+    index: EvidenceIndex, contract: ReleaseContract, baseline: str, candidate: str
+) -> list[str]:
+    """The quality metrics as ``"<id> +<gap>"`` (the baseline's paired mean minus the
+    candidate's, oriented so that positive favours the baseline) when the baseline is ahead on
+    every metric compared, by more than ``margin_abs`` on most of them, over at least
+    ``MIN_SWAP_METRICS`` metrics; else empty."""
+    gaps: list[tuple[str, float, float]] = []
+    for m in contract.quality_metrics:
+        base, cand = index.columns.get((baseline, m.id)), index.columns.get((candidate, m.id))
+        if base is None or cand is None:
+            continue
+        both = np.isfinite(base.value) & np.isfinite(cand.value)
+        if both.any():
+            sign = 1.0 if m.direction.value == "higher_is_better" else -1.0
+            gap = sign * float(np.mean(base.value[both] - cand.value[both]))
+            gaps.append((m.id, gap, m.margin_abs))
+    far = sum(gap > margin for _, gap, margin in gaps)
+    if len(gaps) < MIN_SWAP_METRICS or min(g for _, g, _ in gaps) <= 0 or 2 * far <= len(gaps):
+        return []
+    return [f"{metric} +{gap:.3g}" for metric, gap, _ in gaps]
+
+
+def _swap_checks(index: EvidenceIndex, contract: ReleaseContract) -> list[ValidationCheck]:
+    baseline = contract.baseline.policy_id
+    checks = []
+    for c in contract.candidates:
+        favoured = _favours_baseline(index, contract, baseline, c.policy_id)
+        if not favoured:
+            continue
+        checks.append(
+            ValidationCheck(
+                id="evidence-roles-swapped",
+                target=c.policy_id,
+                status="warn",
+                message=f"the baseline {baseline!r} beats candidate {c.policy_id!r} on every "
+                f"quality metric, most by more than the margin ({', '.join(favoured)}; paired "
+                f"means, baseline minus candidate, oriented so + favours the baseline): if "
+                f"{c.policy_id!r} is the policy in place and {baseline!r} the new one, swap "
+                "baseline and candidate in the contract",
+            )
+        )
+    return checks
+
+
+def role_checks(index: EvidenceIndex, contract: ReleaseContract) -> list[ValidationCheck]:
+    """``warn`` checks of likely contract mistakes (see the module docstring).
+
+    - ``contract-direction-implausible``: a quality metric whose id contains one of
+      ``HIGHER_IS_BETTER_NAMES`` declared ``lower_is_better`` without ``direction_confirmed``;
+    - ``contract-role-name``: a candidate whose id has a word of ``BASELINE_ROLE_WORDS``, or a
+      baseline whose id has a word of ``CANDIDATE_ROLE_WORDS``;
+    - ``evidence-roles-swapped``: the baseline's paired mean (examples where both are finite)
+      beats a candidate's on every quality metric with data (``MIN_SWAP_METRICS`` at least), and
+      by more than ``margin_abs`` on most of them.
+
+    Returns:
+        The checks, in that order; empty when nothing looks wrong.
+    """
+    return _direction_checks(contract) + _name_checks(contract) + _swap_checks(index, contract)
