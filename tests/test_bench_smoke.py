@@ -20,6 +20,7 @@ from tests.conftest import REPO
         ("bench_telemetry.py", ["--rows", "20000"], "rows"),
         ("bench_selftest.py", ["--repeat", "2"], "self-test"),
         ("hint_calibration.py", ["--replicates", "20", "--only", "skewed"], "| skewed |"),
+        ("validity_ppi.py", ["--replicates", "5"], "| 0.70 | 0.3 | 300 | ppi++ |"),
         (
             "validity_claims.py",
             ["--replicates", "8", "--workers", "1", "--resamples", "200"],

@@ -27,6 +27,7 @@ LAYERS = {
     "evidence": 3,
     "inputs": 3,
     "corroborators": 3,
+    "review": 3,
     "gates": 4,
     "decision": 5,
     "selftest": 6,

@@ -22,6 +22,7 @@ from ragwarrant.commands import bench as bench_command
 from ragwarrant.commands import init as init_command
 from ragwarrant.commands import k8s as k8s_command
 from ragwarrant.commands import ledger as ledger_command
+from ragwarrant.commands import review as review_command
 from ragwarrant.commands import run as run_command
 from ragwarrant.commands import schemas as schemas_command
 from ragwarrant.commands import selftest as selftest_command
@@ -49,6 +50,7 @@ _COMMANDS = (
     bench_command,
     k8s_command,
     init_command,
+    review_command,
 )
 
 

@@ -42,6 +42,7 @@ from ragwarrant.errors import (
     file_for_directory,
 )
 from ragwarrant.outputs import ConfigDifference, FileDigest, LookRecord, ValidationCheck
+from ragwarrant.review import HumanLabelSet, ReviewQueue, read_labels, read_queue
 
 __all__ = [
     "Inputs",
@@ -78,6 +79,7 @@ class Inputs:
         unresolved: descriptions of contract references that do not resolve to a readable file.
         unreadable: (source id, error) of each evidence source its adapter refused.
         source: the contract with its line map, for located run-time contract messages.
+        labels: quality metric id → its human labels (``human_labels`` in the contract).
     """
 
     contract: ReleaseContract
@@ -91,6 +93,7 @@ class Inputs:
     unresolved: list[str] = field(default_factory=list)
     unreadable: list[tuple[str, EvidenceError]] = field(default_factory=list)
     source: ContractSource | None = None
+    labels: dict[str, HumanLabelSet] = field(default_factory=dict)
 
 
 def check_input_dir(input_dir: Path) -> None:
@@ -434,6 +437,66 @@ def _read_evidence(inputs: Inputs, input_dir: Path, on_progress: Callable[..., N
         )
 
 
+def _check_draw(inputs: Inputs, queue_rel: str, queue: ReviewQueue, metric: str) -> None:
+    """The queue must be a draw for ``metric`` from this run's evidence bytes: every evidence
+    file it records is one this run reads, with the same sha256.
+
+    Raises:
+        EvidenceError: ``review-queue-metric-mismatch``, or ``review-queue-evidence-changed``
+            naming the queue and the evidence file whose sha256 differs.
+    """
+    if queue.metric != metric:
+        raise EvidenceError(
+            "review-queue-metric-mismatch",
+            f"{queue_rel}: the draw is for metric {queue.metric!r}, not {metric!r}",
+            hint="name, under each metric, the queue drawn for that metric",
+            file=queue_rel,
+            column="metric",
+        )
+    read = {d.path: d.sha256 for d in inputs.digests}
+    for drawn in queue.evidence:
+        if read.get(drawn.path) != drawn.sha256:
+            what = "a different" if drawn.path in read else "a file this run does not read,"
+            raise EvidenceError(
+                "review-queue-evidence-changed",
+                f"{queue_rel}: the draw was made from {what} {drawn.path}",
+                hint="draw a new review queue from this evidence and label it",
+                file=queue_rel,
+                column="evidence",
+            )
+
+
+def _read_labels(inputs: Inputs, input_dir: Path) -> None:
+    """Read each quality metric's human labels and their queue, hashed for the manifest.
+
+    An unreadable file is an unresolved reference; labels that do not answer the draw are an
+    unreadable source (``human_labels:<metric>``), so the run BLOCKs with the located error.
+    """
+    for metric in inputs.contract.quality_metrics:
+        spec = metric.human_labels
+        if spec is None:
+            continue
+        paths = [resolve_inside(input_dir, rel) for rel in (spec.queue, spec.file)]
+        missing = [
+            rel
+            for rel, p in zip((spec.queue, spec.file), paths, strict=True)
+            if not is_readable_file(p)
+        ]
+        if missing:
+            inputs.unresolved += [f"human labels {rel} ({metric.id})" for rel in missing]
+            continue
+        inputs.digests += [
+            _digest(p, rel) for p, rel in zip(paths, (spec.queue, spec.file), strict=True)
+        ]
+        try:
+            queue = read_queue(paths[0], spec.queue)
+            _check_draw(inputs, spec.queue, queue, metric.id)
+            inputs.labels[metric.id] = read_labels(paths[1], spec.file, queue, metric.scale)
+        except EvidenceError as exc:
+            inputs.checks.append(_unreadable_check(f"human_labels:{metric.id}", spec.file, exc))
+            inputs.unreadable.append((f"human_labels:{metric.id}", exc))
+
+
 def read_inputs(input_dir: Path, on_progress: Callable[..., None] | None = None) -> Inputs:
     """Read the contract, the policy configs and the evidence sources of ``input_dir``.
 
@@ -451,6 +514,7 @@ def read_inputs(input_dir: Path, on_progress: Callable[..., None] | None = None)
         _read_config(inputs, input_dir, policy)
     refuse_identical_configs(inputs)
     _read_evidence(inputs, input_dir, on_progress or (lambda event, **fields: None))
+    _read_labels(inputs, input_dir)
     inputs.checks += [
         ValidationCheck(
             id="contract-reference",

@@ -116,7 +116,7 @@ class GateResult(OutputModel):
     more_paired_n: int | None = Field(
         default=None,
         description="additional units likely to resolve an inconclusive gate: paired examples, "
-        "or clusters when details.units is 'clusters'",
+        "or clusters when details.units is 'clusters', or human labels when it is 'human labels'",
     )
     method: str | None = Field(
         default=None,

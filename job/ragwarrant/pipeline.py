@@ -194,7 +194,13 @@ def _evaluate(
 
     def evaluate(policy: str, scope: np.ndarray, name: str) -> CandidateEvaluation:
         return evaluate_candidate(
-            index, contract, policy, scope, config_missing=config_missing, scope_name=name
+            index,
+            contract,
+            policy,
+            scope,
+            config_missing=config_missing,
+            scope_name=name,
+            labels=inputs.labels,
         )
 
     plan = selection.plan_tests(known[1:], scopes.development, evaluate, contract)
@@ -215,7 +221,9 @@ def _evaluate(
         extra[p].append(ceiling)
         if corroboration is not None:
             pair = (contract.baseline.policy_id, p)
-            extra[p] += gate_corroboration(corroboration, pair, contract.statistics.alpha)
+            extra[p] += gate_corroboration(
+                corroboration, pair, contract.statistics.alpha, candidate_gates=evaluations[p].gates
+            )
     verdicts = {p: classify_candidate(evaluations[p], contract, extra[p]) for p in plan.to_test}
     chosen = selection.select(plan, evaluations, verdicts)
     decisions = [

@@ -39,6 +39,7 @@ from ragwarrant.evidence.schema import EVIDENCE_SCHEMA, make_evidence_table
 from ragwarrant.gates import candidate as _candidate
 from ragwarrant.gates import corroboration as _corroboration
 from ragwarrant.outputs import GateResult, ValidationCheck
+from ragwarrant.review import HumanLabelSet
 
 __all__ = [
     "CHILD_TIMEOUT_S",
@@ -217,6 +218,7 @@ class _EngineCase:
     scope_split: str | None = None
     extra_gates: Callable[[], list[GateResult]] | None = None
     reason_prefix: str | None = None
+    labels: Mapping[str, HumanLabelSet] | None = None
 
 
 def _reject_quality_loss() -> _EngineCase:
@@ -385,6 +387,40 @@ def _promote_better_and_cheaper() -> _EngineCase:
     )
 
 
+def _reject_judge_bias_on_labels() -> _EngineCase:
+    """A judge that sees a tie where reviewers see a 25-point loss: the labels decide: REJECT.
+
+    On the judge's scores alone (120 pairs, 2 better and 2 worse) the candidate is noninferior;
+    human labels on every other example show the loss, and the gate decides on the PPI++ bound
+    (issue 32).
+    """
+    n = 120
+    base = (np.arange(n) % 5 != 0).astype(float)
+    judged = base.copy()
+    judged[np.flatnonzero(base == 1)[:2]] = 0.0
+    judged[np.flatnonzero(base == 0)[:2]] = 1.0
+    human = judged.copy()
+    human[np.flatnonzero(judged == 1)[2:32]] = 0.0
+    ids = np.arange(0, n, 2)
+    labels = HumanLabelSet(
+        "correct", "base", "cand", tuple(f"ex{i}" for i in ids), human[ids], base[ids], ids.size, 0
+    )
+    c = _contract(
+        quality_metrics=[
+            {"id": "correct", "margin_abs": 0.05, "human_labels": {"file": "l", "queue": "q"}}
+        ]
+    )
+    return _EngineCase(
+        "reject-judge-bias-on-labels",
+        c,
+        _table(_pair(base, judged)),
+        {**_hard(), _NI: _FAIL, _CLAIM: _PASS, _OPERATIONAL: _NA},
+        "REJECT",
+        reason_prefix="noninferiority-loss",
+        labels={"correct": labels},
+    )
+
+
 # The planted engine cases, in report order; each builder documents what it plants.
 _ENGINE_CASES: tuple[Callable[[], _EngineCase], ...] = (
     _reject_quality_loss,
@@ -397,6 +433,7 @@ _ENGINE_CASES: tuple[Callable[[], _EngineCase], ...] = (
     _block_value_out_of_scale,
     _block_split_leakage,
     _promote_better_and_cheaper,
+    _reject_judge_bias_on_labels,
 )
 
 
@@ -412,7 +449,13 @@ def _run_engine_case(case: _EngineCase) -> tuple[CaseResult, Any]:
     else:
         scope = idx.in_split(case.scope_split)
     ev = _candidate.evaluate_candidate(
-        idx, case.contract, "cand", scope, config_missing=[], scope_name=case.scope_split or "all"
+        idx,
+        case.contract,
+        "cand",
+        scope,
+        config_missing=[],
+        scope_name=case.scope_split or "all",
+        labels=case.labels,
     )
     verdict = _decision.classify_candidate(ev, case.contract, [])
     mismatches = _compare(case.expected_legs, {g.id: g.status.value for g in ev.gates})

@@ -50,6 +50,7 @@ def test_every_command_is_covered():
         ("k8s", "render"),
         ("k8s", "submit"),
         ("init",),
+        ("review", "sample"),
     }
 
 

@@ -293,3 +293,18 @@ def test_a_file_linking_outside_the_input_is_not_packaged(tmp_path: Path) -> Non
     with pytest.raises(ContractError) as info:
         collect_input_files(root)
     assert info.value.code == "path-escapes-input"
+
+
+def test_missing_human_labels_file_is_refused(k8s_client: Any, tmp_path: Path) -> None:
+    """Human labels a quality metric names are files the pod needs too."""
+    contract = _copy_example(tmp_path / "in")
+    text = contract.read_text().replace(
+        "quality_metrics:\n  - id: no_hallucination\n",
+        "quality_metrics:\n  - id: no_hallucination\n"
+        "    human_labels: {file: review/labels.csv, queue: review/queue.json}\n",
+        1,
+    )
+    assert "human_labels" in text
+    contract.write_text(text)
+    with pytest.raises(InputError, match=r"human labels of no_hallucination 'review/queue\.json'"):
+        render("--image", DIGEST_IMAGE, "--contract", str(contract))

@@ -9,7 +9,13 @@ from ragwarrant.gates.corroboration import (
     gate_corroboration,
     upper_rate_bound,
 )
-from ragwarrant.outputs import CandidateClass, CorroborationRates, CorroborationSummary, GateStatus
+from ragwarrant.outputs import (
+    CandidateClass,
+    CorroborationRates,
+    CorroborationSummary,
+    GateResult,
+    GateStatus,
+)
 from tests.gates.test_gates import contract, evaluate, good_data
 
 
@@ -189,3 +195,53 @@ def test_upper_rate_bound_equals_scipy_binomtest():
             for alpha in (0.01, 0.05, 0.1):
                 ci = binomtest(count, n).proportion_ci(1 - 2 * alpha, method="exact")
                 assert abs(upper_rate_bound(count, n, alpha) - ci.high) < 1e-12, (count, n, alpha)
+
+
+def _labelled_gate(disagreements: int, outputs: int, metric: str = "faith") -> GateResult:
+    """A candidate's noninferiority gate decided on human labels (``gates.ppi``)."""
+    return GateResult(
+        id=f"noninferiority:{metric}",
+        kind="noninferiority",
+        status=GateStatus.PASS,
+        reason="decided on the judge-corrected bound",
+        details={"judge_human_disagreements": disagreements, "judge_human_outputs": outputs},
+    )
+
+
+def test_perfect_judge_is_never_unreliable_against_human_labels():
+    """Detectors disagree with 75 % of a judge that matches every human label: the gate passes."""
+    rows = [rates("base", judged=100, dis=75), rates("cand", judged=100, dis=75)]
+    plain = by_id(gate_corroboration(summary(rows), ("base", "cand")))[DISAGREEMENT_GATE_ID]
+    assert plain.status is GateStatus.FAIL
+    for n in (2, 20, 400):
+        got = by_id(
+            gate_corroboration(
+                summary(rows), ("base", "cand"), candidate_gates=[_labelled_gate(0, n)]
+            )
+        )[DISAGREEMENT_GATE_ID]
+        assert got.status is GateStatus.PASS
+        assert got.estimate == 0.0 and got.n == n
+        assert got.details["calibrated_on"] == "human labels"
+        assert got.details["detector.base.disagreement_rate"] == 0.75
+
+
+def test_judge_far_from_the_labels_fails():
+    """A judge disagreeing with 40 of 100 labelled outputs is shown above a 0.1 limit."""
+    rows = [rates("base", **BIG), rates("cand", **BIG)]
+    got = by_id(
+        gate_corroboration(
+            summary(rows), ("base", "cand"), candidate_gates=[_labelled_gate(40, 100)]
+        )
+    )[DISAGREEMENT_GATE_ID]
+    assert got.status is GateStatus.FAIL
+    assert got.lower_bound is not None and got.lower_bound > 0.1
+    assert "disagrees with the reviewers on 40" in got.reason
+
+
+def test_labels_of_another_metric_leave_the_detector_gate():
+    """Labels on a metric other than the groundedness metric do not change the gate."""
+    rows = [rates("base", judged=100, dis=75), rates("cand", judged=100, dis=75)]
+    gates = gate_corroboration(
+        summary(rows), ("base", "cand"), candidate_gates=[_labelled_gate(0, 50, metric="other")]
+    )
+    assert by_id(gates)[DISAGREEMENT_GATE_ID].status is GateStatus.FAIL

@@ -70,8 +70,9 @@ def deciding_gates(candidate: CandidateDecision) -> list[GateResult]:
 
 
 def unit_noun(g: GateResult) -> str:
-    """What ``g.more_paired_n`` and ``g.n``'s resampled units count: clusters or paired examples."""
-    return "clusters" if (g.details or {}).get("units") == "clusters" else "paired examples"
+    """What ``g.more_paired_n`` counts: clusters, paired examples or human labels (gates.ppi)."""
+    units = str((g.details or {}).get("units"))
+    return units if units in ("clusters", "human labels") else "paired examples"
 
 
 def more_data_text(g: GateResult) -> str:

@@ -265,6 +265,20 @@ class EvidenceSource(ContractModel):
         return self
 
 
+class HumanLabels(ContractModel):
+    """Human labels on a random draw of examples, for a judge-corrected (PPI++) bound.
+
+    ``queue`` is the draw record ``ragwarrant review sample`` wrote (seed, item ids, the
+    evidence's sha256); ``file`` is the reviewers' CSV (``item_id``, ``label_a``, ``label_b``,
+    on the metric's scale; an empty cell is a missing label). Both are hashed into the manifest.
+    """
+
+    file: RelativePath = Field(description="the reviewers' labels CSV, relative to the input")
+    queue: RelativePath = Field(description="the review queue JSON the labels answer")
+
+    _check_file = field_validator("file", "queue")(classmethod(lambda cls, v: _relative_path(v)))
+
+
 class QualityMetric(ContractModel):
     """A quality metric tested for noninferiority on paired per-example deltas."""
 
@@ -287,6 +301,11 @@ class QualityMetric(ContractModel):
     )
     required: bool = True
     on_missing: Annotated[MissingValuePolicy, _LAX] = MissingValuePolicy.FAIL
+    human_labels: HumanLabels | None = Field(
+        default=None,
+        description="human labels on a random draw: the gate then decides on the PPI++ "
+        "judge-corrected bound (docs/contract.md, 'Human labels')",
+    )
 
     @field_validator("scale")
     @classmethod

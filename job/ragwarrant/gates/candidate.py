@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
@@ -22,7 +23,9 @@ from ragwarrant.gates.claims import ClaimSample, claim_family_p_value, gate_clai
 from ragwarrant.gates.noninferiority import gate_noninferiority
 from ragwarrant.gates.operational import difference_in_reader_terms, gate_operational
 from ragwarrant.gates.paired import PairedMetric, pair_metric
+from ragwarrant.gates.ppi import gate_corrected
 from ragwarrant.outputs import GateResult, GateStatus
+from ragwarrant.review import HumanLabelSet
 from ragwarrant.stats.bootstrap import BootstrapResult, Column, joint_bootstrap
 from ragwarrant.stats.noninferiority import MetricKind, detect_metric_kind, test_noninferiority
 from ragwarrant.stats.onesided import OneSidedTest, OrientedBootstrap
@@ -167,6 +170,7 @@ class _Context:
     scope: np.ndarray
     scope_name: str
     paired: dict[tuple[int, int, int], list[np.ndarray]] = field(default_factory=dict)
+    labels: Mapping[str, HumanLabelSet] = field(default_factory=dict)
 
     @property
     def baseline(self) -> str:
@@ -345,7 +349,36 @@ def _noninferiority_gate(
     g = gate_noninferiority(metric.id, slice_value, test, margin_abs, st.alpha, st.power)
     how = "declared" if metric.metric_kind is not None else "detected"
     details = g.details | {"metric_kind": kind, "metric_kind_source": how}
-    return g.model_copy(update={"details": details})
+    return _with_labels(ctx, pm, metric, g.model_copy(update={"details": details}))
+
+
+def _with_labels(
+    ctx: _Context, pm: PairedMetric, metric: QualityMetric, g: GateResult
+) -> GateResult:
+    """``g`` decided on the judge-corrected bound when the metric has human labels for this
+    pair of policies (``gates.ppi``); else ``g``. The development split's screening is left to
+    the judge: the labels are a draw from the confirmatory examples (``review.sample``)."""
+    labels = ctx.labels.get(metric.id)
+    if labels is None or (labels.baseline, labels.candidate) != (ctx.baseline, ctx.candidate):
+        return g
+    if ctx.scope_name == "development":
+        return g
+    corr = ctx.contract.corroboration
+    low, high = metric.scale
+    good_from = (
+        corr.supported_threshold
+        if corr is not None and corr.groundedness_metric == metric.id
+        else (low + high) / 2
+    )
+    return gate_corrected(
+        g,
+        ctx.index.example_ids[pm.examples],
+        (pm.candidate, pm.baseline),
+        labels,
+        sign=metric.direction.sign,
+        power=ctx.contract.statistics.power,
+        agree_at=good_from,
+    )
 
 
 def _noninferiority_gates(
@@ -442,6 +475,7 @@ def evaluate_candidate(
     *,
     config_missing: list[str],
     scope_name: str,
+    labels: Mapping[str, HumanLabelSet] | None = None,
 ) -> CandidateEvaluation:
     """Run every gate for ``candidate`` against the contract's baseline on ``scope``'s examples.
 
@@ -450,12 +484,14 @@ def evaluate_candidate(
         scope: shape (E,) bool, the examples to decide on (e.g. the confirmatory split).
         config_missing: policy ids whose config file could not be hashed.
         scope_name: names the example set in the rng seed (``development`` / ``confirmatory``).
+        labels: quality metric id → human labels; its noninferiority gates then decide on the
+            judge-corrected bound (``gates.ppi``).
 
     Returns:
         CandidateEvaluation. Hard-gate failures stop the statistical gates (they would be
         computed on evidence that cannot be trusted).
     """
-    ctx = _Context(index, contract, candidate, scope, scope_name)
+    ctx = _Context(index, contract, candidate, scope, scope_name, labels=labels or {})
     st = contract.statistics
     required = ctx.required
     pairs = {m: ctx.pair(m, scope) for m in _needed_metrics(contract)}

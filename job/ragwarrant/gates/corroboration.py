@@ -28,6 +28,7 @@ from ragwarrant.stats.distributions import beta_ppf
 __all__ = [
     "ABSTENTION_GATE_ID",
     "DISAGREEMENT_GATE_ID",
+    "calibrate_on_labels",
     "gate_corroboration",
     "upper_rate_bound",
 ]
@@ -129,7 +130,11 @@ def _rate_gate(
 
 
 def gate_corroboration(
-    summary: CorroborationSummary, policies: Sequence[str], alpha: float = 0.05
+    summary: CorroborationSummary,
+    policies: Sequence[str],
+    alpha: float = 0.05,
+    *,
+    candidate_gates: Sequence[GateResult] = (),
 ) -> list[GateResult]:
     """The evaluator-reliability gates for a comparison of ``policies`` (baseline and candidate).
 
@@ -137,6 +142,8 @@ def gate_corroboration(
         summary: the run's corroboration summary (``corroborate``).
         policies: the policies whose judged examples decide the comparison.
         alpha: one-sided level of the rates' upper Clopper–Pearson bounds.
+        candidate_gates: the candidate's gates; where its groundedness metric was decided on
+            human labels, the disagreement gate is judged against them (``calibrate_on_labels``).
 
     Returns:
         Two gates, kind ``corroboration``: the disagreement rate (fail when the upper bound of
@@ -183,4 +190,63 @@ def gate_corroboration(
                 alpha,
             )
         )
-    return gates
+    return calibrate_on_labels(gates, candidate_gates, summary.groundedness_metric, alpha)
+
+
+def _lower_rate_bound(count: int, n: int, alpha: float) -> float:
+    """One-sided (1 - alpha) lower Clopper–Pearson bound of ``count / n``: 0.0 at count 0,
+    else the alpha quantile of Beta(count, n - count + 1) (Clopper & Pearson 1934)."""
+    if count <= 0:
+        return 0.0
+    return float(beta_ppf(alpha, count, n - count + 1))
+
+
+def calibrate_on_labels(
+    gates: list[GateResult], candidate_gates: Sequence[GateResult], metric: str, alpha: float
+) -> list[GateResult]:
+    """The disagreement gate judged against human labels where the candidate has them.
+
+    When the candidate's overall noninferiority gate of the groundedness ``metric`` was decided
+    on the judge-corrected bound (``gates.ppi``; ``details.judge_human_disagreements`` present),
+    the judge is checked against the reviewers, not the deterministic detectors: the corrected
+    bound is valid whatever the judge's error, so the gate fails only when the labels show the
+    judge–human disagreement rate above ``max_disagreement_rate`` (its one-sided lower
+    Clopper–Pearson bound above the limit). A judge that agrees with every label always passes.
+    The detectors' figures stay in ``details`` (``detector.*``). Other gates are unchanged.
+
+    Args:
+        gates: ``gate_corroboration``'s gates for this candidate.
+        candidate_gates: the candidate's gates (``gates.candidate.evaluate_candidate``).
+        metric: the contract's ``corroboration.groundedness_metric``.
+    """
+    ni = next((g for g in candidate_gates if g.id == f"noninferiority:{metric}"), None)
+    details = ni.details if ni is not None else {}
+    count, n = details.get("judge_human_disagreements"), details.get("judge_human_outputs")
+    if not isinstance(count, int) or not isinstance(n, int) or n == 0:
+        return gates
+    out = []
+    for g in gates:
+        if g.id != DISAGREEMENT_GATE_ID or g.threshold is None:
+            out.append(g)
+            continue
+        rate, lower = count / n, _lower_rate_bound(count, n, alpha)
+        status = GateStatus.FAIL if lower > g.threshold else GateStatus.PASS
+        verb = "is above" if status is GateStatus.FAIL else "does not exceed"
+        out.append(
+            g.model_copy(
+                update={
+                    "status": status,
+                    "statistic": "judge-human disagreement rate on the labelled outputs",
+                    "estimate": rate,
+                    "lower_bound": lower,
+                    "upper_bound": upper_rate_bound(count, n, alpha),
+                    "n": n,
+                    "reason": f"judged against {n} human-labelled outputs of {metric}: the judge "
+                    f"disagrees with the reviewers on {count} (rate {rate:.3f}); its lower "
+                    f"{1 - alpha:g} bound {lower:.3f} {verb} the limit {g.threshold:g}",
+                    "details": {f"detector.{k}": v for k, v in g.details.items()}
+                    | {"calibrated_on": "human labels", "detector.reason": g.reason},
+                }
+            )
+        )
+    return out

@@ -88,6 +88,12 @@ def _contract_references(path: Path) -> list[tuple[str, str]]:
         for p in [contract.baseline, *contract.candidates]
     ]
     refs += [(f"evidence {s.id}", s.path) for s in contract.evidence]
+    refs += [
+        (f"human labels of {m.id}", path)
+        for m in contract.quality_metrics
+        if m.human_labels is not None
+        for path in (m.human_labels.queue, m.human_labels.file)
+    ]
     return refs
 
 

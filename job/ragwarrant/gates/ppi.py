@@ -1,0 +1,180 @@
+"""Noninferiority decided on the judge-corrected (PPI++) bound when human labels are given.
+
+The judge-only gate (``gates.noninferiority``) decides on the judge's scores; with human labels
+on a uniform random draw (``review``), the same test is decided instead on the PPI++ bound of
+the mean *human-scale* paired delta (``stats.ppi``; Angelopoulos, Duchi & Zrnic 2023), which
+stays valid whatever the judge's bias. The judge-only figures stay in ``details`` beside the
+corrected ones, so decision.json and the reports show both.
+"""
+
+from __future__ import annotations
+
+import math
+from statistics import NormalDist
+
+import numpy as np
+
+from ragwarrant.outputs import GateResult, GateStatus, Scalar
+from ragwarrant.review import HumanLabelSet
+from ragwarrant.stats.ppi import PPIBound, labels_needed, ppi_mean_bound
+
+__all__ = ["METHOD", "gate_corrected"]
+
+METHOD = "ppi++ (power-tuned, normal)"
+_N = NormalDist()
+
+
+def _status(bound: PPIBound, upper: float, threshold: float) -> GateStatus:
+    if bound.lower_bound > threshold:
+        return GateStatus.PASS
+    if upper < threshold:
+        return GateStatus.FAIL
+    return GateStatus.INCONCLUSIVE
+
+
+def _p_value(bound: PPIBound, threshold: float) -> float:
+    if bound.standard_error > 0:
+        return _N.cdf(-(bound.estimate - threshold) / bound.standard_error)
+    return 0.0 if bound.estimate > threshold else 1.0
+
+
+def _reason(judge: GateResult, bound: PPIBound, status: GateStatus, more: int | None) -> str:
+    where = judge.reason.split(":", 1)[0]
+    head = (
+        f"{where}: judge-corrected (PPI++) lower bound {bound.lower_bound:+.4g} vs -margin "
+        f"{judge.threshold:+.4g} (judge-only {judge.lower_bound:+.4g}; lambda {bound.lam:.3g}, "
+        f"{bound.n} human labels of {bound.n_total} judged, judge bias {bound.judge_bias:+.4g})"
+    )
+    if status is GateStatus.PASS:
+        return head + ": noninferior on the human scale"
+    if status is GateStatus.FAIL:
+        return head + ": a confirmed loss beyond the margin on the human scale"
+    if more:
+        tail = f"; about {more} more human labels would likely resolve it"
+    elif bound.estimate > judge.threshold:  # type: ignore[operator]
+        tail = (
+            f"; no feasible number of labels among these {bound.n_total} judged examples "
+            "would likely resolve it: more judged examples, with labels, are needed"
+        )
+    else:
+        tail = "; the estimate is beyond the margin: more labels would more likely confirm a loss"
+    return head + ": inconclusive" + tail
+
+
+def _cluster_note(judge: GateResult) -> str:
+    """A caveat when the judge-only test resampled clusters: the PPI++ bound does not."""
+    if judge.details.get("units") != "clusters":
+        return ""
+    return " (the bound treats examples as independent; the judge-only test resampled clusters)"
+
+
+def _judge_details(judge: GateResult) -> dict[str, Scalar]:
+    return {
+        "judge_only_estimate": judge.estimate,
+        "judge_only_lower_bound": judge.lower_bound,
+        "judge_only_status": judge.status.value,
+        "judge_only_method": judge.method,
+    }
+
+
+def _too_few(judge: GateResult, labels: HumanLabelSet, n: int) -> GateResult:
+    details = judge.details | _judge_details(judge)
+    details |= {"labels_drawn": labels.drawn, "labels_missing": labels.missing, "labelled_n": n}
+    return judge.model_copy(
+        update={
+            "status": GateStatus.INCONCLUSIVE,
+            "reason": f"{judge.reason.split(':', 1)[0]}: {n} human labels in this test; the "
+            "judge-corrected bound needs at least 2 (the judge alone does not decide)",
+            "more_paired_n": None,
+            "details": details,
+        }
+    )
+
+
+def _disagreements(
+    judge_pair: tuple[np.ndarray, np.ndarray],
+    human_pair: tuple[np.ndarray, np.ndarray],
+    agree_at: float,
+    sign: int,
+) -> int:
+    """Labelled outputs (both policies') the judge and the reviewers class differently, each
+    output classed as good when its value is at or beyond ``agree_at`` in the metric's
+    direction (``sign``)."""
+    return sum(
+        int(np.count_nonzero((sign * (j - agree_at) >= 0) != (sign * (h - agree_at) >= 0)))
+        for j, h in zip(judge_pair, human_pair, strict=True)
+    )
+
+
+def gate_corrected(
+    judge: GateResult,
+    example_ids: np.ndarray,
+    judge_pair: tuple[np.ndarray, np.ndarray],
+    labels: HumanLabelSet,
+    *,
+    sign: int,
+    power: float,
+    agree_at: float,
+) -> GateResult:
+    """The noninferiority gate ``judge`` re-decided on the PPI++ bound of the human delta.
+
+    Args:
+        judge: the judge-only gate (its threshold = -margin and alpha are kept).
+        example_ids: shape (N,) example ids of the test's paired examples.
+        judge_pair: shape (N,) judge values of the candidate and of the baseline, metric units.
+        labels: the human labels of the metric; those of examples in ``example_ids`` are used.
+        sign: the metric's direction sign (+1 higher is better), orienting the deltas
+            (positive = candidate better).
+        power: the power of the "more labels" hint.
+        agree_at: the value from which an output counts as good, for the judge–human
+            disagreement count (``details.judge_human_disagreements`` of
+            ``judge_human_outputs``, read by ``gates.corroboration.calibrate_on_labels``).
+
+    Returns:
+        A GateResult with the same id: estimate and bounds are the corrected ones (one-sided
+        at the gate's alpha), ``method`` is ``METHOD``, ``more_paired_n`` counts human labels
+        (``details.units`` = "human labels"), and ``details`` holds the judge-only estimate,
+        bound, status and method, lambda, n, N, the judge's bias and the missing labels.
+        Pass when the lower bound exceeds -margin, fail when the upper bound is below it.
+    """
+    assert judge.threshold is not None and judge.alpha is not None
+    human = labels.values()
+    mask = np.fromiter((i in human for i in example_ids.tolist()), bool, example_ids.size)
+    if int(mask.sum()) < 2:
+        return _too_few(judge, labels, int(mask.sum()))
+    hc, hb = np.array([human[i] for i in example_ids[mask].tolist()], dtype=np.float64).T
+    judge_deltas = sign * (judge_pair[0] - judge_pair[1])
+    bound = ppi_mean_bound(judge_deltas, judge_deltas[mask], sign * (hc - hb), alpha=judge.alpha)
+    disagree = _disagreements((judge_pair[0][mask], judge_pair[1][mask]), (hc, hb), agree_at, sign)
+    upper = bound.estimate + (bound.estimate - bound.lower_bound)
+    status = _status(bound, upper, judge.threshold)
+    more = None
+    if status is GateStatus.INCONCLUSIVE:
+        more = labels_needed(bound, judge.threshold, power)
+    details = judge.details | _judge_details(judge)
+    details |= {
+        "units": "human labels",
+        "ppi_lambda": bound.lam,
+        "labelled_n": bound.n,
+        "judged_n": bound.n_total,
+        "judge_bias": bound.judge_bias,
+        "standard_error": bound.standard_error,
+        "labels_drawn": labels.drawn,
+        "labels_missing": labels.missing,
+        "labels_outside_test": len(human) - bound.n,
+        "judge_human_disagreements": disagree,
+        "judge_human_outputs": 2 * bound.n,
+    }
+    return judge.model_copy(
+        update={
+            "status": status,
+            "estimate": bound.estimate,
+            "lower_bound": bound.lower_bound,
+            "upper_bound": upper if math.isfinite(upper) else None,
+            "p_value": _p_value(bound, judge.threshold),
+            "reason": _reason(judge, bound, status, more) + _cluster_note(judge),
+            "more_paired_n": more,
+            "method": METHOD,
+            "details": details,
+        }
+    )

@@ -1,0 +1,157 @@
+"""Human labels read back against the recorded draw, unblinded to candidate and baseline.
+
+The reviewers' CSV has one row per item: ``item_id``, ``label_a``, ``label_b`` (values on the
+metric's scale; an empty cell is a missing label). Every labelled item must be one of the
+queue's items (a label for an item outside the draw is an error: the sample would no longer be
+the uniform random draw the bound assumes); items without both labels are counted as missing
+and reported, never dropped silently.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ragwarrant.errors import EvidenceError
+from ragwarrant.review.queue import ReviewQueue
+
+__all__ = ["LABEL_COLUMNS", "HumanLabelSet", "read_labels"]
+
+LABEL_COLUMNS = ("item_id", "label_a", "label_b")
+
+
+@dataclass(frozen=True)
+class HumanLabelSet:
+    """Human labels of one metric on the drawn examples, unblinded.
+
+    Attributes:
+        metric, baseline, candidate: from the queue.
+        example_ids: shape (n,) example ids with both labels.
+        candidate_values, baseline_values: shape (n,) human values in metric units.
+        drawn: items in the draw; missing: drawn items without both labels.
+    """
+
+    metric: str
+    baseline: str
+    candidate: str
+    example_ids: tuple[str, ...]
+    candidate_values: np.ndarray
+    baseline_values: np.ndarray
+    drawn: int
+    missing: int
+
+    def values(self) -> dict[str, tuple[float, float]]:
+        """Example id → (candidate's, baseline's) human value."""
+        pairs = zip(self.candidate_values.tolist(), self.baseline_values.tolist(), strict=True)
+        return dict(zip(self.example_ids, pairs, strict=True))
+
+
+def _error(code: str, message: str, relative: str, row: int, column: str | None) -> EvidenceError:
+    return EvidenceError(
+        code,
+        message,
+        hint="label only the items of the queue the contract names, on the metric's scale",
+        file=relative,
+        row=row,
+        column=column,
+    )
+
+
+def _value(cell: str, scale: tuple[float, float], where: tuple[str, int, str]) -> float | None:
+    """The label in ``cell`` (None when empty); located errors for text or out-of-scale."""
+    if not cell.strip():
+        return None
+    relative, row, column = where
+    try:
+        value = float(cell)
+    except ValueError:
+        raise _error(
+            "label-not-a-number", f"{relative} row {row}: {column} is not a number", *where
+        ) from None
+    if not math.isfinite(value) or not scale[0] <= value <= scale[1]:
+        raise _error(
+            "label-out-of-scale",
+            f"{relative} row {row}: {column} is outside the scale [{scale[0]:g}, {scale[1]:g}]",
+            relative,
+            row,
+            column,
+        )
+    return value
+
+
+def _rows(path: Path, relative: str) -> list[dict[str, str]]:
+    with path.open(newline="", encoding="utf-8") as fh:
+        reader = csv.DictReader(fh)
+        missing = [c for c in LABEL_COLUMNS if c not in (reader.fieldnames or [])]
+        if missing:
+            raise _error(
+                "labels-columns-missing",
+                f"{relative} lacks the column(s) {', '.join(missing)}",
+                relative,
+                1,
+                missing[0],
+            )
+        return list(reader)
+
+
+def read_labels(
+    path: Path, relative: str, queue: ReviewQueue, scale: tuple[float, float]
+) -> HumanLabelSet:
+    """Read the reviewers' labels and unblind them with the queue.
+
+    Args:
+        path: the labels CSV; relative: its name in the input directory (for messages).
+        queue: the draw the labels answer.
+        scale: the metric's (low, high); every label must lie in it.
+
+    Returns:
+        HumanLabelSet with the items labelled for both policies, and the count of the others.
+
+    Raises:
+        EvidenceError: ``labels-columns-missing``, ``label-outside-draw`` (an item id not in
+            the queue), ``label-duplicate``, ``label-not-a-number``, ``label-out-of-scale``;
+            each names the file, the row (1 = header) and the column, never the value.
+    """
+    items = {it.item_id: it for it in queue.items}
+    seen: set[str] = set()
+    labelled: dict[str, tuple[float, float]] = {}
+    for row, record in enumerate(_rows(path, relative), start=2):
+        item_id = (record.get("item_id") or "").strip()
+        if item_id not in items:
+            raise _error(
+                "label-outside-draw",
+                f"{relative} row {row}: item_id is not an item of the review queue",
+                relative,
+                row,
+                "item_id",
+            )
+        if item_id in seen:
+            raise _error(
+                "label-duplicate",
+                f"{relative} row {row}: a second row for one item",
+                relative,
+                row,
+                "item_id",
+            )
+        seen.add(item_id)
+        a = _value(record.get("label_a") or "", scale, (relative, row, "label_a"))
+        b = _value(record.get("label_b") or "", scale, (relative, row, "label_b"))
+        if a is None or b is None:
+            continue
+        shown = dict(zip(items[item_id].shown, (a, b), strict=True))
+        labelled[items[item_id].example_id] = (shown["candidate"], shown["baseline"])
+    values = np.array(list(labelled.values()), dtype=np.float64).reshape(-1, 2)
+    return HumanLabelSet(
+        metric=queue.metric,
+        baseline=queue.baseline,
+        candidate=queue.candidate,
+        example_ids=tuple(labelled),
+        candidate_values=values[:, 0],
+        baseline_values=values[:, 1],
+        drawn=len(items),
+        missing=len(items) - len(labelled),
+    )

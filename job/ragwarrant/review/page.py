@@ -1,0 +1,90 @@
+"""The review queue as a reviewer sees it: a CSV and a self-contained offline HTML page.
+
+Both show, per item, the question, the retrieved contexts and the two outputs as A and B (the
+policies hidden, ``review.queue``), with empty ``label_a``/``label_b`` for the reviewer. The
+CSV filled in is a labels file the job reads (``review.labels``); the page, opened from disk
+with no network, writes the same CSV with its "Download labels" button.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from ragwarrant.corroborators.corroborate import TextRecord
+from ragwarrant.review.labels import LABEL_COLUMNS
+from ragwarrant.review.queue import ReviewQueue
+
+__all__ = ["CSV_COLUMNS", "ReviewRow", "render_csv", "render_html", "review_rows"]
+
+CSV_COLUMNS = ("item_id", "question", "contexts", "output_a", "output_b", "label_a", "label_b")
+_CONTEXT_SEPARATOR = "\n---\n"
+
+
+@dataclass(frozen=True)
+class ReviewRow:
+    """One blinded item: its id, question, contexts and the two outputs, A and B."""
+
+    item_id: str
+    question: str
+    contexts: str
+    output_a: str
+    output_b: str
+
+
+def review_rows(queue: ReviewQueue, texts: Mapping[tuple[str, str], TextRecord]) -> list[ReviewRow]:
+    """The queue's items with their texts; an absent text is an empty string.
+
+    Args:
+        texts: (policy id, example id) → its texts (``corroborators.corroborate.text_records``).
+    """
+    policy = {"candidate": queue.candidate, "baseline": queue.baseline}
+    empty = TextRecord(None, None, None, ())
+    rows = []
+    for item in queue.items:
+        a, b = (texts.get((policy[role], item.example_id), empty) for role in item.shown)
+        question = a.question or b.question or ""
+        contexts = a.contexts or b.contexts or ()
+        rows.append(
+            ReviewRow(
+                item.item_id,
+                question,
+                _CONTEXT_SEPARATOR.join(contexts),
+                a.response or "",
+                b.response or "",
+            )
+        )
+    return rows
+
+
+def render_csv(rows: list[ReviewRow]) -> str:
+    """The review CSV: ``CSV_COLUMNS``, labels empty, one row per item in queue order."""
+    assert LABEL_COLUMNS[0] == CSV_COLUMNS[0] and set(LABEL_COLUMNS) <= set(CSV_COLUMNS)
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(CSV_COLUMNS)
+    for r in rows:
+        writer.writerow([r.item_id, r.question, r.contexts, r.output_a, r.output_b, "", ""])
+    return out.getvalue()
+
+
+def render_html(queue: ReviewQueue, rows: list[ReviewRow], scale: tuple[float, float]) -> str:
+    """The offline review page (Jinja2, autoescaped; no script or style loaded from elsewhere).
+
+    Args:
+        scale: the metric's (low, high); the label inputs accept values in it.
+    """
+    import jinja2
+
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("ragwarrant", "data/templates"),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    return env.get_template("review.html.j2").render(
+        queue=queue, rows=rows, low=scale[0], high=scale[1]
+    )

@@ -1,0 +1,92 @@
+"""The review queue: the record of a random draw of examples for human labelling.
+
+``ragwarrant review sample`` writes it; the job reads it back to check that the labels it is
+given answer this draw and no other. Each item shows the two policies' outputs as A and B in
+an order shuffled per item, so the reviewer cannot tell the candidate from the baseline;
+``shown`` records which policy is A and which is B.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from ragwarrant.errors import EvidenceError
+
+__all__ = ["QUEUE_SCHEMA_VERSION", "DrawnItem", "EvidenceDigest", "ReviewQueue", "read_queue"]
+
+QUEUE_SCHEMA_VERSION: Literal["1"] = "1"
+Role = Literal["candidate", "baseline"]
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class DrawnItem(_Frozen):
+    """One drawn example, blinded.
+
+    Attributes:
+        item_id: the id the reviewer sees (carries no policy or example information).
+        example_id: the evidence's example id.
+        slice: the example's slice value, if any.
+        shown: which policy's output is shown as A and which as B.
+    """
+
+    item_id: str = Field(min_length=1)
+    example_id: str = Field(min_length=1)
+    slice: str | None = None
+    shown: tuple[Role, Role]
+
+
+class EvidenceDigest(_Frozen):
+    """An evidence file the draw was made from, with its sha256."""
+
+    path: str
+    sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
+
+
+class ReviewQueue(_Frozen):
+    """The draw: seed, metric, policies, the evidence's sha256 and the blinded items.
+
+    Attributes:
+        metric: the quality metric the reviewers label, on its own scale.
+        baseline, candidate: the two policies compared.
+        seed: the seed of the draw (``numpy.random.default_rng``).
+        stratified_by_slice: whether the draw was proportional within each slice.
+        population: examples the draw was made from (both policies present).
+        evidence: the evidence files read, with their sha256.
+        items: the drawn items, in the order shown to reviewers.
+    """
+
+    schema_version: Literal["1"] = QUEUE_SCHEMA_VERSION
+    metric: str
+    baseline: str
+    candidate: str
+    seed: int = Field(ge=0)
+    stratified_by_slice: bool = False
+    population: int = Field(ge=0)
+    evidence: list[EvidenceDigest]
+    items: list[DrawnItem]
+
+
+def read_queue(path: Path, relative: str) -> ReviewQueue:
+    """Read and validate a review queue JSON file.
+
+    Raises:
+        EvidenceError: ``review-queue-invalid`` naming the file and the first invalid field.
+    """
+    try:
+        return ReviewQueue.model_validate_json(path.read_bytes())
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = "/".join(str(p) for p in first["loc"])
+        raise EvidenceError(
+            "review-queue-invalid",
+            f"{relative} is not a review queue: {first['msg']} at /{where}",
+            hint="pass the queue JSON that 'ragwarrant review sample' wrote, unchanged",
+            file=relative,
+            column=where or None,
+        ) from None

@@ -1,0 +1,172 @@
+"""Draw a blinded random sample of paired examples for human review.
+
+The population is every example of the contract's confirmatory split (or of all examples
+without splits) where both the baseline and the candidate have a value of the metric. The draw
+is uniform without replacement (``numpy.random.Generator.choice``), or, when stratified,
+proportional to each slice's size (largest remainders) and uniform within each slice, so every
+example has (nearly) the same chance of being drawn: the condition of the judge-corrected bound
+(``stats.ppi``). Which policy is shown as A is a fair coin per item.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ragwarrant.contract import ReleaseContract
+from ragwarrant.errors import UsageError
+from ragwarrant.review.queue import DrawnItem, EvidenceDigest, ReviewQueue
+
+__all__ = ["Population", "draw", "evidence_digests", "population"]
+
+
+@dataclass(frozen=True)
+class Population:
+    """The examples a draw is made from, sorted by example id.
+
+    Attributes:
+        example_ids: example ids where both policies have a value of the metric.
+        slices: each example's slice value (None without one), same order.
+    """
+
+    example_ids: tuple[str, ...]
+    slices: tuple[str | None, ...]
+
+
+def population(
+    table: pa.Table, contract: ReleaseContract, metric: str, baseline: str, candidate: str
+) -> Population:
+    """The paired examples of ``metric`` in the confirmatory scope of the canonical table.
+
+    Args:
+        table: the canonical evidence table (``evidence.schema``).
+
+    Raises:
+        UsageError: ``review-metric-unknown`` when the contract declares no such quality metric.
+    """
+    if metric not in {m.id for m in contract.quality_metrics}:
+        known = ", ".join(m.id for m in contract.quality_metrics)
+        raise UsageError(
+            "review-metric-unknown",
+            f"--metric {metric!r} is not a quality metric of the contract",
+            hint=f"one of: {known}",
+        )
+    rows = table.filter(pc.and_(pc.equal(table["metric"], metric), pc.is_valid(table["value"])))
+    if contract.splits is not None:
+        rows = rows.filter(pc.equal(rows["split"], contract.splits.confirmatory))
+    policies: dict[str, set[str]] = defaultdict(set)
+    slices: dict[str, str | None] = {}
+    for policy, example, slice_value in zip(
+        rows["policy_id"].to_pylist(),
+        rows["example_id"].to_pylist(),
+        rows["slice"].to_pylist(),
+        strict=True,
+    ):
+        policies[example].add(policy)
+        slices.setdefault(example, slice_value)
+    ids = sorted(e for e, p in policies.items() if {baseline, candidate} <= p)
+    return Population(tuple(ids), tuple(slices[e] for e in ids))
+
+
+def _allocation(sizes: dict[str | None, int], n: int) -> dict[str | None, int]:
+    """Proportional allocation of ``n`` over strata by largest remainders (ties: stratum order)."""
+    total = sum(sizes.values())
+    exact = {k: n * v / total for k, v in sizes.items()}
+    alloc = {k: math.floor(x) for k, x in exact.items()}
+    order = sorted(sizes, key=lambda k: (-(exact[k] - alloc[k]), str(k)))
+    for k in order[: n - sum(alloc.values())]:
+        alloc[k] += 1
+    return alloc
+
+
+def _chosen(pop: Population, n: int, rng: np.random.Generator, stratify: bool) -> list[int]:
+    size = len(pop.example_ids)
+    if not stratify:
+        return [int(i) for i in rng.choice(size, size=n, replace=False)]
+    strata: dict[str | None, list[int]] = defaultdict(list)
+    for i, s in enumerate(pop.slices):
+        strata[s].append(i)
+    alloc = _allocation({k: len(v) for k, v in strata.items()}, n)
+    chosen: list[int] = []
+    for key in sorted(strata, key=str):
+        members = np.asarray(strata[key])
+        chosen += [int(i) for i in rng.choice(members, size=alloc[key], replace=False)]
+    return [chosen[i] for i in rng.permutation(len(chosen))]
+
+
+def draw(
+    pop: Population,
+    *,
+    n: int,
+    seed: int,
+    stratify: bool,
+    meta: tuple[str, str, str],
+    evidence: list[EvidenceDigest],
+) -> ReviewQueue:
+    """Draw ``n`` examples and blind them.
+
+    Args:
+        pop: the population (``population``).
+        n: items to draw, 1 <= n <= population size.
+        seed: seed of ``numpy.random.default_rng`` (recorded in the queue).
+        stratify: proportional allocation over slices, uniform within each.
+        meta: (metric, baseline, candidate).
+        evidence: the evidence files the population was read from, with sha256.
+
+    Returns:
+        ReviewQueue: items in a random order, ids ``r0001``... (they reveal nothing), each with
+        the policy shown as A chosen by a fair coin.
+
+    Raises:
+        UsageError: ``review-n-invalid`` when n is not in [1, population size].
+    """
+    size = len(pop.example_ids)
+    if not 1 <= n <= size:
+        raise UsageError(
+            "review-n-invalid",
+            f"--n {n}: the population has {size} paired examples; draw between 1 and {size}",
+            hint="lower --n, or check --metric and the candidate",
+        )
+    rng = np.random.default_rng(seed)
+    chosen = _chosen(pop, n, rng, stratify)
+    flips = rng.random(len(chosen)) < 0.5
+    items = [
+        DrawnItem(
+            item_id=f"r{k + 1:04d}",
+            example_id=pop.example_ids[i],
+            slice=pop.slices[i],
+            shown=("baseline", "candidate") if flip else ("candidate", "baseline"),
+        )
+        for k, (i, flip) in enumerate(zip(chosen, flips.tolist(), strict=True))
+    ]
+    metric, baseline, candidate = meta
+    return ReviewQueue(
+        metric=metric,
+        baseline=baseline,
+        candidate=candidate,
+        seed=seed,
+        stratified_by_slice=stratify,
+        population=size,
+        evidence=evidence,
+        items=items,
+    )
+
+
+def evidence_digests(
+    contract: ReleaseContract, digests: list[tuple[str, str]]
+) -> list[EvidenceDigest]:
+    """The (path, sha256) of ``digests`` that belong to the contract's evidence sources.
+
+    A dataset directory's parts (``<path>/<part>``) are kept one by one, as the manifest lists them.
+    """
+    roots = [s.path for s in contract.evidence]
+    return [
+        EvidenceDigest(path=path, sha256=sha)
+        for path, sha in digests
+        if any(path == r or path.startswith(r + "/") for r in roots)
+    ]

@@ -1,0 +1,75 @@
+"""Reading reviewers' labels back against the recorded draw: unblinding and located errors."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ragwarrant.errors import EvidenceError
+from ragwarrant.review import read_labels, read_queue
+from ragwarrant.review.queue import DrawnItem, ReviewQueue
+
+QUEUE = ReviewQueue(
+    metric="correct",
+    baseline="base",
+    candidate="cand",
+    seed=1,
+    population=10,
+    evidence=[],
+    items=[
+        DrawnItem(item_id="r1", example_id="ex1", shown=("candidate", "baseline")),
+        DrawnItem(item_id="r2", example_id="ex2", shown=("baseline", "candidate")),
+        DrawnItem(item_id="r3", example_id="ex3", shown=("candidate", "baseline")),
+    ],
+)
+
+
+def _labels(tmp_path: Path, text: str):
+    path = tmp_path / "labels.csv"
+    path.write_text(text)
+    return read_labels(path, "labels.csv", QUEUE, (0.0, 1.0))
+
+
+def test_unblinds_and_counts_missing(tmp_path):
+    """A and B are mapped back to candidate and baseline; an unlabelled item is counted."""
+    got = _labels(tmp_path, "item_id,label_a,label_b\nr1,1,0\nr2,1,0.5\nr3,,1\n")
+    assert got.example_ids == ("ex1", "ex2")
+    assert got.candidate_values.tolist() == [1.0, 0.5]
+    assert got.baseline_values.tolist() == [0.0, 1.0]
+    assert (got.drawn, got.missing) == (3, 1)
+    assert got.values() == {"ex1": (1.0, 0.0), "ex2": (0.5, 1.0)}
+
+
+def test_an_item_absent_from_the_file_is_missing(tmp_path):
+    """Items of the draw with no row at all are counted as missing too."""
+    got = _labels(tmp_path, "item_id,label_a,label_b\nr1,1,0\n")
+    assert (got.drawn, got.missing) == (3, 2)
+
+
+@pytest.mark.parametrize(
+    ("text", "code", "row", "column"),
+    [
+        ("item_id,label_a,label_b\nr9,1,0\n", "label-outside-draw", 2, "item_id"),
+        ("item_id,label_a,label_b\nr1,1,0\nr1,1,0\n", "label-duplicate", 3, "item_id"),
+        ("item_id,label_a,label_b\nr1,yes,0\n", "label-not-a-number", 2, "label_a"),
+        ("item_id,label_a,label_b\nr1,1,1.5\n", "label-out-of-scale", 2, "label_b"),
+        ("item_id,label_a\nr1,1\n", "labels-columns-missing", 1, "label_b"),
+    ],
+)
+def test_located_errors(tmp_path, text, code, row, column):
+    """Each bad label names the file, row and column, and never echoes the value."""
+    with pytest.raises(EvidenceError) as info:
+        _labels(tmp_path, text)
+    err = info.value
+    assert (err.code, err.file, err.row, err.column) == (code, "labels.csv", row, column)
+    assert "yes" not in err.message and "1.5" not in err.message
+
+
+def test_invalid_queue_names_the_field(tmp_path):
+    """A queue that is not the draw record is refused with its JSON pointer."""
+    path = tmp_path / "queue.json"
+    path.write_text('{"metric": "correct"}')
+    with pytest.raises(EvidenceError, match="review-queue|is not a review queue") as info:
+        read_queue(path, "queue.json")
+    assert info.value.code == "review-queue-invalid"

@@ -1,0 +1,142 @@
+"""PPI++ judge-corrected bounds against closed forms and the ``ppi_py`` reference."""
+
+from __future__ import annotations
+
+import math
+from statistics import NormalDist
+
+import numpy as np
+import pytest
+
+from ragwarrant.stats.ppi import labels_needed, power_tuned_lambda, ppi_mean_bound
+
+Z95 = NormalDist().inv_cdf(0.95)
+
+
+def _sample(seed: int, n_total: int = 400, n: int = 60, bias: float = 0.1, noise: float = 0.3):
+    """Human deltas y, a biased noisy judge f = y + bias + noise, and a random labelled subset."""
+    rng = np.random.default_rng(seed)
+    y_all = rng.normal(0.0, 1.0, n_total)
+    f_all = y_all + bias + rng.normal(0.0, noise, n_total)
+    labelled = rng.choice(n_total, size=n, replace=False)
+    return f_all, f_all[labelled], y_all[labelled], labelled
+
+
+def test_matches_closed_form_with_a_split_sample():
+    """Estimate, lambda and se follow the PPI++ formulas on the unlabelled split, written out."""
+    f_all, f_lab, y, labelled = _sample(1)
+    mask = np.zeros(f_all.size, dtype=bool)
+    mask[labelled] = True
+    f_unl = f_all[~mask]
+    n, n_unl = y.size, f_unl.size
+    cov = np.mean((y - y.mean()) * (f_lab - f_lab.mean()))
+    lam = cov / ((1 + n / n_unl) * np.var(f_all, ddof=1))
+    estimate = lam * f_unl.mean() + np.mean(y - lam * f_lab)
+    se = math.sqrt(np.var(y - lam * f_lab) / n + lam**2 * np.var(f_unl) / n_unl)
+    res = ppi_mean_bound(f_all, f_lab, y, alpha=0.05)
+    assert 0 < lam < 1
+    assert res.lam == pytest.approx(lam, rel=1e-12)
+    assert res.estimate == pytest.approx(estimate, rel=1e-12)
+    assert res.standard_error == pytest.approx(se, rel=1e-12)
+    assert res.lower_bound == pytest.approx(estimate - Z95 * se, rel=1e-12)
+    assert res.judge_bias == pytest.approx(np.mean(f_lab - y), rel=1e-12)
+    assert res.judge_only_estimate == pytest.approx(f_all.mean(), rel=1e-12)
+    assert (res.n, res.n_total) == (60, 400)
+
+
+def test_matches_ppi_python_reference():
+    """Lower bound and estimate equal ``ppi_py``'s power-tuned interval and estimate to 1e-10."""
+    ppi_py = pytest.importorskip("ppi_py", reason="ppi-python is a test oracle, not a dependency")
+    for seed in range(5):
+        f_all, f_lab, y, labelled = _sample(seed, bias=0.05 * seed, noise=0.2 + 0.3 * seed)
+        mask = np.zeros(f_all.size, dtype=bool)
+        mask[labelled] = True
+        # ppi_py 0.2.3 drops ``alternative`` when it tunes lambda itself (its recursive call
+        # omits it), so compare with its two-sided interval at 2 alpha: same lower bound.
+        lower, _ = ppi_py.ppi_mean_ci(y, f_lab, f_all[~mask], alpha=0.10)
+        res = ppi_mean_bound(f_all, f_lab, y, alpha=0.05)
+        assert res.lower_bound == pytest.approx(float(np.ravel(lower)[0]), abs=1e-10)
+        point = ppi_py.ppi_mean_pointestimate(y, f_lab, f_all[~mask])
+        assert res.estimate == pytest.approx(float(np.ravel(point)[0]), abs=1e-10)
+
+
+def test_perfect_judge_and_constant_judge_are_the_two_ends():
+    """A judge equal to the human delta gets lambda = 1 - n/N; a constant judge gets lambda 0."""
+    f_all, f_lab, y, _ = _sample(2, noise=0.0, bias=0.0)
+    perfect = ppi_mean_bound(f_all, f_lab, y, alpha=0.05)
+    assert perfect.lam == pytest.approx(1 - 60 / 400, rel=0.1)
+    human_only_se = math.sqrt(np.var(y) / y.size)
+    assert perfect.standard_error < 0.5 * human_only_se
+    constant = ppi_mean_bound(np.zeros(400), np.zeros(60), y, alpha=0.05)
+    assert constant.lam == 0.0
+    assert constant.estimate == pytest.approx(y.mean())
+    assert constant.standard_error == pytest.approx(human_only_se)
+
+
+def test_every_example_labelled_gives_the_human_only_bound():
+    """n = N: lambda 0, the bound is mean(y) - z sqrt(Var(y)/n)."""
+    _, _, y, _ = _sample(3)
+    f = y + 0.2
+    res = ppi_mean_bound(f, f, y, alpha=0.05)
+    assert res.lam == 0.0
+    assert res.lower_bound == pytest.approx(y.mean() - Z95 * math.sqrt(np.var(y) / y.size))
+
+
+def test_bias_is_removed():
+    """A judge biased by +0.5 toward the candidate: the judge-only mean is off, PPI is not."""
+    rng = np.random.default_rng(4)
+    estimates = []
+    for _ in range(200):
+        y_all = rng.normal(-0.2, 1.0, 300)
+        f_all = 0.5 + y_all + rng.normal(0.0, 0.5, 300)
+        lab = rng.choice(300, 50, replace=False)
+        estimates.append(ppi_mean_bound(f_all, f_all[lab], y_all[lab], alpha=0.05).estimate)
+    assert np.mean(estimates) == pytest.approx(-0.2, abs=0.03)
+
+
+def test_lambda_is_clipped():
+    """A judge anti-correlated with the reviewers gets lambda 0, not a negative weight."""
+    assert power_tuned_lambda(-0.3, 1.0, 50, 300) == 0.0
+    assert power_tuned_lambda(5.0, 1.0, 50, 300) == 1.0
+    assert power_tuned_lambda(0.5, 1.0, 50, 0) == 0.0
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (([0.0, 1.0], [0.0], [1.0]), "at least 2 labelled"),
+        (([0.0], [0.0, 1.0], [1.0, 0.0]), "must include the labelled"),
+        (([0.0, 1.0, 2.0], [0.0, 1.0], [1.0]), "same shape"),
+        (([0.0, np.nan, 2.0], [0.0, 2.0], [1.0, 0.0]), "finite"),
+        ((np.zeros((2, 2)), [0.0, 2.0], [1.0, 0.0]), "one-dimensional"),
+    ],
+)
+def test_invalid_input_raises(args, message):
+    """Each invalid argument names what is wrong."""
+    with pytest.raises(ValueError, match=message):
+        ppi_mean_bound(*args, alpha=0.05)
+
+
+def test_invalid_alpha_raises():
+    """alpha must be a one-sided level in (0, 0.5)."""
+    with pytest.raises(ValueError, match="alpha"):
+        ppi_mean_bound([0.0, 1.0, 2.0], [0.0, 1.0], [0.0, 1.0], alpha=0.7)
+
+
+def test_labels_needed_resolves_at_the_stated_power():
+    """At n + more labels the projected bound at the same moments clears the threshold."""
+    f_all, f_lab, y, _ = _sample(5, n_total=2000, n=40, noise=0.6)
+    y = y - y.mean() + 0.1
+    res = ppi_mean_bound(f_all, f_lab, y, alpha=0.05)
+    more = labels_needed(res, threshold=0.0, power=0.8)
+    assert more is not None and more > 0
+    explained = res.covariance**2 / res.judge_variance
+    z = Z95 + NormalDist().inv_cdf(0.8)
+
+    def se(m: int) -> float:
+        return math.sqrt((res.human_variance - (1 - m / res.n_total) * explained) / m)
+
+    m = res.n + more
+    assert res.estimate - z * se(m) >= 0.0
+    assert res.estimate - z * se(m - 1) < 0.0
+    assert labels_needed(res, threshold=0.3, power=0.8) is None  # estimate below threshold
