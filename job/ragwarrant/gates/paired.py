@@ -8,6 +8,7 @@ import numpy as np
 
 from ragwarrant.contract import MissingValuePolicy, QualityMetric
 from ragwarrant.evidence.index import EvidenceIndex
+from ragwarrant.stats.missing_sensitivity import adversarial_pairs
 
 __all__ = ["PairedMetric", "pair_metric"]
 
@@ -80,10 +81,7 @@ def _excluded(
     at its least favourable end: the candidate's where only it is missing (``lost_c``), the
     baseline's where only it is (``lost_b``); the present side keeps its value. ``sub``: the
     example codes of a narrow scope's positions, or None (positions are codes)."""
-    worst, best = _least_favourable_ends(quality)
-    at = np.flatnonzero(lost_c | lost_b)
-    cand = np.where(lost_c[at], worst, vc[at])
-    base = np.where(lost_b[at], best, vb[at])
+    at, cand, base = adversarial_pairs(vc, vb, lost_c, lost_b, *_least_favourable_ends(quality))
     return (at if sub is None else sub[at]), cand, base
 
 

@@ -26,7 +26,7 @@ import numpy as np
 
 from ragwarrant.stats.onesided import OneSidedTest
 
-__all__ = ["Sensitivity", "tipping_point", "worst_first"]
+__all__ = ["Sensitivity", "adversarial_pairs", "tipping_point", "worst_first"]
 
 
 @dataclass(frozen=True)
@@ -48,6 +48,30 @@ class Sensitivity:
     def holds(self) -> bool:
         """Whether the decision survives every excluded value at its adversarial end."""
         return self.tipping_point is None
+
+
+def adversarial_pairs(
+    candidate: np.ndarray,
+    baseline: np.ndarray,
+    lost_c: np.ndarray,
+    lost_b: np.ndarray,
+    worst: float,
+    best: float,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The pairs ``exclude`` drops, the missing side at its least favourable end.
+
+    Args:
+        candidate, baseline: shape (n,) values in metric units (the missing side's ignored).
+        lost_c, lost_b: shape (n,) bool, where only the candidate's (only the baseline's)
+            value is missing; the two never overlap.
+        worst, best: the scale's end least favourable to the candidate (its value) and to
+            the baseline's side (the baseline's value): (low, high) when higher is better.
+
+    Returns:
+        (positions, candidate, baseline), shape (m,) each, m = number of lost pairs.
+    """
+    at = np.flatnonzero(lost_c | lost_b)
+    return at, np.where(lost_c[at], worst, candidate[at]), np.where(lost_b[at], best, baseline[at])
 
 
 def worst_first(oriented_delta: np.ndarray) -> np.ndarray:
