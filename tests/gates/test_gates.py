@@ -6,13 +6,14 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from ragwarrant.contract import ReleaseContract
+from ragwarrant.contract import MissingValuePolicy, ReleaseContract
 from ragwarrant.decision import classify_candidate, run_class
 from ragwarrant.evidence.index import build_index
 from ragwarrant.evidence_class import EvidenceClass
 from ragwarrant.exit_codes import DecisionClass
 from ragwarrant.gates.candidate import evaluate_candidate
 from ragwarrant.gates.ceiling import gate_claim_ceiling
+from ragwarrant.gates.paired import pair_metric
 from ragwarrant.outputs import CandidateClass, GateStatus
 from tests.conftest import base_contract
 from tests.evidence.test_index import evidence_table
@@ -496,3 +497,24 @@ def test_an_example_in_the_confirmatory_split_and_an_undeclared_one_blocks():
         clean, c, "cand", clean.in_split("conf"), config_missing=[], scope_name="conf"
     )
     assert gate(ev, "hard:split-leakage").status is GateStatus.NOT_APPLICABLE
+
+
+def test_excluded_pairs_keep_their_example_codes_in_a_narrow_scope():
+    """The dropped pairs of a protected slice (a narrow scope, paired on its own positions) are
+    named by their example codes, the missing side at its least favourable end."""
+    d = good_data()
+    d["cand"]["correct"][3] = np.nan
+    d["base"]["correct"][7] = np.nan
+    excl = contract(lambda c: c["quality_metrics"][0].update({"on_missing": "exclude"}))
+    idx = build_index(evidence_table(d))
+    ids = [str(x) for x in idx.example_ids]
+    code_3, code_7 = ids.index("ex3"), ids.index("ex7")
+    scope = np.zeros(idx.n_examples, bool)
+    scope[[code_3, code_7, ids.index("ex11")]] = True
+    pm = pair_metric(
+        idx, "correct", "base", "cand", scope, excl.quality_metrics[0], MissingValuePolicy.EXCLUDE
+    )
+    codes, cand, base = pm.excluded
+    got = dict(zip(codes.tolist(), zip(cand.tolist(), base.tolist(), strict=True), strict=True))
+    assert got == {code_3: (0.0, d["base"]["correct"][3]), code_7: (d["cand"]["correct"][7], 1.0)}
+    assert pm.n == 1
