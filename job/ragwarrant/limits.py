@@ -16,6 +16,7 @@ __all__ = [
     "MAX_CONFIG_BYTES",
     "MAX_CONTRACT_BYTES",
     "MAX_CSV_FIELD_CHARS",
+    "MAX_EVIDENCE_FILE_BYTES",
     "MAX_EVIDENCE_ROWS",
     "MAX_EVIDENCE_SOURCES",
     "MAX_INTEGER_DIGITS",
@@ -51,6 +52,11 @@ two policies and 50 metrics; checked once the source is read, before it is index
 contract's ``limits.evidence_rows`` may raise it up to ``CEILING_EVIDENCE_ROWS``."""
 
 CEILING_EVIDENCE_ROWS = 1_000_000_000
+
+MAX_EVIDENCE_FILE_BYTES = 4 << 30
+"""Size of one evidence file, or of one part file of a dataset directory (4 GiB; the 10^6-pair
+benchmark's files are well under 1 GiB): checked from the file's size before any byte is read,
+so reading stays within the machine's memory."""
 
 MAX_CONTRACT_BYTES = 512 << 10
 """Size of the contract file (512 KiB; the shipped examples are under 5 KiB, and a contract at

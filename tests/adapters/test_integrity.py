@@ -333,3 +333,17 @@ def test_deep_line_in_a_ragas_export_is_refused_not_a_crash(make_request, export
     with pytest.raises(EvidenceError) as err:
         load_source(request.source, request.path, request.sha256, request.contract)
     assert (err.value.code, err.value.row) == ("evidence-limit", 1)
+
+
+def test_an_evidence_file_over_the_size_limit_is_refused_before_reading(tmp_path) -> None:
+    """A (sparse) file one byte over the limit is refused from its size; one at it is read on."""
+    from ragwarrant.limits import MAX_EVIDENCE_FILE_BYTES
+
+    big = tmp_path / "big.csv"
+    with big.open("wb") as f:
+        f.truncate(MAX_EVIDENCE_FILE_BYTES + 1)  # no byte written: reading it would take minutes
+    with pytest.raises(EvidenceError) as info:
+        check_file(big, "csv", "evidence/big.csv")
+    assert info.value.code == "evidence-limit"
+    assert f"{MAX_EVIDENCE_FILE_BYTES + 1:,} bytes" in str(info.value)
+    assert "evidence/big.csv" in str(info.value)

@@ -21,7 +21,7 @@ import pyarrow as pa
 
 from ragwarrant.contract import did_you_mean
 from ragwarrant.errors import EvidenceError
-from ragwarrant.limits import MAX_JSON_DEPTH
+from ragwarrant.limits import MAX_EVIDENCE_FILE_BYTES, MAX_JSON_DEPTH
 
 __all__ = [
     "READER_FAILURES",
@@ -298,11 +298,23 @@ def check_file(path: Path, fmt: str, display: str) -> None:
     twice.
 
     Raises:
-        EvidenceError: ``evidence-unparseable`` (wrong magic bytes), ``evidence-encoding`` or
+        EvidenceError: ``evidence-limit`` (larger than ``limits.MAX_EVIDENCE_FILE_BYTES``),
+            ``evidence-unparseable`` (wrong magic bytes), ``evidence-encoding`` or
             ``evidence-duplicate-key``.
     """
-    if path.stat().st_size == 0:
+    size = path.stat().st_size
+    if size == 0:
         return  # the adapters say "empty" in their own words
+    if size > MAX_EVIDENCE_FILE_BYTES:
+        raise EvidenceError(
+            "evidence-limit",
+            f"{display} holds {size:,} bytes, over the limit of {MAX_EVIDENCE_FILE_BYTES:,} "
+            "bytes for one evidence file",
+            hint="split the export into a dataset directory of smaller part files",
+            file=display,
+            expected=f"at most {MAX_EVIDENCE_FILE_BYTES:,} bytes",
+            found=f"{size:,} bytes",
+        )
     if fmt == "parquet":
         _check_parquet_magic(path, display)
         return
