@@ -221,6 +221,9 @@ def format_table(rows: list[Row]) -> str:
         ok = "yes" if hi <= ALPHA + 0.01 else "**no**"
         if r.rule == "fixed-n":  # one test at alpha: the reference for power, not a plan
             ok = f"reference ({'yes' if hi <= ALPHA + 0.01 else 'no'})"
+        elif sorted(r.levels)[-2:] == [0.0, ALPHA]:  # only the first look can pass, at alpha
+            within = rate <= ALPHA + 2 * np.sqrt(ALPHA * (1 - ALPHA) / r.replicates)
+            ok = f"one test at alpha: rate ≤ alpha + 2 MC SE {'yes' if within else '**no**'}"
         lv = ", ".join(f"{a:.3g}" for a in r.levels)
         lines.append(
             f"| {r.kind} (N = {dict((k.name, k.n_final) for k in KINDS)[r.kind]}) | {r.looks} "
@@ -264,7 +267,10 @@ def main() -> None:
         "alpha, fails it). The `note+` rows retry with a new note in the candidate's config at "
         "every look (issue 33): under one version and plan the look rules link the looks and "
         "give the plan's levels; with a new contract version at every look, the first look is "
-        "at alpha and every later one, linked to it by its examples, cannot PROMOTE.\n\n" + table
+        "at alpha and every later one, linked to it by its examples, cannot PROMOTE: that row "
+        "is one test at alpha on N / K examples, judged like `fixed-n` by issue 33's target "
+        "(rate at most alpha + 2 Monte Carlo SE), since its upper CP bound can pass "
+        "alpha + 0.01 by chance alone.\n\n" + table
     )
     print(generated)
     if args.write is not None:
