@@ -32,6 +32,7 @@ from pathlib import Path
 import numpy as np
 from scipy import stats as sps
 
+from ragwarrant.stats.missing_sensitivity import adversarial_pairs, tipping_point, worst_first
 from ragwarrant.stats.noninferiority import MetricKind, test_noninferiority
 from ragwarrant.stats.onesided import oriented_bootstrap
 from ragwarrant.stats.paired_binary import tango_test
@@ -44,7 +45,7 @@ ALPHA = 0.05
 class Sample:
     """One simulated paired sample."""
 
-    candidate: np.ndarray
+    candidate: np.ndarray  # NaN: missing, left out under on_missing: exclude
     baseline: np.ndarray
     groups: np.ndarray | None = None  # declared clusters
     example_ids: np.ndarray | None = None  # repeated ids = repetitions (not declared)
@@ -141,6 +142,32 @@ def _repetitions(examples: int, runs: int) -> Generator:
     return gen
 
 
+def _skewed_losses(n: int, tail: float = 0.15) -> Generator:
+    """Issue 33: a small slice whose deltas have a long lower tail, -tail * (Exp(1) - 1)."""
+
+    def gen(rng: np.random.Generator, delta: float) -> Sample:
+        base = rng.beta(5.0, 2.0, n)
+        return Sample(base + delta - tail * (rng.exponential(1.0, n) - 1.0), base)
+
+    return gen
+
+
+def _missing(n: int, informative: bool, lost_c: int = 8, lost_b: int = 6) -> Generator:
+    """Issue 33: ``_bounded(n)`` with ``lost_c`` candidate values missing (on its worst deltas when
+    ``informative``, else at random) and ``lost_b`` baseline values missing at random."""
+    bounded = _bounded(n)
+
+    def gen(rng: np.random.Generator, delta: float) -> Sample:
+        s = bounded(rng, delta)
+        cand, base = s.candidate.copy(), s.baseline.copy()
+        order = np.argsort(cand - base) if informative else rng.permutation(n)
+        cand[order[:lost_c]] = np.nan
+        base[rng.choice(order[lost_c:], lost_b, replace=False)] = np.nan
+        return Sample(cand, base)
+
+    return gen
+
+
 SCENARIOS = [
     Scenario("binary-n30", "binary", 0.05, (0, 1), _binary(30)),
     Scenario("repetitions-60x3", "continuous", 0.05, (-5, 5), _repetitions(60, 3)),
@@ -155,6 +182,9 @@ SCENARIOS = [
     Scenario("clusters-30x5", "continuous", 0.05, (-5, 5), _clustered(30)),
     Scenario("clusters-100x5", "continuous", 0.05, (-5, 5), _clustered(100)),
     Scenario("binary-n400", "binary", 0.05, (0, 1), _binary(400)),
+    Scenario("small-skewed-slice-n12", "continuous", 0.10, (0, 1), _skewed_losses(12)),
+    Scenario("informative-missing-exclude-n300", "continuous", 0.05, (0, 1), _missing(300, True)),
+    Scenario("mcar-missing-exclude-n300", "continuous", 0.05, (0, 1), _missing(300, False)),
 ]
 DELTAS = ("margin", "inside", "zero")  # true delta = -m, -m/2, 0
 METHODS = ("rule", "t", "tango", "legacy")
@@ -179,24 +209,52 @@ def _t_lower(s: Sample) -> float:
     return float(d.mean() - sps.t.ppf(1 - ALPHA, d.size - 1) * sd / math.sqrt(d.size))
 
 
+def _complete(s: Sample) -> tuple[Sample, tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """The complete pairs (``exclude``) and the dropped ones imputed adversarially."""
+    lost_c, lost_b = np.isnan(s.candidate), np.isnan(s.baseline)
+    dropped = adversarial_pairs(s.candidate, s.baseline, lost_c & ~lost_b, lost_b & ~lost_c, 0, 1)
+    ok = ~(lost_c | lost_b)
+    if ok.all():
+        return s, dropped
+    return Sample(s.candidate[ok], s.baseline[ok]), dropped
+
+
+def _rule(sc: Scenario, s: Sample, rng: np.random.Generator, resamples: int) -> tuple[float, bool]:
+    """The job's rule: the test on complete pairs, which under ``exclude`` passes only when the
+    tipping-point analysis (``stats.missing_sensitivity``) finds no tipping point; its lower
+    bound is the smaller of the two tests' (complete pairs, all dropped pairs imputed)."""
+    full, (_, cand, base) = _complete(s)
+    order = worst_first(cand - base)
+
+    def run(k: int):  # type: ignore[no-untyped-def]
+        return test_noninferiority(
+            np.concatenate([full.candidate, cand[order[:k]]]),
+            np.concatenate([full.baseline, base[order[:k]]]),
+            kind=sc.kind,
+            margin_abs=sc.margin,
+            alpha=ALPHA,
+            rng=rng,
+            resamples=resamples,
+            scale=sc.scale,
+            groups=full.groups if k == 0 else None,
+            example_ids=full.example_ids if k == 0 else None,
+        )
+
+    res = run(0)
+    if order.size == 0:
+        return res.lower_bound, res.rejects
+    sens = tipping_point(run, order.size)  # its bound (all imputed) is the rule's bound
+    return min(res.lower_bound, sens.test.lower_bound), res.rejects and sens.holds
+
+
 def _run_one(
     sc: Scenario, s: Sample, seed: list[int], resamples: int, at_margin: bool
 ) -> dict[str, float]:
     """Lower bounds and pass flags of every method on one sample (NaN: not applicable)."""
     rng = np.random.default_rng(seed)
-    res = test_noninferiority(
-        s.candidate,
-        s.baseline,
-        kind=sc.kind,
-        margin_abs=sc.margin,
-        alpha=ALPHA,
-        rng=rng,
-        resamples=resamples,
-        scale=sc.scale,
-        groups=s.groups,
-        example_ids=s.example_ids,
-    )
-    out = {"rule_lcb": res.lower_bound, "rule_pass": float(res.rejects)}
+    lcb, passes = _rule(sc, s, rng, resamples)
+    out = {"rule_lcb": lcb, "rule_pass": float(passes)}
+    s = _complete(s)[0]
     t_lcb = _t_lower(s)
     out |= {"t_lcb": t_lcb, "t_pass": float(t_lcb > -sc.margin)}
     out |= {"tango_lcb": math.nan, "tango_pass": math.nan}

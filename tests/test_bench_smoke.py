@@ -22,6 +22,20 @@ from tests.conftest import REPO
         ("hint_calibration.py", ["--replicates", "20", "--only", "skewed"], "| skewed |"),
         ("validity_ppi.py", ["--replicates", "5"], "| 0.70 | 0.3 | 300 | ppi++ |"),
         (
+            "validity.py",
+            [
+                "--replicates",
+                "4",
+                "--workers",
+                "1",
+                "--resamples",
+                "200",
+                "--only",
+                "small-skewed-slice-n12,informative-missing-exclude-n300",
+            ],
+            "| informative-missing-exclude-n300 | rule |",
+        ),
+        (
             "validity_claims.py",
             ["--replicates", "8", "--workers", "1", "--resamples", "200"],
             "| mean | 30 | rule |",

@@ -6,13 +6,14 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from ragwarrant.contract import ReleaseContract
+from ragwarrant.contract import MissingValuePolicy, ReleaseContract
 from ragwarrant.decision import classify_candidate, run_class
 from ragwarrant.evidence.index import build_index
 from ragwarrant.evidence_class import EvidenceClass
 from ragwarrant.exit_codes import DecisionClass
 from ragwarrant.gates.candidate import evaluate_candidate
 from ragwarrant.gates.ceiling import gate_claim_ceiling
+from ragwarrant.gates.paired import pair_metric
 from ragwarrant.outputs import CandidateClass, GateStatus
 from tests.conftest import base_contract
 from tests.evidence.test_index import evidence_table
@@ -207,6 +208,54 @@ def test_balanced_or_imputed_missing_values_pass_the_balance_gate():
     worst = contract(lambda c: c["quality_metrics"][0].update({"on_missing": "worst"}))
     ev, _ = evaluate(d, worst)
     assert gate(ev, "hard:missing-balance:correct").status is GateStatus.PASS
+
+
+def _hidden_losses(worse: int, hide: int, n: int = 300):
+    """Baseline 80 % correct; the candidate loses ``worse`` examples and wins 4; its value is
+    missing on ``hide`` of its losses, the baseline's on 6 examples elsewhere."""
+    base = np.ones(n)
+    base[:60] = 0
+    cand = base.copy()
+    cand[60 : 60 + worse] = 0
+    cand[:4] = 1
+    cand[60 : 60 + hide] = np.nan
+    base[200:206] = np.nan
+    cost = np.full(n, 0.02)
+    return {
+        "base": {"correct": base, "cost_usd": cost},
+        "cand": {"correct": cand, "cost_usd": cost / 2},
+    }
+
+
+def test_exclude_does_not_pass_when_missing_values_hide_losses():
+    """Issue 33: the candidate is missing on 8 of its losses, the baseline on 6 elsewhere; the
+    balance test (8 vs 6) passes and the complete pairs are noninferior, but with the 14 missing
+    values imputed adversarially they are not: INCONCLUSIVE, naming the tipping point."""
+    excl = contract(lambda c: c["quality_metrics"][0].update({"on_missing": "exclude"}))
+    ev, verdict = evaluate(_hidden_losses(worse=12, hide=8), excl)
+    assert gate(ev, "hard:missing-balance:correct").status is GateStatus.PASS
+    g = gate(ev, "noninferiority:correct")
+    assert g.lower_bound > -0.05  # the complete pairs alone would pass
+    assert g.status is GateStatus.INCONCLUSIVE
+    assert g.details["missing_sensitivity_imputed"] == 14
+    assert g.details["missing_tipping_point"] == 8
+    assert g.details["missing_sensitivity_lower_bound"] < -0.05
+    assert "with 8 of the 14 values excluded as missing" in g.reason
+    assert verdict.decision_class is not CandidateClass.PROMOTE
+
+
+def test_exclude_keeps_a_decision_that_survives_the_missing_values():
+    """Balanced missing values that cannot overturn the bound leave the gate passing, with the
+    sensitivity analysis recorded (no tipping point)."""
+    excl = contract(lambda c: c["quality_metrics"][0].update({"on_missing": "exclude"}))
+    d = _hidden_losses(worse=4, hide=0)
+    d["cand"]["correct"][100:104] = np.nan  # 4 missing on ties, 6 baseline's elsewhere
+    ev, _ = evaluate(d, excl)
+    g = gate(ev, "noninferiority:correct")
+    assert g.status is GateStatus.PASS
+    assert g.details["missing_sensitivity_imputed"] == 10
+    assert g.details["missing_tipping_point"] is None
+    assert "still noninferior with all 10 values excluded as missing" in g.reason
 
 
 def test_duplicates_gate():
@@ -448,3 +497,24 @@ def test_an_example_in_the_confirmatory_split_and_an_undeclared_one_blocks():
         clean, c, "cand", clean.in_split("conf"), config_missing=[], scope_name="conf"
     )
     assert gate(ev, "hard:split-leakage").status is GateStatus.NOT_APPLICABLE
+
+
+def test_excluded_pairs_keep_their_example_codes_in_a_narrow_scope():
+    """The dropped pairs of a protected slice (a narrow scope, paired on its own positions) are
+    named by their example codes, the missing side at its least favourable end."""
+    d = good_data()
+    d["cand"]["correct"][3] = np.nan
+    d["base"]["correct"][7] = np.nan
+    excl = contract(lambda c: c["quality_metrics"][0].update({"on_missing": "exclude"}))
+    idx = build_index(evidence_table(d))
+    ids = [str(x) for x in idx.example_ids]
+    code_3, code_7 = ids.index("ex3"), ids.index("ex7")
+    scope = np.zeros(idx.n_examples, bool)
+    scope[[code_3, code_7, ids.index("ex11")]] = True
+    pm = pair_metric(
+        idx, "correct", "base", "cand", scope, excl.quality_metrics[0], MissingValuePolicy.EXCLUDE
+    )
+    codes, cand, base = pm.excluded
+    got = dict(zip(codes.tolist(), zip(cand.tolist(), base.tolist(), strict=True), strict=True))
+    assert got == {code_3: (0.0, d["base"]["correct"][3]), code_7: (d["cand"]["correct"][7], 1.0)}
+    assert pm.n == 1

@@ -27,6 +27,7 @@ from ragwarrant.gates.ppi import gate_corrected
 from ragwarrant.outputs import GateResult, GateStatus
 from ragwarrant.review import HumanLabelSet
 from ragwarrant.stats.bootstrap import BootstrapResult, Column, joint_bootstrap
+from ragwarrant.stats.missing_sensitivity import tipping_point, worst_first
 from ragwarrant.stats.noninferiority import MetricKind, detect_metric_kind, test_noninferiority
 from ragwarrant.stats.onesided import OneSidedTest, OrientedBootstrap
 from ragwarrant.stats.seeding import make_rng
@@ -349,7 +350,69 @@ def _noninferiority_gate(
     g = gate_noninferiority(metric.id, slice_value, test, margin_abs, st.alpha, st.power)
     how = "declared" if metric.metric_kind is not None else "detected"
     details = g.details | {"metric_kind": kind, "metric_kind_source": how}
-    return _with_labels(ctx, pm, metric, g.model_copy(update={"details": details}))
+    g = g.model_copy(update={"details": details})
+    g = _missing_sensitivity(ctx, pm, metric, margin_abs, scope, g)
+    return _with_labels(ctx, pm, metric, g)
+
+
+def _with_excluded(pm: PairedMetric, sign: int, k: int) -> PairedMetric:
+    """``pm`` plus the k most damaging of its excluded pairs, imputed adversarially."""
+    ex, cand, base = pm.excluded  # type: ignore[misc]
+    order = worst_first(sign * (cand - base))[:k]
+    return dataclasses.replace(
+        pm,
+        examples=np.concatenate([pm.examples, ex[order]]),
+        candidate=np.concatenate([pm.candidate, cand[order]]),
+        baseline=np.concatenate([pm.baseline, base[order]]),
+        excluded=None,
+    )
+
+
+def _missing_sensitivity(
+    ctx: _Context,
+    pm: PairedMetric,
+    metric: QualityMetric,
+    margin_abs: float,
+    scope: str,
+    g: GateResult,
+) -> GateResult:
+    """Under ``on_missing: exclude``, a passing gate stands only when it still passes with
+    every excluded value imputed at its adversarial end (``stats.missing_sensitivity``); else
+    it is INCONCLUSIVE, naming how many imputed values flip it (the tipping point)."""
+    if g.status is not GateStatus.PASS or pm.excluded is None or pm.excluded[0].size == 0:
+        return g
+
+    def run(k: int) -> OneSidedTest:
+        return _noninferiority_test(
+            ctx,
+            _with_excluded(pm, metric.direction.sign, k),
+            metric,
+            margin_abs,
+            f"{scope}:missing-sensitivity",
+            None,
+        )[0]
+
+    sens = tipping_point(run, int(pm.excluded[0].size))
+    details = g.details | {
+        "missing_sensitivity_imputed": sens.imputed,
+        "missing_tipping_point": sens.tipping_point,
+        "missing_sensitivity_lower_bound": sens.test.lower_bound,
+    }
+    where = "the candidate's at the scale's worst end, the baseline's at its best"
+    if sens.holds:
+        reason = (
+            f"{g.reason}; still noninferior with all {sens.imputed} values excluded as missing "
+            f"imputed adversarially ({where}): lower bound {sens.test.lower_bound:+.4g}"
+        )
+        return g.model_copy(update={"details": details, "reason": reason})
+    reason = (
+        f"{g.reason} on complete pairs only; with {sens.tipping_point} of the "
+        f"{sens.imputed} values excluded as missing imputed adversarially ({where}) it is not "
+        f"(lower bound {sens.test.lower_bound:+.4g} with all {sens.imputed}): missing values "
+        "may hide losses (on_missing: exclude); supply them or declare on_missing: worst"
+    )
+    update = {"details": details, "reason": reason, "status": GateStatus.INCONCLUSIVE}
+    return g.model_copy(update=update)
 
 
 def _with_labels(

@@ -8,6 +8,7 @@ import numpy as np
 
 from ragwarrant.contract import MissingValuePolicy, QualityMetric
 from ragwarrant.evidence.index import EvidenceIndex
+from ragwarrant.stats.missing_sensitivity import adversarial_pairs
 
 __all__ = ["PairedMetric", "pair_metric"]
 
@@ -26,6 +27,11 @@ class PairedMetric:
         unpaired_candidate, unpaired_baseline: examples in scope with a finite value for the
             other policy only (this one's row absent, or its value missing and not imputed, or
             infinite).
+        excluded: under ``on_missing: exclude`` (with a declared scale), the examples left out
+            because one policy's value is missing or infinite while the other's is present:
+            (example codes, candidate values, baseline values), shape (m,) each, with the
+            missing side imputed at its least favourable end (``_least_favourable_ends``) for
+            the sensitivity analysis of ``stats.missing_sensitivity``; None otherwise.
     """
 
     examples: np.ndarray
@@ -37,6 +43,7 @@ class PairedMetric:
     imputed: int
     unpaired_candidate: int = 0
     unpaired_baseline: int = 0
+    excluded: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
 
     @property
     def n(self) -> int:
@@ -60,6 +67,22 @@ def _least_favourable_ends(quality: QualityMetric) -> tuple[float, float]:
     """
     low, high = quality.scale
     return (low, high) if quality.direction.sign > 0 else (high, low)
+
+
+def _excluded(
+    quality: QualityMetric,
+    vc: np.ndarray,
+    vb: np.ndarray,
+    lost_c: np.ndarray,
+    lost_b: np.ndarray,
+    sub: np.ndarray | None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(example codes, candidate, baseline) of the pairs ``exclude`` drops, the missing side
+    at its least favourable end: the candidate's where only it is missing (``lost_c``), the
+    baseline's where only it is (``lost_b``); the present side keeps its value. ``sub``: the
+    example codes of a narrow scope's positions, or None (positions are codes)."""
+    at, cand, base = adversarial_pairs(vc, vb, lost_c, lost_b, *_least_favourable_ends(quality))
+    return (at if sub is None else sub[at]), cand, base
 
 
 def pair_metric(
@@ -110,6 +133,11 @@ def pair_metric(
     miss_b = (cb_missing | at(cb.infinite)) & scope
     miss_c = (cc_missing | at(cc.infinite)) & scope
     imputed = 0
+    fin_b = scope & has_b & np.isfinite(vb)
+    fin_c = scope & has_c & np.isfinite(vc)
+    excluded = None
+    if on_missing is MissingValuePolicy.EXCLUDE and quality is not None:
+        excluded = _excluded(quality, vc, vb, miss_c & fin_b, miss_b & fin_c, sub)
     if on_missing is MissingValuePolicy.WORST and quality is not None:
         worst, best = _least_favourable_ends(quality)
         imp_b = cb_missing & scope
@@ -117,8 +145,8 @@ def pair_metric(
         vb[imp_b] = best
         vc[imp_c] = worst
         imputed = int(imp_b.sum() + imp_c.sum())
-    fin_b = scope & has_b & np.isfinite(vb)
-    fin_c = scope & has_c & np.isfinite(vc)
+        fin_b = scope & has_b & np.isfinite(vb)
+        fin_c = scope & has_c & np.isfinite(vc)
     either = int(np.sum((has_b | has_c) & scope))
     ok = fin_b & fin_c
     kept = np.flatnonzero(ok)
@@ -133,4 +161,5 @@ def pair_metric(
         imputed=imputed,
         unpaired_candidate=int(np.sum(fin_b & ~fin_c)),
         unpaired_baseline=int(np.sum(fin_c & ~fin_b)),
+        excluded=excluded,
     )
