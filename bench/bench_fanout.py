@@ -5,8 +5,10 @@ Usage (from the repository root)::
     .venv/bin/python bench/bench_fanout.py [--k 4] [--dir /tmp/fanout]
 
 K copies of the shipped example (``examples/ragtruth-generators``) are made, each a contract of
-its own (contract id ``ragtruth-generators-<k>``, and a ``fanout_copy: <k>`` key in every policy
-config, so no copy is a look at another's comparison). First one copy is run alone (the
+its own (contract id ``ragtruth-generators-<k>``, its baseline renamed ``gpt-4-0613-copy<k>`` in
+the contract and the evidence, and a ``fanout_copy: <k>`` key in every policy config, so no copy
+is a look at another's comparison: looks are linked by the baseline and candidate names or
+configs on shared examples, whatever the contract id). First one copy is run alone (the
 reference: one run's wall seconds), then all K at once, each a fresh process into its own output
 directory, every one with ``--ledger`` on the same file. Printed: the wall seconds of the K
 concurrent runs against K x one run (``--before DIR`` runs another checkout's code instead,
@@ -35,18 +37,41 @@ import time
 from pathlib import Path
 
 import orjson
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLE = REPO / "examples" / "ragtruth-generators"
 
 
+BASELINE = "gpt-4-0613"
+
+
+def _rename_baseline(dest: Path, name: str) -> None:
+    """Rename the baseline policy in the copy's contract and in both evidence files."""
+    contract = dest / "contract.yaml"
+    text = contract.read_text().replace(f"policy_id: {BASELINE}\n", f"policy_id: {name}\n")
+    contract.write_text(text)
+    quality = dest / "evidence" / "quality.csv"
+    quality.write_text(quality.read_text().replace(f",{BASELINE},", f",{name},"))
+    telemetry = dest / "evidence" / "telemetry.parquet"
+    table = pq.read_table(telemetry)
+    col = table.column("policy_id")
+    renamed = pc.if_else(pc.equal(col, BASELINE), pa.scalar(name), col)
+    index = table.schema.get_field_index("policy_id")
+    pq.write_table(table.set_column(index, table.schema.field(index), renamed), telemetry)
+
+
 def _copy(root: Path, k: int) -> Path:
-    """Copy the example as contract ``ragtruth-generators-<k>`` with its own policy configs."""
+    """Copy the example as contract ``ragtruth-generators-<k>`` with its own baseline name and
+    policy configs."""
     dest = root / f"in{k}"
     shutil.copytree(EXAMPLE, dest)
     contract = dest / "contract.yaml"
     text = contract.read_text()
     contract.write_text(text.replace("id: ragtruth-generators\n", f"id: ragtruth-generators-{k}\n"))
+    _rename_baseline(dest, f"{BASELINE}-copy{k}")
     for config in (dest / "policies").glob("*.json"):
         doc = orjson.loads(config.read_bytes())
         doc["fanout_copy"] = k

@@ -7,7 +7,13 @@ and stops at the first look that passes. On the SAME replicates this compares
 - ``obrien_fleming``, ``pocock``: the Lan–DeMets spending plans of ``stats.sequential``
   (Lan & DeMets 1983, Biometrika 70:659–663), look k at alpha(t_k) - alpha(t_{k-1});
 - ``open``: look k at alpha 6 / (pi^2 k^2) (any number of looks);
-- ``fixed-n``: one test of the final size N at alpha (the reference for power).
+- ``fixed-n``: one test of the final size N at alpha (the reference for power);
+- ``note+<plan>``, ``note+new-version``: retries that change the candidate config's ``note``
+  ("attempt k") at every look, under one contract version and an O'Brien-Fleming plan, or with
+  a new contract version at every look and no plan (issue 33's road: before looks were linked by
+  evidence, each such retry was a fresh look 1 at full alpha, the ``today`` row). Their levels
+  are the engine's own: ``gates.looks.resolve_look`` run over the K looks, each config's
+  identity from ``inputs.behavioural_sha256``.
 
 A replicate is a false PROMOTE when the true delta is exactly -margin and some look passes; power
 is the pass rate (at any look) when the true delta is 0. Rates carry Clopper–Pearson 95 %
@@ -38,6 +44,9 @@ from pathlib import Path
 import numpy as np
 from scipy import stats as sps
 
+from ragwarrant.contract import Sequential, load_contract
+from ragwarrant.gates.looks import EarlierLook, resolve_look
+from ragwarrant.inputs import Inputs, behavioural_sha256
 from ragwarrant.stats.noninferiority import test_noninferiority
 from ragwarrant.stats.sequential import SequentialPlan, look_level
 
@@ -45,12 +54,45 @@ REPO = Path(__file__).resolve().parents[1]
 ALPHA = 0.05
 MARGIN = 0.05
 LOOKS = (2, 3, 5)
-RULES = ("today", "obrien_fleming", "pocock", "open")
+RULES = ("today", "obrien_fleming", "pocock", "open", "note+obrien_fleming", "note+new-version")
+EXAMPLE_CONTRACT = REPO / "examples" / "ragtruth-generators" / "contract.yaml"
 BEGIN, END = "<!-- sequential:begin -->", "<!-- sequential:end -->"
+
+
+def _retry_levels(rule: str, looks: int, n_final: int) -> list[float]:
+    """The levels ``gates.looks.resolve_look`` gives ``looks`` retries on growing evidence
+    (examples 0..n_k-1) whose candidate config differs only in its note ("attempt k"):
+    under one contract version with an O'Brien-Fleming plan (``note+obrien_fleming``) or under a
+    new contract version each time without a plan (``note+new-version``). 0 = cannot PROMOTE."""
+    example = load_contract(EXAMPLE_CONTRACT)
+    base, cand = example.baseline.policy_id, example.candidates[0].policy_id
+    plan = Sequential(method="alpha_spending", looks=looks, max_units=n_final)
+    same_version = rule == "note+obrien_fleming"
+    contract = example.model_copy(
+        update={"candidates": example.candidates[:1], "sequential": plan if same_version else None}
+    )
+    out: list[float] = []
+    seen: list[EarlierLook] = []
+    for k in range(1, looks + 1):
+        version = contract if same_version else contract.model_copy(update={"version": f"1.{k}"})
+        sha = f"contract-{version.version}"
+        configs = {base: {"model": base}, cand: {"model": cand, "note": f"attempt {k}"}}
+        inputs = Inputs(version, "contract.yaml", sha, config_sha={base: "b", cand: "c"})
+        inputs.configs.update(configs)
+        identity = {p: behavioural_sha256(inputs, p) for p in configs}
+        units = k * n_final // looks
+        fp = {"ids": np.arange(units, dtype=np.uint64)}
+        earlier, others = (seen, []) if same_version else ([], seen)
+        look = resolve_look(version, earlier, fp, units, identity, None, sha, others=others)
+        out.append(look.record.alpha_this_look)
+        seen = [*seen, EarlierLook(look.record, f"run-{k}", fp, sha)]
+    return out
 
 
 def levels(rule: str, looks: int, n_final: int) -> list[float]:
     """The one-sided level of each of ``looks`` equally spaced looks under ``rule``."""
+    if rule.startswith("note+"):
+        return _retry_levels(rule, looks, n_final)
     if rule == "today":
         return [ALPHA] * looks
     if rule == "open":
@@ -179,6 +221,9 @@ def format_table(rows: list[Row]) -> str:
         ok = "yes" if hi <= ALPHA + 0.01 else "**no**"
         if r.rule == "fixed-n":  # one test at alpha: the reference for power, not a plan
             ok = f"reference ({'yes' if hi <= ALPHA + 0.01 else 'no'})"
+        elif sorted(r.levels)[-2:] == [0.0, ALPHA]:  # only the first look can pass, at alpha
+            within = rate <= ALPHA + 2 * np.sqrt(ALPHA * (1 - ALPHA) / r.replicates)
+            ok = f"one test at alpha: rate ≤ alpha + 2 MC SE {'yes' if within else '**no**'}"
         lv = ", ".join(f"{a:.3g}" for a in r.levels)
         lines.append(
             f"| {r.kind} (N = {dict((k.name, k.n_final) for k in KINDS)[r.kind]}) | {r.looks} "
@@ -219,7 +264,13 @@ def main() -> None:
         f"{args.replicates} replicates per row, the same replicates for every rule of one data "
         "kind. The last column applies issue 10's target to the rate across all looks: the "
         "upper Clopper–Pearson bound at most alpha + 0.01 (today's rule, every look at full "
-        "alpha, fails it).\n\n" + table
+        "alpha, fails it). The `note+` rows retry with a new note in the candidate's config at "
+        "every look (issue 33): under one version and plan the look rules link the looks and "
+        "give the plan's levels; with a new contract version at every look, the first look is "
+        "at alpha and every later one, linked to it by its examples, cannot PROMOTE: that row "
+        "is one test at alpha on N / K examples, judged like `fixed-n` by issue 33's target "
+        "(rate at most alpha + 2 Monte Carlo SE), since its upper CP bound can pass "
+        "alpha + 0.01 by chance alone.\n\n" + table
     )
     print(generated)
     if args.write is not None:

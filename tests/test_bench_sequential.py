@@ -47,3 +47,13 @@ def test_study_runs_and_writes_between_its_markers(tmp_path):
     text = doc.read_text()
     assert "kept" in text and text.count("<!-- sequential:begin -->") == 1
     assert "| continuous (N = 200) | 1 | fixed-n |" in text
+
+
+@pytest.mark.parametrize("looks", [2, 3, 5])
+def test_retries_with_a_new_note_are_counted_as_looks(looks):
+    """Retries that change only the candidate's note get the plan's levels under one version,
+    and under a new version each time only the first look may PROMOTE (issue 33: each was a
+    fresh look 1 at full alpha)."""
+    mod = _module()
+    assert mod.levels("note+obrien_fleming", looks, 400) == mod.levels("obrien_fleming", looks, 400)
+    assert mod.levels("note+new-version", looks, 400) == [mod.ALPHA] + [0.0] * (looks - 1)

@@ -15,7 +15,7 @@ from ragwarrant.cli import main
 from ragwarrant.digests import sha256_file
 from ragwarrant.errors import ContractError, InputError
 from ragwarrant.exit_codes import ExitCode
-from ragwarrant.inputs import check_input_dir, config_differences, read_inputs
+from ragwarrant.inputs import behavioural_sha256, check_input_dir, config_differences, read_inputs
 from tests.conftest import base_contract
 
 
@@ -241,3 +241,31 @@ def test_an_input_that_is_a_file_names_the_directory_to_pass(tmp_path):
         err.value.message == f"input {contract} is a file; pass its directory ({contract.parent})"
     )
     assert err.value.hint == f"pass {contract.parent}: the directory, not a file in it"
+
+
+def _identity(make_input, config: dict, keys: list[str]) -> str:
+    def declare(c: dict) -> None:
+        c["non_behavioural_config_keys"] = keys
+
+    inputs = read_inputs(make_input(mutate=declare, configs={"cand": config}))
+    return behavioural_sha256(inputs, "cand")
+
+
+def test_behavioural_identity_drops_the_note_and_declared_keys_only(make_input):
+    """A config's identity for looks ignores its top-level note and the declared dotted keys;
+    any other key, or a note below the top level, changes it."""
+    plain = {"model": "cand", "top_k": 5, "meta": {"owner": "a", "team": "x"}}
+    same = _identity(make_input, plain, ["meta.owner"])
+    assert _identity(make_input, {**plain, "note": "attempt 2"}, ["meta.owner"]) == same
+    assert (
+        _identity(make_input, {**plain, "meta": {"owner": "b", "team": "x"}}, ["meta.owner"])
+        == same
+    )
+    assert (
+        _identity(make_input, {**plain, "meta": {"owner": "a", "team": "y"}}, ["meta.owner"])
+        != same
+    )
+    assert _identity(make_input, {**plain, "top_k": 6}, ["meta.owner"]) != same
+    assert _identity(make_input, {**plain, "meta": {**plain["meta"], "note": "n"}}, []) != (
+        _identity(make_input, plain, [])
+    )

@@ -23,13 +23,17 @@ def _head(n: int, data: dict[str, dict[str, np.ndarray]] = FULL) -> dict[str, An
     return {p: {k: v[:n] for k, v in cols.items()} for p, cols in data.items()}
 
 
-def _run(make_input, tmp_path: Path, name: str, data, plan=None) -> dict[str, Any]:
+def _run(
+    make_input, tmp_path: Path, name: str, data, plan=None, *, configs=None, edit=None
+) -> dict[str, Any]:
     def mutate(c: dict[str, Any]) -> None:
         if plan is not None:
             c["sequential"] = plan
+        if edit is not None:
+            edit(c)
 
     out = tmp_path / name
-    inp = make_input(data=data, mutate=mutate)
+    inp = make_input(data=data, mutate=mutate, configs=configs)
     code = cli.main(
         [
             "run",
@@ -158,10 +162,13 @@ def _rename(c: dict[str, Any]) -> None:
 
 
 def test_a_new_contract_version_on_new_examples_starts_over(make_input, tmp_path):
-    """Another contract version decided on examples no earlier look saw is look 1 again."""
+    """Another contract version (and config) decided on examples no earlier look saw is a new
+    study: look 1 at full alpha, linked to nothing."""
     _run(make_input, tmp_path, "out1", _head(200))
-    second = _run_other(make_input, tmp_path, "out2", _bump, new_ids=True)
+    configs = {"cand": {"model": "cand", "top_k": 8}}
+    second = _run_other(make_input, tmp_path, "out2", _bump, configs=configs, new_ids=True)
     assert second["look"]["number"] == 1 and second["look"]["confirmatory"] is True
+    assert second["look"]["earlier_run_ids"] == []
     assert second["run_class"] == "PROMOTE"
 
 
@@ -183,12 +190,81 @@ def test_a_renamed_contract_on_seen_evidence_cannot_promote(make_input, tmp_path
     assert second["look"]["confirmatory"] is False and second["run_class"] == "INCONCLUSIVE"
 
 
-def test_a_new_candidate_config_on_seen_examples_is_a_first_look(make_input, tmp_path):
-    """Another candidate config tested on the same examples is another comparison: look 1."""
-    _run(make_input, tmp_path, "out1", _head(200))
+def test_a_re_configured_candidate_on_seen_examples_is_a_later_look(make_input, tmp_path):
+    """Another config in a behavioural key for the same candidate name, on the same examples,
+    is still a look at that data under that name: a later look that cannot PROMOTE (it used to
+    be look 1 at full alpha)."""
+    first = _run(make_input, tmp_path, "out1", _head(200))
     configs = {"cand": {"model": "cand", "top_k": 8}}
     second = _run_other(make_input, tmp_path, "out2", _bump, configs=configs)
-    assert second["look"]["number"] == 1 and second["look"]["confirmatory"] is True
+    assert second["look"]["number"] == 2 and second["look"]["confirmatory"] is False
+    assert second["look"]["earlier_run_ids"] == [first["run_id"]]
+    assert second["run_class"] == "INCONCLUSIVE"
+
+
+def _attempt(k: int) -> dict[str, dict[str, Any]]:
+    """The fixture's candidate config with a note "attempt k" (cosmetic)."""
+    return {"cand": {"model": "cand", "top_k": 5, "note": f"attempt {k}"}}
+
+
+def test_new_versions_with_a_new_note_on_seen_examples_are_linked(make_input, tmp_path):
+    """Each retry under a new contract version and a new note in the candidate's config, on
+    the old examples plus more, is the study's next look, linked to every earlier run (it used
+    to be a fresh look 1 at full alpha each time: issue 33)."""
+    first = _run(make_input, tmp_path, "out1", _head(200))
+    second = _run(make_input, tmp_path, "out2", _head(300), configs=_attempt(2), edit=_bump)
+    third = _run(
+        make_input, tmp_path, "out3", _head(400), configs=_attempt(3),
+        edit=lambda c: c.update(version="1.0.2"),
+    )  # fmt: skip
+    assert first["look"]["number"] == 1 and first["run_class"] == "PROMOTE"
+    assert second["look"]["number"] == 2 and third["look"]["number"] == 3
+    assert second["look"]["earlier_run_ids"] == [first["run_id"]]
+    assert third["look"]["earlier_run_ids"] == [first["run_id"], second["run_id"]]
+    assert [d["run_class"] for d in (second, third)] == ["INCONCLUSIVE", "INCONCLUSIVE"]
+
+
+def test_a_renamed_candidate_with_a_new_note_is_linked_by_its_config(make_input, tmp_path):
+    """Renaming the candidate and changing only its note keeps its behavioural config: on the
+    same examples under a new version it is a later look of the study."""
+    first = _run(make_input, tmp_path, "out1", _head(200))
+    data = {("cand2" if p == "cand" else p): cols for p, cols in _head(400).items()}
+    configs = {"cand2": {"model": "cand", "top_k": 5, "note": "renamed"}}
+
+    def rename(c: dict[str, Any]) -> None:
+        _bump(c)
+        c["candidates"][0]["policy_id"] = "cand2"
+
+    second = _run(make_input, tmp_path, "out2", data, configs=configs, edit=rename)
+    assert second["look"]["number"] == 2
+    assert second["look"]["earlier_run_ids"] == [first["run_id"]]
+    assert second["run_class"] == "INCONCLUSIVE"
+
+
+def test_a_cosmetic_config_change_is_the_plans_next_look(make_input, tmp_path):
+    """Under one contract version and plan, a candidate config that differs only by its note
+    and a key the contract declares non-behavioural is the same config: look 2 at the plan's
+    look-2 level, linked to look 1 (not a BLOCK, not a fresh look 1)."""
+
+    def declare(c: dict[str, Any]) -> None:
+        c["non_behavioural_config_keys"] = ["meta.owner"]
+
+    def owned(owner: str, **more: str) -> dict[str, dict[str, Any]]:
+        return {"cand": {"model": "cand", "top_k": 5, "meta": {"owner": owner}, **more}}
+
+    first = _run(make_input, tmp_path, "out1", _head(200), PLAN, configs=owned("a"), edit=declare)
+    cosmetic = owned("b", note="attempt 2")
+    second = _run(make_input, tmp_path, "out2", _head(400), PLAN, configs=cosmetic, edit=declare)
+    ref = tmp_path / "ref"
+    ref.mkdir()
+    reference = _run(make_input, ref, "out", _head(200), PLAN, configs=owned("a"), edit=declare)
+    plain = _run(make_input, ref, "out2", _head(400), PLAN, configs=owned("a"), edit=declare)
+    assert second["look"]["number"] == 2
+    assert second["look"]["earlier_run_ids"] == [first["run_id"]]
+    assert second["look"]["alpha_this_look"] == plain["look"]["alpha_this_look"]
+    assert first["look"]["alpha_this_look"] == reference["look"]["alpha_this_look"]
+    assert second["look"]["alpha_spent"] <= 0.05 + 1e-12
+    assert second["look"]["confirmatory"] is True and second["run_class"] == "PROMOTE"
 
 
 def test_a_missing_fingerprint_blocks(make_input, tmp_path):
@@ -245,12 +321,13 @@ def test_a_reformatted_config_is_the_same_config(make_input, tmp_path):
 
 
 def test_a_changed_config_under_the_same_version_blocks(make_input, tmp_path):
-    """Adding a key to a config (or renaming, adding a policy) under the same contract id and
-    version BLOCKs; it used to start a fresh look 1 at full alpha (fresh-user re-trial)."""
+    """Adding a behavioural key to a config (or renaming, adding a policy) under the same
+    contract id and version BLOCKs; it used to start a fresh look 1 at full alpha (fresh-user
+    re-trial)."""
     first = _run_dir(make_input(data=_head(200)), tmp_path, "out1")
     inp = make_input(data=_head(400))
     cfg = next(iter(sorted((inp / "policies").iterdir())))
-    cfg.write_bytes(orjson.dumps({**orjson.loads(cfg.read_bytes()), "note": "x"}))
+    cfg.write_bytes(orjson.dumps({**orjson.loads(cfg.read_bytes()), "retriever": "bm25"}))
     second = _run_dir(inp, tmp_path, "out2")
     assert first["look"]["number"] == 1
     assert second["run_class"] == "BLOCK"
@@ -297,17 +374,18 @@ def _overlapping_pairs(decisions: list[dict[str, Any]]) -> int:
 
 
 def test_concurrent_runs_of_four_contracts_share_one_ledger_in_parallel(make_input, tmp_path):
-    """Four contracts run at once on one ledger overlap (no lock held across a run; under the
-    old run lock 0 of 6 pairs overlapped), each is a first look, and the chain verifies with
-    exactly one entry per run."""
+    """Four contracts (each of its own candidate) run at once on one ledger overlap (no lock
+    held across a run; under the old run lock 0 of 6 pairs overlapped), each is a first look,
+    and the chain verifies with exactly one entry per run."""
     candidate = base_contract()["candidates"][0]["policy_id"]
 
     def contract(i: int) -> Path:
         def mutate(c: dict[str, Any]) -> None:
             c["id"] = f"fanout-{i}"
+            c["candidates"][0]["policy_id"] = f"{candidate}{i}"
 
-        configs = {candidate: {"model": candidate, "top_k": 10 + i}}
-        return make_input(data=_head(400), mutate=mutate, configs=configs)
+        data = {(f"{p}{i}" if p == candidate else p): v for p, v in _head(400).items()}
+        return make_input(data=data, mutate=mutate)
 
     decisions = _run_together([contract(i) for i in range(4)], tmp_path)
     ledger = tmp_path / "ledger.jsonl"

@@ -45,7 +45,9 @@ from ragwarrant.outputs import ConfigDifference, FileDigest, LookRecord, Validat
 from ragwarrant.review import HumanLabelSet, ReviewQueue, read_labels, read_queue
 
 __all__ = [
+    "NOTE_KEY",
     "Inputs",
+    "behavioural_sha256",
     "check_directories",
     "check_input_dir",
     "check_ledger_path",
@@ -337,16 +339,45 @@ def _read_config(inputs: Inputs, input_dir: Path, policy: PolicyRef) -> None:
     inputs.digests.append(digest)
 
 
-def _content_sha256(inputs: Inputs, policy_id: str) -> str:
-    """The canonical content digest of a policy's config: sha256 of its parsed value as JSON with
-    sorted keys (so YAML and JSON, key order, comments and spacing do not count), or of its bytes
-    when it did not parse."""
-    config = inputs.configs.get(policy_id)
+def _content_sha256(inputs: Inputs, policy_id: str, config: object = None) -> str:
+    """The canonical content digest of a policy's config: sha256 of its parsed value (or of
+    ``config`` when given) as JSON with sorted keys (so YAML and JSON, key order, comments and
+    spacing do not count), or of its bytes when it did not parse."""
     if policy_id in inputs.configs:
+        value = inputs.configs[policy_id] if config is None else config
         with contextlib.suppress(TypeError):
             option = orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS
-            return sha256_bytes(orjson.dumps(config, option=option))
+            return sha256_bytes(orjson.dumps(value, option=option))
     return inputs.config_sha[policy_id]
+
+
+NOTE_KEY = "note"
+"""A policy config's top-level free-text note: never part of its behaviour."""
+
+
+def _without(config: object, path: list[str]) -> object:
+    """``config`` without the key at the dotted ``path`` (a copy of the dicts on the way)."""
+    if not isinstance(config, dict) or path[0] not in config:
+        return config
+    out = dict(config)
+    if len(path) == 1:
+        del out[path[0]]
+    else:
+        out[path[0]] = _without(out[path[0]], path[1:])
+    return out
+
+
+def behavioural_sha256(inputs: Inputs, policy_id: str) -> str:
+    """A policy config's identity for repeated looks: the canonical content digest
+    (``_content_sha256``) of its parsed value without its top-level ``note`` and the keys the
+    contract lists in ``non_behavioural_config_keys`` (dotted paths), so a config that differs
+    from an earlier look's only in text that does not change the policy is the same config.
+    The file's sha256 when it did not parse. With nothing to drop it equals the content digest.
+    """
+    config = inputs.configs.get(policy_id)
+    for key in (NOTE_KEY, *inputs.contract.non_behavioural_config_keys):
+        config = _without(config, key.split("."))
+    return _content_sha256(inputs, policy_id, config)
 
 
 def refuse_identical_configs(inputs: Inputs) -> None:

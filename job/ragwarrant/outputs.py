@@ -247,11 +247,19 @@ class LookRecord(OutputModel):
 
     A repeated look is a run of the same contract id and version as an earlier run in the
     ledger; its contract file and configs must be the earlier look's and its evidence must
-    extend the earlier evidence, or the run BLOCKs (``gates.looks``).
+    extend the earlier evidence, or the run BLOCKs (``gates.looks``). A first run of another
+    contract id or version on examples an earlier look of the same baseline and candidate saw
+    is a later look of that study (linked by evidence, whatever the config text).
     """
 
-    number: int = Field(ge=1, description="1 = the first run of this contract version")
-    earlier_run_ids: list[str] = Field(default_factory=list)
+    number: int = Field(
+        ge=1, description="1 = the first look at these examples for this baseline and candidate"
+    )
+    earlier_run_ids: list[str] = Field(
+        default_factory=list,
+        description="run ids of the earlier looks this look is counted after (its study), "
+        "oldest first, under any contract id or version",
+    )
     plan: dict[str, Scalar] | None = Field(
         default=None, description="the contract's sequential block, or null when none is declared"
     )
@@ -271,7 +279,9 @@ class LookRecord(OutputModel):
         default=None, description="sha256 of the look's evidence fingerprint kept by the ledger"
     )
     configs: dict[str, str] = Field(
-        default_factory=dict, description="policy id → sha256 of its config file"
+        default_factory=dict,
+        description="policy id → sha256 of its config's behavioural content (canonical JSON "
+        "without its top-level note and the contract's non_behavioural_config_keys)",
     )
 
 

@@ -1097,7 +1097,7 @@ class LookEntries:
     def others(self) -> list[LookEntry]:
         """Looks under other contract ids or versions, likewise: ``gates.looks`` uses them to
         recognise a new contract version (or a renamed contract) run on evidence that an earlier
-        look of the same baseline and candidate configs already saw."""
+        look of the same baseline and candidate (by policy id or config content) already saw."""
         theirs = (e for e in self.looks if not _is_earlier_look(e, self.contract_id, self.version))
         return self._with_evidence(theirs)
 

@@ -613,6 +613,15 @@ class ReleaseContract(ContractModel):
         description="a plan for repeated looks at growing evidence; without it a repeated look "
         "cannot PROMOTE",
     )
+    non_behavioural_config_keys: list[
+        Annotated[str, Field(min_length=1, max_length=200, pattern=r"^[^.]+(\.[^.]+)*$")]
+    ] = Field(
+        default_factory=list,
+        max_length=100,
+        description="dotted paths of policy config keys that do not change a policy's behaviour "
+        "(owner, ticket...): a config differing from an earlier look's only there, or in its "
+        "top-level 'note', is the same config for repeated looks",
+    )
     evidence_class: Annotated[EvidenceClass, _LAX]
     promotion_min_class: Annotated[EvidenceClass, _LAX] = Field(
         default=EvidenceClass.CONFIRMATORY,

@@ -1,13 +1,15 @@
 """Repeated looks: which look a run is, the level it may test at, and the look-evidence gate.
 
 A repeated look is a run of the same contract id and version, on the same baseline and candidate
-configs, after earlier runs recorded in the ``--ledger``. Its evidence must extend the latest
-earlier look's (``evidence.looks.extension_problem``); otherwise the run gate
-``hard:look-evidence`` fails and BLOCKs the run (a new contract version is the honest way to start
-over, on new examples: a first run of another contract id or version on examples that an
-earlier look of the same baseline and candidate configs saw is not confirmatory either). With
-exactly the same evidence it repeats that look (same number and level). With more
-evidence:
+configs (their behavioural content: ``inputs.behavioural_sha256`` drops a config's ``note`` and
+the contract's ``non_behavioural_config_keys``), after earlier runs recorded in the ``--ledger``.
+Its evidence must extend the latest earlier look's (``evidence.looks.extension_problem``);
+otherwise the run gate ``hard:look-evidence`` fails and BLOCKs the run (a new contract version is
+the honest way to start over, on new examples). Looks are linked by evidence, not by config text:
+a first run of another contract id or version on examples that an earlier look of the same
+baseline and candidate (by policy id, whatever its config, or by config content) saw is a later
+look of that study, and not confirmatory. With exactly the same evidence it repeats that look
+(same number and level). With more evidence:
 
 - under a declared ``sequential`` plan the run tests at the plan's level for its look
   (``stats.sequential.look_level``), so the levels of all looks sum to at most alpha;
@@ -40,7 +42,7 @@ from ragwarrant.evidence.looks import (
 )
 from ragwarrant.gates.candidate import CandidateEvaluation
 from ragwarrant.gates.ceiling import gate_claim_ceiling
-from ragwarrant.inputs import Inputs
+from ragwarrant.inputs import Inputs, behavioural_sha256
 from ragwarrant.outputs import GateResult, GateStatus, LookRecord, Scalar
 from ragwarrant.stats.power import feasible_hint
 from ragwarrant.stats.sequential import SequentialPlan, look_level, units_for_next_look
@@ -166,38 +168,60 @@ def _first_look(contract: ReleaseContract, here: _Here, plan: SequentialPlan | N
 
 
 def _same_comparison(contract: ReleaseContract, other: EarlierLook, here: _Here) -> bool:
-    """Whether an earlier look tested this run's baseline config against one of its candidate
-    configs (by parsed content, whatever the policy ids) on some of this run's examples."""
-    before = set((other.record.configs or {}).values())
-    baseline = here.configs.get(contract.baseline.policy_id)
-    candidates = [here.configs.get(c.policy_id) for c in contract.candidates]
-    if other.fingerprint is None or baseline is None or baseline not in before:
+    """Whether an earlier look tested this run's baseline against one of its candidates on some
+    of this run's examples: the same study, whatever the contract id, version or config text.
+
+    A policy is the same when the earlier look recorded its policy id (whatever its config:
+    a re-configured candidate under the same name on the same examples is a repeated look at
+    that data) or its behavioural config identity (``inputs.behavioural_sha256``: a renamed
+    policy with an unchanged config). The examples overlap when any of the earlier look's
+    example-id digests is among this run's (``evidence.looks.shared_examples``).
+    """
+    before = other.record.configs or {}
+    identities = set(before.values())
+    baseline_id = contract.baseline.policy_id
+    baseline = here.configs.get(baseline_id)
+
+    def seen(policy_id: str, exclude: str | None = None) -> bool:
+        identity = here.configs.get(policy_id)
+        known = identity is not None and identity != exclude and identity in identities
+        return policy_id in before or known
+
+    if other.fingerprint is None or not seen(baseline_id):
         return False
-    if not any(c is not None and c != baseline and c in before for c in candidates):
+    if not any(seen(c.policy_id, exclude=baseline) for c in contract.candidates):
         return False
     return shared_examples(other.fingerprint, here.fingerprint) > 0
 
 
-def _reused(contract: ReleaseContract, here: _Here, other: EarlierLook) -> Look:
-    """A first run of this contract version on evidence an earlier look of another contract id
-    or version already saw, for the same baseline and candidate configs: not confirmatory.
+def _study_ids(looks: Sequence[EarlierLook]) -> list[str]:
+    """The run ids of ``looks`` and of the looks each was linked to, oldest first, once each."""
+    ids = (i for e in looks for i in (*e.record.earlier_run_ids, e.run_id))
+    return list(dict.fromkeys(ids))
 
-    A new contract version (a patch bump, a renamed contract id) would otherwise start a fresh
-    look at full alpha on the same examples (third trial); the plan of a new version cannot
-    count looks made before it, so its alpha counts as spent.
+
+def _reused(contract: ReleaseContract, here: _Here, seen: Sequence[EarlierLook]) -> Look:
+    """A first run of this contract version on evidence that earlier looks of another contract
+    id or version already saw, for the same baseline and candidate: not confirmatory.
+
+    A new contract version (a patch bump, a renamed contract id, a changed config) would
+    otherwise start a fresh look at full alpha on the same examples (third trial); the plan of a
+    new version cannot count looks made before it, so its alpha counts as spent. The look
+    number follows the latest of them, and ``earlier_run_ids`` lists them all (``_study_ids``).
     """
     alpha = contract.statistics.alpha
+    latest = max(seen, key=lambda e: e.record.number)
     reason = (
-        f"the evidence repeats examples that run {other.run_id} (look {other.record.number} of "
+        f"the evidence repeats examples that run {latest.run_id} (look {latest.record.number} of "
         "another contract id or version) already tested for the same baseline and candidate "
-        "configs: a new contract version cannot PROMOTE on evidence already looked at "
-        "(decide it on new examples)"
+        "(by policy id or config content, whatever the config text): a new contract version "
+        "cannot PROMOTE on evidence already looked at (decide it on new examples)"
     )
     rec = _record(
         contract,
         here,
-        number=other.record.number + 1,
-        earlier_run_ids=[other.run_id],
+        number=latest.record.number + 1,
+        earlier_run_ids=_study_ids(seen),
         alpha_this_look=0.0,
         alpha_spent=alpha,
         confirmatory=False,
@@ -260,7 +284,7 @@ def _unverified_ledger(
         contract,
         here,
         number=prev.number + 1 if prev is not None else 1,
-        earlier_run_ids=list(dict.fromkeys(e.run_id for e in earlier)),
+        earlier_run_ids=_study_ids(earlier),
         alpha_this_look=0.0,
         alpha_spent=prev.alpha_spent if prev is not None else 0.0,
         confirmatory=False,
@@ -327,7 +351,9 @@ def _changed_configs(latest: EarlierLook, here: _Here) -> str | None:
     """Why the policies or their configs differ from the latest look's, or None.
 
     A renamed, added or re-configured policy under the same contract id and version would
-    otherwise start a fresh look at full alpha (fresh-user trial): it is a BLOCK instead.
+    otherwise start a fresh look at full alpha (fresh-user trial): it is a BLOCK instead. Configs
+    are compared by behavioural content (``inputs.behavioural_sha256``), so a changed ``note``
+    or non-behavioural key is the same config and the run is the study's next look.
     """
     before = latest.record.configs or {}
     if before == here.configs:
@@ -337,7 +363,7 @@ def _changed_configs(latest: EarlierLook, here: _Here) -> str | None:
     return (
         f"the policies or their configs differ from look {latest.record.number}'s under the "
         f"same contract id and version ({len(changed)} polic{'y' if len(changed) == 1 else 'ies'}"
-        " added, removed or changed)"
+        " added, removed or changed in a behavioural key)"
     )
 
 
@@ -360,14 +386,15 @@ def resolve_look(
             that were not BLOCKed or in ERROR).
         fingerprint: this run's evidence fingerprint (``evidence.looks.fingerprint``).
         units: the examples this run decides on (information fraction numerator).
-        configs: policy id → config sha256 (recorded).
+        configs: policy id → behavioural config identity (recorded).
         evidence_sha256: sha256 of the encoded fingerprint (recorded).
         contract_sha256: sha256 of this run's contract file: an earlier look under the same id
             and version but another contract (a changed margin, a dropped protected slice...)
             is a BLOCK, never a repeat or a first look.
         others: looks under other contract ids or versions, oldest first. A first run of
-            this version is not confirmatory when one of them tested the same baseline and
-            candidate configs on some of this run's examples.
+            this version is a later look of theirs, not confirmatory, when any of them tested
+            the same baseline and candidate (``_same_comparison``: by policy id or config
+            content) on some of this run's examples; ``earlier_run_ids`` lists them.
         ledger_break: where the ledger's hash chain is broken (``line <n> (<kind>)``,
             ``audit.ledger.chain_break``), or None: a broken chain is a BLOCK, since a deleted
             or edited entry may have been an earlier look.
@@ -381,12 +408,12 @@ def resolve_look(
     if ledger_break is not None:
         return _unverified_ledger(contract, here, earlier, ledger_break)
     if not earlier:
-        seen = next((o for o in others if _same_comparison(contract, o, here)), None)
-        if seen is not None:
+        seen = [o for o in others if _same_comparison(contract, o, here)]
+        if seen:
             return _reused(contract, here, seen)
         return _first_look(contract, here, plan_of(contract))
     latest = earlier[-1]
-    ids = list(dict.fromkeys(e.run_id for e in earlier))
+    ids = _study_ids(earlier)
     changed = _changed_contract(earlier, contract_sha256) or _changed_configs(latest, here)
     if changed is not None:
         return _blocked(contract, here, latest, ids, changed)
@@ -531,19 +558,6 @@ class LedgerLooks:
     ledger_break: str | None = None
 
 
-def _config_identity(inputs: Inputs, policy: str) -> str:
-    """A policy config's identity for look recognition: the sha256 of its parsed content in
-    canonical JSON (sorted keys), so reformatting a config does not make a run a first look;
-    the file's sha256 when it could not be parsed."""
-    parsed = inputs.configs.get(policy)
-    if parsed is None:
-        return inputs.config_sha[policy]
-    try:
-        return sha256_bytes(orjson.dumps(parsed, option=orjson.OPT_SORT_KEYS))
-    except TypeError:  # a YAML value JSON cannot hold: the file's bytes decide
-        return inputs.config_sha[policy]
-
-
 @dataclass(frozen=True)
 class LookQuery:
     """This run's side of look recognition: everything but the ledger.
@@ -552,7 +566,7 @@ class LookQuery:
         contract: the run's contract; ``contract_sha256`` its file's sha256.
         fingerprint: the evidence fingerprint of the decided examples (``evidence.looks``).
         units: the number of decided examples.
-        configs: policy id → config identity (``_config_identity``).
+        configs: policy id → behavioural config identity (``inputs.behavioural_sha256``).
         evidence: the encoded fingerprint the ledger keeps (``schema``, ``digests``).
     """
 
@@ -591,7 +605,7 @@ def look_query(inputs: Inputs, index: EvidenceIndex, scope: np.ndarray) -> LookQ
     data = orjson.dumps(
         {"schema": 1, "digests": encode_fingerprint(fp)}, option=orjson.OPT_SORT_KEYS
     )
-    configs = {p: _config_identity(inputs, p) for p in policies if p in inputs.config_sha}
+    configs = {p: behavioural_sha256(inputs, p) for p in policies if p in inputs.config_sha}
     return LookQuery(contract, inputs.contract_sha256, fp, int(scope.sum()), configs, data)
 
 
