@@ -4,11 +4,13 @@ scale tolerance at a bound, evidence-layer "did you mean", the right hints, role
 from __future__ import annotations
 
 import csv
+import math
 import shutil
 from collections.abc import Callable
 from pathlib import Path
 
 import orjson
+import pyarrow.parquet as pq
 import yaml
 
 from ragwarrant import cli
@@ -308,3 +310,32 @@ def test_langsmith_repetitions_decide_on_whole_examples(tmp_path: Path) -> None:
     assert gate["n"] == 90
     assert (gate["details"]["units"], gate["details"]["resampled_units"]) == ("clusters", 30)
     assert "cluster bootstrap" in gate["method"]
+
+
+def test_otlp_json_lines_with_a_trace_per_request_decide(tmp_path: Path) -> None:
+    """Issue 30's tracker case: the example's telemetry as OTLP JSON lines, each request its own
+    trace (a root span with the ids, an LLM child), decides with finite bounds (it ended in exit
+    70 with NaN bounds)."""
+    from tests.adapters.test_otel import _otlp_lines
+
+    inp = _input(tmp_path)
+    parquet = inp / "evidence" / "otel" / "otel_genai_telemetry.parquet"
+    rows = pq.read_table(parquet).to_pylist()
+    assert len({r["trace_id"] for r in rows}) == len(rows)  # one trace per request
+    (inp / "evidence" / "otel" / "spans.jsonl").write_bytes(_otlp_lines(rows))
+    parquet.unlink()
+    contract = yaml.safe_load((inp / "contract.yaml").read_text(encoding="utf-8"))
+    source = _source(contract, "telemetry")
+    source.update(path="evidence/otel/spans.jsonl", format="jsonl", adapter="otel")
+    source.pop("columns", None)  # OTLP: the ids are span attributes, not columns
+    (inp / "contract.yaml").write_text(yaml.safe_dump(contract), encoding="utf-8")
+    code, decision = _run(inp, tmp_path / "out")
+    assert code in (0, 10, 11), decision.get("error")
+    bounds = [
+        g[k]
+        for g in _gates(decision).values()
+        for k in ("lower_bound", "upper_bound")
+        if g.get(k) is not None
+    ]
+    assert bounds and all(math.isfinite(b) for b in bounds)
+    assert any(g.startswith("operational:cost_usd") for g in _gates(decision))
