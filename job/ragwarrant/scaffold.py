@@ -37,7 +37,8 @@ import yaml
 
 from ragwarrant.adapters import auto
 from ragwarrant.adapters._base import AdapterRequest, AdapterResult
-from ragwarrant.adapters._io import looks_numeric_column, read_table, snake_metric_id
+from ragwarrant.adapters._columns import looks_numeric_column, snake_metric_id
+from ragwarrant.adapters._tables import read_table
 from ragwarrant.adapters.otel import DEFAULT_METRICS
 from ragwarrant.adapters.ragas import ECHO_COLUMNS
 from ragwarrant.adapters.registry import load_source

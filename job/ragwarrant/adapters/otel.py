@@ -47,6 +47,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ragwarrant.adapters._base import AdapterRequest, AdapterResult
+from ragwarrant.adapters._columns import column_as_float, column_as_string, select_metrics
 from ragwarrant.adapters._common import (
     RowKeys,
     metric_rows,
@@ -54,17 +55,9 @@ from ragwarrant.adapters._common import (
     tool_result,
     tool_tag,
 )
-from ragwarrant.adapters._integrity import guarded
-from ragwarrant.adapters._io import (
-    at_file_row,
-    column_as_float,
-    column_as_string,
-    no_rows,
-    open_parquet,
-    read_table,
-    select_metrics,
-)
+from ragwarrant.adapters._integrity import guarded, no_rows
 from ragwarrant.adapters._otlp import is_otlp_json, iter_otlp_json_batches, otlp_document
+from ragwarrant.adapters._tables import at_file_row, open_parquet, read_table
 from ragwarrant.adapters._telemetry import KeyCodes, TraceTotals, one_chunk, read_ahead
 from ragwarrant.errors import EvidenceError
 

@@ -40,6 +40,13 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from ragwarrant.adapters._base import AdapterRequest, AdapterResult
+from ragwarrant.adapters._cells import float_cell, parse_python_literal
+from ragwarrant.adapters._columns import (
+    column_as_float,
+    column_as_string,
+    select_metrics,
+    snake_metric_id,
+)
 from ragwarrant.adapters._common import (
     Record,
     cells_or_nulls,
@@ -50,21 +57,9 @@ from ragwarrant.adapters._common import (
     tool_result,
     undeclared_policy,
 )
-from ragwarrant.adapters._integrity import READER_FAILURES
-from ragwarrant.adapters._io import (
-    check_unique_keys,
-    column_as_float,
-    column_as_string,
-    float_cell,
-    input_dir_of,
-    make_texts,
-    open_parquet,
-    parse_python_literal,
-    read_table,
-    require_columns,
-    select_metrics,
-    snake_metric_id,
-)
+from ragwarrant.adapters._integrity import READER_FAILURES, require_columns
+from ragwarrant.adapters._rows import check_unique_keys, input_dir_of, make_texts
+from ragwarrant.adapters._tables import open_parquet, read_table
 from ragwarrant.adapters.otel import (
     SpanFields,
     _get_column,
