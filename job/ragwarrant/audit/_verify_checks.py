@@ -9,6 +9,7 @@ from pathlib import Path
 import orjson
 from pydantic import BaseModel
 
+from ragwarrant.audit._findings import allowed_kinds_from_note
 from ragwarrant.audit._verify_base import (
     MANIFEST,
     VerifyContext,
@@ -19,14 +20,7 @@ from ragwarrant.audit._verify_base import (
 from ragwarrant.audit.attestation import (
     ATTESTATION_FILENAME,
 )
-from ragwarrant.audit.hygiene import (
-    DEFAULT_MOUNTS,
-    HYGIENE_BLOCKER,
-    WITHHELD_NOTICE,
-    Finding,
-    allowed_kinds_from_note,
-    scan_outputs,
-)
+from ragwarrant.audit.hygiene import WITHHELD_NOTICE, Finding, scan_outputs
 from ragwarrant.audit.manifest import WITHHELD_INPUT_PREFIX
 from ragwarrant.audit.publish import render_decision_views
 from ragwarrant.audit.report import render_report
@@ -34,6 +28,8 @@ from ragwarrant.audit.unlisted import unlisted_files
 from ragwarrant.audit.writer import HISTORY_DIR, LOCK_FILE
 from ragwarrant.digests import sha256_bytes, sha256_file
 from ragwarrant.errors import RagwarrantError
+from ragwarrant.gates.run import HYGIENE_BLOCKER
+from ragwarrant.mounts import DEFAULT_MOUNTS
 from ragwarrant.outputs import Decision, FileDigest, Manifest, ValidationReport
 
 _MODELS: dict[str, type[BaseModel]] = {
