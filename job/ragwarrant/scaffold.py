@@ -2,15 +2,15 @@
 
 Each file's tool is detected by the ``auto`` adapter's rules (``adapters.auto.detect``). One table,
 ``scaffold_specs.SPECS``, says per tool where its pairing key and its policy may be and how rows
-pair when there is no key; from it each export gets its evidence source (``columns``,
-``pairing``, ``policy``, ``options``). Every results file is then read **by its own adapter** (``adapters.registry``), so
-the draft lists the scores exactly as ``run`` will read them: each with its scale (``[0, 1]`` when
-every value lies in it, else the observed range to check), the direction the export declares (a
-Phoenix Score's ``direction``, TruLens' ``<name> direction``) or the one the tool documents, and
-``on_missing: worst`` with a comment naming the rows where values are missing. Counts, tokens,
-times and costs are never proposed as quality metrics; they come from telemetry
-(``operational_metrics``). A file without a policy column takes its policy from its name or
-folder when these say ``baseline`` or ``candidate``, else from the file name (marked CHECK).
+pair when there is no key; from it each export gets its evidence source (``columns``, ``pairing``,
+``policy``, ``options``). Every results file is then read **by its own adapter**
+(``adapters.registry``), so the draft lists the scores exactly as ``run`` will read them: each with
+its scale (``[0, 1]`` when every value lies in it, else the observed range to check), the direction
+the export declares (a Phoenix Score's ``direction``, TruLens' ``<name> direction``) or the one the
+tool documents, and ``on_missing: worst`` with a comment naming the rows where values are missing.
+Counts, tokens, times and costs are never proposed as quality metrics; they come from telemetry
+(``operational_metrics``). A file without a policy column takes its policy from its name or folder
+when these say ``baseline`` or ``candidate``, else from the file name (marked CHECK).
 
 The draft leaves null only what is the user's judgement: an unknown ``direction``, every
 ``margin_abs`` (there is no default margin: a margin is a release decision, not a setting), the
