@@ -16,8 +16,6 @@ COPY_RUN_TOKENS = 12
 
 
 _TOKEN = re.compile(r"\w+")
-_MASK = np.uint64(0xFFFFFFFFFFFFFFFF)
-_BASE = np.uint64(1_000_003)
 _POWERS = [
     np.uint64(pow(1_000_003, COPY_RUN_TOKENS - 1 - j, 2**64)) for j in range(COPY_RUN_TOKENS)
 ]
