@@ -16,7 +16,8 @@ import time
 import numpy as np
 import orjson
 
-from ragwarrant.audit.hygiene import COPY_RUN_TOKENS, redact_text, scan_outputs
+from ragwarrant.audit._shingles import COPY_RUN_TOKENS
+from ragwarrant.audit.hygiene import redact_text, scan_outputs
 
 WORDS = np.array([f"w{i}" for i in range(20_000)])
 

@@ -37,6 +37,7 @@ LAYERS = {
     "k8s": 7,
     "api": 7,
     "scaffold": 7,
+    "scaffold_specs": 7,
     "commands": 8,
     "logging": 8,
     "cli": 9,

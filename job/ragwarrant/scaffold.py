@@ -1,16 +1,16 @@
 """``ragwarrant init``: a first release contract drafted from the user's own exports.
 
 Each file's tool is detected by the ``auto`` adapter's rules (``adapters.auto.detect``). One table,
-``SPECS``, says per tool where its pairing key and its policy may be and how rows pair when there
-is no key; from it each export gets its evidence source (``columns``, ``pairing``, ``policy``,
-``options``). Every results file is then read **by its own adapter** (``adapters.registry``), so
-the draft lists the scores exactly as ``run`` will read them: each with its scale (``[0, 1]`` when
-every value lies in it, else the observed range to check), the direction the export declares (a
-Phoenix Score's ``direction``, TruLens' ``<name> direction``) or the one the tool documents, and
-``on_missing: worst`` with a comment naming the rows where values are missing. Counts, tokens,
-times and costs are never proposed as quality metrics; they come from telemetry
-(``operational_metrics``). A file without a policy column takes its policy from its name or
-folder when these say ``baseline`` or ``candidate``, else from the file name (marked CHECK).
+``scaffold_specs.SPECS``, says per tool where its pairing key and its policy may be and how rows
+pair when there is no key; from it each export gets its evidence source (``columns``, ``pairing``,
+``policy``, ``options``). Every results file is then read **by its own adapter**
+(``adapters.registry``), so the draft lists the scores exactly as ``run`` will read them: each with
+its scale (``[0, 1]`` when every value lies in it, else the observed range to check), the direction
+the export declares (a Phoenix Score's ``direction``, TruLens' ``<name> direction``) or the one the
+tool documents, and ``on_missing: worst`` with a comment naming the rows where values are missing.
+Counts, tokens, times and costs are never proposed as quality metrics; they come from telemetry
+(``operational_metrics``). A file without a policy column takes its policy from its name or folder
+when these say ``baseline`` or ``candidate``, else from the file name (marked CHECK).
 
 The draft leaves null only what is the user's judgement: an unknown ``direction``, every
 ``margin_abs`` (there is no default margin: a margin is a release decision, not a setting), the
@@ -37,91 +37,40 @@ import yaml
 
 from ragwarrant.adapters import auto
 from ragwarrant.adapters._base import AdapterRequest, AdapterResult
-from ragwarrant.adapters._io import looks_numeric_column, read_table, snake_metric_id
+from ragwarrant.adapters._columns import looks_numeric_column, snake_metric_id
+from ragwarrant.adapters._tables import read_table
 from ragwarrant.adapters.otel import DEFAULT_METRICS
-from ragwarrant.adapters.ragas import ECHO_COLUMNS
 from ragwarrant.adapters.registry import load_source
 from ragwarrant.contract import EvidenceSource, PolicyRef, ReleaseContract
 from ragwarrant.digests import sha256_file
 from ragwarrant.errors import ContractError, EvidenceError, InputError, UsageError
+from ragwarrant.scaffold_specs import (
+    CONFIRM_NAMES,
+    DEVELOP_NAMES,
+    FORMATS,
+    MODEL_COLUMNS,
+    NOT_METRICS,
+    ROLE_WORDS,
+    SCALE_TOLERANCE,
+    SLICE_COLUMNS,
+    SPLIT_COLUMNS,
+    STUB_HEADER,
+    UNITS,
+    Direction,
+    Pairing,
+    guess_direction,
+    is_quality,
+    spec_of,
+)
 
 __all__ = [
-    "SPECS",
     "ExportSummary",
     "MetricGuess",
-    "ToolSpec",
     "describe_export",
     "draft_contract",
     "write_contract",
     "write_policy_stubs",
 ]
-
-Direction = Literal["higher_is_better", "lower_is_better"]
-Pairing = Literal["id-column", "question-hash", "span-join"]
-FORMATS = {".csv": "csv", ".jsonl": "jsonl", ".parquet": "parquet", ".json": "json"}
-
-_IDS = ("example_id", "question_id", "sample_id", "id")
-
-
-@dataclass(frozen=True)
-class ToolSpec:
-    """Where one tool's export keeps its pairing key and policy, and how rows pair without a key.
-
-    Attributes:
-        id_columns: columns (or ``metadata.<key>`` paths) that hold an example id, first wins.
-        policy_columns: columns that hold the policy, first wins.
-        without_id: the pairing when no id column is found.
-        lower_is_better: metric id prefixes the tool documents as lower-is-better; every other
-            named metric of a tool scores higher-is-better (``generic``: unknown, declare it).
-    """
-
-    id_columns: tuple[str, ...]
-    policy_columns: tuple[str, ...]
-    without_id: Pairing = "question-hash"
-    lower_is_better: tuple[str, ...] | None = ()
-
-
-#: One row per adapter. TruLens' ``record_id`` and LangSmith's ``id`` are one UUID per record
-#: (run): they never pair, so they are not id columns.
-SPECS: dict[str, ToolSpec] = {
-    "generic": ToolSpec(_IDS, ("policy_id", "policy", "app_version", "model"), "id-column", None),
-    "ragas": ToolSpec(_IDS, ("policy_id", "policy"), "question-hash", ("noise_sensitivity",)),
-    "deepeval": ToolSpec(
-        tuple(f"metadata.{c}" for c in _IDS),
-        (),
-        "question-hash",
-        ("hallucination", "bias", "toxicity"),
-    ),
-    "langsmith": ToolSpec(("inputs.question_id", "inputs.example_id", "example_id"), ()),
-    "phoenix": ToolSpec(_IDS, ("policy_id", "policy"), "span-join", ("hallucination", "toxicity")),
-    "trulens": ToolSpec((), ("app_version",)),
-    "otel": ToolSpec(_IDS, ("policy_id", "policy")),
-}
-SLICE_COLUMNS = ("slice", "task_type", "category", "topic", "segment")
-SPLIT_COLUMNS = ("split",)
-CONFIRM_NAMES = ("confirm", "test", "holdout", "eval")
-DEVELOP_NAMES = ("dev", "train", "tune", "valid")
-#: Words a file or folder name uses for a policy's role (``...-baseline.csv``, ``candidate/``).
-ROLE_WORDS = ("baseline", "candidate")
-#: Name parts of a count, a time or a cost: such a column is never proposed as a quality metric.
-NOT_QUALITY = frozenset(
-    {"cost", "usd", "latency", "duration", "time", "seconds", "ms", "tokens", "count", "calls"}
-)
-#: Unit of each operational metric id's last word (``contract.check_unit`` compares the same).
-UNITS = {"usd": "usd", "ms": "ms", "calls": "calls", "latency": "ms", "duration": "ms"}
-#: Columns that are never metrics (echoed inputs, ids, timings of the export itself).
-NOT_METRICS = frozenset(
-    {*ECHO_COLUMNS, "start_time_unix_nano", "end_time_unix_nano", "ts", "source_group"}
-)
-STUB_HEADER = (
-    "# Policy config stub written by `ragwarrant init`. CHECK: describe this policy (model,\n"
-    "# prompt, retrieval settings): the decision lists what differs between policies.\n"
-    "# seen_in_exports: what the exports say about it (models, DeepEval hyperparameters).\n"
-)
-#: Columns naming the model a policy called (OTel GenAI, OpenInference / Phoenix, generic).
-MODEL_COLUMNS = ("gen_ai.request.model", "attributes.llm.model_name", "model", "model_name")
-#: Tolerance of the ``[0, 1]`` scale guess (floating-point sums such as BLEU's 1.0000000000000004).
-SCALE_TOLERANCE = 1e-9
 
 
 @dataclass(frozen=True)
@@ -194,7 +143,7 @@ class ExportSummary:
         """How rows get their example id: the id column, else the tool's way (``SPECS``)."""
         if self.id_column and not (self.adapter == "phoenix" and self.kind == "results"):
             return "id-column"
-        return SPECS.get(self.adapter, SPECS["generic"]).without_id
+        return spec_of(self.adapter).without_id
 
     @property
     def source_id(self) -> str:
@@ -226,21 +175,6 @@ def _detect(path: Path, fmt: str, display: str) -> tuple[str, str]:
         return "generic", "no tool's layout matched: read as a generic table"
 
 
-def _is_quality(metric_id: str) -> bool:
-    return not NOT_QUALITY.intersection(metric_id.lower().split("_"))
-
-
-def _direction(adapter: str, metric_id: str) -> tuple[Direction | None, str]:
-    if not _is_quality(metric_id):
-        return "lower_is_better", "a cost, time, token or call count: lower is better"
-    lower = SPECS.get(adapter, SPECS["generic"]).lower_is_better
-    if lower is None:
-        return None, f"unknown for a {adapter} metric: declare it"
-    if metric_id.startswith(lower):
-        return "lower_is_better", f"{adapter} documents {metric_id} as lower-is-better"
-    return "higher_is_better", f"{adapter} scores its named metrics 0..1, higher is better"
-
-
 def _first(names: Sequence[str], wanted: Sequence[str]) -> str | None:
     return next((w for w in wanted if w in names), None)
 
@@ -254,8 +188,8 @@ def _values(table: pa.Table, column: str | None, limit: int = 50) -> list[str]:
 
 def _guess(adapter: str, column: str) -> MetricGuess:
     metric_id = snake_metric_id(column.removeprefix("feedback."))
-    direction, why = _direction(adapter, metric_id)
-    kind: Literal["quality", "operational"] = "quality" if _is_quality(metric_id) else "operational"
+    direction, why = guess_direction(adapter, metric_id)
+    kind: Literal["quality", "operational"] = "quality" if is_quality(metric_id) else "operational"
     return MetricGuess(column, metric_id, kind, direction, why)
 
 
@@ -309,7 +243,7 @@ def _describe_json(
     cases = cases if isinstance(cases, list) else []
     meta = cases[0].get("metadata") if cases and isinstance(cases[0], dict) else None
     names = [f"metadata.{k}" for k in meta] if isinstance(meta, dict) else []
-    id_col = _first(names, SPECS.get(adapter, SPECS["generic"]).id_columns)
+    id_col = _first(names, spec_of(adapter).id_columns)
     hyper = data.get("hyperparameters") if isinstance(data, dict) else None
     return ExportSummary(
         display, fmt, adapter, detected, len(cases), [], id_col, None, [], None, [], None, [],
@@ -336,7 +270,7 @@ def describe_export(path: Path, display: str | None = None) -> ExportSummary:
     if fmt == "json":
         return _describe_json(path, display, fmt, adapter, detected)
     table = read_table(path, fmt, display)
-    spec = SPECS.get(adapter, SPECS["generic"])
+    spec = spec_of(adapter)
     names = _key_names(table)
     spans = adapter == "phoenix" and "context.trace_id" in names
     id_col, policy_col = _first(names, spec.id_columns), _first(names, spec.policy_columns)

@@ -17,7 +17,7 @@ from ragwarrant.adapters._dataset import (
     is_dataset,
     read_dataset_table,
 )
-from ragwarrant.adapters._io import iter_parquet_batches, open_parquet, read_table
+from ragwarrant.adapters._tables import iter_parquet_batches, open_parquet, read_table
 from ragwarrant.errors import EvidenceError
 
 TABLE = pa.table(
@@ -131,7 +131,7 @@ def test_json_array_format_is_refused_for_a_directory(tmp_path: Path) -> None:
 
 
 def test_read_table_and_parquet_batches_read_a_directory(tmp_path: Path) -> None:
-    """``_io.read_table`` and ``_io.iter_parquet_batches`` read a directory as a dataset."""
+    """``_tables.read_table`` and ``_tables.iter_parquet_batches`` read a directory as a dataset."""
     root = _spark_like(tmp_path / "quality")
     assert _sorted(read_table(root, "parquet", "q")) == _sorted(TABLE)
     batches = list(iter_parquet_batches(root, ["question_id", "policy"], "q"))

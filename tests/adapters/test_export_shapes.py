@@ -17,7 +17,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from ragwarrant.adapters import load_source
-from ragwarrant.adapters._io import question_hash
+from ragwarrant.adapters._rows import question_hash
 from ragwarrant.errors import EvidenceError
 
 TRULENS_OTEL = "trulens/trulens_otel_records_and_feedback.csv"

@@ -9,7 +9,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from ragwarrant.adapters._base import AdapterRequest
-from ragwarrant.adapters._io import at_file_row
+from ragwarrant.adapters._tables import at_file_row
 from ragwarrant.adapters.generic import load
 from ragwarrant.contract import ReleaseContract
 from ragwarrant.errors import EvidenceError
@@ -95,7 +95,7 @@ def test_error_rows_count_from_the_start_of_the_file():
 
 def test_parser_message_is_short_printable_and_relative(tmp_path):
     """A parser error keeps no host path, no binary bytes, and at most a short excerpt."""
-    from ragwarrant.adapters._io import parser_message
+    from ragwarrant.adapters._integrity import parser_message
 
     path = tmp_path / "evidence" / "x.csv"
     exc = ValueError(f"CSV parse error in {path}: row 3: \x00\x07PAR1" + "é" * 300)

@@ -11,8 +11,9 @@ import pyarrow.parquet as pq
 import pytest
 
 from ragwarrant.adapters import load_source
+from ragwarrant.adapters._cells import parse_number
 from ragwarrant.adapters._integrity import check_file, json_depth, visible
-from ragwarrant.adapters._io import parse_number, read_table
+from ragwarrant.adapters._tables import read_table
 from ragwarrant.errors import EvidenceError
 from ragwarrant.limits import MAX_CSV_FIELD_CHARS, MAX_JSON_DEPTH
 from tests.adapters.conftest import read_csv_rows, write_csv_rows
@@ -272,7 +273,7 @@ def test_a_key_given_twice_in_one_json_object_is_refused(tmp_path, fmt, text, ro
 def test_a_parquet_file_with_two_columns_of_one_name_is_refused_by_name(tmp_path) -> None:
     """Parquet may hold two fields of one name: the reader's own message ('Multiple matches for
     FieldRef...', with the schema's bytes) is replaced by the located duplicate-column error."""
-    from ragwarrant.adapters._io import read_table
+    from ragwarrant.adapters._tables import read_table
 
     table = pa.Table.from_arrays(
         [pa.array(["a"]), pa.array([0.5]), pa.array([0.1])], names=["id", "cost", "cost"]

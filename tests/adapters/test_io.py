@@ -6,17 +6,11 @@ import hashlib
 
 import pytest
 
-from ragwarrant.adapters._io import (
-    check_policies,
-    column_as_float,
-    float_cell,
-    normalize_question,
-    parse_list_literal,
-    question_hash,
-    read_table,
-    require_columns,
-    snake_metric_id,
-)
+from ragwarrant.adapters._cells import float_cell, parse_list_literal
+from ragwarrant.adapters._columns import column_as_float, snake_metric_id
+from ragwarrant.adapters._integrity import require_columns
+from ragwarrant.adapters._rows import check_policies, normalize_question, question_hash
+from ragwarrant.adapters._tables import read_table
 from ragwarrant.errors import EvidenceError
 
 

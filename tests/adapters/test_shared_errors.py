@@ -1,9 +1,9 @@
 """The errors the tool adapters raise through their shared helpers, pinned word for word.
 
-Each adapter words its own errors (what the file lacks, what was expected); the helpers in
-``adapters._common`` and ``adapters._io`` only assemble them. These tests fix every field of the
-error — code, message, hint, file, row, column, expected, found — so that a change to a shared
-helper cannot silently change what one adapter tells its user.
+Each adapter words its own errors (what the file lacks, what was expected); the shared helpers
+(``adapters._common``, ``_tables``, ``_cells``, ``_columns``) only assemble them. These tests fix
+every field of the error — code, message, hint, file, row, column, expected, found — so that a
+change to a shared helper cannot silently change what one adapter tells its user.
 """
 
 from __future__ import annotations

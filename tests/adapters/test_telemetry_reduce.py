@@ -13,8 +13,9 @@ import pyarrow.parquet as pq
 import pytest
 
 from ragwarrant.adapters import otel
+from ragwarrant.adapters._spans import SpanFields
 from ragwarrant.adapters._telemetry import KeyCodes, TraceTotals, read_ahead
-from ragwarrant.adapters.otel import SpanFields, reduce_spans
+from ragwarrant.adapters.otel import reduce_spans
 from ragwarrant.errors import EvidenceError
 
 

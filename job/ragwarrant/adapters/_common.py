@@ -15,14 +15,14 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ragwarrant.adapters._base import AdapterRequest, AdapterResult, SourceProvenance
-from ragwarrant.adapters._io import (
+from ragwarrant.adapters._cells import parse_list_literal
+from ragwarrant.adapters._columns import column_as_string
+from ragwarrant.adapters._integrity import require_columns
+from ragwarrant.adapters._rows import (
     check_policies,
-    column_as_string,
     contract_policy_ids,
     evidence_from_records,
-    parse_list_literal,
     question_hash,
-    require_columns,
     source_tag,
     version_note,
 )

@@ -10,8 +10,8 @@ Each part passes the same boundary checks as a single file (``check_dataset``: m
 encoding) and is read on its own, so a damaged part (a failed Parquet page checksum, bad pages)
 is reported by its own path, ``<evidence path>/<relative path>``.
 
-Wired in by ``inputs`` (hashing), ``adapters.registry`` (boundary checks), ``_io.read_table`` and
-``_io.iter_parquet_batches`` (reading).
+Wired in by ``inputs`` (hashing), ``adapters.registry`` (boundary checks),
+``_tables.read_table`` and ``_tables.iter_parquet_batches`` (reading).
 """
 
 from __future__ import annotations

@@ -19,7 +19,7 @@ import orjson
 import pyarrow as pa
 
 from ragwarrant.adapters._integrity import wrong_json_type
-from ragwarrant.adapters._io import iter_json_lines
+from ragwarrant.adapters._tables import iter_json_lines
 from ragwarrant.errors import EvidenceError
 
 __all__ = ["is_otlp_json", "iter_otlp_json_batches", "otlp_document"]

@@ -74,25 +74,34 @@ def check_request_values(values: pa.Array, policy: pa.Array, column: str, displa
         EvidenceError: ``evidence-non-finite`` / ``evidence-negative-value`` naming the row,
             the column and the arm.
     """
+    bad = first_bad_amount(values)
+    if bad is not None:
+        code, i, what = bad
+        raise EvidenceError(
+            code,
+            f"{display} row {i + 1}: column {column!r} is {values[i].as_py()}, {what} "
+            f"(policy {policy[i].as_py()!r})",
+            hint="costs, latencies and token counts are finite and >= 0; an unmeasured "
+            "value is an empty cell, never a negative one",
+            file=display,
+            row=i + 1,
+            column=column,
+            expected="a finite number >= 0",
+            found=str(values[i].as_py()),
+        )
+
+
+def first_bad_amount(values: pa.Array) -> tuple[str, int, str] | None:
+    """The first value that is not finite, else the first negative one, as ``(error code,
+    0-based index, what it is)``; None when every value is finite and >= 0 (nulls pass)."""
     for code, bad, what in (
         ("evidence-non-finite", pc.invert(pc.is_finite(values)), "not finite"),
         ("evidence-negative-value", pc.less(values, 0.0), "negative"),
     ):
         bad = pc.fill_null(bad, False)
         if pc.any(bad).as_py():
-            i = pc.index(bad, True).as_py()
-            raise EvidenceError(
-                code,
-                f"{display} row {i + 1}: column {column!r} is {values[i].as_py()}, {what} "
-                f"(policy {policy[i].as_py()!r})",
-                hint="costs, latencies and token counts are finite and >= 0; an unmeasured "
-                "value is an empty cell, never a negative one",
-                file=display,
-                row=i + 1,
-                column=column,
-                expected="a finite number >= 0",
-                found=str(values[i].as_py()),
-            )
+            return code, pc.index(bad, True).as_py(), what
+    return None
 
 
 def _column_of(metric: str, metric_names: dict[str, str]) -> str:

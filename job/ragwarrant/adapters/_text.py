@@ -15,7 +15,8 @@ import ast
 import orjson
 import pyarrow as pa
 
-from ragwarrant.adapters._io import column_as_string, require_columns
+from ragwarrant.adapters._columns import column_as_string
+from ragwarrant.adapters._integrity import require_columns
 from ragwarrant.contract import EvidenceSource
 from ragwarrant.errors import EvidenceError
 from ragwarrant.evidence.schema import TEXT_SCHEMA

@@ -39,8 +39,8 @@ from ragwarrant.adapters import langsmith, otel, phoenix, trulens
 from ragwarrant.adapters._base import AdapterRequest
 from ragwarrant.adapters._dataset import dataset_files, is_dataset
 from ragwarrant.adapters._integrity import READER_FAILURES
-from ragwarrant.adapters._io import invalid_json
 from ragwarrant.adapters._otlp import otlp_document
+from ragwarrant.adapters._tables import invalid_json
 from ragwarrant.errors import EvidenceError
 
 __all__ = ["DECLARED_FORMATS", "check_declared", "detect"]

@@ -35,6 +35,8 @@ from typing import Any
 import orjson
 
 from ragwarrant.adapters._base import AdapterRequest, AdapterResult
+from ragwarrant.adapters._cells import float_cell, parse_list_literal
+from ragwarrant.adapters._columns import select_metrics, snake_metric_id
 from ragwarrant.adapters._common import (
     Record,
     records_evidence,
@@ -42,16 +44,8 @@ from ragwarrant.adapters._common import (
     span_join_unsupported,
     tool_result,
 )
-from ragwarrant.adapters._io import (
-    check_unique_keys,
-    float_cell,
-    invalid_json,
-    make_texts,
-    parse_list_literal,
-    question_hash,
-    select_metrics,
-    snake_metric_id,
-)
+from ragwarrant.adapters._rows import check_unique_keys, make_texts, question_hash
+from ragwarrant.adapters._tables import invalid_json
 from ragwarrant.errors import EvidenceError
 
 __all__ = ["JUDGE_COST_METRIC", "load", "parse_test_run"]

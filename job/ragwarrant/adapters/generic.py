@@ -16,16 +16,10 @@ import pyarrow.compute as pc
 import pyarrow.dataset as pads
 
 from ragwarrant.adapters._base import AdapterRequest, AdapterResult, SourceProvenance
-from ragwarrant.adapters._io import (
-    at_file_row,
-    column_as_float,
-    column_as_string,
-    iter_parquet_batches,
-    open_parquet,
-    read_table,
-    require_columns,
-)
+from ragwarrant.adapters._columns import column_as_float, column_as_string
+from ragwarrant.adapters._integrity import require_columns
 from ragwarrant.adapters._requests import RequestIdentity, identity_columns
+from ragwarrant.adapters._tables import at_file_row, iter_parquet_batches, open_parquet, read_table
 from ragwarrant.adapters._telemetry import check_request_values
 from ragwarrant.adapters._text import read_texts
 from ragwarrant.contract import EvidenceSource, TelemetryReduction

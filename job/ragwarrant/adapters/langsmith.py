@@ -33,6 +33,14 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ragwarrant.adapters._base import AdapterRequest, AdapterResult
+from ragwarrant.adapters._cells import float_cell, parse_list_literal
+from ragwarrant.adapters._columns import (
+    column_as_float,
+    column_as_string,
+    is_value_type,
+    select_metrics,
+    snake_metric_id,
+)
 from ragwarrant.adapters._common import (
     ONE_OR_MAPPED_POLICY,
     Record,
@@ -53,20 +61,8 @@ from ragwarrant.adapters._common import (
     with_groups,
 )
 from ragwarrant.adapters._integrity import wrong_json_type
-from ragwarrant.adapters._io import (
-    check_unique_keys,
-    column_as_float,
-    column_as_string,
-    float_cell,
-    is_value_type,
-    iter_json_objects,
-    make_texts,
-    parse_list_literal,
-    question_hash,
-    read_table,
-    select_metrics,
-    snake_metric_id,
-)
+from ragwarrant.adapters._rows import check_unique_keys, make_texts, question_hash
+from ragwarrant.adapters._tables import iter_json_objects, read_table
 from ragwarrant.errors import EvidenceError
 
 __all__ = ["load"]

@@ -40,6 +40,13 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from ragwarrant.adapters._base import AdapterRequest, AdapterResult
+from ragwarrant.adapters._cells import float_cell, parse_python_literal
+from ragwarrant.adapters._columns import (
+    column_as_float,
+    column_as_string,
+    select_metrics,
+    snake_metric_id,
+)
 from ragwarrant.adapters._common import (
     Record,
     cells_or_nulls,
@@ -50,28 +57,11 @@ from ragwarrant.adapters._common import (
     tool_result,
     undeclared_policy,
 )
-from ragwarrant.adapters._integrity import READER_FAILURES
-from ragwarrant.adapters._io import (
-    check_unique_keys,
-    column_as_float,
-    column_as_string,
-    float_cell,
-    input_dir_of,
-    make_texts,
-    open_parquet,
-    parse_python_literal,
-    read_table,
-    require_columns,
-    select_metrics,
-    snake_metric_id,
-)
-from ragwarrant.adapters.otel import (
-    SpanFields,
-    _get_column,
-    _resolve_one,
-    load_spans,
-    no_example_attribute,
-)
+from ragwarrant.adapters._integrity import READER_FAILURES, require_columns
+from ragwarrant.adapters._rows import check_unique_keys, input_dir_of, make_texts
+from ragwarrant.adapters._spans import SpanFields, get_column, no_example_attribute, resolve_one
+from ragwarrant.adapters._tables import open_parquet, read_table
+from ragwarrant.adapters.otel import load_spans
 from ragwarrant.contract import DOCUMENT_REDUCERS, is_readable_file, resolve_inside
 from ragwarrant.errors import EvidenceError
 
@@ -102,7 +92,7 @@ def span_index(
     table = read_table(path, "parquet", display)
     schema = table.schema
     require_columns(schema.names, ["context.span_id", "context.trace_id"], display)
-    ex_where = _resolve_one(schema, fields.example)
+    ex_where = resolve_one(schema, fields.example)
     if ex_where is None:
         raise no_example_attribute(
             display,
@@ -110,12 +100,12 @@ def span_index(
             schema.names,
             hint="set columns.example_id, e.g. question_id for attributes.metadata.question_id",
         )
-    pol_where = _resolve_one(schema, fields.policy) if fields.policy else None
+    pol_where = resolve_one(schema, fields.policy) if fields.policy else None
     spans = column_as_string(table, "context.span_id", display, allow_null=False).to_pylist()
     traces = column_as_string(table, "context.trace_id", display, allow_null=False).to_pylist()
-    examples = pc.cast(_get_column(table, ex_where), pa.string()).to_pylist()
+    examples = pc.cast(get_column(table, ex_where), pa.string()).to_pylist()
     policies = (
-        pc.cast(_get_column(table, pol_where), pa.string()).to_pylist()
+        pc.cast(get_column(table, pol_where), pa.string()).to_pylist()
         if pol_where
         else [None] * len(spans)
     )

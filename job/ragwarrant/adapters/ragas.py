@@ -19,6 +19,12 @@ from __future__ import annotations
 import pyarrow as pa
 
 from ragwarrant.adapters._base import AdapterRequest, AdapterResult
+from ragwarrant.adapters._columns import (
+    column_as_float,
+    looks_numeric_column,
+    select_metrics,
+    snake_metric_id,
+)
 from ragwarrant.adapters._common import (
     ONE_OR_MAPPED_POLICY,
     RowKeys,
@@ -33,15 +39,8 @@ from ragwarrant.adapters._common import (
     tool_result,
     tool_tag,
 )
-from ragwarrant.adapters._io import (
-    check_unique_keys,
-    column_as_float,
-    looks_numeric_column,
-    make_texts,
-    read_table,
-    select_metrics,
-    snake_metric_id,
-)
+from ragwarrant.adapters._rows import check_unique_keys, make_texts
+from ragwarrant.adapters._tables import read_table
 
 __all__ = ["ECHO_COLUMNS", "load"]
 

@@ -28,6 +28,14 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ragwarrant.adapters._base import AdapterRequest, AdapterResult
+from ragwarrant.adapters._cells import parse_python_literal
+from ragwarrant.adapters._columns import (
+    column_as_float,
+    column_as_string,
+    looks_numeric_column,
+    select_metrics,
+    snake_metric_id,
+)
 from ragwarrant.adapters._common import (
     RowKeys,
     cells_or_nulls,
@@ -40,18 +48,9 @@ from ragwarrant.adapters._common import (
     tool_result,
     tool_tag,
 )
-from ragwarrant.adapters._io import (
-    check_unique_keys,
-    column_as_float,
-    column_as_string,
-    looks_numeric_column,
-    make_texts,
-    parse_python_literal,
-    read_table,
-    require_columns,
-    select_metrics,
-    snake_metric_id,
-)
+from ragwarrant.adapters._integrity import require_columns
+from ragwarrant.adapters._rows import check_unique_keys, make_texts
+from ragwarrant.adapters._tables import read_table
 from ragwarrant.errors import EvidenceError
 
 __all__ = ["FIXED_COLUMNS", "JUDGE_COST_METRIC", "load"]

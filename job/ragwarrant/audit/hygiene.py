@@ -56,24 +56,26 @@ from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, S
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
 import orjson
 
-from ragwarrant.gates.run import HYGIENE_BLOCKER  # the gate's home; re-exported for audit.verify
+from ragwarrant.audit._findings import (
+    Finding,
+    ScanSettings,
+    Site,
+    is_secret_name,
+    join_path,
+    pattern_kinds,
+    pattern_matches,
+    split_path,
+)
+from ragwarrant.audit._shingles import copied_text
 from ragwarrant.mounts import DEFAULT_MOUNTS
 
 __all__ = [
-    "ALLOWABLE_KINDS",
-    "ALLOWED_NOTE_PREFIX",
-    "COPY_RUN_TOKENS",
-    "DEFAULT_MOUNTS",
-    "HYGIENE_BLOCKER",
     "Finding",
     "HygieneOutcome",
     "ScanSettings",
     "WITHHELD_NOTICE",
-    "allowed_kinds_from_note",
-    "allowed_kinds_note",
     "files_to_withhold",
     "findings_to_checks",
     "private_texts_from_tables",
@@ -85,425 +87,17 @@ __all__ = [
     "withhold",
 ]
 
-COPY_RUN_TOKENS = 12
-"""Consecutive tokens of a private text that make a copy."""
-
 REDACTED = "[withheld: {kind}]"
 """What a redacted JSON string value becomes."""
 
 
-@dataclass(frozen=True)
-class Finding:
-    """One hygiene finding; never holds the matched text.
-
-    Attributes:
-        file: output file name, e.g. ``decision.json``.
-        kind: one of the kinds in the module docstring.
-        field: JSON field path (``candidates[0].gates[2].reason``; a member *name* is addressed as
-            ``path.<key>`` with ``key_of`` set), or None for text files.
-        line: 1-based line for text files (for JSON: None).
-        key_of: True when the finding is in a member name rather than its value.
-    """
-
-    file: str
-    kind: str
-    field: str | None = None
-    line: int | None = None
-    key_of: bool = False
-
-    @property
-    def safe_field(self) -> str | None:
-        """The field path with any member name that is itself a finding masked as ``[<member>]``.
-
-        Use this (never ``field``) in anything published; ``field`` addresses the value for
-        ``redact_json``.
-        """
-        if self.field is None or self.field == "(root)":
-            return self.field
-        out = ""
-        for part in _split_path(self.field):
-            if isinstance(part, int):
-                out += f"[{part}]"
-            elif _pattern_kinds(part) or _SECRET_NAME.search(part) and self.key_of:
-                out += "[<member>]"
-            else:
-                out = _join(out, part)
-        return out
-
-    def location(self) -> str:
-        """Return ``file:field`` or ``file:line N`` (with ``safe_field``)."""
-        if self.field is not None:
-            return f"{self.file}:{self.safe_field}{' (member name)' if self.key_of else ''}"
-        if self.line is not None:
-            return f"{self.file}:line {self.line}"
-        return self.file
-
-    def describe(self) -> str:
-        """One line for logs and reports: location and kind, never the secret."""
-        return f"{self.kind} in {self.location()}"
-
-
-# ---------------------------------------------------------------------------------------------
-# Patterns. Each is applied to one string value (JSON) or one line (text).
-
-_SECRET_NAME = re.compile(
-    r"(?i)(?:^|[._\-\s])(pass(?:word|wd|phrase)|secret(?:[_-]?key)?|client[_-]?secret|"
-    r"api[_-]?key|apikey|access[_-]?key(?:[_-]?id)?|auth[_-]?token|access[_-]?token|"
-    r"refresh[_-]?token|private[_-]?key|credentials?)$"
-)
-"""A member or config path whose last segment names a secret."""
-
-
-def is_secret_name(name: str) -> bool:
-    """Whether a member name or config path (its last segment) names a secret (``db.password``)."""
-    return bool(_SECRET_NAME.search(name))
-
-
-"""Absolute paths that are not findings: the documented container mounts and what is under them."""
-
-ALLOWABLE_KINDS = frozenset(
-    {"absolute-path", "email-address", "ip-address", "phone-number", "national-id"}
-)
-"""Kinds a contract may allow (publish) with ``allowed_kinds``; credentials and copied evidence
-text never can."""
-
-
-@dataclass(frozen=True)
-class ScanSettings:
-    """What a scan reports.
-
-    Attributes:
-        allowed_kinds: finding kinds not reported (a subset of ``ALLOWABLE_KINDS``); every kind
-            is on by default.
-        mounts: absolute paths that are not ``absolute-path`` findings, with everything under
-            them (the run's input and output mounts).
-        mounts_cover_private_roots: whether a mount also covers a path under a private root
-            (``/home``, ``/tmp``...). False for outputs, which are published and verified
-            elsewhere (such a path is always a finding); True for what goes back to the user who
-            named the directories on the command line (``redact_text``: stderr and logs).
-
-    Raises:
-        ValueError: an allowed kind is not in ``ALLOWABLE_KINDS``, or a mount is not absolute.
-    """
-
-    allowed_kinds: frozenset[str] = frozenset()
-    mounts: tuple[str, ...] = DEFAULT_MOUNTS
-    mounts_cover_private_roots: bool = False
-
-    def __post_init__(self) -> None:
-        unknown = sorted(set(self.allowed_kinds) - ALLOWABLE_KINDS)
-        if unknown:
-            raise ValueError(
-                f"hygiene kinds {unknown} cannot be allowed; allowable: {sorted(ALLOWABLE_KINDS)}"
-            )
-        relative = [m for m in self.mounts if not m.startswith("/")]
-        if relative:
-            raise ValueError(f"mounts must be absolute paths, got {relative}")
-
-
-DEFAULT_SETTINGS = ScanSettings()
-
-ALLOWED_NOTE_PREFIX = "allowed: "
-"""How the ``publication-hygiene`` check of ``validation_report.json`` records, in its
-``expected`` field, the kinds a contract allowed (so ``verify`` rescans with the same switches)."""
-
-
-def allowed_kinds_note(allowed_kinds: Collection[str]) -> str | None:
-    """Return ``"allowed: ip-address,phone-number"`` for the check's ``expected``; None if none."""
-    return ALLOWED_NOTE_PREFIX + ",".join(sorted(allowed_kinds)) if allowed_kinds else None
-
-
-def allowed_kinds_from_note(note: str | None) -> frozenset[str]:
-    """Invert ``allowed_kinds_note``, keeping only ``ALLOWABLE_KINDS`` (anything else: none)."""
-    if not note or not note.startswith(ALLOWED_NOTE_PREFIX):
-        return frozenset()
-    return frozenset(note[len(ALLOWED_NOTE_PREFIX) :].split(",")) & ALLOWABLE_KINDS
-
-
-_Validator = Callable[[str, ScanSettings], bool]
-
-
-_ENCODED_SEGMENT = re.compile(r"(?=[^/]*[a-z])(?=[^/]*[A-Z])(?=[^/]*\d)[A-Za-z0-9]{24,}")
-
-
-def _outside_mounts(path: str, settings: ScanSettings) -> bool:
-    """A path is private unless it is a mount or lies under one, or is encoded data.
-
-    A segment of 24 or more letters and digits mixing upper case, lower case and digits is a
-    base64 run (a signature or payload holds ``/`` between such runs), not a directory name.
-    """
-    if any(_ENCODED_SEGMENT.fullmatch(part) for part in path.split("/")):
-        return False
-    clean = path.rstrip("/")
-    return not any(
-        clean == m.rstrip("/") or clean.startswith(m.rstrip("/") + "/") for m in settings.mounts
-    )
-
-
-def _outside_mount_dirs(path: str, settings: ScanSettings) -> bool:
-    """A path under a private root (``/home``, ``/tmp``...) or a Windows or UNC path is a finding,
-    unless mounts cover private roots (stderr and logs) and it is a mount or lies under one."""
-    if not settings.mounts_cover_private_roots:
-        return True
-    clean = path.rstrip("/.,;:)]}")
-    return not any(
-        clean == m.rstrip("/") or clean.startswith(m.rstrip("/") + "/") for m in settings.mounts
-    )
-
-
-def _not_version_like(address: str, settings: ScanSettings) -> bool:
-    """An IPv4 address, unless every octet is one digit (``1.0.0.0``: a version) or it is a
-    loopback or unspecified address."""
-    octets = address.split(".")
-    if all(len(o) == 1 for o in octets):
-        return False
-    return octets[0] not in ("0", "127")
-
-
-def _ipv6_like(address: str, settings: ScanSettings) -> bool:
-    """At least three groups (``2001:db8::1``), or two around ``::`` with four hex digits in all
-    (``fe80::1ff``): not a clock time or a ``module::name``."""
-    groups = [g for g in address.split(":") if g]
-    if ":::" in address:
-        return False
-    return len(groups) >= 3 or (len(groups) == 2 and sum(len(g) for g in groups) >= 4)
-
-
-def _phone_digits(number: str, settings: ScanSettings) -> bool:
-    """E.164 allows 8 to 15 digits with the country code."""
-    return 8 <= sum(c.isdigit() for c in number) <= 15
-
-
-def _mixed_token(token: str, settings: ScanSettings) -> bool:
-    """A real ``sk-`` key mixes digits and letters; ``sk-management-of-evaluations`` does not."""
-    body = token[3:]
-    return any(c.isdigit() for c in body) and any(c.isalpha() for c in body)
-
-
-_GLUED_V = r"(?<=\bv)"
-"""Lets a pattern whose left edge must not follow a word character start right after a lone
-``v`` (report.md writes ``v<version>``): formatting must not hide a token."""
-
-_PATH_TAIL = r"[^\s\"'<>|;,()\[\]{}`]*"
-"""The rest of a path after its private root or drive, so a redaction withholds it whole."""
-
-_OCTET = r"(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])"
-_HEX4 = r"[0-9A-Fa-f]{1,4}"
-
-# Credential patterns have no left word boundary: formatting glued to a token (report.md writes
-# ``v<version>``) must not hide it. Each prefix is distinctive enough on its own.
-_PATTERNS: tuple[tuple[str, re.Pattern[str], _Validator | None], ...] = (
-    ("private-key", re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"), None),
-    (
-        "aws-access-key",
-        re.compile(r"(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{16}(?![A-Z0-9])"),
-        None,
-    ),
-    (
-        "aws-access-key",
-        re.compile(r"(?i)aws_?secret_?access_?key\s*(?:[\"']\s*)?[:=]\s*[\"']?[A-Za-z0-9/+=]{40}"),
-        None,
-    ),
-    (
-        "github-token",
-        re.compile(r"(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})"),
-        None,
-    ),
-    ("api-token", re.compile(r"sk-[A-Za-z0-9_\-]{20,}"), _mixed_token),
-    ("api-token", re.compile(r"(?:sk|rk)_live_[A-Za-z0-9]{16,}"), None),
-    ("api-token", re.compile(r"AIza[0-9A-Za-z_\-]{35}"), None),
-    ("api-token", re.compile(r"xox[abposr]-[A-Za-z0-9\-]{10,}"), None),
-    (
-        "api-token",
-        re.compile(r"eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"),
-        None,
-    ),
-    ("bearer-token", re.compile(r"(?i)bearer\s+[A-Za-z0-9\-._~+/]{16,}=*"), None),
-    ("bearer-token", re.compile(r"(?i)authorization\s*[:=]\s*basic\s+[A-Za-z0-9+/]{8,}=*"), None),
-    (
-        "password-in-url",
-        re.compile(
-            r"(?<![A-Za-z0-9+.\-])[A-Za-z][A-Za-z0-9+.\-]*://[^\s/:@\"'<>]+:[^\s/@\"'<>]+@[^\s/\"'<>]+"
-        ),
-        None,
-    ),
-    (
-        "secret-assignment",
-        re.compile(
-            r"(?i)(?:password|passwd|secret|api[_-]?key|access[_-]?key|auth[_-]?token|"
-            r"client[_-]?secret)\b\s*(?:[\"']\s*)?[:=]\s*[\"']?[^\s\"',;]{8,}"
-        ),
-        None,
-    ),
-    (
-        # A path under a private root (the whole path, so a mount the user named is told apart).
-        "absolute-path",
-        re.compile(
-            rf"(?:(?<![\w.~\-+])|{_GLUED_V})"
-            r"/(?:home|Users|root|tmp|var/tmp|var/folders|private|mnt)(?=/|\b)(?![+=])"
-            rf"{_PATH_TAIL}"
-        ),
-        _outside_mount_dirs,
-    ),
-    (
-        # A Windows drive or UNC path, withheld whole (the user name follows the drive).
-        "absolute-path",
-        re.compile(
-            rf"(?:(?:(?<![A-Za-z0-9])|{_GLUED_V})[A-Za-z]:\\{_PATH_TAIL}"
-            rf"|(?:(?<![A-Za-z0-9])|{_GLUED_V})[A-Za-z]:/(?=[A-Za-z]){_PATH_TAIL}"
-            rf"|\\\\[A-Za-z0-9._\-]+\\{_PATH_TAIL})"
-        ),
-        None,
-    ),
-    (
-        # Any other absolute POSIX path of two or more segments (/srv/x, /opt/x, /data/x),
-        # outside the run's mounts. Not after a word character, ``:``, ``/`` or ``+`` (URLs,
-        # a/b/c, 2026/11/29, base64), nor as the fragment of a file name (``contract.yaml#/
-        # statistics/alpha``: a JSON pointer, RFC 6901 section 6), and not ending inside a
-        # base64 run (signatures and payloads in decision.intoto.json hold ``/`` between letters).
-        "absolute-path",
-        re.compile(
-            rf"(?:(?<![\w.~\-:/+])(?<!\w#)|{_GLUED_V}(?<![\w.~\-:/+#]v))"
-            r"/[A-Za-z0-9._\-]+(?:/[A-Za-z0-9._\-]+)+"
-            r"(?![A-Za-z0-9._\-+/=])"
-        ),
-        _outside_mounts,
-    ),
-    (
-        "email-address",
-        re.compile(
-            r"(?<![A-Za-z0-9._%+\-])[A-Za-z0-9._%+\-]+@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*"
-            r"\.(?!(?:json|jsonl|yaml|yml|csv|parquet|md|txt|py)\b)[A-Za-z]{2,}\b"
-        ),
-        None,
-    ),
-    (
-        "ip-address",
-        re.compile(rf"(?<![\d])(?<!\d\.){_OCTET}(?:\.{_OCTET}){{3}}(?!\.?\d)"),
-        _not_version_like,
-    ),
-    (
-        "ip-address",
-        re.compile(
-            rf"(?<![0-9A-Fa-f:])(?:(?:{_HEX4}:){{7}}{_HEX4}"
-            rf"|(?:{_HEX4}(?::{_HEX4})*)?::(?:{_HEX4}(?::{_HEX4})*)?)(?![0-9A-Fa-f:])"
-        ),
-        _ipv6_like,
-    ),
-    (
-        # International (E.164) numbers with spaces, dashes or parentheses; US/NANP numbers
-        # written (555) 123-4567 or 555-123-4567. Decimal points are never separators.
-        "phone-number",
-        re.compile(
-            rf"(?:(?<![\w+.])|{_GLUED_V})"
-            r"\+[1-9][0-9]{0,2}(?:[ \-]?\(?[0-9]{1,4}\)?){2,5}(?![\w.])"
-            rf"|(?:(?<![\w.\-])|{_GLUED_V})"
-            r"(?:\([0-9]{3}\) ?|[0-9]{3}-)[0-9]{3}-[0-9]{4}(?![\w\-])"
-        ),
-        _phone_digits,
-    ),
-    (
-        # US Social Security numbers (dashed; never 000, 666 or 9xx in the area, 00 in the
-        # group, 0000 in the serial) and UK National Insurance numbers (two prefix letters
-        # from the HMRC set, six digits, suffix A-D).
-        "national-id",
-        re.compile(
-            rf"(?:(?<![\w\-])|{_GLUED_V})"
-            r"(?!000|666|9[0-9]{2})[0-9]{3}-(?!00)[0-9]{2}-(?!0000)[0-9]{4}(?![\w\-])"
-            rf"|(?:(?<![A-Za-z0-9])|{_GLUED_V})"
-            r"(?!BG|GB|NK|KN|TN|NT|ZZ)[A-CEGHJ-PR-TW-Z][A-CEGHJ-NPR-TW-Z]"
-            r" ?[0-9]{2} ?[0-9]{2} ?[0-9]{2} ?[A-D](?![A-Za-z0-9])"
-        ),
-        None,
-    ),
-)
-
-_CREDENTIAL_KINDS = frozenset(
-    {
-        "private-key",
-        "aws-access-key",
-        "github-token",
-        "api-token",
-        "bearer-token",
-        "password-in-url",
-    }
-)
-
-
-def _pattern_matches(
-    text: str, settings: ScanSettings = DEFAULT_SETTINGS
-) -> Iterator[tuple[str, re.Match[str]]]:
-    """Yield (kind, match) for every accepted match in one string, in pattern order.
-
-    An e-mail match inside a credential match (``user:pw@host.com``) is not reported twice;
-    allowed kinds are not reported at all.
-    """
-    credential_spans: list[tuple[int, int]] = []
-    for kind, pattern, valid in _PATTERNS:
-        if kind in settings.allowed_kinds:
-            continue
-        for m in pattern.finditer(text):
-            if valid is not None and not valid(m.group(0), settings):
-                continue
-            if kind == "email-address" and any(s <= m.start() < e for s, e in credential_spans):
-                continue
-            if kind in _CREDENTIAL_KINDS:
-                credential_spans.append(m.span())
-            yield kind, m
-
-
-def _pattern_kinds(text: str, settings: ScanSettings = DEFAULT_SETTINGS) -> list[str]:
-    """Return the kinds found in one string, each at most once, in pattern order."""
-    return list(dict.fromkeys(kind for kind, _ in _pattern_matches(text, settings)))
-
-
-# ---------------------------------------------------------------------------------------------
-# Walking the outputs: one "site" per JSON string (value or member name) or text line.
-
-
-@dataclass(frozen=True)
-class _Site:
-    file: str
-    text: str
-    field: str | None
-    line: int | None
-    key_of: bool
-
-
-_PLAIN_KEY = re.compile(r"^[A-Za-z0-9_:@/+\-]+$")
-
-
-def _join(path: str, key: object) -> str:
-    """Append a member name to a field path; names with dots or brackets are quoted."""
-    k = str(key)
-    if _PLAIN_KEY.match(k):
-        return f"{path}.{k}" if path else k
-    return f"{path}[{orjson.dumps(k).decode()}]"
-
-
-_PATH_PART = re.compile(r'\[(\d+)\]|\[("(?:[^"\\]|\\.)*")\]|\.?([^.\[\]]+)')
-
-
-def _split_path(field: str) -> list[int | str]:
-    """Invert ``_join``: ``a.b[0]["c.d"]`` → ``["a", "b", 0, "c.d"]``."""
-    parts: list[int | str] = []
-    for index, quoted, plain in _PATH_PART.findall(field):
-        if index:
-            parts.append(int(index))
-        elif quoted:
-            parts.append(orjson.loads(quoted))
-        else:
-            parts.append(plain)
-    return parts
-
-
-def _json_sites(file: str, node: Any, path: str) -> Iterator[_Site]:
+def _json_sites(file: str, node: Any, path: str) -> Iterator[Site]:
     if isinstance(node, str):
-        yield _Site(file, node, path or "(root)", None, False)
+        yield Site(file, node, path or "(root)", None, False)
     elif isinstance(node, dict):
         for key, value in node.items():
-            sub = _join(path, key)
-            yield _Site(file, str(key), sub, None, True)
+            sub = join_path(path, key)
+            yield Site(file, str(key), sub, None, True)
             yield from _json_sites(file, value, sub)
     elif isinstance(node, list):
         for i, value in enumerate(node):
@@ -525,10 +119,10 @@ def _secret_value(value: object) -> bool:
 def _secret_diff_values(file: str, node: Mapping[str, Any], path: str) -> Iterator[Finding]:
     """A config difference whose path names a secret: its baseline and candidate values."""
     diff_path = node.get("path")
-    if isinstance(diff_path, str) and _SECRET_NAME.search(diff_path):
+    if isinstance(diff_path, str) and is_secret_name(diff_path):
         for k in ("baseline", "candidate"):
             if _secret_value(node.get(k)):
-                yield Finding(file, "secret-assignment", _join(path, k))
+                yield Finding(file, "secret-assignment", join_path(path, k))
 
 
 def _secret_members(file: str, node: Any, path: str) -> Iterator[Finding]:
@@ -541,8 +135,8 @@ def _secret_members(file: str, node: Any, path: str) -> Iterator[Finding]:
         return
     yield from _secret_diff_values(file, node, path)
     for key, value in node.items():
-        sub = _join(path, key)
-        if not (isinstance(value, str) and _SECRET_NAME.search(str(key))):
+        sub = join_path(path, key)
+        if not (isinstance(value, str) and is_secret_name(str(key))):
             yield from _secret_members(file, value, sub)
         elif _secret_value(value):
             yield Finding(file, "secret-assignment", sub)
@@ -552,8 +146,8 @@ def _is_json_name(name: str) -> bool:
     return name.endswith(".json")
 
 
-def _sites(outputs: Mapping[str, bytes]) -> tuple[list[_Site], list[Finding]]:
-    sites: list[_Site] = []
+def _sites(outputs: Mapping[str, bytes]) -> tuple[list[Site], list[Finding]]:
+    sites: list[Site] = []
     findings: list[Finding] = []
     for name in sorted(outputs):
         data = outputs[name]
@@ -568,131 +162,8 @@ def _sites(outputs: Mapping[str, bytes]) -> tuple[list[_Site], list[Finding]]:
                 continue
         text = data.decode("utf-8", errors="replace")
         for i, line in enumerate(text.splitlines(), start=1):
-            sites.append(_Site(name, line, None, i, False))
+            sites.append(Site(name, line, None, i, False))
     return sites, findings
-
-
-# ---------------------------------------------------------------------------------------------
-# Copied text: 12-token shingles.
-
-_TOKEN = re.compile(r"\w+")
-_MASK = np.uint64(0xFFFFFFFFFFFFFFFF)
-_BASE = np.uint64(1_000_003)
-_POWERS = [
-    np.uint64(pow(1_000_003, COPY_RUN_TOKENS - 1 - j, 2**64)) for j in range(COPY_RUN_TOKENS)
-]
-
-
-def _token_hashes(text: str) -> np.ndarray:
-    """Return the per-token 64-bit hashes of a text's lowercased ``\\w+`` tokens (uint64[n])."""
-    tokens = _TOKEN.findall(text.lower())
-    return np.fromiter((hash(t) for t in tokens), dtype=np.int64, count=len(tokens)).view(np.uint64)
-
-
-def _shingles(tok: np.ndarray, owner: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """Return (hash per 12-token window, start index of each window that stays within one owner).
-
-    The hash is a polynomial over the window's token hashes modulo 2**64 (wrapping uint64
-    arithmetic); ``owner`` (int[n]) marks which text each token belongs to, so windows that
-    cross from one text into the next are dropped.
-    """
-    n = tok.shape[0] - COPY_RUN_TOKENS + 1
-    if n <= 0:
-        return np.empty(0, np.uint64), np.empty(0, np.int64)
-    h = np.zeros(n, dtype=np.uint64)
-    with np.errstate(over="ignore"):
-        for j in range(COPY_RUN_TOKENS):
-            h += tok[j : j + n] * _POWERS[j]
-    starts = np.arange(n)
-    if owner is not None:
-        keep = owner[:n] == owner[COPY_RUN_TOKENS - 1 :]
-        h, starts = h[keep], starts[keep]
-    return h, starts
-
-
-def _text_file_shingles(sites: Sequence[_Site]) -> Iterator[tuple[np.ndarray, np.ndarray]]:
-    """Shingles of each text output as a whole (a copy may run across lines), with their sites."""
-    by_file: dict[str, list[int]] = {}
-    for i, site in enumerate(sites):
-        if site.line is not None:
-            by_file.setdefault(site.file, []).append(i)
-    for indices in by_file.values():
-        toks = [_token_hashes(sites[i].text) for i in indices]
-        if sum(t.size for t in toks) < COPY_RUN_TOKENS:
-            continue
-        owner_site = np.concatenate(
-            [np.full(t.size, i, np.int64) for t, i in zip(toks, indices, strict=True)]
-        )
-        h, starts = _shingles(np.concatenate(toks))
-        yield h, owner_site[starts]
-
-
-def _output_shingles(sites: Sequence[_Site]) -> tuple[np.ndarray, np.ndarray] | None:
-    """Return (sorted shingle hashes, site index of each) of the outputs; None when none."""
-    site_hashes: list[np.ndarray] = []
-    site_index: list[np.ndarray] = []
-    for i, site in enumerate(sites):
-        h, _ = _shingles(_token_hashes(site.text))
-        if h.size:
-            site_hashes.append(h)
-            site_index.append(np.full(h.size, i, dtype=np.int64))
-    for h, owners in _text_file_shingles(sites):
-        site_hashes.append(h)
-        site_index.append(owners)
-    if not site_hashes:
-        return None
-    out_h = np.concatenate(site_hashes)
-    out_site = np.concatenate(site_index)
-    order = np.argsort(out_h, kind="stable")
-    return out_h[order], out_site[order]
-
-
-def _batch_hits(out_h: np.ndarray, out_site: np.ndarray, batch: list[np.ndarray]) -> set[int]:
-    """Sites whose shingles occur in a batch of private texts' token hashes."""
-    owner = np.concatenate([np.full(t.size, k, np.int64) for k, t in enumerate(batch)])
-    h, _ = _shingles(np.concatenate(batch), owner)
-    pos_c = np.minimum(np.searchsorted(out_h, h), out_h.size - 1)
-    hit_sites: set[int] = set()
-    for value in np.unique(h[out_h[pos_c] == h]):
-        lo = np.searchsorted(out_h, value, side="left")
-        hi = np.searchsorted(out_h, value, side="right")
-        hit_sites.update(int(s) for s in out_site[lo:hi])
-    return hit_sites
-
-
-def _token_batches(private_texts: Iterable[str]) -> Iterator[list[np.ndarray]]:
-    """Token hashes of the private texts of 12+ tokens, in batches of about a million tokens."""
-    batch: list[np.ndarray] = []
-    batch_tokens = 0
-    for text in private_texts:
-        tok = _token_hashes(text) if text else None
-        if tok is None or tok.size < COPY_RUN_TOKENS:
-            continue
-        batch.append(tok)
-        batch_tokens += tok.size
-        if batch_tokens >= 1_000_000:
-            yield batch
-            batch, batch_tokens = [], 0
-    if batch:
-        yield batch
-
-
-def _copied_text(sites: Sequence[_Site], private_texts: Iterable[str]) -> list[Finding]:
-    shingled = _output_shingles(sites)
-    if shingled is None:
-        return []
-    out_h, out_site = shingled
-    hit_sites: set[int] = set()
-    for batch in _token_batches(private_texts):
-        hit_sites |= _batch_hits(out_h, out_site, batch)
-    return [
-        Finding(sites[i].file, "copied-text", sites[i].field, sites[i].line, sites[i].key_of)
-        for i in sorted(hit_sites)
-    ]
-
-
-# ---------------------------------------------------------------------------------------------
-# Public API.
 
 
 def scan_outputs(
@@ -732,10 +203,10 @@ def scan_outputs(
     for site in sites:
         kinds = kinds_of.get(site.text)
         if kinds is None:
-            kinds = kinds_of[site.text] = _pattern_kinds(site.text, settings)
+            kinds = kinds_of[site.text] = pattern_kinds(site.text, settings)
         for kind in kinds:
             found.add(Finding(site.file, kind, site.field, site.line, site.key_of))
-    found.update(_copied_text(sites, private_texts))
+    found.update(copied_text(sites, private_texts))
     return sorted(found, key=_finding_order)
 
 
@@ -787,7 +258,7 @@ def redact_text(
         ValueError: ``allowed_kinds`` names a kind outside ``ALLOWABLE_KINDS``.
     """
     settings = ScanSettings(frozenset(allowed_kinds), tuple(mounts), True)
-    spans = [(m.start(), m.end(), kind) for kind, m in _pattern_matches(text, settings)]
+    spans = [(m.start(), m.end(), kind) for kind, m in pattern_matches(text, settings)]
     spans += _private_spans(text, private_texts)
     for start, end, kind in reversed(_merged(spans)):
         text = text[:start] + REDACTED.format(kind=kind) + text[end:]
@@ -826,7 +297,7 @@ def _redact_value(key: object, value: Any, mounts: tuple[str, ...]) -> Any:
 
 
 def _finding_order(f: Finding) -> tuple[object, ...]:
-    field = [(0, p, "") if isinstance(p, int) else (1, 0, p) for p in _split_path(f.field or "")]
+    field = [(0, p, "") if isinstance(p, int) else (1, 0, p) for p in split_path(f.field or "")]
     return (f.file, f.line or 0, field, f.key_of, f.kind)
 
 
@@ -886,7 +357,7 @@ def _set_path(doc: Any, finding: Finding, replacement: str) -> Any:
     parent: Any = None
     node: Any = doc
     last: int | str | None = None
-    for part in _split_path(finding.field or ""):
+    for part in split_path(finding.field or ""):
         parent, last = node, part
         node = node[last]
     if parent is None or last is None:

@@ -28,17 +28,16 @@ from typing import TYPE_CHECKING
 import orjson
 from pydantic import ValidationError
 
+from ragwarrant.audit._findings import allowed_kinds_note
 from ragwarrant.audit.attestation import (
     ATTESTATION_FILENAME,
     signing_check,
     write_attestation,
 )
 from ragwarrant.audit.hygiene import (
-    DEFAULT_MOUNTS,
     Finding,
     HygieneOutcome,
     ScanSettings,
-    allowed_kinds_note,
     files_to_withhold,
     findings_to_checks,
     private_texts_from_tables,
@@ -69,6 +68,7 @@ from ragwarrant.digests import sha256_bytes
 from ragwarrant.errors import OutputError
 from ragwarrant.gates.run import gate_publication_hygiene
 from ragwarrant.inputs import Inputs
+from ragwarrant.mounts import DEFAULT_MOUNTS
 from ragwarrant.outputs import (
     DECISION_FILE,
     JUNIT_FILE,

@@ -6,7 +6,7 @@ It never states more than the run's evidence class allows: the scope sentence co
 
 from __future__ import annotations
 
-from ragwarrant.audit.hygiene import is_secret_name
+from ragwarrant.audit._findings import is_secret_name
 from ragwarrant.audit.summary import more_data_text
 from ragwarrant.display import identifier, markdown, markdown_code, visible
 from ragwarrant.evidence_class import EvidenceClass

@@ -1,0 +1,291 @@
+"""``verify``'s checks of ``decision.intoto.json`` against the recorded decision and manifest."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from ragwarrant.audit._verify_base import (
+    SIGNING_CHECK_ID,
+    DiffWords,
+    Mismatch,
+    VerifyContext,
+    VerifyReport,
+    diff_json,
+    short,
+)
+from ragwarrant.audit.attestation import (
+    ATTESTATION_FILENAME,
+    PAYLOAD_TYPE,
+    AttestationError,
+    build_statement,
+    read_attestation,
+    render_attestation,
+    render_document,
+    statement_bytes,
+)
+from ragwarrant.digests import sha256_bytes
+from ragwarrant.errors import InternalError
+from ragwarrant.outputs import Decision, Manifest, ValidationReport
+
+
+def _missing_attestation(public_key: Path | None) -> Mismatch:
+    return Mismatch(
+        ATTESTATION_FILENAME,
+        None,
+        "signature" if public_key is not None else "missing",
+        "every completed run writes an attestation, and there is none"
+        + (" (a public key was given)" if public_key is not None else ""),
+    )
+
+
+def _read_statement(
+    data: bytes, public_key: Path | None, report: VerifyReport
+) -> dict[str, Any] | None:
+    """Parse (and with ``public_key`` verify) the attestation; None after a mismatch."""
+    key = None
+    if public_key is not None:
+        from ragwarrant.audit.attestation import load_public_key
+
+        key = load_public_key(public_key)
+    try:
+        statement, signed = read_attestation(data, key)
+    except AttestationError as exc:
+        kind = "signature" if public_key is not None else "attestation"
+        report.add(ATTESTATION_FILENAME, None, kind, str(exc))
+        return None
+    report.signature_verified = signed
+    if signed:
+        report.checked.append(f"{ATTESTATION_FILENAME} DSSE signature verifies with the public key")
+    return statement
+
+
+def _check_signed_as_recorded(
+    data: bytes, recorded_signing: str | None, report: VerifyReport
+) -> None:
+    if recorded_signing == "dsse-ed25519" and not _is_envelope(data):
+        report.add(
+            ATTESTATION_FILENAME,
+            None,
+            "signature",
+            "validation_report.json records that the run signed its attestation, but "
+            f"{ATTESTATION_FILENAME} is an unsigned Statement",
+        )
+
+
+def _check_manifest_binding(
+    predicate: Mapping[str, Any], manifest_bytes: bytes, report: VerifyReport
+) -> None:
+    manifest_sha = sha256_bytes(manifest_bytes)
+    recorded_sha = ((predicate.get("manifest") or {}).get("digest") or {}).get("sha256")
+    if recorded_sha != manifest_sha:
+        report.mismatches.append(
+            attestation_mismatch(
+                "predicate.manifest.digest.sha256",
+                f"records {str(recorded_sha)[:16]}..., "
+                f"manifest.json hashes to {manifest_sha[:16]}...",
+            )
+        )
+
+
+def _check_subjects(statement: Mapping[str, Any], manifest: Manifest, report: VerifyReport) -> None:
+    inputs = {d.path: d.sha256 for d in manifest.inputs}
+    # An ERROR record has no inputs: its subject is its own decision.json.
+    digests = inputs if manifest.inputs else {d.path: d.sha256 for d in manifest.outputs}
+    for i, subject in enumerate(statement["subject"]):
+        name, sha = subject.get("name"), subject["digest"]["sha256"]
+        if digests.get(name) != sha:
+            report.mismatches.append(
+                attestation_mismatch(
+                    f"subject[{i}].digest.sha256",
+                    f"subject {name!r} does not match the manifest's digest",
+                )
+            )
+
+
+def attestation_mismatch(field_path: str | None, message: str) -> Mismatch:
+    return Mismatch(ATTESTATION_FILENAME, field_path, "attestation", message)
+
+
+_ATTESTATION_WORDS = DiffWords(
+    only_recorded="present in the attestation, absent from what decision.json and "
+    "manifest.json give",
+    only_replayed="absent from the attestation, present in what decision.json and "
+    "manifest.json give",
+    lengths="the attestation records {a} items, decision.json and manifest.json give {b}",
+    values="the attestation records {a}, decision.json and manifest.json give {b}",
+)
+
+
+def _expected_statement(
+    statement: Mapping[str, Any],
+    manifest_bytes: bytes,
+    decision_dict: Mapping[str, Any],
+    report: VerifyReport,
+) -> dict[str, Any] | None:
+    """The Statement the run writes for these decision.json and manifest.json, with the
+    attestation's own subject names (their digests come from the manifest); None when a
+    subject is not a manifest input."""
+    names = [str(s.get("name")) for s in statement["subject"] if isinstance(s, dict)]
+    try:
+        return build_statement(
+            decision_dict, orjson.loads(manifest_bytes), sha256_bytes(manifest_bytes), names
+        )
+    except InternalError:
+        report.mismatches.append(
+            attestation_mismatch(
+                "subject", "a subject is not an input recorded in manifest.json (by name)"
+            )
+        )
+        return None
+
+
+def _check_subject_names(
+    statement: Mapping[str, Any], decision: Decision, report: VerifyReport
+) -> None:
+    """Subjects: the contract first, then policy configs (each candidate's among them), each
+    once; never an evidence file. An ERROR record's only subject is its decision.json."""
+    names = [s.get("name") for s in statement["subject"]]
+    first = decision.contract.path if decision.contract is not None else "decision.json"
+    problems = []
+    if names[0] != first:
+        problems.append(f"the first subject is {short(names[0])}, expected {first!r}")
+    if len(set(names)) != len(names):
+        problems.append("a subject is named twice")
+    evidence = {s.path for s in decision.sources} & set(names)
+    if evidence:
+        problems.append("an evidence file is a subject (subjects are the contract and configs)")
+    digests = {s["digest"]["sha256"] for s in statement["subject"]}
+    configs = {c.config_sha256 for c in decision.candidates if c.config_sha256 is not None}
+    if not configs <= digests:
+        problems.append("a candidate's policy config (config_sha256) is not a subject")
+    for message in problems:
+        report.mismatches.append(attestation_mismatch("subject", message))
+
+
+def _canonical_envelope(doc: Mapping[str, Any], expected: Mapping[str, Any]) -> str | None:
+    """What is wrong with a DSSE envelope around ``expected`` (None: nothing detectable without
+    the public key)."""
+    if set(doc) != {"payload", "payloadType", "signatures"}:
+        return "the DSSE envelope has other members than payload, payloadType and signatures"
+    if doc["payloadType"] != PAYLOAD_TYPE:
+        return f"payloadType is not {PAYLOAD_TYPE!r}"
+    if doc["payload"] != base64.b64encode(statement_bytes(expected)).decode("ascii"):
+        return "the payload is not the canonical encoding of the expected Statement"
+    signatures = doc["signatures"]
+    if not isinstance(signatures, list) or not all(_well_formed_sig(s) for s in signatures):
+        return "a signature is not a keyid and a 64-byte Ed25519 signature in standard base64"
+    return None
+
+
+def _well_formed_sig(s: Any) -> bool:
+    if not isinstance(s, dict) or set(s) != {"keyid", "sig"} or not isinstance(s["sig"], str):
+        return False
+    try:
+        raw = base64.b64decode(s["sig"], validate=True)
+    except (binascii.Error, ValueError):
+        return False
+    return len(raw) == 64 and base64.b64encode(raw).decode("ascii") == s["sig"]
+
+
+def _check_attestation_bytes(
+    data: bytes, expected: Mapping[str, Any], report: VerifyReport
+) -> None:
+    """Every byte matters: the file must be the canonical rendering of the expected Statement
+    (or of a DSSE envelope around it, whose signature only ``--public-key`` can check)."""
+    doc = orjson.loads(data)  # read_attestation parsed it already
+    if "payloadType" not in doc:
+        if data != render_attestation(expected):
+            report.mismatches.append(
+                attestation_mismatch(
+                    None,
+                    "not byte for byte the Statement the run writes for this decision.json "
+                    "and manifest.json (canonical JSON: sorted keys, two-space indent)",
+                )
+            )
+        return
+    problem = _canonical_envelope(doc, expected)
+    if problem is None and data != render_document(doc):
+        problem = "not byte for byte the canonical rendering of its DSSE envelope"
+    if problem is not None:
+        report.mismatches.append(attestation_mismatch(None, problem))
+
+
+def _check_statement_fields(
+    statement: Mapping[str, Any],
+    manifest_bytes: bytes,
+    decision: Decision,
+    decision_dict: Mapping[str, Any],
+    report: VerifyReport,
+) -> Mapping[str, Any] | None:
+    """Compare every field of the Statement with the one built from decision.json and the
+    manifest; return the expected Statement (None when it cannot be built)."""
+    _check_subject_names(statement, decision, report)
+    expected = _expected_statement(statement, manifest_bytes, decision_dict, report)
+    if expected is None:
+        return None
+    for path, message in diff_json(statement, expected, words=_ATTESTATION_WORDS):
+        report.mismatches.append(attestation_mismatch(path, message))
+    return expected
+
+
+def check_attestation(ctx: VerifyContext) -> None:
+    """Check ``decision.intoto.json``; keep its bytes in ``ctx.attestation`` (None when absent).
+
+    With a valid decision.json every field of the Statement (subjects, predicate type and every
+    predicate member) is compared with the Statement built from decision.json and manifest.json,
+    and the file must be its canonical rendering byte for byte; otherwise (decision.json absent
+    or invalid, already a mismatch) only the manifest binding and the subjects' digests.
+    """
+    manifest, manifest_bytes, docs, report = ctx.manifest, ctx.manifest_bytes, ctx.docs, ctx.report
+    path = ctx.output_dir / ATTESTATION_FILENAME
+    if not path.is_file():
+        report.mismatches.append(_missing_attestation(ctx.public_key))
+        return
+    data = ctx.attestation = path.read_bytes()
+    statement = _read_statement(data, ctx.public_key, report)
+    if statement is None:
+        return
+    before = len(report.mismatches)
+    _check_signed_as_recorded(data, recorded_signing(docs.report), report)
+    if docs.decision is None or docs.decision_dict is None:
+        _check_manifest_binding(statement["predicate"], manifest_bytes, report)
+        _check_subjects(statement, manifest, report)
+        return
+    expected = _check_statement_fields(
+        statement, manifest_bytes, docs.decision, docs.decision_dict, report
+    )
+    if expected is not None and len(report.mismatches) == before:
+        # Fields agree: then every remaining byte (layout, encoding, envelope) must be canonical.
+        _check_attestation_bytes(data, expected, report)
+    if len(report.mismatches) == before:
+        report.checked.append(
+            f"{ATTESTATION_FILENAME} is byte for byte the Statement built from decision.json and "
+            "manifest.json (every subject and predicate field checked)"
+        )
+
+
+def _is_envelope(data: bytes) -> bool:
+    try:
+        doc = orjson.loads(data)
+    except orjson.JSONDecodeError:
+        return False
+    return isinstance(doc, dict) and "payloadType" in doc
+
+
+def recorded_signing(report_doc: ValidationReport | None) -> str | None:
+    """Return what the run recorded about signing: ``dsse-ed25519``, ``unsigned`` or None.
+
+    None when ``validation_report.json`` is invalid or predates the ``attestation-signing`` check.
+    """
+    if report_doc is None:
+        return None
+    for check in report_doc.checks:
+        if check.id == SIGNING_CHECK_ID:
+            return check.expected
+    return None

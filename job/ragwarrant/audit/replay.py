@@ -1,0 +1,231 @@
+"""``verify --input``: replay a run from its inputs and compare its documents field by field."""
+
+from __future__ import annotations
+
+import platform
+import tempfile
+from collections.abc import Iterable, Mapping
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from ragwarrant.audit._verify_attestation import attestation_mismatch
+from ragwarrant.audit._verify_base import (
+    REPLAY_IGNORED_FIELDS,
+    SIGNING_CHECK_ID,
+    ReplayFn,
+    VerifyContext,
+    VerifyReport,
+    diff_json,
+)
+from ragwarrant.audit.attestation import (
+    ATTESTATION_FILENAME,
+    AttestationError,
+    read_attestation,
+)
+from ragwarrant.errors import RagwarrantError
+from ragwarrant.outputs import Manifest
+
+_TIMED_CHECKS = frozenset({"engine-selftest"})
+"""Validation checks whose message carries a wall-clock timing (compared without it)."""
+
+
+def _version_note(manifest: Manifest) -> str:
+    from ragwarrant.version import __version__
+
+    notes = []
+    if manifest.ragwarrant_version != __version__:
+        notes.append(f"ragwarrant {manifest.ragwarrant_version} recorded, {__version__} here")
+    if manifest.python_version != platform.python_version():
+        notes.append(f"python {manifest.python_version} recorded, {platform.python_version()} here")
+    for name, version in manifest.dependencies.items():
+        try:
+            here = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            here = "not installed"
+        if here != version:
+            notes.append(f"{name} {version} recorded, {here} here")
+    return f" (versions differ: {'; '.join(notes)})" if notes else ""
+
+
+def _comparable_report(doc: Any) -> Any:
+    """A validation report without what legitimately differs in a replay (timing, signing)."""
+    if not isinstance(doc, dict) or not isinstance(doc.get("checks"), list):
+        return doc
+    checks = []
+    for check in doc["checks"]:
+        if isinstance(check, dict) and check.get("id") == SIGNING_CHECK_ID:
+            continue
+        if isinstance(check, dict) and check.get("id") in _TIMED_CHECKS:
+            check = {k: v for k, v in check.items() if k != "message"}
+        checks.append(check)
+    return {**doc, "checks": checks}
+
+
+def _replay_error(
+    exc: RagwarrantError,
+    recorded: Mapping[str, Any],
+    recorded_error: Mapping[str, Any] | None,
+    report: VerifyReport,
+) -> None:
+    """Compare a replay that stopped with ``exc`` with the recorded decision."""
+    report.replayed = True
+    if recorded_error is not None and recorded_error.get("code") == exc.code:
+        report.checked.append(
+            f"the replay stops with the recorded error {exc.code} (exit {int(exc.exit_code)})"
+        )
+        return
+    was = (
+        f"the recorded ERROR is {recorded_error.get('code')}"
+        if recorded_error is not None
+        else f"decision.json records {recorded.get('run_class')}"
+    )
+    report.add(
+        "decision.json",
+        "error.code" if recorded_error is not None else None,
+        "replay-failed" if recorded_error is None else "replay",
+        f"the replay stopped with {exc.code}: {exc.message}; {was}",
+    )
+
+
+def _option_error_note(error: Mapping[str, Any]) -> str:
+    """Why an ERROR that came from a command-line option is not replayed."""
+    options = error.get("options") or []
+    given = ", ".join(str(o) for o in options) if isinstance(options, list) and options else "none"
+    return (
+        f"not replayed: the recorded ERROR {error.get('code')} came from the value of the "
+        f"command-line option {error.get('option')}, not from the inputs; a replay from --input "
+        "runs without the run's options (options recorded: "
+        f"{given}), so it cannot reproduce the error. The outputs and inputs were checked; to "
+        "check the error, rerun 'ragwarrant run' with the same options"
+    )
+
+
+def _run_replay(
+    input_dir: Path,
+    recorded: Mapping[str, Any],
+    replay: ReplayFn,
+    report: VerifyReport,
+) -> tuple[Any, Any] | None:
+    """Replay into a temporary directory; return (decision, validation report) as JSON, or None
+    when the comparison is already settled (an error, or no decision written)."""
+    error = recorded.get("error")
+    recorded_error = error if isinstance(error, dict) else None
+    if recorded_error is not None and recorded_error.get("option"):
+        report.notes.append(_option_error_note(recorded_error))
+        return None
+    with tempfile.TemporaryDirectory(prefix="ragwarrant-replay-") as tmp:
+        try:
+            replay(input_dir, Path(tmp))
+        except RagwarrantError as exc:
+            _replay_error(exc, recorded, recorded_error, report)
+            return None
+        if recorded_error is not None:
+            report.replayed = True
+            report.add(
+                "decision.json",
+                "error.code",
+                "replay",
+                f"the recorded ERROR is {recorded_error.get('code')}, but the replay "
+                "completed without an error",
+            )
+            return None
+        replayed_path = Path(tmp) / "decision.json"
+        if not replayed_path.is_file():
+            report.add("decision.json", None, "replay-failed", "the replay wrote no decision.json")
+            return None
+        report_path = Path(tmp) / "validation_report.json"
+        replayed_report = orjson.loads(report_path.read_bytes()) if report_path.is_file() else None
+        report.replayed_subjects = _subjects_of(Path(tmp) / ATTESTATION_FILENAME)
+        return orjson.loads(replayed_path.read_bytes()), replayed_report
+
+
+def _subjects_of(path: Path) -> list[Any] | None:
+    """The subjects of an attestation file; None when it is absent or unreadable."""
+    try:
+        statement, _ = read_attestation(path.read_bytes())
+    except (OSError, AttestationError):
+        return None
+    return list(statement["subject"])
+
+
+def _subject_set(subjects: Iterable[Any]) -> set[bytes]:
+    return {orjson.dumps(s, option=orjson.OPT_SORT_KEYS) for s in subjects}
+
+
+def _check_replayed_subjects(recorded_attestation: bytes | None, report: VerifyReport) -> None:
+    """The replay's attestation names the same subjects (contract and policy configs)."""
+    replayed = report.replayed_subjects
+    if recorded_attestation is None or replayed is None:
+        return
+    try:
+        statement, _ = read_attestation(recorded_attestation)
+    except AttestationError:
+        return  # already a mismatch
+    if _subject_set(statement["subject"]) == _subject_set(replayed):
+        report.checked.append(f"{ATTESTATION_FILENAME} names the subjects its replay names")
+    else:
+        report.mismatches.append(
+            attestation_mismatch(
+                "subject",
+                "the subjects differ from those the replay attests (the contract and every "
+                "policy config, with their digests)",
+            )
+        )
+
+
+def check_replay(ctx: VerifyContext) -> None:
+    """Given a replay function and matching inputs: the run replays to the recorded documents.
+
+    ``decision.json`` is compared field by field ignoring ``REPLAY_IGNORED_FIELDS``,
+    ``validation_report.json`` ignoring its run id, the self-test timing and the signing check;
+    then the replay's attestation must name the recorded subjects.
+    """
+    recorded, report = ctx.docs.decision_dict, ctx.report
+    if ctx.input_dir is None or ctx.replay is None or recorded is None:
+        return
+    if not ctx.inputs_ok:
+        report.checked.append("replay skipped: the inputs differ from the manifest")
+        return
+    _compare_replay(ctx.input_dir, recorded, ctx.docs.report_dict, ctx.manifest, ctx.replay, report)
+    _check_replayed_subjects(ctx.attestation, report)
+
+
+def _compare_replay(
+    input_dir: Path,
+    recorded: Mapping[str, Any],
+    recorded_report: Any,
+    manifest: Manifest,
+    replay: ReplayFn,
+    report: VerifyReport,
+) -> None:
+    replayed = _run_replay(input_dir, recorded, replay, report)
+    if replayed is None:
+        return
+    replayed_decision, replayed_report = replayed
+    report.replayed = True
+    note = _version_note(manifest)
+    diffs = list(diff_json(recorded, replayed_decision, ignore=REPLAY_IGNORED_FIELDS))
+    if not diffs:
+        report.checked.append(
+            "decision.json equals its replay from the inputs (time and run id aside)"
+        )
+    for path, message in diffs:
+        report.add("decision.json", path, "replay", message + note)
+    if recorded_report is None:
+        return
+    report_diffs = list(
+        diff_json(
+            _comparable_report(recorded_report),
+            _comparable_report(replayed_report),
+            ignore=frozenset({"run_id"}),
+        )
+    )
+    if not report_diffs:
+        report.checked.append(
+            "validation_report.json equals its replay (run id, self-test timing and signing aside)"
+        )
+    for path, message in report_diffs:
+        report.add("validation_report.json", path, "replay", message + note)
