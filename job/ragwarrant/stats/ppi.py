@@ -260,11 +260,12 @@ def _score_lower(p: _Parts, z: float) -> float:
     if p.a_r + p.a_u <= 0.0:
         return p.estimate
     # theta0 below ``floor`` would move a part's mean outside its values' range
-    floor = p.estimate - 1.0 - abs(p.estimate)
-    if p.a_r > 0:
-        floor = max(floor, p.estimate + (float(p.rect[0].min()) - p.m_r) / p.share)
-    if p.a_u > 0:
-        floor = max(floor, p.estimate + p.lam * (float(p.unl[0].min()) - p.m_u) / (1 - p.share))
+    floor = -math.inf
+    share = p.share
+    if share > 0.0:
+        floor = max(floor, p.estimate + (float(p.rect[0].min()) - p.m_r) / share)
+    if share < 1.0:
+        floor = max(floor, p.estimate + p.lam * (float(p.unl[0].min()) - p.m_u) / (1 - share))
     start = floor + 1e-9 * (p.estimate - floor)
     if _score_z(p, start) <= z:
         return start
