@@ -177,3 +177,15 @@ def test_labels_needed_resolves_at_the_stated_power():
     assert res.estimate - z * se(m) >= 0.0
     assert res.estimate - z * se(m - 1) < 0.0
     assert labels_needed(res, threshold=0.3, power=0.8) is None  # estimate below threshold
+
+
+def test_a_near_constant_unlabelled_part_gives_a_finite_bound():
+    """Unlabelled judge deltas almost constant (their variance share rounds to 0 and the
+    labelled share to exactly 1.0, once a division by zero): the score bound is still found."""
+    y = np.r_[np.zeros(20), np.ones(20)]
+    f_lab = y.copy()
+    f_lab[::7] = 1 - f_lab[::7]  # an imperfect judge: lambda in (0, 1), rectifiers vary
+    f_unl = np.r_[np.zeros(200), np.full(200, 1e-12)]
+    res = ppi_mean_bound(np.r_[f_lab, f_unl], f_lab, y, alpha=0.05)
+    assert res.lam > 0 and res.rectifier_variance > 0
+    assert math.isfinite(res.lower_bound) and res.lower_bound < res.estimate < res.upper_bound
