@@ -9,12 +9,12 @@ SAME replicates it decides with
 
 - ``judge-only``: the engine's rule (``stats.noninferiority.test_noninferiority``, binary:
   Tango's score bound) on the judge's scores of all N examples;
-- ``ppi++``: ``stats.ppi.ppi_mean_bound`` (power-tuned lambda) from the judge on all N and the
-  human labels on n: what the gate decides on when the contract names human labels;
-- ``human-only``: the normal bound mean(y) - z sd(y)/sqrt(n) on the same n human labels;
-- ``cross-fit``: an experiment, not in the job: PPI++ with lambda cross-fitted over two folds of
-  the labels (each fold's rectifier weighted by the lambda tuned on the other fold), to separate
-  the excess due to tuning lambda on the same labels from that of the normal bound.
+- ``ppi++``: ``stats.ppi.ppi_mean_bound`` (cross-fitted power-tuned lambda, score bound) from
+  the judge on all N and the human labels on n: what the gate decides on when the contract
+  names human labels;
+- ``ppi++ clt``: the earlier rule, kept for comparison (``clt_bound``): lambda tuned on all the
+  labels and the normal (CLT) bound, as ``ppi_py.ppi_mean_ci``;
+- ``human-only``: the normal bound mean(y) - z sd(y)/sqrt(n) on the same n human labels.
 
 It prints the false-PROMOTE rate at the margin with its Clopper–Pearson 95 % interval
 (``scipy.stats.binomtest(...).proportion_ci(method="exact")``), the pass rate at delta = 0
@@ -168,11 +168,11 @@ _INTRO = (
     "(power). The judge gives each output's human label with probability `accuracy`, else its "
     "opposite, and turns a candidate's 0 into 1 with probability `bias`. One-sided alpha 0.05. "
     "`judge-only` = the engine's rule on the judge's scores (Tango's score bound), `ppi++` = the "
-    "judge-corrected bound the gate uses with human labels (`stats.ppi`), `human-only` = the "
-    "normal bound on the same n labels, `cross-fit` = an experiment (not in the job): lambda "
-    "cross-fitted over two folds of the labels; all on the same replicates. Width = estimate - "
-    "lower bound, relative to human-only; effective-n gain = (1 / width ratio)^2. Target for "
-    "ppi++: upper CP bound <= alpha + 0.01."
+    "judge-corrected bound the gate uses with human labels (`stats.ppi`: lambda cross-fitted "
+    "over two folds of the labels, score bound), `ppi++ clt` = the earlier rule (lambda tuned on "
+    "all the labels, normal bound), `human-only` = the normal bound on the same n labels; all on "
+    "the same replicates. Width = estimate - lower bound, relative to human-only; effective-n "
+    "gain = (1 / width ratio)^2. Target for ppi++: upper CP bound <= alpha + 0.01."
 )
 
 
