@@ -47,8 +47,16 @@ bench: $(STAMP)
 selftest: $(STAMP)
 	$(PY) -m ragwarrant selftest
 
+RAGTRUTH ?= ../shared/data/ragtruth
+
 example: $(STAMP)
-	$(PY) scripts/derive_ragtruth_example.py --ragtruth-dir ../shared/data/ragtruth --output examples/ragtruth-generators
+	$(PY) scripts/derive_ragtruth_example.py --ragtruth-dir $(RAGTRUTH) --output examples/ragtruth-generators \
+	  --judge-labels-output examples/ragtruth-judge-labels
+	@rm -rf out/ragtruth-judge-labels
+	@$(VENV)/bin/ragwarrant run --input examples/ragtruth-judge-labels --output out/ragtruth-judge-labels; \
+	  code=$$?; \
+	  $(PY) -m ragwarrant summary out/ragtruth-judge-labels; \
+	  echo "exit code: $$code (10 = REJECT, as README says)"; test $$code -eq 10
 
 clean:
 	rm -rf $(VENV) out .pytest_cache

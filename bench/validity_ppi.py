@@ -9,12 +9,12 @@ SAME replicates it decides with
 
 - ``judge-only``: the engine's rule (``stats.noninferiority.test_noninferiority``, binary:
   Tango's score bound) on the judge's scores of all N examples;
-- ``ppi++``: ``stats.ppi.ppi_mean_bound`` (power-tuned lambda) from the judge on all N and the
-  human labels on n: what the gate decides on when the contract names human labels;
-- ``human-only``: the normal bound mean(y) - z sd(y)/sqrt(n) on the same n human labels;
-- ``cross-fit``: an experiment, not in the job: PPI++ with lambda cross-fitted over two folds of
-  the labels (each fold's rectifier weighted by the lambda tuned on the other fold), to separate
-  the excess due to tuning lambda on the same labels from that of the normal bound.
+- ``ppi++``: ``stats.ppi.ppi_mean_bound`` (cross-fitted power-tuned lambda, score bound) from
+  the judge on all N and the human labels on n: what the gate decides on when the contract
+  names human labels;
+- ``ppi++ clt``: the earlier rule, kept for comparison (``clt_bound``): lambda tuned on all the
+  labels and the normal (CLT) bound, as ``ppi_py.ppi_mean_ci``;
+- ``human-only``: the normal bound mean(y) - z sd(y)/sqrt(n) on the same n human labels.
 
 It prints the false-PROMOTE rate at the margin with its Clopper–Pearson 95 % interval
 (``scipy.stats.binomtest(...).proportion_ci(method="exact")``), the pass rate at delta = 0
@@ -55,7 +55,7 @@ JUDGES = (
     (0.85, 0.3),
     (0.70, 0.3),
 )  # (accuracy, bias)
-METHODS = ("judge-only", "ppi++", "human-only", "cross-fit")
+METHODS = ("judge-only", "ppi++", "ppi++ clt", "human-only")
 BEGIN, END = "<!-- ppi:begin -->", "<!-- ppi:end -->"
 _Z = NormalDist().inv_cdf(1 - ALPHA)
 
@@ -78,25 +78,18 @@ def judge(rng: np.random.Generator, human: np.ndarray, accuracy: float, bias: fl
     return np.where((scores == 0) & (rng.random(human.size) < bias), 1.0, scores)
 
 
-def cross_fit_bound(f: np.ndarray, labelled: np.ndarray, y: np.ndarray) -> tuple[float, float]:
-    """(estimate, lower bound) of PPI++ with lambda cross-fitted over two folds of the labels."""
-    n_total, n = f.size, y.size
-    unlabelled = np.ones(n_total, bool)
+def clt_bound(f: np.ndarray, labelled: np.ndarray, y: np.ndarray) -> tuple[float, float]:
+    """(estimate, lower bound) of the earlier rule, kept for comparison: PPI++ with lambda
+    tuned on all the labels and the one-sided normal (CLT) bound (``ppi_py.ppi_mean_ci``)."""
+    unlabelled = np.ones(f.size, bool)
     unlabelled[labelled] = False
-    f_u, f_l, var_f = f[unlabelled], f[labelled], float(np.var(f, ddof=1))
-    folds = (np.arange(0, n, 2), np.arange(1, n, 2))
-    estimate = variance = 0.0
-    lams = []
-    for k in range(2):
-        other, own = folds[1 - k], folds[k]
-        cov = float(np.mean((y[other] - y[other].mean()) * (f_l[other] - f_l[other].mean())))
-        lam = power_tuned_lambda(cov, var_f, n, n_total - n)
-        lams.append(lam)
-        rect = y[own] - lam * f_l[own]
-        estimate += own.size / n * (lam * float(f_u.mean()) + float(rect.mean()))
-        variance += (own.size / n) ** 2 * float(np.var(rect)) / own.size
-    variance += float(np.mean(lams)) ** 2 * float(np.var(f_u)) / f_u.size
-    return estimate, estimate - _Z * math.sqrt(variance)
+    f_l, f_u, n = f[labelled], f[unlabelled], y.size
+    cov = float(np.mean((y - y.mean()) * (f_l - f_l.mean())))
+    lam = power_tuned_lambda(cov, float(np.var(f, ddof=1)), n, f_u.size)
+    rect = y - lam * f_l
+    estimate = lam * float(f_u.mean()) + float(rect.mean())
+    se = math.sqrt(float(np.var(rect)) / n + lam**2 * float(np.var(f_u)) / f_u.size)
+    return estimate, estimate - _Z * se
 
 
 def replicate(rng: np.random.Generator, delta: float, acc: float, bias: float, n: int) -> dict:
@@ -118,12 +111,14 @@ def replicate(rng: np.random.Generator, delta: float, acc: float, bias: float, n
         higher_is_better=True,
         scale=(0.0, 1.0),
     )
-    ppi = ppi_mean_bound(f, f[labelled], y, alpha=ALPHA)
+    unlabelled = np.ones(N_JUDGED, bool)
+    unlabelled[labelled] = False
+    ppi = ppi_mean_bound(f, f[labelled], y, alpha=ALPHA, unlabelled_mask=unlabelled)
     human_width = _Z * float(np.std(y)) / math.sqrt(n)
     human_lower = float(y.mean()) - human_width
-    cf_estimate, cf_lower = cross_fit_bound(f, labelled, y)
+    clt_estimate, clt_lower = clt_bound(f, labelled, y)
     return {
-        "cross-fit": (cf_lower > -MARGIN, cf_estimate - cf_lower),
+        "ppi++ clt": (clt_lower > -MARGIN, clt_estimate - clt_lower),
         "judge-only": (judge_test.rejects, judge_test.estimate - judge_test.lower_bound),
         "ppi++": (ppi.lower_bound > -MARGIN, ppi.estimate - ppi.lower_bound),
         "human-only": (human_lower > -MARGIN, human_width),
@@ -173,11 +168,11 @@ _INTRO = (
     "(power). The judge gives each output's human label with probability `accuracy`, else its "
     "opposite, and turns a candidate's 0 into 1 with probability `bias`. One-sided alpha 0.05. "
     "`judge-only` = the engine's rule on the judge's scores (Tango's score bound), `ppi++` = the "
-    "judge-corrected bound the gate uses with human labels (`stats.ppi`), `human-only` = the "
-    "normal bound on the same n labels, `cross-fit` = an experiment (not in the job): lambda "
-    "cross-fitted over two folds of the labels; all on the same replicates. Width = estimate - "
-    "lower bound, relative to human-only; effective-n gain = (1 / width ratio)^2. Target for "
-    "ppi++: upper CP bound <= alpha + 0.01."
+    "judge-corrected bound the gate uses with human labels (`stats.ppi`: lambda cross-fitted "
+    "over two folds of the labels, score bound), `ppi++ clt` = the earlier rule (lambda tuned on "
+    "all the labels, normal bound), `human-only` = the normal bound on the same n labels; all on "
+    "the same replicates. Width = estimate - lower bound, relative to human-only; effective-n "
+    "gain = (1 / width ratio)^2. Target for ppi++: upper CP bound <= alpha + 0.01."
 )
 
 

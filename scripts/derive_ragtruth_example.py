@@ -754,6 +754,121 @@ def write_example(ragtruth_dir: Path, output: Path) -> dict[str, bytes]:
     return files
 
 
+# --- examples/ragtruth-judge-labels: a judge on every response, human labels on a sample ---
+
+JUDGE_OUTPUT = REPO_ROOT / "examples" / "ragtruth-judge-labels"
+JUDGE_CANDIDATE = "llama-2-70b-chat"
+JUDGE_ACCURACY, JUDGE_BIAS, JUDGE_SEED = 0.90, 0.70, 20261205
+LABELS_N, LABELS_SEED = 100, 7
+
+
+def judge_scores(rows: Sequence[Row]) -> list[float]:
+    """A simulated judge's 0/1 no-hallucination score for each row (fixed order, fixed seed).
+
+    The judge reports the human label with probability ``JUDGE_ACCURACY``, else its opposite,
+    and then, favouring the candidate, turns a candidate's 0 into 1 with probability
+    ``JUDGE_BIAS``: the judge of ``bench/validity_ppi.py``, here on RAGTruth's real labels.
+    """
+    import numpy as np
+
+    rng = np.random.default_rng(JUDGE_SEED)
+    scores = []
+    for r in rows:
+        wrong, lenient = rng.random(), rng.random()
+        score = r.no_hallucination if wrong < JUDGE_ACCURACY else 1.0 - r.no_hallucination
+        if r.policy_id == JUDGE_CANDIDATE and score == 0.0 and lenient < JUDGE_BIAS:
+            score = 1.0
+        scores.append(score)
+    return scores
+
+
+def judge_quality_csv(rows: Sequence[Row]) -> bytes:
+    """``evidence/quality.csv`` of the judge example: the judge's score, not the human label."""
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(["example_id", "policy_id", "source_group", "task_type", "split", "judge_score"])
+    for r, score in zip(rows, judge_scores(rows), strict=True):
+        w.writerow([r.example_id, r.policy_id, r.example_id, r.task_type, r.split, f"{score:.1f}"])
+    return buf.getvalue().encode("utf-8")
+
+
+def judge_contract_yaml() -> bytes:
+    """The judge example's contract: the generators' one with one candidate, the judge's
+    scores as the quality evidence and the reviewers' labels named on the metric."""
+    text = contract_yaml().decode("utf-8")
+    start, end = text.index("candidates:\n"), text.index("evidence:\n")
+    text = (
+        text[:start]
+        + f"candidates:\n  - policy_id: {JUDGE_CANDIDATE}\n"
+        + f"    config: policies/{JUDGE_CANDIDATE}.json\n"
+        + text[end:]
+    )
+    replacements = {
+        "# Release contract of the RAGTruth example": "# Judge + human-labels RAGTruth example",
+        f"id: {CONTRACT_ID}\n": "id: ragtruth-judge-labels\n",
+        "May a cheaper generator replace": f"May {JUDGE_CANDIDATE} replace",
+        "Evidence: RAGTruth sample (ParticleMedia/RAGTruth, MIT), human span annotations.": (
+            "Evidence: a simulated judge biased toward the candidate on every response of the "
+            f"RAGTruth sample, and RAGTruth's human annotations on {LABELS_N} randomly drawn pairs."
+        ),
+        "      no_hallucination: no_hallucination\n": "      judge_score: no_hallucination\n",
+        "evaluator: ragtruth-human-annotation\n"
+        "    evaluator_version: ParticleMedia/RAGTruth@c103204b": (
+            f"evaluator: simulated-judge-acc{JUDGE_ACCURACY}-bias{JUDGE_BIAS}\n"
+            f'    evaluator_version: "{CONTRACT_VERSION}"'
+        ),
+        "    required: true\n": (
+            "    required: true\n"
+            "    human_labels: {queue: review/queue.json, file: review/labels.csv}\n"
+        ),
+        "evidence_class: human-annotated": "evidence_class: confirmatory",
+    }
+    for old, new in replacements.items():
+        if old not in text:
+            raise SystemExit(f"judge contract: {old!r} not in the generators' contract")
+        text = text.replace(old, new, 1)
+    return text.encode("utf-8")
+
+
+def labels_csv(queue_json: bytes, rows: Sequence[Row]) -> bytes:
+    """The reviewers' labels for a drawn queue: RAGTruth's human label of each shown output."""
+    human = {(r.example_id, r.policy_id): r.no_hallucination for r in rows}
+    queue = json.loads(queue_json)
+    policy = {"baseline": queue["baseline"], "candidate": queue["candidate"]}
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(["item_id", "label_a", "label_b"])
+    for item in queue["items"]:
+        a, b = (human[(item["example_id"], policy[role])] for role in item["shown"])
+        w.writerow([item["item_id"], f"{a:.1f}", f"{b:.1f}"])
+    return buf.getvalue().encode("utf-8")
+
+
+def write_judge_example(ragtruth_dir: Path, output: Path) -> None:
+    """Write ``examples/ragtruth-judge-labels``: contract, judge evidence, cost telemetry, then
+    the queue drawn by ``ragwarrant review sample`` and the labels that answer it."""
+    from ragwarrant.cli import main as ragwarrant_main
+
+    rows = [r for r in derive_rows(ragtruth_dir) if r.policy_id in (BASELINE, JUDGE_CANDIDATE)]
+    files = {
+        "contract.yaml": judge_contract_yaml(),
+        "evidence/quality.csv": judge_quality_csv(rows),
+        "evidence/telemetry.parquet": telemetry_parquet(rows),
+    }
+    for m in (BASELINE, JUDGE_CANDIDATE):
+        files[f"policies/{m}.json"] = policy_json(m)
+    for rel, data in files.items():
+        _write_atomic(output / rel, data)
+    queue = output / "review" / "queue.json"
+    for old in (queue, queue.with_suffix(".csv"), queue.with_suffix(".html")):
+        old.unlink(missing_ok=True)
+    argv = ["review", "sample", "--input", str(output), "--metric", "no_hallucination"]
+    argv += ["--n", str(LABELS_N), "--seed", str(LABELS_SEED), "--output", str(queue)]
+    if ragwarrant_main(argv) != 0:
+        raise SystemExit("ragwarrant review sample failed")
+    _write_atomic(output / "review" / "labels.csv", labels_csv(queue.read_bytes(), rows))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Command-line entry point; returns the exit code (0 ok, 66 input missing)."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -769,12 +884,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=DEFAULT_OUTPUT,
         help="example directory to write (default: %(default)s)",
     )
+    parser.add_argument(
+        "--judge-labels-output",
+        type=Path,
+        default=None,
+        help=f"also write the judge + human-labels example there (e.g. {JUDGE_OUTPUT})",
+    )
     args = parser.parse_args(argv)
     missing = [n for n in (RESPONSE_FILE, SOURCE_FILE) if not (args.ragtruth_dir / n).is_file()]
     if missing:
         print(f"error: {args.ragtruth_dir} lacks {', '.join(missing)}", file=sys.stderr)
         return 66
     files = write_example(args.ragtruth_dir, args.output)
+    if args.judge_labels_output is not None:
+        write_judge_example(args.ragtruth_dir, args.judge_labels_output)
     for rel in sorted(files):
         print(f"{hashlib.sha256(files[rel]).hexdigest()}  {rel}")
     return 0

@@ -296,6 +296,12 @@ class CorroborationSummary(OutputModel):
     context_relevance_floor: float
     lexical_gate: str
     lexical_threshold: float
+    lexical_task_thresholds: dict[str, float] = Field(
+        default_factory=dict,
+        description="task type → the lexical gate's threshold applied to the judged examples of "
+        "that task (per-task calibration); examples of no calibrated task use lexical_threshold, "
+        "the pooled one",
+    )
     calibration_version: str
     calibration_sha256: str
     max_disagreement_rate: float

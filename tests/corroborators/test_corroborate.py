@@ -322,6 +322,38 @@ def test_warnings_reach_report_md_and_report_html():
     assert "kettle" not in html.lower()
 
 
+def test_report_names_the_per_task_thresholds_applied():
+    """Slices qa and summary are judged at QA's and Summary's thresholds: the summary records
+    them and report.md names them (the pooled one only for the other examples)."""
+    from ragwarrant.audit.report import corroboration_lines
+    from ragwarrant.exit_codes import DecisionClass
+    from ragwarrant.outputs import Decision
+
+    idx = build_index(table({"cand": {"faith": [0.9, 0.9, 0.9]}}, ["qa", "summary", "other"]))
+    tx = {("cand", f"ex{i}"): GROUNDED for i in range(3)}
+    cal = _two_task_calibration()
+    out = corroborate(tx, idx, config(sample_metrics=[]), ["cand"], np.ones(3, bool), cal)
+    assert out.summary.lexical_task_thresholds == {"QA": 0.99, "Summary": 0.0}
+    decision = Decision(
+        run_id="r",
+        started_at="t0",
+        finished_at="t1",
+        contract=None,
+        run_class=DecisionClass.INCONCLUSIVE,
+        exit_code=0,
+        summary="s",
+        corroboration=out.summary,
+    )
+    pooled = f"{out.summary.lexical_threshold:.4g}"
+    text = "\n".join(corroboration_lines(decision))
+    assert f"flag at >= QA 0.99, Summary 0 (per task; pooled {pooled} for other examples)" in text
+    # without per-task calibration only the pooled threshold is named
+    plain = corroborate(tx, idx, config(sample_metrics=[]), ["cand"], np.ones(3, bool))
+    assert plain.summary.lexical_task_thresholds == {}
+    lines = corroboration_lines(decision.model_copy(update={"corroboration": plain.summary}))
+    assert f"flag at >= {plain.summary.lexical_threshold:.4g}," in "\n".join(lines)
+
+
 def test_record_conflict_makes_the_example_unsupported_and_a_disagreement():
     """A judge-supported answer claiming outdoor seating that the JSON record denies disagrees."""
     record = '{"name": "Cafe Lumo", "attributes": {"OutdoorSeating": false}}'

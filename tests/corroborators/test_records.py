@@ -56,6 +56,33 @@ def test_attribute_checks(text: str, field: str, expected: int) -> None:
 
 
 @pytest.mark.parametrize(
+    ("text", "field", "expected"),
+    [
+        # a correct post-posed negation of a false attribute is not a conflict
+        ("WiFi is not available.", "false_attribute", 0),
+        ("However, outdoor seating is not available.", "false_attribute", 0),
+        ("Wi-Fi is also not available at the venue.", "false_attribute", 0),
+        ("WiFi isn't offered, but takeout is.", "false_attribute", 0),
+        ("The WiFi is unavailable.", "false_attribute", 0),
+        ("* WiFi: Not available", "false_attribute", 0),
+        ("Outdoor seating is not currently available.", "false_attribute", 0),
+        # ... and of a true attribute is one
+        ("Reservations are not accepted.", "negated_true_attribute", 1),
+        ("Reservations are accepted.", "negated_true_attribute", 0),
+        # another clause's negation is not the attribute's
+        ("It offers outdoor seating, but reservations are not accepted.", "false_attribute", 1),
+        ("Outdoor seating is available, but they do not play music.", "false_attribute", 1),
+        # a negated quality is not a negated attribute
+        ("Takeout is not particularly fast.", "negated_true_attribute", 0),
+        ("WiFi is available, but it is not fast.", "false_attribute", 1),
+    ],
+)
+def test_post_posed_negation(text: str, field: str, expected: int) -> None:
+    """RAGTruth Data2txt patterns: "X is not available" negates X; nothing else after X does."""
+    assert getattr(checks(text), field) == expected
+
+
+@pytest.mark.parametrize(
     ("text", "expected"),
     [
         ("It is open on Tuesday from 5 PM to 9 PM.", 0),

@@ -281,7 +281,7 @@ def test_labels_decide_the_confirmatory_scope_only():
         methods[name] = next(g.method for g in ev.gates if g.id == "noninferiority:correct")
     assert methods["development"] is not None
     assert not methods["development"].startswith("ppi++")
-    assert methods["confirmatory"] == "ppi++ (power-tuned, normal)"
+    assert methods["confirmatory"] == "ppi++ (cross-fitted, score)"
 
 
 def test_clustered_evidence_is_named_in_the_reason():

@@ -112,6 +112,14 @@ def _rate_row(c: CorroborationSummary, r: CorroborationRates) -> str:
     )
 
 
+def _lexical_thresholds(c: CorroborationSummary) -> str:
+    """The lexical thresholds applied: per task when calibrated per task, else the pooled one."""
+    if not c.lexical_task_thresholds:
+        return f"{c.lexical_threshold:.4g}"
+    tasks = ", ".join(f"{_name(t)} {v:.4g}" for t, v in c.lexical_task_thresholds.items())
+    return f"{tasks} (per task; pooled {c.lexical_threshold:.4g} for other examples)"
+
+
 def corroboration_lines(decision: Decision) -> list[str]:
     """The "Evaluator corroboration" section: disagreement and abstention rates.
 
@@ -133,7 +141,7 @@ def corroboration_lines(decision: Decision) -> list[str]:
         f"repeated samples: {samples} "
         f"(abstain when their spread exceeds {c.sample_disagreement_max:g})",
         f"- deterministic check: lexical gate {_code(c.lexical_gate)} "
-        f"(flag at >= {c.lexical_threshold:.4g}, "
+        f"(flag at >= {_lexical_thresholds(c)}, "
         f"calibration {_code(c.calibration_version)}, "
         f"sha256 `{c.calibration_sha256[:16]}…`); "
         f"context-relevance floor {c.context_relevance_floor:g}",

@@ -374,7 +374,8 @@ def corroborate(
 
     Returns:
         ``CorroborationOutcome``. An example counts for a policy when it is in scope and has text
-        or a judge value for that policy. The summary's ``lexical_threshold`` is the pooled one.
+        or a judge value for that policy. The summary's ``lexical_threshold`` is the pooled one,
+        ``lexical_task_thresholds`` the per-task ones applied.
     """
     cal = calibration if calibration is not None else load_calibration(version=config.calibration)
     threshold = cal.thresholds[config.lexical_gate]
@@ -399,11 +400,27 @@ def corroborate(
             if in_slice:
                 rows.append(_rates(policy, sv, in_slice))
     warnings = _task_warnings(examples.values(), settings)
+    summary = _summary(config, cal, threshold, rows, warnings)
+    applied = _task_thresholds(examples.values(), settings)
     return CorroborationOutcome(
         examples=examples,
-        summary=_summary(config, cal, threshold, rows, warnings),
+        summary=summary.model_copy(update={"lexical_task_thresholds": applied}),
         warnings=warnings,
     )
+
+
+def _task_thresholds(
+    examples: Iterable[ExampleCorroboration], settings: _Settings
+) -> dict[str, float]:
+    """Task type → the per-task lexical threshold applied to some checked example."""
+    applied: dict[str, float] = {}
+    for e in examples:
+        task = settings.task_of(e.slice)
+        if e.checks is not None and task is not None and task not in applied:
+            value, per_task = settings.threshold(e.slice)
+            if per_task:
+                applied[task] = value
+    return dict(sorted(applied.items()))
 
 
 def _task_warnings(

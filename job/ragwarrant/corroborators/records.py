@@ -25,7 +25,11 @@ An attribute is named by the words of its key, CamelCase split, without the gene
 (``RestaurantsTakeOut`` -> ``take out``, also matched as ``takeout``; ``BusinessAcceptsCreditCards``
 -> ``credit cards``); the words of a nested key are its own (``Ambience.trendy`` -> ``trendy``).
 Words are compared after folding common English inflections. A negation is one of ``NEGATIONS``
-among the six tokens before the attribute's first word in the same sentence.
+among the six tokens before the attribute's first word in the same sentence, or a post-posed one
+right after its mention: a copula, "not" and an availability word ("WiFi is not available",
+"reservations aren't accepted", "WiFi is unavailable") or a colon and "no"/"not"
+("WiFi: No"); a negation in another clause ("outdoor seating, but WiFi is not available") or of
+a quality ("the lot is not particularly scenic") is not the attribute's.
 
 Each count is a *conflict* with the record. ``RecordChecks.n_conflicts`` sums them;
 ``conflicts_per_sentence`` divides by the response's sentences. The checks are deterministic
@@ -90,6 +94,13 @@ NEGATIONS: frozenset[str] = frozenset(
 """Tokens that negate an attribute named within the next six tokens of a sentence."""
 
 _NEGATION_WINDOW = 6
+_POST_NEGATION = re.compile(
+    r"(?:\s+(?:is|are|was|were)(?:\s+(?:currently|also|still))?\s+"
+    r"(?:unavailable|not(?:\s+(?:currently|always|yet))?\s+(?:available|offered|provided|"
+    r"accepted|allowed|permitted|included|supported|an\s+option))\b"
+    r"|\s*:\s*(?:not|no)\b)"
+)
+"""A negation right after an attribute's mention: "WiFi is not available", "WiFi: No"."""
 _GENERIC_KEY_WORDS = frozenset(
     [
         "restaurants",
@@ -336,16 +347,19 @@ class RecordChecks:
         return self.n_conflicts / self.n_sentences if self.n_sentences else 0.0
 
 
-def _mentions(tokens: list[str], folded: list[str], attribute: _Attribute) -> int | None:
-    """Index of the first word of the attribute's mention in the sentence, or None."""
+def _mentions(
+    tokens: list[str], folded: list[str], attribute: _Attribute
+) -> tuple[int, int] | None:
+    """Indexes of the first and last word of the attribute's mention in the sentence, or None."""
     if attribute.joined in tokens:
-        return tokens.index(attribute.joined)
+        at = tokens.index(attribute.joined)
+        return at, at
     positions = []
     for word in attribute.words:
         if word not in folded:
             return None
         positions.append(folded.index(word))
-    return min(positions)
+    return min(positions), max(positions)
 
 
 def _negated(tokens: list[str], position: int) -> bool:
@@ -353,16 +367,29 @@ def _negated(tokens: list[str], position: int) -> bool:
     return any(t in NEGATIONS or t.endswith("n't") for t in window)
 
 
-def _attribute_conflicts(record: StructuredRecord, tokens: list[str]) -> tuple[int, int, int]:
+def _negated_after(rest: str) -> bool:
+    """A negation post-posed right after the mention (``rest`` is the sentence after it):
+    "WiFi is not available", "reservations are not accepted", "WiFi isn't offered",
+    "WiFi: not available". Only a copula directly after the mention, then "not" and an
+    availability word, counts: another clause's negation ("outdoor seating, but WiFi is not
+    available") and a negated quality ("the lot is not particularly scenic") do not."""
+    return _POST_NEGATION.match(rest) is not None
+
+
+def _attribute_conflicts(
+    record: StructuredRecord, text: str, words: list[re.Match[str]]
+) -> tuple[int, int, int]:
+    tokens = [w.group() for w in words]
     folded = [_fold(t) for t in tokens]
     false_hits = true_negated = null_hits = 0
     for attribute in record.attributes:
-        position = _mentions(tokens, folded, attribute)
-        if position is None:
+        span = _mentions(tokens, folded, attribute)
+        if span is None:
             continue
+        negated = _negated(tokens, span[0]) or _negated_after(text[words[span[1]].end() :])
         if attribute.value is None:
             null_hits += 1
-        elif _negated(tokens, position) == attribute.value:
+        elif negated == attribute.value:
             if attribute.value:
                 true_negated += 1
             else:
@@ -449,8 +476,10 @@ def check_record(response: str, record: StructuredRecord) -> RecordChecks:
     sentences = split_sentences(response)
     for sentence in sentences:
         lowered = sentence.lower()
-        tokens = _WORD.findall(lowered.replace("n't", " not"))
-        false_hits, true_negated, null_hits = _attribute_conflicts(record, tokens)
+        text = lowered.replace("n't", " not")
+        false_hits, true_negated, null_hits = _attribute_conflicts(
+            record, text, list(_WORD.finditer(text))
+        )
         counts[0] += false_hits
         counts[1] += true_negated
         counts[2] += null_hits

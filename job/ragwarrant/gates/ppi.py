@@ -10,7 +10,6 @@ corrected ones, so decision.json and the reports show both.
 from __future__ import annotations
 
 import math
-from statistics import NormalDist
 
 import numpy as np
 
@@ -20,8 +19,7 @@ from ragwarrant.stats.ppi import PPIBound, labels_needed, ppi_mean_bound
 
 __all__ = ["METHOD", "gate_corrected"]
 
-METHOD = "ppi++ (power-tuned, normal)"
-_N = NormalDist()
+METHOD = "ppi++ (cross-fitted, score)"
 
 
 def _status(bound: PPIBound, upper: float, threshold: float) -> GateStatus:
@@ -30,12 +28,6 @@ def _status(bound: PPIBound, upper: float, threshold: float) -> GateStatus:
     if upper < threshold:
         return GateStatus.FAIL
     return GateStatus.INCONCLUSIVE
-
-
-def _p_value(bound: PPIBound, threshold: float) -> float:
-    if bound.standard_error > 0:
-        return _N.cdf(-(bound.estimate - threshold) / bound.standard_error)
-    return 0.0 if bound.estimate > threshold else 1.0
 
 
 def _reason(judge: GateResult, bound: PPIBound, status: GateStatus, more: int | None) -> str:
@@ -144,9 +136,16 @@ def gate_corrected(
         return _too_few(judge, labels, int(mask.sum()))
     hc, hb = np.array([human[i] for i in example_ids[mask].tolist()], dtype=np.float64).T
     judge_deltas = sign * (judge_pair[0] - judge_pair[1])
-    bound = ppi_mean_bound(judge_deltas, judge_deltas[mask], sign * (hc - hb), alpha=judge.alpha)
+    bound = ppi_mean_bound(
+        judge_deltas,
+        judge_deltas[mask],
+        sign * (hc - hb),
+        alpha=judge.alpha,
+        unlabelled_mask=~mask,
+        threshold=judge.threshold,
+    )
     disagree = _disagreements((judge_pair[0][mask], judge_pair[1][mask]), (hc, hb), agree_at, sign)
-    upper = bound.estimate + (bound.estimate - bound.lower_bound)
+    upper = bound.upper_bound
     status = _status(bound, upper, judge.threshold)
     more = None
     if status is GateStatus.INCONCLUSIVE:
@@ -171,7 +170,7 @@ def gate_corrected(
             "estimate": bound.estimate,
             "lower_bound": bound.lower_bound,
             "upper_bound": upper if math.isfinite(upper) else None,
-            "p_value": _p_value(bound, judge.threshold),
+            "p_value": bound.p_value,
             "reason": _reason(judge, bound, status, more) + _cluster_note(judge),
             "more_paired_n": more,
             "method": METHOD,
