@@ -73,11 +73,19 @@ class ContractSource:
 def find_contract(input_dir: Path) -> Path:
     """Return the contract file in ``input_dir``.
 
+    A name that exists but is no regular file (a FIFO, socket or device) is found, and refused
+    by ``resolve_inside`` as such, not reported missing.
+
     Raises:
         ContractError: none, or more than one, of ``CONTRACT_FILENAMES`` is present;
-            ``path-escapes-input`` when it is a symlink leading outside ``input_dir``.
+            ``path-escapes-input`` when it is a symlink leading outside ``input_dir``;
+            ``path-special-file`` when it is a FIFO, socket or device.
     """
-    found = [input_dir / n for n in CONTRACT_FILENAMES if (input_dir / n).is_file()]
+    found = [
+        input_dir / n
+        for n in CONTRACT_FILENAMES
+        if os.path.lexists(input_dir / n) and not (input_dir / n).is_dir()
+    ]
     if not found:
         raise ContractError(
             "contract-missing",
