@@ -115,5 +115,5 @@ def test_policy_config_past_its_size_limit_is_refused_unread(tmp_path):
     ],
 )
 def test_yaml_floats_without_a_dot_are_numbers(text, value):
-    """YAML 1.2 / JSON exponent floats (``2e-2``) are numbers, as JSON reads them; quoted stay text."""
+    """YAML 1.2 / JSON exponent floats (``2e-2``) are numbers; quoted ones stay text."""
     assert parse_document(text.encode(), "c.yaml", is_json=False).data == {"a": value}

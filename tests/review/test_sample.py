@@ -6,8 +6,8 @@ import csv
 import io
 
 import numpy as np
-import pytest
 import orjson
+import pytest
 import yaml
 
 from ragwarrant.cli import main
