@@ -41,8 +41,10 @@ from ragwarrant.errors import (
     UsageError,
     file_for_directory,
 )
+from ragwarrant.evidence.schema import EVIDENCE_SCHEMA
 from ragwarrant.outputs import ConfigDifference, FileDigest, LookRecord, ValidationCheck
 from ragwarrant.review import HumanLabelSet, ReviewQueue, read_labels, read_queue
+from ragwarrant.review.sample import check_redraw
 
 __all__ = [
     "NOTE_KEY",
@@ -497,6 +499,12 @@ def _check_draw(inputs: Inputs, queue_rel: str, queue: ReviewQueue, metric: str)
             )
 
 
+def _evidence_table(inputs: Inputs) -> pa.Table:
+    """Every readable source's canonical rows as one table (``inputs`` keeps them)."""
+    tables = [r.evidence for r in inputs.results]
+    return pa.concat_tables(tables) if tables else EVIDENCE_SCHEMA.empty_table()
+
+
 def _read_labels(inputs: Inputs, input_dir: Path) -> None:
     """Read each quality metric's human labels and their queue, hashed for the manifest.
 
@@ -522,6 +530,7 @@ def _read_labels(inputs: Inputs, input_dir: Path) -> None:
         try:
             queue = read_queue(paths[0], spec.queue)
             _check_draw(inputs, spec.queue, queue, metric.id)
+            check_redraw(queue, _evidence_table(inputs), inputs.contract, spec.queue)
             inputs.labels[metric.id] = read_labels(paths[1], spec.file, queue, metric.scale)
         except EvidenceError as exc:
             inputs.checks.append(_unreadable_check(f"human_labels:{metric.id}", spec.file, exc))

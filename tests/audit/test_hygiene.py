@@ -161,6 +161,9 @@ def test_finding_in_a_member_name() -> None:
         "served on 127.0.0.1 and 0.0.0.0 in the container, /in/contract.yaml, /out/report.md",
         "quality-only pick gpt-3.5-turbo-0613; llama-2-70b-chat",
         "sk-management-of-evaluation-runs and task-management-of-evaluation",
+        "version 2.1 <a href=\"/docs/release/notes\">notes</a> and <img src='/img/logo.png'>",
+        "escaped href=&#34;/docs/x&#34; href=&quot;/docs/y&quot; and a tag &lt;/b/c&gt; </b/c>",
+        "dashboard https://ci.example.org/#/runs/42 and app.example.org/#/view/main",
     ],
 )
 def test_no_false_alarm(text: str) -> None:
@@ -391,6 +394,12 @@ def test_a_json_pointer_glued_to_a_file_name_is_not_a_path():
     path after a bare ``#`` or under a private root after a file name's ``#`` still is."""
     for text in ("contract.yaml#/statistics/alpha", "contract.schema.json#/properties/id"):
         assert scan_outputs({"report.md": f"at {text}\n".encode()}) == []
-    for text in ("see #/srv/data/x.csv", "x#/home/alice/secret.csv"):
+    for text in (
+        "see #/srv/data/x.csv",
+        "x#/home/alice/secret.csv",
+        'src="/home/alice/x.png"',
+        '"/srv/data/x.csv"',
+        "https://x.org/#/home/alice/x",
+    ):
         found = scan_outputs({"report.md": f"{text}\n".encode()})
         assert [f.kind for f in found] == ["absolute-path"], text

@@ -28,6 +28,7 @@ SHAPES = {
     "e-mail with dotted domain": '"x@" + "a." * (n // 2)',
     "colon-separated hex": '"1:" * (n // 2)',
     "PEM header words": '"-----BEGIN " + "A " * (n // 2)',
+    "quoted attribute values and escaped tags": "'=&quot;/a&lt;/b#/c' * (n // 17)",
 }
 
 _SCRIPT = """

@@ -129,3 +129,34 @@ def test_hostile_names_still_validate(pristine_run: Run, schema: object) -> None
     from .test_hostile_outputs import hostile_decision
 
     schema.validate(render_junit(hostile_decision(pristine_run.output_dir)))  # type: ignore[attr-defined]
+
+
+FORGED = "bad\nPROMOTE (exit 0): forged\x1b[2J<b>"
+
+
+def test_user_text_cannot_start_a_line(decision: Decision) -> None:
+    """A contract key with a newline, a forged verdict and ESC stays on its line, escaped."""
+    from ragwarrant.outputs import ErrorRecord
+
+    error = ErrorRecord(
+        type="ContractError",
+        code="contract-invalid",
+        message=f"contract.yaml: {FORGED}: extra inputs are not permitted",
+        hint=f"remove {FORGED}",
+        fault="user",
+        exit_code=78,
+    )
+    gate = (
+        decision.candidates[0]
+        .gates[0]
+        .model_copy(update={"status": GateStatus.FAIL, "reason": FORGED})
+    )
+    cand = decision.candidates[0].model_copy(update={"gates": [gate]})
+    for variant in (
+        decision.model_copy(update={"error": error}),
+        decision.model_copy(update={"candidates": [cand]}),
+    ):
+        xml = render_junit(variant).decode()
+        assert not any(line.lstrip().startswith("PROMOTE") for line in xml.splitlines())
+        assert "\x1b" not in xml
+        assert "bad\\nPROMOTE (exit 0): forged\\x1b[2J&lt;b&gt;" in xml

@@ -101,3 +101,19 @@ def test_policy_config_past_its_size_limit_is_refused_unread(tmp_path):
     assert f"is {MAX_CONFIG_BYTES + 1:,} bytes; the limit is {MAX_CONFIG_BYTES:,}" in str(
         info.value
     )
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("a: 2e-2", 0.02),
+        ("a: 1E3", 1000.0),
+        ("a: -.5e+1", -5.0),
+        ("a: 2.0e-2", 0.02),
+        ("a: e5", "e5"),
+        ("a: '2e-2'", "2e-2"),
+    ],
+)
+def test_yaml_floats_without_a_dot_are_numbers(text, value):
+    """YAML 1.2 / JSON exponent floats (``2e-2``) are numbers; quoted ones stay text."""
+    assert parse_document(text.encode(), "c.yaml", is_json=False).data == {"a": value}

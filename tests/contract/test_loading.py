@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import os
 from pathlib import Path
 from typing import Any
 
@@ -263,3 +264,11 @@ def test_contract_symlink_inside_input_accepted(tmp_path):
     (data / "contract.yaml").write_text(yaml.safe_dump(base_contract()))
     (tmp_path / "in" / "contract.yaml").symlink_to("..data/contract.yaml")
     assert find_contract(tmp_path / "in") == tmp_path / "in" / "contract.yaml"
+
+
+def test_contract_fifo_is_a_special_file_not_missing(tmp_path):
+    """A FIFO named contract.yaml exists: it is refused as a special file, never read."""
+    os.mkfifo(tmp_path / "contract.yaml")
+    with pytest.raises(ContractError) as info:
+        find_contract(tmp_path)
+    assert info.value.code == "path-special-file"

@@ -80,3 +80,41 @@ def test_pointer_escapes_per_rfc_6901():
     """``~`` and ``/`` in a key are escaped as ``~0`` and ``~1``."""
     assert json_pointer(("prices", "a/b~c", 0)) == "/prices/a~1b~0c/0"
     assert json_pointer(()) == ""
+
+
+def test_margin_in_exponent_form_is_a_number(tmp_path):
+    """``margin_abs: 2e-2`` (YAML 1.2 / JSON float) loads as 0.02, not as a string."""
+    path = tmp_path / "contract.yaml"
+    text = yaml.safe_dump(base_contract(), sort_keys=False)
+    path.write_text(text.replace("margin_abs: 0.05", "margin_abs: 2e-2", 1))
+    assert load_contract(path).quality_metrics[0].margin_abs == 0.02
+
+
+def _same_policy_id(c: dict) -> None:
+    c["candidates"][0]["policy_id"] = c["baseline"]["policy_id"]
+
+
+def _same_config(c: dict) -> None:
+    c["candidates"][0]["config"] = c["baseline"]["config"]
+
+
+def _path_with_newline(c: dict) -> None:
+    c["evidence"][0]["path"] = "evidence/a\nb.csv"
+
+
+@pytest.mark.parametrize(
+    ("edit", "pointer", "rule"),
+    [
+        (_same_policy_id, "candidates/0/policy_id", "policy ids must be distinct"),
+        (_same_config, "candidates/0/config", "has the same config file as the baseline"),
+        (_path_with_newline, "evidence/0/path", "without control characters"),
+    ],
+)
+def test_a_validator_refusal_hints_its_own_rule(tmp_path, edit, pointer, rule):
+    """A rule the schema does not state: the hint names the place and that rule, not the type."""
+    contract = base_contract()
+    edit(contract)
+    err = _refusal(tmp_path, contract)
+    assert f"JSON pointer contract.yaml#/{pointer})" in err.hint
+    assert rule in err.hint
+    assert "allowed:" not in err.hint and "contract.schema.json" not in err.hint

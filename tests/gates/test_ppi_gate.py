@@ -14,10 +14,11 @@ from ragwarrant.digests import sha256_file
 from ragwarrant.evidence.index import build_index
 from ragwarrant.gates.candidate import evaluate_candidate
 from ragwarrant.gates.ppi import gate_corrected
+from ragwarrant.inputs import read_inputs, take_evidence
 from ragwarrant.outputs import GateResult, GateStatus
 from ragwarrant.pipeline import run_job
 from ragwarrant.review import HumanLabelSet
-from ragwarrant.review.queue import DrawnItem, EvidenceDigest, ReviewQueue
+from ragwarrant.review.sample import draw, evidence_digests, population
 from tests.conftest import base_contract
 from tests.evidence.test_index import evidence_table
 
@@ -47,28 +48,22 @@ def judge_favours_candidate(seed: int = 0) -> tuple[dict, np.ndarray, np.ndarray
 def write_review(
     root: Path, human_cand, human_base, *, missing: int = 0, extra: bool = False, metric="correct"
 ):
-    """A queue of DRAWN random examples and the reviewers' labels CSV, in the input dir."""
-    rng = np.random.default_rng(11)
-    drawn = rng.choice(N, DRAWN, replace=False)
-    items, rows = [], ["item_id,label_a,label_b"]
-    for k, i in enumerate(drawn):
-        shown = ("candidate", "baseline") if rng.random() < 0.5 else ("baseline", "candidate")
-        items.append(DrawnItem(item_id=f"r{k:04d}", example_id=f"ex{i:05d}", shown=shown))
+    """A queue of DRAWN random examples (``review sample``'s draw, seed 11) and the reviewers'
+    labels CSV, in the input dir."""
+    inputs = read_inputs(root)
+    pop = population(take_evidence(inputs), inputs.contract, "correct", "base", "cand")
+    digests = evidence_digests(inputs.contract, [(d.path, d.sha256) for d in inputs.digests])
+    meta = ("correct", "base", "cand")
+    queue = draw(pop, n=DRAWN, seed=11, stratify=False, meta=meta, evidence=digests)
+    rows = ["item_id,label_a,label_b"]
+    for k, item in enumerate(queue.items):
+        i = int(item.example_id[2:])
         values = {"candidate": human_cand[i], "baseline": human_base[i]}
-        a, b = (values[shown[0]], values[shown[1]]) if k >= missing else ("", "")
-        rows.append(f"r{k:04d},{a},{b}")
+        a, b = (values[item.shown[0]], values[item.shown[1]]) if k >= missing else ("", "")
+        rows.append(f"{item.item_id},{a},{b}")
     if extra:
         rows.append("zzz,1,0")
-    evidence = root / "evidence" / "results.csv"
-    queue = ReviewQueue(
-        metric=metric,
-        baseline="base",
-        candidate="cand",
-        seed=11,
-        population=N,
-        evidence=[EvidenceDigest(path="evidence/results.csv", sha256=sha256_file(evidence))],
-        items=items,
-    )
+    queue = queue.model_copy(update={"metric": metric})
     (root / "review").mkdir()
     (root / "review" / "queue.json").write_bytes(orjson.dumps(queue.model_dump(mode="json")))
     (root / "review" / "labels.csv").write_text("\n".join(rows) + "\n")
@@ -315,7 +310,7 @@ def test_verify_input_rechecks_the_labels(make_input, tmp_path, capsys):
     _run(root, out)
     assert main(["verify", str(out), "--input", str(root)]) == 0
     labels = root / "review" / "labels.csv"
-    labels.write_text(labels.read_text().replace("r0000,", "r0000, "))
+    labels.write_text(labels.read_text().replace("r0001,", "r0001, "))
     assert main(["verify", str(out), "--input", str(root), "--no-replay"]) == 65
     assert "review/labels.csv" in capsys.readouterr().out
 

@@ -53,6 +53,8 @@ def test_an_item_absent_from_the_file_is_missing(tmp_path):
         ("item_id,label_a,label_b\nr9,1,0\n", "label-outside-draw", 2, "item_id"),
         ("item_id,label_a,label_b\nr1,1,0\nr1,1,0\n", "label-duplicate", 3, "item_id"),
         ("item_id,label_a,label_b\nr1,yes,0\n", "label-not-a-number", 2, "label_a"),
+        ("item_id,label_a,label_b\nr1,1,\u0661\n", "label-not-a-number", 2, "label_b"),
+        ("item_id,label_a,label_b\nr1,0_1,1\n", "label-not-a-number", 2, "label_a"),
         ("item_id,label_a,label_b\nr1,1,1.5\n", "label-out-of-scale", 2, "label_b"),
         ("item_id,label_a\nr1,1\n", "labels-columns-missing", 1, "label_b"),
     ],
@@ -64,6 +66,14 @@ def test_located_errors(tmp_path, text, code, row, column):
     err = info.value
     assert (err.code, err.file, err.row, err.column) == (code, "labels.csv", row, column)
     assert "yes" not in err.message and "1.5" not in err.message
+
+
+def test_labels_with_a_utf8_bom_are_read(tmp_path):
+    """Excel's "CSV UTF-8" starts with a byte-order mark; the header still names item_id."""
+    path = tmp_path / "labels.csv"
+    path.write_bytes("item_id,label_a,label_b\nr1,1,0\n".encode("utf-8-sig"))
+    got = read_labels(path, "labels.csv", QUEUE, (0.0, 1.0))
+    assert got.example_ids == ("ex1",)
 
 
 def test_invalid_queue_names_the_field(tmp_path):

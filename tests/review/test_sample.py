@@ -7,6 +7,7 @@ import io
 
 import numpy as np
 import orjson
+import pytest
 import yaml
 
 from ragwarrant.cli import main
@@ -91,8 +92,8 @@ def test_cli_refuses_too_many_items_and_unknown_metric(make_input, tmp_path):
     assert main([*argv, "--seed", "1", "--output", str(tmp_path / "q.json")]) == 64
 
 
-def test_labelled_queue_decides_the_run(make_input, tmp_path):
-    """Draw, label the CSV as reviewers would, name it in the contract: the gate uses PPI++."""
+def _labelled_input(make_input, tmp_path):
+    """An input whose contract names a drawn queue (n = 300, seed 5) and its labels."""
     data, human_cand, human_base = judge_favours_candidate()
     root = make_input(data=data)
     out = root / "review" / "queue.json"
@@ -117,10 +118,56 @@ def test_labelled_queue_decides_the_run(make_input, tmp_path):
         "queue": "review/queue.json",
     }
     (root / "contract.yaml").write_text(yaml.safe_dump(contract, sort_keys=False))
-    run_job(root, tmp_path / "out", on_stage=lambda event, **fields: None)
-    decision = orjson.loads((tmp_path / "out" / "decision.json").read_bytes())
+    return root
+
+
+def _decide(root, out):
+    run_job(root, out, on_stage=lambda event, **fields: None)
+    return orjson.loads((out / "decision.json").read_bytes())
+
+
+def test_labelled_queue_decides_the_run(make_input, tmp_path):
+    """Draw, label the CSV as reviewers would, name it in the contract: the gate uses PPI++."""
+    decision = _decide(_labelled_input(make_input, tmp_path), tmp_path / "out")
     gate = next(
         g for g in decision["candidates"][0]["gates"] if g["id"] == "noninferiority:correct"
     )
     assert gate["method"].startswith("ppi++") and gate["status"] == "fail"
     assert gate["details"]["labelled_n"] == 300 and gate["details"]["labels_missing"] == 0
+
+
+def _swap_example(queue: dict) -> None:
+    drawn = {i["example_id"] for i in queue["items"]}
+    width = len(queue["items"][0]["example_id"]) - 2
+    undrawn = next(f"ex{k:0{width}d}" for k in range(1000) if f"ex{k:0{width}d}" not in drawn)
+    queue["items"][0]["example_id"] = undrawn
+
+
+def _reverse_shown(queue: dict) -> None:
+    for item in queue["items"]:
+        item["shown"] = item["shown"][::-1]
+
+
+def _unknown_example(queue: dict) -> None:
+    queue["items"][3]["example_id"] = "no-such-example"
+
+
+@pytest.mark.parametrize(
+    ("edit", "code", "pointer"),
+    [
+        (_swap_example, "review-queue-not-the-draw", "items[0].example_id"),
+        (_reverse_shown, "review-queue-not-the-draw", "items[0].shown"),
+        (_unknown_example, "review-queue-example-unknown", "items[3].example_id"),
+    ],
+)
+def test_an_edited_queue_blocks(make_input, tmp_path, edit, code, pointer):
+    """The queue is re-derived from its seed: an edited item or blinding order BLOCKs, located."""
+    root = _labelled_input(make_input, tmp_path)
+    path = root / "review" / "queue.json"
+    queue = orjson.loads(path.read_bytes())
+    edit(queue)
+    path.write_bytes(orjson.dumps(queue))
+    decision = _decide(root, tmp_path / "out")
+    assert decision["run_class"] == "BLOCK"
+    text = orjson.dumps(decision).decode()
+    assert code in text and pointer in text

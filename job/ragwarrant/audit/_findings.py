@@ -207,6 +207,10 @@ _GLUED_V = r"(?<=\bv)"
 _PATH_TAIL = r"[^\s\"'<>|;,()\[\]{}`]*"
 """The rest of a path after its private root or drive, so a redaction withholds it whole."""
 
+_NOT_MARKUP = r"(?<!=\")(?<!=')(?<!=\\\")(?<!=&\#34;)(?<!=&quot;)(?<!=&\#39;)(?<!&lt;)"
+"""Not an HTML attribute's quoted value (``href="/x/y"``, raw, JSON- or HTML-escaped) nor an
+escaped closing tag (``&lt;/b/c``): markup text, not a path."""
+
 _OCTET = r"(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])"
 _HEX4 = r"[0-9A-Fa-f]{1,4}"
 
@@ -278,12 +282,18 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str], _Validator | None], ...] = (
     (
         # Any other absolute POSIX path of two or more segments (/srv/x, /opt/x, /data/x),
         # outside the run's mounts. Not after a word character, ``:``, ``/`` or ``+`` (URLs,
-        # a/b/c, 2026/11/29, base64), nor as the fragment of a file name (``contract.yaml#/
-        # statistics/alpha``: a JSON pointer, RFC 6901 section 6), and not ending inside a
-        # base64 run (signatures and payloads in decision.intoto.json hold ``/`` between letters).
+        # a/b/c, 2026/11/29, base64), nor as the fragment of a file name or URL (``contract.yaml#/
+        # statistics/alpha``: a JSON pointer, RFC 6901 section 6; ``https://host/#/runs/42``),
+        # nor as markup: an
+        # attribute's value (``href="/docs/x"``, raw or HTML/JSON-escaped) or a closing tag
+        # (``</b/c>``, ``&lt;/b/c``). Each exclusion is a fixed-width lookbehind: linear time.
+        # A private root (/home, /tmp...) in these places is still found by the pattern above.
+        # It must not end inside a base64 run (signatures and payloads in decision.intoto.json
+        # hold ``/`` between letters).
         "absolute-path",
         re.compile(
-            rf"(?:(?<![\w.~\-:/+])(?<!\w#)|{_GLUED_V}(?<![\w.~\-:/+#]v))"
+            rf"(?:(?<![\w.~\-:/+<])(?<![\w/]#){_NOT_MARKUP}"
+            rf"|{_GLUED_V}(?<![\w.~\-:/+#]v))"
             r"/[A-Za-z0-9._\-]+(?:/[A-Za-z0-9._\-]+)+"
             r"(?![A-Za-z0-9._\-+/=])"
         ),

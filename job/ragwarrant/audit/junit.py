@@ -23,7 +23,7 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 
 from ragwarrant.audit.summary import more_data_text
-from ragwarrant.display import xml_text
+from ragwarrant.display import visible, xml_text
 from ragwarrant.outputs import CandidateDecision, Decision, GateResult, GateStatus
 
 __all__ = ["render_junit"]
@@ -35,7 +35,7 @@ def _fmt(x: float | None) -> str:
 
 def _detail(g: GateResult) -> str:
     """The gate's numbers and reason, as the body of its failure/error/skipped element."""
-    lines = [g.reason]
+    lines = [visible(g.reason)]
     if g.estimate is not None:
         lines.append(
             f"estimate {_fmt(g.estimate)}, lower bound {_fmt(g.lower_bound)}, upper bound "
@@ -86,7 +86,9 @@ def _candidate_suite(parent: ET.Element, c: CandidateDecision) -> dict[str, int]
     )
     case = ET.SubElement(suite, "testcase", name="selection", classname=name, time="0")
     reason = c.reasons[0] if c.reasons else c.decision_class.value
-    ET.SubElement(case, "skipped", type=c.decision_class.value, message=reason).text = reason
+    ET.SubElement(case, "skipped", type=c.decision_class.value, message=reason).text = visible(
+        reason
+    )
     return {"tests": 1, "failures": 0, "errors": 0, "skipped": 1}
 
 
@@ -99,16 +101,21 @@ def _error_suite(parent: ET.Element, decision: Decision) -> dict[str, int]:
     err = decision.error
     message = f"{err.code}: {err.message}" if err else decision.summary
     element = ET.SubElement(case, "error", type="ERROR", message=message)
-    element.text = message + (f"\nhint: {err.hint}" if err and err.hint else "")
+    element.text = visible(message) + (f"\nhint: {visible(err.hint)}" if err and err.hint else "")
     return {"tests": 1, "failures": 0, "errors": 1, "skipped": 0}
 
 
 def _filter_characters(root: ET.Element) -> None:
-    """Make every attribute and text well-formed XML 1.0 (``display.xml_text``): a slice value
-    or reason holding ESC, BEL, VT, FF or U+FFFE would otherwise make the file unreadable."""
+    """Make every attribute and text well-formed XML 1.0: a slice value or reason holding ESC,
+    BEL, VT, FF or U+FFFE would otherwise make the file unreadable.
+
+    Attributes are single-line: every control character in them (newline included) becomes a
+    visible escape (``display.visible``), as on stdout. Texts are built with ``visible`` around
+    each user-controlled piece, so their only raw newlines are the line breaks junit.py writes.
+    """
     for element in root.iter():
         for key, value in element.attrib.items():
-            element.set(key, xml_text(value))
+            element.set(key, visible(value))
         if element.text:
             element.text = xml_text(element.text)
 

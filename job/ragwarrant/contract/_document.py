@@ -80,6 +80,21 @@ def _non_finite(name: str, loc: Loc, line: int) -> ContractError:
     )
 
 
+class _Loader(yaml.SafeLoader):
+    """PyYAML's safe loader, also reading YAML 1.2 / JSON floats without a dot (``2e-2``, ``1E3``).
+
+    PyYAML resolves plain scalars by YAML 1.1, whose float needs a dot (``2.0e-2``): ``2e-2``
+    would be the string "2e-2". YAML 1.2's core schema (section 10.3.2) and JSON read it as 0.02.
+    """
+
+
+_Loader.add_implicit_resolver(
+    _FLOAT_TAG,
+    re.compile(r"^[-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)[eE][-+]?[0-9]+$"),
+    list("-+0123456789."),
+)
+
+
 def parse_document(raw: bytes, name: str, *, is_json: bool) -> ParsedDocument:
     """Parse YAML (safe loader) or JSON, refusing duplicate keys and non-finite numbers.
 
@@ -97,7 +112,7 @@ def parse_document(raw: bytes, name: str, *, is_json: bool) -> ParsedDocument:
     if is_json:
         data = orjson.loads(raw)  # refuses NaN, Infinity and numbers overflowing a double
         return ParsedDocument(name, data, _json_lines(raw.decode("utf-8"), name))
-    loader = yaml.SafeLoader(raw)
+    loader = _Loader(raw)
     try:
         node = _compose(loader, name)
         lines: dict[Loc, int] = {}
@@ -109,7 +124,7 @@ def parse_document(raw: bytes, name: str, *, is_json: bool) -> ParsedDocument:
     return ParsedDocument(name, data, lines)
 
 
-def _compose(loader: yaml.SafeLoader, name: str) -> Node | None:
+def _compose(loader: _Loader, name: str) -> Node | None:
     """The document's node tree; PyYAML composes recursively, so deep nesting is refused here."""
     try:
         return loader.get_single_node()  # type: ignore[no-any-return]

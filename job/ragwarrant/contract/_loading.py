@@ -73,11 +73,19 @@ class ContractSource:
 def find_contract(input_dir: Path) -> Path:
     """Return the contract file in ``input_dir``.
 
+    A name that exists but is no regular file (a FIFO, socket or device) is found, and refused
+    by ``resolve_inside`` as such, not reported missing.
+
     Raises:
         ContractError: none, or more than one, of ``CONTRACT_FILENAMES`` is present;
-            ``path-escapes-input`` when it is a symlink leading outside ``input_dir``.
+            ``path-escapes-input`` when it is a symlink leading outside ``input_dir``;
+            ``path-special-file`` when it is a FIFO, socket or device.
     """
-    found = [input_dir / n for n in CONTRACT_FILENAMES if (input_dir / n).is_file()]
+    found = [
+        input_dir / n
+        for n in CONTRACT_FILENAMES
+        if os.path.lexists(input_dir / n) and not (input_dir / n).is_dir()
+    ]
     if not found:
         raise ContractError(
             "contract-missing",
@@ -155,6 +163,13 @@ def _suggestion(loc: Loc, e: ErrorDetails) -> str:
     return ""
 
 
+def _validator_rule(err: ValidationError) -> str | None:
+    """The message of the first error when a model or field validator raised it (a rule across
+    fields or on a value's meaning, which the JSON Schema does not state), else None."""
+    cause = (err.errors()[0].get("ctx") or {}).get("error")
+    return str(cause) if isinstance(cause, ValueError) else None
+
+
 def _validation_message(doc: ParsedDocument, err: ValidationError) -> tuple[str, Loc]:
     """Return the refusal's message (every located error) and the key path of its first one."""
     by_loc: dict[Loc, list[str]] = {}
@@ -228,7 +243,8 @@ def load_contract_source(path: Path) -> ContractSource:
         contract = ReleaseContract.model_validate(doc.data)
     except ValidationError as exc:
         message, first = _validation_message(doc, exc)
-        raise ContractError("contract-invalid", message, hint=schema_hint(doc, first)) from exc
+        hint = schema_hint(doc, first, rule=_validator_rule(exc))
+        raise ContractError("contract-invalid", message, hint=hint) from exc
     return ContractSource(contract, doc)
 
 

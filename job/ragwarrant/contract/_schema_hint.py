@@ -139,8 +139,12 @@ def _rule_pointer(loc: Loc) -> str:
     return _resolve(node, pointer)[1]
 
 
-def schema_hint(doc: ParsedDocument, loc: Loc) -> str:
+def schema_hint(doc: ParsedDocument, loc: Loc, rule: str | None = None) -> str:
     """Return the hint of a refusal at ``loc``: key path, line, JSON pointer, allowed values, rule.
+
+    ``rule`` is the refusal's own text when a validator raised it (a duplicate policy id, a
+    candidate with the baseline's config, a path with a control character): the schema's type
+    and pattern at ``loc`` say nothing about it, so the hint names the place and that rule.
 
     Example: ``statistics.alpha (line 86, JSON pointer contract.yaml#/statistics/alpha):
     allowed: a number > 0 and < 0.5 (one-sided significance level); rule:
@@ -150,7 +154,7 @@ def schema_hint(doc: ParsedDocument, loc: Loc) -> str:
     """
     line = doc.line_of(loc)
     place = f"line {line}, " if line is not None else ""
-    return (
-        f"{key_path(loc)} ({place}JSON pointer {doc.name}#{json_pointer(loc)}): "
-        f"{allowed_values(loc)}; rule: {SCHEMA_FILE}{_rule_pointer(loc)}"
-    )
+    where = f"{key_path(loc)} ({place}JSON pointer {doc.name}#{json_pointer(loc)}): "
+    if rule is not None:
+        return where + rule
+    return where + f"{allowed_values(loc)}; rule: {SCHEMA_FILE}{_rule_pointer(loc)}"

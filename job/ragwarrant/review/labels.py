@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ragwarrant.adapters._cells import parse_number
 from ragwarrant.errors import EvidenceError
 from ragwarrant.review.queue import ReviewQueue
 
@@ -66,12 +67,13 @@ def _value(cell: str, scale: tuple[float, float], where: tuple[str, int, str]) -
     if not cell.strip():
         return None
     relative, row, column = where
-    try:
-        value = float(cell)
-    except ValueError:
+    value = parse_number(cell.strip())
+    if value is None:
         raise _error(
-            "label-not-a-number", f"{relative} row {row}: {column} is not a number", *where
-        ) from None
+            "label-not-a-number",
+            f"{relative} row {row}: {column} is not a number (plain ASCII decimal digits)",
+            *where,
+        )
     if not math.isfinite(value) or not scale[0] <= value <= scale[1]:
         raise _error(
             "label-out-of-scale",
@@ -84,7 +86,7 @@ def _value(cell: str, scale: tuple[float, float], where: tuple[str, int, str]) -
 
 
 def _rows(path: Path, relative: str) -> list[dict[str, str]]:
-    with path.open(newline="", encoding="utf-8") as fh:
+    with path.open(newline="", encoding="utf-8-sig") as fh:  # Excel's "CSV UTF-8" has a BOM
         reader = csv.DictReader(fh)
         missing = [c for c in LABEL_COLUMNS if c not in (reader.fieldnames or [])]
         if missing:

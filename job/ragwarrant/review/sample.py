@@ -19,10 +19,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ragwarrant.contract import ReleaseContract
-from ragwarrant.errors import UsageError
+from ragwarrant.errors import EvidenceError, UsageError
 from ragwarrant.review.queue import DrawnItem, EvidenceDigest, ReviewQueue
 
-__all__ = ["Population", "draw", "evidence_digests", "population"]
+__all__ = ["Population", "check_redraw", "draw", "evidence_digests", "population"]
 
 
 @dataclass(frozen=True)
@@ -170,3 +170,80 @@ def evidence_digests(
         for path, sha in digests
         if any(path == r or path.startswith(r + "/") for r in roots)
     ]
+
+
+def _queue_error(code: str, message: str, relative: str, column: str) -> EvidenceError:
+    return EvidenceError(
+        code,
+        f"{relative}: {message}",
+        hint="pass the queue 'ragwarrant review sample' wrote, unchanged, or draw a new one "
+        "from this evidence and label it",
+        file=relative,
+        column=column,
+    )
+
+
+def check_redraw(
+    queue: ReviewQueue, table: pa.Table, contract: ReleaseContract, relative: str
+) -> None:
+    """Check that ``queue`` is the draw its recorded seed and parameters give on this evidence.
+
+    The draw is re-derived (``population`` then ``draw`` with the queue's seed, n = its number of
+    items, metric, policies and stratification) and compared item by item: example id, slice,
+    item id and the blinding order ``shown``. An edited queue (an item swapped for an undrawn
+    example, a reversed ``shown``) is not the uniform random, blinded draw the bound assumes.
+
+    Args:
+        queue: the queue as read; table: this run's canonical evidence (``evidence.schema``).
+        relative: the queue's name in the input directory (for messages).
+
+    Raises:
+        EvidenceError: ``review-queue-example-unknown`` (an item names an example with no
+            paired value of the metric; JSON pointer ``items/<k>/example_id``), or
+            ``review-queue-not-the-draw`` (the first item that differs from the re-derived
+            draw, ``items/<k>``, or ``population`` when the sizes differ). Values are not echoed.
+    """
+    pop = population(table, contract, queue.metric, queue.baseline, queue.candidate)
+    known = set(pop.example_ids)
+    for k, item in enumerate(queue.items):
+        if item.example_id not in known:
+            unknown = sum(i.example_id not in known for i in queue.items)
+            raise _queue_error(
+                "review-queue-example-unknown",
+                f"the example of items[{k}].example_id has no paired value of "
+                f"{queue.metric!r} in the evidence ({unknown} of {len(queue.items)} items "
+                "name such an example)",
+                relative,
+                f"items/{k}/example_id",
+            )
+    n = len(queue.items)
+    if queue.population != len(pop.example_ids) or not 1 <= n <= len(pop.example_ids):
+        raise _queue_error(
+            "review-queue-not-the-draw",
+            f"the draw records a population of {queue.population}; this evidence has "
+            f"{len(pop.example_ids)} paired examples",
+            relative,
+            "population",
+        )
+    again = draw(
+        pop,
+        n=n,
+        seed=queue.seed,
+        stratify=queue.stratified_by_slice,
+        meta=(queue.metric, queue.baseline, queue.candidate),
+        evidence=queue.evidence,
+    )
+    for k, (got, want) in enumerate(zip(queue.items, again.items, strict=True)):
+        if got != want:
+            field = next(
+                f
+                for f in ("item_id", "example_id", "slice", "shown")
+                if getattr(got, f) != getattr(want, f)
+            )
+            raise _queue_error(
+                "review-queue-not-the-draw",
+                f"items[{k}].{field} differs from the draw its seed {queue.seed} gives on this "
+                "evidence: the queue was edited",
+                relative,
+                f"items/{k}/{field}",
+            )
