@@ -429,14 +429,19 @@ def _observe(
     return dataclasses.replace(e, metrics=scores, notes=[*e.notes, *notes]), entry
 
 
-def _split_roles(splits: list[str]) -> dict[str, str]:
-    """Guess which split decides (confirm*/test/holdout) and which develops (dev*/train/tune)."""
+def _split_roles(splits: list[str]) -> dict[str, Any]:
+    """Guess which split decides (confirm*/test/holdout) and which develops (dev*/train/tune).
+
+    Returns ``{}`` without splits, else ``confirmatory``, ``development`` (None when no value
+    looks like one) and ``unused``: the other values, whose rows no role takes.
+    """
     if not splits:
         return {}
     confirm = next((s for s in splits if s.lower().startswith(CONFIRM_NAMES)), splits[-1])
     rest = [s for s in splits if s != confirm]
     develop = next((s for s in rest if s.lower().startswith(DEVELOP_NAMES)), None)
-    return {"confirmatory": confirm} | ({"development": develop} if develop else {})
+    unused = [s for s in rest if s != develop]
+    return {"confirmatory": confirm, "development": develop, "unused": unused}
 
 
 def _missing_note(metric_id: str, exports: Sequence[ExportSummary]) -> str | None:
