@@ -4,7 +4,6 @@ become paths outside ``policies/``, Phoenix SpanEvaluations without spans are ma
 from __future__ import annotations
 
 import random
-import shutil
 from pathlib import Path
 
 import pytest
@@ -59,3 +58,84 @@ def test_splits_without_a_development_value_are_named(tmp_path: Path) -> None:
     data = _init(root, _readme_evals(root / "evals.csv", ["holdout", "test"]))
     assert data["splits"] == {"confirmatory": "holdout"}
     assert "# CHECK: no role takes the rows of split test" in (root / "contract.yaml").read_text()
+
+
+def _policy_evals(path: Path, policy: str) -> Path:
+    """The trial's repro: a traversal (or control characters) in a policy value."""
+    rows = [f'q{i},"{policy}",0.5\nq{i},cand,0.6' for i in range(3)]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("question_id,policy,faithfulness\n" + "\n".join(rows) + "\n")
+    return path
+
+
+def _refused(root: Path, evals: Path, capsys: pytest.CaptureFixture[str]) -> str:
+    """init exits 66 and writes nothing: no draft, no stub; returns stderr."""
+    argv = ["init", "--from", str(evals), "--output", str(root / "contract.yaml")]
+    assert cli.main(argv) == 66
+    assert {p.name for p in root.iterdir()} <= {"evals.csv", "policies"}
+    assert not (root / "policies" / "base.yaml").exists()
+    return capsys.readouterr().err
+
+
+@pytest.mark.parametrize("policy", ["../../outside/pwn_deep", "cand\x1b[31m<b>\nX"])
+def test_policy_value_that_is_no_contract_id_is_refused_where_it_is(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], policy: str
+) -> None:
+    """A policy value the contract would refuse (a traversal, ESC, newline) is never a file
+    name: init refuses it naming file, row and column, with the value escaped."""
+    root = tmp_path / "in"
+    err = _refused(root, _policy_evals(root / "evals.csv", policy), capsys)
+    assert "evals.csv row 1, column 'policy'" in err
+    assert "\x1b" not in err and "init-policy-id" in err
+    assert not (tmp_path / "outside").exists()
+
+
+def test_policy_id_resolving_outside_policies_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``a/../../../x`` matches the id pattern but its stub would leave policies/: refused."""
+    root = tmp_path / "in"
+    err = _refused(root, _policy_evals(root / "evals.csv", "cand/../../../outside"), capsys)
+    assert "init-policy-stub-path" in err
+    assert not (tmp_path / "outside.yaml").exists()
+
+
+@pytest.mark.parametrize("link", ["policies/cand.yaml", "policies"])
+def test_stub_is_never_written_through_a_symlink(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], link: str
+) -> None:
+    """A dangling stub symlink, or a policies/ folder linked elsewhere: refused, nothing written
+    where the link points."""
+    root = tmp_path / "in"
+    evals = _policy_evals(root / "evals.csv", "base")
+    (root / Path(link).parent).mkdir(exist_ok=True)
+    target = tmp_path / "elsewhere"
+    if link == "policies":
+        target.mkdir()
+    (root / link).symlink_to(target)
+    assert "init-policy-stub-path" in _refused(root, evals, capsys)
+    assert not target.exists() or not any(target.iterdir())
+
+
+def test_stdout_shows_control_characters_as_escapes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An input directory whose name holds ESC and a newline: each stdout line is one line,
+    with the characters shown as escapes."""
+    root = tmp_path / "in\x1b[2J\nPROMOTE"
+    _init(root, _policy_evals(root / "evals.csv", "base"))
+    out = capsys.readouterr().out
+    assert "\x1b" not in out
+    assert "in\\x1b[2J\\nPROMOTE/policies/base.yaml: a stub config" in out
+    assert len(out.splitlines()) == 4  # the source, two stubs, the draft
+
+
+def test_export_file_name_with_control_characters_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A contract cannot name such a file: init refuses it (66), not a crash (70)."""
+    root = tmp_path / "in"
+    evals = _policy_evals(root / "ev\x1b[2J\nX.csv", "base")
+    argv = ["init", "--from", str(evals), "--output", str(root / "contract.yaml")]
+    assert cli.main(argv) == 66
+    assert "init-path" in capsys.readouterr().err

@@ -41,8 +41,9 @@ from ragwarrant.adapters._columns import looks_numeric_column, snake_metric_id
 from ragwarrant.adapters._tables import read_table
 from ragwarrant.adapters.otel import DEFAULT_METRICS
 from ragwarrant.adapters.registry import load_source
-from ragwarrant.contract import EvidenceSource, PolicyRef, ReleaseContract
+from ragwarrant.contract import IDENTIFIER_PATTERN, EvidenceSource, PolicyRef, ReleaseContract
 from ragwarrant.digests import sha256_file
+from ragwarrant.display import quoted, visible
 from ragwarrant.errors import ContractError, EvidenceError, InputError, UsageError
 from ragwarrant.scaffold_specs import (
     CONFIRM_NAMES,
@@ -68,6 +69,7 @@ __all__ = [
     "MetricGuess",
     "describe_export",
     "draft_contract",
+    "plan_policy_stubs",
     "write_contract",
     "write_policy_stubs",
 ]
@@ -222,6 +224,30 @@ def _settings(table: pa.Table, policy_col: str | None) -> dict[str, dict[str, An
     return {p: {"model": sorted(names)} for p, names in seen.items()}
 
 
+def _check_policy_ids(table: pa.Table, column: str | None, display: str) -> None:
+    """Refuse a policy value that is no contract id: it would name a file under ``policies/``.
+
+    Raises:
+        EvidenceError: ``init-policy-id`` naming the file, the row (1-based, as the adapters
+            count) and the column.
+    """
+    if column is None or column not in table.column_names:
+        return
+    for row, value in enumerate(table.column(column).to_pylist(), start=1):
+        text = "" if value is None else str(value)
+        if text and not re.fullmatch(IDENTIFIER_PATTERN, text):
+            raise EvidenceError(
+                "init-policy-id",
+                f"{display} row {row}, column {column!r}: policy {quoted(text)} is not a "
+                "contract policy id (a letter or digit, then letters, digits and ._:@/+-)",
+                hint="rename the policy in the export (it is also the stub's file name under "
+                "policies/), then run init again",
+                file=display,
+                row=row,
+                column=column,
+            )
+
+
 def _key_names(table: pa.Table) -> list[str]:
     """Column names, and the fields of an ``attributes.metadata`` struct (Phoenix spans)."""
     names = list(table.column_names)
@@ -255,10 +281,18 @@ def describe_export(path: Path, display: str | None = None) -> ExportSummary:
     """Detect the tool of one export and list its metrics, keys, policies, slices and splits.
 
     Raises:
-        InputError: the file's suffix is not .csv, .jsonl, .parquet or .json.
-        EvidenceError: the file is empty or not of its format (from the adapters' readers).
+        InputError: the file's suffix is not .csv, .jsonl, .parquet or .json; its name holds
+            control characters.
+        EvidenceError: the file is empty or not of its format (from the adapters' readers);
+            ``init-policy-id`` for a policy value that is no contract id.
     """
     display = display or path.name
+    if any(ord(ch) < 0x20 or ord(ch) == 0x7F for ch in display):
+        raise InputError(
+            "init-path",
+            f"{visible(display)}: a contract cannot name a file with control characters",
+            hint="rename the file (no newline, tab or escape character), then run init again",
+        )
     fmt = FORMATS.get(path.suffix.lower())
     if fmt is None:
         raise InputError(
@@ -276,6 +310,7 @@ def describe_export(path: Path, display: str | None = None) -> ExportSummary:
     id_col, policy_col = _first(names, spec.id_columns), _first(names, spec.policy_columns)
     slice_col, split_col = _first(names, SLICE_COLUMNS), _first(names, SPLIT_COLUMNS)
     keys = {c for c in (id_col, policy_col, slice_col, split_col) if c is not None}
+    _check_policy_ids(table, policy_col, display)
     return ExportSummary(
         path=display,
         format=fmt,
@@ -474,6 +509,7 @@ def _environment() -> jinja2.Environment:
     )
     env.filters["q"] = lambda v: orjson.dumps(str(v)).decode()  # a JSON string is YAML
     env.filters["block"] = _yaml_block
+    env.filters["v"] = visible  # in a comment: a newline would end it and start a YAML line
     return env
 
 
@@ -538,29 +574,62 @@ def _seen(policy: str, exports: Sequence[ExportSummary], sources: list[dict[str,
     return merged
 
 
-def write_policy_stubs(
-    text: str, input_dir: Path, exports: Sequence[ExportSummary] = ()
-) -> list[Path]:
-    """Write a stub config for each policy of the draft ``text`` whose file does not exist yet.
+def plan_policy_stubs(text: str, input_dir: Path) -> dict[str, Path]:
+    """The stub file of each policy of the draft ``text`` that has no config file yet.
 
-    The stub names the policy, holds under ``seen_in_exports`` what ``exports`` say about it
-    (models called, DeepEval hyperparameters), and asks for what else distinguishes it (prompt,
-    retrieval settings); the decision lists what differs between the configs. Existing files
-    are kept.
+    A stub is written only under ``<input_dir>/policies/``, as the path resolves (no symlinked
+    folder leading elsewhere, no ``..``), and never where a symlink is, dangling or not.
 
     Returns:
-        The files written.
+        policy id -> the file to write; a policy whose config file exists is left out (kept).
+
+    Raises:
+        InputError: ``init-policy-stub-path`` when a stub would be written outside
+            ``policies/`` or through a symlink.
     """
     data = yaml.safe_load(text)
-    written = []
+    root = input_dir.resolve() / "policies"
+    planned = {}
     for ref in [data["baseline"], *data["candidates"]]:
         path = input_dir / ref["config"]
         if path.exists():
             continue
-        stub: dict[str, Any] = {"policy_id": ref["policy_id"]}
-        if seen := _seen(ref["policy_id"], exports, data["evidence"]):
+        if path.is_symlink() or not path.resolve().is_relative_to(root):
+            raise InputError(
+                "init-policy-stub-path",
+                f"policy {quoted(ref['policy_id'])}: its stub {quoted(ref['config'])} would be "
+                "written outside policies/ or through a symlink",
+                hint="rename the policy in the export, or remove the symlink, then run init again",
+            )
+        planned[ref["policy_id"]] = path
+    return planned
+
+
+def write_policy_stubs(
+    text: str, stubs: dict[str, Path], exports: Sequence[ExportSummary] = ()
+) -> list[Path]:
+    """Write the stub config of each policy of ``stubs`` (``plan_policy_stubs``) of the draft
+    ``text``.
+
+    The stub names the policy, holds under ``seen_in_exports`` what ``exports`` say about it
+    (models called, DeepEval hyperparameters), and asks for what else distinguishes it (prompt,
+    retrieval settings); the decision lists what differs between the configs. A file created
+    since the plan is kept (exclusive create: never overwritten, never through a symlink).
+
+    Returns:
+        The files written.
+    """
+    sources = yaml.safe_load(text)["evidence"]
+    written = []
+    for policy, path in stubs.items():
+        stub: dict[str, Any] = {"policy_id": policy}
+        if seen := _seen(policy, exports, sources):
             stub["seen_in_exports"] = seen
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(STUB_HEADER + yaml.safe_dump(stub, sort_keys=False), encoding="utf-8")
+        try:
+            with path.open("x", encoding="utf-8") as out:
+                out.write(STUB_HEADER + yaml.safe_dump(stub, sort_keys=False))
+        except FileExistsError:
+            continue
         written.append(path)
     return written
