@@ -4,6 +4,7 @@ become paths outside ``policies/``, Phoenix SpanEvaluations without spans are ma
 from __future__ import annotations
 
 import random
+import shutil
 from pathlib import Path
 
 import pytest
@@ -139,3 +140,52 @@ def test_export_file_name_with_control_characters_is_refused(
     argv = ["init", "--from", str(evals), "--output", str(root / "contract.yaml")]
     assert cli.main(argv) == 66
     assert "init-path" in capsys.readouterr().err
+
+
+PHOENIX = EXPORTS / "phoenix"
+
+
+def _span_evaluations(root: Path, *, spans_beside: bool) -> list[Path]:
+    """The real SpanEvaluations CSVs (label, score, explanation), with or without the spans
+    export of the same run in their folder; only the CSVs go to ``--from``."""
+    files = []
+    for policy in ("baseline", "candidate"):
+        folder = root / "evidence" / policy
+        folder.mkdir(parents=True)
+        csv = PHOENIX / policy / f"phoenix_span_evaluations_token_f1_{policy}.csv"
+        files.append(Path(shutil.copy(csv, folder)))
+        if spans_beside:
+            shutil.copy(PHOENIX / policy / f"phoenix_spans_{policy}.parquet", folder)
+    return files
+
+
+def test_phoenix_span_evaluations_without_spans_ask_for_them(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """SpanEvaluations CSVs alone: each source is marked CHECK asking for the spans file in
+    --from (stdout too), and the metric id is the evaluation's name, not ``score``."""
+    root = tmp_path / "in"
+    data = _init(root, *_span_evaluations(root, spans_beside=False))
+    text = (root / "contract.yaml").read_text()
+    assert text.count("add\n  # the spans export of the same run to --from") == 2
+    assert all("options" not in s for s in data["evidence"])
+    assert [s["metrics"] for s in data["evidence"]] == [{"score": "token_f1"}] * 2
+    assert [q["id"] for q in data["quality_metrics"]] == ["token_f1"]
+    assert capsys.readouterr().out.count("CHECK: add the spans export") == 2
+
+
+def test_phoenix_span_evaluations_with_spans_beside_decide(tmp_path: Path) -> None:
+    """SpanEvaluations CSVs with their spans in the same folder: options.spans names them, and
+    the draft filled in the judgement fields reaches a decision."""
+    root = tmp_path / "in"
+    data = _init(root, *_span_evaluations(root, spans_beside=True))
+    assert [s["options"]["spans"] for s in data["evidence"]] == [
+        f"evidence/{p}/phoenix_spans_{p}.parquet" for p in ("baseline", "candidate")
+    ]
+    (q,) = data["quality_metrics"]
+    assert (q["id"], q["direction"]) == ("token_f1", "higher_is_better")
+    q["margin_abs"] = 0.1
+    data["claims"]["items"] = [{"kind": "quality-improvement", "metric": "token_f1"}]
+    data["evidence_class"] = "development"
+    (root / "contract.yaml").write_text(yaml.safe_dump(data, sort_keys=False))
+    assert cli.main(["run", "--input", str(root), "--output", str(tmp_path / "out")]) in DECISIONS

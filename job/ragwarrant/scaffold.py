@@ -40,6 +40,7 @@ from ragwarrant.adapters._base import AdapterRequest, AdapterResult
 from ragwarrant.adapters._columns import looks_numeric_column, snake_metric_id
 from ragwarrant.adapters._tables import read_table
 from ragwarrant.adapters.otel import DEFAULT_METRICS
+from ragwarrant.adapters.phoenix import eval_name, is_spans_parquet
 from ragwarrant.adapters.registry import load_source
 from ragwarrant.contract import IDENTIFIER_PATTERN, EvidenceSource, PolicyRef, ReleaseContract
 from ragwarrant.digests import sha256_file
@@ -51,6 +52,7 @@ from ragwarrant.scaffold_specs import (
     FORMATS,
     MODEL_COLUMNS,
     NOT_METRICS,
+    PHOENIX_FILE_WORDS,
     ROLE_WORDS,
     SCALE_TOLERANCE,
     SLICE_COLUMNS,
@@ -209,6 +211,22 @@ def _metrics(table: pa.Table, adapter: str, keys: set[str], telemetry: bool) -> 
     ]
 
 
+def _evaluation_name(path: Path, names: Sequence[str]) -> tuple[str, list[str]] | None:
+    """The metric id of a legacy Phoenix SpanEvaluations frame (``label, score, explanation``)
+    and the note saying where it comes from: the ``eval_name`` Phoenix saves in the Parquet
+    metadata, else the file name less its tool, shape and role words (marked CHECK); None for
+    other frames."""
+    if "score" not in names or {"annotation_name", "document_position"} & set(names):
+        return None
+    if any(c.endswith("_score") and c != "score" for c in names):
+        return None
+    if path.suffix == ".parquet" and (name := eval_name(path)):
+        return snake_metric_id(name), []
+    words = snake_metric_id(path.stem).split("_")
+    name = "_".join(w for w in words if w not in PHOENIX_FILE_WORDS) or "score"
+    return name, [f"CHECK: the metric id {name} is the evaluation's name as the file name says it"]
+
+
 def _settings(table: pa.Table, policy_col: str | None) -> dict[str, dict[str, Any]]:
     """The models each policy called (key: the policy column's value, or "" for the file)."""
     model = _first(table.column_names, MODEL_COLUMNS)
@@ -311,13 +329,17 @@ def describe_export(path: Path, display: str | None = None) -> ExportSummary:
     slice_col, split_col = _first(names, SLICE_COLUMNS), _first(names, SPLIT_COLUMNS)
     keys = {c for c in (id_col, policy_col, slice_col, split_col) if c is not None}
     _check_policy_ids(table, policy_col, display)
+    metrics = _metrics(table, adapter, keys, adapter == "otel" or spans)
+    named = _evaluation_name(path, names) if adapter == "phoenix" else None
+    if named:  # the frame's one score column is this evaluation
+        metrics = [dataclasses.replace(_guess(adapter, named[0]), column="score")]
     return ExportSummary(
         path=display,
         format=fmt,
         adapter=adapter,
         detected=detected,
         rows=table.num_rows,
-        metrics=_metrics(table, adapter, keys, adapter == "otel" or spans),
+        metrics=metrics,
         id_column=id_col,
         policy_column=policy_col,
         policies=_values(table, policy_col),
@@ -328,6 +350,7 @@ def describe_export(path: Path, display: str | None = None) -> ExportSummary:
         file=path,
         spans_file=spans,
         settings=_settings(table, policy_col),
+        notes=named[1] if named else [],
     )
 
 
@@ -355,6 +378,17 @@ def _spans_for(e: ExportSummary, exports: Sequence[ExportSummary]) -> ExportSumm
     )
 
 
+def _spans_beside(e: ExportSummary) -> ExportSummary | None:
+    """The one Phoenix spans file in the folder of evaluations given without their spans (the
+    one whose name has the file's role, when several), described; else None."""
+    if e.file is None or e.pairing != "span-join":
+        return None
+    found = [p for p in sorted(e.file.parent.glob("*.parquet")) if is_spans_parquet(p)]
+    same = [p for p in found if e.role and e.role in p.name.lower()]
+    pick = same[0] if len(same) == 1 else found[0] if len(found) == 1 else None
+    return describe_export(pick, str(Path(e.path).parent / pick.name)) if pick else None
+
+
 def _columns(e: ExportSummary, key: ExportSummary) -> dict[str, str]:
     """``columns:`` of one export; ``key`` holds its example id and policy (its spans file, for
     Phoenix evaluations)."""
@@ -376,7 +410,8 @@ def _metric_fields(e: ExportSummary) -> dict[str, Any]:
 
 def _source(e: ExportSummary, exports: Sequence[ExportSummary]) -> dict[str, Any]:
     """The evidence source of one export, as the contract's YAML mapping."""
-    spans = _spans_for(e, exports) if e.adapter == "phoenix" and not e.spans_file else None
+    evaluations = e.adapter == "phoenix" and e.kind == "results"
+    spans = (_spans_for(e, exports) or _spans_beside(e)) if evaluations else None
     entry: dict[str, Any] = {"id": e.source_id, "path": e.path, "format": e.format}
     entry["adapter"] = e.adapter
     if spans:
@@ -413,8 +448,7 @@ def _scores(
         ok = pc.fill_null(pc.is_finite(values), False)
         finite = pc.filter(values, ok)
         missing = pc.filter(rows.column("source_row"), pc.invert(ok))
-        guess = _guess(adapter, original.get(metric, metric))
-        guess = dataclasses.replace(guess, metric_id=metric)
+        guess = dataclasses.replace(_guess(adapter, metric), column=original.get(metric, metric))
         declared = directions.get(metric)
         if declared in ("higher_is_better", "lower_is_better"):
             guess = dataclasses.replace(
@@ -435,7 +469,11 @@ def _scores(
 def _read(e: ExportSummary, entry: dict[str, Any], policies: Sequence[str]) -> AdapterResult | str:
     """The export read by its adapter as ``entry`` declares it (every metric of a tool's
     export), or why it could not be read."""
-    probe = {k: v for k, v in entry.items() if k != "metrics"} if e.adapter != "generic" else entry
+    # a tool's adapter lists every metric itself; a generic table and a SpanEvaluations frame
+    # (one ``score`` column, named by init) are read as the draft maps them
+    named = [m.column for m in e.metrics] == ["score"] and e.metrics[0].metric_id != "score"
+    keep = e.adapter == "generic" or (e.adapter == "phoenix" and named)
+    probe = entry if keep else {k: v for k, v in entry.items() if k != "metrics"}
     try:
         source = EvidenceSource.model_validate(probe)
         return load_source(source, cast(Path, e.file), e.sha256, _stub_contract(policies))

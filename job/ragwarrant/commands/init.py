@@ -114,4 +114,6 @@ def _print_sources(text: str) -> None:
         gives = ", ".join(src.get("metrics", {}).values()) or "no score read"
         if src.get("kind") == "telemetry":
             gives = f"telemetry ({operational})"
+        elif src["pairing"] == "span-join" and "spans" not in src.get("options", {}):
+            gives += "; CHECK: add the spans export of the same run to --from"
         print(visible(f"{src['path']}: {src['adapter']}, pairing {src['pairing']}; {gives}"))
