@@ -40,9 +40,11 @@ from ragwarrant.adapters._base import AdapterRequest, AdapterResult
 from ragwarrant.adapters._columns import looks_numeric_column, snake_metric_id
 from ragwarrant.adapters._tables import read_table
 from ragwarrant.adapters.otel import DEFAULT_METRICS
+from ragwarrant.adapters.phoenix import eval_name, is_spans_parquet
 from ragwarrant.adapters.registry import load_source
-from ragwarrant.contract import EvidenceSource, PolicyRef, ReleaseContract
+from ragwarrant.contract import IDENTIFIER_PATTERN, EvidenceSource, PolicyRef, ReleaseContract
 from ragwarrant.digests import sha256_file
+from ragwarrant.display import quoted, visible
 from ragwarrant.errors import ContractError, EvidenceError, InputError, UsageError
 from ragwarrant.scaffold_specs import (
     CONFIRM_NAMES,
@@ -50,6 +52,7 @@ from ragwarrant.scaffold_specs import (
     FORMATS,
     MODEL_COLUMNS,
     NOT_METRICS,
+    PHOENIX_FILE_WORDS,
     ROLE_WORDS,
     SCALE_TOLERANCE,
     SLICE_COLUMNS,
@@ -68,6 +71,7 @@ __all__ = [
     "MetricGuess",
     "describe_export",
     "draft_contract",
+    "plan_policy_stubs",
     "write_contract",
     "write_policy_stubs",
 ]
@@ -207,6 +211,22 @@ def _metrics(table: pa.Table, adapter: str, keys: set[str], telemetry: bool) -> 
     ]
 
 
+def _evaluation_name(path: Path, names: Sequence[str]) -> tuple[str, list[str]] | None:
+    """The metric id of a legacy Phoenix SpanEvaluations frame (``label, score, explanation``)
+    and the note saying where it comes from: the ``eval_name`` Phoenix saves in the Parquet
+    metadata, else the file name less its tool, shape and role words (marked CHECK); None for
+    other frames."""
+    if "score" not in names or {"annotation_name", "document_position"} & set(names):
+        return None
+    if any(c.endswith("_score") and c != "score" for c in names):
+        return None
+    if path.suffix == ".parquet" and (name := eval_name(path)):
+        return snake_metric_id(name), []
+    words = snake_metric_id(path.stem).split("_")
+    name = "_".join(w for w in words if w not in PHOENIX_FILE_WORDS) or "score"
+    return name, [f"CHECK: the metric id {name} is the evaluation's name as the file name says it"]
+
+
 def _settings(table: pa.Table, policy_col: str | None) -> dict[str, dict[str, Any]]:
     """The models each policy called (key: the policy column's value, or "" for the file)."""
     model = _first(table.column_names, MODEL_COLUMNS)
@@ -220,6 +240,30 @@ def _settings(table: pa.Table, policy_col: str | None) -> dict[str, dict[str, An
         if name is not None:
             seen.setdefault(str(policy or ""), set()).add(str(name))
     return {p: {"model": sorted(names)} for p, names in seen.items()}
+
+
+def _check_policy_ids(table: pa.Table, column: str | None, display: str) -> None:
+    """Refuse a policy value that is no contract id: it would name a file under ``policies/``.
+
+    Raises:
+        EvidenceError: ``init-policy-id`` naming the file, the row (1-based, as the adapters
+            count) and the column.
+    """
+    if column is None or column not in table.column_names:
+        return
+    for row, value in enumerate(table.column(column).to_pylist(), start=1):
+        text = "" if value is None else str(value)
+        if text and not re.fullmatch(IDENTIFIER_PATTERN, text):
+            raise EvidenceError(
+                "init-policy-id",
+                f"{display} row {row}, column {column!r}: policy {quoted(text)} is not a "
+                "contract policy id (a letter or digit, then letters, digits and ._:@/+-)",
+                hint="rename the policy in the export (it is also the stub's file name under "
+                "policies/), then run init again",
+                file=display,
+                row=row,
+                column=column,
+            )
 
 
 def _key_names(table: pa.Table) -> list[str]:
@@ -255,10 +299,18 @@ def describe_export(path: Path, display: str | None = None) -> ExportSummary:
     """Detect the tool of one export and list its metrics, keys, policies, slices and splits.
 
     Raises:
-        InputError: the file's suffix is not .csv, .jsonl, .parquet or .json.
-        EvidenceError: the file is empty or not of its format (from the adapters' readers).
+        InputError: the file's suffix is not .csv, .jsonl, .parquet or .json; its name holds
+            control characters.
+        EvidenceError: the file is empty or not of its format (from the adapters' readers);
+            ``init-policy-id`` for a policy value that is no contract id.
     """
     display = display or path.name
+    if any(ord(ch) < 0x20 or ord(ch) == 0x7F for ch in display):
+        raise InputError(
+            "init-path",
+            f"{visible(display)}: a contract cannot name a file with control characters",
+            hint="rename the file (no newline, tab or escape character), then run init again",
+        )
     fmt = FORMATS.get(path.suffix.lower())
     if fmt is None:
         raise InputError(
@@ -276,13 +328,18 @@ def describe_export(path: Path, display: str | None = None) -> ExportSummary:
     id_col, policy_col = _first(names, spec.id_columns), _first(names, spec.policy_columns)
     slice_col, split_col = _first(names, SLICE_COLUMNS), _first(names, SPLIT_COLUMNS)
     keys = {c for c in (id_col, policy_col, slice_col, split_col) if c is not None}
+    _check_policy_ids(table, policy_col, display)
+    metrics = _metrics(table, adapter, keys, adapter == "otel" or spans)
+    named = _evaluation_name(path, names) if adapter == "phoenix" else None
+    if named:  # the frame's one score column is this evaluation
+        metrics = [dataclasses.replace(_guess(adapter, named[0]), column="score")]
     return ExportSummary(
         path=display,
         format=fmt,
         adapter=adapter,
         detected=detected,
         rows=table.num_rows,
-        metrics=_metrics(table, adapter, keys, adapter == "otel" or spans),
+        metrics=metrics,
         id_column=id_col,
         policy_column=policy_col,
         policies=_values(table, policy_col),
@@ -293,6 +350,7 @@ def describe_export(path: Path, display: str | None = None) -> ExportSummary:
         file=path,
         spans_file=spans,
         settings=_settings(table, policy_col),
+        notes=named[1] if named else [],
     )
 
 
@@ -320,6 +378,17 @@ def _spans_for(e: ExportSummary, exports: Sequence[ExportSummary]) -> ExportSumm
     )
 
 
+def _spans_beside(e: ExportSummary) -> ExportSummary | None:
+    """The one Phoenix spans file in the folder of evaluations given without their spans (the
+    one whose name has the file's role, when several), described; else None."""
+    if e.file is None or e.pairing != "span-join":
+        return None
+    found = [p for p in sorted(e.file.parent.glob("*.parquet")) if is_spans_parquet(p)]
+    same = [p for p in found if e.role and e.role in p.name.lower()]
+    pick = same[0] if len(same) == 1 else found[0] if len(found) == 1 else None
+    return describe_export(pick, str(Path(e.path).parent / pick.name)) if pick else None
+
+
 def _columns(e: ExportSummary, key: ExportSummary) -> dict[str, str]:
     """``columns:`` of one export; ``key`` holds its example id and policy (its spans file, for
     Phoenix evaluations)."""
@@ -341,7 +410,8 @@ def _metric_fields(e: ExportSummary) -> dict[str, Any]:
 
 def _source(e: ExportSummary, exports: Sequence[ExportSummary]) -> dict[str, Any]:
     """The evidence source of one export, as the contract's YAML mapping."""
-    spans = _spans_for(e, exports) if e.adapter == "phoenix" and not e.spans_file else None
+    evaluations = e.adapter == "phoenix" and e.kind == "results"
+    spans = (_spans_for(e, exports) or _spans_beside(e)) if evaluations else None
     entry: dict[str, Any] = {"id": e.source_id, "path": e.path, "format": e.format}
     entry["adapter"] = e.adapter
     if spans:
@@ -378,8 +448,7 @@ def _scores(
         ok = pc.fill_null(pc.is_finite(values), False)
         finite = pc.filter(values, ok)
         missing = pc.filter(rows.column("source_row"), pc.invert(ok))
-        guess = _guess(adapter, original.get(metric, metric))
-        guess = dataclasses.replace(guess, metric_id=metric)
+        guess = dataclasses.replace(_guess(adapter, metric), column=original.get(metric, metric))
         declared = directions.get(metric)
         if declared in ("higher_is_better", "lower_is_better"):
             guess = dataclasses.replace(
@@ -400,7 +469,11 @@ def _scores(
 def _read(e: ExportSummary, entry: dict[str, Any], policies: Sequence[str]) -> AdapterResult | str:
     """The export read by its adapter as ``entry`` declares it (every metric of a tool's
     export), or why it could not be read."""
-    probe = {k: v for k, v in entry.items() if k != "metrics"} if e.adapter != "generic" else entry
+    # a tool's adapter lists every metric itself; a generic table and a SpanEvaluations frame
+    # (one ``score`` column, named by init) are read as the draft maps them
+    named = [m.column for m in e.metrics] == ["score"] and e.metrics[0].metric_id != "score"
+    keep = e.adapter == "generic" or (e.adapter == "phoenix" and named)
+    probe = entry if keep else {k: v for k, v in entry.items() if k != "metrics"}
     try:
         source = EvidenceSource.model_validate(probe)
         return load_source(source, cast(Path, e.file), e.sha256, _stub_contract(policies))
@@ -429,14 +502,19 @@ def _observe(
     return dataclasses.replace(e, metrics=scores, notes=[*e.notes, *notes]), entry
 
 
-def _split_roles(splits: list[str]) -> dict[str, str]:
-    """Guess which split decides (confirm*/test/holdout) and which develops (dev*/train/tune)."""
+def _split_roles(splits: list[str]) -> dict[str, Any]:
+    """Guess which split decides (confirm*/test/holdout) and which develops (dev*/train/tune).
+
+    Returns ``{}`` without splits, else ``confirmatory``, ``development`` (None when no value
+    looks like one) and ``unused``: the other values, whose rows no role takes.
+    """
     if not splits:
         return {}
     confirm = next((s for s in splits if s.lower().startswith(CONFIRM_NAMES)), splits[-1])
     rest = [s for s in splits if s != confirm]
     develop = next((s for s in rest if s.lower().startswith(DEVELOP_NAMES)), None)
-    return {"confirmatory": confirm} | ({"development": develop} if develop else {})
+    unused = [s for s in rest if s != develop]
+    return {"confirmatory": confirm, "development": develop, "unused": unused}
 
 
 def _missing_note(metric_id: str, exports: Sequence[ExportSummary]) -> str | None:
@@ -469,6 +547,7 @@ def _environment() -> jinja2.Environment:
     )
     env.filters["q"] = lambda v: orjson.dumps(str(v)).decode()  # a JSON string is YAML
     env.filters["block"] = _yaml_block
+    env.filters["v"] = visible  # in a comment: a newline would end it and start a YAML line
     return env
 
 
@@ -533,29 +612,62 @@ def _seen(policy: str, exports: Sequence[ExportSummary], sources: list[dict[str,
     return merged
 
 
-def write_policy_stubs(
-    text: str, input_dir: Path, exports: Sequence[ExportSummary] = ()
-) -> list[Path]:
-    """Write a stub config for each policy of the draft ``text`` whose file does not exist yet.
+def plan_policy_stubs(text: str, input_dir: Path) -> dict[str, Path]:
+    """The stub file of each policy of the draft ``text`` that has no config file yet.
 
-    The stub names the policy, holds under ``seen_in_exports`` what ``exports`` say about it
-    (models called, DeepEval hyperparameters), and asks for what else distinguishes it (prompt,
-    retrieval settings); the decision lists what differs between the configs. Existing files
-    are kept.
+    A stub is written only under ``<input_dir>/policies/``, as the path resolves (no symlinked
+    folder leading elsewhere, no ``..``), and never where a symlink is, dangling or not.
 
     Returns:
-        The files written.
+        policy id -> the file to write; a policy whose config file exists is left out (kept).
+
+    Raises:
+        InputError: ``init-policy-stub-path`` when a stub would be written outside
+            ``policies/`` or through a symlink.
     """
     data = yaml.safe_load(text)
-    written = []
+    root = input_dir.resolve() / "policies"
+    planned = {}
     for ref in [data["baseline"], *data["candidates"]]:
         path = input_dir / ref["config"]
         if path.exists():
             continue
-        stub: dict[str, Any] = {"policy_id": ref["policy_id"]}
-        if seen := _seen(ref["policy_id"], exports, data["evidence"]):
+        if path.is_symlink() or not path.resolve().is_relative_to(root):
+            raise InputError(
+                "init-policy-stub-path",
+                f"policy {quoted(ref['policy_id'])}: its stub {quoted(ref['config'])} would be "
+                "written outside policies/ or through a symlink",
+                hint="rename the policy in the export, or remove the symlink, then run init again",
+            )
+        planned[ref["policy_id"]] = path
+    return planned
+
+
+def write_policy_stubs(
+    text: str, stubs: dict[str, Path], exports: Sequence[ExportSummary] = ()
+) -> list[Path]:
+    """Write the stub config of each policy of ``stubs`` (``plan_policy_stubs``) of the draft
+    ``text``.
+
+    The stub names the policy, holds under ``seen_in_exports`` what ``exports`` say about it
+    (models called, DeepEval hyperparameters), and asks for what else distinguishes it (prompt,
+    retrieval settings); the decision lists what differs between the configs. A file created
+    since the plan is kept (exclusive create: never overwritten, never through a symlink).
+
+    Returns:
+        The files written.
+    """
+    sources = yaml.safe_load(text)["evidence"]
+    written = []
+    for policy, path in stubs.items():
+        stub: dict[str, Any] = {"policy_id": policy}
+        if seen := _seen(policy, exports, sources):
             stub["seen_in_exports"] = seen
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(STUB_HEADER + yaml.safe_dump(stub, sort_keys=False), encoding="utf-8")
+        try:
+            with path.open("x", encoding="utf-8") as out:
+                out.write(STUB_HEADER + yaml.safe_dump(stub, sort_keys=False))
+        except FileExistsError:
+            continue
         written.append(path)
     return written

@@ -57,6 +57,11 @@ SLICE_COLUMNS = ("slice", "task_type", "category", "topic", "segment")
 SPLIT_COLUMNS = ("split",)
 CONFIRM_NAMES = ("confirm", "test", "holdout", "eval")
 DEVELOP_NAMES = ("dev", "train", "tune", "valid")
+#: Words of a Phoenix SpanEvaluations file name that do not name the evaluation.
+PHOENIX_FILE_WORDS = frozenset(
+    {"phoenix", "arize", "span", "spans", "evaluations", "evaluation", "evals", "eval", "baseline",
+     "candidate"}
+)  # fmt: skip
 #: Words a file or folder name uses for a policy's role (``...-baseline.csv``, ``candidate/``).
 ROLE_WORDS = ("baseline", "candidate")
 #: Name parts of a count, a time or a cost: such a column is never proposed as a quality metric.

@@ -65,7 +65,7 @@ from ragwarrant.adapters.otel import load_spans
 from ragwarrant.contract import DOCUMENT_REDUCERS, is_readable_file, resolve_inside
 from ragwarrant.errors import EvidenceError
 
-__all__ = ["load", "span_index"]
+__all__ = ["eval_name", "is_spans_parquet", "load", "span_index"]
 
 TOOL = "arize-phoenix"
 SPAN_ID_COLUMNS = ("context.span_id", "span_id")
@@ -451,7 +451,7 @@ _METADATA_FAILURES: tuple[type[BaseException], ...] = (
 )
 
 
-def _eval_name(path: Path) -> str | None:
+def eval_name(path: Path) -> str | None:
     """The ``eval_name`` Phoenix's ``Evaluations.save`` writes into the Parquet metadata."""
     try:
         meta = pq.read_schema(path).metadata or {}
@@ -472,7 +472,7 @@ def _document_records(
     display = request.display_path
     how = _document_reducer(request)
     require_columns(table.schema.names, ["score"], display)
-    name = _eval_name(request.path) if request.source.format == "parquet" else None
+    name = eval_name(request.path) if request.source.format == "parquet" else None
     available = {"score": snake_metric_id(name) if name else "score"}
     if name:
         available = {name: snake_metric_id(name)}
@@ -550,17 +550,19 @@ def _load_evaluations(request: AdapterRequest) -> AdapterResult:
     return dataclasses.replace(result, directions=directions)
 
 
-def _is_spans_file(request: AdapterRequest) -> bool:
+def is_spans_parquet(path: Path) -> bool:
     """A Parquet file with span and trace ids and no score columns is a spans export."""
-    if request.source.format != "parquet":
-        return False
     try:
-        names = pq.read_schema(request.path).names
+        names = pq.read_schema(path).names
     except READER_FAILURES:
         return False
     return "context.trace_id" in names and not any(
         c.endswith("_score") or c == "score" for c in names
     )
+
+
+def _is_spans_file(request: AdapterRequest) -> bool:
+    return request.source.format == "parquet" and is_spans_parquet(request.path)
 
 
 def load(request: AdapterRequest) -> AdapterResult:

@@ -7,6 +7,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from ragwarrant.commands._help import CommandHelp, add_command
+from ragwarrant.display import visible
 from ragwarrant.errors import EvidenceError, InputError
 from ragwarrant.exit_codes import ExitCode
 
@@ -26,7 +27,8 @@ INIT_HELP = CommandHelp(
     success="the draft was written",
     code_note=f"{int(ExitCode.USAGE)} also when --output exists and --force is not given; "
     f"{int(ExitCode.NO_INPUT)}: an export is missing, unreadable, of an unknown suffix or not "
-    "of its format.",
+    "of its format, names a policy that is not a contract id, or a stub would be written "
+    "outside policies/ or through a symlink.",
     examples=("ragwarrant init --from evals.csv telemetry.parquet --output in/contract.yaml",),
 )
 """``ragwarrant init --help``."""
@@ -69,6 +71,7 @@ def handle(args: argparse.Namespace) -> int:
     from ragwarrant.scaffold import (
         describe_export,
         draft_contract,
+        plan_policy_stubs,
         write_contract,
         write_policy_stubs,
     )
@@ -88,14 +91,15 @@ def handle(args: argparse.Namespace) -> int:
         outside = "CHECK: outside the input directory (--output's): copy it there and fix path"
         exports.append(export if inside else replace(export, notes=[*export.notes, outside]))
     text = draft_contract(exports, args.contract_id)
+    planned = plan_policy_stubs(text, base)  # refused before anything is written
     write_contract(text, args.output, force=args.force)
-    stubs = write_policy_stubs(text, base, exports)
+    stubs = write_policy_stubs(text, planned, exports)
     _print_sources(text)
     for stub in stubs:
-        print(f"wrote {stub}: a stub config; describe the policy in it")
+        print(f"wrote {visible(str(stub))}: a stub config; describe the policy in it")
     print(
-        f"wrote {args.output}: declare each null (direction, margin_abs, the claim's items, "
-        "evidence_class), check the lines marked CHECK, then 'ragwarrant run'"
+        f"wrote {visible(str(args.output))}: declare each null (direction, margin_abs, the "
+        "claim's items, evidence_class), check the lines marked CHECK, then 'ragwarrant run'"
     )
     return 0
 
@@ -110,4 +114,6 @@ def _print_sources(text: str) -> None:
         gives = ", ".join(src.get("metrics", {}).values()) or "no score read"
         if src.get("kind") == "telemetry":
             gives = f"telemetry ({operational})"
-        print(f"{src['path']}: {src['adapter']}, pairing {src['pairing']}; {gives}")
+        elif src["pairing"] == "span-join" and "spans" not in src.get("options", {}):
+            gives += "; CHECK: add the spans export of the same run to --from"
+        print(visible(f"{src['path']}: {src['adapter']}, pairing {src['pairing']}; {gives}"))

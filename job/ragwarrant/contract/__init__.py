@@ -20,6 +20,7 @@ from ragwarrant.contract._loading import (
 )
 from ragwarrant.contract._models import (
     DOCUMENT_REDUCERS,
+    IDENTIFIER_PATTERN,
     AdapterName,
     Claim,
     ClaimKind,
@@ -64,6 +65,7 @@ __all__ = [
     "CONTRACT_FILENAMES",
     "DOCUMENT_REDUCERS",
     "HIGHER_IS_BETTER_WORDS",
+    "IDENTIFIER_PATTERN",
     "LOWER_IS_BETTER_WORDS",
     "AdapterName",
     "Claim",

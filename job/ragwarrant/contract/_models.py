@@ -62,9 +62,10 @@ __all__ = [
     "Statistics",
 ]
 
-Identifier = Annotated[
-    str, Field(min_length=1, max_length=200, pattern=r"^[A-Za-z0-9][A-Za-z0-9._:@/+-]*$")
-]
+#: What an id (policy, metric, source, slice...) may look like: also what ``init`` accepts as a
+#: policy id from an export.
+IDENTIFIER_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:@/+-]*$"
+Identifier = Annotated[str, Field(min_length=1, max_length=200, pattern=IDENTIFIER_PATTERN)]
 
 
 class ContractModel(BaseModel):

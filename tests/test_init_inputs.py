@@ -1,0 +1,191 @@
+"""`ragwarrant init` on hostile or unusual exports: every split layout drafts, policy ids never
+become paths outside ``policies/``, Phoenix SpanEvaluations without spans are marked."""
+
+from __future__ import annotations
+
+import random
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+
+from ragwarrant import cli
+from tests.conftest import REPO
+
+EXPORTS = REPO / "tests" / "data" / "exports"
+DECISIONS = {0, 10, 11}  # PROMOTE, REJECT, INCONCLUSIVE: not BLOCK, not an error
+
+
+def _readme_evals(path: Path, splits: list[str], n: int = 40) -> Path:
+    """README's minimal example: ``question_id,policy,task,split,faithfulness,cost``."""
+    rng = random.Random(7)
+    lines = ["question_id,policy,task,split,faithfulness,cost"]
+    for i in range(n):
+        split, task = splits[i % len(splits)], ("qa", "summary")[i % 2]
+        base = rng.uniform(0.5, 0.9)
+        lines.append(f"q{i},prod,{task},{split},{base:.3f},0.010")
+        lines.append(f"q{i},topk3,{task},{split},{min(1.0, base + 0.05):.3f},0.006")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def _init(root: Path, *files: Path) -> dict:
+    code = cli.main(["init", "--from", *map(str, files), "--output", str(root / "contract.yaml")])
+    assert code == 0
+    return yaml.safe_load((root / "contract.yaml").read_text())
+
+
+@pytest.mark.parametrize("split", ["holdout", "test"])
+def test_one_split_value_drafts_and_decides(tmp_path: Path, split: str) -> None:
+    """README's columns with one split value: init drafts (no template crash), the split is the
+    confirmatory one, and the draft filled in the judgement fields reaches a decision."""
+    root = tmp_path / "in"
+    data = _init(root, _readme_evals(root / "evals.csv", [split]))
+    assert data["splits"] == {"confirmatory": split}
+    for q in data["quality_metrics"]:
+        q["direction"], q["margin_abs"] = q["direction"] or "higher_is_better", 0.05
+    data["claims"]["items"] = [{"kind": "quality-improvement", "metric": "faithfulness"}]
+    data["evidence_class"] = "development"
+    (root / "contract.yaml").write_text(yaml.safe_dump(data, sort_keys=False))
+    assert cli.main(["run", "--input", str(root), "--output", str(tmp_path / "out")]) in DECISIONS
+
+
+def test_splits_without_a_development_value_are_named(tmp_path: Path) -> None:
+    """Two decide-like splits (holdout, test): one is confirmatory, the other is named in a CHECK
+    line as used by no role."""
+    root = tmp_path / "in"
+    data = _init(root, _readme_evals(root / "evals.csv", ["holdout", "test"]))
+    assert data["splits"] == {"confirmatory": "holdout"}
+    assert "# CHECK: no role takes the rows of split test" in (root / "contract.yaml").read_text()
+
+
+def _policy_evals(path: Path, policy: str) -> Path:
+    """The trial's repro: a traversal (or control characters) in a policy value."""
+    rows = [f'q{i},"{policy}",0.5\nq{i},cand,0.6' for i in range(3)]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("question_id,policy,faithfulness\n" + "\n".join(rows) + "\n")
+    return path
+
+
+def _refused(root: Path, evals: Path, capsys: pytest.CaptureFixture[str]) -> str:
+    """init exits 66 and writes nothing: no draft, no stub; returns stderr."""
+    argv = ["init", "--from", str(evals), "--output", str(root / "contract.yaml")]
+    assert cli.main(argv) == 66
+    assert {p.name for p in root.iterdir()} <= {"evals.csv", "policies"}
+    assert not (root / "policies" / "base.yaml").exists()
+    return capsys.readouterr().err
+
+
+@pytest.mark.parametrize("policy", ["../../outside/pwn_deep", "cand\x1b[31m<b>\nX"])
+def test_policy_value_that_is_no_contract_id_is_refused_where_it_is(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], policy: str
+) -> None:
+    """A policy value the contract would refuse (a traversal, ESC, newline) is never a file
+    name: init refuses it naming file, row and column, with the value escaped."""
+    root = tmp_path / "in"
+    err = _refused(root, _policy_evals(root / "evals.csv", policy), capsys)
+    assert "evals.csv row 1, column 'policy'" in err
+    assert "\x1b" not in err and "init-policy-id" in err
+    assert not (tmp_path / "outside").exists()
+
+
+def test_policy_id_resolving_outside_policies_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``a/../../../x`` matches the id pattern but its stub would leave policies/: refused."""
+    root = tmp_path / "in"
+    err = _refused(root, _policy_evals(root / "evals.csv", "cand/../../../outside"), capsys)
+    assert "init-policy-stub-path" in err
+    assert not (tmp_path / "outside.yaml").exists()
+
+
+@pytest.mark.parametrize("link", ["policies/cand.yaml", "policies"])
+def test_stub_is_never_written_through_a_symlink(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], link: str
+) -> None:
+    """A dangling stub symlink, or a policies/ folder linked elsewhere: refused, nothing written
+    where the link points."""
+    root = tmp_path / "in"
+    evals = _policy_evals(root / "evals.csv", "base")
+    (root / Path(link).parent).mkdir(exist_ok=True)
+    target = tmp_path / "elsewhere"
+    if link == "policies":
+        target.mkdir()
+    (root / link).symlink_to(target)
+    assert "init-policy-stub-path" in _refused(root, evals, capsys)
+    assert not target.exists() or not any(target.iterdir())
+
+
+def test_stdout_shows_control_characters_as_escapes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An input directory whose name holds ESC and a newline: each stdout line is one line,
+    with the characters shown as escapes."""
+    root = tmp_path / "in\x1b[2J\nPROMOTE"
+    _init(root, _policy_evals(root / "evals.csv", "base"))
+    out = capsys.readouterr().out
+    assert "\x1b" not in out
+    assert "in\\x1b[2J\\nPROMOTE/policies/base.yaml: a stub config" in out
+    assert len(out.splitlines()) == 4  # the source, two stubs, the draft
+
+
+def test_export_file_name_with_control_characters_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A contract cannot name such a file: init refuses it (66), not a crash (70)."""
+    root = tmp_path / "in"
+    evals = _policy_evals(root / "ev\x1b[2J\nX.csv", "base")
+    argv = ["init", "--from", str(evals), "--output", str(root / "contract.yaml")]
+    assert cli.main(argv) == 66
+    assert "init-path" in capsys.readouterr().err
+
+
+PHOENIX = EXPORTS / "phoenix"
+
+
+def _span_evaluations(root: Path, *, spans_beside: bool) -> list[Path]:
+    """The real SpanEvaluations CSVs (label, score, explanation), with or without the spans
+    export of the same run in their folder; only the CSVs go to ``--from``."""
+    files = []
+    for policy in ("baseline", "candidate"):
+        folder = root / "evidence" / policy
+        folder.mkdir(parents=True)
+        csv = PHOENIX / policy / f"phoenix_span_evaluations_token_f1_{policy}.csv"
+        files.append(Path(shutil.copy(csv, folder)))
+        if spans_beside:
+            shutil.copy(PHOENIX / policy / f"phoenix_spans_{policy}.parquet", folder)
+    return files
+
+
+def test_phoenix_span_evaluations_without_spans_ask_for_them(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """SpanEvaluations CSVs alone: each source is marked CHECK asking for the spans file in
+    --from (stdout too), and the metric id is the evaluation's name, not ``score``."""
+    root = tmp_path / "in"
+    data = _init(root, *_span_evaluations(root, spans_beside=False))
+    text = (root / "contract.yaml").read_text()
+    assert text.count("add\n  # the spans export of the same run to --from") == 2
+    assert all("options" not in s for s in data["evidence"])
+    assert [s["metrics"] for s in data["evidence"]] == [{"score": "token_f1"}] * 2
+    assert [q["id"] for q in data["quality_metrics"]] == ["token_f1"]
+    assert capsys.readouterr().out.count("CHECK: add the spans export") == 2
+
+
+def test_phoenix_span_evaluations_with_spans_beside_decide(tmp_path: Path) -> None:
+    """SpanEvaluations CSVs with their spans in the same folder: options.spans names them, and
+    the draft filled in the judgement fields reaches a decision."""
+    root = tmp_path / "in"
+    data = _init(root, *_span_evaluations(root, spans_beside=True))
+    assert [s["options"]["spans"] for s in data["evidence"]] == [
+        f"evidence/{p}/phoenix_spans_{p}.parquet" for p in ("baseline", "candidate")
+    ]
+    (q,) = data["quality_metrics"]
+    assert (q["id"], q["direction"]) == ("token_f1", "higher_is_better")
+    q["margin_abs"] = 0.1
+    data["claims"]["items"] = [{"kind": "quality-improvement", "metric": "token_f1"}]
+    data["evidence_class"] = "development"
+    (root / "contract.yaml").write_text(yaml.safe_dump(data, sort_keys=False))
+    assert cli.main(["run", "--input", str(root), "--output", str(tmp_path / "out")]) in DECISIONS
