@@ -116,6 +116,40 @@ def test_rows_outside_declared_splits_are_reported(make_input, tmp_path):
     )
 
 
+def _split_by_task(make_input, labels: tuple[str, ...], out):
+    """A run on 600 examples whose task column (cycling through ``labels``) is the split column,
+    declared ``confirmatory: holdout``; the candidate scores 0 on every example not labelled
+    exactly ``holdout``. Returns (exit code, decision)."""
+    data = simulate(600, slices=labels)
+    data["cand"]["correct"][data["cand"]["task"] != "holdout"] = 0.0
+
+    def mutate(c):
+        c["evidence"][0]["columns"]["split"] = "task"
+        c["evidence"][0]["columns"].pop("slice")
+        c["splits"] = {"confirmatory": "holdout"}
+
+    inp = make_input(data=data, mutate=mutate)
+    return run(["run", "--input", str(inp), "--output", str(out)]), load(out)
+
+
+def test_a_split_label_differing_only_by_case_blocks(make_input, tmp_path):
+    """Every third example labelled 'Holdout' (candidate scored 0) next to the declared
+    'holdout' BLOCKs naming the label and its 200 examples, instead of being dropped (trial 7)."""
+    code, decision = _split_by_task(make_input, ("holdout", "holdout", "Holdout"), tmp_path / "out")
+    assert (code, decision["run_class"]) == (12, "BLOCK")
+    gate = next(
+        g for g in decision["run_gates"] if g["id"] == "hard:contract-evidence:split-labels"
+    )
+    assert "'Holdout' (200 examples)" in gate["reason"] and "splits.confirmatory" in gate["reason"]
+
+
+def test_a_distinct_undeclared_split_label_only_notes(make_input, tmp_path):
+    """A 'train' split the contract leaves out is dropped with a note, not a BLOCK."""
+    code, decision = _split_by_task(make_input, ("holdout", "holdout", "train"), tmp_path / "out")
+    assert decision["run_class"] != "BLOCK" and code != 12
+    assert all("split-labels" not in g["id"] for g in decision["run_gates"])
+
+
 def test_infinite_values_counted_in_validation_report(make_input, tmp_path):
     """Infinite values appear in missing_values (reason inf) like NaN and nulls."""
     data = simulate(200)

@@ -362,7 +362,10 @@ def _run_together(inputs: list[Path], tmp_path: Path) -> list[dict[str, Any]]:
     ]
     for proc in procs:
         proc.wait(timeout=300)
-    return [orjson.loads((tmp_path / f"o{i}" / "decision.json").read_bytes()) for i in range(4)]
+    return [
+        orjson.loads((tmp_path / f"o{i}" / "decision.json").read_bytes())
+        for i in range(len(inputs))
+    ]
 
 
 def _overlapping_pairs(decisions: list[dict[str, Any]]) -> int:
@@ -494,7 +497,42 @@ def test_a_look_made_stale_by_another_run_is_refused_at_append(make_input, tmp_p
     )
     decision = orjson.loads((tmp_path / "out2" / "decision.json").read_bytes())
     assert (code, decision["error"]["code"]) == (73, "ledger-look-stale")
+    assert "decided as look 1; counted now it is look 2," in decision["error"]["message"]
     entries = read_entries(ledger)
     assert ledger.read_bytes().startswith(written) and len(entries) == 2
     assert [e["run_class"] for e in entries] == [first["run_class"], "ERROR"]
     assert verify_chain(ledger) == []
+
+
+def test_a_concurrent_run_on_identical_evidence_is_a_repeat_not_stale(
+    make_input, tmp_path, monkeypatch
+):
+    """A run that read the ledger before another run of its contract appended a look on the
+    very same evidence recounts as a repeat of that look at the same level: its decision stands
+    and is appended (trial: "decided as look 1; counted now it is look 1" was refused)."""
+    from ragwarrant.audit import ledger as ledger_mod
+    from ragwarrant.audit import looks as audit_looks
+
+    ledger = tmp_path / "ledger.jsonl"
+    before = ledger_mod.read_looks(ledger, "fixture", "1")  # what a slower run read
+    first = _run(make_input, tmp_path, "out1", _head(200))
+    monkeypatch.setattr(audit_looks, "read_looks", lambda *a: before)
+    second = _run(make_input, tmp_path, "out2", _head(200))
+    assert first["run_class"] == second["run_class"] == "PROMOTE"
+    assert second["look"]["number"] == 1
+    entries = read_entries(ledger)
+    assert [e["run_id"] for e in entries] == [first["run_id"], second["run_id"]]
+    assert verify_chain(ledger) == []
+
+
+def test_six_concurrent_runs_on_identical_evidence_all_decide(make_input, tmp_path):
+    """Six processes on one input and one ledger at once: every run decides (PROMOTE, look 1),
+    none is refused as stale, and the chain holds one entry per run."""
+    inp = make_input(data=_head(200))
+    decisions = _run_together([inp] * 6, tmp_path)
+    assert [d["run_class"] for d in decisions] == ["PROMOTE"] * 6
+    assert all(d["look"]["number"] == 1 for d in decisions)
+    ledger = tmp_path / "ledger.jsonl"
+    assert verify_chain(ledger) == []
+    entries = read_entries(ledger)
+    assert sorted(e["run_id"] for e in entries) == sorted(d["run_id"] for d in decisions)

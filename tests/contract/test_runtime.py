@@ -9,6 +9,7 @@ from ragwarrant.contract import (
     check_directions,
     check_policy_ids,
     check_scales,
+    check_split_near_misses,
     check_splits_declared,
     load_contract_source,
 )
@@ -60,6 +61,22 @@ def test_split_values_with_splits_block():
     assert check_splits_declared(contract, {"dev", "holdout"}) == []
     (message,) = check_splits_declared(contract, {"dev", "heldout"})
     assert message.startswith("splits.confirmatory:") and "did you mean 'heldout'" in message
+
+
+def test_split_near_misses_by_case_space_or_unicode_form():
+    """Undeclared values that fold (NFKC, casefold, no white space) to a declared split are
+    reported per role with their example counts; a distinct value and declared ones are not."""
+    c = base_contract()
+    c["splits"] = {"development": "dev", "confirmatory": "holdout"}
+    contract = ReleaseContract.model_validate(c)
+    counts = {"holdout": 400, "Holdout": 150, "hold out ": 40, "\uff28oldout": 10, "dev": 50}
+    counts |= {"DEV": 3, "train": 900}
+    dev, held = check_split_near_misses(contract, counts)
+    assert held.startswith("splits.confirmatory:") and "200 examples" in held
+    assert "'Holdout' (150 examples)" in held and "'hold out ' (40 examples)" in held
+    assert "'\uff28oldout' (10 examples)" in held and "train" not in held
+    assert dev.startswith("splits.development:") and "'DEV' (3 examples)" in dev
+    assert check_split_near_misses(contract, {"holdout": 400, "dev": 5, "train": 900}) == []
 
 
 def test_no_split_values_no_block():

@@ -122,3 +122,40 @@ def test_the_floor_applies_to_a_quantile_claim():
     )
     [gate] = gate_claims(CLAIMS, [boot], ["p95"], 0.05, 0.8, [None])
     assert gate.status is GateStatus.INCONCLUSIVE
+
+
+def _constant_gate(n: int, alpha: float = 0.05, delta: float = 0.005):
+    """The cost-reduction gate on n pairs whose oriented delta is ``delta`` on every row."""
+    candidate, baseline = np.full(n, 0.010 - delta), np.full(n, 0.010)
+    boot = oriented_bootstrap(
+        candidate[:, None], baseline[:, None], ["mean"], [-1], None, 2000, np.random.default_rng(0)
+    )[0]
+    d = baseline - candidate
+    [gate] = gate_claims(CLAIMS, [boot], ["mean"], alpha, 0.8, [(d, np.arange(n))])
+    return gate
+
+
+def test_a_constant_reduction_decides_alike_at_every_n():
+    """Cheaper by 0.005 on every row: established at N = 64 (exact zero variance) as at N = 200
+    (round-off variance), by the exact sign test, with no "more data" hint."""
+    small, large = _constant_gate(64), _constant_gate(200)
+    assert small.status is GateStatus.PASS
+    assert large.status is GateStatus.PASS
+    assert small.more_paired_n is None and large.more_paired_n is None
+    assert "exact sign test" in (small.method or "")
+
+
+def test_a_constant_increase_is_no_gain():
+    """Dearer by 0.005 on every row: the claim fails (no benefit), whatever N."""
+    assert _constant_gate(64, delta=-0.005).status is GateStatus.FAIL
+    assert _constant_gate(200, delta=-0.005).status is GateStatus.FAIL
+
+
+def test_an_unresolved_constant_reason_agrees_with_its_bound():
+    """At a level below 0.5^20 the sign test cannot reject 20 constant pairs: the reason says the
+    bound is above 0 and names the zero variance, never that the bound "does not exclude 0"."""
+    gate = _constant_gate(20, alpha=1e-7)
+    assert gate.status is GateStatus.INCONCLUSIVE
+    assert "does not exclude 0" not in gate.reason
+    assert "> 0 at level" in gate.reason and "zero variance" in gate.reason
+    assert "more data would" not in gate.reason

@@ -62,3 +62,16 @@ def test_a_mean_claim_the_t_test_does_not_support_is_not_established():
     assert alone.status.value == "pass"
     assert gate.status.value == "inconclusive"
     assert "paired t-test" in (gate.method or "") and "both must reject" in (gate.method or "")
+
+
+def test_a_constant_delta_takes_the_exact_sign_test():
+    """Every pair shows +0.005: p = 0.5^n, both bounds the constant; 3 pairs need 2 more at 0.05."""
+    t = clustered_t_test(np.full(64, 0.005), np.arange(64), 0.0, 0.05, power=0.8)
+    assert t.rejects and t.p_value == 0.5**64
+    assert t.lower_bound == t.upper_bound == 0.005
+    noisy = np.full(200, 0.01) - np.full(200, 0.005)  # mean 0.004999999999999999
+    assert clustered_t_test(noisy, np.arange(200), 0.0, 0.05, power=0.8).p_value == 0.5**200
+    few = clustered_t_test(np.full(3, 0.005), np.arange(3), 0.0, 0.05, power=0.8)
+    assert not few.rejects and few.p_value == 0.125 and few.more_units_needed == 2
+    flat = clustered_t_test(np.zeros(64), np.arange(64), 0.0, 0.05, power=0.8)
+    assert not flat.rejects and flat.p_value == 1.0 and flat.more_units_needed is None

@@ -56,22 +56,46 @@ def _earlier_look(entry: Mapping[str, object], evidence: bytes | None) -> looks.
 def _refuse_stale(query: looks.LookQuery, look: looks.Look, ledger: looks.LedgerLooks) -> None:
     """Refuse a run whose look is no longer the one ``ledger`` (read again at append) gives.
 
-    Another run of the same study appended a look after this run read the ledger: the look
-    number and level this run decided at are stale. The run is never recorded as a fresh look.
+    Another run of the same study appended a look after this run read the ledger. When the
+    recount gives this run another look number, level, confirmatory standing or BLOCK, the
+    decision is stale and refused: it is never recorded as a fresh look. When it gives the same
+    (a concurrent run on identical evidence: ``gates.looks`` counts it as a repeat of that look
+    at its level, and the seeded decision on the same evidence at the same level is the same
+    one), the append goes ahead; only the record's links (``repeat_of``) differ.
 
     Raises:
         OutputError: ``ledger-look-stale`` (exit 73; the ERROR record replaces the decision).
     """
-    fresh = query.resolve(ledger)
-    if fresh.record == look.record:
+    fresh = query.resolve(ledger).record
+    was = look.record
+    if _decided_alike(fresh, was):
         return
+    if fresh.number != was.number:
+        now = f"it is look {fresh.number}"
+    else:
+        now = (
+            f"look {fresh.number} is at one-sided level {fresh.alpha_this_look:.4g} "
+            f"({_standing(fresh)}), not {was.alpha_this_look:.4g} ({_standing(was)})"
+        )
     raise OutputError(
         "ledger-look-stale",
         f"another run of contract {query.contract.id!r} v{query.contract.version} appended a "
-        f"look to the ledger while this run decided as look {look.record.number}; counted now "
-        f"it is look {fresh.record.number}, so its decision's level is stale",
+        f"look to the ledger while this run decided as look {was.number}; counted now "
+        f"{now}, so its decision's level is stale",
         hint="rerun: the run then counts that look and tests at its own look's level",
     )
+
+
+def _decided_alike(fresh: LookRecord, was: LookRecord) -> bool:
+    """Whether two records of a run's look decide alike: same number, level and standing."""
+    keys = ("number", "alpha_this_look", "alpha_spent", "confirmatory", "blocked")
+    return all(getattr(fresh, k) == getattr(was, k) for k in keys)
+
+
+def _standing(record: LookRecord) -> str:
+    if record.blocked:
+        return "blocked"
+    return "confirmatory" if record.confirmatory else "not confirmatory"
 
 
 def _ledger_looks(entries: LookEntries) -> looks.LedgerLooks:

@@ -50,6 +50,7 @@ from ragwarrant.contract._runtime import (
     check_directions,
     check_policy_ids,
     check_scales,
+    check_split_near_misses,
     check_splits_declared,
 )
 from ragwarrant.contract._sanity import (
@@ -96,6 +97,7 @@ __all__ = [
     "check_directions",
     "check_policy_ids",
     "check_scales",
+    "check_split_near_misses",
     "check_splits_declared",
     "did_you_mean",
     "find_contract",

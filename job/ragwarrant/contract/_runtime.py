@@ -9,6 +9,7 @@ than the ids and split values it holds.
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Collection, Iterable, Mapping
 
 from ragwarrant.contract._document import Loc, key_path
@@ -16,7 +17,13 @@ from ragwarrant.contract._loading import ContractSource
 from ragwarrant.contract._models import ReleaseContract
 from ragwarrant.contract._sanity import did_you_mean, scale_tolerance
 
-__all__ = ["check_directions", "check_policy_ids", "check_scales", "check_splits_declared"]
+__all__ = [
+    "check_directions",
+    "check_policy_ids",
+    "check_scales",
+    "check_split_near_misses",
+    "check_splits_declared",
+]
 
 _CONFIRMATORY_NAMES = ("confirmatory", "holdout", "heldout", "held-out", "held_out", "test")
 _DEVELOPMENT_NAMES = ("development", "dev", "validation", "val", "tuning", "train")
@@ -100,6 +107,63 @@ def check_splits_declared(
         f"{_where(source, ('splits', 'confirmatory'))}: split {wanted!r} is not in the evidence, "
         f"which holds {_listed(split_values)}" + did_you_mean(wanted, split_values)
     ]
+
+
+def _folded(label: str) -> str:
+    """``label`` without case, white space or Unicode compatibility differences (NFKC, then
+    casefold, then every white space character removed): two labels that fold alike name the
+    same split to a reader."""
+    return "".join(unicodedata.normalize("NFKC", label).casefold().split())
+
+
+def check_split_near_misses(
+    contract: ReleaseContract,
+    split_examples: Mapping[str, int],
+    *,
+    source: ContractSource | None = None,
+) -> list[str]:
+    """Report undeclared split values that differ from a declared one only by case, white space
+    or Unicode form (``Holdout`` for ``holdout``, ``holdout `` or a full-width form).
+
+    Their examples are in no split role, so they would be dropped from the decision while a
+    reader takes them for the declared split (a trial PROMOTEd a candidate whose every third
+    example, scored 0 and labelled ``Holdout``, was dropped with a note). A value that folds to
+    no declared one (a ``train`` split the contract leaves out) is not reported here: it stays
+    the ``split-unassigned`` note.
+
+    Args:
+        contract: the validated contract.
+        split_examples: split value → examples that have a row in it (all values present).
+        source: the contract's source, for line numbers.
+
+    Returns:
+        One message per declared role with near misses, naming them and their example counts.
+    """
+    if contract.splits is None:
+        return []
+    roles = {
+        "development": contract.splits.development,
+        "confirmatory": contract.splits.confirmatory,
+    }
+    declared = {v for v in roles.values() if v is not None}
+    messages = []
+    for role, wanted in roles.items():
+        if wanted is None:
+            continue
+        near = sorted(
+            v for v in split_examples if v not in declared and _folded(v) == _folded(wanted)
+        )
+        if not near:
+            continue
+        n = sum(split_examples[v] for v in near)
+        shown = ", ".join(f"{v!r} ({split_examples[v]} examples)" for v in near)
+        messages.append(
+            f"{_where(source, ('splits', role))}: split {wanted!r} is declared, but the evidence "
+            f"also labels {n} examples {shown}, which differ from it only by case, white space "
+            "or Unicode form and would be left out of the decision; relabel them in the "
+            "evidence, or declare the intended value"
+        )
+    return messages
 
 
 def check_scales(

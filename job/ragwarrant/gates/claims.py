@@ -147,6 +147,28 @@ def _with_score(test: OneSidedTest, score: TiltedScore | None, level: float) -> 
     )
 
 
+def _unresolved_text(test: OneSidedTest, level: float, alpha: float, ucb_alpha: float) -> str:
+    """Why an unresolved claim is not established, in words its bounds do not contradict."""
+    lcb = test.lower_bound
+    if lcb > 0:
+        said = (
+            f"lower bound {lcb:+.4g} > 0 at level {level:.4g}, but p {test.p_value:.3g} "
+            f"> {level:.4g} (every test must reject)"
+        )
+    else:
+        said = (
+            f"lower bound {lcb:+.4g} at level {level:.4g} does not exclude 0 "
+            f"(upper bound at alpha {alpha:g}: {ucb_alpha:+.4g})"
+        )
+    if test.degenerate_reason is not None:
+        return f"{said}; {test.degenerate_reason}"
+    return said + (
+        "; the estimate shows a gain, so more data would more likely establish the claim"
+        if test.estimate > 0
+        else "; the estimate shows no gain, so more data would more likely show no benefit"
+    )
+
+
 def _claim_gate(
     claim: Claim,
     statistic: str,
@@ -180,15 +202,7 @@ def _claim_gate(
     else:
         status = GateStatus.INCONCLUSIVE
         more = test.more_units_needed
-        reason = (
-            f"{head}lower bound {lcb:+.4g} at level {level:.4g} "
-            f"does not exclude 0 (upper bound at alpha {alpha:g}: {ucb_alpha:+.4g}); "
-            + (
-                "the estimate shows a gain, so more data would more likely establish the claim"
-                if test.estimate > 0
-                else "the estimate shows no gain, so more data would more likely show no benefit"
-            )
-        )
+        reason = head + _unresolved_text(test, level, alpha, ucb_alpha)
     return GateResult(
         id=f"claim:{claim.kind.value}:{claim.metric}",
         kind="claim",

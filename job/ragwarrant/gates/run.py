@@ -3,8 +3,8 @@
 - ``hard:contract-references``: every file the contract names exists and is readable.
 - ``hard:evidence-readable:<source>``: an evidence source could be read by its adapter.
 - ``hard:contract-evidence:<check>``: the contract agrees with the evidence it governs
-  (``contract.check_policy_ids``, ``check_splits_declared``, ``check_scales``,
-  ``check_directions``); present only
+  (``contract.check_policy_ids``, ``check_splits_declared``, ``check_split_near_misses``,
+  ``check_scales``, ``check_directions``); present only
   when it fails.
 - ``multiplicity:holm-across-candidates``: a candidate's p-value meets its Holm level when
   several candidates are tested on the confirmatory split (Holm 1979, "A simple sequentially
@@ -27,6 +27,7 @@ from ragwarrant.contract import (
     check_directions,
     check_policy_ids,
     check_scales,
+    check_split_near_misses,
     check_splits_declared,
 )
 from ragwarrant.errors import EvidenceError
@@ -192,6 +193,11 @@ def _declared_directions(inputs: Inputs) -> dict[str, dict[str, str]]:
     return declared
 
 
+def _split_examples(index: EvidenceIndex) -> dict[str, int]:
+    """split value → examples with a row in it."""
+    return {v: int(np.count_nonzero(index.in_split(v))) for v in index.split_labels}
+
+
 def contract_evidence_gates(inputs: Inputs, index: EvidenceIndex) -> list[GateResult]:
     """Step 2's run gates: the contract's policy ids, splits, scales and directions against the
     evidence."""
@@ -207,6 +213,7 @@ def contract_evidence_gates(inputs: Inputs, index: EvidenceIndex) -> list[GateRe
     found = {
         "policy-ids": check_policy_ids(contract, index.policies(), source=source),
         "splits": check_splits_declared(contract, index.split_labels, source=source),
+        "split-labels": check_split_near_misses(contract, _split_examples(index), source=source),
         "scales": check_scales(contract, observed, non_binary=non_binary, source=source),
         "directions": check_directions(contract, _declared_directions(inputs), source=source),
     }

@@ -338,22 +338,62 @@ def clustered_t_test(
         threshold: the value the mean must exceed; alpha: one-sided level.
         power: the power the "more units needed" hint aims for.
 
+    A degenerate sample, where every unit shows the same delta (a zero standard error, or one
+    below ``ROUND_OFF_SE`` of |mean|: the round-off of averaging a constant), leaves the t
+    statistic undefined; it is decided by the exact sign test instead (Conover 1999,
+    Practical Nonparametric Statistics, 3rd ed., §3.4): with all G units strictly above the
+    threshold p = 0.5^G, else p = 1. Both bounds are the constant itself.
+
     Returns:
-        OneSidedTest (never rejects with fewer than 2 clusters or a zero standard error).
+        OneSidedTest (never rejects with fewer than 2 clusters; a degenerate sample carries its
+        ``degenerate_reason``).
     """
     d = np.asarray(delta, dtype=np.float64)
     codes = np.unique(labels, return_inverse=True)[1]
     g, n, mean = int(codes.max()) + 1 if d.size else 0, int(d.size), float(d.mean())
     sums = np.bincount(codes, weights=d - mean, minlength=g)
     se = math.sqrt(g / (g - 1) * float(np.sum(sums**2))) / n if g >= 2 else 0.0
-    if se <= 0 or not math.isfinite(se):
+    if g < 2 or not math.isfinite(se):
         return _t_result(mean, (mean, mean, 1.0), threshold, alpha, False, (n, g), se)
+    if se <= ROUND_OFF_SE * abs(mean):
+        return _constant_delta(mean, threshold, alpha, (n, g))
     q = t_ppf(1 - alpha, g - 1)
     p = 1.0 - t_cdf((mean - threshold) / se, g - 1)
     rejects = p <= alpha and mean - q * se > threshold
     more = None if rejects else additional_pairs_needed(mean, threshold, se, g, alpha, power)
     bounds = (mean - q * se, mean + q * se, p)
     return _t_result(mean, bounds, threshold, alpha, rejects, (n, g), se, more)
+
+
+ROUND_OFF_SE = 1e-12
+"""A t-test's standard error at most this fraction of |mean| is round-off of a constant delta
+(averaging 200 copies of 0.005 gives 0.004999999999999999 and an SE near 1e-19): the sample is
+treated as constant, so N = 64 and N = 200 of the same constant decide alike."""
+
+
+def _constant_delta(
+    mean: float, threshold: float, alpha: float, sizes: tuple[int, int]
+) -> OneSidedTest:
+    """The exact sign test of a sample whose G units all show the delta ``mean``.
+
+    p = 0.5^G when the constant is strictly above ``threshold`` (every unit on the claimed
+    side), else 1; rejects when p <= alpha. When it does not reject only for want of units,
+    the hint is the units that bring 0.5^G to ``alpha``; otherwise no sample size helps.
+    """
+    n, g = sizes
+    above = mean > threshold
+    p = 0.5**g if above else 1.0
+    rejects = above and p <= alpha
+    more = None
+    if above and not rejects:
+        more = math.ceil(math.log2(1.0 / alpha)) - g
+    unit = "clusters" if g < n else "pairs"
+    test = _t_result(mean, (mean, mean, p), threshold, alpha, rejects, sizes, 0.0, more)
+    return dataclasses.replace(
+        test,
+        method=f"{test.method}; zero variance: exact sign test (Conover 1999, §3.4)",
+        degenerate_reason=f"all {g} {unit} show the same delta {mean:+.4g} (zero variance)",
+    )
 
 
 def _t_result(
@@ -403,6 +443,7 @@ def both_reject(first: OneSidedTest, second: OneSidedTest) -> OneSidedTest:
         rejects=rejects,
         method=f"{first.method}; and {second.method} (both must reject)",
         more_units_needed=None if rejects or not mores else max(mores),
+        degenerate_reason=first.degenerate_reason or second.degenerate_reason,
     )
 
 
