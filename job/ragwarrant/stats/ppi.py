@@ -57,9 +57,9 @@ from statistics import NormalDist
 
 import numpy as np
 import numpy.typing as npt
-from scipy.optimize import brentq
 
 from ragwarrant.stats.power import feasible_hint, resolvable_gap
+from ragwarrant.stats.roots import bisect
 
 __all__ = ["PPIBound", "labels_needed", "power_tuned_lambda", "ppi_mean_bound"]
 
@@ -192,7 +192,7 @@ def _el_variance(values: FloatArray, counts: FloatArray, target: float) -> float
         return 0.0
     low, high = -1.0 / d.max(), -1.0 / d.min()
     pad = (high - low) * 1e-12
-    eta = brentq(lambda e: float(counts @ (d / (1.0 + e * d))), low + pad, high - pad, xtol=1e-14)
+    eta = bisect(lambda e: float(counts @ (d / (1.0 + e * d))), low + pad, high - pad, xtol=1e-14)
     w = counts / (1.0 + eta * d)
     return float(w @ (d * d) / w.sum())
 
@@ -269,7 +269,7 @@ def _score_lower(p: _Parts, z: float) -> float:
     start = floor + 1e-9 * (p.estimate - floor)
     if _score_z(p, start) <= z:
         return start
-    return float(brentq(lambda t: _score_z(p, t) - z, start, p.estimate, xtol=1e-12))
+    return bisect(lambda t: _score_z(p, t) - z, start, p.estimate, xtol=1e-12)
 
 
 def ppi_mean_bound(
