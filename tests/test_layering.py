@@ -17,6 +17,7 @@ LAYERS = {
     "digests": 0,
     "version": 0,
     "mounts": 0,
+    "sidefiles": 0,
     "limits": 0,
     "exit_modes": 0,
     "display": 0,

@@ -286,10 +286,14 @@ def _record_run_error(
 
 
 def _outside_run_dirs(args: argparse.Namespace, path: Path | None) -> Path | None:
-    """``path``, or None when it lies inside ``--input`` or ``--output`` (never written there)."""
+    """``path``, or None when it lies (or links) inside ``--input`` or ``--output`` (never
+    written there) or is not a regular file (a FIFO would block, ``run`` refused it)."""
     from ragwarrant.inputs import inside_run_dirs
+    from ragwarrant.sidefiles import special_file
 
-    if path is None or inside_run_dirs(path, args.input, args.output) is None:
+    if path is None or (
+        inside_run_dirs(path, args.input, args.output) is None and special_file(path) is None
+    ):
         return path
     return None
 

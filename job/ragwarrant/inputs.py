@@ -45,6 +45,7 @@ from ragwarrant.evidence.schema import EVIDENCE_SCHEMA
 from ragwarrant.outputs import ConfigDifference, FileDigest, LookRecord, ValidationCheck
 from ragwarrant.review import HumanLabelSet, ReviewQueue, read_labels, read_queue
 from ragwarrant.review.sample import check_redraw
+from ragwarrant.sidefiles import special_file
 
 __all__ = [
     "NOTE_KEY",
@@ -183,9 +184,11 @@ def check_directories(input_dir: Path, output_dir: Path) -> None:
 
 
 def inside_run_dirs(path: Path, input_dir: Path, output_dir: Path) -> str | None:
-    """``"input"`` or ``"output"`` when ``path``'s directory lies inside that run directory."""
+    """``"input"`` or ``"output"`` when ``path``'s directory, or ``path`` itself with every
+    symlink followed (a link in a safe place to a file of a run directory), lies inside that
+    run directory."""
     for root, what in ((input_dir, "input"), (output_dir, "output")):
-        if is_inside(path.parent, root):
+        if is_inside(path.parent, root) or is_inside(path, root):
             return what
     return None
 
@@ -209,12 +212,22 @@ def refuse_inside_run_dirs(
             cannot replay it from the inputs).
 
     Raises:
-        UsageError: ``code`` (exit 64), before anything is written.
+        UsageError: ``code`` (exit 64), before anything is written, also when ``path`` is a
+            symlink leading into a run directory; ``path-not-regular-file`` (exit 64) when it
+            exists and is not a regular file (a FIFO would block the run, a device swallow it).
     """
     what = inside_run_dirs(path, input_dir, output_dir)
     if what is not None:
         raise UsageError(
             code, f"{name} {path} is inside the {what} directory", hint=hint, option=option
+        )
+    kind = special_file(path)
+    if kind is not None:
+        raise UsageError(
+            "path-not-regular-file",
+            f"{name} {path} is {kind}, not a regular file",
+            hint=f"pass {option or 'a path'} naming a regular file (or one not yet created)",
+            option=option,
         )
 
 

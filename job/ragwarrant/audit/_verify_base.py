@@ -51,9 +51,9 @@ class Mismatch:
     Attributes:
         file: the file concerned (``input:<path>`` for an input file).
         field: the JSON field path, when there is one.
-        kind: ``missing``, ``size``, ``sha256``, ``unexpected-file``, ``schema``, ``consistency``,
-            ``attestation``, ``signature``, ``hygiene``, ``input-missing``, ``input-sha256``,
-            ``replay`` or ``replay-failed``.
+        kind: ``missing``, ``symlink``, ``size``, ``sha256``, ``unexpected-file``, ``schema``,
+            ``consistency``, ``attestation``, ``signature``, ``hygiene``, ``input-missing``,
+            ``input-sha256``, ``replay`` or ``replay-failed``.
         message: what was expected and what was found (never a secret).
     """
 

@@ -38,8 +38,21 @@ _MODELS: dict[str, type[BaseModel]] = {
 }
 
 
+_LINK_MESSAGE = (
+    "is a symlink (or lies under one): the job writes no links, so its content is not the "
+    "run's output"
+)
+
+
+def _is_link(out: Path, name: str) -> bool:
+    """Whether the output ``name`` (relative to ``out``) is a symlink or lies under one."""
+    path = out / name
+    return path.is_symlink() or path.resolve().parent != (out.resolve() / name).parent
+
+
 def check_outputs(ctx: VerifyContext) -> None:
-    """Every output the manifest lists exists with its size and sha256; no other file is there."""
+    """Every output the manifest lists exists, a regular file, not a symlink, with its size and
+    sha256; no other file is there."""
     out, manifest, report, present = ctx.output_dir, ctx.manifest, ctx.report, ctx.present
     for digest in manifest.outputs:
         name = digest.path
@@ -49,6 +62,9 @@ def check_outputs(ctx: VerifyContext) -> None:
             )
             continue
         path = out / name
+        if _is_link(out, name):
+            report.add(name, None, "symlink", _LINK_MESSAGE)
+            continue
         if not path.is_file():
             report.add(name, None, "missing", "listed in manifest.json but not present")
             continue

@@ -30,6 +30,7 @@ import orjson
 
 from ragwarrant.digests import sha256_bytes
 from ragwarrant.errors import InputError, InternalError
+from ragwarrant.sidefiles import read_regular
 
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import (
@@ -190,8 +191,9 @@ def statement_bytes(statement: Mapping[str, Any]) -> bytes:
 
 
 def _read_pem(path: Path, what: str) -> bytes:
+    """A key file's bytes: a regular file of at most ``sidefiles.MAX_SIDE_FILE_BYTES``."""
     try:
-        return path.read_bytes()
+        return read_regular(path)
     except OSError as exc:
         raise InputError(
             f"{what}-key-unreadable",

@@ -8,7 +8,9 @@ row says how far that run got, without ever raising for one bad directory:
   records its sha256: the run completed;
 - ``partial``: a valid decision record but no manifest, or a manifest recording other bytes
   (the run stopped before publishing, or the decision was changed after it);
-- ``unreadable``: ``decision.json`` exists but is not a valid decision record;
+- ``unreadable``: ``decision.json`` exists but is not a valid decision record, is not a regular
+  file (a FIFO or device is never read: it would block or never end), is larger than
+  ``sidefiles.MAX_SIDE_FILE_BYTES``, or is a symlink leading outside its run's directory;
 - ``missing``: no ``decision.json`` (the pod never ran, or died before writing), including every
   expected index (``expect``) that has no directory at all.
 
@@ -39,6 +41,7 @@ from ragwarrant.digests import sha256_bytes
 from ragwarrant.errors import InputError
 from ragwarrant.exit_codes import ExitCode
 from ragwarrant.outputs import Decision, Manifest
+from ragwarrant.sidefiles import read_regular
 
 __all__ = ["Collection", "RowStatus", "RunRow", "collect_decisions"]
 
@@ -139,7 +142,8 @@ def _sort_key(name: str) -> tuple[int, int | str]:
 def _manifest_sha256(directory: Path) -> str | None:
     """Return the sha256 manifest.json records for decision.json; None if there is none."""
     try:
-        manifest = Manifest.model_validate_json((directory / "manifest.json").read_bytes())
+        raw = read_regular(directory / "manifest.json", within=directory)
+        manifest = Manifest.model_validate_json(raw)
     except (OSError, ValidationError):
         return None
     return next((d.sha256 for d in manifest.outputs if d.path == "decision.json"), None)
@@ -148,12 +152,16 @@ def _manifest_sha256(directory: Path) -> str | None:
 def _row(directory: Path) -> RunRow:
     """Return the row of one run's output directory; never raises for its contents."""
     name = directory.name
+    path = directory / "decision.json"
     try:
-        raw = (directory / "decision.json").read_bytes()
-    except OSError as exc:
+        raw = read_regular(path, within=directory)
+    except FileNotFoundError as exc:
         return RunRow(
             name, RowStatus.MISSING, None, None, None, f"no decision.json ({exc.strerror})"
         )
+    except OSError as exc:
+        detail = f"decision.json cannot be read: {exc.strerror}"
+        return RunRow(name, RowStatus.UNREADABLE, None, None, None, detail)
     try:
         d = Decision.model_validate_json(raw)
     except ValidationError as exc:

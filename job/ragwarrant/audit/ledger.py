@@ -31,6 +31,7 @@ import binascii
 import errno
 import math
 import os
+import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
@@ -42,6 +43,7 @@ import orjson
 from ragwarrant.audit.writer import LockErrors, held_lock, write_atomic
 from ragwarrant.digests import sha256_bytes
 from ragwarrant.errors import InputError, InternalError, OutputError
+from ragwarrant.sidefiles import read_regular
 
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import (
@@ -528,8 +530,9 @@ class LedgerProblem:
 
 
 def _read_bytes(path: Path) -> bytes:
+    """The whole ledger; a FIFO or device is refused, never waited on or read without end."""
     try:
-        return path.read_bytes()
+        return read_regular(path, limit=sys.maxsize)
     except OSError as exc:
         raise InputError(
             "ledger-unreadable",

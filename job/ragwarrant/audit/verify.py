@@ -115,6 +115,9 @@ def _require_dirs(output_dir: Path, input_dir: Path | None) -> None:
 
 def _read_manifest(output_dir: Path, report: VerifyReport) -> tuple[Manifest, bytes] | None:
     manifest_path = output_dir / MANIFEST
+    if manifest_path.is_symlink():
+        report.add(MANIFEST, None, "symlink", "is a symlink: the job writes no links")
+        return None
     if not manifest_path.is_file():
         report.add(
             MANIFEST,

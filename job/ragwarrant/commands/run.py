@@ -196,8 +196,12 @@ def _dest(flag: str) -> str:
 def write_termination_message(path: Path | None, line: str) -> None:
     """Write ``line`` to the termination-message path, if one is set or /dev/termination-log exists.
 
-    Kubernetes shows the file's content (at most 4096 bytes) in the pod status.
+    Kubernetes shows the file's content (at most 4096 bytes) in the pod status. Written with
+    ``sidefiles.write_regular``: only into a regular file, never blocking on a FIFO; a file
+    that cannot be written is skipped (the decision is already committed).
     """
+    from ragwarrant.sidefiles import write_regular
+
     target = path
     if (
         target is None
@@ -208,7 +212,7 @@ def write_termination_message(path: Path | None, line: str) -> None:
     if target is None:
         return
     with contextlib.suppress(OSError):
-        target.write_text(visible(line)[:4000] + "\n", encoding="utf-8")
+        write_regular(target, (visible(line)[:4000] + "\n").encode("utf-8"))
 
 
 def write_summary_json(path: Path | None, decision: Decision) -> None:
@@ -283,7 +287,8 @@ def _check_side_files(args: argparse.Namespace) -> None:
     to) or the output directory (its files must all be in the manifest).
 
     Raises:
-        UsageError: ``path-inside-run-directory`` (exit 64).
+        UsageError: ``path-inside-run-directory`` (exit 64), also for a symlink leading there;
+            ``path-not-regular-file`` (exit 64) for an existing FIFO, device or directory.
     """
     from ragwarrant.inputs import refuse_inside_run_dirs
 

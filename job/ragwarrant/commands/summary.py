@@ -13,6 +13,7 @@ from ragwarrant.digests import sha256_bytes
 from ragwarrant.display import identifier, visible
 from ragwarrant.errors import InputError, MismatchError, file_for_directory
 from ragwarrant.exit_codes import DecisionClass, ExitCode, exit_code_for_class
+from ragwarrant.sidefiles import read_regular
 
 if TYPE_CHECKING:
     from ragwarrant.outputs import Decision
@@ -70,7 +71,7 @@ def _check_manifest(outdir: Path, decision_bytes: bytes) -> None:
         )
     hint = "run 'ragwarrant verify' on the output directory"
     try:
-        manifest = Manifest.model_validate_json(manifest_path.read_bytes())
+        manifest = Manifest.model_validate_json(read_regular(manifest_path, within=outdir))
     except (OSError, ValidationError) as exc:
         raise MismatchError(
             "manifest-invalid", f"{manifest_path} is not a readable manifest", hint=hint
@@ -105,7 +106,9 @@ def handle(args: argparse.Namespace) -> int:
     completed run) and record decision.json's sha256.
 
     Raises:
-        InputError: decision.json cannot be read, or there is no manifest.json (66).
+        InputError: decision.json cannot be read, is not a regular file (a FIFO, a device), is
+            larger than ``sidefiles.MAX_SIDE_FILE_BYTES`` or a symlink leading outside OUTDIR,
+            or there is no manifest.json (66).
         MismatchError: it is not a valid decision record, its sha256 differs from the
             manifest's, its exit code contradicts its class, or its class contradicts its
             candidates' classes (65): use ``ragwarrant verify`` for a full check.
@@ -123,7 +126,7 @@ def handle(args: argparse.Namespace) -> int:
         raise file_for_directory("summary-not-directory", "OUTDIR", args.outdir)
     path = args.outdir / "decision.json"
     try:
-        raw = path.read_bytes()
+        raw = read_regular(path, within=args.outdir)
     except OSError as exc:
         raise InputError("decision-unreadable", f"cannot read {path}: {exc.strerror}") from exc
     _check_manifest(args.outdir, raw)
