@@ -172,15 +172,16 @@ def test_summary_refuses_a_special_decision_json(committed, tmp_path, kind) -> N
     assert "decision-unreadable" in result.stdout + result.stderr
 
 
-def test_verify_fails_on_an_output_that_is_a_symlink(committed, tmp_path) -> None:
-    """report.md replaced by a link to an identical copy outside the directory fails verify."""
-    copy = tmp_path / "report-copy.md"
-    copy.write_bytes((committed / "report.md").read_bytes())
-    (committed / "report.md").unlink()
-    (committed / "report.md").symlink_to(copy)
+@pytest.mark.parametrize("name", ["report.md", "manifest.json", "decision.intoto.json"])
+def test_verify_fails_on_an_output_that_is_a_symlink(committed, tmp_path, name) -> None:
+    """An output replaced by a link to an identical copy outside the directory fails verify."""
+    copy = tmp_path / f"copy-{name}"
+    copy.write_bytes((committed / name).read_bytes())
+    (committed / name).unlink()
+    (committed / name).symlink_to(copy)
     result = _cli("verify", committed)
     assert result.returncode == 65, result.stdout
-    assert "report.md: symlink" in result.stdout + result.stderr
+    assert f"{name}: symlink" in result.stdout + result.stderr
 
 
 def test_read_regular_caps_the_size(tmp_path) -> None:

@@ -244,6 +244,9 @@ def check_attestation(ctx: VerifyContext) -> None:
     """
     manifest, manifest_bytes, docs, report = ctx.manifest, ctx.manifest_bytes, ctx.docs, ctx.report
     path = ctx.output_dir / ATTESTATION_FILENAME
+    if path.is_symlink():
+        report.add(ATTESTATION_FILENAME, None, "symlink", "is a symlink: the job writes no links")
+        return
     if not path.is_file():
         report.mismatches.append(_missing_attestation(ctx.public_key))
         return
