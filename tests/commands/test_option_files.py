@@ -191,3 +191,13 @@ def test_read_regular_caps_the_size(tmp_path) -> None:
     assert read_regular(path, limit=10) == b"x" * 10
     with pytest.raises(OSError, match="larger than 9 bytes"):
         read_regular(path, limit=9)
+
+
+@pytest.mark.parametrize("verb", ["verify", "show"])
+def test_ledger_commands_refuse_a_fifo(tmp_path, verb) -> None:
+    """`ledger verify|show` on a FIFO exits 66 ledger-unreadable at once, never waits on it."""
+    fifo = tmp_path / "ledger.jsonl"
+    os.mkfifo(fifo)
+    result = _cli("ledger", verb, fifo)
+    assert result.returncode == 66, result.stderr
+    assert "ledger-unreadable" in result.stderr
