@@ -426,7 +426,7 @@ def run_case(case: Case, tmp: Path) -> dict[str, Any]:
             "--output",
             str(out),
             "--termination-message-path",
-            os.devnull,
+            str(tmp / "termination-log"),  # a regular file, as Kubernetes mounts it
         ],
         capture_output=True,
         text=True,

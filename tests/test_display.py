@@ -145,3 +145,14 @@ def test_console_log_lines_show_control_characters() -> None:
     out = stream.getvalue()
     assert out.count("\n") == 1 and "\x1b" not in out
     assert "contract=c\\x1b[2J\\nFORGED" in out
+
+
+def test_an_escape_sequence_in_markdown_is_no_unc_path() -> None:
+    """An ESC in an id renders as ``\\x1b`` with one backslash, so report.md does not hold the
+    double backslash of a Windows UNC path and is not withheld as a leaked host path."""
+    text = markdown("q\x1b[2Jz")
+    assert "\\\\" not in text
+    rendered = MarkdownIt("commonmark").renderInline(text)
+    assert rendered == visible("q\x1b[2Jz")
+    report = f"duplicate example id {text}\n".encode()
+    assert {f.kind for f in scan_outputs({"report.md": report}, iter(()))} == set()

@@ -50,7 +50,9 @@ _HAN_FAMILY = frozenset({"CJK", "HIRAGANA", "KATAKANA", "HANGUL", "IDEOGRAPHIC"}
 _LATIN_LOOKALIKES = frozenset("аеорсухіјѕһԁԛԝӏАВЕКМНОРСТХІЈЅҮԚԜӀΑΒΕΖΗΙΚΜΝΟΡΤΥΧοι")
 
 _XML_ILLEGAL = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
-_MD_INLINE = re.compile(r"[\\`*\[\]|<>&]")
+#: A backslash is escaped only before ASCII punctuation or at the end (CommonMark 0.31,
+#: section 2.4: elsewhere it is a literal character), so ``\x1b`` stays one backslash.
+_MD_INLINE = re.compile(r"\\(?=[!-/:-@\[-`{-~]|$)|[`*\[\]|<>&]")
 _MD_BLOCK_START = re.compile(r"#|[-+] ")
 
 
