@@ -4,8 +4,8 @@ The reviewers' CSV has one row per item: ``item_id``, ``label_a``, ``label_b`` (
 metric's scale; an empty cell is a missing label). Every labelled item must be one of the
 queue's items, and item ids carry the draw's tag (``review.queue.draw_tag``), so labels written
 for another draw's items are refused (a label for an item outside the draw is an error: the
-sample would no longer be the uniform random draw the bound assumes); items without both labels are counted as missing
-and reported, never dropped silently.
+sample would no longer be the uniform random draw the bound assumes); items without both labels
+are counted as missing and reported, never dropped silently.
 """
 
 from __future__ import annotations
@@ -118,8 +118,9 @@ def read_labels(
 
     Raises:
         EvidenceError: ``labels-columns-missing``, ``label-outside-draw`` (an item id not in
-            the queue, or not carrying the queue's draw tag), ``label-duplicate``, ``label-not-a-number``, ``label-out-of-scale``;
-            each names the file, the row (1 = header) and the column, never the value.
+            the queue, or not carrying the queue's draw tag), ``label-duplicate``,
+            ``label-not-a-number``, ``label-out-of-scale``; each names the file, the row
+            (1 = header) and the column, never the value.
     """
     tag = queue_tag(queue)
     items = {it.item_id: it for it in queue.items if it.item_id.startswith(f"{tag}-")}
