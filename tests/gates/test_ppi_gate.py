@@ -46,20 +46,31 @@ def judge_favours_candidate(seed: int = 0) -> tuple[dict, np.ndarray, np.ndarray
 
 
 def write_review(
-    root: Path, human_cand, human_base, *, missing: int = 0, extra: bool = False, metric="correct"
+    root: Path,
+    human_cand,
+    human_base,
+    *,
+    missing: int = 0,
+    extra: bool = False,
+    metric="correct",
+    labels_seed: int = 11,
+    blank_losses: bool = False,
 ):
     """A queue of DRAWN random examples (``review sample``'s draw, seed 11) and the reviewers'
-    labels CSV, in the input dir."""
+    labels CSV (of the draw of ``labels_seed``; ``blank_losses`` leaves both cells empty where
+    the candidate's label is below the baseline's), in the input dir."""
     inputs = read_inputs(root)
     pop = population(take_evidence(inputs), inputs.contract, "correct", "base", "cand")
     digests = evidence_digests(inputs.contract, [(d.path, d.sha256) for d in inputs.digests])
     meta = ("correct", "base", "cand")
     queue = draw(pop, n=DRAWN, seed=11, stratify=False, meta=meta, evidence=digests)
+    labelled = draw(pop, n=DRAWN, seed=labels_seed, stratify=False, meta=meta, evidence=digests)
     rows = ["item_id,label_a,label_b"]
-    for k, item in enumerate(queue.items):
+    for k, item in enumerate(labelled.items):
         i = int(item.example_id[2:])
         values = {"candidate": human_cand[i], "baseline": human_base[i]}
-        a, b = (values[item.shown[0]], values[item.shown[1]]) if k >= missing else ("", "")
+        blank = k < missing or (blank_losses and human_cand[i] < human_base[i])
+        a, b = ("", "") if blank else (values[item.shown[0]], values[item.shown[1]])
         rows.append(f"{item.item_id},{a},{b}")
     if extra:
         rows.append("zzz,1,0")
@@ -134,6 +145,31 @@ def test_missing_labels_are_counted(make_input, tmp_path):
     g = _gates(_run(root, tmp_path / "out"))["noninferiority:correct"]
     assert (g["details"]["labels_drawn"], g["details"]["labels_missing"]) == (DRAWN, 40)
     assert g["details"]["labelled_n"] == DRAWN - 40
+    assert g["details"]["labels_imputed"] == 40
+
+
+def test_withheld_losses_do_not_promote(make_input, tmp_path):
+    """Blanking exactly the labels that show a loss cannot help the candidate: the missing
+    pairs are imputed adversarially, and report.md names labels_missing."""
+    data, hc, hb = judge_favours_candidate()
+    root = make_input(data=data, mutate=with_labels)
+    write_review(root, hc, hb, blank_losses=True)
+    decision = _run(root, tmp_path / "out")
+    g = _gates(decision)["noninferiority:correct"]
+    assert decision["run_class"] == "REJECT" and g["status"] == "fail"
+    assert g["details"]["labels_missing"] == g["details"]["labels_imputed"] > 0
+    assert "labels_missing:" in (tmp_path / "out" / "report.md").read_text()
+
+
+def test_labels_of_another_draw_block(make_input, tmp_path):
+    """Labels written for another draw's items do not answer this queue (item ids carry the
+    draw's tag), even though both draws number their items r0001..."""
+    data, hc, hb = judge_favours_candidate()
+    root = make_input(data=data, mutate=with_labels)
+    write_review(root, hc, hb, labels_seed=12)
+    decision = _run(root, tmp_path / "out")
+    assert decision["run_class"] == "BLOCK"
+    assert "review/labels.csv row 2: item_id is not an item" in orjson.dumps(decision).decode()
 
 
 def test_a_label_outside_the_draw_blocks(make_input, tmp_path):
@@ -158,6 +194,9 @@ def test_changed_evidence_blocks(make_input, tmp_path):
     decision = _run(root, tmp_path / "out")
     assert decision["run_class"] == "BLOCK"
     assert "review-queue-evidence-changed" in orjson.dumps(decision).decode()
+
+
+_KW = {"min_labelled": 2, "least_favourable": (0.0, 1.0)}
 
 
 def _judge_gate(threshold: float = -0.05) -> GateResult:
@@ -200,10 +239,12 @@ def test_inconclusive_corrected_gate_says_how_many_more_labels():
     lab = rng.choice(N, 40, replace=False)
     labels = _label_set(ids[lab], y_all[lab], np.zeros(lab.size))
     pair = (f_all, np.zeros(N))
-    first = gate_corrected(_judge_gate(), ids, pair, labels, sign=1, power=0.8, agree_at=0.5)
+    first = gate_corrected(_judge_gate(), ids, pair, labels, sign=1, power=0.8, agree_at=0.5, **_KW)
     assert first.estimate is not None
     threshold = first.estimate - float(first.details["standard_error"])  # type: ignore[arg-type]
-    g = gate_corrected(_judge_gate(threshold), ids, pair, labels, sign=1, power=0.8, agree_at=0.5)
+    g = gate_corrected(
+        _judge_gate(threshold), ids, pair, labels, sign=1, power=0.8, agree_at=0.5, **_KW
+    )
     assert g.status is GateStatus.INCONCLUSIVE
     assert g.more_paired_n is not None and g.more_paired_n > 0
     assert f"about {g.more_paired_n} more human labels would likely resolve it" in g.reason
@@ -215,9 +256,21 @@ def test_too_few_labels_in_a_test_is_inconclusive_not_the_judge():
     ids = np.array([f"ex{i}" for i in range(10)], dtype=object)
     labels = _label_set(["ex1", "zz"], [1.0, 1.0], [0.0, 0.0])
     zeros = (np.zeros(10), np.zeros(10))
-    g = gate_corrected(_judge_gate(), ids, zeros, labels, sign=1, power=0.8, agree_at=0.5)
+    g = gate_corrected(_judge_gate(), ids, zeros, labels, sign=1, power=0.8, agree_at=0.5, **_KW)
     assert g.status is GateStatus.INCONCLUSIVE
     assert g.details["labelled_n"] == 1 and g.details["judge_only_status"] == "pass"
+
+
+def test_below_the_minimum_labelled_n_is_inconclusive_with_the_count_needed():
+    """Two labels never decide: below min_labelled the corrected gate is INCONCLUSIVE and
+    says how many more labels are needed."""
+    ids = np.array([f"ex{i}" for i in range(100)], dtype=object)
+    labels = _label_set(ids[:2], [0.0, 0.0], [1.0, 1.0])
+    judged = (np.zeros(100), np.ones(100))
+    kw = _KW | {"min_labelled": 30}
+    g = gate_corrected(_judge_gate(), ids, judged, labels, sign=1, power=0.8, agree_at=0.5, **kw)
+    assert g.status is GateStatus.INCONCLUSIVE
+    assert g.more_paired_n == 28 and "about 28 more human labels are needed" in g.reason
 
 
 def test_human_delta_is_oriented_by_the_direction():
@@ -225,8 +278,12 @@ def test_human_delta_is_oriented_by_the_direction():
     ids = np.array([f"ex{i}" for i in range(50)], dtype=object)
     labels = _label_set(ids[:20], np.zeros(20), np.full(20, 0.5))  # candidate lower: better
     judged = (np.zeros(50), np.full(50, 0.5))  # the judge agrees
-    up = gate_corrected(_judge_gate(), ids, judged, labels, sign=-1, power=0.8, agree_at=0.25)
-    down = gate_corrected(_judge_gate(), ids, judged, labels, sign=1, power=0.8, agree_at=0.25)
+    up = gate_corrected(
+        _judge_gate(), ids, judged, labels, sign=-1, power=0.8, agree_at=0.25, **_KW
+    )
+    down = gate_corrected(
+        _judge_gate(), ids, judged, labels, sign=1, power=0.8, agree_at=0.25, **_KW
+    )
     assert (up.estimate, down.estimate) == (0.5, -0.5)
     assert up.details["judge_human_disagreements"] == 0
     assert up.details["judge_human_outputs"] == 40
@@ -237,7 +294,7 @@ def test_judge_human_disagreements_are_counted_per_output():
     ids = np.array([f"ex{i}" for i in range(10)], dtype=object)
     labels = _label_set(ids[:4], [1, 1, 0, 0], [1, 0, 1, 0])
     judged = (np.array([1, 0, 0, 1] + [1] * 6, float), np.array([1, 0, 0, 0] + [0] * 6, float))
-    g = gate_corrected(_judge_gate(), ids, judged, labels, sign=1, power=0.8, agree_at=0.5)
+    g = gate_corrected(_judge_gate(), ids, judged, labels, sign=1, power=0.8, agree_at=0.5, **_KW)
     assert (g.details["judge_human_disagreements"], g.details["judge_human_outputs"]) == (3, 8)
 
 
@@ -285,9 +342,11 @@ def test_clustered_evidence_is_named_in_the_reason():
     labels = _label_set(ids[:20], np.ones(20), np.ones(20))
     judged = (np.ones(50), np.ones(50))
     clustered = _judge_gate().model_copy(update={"details": {"units": "clusters"}})
-    g = gate_corrected(clustered, ids, judged, labels, sign=1, power=0.8, agree_at=0.5)
+    g = gate_corrected(clustered, ids, judged, labels, sign=1, power=0.8, agree_at=0.5, **_KW)
     assert g.reason.endswith("the judge-only test resampled clusters)")
-    plain = gate_corrected(_judge_gate(), ids, judged, labels, sign=1, power=0.8, agree_at=0.5)
+    plain = gate_corrected(
+        _judge_gate(), ids, judged, labels, sign=1, power=0.8, agree_at=0.5, **_KW
+    )
     assert "clusters" not in plain.reason
 
 
@@ -310,7 +369,7 @@ def test_verify_input_rechecks_the_labels(make_input, tmp_path, capsys):
     _run(root, out)
     assert main(["verify", str(out), "--input", str(root)]) == 0
     labels = root / "review" / "labels.csv"
-    labels.write_text(labels.read_text().replace("r0001,", "r0001, "))
+    labels.write_text(labels.read_text().replace("-r0001,", "-r0001, "))
     assert main(["verify", str(out), "--input", str(root), "--no-replay"]) == 65
     assert "review/labels.csv" in capsys.readouterr().out
 
@@ -336,9 +395,11 @@ def test_inconclusive_beyond_reach_of_labels_asks_for_more_judged_examples():
     y_all = rng.normal(0.0, 1.0, n_total)
     labels = _label_set(ids[:30], y_all[:30], np.zeros(30))
     pair = (y_all + rng.normal(0.0, 1.0, n_total), np.zeros(n_total))
-    first = gate_corrected(_judge_gate(), ids, pair, labels, sign=1, power=0.8, agree_at=0.5)
+    first = gate_corrected(_judge_gate(), ids, pair, labels, sign=1, power=0.8, agree_at=0.5, **_KW)
     assert first.estimate is not None
     threshold = first.estimate - 0.5 * float(first.details["standard_error"])  # type: ignore[arg-type]
-    g = gate_corrected(_judge_gate(threshold), ids, pair, labels, sign=1, power=0.8, agree_at=0.5)
+    g = gate_corrected(
+        _judge_gate(threshold), ids, pair, labels, sign=1, power=0.8, agree_at=0.5, **_KW
+    )
     assert g.status is GateStatus.INCONCLUSIVE and g.more_paired_n is None
     assert "more judged examples, with labels, are needed" in g.reason

@@ -8,8 +8,9 @@ import pytest
 
 from ragwarrant.errors import EvidenceError
 from ragwarrant.review import read_labels, read_queue
-from ragwarrant.review.queue import DrawnItem, ReviewQueue
+from ragwarrant.review.queue import DrawnItem, ReviewQueue, draw_tag
 
+TAG = draw_tag(1, [], 3, ("correct", "base", "cand"))
 QUEUE = ReviewQueue(
     metric="correct",
     baseline="base",
@@ -18,17 +19,28 @@ QUEUE = ReviewQueue(
     population=10,
     evidence=[],
     items=[
-        DrawnItem(item_id="r1", example_id="ex1", shown=("candidate", "baseline")),
-        DrawnItem(item_id="r2", example_id="ex2", shown=("baseline", "candidate")),
-        DrawnItem(item_id="r3", example_id="ex3", shown=("candidate", "baseline")),
+        DrawnItem(item_id=f"{TAG}-r1", example_id="ex1", shown=("candidate", "baseline")),
+        DrawnItem(item_id=f"{TAG}-r2", example_id="ex2", shown=("baseline", "candidate")),
+        DrawnItem(item_id=f"{TAG}-r3", example_id="ex3", shown=("candidate", "baseline")),
     ],
 )
 
 
 def _labels(tmp_path: Path, text: str):
     path = tmp_path / "labels.csv"
-    path.write_text(text)
+    path.write_text(text.replace("\nr", f"\n{TAG}-r"))
     return read_labels(path, "labels.csv", QUEUE, (0.0, 1.0))
+
+
+def test_labels_answer_one_draw_only(tmp_path):
+    """A queue whose item ids do not carry its own draw tag (another draw's, or none) accepts
+    no label: label-outside-draw."""
+    other = QUEUE.model_copy(update={"seed": 2})
+    path = tmp_path / "labels.csv"
+    path.write_text(f"item_id,label_a,label_b\n{TAG}-r1,1,0\n")
+    with pytest.raises(EvidenceError) as err:
+        read_labels(path, "labels.csv", other, (0.0, 1.0))
+    assert err.value.code == "label-outside-draw"
 
 
 def test_unblinds_and_counts_missing(tmp_path):
@@ -39,6 +51,7 @@ def test_unblinds_and_counts_missing(tmp_path):
     assert got.baseline_values.tolist() == [0.0, 1.0]
     assert (got.drawn, got.missing) == (3, 1)
     assert got.values() == {"ex1": (1.0, 0.0), "ex2": (0.5, 1.0)}
+    assert got.missing_ids == ("ex3",)
 
 
 def test_an_item_absent_from_the_file_is_missing(tmp_path):
@@ -71,7 +84,7 @@ def test_located_errors(tmp_path, text, code, row, column):
 def test_labels_with_a_utf8_bom_are_read(tmp_path):
     """Excel's "CSV UTF-8" starts with a byte-order mark; the header still names item_id."""
     path = tmp_path / "labels.csv"
-    path.write_bytes("item_id,label_a,label_b\nr1,1,0\n".encode("utf-8-sig"))
+    path.write_bytes(f"item_id,label_a,label_b\n{TAG}-r1,1,0\n".encode("utf-8-sig"))
     got = read_labels(path, "labels.csv", QUEUE, (0.0, 1.0))
     assert got.example_ids == ("ex1",)
 

@@ -12,7 +12,7 @@ import yaml
 
 from ragwarrant.cli import main
 from ragwarrant.pipeline import run_job
-from ragwarrant.review.queue import ReviewQueue
+from ragwarrant.review.queue import ReviewQueue, queue_tag
 from ragwarrant.review.sample import Population, _allocation, draw
 from tests.gates.test_ppi_gate import judge_favours_candidate
 
@@ -48,7 +48,9 @@ def test_blinding_shows_the_candidate_as_a_about_half_the_time():
     queue = _draw(3, n=100)
     first = sum(i.shown[0] == "candidate" for i in queue.items)
     assert 35 < first < 65
-    assert all(i.item_id.startswith("r") and i.example_id not in i.item_id for i in queue.items)
+    tag = queue_tag(queue)
+    assert all(i.item_id.startswith(f"{tag}-r") for i in queue.items)
+    assert all(i.example_id not in i.item_id for i in queue.items)
 
 
 def test_stratified_draw_is_proportional():

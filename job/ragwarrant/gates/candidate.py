@@ -22,7 +22,7 @@ from ragwarrant.gates import hard
 from ragwarrant.gates.claims import ClaimSample, claim_family_p_value, gate_claims
 from ragwarrant.gates.noninferiority import gate_noninferiority
 from ragwarrant.gates.operational import difference_in_reader_terms, gate_operational
-from ragwarrant.gates.paired import PairedMetric, pair_metric
+from ragwarrant.gates.paired import PairedMetric, _least_favourable_ends, pair_metric
 from ragwarrant.gates.ppi import gate_corrected
 from ragwarrant.outputs import GateResult, GateStatus
 from ragwarrant.review import HumanLabelSet
@@ -441,7 +441,17 @@ def _with_labels(
         sign=metric.direction.sign,
         power=ctx.contract.statistics.power,
         agree_at=good_from,
+        min_labelled=_min_paired_n(ctx, g.slice),
+        least_favourable=_least_favourable_ends(metric),
     )
+
+
+def _min_paired_n(ctx: _Context, slice_value: str | None) -> int:
+    """The contract's ``min_paired_n`` of a test: its protected slice's, else the statistics'."""
+    for ps in ctx.contract.protected_slices:
+        if ps.value == slice_value:
+            return ps.min_paired_n
+    return ctx.contract.statistics.min_paired_n
 
 
 def _noninferiority_gates(

@@ -69,18 +69,53 @@ def _judge_details(judge: GateResult) -> dict[str, Scalar]:
     }
 
 
-def _too_few(judge: GateResult, labels: HumanLabelSet, n: int) -> GateResult:
+def _too_few(judge: GateResult, labels: HumanLabelSet, n: int, minimum: int) -> GateResult:
     details = judge.details | _judge_details(judge)
-    details |= {"labels_drawn": labels.drawn, "labels_missing": labels.missing, "labelled_n": n}
+    details |= {
+        "labels_drawn": labels.drawn,
+        "labels_missing": labels.missing,
+        "labelled_n": n,
+        "labelled_n_min": minimum,
+    }
     return judge.model_copy(
         update={
             "status": GateStatus.INCONCLUSIVE,
             "reason": f"{judge.reason.split(':', 1)[0]}: {n} human labels in this test; the "
-            "judge-corrected bound needs at least 2 (the judge alone does not decide)",
-            "more_paired_n": None,
-            "details": details,
+            f"judge-corrected bound needs at least {minimum} (the contract's min_paired_n): "
+            f"about {minimum - n} more human labels are needed (the judge alone does not "
+            "decide)",
+            "more_paired_n": minimum - n,
+            "details": details | {"units": "human labels"},
         }
     )
+
+
+def _missing_note(labels: HumanLabelSet, imputed: int) -> str:
+    """The reason's account of drawn items left without both labels (``labels_missing``)."""
+    if not labels.missing:
+        return ""
+    return (
+        f"; labels_missing: {labels.missing} of {labels.drawn} drawn items lack a label, the "
+        f"{imputed} in this test imputed adversarially (the candidate's label at the scale's "
+        "worst end, the baseline's at its best)"
+    )
+
+
+def _human_pairs(
+    example_ids: np.ndarray, labels: HumanLabelSet, least_favourable: tuple[float, float]
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(mask of ``example_ids`` with a human pair; whether each of those is a real label, not
+    imputed; the candidate's and the baseline's human values there). Every drawn example
+    without both labels gets ``least_favourable``, so withholding labels never helps the
+    candidate (the worst-case bound of Manski 1989, "Anatomy of the selection problem")."""
+    real = labels.values()
+    imputed = {i: least_favourable for i in labels.missing_ids if i not in real}
+    human = real | imputed
+    mask = np.fromiter((i in human for i in example_ids.tolist()), bool, example_ids.size)
+    kept = example_ids[mask].tolist()
+    is_real = np.fromiter((i in real for i in kept), bool, len(kept))
+    hc, hb = np.array([human[i] for i in kept], dtype=np.float64).reshape(-1, 2).T
+    return mask, is_real, hc, hb
 
 
 def _disagreements(
@@ -107,6 +142,8 @@ def gate_corrected(
     sign: int,
     power: float,
     agree_at: float,
+    min_labelled: int,
+    least_favourable: tuple[float, float],
 ) -> GateResult:
     """The noninferiority gate ``judge`` re-decided on the PPI++ bound of the human delta.
 
@@ -121,6 +158,12 @@ def gate_corrected(
         agree_at: the value from which an output counts as good, for the judge–human
             disagreement count (``details.judge_human_disagreements`` of
             ``judge_human_outputs``, read by ``gates.corroboration.calibrate_on_labels``).
+        min_labelled: the fewest real human labels in this test for the bound to decide
+            (the contract's ``min_paired_n`` of the test); below it the gate is INCONCLUSIVE
+            with the count of labels still needed.
+        least_favourable: (candidate's, baseline's) human value imputed for a drawn example
+            of this test without both labels: the candidate's worst and the baseline's best
+            end of the scale (``gates.paired._least_favourable_ends``), metric units.
 
     Returns:
         A GateResult with the same id: estimate and bounds are the corrected ones (one-sided
@@ -130,11 +173,11 @@ def gate_corrected(
         Pass when the lower bound exceeds -margin, fail when the upper bound is below it.
     """
     assert judge.threshold is not None and judge.alpha is not None
-    human = labels.values()
-    mask = np.fromiter((i in human for i in example_ids.tolist()), bool, example_ids.size)
-    if int(mask.sum()) < 2:
-        return _too_few(judge, labels, int(mask.sum()))
-    hc, hb = np.array([human[i] for i in example_ids[mask].tolist()], dtype=np.float64).T
+    mask, is_real, hc, hb = _human_pairs(example_ids, labels, least_favourable)
+    n_real = int(is_real.sum())
+    n_imputed = is_real.size - n_real
+    if n_real < max(min_labelled, 2):
+        return _too_few(judge, labels, n_real, max(min_labelled, 2))
     judge_deltas = sign * (judge_pair[0] - judge_pair[1])
     bound = ppi_mean_bound(
         judge_deltas,
@@ -144,7 +187,8 @@ def gate_corrected(
         unlabelled_mask=~mask,
         threshold=judge.threshold,
     )
-    disagree = _disagreements((judge_pair[0][mask], judge_pair[1][mask]), (hc, hb), agree_at, sign)
+    judged_real = (judge_pair[0][mask][is_real], judge_pair[1][mask][is_real])
+    disagree = _disagreements(judged_real, (hc[is_real], hb[is_real]), agree_at, sign)
     upper = bound.upper_bound
     status = _status(bound, upper, judge.threshold)
     more = None
@@ -154,15 +198,17 @@ def gate_corrected(
     details |= {
         "units": "human labels",
         "ppi_lambda": bound.lam,
-        "labelled_n": bound.n,
+        "labelled_n": n_real,
         "judged_n": bound.n_total,
         "judge_bias": bound.judge_bias,
         "standard_error": bound.standard_error,
         "labels_drawn": labels.drawn,
         "labels_missing": labels.missing,
-        "labels_outside_test": len(human) - bound.n,
+        "labels_imputed": n_imputed,
+        "labelled_n_min": min_labelled,
+        "labels_outside_test": len(labels.example_ids) - n_real,
         "judge_human_disagreements": disagree,
-        "judge_human_outputs": 2 * bound.n,
+        "judge_human_outputs": 2 * n_real,
     }
     return judge.model_copy(
         update={
@@ -171,7 +217,9 @@ def gate_corrected(
             "lower_bound": bound.lower_bound,
             "upper_bound": upper if math.isfinite(upper) else None,
             "p_value": bound.p_value,
-            "reason": _reason(judge, bound, status, more) + _cluster_note(judge),
+            "reason": _reason(judge, bound, status, more)
+            + _missing_note(labels, n_imputed)
+            + _cluster_note(judge),
             "more_paired_n": more,
             "method": METHOD,
             "details": details,

@@ -2,9 +2,10 @@
 
 The reviewers' CSV has one row per item: ``item_id``, ``label_a``, ``label_b`` (values on the
 metric's scale; an empty cell is a missing label). Every labelled item must be one of the
-queue's items (a label for an item outside the draw is an error: the sample would no longer be
-the uniform random draw the bound assumes); items without both labels are counted as missing
-and reported, never dropped silently.
+queue's items, and item ids carry the draw's tag (``review.queue.draw_tag``), so labels written
+for another draw's items are refused (a label for an item outside the draw is an error: the
+sample would no longer be the uniform random draw the bound assumes); items without both labels
+are counted as missing and reported, never dropped silently.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import numpy as np
 
 from ragwarrant.adapters._cells import parse_number
 from ragwarrant.errors import EvidenceError
-from ragwarrant.review.queue import ReviewQueue
+from ragwarrant.review.queue import ReviewQueue, queue_tag
 
 __all__ = ["LABEL_COLUMNS", "HumanLabelSet", "read_labels"]
 
@@ -34,6 +35,7 @@ class HumanLabelSet:
         example_ids: shape (n,) example ids with both labels.
         candidate_values, baseline_values: shape (n,) human values in metric units.
         drawn: items in the draw; missing: drawn items without both labels.
+        missing_ids: the example ids of those ``missing`` items (the gate imputes them).
     """
 
     metric: str
@@ -44,6 +46,7 @@ class HumanLabelSet:
     baseline_values: np.ndarray
     drawn: int
     missing: int
+    missing_ids: tuple[str, ...] = ()
 
     def values(self) -> dict[str, tuple[float, float]]:
         """Example id → (candidate's, baseline's) human value."""
@@ -115,10 +118,12 @@ def read_labels(
 
     Raises:
         EvidenceError: ``labels-columns-missing``, ``label-outside-draw`` (an item id not in
-            the queue), ``label-duplicate``, ``label-not-a-number``, ``label-out-of-scale``;
-            each names the file, the row (1 = header) and the column, never the value.
+            the queue, or not carrying the queue's draw tag), ``label-duplicate``,
+            ``label-not-a-number``, ``label-out-of-scale``; each names the file, the row
+            (1 = header) and the column, never the value.
     """
-    items = {it.item_id: it for it in queue.items}
+    tag = queue_tag(queue)
+    items = {it.item_id: it for it in queue.items if it.item_id.startswith(f"{tag}-")}
     seen: set[str] = set()
     labelled: dict[str, tuple[float, float]] = {}
     for row, record in enumerate(_rows(path, relative), start=2):
@@ -126,7 +131,8 @@ def read_labels(
         if item_id not in items:
             raise _error(
                 "label-outside-draw",
-                f"{relative} row {row}: item_id is not an item of the review queue",
+                f"{relative} row {row}: item_id is not an item of the review queue "
+                "(labels answer one draw: its item ids carry the draw's tag)",
                 relative,
                 row,
                 "item_id",
@@ -154,6 +160,7 @@ def read_labels(
         example_ids=tuple(labelled),
         candidate_values=values[:, 0],
         baseline_values=values[:, 1],
-        drawn=len(items),
-        missing=len(items) - len(labelled),
+        drawn=len(queue.items),
+        missing=len(queue.items) - len(labelled),
+        missing_ids=tuple(it.example_id for it in queue.items if it.example_id not in labelled),
     )

@@ -13,9 +13,18 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from ragwarrant.digests import sha256_bytes
 from ragwarrant.errors import EvidenceError
 
-__all__ = ["QUEUE_SCHEMA_VERSION", "DrawnItem", "EvidenceDigest", "ReviewQueue", "read_queue"]
+__all__ = [
+    "QUEUE_SCHEMA_VERSION",
+    "DrawnItem",
+    "EvidenceDigest",
+    "ReviewQueue",
+    "draw_tag",
+    "queue_tag",
+    "read_queue",
+]
 
 QUEUE_SCHEMA_VERSION: Literal["1"] = "1"
 Role = Literal["candidate", "baseline"]
@@ -29,7 +38,8 @@ class DrawnItem(_Frozen):
     """One drawn example, blinded.
 
     Attributes:
-        item_id: the id the reviewer sees (carries no policy or example information).
+        item_id: the id the reviewer sees (carries no policy or example information):
+            ``<draw tag>-r0001``..., the tag (``draw_tag``) unique to the draw.
         example_id: the evidence's example id.
         slice: the example's slice value, if any.
         shown: which policy's output is shown as A and which as B.
@@ -70,6 +80,27 @@ class ReviewQueue(_Frozen):
     population: int = Field(ge=0)
     evidence: list[EvidenceDigest]
     items: list[DrawnItem]
+
+
+def draw_tag(seed: int, evidence: list[EvidenceDigest], n: int, meta: tuple[str, str, str]) -> str:
+    """The first 8 hex digits of the sha256 of the draw's identity, prefixing its item ids.
+
+    Args:
+        seed: the draw's seed; evidence: the evidence files drawn from (their sha256 only,
+            sorted, count); n: items drawn; meta: (metric, baseline, candidate).
+
+    Returns:
+        8 lowercase hex digits: two draws differ in them unless they are the same draw, so
+        labels written for one draw's items are never taken for another's.
+    """
+    shas = ",".join(sorted(e.sha256 for e in evidence))
+    return sha256_bytes(f"{seed}|{shas}|{n}|{'|'.join(meta)}".encode())[:8]
+
+
+def queue_tag(queue: ReviewQueue) -> str:
+    """``draw_tag`` of a queue read back."""
+    meta = (queue.metric, queue.baseline, queue.candidate)
+    return draw_tag(queue.seed, queue.evidence, len(queue.items), meta)
 
 
 def read_queue(path: Path, relative: str) -> ReviewQueue:

@@ -20,7 +20,7 @@ import pyarrow.compute as pc
 
 from ragwarrant.contract import ReleaseContract
 from ragwarrant.errors import EvidenceError, UsageError
-from ragwarrant.review.queue import DrawnItem, EvidenceDigest, ReviewQueue
+from ragwarrant.review.queue import DrawnItem, EvidenceDigest, ReviewQueue, draw_tag
 
 __all__ = ["Population", "check_redraw", "draw", "evidence_digests", "population"]
 
@@ -119,7 +119,8 @@ def draw(
         evidence: the evidence files the population was read from, with sha256.
 
     Returns:
-        ReviewQueue: items in a random order, ids ``r0001``... (they reveal nothing), each with
+        ReviewQueue: items in a random order, ids ``<tag>-r0001``... (they reveal nothing; the
+        tag is ``draw_tag``, unique to the draw), each with
         the policy shown as A chosen by a fair coin.
 
     Raises:
@@ -135,9 +136,10 @@ def draw(
     rng = np.random.default_rng(seed)
     chosen = _chosen(pop, n, rng, stratify)
     flips = rng.random(len(chosen)) < 0.5
+    tag = draw_tag(seed, evidence, len(chosen), meta)
     items = [
         DrawnItem(
-            item_id=f"r{k + 1:04d}",
+            item_id=f"{tag}-r{k + 1:04d}",
             example_id=pop.example_ids[i],
             slice=pop.slices[i],
             shown=("baseline", "candidate") if flip else ("candidate", "baseline"),
