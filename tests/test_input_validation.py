@@ -7,8 +7,10 @@ import hashlib
 
 import numpy as np
 import orjson
+import pytest
 
 from ragwarrant import cli
+from ragwarrant.display import quoted
 from tests.conftest import simulate
 
 
@@ -148,6 +150,87 @@ def test_a_distinct_undeclared_split_label_only_notes(make_input, tmp_path):
     code, decision = _split_by_task(make_input, ("holdout", "holdout", "train"), tmp_path / "out")
     assert decision["run_class"] != "BLOCK" and code != 12
     assert all("split-labels" not in g["id"] for g in decision["run_gates"])
+
+
+@pytest.mark.parametrize("label", ["ho\u200bldout", "hold\u043eut", "hold\u2010out"])
+def test_a_split_label_with_invisible_lookalike_or_dash_blocks(make_input, tmp_path, label):
+    """A zero-width space, a Cyrillic 'о' or a Unicode hyphen in 'holdout' BLOCKs (trial 2, 4)."""
+    code, decision = _split_by_task(make_input, ("holdout", "holdout", label), tmp_path / "out")
+    assert (code, decision["run_class"]) == (12, "BLOCK")
+    gate = next(
+        g for g in decision["run_gates"] if g["id"] == "hard:contract-evidence:split-labels"
+    )
+    assert f"{quoted(label)} (200 examples)" in gate["reason"]
+
+
+def _slice_by_task(make_input, labels: tuple[str, ...], out):
+    """A run on 600 examples cycling through task ``labels`` with protected slice ``summ``; the
+    candidate scores 0 on every example whose task is the third label. Returns (exit, decision)."""
+    data = simulate(600, slices=labels)
+    data["cand"]["correct"][data["cand"]["task"] == labels[2]] = 0.0
+
+    def mutate(c):
+        c["protected_slices"] = [{"value": "summ", "margin_abs": 0.05}]
+
+    inp = make_input(data=data, mutate=mutate)
+    return run(["run", "--input", str(inp), "--output", str(out)]), load(out)
+
+
+@pytest.mark.parametrize("label", ["Summ", "s\u00fcmm", "summ\u200b"])
+def test_a_protected_slice_label_that_folds_to_the_declared_one_blocks(make_input, tmp_path, label):
+    """Every third example labelled 'Summ' (candidate scored 0) beside protected 'summ' BLOCKs
+    instead of leaving the slice test without them (trial 2, defect 1)."""
+    code, decision = _slice_by_task(make_input, ("summ", "qa", label), tmp_path / "out")
+    assert (code, decision["run_class"]) == (12, "BLOCK")
+    gate = next(
+        g for g in decision["run_gates"] if g["id"] == "hard:contract-evidence:slice-labels"
+    )
+    assert f"{quoted(label)} (200 examples)" in gate["reason"]
+    assert "protected_slices[0].value" in gate["reason"]
+
+
+def test_a_distinct_slice_label_only_notes(make_input, tmp_path):
+    """A 'summary' task beside protected 'summ' is another slice: no slice-labels gate."""
+    code, decision = _slice_by_task(make_input, ("summ", "qa", "summary"), tmp_path / "out")
+    assert code != 12 and all("slice-labels" not in g["id"] for g in decision["run_gates"])
+
+
+def _relabel_candidate(inp, label: str) -> None:
+    """Rewrite every third candidate row of the results CSV as policy ``label``, scored 0."""
+    path = inp / "evidence" / "results.csv"
+    lines = path.read_text().splitlines()
+    for i, line in enumerate(lines[1:], start=1):
+        cells = line.split(",")
+        if cells[1] == "cand" and int(cells[0][2:]) % 3 == 0:
+            cells[1], cells[4] = label, "0.0"
+            lines[i] = ",".join(cells)
+    path.write_text("\n".join(lines) + "\n")
+
+
+@pytest.mark.parametrize("label", ["CAND", "c\u0430nd"])
+def test_a_policy_label_that_folds_to_a_contract_policy_blocks(make_input, tmp_path, label):
+    """Candidate rows labelled 'CAND' or with a Cyrillic 'а', scored 0, BLOCK instead of being
+    dropped as an undeclared policy (trial 2, defect 3)."""
+    inp = make_input(data=simulate(600))
+    _relabel_candidate(inp, label)
+    out = tmp_path / "out"
+    assert run(["run", "--input", str(inp), "--output", str(out)]) == 12
+    gate = next(
+        g for g in load(out)["run_gates"] if g["id"] == "hard:contract-evidence:policy-labels"
+    )
+    assert f"{quoted(label)} (200 examples)" in gate["reason"]
+
+
+def test_a_distinct_policy_label_only_notes(make_input, tmp_path):
+    """Rows of a third policy 'other' are noted as undeclared, not a policy-labels BLOCK (the
+    candidate's missing rows still fail its pairing coverage)."""
+    inp = make_input(data=simulate(600))
+    _relabel_candidate(inp, "other")
+    out = tmp_path / "out"
+    run(["run", "--input", str(inp), "--output", str(out)])
+    assert all("policy-labels" not in g["id"] for g in load(out)["run_gates"])
+    checks = load(out, "validation_report.json")["checks"]
+    assert any(c["id"] == "undeclared-policies" and "other" in c["message"] for c in checks)
 
 
 def test_infinite_values_counted_in_validation_report(make_input, tmp_path):
@@ -314,11 +397,11 @@ def test_absent_protected_slice_lists_the_slices_present(make_input, tmp_path):
     """A protected slice missing from the evidence names the slices that exist (e.g. a typo)."""
     out = tmp_path / "out"
     inp = make_input(
-        mutate=lambda c: c.update({"protected_slices": [{"value": "A", "min_paired_n": 30}]})
+        mutate=lambda c: c.update({"protected_slices": [{"value": "c", "min_paired_n": 30}]})
     )
     assert run(["run", "--input", str(inp), "--output", str(out)]) == 12
     gate = next(
-        g for g in load(out)["candidates"][0]["gates"] if g["id"] == "hard:slice-paired-n:correct@A"
+        g for g in load(out)["candidates"][0]["gates"] if g["id"] == "hard:slice-paired-n:correct@c"
     )
     assert "its slices: 'a', 'b'" in gate["reason"]
 
@@ -384,15 +467,16 @@ def test_costs_too_large_to_aggregate_block_without_a_warning(make_input, tmp_pa
 
 
 def test_a_lookalike_slice_name_reads_differently_in_the_reason(make_input, tmp_path):
-    """A protected slice written with a Cyrillic 'а' (looks like the evidence's 'a') is named
-    with its escape, beside the slices that exist, so the two do not read alike."""
+    """A protected slice written with a Cyrillic 'а' (looks like the evidence's 'a') BLOCKs the
+    run as a near miss, the declared value named with its escape so the two do not read alike."""
     out = tmp_path / "out"
     inp = make_input(
         mutate=lambda c: c.update({"protected_slices": [{"value": "\u0430", "min_paired_n": 30}]})
     )
     assert run(["run", "--input", str(inp), "--output", str(out)]) == 12
     gate = next(
-        g for g in load(out)["candidates"][0]["gates"] if g["id"].startswith("hard:slice-paired")
+        g for g in load(out)["run_gates"] if g["id"] == "hard:contract-evidence:slice-labels"
     )
-    assert "the evidence has no slice 'а'" not in gate["reason"]
-    assert "its slices: 'a', 'b'" in gate["reason"]
+    assert (
+        "slice '\\u0430' is declared" in gate["reason"] and "'a' (100 examples)" in gate["reason"]
+    )

@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
+import pytest
 import yaml
 
 from ragwarrant.contract import (
     ReleaseContract,
     check_directions,
+    check_near_misses,
     check_policy_ids,
     check_scales,
-    check_split_near_misses,
     check_splits_declared,
     load_contract_source,
 )
+from ragwarrant.display import quoted
 from tests.conftest import base_contract
 
 
@@ -71,12 +73,53 @@ def test_split_near_misses_by_case_space_or_unicode_form():
     contract = ReleaseContract.model_validate(c)
     counts = {"holdout": 400, "Holdout": 150, "hold out ": 40, "\uff28oldout": 10, "dev": 50}
     counts |= {"DEV": 3, "train": 900}
-    dev, held = check_split_near_misses(contract, counts)
+    dev, held = check_near_misses(contract, "split", counts)
     assert held.startswith("splits.confirmatory:") and "200 examples" in held
     assert "'Holdout' (150 examples)" in held and "'hold out ' (40 examples)" in held
-    assert "'\uff28oldout' (10 examples)" in held and "train" not in held
+    assert "'\\uff28oldout' (10 examples)" in held and "train" not in held
     assert dev.startswith("splits.development:") and "'DEV' (3 examples)" in dev
-    assert check_split_near_misses(contract, {"holdout": 400, "dev": 5, "train": 900}) == []
+    assert check_near_misses(contract, "split", {"holdout": 400, "dev": 5, "train": 900}) == []
+
+
+@pytest.mark.parametrize(
+    "label",
+    [
+        "ho\u200bldout",  # zero-width space (Cf)
+        "hold\u2010out",  # Unicode hyphen (Pd)
+        "hold-out",
+        "hold_out",
+        "hold\u043eut",  # Cyrillic o
+        "\u041dOLDOUT",  # Cyrillic capital En, drawn like H
+        "h\u03bfldout",  # Greek omicron
+        "ho\u0301ldout",  # combining acute accent
+        "\u202eholdout",  # bidirectional override
+    ],
+)
+def test_split_near_misses_by_invisible_dash_accent_or_lookalike(label):
+    """Format characters, dashes and punctuation, accents and Cyrillic or Greek letters drawn
+    like Latin ones (UTS #39 confusables) fold away: each such label BLOCKs, shown escaped."""
+    c = base_contract()
+    c["splits"] = {"confirmatory": "holdout"}
+    contract = ReleaseContract.model_validate(c)
+    (message,) = check_near_misses(contract, "split", {"holdout": 400, label: 7})
+    assert f"{quoted(label)} (7 examples)" in message
+    assert label.isprintable() or label not in message
+
+
+def test_slice_and_policy_near_misses_name_the_contract_key():
+    """Protected slice values and policy ids get the same check, located at their key; labels
+    that differ by more than folding (another task, a third policy) are not reported."""
+    c = base_contract()
+    c["protected_slices"] = [{"value": "summ", "margin_abs": 0.05}]
+    contract = ReleaseContract.model_validate(c)
+    (sl,) = check_near_misses(contract, "slice", {"summ": 50, "Summ": 20, "summary": 9, "qa": 5})
+    assert sl.startswith("protected_slices[0].value:") and "'Summ' (20 examples)" in sl
+    assert "summary" not in sl
+    base, cand = contract.baseline.policy_id, contract.candidates[0].policy_id
+    counts = {base: 100, cand: 100, cand.upper(): 30, f"{base}-2": 4}
+    (pol,) = check_near_misses(contract, "policy", counts)
+    assert pol.startswith("candidates[0].policy_id:") and f"'{cand.upper()}' (30 examples)" in pol
+    assert check_near_misses(contract, "slice", {"summary": 9}) == []
 
 
 def test_no_split_values_no_block():

@@ -47,10 +47,11 @@ from ragwarrant.contract._models import (
     TelemetryReduction,
 )
 from ragwarrant.contract._runtime import (
+    NearMissKind,
     check_directions,
+    check_near_misses,
     check_policy_ids,
     check_scales,
-    check_split_near_misses,
     check_splits_declared,
 )
 from ragwarrant.contract._sanity import (
@@ -97,7 +98,8 @@ __all__ = [
     "check_directions",
     "check_policy_ids",
     "check_scales",
-    "check_split_near_misses",
+    "NearMissKind",
+    "check_near_misses",
     "check_splits_declared",
     "did_you_mean",
     "find_contract",

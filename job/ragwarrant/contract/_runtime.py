@@ -4,26 +4,32 @@ Each returns a list of located messages (empty when the contract and the evidenc
 engine turns a non-empty list into a failed run-level hard gate (BLOCK). With ``source`` (from
 ``load_contract_source``) a message starts ``contract.yaml: key.path (line N):``; without it,
 ``key.path:``. Messages repeat declared ids and numbers, never free text from the evidence other
-than the ids and split values it holds.
+than the ids, split and slice values it holds (shown through ``display.quoted``).
 """
 
 from __future__ import annotations
 
 import unicodedata
 from collections.abc import Collection, Iterable, Mapping
+from typing import Literal
 
 from ragwarrant.contract._document import Loc, key_path
 from ragwarrant.contract._loading import ContractSource
 from ragwarrant.contract._models import ReleaseContract
 from ragwarrant.contract._sanity import did_you_mean, scale_tolerance
+from ragwarrant.display import quoted
 
 __all__ = [
+    "NearMissKind",
     "check_directions",
+    "check_near_misses",
     "check_policy_ids",
     "check_scales",
-    "check_split_near_misses",
     "check_splits_declared",
 ]
+
+#: What ``check_near_misses`` compares: split values, protected slice values or policy ids.
+NearMissKind = Literal["split", "slice", "policy"]
 
 _CONFIRMATORY_NAMES = ("confirmatory", "holdout", "heldout", "held-out", "held_out", "test")
 _DEVELOPMENT_NAMES = ("development", "dev", "validation", "val", "tuning", "train")
@@ -109,59 +115,95 @@ def check_splits_declared(
     ]
 
 
+#: Cyrillic and Greek letters drawn like Latin ones, mapped to the Latin letter (a subset of
+#: Unicode's confusables.txt, UTS #39 "Unicode Security Mechanisms", section 4): applied before
+#: case folding, so an upper-case form maps to the letter it looks like (Greek ``Η`` to ``H``).
+_LATIN_OF = str.maketrans(
+    "аеорсхуіјѕһԁԛԝӏүАВЕКМНОРСТХУІЈЅҮӀαικνορτυχΑΒΕΖΗΙΚΜΝΟΡΤΥΧ",
+    "aeopcxyijshdqwlyABEKMHOPCTXYIJSYIaikvoptuxABEZHIKMNOPTYX",
+)
+#: Dropped when folding: format characters (zero-width space, bidirectional marks), controls,
+#: combining marks (accents after NFD), separators and every punctuation class (dashes U+2010,
+#: U+2212 and ``-``, ``_``, ``.``, quotes, brackets).
+_FOLD_DROP = ("Cf", "Cc", "Mn", "Me", "Z", "P")
+
+
 def _folded(label: str) -> str:
-    """``label`` without case, white space or Unicode compatibility differences (NFKC, then
-    casefold, then every white space character removed): two labels that fold alike name the
-    same split to a reader."""
-    return "".join(unicodedata.normalize("NFKC", label).casefold().split())
+    """``label`` as a reader takes it: NFKC, lookalike Cyrillic and Greek letters as Latin
+    (``_LATIN_OF``), casefold, NFD, then every white space, format, control, combining mark
+    and punctuation character removed. Two labels that fold alike name the same thing to a
+    reader (``Holdout``, ``hold-out``, ``hold\u2010out``, ``ho\u200bldout``, ``holdоut``
+    with a Cyrillic ``о`` and ``hóldout`` all fold to ``holdout``)."""
+    text = unicodedata.normalize("NFKC", label).translate(_LATIN_OF).casefold()
+    return "".join(
+        ch
+        for ch in unicodedata.normalize("NFD", text)
+        if not ch.isspace() and not unicodedata.category(ch).startswith(_FOLD_DROP)
+    )
 
 
-def check_split_near_misses(
+def _declared_labels(contract: ReleaseContract, kind: NearMissKind) -> dict[Loc, str]:
+    """Contract key → the label it declares, for one kind of label."""
+    if kind == "split":
+        splits = contract.splits
+        if splits is None:
+            return {}
+        roles = {"development": splits.development, "confirmatory": splits.confirmatory}
+        return {("splits", role): v for role, v in roles.items() if v is not None}
+    if kind == "slice":
+        return {
+            ("protected_slices", i, "value"): ps.value
+            for i, ps in enumerate(contract.protected_slices)
+        }
+    declared: dict[Loc, str] = {("baseline", "policy_id"): contract.baseline.policy_id}
+    for i, c in enumerate(contract.candidates):
+        declared[("candidates", i, "policy_id")] = c.policy_id
+    return declared
+
+
+def check_near_misses(
     contract: ReleaseContract,
-    split_examples: Mapping[str, int],
+    kind: NearMissKind,
+    examples: Mapping[str, int],
     *,
     source: ContractSource | None = None,
 ) -> list[str]:
-    """Report undeclared split values that differ from a declared one only by case, white space
-    or Unicode form (``Holdout`` for ``holdout``, ``holdout `` or a full-width form).
+    """Report labels in the evidence that the contract does not declare but that differ from a
+    declared one only as ``_folded`` ignores: case, white space, punctuation and dashes,
+    accents, invisible characters, compatibility forms or Cyrillic/Greek lookalike letters.
 
-    Their examples are in no split role, so they would be dropped from the decision while a
-    reader takes them for the declared split (a trial PROMOTEd a candidate whose every third
-    example, scored 0 and labelled ``Holdout``, was dropped with a note). A value that folds to
-    no declared one (a ``train`` split the contract leaves out) is not reported here: it stays
-    the ``split-unassigned`` note.
+    Rows with such a label are in no split role, no protected slice or no tested policy, so
+    they would be dropped from the decision while a reader takes them for the declared one (a
+    trial PROMOTEd candidates whose worst examples were labelled ``Holdout``, ``Summ`` for
+    protected ``summ`` or ``TOPK3`` for ``topk3``). A label that folds to no declared one (a
+    ``train`` split, another task, a third policy) is not reported here: it stays a note.
 
     Args:
         contract: the validated contract.
-        split_examples: split value → examples that have a row in it (all values present).
+        kind: ``split`` (``splits:`` values), ``slice`` (``protected_slices[*].value``) or
+            ``policy`` (baseline and candidate policy ids).
+        examples: label → examples that have a row with it (every label present).
         source: the contract's source, for line numbers.
 
     Returns:
-        One message per declared role with near misses, naming them and their example counts.
+        One message per declared label with near misses, naming them (``display.quoted``) and
+        their example counts.
     """
-    if contract.splits is None:
-        return []
-    roles = {
-        "development": contract.splits.development,
-        "confirmatory": contract.splits.confirmatory,
-    }
-    declared = {v for v in roles.values() if v is not None}
+    declared = _declared_labels(contract, kind)
+    known = set(declared.values())
     messages = []
-    for role, wanted in roles.items():
-        if wanted is None:
-            continue
-        near = sorted(
-            v for v in split_examples if v not in declared and _folded(v) == _folded(wanted)
-        )
+    for loc, wanted in declared.items():
+        key = _folded(wanted)
+        near = sorted(v for v in examples if v not in known and _folded(v) == key)
         if not near:
             continue
-        n = sum(split_examples[v] for v in near)
-        shown = ", ".join(f"{v!r} ({split_examples[v]} examples)" for v in near)
+        n = sum(examples[v] for v in near)
+        shown = ", ".join(f"{quoted(v)} ({examples[v]} examples)" for v in near)
         messages.append(
-            f"{_where(source, ('splits', role))}: split {wanted!r} is declared, but the evidence "
-            f"also labels {n} examples {shown}, which differ from it only by case, white space "
-            "or Unicode form and would be left out of the decision; relabel them in the "
-            "evidence, or declare the intended value"
+            f"{_where(source, loc)}: {kind} {quoted(wanted)} is declared, but the evidence also "
+            f"labels {n} examples {shown}, which differ from it only by case, white space, "
+            "punctuation, accents, invisible characters or lookalike letters and would be left "
+            "out of the decision; relabel them in the evidence, or declare the intended value"
         )
     return messages
 

@@ -3,9 +3,9 @@
 - ``hard:contract-references``: every file the contract names exists and is readable.
 - ``hard:evidence-readable:<source>``: an evidence source could be read by its adapter.
 - ``hard:contract-evidence:<check>``: the contract agrees with the evidence it governs
-  (``contract.check_policy_ids``, ``check_splits_declared``, ``check_split_near_misses``,
-  ``check_scales``, ``check_directions``); present only
-  when it fails.
+  (``contract.check_policy_ids``, ``check_splits_declared``, ``check_scales``,
+  ``check_directions``, and ``check_near_misses`` as ``split-labels``, ``slice-labels`` and
+  ``policy-labels``: undeclared labels that fold to a declared one); present only when it fails.
 - ``multiplicity:holm-across-candidates``: a candidate's p-value meets its Holm level when
   several candidates are tested on the confirmatory split (Holm 1979, "A simple sequentially
   rejective multiple test procedure", Scand. J. Statist. 6:65-70).
@@ -24,10 +24,11 @@ from typing import Protocol
 import numpy as np
 
 from ragwarrant.contract import (
+    NearMissKind,
     check_directions,
+    check_near_misses,
     check_policy_ids,
     check_scales,
-    check_split_near_misses,
     check_splits_declared,
 )
 from ragwarrant.errors import EvidenceError
@@ -193,9 +194,25 @@ def _declared_directions(inputs: Inputs) -> dict[str, dict[str, str]]:
     return declared
 
 
-def _split_examples(index: EvidenceIndex) -> dict[str, int]:
-    """split value → examples with a row in it."""
-    return {v: int(np.count_nonzero(index.in_split(v))) for v in index.split_labels}
+def _label_examples(index: EvidenceIndex) -> dict[NearMissKind, dict[str, int]]:
+    """For splits, slices and policies: label → examples with a row under it."""
+    return {
+        "split": {v: int(np.count_nonzero(index.in_split(v))) for v in index.split_labels},
+        "slice": {
+            v: int(np.count_nonzero(index.in_slice(v)))
+            for v in index.slice_labels
+            if isinstance(v, str)
+        },
+        "policy": _policy_examples(index),
+    }
+
+
+def _policy_examples(index: EvidenceIndex) -> dict[str, int]:
+    """policy id → examples with a row of it (any metric)."""
+    rows: dict[str, np.ndarray] = {}
+    for (policy, _), col in index.columns.items():
+        rows[policy] = rows[policy] | col.has_row if policy in rows else col.has_row
+    return {policy: int(np.count_nonzero(has)) for policy, has in rows.items()}
 
 
 def contract_evidence_gates(inputs: Inputs, index: EvidenceIndex) -> list[GateResult]:
@@ -213,7 +230,10 @@ def contract_evidence_gates(inputs: Inputs, index: EvidenceIndex) -> list[GateRe
     found = {
         "policy-ids": check_policy_ids(contract, index.policies(), source=source),
         "splits": check_splits_declared(contract, index.split_labels, source=source),
-        "split-labels": check_split_near_misses(contract, _split_examples(index), source=source),
+        **{
+            f"{kind}-labels": check_near_misses(contract, kind, examples, source=source)
+            for kind, examples in _label_examples(index).items()
+        },
         "scales": check_scales(contract, observed, non_binary=non_binary, source=source),
         "directions": check_directions(contract, _declared_directions(inputs), source=source),
     }
