@@ -36,7 +36,9 @@ def _input(root):
         (root / f"{p}.json").write_text(json.dumps({"model": p}))
     with (root / "evals.csv").open("w", newline="") as f:
         w = csv.writer(f)
-        w.writerow(["qid", "policy", "split", "faithfulness", "cost", "question", "response", "contexts"])
+        w.writerow(
+            ["qid", "policy", "split", "faithfulness", "cost", "question", "response", "contexts"]
+        )
         for i in range(20):
             for p, lead in (("prod", "-1 "), ("topk3", "@SUM(A1) ")):
                 ctx = json.dumps(["+cmd " + _HOSTILE])

@@ -175,7 +175,7 @@ def test_an_edited_queue_blocks(make_input, tmp_path, edit, code, pointer):
 
 @pytest.mark.parametrize("taken", [".csv", ".html"])
 def test_cli_refuses_when_the_csv_or_page_exists(make_input, tmp_path, taken):
-    """An existing file beside QUEUE (evidence named evals.csv, an old page) is never overwritten."""
+    """A file beside QUEUE (evidence named evals.csv, an old page) is never overwritten."""
     root = make_input()
     out = tmp_path / "evals.json"
     victim = out.with_suffix(taken)

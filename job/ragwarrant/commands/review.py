@@ -16,7 +16,8 @@ __all__ = ["REVIEW_SAMPLE_HELP", "register"]
 REVIEW_SAMPLE_HELP = CommandHelp(
     purpose="draw a blinded random sample of examples for reviewers to label",
     reads="DIR (--input): the contract and the evidence it names, as 'run' reads them",
-    writes="QUEUE (--output, a new .json path: the draw's seed, item ids, blinded order, evidence sha256), "
+    writes="QUEUE (--output, a new .json path: the draw's seed, item ids, blinded order, "
+    "evidence sha256), "
     "and beside it QUEUE with .csv and .html: the items with both outputs as A and B, to label",
     codes=(ExitCode.PROMOTE, ExitCode.NO_INPUT, ExitCode.CONFIG),
     success="the queue, the CSV and the page were written",
