@@ -149,7 +149,5 @@ def test_console_log_lines_show_control_characters() -> None:
 
 def test_visible_keep_leaves_only_the_named_characters():
     """keep="\\n": line feeds stay, ESC, CR and bidi controls are still escaped."""
-    from ragwarrant.display import visible
-
     assert visible("a\nb\x1b\r\u202e\u2066", keep="\n") == "a\nb\\x1b\\r\\u202e\\u2066"
     assert visible("a\nb") == "a\\nb"
