@@ -156,3 +156,9 @@ def test_an_escape_sequence_in_markdown_is_no_unc_path() -> None:
     assert rendered == visible("q\x1b[2Jz")
     report = f"duplicate example id {text}\n".encode()
     assert {f.kind for f in scan_outputs({"report.md": report}, iter(()))} == set()
+
+
+def test_visible_keep_leaves_only_the_named_characters():
+    """keep="\\n": line feeds stay, ESC, CR and bidi controls are still escaped."""
+    assert visible("a\nb\x1b\r\u202e\u2066", keep="\n") == "a\nb\\x1b\\r\\u202e\\u2066"
+    assert visible("a\nb") == "a\\nb"

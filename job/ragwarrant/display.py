@@ -70,11 +70,13 @@ def _hidden(ch: str) -> bool:
     return unicodedata.category(ch) in _HIDDEN_CATEGORIES
 
 
-def visible(text: str) -> str:
+def visible(text: str, *, keep: str = "") -> str:
     """Return ``text`` with every invisible or line-breaking character as a visible escape.
 
     Args:
         text: any string (a value from the inputs, a message embedding one).
+        keep: characters left as they are (``"\n"`` for multi-line text shown as such: the
+            review CSV and page).
 
     Returns:
         The same string when it holds no such character; printable characters (including
@@ -82,7 +84,7 @@ def visible(text: str) -> str:
     """
     if text.isprintable():  # the common case: one C-level pass, nothing to escape
         return text
-    return "".join(_escape(ch) if _hidden(ch) else ch for ch in text)
+    return "".join(_escape(ch) if _hidden(ch) and ch not in keep else ch for ch in text)
 
 
 def _script(ch: str) -> str | None:

@@ -58,6 +58,11 @@ MAX_EVIDENCE_FILE_BYTES = 4 << 30
 benchmark's files are well under 1 GiB): checked from the file's size before any byte is read,
 so reading stays within the machine's memory."""
 
+MAX_DATASET_PARTS = 10_000
+"""Part files of one dataset directory (a Hive-partitioned or sharded export): each part costs
+Arrow a fragment and its metadata (about 25 KB even when empty), so 10,000 parts bound that at
+about 250 MB; the 10^6-pair benchmark's datasets have under 100 parts."""
+
 MAX_CONTRACT_BYTES = 512 << 10
 """Size of the contract file (512 KiB; the shipped examples are under 5 KiB, and a contract at
 every count ceiling under 400 KiB): it is parsed whole, by PyYAML in pure Python (seconds per

@@ -209,3 +209,31 @@ def test_an_unlistable_subdirectory_is_an_error_not_skipped(tmp_path, monkeypatc
     monkeypatch.setattr(os, "scandir", scandir)
     with pytest.raises(PermissionError):
         dataset_files(root, "d")
+
+
+def _split_into_parts(csv_path: Path, parts: int) -> None:
+    """Replace ``csv_path`` with a directory of that name holding ``parts`` CSV part files."""
+    header, *rows = csv_path.read_text().splitlines(keepends=True)
+    csv_path.unlink()
+    csv_path.mkdir()
+    for i in range(parts):
+        (csv_path / f"part-{i:05d}.csv").write_text("".join([header, *rows[i::parts]]))
+
+
+def test_too_many_part_files_block_as_evidence_limit(make_input, tmp_path, monkeypatch) -> None:
+    """A dataset of more part files than limits.MAX_DATASET_PARTS: the run BLOCKs with
+    evidence-limit naming the limit and the count; at the limit it reads every part."""
+    import json
+
+    from ragwarrant.adapters import _dataset
+    from ragwarrant.cli import main
+
+    root = make_input()
+    _split_into_parts(root / "evidence" / "results.csv", 5)
+    monkeypatch.setattr(_dataset, "MAX_DATASET_PARTS", 4)
+    assert main(["run", "--input", str(root), "--output", str(tmp_path / "o1")]) == 12
+    text = (tmp_path / "o1" / "decision.json").read_text()
+    assert "evidence-limit" in text and "5 part files; the limit is 4" in text
+    monkeypatch.setattr(_dataset, "MAX_DATASET_PARTS", 5)
+    assert main(["run", "--input", str(root), "--output", str(tmp_path / "o2")]) != 12
+    assert json.loads((tmp_path / "o2" / "decision.json").read_text())["run_class"] != "BLOCK"

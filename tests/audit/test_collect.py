@@ -148,3 +148,23 @@ def test_exit_code_is_the_worst_run(rows: list[tuple[object, int | None]], expec
         for i, (k, code) in enumerate(rows)
     ]
     assert Collection("out", tuple(built)).exit_code() == expected
+
+
+def test_run_directory_linked_outside_the_root_is_unreadable(
+    pristine_run: Run, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A run directory that is a symlink out of OUT is `unreadable` (65), as a decision.json
+    symlink out of its run is; a link to a run inside OUT is read."""
+    root = tmp_path / "out"
+    shutil.copytree(pristine_run.output_dir, root / "0")
+    elsewhere = tmp_path / "elsewhere"
+    shutil.copytree(pristine_run.output_dir, elsewhere)
+    (root / "1").symlink_to(elsewhere, target_is_directory=True)
+    (root / "2").symlink_to(root / "0", target_is_directory=True)
+    rows = {r.name: r for r in collect_decisions(root).rows}
+    assert rows["1"].status is RowStatus.UNREADABLE and rows["1"].run_class is None
+    assert "outside" in rows["1"].detail
+    assert rows["0"].status is rows["2"].status is RowStatus.DECIDED
+    assert main(["summary", "--all", str(root), "--format", "json"]) == 65
+    data = json.loads(capsys.readouterr().out)
+    assert [r["status"] for r in data["rows"]] == ["decided", "unreadable", "decided"]

@@ -538,3 +538,40 @@ def test_rendered_file_is_owner_readable_only(k8s_client: Any, tmp_path: Path) -
     _render_job(tmp_path)
     assert (tmp_path / "job.yaml").stat().st_mode & 0o777 == 0o600
     assert [p.name for p in tmp_path.iterdir()] == ["job.yaml"]
+
+
+@pytest.mark.parametrize(
+    ("extra", "code"),
+    [
+        (("--namespace", "a\nb: <x>"), "k8s-bad-namespace"),
+        (("--namespace", "ns\n"), "k8s-bad-namespace"),
+        (("--namespace", "Prod"), "k8s-bad-namespace"),
+        (("--namespace", "x" * 64), "k8s-bad-namespace"),
+        (("--namespace", "kube-system"), "k8s-system-namespace"),
+        (("--namespace", "default"), "k8s-system-namespace"),
+        (("--kind", "cronjob", "--time-zone", "../../etc/passwd"), "k8s-bad-time-zone"),
+        (("--kind", "cronjob", "--time-zone", "Mars/Olympus"), "k8s-bad-time-zone"),
+        (("--name", "rw\n"), "k8s-bad-name"),
+    ],
+)
+def test_render_refuses_bad_namespace_and_time_zone(
+    k8s_client: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str], extra: Any, code: str
+) -> None:
+    """A namespace that is no DNS-1123 label, the cluster's own (default, kube-*), or a time
+    zone that is not IANA's: exit 64 through the real CLI, nothing written."""
+    from ragwarrant.cli import main
+
+    out = tmp_path / "job.yaml"
+    contract = str(EXAMPLE / "contract.yaml")
+    argv = ["k8s", "render", "--image", DIGEST_IMAGE, "--contract", contract, *extra]
+    assert main([*argv, "--out", str(out)]) == 64
+    assert code in capsys.readouterr().err and not out.exists()
+
+
+def test_render_accepts_a_valid_namespace_and_time_zone(k8s_client: Any, tmp_path: Path) -> None:
+    """A 63-character label and Europe/Paris are accepted; the Namespace object is written."""
+    ns = "n" * 63
+    extra = ("--namespace", ns, "--kind", "cronjob", "--time-zone", "Europe/Paris")
+    docs = _render_job(tmp_path, *extra)
+    assert (docs[0]["kind"], docs[0]["metadata"]["name"]) == ("Namespace", ns)
+    assert workload(docs)["spec"]["timeZone"] == "Europe/Paris"

@@ -173,3 +173,32 @@ def test_an_edited_queue_blocks(make_input, tmp_path, edit, code, pointer):
     assert decision["run_class"] == "BLOCK"
     text = orjson.dumps(decision).decode()
     assert code in text and pointer in text
+
+
+@pytest.mark.parametrize("taken", [".csv", ".html"])
+def test_cli_refuses_when_the_csv_or_page_exists(make_input, tmp_path, taken):
+    """A file beside QUEUE (evidence named evals.csv, an old page) is never overwritten."""
+    root = make_input()
+    out = tmp_path / "evals.json"
+    victim = out.with_suffix(taken)
+    victim.write_text("keep me\n")
+    assert _sample(root, out) == 64
+    assert victim.read_text() == "keep me\n" and not out.exists()
+
+
+@pytest.mark.parametrize("name", ["queue.csv", "queue.html", "queue", "queue.JSON"])
+def test_cli_refuses_an_output_not_ending_in_json(make_input, tmp_path, capsys, name):
+    """--output q/queue.csv would be written as JSON then overwritten by the CSV: refused."""
+    root = make_input()
+    assert _sample(root, tmp_path / name) == 64
+    assert "review-output-suffix" in capsys.readouterr().err
+    assert not any(p.name.startswith("queue") for p in tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("seed", ["-1", str(2**64), str(-(2**70))])
+def test_cli_refuses_a_seed_outside_64_bits(make_input, tmp_path, capsys, seed):
+    """A negative or too large seed is a usage error (64), not a crash (70)."""
+    root = make_input()
+    assert _sample(root, tmp_path / "q.json", "--seed", seed) == 64
+    assert "review-seed-range" in capsys.readouterr().err
+    assert _sample(root, tmp_path / "q.json", "--seed", str(2**64 - 1), "--n", "5") == 0

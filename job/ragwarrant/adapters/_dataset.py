@@ -38,6 +38,7 @@ from ragwarrant.adapters._integrity import (
 )
 from ragwarrant.digests import sha256_file
 from ragwarrant.errors import ContractError, EvidenceError
+from ragwarrant.limits import MAX_DATASET_PARTS
 
 __all__ = [
     "DatasetFormat",
@@ -235,6 +236,7 @@ def dataset_files(path: Path, display: str) -> list[tuple[str, Path]]:
         ContractError: ``path-escapes-input`` (a part links outside the dataset directory, or a
             subdirectory is a symlink), ``path-special-file`` (a FIFO, socket or device),
             each naming ``<display>/<relative path>``.
+        EvidenceError: ``evidence-limit``, more than ``limits.MAX_DATASET_PARTS`` part files.
         OSError: a subdirectory cannot be listed (the run reports the source unreadable).
     """
     root = path.resolve()
@@ -249,7 +251,21 @@ def dataset_files(path: Path, display: str) -> list[tuple[str, Path]]:
             else:
                 _check_part_file(entry, root, f"{display}/{rel}")
                 files.append((rel, entry))
+    _check_part_count(len(files), display)
     return sorted(files)
+
+
+def _check_part_count(count: int, display: str) -> None:
+    """Refuse a dataset of more than ``limits.MAX_DATASET_PARTS`` part files."""
+    if count > MAX_DATASET_PARTS:
+        raise EvidenceError(
+            "evidence-limit",
+            f"{display} holds {count:,} part files; the limit is {MAX_DATASET_PARTS:,}",
+            hint="compact the dataset into fewer, larger part files",
+            file=display,
+            expected=f"at most {MAX_DATASET_PARTS} part files",
+            found=f"{count} part files",
+        )
 
 
 def _raise(exc: OSError) -> None:

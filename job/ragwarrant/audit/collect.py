@@ -10,7 +10,8 @@ row says how far that run got, without ever raising for one bad directory:
   (the run stopped before publishing, or the decision was changed after it);
 - ``unreadable``: ``decision.json`` exists but is not a valid decision record, is not a regular
   file (a FIFO or device is never read: it would block or never end), is larger than
-  ``sidefiles.MAX_SIDE_FILE_BYTES``, or is a symlink leading outside its run's directory;
+  ``sidefiles.MAX_SIDE_FILE_BYTES``, or is a symlink leading outside its run's directory; or the
+  run's directory is itself a symlink leading outside ``OUT`` (never followed);
 - ``missing``: no ``decision.json`` (the pod never ran, or died before writing), including every
   expected index (``expect``) that has no directory at all.
 
@@ -149,9 +150,13 @@ def _manifest_sha256(directory: Path) -> str | None:
     return next((d.sha256 for d in manifest.outputs if d.path == "decision.json"), None)
 
 
-def _row(directory: Path) -> RunRow:
-    """Return the row of one run's output directory; never raises for its contents."""
+def _row(directory: Path, root: Path) -> RunRow:
+    """Return the row of one run's output directory under ``root``; never raises for its
+    contents. A directory that is a symlink leading outside ``root`` is not read."""
     name = directory.name
+    if directory.is_symlink() and not directory.resolve().is_relative_to(root.resolve()):
+        detail = "the run directory is a symlink leading outside the runs root: not followed"
+        return RunRow(name, RowStatus.UNREADABLE, None, None, None, detail)
     path = directory / "decision.json"
     try:
         raw = read_regular(path, within=directory)
@@ -200,7 +205,7 @@ def collect_decisions(root: Path, *, expect: int | None = None) -> Collection:
             f"cannot list {root}: {exc.strerror}",
             hint="pass the fan-out's output prefix, whose subdirectories are the runs",
         ) from exc
-    rows = [_row(d) for d in dirs]
+    rows = [_row(d, root) for d in dirs]
     rows += _absent(set(p.name for p in dirs), expect)
     return Collection(str(root), tuple(sorted(rows, key=lambda r: _sort_key(r.name))))
 

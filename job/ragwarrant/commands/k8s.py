@@ -108,7 +108,7 @@ _WORKLOAD_ARGS: tuple[tuple[str, dict[str, Any]], ...] = (
         dict(
             default="ragwarrant",
             help="namespace of every object, written first with Pod Security 'restricted' enforced "
-            "(default: ragwarrant)",
+            "(default: ragwarrant); a DNS label, not 'default' nor 'kube-*' (exit 64)",
         ),
     ),
     (
@@ -121,7 +121,7 @@ _WORKLOAD_ARGS: tuple[tuple[str, dict[str, Any]], ...] = (
         ),
     ),
     ("--schedule", dict(default="0 6 * * *", help="cron schedule (cronjob)")),
-    ("--time-zone", dict(default="Etc/UTC", help="IANA zone of --schedule")),
+    ("--time-zone", dict(default="Etc/UTC", help="IANA zone of --schedule, e.g. Europe/Paris")),
     (
         "--parallelism",
         dict(

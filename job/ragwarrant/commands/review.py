@@ -16,12 +16,14 @@ __all__ = ["REVIEW_SAMPLE_HELP", "register"]
 REVIEW_SAMPLE_HELP = CommandHelp(
     purpose="draw a blinded random sample of examples for reviewers to label",
     reads="DIR (--input): the contract and the evidence it names, as 'run' reads them",
-    writes="QUEUE (--output, JSON: the draw's seed, item ids, blinded order, evidence sha256), "
+    writes="QUEUE (--output, a new .json path: the draw's seed, item ids, blinded order, "
+    "evidence sha256), "
     "and beside it QUEUE with .csv and .html: the items with both outputs as A and B, to label",
     codes=(ExitCode.PROMOTE, ExitCode.NO_INPUT, ExitCode.CONFIG),
     success="the queue, the CSV and the page were written",
     code_note=f"{int(ExitCode.NO_INPUT)}: the input cannot be read or an evidence file is "
-    f"unreadable; {int(ExitCode.CONFIG)}: the contract does not validate.",
+    f"unreadable; {int(ExitCode.CONFIG)}: the contract does not validate; "
+    f"{int(ExitCode.USAGE)}: QUEUE does not end in .json, or it, its .csv or its .html exists.",
     notes=(
         "The population is the confirmatory split's examples where both policies have the "
         "metric. Name the queue and the returned labels CSV under the metric's human_labels in "
@@ -59,13 +61,46 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     p.set_defaults(handler=run_review_sample)
 
 
+#: Seeds are unsigned 64-bit integers: 0 <= seed < 2**64.
+_SEED_END = 2**64
+
+
+def _check_output(out: Path) -> None:
+    """Refuse a QUEUE not ending in .json, or one whose queue, CSV or page exists.
+
+    The CSV and page are written beside QUEUE with its suffix replaced: any of the three
+    existing (a queue being labelled, or an evidence file such as ``evals.csv``) would be
+    overwritten.
+
+    Raises:
+        UsageError: ``review-output-suffix`` or ``review-queue-exists`` (64).
+    """
+    from ragwarrant.errors import UsageError
+
+    if out.suffix != ".json":
+        raise UsageError(
+            "review-output-suffix",
+            f"--output {out} does not end in .json: the queue's CSV and page are written "
+            "beside it with .csv and .html",
+            hint="name the queue QUEUE.json",
+        )
+    for path in (out, out.with_suffix(".csv"), out.with_suffix(".html")):
+        if path.exists() or path.is_symlink():
+            raise UsageError(
+                "review-queue-exists",
+                f"{path} exists: a new draw would overwrite it (and orphan any labels that "
+                "answer an old queue)",
+                hint="choose another --output, or remove the old queue if no one is labelling it",
+            )
+
+
 def run_review_sample(args: argparse.Namespace) -> int:
     """Draw, blind and write the queue, its CSV and its page; print where they are.
 
     Raises:
         InputError: the input or an evidence file cannot be read (66).
-        UsageError: QUEUE exists, unknown metric or candidate, or --n outside [1, population]
-            (64).
+        UsageError: QUEUE does not end in .json or it, its .csv or its .html exists; --seed
+            outside 0..2**64-1; unknown metric or candidate, or --n outside [1, population] (64).
         ContractError: the contract does not validate (78).
     """
     from ragwarrant.audit.writer import write_atomic
@@ -76,11 +111,12 @@ def run_review_sample(args: argparse.Namespace) -> int:
     from ragwarrant.review.sample import draw, evidence_digests, population
 
     check_input_dir(args.input)
-    if args.output.exists():
+    _check_output(args.output)
+    if not 0 <= args.seed < _SEED_END:
         raise UsageError(
-            "review-queue-exists",
-            f"{args.output} exists: a new draw would orphan the labels that answer it",
-            hint="choose another --output, or remove the old queue if no one is labelling it",
+            "review-seed-range",
+            f"--seed {args.seed} is outside 0..2**64-1",
+            hint="choose a seed in 0..18446744073709551615",
         )
     inputs = read_inputs(args.input)
     # The labels the contract may already name are what the draw is for: not needed yet.

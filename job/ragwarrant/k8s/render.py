@@ -30,6 +30,7 @@ from pathlib import PurePosixPath
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
+from ragwarrant.display import quoted
 from ragwarrant.errors import UsageError
 from ragwarrant.exit_codes import ExitCode
 
@@ -106,6 +107,8 @@ _NAME_RE = re.compile(r"^[a-z0-9]([-a-z0-9]{0,40}[a-z0-9])?$")
 _OBJECT_NAME_RE = re.compile(r"^[a-z0-9]([-.a-z0-9]{0,251}[a-z0-9])?$")
 _SECRET_KEY_RE = re.compile(r"^[-._a-zA-Z0-9]{1,253}$")
 _INPUT_NAME_RE = re.compile(r"[-._a-zA-Z0-9]{1,253}")
+# A namespace is a DNS-1123 label (RFC 1123): at most 63 lower-case letters, digits and '-'.
+_NAMESPACE_RE = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
 # Where the too-large error sends the user: the guide's section on mounting /in from a claim.
 LARGE_INPUT_GUIDE = "deploy/README.md, section 'Evidence larger than a ConfigMap'"
 # An image reference, after the grammar of github.com/distribution/reference (reference.go):
@@ -156,9 +159,10 @@ class RenderOptions:
             is ConfigMap ``<name>-evidence-<g>``. Empty: every index gets ``evidence``.
         name: base name of every object (DNS label, at most 42 characters).
         namespace: namespace of every object, emitted first as a Namespace that enforces Pod
-            Security Standards "restricted"; ``None`` leaves the namespace to ``kubectl``.
+            Security Standards "restricted"; ``None`` leaves the namespace to ``kubectl``. A
+            DNS-1123 label other than ``default`` and ``kube-*`` (UsageError otherwise).
         schedule: cron schedule (``cronjob`` only), in ``time_zone``.
-        time_zone: IANA time zone of ``schedule``.
+        time_zone: IANA time zone of ``schedule`` (``zoneinfo``; UsageError otherwise).
         parallelism: pods of an Indexed Job running at once (at most the number of indexes).
         active_deadline_seconds: wall-clock limit of the Job (or Argo Workflow), s. ``None``
             derives it from the fan-out (``job_deadline_seconds``), whatever ``kind`` says.
@@ -343,7 +347,7 @@ def config_key(relpath: str) -> str:
 
 def _check_names(options: RenderOptions) -> None:
     """Refuse a name, claim, Secret or Secret key that Kubernetes would reject."""
-    if not _NAME_RE.match(options.name):
+    if not _NAME_RE.fullmatch(options.name):
         raise UsageError(
             "k8s-bad-name",
             f"--name must be a DNS label of at most 42 characters, found {options.name!r}",
@@ -355,13 +359,13 @@ def _check_names(options: RenderOptions) -> None:
         ("--output-claim", options.output_claim),
         ("--input-claim", options.input_claim),
     ):
-        if value is not None and not _OBJECT_NAME_RE.match(value):
+        if value is not None and not _OBJECT_NAME_RE.fullmatch(value):
             raise UsageError(
                 "k8s-bad-name",
                 f"{flag} must be a Kubernetes object name, found {value!r}",
                 hint="use lower-case letters, digits, '-' and '.'",
             )
-    if not _SECRET_KEY_RE.match(options.signing_key_item) or options.signing_key_item in (
+    if not _SECRET_KEY_RE.fullmatch(options.signing_key_item) or options.signing_key_item in (
         ".",
         "..",
     ):
@@ -369,6 +373,50 @@ def _check_names(options: RenderOptions) -> None:
             "k8s-bad-secret-key",
             f"--signing-key-item must be a Secret key, found {options.signing_key_item!r}",
             hint="the key of the PEM file in the Secret, e.g. ed25519.pem",
+        )
+
+
+def _check_namespace(namespace: str | None) -> None:
+    """Refuse a namespace that is not a DNS-1123 label, or ``default`` or a ``kube-`` one.
+
+    The Namespace object written first labels the namespace with Pod Security "restricted":
+    ``default`` and the cluster's own (``kube-system``, ``kube-public``, ...) are not the job's
+    to relabel, nor the place for it.
+    """
+    if namespace is None:
+        return
+    if not _NAMESPACE_RE.fullmatch(namespace):
+        raise UsageError(
+            "k8s-bad-namespace",
+            f"--namespace must be a DNS label of at most 63 characters, found {quoted(namespace)}",
+            hint="use lower-case letters, digits and '-'",
+        )
+    if namespace == "default" or namespace.startswith("kube-"):
+        raise UsageError(
+            "k8s-system-namespace",
+            f"--namespace {namespace} is a namespace of the cluster: the job would relabel it "
+            "with Pod Security 'restricted'",
+            hint="use a namespace of the job's own (the default, ragwarrant), or --no-namespace "
+            "and kubectl -n NAME",
+        )
+
+
+def _check_time_zone(time_zone: str) -> None:
+    """Refuse a --time-zone that is not an IANA zone name (``zoneinfo.available_timezones``)."""
+    import zoneinfo
+
+    zones = zoneinfo.available_timezones()
+    if time_zone in zones:
+        return
+    try:  # no time zone database to list (zones empty): a zone that loads is one
+        known = not zones and zoneinfo.ZoneInfo(time_zone) is not None
+    except (ValueError, zoneinfo.ZoneInfoNotFoundError):
+        known = False
+    if not known:
+        raise UsageError(
+            "k8s-bad-time-zone",
+            f"--time-zone {quoted(time_zone)} is not an IANA time zone",
+            hint="e.g. --time-zone Etc/UTC or Europe/Paris",
         )
 
 
@@ -469,6 +517,8 @@ def check_options(options: RenderOptions, *, by_index: bool = True) -> None:
             items may be any names.
     """
     _check_names(options)
+    _check_namespace(options.namespace)
+    _check_time_zone(options.time_zone)
     _check_contract_count(options)
     if by_index:
         _check_input_names(options)

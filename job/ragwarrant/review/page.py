@@ -4,6 +4,12 @@ Both show, per item, the question, the retrieved contexts and the two outputs as
 policies hidden, ``review.queue``), with empty ``label_a``/``label_b`` for the reviewer. The
 CSV filled in is a labels file the job reads (``review.labels``); the page, opened from disk
 with no network, writes the same CSV with its "Download labels" button.
+
+Every text is shown through ``display.visible`` keeping line feeds: control characters (ESC)
+and format characters (bidirectional overrides U+202A-U+202E and isolates U+2066-U+2069,
+zero-width characters) appear as escapes such as ``\\x1b`` and ``\\u202e``. A CSV cell starting
+with ``=``, ``+``, ``-``, ``@``, tab or carriage return is prefixed with ``'`` so a spreadsheet
+does not run it as a formula (OWASP, "CSV Injection").
 """
 
 from __future__ import annotations
@@ -14,6 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from ragwarrant.corroborators.corroborate import TextRecord
+from ragwarrant.display import visible
 from ragwarrant.review.labels import LABEL_COLUMNS
 from ragwarrant.review.queue import ReviewQueue
 
@@ -21,6 +28,8 @@ __all__ = ["CSV_COLUMNS", "ReviewRow", "render_csv", "render_html", "review_rows
 
 CSV_COLUMNS = ("item_id", "question", "contexts", "output_a", "output_b", "label_a", "label_b")
 _CONTEXT_SEPARATOR = "\n---\n"
+#: First characters a spreadsheet reads as a formula (OWASP, "CSV Injection").
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
 @dataclass(frozen=True)
@@ -50,23 +59,37 @@ def review_rows(queue: ReviewQueue, texts: Mapping[tuple[str, str], TextRecord])
         rows.append(
             ReviewRow(
                 item.item_id,
-                question,
-                _CONTEXT_SEPARATOR.join(contexts),
-                a.response or "",
-                b.response or "",
+                _shown(question),
+                _CONTEXT_SEPARATOR.join(map(_shown, contexts)),
+                _shown(a.response or ""),
+                _shown(b.response or ""),
             )
         )
     return rows
 
 
+def _shown(text: str) -> str:
+    """``text`` with control and format characters as visible escapes, line feeds kept."""
+    return visible(text, keep="\n")
+
+
+def _cell(text: str) -> str:
+    """A CSV cell a spreadsheet shows as text: ``'`` before a formula's first character."""
+    return "'" + text if text.startswith(_FORMULA_START) else text
+
+
 def render_csv(rows: list[ReviewRow]) -> str:
-    """The review CSV: ``CSV_COLUMNS``, labels empty, one row per item in queue order."""
+    """The review CSV: ``CSV_COLUMNS``, labels empty, one row per item in queue order.
+
+    A text cell starting with a formula character is prefixed with ``'`` (``_FORMULA_START``).
+    """
     assert LABEL_COLUMNS[0] == CSV_COLUMNS[0] and set(LABEL_COLUMNS) <= set(CSV_COLUMNS)
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(CSV_COLUMNS)
     for r in rows:
-        writer.writerow([r.item_id, r.question, r.contexts, r.output_a, r.output_b, "", ""])
+        cells = (r.question, r.contexts, r.output_a, r.output_b)
+        writer.writerow([r.item_id, *map(_cell, cells), "", ""])
     return out.getvalue()
 
 
