@@ -173,7 +173,13 @@ def make_input(tmp_path: Path) -> InputFactory:
 
 SLOW_TEST_FILES = frozenset(
     {
+        "tests/audit/test_hygiene_linear.py",
         "tests/audit/test_integrity_bench.py",
+        "tests/audit/test_verify_findings.py",
+        "tests/ci",
+        "tests/commands/test_bench_groundedness.py",
+        "tests/commands/test_closed_stdout.py",
+        "tests/commands/test_option_files.py",
         "tests/deploy",
         "tests/hardened",
         "tests/stats/test_margin_simulation.py",
@@ -186,6 +192,7 @@ SLOW_TEST_FILES = frozenset(
         "tests/test_derive_ragtruth_example.py",
         "tests/test_fuzz.py",
         "tests/test_looks_cli.py",
+        "tests/test_pipeline.py",
     }
 )
 """Files (or folders) whose tests run subprocesses, benchmarks' smoke runs, simulations or deploy
