@@ -293,8 +293,6 @@ def test_warnings_reach_report_md_and_report_html():
     """The summary's warnings are listed in report.md and report.html, without example text."""
     from ragwarrant.audit.report import corroboration_lines
     from ragwarrant.audit.report_html import render_report_html
-    from ragwarrant.exit_codes import DecisionClass
-    from ragwarrant.outputs import Decision
 
     idx = build_index(table({"cand": {"faith": [0.9]}}, ["other"]))
     out = corroborate(
@@ -305,16 +303,7 @@ def test_warnings_reach_report_md_and_report_html():
         np.ones(1, bool),
         _two_task_calibration(),
     )
-    decision = Decision(
-        run_id="r",
-        started_at="t0",
-        finished_at="t1",
-        contract=None,
-        run_class=DecisionClass.INCONCLUSIVE,
-        exit_code=0,
-        summary="s",
-        corroboration=out.summary,
-    )
+    decision = _decision(out.summary)
     (warning,) = out.summary.warnings
     assert f"- {warning}" in corroboration_lines(decision)
     html = render_report_html(decision)
@@ -326,24 +315,13 @@ def test_report_names_the_per_task_thresholds_applied():
     """Slices qa and summary are judged at QA's and Summary's thresholds: the summary records
     them and report.md names them (the pooled one only for the other examples)."""
     from ragwarrant.audit.report import corroboration_lines
-    from ragwarrant.exit_codes import DecisionClass
-    from ragwarrant.outputs import Decision
 
     idx = build_index(table({"cand": {"faith": [0.9, 0.9, 0.9]}}, ["qa", "summary", "other"]))
     tx = {("cand", f"ex{i}"): GROUNDED for i in range(3)}
     cal = _two_task_calibration()
     out = corroborate(tx, idx, config(sample_metrics=[]), ["cand"], np.ones(3, bool), cal)
     assert out.summary.lexical_task_thresholds == {"QA": 0.99, "Summary": 0.0}
-    decision = Decision(
-        run_id="r",
-        started_at="t0",
-        finished_at="t1",
-        contract=None,
-        run_class=DecisionClass.INCONCLUSIVE,
-        exit_code=0,
-        summary="s",
-        corroboration=out.summary,
-    )
+    decision = _decision(out.summary)
     pooled = f"{out.summary.lexical_threshold:.4g}"
     text = "\n".join(corroboration_lines(decision))
     assert f"flag at >= QA 0.99, Summary 0 (per task; pooled {pooled} for other examples)" in text
@@ -366,3 +344,20 @@ def test_record_conflict_makes_the_example_unsupported_and_a_disagreement():
     assert ex.checks is not None and ex.checks.lexical_flagged is False
     assert (ex.checks.record, ex.checks.record_conflicts, ex.checks.supported) == ("fail", 1, False)
     assert ex.groundedness_disagreement and "record" in ex.checks.failed_legs
+
+
+def _decision(summary):
+    """A minimal INCONCLUSIVE decision record carrying ``summary`` as its corroboration."""
+    from ragwarrant.exit_codes import DecisionClass
+    from ragwarrant.outputs import Decision
+
+    return Decision(
+        run_id="r",
+        started_at="t0",
+        finished_at="t1",
+        contract=None,
+        run_class=DecisionClass.INCONCLUSIVE,
+        exit_code=0,
+        summary="s",
+        corroboration=summary,
+    )

@@ -22,7 +22,7 @@ from ragwarrant.gates import hard
 from ragwarrant.gates.claims import ClaimSample, claim_family_p_value, gate_claims
 from ragwarrant.gates.noninferiority import gate_noninferiority
 from ragwarrant.gates.operational import difference_in_reader_terms, gate_operational
-from ragwarrant.gates.paired import PairedMetric, _least_favourable_ends, pair_metric
+from ragwarrant.gates.paired import PairedMetric, least_favourable_ends, pair_metric
 from ragwarrant.gates.ppi import gate_corrected
 from ragwarrant.outputs import GateResult, GateStatus
 from ragwarrant.review import HumanLabelSet
@@ -442,7 +442,7 @@ def _with_labels(
         power=ctx.contract.statistics.power,
         agree_at=good_from,
         min_labelled=_min_paired_n(ctx, g.slice),
-        least_favourable=_least_favourable_ends(metric),
+        least_favourable=least_favourable_ends(metric),
     )
 
 

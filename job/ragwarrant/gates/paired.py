@@ -10,7 +10,7 @@ from ragwarrant.contract import MissingValuePolicy, QualityMetric
 from ragwarrant.evidence.index import EvidenceIndex
 from ragwarrant.stats.missing_sensitivity import adversarial_pairs
 
-__all__ = ["PairedMetric", "pair_metric"]
+__all__ = ["PairedMetric", "least_favourable_ends", "pair_metric"]
 
 
 @dataclass(frozen=True)
@@ -30,7 +30,7 @@ class PairedMetric:
         excluded: under ``on_missing: exclude`` (with a declared scale), the examples left out
             because one policy's value is missing or infinite while the other's is present:
             (example codes, candidate values, baseline values), shape (m,) each, with the
-            missing side imputed at its least favourable end (``_least_favourable_ends``) for
+            missing side imputed at its least favourable end (``least_favourable_ends``) for
             the sensitivity analysis of ``stats.missing_sensitivity``; None otherwise.
     """
 
@@ -56,7 +56,7 @@ class PairedMetric:
         return self.n / self.either if self.either else 0.0
 
 
-def _least_favourable_ends(quality: QualityMetric) -> tuple[float, float]:
+def least_favourable_ends(quality: QualityMetric) -> tuple[float, float]:
     """(value for a missing candidate, value for a missing baseline) under ``worst``.
 
     The imputation least favourable to the candidate: its missing values at the worst end of
@@ -81,7 +81,7 @@ def _excluded(
     at its least favourable end: the candidate's where only it is missing (``lost_c``), the
     baseline's where only it is (``lost_b``); the present side keeps its value. ``sub``: the
     example codes of a narrow scope's positions, or None (positions are codes)."""
-    at, cand, base = adversarial_pairs(vc, vb, lost_c, lost_b, *_least_favourable_ends(quality))
+    at, cand, base = adversarial_pairs(vc, vb, lost_c, lost_b, *least_favourable_ends(quality))
     return (at if sub is None else sub[at]), cand, base
 
 
@@ -139,7 +139,7 @@ def pair_metric(
     if on_missing is MissingValuePolicy.EXCLUDE and quality is not None:
         excluded = _excluded(quality, vc, vb, miss_c & fin_b, miss_b & fin_c, sub)
     if on_missing is MissingValuePolicy.WORST and quality is not None:
-        worst, best = _least_favourable_ends(quality)
+        worst, best = least_favourable_ends(quality)
         imp_b = cb_missing & scope
         imp_c = cc_missing & scope
         vb[imp_b] = best

@@ -163,7 +163,7 @@ def gate_corrected(
             with the count of labels still needed.
         least_favourable: (candidate's, baseline's) human value imputed for a drawn example
             of this test without both labels: the candidate's worst and the baseline's best
-            end of the scale (``gates.paired._least_favourable_ends``), metric units.
+            end of the scale (``gates.paired.least_favourable_ends``), metric units.
 
     Returns:
         A GateResult with the same id: estimate and bounds are the corrected ones (one-sided
