@@ -25,8 +25,6 @@ from ragwarrant.errors import RagwarrantError
 from ragwarrant.outputs import Decision
 from ragwarrant.pipeline import run_job
 
-__all__ = ["decide", "load_contract"]
-
 
 def _quiet(event: str, **fields: object) -> None:
     """Drop progress events (the default of ``decide``: a library does not log to stdout)."""

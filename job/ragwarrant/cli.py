@@ -38,8 +38,6 @@ from ragwarrant.version import __version__
 if TYPE_CHECKING:
     import structlog
 
-__all__ = ["build_parser", "entry", "main"]
-
 _COMMANDS = (
     run_command,
     summary_command,

@@ -31,19 +31,6 @@ if TYPE_CHECKING:  # annotations only: ``summary`` imports this module without n
     from ragwarrant.contract import ReleaseContract
     from ragwarrant.gates.candidate import CandidateEvaluation
 
-__all__ = [
-    "PRECEDENCE",
-    "CandidateVerdict",
-    "Rule",
-    "block_for_hygiene",
-    "block_run_verdict",
-    "classify_candidate",
-    "not_selected_verdict",
-    "rank_key",
-    "run_class",
-    "run_summary",
-]
-
 
 @dataclass(frozen=True)
 class CandidateVerdict:

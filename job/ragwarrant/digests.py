@@ -8,8 +8,6 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
-__all__ = ["sha256_bytes", "sha256_file"]
-
 _CHUNK = 1 << 20
 
 

@@ -34,8 +34,6 @@ from __future__ import annotations
 import re
 import unicodedata
 
-__all__ = ["identifier", "markdown", "markdown_code", "quoted", "visible", "xml_text"]
-
 #: Unicode general categories shown as escapes: controls, format characters (zero-width space,
 #: bidirectional overrides, BOM), line and paragraph separators, surrogates, unassigned code
 #: points and non-characters (U+FFFE).

@@ -12,18 +12,6 @@ from typing import Literal
 
 from ragwarrant.exit_codes import ExitCode
 
-__all__ = [
-    "ContractError",
-    "EvidenceError",
-    "InputError",
-    "InternalError",
-    "MismatchError",
-    "OutputError",
-    "RagwarrantError",
-    "UsageError",
-    "file_for_directory",
-]
-
 Fault = Literal["user", "internal"]
 
 

@@ -8,15 +8,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
-__all__ = [
-    "CLAIMS",
-    "ClassClaim",
-    "EvidenceClass",
-    "claim_scope",
-    "claims_not_supported",
-    "overclaim_phrases",
-]
-
 
 class EvidenceClass(StrEnum):
     """How the evidence of a run was produced, weakest first.

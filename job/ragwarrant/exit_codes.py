@@ -8,8 +8,6 @@ from __future__ import annotations
 from enum import IntEnum, StrEnum
 from types import MappingProxyType
 
-__all__ = ["EXIT_CODE_MEANINGS", "DecisionClass", "ExitCode", "exit_code_for_class"]
-
 
 class DecisionClass(StrEnum):
     """The class of a run or of one candidate."""

@@ -14,8 +14,6 @@ from enum import StrEnum
 
 from ragwarrant.exit_codes import ExitCode
 
-__all__ = ["DECISION_EXIT_CODES", "ExitMode", "process_exit_code"]
-
 #: The exit codes that mean "a decision was made" (any class but ERROR).
 DECISION_EXIT_CODES = frozenset(
     {ExitCode.PROMOTE, ExitCode.REJECT, ExitCode.INCONCLUSIVE, ExitCode.BLOCK}

@@ -47,26 +47,6 @@ from ragwarrant.review import HumanLabelSet, ReviewQueue, read_labels, read_queu
 from ragwarrant.review.sample import check_redraw
 from ragwarrant.sidefiles import special_file
 
-__all__ = [
-    "NOTE_KEY",
-    "Inputs",
-    "behavioural_sha256",
-    "check_directories",
-    "check_input_dir",
-    "check_ledger_path",
-    "check_output_dir",
-    "config_differences",
-    "evidence_digests",
-    "inside_run_dirs",
-    "is_inside",
-    "is_readable_evidence",
-    "read_inputs",
-    "refuse_identical_configs",
-    "refuse_inside_run_dirs",
-    "require_ledger_for_plan",
-    "take_evidence",
-]
-
 
 @dataclass
 class Inputs:

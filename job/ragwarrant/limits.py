@@ -8,26 +8,6 @@ generous for real use: the largest exports and contracts seen are far below them
 
 from __future__ import annotations
 
-__all__ = [
-    "CEILING_CANDIDATES",
-    "CEILING_EVIDENCE_ROWS",
-    "CEILING_PROTECTED_SLICES",
-    "MAX_CANDIDATES",
-    "MAX_CONFIG_BYTES",
-    "MAX_CONTRACT_BYTES",
-    "MAX_CSV_FIELD_CHARS",
-    "MAX_EVIDENCE_FILE_BYTES",
-    "MAX_EVIDENCE_ROWS",
-    "MAX_EVIDENCE_SOURCES",
-    "MAX_INTEGER_DIGITS",
-    "MAX_JSON_DEPTH",
-    "MAX_METRICS",
-    "MAX_PROTECTED_SLICES",
-    "MAX_YAML_DEPTH",
-    "MAX_YAML_NODES",
-    "UINT64_MAX",
-]
-
 MAX_CANDIDATES = 64
 """Candidates in one contract (each costs a full set of paired bootstraps); a contract's
 ``limits.candidates`` may raise it up to ``CEILING_CANDIDATES``."""

@@ -19,8 +19,6 @@ from typing import Any, TextIO
 from ragwarrant.display import visible
 from ragwarrant.mounts import DEFAULT_MOUNTS
 
-__all__ = ["configure_logging"]
-
 
 def _lazy_redacting_processor(mounts: tuple[str, ...]) -> Any:
     """``audit.hygiene.redacting_processor``, imported at the first event (not at start-up).

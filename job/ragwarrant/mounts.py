@@ -6,6 +6,4 @@ a log line or an error message is not a private path (``audit.hygiene``).
 
 from __future__ import annotations
 
-__all__ = ["DEFAULT_MOUNTS"]
-
 DEFAULT_MOUNTS: tuple[str, ...] = ("/in", "/out")

@@ -14,34 +14,6 @@ from pydantic import BaseModel, ConfigDict, Field
 from ragwarrant.evidence_class import EvidenceClass
 from ragwarrant.exit_codes import DecisionClass
 
-__all__ = [
-    "LookRecord",
-    "DECISION_FILE",
-    "MANIFEST_FILE",
-    "JUNIT_FILE",
-    "OUTPUT_FILES",
-    "OUTPUT_SCHEMA_VERSION",
-    "REPORT_FILE",
-    "REPORT_HTML_FILE",
-    "VALIDATION_REPORT_FILE",
-    "CandidateClass",
-    "CandidateDecision",
-    "ConfigDifference",
-    "ContractRef",
-    "CorroborationRates",
-    "CorroborationSummary",
-    "Decision",
-    "ErrorRecord",
-    "FileDigest",
-    "GateResult",
-    "GateStatus",
-    "Manifest",
-    "Selection",
-    "SourceRecord",
-    "ValidationCheck",
-    "ValidationReport",
-]
-
 OUTPUT_SCHEMA_VERSION = "1"
 
 DECISION_FILE = "decision.json"

@@ -76,8 +76,6 @@ from ragwarrant.selftest import SelftestRun
 if TYPE_CHECKING:
     from ragwarrant.decision import CandidateVerdict
 
-__all__ = ["RunOutcome", "run_job"]
-
 log = structlog.get_logger("ragwarrant")
 
 Emit = Callable[..., None]

@@ -66,16 +66,6 @@ from ragwarrant.scaffold_specs import (
     spec_of,
 )
 
-__all__ = [
-    "ExportSummary",
-    "MetricGuess",
-    "describe_export",
-    "draft_contract",
-    "plan_policy_stubs",
-    "write_contract",
-    "write_policy_stubs",
-]
-
 
 @dataclass(frozen=True)
 class MetricGuess:

@@ -32,18 +32,6 @@ from ragwarrant.gates.run import gate_holm_across_candidates
 from ragwarrant.inputs import Inputs, config_differences
 from ragwarrant.outputs import CandidateClass, CandidateDecision, GateResult, Selection
 
-__all__ = [
-    "ConfirmatoryPlan",
-    "blocked_decisions",
-    "candidate_decision",
-    "untested_decision",
-    "Evaluate",
-    "SelectionMethod",
-    "multiplicity_gates",
-    "plan_tests",
-    "select",
-]
-
 SelectionMethod = Literal["single-candidate", "development-split", "holm-across-candidates"]
 
 Evaluate = Callable[[str, np.ndarray, str], CandidateEvaluation]

@@ -41,18 +41,6 @@ from ragwarrant.gates import corroboration as _corroboration
 from ragwarrant.outputs import GateResult, ValidationCheck
 from ragwarrant.review import HumanLabelSet
 
-__all__ = [
-    "CHILD_TIMEOUT_S",
-    "CaseResult",
-    "SelftestReport",
-    "SelftestRun",
-    "can_fork",
-    "format_report",
-    "require_passed",
-    "require_selftest",
-    "run_selftest",
-]
-
 _SEED = 20261129
 _PASS, _FAIL, _NA, _INC = "pass", "fail", "not-applicable", "inconclusive"
 

@@ -16,8 +16,6 @@ import os
 import stat
 from pathlib import Path
 
-__all__ = ["MAX_SIDE_FILE_BYTES", "file_kind", "read_regular", "special_file", "write_regular"]
-
 MAX_SIDE_FILE_BYTES = 16 << 20
 """The most bytes read from a key file or one run's ``decision.json`` (far above any real one)."""
 

@@ -10,8 +10,6 @@ import pyarrow as pa
 from ragwarrant.contract import EvidenceSource, ReleaseContract
 from ragwarrant.outputs import SourceRecord
 
-__all__ = ["AdapterRequest", "AdapterResult", "SourceProvenance"]
-
 
 @dataclass(frozen=True)
 class AdapterRequest:

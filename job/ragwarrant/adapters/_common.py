@@ -29,28 +29,6 @@ from ragwarrant.adapters._rows import (
 from ragwarrant.adapters.generic import canonical_rows
 from ragwarrant.errors import EvidenceError
 
-__all__ = [
-    "ONE_OR_MAPPED_POLICY",
-    "Record",
-    "RowKeys",
-    "cells_or_nulls",
-    "ids_from_column",
-    "ids_from_questions",
-    "list_cells",
-    "metric_evidence",
-    "metric_rows",
-    "policies_from_column",
-    "policy_column_guess",
-    "records_evidence",
-    "repetitions",
-    "resolve_policies",
-    "span_join_unsupported",
-    "tool_result",
-    "tool_tag",
-    "undeclared_policy",
-    "with_groups",
-]
-
 #: One evidence row of a record-shaped file: (policy, example, metric, value, reason, source row).
 Record = tuple[str, str, str, float | None, str | None, int]
 

@@ -40,17 +40,6 @@ from ragwarrant.digests import sha256_file
 from ragwarrant.errors import ContractError, EvidenceError
 from ragwarrant.limits import MAX_DATASET_PARTS
 
-__all__ = [
-    "DatasetFormat",
-    "check_dataset",
-    "dataset_digests",
-    "dataset_files",
-    "dataset_sha256",
-    "is_dataset",
-    "iter_dataset_batches",
-    "read_dataset_table",
-]
-
 DatasetFormat = Literal["parquet", "csv", "jsonl"]
 # pyarrow.dataset's own defaults (FileSystemDatasetFactory selector_ignore_prefixes).
 _IGNORED_PREFIXES = (".", "_")

@@ -23,21 +23,6 @@ from ragwarrant.contract import did_you_mean
 from ragwarrant.errors import EvidenceError
 from ragwarrant.limits import MAX_EVIDENCE_FILE_BYTES, MAX_JSON_DEPTH
 
-__all__ = [
-    "READER_FAILURES",
-    "check_file",
-    "check_header",
-    "dataset_unsupported",
-    "guarded",
-    "is_invisible",
-    "missing_name",
-    "no_rows",
-    "parser_message",
-    "reader_error",
-    "require_columns",
-    "visible",
-]
-
 T = TypeVar("T")
 
 PARQUET_MAGIC = b"PAR1"

@@ -22,9 +22,6 @@ from ragwarrant.adapters._integrity import wrong_json_type
 from ragwarrant.adapters._tables import iter_json_lines
 from ragwarrant.errors import EvidenceError
 
-__all__ = ["is_otlp_json", "iter_otlp_json_batches", "otlp_document"]
-
-
 _INT = re.compile(r"[+-]?\d+", re.A)
 
 

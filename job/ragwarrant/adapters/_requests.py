@@ -27,8 +27,6 @@ import pyarrow.compute as pc
 
 from ragwarrant.errors import EvidenceError
 
-__all__ = ["REQUEST_ID_COLUMNS", "RequestIdentity", "identity_columns"]
-
 #: Default request-identity columns, first present wins (a span id goes with its trace id).
 REQUEST_ID_COLUMNS: tuple[tuple[str, ...], ...] = (
     ("request_id",),

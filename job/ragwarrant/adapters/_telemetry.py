@@ -22,16 +22,6 @@ import pyarrow.compute as pc
 
 from ragwarrant.errors import EvidenceError
 
-__all__ = [
-    "PHYSICAL_FLOORS",
-    "KeyCodes",
-    "TraceTotals",
-    "check_operational_evidence",
-    "check_request_values",
-    "one_chunk",
-    "read_ahead",
-]
-
 
 @dataclass(frozen=True)
 class Floor:

@@ -21,8 +21,6 @@ from ragwarrant.contract import EvidenceSource
 from ragwarrant.errors import EvidenceError
 from ragwarrant.evidence.schema import TEXT_SCHEMA
 
-__all__ = ["parse_passages", "read_texts"]
-
 
 def parse_passages(cell: object, display: str, row: int, column: str) -> list[str] | None:
     """Parse one list-of-passages cell.

@@ -43,9 +43,6 @@ from ragwarrant.adapters._otlp import otlp_document
 from ragwarrant.adapters._tables import invalid_json
 from ragwarrant.errors import EvidenceError
 
-__all__ = ["DECLARED_FORMATS", "check_declared", "detect"]
-
-
 _DETECT_FAILURES: tuple[type[BaseException], ...] = (
     *READER_FAILURES,
     csv.Error,

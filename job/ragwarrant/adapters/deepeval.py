@@ -48,8 +48,6 @@ from ragwarrant.adapters._rows import check_unique_keys, make_texts, question_ha
 from ragwarrant.adapters._tables import invalid_json
 from ragwarrant.errors import EvidenceError
 
-__all__ = ["JUDGE_COST_METRIC", "load", "parse_test_run"]
-
 TOOL = "deepeval"
 JUDGE_COST_METRIC = "judge_cost_usd"
 _POSITIONAL_NAME = re.compile(r"^test_case_\d+$")

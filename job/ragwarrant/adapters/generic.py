@@ -31,8 +31,6 @@ from ragwarrant.evidence.schema import (
     constant_column,
 )
 
-__all__ = ["canonical_rows", "load", "policy_column"]
-
 
 def policy_column(table: pa.Table, source: EvidenceSource, display: str) -> pa.Array:
     """Return the policy id of each row: the mapped column, or the source's fixed ``policy``.

@@ -65,8 +65,6 @@ from ragwarrant.adapters._rows import check_unique_keys, make_texts, question_ha
 from ragwarrant.adapters._tables import iter_json_objects, read_table
 from ragwarrant.errors import EvidenceError
 
-__all__ = ["load"]
-
 TOOL = "langsmith"
 WRITES_BOOLEANS = True
 """LangSmith feedback scores may be booleans (an evaluator returning ``score=True``): 1 and 0."""

@@ -68,12 +68,6 @@ from ragwarrant.adapters._tables import open_parquet, read_table
 from ragwarrant.adapters._telemetry import KeyCodes, TraceTotals, one_chunk, read_ahead
 from ragwarrant.errors import EvidenceError
 
-__all__ = [
-    "COST_MODELED_NOTE",
-    "load",
-    "reduce_spans",
-]
-
 TOOL = "opentelemetry"
 COST_MODELED_NOTE = "cost modeled from tokens and the contract's price table"
 DEFAULT_METRICS = ("cost_usd", "latency_ms", "api_calls")

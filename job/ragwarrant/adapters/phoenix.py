@@ -65,8 +65,6 @@ from ragwarrant.adapters.otel import load_spans
 from ragwarrant.contract import DOCUMENT_REDUCERS, is_readable_file, resolve_inside
 from ragwarrant.errors import EvidenceError
 
-__all__ = ["eval_name", "is_spans_parquet", "load", "span_index"]
-
 TOOL = "arize-phoenix"
 SPAN_ID_COLUMNS = ("context.span_id", "span_id")
 Cell = tuple[float | None, str | None]

@@ -42,8 +42,6 @@ from ragwarrant.adapters._common import (
 from ragwarrant.adapters._rows import check_unique_keys, make_texts
 from ragwarrant.adapters._tables import read_table
 
-__all__ = ["ECHO_COLUMNS", "load"]
-
 TOOL = "ragas"
 
 QUESTION_COLUMNS = ("user_input", "question")

@@ -15,8 +15,6 @@ from ragwarrant.contract import EvidenceSource, ReleaseContract
 from ragwarrant.errors import EvidenceError
 from ragwarrant.evidence.schema import conform_evidence
 
-__all__ = ["ADAPTERS", "TOOL_ADAPTERS", "load_auto", "load_source"]
-
 Adapter = Callable[[AdapterRequest], AdapterResult]
 
 #: The tool adapters ``adapter: auto`` chooses among (detected from a file's content).

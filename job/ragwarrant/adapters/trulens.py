@@ -53,8 +53,6 @@ from ragwarrant.adapters._rows import check_unique_keys, make_texts
 from ragwarrant.adapters._tables import read_table
 from ragwarrant.errors import EvidenceError
 
-__all__ = ["FIXED_COLUMNS", "JUDGE_COST_METRIC", "load"]
-
 TOOL = "trulens"
 JUDGE_COST_METRIC = "judge_cost_usd"
 COST_SUFFIX = " feedback cost in USD"

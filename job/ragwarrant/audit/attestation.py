@@ -40,29 +40,6 @@ if TYPE_CHECKING:
 
     from ragwarrant.outputs import ValidationCheck
 
-__all__ = [
-    "ATTESTATION_FILENAME",
-    "PAYLOAD_TYPE",
-    "PREDICATE_TYPE",
-    "STATEMENT_TYPE",
-    "AttestationError",
-    "build_statement",
-    "key_id",
-    "load_private_key",
-    "load_public_key",
-    "pae",
-    "parse_statement",
-    "read_attestation",
-    "render_attestation",
-    "render_document",
-    "sign_envelope",
-    "signing_check",
-    "statement_bytes",
-    "try_load_private_key",
-    "verify_envelope",
-    "write_attestation",
-]
-
 ATTESTATION_FILENAME = "decision.intoto.json"
 STATEMENT_TYPE = "https://in-toto.io/Statement/v1"
 PREDICATE_TYPE = "https://ragwarrant.dev/decision/v1"

@@ -44,8 +44,6 @@ from ragwarrant.exit_codes import ExitCode
 from ragwarrant.outputs import Decision, Manifest
 from ragwarrant.sidefiles import read_regular
 
-__all__ = ["Collection", "RowStatus", "RunRow", "collect_decisions"]
-
 
 class RowStatus(StrEnum):
     """How far one contract's run got (see the module docstring)."""

@@ -71,22 +71,6 @@ from ragwarrant.audit._findings import (
 from ragwarrant.audit._shingles import copied_text
 from ragwarrant.mounts import DEFAULT_MOUNTS
 
-__all__ = [
-    "Finding",
-    "HygieneOutcome",
-    "ScanSettings",
-    "WITHHELD_NOTICE",
-    "files_to_withhold",
-    "findings_to_checks",
-    "private_texts_from_tables",
-    "redact_event",
-    "redacting_processor",
-    "redact_text",
-    "redact_json",
-    "scan_outputs",
-    "withhold",
-]
-
 REDACTED = "[withheld: {kind}]"
 """What a redacted JSON string value becomes."""
 

@@ -26,8 +26,6 @@ from ragwarrant.audit.summary import more_data_text
 from ragwarrant.display import visible, xml_text
 from ragwarrant.outputs import CandidateDecision, Decision, GateResult, GateStatus
 
-__all__ = ["render_junit"]
-
 
 def _fmt(x: float | None) -> str:
     return "—" if x is None else f"{x:+.4g}"

@@ -51,32 +51,6 @@ if TYPE_CHECKING:
         Ed25519PublicKey,
     )
 
-__all__ = [
-    "GENESIS_HASH",
-    "LEDGER_SCHEMA_VERSION",
-    "QUARANTINE_KIND",
-    "SIGNED_PREFIX",
-    "DriftFlag",
-    "LedgerProblem",
-    "LookEntries",
-    "QuarantinedLine",
-    "append_entry",
-    "build_entry",
-    "chain_break",
-    "drifting_slices",
-    "entry_hash",
-    "is_marker",
-    "look_evidence_path",
-    "quarantine_marker",
-    "quarantined_lines",
-    "read_entries",
-    "read_look_evidence",
-    "read_looks",
-    "record_run",
-    "show_history",
-    "verify_chain",
-]
-
 LEDGER_SCHEMA_VERSION = 1
 GENESIS_HASH = "0" * 64
 """``prev_hash`` of the first entry."""

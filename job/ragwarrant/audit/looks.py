@@ -29,8 +29,6 @@ from ragwarrant.outputs import LookRecord
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-__all__ = ["RunLook", "record_look", "run_look"]
-
 
 def _earlier_look(entry: Mapping[str, object], evidence: bytes | None) -> looks.EarlierLook | None:
     """An earlier look from its ledger entry and its kept fingerprint file's bytes.

@@ -10,15 +10,6 @@ from ragwarrant.digests import sha256_bytes
 from ragwarrant.outputs import FileDigest, Manifest
 from ragwarrant.version import __version__
 
-__all__ = [
-    "RUNTIME_DEPENDENCIES",
-    "WITHHELD_INPUT_PREFIX",
-    "build_manifest",
-    "dependency_versions",
-    "digest_bytes",
-    "utc_timestamp",
-]
-
 WITHHELD_INPUT_PREFIX = "withheld-input-name/"
 """What an input path with a hygiene finding becomes in manifest.json and the attestation:
 ``withheld-input-name/<index>`` (its sha256 is kept; ``verify --input`` matches it by hash)."""

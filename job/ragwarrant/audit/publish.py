@@ -87,22 +87,6 @@ from ragwarrant.outputs import (
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-__all__ = [
-    "InputNames",
-    "Publication",
-    "RunRecord",
-    "committed_run",
-    "foreign_files",
-    "refuse_foreign_files",
-    "publish_outputs",
-    "render_decision_views",
-    "render_outputs",
-    "run_mounts",
-    "run_record",
-    "withhold_input_names",
-    "write_outputs",
-]
-
 SCANNED_FILES = tuple(name for name in OUTPUT_FILES if name != MANIFEST_FILE)
 """Every output the hygiene scan reads: all but the manifest, which only holds hashes."""
 

@@ -31,8 +31,6 @@ from ragwarrant.outputs import (
     ValidationReport,
 )
 
-__all__ = ["decision_record", "record_error", "run_id"]
-
 
 def run_id(started_at: str, contract_sha256: str) -> str:
     """A run's id: its start time (``20260101T120000Z``) and the contract's sha256 prefix."""

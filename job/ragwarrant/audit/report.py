@@ -21,8 +21,6 @@ from ragwarrant.outputs import (
     GateStatus,
 )
 
-__all__ = ["decision_sentence", "render_report"]
-
 
 def _fmt(x: float | None) -> str:
     return "—" if x is None else f"{x:+.4g}"

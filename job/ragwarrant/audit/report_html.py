@@ -40,8 +40,6 @@ if TYPE_CHECKING:
     import drawsvg
     import jinja2
 
-__all__ = ["STATUS_COLOURS", "prepare_report_html", "render_report_html"]
-
 #: Fill of each gate status (colour-blind-safe ColorBrewer PuOr/RdBu hues, plus grey).
 STATUS_COLOURS = {
     GateStatus.PASS: "#1b7837",

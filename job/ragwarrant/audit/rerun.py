@@ -26,8 +26,6 @@ from ragwarrant.version import __version__
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-__all__ = ["load_signing_key", "record_reused", "reusable_run"]
-
 
 def load_signing_key(path: Path | None) -> Ed25519PrivateKey | None:
     """The ``--signing-key`` private key, or None without one.

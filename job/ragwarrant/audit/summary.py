@@ -13,17 +13,6 @@ from ragwarrant.display import identifier, quoted, visible
 from ragwarrant.exit_codes import DecisionClass
 from ragwarrant.outputs import CandidateClass, CandidateDecision, Decision, GateResult, GateStatus
 
-__all__ = [
-    "CandidateSummary",
-    "SummaryDocument",
-    "deciding_gates",
-    "more_needed",
-    "next_step",
-    "summary_document",
-    "summary_line",
-    "tested_candidates",
-]
-
 #: Gate kinds that carry a statistical test (an estimate and confidence bounds).
 STATISTICAL_KINDS = ("noninferiority", "claim")
 

@@ -17,8 +17,6 @@ from ragwarrant.outputs import MANIFEST_FILE
 if TYPE_CHECKING:
     from ragwarrant.outputs import Manifest
 
-__all__ = ["unlisted_files"]
-
 
 def unlisted_files(out: Path, manifest: Manifest) -> list[str]:
     """Files in the output directory ``out`` that ``manifest`` does not list, each may be planted.

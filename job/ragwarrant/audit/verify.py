@@ -45,17 +45,29 @@ from pathlib import Path
 from ragwarrant.audit._verify_attestation import check_attestation
 from ragwarrant.audit._verify_base import (
     MANIFEST,
-    REPLAY_IGNORED_FIELDS,
-    SIGNING_CHECK_ID,
-    UNSIGNED_VERIFY_LIMITS,
-    VERIFY_MISMATCH_EXIT,
     Check,
-    Mismatch,
     ReplayFn,
     VerifyContext,
     VerifyReport,
-    diff_json,
     validate,
+)
+from ragwarrant.audit._verify_base import (
+    REPLAY_IGNORED_FIELDS as REPLAY_IGNORED_FIELDS,
+)
+from ragwarrant.audit._verify_base import (
+    SIGNING_CHECK_ID as SIGNING_CHECK_ID,
+)
+from ragwarrant.audit._verify_base import (
+    UNSIGNED_VERIFY_LIMITS as UNSIGNED_VERIFY_LIMITS,
+)
+from ragwarrant.audit._verify_base import (
+    VERIFY_MISMATCH_EXIT as VERIFY_MISMATCH_EXIT,
+)
+from ragwarrant.audit._verify_base import (
+    Mismatch as Mismatch,
+)
+from ragwarrant.audit._verify_base import (
+    diff_json as diff_json,
 )
 from ragwarrant.audit._verify_checks import (
     check_copied_text,
@@ -69,20 +81,6 @@ from ragwarrant.audit._verify_checks import (
 from ragwarrant.audit.replay import check_replay
 from ragwarrant.errors import InputError, file_for_directory
 from ragwarrant.outputs import Manifest
-
-__all__ = [
-    "REPLAY_IGNORED_FIELDS",
-    "SIGNING_CHECK_ID",
-    "UNSIGNED_VERIFY_LIMITS",
-    "VERIFY_MISMATCH_EXIT",
-    "Mismatch",
-    "VerifyReport",
-    "CHECKS",
-    "Check",
-    "VerifyContext",
-    "diff_json",
-    "verify_output_dir",
-]
 
 CHECKS: tuple[tuple[str, Check], ...] = (
     ("outputs", check_outputs),

@@ -26,24 +26,6 @@ from pydantic import BaseModel
 
 from ragwarrant.errors import OutputError
 
-__all__ = [
-    "HISTORY_DIR",
-    "LOCK_FILE",
-    "LockErrors",
-    "STAGING_PREFIX",
-    "clean_stale",
-    "commit_staged",
-    "dump_json",
-    "fsync_dir",
-    "held_lock",
-    "make_staging",
-    "open_locked",
-    "output_lock",
-    "refuse_output_links",
-    "write_atomic",
-    "write_model",
-]
-
 STAGING_PREFIX = ".ragwarrant-staging-"
 """Name prefix of a run's staging directory inside the output volume (never a result)."""
 

@@ -13,15 +13,6 @@ from typing import Any, NamedTuple
 
 from ragwarrant.exit_codes import EXIT_CODE_MEANINGS, ExitCode
 
-__all__ = [
-    "ALWAYS_POSSIBLE",
-    "RUN_EXIT_CODES",
-    "CommandHelp",
-    "add_command",
-    "exit_code_lines",
-    "top_level_epilog",
-]
-
 ALWAYS_POSSIBLE = (ExitCode.USAGE, ExitCode.INTERNAL)
 """Codes every command can return: a wrong command line (64) and a bug (70)."""
 

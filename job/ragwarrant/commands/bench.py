@@ -14,8 +14,6 @@ from pathlib import Path
 from ragwarrant.commands._help import CommandHelp, add_command
 from ragwarrant.exit_codes import ExitCode
 
-__all__ = ["GROUNDEDNESS_HELP", "register"]
-
 
 def _write_atomic(path: Path, text: str) -> None:
     """Write ``text`` atomically, readable by all (the image runs as uid 65532)."""

@@ -20,8 +20,6 @@ from ragwarrant.display import identifier, visible
 if TYPE_CHECKING:  # audit.collect loads the record models (pydantic): imported where used
     from ragwarrant.audit.collect import Collection
 
-__all__ = ["add_arguments", "handle"]
-
 _DETAIL_CHARS = 100
 
 

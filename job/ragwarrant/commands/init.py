@@ -11,8 +11,6 @@ from ragwarrant.display import visible
 from ragwarrant.errors import EvidenceError, InputError
 from ragwarrant.exit_codes import ExitCode
 
-__all__ = ["INIT_HELP", "register"]
-
 INIT_HELP = CommandHelp(
     purpose="draft a release contract from your evaluation exports (margins left to declare)",
     reads="the exports given to --from (Ragas, DeepEval, LangSmith, Phoenix, TruLens, OTel "

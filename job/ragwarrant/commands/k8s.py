@@ -36,9 +36,6 @@ from ragwarrant.k8s.render import (
 if TYPE_CHECKING:  # k8s.inputs loads the contract models (pydantic): imported where used
     from ragwarrant.k8s.inputs import RenderInputs  # noqa: F811
 
-__all__ = ["K8S_RENDER_HELP", "K8S_SUBMIT_HELP", "register"]
-
-
 # The arguments ``render`` and ``submit`` share: (flag, ``add_argument`` keywords), in help order.
 _WORKLOAD_ARGS: tuple[tuple[str, dict[str, Any]], ...] = (
     ("--kind", dict(choices=[k.value for k in WorkloadKind], default="job")),

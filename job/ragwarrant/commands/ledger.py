@@ -11,9 +11,6 @@ from ragwarrant.exit_codes import ExitCode
 
 # The ledger and key functions are imported by the handlers that use them (a light ``--help``).
 
-__all__ = ["LEDGER_SHOW_HELP", "LEDGER_VERIFY_HELP", "register"]
-
-
 LEDGER_VERIFY_HELP = CommandHelp(
     purpose="check the hash chain (and, with --public-key, each entry's signature)",
     reads="FILE (the ledger, JSON Lines); with --public-key, the Ed25519 public key (PEM)",

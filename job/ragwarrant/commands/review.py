@@ -11,8 +11,6 @@ from ragwarrant.exit_codes import ExitCode
 
 # The inputs, the evidence and Jinja2 are imported by the handler (a light ``--help``).
 
-__all__ = ["REVIEW_SAMPLE_HELP", "register"]
-
 REVIEW_SAMPLE_HELP = CommandHelp(
     purpose="draw a blinded random sample of examples for reviewers to label",
     reads="DIR (--input): the contract and the evidence it names, as 'run' reads them",

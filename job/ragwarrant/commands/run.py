@@ -31,18 +31,6 @@ if TYPE_CHECKING:
 # The engine, the record models and the summary are imported by the functions that use them, so
 # that ``ragwarrant --help`` and the other commands do not load numpy, pyarrow or pydantic.
 
-__all__ = [
-    "BLAS_THREADS_VARIABLE",
-    "RUN_HELP",
-    "STDOUT_WIDTH",
-    "ProgressLine",
-    "pin_blas_threads",
-    "recorded_options",
-    "register",
-    "write_summary_json",
-    "write_termination_message",
-]
-
 DEFAULT_TERMINATION_LOG = Path("/dev/termination-log")
 STDOUT_WIDTH = 200
 """The longest decision line ``run`` prints (a longer one is cut with an explicit marker)."""

@@ -13,8 +13,6 @@ from ragwarrant.exit_codes import ExitCode
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
-__all__ = ["SCHEMAS", "SCHEMAS_HELP", "register", "render_schemas", "schema_models"]  # noqa: F822 -- PEP 562
-
 
 def schema_models() -> dict[str, type[BaseModel]]:
     """File name → the pydantic model whose JSON Schema it holds (imported on first use)."""

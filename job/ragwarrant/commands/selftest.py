@@ -10,9 +10,6 @@ import argparse
 from ragwarrant.commands._help import CommandHelp, add_command
 from ragwarrant.exit_codes import ExitCode
 
-__all__ = ["SELFTEST_HELP", "handle", "register"]
-
-
 SELFTEST_HELP = CommandHelp(
     purpose="run the planted cases the engine must catch",
     reads="nothing: the planted cases are built in memory (every 'run' runs them first)",

@@ -21,9 +21,6 @@ if TYPE_CHECKING:
 # The record models (pydantic) and the summary are imported by the functions that use them, so
 # that ``ragwarrant --help`` and the other commands do not load them.
 
-__all__ = ["SUMMARY_HELP", "register"]
-
-
 SUMMARY_HELP = CommandHelp(
     purpose="print the decision of a finished run",
     reads="OUTDIR/decision.json and OUTDIR/manifest.json (with --all: every subdirectory's)",

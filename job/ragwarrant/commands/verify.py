@@ -24,8 +24,6 @@ if TYPE_CHECKING:
 # The adapters, the contract loader, the engine and the checks are imported by the functions that
 # use them, so that ``ragwarrant --help`` and the other commands do not load them.
 
-__all__ = ["VERIFY_HELP", "read_private_texts", "register", "replay_with_job"]
-
 
 def read_private_texts(input_dir: Path) -> Iterator[str]:
     """Yield the questions, responses and contexts of the evidence in ``input_dir``.

@@ -22,8 +22,6 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from ragwarrant.errors import ContractError
 from ragwarrant.limits import MAX_INTEGER_DIGITS, MAX_YAML_DEPTH, MAX_YAML_NODES
 
-__all__ = ["Loc", "ParsedDocument", "key_path", "parse_document"]
-
 Loc = tuple[str | int, ...]
 """A key path into a document: mapping keys and list indices, outermost first."""
 

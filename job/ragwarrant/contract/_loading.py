@@ -26,17 +26,6 @@ from ragwarrant.contract._schema_hint import schema_hint
 from ragwarrant.errors import ContractError
 from ragwarrant.limits import MAX_CONFIG_BYTES, MAX_CONTRACT_BYTES
 
-__all__ = [
-    "CONTRACT_FILENAMES",
-    "ContractSource",
-    "find_contract",
-    "is_readable_file",
-    "load_contract",
-    "load_contract_source",
-    "load_policy_config",
-    "resolve_inside",
-]
-
 CONTRACT_FILENAMES = ("contract.yaml", "contract.yml", "contract.json")
 """The names a release contract may have in the input directory; the one home of this list."""
 

@@ -37,31 +37,6 @@ from ragwarrant.limits import (
 )
 from ragwarrant.stats.bootstrap import Statistic
 
-__all__ = [
-    "DOCUMENT_REDUCERS",
-    "AdapterName",
-    "Claim",
-    "ClaimKind",
-    "ClaimSet",
-    "ContractModel",
-    "Corroboration",
-    "Direction",
-    "EvidenceSource",
-    "FindingKind",
-    "HardDisqualifier",
-    "MetricKind",
-    "MissingValuePolicy",
-    "OperationalMetric",
-    "PolicyRef",
-    "ProtectedSlice",
-    "Publication",
-    "QualityMetric",
-    "ReleaseContract",
-    "Sequential",
-    "Splits",
-    "Statistics",
-]
-
 #: What an id (policy, metric, source, slice...) may look like: also what ``init`` accepts as a
 #: policy id from an export.
 IDENTIFIER_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:@/+-]*$"

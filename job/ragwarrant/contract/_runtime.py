@@ -19,15 +19,6 @@ from ragwarrant.contract._models import ReleaseContract
 from ragwarrant.contract._sanity import did_you_mean, scale_tolerance
 from ragwarrant.display import quoted
 
-__all__ = [
-    "NearMissKind",
-    "check_directions",
-    "check_near_misses",
-    "check_policy_ids",
-    "check_scales",
-    "check_splits_declared",
-]
-
 #: What ``check_near_misses`` compares: split values, protected slice values or policy ids.
 NearMissKind = Literal["split", "slice", "policy"]
 

@@ -19,22 +19,6 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from ragwarrant.contract._models import Direction, ReleaseContract
 
-__all__ = [
-    "HIGHER_IS_BETTER_WORDS",
-    "LOWER_IS_BETTER_WORDS",
-    "NEGATION_WORDS",
-    "FieldError",
-    "check_direction_family",
-    "check_margin",
-    "check_unit",
-    "check_references",
-    "wide_margins",
-    "did_you_mean",
-    "name_family",
-    "SCALE_TOLERANCE",
-    "scale_tolerance",
-]
-
 LOWER_IS_BETTER_WORDS = frozenset({"latency", "cost", "hallucination", "toxicity", "error"})
 """Words of metric ids whose metrics are better when lower."""
 

@@ -15,8 +15,6 @@ from typing import Any
 
 from ragwarrant.contract._document import Loc, ParsedDocument, key_path
 
-__all__ = ["SCHEMA_FILE", "allowed_values", "json_pointer", "schema_hint"]
-
 SCHEMA_FILE = "contracts/contract.schema.json"
 """Where the contract's JSON Schema is committed (``make schemas``)."""
 

@@ -55,23 +55,6 @@ from ragwarrant.digests import sha256_bytes
 from ragwarrant.errors import InputError, UsageError
 from ragwarrant.version import __version__
 
-__all__ = [
-    "BOOTSTRAP_SEED",
-    "FLOOR",
-    "LATENCY_HEADING",
-    "N_RESAMPLES",
-    "PUBLISHED_POINTS",
-    "REPORTED_GATES",
-    "BenchReport",
-    "Confusion",
-    "Row",
-    "calibration_document",
-    "fold_of",
-    "render_markdown",
-    "report_as_json",
-    "run_groundedness_bench",
-]
-
 LATENCY_HEADING = "### Latency"
 """Markdown heading of the machine-dependent part of the report (everything above is exact)."""
 

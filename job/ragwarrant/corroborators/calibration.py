@@ -43,16 +43,6 @@ from ragwarrant.corroborators.combiner import LogisticModel
 from ragwarrant.digests import sha256_bytes
 from ragwarrant.errors import InputError, InternalError
 
-__all__ = [
-    "DEFAULT_CALIBRATION",
-    "FLAG_RULE",
-    "GATES",
-    "LexicalCalibration",
-    "ThresholdCalibration",
-    "calibrate_threshold",
-    "load_calibration",
-]
-
 DEFAULT_CALIBRATION = "lexical-v1"
 """Version id of the calibration shipped with the package."""
 

@@ -41,22 +41,6 @@ from ragwarrant.corroborators.lexical import (
 )
 from ragwarrant.corroborators.records import check_record, parse_record
 
-__all__ = [
-    "CITATION_MAX_EDIT_SHARE",
-    "AnswerTypeCheck",
-    "CitationCheck",
-    "ExampleChecks",
-    "LegStatus",
-    "answer_type_check",
-    "check_example",
-    "context_relevance",
-    "expected_answer_type",
-    "has_answer_of_type",
-    "is_honest_refusal",
-    "normalize_tokens",
-    "verify_citation",
-]
-
 LegStatus = Literal["pass", "fail", "not-applicable", "unknown"]
 """``unknown``: a needed input is absent; ``not-applicable``: e.g. a refusal has no answer."""
 

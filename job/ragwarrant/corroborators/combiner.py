@@ -20,8 +20,6 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-__all__ = ["DEFAULT_L2", "LogisticModel", "fit_logistic"]
-
 DEFAULT_L2 = 1.0
 """Ridge penalty on the standardised slopes (the intercept is not penalised)."""
 

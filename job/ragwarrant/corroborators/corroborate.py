@@ -45,17 +45,6 @@ from ragwarrant.evidence.index import EvidenceIndex
 from ragwarrant.inputs import Inputs
 from ragwarrant.outputs import CorroborationRates, CorroborationSummary
 
-__all__ = [
-    "corroborate_run",
-    "CorroborationOutcome",
-    "ExampleCorroboration",
-    "TextRecord",
-    "ABSTAINED_REASON",
-    "corroborate",
-    "mask_abstentions",
-    "text_records",
-]
-
 ABSTAINED_REASON = "judge-abstained"
 
 

@@ -35,14 +35,6 @@ from ragwarrant.corroborators.lexical import (
 )
 from ragwarrant.corroborators.records import RecordChecks, StructuredRecord, check_record
 
-__all__ = [
-    "CONTENT_FEATURES",
-    "FEATURES",
-    "LENGTH_FEATURES",
-    "ResponseFeatures",
-    "response_features",
-]
-
 FEATURES: tuple[str, ...] = (
     "coverage",
     "weakest_sentence",

@@ -58,25 +58,6 @@ from collections.abc import Callable, Container, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
-__all__ = [
-    "HYBRID_WEIGHTS",
-    "MIN_SENTENCE_CONTENT_TOKENS",
-    "STOP_WORDS",
-    "ContextIndex",
-    "LexicalScores",
-    "content_tokens",
-    "coverage_score",
-    "hybrid_score",
-    "index_context",
-    "is_numeric_token",
-    "number_form",
-    "numeric_missing_score",
-    "score_response",
-    "split_sentences",
-    "tokenize",
-    "weakest_sentence_score",
-]
-
 # NLTK's English stop-word list (nltk_data corpora/stopwords/english, 179 words), apostrophe forms
 # removed ("don't" and friends cannot be tokens here; their parts "don", "t" are in the list).
 STOP_WORDS: frozenset[str] = frozenset(

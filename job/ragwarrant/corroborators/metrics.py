@@ -20,8 +20,6 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike
 
-__all__ = ["GainInterval", "gain_interval", "within_group_auc"]
-
 
 @dataclass(frozen=True, slots=True)
 class GainInterval:

@@ -27,14 +27,6 @@ from typing import Any, Literal
 from ragwarrant.digests import sha256_file
 from ragwarrant.errors import InputError
 
-__all__ = [
-    "TASKS",
-    "Layout",
-    "RagtruthData",
-    "RagtruthRecord",
-    "load_ragtruth",
-]
-
 TASKS: tuple[str, ...] = ("QA", "Summary", "Data2txt")
 Layout = Literal["official", "sample"]
 

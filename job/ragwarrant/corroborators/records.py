@@ -47,15 +47,6 @@ from typing import Any
 
 from ragwarrant.corroborators.lexical import split_sentences
 
-__all__ = [
-    "NEGATIONS",
-    "RECORD_CHECKS",
-    "RecordChecks",
-    "StructuredRecord",
-    "check_record",
-    "parse_record",
-]
-
 RECORD_CHECKS: tuple[str, ...] = (
     "false_attribute",
     "negated_true_attribute",

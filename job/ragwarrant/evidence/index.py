@@ -19,15 +19,6 @@ import pyarrow.compute as pc
 
 from ragwarrant.adapters._integrity import is_invisible
 
-__all__ = [
-    "Duplicate",
-    "EvidenceIndex",
-    "MetricColumn",
-    "build_index",
-    "loose_example_id",
-    "plain_example_ids",
-]
-
 
 @dataclass(frozen=True)
 class MetricColumn:

@@ -25,16 +25,6 @@ import numpy as np
 
 from ragwarrant.evidence.index import EvidenceIndex
 
-__all__ = [
-    "Fingerprint",
-    "decode_fingerprint",
-    "encode_fingerprint",
-    "extension_problem",
-    "fingerprint",
-    "same_evidence",
-    "shared_examples",
-]
-
 Fingerprint = dict[str, np.ndarray]
 """Digest-set name → shape (n,) sorted unique uint64 digests."""
 

@@ -16,13 +16,6 @@ from ragwarrant.contract import ReleaseContract
 from ragwarrant.evidence.index import EvidenceIndex
 from ragwarrant.outputs import ValidationCheck
 
-__all__ = [
-    "BASELINE_ROLE_WORDS",
-    "CANDIDATE_ROLE_WORDS",
-    "HIGHER_IS_BETTER_NAMES",
-    "role_checks",
-]
-
 HIGHER_IS_BETTER_NAMES = ("f1", "exact_match", "bleu", "rouge", "ndcg", "mrr")
 """Metric-name parts that are better when higher and that the contract's name families
 (``contract.HIGHER_IS_BETTER_WORDS``: recall, precision, faithfulness..., a contract error when

@@ -31,18 +31,6 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pyarrow as pa
 
-__all__ = [
-    "DICTIONARY_STRING",
-    "EVIDENCE_SCHEMA",
-    "EVIDENCE_SCHEMA_VERSION",
-    "MISSING_REASONS",
-    "TEXT_SCHEMA",
-    "conform_evidence",
-    "constant_column",
-    "empty_evidence",
-    "make_evidence_table",
-]
-
 EVIDENCE_SCHEMA_VERSION = "1"
 
 MISSING_REASONS = ("null", "nan", "absent", "error")

@@ -22,20 +22,6 @@ from ragwarrant.evidence_class import EvidenceClass
 from ragwarrant.outputs import ValidationCheck
 from ragwarrant.stats.noninferiority import detect_metric_kind
 
-__all__ = [
-    "Scopes",
-    "declared_metrics",
-    "example_id_checks",
-    "missing_value_checks",
-    "missing_value_table",
-    "first_outside",
-    "metric_kind_checks",
-    "observed_values",
-    "scopes",
-    "split_checks",
-    "undeclared_checks",
-]
-
 
 @dataclass(frozen=True)
 class Scopes:

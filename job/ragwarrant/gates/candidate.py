@@ -32,8 +32,6 @@ from ragwarrant.stats.noninferiority import MetricKind, detect_metric_kind, test
 from ragwarrant.stats.onesided import OneSidedTest, OrientedBootstrap
 from ragwarrant.stats.seeding import make_rng
 
-__all__ = ["CandidateEvaluation", "evaluate_candidate"]
-
 
 @dataclass(frozen=True)
 class CandidateEvaluation:

@@ -10,8 +10,6 @@ from __future__ import annotations
 from ragwarrant.evidence_class import EvidenceClass
 from ragwarrant.outputs import GateResult, GateStatus, Scalar
 
-__all__ = ["gate_claim_ceiling"]
-
 
 def gate_claim_ceiling(
     evidence_class: EvidenceClass,

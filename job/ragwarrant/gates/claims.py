@@ -32,8 +32,6 @@ from ragwarrant.stats.onesided import (
 )
 from ragwarrant.stats.tilted_score import TiltedScore, tilted_score_test
 
-__all__ = ["MIN_CLAIM_UNITS", "ClaimSample", "claim_family_p_value", "gate_claims"]
-
 _T = TypeVar("_T")
 
 MIN_CLAIM_UNITS = 20

@@ -25,14 +25,6 @@ from ragwarrant.outputs import (
 )
 from ragwarrant.stats.distributions import beta_ppf
 
-__all__ = [
-    "ABSTENTION_GATE_ID",
-    "DISAGREEMENT_GATE_ID",
-    "calibrate_on_labels",
-    "gate_corroboration",
-    "upper_rate_bound",
-]
-
 DISAGREEMENT_GATE_ID = "corroboration:evaluator-reliability:disagreement-rate"
 ABSTENTION_GATE_ID = "corroboration:evaluator-reliability:abstention-rate"
 

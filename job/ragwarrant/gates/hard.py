@@ -20,23 +20,6 @@ from ragwarrant.outputs import GateResult, GateStatus
 from ragwarrant.stats.distributions import binom_cdf
 from ragwarrant.stats.magnitude import max_safe_magnitude
 
-__all__ = [
-    "gate_constant_signal",
-    "gate_disqualifiers",
-    "gate_duplicates",
-    "gate_example_attributes",
-    "gate_leakage",
-    "gate_missing_balance",
-    "gate_non_finite",
-    "gate_paired_n",
-    "gate_pairing_coverage",
-    "gate_value_range",
-    "gate_provenance",
-    "gate_required_evidence",
-    "gate_slice_paired_n",
-    "hard_gate",
-]
-
 
 def hard_gate(
     gate_id: str,

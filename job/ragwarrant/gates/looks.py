@@ -47,22 +47,6 @@ from ragwarrant.outputs import GateResult, GateStatus, LookRecord, Scalar
 from ragwarrant.stats.power import feasible_hint
 from ragwarrant.stats.sequential import SequentialPlan, look_level, units_for_next_look
 
-__all__ = [
-    "EarlierLook",
-    "LedgerLooks",
-    "Look",
-    "LookQuery",
-    "at_level",
-    "ceiling_gate",
-    "gate_look_evidence",
-    "look_query",
-    "replanned",
-    "plan_of",
-    "recorded_look",
-    "replan_hints",
-    "resolve_look",
-]
-
 _N = NormalDist()
 
 

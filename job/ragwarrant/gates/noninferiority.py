@@ -10,8 +10,6 @@ from ragwarrant.display import quoted
 from ragwarrant.outputs import GateResult, GateStatus, Scalar
 from ragwarrant.stats.onesided import OneSidedTest
 
-__all__ = ["gate_noninferiority"]
-
 
 def _inconclusive_reason(where: str, test: OneSidedTest) -> str:
     lcb, ucb, threshold = test.lower_bound, test.upper_bound, test.threshold

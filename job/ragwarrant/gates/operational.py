@@ -18,8 +18,6 @@ from ragwarrant.outputs import GateResult, GateStatus
 from ragwarrant.stats.bootstrap import statistic_value
 from ragwarrant.stats.onesided import OrientedBootstrap
 
-__all__ = ["OPERATIONAL_KIND", "gate_operational", "difference_in_reader_terms"]
-
 OPERATIONAL_KIND = "operational"
 """The gate kind of an informational operational delta (never classified)."""
 

@@ -10,8 +10,6 @@ from ragwarrant.contract import MissingValuePolicy, QualityMetric
 from ragwarrant.evidence.index import EvidenceIndex
 from ragwarrant.stats.missing_sensitivity import adversarial_pairs
 
-__all__ = ["PairedMetric", "least_favourable_ends", "pair_metric"]
-
 
 @dataclass(frozen=True)
 class PairedMetric:

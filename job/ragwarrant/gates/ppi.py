@@ -17,8 +17,6 @@ from ragwarrant.outputs import GateResult, GateStatus, Scalar
 from ragwarrant.review import HumanLabelSet
 from ragwarrant.stats.ppi import PPIBound, labels_needed, ppi_mean_bound
 
-__all__ = ["METHOD", "gate_corrected"]
-
 METHOD = "ppi++ (cross-fitted, score)"
 
 

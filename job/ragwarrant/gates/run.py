@@ -38,18 +38,6 @@ from ragwarrant.inputs import Inputs
 from ragwarrant.outputs import GateResult, GateStatus
 from ragwarrant.stats.holm import holm_levels
 
-__all__ = [
-    "HYGIENE_BLOCKER",
-    "HygieneFinding",
-    "contract_evidence_gates",
-    "gate_contract_evidence",
-    "gate_contract_references",
-    "gate_evidence_readable",
-    "gate_holm_across_candidates",
-    "gate_publication_hygiene",
-    "input_gates",
-]
-
 HYGIENE_BLOCKER = "publication-hygiene"
 """The blocker (gate reason) of a run with hygiene findings."""
 

@@ -41,16 +41,6 @@ from ragwarrant.k8s.render import (
     supporting_objects,
 )
 
-__all__ = [
-    "ARGO_API_VERSION",
-    "ARGO_RUN_PREFIX",
-    "ITEM",
-    "MAX_WORKFLOW_SIZE",
-    "StatusSize",
-    "build_argo_manifests",
-    "estimate_status_size",
-]
-
 ARGO_API_VERSION = "argoproj.io/v1alpha1"
 ITEM = "{{inputs.parameters.item}}"
 ARGO_RUN_PREFIX = "{{workflow.name}}/{{workflow.uid}}"

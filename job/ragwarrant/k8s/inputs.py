@@ -14,8 +14,6 @@ from pathlib import Path, PurePosixPath
 from ragwarrant.contract import load_contract, resolve_inside
 from ragwarrant.errors import ContractError, InputError, UsageError
 
-__all__ = ["InputFile", "RenderInputs", "collect_input_files", "load_inputs", "scan_input_root"]
-
 _CONTRACT_NAMES = ("contract.yaml", "contract.yml", "contract.json")
 
 

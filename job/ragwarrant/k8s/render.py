@@ -37,35 +37,6 @@ from ragwarrant.exit_codes import ExitCode
 if TYPE_CHECKING:  # annotations only: the contract loader is not needed to render
     from ragwarrant.k8s.inputs import InputFile
 
-__all__ = [
-    "CONFIGMAP_LIMIT_BYTES",
-    "CONTAINER_NAME",
-    "DEFAULT_PARALLELISM",
-    "FAIL_JOB_EXIT_CODES",
-    "JOB_UID",
-    "LEDGER_FILE",
-    "LEDGER_MOUNT",
-    "MAX_INDEXES",
-    "MIN_KUBERNETES_VERSION",
-    "RETRIED_EXIT_CODES",
-    "RUN_PREFIX",
-    "SIGNING_KEY_MODE",
-    "SIGNING_MOUNT",
-    "Engine",
-    "RenderOptions",
-    "WorkloadKind",
-    "build_manifests",
-    "check_image",
-    "check_options",
-    "check_schedule",
-    "config_key",
-    "job_deadline_seconds",
-    "manifests_to_yaml",
-    "pod_template",
-    "require_kubernetes",
-    "supporting_objects",
-]
-
 CONTAINER_NAME = "ragwarrant"
 JOB_UID = 65532
 # Exit codes that end the Job at once (podFailurePolicy FailJob/FailIndex; cloud rules EXIT): the

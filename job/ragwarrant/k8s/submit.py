@@ -16,8 +16,6 @@ from typing import Any
 from ragwarrant.errors import InternalError, UsageError
 from ragwarrant.k8s.render import CONTAINER_NAME, require_kubernetes
 
-__all__ = ["PodOutcome", "SubmitResult", "submit"]
-
 # Objects that may exist from an earlier run and are reused as they are (HTTP 409 is fine): the
 # ledger's PersistentVolumeClaim in particular must outlive every run that appends to it.
 _KEPT_IF_PRESENT = ("Namespace", "ServiceAccount", "NetworkPolicy", "PersistentVolumeClaim")

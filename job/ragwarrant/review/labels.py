@@ -21,8 +21,6 @@ from ragwarrant.adapters._cells import parse_number
 from ragwarrant.errors import EvidenceError
 from ragwarrant.review.queue import ReviewQueue, queue_tag
 
-__all__ = ["LABEL_COLUMNS", "HumanLabelSet", "read_labels"]
-
 LABEL_COLUMNS = ("item_id", "label_a", "label_b")
 
 

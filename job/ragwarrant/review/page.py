@@ -24,8 +24,6 @@ from ragwarrant.display import visible
 from ragwarrant.review.labels import LABEL_COLUMNS
 from ragwarrant.review.queue import ReviewQueue
 
-__all__ = ["CSV_COLUMNS", "ReviewRow", "render_csv", "render_html", "review_rows"]
-
 CSV_COLUMNS = ("item_id", "question", "contexts", "output_a", "output_b", "label_a", "label_b")
 _CONTEXT_SEPARATOR = "\n---\n"
 #: First characters a spreadsheet reads as a formula (OWASP, "CSV Injection").

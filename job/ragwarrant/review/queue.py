@@ -16,16 +16,6 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from ragwarrant.digests import sha256_bytes
 from ragwarrant.errors import EvidenceError
 
-__all__ = [
-    "QUEUE_SCHEMA_VERSION",
-    "DrawnItem",
-    "EvidenceDigest",
-    "ReviewQueue",
-    "draw_tag",
-    "queue_tag",
-    "read_queue",
-]
-
 QUEUE_SCHEMA_VERSION: Literal["1"] = "1"
 Role = Literal["candidate", "baseline"]
 

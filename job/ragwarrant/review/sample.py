@@ -22,8 +22,6 @@ from ragwarrant.contract import ReleaseContract
 from ragwarrant.errors import EvidenceError, UsageError
 from ragwarrant.review.queue import DrawnItem, EvidenceDigest, ReviewQueue, draw_tag
 
-__all__ = ["Population", "check_redraw", "draw", "evidence_digests", "population"]
-
 
 @dataclass(frozen=True)
 class Population:

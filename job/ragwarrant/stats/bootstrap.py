@@ -48,18 +48,6 @@ import numpy as np
 
 from ragwarrant.stats import _scale
 
-__all__ = [
-    "BINS_MAX_LEVELS",
-    "MULTINOMIAL_MAX_UNITS",
-    "BootstrapResult",
-    "Column",
-    "Statistic",
-    "joint_bootstrap",
-    "paired_bootstrap",
-    "statistic_value",
-    "weighted_lower_quantile",
-]
-
 Statistic = Literal["mean", "p50", "p95"]
 QUANTILE = {"p50": 0.5, "p95": 0.95}
 MULTINOMIAL_MAX_UNITS = 20_000

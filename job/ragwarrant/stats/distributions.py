@@ -34,8 +34,6 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["beta_ppf", "binom_cdf", "load_special", "t_cdf", "t_ppf"]
-
 
 def _defer_numpy_submodules() -> list[str]:
     """Bind numpy's not yet imported lazy submodules to modules that load on first use.

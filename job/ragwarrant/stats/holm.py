@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["holm_levels", "holm_rejections"]
-
 
 def holm_levels(p_values: np.ndarray, alpha: float) -> np.ndarray:
     """Return the Holm level each hypothesis is tested at, shape (m,).

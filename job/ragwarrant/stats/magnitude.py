@@ -16,8 +16,6 @@ import math
 
 import numpy as np
 
-__all__ = ["max_safe_magnitude"]
-
 _SQRT_MAX = math.sqrt(float(np.finfo(np.float64).max))  # about 1.34e154
 
 

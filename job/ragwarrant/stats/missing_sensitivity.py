@@ -26,8 +26,6 @@ import numpy as np
 
 from ragwarrant.stats.onesided import OneSidedTest
 
-__all__ = ["Sensitivity", "adversarial_pairs", "tipping_point", "worst_first"]
-
 
 @dataclass(frozen=True)
 class Sensitivity:

@@ -84,22 +84,6 @@ from ragwarrant.stats.paired_binary import tango_test
 from ragwarrant.stats.power import feasible_hint, resolvable_gap
 from ragwarrant.stats.tilted_score import tilted_score_test
 
-__all__ = [
-    "MIN_WORSE_UNITS",
-    "ORDINAL_MAX_LEVELS",
-    "BOOSTED_UNITS",
-    "SKEW_CHECK_UNITS",
-    "SMALL_CLUSTERS",
-    "SMALL_UNITS_RESAMPLES",
-    "RULES",
-    "MetricKind",
-    "Rule",
-    "detect_metric_kind",
-    "min_units_for_margin",
-    "resamples_for_units",
-    "test_noninferiority",
-]
-
 MetricKind = Literal["binary", "ordinal", "continuous"]
 SMALL_CLUSTERS = 30
 SMALL_UNITS_RESAMPLES = 10_000

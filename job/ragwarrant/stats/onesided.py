@@ -22,22 +22,6 @@ from ragwarrant.stats.bootstrap import Statistic, paired_bootstrap
 from ragwarrant.stats.distributions import beta_ppf, t_cdf, t_ppf
 from ragwarrant.stats.power import additional_pairs_needed
 
-__all__ = [
-    "McDecision",
-    "SkewCorrected",
-    "OneSidedTest",
-    "OrientedBootstrap",
-    "UnitName",
-    "both_reject",
-    "clustered_t_test",
-    "expanded_level",
-    "expanded_p",
-    "johnson_t",
-    "mc_decision",
-    "mc_upper",
-    "oriented_bootstrap",
-]
-
 UnitName = Literal["pairs", "clusters"]
 _N = NormalDist()
 

@@ -27,8 +27,6 @@ from statistics import NormalDist
 
 from ragwarrant.stats.roots import bisect
 
-__all__ = ["PairedBinaryScore", "tango_score_statistic", "tango_test"]
-
 _N = NormalDist()
 _EDGE = 1e-12
 

@@ -5,8 +5,6 @@ from __future__ import annotations
 import math
 from statistics import NormalDist
 
-__all__ = ["HINT_MAX_FACTOR", "additional_pairs_needed", "feasible_hint", "resolvable_gap"]
-
 _Z = NormalDist().inv_cdf
 
 #: A hint above this multiple of the current units (at least 30 units) is not printed: the

@@ -61,8 +61,6 @@ import numpy.typing as npt
 from ragwarrant.stats.power import feasible_hint, resolvable_gap
 from ragwarrant.stats.roots import bisect
 
-__all__ = ["PPIBound", "labels_needed", "power_tuned_lambda", "ppi_mean_bound"]
-
 _N = NormalDist()
 _Z = _N.inv_cdf
 FloatArray = npt.NDArray[np.float64]

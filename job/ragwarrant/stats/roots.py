@@ -12,8 +12,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-__all__ = ["bisect"]
-
 
 def bisect(f: Callable[[float], float], a: float, b: float, xtol: float = 1e-12) -> float:
     """A root of ``f`` in [a, b]: the midpoint of a sign-changing bracket narrower than

@@ -6,8 +6,6 @@ import hashlib
 
 import numpy as np
 
-__all__ = ["make_rng"]
-
 
 def make_rng(seed: int, *scope: str) -> np.random.Generator:
     """A generator seeded by the contract's seed and a stable hash of ``scope``.

@@ -39,15 +39,6 @@ from dataclasses import dataclass
 from statistics import NormalDist
 from typing import Literal
 
-__all__ = [
-    "LookLevel",
-    "SequentialPlan",
-    "SpendingName",
-    "look_level",
-    "spent_by",
-    "units_for_next_look",
-]
-
 SpendingName = Literal["obrien_fleming", "pocock"]
 _N = NormalDist()
 

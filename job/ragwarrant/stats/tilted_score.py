@@ -33,8 +33,6 @@ import numpy as np
 from ragwarrant.stats.distributions import t_cdf
 from ragwarrant.stats.roots import bisect
 
-__all__ = ["TiltedScore", "tilted_null_variance", "tilted_score_test"]
-
 _XTOL = 1e-12
 
 
