@@ -109,7 +109,7 @@ def test_plain_csv_declared_as_a_tool_export_refused(make_request, tmp_path, ada
     err = info.value
     assert err.code == "evidence-adapter-mismatch"
     assert err.message.startswith(f"results.csv is declared 'adapter: {adapter}' but is not a ")
-    assert err.expected == auto.DECLARED_FORMATS[adapter].expected
+    assert err.expected == auto.FORMATS[adapter].expected
     assert err.found == "example_id, policy, correct, cost_usd"
     assert err.file == "results.csv"
 

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from ragwarrant.adapters import auto
+from ragwarrant.adapters._base import FileShape
 from ragwarrant.adapters.registry import ADAPTERS, TOOL_ADAPTERS, load_auto, load_source
 from ragwarrant.contract import AdapterName
 from ragwarrant.errors import EvidenceError
@@ -27,18 +28,26 @@ def test_auto_chooses_among_the_registry_tool_adapters() -> None:
 
 
 def test_auto_rules_name_only_registered_tool_adapters() -> None:
-    """Every adapter a column rule can return is a registered tool adapter."""
-    probes = [
-        ["app_version", "record_json"],
-        ["feedback.x"],
-        ["context.span_id", "context.trace_id"],
-        ["span_id", "x_score"],
-        ["gen_ai.usage.input_tokens", "trace_id"],
-        ["user_input", "response"],
-    ]
-    found = {auto._detect_columns(p)[0] for p in probes}  # type: ignore[index]
-    assert found <= set(TOOL_ADAPTERS)
-    assert len(found) == 5
+    """Every adapter a column rule can return is a registered tool adapter, and each tool's
+    column rule recognises its own columns."""
+    probes = {
+        "trulens": ("app_version", "record_json"),
+        "langsmith": ("feedback.x",),
+        "phoenix": ("context.span_id", "context.trace_id"),
+        "otel": ("gen_ai.usage.input_tokens", "trace_id"),
+        "ragas": ("user_input", "response"),
+    }
+    found = {tool: auto.detect_shape(FileShape("csv", names)) for tool, names in probes.items()}
+    assert {tool: hit[0] for tool, hit in found.items()} == {t: t for t in probes}
+    assert set(found) <= set(TOOL_ADAPTERS)
+    evaluations = auto.detect_shape(FileShape("parquet", ("span_id", "x_score")))
+    assert evaluations == ("phoenix", "column span_id with x_score (Phoenix evaluations)")
+
+
+def test_every_tool_adapter_declares_its_format() -> None:
+    """The registry's tool adapters are exactly the tools with a ``FORMAT`` in ``auto.TOOLS``."""
+    assert {m.FORMAT.adapter for m in auto.TOOLS} == set(TOOL_ADAPTERS)
+    assert all(TOOL_ADAPTERS[m.FORMAT.adapter] is m.load for m in auto.TOOLS)
 
 
 def test_adapter_that_opens_one_file_refuses_a_directory(tmp_path: Path) -> None:

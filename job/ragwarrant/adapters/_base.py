@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -57,3 +58,56 @@ class AdapterResult:
     provenance: SourceProvenance
     texts: pa.Table | None = None
     directions: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class FileShape:
+    """What format checks see of a file: its structure, never its name or its values.
+
+    Attributes:
+        format: the source's format (``csv``, ``jsonl``, ``json``, ``parquet``).
+        names: the column names (CSV header, Parquet schema, keys of the first JSON line, of a
+            JSON document, or of its first record when it is an array).
+        first_line: the first non-blank line of a JSON Lines file, else empty.
+        document: the type of a JSON file's top level (``dict``, ``list`` ...), else empty.
+        otlp_document: a JSON Lines file holding one indented OTLP document.
+    """
+
+    format: str
+    names: tuple[str, ...]
+    first_line: bytes = b""
+    document: str = ""
+    otlp_document: bool = False
+
+    def has_any(self, *names: str) -> bool:
+        """Whether any of ``names`` is a column (or top-level key)."""
+        return any(n in self.names for n in names)
+
+    def has_prefix(self, *prefixes: str) -> bool:
+        """Whether a name (``attributes.`` removed) starts with one of ``prefixes``."""
+        return any(n.removeprefix("attributes.").startswith(prefixes) for n in self.names)
+
+
+@dataclass(frozen=True)
+class ToolFormat:
+    """A tool's export format, declared once in its adapter module (``FORMAT``).
+
+    ``adapter: auto`` tries every tool's ``signature`` first, then (files other than JSON) every
+    ``columns`` rule, in ``auto.TOOLS`` order; the first reason found names the tool. A file
+    declared with the adapter must pass ``accepts`` (looser where the adapter reads more shapes).
+
+    Attributes:
+        adapter: the contract's ``adapter`` name.
+        label: the tool's name in messages.
+        expected: what a file declared with this adapter must show, in words.
+        accepts: whether a file's shape has the format.
+        signature: a document-level mark (JSON keys, first JSON line) → why, or None.
+        columns: a table's column names → why they are this tool's, or None.
+    """
+
+    adapter: str
+    label: str
+    expected: str
+    accepts: Callable[[FileShape], bool]
+    signature: Callable[[FileShape], str | None] | None = None
+    columns: Callable[[Sequence[str]], str | None] | None = None

@@ -34,7 +34,7 @@ from typing import Any
 
 import orjson
 
-from ragwarrant.adapters._base import AdapterRequest, AdapterResult
+from ragwarrant.adapters._base import AdapterRequest, AdapterResult, FileShape, ToolFormat
 from ragwarrant.adapters._cells import float_cell, parse_list_literal
 from ragwarrant.adapters._columns import select_metrics, snake_metric_id
 from ragwarrant.adapters._common import (
@@ -51,6 +51,23 @@ from ragwarrant.errors import EvidenceError
 TOOL = "deepeval"
 JUDGE_COST_METRIC = "judge_cost_usd"
 _POSITIONAL_NAME = re.compile(r"^test_case_\d+$")
+_RUN_KEYS = ("testRunData", "testCases", "test_results")
+
+
+def _signature(shape: FileShape) -> str | None:
+    if shape.format != "json" or shape.document != "dict":
+        return None
+    key = next((k for k in _RUN_KEYS if k in shape.names), None)
+    return f"JSON object with {key!r} (DeepEval test run)" if key else None
+
+
+FORMAT = ToolFormat(
+    "deepeval",
+    "DeepEval",
+    "a DeepEval test run: a JSON object with testCases (or testRunData / test_results)",
+    lambda s: s.has_any(*_RUN_KEYS),
+    signature=_signature,
+)
 
 # application-side fields of a test case: camelCase, snake_case, canonical id, unit scale
 _OPERATIONAL = (

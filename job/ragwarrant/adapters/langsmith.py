@@ -25,6 +25,7 @@ Tested against langsmith 0.15.1.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
@@ -32,7 +33,7 @@ import orjson
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ragwarrant.adapters._base import AdapterRequest, AdapterResult
+from ragwarrant.adapters._base import AdapterRequest, AdapterResult, FileShape, ToolFormat
 from ragwarrant.adapters._cells import float_cell, parse_list_literal
 from ragwarrant.adapters._columns import (
     column_as_float,
@@ -71,6 +72,47 @@ WRITES_BOOLEANS = True
 QUESTION_KEYS = ("question", "input", "query", "user_input")
 RESPONSE_KEYS = ("answer", "output", "response")
 CONTEXT_KEYS = ("contexts", "retrieved_contexts", "documents")
+
+
+def is_raw_jsonl(first_line: bytes) -> bool:
+    """Whether a JSON line is a raw LangSmith experiment row or run (not a to_pandas record)."""
+    try:
+        obj = orjson.loads(first_line)
+    except orjson.JSONDecodeError:
+        return False
+    if not isinstance(obj, dict):
+        return False
+    return ("run" in obj and "example" in obj) or ("run_type" in obj and "inputs" in obj)
+
+
+def _signature(shape: FileShape) -> str | None:
+    if shape.format == "jsonl" and is_raw_jsonl(shape.first_line):
+        return "first line is a LangSmith run / experiment row {run, example, ...}"
+    return None
+
+
+def _columns_rule(names: Sequence[str]) -> str | None:
+    feedback = [c for c in names if c.startswith("feedback.")]
+    if not feedback:
+        return None
+    return f"feedback.* columns ({', '.join(feedback[:3])}) (LangSmith to_pandas)"
+
+
+def _accepts(shape: FileShape) -> bool:
+    return is_raw_jsonl(shape.first_line) or any(
+        n.startswith(("feedback.", "inputs.", "outputs.")) for n in shape.names
+    )
+
+
+FORMAT = ToolFormat(
+    "langsmith",
+    "LangSmith",
+    "a LangSmith experiment: feedback.* / inputs.* / outputs.* columns (to_pandas), or "
+    "JSON lines {run, example, ...}",
+    _accepts,
+    signature=_signature,
+    columns=_columns_rule,
+)
 
 
 def _is_numeric_feedback(col: pa.ChunkedArray) -> bool:
@@ -445,17 +487,6 @@ def _load_raw(request: AdapterRequest) -> AdapterResult:
         notes=notes,
         texts=texts,
     )
-
-
-def is_raw_jsonl(first_line: bytes) -> bool:
-    """Whether a JSON line is a raw LangSmith experiment row or run (not a to_pandas record)."""
-    try:
-        obj = orjson.loads(first_line)
-    except orjson.JSONDecodeError:
-        return False
-    if not isinstance(obj, dict):
-        return False
-    return ("run" in obj and "example" in obj) or ("run_type" in obj and "inputs" in obj)
 
 
 def load(request: AdapterRequest) -> AdapterResult:

@@ -39,14 +39,14 @@ its example's cost missing (reason ``absent``), counted. Pairing method: ``id-co
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ragwarrant.adapters._base import AdapterRequest, AdapterResult
+from ragwarrant.adapters._base import AdapterRequest, AdapterResult, FileShape, ToolFormat
 from ragwarrant.adapters._columns import select_metrics
 from ragwarrant.adapters._common import (
     RowKeys,
@@ -72,6 +72,40 @@ TOOL = "opentelemetry"
 COST_MODELED_NOTE = "cost modeled from tokens and the contract's price table"
 DEFAULT_METRICS = ("cost_usd", "latency_ms", "api_calls")
 ALL_METRICS = (*DEFAULT_METRICS, "input_tokens", "output_tokens")
+
+
+def _signature(shape: FileShape) -> str | None:
+    if shape.format == "json" and shape.document == "dict" and "resourceSpans" in shape.names:
+        return "JSON document with 'resourceSpans' (one OTLP trace export)"
+    if shape.format == "jsonl" and is_otlp_json(shape.first_line):
+        return "first line has 'resourceSpans' (OTLP JSON lines)"
+    if shape.otlp_document:
+        return "one indented JSON document with 'resourceSpans' (OTLP)"
+    return None
+
+
+def _columns_rule(names: Sequence[str]) -> str | None:
+    gen_ai = [
+        c
+        for c in names
+        if c.removeprefix("attributes.").startswith(("gen_ai.", "llm.token_count."))
+    ]
+    if not gen_ai or not any(c in names for c in ("trace_id", "traceId")):
+        return None
+    return f"gen_ai.* / llm.token_count.* attributes ({', '.join(gen_ai[:2])}) with trace_id"
+
+
+FORMAT = ToolFormat(
+    "otel",
+    "OpenTelemetry",
+    "OpenTelemetry GenAI / OpenInference spans: gen_ai.* or llm.* attribute columns, or "
+    "OTLP JSON with resourceSpans (JSON lines, or one document)",
+    lambda s: (
+        is_otlp_json(s.first_line) or "resourceSpans" in s.names or s.has_prefix("gen_ai.", "llm.")
+    ),
+    signature=_signature,
+    columns=_columns_rule,
+)
 
 #: rows per Parquet read batch; float sums are added per batch (``TraceTotals``), so a change
 #: moves cost sums in their last bits

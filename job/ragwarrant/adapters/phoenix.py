@@ -31,6 +31,7 @@ metric ``lower_is_better``). Tested against arize-phoenix 20.26.1 / arize-phoeni
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -39,7 +40,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from ragwarrant.adapters._base import AdapterRequest, AdapterResult
+from ragwarrant.adapters._base import AdapterRequest, AdapterResult, ToolFormat
 from ragwarrant.adapters._cells import float_cell, parse_python_literal
 from ragwarrant.adapters._columns import (
     column_as_float,
@@ -67,6 +68,29 @@ from ragwarrant.errors import EvidenceError
 
 TOOL = "arize-phoenix"
 SPAN_ID_COLUMNS = ("context.span_id", "span_id")
+
+
+def _columns_rule(names: Sequence[str]) -> str | None:
+    span_col = next((c for c in SPAN_ID_COLUMNS if c in names), None)
+    if span_col == "context.span_id" and "context.trace_id" in names:
+        return "columns context.span_id and context.trace_id (Phoenix spans dataframe)"
+    if not span_col:
+        return None
+    scores = [c for c in names if c.endswith("_score")] or [
+        c for c in names if c in ("score", "result.score")
+    ]
+    if not scores:
+        return None
+    return f"column {span_col} with {', '.join(scores[:3])} (Phoenix evaluations)"
+
+
+FORMAT = ToolFormat(
+    "phoenix",
+    "Phoenix",
+    "a Phoenix spans or evaluations table: a context.span_id (or span_id) column",
+    lambda s: s.has_any(*SPAN_ID_COLUMNS),
+    columns=_columns_rule,
+)
 Cell = tuple[float | None, str | None]
 
 

@@ -16,9 +16,11 @@ question hash (``pairing: question-hash``, the default) unless the file has the 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import pyarrow as pa
 
-from ragwarrant.adapters._base import AdapterRequest, AdapterResult
+from ragwarrant.adapters._base import AdapterRequest, AdapterResult, ToolFormat
 from ragwarrant.adapters._columns import (
     column_as_float,
     looks_numeric_column,
@@ -47,6 +49,24 @@ TOOL = "ragas"
 QUESTION_COLUMNS = ("user_input", "question")
 RESPONSE_COLUMNS = ("response", "answer")
 CONTEXT_COLUMNS = ("retrieved_contexts", "contexts")
+
+
+def _columns_rule(names: Sequence[str]) -> str | None:
+    question = next((c for c in QUESTION_COLUMNS if c in names), None)
+    other = next((c for c in (*RESPONSE_COLUMNS, *CONTEXT_COLUMNS) if c in names), None)
+    if not (question and other):
+        return None
+    return f"columns {question} and {other} (Ragas EvaluationResult.to_pandas)"
+
+
+FORMAT = ToolFormat(
+    "ragas",
+    "Ragas",
+    "a Ragas result table (EvaluationResult.to_pandas): a user_input (or legacy question) "
+    "column beside the metric columns",
+    lambda s: s.has_any(*QUESTION_COLUMNS),
+    columns=_columns_rule,
+)
 
 #: Columns Ragas echoes from the dataset (current and legacy names); everything else is a metric.
 ECHO_COLUMNS = frozenset(

@@ -6,7 +6,7 @@ import dataclasses
 from collections.abc import Callable
 from pathlib import Path
 
-from ragwarrant.adapters import auto, deepeval, generic, langsmith, otel, phoenix, ragas, trulens
+from ragwarrant.adapters import auto, generic
 from ragwarrant.adapters._base import AdapterRequest, AdapterResult
 from ragwarrant.adapters._dataset import check_dataset, is_dataset
 from ragwarrant.adapters._integrity import check_file, dataset_unsupported
@@ -17,15 +17,8 @@ from ragwarrant.evidence.schema import conform_evidence
 
 Adapter = Callable[[AdapterRequest], AdapterResult]
 
-#: The tool adapters ``adapter: auto`` chooses among (detected from a file's content).
-TOOL_ADAPTERS: dict[str, Adapter] = {
-    "deepeval": deepeval.load,
-    "langsmith": langsmith.load,
-    "otel": otel.load,
-    "phoenix": phoenix.load,
-    "ragas": ragas.load,
-    "trulens": trulens.load,
-}
+#: The tool adapters ``adapter: auto`` chooses among (``auto.TOOLS``, each with its ``FORMAT``).
+TOOL_ADAPTERS: dict[str, Adapter] = {m.FORMAT.adapter: m.load for m in auto.TOOLS}
 
 
 def load_auto(request: AdapterRequest) -> AdapterResult:

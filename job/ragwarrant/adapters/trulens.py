@@ -22,12 +22,13 @@ with ``options.include_operational: true``. Tested against trulens 2.16.0.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ragwarrant.adapters._base import AdapterRequest, AdapterResult
+from ragwarrant.adapters._base import AdapterRequest, AdapterResult, FileShape, ToolFormat
 from ragwarrant.adapters._cells import parse_python_literal
 from ragwarrant.adapters._columns import (
     column_as_float,
@@ -89,6 +90,32 @@ FIXED_COLUMNS = frozenset(
     }
 )
 DIRECTION_SUFFIX = " direction"
+
+
+def _columns_rule(names: Sequence[str]) -> str | None:
+    if "app_version" not in names:
+        return None
+    if "record_json" in names:
+        why = "record_json"
+    elif any(c.endswith(COST_SUFFIX) for c in names):
+        why = "'<name> feedback cost in USD'"
+    else:
+        return None
+    return f"columns app_version and {why} (TruLens records-and-feedback table)"
+
+
+def _accepts(shape: FileShape) -> bool:
+    return _columns_rule(shape.names) is not None
+
+
+FORMAT = ToolFormat(
+    "trulens",
+    "TruLens",
+    "a TruLens records-and-feedback table: app_version with record_json or "
+    "'<name> feedback cost in USD' columns",
+    _accepts,
+    columns=_columns_rule,
+)
 
 
 def _meta_ids(table: pa.Table, key: str, display: str) -> list[str] | None:
