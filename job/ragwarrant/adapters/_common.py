@@ -9,12 +9,13 @@ from its caller, so every message stays the adapter's own.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, NamedTuple
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ragwarrant.adapters._base import AdapterRequest, AdapterResult, SourceProvenance
+from ragwarrant.adapters._base import AdapterRequest, AdapterResult, SourceProvenance, ToolFormat
 from ragwarrant.adapters._cells import parse_list_literal
 from ragwarrant.adapters._columns import column_as_string
 from ragwarrant.adapters._integrity import require_columns
@@ -22,6 +23,7 @@ from ragwarrant.adapters._rows import (
     check_policies,
     contract_policy_ids,
     evidence_from_records,
+    make_texts,
     question_hash,
     source_tag,
     version_note,
@@ -56,10 +58,10 @@ class RowKeys(NamedTuple):
         )
 
 
-def tool_tag(request: AdapterRequest, tool: str) -> str:
+def tool_tag(request: AdapterRequest, tool: ToolFormat) -> str:
     """Return the ``source`` field of the request's evidence rows (see ``source_tag``)."""
     source = request.source
-    return source_tag(source.id, tool, source.evaluator_version)
+    return source_tag(source.id, tool.tool, source.evaluator_version)
 
 
 def metric_rows(
@@ -94,22 +96,29 @@ def metric_rows(
     )
 
 
-def metric_evidence(
-    parts: list[pa.Table],
-    *,
-    display: str,
+def column_evidence(
+    request: AdapterRequest,
+    tool: ToolFormat,
+    keys: RowKeys,
+    chosen: dict[str, str],
+    values: Callable[[str], tuple[pa.Array, pa.Array]],
     names: list[str],
-    what: str,
-    expected: str,
-    hint: str = "",
 ) -> pa.Table:
-    """Concatenate the per-metric evidence of a file, which must have at least one metric.
+    """The evidence of a table's chosen score columns: ``values(column)`` gives each column's
+    float64 values and missing reasons (aligned with ``keys``), ``chosen`` its metric id.
 
     Raises:
-        EvidenceError: ``evidence-no-metrics`` ("<display> holds no <what>"), listing the first
-            20 columns found.
+        EvidenceError: ``evidence-no-metrics`` ("<display> holds no <tool.scores[0]>") when
+            nothing is chosen, listing the first 20 of ``names`` (the file's columns).
     """
+    tag = tool_tag(request, tool)
+    parts = [
+        metric_rows(keys, metric, *values(column), source=tag, sha256=request.sha256)
+        for column, metric in chosen.items()
+    ]
     if not parts:
+        what, expected, hint = tool.scores
+        display = request.display_path
         raise EvidenceError(
             "evidence-no-metrics",
             f"{display} holds no {what}",
@@ -121,16 +130,38 @@ def metric_evidence(
     return pa.concat_tables(parts)
 
 
-def records_evidence(request: AdapterRequest, tool: str, records: list[Record]) -> pa.Table:
+def table_texts(table: pa.Table, tool: ToolFormat, keys: RowKeys, display: str) -> pa.Table | None:
+    """The private texts of a table from the tool's first present question, response and
+    context columns (``ToolFormat.questions`` ...), or None without a question column.
+
+    Raises:
+        EvidenceError: as ``list_cells`` and ``make_texts``.
+    """
+    names = table.schema.names
+    question = next((c for c in tool.questions if c in names), None)
+    if question is None:
+        return None
+    response = next((c for c in tool.responses if c in names), None)
+    contexts = next((c for c in tool.contexts if c in names), None)
+    return make_texts(
+        keys.policy.to_pylist(),
+        keys.example.to_pylist(),
+        table.column(question).to_pylist(),
+        cells_or_nulls(table, response),
+        list_cells(table, contexts, display),
+        display=display,
+    )
+
+
+def records_evidence(request: AdapterRequest, tool: ToolFormat, records: list[Record]) -> pa.Table:
     """Canonical evidence of a record-shaped file (see ``evidence_from_records``)."""
     return evidence_from_records(records, source=tool_tag(request, tool), sha256=request.sha256)
 
 
 def tool_result(
     request: AdapterRequest,
+    tool: ToolFormat,
     *,
-    adapter: str,
-    tool: str,
     evidence: pa.Table,
     metric_names: dict[str, str],
     pairing_method: str,
@@ -149,8 +180,8 @@ def tool_result(
         source_id=source.id,
         path=request.display_path,
         sha256=request.sha256,
-        adapter=adapter,
-        tool=tool,
+        adapter=tool.adapter,
+        tool=tool.tool,
         tool_version=source.evaluator_version,
         metric_names=metric_names,
         pairing_method=pairing_method,

@@ -31,6 +31,7 @@ from ragwarrant.adapters._base import AdapterRequest, FileShape, ToolFormat
 from ragwarrant.adapters._dataset import dataset_files, is_dataset
 from ragwarrant.adapters._integrity import READER_FAILURES
 from ragwarrant.adapters._otlp import otlp_document
+from ragwarrant.adapters._tables import invalid_json
 from ragwarrant.errors import EvidenceError
 
 #: The tool adapters, in detection order (each module has ``FORMAT`` and ``load``).
@@ -49,19 +50,23 @@ def read_shape(path: Path, fmt: str, display: str) -> FileShape:
     """Read the structure of one file (see ``FileShape``).
 
     Raises:
-        EvidenceError: ``evidence-unparseable`` when the structure cannot be read.
+        EvidenceError: ``evidence-unparseable`` when the structure cannot be read (a JSON
+            document that does not parse: ``_tables.invalid_json``).
     """
+    if fmt == "json":
+        try:
+            doc = orjson.loads(path.read_bytes())
+        except orjson.JSONDecodeError as exc:
+            raise invalid_json(display, exc) from exc
+        obj = doc[0] if isinstance(doc, list) and doc else doc
+        names = tuple(obj) if isinstance(obj, dict) else ()
+        return FileShape(fmt, names, document=type(doc).__name__)
     try:
         if fmt == "parquet":
             return FileShape(fmt, tuple(pq.read_schema(path).names))
         if fmt == "csv":
             with path.open(newline="", encoding="utf-8-sig") as fh:
                 return FileShape(fmt, tuple(next(csv.reader(fh), [])))
-        if fmt == "json":
-            doc = orjson.loads(path.read_bytes())
-            obj = doc[0] if isinstance(doc, list) and doc else doc
-            names = tuple(obj) if isinstance(obj, dict) else ()
-            return FileShape(fmt, names, document=type(doc).__name__)
         first = _first_line(path)
         if (doc := otlp_document(path, fmt)) is not None:  # one indented OTLP document
             return FileShape(fmt, tuple(doc), first, otlp_document=True)

@@ -63,6 +63,7 @@ def _signature(shape: FileShape) -> str | None:
 
 FORMAT = ToolFormat(
     "deepeval",
+    TOOL,
     "DeepEval",
     "a DeepEval test run: a JSON object with testCases (or testRunData / test_results)",
     lambda s: s.has_any(*_RUN_KEYS),
@@ -446,9 +447,8 @@ def load(request: AdapterRequest) -> AdapterResult:
             records.append((p, e, metric, cell[0], cell[1], i))
     return tool_result(
         request,
-        adapter="deepeval",
-        tool=TOOL,
-        evidence=records_evidence(request, TOOL, records),
+        FORMAT,
+        evidence=records_evidence(request, FORMAT, records),
         metric_names=chosen,
         pairing_method=pairing,
         rows_read=len(cases),

@@ -46,19 +46,16 @@ from ragwarrant.adapters._common import (
     ONE_OR_MAPPED_POLICY,
     Record,
     RowKeys,
-    cells_or_nulls,
+    column_evidence,
     ids_from_column,
     ids_from_questions,
-    list_cells,
-    metric_evidence,
-    metric_rows,
     policies_from_column,
     records_evidence,
     repetitions,
     resolve_policies,
     span_join_unsupported,
+    table_texts,
     tool_result,
-    tool_tag,
     with_groups,
 )
 from ragwarrant.adapters._integrity import wrong_json_type
@@ -106,12 +103,17 @@ def _accepts(shape: FileShape) -> bool:
 
 FORMAT = ToolFormat(
     "langsmith",
+    TOOL,
     "LangSmith",
     "a LangSmith experiment: feedback.* / inputs.* / outputs.* columns (to_pandas), or "
     "JSON lines {run, example, ...}",
     _accepts,
     signature=_signature,
     columns=_columns_rule,
+    questions=tuple(f"inputs.{k}" for k in QUESTION_KEYS),
+    responses=tuple(f"outputs.{k}" for k in RESPONSE_KEYS),
+    contexts=tuple(f"outputs.{k}" for k in CONTEXT_KEYS),
+    scores=("numeric feedback column", "feedback.<key> columns", ""),
 )
 
 
@@ -211,42 +213,22 @@ def _load_table(request: AdapterRequest) -> AdapterResult:
         scale["execution_time"] = 1000.0  # seconds → latency_ms
         available["execution_time"] = "latency_ms"
     chosen = select_metrics(available, source.metrics, display)
-    tag = tool_tag(request, TOOL)
     keys = RowKeys.of(policies, examples, rows)
-    parts = []
-    for col, metric in chosen.items():
+
+    def values(col: str) -> tuple[pa.Array, pa.Array]:
         values, reason = column_as_float(table, col, display, booleans=WRITES_BOOLEANS)
-        if col in scale:
-            values = pc.multiply(values, scale[col])
-        parts.append(metric_rows(keys, metric, values, reason, source=tag, sha256=request.sha256))
-    evidence = metric_evidence(
-        parts,
-        display=display,
-        names=names,
-        what="numeric feedback column",
-        expected="feedback.<key> columns",
-    )
-    evidence = with_groups(evidence, groups)
-    texts = None
-    if q_col:
-        texts = make_texts(
-            policies,
-            examples,
-            table.column(q_col).to_pylist(),
-            cells_or_nulls(table, _first(names, "outputs", RESPONSE_KEYS)),
-            list_cells(table, _first(names, "outputs", CONTEXT_KEYS), display),
-            display=display,
-        )
+        return (pc.multiply(values, scale[col]) if col in scale else values), reason
+
+    evidence = with_groups(column_evidence(request, FORMAT, keys, chosen, values, names), groups)
     return tool_result(
         request,
-        adapter="langsmith",
-        tool=TOOL,
+        FORMAT,
         evidence=evidence,
         metric_names=chosen,
         pairing_method=pairing,
         rows_read=n,
         notes=_table_notes(table, display, skipped) + _repetition_notes(groups),
-        texts=texts,
+        texts=table_texts(table, FORMAT, keys, display),
     )
 
 
@@ -478,9 +460,8 @@ def _load_raw(request: AdapterRequest) -> AdapterResult:
     )
     return tool_result(
         request,
-        adapter="langsmith",
-        tool=TOOL,
-        evidence=with_groups(records_evidence(request, TOOL, records), groups),
+        FORMAT,
+        evidence=with_groups(records_evidence(request, FORMAT, records), groups),
         metric_names=chosen,
         pairing_method=pairing,
         rows_read=len(lines),

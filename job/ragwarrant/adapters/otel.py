@@ -97,6 +97,7 @@ def _columns_rule(names: Sequence[str]) -> str | None:
 
 FORMAT = ToolFormat(
     "otel",
+    TOOL,
     "OpenTelemetry",
     "OpenTelemetry GenAI / OpenInference spans: gen_ai.* or llm.* attribute columns, or "
     "OTLP JSON with resourceSpans (JSON lines, or one document)",
@@ -474,13 +475,9 @@ _UNMEASURED_WHEN = {
 
 def load_spans(
     request: AdapterRequest,
+    tool: ToolFormat,
     *,
-    tool: str,
-    adapter: str,
     fields: SpanFields,
-    shape: str | None = None,
-    batches: Iterator[pa.Table | pa.RecordBatch] | None = None,
-    extra_notes: list[str] | None = None,
 ) -> AdapterResult:
     """Reduce a spans source to canonical per-example operational evidence (shared with phoenix).
 
@@ -488,8 +485,7 @@ def load_spans(
         EvidenceError: as ``reduce_spans``; rows of other policies; a wanted metric not offered.
     """
     source, display = request.source, request.display_path
-    if batches is None:
-        batches, shape = span_batches(request, fields)
+    batches, shape = span_batches(request, fields)
     wanted = dict(source.metrics) or {m: m for m in DEFAULT_METRICS}
     red = reduce_spans(batches, fields, request.contract.prices, display, metrics=set(wanted))
     t = red.table
@@ -536,11 +532,9 @@ def load_spans(
         notes.append(
             "'reduce' is ignored by this adapter: its reductions are fixed (see the adapter docs)"
         )
-    notes += extra_notes or []
     return tool_result(
         request,
-        adapter=adapter,
-        tool=tool,
+        tool,
         evidence=pa.concat_tables(parts),
         metric_names=dict(chosen),
         pairing_method="id-column",
@@ -560,4 +554,4 @@ def load(request: AdapterRequest) -> AdapterResult:
         EvidenceError: empty file; no example id attribute; a trace naming two examples or
             policies; wrong types; rows of policies the contract does not declare.
     """
-    return load_spans(request, tool=TOOL, adapter="otel", fields=_fields_for(request))
+    return load_spans(request, FORMAT, fields=_fields_for(request))

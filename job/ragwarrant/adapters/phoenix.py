@@ -86,6 +86,7 @@ def _columns_rule(names: Sequence[str]) -> str | None:
 
 FORMAT = ToolFormat(
     "phoenix",
+    TOOL,
     "Phoenix",
     "a Phoenix spans or evaluations table: a context.span_id (or span_id) column",
     lambda s: s.has_any(*SPAN_ID_COLUMNS),
@@ -560,9 +561,8 @@ def _load_evaluations(request: AdapterRequest) -> AdapterResult:
         )
     result = tool_result(
         request,
-        adapter="phoenix",
-        tool=TOOL,
-        evidence=records_evidence(request, TOOL, records),
+        FORMAT,
+        evidence=records_evidence(request, FORMAT, records),
         metric_names=chosen,
         pairing_method=pairing,
         rows_read=n,
@@ -598,5 +598,5 @@ def load(request: AdapterRequest) -> AdapterResult:
     if request.source.kind == "telemetry" or _is_spans_file(request):
         if request.source.format == "parquet":
             open_parquet(request.path, request.display_path)
-        return load_spans(request, tool=TOOL, adapter="phoenix", fields=_span_fields(request))
+        return load_spans(request, FORMAT, fields=_span_fields(request))
     return _load_evaluations(request)

@@ -30,18 +30,15 @@ from ragwarrant.adapters._columns import (
 from ragwarrant.adapters._common import (
     ONE_OR_MAPPED_POLICY,
     RowKeys,
-    cells_or_nulls,
+    column_evidence,
     ids_from_column,
     ids_from_questions,
-    list_cells,
-    metric_evidence,
-    metric_rows,
     policies_from_column,
     span_join_unsupported,
+    table_texts,
     tool_result,
-    tool_tag,
 )
-from ragwarrant.adapters._rows import check_unique_keys, make_texts
+from ragwarrant.adapters._rows import check_unique_keys
 from ragwarrant.adapters._tables import read_table
 
 TOOL = "ragas"
@@ -61,11 +58,20 @@ def _columns_rule(names: Sequence[str]) -> str | None:
 
 FORMAT = ToolFormat(
     "ragas",
+    TOOL,
     "Ragas",
     "a Ragas result table (EvaluationResult.to_pandas): a user_input (or legacy question) "
     "column beside the metric columns",
     lambda s: s.has_any(*QUESTION_COLUMNS),
     columns=_columns_rule,
+    questions=QUESTION_COLUMNS,
+    responses=RESPONSE_COLUMNS,
+    contexts=CONTEXT_COLUMNS,
+    scores=(
+        "metric column",
+        "at least one metric column",
+        "a Ragas export has one numeric column per metric",
+    ),
 )
 
 #: Columns Ragas echoes from the dataset (current and legacy names); everything else is a metric.
@@ -151,32 +157,11 @@ def load(request: AdapterRequest) -> AdapterResult:
     chosen = select_metrics(available, source.metrics, display)
     skipped = [c for c in names if c not in skip and c not in available]
 
-    tag = tool_tag(request, TOOL)
     keys = RowKeys.of(policies, examples, rows)
-    parts = []
-    for column, metric in chosen.items():
-        values, reason = column_as_float(table, column, display)
-        parts.append(metric_rows(keys, metric, values, reason, source=tag, sha256=request.sha256))
-    evidence = metric_evidence(
-        parts,
-        display=display,
-        names=names,
-        what="metric column",
-        expected="at least one metric column",
-        hint="a Ragas export has one numeric column per metric",
+    evidence = column_evidence(
+        request, FORMAT, keys, chosen, lambda c: column_as_float(table, c, display), names
     )
-
-    texts = None
-    if q_col is not None:
-        texts = make_texts(
-            policies,
-            examples,
-            table.column(q_col).to_pylist(),
-            cells_or_nulls(table, _first_present(names, RESPONSE_COLUMNS)),
-            list_cells(table, _first_present(names, CONTEXT_COLUMNS), display),
-            display=display,
-        )
-
+    texts = table_texts(table, FORMAT, keys, display)
     notes = []
     if pairing == "question-hash":
         notes.append(
@@ -187,8 +172,7 @@ def load(request: AdapterRequest) -> AdapterResult:
         notes.append(f"non-numeric columns not read as metrics: {', '.join(skipped)}")
     return tool_result(
         request,
-        adapter="ragas",
-        tool=TOOL,
+        FORMAT,
         evidence=evidence,
         metric_names=chosen,
         pairing_method=pairing,

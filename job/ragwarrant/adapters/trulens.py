@@ -39,18 +39,16 @@ from ragwarrant.adapters._columns import (
 )
 from ragwarrant.adapters._common import (
     RowKeys,
-    cells_or_nulls,
+    column_evidence,
     ids_from_column,
     ids_from_questions,
-    metric_evidence,
-    metric_rows,
     resolve_policies,
     span_join_unsupported,
+    table_texts,
     tool_result,
-    tool_tag,
 )
 from ragwarrant.adapters._integrity import require_columns
-from ragwarrant.adapters._rows import check_unique_keys, make_texts
+from ragwarrant.adapters._rows import check_unique_keys
 from ragwarrant.adapters._tables import read_table
 from ragwarrant.errors import EvidenceError
 
@@ -110,11 +108,15 @@ def _accepts(shape: FileShape) -> bool:
 
 FORMAT = ToolFormat(
     "trulens",
+    TOOL,
     "TruLens",
     "a TruLens records-and-feedback table: app_version with record_json or "
     "'<name> feedback cost in USD' columns",
     _accepts,
     columns=_columns_rule,
+    questions=("input",),
+    responses=("output",),
+    scores=("feedback column", "one column per feedback", ""),
 )
 
 
@@ -275,43 +277,28 @@ def load(request: AdapterRequest) -> AdapterResult:
     available, skipped = _available(request, table)
     chosen = select_metrics(available, source.metrics, display)
 
-    tag = tool_tag(request, TOOL)
     keys = RowKeys.of(policies, examples, rows)
-    parts = []
     notes: list[str] = []
-    for col, metric in chosen.items():
-        values, reason = _metric_values(table, col, metric, display, notes)
-        parts.append(metric_rows(keys, metric, values, reason, source=tag, sha256=request.sha256))
-    evidence = metric_evidence(
-        parts,
-        display=display,
-        names=names,
-        what="feedback column",
-        expected="one column per feedback",
+    evidence = column_evidence(
+        request,
+        FORMAT,
+        keys,
+        chosen,
+        lambda c: _metric_values(table, c, chosen[c], display, notes),
+        names,
     )
     if pairing == "question-hash":
         notes.append("example ids are qh:<sha256 prefix> of the normalized 'input' text")
     if skipped:
         notes.append(f"non-numeric columns not read as feedback: {', '.join(skipped)}")
-    texts = None
-    if "input" in names:
-        texts = make_texts(
-            policies,
-            examples,
-            table.column("input").to_pylist(),
-            cells_or_nulls(table, "output" if "output" in names else None),
-            [None] * n,
-            display=display,
-        )
     result = tool_result(
         request,
-        adapter="trulens",
-        tool=TOOL,
+        FORMAT,
         evidence=evidence,
         metric_names=chosen,
         pairing_method=pairing,
         rows_read=n,
         notes=notes,
-        texts=texts,
+        texts=table_texts(table, FORMAT, keys, display),
     )
     return dataclasses.replace(result, directions=_directions(table, chosen))
