@@ -410,6 +410,30 @@ def ids_from_questions(table: pa.Table, column: str, display: str) -> list[str]:
     ]
 
 
+def record_ids(
+    values: list[Any], display: str, unit: str, column: str, hint: str = ""
+) -> list[str]:
+    """The example ids of a record-shaped file, one value per record (test case, line).
+
+    Raises:
+        EvidenceError: ``evidence-null-key`` at the first record whose value is missing, empty
+            or not a scalar ("<display> <unit> <i>: '<column>' is missing or empty").
+    """
+    for i, v in enumerate(values, start=1):
+        if v is None or isinstance(v, dict | list) or not str(v).strip():
+            raise EvidenceError(
+                "evidence-null-key",
+                f"{display} {unit} {i}: {column!r} is missing or empty",
+                hint=hint,
+                file=display,
+                row=i,
+                column=column,
+                expected="a non-empty id",
+                found=repr(v)[:40],
+            )
+    return [str(v) for v in values]
+
+
 def cells_or_nulls(table: pa.Table, column: str | None) -> list[Any]:
     """A column's cells as Python values, or all None when there is no such column."""
     return table.column(column).to_pylist() if column else [None] * table.num_rows

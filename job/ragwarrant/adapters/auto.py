@@ -41,11 +41,6 @@ FORMATS: dict[str, ToolFormat] = {m.FORMAT.adapter: m.FORMAT for m in TOOLS}
 _FAILURES: tuple[type[BaseException], ...] = (*READER_FAILURES, csv.Error, orjson.JSONDecodeError)
 
 
-def _first_line(path: Path) -> bytes:
-    with path.open("rb") as fh:
-        return next((line for line in fh if line.strip()), b"")
-
-
 def read_shape(path: Path, fmt: str, display: str) -> FileShape:
     """Read the structure of one file (see ``FileShape``).
 
@@ -67,7 +62,8 @@ def read_shape(path: Path, fmt: str, display: str) -> FileShape:
         if fmt == "csv":
             with path.open(newline="", encoding="utf-8-sig") as fh:
                 return FileShape(fmt, tuple(next(csv.reader(fh), [])))
-        first = _first_line(path)
+        with path.open("rb") as fh:
+            first = next((line for line in fh if line.strip()), b"")
         if (doc := otlp_document(path, fmt)) is not None:  # one indented OTLP document
             return FileShape(fmt, tuple(doc), first, otlp_document=True)
         obj = orjson.loads(first) if first else {}

@@ -39,6 +39,7 @@ from ragwarrant.adapters._cells import float_cell, parse_list_literal
 from ragwarrant.adapters._columns import select_metrics, snake_metric_id
 from ragwarrant.adapters._common import (
     Record,
+    record_ids,
     records_evidence,
     resolve_policies,
     span_join_unsupported,
@@ -170,25 +171,6 @@ def _id_path(cases: list[dict[str, Any]], request: AdapterRequest) -> str:
     return ""
 
 
-def _ids_at(cases: list[dict[str, Any]], path: str, display: str) -> list[str]:
-    ids = []
-    for i, case in enumerate(cases, start=1):
-        value = _path_value(case, path)
-        if value is None or isinstance(value, dict | list) or str(value).strip() == "":
-            raise EvidenceError(
-                "evidence-null-key",
-                f"{display} test case {i}: {path!r} is missing or empty",
-                hint="every test case needs its example id; set columns.example_id to its path",
-                file=display,
-                row=i,
-                column=path,
-                expected="a non-empty id",
-                found=repr(value)[:40],
-            )
-        ids.append(str(value))
-    return ids
-
-
 def _input_hashes(cases: list[dict[str, Any]], display: str) -> list[str]:
     ids = []
     for i, case in enumerate(cases, start=1):
@@ -216,7 +198,14 @@ def _example_ids(
     if source.pairing != "question-hash":
         path = _id_path(cases, request)
         if path:
-            return _ids_at(cases, path, display), "id-column", path
+            ids = record_ids(
+                [_path_value(c, path) for c in cases],
+                display,
+                "test case",
+                path,
+                "every test case needs its example id; set columns.example_id to its path",
+            )
+            return ids, "id-column", path
         if source.pairing == "id-column":
             raise EvidenceError(
                 "evidence-missing-column",

@@ -50,6 +50,7 @@ from ragwarrant.adapters._common import (
     ids_from_column,
     ids_from_questions,
     policies_from_column,
+    record_ids,
     records_evidence,
     repetitions,
     resolve_policies,
@@ -311,25 +312,6 @@ def _question_ids(runs: list[dict[str, Any]], display: str) -> list[str]:
     return examples
 
 
-def _path_ids(lines: list[dict[str, Any]], id_path: str, display: str) -> list[str]:
-    examples = []
-    for i, o in enumerate(lines, start=1):
-        v = _path(o, id_path)
-        if v is None or isinstance(v, dict | list) or not str(v).strip():
-            raise EvidenceError(
-                "evidence-null-key",
-                f"{display} line {i}: {id_path!r} is missing or empty",
-                hint="set columns.example_id to the dotted path of the example id",
-                file=display,
-                row=i,
-                column=id_path,
-                expected="a non-empty id",
-                found=repr(v)[:40],
-            )
-        examples.append(str(v))
-    return examples
-
-
 def _raw_examples(
     request: AdapterRequest, lines: list[dict[str, Any]], runs: list[dict[str, Any]], wrapped: bool
 ) -> tuple[list[str], str, str]:
@@ -341,7 +323,9 @@ def _raw_examples(
         id_path = source.columns.example_id
     else:
         id_path = "example.id" if wrapped else "reference_example_id"
-    return _path_ids(lines, id_path, display), "id-column", id_path
+    hint = "set columns.example_id to the dotted path of the example id"
+    ids = record_ids([_path(o, id_path) for o in lines], display, "line", id_path, hint)
+    return ids, "id-column", id_path
 
 
 def _raw_policies(request: AdapterRequest, runs: list[dict[str, Any]]) -> list[str]:

@@ -279,20 +279,6 @@ def _row_keys(
     return policies, examples, pairing, key_col
 
 
-def _eval_keys(
-    request: AdapterRequest, table: pa.Table, notes: list[str]
-) -> tuple[list[str], list[str], str, str]:
-    """As ``_row_keys``, for a frame with one row per example.
-
-    Raises:
-        EvidenceError: ``evidence-duplicate-id`` for an example that has two rows.
-    """
-    policies, examples, pairing, key_col = _row_keys(request, table, notes)
-    rows = list(range(1, table.num_rows + 1))
-    check_unique_keys(policies, examples, rows, request.display_path, key_col)
-    return policies, examples, pairing, key_col
-
-
 def _legacy_records(
     request: AdapterRequest, table: pa.Table, keys: tuple[list[str], list[str]]
 ) -> tuple[list[Record], dict[str, str]]:
@@ -521,22 +507,23 @@ def _shape_records(
 ) -> tuple[list[Record], dict[str, str], dict[str, str], tuple[list[str], list[str], str]]:
     """Records, chosen metrics, declared directions and keys of any evaluations shape."""
     names = table.schema.names
+    policies, examples, pairing, key_col = _row_keys(request, table, notes)
+    keys = (policies, examples)
     if "annotation_name" in names or "document_position" in names:
-        policies, examples, pairing, _ = _row_keys(request, table, notes)
-        keys = (policies, examples)
         if "annotation_name" in names:
             records, chosen, directions = _annotation_records(request, table, keys, notes)
         else:
             records, chosen = _document_records(request, table, keys, notes)
             directions = {}
         return records, chosen, directions, (policies, examples, pairing)
-    policies, examples, pairing, _ = _eval_keys(request, table, notes)
+    rows = list(range(1, table.num_rows + 1))  # one row per example in the other shapes
+    check_unique_keys(policies, examples, rows, request.display_path, key_col)
     if not any(c.endswith("_score") and c != "score" for c in names):
-        records, chosen = _legacy_records(request, table, (policies, examples))
+        records, chosen = _legacy_records(request, table, keys)
         notes.append("shape: legacy SpanEvaluations (label, score, explanation)")
         directions = {}
     else:
-        records, chosen, directions = _score_records(request, table, (policies, examples), notes)
+        records, chosen, directions = _score_records(request, table, keys, notes)
     return records, chosen, directions, (policies, examples, pairing)
 
 

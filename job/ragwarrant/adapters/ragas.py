@@ -96,10 +96,6 @@ ECHO_COLUMNS = frozenset(
 )
 
 
-def _first_present(names: list[str], candidates: tuple[str, ...]) -> str | None:
-    return next((c for c in candidates if c in names), None)
-
-
 def _example_ids(
     request: AdapterRequest, table: pa.Table, q_col: str | None
 ) -> tuple[list[str], str, str]:
@@ -137,7 +133,7 @@ def load(request: AdapterRequest) -> AdapterResult:
     n = table.num_rows
     rows = list(range(1, n + 1))
 
-    q_col = _first_present(names, QUESTION_COLUMNS)
+    q_col = next((c for c in QUESTION_COLUMNS if c in names), None)
     id_col = source.columns.example_id
     examples, pairing, key_column = _example_ids(request, table, q_col)
 

@@ -37,22 +37,6 @@ def load_auto(request: AdapterRequest) -> AdapterResult:
 ADAPTERS: dict[str, Adapter] = {"auto": load_auto, "generic": generic.load, **TOOL_ADAPTERS}
 
 
-def _check_rows(rows: int, limit: int, display: str) -> None:
-    """Refuse a source of more canonical rows than the contract's ``limits.evidence_rows``
-    (default ``limits.MAX_EVIDENCE_ROWS``), checked once it is read, before it is conformed,
-    indexed and resampled."""
-    if rows > limit:
-        raise EvidenceError(
-            "evidence-limit",
-            f"{display} gives {rows:,} evidence rows (one per policy, example and metric); "
-            f"the limit is {limit:,}",
-            hint="sample the evaluation, or raise limits.evidence_rows in the contract",
-            file=display,
-            expected=f"at most {limit} rows",
-            found=f"{rows} rows",
-        )
-
-
 def load_source(
     source: EvidenceSource, path: Path, sha256: str, contract: ReleaseContract
 ) -> AdapterResult:
@@ -88,7 +72,17 @@ def load_source(
         result = adapter(request)
     except IsADirectoryError as exc:
         raise dataset_unsupported(source.path) from exc
-    _check_rows(result.evidence.num_rows, contract.limits.evidence_rows, source.path)
+    rows, limit = result.evidence.num_rows, contract.limits.evidence_rows
+    if rows > limit:  # checked once read, before it is conformed, indexed and resampled
+        raise EvidenceError(
+            "evidence-limit",
+            f"{source.path} gives {rows:,} evidence rows (one per policy, example and metric); "
+            f"the limit is {limit:,}",
+            hint="sample the evaluation, or raise limits.evidence_rows in the contract",
+            file=source.path,
+            expected=f"at most {limit} rows",
+            found=f"{rows} rows",
+        )
     evidence = conform_evidence(result.evidence)
     operational = frozenset(m.id for m in contract.operational_metrics)
     check_operational_evidence(evidence, result.provenance.metric_names, operational, source.path)

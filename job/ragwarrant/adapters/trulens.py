@@ -120,29 +120,31 @@ FORMAT = ToolFormat(
 )
 
 
-def _meta_ids(table: pa.Table, key: str, display: str) -> list[str] | None:
-    """``record_json.meta[key]`` of every row, or None when some row lacks it."""
-    if "record_json" not in table.schema.names:
-        return None
+def _meta_ids(table: pa.Table, request: AdapterRequest, required: bool) -> list[str] | None:
+    """``record_json.meta[key]`` of every row (``key``: ``columns.example_id``), or None when
+    some row lacks it.
+
+    Raises:
+        EvidenceError: ``evidence-missing-column`` when some row lacks it and ``required``.
+    """
+    source, display = request.source, request.display_path
+    key = source.columns.example_id
+    names = table.schema.names
+    cells = table.column("record_json").to_pylist() if "record_json" in names else None
     out = []
-    for i, cell in enumerate(table.column("record_json").to_pylist(), start=1):
+    for i, cell in enumerate(cells or [], start=1):
         if not isinstance(cell, str) or not cell.strip():
-            return None
+            break
         rec: Any = parse_python_literal(cell, display, i, "record_json")
         meta = rec.get("meta") if isinstance(rec, dict) else None
         value = meta.get(key) if isinstance(meta, dict) else None
         if value is None or isinstance(value, dict | list) or not str(value).strip():
-            return None
+            break
         out.append(str(value))
-    return out
-
-
-def _meta_ids_or_fail(table: pa.Table, request: AdapterRequest, required: bool) -> list[str] | None:
-    """``record_json.meta[key]`` ids; when ``required``, their absence is an error."""
-    source, display = request.source, request.display_path
-    key = source.columns.example_id
-    examples = _meta_ids(table, key, display)
-    if examples is None and required:
+    else:
+        if cells is not None:
+            return out
+    if required:
         raise EvidenceError(
             "evidence-missing-column",
             f"{display}: neither a column {key!r} nor record_json.meta.{key} in every row",
@@ -152,7 +154,7 @@ def _meta_ids_or_fail(table: pa.Table, request: AdapterRequest, required: bool) 
             expected=f"record_json.meta.{key}",
             found="missing",
         )
-    return examples
+    return None
 
 
 def _example_ids(request: AdapterRequest, table: pa.Table) -> tuple[list[str], str, str]:
@@ -166,7 +168,7 @@ def _example_ids(request: AdapterRequest, table: pa.Table) -> tuple[list[str], s
             return ids_from_column(table, key, display), "id-column", key
         explicit = "example_id" in source.columns.model_fields_set
         required = explicit or source.pairing == "id-column"
-        examples = _meta_ids_or_fail(table, request, required)
+        examples = _meta_ids(table, request, required)
         if examples is not None:
             return examples, "id-column", f"record_json.meta.{key}"
     return ids_from_questions(table, "input", display), "question-hash", "input"
@@ -208,28 +210,23 @@ def _available(request: AdapterRequest, table: pa.Table) -> tuple[dict[str, str]
     return available, skipped
 
 
-def _judge_cost(table: pa.Table, display: str) -> tuple[pa.Array, pa.Array, list[str]]:
-    """Sum of the feedback cost columns per row; missing only when every one is missing."""
-    cost_cols = [c for c in table.schema.names if c.endswith(COST_SUFFIX)]
-    costs = [column_as_float(table, c, display)[0] for c in cost_cols]
-    total = costs[0]
-    all_missing = pc.is_null(costs[0])
-    for v in costs[1:]:
-        total = pc.add(pc.fill_null(total, 0.0), pc.fill_null(v, 0.0))
-        all_missing = pc.and_(all_missing, pc.is_null(v))
-    values = pc.if_else(all_missing, pa.scalar(None, pa.float64()), total)
-    reason = pc.if_else(all_missing, pa.scalar("null"), pa.scalar(None, pa.string()))
-    return values, reason, cost_cols
-
-
 def _metric_values(
     table: pa.Table, col: str, metric: str, display: str, notes: list[str]
 ) -> tuple[pa.Array, pa.Array]:
-    """One chosen column's values and missing reasons (judge cost summed, latency in ms)."""
+    """One chosen column's values and missing reasons: latency in ms; judge cost summed over
+    the feedback cost columns per row, missing only when every one is missing."""
     if col == "feedback cost in USD":
-        values, reason, cost_cols = _judge_cost(table, display)
+        cost_cols = [c for c in table.schema.names if c.endswith(COST_SUFFIX)]
+        costs = [column_as_float(table, c, display)[0] for c in cost_cols]
+        total, all_missing = costs[0], pc.is_null(costs[0])
+        for v in costs[1:]:
+            total = pc.add(pc.fill_null(total, 0.0), pc.fill_null(v, 0.0))
+            all_missing = pc.and_(all_missing, pc.is_null(v))
         notes.append(f"judge cost: sum of {', '.join(repr(c) for c in cost_cols)} → {metric}")
-        return values, reason
+        return (
+            pc.if_else(all_missing, pa.scalar(None, pa.float64()), total),
+            pc.if_else(all_missing, pa.scalar("null"), pa.scalar(None, pa.string())),
+        )
     values, reason = column_as_float(table, col, display)
     if col == "latency":
         zero = pc.fill_null(pc.equal(values, 0.0), False)
