@@ -6,6 +6,7 @@ import pyarrow.compute as pc
 import pytest
 
 from ragwarrant.adapters import auto
+from ragwarrant.adapters._base import ToolFormat
 from ragwarrant.adapters.registry import load_auto, load_source
 from ragwarrant.digests import sha256_file
 from ragwarrant.errors import EvidenceError
@@ -180,3 +181,40 @@ def test_rows_past_the_limit_are_refused(make_request, exports) -> None:
         load_source(request.source, request.path, request.sha256, contract)
     assert info.value.code == "evidence-limit"
     assert "evidence rows (one per policy, example and metric); the limit is 10" in str(info.value)
+
+
+def test_detection_follows_the_tool_specs(make_request, tmp_path, monkeypatch) -> None:
+    """A tool added to ``auto.FORMATS`` is detected by its own rule, takes its place in the
+    column-rule order, and is named in the unknown-format hint: auto keeps no list of its own."""
+    toy = ToolFormat(
+        "toy",
+        "toy-eval",
+        "Toy",
+        "a toy_score column",
+        lambda s: s.has_any("toy_score"),
+        columns=lambda names: "column toy_score" if "toy_score" in names else None,
+    )
+    monkeypatch.setattr(auto, "FORMATS", {"toy": toy, **auto.FORMATS})
+    p = tmp_path / "toy.csv"
+    p.write_bytes(b"user_input,response,toy_score\nq,a,1\n")  # ragas's columns too: toy is first
+    assert auto.detect(make_request(p, adapter="auto")) == ("toy", "column toy_score")
+    p.write_bytes(b"a,b\n1,2\n")
+    with pytest.raises(EvidenceError) as info:
+        auto.detect(make_request(p, adapter="auto"))
+    assert "toy" in info.value.hint
+    assert info.value.expected is not None and "Toy" in info.value.expected
+
+
+def test_unknown_format_hint_names_every_tool_adapter(make_request, tmp_path) -> None:
+    """The unknown-format error names every tool adapter and generic, from the specs."""
+    p = tmp_path / "x.csv"
+    p.write_bytes(b"a,b\n1,2\n")
+    with pytest.raises(EvidenceError) as info:
+        auto.detect(make_request(p, adapter="auto"))
+    assert info.value.hint == (
+        "name the adapter in the contract "
+        "(deepeval, langsmith, otel, phoenix, ragas, trulens, generic)"
+    )
+    assert info.value.expected == (
+        "an export of DeepEval, LangSmith, OpenTelemetry, Phoenix, Ragas or TruLens"
+    )

@@ -81,14 +81,10 @@ def _by_columns(shape: FileShape) -> tuple[str, str] | None:
     """The first tool whose column rule matches (never for a JSON document)."""
     if shape.format == "json":
         return None
-    return next(
-        (
-            (f.adapter, why)
-            for f in FORMATS.values()
-            if f.columns and (why := f.columns(shape.names))
-        ),
-        None,
-    )
+    for f in FORMATS.values():
+        if f.columns and (why := f.columns(shape.names)):
+            return f.adapter, why
+    return None
 
 
 def detect_shape(shape: FileShape) -> tuple[str, str] | None:
@@ -124,13 +120,13 @@ def detect(request: AdapterRequest) -> tuple[str, str]:
         seen = ", ".join(shape.names[:15])
     else:
         seen = ", ".join(shape.names[:10]) if shape.document == "dict" else shape.document
+    labels = [FORMATS[a].label for a in sorted(FORMATS)]
     raise EvidenceError(
         "evidence-format-unknown",
         f"{display}: cannot tell which tool wrote it (found {seen or 'nothing'})",
-        hint="name the adapter in the contract "
-        "(ragas, deepeval, langsmith, phoenix, trulens, otel, generic)",
+        hint=f"name the adapter in the contract ({', '.join(sorted(FORMATS))}, generic)",
         file=display,
-        expected="an export of ragas, deepeval, langsmith, phoenix, trulens or OpenTelemetry",
+        expected=f"an export of {', '.join(labels[:-1])} or {labels[-1]}",
         found=seen[:200],
     )
 
