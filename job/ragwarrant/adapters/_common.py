@@ -82,17 +82,12 @@ def metric_rows(
         source: the ``tool_tag``; sha256: the file's hash.
     """
     return canonical_rows(
-        policy=keys.policy,
-        example=keys.example,
-        group=None,
-        slice_=None,
-        split=None,
-        metric=metric,
-        values=values,
-        missing_reason=missing_reason,
-        source=source,
-        sha256=sha256,
-        rows=keys.row,
+        (keys.policy, keys.example, None, None, None, keys.row),
+        metric,
+        values,
+        missing_reason,
+        source,
+        sha256,
     )
 
 

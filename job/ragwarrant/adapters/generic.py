@@ -65,50 +65,37 @@ def policy_column(table: pa.Table, source: EvidenceSource, display: str) -> pa.A
     return pa.repeat(pa.scalar(source.policy, pa.string()), n)  # not a list of n strings
 
 
+#: The key columns of one metric's canonical rows: policy, example, group, slice, split (each a
+#: string array of length n, or None for all null) and the int64 1-based source rows.
+Keys = tuple[pa.Array, pa.Array, pa.Array | None, pa.Array | None, pa.Array | None, pa.Array]
+
+
 def canonical_rows(
-    *,
-    policy: pa.Array,
-    example: pa.Array,
-    group: pa.Array | None,
-    slice_: pa.Array | None,
-    split: pa.Array | None,
-    metric: str,
-    values: pa.Array,
-    missing_reason: pa.Array,
-    source: str,
-    sha256: str,
-    rows: pa.Array,
+    keys: Keys, metric: str, values: pa.Array, missing_reason: pa.Array, source: str, sha256: str
 ) -> pa.Table:
     """Assemble canonical evidence rows for one metric from aligned column arrays.
 
     Args:
-        policy, example: string arrays of length n.
-        group, slice_, split: string arrays of length n, or None (all null).
+        keys: the rows' key columns (``Keys``), length n.
         metric: canonical metric id of every row.
         values: float64 of length n (null where missing); missing_reason aligned with it.
         source: ``<source id>:<tool>@<version>``; sha256: the file's hash.
-        rows: int64 1-based row numbers in the file.
     """
+    policy, example, *labels, rows = keys
     n = len(policy)
     null_str = constant_column(None, n)
-    return conform_evidence(
-        pa.Table.from_arrays(
-            [
-                policy,
-                example,
-                group if group is not None else null_str,
-                slice_ if slice_ is not None else null_str,
-                split if split is not None else null_str,
-                constant_column(metric, n),
-                values,
-                missing_reason,
-                constant_column(source, n),
-                constant_column(sha256, n),
-                rows,
-            ],
-            names=EVIDENCE_SCHEMA.names,
-        )
-    )
+    columns = [
+        policy,
+        example,
+        *(k if k is not None else null_str for k in labels),
+        constant_column(metric, n),
+        values,
+        missing_reason,
+        constant_column(source, n),
+        constant_column(sha256, n),
+        rows,
+    ]
+    return conform_evidence(pa.Table.from_arrays(columns, names=EVIDENCE_SCHEMA.names))
 
 
 def _encoded(arr: pa.Array | None) -> pa.Array | None:
@@ -151,49 +138,26 @@ def load(request: AdapterRequest) -> AdapterResult:
         # every metric's rows share these key arrays: dictionary-encode them once, not per metric;
         # absent keys and all-present missing reasons share one all-null column (8 MB per 10^6)
         null = constant_column(None, table.num_rows)
-        keys = [_encoded(a) if a is not None else null for a in (policy, group, slice_, split)]
+        enc = [_encoded(a) if a is not None else null for a in (policy, group, slice_, split)]
+        keys: Keys = (enc[0], example, enc[1], enc[2], enc[3], rows)
         for column, metric in source.metrics.items():
             values, reason = column_as_float(table, column, display)
             reason = null if reason.null_count == len(reason) else reason
             names[column] = metric
-            parts.append(
-                canonical_rows(
-                    policy=keys[0],
-                    example=example,
-                    group=keys[1],
-                    slice_=keys[2],
-                    split=keys[3],
-                    metric=metric,
-                    values=values,
-                    missing_reason=reason,
-                    source=tag,
-                    sha256=request.sha256,
-                    rows=rows,
-                )
-            )
+            parts.append(canonical_rows(keys, metric, values, reason, tag, request.sha256))
     else:
         assert cols.metric and cols.value  # guaranteed by the contract model
         require_columns(table.schema.names, [cols.metric, cols.value], display)
         metric_col = column_as_string(table, cols.metric, display, allow_null=False)
         values, reason = column_as_float(table, cols.value, display)
+        every: Keys = (policy, example, group, slice_, split, rows)
         for metric in pc.unique(metric_col).to_pylist():
             mask = pc.equal(metric_col, metric)
             names[metric] = metric
-            parts.append(
-                canonical_rows(
-                    policy=policy.filter(mask),
-                    example=example.filter(mask),
-                    group=group.filter(mask) if group is not None else None,
-                    slice_=slice_.filter(mask) if slice_ is not None else None,
-                    split=split.filter(mask) if split is not None else None,
-                    metric=metric,
-                    values=values.filter(mask),
-                    missing_reason=reason.filter(mask),
-                    source=tag,
-                    sha256=request.sha256,
-                    rows=rows.filter(mask),
-                )
-            )
+            p, e, g, sl, sp, r = (k.filter(mask) if k is not None else None for k in every)
+            values_m, reason_m = values.filter(mask), reason.filter(mask)
+            keys_m: Keys = (p, e, g, sl, sp, r)
+            parts.append(canonical_rows(keys_m, metric, values_m, reason_m, tag, request.sha256))
     evidence = pa.concat_tables(parts)
     provenance = SourceProvenance(
         source_id=source.id,
@@ -368,24 +332,18 @@ def _load_telemetry(request: AdapterRequest) -> AdapterResult:
     def key(name: str) -> pa.Array | None:
         return final.column(name).combine_chunks() if name in group_keys else None
 
+    keys: Keys = (
+        final.column("policy_id").combine_chunks(),
+        final.column("example_id").combine_chunks(),
+        key("group_id"),
+        key("slice"),
+        key("split"),
+        final.column("first_row_min_min").combine_chunks(),
+    )
     parts = []
     for metric, red in source.reduce.items():
         values, missing = _reduced(final, red)
-        parts.append(
-            canonical_rows(
-                policy=final.column("policy_id").combine_chunks(),
-                example=final.column("example_id").combine_chunks(),
-                group=key("group_id"),
-                slice_=key("slice"),
-                split=key("split"),
-                metric=metric,
-                values=values,
-                missing_reason=missing,
-                source=tag,
-                sha256=request.sha256,
-                rows=final.column("first_row_min_min").combine_chunks(),
-            )
-        )
+        parts.append(canonical_rows(keys, metric, values, missing, tag, request.sha256))
     provenance = SourceProvenance(
         source_id=source.id,
         path=display,
