@@ -28,7 +28,7 @@ from ragwarrant.adapters._rows import (
     source_tag,
     version_note,
 )
-from ragwarrant.adapters.generic import canonical_rows
+from ragwarrant.adapters.generic import Keys, canonical_rows
 from ragwarrant.errors import EvidenceError
 
 #: One evidence row of a record-shaped file: (policy, example, metric, value, reason, source row).
@@ -57,38 +57,16 @@ class RowKeys(NamedTuple):
             pa.array(rows, pa.int64()),
         )
 
+    @property
+    def canonical(self) -> Keys:
+        """The ``canonical_rows`` keys: tool files carry no group, slice or split (all null)."""
+        return (self.policy, self.example, None, None, None, self.row)
+
 
 def tool_tag(request: AdapterRequest, tool: ToolFormat) -> str:
     """Return the ``source`` field of the request's evidence rows (see ``source_tag``)."""
     source = request.source
     return source_tag(source.id, tool.tool, source.evaluator_version)
-
-
-def metric_rows(
-    keys: RowKeys,
-    metric: str,
-    values: pa.Array,
-    missing_reason: pa.Array,
-    *,
-    source: str,
-    sha256: str,
-) -> pa.Table:
-    """Canonical evidence rows of one metric column (group, slice and split null).
-
-    Args:
-        keys: the file's key columns (length n).
-        metric: canonical metric id of every row.
-        values: float64, length n, null where missing; ``missing_reason`` aligned with it.
-        source: the ``tool_tag``; sha256: the file's hash.
-    """
-    return canonical_rows(
-        (keys.policy, keys.example, None, None, None, keys.row),
-        metric,
-        values,
-        missing_reason,
-        source,
-        sha256,
-    )
 
 
 def column_evidence(
@@ -108,7 +86,7 @@ def column_evidence(
     """
     tag = tool_tag(request, tool)
     parts = [
-        metric_rows(keys, metric, *values(column), source=tag, sha256=request.sha256)
+        canonical_rows(keys.canonical, metric, *values(column), tag, request.sha256)
         for column, metric in chosen.items()
     ]
     if not parts:

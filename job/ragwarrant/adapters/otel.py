@@ -50,7 +50,6 @@ from ragwarrant.adapters._base import AdapterRequest, AdapterResult, FileShape, 
 from ragwarrant.adapters._columns import select_metrics
 from ragwarrant.adapters._common import (
     RowKeys,
-    metric_rows,
     resolve_policies,
     tool_result,
     tool_tag,
@@ -66,6 +65,7 @@ from ragwarrant.adapters._spans import (
 )
 from ragwarrant.adapters._tables import open_parquet, read_table
 from ragwarrant.adapters._telemetry import KeyCodes, TraceTotals, one_chunk, read_ahead
+from ragwarrant.adapters.generic import canonical_rows
 from ragwarrant.errors import EvidenceError
 
 TOOL = "opentelemetry"
@@ -512,7 +512,7 @@ def load_spans(
             values = pc.if_else(gone, pa.scalar(None, pa.float64()), values)
             reason = pc.if_else(gone, pa.scalar("absent"), reason)
         values = pc.cast(values, pa.float64())
-        parts.append(metric_rows(keys, metric, values, reason, source=tag, sha256=request.sha256))
+        parts.append(canonical_rows(keys.canonical, metric, values, reason, tag, request.sha256))
     c = red.counts
     notes = [
         f"{shape}: {red.spans} spans in {red.traces} traces reduced to {n} (policy, example) rows",
