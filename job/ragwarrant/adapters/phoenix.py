@@ -176,22 +176,6 @@ def _score_cell(cell: Any, display: str, row: int, column: str) -> dict[str, Any
     )
 
 
-def _spans_option(request: AdapterRequest) -> str:
-    spans_rel = request.source.options.get("spans")
-    if not isinstance(spans_rel, str) or not spans_rel:
-        raise EvidenceError(
-            "evidence-spans-needed",
-            f"{request.display_path}: Phoenix evaluations carry no example id; "
-            "they are joined to spans",
-            hint="set options.spans to the spans file of the same run (relative to the input "
-            "directory), or pairing: question-hash",
-            file=request.display_path,
-            expected="options.spans",
-            found="nothing",
-        )
-    return spans_rel
-
-
 def _join_spans(
     request: AdapterRequest, table: pa.Table, notes: list[str]
 ) -> tuple[list[str], list[str | None], str]:
@@ -202,7 +186,17 @@ def _join_spans(
     if span_col is None:
         require_columns(names, [SPAN_ID_COLUMNS[0]], display)
     assert span_col is not None
-    spans_rel = _spans_option(request)
+    spans_rel = source.options.get("spans")
+    if not isinstance(spans_rel, str) or not spans_rel:
+        raise EvidenceError(
+            "evidence-spans-needed",
+            f"{display}: Phoenix evaluations carry no example id; they are joined to spans",
+            hint="set options.spans to the spans file of the same run (relative to the input "
+            "directory), or pairing: question-hash",
+            file=display,
+            expected="options.spans",
+            found="nothing",
+        )
     spans_path = resolve_inside(input_dir_of(request.path, source.path, display), spans_rel)
     if not is_readable_file(spans_path):
         raise EvidenceError(
@@ -570,10 +564,6 @@ def is_spans_parquet(path: Path) -> bool:
     )
 
 
-def _is_spans_file(request: AdapterRequest) -> bool:
-    return request.source.format == "parquet" and is_spans_parquet(request.path)
-
-
 def load(request: AdapterRequest) -> AdapterResult:
     """Read a Phoenix spans export (telemetry) or evaluations frame (results).
 
@@ -582,8 +572,9 @@ def load(request: AdapterRequest) -> AdapterResult:
             ``options.spans``, a span id not in the spans file, a Score cell that is not a dict or
             its JSON, a legacy frame without a metric id, rows of another policy.
     """
-    if request.source.kind == "telemetry" or _is_spans_file(request):
-        if request.source.format == "parquet":
+    parquet = request.source.format == "parquet"
+    if request.source.kind == "telemetry" or (parquet and is_spans_parquet(request.path)):
+        if parquet:
             open_parquet(request.path, request.display_path)
         return load_spans(request, FORMAT, fields=_span_fields(request))
     return _load_evaluations(request)

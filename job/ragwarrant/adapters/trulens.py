@@ -174,19 +174,6 @@ def _example_ids(request: AdapterRequest, table: pa.Table) -> tuple[list[str], s
     return ids_from_questions(table, "input", display), "question-hash", "input"
 
 
-def _policies(request: AdapterRequest, table: pa.Table, rows: list[int]) -> list[str]:
-    source, display = request.source, request.display_path
-    names = table.schema.names
-    pol_col = (
-        source.columns.policy_id
-        if source.columns.policy_id and source.columns.policy_id in names
-        else "app_version"
-    )
-    require_columns(names, [pol_col], display)
-    file_policies = column_as_string(table, pol_col, display, allow_null=True).to_pylist()
-    return resolve_policies(request, file_policies, rows, pol_col)
-
-
 def _available(request: AdapterRequest, table: pa.Table) -> tuple[dict[str, str], list[str]]:
     """Column → default metric id of every readable feedback (and judge cost, operational
     columns on request); and the non-numeric columns skipped."""
@@ -269,7 +256,11 @@ def load(request: AdapterRequest) -> AdapterResult:
     n = table.num_rows
     rows = list(range(1, n + 1))
     examples, pairing, key_col = _example_ids(request, table)
-    policies = _policies(request, table, rows)
+    pol_col = source.columns.policy_id or "app_version"
+    pol_col = pol_col if pol_col in names else "app_version"
+    require_columns(names, [pol_col], display)
+    file_policies = column_as_string(table, pol_col, display, allow_null=True).to_pylist()
+    policies = resolve_policies(request, file_policies, rows, pol_col)
     check_unique_keys(policies, examples, rows, display, key_col)
     available, skipped = _available(request, table)
     chosen = select_metrics(available, source.metrics, display)
