@@ -384,16 +384,25 @@ def ids_from_questions(table: pa.Table, column: str, display: str) -> list[str]:
 
 
 def record_ids(
-    values: list[Any], display: str, unit: str, column: str, hint: str = ""
+    values: list[Any],
+    display: str,
+    unit: str,
+    column: str,
+    hint: str = "",
+    *,
+    questions: bool = False,
 ) -> list[str]:
-    """The example ids of a record-shaped file, one value per record (test case, line).
+    """The example ids of a record-shaped file, one value per record (test case, line); with
+    ``questions`` each value is question text and its id the ``question_hash``.
 
     Raises:
         EvidenceError: ``evidence-null-key`` at the first record whose value is missing, empty
-            or not a scalar ("<display> <unit> <i>: '<column>' is missing or empty").
+            or not a scalar (not text, with ``questions``): "<display> <unit> <i>: '<column>'
+            is missing or empty".
     """
     for i, v in enumerate(values, start=1):
-        if v is None or isinstance(v, dict | list) or not str(v).strip():
+        bad = not isinstance(v, str) if questions else v is None or isinstance(v, dict | list)
+        if bad or not str(v).strip():
             raise EvidenceError(
                 "evidence-null-key",
                 f"{display} {unit} {i}: {column!r} is missing or empty",
@@ -401,10 +410,10 @@ def record_ids(
                 file=display,
                 row=i,
                 column=column,
-                expected="a non-empty id",
+                expected="the question text" if questions else "a non-empty id",
                 found=repr(v)[:40],
             )
-    return [str(v) for v in values]
+    return [question_hash(v) if questions else str(v) for v in values]
 
 
 def cells_or_nulls(table: pa.Table, column: str | None) -> list[Any]:

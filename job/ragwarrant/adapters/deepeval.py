@@ -45,7 +45,7 @@ from ragwarrant.adapters._common import (
     span_join_unsupported,
     tool_result,
 )
-from ragwarrant.adapters._rows import check_unique_keys, make_texts, question_hash
+from ragwarrant.adapters._rows import check_unique_keys, make_texts
 from ragwarrant.adapters._tables import invalid_json
 from ragwarrant.errors import EvidenceError
 
@@ -171,24 +171,6 @@ def _id_path(cases: list[dict[str, Any]], request: AdapterRequest) -> str:
     return ""
 
 
-def _input_hashes(cases: list[dict[str, Any]], display: str) -> list[str]:
-    ids = []
-    for i, case in enumerate(cases, start=1):
-        q = case.get("input")
-        if not isinstance(q, str) or not q.strip():
-            raise EvidenceError(
-                "evidence-null-key",
-                f"{display} test case {i}: 'input' is missing or empty",
-                file=display,
-                row=i,
-                column="input",
-                expected="the question text",
-                found=repr(q)[:40],
-            )
-        ids.append(question_hash(q))
-    return ids
-
-
 def _example_ids(
     cases: list[dict[str, Any]], request: AdapterRequest, display: str
 ) -> tuple[list[str], str, str]:
@@ -217,7 +199,9 @@ def _example_ids(
                 expected="named test cases",
                 found="test_case_<n>",
             )
-    return _input_hashes(cases, display), "question-hash", "input"
+    questions = [c.get("input") for c in cases]
+    ids = record_ids(questions, display, "test case", "input", questions=True)
+    return ids, "question-hash", "input"
 
 
 def _policies(
