@@ -1,9 +1,9 @@
 """``ragwarrant k8s render|submit``: the hardened Kubernetes objects for contracts and an image.
 
-Built from the official ``kubernetes`` client's V1 models (``ragwarrant.k8s.render``), so the
-same hardening comes out as from ``deploy/k8s/`` with kustomize. ``submit`` creates them in the
-current kubeconfig context and, with ``--wait``, exits with the job's own exit code
-(``ragwarrant.k8s.submit``). Needs the optional extra ``k8s``.
+Built from the official ``kubernetes`` client's V1 models (``ragwarrant.k8s.render``; the options
+and their checks in ``k8s.options``), so the same hardening comes out as from ``deploy/k8s/`` with
+kustomize. ``submit`` creates them in the current kubeconfig context and, with ``--wait``, exits
+with the job's own exit code (``ragwarrant.k8s.submit``). Needs the optional extra ``k8s``.
 
 Both refuse inputs that cannot work before writing or creating anything: an invalid contract
 (78), a file the contract names that is missing from its directory (66), an image not pinned by
@@ -21,17 +21,15 @@ from ragwarrant.commands._help import RUN_EXIT_CODES, CommandHelp, add_command
 from ragwarrant.errors import UsageError
 from ragwarrant.exit_codes import ExitCode
 from ragwarrant.k8s.argo import StatusSize, build_argo_manifests, estimate_status_size
-from ragwarrant.k8s.render import (
+from ragwarrant.k8s.options import (
     DEFAULT_PARALLELISM,
     Engine,
     RenderOptions,
     WorkloadKind,
-    build_manifests,
     check_image,
     check_schedule,
-    job_deadline_seconds,
-    manifests_to_yaml,
 )
+from ragwarrant.k8s.render import build_manifests, manifests_to_yaml
 
 if TYPE_CHECKING:  # k8s.inputs loads the contract models (pydantic): imported where used
     from ragwarrant.k8s.inputs import RenderInputs  # noqa: F811
@@ -456,7 +454,7 @@ def run_submit(args: argparse.Namespace) -> int:
         )
     from ragwarrant.k8s.submit import submit
 
-    timeout = args.timeout or job_deadline_seconds(options) + 300.0
+    timeout = args.timeout or options.job_deadline_seconds + 300.0
     result = submit(
         build_manifests(options),
         kubeconfig=args.kubeconfig,

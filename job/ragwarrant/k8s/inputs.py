@@ -13,21 +13,9 @@ from pathlib import Path, PurePosixPath
 
 from ragwarrant.contract import load_contract, resolve_inside
 from ragwarrant.errors import ContractError, InputError, UsageError
+from ragwarrant.k8s.options import InputFile
 
 _CONTRACT_NAMES = ("contract.yaml", "contract.yml", "contract.json")
-
-
-@dataclass(frozen=True)
-class InputFile:
-    """One file of the job's input directory, as it will appear under ``/in``.
-
-    Attributes:
-        relpath: POSIX path relative to the input directory (``evidence/a.csv``).
-        content: the file's bytes.
-    """
-
-    relpath: str
-    content: bytes
 
 
 def collect_input_files(input_dir: Path) -> tuple[InputFile, ...]:
