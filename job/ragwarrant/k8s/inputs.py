@@ -139,10 +139,10 @@ def load_inputs(contract_paths: Sequence[Path], evidence_dir: Path | None = None
             "the contract's directory, or to --evidence-dir DIR when given); files and folders "
             "whose names start with '.' are not packaged",
         )
-    sets = [files_of[d.resolve()] for d in dirs]
-    if all(s is sets[0] for s in sets):
-        return RenderInputs(tuple(contracts), sets[0])
-    return RenderInputs(tuple(contracts), (), tuple(sets))
+    shared = {d.resolve() for d in dirs}
+    if len(shared) > 1:
+        return RenderInputs(tuple(contracts), (), tuple(files_of[d.resolve()] for d in dirs))
+    return RenderInputs(tuple(contracts), files_of[shared.pop()] if shared else ())
 
 
 def _index_sort_key(name: str) -> tuple[int, int | str]:

@@ -18,7 +18,6 @@ other failure (internal error 70, an OOM kill) counts toward ``backoffLimit``.
 from __future__ import annotations
 
 import base64
-import importlib
 from collections.abc import Sequence
 from pathlib import PurePosixPath
 from types import ModuleType
@@ -51,13 +50,14 @@ def require_kubernetes() -> ModuleType:
         UsageError: the optional extra ``k8s`` (the ``kubernetes`` package) is not installed.
     """
     try:
-        return importlib.import_module("kubernetes.client")
+        import kubernetes.client
     except ImportError as exc:
         raise UsageError(
             "k8s-client-missing",
             "`ragwarrant k8s` needs the official kubernetes client, which is not installed",
             hint="pip install 'ragwarrant[k8s]'",
         ) from exc
+    return kubernetes.client
 
 
 def _meta(k: ModuleType, options: RenderOptions, name: str | None) -> Any:
