@@ -139,10 +139,9 @@ def load_inputs(contract_paths: Sequence[Path], evidence_dir: Path | None = None
             "the contract's directory, or to --evidence-dir DIR when given); files and folders "
             "whose names start with '.' are not packaged",
         )
-    shared = {d.resolve() for d in dirs}
-    if len(shared) > 1:
+    if len(files_of) > 1:
         return RenderInputs(tuple(contracts), (), tuple(files_of[d.resolve()] for d in dirs))
-    return RenderInputs(tuple(contracts), files_of[shared.pop()] if shared else ())
+    return RenderInputs(tuple(contracts), next(iter(files_of.values()), ()))
 
 
 def _index_sort_key(name: str) -> tuple[int, int | str]:

@@ -132,6 +132,20 @@ def _wait_finished(
         sleep(poll_s)
 
 
+def _pod_outcomes(pod: Any) -> list[tuple[str, PodOutcome]]:
+    """Return (finished-at stamp, outcome) of each terminated ragwarrant container of a pod."""
+    raw = (pod.metadata.annotations or {}).get("batch.kubernetes.io/job-completion-index")
+    index = int(raw) if raw is not None else None
+    found = []
+    for status in pod.status.container_statuses or []:
+        ended = status.state and status.state.terminated
+        if status.name == CONTAINER_NAME and ended is not None:
+            message = (ended.message or "").strip()
+            outcome = PodOutcome(pod.metadata.name, index, int(ended.exit_code), message)
+            found.append((str(ended.finished_at or ""), outcome))
+    return found
+
+
 def _outcomes(api_client: Any, namespace: str, job_name: str) -> tuple[PodOutcome, ...]:
     """Return the last attempt's outcome of each index of a finished Job, in index order.
 
@@ -150,19 +164,10 @@ def _outcomes(api_client: Any, namespace: str, job_name: str) -> tuple[PodOutcom
             "k8s-api-error", f"listing the pods of Job/{job_name} failed: HTTP {exc.status}"
         ) from exc
     latest: dict[int | None, tuple[str, PodOutcome]] = {}
-    for pod in pods.items:
-        raw = (pod.metadata.annotations or {}).get("batch.kubernetes.io/job-completion-index")
-        index = int(raw) if raw is not None else None
-        for status in pod.status.container_statuses or []:
-            ended = status.state and status.state.terminated
-            if status.name != CONTAINER_NAME or ended is None:
-                continue
-            stamp = str(ended.finished_at or "")
-            # Keep the last attempt of each index (retried pods share the index).
-            if index not in latest or stamp >= latest[index][0]:
-                message = (ended.message or "").strip()
-                outcome = PodOutcome(pod.metadata.name, index, int(ended.exit_code), message)
-                latest[index] = (stamp, outcome)
+    for stamp, outcome in (found for pod in pods.items for found in _pod_outcomes(pod)):
+        # Keep the last attempt of each index (retried pods share the index).
+        if outcome.index not in latest or stamp >= latest[outcome.index][0]:
+            latest[outcome.index] = (stamp, outcome)
     if not latest:
         raise InternalError(
             "k8s-no-outcome",
