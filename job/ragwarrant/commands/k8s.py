@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -317,31 +318,17 @@ def _options(args: argparse.Namespace) -> RenderOptions:
     if kind is WorkloadKind.CRONJOB:
         check_schedule(args.schedule)
     inputs, names = _inputs(args)
-    return RenderOptions(
-        kind=kind,
-        image=args.image,
-        contracts=inputs.contracts,
-        evidence=inputs.evidence,
-        index_evidence=inputs.index_evidence,
-        input_claim=args.input_claim,
-        input_names=names,
-        pod_deadline_seconds=args.pod_deadline_seconds,
-        max_failed_indexes=args.max_failed_indexes,
-        name=args.name,
-        namespace=args.namespace,
-        schedule=args.schedule,
-        time_zone=args.time_zone,
-        parallelism=args.parallelism,
-        active_deadline_seconds=args.active_deadline_seconds,
-        backoff_limit=args.backoff_limit,
-        output_claim=args.output_claim,
-        ledger_claim=args.ledger_claim,
-        ledger_claim_object=not args.ledger_claim_exists,
-        ledger_size=args.ledger_size,
-        ledger_storage_class=args.ledger_storage_class,
-        signing_key_secret=args.signing_key_secret,
-        signing_key_item=args.signing_key_item,
-    )
+    # Every option whose flag's dest is a field's name (--ledger-size: ledger_size) passes as is.
+    given = {f.name: vars(args)[f.name] for f in fields(RenderOptions) if f.name in vars(args)}
+    given |= {
+        "kind": kind,
+        "contracts": inputs.contracts,
+        "evidence": inputs.evidence,
+        "index_evidence": inputs.index_evidence,
+        "input_names": names,
+        "ledger_claim_object": not args.ledger_claim_exists,
+    }
+    return RenderOptions(**given)
 
 
 def _inputs(args: argparse.Namespace) -> tuple[RenderInputs, tuple[str, ...]]:

@@ -137,9 +137,9 @@ def _input_volume(k: ModuleType, options: RenderOptions) -> Any:
     )
 
 
-def _container(k: ModuleType, options: RenderOptions, user: dict[str, Any]) -> Any:
-    """Return the hardened job container (non-root, read-only root, no capabilities), without
-    its ``args`` and ``volume_mounts``.
+def _container(k: ModuleType, options: RenderOptions, identity: dict[str, Any]) -> Any:
+    """Return the hardened job container (non-root, read-only root, no capabilities) running
+    ``run --input DIR --output DIR``; ``pod_template`` adds the optional flags and the mounts.
 
     The output directory is ``/out/<job name>/<job uid>/`` (plus ``<index>/``), so that no two
     runs, not even two Jobs of the same name, write the same directory.
@@ -152,17 +152,10 @@ def _container(k: ModuleType, options: RenderOptions, user: dict[str, Any]) -> A
     input_dir, output_dir = "/in", f"/out/{RUN_PREFIX}"
     if options.kind is WorkloadKind.INDEXED:
         # Declared explicitly so that $(JOB_COMPLETION_INDEX) expands in args on every version.
-        env.append(
-            _field_env(
-                k,
-                "JOB_COMPLETION_INDEX",
-                "metadata.annotations['batch.kubernetes.io/job-completion-index']",
-            )
-        )
-        input_dir, output_dir = (
-            "/in/$(JOB_COMPLETION_INDEX)",
-            f"{output_dir}/$(JOB_COMPLETION_INDEX)",
-        )
+        index = "metadata.annotations['batch.kubernetes.io/job-completion-index']"
+        env.append(_field_env(k, "JOB_COMPLETION_INDEX", index))
+        input_dir = "/in/$(JOB_COMPLETION_INDEX)"
+        output_dir += "/$(JOB_COMPLETION_INDEX)"
     elif options.input_claim is not None:
         input_dir = f"/in/{options.input_names[0]}"
     return k.V1Container(
@@ -180,7 +173,7 @@ def _container(k: ModuleType, options: RenderOptions, user: dict[str, Any]) -> A
             allow_privilege_escalation=False,
             privileged=False,
             capabilities=k.V1Capabilities(drop=["ALL"]),
-            **user,
+            **identity,
         ),
         termination_message_path="/dev/termination-log",
         termination_message_policy="FallbackToLogsOnError",
@@ -189,23 +182,20 @@ def _container(k: ModuleType, options: RenderOptions, user: dict[str, Any]) -> A
 
 def pod_template(k: ModuleType, options: RenderOptions) -> Any:
     """Return the job's pod template: the hardened container, its volumes and the pod labels."""
-    user = dict(
+    identity = dict(  # the pod's and the container's security contexts share these
         run_as_non_root=True,
         run_as_user=JOB_UID,
         run_as_group=JOB_UID,
         seccomp_profile=k.V1SeccompProfile(type="RuntimeDefault"),
     )
-    container = _container(k, options, user)
+    container = _container(k, options, identity)
     tmp = k.V1EmptyDirVolumeSource(size_limit="256Mi")
+    output = k.V1Volume(name="output", empty_dir=tmp)
+    if options.output_claim is not None:
+        output = _claim_volume(k, "output", options.output_claim)
     volumes = [  # (volume, mount path, read-only); /in, /out, /tmp stay volumes/0..2 for patches
         (_input_volume(k, options), "/in", True),
-        (
-            _claim_volume(k, "output", options.output_claim)
-            if options.output_claim is not None
-            else k.V1Volume(name="output", empty_dir=tmp),
-            "/out",
-            None,
-        ),
+        (output, "/out", None),
         (k.V1Volume(name="tmp", empty_dir=tmp), "/tmp", None),
     ]
     if options.ledger_claim is not None:
@@ -229,7 +219,7 @@ def pod_template(k: ModuleType, options: RenderOptions) -> Any:
         automount_service_account_token=False,
         restart_policy="Never",
         enable_service_links=False,
-        security_context=k.V1PodSecurityContext(fs_group=JOB_UID, **user),
+        security_context=k.V1PodSecurityContext(fs_group=JOB_UID, **identity),
         containers=[container],
         volumes=[v for v, _, _ in volumes],
     )
