@@ -145,7 +145,7 @@ def _workflow(k: Any, options: RenderOptions) -> dict[str, Any]:
 def _executor_rbac(k: Any, options: RenderOptions) -> list[Any]:
     """Return the executor's ServiceAccount, Role (workflowtaskresults only) and RoleBinding."""
     name = f"{options.name}-executor"
-    meta = k.V1ObjectMeta(name=name, namespace=options.namespace, labels=options.labels or None)
+    meta = k.V1ObjectMeta(name=name, namespace=options.namespace)
     return [
         k.V1ServiceAccount(api_version="v1", kind="ServiceAccount", metadata=meta),
         k.V1Role(

@@ -9,7 +9,7 @@ pinned by a ``sha256`` digest (tags only with ``allow_tag``) or with a malformed
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from enum import StrEnum
 
 from ragwarrant.display import quoted
@@ -151,7 +151,6 @@ class RenderOptions:
             ``--signing-key``, so ``decision.intoto.json`` becomes a signed DSSE envelope.
             ``None``: no key, the statement is written unsigned.
         signing_key_item: the key inside that Secret holding the PEM file.
-        labels: extra labels on every object and the pod template.
     """
 
     kind: WorkloadKind
@@ -178,7 +177,6 @@ class RenderOptions:
     ledger_storage_class: str | None = None
     signing_key_secret: str | None = None
     signing_key_item: str = "ed25519.pem"
-    labels: dict[str, str] = field(default_factory=dict)
 
     @property
     def index_count(self) -> int:
@@ -199,7 +197,6 @@ class RenderOptions:
             "app.kubernetes.io/name": "ragwarrant",
             "app.kubernetes.io/instance": self.name,
             "app.kubernetes.io/component": "promotion-decision",
-            **self.labels,
         }
 
     @property
