@@ -30,8 +30,8 @@ precision: ``calibration.calibrate_threshold``):
 A task type whose training rows lack an unsupported or a supported response is calibrated on all
 training rows (the report notes it). Metrics per task type, response level: precision, recall,
 F1 beside the always-flag floor; the F1 gain over the floor with its 95 % source-clustered
-bootstrap interval and the within-generator ROC AUC (``metrics``). Latency is the wall time of
-scoring one response against its uncached context, on this machine.
+bootstrap interval and the within-generator ROC AUC (``bench/groundedness_metrics.py``). Latency
+is the wall time of scoring one response against its uncached context, on this machine.
 
 No question, response or context text reaches the output: only counts, shares and timings.
 Bad input raises the job's typed errors; run as a script, they are printed and become its exit
@@ -51,6 +51,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from groundedness_metrics import GainInterval, gain_interval, within_group_auc
 from ragtruth import TASKS, Layout, RagtruthData, RagtruthRecord, load_ragtruth  # bench/ on path
 
 from ragwarrant.audit.writer import write_atomic
@@ -62,7 +63,6 @@ from ragwarrant.corroborators.calibration import (
 from ragwarrant.corroborators.combiner import DEFAULT_L2, LogisticModel, fit_logistic
 from ragwarrant.corroborators.features import CONTENT_FEATURES, FEATURES, response_features
 from ragwarrant.corroborators.lexical import index_context, score_response
-from ragwarrant.corroborators.metrics import GainInterval, gain_interval, within_group_auc
 from ragwarrant.corroborators.records import parse_record
 from ragwarrant.digests import sha256_bytes
 from ragwarrant.errors import InputError, RagwarrantError, UsageError

@@ -52,6 +52,7 @@ from typing import Any
 
 import numpy as np
 from groundedness import BOOTSTRAP_SEED, N_RESAMPLES, fold_of
+from groundedness_metrics import gain_interval, within_group_auc
 from groundedness_spans import AlignedSource, build_units, sentence_spans
 from ragtruth import RagtruthData, RagtruthRecord, load_ragtruth
 
@@ -59,7 +60,6 @@ from ragwarrant.corroborators.calibration import calibrate_threshold
 from ragwarrant.corroborators.combiner import fit_logistic
 from ragwarrant.corroborators.features import CONTENT_FEATURES, FEATURES, response_features
 from ragwarrant.corroborators.lexical import index_context, score_response
-from ragwarrant.corroborators.metrics import gain_interval, within_group_auc
 from ragwarrant.corroborators.records import parse_record
 
 SENT_FEATURES = ("emb_gap", "emb_gap2", "tok_gap_mean", "tok_gap_min", "tok_gap_p10")
