@@ -42,6 +42,9 @@ statistics at small n) passed falsely in 5.3-8.5 % of runs at 5-15 pairs and 3.5
 (1,000 replicates a cell; ``bench/claims_min_n.py --statistic p95 --no-floor``); mean claims
 were at 3.2-5.6 % from 5 to 20 pairs (2,000 replicates). Docs: docs/validity.md, "Claims"."""
 
+SCORE_STEP = "the tilted score check (least favourable null variance)"
+"""A mean claim's third leg in ``method_steps``; the gate's method joins the legs with "; and "."""
+
 ClaimSample = tuple[np.ndarray, np.ndarray]
 """(oriented paired deltas, cluster labels), shapes (n,): a mean claim's raw sample."""
 
@@ -87,8 +90,9 @@ class _ClaimEvidence:
 
     def test(self, level: float, power: float) -> OneSidedTest:
         """The claim's test at ``level``: the guarded bootstrap, and for a mean claim also the
-        cluster-robust t-test and the tilted score check (an intersection: all must reject).
-        Below ``MIN_CLAIM_UNITS`` units it never rejects (p-value 1)."""
+        cluster-robust t-test and the tilted score check (an intersection: all must reject);
+        a mean claim's ``method_steps`` are those legs in order, its ``method`` them joined by
+        "; and ". Below ``MIN_CLAIM_UNITS`` units it never rejects (p-value 1)."""
         test = self._legs_test(level, power)
         if self.too_few_units:
             return dataclasses.replace(test, rejects=False, p_value=1.0)
@@ -103,7 +107,9 @@ class _ClaimEvidence:
         units = self._units(self.sample)
         score = self._score(self.sample, level) if units.size >= 2 else None
         t = self._t(self.sample, level, power)
-        return _with_score(both_reject(boot, t), score, level)
+        steps = (boot.method, f"{t.method} (both must reject)", SCORE_STEP)
+        test = _with_score(both_reject(boot, t), score, level)
+        return dataclasses.replace(test, method="; and ".join(steps), method_steps=steps)
 
     def p_value(self, alpha: float, power: float = 0.8) -> float:
         """The largest of the legs' p-values of H0: oriented delta <= 0 at ``alpha`` (the
@@ -130,15 +136,13 @@ def _with_score(test: OneSidedTest, score: TiltedScore | None, level: float) -> 
     """``test`` that also needs the tilted score check (at ``level``) to reject; when
     the check does not, its lower bound (at or below 0) joins the bound, so bound and verdict
     agree. ``score`` is None with fewer than 2 units: the check cannot reject."""
-    method = test.method + "; and the tilted score check (least favourable null variance)"
     if score is None:
-        return dataclasses.replace(test, method=method, rejects=False, p_value=1.0)
+        return dataclasses.replace(test, rejects=False, p_value=1.0)
     if score.p_value <= level:
-        return dataclasses.replace(test, method=method, p_value=max(test.p_value, score.p_value))
+        return dataclasses.replace(test, p_value=max(test.p_value, score.p_value))
     lower = test.lower_bound if score.lower_bound is None else score.lower_bound
     return dataclasses.replace(
         test,
-        method=method,
         rejects=False,
         lower_bound=min(test.lower_bound, lower),
         p_value=max(test.p_value, score.p_value),
