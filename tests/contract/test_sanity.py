@@ -216,3 +216,29 @@ def test_unit_agreeing_with_the_metric_name_accepted(tmp_path, metric_id, unit):
     c["operational_metrics"] = [{"id": metric_id, "unit": unit}]
     c["claims"]["items"][0]["metric"] = metric_id
     assert _load(tmp_path, c).operational_metrics[0].unit == unit
+
+
+def _metric_id_twice(c: dict[str, Any]) -> None:
+    c["operational_metrics"][0]["id"] = "correct"
+    c["operational_metrics"][0]["direction_confirmed"] = True
+
+
+def _source_id_twice(c: dict[str, Any]) -> None:
+    c["evidence"].append({**c["evidence"][0], "path": "evidence/more.csv"})
+
+
+@pytest.mark.parametrize(
+    ("edit", "key", "what"),
+    [
+        (_metric_id_twice, "operational_metrics[0].id", "metric ids must be distinct"),
+        (_source_id_twice, "evidence[1].id", "evidence source ids must be distinct"),
+    ],
+)
+def test_an_id_given_twice_is_refused_at_its_second_place(tmp_path, edit, key, what):
+    """A metric id shared by a quality and an operational metric, or two evidence sources with
+    one id, is refused at the second one's key, naming the id."""
+    c = base_contract()
+    edit(c)
+    err = _refused(tmp_path, c)
+    assert f"{key} (line" in err.message
+    assert what in err.message and "twice" in err.message

@@ -148,9 +148,8 @@ class ColumnMapping(ContractModel):
     )
     cited_quotes: str | None = Field(
         default=None,
-        description=(
-            "quotes the judge or the response cites from the context, same forms as contexts"
-        ),
+        description="quotes the judge or the response cites from the context, same forms as "
+        "contexts",
     )
 
 
@@ -479,26 +478,20 @@ class Corroboration(ContractModel):
         default=0.25,
         ge=0,
         le=1,
-        description=(
-            "share of the question's content words found in the context "
-            "below which retrieval failed"
-        ),
+        description="share of the question's content words found in the context "
+        "below which retrieval failed",
     )
     lexical_gate: Literal["coverage", "weakest_sentence", "hybrid"] = "hybrid"
     calibration: Literal["lexical-v1", "lexical-v2"] = Field(
         default="lexical-v1",
-        description=(
-            "calibration version: lexical-v1 (one pooled threshold per gate) or lexical-v2 "
-            "(per task type, fitted on the shared RAGTruth sample)"
-        ),
+        description="calibration version: lexical-v1 (one pooled threshold per gate) or "
+        "lexical-v2 (per task type, fitted on the shared RAGTruth sample)",
     )
     task_type: Literal["qa", "summary", "data2txt", "unknown"] | None = Field(
         default=None,
-        description=(
-            "the task type of every judged example, choosing lexical-v2's per-task thresholds; "
-            "unknown: the pooled thresholds, with a warning; unset: the example's slice when it "
-            "names a task type, else the pooled thresholds with a warning"
-        ),
+        description="the task type of every judged example, choosing lexical-v2's per-task "
+        "thresholds; unknown: the pooled thresholds, with a warning; unset: the example's slice "
+        "when it names a task type, else the pooled thresholds with a warning",
     )
     max_abstention_rate: float = Field(
         default=0.1, ge=0, le=1, description="per policy and per slice"

@@ -110,27 +110,26 @@ class ReleaseContract(ContractModel):
         no required quality metric (it would decide without any noninferiority gate), a
         candidate sharing a config, claims and slices naming undeclared metrics, and too-wide
         slice margins."""
-        _check_counts(self)
+        for key in ("candidates", "protected_slices"):
+            count, limit = len(getattr(self, key)), getattr(self.limits, key)
+            if count > limit:
+                raise FieldError(
+                    f"{count:,} {key.replace('_', ' ')}, past the limit of {limit:,} (raise "
+                    f"limits.{key} up to its ceiling if the evaluation needs them)",
+                    (key,),
+                )
         _check_distinct_ids(self)
-        _check_required(self)
+        if not any(m.required for m in self.quality_metrics):
+            raise FieldError(
+                "no quality metric is required: the candidate would be decided without any "
+                "quality gate (on its claims alone); set required: true on at least one quality "
+                "metric",
+                ("quality_metrics",),
+            )
         _check_configs(self)
         _check_claims(self)
         _check_slices(self)
         return self
-
-
-def _check_counts(contract: ReleaseContract) -> None:
-    """Refuse more candidates or protected slices than ``contract.limits`` allows."""
-    for key, count, limit in (
-        ("candidates", len(contract.candidates), contract.limits.candidates),
-        ("protected_slices", len(contract.protected_slices), contract.limits.protected_slices),
-    ):
-        if count > limit:
-            raise FieldError(
-                f"{count:,} {key.replace('_', ' ')}, past the limit of {limit:,} (raise "
-                f"limits.{key} up to its ceiling if the evaluation needs them)",
-                (key,),
-            )
 
 
 def _check_distinct_ids(c: ReleaseContract) -> None:
@@ -198,15 +197,6 @@ def _check_slices(c: ReleaseContract) -> None:
         tested = ps.metrics or [m.id for m in c.quality_metrics if m.required]
         for name in tested:
             check_margin(ps.margin_abs, metrics[name].scale, ("protected_slices", i, "margin_abs"))
-
-
-def _check_required(c: ReleaseContract) -> None:
-    if not any(m.required for m in c.quality_metrics):
-        raise FieldError(
-            "no quality metric is required: the candidate would be decided without any quality "
-            "gate (on its claims alone); set required: true on at least one quality metric",
-            ("quality_metrics",),
-        )
 
 
 def wide_margins(contract: ReleaseContract) -> list[tuple[str, float, float]]:

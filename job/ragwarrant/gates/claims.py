@@ -42,9 +42,6 @@ statistics at small n) passed falsely in 5.3-8.5 % of runs at 5-15 pairs and 3.5
 (1,000 replicates a cell; ``bench/claims_min_n.py --statistic p95 --no-floor``); mean claims
 were at 3.2-5.6 % from 5 to 20 pairs (2,000 replicates). Docs: docs/validity.md, "Claims"."""
 
-SCORE_STEP = "the tilted score check (least favourable null variance)"
-"""A mean claim's third leg in ``method_steps``; the gate's method joins the legs with "; and "."""
-
 ClaimSample = tuple[np.ndarray, np.ndarray]
 """(oriented paired deltas, cluster labels), shapes (n,): a mean claim's raw sample."""
 
@@ -107,7 +104,8 @@ class _ClaimEvidence:
         units = self._units(self.sample)
         score = self._score(self.sample, level) if units.size >= 2 else None
         t = self._t(self.sample, level, power)
-        steps = (boot.method, f"{t.method} (both must reject)", SCORE_STEP)
+        score_step = "the tilted score check (least favourable null variance)"
+        steps = (boot.method, f"{t.method} (both must reject)", score_step)
         test = _with_score(both_reject(boot, t), score, level)
         return dataclasses.replace(test, method="; and ".join(steps), method_steps=steps)
 
