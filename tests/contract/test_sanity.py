@@ -242,3 +242,20 @@ def test_an_id_given_twice_is_refused_at_its_second_place(tmp_path, edit, key, w
     err = _refused(tmp_path, c)
     assert f"{key} (line" in err.message
     assert what in err.message and "twice" in err.message
+
+
+@pytest.mark.parametrize(
+    ("kind", "metric", "said"),
+    [
+        ("quality-improvement", "cost_usd", "not a declared quality metric (declared: correct)"),
+        ("cost-reduction", "cost_usdd", "operational metric (declared: cost_usd); did you mean"),
+    ],
+)
+def test_a_claim_on_an_undeclared_metric_of_its_kind_is_refused(tmp_path, kind, metric, said):
+    """A claim names a declared metric of its own kind (quality or operational), or is refused
+    at its metric key with the declared ones listed."""
+    c = base_contract()
+    c["claims"]["items"] = [{"kind": kind, "metric": metric}]
+    err = _refused(tmp_path, c)
+    assert "claims.items[0].metric (line" in err.message
+    assert said in err.message

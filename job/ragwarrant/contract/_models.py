@@ -62,10 +62,7 @@ class Direction(StrEnum):
 
     @property
     def sign(self) -> int:
-        """+1 when higher is better, -1 when lower is better.
-
-        Orients deltas so that positive is better.
-        """
+        """+1 when higher is better, -1 when lower: orients deltas so that positive is better."""
         return 1 if self is Direction.HIGHER_IS_BETTER else -1
 
 

@@ -167,13 +167,14 @@ def _check_configs(c: ReleaseContract) -> None:
 
 
 def _check_claims(c: ReleaseContract) -> None:
-    quality = {m.id for m in c.quality_metrics}
-    operational = {m.id for m in c.operational_metrics}
+    declared = {
+        "quality": {m.id for m in c.quality_metrics},
+        "operational": {m.id for m in c.operational_metrics},
+    }
     for i, claim in enumerate(c.claims.items):
-        is_quality = claim.kind.value == "quality-improvement"
-        wanted = quality if is_quality else operational
+        kind = "quality" if claim.kind.value == "quality-improvement" else "operational"
+        wanted = declared[kind]
         if claim.metric not in wanted:
-            kind = "quality" if is_quality else "operational"
             raise FieldError(
                 f"claim {claim.kind.value} names metric {claim.metric!r}, which is not a declared "
                 f"{kind} metric (declared: {', '.join(sorted(wanted)) or 'none'})"
