@@ -41,6 +41,7 @@ bench: $(STAMP)
 	$(PY) bench/bench_job.py
 	$(PY) bench/bench_telemetry.py
 	$(PY) bench/bench_lexical.py
+	$(PY) bench/groundedness.py --ragtruth-dir $(RAGTRUTH)
 	$(PY) bench/bench_selftest.py
 	$(PY) bench/bench_startup.py
 

@@ -36,7 +36,7 @@ The process is pinned to one CPU where the OS allows (``os.sched_setaffinity``).
 
 With ``--variants`` it instead prints the accuracy of candidate improvements beyond the three
 scores (numbers and units, named entities, negation, stemming, distinct types, bigrams, per-task
-thresholds), under the same protocol as ``ragwarrant bench groundedness`` on the shared sample
+thresholds), under the same protocol as ``bench/groundedness.py`` on the shared sample
 (source-grouped 5-fold cross-validation, seed 0, max-F1 thresholds): response-level F1 (%) per
 task type and pooled, beside the always-flag floor and the shipped ``hybrid`` gate. A variant is
 worth adopting only if it beats ``hybrid`` by more than fold noise on every task type.
@@ -59,8 +59,9 @@ import lexical_reference as reference  # bench/ is on sys.path when this script 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+from groundedness import fold_of
+from ragtruth import TASKS, RagtruthData, load_ragtruth
 
-from ragwarrant.corroborators.benchmark import fold_of
 from ragwarrant.corroborators.calibration import calibrate_threshold
 from ragwarrant.corroborators.lexical import (
     STOP_WORDS,
@@ -69,7 +70,6 @@ from ragwarrant.corroborators.lexical import (
     split_sentences,
     tokenize,
 )
-from ragwarrant.corroborators.ragtruth import TASKS, RagtruthData, load_ragtruth
 
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_RAGTRUTH = REPO.parent / "shared" / "data" / "ragtruth"

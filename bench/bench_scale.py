@@ -46,8 +46,8 @@ from ragwarrant.k8s import (
     build_argo_manifests,
     build_manifests,
     manifests_to_yaml,
-    scan_input_root,
 )
+from ragwarrant.k8s.inputs import scan_input_root
 from ragwarrant.pipeline import run_job
 
 REPO = Path(__file__).resolve().parents[1]

@@ -48,6 +48,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
+from groundedness import fold_of
+from groundedness_metrics import within_group_auc
 from groundedness_spans import (
     SENTENCE_FEATURES,
     TOKEN_FEATURES,
@@ -56,13 +58,11 @@ from groundedness_spans import (
     build_units,
     span_model_aucs,
 )
+from ragtruth import RagtruthData, RagtruthRecord, load_ragtruth
 
-from ragwarrant.corroborators.benchmark import fold_of
 from ragwarrant.corroborators.combiner import fit_logistic
 from ragwarrant.corroborators.features import CONTENT_FEATURES, FEATURES, response_features
 from ragwarrant.corroborators.lexical import STOP_WORDS, index_context, tokenize
-from ragwarrant.corroborators.metrics import within_group_auc
-from ragwarrant.corroborators.ragtruth import RagtruthData, RagtruthRecord, load_ragtruth
 from ragwarrant.corroborators.records import parse_record
 
 SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")

@@ -32,7 +32,7 @@ Features, per response sentence (the sentences of ``groundedness_spans.sentence_
 Per response: ``doc_gap`` = 1 − cosine of the mean of its sentence embeddings to the mean of the
 source's, and the max / mean over its sentences of each sentence feature.
 
-Evaluation follows ``ragwarrant bench groundedness``: per task type, source-grouped 5-fold
+Evaluation follows ``bench/groundedness.py``: per task type, source-grouped 5-fold
 cross-validation (folds from ``benchmark.fold_of``), a logistic combiner (``fit_logistic``, L2 1)
 fitted on training folds, its threshold calibrated on the training probabilities
 (``calibrate_threshold``, maximum F1), the out-of-fold flags pooled; within-generator ROC AUC
@@ -51,15 +51,15 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from groundedness import BOOTSTRAP_SEED, N_RESAMPLES, fold_of
+from groundedness_metrics import gain_interval, within_group_auc
 from groundedness_spans import AlignedSource, build_units, sentence_spans
+from ragtruth import RagtruthData, RagtruthRecord, load_ragtruth
 
-from ragwarrant.corroborators.benchmark import BOOTSTRAP_SEED, N_RESAMPLES, fold_of
 from ragwarrant.corroborators.calibration import calibrate_threshold
 from ragwarrant.corroborators.combiner import fit_logistic
 from ragwarrant.corroborators.features import CONTENT_FEATURES, FEATURES, response_features
 from ragwarrant.corroborators.lexical import index_context, score_response
-from ragwarrant.corroborators.metrics import gain_interval, within_group_auc
-from ragwarrant.corroborators.ragtruth import RagtruthData, RagtruthRecord, load_ragtruth
 from ragwarrant.corroborators.records import parse_record
 
 SENT_FEATURES = ("emb_gap", "emb_gap2", "tok_gap_mean", "tok_gap_min", "tok_gap_p10")

@@ -32,12 +32,12 @@ import re
 from collections.abc import Callable, Sequence
 
 import numpy as np
+from groundedness import fold_of
+from groundedness_metrics import within_group_auc
+from ragtruth import RagtruthRecord
 
-from ragwarrant.corroborators.benchmark import fold_of
 from ragwarrant.corroborators.combiner import fit_logistic
 from ragwarrant.corroborators.lexical import STOP_WORDS, tokenize
-from ragwarrant.corroborators.metrics import within_group_auc
-from ragwarrant.corroborators.ragtruth import RagtruthRecord
 
 SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
 WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9'.,:-]*")

@@ -126,16 +126,13 @@ def _module_name(path: Path) -> str:
 
 
 def _import_graph() -> dict[str, set[str]]:
-    """Module → the ragwarrant modules it imports (``from a import b`` names module a.b if any)."""
+    """Module → the ragwarrant modules it imports (``from a import b`` names module a.b if any),
+    annotation-only imports included: a reader still has to read both modules together."""
     modules = {_module_name(p): p for p in PKG.rglob("*.py")}
     graph: dict[str, set[str]] = {}
     for name, path in modules.items():
-        tree = ast.parse(path.read_text())
-        skip = _type_checking_nodes(tree)
         targets: set[str] = set()
-        for node in ast.walk(tree):
-            if id(node) in skip:
-                continue
+        for node in ast.walk(ast.parse(path.read_text())):  # ``if TYPE_CHECKING:`` ones too
             if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("ragwarrant"):
                 for alias in node.names:
                     full = f"{node.module}.{alias.name}"

@@ -18,7 +18,6 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from ragwarrant.commands import bench as bench_command
 from ragwarrant.commands import init as init_command
 from ragwarrant.commands import k8s as k8s_command
 from ragwarrant.commands import ledger as ledger_command
@@ -45,7 +44,6 @@ _COMMANDS = (
     ledger_command,
     selftest_command,
     schemas_command,
-    bench_command,
     k8s_command,
     init_command,
     review_command,

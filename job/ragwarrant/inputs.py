@@ -23,7 +23,6 @@ from ragwarrant.adapters import AdapterResult, load_source
 from ragwarrant.adapters._dataset import dataset_digests, dataset_sha256, is_dataset
 from ragwarrant.contract import (
     ContractSource,
-    PolicyRef,
     ReleaseContract,
     find_contract,
     is_readable_file,
@@ -145,9 +144,8 @@ def check_output_dir(output_dir: Path, input_dir: Path) -> None:
         raise OutputError(
             "output-not-writable",
             f"output directory {output_dir} is not writable",
-            hint=(
-                "mount a writable volume at /out (the job runs as uid 65532), or pass --output DIR"
-            ),
+            hint="mount a writable volume at /out (the job runs as uid 65532), "
+            "or pass --output DIR",
         )
 
 
@@ -282,34 +280,15 @@ def evidence_digests(path: Path, relative: str) -> tuple[list[FileDigest], str]:
 
 
 def _read_contract(input_dir: Path) -> Inputs:
+    """The contract read and hashed: its ``contract-schema`` check, a ``warn`` per margin of half
+    its scale or more (``contract.wide_margins``)."""
     contract_file = find_contract(input_dir)
-    source = load_contract_source(contract_file)
+    name, source = contract_file.name, load_contract_source(contract_file)
     contract_bytes = contract_file.read_bytes()
     sha = sha256_bytes(contract_bytes)
-    inputs = Inputs(
-        contract=source.contract,
-        contract_path=contract_file.name,
-        contract_sha256=sha,
-        source=source,
-    )
-    inputs.digests.append(
-        FileDigest(path=contract_file.name, sha256=sha, bytes=len(contract_bytes))
-    )
-    inputs.checks.append(
-        ValidationCheck(
-            id="contract-schema",
-            target=contract_file.name,
-            status="pass",
-            message="the release contract validates against contracts/contract.schema.json",
-        )
-    )
-    inputs.checks += _wide_margin_checks(source.contract, contract_file.name)
-    return inputs
-
-
-def _wide_margin_checks(contract: ReleaseContract, name: str) -> list[ValidationCheck]:
-    """A ``warn`` check per margin of half its scale or more (``contract.wide_margins``)."""
-    return [
+    schema = "the release contract validates against contracts/contract.schema.json"
+    checks = [ValidationCheck(id="contract-schema", target=name, status="pass", message=schema)]
+    checks += [
         ValidationCheck(
             id="contract-margin-wide",
             target=name,
@@ -319,19 +298,10 @@ def _wide_margin_checks(contract: ReleaseContract, name: str) -> list[Validation
             message=f"{key} is {margin:g}, at least half the metric's scale width {width:g}: "
             "a candidate that lost that much still passes; is this the margin you meant?",
         )
-        for key, margin, width in wide_margins(contract)
+        for key, margin, width in wide_margins(source.contract)
     ]
-
-
-def _read_config(inputs: Inputs, input_dir: Path, policy: PolicyRef) -> None:
-    path = resolve_inside(input_dir, policy.config)
-    if not is_readable_file(path):
-        inputs.unresolved.append(f"policy config {policy.config} ({policy.policy_id})")
-        return
-    inputs.configs[policy.policy_id] = load_policy_config(path, policy.config)  # size-bounded
-    digest = _digest(path, policy.config)
-    inputs.config_sha[policy.policy_id] = digest.sha256
-    inputs.digests.append(digest)
+    digest = FileDigest(path=name, sha256=sha, bytes=len(contract_bytes))
+    return Inputs(source.contract, name, sha, [digest], checks=checks, source=source)
 
 
 def _content_sha256(inputs: Inputs, policy_id: str, config: object = None) -> str:
@@ -492,12 +462,6 @@ def _check_draw(inputs: Inputs, queue_rel: str, queue: ReviewQueue, metric: str)
             )
 
 
-def _evidence_table(inputs: Inputs) -> pa.Table:
-    """Every readable source's canonical rows as one table (``inputs`` keeps them)."""
-    tables = [r.evidence for r in inputs.results]
-    return pa.concat_tables(tables) if tables else EVIDENCE_SCHEMA.empty_table()
-
-
 def _read_labels(inputs: Inputs, input_dir: Path) -> None:
     """Read each quality metric's human labels and their queue, hashed for the manifest.
 
@@ -523,7 +487,9 @@ def _read_labels(inputs: Inputs, input_dir: Path) -> None:
         try:
             queue = read_queue(paths[0], spec.queue)
             _check_draw(inputs, spec.queue, queue, metric.id)
-            check_redraw(queue, _evidence_table(inputs), inputs.contract, spec.queue)
+            tables = [r.evidence for r in inputs.results]  # every readable source's rows
+            table = pa.concat_tables(tables) if tables else EVIDENCE_SCHEMA.empty_table()
+            check_redraw(queue, table, inputs.contract, spec.queue)
             inputs.labels[metric.id] = read_labels(paths[1], spec.file, queue, metric.scale)
         except EvidenceError as exc:
             inputs.checks.append(_unreadable_check(f"human_labels:{metric.id}", spec.file, exc))
@@ -544,7 +510,13 @@ def read_inputs(input_dir: Path, on_progress: Callable[..., None] | None = None)
     inputs = _read_contract(input_dir)
     contract = inputs.contract
     for policy in [contract.baseline, *contract.candidates]:
-        _read_config(inputs, input_dir, policy)
+        path = resolve_inside(input_dir, policy.config)
+        if not is_readable_file(path):
+            inputs.unresolved.append(f"policy config {policy.config} ({policy.policy_id})")
+            continue
+        inputs.configs[policy.policy_id] = load_policy_config(path, policy.config)  # size-bounded
+        inputs.digests.append(_digest(path, policy.config))
+        inputs.config_sha[policy.policy_id] = inputs.digests[-1].sha256
     refuse_identical_configs(inputs)
     _read_evidence(inputs, input_dir, on_progress or (lambda event, **fields: None))
     _read_labels(inputs, input_dir)
@@ -609,9 +581,8 @@ def config_differences(baseline: object, candidate: object) -> list[ConfigDiffer
     Non-scalar leaves (lists) are shown as their JSON text.
     """
     fb, fc = _flatten(baseline), _flatten(candidate)
-    diffs = []
-    for key in sorted(set(fb) | set(fc)):
-        b, c = fb.get(key), fc.get(key)
-        if b != c:
-            diffs.append(ConfigDifference(path=key, baseline=_scalar(b), candidate=_scalar(c)))  # type: ignore[arg-type]
-    return diffs
+    return [
+        ConfigDifference(path=k, baseline=_scalar(fb.get(k)), candidate=_scalar(fc.get(k)))  # type: ignore[arg-type]
+        for k in sorted(set(fb) | set(fc))
+        if fb.get(k) != fc.get(k)
+    ]

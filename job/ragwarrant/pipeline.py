@@ -1,21 +1,18 @@
 """The promotion job: contract and evidence in; decision, validation report, report, manifest out.
 
-``run_job`` reads like the README's steps:
+``run_job`` is the run's steps in order; each step's work lives in the module that owns it:
 
-1. read inputs (``inputs.read_inputs``) and the run-level gates on them (``gates.run``);
-2. index evidence (``evidence.index.build_index``, ``evidence.scope``), check the contract
-   against it (``gates.run.contract_evidence_gates``: failed ``hard:contract-evidence:*`` run
-   gates BLOCK) and count the look (``gates.looks``, from the ledger read under a short lock);
-3. evaluate each candidate (``gates.candidate.evaluate_candidate``; ``candidate_evaluated``
-   progress events), on the development split first when it chooses among candidates
-   (``selection.plan_tests``);
-4. select (``selection.select``);
-5. decide (``decision``: every class is assigned there; the record: ``audit.record``);
-6. publish (``audit.publish.write_outputs``: render, scan, stage, attest, commit with the manifest
-   last), then the ledger entry (``audit.ledger.record_run``, refused with
-   ``ledger-look-stale`` when a concurrent run of the same contract version appended a look
-   meanwhile). A retry into a volume holding a committed run of the same inputs and contract
-   reuses it instead (``audit.rerun``).
+1. guards: the ledger path, the run directories (``inputs``), a clean output directory
+   (``audit.writer.clean_stale``, ``audit.publish.refuse_foreign_files``);
+2. read the contract, policy configs and evidence (``inputs.read_inputs``), the signing key;
+3. the self-test (``selftest.SelftestRun``, forked beside reading), awaited before anything is
+   decided; a retry of a committed run of the same inputs reuses it (``audit.rerun``);
+4. gates: run-level (``gates.run``) on the inputs, then on the evidence index (``evidence.index``,
+   ``evidence.scope``), the look (``audit.looks``, ``gates.looks``), then each candidate
+   (``gates.candidate``; on the development split first when it chooses among candidates);
+5. decision: selection (``selection``), classes (``decision``), the record (``audit.record``);
+6. publish (``audit.publish.write_outputs``: render, scan, stage, attest, commit with the
+   manifest last), then the ledger entry (``audit.looks.record_look``).
 
 User errors are raised as typed errors for ``cli`` to map to exit codes
 (``audit.record.record_error`` writes the ERROR decision); a decision of any class is a
@@ -28,7 +25,6 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import numpy as np
 import structlog
@@ -43,7 +39,6 @@ from ragwarrant.audit.rerun import load_signing_key, record_reused, reusable_run
 from ragwarrant.audit.writer import clean_stale, output_lock
 from ragwarrant.corroborators.corroborate import corroborate_run
 from ragwarrant.decision import block_run_verdict, classify_candidate
-from ragwarrant.errors import InternalError
 from ragwarrant.evidence import scope as evidence_scope
 from ragwarrant.evidence.index import EvidenceIndex, build_index
 from ragwarrant.evidence.roles import role_checks
@@ -73,9 +68,6 @@ from ragwarrant.outputs import (
 )
 from ragwarrant.selftest import SelftestRun
 
-if TYPE_CHECKING:
-    from ragwarrant.decision import CandidateVerdict
-
 log = structlog.get_logger("ragwarrant")
 
 Emit = Callable[..., None]
@@ -94,7 +86,7 @@ class RunOutcome:
 
 @dataclass(frozen=True)
 class _Decided:
-    """Steps 2–5: each candidate's decision, the selection, what the checks found, run gates."""
+    """Step 4–5's result: each candidate's decision, the selection, the checks, the run gates."""
 
     candidates: list[CandidateDecision]
     selection: Selection
@@ -103,136 +95,6 @@ class _Decided:
     index: EvidenceIndex | None = None
     corroboration: CorroborationSummary | None = None
     looked: RunLook | None = None
-
-
-def _index_evidence(inputs: Inputs, emit: Emit) -> tuple[EvidenceIndex, list[ValidationCheck]]:
-    """Step 2: index every source's rows; note what the contract does not use."""
-    paths = {r.provenance.source_id: r.provenance.path for r in inputs.results}
-    index = build_index(take_evidence(inputs), paths)  # the Arrow rows are released here
-    emit("evidence_indexed", rows=index.n_rows, examples=index.n_examples)
-    checks = evidence_scope.undeclared_checks(index, inputs.contract)
-    checks += evidence_scope.split_checks(index, inputs.contract)
-    checks += evidence_scope.example_id_checks(index)
-    checks += evidence_scope.metric_kind_checks(index, inputs.contract)
-    warnings = role_checks(index, inputs.contract)
-    for w in warnings:  # likely contract mistakes: in the log too, not only in the report
-        emit("contract_warning", check=w.id, target=w.target, message=w.message)
-    checks += warnings
-    release_freed_memory()  # the table's pages and the checks' (the allocators would keep them)
-    return index, checks
-
-
-def _blocked_run(
-    inputs: Inputs,
-    verdict: CandidateVerdict,
-    run_gates: list[GateResult],
-    checks: list[ValidationCheck] | None = None,
-    looked: RunLook | None = None,
-) -> _Decided:
-    """Steps 2–5 when a run-level hard gate failed: every candidate is BLOCKed untested."""
-    none = Selection(method="none", selected_policy=None, notes=["run-level hard gate failed"])
-    decisions = selection.blocked_decisions(inputs, verdict)
-    return _Decided(decisions, none, checks or [], run_gates, looked=looked)
-
-
-def _look_blocked(
-    inputs: Inputs, run_gates: list[GateResult], checks: list[ValidationCheck], looked: RunLook
-) -> _Decided:
-    """Steps 2–5 when a repeated look's evidence does not extend the earlier look's: BLOCK."""
-    gate = looks.gate_look_evidence(looked.look)
-    run_gates = run_gates + ([gate] if gate is not None else [])
-    verdict = block_run_verdict(run_gates, evidence_read=True)
-    if verdict is None:  # unreachable: the look gate failed
-        raise InternalError("look-gate", "a look with a problem produced no failed gate")
-    return _blocked_run(inputs, verdict, run_gates, checks, looked)
-
-
-def _decide(
-    inputs: Inputs,
-    run_gates: list[GateResult],
-    emit: Emit,
-    ledger: Path | None = None,
-    replay_look: LookRecord | None = None,
-) -> _Decided:
-    """Steps 2–5: index, count the look, then evaluate, select and classify (``_evaluate``)."""
-    blocked = block_run_verdict(run_gates, evidence_read=bool(inputs.results))
-    if blocked is not None:
-        return _blocked_run(inputs, blocked, run_gates)
-    index, checks = _index_evidence(inputs, emit)
-    run_gates = run_gates + contract_evidence_gates(inputs, index)
-    blocked = block_run_verdict(run_gates, evidence_read=True)
-    if blocked is not None:
-        return _blocked_run(inputs, blocked, run_gates, checks)
-    scopes = evidence_scope.scopes(index, inputs.contract)
-    looked = run_look(inputs, index, scopes.confirmatory, ledger, replay_look)
-    if looked is not None and looked.look.problem is not None:
-        return _look_blocked(inputs, run_gates, checks, looked)
-    corroboration, index = corroborate_run(inputs, index, scopes.confirmatory)
-    release_freed_memory()  # the checks' temporaries, before the candidates' resamples
-    decided = _evaluate(inputs, index, scopes, looked, corroboration, emit)
-    checks += decided.checks + evidence_scope.missing_value_checks(index)
-    return _Decided(
-        decided.candidates, decided.selection, checks, run_gates, index, corroboration, looked
-    )
-
-
-def _evaluate(
-    inputs: Inputs,
-    index: EvidenceIndex,
-    scopes: evidence_scope.Scopes,
-    looked: RunLook | None,
-    corroboration: CorroborationSummary | None,
-    emit: Emit,
-) -> _Decided:
-    """Steps 3–5: evaluate each candidate at the look's level, select, and classify."""
-    look = looked.look if looked is not None else None
-    contract = looks.at_level(inputs.contract, look)
-    known = [contract.baseline.policy_id, *(c.policy_id for c in contract.candidates)]
-    config_missing = [p for p in known if p not in inputs.config_sha]
-
-    def evaluate(policy: str, scope: np.ndarray, name: str) -> CandidateEvaluation:
-        return evaluate_candidate(
-            index,
-            contract,
-            policy,
-            scope,
-            config_missing=config_missing,
-            scope_name=name,
-            labels=inputs.labels,
-        )
-
-    plan = selection.plan_tests(known[1:], scopes.development, evaluate, contract)
-    conf_name = scopes.confirmatory_name
-    evaluations: dict[str, CandidateEvaluation] = {}
-    for i, p in enumerate(plan.to_test, start=1):
-        started = time.perf_counter()
-        evaluation = evaluate(p, scopes.confirmatory, conf_name)
-        evaluations[p] = looks.replanned(evaluation, look, contract)
-        elapsed_s = round(time.perf_counter() - started, 3)
-        gates = len(evaluations[p].gates)
-        emit("candidate_evaluated", policy_id=p, index=i, of=len(plan.to_test), gates=gates,
-             elapsed_s=elapsed_s)  # fmt: skip
-    emit("gates_evaluated", candidates=len(plan.to_test))
-    extra = selection.multiplicity_gates(plan, evaluations, contract.statistics.alpha)
-    ceiling = looks.ceiling_gate(contract, look)
-    for p in plan.to_test:
-        extra[p].append(ceiling)
-        if corroboration is not None:
-            pair = (contract.baseline.policy_id, p)
-            extra[p] += gate_corroboration(
-                corroboration, pair, contract.statistics.alpha, candidate_gates=evaluations[p].gates
-            )
-    verdicts = {p: classify_candidate(evaluations[p], contract, extra[p]) for p in plan.to_test}
-    chosen = selection.select(plan, evaluations, verdicts)
-    decisions = [
-        selection.candidate_decision(
-            inputs, p, verdicts[p], evaluations[p], conf_name, evaluations[p].gates + extra[p]
-        )
-        if p in evaluations
-        else selection.untested_decision(inputs, plan, p, chosen.selected_policy)
-        for p in known[1:]
-    ]
-    return _Decided(decisions, chosen, [], [])
 
 
 def run_job(
@@ -275,78 +137,160 @@ def run_job(
         InputError, OutputError, ContractError: for ``cli`` to map to 66, 73 and 78
             (``ledger-look-stale``, 73: a concurrent run of the same contract version appended
             a look after this run read the ledger; its entry is not appended).
-        InternalError: ``selftest-failed`` when the engine fails its self-test (exit 70, ERROR).
+        InternalError: ``selftest-failed`` when the engine fails its self-test (exit 70, ERROR);
+            it outranks any error raised while it ran.
     """
     if ledger is not None:
         check_ledger_path(ledger, input_dir, output_dir)
     started_at = utc_timestamp()
-    # The self-test runs on the second core (a forked child, selftest.SelftestRun) while the
-    # inputs are read; its report is awaited before anything is decided, and a failure outranks
-    # any error raised meanwhile.
-    with SelftestRun() as selftest:
+    emit = on_stage or (lambda event, **kw: log.info(event, **kw))
+    with SelftestRun() as selftest_run:
         try:
             check_directories(input_dir, output_dir)
             with output_lock(output_dir):
                 clean_stale(output_dir)  # what a killed attempt left is never part of a result
                 refuse_foreign_files(output_dir)  # a run beside them could never verify: exit 73
-                run = (input_dir, output_dir, on_stage, ledger, signing_key, replay_look)
-                return _run_locked(*run, started_at, selftest)
+                private_key = load_signing_key(signing_key)  # 66 early
+                inputs = read_inputs(input_dir, emit)
+                if selftest_run.forked:
+                    prepare_report_html()  # while the self-test's child runs: Jinja2 compiles
+                selftest = selftest_run.result()  # an unproven engine decides nothing: exit 70
+                require_ledger_for_plan(inputs.contract, ledger, replay_look)
+                run = run_id(started_at, inputs.contract_sha256)
+                emit("inputs_read", run_id=run, contract=inputs.contract.id,
+                     sources=len(inputs.results), selftest_cases=len(selftest.cases),
+                     selftest_seconds=round(selftest.seconds, 4))  # fmt: skip
+                decision = reusable_run(output_dir, inputs, private_key)
+                if decision is not None:
+                    emit("run_reused", run_id=decision.run_id, run_class=decision.run_class.value)
+                    if record_reused(decision, output_dir, ledger, private_key) and ledger:
+                        emit("ledger_appended", run_id=decision.run_id, ledger=ledger.name)
+                    return _finished(decision, emit)
+                stage_emit: Emit = lambda e, **kw: emit(e, run_id=run, **kw)  # noqa: E731
+                decided = _decide(inputs, input_gates(inputs), stage_emit, ledger, replay_look)
+                checks = [selftest.check(), *inputs.checks, *decided.checks]
+                look = decided.looked.look.record if decided.looked is not None else None
+                decision = decision_record(
+                    inputs, run, started_at, decided.candidates, decided.selection,
+                    run_gates=decided.run_gates, index=decided.index,
+                    corroboration=decided.corroboration, look=look, checks=checks,
+                )  # fmt: skip
+                report = ValidationReport(run_id=run, checks=checks, sources=decision.sources,
+                                          missing_values=decision.missing_values)  # fmt: skip
+                record = run_record(inputs, started_at, private_key, input_dir, output_dir)
+                decision = write_outputs(output_dir, decision, report, record)
+                if ledger is not None:
+                    record_look(ledger, output_dir, private_key, decided.looked)
+                    emit("ledger_appended", run_id=run, ledger=ledger.name)
+                return _finished(decision, emit)
         except Exception as exc:
-            failure = selftest.exception()  # an unproven engine: InternalError, exit 70
+            failure = selftest_run.exception()  # an unproven engine: InternalError, exit 70
             if failure is not None and failure is not exc:
                 raise failure from exc
             raise
 
 
-def _run_locked(
-    input_dir: Path,
-    output_dir: Path,
-    on_stage: Callable[..., None] | None,
-    ledger: Path | None,
-    signing_key: Path | None,
-    replay_look: LookRecord | None,
-    started_at: str,
-    selftest_run: SelftestRun,
-) -> RunOutcome:
-    """Read, decide, publish and record (the output directory's lock is held by the caller).
+def _index_evidence(inputs: Inputs, emit: Emit) -> tuple[EvidenceIndex, list[ValidationCheck]]:
+    """Index every source's rows; the checks of what the contract does not use or may mistake."""
+    paths = {r.provenance.source_id: r.provenance.path for r in inputs.results}
+    index = build_index(take_evidence(inputs), paths)  # the Arrow rows are released here
+    emit("evidence_indexed", rows=index.n_rows, examples=index.n_examples)
+    checks = evidence_scope.undeclared_checks(index, inputs.contract)
+    checks += evidence_scope.split_checks(index, inputs.contract)
+    checks += evidence_scope.example_id_checks(index)
+    checks += evidence_scope.metric_kind_checks(index, inputs.contract)
+    warnings = role_checks(index, inputs.contract)
+    for w in warnings:  # likely contract mistakes: in the log too, not only in the report
+        emit("contract_warning", check=w.id, target=w.target, message=w.message)
+    checks += warnings
+    release_freed_memory()  # the table's pages and the checks' (the allocators would keep them)
+    return index, checks
 
-    ``selftest_run`` is the engine's self-test, running beside reading; its report is awaited
-    (raising ``selftest-failed``) once the inputs are read, before anything is decided.
-    """
-    emit = on_stage or (lambda event, **kw: log.info(event, **kw))
-    private_key = load_signing_key(signing_key)  # 66 early
-    inputs = read_inputs(input_dir, emit)
-    if selftest_run.forked:
-        prepare_report_html()  # while the self-test's child runs: Jinja2 compiles the page
-    selftest = selftest_run.result()  # an unproven engine decides nothing: InternalError, exit 70
-    require_ledger_for_plan(inputs.contract, ledger, replay_look)
-    run = run_id(started_at, inputs.contract_sha256)
-    cases, seconds = len(selftest.cases), round(selftest.seconds, 4)
-    emit("inputs_read", run_id=run, contract=inputs.contract.id, sources=len(inputs.results),
-         selftest_cases=cases, selftest_seconds=seconds)  # fmt: skip
-    reused = reusable_run(output_dir, inputs, private_key)
-    if reused is not None:
-        emit("run_reused", run_id=reused.run_id, run_class=reused.run_class.value)
-        if record_reused(reused, output_dir, ledger, private_key) and ledger is not None:
-            emit("ledger_appended", run_id=reused.run_id, ledger=ledger.name)
-        return _finished(reused, emit)
-    stage_emit: Emit = lambda e, **kw: emit(e, run_id=run, **kw)  # noqa: E731
-    decided = _decide(inputs, input_gates(inputs), stage_emit, ledger, replay_look)
-    checks = [selftest.check(), *inputs.checks, *decided.checks]
-    look = decided.looked.look.record if decided.looked is not None else None
-    decision = decision_record(
-        inputs, run, started_at, decided.candidates, decided.selection, run_gates=decided.run_gates,
-        index=decided.index, corroboration=decided.corroboration, look=look, checks=checks,
-    )  # fmt: skip
-    report = ValidationReport(
-        run_id=run, checks=checks, sources=decision.sources, missing_values=decision.missing_values
-    )
-    record = run_record(inputs, started_at, private_key, input_dir, output_dir)
-    decision = write_outputs(output_dir, decision, report, record)
-    if ledger is not None:
-        record_look(ledger, output_dir, private_key, decided.looked)
-        emit("ledger_appended", run_id=run, ledger=ledger.name)
-    return _finished(decision, emit)
+
+def _decide(
+    inputs: Inputs,
+    run_gates: list[GateResult],
+    emit: Emit,
+    ledger: Path | None,
+    replay_look: LookRecord | None,
+) -> _Decided:
+    """Steps 4–5: each run-level gate only when those before it passed (on the inputs; on the
+    indexed evidence, ``contract_evidence_gates``; the look, ``hard:look-evidence``), then each
+    candidate evaluated, selected and classified (``_evaluate``), or all BLOCKed untested."""
+    index: EvidenceIndex | None = None
+    checks: list[ValidationCheck] = []
+    looked: RunLook | None = None
+    if block_run_verdict(run_gates, evidence_read=bool(inputs.results)) is None:
+        index, checks = _index_evidence(inputs, emit)
+        run_gates = run_gates + contract_evidence_gates(inputs, index)
+        if block_run_verdict(run_gates, evidence_read=True) is None:
+            scopes = evidence_scope.scopes(index, inputs.contract)
+            looked = run_look(inputs, index, scopes.confirmatory, ledger, replay_look)
+            gate = looks.gate_look_evidence(looked.look) if looked is not None else None
+            run_gates = run_gates + ([gate] if gate is not None else [])
+    verdict = block_run_verdict(run_gates, evidence_read=index is not None)
+    if verdict is not None:
+        none = Selection(method="none", selected_policy=None, notes=["run-level hard gate failed"])
+        blocked = selection.blocked_decisions(inputs, verdict)
+        return _Decided(blocked, none, checks, run_gates, looked=looked)
+    assert index is not None  # a run that read no evidence is BLOCKed above
+    corroboration, index = corroborate_run(inputs, index, scopes.confirmatory)
+    release_freed_memory()  # the checks' temporaries, before the candidates' resamples
+    decisions, chosen = _evaluate(inputs, index, scopes, looked, corroboration, emit)
+    checks += evidence_scope.missing_value_checks(index)
+    return _Decided(decisions, chosen, checks, run_gates, index, corroboration, looked)
+
+
+def _evaluate(
+    inputs: Inputs,
+    index: EvidenceIndex,
+    scopes: evidence_scope.Scopes,
+    looked: RunLook | None,
+    corroboration: CorroborationSummary | None,
+    emit: Emit,
+) -> tuple[list[CandidateDecision], Selection]:
+    """Evaluate each candidate at the look's level, select, and classify."""
+    look = looked.look if looked is not None else None
+    contract = looks.at_level(inputs.contract, look)
+    known = [contract.baseline.policy_id, *(c.policy_id for c in contract.candidates)]
+    config_missing = [p for p in known if p not in inputs.config_sha]
+
+    def evaluate(policy: str, scope: np.ndarray, name: str) -> CandidateEvaluation:
+        return evaluate_candidate(index, contract, policy, scope, config_missing=config_missing,
+                                  scope_name=name, labels=inputs.labels)  # fmt: skip
+
+    plan = selection.plan_tests(known[1:], scopes.development, evaluate, contract)
+    conf_name = scopes.confirmatory_name
+    evaluations: dict[str, CandidateEvaluation] = {}
+    for i, p in enumerate(plan.to_test, start=1):
+        started = time.perf_counter()
+        evaluation = evaluate(p, scopes.confirmatory, conf_name)
+        evaluations[p] = looks.replanned(evaluation, look, contract)
+        elapsed_s = round(time.perf_counter() - started, 3)
+        gates = len(evaluations[p].gates)
+        emit("candidate_evaluated", policy_id=p, index=i, of=len(plan.to_test), gates=gates,
+             elapsed_s=elapsed_s)  # fmt: skip
+    emit("gates_evaluated", candidates=len(plan.to_test))
+    extra = selection.multiplicity_gates(plan, evaluations, contract.statistics.alpha)
+    ceiling = looks.ceiling_gate(contract, look)
+    for p in plan.to_test:
+        extra[p].append(ceiling)
+        if corroboration is not None:
+            pair = (contract.baseline.policy_id, p)
+            extra[p] += gate_corroboration(
+                corroboration, pair, contract.statistics.alpha, candidate_gates=evaluations[p].gates
+            )
+    verdicts = {p: classify_candidate(evaluations[p], contract, extra[p]) for p in plan.to_test}
+    chosen = selection.select(plan, evaluations, verdicts)
+    decisions = [
+        selection.candidate_decision(
+            inputs, p, verdicts[p], evaluations[p], conf_name, evaluations[p].gates + extra[p]
+        )
+        if p in evaluations
+        else selection.untested_decision(inputs, plan, p, chosen.selected_policy)
+        for p in known[1:]
+    ]
+    return decisions, chosen
 
 
 def _finished(decision: Decision, emit: Emit) -> RunOutcome:

@@ -26,10 +26,10 @@ from ragwarrant.k8s import (
     RenderOptions,
     WorkloadKind,
     build_manifests,
-    collect_input_files,
     config_key,
     manifests_to_yaml,
 )
+from ragwarrant.k8s.inputs import collect_input_files
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "ragtruth-generators"

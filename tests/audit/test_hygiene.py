@@ -9,8 +9,8 @@ from ragwarrant.audit.hygiene import (
     Finding,
     files_to_withhold,
     findings_to_checks,
-    redact_event,
     redact_text,
+    redacting_processor,
     scan_outputs,
     withhold,
 )
@@ -351,7 +351,7 @@ def test_redact_text_replaces_private_strings_and_log_events() -> None:
         "run of acme-secret-project done", private_texts=["acme-secret-project"]
     ) == ("run of [withheld: private-text] done")
     event = {"event": "inputs_read", "contract": f"id {GITHUB}", "api_key": "abc12345", "n": 3}
-    out = redact_event(None, "info", event)
+    out = redacting_processor()(None, "info", event)
     assert out == {
         "event": "inputs_read",
         "contract": "id [withheld: github-token]",

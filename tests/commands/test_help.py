@@ -46,7 +46,6 @@ def test_every_command_is_covered():
         ("ledger", "show"),
         ("selftest",),
         ("schemas",),
-        ("bench", "groundedness"),
         ("k8s", "render"),
         ("k8s", "submit"),
         ("init",),

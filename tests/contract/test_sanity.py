@@ -216,3 +216,46 @@ def test_unit_agreeing_with_the_metric_name_accepted(tmp_path, metric_id, unit):
     c["operational_metrics"] = [{"id": metric_id, "unit": unit}]
     c["claims"]["items"][0]["metric"] = metric_id
     assert _load(tmp_path, c).operational_metrics[0].unit == unit
+
+
+def _metric_id_twice(c: dict[str, Any]) -> None:
+    c["operational_metrics"][0]["id"] = "correct"
+    c["operational_metrics"][0]["direction_confirmed"] = True
+
+
+def _source_id_twice(c: dict[str, Any]) -> None:
+    c["evidence"].append({**c["evidence"][0], "path": "evidence/more.csv"})
+
+
+@pytest.mark.parametrize(
+    ("edit", "key", "what"),
+    [
+        (_metric_id_twice, "operational_metrics[0].id", "metric ids must be distinct"),
+        (_source_id_twice, "evidence[1].id", "evidence source ids must be distinct"),
+    ],
+)
+def test_an_id_given_twice_is_refused_at_its_second_place(tmp_path, edit, key, what):
+    """A metric id shared by a quality and an operational metric, or two evidence sources with
+    one id, is refused at the second one's key, naming the id."""
+    c = base_contract()
+    edit(c)
+    err = _refused(tmp_path, c)
+    assert f"{key} (line" in err.message
+    assert what in err.message and "twice" in err.message
+
+
+@pytest.mark.parametrize(
+    ("kind", "metric", "said"),
+    [
+        ("quality-improvement", "cost_usd", "not a declared quality metric (declared: correct)"),
+        ("cost-reduction", "cost_usdd", "operational metric (declared: cost_usd); did you mean"),
+    ],
+)
+def test_a_claim_on_an_undeclared_metric_of_its_kind_is_refused(tmp_path, kind, metric, said):
+    """A claim names a declared metric of its own kind (quality or operational), or is refused
+    at its metric key with the declared ones listed."""
+    c = base_contract()
+    c["claims"]["items"] = [{"kind": kind, "metric": metric}]
+    err = _refused(tmp_path, c)
+    assert "claims.items[0].metric (line" in err.message
+    assert said in err.message

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 from bench import groundedness_spans as spans
-
-from ragwarrant.corroborators.ragtruth import RagtruthRecord
+from ragtruth import RagtruthRecord
 
 SOURCE = "Alpha beta gamma delta. Epsilon zeta eta theta."
 RESPONSE = "Alpha beta gamma. Omega kappa lambda."

@@ -14,15 +14,10 @@ from ragwarrant.corroborators.lexical import (
     HYBRID_WEIGHTS,
     STOP_WORDS,
     content_tokens,
-    coverage_score,
-    hybrid_score,
     index_context,
-    is_numeric_token,
-    numeric_missing_score,
     score_response,
     split_sentences,
     tokenize,
-    weakest_sentence_score,
 )
 
 
@@ -57,15 +52,15 @@ def test_numbers_with_separators_stay_whole_in_one_canonical_form(
 
 def test_times_match_a_record_and_different_decimals_do_not() -> None:
     """17:00 is supported by a record's 17:0; 4.5 is not supported by 4.0."""
-    assert numeric_missing_score("Opens at 17:00.", '{"hours": "17:0-21:0"}') == 0.0
-    assert numeric_missing_score("Rated 4.5 stars.", '{"stars": 4.0}') == 1.0
-    assert numeric_missing_score("Rated 4 stars.", '{"stars": 4.0}') == 0.0
+    assert score_response("Opens at 17:00.", '{"hours": "17:0-21:0"}').numeric == 0.0
+    assert score_response("Rated 4.5 stars.", '{"stars": 4.0}').numeric == 1.0
+    assert score_response("Rated 4 stars.", '{"stars": 4.0}').numeric == 0.0
 
 
 def test_context_camel_case_words_support_their_parts() -> None:
     """A record key RestaurantsTakeOut supports the response words take and out."""
-    assert coverage_score("Take out offered.", '{"RestaurantsTakeOut": true}') == 0.5
-    assert coverage_score("Take out offered.", "restaurantstakeout") == 1.0
+    assert score_response("Take out offered.", '{"RestaurantsTakeOut": true}').coverage == 0.5
+    assert score_response("Take out offered.", "restaurantstakeout").coverage == 1.0
 
 
 def test_content_tokens_drop_stop_words() -> None:
@@ -107,16 +102,19 @@ def test_split_sentences_of_blank_text_is_empty() -> None:
 @pytest.mark.parametrize(
     ("token", "expected"), [("42", True), ("5pm", True), ("1990s", True), ("five", False)]
 )
-def test_is_numeric_token(token: str, expected: bool) -> None:
-    """A numeric token holds at least one digit."""
-    assert is_numeric_token(token) is expected
+def test_a_numeric_token_holds_a_digit(token: str, expected: bool) -> None:
+    """A numeric token holds at least one digit (and only numeric tokens count in n_numeric)."""
+    assert score_response(token, "x").n_numeric == int(expected)
 
 
 def test_coverage_is_share_of_content_token_occurrences_absent_from_context() -> None:
     """coverage = unsupported content tokens / content tokens, counting repeats."""
     context = ["Paris is the capital of France."]
     # content tokens: paris capital france berlin berlin -> 2 of 5 absent
-    assert coverage_score("Paris is the capital of France, not Berlin. Berlin!", context) == 2 / 5
+    assert (
+        score_response("Paris is the capital of France, not Berlin. Berlin!", context).coverage
+        == 2 / 5
+    )
 
 
 def test_coverage_counts_stop_words_of_the_context_as_known() -> None:
@@ -149,8 +147,8 @@ def test_numeric_share_counts_tokens_with_digits_missing_from_context() -> None:
     """numeric = numeric tokens absent from the context / numeric tokens."""
     context = "Founded in 1990 with 12 staff."
     # numeric tokens: 1990 (present), 42 (absent), 5pm (absent), 12 (present)
-    assert numeric_missing_score("In 1990 it had 42 staff, open at 5pm, then 12.", context) == 0.5
-    assert numeric_missing_score("No numbers here at all.", context) == 0.0
+    assert score_response("In 1990 it had 42 staff, open at 5pm, then 12.", context).numeric == 0.5
+    assert score_response("No numbers here at all.", context).numeric == 0.0
 
 
 def test_hybrid_is_the_weighted_sum_of_the_three_shares() -> None:
@@ -164,7 +162,6 @@ def test_hybrid_is_the_weighted_sum_of_the_three_shares() -> None:
     assert scores.numeric == 1 / 2
     assert HYBRID_WEIGHTS == (0.35, 0.50, 0.15)
     assert scores.hybrid == pytest.approx(0.35 * (4 / 12) + 0.50 * (4 / 6) + 0.15 * (1 / 2))
-    assert hybrid_score(response, context) == scores.hybrid
 
 
 def test_fully_grounded_response_scores_zero_everywhere() -> None:
@@ -181,13 +178,11 @@ def test_context_index_passages_list_and_joined_string_agree() -> None:
     by_index = score_response(response, index_context(passages))
     assert by_index == score_response(response, passages)
     assert by_index == score_response(response, "\n".join(passages))
-    assert coverage_score(response, passages) == by_index.coverage
-    assert weakest_sentence_score(response, passages) == by_index.weakest_sentence
 
 
 def test_passages_are_not_joined_into_new_tokens() -> None:
     """Tokens never run across passage boundaries ("alp" + "ha" is not "alpha")."""
-    assert coverage_score("alpha", ["alp", "ha"]) == 1.0
+    assert score_response("alpha", ["alp", "ha"]).coverage == 1.0
 
 
 def test_scores_stay_in_unit_interval_on_adversarial_text() -> None:

@@ -1,4 +1,4 @@
-"""Tests of the RAGTruth reader: both layouts found, and every malformed input located."""
+"""Tests of bench/ragtruth.py (the RAGTruth reader): both layouts found, bad input located."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+from ragtruth import load_ragtruth
 from tests.corroborators.ragtruth_files import (
     GROUNDED,
     SOURCES,
@@ -16,7 +17,6 @@ from tests.corroborators.ragtruth_files import (
     write_jsonl,
 )
 
-from ragwarrant.corroborators.ragtruth import load_ragtruth
 from ragwarrant.errors import InputError
 
 # ------------------------------------------------------------------ malformed input

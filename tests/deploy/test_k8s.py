@@ -346,18 +346,7 @@ def test_render_without_the_kubernetes_client_is_a_usage_error(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """With the k8s extra missing, render raises UsageError naming `ragwarrant[k8s]`."""
-    import importlib
-
-    from ragwarrant.k8s import render as k8s_render
-
-    real = importlib.import_module
-
-    def fake(name: str, *a: Any) -> Any:
-        if name.startswith("kubernetes"):
-            raise ImportError(name)
-        return real(name, *a)
-
-    monkeypatch.setattr(k8s_render.importlib, "import_module", fake)
+    monkeypatch.setitem(sys.modules, "kubernetes.client", None)  # `import` raises ImportError
     with pytest.raises(UsageError, match="kubernetes client") as info:
         render("--image", DIGEST_IMAGE, "--contract", str(EXAMPLE / "contract.yaml"))
     assert info.value.code == "k8s-client-missing" and "ragwarrant[k8s]" in info.value.hint

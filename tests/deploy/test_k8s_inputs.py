@@ -213,6 +213,14 @@ def test_allow_tag_accepts_a_tag_but_not_a_malformed_digest(
     assert info.value.code == "k8s-bad-image-digest"
 
 
+@pytest.mark.parametrize("verb", ["render", "submit"])
+def test_no_contract_is_a_usage_error(k8s_client: Any, verb: str) -> None:
+    """Neither --contract nor --input-claim: UsageError k8s-no-contract (64), not a crash."""
+    with pytest.raises(UsageError) as info:
+        render("--image", DIGEST_IMAGE, verb=verb)
+    assert info.value.code == "k8s-no-contract" and int(info.value.exit_code) == 64
+
+
 @pytest.mark.parametrize("schedule", ["banana", "0 6 * *", "0 6 * * 1 2", "@sometimes"])
 def test_cronjob_rejects_a_malformed_schedule(k8s_client: Any, schedule: str) -> None:
     """A schedule that is neither five cron fields nor a macro is a usage error."""

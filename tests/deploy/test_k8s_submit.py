@@ -262,6 +262,15 @@ def test_forbidden_is_a_usage_error(api: tuple[FakeApi, Path]) -> None:
     assert info.value.code == "k8s-forbidden"
 
 
+def test_a_server_error_is_an_internal_error(api: tuple[FakeApi, Path]) -> None:
+    """A 500 on creating the Job: InternalError k8s-api-error naming the Job (exit 70)."""
+    fake, kubeconfig = api
+    fake.create_status = {JOB_PATH: 500}
+    with pytest.raises(InternalError, match="creating Job/ragwarrant failed: HTTP 500") as info:
+        _submit(kubeconfig)
+    assert info.value.code == "k8s-api-error"
+
+
 def test_wait_times_out(api: tuple[FakeApi, Path]) -> None:
     """A Job that never finishes: InternalError k8s-wait-timeout after --timeout."""
     fake, kubeconfig = api

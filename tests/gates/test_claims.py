@@ -8,7 +8,7 @@ from scipy import stats as sps
 from ragwarrant.contract import ClaimSet
 from ragwarrant.gates.claims import claim_family_p_value, gate_claims
 from ragwarrant.outputs import GateStatus
-from ragwarrant.stats.onesided import oriented_bootstrap
+from ragwarrant.stats.onesided import clustered_t_test, oriented_bootstrap
 
 CLAIMS = ClaimSet.model_validate(
     {"join": "any", "items": [{"kind": "cost-reduction", "metric": "cost_usd"}]}
@@ -36,6 +36,19 @@ def test_a_bootstrap_pass_the_score_check_refuses_is_inconclusive():
     assert gate.p_value is not None and gate.p_value > 0.05
     assert "tilted score check" in (gate.method or "")
     assert claim_family_p_value(CLAIMS, [boot], 0.05, [(d, np.arange(d.size))]) > 0.05
+
+
+def test_a_mean_claims_method_joins_its_three_legs():
+    """A mean claim's method (decision.json's text) is its legs joined by '; and ': the guarded
+    bootstrap, the t-test (both must reject) and the tilted score check."""
+    d = _skewed(38)
+    boot = _boot(d)
+    [gate] = gate_claims(CLAIMS, [boot], ["mean"], 0.05, 0.8, [(d, np.arange(d.size))])
+    t = clustered_t_test(d, np.arange(d.size), 0.0, 0.05, power=0.8)
+    assert gate.method == (
+        f"{boot.guarded_method}; and {t.method} (both must reject); "
+        "and the tilted score check (least favourable null variance)"
+    )
 
 
 def test_a_clear_reduction_still_holds():

@@ -249,18 +249,13 @@ def redact_text(
     return text
 
 
-def redact_event(logger: object, method_name: str, event_dict: dict[str, Any]) -> dict[str, Any]:
+def redacting_processor(mounts: tuple[str, ...] = DEFAULT_MOUNTS) -> Callable[..., dict[str, Any]]:
     """A structlog processor: ``redact_text`` on every string in the event (nested included).
 
-    Put it last before the renderer: ``structlog.configure(processors=[..., redact_event,
-    renderer])``. Values of members named like a secret (``api_key``...) are withheld whole.
-    ``redacting_processor`` makes one with other mounts.
+    Put it last before the renderer. Values of members named like a secret (``api_key``...)
+    are withheld whole; paths under ``mounts`` (e.g. the directories the command line names)
+    are withheld too.
     """
-    return {key: _redact_value(key, value, DEFAULT_MOUNTS) for key, value in event_dict.items()}
-
-
-def redacting_processor(mounts: tuple[str, ...] = DEFAULT_MOUNTS) -> Callable[..., dict[str, Any]]:
-    """``redact_event`` with ``mounts`` (e.g. the directories the command line names)."""
 
     def processor(logger: object, method_name: str, event_dict: dict[str, Any]) -> dict[str, Any]:
         return {key: _redact_value(key, value, mounts) for key, value in event_dict.items()}

@@ -1,9 +1,9 @@
 """``ragwarrant k8s render|submit``: the hardened Kubernetes objects for contracts and an image.
 
-Built from the official ``kubernetes`` client's V1 models (``ragwarrant.k8s.render``), so the
-same hardening comes out as from ``deploy/k8s/`` with kustomize. ``submit`` creates them in the
-current kubeconfig context and, with ``--wait``, exits with the job's own exit code
-(``ragwarrant.k8s.submit``). Needs the optional extra ``k8s``.
+Built from the official ``kubernetes`` client's V1 models (``ragwarrant.k8s.render``; the options
+and their checks in ``k8s.options``), so the same hardening comes out as from ``deploy/k8s/`` with
+kustomize. ``submit`` creates them in the current kubeconfig context and, with ``--wait``, exits
+with the job's own exit code (``ragwarrant.k8s.submit``). Needs the optional extra ``k8s``.
 
 Both refuse inputs that cannot work before writing or creating anything: an invalid contract
 (78), a file the contract names that is missing from its directory (66), an image not pinned by
@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -21,17 +22,15 @@ from ragwarrant.commands._help import RUN_EXIT_CODES, CommandHelp, add_command
 from ragwarrant.errors import UsageError
 from ragwarrant.exit_codes import ExitCode
 from ragwarrant.k8s.argo import StatusSize, build_argo_manifests, estimate_status_size
-from ragwarrant.k8s.render import (
+from ragwarrant.k8s.options import (
     DEFAULT_PARALLELISM,
     Engine,
     RenderOptions,
     WorkloadKind,
-    build_manifests,
     check_image,
     check_schedule,
-    job_deadline_seconds,
-    manifests_to_yaml,
 )
+from ragwarrant.k8s.render import build_manifests, manifests_to_yaml
 
 if TYPE_CHECKING:  # k8s.inputs loads the contract models (pydantic): imported where used
     from ragwarrant.k8s.inputs import RenderInputs  # noqa: F811
@@ -319,31 +318,17 @@ def _options(args: argparse.Namespace) -> RenderOptions:
     if kind is WorkloadKind.CRONJOB:
         check_schedule(args.schedule)
     inputs, names = _inputs(args)
-    return RenderOptions(
-        kind=kind,
-        image=args.image,
-        contracts=inputs.contracts,
-        evidence=inputs.evidence,
-        index_evidence=inputs.index_evidence,
-        input_claim=args.input_claim,
-        input_names=names,
-        pod_deadline_seconds=args.pod_deadline_seconds,
-        max_failed_indexes=args.max_failed_indexes,
-        name=args.name,
-        namespace=args.namespace,
-        schedule=args.schedule,
-        time_zone=args.time_zone,
-        parallelism=args.parallelism,
-        active_deadline_seconds=args.active_deadline_seconds,
-        backoff_limit=args.backoff_limit,
-        output_claim=args.output_claim,
-        ledger_claim=args.ledger_claim,
-        ledger_claim_object=not args.ledger_claim_exists,
-        ledger_size=args.ledger_size,
-        ledger_storage_class=args.ledger_storage_class,
-        signing_key_secret=args.signing_key_secret,
-        signing_key_item=args.signing_key_item,
-    )
+    # Every option whose flag's dest is a field's name (--ledger-size: ledger_size) passes as is.
+    given = {f.name: vars(args)[f.name] for f in fields(RenderOptions) if f.name in vars(args)}
+    given |= {
+        "kind": kind,
+        "contracts": inputs.contracts,
+        "evidence": inputs.evidence,
+        "index_evidence": inputs.index_evidence,
+        "input_names": names,
+        "ledger_claim_object": not args.ledger_claim_exists,
+    }
+    return RenderOptions(**given)
 
 
 def _inputs(args: argparse.Namespace) -> tuple[RenderInputs, tuple[str, ...]]:
@@ -456,7 +441,7 @@ def run_submit(args: argparse.Namespace) -> int:
         )
     from ragwarrant.k8s.submit import submit
 
-    timeout = args.timeout or job_deadline_seconds(options) + 300.0
+    timeout = args.timeout or options.job_deadline_seconds + 300.0
     result = submit(
         build_manifests(options),
         kubeconfig=args.kubeconfig,

@@ -40,12 +40,12 @@ from ragwarrant.contract._models import (
     ProtectedSlice,
     Publication,
     QualityMetric,
-    ReleaseContract,
     Sequential,
     Splits,
     Statistics,
     TelemetryReduction,
 )
+from ragwarrant.contract._release import ReleaseContract, wide_margins
 from ragwarrant.contract._runtime import (
     NearMissKind,
     check_directions,
@@ -60,7 +60,6 @@ from ragwarrant.contract._sanity import (
     did_you_mean,
     name_family,
     scale_tolerance,
-    wide_margins,
 )
 
 __all__ = [

@@ -20,7 +20,8 @@ from pydantic import ValidationError
 from pydantic_core import ErrorDetails
 
 from ragwarrant.contract._document import Loc, ParsedDocument, parse_document
-from ragwarrant.contract._models import ContractModel, ReleaseContract
+from ragwarrant.contract._models import ContractModel
+from ragwarrant.contract._release import ReleaseContract
 from ragwarrant.contract._sanity import FieldError, did_you_mean
 from ragwarrant.contract._schema_hint import schema_hint
 from ragwarrant.errors import ContractError

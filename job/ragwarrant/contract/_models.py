@@ -2,9 +2,10 @@
 
 Pydantic models with ``extra="forbid"`` and strict scalar types everywhere (no string seed, no
 boolean where a number belongs; enums and the scale pair are read from their plain YAML/JSON
-forms); their JSON Schema is committed as ``contracts/contract.schema.json``. Sanity rules that
-need the whole contract (references, margins against scales, directions against metric names) are
-in ``_sanity``; validators raise ``FieldError`` so the loader can name the exact key and line.
+forms); their JSON Schema is committed as ``contracts/contract.schema.json``. The parts of a
+contract are here, the whole (``ReleaseContract`` and the rules that need all of it) in
+``_release``; rules on single values (margins against scales, directions against metric names)
+are in ``_sanity``. Validators raise ``FieldError`` so the loader can name the exact key and line.
 """
 
 from __future__ import annotations
@@ -13,25 +14,29 @@ from enum import StrEnum
 from pathlib import PurePosixPath
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, Strict, field_validator, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    Strict,
+    field_validator,
+    model_validator,
+)
 
 from ragwarrant.contract._sanity import (
     FieldError,
     check_direction_family,
     check_margin,
-    check_references,
     check_unit,
     did_you_mean,
 )
-from ragwarrant.evidence_class import EvidenceClass
 from ragwarrant.limits import (
     CEILING_CANDIDATES,
     CEILING_EVIDENCE_ROWS,
     CEILING_PROTECTED_SLICES,
     MAX_CANDIDATES,
     MAX_EVIDENCE_ROWS,
-    MAX_EVIDENCE_SOURCES,
-    MAX_METRICS,
     MAX_PROTECTED_SLICES,
     UINT64_MAX,
 )
@@ -57,10 +62,7 @@ class Direction(StrEnum):
 
     @property
     def sign(self) -> int:
-        """+1 when higher is better, -1 when lower is better.
-
-        Orients deltas so that positive is better.
-        """
+        """+1 when higher is better, -1 when lower: orients deltas so that positive is better."""
         return 1 if self is Direction.HIGHER_IS_BETTER else -1
 
 
@@ -98,7 +100,7 @@ def _relative_path(value: str) -> str:
     return value
 
 
-RelativePath = Annotated[str, Field(min_length=1, max_length=1000)]
+RelativePath = Annotated[str, Field(min_length=1, max_length=1000), AfterValidator(_relative_path)]
 
 
 AdapterName = Literal[
@@ -114,8 +116,6 @@ class PolicyRef(ContractModel):
     config: RelativePath = Field(
         description="policies/*.json|yaml, relative to the input directory"
     )
-
-    _check_config = field_validator("config")(classmethod(lambda cls, v: _relative_path(v)))
 
 
 class ColumnMapping(ContractModel):
@@ -145,9 +145,8 @@ class ColumnMapping(ContractModel):
     )
     cited_quotes: str | None = Field(
         default=None,
-        description=(
-            "quotes the judge or the response cites from the context, same forms as contexts"
-        ),
+        description="quotes the judge or the response cites from the context, same forms as "
+        "contexts",
     )
 
 
@@ -171,17 +170,6 @@ DOCUMENT_REDUCERS = ("mean", "max", "any")
 """``options.document_reducer``: how Phoenix DocumentEvaluations' per-document scores (one row
 per retrieved document) become one value per example; ``any`` is 1 when some document scores
 above 0."""
-
-
-def _check_options(options: dict[str, str | int | float | bool]) -> None:
-    """Refuse an adapter option with a closed set of values outside that set."""
-    how = options.get("document_reducer")
-    if how is not None and how not in DOCUMENT_REDUCERS:
-        raise FieldError(
-            f"unknown document_reducer {how!r}; expected one of {', '.join(DOCUMENT_REDUCERS)}"
-            + did_you_mean(str(how).lower(), DOCUMENT_REDUCERS),
-            ("options", "document_reducer"),
-        )
 
 
 class EvidenceSource(ContractModel):
@@ -220,11 +208,16 @@ class EvidenceSource(ContractModel):
         "question text, or a join to a spans file; auto = the adapter's documented default",
     )
 
-    _check_path = field_validator("path")(classmethod(lambda cls, v: _relative_path(v)))
-
     @model_validator(mode="after")
     def _known_options(self) -> EvidenceSource:
-        _check_options(self.options)
+        """Refuse an adapter option with a closed set of values outside that set."""
+        how = self.options.get("document_reducer")
+        if how is not None and how not in DOCUMENT_REDUCERS:
+            raise FieldError(
+                f"unknown document_reducer {how!r}; expected one of {', '.join(DOCUMENT_REDUCERS)}"
+                + did_you_mean(str(how).lower(), DOCUMENT_REDUCERS),
+                ("options", "document_reducer"),
+            )
         return self
 
     @model_validator(mode="after")
@@ -254,8 +247,6 @@ class HumanLabels(ContractModel):
 
     file: RelativePath = Field(description="the reviewers' labels CSV, relative to the input")
     queue: RelativePath = Field(description="the review queue JSON the labels answer")
-
-    _check_file = field_validator("file", "queue")(classmethod(lambda cls, v: _relative_path(v)))
 
 
 class QualityMetric(ContractModel):
@@ -423,14 +414,11 @@ class Sequential(ContractModel):
 
     @model_validator(mode="after")
     def _planned(self) -> Sequential:
-        if self.method == "alpha_spending":
-            for key in ("looks", "max_units"):
-                if getattr(self, key) is None:
-                    raise FieldError(f"method alpha_spending needs {key}", (key,))
-        else:
-            for key in ("looks", "max_units"):
-                if getattr(self, key) is not None:
-                    raise FieldError(f"method open takes no {key} (the looks are open)", (key,))
+        for key in ("looks", "max_units"):
+            if self.method == "alpha_spending" and getattr(self, key) is None:
+                raise FieldError(f"method alpha_spending needs {key}", (key,))
+            if self.method == "open" and getattr(self, key) is not None:
+                raise FieldError(f"method open takes no {key} (the looks are open)", (key,))
         return self
 
 
@@ -487,26 +475,20 @@ class Corroboration(ContractModel):
         default=0.25,
         ge=0,
         le=1,
-        description=(
-            "share of the question's content words found in the context "
-            "below which retrieval failed"
-        ),
+        description="share of the question's content words found in the context "
+        "below which retrieval failed",
     )
     lexical_gate: Literal["coverage", "weakest_sentence", "hybrid"] = "hybrid"
     calibration: Literal["lexical-v1", "lexical-v2"] = Field(
         default="lexical-v1",
-        description=(
-            "calibration version: lexical-v1 (one pooled threshold per gate) or lexical-v2 "
-            "(per task type, fitted on the shared RAGTruth sample)"
-        ),
+        description="calibration version: lexical-v1 (one pooled threshold per gate) or "
+        "lexical-v2 (per task type, fitted on the shared RAGTruth sample)",
     )
     task_type: Literal["qa", "summary", "data2txt", "unknown"] | None = Field(
         default=None,
-        description=(
-            "the task type of every judged example, choosing lexical-v2's per-task thresholds; "
-            "unknown: the pooled thresholds, with a warning; unset: the example's slice when it "
-            "names a task type, else the pooled thresholds with a warning"
-        ),
+        description="the task type of every judged example, choosing lexical-v2's per-task "
+        "thresholds; unknown: the pooled thresholds, with a warning; unset: the example's slice "
+        "when it names a task type, else the pooled thresholds with a warning",
     )
     max_abstention_rate: float = Field(
         default=0.1, ge=0, le=1, description="per policy and per slice"
@@ -561,90 +543,3 @@ class Publication(ContractModel):
         description="finding kinds published as they are: ip-address, phone-number, "
         "national-id, private-path",
     )
-
-
-class ReleaseContract(ContractModel):
-    """The release contract, declared before evaluation."""
-
-    schema_version: Literal["1"] = "1"
-    id: Identifier
-    version: str = Field(min_length=1, max_length=100)
-    description: str = ""
-    baseline: PolicyRef
-    candidates: list[PolicyRef] = Field(min_length=1, max_length=CEILING_CANDIDATES)
-    evidence: list[EvidenceSource] = Field(min_length=1, max_length=MAX_EVIDENCE_SOURCES)
-    quality_metrics: list[QualityMetric] = Field(min_length=1, max_length=MAX_METRICS)
-    operational_metrics: list[OperationalMetric] = Field(
-        default_factory=list, max_length=MAX_METRICS
-    )
-    claims: ClaimSet
-    hard_disqualifiers: list[HardDisqualifier] = Field(default_factory=list)
-    protected_slices: list[ProtectedSlice] = Field(
-        default_factory=list, max_length=CEILING_PROTECTED_SLICES
-    )
-    statistics: Statistics = Statistics()
-    splits: Splits | None = None
-    sequential: Sequential | None = Field(
-        default=None,
-        description="a plan for repeated looks at growing evidence; without it a repeated look "
-        "cannot PROMOTE",
-    )
-    non_behavioural_config_keys: list[
-        Annotated[str, Field(min_length=1, max_length=200, pattern=r"^[^.]+(\.[^.]+)*$")]
-    ] = Field(
-        default_factory=list,
-        max_length=100,
-        description="dotted paths of policy config keys that do not change a policy's behaviour "
-        "(owner, ticket...): a config differing from an earlier look's only there, or in its "
-        "top-level 'note', is the same config for repeated looks",
-    )
-    evidence_class: Annotated[EvidenceClass, _LAX]
-    promotion_min_class: Annotated[EvidenceClass, _LAX] = Field(
-        default=EvidenceClass.CONFIRMATORY,
-        description="the lowest evidence class allowed to PROMOTE; at least frozen-observation, "
-        "the lowest class that supports a release decision (contracts/evidence-classes.md)",
-    )
-    prices: dict[str, dict[str, Annotated[float, Field(ge=0)]]] = Field(
-        default_factory=dict,
-        description="model → {input_usd_per_1m_tokens, output_usd_per_1m_tokens}, for modeled cost",
-    )
-    corroboration: Corroboration | None = None
-    publication: Publication = Publication()
-    limits: Limits = Field(
-        default=Limits(),
-        description="raise a limit (candidates, protected slices, evidence rows) up to its ceiling",
-    )
-
-    @field_validator("promotion_min_class")
-    @classmethod
-    def _promotion_floor(cls, v: EvidenceClass) -> EvidenceClass:
-        if v < EvidenceClass.FROZEN_OBSERVATION:
-            raise ValueError(
-                f"{v.value} evidence supports no release decision, so it cannot be the class "
-                "allowed to PROMOTE; use frozen-observation or higher"
-            )
-        return v
-
-    @model_validator(mode="after")
-    def _references(self) -> ReleaseContract:
-        _check_counts(self)
-        check_references(self)
-        return self
-
-
-def _check_counts(contract: ReleaseContract) -> None:
-    """Refuse more candidates or protected slices than ``contract.limits`` allows.
-
-    Raises:
-        FieldError: at the list's key, naming the count and the limit.
-    """
-    for key, count, limit in (
-        ("candidates", len(contract.candidates), contract.limits.candidates),
-        ("protected_slices", len(contract.protected_slices), contract.limits.protected_slices),
-    ):
-        if count > limit:
-            raise FieldError(
-                f"{count:,} {key.replace('_', ' ')}, past the limit of {limit:,} (raise "
-                f"limits.{key} up to its ceiling if the evaluation needs them)",
-                (key,),
-            )

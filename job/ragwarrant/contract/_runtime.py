@@ -15,7 +15,7 @@ from typing import Literal
 
 from ragwarrant.contract._document import Loc, key_path
 from ragwarrant.contract._loading import ContractSource
-from ragwarrant.contract._models import ReleaseContract
+from ragwarrant.contract._release import ReleaseContract
 from ragwarrant.contract._sanity import did_you_mean, scale_tolerance
 from ragwarrant.display import quoted
 

@@ -11,13 +11,8 @@ words has the direction of its family, unless the metric sets ``direction_confir
 from __future__ import annotations
 
 import difflib
-import posixpath
 import re
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from ragwarrant.contract._models import Direction, ReleaseContract
 
 LOWER_IS_BETTER_WORDS = frozenset({"latency", "cost", "hallucination", "toxicity", "error"})
 """Words of metric ids whose metrics are better when lower."""
@@ -68,10 +63,10 @@ def did_you_mean(wrong: str, candidates: Iterable[str]) -> str:
     return f"; did you mean {close[0]!r}?" if close else ""
 
 
-def _words(metric_id: str) -> set[str]:
+def _tokens(metric_id: str) -> list[str]:
+    """The lower-case words of a metric id, in order (``noHallucination``: no, hallucination)."""
     spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1 \2", metric_id).lower()
-    words = {w for w in re.split(r"[^a-z0-9]+", spaced) if w}
-    return words | {w[:-1] for w in words if w.endswith("s")}
+    return [w for w in re.split(r"[^a-z0-9]+", spaced) if w]
 
 
 def name_family(metric_id: str) -> str | None:
@@ -81,7 +76,8 @@ def name_family(metric_id: str) -> str | None:
     better; ``not_relevant``: lower is better). ``None`` when the id holds no family word or
     words of both families.
     """
-    words = _words(metric_id)
+    words = set(_tokens(metric_id))
+    words |= {w[:-1] for w in words if w.endswith("s")}
     lower, higher = bool(words & LOWER_IS_BETTER_WORDS), bool(words & HIGHER_IS_BETTER_WORDS)
     if lower == higher:
         return None
@@ -99,8 +95,7 @@ def _negated(metric_id: str) -> bool:
     ``no_hallucination``, ``non_toxicity``, ``error_free``: yes. ``non_llm_context_recall``:
     no (``non`` qualifies ``llm``, not ``recall``).
     """
-    spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1 \2", metric_id).lower()
-    seq = [w for w in re.split(r"[^a-z0-9]+", spaced) if w and w != "of"]
+    seq = [w for w in _tokens(metric_id) if w != "of"]
     family = LOWER_IS_BETTER_WORDS | HIGHER_IS_BETTER_WORDS
 
     def is_family(w: str) -> bool:
@@ -116,18 +111,19 @@ def _negated(metric_id: str) -> bool:
     return False
 
 
-def check_direction_family(metric_id: str, direction: Direction, confirmed: bool) -> None:
-    """Refuse a direction that contradicts the metric id's name family, unless confirmed.
+def check_direction_family(metric_id: str, direction: str, confirmed: bool) -> None:
+    """Refuse a ``direction`` (``higher_is_better``/``lower_is_better``) that contradicts the metric
+    id's name family, unless confirmed.
 
     Raises:
         FieldError: at ``direction``, with the direction the name suggests.
     """
     family = name_family(metric_id)
-    if confirmed or family is None or family == direction.value:
+    if confirmed or family is None or family == direction:
         return
     raise FieldError(
         f"metric {metric_id!r} is named like a {family} metric but is declared "
-        f"{direction.value}; did you mean direction: {family}? (if {direction.value} is really "
+        f"{direction}; did you mean direction: {family}? (if {direction} is really "
         "right, add direction_confirmed: true)",
         ("direction",),
     )
@@ -182,119 +178,3 @@ def check_margin(margin: float, scale: Sequence[float], loc: tuple[str | int, ..
         f"(width {width:g}), found {margin:g}{hint}",
         loc,
     )
-
-
-def _distinct(ids: Sequence[str], locs: Sequence[tuple[str | int, ...]], what: str) -> None:
-    seen: set[str] = set()
-    for value, loc in zip(ids, locs, strict=True):
-        if value in seen:
-            raise FieldError(f"{what} must be distinct, found {value!r} twice", loc)
-        seen.add(value)
-
-
-def _check_distinct_ids(c: ReleaseContract) -> None:
-    policies = [c.baseline.policy_id, *(p.policy_id for p in c.candidates)]
-    policy_locs = [
-        ("baseline", "policy_id"),
-        *(("candidates", i, "policy_id") for i in range(len(c.candidates))),
-    ]
-    _distinct(policies, policy_locs, "policy ids")
-    metrics = [m.id for m in c.quality_metrics] + [m.id for m in c.operational_metrics]
-    metric_locs = [("quality_metrics", i, "id") for i in range(len(c.quality_metrics))]
-    metric_locs += [("operational_metrics", i, "id") for i in range(len(c.operational_metrics))]
-    _distinct(metrics, metric_locs, "metric ids")
-    sources = [s.id for s in c.evidence]
-    _distinct(sources, [("evidence", i, "id") for i in range(len(sources))], "evidence source ids")
-
-
-def _check_configs(c: ReleaseContract) -> None:
-    seen = {posixpath.normpath(c.baseline.config): "the baseline"}
-    for i, p in enumerate(c.candidates):
-        path = posixpath.normpath(p.config)
-        if path in seen:
-            raise FieldError(
-                f"candidate {p.policy_id!r} has the same config file as {seen[path]}: a "
-                "candidate's config must describe the candidate (the decision lists what differs)",
-                ("candidates", i, "config"),
-            )
-        seen[path] = f"candidate {p.policy_id!r}"
-
-
-def _check_claims(c: ReleaseContract) -> None:
-    quality = {m.id for m in c.quality_metrics}
-    operational = {m.id for m in c.operational_metrics}
-    for i, claim in enumerate(c.claims.items):
-        is_quality = claim.kind.value == "quality-improvement"
-        wanted = quality if is_quality else operational
-        if claim.metric not in wanted:
-            kind = "quality" if is_quality else "operational"
-            raise FieldError(
-                f"claim {claim.kind.value} names metric {claim.metric!r}, which is not a declared "
-                f"{kind} metric (declared: {', '.join(sorted(wanted)) or 'none'})"
-                + did_you_mean(claim.metric, wanted),
-                ("claims", "items", i, "metric"),
-            )
-
-
-def _check_slices(c: ReleaseContract) -> None:
-    metrics = {m.id: m for m in c.quality_metrics}
-    for i, ps in enumerate(c.protected_slices):
-        for j, name in enumerate(ps.metrics or []):
-            if name not in metrics:
-                raise FieldError(
-                    f"protected slice {ps.value!r} names unknown quality metric {name!r}"
-                    + did_you_mean(name, metrics),
-                    ("protected_slices", i, "metrics", j),
-                )
-        if ps.margin_abs is None:
-            continue
-        tested = ps.metrics or [m.id for m in c.quality_metrics if m.required]
-        for name in tested:
-            check_margin(ps.margin_abs, metrics[name].scale, ("protected_slices", i, "margin_abs"))
-
-
-def _check_required(c: ReleaseContract) -> None:
-    if not any(m.required for m in c.quality_metrics):
-        raise FieldError(
-            "no quality metric is required: the candidate would be decided without any quality "
-            "gate (on its claims alone); set required: true on at least one quality metric",
-            ("quality_metrics",),
-        )
-
-
-def check_references(contract: ReleaseContract) -> None:
-    """Refuse repeated ids, claims and slices naming undeclared metrics, and too-wide slice margins.
-
-    Also refuses a contract with no ``required: true`` quality metric: it would decide without
-    any noninferiority gate.
-
-    Raises:
-        FieldError: at the key of the first broken rule.
-    """
-    _check_distinct_ids(contract)
-    _check_required(contract)
-    _check_configs(contract)
-    _check_claims(contract)
-    _check_slices(contract)
-
-
-def wide_margins(contract: ReleaseContract) -> list[tuple[str, float, float]]:
-    """Margins at least half their metric's scale width: ``(contract key path, margin, width)``.
-
-    Legal (``check_margin`` refuses only a margin as wide as the scale) but rarely meant: a
-    noninferiority margin of half the scale accepts a candidate that lost half of it.
-    """
-    out: list[tuple[str, float, float]] = []
-    metrics = {m.id: m for m in contract.quality_metrics}
-    for i, m in enumerate(contract.quality_metrics):
-        width = m.scale[1] - m.scale[0]
-        if m.margin_abs >= width / 2:
-            out.append((f"quality_metrics[{i}].margin_abs", m.margin_abs, width))
-    for i, ps in enumerate(contract.protected_slices):
-        if ps.margin_abs is None:
-            continue
-        names = ps.metrics or [m.id for m in contract.quality_metrics if m.required]
-        width = min(metrics[n].scale[1] - metrics[n].scale[0] for n in names)
-        if ps.margin_abs >= width / 2:
-            out.append((f"protected_slices[{i}].margin_abs", ps.margin_abs, width))
-    return out

@@ -49,7 +49,7 @@ def json_pointer(loc: Loc) -> str:
 @functools.cache
 def _schema() -> Node:
     # imported here: the models load pydantic, which only a refused contract needs at this point
-    from ragwarrant.contract._models import ReleaseContract
+    from ragwarrant.contract._release import ReleaseContract
 
     schema: Node = ReleaseContract.model_json_schema(by_alias=True)
     return schema

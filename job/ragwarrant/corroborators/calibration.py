@@ -258,7 +258,7 @@ def _parse_calibration(
         return error(
             "calibration-invalid",
             f"{source}: field {field!r}: expected {expected}, found {found!r}",
-            "regenerate the file with `ragwarrant bench groundedness --write-calibration FILE`",
+            "regenerate the file with `python bench/groundedness.py --write-calibration FILE`",
             file=source,
             field=field,
         )
@@ -269,7 +269,7 @@ def _parse_calibration(
         raise error(
             "calibration-invalid",
             f"{source}: not valid JSON: {exc}",
-            "regenerate the file with `ragwarrant bench groundedness --write-calibration FILE`",
+            "regenerate the file with `python bench/groundedness.py --write-calibration FILE`",
             file=source,
         ) from exc
     if not isinstance(doc, dict):

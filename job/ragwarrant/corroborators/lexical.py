@@ -80,12 +80,7 @@ HYBRID_WEIGHTS: tuple[float, float, float] = (0.35, 0.50, 0.15)
 """Weights of (coverage, weakest_sentence, numeric) in ``hybrid``; they sum to 1."""
 
 _NUMBER_WITH_SEPARATORS = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?::\d+)+|\d+(?:\.\d+)+"
-_TOKEN = re.compile(r"[^\W_]+")
-_ASCII_TOKEN = re.compile(r"[a-z0-9]+")
 _NUMBER_TOKEN = re.compile(_NUMBER_WITH_SEPARATORS + r"|[^\W_]+")
-_ASCII_NUMBER_TOKEN = re.compile(_NUMBER_WITH_SEPARATORS + r"|[a-z0-9]+")
-_CAMEL_BOUNDARY = re.compile(r"(?<=[a-z])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
-_SEPARATED_DIGITS = re.compile(r"\d[.,:]\d")
 # A break is whitespace after [.!?] (or after one of them plus one closing quote or bracket), or a
 # run of line breaks. Written to start with ``\s`` so the regex engine skips quickly to candidates;
 # it splits exactly where ``(?:(?<=[.!?])|(?<=[.!?]["'\u201d\u2019)\]]))\s+|\n+`` does.
@@ -94,15 +89,10 @@ _SENTENCE_BREAK = re.compile(
 )
 _DIGITS = frozenset("0123456789")
 
-# ---- fast path (text whose non-ASCII characters, if any, are neither letters nor digits)
-# The text is taken as UTF-8 bytes, in which every byte of a non-ASCII character is >= 0x80.
-# Tokens are the runs left by one ``bytes.translate`` (A-Z lowered, every other byte that is not
-# an ASCII letter or digit to a space: a non-ASCII character that is no letter or digit separates
-# tokens like a space does, and is a non-word character for ``\b``) and ``bytes.split``; numbers
-# with separators are cut out first by one regex pass that matches only where the reference
-# tokenizer's scan would (at the start of an alphanumeric run). Whatever the fast path cannot
-# reproduce exactly goes to the reference tokenizer (``_tokens``), so both give the same tokens on
-# every input.
+# ---- fast path (the module docstring's "Implementation"). As UTF-8, every byte of a non-ASCII
+# character is >= 0x80; a table mapping those bytes to a space makes a non-ASCII character that is
+# no letter or digit separate tokens like a space does (a non-word character for ``\b``). What
+# the fast path cannot reproduce exactly goes to the reference tokenizer (``_tokens``).
 _SENTINEL = "\x01"  # marks sentence ends in a folded response; a response holding it goes slow
 _SENTINEL_BYTE = _SENTINEL.encode()
 _ASCII_BYTES = bytes(range(128))
@@ -150,11 +140,12 @@ _CLASSES = _byte_table(
 _LETTER_CLASSES = re.compile(b"[aA]*")
 # a lowercase letter followed by an uppercase one, found from the (rarer) uppercase one
 _CASE_BOUNDARY = re.compile(b"A(?<=aA)")
-# An uppercase letter with a _CAMEL_BOUNDARY before it, captured: starting with a character class
-# (not a lookbehind), the engine skips to uppercase letters instead of trying every position.
+# An uppercase letter at a CamelCase boundary (after a lowercase letter, or after an uppercase one
+# and before a lowercase one), captured: starting with a character class (not a lookbehind), the
+# engine skips to uppercase letters instead of trying every position.
 _CAMEL_PART_START = re.compile(rb"([A-Z])(?:(?<=[a-z][A-Z])|(?<=[A-Z][A-Z])(?=[a-z]))")
 # Text with letters or digits beyond ASCII is taken lowercased, as UTF-8 whose other non-ASCII
-# characters are spaces (``_wide_view``): every byte >= 0x80 left is then part of a letter or
+# characters are spaces (``_wide_views``): every byte >= 0x80 left is then part of a letter or
 # digit, so the "wide" tables keep those bytes in tokens and the number regex treats them as
 # letters. A non-ASCII decimal digit (which ``\d`` matches) sends the text to the reference.
 _FOLD_WIDE = _FOLD[:128] + bytes(range(128, 256))
@@ -188,14 +179,9 @@ def _number_form_bytes(token: bytes) -> bytes:
 
 
 def _tokens(lowered: str) -> list[str]:
-    # The reference tokenizer: used for text the fast path cannot take, and as its definition.
-    # On ASCII text [^\W_]+ and [a-z0-9]+ match the same runs; the ASCII pattern is ~30% faster.
-    ascii_text = lowered.isascii()
-    if not _SEPARATED_DIGITS.search(lowered):  # the common case: the plain, faster pattern
-        return (_ASCII_TOKEN if ascii_text else _TOKEN).findall(lowered)
-    found = (_ASCII_NUMBER_TOKEN if ascii_text else _NUMBER_TOKEN).findall(lowered)
-    # only number tokens with a separator are not alphanumeric; they are few
-    return [t if t.isalnum() else number_form(t) for t in found]
+    """The reference tokenizer: for text the fast path cannot take, and its definition."""
+    # only number tokens with a separator are not alphanumeric
+    return [t if t.isalnum() else number_form(t) for t in _NUMBER_TOKEN.findall(lowered)]
 
 
 def _byte_view(text: str) -> bytes | None:
@@ -205,19 +191,6 @@ def _byte_view(text: str) -> bytes | None:
         return data
     beyond_ascii = data.translate(None, _ASCII_BYTES).decode()
     return None if _NON_ASCII_ALNUM.search(beyond_ascii) else data
-
-
-def _wide_view(text: str) -> bytes | None:
-    """``text`` as UTF-8 with its non-ASCII characters that are no letter or digit as spaces,
-    or None when one of them is a decimal digit."""
-    data = text.encode()
-    for char in set(data.translate(None, _ASCII_BYTES).decode()):
-        if char.isdecimal():
-            return None
-        if not char.isalnum():
-            # UTF-8 is self-synchronising: the bytes of a character occur only where it does
-            data = data.replace(char.encode(), b" ")
-    return data
 
 
 def _wide_views(text: str) -> tuple[bytes, bytes] | None:
@@ -250,10 +223,7 @@ def _number_split(data: bytes, number_view: bytes) -> list[bytes]:
 
 
 def _fast_tokens(
-    data: bytes,
-    table: bytes,
-    number_view: bytes = _NUMBER_VIEW,
-    classes: bytes | None = None,
+    data: bytes, table: bytes, number_view: bytes = _NUMBER_VIEW, classes: bytes | None = None
 ) -> list[bytes] | None:
     """The tokens of ``data`` in order (folded by ``table``), or None to use the reference.
 
@@ -262,26 +232,18 @@ def _fast_tokens(
     """
     if b"0.0" not in (data.translate(_CLASSES) if classes is None else classes):
         return data.translate(table).split()
-    pieces = _number_split(data, number_view)
-    if len(pieces) == 1:
-        return data.translate(table).split()
-    found: list[bytes] = []
-    for i in range(0, len(pieces) - 1, 2):
-        if i and pieces[i][:1].translate(table).strip():
+    pieces = _number_split(data, number_view)  # text, number, text, ..., text
+    found = pieces[0].translate(table).split()
+    for i in range(1, len(pieces), 2):
+        if pieces[i + 1][:1].translate(table).strip():  # the number ends inside a run
             return None
-        found += pieces[i].translate(table).split()
-        found.append(_number_form_bytes(pieces[i + 1]))
-    if pieces[-1][:1].translate(table).strip():
-        return None
-    found += pieces[-1].translate(table).split()
+        found.append(_number_form_bytes(pieces[i]))
+        found += pieces[i + 1].translate(table).split()
     return found
 
 
 def _fast_token_bag(
-    data: bytes,
-    classes: bytes,
-    table: bytes = _FOLD,
-    number_view: bytes = _NUMBER_VIEW,
+    data: bytes, classes: bytes, table: bytes = _FOLD, number_view: bytes = _NUMBER_VIEW
 ) -> list[bytes]:
     """The tokens of ``data`` (folded by ``table``, lowercase UTF-8) in no set order: the text
     between numbers with separators is folded and split in one go.
@@ -346,20 +308,15 @@ def tokenize(text: str) -> list[str]:
     Raises:
         TypeError: ``text`` is not a str.
     """
-    return _python_tokenize(_required_str(text, "text"))
+    data = _byte_view(_required_str(text, "text"))
+    found = None if data is None else _fast_tokens(data, _FOLD)
+    return _tokens(text.lower()) if found is None else _decoded(found)
 
 
 def _required_str(value: object, name: str) -> str:
     if not isinstance(value, str):
         raise TypeError(f"{name} must be str, not {type(value).__name__}")
     return value
-
-
-def _python_tokenize(text: str) -> list[str]:
-    """``tokenize`` by the Python scorer."""
-    data = _byte_view(text)
-    found = None if data is None else _fast_tokens(data, _FOLD)
-    return _tokens(text.lower()) if found is None else _decoded(found)
 
 
 def content_tokens(text: str) -> list[str]:
@@ -381,11 +338,6 @@ def split_sentences(text: str) -> list[str]:
         The non-blank sentences, stripped, in order.
     """
     return [s for s in (p.strip() for p in _SENTENCE_BREAK.split(text)) if s]
-
-
-def is_numeric_token(token: str) -> bool:
-    """Return True when ``token`` holds an ASCII digit (``"42"``, ``"5pm"``, ``"1990s"``)."""
-    return not _DIGITS.isdisjoint(token)
 
 
 @dataclass(frozen=True, slots=True)
@@ -411,28 +363,21 @@ def index_context(passages: str | Iterable[str]) -> ContextIndex:
     Raises:
         TypeError: a passage is not a str.
     """
-    return _python_index_context(_joined(passages))
-
-
-def _python_index_context(passages: str | Iterable[str]) -> ContextIndex:
-    """``index_context`` by the Python scorer."""
-    return ContextIndex(frozenset(_context_token_list(_joined(passages))))
+    text = _joined(passages)
+    found = _context_bag(text)
+    if found is not None:
+        return ContextIndex(frozenset(_decoded(found)))
+    # a non-ASCII decimal digit: regex tokens; CamelCase parts from a view where ``\b`` and
+    # ``[A-Za-z]`` match where they do in the text (non-ASCII letters and digits as "0", a word
+    # character that is no ASCII letter; other non-ASCII characters as a space)
+    camel = _NON_ASCII.sub(" ", _NON_ASCII_ALNUM_RUN.sub("0", text)).encode()
+    parts = _decoded(_camel_parts(camel, camel.translate(_CLASSES)))
+    return ContextIndex(frozenset(_tokens(text.lower()) + parts))
 
 
 def _joined(passages: str | Iterable[str]) -> str:
     # Tokens never span a space, so the passages joined by one have the union of their tokens.
     return passages if isinstance(passages, str) else " ".join(passages)
-
-
-def _context_token_list(text: str) -> list[str]:
-    """Every token of ``text``, CamelCase parts included, with repeats, in no set order."""
-    found = _context_bag(text)
-    if found is not None:
-        return _decoded(found)
-    # a non-ASCII decimal digit: regex tokens
-    data = _byte_view(text)
-    camel = _camel_view(text) if data is None else data
-    return _tokens(text.lower()) + _decoded(_camel_parts(camel, camel.translate(_CLASSES)))
 
 
 def _context_bag(text: str) -> list[bytes] | None:
@@ -450,26 +395,6 @@ def _context_bag(text: str) -> list[bytes] | None:
         found = _fast_token_bag(wide, wide.translate(_CLASSES), _FOLD_WIDE, _NUMBER_VIEW_WIDE)
         classes = data.translate(_CLASSES_WIDE)
     return found + _camel_parts(data, classes)
-
-
-def _context_codes(text: str) -> dict[bytes, str] | None:
-    """The code of every token of ``text`` (as UTF-8 bytes) and of every stop word: "k" for a
-    token of the text, "" for a stop word; None when the fast path cannot take the text."""
-    found = _context_bag(text)
-    if found is None:
-        return None
-    codes = dict.fromkeys(found, _SUPPORTED)
-    codes.update(_STOP_CODES_BYTES)
-    return codes
-
-
-def _camel_view(text: str) -> bytes:
-    """ASCII ``text`` where ``\b`` and ``[A-Za-z]`` match where they do in ``text``.
-
-    Non-ASCII letters and digits become ``0`` (a word character that is no ASCII letter), other
-    non-ASCII characters a space (a non-word character).
-    """
-    return _NON_ASCII.sub(" ", _NON_ASCII_ALNUM_RUN.sub("0", text)).encode()
 
 
 @dataclass(frozen=True, slots=True)
@@ -517,34 +442,32 @@ def score_response(response: str, context: ContextIndex | str | Sequence[str]) -
     Raises:
         TypeError: ``response`` or a passage is not a str.
     """
-    return _python_score_response(_required_str(response, "response"), context)
-
-
-def _python_score_response(
-    response: str, context: ContextIndex | str | Sequence[str]
-) -> LexicalScores:
-    """``score_response`` by the Python scorer."""
-    marked = _marked_response(response)
-    if marked is None:  # the fast tokenizer cannot take the response: the reference path
+    marked = _marked_response(_required_str(response, "response"))
+    if marked is None:  # the fast tokenizer cannot take the response: the reference tokenizer
         sentences = split_sentences(response.lower())
-        counts = _reference_counts(sentences, _as_index(context).tokens)
-        return _scores(*counts, n_sentences=len(sentences))
+        known = (context if isinstance(context, ContextIndex) else index_context(context)).tokens
+        by_sentence = [_tokens(sentence) for sentence in sentences]
+        numeric = [t for words in by_sentence for t in words if not _DIGITS.isdisjoint(t)]
+        codes = _END.join(_codes(words, _lookup(known, words)) for words in by_sentence)
+        return _scores(_code_counts(codes, numeric, known), len(sentences))
     tokens, n_sentences, numbers = marked
     if not isinstance(context, ContextIndex):
-        lookup = _context_codes(_joined(context))
-        if lookup is not None:
-            counts = _code_counts(_codes(tokens, lookup), numbers, lookup)
-            return _scores(*counts, n_sentences=n_sentences)
-        context = _python_index_context(context)
+        found = _context_bag(_joined(context))
+        if found is not None:  # token codes straight from the context's bytes
+            lookup = dict.fromkeys(found, _SUPPORTED)
+            lookup.update(_STOP_CODES_BYTES)
+            return _scores(_code_counts(_codes(tokens, lookup), numbers, lookup), n_sentences)
+        context = index_context(context)
     decoded = _decoded(tokens)
-    lookup_str = dict.fromkeys(context.tokens.intersection(decoded), _SUPPORTED)
-    lookup_str.update(_STOP_CODES)
-    counts = _code_counts(_codes(decoded, lookup_str), _decoded(numbers), context.tokens)
-    return _scores(*counts, n_sentences=n_sentences)
+    codes = _codes(decoded, _lookup(context.tokens, decoded))
+    return _scores(_code_counts(codes, _decoded(numbers), context.tokens), n_sentences)
 
 
-def _as_index(context: ContextIndex | str | Iterable[str]) -> ContextIndex:
-    return context if isinstance(context, ContextIndex) else _python_index_context(context)
+def _lookup(known: frozenset[str], tokens: list[str]) -> dict[str, str]:
+    """The code of each of ``tokens`` in ``known`` ("k") and of every stop word ("")."""
+    lookup = dict.fromkeys(known.intersection(tokens), _SUPPORTED)
+    lookup.update(_STOP_CODES)
+    return lookup
 
 
 # The fast scorer writes one character per token of a response: "" for a stop word, "k" for a
@@ -554,8 +477,6 @@ _SUPPORTED, _UNSUPPORTED, _END = "k", "u", "|"
 _STOP_CODES = dict.fromkeys(STOP_WORDS, "")
 _STOP_CODES[_SENTINEL] = _END
 _STOP_CODES_BYTES = {word.encode(): code for word, code in _STOP_CODES.items()}
-_STOP_BYTES = frozenset(_STOP_CODES_BYTES)
-_HAS_DIGIT = re.compile(r"[0-9]")
 _Token = TypeVar("_Token", str, bytes)
 
 # An ASCII response is split into sentences without a regex: one translate keeps what the breaks
@@ -590,9 +511,13 @@ def _marked_response(response: str) -> tuple[list[bytes], int, list[bytes]] | No
     """The response's tokens in order, a sentinel token between two sentences, the number of
     sentences and the numeric tokens; None when the fast tokenizer cannot take it (see
     ``_fast_tokens``)."""
-    if not response.isascii():
+    if not response.isascii():  # the lowercased sentences joined by the sentinel, if it is new
         sentences = split_sentences(response.lower())
-        tokens = _marked_tokens(sentences)
+        text = f" {_SENTINEL} ".join(sentences)
+        views = _wide_views(text) if text.count(_SENTINEL) == len(sentences) - 1 else None
+        tokens = (
+            None if views is None else _fast_tokens(views[1], _FOLD_MARKED_WIDE, _NUMBER_VIEW_WIDE)
+        )
         if tokens is None:
             return None
         # tokens with bytes >= 0x80 are not all ASCII letters either: test them for a digit
@@ -614,22 +539,6 @@ def _marked_response(response: str) -> tuple[list[bytes], int, list[bytes]] | No
         else []
     )
     return tokens, n_sentences, numbers
-
-
-def _marked_tokens(sentences: list[str]) -> list[bytes] | None:
-    """The tokens of the sentences in order, a sentinel token between two sentences.
-
-    None when the fast tokenizer cannot take the text (see ``_fast_tokens``) or the text itself
-    holds the sentinel character; the caller then uses the reference path.
-    """
-    marked = f" {_SENTINEL} ".join(sentences)
-    if marked.count(_SENTINEL) != len(sentences) - 1:
-        return None
-    data = _byte_view(marked)
-    if data is not None:
-        return _fast_tokens(data, _FOLD_MARKED)
-    wide = _wide_view(marked)
-    return None if wide is None else _fast_tokens(wide, _FOLD_MARKED_WIDE, _NUMBER_VIEW_WIDE)
 
 
 def _codes(tokens: list[_Token], lookup: dict[_Token, str]) -> str:
@@ -658,38 +567,9 @@ def _code_counts(codes: str, numbers: list[_Token], known: Container[_Token]) ->
     return n_content, codes.count(_UNSUPPORTED), n_numeric, n_numeric_missing, n_scored, weakest
 
 
-def _reference_counts(sentences: list[str], known: frozenset[str]) -> _Counts:
-    n_content = n_unsupported = n_numeric = n_numeric_missing = n_scored = 0
-    weakest = 0.0
-    for sentence in sentences:
-        tokens = _tokens(sentence)
-        content = [t for t in tokens if t not in STOP_WORDS]
-        s_content = len(content)
-        s_unsupported = sum(1 for t in content if t not in known)
-        for token in tokens:
-            if not _DIGITS.isdisjoint(token):
-                n_numeric += 1
-                n_numeric_missing += token not in known
-        n_content += s_content
-        n_unsupported += s_unsupported
-        if s_content >= MIN_SENTENCE_CONTENT_TOKENS:
-            n_scored += 1
-            share = s_unsupported / s_content
-            if share > weakest:
-                weakest = share
-    return n_content, n_unsupported, n_numeric, n_numeric_missing, n_scored, weakest
-
-
-def _scores(
-    n_content: int,
-    n_unsupported: int,
-    n_numeric: int,
-    n_numeric_missing: int,
-    n_scored: int,
-    weakest: float,
-    *,
-    n_sentences: int,
-) -> LexicalScores:
+def _scores(counts: _Counts, n_sentences: int) -> LexicalScores:
+    """The frozen scores of a response from its counts and its number of sentences."""
+    n_content, n_unsupported, n_numeric, n_numeric_missing, n_scored, weakest = counts
     coverage = n_unsupported / n_content if n_content else 0.0
     numeric_share = n_numeric_missing / n_numeric if n_numeric else 0.0
     w_cov, w_weak, w_num = HYBRID_WEIGHTS
@@ -705,23 +585,3 @@ def _scores(
         n_sentences=n_sentences,
         n_sentences_scored=n_scored,
     )
-
-
-def coverage_score(response: str, context: ContextIndex | str | Sequence[str]) -> float:
-    """Return the share of the response's content tokens absent from the context (0.0 if none)."""
-    return score_response(response, context).coverage
-
-
-def weakest_sentence_score(response: str, context: ContextIndex | str | Sequence[str]) -> float:
-    """Return the highest unsupported share over sentences of >= 5 content tokens (0.0 if none)."""
-    return score_response(response, context).weakest_sentence
-
-
-def numeric_missing_score(response: str, context: ContextIndex | str | Sequence[str]) -> float:
-    """Return the share of the response's numeric tokens absent from the context (0.0 if none)."""
-    return score_response(response, context).numeric
-
-
-def hybrid_score(response: str, context: ContextIndex | str | Sequence[str]) -> float:
-    """Return ``0.35 * coverage + 0.50 * weakest_sentence + 0.15 * numeric``."""
-    return score_response(response, context).hybrid

@@ -1,15 +1,13 @@
 """Index canonical evidence by example: dense per-(policy, metric) arrays and example attributes.
 
-Integrity facts (duplicates, example ids that differ only by case, white space or invisible
-characters, conflicting attributes, split membership) are computed here once; the hard gates
-read them.
+Integrity facts (duplicates, example ids spelled two ways (``evidence.ids``), conflicting
+attributes, split membership) are computed here once; the hard gates read them.
 """
 
 from __future__ import annotations
 
 import functools
-import unicodedata
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
@@ -17,7 +15,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ragwarrant.adapters._integrity import is_invisible
+from ragwarrant.evidence.ids import id_variants
 
 
 @dataclass(frozen=True)
@@ -72,8 +70,7 @@ class EvidenceIndex:
         group: shape (E,) int, cluster code per example (-1 when none).
         slice: shape (E,) object, slice value or None.
         slice_codes: shape (E,) int, index of each example's slice in ``slice_labels`` (-1 when
-            none), or None when the index was built without them (``in_slice`` then compares
-            ``slice``).
+            none).
         slice_labels: the slice values seen, indexed by ``slice_codes``.
         split_bits: shape (E,) int64, bit j set when the example has a row in split
             ``split_labels[j]`` (an example in two splits has two bits: see ``in_split``).
@@ -86,15 +83,17 @@ class EvidenceIndex:
         sources: source tags (``<source id>:<tool>@<version>``) indexed by ``MetricColumn.source``.
         source_paths: source id → file path relative to the input directory, for messages.
         n_rows: rows indexed.
-        id_variants: pairs of distinct example ids equal after ``loose_example_id`` (first
+        id_variants: pairs of distinct example ids equal after ``ids.loose_example_id`` (first
             1000): one example written two ways, which would count twice.
-        n_id_variants: example ids that equal an earlier one after ``loose_example_id``.
+        n_id_variants: example ids that equal an earlier one after ``ids.loose_example_id``.
     """
 
     id_array: pa.Array
     example_rank: np.ndarray
     group: np.ndarray
     slice: np.ndarray
+    slice_codes: np.ndarray
+    slice_labels: tuple[object, ...]
     split_bits: np.ndarray
     split_labels: tuple[str, ...]
     columns: dict[tuple[str, str], MetricColumn]
@@ -108,8 +107,6 @@ class EvidenceIndex:
     source_paths: dict[str, str] | None = None
     id_variants: list[tuple[str, str]] = field(default_factory=list)
     n_id_variants: int = 0
-    slice_codes: np.ndarray | None = None
-    slice_labels: tuple[object, ...] = ()
 
     @functools.cached_property
     def example_ids(self) -> np.ndarray:
@@ -134,9 +131,7 @@ class EvidenceIndex:
 
     def in_slice(self, value: str) -> np.ndarray:
         """Shape (E,) bool: which examples' slice equals ``value`` (``slice == value``, from the
-        integer codes when the index has them: 10^6 object comparisons are about 80 ms)."""
-        if self.slice_codes is None:
-            return np.asarray(self.slice == value, dtype=bool)
+        integer codes: 10^6 object comparisons are about 80 ms)."""
         hits = [i for i, label in enumerate(self.slice_labels) if label == value]
         if len(hits) == 1:
             return self.slice_codes == hits[0]
@@ -144,9 +139,7 @@ class EvidenceIndex:
 
     def slices_in(self, examples: np.ndarray) -> set[object]:
         """The slice values (None for none) of the examples selected by ``examples`` (shape (E,)
-        bool): ``set(slice[examples])`` without reading the object array when codes exist."""
-        if self.slice_codes is None:
-            return set(self.slice[examples].tolist())
+        bool): ``set(slice[examples])`` without reading the object array."""
         codes = np.unique(self.slice_codes[examples])
         return {self.slice_labels[int(c)] if c >= 0 else None for c in codes}
 
@@ -183,12 +176,17 @@ def _indices(indices: pa.Array) -> np.ndarray:
     return indices.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int32, copy=False)
 
 
+def _dictionary(arr: pa.Array) -> pa.DictionaryArray:
+    """A (dictionary) string array as a dictionary array (encoded when it is plain strings)."""
+    return arr if pa.types.is_dictionary(arr.type) else pc.dictionary_encode(arr)
+
+
 def _encoded(arr: pa.ChunkedArray | pa.Array) -> tuple[np.ndarray, pa.Array]:
     """int32 codes (-1 for null) and the dictionary they index, for a (dictionary) string column."""
     if isinstance(arr, pa.ChunkedArray):
         arr = arr.unify_dictionaries() if pa.types.is_dictionary(arr.type) else arr
         arr = arr.combine_chunks()
-    enc = arr if pa.types.is_dictionary(arr.type) else pc.dictionary_encode(arr)
+    enc = _dictionary(arr)
     return _indices(enc.indices), enc.dictionary
 
 
@@ -205,33 +203,6 @@ def _chunk_key(chunk: pa.Array) -> tuple[object, ...]:
         chunk.offset,
         len(chunk),
     )
-
-
-_PARALLEL_ENCODE_ROWS = 1 << 18
-"""From this many ids a chunk's two halves are dictionary-encoded on two threads."""
-
-
-def _encoded_in_halves(arr: pa.Array) -> tuple[np.ndarray, pa.Array]:
-    """``_encoded(arr)`` (codes in order of first appearance) with the hashing on two threads.
-
-    Each half is encoded on its own thread (Arrow's kernels release the GIL). The dictionary is
-    the first half's, then the second half's values absent from it in their order of first
-    appearance, which is the order of first appearance in ``arr``; a second half whose
-    dictionary equals the first's (a wide file lists both policies' examples in one order)
-    needs no merge. Shapes: (len(arr),) int32 codes (-1 for null), the distinct ids.
-    """
-    half = len(arr) // 2
-    with ThreadPoolExecutor(max_workers=2, thread_name_prefix="encode") as pool:
-        a, b = pool.map(pc.dictionary_encode, (arr.slice(0, half), arr.slice(half)))
-    first, second = _indices(a.indices), _indices(b.indices)
-    if b.dictionary.equals(a.dictionary):
-        return np.concatenate([first, second]), a.dictionary
-    position = _indices(pc.index_in(b.dictionary, value_set=a.dictionary)).copy()
-    new = position < 0
-    position[new] = len(a.dictionary) + np.arange(np.count_nonzero(new), dtype=np.int32)
-    dictionary = pa.concat_arrays([a.dictionary, b.dictionary.filter(pa.array(new))])
-    second = np.where(second >= 0, position[second], -1).astype(np.int32)
-    return np.concatenate([first, second]), dictionary
 
 
 def _example_codes(arr: pa.ChunkedArray | pa.Array) -> tuple[np.ndarray, pa.Array]:
@@ -251,9 +222,6 @@ def _example_codes(arr: pa.ChunkedArray | pa.Array) -> tuple[np.ndarray, pa.Arra
         parts = np.split(idx, np.cumsum([len(c) for c in distinct])[:-1])
         codes = [parts[i] for i in which]
         return (np.concatenate(codes) if codes else idx), dictionary
-    if len(distinct) == 1 and len(distinct[0]) >= _PARALLEL_ENCODE_ROWS:
-        idx, dictionary = _encoded_in_halves(distinct[0])
-        return np.concatenate([idx] * len(which)), dictionary
     enc = pc.dictionary_encode(pa.chunked_array(distinct, arr.type))
     coded = [_indices(c.indices) for c in enc.chunks]
     dictionary = enc.chunks[0].dictionary if enc.num_chunks else pa.array([], pa.string())
@@ -359,85 +327,6 @@ def _split_bits(table: pa.Table, ex: np.ndarray, n_ex: int) -> tuple[np.ndarray,
     return split_bits, split_labels
 
 
-def loose_example_id(example_id: str) -> str:
-    """An example id compared loosely: NFKC, casefolded, invisible characters removed, white
-    space trimmed and collapsed. Two ids with the same loose form are one example written two
-    ways (``'q1'``, ``'Q1 '``, ``'\u200bq1'``)."""
-    if example_id.isascii() and example_id.isprintable():
-        return " ".join(example_id.lower().split())
-    text = unicodedata.normalize("NFKC", example_id).casefold()
-    return " ".join("".join(ch for ch in text if not is_invisible(ch)).split())
-
-
-_NOT_PLAIN = np.ones(256, dtype=bool)
-_NOT_PLAIN[0x21:0x7F] = False  # printable ASCII but the space ...
-_NOT_PLAIN[ord("A") : ord("Z") + 1] = True  # ... and without capitals
-"""Bytes that may make an id's loose form (or trimmed, case-folded spelling) differ from it:
-white space, control characters, capitals and every byte of a non-ASCII character."""
-
-
-def plain_example_ids(ids: pa.Array) -> bool:
-    """Whether every id is printable ASCII without white space or capital letters.
-
-    Such an id is its own ``loose_example_id``, its own NFC-normalised, trimmed and casefolded
-    spelling, and has no white space to pad it, so distinct plain ids have no variants: the
-    vectorised variant checks can be skipped. One pass over the ids' UTF-8 bytes (about 5 ms
-    for 10^6 ids, against 0.5-1 s for the string kernels of the checks).
-
-    Args:
-        ids: shape (n,) Arrow strings (``string`` or ``large_string``); any other type, or a
-            null, answers False (the caller then runs the full check).
-    """
-    large = pa.types.is_large_string(ids.type)
-    if ids.null_count or not (large or pa.types.is_string(ids.type)):
-        return False
-    _, offsets_buffer, data = ids.buffers()
-    if len(ids) == 0 or data is None:
-        return True
-    width = np.dtype(np.int64 if large else np.int32)
-    offsets = np.frombuffer(
-        offsets_buffer, dtype=width, count=len(ids) + 1, offset=ids.offset * width.itemsize
-    )
-    text = np.frombuffer(data, dtype=np.uint8)[offsets[0] : offsets[-1]]
-    return not _NOT_PLAIN[text].any()
-
-
-def _loose_all_distinct(example_ids: pa.Array) -> bool:
-    """Whether the loose forms are all distinct (vectorised; exact for ASCII-printable ids, and
-    non-ASCII ids take ``loose_example_id`` one by one)."""
-    ids = example_ids.cast(pa.string())
-    loose = pc.replace_substring_regex(pc.utf8_trim_whitespace(pc.utf8_lower(ids)), r"\s+", " ")
-    plain = pc.and_(pc.string_is_ascii(ids), pc.utf8_is_printable(ids)).to_numpy(
-        zero_copy_only=False
-    )
-    if not plain.all():
-        forms = np.asarray(loose.to_pylist(), dtype=object)
-        odd = np.flatnonzero(~plain)
-        forms[odd] = [loose_example_id(str(ids[int(i)].as_py())) for i in odd]
-        loose = pa.array(forms.tolist(), pa.string())
-    return pc.count_distinct(loose).as_py() == len(ids)
-
-
-def _id_variants(example_ids: pa.Array) -> tuple[int, list[tuple[str, str]]]:
-    """(count, first 1000 pairs) of example ids equal to an earlier one after the loose form.
-
-    ``example_ids`` are distinct (a dictionary), so plain ids (``plain_example_ids``) have none.
-    """
-    if plain_example_ids(example_ids) or _loose_all_distinct(example_ids):
-        return 0, []
-    first: dict[str, str] = {}
-    pairs: list[tuple[str, str]] = []
-    count = 0
-    for raw in (str(x) for x in example_ids.to_pylist()):
-        key = loose_example_id(raw)
-        seen = first.setdefault(key, raw)
-        if seen != raw:
-            count += 1
-            if len(pairs) < 1000:
-                pairs.append((seen, raw))
-    return count, pairs
-
-
 class _Labels:
     """Global codes of a dictionary string column, for the rows of any take of it.
 
@@ -448,19 +337,15 @@ class _Labels:
     def __init__(self, col: pa.ChunkedArray) -> None:
         self._code_of: dict[object, int] = {}
         for chunk in col.chunks:
-            for label in self._encoded(chunk).dictionary.to_pylist():
+            for label in _dictionary(chunk).dictionary.to_pylist():
                 self._code_of.setdefault(label, len(self._code_of))
         self.labels: list[object] = list(self._code_of)
-
-    @staticmethod
-    def _encoded(chunk: pa.Array) -> pa.DictionaryArray:
-        return chunk if pa.types.is_dictionary(chunk.type) else pc.dictionary_encode(chunk)
 
     def codes(self, arr: pa.ChunkedArray) -> np.ndarray:
         """int32 global code of each row of ``arr`` (-1 for null)."""
         parts = []
         for chunk in arr.chunks:
-            enc = self._encoded(chunk)
+            enc = _dictionary(chunk)
             known = [self._code_of[label] for label in enc.dictionary.to_pylist()]
             parts.append(np.array([*known, -1], dtype=np.int32)[_indices(enc.indices)])
         return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int32)
@@ -510,7 +395,7 @@ def _take(col: pa.ChunkedArray, sel: np.ndarray) -> pa.ChunkedArray:
     Contiguous rows (a wide file's group) are a slice, not a take."""
     if sel.size and int(sel[-1]) - int(sel[0]) + 1 == sel.size:
         return col.slice(int(sel[0]), sel.size)
-    bounds = np.cumsum([0] + [len(c) for c in col.chunks])
+    bounds = _chunk_bounds(col)
     cuts = np.searchsorted(sel, bounds)
     pieces = [
         chunk.take(pa.array(sel[lo:hi] - start))
@@ -561,14 +446,6 @@ def _reason_counts(v: np.ndarray, rc: np.ndarray, labels: list[object]) -> dict[
     return reason_count
 
 
-def _is_every_example(e: np.ndarray, n_ex: int) -> bool:
-    """Whether the group's example codes are 0, 1, ..., n_ex - 1 in row order (one row per
-    example, in first-appearance order: every group of a wide file)."""
-    if e.size != n_ex or not n_ex or e[0] != 0 or e[-1] != n_ex - 1:
-        return False
-    return bool(np.all(e[1:] - e[:-1] == 1))
-
-
 def _scattered(e: np.ndarray, values: np.ndarray, n_ex: int, fill: object) -> np.ndarray:
     """Shape (n_ex,): ``values`` at the examples ``e`` (the last row wins), ``fill`` elsewhere."""
     out = np.full(n_ex, fill, dtype=values.dtype)
@@ -579,9 +456,9 @@ def _scattered(e: np.ndarray, values: np.ndarray, n_ex: int, fill: object) -> np
 def _metric_column(r: _Rows, grp: _Group, counts: np.ndarray) -> MetricColumn:
     """The dense column of one (policy, metric) group.
 
-    When the rows are every example once in code order (``_is_every_example``) the row-aligned
-    arrays are the dense ones (copied, not scattered): the same values, without 7 scatters of
-    10^6 entries per group.
+    When the rows are every example once in code order (0, 1, ..., E - 1: every group of a wide
+    file) the row-aligned arrays are the dense ones (copied, not scattered): the same values,
+    without 7 scatters of 10^6 entries per group.
     """
     n_ex = len(r.example_ids)
     e, v, rc = grp.e, grp.values, grp.reason_codes
@@ -589,7 +466,8 @@ def _metric_column(r: _Rows, grp: _Group, counts: np.ndarray) -> MetricColumn:
     is_inf = np.isinf(v)
     ok = ~is_missing & ~is_inf
     clean = counts.max(initial=0) <= 1 and not np.any(~ok & ~np.isnan(v))
-    if _is_every_example(e, n_ex):
+    every = e.size == n_ex > 0 and e[0] == 0 and e[-1] == n_ex - 1 and np.all(np.diff(e) == 1)
+    if every:
         dense = np.where(ok, v, np.nan)
         row_of = grp.rows.astype(np.int64)  # a copy: never a view of the table's buffers
         source_of = grp.src_codes.astype(np.int32)
@@ -620,7 +498,7 @@ def _metric_column(r: _Rows, grp: _Group, counts: np.ndarray) -> MetricColumn:
 
 def _empty(arr: pa.Array) -> np.ndarray:
     """Shape (len(arr),) bool: null or empty string, for a (dictionary) string array."""
-    enc = arr if pa.types.is_dictionary(arr.type) else pc.dictionary_encode(arr)
+    enc = _dictionary(arr)
     flags = [not s for s in enc.dictionary.to_pylist()] + [True]
     return np.array(flags, dtype=bool)[_indices(enc.indices)]
 
@@ -629,13 +507,6 @@ def _rows_without_provenance(table: pa.Table) -> int:
     """Rows with an empty or null source or source_sha256, one record batch at a time."""
     both = table.select(["source", "source_sha256"])
     return sum(int(np.sum(_empty(b.column(0)) | _empty(b.column(1)))) for b in both.to_batches())
-
-
-def _distinct_keys(group_key: np.ndarray) -> list[int]:
-    """The distinct group keys, ascending (a count per key, not a sort of every row's key)."""
-    if group_key.size and group_key.min() >= 0:
-        return np.flatnonzero(np.bincount(group_key)).tolist()
-    return [int(k) for k in np.unique(group_key)]
 
 
 _MAX_RUNS = 4096
@@ -653,7 +524,9 @@ def _group_selections(group_key: np.ndarray) -> Iterator[tuple[int, np.ndarray]]
     n = group_key.size
     starts = np.flatnonzero(group_key[1:] != group_key[:-1]) + 1
     if starts.size >= _MAX_RUNS:
-        for key in _distinct_keys(group_key):
+        # the distinct keys ascending: a count per key, not a sort of every row's key
+        keys = np.bincount(group_key).nonzero()[0] if group_key.min() >= 0 else np.unique(group_key)
+        for key in keys.tolist():
             yield key, np.flatnonzero(group_key == key)
         return
     bounds = np.concatenate([[0], starts, [n]]).astype(np.int64) if n else np.zeros(1, np.int64)
@@ -690,78 +563,38 @@ def build_index(table: pa.Table, source_paths: dict[str, str] | None = None) -> 
         # keys, the provenance count), then the id checks, run on the second core
         keys = pool.submit(_group_keys, table)
         provenance = pool.submit(_rows_without_provenance, table)
-        ex, example_dictionary = _example_codes(table.column("example_id"))
-        ids = pool.submit(lambda: (_id_variants(example_dictionary), _ranks(example_dictionary)))
-        rows = _index_rows(table, ex, example_dictionary, keys.result)
+        ex, example_ids = _example_codes(table.column("example_id"))
+        ids = pool.submit(lambda: (id_variants(example_ids), _ranks(example_ids)))
+        n_ex = len(example_ids)
+        group, slices, conflicts = _example_attributes(table, ex, example_ids)
+        split_bits, split_labels = _split_bits(table, ex, n_ex)
+        reasons, sources = _Labels(table.column("missing_reason")), _Labels(table.column("source"))
+        r = _Rows(ex, example_ids, table, reasons, sources)
+        group_key, pol_labels, met_labels = keys.result()
+        columns: dict[tuple[str, str], MetricColumn] = {}
+        duplicates: list[Duplicate] = []
+        duplicates_by_policy: dict[str, int] = {}
+        # One (policy, metric) group's rows in memory at a time, freed before the next are taken
+        # (two threads held two, and their malloc arenas kept more: +150-200 MiB at 10^6 pairs).
+        for pm, sel in _group_selections(group_key):
+            p, m = divmod(pm, len(met_labels))
+            policy, metric = str(pol_labels[p]), str(met_labels[m])
+            grp = r.group(sel)
+            counts = np.bincount(grp.e, minlength=n_ex)
+            n_dup, found = _duplicates(r, grp, counts, policy, metric, 1000 - len(duplicates))
+            if n_dup:
+                duplicates_by_policy[policy] = duplicates_by_policy.get(policy, 0) + n_dup
+                duplicates += found
+            columns[(policy, metric)] = _metric_column(r, grp, counts)
+            del grp, counts
         (n_variants, variants), ranks = ids.result()
     return EvidenceIndex(
-        id_variants=variants,
-        n_id_variants=n_variants,
-        id_array=example_dictionary,
-        example_rank=ranks,
-        **rows,  # type: ignore[arg-type]
-        rows_without_provenance=provenance.result(),
-        source_paths=source_paths,
-        n_rows=table.num_rows,
-    )
-
-
-def _index_rows(
-    table: pa.Table,
-    ex: np.ndarray,
-    example_dictionary: pa.Array,
-    group_keys: Callable[[], tuple[np.ndarray, list[object], list[object]]],
-) -> dict[str, object]:
-    """``EvidenceIndex`` fields taken from the rows: example attributes, splits, the dense
-    column of every (policy, metric) group, duplicates and the source labels.
-
-    ``group_keys`` returns ``_group_keys(table)`` (computed beside the example codes)."""
-    n_ex = len(example_dictionary)
-    group, (slices, slice_codes, slice_labels), conflicts = _example_attributes(
-        table, ex, example_dictionary
-    )
-    split_bits, split_labels = _split_bits(table, ex, n_ex)
-    r = _Rows(
-        ex=ex,
-        example_ids=example_dictionary,
-        table=table,
-        reasons=_Labels(table.column("missing_reason")),
-        sources=_Labels(table.column("source")),
-    )
-    group_key, pol_labels, met_labels = group_keys()
-    n_met = len(met_labels)
-    columns: dict[tuple[str, str], MetricColumn] = {}
-    duplicates: list[Duplicate] = []
-    duplicates_by_policy: dict[str, int] = {}
-
-    def visit(pm: int, sel: np.ndarray) -> tuple[str, str, int, list[Duplicate], MetricColumn]:
-        p, m = divmod(pm, n_met)
-        policy, metric = str(pol_labels[p]), str(met_labels[m])
-        grp = r.group(sel)
-        counts = np.bincount(grp.e, minlength=n_ex)
-        n_dup, found = _duplicates(r, grp, counts, policy, metric, 1000)
-        return policy, metric, n_dup, found, _metric_column(r, grp, counts)
-
-    # Rows are visited one (policy, metric) group at a time, so memory holds one group's rows at
-    # once (two threads held two, and their malloc arenas kept more: +150-200 MiB at 10^6 pairs).
-    for policy, metric, n_dup, found, column in (
-        visit(pm, sel) for pm, sel in _group_selections(group_key)
-    ):
-        if n_dup:
-            duplicates_by_policy[policy] = duplicates_by_policy.get(policy, 0) + n_dup
-            duplicates += found[: 1000 - len(duplicates)]
-        columns[(policy, metric)] = column
-    return {
-        "group": group,
-        "slice": slices,
-        "slice_codes": slice_codes,
-        "slice_labels": slice_labels,
-        "split_bits": split_bits,
-        "split_labels": tuple(str(x) for x in split_labels),
-        "columns": columns,
-        "duplicates": duplicates,
-        "n_duplicates": sum(duplicates_by_policy.values()),
-        "duplicates_by_policy": duplicates_by_policy,
-        "conflicting_attributes": conflicts,
-        "sources": tuple(str(x) for x in r.sources.labels),
-    }
+        id_array=example_ids, example_rank=ranks, group=group, slice=slices[0],
+        slice_codes=slices[1], slice_labels=slices[2], split_bits=split_bits,
+        split_labels=tuple(str(x) for x in split_labels), columns=columns,
+        duplicates=duplicates, n_duplicates=sum(duplicates_by_policy.values()),
+        duplicates_by_policy=duplicates_by_policy, conflicting_attributes=conflicts,
+        rows_without_provenance=provenance.result(), n_rows=table.num_rows,
+        sources=tuple(str(x) for x in sources.labels), source_paths=source_paths,
+        id_variants=variants, n_id_variants=n_variants,
+    )  # fmt: skip

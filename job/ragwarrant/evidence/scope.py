@@ -17,7 +17,8 @@ import pyarrow.compute as pc
 
 from ragwarrant.contract import ReleaseContract, scale_tolerance
 from ragwarrant.display import quoted
-from ragwarrant.evidence.index import EvidenceIndex, plain_example_ids
+from ragwarrant.evidence.ids import plain_example_ids
+from ragwarrant.evidence.index import EvidenceIndex
 from ragwarrant.evidence_class import EvidenceClass
 from ragwarrant.outputs import ValidationCheck
 from ragwarrant.stats.noninferiority import detect_metric_kind

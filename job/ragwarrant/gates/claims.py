@@ -87,8 +87,9 @@ class _ClaimEvidence:
 
     def test(self, level: float, power: float) -> OneSidedTest:
         """The claim's test at ``level``: the guarded bootstrap, and for a mean claim also the
-        cluster-robust t-test and the tilted score check (an intersection: all must reject).
-        Below ``MIN_CLAIM_UNITS`` units it never rejects (p-value 1)."""
+        cluster-robust t-test and the tilted score check (an intersection: all must reject);
+        a mean claim's ``method_steps`` are those legs in order, its ``method`` them joined by
+        "; and ". Below ``MIN_CLAIM_UNITS`` units it never rejects (p-value 1)."""
         test = self._legs_test(level, power)
         if self.too_few_units:
             return dataclasses.replace(test, rejects=False, p_value=1.0)
@@ -100,10 +101,23 @@ class _ClaimEvidence:
         )
         if self.sample is None:
             return boot
-        units = self._units(self.sample)
-        score = self._score(self.sample, level) if units.size >= 2 else None
         t = self._t(self.sample, level, power)
-        return _with_score(both_reject(boot, t), score, level)
+        score_step = "the tilted score check (least favourable null variance)"
+        steps = (boot.method, f"{t.method} (both must reject)", score_step)
+        both = both_reject(boot, t)
+        both = dataclasses.replace(both, method="; and ".join(steps), method_steps=steps)
+        if self._units(self.sample).size < 2:  # the score check cannot reject
+            return dataclasses.replace(both, rejects=False, p_value=1.0)
+        score = self._score(self.sample, level)
+        p_value = max(both.p_value, score.p_value)
+        if score.p_value <= level:
+            return dataclasses.replace(both, p_value=p_value)
+        # the check does not reject: its lower bound (at or below 0) joins the bound, so bound
+        # and verdict agree
+        lower = both.lower_bound if score.lower_bound is None else score.lower_bound
+        return dataclasses.replace(
+            both, rejects=False, lower_bound=min(both.lower_bound, lower), p_value=p_value
+        )
 
     def p_value(self, alpha: float, power: float = 0.8) -> float:
         """The largest of the legs' p-values of H0: oriented delta <= 0 at ``alpha`` (the
@@ -124,25 +138,6 @@ def _unit_deltas(sample: ClaimSample) -> np.ndarray:
     codes = np.unique(labels, return_inverse=True)[1].reshape(-1)
     means: np.ndarray = np.bincount(codes, weights=delta) / np.bincount(codes)
     return means
-
-
-def _with_score(test: OneSidedTest, score: TiltedScore | None, level: float) -> OneSidedTest:
-    """``test`` that also needs the tilted score check (at ``level``) to reject; when
-    the check does not, its lower bound (at or below 0) joins the bound, so bound and verdict
-    agree. ``score`` is None with fewer than 2 units: the check cannot reject."""
-    method = test.method + "; and the tilted score check (least favourable null variance)"
-    if score is None:
-        return dataclasses.replace(test, method=method, rejects=False, p_value=1.0)
-    if score.p_value <= level:
-        return dataclasses.replace(test, method=method, p_value=max(test.p_value, score.p_value))
-    lower = test.lower_bound if score.lower_bound is None else score.lower_bound
-    return dataclasses.replace(
-        test,
-        method=method,
-        rejects=False,
-        lower_bound=min(test.lower_bound, lower),
-        p_value=max(test.p_value, score.p_value),
-    )
 
 
 def _unresolved_text(test: OneSidedTest, level: float, alpha: float, ucb_alpha: float) -> str:

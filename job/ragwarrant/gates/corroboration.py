@@ -77,35 +77,27 @@ def _rate_gate(
     estimate = getattr(worst, rate_of) if worst is not None else None
     upper = bound[id(worst)] if worst is not None else None
     n = getattr(worst, n_of) if worst is not None else None
-    if over or uncomputable:
-        parts = [
-            f"{what} rate {getattr(r, rate_of):.3f} for {_where(r)} "
-            f"(n {getattr(r, n_of)}): its upper {1 - alpha:g} bound {bound[id(r)]:.3f} is above "
-            f"the limit {limit:g}"
-            for r in over[:5]
-        ]
-        parts += [
-            f"nothing to corroborate for {p}: no example has both a judge value and text"
-            for p in uncomputable
-        ]
-        return GateResult(
-            id=gate_id,
-            kind="corroboration",
-            status=GateStatus.FAIL,
-            statistic=f"{what} rate, worst upper bound of policy and slice",
-            estimate=estimate,
-            upper_bound=upper,
-            threshold=limit,
-            alpha=alpha,
-            n=n,
-            method="one-sided Clopper-Pearson upper bound",
-            reason="; ".join(parts),
-            details=details,
-        )
+    failed = bool(over or uncomputable)
+    parts = [
+        f"{what} rate {getattr(r, rate_of):.3f} for {_where(r)} "
+        f"(n {getattr(r, n_of)}): its upper {1 - alpha:g} bound {bound[id(r)]:.3f} is above "
+        f"the limit {limit:g}"
+        for r in over[:5]
+    ]
+    parts += [
+        f"nothing to corroborate for {p}: no example has both a judge value and text"
+        for p in uncomputable
+    ]
+    passed = (
+        f"highest upper {1 - alpha:g} bound of the {what} rate {upper:.3f} "
+        f"({_where(worst)}, rate {estimate:.3f}) <= the limit {limit:g}"
+        if worst is not None
+        else f"no {what} rate to check"
+    )
     return GateResult(
         id=gate_id,
         kind="corroboration",
-        status=GateStatus.PASS,
+        status=GateStatus.FAIL if failed else GateStatus.PASS,
         statistic=f"{what} rate, worst upper bound of policy and slice",
         estimate=estimate,
         upper_bound=upper,
@@ -113,10 +105,7 @@ def _rate_gate(
         alpha=alpha,
         n=n,
         method="one-sided Clopper-Pearson upper bound",
-        reason=f"highest upper {1 - alpha:g} bound of the {what} rate {upper:.3f} "
-        f"({_where(worst)}, rate {estimate:.3f}) <= the limit {limit:g}"
-        if worst is not None
-        else f"no {what} rate to check",
+        reason="; ".join(parts) if failed else passed,
         details=details,
     )
 

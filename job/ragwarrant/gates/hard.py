@@ -91,7 +91,7 @@ def gate_provenance(index: EvidenceIndex, config_missing: list[str]) -> GateResu
 def gate_duplicates(index: EvidenceIndex, policies: Sequence[str]) -> GateResult:
     """No (policy, example, metric) of any policy the contract names has more than one row, and
     no two example ids differ only by case, white space or invisible characters
-    (``evidence.index.loose_example_id``; third trial: ``'q1 '`` and ``'Q1'`` beside ``'q1'``
+    (``evidence.ids.loose_example_id``; third trial: ``'q1 '`` and ``'Q1'`` beside ``'q1'``
     tripled every example and narrowed the bounds).
 
     Every declared policy is checked, not only the pair under test: a duplicate in a candidate

@@ -43,7 +43,7 @@ from ragwarrant.evidence.looks import (
 from ragwarrant.gates.candidate import CandidateEvaluation
 from ragwarrant.gates.ceiling import gate_claim_ceiling
 from ragwarrant.inputs import Inputs, behavioural_sha256
-from ragwarrant.outputs import GateResult, GateStatus, LookRecord, Scalar
+from ragwarrant.outputs import GateResult, GateStatus, LookRecord
 from ragwarrant.stats.power import feasible_hint
 from ragwarrant.stats.sequential import SequentialPlan, look_level, units_for_next_look
 
@@ -99,12 +99,6 @@ def plan_of(contract: ReleaseContract) -> SequentialPlan | None:
     )
 
 
-def _plan_dict(contract: ReleaseContract) -> dict[str, Scalar] | None:
-    if contract.sequential is None:
-        return None
-    return dict(contract.sequential.model_dump(mode="json"))
-
-
 @dataclass(frozen=True)
 class _Here:
     """This run's side of the comparison."""
@@ -116,8 +110,9 @@ class _Here:
 
 
 def _record(contract: ReleaseContract, here: _Here, **fields: object) -> LookRecord:
+    plan = contract.sequential
     return LookRecord(
-        plan=_plan_dict(contract),
+        plan=None if plan is None else dict(plan.model_dump(mode="json")),
         units=here.units,
         evidence_sha256=here.evidence_sha256,
         configs=here.configs,
@@ -127,28 +122,21 @@ def _record(contract: ReleaseContract, here: _Here, **fields: object) -> LookRec
 
 def _first_look(contract: ReleaseContract, here: _Here, plan: SequentialPlan | None) -> Look:
     alpha = contract.statistics.alpha
-    if plan is None:
-        rec = _record(
-            contract,
-            here,
-            number=1,
-            alpha_this_look=alpha,
-            alpha_spent=alpha,
-            confirmatory=True,
-            reason="look 1: the first run of this contract version",
-        )
-        return Look(rec, alpha, None, None)
-    level = look_level(plan, 1, here.units, 0.0)
+    level = None if plan is None else look_level(plan, 1, here.units, 0.0)
+    this, spent = (alpha, alpha) if level is None else (level.alpha_this_look, level.alpha_spent)
+    reason = "look 1: the first run of this contract version"
+    if level is not None:
+        reason = f"look 1 of the sequential plan: one-sided level {this:.4g}"
     rec = _record(
         contract,
         here,
         number=1,
-        alpha_this_look=level.alpha_this_look,
-        alpha_spent=level.alpha_spent,
-        confirmatory=level.alpha_this_look > 0,
-        reason=f"look 1 of the sequential plan: one-sided level {level.alpha_this_look:.4g}",
+        alpha_this_look=this,
+        alpha_spent=spent,
+        confirmatory=this > 0,
+        reason=reason,
     )
-    return Look(rec, level.alpha_this_look or alpha, None, plan)
+    return Look(rec, this or alpha, None, plan)
 
 
 def _same_comparison(contract: ReleaseContract, other: EarlierLook, here: _Here) -> bool:
@@ -282,40 +270,32 @@ def _next_look(contract: ReleaseContract, here: _Here, latest: EarlierLook, ids:
     prev, plan = latest.record, plan_of(contract)
     number, alpha = prev.number + 1, contract.statistics.alpha
     if plan is None:
+        this, spent = 0.0, prev.alpha_spent
         reason = (
             f"look {number} of contract {contract.id} v{contract.version} without a sequential "
             f"plan: a repeated look cannot PROMOTE as confirmatory evidence (declare "
             "sequential: in a new contract version decided on new examples)"
         )
-        rec = _record(
-            contract,
-            here,
-            number=number,
-            earlier_run_ids=ids,
-            alpha_this_look=0.0,
-            alpha_spent=prev.alpha_spent,
-            confirmatory=False,
-            reason=reason,
+    else:
+        level = look_level(plan, number, here.units, prev.alpha_spent)
+        this, spent = level.alpha_this_look, level.alpha_spent
+        reason = (
+            f"look {number}: the sequential plan's alpha is spent; this look cannot PROMOTE"
+            if this <= 0
+            else f"look {number} of the sequential plan: one-sided level "
+            f"{this:.4g} (spent {spent:.4g} of {plan.alpha:g})"
         )
-        return Look(rec, alpha, None, None)
-    level = look_level(plan, number, here.units, prev.alpha_spent)
-    spent = level.alpha_this_look <= 0
     rec = _record(
         contract,
         here,
         number=number,
         earlier_run_ids=ids,
-        alpha_this_look=level.alpha_this_look,
-        alpha_spent=level.alpha_spent,
-        confirmatory=not spent,
-        reason=(
-            f"look {number}: the sequential plan's alpha is spent; this look cannot PROMOTE"
-            if spent
-            else f"look {number} of the sequential plan: one-sided level "
-            f"{level.alpha_this_look:.4g} (spent {level.alpha_spent:.4g} of {plan.alpha:g})"
-        ),
+        alpha_this_look=this,
+        alpha_spent=spent,
+        confirmatory=this > 0,
+        reason=reason,
     )
-    return Look(rec, level.alpha_this_look or alpha, None, plan)
+    return Look(rec, this or alpha, None, plan)
 
 
 def _changed_contract(earlier: Sequence[EarlierLook], contract_sha256: str | None) -> str | None:
@@ -455,27 +435,19 @@ def gate_look_evidence(look: Look) -> GateResult | None:
 _MORE = re.compile(r"about \d+ more (clusters|paired examples) would likely resolve it")
 
 
-def _unit_spread(gate: GateResult) -> tuple[int, float] | None:
-    """(resampled units, standard error implied by the one-sided bounds), or None.
+def _replanned(gate: GateResult, look: Look, plan: SequentialPlan, power: float) -> GateResult:
+    """One inconclusive noninferiority gate with its hint counted at the plan's next look.
 
-    The bounds are estimate -/+ z_{1-alpha} SE under the normal approximation, so
-    SE = (upper - lower) / (2 z_{1-alpha}).
+    The bounds are estimate -/+ z_{1-alpha} SE under the normal approximation, so the standard
+    error is (upper - lower) / (2 z_{1-alpha}), over the gate's resampled units.
     """
     units, alpha = gate.details.get("resampled_units"), gate.alpha
     lower, upper = gate.lower_bound, gate.upper_bound
     if not isinstance(units, int) or units < 2 or alpha is None or not 0 < alpha < 0.5:
-        return None
-    if lower is None or upper is None:
-        return None
-    return units, (upper - lower) / (2.0 * _N.inv_cdf(1.0 - alpha))
-
-
-def _replanned(gate: GateResult, look: Look, plan: SequentialPlan, power: float) -> GateResult:
-    """One inconclusive noninferiority gate with its hint counted at the plan's next look."""
-    spread = _unit_spread(gate)
-    if spread is None or gate.estimate is None:
         return gate
-    units, se = spread
+    if lower is None or upper is None or gate.estimate is None:
+        return gate
+    se = (upper - lower) / (2.0 * _N.inv_cdf(1.0 - alpha))
     rec, k = look.record, look.record.number + 1
     scale = rec.units / units if units else 1.0
 

@@ -29,17 +29,8 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from ragwarrant.k8s.render import (
-    FAIL_JOB_EXIT_CODES,
-    RUN_PREFIX,
-    RenderOptions,
-    WorkloadKind,
-    check_options,
-    job_deadline_seconds,
-    pod_template,
-    require_kubernetes,
-    supporting_objects,
-)
+from ragwarrant.k8s.options import FAIL_JOB_EXIT_CODES, RenderOptions, WorkloadKind, check_options
+from ragwarrant.k8s.render import RUN_PREFIX, pod_template, require_kubernetes, supporting_objects
 
 ARGO_API_VERSION = "argoproj.io/v1alpha1"
 ITEM = "{{inputs.parameters.item}}"
@@ -74,21 +65,6 @@ class StatusSize:
         return self.compressed > self.limit
 
 
-def _items(options: RenderOptions) -> list[str]:
-    """Return the directory name under ``/in`` of each contract, in order."""
-    if options.input_claim is not None:
-        return list(options.input_names)
-    return [str(i) for i in range(len(options.contracts))]
-
-
-def _argo_args(args: list[str]) -> list[str]:
-    """Return the Job's container args with Argo's item and run prefix in place of the Job's."""
-    return [
-        a.replace(RUN_PREFIX, ARGO_RUN_PREFIX).replace("$(JOB_COMPLETION_INDEX)", ITEM)
-        for a in args
-    ]
-
-
 def _decide_template(pod: dict[str, Any], options: RenderOptions) -> dict[str, Any]:
     """Return the ``decide`` template: the Indexed Job's container and pod-level settings."""
     (container,) = pod["spec"]["containers"]
@@ -97,7 +73,11 @@ def _decide_template(pod: dict[str, Any], options: RenderOptions) -> dict[str, A
         # Argo's emissary executor runs `command`; without one it asks the registry for the
         # image's ENTRYPOINT. Set it to the image's own.
         "command": ["ragwarrant"],
-        "args": _argo_args(container["args"]),
+        # Argo's item and run prefix in place of the Job's.
+        "args": [
+            a.replace(RUN_PREFIX, ARGO_RUN_PREFIX).replace("$(JOB_COMPLETION_INDEX)", ITEM)
+            for a in container["args"]
+        ],
         "env": [e for e in container["env"] if e["name"] not in _JOB_ONLY_ENV],
     }
     never_retried = ", ".join(str(c) for c in FAIL_JOB_EXIT_CODES)
@@ -130,7 +110,7 @@ def _workflow(k: Any, options: RenderOptions) -> dict[str, Any]:
                     "name": "decide",
                     "template": "decide",
                     "arguments": {"parameters": [{"name": "item", "value": "{{item}}"}]},
-                    "withItems": _items(options),
+                    "withItems": options.index_dirs,
                 }
             ]
         ],
@@ -152,8 +132,8 @@ def _workflow(k: Any, options: RenderOptions) -> dict[str, Any]:
             "executor": {"serviceAccountName": f"{options.name}-executor"},
             "securityContext": spec["securityContext"],
             "podMetadata": {"labels": pod["metadata"]["labels"]},
-            "parallelism": min(options.parallelism, len(_items(options))),
-            "activeDeadlineSeconds": job_deadline_seconds(options),
+            "parallelism": min(options.parallelism, options.index_count),
+            "activeDeadlineSeconds": options.job_deadline_seconds,
             "ttlStrategy": {"secondsAfterCompletion": options.ttl_seconds_after_finished},
             "podGC": {"strategy": "OnPodSuccess"},
             "volumes": spec["volumes"],
@@ -165,7 +145,7 @@ def _workflow(k: Any, options: RenderOptions) -> dict[str, Any]:
 def _executor_rbac(k: Any, options: RenderOptions) -> list[Any]:
     """Return the executor's ServiceAccount, Role (workflowtaskresults only) and RoleBinding."""
     name = f"{options.name}-executor"
-    meta = k.V1ObjectMeta(name=name, namespace=options.namespace, labels=options.labels or None)
+    meta = k.V1ObjectMeta(name=name, namespace=options.namespace)
     return [
         k.V1ServiceAccount(api_version="v1", kind="ServiceAccount", metadata=meta),
         k.V1Role(
@@ -190,17 +170,6 @@ def _executor_rbac(k: Any, options: RenderOptions) -> list[Any]:
             ],
         ),
     ]
-
-
-def _allow_api_server_egress(k: Any, objects: list[Any]) -> None:
-    """Let the pods reach the API server (Argo's wait container); nothing else."""
-    for obj in objects:
-        if obj.kind == "NetworkPolicy":
-            obj.spec.egress = [
-                k.V1NetworkPolicyEgressRule(
-                    ports=[k.V1NetworkPolicyPort(protocol="TCP", port=p) for p in _API_SERVER_PORTS]
-                )
-            ]
 
 
 def _node(
@@ -276,7 +245,10 @@ def build_argo_manifests(options: RenderOptions) -> list[Any]:
     fan = replace(options, kind=WorkloadKind.INDEXED)
     check_options(fan, by_index=False)
     objects = supporting_objects(k, fan)
-    _allow_api_server_egress(k, objects)
+    for obj in objects:  # the pods reach the API server (Argo's wait container), nothing else
+        if obj.kind == "NetworkPolicy":
+            ports = [k.V1NetworkPolicyPort(protocol="TCP", port=p) for p in _API_SERVER_PORTS]
+            obj.spec.egress = [k.V1NetworkPolicyEgressRule(ports=ports)]
     objects += _executor_rbac(k, fan)
     objects.append(_workflow(k, fan))
     return objects

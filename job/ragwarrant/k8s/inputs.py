@@ -13,21 +13,9 @@ from pathlib import Path, PurePosixPath
 
 from ragwarrant.contract import load_contract, resolve_inside
 from ragwarrant.errors import ContractError, InputError, UsageError
+from ragwarrant.k8s.options import InputFile
 
 _CONTRACT_NAMES = ("contract.yaml", "contract.yml", "contract.json")
-
-
-@dataclass(frozen=True)
-class InputFile:
-    """One file of the job's input directory, as it will appear under ``/in``.
-
-    Attributes:
-        relpath: POSIX path relative to the input directory (``evidence/a.csv``).
-        content: the file's bytes.
-    """
-
-    relpath: str
-    content: bytes
 
 
 def collect_input_files(input_dir: Path) -> tuple[InputFile, ...]:
@@ -151,10 +139,9 @@ def load_inputs(contract_paths: Sequence[Path], evidence_dir: Path | None = None
             "the contract's directory, or to --evidence-dir DIR when given); files and folders "
             "whose names start with '.' are not packaged",
         )
-    sets = [files_of[d.resolve()] for d in dirs]
-    if all(s is sets[0] for s in sets):
-        return RenderInputs(tuple(contracts), sets[0])
-    return RenderInputs(tuple(contracts), (), tuple(sets))
+    if len(files_of) > 1:
+        return RenderInputs(tuple(contracts), (), tuple(files_of[d.resolve()] for d in dirs))
+    return RenderInputs(tuple(contracts), next(iter(files_of.values()), ()))
 
 
 def _index_sort_key(name: str) -> tuple[int, int | str]:

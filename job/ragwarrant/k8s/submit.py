@@ -54,128 +54,44 @@ class SubmitResult:
     exit_code: int = 0
 
 
-def _api_client(kubeconfig: str | None, context: str | None) -> Any:
-    require_kubernetes()
-    from kubernetes import config
-    from kubernetes.config.config_exception import ConfigException
-
-    try:
-        return config.new_client_from_config(config_file=kubeconfig, context=context)
-    except (ConfigException, OSError) as exc:
-        raise UsageError(
-            "k8s-no-kubeconfig",
-            f"cannot load the Kubernetes configuration: {exc}",
-            hint="set KUBECONFIG or pass --kubeconfig FILE (and --context NAME)",
-        ) from exc
-
-
-def _create(api_client: Any, obj: Any) -> None:
-    k = require_kubernetes()
-    ns = obj.metadata.namespace
-    kind = obj.kind
-    core, batch = k.CoreV1Api(api_client), k.BatchV1Api(api_client)
-    if kind == "Namespace":
-        core.create_namespace(obj)
-    elif kind == "ServiceAccount":
-        core.create_namespaced_service_account(ns, obj)
-    elif kind == "PersistentVolumeClaim":
-        core.create_namespaced_persistent_volume_claim(ns, obj)
-    elif kind == "ConfigMap":
-        core.create_namespaced_config_map(ns, obj)
-    elif kind == "NetworkPolicy":
-        k.NetworkingV1Api(api_client).create_namespaced_network_policy(ns, obj)
-    elif kind == "Job":
-        batch.create_namespaced_job(ns, obj)
-    elif kind == "CronJob":
-        batch.create_namespaced_cron_job(ns, obj)
-    else:  # pragma: no cover - build_manifests writes only the kinds above
-        raise InternalError("k8s-unknown-kind", f"cannot create a {kind}")
-
-
-def _finished(job: Any) -> bool:
-    for condition in (job.status and job.status.conditions) or []:
-        if condition.type in ("Complete", "Failed") and condition.status == "True":
-            return True
-    return False
-
-
-def _pod_outcomes(pod: Any) -> list[tuple[str, PodOutcome]]:
-    """Return (finished-at stamp, outcome) of each terminated ragwarrant container of a pod."""
-    annotations = pod.metadata.annotations or {}
-    raw_index = annotations.get("batch.kubernetes.io/job-completion-index")
-    index = int(raw_index) if raw_index is not None else None
-    found = []
-    for status in pod.status.container_statuses or []:
-        terminated = status.state and status.state.terminated
-        if status.name != CONTAINER_NAME or terminated is None:
-            continue
-        outcome = PodOutcome(
-            pod=pod.metadata.name,
-            index=index,
-            exit_code=int(terminated.exit_code),
-            message=(terminated.message or "").strip(),
-        )
-        found.append((str(terminated.finished_at or ""), outcome))
-    return found
-
-
-def _outcomes(api_client: Any, namespace: str, job_name: str) -> tuple[PodOutcome, ...]:
-    k = require_kubernetes()
-    pods = k.CoreV1Api(api_client).list_namespaced_pod(
-        namespace, label_selector=f"batch.kubernetes.io/job-name={job_name}"
-    )
-    latest: dict[int | None, tuple[str, PodOutcome]] = {}
-    for pod in pods.items:
-        for stamp, outcome in _pod_outcomes(pod):
-            # Keep the last attempt of each index (retried pods share the index).
-            if outcome.index not in latest or stamp >= latest[outcome.index][0]:
-                latest[outcome.index] = (stamp, outcome)
-    return tuple(latest[i][1] for i in sorted(latest, key=lambda i: -1 if i is None else i))
-
-
 def _create_all(api_client: Any, objects: Sequence[Any]) -> list[str]:
     """Create each object in order; return ``Kind/name`` of each (kept ones included).
 
     Raises:
-        UsageError: an object that is not kept if present exists, or access is denied.
+        UsageError: an object that is not kept if present exists (HTTP 409), or access is
+            denied (401, 403).
         InternalError: any other API error.
     """
-    from kubernetes.client.exceptions import ApiException
+    from kubernetes.utils import FailToCreateError, create_from_dict
 
     created: list[str] = []
     for obj in objects:
-        name = f"{obj.kind}/{obj.metadata.name}"
-        try:
-            _create(api_client, obj)
-        except ApiException as exc:
-            if exc.status == 409 and obj.kind in _KEPT_IF_PRESENT:
-                created.append(name)
-                continue
-            raise _creation_error(exc, name, obj.metadata.namespace) from exc
+        name, namespace = f"{obj.kind}/{obj.metadata.name}", obj.metadata.namespace
+        try:  # the client's own mapping of kind to API call
+            create_from_dict(api_client, api_client.sanitize_for_serialization(obj))
+        except FailToCreateError as failed:
+            (exc,) = failed.api_exceptions
+            if exc.status == 409 and obj.kind not in _KEPT_IF_PRESENT:
+                raise UsageError(
+                    "k8s-object-exists",
+                    f"{name} already exists in namespace {namespace}",
+                    hint="delete the previous run (kubectl delete job,configmap -l "
+                    "app.kubernetes.io/instance=NAME) or pass another --name",
+                ) from exc
+            if exc.status in (401, 403):
+                raise UsageError(
+                    "k8s-forbidden",
+                    f"the cluster refused to create {name} (HTTP {exc.status})",
+                    hint="check your kubeconfig user's RBAC for this namespace",
+                ) from exc
+            if exc.status != 409:
+                raise InternalError(
+                    "k8s-api-error",
+                    f"creating {name} failed: HTTP {exc.status} {exc.reason}",
+                    hint="see the API server's message above; retry if transient",
+                ) from exc
         created.append(name)
     return created
-
-
-def _creation_error(exc: Any, name: str, namespace: str | None) -> UsageError | InternalError:
-    """Return the located error for a refused creation (HTTP 409, 401/403, or anything else)."""
-    if exc.status == 409:
-        return UsageError(
-            "k8s-object-exists",
-            f"{name} already exists in namespace {namespace}",
-            hint="delete the previous run (kubectl delete job,configmap -l "
-            "app.kubernetes.io/instance=NAME) or pass another --name",
-        )
-    if exc.status in (401, 403):
-        return UsageError(
-            "k8s-forbidden",
-            f"the cluster refused to create {name} (HTTP {exc.status})",
-            hint="check your kubeconfig user's RBAC for this namespace",
-        )
-    return InternalError(
-        "k8s-api-error",
-        f"creating {name} failed: HTTP {exc.status} {exc.reason}",
-        hint="see the API server's message above; retry if transient",
-    )
 
 
 def _wait_finished(
@@ -187,7 +103,7 @@ def _wait_finished(
     sleep: Callable[[float], None],
     clock: Callable[[], float],
 ) -> None:
-    """Poll the Job every ``poll_s`` s until it is finished.
+    """Poll the Job every ``poll_s`` s until it has a ``Complete`` or ``Failed`` condition.
 
     Raises:
         InternalError: reading the Job fails, or it is not finished after ``timeout_s`` s.
@@ -204,7 +120,8 @@ def _wait_finished(
             raise InternalError(
                 "k8s-api-error", f"reading Job/{job_name} failed: HTTP {exc.status} {exc.reason}"
             ) from exc
-        if _finished(job):
+        conditions = (job.status and job.status.conditions) or []
+        if any(c.type in ("Complete", "Failed") and c.status == "True" for c in conditions):
             return
         if clock() >= deadline:
             raise InternalError(
@@ -215,27 +132,49 @@ def _wait_finished(
         sleep(poll_s)
 
 
-def _finished_outcomes(api_client: Any, namespace: str, job_name: str) -> tuple[PodOutcome, ...]:
-    """Return the outcomes of a finished Job's pods.
+def _pod_outcomes(pod: Any) -> list[tuple[str, PodOutcome]]:
+    """Return (finished-at stamp, outcome) of each terminated ragwarrant container of a pod."""
+    raw = (pod.metadata.annotations or {}).get("batch.kubernetes.io/job-completion-index")
+    index = int(raw) if raw is not None else None
+    found = []
+    for status in pod.status.container_statuses or []:
+        ended = status.state and status.state.terminated
+        if status.name == CONTAINER_NAME and ended is not None:
+            message = (ended.message or "").strip()
+            outcome = PodOutcome(pod.metadata.name, index, int(ended.exit_code), message)
+            found.append((str(ended.finished_at or ""), outcome))
+    return found
+
+
+def _outcomes(api_client: Any, namespace: str, job_name: str) -> tuple[PodOutcome, ...]:
+    """Return the last attempt's outcome of each index of a finished Job, in index order.
 
     Raises:
         InternalError: listing the pods fails, or no pod has a terminated ragwarrant container.
     """
+    k = require_kubernetes()
     from kubernetes.client.exceptions import ApiException
 
     try:
-        outcomes = _outcomes(api_client, namespace, job_name)
+        pods = k.CoreV1Api(api_client).list_namespaced_pod(
+            namespace, label_selector=f"batch.kubernetes.io/job-name={job_name}"
+        )
     except ApiException as exc:
         raise InternalError(
             "k8s-api-error", f"listing the pods of Job/{job_name} failed: HTTP {exc.status}"
         ) from exc
-    if not outcomes:
+    latest: dict[int | None, tuple[str, PodOutcome]] = {}
+    for stamp, outcome in (found for pod in pods.items for found in _pod_outcomes(pod)):
+        # Keep the last attempt of each index (retried pods share the index).
+        if outcome.index not in latest or stamp >= latest[outcome.index][0]:
+            latest[outcome.index] = (stamp, outcome)
+    if not latest:
         raise InternalError(
             "k8s-no-outcome",
             f"Job/{job_name} finished but no pod has a terminated {CONTAINER_NAME} container",
             hint=f"kubectl -n {namespace} describe job {job_name}",
         )
-    return outcomes
+    return tuple(latest[i][1] for i in sorted(latest, key=lambda i: -1 if i is None else i))
 
 
 def submit(
@@ -278,12 +217,22 @@ def submit(
             "--wait needs a Job; a CronJob starts Jobs on its schedule",
             hint="submit --kind job (or indexed) to wait for a decision",
         )
-    api_client = _api_client(kubeconfig, context)
+    from kubernetes import config
+    from kubernetes.config.config_exception import ConfigException
+
+    try:
+        api_client = config.new_client_from_config(config_file=kubeconfig, context=context)
+    except (ConfigException, OSError) as exc:
+        raise UsageError(
+            "k8s-no-kubeconfig",
+            f"cannot load the Kubernetes configuration: {exc}",
+            hint="set KUBECONFIG or pass --kubeconfig FILE (and --context NAME)",
+        ) from exc
     created = tuple(_create_all(api_client, objects))
     if not wait:
         return SubmitResult(created)
     namespace, job_name = workload.metadata.namespace, workload.metadata.name
     _wait_finished(api_client, namespace, job_name, timeout_s, poll_s, sleep, clock)
-    outcomes = _finished_outcomes(api_client, namespace, job_name)
+    outcomes = _outcomes(api_client, namespace, job_name)
     code = next((o.exit_code for o in outcomes if o.exit_code != 0), 0)
     return SubmitResult(created, outcomes, code)

@@ -21,12 +21,10 @@ from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 from functools import cache
-from typing import TYPE_CHECKING
 
 import numpy as np
 
-if TYPE_CHECKING:
-    from ragwarrant.stats.bootstrap import SumPlan
+from ragwarrant.stats._plan import SumPlan
 
 TILE_UNITS = 16_384
 """Units per tile (a multiple of 8, so a tile starts at a byte of the packed weights)."""

@@ -9,7 +9,7 @@ A resample is a weight per resampling unit (example or group), shared by every c
 metric, or a metric inside a protected slice), so joint tests (the intersection-union test of a
 candidate) see joint replicates. ``joint_bootstrap`` reads in four steps:
 
-1. validate the arguments (``_validate``) and plan the per-unit sums (``SumPlan``);
+1. validate the arguments (``_validate``) and plan the per-unit sums (``stats._plan.SumPlan``);
 2. draw the weights, B rows of one weight per unit (``_weights``), in chunks, each from a child
    generator spawned from ``rng`` (so threads or chunk order never change a result);
 3. take the weighted sums each statistic is a function of (``replicates``): a mean is
@@ -42,14 +42,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal, get_args
+from typing import get_args
 
 import numpy as np
 
 from ragwarrant.stats import _scale
+from ragwarrant.stats._plan import QUANTILE, Column, Statistic, SumPlan
 
-Statistic = Literal["mean", "p50", "p95"]
-QUANTILE = {"p50": 0.5, "p95": 0.95}
 MULTINOMIAL_MAX_UNITS = 20_000
 """Above this many resampled units the weights are half-sampling weights (module docstring)."""
 BINS_MAX_LEVELS = 256
@@ -95,22 +94,6 @@ def statistic_value(values: np.ndarray, statistic: Statistic) -> float:
     if statistic == "mean":
         return float(np.mean(values))
     return float(np.quantile(values, QUANTILE[statistic], method="inverted_cdf"))
-
-
-@dataclass(frozen=True)
-class Column:
-    """One statistic over a subset of the paired rows (a metric, or a metric in a slice).
-
-    Attributes:
-        rows: shape (m,) int, indices of the rows (0..n-1) this column uses, each once.
-        candidate, baseline: shape (m,) finite values in metric units, aligned with ``rows``.
-        statistic: mean, p50 or p95 of the difference candidate - baseline.
-    """
-
-    rows: np.ndarray
-    candidate: np.ndarray
-    baseline: np.ndarray
-    statistic: Statistic
 
 
 def weighted_lower_quantile(sorted_values: np.ndarray, weights: np.ndarray, q: float) -> np.ndarray:
@@ -250,61 +233,6 @@ def _units_of(groups: np.ndarray | None, n: int) -> tuple[np.ndarray, int]:
     _, unit_of = np.unique(groups, return_inverse=True)
     unit_of = unit_of.reshape(-1)
     return unit_of, int(unit_of.max()) + 1
-
-
-@dataclass(frozen=True)
-class UnitSum:
-    """One per-unit sum vector: a column's rows per unit (``centre`` None), or the sum per unit
-    of its deltas minus ``centre`` (a mean's centred numerator)."""
-
-    column: Column
-    centre: float | None
-
-    def vector(self, unit_of: np.ndarray, g: int) -> np.ndarray:
-        """Shape (G,) float64, zero for units without a row in the column."""
-        units = unit_of[self.column.rows]
-        if self.centre is None:
-            return np.bincount(units, minlength=g).astype(np.float64)
-        delta = (self.column.candidate - self.column.baseline) - self.centre
-        return np.bincount(units, weights=delta, minlength=g)
-
-
-@dataclass(frozen=True)
-class SumPlan:
-    """The per-unit sums the statistics need, each once, and how each statistic uses them.
-
-    ``sums``: per distinct set of rows its rows per unit (first seen first), per mean its
-    centred delta sums, in column order. ``means``: (column j, numerator, denominator) indices
-    into ``sums``; a mean's replicate is its estimate + numerator / denominator, both weighted.
-    ``quantiles``: (column j, quantile level q, index of the column's rows per unit).
-    """
-
-    columns: Sequence[Column]
-    sums: list[UnitSum]
-    means: list[tuple[int, int, int]]
-    quantiles: list[tuple[int, float, int]]
-
-    @classmethod
-    def of(cls, columns: Sequence[Column]) -> SumPlan:
-        """The plan of ``columns``."""
-        plan = cls(columns, [], [], [])
-        rows_at: dict[bytes, int] = {}
-        for j, col in enumerate(columns):
-            den = rows_at.setdefault(col.rows.tobytes(), len(plan.sums))
-            if den == len(plan.sums):
-                plan.sums.append(UnitSum(col, None))
-            if col.statistic != "mean":
-                plan.quantiles.append((j, QUANTILE[col.statistic], den))
-                continue
-            plan.means.append((j, len(plan.sums), den))
-            plan.sums.append(UnitSum(col, float((col.candidate - col.baseline).mean())))
-        return plan
-
-    def finish_means(self, lin: np.ndarray, out: np.ndarray) -> None:
-        """Fill the mean columns of ``out`` (b, k) from ``lin`` = weights @ sums (b, len(sums))."""
-        for j, num, den in self.means:
-            with np.errstate(invalid="ignore", divide="ignore"):
-                out[:, j] = self.sums[num].centre + lin[:, num] / lin[:, den]
 
 
 def _estimates(columns: Sequence[Column]) -> np.ndarray:

@@ -17,20 +17,3 @@ def holm_levels(p_values: np.ndarray, alpha: float) -> np.ndarray:
     levels = np.empty(m)
     levels[order] = alpha / (m - np.arange(m))
     return levels
-
-
-def holm_rejections(p_values: np.ndarray, alpha: float) -> np.ndarray:
-    """Return which hypotheses Holm's procedure rejects at family-wise level ``alpha``, shape (m,).
-
-    Step down through p-values in ascending order; stop at the first that exceeds its level.
-    """
-    p = np.asarray(p_values, dtype=np.float64)
-    m = p.size
-    order = np.argsort(p, kind="stable")
-    rejected = np.zeros(m, dtype=bool)
-    for i, idx in enumerate(order):
-        if p[idx] <= alpha / (m - i):
-            rejected[idx] = True
-        else:
-            break
-    return rejected

@@ -1,4 +1,4 @@
-"""Benchmark metrics for a flagging gate: F1 gain over a floor with a cluster bootstrap, and AUC.
+"""Benchmark metrics for a flagging gate: F1 gain over a floor (cluster bootstrap), and AUC.
 
 - ``gain_interval``: the percentile bootstrap interval (Efron & Tibshirani, *An Introduction to the
   Bootstrap*, 1993, ch. 13) of ``F1(gate) - F1(always-flag)``, resampling whole clusters (sources)

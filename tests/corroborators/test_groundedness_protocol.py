@@ -1,60 +1,84 @@
-"""Tests of `ragwarrant bench groundedness`: both protocols, input errors, and the docs table."""
+"""Tests of bench/groundedness.py: fold assignment, both protocols, options, errors.
+
+Run in-process on small synthetic RAGTruth copies (``ragtruth_files``); the shared-sample table,
+the shipped calibration and a run of the script itself are in tests/test_bench_groundedness.py.
+"""
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import json
-from collections.abc import Callable
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
+import groundedness
+import numpy as np
 import pytest
-from tests.corroborators.ragtruth_files import (
-    make_official,
-    make_sample,
-    official_responses,
-)
+from ragtruth import load_ragtruth
+from tests.corroborators.ragtruth_files import make_official, make_sample, official_responses
 
-from ragwarrant.commands import bench
-from ragwarrant.corroborators.benchmark import LATENCY_HEADING, calibration_document
-from ragwarrant.corroborators.ragtruth import load_ragtruth
+from ragwarrant.corroborators.features import CONTENT_FEATURES, FEATURES, LENGTH_FEATURES
 from ragwarrant.errors import InputError, OutputError, UsageError
 
-REPO = Path(__file__).resolve().parents[2]
-SHARED_RAGTRUTH = REPO.parent / "shared" / "data" / "ragtruth"
-DOCS = REPO / "docs" / "groundedness-ragtruth.md"
-DOCS_BEGIN = "<!-- BEGIN bench groundedness output -->"
-DOCS_END = "<!-- END bench groundedness output -->"
-LEXICAL_V1_SHA256 = "e56191a676803f5a7367873eca8810c0ec68f8ace85636bd48eba35664aef9f1"
+
+def test_fold_assignment_groups_by_source_and_depends_on_seed() -> None:
+    """A source's fold is a pure function of (seed, source_id); seeds reshuffle folds."""
+    ids = [str(i) for i in range(200)]
+    assert [groundedness.fold_of(s, 0, 5) for s in ids] == [
+        groundedness.fold_of(s, 0, 5) for s in ids
+    ]
+    assert [groundedness.fold_of(s, 0, 5) for s in ids] != [
+        groundedness.fold_of(s, 1, 5) for s in ids
+    ]
+    assert set(groundedness.fold_of(s, 0, 5) for s in ids) == {0, 1, 2, 3, 4}
 
 
-def run_cli(*argv: str) -> int:
-    """Parse argv with a parser built from bench.register and call the handler, like cli.py."""
-    parser = argparse.ArgumentParser(prog="ragwarrant")
-    bench.register(parser.add_subparsers(dest="command", required=True))
-    args = parser.parse_args(list(argv))
-    handler: Callable[[argparse.Namespace], int] = args.handler
-    return handler(args)
+def test_fold_is_the_first_eight_hash_bytes_big_endian_mod_k() -> None:
+    """fold_of is sha256(f"{seed}:{source_id}"), first 8 bytes big endian, mod k."""
+    for sid in ("0", "17", "source-x", "ünïcode"):
+        digest = hashlib.sha256(f"3:{sid}".encode()).digest()
+        assert groundedness.fold_of(sid, 3, 7) == int.from_bytes(digest[:8], "big") % 7
+
+
+def test_confusion_metrics_match_their_formulas() -> None:
+    """Precision tp/flagged, recall tp/positives, F1 2tp/(flagged+positives), FNR 1 − recall."""
+    c = groundedness.Confusion(n=10, n_positive=4, n_flagged=5, true_positives=3)
+    assert (c.precision, c.recall, c.f1, c.false_negative_rate) == (0.6, 0.75, 6 / 9, 0.25)
+
+
+def test_confusion_metrics_are_none_when_undefined() -> None:
+    """Nothing flagged and no positive: every metric is None, never NaN."""
+    c = groundedness.Confusion(n=3, n_positive=0, n_flagged=0, true_positives=0)
+    assert (c.precision, c.recall, c.f1, c.false_negative_rate) == (None, None, None, None)
+
+
+def test_official_protocol_calibrates_on_train_only(tmp_path: Path) -> None:
+    """The official protocol calibrates one threshold per gate on train and scores test only."""
+    report = groundedness.run_groundedness_bench(load_ragtruth(make_official(tmp_path)))
+    assert report.n_train == 5 and report.n_evaluated == 3
+    assert report.thresholds["QA"]["coverage"] == [0.6]
+    assert report.folds is None and report.seed is None
+
+
+def test_content_combiner_is_fitted_without_length_features(tmp_path: Path) -> None:
+    """combined_content's model has no feature that grows with length; combined keeps them."""
+    data = load_ragtruth(make_official(tmp_path))
+    scored = groundedness._score_all(data)
+    fit = groundedness._fit(scored, np.ones(len(data.records), dtype=bool), "QA", "test")
+    assert fit.models["combined_content"].features == CONTENT_FEATURES
+    assert fit.models["combined"].features == FEATURES
+    assert not set(LENGTH_FEATURES) & set(CONTENT_FEATURES)
+    assert set(LENGTH_FEATURES) < set(FEATURES)
+
+
+# ------------------------------------------------------------------ the script's options
 
 
 def run_json(directory: Path, tmp_path: Path, *extra: str) -> dict[str, Any]:
+    """Run the script in-process with --format json; its parsed output."""
     out = tmp_path / "bench.json"
-    assert (
-        run_cli(
-            "bench",
-            "groundedness",
-            "--ragtruth-dir",
-            str(directory),
-            "--format",
-            "json",
-            "--output",
-            str(out),
-            *extra,
-        )
-        == 0
-    )
+    argv = ["--ragtruth-dir", str(directory), "--format", "json", "--output", str(out), *extra]
+    assert groundedness.main(argv) == 0
     return json.loads(out.read_text(encoding="utf-8"))
 
 
@@ -141,13 +165,8 @@ def test_markdown_output_carries_no_input_text(tmp_path: Path) -> None:
     """Only numbers reach the output: no question, response or context word appears."""
     out = tmp_path / "bench.md"
     assert (
-        run_cli(
-            "bench",
-            "groundedness",
-            "--ragtruth-dir",
-            str(make_official(tmp_path / "d")),
-            "--output",
-            str(out),
+        groundedness.main(
+            ["--ragtruth-dir", str(make_official(tmp_path / "d")), "--output", str(out)]
         )
         == 0
     )
@@ -161,9 +180,7 @@ def test_markdown_goes_to_stdout_without_output(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """Without --output the Markdown report is printed."""
-    assert (
-        run_cli("bench", "groundedness", "--ragtruth-dir", str(make_official(tmp_path / "d"))) == 0
-    )
+    assert groundedness.main(["--ragtruth-dir", str(make_official(tmp_path / "d"))]) == 0
     assert "| task | gate |" in capsys.readouterr().out
 
 
@@ -171,13 +188,8 @@ def test_unwritable_output_is_output_error(tmp_path: Path) -> None:
     """An output path in a missing directory raises OutputError naming the path."""
     target = tmp_path / "missing" / "bench.md"
     with pytest.raises(OutputError) as info:
-        run_cli(
-            "bench",
-            "groundedness",
-            "--ragtruth-dir",
-            str(make_official(tmp_path / "d")),
-            "--output",
-            str(target),
+        groundedness.main(
+            ["--ragtruth-dir", str(make_official(tmp_path / "d")), "--output", str(target)]
         )
     assert str(target) in info.value.message
 
@@ -195,30 +207,14 @@ def test_sample_protocol_is_cross_validation_and_says_not_official(tmp_path: Pat
     assert row(report, "Summary", "coverage")["f1"] == 1.0
     assert row(report, "Summary", "coverage")["within_generator_auc"] == 1.0
     md = tmp_path / "bench.md"
-    run_cli(
-        "bench",
-        "groundedness",
-        "--ragtruth-dir",
-        str(directory),
-        "--folds",
-        "3",
-        "--output",
-        str(md),
-    )
+    groundedness.main(["--ragtruth-dir", str(directory), "--folds", "3", "--output", str(md)])
     assert "**Not the official RAGTruth test split.**" in md.read_text(encoding="utf-8")
 
 
 def test_fewer_than_two_folds_is_usage_error(tmp_path: Path) -> None:
     """--folds 1 cannot cross-validate."""
     with pytest.raises(UsageError):
-        run_cli(
-            "bench",
-            "groundedness",
-            "--ragtruth-dir",
-            str(make_sample(tmp_path / "s")),
-            "--folds",
-            "1",
-        )
+        groundedness.main(["--ragtruth-dir", str(make_sample(tmp_path / "s")), "--folds", "1"])
 
 
 def test_write_calibration_produces_a_loadable_file(tmp_path: Path) -> None:
@@ -226,17 +222,17 @@ def test_write_calibration_produces_a_loadable_file(tmp_path: Path) -> None:
     from ragwarrant.corroborators.calibration import load_calibration
 
     target = tmp_path / "cal.json"
-    run_cli(
-        "bench",
-        "groundedness",
-        "--ragtruth-dir",
-        str(make_official(tmp_path / "d")),
-        "--output",
-        str(tmp_path / "b.md"),
-        "--write-calibration",
-        str(target),
-        "--calibration-version",
-        "lexical-t",
+    groundedness.main(
+        [
+            "--ragtruth-dir",
+            str(make_official(tmp_path / "d")),
+            "--output",
+            str(tmp_path / "b.md"),
+            "--write-calibration",
+            str(target),
+            "--calibration-version",
+            "lexical-t",
+        ]
     )
     calibration = load_calibration(target)
     assert calibration.version == "lexical-t"
@@ -249,73 +245,5 @@ def test_train_without_positive_cannot_calibrate(tmp_path: Path) -> None:
     """Calibration needs an unsupported train response."""
     responses = [r for r in official_responses() if not (r["split"] == "train" and r["labels"])]
     with pytest.raises(InputError) as info:
-        run_cli(
-            "bench",
-            "groundedness",
-            "--ragtruth-dir",
-            str(make_official(tmp_path, responses=responses)),
-        )
+        groundedness.main(["--ragtruth-dir", str(make_official(tmp_path, responses=responses))])
     assert info.value.code == "ragtruth-no-positive"
-
-
-# ------------------------------------------------------------------ the committed docs table
-
-
-def _shared_sample() -> Path:
-    if not (SHARED_RAGTRUTH / "sample_response.jsonl.gz").is_file():
-        pytest.skip(f"shared RAGTruth sample absent: expected it at {SHARED_RAGTRUTH}")
-    return SHARED_RAGTRUTH
-
-
-def test_command_reproduces_the_docs_table(tmp_path: Path) -> None:
-    """The committed table in docs/groundedness-ragtruth.md is what the command prints now."""
-    out = tmp_path / "bench.md"
-    assert (
-        run_cli(
-            "bench", "groundedness", "--ragtruth-dir", str(_shared_sample()), "--output", str(out)
-        )
-        == 0
-    )
-    produced = out.read_text(encoding="utf-8").split(LATENCY_HEADING)[0].strip()
-    docs = DOCS.read_text(encoding="utf-8")
-    committed = docs.split(DOCS_BEGIN)[1].split(DOCS_END)[0].strip()
-    assert committed == produced
-
-
-def test_shared_sample_counts_match_its_readme(tmp_path: Path) -> None:
-    """Positives per task equal the README's 'label whose implicit_true is false' counts."""
-    report = run_json(_shared_sample(), tmp_path)
-    expected = {"QA": (817, 208), "Summary": (900, 232), "Data2txt": (900, 564)}
-    for task, counts in expected.items():
-        floor = row(report, task, "always-flag")
-        assert (floor["n"], floor["n_positive"]) == counts
-
-
-def test_shipped_calibration_is_regenerated_from_the_shared_sample() -> None:
-    """lexical-v2.json equals what --write-calibration produces on the shared sample."""
-    shipped = json.loads(
-        resources.files("ragwarrant")
-        .joinpath("data", "calibration", "lexical-v2.json")
-        .read_text("utf-8")
-    )
-    produced = calibration_document(load_ragtruth(_shared_sample()), "lexical-v2")
-    # Same keys, strings and integers; floats equal up to the last bits, which numpy's
-    # CPU-dispatched exp/log kernels may change from one machine to another.
-    assert _close(produced, shipped)
-
-
-def _close(a: Any, b: Any) -> bool:
-    """Equal structure; floats within 1e-12 relative, everything else equal."""
-    if isinstance(a, dict) and isinstance(b, dict):
-        return a.keys() == b.keys() and all(_close(a[k], b[k]) for k in a)
-    if isinstance(a, list) and isinstance(b, list):
-        return len(a) == len(b) and all(_close(x, y) for x, y in zip(a, b, strict=True))
-    if isinstance(a, float) and isinstance(b, float):
-        return abs(a - b) <= 1e-12 * max(abs(a), abs(b), 1.0)
-    return bool(a == b) and type(a) is type(b)
-
-
-def test_legacy_calibration_v1_is_unchanged() -> None:
-    """lexical-v1.json (pooled, pre-v2 tokens) is kept byte for byte for contracts that name it."""
-    raw = resources.files("ragwarrant").joinpath("data", "calibration", "lexical-v1.json")
-    assert hashlib.sha256(raw.read_bytes()).hexdigest() == LEXICAL_V1_SHA256

@@ -1,12 +1,11 @@
-"""Tests of the benchmark metrics: cluster-bootstrap F1 gain and within-generator AUC."""
+"""Tests of bench/groundedness_metrics.py: cluster-bootstrap F1 gain and within-generator AUC."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
+from groundedness_metrics import gain_interval, within_group_auc
 from scipy.stats import mannwhitneyu
-
-from ragwarrant.corroborators.metrics import gain_interval, within_group_auc
 
 
 def test_within_group_auc_is_pooled_mann_whitney_over_same_group_pairs() -> None:

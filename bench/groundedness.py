@@ -1,6 +1,12 @@
-"""The groundedness benchmark protocol on RAGTruth: per-task calibration, metrics, table.
+"""The lexical groundedness gates on RAGTruth, per task type: protocol, table, calibration file.
 
-Two protocols, chosen by the layout of the RAGTruth copy (``corroborators.ragtruth``):
+Usage (a developer tool, not part of the decision job; numbers in docs/groundedness-ragtruth.md)::
+
+    .venv/bin/python bench/groundedness.py --ragtruth-dir ../shared/data/ragtruth \
+        [--format md|json] [--output FILE] [--folds 5] [--seed 0] \
+        [--write-calibration FILE --calibration-version ID]
+
+Two protocols, chosen by the layout of the RAGTruth copy (``bench/ragtruth.py``):
 
 - **official**: every gate of a task type is calibrated on that task type's ``train`` records and
   scored on its ``test`` records (``quality == good`` records only).
@@ -24,22 +30,31 @@ precision: ``calibration.calibrate_threshold``):
 A task type whose training rows lack an unsupported or a supported response is calibrated on all
 training rows (the report notes it). Metrics per task type, response level: precision, recall,
 F1 beside the always-flag floor; the F1 gain over the floor with its 95 % source-clustered
-bootstrap interval and the within-generator ROC AUC (``metrics``). Latency is the wall time of
-scoring one response against its uncached context, on this machine.
+bootstrap interval and the within-generator ROC AUC (``bench/groundedness_metrics.py``). Latency
+is the wall time of scoring one response against its uncached context, on this machine.
 
 No question, response or context text reaches the output: only counts, shares and timings.
+Bad input raises the job's typed errors; run as a script, they are printed and become its exit
+code (66 for a missing or malformed RAGTruth copy, 64 for ``--folds`` below 2).
 """
 
 from __future__ import annotations
 
+import argparse
+import json
 import math
+import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
+from groundedness_metrics import GainInterval, gain_interval, within_group_auc
+from ragtruth import TASKS, Layout, RagtruthData, RagtruthRecord, load_ragtruth  # bench/ on path
 
+from ragwarrant.audit.writer import write_atomic
 from ragwarrant.corroborators.calibration import (
     FLAG_RULE,
     GATES,
@@ -48,11 +63,9 @@ from ragwarrant.corroborators.calibration import (
 from ragwarrant.corroborators.combiner import DEFAULT_L2, LogisticModel, fit_logistic
 from ragwarrant.corroborators.features import CONTENT_FEATURES, FEATURES, response_features
 from ragwarrant.corroborators.lexical import index_context, score_response
-from ragwarrant.corroborators.metrics import GainInterval, gain_interval, within_group_auc
-from ragwarrant.corroborators.ragtruth import TASKS, Layout, RagtruthData, RagtruthRecord
 from ragwarrant.corroborators.records import parse_record
 from ragwarrant.digests import sha256_bytes
-from ragwarrant.errors import InputError, UsageError
+from ragwarrant.errors import InputError, RagwarrantError, UsageError
 from ragwarrant.version import __version__
 
 LATENCY_HEADING = "### Latency"
@@ -69,13 +82,13 @@ FLOOR = "always-flag"
 """The floor every gate is compared with: flag every response."""
 
 REPORTED_GATES: tuple[str, ...] = (*GATES, "record", "combined", "combined_content")
+"""Gates in table order (``record`` only for task types with JSON-record contexts)."""
 
 COMBINERS: dict[str, tuple[str, ...]] = {
     "combined": FEATURES,
     "combined_content": CONTENT_FEATURES,
 }
 """Each combiner gate and the features it is fitted on."""
-"""Gates in table order (``record`` only for task types with JSON-record contexts)."""
 
 BOOTSTRAP_SEED = 0
 """Seed of the cluster bootstrap of the F1 gain (the same draws for every gate of a task)."""
@@ -703,3 +716,83 @@ def calibration_document(data: RagtruthData, version: str) -> dict[str, Any]:
         "gates": pooled,
         "tasks": tasks,
     }
+
+
+# --------------------------------------------------------------------------------------------
+# command line
+
+
+def _write(path: Path, text: str) -> None:
+    """Write ``text`` atomically, readable by all (the job's one atomic writer)."""
+    write_atomic(path, text.encode("utf-8"))
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The options of ``bench/groundedness.py`` (those of the former ``bench groundedness``)."""
+    parser = argparse.ArgumentParser(
+        prog="bench/groundedness.py",
+        description="Lexical groundedness gates on RAGTruth (response-level P/R/F1/FNR, latency).",
+    )
+    parser.add_argument(
+        "--ragtruth-dir",
+        required=True,
+        type=Path,
+        metavar="DIR",
+        help="RAGTruth dataset/ folder (response.jsonl + source_info.jsonl) or the shared sample",
+    )
+    parser.add_argument("--output", type=Path, metavar="FILE", help="write here instead of stdout")
+    parser.add_argument("--format", choices=("md", "json"), default="md", help="default: md")
+    parser.add_argument("--folds", type=int, default=5, help="cross-validation folds (sample only)")
+    parser.add_argument("--seed", type=int, default=0, help="fold-assignment seed (sample only)")
+    parser.add_argument(
+        "--write-calibration",
+        type=Path,
+        metavar="FILE",
+        help="also calibrate every gate on all training data and write a calibration file",
+    )
+    parser.add_argument(
+        "--calibration-version",
+        default="lexical-v1",
+        metavar="ID",
+        help="version id written into --write-calibration (default: lexical-v1)",
+    )
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the benchmark; print or write its table (or JSON) and optionally a calibration file.
+
+    Returns:
+        0 when the table (and calibration file) were written.
+
+    Raises:
+        UsageError: ``bench-folds`` (``--folds`` below 2).
+        InputError: the RAGTruth copy is missing, malformed or cannot be calibrated on.
+        OutputError: ``--output`` or ``--write-calibration`` cannot be written.
+    """
+    args = build_parser().parse_args(argv)
+    data = load_ragtruth(args.ragtruth_dir)
+    report = run_groundedness_bench(data, folds=args.folds, seed=args.seed)
+    if args.format == "json":
+        text = json.dumps(report_as_json(report), indent=2, allow_nan=False) + "\n"
+    else:
+        text = render_markdown(report)
+    if args.output is None:
+        print(text, end="")
+    else:
+        _write(args.output, text)
+    if args.write_calibration is not None:
+        document = calibration_document(data, args.calibration_version)
+        _write(args.write_calibration, json.dumps(document, indent=2, allow_nan=False) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main())
+    except RagwarrantError as exc:
+        print(
+            f"error: {exc.code}: {exc.message}" + (f" ({exc.hint})" if exc.hint else ""),
+            file=sys.stderr,
+        )
+        sys.exit(int(exc.exit_code))
