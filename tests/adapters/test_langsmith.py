@@ -169,6 +169,21 @@ def test_mixed_policies_in_raw_rows(make_request, exports, tmp_path) -> None:
     assert (err.value.code, err.value.row) == ("evidence-mixed-policies", 11)
 
 
+def test_raw_row_without_question_refused_for_question_hash(make_request, exports, tmp_path):
+    """Pairing by question hash, a raw row whose run has no question input is located."""
+    lines = (exports / RAW.format(p="baseline")).read_text().splitlines()
+    obj = json.loads(lines[4])
+    obj["run"]["inputs"] = {"question_id": "q005"}
+    lines[4] = json.dumps(obj)
+    p = tmp_path / "raw.jsonl"
+    p.write_text("\n".join(lines) + "\n")
+    with pytest.raises(EvidenceError) as err:
+        _load(make_request, p, policy="baseline", pairing="question-hash")
+    e = err.value
+    assert (e.code, e.row, e.column, e.found) == ("evidence-null-key", 5, "run.inputs", "None")
+    assert e.message == "raw.jsonl line 5: 'run.inputs' is missing or empty"
+
+
 def test_table_needs_a_policy(make_request, exports) -> None:
     """to_pandas tables carry no policy: the source must declare it."""
     with pytest.raises(EvidenceError) as err:

@@ -60,7 +60,7 @@ from ragwarrant.adapters._common import (
     with_groups,
 )
 from ragwarrant.adapters._integrity import wrong_json_type
-from ragwarrant.adapters._rows import check_unique_keys, make_texts, question_hash
+from ragwarrant.adapters._rows import check_unique_keys, make_texts
 from ragwarrant.adapters._tables import iter_json_objects, read_table
 from ragwarrant.errors import EvidenceError
 
@@ -294,31 +294,15 @@ def _runs(lines: list[dict[str, Any]], display: str) -> list[dict[str, Any]]:
     return runs
 
 
-def _question_ids(runs: list[dict[str, Any]], display: str) -> list[str]:
-    examples = []
-    for i, r in enumerate(runs, start=1):
-        q = _first_truthy(r.get("inputs"), QUESTION_KEYS)
-        if not isinstance(q, str):
-            raise EvidenceError(
-                "evidence-null-key",
-                f"{display} line {i}: the run has no question input",
-                file=display,
-                row=i,
-                column="run.inputs",
-                expected="a question",
-                found="none",
-            )
-        examples.append(question_hash(q))
-    return examples
-
-
 def _raw_examples(
     request: AdapterRequest, lines: list[dict[str, Any]], runs: list[dict[str, Any]], wrapped: bool
 ) -> tuple[list[str], str, str]:
     """The example ids of raw rows, the pairing method and the key path."""
     source, display = request.source, request.display_path
     if source.pairing == "question-hash":
-        return _question_ids(runs, display), "question-hash", "run.inputs"
+        questions = [_first_truthy(r.get("inputs"), QUESTION_KEYS) for r in runs]
+        ids = record_ids(questions, display, "line", "run.inputs", questions=True)
+        return ids, "question-hash", "run.inputs"
     if "example_id" in source.columns.model_fields_set:
         id_path = source.columns.example_id
     else:
