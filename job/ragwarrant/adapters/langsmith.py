@@ -96,19 +96,16 @@ def _columns_rule(names: Sequence[str]) -> str | None:
     return f"feedback.* columns ({', '.join(feedback[:3])}) (LangSmith to_pandas)"
 
 
-def _accepts(shape: FileShape) -> bool:
-    return is_raw_jsonl(shape.first_line) or any(
-        n.startswith(("feedback.", "inputs.", "outputs.")) for n in shape.names
-    )
-
-
 FORMAT = ToolFormat(
     "langsmith",
     TOOL,
     "LangSmith",
     "a LangSmith experiment: feedback.* / inputs.* / outputs.* columns (to_pandas), or "
     "JSON lines {run, example, ...}",
-    _accepts,
+    lambda s: (
+        is_raw_jsonl(s.first_line)
+        or any(n.startswith(("feedback.", "inputs.", "outputs.")) for n in s.names)
+    ),
     signature=_signature,
     columns=_columns_rule,
     questions=tuple(f"inputs.{k}" for k in QUESTION_KEYS),

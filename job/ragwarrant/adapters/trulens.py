@@ -28,7 +28,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ragwarrant.adapters._base import AdapterRequest, AdapterResult, FileShape, ToolFormat
+from ragwarrant.adapters._base import AdapterRequest, AdapterResult, ToolFormat
 from ragwarrant.adapters._cells import parse_python_literal
 from ragwarrant.adapters._columns import (
     column_as_float,
@@ -102,17 +102,13 @@ def _columns_rule(names: Sequence[str]) -> str | None:
     return f"columns app_version and {why} (TruLens records-and-feedback table)"
 
 
-def _accepts(shape: FileShape) -> bool:
-    return _columns_rule(shape.names) is not None
-
-
 FORMAT = ToolFormat(
     "trulens",
     TOOL,
     "TruLens",
     "a TruLens records-and-feedback table: app_version with record_json or "
     "'<name> feedback cost in USD' columns",
-    _accepts,
+    lambda s: _columns_rule(s.names) is not None,
     columns=_columns_rule,
     questions=("input",),
     responses=("output",),
