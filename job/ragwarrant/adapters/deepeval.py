@@ -49,7 +49,6 @@ from ragwarrant.adapters._rows import check_unique_keys, make_texts
 from ragwarrant.adapters._tables import invalid_json
 from ragwarrant.errors import EvidenceError
 
-TOOL = "deepeval"
 JUDGE_COST_METRIC = "judge_cost_usd"
 _POSITIONAL_NAME = re.compile(r"^test_case_\d+$")
 _RUN_KEYS = ("testRunData", "testCases", "test_results")
@@ -64,7 +63,7 @@ def _signature(shape: FileShape) -> str | None:
 
 FORMAT = ToolFormat(
     "deepeval",
-    TOOL,
+    "deepeval",
     "DeepEval",
     "a DeepEval test run: a JSON object with testCases (or testRunData / test_results)",
     lambda s: s.has_any(*_RUN_KEYS),

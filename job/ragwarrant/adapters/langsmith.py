@@ -64,7 +64,6 @@ from ragwarrant.adapters._rows import check_unique_keys, make_texts
 from ragwarrant.adapters._tables import iter_json_objects, read_table
 from ragwarrant.errors import EvidenceError
 
-TOOL = "langsmith"
 WRITES_BOOLEANS = True
 """LangSmith feedback scores may be booleans (an evaluator returning ``score=True``): 1 and 0."""
 QUESTION_KEYS = ("question", "input", "query", "user_input")
@@ -98,7 +97,7 @@ def _columns_rule(names: Sequence[str]) -> str | None:
 
 FORMAT = ToolFormat(
     "langsmith",
-    TOOL,
+    "langsmith",
     "LangSmith",
     "a LangSmith experiment: feedback.* / inputs.* / outputs.* columns (to_pandas), or "
     "JSON lines {run, example, ...}",

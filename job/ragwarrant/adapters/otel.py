@@ -68,7 +68,6 @@ from ragwarrant.adapters._telemetry import KeyCodes, TraceTotals, one_chunk, rea
 from ragwarrant.adapters.generic import canonical_rows
 from ragwarrant.errors import EvidenceError
 
-TOOL = "opentelemetry"
 COST_MODELED_NOTE = "cost modeled from tokens and the contract's price table"
 DEFAULT_METRICS = ("cost_usd", "latency_ms", "api_calls")
 ALL_METRICS = (*DEFAULT_METRICS, "input_tokens", "output_tokens")
@@ -97,7 +96,7 @@ def _columns_rule(names: Sequence[str]) -> str | None:
 
 FORMAT = ToolFormat(
     "otel",
-    TOOL,
+    "opentelemetry",
     "OpenTelemetry",
     "OpenTelemetry GenAI / OpenInference spans: gen_ai.* or llm.* attribute columns, or "
     "OTLP JSON with resourceSpans (JSON lines, or one document)",

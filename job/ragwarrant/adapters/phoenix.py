@@ -66,7 +66,6 @@ from ragwarrant.adapters.otel import load_spans
 from ragwarrant.contract import DOCUMENT_REDUCERS, is_readable_file, resolve_inside
 from ragwarrant.errors import EvidenceError
 
-TOOL = "arize-phoenix"
 SPAN_ID_COLUMNS = ("context.span_id", "span_id")
 
 
@@ -86,7 +85,7 @@ def _columns_rule(names: Sequence[str]) -> str | None:
 
 FORMAT = ToolFormat(
     "phoenix",
-    TOOL,
+    "arize-phoenix",
     "Phoenix",
     "a Phoenix spans or evaluations table: a context.span_id (or span_id) column",
     lambda s: s.has_any(*SPAN_ID_COLUMNS),

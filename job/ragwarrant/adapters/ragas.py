@@ -41,8 +41,6 @@ from ragwarrant.adapters._common import (
 from ragwarrant.adapters._rows import check_unique_keys
 from ragwarrant.adapters._tables import read_table
 
-TOOL = "ragas"
-
 QUESTION_COLUMNS = ("user_input", "question")
 RESPONSE_COLUMNS = ("response", "answer")
 CONTEXT_COLUMNS = ("retrieved_contexts", "contexts")
@@ -58,7 +56,7 @@ def _columns_rule(names: Sequence[str]) -> str | None:
 
 FORMAT = ToolFormat(
     "ragas",
-    TOOL,
+    "ragas",
     "Ragas",
     "a Ragas result table (EvaluationResult.to_pandas): a user_input (or legacy question) "
     "column beside the metric columns",

@@ -52,7 +52,6 @@ from ragwarrant.adapters._rows import check_unique_keys
 from ragwarrant.adapters._tables import read_table
 from ragwarrant.errors import EvidenceError
 
-TOOL = "trulens"
 JUDGE_COST_METRIC = "judge_cost_usd"
 COST_SUFFIX = " feedback cost in USD"
 CALLS_SUFFIX = "_calls"
@@ -104,7 +103,7 @@ def _columns_rule(names: Sequence[str]) -> str | None:
 
 FORMAT = ToolFormat(
     "trulens",
-    TOOL,
+    "trulens",
     "TruLens",
     "a TruLens records-and-feedback table: app_version with record_json or "
     "'<name> feedback cost in USD' columns",
