@@ -37,8 +37,10 @@ PHYSICAL_FLOORS: dict[str, Floor] = {
     "_ms": Floor(1.0, "no LLM call completes in under 1 ms"),
     "_tokens": Floor(1.0, "an LLM call reads or writes at least one token"),
 }
+#: What the evaluator's own LLM cost (DeepEval, TruLens), summed per example.
+JUDGE_COST_METRIC = "judge_cost_usd"
 #: Operational metrics that are the evaluator's own, not the application's (never floored).
-_NOT_APPLICATION = frozenset({"judge_cost_usd"})
+_NOT_APPLICATION = frozenset({JUDGE_COST_METRIC})
 _AMOUNT_SUFFIXES = ("_usd", "_ms", "_tokens", "_calls")
 
 

@@ -47,9 +47,9 @@ from ragwarrant.adapters._common import (
 )
 from ragwarrant.adapters._rows import check_unique_keys, make_texts
 from ragwarrant.adapters._tables import invalid_json
+from ragwarrant.adapters._telemetry import JUDGE_COST_METRIC
 from ragwarrant.errors import EvidenceError
 
-JUDGE_COST_METRIC = "judge_cost_usd"
 _POSITIONAL_NAME = re.compile(r"^test_case_\d+$")
 _RUN_KEYS = ("testRunData", "testCases", "test_results")
 

@@ -50,9 +50,9 @@ from ragwarrant.adapters._common import (
 from ragwarrant.adapters._integrity import require_columns
 from ragwarrant.adapters._rows import check_unique_keys
 from ragwarrant.adapters._tables import read_table
+from ragwarrant.adapters._telemetry import JUDGE_COST_METRIC
 from ragwarrant.errors import EvidenceError
 
-JUDGE_COST_METRIC = "judge_cost_usd"
 COST_SUFFIX = " feedback cost in USD"
 CALLS_SUFFIX = "_calls"
 FIXED_COLUMNS = frozenset(
