@@ -133,10 +133,6 @@ def _is_numeric_feedback(col: pa.ChunkedArray) -> bool:
     return False
 
 
-def _first(names: list[str], prefix: str, keys: tuple[str, ...]) -> str | None:
-    return next((f"{prefix}.{k}" for k in keys if f"{prefix}.{k}" in names), None)
-
-
 def _table_examples(
     request: AdapterRequest, table: pa.Table, q_col: str | None
 ) -> tuple[list[str], str, str]:
@@ -181,7 +177,7 @@ def _load_table(request: AdapterRequest) -> AdapterResult:
     names = table.schema.names
     n = table.num_rows
     rows = list(range(1, n + 1))
-    q_col = _first(names, "inputs", QUESTION_KEYS)
+    q_col = next((c for c in FORMAT.questions if c in names), None)
     examples, pairing, key_col = _table_examples(request, table, q_col)
     policies = policies_from_column(
         table,
