@@ -34,6 +34,7 @@ from ragwarrant.evidence import index as _index
 from ragwarrant.evidence.schema import EVIDENCE_SCHEMA, make_evidence_table
 from ragwarrant.gates import candidate as _candidate
 from ragwarrant.gates import corroboration as _corroboration
+from ragwarrant.gates.corroboration import ABSTENTION_GATE_ID, DISAGREEMENT_GATE_ID
 from ragwarrant.outputs import ValidationCheck
 from ragwarrant.review import HumanLabelSet
 
@@ -329,6 +330,12 @@ _CORROBORATION = {
     "sample_metrics": list(_JUDGE_METRICS[2:]), "sample_disagreement_max": 0.5,
     "max_disagreement_rate": 0.2, "max_abstention_rate": 0.1,
 }  # fmt: skip
+_GROUNDED = TextRecord(
+    "How many working days does delivery of the Lumo desk lamp take?",
+    "The Lumo desk lamp arrives within three working days of the order.",
+    _SHIPPING,
+    ("orders of the Lumo desk lamp ship from the Leeds warehouse",),
+)
 #: The legs of a text case, in the order of its row's expected legs.
 TEXT_LEGS = ("retrieval", "generation", "answer", "citation", "refusal", "judge", "comparison")
 
@@ -356,10 +363,7 @@ TEXT_CASES: tuple[tuple[str, TextRecord, tuple[float, ...], tuple[str, ...], str
                 _WARRANTY, ()),
      (0.0, 0.2, 0.0, 0.0, 0.0),
      (_PASS, _PASS, _NA, "none", "yes", "unsupported", "disagree"), "supported"),
-    ("grounded-answer-verified-citation",
-     TextRecord("How many working days does delivery of the Lumo desk lamp take?",
-                "The Lumo desk lamp arrives within three working days of the order.",
-                _SHIPPING, ("orders of the Lumo desk lamp ship from the Leeds warehouse",)),
+    ("grounded-answer-verified-citation", _GROUNDED,
      (1.0, 0.9, 1.0, 1.0, 1.0),
      (_PASS, _PASS, _PASS, "verified", "no", "supported", "agree"), "supported"),
     ("sample-disagreement-abstains",
@@ -377,11 +381,7 @@ _RATES = {
     "failed_generation": "1", "failed_answer": "1", "fabricated_citations": "1",
     "honest_refusals": "1",
 }  # fmt: skip
-_RELIABILITY = {
-    **_RATES,
-    _corroboration.DISAGREEMENT_GATE_ID: _FAIL,
-    _corroboration.ABSTENTION_GATE_ID: _FAIL,
-}
+_RELIABILITY = {**_RATES, DISAGREEMENT_GATE_ID: _FAIL, ABSTENTION_GATE_ID: _FAIL}
 
 
 def _run_text_cases(promote: tuple[Any, ReleaseContract] | None) -> list[CaseResult]:
@@ -395,7 +395,7 @@ def _run_text_cases(promote: tuple[Any, ReleaseContract] | None) -> list[CaseRes
         "base": {m: np.ones(1) for m in _JUDGE_METRICS if m != "answer_relevancy"},
     }
     texts = {("cand", f"ex{i}"): case[1] for i, case in enumerate(TEXT_CASES)}
-    texts[("base", "ex0")] = TEXT_CASES[3][1]  # grounded-answer-verified-citation
+    texts[("base", "ex0")] = _GROUNDED  # the baseline's one clean example
     contract = _contract(corroboration=_CORROBORATION)
     assert contract.corroboration is not None
     idx = _index.build_index(_table(values))
