@@ -15,7 +15,9 @@ import orjson
 from pydantic import ValidationError
 
 from ragwarrant.audit.attestation import ATTESTATION_FILENAME, key_id, load_private_key
-from ragwarrant.audit.ledger import LookEntries, read_entries, record_run
+from ragwarrant.audit.ledger import read_entries
+from ragwarrant.audit.ledger_history import record_run
+from ragwarrant.audit.looks import LookEntries
 from ragwarrant.audit.publish import committed_run
 from ragwarrant.audit.verify import verify_output_dir
 from ragwarrant.errors import InputError, OutputError
