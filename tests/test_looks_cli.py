@@ -276,6 +276,19 @@ def test_a_missing_fingerprint_blocks(make_input, tmp_path):
     assert second["run_class"] == "BLOCK"
 
 
+def test_a_fingerprint_replaced_by_a_directory_is_a_typed_error_naming_it(make_input, tmp_path):
+    """A kept fingerprint that is no longer a regular file stops the next run with
+    ``ledger-unreadable`` (exit 66) naming that file, instead of counting it as missing."""
+    first = _run(make_input, tmp_path, "out1", _head(200), PLAN)
+    kept = look_evidence_path(tmp_path / "ledger.jsonl", first["run_id"])
+    kept.unlink()
+    kept.mkdir()
+    second = _run(make_input, tmp_path, "out2", _head(400), PLAN)
+    assert (second["exit_code"], second["error"]["code"]) == (66, "ledger-unreadable")
+    assert f"evidence fingerprint {kept} " in second["error"]["message"]
+    assert "not a regular file" in second["error"]["message"]
+
+
 def test_verify_replays_a_second_look_at_its_level(make_input, tmp_path):
     """verify --input replays look 2 at its recorded level (a replay has no ledger) and matches."""
     _run(make_input, tmp_path, "out1", _head(200), PLAN)
