@@ -285,7 +285,7 @@ def test_a_fingerprint_replaced_by_a_directory_is_a_typed_error_naming_it(make_i
     kept.mkdir()
     second = _run(make_input, tmp_path, "out2", _head(400), PLAN)
     assert (second["exit_code"], second["error"]["code"]) == (66, "ledger-unreadable")
-    assert f"evidence fingerprint {kept} " in second["error"]["message"]
+    assert f"evidence fingerprint ledger.jsonl.looks/{kept.name} " in second["error"]["message"]
     assert "not a regular file" in second["error"]["message"]
 
 

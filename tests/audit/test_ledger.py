@@ -171,8 +171,8 @@ def test_edited_quarantined_bytes_break_the_chain(tmp_path: Path) -> None:
     assert [p.line for p in verify_chain(ledger)][:1] == [2]
 
 
-def test_long_entries_chain_across_tail_chunks(tmp_path: Path) -> None:
-    """Entries longer than the tail-read chunk still chain correctly."""
+def test_long_entries_chain(tmp_path: Path) -> None:
+    """Entries of hundreds of kilobytes chain and read back like short ones."""
     ledger = tmp_path / "ledger.jsonl"
     big = "x" * 200_000
     for i in range(1, 4):

@@ -91,4 +91,5 @@ def test_a_kept_fingerprint_that_is_not_a_regular_file_is_a_typed_error(tmp_path
     with pytest.raises(InputError) as err:
         looks.earlier()
     assert err.value.code == "ledger-unreadable"
-    assert f"evidence fingerprint {kept} kept next to the ledger: it is " in err.value.message
+    named = f"evidence fingerprint ledger.jsonl.looks/{kept.name} kept next to the ledger: it is "
+    assert named in err.value.message

@@ -62,8 +62,9 @@ def read_look_evidence(ledger_path: Path, run_id: str, sha256: str | None) -> by
     refused, never waited on, and a device is never read without end.
 
     Raises:
-        InputError: ``ledger-unreadable`` naming the file: it exists but is not a regular file,
-            is larger than the limit, or cannot be read.
+        InputError: ``ledger-unreadable`` naming the file (``<ledger>.looks/<run_id>.json``,
+            no absolute path): it exists but is not a regular file, is larger than the limit, or
+            cannot be read.
     """
     if sha256 is None:
         return None
@@ -75,7 +76,8 @@ def read_look_evidence(ledger_path: Path, run_id: str, sha256: str | None) -> by
     except OSError as exc:
         raise InputError(
             "ledger-unreadable",
-            f"cannot read the evidence fingerprint {path} kept next to the ledger: {exc.strerror}",
+            f"cannot read the evidence fingerprint {path.parent.name}/{path.name} kept next to "
+            f"the ledger: {exc.strerror}",
             hint="the ledger's .looks directory holds the regular files runs wrote there; "
             "restore or remove what took this one's place",
         ) from exc
@@ -222,8 +224,9 @@ def _refuse_stale(query: looks.LookQuery, look: looks.Look, ledger: looks.Ledger
     """
     fresh = query.resolve(ledger).record
     was = look.record
-    if _decided_alike(fresh, was):
-        return
+    keys = ("number", "alpha_this_look", "alpha_spent", "confirmatory", "blocked")
+    if all(getattr(fresh, k) == getattr(was, k) for k in keys):
+        return  # decided alike: same number, level and standing
     if fresh.number != was.number:
         now = f"it is look {fresh.number}"
     else:
@@ -238,12 +241,6 @@ def _refuse_stale(query: looks.LookQuery, look: looks.Look, ledger: looks.Ledger
         f"{now}, so its decision's level is stale",
         hint="rerun: the run then counts that look and tests at its own look's level",
     )
-
-
-def _decided_alike(fresh: LookRecord, was: LookRecord) -> bool:
-    """Whether two records of a run's look decide alike: same number, level and standing."""
-    keys = ("number", "alpha_this_look", "alpha_spent", "confirmatory", "blocked")
-    return all(getattr(fresh, k) == getattr(was, k) for k in keys)
 
 
 def _standing(record: LookRecord) -> str:

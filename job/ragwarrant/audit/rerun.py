@@ -121,6 +121,8 @@ def record_reused(
     Raises:
         OutputError: the ledger cannot be written, or ``ledger-look-stale`` when a look of the
             same contract version was appended after the run decided (``_refuse_later_looks``).
+        InputError: an earlier look's kept fingerprint cannot be read
+            (``audit.looks.read_look_evidence``).
     """
     if ledger is None:
         return False
