@@ -164,25 +164,6 @@ def _chained_after(data: bytes, since_seq: int) -> list[dict[str, Any]]:
     return [e for e in entries if e is not None and e["seq"] > since_seq]
 
 
-def quarantine_marker(line: int, raw: bytes) -> dict[str, Any]:
-    """Return the body of the entry that quarantines a damaged last line (before chaining).
-
-    The damaged bytes are kept whole (base64) with their length and sha256, so nothing a
-    killed run half-wrote is lost, and ``verify_chain`` can skip exactly that line.
-    """
-    return {
-        "ledger_schema": LEDGER_SCHEMA_VERSION,
-        "kind": QUARANTINE_KIND,
-        "time": datetime.now(UTC).isoformat().replace("+00:00", "Z"),
-        "quarantined": {
-            "line": line,
-            "bytes": len(raw),
-            "sha256": sha256_bytes(raw),
-            "base64": base64.b64encode(raw).decode("ascii"),
-        },
-    }
-
-
 def _chain_link(
     fd: int, data: bytes, name: str, private_key: Ed25519PrivateKey | None
 ) -> tuple[str, int]:
@@ -190,8 +171,10 @@ def _chain_link(
 
     A last line that is an entry is linked after; one that is a whole entry missing only its
     newline gets the newline. Any other last line (torn by a kill, or not an entry) is ended
-    with a newline and quarantined: a marker entry holding its bytes is chained after the last
-    good entry, so the chain stays intact and the run's own entry follows the marker.
+    with a newline and quarantined: a marker entry (``"kind": "quarantine"``) holding its bytes
+    whole (base64) with their length and sha256 is chained after the last good entry, so nothing
+    a killed run half-wrote is lost, the chain stays intact, ``verify_chain`` skips exactly that
+    line, and the run's own entry follows the marker.
 
     Raises:
         OutputError: the line before a damaged last line is not an entry either.
@@ -213,8 +196,15 @@ def _chain_link(
         _write_line(fd, b"\n", name)
     if whole:
         return _link_after(last)
-    marker = quarantine_marker(len(before) + 1, tail)
-    marker = _chained(marker, *_link_after(previous), private_key)
+    quarantined = {
+        "line": len(before) + 1,
+        "bytes": len(tail),
+        "sha256": sha256_bytes(tail),
+        "base64": base64.b64encode(tail).decode("ascii"),
+    }
+    time = datetime.now(UTC).isoformat().replace("+00:00", "Z")
+    marker = {"ledger_schema": LEDGER_SCHEMA_VERSION, "kind": QUARANTINE_KIND, "time": time}
+    marker = _chained(marker | {"quarantined": quarantined}, *_link_after(previous), private_key)
     _write_line(fd, orjson.dumps(marker, option=orjson.OPT_SORT_KEYS) + b"\n", name)
     return _link_after(marker)
 
@@ -235,10 +225,9 @@ def append_entry(
     parent directory is fsynced when the file is created.
 
     A damaged last line (torn by a run killed mid-append, or not an entry) does not stop the
-    append: it is ended with a newline and quarantined by a marker entry
-    (``quarantine_marker``: its bytes, length and sha256) chained before this entry, so the
-    current run's entry is never lost and ``verify_chain`` stays intact (``quarantined_lines``
-    lists what was set aside).
+    append: it is ended with a newline and quarantined by a marker entry (its bytes, length and
+    sha256) chained before this entry, so the current run's entry is never lost and
+    ``verify_chain`` stays intact (``quarantined_lines`` lists what was set aside).
 
     Args:
         ledger_path: the ledger file; created (mode 0644) when absent; its directory must exist.
