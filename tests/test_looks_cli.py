@@ -12,7 +12,8 @@ import numpy as np
 import orjson
 
 from ragwarrant import cli
-from ragwarrant.audit.ledger import look_evidence_path, read_entries, verify_chain
+from ragwarrant.audit.ledger import read_entries, verify_chain
+from ragwarrant.audit.looks import look_evidence_path
 from tests.conftest import REPO, base_contract, simulate
 
 PLAN = {"method": "alpha_spending", "spending": "obrien_fleming", "looks": 2, "max_units": 400}
@@ -275,6 +276,19 @@ def test_a_missing_fingerprint_blocks(make_input, tmp_path):
     assert second["run_class"] == "BLOCK"
 
 
+def test_a_fingerprint_replaced_by_a_directory_is_a_typed_error_naming_it(make_input, tmp_path):
+    """A kept fingerprint that is no longer a regular file stops the next run with
+    ``ledger-unreadable`` (exit 66) naming that file, instead of counting it as missing."""
+    first = _run(make_input, tmp_path, "out1", _head(200), PLAN)
+    kept = look_evidence_path(tmp_path / "ledger.jsonl", first["run_id"])
+    kept.unlink()
+    kept.mkdir()
+    second = _run(make_input, tmp_path, "out2", _head(400), PLAN)
+    assert (second["exit_code"], second["error"]["code"]) == (66, "ledger-unreadable")
+    assert f"evidence fingerprint ledger.jsonl.looks/{kept.name} " in second["error"]["message"]
+    assert "not a regular file" in second["error"]["message"]
+
+
 def test_verify_replays_a_second_look_at_its_level(make_input, tmp_path):
     """verify --input replays look 2 at its recorded level (a replay has no ledger) and matches."""
     _run(make_input, tmp_path, "out1", _head(200), PLAN)
@@ -476,11 +490,10 @@ def test_a_look_made_stale_by_another_run_is_refused_at_append(make_input, tmp_p
     """A run that read the ledger before another run of its contract appended a look is refused
     at its append (``ledger-look-stale``, exit 73), leaving the ledger as the other run left it,
     and never recorded as a second look 1."""
-    from ragwarrant.audit import ledger as ledger_mod
     from ragwarrant.audit import looks as audit_looks
 
     ledger = tmp_path / "ledger.jsonl"
-    before = ledger_mod.read_looks(ledger, "fixture", "1")  # what a slower run read
+    before = audit_looks.read_looks(ledger, "fixture", "1")  # what a slower run read
     first = _run(make_input, tmp_path, "out1", _head(200))
     monkeypatch.setattr(audit_looks, "read_looks", lambda *a: before)
     written = ledger.read_bytes()
@@ -510,11 +523,10 @@ def test_a_concurrent_run_on_identical_evidence_is_a_repeat_not_stale(
     """A run that read the ledger before another run of its contract appended a look on the
     very same evidence recounts as a repeat of that look at the same level: its decision stands
     and is appended (trial: "decided as look 1; counted now it is look 1" was refused)."""
-    from ragwarrant.audit import ledger as ledger_mod
     from ragwarrant.audit import looks as audit_looks
 
     ledger = tmp_path / "ledger.jsonl"
-    before = ledger_mod.read_looks(ledger, "fixture", "1")  # what a slower run read
+    before = audit_looks.read_looks(ledger, "fixture", "1")  # what a slower run read
     first = _run(make_input, tmp_path, "out1", _head(200))
     monkeypatch.setattr(audit_looks, "read_looks", lambda *a: before)
     second = _run(make_input, tmp_path, "out2", _head(200))

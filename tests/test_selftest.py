@@ -58,7 +58,7 @@ def mutate_source(func, old: str, new: str):
 def test_selftest_passes_on_the_engine():
     """Every planted case passes, each checks several legs, and the required cases are all there."""
     report = selftest.run_selftest()
-    assert report.passed, selftest.format_report(report)
+    assert report.passed, report.failed
     assert {c.name for c in report.cases} >= REQUIRED_CASES
     assert all(c.legs >= 7 for c in report.cases)
     assert {c.expected_class for c in report.cases} >= {
@@ -182,7 +182,7 @@ def test_require_selftest_raises_internal_error(monkeypatch):
     """A failed self-test raises InternalError selftest-failed naming the case."""
     monkeypatch.setattr(checks_module, "is_honest_refusal", lambda response: False)
     with pytest.raises(InternalError) as exc:
-        selftest.require_selftest()
+        selftest.require_passed(selftest.run_selftest())
     assert exc.value.code == "selftest-failed" and "honest-refusal" in exc.value.message
     assert int(exc.value.exit_code) == 70
 
@@ -247,13 +247,60 @@ def test_run_records_the_selftest(make_input, tmp_path):
 
 def test_selftest_cases_exercise_every_gate_status():
     """The planted engine cases see pass, fail, inconclusive and not-applicable gates."""
-    seen = set()
-    for case in selftest._engine_cases():
-        seen |= set(case.expected_legs.values())
+    seen = set(selftest.HARD_GATES.values())
+    for case in selftest.ENGINE_CASES:
+        seen |= set(case.gates.values())
     assert seen == {s.value for s in GateStatus}
 
 
-# The self-test beside the job: a forked child, a thread when fork is not available
+@pytest.mark.parametrize(
+    ("gate", "case"),
+    [
+        ("gate_constant_signal", "block-constant-quality-signal"),
+        ("gate_duplicates", "block-duplicated-rows"),
+        ("gate_value_range", "block-value-out-of-scale"),
+        ("gate_leakage", "block-split-leakage"),
+    ],
+)
+def test_a_hard_gate_that_never_fails_fails_its_case(monkeypatch, gate, case):
+    """Mutant: one hard gate reports pass whatever it found; the case planted for it fails."""
+    real = getattr(hard_module, gate)
+    monkeypatch.setattr(
+        hard_module,
+        gate,
+        lambda *a, **kw: real(*a, **kw).model_copy(update={"status": GateStatus.PASS}),
+    )
+    assert case in failed_cases()
+
+
+def test_ignored_human_labels_fail_selftest(monkeypatch):
+    """Mutant: evaluate_candidate ignores human labels (the judge's scores alone decide)."""
+    real = candidate_module.evaluate_candidate
+
+    def no_labels(*args, **kwargs):
+        return real(*args, **{**kwargs, "labels": None})
+
+    monkeypatch.setattr(candidate_module, "evaluate_candidate", no_labels)
+    assert failed_cases() == {"reject-judge-bias-on-labels"}
+
+
+def test_a_new_hard_gate_stops_the_selftest_until_listed(monkeypatch):
+    """docs/architecture.md 'Add a hard gate': a hard gate missing from HARD_GATES fails every
+    engine case; listing it there passes them again."""
+    real = candidate_module.evaluate_candidate
+
+    def with_new_gate(*args, **kwargs):
+        ev = real(*args, **kwargs)
+        new = hard_module.hard_gate("new-check", True, "planted")
+        return dataclasses.replace(ev, gates=[*ev.gates, new])
+
+    monkeypatch.setattr(candidate_module, "evaluate_candidate", with_new_gate)
+    assert failed_cases() == {case.name for case in selftest.ENGINE_CASES}
+    monkeypatch.setitem(selftest.HARD_GATES, "hard:new-check", "pass")
+    assert failed_cases() == set()
+
+
+# The self-test beside the job: a forked child, this process when fork is not available
 
 
 def _report_naming_its_process() -> selftest.SelftestReport:
@@ -275,7 +322,7 @@ def test_a_forked_selftest_failure_raises_what_the_in_process_one_raises(monkeyp
     """A mutant engine fails the forked self-test with the in-process error, code and message."""
     monkeypatch.setattr(checks_module, "is_honest_refusal", lambda response: False)
     with pytest.raises(InternalError) as in_process:
-        selftest.require_selftest()
+        selftest.require_passed(selftest.run_selftest())
     with selftest.SelftestRun(fork=True) as run:
         assert run.forked
         failure = run.exception()
@@ -303,7 +350,7 @@ def test_a_child_that_sends_no_report_is_replaced_by_an_in_process_selftest(monk
         assert run.forked and run.result().cases[0].name == f"pid-{parent}"
 
 
-def test_without_fork_the_selftest_runs_in_a_thread(monkeypatch):
+def test_without_fork_the_selftest_runs_in_this_process(monkeypatch):
     """No ``os.fork`` (or a refused one): the cases run in this process, the failure is the same."""
     monkeypatch.setattr(selftest, "run_selftest", _report_naming_its_process)
     monkeypatch.delattr(os, "fork")
@@ -312,7 +359,7 @@ def test_without_fork_the_selftest_runs_in_a_thread(monkeypatch):
         assert not run.forked and run.result().cases[0].name == f"pid-{os.getpid()}"
 
 
-def test_a_refused_fork_falls_back_to_a_thread(monkeypatch):
+def test_a_refused_fork_falls_back_to_this_process(monkeypatch):
     """``fork`` raising OSError (a process limit) leaves the self-test in this process."""
 
     def refused() -> int:
@@ -340,7 +387,7 @@ def test_no_fork_while_another_thread_runs():
 def test_run_records_the_same_selftest_failure_forked_or_not(
     forked, make_input, tmp_path, monkeypatch
 ):
-    """`run` with a broken engine: exit 70 and the same error record, child process or thread."""
+    """`run` with a broken engine: exit 70 and the same error record, child process or not."""
     monkeypatch.setattr(selftest, "can_fork", lambda: forked)
     spawned = []
     real_fork = selftest.SelftestRun._fork
@@ -353,6 +400,6 @@ def test_run_records_the_same_selftest_failure_forked_or_not(
     assert spawned == ([1] if forked else [])
     error = orjson.loads((out / "decision.json").read_bytes())["error"]
     with pytest.raises(InternalError) as in_process:
-        selftest.require_selftest()
+        selftest.require_passed(selftest.run_selftest())
     assert error["code"] == "selftest-failed" and error["fault"] == "internal"
     assert error["message"] == in_process.value.message

@@ -249,7 +249,7 @@ def _record_run_error(
     command (``summary``, ``verify``) does not load it.
     """
     from ragwarrant.audit.attestation import try_load_private_key
-    from ragwarrant.audit.ledger import record_run
+    from ragwarrant.audit.ledger_history import record_run
     from ragwarrant.audit.record import record_error
 
     published = f"ERROR: {exc.code}: {exc.message}"

@@ -124,7 +124,7 @@ def run_job(
             ``ledger_appended``, ``run_finished``. Default: each is logged (structlog).
         ledger: an append-only evidence ledger that receives one entry for this run. No lock
             is held on it across the run: the looks are read under a short lock
-            (``audit.ledger.read_looks``) and the entry appended under another.
+            (``audit.looks.read_looks``) and the entry appended under another.
         signing_key: an Ed25519 private key (PEM) that signs the attestation as a DSSE envelope.
         replay_look: the recorded look of the run a ``verify --input`` replay reproduces (a
             replay has no ledger; ``gates.looks.recorded_look``).

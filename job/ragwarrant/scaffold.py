@@ -1,21 +1,19 @@
 """``ragwarrant init``: a first release contract drafted from the user's own exports.
 
-Each file's tool is detected by the ``auto`` adapter's rules (``adapters.auto.detect``). One table,
-``scaffold_specs.SPECS``, says per tool where its pairing key and its policy may be and how rows
-pair when there is no key; from it each export gets its evidence source (``columns``, ``pairing``,
-``policy``, ``options``). Every results file is then read **by its own adapter**
-(``adapters.registry``), so the draft lists the scores exactly as ``run`` will read them: each with
-its scale (``[0, 1]`` when every value lies in it, else the observed range to check), the direction
-the export declares (a Phoenix Score's ``direction``, TruLens' ``<name> direction``) or the one the
-tool documents, and ``on_missing: worst`` with a comment naming the rows where values are missing.
-Counts, tokens, times and costs are never proposed as quality metrics; they come from telemetry
-(``operational_metrics``). A file without a policy column takes its policy from its name or folder
-when these say ``baseline`` or ``candidate``, else from the file name (marked CHECK).
+Each file's tool is detected by the ``auto`` adapter's rules (``adapters.auto.detect``);
+``scaffold_specs.SPECS`` says per tool where its pairing key and policy may be and how rows pair
+without a key, which gives each export its evidence source. Every results file is then read **by
+its own adapter**, so the draft lists the scores as ``run`` will read them: each with its scale
+(``[0, 1]`` when every value lies in it, else the observed range to check), the direction the
+export declares (a Phoenix Score's ``direction``, TruLens' ``<name> direction``) or the tool
+documents, and ``on_missing: worst`` naming the rows without a value. Counts, tokens, times and
+costs are never quality metrics (they come from telemetry). A file without a policy column takes
+its policy from its name or folder (``baseline``/``candidate``), else its file name (CHECK).
 
-The draft leaves null only what is the user's judgement: an unknown ``direction``, every
-``margin_abs`` (there is no default margin: a margin is a release decision, not a setting), the
-claim's ``items`` and ``evidence_class``; it does not validate until they are declared. ``init``
-also writes a stub config per policy (``policies/<id>.yaml``) that it never overwrites.
+The draft leaves null only the user's judgement: an unknown ``direction``, every ``margin_abs``
+(a margin is a release decision, not a setting), the claim's ``items`` and ``evidence_class``;
+it does not validate until they are declared. ``init`` also writes a stub config per policy
+(``policies/<id>.yaml``) that it never overwrites.
 """
 
 from __future__ import annotations
@@ -23,6 +21,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import re
+import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cache
@@ -35,6 +34,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import yaml
 
+from ragwarrant import scaffold_specs as specs
 from ragwarrant.adapters import auto
 from ragwarrant.adapters._base import AdapterRequest, AdapterResult
 from ragwarrant.adapters._columns import looks_numeric_column, snake_metric_id
@@ -46,25 +46,6 @@ from ragwarrant.contract import IDENTIFIER_PATTERN, EvidenceSource, PolicyRef, R
 from ragwarrant.digests import sha256_file
 from ragwarrant.display import quoted, visible
 from ragwarrant.errors import ContractError, EvidenceError, InputError, UsageError
-from ragwarrant.scaffold_specs import (
-    CONFIRM_NAMES,
-    DEVELOP_NAMES,
-    FORMATS,
-    MODEL_COLUMNS,
-    NOT_METRICS,
-    PHOENIX_FILE_WORDS,
-    ROLE_WORDS,
-    SCALE_TOLERANCE,
-    SLICE_COLUMNS,
-    SPLIT_COLUMNS,
-    STUB_HEADER,
-    UNITS,
-    Direction,
-    Pairing,
-    guess_direction,
-    is_quality,
-    spec_of,
-)
 
 
 @dataclass(frozen=True)
@@ -78,7 +59,7 @@ class MetricGuess:
     column: str
     metric_id: str
     kind: Literal["quality", "operational"]
-    direction: Direction | None
+    direction: specs.Direction | None
     why: str
     low: float | None = None
     high: float | None = None
@@ -90,7 +71,7 @@ class MetricGuess:
         whole numbers."""
         if self.low is None or self.high is None:
             return (0.0, 1.0)
-        if self.low >= -SCALE_TOLERANCE and self.high <= 1 + SCALE_TOLERANCE:
+        if self.low >= -specs.SCALE_TOLERANCE and self.high <= 1 + specs.SCALE_TOLERANCE:
             return (0.0, 1.0)
         low, high = float(math.floor(self.low)), float(math.ceil(self.high))
         return (low, high if high > low else low + 1)
@@ -119,11 +100,6 @@ class ExportSummary:
     settings: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     @property
-    def sha256(self) -> str:
-        """Hex sha256 of the file's bytes."""
-        return sha256_file(cast(Path, self.file))
-
-    @property
     def kind(self) -> Literal["results", "telemetry"]:
         """``telemetry`` for spans (otel, Phoenix spans) or operational metrics only."""
         if self.adapter == "otel" or self.spans_file:
@@ -133,11 +109,11 @@ class ExportSummary:
         return "results"
 
     @property
-    def pairing(self) -> Pairing:
+    def pairing(self) -> specs.Pairing:
         """How rows get their example id: the id column, else the tool's way (``SPECS``)."""
         if self.id_column and not (self.adapter == "phoenix" and self.kind == "results"):
             return "id-column"
-        return spec_of(self.adapter).without_id
+        return specs.spec_of(self.adapter).without_id
 
     @property
     def source_id(self) -> str:
@@ -151,7 +127,7 @@ class ExportSummary:
     @property
     def role(self) -> str | None:
         """``baseline`` or ``candidate`` when the file's name or folder says so."""
-        roles = set(re.split(r"[^a-z0-9]+", self.path.lower())).intersection(ROLE_WORDS)
+        roles = set(re.split(r"[^a-z0-9]+", self.path.lower())).intersection(specs.ROLE_WORDS)
         return roles.pop() if len(roles) == 1 else None
 
 
@@ -182,8 +158,10 @@ def _values(table: pa.Table, column: str | None, limit: int = 50) -> list[str]:
 
 def _guess(adapter: str, column: str) -> MetricGuess:
     metric_id = snake_metric_id(column.removeprefix("feedback."))
-    direction, why = guess_direction(adapter, metric_id)
-    kind: Literal["quality", "operational"] = "quality" if is_quality(metric_id) else "operational"
+    direction, why = specs.guess_direction(adapter, metric_id)
+    kind: Literal["quality", "operational"] = (
+        "quality" if specs.is_quality(metric_id) else "operational"
+    )
     return MetricGuess(column, metric_id, kind, direction, why)
 
 
@@ -194,9 +172,8 @@ def _metrics(table: pa.Table, adapter: str, keys: set[str], telemetry: bool) -> 
     return [
         _guess(adapter, name)
         for name in table.column_names
-        if name not in keys
-        and name not in NOT_METRICS
-        and not name.lower().endswith(("_id", ".id", "id"))
+        if name not in keys | specs.NOT_METRICS
+        and not name.lower().endswith("id")
         and looks_numeric_column(table, name)
     ]
 
@@ -208,18 +185,18 @@ def _evaluation_name(path: Path, names: Sequence[str]) -> tuple[str, list[str]] 
     other frames."""
     if "score" not in names or {"annotation_name", "document_position"} & set(names):
         return None
-    if any(c.endswith("_score") and c != "score" for c in names):
+    if any(c.endswith("_score") for c in names):
         return None
     if path.suffix == ".parquet" and (name := eval_name(path)):
         return snake_metric_id(name), []
     words = snake_metric_id(path.stem).split("_")
-    name = "_".join(w for w in words if w not in PHOENIX_FILE_WORDS) or "score"
+    name = "_".join(w for w in words if w not in specs.PHOENIX_FILE_WORDS) or "score"
     return name, [f"CHECK: the metric id {name} is the evaluation's name as the file name says it"]
 
 
 def _settings(table: pa.Table, policy_col: str | None) -> dict[str, dict[str, Any]]:
     """The models each policy called (key: the policy column's value, or "" for the file)."""
-    model = _first(table.column_names, MODEL_COLUMNS)
+    model = _first(table.column_names, specs.MODEL_COLUMNS)
     if model is None or model == policy_col:
         return {}
     n = table.num_rows
@@ -277,7 +254,7 @@ def _describe_json(
     cases = cases if isinstance(cases, list) else []
     meta = cases[0].get("metadata") if cases and isinstance(cases[0], dict) else None
     names = [f"metadata.{k}" for k in meta] if isinstance(meta, dict) else []
-    id_col = _first(names, spec_of(adapter).id_columns)
+    id_col = _first(names, specs.spec_of(adapter).id_columns)
     hyper = data.get("hyperparameters") if isinstance(data, dict) else None
     return ExportSummary(
         display, fmt, adapter, detected, len(cases), [], id_col, None, [], None, [], None, [],
@@ -301,7 +278,7 @@ def describe_export(path: Path, display: str | None = None) -> ExportSummary:
             f"{visible(display)}: a contract cannot name a file with control characters",
             hint="rename the file (no newline, tab or escape character), then run init again",
         )
-    fmt = FORMATS.get(path.suffix.lower())
+    fmt = specs.FORMATS.get(path.suffix.lower())
     if fmt is None:
         raise InputError(
             "init-format",
@@ -312,11 +289,11 @@ def describe_export(path: Path, display: str | None = None) -> ExportSummary:
     if fmt == "json":
         return _describe_json(path, display, fmt, adapter, detected)
     table = read_table(path, fmt, display)
-    spec = spec_of(adapter)
+    spec = specs.spec_of(adapter)
     names = _key_names(table)
     spans = adapter == "phoenix" and "context.trace_id" in names
     id_col, policy_col = _first(names, spec.id_columns), _first(names, spec.policy_columns)
-    slice_col, split_col = _first(names, SLICE_COLUMNS), _first(names, SPLIT_COLUMNS)
+    slice_col, split_col = _first(names, specs.SLICE_COLUMNS), _first(names, specs.SPLIT_COLUMNS)
     keys = {c for c in (id_col, policy_col, slice_col, split_col) if c is not None}
     _check_policy_ids(table, policy_col, display)
     metrics = _metrics(table, adapter, keys, adapter == "otel" or spans)
@@ -324,24 +301,13 @@ def describe_export(path: Path, display: str | None = None) -> ExportSummary:
     if named:  # the frame's one score column is this evaluation
         metrics = [dataclasses.replace(_guess(adapter, named[0]), column="score")]
     return ExportSummary(
-        path=display,
-        format=fmt,
-        adapter=adapter,
-        detected=detected,
-        rows=table.num_rows,
-        metrics=metrics,
-        id_column=id_col,
-        policy_column=policy_col,
-        policies=_values(table, policy_col),
-        slice_column=slice_col,
-        slices=_values(table, slice_col),
-        split_column=split_col,
-        splits=_values(table, split_col),
-        file=path,
-        spans_file=spans,
-        settings=_settings(table, policy_col),
-        notes=named[1] if named else [],
-    )
+        path=display, format=fmt, adapter=adapter, detected=detected, rows=table.num_rows,
+        metrics=metrics, id_column=id_col, policy_column=policy_col,
+        policies=_values(table, policy_col), slice_column=slice_col,
+        slices=_values(table, slice_col), split_column=split_col,
+        splits=_values(table, split_col), file=path, spans_file=spans,
+        settings=_settings(table, policy_col), notes=named[1] if named else [],
+    )  # fmt: skip
 
 
 def _file_policy(e: ExportSummary) -> str | None:
@@ -360,15 +326,16 @@ def _policies(exports: Sequence[ExportSummary]) -> list[str]:
     return sorted(seen, key=lambda p: (p != "baseline", p))
 
 
-def _spans_for(e: ExportSummary, exports: Sequence[ExportSummary]) -> ExportSummary | None:
-    """The spans file given with a Phoenix evaluations file: same folder, else same role."""
-    spans = [s for s in exports if s.spans_file]
-    return next((s for s in spans if Path(s.path).parent == Path(e.path).parent), None) or next(
-        (s for s in spans if s.role and s.role == e.role), None
-    )
+def _spans_of(e: ExportSummary, exports: Sequence[ExportSummary]) -> ExportSummary | None:
+    """The spans file of a Phoenix evaluations file: one given with it (same folder, else same
+    role), else the one beside it (``_spans_beside``)."""
+    folder = Path(e.path).parent
+    given = [s for s in exports if s.spans_file and folder == Path(s.path).parent]
+    given += [s for s in exports if s.spans_file and s.role and s.role == e.role]
+    return given[0] if given else _spans_beside(e, folder)
 
 
-def _spans_beside(e: ExportSummary) -> ExportSummary | None:
+def _spans_beside(e: ExportSummary, folder: Path) -> ExportSummary | None:
     """The one Phoenix spans file in the folder of evaluations given without their spans (the
     one whose name has the file's role, when several), described; else None."""
     if e.file is None or e.pairing != "span-join":
@@ -376,32 +343,27 @@ def _spans_beside(e: ExportSummary) -> ExportSummary | None:
     found = [p for p in sorted(e.file.parent.glob("*.parquet")) if is_spans_parquet(p)]
     same = [p for p in found if e.role and e.role in p.name.lower()]
     pick = same[0] if len(same) == 1 else found[0] if len(found) == 1 else None
-    return describe_export(pick, str(Path(e.path).parent / pick.name)) if pick else None
+    return describe_export(pick, str(folder / pick.name)) if pick else None
 
 
-def _columns(e: ExportSummary, key: ExportSummary) -> dict[str, str]:
-    """``columns:`` of one export; ``key`` holds its example id and policy (its spans file, for
-    Phoenix evaluations)."""
+def _fields(e: ExportSummary, key: ExportSummary) -> dict[str, Any]:
+    """``columns`` of one export (``key`` holds its example id and policy: its spans file, for
+    Phoenix evaluations), ``metrics`` of a results export, ``reduce`` of a generic telemetry one."""
     columns = {"example_id": key.id_column, "policy_id": key.policy_column}
     columns |= {"slice": e.slice_column, "split": e.split_column}
-    return {k: v for k, v in columns.items() if v}
-
-
-def _metric_fields(e: ExportSummary) -> dict[str, Any]:
-    """``metrics:`` of a results export, ``reduce:`` of a generic telemetry export."""
+    fields: dict[str, Any] = {"columns": {k: v for k, v in columns.items() if v}}
     quality = {m.column: m.metric_id for m in e.metrics if m.kind == "quality"}
     ops = [m for m in e.metrics if m.kind == "operational"]
     if e.kind == "results":
-        return {"metrics": quality} if quality else {}
-    if ops and e.adapter == "generic":
-        return {"reduce": {m.metric_id: {"column": m.column, "how": "sum"} for m in ops}}
-    return {}
+        fields["metrics"] = quality
+    elif e.adapter == "generic":
+        fields["reduce"] = {m.metric_id: {"column": m.column, "how": "sum"} for m in ops}
+    return {k: v for k, v in fields.items() if v}
 
 
 def _source(e: ExportSummary, exports: Sequence[ExportSummary]) -> dict[str, Any]:
     """The evidence source of one export, as the contract's YAML mapping."""
-    evaluations = e.adapter == "phoenix" and e.kind == "results"
-    spans = (_spans_for(e, exports) or _spans_beside(e)) if evaluations else None
+    spans = _spans_of(e, exports) if e.adapter == "phoenix" and e.kind == "results" else None
     entry: dict[str, Any] = {"id": e.source_id, "path": e.path, "format": e.format}
     entry["adapter"] = e.adapter
     if spans:
@@ -411,48 +373,29 @@ def _source(e: ExportSummary, exports: Sequence[ExportSummary]) -> dict[str, Any
     if (policy := _file_policy(e)) is not None:
         entry["policy"] = policy
     entry["pairing"] = e.pairing
-    if columns := _columns(e, spans or e):
-        entry["columns"] = columns
-    return entry | _metric_fields(e)
+    return entry | _fields(e, spans or e)
 
 
-def _stub_contract(policies: Sequence[str]) -> ReleaseContract:
-    """The few contract fields an adapter reads (policies, prices, operational metrics)."""
-    refs = [PolicyRef.model_construct(policy_id=p, config="") for p in policies]
-    # an unvalidated contract: the draft has no margins yet, and adapters read only these fields
-    return ReleaseContract.model_construct(  # type: ignore[call-arg]
-        baseline=refs[0], candidates=refs[1:], prices={}, operational_metrics=[]
-    )
-
-
-def _scores(
-    evidence: pa.Table, names: dict[str, str], directions: dict[str, str], adapter: str
-) -> list[MetricGuess]:
+def _scores(result: AdapterResult, adapter: str) -> list[MetricGuess]:
     """One ``MetricGuess`` per metric the adapter read (canonical evidence rows), with its
     observed finite range, its missing rows and the direction the export declares."""
+    evidence, names = result.evidence, result.provenance.metric_names
     original = {metric: column for column, metric in names.items()}
     out = []
     for metric in sorted(set(evidence.column("metric").to_pylist())):
         rows = evidence.filter(pc.equal(evidence.column("metric"), metric))
         values = rows.column("value")
         ok = pc.fill_null(pc.is_finite(values), False)
-        finite = pc.filter(values, ok)
         missing = pc.filter(rows.column("source_row"), pc.invert(ok))
-        guess = dataclasses.replace(_guess(adapter, metric), column=original.get(metric, metric))
-        declared = directions.get(metric)
-        if declared in ("higher_is_better", "lower_is_better"):
-            guess = dataclasses.replace(
-                guess, direction=cast(Direction, declared), why="as the export itself declares it"
-            )
-        mm = pc.min_max(finite)
-        out.append(
-            dataclasses.replace(
-                guess,
-                low=mm["min"].as_py(),
-                high=mm["max"].as_py(),
-                missing=tuple(sorted(missing.fill_null(0).to_pylist())),
-            )
-        )
+        guess = _guess(adapter, metric)
+        if (declared := result.directions.get(metric)) in ("higher_is_better", "lower_is_better"):
+            why = "as the export itself declares it"
+            guess = dataclasses.replace(guess, direction=cast(specs.Direction, declared), why=why)
+        mm = pc.min_max(pc.filter(values, ok))
+        low, high = mm["min"].as_py(), mm["max"].as_py()
+        missed = tuple(sorted(missing.fill_null(0).to_pylist()))
+        column = original.get(metric, metric)
+        out.append(dataclasses.replace(guess, column=column, low=low, high=high, missing=missed))
     return out
 
 
@@ -464,9 +407,14 @@ def _read(e: ExportSummary, entry: dict[str, Any], policies: Sequence[str]) -> A
     named = [m.column for m in e.metrics] == ["score"] and e.metrics[0].metric_id != "score"
     keep = e.adapter == "generic" or (e.adapter == "phoenix" and named)
     probe = entry if keep else {k: v for k, v in entry.items() if k != "metrics"}
+    # an unvalidated contract with the few fields an adapter reads (the draft has no margins)
+    refs = [PolicyRef.model_construct(policy_id=p, config="") for p in policies]
+    stub = ReleaseContract.model_construct(  # type: ignore[call-arg]
+        baseline=refs[0], candidates=refs[1:], prices={}, operational_metrics=[]
+    )
     try:
-        source = EvidenceSource.model_validate(probe)
-        return load_source(source, cast(Path, e.file), e.sha256, _stub_contract(policies))
+        file = cast(Path, e.file)
+        return load_source(EvidenceSource.model_validate(probe), file, sha256_file(file), stub)
     except (EvidenceError, ContractError, ValueError) as exc:
         return getattr(exc, "message", None) or str(exc).splitlines()[0]
 
@@ -477,12 +425,10 @@ def _observe(
     """Read a results export with its own adapter: its scores, ranges and missing rows."""
     if e.kind != "results" or e.file is None or not policies:
         return e, entry
-    result = _read(e, entry, policies)
-    if isinstance(result, str):
+    if isinstance(result := _read(e, entry, policies), str):
         return dataclasses.replace(e, notes=[*e.notes, f"not read by its adapter: {result}"]), entry
-    names = result.provenance.metric_names
-    scores = _scores(result.evidence, names, result.directions, e.adapter)
-    column = {metric: name for name, metric in names.items()}
+    scores = _scores(result, e.adapter)
+    column = {metric: name for name, metric in result.provenance.metric_names.items()}
     quality = {
         column.get(s.metric_id, s.metric_id): s.metric_id for s in scores if s.kind == "quality"
     }
@@ -500,9 +446,9 @@ def _split_roles(splits: list[str]) -> dict[str, Any]:
     """
     if not splits:
         return {}
-    confirm = next((s for s in splits if s.lower().startswith(CONFIRM_NAMES)), splits[-1])
+    confirm = next((s for s in splits if s.lower().startswith(specs.CONFIRM_NAMES)), splits[-1])
     rest = [s for s in splits if s != confirm]
-    develop = next((s for s in rest if s.lower().startswith(DEVELOP_NAMES)), None)
+    develop = next((s for s in rest if s.lower().startswith(specs.DEVELOP_NAMES)), None)
     unused = [s for s in rest if s != develop]
     return {"confirmatory": confirm, "development": develop, "unused": unused}
 
@@ -519,12 +465,6 @@ def _missing_note(metric_id: str, exports: Sequence[ExportSummary]) -> str | Non
     return "; ".join(parts) or None
 
 
-def _yaml_block(value: dict[str, Any], indent: int) -> str:
-    text = yaml.safe_dump(value, sort_keys=False, allow_unicode=True, width=100)
-    pad = " " * indent
-    return "".join(pad + line for line in text.splitlines(keepends=True)).rstrip("\n")
-
-
 @cache
 def _environment() -> jinja2.Environment:
     env = jinja2.Environment(
@@ -536,7 +476,9 @@ def _environment() -> jinja2.Environment:
         lstrip_blocks=True,
     )
     env.filters["q"] = lambda v: orjson.dumps(str(v)).decode()  # a JSON string is YAML
-    env.filters["block"] = _yaml_block
+    env.filters["block"] = lambda value, indent: textwrap.indent(  # a mapping, indented
+        yaml.safe_dump(value, sort_keys=False, allow_unicode=True, width=100), " " * indent, bool
+    ).rstrip("\n")
     env.filters["v"] = visible  # in a comment: a newline would end it and start a YAML line
     return env
 
@@ -552,27 +494,19 @@ def draft_contract(exports: Sequence[ExportSummary], contract_id: str = "my-rele
     policies = _policies(exports)
     pairs = [_observe(e, _source(e, exports), policies) for e in exports]
     seen = [e for e, _ in pairs]
-    quality = {
-        m.metric_id: m
-        for e in seen
-        if e.kind == "results"
-        for m in e.metrics
-        if m.kind == "quality"
-    }
-    operational = {m.metric_id: m for e in seen if e.kind == "telemetry" for m in e.metrics}
-    return (
-        _environment()
-        .get_template("contract.yaml.j2")
-        .render(
-            contract_id=contract_id,
-            sources=pairs,
-            policies=policies,
-            quality=[(m, _missing_note(m.metric_id, seen)) for m in quality.values()],
-            operational=list(operational.values()),
-            units=UNITS,
-            slices=sorted({s for e in exports for s in e.slices}),
-            splits=_split_roles(sorted({s for e in exports for s in e.splits})),
-        )
+    scored = [(e.kind, m) for e in seen for m in e.metrics]
+    quality = {m.metric_id: m for kind, m in scored if kind == "results" and m.kind == "quality"}
+    operational = {m.metric_id: m for kind, m in scored if kind == "telemetry"}
+    template = _environment().get_template("contract.yaml.j2")
+    return template.render(
+        contract_id=contract_id,
+        sources=pairs,
+        policies=policies,
+        quality=[(m, _missing_note(m.metric_id, seen)) for m in quality.values()],
+        operational=list(operational.values()),
+        units=specs.UNITS,
+        slices=sorted({s for e in exports for s in e.slices}),
+        splits=_split_roles(sorted({s for e in exports for s in e.splits})),
     )
 
 
@@ -589,17 +523,6 @@ def write_contract(text: str, output: Path, *, force: bool = False) -> None:
             hint="choose another --output, or pass --force",
         )
     output.write_text(text, encoding="utf-8")
-
-
-def _seen(policy: str, exports: Sequence[ExportSummary], sources: list[dict[str, Any]]) -> dict:
-    """What the exports say about ``policy`` (first export wins per key)."""
-    file_policy = {src["path"]: src.get("policy") for src in sources}
-    merged: dict[str, Any] = {}
-    for e in exports:
-        for key, values in e.settings.items():
-            if key == policy or (key == "" and file_policy.get(e.path) == policy):
-                merged = values | merged
-    return merged
 
 
 def plan_policy_stubs(text: str, input_dir: Path) -> dict[str, Path]:
@@ -647,16 +570,21 @@ def write_policy_stubs(
     Returns:
         The files written.
     """
-    sources = yaml.safe_load(text)["evidence"]
+    file_policy = {src["path"]: src.get("policy") for src in yaml.safe_load(text)["evidence"]}
     written = []
     for policy, path in stubs.items():
         stub: dict[str, Any] = {"policy_id": policy}
-        if seen := _seen(policy, exports, sources):
+        seen: dict[str, Any] = {}  # first export wins per key
+        for e in exports:
+            for key, values in e.settings.items():
+                if key == policy or (key == "" and file_policy.get(e.path) == policy):
+                    seen = values | seen
+        if seen:
             stub["seen_in_exports"] = seen
         path.parent.mkdir(parents=True, exist_ok=True)
         try:
             with path.open("x", encoding="utf-8") as out:
-                out.write(STUB_HEADER + yaml.safe_dump(stub, sort_keys=False))
+                out.write(specs.STUB_HEADER + yaml.safe_dump(stub, sort_keys=False))
         except FileExistsError:
             continue
         written.append(path)

@@ -1,16 +1,12 @@
 """Validate the validator: planted cases the engine must catch before it may decide anything.
 
-Every case is built in memory (no files) and goes through the functions the job itself uses:
-``evidence.index.build_index``, ``gates.candidate.evaluate_candidate``,
-``decision.classify_candidate``, ``corroborators.corroborate.corroborate`` and
-``gates.corroboration.gate_corroboration``. Each case states the status of **every** leg (every
-gate of the candidate; or retrieval, generation, answer and the judge comparison of an example)
-and the final class; a case passes only when all of them match, so a gate that disappears,
-appears or flips fails it. ``run`` calls ``require_selftest`` first: a failed self-test is an
-``InternalError`` (``selftest-failed``, exit 70, class ERROR): an unproven engine decides nothing.
-
-Engine cases use the contract minimum of 2000 bootstrap resamples and 60–180 paired examples, so
-the whole self-test takes a fraction of a second (``ragwarrant selftest`` prints the time).
+Two tables hold the cases: ``ENGINE_CASES`` (what is planted; the status of every gate of the
+candidate, its class and first reason) and ``TEXT_CASES`` (a planted text; its legs and verdict);
+a last case checks that an unreliable judge caps PROMOTE. Each goes through the job's own index,
+gates, decision and corroborators, and passes only when every leg and the class match, so a
+gate that disappears, appears or flips fails it. ``run`` requires the self-test first: a failure
+is an ``InternalError`` (``selftest-failed``, exit 70, class ERROR): an unproven engine decides
+nothing. With 2000 resamples and 40–180 pairs per case it takes a fraction of a second.
 """
 
 from __future__ import annotations
@@ -23,8 +19,8 @@ import signal
 import threading
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from typing import Any, NoReturn, cast
+from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -38,10 +34,12 @@ from ragwarrant.evidence import index as _index
 from ragwarrant.evidence.schema import EVIDENCE_SCHEMA, make_evidence_table
 from ragwarrant.gates import candidate as _candidate
 from ragwarrant.gates import corroboration as _corroboration
-from ragwarrant.outputs import GateResult, ValidationCheck
+from ragwarrant.gates.corroboration import ABSTENTION_GATE_ID, DISAGREEMENT_GATE_ID
+from ragwarrant.outputs import ValidationCheck
 from ragwarrant.review import HumanLabelSet
 
 _SEED = 20261129
+_Values = Mapping[str, Mapping[str, np.ndarray]]  # policy → metric → shape (n,) values
 _PASS, _FAIL, _NA, _INC = "pass", "fail", "not-applicable", "inconclusive"
 
 
@@ -98,635 +96,359 @@ class SelftestReport:
         )
 
 
-# --------------------------------------------------------------------------------------------
-# In-memory evidence and contracts
-
-
 def _contract(**update: Any) -> ReleaseContract:
+    """The planted contract: one quality metric (margin 0.05), a cost claim; ``update`` on top."""
     data: dict[str, Any] = {
-        "id": "selftest",
-        "version": "1",
+        "id": "selftest", "version": "1", "evidence_class": "confirmatory",
         "baseline": {"policy_id": "base", "config": "base.json"},
         "candidates": [{"policy_id": "cand", "config": "cand.json"}],
-        "evidence": [
-            {"id": "e", "path": "e.csv", "format": "csv", "metrics": {"correct": "correct"}}
-        ],
+        "evidence": [{"id": "e", "path": "e.csv", "format": "csv",
+                      "metrics": {"correct": "correct"}}],
         "quality_metrics": [{"id": "correct", "margin_abs": 0.05}],
         "operational_metrics": [{"id": "cost_usd", "unit": "usd"}],
         "claims": {"items": [{"kind": "cost-reduction", "metric": "cost_usd"}]},
         "statistics": {"resamples": 2000, "seed": _SEED, "min_paired_n": 30},
-        "evidence_class": "confirmatory",
-    }
-    data.update(update)
-    return ReleaseContract.model_validate(data)
+    }  # fmt: skip
+    return ReleaseContract.model_validate(data | update)
 
 
-def _table(
-    values: Mapping[str, Mapping[str, np.ndarray]],
-    *,
-    slices: np.ndarray | None = None,
-    split: str | None = None,
-) -> pa.Table:
-    """Canonical rows from policy → metric → values; example i is ``ex<i>``."""
+def _table(values: _Values, slices: np.ndarray | None = None, split: str | None = None) -> pa.Table:
+    """Canonical rows from policy → metric → values; example i is ``ex<i>``, in ``slices[i]``."""
     cols: dict[str, list[Any]] = {f.name: [] for f in EVIDENCE_SCHEMA}
     for policy, metrics in values.items():
         for metric, arr in metrics.items():
             n = len(arr)
             cols["policy_id"] += [policy] * n
-            cols["example_id"] += [f"ex{i}" for i in range(n)]
-            cols["group_id"] += [None] * n
-            cols["slice"] += [None] * n if slices is None else [str(s) for s in slices[:n]]
-            cols["split"] += [split] * n
             cols["metric"] += [metric] * n
+            cols["example_id"] += [f"ex{i}" for i in range(n)]
+            cols["slice"] += [None] * n if slices is None else [str(s) for s in slices[:n]]
             cols["value"] += [float(v) for v in arr]
-            cols["missing_reason"] += [None] * n
-            cols["source"] += ["selftest:planted@1"] * n
-            cols["source_sha256"] += ["0" * 64] * n
             cols["source_row"] += list(range(1, n + 1))
+    n = len(cols["value"])
+    cols |= {"group_id": [None] * n, "split": [split] * n, "missing_reason": [None] * n,
+             "source": ["selftest:planted@1"] * n, "source_sha256": ["0" * 64] * n}  # fmt: skip
     return make_evidence_table(cols)
 
 
-def _cost(n: int) -> np.ndarray:
-    return 0.010 + 0.001 * (np.arange(n) % 7)
-
-
-def _pair(
-    base: np.ndarray, cand: np.ndarray, cost_ratio: float = 0.5
-) -> dict[str, dict[str, np.ndarray]]:
-    cost = _cost(base.size)
-    return {
-        "base": {"correct": base, "cost_usd": cost},
-        "cand": {"correct": cand, "cost_usd": cost * cost_ratio},
-    }
-
-
-def _hard(
-    overrides: Mapping[str, str] | None = None, *, leakage: str = _NA, slice_n: tuple[str, ...] = ()
-) -> dict[str, str]:
-    """Every hard gate of the self-test contract passing, except ``overrides`` (id → status)."""
-    legs = {
-        "hard:required-metric-evidence": _PASS,
-        "hard:provenance": _PASS,
-        "hard:duplicate-rows": _PASS,
-        "hard:example-attributes": _PASS,
-        "hard:split-leakage": leakage,
-        "hard:non-finite-values": _PASS,
-        "hard:value-range": _PASS,
-        "hard:pairing-coverage": _PASS,
-        "hard:paired-n": _PASS,
-        "hard:constant-quality-signal:correct": _PASS,
-        "hard:missing-balance:correct": _PASS,
-    }
-    legs.update({f"hard:slice-paired-n:correct@{s}": _PASS for s in slice_n})
-    legs.update(overrides or {})
-    return legs
-
-
-_CLAIM = "claim:cost-reduction:cost_usd"
-_OPERATIONAL = "operational:cost_usd"  # informational: never decides, always present
-_NI = "noninferiority:correct"
-
-
 def _compare(expected: Mapping[str, str], actual: Mapping[str, str]) -> list[str]:
-    out = []
-    for leg in sorted(set(expected) | set(actual)):
-        e, a = expected.get(leg, "absent"), actual.get(leg, "absent")
-        if e != a:
-            out.append(f"{leg}: expected {e}, found {a}")
-    return out
-
-
-@dataclass(frozen=True)
-class _EngineCase:
-    name: str
-    contract: ReleaseContract
-    table: pa.Table
-    expected_legs: dict[str, str]
-    expected_class: str
-    scope_split: str | None = None
-    extra_gates: Callable[[], list[GateResult]] | None = None
-    reason_prefix: str | None = None
-    labels: Mapping[str, HumanLabelSet] | None = None
-
-
-def _reject_quality_loss() -> _EngineCase:
-    """A cheaper candidate whose quality loss (-0.25) exceeds the margin (0.05): REJECT."""
-    n = 120
-    base = (np.arange(n) % 5 != 0).astype(float)
-    cand = base.copy()
-    cand[np.flatnonzero(base == 1)[:30]] = 0.0
-    return _EngineCase(
-        "reject-quality-loss",
-        _contract(),
-        _table(_pair(base, cand, 0.3)),
-        {**_hard(), _NI: _FAIL, _CLAIM: _PASS, _OPERATIONAL: _NA},
-        "REJECT",
-        reason_prefix="noninferiority-loss",
-    )
-
-
-def _reject_protected_slice_loss() -> _EngineCase:
-    """A loss confined to protected slice 'a' while the aggregate improves: REJECT."""
-    n = 180
-    sl = np.array(["a", "b", "c"])[np.arange(n) % 3]
-    base = ((np.arange(n) // 3) % 2 == 0).astype(float)
-    cand = base.copy()
-    cand[sl != "a"] = 1.0
-    cand[np.flatnonzero((sl == "a") & (base == 1))[:20]] = 0.0
-    c = _contract(protected_slices=[{"value": "a", "margin_abs": 0.1, "min_paired_n": 30}])
-    return _EngineCase(
-        "reject-protected-slice-loss",
-        c,
-        _table(_pair(base, cand), slices=sl),
-        {**_hard(slice_n=("a",)), _NI: _PASS, f"{_NI}@a": _FAIL, _CLAIM: _PASS, _OPERATIONAL: _NA},
-        "REJECT",
-        reason_prefix="noninferiority-loss",
-    )
-
-
-def _inconclusive_straddles_margin() -> _EngineCase:
-    """A loss of exactly the margin on 60 pairs: the interval straddles -margin: INCONCLUSIVE."""
-    n = 60
-    base = (np.arange(n) % 5 != 0).astype(float)
-    cand = base.copy()
-    cand[np.flatnonzero(base == 1)[:3]] = 0.0
-    return _EngineCase(
-        "inconclusive-straddles-margin",
-        _contract(),
-        _table(_pair(base, cand)),
-        {**_hard(), _NI: _INC, _CLAIM: _PASS, _OPERATIONAL: _NA},
-        "INCONCLUSIVE",
-        reason_prefix="unresolved",
-    )
-
-
-def _inconclusive_tie_at_margin() -> _EngineCase:
-    """60 pairs, 2 better and 2 worse: a percentile bound lands on -margin (p > alpha): not PROMOTE.
-
-    The first landing passed on LCB == -margin with p = 0.10 (issue 10); the decision must agree
-    with its own test, so this is INCONCLUSIVE.
-    """
-    base = (np.arange(60) % 10 < 7).astype(float)
-    cand = base.copy()
-    cand[np.flatnonzero(base == 1)[:2]] = 0.0
-    cand[np.flatnonzero(base == 0)[:2]] = 1.0
-    return _EngineCase(
-        "inconclusive-tie-at-margin",
-        _contract(),
-        _table(_pair(base, cand)),
-        {**_hard(), _NI: _INC, _CLAIM: _PASS, _OPERATIONAL: _NA},
-        "INCONCLUSIVE",
-        reason_prefix="unresolved",
-    )
-
-
-def _inconclusive_all_tied() -> _EngineCase:
-    """40 all-tied pairs: a [0, 0] bootstrap interval cannot rule out a 5-point loss: not PROMOTE.
-
-    With no discordant pair, Tango's bound excludes -0.05 only from 52 pairs (issue 10).
-    """
-    base = (np.arange(40) % 10 < 7).astype(float)
-    return _EngineCase(
-        "inconclusive-all-tied",
-        _contract(),
-        _table(_pair(base, base.copy())),
-        {**_hard(), _NI: _INC, _CLAIM: _PASS, _OPERATIONAL: _NA},
-        "INCONCLUSIVE",
-        reason_prefix="unresolved",
-    )
-
-
-def _block_constant_quality_signal() -> _EngineCase:
-    """A constant quality signal cannot tell the policies apart: BLOCK."""
-    ones = np.ones(120)
-    return _EngineCase(
-        "block-constant-quality-signal",
-        _contract(),
-        _table(_pair(ones, ones.copy())),
-        _hard({"hard:constant-quality-signal:correct": _FAIL}),
-        "BLOCK",
-        reason_prefix="blocked",
-    )
-
-
-def _base_70pct() -> np.ndarray:
-    """120 baseline scores, 70 % correct: the healthy baseline of the remaining cases."""
-    return (np.arange(120) % 10 < 7).astype(float)
-
-
-def _block_duplicated_rows() -> _EngineCase:
-    """A duplicated (policy, example, metric) row: BLOCK."""
-    base = _base_70pct()
-    t = _table(_pair(base, base.copy()))
-    return _EngineCase(
-        "block-duplicated-rows",
-        _contract(),
-        pa.concat_tables([t, t.slice(5, 1)]),
-        _hard({"hard:duplicate-rows": _FAIL}),
-        "BLOCK",
-        reason_prefix="blocked",
-    )
-
-
-def _block_value_out_of_scale() -> _EngineCase:
-    """Out-of-scale quality values (3.0 on a [0, 1] scale) that would turn a loss into a win."""
-    base = _base_70pct()
-    lossy = base.copy()
-    lossy[np.flatnonzero(base == 1)[:20]] = 0.0
-    lossy[np.flatnonzero(base == 0)[:4]] = 3.0
-    return _EngineCase(
-        "block-value-out-of-scale",
-        _contract(),
-        _table(_pair(base, lossy)),
-        _hard({"hard:value-range": _FAIL}),
-        "BLOCK",
-        reason_prefix="blocked",
-    )
-
-
-def _block_split_leakage() -> _EngineCase:
-    """An example in both the development and the confirmatory split: BLOCK."""
-    base = _base_70pct()
-    dev_row = _table({"base": {"dev_only_score": np.array([1.0])}}, split="dev")
-    c = _contract(splits={"development": "dev", "confirmatory": "conf"})
-    return _EngineCase(
-        "block-split-leakage",
-        c,
-        pa.concat_tables([_table(_pair(base, base.copy()), split="conf"), dev_row]),
-        _hard(leakage=_FAIL),
-        "BLOCK",
-        scope_split="conf",
-        reason_prefix="blocked",
-    )
-
-
-def _promote_better_and_cheaper() -> _EngineCase:
-    """A genuinely better and cheaper candidate: PROMOTE (guards against blocking everything)."""
-    base = _base_70pct()
-    cand = base.copy()
-    cand[np.flatnonzero(base == 0)[:12]] = 1.0
-    return _EngineCase(
-        "promote-better-and-cheaper",
-        _contract(),
-        _table(_pair(base, cand)),
-        {**_hard(), _NI: _PASS, _CLAIM: _PASS, _OPERATIONAL: _NA},
-        "PROMOTE",
-        reason_prefix="every gate passed",
-    )
-
-
-def _reject_judge_bias_on_labels() -> _EngineCase:
-    """A judge that sees a tie where reviewers see a 25-point loss: the labels decide: REJECT.
-
-    On the judge's scores alone (120 pairs, 2 better and 2 worse) the candidate is noninferior;
-    human labels on every other example show the loss, and the gate decides on the PPI++ bound
-    (issue 32).
-    """
-    n = 120
-    base = (np.arange(n) % 5 != 0).astype(float)
-    judged = base.copy()
-    judged[np.flatnonzero(base == 1)[:2]] = 0.0
-    judged[np.flatnonzero(base == 0)[:2]] = 1.0
-    human = judged.copy()
-    human[np.flatnonzero(judged == 1)[2:32]] = 0.0
-    ids = np.arange(0, n, 2)
-    labels = HumanLabelSet(
-        "correct", "base", "cand", tuple(f"ex{i}" for i in ids), human[ids], base[ids], ids.size, 0
-    )
-    c = _contract(
-        quality_metrics=[
-            {"id": "correct", "margin_abs": 0.05, "human_labels": {"file": "l", "queue": "q"}}
-        ]
-    )
-    return _EngineCase(
-        "reject-judge-bias-on-labels",
-        c,
-        _table(_pair(base, judged)),
-        {**_hard(), _NI: _FAIL, _CLAIM: _PASS, _OPERATIONAL: _NA},
-        "REJECT",
-        reason_prefix="noninferiority-loss",
-        labels={"correct": labels},
-    )
-
-
-# The planted engine cases, in report order; each builder documents what it plants.
-_ENGINE_CASES: tuple[Callable[[], _EngineCase], ...] = (
-    _reject_quality_loss,
-    _reject_protected_slice_loss,
-    _inconclusive_straddles_margin,
-    _inconclusive_tie_at_margin,
-    _inconclusive_all_tied,
-    _block_constant_quality_signal,
-    _block_duplicated_rows,
-    _block_value_out_of_scale,
-    _block_split_leakage,
-    _promote_better_and_cheaper,
-    _reject_judge_bias_on_labels,
-)
-
-
-def _engine_cases() -> list[_EngineCase]:
-    return [build() for build in _ENGINE_CASES]
-
-
-def _run_engine_case(case: _EngineCase) -> tuple[CaseResult, Any]:
-    t0 = time.perf_counter()
-    idx = _index.build_index(case.table)
-    if case.scope_split is None:
-        scope = np.ones(idx.n_examples, dtype=bool)
-    else:
-        scope = idx.in_split(case.scope_split)
-    ev = _candidate.evaluate_candidate(
-        idx,
-        case.contract,
-        "cand",
-        scope,
-        config_missing=[],
-        scope_name=case.scope_split or "all",
-        labels=case.labels,
-    )
-    verdict = _decision.classify_candidate(ev, case.contract, [])
-    mismatches = _compare(case.expected_legs, {g.id: g.status.value for g in ev.gates})
-    if case.reason_prefix and not (
-        verdict.reasons and verdict.reasons[0].startswith(case.reason_prefix)
-    ):
-        mismatches.append(
-            f"reason: expected {case.reason_prefix!r}…, found {verdict.reasons[:1]!r}"
-        )
-    result = CaseResult(
-        case.name,
-        case.expected_class,
-        verdict.decision_class.value,
-        len(case.expected_legs) + 1,
-        tuple(mismatches),
-        time.perf_counter() - t0,
-    )
-    return result, (ev, case.contract)
+    """``leg: expected X, found Y`` for each leg where they differ (``absent``: no such leg)."""
+    legs = [(leg, expected.get(leg, "absent"), actual.get(leg, "absent")) for leg in expected]
+    legs += [(leg, "absent", actual[leg]) for leg in actual if leg not in expected]
+    return [f"{leg}: expected {e}, found {a}" for leg, e, a in sorted(legs) if e != a]
 
 
 # --------------------------------------------------------------------------------------------
-# Corroborator cases: fictional texts written for the self-test (no external data).
+# Engine cases: one row per planted defect, one runner (``_run_engine_case``)
 
-_CTX_WARRANTY = [
-    "The Lumo kettle carries a two-year warranty that covers the heating element and the lid hinge."
-]
-_CTX_SHIPPING = [
+#: Every hard gate of the planted contract, passing (split leakage: not applicable without
+#: splits). Each case states the status of every gate: a new hard gate goes here.
+HARD_GATES = {
+    "hard:required-metric-evidence": _PASS, "hard:provenance": _PASS,
+    "hard:duplicate-rows": _PASS, "hard:example-attributes": _PASS, "hard:split-leakage": _NA,
+    "hard:non-finite-values": _PASS, "hard:value-range": _PASS, "hard:pairing-coverage": _PASS,
+    "hard:paired-n": _PASS, "hard:constant-quality-signal:correct": _PASS,
+    "hard:missing-balance:correct": _PASS,
+}  # fmt: skip
+_NI = "noninferiority:correct"
+#: The gates after the hard gates when none fails (the operational one never decides).
+_DECIDED = {"claim:cost-reduction:cost_usd": _PASS, "operational:cost_usd": _NA}
+
+_Scores = tuple[np.ndarray, np.ndarray]  # shape (n,) baseline and candidate scores
+_I = np.arange(180)
+_EIGHTY = (_I % 5 != 0).astype(float)  # 80 % right: every fifth example wrong
+_SEVENTY = (_I % 10 < 7).astype(float)  # 70 % right
+_SLICES = np.array(["a", "b", "c"])[_I % 3]
+
+
+def _changed(base: np.ndarray, *, lose: int = 0, gain: int = 0, to: float = 1.0) -> _Scores:
+    """``base`` and a candidate that gets its first ``lose`` right answers wrong and scores
+    ``to`` on its first ``gain`` wrong ones."""
+    cand = base.copy()
+    cand[np.flatnonzero(base == 1)[:lose]] = 0.0
+    cand[np.flatnonzero(base == 0)[:gain]] = to
+    return base, cand
+
+
+def _loss_in_slice_a() -> _Scores:
+    """180 examples in slices a, b, c: the candidate is right everywhere but a, where it gets
+    20 of the baseline's right answers wrong."""
+    base = ((_I // 3) % 2 == 0).astype(float)
+    cand = np.where(_SLICES == "a", base, 1.0)
+    cand[np.flatnonzero((_SLICES == "a") & (base == 1))[:20]] = 0.0
+    return base, cand
+
+
+def _labels_seeing_a_loss() -> dict[str, HumanLabelSet]:
+    """Reviewers' labels on every other example of the judge-bias case: 30 of the candidate's
+    right answers (as judged) are wrong."""
+    base, judged = _changed(_EIGHTY[:120], lose=2, gain=2)
+    human = judged.copy()
+    human[np.flatnonzero(judged == 1)[2:32]] = 0.0
+    ids = np.arange(0, 120, 2)
+    examples = tuple(f"ex{i}" for i in ids)
+    labels = HumanLabelSet("correct", "base", "cand", examples, human[ids], base[ids], 60, 0)
+    return {"correct": labels}
+
+
+@dataclass(frozen=True)
+class Planted:
+    """One planted engine case: a row of ``ENGINE_CASES``.
+
+    Attributes:
+        name: stable case id, ``<expected class>-<what is planted>``.
+        plants: what is planted, and why the class follows.
+        decision, reason: the candidate's expected decision class and start of its first reason.
+        gates: the expected status of each gate other than ``HARD_GATES`` (all passing unless
+            named here).
+        scores: shape (n,) ``correct`` of the baseline and the candidate; example i is ``ex<i>``.
+        cost_ratio: the candidate's ``cost_usd`` over the baseline's, on every example.
+        contract: fields of ``_contract()`` replaced.
+        slices: the slice of each example (None: no slices).
+        split: the split of every row, and the scope evaluated (None: no split).
+        extra: rows appended to the evidence table, given that table.
+        labels: human labels per quality metric.
+    """
+
+    name: str
+    plants: str
+    decision: str
+    reason: str
+    gates: Mapping[str, str]
+    scores: _Scores
+    cost_ratio: float = 0.5
+    contract: Mapping[str, Any] = field(default_factory=dict)
+    slices: np.ndarray | None = None
+    split: str | None = None
+    extra: Callable[[pa.Table], pa.Table] | None = None
+    labels: Mapping[str, HumanLabelSet] | None = None
+
+
+#: The planted engine cases, in report order.
+ENGINE_CASES = (
+    Planted("reject-quality-loss",
+            "a cheaper candidate whose quality loss (-0.25) exceeds the margin (0.05)",
+            "REJECT", "noninferiority-loss", {**_DECIDED, _NI: _FAIL},
+            _changed(_EIGHTY[:120], lose=30), cost_ratio=0.3),
+    Planted("reject-protected-slice-loss",
+            "a loss confined to protected slice 'a' while the aggregate improves",
+            "REJECT", "noninferiority-loss",
+            {**_DECIDED, "hard:slice-paired-n:correct@a": _PASS, _NI: _PASS, f"{_NI}@a": _FAIL},
+            _loss_in_slice_a(), slices=_SLICES,
+            contract={"protected_slices": [{"value": "a", "margin_abs": 0.1, "min_paired_n": 30}]}),
+    Planted("inconclusive-straddles-margin",
+            "a loss of exactly the margin on 60 pairs: the interval straddles -margin",
+            "INCONCLUSIVE", "unresolved", {**_DECIDED, _NI: _INC},
+            _changed(_EIGHTY[:60], lose=3)),
+    Planted("inconclusive-tie-at-margin",
+            "60 pairs, 2 better and 2 worse: a percentile bound lands on -margin (p > alpha); the "
+            "first landing passed on LCB == -margin with p = 0.10 (issue 10)",
+            "INCONCLUSIVE", "unresolved", {**_DECIDED, _NI: _INC},
+            _changed(_SEVENTY[:60], lose=2, gain=2)),
+    Planted("inconclusive-all-tied",
+            "40 all-tied pairs: a [0, 0] bootstrap interval cannot rule out a 5-point loss (with "
+            "no discordant pair, Tango's bound excludes -0.05 only from 52 pairs; issue 10)",
+            "INCONCLUSIVE", "unresolved", {**_DECIDED, _NI: _INC},
+            _changed(_SEVENTY[:40])),
+    Planted("block-constant-quality-signal",
+            "a constant quality signal cannot tell the policies apart",
+            "BLOCK", "blocked", {"hard:constant-quality-signal:correct": _FAIL},
+            _changed(np.ones(120))),
+    Planted("block-duplicated-rows",
+            "a duplicated (policy, example, metric) row",
+            "BLOCK", "blocked", {"hard:duplicate-rows": _FAIL},
+            _changed(_SEVENTY[:120]), extra=lambda table: table.slice(5, 1)),
+    Planted("block-value-out-of-scale",
+            "out-of-scale quality values (3.0 on a [0, 1] scale) that would turn a loss into a win",
+            "BLOCK", "blocked", {"hard:value-range": _FAIL},
+            _changed(_SEVENTY[:120], lose=20, gain=4, to=3.0)),
+    Planted("block-split-leakage",
+            "an example in both the development and the confirmatory split",
+            "BLOCK", "blocked", {"hard:split-leakage": _FAIL},
+            _changed(_SEVENTY[:120]), split="conf",
+            contract={"splits": {"development": "dev", "confirmatory": "conf"}},
+            extra=lambda _: _table({"base": {"dev_only_score": np.ones(1)}}, split="dev")),
+    Planted("promote-better-and-cheaper",
+            "a genuinely better and cheaper candidate (guards against blocking everything)",
+            "PROMOTE", "every gate passed", {**_DECIDED, _NI: _PASS},
+            _changed(_SEVENTY[:120], gain=12)),
+    Planted("reject-judge-bias-on-labels",
+            "a judge that sees a tie (120 pairs, 2 better and 2 worse) where reviewers see a "
+            "25-point loss: the gate decides on the labels' PPI++ bound (issue 32)",
+            "REJECT", "noninferiority-loss", {**_DECIDED, _NI: _FAIL},
+            _changed(_EIGHTY[:120], lose=2, gain=2), labels=_labels_seeing_a_loss(),
+            contract={"quality_metrics": [{"id": "correct", "margin_abs": 0.05,
+                                           "human_labels": {"file": "l", "queue": "q"}}]}),
+)  # fmt: skip
+
+
+def _run_engine_case(case: Planted) -> tuple[CaseResult, Any]:
+    """The case through the job's own index, gates and decision; and what the gates saw."""
+    t0 = time.perf_counter()
+    contract = _contract(**case.contract)
+    base, cand = case.scores
+    cost = 0.010 + 0.001 * (np.arange(base.size) % 7)
+    values = {
+        "base": {"correct": base, "cost_usd": cost},
+        "cand": {"correct": cand, "cost_usd": cost * case.cost_ratio},
+    }
+    table = _table(values, case.slices, case.split)
+    if case.extra is not None:
+        table = pa.concat_tables([table, case.extra(table)])
+    idx = _index.build_index(table)
+    scope = np.ones(idx.n_examples, bool) if case.split is None else idx.in_split(case.split)
+    ev = _candidate.evaluate_candidate(
+        idx, contract, "cand", scope, config_missing=[], scope_name=case.split or "all",
+        labels=case.labels,
+    )  # fmt: skip
+    verdict = _decision.classify_candidate(ev, contract, [])
+    expected = {**HARD_GATES, **case.gates}
+    mismatches = _compare(expected, {g.id: g.status.value for g in ev.gates})
+    if not (verdict.reasons and verdict.reasons[0].startswith(case.reason)):
+        mismatches.append(f"reason: expected {case.reason!r}…, found {verdict.reasons[:1]!r}")
+    seconds = time.perf_counter() - t0
+    found, legs = verdict.decision_class.value, len(expected) + 1
+    result = CaseResult(case.name, case.decision, found, legs, tuple(mismatches), seconds)
+    return result, (ev, contract)
+
+
+# --------------------------------------------------------------------------------------------
+# Text cases: fictional texts written for the self-test (no external data), all of policy cand
+
+_WARRANTY = (
+    "The Lumo kettle carries a two-year warranty that covers the heating element and the lid "
+    "hinge.",
+)
+_SHIPPING = (
     "Orders of the Lumo desk lamp ship from the Leeds warehouse and arrive within three "
-    "working days."
-]
-
-_TEXTS: dict[str, TextRecord] = {
-    "fabricated-citation": TextRecord(
-        question="How long is the warranty on the Lumo kettle?",
-        response="The Lumo kettle carries a two-year warranty that covers the heating element.",
-        contexts=tuple(_CTX_WARRANTY),
-        cited_quotes=(
-            "The warranty also covers accidental drops and water damage for five full years.",
-        ),
-    ),
-    "faithful-answer-irrelevant-context": TextRecord(
-        question="How many hours does the battery of the Aurora reading lamp last?",
-        response="The Lumo kettle warranty covers the heating element and the lid hinge.",
-        contexts=tuple(_CTX_WARRANTY),
-        cited_quotes=(),
-    ),
-    "honest-refusal": TextRecord(
-        question="What is the maximum brewing temperature of the Lumo kettle?",
-        response="The provided documents do not say what the maximum brewing temperature is.",
-        contexts=tuple(_CTX_WARRANTY),
-        cited_quotes=(),
-    ),
-    "grounded-answer-verified-citation": TextRecord(
-        question="How many working days does delivery of the Lumo desk lamp take?",
-        response="The Lumo desk lamp arrives within three working days of the order.",
-        contexts=tuple(_CTX_SHIPPING),
-        cited_quotes=("orders of the Lumo desk lamp ship from the Leeds warehouse",),
-    ),
-    "sample-disagreement-abstains": TextRecord(
-        question="Where do orders of the Lumo desk lamp ship from?",
-        response="Orders of the Lumo desk lamp ship from the Leeds warehouse.",
-        contexts=tuple(_CTX_SHIPPING),
-        cited_quotes=(),
-    ),
-}
-# (judge groundedness, answer relevance, samples) per case, all for policy "cand".
-_JUDGE: dict[str, tuple[float, float, tuple[float, float, float]]] = {
-    "fabricated-citation": (0.9, 0.9, (0.9, 0.9, 0.9)),
-    "faithful-answer-irrelevant-context": (0.95, 0.1, (0.95, 0.95, 0.95)),
-    "honest-refusal": (0.0, 0.2, (0.0, 0.0, 0.0)),
-    "grounded-answer-verified-citation": (1.0, 0.9, (1.0, 1.0, 1.0)),
-    "sample-disagreement-abstains": (0.5, 0.9, (0.1, 0.9, 0.5)),
-}
-# Expected legs: retrieval, generation, answer, citation, refusal, judge, agreement; and the class.
-_EXPECTED: dict[str, tuple[dict[str, str], str]] = {
-    "fabricated-citation": (
-        {
-            "retrieval": _PASS,
-            "generation": _FAIL,
-            "answer": _PASS,
-            "citation": "fabricated",
-            "refusal": "no",
-            "judge": "supported",
-            "comparison": "disagree",
-        },
-        "unsupported",
-    ),
-    "faithful-answer-irrelevant-context": (
-        {
-            "retrieval": _FAIL,
-            "generation": _PASS,
-            "answer": _FAIL,
-            "citation": "none",
-            "refusal": "no",
-            "judge": "supported",
-            "comparison": "agree",
-        },
-        "supported",
-    ),
-    "honest-refusal": (
-        {
-            "retrieval": _PASS,
-            "generation": _PASS,
-            "answer": _NA,
-            "citation": "none",
-            "refusal": "yes",
-            "judge": "unsupported",
-            "comparison": "disagree",
-        },
-        "supported",
-    ),
-    "grounded-answer-verified-citation": (
-        {
-            "retrieval": _PASS,
-            "generation": _PASS,
-            "answer": _PASS,
-            "citation": "verified",
-            "refusal": "no",
-            "judge": "supported",
-            "comparison": "agree",
-        },
-        "supported",
-    ),
-    "sample-disagreement-abstains": (
-        {
-            "retrieval": _PASS,
-            "generation": _PASS,
-            "answer": _PASS,
-            "citation": "none",
-            "refusal": "no",
-            "judge": "supported",
-            "comparison": "abstain",
-        },
-        "supported",
-    ),
-}
+    "working days.",
+)
+#: The judge's metrics of each text case: groundedness, answer relevance, three sampled
+#: groundedness values (the ``sample_metrics`` whose spread makes the judge abstain).
+_JUDGE_METRICS = ("faithfulness", "answer_relevancy", *(f"faithfulness_s{j}" for j in (1, 2, 3)))
 _CORROBORATION = {
-    "groundedness_metric": "faithfulness",
-    "answer_relevance_metric": "answer_relevancy",
-    "sample_metrics": ["faithfulness_s1", "faithfulness_s2", "faithfulness_s3"],
-    "sample_disagreement_max": 0.5,
-    "max_disagreement_rate": 0.2,
-    "max_abstention_rate": 0.1,
-}
+    "groundedness_metric": "faithfulness", "answer_relevance_metric": "answer_relevancy",
+    "sample_metrics": list(_JUDGE_METRICS[2:]), "sample_disagreement_max": 0.5,
+    "max_disagreement_rate": 0.2, "max_abstention_rate": 0.1,
+}  # fmt: skip
+_GROUNDED = TextRecord(
+    "How many working days does delivery of the Lumo desk lamp take?",
+    "The Lumo desk lamp arrives within three working days of the order.",
+    _SHIPPING,
+    ("orders of the Lumo desk lamp ship from the Leeds warehouse",),
+)
+#: The legs of a text case, in the order of its row's expected legs.
+TEXT_LEGS = ("retrieval", "generation", "answer", "citation", "refusal", "judge", "comparison")
+
+#: The planted texts of policy ``cand`` (example i is row i), in report order. Columns: case
+#: name; the text (question, response, contexts, cited quotes); the judge's value of each of
+#: ``_JUDGE_METRICS``; the expected value of each of ``TEXT_LEGS``; the expected verdict.
+TEXT_CASES: tuple[tuple[str, TextRecord, tuple[float, ...], tuple[str, ...], str], ...] = (
+    ("fabricated-citation",
+     TextRecord("How long is the warranty on the Lumo kettle?",
+                "The Lumo kettle carries a two-year warranty that covers the heating element.",
+                _WARRANTY,
+                ("The warranty also covers accidental drops and water damage for five full "
+                 "years.",)),
+     (0.9, 0.9, 0.9, 0.9, 0.9),
+     (_PASS, _FAIL, _PASS, "fabricated", "no", "supported", "disagree"), "unsupported"),
+    ("faithful-answer-irrelevant-context",
+     TextRecord("How many hours does the battery of the Aurora reading lamp last?",
+                "The Lumo kettle warranty covers the heating element and the lid hinge.",
+                _WARRANTY, ()),
+     (0.95, 0.1, 0.95, 0.95, 0.95),
+     (_FAIL, _PASS, _FAIL, "none", "no", "supported", "agree"), "supported"),
+    ("honest-refusal",
+     TextRecord("What is the maximum brewing temperature of the Lumo kettle?",
+                "The provided documents do not say what the maximum brewing temperature is.",
+                _WARRANTY, ()),
+     (0.0, 0.2, 0.0, 0.0, 0.0),
+     (_PASS, _PASS, _NA, "none", "yes", "unsupported", "disagree"), "supported"),
+    ("grounded-answer-verified-citation", _GROUNDED,
+     (1.0, 0.9, 1.0, 1.0, 1.0),
+     (_PASS, _PASS, _PASS, "verified", "no", "supported", "agree"), "supported"),
+    ("sample-disagreement-abstains",
+     TextRecord("Where do orders of the Lumo desk lamp ship from?",
+                "Orders of the Lumo desk lamp ship from the Leeds warehouse.",
+                _SHIPPING, ()),
+     (0.5, 0.9, 0.1, 0.9, 0.5),
+     (_PASS, _PASS, _PASS, "none", "no", "supported", "abstain"), "supported"),
+)  # fmt: skip
+#: The candidate's rates, then its reliability gates: 2 disagreements in 4 judged examples
+#: (0.5 > 0.2) and 1 abstention in 5 sampled (0.2 > 0.1) make the judge unreliable; each leg
+#: fails once.
+_RATES = {
+    "n_judged": "4", "n_disagreements": "2", "n_abstained": "1", "failed_retrieval": "1",
+    "failed_generation": "1", "failed_answer": "1", "fabricated_citations": "1",
+    "honest_refusals": "1",
+}  # fmt: skip
+_RELIABILITY = {**_RATES, DISAGREEMENT_GATE_ID: _FAIL, ABSTENTION_GATE_ID: _FAIL}
 
 
-def _corroboration_legs(ec: Any) -> tuple[dict[str, str], str]:
-    ch = ec.checks
-    citation = (
-        "none" if not ch.citations else ("fabricated" if ch.fabricated_citation else "verified")
-    )
-    comparison = "abstain" if ec.abstained else ("disagree" if ec.disagreement else "agree")
-    legs = {
-        "retrieval": ch.retrieval,
-        "generation": ch.generation,
-        "answer": ch.answer,
-        "citation": citation,
-        "refusal": "yes" if ch.honest_refusal else "no",
-        "judge": "supported" if ec.judge_supported else "unsupported",
-        "comparison": comparison,
+def _run_text_cases(promote: tuple[Any, ReleaseContract] | None) -> list[CaseResult]:
+    """Corroborate the planted texts beside one clean baseline example (so the gate has both
+    policies to rate) and check each; then the rates and the reliability gates, which must cap
+    the PROMOTE case (``promote``: its evaluation and contract) at INCONCLUSIVE."""
+    t0 = time.perf_counter()
+    judged = np.array([judge for _, _, judge, _, _ in TEXT_CASES]).T
+    values = {
+        "cand": dict(zip(_JUDGE_METRICS, judged, strict=True)),
+        "base": {m: np.ones(1) for m in _JUDGE_METRICS if m != "answer_relevancy"},
     }
-    return legs, "supported" if ch.supported else "unsupported"
-
-
-def _corroboration_outcome(names: list[str]) -> _corroborate.CorroborationOutcome:
-    """Corroborate the planted texts (candidate) beside one clean baseline example."""
-    values: dict[str, dict[str, np.ndarray]] = {
-        "cand": {
-            "faithfulness": np.array([_JUDGE[k][0] for k in names]),
-            "answer_relevancy": np.array([_JUDGE[k][1] for k in names]),
-            **{
-                f"faithfulness_s{j + 1}": np.array([_JUDGE[k][2][j] for k in names])
-                for j in range(3)
-            },
-        }
-    }
-    # the baseline: one clean example, so the gate has both policies to rate.
-    values["base"] = {
-        "faithfulness": np.array([1.0]),
-        "faithfulness_s1": np.array([1.0]),
-        "faithfulness_s2": np.array([1.0]),
-        "faithfulness_s3": np.array([1.0]),
-    }
-    texts = {("cand", f"ex{i}"): _TEXTS[k] for i, k in enumerate(names)}
-    texts[("base", "ex0")] = _TEXTS["grounded-answer-verified-citation"]
+    texts = {("cand", f"ex{i}"): case[1] for i, case in enumerate(TEXT_CASES)}
+    texts[("base", "ex0")] = _GROUNDED  # the baseline's one clean example
     contract = _contract(corroboration=_CORROBORATION)
     assert contract.corroboration is not None
     idx = _index.build_index(_table(values))
-    return _corroborate.corroborate(
+    outcome = _corroborate.corroborate(
         texts, idx, contract.corroboration, ["base", "cand"], np.ones(idx.n_examples, dtype=bool)
     )
-
-
-# The candidate's rates: 2 disagreements in 4 judged examples (0.5 > 0.2) and 1 abstention in 5
-# sampled (0.2 > 0.1) make the judge unreliable, and each leg fails once.
-_EXPECTED_RATES = {
-    "n_judged": "4",
-    "n_disagreements": "2",
-    "n_abstained": "1",
-    "failed_retrieval": "1",
-    "failed_generation": "1",
-    "failed_answer": "1",
-    "fabricated_citations": "1",
-    "honest_refusals": "1",
-}
-
-
-def _reliability_case(
-    outcome: _corroborate.CorroborationOutcome,
-    promote: tuple[Any, ReleaseContract] | None,
-    elapsed: float,
-) -> CaseResult:
-    """The rates and the reliability gate: an unreliable judge caps PROMOTE at INCONCLUSIVE."""
+    elapsed = (time.perf_counter() - t0) / (len(TEXT_CASES) + 1)
+    results = [
+        _run_text_case(case, outcome.examples[("cand", f"ex{i}")], elapsed)
+        for i, case in enumerate(TEXT_CASES)
+    ]
     t1 = time.perf_counter()
     row = next(r for r in outcome.summary.rates if r.policy_id == "cand" and r.slice is None)
-    actual = {name: str(getattr(row, name)) for name in _EXPECTED_RATES}
-    expected = dict(_EXPECTED_RATES)
     gates = _corroboration.gate_corroboration(outcome.summary, ("base", "cand"))
-    actual.update({g.id: g.status.value for g in gates})
-    expected.update(
-        {_corroboration.DISAGREEMENT_GATE_ID: _FAIL, _corroboration.ABSTENTION_GATE_ID: _FAIL}
-    )
-    klass = "absent"
+    actual = {name: str(getattr(row, name)) for name in _RATES}
+    actual |= {g.id: g.status.value for g in gates}
+    expected, klass = dict(_RELIABILITY), "absent"
     if promote is not None:
-        ev, pc = promote
-        verdict = _decision.classify_candidate(ev, pc, gates)
-        klass = verdict.decision_class.value
-        if not verdict.reasons or not verdict.reasons[0].startswith("evaluator-unreliable"):
-            actual["reason"] = repr(verdict.reasons[:1])
+        capped = _decision.classify_candidate(*promote, gates)
+        klass = capped.decision_class.value
+        if not capped.reasons or not capped.reasons[0].startswith("evaluator-unreliable"):
+            actual["reason"] = repr(capped.reasons[:1])
             expected["reason"] = "'evaluator-unreliable…'"
-    return CaseResult(
-        "unreliable-judge-caps-promote",
-        "INCONCLUSIVE",
-        klass,
-        len(expected),
-        tuple(_compare(expected, actual)),
-        time.perf_counter() - t1 + elapsed,
-    )
+    missed, seconds = tuple(_compare(expected, actual)), time.perf_counter() - t1 + elapsed
+    capping = "unreliable-judge-caps-promote"
+    return [*results, CaseResult(capping, "INCONCLUSIVE", klass, len(expected), missed, seconds)]
 
 
-def _run_corroboration_cases(promote: tuple[Any, ReleaseContract] | None) -> list[CaseResult]:
-    t0 = time.perf_counter()
-    names = list(_TEXTS)
-    outcome = _corroboration_outcome(names)
-    elapsed = (time.perf_counter() - t0) / (len(names) + 1)
-    results = []
-    for i, name in enumerate(names):
-        legs, klass = _corroboration_legs(outcome.examples[("cand", f"ex{i}")])
-        exp_legs, exp_class = _EXPECTED[name]
-        results.append(
-            CaseResult(
-                name, exp_class, klass, len(exp_legs), tuple(_compare(exp_legs, legs)), elapsed
-            )
-        )
-    results.append(_reliability_case(outcome, promote, elapsed))
-    return results
+def _run_text_case(case: tuple[Any, ...], ec: Any, seconds: float) -> CaseResult:
+    """One row of ``TEXT_CASES`` against its corroboration ``ec``."""
+    name, _, _, legs, verdict = case
+    ch = ec.checks
+    cited = "fabricated" if ch.fabricated_citation else "verified"
+    found = (ch.retrieval, ch.generation, ch.answer, cited if ch.citations else "none",
+             "yes" if ch.honest_refusal else "no",
+             "supported" if ec.judge_supported else "unsupported",
+             "abstain" if ec.abstained else "disagree" if ec.disagreement else "agree")  # fmt: skip
+    mismatches = _compare(dict(zip(TEXT_LEGS, legs)), dict(zip(TEXT_LEGS, found)))  # noqa: B905
+    supported = "supported" if ch.supported else "unsupported"
+    return CaseResult(name, verdict, supported, len(TEXT_LEGS), tuple(mismatches), seconds)
 
 
 def run_selftest() -> SelftestReport:
     """Run every planted case through the engine and report each one.
 
     Returns:
-        The ``SelftestReport``; it does not raise on a failed case (``require_selftest`` does).
+        The ``SelftestReport``; it does not raise on a failed case (``require_passed`` does).
     """
     t0 = time.perf_counter()
-    results: list[CaseResult] = []
-    promote: tuple[Any, ReleaseContract] | None = None
-    for case in _engine_cases():
-        result, evaluated = _run_engine_case(case)
-        results.append(result)
-        if case.name == "promote-better-and-cheaper":
-            promote = evaluated
-    results += _run_corroboration_cases(promote)
+    engine = [_run_engine_case(case) for case in ENGINE_CASES]
+    promote = next((seen for r, seen in engine if r.name == "promote-better-and-cheaper"), None)
+    results = [result for result, _ in engine] + _run_text_cases(promote)
     return SelftestReport(tuple(results), time.perf_counter() - t0)
-
-
-def require_selftest() -> SelftestReport:
-    """Run the self-test and raise when any case fails.
-
-    Raises:
-        InternalError: ``selftest-failed`` naming each failed case and its first mismatch.
-    """
-    return require_passed(run_selftest())
 
 
 def require_passed(report: SelftestReport) -> SelftestReport:
@@ -747,27 +469,9 @@ def require_passed(report: SelftestReport) -> SelftestReport:
             f"the engine self-test failed {len(report.failed)} of {len(report.cases)} "
             f"planted cases: {detail}",
             hint="the engine is broken or was modified; run 'ragwarrant selftest' to see every "
-            "case. "
-            "Nothing was decided.",
+            "case. Nothing was decided.",
         )
     return report
-
-
-def format_report(report: SelftestReport) -> str:
-    """One line per case (status, name, expected and found class, legs checked) and a total line."""
-    lines = []
-    for c in report.cases:
-        status = "pass" if c.passed else "FAIL"
-        lines.append(
-            f"{status}  {c.name:<38} expected {c.expected_class:<12} found {c.actual_class:<12} "
-            f"{c.legs} legs  {c.seconds * 1000:6.1f} ms"
-        )
-        lines += [f"      {m}" for m in c.mismatches]
-    verdict = "passed" if report.passed else f"FAILED ({len(report.failed)} cases)"
-    lines.append(
-        f"self-test {verdict}: {len(report.cases)} planted cases in {report.seconds:.3f} s"
-    )
-    return "\n".join(lines)
 
 
 # --------------------------------------------------------------------------------------------
@@ -780,36 +484,22 @@ CHILD_TIMEOUT_S = 600.0
 class SelftestRun:
     """The self-test started beside the caller's work; ``result`` waits for it.
 
-    Where the platform can fork and the caller is single-threaded (``can_fork``), the planted
-    cases run in a forked child process (POSIX ``fork``: the child starts with every module the
-    parent imported, so no import is repeated), and only the finished ``SelftestReport`` comes
-    back, pickled through a pipe; it is judged here by ``require_passed``, as in-process. The
-    child shares no lock or interpreter with the parent, so the two use two cores truly (a thread
-    would share the parent's GIL). A child that raises, dies, or exceeds ``CHILD_TIMEOUT_S``
-    sends no report: the self-test is then run again in this process, so what it raises (or
-    reports) is what ``require_selftest`` would. Without fork (another platform, a refused
-    ``fork``, other threads running) the cases run in a thread, as before.
-
-    Use as a context manager: leaving it reaps the child (or joins the thread).
+    When ``can_fork``, the cases run in a forked child (POSIX ``fork``: it starts with every
+    module imported; it shares no lock or GIL with this process), whose pickled
+    ``SelftestReport`` comes back through a pipe and is judged here (``require_passed``). A
+    child that raises, dies or exceeds ``CHILD_TIMEOUT_S`` sends none: the cases then run here,
+    so what is raised is what the in-process self-test raises. Without fork (another platform, a
+    refused ``fork``, other threads) they run here when first awaited. Leaving the context
+    reaps the child.
     """
 
     def __init__(self, *, fork: bool | None = None) -> None:
-        """Start the self-test.
-
-        Args:
-            fork: run it in a forked child (None: when ``can_fork()``).
-        """
-        self._pid = 0
-        self._read_fd = -1
+        """Start the self-test: in a forked child when ``fork`` (None: when ``can_fork()``)."""
+        self._pid, self._read_fd = 0, -1
         self._outcome: SelftestReport | BaseException | None = None
-        self._thread: Any = None
         if fork if fork is not None else can_fork():
-            try:
+            with contextlib.suppress(OSError):  # e.g. EAGAIN under a process limit: run here
                 self._fork()
-                return
-            except OSError:  # e.g. EAGAIN under a process limit: run beside us in a thread
-                pass
-        self._start_thread()
 
     @property
     def forked(self) -> bool:
@@ -817,6 +507,9 @@ class SelftestRun:
         return self._pid > 0
 
     def _fork(self) -> None:
+        """Fork the child: it runs the cases, writes the pickled report to the pipe and exits
+        (``os._exit``: the parent's buffers, exit handlers and files are left alone); anything it
+        raises sends nothing."""
         from ragwarrant.stats.distributions import load_special
 
         load_special()  # imported once, before the fork: the child and this process share it
@@ -829,37 +522,34 @@ class SelftestRun:
             raise
         if pid == 0:  # the child: never returns
             os.close(read_fd)
-            _report_from_child(write_fd)
+            try:
+                signal.signal(signal.SIGINT, signal.SIG_DFL)
+                data = pickle.dumps(run_selftest())
+                with os.fdopen(write_fd, "wb") as pipe:
+                    pipe.write(data)
+            finally:
+                os._exit(0)
         os.close(write_fd)
         self._pid, self._read_fd = pid, read_fd
 
-    def _start_thread(self) -> None:
-        from concurrent.futures import ThreadPoolExecutor
-
-        pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="selftest")
-        self._thread = (pool, pool.submit(run_selftest))
-
-    def _collect(self) -> SelftestReport:
-        if self._thread is not None:
-            pool, future = self._thread
-            pool.shutdown(wait=True)
-            self._thread = None
-            return cast(SelftestReport, future.result())
-        report = self._child_report() if self.forked else None
-        return report if report is not None else run_selftest()
-
     def _child_report(self) -> SelftestReport | None:
-        """The child's report (None when it sent none), the child reaped."""
-        data = b""
+        """The child's report (None when it sent none in ``CHILD_TIMEOUT_S``), the child reaped."""
+        data, chunks, fd = b"", list[bytes](), self._read_fd
+        deadline = time.monotonic() + CHILD_TIMEOUT_S
         try:
-            data = _read_until_eof(self._read_fd, CHILD_TIMEOUT_S)
+            while (left := deadline - time.monotonic()) > 0:
+                if not select.select([fd], [], [], left)[0]:
+                    break
+                if not (chunk := os.read(fd, 1 << 16)):  # the child closed the pipe: all sent
+                    data = b"".join(chunks)
+                    break
+                chunks.append(chunk)
         finally:
-            os.close(self._read_fd)
+            os.close(fd)
             if not data:
                 with contextlib.suppress(ProcessLookupError):
                     os.kill(self._pid, signal.SIGKILL)
             os.waitpid(self._pid, 0)
-            self._read_fd = -1
         try:
             report = pickle.loads(data)  # from our own child, through our own pipe
         except Exception:  # nothing, or a report cut short
@@ -867,9 +557,12 @@ class SelftestRun:
         return report if isinstance(report, SelftestReport) else None
 
     def _finish(self) -> SelftestReport | BaseException:
+        """Wait for the report once (the child's, else one run here) and judge it
+        (``require_passed``); or what was raised."""
         if self._outcome is None:
             try:
-                self._outcome = require_passed(self._collect())
+                report = (self._child_report() if self.forked else None) or run_selftest()
+                self._outcome = require_passed(report)
             except Exception as exc:
                 self._outcome = exc
         return self._outcome
@@ -881,8 +574,7 @@ class SelftestRun:
             InternalError: ``selftest-failed`` when a case failed (``require_passed``); whatever
                 the self-test itself raised.
         """
-        outcome = self._finish()
-        if isinstance(outcome, BaseException):
+        if isinstance(outcome := self._finish(), BaseException):
             raise outcome
         return outcome
 
@@ -895,8 +587,7 @@ class SelftestRun:
         return self
 
     def __exit__(self, *exc_info: object) -> None:
-        if self._thread is not None or self._read_fd >= 0:
-            self._finish()
+        self._finish()
 
 
 def can_fork() -> bool:
@@ -906,32 +597,3 @@ def can_fork() -> bool:
     held at that moment stays locked in the child forever (POSIX ``fork``, "Application Usage").
     """
     return hasattr(os, "fork") and threading.active_count() == 1
-
-
-def _read_until_eof(fd: int, timeout_s: float) -> bytes:
-    """Everything written to ``fd`` until its writer closes it; b"" after ``timeout_s``."""
-    chunks: list[bytes] = []
-    deadline = time.monotonic() + timeout_s
-    while True:
-        left = deadline - time.monotonic()
-        if left <= 0 or not select.select([fd], [], [], left)[0]:
-            return b""
-        chunk = os.read(fd, 1 << 16)
-        if not chunk:
-            return b"".join(chunks)
-        chunks.append(chunk)
-
-
-def _report_from_child(write_fd: int) -> NoReturn:
-    """In the forked child: run the cases, write the pickled report to ``write_fd``, exit.
-
-    Anything raised sends nothing (the parent runs the self-test itself). ``os._exit`` leaves
-    the parent's buffered output, exit handlers and files alone.
-    """
-    try:
-        signal.signal(signal.SIGINT, signal.SIG_DFL)
-        data = pickle.dumps(run_selftest())
-        with os.fdopen(write_fd, "wb") as pipe:
-            pipe.write(data)
-    finally:
-        os._exit(0)

@@ -15,15 +15,14 @@ import pytest
 from ragwarrant.audit.ledger import (
     GENESIS_HASH,
     append_entry,
-    build_entry,
-    drifting_slices,
     entry_hash,
     is_marker,
     quarantined_lines,
     read_entries,
-    show_history,
     verify_chain,
 )
+from ragwarrant.audit.ledger_history import build_entry, drifting_slices, show_history
+from ragwarrant.audit.looks import LookEntries, read_looks
 from ragwarrant.errors import InputError, InternalError, OutputError
 
 from .conftest import Run
@@ -172,8 +171,8 @@ def test_edited_quarantined_bytes_break_the_chain(tmp_path: Path) -> None:
     assert [p.line for p in verify_chain(ledger)][:1] == [2]
 
 
-def test_long_entries_chain_across_tail_chunks(tmp_path: Path) -> None:
-    """Entries longer than the tail-read chunk still chain correctly."""
+def test_long_entries_chain(tmp_path: Path) -> None:
+    """Entries of hundreds of kilobytes chain and read back like short ones."""
     ledger = tmp_path / "ledger.jsonl"
     big = "x" * 200_000
     for i in range(1, 4):
@@ -275,7 +274,7 @@ def _decision(**overrides: Any) -> dict[str, Any]:
 
 def test_build_entry_keeps_blocked_and_negative_outcomes() -> None:
     """The entry keeps each candidate's class, blockers and bounds, and run-level blockers."""
-    entry = build_entry(_decision(), "m" * 64, "c" * 64, None)
+    entry = build_entry(_decision(), "m" * 64, "c" * 64)
     assert entry["run_id"] == "r1"
     assert entry["time"] == "2026-11-29T10:00:05Z"
     assert entry["contract"] == {"id": "c1", "version": "1", "sha256": "c" * 64}
@@ -302,39 +301,21 @@ def test_build_entry_keeps_blocked_and_negative_outcomes() -> None:
     assert entry["abstention"] is None
 
 
-def test_build_entry_rejects_nan_bounds() -> None:
+def test_build_entry_rejects_nan_bounds(tmp_path: Path) -> None:
     """A NaN bound in a decision is a bug, refused before it reaches the ledger."""
     d = _decision()
     d["candidates"][0]["gates"][0]["lower_bound"] = float("nan")
-    with pytest.raises(InternalError):
-        build_entry(d, "m" * 64, "c" * 64, None)
-
-
-def test_abstention_shapes_normalise_alike() -> None:
-    """Records and nested mappings give the same sorted abstention records."""
-    records = [
-        {"policy": "p", "slice": "QA", "abstention_rate": 0.1, "disagreement_rate": 0.2, "n": 50},
-        {
-            "policy_id": "b",
-            "slice": "QA",
-            "abstention_rate": 0.0,
-            "disagreement_rate": 0.1,
-            "n": 50,
-        },
-    ]
-    nested = {
-        "p": {"QA": {"abstention_rate": 0.1, "disagreement_rate": 0.2, "n": 50}},
-        "b": {"QA": {"abstention_rate": 0.0, "disagreement_rate": 0.1, "n": 50}},
-    }
-    a = build_entry(_decision(), "m" * 64, "c" * 64, records)["abstention"]
-    b = build_entry(_decision(), "m" * 64, "c" * 64, nested)["abstention"]
-    assert a == b
-    assert [r["policy_id"] for r in a] == ["b", "p"]
+    ledger = tmp_path / "ledger.jsonl"
+    with pytest.raises(InternalError, match=r"entry\.candidates\[0\]\.bounds\[0\]"):
+        append_entry(ledger, build_entry(d, "m" * 64, "c" * 64))
+    assert not ledger.exists()
 
 
 def test_build_entry_takes_rates_from_the_decision() -> None:
-    """Without an explicit abstention argument, corroboration.rates of the decision are kept."""
+    """corroboration.rates of the decision are kept (counts and rates only), sorted by policy
+    and slice."""
     rates = [
+        {"policy_id": "zeta", "slice": "QA", "abstention_rate": 0.2, "n_judged": 4},
         {
             "policy_id": "cand",
             "slice": None,
@@ -356,7 +337,16 @@ def test_build_entry_takes_rates_from_the_decision() -> None:
             "n_abstained": 5,
             "n_with_samples": 50,
             "n_judged": 45,
-        }
+        },
+        {
+            "policy_id": "zeta",
+            "slice": "QA",
+            "abstention_rate": 0.2,
+            "disagreement_rate": None,
+            "n_abstained": None,
+            "n_with_samples": None,
+            "n_judged": 4,
+        },
     ]
 
 
@@ -364,7 +354,7 @@ def test_build_entry_from_a_real_run(real_run: Run) -> None:
     """An entry built from a real decision.json names every candidate with its class."""
     decision = orjson.loads((real_run.output_dir / "decision.json").read_bytes())
     manifest_sha = hashlib.sha256((real_run.output_dir / "manifest.json").read_bytes()).hexdigest()
-    entry = build_entry(decision, manifest_sha, decision["contract"]["sha256"], None)
+    entry = build_entry(decision, manifest_sha, decision["contract"]["sha256"])
     assert [c["policy_id"] for c in entry["candidates"]] == [
         c["policy_id"] for c in decision["candidates"]
     ]
@@ -384,17 +374,18 @@ def _history_entries(ledger: Path, qa: list[float], summary: list[float]) -> Non
                 "slice": "QA",
                 "abstention_rate": a,
                 "disagreement_rate": 0.0,
-                "n": 80,
+                "n_judged": 80,
             },
             {
                 "policy_id": "cand",
                 "slice": "Summary",
                 "abstention_rate": b,
                 "disagreement_rate": 0.0,
-                "n": 80,
+                "n_judged": 80,
             },
         ]
-        append_entry(ledger, build_entry(d, f"{i:064d}", "c" * 64, abst))
+        d["corroboration"] = {"rates": abst}
+        append_entry(ledger, build_entry(d, f"{i:064d}", "c" * 64))
     append_entry(
         ledger,
         build_entry(
@@ -404,7 +395,6 @@ def _history_entries(ledger: Path, qa: list[float], summary: list[float]) -> Non
             ),
             "0" * 64,
             "d" * 64,
-            None,
         ),
     )
 
@@ -478,26 +468,33 @@ def test_run_after_a_torn_ledger_line_keeps_its_decision(
     assert read_entries(ledger)[-1]["run_class"] == recorded["run_class"]
 
 
-def test_a_blocked_run_that_tested_a_candidate_is_an_earlier_look() -> None:
+def test_a_blocked_run_that_tested_a_candidate_is_an_earlier_look(tmp_path: Path) -> None:
     """A BLOCK whose entry holds a noninferiority bound saw the data: it counts as a look (a run
     BLOCKed by another candidate or by hygiene used to be skipped; fresh-user re-trial)."""
-    from ragwarrant.audit.ledger import _is_earlier_look
 
-    def entry(run_class: str, bounds: list[dict[str, object]], **look: object) -> dict:
+    def entry(run_id: str, run_class: str, bounds: list[dict], version: str = "1", **look: object):
         return {
-            "contract": {"id": "c", "version": "1"},
+            "run_id": run_id,
+            "seq": 1,
+            "contract": {"id": "c", "version": version},
             "run_class": run_class,
             "look": {"number": 1, **look},
             "candidates": [{"policy_id": "p", "bounds": bounds}],
         }
 
     tested = [{"id": "noninferiority:q", "lower_bound": -0.01}]
-    assert _is_earlier_look(entry("BLOCK", tested), "c", "1")
-    assert not _is_earlier_look(entry("BLOCK", []), "c", "1")
-    assert not _is_earlier_look(entry("ERROR", tested), "c", "1")
-    assert not _is_earlier_look(entry("INCONCLUSIVE", tested, blocked=True), "c", "1")
-    assert _is_earlier_look(entry("INCONCLUSIVE", []), "c", "1")
-    assert not _is_earlier_look(entry("PROMOTE", tested), "c", "2")
+    appended = [
+        entry("tested-block", "BLOCK", tested),
+        entry("untested-block", "BLOCK", []),
+        entry("error", "ERROR", tested),
+        entry("refused", "INCONCLUSIVE", tested, blocked=True),
+        entry("inconclusive", "INCONCLUSIVE", []),
+        entry("other-version", "PROMOTE", tested, version="2"),
+        {**entry("marker", "PROMOTE", tested), "kind": "quarantine"},
+    ]
+    looks = LookEntries(tmp_path / "ledger.jsonl", "c", "1", (), None, 0).after(appended)
+    assert [e["run_id"] for e, _ in looks.earlier()] == ["tested-block", "inconclusive"]
+    assert [e["run_id"] for e, _ in looks.others()] == ["other-version"]
 
 
 def test_append_hands_the_check_the_entries_since_the_read_and_a_refusal_writes_nothing(
@@ -505,9 +502,6 @@ def test_append_hands_the_check_the_entries_since_the_read_and_a_refusal_writes_
 ):
     """``append_entry`` passes its check the entries after ``since_seq`` under the lock; when
     the check raises, the ledger is left byte for byte as it was."""
-    from ragwarrant.audit.ledger import append_entry, read_looks
-    from ragwarrant.errors import OutputError
-
     ledger = tmp_path / "ledger.jsonl"
     append_entry(ledger, {"kind": "a"})
     read = read_looks(ledger, "c", "1")

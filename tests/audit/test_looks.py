@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
 from types import SimpleNamespace
 
-from ragwarrant.audit.looks import _refuse_stale
-from ragwarrant.errors import OutputError
+import pytest
+
+from ragwarrant.audit.ledger import append_entry
+from ragwarrant.audit.looks import LookEntries, _refuse_stale, look_evidence_path, read_looks
+from ragwarrant.digests import sha256_bytes
+from ragwarrant.errors import InputError, OutputError
 from ragwarrant.gates.looks import Look
 from ragwarrant.outputs import LookRecord
 
@@ -52,3 +58,38 @@ def test_the_same_number_at_another_level_is_stale_without_contradiction():
     message = _refused(_look(alpha=0.05), _look(alpha=0.0, confirmatory=False))
     assert message is not None and "it is look 1" not in message
     assert "look 1 is at one-sided level 0 (not confirmatory), not 0.05 (confirmatory)" in message
+
+
+def _kept_look(tmp_path: Path, fingerprint: bytes) -> tuple[Path, Path]:
+    """A ledger holding one look whose entry records ``fingerprint``'s sha256; the kept path."""
+    ledger = tmp_path / "ledger.jsonl"
+    look = {"number": 1, "evidence_sha256": sha256_bytes(fingerprint)}
+    append_entry(ledger, {"run_id": "r1", "contract": {"id": "c", "version": "1"}, "look": look})
+    kept = look_evidence_path(ledger, "r1")
+    kept.parent.mkdir()
+    return ledger, kept
+
+
+def test_a_kept_fingerprint_is_read_back_and_a_missing_or_altered_one_is_none(tmp_path: Path):
+    """The kept bytes come back when they hash to the entry's sha256; else None."""
+    ledger, kept = _kept_look(tmp_path, b'{"digests": {}}')
+    assert read_looks(ledger, "c", "1").earlier()[0][1] is None  # missing
+    kept.write_bytes(b'{"digests": {}}')
+    assert read_looks(ledger, "c", "1").earlier()[0][1] == b'{"digests": {}}'
+    kept.write_bytes(b'{"digests": {"ids": ""}}')
+    assert read_looks(ledger, "c", "1").earlier()[0][1] is None  # altered
+
+
+@pytest.mark.parametrize("kind", ["fifo", "directory"])
+def test_a_kept_fingerprint_that_is_not_a_regular_file_is_a_typed_error(tmp_path: Path, kind):
+    """A FIFO (never waited on) or a directory in a fingerprint's place is ``ledger-unreadable``
+    naming the file, raised by the look read that needs it."""
+    ledger, kept = _kept_look(tmp_path, b"{}")
+    os.mkfifo(kept) if kind == "fifo" else kept.mkdir()
+    looks = read_looks(ledger, "c", "1")
+    assert isinstance(looks, LookEntries) and looks.others() == []
+    with pytest.raises(InputError) as err:
+        looks.earlier()
+    assert err.value.code == "ledger-unreadable"
+    named = f"evidence fingerprint ledger.jsonl.looks/{kept.name} kept next to the ledger: it is "
+    assert named in err.value.message

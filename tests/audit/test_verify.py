@@ -10,7 +10,8 @@ import orjson
 import pytest
 
 from ragwarrant.audit.attestation import ATTESTATION_FILENAME, load_private_key, write_attestation
-from ragwarrant.audit.ledger import append_entry, record_run, verify_chain
+from ragwarrant.audit.ledger import append_entry, verify_chain
+from ragwarrant.audit.ledger_history import record_run
 from ragwarrant.audit.publish import render_decision_views
 from ragwarrant.audit.report import render_report
 from ragwarrant.audit.verify import VERIFY_MISMATCH_EXIT, diff_json, verify_output_dir

@@ -1,16 +1,20 @@
 """A run's look counted against the ledger without holding its lock across the run.
 
-The looks are read under the ledger's lock, held only while reading (``audit.ledger.read_looks``);
+The looks are read under the ledger's lock, held only while reading (``read_looks``);
 the run then decides at its look's level (``gates.looks``) without the lock; its entry is
 appended under the lock after the tip is read again (``record_look``), and refused with
 ``ledger-look-stale`` when an entry appended since the read changes this run's look (another run
 of the same contract version decided meanwhile): never recorded as a fresh full-alpha look.
+
+Each look's evidence fingerprint (``evidence.looks``) is kept next to the ledger, in
+``<ledger>.looks/<run_id>.json`` (``look_evidence_path``), and read back as a regular file of
+bounded size.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -18,16 +22,170 @@ import numpy as np
 import orjson
 from pydantic import ValidationError
 
-from ragwarrant.audit.ledger import LookEntries, read_looks, record_run
-from ragwarrant.errors import OutputError
+from ragwarrant.audit.ledger import LedgerProblem, is_marker, read_under_lock
+from ragwarrant.audit.ledger_history import record_run
+from ragwarrant.audit.writer import write_atomic
+from ragwarrant.digests import sha256_bytes
+from ragwarrant.errors import InputError, OutputError
 from ragwarrant.evidence.index import EvidenceIndex
 from ragwarrant.evidence.looks import decode_fingerprint
 from ragwarrant.gates import looks
 from ragwarrant.inputs import Inputs
-from ragwarrant.outputs import LookRecord
+from ragwarrant.limits import MAX_EVIDENCE_FILE_BYTES
+from ragwarrant.outputs import DECISION_FILE, LookRecord
+from ragwarrant.sidefiles import read_regular
 
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+
+# ---------------------------------------------------------------------------------------------
+# The ledger's looks, and the evidence fingerprints kept next to it.
+
+LookEntry = tuple[dict[str, Any], bytes | None]
+"""A look's ledger entry and its kept evidence fingerprint (None: missing or altered)."""
+
+
+def look_evidence_path(ledger_path: Path, run_id: str) -> Path:
+    """Where a run's evidence fingerprint is kept: ``<ledger>.looks/<run_id>.json``.
+
+    The fingerprint holds 64-bit digests only (``evidence.looks``), never an id or a value.
+    """
+    return ledger_path.parent / f"{ledger_path.name}.looks" / f"{run_id}.json"
+
+
+def read_look_evidence(ledger_path: Path, run_id: str, sha256: str | None) -> bytes | None:
+    """The fingerprint a run kept next to the ledger, or None when missing or not ``sha256``.
+
+    Read as a regular file of at most ``limits.MAX_EVIDENCE_FILE_BYTES`` (a fingerprint of
+    10^8 cells is about 1.1 GB) with ``sidefiles.read_regular``: a FIFO put in its place is
+    refused, never waited on, and a device is never read without end.
+
+    Raises:
+        InputError: ``ledger-unreadable`` naming the file (``<ledger>.looks/<run_id>.json``,
+            no absolute path): it exists but is not a regular file, is larger than the limit, or
+            cannot be read.
+    """
+    if sha256 is None:
+        return None
+    path = look_evidence_path(ledger_path, run_id)
+    try:
+        data = read_regular(path, limit=MAX_EVIDENCE_FILE_BYTES)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise InputError(
+            "ledger-unreadable",
+            f"cannot read the evidence fingerprint {path.parent.name}/{path.name} kept next to "
+            f"the ledger: {exc.strerror}",
+            hint="the ledger's .looks directory holds the regular files runs wrote there; "
+            "restore or remove what took this one's place",
+        ) from exc
+    return data if sha256_bytes(data) == sha256 else None
+
+
+def _is_look(e: Mapping[str, Any]) -> bool:
+    """Whether an entry is a look at its evidence (see ``LookEntries.earlier``), of any contract:
+    a BLOCKed run is one when it computed a noninferiority bound (another candidate, or
+    publication hygiene, BLOCKed it after a candidate was tested)."""
+    look = e.get("look")
+    if is_marker(e) or not isinstance(look, dict) or look.get("blocked"):
+        return False
+    if e.get("run_class") == "ERROR":
+        return False
+    bounds = (
+        b
+        for c in e.get("candidates") or []
+        for b in (c.get("bounds") if isinstance(c, Mapping) else None) or []
+    )
+    tested = any(str(b.get("id", "")).startswith("noninferiority:") for b in bounds)
+    return e.get("run_class") != "BLOCK" or tested
+
+
+@dataclass(frozen=True)
+class LookEntries:
+    """The ledger's looks as one run read them, at one instant (``read_looks``).
+
+    Attributes:
+        ledger_path: the ledger file.
+        contract_id: the run's contract id.
+        version: the run's contract version.
+        looks: every look entry (``_is_look``, of any contract), oldest first.
+        chain_break: the first break of the chain (``audit.ledger.read_under_lock``), or None.
+        tip_seq: ``seq`` of the last entry read (0: empty or absent), for
+            ``append_entry(since_seq=...)``.
+    """
+
+    ledger_path: Path
+    contract_id: str
+    version: str
+    looks: tuple[dict[str, Any], ...]
+    chain_break: LedgerProblem | None
+    tip_seq: int
+
+    def _with_evidence(self, mine: bool) -> list[LookEntry]:
+        out = []
+        for e in self.looks:
+            contract = e.get("contract") or {}
+            same = (contract.get("id"), contract.get("version")) == (self.contract_id, self.version)
+            if same != mine:
+                continue
+            look = e.get("look") or {}
+            sha = look.get("evidence_sha256") if isinstance(look, dict) else None
+            sha = sha if isinstance(sha, str) else None
+            out.append((e, read_look_evidence(self.ledger_path, str(e.get("run_id")), sha)))
+        return out
+
+    def earlier(self) -> list[LookEntry]:
+        """Earlier looks of this contract id and version with their kept fingerprints (None:
+        missing or not the recorded sha256), oldest first.
+
+        An earlier look is an entry (not a quarantine marker) of the same contract id and
+        version with a ``look`` record that was not itself refused (``look.blocked``), from a
+        run that was not in ERROR and, when BLOCKed, had tested a candidate (a noninferiority
+        bound in the entry: its data were seen); whatever its policies and configs
+        (``gates.looks`` BLOCKs a change of configs under one contract version).
+
+        Raises:
+            InputError: a kept fingerprint cannot be read (``read_look_evidence``).
+        """
+        return self._with_evidence(mine=True)
+
+    def others(self) -> list[LookEntry]:
+        """Looks under other contract ids or versions, likewise: ``gates.looks`` uses them to
+        recognise a new contract version (or a renamed contract) run on evidence that an earlier
+        look of the same baseline and candidate (by policy id or config content) already saw.
+
+        Raises:
+            InputError: a kept fingerprint cannot be read (``read_look_evidence``).
+        """
+        return self._with_evidence(mine=False)
+
+    def after(self, entries: Sequence[dict[str, Any]]) -> LookEntries:
+        """These looks followed by ``entries`` (appended since, as ``append_entry``'s check
+        receives them)."""
+        if not entries:
+            return self
+        more = tuple(e for e in entries if _is_look(e))
+        return replace(self, looks=self.looks + more, tip_seq=int(entries[-1]["seq"]))
+
+
+def read_looks(ledger_path: Path, contract_id: str, version: str) -> LookEntries:
+    """Read what a run's look is resolved from, holding the ledger's lock only while reading.
+
+    The run then decides without the lock; ``append_entry`` re-reads the tip under the lock and
+    hands the entries appended since ``tip_seq`` to the run's check (a concurrent look of the
+    same contract version makes this run's look stale). A missing ledger has no looks
+    (``tip_seq`` 0) and is not created here.
+
+    Raises:
+        OutputError: it cannot be opened or locked (``ledger-unwritable``, ``ledger-lock``).
+    """
+    if not ledger_path.is_file():
+        return LookEntries(ledger_path, contract_id, version, (), None, 0)
+    entries, broken, tip = read_under_lock(ledger_path)
+    looks_ = tuple(e for e in entries if _is_look(e))
+    return LookEntries(ledger_path, contract_id, version, looks_, broken, tip)
 
 
 def _earlier_look(entry: Mapping[str, object], evidence: bytes | None) -> looks.EarlierLook | None:
@@ -66,8 +224,9 @@ def _refuse_stale(query: looks.LookQuery, look: looks.Look, ledger: looks.Ledger
     """
     fresh = query.resolve(ledger).record
     was = look.record
-    if _decided_alike(fresh, was):
-        return
+    keys = ("number", "alpha_this_look", "alpha_spent", "confirmatory", "blocked")
+    if all(getattr(fresh, k) == getattr(was, k) for k in keys):
+        return  # decided alike: same number, level and standing
     if fresh.number != was.number:
         now = f"it is look {fresh.number}"
     else:
@@ -84,12 +243,6 @@ def _refuse_stale(query: looks.LookQuery, look: looks.Look, ledger: looks.Ledger
     )
 
 
-def _decided_alike(fresh: LookRecord, was: LookRecord) -> bool:
-    """Whether two records of a run's look decide alike: same number, level and standing."""
-    keys = ("number", "alpha_this_look", "alpha_spent", "confirmatory", "blocked")
-    return all(getattr(fresh, k) == getattr(was, k) for k in keys)
-
-
 def _standing(record: LookRecord) -> str:
     if record.blocked:
         return "blocked"
@@ -97,7 +250,7 @@ def _standing(record: LookRecord) -> str:
 
 
 def _ledger_looks(entries: LookEntries) -> looks.LedgerLooks:
-    """The ledger's looks (``audit.ledger``) as ``gates.looks`` counts them."""
+    """The ledger's looks (``read_looks``) as ``gates.looks`` counts them."""
     earlier = [_earlier_look(e, data) for e, data in entries.earlier()]
     mine = [e for e in earlier if e is not None]
     theirs = [] if mine else [_earlier_look(e, data) for e, data in entries.others()]
@@ -159,18 +312,28 @@ def run_look(
 def record_look(
     ledger: Path, output_dir: Path, key: Ed25519PrivateKey | None, looked: RunLook | None
 ) -> None:
-    """Append the run's ledger entry (``audit.ledger.record_run``) with its look's fingerprint,
-    chained after the tip read under the lock and refused when its look went stale.
+    """Keep the run's evidence fingerprint next to the ledger (``look_evidence_path``), then
+    append the run's ledger entry (``audit.ledger_history.record_run``), chained after the tip
+    read under the lock and refused when its look went stale.
 
     Raises:
-        OutputError: the ledger cannot be written, or ``ledger-look-stale``.
+        OutputError: the ledger or the fingerprint cannot be written, or ``ledger-look-stale``.
     """
-    evidence = looked.query.evidence if looked is not None else None
-    if looked is None or looked.ledger is None:
-        record_run(ledger, output_dir, private_key=key, look_evidence=evidence)
+    if looked is None:
+        record_run(ledger, output_dir, private_key=key)
         return
-    since = looked.ledger.tip_seq
-    record_run(
-        ledger, output_dir, private_key=key, look_evidence=evidence, since_seq=since,
-        check=looked.check,
-    )  # fmt: skip
+    run_id = str(orjson.loads((output_dir / DECISION_FILE).read_bytes()).get("run_id"))
+    path = look_evidence_path(ledger, run_id)
+    try:
+        path.parent.mkdir(exist_ok=True)
+        write_atomic(path, looked.query.evidence)
+    except (OSError, OutputError) as exc:
+        raise OutputError(
+            "ledger-unwritable",
+            f"cannot write the evidence fingerprint next to the ledger {ledger.name}: "
+            f"{getattr(exc, 'strerror', None) or 'not writable'}",
+            hint="mount a writable volume for --ledger (its directory must be writable)",
+        ) from exc
+    since = looked.ledger.tip_seq if looked.ledger is not None else 0
+    check = looked.check if looked.ledger is not None else None
+    record_run(ledger, output_dir, private_key=key, since_seq=since, check=check)

@@ -15,7 +15,9 @@ import orjson
 from pydantic import ValidationError
 
 from ragwarrant.audit.attestation import ATTESTATION_FILENAME, key_id, load_private_key
-from ragwarrant.audit.ledger import LookEntries, read_entries, record_run
+from ragwarrant.audit.ledger import read_entries
+from ragwarrant.audit.ledger_history import record_run
+from ragwarrant.audit.looks import LookEntries
 from ragwarrant.audit.publish import committed_run
 from ragwarrant.audit.verify import verify_output_dir
 from ragwarrant.errors import InputError, OutputError
@@ -119,6 +121,8 @@ def record_reused(
     Raises:
         OutputError: the ledger cannot be written, or ``ledger-look-stale`` when a look of the
             same contract version was appended after the run decided (``_refuse_later_looks``).
+        InputError: an earlier look's kept fingerprint cannot be read
+            (``audit.looks.read_look_evidence``).
     """
     if ledger is None:
         return False

@@ -124,7 +124,7 @@ def run_ledger_show(args: argparse.Namespace) -> int:
     Raises:
         InputError: the file cannot be read.
     """
-    from ragwarrant.audit.ledger import show_history
+    from ragwarrant.audit.ledger_history import show_history
 
     sys.stdout.write(
         show_history(

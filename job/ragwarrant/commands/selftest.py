@@ -31,9 +31,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
 
 
 def handle(args: argparse.Namespace) -> int:
-    """Print one line per planted case and the total time; return 0 when all pass, else 70."""
-    from ragwarrant.selftest import format_report, run_selftest
+    """Print one line per planted case (status, name, expected and found class, legs checked,
+    time) with its mismatches, and a total line; return 0 when all pass, else 70."""
+    from ragwarrant.selftest import run_selftest
 
     report = run_selftest()
-    print(format_report(report))
+    for c in report.cases:
+        status = "pass" if c.passed else "FAIL"
+        print(
+            f"{status}  {c.name:<38} expected {c.expected_class:<12} found {c.actual_class:<12} "
+            f"{c.legs} legs  {c.seconds * 1000:6.1f} ms"
+        )
+        for m in c.mismatches:
+            print(f"      {m}")
+    verdict = "passed" if report.passed else f"FAILED ({len(report.failed)} cases)"
+    print(f"self-test {verdict}: {len(report.cases)} planted cases in {report.seconds:.3f} s")
     return 0 if report.passed else int(ExitCode.INTERNAL)

@@ -74,9 +74,11 @@ def _rate_gate(
         details[f"{_where(r)}.upper_bound"] = bound.get(id(r))
     worst = max(rated, key=lambda r: (bound[id(r)], r.slice is None), default=None)
     over = [r for r in rated if bound[id(r)] > limit]
-    estimate = getattr(worst, rate_of) if worst is not None else None
-    upper = bound[id(worst)] if worst is not None else None
-    n = getattr(worst, n_of) if worst is not None else None
+    estimate, upper, n = (
+        (getattr(worst, rate_of), bound[id(worst)], getattr(worst, n_of))
+        if worst is not None
+        else (None, None, None)
+    )
     failed = bool(over or uncomputable)
     parts = [
         f"{what} rate {getattr(r, rate_of):.3f} for {_where(r)} "
@@ -88,12 +90,13 @@ def _rate_gate(
         f"nothing to corroborate for {p}: no example has both a judge value and text"
         for p in uncomputable
     ]
-    passed = (
-        f"highest upper {1 - alpha:g} bound of the {what} rate {upper:.3f} "
-        f"({_where(worst)}, rate {estimate:.3f}) <= the limit {limit:g}"
-        if worst is not None
-        else f"no {what} rate to check"
-    )
+    if not parts:
+        parts = [
+            f"highest upper {1 - alpha:g} bound of the {what} rate {upper:.3f} "
+            f"({_where(worst)}, rate {estimate:.3f}) <= the limit {limit:g}"
+            if worst is not None
+            else f"no {what} rate to check"
+        ]
     return GateResult(
         id=gate_id,
         kind="corroboration",
@@ -105,7 +108,7 @@ def _rate_gate(
         alpha=alpha,
         n=n,
         method="one-sided Clopper-Pearson upper bound",
-        reason="; ".join(parts) if failed else passed,
+        reason="; ".join(parts),
         details=details,
     )
 

@@ -360,7 +360,7 @@ def resolve_look(
             the same baseline and candidate (``_same_comparison``: by policy id or config
             content) on some of this run's examples; ``earlier_run_ids`` lists them.
         ledger_break: where the ledger's hash chain is broken (``line <n> (<kind>)``,
-            ``audit.ledger.chain_break``), or None: a broken chain is a BLOCK, since a deleted
+            ``audit.ledger.read_under_lock``), or None: a broken chain is a BLOCK, since a deleted
             or edited entry may have been an earlier look.
 
     Returns:
@@ -501,7 +501,7 @@ def replan_hints(gates: Sequence[GateResult], look: Look, power: float) -> list[
 
 @dataclass(frozen=True)
 class LedgerLooks:
-    """What the ledger holds about looks, as one run read it (``audit.ledger.read_looks``).
+    """What the ledger holds about looks, as one run read it (``audit.looks.read_looks``).
 
     Attributes:
         earlier: earlier looks of this contract id and version, oldest first.
