@@ -63,11 +63,10 @@ SCHEMAS_HELP = CommandHelp(
 
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """Add the ``schemas`` subcommand."""
-    p = add_command(subparsers, "schemas", SCHEMAS_HELP)
+    p = add_command(subparsers, "schemas", SCHEMAS_HELP, handle)
     p.add_argument(
         "--write", type=Path, metavar="DIR", help="write them into DIR (e.g. contracts/)"
     )
-    p.set_defaults(handler=handle)
 
 
 def handle(args: argparse.Namespace) -> int:

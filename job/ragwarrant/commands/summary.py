@@ -41,7 +41,7 @@ SUMMARY_HELP = CommandHelp(
 
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """Add the ``summary`` subcommand."""
-    p = add_command(subparsers, "summary", SUMMARY_HELP)
+    p = add_command(subparsers, "summary", SUMMARY_HELP, handle)
     p.add_argument("outdir", type=Path, metavar="OUTDIR", help="a run's output directory")
     collect_command.add_arguments(p)  # --all, --format, --expect: commands/collect.py
     p.add_argument(
@@ -49,7 +49,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         action="store_true",
         help="print the machine summary {run_class, exit_code, next_step, candidates} as JSON",
     )
-    p.set_defaults(handler=handle)
 
 
 def _check_manifest(outdir: Path, decision_bytes: bytes) -> None:

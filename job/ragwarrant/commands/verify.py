@@ -105,7 +105,7 @@ VERIFY_HELP = CommandHelp(
 
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """Add ``verify`` to the CLI."""
-    parser = add_command(subparsers, "verify", VERIFY_HELP)
+    parser = add_command(subparsers, "verify", VERIFY_HELP, run_verify)
     parser.add_argument("outdir", type=Path, metavar="OUTDIR", help="the run's output directory")
     parser.add_argument(
         "--input",
@@ -124,7 +124,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         action="store_true",
         help="with --input, hash the inputs but do not replay the decision",
     )
-    parser.set_defaults(handler=run_verify)
 
 
 def run_verify(args: argparse.Namespace) -> int:
