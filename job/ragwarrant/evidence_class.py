@@ -92,14 +92,8 @@ CLAIMS: tuple[ClassClaim, ...] = (
         EvidenceClass.DEPLOYMENT,
         ("production traffic served by", "in production", "live traffic"),
     ),
-    ClassClaim(
-        "behaviour on inputs, traffic or periods unlike those in the evidence",
-        None,
-    ),
-    ClassClaim(
-        "quality on metrics, slices or margins the contract does not declare",
-        None,
-    ),
+    ClassClaim("behaviour on inputs, traffic or periods unlike those in the evidence", None),
+    ClassClaim("quality on metrics, slices or margins the contract does not declare", None),
 )
 """The claim ceiling: what each rung of the ladder adds. ``claims_not_supported`` lists every
 claim whose lowest class is above the run's class (or that no class supports)."""
