@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import atexit
-import contextlib
 import os
 import sys
 import traceback
@@ -18,15 +17,7 @@ from contextlib import suppress
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from ragwarrant.commands import init as init_command
-from ragwarrant.commands import k8s as k8s_command
-from ragwarrant.commands import ledger as ledger_command
-from ragwarrant.commands import review as review_command
-from ragwarrant.commands import run as run_command
-from ragwarrant.commands import schemas as schemas_command
-from ragwarrant.commands import selftest as selftest_command
-from ragwarrant.commands import summary as summary_command
-from ragwarrant.commands import verify as verify_command
+from ragwarrant.commands import init, k8s, ledger, review, run, schemas, selftest, summary, verify
 from ragwarrant.commands._help import top_level_epilog
 from ragwarrant.display import visible
 from ragwarrant.errors import InternalError, RagwarrantError, UsageError
@@ -37,17 +28,8 @@ from ragwarrant.version import __version__
 if TYPE_CHECKING:
     import structlog
 
-_COMMANDS = (
-    run_command,
-    summary_command,
-    verify_command,
-    ledger_command,
-    selftest_command,
-    schemas_command,
-    k8s_command,
-    init_command,
-    review_command,
-)
+_COMMANDS = (run, summary, verify, ledger, selftest, schemas, k8s, init, review)
+"""The subcommands, in the order ``ragwarrant --help`` lists them."""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -204,7 +186,7 @@ def _record_run_error(
         exc,
         input_dir=args.input,
         signing_key=args.signing_key,
-        options=run_command.recorded_options(args),
+        options=run.recorded_options(args),
     )
     decision = None
     if written:
@@ -225,13 +207,11 @@ def _record_run_error(
             record_run(ledger, output, private_key=try_load_private_key(args.signing_key))
         except RagwarrantError as lexc:
             log.error("ledger_append_failed", code=lexc.code, message=lexc.message)
-    run_command.write_termination_message(
-        _outside_run_dirs(args, args.termination_message_path), published
-    )
+    run.write_termination_message(_outside_run_dirs(args, args.termination_message_path), published)
     summary_json = _outside_run_dirs(args, args.summary_json)
     if summary_json is not None and decision is not None:
         try:  # ``run --summary-json``: the machine summary of the ERROR record as written
-            run_command.write_summary_json(summary_json, decision)
+            run.write_summary_json(summary_json, decision)
         except (OSError, RagwarrantError) as sexc:
             log.error("summary_json_failed", path=summary_json.name, error=type(sexc).__name__)
     return written, published
@@ -257,9 +237,9 @@ def _fail(
 ) -> int:
     written = False
     published = f"ERROR: {exc.code}: {exc.message}"
-    run = getattr(args, "command", None) == "run"
+    is_run = getattr(args, "command", None) == "run"
     output = getattr(args, "output", None)
-    if run and args is not None and isinstance(output, Path):
+    if is_run and args is not None and isinstance(output, Path):
         written, published = _record_run_error(log, args, output, exc)
     # On stderr before the log record: on a terminal the person reads this. The progress line
     # (``commands.run.ProgressLine``) is cleared first; a value from the inputs in the message
@@ -268,11 +248,11 @@ def _fail(
     hint = f"\n  hint: {visible(exc.hint)}" if exc.hint else ""
     text = _redacted(f"ragwarrant: error: {visible(exc.message)}{hint}", args)
     print(clear + text, file=sys.stderr, flush=True)
-    if run:
+    if is_run:
         # ``run``'s one line on stdout, as for a decision (``run ... | tail -1``).
         hint = exc.hint or "see decision.json's error, or the message on stderr"
         line = visible(f"ERROR (exit {int(exc.exit_code)}): {exc.code} — next: {hint}")
-        with contextlib.suppress(ValueError, OSError):  # the reader went away: the code tells
+        with suppress(ValueError, OSError):  # the reader went away: the code tells
             print(_redacted(line, args), flush=True)
     log.error(
         "run_failed",

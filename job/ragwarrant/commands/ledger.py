@@ -94,15 +94,13 @@ def run_ledger_verify(args: argparse.Namespace) -> int:
     problems = verify_chain(args.file, key)
     if problems:
         sys.stdout.write(f"LEDGER BROKEN: first broken entry at {problems[0]}\n")
-        for p in problems[1:]:
-            sys.stdout.write(f"  also  {p}\n")
+        sys.stdout.writelines(f"  also  {p}\n" for p in problems[1:])
         return int(ExitCode.VERIFY_MISMATCH)
     entries = read_entries(args.file)
     runs = sum(1 for e in entries if not is_marker(e))
     last = entries[-1]["entry_hash"] if entries else "(empty)"
     sys.stdout.write(f"ledger intact: {runs} entries; last entry_hash {last}\n")
-    for q in quarantined_lines(args.file):
-        sys.stdout.write(f"  note: {q}\n")
+    sys.stdout.writelines(f"  note: {q}\n" for q in quarantined_lines(args.file))
     if key is None:
         sys.stdout.write(
             "  note: no --public-key given; the hash chain proves integrity against "

@@ -143,24 +143,17 @@ def run_verify(args: argparse.Namespace) -> int:
         else lambda inp, out: replay_with_job(inp, out, recorded_dir=args.outdir),
         private_texts=read_private_texts,
     )
-    out = sys.stdout
-    if report.ok:
-        out.write(f"verified: {args.outdir} matches its manifest\n")
-        for line in report.checked:
-            out.write(f"  ok  {line}\n")
-        for line in report.notes:
-            out.write(f"  note: {line}\n")
-        if args.public_key is None:
-            for line in UNSIGNED_VERIFY_LIMITS:
-                out.write(f"  note: {line}\n")
-        if args.input is None:
-            out.write(
-                "  note: no --input given; inputs were not hashed and the decision and "
-                "validation report were not replayed\n"
-            )
-        return 0
-    first = report.mismatches[0]
-    out.write(f"MISMATCH: {first}\n")
-    for m in report.mismatches[1:]:
-        out.write(f"  also    {m}\n")
-    return int(ExitCode.VERIFY_MISMATCH)
+    if not report.ok:
+        sys.stdout.write(f"MISMATCH: {report.mismatches[0]}\n")
+        sys.stdout.writelines(f"  also    {m}\n" for m in report.mismatches[1:])
+        return int(ExitCode.VERIFY_MISMATCH)
+    notes = [*report.notes, *(UNSIGNED_VERIFY_LIMITS if args.public_key is None else ())]
+    if args.input is None:
+        notes.append(
+            "no --input given; inputs were not hashed and the decision and validation report "
+            "were not replayed"
+        )
+    sys.stdout.write(f"verified: {args.outdir} matches its manifest\n")
+    sys.stdout.writelines(f"  ok  {line}\n" for line in report.checked)
+    sys.stdout.writelines(f"  note: {line}\n" for line in notes)
+    return 0
