@@ -8,6 +8,7 @@ from pathlib import Path
 
 from ragwarrant.commands._help import CommandHelp, add_command, add_verbs
 from ragwarrant.exit_codes import ExitCode
+from ragwarrant.limits import UINT64_MAX
 
 # The inputs, the evidence and Jinja2 are imported by the handler (a light ``--help``).
 
@@ -57,10 +58,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     )
 
 
-#: Seeds are unsigned 64-bit integers: 0 <= seed < 2**64.
-_SEED_END = 2**64
-
-
 def _check_output(out: Path) -> None:
     """Refuse a QUEUE not ending in .json, or one whose queue, CSV or page exists.
 
@@ -108,11 +105,11 @@ def run_review_sample(args: argparse.Namespace) -> int:
 
     check_input_dir(args.input)
     _check_output(args.output)
-    if not 0 <= args.seed < _SEED_END:
+    if not 0 <= args.seed <= UINT64_MAX:
         raise UsageError(
             "review-seed-range",
             f"--seed {args.seed} is outside 0..2**64-1",
-            hint="choose a seed in 0..18446744073709551615",
+            hint=f"choose a seed in 0..{UINT64_MAX}",
         )
     inputs = read_inputs(args.input)
     # The labels the contract may already name are what the draw is for: not needed yet.
