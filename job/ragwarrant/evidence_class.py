@@ -137,13 +137,3 @@ def claim_scope(evidence_class: EvidenceClass) -> str:
 def claims_not_supported(evidence_class: EvidenceClass) -> list[str]:
     """Return what a run of this class may not be used to claim, in ladder order."""
     return [c.text for c in CLAIMS if c.lowest is None or evidence_class < c.lowest]
-
-
-def overclaim_phrases(evidence_class: EvidenceClass) -> list[str]:
-    """Return lowercase phrases a report of this class must not assert (tests use them)."""
-    return [
-        p
-        for c in CLAIMS
-        if c.lowest is not None and evidence_class < c.lowest
-        for p in c.overclaim_phrases
-    ]
