@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Iterator
+from contextlib import suppress
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -69,10 +70,8 @@ def replay_with_job(
 
     look = None
     if recorded_dir is not None:
-        try:
+        with suppress(OSError, ValueError):  # verify reports the unreadable decision itself
             look = Decision.model_validate_json((recorded_dir / DECISION_FILE).read_bytes()).look
-        except (OSError, ValueError):
-            look = None  # verify reports the unreadable decision itself
     return run_job(input_dir, output_dir, on_stage=lambda event, **fields: None, replay_look=look)
 
 

@@ -59,12 +59,8 @@ def population(
         rows = rows.filter(pc.equal(rows["split"], contract.splits.confirmatory))
     policies: dict[str, set[str]] = defaultdict(set)
     slices: dict[str, str | None] = {}
-    for policy, example, slice_value in zip(
-        rows["policy_id"].to_pylist(),
-        rows["example_id"].to_pylist(),
-        rows["slice"].to_pylist(),
-        strict=True,
-    ):
+    columns = (rows[c].to_pylist() for c in ("policy_id", "example_id", "slice"))
+    for policy, example, slice_value in zip(*columns, strict=True):
         policies[example].add(policy)
         slices.setdefault(example, slice_value)
     ids = sorted(e for e, p in policies.items() if {baseline, candidate} <= p)
