@@ -15,9 +15,9 @@ from enum import StrEnum
 from ragwarrant.exit_codes import DecisionClass, exit_code_for_class
 
 #: The exit codes that mean "a decision was made" (any class but ERROR).
-DECISION_EXIT_CODES = {
+DECISION_EXIT_CODES = frozenset(
     exit_code_for_class(c) for c in DecisionClass if c is not DecisionClass.ERROR
-}
+)
 
 
 class ExitMode(StrEnum):
