@@ -12,11 +12,21 @@ from ragwarrant.evidence_class import (
     EvidenceClass,
     claim_scope,
     claims_not_supported,
-    overclaim_phrases,
 )
 from ragwarrant.exit_codes import DecisionClass
 from ragwarrant.outputs import CandidateClass, CandidateDecision, ContractRef, Decision, Selection
 from tests.conftest import REPO
+
+
+def overclaim_phrases(evidence_class: EvidenceClass) -> list[str]:
+    """The lowercase phrases a report of this class must not assert (``ClassClaim``)."""
+    return [
+        p
+        for c in CLAIMS
+        if c.lowest is not None and evidence_class < c.lowest
+        for p in c.overclaim_phrases
+    ]
+
 
 LADDER = [
     "fixture",

@@ -26,10 +26,6 @@ from ragwarrant.outputs import Decision
 from ragwarrant.pipeline import run_job
 
 
-def _quiet(event: str, **fields: object) -> None:
-    """Drop progress events (the default of ``decide``: a library does not log to stdout)."""
-
-
 def decide(
     input_dir: str | os.PathLike[str],
     output_dir: str | os.PathLike[str] | None = None,
@@ -58,20 +54,14 @@ def decide(
         When ``output_dir`` is given, an ERROR decision record is written there first, as
         the CLI does.
     """
+    on_stage = on_progress or (lambda event, **fields: None)  # a library does not log to stdout
     if output_dir is None:
         with tempfile.TemporaryDirectory(prefix="ragwarrant-") as tmp:
-            return _decide(Path(input_dir), Path(tmp) / "out", on_progress, record=False)
-    return _decide(Path(input_dir), Path(output_dir), on_progress, record=True)
-
-
-def _decide(
-    input_dir: Path, output_dir: Path, on_progress: Callable[..., None] | None, record: bool
-) -> Decision:
+            return run_job(Path(input_dir), Path(tmp) / "out", on_stage=on_stage).decision
     try:
-        return run_job(input_dir, output_dir, on_stage=on_progress or _quiet).decision
+        return run_job(Path(input_dir), Path(output_dir), on_stage=on_stage).decision
     except RagwarrantError as exc:
-        if record:
-            record_error(output_dir, exc, input_dir=input_dir)
+        record_error(Path(output_dir), exc, input_dir=Path(input_dir))
         raise
 
 

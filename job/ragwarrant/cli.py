@@ -9,24 +9,15 @@ from __future__ import annotations
 
 import argparse
 import atexit
-import contextlib
 import os
 import sys
 import traceback
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager, suppress
+from collections.abc import Sequence
+from contextlib import suppress
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from ragwarrant.commands import init as init_command
-from ragwarrant.commands import k8s as k8s_command
-from ragwarrant.commands import ledger as ledger_command
-from ragwarrant.commands import review as review_command
-from ragwarrant.commands import run as run_command
-from ragwarrant.commands import schemas as schemas_command
-from ragwarrant.commands import selftest as selftest_command
-from ragwarrant.commands import summary as summary_command
-from ragwarrant.commands import verify as verify_command
+from ragwarrant.commands import init, k8s, ledger, review, run, schemas, selftest, summary, verify
 from ragwarrant.commands._help import top_level_epilog
 from ragwarrant.display import visible
 from ragwarrant.errors import InternalError, RagwarrantError, UsageError
@@ -37,33 +28,13 @@ from ragwarrant.version import __version__
 if TYPE_CHECKING:
     import structlog
 
-_COMMANDS = (
-    run_command,
-    summary_command,
-    verify_command,
-    ledger_command,
-    selftest_command,
-    schemas_command,
-    k8s_command,
-    init_command,
-    review_command,
-)
+_COMMANDS = (run, summary, verify, ledger, selftest, schemas, k8s, init, review)
+"""The subcommands, in the order ``ragwarrant --help`` lists them."""
 
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # type: ignore[override]
         raise UsageError("usage", message, hint=f"see '{self.prog} --help'")
-
-
-class _VersionAction(argparse.Action):
-    """``--version``: the package version."""
-
-    def __init__(self, option_strings: list[str], dest: str, **kwargs: Any) -> None:
-        super().__init__(option_strings, dest, nargs=0, help="print the version and exit")
-
-    def __call__(self, parser: argparse.ArgumentParser, *args: Any) -> None:
-        sys.stdout.write(f"ragwarrant {__version__}\n")
-        parser.exit()
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -74,7 +45,12 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=top_level_epilog(),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--version", action=_VersionAction)
+    parser.add_argument(
+        "--version",
+        action="version",
+        version=f"ragwarrant {__version__}",
+        help="print the version and exit",
+    )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     for module in _COMMANDS:
         module.register(sub)
@@ -131,17 +107,6 @@ class _ClosedPipeTolerantStdout:
         return getattr(self._stream, name)
 
 
-@contextmanager
-def _closed_stdout_tolerated() -> Iterator[None]:
-    """Run a command with ``sys.stdout`` wrapped in ``_ClosedPipeTolerantStdout``."""
-    stream = sys.stdout
-    sys.stdout = _ClosedPipeTolerantStdout(stream)  # type: ignore[assignment]
-    try:
-        yield
-    finally:
-        sys.stdout = stream
-
-
 def entry() -> None:
     """The ``ragwarrant`` console script and ``python -m ragwarrant``: ``main``, then exit.
 
@@ -175,66 +140,25 @@ def main(argv: Sequence[str] | None = None) -> int:
         log = _logger(args)
         if getattr(args, "handler", None) is None:
             raise UsageError("usage", "no command given", hint="see 'ragwarrant --help'")
-        with _closed_stdout_tolerated():
+        stdout = sys.stdout
+        sys.stdout = _ClosedPipeTolerantStdout(stdout)  # type: ignore[assignment]
+        try:
             return int(args.handler(args))
+        finally:
+            sys.stdout = stdout
     except RagwarrantError as exc:
-        return _fail(log if log is not None else _logger(args), args, exc)
+        error = exc
     except KeyboardInterrupt:
-        return _fail(
-            log if log is not None else _logger(args),
-            args,
-            InternalError("interrupted", "interrupted"),
-        )
+        error = InternalError("interrupted", "interrupted")
     except Exception as exc:  # an unexpected bug: still an error record, never a decision
         log = log if log is not None else _logger(args)
         log.error("internal_error", traceback=traceback.format_exc())  # redacted by the logger
-        return _fail(
-            log,
-            args,
-            InternalError(
-                "internal-error",
-                f"{type(exc).__name__}: {_redacted(str(exc), args)}",
-                hint="this is a bug in ragwarrant; please report it",
-            ),
+        error = InternalError(
+            "internal-error",
+            f"{type(exc).__name__}: {_redacted(str(exc), args)}",
+            hint="this is a bug in ragwarrant; please report it",
         )
-
-
-def _published_summary(output: Path, exc: RagwarrantError) -> str:
-    """The ``summary`` of the decision record the job wrote (after publication hygiene)."""
-    import orjson
-
-    from ragwarrant.outputs import DECISION_FILE
-
-    fallback = f"ERROR: {exc.code}: {exc.message}"
-    try:
-        summary = orjson.loads((output / DECISION_FILE).read_bytes()).get("summary")
-    except (OSError, orjson.JSONDecodeError, AttributeError):
-        return fallback
-    if not isinstance(summary, str):
-        return fallback
-    if summary.startswith("[withheld"):
-        return (
-            f"ERROR: {exc.code}: message withheld by publication hygiene "
-            "(see validation_report.json)"
-        )
-    return summary
-
-
-def _write_error_summary(
-    log: structlog.typing.FilteringBoundLogger, path: Path | None, output: Path
-) -> None:
-    """``run --summary-json``: the machine summary of the ERROR record as written, if set."""
-    if path is None:
-        return
-    from pydantic import ValidationError
-
-    from ragwarrant.outputs import DECISION_FILE, Decision
-
-    try:
-        decision = Decision.model_validate_json((output / DECISION_FILE).read_bytes())
-        run_command.write_summary_json(path, decision)
-    except (OSError, ValidationError, RagwarrantError) as exc:
-        log.error("summary_json_failed", path=path.name, error=type(exc).__name__)
+    return _fail(log if log is not None else _logger(args), args, error)
 
 
 def _record_run_error(
@@ -243,41 +167,53 @@ def _record_run_error(
     output: Path,
     exc: RagwarrantError,
 ) -> tuple[bool, str]:
-    """``run`` only: write the ERROR record (and ledger entry); return (written, published).
+    """``run`` only: write the ERROR record (and ledger entry, termination message and
+    ``--summary-json``); return (written, the summary published).
 
     The pipeline (and with it ``audit.verify``) is imported here, so an error of another
     command (``summary``, ``verify``) does not load it.
     """
+    from pydantic import ValidationError
+
     from ragwarrant.audit.attestation import try_load_private_key
     from ragwarrant.audit.ledger_history import record_run
     from ragwarrant.audit.record import record_error
+    from ragwarrant.outputs import DECISION_FILE, Decision
 
     published = f"ERROR: {exc.code}: {exc.message}"
-    signing_key = getattr(args, "signing_key", None)
     written = record_error(
         output,
         exc,
-        input_dir=getattr(args, "input", None),
-        signing_key=signing_key,
-        options=run_command.recorded_options(args),
+        input_dir=args.input,
+        signing_key=args.signing_key,
+        options=run.recorded_options(args),
     )
+    decision = None
     if written:
         # What the job publishes (termination message, log event) is the record as written,
         # after the publication-hygiene scan: a secret or host path in the message stays out.
-        published = _published_summary(output, exc)
-    ledger = _outside_run_dirs(args, getattr(args, "ledger", None))
+        with suppress(OSError, ValidationError):
+            decision = Decision.model_validate_json((output / DECISION_FILE).read_bytes())
+    if decision is not None and decision.summary.startswith("[withheld"):
+        published = (
+            f"ERROR: {exc.code}: message withheld by publication hygiene "
+            "(see validation_report.json)"
+        )
+    elif decision is not None:
+        published = decision.summary
+    ledger = _outside_run_dirs(args, args.ledger)
     if written and ledger is not None:
         try:
-            record_run(ledger, output, private_key=try_load_private_key(signing_key))
+            record_run(ledger, output, private_key=try_load_private_key(args.signing_key))
         except RagwarrantError as lexc:
             log.error("ledger_append_failed", code=lexc.code, message=lexc.message)
-    run_command.write_termination_message(
-        _outside_run_dirs(args, getattr(args, "termination_message_path", None)), published
-    )
-    if written:
-        _write_error_summary(
-            log, _outside_run_dirs(args, getattr(args, "summary_json", None)), output
-        )
+    run.write_termination_message(_outside_run_dirs(args, args.termination_message_path), published)
+    summary_json = _outside_run_dirs(args, args.summary_json)
+    if summary_json is not None and decision is not None:
+        try:  # ``run --summary-json``: the machine summary of the ERROR record as written
+            run.write_summary_json(summary_json, decision)
+        except (OSError, RagwarrantError) as sexc:
+            log.error("summary_json_failed", path=summary_json.name, error=type(sexc).__name__)
     return written, published
 
 
@@ -301,12 +237,23 @@ def _fail(
 ) -> int:
     written = False
     published = f"ERROR: {exc.code}: {exc.message}"
-    output = getattr(args, "output", None) if args is not None else None
-    if args is not None and getattr(args, "command", None) == "run" and isinstance(output, Path):
+    is_run = getattr(args, "command", None) == "run"
+    output = getattr(args, "output", None)
+    if is_run and args is not None and isinstance(output, Path):
         written, published = _record_run_error(log, args, output, exc)
-    _print_error(exc, args)  # first: on a terminal the person reads this, not the log record
-    if args is not None and getattr(args, "command", None) == "run":
-        _print_error_line(exc, args)
+    # On stderr before the log record: on a terminal the person reads this. The progress line
+    # (``commands.run.ProgressLine``) is cleared first; a value from the inputs in the message
+    # or hint is ``display.visible`` (no escape sequence, no new line); all is redacted.
+    clear = "\r\x1b[K" if sys.stderr.isatty() else ""
+    hint = f"\n  hint: {visible(exc.hint)}" if exc.hint else ""
+    text = _redacted(f"ragwarrant: error: {visible(exc.message)}{hint}", args)
+    print(clear + text, file=sys.stderr, flush=True)
+    if is_run:
+        # ``run``'s one line on stdout, as for a decision (``run ... | tail -1``).
+        hint = exc.hint or "see decision.json's error, or the message on stderr"
+        line = visible(f"ERROR (exit {int(exc.exit_code)}): {exc.code} — next: {hint}")
+        with suppress(ValueError, OSError):  # the reader went away: the code tells
+            print(_redacted(line, args), flush=True)
     log.error(
         "run_failed",
         code=exc.code,
@@ -316,27 +263,6 @@ def _fail(
         error_record_written=written,
     )
     return int(exc.exit_code)
-
-
-def _print_error(exc: RagwarrantError, args: argparse.Namespace | None) -> None:
-    """Print the human error message on stderr, flushed before any log line follows it.
-
-    On a terminal the progress line (``commands.run.ProgressLine``) is cleared first, so the
-    message starts its own line.
-    """
-    clear = "\r\x1b[K" if sys.stderr.isatty() else ""
-    print(clear + _stderr_text(exc, args), file=sys.stderr, flush=True)
-
-
-def _print_error_line(exc: RagwarrantError, args: argparse.Namespace) -> None:
-    """``run``'s one line on stdout for an error, as for a decision (``run ... | tail -1``):
-    ``ERROR (exit N): code — next: hint``, redacted; a closed stdout costs nothing."""
-    hint = exc.hint or "see decision.json's error, or the message on stderr"
-    line = visible(f"ERROR (exit {int(exc.exit_code)}): {exc.code} — next: {hint}")
-    with contextlib.suppress(
-        ValueError, OSError
-    ):  # the reader went away: exit code and stderr tell
-        print(_redacted(line, args), flush=True)
 
 
 def _redacted(text: str, args: argparse.Namespace | None) -> str:
@@ -358,14 +284,6 @@ def _mounts(args: argparse.Namespace | None) -> tuple[str, ...]:
         if isinstance(named, Path) and named.is_file():
             paths.append(named.parent)
     return tuple(dict.fromkeys([*DEFAULT_MOUNTS, *(str(p.absolute()) for p in paths)]))
-
-
-def _stderr_text(exc: RagwarrantError, args: argparse.Namespace | None) -> str:
-    """The error as printed on stderr, through the publication-hygiene redaction; a value from
-    the inputs in the message or hint is ``display.visible`` (no escape sequence, no new line)."""
-    hint = f"\n  hint: {visible(exc.hint)}" if exc.hint else ""
-    text = f"ragwarrant: error: {visible(exc.message)}{hint}"
-    return _redacted(text, args)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -40,16 +40,20 @@ class CandidateVerdict:
     reasons: list[str]
 
 
-def _failed(gates: list[GateResult], kind: str) -> list[GateResult]:
-    return [g for g in gates if g.kind == kind and g.status is GateStatus.FAIL]
+Reasons = Callable[[list[GateResult], str], list[str]]
+"""``(gates, claims_join) -> reasons``: a level's reasons, empty when it does not apply."""
 
 
-def _hard_failures(gates: list[GateResult], join: str) -> list[str]:
-    return [f"blocked: {g.id} — {g.reason}" for g in _failed(gates, "hard")]
+def _failed(kind: str, code: str) -> Reasons:
+    """The level whose reasons are the failed gates of ``kind``, each ``code: id — reason``."""
+    return lambda gates, join: [
+        f"{code}: {g.id} — {g.reason}"
+        for g in gates
+        if g.kind == kind and g.status is GateStatus.FAIL
+    ]
 
 
-def _noninferiority_losses(gates: list[GateResult], join: str) -> list[str]:
-    return [f"noninferiority-loss: {g.id} — {g.reason}" for g in _failed(gates, "noninferiority")]
+_unreliable = _failed("corroboration", "evaluator-unreliable")
 
 
 def _absent_claims(gates: list[GateResult], join: str) -> list[str]:
@@ -58,10 +62,6 @@ def _absent_claims(gates: list[GateResult], join: str) -> list[str]:
     if not claims or not absent or (join == "any" and len(absent) < len(claims)):
         return []
     return [f"no-benefit: {g.id} — {g.reason}" for g in absent]
-
-
-def _unreliable(gates: list[GateResult]) -> list[str]:
-    return [f"evaluator-unreliable: {g.id} — {g.reason}" for g in _failed(gates, "corroboration")]
 
 
 def _unresolved_tests(gates: list[GateResult], join: str) -> list[str]:
@@ -76,11 +76,7 @@ def _unresolved_tests(gates: list[GateResult], join: str) -> list[str]:
     if not unresolved:
         return []
     # An unreliable judge is named first: it cannot PROMOTE on the judge's word either way.
-    return _unreliable(gates) + [f"unresolved: {g.id} — {g.reason}" for g in unresolved]
-
-
-def _unreliable_evaluator(gates: list[GateResult], join: str) -> list[str]:
-    return _unreliable(gates)
+    return _unreliable(gates, join) + [f"unresolved: {g.id} — {g.reason}" for g in unresolved]
 
 
 _CAP_CODE = {"ceiling": "claim-ceiling", "multiplicity": "multiplicity"}
@@ -101,20 +97,24 @@ class Rule:
     Attributes:
         name: the level's stable name (the code its reasons start with).
         decision_class: the class it assigns.
-        reasons_of: ``(gates, claims_join) -> reasons``; empty when the level does not apply.
+        reasons_of: the level's reasons (``Reasons``).
     """
 
     name: str
     decision_class: CandidateClass
-    reasons_of: Callable[[list[GateResult], str], list[str]]
+    reasons_of: Reasons
 
 
 PRECEDENCE: tuple[Rule, ...] = (
-    Rule("blocked", CandidateClass.BLOCK, _hard_failures),
-    Rule("noninferiority-loss", CandidateClass.REJECT, _noninferiority_losses),
+    Rule("blocked", CandidateClass.BLOCK, _failed("hard", "blocked")),
+    Rule(
+        "noninferiority-loss",
+        CandidateClass.REJECT,
+        _failed("noninferiority", "noninferiority-loss"),
+    ),
     Rule("no-benefit", CandidateClass.REJECT, _absent_claims),
     Rule("unresolved", CandidateClass.INCONCLUSIVE, _unresolved_tests),
-    Rule("evaluator-unreliable", CandidateClass.INCONCLUSIVE, _unreliable_evaluator),
+    Rule("evaluator-unreliable", CandidateClass.INCONCLUSIVE, _unreliable),
     Rule("capped", CandidateClass.INCONCLUSIVE, _capped),
 )
 """The candidate precedence, highest first; the first level with reasons decides.
@@ -164,13 +164,7 @@ def not_selected_verdict(selected: str | None) -> CandidateVerdict:
     )
 
 
-_RANK = {
-    CandidateClass.PROMOTE: 0,
-    CandidateClass.INCONCLUSIVE: 1,
-    CandidateClass.REJECT: 2,
-    CandidateClass.BLOCK: 3,
-    CandidateClass.NOT_SELECTED: 4,
-}
+_RANK = {c: i for i, c in enumerate(("PROMOTE", "INCONCLUSIVE", "REJECT", "BLOCK", "NOT_SELECTED"))}
 
 
 def rank_key(verdict: CandidateVerdict, evaluation: CandidateEvaluation) -> tuple[float, ...]:
@@ -185,18 +179,16 @@ def rank_key(verdict: CandidateVerdict, evaluation: CandidateEvaluation) -> tupl
     return (_RANK[verdict.decision_class], -quality, -cost)
 
 
+_RUN_ORDER = ("PROMOTE", "BLOCK", "INCONCLUSIVE")
+"""The run's class is the first of these any tested candidate has (else REJECT)."""
+
+
 def run_class(classes: list[CandidateClass]) -> DecisionClass:
     """The run's class from its candidates' classes (see the module docstring for precedence)."""
-    tested = [c for c in classes if c is not CandidateClass.NOT_SELECTED]
+    tested = set(classes) - {CandidateClass.NOT_SELECTED}
     if not tested:
         return DecisionClass.BLOCK
-    if CandidateClass.PROMOTE in tested:
-        return DecisionClass.PROMOTE
-    if CandidateClass.BLOCK in tested:
-        return DecisionClass.BLOCK
-    if CandidateClass.INCONCLUSIVE in tested:
-        return DecisionClass.INCONCLUSIVE
-    return DecisionClass.REJECT
+    return DecisionClass(next((c for c in _RUN_ORDER if c in tested), "REJECT"))
 
 
 def run_summary(run: DecisionClass, candidates: list[CandidateDecision], contract: str) -> str:

@@ -64,10 +64,6 @@ def _escape(ch: str) -> str:
     return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
 
 
-def _hidden(ch: str) -> bool:
-    return unicodedata.category(ch) in _HIDDEN_CATEGORIES
-
-
 def visible(text: str, *, keep: str = "") -> str:
     """Return ``text`` with every invisible or line-breaking character as a visible escape.
 
@@ -82,7 +78,10 @@ def visible(text: str, *, keep: str = "") -> str:
     """
     if text.isprintable():  # the common case: one C-level pass, nothing to escape
         return text
-    return "".join(_escape(ch) if _hidden(ch) and ch not in keep else ch for ch in text)
+    return "".join(
+        _escape(ch) if unicodedata.category(ch) in _HIDDEN_CATEGORIES and ch not in keep else ch
+        for ch in text
+    )
 
 
 def _script(ch: str) -> str | None:
@@ -126,17 +125,13 @@ def quoted(name: str) -> str:
     return identifier(name, quoted=True)
 
 
-def _md_char(m: re.Match[str]) -> str:
-    return "\\" + m.group(0)
-
-
 def markdown(text: str) -> str:
     """Return ``text`` safe to place inline in Markdown (CommonMark with GFM tables).
 
     The result renders as ``visible(text)`` and can open no HTML element, link, image, code
     span, table cell or block. See the module docstring for what is kept.
     """
-    out = _MD_INLINE.sub(_md_char, visible(text))
+    out = _MD_INLINE.sub(lambda m: "\\" + m.group(0), visible(text))
     return "\\" + out if _MD_BLOCK_START.match(out) else out
 
 

@@ -92,14 +92,8 @@ CLAIMS: tuple[ClassClaim, ...] = (
         EvidenceClass.DEPLOYMENT,
         ("production traffic served by", "in production", "live traffic"),
     ),
-    ClassClaim(
-        "behaviour on inputs, traffic or periods unlike those in the evidence",
-        None,
-    ),
-    ClassClaim(
-        "quality on metrics, slices or margins the contract does not declare",
-        None,
-    ),
+    ClassClaim("behaviour on inputs, traffic or periods unlike those in the evidence", None),
+    ClassClaim("quality on metrics, slices or margins the contract does not declare", None),
 )
 """The claim ceiling: what each rung of the ladder adds. ``claims_not_supported`` lists every
 claim whose lowest class is above the run's class (or that no class supports)."""
@@ -143,13 +137,3 @@ def claim_scope(evidence_class: EvidenceClass) -> str:
 def claims_not_supported(evidence_class: EvidenceClass) -> list[str]:
     """Return what a run of this class may not be used to claim, in ladder order."""
     return [c.text for c in CLAIMS if c.lowest is None or evidence_class < c.lowest]
-
-
-def overclaim_phrases(evidence_class: EvidenceClass) -> list[str]:
-    """Return lowercase phrases a report of this class must not assert (tests use them)."""
-    return [
-        p
-        for c in CLAIMS
-        if c.lowest is not None and evidence_class < c.lowest
-        for p in c.overclaim_phrases
-    ]

@@ -50,11 +50,8 @@ EXIT_CODE_MEANINGS = MappingProxyType(
 )
 """One line per exit code, as ``--help`` lists them (the table: contracts/exit-codes.md)."""
 
-_CLASS_TO_CODE = {
-    DecisionClass.PROMOTE: ExitCode.PROMOTE,
-    DecisionClass.REJECT: ExitCode.REJECT,
-    DecisionClass.INCONCLUSIVE: ExitCode.INCONCLUSIVE,
-    DecisionClass.BLOCK: ExitCode.BLOCK,
+_CLASS_TO_CODE: dict[DecisionClass, ExitCode] = {
+    c: ExitCode[c.name] for c in DecisionClass if c is not DecisionClass.ERROR
 }
 
 

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-from ragwarrant.exit_codes import ExitCode
+from ragwarrant.exit_codes import DecisionClass, exit_code_for_class
 
 #: The exit codes that mean "a decision was made" (any class but ERROR).
 DECISION_EXIT_CODES = frozenset(
-    {ExitCode.PROMOTE, ExitCode.REJECT, ExitCode.INCONCLUSIVE, ExitCode.BLOCK}
+    exit_code_for_class(c) for c in DecisionClass if c is not DecisionClass.ERROR
 )
 
 

@@ -14,8 +14,6 @@ from pydantic import BaseModel, ConfigDict, Field
 from ragwarrant.evidence_class import EvidenceClass
 from ragwarrant.exit_codes import DecisionClass
 
-OUTPUT_SCHEMA_VERSION = "1"
-
 DECISION_FILE = "decision.json"
 VALIDATION_REPORT_FILE = "validation_report.json"
 REPORT_FILE = "report.md"
@@ -123,9 +121,7 @@ class CandidateDecision(OutputModel):
     config_sha256: str | None = None
     config_differences: list[ConfigDifference] = Field(default_factory=list)
 
-    model_config = ConfigDict(
-        extra="forbid", allow_inf_nan=False, frozen=True, populate_by_name=True
-    )
+    model_config = ConfigDict(populate_by_name=True)  # merged with OutputModel's
 
 
 class Selection(OutputModel):

@@ -59,20 +59,14 @@ class ConfirmatoryPlan:
 
 
 def _development_note(policy: str, verdict: CandidateVerdict, e: CandidateEvaluation) -> str:
-    return (
-        f"{identifier(policy)} on the development split: {verdict.decision_class.value}"
-        + (f", quality delta {e.quality_estimate:+.4g}" if e.quality_estimate is not None else "")
-        + (
-            f", cost delta {e.cost_estimate:+.4g} (positive = cheaper)"
-            if e.cost_estimate is not None
-            else ""
-        )
-        + (
-            f" ({'; '.join(verdict.reasons)})"
-            if verdict.decision_class is CandidateClass.BLOCK
-            else ""
-        )
-    )
+    note = f"{identifier(policy)} on the development split: {verdict.decision_class.value}"
+    if e.quality_estimate is not None:
+        note += f", quality delta {e.quality_estimate:+.4g}"
+    if e.cost_estimate is not None:
+        note += f", cost delta {e.cost_estimate:+.4g} (positive = cheaper)"
+    if verdict.decision_class is CandidateClass.BLOCK:
+        note += f" ({'; '.join(verdict.reasons)})"
+    return note
 
 
 def plan_tests(

@@ -48,6 +48,27 @@ def test_summary_json_is_written_for_an_error(tmp_path) -> None:
     assert (doc["run_class"], doc["exit_code"]) == ("ERROR", 66)
 
 
+def test_an_error_withheld_by_hygiene_is_published_as_withheld(make_input, tmp_path) -> None:
+    """An ERROR whose message holds a secret: the termination message and --summary-json carry
+    the record as written (withheld), never the raw message."""
+    token = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+
+    def secret_key(c):
+        c[token] = 1  # an unknown contract key: contract-invalid (78), naming the key
+
+    term, summary = tmp_path / "term", tmp_path / "summary.json"
+    args = ["run", "--input", str(make_input(mutate=secret_key)), "--output", str(tmp_path / "o")]
+    extra = ["--termination-message-path", str(term), "--summary-json", str(summary)]
+    assert cli.main([*args, *extra]) == 78
+    assert term.read_text() == (
+        "ERROR: contract-invalid: message withheld by publication hygiene "
+        "(see validation_report.json)\n"
+    )
+    doc = orjson.loads(summary.read_bytes())
+    assert (doc["run_class"], doc["exit_code"]) == ("ERROR", 78)
+    assert token not in summary.read_text()
+
+
 @pytest.mark.parametrize(("mode", "expected"), [("class", 10), ("status", 0)])
 def test_exit_mode(make_input, tmp_path, mode: str, expected: int) -> None:
     """A REJECT exits 10 under --exit-mode class and 0 under status."""

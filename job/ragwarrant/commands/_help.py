@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import textwrap
+from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from ragwarrant.exit_codes import EXIT_CODE_MEANINGS, ExitCode
@@ -89,12 +90,11 @@ def add_command(
     subparsers: argparse._SubParsersAction,  # type: ignore[type-arg]
     name: str,
     doc: CommandHelp,
+    handler: Callable[[argparse.Namespace], int] | None = None,
     **kwargs: Any,
 ) -> argparse.ArgumentParser:
-    """Add subcommand ``name`` whose ``--help`` is ``doc``; return its parser.
-
-    ``kwargs`` go to ``add_parser`` (e.g. ``aliases``).
-    """
+    """Add subcommand ``name`` whose ``--help`` is ``doc`` and which runs ``handler``; return its
+    parser. ``kwargs`` go to ``add_parser`` (e.g. ``aliases``)."""
     parser: argparse.ArgumentParser = subparsers.add_parser(
         name,
         help=doc.purpose,
@@ -103,7 +103,25 @@ def add_command(
         formatter_class=argparse.RawDescriptionHelpFormatter,
         **kwargs,
     )
+    if handler is not None:
+        parser.set_defaults(handler=handler)
     return parser
+
+
+def add_verbs(
+    subparsers: argparse._SubParsersAction,  # type: ignore[type-arg]
+    name: str,
+    purpose: str,
+    description: str,
+) -> argparse._SubParsersAction:  # type: ignore[type-arg]
+    """Add command group ``name`` (``ragwarrant NAME VERB``); return the subparsers of its verbs.
+
+    ``description`` is the group's ``--help`` text, followed by where each verb's help is.
+    """
+    group = subparsers.add_parser(
+        name, help=purpose, description=f"{description}; see 'ragwarrant {name} VERB --help'."
+    )
+    return group.add_subparsers(dest=f"{name}_command", required=True, metavar="VERB")
 
 
 def top_level_epilog() -> str:

@@ -13,12 +13,8 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import TYPE_CHECKING
 
 from ragwarrant.display import identifier, visible
-
-if TYPE_CHECKING:  # audit.collect loads the record models (pydantic): imported where used
-    from ragwarrant.audit.collect import Collection
 
 _DETAIL_CHARS = 100
 
@@ -52,20 +48,6 @@ def _cut(text: str, limit: int = _DETAIL_CHARS) -> str:
     return text[:keep] + marker.format(len(text) - keep)
 
 
-def _text(collection: Collection) -> str:
-    counts = ", ".join(f"{k} {v}" for k, v in collection.counts().items())
-    lines = [visible(f"{len(collection.rows)} runs under {collection.root}: {counts}")]
-    lines.append(f"{'run':<12} {'status':<10} {'class':<13} {'exit':>4}  {'contract':<24} detail")
-    for r in collection.rows:
-        exit_code = "" if r.exit_code is None else str(r.exit_code)
-        contract = identifier(r.contract_id) if r.contract_id else "-"
-        lines.append(
-            f"{identifier(r.name):<12} {r.status.value:<10} {r.run_class or '-':<13} "
-            f"{exit_code:>4}  {contract:<24} {_cut(visible(r.detail))}"
-        )
-    return "\n".join(lines) + "\n"
-
-
 def handle(args: argparse.Namespace) -> int:
     """Print the table of ``args.outdir`` (``--format json`` or ``--json``: JSON); return the
     worst run's exit code (``Collection.exit_code``).
@@ -78,6 +60,16 @@ def handle(args: argparse.Namespace) -> int:
     collection = collect_decisions(args.outdir, expect=args.expect)
     if args.format == "json" or getattr(args, "json", False):
         sys.stdout.write(json.dumps(collection.to_json(), indent=1) + "\n")
-    else:
-        sys.stdout.write(_text(collection))
+        return collection.exit_code()
+    counts = ", ".join(f"{k} {v}" for k, v in collection.counts().items())
+    lines = [visible(f"{len(collection.rows)} runs under {collection.root}: {counts}")]
+    lines.append(f"{'run':<12} {'status':<10} {'class':<13} {'exit':>4}  {'contract':<24} detail")
+    for r in collection.rows:
+        exit_code = "" if r.exit_code is None else str(r.exit_code)
+        contract = identifier(r.contract_id) if r.contract_id else "-"
+        lines.append(
+            f"{identifier(r.name):<12} {r.status.value:<10} {r.run_class or '-':<13} "
+            f"{exit_code:>4}  {contract:<24} {_cut(visible(r.detail))}"
+        )
+    sys.stdout.write("\n".join(lines) + "\n")
     return collection.exit_code()

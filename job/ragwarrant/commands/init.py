@@ -34,7 +34,7 @@ INIT_HELP = CommandHelp(
 
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """Add the ``init`` subcommand."""
-    p = add_command(subparsers, "init", INIT_HELP)
+    p = add_command(subparsers, "init", INIT_HELP, handle)
     p.add_argument(
         "--from",
         dest="sources",
@@ -53,7 +53,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     )
     p.add_argument("--id", dest="contract_id", default="my-release", help="the contract id")
     p.add_argument("--force", action="store_true", help="overwrite --output if it exists")
-    p.set_defaults(handler=handle)
 
 
 def handle(args: argparse.Namespace) -> int:

@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from ragwarrant.commands._help import CommandHelp, add_command
+from ragwarrant.commands._help import CommandHelp, add_command, add_verbs
 from ragwarrant.exit_codes import ExitCode
 
 # The ledger and key functions are imported by the handlers that use them (a light ``--help``).
@@ -47,14 +47,13 @@ LEDGER_SHOW_HELP = CommandHelp(
 
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """Add ``ledger verify`` and ``ledger show`` to the CLI."""
-    ledger = subparsers.add_parser(
+    verbs = add_verbs(
+        subparsers,
         "ledger",
-        help="check or show the evidence ledger",
-        description="Check (verify) or show (show) the evidence ledger that 'run --ledger' "
-        "appends to; see 'ragwarrant ledger VERB --help'.",
+        "check or show the evidence ledger",
+        "Check (verify) or show (show) the evidence ledger that 'run --ledger' appends to",
     )
-    verbs = ledger.add_subparsers(dest="ledger_command", required=True, metavar="VERB")
-    verify = add_command(verbs, "verify", LEDGER_VERIFY_HELP)
+    verify = add_command(verbs, "verify", LEDGER_VERIFY_HELP, run_ledger_verify)
     verify.add_argument("file", type=Path, metavar="FILE")
     verify.add_argument(
         "--public-key",
@@ -62,8 +61,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         metavar="FILE",
         help="Ed25519 public key (PEM) every entry must be signed with (runs with --signing-key)",
     )
-    verify.set_defaults(handler=run_ledger_verify)
-    show = add_command(verbs, "show", LEDGER_SHOW_HELP)
+    show = add_command(verbs, "show", LEDGER_SHOW_HELP, run_ledger_show)
     show.add_argument("file", type=Path, metavar="FILE")
     show.add_argument("--contract", metavar="ID", help="only this contract id")
     show.add_argument("--policy", metavar="ID", help="only this policy id")
@@ -81,7 +79,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         metavar="X",
         help="smallest total rise (fraction) over the window worth a flag (default 0.02)",
     )
-    show.set_defaults(handler=run_ledger_show)
 
 
 def run_ledger_verify(args: argparse.Namespace) -> int:
@@ -97,15 +94,13 @@ def run_ledger_verify(args: argparse.Namespace) -> int:
     problems = verify_chain(args.file, key)
     if problems:
         sys.stdout.write(f"LEDGER BROKEN: first broken entry at {problems[0]}\n")
-        for p in problems[1:]:
-            sys.stdout.write(f"  also  {p}\n")
+        sys.stdout.writelines(f"  also  {p}\n" for p in problems[1:])
         return int(ExitCode.VERIFY_MISMATCH)
     entries = read_entries(args.file)
     runs = sum(1 for e in entries if not is_marker(e))
     last = entries[-1]["entry_hash"] if entries else "(empty)"
     sys.stdout.write(f"ledger intact: {runs} entries; last entry_hash {last}\n")
-    for q in quarantined_lines(args.file):
-        sys.stdout.write(f"  note: {q}\n")
+    sys.stdout.writelines(f"  note: {q}\n" for q in quarantined_lines(args.file))
     if key is None:
         sys.stdout.write(
             "  note: no --public-key given; the hash chain proves integrity against "

@@ -6,8 +6,9 @@ import argparse
 import sys
 from pathlib import Path
 
-from ragwarrant.commands._help import CommandHelp, add_command
+from ragwarrant.commands._help import CommandHelp, add_command, add_verbs
 from ragwarrant.exit_codes import ExitCode
+from ragwarrant.limits import UINT64_MAX
 
 # The inputs, the evidence and Jinja2 are imported by the handler (a light ``--help``).
 
@@ -37,14 +38,13 @@ REVIEW_SAMPLE_HELP = CommandHelp(
 
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """Add ``review sample`` to the CLI."""
-    review = subparsers.add_parser(
+    verbs = add_verbs(
+        subparsers,
         "review",
-        help="draw examples for human labels",
-        description="Draw a blinded sample of examples for reviewers (sample); see "
-        "'ragwarrant review VERB --help'.",
+        "draw examples for human labels",
+        "Draw a blinded sample of examples for reviewers (sample)",
     )
-    verbs = review.add_subparsers(dest="review_command", required=True, metavar="VERB")
-    p = add_command(verbs, "sample", REVIEW_SAMPLE_HELP)
+    p = add_command(verbs, "sample", REVIEW_SAMPLE_HELP, run_review_sample)
     p.add_argument("--input", type=Path, required=True, metavar="DIR")
     p.add_argument("--metric", required=True, metavar="M", help="a quality metric's id")
     p.add_argument("--n", type=int, required=True, metavar="N", help="items to draw")
@@ -56,11 +56,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         action="store_true",
         help="allocate the draw to slices in proportion to their size",
     )
-    p.set_defaults(handler=run_review_sample)
-
-
-#: Seeds are unsigned 64-bit integers: 0 <= seed < 2**64.
-_SEED_END = 2**64
 
 
 def _check_output(out: Path) -> None:
@@ -110,11 +105,11 @@ def run_review_sample(args: argparse.Namespace) -> int:
 
     check_input_dir(args.input)
     _check_output(args.output)
-    if not 0 <= args.seed < _SEED_END:
+    if not 0 <= args.seed <= UINT64_MAX:
         raise UsageError(
             "review-seed-range",
             f"--seed {args.seed} is outside 0..2**64-1",
-            hint="choose a seed in 0..18446744073709551615",
+            hint=f"choose a seed in 0..{UINT64_MAX}",
         )
     inputs = read_inputs(args.input)
     # The labels the contract may already name are what the draw is for: not needed yet.

@@ -100,12 +100,6 @@ RUN_HELP = CommandHelp(
 """``ragwarrant run --help`` (every exit code but ``verify``'s mismatch)."""
 
 
-def _env_path(name: str, fallback: str | None) -> Path | None:
-    """The path in environment variable ``name`` when set, else ``fallback`` (None: no path)."""
-    value = os.environ.get(name, fallback)
-    return Path(value) if value is not None else None
-
-
 _VARIABLE_RE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
@@ -139,16 +133,16 @@ def expand_variables(text: str, environ: MutableMapping[str, str] = os.environ) 
 
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """Add the ``run`` subcommand."""
-    p = add_command(subparsers, "run", RUN_HELP)
+    p = add_command(subparsers, "run", RUN_HELP, handle)
     for flag, env, fallback, help_text in _PATH_OPTIONS:
-        metavar = "DIR" if flag in ("--input", "--output") else "FILE"
-        expand = flag in ("--input", "--output")  # ${NAME}: the platform's execution id
+        directory = flag in ("--input", "--output")  # ${NAME}: the platform's execution id
+        default = os.environ.get(env, fallback)
         p.add_argument(
             flag,
-            type=expand_variables if expand else Path,
-            default=_env_path(env, fallback),
-            metavar=metavar,
-            help=help_text + (" (${NAME} is read from the environment)" if expand else ""),
+            type=expand_variables if directory else Path,
+            default=Path(default) if default is not None else None,
+            metavar="DIR" if directory else "FILE",
+            help=help_text + (" (${NAME} is read from the environment)" if directory else ""),
         )
     p.add_argument(
         "--exit-mode",
@@ -158,7 +152,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         help="class (default): exit with the decision's code (0/10/11/12); status: exit 0 for "
         "every decision, keep error codes (env RAGWARRANT_EXIT_MODE)",
     )
-    p.set_defaults(handler=handle)
 
 
 def recorded_options(args: argparse.Namespace) -> list[str]:
@@ -171,14 +164,11 @@ def recorded_options(args: argparse.Namespace) -> list[str]:
     given = [
         flag
         for flag, _, _, _ in _PATH_OPTIONS
-        if flag not in ("--input", "--output") and getattr(args, _dest(flag), None) is not None
+        if flag not in ("--input", "--output")
+        and getattr(args, flag.removeprefix("--").replace("-", "_"), None) is not None
     ]
     mode = getattr(args, "exit_mode", None)
     return given + ([f"--exit-mode={ExitMode(mode).value}"] if mode is not None else [])
-
-
-def _dest(flag: str) -> str:
-    return flag.removeprefix("--").replace("-", "_")
 
 
 def write_termination_message(path: Path | None, line: str) -> None:
@@ -190,17 +180,11 @@ def write_termination_message(path: Path | None, line: str) -> None:
     """
     from ragwarrant.sidefiles import write_regular
 
-    target = path
-    if (
-        target is None
-        and DEFAULT_TERMINATION_LOG.exists()
-        and os.access(DEFAULT_TERMINATION_LOG, os.W_OK)
-    ):
-        target = DEFAULT_TERMINATION_LOG
-    if target is None:
-        return
-    with contextlib.suppress(OSError):
-        write_regular(target, (visible(line)[:4000] + "\n").encode("utf-8"))
+    if path is None and os.access(DEFAULT_TERMINATION_LOG, os.W_OK):  # False when absent
+        path = DEFAULT_TERMINATION_LOG
+    if path is not None:
+        with contextlib.suppress(OSError):
+            write_regular(path, (visible(line)[:4000] + "\n").encode("utf-8"))
 
 
 def write_summary_json(path: Path | None, decision: Decision) -> None:
@@ -270,15 +254,19 @@ def pin_blas_threads(environ: MutableMapping[str, str] = os.environ) -> bool:
     return True
 
 
-def _check_side_files(args: argparse.Namespace) -> None:
-    """Refuse ``--summary-json`` or ``--termination-message-path`` inside the input (never written
-    to) or the output directory (its files must all be in the manifest).
+def handle(args: argparse.Namespace) -> int:
+    """Run the job; print its one-line decision; return the exit code under ``--exit-mode``.
 
     Raises:
-        UsageError: ``path-inside-run-directory`` (exit 64), also for a symlink leading there;
-            ``path-not-regular-file`` (exit 64) for an existing FIFO, device or directory.
+        UsageError: ``--summary-json`` or ``--termination-message-path`` inside the input (never
+            written to) or the output directory (its files must all be in the manifest), also
+            through a symlink: ``path-inside-run-directory`` (exit 64); ``path-not-regular-file``
+            (exit 64) for an existing FIFO, device or directory.
     """
+    pin_blas_threads()  # before the engine imports numpy
+    from ragwarrant.audit.summary import summary_line
     from ragwarrant.inputs import refuse_inside_run_dirs
+    from ragwarrant.pipeline import run_job
 
     for flag, path in (
         ("--summary-json", args.summary_json),
@@ -294,15 +282,6 @@ def _check_side_files(args: argparse.Namespace) -> None:
                 hint=f"write {flag} outside --input and --output",
                 option=flag,
             )
-
-
-def handle(args: argparse.Namespace) -> int:
-    """Run the job; print its one-line decision; return the exit code under ``--exit-mode``."""
-    pin_blas_threads()  # before the engine imports numpy
-    from ragwarrant.audit.summary import summary_line
-    from ragwarrant.pipeline import run_job
-
-    _check_side_files(args)
     progress = ProgressLine(sys.stderr) if sys.stderr.isatty() else None
     outcome = run_job(
         args.input,
@@ -313,15 +292,6 @@ def handle(args: argparse.Namespace) -> int:
     )
     write_termination_message(args.termination_message_path, outcome.summary)
     write_summary_json(args.summary_json, outcome.decision)
-    print_decision_line(summary_line(outcome.decision, STDOUT_WIDTH, reasons=False))
+    # Committed before it is printed: a closed stdout (``| head -0``) is tolerated by ``cli``.
+    print(summary_line(outcome.decision, STDOUT_WIDTH, reasons=False), flush=True)
     return process_exit_code(outcome.exit_code, args.exit_mode)
-
-
-def print_decision_line(line: str) -> None:
-    """Print the one-line decision, flushed at once.
-
-    The run is committed before this line is printed; a closed stdout (``| head -0``) is
-    tolerated by ``cli`` (``_closed_stdout_tolerated``, for every command), so the decision's
-    code is returned as usual.
-    """
-    print(line, flush=True)

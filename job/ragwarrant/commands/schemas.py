@@ -4,42 +4,29 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from ragwarrant.commands._help import CommandHelp, add_command
 from ragwarrant.errors import UsageError
 from ragwarrant.exit_codes import ExitCode
 
-if TYPE_CHECKING:
+
+def render_schemas() -> dict[str, bytes]:
+    """File name → JSON Schema bytes, generated from the pydantic models (imported here, so
+    ``--help`` loads no pydantic)."""
+    import orjson
     from pydantic import BaseModel
 
-
-def schema_models() -> dict[str, type[BaseModel]]:
-    """File name → the pydantic model whose JSON Schema it holds (imported on first use)."""
     from ragwarrant.contract import ReleaseContract
     from ragwarrant.outputs import Decision, Manifest, ValidationReport
 
-    return {
+    models: dict[str, type[BaseModel]] = {
         "contract.schema.json": ReleaseContract,
         "decision.schema.json": Decision,
         "validation_report.schema.json": ValidationReport,
         "manifest.schema.json": Manifest,
     }
-
-
-def __getattr__(name: str) -> Any:
-    # ``SCHEMAS`` stays importable without loading pydantic when this module is (PEP 562).
-    if name == "SCHEMAS":
-        return schema_models()
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def render_schemas() -> dict[str, bytes]:
-    """File name → JSON Schema bytes, generated from the pydantic models."""
-    import orjson
-
     out = {}
-    for name, model in schema_models().items():
+    for name, model in models.items():
         schema = model.model_json_schema(by_alias=True)
         schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
         schema["$id"] = f"https://ragwarrant.dev/schemas/v1/{name}"
@@ -63,11 +50,10 @@ SCHEMAS_HELP = CommandHelp(
 
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """Add the ``schemas`` subcommand."""
-    p = add_command(subparsers, "schemas", SCHEMAS_HELP)
+    p = add_command(subparsers, "schemas", SCHEMAS_HELP, handle)
     p.add_argument(
         "--write", type=Path, metavar="DIR", help="write them into DIR (e.g. contracts/)"
     )
-    p.set_defaults(handler=handle)
 
 
 def handle(args: argparse.Namespace) -> int:

@@ -26,8 +26,7 @@ SELFTEST_HELP = CommandHelp(
 
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """Add the ``selftest`` subcommand."""
-    p = add_command(subparsers, "selftest", SELFTEST_HELP)
-    p.set_defaults(handler=handle)
+    add_command(subparsers, "selftest", SELFTEST_HELP, handle)
 
 
 def handle(args: argparse.Namespace) -> int:

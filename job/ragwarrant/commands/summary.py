@@ -38,10 +38,12 @@ SUMMARY_HELP = CommandHelp(
 )
 """``ragwarrant summary --help``."""
 
+_VERIFY_HINT = "run 'ragwarrant verify' on the output directory"
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """Add the ``summary`` subcommand."""
-    p = add_command(subparsers, "summary", SUMMARY_HELP)
+    p = add_command(subparsers, "summary", SUMMARY_HELP, handle)
     p.add_argument("outdir", type=Path, metavar="OUTDIR", help="a run's output directory")
     collect_command.add_arguments(p)  # --all, --format, --expect: commands/collect.py
     p.add_argument(
@@ -49,7 +51,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         action="store_true",
         help="print the machine summary {run_class, exit_code, next_step, candidates} as JSON",
     )
-    p.set_defaults(handler=handle)
 
 
 def _check_manifest(outdir: Path, decision_bytes: bytes) -> None:
@@ -66,12 +67,11 @@ def _check_manifest(outdir: Path, decision_bytes: bytes) -> None:
             "before it committed, or the manifest was removed); its decision.json is not a result",
             hint="run the job again into this directory; a completed run writes manifest.json last",
         )
-    hint = "run 'ragwarrant verify' on the output directory"
     try:
         manifest = Manifest.model_validate_json(read_regular(manifest_path, within=outdir))
     except (OSError, ValidationError) as exc:
         raise MismatchError(
-            "manifest-invalid", f"{manifest_path} is not a readable manifest", hint=hint
+            "manifest-invalid", f"{manifest_path} is not a readable manifest", hint=_VERIFY_HINT
         ) from exc
     recorded = next((d.sha256 for d in manifest.outputs if d.path == "decision.json"), None)
     actual = sha256_bytes(decision_bytes)
@@ -80,7 +80,7 @@ def _check_manifest(outdir: Path, decision_bytes: bytes) -> None:
             "decision-sha256",
             f"{outdir / 'decision.json'} hashes to {actual[:16]}..., manifest.json records "
             f"{str(recorded)[:16]}...: the decision was changed after the run",
-            hint=hint,
+            hint=_VERIFY_HINT,
         )
     from ragwarrant.audit.unlisted import unlisted_files
 
@@ -90,7 +90,7 @@ def _check_manifest(outdir: Path, decision_bytes: bytes) -> None:
             "unexpected-file",
             f"{outdir / extra[0]} is not in manifest.json ({len(extra)} such file(s)): a file no "
             "run wrote may have been planted, so this directory is not a verified result",
-            hint=hint,
+            hint=_VERIFY_HINT,
         )
 
 
@@ -135,7 +135,7 @@ def handle(args: argparse.Namespace) -> int:
         raise MismatchError(
             "decision-invalid",
             f"{path} is not a valid decision record: {loc}: {first['msg']}",
-            hint="run 'ragwarrant verify' on the output directory",
+            hint=_VERIFY_HINT,
         ) from exc
     expected = (
         d.error.exit_code
@@ -148,7 +148,7 @@ def handle(args: argparse.Namespace) -> int:
         raise MismatchError(
             "decision-inconsistent",
             f"{path}: exit_code {d.exit_code} contradicts run_class {d.run_class.value}",
-            hint="run 'ragwarrant verify' on the output directory",
+            hint=_VERIFY_HINT,
         )
     if d.run_class is not DecisionClass.ERROR:
         implied = run_class([c.decision_class for c in d.candidates])
@@ -157,13 +157,14 @@ def handle(args: argparse.Namespace) -> int:
                 "decision-inconsistent",
                 f"{path}: run_class {d.run_class.value} contradicts the candidates' classes "
                 f"(which give {implied.value})",
-                hint="run 'ragwarrant verify' on the output directory",
+                hint=_VERIFY_HINT,
             )
     if args.json:
-        sys.stdout.write(orjson.dumps(summary_document(d), option=orjson.OPT_INDENT_2).decode())
-        sys.stdout.write("\n")
-        return d.exit_code
-    _print_human(d)
+        sys.stdout.write(
+            orjson.dumps(summary_document(d), option=orjson.OPT_INDENT_2).decode() + "\n"
+        )
+    else:
+        _print_human(d)
     return d.exit_code
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Iterator
+from contextlib import suppress
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -69,10 +70,8 @@ def replay_with_job(
 
     look = None
     if recorded_dir is not None:
-        try:
+        with suppress(OSError, ValueError):  # verify reports the unreadable decision itself
             look = Decision.model_validate_json((recorded_dir / DECISION_FILE).read_bytes()).look
-        except (OSError, ValueError):
-            look = None  # verify reports the unreadable decision itself
     return run_job(input_dir, output_dir, on_stage=lambda event, **fields: None, replay_look=look)
 
 
@@ -105,7 +104,7 @@ VERIFY_HELP = CommandHelp(
 
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """Add ``verify`` to the CLI."""
-    parser = add_command(subparsers, "verify", VERIFY_HELP)
+    parser = add_command(subparsers, "verify", VERIFY_HELP, run_verify)
     parser.add_argument("outdir", type=Path, metavar="OUTDIR", help="the run's output directory")
     parser.add_argument(
         "--input",
@@ -124,7 +123,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         action="store_true",
         help="with --input, hash the inputs but do not replay the decision",
     )
-    parser.set_defaults(handler=run_verify)
 
 
 def run_verify(args: argparse.Namespace) -> int:
@@ -144,24 +142,17 @@ def run_verify(args: argparse.Namespace) -> int:
         else lambda inp, out: replay_with_job(inp, out, recorded_dir=args.outdir),
         private_texts=read_private_texts,
     )
-    out = sys.stdout
-    if report.ok:
-        out.write(f"verified: {args.outdir} matches its manifest\n")
-        for line in report.checked:
-            out.write(f"  ok  {line}\n")
-        for line in report.notes:
-            out.write(f"  note: {line}\n")
-        if args.public_key is None:
-            for line in UNSIGNED_VERIFY_LIMITS:
-                out.write(f"  note: {line}\n")
-        if args.input is None:
-            out.write(
-                "  note: no --input given; inputs were not hashed and the decision and "
-                "validation report were not replayed\n"
-            )
-        return 0
-    first = report.mismatches[0]
-    out.write(f"MISMATCH: {first}\n")
-    for m in report.mismatches[1:]:
-        out.write(f"  also    {m}\n")
-    return int(ExitCode.VERIFY_MISMATCH)
+    if not report.ok:
+        sys.stdout.write(f"MISMATCH: {report.mismatches[0]}\n")
+        sys.stdout.writelines(f"  also    {m}\n" for m in report.mismatches[1:])
+        return int(ExitCode.VERIFY_MISMATCH)
+    notes = [*report.notes, *(UNSIGNED_VERIFY_LIMITS if args.public_key is None else ())]
+    if args.input is None:
+        notes.append(
+            "no --input given; inputs were not hashed and the decision and validation report "
+            "were not replayed"
+        )
+    sys.stdout.write(f"verified: {args.outdir} matches its manifest\n")
+    sys.stdout.writelines(f"  ok  {line}\n" for line in report.checked)
+    sys.stdout.writelines(f"  note: {line}\n" for line in notes)
+    return 0

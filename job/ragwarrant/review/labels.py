@@ -79,9 +79,7 @@ def _value(cell: str, scale: tuple[float, float], where: tuple[str, int, str]) -
         raise _error(
             "label-out-of-scale",
             f"{relative} row {row}: {column} is outside the scale [{scale[0]:g}, {scale[1]:g}]",
-            relative,
-            row,
-            column,
+            *where,
         )
     return value
 

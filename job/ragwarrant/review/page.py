@@ -71,11 +71,6 @@ def _shown(text: str) -> str:
     return visible(text, keep="\n")
 
 
-def _cell(text: str) -> str:
-    """A CSV cell a spreadsheet shows as text: ``'`` before a formula's first character."""
-    return "'" + text if text.startswith(_FORMULA_START) else text
-
-
 def render_csv(rows: list[ReviewRow]) -> str:
     """The review CSV: ``CSV_COLUMNS``, labels empty, one row per item in queue order.
 
@@ -87,7 +82,9 @@ def render_csv(rows: list[ReviewRow]) -> str:
     writer.writerow(CSV_COLUMNS)
     for r in rows:
         cells = (r.question, r.contexts, r.output_a, r.output_b)
-        writer.writerow([r.item_id, *map(_cell, cells), "", ""])
+        writer.writerow(
+            [r.item_id, *("'" + c if c.startswith(_FORMULA_START) else c for c in cells), "", ""]
+        )
     return out.getvalue()
 
 

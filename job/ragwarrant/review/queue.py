@@ -16,7 +16,6 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from ragwarrant.digests import sha256_bytes
 from ragwarrant.errors import EvidenceError
 
-QUEUE_SCHEMA_VERSION: Literal["1"] = "1"
 Role = Literal["candidate", "baseline"]
 
 
@@ -61,7 +60,7 @@ class ReviewQueue(_Frozen):
         items: the drawn items, in the order shown to reviewers.
     """
 
-    schema_version: Literal["1"] = QUEUE_SCHEMA_VERSION
+    schema_version: Literal["1"] = "1"
     metric: str
     baseline: str
     candidate: str

@@ -59,12 +59,8 @@ def population(
         rows = rows.filter(pc.equal(rows["split"], contract.splits.confirmatory))
     policies: dict[str, set[str]] = defaultdict(set)
     slices: dict[str, str | None] = {}
-    for policy, example, slice_value in zip(
-        rows["policy_id"].to_pylist(),
-        rows["example_id"].to_pylist(),
-        rows["slice"].to_pylist(),
-        strict=True,
-    ):
+    columns = (rows[c].to_pylist() for c in ("policy_id", "example_id", "slice"))
+    for policy, example, slice_value in zip(*columns, strict=True):
         policies[example].add(policy)
         slices.setdefault(example, slice_value)
     ids = sorted(e for e, p in policies.items() if {baseline, candidate} <= p)
@@ -80,21 +76,6 @@ def _allocation(sizes: dict[str | None, int], n: int) -> dict[str | None, int]:
     for k in order[: n - sum(alloc.values())]:
         alloc[k] += 1
     return alloc
-
-
-def _chosen(pop: Population, n: int, rng: np.random.Generator, stratify: bool) -> list[int]:
-    size = len(pop.example_ids)
-    if not stratify:
-        return [int(i) for i in rng.choice(size, size=n, replace=False)]
-    strata: dict[str | None, list[int]] = defaultdict(list)
-    for i, s in enumerate(pop.slices):
-        strata[s].append(i)
-    alloc = _allocation({k: len(v) for k, v in strata.items()}, n)
-    chosen: list[int] = []
-    for key in sorted(strata, key=str):
-        members = np.asarray(strata[key])
-        chosen += [int(i) for i in rng.choice(members, size=alloc[key], replace=False)]
-    return [chosen[i] for i in rng.permutation(len(chosen))]
 
 
 def draw(
@@ -132,7 +113,18 @@ def draw(
             hint="lower --n, or check --metric and the candidate",
         )
     rng = np.random.default_rng(seed)
-    chosen = _chosen(pop, n, rng, stratify)
+    if stratify:  # each slice in its sorted order, then one shuffle of the whole draw
+        strata: dict[str | None, list[int]] = defaultdict(list)
+        for i, s in enumerate(pop.slices):
+            strata[s].append(i)
+        alloc = _allocation({k: len(v) for k, v in strata.items()}, n)
+        chosen: list[int] = []
+        for key in sorted(strata, key=str):
+            members = np.asarray(strata[key])
+            chosen += [int(i) for i in rng.choice(members, size=alloc[key], replace=False)]
+        chosen = [chosen[i] for i in rng.permutation(len(chosen))]
+    else:
+        chosen = [int(i) for i in rng.choice(size, size=n, replace=False)]
     flips = rng.random(len(chosen)) < 0.5
     tag = draw_tag(seed, evidence, len(chosen), meta)
     items = [
