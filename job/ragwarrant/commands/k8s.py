@@ -18,7 +18,7 @@ from dataclasses import fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ragwarrant.commands._help import RUN_EXIT_CODES, CommandHelp, add_command
+from ragwarrant.commands._help import RUN_EXIT_CODES, CommandHelp, add_command, add_verbs
 from ragwarrant.errors import UsageError
 from ragwarrant.exit_codes import ExitCode
 from ragwarrant.k8s.argo import StatusSize, build_argo_manifests, estimate_status_size
@@ -268,14 +268,13 @@ K8S_SUBMIT_HELP = CommandHelp(
 
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """Add ``k8s render`` and ``k8s submit`` to the CLI."""
-    k8s = subparsers.add_parser(
+    verbs = add_verbs(
+        subparsers,
         "k8s",
-        help="Kubernetes manifests for the job",
-        description="Render (render) or create (submit) the Kubernetes objects that run the job; "
-        "see 'ragwarrant k8s VERB --help'.",
+        "Kubernetes manifests for the job",
+        "Render (render) or create (submit) the Kubernetes objects that run the job",
     )
-    verbs = k8s.add_subparsers(dest="k8s_command", required=True, metavar="VERB")
-    render = add_command(verbs, "render", K8S_RENDER_HELP)
+    render = add_command(verbs, "render", K8S_RENDER_HELP, run_render)
     _add_workload_args(render)
     render.add_argument(
         "--engine",
@@ -285,15 +284,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         "(withItems) over the contracts with the Indexed Job's pod (default: kubernetes)",
     )
     render.add_argument("-o", "--out", default="-", help="output file, or - for stdout")
-    render.set_defaults(handler=run_render)
-    submit = add_command(verbs, "submit", K8S_SUBMIT_HELP)
+    submit = add_command(verbs, "submit", K8S_SUBMIT_HELP, run_submit)
     _add_workload_args(submit)
     submit.add_argument("--kubeconfig", help="kubeconfig file (default: $KUBECONFIG or ~/.kube)")
     submit.add_argument("--context", help="kubeconfig context (default: the current one)")
     submit.add_argument("--wait", action="store_true", help="wait and exit with the job's code")
     submit.add_argument("--timeout", type=float, default=None, help="seconds to wait at most")
     submit.add_argument("--poll-seconds", type=float, default=5.0, help=argparse.SUPPRESS)
-    submit.set_defaults(handler=run_submit)
 
 
 def _options(args: argparse.Namespace) -> RenderOptions:
