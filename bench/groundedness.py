@@ -259,9 +259,7 @@ def _score_all(data: RagtruthData) -> _Scored:
     record_cache = {sid: parse_record(passages) for sid, passages in data.contexts.items()}
     features = np.array(
         [
-            response_features(
-                r.response, index_cache[r.source_id], record_cache[r.source_id]
-            ).vector
+            response_features(r.response, index_cache[r.source_id], record_cache[r.source_id])
             for r in records
         ],
         dtype=np.float64,

@@ -388,10 +388,7 @@ def _lexical(data: RagtruthData, records: Sequence[RagtruthRecord]) -> np.ndarra
     indexes = {r.source_id: index_context(data.contexts[r.source_id]) for r in records}
     parsed = {r.source_id: parse_record(data.contexts[r.source_id]) for r in records}
     full = np.array(
-        [
-            response_features(r.response, indexes[r.source_id], parsed[r.source_id]).vector
-            for r in records
-        ]
+        [response_features(r.response, indexes[r.source_id], parsed[r.source_id]) for r in records]
     )
     return np.ascontiguousarray(full[:, [FEATURES.index(f) for f in CONTENT_FEATURES]])
 
