@@ -327,7 +327,7 @@ def _groundedness(
         score = float(getattr(scores, lexical_gate))
         flagged = score >= lexical_threshold
         return score, flagged, (refusal or not flagged) and not fabricated
-    if citations and fabricated:
+    if fabricated:
         return None, None, False
     return None, None, None
 

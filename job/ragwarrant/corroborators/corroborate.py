@@ -33,6 +33,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -62,7 +63,7 @@ def text_records(tables: Sequence[pa.Table]) -> dict[tuple[str, str], TextRecord
 
     Long-layout files repeat an example's texts on every metric row; they collapse here.
     """
-    out: dict[tuple[str, str], dict[str, object]] = {}
+    out: dict[tuple[str, str], dict[str, Any]] = {}
     for table in tables:
         for row in table.to_pylist():
             rec = out.setdefault((row["policy_id"], row["example_id"]), {})
@@ -71,10 +72,10 @@ def text_records(tables: Sequence[pa.Table]) -> dict[tuple[str, str], TextRecord
                     rec[name] = row[name]
     return {
         key: TextRecord(
-            question=rec.get("question"),  # type: ignore[arg-type]
-            response=rec.get("response"),  # type: ignore[arg-type]
-            contexts=tuple(rec["contexts"]) if rec.get("contexts") is not None else None,  # type: ignore[arg-type]
-            cited_quotes=tuple(rec.get("cited_quotes") or ()),  # type: ignore[arg-type]
+            rec.get("question"),
+            rec.get("response"),
+            None if rec.get("contexts") is None else tuple(rec["contexts"]),
+            tuple(rec.get("cited_quotes") or ()),
         )
         for key, rec in out.items()
     }

@@ -102,6 +102,7 @@ _STAR_CLAIM = re.compile(
     r"|\b(?:rated|rating\s+of|rating\s+is|score\s+of)\s+(?:an?\s+)?(?:average\s+of\s+)?(\d(?:\.\d+)?)\b"
     r"|\b(\d(?:\.\d+)?)\s*(?:/|out\s+of)\s*5\b"
 )
+_HOURS_SPAN = re.compile(r"\s*(\d{1,2}):(\d{1,2})\s*-\s*(\d{1,2}):(\d{1,2})\s*")
 _HOURS_WORDS = re.compile(r"\b(?:open|opens|opening|close|closes|closing|hours)\b")
 
 
@@ -158,29 +159,14 @@ def _attributes(fields: Mapping[str, Any]) -> Iterable[_Attribute]:
             yield _Attribute(words, "".join(words), value)
 
 
-def _minutes(text: str) -> int | None:
-    match = re.fullmatch(r"\s*(\d{1,2}):(\d{1,2})\s*", text)
-    if not match:
-        return None
-    return (int(match.group(1)) * 60 + int(match.group(2))) % 1440
-
-
 def _hours(value: Any) -> dict[str, tuple[int, int]]:
+    """Day -> (open, close) minutes after midnight for every ``"H:MM-H:MM"`` day of ``value``."""
     out: dict[str, tuple[int, int]] = {}
-    if not isinstance(value, dict):
-        return out
-    for day, span in value.items():
-        if not isinstance(span, str) or "-" not in span:
-            continue
-        start, _, end = span.partition("-")
-        opened, closed = _minutes(start), _minutes(end)
-        if (
-            isinstance(day, str)
-            and day.lower() in _DAYS
-            and opened is not None
-            and closed is not None
-        ):
-            out[day.lower()] = (opened, closed)
+    for day, span in value.items() if isinstance(value, dict) else ():
+        times = _HOURS_SPAN.fullmatch(span) if isinstance(span, str) else None
+        if times and isinstance(day, str) and day.lower() in _DAYS:
+            h1, m1, h2, m2 = map(int, times.groups())
+            out[day.lower()] = ((h1 * 60 + m1) % 1440, (h2 * 60 + m2) % 1440)
     return out
 
 
