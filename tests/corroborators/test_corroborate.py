@@ -288,6 +288,20 @@ def test_declared_unknown_task_type_uses_the_pooled_threshold_and_warns_in_the_s
     assert len(out.summary.warnings) == 1 and "'unknown'" in out.summary.warnings[0]
 
 
+def test_task_type_without_a_threshold_for_the_gate_uses_the_pooled_one_and_warns():
+    """A task type calibrated for another gate only judges at the pooled threshold, warned."""
+    import dataclasses
+
+    idx = build_index(table({"cand": {"faith": [0.9]}}, ["qa"]))
+    cal = dataclasses.replace(_two_task_calibration(), task_thresholds={"QA": {"coverage": 0.0}})
+    out = corroborate(
+        {("cand", "ex0"): GROUNDED}, idx, config(sample_metrics=[]), ["cand"], np.ones(1, bool), cal
+    )
+    assert out.examples[("cand", "ex0")].checks.lexical_flagged is False
+    assert out.summary.lexical_task_thresholds == {}
+    assert len(out.summary.warnings) == 1 and "slices qa" in out.summary.warnings[0]
+
+
 def test_warnings_reach_report_md_and_report_html():
     """The summary's warnings are listed in report.md and report.html, without example text."""
     from ragwarrant.audit.report import corroboration_lines
