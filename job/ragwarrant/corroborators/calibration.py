@@ -17,13 +17,14 @@ Calibration file shape (``schema_version`` 1: one pooled threshold per gate)::
       "gates": {"coverage": {"threshold": 0.2, ...}, "weakest_sentence": {...}, "hybrid": {...}}
     }
 
-Extra keys inside a gate (calibration F1, precision, recall, n) are kept as provenance.
+Extra keys inside a gate (calibration F1, precision, recall, n) are provenance for the reader of
+the file; the job keeps only the thresholds.
 
 ``schema_version`` 2 (``lexical-v2``) adds per-task-type calibration: ``"tasks": {"QA": {"gates":
 {"coverage": {"threshold": ...}, ..., "combined": {...}}, "combiner": {...}}, ...}``, where a
 task's gates may add ``record`` and ``combined`` and ``combiner`` holds the logistic-regression
 coefficients (``combiner.LogisticModel.as_json``). ``gates`` stays the pooled calibration used
-when an example's task type is unknown. ``LexicalCalibration.threshold_for`` picks between them.
+when an example's task type is unknown (``corroborate`` picks between them).
 """
 
 from __future__ import annotations
