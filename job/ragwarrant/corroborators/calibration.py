@@ -2,7 +2,7 @@
 
 A lexical gate flags a response as unsupported when ``score >= threshold``. The threshold is
 calibrated on labelled responses by maximising response-level F1; ties go to the higher
-precision. ``calibrate_threshold`` is pure (arrays in, a frozen result out). ``load_calibration``
+precision. ``calibrate_threshold`` is pure (arrays in, the threshold out). ``load_calibration``
 reads a versioned JSON file, by default the one shipped as package data
 (``ragwarrant/data/calibration/lexical-v1.json``; ``lexical-v2.json`` is shipped beside it), and
 returns it with its sha256 so a run can record exactly which calibration it used.
@@ -56,32 +56,7 @@ _SCHEMA_VERSIONS = (1, 2)
 _TASK_GATES = (*GATES, "record", "combined")
 
 
-@dataclass(frozen=True, slots=True)
-class ThresholdCalibration:
-    """The threshold that maximises response-level F1 on the calibration data.
-
-    Attributes:
-        threshold: flag when ``score >= threshold``; one of the observed scores.
-        f1: response-level F1 at ``threshold`` on the calibration data, in ``[0, 1]``.
-        precision: ``tp / n_flagged`` at ``threshold``.
-        recall: ``tp / n_positive`` at ``threshold``.
-        n: responses used.
-        n_positive: responses labelled unsupported (positives).
-        n_flagged: responses flagged at ``threshold``.
-        true_positives: flagged positives at ``threshold``.
-    """
-
-    threshold: float
-    f1: float
-    precision: float
-    recall: float
-    n: int
-    n_positive: int
-    n_flagged: int
-    true_positives: int
-
-
-def calibrate_threshold(scores: ArrayLike, labels: ArrayLike) -> ThresholdCalibration:
+def calibrate_threshold(scores: ArrayLike, labels: ArrayLike) -> float:
     """Choose the threshold with maximum response-level F1; ties go to the higher precision.
 
     Candidates are the distinct observed scores (flag when ``score >= candidate``), which covers
@@ -97,7 +72,7 @@ def calibrate_threshold(scores: ArrayLike, labels: ArrayLike) -> ThresholdCalibr
         labels: shape ``(n,)``, booleans (or 0/1); True means the response is unsupported.
 
     Returns:
-        The frozen ``ThresholdCalibration``.
+        The threshold: flag when ``score >= threshold``; one of the observed scores.
 
     Raises:
         ValueError: when shapes differ or are not 1-D, ``n == 0``, a score is not finite, a label
@@ -132,17 +107,7 @@ def calibrate_threshold(scores: ArrayLike, labels: ArrayLike) -> ThresholdCalibr
     precision = tp / flagged
     # lexsort sorts ascending by the last key first: max F1, then max precision, then max threshold.
     best = np.lexsort((s_sorted[last], precision, f1))[-1]
-    k, t = int(flagged[best]), int(tp[best])
-    return ThresholdCalibration(
-        threshold=float(s_sorted[last[best]]),
-        f1=float(f1[best]),
-        precision=float(precision[best]),
-        recall=t / n_positive,
-        n=int(s.size),
-        n_positive=n_positive,
-        n_flagged=k,
-        true_positives=t,
-    )
+    return float(s_sorted[last[best]])
 
 
 @dataclass(frozen=True, slots=True)
