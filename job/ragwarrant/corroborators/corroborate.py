@@ -90,7 +90,6 @@ class ExampleCorroboration:
         checks: the deterministic checks; None when the example has no text.
         judge_value: the judge's groundedness value (or the samples' mean); None when absent.
         judge_supported: the judge's verdict; None when no value.
-        answer_relevance: the judge's answer-relevance value, if the contract names one.
         sample_spread: max − min over finite samples (None with fewer than two).
         abstained: the samples disagree beyond the contract threshold.
         groundedness_disagreement: judge and deterministic groundedness verdicts differ.
@@ -103,7 +102,6 @@ class ExampleCorroboration:
     checks: ExampleChecks | None
     judge_value: float | None
     judge_supported: bool | None
-    answer_relevance: float | None
     sample_spread: float | None
     abstained: bool
     groundedness_disagreement: bool
@@ -295,7 +293,6 @@ def _corroborate_example(
         checks=checks,
         judge_value=judge,
         judge_supported=judge_supported,
-        answer_relevance=relevance,
         sample_spread=spread,
         abstained=abstained,
         groundedness_disagreement=g_dis,
