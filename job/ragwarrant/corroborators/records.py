@@ -273,13 +273,9 @@ def _mentions(
 def _attribute_conflicts(
     record: StructuredRecord, text: str, words: list[re.Match[str]]
 ) -> tuple[int, int, int]:
-    """Counts of (false, negated true, null) attributes the sentence ``text`` mentions.
-
-    A mention is negated by a negation among the ``_NEGATION_WINDOW`` tokens before it, or by a
-    post-posed one right after it (``_POST_NEGATION``: "WiFi is not available", "WiFi: No");
-    another clause's negation ("outdoor seating, but WiFi is not available") and a negated
-    quality ("the lot is not particularly scenic") are not the attribute's.
-    """
+    """Counts of (false, negated true, null) attributes the sentence ``text`` mentions; a
+    mention is negated as the module docstring says (``NEGATIONS`` before, ``_POST_NEGATION``
+    after)."""
     tokens = [w.group() for w in words]
     folded = [fold_inflection(t) for t in tokens]
     false_hits = true_negated = null_hits = 0
