@@ -264,7 +264,7 @@ def _cv_f1(
         for f in range(k):
             test, train = group & (folds == f), group & (folds != f)
             if test.any():
-                threshold = calibrate_threshold(scores[train], labels[train]).threshold
+                threshold = calibrate_threshold(scores[train], labels[train])
                 flags[test] = scores[test] >= threshold
     out = {}
     for task in (*TASKS, "all"):

@@ -259,9 +259,7 @@ def _score_all(data: RagtruthData) -> _Scored:
     record_cache = {sid: parse_record(passages) for sid, passages in data.contexts.items()}
     features = np.array(
         [
-            response_features(
-                r.response, index_cache[r.source_id], record_cache[r.source_id]
-            ).vector
+            response_features(r.response, index_cache[r.source_id], record_cache[r.source_id])
             for r in records
         ],
         dtype=np.float64,
@@ -312,7 +310,7 @@ def _fit(scored: _Scored, train: np.ndarray, task: str, where: str) -> _Fit:
             "use a larger RAGTruth copy (or fewer folds)",
         )
     thresholds = {
-        gate: calibrate_threshold(scored.score(gate)[rows], y[rows]).threshold
+        gate: calibrate_threshold(scored.score(gate)[rows], y[rows])
         for gate in _threshold_gates(scored, task)
     }
     models: dict[str, LogisticModel] = {}
@@ -320,7 +318,7 @@ def _fit(scored: _Scored, train: np.ndarray, task: str, where: str) -> _Fit:
         for gate, names in COMBINERS.items():
             x = scored.columns(names)[rows]
             models[gate] = fit_logistic(x, y[rows], names)
-            thresholds[gate] = calibrate_threshold(models[gate].score(x), y[rows]).threshold
+            thresholds[gate] = calibrate_threshold(models[gate].score(x), y[rows])
     return _Fit(thresholds, models, pooled)
 
 
@@ -672,7 +670,7 @@ def calibration_document(data: RagtruthData, version: str) -> dict[str, Any]:
             "use a RAGTruth copy with labelled hallucinations",
         )
     pooled = {
-        gate: {"threshold": calibrate_threshold(scored.score(gate)[train], y[train]).threshold}
+        gate: {"threshold": calibrate_threshold(scored.score(gate)[train], y[train])}
         for gate in GATES
     }
     tasks = {

@@ -229,10 +229,7 @@ def _task_matrices(
     indexes = {sid: index_context(data.contexts[sid]) for sid in texts}
     parsed = {sid: parse_record(data.contexts[sid]) for sid in texts}
     existing = np.array(
-        [
-            response_features(r.response, indexes[r.source_id], parsed[r.source_id]).vector
-            for r in records
-        ]
+        [response_features(r.response, indexes[r.source_id], parsed[r.source_id]) for r in records]
     )
     return records, candidates, existing
 

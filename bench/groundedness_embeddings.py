@@ -268,7 +268,7 @@ def _oof(
         model = fit_logistic(np.ascontiguousarray(x[train]), y[train], names)
         threshold = calibrate_threshold(model.score(np.ascontiguousarray(x[train])), y[train])
         score[~train] = model.score(np.ascontiguousarray(x[~train]))
-        flags[~train] = score[~train] >= threshold.threshold
+        flags[~train] = score[~train] >= threshold
     return score, flags
 
 
@@ -345,7 +345,7 @@ def _head_evaluation(
             model = fit_logistic(np.ascontiguousarray(x[~test]), y[~test], names)
             t = calibrate_threshold(model.score(np.ascontiguousarray(x[~test])), y[~test])
             score[test] = model.score(np.ascontiguousarray(x[test]))
-            flags[test] = score[test] >= t.threshold
+            flags[test] = score[test] >= t
         aucs.append(within_group_auc(score, y, models) or float("nan"))
         if seed == 0:
             gain = gain_interval(
@@ -388,10 +388,7 @@ def _lexical(data: RagtruthData, records: Sequence[RagtruthRecord]) -> np.ndarra
     indexes = {r.source_id: index_context(data.contexts[r.source_id]) for r in records}
     parsed = {r.source_id: parse_record(data.contexts[r.source_id]) for r in records}
     full = np.array(
-        [
-            response_features(r.response, indexes[r.source_id], parsed[r.source_id]).vector
-            for r in records
-        ]
+        [response_features(r.response, indexes[r.source_id], parsed[r.source_id]) for r in records]
     )
     return np.ascontiguousarray(full[:, [FEATURES.index(f) for f in CONTENT_FEATURES]])
 

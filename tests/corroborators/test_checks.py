@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from ragwarrant.corroborators.checks import (
@@ -113,8 +114,37 @@ def test_fabricated_citation_is_not_supported():
     assert ch.lexical_flagged is False
     assert ch.fabricated_citation and ch.citations[0].verified is False
     assert ch.supported is False
-    assert (ch.retrieval, ch.generation, ch.answer) == ("pass", "fail", "pass")
-    assert ch.failed_legs == ("generation",)
+    assert (ch.retrieval, ch.generation, ch.answer, ch.record) == (
+        "pass",
+        "fail",
+        "pass",
+        "not-applicable",
+    )
+
+
+def test_lexical_gate_flags_a_score_at_least_its_threshold():
+    """A lexical score equal to the threshold is flagged; a threshold just above it is not."""
+    response = "The Lumo kettle ships with a velvet pouch and a two-year warranty."
+    score = run(None, response).lexical_score
+    assert score is not None and 0 < score < 1
+    at = check_example(
+        None,
+        response,
+        CTX,
+        lexical_gate="hybrid",
+        lexical_threshold=score,
+        context_relevance_floor=0.25,
+    )
+    above = check_example(
+        None,
+        response,
+        CTX,
+        lexical_gate="hybrid",
+        lexical_threshold=float(np.nextafter(score, 1.0)),
+        context_relevance_floor=0.25,
+    )
+    assert (at.lexical_flagged, at.supported) == (True, False)
+    assert (above.lexical_flagged, above.supported) == (False, True)
 
 
 def test_empty_quote_is_never_verified():
@@ -131,8 +161,12 @@ def test_faithful_answer_over_irrelevant_context_fails_retrieval_and_answer_only
     )
     assert ch.context_relevance == 0.0
     assert ch.supported is True
-    assert (ch.retrieval, ch.generation, ch.answer) == ("fail", "pass", "fail")
-    assert ch.failed_legs == ("retrieval", "answer")
+    assert (ch.retrieval, ch.generation, ch.answer, ch.record) == (
+        "fail",
+        "pass",
+        "fail",
+        "not-applicable",
+    )
 
 
 def test_answer_type_fails_whatever_the_judge_relevance():

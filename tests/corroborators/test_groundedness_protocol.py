@@ -238,7 +238,7 @@ def test_write_calibration_produces_a_loadable_file(tmp_path: Path) -> None:
     assert calibration.version == "lexical-t"
     assert calibration.thresholds["coverage"] == 0.6  # train split only
     assert calibration.task_thresholds["QA"]["coverage"] == 0.6
-    assert calibration.data["responses"] == 5
+    assert json.loads(target.read_bytes())["data"]["responses"] == 5
 
 
 def test_train_without_positive_cannot_calibrate(tmp_path: Path) -> None:

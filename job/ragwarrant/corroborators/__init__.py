@@ -10,7 +10,6 @@ from __future__ import annotations
 from ragwarrant.corroborators.calibration import (
     DEFAULT_CALIBRATION,
     LexicalCalibration,
-    ThresholdCalibration,
     calibrate_threshold,
     load_calibration,
 )
@@ -26,7 +25,6 @@ __all__ = [
     "ContextIndex",
     "LexicalCalibration",
     "LexicalScores",
-    "ThresholdCalibration",
     "calibrate_threshold",
     "index_context",
     "load_calibration",

@@ -2,7 +2,7 @@
 
 A lexical gate flags a response as unsupported when ``score >= threshold``. The threshold is
 calibrated on labelled responses by maximising response-level F1; ties go to the higher
-precision. ``calibrate_threshold`` is pure (arrays in, a frozen result out). ``load_calibration``
+precision. ``calibrate_threshold`` is pure (arrays in, the threshold out). ``load_calibration``
 reads a versioned JSON file, by default the one shipped as package data
 (``ragwarrant/data/calibration/lexical-v1.json``; ``lexical-v2.json`` is shipped beside it), and
 returns it with its sha256 so a run can record exactly which calibration it used.
@@ -17,24 +17,24 @@ Calibration file shape (``schema_version`` 1: one pooled threshold per gate)::
       "gates": {"coverage": {"threshold": 0.2, ...}, "weakest_sentence": {...}, "hybrid": {...}}
     }
 
-Extra keys inside a gate (calibration F1, precision, recall, n) are kept as provenance.
+Extra keys inside a gate (calibration F1, precision, recall, n) are provenance for the reader of
+the file; the job keeps only the thresholds.
 
 ``schema_version`` 2 (``lexical-v2``) adds per-task-type calibration: ``"tasks": {"QA": {"gates":
 {"coverage": {"threshold": ...}, ..., "combined": {...}}, "combiner": {...}}, ...}``, where a
 task's gates may add ``record`` and ``combined`` and ``combiner`` holds the logistic-regression
 coefficients (``combiner.LogisticModel.as_json``). ``gates`` stays the pooled calibration used
-when an example's task type is unknown. ``LexicalCalibration.threshold_for`` picks between them.
+when an example's task type is unknown (``corroborate`` picks between them).
 """
 
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Any, TypeGuard
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -56,32 +56,7 @@ _SCHEMA_VERSIONS = (1, 2)
 _TASK_GATES = (*GATES, "record", "combined")
 
 
-@dataclass(frozen=True, slots=True)
-class ThresholdCalibration:
-    """The threshold that maximises response-level F1 on the calibration data.
-
-    Attributes:
-        threshold: flag when ``score >= threshold``; one of the observed scores.
-        f1: response-level F1 at ``threshold`` on the calibration data, in ``[0, 1]``.
-        precision: ``tp / n_flagged`` at ``threshold``.
-        recall: ``tp / n_positive`` at ``threshold``.
-        n: responses used.
-        n_positive: responses labelled unsupported (positives).
-        n_flagged: responses flagged at ``threshold``.
-        true_positives: flagged positives at ``threshold``.
-    """
-
-    threshold: float
-    f1: float
-    precision: float
-    recall: float
-    n: int
-    n_positive: int
-    n_flagged: int
-    true_positives: int
-
-
-def calibrate_threshold(scores: ArrayLike, labels: ArrayLike) -> ThresholdCalibration:
+def calibrate_threshold(scores: ArrayLike, labels: ArrayLike) -> float:
     """Choose the threshold with maximum response-level F1; ties go to the higher precision.
 
     Candidates are the distinct observed scores (flag when ``score >= candidate``), which covers
@@ -97,7 +72,7 @@ def calibrate_threshold(scores: ArrayLike, labels: ArrayLike) -> ThresholdCalibr
         labels: shape ``(n,)``, booleans (or 0/1); True means the response is unsupported.
 
     Returns:
-        The frozen ``ThresholdCalibration``.
+        The threshold: flag when ``score >= threshold``; one of the observed scores.
 
     Raises:
         ValueError: when shapes differ or are not 1-D, ``n == 0``, a score is not finite, a label
@@ -132,68 +107,30 @@ def calibrate_threshold(scores: ArrayLike, labels: ArrayLike) -> ThresholdCalibr
     precision = tp / flagged
     # lexsort sorts ascending by the last key first: max F1, then max precision, then max threshold.
     best = np.lexsort((s_sorted[last], precision, f1))[-1]
-    k, t = int(flagged[best]), int(tp[best])
-    return ThresholdCalibration(
-        threshold=float(s_sorted[last[best]]),
-        f1=float(f1[best]),
-        precision=float(precision[best]),
-        recall=t / n_positive,
-        n=int(s.size),
-        n_positive=n_positive,
-        n_flagged=k,
-        true_positives=t,
-    )
+    return float(s_sorted[last[best]])
 
 
 @dataclass(frozen=True, slots=True)
 class LexicalCalibration:
     """A versioned set of lexical-gate thresholds, as loaded from a calibration file.
 
+    Every gate flags a response when ``score >= threshold`` (``FLAG_RULE``).
+
     Attributes:
         version: the calibration's version id, e.g. ``"lexical-v1"``; record it in every run.
-        thresholds: gate name -> threshold (flag when ``score >= threshold``).
-        flag_rule: always ``FLAG_RULE``.
-        method: how the thresholds were calibrated, in words.
-        data: what they were calibrated on (name, record counts, file hashes).
+        thresholds: gate name -> pooled threshold, for examples of no calibrated task type.
         source: the file it was read from (a path, or ``package:ragwarrant/data/...``).
         sha256: hex sha256 of the file's bytes.
-        gates: the full per-gate records of the file (threshold plus provenance).
         task_thresholds: task type -> gate -> threshold (schema 2; empty for schema 1).
         combiners: task type -> the fitted combiner (schema 2; empty for schema 1).
     """
 
     version: str
     thresholds: Mapping[str, float]
-    flag_rule: str
-    method: str
-    data: Mapping[str, Any]
     source: str
     sha256: str
-    gates: Mapping[str, Mapping[str, Any]]
     task_thresholds: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
     combiners: Mapping[str, LogisticModel] = field(default_factory=dict)
-
-    def threshold_for(self, gate: str, task: str | None) -> tuple[float, bool]:
-        """Return ``(threshold, per_task)``: the task type's threshold, else the pooled one.
-
-        ``per_task`` is False when ``task`` is None or has no calibration for ``gate``: the
-        caller should then warn that the pooled calibration stands in.
-
-        Raises:
-            KeyError: when neither the task type nor the pooled calibration has ``gate``.
-        """
-        by_task = self.task_thresholds.get(task or "", {})
-        if gate in by_task:
-            return by_task[gate], True
-        return self.thresholds[gate], False
-
-    def flags(self, gate: str, score: float) -> bool:
-        """Return True when ``score`` crosses the threshold of ``gate`` (``score >= threshold``).
-
-        Raises:
-            KeyError: when the calibration has no threshold for ``gate``.
-        """
-        return score >= self.thresholds[gate]
 
 
 def load_calibration(
@@ -214,41 +151,27 @@ def load_calibration(
             cannot be read or does not match the schema (message names the file and field).
         InternalError: the same problems in the shipped package data (a packaging bug).
     """
+    error: type[InputError] | type[InternalError]
     if path is None:
-        resource = resources.files("ragwarrant").joinpath("data", "calibration", f"{version}.json")
-        source = f"package:ragwarrant/data/calibration/{version}.json"
-        error: type[InputError] | type[InternalError] = InternalError
-        try:
-            raw = resource.read_bytes()
-        except OSError as exc:
-            raise InternalError(
-                "calibration-unreadable",
-                f"{source}: cannot read the shipped calibration: {exc}",
-                "reinstall ragwarrant; the package data is incomplete",
-            ) from exc
+        name = f"data/calibration/{version}.json"
+        source, file = f"package:ragwarrant/{name}", resources.files("ragwarrant").joinpath(name)
+        error, hint = InternalError, "reinstall ragwarrant; the package data is incomplete"
     else:
-        source = str(path)
-        error = InputError
-        try:
-            raw = Path(path).read_bytes()
-        except OSError as exc:
-            raise InputError(
-                "calibration-unreadable",
-                f"{source}: cannot read the calibration file: {exc.strerror or exc}",
-                "pass an existing, readable calibration JSON file",
-                file=source,
-            ) from exc
+        source, file = str(path), Path(path)
+        error, hint = InputError, "pass an existing, readable calibration JSON file"
+    try:
+        raw = file.read_bytes()
+    except OSError as exc:
+        raise error(
+            "calibration-unreadable",
+            f"{source}: cannot read the calibration file: {exc.strerror or exc}",
+            hint,
+            file=source,
+        ) from exc
     return _parse_calibration(raw, source, error)
 
 
-def _is_unit_number(value: object) -> TypeGuard[int | float]:
-    """True for a finite int or float (never a bool) in [0, 1]."""
-    return (
-        not isinstance(value, bool)
-        and isinstance(value, int | float)
-        and math.isfinite(value)
-        and 0.0 <= value <= 1.0
-    )
+_REGENERATE = "regenerate the file with `python bench/groundedness.py --write-calibration FILE`"
 
 
 def _parse_calibration(
@@ -258,7 +181,7 @@ def _parse_calibration(
         return error(
             "calibration-invalid",
             f"{source}: field {field!r}: expected {expected}, found {found!r}",
-            "regenerate the file with `python bench/groundedness.py --write-calibration FILE`",
+            _REGENERATE,
             file=source,
             field=field,
         )
@@ -267,10 +190,7 @@ def _parse_calibration(
         doc = json.loads(raw)
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise error(
-            "calibration-invalid",
-            f"{source}: not valid JSON: {exc}",
-            "regenerate the file with `python bench/groundedness.py --write-calibration FILE`",
-            file=source,
+            "calibration-invalid", f"{source}: not valid JSON: {exc}", _REGENERATE, file=source
         ) from exc
     if not isinstance(doc, dict):
         raise invalid("<root>", "a JSON object", type(doc).__name__)
@@ -283,20 +203,12 @@ def _parse_calibration(
         raise invalid("flag_rule", repr(FLAG_RULE), doc.get("flag_rule"))
     if not isinstance(doc.get("data"), dict):
         raise invalid("data", "an object describing the calibration data", doc.get("data"))
-    gates = doc.get("gates")
-    if not isinstance(gates, dict):
-        raise invalid("gates", "an object of gate -> {threshold, ...}", gates)
-    thresholds = _thresholds(gates, GATES, "gates", invalid, required=True)
     task_thresholds, combiners = _tasks(doc.get("tasks", {}), invalid)
     return LexicalCalibration(
         version=doc["version"],
-        thresholds=thresholds,
-        flag_rule=doc["flag_rule"],
-        method=doc["method"],
-        data=doc["data"],
+        thresholds=_thresholds(doc.get("gates"), GATES, "gates", invalid, required=True),
         source=source,
         sha256=sha256_bytes(raw),
-        gates={g: dict(gates[g]) for g in GATES},
         task_thresholds=task_thresholds,
         combiners=combiners,
     )
@@ -305,7 +217,8 @@ def _parse_calibration(
 def _thresholds(
     gates: Any, names: tuple[str, ...], where: str, invalid: Any, *, required: bool
 ) -> dict[str, float]:
-    """Read ``{gate: {"threshold": x}}``; every name must be present when ``required``."""
+    """Read ``{gate: {"threshold": x}}`` (x a number in [0, 1], never a bool); every name must
+    be present when ``required``."""
     if not isinstance(gates, dict):
         raise invalid(where, "an object of gate -> {threshold, ...}", gates)
     thresholds: dict[str, float] = {}
@@ -316,7 +229,7 @@ def _thresholds(
         if not isinstance(record, dict):
             raise invalid(f"{where}.{gate}", "an object with a threshold", record)
         value = record.get("threshold")
-        if not _is_unit_number(value):
+        if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
             raise invalid(f"{where}.{gate}.threshold", "a finite number in [0, 1]", value)
         thresholds[gate] = float(value)
     return thresholds

@@ -31,7 +31,6 @@ from dataclasses import dataclass
 from typing import Literal
 
 from ragwarrant.corroborators.lexical import (
-    STOP_WORDS,
     ContextIndex,
     content_tokens,
     index_context,
@@ -39,7 +38,7 @@ from ragwarrant.corroborators.lexical import (
     split_sentences,
     tokenize,
 )
-from ragwarrant.corroborators.records import check_record, parse_record
+from ragwarrant.corroborators.records import check_record, fold_inflection, parse_record
 
 LegStatus = Literal["pass", "fail", "not-applicable", "unknown"]
 """``unknown``: a needed input is absent; ``not-applicable``: e.g. a refusal has no answer."""
@@ -89,8 +88,7 @@ _ASKS_DATE = re.compile(
 _ASKS_NUMBER = re.compile(
     r"\bhow\s+(?:many|much|long|old|far|often|tall|big|large|heavy|fast|high|wide|deep|frequently)\b"
     r"|\bwhat\s+(?:is\s+the\s+|are\s+the\s+)?(?:number|percentage|percent|share|rate|price|cost|fee|"
-    r"amount|size|weight|length|capacity|limit|maximum|minimum|temperature|speed|duration|count|total)\b"
-    r"|\bhow\s+(?:many|much)\b",
+    r"amount|size|weight|length|capacity|limit|maximum|minimum|temperature|speed|duration|count|total)\b",
     re.IGNORECASE,
 )
 _QUANTITY_HEAD = re.compile(
@@ -118,16 +116,6 @@ _QUOTE_CHARS = str.maketrans(
 )
 
 
-def _fold(token: str) -> str:
-    """Fold common English inflections so ``returns``/``returned``/``returning`` meet ``return``."""
-    if len(token) > 4 and token.endswith("ies"):
-        return token[:-3] + "y"
-    for suffix in ("ing", "ed", "es", "s"):
-        if len(token) - len(suffix) >= 3 and token.endswith(suffix):
-            return token[: -len(suffix)]
-    return token
-
-
 def context_relevance(question: str, context: ContextIndex | str | Sequence[str]) -> float | None:
     """Share of the question's distinct topic words that occur in the context.
 
@@ -142,11 +130,11 @@ def context_relevance(question: str, context: ContextIndex | str | Sequence[str]
     Returns:
         A share in [0, 1]; ``None`` when the question has no topic word (relevance undefined).
     """
-    wanted = {_fold(t) for t in content_tokens(question) if t not in _QUESTION_FRAME}
+    wanted = {fold_inflection(t) for t in content_tokens(question) if t not in _QUESTION_FRAME}
     if not wanted:
         return None
     index = context if isinstance(context, ContextIndex) else index_context(context)
-    known = {_fold(t) for t in index.tokens}
+    known = {fold_inflection(t) for t in index.tokens}
     return sum(1 for t in wanted if t in known) / len(wanted)
 
 
@@ -165,18 +153,6 @@ def expected_answer_type(question: str) -> AnswerType | None:
     return None
 
 
-def has_answer_of_type(response: str, kind: AnswerType) -> bool:
-    """Return whether ``response`` holds a value of type ``kind``.
-
-    A digit or a number word ("two", "dozen", "twice") satisfies every type; a month, weekday or
-    relative-day word ("Monday", "tomorrow", "weekends") also satisfies ``date``.
-    """
-    tokens = tokenize(response)
-    if any(any(ch.isdigit() for ch in t) or t in _NUMBER_WORDS for t in tokens):
-        return True
-    return kind == "date" and any(t in _DATE_WORDS for t in tokens)
-
-
 @dataclass(frozen=True, slots=True)
 class AnswerTypeCheck:
     """Whether a response carries the type of value its question asks for.
@@ -191,9 +167,20 @@ class AnswerTypeCheck:
 
 
 def answer_type_check(question: str, response: str) -> AnswerTypeCheck:
-    """Check that a question asking for a number, date or quantity gets a response with one."""
+    """Check that a question asking for a number, date or quantity gets a response with one.
+
+    A digit or a number word ("two", "dozen", "twice") satisfies every type; a month, weekday or
+    relative-day word ("Monday", "tomorrow", "weekends") also satisfies ``date``.
+    """
     kind = expected_answer_type(question)
-    return AnswerTypeCheck(kind, kind is None or has_answer_of_type(response, kind))
+    if kind is None:
+        return AnswerTypeCheck(None, True)
+    tokens = tokenize(response)
+    return AnswerTypeCheck(
+        kind,
+        any(any(ch.isdigit() for ch in t) or t in _NUMBER_WORDS for t in tokens)
+        or (kind == "date" and any(t in _DATE_WORDS for t in tokens)),
+    )
 
 
 def normalize_tokens(text: str) -> list[str]:
@@ -274,10 +261,7 @@ def is_honest_refusal(response: str) -> bool:
     refusing = [bool(_REFUSAL.search(s.translate(_QUOTE_CHARS))) for s in sentences]
     if not any(refusing):
         return False
-    return all(
-        r or len([t for t in tokenize(s) if t not in STOP_WORDS]) < 5
-        for s, r in zip(sentences, refusing, strict=True)
-    )
+    return all(r or len(content_tokens(s)) < 5 for s, r in zip(sentences, refusing, strict=True))
 
 
 @dataclass(frozen=True, slots=True)
@@ -318,26 +302,10 @@ class ExampleChecks:
         """Whether any cited quote failed verification."""
         return any(not c.verified for c in self.citations)
 
-    @property
-    def failed_legs(self) -> tuple[str, ...]:
-        """The legs that failed, in pipeline order."""
-        legs = (
-            ("retrieval", self.retrieval),
-            ("generation", self.generation),
-            ("answer", self.answer),
-            ("record", self.record),
-        )
-        return tuple(name for name, status in legs if status == "fail")
-
 
 def _status(passed: bool | None) -> LegStatus:
     """``unknown`` for None, else ``pass`` or ``fail``."""
     return "unknown" if passed is None else ("pass" if passed else "fail")
-
-
-def _retrieval_status(relevance: float | None, floor: float) -> LegStatus:
-    """Retrieval fails when the context relevance is below the floor."""
-    return _status(None if relevance is None else not relevance < floor)
 
 
 def _groundedness(
@@ -359,7 +327,7 @@ def _groundedness(
         score = float(getattr(scores, lexical_gate))
         flagged = score >= lexical_threshold
         return score, flagged, (refusal or not flagged) and not fabricated
-    if citations and fabricated:
+    if fabricated:
         return None, None, False
     return None, None, None
 
@@ -384,10 +352,8 @@ def _answer_status(
 
 def _record_conflicts(response: str | None, contexts: Sequence[str] | None) -> int | None:
     """Conflicts between the response and the context's JSON record; None without either."""
-    structured = parse_record(contexts) if contexts is not None else None
-    if structured is None or response is None:
-        return None
-    return check_record(response, structured).n_conflicts
+    record = parse_record(contexts) if contexts is not None and response is not None else None
+    return None if record is None else check_record(response or "", record).n_conflicts
 
 
 def check_example(
@@ -441,7 +407,7 @@ def check_example(
         citations=citations,
         honest_refusal=refusal,
         supported=supported,
-        retrieval=_retrieval_status(relevance, context_relevance_floor),
+        retrieval=_status(None if relevance is None else relevance >= context_relevance_floor),
         generation=_status(supported),
         answer=_answer_status(refusal, answer_type, answer_relevance, answer_relevance_threshold),
         record_conflicts=conflicts,

@@ -22,8 +22,8 @@ The lexical threshold is the calibration's threshold for the example's task type
 calibration has per-task thresholds (``lexical-v2``) and the example's slice names a calibrated
 task type (case-insensitive, e.g. slice ``qa`` -> ``QA``), or the contract's ``task_type`` names
 one for every example; otherwise (no task type, or ``task_type: unknown``) the pooled threshold,
-and ``CorroborationOutcome.warnings`` (copied to the summary, so to ``decision.json`` and the
-reports) says how many examples fell back to it. A conflict with a JSON
+and the summary's ``warnings`` (so ``decision.json`` and the reports) say how many examples fell
+back to it. A conflict with a JSON
 record in the context (``checks``: the record leg) makes the deterministic verdict unsupported.
 These checks only ever raise disagreement or abstention: they never make a candidate promotable.
 """
@@ -31,7 +31,7 @@ These checks only ever raise disagreement or abstention: they never make a candi
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -63,7 +63,7 @@ def text_records(tables: Sequence[pa.Table]) -> dict[tuple[str, str], TextRecord
 
     Long-layout files repeat an example's texts on every metric row; they collapse here.
     """
-    out: dict[tuple[str, str], dict[str, object]] = {}
+    out: dict[tuple[str, str], dict[str, Any]] = {}
     for table in tables:
         for row in table.to_pylist():
             rec = out.setdefault((row["policy_id"], row["example_id"]), {})
@@ -72,10 +72,10 @@ def text_records(tables: Sequence[pa.Table]) -> dict[tuple[str, str], TextRecord
                     rec[name] = row[name]
     return {
         key: TextRecord(
-            question=rec.get("question"),  # type: ignore[arg-type]
-            response=rec.get("response"),  # type: ignore[arg-type]
-            contexts=tuple(rec["contexts"]) if rec.get("contexts") is not None else None,  # type: ignore[arg-type]
-            cited_quotes=tuple(rec.get("cited_quotes") or ()),  # type: ignore[arg-type]
+            rec.get("question"),
+            rec.get("response"),
+            None if rec.get("contexts") is None else tuple(rec["contexts"]),
+            tuple(rec.get("cited_quotes") or ()),
         )
         for key, rec in out.items()
     }
@@ -90,7 +90,6 @@ class ExampleCorroboration:
         checks: the deterministic checks; None when the example has no text.
         judge_value: the judge's groundedness value (or the samples' mean); None when absent.
         judge_supported: the judge's verdict; None when no value.
-        answer_relevance: the judge's answer-relevance value, if the contract names one.
         sample_spread: max − min over finite samples (None with fewer than two).
         abstained: the samples disagree beyond the contract threshold.
         groundedness_disagreement: judge and deterministic groundedness verdicts differ.
@@ -103,7 +102,6 @@ class ExampleCorroboration:
     checks: ExampleChecks | None
     judge_value: float | None
     judge_supported: bool | None
-    answer_relevance: float | None
     sample_spread: float | None
     abstained: bool
     groundedness_disagreement: bool
@@ -131,13 +129,12 @@ class CorroborationOutcome:
 
     Attributes:
         examples: (policy, example id) → its corroboration, for the decided examples.
-        summary: counts and rates per policy and per (policy, slice); no text.
-        warnings: e.g. examples whose task type is unknown, judged at the pooled threshold.
+        summary: counts and rates per policy and per (policy, slice); no text. Its ``warnings``
+            name e.g. examples whose task type is unknown, judged at the pooled threshold.
     """
 
     examples: Mapping[tuple[str, str], ExampleCorroboration]
     summary: CorroborationSummary
-    warnings: tuple[str, ...] = ()
 
 
 def _value(index: EvidenceIndex, policy: str, metric: str | None, code: int) -> float | None:
@@ -150,24 +147,7 @@ def _value(index: EvidenceIndex, policy: str, metric: str | None, code: int) -> 
     return v if math.isfinite(v) else None
 
 
-def _judged_counts(judged: list[ExampleCorroboration]) -> dict[str, Any]:
-    """Disagreement counts and rate over the judged examples."""
-    n_dis = sum(e.disagreement for e in judged)
-    return {
-        "n_judged": len(judged),
-        "n_disagreements": n_dis,
-        "disagreement_rate": n_dis / len(judged) if judged else None,
-        "judge_supported_lexical_unsupported": sum(
-            e.groundedness_disagreement and bool(e.judge_supported) for e in judged
-        ),
-        "judge_unsupported_lexical_supported": sum(
-            e.groundedness_disagreement and not e.judge_supported for e in judged
-        ),
-        "answer_type_disagreements": sum(e.answer_disagreement for e in judged),
-    }
-
-
-def _check_counts(with_checks: list[ExampleChecks]) -> dict[str, Any]:
+def _check_counts(with_checks: list[ExampleChecks]) -> dict[str, int]:
     """Failed legs, fabricated citations and honest refusals over the examples with text."""
     return {
         "n_with_text": len(with_checks),
@@ -182,16 +162,29 @@ def _check_counts(with_checks: list[ExampleChecks]) -> dict[str, Any]:
 def _rates(
     policy: str, slice_value: str | None, items: list[ExampleCorroboration]
 ) -> CorroborationRates:
-    sampled = [e for e in items if e.sample_spread is not None]
+    """Counts and rates over ``items``: abstentions over the examples with samples,
+    disagreements over the judged ones (``_check_counts`` over the ones with text)."""
+    n_sampled = sum(e.sample_spread is not None for e in items)
     n_abs = sum(e.abstained for e in items)
+    judged = [e for e in items if e.judged]
+    n_dis = sum(e.disagreement for e in judged)
     return CorroborationRates(
         policy_id=policy,
         slice=slice_value,
         n_examples=len(items),
-        n_with_samples=len(sampled),
+        n_with_samples=n_sampled,
         n_abstained=n_abs,
-        abstention_rate=n_abs / len(sampled) if sampled else None,
-        **_judged_counts([e for e in items if e.judged]),
+        abstention_rate=n_abs / n_sampled if n_sampled else None,
+        n_judged=len(judged),
+        n_disagreements=n_dis,
+        disagreement_rate=n_dis / len(judged) if judged else None,
+        judge_supported_lexical_unsupported=sum(
+            e.groundedness_disagreement and bool(e.judge_supported) for e in judged
+        ),
+        judge_unsupported_lexical_supported=sum(
+            e.groundedness_disagreement and not e.judge_supported for e in judged
+        ),
+        answer_type_disagreements=sum(e.answer_disagreement for e in judged),
         **_check_counts([e.checks for e in items if e.checks is not None]),
     )
 
@@ -205,44 +198,25 @@ class _Settings:
     sign: float
 
     def task_of(self, slice_value: str | None) -> str | None:
-        """The calibrated task type of an example, else None (pooled thresholds).
+        """The calibrated task type whose lexical threshold judges an example, else None (pooled).
 
-        The contract's ``task_type`` wins (``unknown``: None); without it, the calibrated task
-        type the example's slice names (case-insensitive).
+        The contract's ``task_type`` wins (``unknown``: None); without it, the example's slice
+        names it. The name matches a task type of the calibration up to case, and that task type
+        must have a threshold for the contract's lexical gate.
         """
         declared = self.config.task_type
-        if declared is not None:
-            return None if declared == "unknown" else self._calibrated(declared)
-        return None if slice_value is None else self._calibrated(slice_value)
+        name = slice_value if declared is None else None if declared == "unknown" else declared
+        wanted = None if name is None else name.casefold()
+        gate = self.config.lexical_gate
+        tasks = self.calibration.task_thresholds
+        return next((t for t in tasks if t.casefold() == wanted and gate in tasks[t]), None)
 
-    def _calibrated(self, name: str) -> str | None:
-        """The calibration's task type spelled ``name`` up to case, else None."""
-        wanted = name.casefold()
-        return next((t for t in self.calibration.task_thresholds if t.casefold() == wanted), None)
-
-    def threshold(self, slice_value: str | None) -> tuple[float, bool]:
-        """The lexical gate's threshold for an example's slice, and whether it is per task."""
-        return self.calibration.threshold_for(self.config.lexical_gate, self.task_of(slice_value))
-
-
-def _checks(
-    text: TextRecord | None, relevance: float | None, settings: _Settings, threshold: float
-) -> ExampleChecks | None:
-    """Run the deterministic checks on an example's text; None when it has no text."""
-    if text is None:
-        return None
-    config = settings.config
-    return check_example(
-        text.question,
-        text.response,
-        text.contexts,
-        text.cited_quotes,
-        lexical_gate=config.lexical_gate,
-        lexical_threshold=threshold,
-        context_relevance_floor=config.context_relevance_floor,
-        answer_relevance=relevance,
-        answer_relevance_threshold=config.answer_relevance_threshold,
-    )
+    def threshold(self, slice_value: str | None) -> float:
+        """The lexical gate's threshold for an example's slice: its task type's, else pooled."""
+        task, gate = self.task_of(slice_value), self.config.lexical_gate
+        if task is None:
+            return self.calibration.thresholds[gate]
+        return self.calibration.task_thresholds[task][gate]
 
 
 def _answer_disagrees(
@@ -271,13 +245,6 @@ def _judge_values(
     return judge, samples
 
 
-def _judge_verdict(judge: float | None, settings: _Settings) -> bool | None:
-    """Supported when the judge's value is at or beyond the threshold in the better direction."""
-    if judge is None:
-        return None
-    return settings.sign * judge >= settings.sign * settings.config.supported_threshold
-
-
 def _corroborate_example(
     index: EvidenceIndex,
     policy: str,
@@ -288,18 +255,35 @@ def _corroborate_example(
     """Corroborate one (policy, example); None when it has no text, judge value or sample."""
     config = settings.config
     judge, samples = _judge_values(index, policy, code, config)
-    if text is None and judge is None and not samples:
+    if text is None and judge is None:
         return None
     relevance = _value(index, policy, config.answer_relevance_metric, code)
     s = index.slice[code]
     slice_value = None if s is None else str(s)
-    checks = _checks(text, relevance, settings, settings.threshold(slice_value)[0])
+    checks = (
+        None
+        if text is None
+        else check_example(
+            text.question,
+            text.response,
+            text.contexts,
+            text.cited_quotes,
+            lexical_gate=config.lexical_gate,
+            lexical_threshold=settings.threshold(slice_value),
+            context_relevance_floor=config.context_relevance_floor,
+            answer_relevance=relevance,
+            answer_relevance_threshold=config.answer_relevance_threshold,
+        )
+    )
     spread = max(samples) - min(samples) if len(samples) >= 2 else None
     abstained = spread is not None and spread > config.sample_disagreement_max
-    judge_supported = _judge_verdict(judge, settings)
-    comparable = not abstained and judge_supported is not None and checks is not None
+    judge_supported = (
+        None
+        if judge is None
+        else settings.sign * judge >= settings.sign * config.supported_threshold
+    )
     g_dis = a_dis = False
-    if comparable and checks is not None:
+    if not abstained and judge_supported is not None and checks is not None:
         g_dis = checks.supported is not None and judge_supported != checks.supported
         a_dis = _answer_disagrees(checks, relevance, config)
     return ExampleCorroboration(
@@ -309,36 +293,10 @@ def _corroborate_example(
         checks=checks,
         judge_value=judge,
         judge_supported=judge_supported,
-        answer_relevance=relevance,
         sample_spread=spread,
         abstained=abstained,
-        groundedness_disagreement=bool(g_dis),
-        answer_disagreement=bool(a_dis),
-    )
-
-
-def _summary(
-    config: Corroboration,
-    cal: LexicalCalibration,
-    threshold: float,
-    rows: list[CorroborationRates],
-    warnings: tuple[str, ...],
-) -> CorroborationSummary:
-    return CorroborationSummary(
-        groundedness_metric=config.groundedness_metric,
-        supported_threshold=config.supported_threshold,
-        answer_relevance_metric=config.answer_relevance_metric,
-        sample_metrics=list(config.sample_metrics),
-        sample_disagreement_max=config.sample_disagreement_max,
-        context_relevance_floor=config.context_relevance_floor,
-        lexical_gate=config.lexical_gate,
-        lexical_threshold=threshold,
-        calibration_version=cal.version,
-        calibration_sha256=cal.sha256,
-        max_disagreement_rate=config.max_disagreement_rate,
-        max_abstention_rate=config.max_abstention_rate,
-        rates=rows,
-        warnings=list(warnings),
+        groundedness_disagreement=g_dis,
+        answer_disagreement=a_dis,
     )
 
 
@@ -367,7 +325,6 @@ def corroborate(
         ``lexical_task_thresholds`` the per-task ones applied.
     """
     cal = calibration if calibration is not None else load_calibration(version=config.calibration)
-    threshold = cal.thresholds[config.lexical_gate]
     sign = 1.0 if config.groundedness_direction is Direction.HIGHER_IS_BETTER else -1.0
     settings = _Settings(config, cal, sign)
     examples: dict[tuple[str, str], ExampleCorroboration] = {}
@@ -388,53 +345,58 @@ def corroborate(
             in_slice = [e for e in items if e.slice == sv]
             if in_slice:
                 rows.append(_rates(policy, sv, in_slice))
-    warnings = _task_warnings(examples.values(), settings)
-    summary = _summary(config, cal, threshold, rows, warnings)
-    applied = _task_thresholds(examples.values(), settings)
-    return CorroborationOutcome(
-        examples=examples,
-        summary=summary.model_copy(update={"lexical_task_thresholds": applied}),
-        warnings=warnings,
+    return CorroborationOutcome(examples=examples, summary=_summary(settings, rows, examples))
+
+
+def _summary(
+    settings: _Settings,
+    rows: list[CorroborationRates],
+    examples: Mapping[tuple[str, str], ExampleCorroboration],
+) -> CorroborationSummary:
+    """The counts and rates, the settings and thresholds applied, and the pooled-threshold
+    warnings (``_task_warnings``)."""
+    config, cal, gate = settings.config, settings.calibration, settings.config.lexical_gate
+    checked = [e for e in examples.values() if e.checks is not None]
+    tasks = {t for e in checked if (t := settings.task_of(e.slice)) is not None}
+    return CorroborationSummary(
+        groundedness_metric=config.groundedness_metric,
+        supported_threshold=config.supported_threshold,
+        answer_relevance_metric=config.answer_relevance_metric,
+        sample_metrics=list(config.sample_metrics),
+        sample_disagreement_max=config.sample_disagreement_max,
+        context_relevance_floor=config.context_relevance_floor,
+        lexical_gate=gate,
+        lexical_threshold=cal.thresholds[gate],
+        lexical_task_thresholds={t: cal.task_thresholds[t][gate] for t in sorted(tasks)},
+        calibration_version=cal.version,
+        calibration_sha256=cal.sha256,
+        max_disagreement_rate=config.max_disagreement_rate,
+        max_abstention_rate=config.max_abstention_rate,
+        rates=rows,
+        warnings=_task_warnings(
+            [e for e in checked if settings.task_of(e.slice) is None], settings
+        ),
     )
 
 
-def _task_thresholds(
-    examples: Iterable[ExampleCorroboration], settings: _Settings
-) -> dict[str, float]:
-    """Task type → the per-task lexical threshold applied to some checked example."""
-    applied: dict[str, float] = {}
-    for e in examples:
-        task = settings.task_of(e.slice)
-        if e.checks is not None and task is not None and task not in applied:
-            value, per_task = settings.threshold(e.slice)
-            if per_task:
-                applied[task] = value
-    return dict(sorted(applied.items()))
-
-
-def _task_warnings(
-    examples: Iterable[ExampleCorroboration], settings: _Settings
-) -> tuple[str, ...]:
-    """Warn when a per-task calibration had to use its pooled threshold for some examples."""
-    if not settings.calibration.task_thresholds:
-        return ()
-    pooled = [e for e in examples if e.checks is not None and not settings.threshold(e.slice)[1]]
-    if not pooled:
-        return ()
-    n = len(pooled)
-    if settings.config.task_type is not None:
-        return (
-            f"{n} examples judged at the pooled {settings.config.lexical_gate} threshold of "
-            f"{settings.calibration.version}: the contract's task_type is "
-            f"{settings.config.task_type!r}, which has no per-task calibration (calibrated: "
-            f"{', '.join(settings.calibration.task_thresholds)})",
-        )
+def _task_warnings(pooled: list[ExampleCorroboration], settings: _Settings) -> list[str]:
+    """Warn when a per-task calibration judged some checked examples at its pooled threshold."""
+    tasks = settings.calibration.task_thresholds
+    if not tasks or not pooled:
+        return []
+    config, version = settings.config, settings.calibration.version
+    if config.task_type is not None:
+        return [
+            f"{len(pooled)} examples judged at the pooled {config.lexical_gate} threshold of "
+            f"{version}: the contract's task_type is {config.task_type!r}, which has no per-task "
+            f"calibration (calibrated: {', '.join(tasks)})"
+        ]
     unknown = sorted({e.slice or "<no slice>" for e in pooled})
-    return (
-        f"{n} examples have no calibrated task type (slices {', '.join(unknown)}; calibrated: "
-        f"{', '.join(settings.calibration.task_thresholds)}): judged at the pooled "
-        f"{settings.config.lexical_gate} threshold of {settings.calibration.version}",
-    )
+    return [
+        f"{len(pooled)} examples have no calibrated task type (slices {', '.join(unknown)}; "
+        f"calibrated: {', '.join(tasks)}): judged at the pooled {config.lexical_gate} threshold "
+        f"of {version}"
+    ]
 
 
 def mask_abstentions(

@@ -33,25 +33,14 @@ from ragwarrant.corroborators.lexical import (
     score_response,
     tokenize,
 )
-from ragwarrant.corroborators.records import RecordChecks, StructuredRecord, check_record
+from ragwarrant.corroborators.records import StructuredRecord, check_record
 
 FEATURES: tuple[str, ...] = (
-    "coverage",
-    "weakest_sentence",
-    "numeric",
-    "hybrid",
-    "type_coverage",
-    "log_unsupported",
-    "log_numeric_missing",
-    "log_content",
-    "honest_refusal",
-    "record_false_attribute",
-    "record_negated_true_attribute",
-    "record_null_attribute",
-    "record_hours",
-    "record_stars",
+    "coverage", "weakest_sentence", "numeric", "hybrid", "type_coverage", "log_unsupported",
+    "log_numeric_missing", "log_content", "honest_refusal", "record_false_attribute",
+    "record_negated_true_attribute", "record_null_attribute", "record_hours", "record_stars",
     "record_conflict_share",
-)
+)  # fmt: skip
 """Feature names, in vector order."""
 
 LENGTH_FEATURES: tuple[str, ...] = ("log_unsupported", "log_numeric_missing", "log_content")
@@ -63,26 +52,11 @@ CONTENT_FEATURES: tuple[str, ...] = tuple(f for f in FEATURES if f not in LENGTH
 """``FEATURES`` without ``LENGTH_FEATURES``: shares, flags and per-sentence rates only."""
 
 
-class ResponseFeatures:
-    """The feature vector of one response and its record checks (None without a record)."""
-
-    __slots__ = ("record", "vector")
-
-    def __init__(self, vector: np.ndarray, record: RecordChecks | None) -> None:
-        self.vector = vector
-        self.record = record
-
-
-def _type_coverage(response: str, known: frozenset[str]) -> float:
-    types = {t for t in tokenize(response) if t not in STOP_WORDS}
-    return sum(1 for t in types if t not in known) / len(types) if types else 0.0
-
-
 def response_features(
     response: str,
     context: ContextIndex | Sequence[str],
     record: StructuredRecord | None = None,
-) -> ResponseFeatures:
+) -> np.ndarray:
     """Compute the ``FEATURES`` vector of one response.
 
     Args:
@@ -91,36 +65,25 @@ def response_features(
         record: the context's structured record (``records.parse_record``), or None.
 
     Returns:
-        ``ResponseFeatures`` with ``vector`` of shape ``(len(FEATURES),)``, all finite.
+        Shape ``(len(FEATURES),)``, all finite.
     """
     index = context if isinstance(context, ContextIndex) else index_context(context)
     lexical = score_response(response, index)
     checks = check_record(response, record) if record is not None else None
-    counts = (
-        (0, 0, 0, 0, 0)
-        if checks is None
-        else (
-            checks.false_attribute,
-            checks.negated_true_attribute,
-            checks.null_attribute,
-            checks.hours,
-            checks.stars,
-        )
-    )
-    vector = np.array(
+    types = {t for t in tokenize(response) if t not in STOP_WORDS}
+    return np.array(
         [
             lexical.coverage,
             lexical.weakest_sentence,
             lexical.numeric,
             lexical.hybrid,
-            _type_coverage(response, index.tokens),
+            sum(1 for t in types if t not in index.tokens) / len(types) if types else 0.0,
             math.log1p(lexical.n_unsupported),
             math.log1p(lexical.n_numeric_missing),
             math.log1p(lexical.n_content),
             1.0 if is_honest_refusal(response) else 0.0,
-            *(math.log1p(c) for c in counts),
+            *(math.log1p(c) for c in (checks.counts if checks else (0, 0, 0, 0, 0))),
             0.0 if checks is None else checks.conflicts_per_sentence,
         ],
         dtype=np.float64,
     )
-    return ResponseFeatures(vector, checks)

@@ -47,41 +47,11 @@ from typing import Any
 
 from ragwarrant.corroborators.lexical import split_sentences
 
-RECORD_CHECKS: tuple[str, ...] = (
-    "false_attribute",
-    "negated_true_attribute",
-    "null_attribute",
-    "hours",
-    "stars",
-)
-"""Names of the record checks, in ``RecordChecks`` order."""
-
-NEGATIONS: frozenset[str] = frozenset(
-    [
-        "no",
-        "not",
-        "non",
-        "without",
-        "lacks",
-        "lack",
-        "lacking",
-        "neither",
-        "nor",
-        "never",
-        "none",
-        "cannot",
-        "isn",
-        "doesn",
-        "don",
-        "didn",
-        "aren",
-        "wasn",
-        "weren",
-        "hasn",
-        "haven",
-        "unavailable",
-    ]
-)
+NEGATIONS: frozenset[str] = frozenset((
+    "no", "not", "non", "without", "lacks", "lack", "lacking", "neither", "nor", "never", "none",
+    "cannot", "isn", "doesn", "don", "didn", "aren", "wasn", "weren", "hasn", "haven",
+    "unavailable",
+))  # fmt: skip
 """Tokens that negate an attribute named within the next six tokens of a sentence."""
 
 _NEGATION_WINDOW = 6
@@ -92,33 +62,17 @@ _POST_NEGATION = re.compile(
     r"|\s*:\s*(?:not|no)\b)"
 )
 """A negation right after an attribute's mention: "WiFi is not available", "WiFi: No"."""
-_GENERIC_KEY_WORDS = frozenset(
-    [
-        "restaurants",
-        "restaurant",
-        "business",
-        "businesses",
-        "accepts",
-        "accept",
-        "good",
-        "for",
-        "has",
-        "have",
-        "by",
-        "only",
-    ]
-)
-_FALSE_STRINGS = frozenset({"no", "none", "false", "0"})
-_NULL_STRINGS = frozenset({"null", ""})
-_DAYS: tuple[str, ...] = (
-    "monday",
-    "tuesday",
-    "wednesday",
-    "thursday",
-    "friday",
-    "saturday",
-    "sunday",
-)
+_GENERIC_KEY_WORDS = frozenset((
+    "restaurants", "restaurant", "business", "businesses", "accepts", "accept", "good", "for",
+    "has", "have", "by", "only",
+))  # fmt: skip
+_TRUTH: dict[str, bool | None] = {
+    **dict.fromkeys(("no", "none", "false", "0"), False),
+    **dict.fromkeys(("null", ""), None),
+    **dict.fromkeys(("true", "yes", "free", "paid"), True),
+}
+"""A string attribute value's truth; any other string is not a boolean attribute."""
+_DAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 _DAY_ALIASES: dict[str, str] = {
     **{d: d for d in _DAYS},
     **{d + "s": d for d in _DAYS},
@@ -128,15 +82,13 @@ _DAY_ALIASES: dict[str, str] = {
     "thur": "thursday",
     "thurs": "thursday",
 }
+_DAY_NAMES = "|".join(sorted(_DAY_ALIASES, key=len, reverse=True))
 _WORD = re.compile(r"[a-z0-9]+(?:\.[0-9]+)?")
 _CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 _DAY_RANGE = re.compile(
-    r"\b("
-    + "|".join(sorted(_DAY_ALIASES, key=len, reverse=True))
-    + r")\b\.?\s*(?:-|–|to|through|thru|until)\s*"
-    r"\b(" + "|".join(sorted(_DAY_ALIASES, key=len, reverse=True)) + r")\b"
+    rf"\b({_DAY_NAMES})\b\.?\s*(?:-|–|to|through|thru|until)\s*\b({_DAY_NAMES})\b"
 )
-_DAY_WORD = re.compile(r"\b(" + "|".join(sorted(_DAY_ALIASES, key=len, reverse=True)) + r")\b")
+_DAY_WORD = re.compile(rf"\b({_DAY_NAMES})\b")
 _WEEKDAYS = re.compile(r"\bweekdays?\b")
 _WEEKENDS = re.compile(r"\bweekends?\b")
 _EVERY_DAY = re.compile(
@@ -150,11 +102,13 @@ _STAR_CLAIM = re.compile(
     r"|\b(?:rated|rating\s+of|rating\s+is|score\s+of)\s+(?:an?\s+)?(?:average\s+of\s+)?(\d(?:\.\d+)?)\b"
     r"|\b(\d(?:\.\d+)?)\s*(?:/|out\s+of)\s*5\b"
 )
+_HOURS_SPAN = re.compile(r"\s*(\d{1,2}):(\d{1,2})\s*-\s*(\d{1,2}):(\d{1,2})\s*")
 _HOURS_WORDS = re.compile(r"\b(?:open|opens|opening|close|closes|closing|hours)\b")
 
 
-def _fold(token: str) -> str:
-    """Fold common English inflections (``seats``/``seating`` -> ``seat``)."""
+def fold_inflection(token: str) -> str:
+    """Fold common English inflections (``seats``/``seating`` -> ``seat``, ``returns`` ->
+    ``return``, ``cities`` -> ``city``)."""
     if len(token) > 4 and token.endswith("ies"):
         return token[:-3] + "y"
     for suffix in ("ing", "ed", "es", "s"):
@@ -182,89 +136,49 @@ class StructuredRecord:
             record has no ``hours`` field, ``{}`` when it is ``null``.
         hours_null: the record's ``hours`` is ``null``.
         stars: every star rating the record gives (the business's and its reviews').
-        business_stars: the record's own rating, when it has one.
     """
 
     attributes: tuple[_Attribute, ...]
     hours: Mapping[str, tuple[int, int]] | None
     hours_null: bool
     stars: frozenset[float]
-    business_stars: float | None
-
-
-def _key_words(key: str) -> tuple[str, ...]:
-    words = _WORD.findall(_CAMEL.sub(" ", key).lower())
-    kept = [w for w in words if w not in _GENERIC_KEY_WORDS] or words
-    return tuple(_fold(w) for w in kept)
-
-
-def _truth(value: Any) -> bool | None | str:
-    """``True``/``False``/``None`` for a boolean-like value; ``"other"`` for anything else."""
-    if value is None or isinstance(value, bool):
-        return value
-    if isinstance(value, str):
-        text = value.strip().strip("u").strip("'\"").lower()
-        if text in _FALSE_STRINGS:
-            return False
-        if text in _NULL_STRINGS:
-            return None
-        if text in {"true", "yes", "free", "paid"}:
-            return True
-    return "other"
 
 
 def _attributes(fields: Mapping[str, Any]) -> Iterable[_Attribute]:
+    """Every boolean-like leaf (``true``, ``"no"``, ``"u'free'"``, ``null``, ...) of ``fields``."""
     for key, value in fields.items():
         if isinstance(value, dict):
             yield from _attributes(value)
             continue
-        truth = _truth(value)
-        words = _key_words(key)
-        if truth != "other" and words:
-            yield _Attribute(words, "".join(words), truth)  # type: ignore[arg-type]
-
-
-def _minutes(text: str) -> int | None:
-    match = re.fullmatch(r"\s*(\d{1,2}):(\d{1,2})\s*", text)
-    if not match:
-        return None
-    return (int(match.group(1)) * 60 + int(match.group(2))) % 1440
+        if isinstance(value, str):
+            value = _TRUTH.get(value.strip().strip("u").strip("'\"").lower(), "other")
+        names = _WORD.findall(_CAMEL.sub(" ", key).lower())
+        kept = [w for w in names if w not in _GENERIC_KEY_WORDS] or names
+        words = tuple(fold_inflection(w) for w in kept)
+        if (value is None or isinstance(value, bool)) and words:
+            yield _Attribute(words, "".join(words), value)
 
 
 def _hours(value: Any) -> dict[str, tuple[int, int]]:
+    """Day -> (open, close) minutes after midnight for every ``"H:MM-H:MM"`` day of ``value``."""
     out: dict[str, tuple[int, int]] = {}
-    if not isinstance(value, dict):
-        return out
-    for day, span in value.items():
-        if not isinstance(span, str) or "-" not in span:
-            continue
-        start, _, end = span.partition("-")
-        opened, closed = _minutes(start), _minutes(end)
-        if (
-            isinstance(day, str)
-            and day.lower() in _DAYS
-            and opened is not None
-            and closed is not None
-        ):
-            out[day.lower()] = (opened, closed)
+    for day, span in value.items() if isinstance(value, dict) else ():
+        times = _HOURS_SPAN.fullmatch(span) if isinstance(span, str) else None
+        if times and isinstance(day, str) and day.lower() in _DAYS:
+            h1, m1, h2, m2 = map(int, times.groups())
+            out[day.lower()] = ((h1 * 60 + m1) % 1440, (h2 * 60 + m2) % 1440)
     return out
 
 
-def _star_values(record: Mapping[str, Any]) -> tuple[frozenset[float], float | None]:
-    business = record.get("business_stars", record.get("stars"))
-    own = (
-        float(business)
-        if isinstance(business, int | float) and not isinstance(business, bool)
-        else None
-    )
-    found = {own} if own is not None else set()
+def _star_values(record: Mapping[str, Any]) -> frozenset[float]:
+    """The business's rating and its reviews' ratings."""
+    given = [record.get("business_stars", record.get("stars"))]
     reviews = record.get("review_info")
     if isinstance(reviews, list):
-        for review in reviews:
-            stars = review.get("review_stars") if isinstance(review, dict) else None
-            if isinstance(stars, int | float) and not isinstance(stars, bool):
-                found.add(float(stars))
-    return frozenset(found), own
+        given += [r.get("review_stars") for r in reviews if isinstance(r, dict)]
+    return frozenset(
+        float(v) for v in given if isinstance(v, int | float) and not isinstance(v, bool)
+    )
 
 
 def parse_record(contexts: str | Sequence[str]) -> StructuredRecord | None:
@@ -289,14 +203,12 @@ def parse_record(contexts: str | Sequence[str]) -> StructuredRecord | None:
             continue
         attributes = record.get("attributes")
         fields = attributes if isinstance(attributes, dict) else {}
-        stars, business = _star_values(record)
         has_hours = "hours" in record
         return StructuredRecord(
             attributes=tuple(_attributes(fields)),
             hours=_hours(record["hours"]) if has_hours else None,
             hours_null=has_hours and record["hours"] is None,
-            stars=stars,
-            business_stars=business,
+            stars=_star_values(record),
         )
     return None
 
@@ -322,15 +234,20 @@ class RecordChecks:
     n_sentences: int
 
     @property
+    def counts(self) -> tuple[int, int, int, int, int]:
+        """The five conflict counts, in attribute order (``n_sentences`` left out)."""
+        return (
+            self.false_attribute,
+            self.negated_true_attribute,
+            self.null_attribute,
+            self.hours,
+            self.stars,
+        )
+
+    @property
     def n_conflicts(self) -> int:
         """All conflicts together."""
-        return (
-            self.false_attribute
-            + self.negated_true_attribute
-            + self.null_attribute
-            + self.hours
-            + self.stars
-        )
+        return sum(self.counts)
 
     @property
     def conflicts_per_sentence(self) -> float:
@@ -353,31 +270,23 @@ def _mentions(
     return min(positions), max(positions)
 
 
-def _negated(tokens: list[str], position: int) -> bool:
-    window = tokens[max(0, position - _NEGATION_WINDOW) : position]
-    return any(t in NEGATIONS or t.endswith("n't") for t in window)
-
-
-def _negated_after(rest: str) -> bool:
-    """A negation post-posed right after the mention (``rest`` is the sentence after it):
-    "WiFi is not available", "reservations are not accepted", "WiFi isn't offered",
-    "WiFi: not available". Only a copula directly after the mention, then "not" and an
-    availability word, counts: another clause's negation ("outdoor seating, but WiFi is not
-    available") and a negated quality ("the lot is not particularly scenic") do not."""
-    return _POST_NEGATION.match(rest) is not None
-
-
 def _attribute_conflicts(
     record: StructuredRecord, text: str, words: list[re.Match[str]]
 ) -> tuple[int, int, int]:
+    """Counts of (false, negated true, null) attributes the sentence ``text`` mentions; a
+    mention is negated as the module docstring says (``NEGATIONS`` before, ``_POST_NEGATION``
+    after)."""
     tokens = [w.group() for w in words]
-    folded = [_fold(t) for t in tokens]
+    folded = [fold_inflection(t) for t in tokens]
     false_hits = true_negated = null_hits = 0
     for attribute in record.attributes:
         span = _mentions(tokens, folded, attribute)
         if span is None:
             continue
-        negated = _negated(tokens, span[0]) or _negated_after(text[words[span[1]].end() :])
+        before = tokens[max(0, span[0] - _NEGATION_WINDOW) : span[0]]
+        negated = any(t in NEGATIONS for t in before) or bool(
+            _POST_NEGATION.match(text, words[span[1]].end())
+        )
         if attribute.value is None:
             null_hits += 1
         elif negated == attribute.value:
@@ -443,14 +352,11 @@ def _hours_conflicts(record: StructuredRecord, sentence: str) -> int:
 
 
 def _star_conflicts(record: StructuredRecord, sentence: str) -> int:
-    if not record.stars:
-        return 0
-    conflicts = 0
-    for m in _STAR_CLAIM.finditer(sentence):
-        value = float(next(g for g in m.groups() if g is not None))
-        if value <= 5.0 and value not in record.stars:
-            conflicts += 1
-    return conflicts
+    """Star ratings claimed in the sentence that the record does not give (none without stars)."""
+    claims = (
+        float(next(g for g in m.groups() if g is not None)) for m in _STAR_CLAIM.finditer(sentence)
+    )
+    return sum(1 for v in claims if v <= 5.0 and v not in record.stars) if record.stars else 0
 
 
 def check_record(response: str, record: StructuredRecord) -> RecordChecks:
@@ -468,13 +374,11 @@ def check_record(response: str, record: StructuredRecord) -> RecordChecks:
     for sentence in sentences:
         lowered = sentence.lower()
         text = lowered.replace("n't", " not")
-        false_hits, true_negated, null_hits = _attribute_conflicts(
-            record, text, list(_WORD.finditer(text))
+        found = (
+            *_attribute_conflicts(record, text, list(_WORD.finditer(text))),
+            _hours_conflicts(record, lowered),
+            _star_conflicts(record, lowered),
         )
-        counts[0] += false_hits
-        counts[1] += true_negated
-        counts[2] += null_hits
-        counts[3] += _hours_conflicts(record, lowered)
-        counts[4] += _star_conflicts(record, lowered)
+        counts = [c + f for c, f in zip(counts, found, strict=True)]
     false_attribute, negated_true, null_attribute, hours, stars = counts
     return RecordChecks(false_attribute, negated_true, null_attribute, hours, stars, len(sentences))
