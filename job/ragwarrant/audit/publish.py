@@ -200,33 +200,25 @@ def _with_checks(report: ValidationReport, checks: list[ValidationCheck]) -> Val
     return report.model_copy(update={"checks": [*report.checks, *checks]})
 
 
-def _clean_check(allowed_kinds: frozenset[str]) -> ValidationCheck:
-    allowed = f" (published as the contract allows: {', '.join(sorted(allowed_kinds))})"
+def _hygiene_check(allowed_kinds: frozenset[str], *, clean: bool) -> ValidationCheck:
+    """The ``publication-hygiene`` check: a clean scan (pass) or, beside a failed scan's checks,
+    the record of the finding kinds the contract allows (info)."""
+    kinds = ", ".join(sorted(allowed_kinds))
+    if clean:
+        message = (
+            f"{', '.join(SCANNED_FILES[:-1])} and {SCANNED_FILES[-1]} were scanned: no "
+            "credentials, host paths, e-mail addresses or copied evidence text"
+            + (f" (published as the contract allows: {kinds})" if allowed_kinds else "")
+        )
+    else:
+        message = "the contract allows these finding kinds to be published: " + kinds
     return ValidationCheck(
         id="publication-hygiene",
         target="outputs",
-        status="pass",
-        message=f"{', '.join(SCANNED_FILES[:-1])} and {SCANNED_FILES[-1]} were scanned: no "
-        "credentials, host paths, e-mail addresses or copied evidence text"
-        + (allowed if allowed_kinds else ""),
+        status="pass" if clean else "info",
+        message=message,
         expected=allowed_kinds_note(allowed_kinds),
     )
-
-
-def _allowed_check(allowed_kinds: frozenset[str]) -> list[ValidationCheck]:
-    """The ``publication-hygiene`` record of the allowed kinds, beside a failed scan's checks."""
-    if not allowed_kinds:
-        return []
-    return [
-        ValidationCheck(
-            id="publication-hygiene",
-            target="outputs",
-            status="info",
-            message="the contract allows these finding kinds to be published: "
-            + ", ".join(sorted(allowed_kinds)),
-            expected=allowed_kinds_note(allowed_kinds),
-        )
-    ]
 
 
 _INPUT_FIELD = re.compile(r"^inputs\[(\d+)\]$")
@@ -305,13 +297,15 @@ def publish_outputs(
     scanned = render_outputs(decision, report)
     findings = [*prior_findings, *_scan(scanned, settings, private_texts)]
     if not findings:
-        report = _with_checks(report, [_clean_check(settings.allowed_kinds)])
+        report = _with_checks(report, [_hygiene_check(settings.allowed_kinds, clean=True)])
         # Only validation_report.json holds the new check; the other files are the scanned bytes
         # (rendering them again cost a second report.html per run; issue 13).
         files = {**scanned, VALIDATION_REPORT_FILE: dump_json(report)}
         return Publication(files, decision, [], [], [])
     checks = [ValidationCheck.model_validate(c) for c in findings_to_checks(findings)]
-    report = _with_checks(report, [*_allowed_check(settings.allowed_kinds), *checks])
+    if settings.allowed_kinds:
+        checks.insert(0, _hygiene_check(settings.allowed_kinds, clean=False))
+    report = _with_checks(report, checks)
     base_gates = list(decision.run_gates)
     decision = block_for_hygiene(decision, len(findings))
     withheld = files_to_withhold(findings)
@@ -439,12 +433,7 @@ def write_outputs(
     write_attestation(staging, names.subjects, run.private_key, sync_dir=False)
     files = [*publication.files, ATTESTATION_FILENAME, MANIFEST_FILE]
     commit_staged(staging, output_dir, files, committed_run(output_dir))
-    return _as_published(publication)
-
-
-def _as_published(publication: Publication) -> Decision:
-    """The decision as ``decision.json`` holds it: fields with findings withheld."""
-    try:
+    try:  # the decision as decision.json holds it: fields with findings withheld
         return Decision.model_validate_json(publication.files[DECISION_FILE])
     except ValidationError:  # a withheld value a model field refuses: the unredacted decision
         return publication.decision
