@@ -22,7 +22,8 @@ from ragwarrant.outputs import (
 )
 
 
-def _fmt(x: float | None) -> str:
+def signed(x: float | None) -> str:
+    """A number with its sign to four significant digits (``+0.01234``), ``—`` for None."""
     return "—" if x is None else f"{x:+.4g}"
 
 
@@ -83,8 +84,8 @@ def _gate_row(g: GateResult) -> str:
     status = g.status.value.upper() if g.status is not GateStatus.PASS else "pass"
     n = "—" if g.n is None else str(g.n)
     return (
-        f"| {_code(g.id, table=True)} | {status} | {_fmt(g.estimate)} | {_fmt(g.lower_bound)} "
-        f"| {_fmt(g.upper_bound)} | {_fmt(g.threshold)} | {n} | {markdown(g.reason)} |"
+        f"| {_code(g.id, table=True)} | {status} | {signed(g.estimate)} | {signed(g.lower_bound)} "
+        f"| {signed(g.upper_bound)} | {signed(g.threshold)} | {n} | {markdown(g.reason)} |"
     )
 
 
