@@ -117,7 +117,21 @@ def next_step(decision: Decision, candidate: CandidateDecision | None = None) ->
     Always a non-empty sentence: there is a next step for every class.
     """
     if candidate is None:
-        return _run_next_step(decision)
+        if decision.run_class is DecisionClass.ERROR:
+            err = decision.error
+            hint = err.hint if err is not None and err.hint else "see decision.json's error"
+            return f"fix the error and run again: {hint}"
+        tested = tested_candidates(decision)
+        promoted = [c for c in tested if c.decision_class is CandidateClass.PROMOTE]
+        if promoted:
+            # A PROMOTE stands, but another candidate's defective evidence is still named.
+            blocked = [c for c in tested if c.decision_class is CandidateClass.BLOCK]
+            also = "".join(
+                f"; also {identifier(c.policy_id)}: {next_step(decision, c)}" for c in blocked
+            )
+            return next_step(decision, promoted[0]) + also
+        steps = [f"{identifier(c.policy_id)}: {next_step(decision, c)}" for c in tested]
+        return "; ".join(steps) if steps else "fix the evidence: no candidate was tested"
     klass = candidate.decision_class
     if klass is CandidateClass.PROMOTE:
         return f"release {identifier(candidate.policy_id)} within the run's claim scope"
@@ -133,11 +147,6 @@ def next_step(decision: Decision, candidate: CandidateDecision | None = None) ->
 #: How a value withheld by publication hygiene starts in a published record
 #: (``audit.hygiene.REDACTED``; not imported, which would load the scanner; a test ties them).
 WITHHELD_PREFIX = "[withheld: "
-_HYGIENE_REASON = "blocked: publication-hygiene"
-
-
-def _withheld(value: object) -> bool:
-    return isinstance(value, str) and value.startswith(WITHHELD_PREFIX)
 
 
 def _withheld_config_keys(candidate: CandidateDecision) -> dict[str, list[str]]:
@@ -147,7 +156,7 @@ def _withheld_config_keys(candidate: CandidateDecision) -> dict[str, list[str]]:
         named = quoted(candidate.policy_id)
         owners = (("the baseline", d.baseline), (f"candidate {named}", d.candidate))
         for owner, value in owners:
-            if _withheld(value):
+            if isinstance(value, str) and value.startswith(WITHHELD_PREFIX):
                 where.setdefault(owner, []).append(d.path)
     return where
 
@@ -163,25 +172,18 @@ def _block_step(candidate: CandidateDecision) -> str:
             "name instead (e.g. an environment variable), rotate it (it was in the inputs), "
             "and run again"
         )
-    if any(r.startswith(_HYGIENE_REASON) for r in candidate.reasons):
+    if any(r.startswith("blocked: publication-hygiene") for r in candidate.reasons):
         return (
             "remove the credential, host path or e-mail address that validation_report.json's "
             "hygiene checks locate from the inputs, and run again"
         )
-    gates = _failed_hard_gates(candidate)
+    gates = [g.id for g in candidate.gates if g.kind == "hard" and g.status is GateStatus.FAIL]
+    if not gates:  # a run-level BLOCK records its gate only in "blocked: <gate id> — <why>"
+        cited = (r.removeprefix("blocked: ").split(" — ")[0] for r in candidate.reasons)
+        gates = [c for c in cited if c.startswith("hard:")]
     named = f" ({', '.join(gates)})" if gates else ""
     where = f" on split {quoted(candidate.tested_on)}" if candidate.tested_on != "none" else ""
     return f"fix the evidence named by the failed hard gate{named}{where} and run again"
-
-
-def _failed_hard_gates(candidate: CandidateDecision) -> list[str]:
-    """Ids of a BLOCKed candidate's failed hard gates: from its gates, else from its reasons
-    (a run-level BLOCK records the gate only in ``blocked: <gate id> — <why>``)."""
-    ids = [g.id for g in candidate.gates if g.kind == "hard" and g.status is GateStatus.FAIL]
-    if ids:
-        return ids
-    cited = (r.removeprefix("blocked: ").split(" — ")[0] for r in candidate.reasons)
-    return [c for c in cited if c.startswith("hard:")]
 
 
 def _inconclusive_step(decision: Decision, candidate: CandidateDecision) -> str:
@@ -203,24 +205,6 @@ def _inconclusive_step(decision: Decision, candidate: CandidateDecision) -> str:
     if unresolved:
         return f"{unresolved[0].id}: {more_data_text(unresolved[0])}"
     return "no unresolved gate gives a count: see the reasons above"
-
-
-def _run_next_step(decision: Decision) -> str:
-    if decision.run_class is DecisionClass.ERROR:
-        err = decision.error
-        hint = err.hint if err is not None and err.hint else "see decision.json's error"
-        return f"fix the error and run again: {hint}"
-    tested = tested_candidates(decision)
-    promoted = [c for c in tested if c.decision_class is CandidateClass.PROMOTE]
-    if promoted:
-        # A PROMOTE stands, but another candidate's defective evidence is still named.
-        blocked = [c for c in tested if c.decision_class is CandidateClass.BLOCK]
-        also = "".join(
-            f"; also {identifier(c.policy_id)}: {next_step(decision, c)}" for c in blocked
-        )
-        return next_step(decision, promoted[0]) + also
-    steps = [f"{identifier(c.policy_id)}: {next_step(decision, c)}" for c in tested]
-    return "; ".join(steps) if steps else "fix the evidence: no candidate was tested"
 
 
 def summary_document(decision: Decision) -> SummaryDocument:
