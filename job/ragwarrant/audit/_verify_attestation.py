@@ -121,21 +121,6 @@ def _check_subject_names(
         report.mismatches.append(attestation_mismatch("subject", message))
 
 
-def _canonical_envelope(doc: Mapping[str, Any], expected: Mapping[str, Any]) -> str | None:
-    """What is wrong with a DSSE envelope around ``expected`` (None: nothing detectable without
-    the public key)."""
-    if set(doc) != {"payload", "payloadType", "signatures"}:
-        return "the DSSE envelope has other members than payload, payloadType and signatures"
-    if doc["payloadType"] != PAYLOAD_TYPE:
-        return f"payloadType is not {PAYLOAD_TYPE!r}"
-    if doc["payload"] != base64.b64encode(statement_bytes(expected)).decode("ascii"):
-        return "the payload is not the canonical encoding of the expected Statement"
-    signatures = doc["signatures"]
-    if not isinstance(signatures, list) or not all(_well_formed_sig(s) for s in signatures):
-        return "a signature is not a keyid and a 64-byte Ed25519 signature in standard base64"
-    return None
-
-
 def _well_formed_sig(s: Any) -> bool:
     if not isinstance(s, dict) or set(s) != {"keyid", "sig"} or not isinstance(s["sig"], str):
         return False
@@ -162,11 +147,21 @@ def _check_attestation_bytes(
                 )
             )
         return
-    problem = _canonical_envelope(doc, expected)
-    if problem is None and data != render_document(doc):
+    if set(doc) != {"payload", "payloadType", "signatures"}:
+        problem = "the DSSE envelope has other members than payload, payloadType and signatures"
+    elif doc["payloadType"] != PAYLOAD_TYPE:
+        problem = f"payloadType is not {PAYLOAD_TYPE!r}"
+    elif doc["payload"] != base64.b64encode(statement_bytes(expected)).decode("ascii"):
+        problem = "the payload is not the canonical encoding of the expected Statement"
+    elif not isinstance(doc["signatures"], list) or not all(
+        _well_formed_sig(s) for s in doc["signatures"]
+    ):
+        problem = "a signature is not a keyid and a 64-byte Ed25519 signature in standard base64"
+    elif data != render_document(doc):
         problem = "not byte for byte the canonical rendering of its DSSE envelope"
-    if problem is not None:
-        report.mismatches.append(attestation_mismatch(None, problem))
+    else:
+        return
+    report.mismatches.append(attestation_mismatch(None, problem))
 
 
 def _check_statement_fields(

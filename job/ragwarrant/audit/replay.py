@@ -87,19 +87,6 @@ def _replay_error(
     )
 
 
-def _option_error_note(error: Mapping[str, Any]) -> str:
-    """Why an ERROR that came from a command-line option is not replayed."""
-    options = error.get("options") or []
-    given = ", ".join(str(o) for o in options) if isinstance(options, list) and options else "none"
-    return (
-        f"not replayed: the recorded ERROR {error.get('code')} came from the value of the "
-        f"command-line option {error.get('option')}, not from the inputs; a replay from --input "
-        "runs without the run's options (options recorded: "
-        f"{given}), so it cannot reproduce the error. The outputs and inputs were checked; to "
-        "check the error, rerun 'ragwarrant run' with the same options"
-    )
-
-
 def _run_replay(
     input_dir: Path,
     recorded: Mapping[str, Any],
@@ -111,7 +98,16 @@ def _run_replay(
     error = recorded.get("error")
     recorded_error = error if isinstance(error, dict) else None
     if recorded_error is not None and recorded_error.get("option"):
-        report.notes.append(_option_error_note(recorded_error))
+        # not replayed: the error came from a command-line option, not from the inputs
+        options = recorded_error.get("options") or []
+        given = ", ".join(map(str, options)) if isinstance(options, list) and options else "none"
+        report.notes.append(
+            f"not replayed: the recorded ERROR {recorded_error.get('code')} came from the value "
+            f"of the command-line option {recorded_error.get('option')}, not from the inputs; a "
+            "replay from --input runs without the run's options (options recorded: "
+            f"{given}), so it cannot reproduce the error. The outputs and inputs were checked; "
+            "to check the error, rerun 'ragwarrant run' with the same options"
+        )
         return None
     with tempfile.TemporaryDirectory(prefix="ragwarrant-replay-") as tmp:
         try:

@@ -117,21 +117,7 @@ def next_step(decision: Decision, candidate: CandidateDecision | None = None) ->
     Always a non-empty sentence: there is a next step for every class.
     """
     if candidate is None:
-        if decision.run_class is DecisionClass.ERROR:
-            err = decision.error
-            hint = err.hint if err is not None and err.hint else "see decision.json's error"
-            return f"fix the error and run again: {hint}"
-        tested = tested_candidates(decision)
-        promoted = [c for c in tested if c.decision_class is CandidateClass.PROMOTE]
-        if promoted:
-            # A PROMOTE stands, but another candidate's defective evidence is still named.
-            blocked = [c for c in tested if c.decision_class is CandidateClass.BLOCK]
-            also = "".join(
-                f"; also {identifier(c.policy_id)}: {next_step(decision, c)}" for c in blocked
-            )
-            return next_step(decision, promoted[0]) + also
-        steps = [f"{identifier(c.policy_id)}: {next_step(decision, c)}" for c in tested]
-        return "; ".join(steps) if steps else "fix the evidence: no candidate was tested"
+        return _run_next_step(decision)
     klass = candidate.decision_class
     if klass is CandidateClass.PROMOTE:
         return f"release {identifier(candidate.policy_id)} within the run's claim scope"
@@ -205,6 +191,24 @@ def _inconclusive_step(decision: Decision, candidate: CandidateDecision) -> str:
     if unresolved:
         return f"{unresolved[0].id}: {more_data_text(unresolved[0])}"
     return "no unresolved gate gives a count: see the reasons above"
+
+
+def _run_next_step(decision: Decision) -> str:
+    if decision.run_class is DecisionClass.ERROR:
+        err = decision.error
+        hint = err.hint if err is not None and err.hint else "see decision.json's error"
+        return f"fix the error and run again: {hint}"
+    tested = tested_candidates(decision)
+    promoted = [c for c in tested if c.decision_class is CandidateClass.PROMOTE]
+    if promoted:
+        # A PROMOTE stands, but another candidate's defective evidence is still named.
+        blocked = [c for c in tested if c.decision_class is CandidateClass.BLOCK]
+        also = "".join(
+            f"; also {identifier(c.policy_id)}: {next_step(decision, c)}" for c in blocked
+        )
+        return next_step(decision, promoted[0]) + also
+    steps = [f"{identifier(c.policy_id)}: {next_step(decision, c)}" for c in tested]
+    return "; ".join(steps) if steps else "fix the evidence: no candidate was tested"
 
 
 def summary_document(decision: Decision) -> SummaryDocument:
