@@ -192,10 +192,9 @@ def _header_lines(decision: Decision) -> list[str]:
     return lines
 
 
-def _source_lines(decision: Decision) -> list[str]:
-    if not decision.sources:
-        return []
-    lines = ["", "## Evidence sources", ""]
+def _evidence_lines(decision: Decision) -> list[str]:
+    """The evidence sources, the notes from validation and the missing values."""
+    lines: list[str] = ["", "## Evidence sources", ""] if decision.sources else []
     for src in decision.sources:
         tool = src.tool + (f" {src.tool_version}" if src.tool_version else "")
         lines += [
@@ -204,11 +203,6 @@ def _source_lines(decision: Decision) -> list[str]:
             + (f"; detected: {markdown(src.detected)}" if src.detected else "")
         ]
         lines += [f"  - {markdown(note)}" for note in src.notes]
-    return lines
-
-
-def _validation_lines(decision: Decision) -> list[str]:
-    lines: list[str] = []
     if decision.notes:
         lines += ["", "## Notes from validation", ""]
         lines += [f"- {markdown(n)}" for n in decision.notes]
@@ -300,8 +294,7 @@ def render_report(decision: Decision) -> str:
         lines += [
             f"- {_code(g.id)}: {g.status.value} — {markdown(g.reason)}" for g in decision.run_gates
         ]
-    lines += _source_lines(decision)
-    lines += _validation_lines(decision)
+    lines += _evidence_lines(decision)
     lines += [
         "",
         "## Candidates",

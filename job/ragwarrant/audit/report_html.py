@@ -138,23 +138,6 @@ def _draw_row(d: drawsvg.Drawing, scale: _Scale, g: GateResult, y: float) -> Non
     d.append(dw.Text(text, 12, scale.right + 10, y + 4, fill=colour))
 
 
-def _draw_labels(d: drawsvg.Drawing, scale: _Scale, g: GateResult) -> None:
-    """Name the lines of the first plotted row above it: its lower bound (the tick that
-    decides) and its threshold (the dashed tick: −margin, or 0 for a claim), each on the side
-    away from the other so the two never overlap."""
-    import drawsvg as dw
-
-    assert g.lower_bound is not None and g.threshold is not None
-    lcb, tx = scale.x(g.lower_bound), scale.x(g.threshold)
-    bound_first = lcb < tx
-    y = _TOP - 6
-    threshold = "0 (claim)" if g.kind == "claim" else f"−margin = {signed(g.threshold)}"
-    labels = (("lower bound", lcb, bound_first), (threshold, tx, not bound_first))
-    for text, x, left in labels:
-        anchor, dx = ("end", -3) if left else ("start", 3)
-        d.append(dw.Text(text, 10, x + dx, y, text_anchor=anchor, fill="#444"))
-
-
 def forest_svg(rows: list[GateResult], title: str, panel_id: str) -> str:
     """One forest-plot panel as an inline ``<svg>`` element (no XML header).
 
@@ -177,8 +160,16 @@ def forest_svg(rows: list[GateResult], title: str, panel_id: str) -> str:
         _draw_row(group, scale, g, _TOP + _ROW_H * i + _ROW_H / 2)
         d.append(group)
     labelled = [g for g in rows if g.kind in STATISTICAL_KINDS and g.threshold is not None]
-    if labelled and _has_interval(labelled[0]):
-        _draw_labels(d, scale, labelled[0])
+    if labelled and _has_interval(g := labelled[0]):
+        # Name the first labelled row's lower bound (the tick that decides) and threshold (the
+        # dashed tick: −margin, or 0 for a claim) above the plot, each on the side away from
+        # the other so the two never overlap.
+        assert g.lower_bound is not None and g.threshold is not None
+        lcb, tx = scale.x(g.lower_bound), scale.x(g.threshold)
+        threshold = "0 (claim)" if g.kind == "claim" else f"−margin = {signed(g.threshold)}"
+        for text, x, left in (("lower bound", lcb, lcb < tx), (threshold, tx, not lcb < tx)):
+            anchor, dx = ("end", -3) if left else ("start", 3)
+            d.append(dw.Text(text, 10, x + dx, _TOP - 6, text_anchor=anchor, fill="#444"))
     return d.as_svg(header="").strip()
 
 
