@@ -182,20 +182,6 @@ def _scan(
     )
 
 
-def _withhold(
-    rendered: dict[str, bytes], settings: ScanSettings, private_texts: PrivateTexts
-) -> HygieneOutcome:
-    """Scan and withhold; re-render the decision's views from a redacted ``decision.json``."""
-    outcome = withhold(rendered, _scan(rendered, settings, private_texts))
-    if DECISION_FILE not in outcome.redacted:
-        return outcome
-    views = render_decision_views(Decision.model_validate_json(outcome.kept[DECISION_FILE]))
-    again = withhold(views, _scan(views, settings, private_texts))
-    withheld = sorted((set(outcome.withheld) - set(views)) | set(again.withheld))
-    kept = {name: again.kept.get(name, data) for name, data in outcome.kept.items()}
-    return HygieneOutcome(kept, withheld, outcome.redacted, outcome.findings)
-
-
 def _with_checks(report: ValidationReport, checks: list[ValidationCheck]) -> ValidationReport:
     return report.model_copy(update={"checks": [*report.checks, *checks]})
 
@@ -314,7 +300,16 @@ def publish_outputs(
         gate = gate_publication_hygiene(findings, withheld)
         decision = decision.model_copy(update={"run_gates": [*base_gates, gate]})
         rendered = render_outputs(decision, report)
-        outcome = _withhold(rendered, settings, private_texts)
+        outcome = withhold(rendered, _scan(rendered, settings, private_texts))
+        if DECISION_FILE in outcome.redacted:  # re-render its views from the redacted decision
+            views = render_decision_views(Decision.model_validate_json(outcome.kept[DECISION_FILE]))
+            again = withhold(views, _scan(views, settings, private_texts))
+            outcome = HygieneOutcome(
+                {name: again.kept.get(name, data) for name, data in outcome.kept.items()},
+                sorted((set(outcome.withheld) - set(views)) | set(again.withheld)),
+                outcome.redacted,
+                outcome.findings,
+            )
         if outcome.withheld == withheld:
             break
         withheld = outcome.withheld
@@ -443,13 +438,6 @@ _CONTRACT_KIND_NAMES = {"private-path": "absolute-path"}
 """Contract finding kinds (``contract.FindingKind``) that ``audit.hygiene`` names otherwise."""
 
 
-def _allowed_kinds(inputs: Inputs) -> frozenset[str]:
-    """The contract's ``publication.allow_finding_kinds`` as ``audit.hygiene`` kind names."""
-    publication = getattr(inputs.contract, "publication", None)
-    kinds = publication.allow_finding_kinds if publication is not None else []
-    return frozenset(_CONTRACT_KIND_NAMES.get(k, k) for k in kinds)
-
-
 def run_record(
     inputs: Inputs,
     started_at: str,
@@ -461,6 +449,8 @@ def run_record(
     policies = [inputs.contract.baseline, *inputs.contract.candidates]
     subjects = [p.config for p in policies if p.policy_id in inputs.config_sha]
     texts = [r.texts for r in inputs.results if r.texts is not None]
+    publication = getattr(inputs.contract, "publication", None)
+    allowed = publication.allow_finding_kinds if publication is not None else []
     return RunRecord(
         input_digests=inputs.digests,
         seed=inputs.contract.statistics.seed,
@@ -468,6 +458,6 @@ def run_record(
         subject_paths=[inputs.contract_path, *subjects],
         private_texts=lambda: private_texts_from_tables(texts),
         private_key=private_key,
-        allowed_kinds=_allowed_kinds(inputs),
+        allowed_kinds=frozenset(_CONTRACT_KIND_NAMES.get(k, k) for k in allowed),
         mounts=run_mounts(input_dir, output_dir),
     )
