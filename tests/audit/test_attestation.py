@@ -175,6 +175,63 @@ def test_key_loading_errors(tmp_path: Path) -> None:
     assert err.value.code == "public-key-invalid"
 
 
+_MAKE_PRIVATE = "create one with `openssl genpkey -algorithm ed25519 -out signing.pem`"
+_MAKE_PUBLIC = "derive it with `openssl pkey -in signing.pem -pubout -out signing.pub.pem`"
+
+
+@pytest.mark.parametrize(
+    ("kind", "file", "code", "message", "hint"),
+    [
+        ("private", "missing.pem", "signing-key-unreadable",
+         "cannot read the signing key file missing.pem: No such file or directory",
+         "mount the signing key as a file and pass its path"),
+        ("public", "missing.pem", "public-key-unreadable",
+         "cannot read the public key file missing.pem: No such file or directory",
+         "mount the public key as a file and pass its path"),
+        ("private", "garbage.pem", "signing-key-invalid",
+         "the signing key garbage.pem is not a PEM PKCS#8 private key", _MAKE_PRIVATE),
+        ("public", "garbage.pem", "public-key-invalid",
+         "the public key garbage.pem is not a PEM SubjectPublicKeyInfo public key", _MAKE_PUBLIC),
+        ("private", "signing.pub.pem", "signing-key-invalid",
+         "the signing key signing.pub.pem is not a PEM PKCS#8 private key", _MAKE_PRIVATE),
+        ("public", "signing.pem", "public-key-invalid",
+         "the public key signing.pem is not a PEM SubjectPublicKeyInfo public key", _MAKE_PUBLIC),
+        ("private", "rsa.pem", "signing-key-invalid",
+         "the signing key rsa.pem is a RSAPrivateKey, not an Ed25519 key", _MAKE_PRIVATE),
+        ("public", "rsa.pub.pem", "public-key-invalid",
+         "the public key rsa.pub.pem is a RSAPublicKey, not an Ed25519 key", _MAKE_PUBLIC),
+        ("private", "enc.pem", "signing-key-invalid",
+         "the signing key enc.pem is encrypted; ragwarrant needs an unencrypted key",
+         "protect the key with the secret store (a mounted secret), not a passphrase"),
+    ],
+)  # fmt: skip
+def test_key_loading_error_messages(
+    tmp_path: Path, kind: str, file: str, code: str, message: str, hint: str
+) -> None:
+    """Each unusable signing or public key names the file, what it is and how to make a good one."""
+    write_keypair(tmp_path, "signing")
+    (tmp_path / "garbage.pem").write_text("not a key")
+    rsa_key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    pem, pkcs8, spki = (
+        serialization.Encoding.PEM,
+        serialization.PrivateFormat.PKCS8,
+        serialization.PublicFormat.SubjectPublicKeyInfo,
+    )
+    (tmp_path / "rsa.pem").write_bytes(
+        rsa_key.private_bytes(pem, pkcs8, serialization.NoEncryption())
+    )
+    (tmp_path / "rsa.pub.pem").write_bytes(rsa_key.public_key().public_bytes(pem, spki))
+    (tmp_path / "enc.pem").write_bytes(
+        ed25519.Ed25519PrivateKey.generate().private_bytes(
+            pem, pkcs8, serialization.BestAvailableEncryption(b"passphrase")
+        )
+    )
+    load = load_private_key if kind == "private" else load_public_key
+    with pytest.raises(InputError) as err:
+        load(tmp_path / file)
+    assert (err.value.code, err.value.message, err.value.hint) == (code, message, hint)
+
+
 def test_statement_of_a_real_run(real_run: Run) -> None:
     """Subjects are the contract and policy configs with the manifest's digests."""
     decision = orjson.loads((real_run.output_dir / "decision.json").read_bytes())

@@ -10,7 +10,7 @@ import pytest
 
 from ragwarrant.audit.hygiene import scan_outputs
 from ragwarrant.audit.manifest import WITHHELD_INPUT_PREFIX
-from ragwarrant.audit.publish import publish_outputs, render_outputs
+from ragwarrant.audit.publish import Publication, publish_outputs, render_outputs
 from ragwarrant.audit.verify import verify_output_dir
 from ragwarrant.errors import UsageError
 from ragwarrant.exit_codes import DecisionClass
@@ -86,6 +86,36 @@ def test_publish_blocks_and_withholds_copied_text(real_run: Run) -> None:
     ).checks
     assert ("hygiene:copied-text", "decision.json") in {(c.id, c.file) for c in checks}
     assert scan_outputs(publication.files, [PRIVATE_CONTEXT]) == []
+
+
+def _hygiene_checks(publication: Publication) -> list[tuple[str, str, str | None]]:
+    files = publication.files
+    checks = ValidationReport.model_validate_json(files[VALIDATION_REPORT_FILE]).checks
+    return [(c.status, c.message, c.expected) for c in checks if c.id == "publication-hygiene"]
+
+
+def test_publication_hygiene_check_records_the_allowed_kinds(real_run: Run) -> None:
+    """The publication-hygiene check says what was scanned (pass) or, beside a failed scan's
+    checks, which kinds the contract allows (info); ``expected`` records the allowed kinds."""
+    decision, report = _real_models(real_run)
+    kept = [c for c in report.checks if c.id != "publication-hygiene"]  # the run's own scan
+    report = report.model_copy(update={"checks": kept})
+    scanned = (
+        "decision.json, validation_report.json, report.md, report.html and junit.xml were "
+        "scanned: no credentials, host paths, e-mail addresses or copied evidence text"
+    )
+    clean = publish_outputs(decision, report)
+    assert _hygiene_checks(clean) == [("pass", scanned, None)]
+    allowed = frozenset({"phone-number", "ip-address"})
+    clean = publish_outputs(decision, report, allowed_kinds=allowed)
+    note = "allowed: ip-address,phone-number"
+    expected = scanned + " (published as the contract allows: ip-address, phone-number)"
+    assert _hygiene_checks(clean) == [("pass", expected, note)]
+    leaky = decision.model_copy(update={"summary": f"{decision.summary} {HOME_PATH}"})
+    failed = publish_outputs(leaky, report, allowed_kinds=allowed)
+    info = "the contract allows these finding kinds to be published: ip-address, phone-number"
+    assert _hygiene_checks(failed) == [("info", info, note)]
+    assert _hygiene_checks(publish_outputs(leaky, report)) == []
 
 
 def test_publish_error_record_keeps_its_class(real_run: Run) -> None:

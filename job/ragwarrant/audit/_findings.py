@@ -79,8 +79,6 @@ def is_secret_name(name: str) -> bool:
     return bool(_SECRET_NAME.search(name))
 
 
-"""Absolute paths that are not findings: the documented container mounts and what is under them."""
-
 ALLOWABLE_KINDS = frozenset(
     {"absolute-path", "email-address", "ip-address", "phone-number", "national-id"}
 )
@@ -154,10 +152,7 @@ def _outside_mounts(path: str, settings: ScanSettings) -> bool:
     """
     if any(_ENCODED_SEGMENT.fullmatch(part) for part in path.split("/")):
         return False
-    clean = path.rstrip("/")
-    return not any(
-        clean == m.rstrip("/") or clean.startswith(m.rstrip("/") + "/") for m in settings.mounts
-    )
+    return not _in_mounts(path.rstrip("/"), settings)
 
 
 def _outside_mount_dirs(path: str, settings: ScanSettings) -> bool:
@@ -165,9 +160,12 @@ def _outside_mount_dirs(path: str, settings: ScanSettings) -> bool:
     unless mounts cover private roots (stderr and logs) and it is a mount or lies under one."""
     if not settings.mounts_cover_private_roots:
         return True
-    clean = path.rstrip("/.,;:)]}")
-    return not any(
-        clean == m.rstrip("/") or clean.startswith(m.rstrip("/") + "/") for m in settings.mounts
+    return not _in_mounts(path.rstrip("/.,;:)]}"), settings)
+
+
+def _in_mounts(path: str, settings: ScanSettings) -> bool:
+    return any(
+        path == m.rstrip("/") or path.startswith(m.rstrip("/") + "/") for m in settings.mounts
     )
 
 

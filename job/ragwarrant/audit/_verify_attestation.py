@@ -34,16 +34,6 @@ from ragwarrant.errors import InternalError
 from ragwarrant.outputs import Decision, Manifest, ValidationReport
 
 
-def _missing_attestation(public_key: Path | None) -> Mismatch:
-    return Mismatch(
-        ATTESTATION_FILENAME,
-        None,
-        "signature" if public_key is not None else "missing",
-        "every completed run writes an attestation, and there is none"
-        + (" (a public key was given)" if public_key is not None else ""),
-    )
-
-
 def _read_statement(
     data: bytes, public_key: Path | None, report: VerifyReport
 ) -> dict[str, Any] | None:
@@ -65,23 +55,12 @@ def _read_statement(
     return statement
 
 
-def _check_signed_as_recorded(
-    data: bytes, recorded_signing: str | None, report: VerifyReport
+def _check_digests(
+    statement: Mapping[str, Any], manifest: Manifest, manifest_bytes: bytes, report: VerifyReport
 ) -> None:
-    if recorded_signing == "dsse-ed25519" and not _is_envelope(data):
-        report.add(
-            ATTESTATION_FILENAME,
-            None,
-            "signature",
-            "validation_report.json records that the run signed its attestation, but "
-            f"{ATTESTATION_FILENAME} is an unsigned Statement",
-        )
-
-
-def _check_manifest_binding(
-    predicate: Mapping[str, Any], manifest_bytes: bytes, report: VerifyReport
-) -> None:
+    """Without a valid decision.json: the manifest binding and the subjects' digests only."""
     manifest_sha = sha256_bytes(manifest_bytes)
+    predicate = statement["predicate"]
     recorded_sha = ((predicate.get("manifest") or {}).get("digest") or {}).get("sha256")
     if recorded_sha != manifest_sha:
         report.mismatches.append(
@@ -91,9 +70,6 @@ def _check_manifest_binding(
                 f"manifest.json hashes to {manifest_sha[:16]}...",
             )
         )
-
-
-def _check_subjects(statement: Mapping[str, Any], manifest: Manifest, report: VerifyReport) -> None:
     inputs = {d.path: d.sha256 for d in manifest.inputs}
     # An ERROR record has no inputs: its subject is its own decision.json.
     digests = inputs if manifest.inputs else {d.path: d.sha256 for d in manifest.outputs}
@@ -122,29 +98,6 @@ _ATTESTATION_WORDS = DiffWords(
 )
 
 
-def _expected_statement(
-    statement: Mapping[str, Any],
-    manifest_bytes: bytes,
-    decision_dict: Mapping[str, Any],
-    report: VerifyReport,
-) -> dict[str, Any] | None:
-    """The Statement the run writes for these decision.json and manifest.json, with the
-    attestation's own subject names (their digests come from the manifest); None when a
-    subject is not a manifest input."""
-    names = [str(s.get("name")) for s in statement["subject"] if isinstance(s, dict)]
-    try:
-        return build_statement(
-            decision_dict, orjson.loads(manifest_bytes), sha256_bytes(manifest_bytes), names
-        )
-    except InternalError:
-        report.mismatches.append(
-            attestation_mismatch(
-                "subject", "a subject is not an input recorded in manifest.json (by name)"
-            )
-        )
-        return None
-
-
 def _check_subject_names(
     statement: Mapping[str, Any], decision: Decision, report: VerifyReport
 ) -> None:
@@ -166,21 +119,6 @@ def _check_subject_names(
         problems.append("a candidate's policy config (config_sha256) is not a subject")
     for message in problems:
         report.mismatches.append(attestation_mismatch("subject", message))
-
-
-def _canonical_envelope(doc: Mapping[str, Any], expected: Mapping[str, Any]) -> str | None:
-    """What is wrong with a DSSE envelope around ``expected`` (None: nothing detectable without
-    the public key)."""
-    if set(doc) != {"payload", "payloadType", "signatures"}:
-        return "the DSSE envelope has other members than payload, payloadType and signatures"
-    if doc["payloadType"] != PAYLOAD_TYPE:
-        return f"payloadType is not {PAYLOAD_TYPE!r}"
-    if doc["payload"] != base64.b64encode(statement_bytes(expected)).decode("ascii"):
-        return "the payload is not the canonical encoding of the expected Statement"
-    signatures = doc["signatures"]
-    if not isinstance(signatures, list) or not all(_well_formed_sig(s) for s in signatures):
-        return "a signature is not a keyid and a 64-byte Ed25519 signature in standard base64"
-    return None
 
 
 def _well_formed_sig(s: Any) -> bool:
@@ -209,11 +147,21 @@ def _check_attestation_bytes(
                 )
             )
         return
-    problem = _canonical_envelope(doc, expected)
-    if problem is None and data != render_document(doc):
+    if set(doc) != {"payload", "payloadType", "signatures"}:
+        problem = "the DSSE envelope has other members than payload, payloadType and signatures"
+    elif doc["payloadType"] != PAYLOAD_TYPE:
+        problem = f"payloadType is not {PAYLOAD_TYPE!r}"
+    elif doc["payload"] != base64.b64encode(statement_bytes(expected)).decode("ascii"):
+        problem = "the payload is not the canonical encoding of the expected Statement"
+    elif not isinstance(doc["signatures"], list) or not all(
+        _well_formed_sig(s) for s in doc["signatures"]
+    ):
+        problem = "a signature is not a keyid and a 64-byte Ed25519 signature in standard base64"
+    elif data != render_document(doc):
         problem = "not byte for byte the canonical rendering of its DSSE envelope"
-    if problem is not None:
-        report.mismatches.append(attestation_mismatch(None, problem))
+    else:
+        return
+    report.mismatches.append(attestation_mismatch(None, problem))
 
 
 def _check_statement_fields(
@@ -226,8 +174,18 @@ def _check_statement_fields(
     """Compare every field of the Statement with the one built from decision.json and the
     manifest; return the expected Statement (None when it cannot be built)."""
     _check_subject_names(statement, decision, report)
-    expected = _expected_statement(statement, manifest_bytes, decision_dict, report)
-    if expected is None:
+    # the attestation's own subject names (their digests come from the manifest)
+    names = [str(s.get("name")) for s in statement["subject"] if isinstance(s, dict)]
+    try:
+        expected = build_statement(
+            decision_dict, orjson.loads(manifest_bytes), sha256_bytes(manifest_bytes), names
+        )
+    except InternalError:
+        report.mismatches.append(
+            attestation_mismatch(
+                "subject", "a subject is not an input recorded in manifest.json (by name)"
+            )
+        )
         return None
     for path, message in diff_json(statement, expected, words=_ATTESTATION_WORDS):
         report.mismatches.append(attestation_mismatch(path, message))
@@ -248,17 +206,31 @@ def check_attestation(ctx: VerifyContext) -> None:
         report.add(ATTESTATION_FILENAME, None, "symlink", "is a symlink: the job writes no links")
         return
     if not path.is_file():
-        report.mismatches.append(_missing_attestation(ctx.public_key))
+        key = ctx.public_key is not None
+        report.add(
+            ATTESTATION_FILENAME,
+            None,
+            "signature" if key else "missing",
+            "every completed run writes an attestation, and there is none"
+            + (" (a public key was given)" if key else ""),
+        )
         return
     data = ctx.attestation = path.read_bytes()
     statement = _read_statement(data, ctx.public_key, report)
     if statement is None:
         return
     before = len(report.mismatches)
-    _check_signed_as_recorded(data, recorded_signing(docs.report), report)
+    # read_attestation parsed it: a JSON object, an envelope when it has a payloadType
+    if recorded_signing(docs.report) == "dsse-ed25519" and "payloadType" not in orjson.loads(data):
+        report.add(
+            ATTESTATION_FILENAME,
+            None,
+            "signature",
+            "validation_report.json records that the run signed its attestation, but "
+            f"{ATTESTATION_FILENAME} is an unsigned Statement",
+        )
     if docs.decision is None or docs.decision_dict is None:
-        _check_manifest_binding(statement["predicate"], manifest_bytes, report)
-        _check_subjects(statement, manifest, report)
+        _check_digests(statement, manifest, manifest_bytes, report)
         return
     expected = _check_statement_fields(
         statement, manifest_bytes, docs.decision, docs.decision_dict, report
@@ -271,14 +243,6 @@ def check_attestation(ctx: VerifyContext) -> None:
             f"{ATTESTATION_FILENAME} is byte for byte the Statement built from decision.json and "
             "manifest.json (every subject and predicate field checked)"
         )
-
-
-def _is_envelope(data: bytes) -> bool:
-    try:
-        doc = orjson.loads(data)
-    except orjson.JSONDecodeError:
-        return False
-    return isinstance(doc, dict) and "payloadType" in doc
 
 
 def recorded_signing(report_doc: ValidationReport | None) -> str | None:

@@ -108,21 +108,19 @@ def safe_relative(path: str) -> bool:
     return not p.is_absolute() and ".." not in p.parts and "\\" not in path and path != ""
 
 
-def _loc(err: ValidationError) -> str:
-    first = err.errors()[0]
-    parts: list[str] = []
-    for p in first["loc"]:
-        parts.append(f"[{p}]" if isinstance(p, int) else (f".{p}" if parts else str(p)))
-    return "".join(parts) or "(root)"
-
-
 def validate(name: str, data: bytes, model: type[BaseModel], report: VerifyReport) -> Any:
     try:
         obj = model.model_validate_json(data)
     except ValidationError as err:
         first = err.errors()[0]
+        parts: list[str] = []
+        for p in first["loc"]:
+            parts.append(f"[{p}]" if isinstance(p, int) else (f".{p}" if parts else str(p)))
         report.add(
-            name, _loc(err), "schema", f"does not match the {model.__name__} schema: {first['msg']}"
+            name,
+            "".join(parts) or "(root)",
+            "schema",
+            f"does not match the {model.__name__} schema: {first['msg']}",
         )
         return None
     report.checked.append(f"{name} validates against the {model.__name__} schema")
@@ -161,20 +159,6 @@ def _diff_objects(
             yield from diff_json(recorded[key], replayed[key], sub, ignore, words=words)
 
 
-def _diff_lists(
-    recorded: list[Any], replayed: list[Any], path: str, ignore: frozenset[str], words: DiffWords
-) -> Iterator[tuple[str, str]]:
-    for i, (a, b) in enumerate(zip(recorded, replayed, strict=False)):
-        yield from diff_json(a, b, f"{path}[{i}]", ignore, words=words)
-    if len(recorded) != len(replayed):
-        yield path or "(root)", words.lengths.format(a=len(recorded), b=len(replayed))
-
-
-def _same_scalar(recorded: Any, replayed: Any) -> bool:
-    """JSON scalars compare equal (``1 == 1.0``), but a recorded boolean equals only a boolean."""
-    return recorded == replayed and not (type(recorded) is bool and type(replayed) is not bool)
-
-
 def diff_json(
     recorded: Any,
     replayed: Any,
@@ -193,8 +177,12 @@ def diff_json(
     if isinstance(recorded, dict) and isinstance(replayed, dict):
         yield from _diff_objects(recorded, replayed, path, ignore, words)
     elif isinstance(recorded, list) and isinstance(replayed, list):
-        yield from _diff_lists(recorded, replayed, path, ignore, words)
-    elif not _same_scalar(recorded, replayed):
+        for i, (a, b) in enumerate(zip(recorded, replayed, strict=False)):
+            yield from diff_json(a, b, f"{path}[{i}]", ignore, words=words)
+        if len(recorded) != len(replayed):
+            yield path or "(root)", words.lengths.format(a=len(recorded), b=len(replayed))
+    # JSON scalars compare equal (1 == 1.0), but a recorded boolean equals only a boolean
+    elif recorded != replayed or (type(recorded) is bool and type(replayed) is not bool):
         yield path or "(root)", words.values.format(a=short(recorded), b=short(replayed))
 
 

@@ -17,37 +17,22 @@ from ragwarrant.audit._verify_base import (
     safe_relative,
     validate,
 )
-from ragwarrant.audit.attestation import (
-    ATTESTATION_FILENAME,
-)
+from ragwarrant.audit.attestation import ATTESTATION_FILENAME
 from ragwarrant.audit.hygiene import WITHHELD_NOTICE, Finding, scan_outputs
 from ragwarrant.audit.manifest import WITHHELD_INPUT_PREFIX
-from ragwarrant.audit.publish import render_decision_views
+from ragwarrant.audit.publish import render_decision_views, run_mounts
 from ragwarrant.audit.report import render_report
 from ragwarrant.audit.unlisted import unlisted_files
 from ragwarrant.audit.writer import HISTORY_DIR, LOCK_FILE
 from ragwarrant.digests import sha256_bytes, sha256_file
 from ragwarrant.errors import RagwarrantError
 from ragwarrant.gates.run import HYGIENE_BLOCKER
-from ragwarrant.mounts import DEFAULT_MOUNTS
-from ragwarrant.outputs import Decision, FileDigest, Manifest, ValidationReport
+from ragwarrant.outputs import Decision, FileDigest, ValidationReport
 
 _MODELS: dict[str, type[BaseModel]] = {
     "decision.json": Decision,
     "validation_report.json": ValidationReport,
 }
-
-
-_LINK_MESSAGE = (
-    "is a symlink (or lies under one): the job writes no links, so its content is not the "
-    "run's output"
-)
-
-
-def _is_link(out: Path, name: str) -> bool:
-    """Whether the output ``name`` (relative to ``out``) is a symlink or lies under one."""
-    path = out / name
-    return path.is_symlink() or path.resolve().parent != (out.resolve() / name).parent
 
 
 def check_outputs(ctx: VerifyContext) -> None:
@@ -62,8 +47,14 @@ def check_outputs(ctx: VerifyContext) -> None:
             )
             continue
         path = out / name
-        if _is_link(out, name):
-            report.add(name, None, "symlink", _LINK_MESSAGE)
+        if path.is_symlink() or path.resolve().parent != (out.resolve() / name).parent:
+            report.add(
+                name,
+                None,
+                "symlink",
+                "is a symlink (or lies under one): the job writes no links, so its content is "
+                "not the run's output",
+            )
             continue
         if not path.is_file():
             report.add(name, None, "missing", "listed in manifest.json but not present")
@@ -140,20 +131,6 @@ def check_decision_views(ctx: VerifyContext) -> None:
         )
 
 
-def _check_withheld_notice(name: str, recorded: bytes, report: VerifyReport) -> None:
-    if _NOTICE_RE.fullmatch(recorded.decode("utf-8", "replace")):
-        report.checked.append(
-            f"{name} is the withheld notice, as decision.json's hygiene gate records"
-        )
-        return
-    report.add(
-        name,
-        None,
-        "render",
-        "decision.json records report.md as withheld, but it is not the notice",
-    )
-
-
 def _differs_only_by_redaction(rec_lines: list[bytes], exp_lines: list[bytes]) -> int | None:
     """Number of differing lines when each shows a redaction in the re-rendering, else None."""
     if len(rec_lines) != len(exp_lines):
@@ -171,7 +148,17 @@ def check_report_md(ctx: VerifyContext) -> None:
     recorded = present[name]
     withheld = _withheld_by_gate(decision)
     if name in (withheld or set()):
-        _check_withheld_notice(name, recorded, report)
+        if _NOTICE_RE.fullmatch(recorded.decode("utf-8", "replace")):
+            report.checked.append(
+                f"{name} is the withheld notice, as decision.json's hygiene gate records"
+            )
+        else:
+            report.add(
+                name,
+                None,
+                "render",
+                "decision.json records report.md as withheld, but it is not the notice",
+            )
         return
     expected = render_report(decision).encode()
     if recorded == expected:
@@ -289,17 +276,13 @@ def check_documents(ctx: VerifyContext) -> None:
             docs.report, docs.report_dict = obj, orjson.loads(present[name])
         if isinstance(obj, Decision):
             docs.decision, docs.decision_dict = obj, orjson.loads(present[name])
-            _check_exit_code(obj, manifest, report)
-
-
-def _check_exit_code(decision: Decision, manifest: Manifest, report: VerifyReport) -> None:
-    if decision.exit_code != manifest.exit_code:
-        report.add(
-            "decision.json",
-            "exit_code",
-            "consistency",
-            f"{decision.exit_code} differs from manifest.json's {manifest.exit_code}",
-        )
+            if obj.exit_code != manifest.exit_code:
+                report.add(
+                    name,
+                    "exit_code",
+                    "consistency",
+                    f"{obj.exit_code} differs from manifest.json's {manifest.exit_code}",
+                )
 
 
 def _hygiene_mismatches(findings: Iterable[Finding], report: VerifyReport) -> None:
@@ -308,19 +291,13 @@ def _hygiene_mismatches(findings: Iterable[Finding], report: VerifyReport) -> No
         report.add(f.file, where, "hygiene", f.kind)
 
 
-def _allowed_kinds(report_doc: ValidationReport | None) -> frozenset[str]:
-    """The kinds the run's contract allowed, as its ``publication-hygiene`` check records."""
-    for check in report_doc.checks if report_doc is not None else ():
-        if check.id == HYGIENE_BLOCKER:
-            return allowed_kinds_from_note(check.expected)
-    return frozenset()
-
-
 def check_hygiene(ctx: VerifyContext) -> None:
     """The publication-hygiene scan finds nothing in any file of the directory."""
-    dirs = [d for d in (ctx.input_dir, ctx.output_dir) if d is not None]
-    mounts = tuple(dict.fromkeys([*DEFAULT_MOUNTS, *(str(d.resolve()) for d in dirs)]))
-    allowed = _allowed_kinds(ctx.docs.report)
+    mounts = run_mounts(*(d for d in (ctx.input_dir, ctx.output_dir) if d is not None))
+    # the kinds the run's contract allowed, as its publication-hygiene check records them
+    checks = ctx.docs.report.checks if ctx.docs.report is not None else []
+    notes = [c.expected for c in checks if c.id == HYGIENE_BLOCKER]
+    allowed = allowed_kinds_from_note(notes[0]) if notes else frozenset()
     findings = scan_outputs(ctx.scanned, (), allowed_kinds=allowed, mounts=mounts)
     _hygiene_mismatches(findings, ctx.report)
     if not findings:

@@ -105,21 +105,7 @@ def build_statement(
             without inputs, its outputs).
     """
     outputs = {str(f["path"]): str(f["sha256"]) for f in manifest.get("outputs") or []}
-    return {
-        "_type": STATEMENT_TYPE,
-        "subject": _subjects(manifest, outputs, subject_paths),
-        "predicateType": PREDICATE_TYPE,
-        "predicate": _predicate(decision, manifest_sha256, outputs.get("decision.json")),
-    }
-
-
-def _subjects(
-    manifest: Mapping[str, Any], outputs: Mapping[str, str], subject_paths: Sequence[str]
-) -> list[dict[str, Any]]:
-    """The subjects with the manifest's digests (its outputs' for a manifest without inputs)."""
-    digests = {str(f["path"]): str(f["sha256"]) for f in manifest.get("inputs") or []}
-    if not digests:
-        digests = dict(outputs)
+    digests = {str(f["path"]): str(f["sha256"]) for f in manifest.get("inputs") or []} or outputs
     subjects = []
     for name in dict.fromkeys(subject_paths):
         if name not in digests:
@@ -129,14 +115,8 @@ def _subjects(
                 hint="pass the contract and policy config paths as the manifest records them",
             )
         subjects.append({"name": name, "digest": {"sha256": digests[name]}})
-    return subjects
-
-
-def _predicate(
-    decision: Mapping[str, Any], manifest_sha256: str, decision_sha256: str | None
-) -> dict[str, Any]:
     contract = decision.get("contract") or {}
-    return {
+    predicate = {
         "run_id": decision.get("run_id"),
         "run_class": decision.get("run_class"),
         "exit_code": decision.get("exit_code"),
@@ -157,8 +137,14 @@ def _predicate(
             for c in decision.get("candidates") or []
         ],
         "manifest": {"name": "manifest.json", "digest": {"sha256": manifest_sha256}},
-        "decision": {"name": "decision.json", "digest": {"sha256": decision_sha256}},
+        "decision": {"name": "decision.json", "digest": {"sha256": outputs.get("decision.json")}},
         "finished_at": decision.get("finished_at"),
+    }
+    return {
+        "_type": STATEMENT_TYPE,
+        "subject": subjects,
+        "predicateType": PREDICATE_TYPE,
+        "predicate": predicate,
     }
 
 
@@ -167,16 +153,56 @@ def statement_bytes(statement: Mapping[str, Any]) -> bytes:
     return orjson.dumps(statement, option=orjson.OPT_SORT_KEYS)
 
 
-def _read_pem(path: Path, what: str) -> bytes:
-    """A key file's bytes: a regular file of at most ``sidefiles.MAX_SIDE_FILE_BYTES``."""
+_KEY_FORMS = {  # key kind -> (the PEM form it must have, how to make one)
+    "signing": (
+        "PEM PKCS#8 private key",
+        "create one with `openssl genpkey -algorithm ed25519 -out signing.pem`",
+    ),
+    "public": (
+        "PEM SubjectPublicKeyInfo public key",
+        "derive it with `openssl pkey -in signing.pem -pubout -out signing.pub.pem`",
+    ),
+}
+
+
+def _load_key(path: Path, what: str) -> Any:
+    """The Ed25519 key of kind ``what`` (``signing`` or ``public``) in a PEM file of at most
+    ``sidefiles.MAX_SIDE_FILE_BYTES``; the errors are those of ``load_private_key``."""
+    serialization = _crypto()
+    from cryptography.hazmat.primitives.asymmetric import ed25519
+
+    form, hint = _KEY_FORMS[what]
     try:
-        return read_regular(path)
+        data = read_regular(path)
     except OSError as exc:
         raise InputError(
             f"{what}-key-unreadable",
             f"cannot read the {what} key file {path.name}: {exc.strerror}",
             hint=f"mount the {what} key as a file and pass its path",
         ) from exc
+    try:
+        if what == "signing":
+            key = serialization.load_pem_private_key(data, password=None)
+        else:
+            key = serialization.load_pem_public_key(data)
+    except TypeError as exc:
+        raise InputError(
+            "signing-key-invalid",
+            f"the signing key {path.name} is encrypted; ragwarrant needs an unencrypted key",
+            hint="protect the key with the secret store (a mounted secret), not a passphrase",
+        ) from exc
+    except ValueError as exc:
+        raise InputError(
+            f"{what}-key-invalid", f"the {what} key {path.name} is not a {form}", hint=hint
+        ) from exc
+    wanted = ed25519.Ed25519PrivateKey if what == "signing" else ed25519.Ed25519PublicKey
+    if not isinstance(key, wanted):
+        raise InputError(
+            f"{what}-key-invalid",
+            f"the {what} key {path.name} is a {type(key).__name__}, not an Ed25519 key",
+            hint=hint,
+        )
+    return key
 
 
 def load_private_key(path: Path) -> Ed25519PrivateKey:
@@ -186,31 +212,7 @@ def load_private_key(path: Path) -> Ed25519PrivateKey:
         InputError: the file is unreadable (``signing-key-unreadable``), is not PEM, is
             encrypted, or holds another key type (``signing-key-invalid``).
     """
-    serialization = _crypto()
-    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
-
-    data = _read_pem(path, "signing")
-    try:
-        key = serialization.load_pem_private_key(data, password=None)
-    except TypeError as exc:
-        raise InputError(
-            "signing-key-invalid",
-            f"the signing key {path.name} is encrypted; ragwarrant needs an unencrypted key",
-            hint="protect the key with the secret store (a mounted secret), not a passphrase",
-        ) from exc
-    except ValueError as exc:
-        raise InputError(
-            "signing-key-invalid",
-            f"the signing key {path.name} is not a PEM PKCS#8 private key",
-            hint="create one with `openssl genpkey -algorithm ed25519 -out signing.pem`",
-        ) from exc
-    if not isinstance(key, Ed25519PrivateKey):
-        raise InputError(
-            "signing-key-invalid",
-            f"the signing key {path.name} is a {type(key).__name__}, not an Ed25519 key",
-            hint="create one with `openssl genpkey -algorithm ed25519 -out signing.pem`",
-        )
-    return key
+    return _load_key(path, "signing")
 
 
 def load_public_key(path: Path) -> Ed25519PublicKey:
@@ -220,25 +222,7 @@ def load_public_key(path: Path) -> Ed25519PublicKey:
         InputError: the file is unreadable (``public-key-unreadable``), is not a PEM public key,
             or holds another key type (``public-key-invalid``).
     """
-    serialization = _crypto()
-    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
-
-    data = _read_pem(path, "public")
-    try:
-        key = serialization.load_pem_public_key(data)
-    except ValueError as exc:
-        raise InputError(
-            "public-key-invalid",
-            f"the public key {path.name} is not a PEM SubjectPublicKeyInfo public key",
-            hint="derive it with `openssl pkey -in signing.pem -pubout -out signing.pub.pem`",
-        ) from exc
-    if not isinstance(key, Ed25519PublicKey):
-        raise InputError(
-            "public-key-invalid",
-            f"the public key {path.name} is a {type(key).__name__}, not an Ed25519 key",
-            hint="derive it with `openssl pkey -in signing.pem -pubout -out signing.pub.pem`",
-        )
-    return key
+    return _load_key(path, "public")
 
 
 def try_load_private_key(path: Path | None) -> Ed25519PrivateKey | None:
@@ -264,21 +248,16 @@ def signing_check(private_key: Ed25519PrivateKey | None) -> ValidationCheck:
     """
     from ragwarrant.outputs import ValidationCheck
 
-    if private_key is None:
-        return ValidationCheck(
-            id="attestation-signing",
-            target="outputs",
-            status="info",
-            message="decision.intoto.json is an unsigned in-toto Statement (no --signing-key)",
-            expected="unsigned",
-        )
+    signed = private_key is not None
     return ValidationCheck(
         id="attestation-signing",
         target="outputs",
         status="info",
-        message="decision.intoto.json is a DSSE envelope signed with Ed25519",
-        expected="dsse-ed25519",
-        found=key_id(private_key.public_key()),
+        message="decision.intoto.json is a DSSE envelope signed with Ed25519"
+        if signed
+        else "decision.intoto.json is an unsigned in-toto Statement (no --signing-key)",
+        expected="dsse-ed25519" if signed else "unsigned",
+        found=key_id(private_key.public_key()) if private_key is not None else None,
     )
 
 
@@ -350,7 +329,17 @@ def verify_envelope(envelope: Mapping[str, Any], public_key: Ed25519PublicKey) -
     signatures = envelope["signatures"]
     if not isinstance(signatures, list) or not signatures:
         raise AttestationError("the DSSE envelope has no signatures")
-    if not _any_signature_verifies(signatures, pae(payload_type, body), public_key):
+    from cryptography.exceptions import InvalidSignature
+
+    for s in signatures:
+        if not isinstance(s, Mapping) or "sig" not in s:
+            continue
+        try:
+            public_key.verify(_b64decode(s["sig"], "signature"), pae(payload_type, body))
+        except (InvalidSignature, AttestationError):
+            continue
+        break
+    else:
         raise AttestationError(
             "no signature of the DSSE envelope verifies with the given public key "
             "(the payload was changed, or it was signed with another key)"
@@ -358,22 +347,6 @@ def verify_envelope(envelope: Mapping[str, Any], public_key: Ed25519PublicKey) -
     if payload_type != PAYLOAD_TYPE:
         raise AttestationError(f"payloadType is {payload_type!r}, expected {PAYLOAD_TYPE!r}")
     return parse_statement(body)
-
-
-def _any_signature_verifies(
-    signatures: Sequence[Any], message: bytes, public_key: Ed25519PublicKey
-) -> bool:
-    from cryptography.exceptions import InvalidSignature
-
-    for s in signatures:
-        if not isinstance(s, Mapping) or "sig" not in s:
-            continue
-        try:
-            public_key.verify(_b64decode(s["sig"], "signature"), message)
-        except (InvalidSignature, AttestationError):
-            continue
-        return True
-    return False
 
 
 def parse_statement(body: bytes) -> dict[str, Any]:
@@ -395,18 +368,15 @@ def parse_statement(body: bytes) -> dict[str, Any]:
         raise AttestationError(
             f"predicateType is {statement.get('predicateType')!r}, expected {PREDICATE_TYPE!r}"
         )
-    _check_statement_subjects(statement.get("subject"))
-    if not isinstance(statement.get("predicate"), dict):
-        raise AttestationError("the Statement has no predicate object")
-    return statement
-
-
-def _check_statement_subjects(subjects: Any) -> None:
+    subjects = statement.get("subject")
     if not isinstance(subjects, list) or not subjects:
         raise AttestationError("the Statement has no subject")
     for i, s in enumerate(subjects):
         if not isinstance(s, dict) or not isinstance((s.get("digest") or {}).get("sha256"), str):
             raise AttestationError(f"subject[{i}] has no sha256 digest")
+    if not isinstance(statement.get("predicate"), dict):
+        raise AttestationError("the Statement has no predicate object")
+    return statement
 
 
 def render_attestation(

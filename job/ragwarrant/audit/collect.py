@@ -30,7 +30,6 @@ alone: 66 for ``missing`` and for ``partial`` without a manifest (not a complete
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
@@ -134,10 +133,6 @@ def _row_code(row: RunRow) -> int:
     return int(ExitCode.VERIFY_MISMATCH)
 
 
-def _sort_key(name: str) -> tuple[int, int | str]:
-    return (0, int(name)) if name.isdigit() else (1, name)
-
-
 def _manifest_sha256(directory: Path) -> str | None:
     """Return the sha256 manifest.json records for decision.json; None if there is none."""
     try:
@@ -204,15 +199,11 @@ def collect_decisions(root: Path, *, expect: int | None = None) -> Collection:
             hint="pass the fan-out's output prefix, whose subdirectories are the runs",
         ) from exc
     rows = [_row(d, root) for d in dirs]
-    rows += _absent(set(p.name for p in dirs), expect)
-    return Collection(str(root), tuple(sorted(rows, key=lambda r: _sort_key(r.name))))
-
-
-def _absent(present: set[str], expect: int | None) -> Iterable[RunRow]:
-    if expect is None:
-        return []
-    return [
+    present = {p.name for p in dirs}
+    rows += [
         RunRow(str(i), RowStatus.MISSING, None, None, None, "no output directory")
-        for i in range(expect)
+        for i in range(expect or 0)
         if str(i) not in present
     ]
+    rows.sort(key=lambda r: (0, int(r.name), "") if r.name.isdigit() else (1, 0, r.name))
+    return Collection(str(root), tuple(rows))

@@ -100,15 +100,6 @@ def _secret_value(value: object) -> bool:
     return isinstance(value, str) and value.strip() != "" and not _NOT_A_SECRET.match(value.strip())
 
 
-def _secret_diff_values(file: str, node: Mapping[str, Any], path: str) -> Iterator[Finding]:
-    """A config difference whose path names a secret: its baseline and candidate values."""
-    diff_path = node.get("path")
-    if isinstance(diff_path, str) and is_secret_name(diff_path):
-        for k in ("baseline", "candidate"):
-            if _secret_value(node.get(k)):
-                yield Finding(file, "secret-assignment", join_path(path, k))
-
-
 def _secret_members(file: str, node: Any, path: str) -> Iterator[Finding]:
     """Members named like a secret, and config differences whose path names one."""
     if isinstance(node, list):
@@ -117,37 +108,17 @@ def _secret_members(file: str, node: Any, path: str) -> Iterator[Finding]:
         return
     if not isinstance(node, dict):
         return
-    yield from _secret_diff_values(file, node, path)
+    diff_path = node.get("path")  # a config difference whose path names a secret
+    if isinstance(diff_path, str) and is_secret_name(diff_path):
+        for k in ("baseline", "candidate"):
+            if _secret_value(node.get(k)):
+                yield Finding(file, "secret-assignment", join_path(path, k))
     for key, value in node.items():
         sub = join_path(path, key)
         if not (isinstance(value, str) and is_secret_name(str(key))):
             yield from _secret_members(file, value, sub)
         elif _secret_value(value):
             yield Finding(file, "secret-assignment", sub)
-
-
-def _is_json_name(name: str) -> bool:
-    return name.endswith(".json")
-
-
-def _sites(outputs: Mapping[str, bytes]) -> tuple[list[Site], list[Finding]]:
-    sites: list[Site] = []
-    findings: list[Finding] = []
-    for name in sorted(outputs):
-        data = outputs[name]
-        if _is_json_name(name):
-            try:
-                doc = orjson.loads(data)
-            except orjson.JSONDecodeError:
-                doc = None
-            else:
-                sites.extend(_json_sites(name, doc, ""))
-                findings.extend(_secret_members(name, doc, ""))
-                continue
-        text = data.decode("utf-8", errors="replace")
-        for i, line in enumerate(text.splitlines(), start=1):
-            sites.append(Site(name, line, None, i, False))
-    return sites, findings
 
 
 def scan_outputs(
@@ -181,8 +152,22 @@ def scan_outputs(
         ValueError: ``allowed_kinds`` names a kind outside ``ALLOWABLE_KINDS``.
     """
     settings = ScanSettings(frozenset(allowed_kinds), tuple(mounts))
-    sites, findings = _sites(outputs)
-    found = set(findings)
+    sites: list[Site] = []
+    found: set[Finding] = set()
+    for name in sorted(outputs):
+        data = outputs[name]
+        if name.endswith(".json"):
+            try:
+                doc = orjson.loads(data)
+            except orjson.JSONDecodeError:
+                doc = None
+            else:
+                sites.extend(_json_sites(name, doc, ""))
+                found.update(_secret_members(name, doc, ""))
+                continue
+        text = data.decode("utf-8", errors="replace")
+        for i, line in enumerate(text.splitlines(), start=1):
+            sites.append(Site(name, line, None, i, False))
     kinds_of: dict[str, list[str]] = {}  # the same text recurs across files and fields
     for site in sites:
         kinds = kinds_of.get(site.text)
@@ -192,31 +177,6 @@ def scan_outputs(
             found.add(Finding(site.file, kind, site.field, site.line, site.key_of))
     found.update(copied_text(sites, private_texts))
     return sorted(found, key=_finding_order)
-
-
-def _private_spans(text: str, private_texts: Iterable[str]) -> Iterator[tuple[int, int, str]]:
-    for private in private_texts:
-        if len(private) < _MIN_PRIVATE_LEN:
-            continue
-        start = text.find(private)
-        while start != -1:
-            yield start, start + len(private), "private-text"
-            start = text.find(private, start + 1)
-
-
-_MIN_PRIVATE_LEN = 4
-"""Shorter private strings are not replaced literally (they would mangle ordinary words)."""
-
-
-def _merged(spans: Iterable[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
-    """Overlapping spans merged (the first span's kind names the merged one), in text order."""
-    out: list[tuple[int, int, str]] = []
-    for start, end, kind in sorted(spans):
-        if out and start < out[-1][1]:
-            out[-1] = (out[-1][0], max(end, out[-1][1]), out[-1][2])
-        else:
-            out.append((start, end, kind))
-    return out
 
 
 def redact_text(
@@ -243,8 +203,20 @@ def redact_text(
     """
     settings = ScanSettings(frozenset(allowed_kinds), tuple(mounts), True)
     spans = [(m.start(), m.end(), kind) for kind, m in pattern_matches(text, settings)]
-    spans += _private_spans(text, private_texts)
-    for start, end, kind in reversed(_merged(spans)):
+    for private in private_texts:
+        if len(private) < 4:  # shorter ones would mangle ordinary words
+            continue
+        start = text.find(private)
+        while start != -1:
+            spans.append((start, start + len(private), "private-text"))
+            start = text.find(private, start + 1)
+    merged: list[tuple[int, int, str]] = []  # the first span's kind names the merged one
+    for start, end, kind in sorted(spans):
+        if merged and start < merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(end, merged[-1][1]), merged[-1][2])
+        else:
+            merged.append((start, end, kind))
+    for start, end, kind in reversed(merged):
         text = text[:start] + REDACTED.format(kind=kind) + text[end:]
     return text
 
@@ -280,20 +252,6 @@ def _finding_order(f: Finding) -> tuple[object, ...]:
     return (f.file, f.line or 0, field, f.key_of, f.kind)
 
 
-_TEXT_COLUMNS = ("question", "response")
-_TEXT_LIST_COLUMNS = ("contexts", "cited_quotes")
-
-
-def _column_texts(table: Any, column: str) -> Iterator[str]:
-    if column not in table.column_names:
-        return
-    for value in table.column(column).to_pylist():
-        if column in _TEXT_LIST_COLUMNS:
-            yield from (v for v in value or () if v)
-        elif value:
-            yield value
-
-
 def private_texts_from_tables(tables: Iterable[Any]) -> Iterator[str]:
     """Yield every question, response, context and cited quote of private text tables.
 
@@ -302,13 +260,19 @@ def private_texts_from_tables(tables: Iterable[Any]) -> Iterator[str]:
             ``response``, ``contexts`` (list of strings), ``cited_quotes`` (list of strings).
     """
     for table in tables:
-        for column in (*_TEXT_COLUMNS, *_TEXT_LIST_COLUMNS):
-            yield from _column_texts(table, column)
+        for column in ("question", "response", "contexts", "cited_quotes"):
+            if column not in table.column_names:
+                continue
+            for value in table.column(column).to_pylist():
+                if column in ("contexts", "cited_quotes"):
+                    yield from (v for v in value or () if v)
+                elif value:
+                    yield value
 
 
 def _redactable(name: str, hits: Sequence[Finding], redact: Collection[str] | None) -> bool:
     return (
-        _is_json_name(name)
+        name.endswith(".json")
         and (redact is None or name in redact)
         and all(h.field is not None for h in hits)
     )

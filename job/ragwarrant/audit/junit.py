@@ -22,26 +22,10 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 
+from ragwarrant.audit.report import signed
 from ragwarrant.audit.summary import more_data_text
 from ragwarrant.display import visible, xml_text
 from ragwarrant.outputs import CandidateDecision, Decision, GateResult, GateStatus
-
-
-def _fmt(x: float | None) -> str:
-    return "—" if x is None else f"{x:+.4g}"
-
-
-def _detail(g: GateResult) -> str:
-    """The gate's numbers and reason, as the body of its failure/error/skipped element."""
-    lines = [visible(g.reason)]
-    if g.estimate is not None:
-        lines.append(
-            f"estimate {_fmt(g.estimate)}, lower bound {_fmt(g.lower_bound)}, upper bound "
-            f"{_fmt(g.upper_bound)}, threshold {_fmt(g.threshold)}, alpha {g.alpha}, n {g.n}"
-        )
-    if g.status is GateStatus.INCONCLUSIVE:
-        lines.append(f"more data: {more_data_text(g)}")
-    return "\n".join(lines)
 
 
 def _testcase(suite: ET.Element, classname: str, g: GateResult) -> str | None:
@@ -55,8 +39,15 @@ def _testcase(suite: ET.Element, classname: str, g: GateResult) -> str | None:
         kind = "block" if g.kind == "hard" else g.kind
     else:
         tag, kind = "skipped", g.status.value
-    outcome = ET.SubElement(case, tag, type=kind, message=g.reason)
-    outcome.text = _detail(g)
+    lines = [visible(g.reason)]  # the gate's numbers and reason
+    if g.estimate is not None:
+        lines.append(
+            f"estimate {signed(g.estimate)}, lower bound {signed(g.lower_bound)}, upper bound "
+            f"{signed(g.upper_bound)}, threshold {signed(g.threshold)}, alpha {g.alpha}, n {g.n}"
+        )
+    if g.status is GateStatus.INCONCLUSIVE:
+        lines.append(f"more data: {more_data_text(g)}")
+    ET.SubElement(case, tag, type=kind, message=g.reason).text = "\n".join(lines)
     return tag
 
 
@@ -90,34 +81,6 @@ def _candidate_suite(parent: ET.Element, c: CandidateDecision) -> dict[str, int]
     return {"tests": 1, "failures": 0, "errors": 0, "skipped": 1}
 
 
-def _error_suite(parent: ET.Element, decision: Decision) -> dict[str, int]:
-    name = "ragwarrant.run"
-    suite = ET.SubElement(
-        parent, "testsuite", name=name, tests="1", failures="0", errors="1", skipped="0", time="0"
-    )
-    case = ET.SubElement(suite, "testcase", name="run", classname=name, time="0")
-    err = decision.error
-    message = f"{err.code}: {err.message}" if err else decision.summary
-    element = ET.SubElement(case, "error", type="ERROR", message=message)
-    element.text = visible(message) + (f"\nhint: {visible(err.hint)}" if err and err.hint else "")
-    return {"tests": 1, "failures": 0, "errors": 1, "skipped": 0}
-
-
-def _filter_characters(root: ET.Element) -> None:
-    """Make every attribute and text well-formed XML 1.0: a slice value or reason holding ESC,
-    BEL, VT, FF or U+FFFE would otherwise make the file unreadable.
-
-    Attributes are single-line: every control character in them (newline included) becomes a
-    visible escape (``display.visible``), as on stdout. Texts are built with ``visible`` around
-    each user-controlled piece, so their only raw newlines are the line breaks junit.py writes.
-    """
-    for element in root.iter():
-        for key, value in element.attrib.items():
-            element.set(key, visible(value))
-        if element.text:
-            element.text = xml_text(element.text)
-
-
 def render_junit(decision: Decision) -> bytes:
     """Render ``junit.xml`` (UTF-8, with an XML declaration) from a decision.
 
@@ -125,15 +88,31 @@ def render_junit(decision: Decision) -> bytes:
         The document's bytes; the same decision gives the same bytes.
     """
     root = ET.Element("testsuites", name=f"ragwarrant {decision.run_class.value}")
-    totals = [
-        _error_suite(root, decision)
-        if decision.error is not None
-        else _suite(root, "ragwarrant.run", decision.run_gates)
-    ]
+    if (err := decision.error) is None:
+        totals = [_suite(root, "ragwarrant.run", decision.run_gates)]
+    else:
+        name = "ragwarrant.run"
+        suite = ET.SubElement(
+            root, "testsuite", name=name, tests="1", failures="0", errors="1", skipped="0", time="0"
+        )
+        case = ET.SubElement(suite, "testcase", name="run", classname=name, time="0")
+        message = f"{err.code}: {err.message}"
+        element = ET.SubElement(case, "error", type="ERROR", message=message)
+        element.text = visible(message) + (f"\nhint: {visible(err.hint)}" if err.hint else "")
+        totals = [{"tests": 1, "failures": 0, "errors": 1, "skipped": 0}]
     totals += [_candidate_suite(root, c) for c in decision.candidates]
     for key in ("tests", "failures", "errors"):
         root.set(key, str(sum(t[key] for t in totals)))
     root.set("time", "0")
-    _filter_characters(root)
+    # Every attribute and text well-formed XML 1.0 (ESC, BEL, VT, FF or U+FFFE in a slice value
+    # or reason would make the file unreadable): attributes are single-line, each control
+    # character (newline included) shown as a visible escape (display.visible), as on stdout;
+    # texts are built with visible around each user-controlled piece, so their only raw
+    # newlines are the line breaks written here.
+    for element in root.iter():
+        for key, value in element.attrib.items():
+            element.set(key, visible(value))
+        if element.text:
+            element.text = xml_text(element.text)
     ET.indent(root)
     return ET.tostring(root, encoding="utf-8", xml_declaration=True) + b"\n"

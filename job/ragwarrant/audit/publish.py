@@ -182,51 +182,29 @@ def _scan(
     )
 
 
-def _withhold(
-    rendered: dict[str, bytes], settings: ScanSettings, private_texts: PrivateTexts
-) -> HygieneOutcome:
-    """Scan and withhold; re-render the decision's views from a redacted ``decision.json``."""
-    outcome = withhold(rendered, _scan(rendered, settings, private_texts))
-    if DECISION_FILE not in outcome.redacted:
-        return outcome
-    views = render_decision_views(Decision.model_validate_json(outcome.kept[DECISION_FILE]))
-    again = withhold(views, _scan(views, settings, private_texts))
-    withheld = sorted((set(outcome.withheld) - set(views)) | set(again.withheld))
-    kept = {name: again.kept.get(name, data) for name, data in outcome.kept.items()}
-    return HygieneOutcome(kept, withheld, outcome.redacted, outcome.findings)
-
-
 def _with_checks(report: ValidationReport, checks: list[ValidationCheck]) -> ValidationReport:
     return report.model_copy(update={"checks": [*report.checks, *checks]})
 
 
-def _clean_check(allowed_kinds: frozenset[str]) -> ValidationCheck:
-    allowed = f" (published as the contract allows: {', '.join(sorted(allowed_kinds))})"
+def _hygiene_check(allowed_kinds: frozenset[str], *, clean: bool) -> ValidationCheck:
+    """The ``publication-hygiene`` check: a clean scan (pass) or, beside a failed scan's checks,
+    the record of the finding kinds the contract allows (info)."""
+    kinds = ", ".join(sorted(allowed_kinds))
+    if clean:
+        message = (
+            f"{', '.join(SCANNED_FILES[:-1])} and {SCANNED_FILES[-1]} were scanned: no "
+            "credentials, host paths, e-mail addresses or copied evidence text"
+            + (f" (published as the contract allows: {kinds})" if allowed_kinds else "")
+        )
+    else:
+        message = "the contract allows these finding kinds to be published: " + kinds
     return ValidationCheck(
         id="publication-hygiene",
         target="outputs",
-        status="pass",
-        message=f"{', '.join(SCANNED_FILES[:-1])} and {SCANNED_FILES[-1]} were scanned: no "
-        "credentials, host paths, e-mail addresses or copied evidence text"
-        + (allowed if allowed_kinds else ""),
+        status="pass" if clean else "info",
+        message=message,
         expected=allowed_kinds_note(allowed_kinds),
     )
-
-
-def _allowed_check(allowed_kinds: frozenset[str]) -> list[ValidationCheck]:
-    """The ``publication-hygiene`` record of the allowed kinds, beside a failed scan's checks."""
-    if not allowed_kinds:
-        return []
-    return [
-        ValidationCheck(
-            id="publication-hygiene",
-            target="outputs",
-            status="info",
-            message="the contract allows these finding kinds to be published: "
-            + ", ".join(sorted(allowed_kinds)),
-            expected=allowed_kinds_note(allowed_kinds),
-        )
-    ]
 
 
 _INPUT_FIELD = re.compile(r"^inputs\[(\d+)\]$")
@@ -305,13 +283,15 @@ def publish_outputs(
     scanned = render_outputs(decision, report)
     findings = [*prior_findings, *_scan(scanned, settings, private_texts)]
     if not findings:
-        report = _with_checks(report, [_clean_check(settings.allowed_kinds)])
+        report = _with_checks(report, [_hygiene_check(settings.allowed_kinds, clean=True)])
         # Only validation_report.json holds the new check; the other files are the scanned bytes
         # (rendering them again cost a second report.html per run; issue 13).
         files = {**scanned, VALIDATION_REPORT_FILE: dump_json(report)}
         return Publication(files, decision, [], [], [])
     checks = [ValidationCheck.model_validate(c) for c in findings_to_checks(findings)]
-    report = _with_checks(report, [*_allowed_check(settings.allowed_kinds), *checks])
+    if settings.allowed_kinds:
+        checks.insert(0, _hygiene_check(settings.allowed_kinds, clean=False))
+    report = _with_checks(report, checks)
     base_gates = list(decision.run_gates)
     decision = block_for_hygiene(decision, len(findings))
     withheld = files_to_withhold(findings)
@@ -320,7 +300,16 @@ def publish_outputs(
         gate = gate_publication_hygiene(findings, withheld)
         decision = decision.model_copy(update={"run_gates": [*base_gates, gate]})
         rendered = render_outputs(decision, report)
-        outcome = _withhold(rendered, settings, private_texts)
+        outcome = withhold(rendered, _scan(rendered, settings, private_texts))
+        if DECISION_FILE in outcome.redacted:  # re-render its views from the redacted decision
+            views = render_decision_views(Decision.model_validate_json(outcome.kept[DECISION_FILE]))
+            again = withhold(views, _scan(views, settings, private_texts))
+            outcome = HygieneOutcome(
+                {name: again.kept.get(name, data) for name, data in outcome.kept.items()},
+                sorted((set(outcome.withheld) - set(views)) | set(again.withheld)),
+                outcome.redacted,
+                outcome.findings,
+            )
         if outcome.withheld == withheld:
             break
         withheld = outcome.withheld
@@ -439,12 +428,7 @@ def write_outputs(
     write_attestation(staging, names.subjects, run.private_key, sync_dir=False)
     files = [*publication.files, ATTESTATION_FILENAME, MANIFEST_FILE]
     commit_staged(staging, output_dir, files, committed_run(output_dir))
-    return _as_published(publication)
-
-
-def _as_published(publication: Publication) -> Decision:
-    """The decision as ``decision.json`` holds it: fields with findings withheld."""
-    try:
+    try:  # the decision as decision.json holds it: fields with findings withheld
         return Decision.model_validate_json(publication.files[DECISION_FILE])
     except ValidationError:  # a withheld value a model field refuses: the unredacted decision
         return publication.decision
@@ -452,13 +436,6 @@ def _as_published(publication: Publication) -> Decision:
 
 _CONTRACT_KIND_NAMES = {"private-path": "absolute-path"}
 """Contract finding kinds (``contract.FindingKind``) that ``audit.hygiene`` names otherwise."""
-
-
-def _allowed_kinds(inputs: Inputs) -> frozenset[str]:
-    """The contract's ``publication.allow_finding_kinds`` as ``audit.hygiene`` kind names."""
-    publication = getattr(inputs.contract, "publication", None)
-    kinds = publication.allow_finding_kinds if publication is not None else []
-    return frozenset(_CONTRACT_KIND_NAMES.get(k, k) for k in kinds)
 
 
 def run_record(
@@ -472,6 +449,8 @@ def run_record(
     policies = [inputs.contract.baseline, *inputs.contract.candidates]
     subjects = [p.config for p in policies if p.policy_id in inputs.config_sha]
     texts = [r.texts for r in inputs.results if r.texts is not None]
+    publication = getattr(inputs.contract, "publication", None)
+    allowed = publication.allow_finding_kinds if publication is not None else []
     return RunRecord(
         input_digests=inputs.digests,
         seed=inputs.contract.statistics.seed,
@@ -479,6 +458,6 @@ def run_record(
         subject_paths=[inputs.contract_path, *subjects],
         private_texts=lambda: private_texts_from_tables(texts),
         private_key=private_key,
-        allowed_kinds=_allowed_kinds(inputs),
+        allowed_kinds=frozenset(_CONTRACT_KIND_NAMES.get(k, k) for k in allowed),
         mounts=run_mounts(input_dir, output_dir),
     )

@@ -28,9 +28,6 @@ from ragwarrant.audit.attestation import (
 from ragwarrant.errors import RagwarrantError
 from ragwarrant.outputs import Manifest
 
-_TIMED_CHECKS = frozenset({"engine-selftest"})
-"""Validation checks whose message carries a wall-clock timing (compared without it)."""
-
 
 def _version_note(manifest: Manifest) -> str:
     from ragwarrant.version import __version__
@@ -58,7 +55,7 @@ def _comparable_report(doc: Any) -> Any:
     for check in doc["checks"]:
         if isinstance(check, dict) and check.get("id") == SIGNING_CHECK_ID:
             continue
-        if isinstance(check, dict) and check.get("id") in _TIMED_CHECKS:
+        if isinstance(check, dict) and check.get("id") == "engine-selftest":  # timed message
             check = {k: v for k, v in check.items() if k != "message"}
         checks.append(check)
     return {**doc, "checks": checks}
@@ -90,19 +87,6 @@ def _replay_error(
     )
 
 
-def _option_error_note(error: Mapping[str, Any]) -> str:
-    """Why an ERROR that came from a command-line option is not replayed."""
-    options = error.get("options") or []
-    given = ", ".join(str(o) for o in options) if isinstance(options, list) and options else "none"
-    return (
-        f"not replayed: the recorded ERROR {error.get('code')} came from the value of the "
-        f"command-line option {error.get('option')}, not from the inputs; a replay from --input "
-        "runs without the run's options (options recorded: "
-        f"{given}), so it cannot reproduce the error. The outputs and inputs were checked; to "
-        "check the error, rerun 'ragwarrant run' with the same options"
-    )
-
-
 def _run_replay(
     input_dir: Path,
     recorded: Mapping[str, Any],
@@ -114,7 +98,16 @@ def _run_replay(
     error = recorded.get("error")
     recorded_error = error if isinstance(error, dict) else None
     if recorded_error is not None and recorded_error.get("option"):
-        report.notes.append(_option_error_note(recorded_error))
+        # not replayed: the error came from a command-line option, not from the inputs
+        options = recorded_error.get("options") or []
+        given = ", ".join(map(str, options)) if isinstance(options, list) and options else "none"
+        report.notes.append(
+            f"not replayed: the recorded ERROR {recorded_error.get('code')} came from the value "
+            f"of the command-line option {recorded_error.get('option')}, not from the inputs; a "
+            "replay from --input runs without the run's options (options recorded: "
+            f"{given}), so it cannot reproduce the error. The outputs and inputs were checked; "
+            "to check the error, rerun 'ragwarrant run' with the same options"
+        )
         return None
     with tempfile.TemporaryDirectory(prefix="ragwarrant-replay-") as tmp:
         try:
@@ -138,17 +131,12 @@ def _run_replay(
             return None
         report_path = Path(tmp) / "validation_report.json"
         replayed_report = orjson.loads(report_path.read_bytes()) if report_path.is_file() else None
-        report.replayed_subjects = _subjects_of(Path(tmp) / ATTESTATION_FILENAME)
+        try:  # the replay's attestation subjects; None when absent or unreadable
+            statement, _ = read_attestation((Path(tmp) / ATTESTATION_FILENAME).read_bytes())
+            report.replayed_subjects = list(statement["subject"])
+        except (OSError, AttestationError):
+            report.replayed_subjects = None
         return orjson.loads(replayed_path.read_bytes()), replayed_report
-
-
-def _subjects_of(path: Path) -> list[Any] | None:
-    """The subjects of an attestation file; None when it is absent or unreadable."""
-    try:
-        statement, _ = read_attestation(path.read_bytes())
-    except (OSError, AttestationError):
-        return None
-    return list(statement["subject"])
 
 
 def _subject_set(subjects: Iterable[Any]) -> set[bytes]:
@@ -189,24 +177,12 @@ def check_replay(ctx: VerifyContext) -> None:
     if not ctx.inputs_ok:
         report.checked.append("replay skipped: the inputs differ from the manifest")
         return
-    _compare_replay(ctx.input_dir, recorded, ctx.docs.report_dict, ctx.manifest, ctx.replay, report)
-    _check_replayed_subjects(ctx.attestation, report)
-
-
-def _compare_replay(
-    input_dir: Path,
-    recorded: Mapping[str, Any],
-    recorded_report: Any,
-    manifest: Manifest,
-    replay: ReplayFn,
-    report: VerifyReport,
-) -> None:
-    replayed = _run_replay(input_dir, recorded, replay, report)
+    replayed = _run_replay(ctx.input_dir, recorded, ctx.replay, report)
     if replayed is None:
         return
     replayed_decision, replayed_report = replayed
     report.replayed = True
-    note = _version_note(manifest)
+    note = _version_note(ctx.manifest)
     diffs = list(diff_json(recorded, replayed_decision, ignore=REPLAY_IGNORED_FIELDS))
     if not diffs:
         report.checked.append(
@@ -214,18 +190,19 @@ def _compare_replay(
         )
     for path, message in diffs:
         report.add("decision.json", path, "replay", message + note)
-    if recorded_report is None:
-        return
-    report_diffs = list(
-        diff_json(
-            _comparable_report(recorded_report),
-            _comparable_report(replayed_report),
-            ignore=frozenset({"run_id"}),
+    if ctx.docs.report_dict is not None:
+        report_diffs = list(
+            diff_json(
+                _comparable_report(ctx.docs.report_dict),
+                _comparable_report(replayed_report),
+                ignore=frozenset({"run_id"}),
+            )
         )
-    )
-    if not report_diffs:
-        report.checked.append(
-            "validation_report.json equals its replay (run id, self-test timing and signing aside)"
-        )
-    for path, message in report_diffs:
-        report.add("validation_report.json", path, "replay", message + note)
+        if not report_diffs:
+            report.checked.append(
+                "validation_report.json equals its replay "
+                "(run id, self-test timing and signing aside)"
+            )
+        for path, message in report_diffs:
+            report.add("validation_report.json", path, "replay", message + note)
+    _check_replayed_subjects(ctx.attestation, report)

@@ -22,7 +22,8 @@ from ragwarrant.outputs import (
 )
 
 
-def _fmt(x: float | None) -> str:
+def signed(x: float | None) -> str:
+    """A number with its sign to four significant digits (``+0.01234``), ``—`` for None."""
     return "—" if x is None else f"{x:+.4g}"
 
 
@@ -83,8 +84,8 @@ def _gate_row(g: GateResult) -> str:
     status = g.status.value.upper() if g.status is not GateStatus.PASS else "pass"
     n = "—" if g.n is None else str(g.n)
     return (
-        f"| {_code(g.id, table=True)} | {status} | {_fmt(g.estimate)} | {_fmt(g.lower_bound)} "
-        f"| {_fmt(g.upper_bound)} | {_fmt(g.threshold)} | {n} | {markdown(g.reason)} |"
+        f"| {_code(g.id, table=True)} | {status} | {signed(g.estimate)} | {signed(g.lower_bound)} "
+        f"| {signed(g.upper_bound)} | {signed(g.threshold)} | {n} | {markdown(g.reason)} |"
     )
 
 
@@ -191,50 +192,9 @@ def _header_lines(decision: Decision) -> list[str]:
     return lines
 
 
-def _error_lines(decision: Decision) -> list[str]:
-    e = decision.error
-    if e is None:
-        return []
-    lines = [
-        "",
-        "## Error",
-        "",
-        f"- code: {_code(e.code)} (exit {e.exit_code}, {e.fault} fault)",
-        f"- message: {markdown(e.message)}",
-    ]
-    return lines + ([f"- hint: {markdown(e.hint)}"] if e.hint else [])
-
-
-def _selection_lines(decision: Decision) -> list[str]:
-    s = decision.selection
-    if not s:
-        return []
-    return [
-        "",
-        "## Selection",
-        "",
-        f"- method: {markdown(s.method)}; selected: {_name(s.selected_policy or '—')}",
-        f"- quality-only selection would pick: {_name(s.quality_only_pick or '—')}; "
-        f"cost-only: {_name(s.cost_only_pick or '—')}",
-        *(f"- {markdown(n)}" for n in s.notes),
-    ]
-
-
-def _run_gate_lines(decision: Decision) -> list[str]:
-    if not decision.run_gates:
-        return []
-    return [
-        "",
-        "## Run-level checks",
-        "",
-        *(f"- {_code(g.id)}: {g.status.value} — {markdown(g.reason)}" for g in decision.run_gates),
-    ]
-
-
-def _source_lines(decision: Decision) -> list[str]:
-    if not decision.sources:
-        return []
-    lines = ["", "## Evidence sources", ""]
+def _evidence_lines(decision: Decision) -> list[str]:
+    """The evidence sources, the notes from validation and the missing values."""
+    lines: list[str] = ["", "## Evidence sources", ""] if decision.sources else []
     for src in decision.sources:
         tool = src.tool + (f" {src.tool_version}" if src.tool_version else "")
         lines += [
@@ -243,11 +203,6 @@ def _source_lines(decision: Decision) -> list[str]:
             + (f"; detected: {markdown(src.detected)}" if src.detected else "")
         ]
         lines += [f"  - {markdown(note)}" for note in src.notes]
-    return lines
-
-
-def _validation_lines(decision: Decision) -> list[str]:
-    lines: list[str] = []
     if decision.notes:
         lines += ["", "## Notes from validation", ""]
         lines += [f"- {markdown(n)}" for n in decision.notes]
@@ -264,8 +219,83 @@ def _validation_lines(decision: Decision) -> list[str]:
     return lines
 
 
-def _candidate_table(decision: Decision) -> list[str]:
-    lines = [
+def _what_would_change(decision: Decision, cd: CandidateDecision) -> list[str]:
+    """For an INCONCLUSIVE candidate: more data per inconclusive gate, or better evidence."""
+    if cd.decision_class is not CandidateClass.INCONCLUSIVE:
+        return []
+    lines: list[str] = []
+    more = [g for g in cd.gates if g.status is GateStatus.INCONCLUSIVE]
+    if more:
+        lines += ["", "What would change this INCONCLUSIVE:", ""]
+        lines += [f"- {_code(g.id)}: {markdown(more_data_text(g))}" for g in more]
+    if any(r.startswith("claim-ceiling") for r in cd.reasons):
+        floor = decision.promotion_min_class.value if decision.promotion_min_class else "—"
+        lines += [
+            "",
+            "What would change this INCONCLUSIVE: the same result on evidence of class "
+            f"{floor} or higher (e.g. a confirmatory run on a split held out before "
+            "evaluation).",
+        ]
+    return lines
+
+
+def _candidate_section(decision: Decision, cd: CandidateDecision) -> list[str]:
+    lines = ["", f"### {_name(cd.policy_id)}: {cd.decision_class.value}", ""]
+    lines += [f"- {markdown(r)}" for r in cd.reasons]
+    if cd.gates:
+        lines += [
+            "",
+            "Deltas are oriented so that positive means the candidate is better; "
+            "bounds are one-sided.",
+            "",
+            "| gate | status | estimate | lower | upper | threshold | n | reason |",
+            "|---|---|---|---|---|---|---|---|",
+            *(_gate_row(g) for g in cd.gates),
+        ]
+    lines += _what_would_change(decision, cd)
+    if cd.config_differences:
+        lines += ["", "Config differences from the baseline:", ""]
+        lines += [
+            f"- {_code(d.path)}: "
+            + (
+                "values not shown (a secret-named field)"
+                if is_secret_name(d.path)
+                else f"{markdown(repr(d.baseline))} → {markdown(repr(d.candidate))}"
+            )
+            for d in cd.config_differences
+        ]
+    return lines
+
+
+def render_report(decision: Decision) -> str:
+    """Render ``report.md`` from a decision: one section after another."""
+    lines = _header_lines(decision)
+    if (e := decision.error) is not None:
+        lines += [
+            "",
+            "## Error",
+            "",
+            f"- code: {_code(e.code)} (exit {e.exit_code}, {e.fault} fault)",
+            f"- message: {markdown(e.message)}",
+        ]
+        lines += [f"- hint: {markdown(e.hint)}"] if e.hint else []
+    if s := decision.selection:
+        lines += [
+            "",
+            "## Selection",
+            "",
+            f"- method: {markdown(s.method)}; selected: {_name(s.selected_policy or '—')}",
+            f"- quality-only selection would pick: {_name(s.quality_only_pick or '—')}; "
+            f"cost-only: {_name(s.cost_only_pick or '—')}",
+            *(f"- {markdown(n)}" for n in s.notes),
+        ]
+    if decision.run_gates:
+        lines += ["", "## Run-level checks", ""]
+        lines += [
+            f"- {_code(g.id)}: {g.status.value} — {markdown(g.reason)}" for g in decision.run_gates
+        ]
+    lines += _evidence_lines(decision)
+    lines += [
         "",
         "## Candidates",
         "",
@@ -278,83 +308,6 @@ def _candidate_table(decision: Decision) -> list[str]:
             f"| {_name(cd.policy_id)} | {cd.decision_class.value} | {_name(cd.tested_on)} "
             f"| {cd.paired_n if cd.paired_n is not None else '—'} | {first} |"
         ]
-    return lines
-
-
-def _gate_table(cd: CandidateDecision) -> list[str]:
-    if not cd.gates:
-        return []
-    return [
-        "",
-        "Deltas are oriented so that positive means the candidate is better; bounds are one-sided.",
-        "",
-        "| gate | status | estimate | lower | upper | threshold | n | reason |",
-        "|---|---|---|---|---|---|---|---|",
-        *(_gate_row(g) for g in cd.gates),
-    ]
-
-
-def _more_data_line(g: GateResult) -> str:
-    return f"- {_code(g.id)}: {markdown(more_data_text(g))}"
-
-
-def _what_would_change(decision: Decision, cd: CandidateDecision) -> list[str]:
-    """For an INCONCLUSIVE candidate: more data per inconclusive gate, or better evidence."""
-    if cd.decision_class is not CandidateClass.INCONCLUSIVE:
-        return []
-    lines: list[str] = []
-    more = [g for g in cd.gates if g.status is GateStatus.INCONCLUSIVE]
-    if more:
-        lines += ["", "What would change this INCONCLUSIVE:", ""]
-        lines += [_more_data_line(g) for g in more]
-    if any(r.startswith("claim-ceiling") for r in cd.reasons):
-        floor = decision.promotion_min_class.value if decision.promotion_min_class else "—"
-        lines += [
-            "",
-            "What would change this INCONCLUSIVE: the same result on evidence of class "
-            f"{floor} or higher (e.g. a confirmatory run on a split held out before "
-            "evaluation).",
-        ]
-    return lines
-
-
-def _config_difference_lines(cd: CandidateDecision) -> list[str]:
-    if not cd.config_differences:
-        return []
-    return [
-        "",
-        "Config differences from the baseline:",
-        "",
-        *(
-            f"- {_code(d.path)}: "
-            + (
-                "values not shown (a secret-named field)"
-                if is_secret_name(d.path)
-                else f"{markdown(repr(d.baseline))} → {markdown(repr(d.candidate))}"
-            )
-            for d in cd.config_differences
-        ),
-    ]
-
-
-def _candidate_section(decision: Decision, cd: CandidateDecision) -> list[str]:
-    lines = ["", f"### {_name(cd.policy_id)}: {cd.decision_class.value}", ""]
-    lines += [f"- {markdown(r)}" for r in cd.reasons]
-    lines += _gate_table(cd)
-    lines += _what_would_change(decision, cd)
-    lines += _config_difference_lines(cd)
-    return lines
-
-
-def render_report(decision: Decision) -> str:
-    """Render ``report.md`` from a decision: one section after another, each its own function."""
-    lines = _header_lines(decision)
-    lines += _error_lines(decision)
-    lines += _selection_lines(decision)
-    lines += _run_gate_lines(decision)
-    lines += _source_lines(decision)
-    lines += _validation_lines(decision)
-    lines += _candidate_table(decision)
     for cd in decision.candidates:
         lines += _candidate_section(decision, cd)
     lines += corroboration_lines(decision)

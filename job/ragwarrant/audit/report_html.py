@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 
 from markupsafe import Markup, escape
 
-from ragwarrant.audit.report import decision_sentence
+from ragwarrant.audit.report import decision_sentence, signed
 from ragwarrant.audit.summary import (
     STATISTICAL_KINDS,
     deciding_gates,
@@ -68,19 +68,8 @@ class _Scale:
         )
 
 
-def _fmt(x: float | None) -> str:
-    return "—" if x is None else f"{x:+.4g}"
-
-
 def _has_interval(g: GateResult) -> bool:
     return g.estimate is not None and g.lower_bound is not None and g.upper_bound is not None
-
-
-def _nice_step(span: float) -> float:
-    """A 1-2-5 tick step giving about five ticks over ``span``."""
-    raw = span / 5
-    power = 10 ** math.floor(math.log10(raw))
-    return next(m * power for m in (1, 2, 5, 10) if m * power >= raw)
 
 
 def _scale(rows: list[GateResult]) -> _Scale:
@@ -95,16 +84,12 @@ def _scale(rows: list[GateResult]) -> _Scale:
     return _Scale(lo - pad, hi + pad, _LABEL_W, _WIDTH - _TEXT_W)
 
 
-def _row_label(g: GateResult) -> str:
-    if g.kind == "claim":
-        return f"claim: {g.id.split(':')[1]}"
-    return "overall" if g.slice is None else f"slice {identifier(g.slice)}"
-
-
 def _draw_axis(d: drawsvg.Drawing, scale: _Scale, bottom: float) -> None:
     import drawsvg as dw
 
-    step = _nice_step(scale.hi - scale.lo)
+    raw = (scale.hi - scale.lo) / 5  # a 1-2-5 tick step giving about five ticks
+    power = 10 ** math.floor(math.log10(raw))
+    step = next(m * power for m in (1, 2, 5, 10) if m * power >= raw)
     tick = math.ceil(scale.lo / step) * step
     while tick <= scale.hi:
         x = scale.x(tick)
@@ -130,7 +115,11 @@ def _draw_row(d: drawsvg.Drawing, scale: _Scale, g: GateResult, y: float) -> Non
     import drawsvg as dw
 
     colour = STATUS_COLOURS[g.status]
-    d.append(dw.Text(_row_label(g), 13, 8, y + 4, fill="#222"))
+    if g.kind == "claim":
+        label = f"claim: {g.id.split(':')[1]}"
+    else:
+        label = "overall" if g.slice is None else f"slice {identifier(g.slice)}"
+    d.append(dw.Text(label, 13, 8, y + 4, fill="#222"))
     text = g.status.value
     if _has_interval(g):
         assert g.estimate is not None and g.lower_bound is not None and g.upper_bound is not None
@@ -147,26 +136,6 @@ def _draw_row(d: drawsvg.Drawing, scale: _Scale, g: GateResult, y: float) -> Non
         d.append(dw.Circle(scale.x(g.estimate), y, 6, fill=colour, stroke="#fff", stroke_width=1))
         text = f"{g.estimate:+.3g} [{g.lower_bound:+.3g}, {g.upper_bound:+.3g}] {g.status.value}"
     d.append(dw.Text(text, 12, scale.right + 10, y + 4, fill=colour))
-
-
-def _threshold_name(g: GateResult) -> str:
-    return "0 (claim)" if g.kind == "claim" else f"−margin = {_fmt(g.threshold)}"
-
-
-def _draw_labels(d: drawsvg.Drawing, scale: _Scale, g: GateResult) -> None:
-    """Name the lines of the first plotted row above it: its lower bound (the tick that
-    decides) and its threshold (the dashed tick: −margin, or 0 for a claim), each on the side
-    away from the other so the two never overlap."""
-    import drawsvg as dw
-
-    assert g.lower_bound is not None and g.threshold is not None
-    lcb, tx = scale.x(g.lower_bound), scale.x(g.threshold)
-    bound_first = lcb < tx
-    y = _TOP - 6
-    labels = (("lower bound", lcb, bound_first), (_threshold_name(g), tx, not bound_first))
-    for text, x, left in labels:
-        anchor, dx = ("end", -3) if left else ("start", 3)
-        d.append(dw.Text(text, 10, x + dx, y, text_anchor=anchor, fill="#444"))
 
 
 def forest_svg(rows: list[GateResult], title: str, panel_id: str) -> str:
@@ -191,8 +160,16 @@ def forest_svg(rows: list[GateResult], title: str, panel_id: str) -> str:
         _draw_row(group, scale, g, _TOP + _ROW_H * i + _ROW_H / 2)
         d.append(group)
     labelled = [g for g in rows if g.kind in STATISTICAL_KINDS and g.threshold is not None]
-    if labelled and _has_interval(labelled[0]):
-        _draw_labels(d, scale, labelled[0])
+    if labelled and _has_interval(g := labelled[0]):
+        # Name the first labelled row's lower bound (the tick that decides) and threshold (the
+        # dashed tick: −margin, or 0 for a claim) above the plot, each on the side away from
+        # the other so the two never overlap.
+        assert g.lower_bound is not None and g.threshold is not None
+        lcb, tx = scale.x(g.lower_bound), scale.x(g.threshold)
+        threshold = "0 (claim)" if g.kind == "claim" else f"−margin = {signed(g.threshold)}"
+        for text, x, left in (("lower bound", lcb, lcb < tx), (threshold, tx, not lcb < tx)):
+            anchor, dx = ("end", -3) if left else ("start", 3)
+            d.append(dw.Text(text, 10, x + dx, _TOP - 6, text_anchor=anchor, fill="#444"))
     return d.as_svg(header="").strip()
 
 
@@ -261,7 +238,7 @@ def _shown(value: object) -> object:
 
 
 @cache
-def _environment() -> jinja2.Environment:
+def _template() -> jinja2.Template:
     import jinja2
 
     env = jinja2.Environment(
@@ -273,15 +250,10 @@ def _environment() -> jinja2.Environment:
         trim_blocks=True,
         lstrip_blocks=True,
     )
-    env.filters["signed"] = _fmt
+    env.filters["signed"] = signed
     env.globals["more_data_text"] = more_data_text
     env.globals["STATUS_COLOURS"] = {k.value: v for k, v in STATUS_COLOURS.items()}
-    return env
-
-
-@cache
-def _template() -> jinja2.Template:
-    return _environment().get_template("report.html.j2")
+    return env.get_template("report.html.j2")
 
 
 def prepare_report_html() -> None:

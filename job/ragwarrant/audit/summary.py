@@ -133,11 +133,6 @@ def next_step(decision: Decision, candidate: CandidateDecision | None = None) ->
 #: How a value withheld by publication hygiene starts in a published record
 #: (``audit.hygiene.REDACTED``; not imported, which would load the scanner; a test ties them).
 WITHHELD_PREFIX = "[withheld: "
-_HYGIENE_REASON = "blocked: publication-hygiene"
-
-
-def _withheld(value: object) -> bool:
-    return isinstance(value, str) and value.startswith(WITHHELD_PREFIX)
 
 
 def _withheld_config_keys(candidate: CandidateDecision) -> dict[str, list[str]]:
@@ -147,7 +142,7 @@ def _withheld_config_keys(candidate: CandidateDecision) -> dict[str, list[str]]:
         named = quoted(candidate.policy_id)
         owners = (("the baseline", d.baseline), (f"candidate {named}", d.candidate))
         for owner, value in owners:
-            if _withheld(value):
+            if isinstance(value, str) and value.startswith(WITHHELD_PREFIX):
                 where.setdefault(owner, []).append(d.path)
     return where
 
@@ -163,25 +158,18 @@ def _block_step(candidate: CandidateDecision) -> str:
             "name instead (e.g. an environment variable), rotate it (it was in the inputs), "
             "and run again"
         )
-    if any(r.startswith(_HYGIENE_REASON) for r in candidate.reasons):
+    if any(r.startswith("blocked: publication-hygiene") for r in candidate.reasons):
         return (
             "remove the credential, host path or e-mail address that validation_report.json's "
             "hygiene checks locate from the inputs, and run again"
         )
-    gates = _failed_hard_gates(candidate)
+    gates = [g.id for g in candidate.gates if g.kind == "hard" and g.status is GateStatus.FAIL]
+    if not gates:  # a run-level BLOCK records its gate only in "blocked: <gate id> — <why>"
+        cited = (r.removeprefix("blocked: ").split(" — ")[0] for r in candidate.reasons)
+        gates = [c for c in cited if c.startswith("hard:")]
     named = f" ({', '.join(gates)})" if gates else ""
     where = f" on split {quoted(candidate.tested_on)}" if candidate.tested_on != "none" else ""
     return f"fix the evidence named by the failed hard gate{named}{where} and run again"
-
-
-def _failed_hard_gates(candidate: CandidateDecision) -> list[str]:
-    """Ids of a BLOCKed candidate's failed hard gates: from its gates, else from its reasons
-    (a run-level BLOCK records the gate only in ``blocked: <gate id> — <why>``)."""
-    ids = [g.id for g in candidate.gates if g.kind == "hard" and g.status is GateStatus.FAIL]
-    if ids:
-        return ids
-    cited = (r.removeprefix("blocked: ").split(" — ")[0] for r in candidate.reasons)
-    return [c for c in cited if c.startswith("hard:")]
 
 
 def _inconclusive_step(decision: Decision, candidate: CandidateDecision) -> str:
