@@ -115,8 +115,14 @@ def _as_vector(name: str, values: npt.ArrayLike) -> FloatArray:
 
 
 def _validate(
-    judge_all: npt.ArrayLike, judge_labelled: npt.ArrayLike, human: npt.ArrayLike, alpha: float
-) -> tuple[FloatArray, FloatArray, FloatArray]:
+    judge_all: npt.ArrayLike,
+    judge_labelled: npt.ArrayLike,
+    human: npt.ArrayLike,
+    alpha: float,
+    unlabelled_mask: npt.ArrayLike | None,
+) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray]:
+    """(f_all, f_lab, y, the N − n unlabelled judge deltas: by ``unlabelled_mask``, else the
+    multiset difference of f_all and f_lab)."""
     f_all = _as_vector("judge_all", judge_all)
     f_lab = _as_vector("judge_labelled", judge_labelled)
     y = _as_vector("human", human)
@@ -132,7 +138,14 @@ def _validate(
         )
     if not 0.0 < alpha < 0.5:
         raise ValueError(f"alpha must be in (0, 0.5), got {alpha}")
-    return f_all, f_lab, y
+    if unlabelled_mask is not None:
+        chosen = np.asarray(unlabelled_mask, dtype=bool)
+        if chosen.shape != f_all.shape or int(chosen.sum()) != f_all.size - f_lab.size:
+            raise ValueError("unlabelled_mask must mark N - n of the N judged examples")
+        return f_all, f_lab, y, f_all[chosen]
+    values, counts = np.unique(f_all, return_counts=True)
+    taken = np.bincount(np.searchsorted(values, f_lab), minlength=values.size)
+    return f_all, f_lab, y, np.repeat(values, counts - taken)
 
 
 def power_tuned_lambda(
@@ -150,35 +163,13 @@ def power_tuned_lambda(
         Zrnic 2023, eq. (6); ``ppi_py._calc_lhat_glm``); 0.0 when there is no unlabelled
         example or the judge deltas are constant (the judge then carries no information).
     """
-    return float(_lambdas(np.array([covariance]), np.array([judge_variance]), n, n_unlabelled)[0])
-
-
-def _lambdas(cov: FloatArray, var_f: FloatArray, n: int, n_unl: int) -> FloatArray:
-    """``power_tuned_lambda`` over arrays of moments (0 where Var(f) <= 0 or N = n)."""
-    if n_unl == 0:
-        return np.zeros_like(cov)
-    safe = np.where(var_f > 0.0, var_f, 1.0)
-    return np.where(var_f > 0.0, np.clip(cov / ((1.0 + n / n_unl) * safe), 0.0, 1.0), 0.0)
+    if n_unlabelled == 0 or judge_variance <= 0.0:
+        return 0.0
+    return float(np.clip(covariance / ((1.0 + n / n_unlabelled) * judge_variance), 0.0, 1.0))
 
 
 def _covariance(y: FloatArray, f: FloatArray) -> float:
     return float(np.mean((y - y.mean()) * (f - f.mean()))) if y.size else 0.0
-
-
-def _cross_fitted(
-    y: FloatArray, f_lab: FloatArray, var_f: float, n_unl: int
-) -> tuple[FloatArray, float]:
-    """Rectifiers r_i = y_i − lambda_k f_i with lambda_k tuned on the other fold's labels
-    (folds: even and odd positions), and the labelled-size-weighted mean lambda."""
-    n = y.size
-    rect = np.empty(n)
-    lam = 0.0
-    for k in range(2):
-        own, other = slice(k, None, 2), slice(1 - k, None, 2)
-        lam_k = power_tuned_lambda(_covariance(y[other], f_lab[other]), var_f, n, n_unl)
-        rect[own] = y[own] - lam_k * f_lab[own]
-        lam += lam_k * y[own].size / n
-    return rect, lam
 
 
 def _el_variance(values: FloatArray, counts: FloatArray, target: float) -> float:
@@ -300,11 +291,18 @@ def ppi_mean_bound(
     Raises:
         ValueError: non-finite or mis-shaped arrays, n < 2, N < n, or alpha outside (0, 0.5).
     """
-    f_all, f_lab, y = _validate(judge_all, judge_labelled, human, alpha)
+    f_all, f_lab, y, f_unl = _validate(judge_all, judge_labelled, human, alpha, unlabelled_mask)
     n, n_unl = y.size, f_all.size - y.size
-    f_unl = _unlabelled(f_all, f_lab, unlabelled_mask)
     var_f = float(np.var(f_all, ddof=1))
-    rect, lam = _cross_fitted(y, f_lab, var_f, n_unl)
+    # rectifiers r_i = y_i − lambda_k f_i, lambda_k tuned on the other fold's labels (folds:
+    # even and odd positions); lam is the labelled-size-weighted mean of the two
+    rect = np.empty(n)
+    lam = 0.0
+    for k in range(2):
+        own, other = slice(k, None, 2), slice(1 - k, None, 2)
+        lam_k = power_tuned_lambda(_covariance(y[other], f_lab[other]), var_f, n, n_unl)
+        rect[own] = y[own] - lam_k * f_lab[own]
+        lam += lam_k * y[own].size / n
     parts = _parts(rect, f_unl, lam)
     z = _Z(1.0 - alpha)
     p_value = None if threshold is None else _N.cdf(-_score_z(parts, threshold))
@@ -325,18 +323,6 @@ def ppi_mean_bound(
         covariance=_covariance(y, f_lab),
         human_variance=float(np.var(y)),
     )
-
-
-def _unlabelled(f_all: FloatArray, f_lab: FloatArray, mask: npt.ArrayLike | None) -> FloatArray:
-    """The N − n unlabelled judge deltas (by ``mask``, else as the multiset difference)."""
-    if mask is not None:
-        chosen = np.asarray(mask, dtype=bool)
-        if chosen.shape != f_all.shape or int(chosen.sum()) != f_all.size - f_lab.size:
-            raise ValueError("unlabelled_mask must mark N - n of the N judged examples")
-        return f_all[chosen]
-    values, counts = np.unique(f_all, return_counts=True)
-    taken = np.bincount(np.searchsorted(values, f_lab), minlength=values.size)
-    return np.repeat(values, counts - taken)
 
 
 def labels_needed(bound: PPIBound, threshold: float, power: float) -> int | None:
