@@ -21,11 +21,28 @@ METHOD = "ppi++ (cross-fitted, score)"
 
 
 def _reason(
-    judge: GateResult, bound: PPIBound, status: GateStatus, more: int | None, notes: str
+    judge: GateResult,
+    bound: PPIBound,
+    status: GateStatus,
+    more: int | None,
+    labels: HumanLabelSet,
+    n_imputed: int,
 ) -> str:
     """The gate's reason: the corrected bound against -margin, the judge-only bound beside it,
-    the outcome (with the "more labels" hint when inconclusive), then ``notes``."""
+    the outcome (with the "more labels" hint when inconclusive), the labels missing and
+    imputed, and a caveat when the judge-only test resampled clusters."""
     where = judge.reason.split(":", 1)[0]
+    notes = ""
+    if labels.missing:
+        notes = (
+            f"; labels_missing: {labels.missing} of {labels.drawn} drawn items lack a label, the "
+            f"{n_imputed} in this test imputed adversarially (the candidate's label at the "
+            "scale's worst end, the baseline's at its best)"
+        )
+    if judge.details.get("units") == "clusters":  # the PPI++ bound does not resample clusters
+        notes += (
+            " (the bound treats examples as independent; the judge-only test resampled clusters)"
+        )
     head = (
         f"{where}: judge-corrected (PPI++) lower bound {bound.lower_bound:+.4g} vs -margin "
         f"{judge.threshold:+.4g} (judge-only {judge.lower_bound:+.4g}; lambda {bound.lam:.3g}, "
@@ -73,6 +90,29 @@ def _human_pairs(
     return mask, is_real, hc, hb
 
 
+def _too_few(judge: GateResult, labels: HumanLabelSet, n: int, minimum: int) -> GateResult:
+    """The judge-only gate made INCONCLUSIVE: ``n`` real labels, below ``minimum``."""
+    return judge.model_copy(
+        update={
+            "status": GateStatus.INCONCLUSIVE,
+            "reason": f"{judge.reason.split(':', 1)[0]}: {n} human labels in this test; the "
+            f"judge-corrected bound needs at least {minimum} (the contract's min_paired_n): "
+            f"about {minimum - n} more human labels are needed (the judge alone does not "
+            "decide)",
+            "more_paired_n": minimum - n,
+            "details": judge.details
+            | _judge_details(judge)
+            | {
+                "labels_drawn": labels.drawn,
+                "labels_missing": labels.missing,
+                "labelled_n": n,
+                "labelled_n_min": minimum,
+                "units": "human labels",
+            },
+        }
+    )
+
+
 def gate_corrected(
     judge: GateResult,
     example_ids: np.ndarray,
@@ -116,27 +156,8 @@ def gate_corrected(
     mask, is_real, hc, hb = _human_pairs(example_ids, labels, least_favourable)
     n_real = int(is_real.sum())
     n_imputed = is_real.size - n_real
-    minimum = max(min_labelled, 2)
-    if n_real < minimum:
-        return judge.model_copy(
-            update={
-                "status": GateStatus.INCONCLUSIVE,
-                "reason": f"{judge.reason.split(':', 1)[0]}: {n_real} human labels in this "
-                f"test; the judge-corrected bound needs at least {minimum} (the contract's "
-                f"min_paired_n): about {minimum - n_real} more human labels are needed (the "
-                "judge alone does not decide)",
-                "more_paired_n": minimum - n_real,
-                "details": judge.details
-                | _judge_details(judge)
-                | {
-                    "labels_drawn": labels.drawn,
-                    "labels_missing": labels.missing,
-                    "labelled_n": n_real,
-                    "labelled_n_min": minimum,
-                    "units": "human labels",
-                },
-            }
-        )
+    if n_real < max(min_labelled, 2):
+        return _too_few(judge, labels, n_real, max(min_labelled, 2))
     judge_deltas = sign * (judge_pair[0] - judge_pair[1])
     bound = ppi_mean_bound(
         judge_deltas,
@@ -160,17 +181,6 @@ def gate_corrected(
     else:
         status = GateStatus.INCONCLUSIVE
         more = labels_needed(bound, judge.threshold, power)
-    notes = ""
-    if labels.missing:
-        notes = (
-            f"; labels_missing: {labels.missing} of {labels.drawn} drawn items lack a label, the "
-            f"{n_imputed} in this test imputed adversarially (the candidate's label at the "
-            "scale's worst end, the baseline's at its best)"
-        )
-    if judge.details.get("units") == "clusters":  # the PPI++ bound does not resample clusters
-        notes += (
-            " (the bound treats examples as independent; the judge-only test resampled clusters)"
-        )
     details = judge.details | _judge_details(judge)
     details |= {
         "units": "human labels",
@@ -194,7 +204,7 @@ def gate_corrected(
             "lower_bound": bound.lower_bound,
             "upper_bound": upper if math.isfinite(upper) else None,
             "p_value": bound.p_value,
-            "reason": _reason(judge, bound, status, more, notes),
+            "reason": _reason(judge, bound, status, more, labels, n_imputed),
             "more_paired_n": more,
             "method": METHOD,
             "details": details,
