@@ -107,10 +107,6 @@ class LookLevel:
     fraction: float | None
 
 
-def _open_level(alpha: float, k: int) -> float:
-    return alpha * 6.0 / (math.pi**2 * k * k)
-
-
 def look_level(plan: SequentialPlan, number: int, units: int, spent_before: float) -> LookLevel:
     """The level look ``number`` may spend, given what earlier looks spent.
 
@@ -130,7 +126,8 @@ def look_level(plan: SequentialPlan, number: int, units: int, spent_before: floa
     if number < 1 or units < 0:
         raise ValueError(f"look number must be >= 1 and units >= 0; got {number}, {units}")
     if plan.method == "open":
-        level = min(_open_level(plan.alpha, number), max(0.0, plan.alpha - spent_before))
+        share = plan.alpha * 6.0 / (math.pi**2 * number * number)  # sums to alpha over k >= 1
+        level = min(share, max(0.0, plan.alpha - spent_before))
         return LookLevel(number, level, spent_before + level, None)
     looks, max_units = plan.looks or 1, plan.max_units or 1  # both set: see __post_init__
     t = min(1.0, units / max_units)
