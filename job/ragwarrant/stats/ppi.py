@@ -210,15 +210,13 @@ class _Parts:
         return self.a_r / (self.a_r + self.a_u)
 
 
-def _mean_var(values: FloatArray) -> tuple[float, float]:
-    return (float(values.mean()), float(np.var(values))) if values.size else (0.0, 0.0)
-
-
 def _parts(rect: FloatArray, f_unl: FloatArray, lam: float) -> _Parts:
-    m_r, v_r = _mean_var(rect)
-    m_u, v_u = _mean_var(f_unl)
-    a_u = lam * lam * v_u / f_unl.size if f_unl.size else 0.0
-    return _Parts(_distinct(rect), _distinct(f_unl), lam, m_r, v_r / rect.size, m_u, a_u)
+    """The parts of rectifiers ``rect`` (n >= 2) and unlabelled judge deltas (maybe none)."""
+    m_u, a_u = 0.0, 0.0
+    if f_unl.size:
+        m_u, a_u = float(f_unl.mean()), lam * lam * float(np.var(f_unl)) / f_unl.size
+    a_r = float(np.var(rect)) / rect.size
+    return _Parts(_distinct(rect), _distinct(f_unl), lam, float(rect.mean()), a_r, m_u, a_u)
 
 
 def _distinct(values: FloatArray) -> tuple[FloatArray, FloatArray]:
