@@ -81,11 +81,9 @@ class PPIBound:
         n: labelled examples; n_total: judged examples N (the labelled ones included).
         judge_bias: mean(f − y) on the labelled examples (positive: the judge favours the
             candidate more than the reviewers do).
-        judge_only_estimate: mean(f) over all N judged examples (the uncorrected estimate).
         standard_error: the plug-in (CLT) standard error of ``estimate``.
-        rectifier_variance, judge_variance, covariance, human_variance: the plug-in moments
-            (Var_L(y − lambda_k f), Var_{L+U}(f), Cov_L(y, f), Var_L(y)); ``labels_needed``
-            reads them.
+        judge_variance, covariance, human_variance: the plug-in moments Var_{L+U}(f),
+            Cov_L(y, f) and Var_L(y) that ``labels_needed`` reads.
     """
 
     estimate: float
@@ -97,9 +95,7 @@ class PPIBound:
     n: int
     n_total: int
     judge_bias: float
-    judge_only_estimate: float
     standard_error: float
-    rectifier_variance: float
     judge_variance: float
     covariance: float
     human_variance: float
@@ -314,9 +310,7 @@ def ppi_mean_bound(
         n=n,
         n_total=f_all.size,
         judge_bias=float(np.mean(f_lab - y)),
-        judge_only_estimate=float(f_all.mean()),
         standard_error=math.sqrt(parts.a_r + parts.a_u),
-        rectifier_variance=float(np.var(rect)),
         judge_variance=var_f,
         covariance=_covariance(y, f_lab),
         human_variance=float(np.var(y)),
