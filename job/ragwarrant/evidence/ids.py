@@ -65,8 +65,8 @@ def id_variants(example_ids: pa.Array) -> tuple[int, list[tuple[str, str]]]:
     """(count, first 1000 pairs) of example ids equal to an earlier one after the loose form.
 
     ``example_ids`` are distinct (a dictionary), so plain ids (``plain_example_ids``) have none.
-    Whether any loose forms coincide is decided vectorised first (exact for ASCII-printable
-    ids; non-ASCII ids take ``loose_example_id`` one by one).
+    Loose forms are computed with Arrow (exact for ASCII-printable ids; the others take
+    ``loose_example_id`` one by one); each pair is (the first id of a loose form, a later one).
     """
     if plain_example_ids(example_ids):
         return 0, []
