@@ -18,6 +18,7 @@ caps a candidate at INCONCLUSIVE (``decision.classify_candidate``).
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from typing import Protocol
 
@@ -98,9 +99,7 @@ def gate_publication_hygiene(
     Status ``fail`` (the run BLOCKs with reason ``publication-hygiene``) when there is any
     finding, ``pass`` otherwise. Details count findings per kind and list withheld files.
     """
-    kinds: dict[str, int] = {}
-    for f in findings:
-        kinds[f.kind] = kinds.get(f.kind, 0) + 1
+    kinds = Counter(f.kind for f in findings)
     details: dict[str, object] = {f"findings:{k}": v for k, v in sorted(kinds.items())}
     if withheld:
         details["withheld"] = ",".join(withheld)
