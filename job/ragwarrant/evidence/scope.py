@@ -40,11 +40,8 @@ def scopes(index: EvidenceIndex, contract: ReleaseContract) -> Scopes:
     """Return the confirmatory and development scopes the contract's splits declare."""
     if contract.splits is None:
         return Scopes(np.ones(index.n_examples, dtype=bool), None, "all")
-    conf = index.in_split(contract.splits.confirmatory)
-    dev = None
-    if contract.splits.development is not None:
-        dev = index.in_split(contract.splits.development)
-    return Scopes(conf, dev, contract.splits.confirmatory)
+    conf, dev = contract.splits.confirmatory, contract.splits.development
+    return Scopes(index.in_split(conf), None if dev is None else index.in_split(dev), conf)
 
 
 def observed_values(
