@@ -109,15 +109,17 @@ def pair_metric(
 
     scope = scope if sub is None else np.ones(sub.size, dtype=bool)
     vb, vc = (cb.value.copy(), cc.value.copy()) if sub is None else (at(cb.value), at(cc.value))
-    has_b, has_c, cb_missing, cc_missing = (
-        at(cb.has_row),
-        at(cc.has_row),
-        at(cb.missing),
-        at(cc.missing),
-    )
+    has_b, has_c = at(cb.has_row), at(cc.has_row)
+    cb_missing, cc_missing = at(cb.missing), at(cc.missing)
     miss_b = (cb_missing | at(cb.infinite)) & scope
     miss_c = (cc_missing | at(cc.infinite)) & scope
     imputed = 0
+    if on_missing is MissingValuePolicy.WORST and quality is not None:
+        worst, best = least_favourable_ends(quality)
+        imp_b, imp_c = cb_missing & scope, cc_missing & scope
+        vb[imp_b] = best
+        vc[imp_c] = worst
+        imputed = int(imp_b.sum() + imp_c.sum())
     fin_b = scope & has_b & np.isfinite(vb)
     fin_c = scope & has_c & np.isfinite(vc)
     excluded = None
@@ -128,18 +130,8 @@ def pair_metric(
             vc, vb, miss_c & fin_b, miss_b & fin_c, *least_favourable_ends(quality)
         )
         excluded = code(lost), cand, base
-    if on_missing is MissingValuePolicy.WORST and quality is not None:
-        worst, best = least_favourable_ends(quality)
-        imp_b = cb_missing & scope
-        imp_c = cc_missing & scope
-        vb[imp_b] = best
-        vc[imp_c] = worst
-        imputed = int(imp_b.sum() + imp_c.sum())
-        fin_b = scope & has_b & np.isfinite(vb)
-        fin_c = scope & has_c & np.isfinite(vc)
     either = int(np.sum((has_b | has_c) & scope))
-    ok = fin_b & fin_c
-    kept = np.flatnonzero(ok)
+    kept = np.flatnonzero(fin_b & fin_c)
     return PairedMetric(
         examples=code(kept),
         candidate=vc[kept],
