@@ -120,23 +120,3 @@ def test_metric_kind_checks_record_the_detected_or_declared_kind():
     c["quality_metrics"][0]["metric_kind"] = "continuous"
     [check] = metric_kind_checks(idx, ReleaseContract.model_validate(c))
     assert check.message == "'correct' is declared continuous"
-
-
-def test_ascii_fast_path_counts_as_the_definition():
-    """The Arrow path for ASCII ids counts padding and variants as ``str.strip``/``casefold`` do."""
-    from ragwarrant.evidence.scope import _id_spellings, _spelling_variants
-
-    ids = ["ex1", "EX1", " ex2", "ex2\x1c", "Ex1", "ex3", "ex2", "\tex4 "]
-    variants = _spelling_variants(ids)
-    padded = sum(e != e.strip() for e in ids)
-    assert (padded, len(variants), variants[0]) == (3, 4, ("ex1", "EX1"))
-    assert _id_spellings(np.array(ids, dtype=object)) == (padded, len(variants), variants[0])
-
-
-def test_written_out_white_space_is_every_character_str_strip_removes():
-    """The id trim's character set is exactly the code points ``str.isspace`` accepts."""
-    from ragwarrant.evidence.scope import _PY_WHITESPACE
-
-    expected = "".join(chr(c) for c in range(0x110000) if chr(c).isspace())
-    assert sorted(_PY_WHITESPACE) == sorted(expected)
-    assert len(set(_PY_WHITESPACE)) == len(_PY_WHITESPACE)

@@ -4,14 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ragwarrant.contract import ReleaseContract
 from ragwarrant.errors import EvidenceError
-from ragwarrant.gates.run import (
-    gate_contract_references,
-    gate_evidence_readable,
-    gate_holm_across_candidates,
-    gate_publication_hygiene,
-)
+from ragwarrant.gates.run import gate_holm_across_candidates, gate_publication_hygiene, input_gates
+from ragwarrant.inputs import Inputs
 from ragwarrant.outputs import GateStatus
+from tests.conftest import base_contract
 
 
 @dataclass(frozen=True)
@@ -23,10 +21,18 @@ class _Finding:
         return f"{self.kind} in {self.where}"
 
 
+def _inputs(**read: object) -> Inputs:
+    contract = ReleaseContract.model_validate(base_contract())
+    return Inputs(
+        contract=contract, contract_path="contract.yaml", contract_sha256="0" * 64, **read
+    )
+
+
 def test_contract_references_pass_and_fail() -> None:
     """The gate passes with nothing unresolved and names every unresolved reference otherwise."""
-    assert gate_contract_references([]).status is GateStatus.PASS
-    failed = gate_contract_references(["evidence a.csv (a)", "policy config b.yaml (b)"])
+    [passed] = input_gates(_inputs())
+    assert (passed.id, passed.status) == ("hard:contract-references", GateStatus.PASS)
+    [failed] = input_gates(_inputs(unresolved=["evidence a.csv (a)", "policy config b.yaml (b)"]))
     assert (failed.id, failed.status) == ("hard:contract-references", GateStatus.FAIL)
     assert failed.reason == (
         "references that do not resolve: evidence a.csv (a); policy config b.yaml (b)"
@@ -36,7 +42,7 @@ def test_contract_references_pass_and_fail() -> None:
 def test_evidence_readable_carries_code_message_and_hint() -> None:
     """An unreadable source fails its own gate with the error's code, message and hint."""
     error = EvidenceError("bad-column", "column x is missing", hint="map column x")
-    gate = gate_evidence_readable("src", error)
+    [_, gate] = input_gates(_inputs(unreadable=[("src", error)]))
     assert (gate.id, gate.status) == ("hard:evidence-readable:src", GateStatus.FAIL)
     assert gate.reason == "bad-column: column x is missing (hint: map column x)"
 

@@ -61,7 +61,6 @@ def test_matches_closed_form_with_a_split_sample():
     assert res.lower_bound == pytest.approx(estimate - Z95 * se, abs=0.1 * se)
     assert res.lower_bound != pytest.approx(estimate - Z95 * se, abs=1e-6)
     assert res.judge_bias == pytest.approx(np.mean(f_lab - y), rel=1e-12)
-    assert res.judge_only_estimate == pytest.approx(f_all.mean(), rel=1e-12)
     assert (res.n, res.n_total) == (60, 400)
 
 
@@ -187,5 +186,5 @@ def test_a_near_constant_unlabelled_part_gives_a_finite_bound():
     f_lab[::7] = 1 - f_lab[::7]  # an imperfect judge: lambda in (0, 1), rectifiers vary
     f_unl = np.r_[np.zeros(200), np.full(200, 1e-12)]
     res = ppi_mean_bound(np.r_[f_lab, f_unl], f_lab, y, alpha=0.05)
-    assert res.lam > 0 and res.rectifier_variance > 0
+    assert res.lam > 0
     assert math.isfinite(res.lower_bound) and res.lower_bound < res.estimate < res.upper_bound

@@ -9,7 +9,7 @@ import pytest
 from scipy import stats as sps
 
 from ragwarrant.stats import noninferiority as ni
-from ragwarrant.stats.tilted_score import tilted_null_variance, tilted_score_test
+from ragwarrant.stats.tilted_score import tilted_score_test
 
 
 def _drops(n: int, k: int, size: float) -> np.ndarray:
@@ -19,16 +19,18 @@ def _drops(n: int, k: int, size: float) -> np.ndarray:
     return u
 
 
-def test_on_two_points_the_tilt_is_the_null_proportion():
-    """On {0, -1} the tilt with mean -m puts mass m on -1: v0 = m (1 - m), the binomial score."""
+def test_on_two_points_the_check_is_the_binomial_score_test():
+    """On {0, -1} the tilt with mean -m puts mass m on -1, so v0 = m (1 - m): the p-value is
+    that of the score test for a proportion (statistic against t with G - 1 df)."""
     u = _drops(100, 3, 1.0)
-    assert math.isclose(tilted_null_variance(u, -0.05), 0.05 * 0.95, rel_tol=1e-9)
+    z = (u.mean() + 0.05) / math.sqrt(0.05 * 0.95 / 100)
+    expected = float(sps.t.sf(z, 99))
+    assert math.isclose(tilted_score_test(u, -0.05, 0.05).p_value, expected, rel_tol=1e-9)
 
 
 def test_no_tilt_outside_the_sample_range():
-    """A null mean at or below every unit delta has no tilt (None); the check then adds nothing."""
+    """A null mean at or below every unit delta has no tilt; the check then adds nothing."""
     u = np.array([0.0, 0.01, 0.02])
-    assert tilted_null_variance(u, -0.05) is None
     assert tilted_score_test(u, -0.05, 0.05).p_value == 0.0
 
 

@@ -59,6 +59,7 @@ from ragwarrant.contract._sanity import (
     LOWER_IS_BETTER_WORDS,
     did_you_mean,
     name_family,
+    name_words,
     scale_tolerance,
 )
 
@@ -109,6 +110,7 @@ __all__ = [
     "load_policy_config",
     "resolve_inside",
     "name_family",
+    "name_words",
     "scale_tolerance",
     "wide_margins",
 ]

@@ -63,7 +63,7 @@ def did_you_mean(wrong: str, candidates: Iterable[str]) -> str:
     return f"; did you mean {close[0]!r}?" if close else ""
 
 
-def _tokens(metric_id: str) -> list[str]:
+def name_words(metric_id: str) -> list[str]:
     """The lower-case words of a metric id, in order (``noHallucination``: no, hallucination)."""
     spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1 \2", metric_id).lower()
     return [w for w in re.split(r"[^a-z0-9]+", spaced) if w]
@@ -76,7 +76,7 @@ def name_family(metric_id: str) -> str | None:
     better; ``not_relevant``: lower is better). ``None`` when the id holds no family word or
     words of both families.
     """
-    words = set(_tokens(metric_id))
+    words = set(name_words(metric_id))
     words |= {w[:-1] for w in words if w.endswith("s")}
     lower, higher = bool(words & LOWER_IS_BETTER_WORDS), bool(words & HIGHER_IS_BETTER_WORDS)
     if lower == higher:
@@ -95,7 +95,7 @@ def _negated(metric_id: str) -> bool:
     ``no_hallucination``, ``non_toxicity``, ``error_free``: yes. ``non_llm_context_recall``:
     no (``non`` qualifies ``llm``, not ``recall``).
     """
-    seq = [w for w in _tokens(metric_id) if w != "of"]
+    seq = [w for w in name_words(metric_id) if w != "of"]
     family = LOWER_IS_BETTER_WORDS | HIGHER_IS_BETTER_WORDS
 
     def is_family(w: str) -> bool:

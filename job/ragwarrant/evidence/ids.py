@@ -1,8 +1,10 @@
 """Example ids spelled two ways: the loose form two spellings of one example share, and the
 count of ids equal to an earlier one after it (``id_variants``: the index counts them, the hard
-gate ``gates.hard.gate_duplicates`` fails on them). An id that is printable ASCII without
-capitals or white space (``plain_example_ids``) is its own loose form and spelling: the checks
-(these and ``evidence.scope.example_id_checks``) are skipped on such ids.
+gate ``gates.hard.gate_duplicates`` fails on them), and the exact spellings that only white
+space at either end, letter case or NFC/NFD tell apart (``id_spellings``: warned about by
+``evidence.scope.example_id_checks``). An id that is printable ASCII without capitals or white
+space (``plain_example_ids``) is its own loose form and spelling: the checks are skipped on such
+ids.
 """
 
 from __future__ import annotations
@@ -59,9 +61,15 @@ def plain_example_ids(ids: pa.Array) -> bool:
     return not _NOT_PLAIN[text].any()
 
 
-def _loose_all_distinct(example_ids: pa.Array) -> bool:
-    """Whether the loose forms are all distinct (vectorised; exact for ASCII-printable ids, and
-    non-ASCII ids take ``loose_example_id`` one by one)."""
+def id_variants(example_ids: pa.Array) -> tuple[int, list[tuple[str, str]]]:
+    """(count, first 1000 pairs) of example ids equal to an earlier one after the loose form.
+
+    ``example_ids`` are distinct (a dictionary), so plain ids (``plain_example_ids``) have none.
+    Loose forms are computed with Arrow (exact for ASCII-printable ids; the others take
+    ``loose_example_id`` one by one); each pair is (the first id of a loose form, a later one).
+    """
+    if plain_example_ids(example_ids):
+        return 0, []
     ids = example_ids.cast(pa.string())
     loose = pc.replace_substring_regex(pc.utf8_trim_whitespace(pc.utf8_lower(ids)), r"\s+", " ")
     plain = pc.and_(pc.string_is_ascii(ids), pc.utf8_is_printable(ids)).to_numpy(
@@ -72,24 +80,59 @@ def _loose_all_distinct(example_ids: pa.Array) -> bool:
         odd = np.flatnonzero(~plain)
         forms[odd] = [loose_example_id(str(ids[int(i)].as_py())) for i in odd]
         loose = pa.array(forms.tolist(), pa.string())
-    return pc.count_distinct(loose).as_py() == len(ids)
+    later, earlier = _repeats(loose)
+    shown = zip(later[:1000], earlier[:1000], strict=True)
+    return int(later.size), [_pair(ids, i, j) for i, j in shown]
 
 
-def id_variants(example_ids: pa.Array) -> tuple[int, list[tuple[str, str]]]:
-    """(count, first 1000 pairs) of example ids equal to an earlier one after the loose form.
+#: Every character ``str.strip()`` removes (``str.isspace``), so Arrow trims ids as Python does.
+#: Written out: computing it walks all 1.1 million code points, about 0.1 s of every cold start
+#: (issue 13); ``tests/evidence/test_ids.py`` checks it against ``str.isspace``.
+PY_WHITESPACE = (
+    "\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005"
+    "\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000"
+)
 
-    ``example_ids`` are distinct (a dictionary), so plain ids (``plain_example_ids``) have none.
+
+def id_spellings(example_ids: pa.Array) -> tuple[int, int, tuple[str, str] | None]:
+    """How many ids are padded with white space, how many are spelling variants, the first pair.
+
+    A spelling variant is an id equal to an earlier one once NFC-normalised, trimmed
+    (``str.strip``) and casefolded; the pair is (that earlier id, the first such id).
+
+    Args:
+        example_ids: shape (E,) distinct Arrow strings (the index's ``id_array``).
+
+    Returns:
+        (padded, variants, first pair or None); (0, 0, None) for plain ids without a pass.
+        ASCII ids are folded with Arrow (NFC is then the identity and ``casefold`` is ASCII
+        lower-casing); any non-ASCII id makes every id take the definition in Python.
     """
-    if plain_example_ids(example_ids) or _loose_all_distinct(example_ids):
-        return 0, []
-    first: dict[str, str] = {}
-    pairs: list[tuple[str, str]] = []
-    count = 0
-    for raw in (str(x) for x in example_ids.to_pylist()):
-        key = loose_example_id(raw)
-        seen = first.setdefault(key, raw)
-        if seen != raw:
-            count += 1
-            if len(pairs) < 1000:
-                pairs.append((seen, raw))
-    return count, pairs
+    if plain_example_ids(example_ids):
+        return 0, 0, None
+    ids = example_ids
+    trimmed = pc.utf8_trim(ids, characters=PY_WHITESPACE)
+    padded = int(pc.sum(pc.not_equal(ids, trimmed)).as_py() or 0)
+    if pc.all(pc.string_is_ascii(ids)).as_py():
+        keys = pc.ascii_lower(trimmed)
+    else:
+        keys = pa.array(
+            [unicodedata.normalize("NFC", e).strip().casefold() for e in ids.to_pylist()],
+            pa.string(),
+        )
+    later, earlier = _repeats(keys)
+    return padded, int(later.size), _pair(ids, later[0], earlier[0]) if later.size else None
+
+
+def _repeats(keys: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+    """(positions whose key equals an earlier one's, in order; the first position of each key)."""
+    codes = pc.dictionary_encode(keys).indices.to_numpy()
+    _, first_of_code = np.unique(codes, return_index=True)
+    is_first = np.zeros(codes.size, dtype=bool)
+    is_first[first_of_code] = True
+    later = np.flatnonzero(~is_first)
+    return later, first_of_code[codes[later]]
+
+
+def _pair(ids: pa.Array, later: int, earlier: int) -> tuple[str, str]:
+    return str(ids[int(earlier)].as_py()), str(ids[int(later)].as_py())

@@ -19,7 +19,6 @@ from __future__ import annotations
 import base64
 import hashlib
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -43,29 +42,6 @@ def _digests(texts: Sequence[str]) -> np.ndarray:
     return np.unique(out)
 
 
-def _pairing_keys(index: EvidenceIndex, examples: np.ndarray) -> list[str]:
-    """(example id, cluster leader id, slice) per example in ``examples`` (shape (m,) int)."""
-    ids = index.example_ids.astype(str)
-    leader: dict[int, str] = {}
-    for e in np.flatnonzero(index.group >= 0):
-        g = int(index.group[e])
-        leader[g] = min(leader.get(g, ids[e]), ids[e])
-    keys = []
-    for e in examples:
-        g = int(index.group[e])
-        slice_value = index.slice[e]
-        keys.append(
-            _SEP.join(
-                (
-                    ids[e],
-                    leader.get(g, "") if g >= 0 else "",
-                    "" if slice_value is None else str(slice_value),
-                )
-            )
-        )
-    return keys
-
-
 def fingerprint(index: EvidenceIndex, scope: np.ndarray, policies: Sequence[str]) -> Fingerprint:
     """The digest sets of the decided examples (``scope``) of ``policies``.
 
@@ -79,7 +55,21 @@ def fingerprint(index: EvidenceIndex, scope: np.ndarray, policies: Sequence[str]
         ``policies`` (see the module docstring).
     """
     examples = np.flatnonzero(scope)
-    keys = _pairing_keys(index, examples)
+    ids = index.example_ids.astype(str)
+    leader: dict[int, str] = {}  # cluster → its smallest example id
+    for e in np.flatnonzero(index.group >= 0):
+        g = int(index.group[e])
+        leader[g] = min(leader.get(g, ids[e]), ids[e])
+    keys = [
+        _SEP.join(
+            (
+                ids[e],
+                leader.get(int(index.group[e]), "") if index.group[e] >= 0 else "",
+                "" if index.slice[e] is None else str(index.slice[e]),
+            )
+        )
+        for e in examples
+    ]
     key_of = dict(zip(examples.tolist(), keys, strict=True))
     out: Fingerprint = {
         "ids": _digests([str(i) for i in index.example_ids[examples]]),
@@ -115,19 +105,11 @@ def decode_fingerprint(encoded: Mapping[str, str]) -> Fingerprint:
     return out
 
 
-@dataclass(frozen=True)
-class _Check:
-    name: str
-    what: str
-
-
-_CHECKS = (
-    _Check("ids", "{n} of the earlier look's {total} examples are gone (the evidence shrank)"),
-    _Check(
-        "keys",
-        "{n} of the earlier look's {total} examples changed their pairing (cluster or slice)",
-    ),
-)
+_SHRANK = {
+    "ids": "{n} of the earlier look's {total} examples are gone (the evidence shrank)",
+    "keys": "{n} of the earlier look's {total} examples changed their pairing (cluster or slice)",
+}
+"""The first two checks of ``extension_problem``, in order; then every ``cells:`` set."""
 
 
 def _missing(earlier: np.ndarray, later: np.ndarray | None) -> int:
@@ -145,18 +127,14 @@ def extension_problem(
         The first problem found, in this order: examples gone, pairing changed, values changed
         (or rows removed) of a (policy, metric); counts only, never an id or a value.
     """
-    for check in _CHECKS:
-        n = _missing(earlier.get(check.name, np.empty(0, np.uint64)), later.get(check.name))
+    for name in [*_SHRANK, *sorted(k for k in earlier if k.startswith("cells:"))]:
+        n = _missing(earlier.get(name, np.empty(0, np.uint64)), later.get(name))
         if n:
-            total = int(earlier[check.name].size)
-            return check.what.format(n=n, total=total)
-    for name in sorted(k for k in earlier if k.startswith("cells:")):
-        n = _missing(earlier[name], later.get(name))
-        if n:
-            return (
-                f"{n} of the earlier look's {earlier[name].size} values of "
-                f"{name.removeprefix('cells:')} were changed or removed"
-            )
+            total = int(earlier[name].size)
+            if name in _SHRANK:
+                return _SHRANK[name].format(n=n, total=total)
+            what = name.removeprefix("cells:")
+            return f"{n} of the earlier look's {total} values of {what} were changed or removed"
     return None
 
 

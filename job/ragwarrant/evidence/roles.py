@@ -8,11 +8,9 @@ BLOCK: the contract may be right. Messages repeat declared ids and numbers, neve
 
 from __future__ import annotations
 
-import re
-
 import numpy as np
 
-from ragwarrant.contract import ReleaseContract
+from ragwarrant.contract import ReleaseContract, name_words
 from ragwarrant.evidence.index import EvidenceIndex
 from ragwarrant.outputs import ValidationCheck
 
@@ -33,22 +31,12 @@ MIN_SWAP_METRICS = 2
 before the roles are called probably swapped (with one metric, that is an ordinary REJECT)."""
 
 
-def _word_list(name: str) -> list[str]:
-    """The words of an id, in order, lower case (``tokenF1-score`` → token, f1, score)."""
-    spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1 \2", name).lower()
-    return [w for w in re.split(r"[^a-z0-9]+", spaced) if w]
-
-
-def _words(name: str) -> set[str]:
-    return set(_word_list(name))
-
-
 def _direction_checks(contract: ReleaseContract) -> list[ValidationCheck]:
     checks = []
     for i, m in enumerate(contract.quality_metrics):
         if m.direction.value != "lower_is_better" or m.direction_confirmed:
             continue
-        snake = f"_{'_'.join(_word_list(m.id))}_"
+        snake = f"_{'_'.join(name_words(m.id))}_"
         hit = next((n for n in HIGHER_IS_BETTER_NAMES if f"_{n}_" in snake), None)
         if hit is None:
             continue
@@ -75,7 +63,7 @@ def _name_checks(contract: ReleaseContract) -> list[ValidationCheck]:
         for i, c in enumerate(contract.candidates)
     ]
     for key, policy, wrong, named_as in roles:
-        hit = sorted(_words(policy) & wrong)
+        hit = sorted(set(name_words(policy)) & wrong)
         if not hit:
             continue
         role = "the baseline" if key == "baseline" else "a candidate"
@@ -93,36 +81,25 @@ def _name_checks(contract: ReleaseContract) -> list[ValidationCheck]:
     return checks
 
 
-def _favours_baseline(
-    index: EvidenceIndex, contract: ReleaseContract, baseline: str, candidate: str
-) -> list[str]:
-    """The quality metrics as ``"<id> +<gap>"`` (the baseline's paired mean minus the
-    candidate's, oriented so that positive favours the baseline) when the baseline is ahead on
-    every metric compared, by more than ``margin_abs`` on most of them, over at least
-    ``MIN_SWAP_METRICS`` metrics; else empty."""
-    gaps: list[tuple[str, float, float]] = []
-    for m in contract.quality_metrics:
-        base, cand = index.columns.get((baseline, m.id)), index.columns.get((candidate, m.id))
-        if base is None or cand is None:
-            continue
-        both = np.isfinite(base.value) & np.isfinite(cand.value)
-        if both.any():
-            sign = 1.0 if m.direction.value == "higher_is_better" else -1.0
-            gap = sign * float(np.mean(base.value[both] - cand.value[both]))
-            gaps.append((m.id, gap, m.margin_abs))
-    far = sum(gap > margin for _, gap, margin in gaps)
-    if len(gaps) < MIN_SWAP_METRICS or min(g for _, g, _ in gaps) <= 0 or 2 * far <= len(gaps):
-        return []
-    return [f"{metric} +{gap:.3g}" for metric, gap, _ in gaps]
-
-
 def _swap_checks(index: EvidenceIndex, contract: ReleaseContract) -> list[ValidationCheck]:
     baseline = contract.baseline.policy_id
     checks = []
     for c in contract.candidates:
-        favoured = _favours_baseline(index, contract, baseline, c.policy_id)
-        if not favoured:
+        # (metric, the baseline's paired mean minus the candidate's oriented so that positive
+        # favours the baseline, margin) over the quality metrics both policies have values of
+        gaps: list[tuple[str, float, float]] = []
+        for m in contract.quality_metrics:
+            base, cand = index.columns.get((baseline, m.id)), index.columns.get((c.policy_id, m.id))
+            if base is None or cand is None:
+                continue
+            both = np.isfinite(base.value) & np.isfinite(cand.value)
+            if both.any():
+                gap = m.direction.sign * float(np.mean(base.value[both] - cand.value[both]))
+                gaps.append((m.id, gap, m.margin_abs))
+        far = sum(gap > margin for _, gap, margin in gaps)
+        if len(gaps) < MIN_SWAP_METRICS or min(g for _, g, _ in gaps) <= 0 or 2 * far <= len(gaps):
             continue
+        favoured = [f"{metric} +{gap:.3g}" for metric, gap, _ in gaps]
         checks.append(
             ValidationCheck(
                 id="evidence-roles-swapped",

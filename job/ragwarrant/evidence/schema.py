@@ -33,8 +33,6 @@ import pyarrow as pa
 
 EVIDENCE_SCHEMA_VERSION = "1"
 
-MISSING_REASONS = ("null", "nan", "absent", "error")
-
 DICTIONARY_STRING = pa.dictionary(pa.int32(), pa.string())
 
 EVIDENCE_SCHEMA = pa.schema(

@@ -8,16 +8,13 @@ either end, rows of policies and metrics the contract does not name, and missing
 
 from __future__ import annotations
 
-import unicodedata
 from dataclasses import dataclass
 
 import numpy as np
-import pyarrow as pa
-import pyarrow.compute as pc
 
 from ragwarrant.contract import ReleaseContract, scale_tolerance
 from ragwarrant.display import quoted
-from ragwarrant.evidence.ids import plain_example_ids
+from ragwarrant.evidence.ids import id_spellings
 from ragwarrant.evidence.index import EvidenceIndex
 from ragwarrant.evidence_class import EvidenceClass
 from ragwarrant.outputs import ValidationCheck
@@ -43,11 +40,8 @@ def scopes(index: EvidenceIndex, contract: ReleaseContract) -> Scopes:
     """Return the confirmatory and development scopes the contract's splits declare."""
     if contract.splits is None:
         return Scopes(np.ones(index.n_examples, dtype=bool), None, "all")
-    conf = index.in_split(contract.splits.confirmatory)
-    dev = None
-    if contract.splits.development is not None:
-        dev = index.in_split(contract.splits.development)
-    return Scopes(conf, dev, contract.splits.confirmatory)
+    conf, dev = contract.splits.confirmatory, contract.splits.development
+    return Scopes(index.in_split(conf), None if dev is None else index.in_split(dev), conf)
 
 
 def observed_values(
@@ -130,51 +124,6 @@ def split_checks(index: EvidenceIndex, contract: ReleaseContract) -> list[Valida
     return []
 
 
-#: Every character ``str.strip()`` removes (``str.isspace``), so Arrow trims ids as Python does.
-#: Written out: computing it walks all 1.1 million code points, about 0.1 s of every cold start
-#: (issue 13); ``tests/evidence/test_scope.py`` checks it against ``str.isspace``.
-_PY_WHITESPACE = (
-    "\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005"
-    "\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000"
-)
-
-
-def _spelling_variants(ids: list[str]) -> list[tuple[str, str]]:
-    """Pairs of distinct ids equal once Unicode-normalised (NFC), trimmed and case-folded."""
-    first: dict[str, str] = {}
-    variants = []
-    for e in ids:
-        key = unicodedata.normalize("NFC", e).strip().casefold()
-        if first.setdefault(key, e) != e:
-            variants.append((first[key], e))
-    return variants
-
-
-def _id_spellings(example_ids: np.ndarray | pa.Array) -> tuple[int, int, tuple[str, str] | None]:
-    """How many ids are padded with white space, how many are spelling variants, the first pair.
-
-    Vectorised with Arrow for ASCII ids, where NFC normalisation is the identity and
-    ``str.casefold`` equals ASCII lower-casing; any non-ASCII id falls back to
-    ``_spelling_variants`` (the definition), so both paths count the same pairs.
-    """
-    ids = example_ids if isinstance(example_ids, pa.Array) else pa.array(example_ids, pa.string())
-    trimmed = pc.utf8_trim(ids, characters=_PY_WHITESPACE)
-    padded = int(pc.sum(pc.not_equal(ids, trimmed)).as_py() or 0)
-    if not pc.all(pc.string_is_ascii(ids)).as_py():
-        variants = _spelling_variants(ids.to_pylist())
-        return padded, len(variants), variants[0] if variants else None
-    codes = pc.dictionary_encode(pc.ascii_lower(trimmed)).indices.to_numpy()
-    _, first_of_code = np.unique(codes, return_index=True)
-    is_first = np.zeros(codes.size, dtype=bool)
-    is_first[first_of_code] = True
-    repeats = np.flatnonzero(~is_first)
-    if not repeats.size:
-        return padded, 0, None
-    i = int(repeats[0])
-    j = int(first_of_code[codes[i]])
-    return padded, int(repeats.size), (str(ids[j].as_py()), str(ids[i].as_py()))
-
-
 def example_id_checks(index: EvidenceIndex) -> list[ValidationCheck]:
     """Warn about example ids with white space at either end, and about ids spelled two ways.
 
@@ -183,11 +132,7 @@ def example_id_checks(index: EvidenceIndex) -> list[ValidationCheck]:
     pair is named, so a pairing-coverage BLOCK can be traced to them.
     """
     checks = []
-    padded, n_variants, pair = (
-        (0, 0, None)  # distinct ids (a dictionary) that are their own spellings
-        if plain_example_ids(index.id_array)
-        else _id_spellings(index.id_array)
-    )
+    padded, n_variants, pair = id_spellings(index.id_array)
     if padded:
         checks.append(
             ValidationCheck(

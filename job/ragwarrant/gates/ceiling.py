@@ -32,13 +32,12 @@ def gate_claim_ceiling(
         + (">=" if ok else "is below")
         + f" the promotion class {promotion_min_class.value}"
     )
-    if look_refusal is not None:
-        reason += f" ({look_refusal})"
     details: dict[str, Scalar] = {
         "evidence_class": effective.value,
         "promotion_min_class": promotion_min_class.value,
     }
     if look_refusal is not None:
+        reason += f" ({look_refusal})"
         details["declared_evidence_class"] = evidence_class.value
     return GateResult(
         id="claim-ceiling",

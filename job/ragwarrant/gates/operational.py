@@ -53,8 +53,7 @@ def difference_in_reader_terms(
     amount = _amount(delta, metric.unit, signed=True)
     if metric.statistic == "mean" and metric.unit.lower() == "usd":
         return f"the candidate costs {amount} per request ({share}baseline {base})"
-    what = "mean" if metric.statistic == "mean" else metric.statistic
-    return f"the candidate's {what} {metric.id} is {amount} ({share}baseline {base})"
+    return f"the candidate's {metric.statistic} {metric.id} is {amount} ({share}baseline {base})"
 
 
 def gate_operational(

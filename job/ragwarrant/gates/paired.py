@@ -67,22 +67,6 @@ def least_favourable_ends(quality: QualityMetric) -> tuple[float, float]:
     return (low, high) if quality.direction.sign > 0 else (high, low)
 
 
-def _excluded(
-    quality: QualityMetric,
-    vc: np.ndarray,
-    vb: np.ndarray,
-    lost_c: np.ndarray,
-    lost_b: np.ndarray,
-    sub: np.ndarray | None,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(example codes, candidate, baseline) of the pairs ``exclude`` drops, the missing side
-    at its least favourable end: the candidate's where only it is missing (``lost_c``), the
-    baseline's where only it is (``lost_b``); the present side keeps its value. ``sub``: the
-    example codes of a narrow scope's positions, or None (positions are codes)."""
-    at, cand, base = adversarial_pairs(vc, vb, lost_c, lost_b, *least_favourable_ends(quality))
-    return (at if sub is None else sub[at]), cand, base
-
-
 def pair_metric(
     index: EvidenceIndex,
     metric: str,
@@ -117,40 +101,39 @@ def pair_metric(
     # pairs as the full-length masks, without ~15 passes over every example per call
     sub = np.flatnonzero(scope) if np.count_nonzero(scope) <= scope.size // 2 else None
 
-    def at(a: np.ndarray) -> np.ndarray:
+    def at(a: np.ndarray) -> np.ndarray:  # a full-length array at the scope's positions
         return a if sub is None else a[sub]
+
+    def code(positions: np.ndarray) -> np.ndarray:  # the example codes of scope positions
+        return positions if sub is None else sub[positions]
 
     scope = scope if sub is None else np.ones(sub.size, dtype=bool)
     vb, vc = (cb.value.copy(), cc.value.copy()) if sub is None else (at(cb.value), at(cc.value))
-    has_b, has_c, cb_missing, cc_missing = (
-        at(cb.has_row),
-        at(cc.has_row),
-        at(cb.missing),
-        at(cc.missing),
-    )
+    has_b, has_c = at(cb.has_row), at(cc.has_row)
+    cb_missing, cc_missing = at(cb.missing), at(cc.missing)
     miss_b = (cb_missing | at(cb.infinite)) & scope
     miss_c = (cc_missing | at(cc.infinite)) & scope
     imputed = 0
+    if on_missing is MissingValuePolicy.WORST and quality is not None:
+        worst, best = least_favourable_ends(quality)
+        imp_b, imp_c = cb_missing & scope, cc_missing & scope
+        vb[imp_b] = best
+        vc[imp_c] = worst
+        imputed = int(imp_b.sum() + imp_c.sum())
     fin_b = scope & has_b & np.isfinite(vb)
     fin_c = scope & has_c & np.isfinite(vc)
     excluded = None
     if on_missing is MissingValuePolicy.EXCLUDE and quality is not None:
-        excluded = _excluded(quality, vc, vb, miss_c & fin_b, miss_b & fin_c, sub)
-    if on_missing is MissingValuePolicy.WORST and quality is not None:
-        worst, best = least_favourable_ends(quality)
-        imp_b = cb_missing & scope
-        imp_c = cc_missing & scope
-        vb[imp_b] = best
-        vc[imp_c] = worst
-        imputed = int(imp_b.sum() + imp_c.sum())
-        fin_b = scope & has_b & np.isfinite(vb)
-        fin_c = scope & has_c & np.isfinite(vc)
+        # the pairs ``exclude`` drops, the missing side at its least favourable end: the
+        # candidate's where only it is missing, the baseline's where only it is
+        lost, cand, base = adversarial_pairs(
+            vc, vb, miss_c & fin_b, miss_b & fin_c, *least_favourable_ends(quality)
+        )
+        excluded = code(lost), cand, base
     either = int(np.sum((has_b | has_c) & scope))
-    ok = fin_b & fin_c
-    kept = np.flatnonzero(ok)
-    examples = kept if sub is None else sub[kept]
+    kept = np.flatnonzero(fin_b & fin_c)
     return PairedMetric(
-        examples=examples,
+        examples=code(kept),
         candidate=vc[kept],
         baseline=vb[kept],
         either=either,

@@ -20,25 +20,38 @@ from ragwarrant.stats.ppi import PPIBound, labels_needed, ppi_mean_bound
 METHOD = "ppi++ (cross-fitted, score)"
 
 
-def _status(bound: PPIBound, upper: float, threshold: float) -> GateStatus:
-    if bound.lower_bound > threshold:
-        return GateStatus.PASS
-    if upper < threshold:
-        return GateStatus.FAIL
-    return GateStatus.INCONCLUSIVE
-
-
-def _reason(judge: GateResult, bound: PPIBound, status: GateStatus, more: int | None) -> str:
+def _reason(
+    judge: GateResult,
+    bound: PPIBound,
+    status: GateStatus,
+    more: int | None,
+    labels: HumanLabelSet,
+    n_imputed: int,
+) -> str:
+    """The gate's reason: the corrected bound against -margin, the judge-only bound beside it,
+    the outcome (with the "more labels" hint when inconclusive), the labels missing and
+    imputed, and a caveat when the judge-only test resampled clusters."""
     where = judge.reason.split(":", 1)[0]
+    notes = ""
+    if labels.missing:
+        notes = (
+            f"; labels_missing: {labels.missing} of {labels.drawn} drawn items lack a label, the "
+            f"{n_imputed} in this test imputed adversarially (the candidate's label at the "
+            "scale's worst end, the baseline's at its best)"
+        )
+    if judge.details.get("units") == "clusters":  # the PPI++ bound does not resample clusters
+        notes += (
+            " (the bound treats examples as independent; the judge-only test resampled clusters)"
+        )
     head = (
         f"{where}: judge-corrected (PPI++) lower bound {bound.lower_bound:+.4g} vs -margin "
         f"{judge.threshold:+.4g} (judge-only {judge.lower_bound:+.4g}; lambda {bound.lam:.3g}, "
         f"{bound.n} human labels of {bound.n_total} judged, judge bias {bound.judge_bias:+.4g})"
     )
     if status is GateStatus.PASS:
-        return head + ": noninferior on the human scale"
+        return head + ": noninferior on the human scale" + notes
     if status is GateStatus.FAIL:
-        return head + ": a confirmed loss beyond the margin on the human scale"
+        return head + ": a confirmed loss beyond the margin on the human scale" + notes
     if more:
         tail = f"; about {more} more human labels would likely resolve it"
     elif bound.estimate > judge.threshold:  # type: ignore[operator]
@@ -48,14 +61,7 @@ def _reason(judge: GateResult, bound: PPIBound, status: GateStatus, more: int | 
         )
     else:
         tail = "; the estimate is beyond the margin: more labels would more likely confirm a loss"
-    return head + ": inconclusive" + tail
-
-
-def _cluster_note(judge: GateResult) -> str:
-    """A caveat when the judge-only test resampled clusters: the PPI++ bound does not."""
-    if judge.details.get("units") != "clusters":
-        return ""
-    return " (the bound treats examples as independent; the judge-only test resampled clusters)"
+    return head + ": inconclusive" + tail + notes
 
 
 def _judge_details(judge: GateResult) -> dict[str, Scalar]:
@@ -65,38 +71,6 @@ def _judge_details(judge: GateResult) -> dict[str, Scalar]:
         "judge_only_status": judge.status.value,
         "judge_only_method": judge.method,
     }
-
-
-def _too_few(judge: GateResult, labels: HumanLabelSet, n: int, minimum: int) -> GateResult:
-    details = judge.details | _judge_details(judge)
-    details |= {
-        "labels_drawn": labels.drawn,
-        "labels_missing": labels.missing,
-        "labelled_n": n,
-        "labelled_n_min": minimum,
-    }
-    return judge.model_copy(
-        update={
-            "status": GateStatus.INCONCLUSIVE,
-            "reason": f"{judge.reason.split(':', 1)[0]}: {n} human labels in this test; the "
-            f"judge-corrected bound needs at least {minimum} (the contract's min_paired_n): "
-            f"about {minimum - n} more human labels are needed (the judge alone does not "
-            "decide)",
-            "more_paired_n": minimum - n,
-            "details": details | {"units": "human labels"},
-        }
-    )
-
-
-def _missing_note(labels: HumanLabelSet, imputed: int) -> str:
-    """The reason's account of drawn items left without both labels (``labels_missing``)."""
-    if not labels.missing:
-        return ""
-    return (
-        f"; labels_missing: {labels.missing} of {labels.drawn} drawn items lack a label, the "
-        f"{imputed} in this test imputed adversarially (the candidate's label at the scale's "
-        "worst end, the baseline's at its best)"
-    )
 
 
 def _human_pairs(
@@ -116,18 +90,26 @@ def _human_pairs(
     return mask, is_real, hc, hb
 
 
-def _disagreements(
-    judge_pair: tuple[np.ndarray, np.ndarray],
-    human_pair: tuple[np.ndarray, np.ndarray],
-    agree_at: float,
-    sign: int,
-) -> int:
-    """Labelled outputs (both policies') the judge and the reviewers class differently, each
-    output classed as good when its value is at or beyond ``agree_at`` in the metric's
-    direction (``sign``)."""
-    return sum(
-        int(np.count_nonzero((sign * (j - agree_at) >= 0) != (sign * (h - agree_at) >= 0)))
-        for j, h in zip(judge_pair, human_pair, strict=True)
+def _too_few(judge: GateResult, labels: HumanLabelSet, n: int, minimum: int) -> GateResult:
+    """The judge-only gate made INCONCLUSIVE: ``n`` real labels, below ``minimum``."""
+    return judge.model_copy(
+        update={
+            "status": GateStatus.INCONCLUSIVE,
+            "reason": f"{judge.reason.split(':', 1)[0]}: {n} human labels in this test; the "
+            f"judge-corrected bound needs at least {minimum} (the contract's min_paired_n): "
+            f"about {minimum - n} more human labels are needed (the judge alone does not "
+            "decide)",
+            "more_paired_n": minimum - n,
+            "details": judge.details
+            | _judge_details(judge)
+            | {
+                "labels_drawn": labels.drawn,
+                "labels_missing": labels.missing,
+                "labelled_n": n,
+                "labelled_n_min": minimum,
+                "units": "human labels",
+            },
+        }
     )
 
 
@@ -185,12 +167,19 @@ def gate_corrected(
         unlabelled_mask=~mask,
         threshold=judge.threshold,
     )
-    judged_real = (judge_pair[0][mask][is_real], judge_pair[1][mask][is_real])
-    disagree = _disagreements(judged_real, (hc[is_real], hb[is_real]), agree_at, sign)
+    # labelled outputs (both policies') the judge and the reviewers class differently, each
+    # output good when its value is at or beyond ``agree_at`` in the metric's direction
+    judged = np.concatenate([j[mask][is_real] for j in judge_pair])
+    human = np.concatenate([hc[is_real], hb[is_real]])
+    good_judged, good_human = sign * (judged - agree_at) >= 0, sign * (human - agree_at) >= 0
     upper = bound.upper_bound
-    status = _status(bound, upper, judge.threshold)
     more = None
-    if status is GateStatus.INCONCLUSIVE:
+    if bound.lower_bound > judge.threshold:
+        status = GateStatus.PASS
+    elif upper < judge.threshold:
+        status = GateStatus.FAIL
+    else:
+        status = GateStatus.INCONCLUSIVE
         more = labels_needed(bound, judge.threshold, power)
     details = judge.details | _judge_details(judge)
     details |= {
@@ -205,7 +194,7 @@ def gate_corrected(
         "labels_imputed": n_imputed,
         "labelled_n_min": min_labelled,
         "labels_outside_test": len(labels.example_ids) - n_real,
-        "judge_human_disagreements": disagree,
+        "judge_human_disagreements": int(np.count_nonzero(good_judged != good_human)),
         "judge_human_outputs": 2 * n_real,
     }
     return judge.model_copy(
@@ -215,9 +204,7 @@ def gate_corrected(
             "lower_bound": bound.lower_bound,
             "upper_bound": upper if math.isfinite(upper) else None,
             "p_value": bound.p_value,
-            "reason": _reason(judge, bound, status, more)
-            + _missing_note(labels, n_imputed)
-            + _cluster_note(judge),
+            "reason": _reason(judge, bound, status, more, labels, n_imputed),
             "more_paired_n": more,
             "method": METHOD,
             "details": details,

@@ -18,6 +18,7 @@ caps a candidate at INCONCLUSIVE (``decision.classify_candidate``).
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from typing import Protocol
 
@@ -31,7 +32,6 @@ from ragwarrant.contract import (
     check_scales,
     check_splits_declared,
 )
-from ragwarrant.errors import EvidenceError
 from ragwarrant.evidence import scope as evidence_scope
 from ragwarrant.evidence.index import EvidenceIndex
 from ragwarrant.inputs import Inputs
@@ -51,46 +51,6 @@ class HygieneFinding(Protocol):
 
     def describe(self) -> str:
         """Location and kind, never the matched text."""
-
-
-def gate_contract_references(unresolved: Sequence[str]) -> GateResult:
-    """Pass when every file the contract names resolved; ``unresolved`` describes the others."""
-    return GateResult(
-        id="hard:contract-references",
-        kind="hard",
-        status=GateStatus.FAIL if unresolved else GateStatus.PASS,
-        reason=("references that do not resolve: " + "; ".join(unresolved))
-        if unresolved
-        else "every file the contract names exists and is readable",
-    )
-
-
-def gate_contract_evidence(check: str, messages: Sequence[str]) -> GateResult | None:
-    """The failed gate of a contract check against the evidence, or None when it found nothing.
-
-    Args:
-        check: the check's name, e.g. ``policy-ids``, ``splits``, ``scales``, ``directions``.
-        messages: its located messages (``contract.check_*``), each naming a contract key.
-    """
-    if not messages:
-        return None
-    return GateResult(
-        id=f"hard:contract-evidence:{check}",
-        kind="hard",
-        status=GateStatus.FAIL,
-        n=len(messages),
-        reason="the contract contradicts the evidence: " + "; ".join(messages),
-    )
-
-
-def gate_evidence_readable(source_id: str, error: EvidenceError) -> GateResult:
-    """The failed gate of an evidence source its adapter could not read."""
-    return GateResult(
-        id=f"hard:evidence-readable:{source_id}",
-        kind="hard",
-        status=GateStatus.FAIL,
-        reason=f"{error.code}: {error.message}" + (f" (hint: {error.hint})" if error.hint else ""),
-    )
 
 
 def gate_holm_across_candidates(
@@ -139,9 +99,7 @@ def gate_publication_hygiene(
     Status ``fail`` (the run BLOCKs with reason ``publication-hygiene``) when there is any
     finding, ``pass`` otherwise. Details count findings per kind and list withheld files.
     """
-    kinds: dict[str, int] = {}
-    for f in findings:
-        kinds[f.kind] = kinds.get(f.kind, 0) + 1
+    kinds = Counter(f.kind for f in findings)
     details: dict[str, object] = {f"findings:{k}": v for k, v in sorted(kinds.items())}
     if withheld:
         details["withheld"] = ",".join(withheld)
@@ -167,10 +125,31 @@ def gate_publication_hygiene(
 
 
 def input_gates(inputs: Inputs) -> list[GateResult]:
-    """Step 1's gates: the contract's references, then each evidence source that was unreadable."""
-    return [gate_contract_references(inputs.unresolved)] + [
-        gate_evidence_readable(source_id, exc) for source_id, exc in inputs.unreadable
+    """Step 1's gates: ``hard:contract-references`` (fails naming each reference in
+    ``inputs.unresolved``), then a failed ``hard:evidence-readable:<source>`` per evidence
+    source its adapter could not read, with the error's code, message and hint."""
+    unresolved = inputs.unresolved
+    gates = [
+        GateResult(
+            id="hard:contract-references",
+            kind="hard",
+            status=GateStatus.FAIL if unresolved else GateStatus.PASS,
+            reason=("references that do not resolve: " + "; ".join(unresolved))
+            if unresolved
+            else "every file the contract names exists and is readable",
+        )
     ]
+    for source_id, error in inputs.unreadable:
+        hint = f" (hint: {error.hint})" if error.hint else ""
+        gates.append(
+            GateResult(
+                id=f"hard:evidence-readable:{source_id}",
+                kind="hard",
+                status=GateStatus.FAIL,
+                reason=f"{error.code}: {error.message}{hint}",
+            )
+        )
+    return gates
 
 
 def _declared_directions(inputs: Inputs) -> dict[str, dict[str, str]]:
@@ -184,6 +163,11 @@ def _declared_directions(inputs: Inputs) -> dict[str, dict[str, str]]:
 
 def _label_examples(index: EvidenceIndex) -> dict[NearMissKind, dict[str, int]]:
     """For splits, slices and policies: label → examples with a row under it."""
+    policy_rows: dict[str, np.ndarray] = {}  # policy → examples with a row of it (any metric)
+    for (policy, _), col in index.columns.items():
+        policy_rows[policy] = (
+            policy_rows[policy] | col.has_row if policy in policy_rows else col.has_row
+        )
     return {
         "split": {v: int(np.count_nonzero(index.in_split(v))) for v in index.split_labels},
         "slice": {
@@ -191,21 +175,14 @@ def _label_examples(index: EvidenceIndex) -> dict[NearMissKind, dict[str, int]]:
             for v in index.slice_labels
             if isinstance(v, str)
         },
-        "policy": _policy_examples(index),
+        "policy": {p: int(np.count_nonzero(has)) for p, has in policy_rows.items()},
     }
-
-
-def _policy_examples(index: EvidenceIndex) -> dict[str, int]:
-    """policy id → examples with a row of it (any metric)."""
-    rows: dict[str, np.ndarray] = {}
-    for (policy, _), col in index.columns.items():
-        rows[policy] = rows[policy] | col.has_row if policy in rows else col.has_row
-    return {policy: int(np.count_nonzero(has)) for policy, has in rows.items()}
 
 
 def contract_evidence_gates(inputs: Inputs, index: EvidenceIndex) -> list[GateResult]:
     """Step 2's run gates: the contract's policy ids, splits, scales and directions against the
-    evidence."""
+    evidence; a failed ``hard:contract-evidence:<check>`` per check with located messages (each
+    naming a contract key), none for a check that found nothing."""
     contract, source = inputs.contract, inputs.source
     observed, non_binary = evidence_scope.observed_values(
         index, [m.id for m in contract.quality_metrics]
@@ -227,5 +204,14 @@ def contract_evidence_gates(inputs: Inputs, index: EvidenceIndex) -> list[GateRe
     }
     if found["scales"]:
         found["scales"] += outside
-    gates = [gate_contract_evidence(check, messages) for check, messages in found.items()]
-    return [g for g in gates if g is not None]
+    return [
+        GateResult(
+            id=f"hard:contract-evidence:{check}",
+            kind="hard",
+            status=GateStatus.FAIL,
+            n=len(messages),
+            reason="the contract contradicts the evidence: " + "; ".join(messages),
+        )
+        for check, messages in found.items()
+        if messages
+    ]

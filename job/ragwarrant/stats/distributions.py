@@ -35,8 +35,9 @@ from typing import Any
 import numpy as np
 
 
-def _defer_numpy_submodules() -> list[str]:
-    """Bind numpy's not yet imported lazy submodules to modules that load on first use.
+@cache
+def load_special() -> ModuleType:
+    """``scipy.special``, imported once, numpy's not yet imported lazy submodules deferred first.
 
     numpy loads ``numpy.f2py``, ``numpy.testing``, ``numpy.ma`` and its other lazy submodules
     through a module ``__getattr__`` (PEP 562) on first access. scipy 1.17's vendored
@@ -49,34 +50,19 @@ def _defer_numpy_submodules() -> list[str]:
     done on that access, later. Submodules already imported are left alone.
 
     Returns:
-        The names bound (e.g. ``["numpy.f2py", ...]``).
-    """
-    bound = []
-    for name in sorted(set(dir(np)) - set(vars(np))):
-        full = f"numpy.{name}"
-        if full in sys.modules:
-            continue
-        spec = importlib.util.find_spec(full)
-        if spec is None or spec.loader is None:
-            continue
-        spec.loader = importlib.util.LazyLoader(spec.loader)
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[full] = module
-        spec.loader.exec_module(module)
-        setattr(np, name, module)
-        bound.append(full)
-    return bound
-
-
-@cache
-def load_special() -> ModuleType:
-    """``scipy.special``, imported once (numpy's unused submodules deferred first).
-
-    Returns:
         The ``scipy.special`` module.
     """
     if "scipy.special" not in sys.modules:
-        _defer_numpy_submodules()
+        for name in sorted(set(dir(np)) - set(vars(np))):
+            full = f"numpy.{name}"
+            spec = None if full in sys.modules else importlib.util.find_spec(full)
+            if spec is None or spec.loader is None:
+                continue
+            spec.loader = importlib.util.LazyLoader(spec.loader)
+            module = importlib.util.module_from_spec(spec)
+            sys.modules[full] = module
+            spec.loader.exec_module(module)
+            setattr(np, name, module)
     import scipy.special
 
     return scipy.special

@@ -96,8 +96,5 @@ def tipping_point(run: Callable[[int], OneSidedTest], m: int) -> Sensitivity:
     lo, hi = 0, m  # run(lo) rejects, run(hi) does not
     while hi - lo > 1:
         mid = (lo + hi) // 2
-        if run(mid).rejects:
-            lo = mid
-        else:
-            hi = mid
+        lo, hi = (mid, hi) if run(mid).rejects else (lo, mid)
     return Sensitivity(m, hi, full)

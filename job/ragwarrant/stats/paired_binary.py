@@ -31,17 +31,14 @@ _N = NormalDist()
 _EDGE = 1e-12
 
 
-def _restricted_q21(b: int, c: int, n: int, delta0: float) -> float:
+def _null_variance(b: int, c: int, n: int, delta0: float) -> float:
+    """Per-pair variance of the paired difference under H0: delta = delta0, 2 q21 + delta0
+    (1 - delta0), with q21 the restricted MLE of the module docstring."""
     a_ = 2.0 * n
     b_ = -b - c + (2.0 * n - b + c) * delta0
     c_ = -c * delta0 * (1.0 - delta0)
-    disc = max(b_ * b_ - 4.0 * a_ * c_, 0.0)
-    return (math.sqrt(disc) - b_) / (2.0 * a_)
-
-
-def _null_variance(b: int, c: int, n: int, delta0: float) -> float:
-    """Per-pair variance of the paired difference under H0: delta = delta0 (restricted MLE)."""
-    return 2.0 * _restricted_q21(b, c, n, delta0) + delta0 * (1.0 - delta0)
+    q21 = (math.sqrt(max(b_ * b_ - 4.0 * a_ * c_, 0.0)) - b_) / (2.0 * a_)
+    return 2.0 * q21 + delta0 * (1.0 - delta0)
 
 
 def tango_score_statistic(b: int, c: int, n: int, delta0: float) -> float:

@@ -81,11 +81,9 @@ class PPIBound:
         n: labelled examples; n_total: judged examples N (the labelled ones included).
         judge_bias: mean(f − y) on the labelled examples (positive: the judge favours the
             candidate more than the reviewers do).
-        judge_only_estimate: mean(f) over all N judged examples (the uncorrected estimate).
         standard_error: the plug-in (CLT) standard error of ``estimate``.
-        rectifier_variance, judge_variance, covariance, human_variance: the plug-in moments
-            (Var_L(y − lambda_k f), Var_{L+U}(f), Cov_L(y, f), Var_L(y)); ``labels_needed``
-            reads them.
+        judge_variance, covariance, human_variance: the plug-in moments Var_{L+U}(f),
+            Cov_L(y, f) and Var_L(y) that ``labels_needed`` reads.
     """
 
     estimate: float
@@ -97,9 +95,7 @@ class PPIBound:
     n: int
     n_total: int
     judge_bias: float
-    judge_only_estimate: float
     standard_error: float
-    rectifier_variance: float
     judge_variance: float
     covariance: float
     human_variance: float
@@ -115,8 +111,14 @@ def _as_vector(name: str, values: npt.ArrayLike) -> FloatArray:
 
 
 def _validate(
-    judge_all: npt.ArrayLike, judge_labelled: npt.ArrayLike, human: npt.ArrayLike, alpha: float
-) -> tuple[FloatArray, FloatArray, FloatArray]:
+    judge_all: npt.ArrayLike,
+    judge_labelled: npt.ArrayLike,
+    human: npt.ArrayLike,
+    alpha: float,
+    unlabelled_mask: npt.ArrayLike | None,
+) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray]:
+    """(f_all, f_lab, y, the N − n unlabelled judge deltas: by ``unlabelled_mask``, else the
+    multiset difference of f_all and f_lab)."""
     f_all = _as_vector("judge_all", judge_all)
     f_lab = _as_vector("judge_labelled", judge_labelled)
     y = _as_vector("human", human)
@@ -132,7 +134,14 @@ def _validate(
         )
     if not 0.0 < alpha < 0.5:
         raise ValueError(f"alpha must be in (0, 0.5), got {alpha}")
-    return f_all, f_lab, y
+    if unlabelled_mask is not None:
+        chosen = np.asarray(unlabelled_mask, dtype=bool)
+        if chosen.shape != f_all.shape or int(chosen.sum()) != f_all.size - f_lab.size:
+            raise ValueError("unlabelled_mask must mark N - n of the N judged examples")
+        return f_all, f_lab, y, f_all[chosen]
+    values, counts = np.unique(f_all, return_counts=True)
+    taken = np.bincount(np.searchsorted(values, f_lab), minlength=values.size)
+    return f_all, f_lab, y, np.repeat(values, counts - taken)
 
 
 def power_tuned_lambda(
@@ -150,35 +159,13 @@ def power_tuned_lambda(
         Zrnic 2023, eq. (6); ``ppi_py._calc_lhat_glm``); 0.0 when there is no unlabelled
         example or the judge deltas are constant (the judge then carries no information).
     """
-    return float(_lambdas(np.array([covariance]), np.array([judge_variance]), n, n_unlabelled)[0])
-
-
-def _lambdas(cov: FloatArray, var_f: FloatArray, n: int, n_unl: int) -> FloatArray:
-    """``power_tuned_lambda`` over arrays of moments (0 where Var(f) <= 0 or N = n)."""
-    if n_unl == 0:
-        return np.zeros_like(cov)
-    safe = np.where(var_f > 0.0, var_f, 1.0)
-    return np.where(var_f > 0.0, np.clip(cov / ((1.0 + n / n_unl) * safe), 0.0, 1.0), 0.0)
+    if n_unlabelled == 0 or judge_variance <= 0.0:
+        return 0.0
+    return float(np.clip(covariance / ((1.0 + n / n_unlabelled) * judge_variance), 0.0, 1.0))
 
 
 def _covariance(y: FloatArray, f: FloatArray) -> float:
     return float(np.mean((y - y.mean()) * (f - f.mean()))) if y.size else 0.0
-
-
-def _cross_fitted(
-    y: FloatArray, f_lab: FloatArray, var_f: float, n_unl: int
-) -> tuple[FloatArray, float]:
-    """Rectifiers r_i = y_i − lambda_k f_i with lambda_k tuned on the other fold's labels
-    (folds: even and odd positions), and the labelled-size-weighted mean lambda."""
-    n = y.size
-    rect = np.empty(n)
-    lam = 0.0
-    for k in range(2):
-        own, other = slice(k, None, 2), slice(1 - k, None, 2)
-        lam_k = power_tuned_lambda(_covariance(y[other], f_lab[other]), var_f, n, n_unl)
-        rect[own] = y[own] - lam_k * f_lab[own]
-        lam += lam_k * y[own].size / n
-    return rect, lam
 
 
 def _el_variance(values: FloatArray, counts: FloatArray, target: float) -> float:
@@ -219,15 +206,13 @@ class _Parts:
         return self.a_r / (self.a_r + self.a_u)
 
 
-def _mean_var(values: FloatArray) -> tuple[float, float]:
-    return (float(values.mean()), float(np.var(values))) if values.size else (0.0, 0.0)
-
-
 def _parts(rect: FloatArray, f_unl: FloatArray, lam: float) -> _Parts:
-    m_r, v_r = _mean_var(rect)
-    m_u, v_u = _mean_var(f_unl)
-    a_u = lam * lam * v_u / f_unl.size if f_unl.size else 0.0
-    return _Parts(_distinct(rect), _distinct(f_unl), lam, m_r, v_r / rect.size, m_u, a_u)
+    """The parts of rectifiers ``rect`` (n >= 2) and unlabelled judge deltas (maybe none)."""
+    m_u, a_u = 0.0, 0.0
+    if f_unl.size:
+        m_u, a_u = float(f_unl.mean()), lam * lam * float(np.var(f_unl)) / f_unl.size
+    a_r = float(np.var(rect)) / rect.size
+    return _Parts(_distinct(rect), _distinct(f_unl), lam, float(rect.mean()), a_r, m_u, a_u)
 
 
 def _distinct(values: FloatArray) -> tuple[FloatArray, FloatArray]:
@@ -300,11 +285,18 @@ def ppi_mean_bound(
     Raises:
         ValueError: non-finite or mis-shaped arrays, n < 2, N < n, or alpha outside (0, 0.5).
     """
-    f_all, f_lab, y = _validate(judge_all, judge_labelled, human, alpha)
+    f_all, f_lab, y, f_unl = _validate(judge_all, judge_labelled, human, alpha, unlabelled_mask)
     n, n_unl = y.size, f_all.size - y.size
-    f_unl = _unlabelled(f_all, f_lab, unlabelled_mask)
     var_f = float(np.var(f_all, ddof=1))
-    rect, lam = _cross_fitted(y, f_lab, var_f, n_unl)
+    # rectifiers r_i = y_i − lambda_k f_i, lambda_k tuned on the other fold's labels (folds:
+    # even and odd positions); lam is the labelled-size-weighted mean of the two
+    rect = np.empty(n)
+    lam = 0.0
+    for k in range(2):
+        own, other = slice(k, None, 2), slice(1 - k, None, 2)
+        lam_k = power_tuned_lambda(_covariance(y[other], f_lab[other]), var_f, n, n_unl)
+        rect[own] = y[own] - lam_k * f_lab[own]
+        lam += lam_k * y[own].size / n
     parts = _parts(rect, f_unl, lam)
     z = _Z(1.0 - alpha)
     p_value = None if threshold is None else _N.cdf(-_score_z(parts, threshold))
@@ -318,25 +310,11 @@ def ppi_mean_bound(
         n=n,
         n_total=f_all.size,
         judge_bias=float(np.mean(f_lab - y)),
-        judge_only_estimate=float(f_all.mean()),
         standard_error=math.sqrt(parts.a_r + parts.a_u),
-        rectifier_variance=float(np.var(rect)),
         judge_variance=var_f,
         covariance=_covariance(y, f_lab),
         human_variance=float(np.var(y)),
     )
-
-
-def _unlabelled(f_all: FloatArray, f_lab: FloatArray, mask: npt.ArrayLike | None) -> FloatArray:
-    """The N − n unlabelled judge deltas (by ``mask``, else as the multiset difference)."""
-    if mask is not None:
-        chosen = np.asarray(mask, dtype=bool)
-        if chosen.shape != f_all.shape or int(chosen.sum()) != f_all.size - f_lab.size:
-            raise ValueError("unlabelled_mask must mark N - n of the N judged examples")
-        return f_all[chosen]
-    values, counts = np.unique(f_all, return_counts=True)
-    taken = np.bincount(np.searchsorted(values, f_lab), minlength=values.size)
-    return np.repeat(values, counts - taken)
 
 
 def labels_needed(bound: PPIBound, threshold: float, power: float) -> int | None:

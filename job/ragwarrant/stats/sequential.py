@@ -95,20 +95,12 @@ class LookLevel:
     """The level of one look.
 
     Attributes:
-        number: the look's number k (1 = first run of the contract version).
         alpha_this_look: the one-sided level this look's tests use (0: the plan is exhausted).
         alpha_spent: the cumulative level spent by looks 1..k (<= plan.alpha).
-        fraction: the information fraction t_k (None for ``open``).
     """
 
-    number: int
     alpha_this_look: float
     alpha_spent: float
-    fraction: float | None
-
-
-def _open_level(alpha: float, k: int) -> float:
-    return alpha * 6.0 / (math.pi**2 * k * k)
 
 
 def look_level(plan: SequentialPlan, number: int, units: int, spent_before: float) -> LookLevel:
@@ -130,8 +122,9 @@ def look_level(plan: SequentialPlan, number: int, units: int, spent_before: floa
     if number < 1 or units < 0:
         raise ValueError(f"look number must be >= 1 and units >= 0; got {number}, {units}")
     if plan.method == "open":
-        level = min(_open_level(plan.alpha, number), max(0.0, plan.alpha - spent_before))
-        return LookLevel(number, level, spent_before + level, None)
+        share = plan.alpha * 6.0 / (math.pi**2 * number * number)  # sums to alpha over k >= 1
+        level = min(share, max(0.0, plan.alpha - spent_before))
+        return LookLevel(level, spent_before + level)
     looks, max_units = plan.looks or 1, plan.max_units or 1  # both set: see __post_init__
     t = min(1.0, units / max_units)
     if number > looks:
@@ -141,7 +134,7 @@ def look_level(plan: SequentialPlan, number: int, units: int, spent_before: floa
     else:
         target = spent_by(plan, t)
     level = max(0.0, min(plan.alpha, target) - spent_before)
-    return LookLevel(number, level, spent_before + level, t)
+    return LookLevel(level, spent_before + level)
 
 
 def units_for_next_look(

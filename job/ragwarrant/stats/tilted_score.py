@@ -51,121 +51,80 @@ class TiltedScore:
 
 
 class _Tilt:
-    """Scaled, centred unit deltas x = (u - theta) / scale, with two scratch buffers.
+    """Sorted unit deltas u, their mean, and x = (u - theta) / scale for a null mean theta.
 
-    Each evaluation of the tilted moments reuses the buffers (no allocation and no page faults
-    per Newton or bisection step); when u is sorted ascending, the largest exponent lies at an
-    end of x, so no pass is spent finding it. The weighted sums are numpy's pairwise sums, not
-    BLAS dot products, whose partial sums follow the number of BLAS threads: the result does not
-    depend on the machine's core count or on what other threads run.
+    Each evaluation of the tilted moments reuses two scratch buffers (no allocation and no page
+    faults per Newton or bisection step); u is sorted ascending, so the largest exponent lies at
+    an end of x and no pass is spent finding it. The weighted sums are numpy's pairwise sums,
+    not BLAS dot products, whose partial sums follow the number of BLAS threads: the result does
+    not depend on the machine's core count or on what other threads run.
     """
 
-    def __init__(self, size: int, *, ascending: bool) -> None:
-        self.x = np.empty(size)
-        self.w = np.empty(size)
-        self.wx = np.empty(size)
-        self.ascending = ascending
-
-    def load(self, unit_delta: np.ndarray, theta: float) -> float | None:
-        """Set x for null mean ``theta``; return the scale, or None when no tilt exists."""
-        c = np.subtract(unit_delta, theta, out=self.x)
-        lo, hi = (c[0], c[-1]) if self.ascending else (c.min(), c.max())
-        if not (lo < 0.0 < hi):
-            return None
-        scale = float(max(-lo, hi)) if self.ascending else float(np.max(np.abs(c)))
-        np.divide(c, scale, out=self.x)
-        return scale
+    def __init__(self, unit_delta: np.ndarray) -> None:
+        self.u = np.sort(np.asarray(unit_delta, dtype=np.float64))  # same floats in any order
+        self.mean = float(self.u.mean())
+        self.x = np.empty(self.u.size)
+        self.w = np.empty(self.u.size)
+        self.wx = np.empty(self.u.size)
 
     def moments(self, lam: float) -> tuple[float, float]:
         """(mean, variance) of x under weights proportional to exp(lam x)."""
         a = np.multiply(self.x, lam, out=self.w)
-        top = max(a[0], a[-1]) if self.ascending else a.max()
-        w = np.exp(np.subtract(a, top, out=a), out=a)  # in (0, 1], the largest 1
+        w = np.exp(np.subtract(a, max(a[0], a[-1]), out=a), out=a)  # in (0, 1], the largest 1
         total = float(w.sum())
         wx = np.multiply(w, self.x, out=self.wx)
         mean = float(wx.sum()) / total
         wx *= self.x
         return mean, max(float(wx.sum()) / total - mean * mean, 0.0)
 
+    def null_variance(self, theta: float) -> float | None:
+        """v0, the variance about ``theta`` of the exponential tilt with mean ``theta``; None
+        when theta lies outside (min(u), max(u)) and no tilt has mean theta.
 
-def _solve_tilt(t: _Tilt) -> tuple[float, float]:
-    """Tilted (mean, variance) at the lambda with tilted mean 0: safeguarded Newton on the
-    cumulant generating function.
+        The tilted mean K'(lambda) of the cumulant generating function increases in lambda
+        (its derivative is the tilted variance), so a safeguarded Newton keeps a bracket
+        [low, high] with K'(low) < 0 < K'(high) and bisects when a step leaves it.
+        """
+        c = np.subtract(self.u, theta, out=self.x)
+        if not (c[0] < 0.0 < c[-1]):
+            return None
+        scale = float(max(-c[0], c[-1]))
+        np.divide(c, scale, out=self.x)
+        low, high, lam = -1.0, 1.0, 0.0
+        while self.moments(low)[0] > 0.0:
+            low *= 2.0
+        while self.moments(high)[0] < 0.0:
+            high *= 2.0
+        for _ in range(200):
+            mean, var = self.moments(lam)
+            if abs(mean) <= _XTOL or high - low <= _XTOL:
+                break  # the moments at the returned lambda, not computed again
+            low, high = (lam, high) if mean < 0.0 else (low, lam)
+            step = lam - mean / var if var > 0.0 else low - 1.0
+            lam = step if low < step < high else 0.5 * (low + high)
+        else:
+            mean, var = self.moments(lam)
+        return (var + mean * mean) * scale * scale
 
-    The tilted mean K'(lambda) increases in lambda (its derivative is the tilted variance), so
-    a bracket [lo, hi] with K'(lo) < 0 < K'(hi) is kept and a Newton step leaving it bisects.
-    """
-    lo, hi = -1.0, 1.0
-    while t.moments(lo)[0] > 0.0:
-        lo *= 2.0
-    while t.moments(hi)[0] < 0.0:
-        hi *= 2.0
-    lam = 0.0
-    for _ in range(200):
-        mean, var = t.moments(lam)
-        if abs(mean) <= _XTOL or hi - lo <= _XTOL:
-            return mean, var  # the moments at the returned lambda, not computed again
-        lo, hi = (lam, hi) if mean < 0.0 else (lo, lam)
-        step = lam - mean / var if var > 0.0 else lo - 1.0
-        lam = step if lo < step < hi else 0.5 * (lo + hi)
-    return t.moments(lam)
-
-
-def _null_variance(t: _Tilt, unit_delta: np.ndarray, theta: float) -> float | None:
-    scale = t.load(unit_delta, theta)
-    if scale is None:
-        return None
-    mean, var = _solve_tilt(t)
-    return (var + mean * mean) * scale * scale
-
-
-def tilted_null_variance(unit_delta: np.ndarray, theta: float) -> float | None:
-    """Variance about ``theta`` of the exponential tilt of the sample with mean ``theta``.
-
-    Args:
-        unit_delta: shape (G,) finite unit deltas in metric units.
-        theta: the null mean.
-
-    Returns:
-        v0 >= 0, or None when theta lies outside (min(u), max(u)) and no tilt has mean theta.
-    """
-    u = np.asarray(unit_delta, dtype=np.float64)
-    return _null_variance(_Tilt(u.size, ascending=False), u, theta)
-
-
-def _score_p(t: _Tilt, unit_delta: np.ndarray, theta: float, mean: float) -> float:
-    if mean <= theta:
-        return 1.0
-    v0 = _null_variance(t, unit_delta, theta)
-    if v0 is None or v0 <= 0.0:
-        return 0.0
-    g = unit_delta.size
-    return t_cdf(-(mean - theta) / math.sqrt(v0 / g), g - 1)  # Student's t survival
-
-
-def _inverted_bound(
-    t: _Tilt, unit_delta: np.ndarray, threshold: float, mean: float, alpha: float
-) -> float:
-    """The theta in (min(u), threshold] where the check's p-value crosses ``alpha``.
-
-    At theta = min(u) no tilt exists (p-value 0) and at ``threshold`` the p-value is above
-    alpha, so a crossing lies between (``stats.roots.bisect``, to ``_XTOL``). When the deltas
-    are equal up to rounding (the mean rounds to min(u), where the p-value is 1), there is no
-    crossing: the bound is then min(u), the least any tilt allows (fails closed; such data
-    raised ValueError from the bisection before).
-    """
-    low = float(unit_delta.min())
-
-    def excess(theta: float) -> float:
-        return _score_p(t, unit_delta, theta, mean) - alpha
-
-    if low >= threshold or excess(low) >= 0.0:
-        return min(low, threshold)
-    return bisect(excess, low, threshold, xtol=_XTOL)
+    def p_value(self, theta: float) -> float:
+        """The check's one-sided p-value of H0: mean <= theta (Student's t survival)."""
+        if self.mean <= theta:
+            return 1.0
+        v0 = self.null_variance(theta)
+        if v0 is None or v0 <= 0.0:
+            return 0.0
+        g = self.u.size
+        return t_cdf(-(self.mean - theta) / math.sqrt(v0 / g), g - 1)
 
 
 def tilted_score_test(unit_delta: np.ndarray, threshold: float, alpha: float) -> TiltedScore:
     """Score check of H0: mean delta <= threshold with the least favourable null variance.
+
+    The lower bound is the theta in (min(u), threshold] where the p-value crosses ``alpha``:
+    at theta = min(u) no tilt exists (p-value 0) and at ``threshold`` the p-value is above
+    alpha, so a crossing lies between (``stats.roots.bisect``, to ``_XTOL``). When the deltas
+    are equal up to rounding (the mean rounds to min(u), where the p-value is 1), there is no
+    crossing: the bound is then min(u), the least any tilt allows (fails closed).
 
     Args:
         unit_delta: shape (G,) finite oriented unit deltas (positive = candidate better), G >= 2.
@@ -176,17 +135,16 @@ def tilted_score_test(unit_delta: np.ndarray, threshold: float, alpha: float) ->
         TiltedScore; its p-value is <= alpha exactly when the check rejects, and its lower
         bound (computed only when it does not) is at or below ``threshold``.
     """
-    u = np.sort(
-        np.asarray(unit_delta, dtype=np.float64)
-    )  # order-free sums: same floats in any row order
-    mean = float(u.mean())
-    t = _Tilt(u.size, ascending=True)
-    p = _score_p(t, u, threshold, mean)
+    tilt = _Tilt(unit_delta)
+    p = tilt.p_value(threshold)
     if p <= alpha:
         return TiltedScore(p_value=p, lower_bound=None)
-    return TiltedScore(
-        p_value=p, lower_bound=min(threshold, _inverted_bound(t, u, threshold, mean, alpha))
-    )
+    low = float(tilt.u[0])
+    if low >= threshold or tilt.p_value(low) >= alpha:
+        bound = min(low, threshold)
+    else:
+        bound = bisect(lambda theta: tilt.p_value(theta) - alpha, low, threshold, xtol=_XTOL)
+    return TiltedScore(p_value=p, lower_bound=min(threshold, bound))
 
 
 tilted_score_test.__test__ = False  # type: ignore[attr-defined]  # not a pytest test
