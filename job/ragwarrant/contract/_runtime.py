@@ -148,13 +148,12 @@ def _declared_labels(contract: ReleaseContract, kind: NearMissKind) -> dict[Loc,
             for i, ps in enumerate(contract.protected_slices)
         }
     if kind == "metric":
-        metrics = {
+        metrics: dict[Loc, str] = {
             ("quality_metrics", i, "id"): m.id for i, m in enumerate(contract.quality_metrics)
         }
-        return metrics | {
-            ("operational_metrics", i, "id"): m.id
-            for i, m in enumerate(contract.operational_metrics)
-        }
+        for i, o in enumerate(contract.operational_metrics):
+            metrics[("operational_metrics", i, "id")] = o.id
+        return metrics
     declared: dict[Loc, str] = {("baseline", "policy_id"): contract.baseline.policy_id}
     for i, c in enumerate(contract.candidates):
         declared[("candidates", i, "policy_id")] = c.policy_id

@@ -167,11 +167,11 @@ def _label_examples(
 ) -> tuple[dict[NearMissKind, dict[str, int]], dict[str, str]]:
     """For splits, slices, policies and metrics: label → examples with a row under it; and
     metric label → one row that holds it (``<file> row <n>``)."""
-    rows: dict[NearMissKind, dict[str, np.ndarray]] = {"policy": {}, "metric": {}}
+    policy_rows: dict[str, np.ndarray] = {}  # label → examples with a row of it
+    metric_rows: dict[str, np.ndarray] = {}
     located: dict[str, str] = {}
     for (policy, metric), col in index.columns.items():
-        for kind, label in (("policy", policy), ("metric", metric)):
-            seen = rows[kind]
+        for seen, label in ((policy_rows, policy), (metric_rows, metric)):
             seen[label] = seen[label] | col.has_row if label in seen else col.has_row
         if metric not in located:
             located[metric] = index.locate(policy, metric, int(np.argmax(col.has_row)))
@@ -182,9 +182,9 @@ def _label_examples(
             for v in index.slice_labels
             if isinstance(v, str)
         },
+        "policy": {p: int(np.count_nonzero(has)) for p, has in policy_rows.items()},
+        "metric": {m: int(np.count_nonzero(has)) for m, has in metric_rows.items()},
     }
-    for kind, seen in rows.items():
-        examples[kind] = {v: int(np.count_nonzero(has)) for v, has in seen.items()}
     return examples, located
 
 
