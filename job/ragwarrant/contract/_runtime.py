@@ -19,8 +19,7 @@ from ragwarrant.contract._release import ReleaseContract
 from ragwarrant.contract._sanity import did_you_mean, scale_tolerance
 from ragwarrant.display import quoted
 
-#: What ``check_near_misses`` compares: split values, protected slice values, policy ids or
-#: metric labels.
+#: What ``check_near_misses`` compares: split, protected slice, policy or metric labels.
 NearMissKind = Literal["split", "slice", "policy", "metric"]
 
 _CONFIRMATORY_NAMES = ("confirmatory", "holdout", "heldout", "held-out", "held_out", "test")
@@ -148,12 +147,11 @@ def _declared_labels(contract: ReleaseContract, kind: NearMissKind) -> dict[Loc,
             for i, ps in enumerate(contract.protected_slices)
         }
     if kind == "metric":
-        metrics: dict[Loc, str] = {
-            ("quality_metrics", i, "id"): m.id for i, m in enumerate(contract.quality_metrics)
+        return {
+            (key, i, "id"): m.id
+            for key in ("quality_metrics", "operational_metrics")
+            for i, m in enumerate(getattr(contract, key))
         }
-        for i, o in enumerate(contract.operational_metrics):
-            metrics[("operational_metrics", i, "id")] = o.id
-        return metrics
     declared: dict[Loc, str] = {("baseline", "policy_id"): contract.baseline.policy_id}
     for i, c in enumerate(contract.candidates):
         declared[("candidates", i, "policy_id")] = c.policy_id
