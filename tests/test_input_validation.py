@@ -8,6 +8,7 @@ import hashlib
 import numpy as np
 import orjson
 import pytest
+import yaml
 
 from ragwarrant import cli
 from ragwarrant.display import quoted
@@ -219,6 +220,101 @@ def test_a_policy_label_that_folds_to_a_contract_policy_blocks(make_input, tmp_p
         g for g in load(out)["run_gates"] if g["id"] == "hard:contract-evidence:policy-labels"
     )
     assert f"{quoted(label)} (200 examples)" in gate["reason"]
+
+
+def _metric_labelled(tmp_path, label: str, *, wide: bool = False):
+    """A trial's input: 100 questions, the candidate 0.3 worse on the 30 whose faithfulness rows
+    are labelled ``label`` and slightly better on the rest; cost 0.010 → 0.007. Long layout (one
+    file, a metric column), or wide (the 30 in a second file whose mapping names ``label``)."""
+    root = tmp_path / "in"
+    (root / "policies").mkdir(parents=True)
+    for policy, k in (("prod", 5), ("topk3", 3)):
+        (root / "policies" / f"{policy}.json").write_text(f'{{"top_k": {k}}}')
+    rows: list[tuple[str, str, str, float]] = []  # the trial's order: q0 prod faithfulness first
+    for i in range(100):
+        b, name = 0.5 + 0.4 * ((i * 37) % 100) / 100, label if i < 30 else "faithfulness"
+        c = b - 0.3 if i < 30 else b + 0.03 + ((i * 53) % 7 - 3) / 50
+        rows += [(f"q{i}", "prod", name, b), (f"q{i}", "topk3", name, c)]
+        rows += [(f"q{i}", "prod", "cost_usd", 0.010), (f"q{i}", "topk3", "cost_usd", 0.007)]
+    files = {"evals": rows}
+    if wide:  # the 30 questions in a second file (rows of one question are adjacent)
+        files = {"evals": rows[120:], "batch2": rows[:120]}
+    sources = []
+    for name, part in files.items():
+        source = {"id": name, "path": f"{name}.csv", "format": "csv"}
+        if wide:
+            metric = label if name == "batch2" else "faithfulness"
+            cells: dict[tuple[str, str], dict[str, float]] = {(q, p): {} for q, p, _, _ in part}
+            for q, p, m, v in part:
+                cells[(q, p)]["cost" if m == "cost_usd" else "faith"] = v
+            lines = [f"{q},{p},{v['faith']:.4f},{v['cost']:.3f}" for (q, p), v in cells.items()]
+            text = "qid,policy,faith,cost\n" + "\n".join(lines)
+            source |= {"columns": {"example_id": "qid", "policy_id": "policy"}}
+            source |= {"metrics": {"faith": metric, "cost": "cost_usd"}}
+        else:
+            text = "qid,policy,metric,value\n" + "\n".join(
+                f"{q},{p},{m},{v:.4f}" for q, p, m, v in part
+            )
+            source |= {"layout": "long", "columns": {"example_id": "qid", "policy_id": "policy"}}
+            source["columns"] |= {"metric": "metric", "value": "value"}
+        (root / f"{name}.csv").write_text(text + "\n")
+        sources.append(source)
+    contract = {
+        "id": "long",
+        "version": "1",
+        "baseline": {"policy_id": "prod", "config": "policies/prod.json"},
+        "candidates": [{"policy_id": "topk3", "config": "policies/topk3.json"}],
+        "evidence": sources,
+        "quality_metrics": [{"id": "faithfulness", "margin_abs": 0.02}],
+        "operational_metrics": [{"id": "cost_usd", "unit": "usd"}],
+        "claims": {"join": "any", "items": [{"kind": "cost-reduction", "metric": "cost_usd"}]},
+        "evidence_class": "confirmatory",
+    }
+    (root / "contract.yaml").write_text(yaml.safe_dump(contract, sort_keys=False))
+    return root
+
+
+@pytest.mark.parametrize(
+    ("label", "wide"),
+    [("Faithfulness", False), ("faith\u200bfulness", False), ("Faithfulness", True)],
+)
+def test_a_metric_label_that_folds_to_a_declared_metric_blocks(tmp_path, label, wide):
+    """The candidate's worst 30 questions labelled 'Faithfulness' (or with a zero-width space)
+    beside declared 'faithfulness' BLOCK naming the contract key, the label (escaped), its count
+    and a row, instead of PROMOTEing on the other 70 with a note (trial, metric labels)."""
+    out = tmp_path / "out"
+    assert (
+        run(
+            ["run", "--input", str(_metric_labelled(tmp_path, label, wide=wide))]
+            + ["--output", str(out)]
+        )
+        == 12
+    )
+    gate = next(
+        g for g in load(out)["run_gates"] if g["id"] == "hard:contract-evidence:metric-labels"
+    )
+    where = "batch2.csv row 1" if wide else "evals.csv row 1"
+    assert gate["reason"].startswith(
+        "the contract contradicts the evidence: contract.yaml: quality_metrics[0].id (line "
+    )
+    assert (
+        f"metric 'faithfulness' is declared, but the evidence also labels 30 examples "
+        f"{quoted(label)} (30 examples, e.g. {where})" in gate["reason"]
+    )
+
+
+def test_a_distinct_metric_label_only_notes(tmp_path):
+    """Rows of a metric 'faithfulness_v2' do not fold to 'faithfulness': no metric-labels gate,
+    only the undeclared-metrics note (the declared metric is tested on the other 70)."""
+    out = tmp_path / "out"
+    run(
+        ["run", "--input", str(_metric_labelled(tmp_path, "faithfulness_v2")), "--output", str(out)]
+    )
+    assert all("metric-labels" not in g["id"] for g in load(out)["run_gates"])
+    checks = load(out, "validation_report.json")["checks"]
+    assert any(
+        c["id"] == "undeclared-metrics" and "faithfulness_v2" in c["message"] for c in checks
+    )
 
 
 def test_a_distinct_policy_label_only_notes(make_input, tmp_path):

@@ -122,6 +122,25 @@ def test_slice_and_policy_near_misses_name_the_contract_key():
     assert check_near_misses(contract, "slice", {"summary": 9}) == []
 
 
+def test_metric_near_misses_name_the_declared_id_and_a_row():
+    """Metric labels get the same check against quality and operational ids, each label with a
+    row holding it when ``located`` is given; other metrics (``correct_v2``) are not reported."""
+    contract = ReleaseContract.model_validate(base_contract())  # correct, cost_usd
+    near = {"CORRECT": 30, "\uff43orrect": 2, "c\u043errect": 1, "cost-usd": 5}
+    counts = {"correct": 100, "cost_usd": 100, "correct_v2": 9, "incorrect": 4} | near
+    rows = {label: f"evals.csv row {n}" for label, n in counts.items()}
+    quality, operational = check_near_misses(contract, "metric", counts, located=rows)
+    assert (
+        quality.startswith("quality_metrics[0].id:") and "metric 'correct' is declared" in quality
+    )
+    assert "labels 33 examples 'CORRECT' (30 examples, e.g. evals.csv row 30)" in quality
+    assert "'\\uff43orrect' (2 examples" in quality and "'c\\u043errect' (1 examples" in quality
+    assert operational.startswith("operational_metrics[0].id:")
+    assert "'cost-usd' (5 examples, e.g. evals.csv row 5)" in operational
+    assert "correct_v2" not in quality and "incorrect" not in quality
+    assert check_near_misses(contract, "metric", {"correct": 1, "correct_v2": 9}) == []
+
+
 def test_no_split_values_no_block():
     """No split column and no block: nothing to report."""
     contract = ReleaseContract.model_validate(base_contract())

@@ -19,8 +19,8 @@ from ragwarrant.contract._release import ReleaseContract
 from ragwarrant.contract._sanity import did_you_mean, scale_tolerance
 from ragwarrant.display import quoted
 
-#: What ``check_near_misses`` compares: split values, protected slice values or policy ids.
-NearMissKind = Literal["split", "slice", "policy"]
+#: What ``check_near_misses`` compares: split, protected slice, policy or metric labels.
+NearMissKind = Literal["split", "slice", "policy", "metric"]
 
 _CONFIRMATORY_NAMES = ("confirmatory", "holdout", "heldout", "held-out", "held_out", "test")
 _DEVELOPMENT_NAMES = ("development", "dev", "validation", "val", "tuning", "train")
@@ -146,6 +146,12 @@ def _declared_labels(contract: ReleaseContract, kind: NearMissKind) -> dict[Loc,
             ("protected_slices", i, "value"): ps.value
             for i, ps in enumerate(contract.protected_slices)
         }
+    if kind == "metric":
+        return {
+            (key, i, "id"): m.id
+            for key in ("quality_metrics", "operational_metrics")
+            for i, m in enumerate(getattr(contract, key))
+        }
     declared: dict[Loc, str] = {("baseline", "policy_id"): contract.baseline.policy_id}
     for i, c in enumerate(contract.candidates):
         declared[("candidates", i, "policy_id")] = c.policy_id
@@ -157,28 +163,32 @@ def check_near_misses(
     kind: NearMissKind,
     examples: Mapping[str, int],
     *,
+    located: Mapping[str, str] | None = None,
     source: ContractSource | None = None,
 ) -> list[str]:
     """Report labels in the evidence that the contract does not declare but that differ from a
     declared one only as ``_folded`` ignores: case, white space, punctuation and dashes,
     accents, invisible characters, compatibility forms or Cyrillic/Greek lookalike letters.
 
-    Rows with such a label are in no split role, no protected slice or no tested policy, so
-    they would be dropped from the decision while a reader takes them for the declared one (a
-    trial PROMOTEd candidates whose worst examples were labelled ``Holdout``, ``Summ`` for
-    protected ``summ`` or ``TOPK3`` for ``topk3``). A label that folds to no declared one (a
-    ``train`` split, another task, a third policy) is not reported here: it stays a note.
+    Rows with such a label are in no split role, no protected slice, no tested policy or no
+    tested metric, so they would be dropped from the decision while a reader takes them for the
+    declared one (trials PROMOTEd candidates whose worst examples were labelled ``Holdout``,
+    ``Summ`` for protected ``summ``, ``TOPK3`` for ``topk3`` or ``Faithfulness`` for
+    ``faithfulness``). A label that folds to no declared one (a ``train`` split, another task, a
+    third policy, another metric) is not reported here: it stays a note.
 
     Args:
         contract: the validated contract.
-        kind: ``split`` (``splits:`` values), ``slice`` (``protected_slices[*].value``) or
-            ``policy`` (baseline and candidate policy ids).
+        kind: ``split`` (``splits:`` values), ``slice`` (``protected_slices[*].value``),
+            ``policy`` (baseline and candidate policy ids) or ``metric`` (quality and
+            operational metric ids).
         examples: label → examples that have a row with it (every label present).
+        located: label → one row that holds it (``<file> row <n>``), named when given.
         source: the contract's source, for line numbers.
 
     Returns:
-        One message per declared label with near misses, naming them (``display.quoted``) and
-        their example counts.
+        One message per declared label with near misses, naming them (``display.quoted``),
+        their example counts and, with ``located``, a row of each.
     """
     declared = _declared_labels(contract, kind)
     known = set(declared.values())
@@ -189,7 +199,10 @@ def check_near_misses(
         if not near:
             continue
         n = sum(examples[v] for v in near)
-        shown = ", ".join(f"{quoted(v)} ({examples[v]} examples)" for v in near)
+        shown = ", ".join(
+            f"{quoted(v)} ({examples[v]} examples" + (f", e.g. {located[v]})" if located else ")")
+            for v in near
+        )
         messages.append(
             f"{_where(source, loc)}: {kind} {quoted(wanted)} is declared, but the evidence also "
             f"labels {n} examples {shown}, which differ from it only by case, white space, "

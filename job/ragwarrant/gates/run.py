@@ -4,8 +4,9 @@
 - ``hard:evidence-readable:<source>``: an evidence source could be read by its adapter.
 - ``hard:contract-evidence:<check>``: the contract agrees with the evidence it governs
   (``contract.check_policy_ids``, ``check_splits_declared``, ``check_scales``,
-  ``check_directions``, and ``check_near_misses`` as ``split-labels``, ``slice-labels`` and
-  ``policy-labels``: undeclared labels that fold to a declared one); present only when it fails.
+  ``check_directions``, and ``check_near_misses`` as ``split-labels``, ``slice-labels``,
+  ``policy-labels`` and ``metric-labels``: undeclared labels that fold to a declared one);
+  present only when it fails.
 - ``multiplicity:holm-across-candidates``: a candidate's p-value meets its Holm level when
   several candidates are tested on the confirmatory split (Holm 1979, "A simple sequentially
   rejective multiple test procedure", Scand. J. Statist. 6:65-70).
@@ -161,14 +162,20 @@ def _declared_directions(inputs: Inputs) -> dict[str, dict[str, str]]:
     return declared
 
 
-def _label_examples(index: EvidenceIndex) -> dict[NearMissKind, dict[str, int]]:
-    """For splits, slices and policies: label → examples with a row under it."""
-    policy_rows: dict[str, np.ndarray] = {}  # policy → examples with a row of it (any metric)
-    for (policy, _), col in index.columns.items():
-        policy_rows[policy] = (
-            policy_rows[policy] | col.has_row if policy in policy_rows else col.has_row
-        )
-    return {
+def _label_examples(
+    index: EvidenceIndex,
+) -> tuple[dict[NearMissKind, dict[str, int]], dict[str, str]]:
+    """For splits, slices, policies and metrics: label → examples with a row under it; and
+    metric label → one row that holds it (``<file> row <n>``)."""
+    policy_rows: dict[str, np.ndarray] = {}  # label → examples with a row of it
+    metric_rows: dict[str, np.ndarray] = {}
+    located: dict[str, str] = {}
+    for (policy, metric), col in index.columns.items():
+        for seen, label in ((policy_rows, policy), (metric_rows, metric)):
+            seen[label] = seen[label] | col.has_row if label in seen else col.has_row
+        if metric not in located:
+            located[metric] = index.locate(policy, metric, int(np.argmax(col.has_row)))
+    examples: dict[NearMissKind, dict[str, int]] = {
         "split": {v: int(np.count_nonzero(index.in_split(v))) for v in index.split_labels},
         "slice": {
             v: int(np.count_nonzero(index.in_slice(v)))
@@ -176,7 +183,9 @@ def _label_examples(index: EvidenceIndex) -> dict[NearMissKind, dict[str, int]]:
             if isinstance(v, str)
         },
         "policy": {p: int(np.count_nonzero(has)) for p, has in policy_rows.items()},
+        "metric": {m: int(np.count_nonzero(has)) for m, has in metric_rows.items()},
     }
+    return examples, located
 
 
 def contract_evidence_gates(inputs: Inputs, index: EvidenceIndex) -> list[GateResult]:
@@ -192,12 +201,15 @@ def contract_evidence_gates(inputs: Inputs, index: EvidenceIndex) -> list[GateRe
         for m in contract.quality_metrics
         if (where := evidence_scope.first_outside(index, m.id, *m.scale)) is not None
     ]
+    examples, located = _label_examples(index)
     found = {
         "policy-ids": check_policy_ids(contract, index.policies(), source=source),
         "splits": check_splits_declared(contract, index.split_labels, source=source),
         **{
-            f"{kind}-labels": check_near_misses(contract, kind, examples, source=source)
-            for kind, examples in _label_examples(index).items()
+            f"{kind}-labels": check_near_misses(
+                contract, kind, counts, located=located if kind == "metric" else None, source=source
+            )
+            for kind, counts in examples.items()
         },
         "scales": check_scales(contract, observed, non_binary=non_binary, source=source),
         "directions": check_directions(contract, _declared_directions(inputs), source=source),
