@@ -28,6 +28,7 @@ from ragwarrant.contract._sanity import (
     FieldError,
     check_direction_family,
     check_margin,
+    check_scale_ends,
     check_unit,
     did_you_mean,
 )
@@ -282,6 +283,7 @@ class QualityMetric(ContractModel):
     def _scale_order(cls, v: tuple[float, float]) -> tuple[float, float]:
         if not v[0] < v[1]:
             raise ValueError(f"expected [low, high] with low < high, found {list(v)}")
+        check_scale_ends(v)
         return v
 
     @model_validator(mode="after")
