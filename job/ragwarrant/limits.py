@@ -84,5 +84,11 @@ pairwise) stay under 1 % of a margin; at 10^17 (a 1e17 outlier against a 0.02 ma
 [0, 1e18] scale) the sums lost the 0.1 losses of the other examples and the run wrongly
 PROMOTEd."""
 
+MIN_ALPHA = 1e-12
+"""Smallest ``statistics.alpha``. The level is split further (Holm over metrics and slices, a
+sequential plan's looks) and inverted (``20 / alpha`` resamples, ``log2(1 / alpha)`` units): a
+subnormal level such as 5e-324 overflowed to ``inf`` there (exit 70). The bootstrap's Monte Carlo
+guard cannot reject below about 1e-4 anyway (``-ln(alpha) / B`` with B <= 100,000)."""
+
 UINT64_MAX = 2**64 - 1
 """The largest seed: seeds are unsigned 64-bit integers."""

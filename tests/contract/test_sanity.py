@@ -290,3 +290,14 @@ def test_slice_margin_below_float64_resolution_refused(tmp_path):
     c["quality_metrics"][0].update(scale=[-1e6, 1e6], margin_abs=1.0)
     c["protected_slices"] = [{"value": "a", "margin_abs": 1e-7}]
     assert "protected_slices[0].margin_abs" in _refused(tmp_path, c).message
+
+
+@pytest.mark.parametrize("alpha", [5e-324, 1e-13])
+def test_alpha_below_its_floor_refused(tmp_path, alpha):
+    """``statistics.alpha`` below ``limits.MIN_ALPHA`` is refused at its key: 5e-324 overflowed
+    ``20 / alpha`` and ``log2(1 / alpha)`` to inf in the tests (exit 70)."""
+    c = base_contract()
+    c["statistics"]["alpha"] = alpha
+    assert "statistics.alpha (line" in _refused(tmp_path, c).message
+    c["statistics"]["alpha"] = 1e-12
+    assert _load(tmp_path, c).statistics.alpha == 1e-12
