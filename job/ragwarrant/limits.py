@@ -68,5 +68,27 @@ parser sees it (Arrow's JSON reader overflows its stack on deep nesting)."""
 MAX_CSV_FIELD_CHARS = 131_072
 """Characters of one CSV header field (the standard library's ``csv.field_size_limit``)."""
 
+MAX_SCALE_MAGNITUDE = 1e143
+"""Largest ``|low|`` or ``|high|`` of a quality metric's scale: a value on the scale (or put at
+its worst end by ``on_missing: worst``) must be aggregable without float64 overflow over the
+most examples a run may hold, ``stats.magnitude.max_safe_magnitude(CEILING_EVIDENCE_ROWS)``
+(about 3.4e143). A scale of [-1e308, 1e308] had a width of ``inf`` and crashed the run."""
+
+MAX_SCALE_TO_MARGIN = 1e12
+"""Largest ratio of a scale's larger end magnitude ``max(|low|, |high|)`` to a noninferiority
+margin. float64 keeps a relative precision of 2^-52 (about 2.2e-16): a value of magnitude M in a
+sum of n terms carries a rounding error up to M·2^-52 per addition, and the statistics centre,
+sum and resample n such terms (numpy's pairwise sums: about log2(n) roundings; a plain running
+sum: n). At M = 10^12 margins one rounding is 2.2e-4 margins, and 30 of them (10^9 terms
+pairwise) stay under 1 % of a margin; at 10^17 (a 1e17 outlier against a 0.02 margin on a
+[0, 1e18] scale) the sums lost the 0.1 losses of the other examples and the run wrongly
+PROMOTEd."""
+
+MIN_ALPHA = 1e-12
+"""Smallest ``statistics.alpha``. The level is split further (Holm over metrics and slices, a
+sequential plan's looks) and inverted (``20 / alpha`` resamples, ``log2(1 / alpha)`` units): a
+subnormal level such as 5e-324 overflowed to ``inf`` there (exit 70). The bootstrap's Monte Carlo
+guard cannot reject below about 1e-4 anyway (``-ln(alpha) / B`` with B <= 100,000)."""
+
 UINT64_MAX = 2**64 - 1
 """The largest seed: seeds are unsigned 64-bit integers."""

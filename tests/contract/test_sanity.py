@@ -259,3 +259,45 @@ def test_a_claim_on_an_undeclared_metric_of_its_kind_is_refused(tmp_path, kind, 
     err = _refused(tmp_path, c)
     assert "claims.items[0].metric (line" in err.message
     assert said in err.message
+
+
+@pytest.mark.parametrize("scale", [[-1e308, 1e308], [0, 1e160]])
+def test_scale_ends_past_float64_aggregation_refused(tmp_path, scale):
+    """A scale end past ``limits.MAX_SCALE_MAGNITUDE`` is refused at ``scale``: a worst-case
+    value at that end overflowed the statistics (exit 70, or a REJECT with a bound of -7e142)."""
+    c = base_contract()
+    c["quality_metrics"][0].update(scale=scale, margin_abs=0.02, on_missing="worst")
+    err = _refused(tmp_path, c)
+    assert "quality_metrics[0].scale (line" in err.message
+    assert "without float64 overflow" in err.message
+
+
+def test_margin_below_float64_resolution_on_the_scale_refused(tmp_path):
+    """A 0.02 margin on a [0, 1e18] scale is refused: a 1e17 value among 0.1 losses made the
+    sums lose the losses, and the run PROMOTEd; a 1e6 margin (1e12 per scale end) is accepted."""
+    c = base_contract()
+    c["quality_metrics"][0].update(scale=[0, 1e18], margin_abs=0.02)
+    err = _refused(tmp_path, c)
+    assert "quality_metrics[0].margin_abs (line" in err.message
+    assert "expected a margin of at least 1e+06" in err.message
+    c["quality_metrics"][0]["margin_abs"] = 1e6
+    assert _load(tmp_path, c).quality_metrics[0].margin_abs == 1e6
+
+
+def test_slice_margin_below_float64_resolution_refused(tmp_path):
+    """A protected slice's margin is held to the same resolution as the metric's own."""
+    c = base_contract()
+    c["quality_metrics"][0].update(scale=[-1e6, 1e6], margin_abs=1.0)
+    c["protected_slices"] = [{"value": "a", "margin_abs": 1e-7}]
+    assert "protected_slices[0].margin_abs" in _refused(tmp_path, c).message
+
+
+@pytest.mark.parametrize("alpha", [5e-324, 1e-13])
+def test_alpha_below_its_floor_refused(tmp_path, alpha):
+    """``statistics.alpha`` below ``limits.MIN_ALPHA`` is refused at its key: 5e-324 overflowed
+    ``20 / alpha`` and ``log2(1 / alpha)`` to inf in the tests (exit 70)."""
+    c = base_contract()
+    c["statistics"]["alpha"] = alpha
+    assert "statistics.alpha (line" in _refused(tmp_path, c).message
+    c["statistics"]["alpha"] = 1e-12
+    assert _load(tmp_path, c).statistics.alpha == 1e-12

@@ -138,3 +138,28 @@ def test_shuffled_evidence_rows_give_the_same_decision(make_input, tmp_path):
     csv.write_text("\n".join([header, *rows]) + "\n")
     run_job(root, tmp_path / "out2", on_stage=lambda e, **kw: None)
     assert _decision_without_run(tmp_path / "out1") == _decision_without_run(tmp_path / "out2")
+
+
+@pytest.mark.parametrize("doc", [lambda i: "d1", lambda i: "d0" if i < 2 else "d1"])
+def test_one_cluster_is_inconclusive_not_a_crash(make_input, tmp_path, doc):
+    """Every pair in one cluster (or two clusters of 2 and 58 pairs, the small one a protected
+    slice) gives an INCONCLUSIVE gate naming "too few clusters (1)", never a ZeroDivisionError
+    (exit 70)."""
+    data = simulate(60, slices=("a",))
+    data["cand"]["correct"] = data["base"]["correct"].copy()
+    for arm in data.values():
+        arm["doc"] = np.array([doc(i) for i in range(60)])
+        arm["task"][:2] = "b"
+
+    def protect(c):
+        c["protected_slices"] = [{"value": "b", "min_paired_n": 2}]
+
+    root = make_input(mutate=protect, data=data)
+    run_job(root, tmp_path / "out", on_stage=lambda e, **kw: None)
+    [cand] = orjson.loads((tmp_path / "out" / "decision.json").read_bytes())["candidates"]
+    assert cand["class"] == "INCONCLUSIVE"
+    ids = ["noninferiority:correct@b"] + (["noninferiority:correct"] if doc(0) == "d1" else [])
+    for gid in ids:
+        g = next(g for g in cand["gates"] if g["id"] == gid)
+        assert g["status"] == "inconclusive"
+        assert "too few clusters (1)" in g["reason"]

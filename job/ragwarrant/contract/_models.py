@@ -28,6 +28,7 @@ from ragwarrant.contract._sanity import (
     FieldError,
     check_direction_family,
     check_margin,
+    check_scale_ends,
     check_unit,
     did_you_mean,
 )
@@ -38,6 +39,7 @@ from ragwarrant.limits import (
     MAX_CANDIDATES,
     MAX_EVIDENCE_ROWS,
     MAX_PROTECTED_SLICES,
+    MIN_ALPHA,
     UINT64_MAX,
 )
 from ragwarrant.stats.bootstrap import Statistic
@@ -282,6 +284,7 @@ class QualityMetric(ContractModel):
     def _scale_order(cls, v: tuple[float, float]) -> tuple[float, float]:
         if not v[0] < v[1]:
             raise ValueError(f"expected [low, high] with low < high, found {list(v)}")
+        check_scale_ends(v)
         return v
 
     @model_validator(mode="after")
@@ -373,7 +376,9 @@ class ProtectedSlice(ContractModel):
 class Statistics(ContractModel):
     """Settings of the statistical tests."""
 
-    alpha: float = Field(default=0.05, gt=0, lt=0.5, description="one-sided significance level")
+    alpha: float = Field(
+        default=0.05, ge=MIN_ALPHA, lt=0.5, description="one-sided significance level"
+    )
     resamples: int = Field(default=2000, ge=2000, le=100_000)
     seed: int = Field(default=20261129, ge=0, le=UINT64_MAX, description="an unsigned 64-bit int")
     min_paired_n: int = Field(default=30, ge=2)

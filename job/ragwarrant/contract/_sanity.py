@@ -14,6 +14,8 @@ import difflib
 import re
 from collections.abc import Iterable, Sequence
 
+from ragwarrant.limits import MAX_SCALE_MAGNITUDE, MAX_SCALE_TO_MARGIN
+
 LOWER_IS_BETTER_WORDS = frozenset({"latency", "cost", "hallucination", "toxicity", "error"})
 """Words of metric ids whose metrics are better when lower."""
 
@@ -161,14 +163,37 @@ def check_unit(metric_id: str, unit: str) -> None:
     )
 
 
-def check_margin(margin: float, scale: Sequence[float], loc: tuple[str | int, ...]) -> None:
-    """Refuse a noninferiority margin as wide as the metric's scale or wider.
+def check_scale_ends(scale: Sequence[float]) -> None:
+    """Refuse a scale end beyond ``limits.MAX_SCALE_MAGNITUDE`` (float64 overflow; ValueError)."""
+    end = max(abs(scale[0]), abs(scale[1]))
+    if end > MAX_SCALE_MAGNITUDE:
+        raise ValueError(
+            f"expected scale ends within +/-{MAX_SCALE_MAGNITUDE:g}, found {end:g}: the "
+            "statistics cannot sum such values without float64 overflow; rescale the metric"
+        )
 
-    Such a margin makes the noninferiority test pass whatever the data (every delta lies inside it).
+
+def check_margin(margin: float, scale: Sequence[float], loc: tuple[str | int, ...]) -> None:
+    """Refuse a noninferiority margin as wide as the metric's scale or wider, or one too small
+    for float64 to resolve on the scale (``limits.MAX_SCALE_TO_MARGIN``).
+
+    A margin as wide as the scale makes the noninferiority test pass whatever the data (every
+    delta lies inside it); one below ``max(|low|, |high|) / MAX_SCALE_TO_MARGIN`` is lost in the
+    rounding of sums of values on the scale, so a bound could PROMOTE or REJECT by rounding.
 
     Raises:
-        FieldError: at ``loc``, suggesting the margin read as a percentage of the scale.
+        FieldError: at ``loc``, suggesting the margin read as a percentage of the scale, or
+            naming the smallest margin the scale allows.
     """
+    end = max(abs(scale[0]), abs(scale[1]))
+    if end > MAX_SCALE_TO_MARGIN * margin:
+        raise FieldError(
+            f"expected a margin of at least {end / MAX_SCALE_TO_MARGIN:g} on the scale "
+            f"[{scale[0]:g}, {scale[1]:g}], found {margin:g}: float64 sums of values up to "
+            f"{end:g} cannot resolve a smaller one (at most {MAX_SCALE_TO_MARGIN:g} margins "
+            "per scale end); declare the scale the values really span, or rescale the metric",
+            loc,
+        )
     width = scale[1] - scale[0]
     if margin < width:
         return

@@ -333,7 +333,9 @@ def _noninferiority_gate(
     """One noninferiority gate, recording the metric kind (declared or detected) it used."""
     st = ctx.contract.statistics
     scope = ctx.scope_name if slice_value is None else f"{ctx.scope_name}@{slice_value}"
-    if pm.n < 2:
+    groups = _groups_for(ctx.index, pm.examples) if pm.n >= 2 else None
+    clusters = None if groups is None else int(np.unique(groups).size)
+    if pm.n < 2 or clusters == 1:  # no spread to test: a cluster bootstrap needs G >= 2
         return GateResult(
             id=f"noninferiority:{metric.id}" + (f"@{slice_value}" if slice_value else ""),
             kind="noninferiority",
@@ -341,7 +343,9 @@ def _noninferiority_gate(
             metric=metric.id,
             slice=slice_value,
             n=pm.n,
-            reason=f"{metric.id}: {pm.n} paired examples; a test needs at least 2",
+            reason=f"{metric.id}: "
+            + (f"{pm.n} paired examples" if clusters is None else "too few clusters (1)")
+            + "; a test needs at least 2",
         )
     resampled = joint.column((metric.id, slice_value))
     test, kind = _noninferiority_test(ctx, pm, metric, margin_abs, scope, resampled)
