@@ -110,3 +110,12 @@ def test_every_exit_code_has_one_meaning():
     """EXIT_CODE_MEANINGS covers ExitCode exactly, one non-empty line each."""
     assert set(EXIT_CODE_MEANINGS) == set(ExitCode)
     assert all(m and "\n" not in m for m in EXIT_CODE_MEANINGS.values())
+
+
+@pytest.mark.parametrize("path", sorted(LEAVES), ids=" ".join)
+def test_only_commands_that_run_the_selftest_blame_it_for_exit_70(path):
+    """70 reads "or the self-test failed" only in the help of a command that runs it."""
+    text = " ".join(_help(*path).split("exit codes:", 1)[1].split())
+    runs_selftest = path in {("run",), ("selftest",), ("summary",), ("k8s", "submit")}
+    assert ("self-test failed" in text) is runs_selftest, path
+    assert "70 INTERNAL internal error" in text

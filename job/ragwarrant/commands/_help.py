@@ -26,12 +26,16 @@ _WIDTH = 79
 def exit_code_lines(codes: tuple[ExitCode, ...], success: str = "") -> list[str]:
     """Return one ``  CODE  NAME  meaning`` line per code in ``codes`` (and ``ALWAYS_POSSIBLE``).
 
-    Sorted by number, each code once. ``success``: what exit 0 means for a command that decides
+    Sorted by number, each code once; 70 names the self-test only when ``codes`` lists it (the
+    commands that run the self-test). ``success``: what exit 0 means for a command that decides
     nothing (shown as ``OK``); empty for ``run``'s decision codes (0 is PROMOTE).
     """
     chosen = sorted(set(codes) | set(ALWAYS_POSSIBLE))
+    meanings = dict(EXIT_CODE_MEANINGS)
+    if ExitCode.INTERNAL not in codes:  # a command that runs no self-test: 70 is only a bug
+        meanings[ExitCode.INTERNAL] = "internal error (a bug)"
     rows = [
-        ("OK", success) if c is ExitCode.PROMOTE and success else (c.name, EXIT_CODE_MEANINGS[c])
+        ("OK", success) if c is ExitCode.PROMOTE and success else (c.name, meanings[c])
         for c in chosen
     ]
     width = max(len(name) for name, _ in rows)
