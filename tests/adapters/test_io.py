@@ -179,6 +179,15 @@ def test_mixed_types_located_without_the_value(tmp_path, fmt, where) -> None:
     assert "s3cr3t" not in str(err.value.to_record())
 
 
+def test_mixed_types_name_the_kinds_with_their_article(tmp_path) -> None:
+    """An object after a number reads "an object", never "a object"."""
+    path = tmp_path / "e.jsonl"
+    path.write_text('{"score": 1}\n{"score": {"x": 1}}\n')
+    with pytest.raises(EvidenceError) as err:
+        read_table(path, "jsonl", "e.jsonl")
+    assert "field 'score' holds an object, earlier records a number" in err.value.message
+
+
 @pytest.mark.parametrize("cell", [True, "True", " false", "1.0\u00a0", "\u00a00.5"])
 def test_float_cell_refuses_booleans_and_unicode_spaces(cell: object) -> None:
     """Where the tool writes no booleans, a boolean is no number; a no-break space is no

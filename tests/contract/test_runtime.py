@@ -102,7 +102,7 @@ def test_split_near_misses_by_invisible_dash_accent_or_lookalike(label):
     c["splits"] = {"confirmatory": "holdout"}
     contract = ReleaseContract.model_validate(c)
     (message,) = check_near_misses(contract, "split", {"holdout": 400, label: 7})
-    assert f"{quoted(label)} (7 examples)" in message
+    assert f"also labels {quoted(label)} (7 examples), which" in message  # the count once
     assert label.isprintable() or label not in message
 
 

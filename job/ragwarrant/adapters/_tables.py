@@ -294,7 +294,8 @@ def _from_records(
             i, field, first, kind = hit
             where = linenos[i] if linenos is not None else i + 1
             label = "line" if linenos is not None else "record"
-            msg = f"{label} {where}: field {field!r} holds a {kind}, earlier records a {first}"
+            kind, first = (("an " if k[0] in "aeiou" else "a ") + k for k in (kind, first))
+            msg = f"{label} {where}: field {field!r} holds {kind}, earlier records {first}"
         raise EvidenceError(
             "evidence-unparseable",
             f"{display} {msg}: records do not share one type per field",

@@ -198,14 +198,15 @@ def check_near_misses(
         near = sorted(v for v in examples if v not in known and _folded(v) == key)
         if not near:
             continue
-        n = sum(examples[v] for v in near)
         shown = ", ".join(
             f"{quoted(v)} ({examples[v]} examples" + (f", e.g. {located[v]})" if located else ")")
             for v in near
         )
+        if len(near) > 1:  # the total once, before the values; one value states its own count
+            shown = f"{sum(examples[v] for v in near)} examples: {shown}"
         messages.append(
             f"{_where(source, loc)}: {kind} {quoted(wanted)} is declared, but the evidence also "
-            f"labels {n} examples {shown}, which differ from it only by case, white space, "
+            f"labels {shown}, which differ from it only by case, white space, "
             "punctuation, accents, invisible characters or lookalike letters and would be left "
             "out of the decision; relabel them in the evidence, or declare the intended value"
         )
