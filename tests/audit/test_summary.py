@@ -141,6 +141,19 @@ def test_more_data_text_without_a_count_says_why(pristine_run: Run) -> None:
     assert "too close to the threshold" in more_data_text(close)
 
 
+def test_more_data_text_under_exclude_asks_for_the_missing_values(pristine_run: Run) -> None:
+    """A gate the tipping-point check made INCONCLUSIVE asks for the values excluded as
+    missing (or on_missing: worst), not for a sample that cannot help."""
+    gate = _overall(inconclusive_variant(load_decision(pristine_run.output_dir), more=40))
+    details = {**gate.details, "missing_tipping_point": 3, "missing_sensitivity_imputed": 12}
+    tipped = gate.model_copy(
+        update={"more_paired_n": None, "estimate": -0.0499, "threshold": -0.05, "details": details}
+    )
+    text = more_data_text(tipped)
+    assert text.startswith("supply the 12 values excluded as missing (with 3 of them")
+    assert text.endswith("or declare on_missing: worst") and "too close" not in text
+
+
 def test_next_step_past_the_margin_says_more_data_confirms_the_loss(pristine_run: Run) -> None:
     """The next step agrees with report.md when no count is given (it said "sits on the
     threshold" for an estimate past the margin; fresh-user trial)."""

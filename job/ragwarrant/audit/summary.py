@@ -70,8 +70,16 @@ def more_data_text(g: GateResult) -> str:
     A count when the gate's power calculation gave one; otherwise why no count is useful: the
     estimate is at or beyond the threshold (more data would more likely confirm the loss), or
     it is so close to the threshold that no feasible sample resolves it
-    (``stats.power.feasible_hint``).
+    (``stats.power.feasible_hint``). A gate made INCONCLUSIVE by values excluded as missing
+    (``on_missing: exclude``, its tipping point in ``details``) asks for those values instead.
     """
+    details = g.details or {}
+    if (tipping := details.get("missing_tipping_point")) is not None:
+        return (
+            f"supply the {details.get('missing_sensitivity_imputed')} values excluded as missing "
+            f"(with {tipping} of them imputed adversarially the gate does not pass), or declare "
+            "on_missing: worst"
+        )
     if g.more_paired_n is not None:
         return (
             f"about {g.more_paired_n} more {unit_noun(g)} "
