@@ -17,8 +17,8 @@ from .conftest import EXAMPLE, Run
 
 def _fan_out(pristine_run: Run, root: Path, tmp_path: Path) -> Path:
     """Lay out a fan-out: 0 and 2 decided, 1 an ERROR run (invalid contract), 3 partial (no
-    manifest), 4 unreadable, 5 empty (pod died), team-a decided, .hidden ignored."""
-    for name in ("0", "2", "team-a"):
+    manifest), 4 unreadable, 5 empty (pod died), team-a-long-run-name decided, .hidden ignored."""
+    for name in ("0", "2", "team-a-long-run-name"):
         shutil.copytree(pristine_run.output_dir, root / name)
     bad_in = tmp_path / "bad-in"
     shutil.copytree(EXAMPLE, bad_in)
@@ -40,9 +40,19 @@ def test_every_kind_of_directory_is_one_row(pristine_run: Run, tmp_path: Path) -
     root = _fan_out(pristine_run, tmp_path / "out", tmp_path)
     expected = json.loads((pristine_run.output_dir / "decision.json").read_text())
     rows = collect_decisions(root, expect=8).rows
-    assert [r.name for r in rows] == ["0", "1", "2", "3", "4", "5", "6", "7", "team-a"]
+    assert [r.name for r in rows] == [
+        "0",
+        "1",
+        "2",
+        "3",
+        "4",
+        "5",
+        "6",
+        "7",
+        "team-a-long-run-name",
+    ]
     by = {r.name: r for r in rows}
-    for name in ("0", "2", "team-a"):
+    for name in ("0", "2", "team-a-long-run-name"):
         assert by[name].status is RowStatus.DECIDED
         assert (by[name].run_class, by[name].exit_code) == (
             expected["run_class"],
@@ -93,7 +103,18 @@ def test_summary_all_prints_text_and_json(
     assert main(["summary", "--all", str(root), "--expect", "7"]) == 78  # run 1's error
     text = capsys.readouterr().out.splitlines()
     assert text[0].startswith(f"8 runs under {root}:")
-    assert [line.split()[0] for line in text[2:]] == ["0", "1", "2", "3", "4", "5", "6", "team-a"]
+    assert [line.split()[0] for line in text[2:]] == [
+        "0",
+        "1",
+        "2",
+        "3",
+        "4",
+        "5",
+        "6",
+        "team-a-long-run-name",
+    ]
+    status_at = {line.index(line.split()[1]) for line in text[1:]}  # "status" and each status
+    assert len(status_at) == 1, text  # aligned, though "team-a-long-run-name" is 20 characters
     long_detail = next(line for line in text if line.startswith("1 "))
     assert "… (+" in long_detail and "characters; --json has it whole)" in long_detail
     assert main(["summary", "--all", str(root), "--format", "json"]) == 78

@@ -63,13 +63,18 @@ def handle(args: argparse.Namespace) -> int:
         return collection.exit_code()
     counts = ", ".join(f"{k} {v}" for k, v in collection.counts().items())
     lines = [visible(f"{len(collection.rows)} runs under {collection.root}: {counts}")]
-    lines.append(f"{'run':<12} {'status':<10} {'class':<13} {'exit':>4}  {'contract':<24} detail")
-    for r in collection.rows:
+    names = [identifier(r.name) for r in collection.rows]
+    contracts = [identifier(r.contract_id) if r.contract_id else "-" for r in collection.rows]
+    run_w = max([12, *map(len, names)])  # columns as wide as their longest cell
+    con_w = max([24, *map(len, contracts)])
+    lines.append(
+        f"{'run':<{run_w}} {'status':<10} {'class':<13} {'exit':>4}  {'contract':<{con_w}} detail"
+    )
+    for r, name, contract in zip(collection.rows, names, contracts, strict=True):
         exit_code = "" if r.exit_code is None else str(r.exit_code)
-        contract = identifier(r.contract_id) if r.contract_id else "-"
         lines.append(
-            f"{identifier(r.name):<12} {r.status.value:<10} {r.run_class or '-':<13} "
-            f"{exit_code:>4}  {contract:<24} {_cut(visible(r.detail))}"
+            f"{name:<{run_w}} {r.status.value:<10} {r.run_class or '-':<13} "
+            f"{exit_code:>4}  {contract:<{con_w}} {_cut(visible(r.detail))}"
         )
     sys.stdout.write("\n".join(lines) + "\n")
     return collection.exit_code()
