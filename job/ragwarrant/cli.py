@@ -158,7 +158,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"{type(exc).__name__}: {_redacted(str(exc), args)}",
             hint="this is a bug in ragwarrant; please report it",
         )
-    return _fail(log if log is not None else _logger(args), args, error)
+    words = list(sys.argv[1:] if argv is None else argv)
+    return _fail(log if log is not None else _logger(args), args, error, words[:1] == ["run"])
 
 
 def _record_run_error(
@@ -234,10 +235,13 @@ def _fail(
     log: structlog.typing.FilteringBoundLogger,
     args: argparse.Namespace | None,
     exc: RagwarrantError,
+    run_command: bool = False,
 ) -> int:
+    """Report ``exc`` (stderr, log; ``run``: the ERROR record and the stdout line); return its
+    code. ``run_command``: the command line names ``run``, even when it did not parse."""
     written = False
     published = f"ERROR: {exc.code}: {exc.message}"
-    is_run = getattr(args, "command", None) == "run"
+    is_run = getattr(args, "command", None) == "run" or run_command
     output = getattr(args, "output", None)
     if is_run and args is not None and isinstance(output, Path):
         written, published = _record_run_error(log, args, output, exc)

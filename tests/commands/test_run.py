@@ -217,4 +217,7 @@ def test_an_unset_platform_variable_fails_before_writing(
     code = cli.main(["run", "--input", str(make_input()),
                      "--output", f"{out}/${{RAGWARRANT_TEST_UNSET}}"])  # fmt: skip
     assert code == 64 and not out.exists()
-    assert "run-variable-unset" in capsys.readouterr().err
+    captured = capsys.readouterr()
+    assert "run-variable-unset" in captured.err
+    # the one stdout line every run error prints (contracts/exit-codes.md), parsed or not
+    assert captured.out.splitlines()[-1].startswith("ERROR (exit 64): run-variable-unset — next: ")
