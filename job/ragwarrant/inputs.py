@@ -21,6 +21,7 @@ import pyarrow as pa
 
 from ragwarrant.adapters import AdapterResult, load_source
 from ragwarrant.adapters._dataset import dataset_digests, dataset_sha256, is_dataset
+from ragwarrant.audit.writer import unwritable_hint
 from ragwarrant.contract import (
     ContractSource,
     ReleaseContract,
@@ -138,14 +139,13 @@ def check_output_dir(output_dir: Path, input_dir: Path) -> None:
         raise OutputError(
             "output-not-writable",
             f"cannot create output directory {output_dir}: {exc.strerror}",
-            hint="mount a writable volume at /out, or pass --output DIR",
+            hint=unwritable_hint(output_dir),
         ) from exc
     if not os.access(output_dir, os.W_OK | os.X_OK):
         raise OutputError(
             "output-not-writable",
             f"output directory {output_dir} is not writable",
-            hint="mount a writable volume at /out (the job runs as uid 65532), "
-            "or pass --output DIR",
+            hint=unwritable_hint(output_dir),
         )
 
 

@@ -157,3 +157,19 @@ def test_open_locked_reports_the_open_failure_with_the_given_code(tmp_path: Path
         open_locked(tmp_path / "missing" / "x.lock", errors)
     assert (info.value.code, info.value.hint) == ("o-code", "o-hint")
     assert f"open x.lock in {tmp_path / 'missing'}: No such file or directory" in str(info.value)
+
+
+def test_an_unwritable_output_hint_fits_the_case(tmp_path: Path) -> None:
+    """An --output the user named is to be made writable; only /out asks for a mounted volume."""
+    from ragwarrant.inputs import check_output_dir
+
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    with pytest.raises(OutputError) as err:
+        check_output_dir(blocker / "out", tmp_path / "in")
+    assert err.value.code == "output-not-writable" and "/out" not in (err.value.hint or "")
+    assert "pass another --output" in (err.value.hint or "")
+    with pytest.raises(OutputError) as err:
+        make_staging(blocker / "out", "r1")
+    assert "pass another --output" in (err.value.hint or "")
+    assert writer.unwritable_hint(Path("/out/job-7")).startswith("mount a writable volume at /out")

@@ -87,10 +87,18 @@ def open_locked(path: Path, errors: LockErrors, *, append: bool = False) -> int:
     return fd
 
 
+def unwritable_hint(directory: Path) -> str:
+    """The hint of ``output-not-writable`` for ``directory``: in the container's ``/out`` (the
+    default), mount a volume there; elsewhere (an ``--output`` given), make it writable."""
+    if directory == Path("/out") or Path("/out") in directory.parents:
+        return "mount a writable volume at /out (the job runs as uid 65532), or pass --output DIR"
+    return "make that directory (or the one it is created in) writable, or pass another --output"
+
+
 _OUTPUT_LOCK_ERRORS = LockErrors(
     open_code="output-not-writable",
     open_message="cannot create the lock file in {dir}: {reason}",
-    open_hint="mount a writable volume at /out, or pass --output DIR",
+    open_hint="make the output directory writable, or pass another --output DIR",
     lock_code="output-not-writable",
     lock_message="cannot lock {name} in {dir}: {reason}",
     lock_hint="put the output on a file system that supports flock (local disk, NFSv4)",
@@ -179,7 +187,7 @@ def write_atomic(path: Path, data: bytes, *, mode: int = 0o644, sync_dir: bool =
         raise OutputError(
             "output-not-writable",
             f"cannot write {path}: {exc.strerror}",
-            hint="mount a writable volume at /out, or pass --output DIR",
+            hint=unwritable_hint(path.parent),
         ) from exc
     try:
         with os.fdopen(fd, "wb") as fh:
@@ -264,7 +272,7 @@ def make_staging(output_dir: Path, run_id: str) -> Path:
         raise OutputError(
             "output-not-writable",
             f"cannot create a staging directory in {output_dir}: {exc.strerror}",
-            hint="mount a writable volume at /out, or pass --output DIR",
+            hint=unwritable_hint(output_dir),
         ) from exc
     return staging
 
