@@ -33,6 +33,7 @@ from ragwarrant.contract import (
     wide_margins,
 )
 from ragwarrant.digests import sha256_bytes, sha256_file
+from ragwarrant.display import quoted
 from ragwarrant.errors import (
     ContractError,
     EvidenceError,
@@ -210,11 +211,21 @@ def refuse_inside_run_dirs(
 
 
 def check_ledger_path(ledger: Path, input_dir: Path, output_dir: Path) -> None:
-    """``refuse_inside_run_dirs`` for ``--ledger``.
+    """``refuse_inside_run_dirs`` for ``--ledger``, and its directory must exist.
 
     Raises:
         UsageError: ``ledger-inside-run-directory`` (exit 64), before anything is written.
+        OutputError: ``ledger-unwritable`` (exit 73) when the ledger's directory does not exist,
+            named by its last component (the decision record withholds --ledger's value).
     """
+    if not ledger.parent.is_dir():
+        raise OutputError(
+            "ledger-unwritable",
+            f"the directory {quoted(ledger.parent.name)} of --ledger {quoted(ledger.name)} "
+            "does not exist",
+            hint="create it (or mount a writable volume there), or pass another --ledger",
+            option="--ledger",
+        )
     refuse_inside_run_dirs(
         ledger,
         input_dir,

@@ -221,3 +221,15 @@ def test_an_unset_platform_variable_fails_before_writing(
     assert "run-variable-unset" in captured.err
     # the one stdout line every run error prints (contracts/exit-codes.md), parsed or not
     assert captured.out.splitlines()[-1].startswith("ERROR (exit 64): run-variable-unset — next: ")
+
+
+def test_a_ledger_in_a_missing_directory_names_that_directory(make_input, tmp_path, capsys):
+    """--ledger in a directory that does not exist: exit 73 before the run, naming the
+    directory (by its name: the record withholds --ledger's value), never the host path."""
+    out, ledger = tmp_path / "out", tmp_path / "no-such-dir" / "ledger.jsonl"
+    assert cli.main(["run", "--input", str(make_input()), "--output", str(out),
+                     "--ledger", str(ledger)]) == 73  # fmt: skip
+    assert "'no-such-dir'" in capsys.readouterr().err
+    error = json.loads((out / "decision.json").read_text())["error"]
+    assert error["code"] == "ledger-unwritable" and "'no-such-dir'" in error["message"]
+    assert str(tmp_path) not in error["message"] and not ledger.parent.exists()
