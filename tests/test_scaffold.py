@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from ragwarrant import cli
 from ragwarrant.commands import init as init_command
 from ragwarrant.contract import load_contract
 from ragwarrant.errors import ContractError, InputError, UsageError
@@ -167,17 +168,31 @@ def test_scale_is_the_unit_interval_or_the_observed_range() -> None:
     assert (bleu.scale, rubric.scale) == ((0.0, 1.0), (1.0, 5.0))
 
 
-def test_an_export_outside_the_input_directory_is_marked(tmp_path: Path) -> None:
-    """A file outside --output's directory cannot be named by the contract: the draft says so."""
+def test_an_export_outside_the_input_directory_is_copied_beside_the_contract(
+    tmp_path: Path,
+) -> None:
+    """`init --from /elsewhere/x.csv --output in/contract.yaml` as README shows it, `in/`
+    absent: init creates it, copies the export byte for byte and names it relatively; run then
+    finds it (a contract names only files of its input directory)."""
+    src = EXPORTS / "ragas" / "ragas_evaluate_baseline.csv"
+    other = EXPORTS / "ragas" / "ragas_evaluate_candidate.csv"
     out = tmp_path / "in" / "contract.yaml"
-    out.parent.mkdir()
-    assert (
-        _init(
-            "--from",
-            str(EXPORTS / "trulens" / "trulens_records_and_feedback.csv"),
-            "--output",
-            str(out),
-        )
-        == 0
-    )
-    assert "# note: CHECK: outside the input directory" in out.read_text()
+    assert _init("--from", str(src), str(other), "--output", str(out)) == 0
+    assert (tmp_path / "in" / src.name).read_bytes() == src.read_bytes()
+    data = yaml.safe_load(out.read_text())
+    assert [e["path"] for e in data["evidence"]] == [src.name, other.name]
+    assert "# note: copied beside the contract" in out.read_text()
+    for q in data["quality_metrics"]:
+        q["margin_abs"] = 0.1
+    data["claims"]["items"] = [{"kind": "quality-improvement", "metric": "bleu_score"}]
+    data["evidence_class"] = "development"
+    out.write_text(yaml.safe_dump(data, sort_keys=False))
+    code = cli.main(["run", "--input", str(out.parent), "--output", str(tmp_path / "out")])
+    assert code in (0, 10, 11)
+    # run again: the identical copies are reused; a different file of the same name is refused
+    assert _init("--from", str(src), "--output", str(out), "--force") == 0
+    (tmp_path / "in" / src.name).write_text("mine\n")
+    with pytest.raises(UsageError) as err:
+        _init("--from", str(src), "--output", str(out), "--force")
+    assert err.value.code == "init-copy-exists"
+    assert (tmp_path / "in" / src.name).read_text() == "mine\n"

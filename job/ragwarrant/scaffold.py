@@ -19,8 +19,10 @@ it does not validate until they are declared. ``init`` also writes a stub config
 from __future__ import annotations
 
 import dataclasses
+import filecmp
 import math
 import re
+import shutil
 import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -510,19 +512,51 @@ def draft_contract(exports: Sequence[ExportSummary], contract_id: str = "my-rele
     )
 
 
-def write_contract(text: str, output: Path, *, force: bool = False) -> None:
-    """Write the draft to ``output``; never overwrite an existing file unless ``force``.
+def place_exports(sources: Sequence[Path], input_dir: Path) -> list[tuple[Path, str, bool]]:
+    """Each export as (the file to read, its path in the contract relative to ``input_dir``,
+    whether it was copied there); ``input_dir`` is created when absent.
+
+    A file under ``input_dir`` stays where it is. One outside it (a contract names only files
+    of its input directory) is copied beside the contract, byte for byte, so that ``init`` then
+    ``run`` works; an identical file already there is reused. Every source is checked before
+    any is copied.
 
     Raises:
-        UsageError: ``init-exists`` when ``output`` exists and ``force`` is False.
+        InputError: ``init-missing`` when a source is not a readable file.
+        UsageError: ``init-copy-exists`` when a different file (or a link) of the same name is
+            already there, or two sources outside share a name; ``init-output-dir`` when
+            ``input_dir`` cannot be created.
     """
-    if output.exists() and not force:
+    placed: dict[Path, Path] = {}  # where each source is read (the copy when copied) -> source
+    for path in sources:
+        if not path.is_file():
+            raise InputError("init-missing", f"{path} is not a readable file")
+        resolved = path.resolve()
+        target = resolved if resolved.is_relative_to(input_dir) else input_dir / path.name
+        if target != resolved:
+            kept = target.is_file() and not target.is_symlink() and filecmp.cmp(path, target, False)
+            if target in placed or (not kept and (target.exists() or target.is_symlink())):
+                raise UsageError(
+                    "init-copy-exists",
+                    f"{path} is outside --output's directory, and {path.name} there is "
+                    "another file",
+                    hint="copy the export into --output's directory under another name, then "
+                    "run init again with that copy",
+                )
+        placed[target] = path
+    try:  # the user's input directory, named by --output: created when absent
+        input_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
         raise UsageError(
-            "init-exists",
-            f"{output} exists; not overwritten",
-            hint="choose another --output, or pass --force",
-        )
-    output.write_text(text, encoding="utf-8")
+            "init-output-dir",
+            f"cannot create the directory of --output: {exc.strerror}",
+            hint="choose an --output in a directory you can write",
+        ) from exc
+    for target, path in placed.items():
+        if not target.exists():
+            with path.open("rb") as src, target.open("xb") as out:
+                shutil.copyfileobj(src, out)
+    return [(t, str(t.relative_to(input_dir)), t != p.resolve()) for t, p in placed.items()]
 
 
 def plan_policy_stubs(text: str, input_dir: Path) -> dict[str, Path]:

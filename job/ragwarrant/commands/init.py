@@ -8,7 +8,7 @@ from pathlib import Path
 
 from ragwarrant.commands._help import CommandHelp, add_command
 from ragwarrant.display import visible
-from ragwarrant.errors import EvidenceError, InputError
+from ragwarrant.errors import EvidenceError, InputError, UsageError
 from ragwarrant.exit_codes import ExitCode
 
 INIT_HELP = CommandHelp(
@@ -58,38 +58,43 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
 def handle(args: argparse.Namespace) -> int:
     """Describe each export, write the draft, print what was seen; return 0.
 
-    Paths in the draft are relative to the directory of ``--output`` (the input directory).
+    Paths in the draft are relative to the directory of ``--output`` (the input directory,
+    created when absent); an export outside it is copied there first (``place_exports``).
 
     Raises:
         InputError: an export is missing, unreadable, of an unknown suffix, or not of its format.
-        UsageError: ``--output`` exists and ``--force`` is not given.
+        UsageError: ``--output`` exists and ``--force`` is not given, its directory cannot be
+            created, or an export outside it cannot be copied there (``place_exports``).
     """
     # imported here: reading exports needs pyarrow and the contract models, --help does not
     from ragwarrant.scaffold import (
         describe_export,
         draft_contract,
+        place_exports,
         plan_policy_stubs,
-        write_contract,
         write_policy_stubs,
     )
 
+    if args.output.exists() and not args.force:
+        raise UsageError(
+            "init-exists",
+            f"{args.output} exists; not overwritten",
+            hint="choose another --output, or pass --force",
+        )
     base = args.output.resolve().parent
     exports = []
-    for path in args.sources:
-        if not path.is_file():
-            raise InputError("init-missing", f"{path} is not a readable file")
-        resolved = path.resolve()
-        inside = resolved.is_relative_to(base)
-        display = str(resolved.relative_to(base)) if inside else str(path)
+    for file, display, copied in place_exports(args.sources, base):
         try:
-            export = describe_export(resolved, display)
+            export = describe_export(file, display)
         except EvidenceError as exc:
             raise InputError(exc.code, exc.message, hint=exc.hint) from exc
-        outside = "CHECK: outside the input directory (--output's): copy it there and fix path"
-        exports.append(export if inside else replace(export, notes=[*export.notes, outside]))
+        note = "copied beside the contract from the path given to --from (byte for byte)"
+        exports.append(replace(export, notes=[*export.notes, note]) if copied else export)
+        if copied:
+            print(visible(f"copied {display} beside {args.output} (it was outside its directory)"))
     text = draft_contract(exports, args.contract_id)
-    planned = plan_policy_stubs(text, base)  # refused before anything is written
-    write_contract(text, args.output, force=args.force)
+    planned = plan_policy_stubs(text, base)  # refused before the contract is written
+    args.output.write_text(text, encoding="utf-8")
     stubs = write_policy_stubs(text, planned, exports)
     _print_sources(text)
     for stub in stubs:
