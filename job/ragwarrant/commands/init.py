@@ -20,10 +20,13 @@ INIT_HELP = CommandHelp(
     "draft with every mapping detected and null left only for your judgement (an unknown "
     "direction, each margin_abs, the claim's items, evidence_class), so it does not validate "
     "until you declare them; policies/<id>.yaml beside it, a stub config per policy (never "
-    "overwritten); paths are relative to --output's directory; stdout: what was seen per export",
+    "overwritten); paths are relative to --output's directory (created when absent), and an export "
+    "outside it is copied into it byte for byte (never over a different file); stdout: what was "
+    "seen per export",
     codes=(ExitCode.PROMOTE, ExitCode.NO_INPUT),
     success="the draft was written",
-    code_note=f"{int(ExitCode.USAGE)} also when --output exists and --force is not given; "
+    code_note=f"{int(ExitCode.USAGE)} also when --output exists and --force is not given, its "
+    "directory cannot be created, or a different file has the name of an export to copy; "
     f"{int(ExitCode.NO_INPUT)}: an export is missing, unreadable, of an unknown suffix or not "
     "of its format, names a policy that is not a contract id, or a stub would be written "
     "outside policies/ or through a symlink.",
