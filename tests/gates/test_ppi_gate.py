@@ -114,6 +114,10 @@ def test_judge_only_promotes_the_loss_the_labels_reveal(make_input, tmp_path):
         assert g["details"]["judge_only_lower_bound"] > -0.05
         assert g["upper_bound"] < -0.05
         assert g["status"] == "fail"
+        # the bound that proves the loss is cited: the upper one, below -margin
+        assert f"judge-corrected (PPI++) upper bound {g['upper_bound']:+.4g} < -margin" in (
+            g["reason"]
+        )
         assert g["details"]["judge_bias"] > 0.1
         assert 0 <= g["details"]["ppi_lambda"] <= 1
     assert overall["details"]["labelled_n"] == DRAWN
@@ -122,7 +126,7 @@ def test_judge_only_promotes_the_loss_the_labels_reveal(make_input, tmp_path):
     assert overall["details"]["judged_n"] == N
     assert 0 < in_slice["details"]["labelled_n"] < DRAWN
     report = (tmp_path / "out" / "report.md").read_text()
-    assert "judge-corrected (PPI++) lower bound" in report and "judge-only" in report
+    assert "judge-corrected (PPI++) upper bound" in report and "judge-only" in report
 
 
 def test_labels_sha256_in_the_manifest(make_input, tmp_path):

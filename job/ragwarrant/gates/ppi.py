@@ -43,10 +43,13 @@ def _reason(
         notes += (
             " (the bound treats examples as independent; the judge-only test resampled clusters)"
         )
+    fail = status is GateStatus.FAIL  # a loss: its upper bound below -margin proves it
+    side, value = ("upper", bound.upper_bound) if fail else ("lower", bound.lower_bound)
     head = (
-        f"{where}: judge-corrected (PPI++) lower bound {bound.lower_bound:+.4g} vs -margin "
-        f"{judge.threshold:+.4g} (judge-only {judge.lower_bound:+.4g}; lambda {bound.lam:.3g}, "
-        f"{bound.n} human labels of {bound.n_total} judged, judge bias {bound.judge_bias:+.4g})"
+        f"{where}: judge-corrected (PPI++) {side} bound {value:+.4g} {'<' if fail else 'vs'} "
+        f"-margin {judge.threshold:+.4g} (judge-only lower bound {judge.lower_bound:+.4g}; lambda "
+        f"{bound.lam:.3g}, {bound.n} human labels of {bound.n_total} judged, judge bias "
+        f"{bound.judge_bias:+.4g})"
     )
     if status is GateStatus.PASS:
         return head + ": noninferior on the human scale" + notes
