@@ -112,3 +112,6 @@ def test_cost_reduction_claim_is_rejected_by_the_telemetry(tmp_path: Path) -> No
     assert cand["class"] == "REJECT"
     gate = next(g for g in cand["gates"] if g["id"] == "claim:cost-reduction:cost_usd")
     assert gate["status"] == "fail" and gate["upper_bound"] < 0
+    # one sign convention in the reason, stated: the gain and its bound are both negative
+    assert "mean gain -$" in gate["reason"] and "positive = candidate better" in gate["reason"]
+    assert f"upper bound at alpha 0.05 {gate['upper_bound']:+.4g} <= 0" in gate["reason"]

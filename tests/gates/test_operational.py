@@ -63,6 +63,11 @@ def test_cost_difference_reads_in_dollars_and_percent() -> None:
     assert text == "the candidate costs +$0.00022 per request (+12 %, baseline $0.0018)"
     cheaper = difference_in_reader_terms(COST, 0.0009, baseline)
     assert cheaper == "the candidate costs -$0.0009 per request (-50 %, baseline $0.0018)"
+    # a claim's reason words it as its bounds are signed: the gain, positive = candidate better
+    gain = difference_in_reader_terms(COST, -0.00022, baseline, gain=True)
+    assert gain == (
+        "mean gain -$0.00022 per request (-12 %, baseline $0.0018; positive = candidate better)"
+    )
 
 
 def test_latency_quantile_difference_reads_in_its_unit() -> None:

@@ -501,7 +501,9 @@ def _claim_readings(
     metric is an operational one (cost, latency), else None; aligned with the claims."""
     operational = {m.id: m for m in ctx.contract.operational_metrics}
     return [
-        difference_in_reader_terms(operational[c.metric], tests[c.metric].estimate, pm.baseline)
+        difference_in_reader_terms(
+            operational[c.metric], tests[c.metric].estimate, pm.baseline, gain=True
+        )
         if c.metric in operational and (pm := pairs.get(c.metric)) is not None and pm.n
         else None
         for c in ctx.contract.claims.items

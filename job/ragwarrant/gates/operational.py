@@ -31,7 +31,7 @@ def _amount(value: float, unit: str, *, signed: bool) -> str:
 
 
 def difference_in_reader_terms(
-    metric: OperationalMetric, oriented_estimate: float, baseline: np.ndarray
+    metric: OperationalMetric, oriented_estimate: float, baseline: np.ndarray, *, gain: bool = False
 ) -> str:
     """The candidate's difference from the baseline, un-oriented, with its relative size.
 
@@ -45,14 +45,20 @@ def difference_in_reader_terms(
         metric: the contract's operational metric (unit, statistic, direction).
         oriented_estimate: the gate's estimate (positive = candidate better).
         baseline: shape (n,), the baseline's paired values in metric units, n >= 1.
+        gain: word it as the oriented gain instead (``"mean gain -$0.00022 per request (-12 %,
+            baseline $0.0018; positive = candidate better)"``), the sign of a claim's bounds.
     """
-    delta = metric.direction.sign * oriented_estimate  # candidate − baseline
+    delta = oriented_estimate if gain else metric.direction.sign * oriented_estimate
     level = statistic_value(baseline, metric.statistic)
     share = f"{100 * delta / level:+.0f} %, " if level else ""
     base = _amount(level, metric.unit, signed=False)
     amount = _amount(delta, metric.unit, signed=True)
-    if metric.statistic == "mean" and metric.unit.lower() == "usd":
-        return f"the candidate costs {amount} per request ({share}baseline {base})"
+    per = " per request" * (metric.statistic == "mean" and metric.unit.lower() == "usd")
+    if gain:
+        convention = "positive = candidate better"
+        return f"{metric.statistic} gain {amount}{per} ({share}baseline {base}; {convention})"
+    if per:
+        return f"the candidate costs {amount}{per} ({share}baseline {base})"
     return f"the candidate's {metric.statistic} {metric.id} is {amount} ({share}baseline {base})"
 
 
