@@ -115,9 +115,8 @@ def test_judge_only_promotes_the_loss_the_labels_reveal(make_input, tmp_path):
         assert g["upper_bound"] < -0.05
         assert g["status"] == "fail"
         # the bound that proves the loss is cited: the upper one, below -margin
-        assert f"judge-corrected (PPI++) upper bound {g['upper_bound']:+.4g} < -margin" in (
-            g["reason"]
-        )
+        cited = f"judge-corrected (PPI++) upper bound {g['upper_bound']:+.4g} < -margin"
+        assert cited in g["reason"]
         assert g["details"]["judge_bias"] > 0.1
         assert 0 <= g["details"]["ppi_lambda"] <= 1
     assert overall["details"]["labelled_n"] == DRAWN
