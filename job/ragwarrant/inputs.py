@@ -218,14 +218,6 @@ def check_ledger_path(ledger: Path, input_dir: Path, output_dir: Path) -> None:
         OutputError: ``ledger-unwritable`` (exit 73) when the ledger's directory does not exist,
             named by its last component (the decision record withholds --ledger's value).
     """
-    if not ledger.parent.is_dir():
-        raise OutputError(
-            "ledger-unwritable",
-            f"the directory {quoted(ledger.parent.name)} of --ledger {quoted(ledger.name)} "
-            "does not exist",
-            hint="create it (or mount a writable volume there), or pass another --ledger",
-            option="--ledger",
-        )
     refuse_inside_run_dirs(
         ledger,
         input_dir,
@@ -235,6 +227,14 @@ def check_ledger_path(ledger: Path, input_dir: Path, output_dir: Path) -> None:
         hint="keep the ledger on its own volume, outside --input and --output",
         option="--ledger",
     )
+    if not ledger.parent.is_dir():
+        raise OutputError(
+            "ledger-unwritable",
+            f"the directory {quoted(ledger.parent.name)} of --ledger {quoted(ledger.name)} "
+            "does not exist",
+            hint="create it (or mount a writable volume there), or pass another --ledger",
+            option="--ledger",
+        )
 
 
 def require_ledger_for_plan(
