@@ -298,7 +298,7 @@ def test_a_metric_label_that_folds_to_a_declared_metric_blocks(tmp_path, label, 
         "the contract contradicts the evidence: contract.yaml: quality_metrics[0].id (line "
     )
     assert (
-        f"metric 'faithfulness' is declared, but the evidence also labels 30 examples "
+        f"metric 'faithfulness' is declared, but the evidence also labels "
         f"{quoted(label)} (30 examples, e.g. {where})" in gate["reason"]
     )
 

@@ -133,7 +133,7 @@ def test_metric_near_misses_name_the_declared_id_and_a_row():
     assert (
         quality.startswith("quality_metrics[0].id:") and "metric 'correct' is declared" in quality
     )
-    assert "labels 33 examples 'CORRECT' (30 examples, e.g. evals.csv row 30)" in quality
+    assert "labels 33 examples: 'CORRECT' (30 examples, e.g. evals.csv row 30)" in quality
     assert "'\\uff43orrect' (2 examples" in quality and "'c\\u043errect' (1 examples" in quality
     assert operational.startswith("operational_metrics[0].id:")
     assert "'cost-usd' (5 examples, e.g. evals.csv row 5)" in operational
