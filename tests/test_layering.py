@@ -39,6 +39,7 @@ LAYERS = {
     "api": 7,
     "scaffold": 7,
     "scaffold_specs": 7,
+    "scaffold_files": 7,
     "commands": 8,
     "logging": 8,
     "cli": 9,

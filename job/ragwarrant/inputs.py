@@ -21,7 +21,6 @@ import pyarrow as pa
 
 from ragwarrant.adapters import AdapterResult, load_source
 from ragwarrant.adapters._dataset import dataset_digests, dataset_sha256, is_dataset
-from ragwarrant.audit.writer import unwritable_hint
 from ragwarrant.contract import (
     ContractSource,
     ReleaseContract,
@@ -43,6 +42,7 @@ from ragwarrant.errors import (
     file_for_directory,
 )
 from ragwarrant.evidence.schema import EVIDENCE_SCHEMA
+from ragwarrant.mounts import unwritable_hint
 from ragwarrant.outputs import ConfigDifference, FileDigest, LookRecord, ValidationCheck
 from ragwarrant.review import HumanLabelSet, ReviewQueue, read_labels, read_queue
 from ragwarrant.review.sample import check_redraw

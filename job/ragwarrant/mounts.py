@@ -6,4 +6,14 @@ a log line or an error message is not a private path (``audit.hygiene``).
 
 from __future__ import annotations
 
+from pathlib import Path
+
 DEFAULT_MOUNTS: tuple[str, ...] = ("/in", "/out")
+
+
+def unwritable_hint(directory: Path) -> str:
+    """The hint of ``output-not-writable`` for ``directory``: in the container's ``/out`` (the
+    default), mount a volume there; elsewhere (an ``--output`` given), make it writable."""
+    if directory == Path("/out") or Path("/out") in directory.parents:
+        return "mount a writable volume at /out (the job runs as uid 65532), or pass --output DIR"
+    return "make that directory (or the one it is created in) writable, or pass another --output"

@@ -21,6 +21,7 @@ from ragwarrant.audit.writer import (
     write_atomic,
 )
 from ragwarrant.errors import OutputError
+from ragwarrant.mounts import unwritable_hint
 
 
 def test_clean_stale_removes_staging_and_orphan_temp_files(tmp_path: Path) -> None:
@@ -172,4 +173,4 @@ def test_an_unwritable_output_hint_fits_the_case(tmp_path: Path) -> None:
     with pytest.raises(OutputError) as err:
         make_staging(blocker / "out", "r1")
     assert "pass another --output" in (err.value.hint or "")
-    assert writer.unwritable_hint(Path("/out/job-7")).startswith("mount a writable volume at /out")
+    assert unwritable_hint(Path("/out/job-7")).startswith("mount a writable volume at /out")

@@ -25,6 +25,7 @@ import orjson
 from pydantic import BaseModel
 
 from ragwarrant.errors import OutputError
+from ragwarrant.mounts import unwritable_hint
 
 STAGING_PREFIX = ".ragwarrant-staging-"
 """Name prefix of a run's staging directory inside the output volume (never a result)."""
@@ -85,14 +86,6 @@ def open_locked(path: Path, errors: LockErrors, *, append: bool = False) -> int:
         message = errors.lock_message.format(reason=exc.strerror, **fields)
         raise OutputError(errors.lock_code, message, hint=errors.lock_hint) from exc
     return fd
-
-
-def unwritable_hint(directory: Path) -> str:
-    """The hint of ``output-not-writable`` for ``directory``: in the container's ``/out`` (the
-    default), mount a volume there; elsewhere (an ``--output`` given), make it writable."""
-    if directory == Path("/out") or Path("/out") in directory.parents:
-        return "mount a writable volume at /out (the job runs as uid 65532), or pass --output DIR"
-    return "make that directory (or the one it is created in) writable, or pass another --output"
 
 
 _OUTPUT_LOCK_ERRORS = LockErrors(

@@ -70,13 +70,8 @@ def handle(args: argparse.Namespace) -> int:
             created, or an export outside it cannot be copied there (``place_exports``).
     """
     # imported here: reading exports needs pyarrow and the contract models, --help does not
-    from ragwarrant.scaffold import (
-        describe_export,
-        draft_contract,
-        place_exports,
-        plan_policy_stubs,
-        write_policy_stubs,
-    )
+    from ragwarrant.scaffold import describe_export, draft_contract
+    from ragwarrant.scaffold_files import place_exports, plan_policy_stubs, write_policy_stubs
 
     if args.output.exists() and not args.force:
         raise UsageError(
