@@ -490,11 +490,13 @@ def studentized_lower(
 
     Why alpha / 2: the studentized bootstrap corrects the t-test's skewness error to second
     order, but a small sample seldom shows the long lower tail of its losses, and no resample
-    can show what the sample lacks: at level alpha it passed 7-9 % of runs of 12 pairs at the
-    margin with deltas -0.15 (Exp(1) - 1), Johnson's (1978) t 8-9 %, Hall's (1992)
-    transformation 9-10 %, with a penalized skewness 5.4-5.9 % (issue 33, 4,000 replicates).
+    can show what the sample lacks: with 12 pairs at the margin and deltas -0.15 (Exp(1) - 1)
+    it passed 7-9 % of runs at level alpha, Johnson's (1978) t 8-10 %, Hall's (1992)
+    transformation 8.7-9.8 %, Hall's with the skewness one standard error lower 5.4-6.6 %
+    (issue 33; 2,000-4,000 replicates per run, several runs).
     At alpha / 2 it held alpha in every small scenario simulated (12-30 pairs, left- and
-    right-skewed, bounded) with the best power among those that did (docs/validity.md).
+    right-skewed, bounded) with the best power at 12 pairs among those that did; it costs
+    power on symmetric small samples too (docs/validity.md).
 
     Args:
         delta: shape (n,), n >= 2, unit deltas (oriented, positive = candidate better).
