@@ -426,7 +426,7 @@ def gate_missing_balance(
     """Examples unpaired because one policy lacks a value fall evenly on both policies.
 
     ``notes``: side ("candidate", "baseline") -> (sentence, p-value) of
-    ``gates.paired.missingness_note``, a diagnostic under ``on_missing: exclude``: appended to
+    ``gates.paired.missingness_notes``, a diagnostic under ``on_missing: exclude``: appended to
     the reason and kept in ``details`` (``missingness_<side>``, ``missingness_<side>_p``);
     it does not decide.
 
