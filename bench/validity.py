@@ -143,7 +143,8 @@ def _repetitions(examples: int, runs: int) -> Generator:
 
 
 def _skewed_losses(n: int, tail: float = 0.15) -> Generator:
-    """Issue 33: a small slice whose deltas have a long lower tail, -tail * (Exp(1) - 1)."""
+    """Issue 33: a small slice whose deltas have a long lower tail, -tail * (Exp(1) - 1) (a long
+    upper tail, gains, when ``tail`` < 0)."""
 
     def gen(rng: np.random.Generator, delta: float) -> Sample:
         base = rng.beta(5.0, 2.0, n)
@@ -185,6 +186,7 @@ SCENARIOS = [
     Scenario("small-skewed-slice-n12", "continuous", 0.10, (0, 1), _skewed_losses(12)),
     Scenario("informative-missing-exclude-n300", "continuous", 0.05, (0, 1), _missing(300, True)),
     Scenario("mcar-missing-exclude-n300", "continuous", 0.05, (0, 1), _missing(300, False)),
+    Scenario("small-right-skewed-slice-n12", "continuous", 0.10, (0, 1), _skewed_losses(12, -0.15)),
 ]
 DELTAS = ("margin", "inside", "zero")  # true delta = -m, -m/2, 0
 METHODS = ("rule", "t", "tango", "legacy")

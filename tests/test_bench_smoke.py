@@ -31,9 +31,15 @@ from tests.conftest import REPO
                 "--resamples",
                 "200",
                 "--only",
-                "small-skewed-slice-n12,informative-missing-exclude-n300",
+                "small-skewed-slice-n12,small-right-skewed-slice-n12,"
+                "informative-missing-exclude-n300",
             ],
             "| informative-missing-exclude-n300 | rule |",
+        ),
+        (
+            "validity_small_rules.py",
+            ["--replicates", "2", "--workers", "1"],
+            "| small-skewed-slice-n30 | boot-t-half |",
         ),
         (
             "validity_claims.py",

@@ -502,6 +502,22 @@ def test_absent_protected_slice_lists_the_slices_present(make_input, tmp_path):
     assert "its slices: 'a', 'b'" in gate["reason"]
 
 
+def test_small_protected_slice_is_inconclusive_with_the_pairs_needed(make_input, tmp_path):
+    """A protected slice below its min_paired_n: exit 11 (INCONCLUSIVE), not 12 (BLOCK), and
+    the report says how many more pairs the slice needs."""
+    out = tmp_path / "out"
+    inp = make_input(
+        mutate=lambda c: c.update({"protected_slices": [{"value": "a", "min_paired_n": 5000}]})
+    )
+    assert run(["run", "--input", str(inp), "--output", str(out)]) == 11
+    gate = next(
+        g for g in load(out)["candidates"][0]["gates"] if g["id"] == "noninferiority:correct@a"
+    )
+    assert gate["status"] == "inconclusive" and gate["details"]["min_paired_n"] == 5000
+    assert gate["more_paired_n"] == 5000 - gate["n"]
+    assert f"{5000 - gate['n']} more paired examples" in (out / "report.md").read_text()
+
+
 def test_claim_ceiling_says_what_would_change_it(make_input, tmp_path):
     """An INCONCLUSIVE from the claim ceiling says which evidence class would change it."""
     out = tmp_path / "out"

@@ -244,6 +244,29 @@ def test_exclude_does_not_pass_when_missing_values_hide_losses():
     assert verdict.decision_class is not CandidateClass.PROMOTE
 
 
+def test_exclude_compares_other_metrics_where_a_metric_is_missing():
+    """Under exclude the missing-balance gate says how the other metrics differ on the rows
+    where each side's value is missing (a diagnostic: it does not decide)."""
+    excl = contract(lambda c: c["quality_metrics"][0].update({"on_missing": "exclude"}))
+    d = _hidden_losses(worse=12, hide=8)
+    rng = np.random.default_rng(3)
+    for side in ("base", "cand"):
+        d[side]["relevancy"] = rng.uniform(0.6, 1.0, 300)
+    d["cand"]["relevancy"][60:68] -= 0.5  # lower where the candidate's correct is missing
+    ev, _ = evaluate(d, excl)
+    g = gate(ev, "hard:missing-balance:correct")
+    assert g.status is GateStatus.PASS
+    text = g.details["missingness_candidate"]
+    assert text.startswith("on the 8 rows where the candidate's correct is missing, its relevancy")
+    assert " lower than on the other 292 " in text and text in g.reason
+    assert g.details["missingness_candidate_p"] < 0.001
+    assert g.details["missingness_baseline_p"] > 0.01  # the baseline's missing rows look alike
+    ev_worst, _ = evaluate(
+        d, contract(lambda c: c["quality_metrics"][0].update({"on_missing": "worst"}))
+    )
+    assert "missingness_candidate" not in gate(ev_worst, "hard:missing-balance:correct").details
+
+
 def test_exclude_keeps_a_decision_that_survives_the_missing_values():
     """Balanced missing values that cannot overturn the bound leave the gate passing, with the
     sensitivity analysis recorded (no tipping point)."""
@@ -369,6 +392,27 @@ def test_protected_slice_loss_rejects_while_aggregate_improves():
     assert gate(ev, "noninferiority:correct").status is GateStatus.PASS
     assert gate(ev, "noninferiority:correct@a").status is GateStatus.FAIL
     assert classify_candidate(ev, c, []).decision_class is CandidateClass.REJECT
+
+
+def test_small_protected_slice_is_inconclusive_not_blocked():
+    """A slice with fewer pairs than its min_paired_n is not tested: INCONCLUSIVE, with counts."""
+    data = good_data(n=600, cost_ratio=0.5)
+    sl = np.array(["a"] * 20 + ["b"] * 580)
+
+    def with_slices(t):
+        return t.set_column(3, "slice", pa.array(np.tile(sl, 4).tolist(), pa.string()))
+
+    c = contract(lambda c: c.update({"protected_slices": [{"value": "a", "min_paired_n": 30}]}))
+    ev, verdict = evaluate(data, c, table_edit=with_slices)
+    g = gate(ev, "noninferiority:correct@a")
+    assert (g.status, g.n, g.more_paired_n) == (GateStatus.INCONCLUSIVE, 20, 10)
+    assert (g.details["paired_n"], g.details["min_paired_n"]) == (20, 30)
+    assert gate(ev, "hard:slice-paired-n:correct@a").status is GateStatus.PASS
+    assert gate(ev, "noninferiority:correct").status is GateStatus.PASS
+    assert verdict.decision_class is CandidateClass.INCONCLUSIVE
+    c20 = contract(lambda c: c.update({"protected_slices": [{"value": "a", "min_paired_n": 20}]}))
+    ev20, _ = evaluate(data, c20, table_edit=with_slices)
+    assert gate(ev20, "noninferiority:correct@a").lower_bound is not None  # tested at 20
 
 
 def test_slice_paired_n_blocks_when_slice_absent():

@@ -7,37 +7,54 @@ import pytest
 from scipy import stats as sps
 
 import ragwarrant.stats.noninferiority as ni
-from ragwarrant.stats.onesided import johnson_t
+from ragwarrant.stats.onesided import studentized_lower
+
+STEP = "studentized bootstrap check at alpha/2 (skewed small samples)"
+KW = {"kind": "continuous", "margin_abs": 0.1, "alpha": 0.05, "scale": (0, 1)}
 
 
-def _slice(seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """12 pairs at the margin -0.10 whose deltas have a long lower tail."""
+def _slice(seed: int, tail: float = 0.15, n: int = 12) -> tuple[np.ndarray, np.ndarray]:
+    """n pairs at the margin -0.10 whose deltas have a long lower tail (right for tail < 0)."""
     rng = np.random.default_rng(seed)
-    base = rng.beta(5, 2, 12)
-    return base - 0.1 - 0.15 * (rng.exponential(1, 12) - 1), base
+    base = rng.beta(5, 2, n)
+    return base - 0.1 - tail * (rng.exponential(1, n) - 1), base
 
 
-def test_johnson_t_matches_the_published_statistic():
-    """t1 = (y + mu3/(6 s^2 n) + mu3 y^2/(3 s^4)) sqrt(n)/s, y = mean - mu0 (Johnson 1978)."""
-    for seed in range(5):
-        c, b = _slice(seed)
-        d = c - b
-        x = d + 0.1
-        n, xb, s2 = x.size, x.mean(), x.var(ddof=1)
-        m3 = np.mean((x - xb) ** 3)
-        t1 = (xb + m3 / (6 * s2 * n) + m3 / (3 * s2**2) * xb**2) / np.sqrt(s2 / n)
-        res = johnson_t(d, -0.1, 0.05)
-        assert res.p_value == pytest.approx(1 - sps.t.cdf(t1, n - 1))
-        assert (res.lower_bound > -0.1) == (t1 > sps.t.ppf(0.95, n - 1))
+def test_studentized_bound_and_p_value_agree():
+    """The test rejects (p <= alpha) exactly when the bound exceeds the threshold."""
+    d = np.subtract(*_slice(2))
+    for threshold in np.linspace(-0.4, 0.1, 26):
+        res = studentized_lower(d, threshold, 0.05, np.random.default_rng(9), 4000)
+        assert (res.p_value <= 0.05) == (res.lower_bound > threshold)
+
+
+def test_studentized_bound_is_the_t_bound_at_half_alpha_for_normal_data():
+    """For many normal deltas T* is about Student's t: the bound is near the t bound at alpha/2."""
+    d = np.random.default_rng(4).normal(0.0, 1.0, 400)
+    res = studentized_lower(d, -1.0, 0.05, np.random.default_rng(5), 20000)
+    se = d.std(ddof=1) / np.sqrt(d.size)
+    assert res.lower_bound == pytest.approx(d.mean() - sps.t.ppf(0.975, 399) * se, abs=0.1 * se)
 
 
 def test_a_long_lower_tail_in_a_small_slice_is_not_passed():
-    """A sample the bootstrap passes, with a loss tail Johnson's t sees: not noninferior."""
+    """A sample the rule passed before the check, with a loss tail it sees: not noninferior."""
     c, b = _slice(20)
-    kw = {"kind": "continuous", "margin_abs": 0.1, "alpha": 0.05, "scale": (0, 1)}
-    res = ni.test_noninferiority(c, b, rng=np.random.default_rng(1), **kw)
-    assert not res.rejects
-    assert "skewness-corrected t check (Johnson 1978)" in res.method_steps
-    assert res.lower_bound == pytest.approx(-1.0)  # no finite Johnson bound: the scale floor
-    big = ni.test_noninferiority(np.tile(c, 5), np.tile(b, 5), rng=np.random.default_rng(1), **kw)
-    assert "skewness-corrected t check (Johnson 1978)" not in big.method_steps
+    res = ni.test_noninferiority(c, b, rng=np.random.default_rng(1), **KW)
+    assert not res.rejects and res.method_steps[-2] == STEP
+    saved = ni._skew_guard
+    try:
+        ni._skew_guard = lambda q, bound, b: bound  # the rule without the check passes it
+        assert ni.test_noninferiority(c, b, rng=np.random.default_rng(1), **KW).rejects
+    finally:
+        ni._skew_guard = saved
+    big = ni.test_noninferiority(np.tile(c, 5), np.tile(b, 5), rng=np.random.default_rng(1), **KW)
+    assert STEP not in big.method_steps
+
+
+def test_a_small_slice_inside_the_margin_still_passes():
+    """12 pairs 0.1 better than the margin with modest noise stay PROMOTE-able."""
+    rng = np.random.default_rng(4)
+    base = rng.beta(5, 2, 12)
+    cand = base + rng.normal(0.0, 0.05, 12)
+    res = ni.test_noninferiority(cand, base, rng=np.random.default_rng(1), **KW)
+    assert res.rejects and STEP in res.method_steps

@@ -20,9 +20,14 @@ from ragwarrant.contract import (
 from ragwarrant.evidence.index import EvidenceIndex
 from ragwarrant.gates import hard
 from ragwarrant.gates.claims import ClaimSample, claim_family_p_value, gate_claims
-from ragwarrant.gates.noninferiority import gate_noninferiority
+from ragwarrant.gates.noninferiority import gate_noninferiority, gate_too_few_pairs
 from ragwarrant.gates.operational import difference_in_reader_terms, gate_operational
-from ragwarrant.gates.paired import PairedMetric, least_favourable_ends, pair_metric
+from ragwarrant.gates.paired import (
+    PairedMetric,
+    least_favourable_ends,
+    missingness_notes,
+    pair_metric,
+)
 from ragwarrant.gates.ppi import gate_corrected
 from ragwarrant.outputs import GateResult, GateStatus
 from ragwarrant.review import HumanLabelSet
@@ -263,7 +268,13 @@ def _hard_gates(
         hard.gate_paired_n(pairs, st.min_paired_n),
     ]
     gates += [hard.gate_constant_signal(m.id, pairs[m.id]) for m in ctx.required]
-    gates += [hard.gate_missing_balance(m.id, pairs[m.id], st.alpha) for m in ctx.required]
+    sides = {"candidate": candidate, "baseline": baseline}
+    gates += [
+        hard.gate_missing_balance(
+            m.id, pairs[m.id], st.alpha, missingness_notes(index, m.id, pairs[m.id], sides, scope)
+        )
+        for m in ctx.required
+    ]
     gates += hard.gate_disqualifiers(index, contract, candidate, scope)
     return gates
 
@@ -333,9 +344,12 @@ def _noninferiority_gate(
     """One noninferiority gate, recording the metric kind (declared or detected) it used."""
     st = ctx.contract.statistics
     scope = ctx.scope_name if slice_value is None else f"{ctx.scope_name}@{slice_value}"
-    groups = _groups_for(ctx.index, pm.examples) if pm.n >= 2 else None
-    clusters = None if groups is None else int(np.unique(groups).size)
-    if pm.n < 2 or clusters == 1:  # no spread to test: a cluster bootstrap needs G >= 2
+    minimum = _min_paired_n(ctx, slice_value)
+    if pm.n < minimum:  # a small protected slice: the overall test BLOCKs first (paired-n)
+        return gate_too_few_pairs(metric.id, slice_value, pm.n, minimum, margin_abs, st.alpha)
+    groups = _groups_for(ctx.index, pm.examples)
+    # one cluster has no spread to test: a cluster bootstrap needs G >= 2
+    if groups is not None and np.unique(groups).size == 1:
         return GateResult(
             id=f"noninferiority:{metric.id}" + (f"@{slice_value}" if slice_value else ""),
             kind="noninferiority",
@@ -343,9 +357,7 @@ def _noninferiority_gate(
             metric=metric.id,
             slice=slice_value,
             n=pm.n,
-            reason=f"{metric.id}: "
-            + (f"{pm.n} paired examples" if clusters is None else "too few clusters (1)")
-            + "; a test needs at least 2",
+            reason=f"{metric.id}: too few clusters (1); a test needs at least 2",
         )
     resampled = joint.column((metric.id, slice_value))
     test, kind = _noninferiority_test(ctx, pm, metric, margin_abs, scope, resampled)
@@ -540,7 +552,8 @@ def _joint_columns(
     }
     quality = {m.id: m for m in ctx.contract.quality_metrics}
     for (value, metric), pm in slice_pairs.items():
-        columns[(metric, value)] = (pm, "mean", quality[metric].direction.sign)
+        if pm.n >= _min_paired_n(ctx, value):  # a smaller slice is not tested
+            columns[(metric, value)] = (pm, "mean", quality[metric].direction.sign)
     return columns
 
 

@@ -380,19 +380,24 @@ def gate_paired_n(pairs: Mapping[str, PairedMetric], minimum: int) -> GateResult
 def gate_slice_paired_n(
     slice_value: str, metric: str, n: int, minimum: int, present: Sequence[str] = ()
 ) -> GateResult:
-    """A protected slice has at least its minimum paired n.
+    """A protected slice the evidence has, or (FAIL) one it lacks, named with the slices it has.
 
-    ``present`` lists the slice values the evidence has, named when the slice is absent.
+    A slice the evidence has but with fewer than ``minimum`` pairs is not a defect: its
+    noninferiority gate is INCONCLUSIVE (``gates.noninferiority.gate_too_few_pairs``).
     """
-    absent = ""
-    if n == 0 and slice_value not in present:
-        shown = ", ".join(quoted(s) for s in sorted(present)[:20]) or "none"
-        absent = f" (the evidence has no slice {quoted(slice_value)}; its slices: {shown})"
+    found = n > 0 or slice_value in present
+    shown = ", ".join(quoted(s) for s in sorted(present)[:20]) or "none"
+    if not found:
+        tail = f" (the evidence has no slice {quoted(slice_value)}; its slices: {shown})"
+    elif n < minimum:
+        tail = ": its noninferiority gate is INCONCLUSIVE, not tested"
+    else:
+        tail = ""
     return hard_gate(
         f"slice-paired-n:{metric}@{slice_value}",
-        n >= minimum,
+        found,
         f"protected slice {quoted(slice_value)}: paired n {n} for {metric} "
-        f"{'>=' if n >= minimum else 'is below the minimum'} {minimum}{absent}",
+        f"{'>=' if n >= minimum else 'is below the minimum'} {minimum}{tail}",
         n=n,
         metric=metric,
         slice_=slice_value,
@@ -412,8 +417,18 @@ def _two_sided_half(k: int, n: int) -> float:
     return min(1.0, 2.0 * min(low, high))
 
 
-def gate_missing_balance(metric: str, pm: PairedMetric, alpha: float) -> GateResult:
+def gate_missing_balance(
+    metric: str,
+    pm: PairedMetric,
+    alpha: float,
+    notes: Mapping[str, tuple[str, float]] | None = None,
+) -> GateResult:
     """Examples unpaired because one policy lacks a value fall evenly on both policies.
+
+    ``notes``: side ("candidate", "baseline") -> (sentence, p-value) of
+    ``gates.paired.missingness_notes``, a diagnostic under ``on_missing: exclude``: appended to
+    the reason and kept in ``details`` (``missingness_<side>``, ``missingness_<side>_p``);
+    it does not decide.
 
     Under ``exclude`` (or absent rows under any rule) an example whose candidate value is
     missing leaves the test; when the candidate is missing where it fails, the test sees only its
@@ -429,6 +444,9 @@ def gate_missing_balance(metric: str, pm: PairedMetric, alpha: float) -> GateRes
         "unpaired_baseline": k_b,
         "p_value": p,
     }
+    for side, (text, p_side) in (notes or {}).items():
+        details |= {f"missingness_{side}": text, f"missingness_{side}_p": p_side}
+    seen = "".join(f"; {text}" for text, _ in (notes or {}).values())
     if p <= alpha:
         arm = "candidate" if k_c > k_b else "baseline"
         return hard_gate(
@@ -437,7 +455,7 @@ def gate_missing_balance(metric: str, pm: PairedMetric, alpha: float) -> GateRes
             f"{metric}: the {arm} lacks a value on {max(k_c, k_b)} examples where the other "
             f"policy has one, against {min(k_c, k_b)} the other way (binomial p {p:.3g} <= "
             f"alpha {alpha:g}): values missing on one policy only can hide its failures; give "
-            "both policies the same examples, or declare on_missing: worst",
+            "both policies the same examples, or declare on_missing: worst" + seen,
             metric=metric,
             details=details,
         )
@@ -445,7 +463,7 @@ def gate_missing_balance(metric: str, pm: PairedMetric, alpha: float) -> GateRes
         f"missing-balance:{metric}",
         True,
         f"{metric}: unpaired examples fall on both policies alike ({k_c} candidate, {k_b} "
-        "baseline)",
+        "baseline)" + seen,
         metric=metric,
         details=details,
     )

@@ -106,3 +106,33 @@ def gate_noninferiority(
         method_steps=list(test.method_steps),
         details=details,
     )
+
+
+def gate_too_few_pairs(
+    metric: str, slice_value: str | None, n: int, minimum: int, margin_abs: float, alpha: float
+) -> GateResult:
+    """A test with fewer pairs than its ``min_paired_n`` (a protected slice's): INCONCLUSIVE,
+    not tested.
+
+    Below ``min_paired_n`` the contract trusts no bound (a small slice seldom shows a long
+    tail of losses; docs/validity.md, issue 33); a slice too small to decide is not defective
+    evidence, so the candidate is not BLOCKed: it stays unresolved until the slice has
+    ``minimum`` pairs (``more_paired_n`` = minimum - n; ``details.paired_n``,
+    ``details.min_paired_n``).
+    """
+    where = f"{metric}" + (f" on slice {quoted(slice_value)}" if slice_value is not None else "")
+    return GateResult(
+        id=f"noninferiority:{metric}" + (f"@{slice_value}" if slice_value is not None else ""),
+        kind="noninferiority",
+        status=GateStatus.INCONCLUSIVE,
+        metric=metric,
+        slice=slice_value,
+        threshold=-margin_abs,
+        alpha=alpha,
+        n=n,
+        reason=f"{where}: paired n {n} is below min_paired_n {minimum}, so it is not tested; "
+        f"{minimum - n} more paired examples would let it be decided",
+        more_paired_n=minimum - n,
+        method="not tested: paired n below min_paired_n",
+        details={"paired_n": n, "min_paired_n": minimum, "units": "pairs"},
+    )

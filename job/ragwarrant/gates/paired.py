@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
 
 from ragwarrant.contract import MissingValuePolicy, QualityMetric
 from ragwarrant.evidence.index import EvidenceIndex
-from ragwarrant.stats.missing_sensitivity import adversarial_pairs
+from ragwarrant.stats.missing_sensitivity import adversarial_pairs, missingness_shift
 
 
 @dataclass(frozen=True)
@@ -144,3 +145,52 @@ def pair_metric(
         unpaired_baseline=int(np.sum(fin_c & ~fin_b)),
         excluded=excluded,
     )
+
+
+def missingness_notes(
+    index: EvidenceIndex,
+    metric: str,
+    pm: PairedMetric,
+    policies: Mapping[str, str],
+    scope: np.ndarray,
+) -> dict[str, tuple[str, float]]:
+    """Under ``on_missing: exclude`` (``pm.excluded`` set): per side, the other metric that
+    differs most between the side's rows in ``scope`` where ``metric`` is missing and the rest
+    (``stats.missing_sensitivity.missingness_shift``; a diagnostic, it decides nothing).
+
+    Every other metric column the evidence has for the side's policy (judge scores included)
+    is compared where at least 2 values fall on each side of the split; the one with the
+    smallest Mann-Whitney p-value is named.
+
+    Args:
+        policies: side ("candidate", "baseline") -> policy id.
+
+    Returns:
+        side -> (a sentence with the counts, the mean shift and the p-value; that p-value), for
+        each side with at least 2 missing values and something to compare; {} when not under
+        ``exclude``.
+    """
+    notes: dict[str, tuple[str, float]] = {}
+    if pm.excluded is None:
+        return notes
+    for side, policy in policies.items():
+        col = index.columns[(policy, metric)]
+        lost = scope & (col.missing | col.infinite)
+        kept = scope & col.has_row & np.isfinite(col.value)
+        shifts = []
+        for other in sorted(m for (p, m) in index.columns if p == policy and m != metric):
+            v = index.columns[(policy, other)].value
+            a, b = v[lost & np.isfinite(v)], v[kept & np.isfinite(v)]
+            if a.size >= 2 and b.size >= 2:
+                shifts.append((missingness_shift(a, b), other))
+        if not shifts:
+            continue
+        sh, other = min(shifts, key=lambda t: t[0].p_value)
+        notes[side] = (
+            f"on the {sh.n_missing} rows where the {side}'s {metric} is missing, its {other} is "
+            f"{abs(sh.difference):.3g} {'lower' if sh.difference < 0 else 'higher'} than on the "
+            f"other {sh.n_present} (Mann-Whitney p = {sh.p_value:.3g}, the smallest of "
+            f"{len(shifts)} comparison{'s' if len(shifts) > 1 else ''}, unadjusted)",
+            sh.p_value,
+        )
+    return notes

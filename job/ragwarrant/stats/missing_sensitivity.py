@@ -98,3 +98,39 @@ def tipping_point(run: Callable[[int], OneSidedTest], m: int) -> Sensitivity:
         mid = (lo + hi) // 2
         lo, hi = (mid, hi) if run(mid).rejects else (lo, mid)
     return Sensitivity(m, hi, full)
+
+
+@dataclass(frozen=True)
+class Shift:
+    """How a value differs on rows where another metric is missing (a diagnostic, not a test
+    any gate decides by).
+
+    Attributes:
+        difference: mean where missing minus mean elsewhere, in the value's units.
+        p_value: two-sided Mann-Whitney p-value (unadjusted).
+        n_missing, n_present: the rows compared.
+    """
+
+    difference: float
+    p_value: float
+    n_missing: int
+    n_present: int
+
+
+def missingness_shift(where_missing: np.ndarray, elsewhere: np.ndarray) -> Shift:
+    """Compare one metric on the rows where another is missing with the rest.
+
+    Missing values that hide losses leave a trace in what was recorded: the rows where the
+    candidate's faithfulness is blank may show a lower answer relevancy (missing not at random,
+    Little & Rubin 2019, "Statistical Analysis with Missing Data", 3rd ed., §1.3). Two-sided
+    Mann-Whitney U test (Mann & Whitney 1947; ``scipy.stats.mannwhitneyu``, exact for small
+    samples without ties).
+
+    Args:
+        where_missing, elsewhere: shape (k,), (m,) finite values, k, m >= 1.
+    """
+    from scipy.stats import mannwhitneyu  # ~1 CPU-s to import: only when a run needs it
+
+    p = float(mannwhitneyu(where_missing, elsewhere, alternative="two-sided").pvalue)
+    diff = float(np.mean(where_missing) - np.mean(elsewhere))
+    return Shift(diff, p, int(where_missing.size), int(elsewhere.size))

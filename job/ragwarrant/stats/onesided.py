@@ -469,41 +469,53 @@ def oriented_bootstrap(
 
 @dataclass(frozen=True)
 class SkewCorrected:
-    """Johnson's skewness-corrected t: the one-sided lower bound and the p-value of H0."""
+    """A skew-robust one-sided test: the lower bound and the p-value of H0 (on ``alpha``'s
+    scale: the test rejects when it is at most alpha and the bound exceeds the threshold)."""
 
     lower_bound: float
     p_value: float
 
 
-def johnson_t(delta: np.ndarray, threshold: float, alpha: float) -> SkewCorrected:
-    """Johnson's (1978) skewness-corrected t test of H0: mean <= threshold, one-sided.
+def studentized_lower(
+    delta: np.ndarray, threshold: float, alpha: float, rng: np.random.Generator, resamples: int
+) -> SkewCorrected:
+    """The studentized (bootstrap-t) test of H0: mean <= threshold at one-sided level alpha / 2.
 
-    Johnson, N. J. (1978), "Modified t tests and confidence intervals for asymmetrical
-    populations", JASA 73:536–544: with y = mean - mu, s the sd and mu3 the third central
-    sample moment, t1 = (y + mu3 / (6 s^2 n) + mu3 y^2 / (3 s^4)) sqrt(n) / s is referred to
-    Student's t with n - 1 df. It removes the first-order skewness bias of the t test: with a
-    long lower tail (mu3 < 0) the bound moves down. The quadratic is used on its increasing
-    branch only, so the bound (the root of t1 = t_{1-alpha}) and the p-value agree; when that
-    branch never reaches the critical value the bound is -inf and p is at its largest.
+    Bootstrap-t (Efron & Tibshirani 1993, §12.5; Hall 1988, Ann. Statist. 16:927–953): T* =
+    (mean* - mean) / (s* / sqrt(n)) over B resamples of the n deltas; the bound is mean -
+    s / sqrt(n) c, c the (r + 1)-th largest T*, r = floor((B + 1) alpha / 2) - 1, and the test
+    rejects iff T = (mean - threshold) / (s / sqrt(n)) > c, i.e. iff the resampling p-value
+    (1 + #{T* >= T}) / (B + 1) is at most alpha / 2; ``p_value`` is twice it (at most 1), so
+    bound and p-value agree. A resample without spread counts as T* = +inf (conservative).
+
+    Why alpha / 2: the studentized bootstrap corrects the t-test's skewness error to second
+    order, but a small sample seldom shows the long lower tail of its losses, and no resample
+    can show what the sample lacks: with 12 pairs at the margin and deltas -0.15 (Exp(1) - 1)
+    it passed 7-9 % of runs at level alpha, Johnson's (1978) t 8-10 %, Hall's (1992)
+    transformation 8.7-9.8 %, Hall's with the skewness one standard error lower 5.4-6.6 %
+    (issue 33; 2,000-4,000 replicates per run, several runs).
+    At alpha / 2 it held alpha in every small scenario simulated (12-30 pairs, left- and
+    right-skewed, bounded) with the best power at 12 pairs among those that did; it costs
+    power on symmetric small samples too (docs/validity.md).
 
     Args:
         delta: shape (n,), n >= 2, unit deltas (oriented, positive = candidate better).
-        threshold: H0's boundary (e.g. -margin); alpha: one-sided level.
+        threshold: H0's boundary (e.g. -margin); alpha: one-sided level of the rule.
+        rng: the resampling's only randomness; resamples: B (at least 2 / alpha).
+
+    Returns:
+        The lower bound (finite) and the p-value; a sample without spread gets p = 1.
     """
     n = delta.size
     mean = float(delta.mean())
-    s2 = float(delta.var(ddof=1))
-    if s2 <= 0.0:
-        return SkewCorrected(mean if mean > threshold else -math.inf, 1.0)
-    mu3 = float(np.mean((delta - mean) ** 3))
-    a, c, scale = mu3 / (3.0 * s2 * s2), mu3 / (6.0 * s2 * n), math.sqrt(s2 / n)
-    vertex = -1.0 / (2.0 * a) if a < 0 else math.inf  # the increasing branch ends there (a < 0)
-    k = t_ppf(1.0 - alpha, n - 1) * scale
-    disc = 1.0 - 4.0 * a * (c - k)
-    root = math.inf  # the increasing branch never reaches k
-    if a == 0.0 or disc >= 0:
-        root = k - c if a == 0.0 else (-1.0 + math.sqrt(disc)) / (2.0 * a)
-    y = min(mean - threshold, vertex)
-    t1 = (y + c + a * y * y) / scale
-    lower = mean - root if root <= vertex else -math.inf
-    return SkewCorrected(lower, 1.0 - t_cdf(t1, n - 1))
+    se = float(delta.std(ddof=1)) / math.sqrt(n)
+    if se <= 0.0:  # no spread: not rejected here (the exact guards decide)
+        return SkewCorrected(mean, 1.0)
+    x = delta[rng.integers(0, n, size=(resamples, n))]
+    se_star = x.std(axis=1, ddof=1) / math.sqrt(n)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t_star = np.where(se_star > 0, (x.mean(axis=1) - mean) / se_star, np.inf)
+    r = max(math.floor((resamples + 1) * alpha / 2) - 1, 0)
+    c = float(np.sort(t_star)[resamples - 1 - r])
+    above = int(np.sum(t_star >= (mean - threshold) / se))
+    return SkewCorrected(mean - se * c, min(1.0, 2.0 * (1 + above) / (resamples + 1)))
