@@ -144,7 +144,7 @@ def _reads_as(folded: str, key: str) -> bool:
     ``_folded``) that matches ``i``, ``l`` or ``I`` (UTS #39 maps ``I`` to ``l``; case folding
     maps it to ``i``)."""
     return len(folded) == len(key) and all(
-        a == b or {a, b} in ({"I", "i"}, {"I", "l"}) for a, b in zip(folded, key)
+        a == b or {a, b} in ({"I", "i"}, {"I", "l"}) for a, b in zip(folded, key, strict=True)
     )
 
 
@@ -190,8 +190,9 @@ def check_near_misses(
     tested metric, so they would be dropped from the decision while a reader takes them for the
     declared one (trials PROMOTEd candidates whose worst examples were labelled ``Holdout``,
     ``Summ`` for protected ``summ``, ``TOPK3`` for ``topk3``, ``Faithfulness`` or
-    ``faithfuIness`` for ``faithfulness``). A label that folds to no declared one (a ``train`` split, another task, a
-    third policy, another metric) is not reported here: it stays a note.
+    ``faithfuIness`` for ``faithfulness``). A label that folds to no declared one (a
+    ``train`` split, another task, a third policy, another metric) is not reported here: it
+    stays a note.
 
     Args:
         contract: the validated contract.
