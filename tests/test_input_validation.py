@@ -153,9 +153,12 @@ def test_a_distinct_undeclared_split_label_only_notes(make_input, tmp_path):
     assert all("split-labels" not in g["id"] for g in decision["run_gates"])
 
 
-@pytest.mark.parametrize("label", ["ho\u200bldout", "hold\u043eut", "hold\u2010out"])
+@pytest.mark.parametrize(
+    "label", ["ho\u200bldout", "hold\u043eut", "hold\u2010out", "hoIdout", "ho1dout", "h0ldout"]
+)
 def test_a_split_label_with_invisible_lookalike_or_dash_blocks(make_input, tmp_path, label):
-    """A zero-width space, a Cyrillic 'о' or a Unicode hyphen in 'holdout' BLOCKs (trial 2, 4)."""
+    """A zero-width space, a Cyrillic 'о', a Unicode hyphen (trial 2, 4), a capital 'I' or a
+    digit '1' for 'l' or a digit '0' for 'o' (fresh-user trial) in 'holdout' BLOCKs."""
     code, decision = _split_by_task(make_input, ("holdout", "holdout", label), tmp_path / "out")
     assert (code, decision["run_class"]) == (12, "BLOCK")
     gate = next(
@@ -276,12 +279,21 @@ def _metric_labelled(tmp_path, label: str, *, wide: bool = False):
 
 @pytest.mark.parametrize(
     ("label", "wide"),
-    [("Faithfulness", False), ("faith\u200bfulness", False), ("Faithfulness", True)],
+    [
+        ("Faithfulness", False),
+        ("faith\u200bfulness", False),
+        ("Faithfulness", True),
+        ("faithfuIness", False),
+        ("faithfu1ness", False),
+        ("fa\u0131thfulness", False),
+        ("faithfuIness", True),
+    ],
 )
 def test_a_metric_label_that_folds_to_a_declared_metric_blocks(tmp_path, label, wide):
-    """The candidate's worst 30 questions labelled 'Faithfulness' (or with a zero-width space)
-    beside declared 'faithfulness' BLOCK naming the contract key, the label (escaped), its count
-    and a row, instead of PROMOTEing on the other 70 with a note (trial, metric labels)."""
+    """The candidate's worst 30 questions labelled 'Faithfulness' (or with a zero-width space, a
+    capital 'I' or digit '1' for 'l', a dotless 'ı') beside declared 'faithfulness' BLOCK naming
+    the contract key, the label (escaped), its count and a row, instead of PROMOTEing on the
+    other 70 with a note (trial, metric labels)."""
     out = tmp_path / "out"
     assert (
         run(

@@ -106,6 +106,58 @@ def test_split_near_misses_by_invisible_dash_accent_or_lookalike(label):
     assert label.isprintable() or label not in message
 
 
+@pytest.mark.parametrize(
+    ("kind", "label"),
+    [
+        ("metric", "faithfuIness"),  # capital I for l
+        ("metric", "faithfu1ness"),  # digit one for l
+        ("metric", "fa\u0131thfulness"),  # dotless i
+        ("metric", "faithfu|ness"),  # vertical line for l
+        ("metric", "FAITHFULNESS"),  # a capital I still reads as i
+        ("metric", "FAIthfuIness"),  # both readings in one label
+        ("split", "hoIdout"),
+        ("split", "ho1dout"),
+        ("split", "h0ldout"),  # digit zero for o
+        ("split", "\u0399\u0399"),  # Greek capital iotas for declared 'il'
+        ("slice", "surnrnary"),  # rn for m
+    ],
+)
+def test_near_misses_by_ascii_lookalike(kind, label):
+    """ASCII-range confusables of UTS #39 (``I``, ``1`` and ``|`` for ``l``, ``ı`` for ``i``,
+    ``0`` for ``o``, ``rn`` for ``m``) fold to the declared label: each BLOCKs (fresh-user trial
+    PROMOTEd with the candidate's failures labelled ``faithfuIness``)."""
+    c = base_contract()
+    c["quality_metrics"][0]["id"] = "faithfulness"
+    c["splits"] = {"development": "il", "confirmatory": "holdout"}
+    c["protected_slices"] = [{"value": "summary", "margin_abs": 0.05}]
+    contract = ReleaseContract.model_validate(c)
+    wanted = {"metric": "faithfulness", "split": "holdout", "slice": "summary"}[kind]
+    wanted = "il" if label.startswith("\u0399") else wanted
+    (message,) = check_near_misses(contract, kind, {wanted: 400, label: 7})
+    assert f"{kind} {quoted(wanted)} is declared" in message
+    assert f"also labels {quoted(label)} (7 examples), which" in message
+
+
+@pytest.mark.parametrize(
+    ("declared", "label"),
+    [
+        ("split1", "split2"),  # digits that are not lookalikes stay distinct
+        ("split1", "split11"),
+        ("fail", "fall"),  # lower-case i and l are distinct letters
+        ("fail", "FALL"),
+        ("top10", "top1"),
+        ("faithfulness", "faithfulness_v2"),
+    ],
+)
+def test_distinct_labels_with_digits_or_i_and_l_do_not_fold(declared, label):
+    """Labels that differ by more than a lookalike (another digit, ``i`` against ``l``, a
+    suffix) are not near misses: they stay a note."""
+    c = base_contract()
+    c["splits"] = {"confirmatory": declared}
+    contract = ReleaseContract.model_validate(c)
+    assert check_near_misses(contract, "split", {declared: 400, label: 7}) == []
+
+
 def test_slice_and_policy_near_misses_name_the_contract_key():
     """Protected slice values and policy ids get the same check, located at their key; labels
     that differ by more than folding (another task, a third policy) are not reported."""

@@ -106,12 +106,15 @@ def check_splits_declared(
     ]
 
 
-#: Cyrillic and Greek letters drawn like Latin ones, mapped to the Latin letter (a subset of
-#: Unicode's confusables.txt, UTS #39 "Unicode Security Mechanisms", section 4): applied before
-#: case folding, so an upper-case form maps to the letter it looks like (Greek ``Η`` to ``H``).
+#: Characters drawn like a Latin letter, mapped to it (a subset of Unicode's confusables.txt,
+#: UTS #39 "Unicode Security Mechanisms", section 4): Cyrillic and Greek letters, dotless ``ı``
+#: and ``ɩ`` as ``i``, digit ``1``, ``|`` and ``ǀ`` as ``l``, digit ``0`` as ``o``. Applied before
+#: case folding, so an upper-case form maps to the letter it looks like (Greek ``Η`` to ``H``);
+#: a capital ``I`` (also Greek ``Ι``, Cyrillic ``І``) stays, read as ``i`` or ``l`` by
+#: ``_reads_as``, and ``m`` becomes ``rn`` after case folding.
 _LATIN_OF = str.maketrans(
-    "аеорсхуіјѕһԁԛԝӏүАВЕКМНОРСТХУІЈЅҮӀαικνορτυχΑΒΕΖΗΙΚΜΝΟΡΤΥΧ",
-    "aeopcxyijshdqwlyABEKMHOPCTXYIJSYIaikvoptuxABEZHIKMNOPTYX",
+    "аеорсхуіјѕһԁԛԝӏүАВЕКМНОРСТХУІЈЅҮӀαικνορτυχΑΒΕΖΗΙΚΜΝΟΡΤΥΧıɩ1|ǀ0",
+    "aeopcxyijshdqwlyABEKMHOPCTXYIJSYIaikvoptuxABEZHIKMNOPTYXiilllo",
 )
 #: Dropped when folding: format characters (zero-width space, bidirectional marks), controls,
 #: combining marks (accents after NFD), separators and every punctuation class (dashes U+2010,
@@ -120,16 +123,28 @@ _FOLD_DROP = ("Cf", "Cc", "Mn", "Me", "Z", "P")
 
 
 def _folded(label: str) -> str:
-    """``label`` as a reader takes it: NFKC, lookalike Cyrillic and Greek letters as Latin
-    (``_LATIN_OF``), casefold, NFD, then every white space, format, control, combining mark
-    and punctuation character removed. Two labels that fold alike name the same thing to a
+    """``label`` as a reader takes it: NFKC, lookalike characters as Latin letters
+    (``_LATIN_OF``), casefold but for a capital ``I``, ``m`` as ``rn``, NFD, then every white
+    space, format, control, combining mark and punctuation character removed. Two labels that
+    fold alike, up to ``I`` read as ``i`` or ``l`` (``_reads_as``), name the same thing to a
     reader (``Holdout``, ``hold-out``, ``hold\u2010out``, ``ho\u200bldout``, ``holdоut``
-    with a Cyrillic ``о`` and ``hóldout`` all fold to ``holdout``)."""
-    text = unicodedata.normalize("NFKC", label).translate(_LATIN_OF).casefold()
+    with a Cyrillic ``о``, ``hóldout``, ``hoIdout``, ``ho1dout`` and ``h0ldout`` all read as
+    ``holdout``)."""
+    text = unicodedata.normalize("NFKC", label).translate(_LATIN_OF)
+    text = "I".join(part.casefold() for part in text.split("I")).replace("m", "rn")
     return "".join(
         ch
         for ch in unicodedata.normalize("NFD", text)
         if not ch.isspace() and not unicodedata.category(ch).startswith(_FOLD_DROP)
+    )
+
+
+def _reads_as(folded: str, key: str) -> bool:
+    """Whether two ``_folded`` labels read alike: equal, but for a capital ``I`` (left by
+    ``_folded``) that matches ``i``, ``l`` or ``I`` (UTS #39 maps ``I`` to ``l``; case folding
+    maps it to ``i``)."""
+    return len(folded) == len(key) and all(
+        a == b or {a, b} in ({"I", "i"}, {"I", "l"}) for a, b in zip(folded, key, strict=True)
     )
 
 
@@ -168,14 +183,16 @@ def check_near_misses(
 ) -> list[str]:
     """Report labels in the evidence that the contract does not declare but that differ from a
     declared one only as ``_folded`` ignores: case, white space, punctuation and dashes,
-    accents, invisible characters, compatibility forms or Cyrillic/Greek lookalike letters.
+    accents, invisible characters, compatibility forms or lookalike characters (Cyrillic/Greek
+    letters, ``I``/``1``/``|`` for ``l``, ``ı`` for ``i``, ``0`` for ``o``, ``rn`` for ``m``).
 
     Rows with such a label are in no split role, no protected slice, no tested policy or no
     tested metric, so they would be dropped from the decision while a reader takes them for the
     declared one (trials PROMOTEd candidates whose worst examples were labelled ``Holdout``,
-    ``Summ`` for protected ``summ``, ``TOPK3`` for ``topk3`` or ``Faithfulness`` for
-    ``faithfulness``). A label that folds to no declared one (a ``train`` split, another task, a
-    third policy, another metric) is not reported here: it stays a note.
+    ``Summ`` for protected ``summ``, ``TOPK3`` for ``topk3``, ``Faithfulness`` or
+    ``faithfuIness`` for ``faithfulness``). A label that folds to no declared one (a
+    ``train`` split, another task, a third policy, another metric) is not reported here: it
+    stays a note.
 
     Args:
         contract: the validated contract.
@@ -195,7 +212,7 @@ def check_near_misses(
     messages = []
     for loc, wanted in declared.items():
         key = _folded(wanted)
-        near = sorted(v for v in examples if v not in known and _folded(v) == key)
+        near = sorted(v for v in examples if v not in known and _reads_as(_folded(v), key))
         if not near:
             continue
         shown = ", ".join(
@@ -207,7 +224,7 @@ def check_near_misses(
         messages.append(
             f"{_where(source, loc)}: {kind} {quoted(wanted)} is declared, but the evidence also "
             f"labels {shown}, which differ from it only by case, white space, "
-            "punctuation, accents, invisible characters or lookalike letters and would be left "
+            "punctuation, accents, invisible characters or lookalike characters and would be left "
             "out of the decision; relabel them in the evidence, or declare the intended value"
         )
     return messages
