@@ -7,6 +7,9 @@
   ``check_directions``, and ``check_near_misses`` as ``split-labels``, ``slice-labels``,
   ``policy-labels`` and ``metric-labels``: undeclared labels that fold to a declared one);
   present only when it fails.
+- ``hard:evidence-overlap``: the examples each operational (claim) metric is decided on and the
+  examples the quality metrics are decided on cover each other to the contract's
+  ``statistics.min_pairing_coverage``; present when the contract has both kinds with evidence.
 - ``multiplicity:holm-across-candidates``: a candidate's p-value meets its Holm level when
   several candidates are tested on the confirmatory split (Holm 1979, "A simple sequentially
   rejective multiple test procedure", Scand. J. Statist. 6:65-70).
@@ -34,7 +37,9 @@ from ragwarrant.contract import (
     check_splits_declared,
 )
 from ragwarrant.evidence import scope as evidence_scope
+from ragwarrant.display import quoted
 from ragwarrant.evidence.index import EvidenceIndex
+from ragwarrant.gates.hard import hard_gate
 from ragwarrant.inputs import Inputs
 from ragwarrant.outputs import GateResult, GateStatus
 from ragwarrant.stats.holm import holm_levels
@@ -216,6 +221,7 @@ def contract_evidence_gates(inputs: Inputs, index: EvidenceIndex) -> list[GateRe
     }
     if found["scales"]:
         found["scales"] += outside
+    overlap = gate_evidence_overlap(inputs, index)
     return [
         GateResult(
             id=f"hard:contract-evidence:{check}",
@@ -226,4 +232,85 @@ def contract_evidence_gates(inputs: Inputs, index: EvidenceIndex) -> list[GateRe
         )
         for check, messages in found.items()
         if messages
-    ]
+    ] + ([] if overlap is None else [overlap])
+
+
+def _metric_examples(index: EvidenceIndex, policies: list[str], metrics: list[str]) -> np.ndarray:
+    """Shape (E,) bool: examples with a row of one of ``metrics`` for one of ``policies``."""
+    seen = np.zeros(index.n_examples, dtype=bool)
+    for key in ((p, m) for p in policies for m in metrics):
+        if key in index.columns:
+            seen |= index.columns[key].has_row
+    return seen
+
+
+def _source_names(index: EvidenceIndex, policies: list[str], metrics: list[str]) -> str:
+    """The evidence sources (``<id> (<path>)``) holding rows of ``metrics``, comma-separated."""
+    codes: set[int] = set()
+    for key in ((p, m) for p in policies for m in metrics):
+        if key in index.columns:
+            codes.update(int(c) for c in np.unique(index.columns[key].source) if c >= 0)
+    ids = sorted({index.sources[c].split(":", 1)[0] for c in codes})
+    paths = index.source_paths or {}
+    return ", ".join(f"{i} ({paths[i]})" if i in paths else i for i in ids)
+
+
+def _first_ids(index: EvidenceIndex, mask: np.ndarray, k: int = 3) -> str:
+    """The first ``k`` example ids (in id order) selected by ``mask``, escaped (``quoted``)."""
+    picked = np.flatnonzero(mask)
+    picked = picked[np.argsort(index.example_rank[picked], kind="stable")[:k]]
+    return ", ".join(quoted(str(index.id_array[int(i)])) for i in picked)
+
+
+def gate_evidence_overlap(inputs: Inputs, index: EvidenceIndex) -> GateResult | None:
+    """``hard:evidence-overlap``: the examples of each operational metric (what a claim or an
+    operational gate is decided on) and those of the quality metrics cover each other.
+
+    For an operational metric with examples T (a row for the baseline or a candidate) and the
+    quality metrics' examples Q, coverage is ``min(|T ∩ Q| / |Q|, |T ∩ Q| / |T|)``; below
+    ``statistics.min_pairing_coverage`` the gate fails, naming both sources, the counts and the
+    first example ids (escaped) on each side alone. A quality file keyed by question hash beside
+    telemetry keyed by ``q001`` would otherwise decide quality and cost on disjoint examples.
+
+    Returns:
+        The gate (worst metric), or None when the contract has no operational metric or either
+        side has no evidence (``hard:required-metric-evidence`` speaks for that).
+    """
+    contract = inputs.contract
+    policies = [contract.baseline.policy_id, *(c.policy_id for c in contract.candidates)]
+    quality_ids = [m.id for m in contract.quality_metrics]
+    quality = _metric_examples(index, policies, quality_ids)
+    n_q, floor = int(np.count_nonzero(quality)), contract.statistics.min_pairing_coverage
+    rows: list[tuple[float, str, np.ndarray, int]] = []  # coverage, metric, examples, shared
+    for m in contract.operational_metrics:
+        seen = _metric_examples(index, policies, [m.id])
+        n_t, shared = int(np.count_nonzero(seen)), int(np.count_nonzero(seen & quality))
+        if n_t and n_q:
+            rows.append((min(shared / n_q, shared / n_t), m.id, seen, shared))
+    if not rows:
+        return None
+    coverage, metric, seen, shared = min(rows, key=lambda r: r[0])
+    n_t, passed = int(np.count_nonzero(seen)), coverage >= floor
+    counts = (
+        f"{metric} from {_source_names(index, policies, [metric])} has {n_t} examples, the "
+        f"quality metrics from {_source_names(index, policies, quality_ids)} {n_q}, {shared} in both"
+    )
+    if passed:
+        reason = f"{counts}: coverage {coverage:.3f} >= {floor}"
+    else:
+        reason = (
+            f"{counts}: coverage {coverage:.3f} is below the floor {floor}; only in {metric}: "
+            f"{_first_ids(index, seen & ~quality) or 'none'}; only in quality: "
+            f"{_first_ids(index, quality & ~seen) or 'none'} (hint: map both sources to the same "
+            "example id column; a draft of ragwarrant init pairs each export by its own key)"
+        )
+    return hard_gate(
+        "evidence-overlap",
+        passed,
+        reason,
+        n=shared,
+        metric=metric,
+        estimate=coverage,
+        threshold=floor,
+        statistic="shared examples / examples of each side (the smaller)",
+    )
