@@ -124,6 +124,6 @@ def _print_sources(text: str) -> None:
         print(
             "WARNING: the quality exports and the telemetry are paired by different keys (one by "
             "question-hash, a hash of the question text; the other by its own ids): their "
-            "examples will not overlap and the run would BLOCK (hard:evidence-overlap); give "
-            "both the same example id column"
+            "examples will not overlap and a cost or latency claim would BLOCK "
+            "(hard:evidence-overlap); give both the same example id column"
         )

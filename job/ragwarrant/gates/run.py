@@ -7,9 +7,9 @@
   ``check_directions``, and ``check_near_misses`` as ``split-labels``, ``slice-labels``,
   ``policy-labels`` and ``metric-labels``: undeclared labels that fold to a declared one);
   present only when it fails.
-- ``hard:evidence-overlap``: the examples each operational (claim) metric is decided on and the
-  examples the quality metrics are decided on cover each other to the contract's
-  ``statistics.min_pairing_coverage``; present when the contract has both kinds with evidence.
+- ``hard:evidence-overlap``: the examples of each operational metric a claim names and those of
+  the quality metrics cover each other to ``statistics.min_pairing_coverage``; present when such
+  a claim and quality evidence exist.
 - ``multiplicity:holm-across-candidates``: a candidate's p-value meets its Holm level when
   several candidates are tested on the confirmatory split (Holm 1979, "A simple sequentially
   rejective multiple test procedure", Scand. J. Statist. 6:65-70).
@@ -263,17 +263,19 @@ def _first_ids(index: EvidenceIndex, mask: np.ndarray, k: int = 3) -> str:
 
 
 def gate_evidence_overlap(inputs: Inputs, index: EvidenceIndex) -> GateResult | None:
-    """``hard:evidence-overlap``: the examples of each operational metric (what a claim or an
-    operational gate is decided on) and those of the quality metrics cover each other.
+    """``hard:evidence-overlap``: the examples of each operational metric a claim names (a cost
+    or latency claim) and those of the quality metrics cover each other.
 
-    For an operational metric with examples T (a row for the baseline or a candidate) and the
-    quality metrics' examples Q, coverage is ``min(|T ∩ Q| / |Q|, |T ∩ Q| / |T|)``; below
+    For such a metric with examples T (a row for the baseline or a candidate) and the quality
+    metrics' examples Q, coverage is ``min(|T ∩ Q| / |Q|, |T ∩ Q| / |T|)``; below
     ``statistics.min_pairing_coverage`` the gate fails, naming both sources, the counts and the
-    first example ids (escaped) on each side alone. A quality file keyed by question hash beside
-    telemetry keyed by ``q001`` would otherwise decide quality and cost on disjoint examples.
+    first example ids (escaped) on each side alone. Quality keyed by question hash beside
+    telemetry keyed by ``q001`` would otherwise PROMOTE "cheaper at equal quality" on disjoint
+    examples. A hard disqualifier (a ceiling on every example) and an operational gate without
+    a claim are not checked: they do not pair with quality.
 
     Returns:
-        The gate (worst metric), or None when the contract has no operational metric or either
+        The gate (lowest coverage), or None when no claim names an operational metric or either
         side has no evidence (``hard:required-metric-evidence`` speaks for that).
     """
     contract = inputs.contract
@@ -282,11 +284,14 @@ def gate_evidence_overlap(inputs: Inputs, index: EvidenceIndex) -> GateResult | 
     quality = _metric_examples(index, policies, quality_ids)
     n_q, floor = int(np.count_nonzero(quality)), contract.statistics.min_pairing_coverage
     rows: list[tuple[float, str, np.ndarray, int]] = []  # coverage, metric, examples, shared
-    for m in contract.operational_metrics:
-        seen = _metric_examples(index, policies, [m.id])
+    claimed = {c.metric for c in contract.claims.items} & {
+        m.id for m in contract.operational_metrics
+    }
+    for metric in sorted(claimed):
+        seen = _metric_examples(index, policies, [metric])
         n_t, shared = int(np.count_nonzero(seen)), int(np.count_nonzero(seen & quality))
         if n_t and n_q:
-            rows.append((min(shared / n_q, shared / n_t), m.id, seen, shared))
+            rows.append((min(shared / n_q, shared / n_t), metric, seen, shared))
     if not rows:
         return None
     coverage, metric, seen, shared = min(rows, key=lambda r: r[0])
