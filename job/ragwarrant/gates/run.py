@@ -36,8 +36,8 @@ from ragwarrant.contract import (
     check_scales,
     check_splits_declared,
 )
-from ragwarrant.evidence import scope as evidence_scope
 from ragwarrant.display import quoted
+from ragwarrant.evidence import scope as evidence_scope
 from ragwarrant.evidence.index import EvidenceIndex
 from ragwarrant.gates.hard import hard_gate
 from ragwarrant.inputs import Inputs
@@ -235,24 +235,17 @@ def contract_evidence_gates(inputs: Inputs, index: EvidenceIndex) -> list[GateRe
     ] + ([] if overlap is None else [overlap])
 
 
-def _metric_examples(index: EvidenceIndex, policies: list[str], metrics: list[str]) -> np.ndarray:
-    """Shape (E,) bool: examples with a row of one of ``metrics`` for one of ``policies``."""
-    seen = np.zeros(index.n_examples, dtype=bool)
-    for key in ((p, m) for p in policies for m in metrics):
-        if key in index.columns:
-            seen |= index.columns[key].has_row
-    return seen
-
-
-def _source_names(index: EvidenceIndex, policies: list[str], metrics: list[str]) -> str:
-    """The evidence sources (``<id> (<path>)``) holding rows of ``metrics``, comma-separated."""
-    codes: set[int] = set()
-    for key in ((p, m) for p in policies for m in metrics):
-        if key in index.columns:
-            codes.update(int(c) for c in np.unique(index.columns[key].source) if c >= 0)
-    ids = sorted({index.sources[c].split(":", 1)[0] for c in codes})
-    paths = index.source_paths or {}
-    return ", ".join(f"{i} ({paths[i]})" if i in paths else i for i in ids)
+def _examples_of(
+    index: EvidenceIndex, policies: list[str], metrics: list[str]
+) -> tuple[np.ndarray, str]:
+    """Shape (E,) bool, examples with a row of one of ``metrics`` for one of ``policies``; and
+    the evidence sources holding those rows (``<id> (<path>)``, comma-separated)."""
+    seen, codes = np.zeros(index.n_examples, dtype=bool), set[int]()
+    for key in ((p, m) for p in policies for m in metrics if (p, m) in index.columns):
+        seen |= index.columns[key].has_row
+        codes.update(int(c) for c in np.unique(index.columns[key].source) if c >= 0)
+    ids, paths = sorted({index.sources[c].split(":", 1)[0] for c in codes}), index.source_paths
+    return seen, ", ".join(f"{i} ({paths[i]})" if paths and i in paths else i for i in ids)
 
 
 def _first_ids(index: EvidenceIndex, mask: np.ndarray, k: int = 3) -> str:
@@ -280,25 +273,24 @@ def gate_evidence_overlap(inputs: Inputs, index: EvidenceIndex) -> GateResult | 
     """
     contract = inputs.contract
     policies = [contract.baseline.policy_id, *(c.policy_id for c in contract.candidates)]
-    quality_ids = [m.id for m in contract.quality_metrics]
-    quality = _metric_examples(index, policies, quality_ids)
+    quality, quality_sources = _examples_of(
+        index, policies, [m.id for m in contract.quality_metrics]
+    )
     n_q, floor = int(np.count_nonzero(quality)), contract.statistics.min_pairing_coverage
-    rows: list[tuple[float, str, np.ndarray, int]] = []  # coverage, metric, examples, shared
-    claimed = {c.metric for c in contract.claims.items} & {
-        m.id for m in contract.operational_metrics
-    }
-    for metric in sorted(claimed):
-        seen = _metric_examples(index, policies, [metric])
+    operational = {m.id for m in contract.operational_metrics}
+    rows = []  # (coverage, metric, its examples, their sources, shared examples)
+    for metric in sorted({c.metric for c in contract.claims.items} & operational):
+        seen, sources = _examples_of(index, policies, [metric])
         n_t, shared = int(np.count_nonzero(seen)), int(np.count_nonzero(seen & quality))
         if n_t and n_q:
-            rows.append((min(shared / n_q, shared / n_t), metric, seen, shared))
+            rows.append((min(shared / n_q, shared / n_t), metric, seen, sources, shared))
     if not rows:
         return None
-    coverage, metric, seen, shared = min(rows, key=lambda r: r[0])
+    coverage, metric, seen, sources, shared = min(rows, key=lambda r: r[0])
     n_t, passed = int(np.count_nonzero(seen)), coverage >= floor
     counts = (
-        f"{metric} from {_source_names(index, policies, [metric])} has {n_t} examples, the "
-        f"quality metrics from {_source_names(index, policies, quality_ids)} {n_q}, {shared} in both"
+        f"{metric} from {sources} has {n_t} examples, the quality metrics from "
+        f"{quality_sources} {n_q}, {shared} in both"
     )
     if passed:
         reason = f"{counts}: coverage {coverage:.3f} >= {floor}"
