@@ -8,6 +8,7 @@ from pathlib import Path
 
 import jsonschema
 import orjson
+import yaml
 
 from ragwarrant import cli
 from tests.conftest import REPO
@@ -96,16 +97,39 @@ def test_same_evidence_as_confirmatory_is_still_inconclusive(tmp_path: Path) -> 
     }
 
 
-def test_cost_reduction_claim_is_rejected_by_the_telemetry(tmp_path: Path) -> None:
-    """The telemetry shows the candidate costs more: a cost-reduction claim is REJECT (exit 10)."""
-    inp = tmp_path / "in"
+def _cost_claim(inp: Path, *, drop_ragas: bool) -> None:
+    """The example's contract with a cost-reduction claim on confirmatory evidence; without
+    the Ragas sources and their metrics when ``drop_ragas``."""
     shutil.copytree(EXAMPLE, inp)
-    contract = inp / "contract.yaml"
-    claim = "    - kind: quality-improvement\n      metric: gold_context_reciprocal_rank"
-    text = contract.read_text()
-    assert claim in text
-    text = text.replace(claim, "    - kind: cost-reduction\n      metric: cost_usd")
-    contract.write_text(text.replace("evidence_class: development", "evidence_class: confirmatory"))
+    contract = yaml.safe_load((inp / "contract.yaml").read_text())
+    contract["claims"]["items"] = [{"kind": "cost-reduction", "metric": "cost_usd"}]
+    contract["evidence_class"] = "confirmatory"
+    if drop_ragas:
+        ragas = [s for s in contract["evidence"] if s.get("adapter") == "ragas"]
+        dropped = {m for s in ragas for m in s["metrics"].values()}
+        contract["evidence"] = [s for s in contract["evidence"] if s not in ragas]
+        contract["quality_metrics"] = [
+            m for m in contract["quality_metrics"] if m["id"] not in dropped
+        ]
+    (inp / "contract.yaml").write_text(yaml.safe_dump(contract, sort_keys=False))
+
+
+def test_cost_claim_beside_ragas_keyed_by_question_hash_blocks(tmp_path: Path) -> None:
+    """Ragas keeps no question id (its rows pair by question hash), the telemetry is keyed
+    q001..q030: a cost claim would be decided on other examples than the Ragas quality."""
+    _cost_claim(tmp_path / "in", drop_ragas=False)
+    assert _run(tmp_path / "in", tmp_path / "out") == 12
+    decision = _load(tmp_path / "out", "decision.json")
+    [gate] = [g for g in decision["run_gates"] if g["id"] == "hard:evidence-overlap"]
+    assert gate["status"] == "fail" and (gate["n"], gate["estimate"]) == (30, 0.5)
+    assert "has 30 examples" in gate["reason"] and "only in quality: 'qh:" in gate["reason"]
+
+
+def test_cost_reduction_claim_is_rejected_by_the_telemetry(tmp_path: Path) -> None:
+    """The telemetry shows the candidate costs more: a cost-reduction claim on the DeepEval
+    quality (keyed like the telemetry) is REJECT (exit 10)."""
+    inp = tmp_path / "in"
+    _cost_claim(inp, drop_ragas=True)
     out = tmp_path / "out"
     assert _run(inp, out) == 10
     [cand] = _load(out, "decision.json")["candidates"]

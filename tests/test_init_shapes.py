@@ -38,11 +38,11 @@ SHAPES = {
 }
 
 
-def _draft(tmp_path: Path, shape: str) -> tuple[Path, dict]:
-    """Copy the shape's exports under <in>/evidence/ and run ``init`` there."""
+def _draft(tmp_path: Path, shape: str | list[str]) -> tuple[Path, dict]:
+    """Copy the shape's exports (or these paths) under <in>/evidence/ and run ``init`` there."""
     root = tmp_path / "in"
     files = []
-    for rel in SHAPES[shape]:
+    for rel in SHAPES[shape] if isinstance(shape, str) else shape:
         target = root / "evidence" / rel
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(EXPORTS / rel, target)
@@ -194,3 +194,34 @@ def test_policy_stubs_hold_the_models_the_exports_name(tmp_path: Path, shape: st
         "baseline": ["llama-3.1-8b-instruct"],
         "candidate": ["llama-3.1-70b-instruct"],
     }
+
+
+def test_ragas_by_question_hash_beside_otel_by_id_warns_and_blocks(tmp_path: Path, capsys) -> None:
+    """Fresh-user trial: Ragas ``evaluate`` rows pair by question hash, the OTel telemetry by
+    ``q001``…; init says the two will not overlap, and the filled draft BLOCKs instead of
+    deciding quality and cost on 60 disjoint examples."""
+    ragas = ["ragas/ragas_evaluate_baseline.jsonl", "ragas/ragas_evaluate_candidate.jsonl"]
+    root, data = _draft(tmp_path, [*ragas, "otel/otel_genai_telemetry.parquet"])
+    assert "WARNING: the quality exports and the telemetry are paired by different keys" in (
+        capsys.readouterr().out
+    )
+    data = _fill(data)
+    data["claims"]["items"] = [{"kind": "cost-reduction", "metric": "cost_usd"}]
+    (root / "contract.yaml").write_text(yaml.safe_dump(data, sort_keys=False))
+    assert cli.main(["run", "--input", str(root), "--output", str(tmp_path / "out")]) == 12
+    decision = yaml.safe_load((tmp_path / "out" / "decision.json").read_text())
+    [gate] = [g for g in decision["run_gates"] if g["id"] == "hard:evidence-overlap"]
+    assert gate["status"] == "fail" and gate["n"] == 0
+    assert "only in cost_usd: 'q001', 'q002', 'q003'" in gate["reason"]
+
+
+def test_ragas_experiments_beside_otel_share_ids_and_do_not_warn(tmp_path: Path, capsys) -> None:
+    root, data = _draft(tmp_path, "ragas-experiment-otel")
+    assert "WARNING" not in capsys.readouterr().out
+    data = _fill(data)
+    data["claims"]["items"] = [{"kind": "cost-reduction", "metric": "cost_usd"}]
+    (root / "contract.yaml").write_text(yaml.safe_dump(data, sort_keys=False))
+    assert cli.main(["run", "--input", str(root), "--output", str(tmp_path / "out")]) in DECISIONS
+    decision = yaml.safe_load((tmp_path / "out" / "decision.json").read_text())
+    [gate] = [g for g in decision["run_gates"] if g["id"] == "hard:evidence-overlap"]
+    assert gate["status"] == "pass" and gate["estimate"] == 1.0

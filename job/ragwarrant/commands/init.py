@@ -117,3 +117,13 @@ def _print_sources(text: str) -> None:
         elif src["pairing"] == "span-join" and "spans" not in src.get("options", {}):
             gives += "; CHECK: add the spans export of the same run to --from"
         print(visible(f"{src['path']}: {src['adapter']}, pairing {src['pairing']}; {gives}"))
+    keys = {
+        (s.get("kind") == "telemetry", s["pairing"] == "question-hash") for s in data["evidence"]
+    }
+    if any((True, not hashed) in keys for telemetry, hashed in keys if not telemetry):
+        print(
+            "WARNING: the quality exports and the telemetry are paired by different keys (one by "
+            "question-hash, a hash of the question text; the other by its own ids): their "
+            "examples will not overlap and a cost or latency claim would BLOCK "
+            "(hard:evidence-overlap); give both the same example id column"
+        )

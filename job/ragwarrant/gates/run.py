@@ -7,6 +7,9 @@
   ``check_directions``, and ``check_near_misses`` as ``split-labels``, ``slice-labels``,
   ``policy-labels`` and ``metric-labels``: undeclared labels that fold to a declared one);
   present only when it fails.
+- ``hard:evidence-overlap``: the examples of each operational metric a claim names and those of
+  the quality metrics cover each other to ``statistics.min_pairing_coverage``; present when such
+  a claim and quality evidence exist.
 - ``multiplicity:holm-across-candidates``: a candidate's p-value meets its Holm level when
   several candidates are tested on the confirmatory split (Holm 1979, "A simple sequentially
   rejective multiple test procedure", Scand. J. Statist. 6:65-70).
@@ -33,8 +36,10 @@ from ragwarrant.contract import (
     check_scales,
     check_splits_declared,
 )
+from ragwarrant.display import quoted
 from ragwarrant.evidence import scope as evidence_scope
 from ragwarrant.evidence.index import EvidenceIndex
+from ragwarrant.gates.hard import hard_gate
 from ragwarrant.inputs import Inputs
 from ragwarrant.outputs import GateResult, GateStatus
 from ragwarrant.stats.holm import holm_levels
@@ -216,6 +221,7 @@ def contract_evidence_gates(inputs: Inputs, index: EvidenceIndex) -> list[GateRe
     }
     if found["scales"]:
         found["scales"] += outside
+    overlap = gate_evidence_overlap(inputs, index)
     return [
         GateResult(
             id=f"hard:contract-evidence:{check}",
@@ -226,4 +232,82 @@ def contract_evidence_gates(inputs: Inputs, index: EvidenceIndex) -> list[GateRe
         )
         for check, messages in found.items()
         if messages
-    ]
+    ] + ([] if overlap is None else [overlap])
+
+
+def _examples_of(
+    index: EvidenceIndex, policies: list[str], metrics: list[str]
+) -> tuple[np.ndarray, str]:
+    """Shape (E,) bool, examples with a row of one of ``metrics`` for one of ``policies``; and
+    the evidence sources holding those rows (``<id> (<path>)``, comma-separated)."""
+    seen, codes = np.zeros(index.n_examples, dtype=bool), set[int]()
+    for key in ((p, m) for p in policies for m in metrics if (p, m) in index.columns):
+        seen |= index.columns[key].has_row
+        codes.update(int(c) for c in np.unique(index.columns[key].source) if c >= 0)
+    ids, paths = sorted({index.sources[c].split(":", 1)[0] for c in codes}), index.source_paths
+    return seen, ", ".join(f"{i} ({paths[i]})" if paths and i in paths else i for i in ids)
+
+
+def _first_ids(index: EvidenceIndex, mask: np.ndarray, k: int = 3) -> str:
+    """The first ``k`` example ids (in id order) selected by ``mask``, escaped (``quoted``)."""
+    picked = np.flatnonzero(mask)
+    picked = picked[np.argsort(index.example_rank[picked], kind="stable")[:k]]
+    return ", ".join(quoted(str(index.id_array[int(i)])) for i in picked)
+
+
+def gate_evidence_overlap(inputs: Inputs, index: EvidenceIndex) -> GateResult | None:
+    """``hard:evidence-overlap``: the examples of each operational metric a claim names (a cost
+    or latency claim) and those of the quality metrics cover each other.
+
+    For such a metric with examples T (a row for the baseline or a candidate) and the quality
+    metrics' examples Q, coverage is ``min(|T ∩ Q| / |Q|, |T ∩ Q| / |T|)``; below
+    ``statistics.min_pairing_coverage`` the gate fails, naming both sources, the counts and the
+    first example ids (escaped) on each side alone. Quality keyed by question hash beside
+    telemetry keyed by ``q001`` would otherwise PROMOTE "cheaper at equal quality" on disjoint
+    examples. A hard disqualifier (a ceiling on every example) and an operational gate without
+    a claim are not checked: they do not pair with quality.
+
+    Returns:
+        The gate (lowest coverage), or None when no claim names an operational metric or either
+        side has no evidence (``hard:required-metric-evidence`` speaks for that).
+    """
+    contract = inputs.contract
+    policies = [contract.baseline.policy_id, *(c.policy_id for c in contract.candidates)]
+    quality, quality_sources = _examples_of(
+        index, policies, [m.id for m in contract.quality_metrics]
+    )
+    n_q, floor = int(np.count_nonzero(quality)), contract.statistics.min_pairing_coverage
+    operational = {m.id for m in contract.operational_metrics}
+    rows = []  # (coverage, metric, its examples, their sources, shared examples)
+    for metric in sorted({c.metric for c in contract.claims.items} & operational):
+        seen, sources = _examples_of(index, policies, [metric])
+        n_t, shared = int(np.count_nonzero(seen)), int(np.count_nonzero(seen & quality))
+        if n_t and n_q:
+            rows.append((min(shared / n_q, shared / n_t), metric, seen, sources, shared))
+    if not rows:
+        return None
+    coverage, metric, seen, sources, shared = min(rows, key=lambda r: r[0])
+    n_t, passed = int(np.count_nonzero(seen)), coverage >= floor
+    counts = (
+        f"{metric} from {sources} has {n_t} examples, the quality metrics from "
+        f"{quality_sources} {n_q}, {shared} in both"
+    )
+    if passed:
+        reason = f"{counts}: coverage {coverage:.3f} >= {floor}"
+    else:
+        reason = (
+            f"{counts}: coverage {coverage:.3f} is below the floor {floor}; only in {metric}: "
+            f"{_first_ids(index, seen & ~quality) or 'none'}; only in quality: "
+            f"{_first_ids(index, quality & ~seen) or 'none'} (hint: map both sources to the same "
+            "example id column; a draft of ragwarrant init pairs each export by its own key)"
+        )
+    return hard_gate(
+        "evidence-overlap",
+        passed,
+        reason,
+        n=shared,
+        metric=metric,
+        estimate=coverage,
+        threshold=floor,
+        statistic="shared examples / examples of each side (the smaller)",
+    )
