@@ -69,10 +69,12 @@ def _policy_evals(path: Path, policy: str) -> Path:
     return path
 
 
-def _refused(root: Path, evals: Path, capsys: pytest.CaptureFixture[str]) -> str:
-    """init exits 66 and writes nothing: no draft, no stub; returns stderr."""
+def _refused(
+    root: Path, evals: Path, capsys: pytest.CaptureFixture[str], code: int = 66
+) -> str:
+    """init exits ``code`` and writes nothing: no draft, no stub; returns stderr."""
     argv = ["init", "--from", str(evals), "--output", str(root / "contract.yaml")]
-    assert cli.main(argv) == 66
+    assert cli.main(argv) == code
     assert {p.name for p in root.iterdir()} <= {"evals.csv", "policies"}
     assert not (root / "policies" / "base.yaml").exists()
     return capsys.readouterr().err
@@ -105,8 +107,8 @@ def test_policy_id_resolving_outside_policies_is_refused(
 def test_stub_is_never_written_through_a_symlink(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], link: str
 ) -> None:
-    """A dangling stub symlink, or a policies/ folder linked elsewhere: refused, nothing written
-    where the link points."""
+    """A dangling stub symlink, or a policies/ folder linked elsewhere: a usage error (64, not
+    66: the exports are fine), nothing written where the link points."""
     root = tmp_path / "in"
     evals = _policy_evals(root / "evals.csv", "base")
     (root / Path(link).parent).mkdir(exist_ok=True)
@@ -114,7 +116,7 @@ def test_stub_is_never_written_through_a_symlink(
     if link == "policies":
         target.mkdir()
     (root / link).symlink_to(target)
-    assert "init-policy-stub-path" in _refused(root, evals, capsys)
+    assert "init-policy-stub-link" in _refused(root, evals, capsys, code=64)
     assert not target.exists() or not any(target.iterdir())
 
 
