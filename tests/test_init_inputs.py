@@ -69,9 +69,7 @@ def _policy_evals(path: Path, policy: str) -> Path:
     return path
 
 
-def _refused(
-    root: Path, evals: Path, capsys: pytest.CaptureFixture[str], code: int = 66
-) -> str:
+def _refused(root: Path, evals: Path, capsys: pytest.CaptureFixture[str], code: int = 66) -> str:
     """init exits ``code`` and writes nothing: no draft, no stub; returns stderr."""
     argv = ["init", "--from", str(evals), "--output", str(root / "contract.yaml")]
     assert cli.main(argv) == code
@@ -278,3 +276,17 @@ def test_phoenix_evaluations_in_one_folder_link_the_spans_of_their_role(tmp_path
         f"e/phoenix_evaluate_dataframe_{r}.parquet": f"e/phoenix_spans_{r}.parquet"
         for r in ("baseline", "candidate")
     }
+
+
+def test_spans_beside_evaluations_given_from_outside_are_copied_too(tmp_path: Path) -> None:
+    """SpanEvaluations CSVs given from outside --output's directory, their spans beside them
+    there: the spans are copied with them, so the draft names only files run finds."""
+    files = [
+        EXPORTS / "phoenix" / r / f"phoenix_span_evaluations_token_f1_{r}.csv"
+        for r in ("baseline", "candidate")
+    ]
+    root = tmp_path / "in"
+    data = _init(root, *files)
+    spans = [s["options"]["spans"] for s in data["evidence"]]
+    assert spans == [f"phoenix/{r}/phoenix_spans_{r}.parquet" for r in ("baseline", "candidate")]
+    assert all((root / s).is_file() for s in spans)

@@ -101,11 +101,8 @@ def handle(args: argparse.Namespace) -> int:
         OutputError: a directory or file cannot be created or written (exit 73).
     """
     # imported here: reading exports needs pyarrow and the contract models, --help does not
+    from ragwarrant import scaffold_files as files
     from ragwarrant.scaffold import describe_export, draft_contract
-    from ragwarrant.scaffold_files import (
-        copy_exports, place_exports, plan_policy_stubs, refuse_other_file, unwritable,
-        write_policy_stubs,
-    )  # fmt: skip
 
     args.output = output = contract_path(args.output)  # a Path: the error's mounts name it
     if output.exists() and not args.force:
@@ -116,7 +113,7 @@ def handle(args: argparse.Namespace) -> int:
         )
     base = output.resolve().parent
     exports, copies = [], []
-    placed, origin = place_exports(args.sources, base)
+    placed, origin = files.place_exports(args.sources, base)
     for file, display, copied in placed:
         try:
             export = describe_export(file, display)
@@ -126,20 +123,16 @@ def handle(args: argparse.Namespace) -> int:
         exports.append(replace(export, notes=[*export.notes, note]) if copied else export)
         copies += [(file, base / display)] if copied else []
     text = draft_contract(exports, args.contract_id)
-    planned = plan_policy_stubs(text, base)  # refused before anything is written
-    for named in _named_files(text):  # a spans file found beside a copied export: copied too
-        new = (base / named) not in {t for _, t in copies} and not (base / named).exists()
-        if origin and new and (origin / named).is_file():
-            refuse_other_file(origin / named, base / named)
-            copies.append((origin / named, base / named))
-    copy_exports(copies)
+    planned = files.plan_policy_stubs(text, base)  # refused before anything is written
+    copies += _beside_copies(text, base, origin, copies)
+    files.copy_exports(copies)
     try:
         output.write_text(text, encoding="utf-8")
     except OSError as exc:
-        raise unwritable(output, exc) from exc
+        raise files.unwritable(output, exc) from exc
     for _, target in copies:
         print(visible(f"copied {target.relative_to(base)} beside {output} (from outside it)"))
-    stubs = write_policy_stubs(text, planned, exports)
+    stubs = files.write_policy_stubs(text, planned, exports)
     _print_sources(text)
     for stub in stubs:
         print(f"wrote {visible(str(stub))}: a stub config; describe the policy in it")
@@ -150,12 +143,29 @@ def handle(args: argparse.Namespace) -> int:
     return 0
 
 
-def _named_files(text: str) -> list[str]:
-    """Every file the draft ``text`` names: each source's path and Phoenix spans."""
+def _beside_copies(
+    text: str, base: Path, origin: Path | None, copies: list[tuple[Path, Path]]
+) -> list[tuple[Path, Path]]:
+    """The files the draft ``text`` names that are neither in ``base`` nor in ``copies``: a
+    Phoenix spans file found beside a copied export, copied from ``origin`` too.
+
+    Raises:
+        UsageError: ``init-copy-exists`` (``refuse_other_file``).
+    """
     import yaml  # here: --help and --version import no YAML
 
+    from ragwarrant.scaffold_files import refuse_other_file
+
     sources = yaml.safe_load(text)["evidence"]
-    return [p for s in sources for p in (s["path"], s.get("options", {}).get("spans")) if p]
+    named = {p for s in sources for p in (s["path"], s.get("options", {}).get("spans")) if p}
+    more = []
+    for path in sorted(named):
+        source, target = (origin or base) / path, base / path
+        new = not target.exists() and target not in {t for _, t in copies}
+        if origin and new and source.is_file():
+            refuse_other_file(source, target)
+            more.append((source, target))
+    return more
 
 
 def _print_sources(text: str) -> None:
