@@ -104,7 +104,8 @@ def handle(args: argparse.Namespace) -> int:
     from ragwarrant import scaffold_files as files
     from ragwarrant.scaffold import describe_export, draft_contract
 
-    args.output = output = contract_path(args.output)  # a Path: the error's mounts name it
+    output = contract_path(args.output)
+    args.output = output.parent  # errors may name the files under it (cli's mounts)
     if output.exists() and not args.force:
         raise UsageError(
             "init-exists",
