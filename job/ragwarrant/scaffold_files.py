@@ -46,29 +46,28 @@ def place_exports(
             copy goes; ``init-export-link`` when a source under ``input_dir`` is a link leading
             outside it (run would refuse it).
     """
-    outside = []
-    for path in sources:
+    absolute = [Path(os.path.abspath(p)) for p in sources]
+    inside = [p.resolve().is_relative_to(input_dir) for p in sources]
+    outside = [a.parent for a, kept in zip(absolute, inside, strict=True) if not kept]
+    origin = Path(os.path.commonpath(outside)).parent if outside else None
+    placed = []
+    for path, where in zip(sources, absolute, strict=True):
+        resolved = path.resolve()
         if not path.is_file():
             raise InputError("init-missing", f"{visible(str(path))} is not a readable file")
-        if not path.resolve().is_relative_to(input_dir):
-            if Path(os.path.abspath(path)).is_relative_to(input_dir):
-                raise UsageError(
-                    "init-export-link",
-                    f"{visible(str(path))} is a link to a file outside --output's directory: "
-                    "refused, as run reads only files inside its input directory",
-                    hint="replace the link by a copy of the file, then run init again",
-                )
-            outside.append(Path(os.path.abspath(path)))
-    origin = Path(os.path.commonpath([p.parent for p in outside])).parent if outside else None
-    placed = []
-    for path in sources:
-        resolved = path.resolve()
         if resolved.is_relative_to(input_dir):
             placed.append((resolved, str(resolved.relative_to(input_dir)), False))
-            continue
-        display = str(Path(os.path.abspath(path)).relative_to(cast(Path, origin)))
-        refuse_other_file(path, input_dir / display)
-        placed.append((path, display, True))
+        elif where.is_relative_to(input_dir):
+            raise UsageError(
+                "init-export-link",
+                f"{visible(str(path))} is a link to a file outside --output's directory: "
+                "refused, as run reads only files inside its input directory",
+                hint="replace the link by a copy of the file, then run init again",
+            )
+        else:
+            display = str(where.relative_to(cast(Path, origin)))
+            refuse_other_file(path, input_dir / display)
+            placed.append((path, display, True))
     return placed, origin
 
 
