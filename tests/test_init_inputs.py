@@ -200,12 +200,16 @@ def _ragas_pair(folder: Path) -> list[str]:
 
 
 @pytest.mark.parametrize("output", ["newdir", "draft.yaml", "in/contract.json"])
-def test_output_must_be_a_contract_file_run_reads(tmp_path: Path, output: str) -> None:
+def test_output_must_be_a_contract_file_run_reads(
+    tmp_path: Path, output: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     """--output naming no contract.yaml/.yml (a new directory without '/', draft.yaml, a JSON
     name for a YAML draft): exit 64 before anything is copied or written."""
     files = _ragas_pair(tmp_path / "exports")
     assert cli.main(["init", "--from", *files, "--output", str(tmp_path / output)]) == 64
     assert sorted(p.name for p in tmp_path.iterdir()) == ["exports"]
+    name = Path(output).name
+    assert f"--output names the file '{name}'" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("output", ["d", "new/"])

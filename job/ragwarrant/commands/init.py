@@ -8,7 +8,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from ragwarrant.commands._help import CommandHelp, add_command
-from ragwarrant.display import visible
+from ragwarrant.display import quoted, visible
 from ragwarrant.errors import EvidenceError, InputError, UsageError
 from ragwarrant.exit_codes import ExitCode
 
@@ -79,8 +79,8 @@ def contract_path(text: str) -> Path:
     if path.name not in ("contract.yaml", "contract.yml"):
         raise UsageError(
             "init-output-name",
-            f"--output {visible(str(path))}: run reads a contract only from a file named "
-            "contract.yaml or contract.yml in its input directory",
+            f"--output names the file {quoted(path.name)}: run reads a contract only from a "
+            "file named contract.yaml or contract.yml in its input directory",
             hint="pass --output DIR/contract.yaml (or an existing directory, or DIR/)",
         )
     return path
