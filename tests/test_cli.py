@@ -478,7 +478,7 @@ def test_missing_evidence_file_blocks(make_input, tmp_path):
 
 def test_init_is_registered(tmp_path, capsys):
     """`ragwarrant init` is a command: an unreadable export is an input error (66), not usage."""
-    target = tmp_path / "c.yaml"
+    target = tmp_path / "contract.yaml"
     assert run(["init", "--from", str(tmp_path / "missing.csv"), "--output", str(target)]) == 66
     assert not target.exists()
 

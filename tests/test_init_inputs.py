@@ -69,10 +69,10 @@ def _policy_evals(path: Path, policy: str) -> Path:
     return path
 
 
-def _refused(root: Path, evals: Path, capsys: pytest.CaptureFixture[str]) -> str:
-    """init exits 66 and writes nothing: no draft, no stub; returns stderr."""
+def _refused(root: Path, evals: Path, capsys: pytest.CaptureFixture[str], code: int = 66) -> str:
+    """init exits ``code`` and writes nothing: no draft, no stub; returns stderr."""
     argv = ["init", "--from", str(evals), "--output", str(root / "contract.yaml")]
-    assert cli.main(argv) == 66
+    assert cli.main(argv) == code
     assert {p.name for p in root.iterdir()} <= {"evals.csv", "policies"}
     assert not (root / "policies" / "base.yaml").exists()
     return capsys.readouterr().err
@@ -105,8 +105,8 @@ def test_policy_id_resolving_outside_policies_is_refused(
 def test_stub_is_never_written_through_a_symlink(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], link: str
 ) -> None:
-    """A dangling stub symlink, or a policies/ folder linked elsewhere: refused, nothing written
-    where the link points."""
+    """A dangling stub symlink, or a policies/ folder linked elsewhere: a usage error (64, not
+    66: the exports are fine), nothing written where the link points."""
     root = tmp_path / "in"
     evals = _policy_evals(root / "evals.csv", "base")
     (root / Path(link).parent).mkdir(exist_ok=True)
@@ -114,7 +114,7 @@ def test_stub_is_never_written_through_a_symlink(
     if link == "policies":
         target.mkdir()
     (root / link).symlink_to(target)
-    assert "init-policy-stub-path" in _refused(root, evals, capsys)
+    assert "init-policy-stub-link" in _refused(root, evals, capsys, code=64)
     assert not target.exists() or not any(target.iterdir())
 
 
@@ -189,3 +189,108 @@ def test_phoenix_span_evaluations_with_spans_beside_decide(tmp_path: Path) -> No
     data["evidence_class"] = "development"
     (root / "contract.yaml").write_text(yaml.safe_dump(data, sort_keys=False))
     assert cli.main(["run", "--input", str(root), "--output", str(tmp_path / "out")]) in DECISIONS
+
+
+def _ragas_pair(folder: Path) -> list[str]:
+    """Two Ragas exports in ``folder`` (outside the input directory of the tests below)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for p in ("baseline", "candidate"):
+        shutil.copy(EXPORTS / "ragas" / f"ragas_evaluate_{p}.csv", folder)
+    return [str(f) for f in sorted(folder.iterdir())]
+
+
+@pytest.mark.parametrize("output", ["newdir", "draft.yaml", "in/contract.json"])
+def test_output_must_be_a_contract_file_run_reads(
+    tmp_path: Path, output: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--output naming no contract.yaml/.yml (a new directory without '/', draft.yaml, a JSON
+    name for a YAML draft): exit 64 before anything is copied or written."""
+    files = _ragas_pair(tmp_path / "exports")
+    assert cli.main(["init", "--from", *files, "--output", str(tmp_path / output)]) == 64
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["exports"]
+    name = Path(output).name
+    assert f"--output names the file '{name}'" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("output", ["d", "new/"])
+def test_output_directory_means_its_contract_yaml(tmp_path: Path, output: str) -> None:
+    """An existing directory (even with --force), or a path ending in '/': <dir>/contract.yaml,
+    the exports copied into that directory, not its parent."""
+    (tmp_path / "d").mkdir()
+    files = _ragas_pair(tmp_path / "exports")
+    argv = ["init", "--from", *files, "--output", f"{tmp_path}/{output}", "--force"]
+    assert cli.main(argv) == 0
+    root = tmp_path / output.rstrip("/")
+    assert sorted(p.name for p in root.iterdir()) == ["contract.yaml", "exports", "policies"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted({"d", "exports", root.name})
+
+
+def test_output_variables_expand_as_run_does(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """${NAME} in --output is read from the environment as run reads it; unset: exit 64, no
+    literal ${NAME} directory."""
+    files = _ragas_pair(tmp_path / "exports")
+    monkeypatch.delenv("RW_UNSET", raising=False)
+    output = str(tmp_path / "u" / "${RW_UNSET}" / "contract.yaml")
+    assert cli.main(["init", "--from", *files, "--output", output]) == 64
+    assert not (tmp_path / "u").exists()
+    monkeypatch.setenv("RW_UNSET", "job7")
+    assert cli.main(["init", "--from", *files, "--output", output]) == 0
+    assert (tmp_path / "u" / "job7" / "contract.yaml").is_file()
+
+
+def test_unwritable_output_is_exit_73(tmp_path: Path) -> None:
+    """--output's directory cannot be created (a file is in the way): a typed error, exit 73."""
+    files = _ragas_pair(tmp_path / "exports")
+    (tmp_path / "f").write_text("x")
+    argv = ["init", "--from", *files, "--output", str(tmp_path / "f" / "contract.yaml")]
+    assert cli.main(argv) == 73
+
+
+def test_nothing_is_copied_when_an_export_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A TruLens app_version holding a secret: exit 66, no copy left in --output's directory,
+    and the value is never echoed."""
+    source = EXPORTS / "trulens" / "trulens_records_and_feedback.csv"
+    text = source.read_text().replace(",candidate,", ",candidate v2 (sk-SECRET123),")
+    evals = tmp_path / "exports" / "trulens.csv"
+    evals.parent.mkdir()
+    evals.write_text(text)
+    root = tmp_path / "in"
+    assert cli.main(["init", "--from", str(evals), "--output", str(root / "contract.yaml")]) == 66
+    assert not root.exists()
+    assert "SECRET" not in capsys.readouterr().err
+
+
+def test_phoenix_evaluations_in_one_folder_link_the_spans_of_their_role(tmp_path: Path) -> None:
+    """Both policies' evaluate_dataframe and spans files in one folder: each evaluations file
+    is linked to the spans of its own role, never to the other policy's."""
+    folder = tmp_path / "in" / "e"
+    folder.mkdir(parents=True)
+    names = []
+    for role in ("baseline", "candidate"):
+        for kind in ("evaluate_dataframe", "spans"):
+            shutil.copy(EXPORTS / "phoenix" / role / f"phoenix_{kind}_{role}.parquet", folder)
+            names.append(folder / f"phoenix_{kind}_{role}.parquet")
+    data = _init(tmp_path / "in", *names)
+    links = {s["path"]: s["options"]["spans"] for s in data["evidence"] if "options" in s}
+    assert links == {
+        f"e/phoenix_evaluate_dataframe_{r}.parquet": f"e/phoenix_spans_{r}.parquet"
+        for r in ("baseline", "candidate")
+    }
+
+
+def test_spans_beside_evaluations_given_from_outside_are_copied_too(tmp_path: Path) -> None:
+    """SpanEvaluations CSVs given from outside --output's directory, their spans beside them
+    there: the spans are copied with them, so the draft names only files run finds."""
+    files = [
+        EXPORTS / "phoenix" / r / f"phoenix_span_evaluations_token_f1_{r}.csv"
+        for r in ("baseline", "candidate")
+    ]
+    root = tmp_path / "in"
+    data = _init(root, *files)
+    spans = [s["options"]["spans"] for s in data["evidence"]]
+    assert spans == [f"phoenix/{r}/phoenix_spans_{r}.parquet" for r in ("baseline", "candidate")]
+    assert all((root / s).is_file() for s in spans)

@@ -1,5 +1,6 @@
 """`ragwarrant init` on six real export shapes: the draft, filled only in the user's judgement
-(directions, margins, the claim's items, the evidence class), reaches a decision."""
+(directions, margins, the claim's items, the evidence class), reaches a decision, with the
+exports inside --output's directory and, as README shows it, outside (copied by init)."""
 
 from __future__ import annotations
 
@@ -38,17 +39,36 @@ SHAPES = {
 }
 
 
+<<<<<<< HEAD
 def _draft(tmp_path: Path, shape: str | list[str]) -> tuple[Path, dict]:
     """Copy the shape's exports (or these paths) under <in>/evidence/ and run ``init`` there."""
+=======
+def _draft(tmp_path: Path, shape: str, outside: bool = False) -> tuple[Path, dict]:
+    """Run ``init`` on the shape's exports: copied under <in>/evidence/ first, or (``outside``)
+    given where they lie, outside <in>, as README's flow does."""
+>>>>>>> s28-init3
     root = tmp_path / "in"
     files = []
     for rel in SHAPES[shape] if isinstance(shape, str) else shape:
         target = root / "evidence" / rel
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy(EXPORTS / rel, target)
-        files.append(str(target))
+        if not outside:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy(EXPORTS / rel, target)
+        files.append(str(EXPORTS / rel if outside else target))
     assert cli.main(["init", "--from", *files, "--output", str(root / "contract.yaml")]) == 0
     return root, yaml.safe_load((root / "contract.yaml").read_text())
+
+
+def _seen(data: dict) -> tuple:
+    """What init read, paths aside: policies, each source's adapter, kind, policy, pairing,
+    columns, metrics, spans file name, and the quality and operational metrics."""
+    sources = [
+        (s["adapter"], s.get("kind"), s.get("policy"), s["pairing"], s.get("columns"))
+        + (s.get("metrics"), Path(s.get("options", {}).get("spans", "")).name)
+        for s in data["evidence"]
+    ]
+    policies = [data["baseline"]["policy_id"], *(c["policy_id"] for c in data["candidates"])]
+    return policies, sources, data["quality_metrics"], data.get("operational_metrics")
 
 
 def _fill(data: dict) -> dict:
@@ -63,13 +83,26 @@ def _fill(data: dict) -> dict:
     return data
 
 
+@pytest.mark.parametrize("outside", [False, True], ids=["inside", "readme-flow"])
 @pytest.mark.parametrize("shape", list(SHAPES))
-def test_draft_filled_in_the_judgement_calls_decides(tmp_path: Path, shape: str) -> None:
-    """init → fill direction, margin_abs, claim items, evidence_class → run exits 0, 10 or 11."""
-    root, data = _draft(tmp_path, shape)
+def test_draft_filled_in_the_judgement_calls_decides(
+    tmp_path: Path, shape: str, outside: bool
+) -> None:
+    """init → fill direction, margin_abs, claim items, evidence_class → run exits 0, 10 or 11;
+    the exports inside --output's directory, or outside it (README's flow: init copies them)."""
+    root, data = _draft(tmp_path, shape, outside)
     (root / "contract.yaml").write_text(yaml.safe_dump(_fill(data), sort_keys=False))
     code = cli.main(["run", "--input", str(root), "--output", str(tmp_path / "out")])
     assert code in DECISIONS
+
+
+@pytest.mark.parametrize("shape", list(SHAPES))
+def test_exports_outside_are_read_as_the_same_files_inside(tmp_path: Path, shape: str) -> None:
+    """init reads the copies of exports given from outside --output's directory exactly as it
+    reads them copied inside first: same policies (from folders), sources, spans, metrics."""
+    _, inside = _draft(tmp_path / "a", shape)
+    _, outside = _draft(tmp_path / "b", shape, outside=True)
+    assert _seen(outside) == _seen(inside)
 
 
 @pytest.mark.parametrize("shape", sorted(SHAPES))

@@ -149,7 +149,7 @@ def test_init_rejects_an_unknown_suffix(tmp_path: Path) -> None:
     odd = tmp_path / "scores.xlsx"
     odd.write_bytes(b"x")
     with pytest.raises(InputError) as err:
-        _init("--from", str(odd), "--output", str(tmp_path / "c.yaml"))
+        _init("--from", str(odd), "--output", str(tmp_path / "contract.yaml"))
     assert err.value.code == "init-format" and "'.xlsx'" in err.value.message
 
 
@@ -171,16 +171,17 @@ def test_scale_is_the_unit_interval_or_the_observed_range() -> None:
 def test_an_export_outside_the_input_directory_is_copied_beside_the_contract(
     tmp_path: Path,
 ) -> None:
-    """`init --from /elsewhere/x.csv --output in/contract.yaml` as README shows it, `in/`
-    absent: init creates it, copies the export byte for byte and names it relatively; run then
-    finds it (a contract names only files of its input directory)."""
+    """`init --from /elsewhere/ragas/x.csv --output in/contract.yaml` as README shows it, `in/`
+    absent: init creates it, copies the export byte for byte under its folder's name and names
+    it relatively; run then finds it (a contract names only files of its input directory)."""
     src = EXPORTS / "ragas" / "ragas_evaluate_baseline.csv"
     other = EXPORTS / "ragas" / "ragas_evaluate_candidate.csv"
     out = tmp_path / "in" / "contract.yaml"
     assert _init("--from", str(src), str(other), "--output", str(out)) == 0
-    assert (tmp_path / "in" / src.name).read_bytes() == src.read_bytes()
+    copy = tmp_path / "in" / "ragas" / src.name
+    assert copy.read_bytes() == src.read_bytes()
     data = yaml.safe_load(out.read_text())
-    assert [e["path"] for e in data["evidence"]] == [src.name, other.name]
+    assert [e["path"] for e in data["evidence"]] == [f"ragas/{src.name}", f"ragas/{other.name}"]
     assert "# note: copied beside the contract" in out.read_text()
     for q in data["quality_metrics"]:
         q["margin_abs"] = 0.1
@@ -190,9 +191,24 @@ def test_an_export_outside_the_input_directory_is_copied_beside_the_contract(
     code = cli.main(["run", "--input", str(out.parent), "--output", str(tmp_path / "out")])
     assert code in (0, 10, 11)
     # run again: the identical copies are reused; a different file of the same name is refused
-    assert _init("--from", str(src), "--output", str(out), "--force") == 0
-    (tmp_path / "in" / src.name).write_text("mine\n")
+    assert _init("--from", str(src), str(other), "--output", str(out), "--force") == 0
+    copy.write_text("mine\n")
     with pytest.raises(UsageError) as err:
-        _init("--from", str(src), "--output", str(out), "--force")
-    assert err.value.code == "init-copy-exists"
-    assert (tmp_path / "in" / src.name).read_text() == "mine\n"
+        _init("--from", str(src), str(other), "--output", str(out), "--force")
+    assert err.value.code == "init-copy-exists" and "holds another file" in err.value.message
+    assert copy.read_text() == "mine\n"
+
+
+def test_a_link_in_the_input_directory_to_a_file_outside_is_refused_as_a_link(
+    tmp_path: Path,
+) -> None:
+    """An export given through a symlink in --output's directory, pointing outside: refused
+    as a link (run would refuse it), not as "another file" of its name."""
+    link = tmp_path / "in" / "evals.csv"
+    link.parent.mkdir()
+    link.symlink_to(EXPORTS / "ragas" / "ragas_evaluate_baseline.csv")
+    with pytest.raises(UsageError) as err:
+        _init("--from", str(link), "--output", str(tmp_path / "in" / "contract.yaml"))
+    assert err.value.code == "init-export-link"
+    assert "is a link to a file outside --output's directory" in err.value.message
+    assert sorted(p.name for p in link.parent.iterdir()) == ["evals.csv"]

@@ -44,7 +44,7 @@ from ragwarrant.adapters.phoenix import eval_name, is_spans_parquet
 from ragwarrant.adapters.registry import load_source
 from ragwarrant.contract import IDENTIFIER_PATTERN, EvidenceSource, PolicyRef, ReleaseContract
 from ragwarrant.digests import sha256_file
-from ragwarrant.display import quoted, visible
+from ragwarrant.display import visible
 from ragwarrant.errors import ContractError, EvidenceError, InputError
 
 
@@ -223,8 +223,9 @@ def _check_policy_ids(table: pa.Table, column: str | None, display: str) -> None
         if text and not re.fullmatch(IDENTIFIER_PATTERN, text):
             raise EvidenceError(
                 "init-policy-id",
-                f"{display} row {row}, column {column!r}: policy {quoted(text)} is not a "
-                "contract policy id (a letter or digit, then letters, digits and ._:@/+-)",
+                f"{display} row {row}, column {column!r}: the policy (not shown: it may be "
+                "private) is not a contract policy id (a letter or digit, then letters, digits "
+                "and ._:@/+-)",
                 hint="rename the policy in the export (it is also the stub's file name under "
                 "policies/), then run init again",
                 file=display,
@@ -327,11 +328,12 @@ def _policies(exports: Sequence[ExportSummary]) -> list[str]:
 
 
 def _spans_of(e: ExportSummary, exports: Sequence[ExportSummary]) -> ExportSummary | None:
-    """The spans file of a Phoenix evaluations file: one given with it (same folder, else same
-    role), else the one beside it (``_spans_beside``)."""
+    """The spans file of a Phoenix evaluations file: one given with it (never one of the other
+    role; of the same role and folder first, then of the same role, then of the same folder),
+    else the one beside it (``_spans_beside``)."""
     folder = Path(e.path).parent
-    given = [s for s in exports if s.spans_file and folder == Path(s.path).parent]
-    given += [s for s in exports if s.spans_file and s.role and s.role == e.role]
+    given = [s for s in exports if s.spans_file and (not e.role or s.role in (None, e.role))]
+    given.sort(key=lambda s: (not (e.role and s.role == e.role), folder != Path(s.path).parent))
     return given[0] if given else _spans_beside(e, folder)
 
 

@@ -7,64 +7,111 @@ the user's input directory: copies of exports that lie outside it and a stub con
 from __future__ import annotations
 
 import filecmp
+import os
 import shutil
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import yaml
 
 from ragwarrant import scaffold_specs as specs
-from ragwarrant.display import quoted
-from ragwarrant.errors import InputError, UsageError
+from ragwarrant.display import quoted, visible
+from ragwarrant.errors import InputError, OutputError, UsageError
+from ragwarrant.mounts import unwritable_hint
 from ragwarrant.scaffold import ExportSummary
 
 
-def place_exports(sources: Sequence[Path], input_dir: Path) -> list[tuple[Path, str, bool]]:
-    """Each export as (the file to read, its path in the contract relative to ``input_dir``,
-    whether it was copied there); ``input_dir`` is created when absent.
+def place_exports(
+    sources: Sequence[Path], input_dir: Path
+) -> tuple[list[tuple[Path, str, bool]], Path | None]:
+    """Where each export is read and named, nothing copied yet (``copy_exports`` copies last).
 
-    A file under ``input_dir`` stays where it is. One outside it (a contract names only files
-    of its input directory) is copied beside the contract, byte for byte, so that ``init`` then
-    ``run`` works; an identical file already there is reused. Every source is checked before
-    any is copied.
+    Returns:
+        Each export as (the file to read: the source itself, its path in the contract relative
+        to ``input_dir``, whether it is to be copied there), and the folder the copies' paths
+        are relative to (None when none is copied).
+
+    A file under ``input_dir`` stays where it is. Those outside it (a contract names only files
+    of its input directory) are copied beside the contract keeping their layout below their
+    common folder, that folder's name first (``/x/deepeval/baseline/r.json`` and
+    ``/x/deepeval/candidate/r.json`` become ``deepeval/baseline/r.json`` and
+    ``deepeval/candidate/r.json``), so that init reads the copies as it read the originals
+    (roles from folders, Phoenix spans beside their evaluations); an identical file already
+    there is reused.
 
     Raises:
         InputError: ``init-missing`` when a source is not a readable file.
-        UsageError: ``init-copy-exists`` when a different file (or a link) of the same name is
-            already there, or two sources outside share a name; ``init-output-dir`` when
-            ``input_dir`` cannot be created.
+        UsageError: ``init-copy-exists`` when a different file (or a link) is already where a
+            copy goes; ``init-export-link`` when a source under ``input_dir`` is a link leading
+            outside it (run would refuse it).
     """
-    placed: dict[Path, Path] = {}  # where each source is read (the copy when copied) -> source
-    for path in sources:
-        if not path.is_file():
-            raise InputError("init-missing", f"{path} is not a readable file")
+    absolute = [Path(os.path.abspath(p)) for p in sources]
+    inside = [p.resolve().is_relative_to(input_dir) for p in sources]
+    outside = [a.parent for a, kept in zip(absolute, inside, strict=True) if not kept]
+    origin = Path(os.path.commonpath(outside)).parent if outside else None
+    placed = []
+    for path, where in zip(sources, absolute, strict=True):
         resolved = path.resolve()
-        target = resolved if resolved.is_relative_to(input_dir) else input_dir / path.name
-        if target != resolved:
-            kept = target.is_file() and not target.is_symlink() and filecmp.cmp(path, target, False)
-            if target in placed or (not kept and (target.exists() or target.is_symlink())):
-                raise UsageError(
-                    "init-copy-exists",
-                    f"{path} is outside --output's directory, and {path.name} there is "
-                    "another file",
-                    hint="copy the export into --output's directory under another name, then "
-                    "run init again with that copy",
-                )
-        placed[target] = path
-    try:  # the user's input directory, named by --output: created when absent
-        input_dir.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
+        if not path.is_file():
+            raise InputError("init-missing", f"{visible(str(path))} is not a readable file")
+        if resolved.is_relative_to(input_dir):
+            placed.append((resolved, str(resolved.relative_to(input_dir)), False))
+        elif where.is_relative_to(input_dir):
+            raise UsageError(
+                "init-export-link",
+                f"{visible(str(path))} is a link to a file outside --output's directory: "
+                "refused, as run reads only files inside its input directory",
+                hint="replace the link by a copy of the file, then run init again",
+            )
+        else:
+            display = str(where.relative_to(cast(Path, origin)))
+            refuse_other_file(path, input_dir / display)
+            placed.append((path, display, True))
+    return placed, origin
+
+
+def refuse_other_file(source: Path, target: Path) -> None:
+    """Refuse to copy ``source`` to ``target`` when another file, or a link, is there.
+
+    Raises:
+        UsageError: ``init-copy-exists``.
+    """
+    kept = target.is_file() and not target.is_symlink() and filecmp.cmp(source, target, False)
+    if not kept and (target.exists() or target.is_symlink()):
         raise UsageError(
-            "init-output-dir",
-            f"cannot create the directory of --output: {exc.strerror}",
-            hint="choose an --output in a directory you can write",
-        ) from exc
-    for target, path in placed.items():
-        if not target.exists():
-            with path.open("rb") as src, target.open("xb") as out:
-                shutil.copyfileobj(src, out)
-    return [(t, str(t.relative_to(input_dir)), t != p.resolve()) for t, p in placed.items()]
+            "init-copy-exists",
+            f"{visible(str(source))} is outside --output's directory, and its copy's place "
+            f"{visible(str(target))} holds another file",
+            hint="move that file away, or copy the export into --output's directory yourself, "
+            "then run init again",
+        )
+
+
+def copy_exports(copies: Sequence[tuple[Path, Path]]) -> None:
+    """Copy each (source, target) byte for byte, creating folders; an existing target (checked
+    identical by ``refuse_other_file``) is kept.
+
+    Raises:
+        OutputError: ``init-output-unwritable`` when a folder or file cannot be created.
+    """
+    for source, target in copies:
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            if not target.exists():
+                with source.open("rb") as src, target.open("xb") as out:
+                    shutil.copyfileobj(src, out)
+        except OSError as exc:
+            raise unwritable(target, exc) from exc
+
+
+def unwritable(path: Path, exc: OSError) -> OutputError:
+    """``init-output-unwritable`` (exit 73) for ``path``, with the OS's reason."""
+    return OutputError(
+        "init-output-unwritable",
+        f"cannot write {visible(str(path))}: {exc.strerror or type(exc).__name__}",
+        hint=unwritable_hint(path.parent),
+    )
 
 
 def plan_policy_stubs(text: str, input_dir: Path) -> dict[str, Path]:
@@ -77,8 +124,10 @@ def plan_policy_stubs(text: str, input_dir: Path) -> dict[str, Path]:
         policy id -> the file to write; a policy whose config file exists is left out (kept).
 
     Raises:
-        InputError: ``init-policy-stub-path`` when a stub would be written outside
-            ``policies/`` or through a symlink.
+        InputError: ``init-policy-stub-path`` when a policy id (``a/../../x``) would put its
+            stub outside ``policies/``.
+        UsageError: ``init-policy-stub-link`` when a stub would be written through a symlink
+            (``policies/`` itself a link included).
     """
     data = yaml.safe_load(text)
     root = input_dir.resolve() / "policies"
@@ -87,12 +136,19 @@ def plan_policy_stubs(text: str, input_dir: Path) -> dict[str, Path]:
         path = input_dir / ref["config"]
         if path.exists():
             continue
-        if path.is_symlink() or not path.resolve().is_relative_to(root):
+        where = f"policy {quoted(ref['policy_id'])}: its stub {quoted(ref['config'])}"
+        if not Path(os.path.normpath(path)).is_relative_to(root):
             raise InputError(
                 "init-policy-stub-path",
-                f"policy {quoted(ref['policy_id'])}: its stub {quoted(ref['config'])} would be "
-                "written outside policies/ or through a symlink",
-                hint="rename the policy in the export, or remove the symlink, then run init again",
+                f"{where} would be written outside policies/",
+                hint="rename the policy in the export, then run init again",
+            )
+        if path.is_symlink() or not path.resolve().is_relative_to(root):
+            raise UsageError(
+                "init-policy-stub-link",
+                f"{where} would be written through a symlink: refused, a stub is written only "
+                "in the real policies/ folder of --output's directory",
+                hint="remove the symlink (or choose another --output), then run init again",
             )
         planned[ref["policy_id"]] = path
     return planned
@@ -123,11 +179,13 @@ def write_policy_stubs(
                     seen = values | seen
         if seen:
             stub["seen_in_exports"] = seen
-        path.parent.mkdir(parents=True, exist_ok=True)
         try:
+            path.parent.mkdir(parents=True, exist_ok=True)
             with path.open("x", encoding="utf-8") as out:
                 out.write(specs.STUB_HEADER + yaml.safe_dump(stub, sort_keys=False))
         except FileExistsError:
             continue
+        except OSError as exc:
+            raise unwritable(path, exc) from exc
         written.append(path)
     return written
