@@ -39,14 +39,9 @@ SHAPES = {
 }
 
 
-<<<<<<< HEAD
-def _draft(tmp_path: Path, shape: str | list[str]) -> tuple[Path, dict]:
-    """Copy the shape's exports (or these paths) under <in>/evidence/ and run ``init`` there."""
-=======
-def _draft(tmp_path: Path, shape: str, outside: bool = False) -> tuple[Path, dict]:
-    """Run ``init`` on the shape's exports: copied under <in>/evidence/ first, or (``outside``)
-    given where they lie, outside <in>, as README's flow does."""
->>>>>>> s28-init3
+def _draft(tmp_path: Path, shape: str | list[str], outside: bool = False) -> tuple[Path, dict]:
+    """Run ``init`` on the shape's exports (or these paths): copied under <in>/evidence/ first,
+    or (``outside``) given where they lie, outside <in>, as README's flow does."""
     root = tmp_path / "in"
     files = []
     for rel in SHAPES[shape] if isinstance(shape, str) else shape:
