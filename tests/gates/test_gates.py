@@ -281,6 +281,24 @@ def test_exclude_keeps_a_decision_that_survives_the_missing_values():
     assert "still noninferior with all 10 values excluded as missing" in g.reason
 
 
+def test_exclude_imputes_examples_missing_on_both_policies():
+    """A fresh-user trial: 12 of 300 examples blank for both policies, exactly where the
+    candidate fails; coverage 0.96 passes and the other 288 pairs tie, but an example missing
+    on both sides is left out too: imputed on both sides (candidate 0, baseline 1) the bound
+    falls below the margin: not PROMOTE."""
+    excl = contract(lambda c: c["quality_metrics"][0].update({"on_missing": "exclude"}))
+    d = good_data(n=300)
+    for side in ("base", "cand"):
+        d[side]["correct"][:12] = np.nan
+    ev, verdict = evaluate(d, excl)
+    assert gate(ev, "hard:pairing-coverage").status is GateStatus.PASS
+    g = gate(ev, "noninferiority:correct")
+    assert g.details["missing_sensitivity_imputed"] == 12
+    assert g.details["missing_sensitivity_lower_bound"] < -0.05
+    assert g.status is GateStatus.INCONCLUSIVE
+    assert verdict.decision_class is not CandidateClass.PROMOTE
+
+
 def test_duplicates_gate():
     """A duplicated (policy, example, metric) BLOCKs."""
     ev, verdict = evaluate(good_data(), table_edit=lambda t: pa.concat_tables([t, t.slice(0, 1)]))

@@ -77,9 +77,10 @@ class MissingValuePolicy(StrEnum):
 
     ``fail``: the non-finite-values hard gate fails (BLOCK); the default. ``exclude``: the example
     is left out of that metric's pairing, counted, and the pairing-coverage gate applies; a
-    noninferiority gate passes only if it still passes with every excluded value whose partner
-    is present imputed as under ``worst`` (a tipping-point sensitivity analysis; else
-    INCONCLUSIVE, naming how many imputed values flip it).
+    noninferiority gate passes only if it still passes with every excluded value imputed as
+    under ``worst``, on one side or on both (an example blank for both policies is excluded
+    too; a tipping-point sensitivity analysis; else INCONCLUSIVE, naming how many imputed
+    values flip it).
     ``worst``: the value is replaced by the end of the metric's scale least favourable to the
     candidate (the worst end for a candidate value, the best end for a baseline value), counted
     and reported, so a missing value never helps the candidate.

@@ -27,10 +27,11 @@ class PairedMetric:
             other policy only (this one's row absent, or its value missing and not imputed, or
             infinite).
         excluded: under ``on_missing: exclude`` (with a declared scale), the examples left out
-            because one policy's value is missing or infinite while the other's is present:
-            (example codes, candidate values, baseline values), shape (m,) each, with the
-            missing side imputed at its least favourable end (``least_favourable_ends``) for
-            the sensitivity analysis of ``stats.missing_sensitivity``; None otherwise.
+            because a policy's value is missing or infinite (on one side or on both, the
+            other side having a row): (example codes, candidate values, baseline values),
+            shape (m,) each, with every missing side imputed at its least favourable end
+            (``least_favourable_ends``) for the sensitivity analysis of
+            ``stats.missing_sensitivity``; None otherwise.
     """
 
     examples: np.ndarray
@@ -125,10 +126,14 @@ def pair_metric(
     fin_c = scope & has_c & np.isfinite(vc)
     excluded = None
     if on_missing is MissingValuePolicy.EXCLUDE and quality is not None:
-        # the pairs ``exclude`` drops, the missing side at its least favourable end: the
-        # candidate's where only it is missing, the baseline's where only it is
+        # the pairs ``exclude`` drops, each missing side at its least favourable end: an
+        # example missing on both sides is left out too, and could hide a loss as well
         lost, cand, base = adversarial_pairs(
-            vc, vb, miss_c & fin_b, miss_b & fin_c, *least_favourable_ends(quality)
+            vc,
+            vb,
+            miss_c & (fin_b | miss_b),
+            miss_b & (fin_c | miss_c),
+            *least_favourable_ends(quality),
         )
         excluded = code(lost), cand, base
     either = int(np.sum((has_b | has_c) & scope))
