@@ -196,9 +196,10 @@ class _Context:
         """Pair ``metric`` on ``examples`` (shape (E,) bool) by its missing-value policy."""
         decl = self.declared(metric)
         on_missing = decl.on_missing if decl is not None else MissingValuePolicy.FAIL
-        quality = decl if isinstance(decl, QualityMetric) else None
+        if isinstance(decl, OperationalMetric) and on_missing is MissingValuePolicy.EXCLUDE:
+            on_missing = MissingValuePolicy.WORST  # no tipping point for a claim: imputed
         pm = pair_metric(
-            self.index, metric, self.baseline, self.candidate, examples, quality, on_missing
+            self.index, metric, self.baseline, self.candidate, examples, decl, on_missing
         )
         return self._shared(pm)
 

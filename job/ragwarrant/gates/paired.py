@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 
-from ragwarrant.contract import MissingValuePolicy, QualityMetric
+from ragwarrant.contract import MissingValuePolicy, OperationalMetric, QualityMetric
 from ragwarrant.evidence.index import EvidenceIndex
 from ragwarrant.stats.missing_sensitivity import adversarial_pairs, missingness_shift
 
@@ -56,7 +57,7 @@ class PairedMetric:
         return self.n / self.either if self.either else 0.0
 
 
-def least_favourable_ends(quality: QualityMetric) -> tuple[float, float]:
+def least_favourable_ends(quality: QualityMetric | OperationalMetric) -> tuple[float, float]:
     """(value for a missing candidate, value for a missing baseline) under ``worst``.
 
     The imputation least favourable to the candidate: its missing values at the worst end of
@@ -65,7 +66,8 @@ def least_favourable_ends(quality: QualityMetric) -> tuple[float, float]:
     J. Human Resources 24:343–360). Imputing the baseline's worst end instead let a baseline
     with 20 % missing scores turn a 10-point loss into a PROMOTE (third trial).
     """
-    low, high = quality.scale
+    # an operational metric's [min_value, max_value], both declared under worst|exclude
+    low, high = cast(tuple[float, float], quality.scale)
     return (low, high) if quality.direction.sign > 0 else (high, low)
 
 
@@ -75,7 +77,7 @@ def pair_metric(
     baseline: str,
     candidate: str,
     scope: np.ndarray,
-    quality: QualityMetric | None = None,
+    quality: QualityMetric | OperationalMetric | None = None,
     on_missing: MissingValuePolicy = MissingValuePolicy.FAIL,
 ) -> PairedMetric:
     """Pair ``metric`` between two policies over the examples in ``scope``.
@@ -83,7 +85,8 @@ def pair_metric(
     Args:
         index: the evidence index.
         scope: shape (E,) bool, the examples this test may use (e.g. the confirmatory split).
-        quality: the quality metric's declaration (its scale gives the worst value), if any.
+        quality: the metric's declaration (its scale, or an operational metric's
+            [min_value, max_value], gives the worst value), if any.
         on_missing: ``worst`` imputes the value least favourable to the candidate (its worst
             end for the candidate, the best end for the baseline); otherwise missing
             values are not paired (``fail`` then fails the non-finite gate; ``exclude`` leaves the
