@@ -186,6 +186,12 @@ class _Context:
         """The required quality metrics, in contract order."""
         return [m for m in self.contract.quality_metrics if m.required]
 
+    @property
+    def needed(self) -> list[str]:
+        """Required quality metrics, then claim metrics, each once."""
+        claimed = [c.metric for c in self.contract.claims.items]
+        return list(dict.fromkeys([m.id for m in self.required] + claimed))
+
     def declared(self, metric: str) -> QualityMetric | OperationalMetric | None:
         """The contract's quality or operational metric ``metric`` (quality first), or None."""
         quality = {m.id: m for m in self.contract.quality_metrics}
@@ -482,6 +488,15 @@ def _noninferiority_gates(
         )
 
 
+def _cost_estimate(contract: ReleaseContract, tests: dict[str, OrientedBootstrap]) -> float | None:
+    """Oriented delta of the first cost-reduction claim's metric, else of the first usd metric."""
+    cost_metric = next(
+        (c.metric for c in contract.claims.items if c.kind is ClaimKind.COST_REDUCTION),
+        next((m.id for m in contract.operational_metrics if m.unit.lower() == "usd"), ""),
+    )
+    return tests[cost_metric].estimate if cost_metric in tests else None
+
+
 def _claim_readings(
     ctx: _Context, tests: dict[str, OrientedBootstrap], pairs: dict[str, PairedMetric]
 ) -> list[str | None]:
@@ -543,11 +558,10 @@ def evaluate_candidate(
     ctx = _Context(index, contract, candidate, scope, scope_name, labels=labels or {})
     st = contract.statistics
     required = ctx.required
-    needed = [m.id for m in required] + [c.metric for c in contract.claims.items]
-    pairs = {m: ctx.pair(m, scope) for m in dict.fromkeys(needed)}  # each once
+    pairs = {m: ctx.pair(m, scope) for m in ctx.needed}
     slice_pairs, slice_gates = _slice_pairs(ctx)
     gates = _hard_gates(ctx, pairs, config_missing) + slice_gates
-    paired_n = pairs[required[0].id].n if required else None
+    paired_n = pairs[required[0].id].n  # the contract requires at least one
     if any(g.status is GateStatus.FAIL for g in gates):
         return CandidateEvaluation(candidate, gates, paired_n, None, None, None)
 
@@ -571,16 +585,12 @@ def evaluate_candidate(
         for m in contract.operational_metrics
     ]
     ni_p = [g.p_value if g.p_value is not None else 1.0 for g in ni_gates]
-    cost = next(  # the first cost-reduction claim's metric, else the first usd metric
-        (c.metric for c in contract.claims.items if c.kind is ClaimKind.COST_REDUCTION),
-        next((m.id for m in contract.operational_metrics if m.unit.lower() == "usd"), ""),
-    )
     return CandidateEvaluation(
         policy_id=candidate,
         gates=gates,
         paired_n=paired_n,
-        quality_estimate=tests[required[0].id].estimate if required else None,
-        cost_estimate=tests[cost].estimate if cost in tests else None,
+        quality_estimate=tests[required[0].id].estimate,
+        cost_estimate=_cost_estimate(contract, tests),
         candidate_p_value=max(
             [*ni_p, claim_family_p_value(contract.claims, claim_tests, st.alpha, samples)]
         ),
