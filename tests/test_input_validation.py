@@ -65,6 +65,24 @@ def test_infinite_margin_is_an_invalid_contract(make_input, tmp_path):
     assert run(["run", "--input", str(inp), "--output", str(tmp_path / "o2")]) == 78
 
 
+@pytest.mark.parametrize("on_missing", ["worst", "exclude"])
+def test_operational_on_missing_without_bounds_is_an_invalid_contract(
+    make_input, tmp_path, on_missing
+):
+    """A fresh-user trial: on_missing worst on a cost with no max_value imputed nothing, and 7
+    blank candidate costs PROMOTEd a cost reduction. Without both bounds there is no least
+    favourable value: a contract error (78) at the key and line; with them, a valid run."""
+    out = tmp_path / "out"
+    inp = make_input(mutate=lambda c: c["operational_metrics"][0].update(on_missing=on_missing))
+    assert run(["run", "--input", str(inp), "--output", str(out)]) == 78
+    message = load(out)["error"]["message"]
+    assert "operational_metrics[0].on_missing (line " in message and "max_value" in message
+    bounded = make_input(
+        mutate=lambda c: c["operational_metrics"][0].update(on_missing=on_missing, max_value=1.0)
+    )
+    assert run(["run", "--input", str(bounded), "--output", str(tmp_path / "o2")]) == 0
+
+
 def test_negative_price_is_an_invalid_contract(make_input, tmp_path):
     """A negative list price is refused."""
     inp = make_input(

@@ -281,6 +281,45 @@ def test_exclude_keeps_a_decision_that_survives_the_missing_values():
     assert "still noninferior with all 10 values excluded as missing" in g.reason
 
 
+def test_exclude_imputes_examples_missing_on_both_policies():
+    """A fresh-user trial: 12 of 300 examples blank for both policies, exactly where the
+    candidate fails; coverage 0.96 passes and the other 288 pairs tie, but an example missing
+    on both sides is left out too: imputed on both sides (candidate 0, baseline 1) the bound
+    falls below the margin: not PROMOTE."""
+    excl = contract(lambda c: c["quality_metrics"][0].update({"on_missing": "exclude"}))
+    d = good_data(n=300)
+    for side in ("base", "cand"):
+        d[side]["correct"][:12] = np.nan
+    ev, verdict = evaluate(d, excl)
+    assert gate(ev, "hard:pairing-coverage").status is GateStatus.PASS
+    g = gate(ev, "noninferiority:correct")
+    assert g.details["missing_sensitivity_imputed"] == 12
+    assert g.details["missing_sensitivity_lower_bound"] < -0.05
+    assert g.status is GateStatus.INCONCLUSIVE
+    assert verdict.decision_class is not CandidateClass.PROMOTE
+
+
+@pytest.mark.parametrize("on_missing", ["worst", "exclude"])
+def test_missing_operational_values_are_imputed_at_the_least_favourable_bound(on_missing):
+    """A fresh-user trial: 7 of the candidate's 300 costs blank (really 0.05, 5x the rest);
+    the cost claim held on the others. Under worst or exclude they enter the claim at
+    max_value, as they would if supplied: not PROMOTE, like the run with them filled in."""
+    rng = np.random.default_rng(5)
+    d = good_data(n=300)
+    d["base"]["cost_usd"] = rng.uniform(0.0100, 0.0104, 300)
+    d["cand"]["cost_usd"] = rng.uniform(0.0095, 0.0101, 300)
+    d["cand"]["cost_usd"][:7] = np.nan
+
+    def bounded(c):  # type: ignore[no-untyped-def]
+        c["operational_metrics"][0].update(on_missing=on_missing, max_value=0.05)
+
+    _, verdict = evaluate(d, contract(bounded))
+    assert verdict.decision_class is CandidateClass.INCONCLUSIVE
+    d["cand"]["cost_usd"][:7] = 0.05
+    _, filled = evaluate(d, contract())
+    assert filled.decision_class is CandidateClass.INCONCLUSIVE
+
+
 def test_duplicates_gate():
     """A duplicated (policy, example, metric) BLOCKs."""
     ev, verdict = evaluate(good_data(), table_edit=lambda t: pa.concat_tables([t, t.slice(0, 1)]))

@@ -73,16 +73,19 @@ _LAX = Strict(False)
 
 
 class MissingValuePolicy(StrEnum):
-    """What a NaN, null or error score in a quality metric means.
+    """What a NaN, null or error score in a metric means.
 
     ``fail``: the non-finite-values hard gate fails (BLOCK); the default. ``exclude``: the example
     is left out of that metric's pairing, counted, and the pairing-coverage gate applies; a
-    noninferiority gate passes only if it still passes with every excluded value whose partner
-    is present imputed as under ``worst`` (a tipping-point sensitivity analysis; else
-    INCONCLUSIVE, naming how many imputed values flip it).
+    noninferiority gate passes only if it still passes with every excluded value imputed as
+    under ``worst``, on one side or on both (an example blank for both policies is excluded
+    too; a tipping-point sensitivity analysis; else INCONCLUSIVE, naming how many imputed
+    values flip it).
     ``worst``: the value is replaced by the end of the metric's scale least favourable to the
     candidate (the worst end for a candidate value, the best end for a baseline value), counted
-    and reported, so a missing value never helps the candidate.
+    and reported, so a missing value never helps the candidate. An operational metric's scale
+    is its [min_value, max_value]: ``worst`` and ``exclude`` need both, and both impute there
+    (a claim has no tipping-point analysis).
     """
 
     FAIL = "fail"
@@ -315,7 +318,22 @@ class OperationalMetric(ContractModel):
     def _sane(self) -> OperationalMetric:
         check_direction_family(self.id, self.direction, self.direction_confirmed)
         check_unit(self.id, self.unit)
+        if self.on_missing is not MissingValuePolicy.FAIL and None in self.scale:
+            # no scale, no least favourable end: a missing cost would be left out (a fresh-user
+            # trial: 7 blank candidate costs, really 5x the rest, PROMOTEd a cost reduction)
+            raise FieldError(
+                f"on_missing: {self.on_missing} on an operational metric imputes a missing "
+                "value at the bound least favourable to the candidate, and this metric has no "
+                "max_value (or min_value): declare both (e.g. the cost of a request that times "
+                "out), or leave on_missing at fail",
+                ("on_missing",),
+            )
         return self
+
+    @property
+    def scale(self) -> tuple[float | None, float | None]:
+        """(min_value, max_value): the [low, high] ends ``on_missing: worst|exclude`` imputes."""
+        return (self.min_value, self.max_value)
 
 
 class ClaimKind(StrEnum):

@@ -186,6 +186,12 @@ class _Context:
         """The required quality metrics, in contract order."""
         return [m for m in self.contract.quality_metrics if m.required]
 
+    @property
+    def needed(self) -> list[str]:
+        """Required quality metrics, then claim metrics, each once."""
+        claimed = [c.metric for c in self.contract.claims.items]
+        return list(dict.fromkeys([m.id for m in self.required] + claimed))
+
     def declared(self, metric: str) -> QualityMetric | OperationalMetric | None:
         """The contract's quality or operational metric ``metric`` (quality first), or None."""
         quality = {m.id: m for m in self.contract.quality_metrics}
@@ -196,9 +202,10 @@ class _Context:
         """Pair ``metric`` on ``examples`` (shape (E,) bool) by its missing-value policy."""
         decl = self.declared(metric)
         on_missing = decl.on_missing if decl is not None else MissingValuePolicy.FAIL
-        quality = decl if isinstance(decl, QualityMetric) else None
+        if isinstance(decl, OperationalMetric) and on_missing is MissingValuePolicy.EXCLUDE:
+            on_missing = MissingValuePolicy.WORST  # no tipping point for a claim: imputed
         pm = pair_metric(
-            self.index, metric, self.baseline, self.candidate, examples, quality, on_missing
+            self.index, metric, self.baseline, self.candidate, examples, decl, on_missing
         )
         return self._shared(pm)
 
@@ -236,12 +243,6 @@ def _claim_samples(ctx: _Context, paired: dict[str, PairedMetric]) -> list[Claim
         labels = groups if groups is not None else pm.examples
         out.append((sign * (pm.candidate - pm.baseline), labels))
     return out
-
-
-def _needed_metrics(contract: ReleaseContract) -> list[str]:
-    """Required quality metrics, then claim metrics, each once."""
-    required = [m.id for m in contract.quality_metrics if m.required]
-    return list(dict.fromkeys(required + [c.metric for c in contract.claims.items]))
 
 
 def _hard_gates(
@@ -369,19 +370,6 @@ def _noninferiority_gate(
     return _with_labels(ctx, pm, metric, g)
 
 
-def _with_excluded(pm: PairedMetric, sign: int, k: int) -> PairedMetric:
-    """``pm`` plus the k most damaging of its excluded pairs, imputed adversarially."""
-    ex, cand, base = pm.excluded  # type: ignore[misc]
-    order = worst_first(sign * (cand - base))[:k]
-    return dataclasses.replace(
-        pm,
-        examples=np.concatenate([pm.examples, ex[order]]),
-        candidate=np.concatenate([pm.candidate, cand[order]]),
-        baseline=np.concatenate([pm.baseline, base[order]]),
-        excluded=None,
-    )
-
-
 def _missing_sensitivity(
     ctx: _Context,
     pm: PairedMetric,
@@ -395,15 +383,20 @@ def _missing_sensitivity(
     it is INCONCLUSIVE, naming how many imputed values flip it (the tipping point)."""
     if g.status is not GateStatus.PASS or pm.excluded is None or pm.excluded[0].size == 0:
         return g
+    ex, cand, base = pm.excluded
+    ranked = worst_first(metric.direction.sign * (cand - base))
 
-    def run(k: int) -> OneSidedTest:
+    def run(k: int) -> OneSidedTest:  # pm plus the k most damaging excluded pairs
+        at = ranked[:k]
+        more = dataclasses.replace(
+            pm,
+            examples=np.concatenate([pm.examples, ex[at]]),
+            candidate=np.concatenate([pm.candidate, cand[at]]),
+            baseline=np.concatenate([pm.baseline, base[at]]),
+            excluded=None,
+        )
         return _noninferiority_test(
-            ctx,
-            _with_excluded(pm, metric.direction.sign, k),
-            metric,
-            margin_abs,
-            f"{scope}:missing-sensitivity",
-            None,
+            ctx, more, metric, margin_abs, f"{scope}:missing-sensitivity", None
         )[0]
 
     sens = tipping_point(run, int(pm.excluded[0].size))
@@ -499,11 +492,9 @@ def _cost_estimate(contract: ReleaseContract, tests: dict[str, OrientedBootstrap
     """Oriented delta of the first cost-reduction claim's metric, else of the first usd metric."""
     cost_metric = next(
         (c.metric for c in contract.claims.items if c.kind is ClaimKind.COST_REDUCTION),
-        next((m.id for m in contract.operational_metrics if m.unit.lower() == "usd"), None),
+        next((m.id for m in contract.operational_metrics if m.unit.lower() == "usd"), ""),
     )
-    if cost_metric is not None and cost_metric in tests:
-        return tests[cost_metric].estimate
-    return None
+    return tests[cost_metric].estimate if cost_metric in tests else None
 
 
 def _claim_readings(
@@ -519,23 +510,6 @@ def _claim_readings(
         if c.metric in operational and (pm := pairs.get(c.metric)) is not None and pm.n
         else None
         for c in ctx.contract.claims.items
-    ]
-
-
-def _operational_gates(
-    ctx: _Context, tests: dict[str, OrientedBootstrap], pairs: dict[str, PairedMetric]
-) -> list[GateResult]:
-    """One informational gate per operational metric, from the candidate's joint resample."""
-    st = ctx.contract.statistics
-    return [
-        gate_operational(
-            m,
-            tests.get(m.id),
-            st.alpha,
-            pairs[m.id].n if m.id in pairs else 0,
-            pairs[m.id].baseline if m.id in pairs else None,
-        )
-        for m in ctx.contract.operational_metrics
     ]
 
 
@@ -584,37 +558,38 @@ def evaluate_candidate(
     ctx = _Context(index, contract, candidate, scope, scope_name, labels=labels or {})
     st = contract.statistics
     required = ctx.required
-    pairs = {m: ctx.pair(m, scope) for m in _needed_metrics(contract)}
+    pairs = {m: ctx.pair(m, scope) for m in ctx.needed}
     slice_pairs, slice_gates = _slice_pairs(ctx)
     gates = _hard_gates(ctx, pairs, config_missing) + slice_gates
-    paired_n = pairs[required[0].id].n if required else None
+    paired_n = pairs[required[0].id].n  # the contract requires at least one
     if any(g.status is GateStatus.FAIL for g in gates):
         return CandidateEvaluation(candidate, gates, paired_n, None, None, None)
 
-    operational = {
+    every = pairs | {
         m.id: ctx.pair(m.id, scope) for m in contract.operational_metrics if m.id not in pairs
     }
     rng = make_rng(st.seed, candidate, scope_name, "joint-bootstrap")
-    joint = _joint_bootstrap(
-        index, _joint_columns(ctx, pairs | operational, slice_pairs), st.resamples, rng
-    )
-    tests = {m: joint.oriented((m, None)) for m in pairs | operational if (m, None) in joint.keys}
+    joint = _joint_bootstrap(index, _joint_columns(ctx, every, slice_pairs), st.resamples, rng)
+    tests = {m: joint.oriented((m, None)) for m in every if (m, None) in joint.keys}
     ni_gates = _noninferiority_gates(ctx, pairs, slice_pairs, joint)
     claim_tests = [tests[c.metric] for c in contract.claims.items]
     claim_stats = [ctx.spec(c.metric)[1] for c in contract.claims.items]
-    samples = _claim_samples(ctx, pairs | operational)
+    samples = _claim_samples(ctx, every)
     gates += ni_gates
-    readings = _claim_readings(ctx, tests, pairs | operational)
+    readings = _claim_readings(ctx, tests, every)
     gates += gate_claims(
         contract.claims, claim_tests, claim_stats, st.alpha, st.power, samples, readings
     )
-    gates += _operational_gates(ctx, tests, pairs | operational)
+    gates += [  # one informational gate per operational metric
+        gate_operational(m, tests.get(m.id), st.alpha, every[m.id].n, every[m.id].baseline)
+        for m in contract.operational_metrics
+    ]
     ni_p = [g.p_value if g.p_value is not None else 1.0 for g in ni_gates]
     return CandidateEvaluation(
         policy_id=candidate,
         gates=gates,
         paired_n=paired_n,
-        quality_estimate=tests[required[0].id].estimate if required else None,
+        quality_estimate=tests[required[0].id].estimate,
         cost_estimate=_cost_estimate(contract, tests),
         candidate_p_value=max(
             [*ni_p, claim_family_p_value(contract.claims, claim_tests, st.alpha, samples)]

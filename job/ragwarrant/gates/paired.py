@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 
-from ragwarrant.contract import MissingValuePolicy, QualityMetric
+from ragwarrant.contract import MissingValuePolicy, OperationalMetric, QualityMetric
 from ragwarrant.evidence.index import EvidenceIndex
 from ragwarrant.stats.missing_sensitivity import adversarial_pairs, missingness_shift
 
@@ -27,10 +28,11 @@ class PairedMetric:
             other policy only (this one's row absent, or its value missing and not imputed, or
             infinite).
         excluded: under ``on_missing: exclude`` (with a declared scale), the examples left out
-            because one policy's value is missing or infinite while the other's is present:
-            (example codes, candidate values, baseline values), shape (m,) each, with the
-            missing side imputed at its least favourable end (``least_favourable_ends``) for
-            the sensitivity analysis of ``stats.missing_sensitivity``; None otherwise.
+            because a policy's value is missing or infinite (on one side or on both, the
+            other side having a row): (example codes, candidate values, baseline values),
+            shape (m,) each, with every missing side imputed at its least favourable end
+            (``least_favourable_ends``) for the sensitivity analysis of
+            ``stats.missing_sensitivity``; None otherwise.
     """
 
     examples: np.ndarray
@@ -55,7 +57,7 @@ class PairedMetric:
         return self.n / self.either if self.either else 0.0
 
 
-def least_favourable_ends(quality: QualityMetric) -> tuple[float, float]:
+def least_favourable_ends(quality: QualityMetric | OperationalMetric) -> tuple[float, float]:
     """(value for a missing candidate, value for a missing baseline) under ``worst``.
 
     The imputation least favourable to the candidate: its missing values at the worst end of
@@ -64,7 +66,8 @@ def least_favourable_ends(quality: QualityMetric) -> tuple[float, float]:
     J. Human Resources 24:343–360). Imputing the baseline's worst end instead let a baseline
     with 20 % missing scores turn a 10-point loss into a PROMOTE (third trial).
     """
-    low, high = quality.scale
+    # an operational metric's [min_value, max_value], both declared under worst|exclude
+    low, high = cast(tuple[float, float], quality.scale)
     return (low, high) if quality.direction.sign > 0 else (high, low)
 
 
@@ -74,7 +77,7 @@ def pair_metric(
     baseline: str,
     candidate: str,
     scope: np.ndarray,
-    quality: QualityMetric | None = None,
+    quality: QualityMetric | OperationalMetric | None = None,
     on_missing: MissingValuePolicy = MissingValuePolicy.FAIL,
 ) -> PairedMetric:
     """Pair ``metric`` between two policies over the examples in ``scope``.
@@ -82,7 +85,8 @@ def pair_metric(
     Args:
         index: the evidence index.
         scope: shape (E,) bool, the examples this test may use (e.g. the confirmatory split).
-        quality: the quality metric's declaration (its scale gives the worst value), if any.
+        quality: the metric's declaration (its scale, or an operational metric's
+            [min_value, max_value], gives the worst value), if any.
         on_missing: ``worst`` imputes the value least favourable to the candidate (its worst
             end for the candidate, the best end for the baseline); otherwise missing
             values are not paired (``fail`` then fails the non-finite gate; ``exclude`` leaves the
@@ -125,10 +129,14 @@ def pair_metric(
     fin_c = scope & has_c & np.isfinite(vc)
     excluded = None
     if on_missing is MissingValuePolicy.EXCLUDE and quality is not None:
-        # the pairs ``exclude`` drops, the missing side at its least favourable end: the
-        # candidate's where only it is missing, the baseline's where only it is
+        # the pairs ``exclude`` drops, each missing side at its least favourable end: an
+        # example missing on both sides is left out too, and could hide a loss as well
         lost, cand, base = adversarial_pairs(
-            vc, vb, miss_c & fin_b, miss_b & fin_c, *least_favourable_ends(quality)
+            vc,
+            vb,
+            miss_c & (fin_b | miss_b),
+            miss_b & (fin_c | miss_c),
+            *least_favourable_ends(quality),
         )
         excluded = code(lost), cand, base
     either = int(np.sum((has_b | has_c) & scope))

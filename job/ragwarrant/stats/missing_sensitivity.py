@@ -8,13 +8,15 @@ count-based balance test nor pairing coverage can see it, because the counts loo
 
 The sensitivity analysis (ICH E9(R1), 2019, "Addendum on estimands and sensitivity analysis",
 §A.5.2; the tipping-point analysis of Ratitch, O'Kelly & Tosiello 2013, Pharmaceutical
-Statistics 12:337–347): each excluded value whose partner is present is imputed at the end of
-the scale least favourable to the candidate (the candidate's at its worst end, the baseline's
-at its best end: the worst-case bound of ``gates.paired``, Manski 1989), most damaging first,
-and the same test is rerun. The complete-case decision stands only when the test still rejects
-with every such value imputed; otherwise the tipping point is the fewest imputed values that
-stop it rejecting (found by bisection, taking the test's rejection as monotone in the number
-imputed: each imputed pair is at least as unfavourable as any before it).
+Statistics 12:337–347): every excluded value is imputed at the end of the scale least
+favourable to the candidate (the candidate's at its worst end, the baseline's at its best end:
+the worst-case bound of ``gates.paired``, Manski 1989), most damaging first, and the same test
+is rerun. An example blank for both policies is excluded too and imputed on both sides (a
+fresh-user trial: 12 of 300 blank for both, exactly where the candidate scored 0 against 0.85,
+PROMOTEd on the other 288 pairs). The complete-case decision stands only when the test still
+rejects with every such value imputed; otherwise the tipping point is the fewest imputed pairs
+that stop it rejecting (found by bisection, taking the test's rejection as monotone in the
+number imputed: each imputed pair is at least as unfavourable as any before it).
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ class Sensitivity:
     """The outcome of the tipping-point analysis.
 
     Attributes:
-        imputed: m, the excluded values with a present partner, all imputed adversarially.
+        imputed: m, the excluded pairs (one or both values missing), all imputed adversarially.
         tipping_point: the fewest of them (most damaging first) with which the test no longer
             rejects, or None when it still rejects with all m imputed.
         test: the test with all m imputed.
@@ -60,8 +62,8 @@ def adversarial_pairs(
 
     Args:
         candidate, baseline: shape (n,) values in metric units (the missing side's ignored).
-        lost_c, lost_b: shape (n,) bool, where only the candidate's (only the baseline's)
-            value is missing; the two never overlap.
+        lost_c, lost_b: shape (n,) bool, where the candidate's (the baseline's) value is
+            missing; both are set on an example missing for both policies.
         worst, best: the scale's end least favourable to the candidate (its value) and to
             the baseline's side (the baseline's value): (low, high) when higher is better.
 
