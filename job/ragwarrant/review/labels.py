@@ -132,8 +132,9 @@ def read_labels(
     Raises:
         EvidenceError: ``review-file-unreadable`` (not a readable regular file of at most
             ``limits.MAX_REVIEW_FILE_BYTES``), ``labels-unreadable`` (not UTF-8, or a field
-            longer than ``limits.MAX_CSV_FIELD_CHARS``), ``labels-columns-missing``, ``label-outside-draw`` (an item id not in
-            the queue, or not carrying the queue's draw tag), ``label-duplicate``,
+            longer than ``limits.MAX_CSV_FIELD_CHARS``), ``labels-columns-missing``,
+            ``label-outside-draw`` (an item id not in the queue, or not carrying the queue's
+            draw tag), ``label-duplicate``,
             ``label-not-a-number``, ``label-out-of-scale``; each names the file, the row
             (1 = header) and the column, never the value.
     """
