@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 from typing import Any
 
 from ragwarrant.contract._document import Loc, ParsedDocument, key_path
@@ -84,6 +85,14 @@ def _child(node: Node, pointer: str, part: str | int) -> tuple[Node, str] | None
             return properties[part], f"{ptr}/properties/{part}"
         if isinstance(part, str) and isinstance(alt.get("additionalProperties"), dict):
             return alt["additionalProperties"], f"{ptr}/additionalProperties"
+        for pattern, sub in (
+            alt.get("patternProperties", {}).items() if isinstance(part, str) else ()
+        ):
+            if re.search(pattern, part):  # a keyed mapping (``reduce``: metric id → reduction)
+                return (
+                    sub,
+                    f"{ptr}/patternProperties/{pattern.replace('~', '~0').replace('/', '~1')}",
+                )
     return None
 
 
