@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from ragwarrant.adapters._cells import parse_number
+from ragwarrant.display import number
 from ragwarrant.errors import EvidenceError
 from ragwarrant.limits import MAX_CSV_FIELD_CHARS
 from ragwarrant.review.queue import ReviewQueue, queue_tag, read_review_file
@@ -80,7 +81,8 @@ def _value(cell: str, scale: tuple[float, float], where: tuple[str, int, str]) -
     if not math.isfinite(value) or not scale[0] <= value <= scale[1]:
         raise _error(
             "label-out-of-scale",
-            f"{relative} row {row}: {column} is outside the scale [{scale[0]:g}, {scale[1]:g}]",
+            f"{relative} row {row}: {column} is outside the scale "
+            f"[{number(scale[0])}, {number(scale[1])}]",
             *where,
         )
     return value
