@@ -17,6 +17,7 @@ import orjson
 
 from ragwarrant.audit.ledger import (
     LEDGER_SCHEMA_VERSION,
+    LedgerProblem,
     append_entry,
     is_marker,
     read_entries,
@@ -307,6 +308,20 @@ def _abstention_lines(
     return lines
 
 
+def _refuse_non_entries(path: Path, problems: Sequence[LedgerProblem]) -> None:
+    """Raise ``ledger-not-an-entry`` (InputError) at the first line without the chain fields:
+    a JSON object that is not a ledger entry (``show`` would render it as one)."""
+    alien = next((p for p in problems if p.kind == "missing-field"), None)
+    if alien is not None:
+        raise InputError(
+            "ledger-not-an-entry",
+            f"{path} line {alien.line} is not a ledger entry: {alien.message}",
+            hint="pass the ledger file given to `ragwarrant run --ledger`",
+            file=str(path),
+            row=alien.line,
+        )
+
+
 def show_history(
     path: Path,
     contract: str | None = None,
@@ -331,15 +346,7 @@ def show_history(
             without the chain fields of a ledger entry (``ledger-not-an-entry``, naming it).
     """
     problems = verify_chain(path)
-    alien = next((p for p in problems if p.kind == "missing-field"), None)
-    if alien is not None:
-        raise InputError(
-            "ledger-not-an-entry",
-            f"{path} line {alien.line} is not a ledger entry: {alien.message}",
-            hint="pass the ledger file given to `ragwarrant run --ledger`",
-            file=str(path),
-            row=alien.line,
-        )
+    _refuse_non_entries(path, problems)
     entries = [
         e
         for e in read_entries(path)
