@@ -190,9 +190,10 @@ def check_margin(margin: float, scale: Sequence[float], loc: tuple[str | int, ..
     if end > MAX_SCALE_TO_MARGIN * margin:
         raise FieldError(
             f"expected a margin of at least {end / MAX_SCALE_TO_MARGIN:g} on the scale "
-            f"[{number(scale[0])}, {number(scale[1])}], found {margin:g}: float64 sums of values "
-            f"up to {end:g} cannot resolve a smaller one (at most {MAX_SCALE_TO_MARGIN:g} margins "
-            "per scale end); declare the scale the values really span, or rescale the metric",
+            f"[{number(scale[0])}, {number(scale[1])}], found {number(margin)}: float64 sums of "
+            f"values up to {end:g} cannot resolve a smaller one (at most "
+            f"{MAX_SCALE_TO_MARGIN:g} margins per scale end); declare the scale the values "
+            "really span, or rescale the metric",
             loc,
         )
     width = scale[1] - scale[0]
@@ -201,6 +202,6 @@ def check_margin(margin: float, scale: Sequence[float], loc: tuple[str | int, ..
     hint = f"; did you mean margin_abs: {margin / 100:g}?" if margin / 100 < width else ""
     raise FieldError(
         f"expected a margin narrower than the scale [{number(scale[0])}, {number(scale[1])}] "
-        f"(width {number(width)}), found {margin:g}{hint}",
+        f"(width {number(width)}), found {number(margin)}{hint}",
         loc,
     )
