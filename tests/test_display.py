@@ -8,7 +8,7 @@ import pytest
 from markdown_it import MarkdownIt
 
 from ragwarrant.audit.hygiene import scan_outputs
-from ragwarrant.display import identifier, markdown, markdown_code, visible, xml_text
+from ragwarrant.display import identifier, markdown, markdown_code, number, visible, xml_text
 from tests.audit.test_hygiene import PLANTED
 
 
@@ -162,3 +162,13 @@ def test_visible_keep_leaves_only_the_named_characters():
     """keep="\\n": line feeds stay, ESC, CR and bidi controls are still escaped."""
     assert visible("a\nb\x1b\r\u202e\u2066", keep="\n") == "a\nb\\x1b\\r\\u202e\\u2066"
     assert visible("a\nb") == "a\\nb"
+
+
+@pytest.mark.parametrize(
+    ("x", "text"),
+    [(0.05, "0.05"), (1.0, "1"), (-3.0, "-3"), (1e15, "1e+15"), (1e15 + 1, "1000000000000001.0"),
+     (0.1 + 0.2, "0.30000000000000004"), (1e-300, "1e-300")],
+)  # fmt: skip
+def test_number_is_short_and_reads_back(x, text):
+    """``:g`` when it reads back as the number, else the shortest round-trip repr."""
+    assert number(x) == text and float(number(x)) == x

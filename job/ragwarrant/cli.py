@@ -203,7 +203,7 @@ def _record_run_error(
     elif decision is not None:
         published = decision.summary
     ledger = _outside_run_dirs(args, args.ledger)
-    if written and ledger is not None:
+    if written and ledger is not None and exc.context.get("option") != "--ledger":  # its own error
         try:
             record_run(ledger, output, private_key=try_load_private_key(args.signing_key))
         except RagwarrantError as lexc:

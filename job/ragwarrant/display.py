@@ -120,6 +120,14 @@ def identifier(name: str, *, quoted: bool = False) -> str:
     return repr(name) if quoted else name
 
 
+def number(x: float) -> str:
+    """``x`` in a message: as short as ``format(x, "g")`` when that reads back as ``x``, else
+    Python's shortest round-trip ``repr`` (a scale [1e15, 1e15 + 1] must not print as
+    [1e+15, 1e+15])."""
+    short = f"{x:g}"
+    return short if float(short) == x else repr(float(x))
+
+
 def quoted(name: str) -> str:
     """``identifier(name, quoted=True)``: a name in a message, as ``repr`` or its ASCII escape."""
     return identifier(name, quoted=True)

@@ -32,7 +32,7 @@ from ragwarrant.contract import (
     wide_margins,
 )
 from ragwarrant.digests import sha256_bytes, sha256_file
-from ragwarrant.display import quoted
+from ragwarrant.display import number, quoted
 from ragwarrant.errors import (
     ContractError,
     EvidenceError,
@@ -306,8 +306,9 @@ def _read_contract(input_dir: Path) -> Inputs:
             status="warn",
             file=name,
             column=key,
-            message=f"{key} is {margin:g}, at least half the metric's scale width {width:g}: "
-            "a candidate that lost that much still passes; is this the margin you meant?",
+            message=f"{key} is {number(margin)}, at least half the metric's scale width "
+            f"{number(width)}: a candidate that lost that much still passes; is this the margin "
+            "you meant?",
         )
         for key, margin, width in wide_margins(source.contract)
     ]

@@ -66,7 +66,10 @@ MAX_JSON_DEPTH = 128
 parser sees it (Arrow's JSON reader overflows its stack on deep nesting)."""
 
 MAX_CSV_FIELD_CHARS = 131_072
-"""Characters of one CSV header field (the standard library's ``csv.field_size_limit``)."""
+"""Characters of one CSV header field or labels field (``csv.field_size_limit``'s default)."""
+
+MAX_REVIEW_FILE_BYTES = 256 << 20
+"""Bytes of one review queue or human labels file (a million labelled items fit)."""
 
 MAX_SCALE_MAGNITUDE = 1e143
 """Largest ``|low|`` or ``|high|`` of a quality metric's scale: a value on the scale (or put at

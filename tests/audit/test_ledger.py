@@ -439,6 +439,23 @@ def test_show_history_warns_on_a_broken_chain(tmp_path: Path) -> None:
     assert show_history(ledger).startswith("WARNING: the ledger chain is broken (first: line 2")
 
 
+def test_show_history_refuses_a_line_that_is_not_an_entry(tmp_path: Path) -> None:
+    """A JSON object without the chain fields is not a ledger: a located InputError (66)."""
+    ledger = tmp_path / "l.jsonl"
+    ledger.write_text('{"a": 1}\n')
+    with pytest.raises(InputError) as info:
+        show_history(ledger)
+    assert info.value.code == "ledger-not-an-entry" and "line 1" in info.value.message
+    assert info.value.context["row"] == 1
+
+
+def test_show_history_renders_a_chained_entry_without_a_class(tmp_path: Path) -> None:
+    """A chained entry lacking run_class (or with other fields absent) is shown, not a crash."""
+    ledger = tmp_path / "ledger.jsonl"
+    append_entry(ledger, {"run_id": "r1"})
+    assert "r1  None" in show_history(ledger)
+
+
 def test_run_after_a_torn_ledger_line_keeps_its_decision(
     pristine_run: Run, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

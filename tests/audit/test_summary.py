@@ -12,7 +12,7 @@ from ragwarrant.audit.summary import (
     summary_document,
     summary_line,
 )
-from ragwarrant.outputs import Decision, GateResult, GateStatus
+from ragwarrant.outputs import CandidateDecision, Decision, GateResult, GateStatus
 
 from .conftest import Run
 from .decisions import inconclusive_variant, load_decision
@@ -168,6 +168,47 @@ def test_next_step_past_the_margin_says_more_data_confirms_the_loss(pristine_run
     cand = cand.model_copy(update={"gates": gates})
     step = next_step(decision, cand)
     assert "more likely confirm the loss" in step
+
+
+def _with_gates(decision: Decision, *gates: GateResult) -> CandidateDecision:
+    cand = decision.candidates[0]
+    return cand.model_copy(update={"gates": [*cand.gates, *gates]})
+
+
+def test_next_step_asks_for_missing_values_before_a_count_and_never_about_0(
+    pristine_run: Run,
+) -> None:
+    """A gate INCONCLUSIVE by the exclude tipping point is not resolved by more pairs: the next
+    step asks for the values, even beside a gate counting 0 (the trial's "gather about 0 more")
+    or 40 more; a count of 0 is never shown."""
+    decision = inconclusive_variant(load_decision(pristine_run.output_dir), more=0)
+    gate = _overall(decision)
+    details = {**gate.details, "missing_tipping_point": 3, "missing_sensitivity_imputed": 12}
+    tipped = gate.model_copy(update={"id": "tipped", "more_paired_n": None, "details": details})
+    counted = gate.model_copy(update={"id": "counted", "more_paired_n": 40})
+    for extra in ((), (tipped,), (tipped, counted)):
+        step = next_step(decision, _with_gates(decision, *extra))
+        assert "about 0 more" not in step
+        assert ("supply the 12 values" in step) == bool(extra)
+    assert "about 0 more" not in more_data_text(gate)
+
+
+def test_next_step_names_an_alpha_below_the_bootstrap_floor(pristine_run: Run) -> None:
+    """alpha 1e-12 with the bound clearing -margin: the next step asks for a larger alpha, not
+    for more data (the trial's "gather about 0 more")."""
+    decision = inconclusive_variant(load_decision(pristine_run.output_dir), more=0)
+    gate = _overall(decision)
+    update = {"alpha": 1e-12, "p_value": 3.2e-4, "lower_bound": -0.002, "threshold": -0.02}
+    floored = gate.model_copy(
+        update=update | {"more_paired_n": None, "details": {**gate.details, "p_floor": 2.8e-4}}
+    )
+    cand = decision.candidates[0]
+    gates = [floored if g.id == gate.id else g for g in cand.gates]
+    step = next_step(decision, cand.model_copy(update={"gates": gates}))
+    assert "below the smallest p-value the bootstrap can show (0.00028)" in step
+    assert "more data would not resolve it" in step and "about 0" not in step
+    cleared = floored.model_copy(update={"details": gate.details})
+    assert "not every check of the test rejects yet" in more_data_text(cleared)
 
 
 SECRET = "sk-proj-AbCdEf1234567890AbCdEf1234567890AbCd"

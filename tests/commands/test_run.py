@@ -229,7 +229,9 @@ def test_a_ledger_in_a_missing_directory_names_that_directory(make_input, tmp_pa
     out, ledger = tmp_path / "out", tmp_path / "no-such-dir" / "ledger.jsonl"
     assert cli.main(["run", "--input", str(make_input()), "--output", str(out),
                      "--ledger", str(ledger)]) == 73  # fmt: skip
-    assert "'no-such-dir'" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "'no-such-dir'" in err
+    assert "ledger_append_failed" not in err  # no append to the ledger whose error this is
     error = json.loads((out / "decision.json").read_text())["error"]
     assert error["code"] == "ledger-unwritable" and "'no-such-dir'" in error["message"]
     assert str(tmp_path) not in error["message"] and not ledger.parent.exists()

@@ -35,6 +35,14 @@ def test_margin_wider_than_scale_refused(tmp_path):
     assert "did you mean margin_abs: 0.03" in err.message
 
 
+@pytest.mark.parametrize("margin", [0.05, 2])
+def test_a_scale_whose_ends_differ_past_g_prints_them_apart(tmp_path, margin):
+    """A scale [1e15, 1e15 + 1] is shown with both ends apart (it printed [1e+15, 1e+15])."""
+    c = base_contract()
+    c["quality_metrics"][0].update(scale=[1e15, 1e15 + 1], margin_abs=margin)
+    assert "the scale [1e+15, 1000000000000001.0]" in _refused(tmp_path, c).message
+
+
 @pytest.mark.parametrize("margin", [0, -0.1])
 def test_margin_not_positive_refused(tmp_path, margin):
     """A margin of zero or below is refused."""

@@ -76,6 +76,20 @@ def test_unknown_key_lists_the_keys_its_mapping_allows(tmp_path):
     assert err.hint.endswith("rule: contracts/contract.schema.json#/$defs/QualityMetric")
 
 
+def test_a_reduction_given_as_a_word_asks_for_a_mapping(tmp_path):
+    """``reduce: {cost_usd: sum}`` (fresh-user trial): the hint says the value is a mapping
+    with the keys column and how, not "no such key"."""
+    contract = base_contract()
+    source = contract["evidence"][0]
+    source.update({"kind": "telemetry", "reduce": {"cost_usd": "sum"}})
+    source["metrics"] = {"cost_usd": "cost_usd"}
+    err = _refusal(tmp_path, contract)
+    assert "JSON pointer contract.yaml#/evidence/0/reduce/cost_usd)" in err.hint
+    keys = ", ".join(_schema_node("#/$defs/TelemetryReduction")["properties"])
+    assert f"allowed: a mapping with the keys {keys};" in err.hint
+    assert err.hint.endswith("rule: contracts/contract.schema.json#/$defs/TelemetryReduction")
+
+
 def test_pointer_escapes_per_rfc_6901():
     """``~`` and ``/`` in a key are escaped as ``~0`` and ``~1``."""
     assert json_pointer(("prices", "a/b~c", 0)) == "/prices/a~1b~0c/0"

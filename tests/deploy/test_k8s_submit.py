@@ -301,3 +301,15 @@ def test_missing_kubeconfig_is_a_usage_error(k8s_client: Any, tmp_path: Path) ->
     with pytest.raises(UsageError) as info:
         _submit(tmp_path / "absent")
     assert info.value.code == "k8s-no-kubeconfig" and "KUBECONFIG" in info.value.hint
+
+
+def test_submit_without_a_contract_is_refused_as_render_refuses_it(
+    api: tuple[FakeApi, Path],
+) -> None:
+    """--kind indexed and no --contract: k8s-no-contract (64) before anything else, as render."""
+    fake, kubeconfig = api
+    argv = ("--kind", "indexed", "--image", DIGEST_IMAGE, "--kubeconfig", str(kubeconfig))
+    with pytest.raises(UsageError) as info:
+        render(*argv, verb="submit")
+    assert info.value.code == "k8s-no-contract"
+    assert fake.requests == []

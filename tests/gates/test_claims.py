@@ -120,6 +120,9 @@ def test_a_claim_on_fewer_units_than_the_floor_is_inconclusive():
     assert gate.status is GateStatus.INCONCLUSIVE
     assert f"fewer than the {MIN_CLAIM_UNITS} a claim needs" in gate.reason
     assert gate.more_paired_n == MIN_CLAIM_UNITS - 8
+    # the count is in the test's own unit (the trial's "too few clusters (1)": "19 more
+    # paired examples" for a single cluster)
+    assert "8 paired examples, fewer" in gate.reason and gate.details["units"] == "pairs"
     assert claim_family_p_value(CLAIMS, [_boot(small)], 0.05, [(small, np.arange(8))]) == 1.0
     enough = d[:MIN_CLAIM_UNITS]
     sample = [(enough, np.arange(enough.size))]

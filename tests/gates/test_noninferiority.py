@@ -43,3 +43,21 @@ def test_confirmed_loss_fails():
     """An upper bound below -margin is a confirmed loss (FAIL)."""
     g = _gate(np.zeros(200), np.ones(200), kind="binary")
     assert g.status is GateStatus.FAIL
+
+
+def test_an_alpha_below_the_bootstrap_floor_names_it_not_a_straddle():
+    """alpha 1e-12 on 300 near-equal pairs: the bound clears -margin but p cannot reach alpha
+    with 100,000 resamples. The reason says so (not "straddles"), details record the floor,
+    and no count ("about 0 more") is given (fresh-user trial)."""
+    rng = np.random.default_rng(1)
+    base = rng.random(300) * 0.9 + 0.05
+    cand = base + rng.normal(0, 0.02, 300)
+    test = ni.test_noninferiority(
+        cand, base, kind="continuous", margin_abs=0.05, alpha=1e-12, rng=np.random.default_rng(0)
+    )
+    g = gate_noninferiority("correct", None, test, 0.05, 1e-12, 0.8)
+    assert g.status is GateStatus.INCONCLUSIVE and g.lower_bound > -0.05
+    assert "straddles" not in g.reason and "about 0" not in g.reason
+    assert f"but p {g.p_value:.3g} > alpha 1e-12" in g.reason
+    assert "below the smallest p-value the bootstrap can show" in g.reason
+    assert g.more_paired_n is None and 2e-4 < g.details["p_floor"] < 4e-4

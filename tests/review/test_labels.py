@@ -96,3 +96,35 @@ def test_invalid_queue_names_the_field(tmp_path):
     with pytest.raises(EvidenceError, match="review-queue|is not a review queue") as info:
         read_queue(path, "queue.json")
     assert info.value.code == "review-queue-invalid"
+
+
+@pytest.mark.parametrize(
+    ("data", "row"),
+    [
+        (b"item_id,label_a,label_b\nr1,1,0\n" + b"x" * 200_000 + b",1,0\n", 3),
+        (b"item_id,label_a,label_b\nr1,1,0\nr2,\xff,0\n", 3),
+    ],
+)
+def test_an_unreadable_labels_row_is_located(tmp_path, data, row):
+    """A field past the csv module's limit, or bytes that are not UTF-8: located, not a crash."""
+    path = tmp_path / "labels.csv"
+    path.write_bytes(data.replace(b"\nr", f"\n{TAG}-r".encode()))
+    with pytest.raises(EvidenceError) as info:
+        read_labels(path, "labels.csv", QUEUE, (0.0, 1.0))
+    assert (info.value.code, info.value.file, info.value.row) == (
+        "labels-unreadable",
+        *("labels.csv", row),
+    )
+
+
+@pytest.mark.parametrize("name", ["labels.csv", "queue.json"])
+def test_review_files_are_read_bounded(tmp_path, monkeypatch, name):
+    """A labels file or queue past MAX_REVIEW_FILE_BYTES is refused unread, naming the file."""
+    monkeypatch.setattr("ragwarrant.review.queue.MAX_REVIEW_FILE_BYTES", 16)
+    path = tmp_path / name
+    path.write_text("item_id,label_a,label_b\n" + f"{TAG}-r1,1,0\n" * 4)
+    read = read_queue if name == "queue.json" else read_labels
+    with pytest.raises(EvidenceError) as info:
+        read(path, name, *((QUEUE, (0.0, 1.0)) if read is read_labels else ()))
+    assert (info.value.code, info.value.file) == ("review-file-unreadable", name)
+    assert "larger than 16 bytes" in info.value.message

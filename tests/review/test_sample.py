@@ -202,3 +202,22 @@ def test_cli_refuses_a_seed_outside_64_bits(make_input, tmp_path, capsys, seed):
     assert _sample(root, tmp_path / "q.json", "--seed", seed) == 64
     assert "review-seed-range" in capsys.readouterr().err
     assert _sample(root, tmp_path / "q.json", "--seed", str(2**64 - 1), "--n", "5") == 0
+
+
+def test_a_labels_field_past_the_csv_limit_blocks_located(make_input, tmp_path):
+    """A labels row with a 200,000-character field BLOCKs naming the file and row (not exit 70)."""
+    root = _labelled_input(make_input, tmp_path)
+    with (root / "review" / "labels.csv").open("a") as fh:
+        fh.write("x" * 200_000 + ",1.0,1.0\n")
+    decision = _decide(root, tmp_path / "out")
+    assert decision["run_class"] == "BLOCK"
+    text = orjson.dumps(decision).decode()
+    assert "labels-unreadable" in text and "review/labels.csv row 302" in text
+
+
+def test_cli_reports_an_unwritable_queue_as_73(make_input, tmp_path, capsys):
+    """A QUEUE whose directory cannot be made is exit 73 (listed in --help), not a crash."""
+    root = make_input()
+    (tmp_path / "file").write_text("")
+    assert _sample(root, tmp_path / "file" / "sub" / "q.json", "--n", "5") == 73
+    assert "output-not-writable" in capsys.readouterr().err

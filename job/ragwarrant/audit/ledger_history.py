@@ -17,12 +17,14 @@ import orjson
 
 from ragwarrant.audit.ledger import (
     LEDGER_SCHEMA_VERSION,
+    LedgerProblem,
     append_entry,
     is_marker,
     read_entries,
     verify_chain,
 )
 from ragwarrant.digests import sha256_bytes
+from ragwarrant.errors import InputError
 
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
@@ -240,7 +242,7 @@ def _run_line(e: Mapping[str, Any]) -> str:
     c = e.get("contract") or {}
     blockers = e.get("run_failed_gates")
     return (
-        f"    {e.get('time')}  {e.get('run_id')}  {e.get('run_class'):<12} "
+        f"    {e.get('time')}  {e.get('run_id')}  {str(e.get('run_class')):<12} "
         f"evidence={e.get('evidence_class') or '-'}  "
         f"contract={c.get('version')}@{str(c.get('sha256'))[:12]}"
         + (f"  run-blockers={','.join(blockers)}" if blockers else "")
@@ -306,6 +308,20 @@ def _abstention_lines(
     return lines
 
 
+def _refuse_non_entries(path: Path, problems: Sequence[LedgerProblem]) -> None:
+    """Raise ``ledger-not-an-entry`` (InputError) at the first line without the chain fields:
+    a JSON object that is not a ledger entry (``show`` would render it as one)."""
+    alien = next((p for p in problems if p.kind == "missing-field"), None)
+    if alien is not None:
+        raise InputError(
+            "ledger-not-an-entry",
+            f"{path} line {alien.line} is not a ledger entry: {alien.message}",
+            hint="pass the ledger file given to `ragwarrant run --ledger`",
+            file=str(path),
+            row=alien.line,
+        )
+
+
 def show_history(
     path: Path,
     contract: str | None = None,
@@ -326,9 +342,11 @@ def show_history(
         policy: show only this policy id (candidates and abstention rows).
 
     Raises:
-        InputError: the file cannot be read.
+        InputError: the file cannot be read (``ledger-unreadable``), or a line is a JSON object
+            without the chain fields of a ledger entry (``ledger-not-an-entry``, naming it).
     """
     problems = verify_chain(path)
+    _refuse_non_entries(path, problems)
     entries = [
         e
         for e in read_entries(path)

@@ -72,6 +72,9 @@ def more_data_text(g: GateResult) -> str:
     it is so close to the threshold that no feasible sample resolves it
     (``stats.power.feasible_hint``). A gate made INCONCLUSIVE by values excluded as missing
     (``on_missing: exclude``, its tipping point in ``details``) asks for those values instead.
+    A gate whose bound clears its threshold but whose p-value exceeds alpha (an alpha below the
+    smallest p-value its resampling can show, ``details["p_floor"]``) needs a larger alpha, not
+    more data. Never a count of 0.
     """
     details = g.details or {}
     if (tipping := details.get("missing_tipping_point")) is not None:
@@ -80,10 +83,21 @@ def more_data_text(g: GateResult) -> str:
             f"(with {tipping} of them imputed adversarially the gate does not pass), or declare "
             "on_missing: worst"
         )
-    if g.more_paired_n is not None:
+    if g.more_paired_n:
         return (
             f"about {g.more_paired_n} more {unit_noun(g)} "
             f"(at the observed effect, alpha {g.alpha:g}, 80 % power)"
+        )
+    if (floor := details.get("p_floor")) is not None:
+        return (
+            f"alpha {g.alpha:g} is below the smallest p-value the bootstrap can show ({floor:.2g}):"
+            " more data would not resolve it; declare statistics.alpha of at least that"
+        )
+    cleared = g.lower_bound is not None and g.threshold is not None and g.lower_bound > g.threshold
+    if cleared and g.p_value is not None and g.alpha is not None and g.p_value > g.alpha:
+        return (
+            f"the bound clears the threshold but p {g.p_value:.3g} > alpha {g.alpha:g}: not "
+            "every check of the test rejects yet (no count is given)"
         )
     if g.estimate is not None and g.threshold is not None and g.estimate <= g.threshold:
         return (
@@ -97,12 +111,12 @@ def more_data_text(g: GateResult) -> str:
 
 
 def _hint_gate(candidate: CandidateDecision) -> GateResult | None:
-    """The inconclusive gate that needs the most additional units (every one must resolve)."""
-    gates = [
-        g
-        for g in candidate.gates
-        if g.status is GateStatus.INCONCLUSIVE and g.more_paired_n is not None
-    ]
+    """The inconclusive gate that needs the most additional units (every one must resolve);
+    None when one needs something other than units (missing values supplied)."""
+    unresolved = [g for g in candidate.gates if g.status is GateStatus.INCONCLUSIVE]
+    if any((g.details or {}).get("missing_tipping_point") is not None for g in unresolved):
+        return None
+    gates = [g for g in unresolved if g.more_paired_n]
     return max(gates, key=lambda g: g.more_paired_n or 0) if gates else None
 
 
@@ -196,6 +210,7 @@ def _inconclusive_step(decision: Decision, candidate: CandidateDecision) -> str:
     if any(r.startswith("multiplicity") for r in candidate.reasons):
         return "test fewer candidates, or gather more evidence for each"
     unresolved = [g for g in candidate.gates if g.status is GateStatus.INCONCLUSIVE]
+    unresolved.sort(key=lambda g: (g.details or {}).get("missing_tipping_point") is None)
     if unresolved:
         return f"{unresolved[0].id}: {more_data_text(unresolved[0])}"
     return "no unresolved gate gives a count: see the reasons above"

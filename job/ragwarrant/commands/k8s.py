@@ -28,6 +28,7 @@ from ragwarrant.k8s.options import (
     RenderOptions,
     WorkloadKind,
     check_image,
+    check_options,
     check_schedule,
 )
 from ragwarrant.k8s.render import build_manifests, manifests_to_yaml
@@ -430,6 +431,7 @@ def run_submit(args: argparse.Namespace) -> int:
         InternalError: an unexpected API error, or the wait timed out.
     """
     options = _options(args)
+    check_options(options)  # as render does: before the deadline below divides by the count
     if options.namespace is None:
         raise UsageError(
             "k8s-namespace-required",

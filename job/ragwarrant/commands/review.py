@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 from pathlib import Path
 
@@ -18,10 +19,11 @@ REVIEW_SAMPLE_HELP = CommandHelp(
     writes="QUEUE (--output, a new .json path: the draw's seed, item ids, blinded order, "
     "evidence sha256), "
     "and beside it QUEUE with .csv and .html: the items with both outputs as A and B, to label",
-    codes=(ExitCode.PROMOTE, ExitCode.NO_INPUT, ExitCode.CONFIG),
+    codes=(ExitCode.PROMOTE, ExitCode.NO_INPUT, ExitCode.CANT_CREATE, ExitCode.CONFIG),
     success="the queue, the CSV and the page were written",
     code_note=f"{int(ExitCode.NO_INPUT)}: the input cannot be read or an evidence file is "
-    f"unreadable; {int(ExitCode.CONFIG)}: the contract does not validate; "
+    f"unreadable; {int(ExitCode.CANT_CREATE)}: QUEUE, its .csv or its .html cannot be "
+    f"written; {int(ExitCode.CONFIG)}: the contract does not validate; "
     f"{int(ExitCode.USAGE)}: QUEUE does not end in .json, or it, its .csv or its .html exists.",
     notes=(
         "The population is the confirmatory split's examples where both policies have the "
@@ -95,6 +97,7 @@ def run_review_sample(args: argparse.Namespace) -> int:
         UsageError: QUEUE does not end in .json or it, its .csv or its .html exists; --seed
             outside 0..2**64-1; unknown metric or candidate, or --n outside [1, population] (64).
         ContractError: the contract does not validate (78).
+        OutputError: QUEUE, its .csv or its .html cannot be written (73).
     """
     from ragwarrant.audit.writer import write_atomic
     from ragwarrant.corroborators.corroborate import text_records
@@ -144,7 +147,8 @@ def run_review_sample(args: argparse.Namespace) -> int:
     rows = review_rows(queue, text_records([r.texts for r in inputs.results if r.texts]))
     scale = next(m.scale for m in contract.quality_metrics if m.id == args.metric)
     out: Path = args.output
-    out.parent.mkdir(parents=True, exist_ok=True)
+    with contextlib.suppress(OSError):  # one that cannot be made: write_atomic says so (73)
+        out.parent.mkdir(parents=True, exist_ok=True)
     write_atomic(out, queue.model_dump_json(indent=2).encode() + b"\n")
     write_atomic(out.with_suffix(".csv"), render_csv(rows).encode())
     write_atomic(out.with_suffix(".html"), render_html(queue, rows, scale).encode())

@@ -17,7 +17,7 @@ from ragwarrant.contract._document import Loc, key_path
 from ragwarrant.contract._loading import ContractSource
 from ragwarrant.contract._release import ReleaseContract
 from ragwarrant.contract._sanity import did_you_mean, scale_tolerance
-from ragwarrant.display import quoted
+from ragwarrant.display import number, quoted
 
 #: What ``check_near_misses`` compares: split, protected slice, policy or metric labels.
 NearMissKind = Literal["split", "slice", "policy", "metric"]
@@ -261,9 +261,9 @@ def check_scales(
                 messages.append(
                     f"{_where(source, ('quality_metrics', i, 'scale'))}: values of {metric.id!r} "
                     f"range over [{seen_low!r}, {seen_high!r}] but the declared scale is "
-                    f"[{low:g}, {high:g}]: fix the out-of-scale values, or, if the metric "
-                    f"really spans more, declare a scale that covers them (e.g. "
-                    f"[{min(seen_low, low):g}, {max(seen_high, high):g}])"
+                    f"[{number(low)}, {number(high)}]: fix the out-of-scale values, or, if the "
+                    f"metric really spans more, declare a scale that covers them (e.g. "
+                    f"[{number(min(seen_low, low))}, {number(max(seen_high, high))}])"
                 )
         if metric.metric_kind == "binary" and metric.id in non_binary:
             messages.append(

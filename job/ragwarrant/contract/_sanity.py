@@ -14,6 +14,7 @@ import difflib
 import re
 from collections.abc import Iterable, Sequence
 
+from ragwarrant.display import number
 from ragwarrant.limits import MAX_SCALE_MAGNITUDE, MAX_SCALE_TO_MARGIN
 
 LOWER_IS_BETTER_WORDS = frozenset({"latency", "cost", "hallucination", "toxicity", "error"})
@@ -189,9 +190,10 @@ def check_margin(margin: float, scale: Sequence[float], loc: tuple[str | int, ..
     if end > MAX_SCALE_TO_MARGIN * margin:
         raise FieldError(
             f"expected a margin of at least {end / MAX_SCALE_TO_MARGIN:g} on the scale "
-            f"[{scale[0]:g}, {scale[1]:g}], found {margin:g}: float64 sums of values up to "
-            f"{end:g} cannot resolve a smaller one (at most {MAX_SCALE_TO_MARGIN:g} margins "
-            "per scale end); declare the scale the values really span, or rescale the metric",
+            f"[{number(scale[0])}, {number(scale[1])}], found {number(margin)}: float64 sums of "
+            f"values up to {end:g} cannot resolve a smaller one (at most "
+            f"{MAX_SCALE_TO_MARGIN:g} margins per scale end); declare the scale the values "
+            "really span, or rescale the metric",
             loc,
         )
     width = scale[1] - scale[0]
@@ -199,7 +201,7 @@ def check_margin(margin: float, scale: Sequence[float], loc: tuple[str | int, ..
         return
     hint = f"; did you mean margin_abs: {margin / 100:g}?" if margin / 100 < width else ""
     raise FieldError(
-        f"expected a margin narrower than the scale [{scale[0]:g}, {scale[1]:g}] "
-        f"(width {width:g}), found {margin:g}{hint}",
+        f"expected a margin narrower than the scale [{number(scale[0])}, {number(scale[1])}] "
+        f"(width {number(width)}), found {number(margin)}{hint}",
         loc,
     )

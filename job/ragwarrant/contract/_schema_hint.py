@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 from typing import Any
 
 from ragwarrant.contract._document import Loc, ParsedDocument, key_path
@@ -77,13 +78,18 @@ def _alternatives(node: Node, pointer: str) -> list[tuple[Node, str]]:
 def _child(node: Node, pointer: str, part: str | int) -> tuple[Node, str] | None:
     """The schema of key or index ``part`` under ``node``, or None when it allows none."""
     for alt, ptr in _alternatives(node, pointer):
-        if isinstance(part, int) and isinstance(alt.get("items"), dict):
-            return alt["items"], f"{ptr}/items"
+        if isinstance(part, int):
+            if isinstance(alt.get("items"), dict):
+                return alt["items"], f"{ptr}/items"
+            continue
         properties = alt.get("properties", {})
-        if isinstance(part, str) and part in properties:
+        if part in properties:
             return properties[part], f"{ptr}/properties/{part}"
-        if isinstance(part, str) and isinstance(alt.get("additionalProperties"), dict):
+        if isinstance(alt.get("additionalProperties"), dict):
             return alt["additionalProperties"], f"{ptr}/additionalProperties"
+        for pattern, sub in alt.get("patternProperties", {}).items():
+            if re.search(pattern, part):  # a keyed mapping (``reduce``: metric id → reduction)
+                return sub, f"{ptr}/patternProperties{json_pointer((pattern,))}"
     return None
 
 

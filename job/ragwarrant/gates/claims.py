@@ -181,8 +181,9 @@ def _claim_gate(
     if evidence.too_few_units:
         status = GateStatus.INCONCLUSIVE
         more = MIN_CLAIM_UNITS - evidence.boot.n_units
+        unit = "clusters" if test.unit_name == "clusters" else "paired examples"
         reason = (
-            f"{head}{evidence.boot.n_units} units, fewer than "
+            f"{head}{evidence.boot.n_units} {unit}, fewer than "
             f"the {MIN_CLAIM_UNITS} a claim needs (its tests are liberal below that; "
             'docs/validity.md, "Claims"): not established'
         )
@@ -194,7 +195,7 @@ def _claim_gate(
         reason = f"{head}no gain (no-benefit): upper bound at alpha {alpha:g} {ucb_alpha:+.4g} <= 0"
     else:
         status = GateStatus.INCONCLUSIVE
-        more = test.more_units_needed
+        more = test.more_units_needed or None  # never "about 0 more"
         reason = head + _unresolved_text(test, level, alpha, ucb_alpha)
     return GateResult(
         id=f"claim:{claim.kind.value}:{claim.metric}",
@@ -212,7 +213,7 @@ def _claim_gate(
         reason=reason + family_note,
         more_paired_n=more,
         method=test.method,
-        details={"resampled_units": test.n_units},
+        details={"resampled_units": test.n_units, "units": test.unit_name},
     )
 
 

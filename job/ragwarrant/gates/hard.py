@@ -13,7 +13,7 @@ from ragwarrant.contract import (
     ReleaseContract,
     scale_tolerance,
 )
-from ragwarrant.display import quoted
+from ragwarrant.display import number, quoted
 from ragwarrant.evidence.index import EvidenceIndex, MetricColumn
 from ragwarrant.gates.paired import PairedMetric
 from ragwarrant.outputs import GateResult, GateStatus
@@ -254,7 +254,7 @@ def _declared_ranges(
     for m in contract.quality_metrics:
         low, high = m.scale
         slack = scale_tolerance(low, high)  # float rounding at the ends is on the scale
-        ranges[m.id] = (low - slack, high + slack, f"the scale [{low:g}, {high:g}]")
+        ranges[m.id] = (low - slack, high + slack, f"the scale [{number(low)}, {number(high)}]")
     for om in contract.operational_metrics:
         lo_s = "-inf" if om.min_value is None else f"{om.min_value:g}"
         hi_s = "inf" if om.max_value is None else f"{om.max_value:g}"

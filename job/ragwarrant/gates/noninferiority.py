@@ -6,9 +6,26 @@ every one passes, so no alpha split is needed (Berger 1982, Technometrics 24:295
 
 from __future__ import annotations
 
+import math
+
 from ragwarrant.display import quoted
 from ragwarrant.outputs import GateResult, GateStatus, Scalar
+from ragwarrant.stats.noninferiority import MAX_RESAMPLES
 from ragwarrant.stats.onesided import OneSidedTest
+
+
+def p_floor(test: OneSidedTest) -> float | None:
+    """The smallest p-value the guarded bootstrap can show at level ``test.alpha``, when it
+    exceeds that alpha (no sample then reaches it); else None.
+
+    With no replicate at or beyond -margin among ``MAX_RESAMPLES`` B, the Monte Carlo guard's
+    p-value is the Clopper-Pearson upper bound 1 - alpha^(1/B), about ln(1/alpha)/B
+    (``stats.onesided.mc_decision``): above alpha for alpha below about 1e-4.
+    """
+    if not test.method.startswith("guarded"):
+        return None
+    floor = -math.expm1(math.log(test.alpha) / MAX_RESAMPLES)
+    return floor if floor > test.alpha else None
 
 
 def _inconclusive_reason(where: str, test: OneSidedTest) -> str:
@@ -17,6 +34,11 @@ def _inconclusive_reason(where: str, test: OneSidedTest) -> str:
         return (
             f"{where}: {test.degenerate_reason}; "
             f"the lower bound {lcb:+.4g} does not exclude -margin {threshold:+.4g}"
+        )
+    if lcb > threshold:  # the bound clears -margin; the p-value does not reach alpha
+        return (
+            f"{where}: the lower bound {lcb:+.4g} is above -margin {threshold:+.4g} but p "
+            f"{test.p_value:.3g} > alpha {test.alpha:g}"
         )
     return (
         f"{where}: the interval [{lcb:+.4g}, {ucb:+.4g}] straddles -margin {threshold:+.4g}; "
@@ -29,8 +51,17 @@ def _inconclusive_reason(where: str, test: OneSidedTest) -> str:
 
 
 def _more_needed_text(test: OneSidedTest) -> str:
-    """The hint in the test's own unit: clusters are counted as clusters, pairs as pairs."""
-    if test.more_units_needed is None:
+    """The hint in the test's own unit (clusters as clusters, pairs as pairs); never "about 0
+    more": without a useful count, why (``p_floor``, the estimate too close to -margin)."""
+    if (floor := p_floor(test)) is not None:
+        return (
+            f"; alpha {test.alpha:g} is below the smallest p-value the bootstrap can show "
+            f"({floor:.2g} with {MAX_RESAMPLES:,} resamples): more data would not resolve it, "
+            "an alpha of at least that would"
+        )
+    if not test.more_units_needed:
+        if test.lower_bound > test.threshold:
+            return ": not every check of the test rejects yet"
         if test.estimate > test.threshold and test.degenerate_reason is None:
             return "; the estimate is too close to -margin for a feasible sample to resolve it"
         return ""
@@ -78,13 +109,15 @@ def gate_noninferiority(
         )
     else:
         status = GateStatus.INCONCLUSIVE
-        more = test.more_units_needed
+        more = None if p_floor(test) is not None else test.more_units_needed or None
         reason = _inconclusive_reason(where, test) + _more_needed_text(test)
     details: dict[str, Scalar] = {
         "resampled_units": test.n_units,
         "units": test.unit_name,
         "degenerate_reason": test.degenerate_reason,
     }
+    if status is GateStatus.INCONCLUSIVE and (floor := p_floor(test)) is not None:
+        details["p_floor"] = floor
     gid = f"noninferiority:{metric}" + (f"@{slice_value}" if slice_value is not None else "")
     return GateResult(
         id=gid,

@@ -36,7 +36,7 @@ from ragwarrant.contract import (
     check_scales,
     check_splits_declared,
 )
-from ragwarrant.display import quoted
+from ragwarrant.display import number, quoted
 from ragwarrant.evidence import scope as evidence_scope
 from ragwarrant.evidence.index import EvidenceIndex
 from ragwarrant.gates.hard import hard_gate
@@ -202,7 +202,7 @@ def contract_evidence_gates(inputs: Inputs, index: EvidenceIndex) -> list[GateRe
         index, [m.id for m in contract.quality_metrics]
     )
     outside = [
-        f"first value of {m.id!r} outside [{m.scale[0]:g}, {m.scale[1]:g}]: {where}"
+        f"first value of {m.id!r} outside [{number(m.scale[0])}, {number(m.scale[1])}]: {where}"
         for m in contract.quality_metrics
         if (where := evidence_scope.first_outside(index, m.id, *m.scale)) is not None
     ]

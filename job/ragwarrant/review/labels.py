@@ -11,6 +11,7 @@ are counted as missing and reported, never dropped silently.
 from __future__ import annotations
 
 import csv
+import io
 import math
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,8 +19,10 @@ from pathlib import Path
 import numpy as np
 
 from ragwarrant.adapters._cells import parse_number
+from ragwarrant.display import number
 from ragwarrant.errors import EvidenceError
-from ragwarrant.review.queue import ReviewQueue, queue_tag
+from ragwarrant.limits import MAX_CSV_FIELD_CHARS
+from ragwarrant.review.queue import ReviewQueue, queue_tag, read_review_file
 
 LABEL_COLUMNS = ("item_id", "label_a", "label_b")
 
@@ -78,15 +81,22 @@ def _value(cell: str, scale: tuple[float, float], where: tuple[str, int, str]) -
     if not math.isfinite(value) or not scale[0] <= value <= scale[1]:
         raise _error(
             "label-out-of-scale",
-            f"{relative} row {row}: {column} is outside the scale [{scale[0]:g}, {scale[1]:g}]",
+            f"{relative} row {row}: {column} is outside the scale "
+            f"[{number(scale[0])}, {number(scale[1])}]",
             *where,
         )
     return value
 
 
 def _rows(path: Path, relative: str) -> list[dict[str, str]]:
-    with path.open(newline="", encoding="utf-8-sig") as fh:  # Excel's "CSV UTF-8" has a BOM
-        reader = csv.DictReader(fh)
+    try:  # Excel's "CSV UTF-8" has a BOM
+        text = read_review_file(path, relative).decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        row = exc.object.count(b"\n", 0, exc.start) + 1
+        message = f"{relative} row {row}: not UTF-8 text"
+        raise _error("labels-unreadable", message, relative, row, None) from None
+    reader = csv.DictReader(io.StringIO(text, newline=""))
+    try:
         missing = [c for c in LABEL_COLUMNS if c not in (reader.fieldnames or [])]
         if missing:
             raise _error(
@@ -97,6 +107,15 @@ def _rows(path: Path, relative: str) -> list[dict[str, str]]:
                 missing[0],
             )
         return list(reader)
+    except csv.Error:  # "field larger than field limit": the one error the reader raises
+        row = reader.reader.line_num  # DictReader.line_num lags the failed record
+        raise _error(
+            "labels-unreadable",
+            f"{relative} row {row}: a field is longer than {MAX_CSV_FIELD_CHARS:,} characters",
+            relative,
+            row,
+            None,
+        ) from None
 
 
 def read_labels(
@@ -113,8 +132,11 @@ def read_labels(
         HumanLabelSet with the items labelled for both policies, and the count of the others.
 
     Raises:
-        EvidenceError: ``labels-columns-missing``, ``label-outside-draw`` (an item id not in
-            the queue, or not carrying the queue's draw tag), ``label-duplicate``,
+        EvidenceError: ``review-file-unreadable`` (not a readable regular file of at most
+            ``limits.MAX_REVIEW_FILE_BYTES``), ``labels-unreadable`` (not UTF-8, or a field
+            longer than ``limits.MAX_CSV_FIELD_CHARS``), ``labels-columns-missing``,
+            ``label-outside-draw`` (an item id not in the queue, or not carrying the queue's
+            draw tag), ``label-duplicate``,
             ``label-not-a-number``, ``label-out-of-scale``; each names the file, the row
             (1 = header) and the column, never the value.
     """

@@ -15,6 +15,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ragwarrant.digests import sha256_bytes
 from ragwarrant.errors import EvidenceError
+from ragwarrant.limits import MAX_REVIEW_FILE_BYTES
+from ragwarrant.sidefiles import read_regular
 
 Role = Literal["candidate", "baseline"]
 
@@ -92,14 +94,35 @@ def queue_tag(queue: ReviewQueue) -> str:
     return draw_tag(queue.seed, queue.evidence, len(queue.items), meta)
 
 
+def read_review_file(path: Path, relative: str) -> bytes:
+    """The bytes of a review queue or labels file, bounded like the evidence it answers.
+
+    Raises:
+        EvidenceError: ``review-file-unreadable``: not a readable regular file, or larger
+            than ``limits.MAX_REVIEW_FILE_BYTES`` (refused unread).
+    """
+    try:
+        return read_regular(path, limit=MAX_REVIEW_FILE_BYTES)
+    except OSError as exc:
+        raise EvidenceError(
+            "review-file-unreadable",
+            f"{relative} cannot be read: {exc.strerror}",
+            hint="pass the files 'ragwarrant review sample' wrote and the reviewers filled in",
+            file=relative,
+            expected=f"a regular file of at most {MAX_REVIEW_FILE_BYTES:,} bytes",
+        ) from None
+
+
 def read_queue(path: Path, relative: str) -> ReviewQueue:
     """Read and validate a review queue JSON file.
 
     Raises:
-        EvidenceError: ``review-queue-invalid`` naming the file and the first invalid field.
+        EvidenceError: ``review-file-unreadable`` (see ``read_review_file``);
+            ``review-queue-invalid`` naming the file and the first invalid field.
     """
+    data = read_review_file(path, relative)
     try:
-        return ReviewQueue.model_validate_json(path.read_bytes())
+        return ReviewQueue.model_validate_json(data)
     except ValidationError as exc:
         first = exc.errors()[0]
         where = "/".join(str(p) for p in first["loc"])
