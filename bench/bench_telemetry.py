@@ -4,8 +4,8 @@ Generates two files with the same examples and traces (20,000 examples × 2 poli
 each) and 10^6 and 10^7 span rows, then, each in a fresh subprocess so peak RSS is its own:
 
 - ``otel``: the ragwarrant OTel adapter (streaming, column-projected batches decoded and
-  validated one batch ahead on a background thread, each batch grouped once on integer key
-  codes into per-trace running totals);
+  validated in turn, each batch grouped once on integer key codes into per-trace running
+  totals);
 - ``reference``: ``pyarrow.parquet.read_table`` of the same columns + one ``group_by`` over the
   whole table (what a straightforward implementation does; memory grows with the file).
 

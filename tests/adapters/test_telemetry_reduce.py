@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -14,7 +12,7 @@ import pytest
 
 from ragwarrant.adapters import otel
 from ragwarrant.adapters._spans import SpanFields
-from ragwarrant.adapters._telemetry import KeyCodes, TraceTotals, read_ahead
+from ragwarrant.adapters._telemetry import KeyCodes, TraceTotals
 from ragwarrant.adapters.otel import reduce_spans
 from ragwarrant.errors import EvidenceError
 
@@ -85,28 +83,6 @@ def test_trace_totals_match_arrow_group_by_bit_for_bit() -> None:
         assert got[trace] == row
         assert isinstance(got[trace]["llm"], int)
     assert got[37]["start"] is None and got[37]["end"] is None
-
-
-def test_read_ahead_keeps_order_and_raises_in_order() -> None:
-    """Items come in order; the producer's exception arrives after the items before it."""
-
-    def items() -> Iterator[int]:
-        yield from range(5)
-        raise ValueError("boom")
-
-    seen: list[int] = []
-    with pytest.raises(ValueError, match="boom"):
-        for item in read_ahead(items()):
-            seen.append(item)
-    assert seen == [0, 1, 2, 3, 4]
-
-
-def test_read_ahead_stops_its_thread_when_the_caller_stops() -> None:
-    """Leaving the loop early ends the background thread (no thread left blocked)."""
-    stream = read_ahead(iter(range(1000)))
-    assert next(stream) == 0
-    stream.close()
-    assert not [t for t in threading.enumerate() if t.name == "ragwarrant-read-ahead"]
 
 
 FIELDS = SpanFields(example=("example_id",), policy=("policy_id",))
@@ -306,7 +282,7 @@ def test_otel_reduction_equals_a_whole_table_group_by(make_request, tmp_path, mo
 
 def test_an_error_in_a_later_batch_names_its_file_row(make_request, tmp_path, monkeypatch) -> None:
     """A negative cost in the fifth 512-row batch is reported at its row of the file (the
-    batches are normalized in a background thread, counted in order)."""
+    batches are counted in order)."""
     monkeypatch.setattr(otel, "_BATCH_ROWS", 512)
     path = tmp_path / "spans.parquet"
     table = _generated_spans(path, 3000)
@@ -321,7 +297,6 @@ def test_an_error_in_a_later_batch_names_its_file_row(make_request, tmp_path, mo
     with pytest.raises(EvidenceError) as err:
         otel.load(make_request(path, adapter="otel", kind="telemetry"))
     assert (err.value.code, err.value.row) == ("evidence-negative-value", bad_row + 1)
-    assert not [t for t in threading.enumerate() if t.name == "ragwarrant-read-ahead"]
 
 
 def test_token_sums_only_when_a_token_metric_is_wanted(tmp_path) -> None:

@@ -183,34 +183,6 @@ def _documents(path: Path, fmt: str) -> Iterator[tuple[int | None, bytes]]:
                 yield lineno, line
 
 
-def _key_count(node: object) -> int:
-    """Keys of every object in a parsed JSON value, at every depth."""
-    count, stack = 0, [node]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, dict):
-            count += len(item)
-            stack.extend(v for v in item.values() if isinstance(v, dict | list))
-        elif isinstance(item, list):
-            stack.extend(v for v in item if isinstance(v, dict | list))
-    return count
-
-
-def _may_repeat_keys(doc: bytes) -> bool:
-    """False when ``doc`` surely holds no key twice; True sends it to the exact check.
-
-    Every key is followed by one colon and no colon appears outside a string, so the text holds
-    at least as many colons as keys: when the parsed objects keep that many keys, none was
-    given twice (a colon inside a string only sends the document to the exact check). Text
-    that is not JSON is left to the adapter.
-    """
-    try:
-        parsed = orjson.loads(doc)
-    except orjson.JSONDecodeError:
-        return False
-    return _key_count(parsed) != doc.count(b":")
-
-
 _JSON_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"')
 
 
@@ -253,8 +225,10 @@ def _check_json_keys(path: Path, fmt: str, display: str) -> None:
     """
     for lineno, doc in _documents(path, fmt):
         _check_depth(doc, lineno, display)
-        if not _may_repeat_keys(doc):
-            continue
+        try:
+            orjson.loads(doc)
+        except orjson.JSONDecodeError:
+            continue  # not JSON: left to the adapter
         try:
             json.loads(doc, object_pairs_hook=_pairs_once)
         except _TwiceGiven as twice:

@@ -331,23 +331,6 @@ _NS_RANGE = (10**17, 4_102_444_800 * 10**9)
 _UNIT_GUESS = ((10**10, "seconds"), (10**13, "milliseconds"), (10**16, "microseconds"))
 
 
-def _all_within(values: pa.Array, lo: float, hi: float) -> bool:
-    """Whether every non-null value is finite and within ``[lo, hi]``: one min/max pass, the
-    fast path of the checks below. False when unsure (a float column with nulls), so that the
-    caller's exact check runs and names the row."""
-    if pa.types.is_floating(values.type):
-        if values.null_count:
-            return False
-        if not len(values):
-            return True
-        arr = values.to_numpy()
-        low, high = arr.min(), arr.max()  # NaN propagates: both comparisons then fail
-        return bool(lo <= low and high <= hi and np.isfinite(high))
-    extremes = pc.min_max(values)
-    low, high = extremes["min"].as_py(), extremes["max"].as_py()
-    return low is None or bool(lo <= low and high <= hi)
-
-
 def _policy_at(policy: pa.Array, i: int) -> str:
     value = policy[i].as_py()
     return f" (policy {value!r})" if value is not None else ""
@@ -362,7 +345,7 @@ def _check_amounts(
         EvidenceError: ``evidence-negative-value`` or ``evidence-non-finite`` naming the row,
             the column and the span's policy when the file names one.
     """
-    if not resolved.found[name] or _all_within(values, 0.0, np.inf):
+    if not resolved.found[name]:
         return
     display, first_row = at
     bad = first_bad_amount(values)
@@ -400,12 +383,6 @@ def _check_times(
         EvidenceError: ``evidence-time-unit`` or ``evidence-time-order`` naming row and column.
     """
     lo, hi = _NS_RANGE
-    if (
-        _all_within(start, lo, hi)
-        and _all_within(end, lo, hi)
-        and _all_within(pc.subtract(end, start), 0, np.inf)
-    ):
-        return
     display, first_row = at
     for name, times in (("start", start), ("end", end)):
         bad = pc.fill_null(pc.or_(pc.less(times, lo), pc.greater(times, hi)), False)

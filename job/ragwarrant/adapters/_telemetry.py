@@ -10,11 +10,7 @@ adapters leave them null and they are not checked here.
 
 from __future__ import annotations
 
-import queue
-import threading
-from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import TypeVar
 
 import numpy as np
 import pyarrow as pa
@@ -426,56 +422,3 @@ def one_chunk(column: pa.Array | pa.ChunkedArray) -> pa.Array:
     if isinstance(column, pa.ChunkedArray):
         return column.chunk(0) if column.num_chunks == 1 else column.combine_chunks()
     return column
-
-
-T = TypeVar("T")
-_DONE = object()
-
-
-def read_ahead(items: Iterator[T], depth: int = 1) -> Iterator[T]:
-    """Yield ``items`` in order, produced by a background thread up to ``depth`` items ahead.
-
-    Arrow decodes Parquet pages without holding the GIL, so the next batches are decoded on the
-    other core while the caller reduces the current one. Memory: at most ``depth`` extra items.
-    An exception raised by ``items`` is re-raised here, in order; when the caller stops early
-    the thread stops after the item it is producing. The thread closes ``items`` (a generator)
-    when it stops, so a chain of read-aheads ends every thread of the chain.
-    """
-    slots: queue.Queue[tuple[object, BaseException | None]] = queue.Queue(maxsize=depth)
-    stop = threading.Event()
-
-    def put(entry: tuple[object, BaseException | None]) -> bool:
-        while not stop.is_set():
-            try:
-                slots.put(entry, timeout=0.05)
-                return True
-            except queue.Full:
-                continue
-        return False
-
-    def produce() -> None:
-        try:
-            for item in items:
-                if not put((item, None)):
-                    return
-            put((_DONE, None))
-        except BaseException as exc:  # handed to the consumer, raised there
-            put((_DONE, exc))
-        finally:  # a generator source (itself maybe reading ahead) stops its own thread now
-            close = getattr(items, "close", None)
-            if close is not None:
-                close()
-
-    worker = threading.Thread(target=produce, name="ragwarrant-read-ahead", daemon=True)
-    worker.start()
-    try:
-        while True:
-            item, exc = slots.get()
-            if exc is not None:
-                raise exc
-            if item is _DONE:
-                return
-            yield item  # type: ignore[misc]
-    finally:
-        stop.set()
-        worker.join()

@@ -20,7 +20,7 @@ from ragwarrant.adapters._columns import column_as_float, column_as_string
 from ragwarrant.adapters._integrity import require_columns
 from ragwarrant.adapters._requests import RequestIdentity, identity_columns
 from ragwarrant.adapters._tables import at_file_row, iter_parquet_batches, open_parquet, read_table
-from ragwarrant.adapters._telemetry import check_request_values
+from ragwarrant.adapters._telemetry import check_request_values, one_chunk
 from ragwarrant.adapters._text import read_texts
 from ragwarrant.contract import EvidenceSource, TelemetryReduction
 from ragwarrant.errors import EvidenceError
@@ -286,10 +286,6 @@ def _merge(partials: list[pa.Table], value_cols: list[str]) -> tuple[pa.Table, l
     return merged.group_by(group_keys, use_threads=False).aggregate(reaggs), group_keys
 
 
-def _plain(a: pa.Array | pa.ChunkedArray) -> pa.Array:
-    return a.combine_chunks() if isinstance(a, pa.ChunkedArray) else a
-
-
 def _reduced(final: pa.Table, red: TelemetryReduction) -> tuple[pa.Array, pa.Array]:
     """One declared reduction's per-key values and missing reasons (missing if any is)."""
     n = final.num_rows
@@ -307,7 +303,7 @@ def _reduced(final: pa.Table, red: TelemetryReduction) -> tuple[pa.Array, pa.Arr
     has_missing = pc.greater(final.column(f"m:{col}_sum_sum"), 0)
     values = pc.if_else(has_missing, pa.scalar(None, pa.float64()), values)
     missing = pc.if_else(has_missing, pa.scalar("null"), pa.scalar(None, pa.string()))
-    return _plain(pc.cast(values, pa.float64())), _plain(missing)
+    return one_chunk(pc.cast(values, pa.float64())), one_chunk(missing)
 
 
 def _load_telemetry(request: AdapterRequest) -> AdapterResult:

@@ -64,7 +64,7 @@ from ragwarrant.adapters._spans import (
     resolve,
 )
 from ragwarrant.adapters._tables import open_parquet, read_table
-from ragwarrant.adapters._telemetry import KeyCodes, TraceTotals, one_chunk, read_ahead
+from ragwarrant.adapters._telemetry import KeyCodes, TraceTotals, one_chunk
 from ragwarrant.adapters.generic import canonical_rows
 from ragwarrant.errors import EvidenceError
 
@@ -192,18 +192,13 @@ def _prepared(
     """Each non-empty batch normalized and coded: (trace codes, columns, its first file row)."""
     resolved: Resolved | None = None
     first_row = 1
-    try:
-        for batch in batches:
-            t = batch if isinstance(batch, pa.Table) else pa.Table.from_batches([batch])
-            resolved = _resolved_for(t, resolved, fields, display)
-            if t.num_rows == 0:
-                continue
-            yield (*_coded(codes, normalize(t, resolved, prices, display, first_row)), first_row)
-            first_row += t.num_rows
-    finally:  # on an error, the reader's thread ends now, not when the traceback is freed
-        close = getattr(batches, "close", None)
-        if close is not None:
-            close()
+    for batch in batches:
+        t = batch if isinstance(batch, pa.Table) else pa.Table.from_batches([batch])
+        resolved = _resolved_for(t, resolved, fields, display)
+        if t.num_rows == 0:
+            continue
+        yield (*_coded(codes, normalize(t, resolved, prices, display, first_row)), first_row)
+        first_row += t.num_rows
 
 
 def _per_trace_parts(
@@ -216,9 +211,8 @@ def _per_trace_parts(
     """Spans reduced per trace as they stream (memory grows with traces, not spans); ``sums``:
     the span columns summed per trace.
 
-    Normalizing and folding stay in this thread: a third thread (normalizing the next batch
-    while this one folds) cost 25-40 % more CPU in GIL hand-offs than it saved in wall time
-    (bench/bench_telemetry.py, 2026-12-02).
+    Reading, normalizing and folding run in one thread: a reader thread saved 20-30 % wall
+    time but cost more CPU, and one thread meets every target (bench/bench_telemetry.py).
     """
     acc = _PerTrace(
         TraceTotals(sums, *_EXTREMES, first="row"), {key: KeyCodes() for key in _KEYS}, 0
@@ -435,10 +429,9 @@ def span_batches(
         pf = open_parquet(
             path, display, read_dictionary=strings, pre_buffer=False, buffer_size=_READ_BUFFER
         )
-        # one reader thread decodes (use_threads=False: Arrow's pool would oversubscribe two
-        # cores) and validates the next batch while this thread reduces the current one
+        # use_threads=False: Arrow's pool would oversubscribe two cores
         batches = pf.iter_batches(batch_size=_BATCH_ROWS, columns=wanted, use_threads=False)
-        return read_ahead(guarded(batches, path, "parquet", display)), "flattened spans (parquet)"
+        return guarded(batches, path, "parquet", display), "flattened spans (parquet)"
     document = otlp_document(path, source.format)
     if document is not None:
         return iter_otlp_json_batches(path, display, document=document), "OTLP JSON document"
