@@ -324,8 +324,8 @@ class OperationalMetric(ContractModel):
             raise FieldError(
                 f"on_missing: {self.on_missing} on an operational metric imputes a missing "
                 "value at the bound least favourable to the candidate, and this metric has no "
-                "max_value (or min_value): declare both (e.g. the cost of a request that times "
-                "out), or leave on_missing at fail",
+                "max_value (or no min_value; it defaults to 0): declare them (e.g. the cost of a "
+                "request that times out), or leave on_missing at fail",
                 ("on_missing",),
             )
         return self
