@@ -41,6 +41,8 @@ def test_visible_escapes_only_invisible_characters(raw: str, shown: str) -> None
         ("model\u0391", "'model\\u0391'"),  # a Greek capital alpha
         ("\u0441\u043e\u0440", "'\\u0441\\u043e\\u0440'"),  # Cyrillic letters drawn like "cop"
         ("привет", "привет"),  # an ordinary Cyrillic word
+        ("fa\u0131thfulness", "'fa\\u0131thfulness'"),  # a Latin dotless i drawn like i
+        ("kıyı", "'k\\u0131y\\u0131'"),  # so is a Turkish word: escaped, never confused
     ],
 )
 def test_identifier_shows_lookalikes_escaped(name: str, shown: str) -> None:

@@ -46,6 +46,8 @@ _HAN_FAMILY = frozenset({"CJK", "HIRAGANA", "KATAKANA", "HANGUL", "IDEOGRAPHIC"}
 #: Cyrillic and Greek letters drawn like Latin ones (a subset of Unicode's confusables.txt,
 #: UTS #39): a name spelled only with these looks like a Latin name (``сор``, ``а``).
 _LATIN_LOOKALIKES = frozenset("аеорсухіјѕһԁԛԝӏАВЕКМНОРСТХІЈЅҮԚԜӀΑΒΕΖΗΙΚΜΝΟΡΤΥΧοι")
+#: Latin letters drawn like other ASCII letters (confusables.txt: dotless i, iota, dental click).
+_ASCII_LOOKALIKES = frozenset("ıɩǀ")
 
 _XML_ILLEGAL = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 #: A backslash is escaped only before ASCII punctuation or at the end (CommonMark 0.31,
@@ -97,6 +99,8 @@ def _lookalike(name: str) -> bool:
     mixed-script and whole-script confusables, approximated)."""
     if name.isascii():
         return False
+    if any(ch in _ASCII_LOOKALIKES for ch in name):
+        return True
     letters = [ch for ch in name if unicodedata.category(ch).startswith("L")]
     if letters and all(ch in _LATIN_LOOKALIKES for ch in letters):
         return True
