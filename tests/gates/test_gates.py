@@ -644,3 +644,18 @@ def test_claim_metric_rows_absent_on_both_policies_alike_still_promote():
     ev, verdict = evaluate(d, table_edit=edit)
     assert gate(ev, "hard:missing-balance:cost_usd").status is GateStatus.PASS
     assert verdict.decision_class is CandidateClass.PROMOTE
+
+
+def test_absent_claim_rows_are_not_imputed_under_worst():
+    """Under on_missing: worst with a declared [min_value, max_value], blank cost cells are
+    imputed, but absent rows are not: they stay unpaired and still BLOCK when one-sided."""
+    d, edit = _cost_rows_absent(slice(0, 14), slice(0, 0))
+    bounds = {"on_missing": "worst", "min_value": 0.0, "max_value": 1.0}
+    worst = contract(lambda c: c["operational_metrics"][0].update(bounds))
+    ev, verdict = evaluate(d, worst, table_edit=edit)
+    assert gate(ev, "hard:missing-balance:cost_usd").status is GateStatus.FAIL
+    assert verdict.decision_class is CandidateClass.BLOCK
+    d["cand"]["cost_usd"][:14] = np.nan  # blank cells instead: imputed at 1.0, paired
+    ev, verdict = evaluate(d, worst)
+    assert gate(ev, "hard:missing-balance:cost_usd").status is GateStatus.PASS
+    assert verdict.decision_class is not CandidateClass.PROMOTE
