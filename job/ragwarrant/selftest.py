@@ -147,7 +147,7 @@ HARD_GATES = {
     "hard:duplicate-rows": _PASS, "hard:example-attributes": _PASS, "hard:split-leakage": _NA,
     "hard:non-finite-values": _PASS, "hard:value-range": _PASS, "hard:pairing-coverage": _PASS,
     "hard:paired-n": _PASS, "hard:constant-quality-signal:correct": _PASS,
-    "hard:missing-balance:correct": _PASS,
+    "hard:missing-balance:correct": _PASS, "hard:missing-balance:cost_usd": _PASS,
 }  # fmt: skip
 _NI = "noninferiority:correct"
 #: The gates after the hard gates when none fails (the operational one never decides).

@@ -601,3 +601,61 @@ def test_excluded_pairs_keep_their_example_codes_in_a_narrow_scope():
     got = dict(zip(codes.tolist(), zip(cand.tolist(), base.tolist(), strict=True), strict=True))
     assert got == {code_3: (0.0, d["base"]["correct"][3]), code_7: (d["cand"]["correct"][7], 1.0)}
     assert pm.n == 1
+
+
+def _cost_rows_absent(absent_cand: slice, absent_base: slice, n: int = 300):
+    """Equal quality; the candidate's cost 0.0049 against 0.005, with the cost_usd rows of
+    ``absent_cand`` (candidate) and ``absent_base`` (baseline) examples left out entirely."""
+    correct = (np.arange(n) % 5 != 0).astype(float)
+    d = {
+        "base": {"correct": correct, "cost_usd": np.full(n, 0.005)},
+        "cand": {"correct": correct.copy(), "cost_usd": np.full(n, 0.0049)},
+    }
+    drop = {("cand", f"ex{i}") for i in range(n)[absent_cand]}
+    drop |= {("base", f"ex{i}") for i in range(n)[absent_base]}
+
+    def edit(t: pa.Table) -> pa.Table:
+        rows = zip(t["policy_id"].to_pylist(), t["example_id"].to_pylist(), strict=True)
+        keep = [
+            not (m == "cost_usd" and (p, e) in drop)
+            for (p, e), m in zip(rows, t["metric"].to_pylist(), strict=True)
+        ]
+        return t.filter(pa.array(keep))
+
+    return d, edit
+
+
+def test_claim_metric_rows_absent_on_the_candidate_only_block():
+    """A trial: the candidate left out its cost rows on 14 of 300 examples (coverage 0.953
+    passes) and the cost claim was decided on the other 286: PROMOTE. The claim metric gets
+    its own missing-balance gate, counting absent rows: BLOCK naming the metric."""
+    d, edit = _cost_rows_absent(slice(0, 14), slice(0, 0))
+    ev, verdict = evaluate(d, table_edit=edit)
+    g = gate(ev, "hard:missing-balance:cost_usd")
+    assert g.status is GateStatus.FAIL
+    assert g.details["unpaired_candidate"] == 14 and g.details["unpaired_baseline"] == 0
+    assert "cost_usd: the candidate lacks a value on 14 examples" in g.reason
+    assert verdict.decision_class is CandidateClass.BLOCK
+
+
+def test_claim_metric_rows_absent_on_both_policies_alike_still_promote():
+    """7 cost rows absent on each policy, on different examples: balanced, PROMOTE."""
+    d, edit = _cost_rows_absent(slice(0, 7), slice(100, 107))
+    ev, verdict = evaluate(d, table_edit=edit)
+    assert gate(ev, "hard:missing-balance:cost_usd").status is GateStatus.PASS
+    assert verdict.decision_class is CandidateClass.PROMOTE
+
+
+def test_absent_claim_rows_are_not_imputed_under_worst():
+    """Under on_missing: worst with a declared [min_value, max_value], blank cost cells are
+    imputed, but absent rows are not: they stay unpaired and still BLOCK when one-sided."""
+    d, edit = _cost_rows_absent(slice(0, 14), slice(0, 0))
+    bounds = {"on_missing": "worst", "min_value": 0.0, "max_value": 1.0}
+    worst = contract(lambda c: c["operational_metrics"][0].update(bounds))
+    ev, verdict = evaluate(d, worst, table_edit=edit)
+    assert gate(ev, "hard:missing-balance:cost_usd").status is GateStatus.FAIL
+    assert verdict.decision_class is CandidateClass.BLOCK
+    d["cand"]["cost_usd"][:14] = np.nan  # blank cells instead: imputed at 1.0, paired
+    ev, verdict = evaluate(d, worst)
+    assert gate(ev, "hard:missing-balance:cost_usd").status is GateStatus.PASS
+    assert verdict.decision_class is not CandidateClass.PROMOTE

@@ -272,9 +272,9 @@ def _hard_gates(
     sides = {"candidate": candidate, "baseline": baseline}
     gates += [
         hard.gate_missing_balance(
-            m.id, pairs[m.id], st.alpha, missingness_notes(index, m.id, pairs[m.id], sides, scope)
+            m, pairs[m], st.alpha, missingness_notes(index, m, pairs[m], sides, scope)
         )
-        for m in ctx.required
+        for m in ctx.needed  # claim metrics too: a candidate may not drop its cost rows
     ]
     gates += hard.gate_disqualifiers(index, contract, candidate, scope)
     return gates
