@@ -284,6 +284,20 @@ def _from_records(
     record (JSON array) and both kinds, never its value (pyarrow's message quotes it)."""
     if not records:
         return pa.table({})
+    # pyarrow reads true among numbers as 1: such a field becomes text, where a metric column
+    # refuses (or, for a tool that writes booleans, maps) true/false as it does in a CSV file.
+    kinds: dict[str, set[str | None]] = {}
+    for record in records:
+        for field, value in record.items():
+            kinds.setdefault(field, set()).add(_json_kind(value))
+    mixed = {
+        f for f, k in kinds.items() if {"boolean", "number"} <= k <= {"boolean", "number", None}
+    }
+    if mixed:
+        records = [
+            {f: str(v).lower() if f in mixed and v is not None else v for f, v in r.items()}
+            for r in records
+        ]
     try:
         return pa.Table.from_pylist(records)
     except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
