@@ -235,7 +235,7 @@ def test_jsonl_booleans_in_a_metric_column_are_refused_like_csv(
     path.write_text(
         "".join(
             f'{{"qid": "a", "policy": "{p}", "faithfulness": {c}}}\n'
-            for p, c in zip(policies, cells)
+            for p, c in zip(policies, cells, strict=True)
         )
     )
     request = make_request(
