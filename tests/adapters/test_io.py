@@ -217,3 +217,47 @@ def test_column_booleans_where_the_tool_writes_them() -> None:
     with pytest.raises(EvidenceError, match="a boolean"):
         column_as_float(table, "score", "f.parquet")
     assert column_as_float(table, "score", "f.parquet", booleans=True)[0].to_pylist() == [1.0, 0.0]
+
+
+@pytest.mark.parametrize(
+    ("cells", "row"),
+    [(("0.8", "true"), 2), (("false", "1"), 1), (("true", "true"), 1)],
+)
+def test_jsonl_booleans_in_a_metric_column_are_refused_like_csv(
+    make_request, tmp_path, cells: tuple[str, str], row: int
+) -> None:
+    """A JSON true among numbers (or a column of them) is no number, exactly as in CSV or
+    Parquet; it was read as 1 (Python's bool is an int) and let a candidate PROMOTE."""
+    from ragwarrant.adapters import load_source
+
+    path = tmp_path / "ev.jsonl"
+    policies = ("baseline", "candidate")
+    path.write_text(
+        "".join(
+            f'{{"qid": "a", "policy": "{p}", "faithfulness": {c}}}\n'
+            for p, c in zip(policies, cells, strict=True)
+        )
+    )
+    request = make_request(
+        path,
+        columns={"example_id": "qid", "policy_id": "policy"},
+        metrics={"faithfulness": "faithfulness"},
+    )
+    with pytest.raises(EvidenceError) as err:
+        load_source(request.source, request.path, request.sha256, request.contract)
+    assert (err.value.code, err.value.file, err.value.row, err.value.column) == (
+        "evidence-wrong-type",
+        "ev.jsonl",
+        row,
+        "faithfulness",
+    )
+    assert "a boolean" in err.value.message
+
+
+def test_jsonl_booleans_among_numbers_where_the_tool_writes_them(tmp_path) -> None:
+    """For a tool that writes booleans (LangSmith), true/false among numbers read as 1/0."""
+    path = tmp_path / "e.jsonl"
+    path.write_text('{"s": 0.25}\n{"s": true}\n{"s": null}\n{"s": false}\n{"s": 3}\n')
+    table = read_table(path, "jsonl", "e.jsonl")
+    values, _ = column_as_float(table, "s", "e.jsonl", booleans=True)
+    assert values.to_pylist() == [0.25, 1.0, None, 0.0, 3.0]

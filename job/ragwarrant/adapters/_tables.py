@@ -277,6 +277,25 @@ def _first_mixed_field(records: list[dict[str, object]]) -> tuple[int, str, str,
     return None
 
 
+def _booleans_among_numbers_as_text(records: list[dict[str, object]]) -> list[dict[str, object]]:
+    """Records where a field holding both JSON booleans and numbers (and nulls) is text
+    (``true``/``false``/``0.8``): pyarrow would read true as 1, but a metric column refuses the
+    text true/false (or maps it, for a tool that writes booleans) as it does in a CSV file."""
+    kinds: dict[str, set[str | None]] = {}
+    for record in records:
+        for key, value in record.items():
+            kinds.setdefault(key, set()).add(_json_kind(value))
+    mixed = {
+        f for f, k in kinds.items() if {"boolean", "number"} <= k <= {"boolean", "number", None}
+    }
+    if not mixed:
+        return records
+    return [
+        {f: str(v).lower() if f in mixed and v is not None else v for f, v in r.items()}
+        for r in records
+    ]
+
+
 def _from_records(
     records: list[dict[str, object]], display: str, linenos: list[int] | None = None
 ) -> pa.Table:
@@ -284,6 +303,7 @@ def _from_records(
     record (JSON array) and both kinds, never its value (pyarrow's message quotes it)."""
     if not records:
         return pa.table({})
+    records = _booleans_among_numbers_as_text(records)
     try:
         return pa.Table.from_pylist(records)
     except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
