@@ -455,7 +455,8 @@ def gate_missing_balance(
             f"{metric}: the {arm} lacks a value on {max(k_c, k_b)} examples where the other "
             f"policy has one, against {min(k_c, k_b)} the other way (binomial p {p:.3g} <= "
             f"alpha {alpha:g}): values missing on one policy only can hide its failures; give "
-            "both policies the same examples, or declare on_missing: worst" + seen,
+            "both policies the same examples (on_missing: worst imputes a blank value, never "
+            "a row that is absent)" + seen,
             metric=metric,
             details=details,
         )
