@@ -635,6 +635,7 @@ def test_claim_metric_rows_absent_on_the_candidate_only_block():
     assert g.status is GateStatus.FAIL
     assert g.details["unpaired_candidate"] == 14 and g.details["unpaired_baseline"] == 0
     assert "cost_usd: the candidate lacks a value on 14 examples" in g.reason
+    assert "never a row that is absent" in g.reason  # worst would not help: rows are absent
     assert verdict.decision_class is CandidateClass.BLOCK
 
 
