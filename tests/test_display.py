@@ -174,3 +174,12 @@ def test_visible_keep_leaves_only_the_named_characters():
 def test_number_is_short_and_reads_back(x, text):
     """``:g`` when it reads back as the number, else the shortest round-trip repr."""
     assert number(x) == text and float(number(x)) == x
+
+
+def test_every_lookalike_the_fold_reads_is_shown_escaped() -> None:
+    """One table: each non-ASCII character the near-miss fold reads as a Latin letter
+    (``LATIN_OF``) makes a name beside ASCII letters show as its escape."""
+    from ragwarrant.display import LATIN_OF
+
+    for ch in (chr(k) for k in LATIN_OF if not chr(k).isascii()):
+        assert identifier(f"ab{ch}cd") == ascii(f"ab{ch}cd"), ch

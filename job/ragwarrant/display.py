@@ -40,14 +40,30 @@ import unicodedata
 _HIDDEN_CATEGORIES = frozenset({"Cc", "Cf", "Zl", "Zp", "Cs", "Cn"})
 _SHORT = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
+
 #: Letters of these scripts mix in ordinary Japanese and Korean text: one script for the check.
+def _is_latin(ch: str) -> bool:
+    return unicodedata.name(ch, "").startswith("LATIN")
+
+
 _HAN_FAMILY = frozenset({"CJK", "HIRAGANA", "KATAKANA", "HANGUL", "IDEOGRAPHIC"})
 
-#: Cyrillic and Greek letters drawn like Latin ones (a subset of Unicode's confusables.txt,
-#: UTS #39): a name spelled only with these looks like a Latin name (``сор``, ``а``).
-_LATIN_LOOKALIKES = frozenset("аеорсухіјѕһԁԛԝӏАВЕКМНОРСТХІЈЅҮԚԜӀΑΒΕΖΗΙΚΜΝΟΡΤΥΧοι")
-#: Latin letters drawn like other ASCII letters (confusables.txt: dotless i, iota, dental click).
-_ASCII_LOOKALIKES = frozenset("ıɩǀ")
+#: Characters drawn like a Latin letter, mapped to it: the one table of lookalikes (a subset of
+#: Unicode's confusables.txt, UTS #39 "Unicode Security Mechanisms", section 4): Cyrillic and
+#: Greek letters, dotless ``ı`` and ``ɩ`` as ``i``, digit ``1``, ``|`` and ``ǀ`` as ``l``, digit
+#: ``0`` as ``o``. The near-miss fold (``contract._runtime``) applies it before case folding, so an
+#: upper-case form maps to the letter it looks like (Greek ``Η`` to ``H``); a capital ``I`` (also
+#: Greek ``Ι``, Cyrillic ``І``) stays, read there as ``i`` or ``l``.
+LATIN_OF = str.maketrans(
+    "аеорсхуіјѕһԁԛԝӏүАВЕКМНОРСТХУІЈЅҮӀԚԜαικνορτυχΑΒΕΖΗΙΚΜΝΟΡΤΥΧıɩ1|ǀ0",
+    "aeopcxyijshdqwlyABEKMHOPCTXYIJSYIQWaikvoptuxABEZHIKMNOPTYXiilllo",
+)
+_LOOKALIKE_LETTERS = [c for c in map(chr, LATIN_OF) if not c.isascii()]
+#: Cyrillic and Greek letters of ``LATIN_OF``: a name spelled only with these looks like a Latin
+#: name (``сор``, ``а``).
+_LATIN_LOOKALIKES = frozenset(c for c in _LOOKALIKE_LETTERS if not _is_latin(c))
+#: Latin letters of ``LATIN_OF`` drawn like other ASCII letters (dotless i, iota, dental click).
+_ASCII_LOOKALIKES = frozenset(c for c in _LOOKALIKE_LETTERS if _is_latin(c))
 
 _XML_ILLEGAL = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 #: A backslash is escaped only before ASCII punctuation or at the end (CommonMark 0.31,

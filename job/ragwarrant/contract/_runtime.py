@@ -17,7 +17,7 @@ from ragwarrant.contract._document import Loc, key_path
 from ragwarrant.contract._loading import ContractSource
 from ragwarrant.contract._release import ReleaseContract
 from ragwarrant.contract._sanity import did_you_mean, scale_tolerance
-from ragwarrant.display import number, quoted
+from ragwarrant.display import LATIN_OF, number, quoted
 
 #: What ``check_near_misses`` compares: split, protected slice, policy or metric labels.
 NearMissKind = Literal["split", "slice", "policy", "metric"]
@@ -106,16 +106,6 @@ def check_splits_declared(
     ]
 
 
-#: Characters drawn like a Latin letter, mapped to it (a subset of Unicode's confusables.txt,
-#: UTS #39 "Unicode Security Mechanisms", section 4): Cyrillic and Greek letters, dotless ``ı``
-#: and ``ɩ`` as ``i``, digit ``1``, ``|`` and ``ǀ`` as ``l``, digit ``0`` as ``o``. Applied before
-#: case folding, so an upper-case form maps to the letter it looks like (Greek ``Η`` to ``H``);
-#: a capital ``I`` (also Greek ``Ι``, Cyrillic ``І``) stays, read as ``i`` or ``l`` by
-#: ``_reads_as``, and ``m`` becomes ``rn`` after case folding.
-_LATIN_OF = str.maketrans(
-    "аеорсхуіјѕһԁԛԝӏүАВЕКМНОРСТХУІЈЅҮӀαικνορτυχΑΒΕΖΗΙΚΜΝΟΡΤΥΧıɩ1|ǀ0",
-    "aeopcxyijshdqwlyABEKMHOPCTXYIJSYIaikvoptuxABEZHIKMNOPTYXiilllo",
-)
 #: Dropped when folding: format characters (zero-width space, bidirectional marks), controls,
 #: combining marks (accents after NFD), separators and every punctuation class (dashes U+2010,
 #: U+2212 and ``-``, ``_``, ``.``, quotes, brackets).
@@ -124,13 +114,13 @@ _FOLD_DROP = ("Cf", "Cc", "Mn", "Me", "Z", "P")
 
 def _folded(label: str) -> str:
     """``label`` as a reader takes it: NFKC, lookalike characters as Latin letters
-    (``_LATIN_OF``), casefold but for a capital ``I``, ``m`` as ``rn``, NFD, then every white
+    (``display.LATIN_OF``), casefold but for a capital ``I``, ``m`` as ``rn``, NFD, then every white
     space, format, control, combining mark and punctuation character removed. Two labels that
     fold alike, up to ``I`` read as ``i`` or ``l`` (``_reads_as``), name the same thing to a
     reader (``Holdout``, ``hold-out``, ``hold\u2010out``, ``ho\u200bldout``, ``holdоut``
     with a Cyrillic ``о``, ``hóldout``, ``hoIdout``, ``ho1dout`` and ``h0ldout`` all read as
     ``holdout``)."""
-    text = unicodedata.normalize("NFKC", label).translate(_LATIN_OF)
+    text = unicodedata.normalize("NFKC", label).translate(LATIN_OF)
     text = "I".join(part.casefold() for part in text.split("I")).replace("m", "rn")
     return "".join(
         ch
