@@ -77,7 +77,8 @@ def replicates(
         for j, (cand, base) in quantiles:
             out[start:stop, j] = cand.finish(lin, bits) - base.finish(lin, bits)
 
-    with _pinned_blas(), ThreadPoolExecutor(max_workers=max(1, max_workers)) as pool:
+    pinned = _blas_controller().limit(limits=1, user_api="blas")  # BLAS: one thread per worker
+    with pinned, ThreadPoolExecutor(max_workers=max(1, max_workers)) as pool:
         list(pool.map(run_chunk, parts))
     return out
 
@@ -89,7 +90,10 @@ class _Bits:
     def __init__(self, rng: np.random.Generator, b: int, g: int) -> None:
         self.b, self.g = b, g
         nbytes = (g + 7) // 8
-        self.packed = _random_bytes(rng, b * nbytes).reshape(b, nbytes)
+        size = b * nbytes  # the bytes rng.bytes(size) returns (and the same generator state),
+        # viewed from the uint32 words without Generator.bytes' three copies
+        words = rng.integers(0, 4294967296, size=max(1, (size + 3) // 4), dtype=np.uint32)
+        self.packed = words.astype("<u4", copy=False).view(np.uint8)[:size].reshape(b, nbytes)
 
     def dot(self, tiles: list[np.ndarray]) -> np.ndarray:
         """Weights @ the float32 matrix whose row tiles are ``tiles``: shape (b, c) float64."""
@@ -113,13 +117,6 @@ class _Bits:
     def rows(self, rows: np.ndarray) -> np.ndarray:
         """All g weights of the given resample rows, shape (len(rows), g) float64."""
         return 2.0 * np.unpackbits(self.packed[rows], axis=1, count=self.g).astype(float)
-
-
-def _random_bytes(rng: np.random.Generator, n: int) -> np.ndarray:
-    """Shape (n,) uint8: the bytes ``rng.bytes(n)`` returns (and the same generator state),
-    viewed from the uint32 words without ``Generator.bytes``' three copies (4n bytes)."""
-    words = rng.integers(0, 4294967296, size=max(1, (n + 3) // 4), dtype=np.uint32)
-    return words.astype("<u4", copy=False).view(np.uint8)[:n]
 
 
 class _WindowedQuantile:
@@ -173,11 +170,6 @@ class _WindowedQuantile:
             full = np.cumsum(bits.rows(rows)[:, self.all_units], axis=1)
             idx[rows] = np.sum(full < target[rows, None], axis=1)
         return self.sorted[np.minimum(idx, self.sorted.size - 1)]
-
-
-def _pinned_blas():  # type: ignore[no-untyped-def]
-    """A context limiting BLAS to one thread (threadpoolctl), for use around worker threads."""
-    return _blas_controller().limit(limits=1, user_api="blas")
 
 
 @cache

@@ -45,6 +45,7 @@ from dataclasses import dataclass
 from typing import get_args
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ragwarrant.stats import _scale
 from ragwarrant.stats._plan import QUANTILE, Column, Statistic, SumPlan
@@ -150,7 +151,7 @@ def joint_bootstrap(
             non-finite values, unknown statistic, bad groups or resamples.
     """
     _validate(columns, n, groups, resamples)
-    unit_of, g = _units_of(groups, n)
+    unit_of, g = (np.arange(n), n) if groups is None else unit_codes(groups)
     plan = SumPlan.of(columns)
     bins = _counts_over_bins(plan, unit_of, g)
     if bins is not None:
@@ -167,19 +168,55 @@ def _validate(columns: Sequence[Column], n: int, groups: np.ndarray | None, resa
     for j, col in enumerate(columns):
         if col.statistic not in get_args(Statistic):
             raise ValueError(f"unknown statistics ['{col.statistic}']; expected mean, p50 or p95")
-        m = col.rows.shape
-        if col.rows.ndim != 1 or col.candidate.shape != m or col.baseline.shape != m:
-            raise ValueError(f"column {j}: rows, candidate and baseline must have one shape (m,)")
-        if m[0] < 2:
-            raise ValueError(f"need at least 2 paired examples per column, got {m[0]}")
-        if m[0] and (col.rows.min() < 0 or col.rows.max() >= n):
+        if col.rows.shape != col.candidate.shape:
+            raise ValueError(f"column {j}: rows and candidate must have one shape (m,)")
+        as_pairs(col.candidate, col.baseline, what=f"paired examples in column {j}")
+        if col.rows.min() < 0 or col.rows.max() >= n:
             raise ValueError(f"column {j}: row indices must lie in [0, {n})")
-        if not (np.all(np.isfinite(col.candidate)) and np.all(np.isfinite(col.baseline))):
-            raise ValueError("values must be finite; handle missing values before the bootstrap")
     if groups is not None and groups.shape != (n,):
         raise ValueError(f"groups must have shape ({n},), got {groups.shape}")
     if resamples < 1:
         raise ValueError(f"resamples must be positive, got {resamples}")
+
+
+def as_pairs(
+    candidate: ArrayLike,
+    baseline: ArrayLike,
+    *,
+    names: tuple[str, str] = ("candidate", "baseline"),
+    what: str = "paired examples",
+    alpha: float | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """The two arms of a paired sample as float64 arrays, checked (every test's first step).
+
+    Args:
+        candidate, baseline: shape (n,) finite values; row i of both is the same example.
+        names: the two arguments' names, for the messages; what: the rows' name, ditto.
+        alpha: when given, a one-sided level that must lie in (0, 0.5).
+
+    Returns:
+        (candidate, baseline), shape (n,) float64 each.
+
+    Raises:
+        ValueError: an array not one-dimensional, shapes that differ, n < 2, non-finite
+            values, or alpha outside (0, 0.5).
+    """
+    arms = np.asarray(candidate, dtype=np.float64), np.asarray(baseline, dtype=np.float64)
+    for name, arm in zip(names, arms, strict=True):
+        if arm.ndim != 1:
+            raise ValueError(f"{name} must be one-dimensional, got shape {arm.shape}")
+    if arms[0].shape != arms[1].shape:
+        raise ValueError(
+            f"{names[0]} and {names[1]} must have the same shape, got {arms[0].shape} and "
+            f"{arms[1].shape}"
+        )
+    if arms[0].size < 2:
+        raise ValueError(f"need at least 2 {what}, got {arms[0].size}")
+    if not all(np.all(np.isfinite(arm)) for arm in arms):
+        raise ValueError("values must be finite; handle missing values before the test")
+    if alpha is not None and not 0.0 < alpha < 0.5:
+        raise ValueError(f"alpha must be in (0, 0.5), got {alpha}")
+    return arms
 
 
 def replicates(
@@ -226,13 +263,10 @@ def _over_bins(
     return _result(plan.columns, out, unit_of, g, method)
 
 
-def _units_of(groups: np.ndarray | None, n: int) -> tuple[np.ndarray, int]:
-    """(shape (n,) unit of each row, number of units G): rows, or groups by sorted label."""
-    if groups is None:
-        return np.arange(n), n
-    _, unit_of = np.unique(groups, return_inverse=True)
-    unit_of = unit_of.reshape(-1)
-    return unit_of, int(unit_of.max()) + 1
+def unit_codes(labels: ArrayLike) -> tuple[np.ndarray, int]:
+    """(shape (n,) dense code 0..G-1 of each row's label in sorted label order, G labels)."""
+    codes = np.unique(np.asarray(labels), return_inverse=True)[1].reshape(-1)
+    return codes, int(codes.max()) + 1
 
 
 def _estimates(columns: Sequence[Column]) -> np.ndarray:

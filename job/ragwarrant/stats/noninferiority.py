@@ -72,7 +72,7 @@ from typing import Literal
 
 import numpy as np
 
-from ragwarrant.stats.bootstrap import BootstrapResult, paired_bootstrap
+from ragwarrant.stats.bootstrap import BootstrapResult, as_pairs, paired_bootstrap, unit_codes
 from ragwarrant.stats.distributions import beta_ppf, binom_cdf
 from ragwarrant.stats.onesided import (
     OneSidedTest,
@@ -161,18 +161,6 @@ class _Units:
         return self.codes is not None
 
 
-def _codes(labels: np.ndarray | None) -> np.ndarray | None:
-    if labels is None:
-        return None
-    return np.unique(np.asarray(labels), return_inverse=True)[1].reshape(-1)
-
-
-def _has_repeats(labels: np.ndarray) -> bool:
-    """Whether some label occurs twice (one sort, no inverse codes)."""
-    ordered = np.sort(np.asarray(labels), kind="stable")
-    return bool(np.any(ordered[1:] == ordered[:-1]))
-
-
 def _canonical_units(
     candidate: np.ndarray,
     baseline: np.ndarray,
@@ -186,10 +174,11 @@ def _canonical_units(
     score test, or a test on replicates already drawn) leaves unclustered rows in input order;
     clustered rows are always sorted, so each unit's mean is summed in canonical order.
     """
-    if not ordered and groups is None and (example_ids is None or not _has_repeats(example_ids)):
+    repeats = example_ids is not None and np.unique(example_ids).size < len(example_ids)
+    if not ordered and groups is None and not repeats:
         return _Units(candidate, baseline, None, candidate - baseline)
-    ids = _codes(example_ids)
-    cluster = _codes(groups)
+    ids = None if example_ids is None else unit_codes(example_ids)[0]
+    cluster = None if groups is None else unit_codes(groups)[0]
     if cluster is None and ids is not None and int(ids.max()) + 1 < ids.size:
         cluster = ids  # repetitions: resample by example (ids are dense codes 0..k-1)
     keys = [baseline, candidate]
@@ -205,60 +194,33 @@ def _canonical_units(
     return _Units(cand, base, codes, sums / sizes)
 
 
-def _validate(
-    candidate: np.ndarray,
-    baseline: np.ndarray,
-    kind: str,
-    margin_abs: float,
-    alpha: float,
-    extra: dict[str, np.ndarray | None],
-) -> None:
-    if candidate.ndim != 1 or candidate.shape != baseline.shape:
-        raise ValueError(
-            f"candidate and baseline must both have shape (n,); got {candidate.shape} "
-            f"and {baseline.shape}"
-        )
-    if candidate.size < 2:
-        raise ValueError(f"need at least 2 paired examples, got {candidate.size}")
-    if not (np.all(np.isfinite(candidate)) and np.all(np.isfinite(baseline))):
-        raise ValueError("values must be finite; handle missing values before the test")
-    if kind not in ("binary", "ordinal", "continuous"):
-        raise ValueError(f"unknown metric kind {kind!r}; expected binary, ordinal or continuous")
-    if kind == "binary" and not np.all(np.isin(np.concatenate([candidate, baseline]), (0, 1))):
-        raise ValueError("a binary metric must hold only 0 and 1")
-    if not (margin_abs > 0 and math.isfinite(margin_abs)):
-        raise ValueError(f"margin_abs must be positive and finite, got {margin_abs}")
-    if not 0 < alpha < 0.5:
-        raise ValueError(f"alpha must be in (0, 0.5), got {alpha}")
-    for name, arr in extra.items():
-        if arr is not None and np.shape(arr) != candidate.shape:
-            raise ValueError(f"{name} must have shape {candidate.shape}, got {np.shape(arr)}")
-
-
 def _more_needed(
-    sd_h1: float, sd_h0: float, gap: float, n_units: int, alpha: float, power: float
+    sd_h1: float,
+    sd_h0: float,
+    gap: float,
+    n_units: int,
+    alpha: float,
+    power: float,
+    minimum: int = 0,
 ) -> int | None:
-    """Additional units for a one-sided level-alpha test to reach ``power`` at the estimate.
+    """Additional units for a one-sided level-alpha test to reach ``power`` at the estimate,
+    and at least ``minimum`` units in all (the units the margin requires,
+    ``min_units_for_margin``).
 
     ``gap`` = estimate - threshold (oriented); None when it is <= 0 (the estimate is at or
-    beyond the margin: more data would more likely confirm the loss) or the count is not
-    feasible (``stats.power.feasible_hint``).
+    beyond the margin: more data would more likely confirm the loss, and no count is a useful
+    hint) or the count is not feasible (``stats.power.feasible_hint``) and ``minimum`` is met.
 
     n* = ((z_{1-alpha} sd_H0 + z_power sd_H1) / gap)^2 (the score-test sample size of
     Nam 1997, Biometrics 53:1422–1430, eq. 3; with sd_H0 = sd_H1 the usual normal formula).
     """
-    if gap <= 0 or sd_h1 <= 0 or not math.isfinite(sd_h1):
+    if gap <= 0:
         return None
-    total = ((_N.inv_cdf(1 - alpha) * sd_h0 + _N.inv_cdf(power) * sd_h1) / gap) ** 2
-    return feasible_hint(max(0, math.ceil(total - n_units)), gap, n_units)
-
-
-def _with_minimum(more: int | None, n_units: int, minimum: int, gap: float) -> int | None:
-    """At least the units the margin requires (``min_units_for_margin``), unless the estimate
-    is at or beyond the margin (``gap`` <= 0), where no count is a useful hint."""
-    if gap <= 0 or n_units >= minimum:
-        return more
-    return max(more or 0, minimum - n_units)
+    more = None
+    if sd_h1 > 0 and math.isfinite(sd_h1):
+        total = ((_N.inv_cdf(1 - alpha) * sd_h0 + _N.inv_cdf(power) * sd_h1) / gap) ** 2
+        more = feasible_hint(max(0, math.ceil(total - n_units)), gap, n_units)
+    return more if n_units >= minimum else max(more or 0, minimum - n_units)
 
 
 @dataclass(frozen=True)
@@ -288,9 +250,8 @@ def _tango(q: _Question) -> OneSidedTest:
     if not rejects:
         sd1 = math.sqrt(res.observed_variance) or math.sqrt(res.null_variance)
         gap = resolvable_gap(res.estimate, threshold)
-        more = _more_needed(sd1, math.sqrt(res.null_variance), gap, n, alpha, q.power)
         minimum = min_units_for_margin("binary", -threshold, alpha)
-        more = _with_minimum(more, n, minimum, gap)
+        more = _more_needed(sd1, math.sqrt(res.null_variance), gap, n, alpha, q.power, minimum)
     method = "Tango score test for paired proportions"
     return OneSidedTest(
         estimate=res.estimate,
@@ -311,23 +272,6 @@ def _tango(q: _Question) -> OneSidedTest:
     )
 
 
-@dataclass(frozen=True)
-class _Exact:
-    lower: float
-    p_value: float
-    worse: int
-
-
-def _exact_bound(units: _Units, threshold: float, alpha: float, width: float) -> _Exact:
-    """Exact lower bound -W * pi_U from the count of worse units (Clopper–Pearson)."""
-    g = units.n_units
-    worse = int(np.sum(units.unit_delta < 0))
-    pi_u = 1.0 if worse >= g else float(beta_ppf(1 - alpha, worse + 1, g - worse))
-    pi0 = min(1.0, max(0.0, -threshold / width))
-    p = binom_cdf(worse, g, pi0) if pi0 > 0 else 1.0
-    return _Exact(lower=-width * pi_u, p_value=p, worse=worse)
-
-
 def resamples_for_units(n_units: int, resamples: int, alpha: float = 0.05) -> int:
     """Bootstrap resamples B for a test on ``n_units`` units at one-sided level ``alpha``.
 
@@ -341,18 +285,6 @@ def resamples_for_units(n_units: int, resamples: int, alpha: float = 0.05) -> in
     """
     b = max(resamples, SMALL_UNITS_RESAMPLES) if n_units < BOOSTED_UNITS else resamples
     return max(b, min(math.ceil(20.0 / alpha), MAX_RESAMPLES))
-
-
-def _degenerate_reason(units: _Units, exact: _Exact, width: float | None) -> str | None:
-    if exact.worse >= MIN_WORSE_UNITS and np.ptp(units.unit_delta) > 0:
-        return None
-    unit = "clusters" if units.clustered else "pairs"
-    what = (
-        f"all {units.n_units} {unit} tied"
-        if np.ptp(units.unit_delta) == 0
-        else f"only {exact.worse} of {units.n_units} {unit} worse (< {MIN_WORSE_UNITS})"
-    )
-    return what + ("" if width is not None else "; no scale width, so no exact bound")
 
 
 @dataclass(frozen=True)
@@ -407,11 +339,23 @@ def _expanded_percentile(q: _Question, boot: OrientedBootstrap, b: int) -> _Boun
     return _Bound(mc.lower, mc.upper, mc.p_value, tuple(steps), mc.alpha_eff)
 
 
-def _exact_guard(q: _Question, bound: _Bound, exact: _Exact, reason: str | None) -> _Bound:
-    """Step 2: with too few worse units (``reason``), the exact bound from their count."""
-    if reason is None or q.width is None:
-        return bound
-    return bound.tightened("exact bound from worse units", exact.lower, exact.p_value)
+def _exact_guard(q: _Question, bound: _Bound) -> tuple[_Bound, str | None]:
+    """Step 2: with too few worse units (the degenerate reason returned, None when there are
+    enough), the exact lower bound -W * pi_U from the count k of worse units among G, pi_U the
+    Clopper–Pearson upper bound of k / G, and its p-value P(Binomial(G, margin / W) <= k)."""
+    deltas, g = q.units.unit_delta, q.units.n_units
+    worse = int(np.sum(deltas < 0))
+    if worse >= MIN_WORSE_UNITS and np.ptp(deltas) > 0:
+        return bound, None
+    unit = "clusters" if q.units.clustered else "pairs"
+    reason = f"only {worse} of {g} {unit} worse (< {MIN_WORSE_UNITS})"
+    reason = f"all {g} {unit} tied" if np.ptp(deltas) == 0 else reason
+    if q.width is None:
+        return bound, reason + "; no scale width, so no exact bound"
+    pi_u = 1.0 if worse >= g else float(beta_ppf(1 - q.alpha, worse + 1, g - worse))
+    pi0 = min(1.0, max(0.0, -q.threshold / q.width))
+    p = binom_cdf(worse, g, pi0) if pi0 > 0 else 1.0
+    return bound.tightened("exact bound from worse units", -q.width * pi_u, p), reason
 
 
 def _score_guard(q: _Question, bound: _Bound) -> _Bound:
@@ -454,16 +398,22 @@ def _guarded_bootstrap(q: _Question) -> OneSidedTest:
     boot = OrientedBootstrap(
         float(res.estimate[0]), res.replicates[:, 0], res.n, g, units.clustered
     )
-    exact = _exact_bound(units, q.threshold, q.alpha, q.width if q.width is not None else 1.0)
-    reason = _degenerate_reason(units, exact, q.width)
     bound = _expanded_percentile(q, boot, b)
-    bound = _exact_guard(q, bound, exact, reason)
+    bound, reason = _exact_guard(q, bound)
     bound = _score_guard(q, bound)
     bound = _skew_guard(q, bound, b)
     steps = (*bound.steps, f"{res.method} resampling")
     rejects = bound.p_value <= q.alpha and bound.lower > q.threshold
     rejects = rejects and (reason is None or q.width is not None)
     _, s = expanded_level(g, q.alpha)
+    more = None
+    if not rejects:  # units likely needed to resolve the test at q.power
+        sd = boot.standard_error() * s * math.sqrt(g)
+        gap = resolvable_gap(boot.estimate, q.threshold)
+        minimum = 0
+        if reason is not None:
+            minimum = max(min_units_for_margin(q.kind, -q.threshold, q.alpha, q.width), g + 1)
+        more = _more_needed(sd, sd, gap, g, bound.alpha_eff, q.power, minimum)
     return OneSidedTest(
         estimate=boot.estimate,
         lower_bound=bound.lower,
@@ -477,24 +427,10 @@ def _guarded_bootstrap(q: _Question) -> OneSidedTest:
         n_units=g,
         unit_name="clusters" if units.clustered else "pairs",
         standard_error=boot.standard_error() * s,
-        more_units_needed=None if rejects else _bootstrap_hint(q, boot, bound, reason),
+        more_units_needed=more,
         degenerate_reason=reason,
         method_steps=steps,
     )
-
-
-def _bootstrap_hint(
-    q: _Question, boot: OrientedBootstrap, bound: _Bound, reason: str | None
-) -> int | None:
-    """Units likely needed to resolve an unresolved bootstrap test at ``q.power``."""
-    g = q.units.n_units
-    sd = boot.standard_error() * expanded_level(g, q.alpha)[1] * math.sqrt(g)
-    gap = resolvable_gap(boot.estimate, q.threshold)
-    more = _more_needed(sd, sd, gap, g, bound.alpha_eff, q.power)
-    if reason is not None:
-        minimum = min_units_for_margin(q.kind, -q.threshold, q.alpha, q.width)
-        more = _with_minimum(more, g, max(minimum, g + 1), gap)
-    return more
 
 
 Procedure = Callable[[_Question], OneSidedTest]
@@ -568,9 +504,16 @@ def test_noninferiority(
         ValueError: shapes disagree, fewer than 2 pairs, non-finite values, unknown kind, a
             binary metric holding values other than 0 and 1, or a bad margin or alpha.
     """
-    cand = np.asarray(candidate, dtype=np.float64)
-    base = np.asarray(baseline, dtype=np.float64)
-    _validate(cand, base, kind, margin_abs, alpha, {"groups": groups, "example_ids": example_ids})
+    cand, base = as_pairs(candidate, baseline, alpha=alpha)
+    if kind not in RULES:
+        raise ValueError(f"unknown metric kind {kind!r}; expected binary, ordinal or continuous")
+    if kind == "binary" and not np.all(np.isin(np.concatenate([cand, base]), (0, 1))):
+        raise ValueError("a binary metric must hold only 0 and 1")
+    if not (margin_abs > 0 and math.isfinite(margin_abs)):
+        raise ValueError(f"margin_abs must be positive and finite, got {margin_abs}")
+    for name, arr in (("groups", groups), ("example_ids", example_ids)):
+        if arr is not None and np.shape(arr) != cand.shape:
+            raise ValueError(f"{name} must have shape {cand.shape}, got {np.shape(arr)}")
     if not higher_is_better:
         cand, base = base, cand
     # the row order matters only to a bootstrap this call draws itself

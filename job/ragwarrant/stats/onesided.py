@@ -337,77 +337,47 @@ def clustered_t_test(
     g, n, mean = int(codes.max()) + 1 if d.size else 0, int(d.size), float(d.mean())
     sums = np.bincount(codes, weights=d - mean, minlength=g)
     se = math.sqrt(g / (g - 1) * float(np.sum(sums**2))) / n if g >= 2 else 0.0
+    unit: UnitName = "clusters" if g < n else "pairs"
+    method = f"cluster-robust t-test (CR1, G-1 df) (G={g})" if g < n else "paired t-test"
+    lower, upper, p, rejects, more, reason = mean, mean, 1.0, False, None, None
     if g < 2 or not math.isfinite(se):
-        return _t_result(mean, (mean, mean, 1.0), threshold, alpha, False, (n, g), se)
-    if se <= ROUND_OFF_SE * abs(mean):
-        return _constant_delta(mean, threshold, alpha, (n, g))
-    q = t_ppf(1 - alpha, g - 1)
-    p = 1.0 - t_cdf((mean - threshold) / se, g - 1)
-    rejects = p <= alpha and mean - q * se > threshold
-    more = None if rejects else additional_pairs_needed(mean, threshold, se, g, alpha, power)
-    bounds = (mean - q * se, mean + q * se, p)
-    return _t_result(mean, bounds, threshold, alpha, rejects, (n, g), se, more)
+        pass  # no standard error: nothing is rejected
+    elif se <= ROUND_OFF_SE * abs(mean):  # every unit shows one delta: the exact sign test
+        se, above = 0.0, mean > threshold
+        p = 0.5**g if above else 1.0
+        rejects = above and p <= alpha
+        if above and not rejects:  # the units that bring 0.5^G to alpha
+            more = math.ceil(math.log2(1.0 / alpha)) - g
+        method += "; zero variance: exact sign test (Conover 1999, §3.4)"
+        reason = f"all {g} {unit} show the same delta {mean:+.4g} (zero variance)"
+    else:
+        q = t_ppf(1 - alpha, g - 1)
+        lower, upper = mean - q * se, mean + q * se
+        p = 1.0 - t_cdf((mean - threshold) / se, g - 1)
+        rejects = p <= alpha and lower > threshold
+        more = None if rejects else additional_pairs_needed(mean, threshold, se, g, alpha, power)
+    return OneSidedTest(
+        estimate=mean,
+        lower_bound=lower,
+        upper_bound=upper,
+        p_value=p,
+        threshold=threshold,
+        alpha=alpha,
+        rejects=rejects,
+        method=method,
+        n=n,
+        n_units=g,
+        unit_name=unit,
+        standard_error=se,
+        more_units_needed=more,
+        degenerate_reason=reason,
+    )
 
 
 ROUND_OFF_SE = 1e-12
 """A t-test's standard error at most this fraction of |mean| is round-off of a constant delta
 (averaging 200 copies of 0.005 gives 0.004999999999999999 and an SE near 1e-19): the sample is
 treated as constant, so N = 64 and N = 200 of the same constant decide alike."""
-
-
-def _constant_delta(
-    mean: float, threshold: float, alpha: float, sizes: tuple[int, int]
-) -> OneSidedTest:
-    """The exact sign test of a sample whose G units all show the delta ``mean``.
-
-    p = 0.5^G when the constant is strictly above ``threshold`` (every unit on the claimed
-    side), else 1; rejects when p <= alpha. When it does not reject only for want of units,
-    the hint is the units that bring 0.5^G to ``alpha``; otherwise no sample size helps.
-    """
-    n, g = sizes
-    above = mean > threshold
-    p = 0.5**g if above else 1.0
-    rejects = above and p <= alpha
-    more = None
-    if above and not rejects:
-        more = math.ceil(math.log2(1.0 / alpha)) - g
-    unit = "clusters" if g < n else "pairs"
-    test = _t_result(mean, (mean, mean, p), threshold, alpha, rejects, sizes, 0.0, more)
-    return dataclasses.replace(
-        test,
-        method=f"{test.method}; zero variance: exact sign test (Conover 1999, §3.4)",
-        degenerate_reason=f"all {g} {unit} show the same delta {mean:+.4g} (zero variance)",
-    )
-
-
-def _t_result(
-    mean: float,
-    bounds: tuple[float, float, float],
-    threshold: float,
-    alpha: float,
-    rejects: bool,
-    sizes: tuple[int, int],
-    se: float,
-    more: int | None = None,
-) -> OneSidedTest:
-    n, g = sizes
-    clustered = g < n
-    name = "cluster-robust t-test (CR1, G-1 df)" if clustered else "paired t-test"
-    return OneSidedTest(
-        estimate=mean,
-        lower_bound=bounds[0],
-        upper_bound=bounds[1],
-        p_value=bounds[2],
-        threshold=threshold,
-        alpha=alpha,
-        rejects=rejects,
-        method=f"{name} (G={g})" if clustered else name,
-        n=n,
-        n_units=g,
-        unit_name="clusters" if clustered else "pairs",
-        standard_error=se,
-        more_units_needed=more,
-    )
 
 
 def both_reject(first: OneSidedTest, second: OneSidedTest) -> OneSidedTest:

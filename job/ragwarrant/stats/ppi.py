@@ -58,6 +58,7 @@ from statistics import NormalDist
 import numpy as np
 import numpy.typing as npt
 
+from ragwarrant.stats.bootstrap import as_pairs
 from ragwarrant.stats.power import feasible_hint, resolvable_gap
 from ragwarrant.stats.roots import bisect
 
@@ -99,49 +100,6 @@ class PPIBound:
     judge_variance: float
     covariance: float
     human_variance: float
-
-
-def _as_vector(name: str, values: npt.ArrayLike) -> FloatArray:
-    array = np.asarray(values, dtype=np.float64)
-    if array.ndim != 1:
-        raise ValueError(f"{name} must be one-dimensional, got shape {array.shape}")
-    if not np.all(np.isfinite(array)):
-        raise ValueError(f"{name} must be finite")
-    return array
-
-
-def _validate(
-    judge_all: npt.ArrayLike,
-    judge_labelled: npt.ArrayLike,
-    human: npt.ArrayLike,
-    alpha: float,
-    unlabelled_mask: npt.ArrayLike | None,
-) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray]:
-    """(f_all, f_lab, y, the N − n unlabelled judge deltas: by ``unlabelled_mask``, else the
-    multiset difference of f_all and f_lab)."""
-    f_all = _as_vector("judge_all", judge_all)
-    f_lab = _as_vector("judge_labelled", judge_labelled)
-    y = _as_vector("human", human)
-    if f_lab.shape != y.shape:
-        raise ValueError(
-            f"judge_labelled and human must have the same shape, got {f_lab.shape} and {y.shape}"
-        )
-    if y.size < 2:
-        raise ValueError(f"at least 2 labelled examples are needed, got {y.size}")
-    if f_all.size < y.size:
-        raise ValueError(
-            f"judge_all (N={f_all.size}) must include the labelled examples (n={y.size})"
-        )
-    if not 0.0 < alpha < 0.5:
-        raise ValueError(f"alpha must be in (0, 0.5), got {alpha}")
-    if unlabelled_mask is not None:
-        chosen = np.asarray(unlabelled_mask, dtype=bool)
-        if chosen.shape != f_all.shape or int(chosen.sum()) != f_all.size - f_lab.size:
-            raise ValueError("unlabelled_mask must mark N - n of the N judged examples")
-        return f_all, f_lab, y, f_all[chosen]
-    values, counts = np.unique(f_all, return_counts=True)
-    taken = np.bincount(np.searchsorted(values, f_lab), minlength=values.size)
-    return f_all, f_lab, y, np.repeat(values, counts - taken)
 
 
 def power_tuned_lambda(
@@ -212,12 +170,10 @@ def _parts(rect: FloatArray, f_unl: FloatArray, lam: float) -> _Parts:
     if f_unl.size:
         m_u, a_u = float(f_unl.mean()), lam * lam * float(np.var(f_unl)) / f_unl.size
     a_r = float(np.var(rect)) / rect.size
-    return _Parts(_distinct(rect), _distinct(f_unl), lam, float(rect.mean()), a_r, m_u, a_u)
-
-
-def _distinct(values: FloatArray) -> tuple[FloatArray, FloatArray]:
-    uniq, counts = np.unique(values, return_counts=True)
-    return uniq, counts.astype(np.float64)
+    (r, r_n), (u, u_n) = (np.unique(v, return_counts=True) for v in (rect, f_unl))
+    return _Parts(
+        (r, r_n.astype(float)), (u, u_n.astype(float)), lam, float(rect.mean()), a_r, m_u, a_u
+    )
 
 
 def _score_z(p: _Parts, theta0: float) -> float:
@@ -285,8 +241,28 @@ def ppi_mean_bound(
     Raises:
         ValueError: non-finite or mis-shaped arrays, n < 2, N < n, or alpha outside (0, 0.5).
     """
-    f_all, f_lab, y, f_unl = _validate(judge_all, judge_labelled, human, alpha, unlabelled_mask)
+    f_lab, y = as_pairs(
+        judge_labelled,
+        human,
+        names=("judge_labelled", "human"),
+        what="labelled examples",
+        alpha=alpha,
+    )
+    f_all = np.asarray(judge_all, dtype=np.float64)
+    if f_all.ndim != 1 or not np.all(np.isfinite(f_all)):
+        raise ValueError(f"judge_all must be finite and one-dimensional, got shape {f_all.shape}")
     n, n_unl = y.size, f_all.size - y.size
+    if n_unl < 0:
+        raise ValueError(f"judge_all (N={f_all.size}) must include the labelled examples (n={n})")
+    if unlabelled_mask is None:  # the multiset difference of f_all and f_lab
+        values, counts = np.unique(f_all, return_counts=True)
+        taken = np.bincount(np.searchsorted(values, f_lab), minlength=values.size)
+        f_unl = np.repeat(values, counts - taken)
+    else:
+        chosen = np.asarray(unlabelled_mask, dtype=bool)
+        if chosen.shape != f_all.shape or int(chosen.sum()) != n_unl:
+            raise ValueError("unlabelled_mask must mark N - n of the N judged examples")
+        f_unl = f_all[chosen]
     var_f = float(np.var(f_all, ddof=1))
     # rectifiers r_i = y_i − lambda_k f_i, lambda_k tuned on the other fold's labels (folds:
     # even and odd positions); lam is the labelled-size-weighted mean of the two
