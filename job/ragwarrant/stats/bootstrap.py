@@ -154,14 +154,38 @@ def joint_bootstrap(
     unit_of, g = (np.arange(n), n) if groups is None else unit_codes(groups)
     plan = SumPlan.of(columns)
     bins = _counts_over_bins(plan, unit_of, g)
-    if bins is not None:
-        return _over_bins(plan, bins, rng, resamples, unit_of)
-    half = g > MULTINOMIAL_MAX_UNITS
-    parts = _chunks(rng, resamples, HALF_SAMPLING_CHUNK if half else chunk_cells // max(g, 1))
-    engine = _scale.replicates if half else replicates  # the fast twin for many units
-    out = engine(plan, unit_of, g, parts, chunk_cells=chunk_cells, max_workers=max_workers)
-    method = "half-sampling 0/2 weights" if half else "multinomial"
-    return _result(columns, out, unit_of, g, method)
+    if bins is not None:  # the multinomial as counts over the distinct unit rows
+        rows, counts = bins
+        draws = rng.multinomial(g, counts / g, size=resamples).astype(np.float64)
+        out = np.empty((resamples, len(columns)))
+        plan.finish_means(draws @ rows, out)
+        method = f"multinomial, counts over {rows.shape[0]} bins"
+    else:  # chunks of resamples, each drawn from its own child generator
+        half = g > MULTINOMIAL_MAX_UNITS
+        chunk = HALF_SAMPLING_CHUNK if half else chunk_cells // max(g, 1)
+        chunk = max(1, min(resamples, chunk))
+        starts = range(0, resamples, chunk)
+        children = rng.spawn(len(starts))
+        parts = [(s, min(s + chunk, resamples), c) for s, c in zip(starts, children, strict=True)]
+        engine = _scale.replicates if half else replicates  # the fast twin for many units
+        out = engine(plan, unit_of, g, parts, chunk_cells=chunk_cells, max_workers=max_workers)
+        method = "half-sampling 0/2 weights" if half else "multinomial"
+    estimates = [
+        statistic_value(c.candidate - c.baseline, "mean")
+        if c.statistic == "mean"
+        else statistic_value(c.candidate, c.statistic) - statistic_value(c.baseline, c.statistic)
+        for c in columns
+    ]
+    units = [np.count_nonzero(np.bincount(unit_of[c.rows], minlength=g)) for c in columns]
+    return BootstrapResult(
+        np.array(estimates),
+        out,
+        n=unit_of.size,
+        n_units=g,
+        method=method,
+        column_n=np.array([c.rows.size for c in columns]),
+        column_units=np.array(units),
+    )
 
 
 def _validate(columns: Sequence[Column], n: int, groups: np.ndarray | None, resamples: int) -> None:
@@ -246,42 +270,10 @@ def replicates(
     return out
 
 
-def _over_bins(
-    plan: SumPlan,
-    bins: tuple[np.ndarray, np.ndarray],
-    rng: np.random.Generator,
-    resamples: int,
-    unit_of: np.ndarray,
-) -> BootstrapResult:
-    """The multinomial bootstrap as counts over the distinct unit rows ``bins`` (rows, counts)."""
-    rows, counts = bins
-    g = int(counts.sum())
-    draws = rng.multinomial(g, counts / g, size=resamples).astype(np.float64)
-    out = np.empty((resamples, len(plan.columns)))
-    plan.finish_means(draws @ rows, out)
-    method = f"multinomial, counts over {rows.shape[0]} bins"
-    return _result(plan.columns, out, unit_of, g, method)
-
-
 def unit_codes(labels: ArrayLike) -> tuple[np.ndarray, int]:
     """(shape (n,) dense code 0..G-1 of each row's label in sorted label order, G labels)."""
     codes = np.unique(np.asarray(labels), return_inverse=True)[1].reshape(-1)
     return codes, int(codes.max()) + 1
-
-
-def _estimates(columns: Sequence[Column]) -> np.ndarray:
-    """Shape (k,): each column's statistic of candidate - baseline on the sample itself."""
-    out = np.empty(len(columns))
-    for j, col in enumerate(columns):
-        if col.statistic == "mean":
-            out[j] = float((col.candidate - col.baseline).mean())
-            continue
-        q, ones = QUANTILE[col.statistic], np.ones((1, col.rows.size))
-        cand, base = np.sort(col.candidate), np.sort(col.baseline)
-        out[j] = float(weighted_lower_quantile(cand, ones, q)[0]) - float(
-            weighted_lower_quantile(base, ones, q)[0]
-        )
-    return out
 
 
 def _counts_over_bins(
@@ -297,16 +289,6 @@ def _counts_over_bins(
     matrix = np.column_stack([s.vector(unit_of, g) for s in plan.sums])
     rows, counts = np.unique(matrix, axis=0, return_counts=True)
     return None if rows.shape[0] > BINS_MAX_LEVELS else (rows, counts)
-
-
-def _chunks(
-    rng: np.random.Generator, resamples: int, chunk: int
-) -> list[tuple[int, int, np.random.Generator]]:
-    """(first resample, end, child generator) per chunk of ``chunk`` resamples (at least 1)."""
-    chunk = max(1, min(resamples, chunk))
-    starts = list(range(0, resamples, chunk))
-    children = rng.spawn(len(starts))
-    return [(s, min(s + chunk, resamples), c) for s, c in zip(starts, children, strict=True)]
 
 
 def _weights(rng: np.random.Generator, b: int, g: int, half: bool) -> np.ndarray:
@@ -339,26 +321,6 @@ def _quantiles(
             out[r : r + step, j] = cand - weighted_lower_quantile(
                 col.baseline[ob], w[:, units[ob]], q
             )
-
-
-def _result(
-    columns: Sequence[Column],
-    replicates: np.ndarray,
-    unit_of: np.ndarray,
-    g: int,
-    method: str,
-) -> BootstrapResult:
-    """The frozen result, with rows and units per column."""
-    column_units = [np.count_nonzero(np.bincount(unit_of[c.rows], minlength=g)) for c in columns]
-    return BootstrapResult(
-        _estimates(columns),
-        replicates,
-        n=unit_of.size,
-        n_units=g,
-        method=method,
-        column_n=np.array([c.rows.size for c in columns]),
-        column_units=np.array(column_units),
-    )
 
 
 def paired_bootstrap(
