@@ -12,7 +12,7 @@ from __future__ import annotations
 import bisect
 import math
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import orjson
@@ -69,15 +69,6 @@ def _duplicate(name: str, loc: Loc, line: int, first: int) -> ContractError:
     )
 
 
-def _non_finite(name: str, loc: Loc, line: int) -> ContractError:
-    return ContractError(
-        "contract-non-finite",
-        f"{name}: {key_path(loc)} (line {line}) is not a finite number; "
-        "expected a finite number (.inf and .nan are not allowed)",
-        hint="write the finite bound you mean, or leave the field out for its default",
-    )
-
-
 class _Loader(yaml.SafeLoader):
     """PyYAML's safe loader, also reading YAML 1.2 / JSON floats without a dot (``2e-2``, ``1E3``).
 
@@ -112,26 +103,20 @@ def parse_document(raw: bytes, name: str, *, is_json: bool) -> ParsedDocument:
         return ParsedDocument(name, data, _json_lines(raw.decode("utf-8"), name))
     loader = _Loader(raw)
     try:
-        node = _compose(loader, name)
+        node = loader.get_single_node()
         lines: dict[Loc, int] = {}
         if node is not None:
             _YamlWalk(name, lines).visit(node, ())
         data = loader.construct_document(node) if node is not None else None
-    finally:
-        loader.dispose()  # type: ignore[no-untyped-call]
-    return ParsedDocument(name, data, lines)
-
-
-def _compose(loader: _Loader, name: str) -> Node | None:
-    """The document's node tree; PyYAML composes recursively, so deep nesting is refused here."""
-    try:
-        return loader.get_single_node()  # type: ignore[no-any-return]
-    except RecursionError:
+    except RecursionError:  # PyYAML composes recursively: deep nesting is refused here
         raise ContractError(
             "contract-limit",
             f"{name}: the document nests deeper than the limit of {MAX_YAML_DEPTH:,} levels",
             hint="write the document with less nesting",
         ) from None
+    finally:
+        loader.dispose()  # type: ignore[no-untyped-call]
+    return ParsedDocument(name, data, lines)
 
 
 @dataclass
@@ -161,7 +146,12 @@ class _YamlWalk:
         elif isinstance(node, SequenceNode):
             size += sum(self.visit(item, (*loc, index)) for index, item in enumerate(node.value))
         elif node.tag == _FLOAT_TAG and not _finite_yaml_float(node.value):
-            raise _non_finite(self.name, loc, node.start_mark.line + 1)
+            raise ContractError(
+                "contract-non-finite",
+                f"{self.name}: {key_path(loc)} (line {node.start_mark.line + 1}) is not a finite "
+                "number; expected a finite number (.inf and .nan are not allowed)",
+                hint="write the finite bound you mean, or leave the field out for its default",
+            )
         elif node.tag == _INT_TAG and len(node.value) > MAX_INTEGER_DIGITS:
             digits = f"is an integer of {len(node.value):,} digits"
             raise _past_limit(self.name, loc, node, digits, MAX_INTEGER_DIGITS)
@@ -221,12 +211,6 @@ class _Frame:
     first: dict[str, int] = field(default_factory=dict)
 
 
-def _tokens(text: str) -> Iterator[tuple[str, int]]:
-    starts = [m.end() for m in re.finditer("\n", text)]
-    for m in _JSON_TOKEN.finditer(text):
-        yield m.group(), bisect.bisect_right(starts, m.start()) + 1
-
-
 def _json_lines(text: str, name: str) -> dict[Loc, int]:
     """Return the line of each key path of a JSON text that ``orjson`` already accepted.
 
@@ -235,7 +219,9 @@ def _json_lines(text: str, name: str) -> dict[Loc, int]:
     """
     lines: dict[Loc, int] = {}
     frames: list[_Frame] = []
-    for token, line in _tokens(text):
+    starts = [m.end() for m in re.finditer("\n", text)]
+    for m in _JSON_TOKEN.finditer(text):
+        token, line = m.group(), bisect.bisect_right(starts, m.start()) + 1
         top = frames[-1] if frames else None
         path: Loc = tuple(f.at for f in frames)
         if top is not None and top.is_object and top.expect_key and token.startswith('"'):
@@ -244,8 +230,11 @@ def _json_lines(text: str, name: str) -> dict[Loc, int]:
                 raise _duplicate(name, (*path[:-1], key), line, top.first[key])
             top.first[key], top.at, top.expect_key = line, key, False
             lines[(*path[:-1], key)] = line
-        elif token == ",":
-            _advance(top)
+        elif token == ",":  # the next key of an object, or the next index of an array
+            if top is not None and top.is_object:
+                top.expect_key = True
+            elif top is not None:
+                top.at = int(top.at) + 1
         elif token in "}]":
             frames.pop()
         elif token != ":":
@@ -253,12 +242,3 @@ def _json_lines(text: str, name: str) -> dict[Loc, int]:
             if token in "{[":
                 frames.append(_Frame(is_object=token == "{"))
     return lines
-
-
-def _advance(frame: _Frame | None) -> None:
-    if frame is None:
-        return
-    if frame.is_object:
-        frame.expect_key = True
-    else:
-        frame.at = int(frame.at) + 1

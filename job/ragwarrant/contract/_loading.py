@@ -112,31 +112,15 @@ def _present_loc(data: object, loc: Loc, missing: bool) -> Loc:
     out: list[str | int] = []
     node = data
     for part in loc:
-        if not _holds(node, part):
+        if isinstance(node, dict):
+            held = part in node
+        else:
+            held = isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node)
+        if not held:
             return (*out, part) if missing else tuple(out)
         node = node[part]  # type: ignore[index]
         out.append(part)
     return tuple(out)
-
-
-def _holds(node: object, part: str | int) -> bool:
-    if isinstance(node, dict):
-        return part in node
-    return isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node)
-
-
-def _describe(doc: ParsedDocument, e: ErrorDetails) -> tuple[Loc, str]:
-    loc: Loc = tuple(e["loc"])
-    cause = (e.get("ctx") or {}).get("error")
-    if isinstance(cause, FieldError):
-        return (*loc, *cause.loc), str(cause)
-    if isinstance(cause, ValueError):
-        return _present_loc(doc.data, loc, False), str(cause)
-    missing = e["type"] == "missing"
-    loc = _present_loc(doc.data, loc, missing)
-    if missing:
-        return loc, e["msg"]
-    return loc, f"{e['msg']}, found {_found(e.get('input'))}" + _suggestion(loc, e)
 
 
 def _suggestion(loc: Loc, e: ErrorDetails) -> str:
@@ -153,18 +137,22 @@ def _suggestion(loc: Loc, e: ErrorDetails) -> str:
     return ""
 
 
-def _validator_rule(err: ValidationError) -> str | None:
-    """The message of the first error when a model or field validator raised it (a rule across
-    fields or on a value's meaning, which the JSON Schema does not state), else None."""
-    cause = (err.errors()[0].get("ctx") or {}).get("error")
-    return str(cause) if isinstance(cause, ValueError) else None
-
-
 def _validation_message(doc: ParsedDocument, err: ValidationError) -> tuple[str, Loc]:
     """Return the refusal's message (every located error) and the key path of its first one."""
     by_loc: dict[Loc, list[str]] = {}
     for e in err.errors():
-        loc, text = _describe(doc, e)
+        loc: Loc = tuple(e["loc"])
+        cause = (e.get("ctx") or {}).get("error")
+        missing = e["type"] == "missing"
+        if isinstance(cause, FieldError):  # a validator's rule, at the key it names
+            loc, text = (*loc, *cause.loc), str(cause)
+        elif isinstance(cause, ValueError):
+            loc, text = _present_loc(doc.data, loc, False), str(cause)
+        else:
+            loc = _present_loc(doc.data, loc, missing)
+            text = e["msg"]
+            if not missing:
+                text += f", found {_found(e.get('input'))}" + _suggestion(loc, e)
         texts = by_loc.setdefault(loc, [])
         if text not in texts:
             texts.append(text)
@@ -233,7 +221,9 @@ def load_contract_source(path: Path) -> ContractSource:
         contract = ReleaseContract.model_validate(doc.data)
     except ValidationError as exc:
         message, first = _validation_message(doc, exc)
-        hint = schema_hint(doc, first, rule=_validator_rule(exc))
+        cause = (exc.errors()[0].get("ctx") or {}).get("error")  # a validator's rule, if one
+        rule = str(cause) if isinstance(cause, ValueError) else None
+        hint = schema_hint(doc, first, rule=rule)
         raise ContractError("contract-invalid", message, hint=hint) from exc
     return ContractSource(contract, doc)
 

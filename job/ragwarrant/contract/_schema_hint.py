@@ -104,20 +104,6 @@ def _locate(loc: Loc) -> tuple[Node, str, int]:
     return node, pointer, len(loc)
 
 
-def _describe(node: Node) -> str:
-    """What one (resolved) schema alternative allows, in words."""
-    if "const" in node:
-        return json.dumps(node["const"])
-    if "enum" in node:
-        return "one of " + ", ".join(json.dumps(v) for v in node["enum"])
-    kind = node.get("type")
-    if kind == "object" and node.get("properties"):
-        return "a mapping with the keys " + _keys(node)
-    noun = _NOUNS.get(kind, "a value") if isinstance(kind, str) else "a value"
-    bounds = [text.format(node[key]) for key, text in _BOUNDS if key in node]
-    return " ".join([noun, ", ".join(bounds)]).strip()
-
-
 def _keys(node: Node) -> str:
     names = list(node["properties"])
     more = f", ... (+{len(names) - _MAX_KEYS})" if len(names) > _MAX_KEYS else ""
@@ -131,16 +117,23 @@ def allowed_values(loc: Loc) -> str:
     if depth < len(loc):  # an unknown key: name the keys the enclosing mapping allows
         mappings = [alt for alt, _ in alternatives if alt.get("properties")]
         return f"allowed keys: {_keys(mappings[0])}" if mappings else "no such key"
-    described = dict.fromkeys(_describe(alt) for alt, _ in alternatives)
+    described: dict[str, None] = {}  # what each alternative allows, in words, once each
+    for alt, _ in alternatives:
+        kind = alt.get("type")
+        if "const" in alt:
+            said = json.dumps(alt["const"])
+        elif "enum" in alt:
+            said = "one of " + ", ".join(json.dumps(v) for v in alt["enum"])
+        elif kind == "object" and alt.get("properties"):
+            said = "a mapping with the keys " + _keys(alt)
+        else:
+            noun = _NOUNS.get(kind, "a value") if isinstance(kind, str) else "a value"
+            bounds = [text.format(alt[key]) for key, text in _BOUNDS if key in alt]
+            said = " ".join([noun, ", ".join(bounds)]).strip()
+        described[said] = None
     text = "allowed: " + " or ".join(described)
     description = str(node.get("description", "")).split("\n", 1)[0]  # the field's, not its type's
     return text + (f" ({description})" if description else "")
-
-
-def _rule_pointer(loc: Loc) -> str:
-    """The schema pointer of the rule at ``loc`` (``#/$defs/...`` once a reference is followed)."""
-    node, pointer, _ = _locate(loc)
-    return _resolve(node, pointer)[1]
 
 
 def schema_hint(doc: ParsedDocument, loc: Loc, rule: str | None = None) -> str:
@@ -161,4 +154,6 @@ def schema_hint(doc: ParsedDocument, loc: Loc, rule: str | None = None) -> str:
     where = f"{key_path(loc)} ({place}JSON pointer {doc.name}#{json_pointer(loc)}): "
     if rule is not None:
         return where + rule
-    return where + f"{allowed_values(loc)}; rule: {SCHEMA_FILE}{_rule_pointer(loc)}"
+    node, pointer, _ = _locate(loc)
+    rule_pointer = _resolve(node, pointer)[1]  # ``#/$defs/...`` once a reference is followed
+    return where + f"{allowed_values(loc)}; rule: {SCHEMA_FILE}{rule_pointer}"
