@@ -210,6 +210,13 @@ class _Frame:
     expect_key: bool = True
     first: dict[str, int] = field(default_factory=dict)
 
+    def advance(self) -> None:
+        """Past a comma: an object expects its next key, an array moves to its next index."""
+        if self.is_object:
+            self.expect_key = True
+        else:
+            self.at = int(self.at) + 1
+
 
 def _json_lines(text: str, name: str) -> dict[Loc, int]:
     """Return the line of each key path of a JSON text that ``orjson`` already accepted.
@@ -230,11 +237,8 @@ def _json_lines(text: str, name: str) -> dict[Loc, int]:
                 raise _duplicate(name, (*path[:-1], key), line, top.first[key])
             top.first[key], top.at, top.expect_key = line, key, False
             lines[(*path[:-1], key)] = line
-        elif token == ",":  # the next key of an object, or the next index of an array
-            if top is not None and top.is_object:
-                top.expect_key = True
-            elif top is not None:
-                top.at = int(top.at) + 1
+        elif token == ",":
+            frames[-1].advance()
         elif token in "}]":
             frames.pop()
         elif token != ":":

@@ -40,6 +40,8 @@ from ragwarrant.limits import (
 
 Loc = tuple[str | int, ...]
 """A key path relative to the contract (``FieldError.loc``)."""
+LabelKind = Literal["split", "slice", "policy", "metric", "source"]
+"""A kind of label a contract declares (``declared_labels``)."""
 
 
 class ReleaseContract(ContractModel):
@@ -132,22 +134,45 @@ class ReleaseContract(ContractModel):
         return self
 
 
+def declared_labels(contract: ReleaseContract, kind: LabelKind) -> dict[Loc, str]:
+    """Contract key path → the label it declares, for one kind of label, in contract order.
+
+    ``policy``: the baseline's, then the candidates' policy ids; ``metric``: the quality, then
+    the operational metric ids; ``source``: the evidence source ids; ``split``: the split role
+    values; ``slice``: the protected slice values.
+    """
+    c = contract
+    if kind == "split":
+        sp = c.splits
+        roles = (
+            {} if sp is None else {"development": sp.development, "confirmatory": sp.confirmatory}
+        )
+        return {("splits", role): v for role, v in roles.items() if v is not None}
+    if kind == "slice":
+        return {("protected_slices", i, "value"): s.value for i, s in enumerate(c.protected_slices)}
+    if kind == "source":
+        return {("evidence", i, "id"): s.id for i, s in enumerate(c.evidence)}
+    if kind == "metric":
+        return {
+            (key, i, "id"): m.id
+            for key in ("quality_metrics", "operational_metrics")
+            for i, m in enumerate(getattr(c, key))
+        }
+    out: dict[Loc, str] = {("baseline", "policy_id"): c.baseline.policy_id}
+    out.update({("candidates", i, "policy_id"): p.policy_id for i, p in enumerate(c.candidates)})
+    return out
+
+
 def _check_distinct_ids(c: ReleaseContract) -> None:
     """Refuse a policy, metric or evidence source id given twice, at its second place."""
-    policies: list[tuple[Loc, str]] = [(("baseline", "policy_id"), c.baseline.policy_id)]
-    policies += [(("candidates", i, "policy_id"), p.policy_id) for i, p in enumerate(c.candidates)]
-    metrics: list[tuple[Loc, str]] = [
-        (("quality_metrics", i, "id"), m.id) for i, m in enumerate(c.quality_metrics)
-    ]
-    metrics += [
-        (("operational_metrics", i, "id"), m.id) for i, m in enumerate(c.operational_metrics)
-    ]
-    sources: list[tuple[Loc, str]] = [
-        (("evidence", i, "id"), s.id) for i, s in enumerate(c.evidence)
-    ]
-    for what, ids in (("policy", policies), ("metric", metrics), ("evidence source", sources)):
+    kinds: tuple[tuple[LabelKind, str], ...] = (
+        ("policy", "policy"),
+        ("metric", "metric"),
+        ("source", "evidence source"),
+    )
+    for kind, what in kinds:
         seen: set[str] = set()
-        for loc, value in ids:
+        for loc, value in declared_labels(c, kind).items():
             if value in seen:
                 raise FieldError(f"{what} ids must be distinct, found {value!r} twice", loc)
             seen.add(value)

@@ -15,7 +15,7 @@ from typing import Literal
 
 from ragwarrant.contract._document import Loc, key_path
 from ragwarrant.contract._loading import ContractSource
-from ragwarrant.contract._release import ReleaseContract
+from ragwarrant.contract._release import ReleaseContract, declared_labels
 from ragwarrant.contract._sanity import did_you_mean, scale_tolerance
 from ragwarrant.display import LATIN_OF, number, quoted
 
@@ -48,26 +48,13 @@ def check_policy_ids(
         One message per absent policy, listing the ids present and the closest one.
     """
     present = set(present_ids)
-    declared: list[tuple[Loc, str]] = [(("baseline", "policy_id"), contract.baseline.policy_id)]
-    declared += [
-        (("candidates", i, "policy_id"), c.policy_id) for i, c in enumerate(contract.candidates)
-    ]
+    declared = declared_labels(contract, "policy")
     return [
         f"{_where(source, loc)}: policy {policy!r} is not in the evidence, which holds "
-        f"{_listed(present)}" + did_you_mean(policy, present - {p for _, p in declared})
-        for loc, policy in declared
+        f"{_listed(present)}" + did_you_mean(policy, present - set(declared.values()))
+        for loc, policy in declared.items()
         if policy not in present
     ]
-
-
-def _suggest_splits(values: Collection[str]) -> str:
-    lowered = {v.lower(): v for v in values}
-    confirmatory = next((lowered[n] for n in _CONFIRMATORY_NAMES if n in lowered), None)
-    development = next((lowered[n] for n in _DEVELOPMENT_NAMES if n in lowered), None)
-    if confirmatory is None:
-        return "add splits: {confirmatory: <the held-out split value>}"
-    dev = f"development: {development}, " if development is not None else ""
-    return f"did you mean splits: {{{dev}confirmatory: {confirmatory}}}?"
 
 
 def check_splits_declared(
@@ -91,11 +78,18 @@ def check_splits_declared(
     """
     if not split_values:
         return []
-    if contract.splits is None:
+    if contract.splits is None:  # suggest a splits: block from the values' usual names
+        lowered = {v.lower(): v for v in split_values}
+        confirmatory = next((lowered[n] for n in _CONFIRMATORY_NAMES if n in lowered), None)
+        development = next((lowered[n] for n in _DEVELOPMENT_NAMES if n in lowered), None)
+        dev = f"development: {development}, " if development is not None else ""
+        suggestion = f"did you mean splits: {{{dev}confirmatory: {confirmatory}}}?"
+        if confirmatory is None:
+            suggestion = "add splits: {confirmatory: <the held-out split value>}"
         return [
             f"{_where(source, ('splits',))}: the evidence holds split values "
             f"{_listed(split_values)} but the contract has no splits: block, so development "
-            f"rows would count as confirmatory evidence; {_suggest_splits(split_values)}"
+            f"rows would count as confirmatory evidence; {suggestion}"
         ]
     wanted = contract.splits.confirmatory
     if wanted in split_values:
@@ -138,31 +132,6 @@ def _reads_as(folded: str, key: str) -> bool:
     )
 
 
-def _declared_labels(contract: ReleaseContract, kind: NearMissKind) -> dict[Loc, str]:
-    """Contract key → the label it declares, for one kind of label."""
-    if kind == "split":
-        splits = contract.splits
-        if splits is None:
-            return {}
-        roles = {"development": splits.development, "confirmatory": splits.confirmatory}
-        return {("splits", role): v for role, v in roles.items() if v is not None}
-    if kind == "slice":
-        return {
-            ("protected_slices", i, "value"): ps.value
-            for i, ps in enumerate(contract.protected_slices)
-        }
-    if kind == "metric":
-        return {
-            (key, i, "id"): m.id
-            for key in ("quality_metrics", "operational_metrics")
-            for i, m in enumerate(getattr(contract, key))
-        }
-    declared: dict[Loc, str] = {("baseline", "policy_id"): contract.baseline.policy_id}
-    for i, c in enumerate(contract.candidates):
-        declared[("candidates", i, "policy_id")] = c.policy_id
-    return declared
-
-
 def check_near_misses(
     contract: ReleaseContract,
     kind: NearMissKind,
@@ -197,7 +166,7 @@ def check_near_misses(
         One message per declared label with near misses, naming them (``display.quoted``),
         their example counts and, with ``located``, a row of each.
     """
-    declared = _declared_labels(contract, kind)
+    declared = declared_labels(contract, kind)
     known = set(declared.values())
     messages = []
     for loc, wanted in declared.items():
