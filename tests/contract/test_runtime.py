@@ -14,6 +14,7 @@ from ragwarrant.contract import (
     check_splits_declared,
     load_contract_source,
 )
+from ragwarrant.contract._release import declared_labels
 from ragwarrant.display import quoted
 from tests.conftest import base_contract
 
@@ -250,3 +251,27 @@ def test_directions_agreeing_undeclared_or_confirmed_pass():
     raw["quality_metrics"][0]["direction_confirmed"] = True
     c = ReleaseContract.model_validate(raw)
     assert check_directions(c, {"correct": {"results": "lower_is_better"}}) == []
+
+
+def test_declared_labels_name_each_kind_at_its_key():
+    """Each kind of label maps its contract key path to the declared value, in contract order."""
+    raw = base_contract()
+    raw["splits"] = {"development": "dev", "confirmatory": "test"}
+    raw["protected_slices"] = [{"value": "summ", "min_paired_n": 2}]
+    c = ReleaseContract.model_validate(raw)
+    assert list(declared_labels(c, "policy").items()) == [
+        (("baseline", "policy_id"), "base"),
+        (("candidates", 0, "policy_id"), "cand"),
+    ]
+    assert list(declared_labels(c, "split").items()) == [
+        (("splits", "development"), "dev"),
+        (("splits", "confirmatory"), "test"),
+    ]
+    assert declared_labels(c, "slice") == {("protected_slices", 0, "value"): "summ"}
+    metrics = declared_labels(c, "metric")
+    assert list(metrics.values()) == [m.id for m in c.quality_metrics] + [
+        m.id for m in c.operational_metrics
+    ]
+    assert list(declared_labels(c, "source")) == [
+        ("evidence", i, "id") for i in range(len(c.evidence))
+    ]

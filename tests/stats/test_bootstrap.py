@@ -278,3 +278,26 @@ def test_engine_is_chosen_by_the_number_of_units():
     assert paired_bootstrap(c, b, ["mean"], **kw).method == "half-sampling 0/2 weights"
     groups = np.arange(n) // 3
     assert paired_bootstrap(c, b, ["mean"], groups=groups, **kw).method == "multinomial"
+
+
+@pytest.mark.parametrize(
+    ("first", "second", "kwargs", "message"),
+    [
+        (np.zeros((2, 2)), np.zeros(2), {}, "candidate must be one-dimensional"),
+        (np.zeros(3), np.zeros(2), {"names": ("f", "y")}, "f and y must have the same shape"),
+        (np.zeros(1), np.zeros(1), {"what": "labelled examples"}, "at least 2 labelled examples"),
+        (np.array([0.0, np.inf]), np.zeros(2), {}, "values must be finite"),
+        (np.zeros(2), np.zeros(2), {"alpha": 0.5}, r"alpha must be in \(0, 0.5\)"),
+    ],
+)
+def test_as_pairs_names_what_is_wrong(first, second, kwargs, message):
+    """The one pair check of the bootstrap, the noninferiority test and PPI names the argument."""
+    with pytest.raises(ValueError, match=message):
+        bs.as_pairs(first, second, **kwargs)
+
+
+def test_as_pairs_returns_float_arms():
+    """Valid arms come back as float64 arrays, unchanged."""
+    cand, base = bs.as_pairs([1, 2], [0, 1], alpha=0.05)
+    assert cand.dtype == base.dtype == np.float64
+    assert cand.tolist() == [1.0, 2.0] and base.tolist() == [0.0, 1.0]
