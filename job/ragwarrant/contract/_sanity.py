@@ -72,46 +72,33 @@ def name_words(metric_id: str) -> list[str]:
     return [w for w in re.split(r"[^a-z0-9]+", spaced) if w]
 
 
+_POSTFIX_NEGATIONS = frozenset({"free", "avoided"})
+
+
 def name_family(metric_id: str) -> str | None:
     """Return the direction (``higher_is_better``/``lower_is_better``) a metric id's words imply.
 
-    A negation word turns the family around (``no_hallucination``, ``error_free``: higher is
-    better; ``not_relevant``: lower is better). ``None`` when the id holds no family word or
-    words of both families.
+    A negation word next to a family word turns the family around (``no_hallucination``,
+    ``non_toxicity``, ``error_free``: higher is better; ``not_relevant``: lower is better;
+    ``non_llm_context_recall`` is not negated: ``non`` qualifies ``llm``, not ``recall``).
+    ``None`` when the id holds no family word or words of both families.
     """
     words = set(name_words(metric_id))
     words |= {w[:-1] for w in words if w.endswith("s")}
     lower, higher = bool(words & LOWER_IS_BETTER_WORDS), bool(words & HIGHER_IS_BETTER_WORDS)
     if lower == higher:
         return None
-    if _negated(metric_id):
-        lower = not lower
-    return "lower_is_better" if lower else "higher_is_better"
-
-
-_POSTFIX_NEGATIONS = frozenset({"free", "avoided"})
-
-
-def _negated(metric_id: str) -> bool:
-    """Whether a negation word sits next to the family word it turns around.
-
-    ``no_hallucination``, ``non_toxicity``, ``error_free``: yes. ``non_llm_context_recall``:
-    no (``non`` qualifies ``llm``, not ``recall``).
-    """
     seq = [w for w in name_words(metric_id) if w != "of"]
     family = LOWER_IS_BETTER_WORDS | HIGHER_IS_BETTER_WORDS
-
-    def is_family(w: str) -> bool:
-        return w in family or (w.endswith("s") and w[:-1] in family)
-
     for i, w in enumerate(seq):
-        if not is_family(w):
+        if w not in family and not (w.endswith("s") and w[:-1] in family):
             continue
         before = seq[i - 1] if i > 0 else ""
         after = seq[i + 1] if i + 1 < len(seq) else ""
         if before in NEGATION_WORDS - _POSTFIX_NEGATIONS or after in _POSTFIX_NEGATIONS:
-            return True
-    return False
+            lower = not lower
+            break
+    return "lower_is_better" if lower else "higher_is_better"
 
 
 def check_direction_family(metric_id: str, direction: str, confirmed: bool) -> None:
