@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -175,131 +176,6 @@ def _score_cell(cell: Any, display: str, row: int, column: str) -> dict[str, Any
     )
 
 
-def _join_spans(
-    request: AdapterRequest, table: pa.Table, notes: list[str]
-) -> tuple[list[str], list[str | None], str]:
-    """Example id and policy of each row, through its span id and ``options.spans``."""
-    source, display = request.source, request.display_path
-    names = table.schema.names
-    span_col = next((c for c in SPAN_ID_COLUMNS if c in names), None)
-    if span_col is None:
-        require_columns(names, [SPAN_ID_COLUMNS[0]], display)
-    assert span_col is not None
-    spans_rel = source.options.get("spans")
-    if not isinstance(spans_rel, str) or not spans_rel:
-        raise EvidenceError(
-            "evidence-spans-needed",
-            f"{display}: Phoenix evaluations carry no example id; they are joined to spans",
-            hint="set options.spans to the spans file of the same run (relative to the input "
-            "directory), or pairing: question-hash",
-            file=display,
-            expected="options.spans",
-            found="nothing",
-        )
-    spans_path = resolve_inside(input_dir_of(request.path, source.path, display), spans_rel)
-    if not is_readable_file(spans_path):
-        raise EvidenceError(
-            "evidence-spans-missing",
-            f"{display}: options.spans names {spans_rel}, which is not a readable file in the "
-            "input directory",
-            hint="copy the spans export of the same run there, or fix options.spans",
-            file=display,
-            expected=f"a spans file at {spans_rel}",
-            found="no such file",
-        )
-    index = span_index(spans_path, spans_rel, _span_fields(request))
-    span_ids = column_as_string(table, span_col, display, allow_null=False).to_pylist()
-    examples: list[str] = []
-    file_policies: list[str | None] = []
-    for i, s in enumerate(span_ids, start=1):
-        hit = index.get(s)
-        if hit is None or hit[0] is None:
-            raise EvidenceError(
-                "evidence-join-miss",
-                f"{display} row {i}: span {s!r} is not in {spans_rel}"
-                if hit is None
-                else f"{display} row {i}: the trace of span {s!r} carries no example id",
-                hint="options.spans must name the spans file of the run these evaluations scored",
-                file=display,
-                row=i,
-                column=span_col,
-                expected=f"a span id of {spans_rel}",
-                found=s,
-            )
-        examples.append(hit[0])
-        file_policies.append(hit[1])
-    notes.append(f"joined {span_col} to {spans_rel} (example id and policy of the span's trace)")
-    return examples, file_policies, span_col
-
-
-def _joins_spans(request: AdapterRequest, table: pa.Table) -> bool:
-    """``pairing: auto``: join through the spans unless the frame is keyed by the example id
-    column instead (``columns.example_id`` present, and no span id column or no
-    ``options.spans``): ``evaluate_dataframe`` returns its input's columns, so a frame built
-    from the dataset rather than from spans holds the example id itself."""
-    names = table.schema.names
-    if request.source.columns.example_id not in names:
-        return True
-    has_span = any(c in names for c in SPAN_ID_COLUMNS)
-    return has_span and bool(request.source.options.get("spans"))
-
-
-def _row_keys(
-    request: AdapterRequest, table: pa.Table, notes: list[str]
-) -> tuple[list[str], list[str], str, str]:
-    """``(policies, examples, pairing, key column)`` of every row of an evaluations frame (rows
-    of one example may repeat: one per annotation or per retrieved document)."""
-    source, display = request.source, request.display_path
-    n = table.num_rows
-    if source.pairing == "span-join" or (source.pairing == "auto" and _joins_spans(request, table)):
-        examples, file_policies, key_col = _join_spans(request, table, notes)
-        pairing = "span-join"
-    elif source.pairing == "question-hash":
-        examples = ids_from_questions(table, "input", display)
-        file_policies, pairing, key_col = [None] * n, "question-hash", "input"
-    else:
-        key_col = source.columns.example_id
-        examples = ids_from_column(table, key_col, display)
-        file_policies, pairing = [None] * n, "id-column"
-    if source.policy is None and all(p is None for p in file_policies):
-        raise undeclared_policy(
-            display,
-            "neither the evaluations nor their spans name a policy,",
-            hint="add 'policy: <id>' to this evidence source",
-        )
-    rows = list(range(1, n + 1))
-    policies = resolve_policies(request, file_policies, rows, "metadata.policy of the joined span")
-    return policies, examples, pairing, key_col
-
-
-def _legacy_records(
-    request: AdapterRequest, table: pa.Table, keys: tuple[list[str], list[str]]
-) -> tuple[list[Record], dict[str, str]]:
-    """The records of a legacy SpanEvaluations frame (label, score, explanation)."""
-    source, display = request.source, request.display_path
-    require_columns(table.schema.names, ["score"], display)
-    if not source.metrics:
-        raise EvidenceError(
-            "evidence-metric-name-needed",
-            f"{display} is a SpanEvaluations frame (label, score, explanation) and does not "
-            "name its evaluation",
-            hint="give the metric id with metrics: {score: <metric id>}",
-            file=display,
-            column="score",
-            expected="metrics: {score: <id>}",
-            found="no mapping",
-        )
-    chosen = select_metrics({"score": "score"}, source.metrics, display)
-    values, reason = column_as_float(table, "score", display)
-    metric = chosen["score"]
-    policies, examples = keys
-    records: list[Record] = [
-        (policies[i], examples[i], metric, v, r, i + 1)
-        for i, (v, r) in enumerate(zip(values.to_pylist(), reason.to_pylist(), strict=True))
-    ]
-    return records, chosen
-
-
 def _score_value(cell: Any, det: Any, at: tuple[str, int, str]) -> tuple[Cell, str | None]:
     """One evaluation's ``(value, reason)`` and the direction its Score declares."""
     display, i, col = at
@@ -322,99 +198,12 @@ def _score_value(cell: Any, det: Any, at: tuple[str, int, str]) -> tuple[Cell, s
     return float_cell(score["score"], display, i, f"{col}.score"), direction
 
 
-def _score_records(
-    request: AdapterRequest,
-    table: pa.Table,
-    keys: tuple[list[str], list[str]],
-    notes: list[str],
-) -> tuple[list[Record], dict[str, str], dict[str, str]]:
-    """The records of a phoenix-evals ``evaluate_dataframe`` frame (``<name>_score`` cells)."""
-    source, display = request.source, request.display_path
-    names = table.schema.names
-    score_cols = [c for c in names if c.endswith("_score") and c != "score"]
-    available = {c[: -len("_score")]: snake_metric_id(c[: -len("_score")]) for c in score_cols}
-    chosen = select_metrics(available, source.metrics, display)
-    policies, examples = keys
-    records: list[Record] = []
-    errors = 0
-    directions: dict[str, str] = {}
-    for name, metric in chosen.items():
-        col = f"{name}_score"
-        details_col = f"{name}_execution_details"
-        details = cells_or_nulls(table, details_col if details_col in names else None)
-        for i, (cell, det) in enumerate(zip(table.column(col).to_pylist(), details, strict=True)):
-            (v, r), direction = _score_value(cell, det, (display, i + 1, col))
-            errors += r == "error"
-            if direction:
-                directions[metric] = direction
-            records.append((policies[i], examples[i], metric, v, r, i + 1))
-    notes.append("shape: phoenix-evals evaluate_dataframe (<name>_score cells)")
-    if errors:
-        notes.append(
-            f"{errors} evaluation(s) did not complete and count as missing (reason 'error')"
-        )
-    for metric, direction in sorted(directions.items()):
-        if direction.lower() == "minimize":
-            notes.append(f"{metric}: the Score says direction 'minimize' (lower is better)")
-    return records, chosen, _declared_directions(directions)
-
-
 _DIRECTIONS = {"maximize": "higher_is_better", "minimize": "lower_is_better"}
 
 
 def _declared_directions(directions: dict[str, str]) -> dict[str, str]:
     """metric → ``higher_is_better`` / ``lower_is_better`` from Phoenix's maximize/minimize."""
     return {m: _DIRECTIONS[d.lower()] for m, d in directions.items() if d.lower() in _DIRECTIONS}
-
-
-def _annotation_records(
-    request: AdapterRequest, table: pa.Table, keys: tuple[list[str], list[str]], notes: list[str]
-) -> tuple[list[Record], dict[str, str], dict[str, str]]:
-    """Records of a long annotation frame: one row per (span, annotation_name).
-
-    ``to_annotation_dataframe`` writes ``score``; the client's ``get_span_annotations_dataframe``
-    writes ``result.score``. Each annotation name is a metric (snake_case id).
-
-    Raises:
-        EvidenceError: ``evidence-duplicate-id`` for an example annotated twice under one name;
-            as ``float_cell`` for a score that is not a number.
-    """
-    display = request.display_path
-    names = table.schema.names
-    score_col = next((c for c in ("score", "result.score") if c in names), "score")
-    require_columns(names, [score_col], display)
-    labels = column_as_string(table, "annotation_name", display, allow_null=False).to_pylist()
-    available = {a: snake_metric_id(a) for a in dict.fromkeys(labels)}
-    chosen = select_metrics(available, request.source.metrics, display)
-    meta = cells_or_nulls(table, "metadata" if "metadata" in names else None)
-    policies, examples = keys
-    records: list[Record] = []
-    first: dict[tuple[str, str, str], int] = {}
-    directions: dict[str, str] = {}
-    for i, (name, cell, m) in enumerate(
-        zip(labels, table.column(score_col).to_pylist(), meta, strict=True), start=1
-    ):
-        if name not in chosen:
-            continue
-        key = (policies[i - 1], examples[i - 1], chosen[name])
-        if key in first:
-            raise EvidenceError(
-                "evidence-duplicate-id",
-                f"{display} row {i}: example {key[1]!r} of policy {key[0]!r} is annotated "
-                f"{name!r} again (first in row {first[key]})",
-                hint="keep one annotation per span and name (e.g. filter by annotator)",
-                file=display,
-                row=i,
-                column="annotation_name",
-                expected="one annotation per example and name",
-                found=f"again (first in row {first[key]})",
-            )
-        first[key] = i
-        if isinstance(m, dict) and m.get("direction"):
-            directions[chosen[name]] = str(m["direction"])
-        records.append((*key, *float_cell(cell, display, i, score_col), i))
-    notes.append(f"shape: Phoenix annotations, long layout (annotation_name, {score_col})")
-    return records, chosen, _declared_directions(directions)
 
 
 def _reduce_documents(values: list[float | None], how: str) -> Cell:
@@ -426,23 +215,6 @@ def _reduce_documents(values: list[float | None], how: str) -> Cell:
     if how == "max":
         return max(present), None
     return (1.0 if any(v > 0 for v in present) else 0.0), None
-
-
-def _document_reducer(request: AdapterRequest) -> str:
-    how = request.source.options.get("document_reducer")
-    if how not in DOCUMENT_REDUCERS:
-        raise EvidenceError(
-            "evidence-reducer-needed",
-            f"{request.display_path} holds Phoenix DocumentEvaluations (one row per retrieved "
-            "document); say how they become one value per example",
-            hint="set options.document_reducer to mean, max or any (any: 1 when some "
-            "document scores above 0)",
-            file=request.display_path,
-            column="document_position",
-            expected="options.document_reducer: mean | max | any",
-            found=str(how) if how is not None else "nothing",
-        )
-    return str(how)
 
 
 _METADATA_FAILURES: tuple[type[BaseException], ...] = (
@@ -462,78 +234,301 @@ def eval_name(path: Path) -> str | None:
         return None
 
 
-def _document_records(
-    request: AdapterRequest, table: pa.Table, keys: tuple[list[str], list[str]], notes: list[str]
-) -> tuple[list[Record], dict[str, str]]:
-    """Records of DocumentEvaluations: per-document scores reduced per example.
+@dataclass
+class _Evaluations:
+    """A Phoenix evaluations frame being read: the request, its table, the provenance notes so
+    far and, once ``index`` ran, each row's policy and example id."""
 
-    Raises:
-        EvidenceError: ``evidence-reducer-needed`` without ``options.document_reducer``; as
-            ``column_as_float`` for a score that is not a number.
-    """
-    display = request.display_path
-    how = _document_reducer(request)
-    require_columns(table.schema.names, ["score"], display)
-    name = eval_name(request.path) if request.source.format == "parquet" else None
-    available = {"score": snake_metric_id(name) if name else "score"}
-    if name:
-        available = {name: snake_metric_id(name)}
-    chosen = select_metrics(available, request.source.metrics, display)
-    metric = next(iter(chosen.values()))
-    values, _ = column_as_float(table, "score", display)
-    groups: dict[tuple[str, str], tuple[int, list[float | None]]] = {}
-    for i, v in enumerate(values.to_pylist(), start=1):
-        key = (keys[0][i - 1], keys[1][i - 1])
-        groups.setdefault(key, (i, []))[1].append(v)
-    records: list[Record] = [
-        (p, e, metric, *_reduce_documents(vs, how), row) for (p, e), (row, vs) in groups.items()
-    ]
-    notes.append(
-        f"shape: Phoenix DocumentEvaluations ({table.num_rows} documents reduced to "
-        f"{len(groups)} examples by {how})"
-    )
-    return records, chosen
+    request: AdapterRequest
+    table: pa.Table
+    notes: list[str] = field(default_factory=list)
+    policies: list[str] = field(default_factory=list)
+    examples: list[str] = field(default_factory=list)
 
+    def join_spans(self) -> tuple[list[str], list[str | None], str]:
+        """Example id and policy of each row, through its span id and ``options.spans``."""
+        source, display = self.request.source, self.request.display_path
+        names = self.table.schema.names
+        span_col = next((c for c in SPAN_ID_COLUMNS if c in names), None)
+        if span_col is None:
+            require_columns(names, [SPAN_ID_COLUMNS[0]], display)
+        assert span_col is not None
+        spans_rel = source.options.get("spans")
+        if not isinstance(spans_rel, str) or not spans_rel:
+            raise EvidenceError(
+                "evidence-spans-needed",
+                f"{display}: Phoenix evaluations carry no example id; they are joined to spans",
+                hint="set options.spans to the spans file of the same run (relative to the input "
+                "directory), or pairing: question-hash",
+                file=display,
+                expected="options.spans",
+                found="nothing",
+            )
+        spans_path = resolve_inside(
+            input_dir_of(self.request.path, source.path, display), spans_rel
+        )
+        if not is_readable_file(spans_path):
+            raise EvidenceError(
+                "evidence-spans-missing",
+                f"{display}: options.spans names {spans_rel}, which is not a readable file in the "
+                "input directory",
+                hint="copy the spans export of the same run there, or fix options.spans",
+                file=display,
+                expected=f"a spans file at {spans_rel}",
+                found="no such file",
+            )
+        index = span_index(spans_path, spans_rel, _span_fields(self.request))
+        span_ids = column_as_string(self.table, span_col, display, allow_null=False).to_pylist()
+        examples: list[str] = []
+        file_policies: list[str | None] = []
+        for i, s in enumerate(span_ids, start=1):
+            hit = index.get(s)
+            if hit is None or hit[0] is None:
+                raise EvidenceError(
+                    "evidence-join-miss",
+                    f"{display} row {i}: span {s!r} is not in {spans_rel}"
+                    if hit is None
+                    else f"{display} row {i}: the trace of span {s!r} carries no example id",
+                    hint="options.spans must name the spans file of the run these evaluations "
+                    "scored",
+                    file=display,
+                    row=i,
+                    column=span_col,
+                    expected=f"a span id of {spans_rel}",
+                    found=s,
+                )
+            examples.append(hit[0])
+            file_policies.append(hit[1])
+        self.notes.append(
+            f"joined {span_col} to {spans_rel} (example id and policy of the span's trace)"
+        )
+        return examples, file_policies, span_col
 
-def _shape_records(
-    request: AdapterRequest, table: pa.Table, notes: list[str]
-) -> tuple[list[Record], dict[str, str], dict[str, str], tuple[list[str], list[str], str]]:
-    """Records, chosen metrics, declared directions and keys of any evaluations shape."""
-    names = table.schema.names
-    policies, examples, pairing, key_col = _row_keys(request, table, notes)
-    keys = (policies, examples)
-    if "annotation_name" in names or "document_position" in names:
-        if "annotation_name" in names:
-            records, chosen, directions = _annotation_records(request, table, keys, notes)
+    def joins_spans(self) -> bool:
+        """``pairing: auto``: join through the spans unless the frame is keyed by the example id
+        column instead (``columns.example_id`` present, and no span id column or no
+        ``options.spans``): ``evaluate_dataframe`` returns its input's columns, so a frame built
+        from the dataset rather than from spans holds the example id itself."""
+        names = self.table.schema.names
+        if self.request.source.columns.example_id not in names:
+            return True
+        has_span = any(c in names for c in SPAN_ID_COLUMNS)
+        return has_span and bool(self.request.source.options.get("spans"))
+
+    def index(self) -> tuple[str, str]:
+        """Set each row's policy and example (rows of one example may repeat: one per annotation
+        or per retrieved document); return the pairing method and the key column."""
+        source, display = self.request.source, self.request.display_path
+        n = self.table.num_rows
+        if source.pairing == "span-join" or (source.pairing == "auto" and self.joins_spans()):
+            examples, file_policies, key_col = self.join_spans()
+            pairing = "span-join"
+        elif source.pairing == "question-hash":
+            examples = ids_from_questions(self.table, "input", display)
+            file_policies, pairing, key_col = [None] * n, "question-hash", "input"
         else:
-            records, chosen = _document_records(request, table, keys, notes)
-            directions = {}
-        return records, chosen, directions, (policies, examples, pairing)
-    rows = list(range(1, table.num_rows + 1))  # one row per example in the other shapes
-    check_unique_keys(policies, examples, rows, request.display_path, key_col)
-    if not any(c.endswith("_score") and c != "score" for c in names):
-        records, chosen = _legacy_records(request, table, keys)
-        notes.append("shape: legacy SpanEvaluations (label, score, explanation)")
-        directions = {}
-    else:
-        records, chosen, directions = _score_records(request, table, keys, notes)
-    return records, chosen, directions, (policies, examples, pairing)
+            key_col = source.columns.example_id
+            examples = ids_from_column(self.table, key_col, display)
+            file_policies, pairing = [None] * n, "id-column"
+        if source.policy is None and all(p is None for p in file_policies):
+            raise undeclared_policy(
+                display,
+                "neither the evaluations nor their spans name a policy,",
+                hint="add 'policy: <id>' to this evidence source",
+            )
+        rows = list(range(1, n + 1))
+        where = "metadata.policy of the joined span"
+        self.policies = resolve_policies(self.request, file_policies, rows, where)
+        self.examples = examples
+        return pairing, key_col
+
+    def legacy_records(self) -> tuple[list[Record], dict[str, str]]:
+        """The records of a legacy SpanEvaluations frame (label, score, explanation)."""
+        source, display = self.request.source, self.request.display_path
+        require_columns(self.table.schema.names, ["score"], display)
+        if not source.metrics:
+            raise EvidenceError(
+                "evidence-metric-name-needed",
+                f"{display} is a SpanEvaluations frame (label, score, explanation) and does not "
+                "name its evaluation",
+                hint="give the metric id with metrics: {score: <metric id>}",
+                file=display,
+                column="score",
+                expected="metrics: {score: <id>}",
+                found="no mapping",
+            )
+        chosen = select_metrics({"score": "score"}, source.metrics, display)
+        values, reason = column_as_float(self.table, "score", display)
+        metric = chosen["score"]
+        policies, examples = self.policies, self.examples
+        records: list[Record] = [
+            (policies[i], examples[i], metric, v, r, i + 1)
+            for i, (v, r) in enumerate(zip(values.to_pylist(), reason.to_pylist(), strict=True))
+        ]
+        return records, chosen
+
+    def score_records(self) -> tuple[list[Record], dict[str, str], dict[str, str]]:
+        """The records of a phoenix-evals ``evaluate_dataframe`` frame (``<name>_score`` cells)."""
+        source, display = self.request.source, self.request.display_path
+        names = self.table.schema.names
+        score_cols = [c for c in names if c.endswith("_score") and c != "score"]
+        available = {c[: -len("_score")]: snake_metric_id(c[: -len("_score")]) for c in score_cols}
+        chosen = select_metrics(available, source.metrics, display)
+        policies, examples = self.policies, self.examples
+        records: list[Record] = []
+        errors = 0
+        directions: dict[str, str] = {}
+        for name, metric in chosen.items():
+            col = f"{name}_score"
+            details_col = f"{name}_execution_details"
+            details = cells_or_nulls(self.table, details_col if details_col in names else None)
+            for i, (cell, det) in enumerate(
+                zip(self.table.column(col).to_pylist(), details, strict=True)
+            ):
+                (v, r), direction = _score_value(cell, det, (display, i + 1, col))
+                errors += r == "error"
+                if direction:
+                    directions[metric] = direction
+                records.append((policies[i], examples[i], metric, v, r, i + 1))
+        self.notes.append("shape: phoenix-evals evaluate_dataframe (<name>_score cells)")
+        if errors:
+            self.notes.append(
+                f"{errors} evaluation(s) did not complete and count as missing (reason 'error')"
+            )
+        for metric, direction in sorted(directions.items()):
+            if direction.lower() == "minimize":
+                self.notes.append(
+                    f"{metric}: the Score says direction 'minimize' (lower is better)"
+                )
+        return records, chosen, _declared_directions(directions)
+
+    def annotation_records(self) -> tuple[list[Record], dict[str, str], dict[str, str]]:
+        """Records of a long annotation frame: one row per (span, annotation_name).
+
+        ``to_annotation_dataframe`` writes ``score``; the client's
+        ``get_span_annotations_dataframe`` writes ``result.score``. Each annotation name is a
+        metric (snake_case id).
+
+        Raises:
+            EvidenceError: ``evidence-duplicate-id`` for an example annotated twice under one name;
+                as ``float_cell`` for a score that is not a number.
+        """
+        display = self.request.display_path
+        names = self.table.schema.names
+        score_col = next((c for c in ("score", "result.score") if c in names), "score")
+        require_columns(names, [score_col], display)
+        labels = column_as_string(
+            self.table, "annotation_name", display, allow_null=False
+        ).to_pylist()
+        available = {a: snake_metric_id(a) for a in dict.fromkeys(labels)}
+        chosen = select_metrics(available, self.request.source.metrics, display)
+        meta = cells_or_nulls(self.table, "metadata" if "metadata" in names else None)
+        policies, examples = self.policies, self.examples
+        records: list[Record] = []
+        first: dict[tuple[str, str, str], int] = {}
+        directions: dict[str, str] = {}
+        for i, (name, cell, m) in enumerate(
+            zip(labels, self.table.column(score_col).to_pylist(), meta, strict=True), start=1
+        ):
+            if name not in chosen:
+                continue
+            key = (policies[i - 1], examples[i - 1], chosen[name])
+            if key in first:
+                raise EvidenceError(
+                    "evidence-duplicate-id",
+                    f"{display} row {i}: example {key[1]!r} of policy {key[0]!r} is annotated "
+                    f"{name!r} again (first in row {first[key]})",
+                    hint="keep one annotation per span and name (e.g. filter by annotator)",
+                    file=display,
+                    row=i,
+                    column="annotation_name",
+                    expected="one annotation per example and name",
+                    found=f"again (first in row {first[key]})",
+                )
+            first[key] = i
+            if isinstance(m, dict) and m.get("direction"):
+                directions[chosen[name]] = str(m["direction"])
+            records.append((*key, *float_cell(cell, display, i, score_col), i))
+        self.notes.append(f"shape: Phoenix annotations, long layout (annotation_name, {score_col})")
+        return records, chosen, _declared_directions(directions)
+
+    def document_reducer(self) -> str:
+        """``options.document_reducer``, required for DocumentEvaluations."""
+        display, how = (
+            self.request.display_path,
+            self.request.source.options.get("document_reducer"),
+        )
+        if how not in DOCUMENT_REDUCERS:
+            raise EvidenceError(
+                "evidence-reducer-needed",
+                f"{display} holds Phoenix DocumentEvaluations (one row per retrieved "
+                "document); say how they become one value per example",
+                hint="set options.document_reducer to mean, max or any (any: 1 when some "
+                "document scores above 0)",
+                file=display,
+                column="document_position",
+                expected="options.document_reducer: mean | max | any",
+                found=str(how) if how is not None else "nothing",
+            )
+        return str(how)
+
+    def document_records(self) -> tuple[list[Record], dict[str, str]]:
+        """Records of DocumentEvaluations: per-document scores reduced per example.
+
+        Raises:
+            EvidenceError: ``evidence-reducer-needed`` without ``options.document_reducer``; as
+                ``column_as_float`` for a score that is not a number.
+        """
+        display = self.request.display_path
+        how = self.document_reducer()
+        require_columns(self.table.schema.names, ["score"], display)
+        name = eval_name(self.request.path) if self.request.source.format == "parquet" else None
+        available = {"score": snake_metric_id(name) if name else "score"}
+        if name:
+            available = {name: snake_metric_id(name)}
+        chosen = select_metrics(available, self.request.source.metrics, display)
+        metric = next(iter(chosen.values()))
+        values, _ = column_as_float(self.table, "score", display)
+        groups: dict[tuple[str, str], tuple[int, list[float | None]]] = {}
+        for i, v in enumerate(values.to_pylist(), start=1):
+            key = (self.policies[i - 1], self.examples[i - 1])
+            groups.setdefault(key, (i, []))[1].append(v)
+        records: list[Record] = [
+            (p, e, metric, *_reduce_documents(vs, how), row) for (p, e), (row, vs) in groups.items()
+        ]
+        self.notes.append(
+            f"shape: Phoenix DocumentEvaluations ({self.table.num_rows} documents reduced to "
+            f"{len(groups)} examples by {how})"
+        )
+        return records, chosen
+
+    def records(self) -> tuple[list[Record], dict[str, str], dict[str, str], str]:
+        """Records, chosen metrics, declared directions and pairing method of any shape."""
+        names = self.table.schema.names
+        pairing, key_col = self.index()
+        if "annotation_name" in names:
+            return (*self.annotation_records(), pairing)
+        if "document_position" in names:
+            return (*self.document_records(), {}, pairing)
+        rows = list(range(1, self.table.num_rows + 1))  # one row per example in the other shapes
+        check_unique_keys(self.policies, self.examples, rows, self.request.display_path, key_col)
+        if any(c.endswith("_score") and c != "score" for c in names):
+            return (*self.score_records(), pairing)
+        records, chosen = self.legacy_records()
+        self.notes.append("shape: legacy SpanEvaluations (label, score, explanation)")
+        return records, chosen, {}, pairing
 
 
 def _load_evaluations(request: AdapterRequest) -> AdapterResult:
     source, display = request.source, request.display_path
-    table = read_table(request.path, source.format, display)
-    names = table.schema.names
-    n = table.num_rows
-    notes: list[str] = []
-    records, chosen, directions, (policies, examples, pairing) = _shape_records(
-        request, table, notes
-    )
+    frame = _Evaluations(request, read_table(request.path, source.format, display))
+    records, chosen, directions, pairing = frame.records()
+    table, n = frame.table, frame.table.num_rows
     texts = None
-    if "input" in names and "output" in names:
+    if "input" in table.schema.names and "output" in table.schema.names:
         texts = make_texts(
-            policies,
-            examples,
+            frame.policies,
+            frame.examples,
             table.column("input").to_pylist(),
             table.column("output").to_pylist(),
             [None] * n,
@@ -546,7 +541,7 @@ def _load_evaluations(request: AdapterRequest) -> AdapterResult:
         metric_names=chosen,
         pairing_method=pairing,
         rows_read=n,
-        notes=notes,
+        notes=frame.notes,
         texts=texts,
     )
     return dataclasses.replace(result, directions=directions)
