@@ -288,11 +288,6 @@ def _traces(acc: _PerTrace, fields: SpanFields, display: str) -> pa.Table:
 _TOKEN_SUMS = {"input_tokens": "in_tok", "output_tokens": "out_tok"}
 
 
-def _summed(g: pa.Table) -> set[str]:
-    """The span columns summed in a per-example table (``<column>_sum``)."""
-    return {n.removesuffix("_sum") for n in g.schema.names if n.endswith("_sum")}
-
-
 _PER_EXAMPLE_SUMS = (
     "llm",
     "cost",
@@ -358,7 +353,7 @@ def reduce_spans(
     )
     traces = _traces(acc, fields, display)
     g = _per_example(traces)
-    unmeasured, summed = pa.nulls(g.num_rows, pa.float64()), _summed(g)
+    unmeasured, summed = pa.nulls(g.num_rows, pa.float64()), g.schema.names
     table = pa.table(
         {
             "policy": g.column("policy"),
@@ -366,8 +361,8 @@ def reduce_spans(
             "api_calls": pc.cast(g.column("llm_sum"), pa.float64()),
             "cost_usd": g.column("cost_sum"),
             "latency_ms": g.column("dur_ms_sum"),
-            "input_tokens": g.column("in_tok_sum") if "in_tok" in summed else unmeasured,
-            "output_tokens": g.column("out_tok_sum") if "out_tok" in summed else unmeasured,
+            "input_tokens": g.column("in_tok_sum") if "in_tok_sum" in summed else unmeasured,
+            "output_tokens": g.column("out_tok_sum") if "out_tok_sum" in summed else unmeasured,
             "cost_missing": g.column("cost_missing_sum"),
             "in_missing": g.column("in_missing_sum"),
             "out_missing": g.column("out_missing_sum"),
@@ -392,12 +387,16 @@ def reduce_spans(
 # --- the adapter -----------------------------------------------------------------------------
 
 
-def _fields_for(request: AdapterRequest, extra_example: tuple[str, ...] = ()) -> SpanFields:
+def span_fields(request: AdapterRequest, *, metadata: bool = False) -> SpanFields:
+    """The example and policy fields of the source's ``columns`` (the policy only when mapped);
+    with ``metadata`` each is also looked up in the ``metadata`` attribute, the policy also as
+    ``metadata.policy`` (Phoenix's ``attributes.metadata``)."""
     cols = request.source.columns
-    return SpanFields(
-        example=(cols.example_id, *extra_example),
-        policy=(cols.policy_id,) if cols.policy_id else (),
-    )
+    also = ("metadata.",) if metadata else ()
+    example = (cols.example_id, *(f"{m}{cols.example_id}" for m in also))
+    pid = cols.policy_id
+    policy = (pid, *(f"{m}{c}" for m in also for c in (pid, "policy"))) if pid else ()
+    return SpanFields(example=example, policy=policy)
 
 
 def span_batches(
@@ -546,4 +545,4 @@ def load(request: AdapterRequest) -> AdapterResult:
         EvidenceError: empty file; no example id attribute; a trace naming two examples or
             policies; wrong types; rows of policies the contract does not declare.
     """
-    return load_spans(request, FORMAT, fields=_fields_for(request))
+    return load_spans(request, FORMAT, fields=span_fields(request))

@@ -63,7 +63,7 @@ from ragwarrant.adapters._integrity import READER_FAILURES, require_columns
 from ragwarrant.adapters._rows import check_unique_keys, input_dir_of, make_texts
 from ragwarrant.adapters._spans import SpanFields, get_column, no_example_attribute, resolve_one
 from ragwarrant.adapters._tables import open_parquet, read_table
-from ragwarrant.adapters.otel import load_spans
+from ragwarrant.adapters.otel import load_spans, span_fields
 from ragwarrant.contract import DOCUMENT_REDUCERS, is_readable_file, resolve_inside
 from ragwarrant.errors import EvidenceError
 
@@ -93,14 +93,6 @@ FORMAT = ToolFormat(
     columns=_columns_rule,
 )
 Cell = tuple[float | None, str | None]
-
-
-def _span_fields(request: AdapterRequest) -> SpanFields:
-    cols = request.source.columns
-    policy = (
-        (cols.policy_id, f"metadata.{cols.policy_id}", "metadata.policy") if cols.policy_id else ()
-    )
-    return SpanFields(example=(cols.example_id, f"metadata.{cols.example_id}"), policy=policy)
 
 
 def span_index(
@@ -277,7 +269,7 @@ class _Evaluations:
                 expected=f"a spans file at {spans_rel}",
                 found="no such file",
             )
-        index = span_index(spans_path, spans_rel, _span_fields(self.request))
+        index = span_index(spans_path, spans_rel, span_fields(self.request, metadata=True))
         span_ids = column_as_string(self.table, span_col, display, allow_null=False).to_pylist()
         examples: list[str] = []
         file_policies: list[str | None] = []
@@ -570,5 +562,5 @@ def load(request: AdapterRequest) -> AdapterResult:
     if request.source.kind == "telemetry" or (parquet and is_spans_parquet(request.path)):
         if parquet:
             open_parquet(request.path, request.display_path)
-        return load_spans(request, FORMAT, fields=_span_fields(request))
+        return load_spans(request, FORMAT, fields=span_fields(request, metadata=True))
     return _load_evaluations(request)
