@@ -67,6 +67,7 @@ from ragwarrant.errors import EvidenceError
 
 WRITES_BOOLEANS = True
 """LangSmith feedback scores may be booleans (an evaluator returning ``score=True``): 1 and 0."""
+Cell = tuple[float | None, str | None]
 QUESTION_KEYS = ("question", "input", "query", "user_input")
 RESPONSE_KEYS = ("answer", "output", "response")
 CONTEXT_KEYS = ("contexts", "retrieved_contexts", "documents")
@@ -242,16 +243,6 @@ def _first_truthy(section: Any, keys: tuple[str, ...]) -> Any:
     return next((section.get(k) for k in keys if section.get(k)), None)
 
 
-def _seconds(a: Any, b: Any) -> float | None:
-    try:
-        return (
-            datetime.fromisoformat(str(b).replace("Z", "+00:00"))
-            - datetime.fromisoformat(str(a).replace("Z", "+00:00"))
-        ).total_seconds()
-    except ValueError:
-        return None
-
-
 #: ``options.include_operational``: run field → canonical metric id.
 _RAW_OPERATIONAL = {
     "total_cost": "cost_usd",
@@ -350,6 +341,28 @@ class _RawRows:
             per_line.append(fb)
         return per_line, available, sorted(categorical - set(available))
 
+    def value(self, i: int, key: str, fb: dict[str, Any], ops: bool) -> Cell:
+        """Line ``i``'s cell: feedback ``key``'s score (``fb``: the line's feedback), or (``ops``)
+        the run's field ``key``; latency is ``end_time − start_time`` in ms."""
+        display, run = self.request.display_path, self.runs[i - 1]
+        if key in fb:
+            pointer = f"evaluation_results[{key!r}].score"
+            return float_cell(fb[key], display, i, pointer, booleans=WRITES_BOOLEANS)
+        if not ops or key not in _RAW_OPERATIONAL:
+            return None, "absent"
+        if key == "latency":
+            try:
+                start, end = (
+                    datetime.fromisoformat(str(run.get(f)).replace("Z", "+00:00"))
+                    for f in ("start_time", "end_time")
+                )
+            except ValueError:
+                return None, "absent"
+            return (end - start).total_seconds() * 1000.0, None
+        if key not in run:
+            return None, "absent"
+        return float_cell(run[key], display, i, f"run.{key}", booleans=WRITES_BOOLEANS)
+
     def texts(self, policies: list[str], examples: list[str]) -> pa.Table:
         """The private texts: first question, response and context list of each run."""
         display = self.request.display_path
@@ -367,24 +380,6 @@ class _RawRows:
             contexts,
             display=display,
         )
-
-
-def _raw_value(
-    key: str, fb: dict[str, Any], run: dict[str, Any], ops: bool, at: tuple[str, int]
-) -> tuple[float | None, str | None]:
-    """One cell of a raw row: feedback ``key``'s score, or (``ops``) the run's field ``key``."""
-    display, row = at
-    if key in fb:
-        pointer = f"evaluation_results[{key!r}].score"
-        return float_cell(fb[key], display, row, pointer, booleans=WRITES_BOOLEANS)
-    if not ops or key not in _RAW_OPERATIONAL:
-        return None, "absent"
-    if key == "latency":
-        s = _seconds(run.get("start_time"), run.get("end_time"))
-        return (s * 1000.0, None) if s is not None else (None, "absent")
-    if key not in run:
-        return None, "absent"
-    return float_cell(run[key], display, row, f"run.{key}", booleans=WRITES_BOOLEANS)
 
 
 def _load_raw(request: AdapterRequest) -> AdapterResult:
@@ -410,10 +405,10 @@ def _load_raw(request: AdapterRequest) -> AdapterResult:
         available.update(_RAW_OPERATIONAL)
     chosen = select_metrics(available, source.metrics, display)
     records: list[Record] = []
-    for i, (fb, r) in enumerate(zip(per_line, raw.runs, strict=True), start=1):
+    for i, fb in enumerate(per_line, start=1):
         p, e = policies[i - 1], examples[i - 1]
         for key, metric in chosen.items():
-            records.append((p, e, metric, *_raw_value(key, fb, r, ops, (display, i)), i))
+            records.append((p, e, metric, *raw.value(i, key, fb, ops), i))
     shape = "experiment rows {run, example, evaluation_results}" if raw.wrapped else "runs"
     notes = [f"shape: {shape}"]
     if categorical:
