@@ -137,9 +137,8 @@ _EXTREMES = (("start", "example_lo", "policy_lo"), ("end", "example_hi", "policy
 class SpanReduction:
     """Per-(policy, example) operational metrics and the counts behind them."""
 
-    table: (
-        pa.Table
-    )  # policy, example, api_calls, cost_usd, latency_ms, input_tokens, output_tokens, ...
+    #: policy, example, api_calls, cost_usd, latency_ms, input_tokens, output_tokens, ...
+    table: pa.Table
     spans: int
     traces: int
     counts: dict[str, int] = field(default_factory=dict)
@@ -422,11 +421,7 @@ def span_batches(
         return iter_otlp_json_batches(path, display, document=document), "OTLP JSON document"
     if source.format == "jsonl":
         with path.open("rb") as fh:
-            first = b""
-            for line in fh:
-                if line.strip():
-                    first = line
-                    break
+            first = next((line for line in fh if line.strip()), b"")
         if not first:
             raise EvidenceError(
                 "evidence-empty",
