@@ -160,6 +160,32 @@ def _path_value(case: dict[str, Any], path: str) -> Any:
     return node
 
 
+def _read_json(request: AdapterRequest) -> object:
+    """The source's JSON (NaN and Infinity too, as Python's ``json`` writes them).
+
+    Raises:
+        EvidenceError: ``evidence-empty`` for an empty file, ``invalid_json`` when it does
+            not parse.
+    """
+    display = request.display_path
+    raw = request.path.read_bytes()
+    if not raw.strip():
+        raise EvidenceError(
+            "evidence-empty",
+            f"{display} is empty",
+            file=display,
+            expected="a DeepEval test run",
+            found="no bytes",
+        )
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        try:  # Python's json module writes NaN / Infinity, which orjson refuses; it reads them back
+            return json.loads(raw)
+        except ValueError:
+            raise invalid_json(display, exc) from exc
+
+
 @dataclass(frozen=True)
 class _TestRun:
     """A DeepEval test run being read: the request, its test cases, the run-level fields
@@ -169,33 +195,6 @@ class _TestRun:
     cases: list[dict[str, Any]]
     run: dict[str, Any]
     shape: str
-
-    @classmethod
-    def read(cls, request: AdapterRequest) -> _TestRun:
-        """Read the source's JSON (NaN and Infinity too, as Python's ``json`` writes them).
-
-        Raises:
-            EvidenceError: ``evidence-empty`` for an empty file, ``invalid_json`` when it does
-                not parse, then as ``parse_test_run``.
-        """
-        display = request.display_path
-        raw = request.path.read_bytes()
-        if not raw.strip():
-            raise EvidenceError(
-                "evidence-empty",
-                f"{display} is empty",
-                file=display,
-                expected="a DeepEval test run",
-                found="no bytes",
-            )
-        try:
-            data = orjson.loads(raw)
-        except orjson.JSONDecodeError as exc:
-            try:  # Python's json module writes NaN / Infinity, which orjson refuses
-                data = json.loads(raw)
-            except ValueError:
-                raise invalid_json(display, exc) from exc
-        return cls(request, *parse_test_run(data, display))
 
     def id_path(self) -> str:
         """The path of the example id in every test case, or "" when there is none."""
@@ -255,27 +254,6 @@ class _TestRun:
         rows = list(range(1, len(self.cases) + 1))
         return resolve_policies(self.request, named, rows, f"metadata.{key}")
 
-    def available(
-        self, per_case: list[dict[str, dict[str, Any]]], include_ops: bool
-    ) -> tuple[dict[str, str], dict[str, str]]:
-        """``(metrics, everything)``: metric name → id in first-seen order; plus operational fields
-        and judge cost when present."""
-        available: dict[str, str] = {}
-        judge_cost_seen = False
-        for by_name in per_case:
-            for name, m in by_name.items():
-                available.setdefault(name, snake_metric_id(name))
-                judge_cost_seen = (
-                    judge_cost_seen or _get(m, "evaluationCost", "evaluation_cost") is not None
-                )
-        ops_available = {}
-        if include_ops:
-            for camel, snake, metric, _ in _OPERATIONAL:
-                if any(camel in c or snake in c for c in self.cases):
-                    ops_available[camel] = metric
-        judge = {"evaluationCost": JUDGE_COST_METRIC} if judge_cost_seen else {}
-        return available, {**available, **ops_available, **judge}
-
     def texts(self, policies: list[str], examples: list[str]) -> pa.Table:
         """The private texts: input, actualOutput and retrievalContext of each test case."""
         cases, display = self.cases, self.request.display_path
@@ -288,6 +266,28 @@ class _TestRun:
             for i, c in enumerate(cases, start=1)
         ]
         return make_texts(policies, examples, questions, responses, contexts, display=display)
+
+
+def _available(
+    cases: list[dict[str, Any]], per_case: list[dict[str, dict[str, Any]]], include_ops: bool
+) -> tuple[dict[str, str], dict[str, str]]:
+    """``(metrics, everything)``: metric name → id in first-seen order; plus operational fields
+    and judge cost when present."""
+    available: dict[str, str] = {}
+    judge_cost_seen = False
+    for by_name in per_case:
+        for name, m in by_name.items():
+            available.setdefault(name, snake_metric_id(name))
+            judge_cost_seen = (
+                judge_cost_seen or _get(m, "evaluationCost", "evaluation_cost") is not None
+            )
+    ops_available = {}
+    if include_ops:
+        for camel, snake, metric, _ in _OPERATIONAL:
+            if any(camel in c or snake in c for c in cases):
+                ops_available[camel] = metric
+    judge = {"evaluationCost": JUDGE_COST_METRIC} if judge_cost_seen else {}
+    return available, {**available, **ops_available, **judge}
 
 
 def _metrics_by_name(case: dict[str, Any], i: int, display: str) -> dict[str, dict[str, Any]]:
@@ -406,7 +406,7 @@ def load(request: AdapterRequest) -> AdapterResult:
             duplicated example id; rows of another policy; a wanted metric the file lacks.
     """
     source, display = request.source, request.display_path
-    test_run = _TestRun.read(request)
+    test_run = _TestRun(request, *parse_test_run(_read_json(request), display))
     cases, shape = test_run.cases, test_run.shape
     examples, pairing, key_path = test_run.example_ids()
     policies = test_run.policies()
@@ -414,7 +414,7 @@ def load(request: AdapterRequest) -> AdapterResult:
     check_unique_keys(policies, examples, rows, display, key_path)
     per_case = [_metrics_by_name(case, i, display) for i, case in enumerate(cases, start=1)]
     include_ops = bool(source.options.get("include_operational", False))
-    available, available_all = test_run.available(per_case, include_ops)
+    available, available_all = _available(cases, per_case, include_ops)
     chosen = select_metrics(available_all, source.metrics, display)
 
     records: list[Record] = []
