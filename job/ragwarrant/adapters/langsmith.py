@@ -341,45 +341,47 @@ class _RawRows:
             per_line.append(fb)
         return per_line, available, sorted(categorical - set(available))
 
-    def value(self, i: int, key: str, fb: dict[str, Any], ops: bool) -> Cell:
-        """Line ``i``'s cell: feedback ``key``'s score (``fb``: the line's feedback), or (``ops``)
-        the run's field ``key``; latency is ``end_time − start_time`` in ms."""
-        display, run = self.request.display_path, self.runs[i - 1]
-        if key in fb:
-            pointer = f"evaluation_results[{key!r}].score"
-            return float_cell(fb[key], display, i, pointer, booleans=WRITES_BOOLEANS)
-        if not ops or key not in _RAW_OPERATIONAL:
-            return None, "absent"
-        if key == "latency":
-            try:
-                start, end = (
-                    datetime.fromisoformat(str(run.get(f)).replace("Z", "+00:00"))
-                    for f in ("start_time", "end_time")
-                )
-            except ValueError:
-                return None, "absent"
-            return (end - start).total_seconds() * 1000.0, None
-        if key not in run:
-            return None, "absent"
-        return float_cell(run[key], display, i, f"run.{key}", booleans=WRITES_BOOLEANS)
 
-    def texts(self, policies: list[str], examples: list[str]) -> pa.Table:
-        """The private texts: first question, response and context list of each run."""
-        display = self.request.display_path
-        contexts = []
-        for i, r in enumerate(self.runs, start=1):
-            outputs = r.get("outputs")
-            outputs = outputs if isinstance(outputs, dict) else {}
-            cell = next((outputs.get(k) for k in CONTEXT_KEYS if k in outputs), None)
-            contexts.append(parse_list_literal(cell, display, i, "run.outputs.contexts"))
-        return make_texts(
-            policies,
-            examples,
-            [_first_truthy(r.get("inputs"), QUESTION_KEYS) for r in self.runs],
-            [_first_truthy(r.get("outputs"), RESPONSE_KEYS) for r in self.runs],
-            contexts,
-            display=display,
-        )
+def _raw_value(raw: _RawRows, i: int, key: str, fb: dict[str, Any], ops: bool) -> Cell:
+    """Line ``i``'s cell: feedback ``key``'s score (``fb``: the line's feedback), or (``ops``)
+    the run's field ``key``; latency is ``end_time − start_time`` in ms."""
+    display, run = raw.request.display_path, raw.runs[i - 1]
+    if key in fb:
+        pointer = f"evaluation_results[{key!r}].score"
+        return float_cell(fb[key], display, i, pointer, booleans=WRITES_BOOLEANS)
+    if not ops or key not in _RAW_OPERATIONAL:
+        return None, "absent"
+    if key == "latency":
+        try:
+            start, end = (
+                datetime.fromisoformat(str(run.get(f)).replace("Z", "+00:00"))
+                for f in ("start_time", "end_time")
+            )
+        except ValueError:
+            return None, "absent"
+        return (end - start).total_seconds() * 1000.0, None
+    if key not in run:
+        return None, "absent"
+    return float_cell(run[key], display, i, f"run.{key}", booleans=WRITES_BOOLEANS)
+
+
+def _raw_texts(raw: _RawRows, policies: list[str], examples: list[str]) -> pa.Table:
+    """The private texts: first question, response and context list of each run."""
+    display = raw.request.display_path
+    contexts = []
+    for i, r in enumerate(raw.runs, start=1):
+        outputs = r.get("outputs")
+        outputs = outputs if isinstance(outputs, dict) else {}
+        cell = next((outputs.get(k) for k in CONTEXT_KEYS if k in outputs), None)
+        contexts.append(parse_list_literal(cell, display, i, "run.outputs.contexts"))
+    return make_texts(
+        policies,
+        examples,
+        [_first_truthy(r.get("inputs"), QUESTION_KEYS) for r in raw.runs],
+        [_first_truthy(r.get("outputs"), RESPONSE_KEYS) for r in raw.runs],
+        contexts,
+        display=display,
+    )
 
 
 def _load_raw(request: AdapterRequest) -> AdapterResult:
@@ -408,7 +410,7 @@ def _load_raw(request: AdapterRequest) -> AdapterResult:
     for i, fb in enumerate(per_line, start=1):
         p, e = policies[i - 1], examples[i - 1]
         for key, metric in chosen.items():
-            records.append((p, e, metric, *raw.value(i, key, fb, ops), i))
+            records.append((p, e, metric, *_raw_value(raw, i, key, fb, ops), i))
     shape = "experiment rows {run, example, evaluation_results}" if raw.wrapped else "runs"
     notes = [f"shape: {shape}"]
     if categorical:
@@ -421,7 +423,7 @@ def _load_raw(request: AdapterRequest) -> AdapterResult:
         pairing_method=pairing,
         rows_read=len(raw.lines),
         notes=notes + _repetition_notes(groups),
-        texts=raw.texts(policies, examples),
+        texts=_raw_texts(raw, policies, examples),
     )
 
 
