@@ -238,12 +238,8 @@ class _Telemetry:
                 "policy_id": policy_column(t, source, display),
                 "example_id": column_as_string(t, cols.example_id, display, allow_null=False),
             }
-            for role, name in (
-                ("group_id", cols.group_id),
-                ("slice", cols.slice),
-                ("split", cols.split),
-            ):
-                if name:
+            for role in ("group_id", "slice", "split"):  # the mapping's field is the role
+                if name := getattr(cols, role):
                     key_arrays[role] = column_as_string(t, name, display, allow_null=True)
             data = dict(key_arrays)
             for c in self.values:

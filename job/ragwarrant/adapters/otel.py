@@ -216,28 +216,6 @@ class _PerTrace:
                 found="0 spans",
             )
 
-    def trace_conflict(self, traces: pa.Table, key: str) -> None:
-        """Raise when a trace's spans name two different ``key`` ids (examples or policies)."""
-        lo, hi = traces.column(f"{key}_lo"), traces.column(f"{key}_hi")
-        clash = pc.fill_null(pc.not_equal(lo, hi), False)
-        if not pc.any(clash).as_py():
-            return
-        i = pc.index(clash, True).as_py()
-        what = "examples" if key == "example" else "policies"
-        first, second = sorted(
-            self.codes[key].decode(pa.array([lo[i].as_py(), hi[i].as_py()], pa.int64())).to_pylist()
-        )
-        row, trace = traces.column("row")[i].as_py(), traces.column("trace")[i].as_py()
-        raise EvidenceError(
-            "evidence-trace-conflict",
-            f"{self.display} row {row}: trace {trace!r} names two {what}: {first!r} and {second!r}",
-            file=self.display,
-            row=row,
-            column=key,
-            expected=f"one of the {what} per trace",
-            found=f"{first!r}, {second!r}",
-        )
-
     def traces(self) -> pa.Table:
         """One row per trace (in order of first appearance) with its example and policy.
 
@@ -250,7 +228,7 @@ class _PerTrace:
             "trace", self.codes["trace"].decode(pa.array(np.arange(count)))
         )
         for key in ("example", "policy"):
-            self.trace_conflict(traces, key)
+            _trace_conflict(self, traces, key)
             traces = traces.append_column(key, self.codes[key].decode(traces.column(f"{key}_lo")))
         no_example = pc.is_null(traces.column("example"))
         if pc.any(no_example).as_py():
@@ -267,6 +245,29 @@ class _PerTrace:
                 found="none",
             )
         return traces
+
+
+def _trace_conflict(acc: _PerTrace, traces: pa.Table, key: str) -> None:
+    """Raise when a trace's spans name two different ``key`` ids (examples or policies)."""
+    lo, hi = traces.column(f"{key}_lo"), traces.column(f"{key}_hi")
+    clash = pc.fill_null(pc.not_equal(lo, hi), False)
+    if not pc.any(clash).as_py():
+        return
+    i = pc.index(clash, True).as_py()
+    what = "examples" if key == "example" else "policies"
+    first, second = sorted(
+        acc.codes[key].decode(pa.array([lo[i].as_py(), hi[i].as_py()], pa.int64())).to_pylist()
+    )
+    row, trace = traces.column("row")[i].as_py(), traces.column("trace")[i].as_py()
+    raise EvidenceError(
+        "evidence-trace-conflict",
+        f"{acc.display} row {row}: trace {trace!r} names two {what}: {first!r} and {second!r}",
+        file=acc.display,
+        row=row,
+        column=key,
+        expected=f"one of the {what} per trace",
+        found=f"{first!r}, {second!r}",
+    )
 
 
 #: token metric → the span column summed for it (only when the metric is wanted)
