@@ -267,8 +267,8 @@ class _RawRows:
         """Read the lines of ``request``'s file.
 
         Raises:
-            EvidenceError: ``evidence-empty`` for no lines; a line, or a ``run``, that is neither
-                null nor a JSON object.
+            EvidenceError: ``evidence-empty`` for no lines; a line that is not a JSON object,
+                or a ``run`` that is neither null nor one.
         """
         display = request.display_path
         objects = iter_json_objects(request.path, display, not_object="is not a JSON object")
