@@ -260,6 +260,17 @@ def test_mixed_policies(make_request, exports, tmp_path) -> None:
     assert (err.value.code, err.value.row) == ("evidence-mixed-policies", 13)
 
 
+def test_run_policy_from_hyperparameters(make_request, exports, tmp_path) -> None:
+    """A test case without metadata.policy takes the run's hyperparameters.policy."""
+    run = copy.deepcopy(_run(exports))
+    for case in run["testCases"]:
+        del case["metadata"]["policy"]
+    run["hyperparameters"] = {"policy": "candidate"}
+    with pytest.raises(EvidenceError) as err:
+        _load(make_request, _write(tmp_path, run), policy="baseline")
+    assert (err.value.code, err.value.column) == ("evidence-policy-missing", "metadata.policy_id")
+
+
 def test_one_policy_file_without_declaration(make_request, exports) -> None:
     """Without 'policy', a file must hold every contract policy; this one holds only baseline."""
     with pytest.raises(EvidenceError) as err:

@@ -16,7 +16,7 @@ from ragwarrant.errors import EvidenceError
 from tests.conftest import base_contract
 
 
-def _request(path: Path, reduce: dict) -> AdapterRequest:
+def _request(path: Path, reduce: dict, **labels: str) -> AdapterRequest:
     c = base_contract()
     c["evidence"].append(
         {
@@ -24,7 +24,7 @@ def _request(path: Path, reduce: dict) -> AdapterRequest:
             "path": path.name,
             "format": "parquet",
             "kind": "telemetry",
-            "columns": {"example_id": "ex", "policy_id": "pol"},
+            "columns": {"example_id": "ex", "policy_id": "pol", **labels},
             "reduce": reduce,
         }
     )
@@ -102,3 +102,28 @@ def test_parser_message_is_short_printable_and_relative(tmp_path):
     text = parser_message(exc, path, "evidence/x.csv")
     assert str(tmp_path) not in text and "evidence/x.csv" in text
     assert all(ch.isprintable() for ch in text) and len(text) <= 120
+
+
+def test_requests_keep_their_group_slice_and_split(tmp_path):
+    """The mapped group, slice and split columns are keys of the reduction and reach the rows."""
+    path = tmp_path / "tel.parquet"
+    pq.write_table(
+        pa.table(
+            {
+                "ex": ["e1", "e1", "e2"],
+                "pol": ["a", "a", "a"],
+                "grp": ["g1", "g1", "g2"],
+                "sl": ["short", "short", "long"],
+                "sp": ["dev", "dev", "test"],
+                "ms": [10.0, 30.0, 5.0],
+            }
+        ),
+        path,
+    )
+    reduce = {"latency_ms": {"column": "ms", "how": "max"}}
+    res = load(_request(path, reduce, group_id="grp", slice="sl", split="sp"))
+    rows = sorted(
+        (r["example_id"], r["group_id"], r["slice"], r["split"], r["value"])
+        for r in res.evidence.to_pylist()
+    )
+    assert rows == [("e1", "g1", "short", "dev", 30.0), ("e2", "g2", "long", "test", 5.0)]

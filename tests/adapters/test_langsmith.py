@@ -169,6 +169,33 @@ def test_mixed_policies_in_raw_rows(make_request, exports, tmp_path) -> None:
     assert (err.value.code, err.value.row) == ("evidence-mixed-policies", 11)
 
 
+def test_raw_row_whose_run_is_not_an_object(make_request, exports, tmp_path) -> None:
+    """An experiment row whose run is a list is located by line and JSON pointer."""
+    lines = (exports / RAW.format(p="baseline")).read_text().splitlines()
+    obj = json.loads(lines[3])
+    obj["run"] = [obj["run"]]
+    lines[3] = json.dumps(obj)
+    p = tmp_path / "raw.jsonl"
+    p.write_text("\n".join(lines) + "\n")
+    with pytest.raises(EvidenceError) as err:
+        _load(make_request, p, policy="baseline")
+    assert (err.value.code, err.value.row, err.value.column) == ("evidence-wrong-type", 4, "/run")
+
+
+def test_raw_row_whose_results_are_not_a_list(make_request, exports, tmp_path) -> None:
+    """Evaluation results that are not a list of feedback objects are located."""
+    lines = (exports / RAW.format(p="baseline")).read_text().splitlines()
+    obj = json.loads(lines[6])
+    obj["evaluation_results"]["results"] = {"key": "token_f1", "score": 1.0}
+    lines[6] = json.dumps(obj)
+    p = tmp_path / "raw.jsonl"
+    p.write_text("\n".join(lines) + "\n")
+    with pytest.raises(EvidenceError) as err:
+        _load(make_request, p, policy="baseline")
+    expected = ("evidence-wrong-type", 7, "/evaluation_results/results")
+    assert (err.value.code, err.value.row, err.value.column) == expected
+
+
 def test_raw_row_without_question_refused_for_question_hash(make_request, exports, tmp_path):
     """Pairing by question hash, a raw row whose run has no question input is located."""
     lines = (exports / RAW.format(p="baseline")).read_text().splitlines()

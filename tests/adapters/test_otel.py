@@ -344,3 +344,12 @@ def test_error_rows_count_from_the_start_of_the_file(
         _load(make_request, p)
     assert (err.value.code, err.value.row) == ("evidence-wrong-type", 40)
     assert "row 40:" in str(err.value)
+
+
+def test_otlp_lines_without_spans(make_request, tmp_path) -> None:
+    """OTLP JSON lines that hold no span are refused as empty."""
+    p = tmp_path / "spans.jsonl"
+    p.write_text('{"resourceSpans": []}\n', encoding="utf-8")
+    with pytest.raises(EvidenceError) as err:
+        _load(make_request, p, policy="baseline")
+    assert (err.value.code, str(err.value)) == ("evidence-empty", "spans.jsonl has no spans")

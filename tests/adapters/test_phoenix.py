@@ -76,6 +76,7 @@ def test_evaluate_dataframe_span_join(make_request, exports) -> None:
         make_request, exports, LEGACY, policy="baseline", metrics={"score": "token_f1"}
     )
     assert _by_example(legacy, "token_f1") == _by_example(result, "token_f1")
+    assert "shape: legacy SpanEvaluations (label, score, explanation)" in legacy.provenance.notes
 
 
 def test_policy_comes_from_the_joined_spans(make_request, exports) -> None:

@@ -106,6 +106,25 @@ def test_generic_telemetry_negative_latency(make_request, tmp_path) -> None:
     assert "'candidate'" in err.message
 
 
+def test_generic_telemetry_negative_request_hidden_by_max(make_request, tmp_path) -> None:
+    """A negative request is refused even when its example's reduction (max) would hide it."""
+    path = tmp_path / "tel.csv"
+    path.write_text(
+        "example_id,policy_id,cost_usd,latency_ms\n"
+        "q1,baseline,0.001,120\nq1,candidate,0.002,40\nq1,candidate,0.001,-5\n",
+        encoding="utf-8",
+    )
+    err = _error(
+        make_request(
+            path,
+            kind="telemetry",
+            columns={"example_id": "example_id", "policy_id": "policy_id"},
+            reduce=GENERIC_REDUCE,
+        )
+    )
+    assert (err.code, err.row, err.column) == ("evidence-negative-value", 3, "latency_ms")
+
+
 # --- uninstrumented arms ------------------------------------------------------------------------
 
 

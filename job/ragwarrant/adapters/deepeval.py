@@ -30,9 +30,11 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import dataclass
 from typing import Any
 
 import orjson
+import pyarrow as pa
 
 from ragwarrant.adapters._base import AdapterRequest, AdapterResult, FileShape, ToolFormat
 from ragwarrant.adapters._cells import float_cell, parse_list_literal
@@ -158,68 +160,13 @@ def _path_value(case: dict[str, Any], path: str) -> Any:
     return node
 
 
-def _id_path(cases: list[dict[str, Any]], request: AdapterRequest) -> str:
-    """The path of the example id in every test case, or "" when there is none."""
-    source = request.source
-    if "example_id" in source.columns.model_fields_set:
-        return source.columns.example_id
-    if all(_path_value(c, "metadata.example_id") is not None for c in cases):
-        return "metadata.example_id"
-    if all(isinstance(c.get("name"), str) and not _POSITIONAL_NAME.match(c["name"]) for c in cases):
-        return "name"
-    return ""
-
-
-def _example_ids(
-    cases: list[dict[str, Any]], request: AdapterRequest, display: str
-) -> tuple[list[str], str, str]:
-    source = request.source
-    if source.pairing == "span-join":
-        raise span_join_unsupported(display, "DeepEval test runs cannot be span-joined")
-    if source.pairing != "question-hash":
-        path = _id_path(cases, request)
-        if path:
-            ids = record_ids(
-                [_path_value(c, path) for c in cases],
-                display,
-                "test case",
-                path,
-                "every test case needs its example id; set columns.example_id to its path",
-            )
-            return ids, "id-column", path
-        if source.pairing == "id-column":
-            raise EvidenceError(
-                "evidence-missing-column",
-                f"{display}: no id for id-column pairing "
-                "(names are DeepEval's positional defaults)",
-                hint="set columns.example_id to e.g. metadata.question_id",
-                file=display,
-                column="name",
-                expected="named test cases",
-                found="test_case_<n>",
-            )
-    questions = [c.get("input") for c in cases]
-    ids = record_ids(questions, display, "test case", "input", questions=True)
-    return ids, "question-hash", "input"
-
-
-def _policies(
-    cases: list[dict[str, Any]], run: dict[str, Any], request: AdapterRequest
-) -> list[str]:
-    source = request.source
-    key = source.columns.policy_id or "policy"
-    hyper = run.get("hyperparameters") or {}
-    run_policy = hyper.get("policy") if isinstance(hyper, dict) else None
-    named: list[str | None] = []
-    for case in cases:
-        meta = _get(case, "metadata", "additional_metadata") or {}
-        p = meta.get(key, meta.get("policy")) if isinstance(meta, dict) else None
-        p = p if p is not None else run_policy
-        named.append(str(p) if p is not None else None)
-    return resolve_policies(request, named, list(range(1, len(cases) + 1)), f"metadata.{key}")
-
-
 def _read_json(request: AdapterRequest) -> object:
+    """The source's JSON (NaN and Infinity too, as Python's ``json`` writes them).
+
+    Raises:
+        EvidenceError: ``evidence-empty`` for an empty file, ``invalid_json`` when it does
+            not parse.
+    """
     display = request.display_path
     raw = request.path.read_bytes()
     if not raw.strip():
@@ -237,6 +184,110 @@ def _read_json(request: AdapterRequest) -> object:
             return json.loads(raw)
         except ValueError:
             raise invalid_json(display, exc) from exc
+
+
+@dataclass(frozen=True)
+class _TestRun:
+    """A DeepEval test run being read: the request, its test cases, the run-level fields
+    (``hyperparameters``) and which of the three shapes it has (``parse_test_run``)."""
+
+    request: AdapterRequest
+    cases: list[dict[str, Any]]
+    run: dict[str, Any]
+    shape: str
+
+    def id_path(self) -> str:
+        """The path of the example id in every test case, or "" when there is none."""
+        source = self.request.source
+        if "example_id" in source.columns.model_fields_set:
+            return source.columns.example_id
+        if all(_path_value(c, "metadata.example_id") is not None for c in self.cases):
+            return "metadata.example_id"
+        names = [c.get("name") for c in self.cases]
+        if all(isinstance(n, str) and not _POSITIONAL_NAME.match(n) for n in names):
+            return "name"
+        return ""
+
+    def example_ids(self) -> tuple[list[str], str, str]:
+        """The example ids, the pairing method and the id path (``pairing``, see the module)."""
+        display = self.request.display_path
+        if self.request.source.pairing == "span-join":
+            raise span_join_unsupported(display, "DeepEval test runs cannot be span-joined")
+        if self.request.source.pairing != "question-hash":
+            path = self.id_path()
+            if path:
+                ids = record_ids(
+                    [_path_value(c, path) for c in self.cases],
+                    display,
+                    "test case",
+                    path,
+                    "every test case needs its example id; set columns.example_id to its path",
+                )
+                return ids, "id-column", path
+            if self.request.source.pairing == "id-column":
+                raise EvidenceError(
+                    "evidence-missing-column",
+                    f"{display}: no id for id-column pairing "
+                    "(names are DeepEval's positional defaults)",
+                    hint="set columns.example_id to e.g. metadata.question_id",
+                    file=display,
+                    column="name",
+                    expected="named test cases",
+                    found="test_case_<n>",
+                )
+        questions = [c.get("input") for c in self.cases]
+        ids = record_ids(questions, display, "test case", "input", questions=True)
+        return ids, "question-hash", "input"
+
+    def policies(self) -> list[str]:
+        """Each test case's policy: the source's, or ``metadata.<columns.policy_id or policy>``,
+        else the run's ``hyperparameters.policy``."""
+        key = self.request.source.columns.policy_id or "policy"
+        hyper = self.run.get("hyperparameters") or {}
+        run_policy = hyper.get("policy") if isinstance(hyper, dict) else None
+        named: list[str | None] = []
+        for case in self.cases:
+            meta = _get(case, "metadata", "additional_metadata") or {}
+            p = meta.get(key, meta.get("policy")) if isinstance(meta, dict) else None
+            p = p if p is not None else run_policy
+            named.append(str(p) if p is not None else None)
+        rows = list(range(1, len(self.cases) + 1))
+        return resolve_policies(self.request, named, rows, f"metadata.{key}")
+
+    def texts(self, policies: list[str], examples: list[str]) -> pa.Table:
+        """The private texts: input, actualOutput and retrievalContext of each test case."""
+        cases, display = self.cases, self.request.display_path
+        questions = [c.get("input") if isinstance(c.get("input"), str) else None for c in cases]
+        responses = [_get(c, "actualOutput", "actual_output") for c in cases]
+        contexts = [
+            parse_list_literal(
+                _get(c, "retrievalContext", "retrieval_context"), display, i, "retrievalContext"
+            )
+            for i, c in enumerate(cases, start=1)
+        ]
+        return make_texts(policies, examples, questions, responses, contexts, display=display)
+
+
+def _available(
+    cases: list[dict[str, Any]], per_case: list[dict[str, dict[str, Any]]], include_ops: bool
+) -> tuple[dict[str, str], dict[str, str]]:
+    """``(metrics, everything)``: metric name → id in first-seen order; plus operational fields
+    and judge cost when present."""
+    available: dict[str, str] = {}
+    judge_cost_seen = False
+    for by_name in per_case:
+        for name, m in by_name.items():
+            available.setdefault(name, snake_metric_id(name))
+            judge_cost_seen = (
+                judge_cost_seen or _get(m, "evaluationCost", "evaluation_cost") is not None
+            )
+    ops_available = {}
+    if include_ops:
+        for camel, snake, metric, _ in _OPERATIONAL:
+            if any(camel in c or snake in c for c in cases):
+                ops_available[camel] = metric
+    judge = {"evaluationCost": JUDGE_COST_METRIC} if judge_cost_seen else {}
+    return available, {**available, **ops_available, **judge}
 
 
 def _metrics_by_name(case: dict[str, Any], i: int, display: str) -> dict[str, dict[str, Any]]:
@@ -267,28 +318,6 @@ def _metrics_by_name(case: dict[str, Any], i: int, display: str) -> dict[str, di
             )
         by_name[name] = m
     return by_name
-
-
-def _available(
-    cases: list[dict[str, Any]], per_case: list[dict[str, dict[str, Any]]], include_ops: bool
-) -> tuple[dict[str, str], dict[str, str]]:
-    """``(metrics, everything)``: metric name → id in first-seen order; plus operational fields
-    and judge cost when present."""
-    available: dict[str, str] = {}
-    judge_cost_seen = False
-    for by_name in per_case:
-        for name, m in by_name.items():
-            available.setdefault(name, snake_metric_id(name))
-            judge_cost_seen = (
-                judge_cost_seen or _get(m, "evaluationCost", "evaluation_cost") is not None
-            )
-    ops_available = {}
-    if include_ops:
-        for camel, snake, metric, _ in _OPERATIONAL:
-            if any(camel in c or snake in c for c in cases):
-                ops_available[camel] = metric
-    judge = {"evaluationCost": JUDGE_COST_METRIC} if judge_cost_seen else {}
-    return available, {**available, **ops_available, **judge}
 
 
 Cell = tuple[float | None, str | None]
@@ -349,20 +378,6 @@ def _operational_cell(case: dict[str, Any], name: str, at: tuple[str, int, str])
     return (v * scale if v is not None else None), r
 
 
-def _texts(
-    cases: list[dict[str, Any]], policies: list[str], examples: list[str], display: str
-) -> Any:
-    questions = [c.get("input") if isinstance(c.get("input"), str) else None for c in cases]
-    responses = [_get(c, "actualOutput", "actual_output") for c in cases]
-    contexts = [
-        parse_list_literal(
-            _get(c, "retrievalContext", "retrieval_context"), display, i, "retrievalContext"
-        )
-        for i, c in enumerate(cases, start=1)
-    ]
-    return make_texts(policies, examples, questions, responses, contexts, display=display)
-
-
 def _notes(shape: str, errors: int, chosen: dict[str, str], pairing: str) -> list[str]:
     notes = [f"file shape: {shape}"]
     if errors:
@@ -390,11 +405,11 @@ def load(request: AdapterRequest) -> AdapterResult:
         EvidenceError: not JSON; no test cases; a score that is not a number; a missing or
             duplicated example id; rows of another policy; a wanted metric the file lacks.
     """
-    source = request.source
-    display = request.display_path
-    cases, run, shape = parse_test_run(_read_json(request), display)
-    examples, pairing, key_path = _example_ids(cases, request, display)
-    policies = _policies(cases, run, request)
+    source, display = request.source, request.display_path
+    test_run = _TestRun(request, *parse_test_run(_read_json(request), display))
+    cases, shape = test_run.cases, test_run.shape
+    examples, pairing, key_path = test_run.example_ids()
+    policies = test_run.policies()
     rows = list(range(1, len(cases) + 1))
     check_unique_keys(policies, examples, rows, display, key_path)
     per_case = [_metrics_by_name(case, i, display) for i, case in enumerate(cases, start=1)]
@@ -425,5 +440,5 @@ def load(request: AdapterRequest) -> AdapterResult:
         pairing_method=pairing,
         rows_read=len(cases),
         notes=_notes(shape, errors, chosen, pairing),
-        texts=_texts(cases, policies, examples, display),
+        texts=test_run.texts(policies, examples),
     )

@@ -9,6 +9,7 @@ not with the number of requests.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
@@ -98,11 +99,6 @@ def canonical_rows(
     return conform_evidence(pa.Table.from_arrays(columns, names=EVIDENCE_SCHEMA.names))
 
 
-def _encoded(arr: pa.Array | None) -> pa.Array | None:
-    """``arr`` cast to the canonical dictionary-encoded string type (as ``conform_evidence``)."""
-    return None if arr is None else arr.cast(DICTIONARY_STRING)
-
-
 def _optional(table: pa.Table, name: str | None, display: str) -> pa.Array | None:
     if not name:
         return None
@@ -138,7 +134,11 @@ def load(request: AdapterRequest) -> AdapterResult:
         # every metric's rows share these key arrays: dictionary-encode them once, not per metric;
         # absent keys and all-present missing reasons share one all-null column (8 MB per 10^6)
         null = constant_column(None, table.num_rows)
-        enc = [_encoded(a) if a is not None else null for a in (policy, group, slice_, split)]
+        # (cast to the canonical dictionary-encoded string type, as ``conform_evidence`` does)
+        enc = [
+            a.cast(DICTIONARY_STRING) if a is not None else null
+            for a in (policy, group, slice_, split)
+        ]
         keys: Keys = (enc[0], example, enc[1], enc[2], enc[3], rows)
         for column, metric in source.metrics.items():
             values, reason = column_as_float(table, column, display)
@@ -174,116 +174,106 @@ def load(request: AdapterRequest) -> AdapterResult:
     return AdapterResult(evidence=evidence, provenance=provenance, texts=texts)
 
 
-def _telemetry_keys(t: pa.Table, source: EvidenceSource, display: str) -> dict[str, pa.Array]:
-    cols = source.columns
-    keys = {
-        "policy_id": policy_column(t, source, display),
-        "example_id": column_as_string(t, cols.example_id, display, allow_null=False),
-    }
-    for role, name in (("group_id", cols.group_id), ("slice", cols.slice), ("split", cols.split)):
-        if name:
-            keys[role] = column_as_string(t, name, display, allow_null=True)
-    return keys
+@dataclass(frozen=True)
+class _Telemetry:
+    """A per-request telemetry source being reduced per (policy, example) as it streams.
 
-
-def _telemetry_columns(source: EvidenceSource) -> tuple[list[str], list[str]]:
-    """The columns to read (keys, attributes, values) and the value columns alone."""
-    cols = source.columns
-    keys = [cols.example_id] + (
-        [cols.policy_id] if cols.policy_id and source.policy is None else []
-    )
-    extra = [c for c in (cols.group_id, cols.slice, cols.split) if c]
-    value_cols = sorted({r.column for r in source.reduce.values() if r.column})
-    return list(dict.fromkeys(keys + extra + value_cols)), value_cols
-
-
-def _file_names(request: AdapterRequest) -> list[str]:
-    """A Parquet file's (or dataset directory's) column names, from the footer(s)."""
-    if request.path.is_dir():
-        return list(pads.dataset(request.path, format="parquet").schema.names)
-    return list(open_parquet(request.path, request.display_path).schema_arrow.names)
-
-
-def _telemetry_batches(
-    request: AdapterRequest, wanted: list[str]
-) -> tuple[Iterator[pa.RecordBatch], RequestIdentity]:
-    """The file's batches (``wanted`` plus its request-identity columns) and the identity
-    check that the caller feeds batch by batch (``_requests``)."""
-    source, display = request.source, request.display_path
-    if source.format == "parquet":
-        names = _file_names(request)
-        ids, is_id = identity_columns(names)
-        read = list(dict.fromkeys(wanted + ids))
-        return iter_parquet_batches(request.path, read, display), RequestIdentity(
-            ids, is_id, display
-        )
-    table = read_table(request.path, source.format, display)
-    require_columns(table.schema.names, wanted, display)
-    ids, is_id = identity_columns(table.schema.names)
-    read = list(dict.fromkeys(wanted + ids))
-    return iter(table.select(read).to_batches()), RequestIdentity(ids, is_id, display)
-
-
-def _nonnegative_columns(request: AdapterRequest) -> set[str]:
-    """Value columns whose per-request values cannot be negative: those reduced into a metric
-    the contract does not give a negative ``min_value`` (costs, latencies are >= 0)."""
-    floor = {m.id: m.min_value for m in request.contract.operational_metrics}
-    out = set()
-    for metric, r in request.source.reduce.items():
-        declared = floor.get(metric, 0.0)
-        if r.column and declared is not None and declared >= 0:
-            out.add(r.column)
-    return out
-
-
-def _partial(
-    t: pa.Table,
-    source: EvidenceSource,
-    value_cols: list[str],
-    at: tuple[str, int, set[str]],
-) -> pa.Table:
-    """One batch grouped by its keys: first row, counts, and sum/max/count of each value.
-
-    Args:
-        at: (display, rows before the batch, the columns refused when negative).
+    Attributes:
+        request: the source's request.
+        wanted: the columns to read (keys, labels, values).
+        values: the value columns alone.
+        nonnegative: the value columns whose per-request values cannot be negative: those
+            reduced into a metric the contract does not give a negative ``min_value`` (costs,
+            latencies are >= 0).
     """
-    display, offset, nonnegative = at
-    try:
-        key_arrays = _telemetry_keys(t, source, display)
-        data = dict(key_arrays)
-        for c in value_cols:
-            values, reason = column_as_float(t, c, display)
-            if c in nonnegative:
-                check_request_values(values, key_arrays["policy_id"], c, display)
-            data[f"v:{c}"] = values
-            data[f"m:{c}"] = pc.cast(pc.is_valid(reason), pa.int64())
-    except EvidenceError as exc:
-        raise at_file_row(exc, offset) from exc
-    data["first_row"] = pa.array(np.arange(offset + 1, offset + t.num_rows + 1, dtype=np.int64))
-    aggs = [("first_row", "min")] + [(f"m:{c}", "sum") for c in value_cols]
-    for c in value_cols:
-        aggs += [(f"v:{c}", "sum"), (f"v:{c}", "max"), (f"v:{c}", "count")]
-    aggs.append(("first_row", "count"))
-    return pa.table(data).group_by(list(key_arrays), use_threads=False).aggregate(aggs)
 
+    request: AdapterRequest
+    wanted: list[str]
+    values: list[str]
+    nonnegative: set[str]
 
-def _merge(partials: list[pa.Table], value_cols: list[str]) -> tuple[pa.Table, list[str]]:
-    """Re-aggregate the per-batch partials per key; return them and the key columns."""
-    merged = pa.concat_tables(partials)
-    group_keys = [
-        n
-        for n in ("policy_id", "example_id", "group_id", "slice", "split")
-        if n in merged.schema.names
-    ]
-    reaggs = [("first_row_min", "min"), ("first_row_count", "sum")]
-    for c in value_cols:
-        reaggs += [
-            (f"m:{c}_sum", "sum"),
-            (f"v:{c}_sum", "sum"),
-            (f"v:{c}_max", "max"),
-            (f"v:{c}_count", "sum"),
+    @classmethod
+    def of(cls, request: AdapterRequest) -> _Telemetry:
+        """The columns ``request``'s source reads and the value columns refused when negative."""
+        source = request.source
+        cols = source.columns
+        keys = [cols.example_id] + (
+            [cols.policy_id] if cols.policy_id and source.policy is None else []
+        )
+        extra = [c for c in (cols.group_id, cols.slice, cols.split) if c]
+        values = sorted({r.column for r in source.reduce.values() if r.column})
+        floor = {m.id: m.min_value for m in request.contract.operational_metrics}
+        nonnegative = set()
+        for metric, r in source.reduce.items():
+            declared = floor.get(metric, 0.0)
+            if r.column and declared is not None and declared >= 0:
+                nonnegative.add(r.column)
+        return cls(request, list(dict.fromkeys(keys + extra + values)), values, nonnegative)
+
+    def batches(self) -> tuple[Iterator[pa.RecordBatch], RequestIdentity]:
+        """The file's batches (``wanted`` plus its request-identity columns) and the identity
+        check that the caller feeds batch by batch (``_requests``)."""
+        source, display, path = self.request.source, self.request.display_path, self.request.path
+        if source.format == "parquet":  # the column names from the footer(s)
+            if path.is_dir():
+                names = list(pads.dataset(path, format="parquet").schema.names)
+            else:
+                names = list(open_parquet(path, display).schema_arrow.names)
+            ids, is_id = identity_columns(names)
+            read = list(dict.fromkeys(self.wanted + ids))
+            return iter_parquet_batches(path, read, display), RequestIdentity(ids, is_id, display)
+        table = read_table(path, source.format, display)
+        require_columns(table.schema.names, self.wanted, display)
+        ids, is_id = identity_columns(table.schema.names)
+        read = list(dict.fromkeys(self.wanted + ids))
+        return iter(table.select(read).to_batches()), RequestIdentity(ids, is_id, display)
+
+    def partial(self, t: pa.Table, offset: int) -> pa.Table:
+        """One batch (``offset`` rows after the file's first) grouped by its keys: first row,
+        counts, and sum/max/count of each value."""
+        source, display = self.request.source, self.request.display_path
+        cols = source.columns
+        try:
+            key_arrays = {
+                "policy_id": policy_column(t, source, display),
+                "example_id": column_as_string(t, cols.example_id, display, allow_null=False),
+            }
+            for role in ("group_id", "slice", "split"):  # the mapping's field is the role
+                if name := getattr(cols, role):
+                    key_arrays[role] = column_as_string(t, name, display, allow_null=True)
+            data = dict(key_arrays)
+            for c in self.values:
+                values, reason = column_as_float(t, c, display)
+                if c in self.nonnegative:
+                    check_request_values(values, key_arrays["policy_id"], c, display)
+                data[f"v:{c}"] = values
+                data[f"m:{c}"] = pc.cast(pc.is_valid(reason), pa.int64())
+        except EvidenceError as exc:
+            raise at_file_row(exc, offset) from exc
+        data["first_row"] = pa.array(np.arange(offset + 1, offset + t.num_rows + 1, dtype=np.int64))
+        aggs = [("first_row", "min")] + [(f"m:{c}", "sum") for c in self.values]
+        for c in self.values:
+            aggs += [(f"v:{c}", "sum"), (f"v:{c}", "max"), (f"v:{c}", "count")]
+        aggs.append(("first_row", "count"))
+        return pa.table(data).group_by(list(key_arrays), use_threads=False).aggregate(aggs)
+
+    def merge(self, partials: list[pa.Table]) -> tuple[pa.Table, list[str]]:
+        """Re-aggregate the per-batch partials per key; return them and the key columns."""
+        merged = pa.concat_tables(partials)
+        group_keys = [
+            n
+            for n in ("policy_id", "example_id", "group_id", "slice", "split")
+            if n in merged.schema.names
         ]
-    return merged.group_by(group_keys, use_threads=False).aggregate(reaggs), group_keys
+        reaggs = [("first_row_min", "min"), ("first_row_count", "sum")]
+        for c in self.values:
+            reaggs += [
+                (f"m:{c}_sum", "sum"),
+                (f"v:{c}_sum", "sum"),
+                (f"v:{c}_max", "max"),
+                (f"v:{c}_count", "sum"),
+            ]
+        return merged.group_by(group_keys, use_threads=False).aggregate(reaggs), group_keys
 
 
 def _reduced(final: pa.Table, red: TelemetryReduction) -> tuple[pa.Array, pa.Array]:
@@ -310,18 +300,17 @@ def _load_telemetry(request: AdapterRequest) -> AdapterResult:
     """Reduce a per-request telemetry file to per-(policy, example) operational metrics."""
     source = request.source
     display = request.display_path
-    wanted, value_cols = _telemetry_columns(source)
-    nonnegative = _nonnegative_columns(request)
+    telemetry = _Telemetry.of(request)
     partials: list[pa.Table] = []
     rows_read = 0
-    batches, identity = _telemetry_batches(request, wanted)
+    batches, identity = telemetry.batches()
     for batch in batches:
         t = pa.Table.from_batches([batch])
-        partials.append(_partial(t, source, value_cols, (display, rows_read, nonnegative)))
+        partials.append(telemetry.partial(t, rows_read))
         identity.add(t, policy_column(t, source, display))
         rows_read += t.num_rows
     identity.check()  # a request written twice would be summed twice (_requests)
-    final, group_keys = _merge(partials, value_cols)
+    final, group_keys = telemetry.merge(partials)
     n = final.num_rows
     tag = f"{source.id}:{source.evaluator}@{source.evaluator_version or 'unknown'}"
 

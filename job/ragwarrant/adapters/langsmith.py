@@ -26,6 +26,7 @@ Tested against langsmith 0.15.1.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -66,6 +67,7 @@ from ragwarrant.errors import EvidenceError
 
 WRITES_BOOLEANS = True
 """LangSmith feedback scores may be booleans (an evaluator returning ``score=True``): 1 and 0."""
+Cell = tuple[float | None, str | None]
 QUESTION_KEYS = ("question", "input", "query", "user_input")
 RESPONSE_KEYS = ("answer", "output", "response")
 CONTEXT_KEYS = ("contexts", "retrieved_contexts", "documents")
@@ -241,16 +243,6 @@ def _first_truthy(section: Any, keys: tuple[str, ...]) -> Any:
     return next((section.get(k) for k in keys if section.get(k)), None)
 
 
-def _seconds(a: Any, b: Any) -> float | None:
-    try:
-        return (
-            datetime.fromisoformat(str(b).replace("Z", "+00:00"))
-            - datetime.fromisoformat(str(a).replace("Z", "+00:00"))
-        ).total_seconds()
-    except ValueError:
-        return None
-
-
 #: ``options.include_operational``: run field → canonical metric id.
 _RAW_OPERATIONAL = {
     "total_cost": "cost_usd",
@@ -260,173 +252,178 @@ _RAW_OPERATIONAL = {
 }
 
 
-def _raw_lines(request: AdapterRequest) -> list[dict[str, Any]]:
-    display = request.display_path
-    objects = iter_json_objects(request.path, display, not_object="is not a JSON object")
-    lines: list[dict[str, Any]] = [obj for _, obj in objects]
-    if not lines:
-        raise EvidenceError(
-            "evidence-empty",
-            f"{display} is empty",
-            file=display,
-            expected="one run per line",
-            found="no lines",
-        )
-    return lines
+@dataclass(frozen=True)
+class _RawRows:
+    """Raw LangSmith JSON lines: each line, its run (the line itself for a bare run), and whether
+    the lines are experiment rows ``{run, example, evaluation_results}`` (``wrapped``)."""
+
+    request: AdapterRequest
+    lines: list[dict[str, Any]]
+    runs: list[dict[str, Any]]
+    wrapped: bool
+
+    @classmethod
+    def read(cls, request: AdapterRequest) -> _RawRows:
+        """Read the lines of ``request``'s file.
+
+        Raises:
+            EvidenceError: ``evidence-empty`` for no lines; a line that is not a JSON object,
+                or a ``run`` that is neither null nor one.
+        """
+        display = request.display_path
+        objects = iter_json_objects(request.path, display, not_object="is not a JSON object")
+        lines: list[dict[str, Any]] = [obj for _, obj in objects]
+        if not lines:
+            raise EvidenceError(
+                "evidence-empty",
+                f"{display} is empty",
+                file=display,
+                expected="one run per line",
+                found="no lines",
+            )
+        wrapped = "run" in lines[0]
+        runs = lines
+        if wrapped:  # the run object of every experiment row (an empty one where it is null)
+            runs = [o.get("run") or {} for o in lines]
+            bad = next((i for i, r in enumerate(runs, start=1) if not isinstance(r, dict)), 0)
+            if bad:
+                raise wrong_json_type(display, bad, "/run", "an object (the run)", runs[bad - 1])
+        return cls(request, lines, runs, wrapped)
+
+    def examples(self) -> tuple[list[str], str, str]:
+        """The example ids, the pairing method and the key path."""
+        source, display = self.request.source, self.request.display_path
+        if source.pairing == "question-hash":
+            questions = [_first_truthy(r.get("inputs"), QUESTION_KEYS) for r in self.runs]
+            ids = record_ids(questions, display, "line", "run.inputs", questions=True)
+            return ids, "question-hash", "run.inputs"
+        if "example_id" in source.columns.model_fields_set:
+            id_path = source.columns.example_id
+        else:
+            id_path = "example.id" if self.wrapped else "reference_example_id"
+        hint = "set columns.example_id to the dotted path of the example id"
+        ids = record_ids([_path(o, id_path) for o in self.lines], display, "line", id_path, hint)
+        return ids, "id-column", id_path
+
+    def policies(self) -> list[str]:
+        """Each line's policy: the source's, or ``run.extra.metadata.<columns.policy_id>``."""
+        pkey = self.request.source.columns.policy_id or "policy"
+        file_policies = []
+        for r in self.runs:
+            meta = _path(r, "extra.metadata") or {}
+            p = meta.get(pkey, meta.get("policy")) if isinstance(meta, dict) else None
+            file_policies.append(str(p) if p is not None else None)
+        rows = list(range(1, len(self.runs) + 1))
+        return resolve_policies(self.request, file_policies, rows, f"run.extra.metadata.{pkey}")
+
+    def feedback(self) -> tuple[list[dict[str, Any]], dict[str, str], list[str]]:
+        """Per line, feedback key → score; every numeric key's default id; the categorical keys
+        (an item with no score and a non-numeric value: a label, not a metric)."""
+        per_line: list[dict[str, Any]] = []
+        available: dict[str, str] = {}
+        categorical: set[str] = set()
+        pointer = "/evaluation_results/results" if self.wrapped else "/feedback"
+        for i, (o, r) in enumerate(zip(self.lines, self.runs, strict=True), start=1):
+            items = _path(o, "evaluation_results.results") if self.wrapped else r.get("feedback")
+            if not isinstance(items or [], list):
+                raise wrong_json_type(
+                    self.request.display_path, i, pointer, "a list of feedback objects", items
+                )
+            fb: dict[str, Any] = {}
+            for item in (x for x in items or [] if isinstance(x, dict) and "key" in x):
+                key, value = str(item["key"]), item.get("value")
+                labelled = value is not None and not isinstance(value, int | float)
+                if item.get("score") is None and labelled:
+                    categorical.add(key)
+                    continue
+                fb[key] = item.get("score")
+                available.setdefault(key, snake_metric_id(key))
+            per_line.append(fb)
+        return per_line, available, sorted(categorical - set(available))
 
 
-def _runs(lines: list[dict[str, Any]], display: str) -> list[dict[str, Any]]:
-    """The ``run`` object of every experiment row (an empty one where it is null)."""
-    runs = []
-    for i, o in enumerate(lines, start=1):
-        run = o.get("run") or {}
-        if not isinstance(run, dict):
-            raise wrong_json_type(display, i, "/run", "an object (the run)", run)
-        runs.append(run)
-    return runs
-
-
-def _raw_examples(
-    request: AdapterRequest, lines: list[dict[str, Any]], runs: list[dict[str, Any]], wrapped: bool
-) -> tuple[list[str], str, str]:
-    """The example ids of raw rows, the pairing method and the key path."""
-    source, display = request.source, request.display_path
-    if source.pairing == "question-hash":
-        questions = [_first_truthy(r.get("inputs"), QUESTION_KEYS) for r in runs]
-        ids = record_ids(questions, display, "line", "run.inputs", questions=True)
-        return ids, "question-hash", "run.inputs"
-    if "example_id" in source.columns.model_fields_set:
-        id_path = source.columns.example_id
-    else:
-        id_path = "example.id" if wrapped else "reference_example_id"
-    hint = "set columns.example_id to the dotted path of the example id"
-    ids = record_ids([_path(o, id_path) for o in lines], display, "line", id_path, hint)
-    return ids, "id-column", id_path
-
-
-def _raw_policies(request: AdapterRequest, runs: list[dict[str, Any]]) -> list[str]:
-    pkey = request.source.columns.policy_id or "policy"
-    file_policies = []
-    for r in runs:
-        meta = _path(r, "extra.metadata") or {}
-        p = meta.get(pkey, meta.get("policy")) if isinstance(meta, dict) else None
-        file_policies.append(str(p) if p is not None else None)
-    rows = list(range(1, len(runs) + 1))
-    return resolve_policies(request, file_policies, rows, f"run.extra.metadata.{pkey}")
-
-
-def _is_categorical(item: dict[str, Any]) -> bool:
-    """A feedback item with no score and a non-numeric value (a label, not a metric)."""
-    value = item.get("value")
-    return item.get("score") is None and value is not None and not isinstance(value, int | float)
-
-
-def _raw_feedback(
-    lines: list[dict[str, Any]], runs: list[dict[str, Any]], wrapped: bool, display: str
-) -> tuple[list[dict[str, Any]], dict[str, str], list[str]]:
-    """Per line, feedback key → score; every numeric key's default id; the categorical keys."""
-    per_line: list[dict[str, Any]] = []
-    available: dict[str, str] = {}
-    categorical: set[str] = set()
-    pointer = "/evaluation_results/results" if wrapped else "/feedback"
-    for i, (o, r) in enumerate(zip(lines, runs, strict=True), start=1):
-        results = (_path(o, "evaluation_results.results") if wrapped else r.get("feedback")) or []
-        if not isinstance(results, list):
-            raise wrong_json_type(display, i, pointer, "a list of feedback objects", results)
-        fb: dict[str, Any] = {}
-        for item in results:
-            if not isinstance(item, dict) or "key" not in item:
-                continue
-            key = str(item["key"])
-            if _is_categorical(item):
-                categorical.add(key)
-                continue
-            fb[key] = item.get("score")
-            available.setdefault(key, snake_metric_id(key))
-        per_line.append(fb)
-    return per_line, available, sorted(categorical - set(available))
-
-
-def _raw_value(
-    key: str, fb: dict[str, Any], run: dict[str, Any], ops: bool, at: tuple[str, int]
-) -> tuple[float | None, str | None]:
-    """One cell of a raw row: feedback ``key``'s score, or (``ops``) the run's field ``key``."""
-    display, row = at
+def _raw_value(raw: _RawRows, i: int, key: str, fb: dict[str, Any], ops: bool) -> Cell:
+    """Line ``i``'s cell: feedback ``key``'s score (``fb``: the line's feedback), or (``ops``)
+    the run's field ``key``; latency is ``end_time − start_time`` in ms."""
+    display, run = raw.request.display_path, raw.runs[i - 1]
     if key in fb:
         pointer = f"evaluation_results[{key!r}].score"
-        return float_cell(fb[key], display, row, pointer, booleans=WRITES_BOOLEANS)
+        return float_cell(fb[key], display, i, pointer, booleans=WRITES_BOOLEANS)
     if not ops or key not in _RAW_OPERATIONAL:
         return None, "absent"
     if key == "latency":
-        s = _seconds(run.get("start_time"), run.get("end_time"))
-        return (s * 1000.0, None) if s is not None else (None, "absent")
+        try:
+            start, end = (
+                datetime.fromisoformat(str(run.get(f)).replace("Z", "+00:00"))
+                for f in ("start_time", "end_time")
+            )
+        except ValueError:
+            return None, "absent"
+        return (end - start).total_seconds() * 1000.0, None
     if key not in run:
         return None, "absent"
-    return float_cell(run[key], display, row, f"run.{key}", booleans=WRITES_BOOLEANS)
+    return float_cell(run[key], display, i, f"run.{key}", booleans=WRITES_BOOLEANS)
 
 
-def _raw_contexts(runs: list[dict[str, Any]], display: str) -> list[list[str] | None]:
-    out = []
-    for i, r in enumerate(runs, start=1):
+def _raw_texts(raw: _RawRows, policies: list[str], examples: list[str]) -> pa.Table:
+    """The private texts: first question, response and context list of each run."""
+    display = raw.request.display_path
+    contexts = []
+    for i, r in enumerate(raw.runs, start=1):
         outputs = r.get("outputs")
         outputs = outputs if isinstance(outputs, dict) else {}
         cell = next((outputs.get(k) for k in CONTEXT_KEYS if k in outputs), None)
-        out.append(parse_list_literal(cell, display, i, "run.outputs.contexts"))
-    return out
+        contexts.append(parse_list_literal(cell, display, i, "run.outputs.contexts"))
+    return make_texts(
+        policies,
+        examples,
+        [_first_truthy(r.get("inputs"), QUESTION_KEYS) for r in raw.runs],
+        [_first_truthy(r.get("outputs"), RESPONSE_KEYS) for r in raw.runs],
+        contexts,
+        display=display,
+    )
 
 
 def _load_raw(request: AdapterRequest) -> AdapterResult:
     source, display = request.source, request.display_path
-    lines = _raw_lines(request)
-    wrapped = "run" in lines[0]
-    runs = _runs(lines, display) if wrapped else lines
-    examples, pairing, key_col = _raw_examples(request, lines, runs, wrapped)
-    policies = _raw_policies(request, runs)
-    run_ids = [str(r["id"]) if r.get("id") is not None else None for r in runs]
-    inputs = [r.get("inputs") for r in runs]
-    line_nos = list(range(1, len(lines) + 1))
+    raw = _RawRows.read(request)
+    examples, pairing, key_col = raw.examples()
+    policies = raw.policies()
+    run_ids = [str(r["id"]) if r.get("id") is not None else None for r in raw.runs]
+    inputs = [r.get("inputs") for r in raw.runs]
+    line_nos = list(range(1, len(raw.lines) + 1))
     examples, groups = repetitions(
         RowKeys.of(policies, examples, line_nos),
         run_ids,
         inputs,
         display=display,
-        run_column="run.id" if wrapped else "id",
+        run_column="run.id" if raw.wrapped else "id",
     )
     check_unique_keys(policies, examples, line_nos, display, key_col)
 
-    per_line, available, categorical = _raw_feedback(lines, runs, wrapped, display)
+    per_line, available, categorical = raw.feedback()
     ops = bool(source.options.get("include_operational"))
     if ops:
         available.update(_RAW_OPERATIONAL)
     chosen = select_metrics(available, source.metrics, display)
     records: list[Record] = []
-    for i, (fb, r) in enumerate(zip(per_line, runs, strict=True), start=1):
+    for i, fb in enumerate(per_line, start=1):
         p, e = policies[i - 1], examples[i - 1]
         for key, metric in chosen.items():
-            records.append((p, e, metric, *_raw_value(key, fb, r, ops, (display, i)), i))
-    notes = [
-        f"shape: {'experiment rows {run, example, evaluation_results}' if wrapped else 'runs'}"
-    ]
+            records.append((p, e, metric, *_raw_value(raw, i, key, fb, ops), i))
+    shape = "experiment rows {run, example, evaluation_results}" if raw.wrapped else "runs"
+    notes = [f"shape: {shape}"]
     if categorical:
         notes.append(f"non-numeric feedback not read as metrics: {', '.join(categorical)}")
-    notes += _repetition_notes(groups)
-    texts = make_texts(
-        policies,
-        examples,
-        [_first_truthy(r.get("inputs"), QUESTION_KEYS) for r in runs],
-        [_first_truthy(r.get("outputs"), RESPONSE_KEYS) for r in runs],
-        _raw_contexts(runs, display),
-        display=display,
-    )
     return tool_result(
         request,
         FORMAT,
         evidence=with_groups(records_evidence(request, FORMAT, records), groups),
         metric_names=chosen,
         pairing_method=pairing,
-        rows_read=len(lines),
-        notes=notes,
-        texts=texts,
+        rows_read=len(raw.lines),
+        notes=notes + _repetition_notes(groups),
+        texts=_raw_texts(raw, policies, examples),
     )
 
 

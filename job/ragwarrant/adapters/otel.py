@@ -137,101 +137,117 @@ _EXTREMES = (("start", "example_lo", "policy_lo"), ("end", "example_hi", "policy
 class SpanReduction:
     """Per-(policy, example) operational metrics and the counts behind them."""
 
-    table: (
-        pa.Table
-    )  # policy, example, api_calls, cost_usd, latency_ms, input_tokens, output_tokens, ...
+    #: policy, example, api_calls, cost_usd, latency_ms, input_tokens, output_tokens, ...
+    table: pa.Table
     spans: int
     traces: int
     counts: dict[str, int] = field(default_factory=dict)
 
 
-def _resolved_for(
-    t: pa.Table, resolved: Resolved | None, fields: SpanFields, display: str
-) -> Resolved:
-    """The field locations of a batch (re-resolved when its columns differ from the last)."""
-    if resolved is not None and not any(
-        v is not None and v[0] not in t.schema.names for v in resolved.found.values()
-    ):
-        return resolved
-    resolved = resolve(t.schema, fields)
-    if resolved.found["example"] is None:
-        raise no_example_attribute(
-            display,
-            fields.example,
-            t.schema.names,
-            hint="set columns.example_id to the attribute that holds the example id",
-        )
-    return resolved
-
-
 @dataclass
 class _PerTrace:
-    """Per-trace totals of a streamed file, the key codes behind them, and the span count."""
-
-    totals: TraceTotals
-    codes: dict[str, KeyCodes]
-    spans: int
-
-
-def _coded(codes: dict[str, KeyCodes], spans: pa.Table) -> tuple[np.ndarray, pa.Table]:
-    """A batch of normalized spans with its keys as codes: the trace code of each row, and the
-    columns with each row's example and policy code as lowest and highest (null skipped)."""
-    coded = {key: coder.encode(one_chunk(spans.column(key))) for key, coder in codes.items()}
-    for key in ("example", "policy"):
-        spans = spans.append_column(f"{key}_lo", coded[key]).append_column(f"{key}_hi", coded[key])
-    return coded["trace"].to_numpy(), spans
-
-
-def _prepared(
-    batches: Iterable[pa.Table | pa.RecordBatch],
-    fields: SpanFields,
-    prices: dict[str, dict[str, float]],
-    display: str,
-    codes: dict[str, KeyCodes],
-) -> Iterator[tuple[np.ndarray, pa.Table, int]]:
-    """Each non-empty batch normalized and coded: (trace codes, columns, its first file row)."""
-    resolved: Resolved | None = None
-    first_row = 1
-    for batch in batches:
-        t = batch if isinstance(batch, pa.Table) else pa.Table.from_batches([batch])
-        resolved = _resolved_for(t, resolved, fields, display)
-        if t.num_rows == 0:
-            continue
-        yield (*_coded(codes, normalize(t, resolved, prices, display, first_row)), first_row)
-        first_row += t.num_rows
-
-
-def _per_trace_parts(
-    batches: Iterable[pa.Table | pa.RecordBatch],
-    fields: SpanFields,
-    prices: dict[str, dict[str, float]],
-    display: str,
-    sums: tuple[str, ...] = _SUMS,
-) -> _PerTrace:
-    """Spans reduced per trace as they stream (memory grows with traces, not spans); ``sums``:
-    the span columns summed per trace.
+    """A spans file folded per trace as it streams: the totals, the key codes behind them and
+    the span count, with the fields and file name it is read with.
 
     Reading, normalizing and folding run in one thread: a reader thread saved 20-30 % wall
     time but cost more CPU, and one thread meets every target (bench/bench_telemetry.py).
     """
-    acc = _PerTrace(
-        TraceTotals(sums, *_EXTREMES, first="row"), {key: KeyCodes() for key in _KEYS}, 0
-    )
-    for trace, spans, first_row in _prepared(batches, fields, prices, display, acc.codes):
-        acc.totals.add(trace, spans, first_row)
-        acc.spans += spans.num_rows
-    if acc.spans == 0:
-        raise EvidenceError(
-            "evidence-empty",
-            f"{display} has no spans",
-            file=display,
-            expected="at least one span",
-            found="0 spans",
+
+    fields: SpanFields
+    display: str
+    totals: TraceTotals
+    codes: dict[str, KeyCodes] = field(default_factory=lambda: {k: KeyCodes() for k in _KEYS})
+    spans: int = 0
+
+    def resolved_for(self, t: pa.Table, resolved: Resolved | None) -> Resolved:
+        """The field locations of a batch (re-resolved when its columns differ from the last)."""
+        if resolved is not None and not any(
+            v is not None and v[0] not in t.schema.names for v in resolved.found.values()
+        ):
+            return resolved
+        resolved = resolve(t.schema, self.fields)
+        if resolved.found["example"] is None:
+            raise no_example_attribute(
+                self.display,
+                self.fields.example,
+                t.schema.names,
+                hint="set columns.example_id to the attribute that holds the example id",
+            )
+        return resolved
+
+    def coded(self, spans: pa.Table) -> tuple[np.ndarray, pa.Table]:
+        """A batch of normalized spans with its keys as codes: the trace code of each row, and
+        the columns with each row's example and policy code as lowest and highest (null
+        skipped)."""
+        coded = {
+            key: coder.encode(one_chunk(spans.column(key))) for key, coder in self.codes.items()
+        }
+        for key in ("example", "policy"):
+            spans = spans.append_column(f"{key}_lo", coded[key]).append_column(
+                f"{key}_hi", coded[key]
+            )
+        return coded["trace"].to_numpy(), spans
+
+    def fold(
+        self, batches: Iterable[pa.Table | pa.RecordBatch], prices: dict[str, dict[str, float]]
+    ) -> None:
+        """Normalize, code and add every non-empty batch (memory grows with traces, not spans).
+
+        Raises:
+            EvidenceError: ``evidence-empty`` when the file has no spans; as ``normalize``.
+        """
+        resolved: Resolved | None = None
+        first_row = 1
+        for batch in batches:
+            t = batch if isinstance(batch, pa.Table) else pa.Table.from_batches([batch])
+            resolved = self.resolved_for(t, resolved)
+            if t.num_rows == 0:
+                continue
+            trace, spans = self.coded(normalize(t, resolved, prices, self.display, first_row))
+            self.totals.add(trace, spans, first_row)
+            self.spans += spans.num_rows
+            first_row += t.num_rows
+        if self.spans == 0:
+            raise EvidenceError(
+                "evidence-empty",
+                f"{self.display} has no spans",
+                file=self.display,
+                expected="at least one span",
+                found="0 spans",
+            )
+
+    def traces(self) -> pa.Table:
+        """One row per trace (in order of first appearance) with its example and policy.
+
+        Raises:
+            EvidenceError: a trace naming two examples or policies, or none naming an example.
+        """
+        count = len(self.codes["trace"])
+        traces = self.totals.table(count)
+        traces = traces.append_column(
+            "trace", self.codes["trace"].decode(pa.array(np.arange(count)))
         )
-    return acc
+        for key in ("example", "policy"):
+            _trace_conflict(self, traces, key)
+            traces = traces.append_column(key, self.codes[key].decode(traces.column(f"{key}_lo")))
+        no_example = pc.is_null(traces.column("example"))
+        if pc.any(no_example).as_py():
+            i = pc.index(no_example, True).as_py()
+            raise EvidenceError(
+                "evidence-null-key",
+                f"{self.display} row {traces.column('row')[i].as_py()}: no span of trace "
+                f"{traces.column('trace')[i].as_py()!r} carries an example id",
+                hint="put the example id attribute on the root span (or every span) of each trace",
+                file=self.display,
+                row=traces.column("row")[i].as_py(),
+                column=self.fields.example[0],
+                expected="an example id on some span of the trace",
+                found="none",
+            )
+        return traces
 
 
-def _trace_conflict(acc: _PerTrace, traces: pa.Table, key: str, display: str) -> None:
+def _trace_conflict(acc: _PerTrace, traces: pa.Table, key: str) -> None:
     """Raise when a trace's spans name two different ``key`` ids (examples or policies)."""
     lo, hi = traces.column(f"{key}_lo"), traces.column(f"{key}_hi")
     clash = pc.fill_null(pc.not_equal(lo, hi), False)
@@ -242,12 +258,11 @@ def _trace_conflict(acc: _PerTrace, traces: pa.Table, key: str, display: str) ->
     first, second = sorted(
         acc.codes[key].decode(pa.array([lo[i].as_py(), hi[i].as_py()], pa.int64())).to_pylist()
     )
-    row = traces.column("row")[i].as_py()
+    row, trace = traces.column("row")[i].as_py(), traces.column("trace")[i].as_py()
     raise EvidenceError(
         "evidence-trace-conflict",
-        f"{display} row {row}: trace {traces.column('trace')[i].as_py()!r} names two {what}: "
-        f"{first!r} and {second!r}",
-        file=display,
+        f"{acc.display} row {row}: trace {trace!r} names two {what}: {first!r} and {second!r}",
+        file=acc.display,
         row=row,
         column=key,
         expected=f"one of the {what} per trace",
@@ -255,42 +270,8 @@ def _trace_conflict(acc: _PerTrace, traces: pa.Table, key: str, display: str) ->
     )
 
 
-def _traces(acc: _PerTrace, fields: SpanFields, display: str) -> pa.Table:
-    """One row per trace (in order of first appearance) with its example and policy.
-
-    Raises:
-        EvidenceError: a trace naming two examples or policies, or none naming an example.
-    """
-    count = len(acc.codes["trace"])
-    traces = acc.totals.table(count)
-    traces = traces.append_column("trace", acc.codes["trace"].decode(pa.array(np.arange(count))))
-    for key in ("example", "policy"):
-        _trace_conflict(acc, traces, key, display)
-        traces = traces.append_column(key, acc.codes[key].decode(traces.column(f"{key}_lo")))
-    no_example = pc.is_null(traces.column("example"))
-    if pc.any(no_example).as_py():
-        i = pc.index(no_example, True).as_py()
-        raise EvidenceError(
-            "evidence-null-key",
-            f"{display} row {traces.column('row')[i].as_py()}: no span of trace "
-            f"{traces.column('trace')[i].as_py()!r} carries an example id",
-            hint="put the example id attribute on the root span (or every span) of each trace",
-            file=display,
-            row=traces.column("row")[i].as_py(),
-            column=fields.example[0],
-            expected="an example id on some span of the trace",
-            found="none",
-        )
-    return traces
-
-
 #: token metric → the span column summed for it (only when the metric is wanted)
 _TOKEN_SUMS = {"input_tokens": "in_tok", "output_tokens": "out_tok"}
-
-
-def _summed(g: pa.Table) -> set[str]:
-    """The span columns summed in a per-example table (``<column>_sum``)."""
-    return {n.removesuffix("_sum") for n in g.schema.names if n.endswith("_sum")}
 
 
 _PER_EXAMPLE_SUMS = (
@@ -353,12 +334,12 @@ def reduce_spans(
             trace with no example id; wrong types (via the column readers).
     """
     unwanted = {s for m, s in _TOKEN_SUMS.items() if m not in metrics}
-    acc = _per_trace_parts(
-        batches, fields, prices, display, tuple(c for c in _SUMS if c not in unwanted)
-    )
-    traces = _traces(acc, fields, display)
+    sums = tuple(c for c in _SUMS if c not in unwanted)
+    acc = _PerTrace(fields, display, TraceTotals(sums, *_EXTREMES, first="row"))
+    acc.fold(batches, prices)
+    traces = acc.traces()
     g = _per_example(traces)
-    unmeasured, summed = pa.nulls(g.num_rows, pa.float64()), _summed(g)
+    unmeasured, summed = pa.nulls(g.num_rows, pa.float64()), g.schema.names
     table = pa.table(
         {
             "policy": g.column("policy"),
@@ -366,8 +347,8 @@ def reduce_spans(
             "api_calls": pc.cast(g.column("llm_sum"), pa.float64()),
             "cost_usd": g.column("cost_sum"),
             "latency_ms": g.column("dur_ms_sum"),
-            "input_tokens": g.column("in_tok_sum") if "in_tok" in summed else unmeasured,
-            "output_tokens": g.column("out_tok_sum") if "out_tok" in summed else unmeasured,
+            "input_tokens": g.column("in_tok_sum") if "in_tok_sum" in summed else unmeasured,
+            "output_tokens": g.column("out_tok_sum") if "out_tok_sum" in summed else unmeasured,
             "cost_missing": g.column("cost_missing_sum"),
             "in_missing": g.column("in_missing_sum"),
             "out_missing": g.column("out_missing_sum"),
@@ -392,12 +373,16 @@ def reduce_spans(
 # --- the adapter -----------------------------------------------------------------------------
 
 
-def _fields_for(request: AdapterRequest, extra_example: tuple[str, ...] = ()) -> SpanFields:
+def span_fields(request: AdapterRequest, *, metadata: bool = False) -> SpanFields:
+    """The example and policy fields of the source's ``columns`` (the policy only when mapped);
+    with ``metadata`` each is also looked up in the ``metadata`` attribute, the policy also as
+    ``metadata.policy`` (Phoenix's ``attributes.metadata``)."""
     cols = request.source.columns
-    return SpanFields(
-        example=(cols.example_id, *extra_example),
-        policy=(cols.policy_id,) if cols.policy_id else (),
-    )
+    also = ("metadata.",) if metadata else ()
+    example = (cols.example_id, *(f"{m}{cols.example_id}" for m in also))
+    pid = cols.policy_id
+    policy = (pid, *(f"{m}{c}" for m in also for c in (pid, "policy"))) if pid else ()
+    return SpanFields(example=example, policy=policy)
 
 
 def span_batches(
@@ -437,11 +422,7 @@ def span_batches(
         return iter_otlp_json_batches(path, display, document=document), "OTLP JSON document"
     if source.format == "jsonl":
         with path.open("rb") as fh:
-            first = b""
-            for line in fh:
-                if line.strip():
-                    first = line
-                    break
+            first = next((line for line in fh if line.strip()), b"")
         if not first:
             raise EvidenceError(
                 "evidence-empty",
@@ -546,4 +527,4 @@ def load(request: AdapterRequest) -> AdapterResult:
         EvidenceError: empty file; no example id attribute; a trace naming two examples or
             policies; wrong types; rows of policies the contract does not declare.
     """
-    return load_spans(request, FORMAT, fields=_fields_for(request))
+    return load_spans(request, FORMAT, fields=span_fields(request))

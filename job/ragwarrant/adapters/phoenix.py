@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -62,7 +63,7 @@ from ragwarrant.adapters._integrity import READER_FAILURES, require_columns
 from ragwarrant.adapters._rows import check_unique_keys, input_dir_of, make_texts
 from ragwarrant.adapters._spans import SpanFields, get_column, no_example_attribute, resolve_one
 from ragwarrant.adapters._tables import open_parquet, read_table
-from ragwarrant.adapters.otel import load_spans
+from ragwarrant.adapters.otel import load_spans, span_fields
 from ragwarrant.contract import DOCUMENT_REDUCERS, is_readable_file, resolve_inside
 from ragwarrant.errors import EvidenceError
 
@@ -92,14 +93,6 @@ FORMAT = ToolFormat(
     columns=_columns_rule,
 )
 Cell = tuple[float | None, str | None]
-
-
-def _span_fields(request: AdapterRequest) -> SpanFields:
-    cols = request.source.columns
-    policy = (
-        (cols.policy_id, f"metadata.{cols.policy_id}", "metadata.policy") if cols.policy_id else ()
-    )
-    return SpanFields(example=(cols.example_id, f"metadata.{cols.example_id}"), policy=policy)
 
 
 def span_index(
@@ -175,131 +168,6 @@ def _score_cell(cell: Any, display: str, row: int, column: str) -> dict[str, Any
     )
 
 
-def _join_spans(
-    request: AdapterRequest, table: pa.Table, notes: list[str]
-) -> tuple[list[str], list[str | None], str]:
-    """Example id and policy of each row, through its span id and ``options.spans``."""
-    source, display = request.source, request.display_path
-    names = table.schema.names
-    span_col = next((c for c in SPAN_ID_COLUMNS if c in names), None)
-    if span_col is None:
-        require_columns(names, [SPAN_ID_COLUMNS[0]], display)
-    assert span_col is not None
-    spans_rel = source.options.get("spans")
-    if not isinstance(spans_rel, str) or not spans_rel:
-        raise EvidenceError(
-            "evidence-spans-needed",
-            f"{display}: Phoenix evaluations carry no example id; they are joined to spans",
-            hint="set options.spans to the spans file of the same run (relative to the input "
-            "directory), or pairing: question-hash",
-            file=display,
-            expected="options.spans",
-            found="nothing",
-        )
-    spans_path = resolve_inside(input_dir_of(request.path, source.path, display), spans_rel)
-    if not is_readable_file(spans_path):
-        raise EvidenceError(
-            "evidence-spans-missing",
-            f"{display}: options.spans names {spans_rel}, which is not a readable file in the "
-            "input directory",
-            hint="copy the spans export of the same run there, or fix options.spans",
-            file=display,
-            expected=f"a spans file at {spans_rel}",
-            found="no such file",
-        )
-    index = span_index(spans_path, spans_rel, _span_fields(request))
-    span_ids = column_as_string(table, span_col, display, allow_null=False).to_pylist()
-    examples: list[str] = []
-    file_policies: list[str | None] = []
-    for i, s in enumerate(span_ids, start=1):
-        hit = index.get(s)
-        if hit is None or hit[0] is None:
-            raise EvidenceError(
-                "evidence-join-miss",
-                f"{display} row {i}: span {s!r} is not in {spans_rel}"
-                if hit is None
-                else f"{display} row {i}: the trace of span {s!r} carries no example id",
-                hint="options.spans must name the spans file of the run these evaluations scored",
-                file=display,
-                row=i,
-                column=span_col,
-                expected=f"a span id of {spans_rel}",
-                found=s,
-            )
-        examples.append(hit[0])
-        file_policies.append(hit[1])
-    notes.append(f"joined {span_col} to {spans_rel} (example id and policy of the span's trace)")
-    return examples, file_policies, span_col
-
-
-def _joins_spans(request: AdapterRequest, table: pa.Table) -> bool:
-    """``pairing: auto``: join through the spans unless the frame is keyed by the example id
-    column instead (``columns.example_id`` present, and no span id column or no
-    ``options.spans``): ``evaluate_dataframe`` returns its input's columns, so a frame built
-    from the dataset rather than from spans holds the example id itself."""
-    names = table.schema.names
-    if request.source.columns.example_id not in names:
-        return True
-    has_span = any(c in names for c in SPAN_ID_COLUMNS)
-    return has_span and bool(request.source.options.get("spans"))
-
-
-def _row_keys(
-    request: AdapterRequest, table: pa.Table, notes: list[str]
-) -> tuple[list[str], list[str], str, str]:
-    """``(policies, examples, pairing, key column)`` of every row of an evaluations frame (rows
-    of one example may repeat: one per annotation or per retrieved document)."""
-    source, display = request.source, request.display_path
-    n = table.num_rows
-    if source.pairing == "span-join" or (source.pairing == "auto" and _joins_spans(request, table)):
-        examples, file_policies, key_col = _join_spans(request, table, notes)
-        pairing = "span-join"
-    elif source.pairing == "question-hash":
-        examples = ids_from_questions(table, "input", display)
-        file_policies, pairing, key_col = [None] * n, "question-hash", "input"
-    else:
-        key_col = source.columns.example_id
-        examples = ids_from_column(table, key_col, display)
-        file_policies, pairing = [None] * n, "id-column"
-    if source.policy is None and all(p is None for p in file_policies):
-        raise undeclared_policy(
-            display,
-            "neither the evaluations nor their spans name a policy,",
-            hint="add 'policy: <id>' to this evidence source",
-        )
-    rows = list(range(1, n + 1))
-    policies = resolve_policies(request, file_policies, rows, "metadata.policy of the joined span")
-    return policies, examples, pairing, key_col
-
-
-def _legacy_records(
-    request: AdapterRequest, table: pa.Table, keys: tuple[list[str], list[str]]
-) -> tuple[list[Record], dict[str, str]]:
-    """The records of a legacy SpanEvaluations frame (label, score, explanation)."""
-    source, display = request.source, request.display_path
-    require_columns(table.schema.names, ["score"], display)
-    if not source.metrics:
-        raise EvidenceError(
-            "evidence-metric-name-needed",
-            f"{display} is a SpanEvaluations frame (label, score, explanation) and does not "
-            "name its evaluation",
-            hint="give the metric id with metrics: {score: <metric id>}",
-            file=display,
-            column="score",
-            expected="metrics: {score: <id>}",
-            found="no mapping",
-        )
-    chosen = select_metrics({"score": "score"}, source.metrics, display)
-    values, reason = column_as_float(table, "score", display)
-    metric = chosen["score"]
-    policies, examples = keys
-    records: list[Record] = [
-        (policies[i], examples[i], metric, v, r, i + 1)
-        for i, (v, r) in enumerate(zip(values.to_pylist(), reason.to_pylist(), strict=True))
-    ]
-    return records, chosen
-
-
 def _score_value(cell: Any, det: Any, at: tuple[str, int, str]) -> tuple[Cell, str | None]:
     """One evaluation's ``(value, reason)`` and the direction its Score declares."""
     display, i, col = at
@@ -322,43 +190,6 @@ def _score_value(cell: Any, det: Any, at: tuple[str, int, str]) -> tuple[Cell, s
     return float_cell(score["score"], display, i, f"{col}.score"), direction
 
 
-def _score_records(
-    request: AdapterRequest,
-    table: pa.Table,
-    keys: tuple[list[str], list[str]],
-    notes: list[str],
-) -> tuple[list[Record], dict[str, str], dict[str, str]]:
-    """The records of a phoenix-evals ``evaluate_dataframe`` frame (``<name>_score`` cells)."""
-    source, display = request.source, request.display_path
-    names = table.schema.names
-    score_cols = [c for c in names if c.endswith("_score") and c != "score"]
-    available = {c[: -len("_score")]: snake_metric_id(c[: -len("_score")]) for c in score_cols}
-    chosen = select_metrics(available, source.metrics, display)
-    policies, examples = keys
-    records: list[Record] = []
-    errors = 0
-    directions: dict[str, str] = {}
-    for name, metric in chosen.items():
-        col = f"{name}_score"
-        details_col = f"{name}_execution_details"
-        details = cells_or_nulls(table, details_col if details_col in names else None)
-        for i, (cell, det) in enumerate(zip(table.column(col).to_pylist(), details, strict=True)):
-            (v, r), direction = _score_value(cell, det, (display, i + 1, col))
-            errors += r == "error"
-            if direction:
-                directions[metric] = direction
-            records.append((policies[i], examples[i], metric, v, r, i + 1))
-    notes.append("shape: phoenix-evals evaluate_dataframe (<name>_score cells)")
-    if errors:
-        notes.append(
-            f"{errors} evaluation(s) did not complete and count as missing (reason 'error')"
-        )
-    for metric, direction in sorted(directions.items()):
-        if direction.lower() == "minimize":
-            notes.append(f"{metric}: the Score says direction 'minimize' (lower is better)")
-    return records, chosen, _declared_directions(directions)
-
-
 _DIRECTIONS = {"maximize": "higher_is_better", "minimize": "lower_is_better"}
 
 
@@ -367,32 +198,243 @@ def _declared_directions(directions: dict[str, str]) -> dict[str, str]:
     return {m: _DIRECTIONS[d.lower()] for m, d in directions.items() if d.lower() in _DIRECTIONS}
 
 
-def _annotation_records(
-    request: AdapterRequest, table: pa.Table, keys: tuple[list[str], list[str]], notes: list[str]
-) -> tuple[list[Record], dict[str, str], dict[str, str]]:
+def _reduce_documents(values: list[float | None], how: str) -> Cell:
+    if any(v is None for v in values):
+        return None, "null"
+    present = [v for v in values if v is not None]
+    if how == "mean":
+        return sum(present) / len(present), None
+    if how == "max":
+        return max(present), None
+    return (1.0 if any(v > 0 for v in present) else 0.0), None
+
+
+_METADATA_FAILURES: tuple[type[BaseException], ...] = (
+    *READER_FAILURES,
+    KeyError,
+    TypeError,
+    orjson.JSONDecodeError,
+)
+
+
+def eval_name(path: Path) -> str | None:
+    """The ``eval_name`` Phoenix's ``Evaluations.save`` writes into the Parquet metadata."""
+    try:
+        meta = pq.read_schema(path).metadata or {}
+        return str(orjson.loads(meta[b"arize"])["eval_name"])
+    except _METADATA_FAILURES:
+        return None
+
+
+@dataclass
+class _Evaluations:
+    """A Phoenix evaluations frame being read: the request, its table, the provenance notes so
+    far and, once ``index`` ran, each row's policy and example id. The readers of each shape
+    (``_score_records``, ``_annotation_records`` ...) take it whole."""
+
+    request: AdapterRequest
+    table: pa.Table
+    notes: list[str] = field(default_factory=list)
+    policies: list[str] = field(default_factory=list)
+    examples: list[str] = field(default_factory=list)
+
+    def joins_spans(self) -> bool:
+        """``pairing: auto``: join through the spans unless the frame is keyed by the example id
+        column instead (``columns.example_id`` present, and no span id column or no
+        ``options.spans``): ``evaluate_dataframe`` returns its input's columns, so a frame built
+        from the dataset rather than from spans holds the example id itself."""
+        names = self.table.schema.names
+        if self.request.source.columns.example_id not in names:
+            return True
+        has_span = any(c in names for c in SPAN_ID_COLUMNS)
+        return has_span and bool(self.request.source.options.get("spans"))
+
+    def index(self) -> tuple[str, str]:
+        """Set each row's policy and example (rows of one example may repeat: one per annotation
+        or per retrieved document); return the pairing method and the key column."""
+        source, display = self.request.source, self.request.display_path
+        n = self.table.num_rows
+        if source.pairing == "span-join" or (source.pairing == "auto" and self.joins_spans()):
+            examples, file_policies, key_col = _join_spans(self)
+            pairing = "span-join"
+        elif source.pairing == "question-hash":
+            examples = ids_from_questions(self.table, "input", display)
+            file_policies, pairing, key_col = [None] * n, "question-hash", "input"
+        else:
+            key_col = source.columns.example_id
+            examples = ids_from_column(self.table, key_col, display)
+            file_policies, pairing = [None] * n, "id-column"
+        if source.policy is None and all(p is None for p in file_policies):
+            raise undeclared_policy(
+                display,
+                "neither the evaluations nor their spans name a policy,",
+                hint="add 'policy: <id>' to this evidence source",
+            )
+        rows = list(range(1, n + 1))
+        where = "metadata.policy of the joined span"
+        self.policies = resolve_policies(self.request, file_policies, rows, where)
+        self.examples = examples
+        return pairing, key_col
+
+    def records(self) -> tuple[list[Record], dict[str, str], dict[str, str], str]:
+        """Records, chosen metrics, declared directions and pairing method of any shape."""
+        names = self.table.schema.names
+        pairing, key_col = self.index()
+        if "annotation_name" in names:
+            return (*_annotation_records(self), pairing)
+        if "document_position" in names:
+            return (*_document_records(self), {}, pairing)
+        rows = list(range(1, self.table.num_rows + 1))  # one row per example in the other shapes
+        check_unique_keys(self.policies, self.examples, rows, self.request.display_path, key_col)
+        if any(c.endswith("_score") and c != "score" for c in names):
+            return (*_score_records(self), pairing)
+        records, chosen = _legacy_records(self)
+        self.notes.append("shape: legacy SpanEvaluations (label, score, explanation)")
+        return records, chosen, {}, pairing
+
+
+def _join_spans(frame: _Evaluations) -> tuple[list[str], list[str | None], str]:
+    """Example id and policy of each row, through its span id and ``options.spans``."""
+    source, display = frame.request.source, frame.request.display_path
+    names = frame.table.schema.names
+    span_col = next((c for c in SPAN_ID_COLUMNS if c in names), None)
+    if span_col is None:
+        require_columns(names, [SPAN_ID_COLUMNS[0]], display)
+    assert span_col is not None
+    spans_rel = source.options.get("spans")
+    if not isinstance(spans_rel, str) or not spans_rel:
+        raise EvidenceError(
+            "evidence-spans-needed",
+            f"{display}: Phoenix evaluations carry no example id; they are joined to spans",
+            hint="set options.spans to the spans file of the same run (relative to the input "
+            "directory), or pairing: question-hash",
+            file=display,
+            expected="options.spans",
+            found="nothing",
+        )
+    spans_path = resolve_inside(input_dir_of(frame.request.path, source.path, display), spans_rel)
+    if not is_readable_file(spans_path):
+        raise EvidenceError(
+            "evidence-spans-missing",
+            f"{display}: options.spans names {spans_rel}, which is not a readable file in the "
+            "input directory",
+            hint="copy the spans export of the same run there, or fix options.spans",
+            file=display,
+            expected=f"a spans file at {spans_rel}",
+            found="no such file",
+        )
+    index = span_index(spans_path, spans_rel, span_fields(frame.request, metadata=True))
+    span_ids = column_as_string(frame.table, span_col, display, allow_null=False).to_pylist()
+    examples: list[str] = []
+    file_policies: list[str | None] = []
+    for i, s in enumerate(span_ids, start=1):
+        hit = index.get(s)
+        if hit is None or hit[0] is None:
+            raise EvidenceError(
+                "evidence-join-miss",
+                f"{display} row {i}: span {s!r} is not in {spans_rel}"
+                if hit is None
+                else f"{display} row {i}: the trace of span {s!r} carries no example id",
+                hint="options.spans must name the spans file of the run these evaluations scored",
+                file=display,
+                row=i,
+                column=span_col,
+                expected=f"a span id of {spans_rel}",
+                found=s,
+            )
+        examples.append(hit[0])
+        file_policies.append(hit[1])
+    frame.notes.append(
+        f"joined {span_col} to {spans_rel} (example id and policy of the span's trace)"
+    )
+    return examples, file_policies, span_col
+
+
+def _legacy_records(frame: _Evaluations) -> tuple[list[Record], dict[str, str]]:
+    """The records of a legacy SpanEvaluations frame (label, score, explanation)."""
+    source, display = frame.request.source, frame.request.display_path
+    require_columns(frame.table.schema.names, ["score"], display)
+    if not source.metrics:
+        raise EvidenceError(
+            "evidence-metric-name-needed",
+            f"{display} is a SpanEvaluations frame (label, score, explanation) and does not "
+            "name its evaluation",
+            hint="give the metric id with metrics: {score: <metric id>}",
+            file=display,
+            column="score",
+            expected="metrics: {score: <id>}",
+            found="no mapping",
+        )
+    chosen = select_metrics({"score": "score"}, source.metrics, display)
+    values, reason = column_as_float(frame.table, "score", display)
+    metric = chosen["score"]
+    policies, examples = frame.policies, frame.examples
+    records: list[Record] = [
+        (policies[i], examples[i], metric, v, r, i + 1)
+        for i, (v, r) in enumerate(zip(values.to_pylist(), reason.to_pylist(), strict=True))
+    ]
+    return records, chosen
+
+
+def _score_records(frame: _Evaluations) -> tuple[list[Record], dict[str, str], dict[str, str]]:
+    """The records of a phoenix-evals ``evaluate_dataframe`` frame (``<name>_score`` cells)."""
+    source, display = frame.request.source, frame.request.display_path
+    names = frame.table.schema.names
+    score_cols = [c for c in names if c.endswith("_score") and c != "score"]
+    available = {c[: -len("_score")]: snake_metric_id(c[: -len("_score")]) for c in score_cols}
+    chosen = select_metrics(available, source.metrics, display)
+    policies, examples = frame.policies, frame.examples
+    records: list[Record] = []
+    errors = 0
+    directions: dict[str, str] = {}
+    for name, metric in chosen.items():
+        col = f"{name}_score"
+        details_col = f"{name}_execution_details"
+        details = cells_or_nulls(frame.table, details_col if details_col in names else None)
+        for i, (cell, det) in enumerate(
+            zip(frame.table.column(col).to_pylist(), details, strict=True)
+        ):
+            (v, r), direction = _score_value(cell, det, (display, i + 1, col))
+            errors += r == "error"
+            if direction:
+                directions[metric] = direction
+            records.append((policies[i], examples[i], metric, v, r, i + 1))
+    frame.notes.append("shape: phoenix-evals evaluate_dataframe (<name>_score cells)")
+    if errors:
+        frame.notes.append(
+            f"{errors} evaluation(s) did not complete and count as missing (reason 'error')"
+        )
+    for metric, direction in sorted(directions.items()):
+        if direction.lower() == "minimize":
+            frame.notes.append(f"{metric}: the Score says direction 'minimize' (lower is better)")
+    return records, chosen, _declared_directions(directions)
+
+
+def _annotation_records(frame: _Evaluations) -> tuple[list[Record], dict[str, str], dict[str, str]]:
     """Records of a long annotation frame: one row per (span, annotation_name).
 
-    ``to_annotation_dataframe`` writes ``score``; the client's ``get_span_annotations_dataframe``
-    writes ``result.score``. Each annotation name is a metric (snake_case id).
+    ``to_annotation_dataframe`` writes ``score``; the client's
+    ``get_span_annotations_dataframe`` writes ``result.score``. Each annotation name is a
+    metric (snake_case id).
 
     Raises:
         EvidenceError: ``evidence-duplicate-id`` for an example annotated twice under one name;
             as ``float_cell`` for a score that is not a number.
     """
-    display = request.display_path
-    names = table.schema.names
+    display = frame.request.display_path
+    names = frame.table.schema.names
     score_col = next((c for c in ("score", "result.score") if c in names), "score")
     require_columns(names, [score_col], display)
-    labels = column_as_string(table, "annotation_name", display, allow_null=False).to_pylist()
+    labels = column_as_string(frame.table, "annotation_name", display, allow_null=False).to_pylist()
     available = {a: snake_metric_id(a) for a in dict.fromkeys(labels)}
-    chosen = select_metrics(available, request.source.metrics, display)
-    meta = cells_or_nulls(table, "metadata" if "metadata" in names else None)
-    policies, examples = keys
+    chosen = select_metrics(available, frame.request.source.metrics, display)
+    meta = cells_or_nulls(frame.table, "metadata" if "metadata" in names else None)
+    policies, examples = frame.policies, frame.examples
     records: list[Record] = []
     first: dict[tuple[str, str, str], int] = {}
     directions: dict[str, str] = {}
     for i, (name, cell, m) in enumerate(
-        zip(labels, table.column(score_col).to_pylist(), meta, strict=True), start=1
+        zip(labels, frame.table.column(score_col).to_pylist(), meta, strict=True), start=1
     ):
         if name not in chosen:
             continue
@@ -413,31 +455,21 @@ def _annotation_records(
         if isinstance(m, dict) and m.get("direction"):
             directions[chosen[name]] = str(m["direction"])
         records.append((*key, *float_cell(cell, display, i, score_col), i))
-    notes.append(f"shape: Phoenix annotations, long layout (annotation_name, {score_col})")
+    frame.notes.append(f"shape: Phoenix annotations, long layout (annotation_name, {score_col})")
     return records, chosen, _declared_directions(directions)
 
 
-def _reduce_documents(values: list[float | None], how: str) -> Cell:
-    if any(v is None for v in values):
-        return None, "null"
-    present = [v for v in values if v is not None]
-    if how == "mean":
-        return sum(present) / len(present), None
-    if how == "max":
-        return max(present), None
-    return (1.0 if any(v > 0 for v in present) else 0.0), None
-
-
 def _document_reducer(request: AdapterRequest) -> str:
-    how = request.source.options.get("document_reducer")
+    """``options.document_reducer``, required for DocumentEvaluations."""
+    display, how = request.display_path, request.source.options.get("document_reducer")
     if how not in DOCUMENT_REDUCERS:
         raise EvidenceError(
             "evidence-reducer-needed",
-            f"{request.display_path} holds Phoenix DocumentEvaluations (one row per retrieved "
+            f"{display} holds Phoenix DocumentEvaluations (one row per retrieved "
             "document); say how they become one value per example",
             hint="set options.document_reducer to mean, max or any (any: 1 when some "
             "document scores above 0)",
-            file=request.display_path,
+            file=display,
             column="document_position",
             expected="options.document_reducer: mean | max | any",
             found=str(how) if how is not None else "nothing",
@@ -445,95 +477,47 @@ def _document_reducer(request: AdapterRequest) -> str:
     return str(how)
 
 
-_METADATA_FAILURES: tuple[type[BaseException], ...] = (
-    *READER_FAILURES,
-    KeyError,
-    TypeError,
-    orjson.JSONDecodeError,
-)
-
-
-def eval_name(path: Path) -> str | None:
-    """The ``eval_name`` Phoenix's ``Evaluations.save`` writes into the Parquet metadata."""
-    try:
-        meta = pq.read_schema(path).metadata or {}
-        return str(orjson.loads(meta[b"arize"])["eval_name"])
-    except _METADATA_FAILURES:
-        return None
-
-
-def _document_records(
-    request: AdapterRequest, table: pa.Table, keys: tuple[list[str], list[str]], notes: list[str]
-) -> tuple[list[Record], dict[str, str]]:
+def _document_records(frame: _Evaluations) -> tuple[list[Record], dict[str, str]]:
     """Records of DocumentEvaluations: per-document scores reduced per example.
 
     Raises:
         EvidenceError: ``evidence-reducer-needed`` without ``options.document_reducer``; as
             ``column_as_float`` for a score that is not a number.
     """
-    display = request.display_path
-    how = _document_reducer(request)
-    require_columns(table.schema.names, ["score"], display)
-    name = eval_name(request.path) if request.source.format == "parquet" else None
+    display = frame.request.display_path
+    how = _document_reducer(frame.request)
+    require_columns(frame.table.schema.names, ["score"], display)
+    name = eval_name(frame.request.path) if frame.request.source.format == "parquet" else None
     available = {"score": snake_metric_id(name) if name else "score"}
     if name:
         available = {name: snake_metric_id(name)}
-    chosen = select_metrics(available, request.source.metrics, display)
+    chosen = select_metrics(available, frame.request.source.metrics, display)
     metric = next(iter(chosen.values()))
-    values, _ = column_as_float(table, "score", display)
+    values, _ = column_as_float(frame.table, "score", display)
     groups: dict[tuple[str, str], tuple[int, list[float | None]]] = {}
     for i, v in enumerate(values.to_pylist(), start=1):
-        key = (keys[0][i - 1], keys[1][i - 1])
+        key = (frame.policies[i - 1], frame.examples[i - 1])
         groups.setdefault(key, (i, []))[1].append(v)
     records: list[Record] = [
         (p, e, metric, *_reduce_documents(vs, how), row) for (p, e), (row, vs) in groups.items()
     ]
-    notes.append(
-        f"shape: Phoenix DocumentEvaluations ({table.num_rows} documents reduced to "
+    frame.notes.append(
+        f"shape: Phoenix DocumentEvaluations ({frame.table.num_rows} documents reduced to "
         f"{len(groups)} examples by {how})"
     )
     return records, chosen
 
 
-def _shape_records(
-    request: AdapterRequest, table: pa.Table, notes: list[str]
-) -> tuple[list[Record], dict[str, str], dict[str, str], tuple[list[str], list[str], str]]:
-    """Records, chosen metrics, declared directions and keys of any evaluations shape."""
-    names = table.schema.names
-    policies, examples, pairing, key_col = _row_keys(request, table, notes)
-    keys = (policies, examples)
-    if "annotation_name" in names or "document_position" in names:
-        if "annotation_name" in names:
-            records, chosen, directions = _annotation_records(request, table, keys, notes)
-        else:
-            records, chosen = _document_records(request, table, keys, notes)
-            directions = {}
-        return records, chosen, directions, (policies, examples, pairing)
-    rows = list(range(1, table.num_rows + 1))  # one row per example in the other shapes
-    check_unique_keys(policies, examples, rows, request.display_path, key_col)
-    if not any(c.endswith("_score") and c != "score" for c in names):
-        records, chosen = _legacy_records(request, table, keys)
-        notes.append("shape: legacy SpanEvaluations (label, score, explanation)")
-        directions = {}
-    else:
-        records, chosen, directions = _score_records(request, table, keys, notes)
-    return records, chosen, directions, (policies, examples, pairing)
-
-
 def _load_evaluations(request: AdapterRequest) -> AdapterResult:
     source, display = request.source, request.display_path
-    table = read_table(request.path, source.format, display)
-    names = table.schema.names
-    n = table.num_rows
-    notes: list[str] = []
-    records, chosen, directions, (policies, examples, pairing) = _shape_records(
-        request, table, notes
-    )
+    frame = _Evaluations(request, read_table(request.path, source.format, display))
+    records, chosen, directions, pairing = frame.records()
+    table, n = frame.table, frame.table.num_rows
     texts = None
-    if "input" in names and "output" in names:
+    if "input" in table.schema.names and "output" in table.schema.names:
         texts = make_texts(
-            policies,
-            examples,
+            frame.policies,
+            frame.examples,
             table.column("input").to_pylist(),
             table.column("output").to_pylist(),
             [None] * n,
@@ -546,7 +530,7 @@ def _load_evaluations(request: AdapterRequest) -> AdapterResult:
         metric_names=chosen,
         pairing_method=pairing,
         rows_read=n,
-        notes=notes,
+        notes=frame.notes,
         texts=texts,
     )
     return dataclasses.replace(result, directions=directions)
@@ -575,5 +559,5 @@ def load(request: AdapterRequest) -> AdapterResult:
     if request.source.kind == "telemetry" or (parquet and is_spans_parquet(request.path)):
         if parquet:
             open_parquet(request.path, request.display_path)
-        return load_spans(request, FORMAT, fields=_span_fields(request))
+        return load_spans(request, FORMAT, fields=span_fields(request, metadata=True))
     return _load_evaluations(request)
