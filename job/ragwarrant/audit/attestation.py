@@ -44,6 +44,9 @@ ATTESTATION_FILENAME = "decision.intoto.json"
 STATEMENT_TYPE = "https://in-toto.io/Statement/v1"
 PREDICATE_TYPE = "https://ragwarrant.dev/decision/v1"
 PAYLOAD_TYPE = "application/vnd.in-toto+json"
+SIGNING_CHECK_ID = "attestation-signing"
+"""Id of the ``validation_report.json`` check recording whether the run signed its attestation
+(``expected``: ``dsse-ed25519`` or ``unsigned``; ``found``: the key id when signed)."""
 
 
 class AttestationError(Exception):
@@ -51,18 +54,6 @@ class AttestationError(Exception):
 
     An outcome of verification, not a user error: ``ragwarrant verify`` reports it as a mismatch.
     """
-
-
-def _crypto() -> Any:
-    try:
-        from cryptography.hazmat.primitives import serialization
-    except ImportError as exc:  # pragma: no cover - cryptography is a runtime dependency
-        raise InternalError(
-            "cryptography-missing",
-            "signing and verifying attestations need the 'cryptography' package",
-            hint="reinstall ragwarrant; 'cryptography' is one of its dependencies",
-        ) from exc
-    return serialization
 
 
 def pae(payload_type: str, body: bytes) -> bytes:
@@ -168,7 +159,7 @@ _KEY_FORMS = {  # key kind -> (the PEM form it must have, how to make one)
 def _load_key(path: Path, what: str) -> Any:
     """The Ed25519 key of kind ``what`` (``signing`` or ``public``) in a PEM file of at most
     ``sidefiles.MAX_SIDE_FILE_BYTES``; the errors are those of ``load_private_key``."""
-    serialization = _crypto()
+    from cryptography.hazmat.primitives import serialization
     from cryptography.hazmat.primitives.asymmetric import ed25519
 
     form, hint = _KEY_FORMS[what]
@@ -181,10 +172,11 @@ def _load_key(path: Path, what: str) -> Any:
             hint=f"mount the {what} key as a file and pass its path",
         ) from exc
     try:
-        if what == "signing":
-            key = serialization.load_pem_private_key(data, password=None)
-        else:
-            key = serialization.load_pem_public_key(data)
+        key: object = (
+            serialization.load_pem_private_key(data, password=None)
+            if what == "signing"
+            else serialization.load_pem_public_key(data)
+        )
     except TypeError as exc:
         raise InputError(
             "signing-key-invalid",
@@ -250,7 +242,7 @@ def signing_check(private_key: Ed25519PrivateKey | None) -> ValidationCheck:
 
     signed = private_key is not None
     return ValidationCheck(
-        id="attestation-signing",
+        id=SIGNING_CHECK_ID,
         target="outputs",
         status="info",
         message="decision.intoto.json is a DSSE envelope signed with Ed25519"
@@ -266,7 +258,8 @@ def key_id(public_key: Ed25519PublicKey) -> str:
 
     A hint for picking the key only; DSSE forbids using it for security decisions.
     """
-    serialization = _crypto()
+    from cryptography.hazmat.primitives import serialization
+
     der = public_key.public_bytes(
         serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo
     )

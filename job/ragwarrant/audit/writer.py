@@ -218,11 +218,6 @@ def write_model(path: Path, model: BaseModel, *, sync_dir: bool = True) -> bytes
     return data
 
 
-def _is_orphan_tmp(path: Path) -> bool:
-    """A temp file ``write_atomic`` left: ``.<name>.<random>.tmp``."""
-    return path.is_file() and path.name.startswith(".") and path.name.endswith(".tmp")
-
-
 def _remove(path: Path) -> None:
     if path.is_dir() and not path.is_symlink():
         shutil.rmtree(path, ignore_errors=True)
@@ -245,7 +240,9 @@ def clean_stale(output_dir: Path) -> list[str]:
         if not folder.is_dir():
             continue
         for path in sorted(folder.iterdir()):
-            if path.name.startswith(STAGING_PREFIX) or _is_orphan_tmp(path):
+            name = path.name  # a staging directory, or a temp file ``.<name>.<random>.tmp``
+            orphan_tmp = name.startswith(".") and name.endswith(".tmp") and path.is_file()
+            if name.startswith(STAGING_PREFIX) or orphan_tmp:
                 _remove(path)
                 removed.append(path.relative_to(output_dir).as_posix())
     return removed
@@ -270,13 +267,6 @@ def make_staging(output_dir: Path, run_id: str) -> Path:
     return staging
 
 
-def _link_or_copy(src: Path, dst: Path) -> None:
-    try:
-        os.link(src, dst, follow_symlinks=False)
-    except OSError:
-        shutil.copy2(src, dst, follow_symlinks=False)
-
-
 def _keep_earlier(output_dir: Path, earlier_id: str, names: Sequence[str]) -> None:
     """Keep the committed run's ``names`` under ``history/<earlier_id>/``, renamed in at once."""
     final = output_dir / HISTORY_DIR / earlier_id
@@ -286,8 +276,13 @@ def _keep_earlier(output_dir: Path, earlier_id: str, names: Sequence[str]) -> No
     _remove(staging)
     staging.mkdir(parents=True)
     for name in names:
-        if (output_dir / name).is_file():
-            _link_or_copy(output_dir / name, staging / name)
+        src, dst = output_dir / name, staging / name
+        if not src.is_file():
+            continue
+        try:
+            os.link(src, dst, follow_symlinks=False)
+        except OSError:
+            shutil.copy2(src, dst, follow_symlinks=False)
     fsync_dir(staging)
     os.rename(staging, final)
     fsync_dir(final.parent)
