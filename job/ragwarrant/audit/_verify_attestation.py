@@ -5,7 +5,6 @@ from __future__ import annotations
 import base64
 import re
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 import orjson
@@ -33,11 +32,11 @@ from ragwarrant.errors import InternalError
 from ragwarrant.outputs import Decision, Manifest
 
 
-def _read_statement(
-    data: bytes, public_key: Path | None, report: VerifyReport
-) -> dict[str, Any] | None:
-    """Parse (and with ``public_key`` verify) the attestation; None after a mismatch."""
-    key = None
+def _read_statement(ctx: VerifyContext, data: bytes) -> dict[str, Any] | None:
+    """Parse (and with ``ctx.public_key`` verify) the attestation; None after a mismatch. When
+    ``validation_report.json`` records a signed attestation (``SIGNING_CHECK_ID``), an unsigned
+    Statement is a mismatch."""
+    public_key, report, key = ctx.public_key, ctx.report, None
     if public_key is not None:
         from ragwarrant.audit.attestation import load_public_key
 
@@ -51,6 +50,17 @@ def _read_statement(
     report.signature_verified = signed
     if signed:
         report.checked.append(f"{ATTESTATION_FILENAME} DSSE signature verifies with the public key")
+    checks = ctx.docs.report.checks if ctx.docs.report is not None else []
+    signing = next((c.expected for c in checks if c.id == SIGNING_CHECK_ID), None)
+    # read_attestation parsed it: a JSON object, an envelope when it has a payloadType
+    if signing == "dsse-ed25519" and "payloadType" not in orjson.loads(data):
+        report.add(
+            ATTESTATION_FILENAME,
+            None,
+            "signature",
+            "validation_report.json records that the run signed its attestation, but "
+            f"{ATTESTATION_FILENAME} is an unsigned Statement",
+        )
     return statement
 
 
@@ -129,19 +139,11 @@ def _check_attestation_bytes(
     report.add(ATTESTATION_FILENAME, None, "attestation", problem)
 
 
-def _check_statement_fields(
-    statement: Mapping[str, Any],
-    manifest_bytes: bytes,
-    decision: Decision,
-    decision_dict: Mapping[str, Any],
-    report: VerifyReport,
-) -> Mapping[str, Any] | None:
-    """Compare every field of the Statement with the one built from decision.json and the
-    manifest; return the expected Statement (None when it cannot be built).
-
-    Subjects: the contract first, then policy configs (each candidate's among them), each once;
-    never an evidence file. An ERROR record's only subject is its decision.json.
-    """
+def _check_subject_names(
+    statement: Mapping[str, Any], decision: Decision, report: VerifyReport
+) -> None:
+    """Subjects: the contract first, then policy configs (each candidate's among them), each
+    once; never an evidence file. An ERROR record's only subject is its decision.json."""
     names = [s.get("name") for s in statement["subject"]]
     first = decision.contract.path if decision.contract is not None else "decision.json"
     problems = []
@@ -157,6 +159,18 @@ def _check_statement_fields(
         problems.append("a candidate's policy config (config_sha256) is not a subject")
     for message in problems:
         report.add(ATTESTATION_FILENAME, "subject", "attestation", message)
+
+
+def _check_statement_fields(
+    statement: Mapping[str, Any],
+    manifest_bytes: bytes,
+    decision: Decision,
+    decision_dict: Mapping[str, Any],
+    report: VerifyReport,
+) -> Mapping[str, Any] | None:
+    """Compare every field of the Statement with the one built from decision.json and the
+    manifest; return the expected Statement (None when it cannot be built)."""
+    _check_subject_names(statement, decision, report)
     try:  # the attestation's own subject names (their digests come from the manifest)
         expected = build_statement(
             decision_dict,
@@ -183,9 +197,7 @@ def check_attestation(ctx: VerifyContext) -> None:
     With a valid decision.json every field of the Statement (subjects, predicate type and every
     predicate member) is compared with the Statement built from decision.json and manifest.json,
     and the file must be its canonical rendering byte for byte; otherwise (decision.json absent
-    or invalid, already a mismatch) only the manifest binding and the subjects' digests. When
-    ``validation_report.json`` records a signed attestation (``SIGNING_CHECK_ID``), an unsigned
-    Statement is a mismatch.
+    or invalid, already a mismatch) only the manifest binding and the subjects' digests.
     """
     docs, report = ctx.docs, ctx.report
     path = ctx.output_dir / ATTESTATION_FILENAME
@@ -203,21 +215,10 @@ def check_attestation(ctx: VerifyContext) -> None:
         )
         return
     data = ctx.attestation = path.read_bytes()
-    statement = _read_statement(data, ctx.public_key, report)
+    before = len(report.mismatches)
+    statement = _read_statement(ctx, data)
     if statement is None:
         return
-    before = len(report.mismatches)
-    checks = docs.report.checks if docs.report is not None else []
-    signing = next((c.expected for c in checks if c.id == SIGNING_CHECK_ID), None)
-    # read_attestation parsed it: a JSON object, an envelope when it has a payloadType
-    if signing == "dsse-ed25519" and "payloadType" not in orjson.loads(data):
-        report.add(
-            ATTESTATION_FILENAME,
-            None,
-            "signature",
-            "validation_report.json records that the run signed its attestation, but "
-            f"{ATTESTATION_FILENAME} is an unsigned Statement",
-        )
     if docs.decision is None or docs.decision_dict is None:
         _check_digests(statement, ctx.manifest, ctx.manifest_bytes, report)
         return

@@ -128,6 +128,25 @@ class DiffWords:
 _REPLAY_WORDS = DiffWords()
 
 
+def _diff_objects(
+    recorded: dict[Any, Any],
+    replayed: dict[Any, Any],
+    path: str,
+    ignore: frozenset[str],
+    words: DiffWords,
+) -> Iterator[tuple[str, str]]:
+    for key in [*recorded, *(k for k in replayed if k not in recorded)]:
+        if key in ignore:
+            continue
+        sub = f"{path}.{key}" if path else str(key)
+        if key not in replayed:
+            yield sub, words.only_recorded
+        elif key not in recorded:
+            yield sub, words.only_replayed
+        else:
+            yield from diff_json(recorded[key], replayed[key], sub, ignore, words=words)
+
+
 def diff_json(
     recorded: Any,
     replayed: Any,
@@ -144,16 +163,7 @@ def diff_json(
     bit-for-bit identical. ``words`` phrases the messages (a replay's by default).
     """
     if isinstance(recorded, dict) and isinstance(replayed, dict):
-        for key in [*recorded, *(k for k in replayed if k not in recorded)]:
-            sub = f"{path}.{key}" if path else str(key)
-            if key in ignore:
-                continue
-            if key not in replayed:
-                yield sub, words.only_recorded
-            elif key not in recorded:
-                yield sub, words.only_replayed
-            else:
-                yield from diff_json(recorded[key], replayed[key], sub, ignore, words=words)
+        yield from _diff_objects(recorded, replayed, path, ignore, words)
     elif isinstance(recorded, list) and isinstance(replayed, list):
         for i, (a, b) in enumerate(zip(recorded, replayed, strict=False)):
             yield from diff_json(a, b, f"{path}[{i}]", ignore, words=words)
