@@ -301,12 +301,14 @@ def _b64decode(value: Any, what: str) -> bytes:
         raise AttestationError(f"{what} is not valid base64") from exc
 
 
-def verify_envelope(envelope: Mapping[str, Any], public_key: Ed25519PublicKey) -> dict[str, Any]:
+def verify_envelope(
+    envelope: Mapping[str, Any], public_key: Ed25519PublicKey | None
+) -> dict[str, Any]:
     """Verify a DSSE envelope's Ed25519 signature and return the Statement it carries.
 
     Follows DSSE protocol v1: decode, verify a signature over ``PAE(payloadType, payload)`` (any
     one of the envelope's signatures made with ``public_key`` suffices), then check the payload
-    type and parse the payload.
+    type and parse the payload. Without ``public_key`` every step but the signature check runs.
 
     Raises:
         AttestationError: a field is missing or malformed, no signature verifies, the payload
@@ -322,21 +324,22 @@ def verify_envelope(envelope: Mapping[str, Any], public_key: Ed25519PublicKey) -
     signatures = envelope["signatures"]
     if not isinstance(signatures, list) or not signatures:
         raise AttestationError("the DSSE envelope has no signatures")
-    from cryptography.exceptions import InvalidSignature
+    if public_key is not None:
+        from cryptography.exceptions import InvalidSignature
 
-    for s in signatures:
-        if not isinstance(s, Mapping) or "sig" not in s:
-            continue
-        try:
-            public_key.verify(_b64decode(s["sig"], "signature"), pae(payload_type, body))
-        except (InvalidSignature, AttestationError):
-            continue
-        break
-    else:
-        raise AttestationError(
-            "no signature of the DSSE envelope verifies with the given public key "
-            "(the payload was changed, or it was signed with another key)"
-        )
+        for s in signatures:
+            if not isinstance(s, Mapping) or "sig" not in s:
+                continue
+            try:
+                public_key.verify(_b64decode(s["sig"], "signature"), pae(payload_type, body))
+            except (InvalidSignature, AttestationError):
+                continue
+            break
+        else:
+            raise AttestationError(
+                "no signature of the DSSE envelope verifies with the given public key "
+                "(the payload was changed, or it was signed with another key)"
+            )
     if payload_type != PAYLOAD_TYPE:
         raise AttestationError(f"payloadType is {payload_type!r}, expected {PAYLOAD_TYPE!r}")
     return parse_statement(body)
@@ -394,7 +397,7 @@ def read_attestation(
     """Read ``decision.intoto.json``: return (Statement, whether a signature was verified).
 
     A bare Statement is accepted only without ``public_key``; an envelope's signature is checked
-    when ``public_key`` is given, else its payload is only parsed.
+    when ``public_key`` is given, else the rest of the envelope only (``verify_envelope``).
 
     Raises:
         AttestationError: unparseable, not a Statement/envelope, unsigned while a key is given,
@@ -407,13 +410,7 @@ def read_attestation(
     if not isinstance(doc, dict):
         raise AttestationError("decision.intoto.json is not a JSON object")
     if "payloadType" in doc:
-        if public_key is not None:
-            return verify_envelope(doc, public_key), True
-        if doc.get("payloadType") != PAYLOAD_TYPE:
-            raise AttestationError(
-                f"payloadType is {doc.get('payloadType')!r}, expected {PAYLOAD_TYPE!r}"
-            )
-        return parse_statement(_b64decode(doc.get("payload"), "payload")), False
+        return verify_envelope(doc, public_key), public_key is not None
     if public_key is not None:
         raise AttestationError(
             "decision.intoto.json is an unsigned Statement, but a public key was given"
