@@ -38,12 +38,13 @@ import os
 import sys
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from ragwarrant.audit.manifest import utc_timestamp
+from ragwarrant.audit.attestation import key_id
 from ragwarrant.audit.writer import LockErrors, fsync_dir, held_lock
 from ragwarrant.digests import sha256_bytes
 from ragwarrant.errors import InputError, InternalError, OutputError
@@ -132,8 +133,6 @@ def _chained(
     """The entry as written: chain fields set (``keyid`` and ``signature`` when signing)."""
     written = {k: v for k, v in entry.items() if k not in _CHAIN_FIELDS}
     if private_key is not None:
-        from ragwarrant.audit.attestation import key_id
-
         written["keyid"] = key_id(private_key.public_key())
     written |= {"seq": seq, "prev_hash": prev_hash}
     written["entry_hash"] = entry_hash(written)
@@ -236,7 +235,8 @@ def append_entry(
                 "base64": base64.b64encode(tail).decode("ascii"),
             }
             marker = {"ledger_schema": LEDGER_SCHEMA_VERSION, "kind": QUARANTINE_KIND}
-            marker |= {"time": utc_timestamp(), "quarantined": quarantined}
+            time = datetime.now(UTC).isoformat().replace("+00:00", "Z")
+            marker |= {"time": time, "quarantined": quarantined}
             marker = _chained(marker, *_link_after(previous), private_key)
             _write_line(fd, orjson.dumps(marker, option=orjson.OPT_SORT_KEYS) + b"\n", name)
             link = _link_after(marker)
@@ -342,7 +342,7 @@ def quarantined_lines(path: Path) -> list[QuarantinedLine]:
     Raises:
         InputError: the file cannot be read.
     """
-    return sorted(_quarantined(_read_bytes(path).splitlines()).values(), key=lambda q: q.line)
+    return list(_quarantined(_read_bytes(path).splitlines()).values())
 
 
 def _entry_problems(
@@ -410,11 +410,7 @@ def _chain_problems(data: bytes, public_key: Ed25519PublicKey | None) -> list[Le
                 "next append quarantines it",
             )
         )
-    keyid = ""
-    if public_key is not None:
-        from ragwarrant.audit.attestation import key_id
-
-        keyid = key_id(public_key)
+    keyid = key_id(public_key) if public_key is not None else ""
     prev_recorded, prev_seq = GENESIS_HASH, 0
     lines = data.splitlines()
     quarantined = _quarantined(lines)
