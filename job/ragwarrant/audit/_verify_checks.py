@@ -196,7 +196,7 @@ def check_inputs(ctx: VerifyContext) -> None:
     before = len(report.mismatches)
     withheld = [d for d in manifest.inputs if d.path.startswith(WITHHELD_INPUT_PREFIX)]
     hashes = _file_hashes(input_dir) if withheld else set()
-    for digest in manifest.inputs:
+    for digest in sorted(manifest.inputs, key=lambda d: d not in withheld):  # withheld first
         label = f"input:{digest.path}"
         if digest in withheld:  # its name was withheld: matched by its sha256 alone
             if digest.sha256 not in hashes:
