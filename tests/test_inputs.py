@@ -10,7 +10,6 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from ragwarrant.audit.verify import VERIFY_MISMATCH_EXIT
 from ragwarrant.cli import main
 from ragwarrant.digests import sha256_file
 from ragwarrant.errors import ContractError, InputError
@@ -136,7 +135,7 @@ def test_dataset_decides_like_the_single_file(tmp_path):
     assert main(["verify", str(split), "--input", str(root)]) == 0
     part = root / parts[1]
     part.write_bytes(part.read_bytes() + b"\n")
-    assert main(["verify", str(split), "--input", str(root)]) == VERIFY_MISMATCH_EXIT
+    assert main(["verify", str(split), "--input", str(root)]) == ExitCode.VERIFY_MISMATCH
 
 
 def test_corrupted_part_blocks_naming_the_part(tmp_path):

@@ -24,6 +24,7 @@ from ragwarrant.audit.attestation import (
     parse_statement,
     read_attestation,
     render_attestation,
+    render_document,
     sign_envelope,
     verify_envelope,
 )
@@ -123,6 +124,17 @@ def test_read_attestation_unsigned_and_signed(tmp_path: Path) -> None:
     signed = render_attestation(_statement(), load_private_key(private))
     assert read_attestation(signed, load_public_key(public)) == (_statement(), True)
     assert read_attestation(signed) == (_statement(), False)
+
+
+def test_an_envelope_is_read_alike_with_and_without_a_key(tmp_path: Path) -> None:
+    """Without a key every check of the envelope but the signature still runs: one stripped of
+    its signatures, or carrying another payload type, is refused."""
+    private, _ = write_keypair(tmp_path, "signing")
+    envelope = sign_envelope(_statement(), load_private_key(private))
+    with pytest.raises(AttestationError, match="no signatures"):
+        read_attestation(render_document({**envelope, "signatures": []}))
+    with pytest.raises(AttestationError, match="payloadType is 'application/json'"):
+        read_attestation(render_document({**envelope, "payloadType": "application/json"}))
 
 
 def test_parse_statement_rejects_wrong_types() -> None:

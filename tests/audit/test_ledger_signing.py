@@ -12,9 +12,9 @@ import pytest
 
 from ragwarrant.audit.attestation import key_id, load_private_key, load_public_key
 from ragwarrant.audit.ledger import append_entry, entry_hash, read_entries, verify_chain
-from ragwarrant.audit.verify import VERIFY_MISMATCH_EXIT
 from ragwarrant.commands import ledger as ledger_command
 from ragwarrant.errors import InputError, OutputError
+from ragwarrant.exit_codes import ExitCode
 from ragwarrant.pipeline import run_job
 
 from .conftest import write_keypair
@@ -69,7 +69,7 @@ def test_appended_forgery_is_named(tmp_path: Path, capsys: pytest.CaptureFixture
     assert _cli(["ledger", "verify", str(ledger)]) == 0
     assert "accidental edits only" in capsys.readouterr().out
     assert _cli(["ledger", "verify", str(ledger), "--public-key", str(public)]) == (
-        VERIFY_MISMATCH_EXIT
+        ExitCode.VERIFY_MISMATCH
     )
     assert capsys.readouterr().out.startswith(
         "LEDGER BROKEN: first broken entry at line 4: unsigned"

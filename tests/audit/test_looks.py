@@ -9,7 +9,7 @@ from types import SimpleNamespace
 import pytest
 
 from ragwarrant.audit.ledger import append_entry
-from ragwarrant.audit.looks import LookEntries, _refuse_stale, look_evidence_path, read_looks
+from ragwarrant.audit.looks import LookEntries, RunLook, look_evidence_path, read_looks
 from ragwarrant.digests import sha256_bytes
 from ragwarrant.errors import InputError, OutputError
 from ragwarrant.gates.looks import Look
@@ -33,8 +33,9 @@ def _refused(decided: Look, recounted: Look) -> str | None:
     query = SimpleNamespace(
         contract=SimpleNamespace(id="study", version="1"), resolve=lambda _ledger: recounted
     )
-    try:
-        _refuse_stale(query, decided, None)  # type: ignore[arg-type]
+    read = LookEntries(Path("ledger.jsonl"), "study", "1", (), None, 0)
+    try:  # another run's entry (no look of its own) was appended since the read
+        RunLook(decided, query, read).check([{"seq": 1}])  # type: ignore[arg-type]
     except OutputError as exc:
         assert exc.code == "ledger-look-stale"
         return exc.message

@@ -14,11 +14,12 @@ from ragwarrant.audit.ledger import append_entry, verify_chain
 from ragwarrant.audit.ledger_history import record_run
 from ragwarrant.audit.publish import render_decision_views
 from ragwarrant.audit.report import render_report
-from ragwarrant.audit.verify import VERIFY_MISMATCH_EXIT, diff_json, verify_output_dir
+from ragwarrant.audit.verify import diff_json, verify_output_dir
 from ragwarrant.commands import ledger as ledger_command
 from ragwarrant.commands import verify as verify_command
 from ragwarrant.commands.verify import read_private_texts, replay_with_job
 from ragwarrant.errors import InputError
+from ragwarrant.exit_codes import ExitCode
 from ragwarrant.outputs import Decision
 
 from .conftest import Run, write_keypair
@@ -82,7 +83,7 @@ def test_one_changed_byte_in_an_output_is_named(real_run: Run, name: str) -> Non
     report = verify_output_dir(real_run.output_dir)
     first = report.mismatches[0]
     assert (first.file, first.kind) == (name, "sha256")
-    assert report.exit_code == VERIFY_MISMATCH_EXIT
+    assert report.exit_code == ExitCode.VERIFY_MISMATCH
 
 
 def test_one_changed_byte_in_the_manifest_is_named(real_run: Run) -> None:
@@ -301,7 +302,7 @@ def test_verify_command_exit_codes_and_message(
     )
     assert (
         _cli(["verify", str(real_run.output_dir), "--input", str(real_run.input_dir)])
-        == VERIFY_MISMATCH_EXIT
+        == ExitCode.VERIFY_MISMATCH
     )
     out = capsys.readouterr().out
     assert out.startswith('MISMATCH: decision.json:summary: replay: recorded "forged"')
@@ -328,7 +329,7 @@ def test_ledger_commands(real_run: Run, tmp_path: Path, capsys: pytest.CaptureFi
     assert "contract ragtruth-generators (2 runs)" in shown
     lines = ledger.read_bytes().splitlines(keepends=True)
     ledger.write_bytes(lines[0].replace(b"PROMOTE", b"REJECT", 1) + lines[1])
-    assert _cli(["ledger", "verify", str(ledger)]) == VERIFY_MISMATCH_EXIT
+    assert _cli(["ledger", "verify", str(ledger)]) == ExitCode.VERIFY_MISMATCH
     assert capsys.readouterr().out.startswith(
         "LEDGER BROKEN: first broken entry at line 1: entry-hash"
     )

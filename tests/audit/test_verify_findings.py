@@ -12,11 +12,12 @@ import orjson
 import pytest
 
 from ragwarrant import cli
-from ragwarrant.audit.attestation import ATTESTATION_FILENAME, write_attestation
+from ragwarrant.audit.attestation import ATTESTATION_FILENAME, SIGNING_CHECK_ID, write_attestation
 from ragwarrant.audit.record import record_error
-from ragwarrant.audit.verify import SIGNING_CHECK_ID, VERIFY_MISMATCH_EXIT, verify_output_dir
+from ragwarrant.audit.verify import verify_output_dir
 from ragwarrant.commands.verify import read_private_texts, replay_with_job
 from ragwarrant.errors import ContractError
+from ragwarrant.exit_codes import ExitCode
 from ragwarrant.pipeline import run_job
 
 from .conftest import Run, write_keypair
@@ -211,7 +212,7 @@ def test_error_record_differing_from_the_replay_is_a_mismatch(make_input, tmp_pa
     run = _error_run(make_input, tmp_path)
     (run.input_dir / "contract.yaml").unlink()  # now a different error
     argv = ["verify", str(run.output_dir), "--input", str(run.input_dir)]
-    assert cli.main(argv) == VERIFY_MISMATCH_EXIT
+    assert cli.main(argv) == ExitCode.VERIFY_MISMATCH
     assert _verify(run) == [("decision.json", "error.code", "replay")]
 
 

@@ -15,8 +15,8 @@ from ragwarrant.audit.writer import (
     LockErrors,
     clean_stale,
     commit_staged,
+    held_lock,
     make_staging,
-    open_locked,
     output_lock,
     write_atomic,
 )
@@ -134,10 +134,10 @@ def test_a_staged_file_is_synced_but_not_its_directory(tmp_path: Path, monkeypat
         (lambda d: append_entry(d / "ledger.jsonl", {"kind": "test"}), "ledger-lock"),
     ],
 )
-def test_both_run_locks_share_open_locked_and_close_on_a_failed_flock(
+def test_both_run_locks_share_held_lock_and_close_on_a_failed_flock(
     tmp_path: Path, monkeypatch, lock, code: str
 ) -> None:
-    """The output and ledger locks both fail through ``open_locked``, closing the descriptor."""
+    """The output and ledger locks both fail through ``held_lock``, closing the descriptor."""
 
     def refuse(fd: int, op: int) -> None:
         raise OSError(37, "No locks available")
@@ -151,11 +151,11 @@ def test_both_run_locks_share_open_locked_and_close_on_a_failed_flock(
     assert len(os.listdir("/proc/self/fd")) == open_before
 
 
-def test_open_locked_reports_the_open_failure_with_the_given_code(tmp_path: Path) -> None:
+def test_held_lock_reports_the_open_failure_with_the_given_code(tmp_path: Path) -> None:
     """A missing directory fails the open step with the caller's code, message and hint."""
     errors = LockErrors("o-code", "open {name} in {dir}: {reason}", "o-hint", "l", "l", "l")
-    with pytest.raises(OutputError) as info:
-        open_locked(tmp_path / "missing" / "x.lock", errors)
+    with pytest.raises(OutputError) as info, held_lock(tmp_path / "missing" / "x.lock", errors):
+        pass
     assert (info.value.code, info.value.hint) == ("o-code", "o-hint")
     assert f"open x.lock in {tmp_path / 'missing'}: No such file or directory" in str(info.value)
 

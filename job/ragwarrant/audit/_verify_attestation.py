@@ -3,17 +3,14 @@
 from __future__ import annotations
 
 import base64
-import binascii
+import re
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 import orjson
 
 from ragwarrant.audit._verify_base import (
-    SIGNING_CHECK_ID,
     DiffWords,
-    Mismatch,
     VerifyContext,
     VerifyReport,
     diff_json,
@@ -22,6 +19,7 @@ from ragwarrant.audit._verify_base import (
 from ragwarrant.audit.attestation import (
     ATTESTATION_FILENAME,
     PAYLOAD_TYPE,
+    SIGNING_CHECK_ID,
     AttestationError,
     build_statement,
     read_attestation,
@@ -31,14 +29,14 @@ from ragwarrant.audit.attestation import (
 )
 from ragwarrant.digests import sha256_bytes
 from ragwarrant.errors import InternalError
-from ragwarrant.outputs import Decision, Manifest, ValidationReport
+from ragwarrant.outputs import Decision, Manifest
 
 
-def _read_statement(
-    data: bytes, public_key: Path | None, report: VerifyReport
-) -> dict[str, Any] | None:
-    """Parse (and with ``public_key`` verify) the attestation; None after a mismatch."""
-    key = None
+def _read_statement(ctx: VerifyContext, data: bytes) -> dict[str, Any] | None:
+    """Parse (and with ``ctx.public_key`` verify) the attestation; None after a mismatch. When
+    ``validation_report.json`` records a signed attestation (``SIGNING_CHECK_ID``), an unsigned
+    Statement is a mismatch."""
+    public_key, report, key = ctx.public_key, ctx.report, None
     if public_key is not None:
         from ragwarrant.audit.attestation import load_public_key
 
@@ -52,6 +50,17 @@ def _read_statement(
     report.signature_verified = signed
     if signed:
         report.checked.append(f"{ATTESTATION_FILENAME} DSSE signature verifies with the public key")
+    checks = ctx.docs.report.checks if ctx.docs.report is not None else []
+    signing = next((c.expected for c in checks if c.id == SIGNING_CHECK_ID), None)
+    # read_attestation parsed it: a JSON object, an envelope when it has a payloadType
+    if signing == "dsse-ed25519" and "payloadType" not in orjson.loads(data):
+        report.add(
+            ATTESTATION_FILENAME,
+            None,
+            "signature",
+            "validation_report.json records that the run signed its attestation, but "
+            f"{ATTESTATION_FILENAME} is an unsigned Statement",
+        )
     return statement
 
 
@@ -63,12 +72,11 @@ def _check_digests(
     predicate = statement["predicate"]
     recorded_sha = ((predicate.get("manifest") or {}).get("digest") or {}).get("sha256")
     if recorded_sha != manifest_sha:
-        report.mismatches.append(
-            attestation_mismatch(
-                "predicate.manifest.digest.sha256",
-                f"records {str(recorded_sha)[:16]}..., "
-                f"manifest.json hashes to {manifest_sha[:16]}...",
-            )
+        report.add(
+            ATTESTATION_FILENAME,
+            "predicate.manifest.digest.sha256",
+            "attestation",
+            f"records {str(recorded_sha)[:16]}..., manifest.json hashes to {manifest_sha[:16]}...",
         )
     inputs = {d.path: d.sha256 for d in manifest.inputs}
     # An ERROR record has no inputs: its subject is its own decision.json.
@@ -76,16 +84,12 @@ def _check_digests(
     for i, subject in enumerate(statement["subject"]):
         name, sha = subject.get("name"), subject["digest"]["sha256"]
         if digests.get(name) != sha:
-            report.mismatches.append(
-                attestation_mismatch(
-                    f"subject[{i}].digest.sha256",
-                    f"subject {name!r} does not match the manifest's digest",
-                )
+            report.add(
+                ATTESTATION_FILENAME,
+                f"subject[{i}].digest.sha256",
+                "attestation",
+                f"subject {name!r} does not match the manifest's digest",
             )
-
-
-def attestation_mismatch(field_path: str | None, message: str) -> Mismatch:
-    return Mismatch(ATTESTATION_FILENAME, field_path, "attestation", message)
 
 
 _ATTESTATION_WORDS = DiffWords(
@@ -96,6 +100,43 @@ _ATTESTATION_WORDS = DiffWords(
     lengths="the attestation records {a} items, decision.json and manifest.json give {b}",
     values="the attestation records {a}, decision.json and manifest.json give {b}",
 )
+
+_CANONICAL_SIG = re.compile(r"[A-Za-z0-9+/]{85}[AQgw]==")
+"""A 64-byte Ed25519 signature in canonical standard base64: 88 characters, the last sextet's
+four spare bits zero (so decoding and encoding again gives the same text)."""
+
+
+def _check_attestation_bytes(
+    data: bytes, expected: Mapping[str, Any], report: VerifyReport
+) -> None:
+    """Every byte matters: the file must be the canonical rendering of the expected Statement
+    (or of a DSSE envelope around it, whose signature only ``--public-key`` can check)."""
+    doc = orjson.loads(data)  # read_attestation parsed it already
+    if "payloadType" not in doc:
+        problem = (
+            "not byte for byte the Statement the run writes for this decision.json and "
+            "manifest.json (canonical JSON: sorted keys, two-space indent)"
+        )
+        if data == render_attestation(expected):
+            return
+    elif set(doc) != {"payload", "payloadType", "signatures"}:
+        problem = "the DSSE envelope has other members than payload, payloadType and signatures"
+    elif doc["payloadType"] != PAYLOAD_TYPE:
+        problem = f"payloadType is not {PAYLOAD_TYPE!r}"
+    elif doc["payload"] != base64.b64encode(statement_bytes(expected)).decode("ascii"):
+        problem = "the payload is not the canonical encoding of the expected Statement"
+    elif not isinstance(doc["signatures"], list) or not all(
+        isinstance(s, dict)
+        and set(s) == {"keyid", "sig"}
+        and _CANONICAL_SIG.fullmatch(str(s["sig"]))
+        for s in doc["signatures"]
+    ):
+        problem = "a signature is not a keyid and a 64-byte Ed25519 signature in standard base64"
+    elif data != render_document(doc):
+        problem = "not byte for byte the canonical rendering of its DSSE envelope"
+    else:
+        return
+    report.add(ATTESTATION_FILENAME, None, "attestation", problem)
 
 
 def _check_subject_names(
@@ -110,58 +151,14 @@ def _check_subject_names(
         problems.append(f"the first subject is {short(names[0])}, expected {first!r}")
     if len(set(names)) != len(names):
         problems.append("a subject is named twice")
-    evidence = {s.path for s in decision.sources} & set(names)
-    if evidence:
+    if {s.path for s in decision.sources} & set(names):
         problems.append("an evidence file is a subject (subjects are the contract and configs)")
     digests = {s["digest"]["sha256"] for s in statement["subject"]}
     configs = {c.config_sha256 for c in decision.candidates if c.config_sha256 is not None}
     if not configs <= digests:
         problems.append("a candidate's policy config (config_sha256) is not a subject")
     for message in problems:
-        report.mismatches.append(attestation_mismatch("subject", message))
-
-
-def _well_formed_sig(s: Any) -> bool:
-    if not isinstance(s, dict) or set(s) != {"keyid", "sig"} or not isinstance(s["sig"], str):
-        return False
-    try:
-        raw = base64.b64decode(s["sig"], validate=True)
-    except (binascii.Error, ValueError):
-        return False
-    return len(raw) == 64 and base64.b64encode(raw).decode("ascii") == s["sig"]
-
-
-def _check_attestation_bytes(
-    data: bytes, expected: Mapping[str, Any], report: VerifyReport
-) -> None:
-    """Every byte matters: the file must be the canonical rendering of the expected Statement
-    (or of a DSSE envelope around it, whose signature only ``--public-key`` can check)."""
-    doc = orjson.loads(data)  # read_attestation parsed it already
-    if "payloadType" not in doc:
-        if data != render_attestation(expected):
-            report.mismatches.append(
-                attestation_mismatch(
-                    None,
-                    "not byte for byte the Statement the run writes for this decision.json "
-                    "and manifest.json (canonical JSON: sorted keys, two-space indent)",
-                )
-            )
-        return
-    if set(doc) != {"payload", "payloadType", "signatures"}:
-        problem = "the DSSE envelope has other members than payload, payloadType and signatures"
-    elif doc["payloadType"] != PAYLOAD_TYPE:
-        problem = f"payloadType is not {PAYLOAD_TYPE!r}"
-    elif doc["payload"] != base64.b64encode(statement_bytes(expected)).decode("ascii"):
-        problem = "the payload is not the canonical encoding of the expected Statement"
-    elif not isinstance(doc["signatures"], list) or not all(
-        _well_formed_sig(s) for s in doc["signatures"]
-    ):
-        problem = "a signature is not a keyid and a 64-byte Ed25519 signature in standard base64"
-    elif data != render_document(doc):
-        problem = "not byte for byte the canonical rendering of its DSSE envelope"
-    else:
-        return
-    report.mismatches.append(attestation_mismatch(None, problem))
+        report.add(ATTESTATION_FILENAME, "subject", "attestation", message)
 
 
 def _check_statement_fields(
@@ -174,21 +171,23 @@ def _check_statement_fields(
     """Compare every field of the Statement with the one built from decision.json and the
     manifest; return the expected Statement (None when it cannot be built)."""
     _check_subject_names(statement, decision, report)
-    # the attestation's own subject names (their digests come from the manifest)
-    names = [str(s.get("name")) for s in statement["subject"] if isinstance(s, dict)]
-    try:
+    try:  # the attestation's own subject names (their digests come from the manifest)
         expected = build_statement(
-            decision_dict, orjson.loads(manifest_bytes), sha256_bytes(manifest_bytes), names
+            decision_dict,
+            orjson.loads(manifest_bytes),
+            sha256_bytes(manifest_bytes),
+            [str(s.get("name")) for s in statement["subject"] if isinstance(s, dict)],
         )
     except InternalError:
-        report.mismatches.append(
-            attestation_mismatch(
-                "subject", "a subject is not an input recorded in manifest.json (by name)"
-            )
+        report.add(
+            ATTESTATION_FILENAME,
+            "subject",
+            "attestation",
+            "a subject is not an input recorded in manifest.json (by name)",
         )
         return None
     for path, message in diff_json(statement, expected, words=_ATTESTATION_WORDS):
-        report.mismatches.append(attestation_mismatch(path, message))
+        report.add(ATTESTATION_FILENAME, path, "attestation", message)
     return expected
 
 
@@ -200,7 +199,7 @@ def check_attestation(ctx: VerifyContext) -> None:
     and the file must be its canonical rendering byte for byte; otherwise (decision.json absent
     or invalid, already a mismatch) only the manifest binding and the subjects' digests.
     """
-    manifest, manifest_bytes, docs, report = ctx.manifest, ctx.manifest_bytes, ctx.docs, ctx.report
+    docs, report = ctx.docs, ctx.report
     path = ctx.output_dir / ATTESTATION_FILENAME
     if path.is_symlink():
         report.add(ATTESTATION_FILENAME, None, "symlink", "is a symlink: the job writes no links")
@@ -216,24 +215,15 @@ def check_attestation(ctx: VerifyContext) -> None:
         )
         return
     data = ctx.attestation = path.read_bytes()
-    statement = _read_statement(data, ctx.public_key, report)
+    before = len(report.mismatches)
+    statement = _read_statement(ctx, data)
     if statement is None:
         return
-    before = len(report.mismatches)
-    # read_attestation parsed it: a JSON object, an envelope when it has a payloadType
-    if recorded_signing(docs.report) == "dsse-ed25519" and "payloadType" not in orjson.loads(data):
-        report.add(
-            ATTESTATION_FILENAME,
-            None,
-            "signature",
-            "validation_report.json records that the run signed its attestation, but "
-            f"{ATTESTATION_FILENAME} is an unsigned Statement",
-        )
     if docs.decision is None or docs.decision_dict is None:
-        _check_digests(statement, manifest, manifest_bytes, report)
+        _check_digests(statement, ctx.manifest, ctx.manifest_bytes, report)
         return
     expected = _check_statement_fields(
-        statement, manifest_bytes, docs.decision, docs.decision_dict, report
+        statement, ctx.manifest_bytes, docs.decision, docs.decision_dict, report
     )
     if expected is not None and len(report.mismatches) == before:
         # Fields agree: then every remaining byte (layout, encoding, envelope) must be canonical.
@@ -243,16 +233,3 @@ def check_attestation(ctx: VerifyContext) -> None:
             f"{ATTESTATION_FILENAME} is byte for byte the Statement built from decision.json and "
             "manifest.json (every subject and predicate field checked)"
         )
-
-
-def recorded_signing(report_doc: ValidationReport | None) -> str | None:
-    """Return what the run recorded about signing: ``dsse-ed25519``, ``unsigned`` or None.
-
-    None when ``validation_report.json`` is invalid or predates the ``attestation-signing`` check.
-    """
-    if report_doc is None:
-        return None
-    for check in report_doc.checks:
-        if check.id == SIGNING_CHECK_ID:
-            return check.expected
-    return None

@@ -10,22 +10,12 @@ from typing import Any
 import orjson
 from pydantic import BaseModel, ValidationError
 
-from ragwarrant.audit.attestation import (
-    ATTESTATION_FILENAME,
-)
+from ragwarrant.audit.attestation import ATTESTATION_FILENAME
 from ragwarrant.exit_codes import ExitCode
 from ragwarrant.outputs import Decision, Manifest, ValidationReport
 
-VERIFY_MISMATCH_EXIT = int(ExitCode.VERIFY_MISMATCH)
-"""Exit code of ``ragwarrant verify`` / ``ragwarrant ledger verify`` when something does not
-match (EX_DATAERR in sysexits(3)); to move into ``exit_codes.ExitCode`` as ``VERIFY_MISMATCH``."""
-
 REPLAY_IGNORED_FIELDS = frozenset({"run_id", "started_at", "finished_at"})
 """Fields of ``decision.json`` that legitimately differ between a run and its replay."""
-
-SIGNING_CHECK_ID = "attestation-signing"
-"""Id of the ``validation_report.json`` check recording whether the run signed its attestation
-(``expected``: ``dsse-ed25519`` or ``unsigned``; ``found``: the key id when signed)."""
 
 MANIFEST = "manifest.json"
 UNSIGNED_VERIFY_LIMITS = (
@@ -76,7 +66,6 @@ class VerifyReport:
         checked: one line per check that ran.
         signature_verified: a DSSE signature verified with the given public key.
         replayed: the decision was replayed from the inputs and compared.
-        replayed_subjects: the subjects of the replay's attestation, when it wrote one.
         notes: what could not be checked, and why (e.g. an error from a command-line option,
             which no replay from the inputs reproduces).
     """
@@ -86,7 +75,6 @@ class VerifyReport:
     notes: list[str] = field(default_factory=list)
     signature_verified: bool = False
     replayed: bool = False
-    replayed_subjects: list[Any] | None = None
 
     def add(self, file: str, field: str | None, kind: str, message: str) -> None:
         """Record one ``Mismatch`` (see its attributes)."""
@@ -99,8 +87,8 @@ class VerifyReport:
 
     @property
     def exit_code(self) -> int:
-        """0 when everything matches, ``VERIFY_MISMATCH_EXIT`` otherwise."""
-        return 0 if self.ok else VERIFY_MISMATCH_EXIT
+        """0 when everything matches, ``ExitCode.VERIFY_MISMATCH`` (65, EX_DATAERR) otherwise."""
+        return 0 if self.ok else int(ExitCode.VERIFY_MISMATCH)
 
 
 def safe_relative(path: str) -> bool:

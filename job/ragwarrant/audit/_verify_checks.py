@@ -27,7 +27,7 @@ from ragwarrant.audit.writer import HISTORY_DIR, LOCK_FILE
 from ragwarrant.digests import sha256_bytes, sha256_file
 from ragwarrant.errors import RagwarrantError
 from ragwarrant.gates.run import HYGIENE_BLOCKER
-from ragwarrant.outputs import Decision, FileDigest, ValidationReport
+from ragwarrant.outputs import Decision, ValidationReport
 
 _MODELS: dict[str, type[BaseModel]] = {
     "decision.json": Decision,
@@ -131,14 +131,6 @@ def check_decision_views(ctx: VerifyContext) -> None:
         )
 
 
-def _differs_only_by_redaction(rec_lines: list[bytes], exp_lines: list[bytes]) -> int | None:
-    """Number of differing lines when each shows a redaction in the re-rendering, else None."""
-    if len(rec_lines) != len(exp_lines):
-        return None
-    differing = [(a, b) for a, b in zip(rec_lines, exp_lines, strict=True) if a != b]
-    return len(differing) if all(b"[withheld: " in b for _, b in differing) else None
-
-
 def check_report_md(ctx: VerifyContext) -> None:
     """``report.md`` must be what publication renders from the recorded decision."""
     present, decision, report = ctx.present, ctx.docs.decision, ctx.report
@@ -167,17 +159,19 @@ def check_report_md(ctx: VerifyContext) -> None:
     rec_lines, exp_lines = recorded.splitlines(), expected.splitlines()
     # decision.json redacted after report.md was rendered from the unredacted decision: lines
     # may differ only where the re-rendering shows a redaction.
-    redacted = _differs_only_by_redaction(rec_lines, exp_lines) if withheld is not None else None
-    if redacted is not None:
+    pairs = enumerate(zip(rec_lines, exp_lines, strict=False), start=1)
+    differing = [(i, b) for i, (a, b) in pairs if a != b]
+    if (
+        withheld is not None
+        and len(rec_lines) == len(exp_lines)
+        and all(b"[withheld: " in b for _, b in differing)
+    ):
         report.checked.append(
             f"{name} equals its rendering from decision.json, except at the "
-            f"{redacted} line(s) showing fields redacted in decision.json"
+            f"{len(differing)} line(s) showing fields redacted in decision.json"
         )
         return
-    line = next(
-        (i for i, (a, b) in enumerate(zip(rec_lines, exp_lines, strict=False), start=1) if a != b),
-        min(len(rec_lines), len(exp_lines)) + 1,
-    )
+    line = differing[0][0] if differing else min(len(rec_lines), len(exp_lines)) + 1
     report.add(
         name,
         f"line {line}",
@@ -187,73 +181,49 @@ def check_report_md(ctx: VerifyContext) -> None:
     )
 
 
-def _files_by_sha256(input_dir: Path) -> dict[str, str]:
-    """sha256 → one relative path, for every regular file under ``input_dir`` (not a symlink:
-    nothing outside the directory is read)."""
-    out: dict[str, str] = {}
-    for path in sorted(p for p in input_dir.rglob("*") if p.is_file() and not p.is_symlink()):
-        out.setdefault(sha256_file(path), path.relative_to(input_dir).as_posix())
-    return out
-
-
-def _check_withheld_input(
-    digest: FileDigest, by_hash: dict[str, str], report: VerifyReport
-) -> bool:
-    """An input whose name was withheld (a hygiene finding) is matched by its sha256 alone."""
-    if digest.sha256 in by_hash:
-        return True
-    report.add(
-        f"input:{digest.path}",
-        None,
-        "input-missing",
-        "its name was withheld (hygiene finding) and no file in the input directory has "
-        "its recorded sha256",
-    )
-    return False
+def _file_hashes(input_dir: Path) -> set[str]:
+    """The sha256 of every regular file under ``input_dir`` (not a symlink: nothing outside the
+    directory is read)."""
+    return {sha256_file(p) for p in input_dir.rglob("*") if p.is_file() and not p.is_symlink()}
 
 
 def check_inputs(ctx: VerifyContext) -> None:
-    """With an input directory: every input the manifest lists is there with its sha256."""
+    """With an input directory: every input the manifest lists is there with its sha256; an
+    input whose name was withheld (a hygiene finding) is matched by its sha256 alone."""
     input_dir, manifest, report = ctx.input_dir, ctx.manifest, ctx.report
     if input_dir is None:
         return
-    ok = True
+    before = len(report.mismatches)
     withheld = [d for d in manifest.inputs if d.path.startswith(WITHHELD_INPUT_PREFIX)]
-    by_hash = _files_by_sha256(input_dir) if withheld else {}
-    for digest in withheld:
-        ok = _check_withheld_input(digest, by_hash, report) and ok
-    for digest in manifest.inputs:
-        if digest in withheld:
-            continue
+    hashes = _file_hashes(input_dir) if withheld else set()
+    for digest in sorted(manifest.inputs, key=lambda d: d not in withheld):  # withheld first
         label = f"input:{digest.path}"
-        if not safe_relative(digest.path):
+        if digest in withheld:  # its name was withheld: matched by its sha256 alone
+            if digest.sha256 not in hashes:
+                report.add(
+                    label,
+                    None,
+                    "input-missing",
+                    "its name was withheld (hygiene finding) and no file in the input directory "
+                    "has its recorded sha256",
+                )
+        elif not safe_relative(digest.path):
             report.add(
                 MANIFEST, "inputs", "consistency", f"input path {digest.path!r} is not relative"
             )
-            ok = False
-            continue
-        path = input_dir / digest.path
-        if not path.is_file():
-            report.add(
-                label,
-                None,
-                "input-missing",
-                "recorded in manifest.json, not in the input directory",
-            )
-            ok = False
-            continue
-        actual = sha256_file(path)
-        if actual != digest.sha256:
+        elif not (input_dir / digest.path).is_file():
+            message = "recorded in manifest.json, not in the input directory"
+            report.add(label, None, "input-missing", message)
+        elif (actual := sha256_file(input_dir / digest.path)) != digest.sha256:
             report.add(
                 label,
                 None,
                 "input-sha256",
                 f"manifest records {digest.sha256[:16]}..., file hashes to {actual[:16]}...",
             )
-            ok = False
-    if ok:
+    ctx.inputs_ok = len(report.mismatches) == before
+    if ctx.inputs_ok:
         report.checked.append(f"{len(manifest.inputs)} input(s) match their manifest sha256")
-    ctx.inputs_ok = ok
 
 
 def check_documents(ctx: VerifyContext) -> None:

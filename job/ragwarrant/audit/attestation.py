@@ -44,6 +44,9 @@ ATTESTATION_FILENAME = "decision.intoto.json"
 STATEMENT_TYPE = "https://in-toto.io/Statement/v1"
 PREDICATE_TYPE = "https://ragwarrant.dev/decision/v1"
 PAYLOAD_TYPE = "application/vnd.in-toto+json"
+SIGNING_CHECK_ID = "attestation-signing"
+"""Id of the ``validation_report.json`` check recording whether the run signed its attestation
+(``expected``: ``dsse-ed25519`` or ``unsigned``; ``found``: the key id when signed)."""
 
 
 class AttestationError(Exception):
@@ -51,18 +54,6 @@ class AttestationError(Exception):
 
     An outcome of verification, not a user error: ``ragwarrant verify`` reports it as a mismatch.
     """
-
-
-def _crypto() -> Any:
-    try:
-        from cryptography.hazmat.primitives import serialization
-    except ImportError as exc:  # pragma: no cover - cryptography is a runtime dependency
-        raise InternalError(
-            "cryptography-missing",
-            "signing and verifying attestations need the 'cryptography' package",
-            hint="reinstall ragwarrant; 'cryptography' is one of its dependencies",
-        ) from exc
-    return serialization
 
 
 def pae(payload_type: str, body: bytes) -> bytes:
@@ -168,7 +159,7 @@ _KEY_FORMS = {  # key kind -> (the PEM form it must have, how to make one)
 def _load_key(path: Path, what: str) -> Any:
     """The Ed25519 key of kind ``what`` (``signing`` or ``public``) in a PEM file of at most
     ``sidefiles.MAX_SIDE_FILE_BYTES``; the errors are those of ``load_private_key``."""
-    serialization = _crypto()
+    from cryptography.hazmat.primitives import serialization
     from cryptography.hazmat.primitives.asymmetric import ed25519
 
     form, hint = _KEY_FORMS[what]
@@ -181,10 +172,11 @@ def _load_key(path: Path, what: str) -> Any:
             hint=f"mount the {what} key as a file and pass its path",
         ) from exc
     try:
-        if what == "signing":
-            key = serialization.load_pem_private_key(data, password=None)
-        else:
-            key = serialization.load_pem_public_key(data)
+        key: object = (
+            serialization.load_pem_private_key(data, password=None)
+            if what == "signing"
+            else serialization.load_pem_public_key(data)
+        )
     except TypeError as exc:
         raise InputError(
             "signing-key-invalid",
@@ -250,7 +242,7 @@ def signing_check(private_key: Ed25519PrivateKey | None) -> ValidationCheck:
 
     signed = private_key is not None
     return ValidationCheck(
-        id="attestation-signing",
+        id=SIGNING_CHECK_ID,
         target="outputs",
         status="info",
         message="decision.intoto.json is a DSSE envelope signed with Ed25519"
@@ -266,7 +258,8 @@ def key_id(public_key: Ed25519PublicKey) -> str:
 
     A hint for picking the key only; DSSE forbids using it for security decisions.
     """
-    serialization = _crypto()
+    from cryptography.hazmat.primitives import serialization
+
     der = public_key.public_bytes(
         serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo
     )
@@ -308,12 +301,14 @@ def _b64decode(value: Any, what: str) -> bytes:
         raise AttestationError(f"{what} is not valid base64") from exc
 
 
-def verify_envelope(envelope: Mapping[str, Any], public_key: Ed25519PublicKey) -> dict[str, Any]:
+def verify_envelope(
+    envelope: Mapping[str, Any], public_key: Ed25519PublicKey | None
+) -> dict[str, Any]:
     """Verify a DSSE envelope's Ed25519 signature and return the Statement it carries.
 
     Follows DSSE protocol v1: decode, verify a signature over ``PAE(payloadType, payload)`` (any
     one of the envelope's signatures made with ``public_key`` suffices), then check the payload
-    type and parse the payload.
+    type and parse the payload. Without ``public_key`` every step but the signature check runs.
 
     Raises:
         AttestationError: a field is missing or malformed, no signature verifies, the payload
@@ -329,21 +324,22 @@ def verify_envelope(envelope: Mapping[str, Any], public_key: Ed25519PublicKey) -
     signatures = envelope["signatures"]
     if not isinstance(signatures, list) or not signatures:
         raise AttestationError("the DSSE envelope has no signatures")
-    from cryptography.exceptions import InvalidSignature
+    if public_key is not None:
+        from cryptography.exceptions import InvalidSignature
 
-    for s in signatures:
-        if not isinstance(s, Mapping) or "sig" not in s:
-            continue
-        try:
-            public_key.verify(_b64decode(s["sig"], "signature"), pae(payload_type, body))
-        except (InvalidSignature, AttestationError):
-            continue
-        break
-    else:
-        raise AttestationError(
-            "no signature of the DSSE envelope verifies with the given public key "
-            "(the payload was changed, or it was signed with another key)"
-        )
+        for s in signatures:
+            if not isinstance(s, Mapping) or "sig" not in s:
+                continue
+            try:
+                public_key.verify(_b64decode(s["sig"], "signature"), pae(payload_type, body))
+            except (InvalidSignature, AttestationError):
+                continue
+            break
+        else:
+            raise AttestationError(
+                "no signature of the DSSE envelope verifies with the given public key "
+                "(the payload was changed, or it was signed with another key)"
+            )
     if payload_type != PAYLOAD_TYPE:
         raise AttestationError(f"payloadType is {payload_type!r}, expected {PAYLOAD_TYPE!r}")
     return parse_statement(body)
@@ -401,7 +397,7 @@ def read_attestation(
     """Read ``decision.intoto.json``: return (Statement, whether a signature was verified).
 
     A bare Statement is accepted only without ``public_key``; an envelope's signature is checked
-    when ``public_key`` is given, else its payload is only parsed.
+    when ``public_key`` is given, else the rest of the envelope only (``verify_envelope``).
 
     Raises:
         AttestationError: unparseable, not a Statement/envelope, unsigned while a key is given,
@@ -414,13 +410,7 @@ def read_attestation(
     if not isinstance(doc, dict):
         raise AttestationError("decision.intoto.json is not a JSON object")
     if "payloadType" in doc:
-        if public_key is not None:
-            return verify_envelope(doc, public_key), True
-        if doc.get("payloadType") != PAYLOAD_TYPE:
-            raise AttestationError(
-                f"payloadType is {doc.get('payloadType')!r}, expected {PAYLOAD_TYPE!r}"
-            )
-        return parse_statement(_b64decode(doc.get("payload"), "payload")), False
+        return verify_envelope(doc, public_key), public_key is not None
     if public_key is not None:
         raise AttestationError(
             "decision.intoto.json is an unsigned Statement, but a public key was given"

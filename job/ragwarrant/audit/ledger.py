@@ -44,6 +44,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from ragwarrant.audit.attestation import key_id
 from ragwarrant.audit.writer import LockErrors, fsync_dir, held_lock
 from ragwarrant.digests import sha256_bytes
 from ragwarrant.errors import InputError, InternalError, OutputError
@@ -132,8 +133,6 @@ def _chained(
     """The entry as written: chain fields set (``keyid`` and ``signature`` when signing)."""
     written = {k: v for k, v in entry.items() if k not in _CHAIN_FIELDS}
     if private_key is not None:
-        from ragwarrant.audit.attestation import key_id
-
         written["keyid"] = key_id(private_key.public_key())
     written |= {"seq": seq, "prev_hash": prev_hash}
     written["entry_hash"] = entry_hash(written)
@@ -164,51 +163,6 @@ def _chained_after(data: bytes, since_seq: int) -> list[dict[str, Any]]:
     return [e for e in entries if e is not None and e["seq"] > since_seq]
 
 
-def _chain_link(
-    fd: int, data: bytes, name: str, private_key: Ed25519PrivateKey | None
-) -> tuple[str, int]:
-    """(``prev_hash``, ``seq``) of the next entry after the ledger's bytes ``data``.
-
-    A last line that is an entry is linked after; one that is a whole entry missing only its
-    newline gets the newline. Any other last line (torn by a kill, or not an entry) is ended
-    with a newline and quarantined: a marker entry (``"kind": "quarantine"``) holding its bytes
-    whole (base64) with their length and sha256 is chained after the last good entry, so nothing
-    a killed run half-wrote is lost, the chain stays intact, ``verify_chain`` skips exactly that
-    line, and the run's own entry follows the marker.
-
-    Raises:
-        OutputError: the line before a damaged last line is not an entry either.
-    """
-    if not data:
-        return GENESIS_HASH, 1
-    ends_with_newline = data.endswith(b"\n")
-    *before, tail = (data[:-1] if ends_with_newline else data).split(b"\n")
-    last = _as_entry(tail)
-    whole = last is not None and (ends_with_newline or entry_hash(last) == last["entry_hash"])
-    previous = _as_entry(before[-1]) if before else None
-    if not whole and before and previous is None:
-        raise OutputError(
-            "ledger-corrupt",
-            f"the last two lines of the ledger {name} are not ledger entries",
-            hint="run `ragwarrant ledger verify FILE` to find the damage",
-        )
-    if not ends_with_newline:
-        _write_line(fd, b"\n", name)
-    if whole:
-        return _link_after(last)
-    quarantined = {
-        "line": len(before) + 1,
-        "bytes": len(tail),
-        "sha256": sha256_bytes(tail),
-        "base64": base64.b64encode(tail).decode("ascii"),
-    }
-    time = datetime.now(UTC).isoformat().replace("+00:00", "Z")
-    marker = {"ledger_schema": LEDGER_SCHEMA_VERSION, "kind": QUARANTINE_KIND, "time": time}
-    marker = _chained(marker | {"quarantined": quarantined}, *_link_after(previous), private_key)
-    _write_line(fd, orjson.dumps(marker, option=orjson.OPT_SORT_KEYS) + b"\n", name)
-    return _link_after(marker)
-
-
 def append_entry(
     ledger_path: Path,
     entry: Mapping[str, Any],
@@ -224,10 +178,13 @@ def append_entry(
     writes the line with one ``write`` on an ``O_APPEND`` descriptor and ``fsync``s it. The
     parent directory is fsynced when the file is created.
 
-    A damaged last line (torn by a run killed mid-append, or not an entry) does not stop the
-    append: it is ended with a newline and quarantined by a marker entry (its bytes, length and
-    sha256) chained before this entry, so the current run's entry is never lost and
-    ``verify_chain`` stays intact (``quarantined_lines`` lists what was set aside).
+    A last line that is a whole entry missing only its newline gets the newline. Any other
+    damaged last line (torn by a run killed mid-append, or not an entry) does not stop the
+    append: it is ended with a newline and quarantined by a marker entry (``"kind":
+    "quarantine"``) holding its bytes whole (base64) with their length and sha256, chained after
+    the last good entry, so nothing a killed run half-wrote is lost, the current run's entry
+    follows the marker, and ``verify_chain`` skips exactly that line (``quarantined_lines``
+    lists what was set aside).
 
     Args:
         ledger_path: the ledger file; created (mode 0644) when absent; its directory must exist.
@@ -244,7 +201,7 @@ def append_entry(
 
     Raises:
         OutputError: the ledger cannot be opened, locked or written, or its last two lines are
-            both damaged.
+            both damaged (``ledger-corrupt``).
         RagwarrantError: whatever ``check`` raises (the ledger is left as it was).
         InternalError: the entry holds NaN or Infinity.
     """
@@ -254,10 +211,37 @@ def append_entry(
         data = os.pread(fd, os.fstat(fd).st_size, 0)
         if check is not None:
             check(_chained_after(data, since_seq))  # may refuse: nothing is written then
-        link = _chain_link(fd, data, ledger_path.name, private_key)
+        name, newline = ledger_path.name, data.endswith(b"\n")
+        *before, tail = (data[:-1] if newline else data).split(b"\n")
+        last = _as_entry(tail)  # linked after when whole; else quarantined
+        whole = last is not None and (newline or entry_hash(last) == last["entry_hash"])
+        whole = whole or not data
+        previous = _as_entry(before[-1]) if before else None
+        if not whole and before and previous is None:
+            raise OutputError(
+                "ledger-corrupt",
+                f"the last two lines of the ledger {name} are not ledger entries",
+                hint="run `ragwarrant ledger verify FILE` to find the damage",
+            )
+        if data and not newline:
+            _write_line(fd, b"\n", name)
+        if whole:
+            link = _link_after(last)
+        else:  # quarantine the damaged last line in a marker chained after ``previous``
+            quarantined = {
+                "line": len(before) + 1,
+                "bytes": len(tail),
+                "sha256": sha256_bytes(tail),
+                "base64": base64.b64encode(tail).decode("ascii"),
+            }
+            marker = {"ledger_schema": LEDGER_SCHEMA_VERSION, "kind": QUARANTINE_KIND}
+            time = datetime.now(UTC).isoformat().replace("+00:00", "Z")
+            marker |= {"time": time, "quarantined": quarantined}
+            marker = _chained(marker, *_link_after(previous), private_key)
+            _write_line(fd, orjson.dumps(marker, option=orjson.OPT_SORT_KEYS) + b"\n", name)
+            link = _link_after(marker)
         written = _chained(entry, *link, private_key)
-        line = orjson.dumps(written, option=orjson.OPT_SORT_KEYS) + b"\n"
-        _write_line(fd, line, ledger_path.name)
+        _write_line(fd, orjson.dumps(written, option=orjson.OPT_SORT_KEYS) + b"\n", name)
     if not existed:
         fsync_dir(ledger_path.parent)
     return written
@@ -358,7 +342,7 @@ def quarantined_lines(path: Path) -> list[QuarantinedLine]:
     Raises:
         InputError: the file cannot be read.
     """
-    return sorted(_quarantined(_read_bytes(path).splitlines()).values(), key=lambda q: q.line)
+    return list(_quarantined(_read_bytes(path).splitlines()).values())
 
 
 def _entry_problems(
@@ -426,11 +410,7 @@ def _chain_problems(data: bytes, public_key: Ed25519PublicKey | None) -> list[Le
                 "next append quarantines it",
             )
         )
-    keyid = ""
-    if public_key is not None:
-        from ragwarrant.audit.attestation import key_id
-
-        keyid = key_id(public_key)
+    keyid = key_id(public_key) if public_key is not None else ""
     prev_recorded, prev_seq = GENESIS_HASH, 0
     lines = data.splitlines()
     quarantined = _quarantined(lines)

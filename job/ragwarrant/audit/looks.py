@@ -209,46 +209,6 @@ def _earlier_look(entry: Mapping[str, object], evidence: bytes | None) -> looks.
     )
 
 
-def _refuse_stale(query: looks.LookQuery, look: looks.Look, ledger: looks.LedgerLooks) -> None:
-    """Refuse a run whose look is no longer the one ``ledger`` (read again at append) gives.
-
-    Another run of the same study appended a look after this run read the ledger. When the
-    recount gives this run another look number, level, confirmatory standing or BLOCK, the
-    decision is stale and refused: it is never recorded as a fresh look. When it gives the same
-    (a concurrent run on identical evidence: ``gates.looks`` counts it as a repeat of that look
-    at its level, and the seeded decision on the same evidence at the same level is the same
-    one), the append goes ahead; only the record's links (``repeat_of``) differ.
-
-    Raises:
-        OutputError: ``ledger-look-stale`` (exit 73; the ERROR record replaces the decision).
-    """
-    fresh = query.resolve(ledger).record
-    was = look.record
-    keys = ("number", "alpha_this_look", "alpha_spent", "confirmatory", "blocked")
-    if all(getattr(fresh, k) == getattr(was, k) for k in keys):
-        return  # decided alike: same number, level and standing
-    if fresh.number != was.number:
-        now = f"it is look {fresh.number}"
-    else:
-        now = (
-            f"look {fresh.number} is at one-sided level {fresh.alpha_this_look:.4g} "
-            f"({_standing(fresh)}), not {was.alpha_this_look:.4g} ({_standing(was)})"
-        )
-    raise OutputError(
-        "ledger-look-stale",
-        f"another run of contract {query.contract.id!r} v{query.contract.version} appended a "
-        f"look to the ledger while this run decided as look {was.number}; counted now "
-        f"{now}, so its decision's level is stale",
-        hint="rerun: the run then counts that look and tests at its own look's level",
-    )
-
-
-def _standing(record: LookRecord) -> str:
-    if record.blocked:
-        return "blocked"
-    return "confirmatory" if record.confirmatory else "not confirmatory"
-
-
 def _ledger_looks(entries: LookEntries) -> looks.LedgerLooks:
     """The ledger's looks (``read_looks``) as ``gates.looks`` counts them."""
     earlier = [_earlier_look(e, data) for e, data in entries.earlier()]
@@ -276,11 +236,42 @@ class RunLook:
     def check(self, appended: list[dict[str, Any]]) -> None:
         """Refuse the append when entries appended since the read change this run's look.
 
+        Another run of the same study appended a look after this run read the ledger. When the
+        recount gives this run another look number, level, confirmatory standing or BLOCK, the
+        decision is stale and refused: it is never recorded as a fresh look. When it gives the
+        same (a concurrent run on identical evidence: ``gates.looks`` counts it as a repeat of
+        that look at its level, and the seeded decision on the same evidence at the same level
+        is the same one), the append goes ahead; only the record's links (``repeat_of``) differ.
+
         Raises:
-            OutputError: ``ledger-look-stale`` (``_refuse_stale``).
+            OutputError: ``ledger-look-stale`` (exit 73; the ERROR record replaces the decision).
         """
-        if self.ledger is not None and appended:
-            _refuse_stale(self.query, self.look, _ledger_looks(self.ledger.after(appended)))
+        if self.ledger is None or not appended:
+            return
+        fresh = self.query.resolve(_ledger_looks(self.ledger.after(appended))).record
+        was = self.look.record
+        keys = ("number", "alpha_this_look", "alpha_spent", "confirmatory", "blocked")
+        if all(getattr(fresh, k) == getattr(was, k) for k in keys):
+            return  # decided alike: same number, level and standing
+        if fresh.number != was.number:
+            now = f"it is look {fresh.number}"
+        else:
+            standing = [
+                "blocked" if r.blocked else "confirmatory" if r.confirmatory else "not confirmatory"
+                for r in (fresh, was)
+            ]
+            now = (
+                f"look {fresh.number} is at one-sided level {fresh.alpha_this_look:.4g} "
+                f"({standing[0]}), not {was.alpha_this_look:.4g} ({standing[1]})"
+            )
+        contract = self.query.contract
+        raise OutputError(
+            "ledger-look-stale",
+            f"another run of contract {contract.id!r} v{contract.version} appended a look to "
+            f"the ledger while this run decided as look {was.number}; counted now {now}, so its "
+            "decision's level is stale",
+            hint="rerun: the run then counts that look and tests at its own look's level",
+        )
 
 
 def run_look(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import platform
+from collections.abc import Iterable
 from datetime import UTC, datetime
 from importlib import metadata
 
@@ -26,10 +27,10 @@ RUNTIME_DEPENDENCIES = (
 )
 
 
-def dependency_versions() -> dict[str, str]:
-    """Installed versions of the runtime dependencies ("not installed" when absent)."""
+def dependency_versions(names: Iterable[str] = RUNTIME_DEPENDENCIES) -> dict[str, str]:
+    """Installed versions of ``names`` (the runtime dependencies), "not installed" when absent."""
     out = {}
-    for name in RUNTIME_DEPENDENCIES:
+    for name in names:
         try:
             out[name] = metadata.version(name)
         except metadata.PackageNotFoundError:

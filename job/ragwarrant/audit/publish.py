@@ -182,10 +182,6 @@ def _scan(
     )
 
 
-def _with_checks(report: ValidationReport, checks: list[ValidationCheck]) -> ValidationReport:
-    return report.model_copy(update={"checks": [*report.checks, *checks]})
-
-
 def _hygiene_check(allowed_kinds: frozenset[str], *, clean: bool) -> ValidationCheck:
     """The ``publication-hygiene`` check: a clean scan (pass) or, beside a failed scan's checks,
     the record of the finding kinds the contract allows (info)."""
@@ -283,7 +279,8 @@ def publish_outputs(
     scanned = render_outputs(decision, report)
     findings = [*prior_findings, *_scan(scanned, settings, private_texts)]
     if not findings:
-        report = _with_checks(report, [_hygiene_check(settings.allowed_kinds, clean=True)])
+        clean = _hygiene_check(settings.allowed_kinds, clean=True)
+        report = report.model_copy(update={"checks": [*report.checks, clean]})
         # Only validation_report.json holds the new check; the other files are the scanned bytes
         # (rendering them again cost a second report.html per run; issue 13).
         files = {**scanned, VALIDATION_REPORT_FILE: dump_json(report)}
@@ -291,7 +288,7 @@ def publish_outputs(
     checks = [ValidationCheck.model_validate(c) for c in findings_to_checks(findings)]
     if settings.allowed_kinds:
         checks.insert(0, _hygiene_check(settings.allowed_kinds, clean=False))
-    report = _with_checks(report, checks)
+    report = report.model_copy(update={"checks": [*report.checks, *checks]})
     base_gates = list(decision.run_gates)
     decision = block_for_hygiene(decision, len(findings))
     withheld = files_to_withhold(findings)
@@ -404,7 +401,7 @@ def write_outputs(
     )
     publication = publish_outputs(
         decision,
-        _with_checks(report, extra),
+        report.model_copy(update={"checks": [*report.checks, *extra]}),
         run.private_texts,
         allowed_kinds=run.allowed_kinds,
         mounts=run.mounts,

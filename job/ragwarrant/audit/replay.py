@@ -4,17 +4,15 @@ from __future__ import annotations
 
 import platform
 import tempfile
-from collections.abc import Iterable, Mapping
-from importlib import metadata
+from collections.abc import Mapping
+from contextlib import suppress
 from pathlib import Path
 from typing import Any
 
 import orjson
 
-from ragwarrant.audit._verify_attestation import attestation_mismatch
 from ragwarrant.audit._verify_base import (
     REPLAY_IGNORED_FIELDS,
-    SIGNING_CHECK_ID,
     ReplayFn,
     VerifyContext,
     VerifyReport,
@@ -22,9 +20,11 @@ from ragwarrant.audit._verify_base import (
 )
 from ragwarrant.audit.attestation import (
     ATTESTATION_FILENAME,
+    SIGNING_CHECK_ID,
     AttestationError,
     read_attestation,
 )
+from ragwarrant.audit.manifest import dependency_versions
 from ragwarrant.errors import RagwarrantError
 from ragwarrant.outputs import Manifest
 
@@ -32,18 +32,17 @@ from ragwarrant.outputs import Manifest
 def _version_note(manifest: Manifest) -> str:
     from ragwarrant.version import __version__
 
-    notes = []
-    if manifest.ragwarrant_version != __version__:
-        notes.append(f"ragwarrant {manifest.ragwarrant_version} recorded, {__version__} here")
-    if manifest.python_version != platform.python_version():
-        notes.append(f"python {manifest.python_version} recorded, {platform.python_version()} here")
-    for name, version in manifest.dependencies.items():
-        try:
-            here = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            here = "not installed"
-        if here != version:
-            notes.append(f"{name} {version} recorded, {here} here")
+    recorded = {
+        "ragwarrant": manifest.ragwarrant_version,
+        "python": manifest.python_version,
+        **manifest.dependencies,
+    }
+    here = {
+        "ragwarrant": __version__,
+        "python": platform.python_version(),
+        **dependency_versions(manifest.dependencies),
+    }
+    notes = [f"{k} {v} recorded, {here[k]} here" for k, v in recorded.items() if here[k] != v]
     return f" (versions differ: {'; '.join(notes)})" if notes else ""
 
 
@@ -92,9 +91,10 @@ def _run_replay(
     recorded: Mapping[str, Any],
     replay: ReplayFn,
     report: VerifyReport,
-) -> tuple[Any, Any] | None:
-    """Replay into a temporary directory; return (decision, validation report) as JSON, or None
-    when the comparison is already settled (an error, or no decision written)."""
+) -> tuple[Any, Any, list[Any] | None] | None:
+    """Replay into a temporary directory; return its decision and validation report as JSON and
+    its attestation's subjects (None when absent or unreadable), or None when the comparison is
+    already settled (an error, or no decision written)."""
     error = recorded.get("error")
     recorded_error = error if isinstance(error, dict) else None
     if recorded_error is not None and recorded_error.get("option"):
@@ -131,36 +131,33 @@ def _run_replay(
             return None
         report_path = Path(tmp) / "validation_report.json"
         replayed_report = orjson.loads(report_path.read_bytes()) if report_path.is_file() else None
-        try:  # the replay's attestation subjects; None when absent or unreadable
+        subjects = None
+        with suppress(OSError, AttestationError):
             statement, _ = read_attestation((Path(tmp) / ATTESTATION_FILENAME).read_bytes())
-            report.replayed_subjects = list(statement["subject"])
-        except (OSError, AttestationError):
-            report.replayed_subjects = None
-        return orjson.loads(replayed_path.read_bytes()), replayed_report
+            subjects = list(statement["subject"])
+        return orjson.loads(replayed_path.read_bytes()), replayed_report, subjects
 
 
-def _subject_set(subjects: Iterable[Any]) -> set[bytes]:
-    return {orjson.dumps(s, option=orjson.OPT_SORT_KEYS) for s in subjects}
-
-
-def _check_replayed_subjects(recorded_attestation: bytes | None, report: VerifyReport) -> None:
+def _check_replayed_subjects(
+    recorded_attestation: bytes | None, replayed: list[Any] | None, report: VerifyReport
+) -> None:
     """The replay's attestation names the same subjects (contract and policy configs)."""
-    replayed = report.replayed_subjects
     if recorded_attestation is None or replayed is None:
         return
     try:
         statement, _ = read_attestation(recorded_attestation)
     except AttestationError:
         return  # already a mismatch
-    if _subject_set(statement["subject"]) == _subject_set(replayed):
+    recorded = {orjson.dumps(s, option=orjson.OPT_SORT_KEYS) for s in statement["subject"]}
+    if recorded == {orjson.dumps(s, option=orjson.OPT_SORT_KEYS) for s in replayed}:
         report.checked.append(f"{ATTESTATION_FILENAME} names the subjects its replay names")
     else:
-        report.mismatches.append(
-            attestation_mismatch(
-                "subject",
-                "the subjects differ from those the replay attests (the contract and every "
-                "policy config, with their digests)",
-            )
+        report.add(
+            ATTESTATION_FILENAME,
+            "subject",
+            "attestation",
+            "the subjects differ from those the replay attests (the contract and every "
+            "policy config, with their digests)",
         )
 
 
@@ -180,7 +177,7 @@ def check_replay(ctx: VerifyContext) -> None:
     replayed = _run_replay(ctx.input_dir, recorded, ctx.replay, report)
     if replayed is None:
         return
-    replayed_decision, replayed_report = replayed
+    replayed_decision, replayed_report, subjects = replayed
     report.replayed = True
     note = _version_note(ctx.manifest)
     diffs = list(diff_json(recorded, replayed_decision, ignore=REPLAY_IGNORED_FIELDS))
@@ -205,4 +202,4 @@ def check_replay(ctx: VerifyContext) -> None:
             )
         for path, message in report_diffs:
             report.add("validation_report.json", path, "replay", message + note)
-    _check_replayed_subjects(ctx.attestation, report)
+    _check_replayed_subjects(ctx.attestation, subjects, report)

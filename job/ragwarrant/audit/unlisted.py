@@ -35,14 +35,7 @@ def unlisted_files(out: Path, manifest: Manifest) -> list[str]:
         for path in sorted(out.rglob("*"))
         if path.is_file()
         and (rel := path.relative_to(out).as_posix()) not in listed
-        and not _kept_aside(rel, path)
+        and rel.split("/", 1)[0] != HISTORY_DIR
+        and not rel.startswith(STAGING_PREFIX)
+        and not (rel == LOCK_FILE and path.stat().st_size == 0)
     ]
-
-
-def _kept_aside(rel: str, path: Path) -> bool:
-    """Earlier runs a retry kept (``history/``), an unfinished attempt's staging directory and
-    the runs' lock file (``writer.output_lock``) while it is empty, as a run leaves it."""
-    top = rel.split("/", 1)[0]
-    if rel == LOCK_FILE:
-        return path.stat().st_size == 0
-    return top == HISTORY_DIR or top.startswith(STAGING_PREFIX)

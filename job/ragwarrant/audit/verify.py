@@ -52,19 +52,7 @@ from ragwarrant.audit._verify_base import (
     validate,
 )
 from ragwarrant.audit._verify_base import (
-    REPLAY_IGNORED_FIELDS as REPLAY_IGNORED_FIELDS,
-)
-from ragwarrant.audit._verify_base import (
-    SIGNING_CHECK_ID as SIGNING_CHECK_ID,
-)
-from ragwarrant.audit._verify_base import (
     UNSIGNED_VERIFY_LIMITS as UNSIGNED_VERIFY_LIMITS,
-)
-from ragwarrant.audit._verify_base import (
-    VERIFY_MISMATCH_EXIT as VERIFY_MISMATCH_EXIT,
-)
-from ragwarrant.audit._verify_base import (
-    Mismatch as Mismatch,
 )
 from ragwarrant.audit._verify_base import (
     diff_json as diff_json,
@@ -97,18 +85,6 @@ CHECKS: tuple[tuple[str, Check], ...] = (
 
 Each check skips itself when what it needs is absent (no valid decision, no input directory,
 inputs that differ from the manifest...)."""
-
-
-def _require_dirs(output_dir: Path, input_dir: Path | None) -> None:
-    for label, d in (("output", output_dir), ("input", input_dir)):
-        if d is not None and d.is_file():
-            raise file_for_directory(f"verify-{label}-not-directory", f"the {label}", d)
-        if d is not None and not d.is_dir():
-            raise InputError(
-                f"verify-{label}-missing",
-                f"the {label} directory {d} does not exist or is not a directory",
-                hint=f"pass the run's {label} directory",
-            )
 
 
 def _read_manifest(output_dir: Path, report: VerifyReport) -> tuple[Manifest, bytes] | None:
@@ -158,7 +134,15 @@ def verify_output_dir(
         InputError: ``output_dir`` or ``input_dir`` is not a readable directory, or the public key
             cannot be read or is not an Ed25519 key.
     """
-    _require_dirs(output_dir, input_dir)
+    for label, d in (("output", output_dir), ("input", input_dir)):
+        if d is not None and d.is_file():
+            raise file_for_directory(f"verify-{label}-not-directory", f"the {label}", d)
+        if d is not None and not d.is_dir():
+            raise InputError(
+                f"verify-{label}-missing",
+                f"the {label} directory {d} does not exist or is not a directory",
+                hint=f"pass the run's {label} directory",
+            )
     report = VerifyReport()
     read = _read_manifest(output_dir, report)
     if read is None:

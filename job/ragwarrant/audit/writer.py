@@ -40,7 +40,7 @@ LOCK_FILE = ".ragwarrant.lock"
 
 @dataclass(frozen=True)
 class LockErrors:
-    """What ``open_locked`` raises when it fails: one code, message and hint per step.
+    """What ``held_lock`` raises when it fails: one code, message and hint per step.
 
     ``open_message`` and ``lock_message`` are formatted with ``{name}`` (the file's name),
     ``{dir}`` (its directory) and ``{reason}`` (the system's ``strerror``).
@@ -52,40 +52,6 @@ class LockErrors:
     lock_code: str
     lock_message: str
     lock_hint: str
-
-
-def open_locked(path: Path, errors: LockErrors, *, append: bool = False) -> int:
-    """Open ``path`` (created when absent, mode 0o644) and take an exclusive ``flock`` on it.
-
-    Waits for another holder's lock. The caller closes the returned descriptor, which releases
-    the lock; the kernel releases it too when the process dies.
-
-    Args:
-        path: the lock (or ledger) file.
-        errors: the codes and messages of the two ways this fails.
-        append: open with ``O_APPEND`` (the ledger appends its lines on this descriptor).
-
-    Returns:
-        The open file descriptor (``O_RDWR | O_CLOEXEC``).
-
-    Raises:
-        OutputError: the file cannot be opened (``errors.open_code``) or locked
-            (``errors.lock_code``).
-    """
-    flags = os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | (os.O_APPEND if append else 0)
-    fields = {"name": path.name, "dir": path.parent}
-    try:
-        fd = os.open(path, flags, 0o644)
-    except OSError as exc:
-        message = errors.open_message.format(reason=exc.strerror, **fields)
-        raise OutputError(errors.open_code, message, hint=errors.open_hint) from exc
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-    except OSError as exc:
-        os.close(fd)
-        message = errors.lock_message.format(reason=exc.strerror, **fields)
-        raise OutputError(errors.lock_code, message, hint=errors.lock_hint) from exc
-    return fd
 
 
 _OUTPUT_LOCK_ERRORS = LockErrors(
@@ -100,16 +66,30 @@ _OUTPUT_LOCK_ERRORS = LockErrors(
 
 @contextlib.contextmanager
 def held_lock(path: Path, errors: LockErrors, *, append: bool = False) -> Iterator[int]:
-    """Hold an exclusive ``flock`` on ``path`` (``open_locked``) for the ``with`` block.
+    """Open ``path`` (created when absent, mode 0o644) and hold an exclusive ``flock`` on it for
+    the ``with`` block, waiting for another holder's lock.
 
-    Yields the locked descriptor; closing it on leaving (however the block ends) releases the
+    Yields the locked descriptor (``O_RDWR | O_CLOEXEC``, and ``O_APPEND`` with ``append``: the
+    ledger appends its lines on it); closing it on leaving (however the block ends) releases the
     lock, and the kernel releases it when the process dies, so a killed holder never blocks.
 
     Raises:
-        OutputError: as ``open_locked``, with ``errors``' codes.
+        OutputError: the file cannot be opened (``errors.open_code``) or locked
+            (``errors.lock_code``).
     """
-    fd = open_locked(path, errors, append=append)
+    flags = os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | (os.O_APPEND if append else 0)
+    fields = {"name": path.name, "dir": path.parent}
     try:
+        fd = os.open(path, flags, 0o644)
+    except OSError as exc:
+        message = errors.open_message.format(reason=exc.strerror, **fields)
+        raise OutputError(errors.open_code, message, hint=errors.open_hint) from exc
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        except OSError as exc:
+            message = errors.lock_message.format(reason=exc.strerror, **fields)
+            raise OutputError(errors.lock_code, message, hint=errors.lock_hint) from exc
         yield fd
     finally:
         os.close(fd)
@@ -119,26 +99,14 @@ def output_lock(output_dir: Path) -> contextlib.AbstractContextManager[int]:
     """Hold an exclusive ``flock`` on ``<out>/.ragwarrant.lock`` (waiting for another run's).
 
     Two runs into one output directory would otherwise remove each other's staging directory
-    (``clean_stale``) and interleave their commits.
+    (``clean_stale``) and interleave their commits. The lock file and ``history/`` must not be
+    symlinks: the run writes, moves and removes files there, and through a link it would do so
+    wherever the link leads (the run's own files replace a link by name, never write through it).
 
     Raises:
         OutputError: the lock file cannot be created or locked (code ``output-not-writable``);
-            ``output-link`` when the lock file or ``history/`` is a symlink
-            (``refuse_output_links``).
-    """
-    refuse_output_links(output_dir)
-    return held_lock(output_dir / LOCK_FILE, _OUTPUT_LOCK_ERRORS)
-
-
-def refuse_output_links(output_dir: Path) -> None:
-    """Refuse an output directory whose lock file or ``history/`` is a symlink.
-
-    The run writes, moves and removes files there; through a link it would do so wherever the
-    link leads (an earlier run moved into the link's target, a staging directory removed
-    there). The run's own files replace a link by name and never write through it.
-
-    Raises:
-        OutputError: ``output-link``, naming the entry (relative to the output directory).
+            ``output-link`` when the lock file or ``history/`` is a symlink, naming it
+            (relative to the output directory).
     """
     for name in (LOCK_FILE, HISTORY_DIR):
         if (output_dir / name).is_symlink():
@@ -148,6 +116,7 @@ def refuse_output_links(output_dir: Path) -> None:
                 "link it did not make",
                 hint=f"remove the link {name} from the output directory (or use a fresh one)",
             )
+    return held_lock(output_dir / LOCK_FILE, _OUTPUT_LOCK_ERRORS)
 
 
 def dump_json(model: BaseModel) -> bytes:
@@ -218,11 +187,6 @@ def write_model(path: Path, model: BaseModel, *, sync_dir: bool = True) -> bytes
     return data
 
 
-def _is_orphan_tmp(path: Path) -> bool:
-    """A temp file ``write_atomic`` left: ``.<name>.<random>.tmp``."""
-    return path.is_file() and path.name.startswith(".") and path.name.endswith(".tmp")
-
-
 def _remove(path: Path) -> None:
     if path.is_dir() and not path.is_symlink():
         shutil.rmtree(path, ignore_errors=True)
@@ -245,7 +209,9 @@ def clean_stale(output_dir: Path) -> list[str]:
         if not folder.is_dir():
             continue
         for path in sorted(folder.iterdir()):
-            if path.name.startswith(STAGING_PREFIX) or _is_orphan_tmp(path):
+            name = path.name  # a staging directory, or a temp file ``.<name>.<random>.tmp``
+            orphan_tmp = name.startswith(".") and name.endswith(".tmp") and path.is_file()
+            if name.startswith(STAGING_PREFIX) or orphan_tmp:
                 _remove(path)
                 removed.append(path.relative_to(output_dir).as_posix())
     return removed
@@ -270,13 +236,6 @@ def make_staging(output_dir: Path, run_id: str) -> Path:
     return staging
 
 
-def _link_or_copy(src: Path, dst: Path) -> None:
-    try:
-        os.link(src, dst, follow_symlinks=False)
-    except OSError:
-        shutil.copy2(src, dst, follow_symlinks=False)
-
-
 def _keep_earlier(output_dir: Path, earlier_id: str, names: Sequence[str]) -> None:
     """Keep the committed run's ``names`` under ``history/<earlier_id>/``, renamed in at once."""
     final = output_dir / HISTORY_DIR / earlier_id
@@ -286,8 +245,13 @@ def _keep_earlier(output_dir: Path, earlier_id: str, names: Sequence[str]) -> No
     _remove(staging)
     staging.mkdir(parents=True)
     for name in names:
-        if (output_dir / name).is_file():
-            _link_or_copy(output_dir / name, staging / name)
+        src, dst = output_dir / name, staging / name
+        if not src.is_file():
+            continue
+        try:
+            os.link(src, dst, follow_symlinks=False)
+        except OSError:
+            shutil.copy2(src, dst, follow_symlinks=False)
     fsync_dir(staging)
     os.rename(staging, final)
     fsync_dir(final.parent)
