@@ -148,7 +148,17 @@ def tool_result(
     note naming its column: its gates then BLOCK on coverage, and the note says why.
     """
     source = request.source
-    notes = [*notes, *_empty_metric_notes(evidence, metric_names)]
+    notes = list(notes)
+    names = pc.cast(evidence.column("metric"), pa.string())
+    valued = pc.is_valid(evidence.column("value"))
+    for column, metric in metric_names.items():
+        rows = pc.equal(names, metric)
+        n = pc.sum(rows).as_py() or 0
+        if n and not pc.any(pc.and_(rows, valued)).as_py():
+            notes.append(
+                f"column {column!r} is empty in every row: metric {metric!r} has no value "
+                f"({n} rows, all missing)"
+            )
     provenance = SourceProvenance(
         source_id=source.id,
         path=request.display_path,
@@ -162,22 +172,6 @@ def tool_result(
         notes=[*notes, *version_note(source.evaluator_version)],
     )
     return AdapterResult(evidence=evidence, provenance=provenance, texts=texts)
-
-
-def _empty_metric_notes(evidence: pa.Table, metric_names: dict[str, str]) -> list[str]:
-    """A note per metric whose every value is missing, naming its column and row count."""
-    names = pc.cast(evidence.column("metric"), pa.string())
-    valued = pc.is_valid(evidence.column("value"))
-    notes = []
-    for column, metric in metric_names.items():
-        rows = pc.equal(names, metric)
-        n = pc.sum(rows).as_py() or 0
-        if n and not pc.any(pc.and_(rows, valued)).as_py():
-            notes.append(
-                f"column {column!r} is empty in every row: metric {metric!r} has no value "
-                f"({n} rows, all missing)"
-            )
-    return notes
 
 
 def resolve_policies(

@@ -145,32 +145,21 @@ def check_policies(
             "evidence-policy-missing",
             f"{display}: no row of policy {', '.join(map(repr, missing))} ({column} names only "
             f"{', '.join(map(repr, named))})",
-            hint=_missing_policy_hint(missing, named),
+            hint=(  # one policy named: the file may hold only it; several: the contract errs
+                f"if this file holds only policy {named[0]!r}, declare 'policy: {named[0]}' on "
+                "the evidence source; else give the contract's policies the ids the file uses"
+                if len(named) == 1
+                else f"the file names policies {', '.join(map(repr, named))}: give the "
+                f"contract's {', '.join(map(repr, missing))} the id the file uses for that "
+                "policy (policy ids must be the same in every evidence file), or remove it if "
+                "it is not a policy"
+            ),
             file=display,
             column=column,
             expected=", ".join(contract_policies),
             found=", ".join(sorted(set(out))),
         )
     return out
-
-
-def _missing_policy_hint(missing: list[str], named: list[str]) -> str:
-    """What to fix when a file naming its rows' policies lacks some contract policies.
-
-    A file naming one policy may hold only that policy (declare it with ``policy:``); a file
-    naming several is the whole comparison (telemetry of every arm), so a contract policy it
-    lacks is misnamed in the contract (often a policy id taken from a file name).
-    """
-    if len(named) == 1:
-        return (
-            f"if this file holds only policy {named[0]!r}, declare 'policy: {named[0]}' on the "
-            "evidence source; else give the contract's policies the ids the file uses"
-        )
-    return (
-        f"the file names policies {', '.join(map(repr, named))}: give the contract's "
-        f"{', '.join(map(repr, missing))} the id the file uses for that policy (policy ids "
-        "must be the same in every evidence file), or remove it if it is not a policy"
-    )
 
 
 def _refuse_other_policy(
