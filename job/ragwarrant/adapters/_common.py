@@ -22,14 +22,12 @@ from ragwarrant.adapters._integrity import require_columns
 from ragwarrant.adapters._rows import (
     check_policies,
     contract_policy_ids,
-    evidence_from_records,
     make_texts,
     question_hash,
-    source_tag,
-    version_note,
 )
 from ragwarrant.adapters.generic import Keys, canonical_rows
 from ragwarrant.errors import EvidenceError
+from ragwarrant.evidence.schema import make_evidence_table
 
 #: One evidence row of a record-shaped file: (policy, example, metric, value, reason, source row).
 Record = tuple[str, str, str, float | None, str | None, int]
@@ -64,9 +62,10 @@ class RowKeys(NamedTuple):
 
 
 def tool_tag(request: AdapterRequest, tool: ToolFormat) -> str:
-    """Return the ``source`` field of the request's evidence rows (see ``source_tag``)."""
+    """Return the ``source`` field of the request's evidence rows:
+    ``<source id>:<tool>@<version or unknown>``."""
     source = request.source
-    return source_tag(source.id, tool.tool, source.evaluator_version)
+    return f"{source.id}:{tool.tool}@{source.evaluator_version or 'unknown'}"
 
 
 def column_evidence(
@@ -127,8 +126,25 @@ def table_texts(table: pa.Table, tool: ToolFormat, keys: RowKeys, display: str) 
 
 
 def records_evidence(request: AdapterRequest, tool: ToolFormat, records: list[Record]) -> pa.Table:
-    """Canonical evidence of a record-shaped file (see ``evidence_from_records``)."""
-    return evidence_from_records(records, source=tool_tag(request, tool), sha256=request.sha256)
+    """Canonical evidence of a record-shaped file from its ``Record`` tuples; group_id, slice and
+    split are null (the tool formats carry none of them)."""
+    n = len(records)
+    cols = list(zip(*records, strict=True)) if records else [()] * 6
+    return make_evidence_table(
+        {
+            "policy_id": cols[0],
+            "example_id": cols[1],
+            "group_id": [None] * n,
+            "slice": [None] * n,
+            "split": [None] * n,
+            "metric": cols[2],
+            "value": cols[3],
+            "missing_reason": cols[4],
+            "source": [tool_tag(request, tool)] * n,
+            "source_sha256": [request.sha256] * n,
+            "source_row": cols[5],
+        }
+    )
 
 
 def tool_result(
@@ -147,7 +163,7 @@ def tool_result(
     A metric without one value (an empty CSV column: the metric raised on every row) gets a
     note naming its column: its gates then BLOCK on coverage, and the note says why.
     """
-    source = request.source
+    source, version = request.source, request.source.evaluator_version
     notes = list(notes)
     names = pc.cast(evidence.column("metric"), pa.string())
     valued = pc.is_valid(evidence.column("value"))
@@ -165,11 +181,16 @@ def tool_result(
         sha256=request.sha256,
         adapter=tool.adapter,
         tool=tool.tool,
-        tool_version=source.evaluator_version,
+        tool_version=version,
         metric_names=metric_names,
         pairing_method=pairing_method,
         rows_read=rows_read,
-        notes=[*notes, *version_note(source.evaluator_version)],
+        notes=[
+            *notes,  # where the tool version comes from: no tool file records it
+            f"tool version {version} as declared by the contract (the file does not record it)"
+            if version
+            else "tool version unknown: the file does not record it and the contract declares none",
+        ],
     )
     return AdapterResult(evidence=evidence, provenance=provenance, texts=texts)
 

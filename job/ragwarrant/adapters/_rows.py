@@ -33,39 +33,6 @@ def question_hash(text: str) -> str:
     return f"qh:{digest[:16]}"
 
 
-def evidence_from_records(
-    records: list[tuple[str, str, str, float | None, str | None, int]],
-    *,
-    source: str,
-    sha256: str,
-) -> pa.Table:
-    """Build canonical evidence from ``(policy, example, metric, value, reason, row)`` tuples.
-
-    group_id, slice and split are null (the tool formats carry none of them).
-    """
-    from ragwarrant.evidence.schema import make_evidence_table
-
-    n = len(records)
-    cols: list[tuple[object, ...]] = (
-        list(zip(*records, strict=True)) if records else [(), (), (), (), (), ()]
-    )
-    return make_evidence_table(
-        {
-            "policy_id": cols[0],
-            "example_id": cols[1],
-            "group_id": [None] * n,
-            "slice": [None] * n,
-            "split": [None] * n,
-            "metric": cols[2],
-            "value": cols[3],
-            "missing_reason": cols[4],
-            "source": [source] * n,
-            "source_sha256": [sha256] * n,
-            "source_row": cols[5],
-        }
-    )
-
-
 def check_unique_keys(
     policies: list[str], examples: list[str], rows: list[int], display: str, column: str
 ) -> None:
@@ -262,11 +229,6 @@ def make_texts(
     )
 
 
-def source_tag(source_id: str, tool: str, version: str | None) -> str:
-    """Return the ``source`` field of evidence rows: ``<source id>:<tool>@<version or unknown>``."""
-    return f"{source_id}:{tool}@{version or 'unknown'}"
-
-
 def contract_policy_ids(contract: object) -> list[str]:
     """Return the baseline and candidate policy ids of a ``ReleaseContract``, baseline first."""
     return [contract.baseline.policy_id, *(c.policy_id for c in contract.candidates)]  # type: ignore[attr-defined]
@@ -288,10 +250,3 @@ def input_dir_of(path: Path, relative: str, display: str) -> Path:
             file=display,
         )
     return path.parents[len(parts) - 1]
-
-
-def version_note(version: str | None) -> list[str]:
-    """Say where the provenance's tool version comes from (no tool file records it)."""
-    if version:
-        return [f"tool version {version} as declared by the contract (the file does not record it)"]
-    return ["tool version unknown: the file does not record it and the contract declares none"]
