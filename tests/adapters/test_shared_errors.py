@@ -17,7 +17,7 @@ import pytest
 
 from ragwarrant.adapters import deepeval, langsmith, otel, phoenix, ragas, trulens
 from ragwarrant.adapters._base import AdapterRequest, AdapterResult
-from ragwarrant.adapters._common import ONE_OR_MAPPED_POLICY
+from ragwarrant.adapters._common import ONE_OR_MAPPED_POLICY, RowKeys, repetitions
 from ragwarrant.adapters._rows import check_policies
 from ragwarrant.adapters.registry import load_auto
 from ragwarrant.adapters.trulens import FIXED_COLUMNS
@@ -369,3 +369,23 @@ def test_missing_policy_hint_depends_on_how_many_policies_the_file_names(
             column="pol",
         )
     assert (err.value.code, err.value.hint) == ("evidence-policy-missing", hint)
+
+
+def test_a_run_written_twice_is_a_duplicated_row() -> None:
+    """The same run id twice in one policy is refused at its second row, naming both rows."""
+    keys = RowKeys.of(["a", "a", "a"], ["e1", "e1", "e1"], [1, 2, 3])
+    with pytest.raises(EvidenceError) as err:
+        repetitions(keys, ["r1", None, "r1"], ["q", "q", "q"], display="f.csv", run_column="id")
+    e = err.value
+    assert {"code": e.code, "message": e.message, "hint": e.hint, **e.context} == {
+        "code": "evidence-duplicate-id",
+        "message": "f.csv row 3: run 'r1' of policy 'a' already appears in row 1: the same run "
+        "written twice",
+        "hint": "remove the repeated row (repetitions of an example are runs with their own run "
+        "ids)",
+        "file": "f.csv",
+        "row": 3,
+        "column": "id",
+        "expected": "a unique run id per policy",
+        "found": "'r1' again (first in row 1)",
+    }

@@ -307,7 +307,22 @@ def repetitions(
             policy (the same run written twice is a duplicated row).
     """
     policies, examples = keys.policy.to_pylist(), keys.example.to_pylist()
-    _refuse_repeated_runs(policies, runs, keys.row.to_pylist(), display, run_column)
+    first: dict[tuple[str, str], int] = {}
+    for policy, run, row in zip(policies, runs, keys.row.to_pylist(), strict=True):
+        earlier = first.setdefault((policy, run), row) if run is not None else row
+        if earlier != row:
+            raise EvidenceError(
+                "evidence-duplicate-id",
+                f"{display} row {row}: run {run!r} of policy {policy!r} already appears in row "
+                f"{earlier}: the same run written twice",
+                hint="remove the repeated row (repetitions of an example are runs with their "
+                "own run ids)",
+                file=display,
+                row=row,
+                column=run_column,
+                expected="a unique run id per policy",
+                found=f"{run!r} again (first in row {earlier})",
+            )
     seen: dict[tuple[str, str], list[int]] = {}
     for i, key in enumerate(zip(policies, examples, strict=True)):
         seen.setdefault(key, []).append(i)
@@ -323,29 +338,6 @@ def repetitions(
             out[i] = f"{example}#r{k}"
             groups[out[i]] = example
     return out, groups
-
-
-def _refuse_repeated_runs(
-    policies: list[str], runs: list[str | None], rows: list[int], display: str, column: str
-) -> None:
-    first: dict[tuple[str, str], int] = {}
-    for policy, run, row in zip(policies, runs, rows, strict=True):
-        if run is None:
-            continue
-        earlier = first.setdefault((policy, run), row)
-        if earlier != row:
-            raise EvidenceError(
-                "evidence-duplicate-id",
-                f"{display} row {row}: run {run!r} of policy {policy!r} already appears in row "
-                f"{earlier}: the same run written twice",
-                hint="remove the repeated row (repetitions of an example are runs with their "
-                "own run ids)",
-                file=display,
-                row=row,
-                column=column,
-                expected="a unique run id per policy",
-                found=f"{run!r} again (first in row {earlier})",
-            )
 
 
 def with_groups(evidence: pa.Table, groups: dict[str, str]) -> pa.Table:
