@@ -165,12 +165,14 @@ def tool_result(
     """
     source, version = request.source, request.source.evaluator_version
     notes = list(notes)
-    names = pc.cast(evidence.column("metric"), pa.string())
-    valued = pc.is_valid(evidence.column("value"))
+    metrics = pa.table(  # per metric id: how many rows, how many with a value
+        {"metric": pc.cast(evidence.column("metric"), pa.string()), "value": evidence["value"]}
+    )
+    counts = metrics.group_by("metric").aggregate([("value", "count"), ([], "count_all")])
+    per_metric = {c["metric"]: (c["value_count"], c["count_all"]) for c in counts.to_pylist()}
     for column, metric in metric_names.items():
-        rows = pc.equal(names, metric)
-        n = pc.sum(rows).as_py() or 0
-        if n and not pc.any(pc.and_(rows, valued)).as_py():
+        present, n = per_metric.get(metric, (0, 0))
+        if n and not present:
             notes.append(
                 f"column {column!r} is empty in every row: metric {metric!r} has no value "
                 f"({n} rows, all missing)"

@@ -155,8 +155,9 @@ def json_depth(doc: bytes) -> int:
     Brackets inside strings do not count; text that is not JSON gets some depth, left to the
     parser to refuse.
     """
-    if doc.count(b"[") + doc.count(b"{") <= MAX_JSON_DEPTH:
-        return min(doc.count(b"[") + doc.count(b"{"), MAX_JSON_DEPTH)  # a bound is enough
+    opened = doc.count(b"[") + doc.count(b"{")
+    if opened <= MAX_JSON_DEPTH:
+        return opened  # a bound is enough
     text = np.frombuffer(_JSON_STRING.sub(b'""', doc), dtype=np.uint8)
     opens = (text == ord("[")) | (text == ord("{"))
     closes = (text == ord("]")) | (text == ord("}"))

@@ -120,9 +120,6 @@ class RequestIdentity:
         rows_hit = np.flatnonzero(same.to_numpy(zero_copy_only=False))
         first, repeat = (int(i) + 1 for i in rows_hit[:2])
         policy = table.column("__policy")[first - 1].as_py()
-        self._raise(first, repeat, policy, int((counts[repeated] - 1).sum()))
-
-    def _raise(self, first: int, repeat: int, policy: object, surplus: int) -> None:
         what = (
             f"the same request id ({', '.join(repr(c) for c in self.columns)})"
             if self.is_id
@@ -131,8 +128,8 @@ class RequestIdentity:
         raise EvidenceError(
             "evidence-duplicate-request",
             f"{self.display} rows {first} and {repeat} repeat {what} (policy {policy!r}); "
-            f"{surplus} row(s) in all repeat an earlier request: a request counted twice "
-            "would double its arm's summed cost",
+            f"{int((counts[repeated] - 1).sum())} row(s) in all repeat an earlier request: a "
+            "request counted twice would double its arm's summed cost",
             hint="remove the repeated rows (a re-run ingestion or a concatenated export); "
             "each telemetry row must be one request",
             file=self.display,

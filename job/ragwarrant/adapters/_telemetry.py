@@ -99,12 +99,7 @@ class _Amounts:
 
 def _dictionary_indices(arr: pa.Array) -> tuple[np.ndarray, list[object]]:
     """A dictionary array's int32 indices (-1 for null) and its labels."""
-    indices = arr.indices
-    codes = (
-        indices.to_numpy()
-        if indices.null_count == 0
-        else indices.fill_null(-1).to_numpy(zero_copy_only=False)
-    )
+    codes = arr.indices.fill_null(-1).to_numpy(zero_copy_only=False)  # no copy without nulls
     return codes.astype(np.int32, copy=False), arr.dictionary.to_pylist()
 
 
