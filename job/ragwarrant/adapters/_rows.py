@@ -1,4 +1,4 @@
-"""Canonical rows: example ids from questions, each row's policy, the evidence and text tables."""
+"""Canonical rows: example ids from questions, each row's policy, the text table."""
 
 from __future__ import annotations
 
