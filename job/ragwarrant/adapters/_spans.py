@@ -80,17 +80,14 @@ def resolve_one(schema: pa.Schema, candidates: Iterable[str]) -> tuple[str, tupl
             parts = name.split(".")
             for cut in range(len(parts) - 1, 0, -1):
                 top = ".".join(parts[:cut])
-                if top in names and pa.types.is_struct(schema.field(top).type):
-                    t: pa.DataType = schema.field(top).type
-                    ok = True
-                    for p in parts[cut:]:
-                        if pa.types.is_struct(t) and t.get_field_index(p) >= 0:
-                            t = t.field(p).type
-                        else:
-                            ok = False
-                            break
-                    if ok:
-                        return top, tuple(parts[cut:])
+                t: pa.DataType | None = schema.field(top).type if top in names else None
+                for p in parts[cut:]:  # each part a field of the struct before it
+                    if t is None or not pa.types.is_struct(t) or t.get_field_index(p) < 0:
+                        t = None
+                        break
+                    t = t.field(p).type
+                if t is not None:
+                    return top, tuple(parts[cut:])
     return None
 
 
