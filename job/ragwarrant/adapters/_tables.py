@@ -249,16 +249,16 @@ def _read_json_array(path: Path, display: str) -> pa.Table:
     return _from_records(data, display)
 
 
-def _json_kind(value: object) -> str | None:
-    """The JSON kind of a value (int and float are both numbers); None for null."""
-    if value is None:
-        return None
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int | float):
-        return "number"
-    kinds: dict[type, str] = {str: "string", list: "list", dict: "object"}
-    return kinds.get(type(value), type(value).__name__)
+#: The JSON kind of a parsed value (int and float are both numbers; null has none).
+_JSON_KINDS: dict[type, str | None] = {
+    type(None): None,
+    bool: "boolean",
+    int: "number",
+    float: "number",
+    str: "string",
+    list: "list",
+    dict: "object",
+}
 
 
 def _booleans_among_numbers_as_text(records: list[dict[str, object]]) -> list[dict[str, object]]:
@@ -268,7 +268,7 @@ def _booleans_among_numbers_as_text(records: list[dict[str, object]]) -> list[di
     kinds: dict[str, set[str | None]] = {}
     for record in records:
         for key, value in record.items():
-            kinds.setdefault(key, set()).add(_json_kind(value))
+            kinds.setdefault(key, set()).add(_JSON_KINDS.get(type(value), type(value).__name__))
     mixed = {
         f for f, k in kinds.items() if {"boolean", "number"} <= k <= {"boolean", "number", None}
     }
@@ -297,7 +297,7 @@ def _from_records(
                 (i, field, first, kind)
                 for i, record in enumerate(records)
                 for field, value in record.items()
-                if (kind := _json_kind(value)) is not None
+                if (kind := _JSON_KINDS.get(type(value), type(value).__name__)) is not None
                 and (first := seen.setdefault(field, kind)) != kind
             ),
             None,
