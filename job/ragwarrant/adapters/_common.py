@@ -107,7 +107,8 @@ def table_texts(table: pa.Table, tool: ToolFormat, keys: RowKeys, display: str) 
     context columns (``ToolFormat.questions`` ...), or None without a question column.
 
     Raises:
-        EvidenceError: as ``list_cells`` and ``make_texts``.
+        EvidenceError: ``evidence-wrong-type`` naming the first context cell that is not a list
+            literal (``parse_list_literal``); as ``make_texts``.
     """
     names = table.schema.names
     question = next((c for c in tool.questions if c in names), None)
@@ -120,7 +121,12 @@ def table_texts(table: pa.Table, tool: ToolFormat, keys: RowKeys, display: str) 
         keys.example.to_pylist(),
         table.column(question).to_pylist(),
         cells_or_nulls(table, response),
-        list_cells(table, contexts, display),
+        [
+            parse_list_literal(cell, display, i, contexts)
+            for i, cell in enumerate(table.column(contexts).to_pylist(), start=1)
+        ]
+        if contexts
+        else [None] * table.num_rows,
         display=display,
     )
 
@@ -235,19 +241,27 @@ def policies_from_column(
     source's ``policy``.
 
     Raises:
-        EvidenceError: ``undeclared_policy(undeclared, hint)`` when there is neither; then as
+        EvidenceError: ``undeclared_policy(undeclared, hint)`` when there is neither (the hint
+            then names the first text column whose every non-empty cell is a contract policy,
+            when there is one: ``policy``, ``pipeline``, ``variant`` ...); then as
             ``resolve_policies``.
     """
     source, display = request.source, request.display_path
     names = table.schema.names
     column = source.columns.policy_id if source.columns.policy_id in names else None
     if column is None and source.policy is None:
-        guess = policy_column_guess(table, contract_policy_ids(request.contract))
-        if guess is not None:
-            hint = (
-                f"column {guess!r} names the contract's policies: map it with "
-                f"'columns: {{policy_id: {guess}}}' in this evidence source"
-            )
+        wanted = set(contract_policy_ids(request.contract))
+        for name in names:  # the first text column naming only the contract's policies
+            col = table.column(name)
+            if not (pa.types.is_string(col.type) or pa.types.is_large_string(col.type)):
+                continue
+            values = set(pc.unique(col.drop_null()).to_pylist()) - {""}
+            if values and values <= wanted:
+                hint = (
+                    f"column {name!r} names the contract's policies: map it with "
+                    f"'columns: {{policy_id: {name}}}' in this evidence source"
+                )
+                break
         raise undeclared_policy(display, undeclared, hint)
     file_policies: list[str | None] = (
         column_as_string(table, column, display, allow_null=True).to_pylist()
@@ -262,24 +276,6 @@ ONE_OR_MAPPED_POLICY = (
     "several, map the column naming each row's policy ('columns: {policy_id: <column>}')"
 )
 """The hint of a table that names no policy (``policies_from_column``)."""
-
-
-def policy_column_guess(table: pa.Table, policies: list[str]) -> str | None:
-    """The first text column whose every non-empty cell is one of ``policies``, or None.
-
-    A file holding several policies names each row's policy in some column (``policy``,
-    ``pipeline``, ``variant``); when the contract's ``columns.policy_id`` is not that column, the
-    error's hint names it instead of asking for one file per policy.
-    """
-    wanted = set(policies)
-    for name in table.schema.names:
-        col = table.column(name)
-        if not (pa.types.is_string(col.type) or pa.types.is_large_string(col.type)):
-            continue
-        values = set(pc.unique(col.drop_null()).to_pylist()) - {""}
-        if values and values <= wanted:
-            return name
-    return None
 
 
 def repetitions(
@@ -428,17 +424,3 @@ def record_ids(
 def cells_or_nulls(table: pa.Table, column: str | None) -> list[Any]:
     """A column's cells as Python values, or all None when there is no such column."""
     return table.column(column).to_pylist() if column else [None] * table.num_rows
-
-
-def list_cells(table: pa.Table, column: str | None, display: str) -> list[list[str] | None]:
-    """A list column's cells parsed with ``parse_list_literal`` (all None without the column).
-
-    Raises:
-        EvidenceError: ``evidence-wrong-type`` naming the first cell that is not a list literal.
-    """
-    if not column:
-        return [None] * table.num_rows
-    return [
-        parse_list_literal(cell, display, i, column)
-        for i, cell in enumerate(table.column(column).to_pylist(), start=1)
-    ]
