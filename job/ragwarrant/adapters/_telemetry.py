@@ -99,7 +99,12 @@ class _Amounts:
 
 def _dictionary_indices(arr: pa.Array) -> tuple[np.ndarray, list[object]]:
     """A dictionary array's int32 indices (-1 for null) and its labels."""
-    codes = arr.indices.fill_null(-1).to_numpy(zero_copy_only=False)  # no copy without nulls
+    indices = arr.indices
+    codes = (
+        indices.to_numpy()  # no copy: the common case of the 10^7-row read (docs/benchmarks.md)
+        if indices.null_count == 0
+        else indices.fill_null(-1).to_numpy(zero_copy_only=False)
+    )
     return codes.astype(np.int32, copy=False), arr.dictionary.to_pylist()
 
 
