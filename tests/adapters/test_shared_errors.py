@@ -17,7 +17,8 @@ import pytest
 
 from ragwarrant.adapters import deepeval, langsmith, otel, phoenix, ragas, trulens
 from ragwarrant.adapters._base import AdapterRequest, AdapterResult
-from ragwarrant.adapters._common import ONE_OR_MAPPED_POLICY
+from ragwarrant.adapters._common import ONE_OR_MAPPED_POLICY, RowKeys, repetitions
+from ragwarrant.adapters._rows import check_policies
 from ragwarrant.adapters.registry import load_auto
 from ragwarrant.adapters.trulens import FIXED_COLUMNS
 from ragwarrant.errors import EvidenceError
@@ -335,4 +336,56 @@ def test_joined_spans_without_example_attribute(make_request, exports) -> None:
         "file": spans,
         "column": "ticket_id",
         "expected": "an example id attribute",
+    }
+
+
+@pytest.mark.parametrize(
+    ("named", "hint"),
+    [
+        (
+            ["a", "a"],
+            "if this file holds only policy 'a', declare 'policy: a' on the evidence source; "
+            "else give the contract's policies the ids the file uses",
+        ),
+        (
+            ["a", "b"],
+            "the file names policies 'a', 'b': give the contract's 'c' the id the file uses for "
+            "that policy (policy ids must be the same in every evidence file), or remove it if "
+            "it is not a policy",
+        ),
+    ],
+)
+def test_missing_policy_hint_depends_on_how_many_policies_the_file_names(
+    named: list[str], hint: str
+) -> None:
+    """A file naming one policy is told to declare it; one naming several, to fix the ids."""
+    with pytest.raises(EvidenceError) as err:
+        check_policies(
+            list(named),
+            [1, 2],
+            declared=None,
+            contract_policies=["a", "b", "c"],
+            display="f.csv",
+            column="pol",
+        )
+    assert (err.value.code, err.value.hint) == ("evidence-policy-missing", hint)
+
+
+def test_a_run_written_twice_is_a_duplicated_row() -> None:
+    """The same run id twice in one policy is refused at its second row, naming both rows."""
+    keys = RowKeys.of(["a", "a", "a"], ["e1", "e1", "e1"], [1, 2, 3])
+    with pytest.raises(EvidenceError) as err:
+        repetitions(keys, ["r1", None, "r1"], ["q", "q", "q"], display="f.csv", run_column="id")
+    e = err.value
+    assert {"code": e.code, "message": e.message, "hint": e.hint, **e.context} == {
+        "code": "evidence-duplicate-id",
+        "message": "f.csv row 3: run 'r1' of policy 'a' already appears in row 1: the same run "
+        "written twice",
+        "hint": "remove the repeated row (repetitions of an example are runs with their own run "
+        "ids)",
+        "file": "f.csv",
+        "row": 3,
+        "column": "id",
+        "expected": "a unique run id per policy",
+        "found": "'r1' again (first in row 1)",
     }

@@ -91,18 +91,10 @@ _REPR_CALLS = frozenset(
 _REPR_NAMES = {"None": None, "True": True, "False": False, "nan": math.nan, "NaT": None}
 
 
-def _dotted(node: ast.expr) -> str:
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Attribute):
-        return f"{_dotted(node.value)}.{node.attr}"
-    return ""
-
-
 def _repr_value(node: ast.expr) -> object:
     """A literal like ``ast.literal_eval``'s, plus datetime / Timestamp / UUID calls (kept as
     their source text) and ``nan`` / ``NaT``; nothing is ever executed."""
-    if isinstance(node, ast.Call) and _dotted(node.func) in _REPR_CALLS:
+    if isinstance(node, ast.Call) and ast.unparse(node.func) in _REPR_CALLS:
         for arg in [*node.args, *(k.value for k in node.keywords)]:
             _repr_value(arg)  # arguments must be literals too
         return ast.unparse(node)

@@ -48,7 +48,12 @@ def column_as_string(table: pa.Table, name: str, display: str, *, allow_null: bo
     if pa.types.is_dictionary(col.type):
         col = col.dictionary_decode()
     if isinstance(col.type, pa.BaseExtensionType):
-        col = _extension_as_plain(col)
+        col = col.storage
+        if pa.types.is_fixed_size_binary(col.type) and col.type.byte_width == 16:
+            # UUIDs (e.g. ``arrow.uuid``) as their canonical hex strings, as LangSmith's
+            # ``to_pandas()`` writes them to Parquet
+            uuids = [str(uuid.UUID(bytes=b)) if b is not None else None for b in col.to_pylist()]
+            col = pa.array(uuids, pa.string())
     strings = pc.cast(col, pa.string()) if not pa.types.is_string(col.type) else col
     if not allow_null:
         bad = pc.or_(pc.is_null(strings), pc.equal(pc.utf8_trim_whitespace(strings), ""))
@@ -68,18 +73,6 @@ def column_as_string(table: pa.Table, name: str, display: str, *, allow_null: bo
     else:
         strings = pc.if_else(pc.equal(strings, ""), pa.scalar(None, pa.string()), strings)
     return strings
-
-
-def _extension_as_plain(col: pa.Array) -> pa.Array:
-    """Unwrap an extension array; UUIDs (16-byte storage, e.g. ``arrow.uuid``) become their
-    canonical hex strings, as LangSmith's ``to_pandas()`` writes them to Parquet."""
-    storage = col.storage
-    if pa.types.is_fixed_size_binary(storage.type) and storage.type.byte_width == 16:
-        return pa.array(
-            [str(uuid.UUID(bytes=b)) if b is not None else None for b in storage.to_pylist()],
-            pa.string(),
-        )
-    return storage
 
 
 def column_as_float(
@@ -106,7 +99,8 @@ def column_as_float(
         col = col.dictionary_decode()
     n = len(col)
     if pa.types.is_boolean(col.type) and not booleans:
-        raise not_a_number(display, _first_valid(col), name, True)
+        valid = pc.indices_nonzero(pc.is_valid(col))  # the first non-null cell (row 1 if none)
+        raise not_a_number(display, (valid[0].as_py() if len(valid) else 0) + 1, name, True)
     if (
         pa.types.is_boolean(col.type)
         or pa.types.is_integer(col.type)
@@ -137,12 +131,6 @@ def column_as_float(
     )
     values = pc.if_else(is_nan, pa.scalar(None, pa.float64()), values)
     return values, reason
-
-
-def _first_valid(col: pa.Array) -> int:
-    """1-based row of the first non-null cell of ``col`` (1 when every cell is null)."""
-    valid = pc.indices_nonzero(pc.is_valid(col))
-    return (valid[0].as_py() if len(valid) else 0) + 1
 
 
 def _parse_float_strings(col: pa.Array, name: str, display: str, booleans: bool) -> pa.Array:
@@ -181,24 +169,6 @@ def snake_metric_id(name: str) -> str:
     return _SNAKE_RE.sub("_", lowered).strip("_")
 
 
-def _check_distinct_ids(available: dict[str, str], display: str) -> None:
-    """Refuse two metric names that become one id (``Faithfulness`` and ``faithfulness``)."""
-    seen: dict[str, str] = {}
-    for name, metric in available.items():
-        other = seen.setdefault(metric, name)
-        if other != name:
-            raise EvidenceError(
-                "evidence-metric-ambiguous",
-                f"{display}: metrics {other!r} and {name!r} differ only in case or punctuation "
-                f"and both become {metric!r}",
-                hint="rename one of them in the export; which one is meant cannot be told",
-                file=display,
-                column=name,
-                expected="metric names that stay distinct as snake_case ids",
-                found=f"{other!r} and {name!r}",
-            )
-
-
 def select_metrics(
     available: dict[str, str], wanted: dict[str, str], display: str
 ) -> dict[str, str]:
@@ -219,7 +189,20 @@ def select_metrics(
             at its edges (``'Token F1 '`` never matches ``Token F1``).
     """
     check_header(list(available), display)  # metric names from JSON keys are headers too
-    _check_distinct_ids(available, display)
+    seen: dict[str, str] = {}
+    for name, metric in available.items():  # two names that become one id
+        other = seen.setdefault(metric, name)
+        if other != name:
+            raise EvidenceError(
+                "evidence-metric-ambiguous",
+                f"{display}: metrics {other!r} and {name!r} differ only in case or punctuation "
+                f"and both become {metric!r}",
+                hint="rename one of them in the export; which one is meant cannot be told",
+                file=display,
+                column=name,
+                expected="metric names that stay distinct as snake_case ids",
+                found=f"{other!r} and {name!r}",
+            )
     if not wanted:
         return dict(available)
     by_id = {v: k for k, v in available.items()}

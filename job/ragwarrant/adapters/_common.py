@@ -22,14 +22,12 @@ from ragwarrant.adapters._integrity import require_columns
 from ragwarrant.adapters._rows import (
     check_policies,
     contract_policy_ids,
-    evidence_from_records,
     make_texts,
     question_hash,
-    source_tag,
-    version_note,
 )
 from ragwarrant.adapters.generic import Keys, canonical_rows
 from ragwarrant.errors import EvidenceError
+from ragwarrant.evidence.schema import make_evidence_table
 
 #: One evidence row of a record-shaped file: (policy, example, metric, value, reason, source row).
 Record = tuple[str, str, str, float | None, str | None, int]
@@ -64,9 +62,10 @@ class RowKeys(NamedTuple):
 
 
 def tool_tag(request: AdapterRequest, tool: ToolFormat) -> str:
-    """Return the ``source`` field of the request's evidence rows (see ``source_tag``)."""
+    """Return the ``source`` field of the request's evidence rows:
+    ``<source id>:<tool>@<version or unknown>``."""
     source = request.source
-    return source_tag(source.id, tool.tool, source.evaluator_version)
+    return f"{source.id}:{tool.tool}@{source.evaluator_version or 'unknown'}"
 
 
 def column_evidence(
@@ -108,7 +107,8 @@ def table_texts(table: pa.Table, tool: ToolFormat, keys: RowKeys, display: str) 
     context columns (``ToolFormat.questions`` ...), or None without a question column.
 
     Raises:
-        EvidenceError: as ``list_cells`` and ``make_texts``.
+        EvidenceError: ``evidence-wrong-type`` naming the first context cell that is not a list
+            literal (``parse_list_literal``); as ``make_texts``.
     """
     names = table.schema.names
     question = next((c for c in tool.questions if c in names), None)
@@ -121,14 +121,36 @@ def table_texts(table: pa.Table, tool: ToolFormat, keys: RowKeys, display: str) 
         keys.example.to_pylist(),
         table.column(question).to_pylist(),
         cells_or_nulls(table, response),
-        list_cells(table, contexts, display),
+        [
+            parse_list_literal(cell, display, i, contexts)
+            for i, cell in enumerate(table.column(contexts).to_pylist(), start=1)
+        ]
+        if contexts
+        else [None] * table.num_rows,
         display=display,
     )
 
 
 def records_evidence(request: AdapterRequest, tool: ToolFormat, records: list[Record]) -> pa.Table:
-    """Canonical evidence of a record-shaped file (see ``evidence_from_records``)."""
-    return evidence_from_records(records, source=tool_tag(request, tool), sha256=request.sha256)
+    """Canonical evidence of a record-shaped file from its ``Record`` tuples; group_id, slice and
+    split are null (the tool formats carry none of them)."""
+    n = len(records)
+    cols = list(zip(*records, strict=True)) if records else [()] * 6
+    return make_evidence_table(
+        {
+            "policy_id": cols[0],
+            "example_id": cols[1],
+            "group_id": [None] * n,
+            "slice": [None] * n,
+            "split": [None] * n,
+            "metric": cols[2],
+            "value": cols[3],
+            "missing_reason": cols[4],
+            "source": [tool_tag(request, tool)] * n,
+            "source_sha256": [request.sha256] * n,
+            "source_row": cols[5],
+        }
+    )
 
 
 def tool_result(
@@ -147,37 +169,38 @@ def tool_result(
     A metric without one value (an empty CSV column: the metric raised on every row) gets a
     note naming its column: its gates then BLOCK on coverage, and the note says why.
     """
-    source = request.source
-    notes = [*notes, *_empty_metric_notes(evidence, metric_names)]
+    source, version = request.source, request.source.evaluator_version
+    notes = list(notes)
+    metrics = pa.table(  # per metric id: how many rows, how many with a value
+        {"metric": pc.cast(evidence.column("metric"), pa.string()), "value": evidence["value"]}
+    )
+    counts = metrics.group_by("metric").aggregate([("value", "count"), ([], "count_all")])
+    per_metric = {c["metric"]: (c["value_count"], c["count_all"]) for c in counts.to_pylist()}
+    for column, metric in metric_names.items():
+        present, n = per_metric.get(metric, (0, 0))
+        if n and not present:
+            notes.append(
+                f"column {column!r} is empty in every row: metric {metric!r} has no value "
+                f"({n} rows, all missing)"
+            )
     provenance = SourceProvenance(
         source_id=source.id,
         path=request.display_path,
         sha256=request.sha256,
         adapter=tool.adapter,
         tool=tool.tool,
-        tool_version=source.evaluator_version,
+        tool_version=version,
         metric_names=metric_names,
         pairing_method=pairing_method,
         rows_read=rows_read,
-        notes=[*notes, *version_note(source.evaluator_version)],
+        notes=[
+            *notes,  # where the tool version comes from: no tool file records it
+            f"tool version {version} as declared by the contract (the file does not record it)"
+            if version
+            else "tool version unknown: the file does not record it and the contract declares none",
+        ],
     )
     return AdapterResult(evidence=evidence, provenance=provenance, texts=texts)
-
-
-def _empty_metric_notes(evidence: pa.Table, metric_names: dict[str, str]) -> list[str]:
-    """A note per metric whose every value is missing, naming its column and row count."""
-    names = pc.cast(evidence.column("metric"), pa.string())
-    valued = pc.is_valid(evidence.column("value"))
-    notes = []
-    for column, metric in metric_names.items():
-        rows = pc.equal(names, metric)
-        n = pc.sum(rows).as_py() or 0
-        if n and not pc.any(pc.and_(rows, valued)).as_py():
-            notes.append(
-                f"column {column!r} is empty in every row: metric {metric!r} has no value "
-                f"({n} rows, all missing)"
-            )
-    return notes
 
 
 def resolve_policies(
@@ -218,19 +241,27 @@ def policies_from_column(
     source's ``policy``.
 
     Raises:
-        EvidenceError: ``undeclared_policy(undeclared, hint)`` when there is neither; then as
+        EvidenceError: ``undeclared_policy(undeclared, hint)`` when there is neither (the hint
+            then names the first text column whose every non-empty cell is a contract policy,
+            when there is one: ``policy``, ``pipeline``, ``variant`` ...); then as
             ``resolve_policies``.
     """
     source, display = request.source, request.display_path
     names = table.schema.names
     column = source.columns.policy_id if source.columns.policy_id in names else None
     if column is None and source.policy is None:
-        guess = policy_column_guess(table, contract_policy_ids(request.contract))
-        if guess is not None:
-            hint = (
-                f"column {guess!r} names the contract's policies: map it with "
-                f"'columns: {{policy_id: {guess}}}' in this evidence source"
-            )
+        wanted = set(contract_policy_ids(request.contract))
+        for name in names:  # the first text column naming only the contract's policies
+            col = table.column(name)
+            if not (pa.types.is_string(col.type) or pa.types.is_large_string(col.type)):
+                continue
+            values = set(pc.unique(col.drop_null()).to_pylist()) - {""}
+            if values and values <= wanted:
+                hint = (
+                    f"column {name!r} names the contract's policies: map it with "
+                    f"'columns: {{policy_id: {name}}}' in this evidence source"
+                )
+                break
         raise undeclared_policy(display, undeclared, hint)
     file_policies: list[str | None] = (
         column_as_string(table, column, display, allow_null=True).to_pylist()
@@ -245,24 +276,6 @@ ONE_OR_MAPPED_POLICY = (
     "several, map the column naming each row's policy ('columns: {policy_id: <column>}')"
 )
 """The hint of a table that names no policy (``policies_from_column``)."""
-
-
-def policy_column_guess(table: pa.Table, policies: list[str]) -> str | None:
-    """The first text column whose every non-empty cell is one of ``policies``, or None.
-
-    A file holding several policies names each row's policy in some column (``policy``,
-    ``pipeline``, ``variant``); when the contract's ``columns.policy_id`` is not that column, the
-    error's hint names it instead of asking for one file per policy.
-    """
-    wanted = set(policies)
-    for name in table.schema.names:
-        col = table.column(name)
-        if not (pa.types.is_string(col.type) or pa.types.is_large_string(col.type)):
-            continue
-        values = set(pc.unique(col.drop_null()).to_pylist()) - {""}
-        if values and values <= wanted:
-            return name
-    return None
 
 
 def repetitions(
@@ -292,7 +305,22 @@ def repetitions(
             policy (the same run written twice is a duplicated row).
     """
     policies, examples = keys.policy.to_pylist(), keys.example.to_pylist()
-    _refuse_repeated_runs(policies, runs, keys.row.to_pylist(), display, run_column)
+    first: dict[tuple[str, str], int] = {}
+    for policy, run, row in zip(policies, runs, keys.row.to_pylist(), strict=True):
+        earlier = first.setdefault((policy, run), row) if run is not None else row
+        if earlier != row:
+            raise EvidenceError(
+                "evidence-duplicate-id",
+                f"{display} row {row}: run {run!r} of policy {policy!r} already appears in row "
+                f"{earlier}: the same run written twice",
+                hint="remove the repeated row (repetitions of an example are runs with their "
+                "own run ids)",
+                file=display,
+                row=row,
+                column=run_column,
+                expected="a unique run id per policy",
+                found=f"{run!r} again (first in row {earlier})",
+            )
     seen: dict[tuple[str, str], list[int]] = {}
     for i, key in enumerate(zip(policies, examples, strict=True)):
         seen.setdefault(key, []).append(i)
@@ -308,29 +336,6 @@ def repetitions(
             out[i] = f"{example}#r{k}"
             groups[out[i]] = example
     return out, groups
-
-
-def _refuse_repeated_runs(
-    policies: list[str], runs: list[str | None], rows: list[int], display: str, column: str
-) -> None:
-    first: dict[tuple[str, str], int] = {}
-    for policy, run, row in zip(policies, runs, rows, strict=True):
-        if run is None:
-            continue
-        earlier = first.setdefault((policy, run), row)
-        if earlier != row:
-            raise EvidenceError(
-                "evidence-duplicate-id",
-                f"{display} row {row}: run {run!r} of policy {policy!r} already appears in row "
-                f"{earlier}: the same run written twice",
-                hint="remove the repeated row (repetitions of an example are runs with their "
-                "own run ids)",
-                file=display,
-                row=row,
-                column=column,
-                expected="a unique run id per policy",
-                found=f"{run!r} again (first in row {earlier})",
-            )
 
 
 def with_groups(evidence: pa.Table, groups: dict[str, str]) -> pa.Table:
@@ -419,17 +424,3 @@ def record_ids(
 def cells_or_nulls(table: pa.Table, column: str | None) -> list[Any]:
     """A column's cells as Python values, or all None when there is no such column."""
     return table.column(column).to_pylist() if column else [None] * table.num_rows
-
-
-def list_cells(table: pa.Table, column: str | None, display: str) -> list[list[str] | None]:
-    """A list column's cells parsed with ``parse_list_literal`` (all None without the column).
-
-    Raises:
-        EvidenceError: ``evidence-wrong-type`` naming the first cell that is not a list literal.
-    """
-    if not column:
-        return [None] * table.num_rows
-    return [
-        parse_list_literal(cell, display, i, column)
-        for i, cell in enumerate(table.column(column).to_pylist(), start=1)
-    ]

@@ -28,12 +28,10 @@ import pyarrow.csv as pacsv
 import pyarrow.dataset as ds
 
 from ragwarrant.adapters._integrity import (
-    READER_FAILURES,
     check_file,
     guarded,
     no_rows,
     parser_message,
-    reader_error,
     require_columns,
 )
 from ragwarrant.digests import sha256_file
@@ -59,6 +57,8 @@ def is_dataset(path: Path) -> bool:
 
 
 def _discover(path: Path, fmt: DatasetFormat, display: str) -> ds.FileSystemDataset:
+    """A dataset of exactly ``dataset_files`` (nothing Arrow would find by itself), Hive
+    partitions read from their paths below ``path``; a CSV dataset's file columns as strings."""
     if fmt not in _ARROW_FORMAT:
         raise EvidenceError(
             "evidence-dataset-format",
@@ -72,8 +72,9 @@ def _discover(path: Path, fmt: DatasetFormat, display: str) -> ds.FileSystemData
     files = [part for _, part in dataset_files(path, display)]
     if not files:
         raise no_rows(display, expected=f"at least one {fmt} part file")
+    hive = {"partitioning": "hive", "partition_base_dir": str(path)}
     try:
-        dataset = _open(path, files, _ARROW_FORMAT[fmt])
+        dataset = ds.dataset([str(f) for f in files], format=_ARROW_FORMAT[fmt], **hive)
     except (pa.ArrowInvalid, pa.ArrowTypeError, OSError) as exc:
         raise EvidenceError(
             "evidence-unparseable",
@@ -83,51 +84,21 @@ def _discover(path: Path, fmt: DatasetFormat, display: str) -> ds.FileSystemData
             file=display,
             expected=f"{fmt} part files",
         ) from exc
-    return dataset
-
-
-def _open(
-    path: Path, files: list[Path], fmt: str | ds.FileFormat, schema: pa.Schema | None = None
-) -> ds.FileSystemDataset:
-    """A dataset of exactly ``files`` (``dataset_files``: nothing Arrow would find by itself),
-    Hive partitions read from their paths below ``path``."""
-    return ds.dataset(
-        [str(f) for f in files],
-        schema=schema,
-        format=fmt,
-        partitioning="hive",
-        partition_base_dir=str(path),
-    )
-
-
-def _as_strings(dataset: ds.FileSystemDataset, path: Path) -> ds.FileSystemDataset:
-    """Re-open a CSV dataset with every file column read as a string (as ``read_table`` does)."""
-    partition_names = set(dataset.partitioning.schema.names) if dataset.partitioning else set()
+    if fmt != "csv":
+        return dataset
+    # re-opened with every file column read as a string, as read_table reads a CSV file
+    partitions = set(dataset.partitioning.schema.names) if dataset.partitioning else set()
     schema = pa.schema(
-        [f if f.name in partition_names else pa.field(f.name, pa.string()) for f in dataset.schema]
+        [f if f.name in partitions else pa.field(f.name, pa.string()) for f in dataset.schema]
     )
-    fmt = ds.CsvFileFormat(
-        convert_options=pacsv.ConvertOptions(
-            strings_can_be_null=False, quoted_strings_can_be_null=False
-        )
-    )
-    return _open(path, [Path(f) for f in dataset.files], fmt, schema)
+    options = pacsv.ConvertOptions(strings_can_be_null=False, quoted_strings_can_be_null=False)
+    csv = ds.CsvFileFormat(convert_options=options)
+    return ds.dataset(dataset.files, schema=schema, format=csv, **hive)
 
 
 def _part_display(fragment: ds.Fragment, path: Path, shown: str) -> str:
     """``<display>/<relative path>`` of a part file, as the manifest names it."""
     return f"{shown}/{Path(fragment.path).relative_to(path).as_posix()}"
-
-
-def _read_part(fragment: ds.Fragment, schema: pa.Schema, fmt: str, display: str) -> pa.Table:
-    """One part file read whole with the dataset's schema; a reader failure names the part."""
-    try:
-        table = fragment.to_table(schema=schema)
-        table.validate(full=True)  # damaged pages without checksums: bad offsets, UTF-8
-    except READER_FAILURES as exc:
-        part = Path(fragment.path)
-        raise reader_error(exc, fmt, display, parser_message(exc, part, display)) from exc
-    return table
 
 
 def read_dataset_table(path: Path, fmt: DatasetFormat, display: str | None = None) -> pa.Table:
@@ -154,12 +125,10 @@ def read_dataset_table(path: Path, fmt: DatasetFormat, display: str | None = Non
     """
     shown = display or str(path)
     dataset = _discover(path, fmt, shown)
-    if fmt == "csv":
-        dataset = _as_strings(dataset, path)
-    parts = [
-        _read_part(f, dataset.schema, fmt, _part_display(f, path, shown))
-        for f in dataset.get_fragments()
-    ]
+    parts: list[pa.Table] = []
+    for f in dataset.get_fragments():  # each part read whole, a failure naming the part
+        whole = (f.to_table(schema=dataset.schema) for _ in range(1))  # read inside guarded
+        parts += guarded(whole, Path(f.path), fmt, _part_display(f, path, shown))
     try:
         table = pa.concat_tables(parts)
     except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
@@ -186,8 +155,6 @@ def iter_dataset_batches(
             ``require_columns``) when the dataset lacks one of ``columns``.
     """
     dataset = _discover(path, fmt, display)
-    if fmt == "csv":
-        dataset = _as_strings(dataset, path)
     require_columns(dataset.schema.names, columns, display)
     rows = 0
     for fragment in dataset.get_fragments():
@@ -235,42 +202,32 @@ def dataset_files(path: Path, display: str) -> list[tuple[str, Path]]:
         for name in [*dirs, *(n for n in names if not n.startswith(_IGNORED_PREFIXES))]:
             entry = Path(folder) / name
             rel = entry.relative_to(path).as_posix()
-            if name in dirs:
-                _refuse_dir_link(entry, f"{display}/{rel}")
-            else:
+            if name in dirs and entry.is_symlink():
+                raise ContractError(
+                    "path-escapes-input",
+                    f"{display}/{rel} is a symlink to a directory; a dataset's subdirectories "
+                    "must be directories (a link can loop or lead outside the input directory)",
+                    hint="copy the directory into the dataset instead of linking to it",
+                    file=f"{display}/{rel}",
+                )
+            if name not in dirs:
                 _check_part_file(entry, root, f"{display}/{rel}")
                 files.append((rel, entry))
-    _check_part_count(len(files), display)
-    return sorted(files)
-
-
-def _check_part_count(count: int, display: str) -> None:
-    """Refuse a dataset of more than ``limits.MAX_DATASET_PARTS`` part files."""
-    if count > MAX_DATASET_PARTS:
+    if len(files) > MAX_DATASET_PARTS:
         raise EvidenceError(
             "evidence-limit",
-            f"{display} holds {count:,} part files; the limit is {MAX_DATASET_PARTS:,}",
+            f"{display} holds {len(files):,} part files; the limit is {MAX_DATASET_PARTS:,}",
             hint="compact the dataset into fewer, larger part files",
             file=display,
             expected=f"at most {MAX_DATASET_PARTS} part files",
-            found=f"{count} part files",
+            found=f"{len(files)} part files",
         )
+    return sorted(files)
 
 
 def _raise(exc: OSError) -> None:
     """``os.walk``'s error handler: an unreadable subdirectory is not skipped in silence."""
     raise exc
-
-
-def _refuse_dir_link(entry: Path, shown: str) -> None:
-    if entry.is_symlink():
-        raise ContractError(
-            "path-escapes-input",
-            f"{shown} is a symlink to a directory; a dataset's subdirectories must be "
-            "directories (a link can loop or lead outside the input directory)",
-            hint="copy the directory into the dataset instead of linking to it",
-            file=shown,
-        )
 
 
 def _check_part_file(entry: Path, root: Path, shown: str) -> None:

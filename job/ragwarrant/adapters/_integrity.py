@@ -48,16 +48,8 @@ _BOMS: tuple[tuple[bytes, str], ...] = (
 )
 
 
-def _head_tail(path: Path, n: int = 16) -> tuple[bytes, bytes]:
-    with path.open("rb") as fh:
-        head = fh.read(n)
-        size = path.stat().st_size
-        fh.seek(max(0, size - n))
-        return head, fh.read(n)
-
-
-def _check_parquet_magic(path: Path, display: str) -> None:
-    head, tail = _head_tail(path, 4)
+def _check_parquet_magic(head: bytes, tail: bytes, display: str) -> None:
+    """Refuse a Parquet file without ``PAR1`` at both ends (``head``, ``tail``: 4 bytes each)."""
     if head == PARQUET_MAGIC and tail == PARQUET_MAGIC:
         return
     where, found = ("start", head) if head != PARQUET_MAGIC else ("end", tail)
@@ -73,26 +65,6 @@ def _check_parquet_magic(path: Path, display: str) -> None:
     )
 
 
-def _check_text_magic(path: Path, fmt: str, display: str) -> None:
-    head, _ = _head_tail(path)
-    kind = next((name for sig, name in _SIGNATURES if head.startswith(sig)), None)
-    if kind is None:
-        return
-    raise EvidenceError(
-        "evidence-unparseable",
-        f"{display} is {kind}, not {fmt}",
-        hint=f"give the file as {fmt}, or declare its real format",
-        file=display,
-        expected=fmt,
-        found=f"{kind} (first bytes {head[:8].hex(' ')})",
-    )
-
-
-def _bom(path: Path) -> str | None:
-    head, _ = _head_tail(path, 4)
-    return next((name for bom, name in _BOMS if head.startswith(bom)), None)
-
-
 def _encoding_error(display: str, line: int, offset: int, bad: bytes, hint: str) -> EvidenceError:
     return EvidenceError(
         "evidence-encoding",
@@ -106,8 +78,10 @@ def _encoding_error(display: str, line: int, offset: int, bad: bytes, hint: str)
     )
 
 
-def _check_utf8(path: Path, display: str) -> None:
-    bom = _bom(path)
+def _check_utf8(path: Path, head: bytes, display: str) -> None:
+    """Refuse a byte-order mark other than UTF-8's (``head``: the file's first bytes) and the
+    first byte that is not UTF-8, by line and byte offset."""
+    bom = next((name for mark, name in _BOMS if head.startswith(mark)), None)
     if bom is not None:
         raise EvidenceError(
             "evidence-encoding",
@@ -172,17 +146,6 @@ def _pairs_once(pairs: list[tuple[str, object]]) -> dict[str, object]:
     return dict(pairs)
 
 
-def _documents(path: Path, fmt: str) -> Iterator[tuple[int | None, bytes]]:
-    """``(line, bytes)`` of each JSON document: each non-blank line of JSONL, or the file."""
-    if fmt == "json":
-        yield None, path.read_bytes()
-        return
-    with path.open("rb") as fh:
-        for lineno, line in enumerate(fh, start=1):
-            if line.strip():
-                yield lineno, line
-
-
 _JSON_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"')
 
 
@@ -192,8 +155,9 @@ def json_depth(doc: bytes) -> int:
     Brackets inside strings do not count; text that is not JSON gets some depth, left to the
     parser to refuse.
     """
-    if doc.count(b"[") + doc.count(b"{") <= MAX_JSON_DEPTH:
-        return min(doc.count(b"[") + doc.count(b"{"), MAX_JSON_DEPTH)  # a bound is enough
+    opened = doc.count(b"[") + doc.count(b"{")
+    if opened <= MAX_JSON_DEPTH:
+        return opened  # a bound is enough
     text = np.frombuffer(_JSON_STRING.sub(b'""', doc), dtype=np.uint8)
     opens = (text == ord("[")) | (text == ord("{"))
     closes = (text == ord("]")) | (text == ord("}"))
@@ -201,51 +165,49 @@ def json_depth(doc: bytes) -> int:
     return int(np.cumsum(steps).max(initial=0))
 
 
-def _check_depth(doc: bytes, lineno: int | None, display: str) -> None:
-    depth = json_depth(doc)
-    if depth > MAX_JSON_DEPTH:
-        where = f"{display} line {lineno}" if lineno is not None else display
-        raise EvidenceError(
-            "evidence-limit",
-            f"{where}: JSON nested {depth:,} levels deep; the limit is {MAX_JSON_DEPTH:,}",
-            hint="flatten the export: no evaluation record nests this deep",
-            file=display,
-            row=lineno,
-            expected=f"at most {MAX_JSON_DEPTH} levels of nesting",
-            found=f"{depth} levels",
-        )
-
-
 def _check_json_keys(path: Path, fmt: str, display: str) -> None:
     """Refuse a JSON document nested past ``limits.MAX_JSON_DEPTH`` (before any parser sees it:
     Arrow's JSON reader overflows its stack on deep nesting) or an object that holds a key
     twice (parsers silently keep one of the values).
 
-    A document that is not JSON is left to the adapter, which says so in its own words.
+    Each non-blank line of JSON Lines is a document, or the whole file of JSON. A document that
+    is not JSON is left to the adapter, which says so in its own words.
     """
-    for lineno, doc in _documents(path, fmt):
-        _check_depth(doc, lineno, display)
-        try:
-            orjson.loads(doc)
-        except orjson.JSONDecodeError:
-            continue  # not JSON: left to the adapter
-        try:
-            json.loads(doc, object_pairs_hook=_pairs_once)
-        except _TwiceGiven as twice:
+    with path.open("rb") as fh:
+        lines = ((n, line) for n, line in enumerate(fh, start=1) if line.strip())
+        for lineno, doc in [(None, fh.read())] if fmt == "json" else lines:
             where = f"{display} line {lineno}" if lineno is not None else display
-            raise EvidenceError(
-                "evidence-duplicate-key",
-                f"{where}: key {visible(twice.key)!r} appears twice in one object; which value "
-                "holds cannot be told (JSON parsers silently keep one)",
-                hint="give each key once per object",
-                file=display,
-                row=lineno,
-                column=twice.key,
-                expected="each key once in an object",
-                found="the key twice",
-            ) from None
-        except ValueError:
-            return
+            depth = json_depth(doc)
+            if depth > MAX_JSON_DEPTH:
+                raise EvidenceError(
+                    "evidence-limit",
+                    f"{where}: JSON nested {depth:,} levels deep; the limit is {MAX_JSON_DEPTH:,}",
+                    hint="flatten the export: no evaluation record nests this deep",
+                    file=display,
+                    row=lineno,
+                    expected=f"at most {MAX_JSON_DEPTH} levels of nesting",
+                    found=f"{depth} levels",
+                )
+            try:
+                orjson.loads(doc)
+            except orjson.JSONDecodeError:
+                continue  # not JSON: left to the adapter
+            try:
+                json.loads(doc, object_pairs_hook=_pairs_once)
+            except _TwiceGiven as twice:
+                raise EvidenceError(
+                    "evidence-duplicate-key",
+                    f"{where}: key {visible(twice.key)!r} appears twice in one object; which "
+                    "value holds cannot be told (JSON parsers silently keep one)",
+                    hint="give each key once per object",
+                    file=display,
+                    row=lineno,
+                    column=twice.key,
+                    expected="each key once in an object",
+                    found="the key twice",
+                ) from None
+            except ValueError:
+                return
 
 
 def check_file(path: Path, fmt: str, display: str) -> None:
@@ -274,11 +236,24 @@ def check_file(path: Path, fmt: str, display: str) -> None:
             expected=f"at most {MAX_EVIDENCE_FILE_BYTES:,} bytes",
             found=f"{size:,} bytes",
         )
+    with path.open("rb") as fh:
+        head = fh.read(16)
+        fh.seek(max(0, size - 16))
+        tail = fh.read(16)
     if fmt == "parquet":
-        _check_parquet_magic(path, display)
+        _check_parquet_magic(head[:4], tail[-4:], display)
         return
-    _check_text_magic(path, fmt, display)
-    _check_utf8(path, display)
+    kind = next((name for sig, name in _SIGNATURES if head.startswith(sig)), None)
+    if kind is not None:
+        raise EvidenceError(
+            "evidence-unparseable",
+            f"{display} is {kind}, not {fmt}",
+            hint=f"give the file as {fmt}, or declare its real format",
+            file=display,
+            expected=fmt,
+            found=f"{kind} (first bytes {head[:8].hex(' ')})",
+        )
+    _check_utf8(path, head, display)
     if fmt in ("json", "jsonl"):
         _check_json_keys(path, fmt, display)
 
@@ -324,17 +299,21 @@ def no_rows(display: str, expected: str = "at least one row") -> EvidenceError:
     )
 
 
-def _fold(name: str) -> str:
-    return unicodedata.normalize("NFC", name).casefold()
+def require_columns(present: list[str], wanted: list[str], display: str) -> None:
+    """Raise unless every ``wanted`` column is in ``present``, without a case or NFC/NFD twin.
 
-
-def _refuse_twins(present: list[str], wanted: list[str], display: str) -> None:
-    """Refuse a wanted column whose name another column repeats up to case or NFC/NFD form."""
+    Raises:
+        EvidenceError: ``evidence-missing-column``, naming the column and the columns found;
+            ``evidence-ambiguous-column`` when another column's name equals a wanted one up to
+            letter case or Unicode normalisation (``correct`` and ``Correct``).
+    """
     by_fold: dict[str, list[str]] = {}
     for n in present:
-        by_fold.setdefault(_fold(n), []).append(n)
+        by_fold.setdefault(unicodedata.normalize("NFC", n).casefold(), []).append(n)
     for name in wanted:
-        twins = [n for n in by_fold.get(_fold(name), []) if n != name]
+        twins = [
+            n for n in by_fold.get(unicodedata.normalize("NFC", name).casefold(), []) if n != name
+        ]
         if twins:
             raise EvidenceError(
                 "evidence-ambiguous-column",
@@ -346,17 +325,6 @@ def _refuse_twins(present: list[str], wanted: list[str], display: str) -> None:
                 expected=f"one column named like {name!r}",
                 found=f"also {twins[0]!r}",
             )
-
-
-def require_columns(present: list[str], wanted: list[str], display: str) -> None:
-    """Raise unless every ``wanted`` column is in ``present``, without a case or NFC/NFD twin.
-
-    Raises:
-        EvidenceError: ``evidence-missing-column``, naming the column and the columns found;
-            ``evidence-ambiguous-column`` when another column's name equals a wanted one up to
-            letter case or Unicode normalisation (``correct`` and ``Correct``).
-    """
-    _refuse_twins(present, wanted, display)
     for name in wanted:
         if name not in present:
             raise missing_name(

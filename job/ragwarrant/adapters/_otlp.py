@@ -33,32 +33,6 @@ def _int64(raw: Any) -> int:
     return int(raw)
 
 
-def _double(raw: Any) -> float:
-    if isinstance(raw, bool) or not isinstance(raw, int | float | str):
-        raise ValueError("doubleValue")
-    return float(raw)
-
-
-def _array(raw: Any) -> str:
-    return orjson.dumps([_any_value(x) for x in (raw or {}).get("values", [])]).decode()
-
-
-def _kvlist(raw: Any) -> str:
-    items = (raw or {}).get("values", [])
-    return orjson.dumps({x["key"]: _any_value(x.get("value", {})) for x in items}).decode()
-
-
-#: OTLP ``AnyValue`` field → its reader, in the order they are looked for.
-_ANY_VALUE: tuple[tuple[str, Any], ...] = (
-    ("stringValue", lambda raw: raw),
-    ("intValue", _int64),
-    ("doubleValue", _double),
-    ("boolValue", bool),
-    ("arrayValue", _array),
-    ("kvlistValue", _kvlist),
-)
-
-
 def _any_value(v: dict[str, Any]) -> Any:
     """The Python value of an OTLP ``AnyValue`` (arrays and key-value lists as JSON text).
 
@@ -66,7 +40,24 @@ def _any_value(v: dict[str, Any]) -> Any:
         ValueError: naming the ``AnyValue`` field that does not hold its type (``intValue`` is an
             int64 written as a JSON string or number, never ``"291.0"``).
     """
-    return next((read(v[key]) for key, read in _ANY_VALUE if key in v), None)
+    if "stringValue" in v:
+        return v["stringValue"]
+    if "intValue" in v:
+        return _int64(v["intValue"])
+    if "doubleValue" in v:
+        raw = v["doubleValue"]
+        if isinstance(raw, bool) or not isinstance(raw, int | float | str):
+            raise ValueError("doubleValue")
+        return float(raw)
+    if "boolValue" in v:
+        return bool(v["boolValue"])
+    if "arrayValue" in v:
+        values = (v["arrayValue"] or {}).get("values", [])
+        return orjson.dumps([_any_value(x) for x in values]).decode()
+    if "kvlistValue" in v:
+        items = (v["kvlistValue"] or {}).get("values", [])
+        return orjson.dumps({x["key"]: _any_value(x.get("value", {})) for x in items}).decode()
+    return None
 
 
 def _attributes(items: Any, at: tuple[str, int, str]) -> dict[str, Any]:
@@ -146,24 +137,6 @@ _TIME_KEYS = (
 )
 
 
-def _otlp_request(obj: object, display: str, lineno: int) -> dict[str, Any]:
-    """A line's ``ExportTraceServiceRequest``.
-
-    Raises:
-        EvidenceError: ``evidence-unparseable`` when the line is not one.
-    """
-    if not isinstance(obj, dict) or "resourceSpans" not in obj:
-        raise EvidenceError(
-            "evidence-unparseable",
-            f"{display} line {lineno} is not an OTLP trace export (no 'resourceSpans')",
-            file=display,
-            row=lineno,
-            expected='{"resourceSpans": [...]}',
-            found=(", ".join(obj) if isinstance(obj, dict) else type(obj).__name__)[:60],
-        )
-    return obj
-
-
 def _objects(value: Any, at: tuple[str, int, str]) -> list[dict[str, Any]]:
     """A JSON list of objects (null → empty), or a located error."""
     display, line, pointer = at
@@ -197,9 +170,9 @@ def _span_time(span: dict[str, Any], key: str, at: tuple[str, int, str]) -> int 
     raw = span.get(key)
     if raw is None:
         return None
-    if isinstance(raw, bool) or not (
-        isinstance(raw, int) or (isinstance(raw, str) and _INT.fullmatch(raw))
-    ):
+    try:
+        value = _int64(raw)
+    except ValueError:
         raise EvidenceError(
             "evidence-wrong-type",
             f"{display} line {lineno}, at {pointer}/{key}: span {str(span.get('spanId'))!r} "
@@ -209,8 +182,7 @@ def _span_time(span: dict[str, Any], key: str, at: tuple[str, int, str]) -> int 
             column=f"{pointer}/{key}",
             expected="unix nanoseconds (a string of digits)",
             found=repr(raw)[:40] if isinstance(raw, str | int | float) else type(raw).__name__,
-        )
-    value = int(raw)
+        ) from None
     if not -(2**63) <= value < 2**63:
         raise EvidenceError(
             "evidence-wrong-type",
@@ -270,10 +242,18 @@ def iter_otlp_json_batches(
     )
     rows: list[dict[str, Any]] = []
     for lineno, obj in requests:
-        request = _otlp_request(obj, display, lineno)
+        if not isinstance(obj, dict) or "resourceSpans" not in obj:
+            raise EvidenceError(
+                "evidence-unparseable",
+                f"{display} line {lineno} is not an OTLP trace export (no 'resourceSpans')",
+                file=display,
+                row=lineno,
+                expected='{"resourceSpans": [...]}',
+                found=(", ".join(obj) if isinstance(obj, dict) else type(obj).__name__)[:60],
+            )
         rows += [
             _span_row(res, span, display, (lineno, pointer))
-            for res, span, pointer in _iter_spans(request, display, lineno)
+            for res, span, pointer in _iter_spans(obj, display, lineno)
         ]
         if len(rows) >= batch_rows:
             yield _rows_to_table(rows)
@@ -283,10 +263,7 @@ def iter_otlp_json_batches(
 
 
 def _rows_to_table(rows: list[dict[str, Any]]) -> pa.Table:
-    keys = list(dict.fromkeys(k for r in rows for k in r))
-    cols: dict[str, pa.Array] = {}
-    for k in keys:
-        values = [r.get(k) for r in rows]
-        typ = pa.int64() if k in ("start_time_unix_nano", "end_time_unix_nano") else pa.string()
-        cols[k] = pa.array(values, typ)
-    return pa.table(cols)
+    keys = dict.fromkeys(k for r in rows for k in r)
+    times = {out for _, out in _TIME_KEYS}
+    schema = pa.schema([(k, pa.int64() if k in times else pa.string()) for k in keys])
+    return pa.Table.from_pylist(rows, schema)

@@ -62,27 +62,6 @@ def identity_columns(names: Sequence[str], declared: str | None = None) -> tuple
     return list(names), False
 
 
-def _groupable(column: pa.ChunkedArray) -> pa.ChunkedArray | None:
-    """A column as a group-by key (dictionary decoded); None for a nested type."""
-    kind = column.type
-    if pa.types.is_dictionary(kind):
-        column = column.cast(kind.value_type)
-        kind = kind.value_type
-    if pa.types.is_nested(kind):
-        return None
-    return column
-
-
-def _matches(table: pa.Table, key: dict[str, object]) -> np.ndarray:
-    """Row indices whose key columns equal ``key`` (null equals null)."""
-    mask = pa.chunked_array([pa.array(np.ones(table.num_rows, dtype=bool))])
-    for name, value in key.items():
-        col = table.column(name)
-        same = pc.is_null(col) if value is None else pc.fill_null(pc.equal(col, value), False)
-        mask = pc.and_(mask, same)
-    return np.flatnonzero(mask.to_numpy(zero_copy_only=False))
-
-
 class RequestIdentity:
     """Collects the identity columns of a streamed telemetry file and checks them once.
 
@@ -97,9 +76,11 @@ class RequestIdentity:
     def add(self, batch: pa.Table, policy: pa.Array) -> None:
         """Keep one batch's identity columns and its rows' policy ids (aligned, in order)."""
         keep = {}
-        for name in self.columns:
-            col = _groupable(batch.column(name))
-            if col is not None:
+        for name in self.columns:  # group-by keys: dictionaries decoded, nested types left out
+            col = batch.column(name)
+            if pa.types.is_dictionary(col.type):
+                col = col.cast(col.type.value_type)
+            if not pa.types.is_nested(col.type):
                 keep[name] = col
         keep["__policy"] = pa.chunked_array([policy])
         self._parts.append(pa.table(keep))
@@ -131,12 +112,14 @@ class RequestIdentity:
         repeated = np.flatnonzero(counts > 1)
         firsts = grouped.column("__row_min").to_numpy()[repeated]
         at = int(repeated[np.argmin(firsts)])
-        key = {k: grouped.column(k)[at].as_py() for k in keys}
-        first, repeat = (int(i) + 1 for i in _matches(table, key)[:2])
+        same = pa.chunked_array([pa.array(np.ones(table.num_rows, dtype=bool))])
+        for k in keys:  # the rows whose key equals the repeated one (null equals null)
+            value, col = grouped.column(k)[at].as_py(), table.column(k)
+            hit = pc.is_null(col) if value is None else pc.fill_null(pc.equal(col, value), False)
+            same = pc.and_(same, hit)
+        rows_hit = np.flatnonzero(same.to_numpy(zero_copy_only=False))
+        first, repeat = (int(i) + 1 for i in rows_hit[:2])
         policy = table.column("__policy")[first - 1].as_py()
-        self._raise(first, repeat, policy, int((counts[repeated] - 1).sum()))
-
-    def _raise(self, first: int, repeat: int, policy: object, surplus: int) -> None:
         what = (
             f"the same request id ({', '.join(repr(c) for c in self.columns)})"
             if self.is_id
@@ -145,8 +128,8 @@ class RequestIdentity:
         raise EvidenceError(
             "evidence-duplicate-request",
             f"{self.display} rows {first} and {repeat} repeat {what} (policy {policy!r}); "
-            f"{surplus} row(s) in all repeat an earlier request: a request counted twice "
-            "would double its arm's summed cost",
+            f"{int((counts[repeated] - 1).sum())} row(s) in all repeat an earlier request: a "
+            "request counted twice would double its arm's summed cost",
             hint="remove the repeated rows (a re-run ingestion or a concatenated export); "
             "each telemetry row must be one request",
             file=self.display,

@@ -1,4 +1,4 @@
-"""Canonical rows: example ids from questions, each row's policy, the evidence and text tables."""
+"""Canonical rows: example ids from questions, each row's policy, the text table."""
 
 from __future__ import annotations
 
@@ -31,39 +31,6 @@ def question_hash(text: str) -> str:
     """
     digest = sha256_bytes(normalize_question(text).encode("utf-8"))
     return f"qh:{digest[:16]}"
-
-
-def evidence_from_records(
-    records: list[tuple[str, str, str, float | None, str | None, int]],
-    *,
-    source: str,
-    sha256: str,
-) -> pa.Table:
-    """Build canonical evidence from ``(policy, example, metric, value, reason, row)`` tuples.
-
-    group_id, slice and split are null (the tool formats carry none of them).
-    """
-    from ragwarrant.evidence.schema import make_evidence_table
-
-    n = len(records)
-    cols: list[tuple[object, ...]] = (
-        list(zip(*records, strict=True)) if records else [(), (), (), (), (), ()]
-    )
-    return make_evidence_table(
-        {
-            "policy_id": cols[0],
-            "example_id": cols[1],
-            "group_id": [None] * n,
-            "slice": [None] * n,
-            "split": [None] * n,
-            "metric": cols[2],
-            "value": cols[3],
-            "missing_reason": cols[4],
-            "source": [source] * n,
-            "source_sha256": [sha256] * n,
-            "source_row": cols[5],
-        }
-    )
 
 
 def check_unique_keys(
@@ -145,32 +112,21 @@ def check_policies(
             "evidence-policy-missing",
             f"{display}: no row of policy {', '.join(map(repr, missing))} ({column} names only "
             f"{', '.join(map(repr, named))})",
-            hint=_missing_policy_hint(missing, named),
+            hint=(  # one policy named: the file may hold only it; several: the contract errs
+                f"if this file holds only policy {named[0]!r}, declare 'policy: {named[0]}' on "
+                "the evidence source; else give the contract's policies the ids the file uses"
+                if len(named) == 1
+                else f"the file names policies {', '.join(map(repr, named))}: give the "
+                f"contract's {', '.join(map(repr, missing))} the id the file uses for that "
+                "policy (policy ids must be the same in every evidence file), or remove it if "
+                "it is not a policy"
+            ),
             file=display,
             column=column,
             expected=", ".join(contract_policies),
             found=", ".join(sorted(set(out))),
         )
     return out
-
-
-def _missing_policy_hint(missing: list[str], named: list[str]) -> str:
-    """What to fix when a file naming its rows' policies lacks some contract policies.
-
-    A file naming one policy may hold only that policy (declare it with ``policy:``); a file
-    naming several is the whole comparison (telemetry of every arm), so a contract policy it
-    lacks is misnamed in the contract (often a policy id taken from a file name).
-    """
-    if len(named) == 1:
-        return (
-            f"if this file holds only policy {named[0]!r}, declare 'policy: {named[0]}' on the "
-            "evidence source; else give the contract's policies the ids the file uses"
-        )
-    return (
-        f"the file names policies {', '.join(map(repr, named))}: give the contract's "
-        f"{', '.join(map(repr, missing))} the id the file uses for that policy (policy ids "
-        "must be the same in every evidence file), or remove it if it is not a policy"
-    )
 
 
 def _refuse_other_policy(
@@ -273,11 +229,6 @@ def make_texts(
     )
 
 
-def source_tag(source_id: str, tool: str, version: str | None) -> str:
-    """Return the ``source`` field of evidence rows: ``<source id>:<tool>@<version or unknown>``."""
-    return f"{source_id}:{tool}@{version or 'unknown'}"
-
-
 def contract_policy_ids(contract: object) -> list[str]:
     """Return the baseline and candidate policy ids of a ``ReleaseContract``, baseline first."""
     return [contract.baseline.policy_id, *(c.policy_id for c in contract.candidates)]  # type: ignore[attr-defined]
@@ -299,10 +250,3 @@ def input_dir_of(path: Path, relative: str, display: str) -> Path:
             file=display,
         )
     return path.parents[len(parts) - 1]
-
-
-def version_note(version: str | None) -> list[str]:
-    """Say where the provenance's tool version comes from (no tool file records it)."""
-    if version:
-        return [f"tool version {version} as declared by the contract (the file does not record it)"]
-    return ["tool version unknown: the file does not record it and the contract declares none"]

@@ -80,17 +80,14 @@ def resolve_one(schema: pa.Schema, candidates: Iterable[str]) -> tuple[str, tupl
             parts = name.split(".")
             for cut in range(len(parts) - 1, 0, -1):
                 top = ".".join(parts[:cut])
-                if top in names and pa.types.is_struct(schema.field(top).type):
-                    t: pa.DataType = schema.field(top).type
-                    ok = True
-                    for p in parts[cut:]:
-                        if pa.types.is_struct(t) and t.get_field_index(p) >= 0:
-                            t = t.field(p).type
-                        else:
-                            ok = False
-                            break
-                    if ok:
-                        return top, tuple(parts[cut:])
+                t: pa.DataType | None = schema.field(top).type if top in names else None
+                for p in parts[cut:]:  # each part a field of the struct before it
+                    if t is None or not pa.types.is_struct(t) or t.get_field_index(p) < 0:
+                        t = None
+                        break
+                    t = t.field(p).type
+                if t is not None:
+                    return top, tuple(parts[cut:])
     return None
 
 
@@ -123,17 +120,130 @@ def get_column(batch: pa.Table, where: tuple[str, tuple[str, ...]]) -> pa.Array:
     return col
 
 
-def _as_table(batch: pa.Table, resolved: Resolved, name: str) -> pa.Table:
-    """A one-column table holding the resolved field (so the _io helpers can report on it)."""
-    where = resolved.found[name]
-    assert where is not None
-    return pa.table({resolved.label(name): get_column(batch, where)})
+def _is_in(arr: pa.Array, values: list[str]) -> pa.Array:
+    """``arr ∈ values`` (null → false), computed on the dictionary when there is one."""
+    if pa.types.is_dictionary(arr.type):
+        hit = pc.is_in(pc.utf8_upper(arr.dictionary), pa.array(values))
+        return pc.fill_null(pc.take(hit, arr.indices), False)
+    return pc.fill_null(pc.is_in(pc.utf8_upper(arr), pa.array(values)), False)
 
 
-def _times_ns(
-    batch: pa.Table, resolved: Resolved, name: str, display: str, first_row: int
-) -> pa.Array:
-    t = _as_table(batch, resolved, name)
+#: Unix nanoseconds of 1973-03-03 and 2100-01-01: an integer time outside them is not ns.
+_NS_RANGE = (10**17, 4_102_444_800 * 10**9)
+#: (upper bound of a unix time in that unit today + a century, unit name), for hints.
+_UNIT_GUESS = ((10**10, "seconds"), (10**13, "milliseconds"), (10**16, "microseconds"))
+
+
+def _policy_at(policy: pa.Array, i: int) -> str:
+    value = policy[i].as_py()
+    return f" (policy {value!r})" if value is not None else ""
+
+
+@dataclass(frozen=True)
+class _SpanBatch:
+    """One batch of raw spans, where its fields are, and where it sits in the file (for errors).
+
+    Attributes:
+        table: the batch's columns as read.
+        resolved: where each span field is (``resolve``).
+        display: the file as the contract names it.
+        first_row: the file row number of the batch's first row.
+    """
+
+    table: pa.Table
+    resolved: Resolved
+    display: str
+    first_row: int
+
+    def field(self, name: str) -> pa.Table:
+        """A one-column table holding the resolved field (so the column readers report on it)."""
+        where = self.resolved.found[name]
+        assert where is not None
+        return pa.table({self.resolved.label(name): get_column(self.table, where)})
+
+    def keys(self, name: str) -> pa.Array:
+        """A key field (trace, example, policy) as string or dictionary<string>, nulls for
+        empty."""
+        t = self.field(name)
+        label = t.schema.names[0]
+        col = t.column(0).combine_chunks()
+        if pa.types.is_dictionary(col.type) and pa.types.is_string(col.type.value_type):
+            return col
+        try:
+            return column_as_string(t, label, self.display, allow_null=True)
+        except EvidenceError as exc:
+            raise at_file_row(exc, self.first_row - 1) from exc
+
+    def floats(self, name: str) -> pa.Array:
+        """A token or cost field as float64, as ``column_as_float`` reads it."""
+        t = self.field(name)
+        col = one_chunk(t.column(0))
+        if pa.types.is_integer(col.type) or pa.types.is_boolean(col.type):
+            return pc.cast(col, pa.float64())  # what column_as_float gives, no NaN
+        if (
+            pa.types.is_float64(col.type)
+            and len(col) > 0
+            and not col.null_count
+            and not np.isnan(col.to_numpy().min())  # one pass: NaN propagates through min
+        ):
+            return col  # what column_as_float gives a float64 column without NaN or null
+        try:
+            values, _ = column_as_float(t, t.schema.names[0], self.display)
+        except EvidenceError as exc:
+            raise at_file_row(exc, self.first_row - 1) from exc
+        return values
+
+    def optional(self, name: str, null: pa.Array) -> pa.Array:
+        """A float (tokens, cost) or time field, or ``null`` when the file has no such column."""
+        if not self.resolved.found[name]:
+            return null
+        return _times_ns(self, name) if name in ("start", "end") else self.floats(name)
+
+    def trace(self, policy: pa.Array, example: pa.Array) -> pa.Array:
+        """Each span's trace id; without a trace column, (policy, example) stands for the
+        trace."""
+        if not self.resolved.found["trace"]:
+
+            def plain(a: pa.Array) -> pa.Array:
+                return a.dictionary_decode() if pa.types.is_dictionary(a.type) else a
+
+            return pc.binary_join_element_wise(
+                pc.fill_null(plain(policy), ""), pc.fill_null(plain(example), ""), "\x1f"
+            )
+        trace = self.keys("trace")
+        if trace.null_count:
+            i = pc.index(pc.is_null(trace), True).as_py()
+            raise EvidenceError(
+                "evidence-null-key",
+                f"{self.display} row {self.first_row + i}: the span has no trace id",
+                file=self.display,
+                row=self.first_row + i,
+                column=self.resolved.label("trace"),
+                expected="a trace id",
+                found="empty",
+            )
+        return trace
+
+    def flags(self) -> tuple[pa.Array, pa.Array]:
+        """``(is_llm, is_error)`` per span: an LLM operation or span kind; an ERROR status."""
+        found = self.resolved.found
+        false = pa.array(np.zeros(self.table.num_rows, dtype=bool))
+        is_llm = false
+        if found["operation"]:
+            is_llm = pc.or_(
+                is_llm, _is_in(self.keys("operation"), [o.upper() for o in LLM_OPERATIONS])
+            )
+        if found["kind"]:
+            is_llm = pc.or_(is_llm, _is_in(self.keys("kind"), ["LLM"]))
+        is_error = false
+        if found["status"]:
+            is_error = _is_in(self.keys("status"), ["ERROR", "STATUS_CODE_ERROR", "2"])
+        return is_llm, is_error
+
+
+def _times_ns(spans: _SpanBatch, name: str) -> pa.Array:
+    """A time field as int64 unix nanoseconds (integers, timestamps or ISO 8601 text)."""
+    t = spans.field(name)
     label = t.schema.names[0]
     col = t.column(0).combine_chunks()
     if pa.types.is_dictionary(col.type):
@@ -161,9 +271,9 @@ def _times_ns(
                     except ValueError:
                         raise EvidenceError(
                             "evidence-wrong-type",
-                            f"{display} row {first_row + i}: {label!r} is not a time",
-                            file=display,
-                            row=first_row + i,
+                            f"{spans.display} row {spans.first_row + i}: {label!r} is not a time",
+                            file=spans.display,
+                            row=spans.first_row + i,
                             column=label,
                             expected="unix nanoseconds or an ISO 8601 time",
                             found=repr(cell[:40]),
@@ -171,142 +281,20 @@ def _times_ns(
             raise
     raise EvidenceError(
         "evidence-wrong-type",
-        f"{display}: {label!r} holds {col.type}, not times",
-        file=display,
+        f"{spans.display}: {label!r} holds {col.type}, not times",
+        file=spans.display,
         column=label,
         expected="unix nanoseconds or timestamps",
         found=str(col.type),
     )
 
 
-def _keys(batch: pa.Table, resolved: Resolved, name: str, display: str, first_row: int) -> pa.Array:
-    """A key field (trace, example, policy) as string or dictionary<string>, nulls for empty."""
-    t = _as_table(batch, resolved, name)
-    label = t.schema.names[0]
-    col = t.column(0).combine_chunks()
-    if pa.types.is_dictionary(col.type) and pa.types.is_string(col.type.value_type):
-        return col
-    try:
-        return column_as_string(t, label, display, allow_null=True)
-    except EvidenceError as exc:
-        raise at_file_row(exc, first_row - 1) from exc
-
-
-def _floats(
-    batch: pa.Table, resolved: Resolved, name: str, display: str, first_row: int
-) -> pa.Array:
-    t = _as_table(batch, resolved, name)
-    col = one_chunk(t.column(0))
-    if pa.types.is_integer(col.type) or pa.types.is_boolean(col.type):
-        return pc.cast(col, pa.float64())  # what column_as_float gives, no NaN
-    if _no_nan_or_null(col):
-        return col  # what column_as_float gives a float64 column without NaN or null
-    try:
-        values, _ = column_as_float(t, t.schema.names[0], display)
-    except EvidenceError as exc:
-        raise at_file_row(exc, first_row - 1) from exc
-    return values
-
-
-def _no_nan_or_null(col: pa.Array) -> bool:
-    """Whether ``col`` is a non-empty float64 array without null or NaN (one ``min`` pass: NaN
-    propagates through it)."""
-    return (
-        pa.types.is_float64(col.type)
-        and len(col) > 0
-        and not col.null_count
-        and not np.isnan(col.to_numpy().min())
-    )
-
-
-def _is_in(arr: pa.Array, values: list[str]) -> pa.Array:
-    """``arr ∈ values`` (null → false), computed on the dictionary when there is one."""
-    if pa.types.is_dictionary(arr.type):
-        hit = pc.is_in(pc.utf8_upper(arr.dictionary), pa.array(values))
-        return pc.fill_null(pc.take(hit, arr.indices), False)
-    return pc.fill_null(pc.is_in(pc.utf8_upper(arr), pa.array(values)), False)
-
-
-def _model_prices(
-    model: pa.Array, prices: dict[str, dict[str, float]]
-) -> tuple[pa.Array, pa.Array]:
-    keys = sorted(prices)
-    pin_v = pa.array([prices[k].get("input_usd_per_1m_tokens") for k in keys], pa.float64())
-    pout_v = pa.array([prices[k].get("output_usd_per_1m_tokens") for k in keys], pa.float64())
-    if pa.types.is_dictionary(model.type):
-        idx = pc.take(
-            pc.index_in(model.dictionary, value_set=pa.array(keys, pa.string())), model.indices
-        )
-    else:
-        idx = pc.index_in(model, value_set=pa.array(keys, pa.string()))
-    return pc.take(pin_v, idx), pc.take(pout_v, idx)
-
-
-def _trace_column(
-    batch: pa.Table, resolved: Resolved, at: tuple[str, int], policy: pa.Array, example: pa.Array
-) -> pa.Array:
-    """Each span's trace id; without a trace column, (policy, example) stands for the trace."""
-    display, first_row = at
-    if not resolved.found["trace"]:
-
-        def plain(a: pa.Array) -> pa.Array:
-            return a.dictionary_decode() if pa.types.is_dictionary(a.type) else a
-
-        return pc.binary_join_element_wise(
-            pc.fill_null(plain(policy), ""), pc.fill_null(plain(example), ""), "\x1f"
-        )
-    trace = _keys(batch, resolved, "trace", display, first_row)
-    if trace.null_count:
-        i = pc.index(pc.is_null(trace), True).as_py()
-        raise EvidenceError(
-            "evidence-null-key",
-            f"{display} row {first_row + i}: the span has no trace id",
-            file=display,
-            row=first_row + i,
-            column=resolved.label("trace"),
-            expected="a trace id",
-            found="empty",
-        )
-    return trace
-
-
-def _flags(batch: pa.Table, resolved: Resolved, at: tuple[str, int]) -> tuple[pa.Array, pa.Array]:
-    """``(is_llm, is_error)`` per span: an LLM operation or span kind; an ERROR status."""
-    display, first_row = at
-    false = pa.array(np.zeros(batch.num_rows, dtype=bool))
-    is_llm = false
-    if resolved.found["operation"]:
-        op = _keys(batch, resolved, "operation", display, first_row)
-        is_llm = pc.or_(is_llm, _is_in(op, [o.upper() for o in LLM_OPERATIONS]))
-    if resolved.found["kind"]:
-        kind = _keys(batch, resolved, "kind", display, first_row)
-        is_llm = pc.or_(is_llm, _is_in(kind, ["LLM"]))
-    is_error = false
-    if resolved.found["status"]:
-        status = _keys(batch, resolved, "status", display, first_row)
-        is_error = _is_in(status, ["ERROR", "STATUS_CODE_ERROR", "2"])
-    return is_llm, is_error
-
-
-def _optional(
-    batch: pa.Table, resolved: Resolved, name: str, at: tuple[str, int], null: pa.Array
-) -> pa.Array:
-    """A float (tokens, cost) or time field, or ``null`` when the file has no such column."""
-    if not resolved.found[name]:
-        return null
-    reader = _times_ns if name in ("start", "end") else _floats
-    return reader(batch, resolved, name, at[0], at[1])
-
-
 def _cost(
-    batch: pa.Table,
-    resolved: Resolved,
-    prices: dict[str, dict[str, float]],
-    at: tuple[str, int],
-    span: dict[str, pa.Array],
+    spans: _SpanBatch, prices: dict[str, dict[str, float]], span: dict[str, pa.Array]
 ) -> tuple[pa.Array, pa.Array, pa.Array]:
-    """``(effective cost, modeled, reported)`` per span: the span's cost, else tokens × price."""
-    f = resolved.found
+    """``(effective cost, modeled, reported)`` per span: the span's cost, else tokens ×
+    price."""
+    f = spans.resolved.found
     is_llm, cost = span["llm"], span["cost"]
     reported = pc.and_(is_llm, pc.is_valid(cost))
     if not (prices and (f["input_tokens"] or f["output_tokens"]) and f["model"]):
@@ -314,9 +302,18 @@ def _cost(
         if reported.true_count == len(reported):
             return cost, none, reported
         return pc.if_else(reported, cost, 0.0), none, reported
+    keys = sorted(prices)
+    pin_v = pa.array([prices[k].get("input_usd_per_1m_tokens") for k in keys], pa.float64())
+    pout_v = pa.array([prices[k].get("output_usd_per_1m_tokens") for k in keys], pa.float64())
+    model = spans.keys("model")
+    if pa.types.is_dictionary(model.type):
+        idx = pc.take(
+            pc.index_in(model.dictionary, value_set=pa.array(keys, pa.string())), model.indices
+        )
+    else:
+        idx = pc.index_in(model, value_set=pa.array(keys, pa.string()))
+    pin, pout = pc.take(pin_v, idx), pc.take(pout_v, idx)
     in_tok, out_tok = span["in_tok"], span["out_tok"]
-    model = _keys(batch, resolved, "model", at[0], at[1])
-    pin, pout = _model_prices(model, prices)
     modeled = pc.divide(pc.add(pc.multiply(in_tok, pin), pc.multiply(out_tok, pout)), 1e6)
     has_tokens = pc.or_(pc.is_valid(span["out_tok_raw"]), pc.greater(in_tok, 0.0))
     use_model = pc.and_(
@@ -325,80 +322,61 @@ def _cost(
     return pc.if_else(reported, cost, pc.if_else(use_model, modeled, 0.0)), use_model, reported
 
 
-#: Unix nanoseconds of 1973-03-03 and 2100-01-01: an integer time outside them is not ns.
-_NS_RANGE = (10**17, 4_102_444_800 * 10**9)
-#: (upper bound of a unix time in that unit today + a century, unit name), for hints.
-_UNIT_GUESS = ((10**10, "seconds"), (10**13, "milliseconds"), (10**16, "microseconds"))
-
-
-def _policy_at(policy: pa.Array, i: int) -> str:
-    value = policy[i].as_py()
-    return f" (policy {value!r})" if value is not None else ""
-
-
-def _check_amounts(
-    values: pa.Array, resolved: Resolved, name: str, at: tuple[str, int], policy: pa.Array
-) -> None:
+def _check_amounts(spans: _SpanBatch, values: pa.Array, name: str, policy: pa.Array) -> None:
     """Refuse a negative or non-finite token count or cost on any span.
 
     Raises:
         EvidenceError: ``evidence-negative-value`` or ``evidence-non-finite`` naming the row,
             the column and the span's policy when the file names one.
     """
-    if not resolved.found[name]:
+    if not spans.resolved.found[name]:
         return
-    display, first_row = at
     bad = first_bad_amount(values)
     if bad is not None:
         code, i, what = bad
-        label = resolved.label(name)
+        label = spans.resolved.label(name)
         raise EvidenceError(
             code,
-            f"{display} row {first_row + i}: {label} is {values[i].as_py()}, "
+            f"{spans.display} row {spans.first_row + i}: {label} is {values[i].as_py()}, "
             f"{what}{_policy_at(policy, i)}",
             hint="token counts and costs are finite and >= 0; an unmeasured value is "
             "absent (null), never negative",
-            file=display,
-            row=first_row + i,
+            file=spans.display,
+            row=spans.first_row + i,
             column=label,
             expected="a finite number >= 0",
             found=str(values[i].as_py()),
         )
 
 
-def _unit_of(value: int) -> str:
-    if value == 0:
-        return "0, an unset time"
-    unit = next((u for bound, u in _UNIT_GUESS if abs(value) < bound), "a time past 2100")
-    return f"{value}, which looks like {unit}"
-
-
-def _check_times(
-    start: pa.Array, end: pa.Array, resolved: Resolved, at: tuple[str, int], policy: pa.Array
-) -> None:
+def _check_times(spans: _SpanBatch, start: pa.Array, end: pa.Array, policy: pa.Array) -> None:
     """Refuse times that are not unix nanoseconds (seconds or milliseconds mixed into a ns
     column, an unset 0) and spans that end before they start.
 
     Raises:
-        EvidenceError: ``evidence-time-unit`` or ``evidence-time-order`` naming row and column.
+        EvidenceError: ``evidence-time-unit`` or ``evidence-time-order`` naming row and
+            column.
     """
     lo, hi = _NS_RANGE
-    display, first_row = at
+    display, label = spans.display, spans.resolved.label
     for name, times in (("start", start), ("end", end)):
         bad = pc.fill_null(pc.or_(pc.less(times, lo), pc.greater(times, hi)), False)
         if pc.any(bad).as_py():
             i = pc.index(bad, True).as_py()
+            value = times[i].as_py()
+            unit = next((u for bound, u in _UNIT_GUESS if abs(value) < bound), "a time past 2100")
+            shown = "0, an unset time" if value == 0 else f"{value}, which looks like {unit}"
             raise EvidenceError(
                 "evidence-time-unit",
-                f"{display} row {first_row + i}: {resolved.label(name)} is "
-                f"{_unit_of(times[i].as_py())}, not unix nanoseconds{_policy_at(policy, i)}",
-                hint="every span time is unix nanoseconds (or a timestamp); convert mixed units "
-                "before export",
+                f"{display} row {spans.first_row + i}: {label(name)} is "
+                f"{shown}, not unix nanoseconds{_policy_at(policy, i)}",
+                hint="every span time is unix nanoseconds (or a timestamp); convert mixed "
+                "units before export",
                 file=display,
-                row=first_row + i,
-                column=resolved.label(name),
+                row=spans.first_row + i,
+                column=label(name),
                 expected="unix nanoseconds between 1973 and 2100",
-                found=str(times[i].as_py()),
+                found=str(value),
             )
     before = pc.fill_null(pc.less(end, start), False)
     if pc.any(before).as_py():
@@ -406,11 +384,11 @@ def _check_times(
         ms = (end[i].as_py() - start[i].as_py()) / 1e6
         raise EvidenceError(
             "evidence-time-order",
-            f"{display} row {first_row + i}: the span ends {-ms:g} ms before it starts "
-            f"({resolved.label('end')} < {resolved.label('start')}){_policy_at(policy, i)}",
+            f"{display} row {spans.first_row + i}: the span ends {-ms:g} ms before it starts "
+            f"({label('end')} < {label('start')}){_policy_at(policy, i)}",
             file=display,
-            row=first_row + i,
-            column=resolved.label("end"),
+            row=spans.first_row + i,
+            column=label("end"),
             expected="end >= start",
             found=f"end - start = {ms:g} ms",
         )
@@ -425,20 +403,20 @@ def normalize(
 ) -> pa.Table:
     """Map one batch of raw spans to the normalized per-span columns."""
     n = batch.num_rows
-    at = (display, first_row)
+    spans = _SpanBatch(batch, resolved, display, first_row)
     null_s = pa.nulls(n, pa.string())
     null_f = pa.nulls(n, pa.float64())
     null_t = pa.nulls(n, pa.int64())
     f = resolved.found
-    example = _keys(batch, resolved, "example", display, first_row) if f["example"] else null_s
-    policy = _keys(batch, resolved, "policy", display, first_row) if f["policy"] else null_s
-    trace = _trace_column(batch, resolved, at, policy, example)
-    in_tok = _optional(batch, resolved, "input_tokens", at, null_f)
-    out_tok = _optional(batch, resolved, "output_tokens", at, null_f)
-    cost = _optional(batch, resolved, "cost", at, null_f)
+    example = spans.keys("example") if f["example"] else null_s
+    policy = spans.keys("policy") if f["policy"] else null_s
+    trace = spans.trace(policy, example)
+    in_tok = spans.optional("input_tokens", null_f)
+    out_tok = spans.optional("output_tokens", null_f)
+    cost = spans.optional("cost", null_f)
     for name, values in (("input_tokens", in_tok), ("output_tokens", out_tok), ("cost", cost)):
-        _check_amounts(values, resolved, name, at, policy)
-    is_llm, is_error = _flags(batch, resolved, at)
+        _check_amounts(spans, values, name, policy)
+    is_llm, is_error = spans.flags()
     span = {
         "llm": is_llm,
         "cost": cost,
@@ -446,11 +424,11 @@ def normalize(
         "out_tok": _on_llm(out_tok, is_llm),
         "out_tok_raw": out_tok,
     }
-    cost_eff, use_model, reported = _cost(batch, resolved, prices, at, span)
+    cost_eff, use_model, reported = _cost(spans, prices, span)
     cost_missing = pc.and_(is_llm, pc.invert(pc.or_(reported, use_model)))
-    start = _optional(batch, resolved, "start", at, null_t)
-    end = _optional(batch, resolved, "end", at, null_t)
-    _check_times(start, end, resolved, at, policy)
+    start = spans.optional("start", null_t)
+    end = spans.optional("end", null_t)
+    _check_times(spans, start, end, policy)
     return pa.table(
         {
             "trace": trace,

@@ -31,16 +31,16 @@ from ragwarrant.errors import EvidenceError
 from ragwarrant.limits import MAX_CSV_FIELD_CHARS
 
 
-def _csv_header(path: Path, display: str) -> list[str]:
-    """The header of a CSV file, as the csv module reads its first record (any number of
-    fields, each at most ``limits.MAX_CSV_FIELD_CHARS`` characters).
+def _read_csv(path: Path, display: str) -> pa.Table:
+    """A CSV file, every column as strings; the block size follows the header (read first by the
+    csv module: any number of fields, each at most ``limits.MAX_CSV_FIELD_CHARS`` characters).
 
     Raises:
         EvidenceError: ``evidence-limit``, a header field past the limit.
     """
     with path.open(newline="", encoding="utf-8-sig") as fh:
         try:
-            return next(csv.reader(fh), [])
+            names = next(csv.reader(fh), [])
         except csv.Error:  # "field larger than field limit": the one error the reader raises
             raise EvidenceError(
                 "evidence-limit",
@@ -52,10 +52,6 @@ def _csv_header(path: Path, display: str) -> list[str]:
                 expected=f"at most {MAX_CSV_FIELD_CHARS} characters per header field",
                 found=f"more than {MAX_CSV_FIELD_CHARS} characters",
             ) from None
-
-
-def _read_csv(path: Path, display: str) -> pa.Table:
-    names = _csv_header(path, display)
     longest = max((len(n) for n in names), default=0)
     block = max(1 << 20, 4 * (sum(len(n) + 3 for n in names) + longest))
     return pacsv.read_csv(
@@ -253,28 +249,16 @@ def _read_json_array(path: Path, display: str) -> pa.Table:
     return _from_records(data, display)
 
 
-def _json_kind(value: object) -> str | None:
-    """The JSON kind of a value (int and float are both numbers); None for null."""
-    if value is None:
-        return None
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int | float):
-        return "number"
-    kinds: dict[type, str] = {str: "string", list: "list", dict: "object"}
-    return kinds.get(type(value), type(value).__name__)
-
-
-def _first_mixed_field(records: list[dict[str, object]]) -> tuple[int, str, str, str] | None:
-    """``(record index, field, kind first seen, kind found)`` of the first type change."""
-    seen: dict[str, str] = {}
-    for i, record in enumerate(records):
-        for field, value in record.items():
-            kind = _json_kind(value)
-            first = seen.setdefault(field, kind) if kind is not None else None
-            if first is not None and first != kind:
-                return i, field, first, kind or "null"
-    return None
+#: The JSON kind of a parsed value (int and float are both numbers; null has none).
+_JSON_KINDS: dict[type, str | None] = {
+    type(None): None,
+    bool: "boolean",
+    int: "number",
+    float: "number",
+    str: "string",
+    list: "list",
+    dict: "object",
+}
 
 
 def _booleans_among_numbers_as_text(records: list[dict[str, object]]) -> list[dict[str, object]]:
@@ -284,7 +268,7 @@ def _booleans_among_numbers_as_text(records: list[dict[str, object]]) -> list[di
     kinds: dict[str, set[str | None]] = {}
     for record in records:
         for key, value in record.items():
-            kinds.setdefault(key, set()).add(_json_kind(value))
+            kinds.setdefault(key, set()).add(_JSON_KINDS.get(type(value), type(value).__name__))
     mixed = {
         f for f, k in kinds.items() if {"boolean", "number"} <= k <= {"boolean", "number", None}
     }
@@ -307,7 +291,17 @@ def _from_records(
     try:
         return pa.Table.from_pylist(records)
     except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
-        hit = _first_mixed_field(records)
+        seen: dict[str, str] = {}  # each field's JSON kind, to find its first change
+        hit = next(
+            (
+                (i, field, first, kind)
+                for i, record in enumerate(records)
+                for field, value in record.items()
+                if (kind := _JSON_KINDS.get(type(value), type(value).__name__)) is not None
+                and (first := seen.setdefault(field, kind)) != kind
+            ),
+            None,
+        )
         if hit is None:
             where, field, msg = None, None, f"({type(exc).__name__})"
         else:

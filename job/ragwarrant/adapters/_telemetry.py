@@ -40,16 +40,6 @@ _NOT_APPLICATION = frozenset({JUDGE_COST_METRIC})
 _AMOUNT_SUFFIXES = ("_usd", "_ms", "_tokens", "_calls")
 
 
-def _is_amount(metric: str, operational: frozenset[str]) -> bool:
-    return metric in operational or metric.endswith(_AMOUNT_SUFFIXES)
-
-
-def _floor(metric: str) -> Floor | None:
-    if metric in _NOT_APPLICATION:
-        return None
-    return next((f for suffix, f in PHYSICAL_FLOORS.items() if metric.endswith(suffix)), None)
-
-
 def check_request_values(values: pa.Array, policy: pa.Array, column: str, display: str) -> None:
     """Refuse a negative or non-finite per-request value of a telemetry column (before it is
     summed away).
@@ -92,11 +82,6 @@ def first_bad_amount(values: pa.Array) -> tuple[str, int, str] | None:
     return None
 
 
-def _column_of(metric: str, metric_names: dict[str, str]) -> str:
-    """The file's column (or field) behind a canonical metric id."""
-    return next((orig for orig, m in metric_names.items() if m == metric), metric)
-
-
 @dataclass
 class _Amounts:
     """One amount metric's values as seen so far in a source (``check_operational_evidence``).
@@ -116,7 +101,7 @@ def _dictionary_indices(arr: pa.Array) -> tuple[np.ndarray, list[object]]:
     """A dictionary array's int32 indices (-1 for null) and its labels."""
     indices = arr.indices
     codes = (
-        indices.to_numpy()
+        indices.to_numpy()  # no copy: the common case of the 10^7-row read (docs/benchmarks.md)
         if indices.null_count == 0
         else indices.fill_null(-1).to_numpy(zero_copy_only=False)
     )
@@ -133,7 +118,7 @@ def _scan_amounts(
     values: np.ndarray | None = None
     for k, label in enumerate(metric_labels):
         metric = str(label)
-        if not _is_amount(metric, operational):
+        if not (metric in operational or metric.endswith(_AMOUNT_SUFFIXES)):
             continue
         sel = np.flatnonzero(metric_codes == k)
         if not sel.size:
@@ -186,7 +171,7 @@ def check_operational_evidence(
         _scan_amounts(batch, operational, seen)
     for metric in sorted(seen):
         acc = seen[metric]
-        column = _column_of(metric, metric_names)
+        column = next((orig for orig, m in metric_names.items() if m == metric), metric)
         if acc.bad is not None:
             # a contract-declared operational metric has its own declared range (the value-range
             # and non-finite gates); an undeclared amount (tokens, judge cost) is checked here
@@ -202,7 +187,8 @@ def check_operational_evidence(
                 expected="a finite number >= 0",
                 found=str(value),
             )
-        floor = _floor(metric)
+        floors = (f for suffix, f in PHYSICAL_FLOORS.items() if metric.endswith(suffix))
+        floor = None if metric in _NOT_APPLICATION else next(floors, None)
         if floor is not None:
             _check_instrumented(acc, metric, column, floor, display)
 

@@ -80,13 +80,6 @@ def parse_passages(cell: object, display: str, row: int, column: str) -> list[st
     return items
 
 
-def _list_column(table: pa.Table, name: str, display: str) -> list[list[str] | None]:
-    col = table.column(name).combine_chunks()
-    if pa.types.is_dictionary(col.type):
-        col = col.dictionary_decode()
-    return [parse_passages(v, display, i + 1, name) for i, v in enumerate(col.to_pylist())]
-
-
 def read_texts(
     table: pa.Table, source: EvidenceSource, policy: pa.Array, example: pa.Array, display: str
 ) -> pa.Table | None:
@@ -121,5 +114,12 @@ def read_texts(
         )
     for field in ("contexts", "cited_quotes"):
         name = mapped[field]
-        data[field] = _list_column(table, name, display) if name else [None] * n
+        if not name:
+            data[field] = [None] * n
+            continue
+        col = table.column(name).combine_chunks()
+        if pa.types.is_dictionary(col.type):
+            col = col.dictionary_decode()
+        cells = enumerate(col.to_pylist(), start=1)
+        data[field] = [parse_passages(v, display, i, name) for i, v in cells]
     return pa.Table.from_pydict(data, schema=TEXT_SCHEMA)
