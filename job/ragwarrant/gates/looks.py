@@ -221,37 +221,10 @@ def _repeat(contract: ReleaseContract, here: _Here, latest: EarlierLook, ids: li
 
 
 def _blocked(
-    contract: ReleaseContract, here: _Here, latest: EarlierLook, ids: list[str], why: str
+    contract: ReleaseContract, here: _Here, earlier: Sequence[EarlierLook], reason: str
 ) -> Look:
-    prev = latest.record
-    reason = (
-        f"look {prev.number + 1}: {why}; a new contract version decided on new examples is the "
-        "honest way to start over"
-    )
-    rec = _record(
-        contract,
-        here,
-        number=prev.number + 1,
-        earlier_run_ids=ids,
-        alpha_this_look=0.0,
-        alpha_spent=prev.alpha_spent,
-        confirmatory=False,
-        blocked=True,
-        reason=reason,
-    )
-    return Look(rec, contract.statistics.alpha, reason, plan_of(contract))
-
-
-def _unverified_ledger(
-    contract: ReleaseContract, here: _Here, earlier: Sequence[EarlierLook], ledger_break: str
-) -> Look:
-    """A BLOCK: the ledger's chain is broken, so the earlier looks cannot be counted."""
+    """A BLOCK: the look after the latest earlier one (the first without one), spending no alpha."""
     prev = earlier[-1].record if earlier else None
-    reason = (
-        f"the ledger's hash chain is broken at {ledger_break}: an earlier look of this contract "
-        "version may have been deleted or changed, so this run's look cannot be counted "
-        "(check the ledger with `ragwarrant ledger verify`, restore it from a copy and run again)"
-    )
     rec = _record(
         contract,
         here,
@@ -370,30 +343,39 @@ def resolve_look(
     """
     here = _Here(fingerprint, units, dict(configs), evidence_sha256)
     if ledger_break is not None:
-        return _unverified_ledger(contract, here, earlier, ledger_break)
+        return _blocked(
+            contract,
+            here,
+            earlier,
+            f"the ledger's hash chain is broken at {ledger_break}: an earlier look of this "
+            "contract version may have been deleted or changed, so this run's look cannot be "
+            "counted (check the ledger with `ragwarrant ledger verify`, restore it from a copy "
+            "and run again)",
+        )
     if not earlier:
         seen = [o for o in others if _same_comparison(contract, o, here)]
         if seen:
             return _reused(contract, here, seen)
         return _first_look(contract, here, plan_of(contract))
-    latest = earlier[-1]
+    latest, number = earlier[-1], earlier[-1].record.number
     ids = _study_ids(earlier)
-    changed = _changed_contract(earlier, contract_sha256) or _changed_configs(latest, here)
-    if changed is not None:
-        return _blocked(contract, here, latest, ids, changed)
-    if latest.fingerprint is None:
+    why = _changed_contract(earlier, contract_sha256) or _changed_configs(latest, here)
+    before = latest.fingerprint
+    if why is None and before is None:
         why = (
-            f"the evidence fingerprint of look {latest.record.number} (run {latest.run_id}) is "
-            "missing from the ledger or does not match its sha256, so this evidence cannot be "
-            "shown to extend it"
+            f"the evidence fingerprint of look {number} (run {latest.run_id}) is missing from "
+            "the ledger or does not match its sha256, so this evidence cannot be shown to extend it"
         )
-        return _blocked(contract, here, latest, ids, why)
-    if same_evidence(latest.fingerprint, fingerprint):
-        return _repeat(contract, here, latest, ids)
-    problem = extension_problem(latest.fingerprint, fingerprint)
-    if problem is not None:
-        why = f"the evidence does not extend look {latest.record.number}'s: {problem}"
-        return _blocked(contract, here, latest, ids, why)
+    elif why is None and before is not None:
+        if same_evidence(before, fingerprint):
+            return _repeat(contract, here, latest, ids)
+        problem = extension_problem(before, fingerprint)
+        why = (
+            None if problem is None else f"the evidence does not extend look {number}'s: {problem}"
+        )
+    if why is not None:
+        honest = "a new contract version decided on new examples is the honest way to start over"
+        return _blocked(contract, here, earlier, f"look {number + 1}: {why}; {honest}")
     return _next_look(contract, here, latest, ids)
 
 
