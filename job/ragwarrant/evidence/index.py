@@ -181,19 +181,13 @@ def _dictionary(arr: pa.Array) -> pa.DictionaryArray:
     return arr if pa.types.is_dictionary(arr.type) else pc.dictionary_encode(arr)
 
 
-def _encoded(arr: pa.ChunkedArray | pa.Array) -> tuple[np.ndarray, pa.Array]:
-    """int32 codes (-1 for null) and the dictionary they index, for a (dictionary) string column."""
+def _codes(arr: pa.ChunkedArray | pa.Array) -> tuple[np.ndarray, list[object]]:
+    """int32 codes (-1 for null) and the labels they index, for a (dictionary) string column."""
     if isinstance(arr, pa.ChunkedArray):
         arr = arr.unify_dictionaries() if pa.types.is_dictionary(arr.type) else arr
         arr = arr.combine_chunks()
     enc = _dictionary(arr)
-    return _indices(enc.indices), enc.dictionary
-
-
-def _codes(arr: pa.ChunkedArray | pa.Array) -> tuple[np.ndarray, list[object]]:
-    """int32 codes (-1 for null) and the labels they index, for a (dictionary) string column."""
-    idx, dictionary = _encoded(arr)
-    return idx, dictionary.to_pylist()
+    return _indices(enc.indices), enc.dictionary.to_pylist()
 
 
 def _chunk_key(chunk: pa.Array) -> tuple[object, ...]:
@@ -210,19 +204,16 @@ def _example_codes(arr: pa.ChunkedArray | pa.Array) -> tuple[np.ndarray, pa.Arra
 
     Adapters reuse one id array for every metric of a wide file, so the canonical table's
     ``example_id`` chunks are often one array several times: each distinct chunk is hashed once
-    (one dictionary across chunks, ``pyarrow.compute.dictionary_encode``), and a repeated chunk
-    reuses its codes. The codes equal those of encoding the concatenated column.
+    (one dictionary across chunks: ``pyarrow.compute.dictionary_encode``, or
+    ``unify_dictionaries`` for dictionary chunks), and a repeated chunk reuses its codes. The
+    codes equal those of encoding the concatenated column.
     """
     chunks = arr.chunks if isinstance(arr, pa.ChunkedArray) else [arr]
     first: dict[tuple[object, ...], int] = {}
     which = [first.setdefault(_chunk_key(c), len(first)) for c in chunks]
-    distinct = [chunks[which.index(i)] for i in range(len(first))]
-    if pa.types.is_dictionary(arr.type):
-        idx, dictionary = _encoded(pa.chunked_array(distinct, arr.type))
-        parts = np.split(idx, np.cumsum([len(c) for c in distinct])[:-1])
-        codes = [parts[i] for i in which]
-        return (np.concatenate(codes) if codes else idx), dictionary
-    enc = pc.dictionary_encode(pa.chunked_array(distinct, arr.type))
+    distinct = pa.chunked_array([chunks[which.index(i)] for i in range(len(first))], arr.type)
+    dictionary_chunks = pa.types.is_dictionary(arr.type)
+    enc = distinct.unify_dictionaries() if dictionary_chunks else pc.dictionary_encode(distinct)
     coded = [_indices(c.indices) for c in enc.chunks]
     dictionary = enc.chunks[0].dictionary if enc.num_chunks else pa.array([], pa.string())
     codes = [coded[i] for i in which]
