@@ -224,11 +224,6 @@ def _evidence(
     return [_ClaimEvidence(t, s) for t, s in zip(tests, chosen, strict=True)]
 
 
-def _p_values(evidence: list[_ClaimEvidence], alpha: float, power: float = 0.8) -> np.ndarray:
-    """Each claim's p-value of H0: oriented delta <= 0 (``_ClaimEvidence.p_value``)."""
-    return np.array([e.p_value(alpha, power) for e in evidence])
-
-
 def gate_claims(
     claims: ClaimSet,
     tests: list[OrientedBootstrap],
@@ -257,7 +252,7 @@ def gate_claims(
         established = [e.test(alpha, power).rejects for e in evidence]
         note = "" if k == 1 else " (all claims must hold)"
     else:
-        p = _p_values(evidence, alpha, power)
+        p = np.array([e.p_value(alpha, power) for e in evidence])  # H0: oriented delta <= 0
         levels = holm_levels(p, alpha)
         established = [False] * k
         for i in np.argsort(p, kind="stable"):
@@ -285,7 +280,7 @@ def claim_family_p_value(
 
     The max over claims for ``join: all``; the Holm-adjusted min for ``join: any``.
     """
-    p = _p_values(_evidence(tests, samples), alpha)
+    p = np.array([e.p_value(alpha) for e in _evidence(tests, samples)])
     if claims.join == "all":
         return float(p.max())
     m = p.size

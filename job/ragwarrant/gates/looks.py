@@ -42,6 +42,7 @@ from ragwarrant.evidence.looks import (
 )
 from ragwarrant.gates.candidate import CandidateEvaluation
 from ragwarrant.gates.ceiling import gate_claim_ceiling
+from ragwarrant.gates.hard import hard_gate
 from ragwarrant.inputs import Inputs, behavioural_sha256
 from ragwarrant.outputs import GateResult, GateStatus, LookRecord
 from ragwarrant.stats.power import feasible_hint
@@ -405,13 +406,7 @@ def gate_look_evidence(look: Look) -> GateResult | None:
     chain is broken so the earlier looks cannot be counted."""
     if look.problem is None:
         return None
-    return GateResult(
-        id="hard:look-evidence",
-        kind="hard",
-        status=GateStatus.FAIL,
-        reason=look.problem,
-        details={"look": look.record.number},
-    )
+    return hard_gate("look-evidence", False, look.problem, details={"look": look.record.number})
 
 
 _MORE = re.compile(r"about \d+ more (clusters|paired examples) would likely resolve it")
