@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
@@ -222,34 +223,22 @@ def gate_non_finite(
     )
 
 
-def _declared_ranges(
-    contract: ReleaseContract,
-) -> dict[str, tuple[float | None, float | None, str]]:
-    """Metric id → (lowest, highest, label) of its declared range (scale or min/max value).
+def _declared_ranges(contract: ReleaseContract) -> dict[str, tuple[float, float, str]]:
+    """Metric id → (lowest, highest, label) of its declared range (scale or min/max value,
+    -inf or inf where none is set).
 
     A quality scale is widened by ``contract.scale_tolerance`` at each end (float rounding).
     """
-    ranges: dict[str, tuple[float | None, float | None, str]] = {}
+    ranges: dict[str, tuple[float, float, str]] = {}
     for m in contract.quality_metrics:
         low, high = m.scale
         slack = scale_tolerance(low, high)  # float rounding at the ends is on the scale
         ranges[m.id] = (low - slack, high + slack, f"the scale [{number(low)}, {number(high)}]")
     for om in contract.operational_metrics:
-        lo_s = "-inf" if om.min_value is None else f"{om.min_value:g}"
-        hi_s = "inf" if om.max_value is None else f"{om.max_value:g}"
-        ranges[om.id] = (om.min_value, om.max_value, f"the range [{lo_s}, {hi_s}]")
+        lo = -math.inf if om.min_value is None else om.min_value
+        hi = math.inf if om.max_value is None else om.max_value
+        ranges[om.id] = (lo, hi, f"the range [{lo:g}, {hi:g}]")
     return ranges
-
-
-def _outside(
-    raw: np.ndarray, scope: np.ndarray, lo: float | None, hi: float | None, limit: float
-) -> tuple[np.ndarray, np.ndarray]:
-    """Shape (E,) bool each: finite in-scope values outside [lo, hi], and those whose magnitude
-    exceeds ``limit`` (``stats.magnitude.max_safe_magnitude``)."""
-    finite = scope & np.isfinite(raw)
-    below = raw < lo if lo is not None else np.zeros(raw.shape, dtype=bool)
-    above = raw > hi if hi is not None else np.zeros(raw.shape, dtype=bool)
-    return finite & (below | above), finite & (np.abs(raw) > limit)
 
 
 def gate_value_range(
@@ -276,7 +265,9 @@ def gate_value_range(
             col = index.columns.get((policy, metric))
             if col is None:
                 continue
-            bad, too_big = _outside(col.raw, scope, lo, hi, limit)
+            finite = scope & np.isfinite(col.raw)
+            bad = finite & ((col.raw < lo) | (col.raw > hi))
+            too_big = finite & (np.abs(col.raw) > limit)  # max_safe_magnitude, above
             n_bad, n_big = int(np.sum(bad)), int(np.sum(too_big))
             if n_bad:
                 details[f"{metric}.out_of_range.{policy}"] = n_bad
