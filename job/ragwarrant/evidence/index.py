@@ -220,28 +220,6 @@ def _example_codes(arr: pa.ChunkedArray | pa.Array) -> tuple[np.ndarray, pa.Arra
     return (np.concatenate(codes) if codes else np.zeros(0, np.int32)), dictionary
 
 
-def _attribute(ex: np.ndarray, codes: np.ndarray, n_examples: int) -> tuple[np.ndarray, np.ndarray]:
-    """Per-example min and max of non-negative codes (-1 where the example has none).
-
-    One scatter gives each example one of its codes; only the examples whose rows disagree
-    with it (conflicts, rare) are reduced with ``minimum.at``/``maximum.at``.
-    """
-    valid = codes >= 0
-    e, c = (ex, codes) if valid.all() else (ex[valid], codes[valid])
-    lo = np.full(n_examples, -1, dtype=np.int32)
-    lo[e] = c
-    disagree = lo[e] != c
-    hi = lo.copy()
-    if np.any(disagree):
-        conflicted = np.zeros(n_examples, dtype=bool)
-        conflicted[e[disagree]] = True
-        rows = conflicted[e]
-        lo[conflicted] = np.iinfo(np.int32).max
-        np.minimum.at(lo, e[rows], c[rows])
-        np.maximum.at(hi, e[rows], c[rows])
-    return lo.astype(np.int64), hi.astype(np.int64)
-
-
 def _chunk_bounds(col: pa.ChunkedArray) -> np.ndarray:
     return np.cumsum([0] + [len(c) for c in col.chunks])
 
@@ -285,8 +263,10 @@ def _example_attributes(
     for name in ("group_id", "slice"):
         ex_kept, col = _without_repeats(table, name, ex)
         codes, labels = _codes(col)
-        lo, hi = _attribute(ex_kept, codes, n_ex)
-        bad = np.flatnonzero(lo != hi)
+        valid = codes >= 0  # per example, the min and max of its codes (-1 without one)
+        e, c = (ex_kept, codes) if valid.all() else (ex_kept[valid], codes[valid])
+        lo = _scattered(e, c, n_ex, -1, np.minimum).astype(np.int64)
+        bad = np.flatnonzero(lo != _scattered(e, c, n_ex, -1, np.maximum))
         conflicts += [(name, str(example_ids[int(i)].as_py())) for i in bad[:1000]]
         attrs[name] = (lo, labels)
     slice_codes, slice_labels = attrs["slice"]
@@ -304,18 +284,9 @@ def _split_bits(table: pa.Table, ex: np.ndarray, n_ex: int) -> tuple[np.ndarray,
         raise ValueError(
             f"at most 62 distinct split values are supported, found {len(split_labels)}"
         )
-    split_bits = np.zeros(n_ex, dtype=np.int64)
     has_split = split_codes >= 0
-    e = ex[has_split]
     bits = np.left_shift(np.int64(1), split_codes[has_split].astype(np.int64))
-    split_bits[e] = bits  # one scatter; examples with rows in several splits are OR-ed below
-    several = split_bits[e] != bits
-    if np.any(several):
-        in_several = np.zeros(n_ex, dtype=bool)
-        in_several[e[several]] = True
-        rows = in_several[e]
-        np.bitwise_or.at(split_bits, e[rows], bits[rows])
-    return split_bits, split_labels
+    return _scattered(ex[has_split], bits, n_ex, 0, np.bitwise_or), split_labels
 
 
 class _Labels:
@@ -437,10 +408,23 @@ def _reason_counts(v: np.ndarray, rc: np.ndarray, labels: list[object]) -> dict[
     return reason_count
 
 
-def _scattered(e: np.ndarray, values: np.ndarray, n_ex: int, fill: object) -> np.ndarray:
-    """Shape (n_ex,): ``values`` at the examples ``e`` (the last row wins), ``fill`` elsewhere."""
+def _scattered(
+    e: np.ndarray, values: np.ndarray, n_ex: int, fill: object, combine: np.ufunc | None = None
+) -> np.ndarray:
+    """Shape (n_ex,): ``values`` at the examples ``e``, ``fill`` elsewhere; an example with
+    several rows gets its last row's value, or with ``combine`` (``np.minimum``,
+    ``np.bitwise_or``...) all of them combined.
+
+    One scatter gives each example one of its values; only the examples whose rows disagree
+    with it (rare) are reduced with ``combine.at``.
+    """
     out = np.full(n_ex, fill, dtype=values.dtype)
     out[e] = values
+    if combine is not None and np.any(disagree := out[e] != values):
+        several = np.zeros(n_ex, dtype=bool)
+        several[e[disagree]] = True
+        rows = several[e]
+        combine.at(out, e[rows], values[rows])
     return out
 
 
