@@ -232,7 +232,10 @@ def _hard_gates(
         )
         for m in ctx.needed  # claim metrics too: a candidate may not drop its cost rows
     ]
-    gates += hard.gate_disqualifiers(index, contract, candidate, scope)
+    gates += [
+        hard.gate_disqualifier(dq, index.columns.get((candidate, dq.metric)), scope)
+        for dq in contract.hard_disqualifiers
+    ]
     return gates
 
 

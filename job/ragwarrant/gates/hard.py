@@ -447,10 +447,12 @@ _DISQUALIFIER_STATISTICS: dict[str, Callable[[np.ndarray], float]] = {
 """A disqualifier's statistic over the candidate's values."""
 
 
-def _gate_disqualifier(
+def gate_disqualifier(
     dq: HardDisqualifier, col: MetricColumn | None, scope: np.ndarray
 ) -> GateResult:
-    """One hard disqualifier: fails without evidence, with missing values, or beyond its limits."""
+    """A hard disqualifier's statistic over the candidate's values ``col`` on ``scope`` (shape
+    (E,) bool) stays within its limits: fails without evidence, with missing values, or beyond
+    them."""
     gid = f"disqualifier:{dq.metric}"
     if col is None or not np.any(col.has_row & scope):
         return hard_gate(
@@ -485,13 +487,3 @@ def _gate_disqualifier(
         statistic=dq.statistic,
         n=int(values.size),
     )
-
-
-def gate_disqualifiers(
-    index: EvidenceIndex, contract: ReleaseContract, candidate: str, scope: np.ndarray
-) -> list[GateResult]:
-    """Each hard disqualifier's statistic over the candidate's examples stays within its limits."""
-    return [
-        _gate_disqualifier(dq, index.columns.get((candidate, dq.metric)), scope)
-        for dq in contract.hard_disqualifiers
-    ]
