@@ -149,15 +149,6 @@ def input_gates(inputs: Inputs) -> list[GateResult]:
     ]
 
 
-def _declared_directions(inputs: Inputs) -> dict[str, dict[str, str]]:
-    """metric id → {evidence source id → the direction that export declares for it}."""
-    declared: dict[str, dict[str, str]] = {}
-    for result in inputs.results:
-        for metric, direction in result.directions.items():
-            declared.setdefault(metric, {})[result.provenance.source_id] = direction
-    return declared
-
-
 def _label_examples(
     index: EvidenceIndex,
 ) -> tuple[dict[NearMissKind, dict[str, int]], dict[str, str]]:
@@ -198,6 +189,10 @@ def contract_evidence_gates(inputs: Inputs, index: EvidenceIndex) -> list[GateRe
         if (where := evidence_scope.first_outside(index, m.id, *m.scale)) is not None
     ]
     examples, located = _label_examples(index)
+    declared: dict[str, dict[str, str]] = {}  # metric → {source id → the direction it declares}
+    for result in inputs.results:
+        for metric, direction in result.directions.items():
+            declared.setdefault(metric, {})[result.provenance.source_id] = direction
     found = {
         "policy-ids": check_policy_ids(contract, index.policies(), source=source),
         "splits": check_splits_declared(contract, index.split_labels, source=source),
@@ -208,7 +203,7 @@ def contract_evidence_gates(inputs: Inputs, index: EvidenceIndex) -> list[GateRe
             for kind, counts in examples.items()
         },
         "scales": check_scales(contract, observed, non_binary=non_binary, source=source),
-        "directions": check_directions(contract, _declared_directions(inputs), source=source),
+        "directions": check_directions(contract, declared, source=source),
     }
     if found["scales"]:
         found["scales"] += outside
