@@ -258,154 +258,145 @@ def _slice_pairs(ctx: _Context) -> tuple[dict[tuple[str, str], PairedMetric], li
     return slice_pairs, gates
 
 
-def _noninferiority_test(
-    ctx: _Context,
-    pm: PairedMetric,
-    metric: QualityMetric,
-    margin_abs: float,
-    scope: str,
-    resampled: BootstrapResult | None,
-) -> tuple[OneSidedTest, MetricKind]:
-    """The issue-10 noninferiority test of one metric's pairs (overall or in one slice)."""
-    st = ctx.contract.statistics
-    kind = metric.metric_kind or detect_metric_kind(
-        np.concatenate([pm.candidate, pm.baseline]), metric.scale
-    )
-    test = test_noninferiority(
-        pm.candidate,
-        pm.baseline,
-        kind=kind,
-        margin_abs=margin_abs,
-        alpha=st.alpha,
-        rng=make_rng(st.seed, ctx.candidate, scope, metric.id, "noninferiority"),
-        resamples=st.resamples,
-        power=st.power,
-        higher_is_better=metric.direction.sign > 0,
-        scale=metric.scale,
-        groups=_groups_for(ctx.index, pm.examples),
-        example_ids=ctx.index.example_rank[pm.examples],  # id ranks order as the ids
-        resampled=resampled,
-    )
-    return test, kind
+@dataclass(frozen=True)
+class _Noninferiority:
+    """One noninferiority test of a candidate: a required metric overall, or in one protected
+    slice (``slice_value``), at its margin."""
 
+    ctx: _Context
+    pm: PairedMetric
+    metric: QualityMetric
+    slice_value: str | None
+    margin_abs: float
 
-def _noninferiority_gate(
-    ctx: _Context,
-    pm: PairedMetric,
-    metric: QualityMetric,
-    slice_value: str | None,
-    margin_abs: float,
-    joint: _Joint,
-) -> GateResult:
-    """One noninferiority gate, recording the metric kind (declared or detected) it used."""
-    st = ctx.contract.statistics
-    scope = ctx.scope_name if slice_value is None else f"{ctx.scope_name}@{slice_value}"
-    minimum = ctx.min_paired_n(slice_value)
-    if pm.n < minimum:  # a small protected slice: the overall test BLOCKs first (paired-n)
-        return gate_too_few_pairs(metric.id, slice_value, pm.n, minimum, margin_abs, st.alpha)
-    groups = _groups_for(ctx.index, pm.examples)
-    # one cluster has no spread to test: a cluster bootstrap needs G >= 2
-    if groups is not None and np.unique(groups).size == 1:
-        return GateResult(
-            id=f"noninferiority:{metric.id}" + (f"@{slice_value}" if slice_value else ""),
-            kind="noninferiority",
-            status=GateStatus.INCONCLUSIVE,
-            metric=metric.id,
-            slice=slice_value,
-            n=pm.n,
-            reason=f"{metric.id}: too few clusters (1); a test needs at least 2",
+    def test(
+        self, pm: PairedMetric, scope: str, resampled: BootstrapResult | None
+    ) -> tuple[OneSidedTest, MetricKind]:
+        """The issue-10 noninferiority test of the pairs ``pm``, seeded by ``scope``."""
+        ctx, metric = self.ctx, self.metric
+        st = ctx.contract.statistics
+        kind = metric.metric_kind or detect_metric_kind(
+            np.concatenate([pm.candidate, pm.baseline]), metric.scale
         )
-    resampled = joint.column((metric.id, slice_value))
-    test, kind = _noninferiority_test(ctx, pm, metric, margin_abs, scope, resampled)
-    g = gate_noninferiority(metric.id, slice_value, test, margin_abs, st.alpha, st.power)
-    how = "declared" if metric.metric_kind is not None else "detected"
-    details = g.details | {"metric_kind": kind, "metric_kind_source": how}
-    g = g.model_copy(update={"details": details})
-    g = _missing_sensitivity(ctx, pm, metric, margin_abs, scope, g)
-    return _with_labels(ctx, pm, metric, g)
-
-
-def _missing_sensitivity(
-    ctx: _Context,
-    pm: PairedMetric,
-    metric: QualityMetric,
-    margin_abs: float,
-    scope: str,
-    g: GateResult,
-) -> GateResult:
-    """Under ``on_missing: exclude``, a passing gate stands only when it still passes with
-    every excluded value imputed at its adversarial end (``stats.missing_sensitivity``); else
-    it is INCONCLUSIVE, naming how many imputed values flip it (the tipping point)."""
-    if g.status is not GateStatus.PASS or pm.excluded is None or pm.excluded[0].size == 0:
-        return g
-    ex, cand, base = pm.excluded
-    ranked = worst_first(metric.direction.sign * (cand - base))
-
-    def run(k: int) -> OneSidedTest:  # pm plus the k most damaging excluded pairs
-        at = ranked[:k]
-        more = dataclasses.replace(
-            pm,
-            examples=np.concatenate([pm.examples, ex[at]]),
-            candidate=np.concatenate([pm.candidate, cand[at]]),
-            baseline=np.concatenate([pm.baseline, base[at]]),
-            excluded=None,
+        test = test_noninferiority(
+            pm.candidate,
+            pm.baseline,
+            kind=kind,
+            margin_abs=self.margin_abs,
+            alpha=st.alpha,
+            rng=make_rng(st.seed, ctx.candidate, scope, metric.id, "noninferiority"),
+            resamples=st.resamples,
+            power=st.power,
+            higher_is_better=metric.direction.sign > 0,
+            scale=metric.scale,
+            groups=_groups_for(ctx.index, pm.examples),
+            example_ids=ctx.index.example_rank[pm.examples],  # id ranks order as the ids
+            resampled=resampled,
         )
-        return _noninferiority_test(
-            ctx, more, metric, margin_abs, f"{scope}:missing-sensitivity", None
-        )[0]
+        return test, kind
 
-    sens = tipping_point(run, int(pm.excluded[0].size))
-    details = g.details | {
-        "missing_sensitivity_imputed": sens.imputed,
-        "missing_tipping_point": sens.tipping_point,
-        "missing_sensitivity_lower_bound": sens.test.lower_bound,
-    }
-    where = "the candidate's at the scale's worst end, the baseline's at its best"
-    if sens.holds:
+    def gate(self, joint: _Joint) -> GateResult:
+        """The gate, recording the metric kind (declared or detected) it used."""
+        ctx, pm, metric, slice_value = self.ctx, self.pm, self.metric, self.slice_value
+        st = ctx.contract.statistics
+        scope = ctx.scope_name if slice_value is None else f"{ctx.scope_name}@{slice_value}"
+        minimum = ctx.min_paired_n(slice_value)
+        if pm.n < minimum:  # a small protected slice: the overall test BLOCKs first (paired-n)
+            return gate_too_few_pairs(
+                metric.id, slice_value, pm.n, minimum, self.margin_abs, st.alpha
+            )
+        groups = _groups_for(ctx.index, pm.examples)
+        # one cluster has no spread to test: a cluster bootstrap needs G >= 2
+        if groups is not None and np.unique(groups).size == 1:
+            return GateResult(
+                id=f"noninferiority:{metric.id}" + (f"@{slice_value}" if slice_value else ""),
+                kind="noninferiority",
+                status=GateStatus.INCONCLUSIVE,
+                metric=metric.id,
+                slice=slice_value,
+                n=pm.n,
+                reason=f"{metric.id}: too few clusters (1); a test needs at least 2",
+            )
+        test, kind = self.test(pm, scope, joint.column((metric.id, slice_value)))
+        g = gate_noninferiority(metric.id, slice_value, test, self.margin_abs, st.alpha, st.power)
+        how = "declared" if metric.metric_kind is not None else "detected"
+        details = g.details | {"metric_kind": kind, "metric_kind_source": how}
+        g = g.model_copy(update={"details": details})
+        return self.with_labels(self.missing_sensitivity(scope, g))
+
+    def missing_sensitivity(self, scope: str, g: GateResult) -> GateResult:
+        """Under ``on_missing: exclude``, a passing gate stands only when it still passes with
+        every excluded value imputed at its adversarial end (``stats.missing_sensitivity``);
+        else it is INCONCLUSIVE, naming how many imputed values flip it (the tipping point)."""
+        pm = self.pm
+        if g.status is not GateStatus.PASS or pm.excluded is None or pm.excluded[0].size == 0:
+            return g
+        ex, cand, base = pm.excluded
+        ranked = worst_first(self.metric.direction.sign * (cand - base))
+
+        def run(k: int) -> OneSidedTest:  # pm plus the k most damaging excluded pairs
+            at = ranked[:k]
+            more = dataclasses.replace(
+                pm,
+                examples=np.concatenate([pm.examples, ex[at]]),
+                candidate=np.concatenate([pm.candidate, cand[at]]),
+                baseline=np.concatenate([pm.baseline, base[at]]),
+                excluded=None,
+            )
+            return self.test(more, f"{scope}:missing-sensitivity", None)[0]
+
+        sens = tipping_point(run, int(pm.excluded[0].size))
+        details = g.details | {
+            "missing_sensitivity_imputed": sens.imputed,
+            "missing_tipping_point": sens.tipping_point,
+            "missing_sensitivity_lower_bound": sens.test.lower_bound,
+        }
+        where = "the candidate's at the scale's worst end, the baseline's at its best"
+        if sens.holds:
+            reason = (
+                f"{g.reason}; still noninferior with all {sens.imputed} values excluded as "
+                f"missing imputed adversarially ({where}): lower bound "
+                f"{sens.test.lower_bound:+.4g}"
+            )
+            return g.model_copy(update={"details": details, "reason": reason})
         reason = (
-            f"{g.reason}; still noninferior with all {sens.imputed} values excluded as missing "
-            f"imputed adversarially ({where}): lower bound {sens.test.lower_bound:+.4g}"
+            f"{g.reason} on complete pairs only; with {sens.tipping_point} of the "
+            f"{sens.imputed} values excluded as missing imputed adversarially ({where}) it is "
+            f"not (lower bound {sens.test.lower_bound:+.4g} with all {sens.imputed}): missing "
+            "values may hide losses (on_missing: exclude); supply them or declare on_missing: "
+            "worst"
         )
-        return g.model_copy(update={"details": details, "reason": reason})
-    reason = (
-        f"{g.reason} on complete pairs only; with {sens.tipping_point} of the "
-        f"{sens.imputed} values excluded as missing imputed adversarially ({where}) it is not "
-        f"(lower bound {sens.test.lower_bound:+.4g} with all {sens.imputed}): missing values "
-        "may hide losses (on_missing: exclude); supply them or declare on_missing: worst"
-    )
-    update = {"details": details, "reason": reason, "status": GateStatus.INCONCLUSIVE}
-    return g.model_copy(update=update)
+        update = {"details": details, "reason": reason, "status": GateStatus.INCONCLUSIVE}
+        return g.model_copy(update=update)
 
-
-def _with_labels(
-    ctx: _Context, pm: PairedMetric, metric: QualityMetric, g: GateResult
-) -> GateResult:
-    """``g`` decided on the judge-corrected bound when the metric has human labels for this
-    pair of policies (``gates.ppi``); else ``g``. The development split's screening is left to
-    the judge: the labels are a draw from the confirmatory examples (``review.sample``)."""
-    labels = ctx.labels.get(metric.id)
-    if labels is None or (labels.baseline, labels.candidate) != (ctx.baseline, ctx.candidate):
-        return g
-    if ctx.scope_name == "development":
-        return g
-    corr = ctx.contract.corroboration
-    low, high = metric.scale
-    good_from = (
-        corr.supported_threshold
-        if corr is not None and corr.groundedness_metric == metric.id
-        else (low + high) / 2
-    )
-    return gate_corrected(
-        g,
-        ctx.index.example_ids[pm.examples],
-        (pm.candidate, pm.baseline),
-        labels,
-        sign=metric.direction.sign,
-        power=ctx.contract.statistics.power,
-        agree_at=good_from,
-        min_labelled=ctx.min_paired_n(g.slice),
-        least_favourable=least_favourable_ends(metric),
-    )
+    def with_labels(self, g: GateResult) -> GateResult:
+        """``g`` decided on the judge-corrected bound when the metric has human labels for this
+        pair of policies (``gates.ppi``); else ``g``. The development split's screening is left
+        to the judge: the labels are a draw from the confirmatory examples (``review.sample``)."""
+        ctx, metric = self.ctx, self.metric
+        labels = ctx.labels.get(metric.id)
+        if labels is None or (labels.baseline, labels.candidate) != (ctx.baseline, ctx.candidate):
+            return g
+        if ctx.scope_name == "development":
+            return g
+        corr = ctx.contract.corroboration
+        low, high = metric.scale
+        good_from = (
+            corr.supported_threshold
+            if corr is not None and corr.groundedness_metric == metric.id
+            else (low + high) / 2
+        )
+        return gate_corrected(
+            g,
+            ctx.index.example_ids[self.pm.examples],
+            (self.pm.candidate, self.pm.baseline),
+            labels,
+            sign=metric.direction.sign,
+            power=ctx.contract.statistics.power,
+            agree_at=good_from,
+            min_labelled=ctx.min_paired_n(g.slice),
+            least_favourable=least_favourable_ends(metric),
+        )
 
 
 def _noninferiority_gates(
@@ -420,19 +411,17 @@ def _noninferiority_gates(
     that release the GIL, so two threads run them; BLAS is held at one thread meanwhile
     (``threadpoolctl``), so a test's own resample, if any, does not oversubscribe the cores.
     """
-    tests: list[tuple[PairedMetric, QualityMetric, str | None, float]] = [
-        (pairs[m.id], m, None, m.margin_abs) for m in ctx.required
-    ]
+    tests = [_Noninferiority(ctx, pairs[m.id], m, None, m.margin_abs) for m in ctx.required]
     quality = {m.id: m for m in ctx.contract.quality_metrics}
     for ps in ctx.contract.protected_slices:
         for metric in ps.metrics or [m.id for m in ctx.required]:
             decl = quality[metric]
             margin = ps.margin_abs if ps.margin_abs is not None else decl.margin_abs
-            tests.append((slice_pairs[(ps.value, metric)], decl, ps.value, margin))
+            tests.append(
+                _Noninferiority(ctx, slice_pairs[(ps.value, metric)], decl, ps.value, margin)
+            )
     with threadpool_limits(limits=1, user_api="blas"), ThreadPoolExecutor(max_workers=2) as pool:
-        return list(
-            pool.map(lambda t: _noninferiority_gate(ctx, t[0], t[1], t[2], t[3], joint), tests)
-        )
+        return list(pool.map(lambda t: t.gate(joint), tests))
 
 
 def _cost_estimate(contract: ReleaseContract, tests: dict[str, OrientedBootstrap]) -> float | None:
