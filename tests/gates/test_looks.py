@@ -151,6 +151,7 @@ def test_contract_sequential_block_is_validated_with_its_key(tmp_path):
         ("shrunk", "look 2: the evidence does not extend look 1's: 3 of the earlier look's"),
         ("contract", "look 2: the contract file differs from the one look 1 (run run0) read"),
         ("ledger", "the ledger's hash chain is broken at line 2 (prev-hash): an earlier look"),
+        ("configs", "look 2: the policies or their configs differ from look 1's under the same"),
     ],
 )
 def test_a_blocked_look_is_the_next_number_and_spends_nothing(tmp_path, kind, expected):
@@ -167,7 +168,7 @@ def test_a_blocked_look_is_the_next_number_and_spends_nothing(tmp_path, kind, ex
         earlier,
         _fp(range(3, 20)) if kind == "shrunk" else _fp(range(20)),
         20,
-        {"base": "a", "cand": "b"},
+        {"base": "a", "cand": "c" if kind == "configs" else "b"},
         "sha1",
         "c1" if kind == "contract" else "c0",
         ledger_break="line 2 (prev-hash)" if kind == "ledger" else None,

@@ -167,18 +167,18 @@ def _ranks(labels: pa.Array) -> np.ndarray:
     return rank
 
 
-def _indices(indices: pa.Array) -> np.ndarray:
-    """Dictionary indices as int32 numpy, -1 for null (no copy when there is no null)."""
+def _encoded(arr: pa.Array) -> tuple[np.ndarray, pa.Array]:
+    """A (dictionary) string array's int32 codes (-1 for null; no copy when there is no null)
+    and the dictionary they index (a plain string array is encoded first)."""
+    enc = arr if pa.types.is_dictionary(arr.type) else pc.dictionary_encode(arr)
+    indices = enc.indices
     if indices.null_count == 0:
-        return indices.to_numpy().astype(np.int32, copy=False)
-    if indices.null_count == len(indices):
-        return np.full(len(indices), -1, dtype=np.int32)
-    return indices.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int32, copy=False)
-
-
-def _dictionary(arr: pa.Array) -> pa.DictionaryArray:
-    """A (dictionary) string array as a dictionary array (encoded when it is plain strings)."""
-    return arr if pa.types.is_dictionary(arr.type) else pc.dictionary_encode(arr)
+        codes = indices.to_numpy().astype(np.int32, copy=False)
+    elif indices.null_count == len(indices):
+        codes = np.full(len(indices), -1, dtype=np.int32)
+    else:
+        codes = indices.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int32, copy=False)
+    return codes, enc.dictionary
 
 
 def _codes(arr: pa.ChunkedArray | pa.Array) -> tuple[np.ndarray, list[object]]:
@@ -186,8 +186,8 @@ def _codes(arr: pa.ChunkedArray | pa.Array) -> tuple[np.ndarray, list[object]]:
     if isinstance(arr, pa.ChunkedArray):
         arr = arr.unify_dictionaries() if pa.types.is_dictionary(arr.type) else arr
         arr = arr.combine_chunks()
-    enc = _dictionary(arr)
-    return _indices(enc.indices), enc.dictionary.to_pylist()
+    codes, dictionary = _encoded(arr)
+    return codes, dictionary.to_pylist()
 
 
 def _chunk_key(chunk: pa.Array) -> tuple[object, ...]:
@@ -214,7 +214,7 @@ def _example_codes(arr: pa.ChunkedArray | pa.Array) -> tuple[np.ndarray, pa.Arra
     distinct = pa.chunked_array([chunks[which.index(i)] for i in range(len(first))], arr.type)
     dictionary_chunks = pa.types.is_dictionary(arr.type)
     enc = distinct.unify_dictionaries() if dictionary_chunks else pc.dictionary_encode(distinct)
-    coded = [_indices(c.indices) for c in enc.chunks]
+    coded = [_encoded(c)[0] for c in enc.chunks]
     dictionary = enc.chunks[0].dictionary if enc.num_chunks else pa.array([], pa.string())
     codes = [coded[i] for i in which]
     return (np.concatenate(codes) if codes else np.zeros(0, np.int32)), dictionary
@@ -299,7 +299,7 @@ class _Labels:
     def __init__(self, col: pa.ChunkedArray) -> None:
         self._code_of: dict[object, int] = {}
         for chunk in col.chunks:
-            for label in _dictionary(chunk).dictionary.to_pylist():
+            for label in _encoded(chunk)[1].to_pylist():
                 self._code_of.setdefault(label, len(self._code_of))
         self.labels: list[object] = list(self._code_of)
 
@@ -307,9 +307,9 @@ class _Labels:
         """int32 global code of each row of ``arr`` (-1 for null)."""
         parts = []
         for chunk in arr.chunks:
-            enc = _dictionary(chunk)
-            known = [self._code_of[label] for label in enc.dictionary.to_pylist()]
-            parts.append(np.array([*known, -1], dtype=np.int32)[_indices(enc.indices)])
+            codes, dictionary = _encoded(chunk)
+            known = [self._code_of[label] for label in dictionary.to_pylist()]
+            parts.append(np.array([*known, -1], dtype=np.int32)[codes])
         return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int32)
 
 
@@ -473,9 +473,9 @@ def _metric_column(r: _Rows, grp: _Group, counts: np.ndarray) -> MetricColumn:
 
 def _empty(arr: pa.Array) -> np.ndarray:
     """Shape (len(arr),) bool: null or empty string, for a (dictionary) string array."""
-    enc = _dictionary(arr)
-    flags = [not s for s in enc.dictionary.to_pylist()] + [True]
-    return np.array(flags, dtype=bool)[_indices(enc.indices)]
+    codes, dictionary = _encoded(arr)
+    flags = [not s for s in dictionary.to_pylist()] + [True]
+    return np.array(flags, dtype=bool)[codes]
 
 
 def _rows_without_provenance(table: pa.Table) -> int:

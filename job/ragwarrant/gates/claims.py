@@ -67,7 +67,14 @@ class _ClaimEvidence:
         return self._legs[key]  # type: ignore[return-value]
 
     def _units(self, sample: ClaimSample) -> np.ndarray:
-        return self._leg(("units",), lambda: _unit_deltas(sample))
+        """Shape (G,) mean oriented delta of each cluster (each pair when every label differs)."""
+        delta, labels = sample
+
+        def means() -> np.ndarray:
+            codes = np.unique(labels, return_inverse=True)[1].reshape(-1)
+            return np.asarray(np.bincount(codes, weights=delta) / np.bincount(codes))
+
+        return self._leg(("units",), means)
 
     def _t(self, sample: ClaimSample, level: float, power: float) -> OneSidedTest:
         return self._leg(
@@ -130,14 +137,6 @@ class _ClaimEvidence:
             return p
         t = self._t(self.sample, alpha, power)
         return max(p, t.p_value, self._score(self.sample, alpha).p_value)
-
-
-def _unit_deltas(sample: ClaimSample) -> np.ndarray:
-    """Shape (G,) mean oriented delta of each cluster (each pair when every label differs)."""
-    delta, labels = sample
-    codes = np.unique(labels, return_inverse=True)[1].reshape(-1)
-    means: np.ndarray = np.bincount(codes, weights=delta) / np.bincount(codes)
-    return means
 
 
 def _unresolved_text(test: OneSidedTest, level: float, alpha: float, ucb_alpha: float) -> str:

@@ -272,34 +272,30 @@ def _next_look(contract: ReleaseContract, here: _Here, latest: EarlierLook, ids:
     return Look(rec, this or alpha, None, plan)
 
 
-def _changed_contract(earlier: Sequence[EarlierLook], contract_sha256: str | None) -> str | None:
-    """Why the contract differs from an earlier look's under the same id and version, or None."""
-    if contract_sha256 is None:
-        return None
-    for e in earlier:
-        if e.contract_sha256 is not None and e.contract_sha256 != contract_sha256:
-            return (
-                f"the contract file differs from the one look {e.record.number} (run {e.run_id}) "
-                "read under the same id and version (margins, slices or rules may have changed)"
-            )
-    return None
-
-
-def _changed_configs(latest: EarlierLook, here: _Here) -> str | None:
-    """Why the policies or their configs differ from the latest look's, or None.
+def _changed(
+    earlier: Sequence[EarlierLook], contract_sha256: str | None, here: _Here
+) -> str | None:
+    """Why the contract differs from an earlier look's under the same id and version, or the
+    policies or their configs from the latest look's; None when neither does.
 
     A renamed, added or re-configured policy under the same contract id and version would
     otherwise start a fresh look at full alpha (fresh-user trial): it is a BLOCK instead. Configs
     are compared by behavioural content (``inputs.behavioural_sha256``), so a changed ``note``
     or non-behavioural key is the same config and the run is the study's next look.
     """
-    before = latest.record.configs or {}
+    for e in earlier:
+        if contract_sha256 is not None and e.contract_sha256 not in (None, contract_sha256):
+            return (
+                f"the contract file differs from the one look {e.record.number} (run {e.run_id}) "
+                "read under the same id and version (margins, slices or rules may have changed)"
+            )
+    before, latest = earlier[-1].record.configs or {}, earlier[-1].record.number
     if before == here.configs:
         return None
     changed = sorted(set(before) ^ set(here.configs))
     changed += sorted(p for p in set(before) & set(here.configs) if before[p] != here.configs[p])
     return (
-        f"the policies or their configs differ from look {latest.record.number}'s under the "
+        f"the policies or their configs differ from look {latest}'s under the "
         f"same contract id and version ({len(changed)} polic{'y' if len(changed) == 1 else 'ies'}"
         " added, removed or changed in a behavioural key)"
     )
@@ -360,7 +356,7 @@ def resolve_look(
         return _first_look(contract, here, plan_of(contract))
     latest, number = earlier[-1], earlier[-1].record.number
     ids = _study_ids(earlier)
-    why = _changed_contract(earlier, contract_sha256) or _changed_configs(latest, here)
+    why = _changed(earlier, contract_sha256, here)
     before = latest.fingerprint
     if why is None and before is None:
         why = (
