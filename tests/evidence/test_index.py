@@ -319,3 +319,14 @@ def test_slice_codes_with_examples_in_no_slice_match_the_labels():
     idx = build_index(make_evidence_table(cols))
     _assert_slice_codes_match(idx)
     assert None in idx.slices_in(np.ones(idx.n_examples, dtype=bool))
+
+
+def test_rows_without_provenance_count_empty_and_null_sources_and_digests():
+    """A row counts once when its source or its sha256 is empty or null, in any record batch."""
+    t = evidence_table({"a": {"m": np.arange(4.0)}, "b": {"m": np.arange(4.0)}})
+    source = pa.array(["", None, "t:fixture@1", "t:fixture@1"] * 2).dictionary_encode()
+    sha = pa.array(["", "0" * 64, None, "0" * 64] * 2).dictionary_encode()
+    t = t.set_column(t.schema.get_field_index("source"), "source", source)
+    t = t.set_column(t.schema.get_field_index("source_sha256"), "source_sha256", sha)
+    assert build_index(t).rows_without_provenance == 6
+    assert build_index(pa.concat_tables([t.slice(0, 3), t.slice(3)])).rows_without_provenance == 6

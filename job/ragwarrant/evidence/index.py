@@ -471,17 +471,16 @@ def _metric_column(r: _Rows, grp: _Group, counts: np.ndarray) -> MetricColumn:
     )
 
 
-def _empty(arr: pa.Array) -> np.ndarray:
-    """Shape (len(arr),) bool: null or empty string, for a (dictionary) string array."""
-    codes, dictionary = _encoded(arr)
-    flags = [not s for s in dictionary.to_pylist()] + [True]
-    return np.array(flags, dtype=bool)[codes]
-
-
 def _rows_without_provenance(table: pa.Table) -> int:
     """Rows with an empty or null source or source_sha256, one record batch at a time."""
-    both = table.select(["source", "source_sha256"])
-    return sum(int(np.sum(_empty(b.column(0)) | _empty(b.column(1)))) for b in both.to_batches())
+    count = 0
+    for batch in table.select(["source", "source_sha256"]).to_batches():
+        empty = np.zeros(batch.num_rows, dtype=bool)
+        for arr in batch.columns:  # from the dictionary: its empty labels, and null (-1)
+            codes, dictionary = _encoded(arr)
+            empty |= np.array([not s for s in dictionary.to_pylist()] + [True], dtype=bool)[codes]
+        count += int(np.sum(empty))
+    return count
 
 
 _MAX_RUNS = 4096
