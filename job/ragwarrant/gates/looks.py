@@ -121,25 +121,6 @@ def _record(contract: ReleaseContract, here: _Here, **fields: object) -> LookRec
     )
 
 
-def _first_look(contract: ReleaseContract, here: _Here, plan: SequentialPlan | None) -> Look:
-    alpha = contract.statistics.alpha
-    level = None if plan is None else look_level(plan, 1, here.units, 0.0)
-    this, spent = (alpha, alpha) if level is None else (level.alpha_this_look, level.alpha_spent)
-    reason = "look 1: the first run of this contract version"
-    if level is not None:
-        reason = f"look 1 of the sequential plan: one-sided level {this:.4g}"
-    rec = _record(
-        contract,
-        here,
-        number=1,
-        alpha_this_look=this,
-        alpha_spent=spent,
-        confirmatory=this > 0,
-        reason=reason,
-    )
-    return Look(rec, this or alpha, None, plan)
-
-
 def _same_comparison(contract: ReleaseContract, other: EarlierLook, here: _Here) -> bool:
     """Whether an earlier look tested this run's baseline against one of its candidates on some
     of this run's examples: the same study, whatever the contract id, version or config text.
@@ -203,13 +184,15 @@ def _reused(contract: ReleaseContract, here: _Here, seen: Sequence[EarlierLook])
     return Look(rec, alpha, None, plan_of(contract))
 
 
-def _repeat(contract: ReleaseContract, here: _Here, latest: EarlierLook, ids: list[str]) -> Look:
+def _repeat(contract: ReleaseContract, here: _Here, earlier: Sequence[EarlierLook]) -> Look:
+    """The latest of ``earlier`` repeated at its level: the same evidence."""
+    latest = earlier[-1]
     prev = latest.record
     rec = _record(
         contract,
         here,
         number=prev.number,
-        earlier_run_ids=ids,
+        earlier_run_ids=_study_ids(earlier),
         alpha_this_look=prev.alpha_this_look,
         alpha_spent=prev.alpha_spent,
         confirmatory=prev.confirmatory,
@@ -240,30 +223,36 @@ def _blocked(
     return Look(rec, contract.statistics.alpha, reason, plan_of(contract))
 
 
-def _next_look(contract: ReleaseContract, here: _Here, latest: EarlierLook, ids: list[str]) -> Look:
-    prev, plan = latest.record, plan_of(contract)
-    number, alpha = prev.number + 1, contract.statistics.alpha
+def _next_look(contract: ReleaseContract, here: _Here, earlier: Sequence[EarlierLook]) -> Look:
+    """The look after the latest of ``earlier`` (look 1 without one) at its level: the plan's
+    for this look; without a plan, alpha for look 1 and nothing (not confirmatory) after it."""
+    prev, plan = (earlier[-1].record if earlier else None), plan_of(contract)
+    number, before = (1, 0.0) if prev is None else (prev.number + 1, prev.alpha_spent)
+    alpha = contract.statistics.alpha
     if plan is None:
-        this, spent = 0.0, prev.alpha_spent
+        this, spent = (alpha, alpha) if prev is None else (0.0, before)
         reason = (
-            f"look {number} of contract {contract.id} v{contract.version} without a sequential "
-            f"plan: a repeated look cannot PROMOTE as confirmatory evidence (declare "
+            "look 1: the first run of this contract version"
+            if prev is None
+            else f"look {number} of contract {contract.id} v{contract.version} without a "
+            "sequential plan: a repeated look cannot PROMOTE as confirmatory evidence (declare "
             "sequential: in a new contract version decided on new examples)"
         )
     else:
-        level = look_level(plan, number, here.units, prev.alpha_spent)
+        level = look_level(plan, number, here.units, before)
         this, spent = level.alpha_this_look, level.alpha_spent
-        reason = (
-            f"look {number}: the sequential plan's alpha is spent; this look cannot PROMOTE"
-            if this <= 0
-            else f"look {number} of the sequential plan: one-sided level "
-            f"{this:.4g} (spent {spent:.4g} of {plan.alpha:g})"
-        )
+        reason = f"look {number} of the sequential plan: one-sided level {this:.4g}"
+        if prev is not None and this <= 0:
+            reason = (
+                f"look {number}: the sequential plan's alpha is spent; this look cannot PROMOTE"
+            )
+        elif prev is not None:
+            reason += f" (spent {spent:.4g} of {plan.alpha:g})"
     rec = _record(
         contract,
         here,
         number=number,
-        earlier_run_ids=ids,
+        earlier_run_ids=_study_ids(earlier),
         alpha_this_look=this,
         alpha_spent=spent,
         confirmatory=this > 0,
@@ -353,9 +342,8 @@ def resolve_look(
         seen = [o for o in others if _same_comparison(contract, o, here)]
         if seen:
             return _reused(contract, here, seen)
-        return _first_look(contract, here, plan_of(contract))
+        return _next_look(contract, here, earlier)
     latest, number = earlier[-1], earlier[-1].record.number
-    ids = _study_ids(earlier)
     why = _changed(earlier, contract_sha256, here)
     before = latest.fingerprint
     if why is None and before is None:
@@ -365,7 +353,7 @@ def resolve_look(
         )
     elif why is None and before is not None:
         if same_evidence(before, fingerprint):
-            return _repeat(contract, here, latest, ids)
+            return _repeat(contract, here, earlier)
         problem = extension_problem(before, fingerprint)
         why = (
             None if problem is None else f"the evidence does not extend look {number}'s: {problem}"
@@ -373,7 +361,7 @@ def resolve_look(
     if why is not None:
         honest = "a new contract version decided on new examples is the honest way to start over"
         return _blocked(contract, here, earlier, f"look {number + 1}: {why}; {honest}")
-    return _next_look(contract, here, latest, ids)
+    return _next_look(contract, here, earlier)
 
 
 def recorded_look(
