@@ -112,6 +112,33 @@ def test_repeated_id_chunks_index_like_one_column():
         assert many.columns[key].row.tolist() == col.row.tolist()
 
 
+def test_dictionary_id_chunks_with_their_own_dictionaries_index_like_plain_ids():
+    """Dictionary-encoded example_id chunks, each with its own dictionary (one chunk repeated),
+    give the ids and codes of the plain string column."""
+    a = evidence_table({"p": {"m1": np.array([1.0, 2.0, 3.0])}})
+    b = evidence_table({"q": {"m1": np.array([4.0, 5.0, 6.0])}})
+    c = evidence_table({"p": {"m2": np.array([7.0, 8.0, 9.0])}})
+    plain = [["x2", "x0", "x1"], ["x1", "x9", "x2"], ["x2", "x0", "x1"]]
+    first = pa.array(plain[0], pa.string()).dictionary_encode()
+    second = pa.DictionaryArray.from_arrays(pa.array([1, 0, 2], pa.int32()), ["x9", "x1", "x2"])
+    coded = [
+        t.set_column(1, "example_id", ids)
+        for t, ids in zip((a, b, c), (first, second, first), strict=True)
+    ]
+    one = build_index(
+        pa.concat_tables(
+            [
+                t.set_column(1, "example_id", pa.array(ids))
+                for t, ids in zip((a, b, c), plain, strict=True)
+            ]
+        )
+    )
+    many = build_index(pa.concat_tables(coded, promote_options="permissive"))
+    assert many.example_ids.tolist() == one.example_ids.tolist() == ["x2", "x0", "x1", "x9"]
+    for key, col in one.columns.items():
+        assert np.array_equal(many.columns[key].value, col.value, equal_nan=True)
+
+
 def test_conflicting_slice_takes_the_first_label_and_splits_combine():
     """An example whose rows disagree is a conflict labelled by its first-seen slice; an example
     with rows in several splits has every one of them."""
@@ -292,3 +319,14 @@ def test_slice_codes_with_examples_in_no_slice_match_the_labels():
     idx = build_index(make_evidence_table(cols))
     _assert_slice_codes_match(idx)
     assert None in idx.slices_in(np.ones(idx.n_examples, dtype=bool))
+
+
+def test_rows_without_provenance_count_empty_and_null_sources_and_digests():
+    """A row counts once when its source or its sha256 is empty or null, in any record batch."""
+    t = evidence_table({"a": {"m": np.arange(4.0)}, "b": {"m": np.arange(4.0)}})
+    source = pa.array(["", None, "t:fixture@1", "t:fixture@1"] * 2).dictionary_encode()
+    sha = pa.array(["", "0" * 64, None, "0" * 64] * 2).dictionary_encode()
+    t = t.set_column(t.schema.get_field_index("source"), "source", source)
+    t = t.set_column(t.schema.get_field_index("source_sha256"), "source_sha256", sha)
+    assert build_index(t).rows_without_provenance == 6
+    assert build_index(pa.concat_tables([t.slice(0, 3), t.slice(3)])).rows_without_provenance == 6

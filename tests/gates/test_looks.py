@@ -142,3 +142,41 @@ def test_contract_sequential_block_is_validated_with_its_key(tmp_path):
     with pytest.raises(ContractError, match="sequential.looks"):
         _contract(tmp_path, {"method": "open", "looks": 3})
     assert _contract(tmp_path, {"method": "open"}).sequential is not None
+
+
+@pytest.mark.parametrize(
+    ("kind", "expected"),
+    [
+        ("no-fingerprint", "look 2: the evidence fingerprint of look 1 (run run0) is missing"),
+        ("shrunk", "look 2: the evidence does not extend look 1's: 3 of the earlier look's"),
+        ("contract", "look 2: the contract file differs from the one look 1 (run run0) read"),
+        ("ledger", "the ledger's hash chain is broken at line 2 (prev-hash): an earlier look"),
+        ("configs", "look 2: the policies or their configs differ from look 1's under the same"),
+    ],
+)
+def test_a_blocked_look_is_the_next_number_and_spends_nothing(tmp_path, kind, expected):
+    """Every BLOCK of a repeated look: the next number, level 0, the problem as its reason."""
+    contract = _contract(tmp_path)
+    (first,) = _after(contract, [_fp(range(10))], [10])
+    earlier = [
+        EarlierLook(
+            first.record, "run0", None if kind == "no-fingerprint" else _fp(range(10)), "c0"
+        )
+    ]
+    look = resolve_look(
+        contract,
+        earlier,
+        _fp(range(3, 20)) if kind == "shrunk" else _fp(range(20)),
+        20,
+        {"base": "a", "cand": "c" if kind == "configs" else "b"},
+        "sha1",
+        "c1" if kind == "contract" else "c0",
+        ledger_break="line 2 (prev-hash)" if kind == "ledger" else None,
+    )
+    assert look.problem == look.record.reason
+    assert look.record.reason.startswith(expected)
+    assert (look.record.number, look.record.alpha_this_look) == (2, 0.0)
+    assert look.record.blocked and not look.record.confirmatory
+    assert look.record.earlier_run_ids == ["run0"]
+    if kind != "ledger":
+        assert look.record.reason.endswith("is the honest way to start over")

@@ -80,9 +80,7 @@ def id_variants(example_ids: pa.Array) -> tuple[int, list[tuple[str, str]]]:
         odd = np.flatnonzero(~plain)
         forms[odd] = [loose_example_id(str(ids[int(i)].as_py())) for i in odd]
         loose = pa.array(forms.tolist(), pa.string())
-    later, earlier = _repeats(loose)
-    shown = zip(later[:1000], earlier[:1000], strict=True)
-    return int(later.size), [_pair(ids, i, j) for i, j in shown]
+    return _repeats(loose, ids, 1000)
 
 
 #: Every character ``str.strip()`` removes (``str.isspace``), so Arrow trims ids as Python does.
@@ -120,19 +118,21 @@ def id_spellings(example_ids: pa.Array) -> tuple[int, int, tuple[str, str] | Non
             [unicodedata.normalize("NFC", e).strip().casefold() for e in ids.to_pylist()],
             pa.string(),
         )
-    later, earlier = _repeats(keys)
-    return padded, int(later.size), _pair(ids, later[0], earlier[0]) if later.size else None
+    variants, pairs = _repeats(keys, ids, 1)
+    return padded, variants, pairs[0] if pairs else None
 
 
-def _repeats(keys: pa.Array) -> tuple[np.ndarray, np.ndarray]:
-    """(positions whose key equals an earlier one's, in order; the first position of each key)."""
+def _repeats(keys: pa.Array, ids: pa.Array, shown: int) -> tuple[int, list[tuple[str, str]]]:
+    """How many ``keys`` equal an earlier one's, and the first ``shown`` of them as (the id of
+    the key's first position, the id of the later one), in order."""
     codes = pc.dictionary_encode(keys).indices.to_numpy()
     _, first_of_code = np.unique(codes, return_index=True)
     is_first = np.zeros(codes.size, dtype=bool)
     is_first[first_of_code] = True
     later = np.flatnonzero(~is_first)
-    return later, first_of_code[codes[later]]
-
-
-def _pair(ids: pa.Array, later: int, earlier: int) -> tuple[str, str]:
-    return str(ids[int(earlier)].as_py()), str(ids[int(later)].as_py())
+    earlier = first_of_code[codes[later[:shown]]]
+    pairs = [
+        (str(ids[int(j)].as_py()), str(ids[int(i)].as_py()))
+        for i, j in zip(later[:shown], earlier, strict=True)
+    ]
+    return int(later.size), pairs

@@ -167,33 +167,27 @@ def _ranks(labels: pa.Array) -> np.ndarray:
     return rank
 
 
-def _indices(indices: pa.Array) -> np.ndarray:
-    """Dictionary indices as int32 numpy, -1 for null (no copy when there is no null)."""
+def _encoded(arr: pa.Array) -> tuple[np.ndarray, pa.Array]:
+    """A (dictionary) string array's int32 codes (-1 for null; no copy when there is no null)
+    and the dictionary they index (a plain string array is encoded first)."""
+    enc = arr if pa.types.is_dictionary(arr.type) else pc.dictionary_encode(arr)
+    indices = enc.indices
     if indices.null_count == 0:
-        return indices.to_numpy().astype(np.int32, copy=False)
-    if indices.null_count == len(indices):
-        return np.full(len(indices), -1, dtype=np.int32)
-    return indices.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int32, copy=False)
-
-
-def _dictionary(arr: pa.Array) -> pa.DictionaryArray:
-    """A (dictionary) string array as a dictionary array (encoded when it is plain strings)."""
-    return arr if pa.types.is_dictionary(arr.type) else pc.dictionary_encode(arr)
-
-
-def _encoded(arr: pa.ChunkedArray | pa.Array) -> tuple[np.ndarray, pa.Array]:
-    """int32 codes (-1 for null) and the dictionary they index, for a (dictionary) string column."""
-    if isinstance(arr, pa.ChunkedArray):
-        arr = arr.unify_dictionaries() if pa.types.is_dictionary(arr.type) else arr
-        arr = arr.combine_chunks()
-    enc = _dictionary(arr)
-    return _indices(enc.indices), enc.dictionary
+        codes = indices.to_numpy().astype(np.int32, copy=False)
+    elif indices.null_count == len(indices):
+        codes = np.full(len(indices), -1, dtype=np.int32)
+    else:
+        codes = indices.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int32, copy=False)
+    return codes, enc.dictionary
 
 
 def _codes(arr: pa.ChunkedArray | pa.Array) -> tuple[np.ndarray, list[object]]:
     """int32 codes (-1 for null) and the labels they index, for a (dictionary) string column."""
-    idx, dictionary = _encoded(arr)
-    return idx, dictionary.to_pylist()
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.unify_dictionaries() if pa.types.is_dictionary(arr.type) else arr
+        arr = arr.combine_chunks()
+    codes, dictionary = _encoded(arr)
+    return codes, dictionary.to_pylist()
 
 
 def _chunk_key(chunk: pa.Array) -> tuple[object, ...]:
@@ -210,45 +204,20 @@ def _example_codes(arr: pa.ChunkedArray | pa.Array) -> tuple[np.ndarray, pa.Arra
 
     Adapters reuse one id array for every metric of a wide file, so the canonical table's
     ``example_id`` chunks are often one array several times: each distinct chunk is hashed once
-    (one dictionary across chunks, ``pyarrow.compute.dictionary_encode``), and a repeated chunk
-    reuses its codes. The codes equal those of encoding the concatenated column.
+    (one dictionary across chunks: ``pyarrow.compute.dictionary_encode``, or
+    ``unify_dictionaries`` for dictionary chunks), and a repeated chunk reuses its codes. The
+    codes equal those of encoding the concatenated column.
     """
     chunks = arr.chunks if isinstance(arr, pa.ChunkedArray) else [arr]
     first: dict[tuple[object, ...], int] = {}
     which = [first.setdefault(_chunk_key(c), len(first)) for c in chunks]
-    distinct = [chunks[which.index(i)] for i in range(len(first))]
-    if pa.types.is_dictionary(arr.type):
-        idx, dictionary = _encoded(pa.chunked_array(distinct, arr.type))
-        parts = np.split(idx, np.cumsum([len(c) for c in distinct])[:-1])
-        codes = [parts[i] for i in which]
-        return (np.concatenate(codes) if codes else idx), dictionary
-    enc = pc.dictionary_encode(pa.chunked_array(distinct, arr.type))
-    coded = [_indices(c.indices) for c in enc.chunks]
+    distinct = pa.chunked_array([chunks[which.index(i)] for i in range(len(first))], arr.type)
+    dictionary_chunks = pa.types.is_dictionary(arr.type)
+    enc = distinct.unify_dictionaries() if dictionary_chunks else pc.dictionary_encode(distinct)
+    coded = [_encoded(c)[0] for c in enc.chunks]
     dictionary = enc.chunks[0].dictionary if enc.num_chunks else pa.array([], pa.string())
     codes = [coded[i] for i in which]
     return (np.concatenate(codes) if codes else np.zeros(0, np.int32)), dictionary
-
-
-def _attribute(ex: np.ndarray, codes: np.ndarray, n_examples: int) -> tuple[np.ndarray, np.ndarray]:
-    """Per-example min and max of non-negative codes (-1 where the example has none).
-
-    One scatter gives each example one of its codes; only the examples whose rows disagree
-    with it (conflicts, rare) are reduced with ``minimum.at``/``maximum.at``.
-    """
-    valid = codes >= 0
-    e, c = (ex, codes) if valid.all() else (ex[valid], codes[valid])
-    lo = np.full(n_examples, -1, dtype=np.int32)
-    lo[e] = c
-    disagree = lo[e] != c
-    hi = lo.copy()
-    if np.any(disagree):
-        conflicted = np.zeros(n_examples, dtype=bool)
-        conflicted[e[disagree]] = True
-        rows = conflicted[e]
-        lo[conflicted] = np.iinfo(np.int32).max
-        np.minimum.at(lo, e[rows], c[rows])
-        np.maximum.at(hi, e[rows], c[rows])
-    return lo.astype(np.int64), hi.astype(np.int64)
 
 
 def _chunk_bounds(col: pa.ChunkedArray) -> np.ndarray:
@@ -294,8 +263,10 @@ def _example_attributes(
     for name in ("group_id", "slice"):
         ex_kept, col = _without_repeats(table, name, ex)
         codes, labels = _codes(col)
-        lo, hi = _attribute(ex_kept, codes, n_ex)
-        bad = np.flatnonzero(lo != hi)
+        valid = codes >= 0  # per example, the min and max of its codes (-1 without one)
+        e, c = (ex_kept, codes) if valid.all() else (ex_kept[valid], codes[valid])
+        lo = _scattered(e, c, n_ex, -1, np.minimum).astype(np.int64)
+        bad = np.flatnonzero(lo != _scattered(e, c, n_ex, -1, np.maximum))
         conflicts += [(name, str(example_ids[int(i)].as_py())) for i in bad[:1000]]
         attrs[name] = (lo, labels)
     slice_codes, slice_labels = attrs["slice"]
@@ -313,18 +284,9 @@ def _split_bits(table: pa.Table, ex: np.ndarray, n_ex: int) -> tuple[np.ndarray,
         raise ValueError(
             f"at most 62 distinct split values are supported, found {len(split_labels)}"
         )
-    split_bits = np.zeros(n_ex, dtype=np.int64)
     has_split = split_codes >= 0
-    e = ex[has_split]
     bits = np.left_shift(np.int64(1), split_codes[has_split].astype(np.int64))
-    split_bits[e] = bits  # one scatter; examples with rows in several splits are OR-ed below
-    several = split_bits[e] != bits
-    if np.any(several):
-        in_several = np.zeros(n_ex, dtype=bool)
-        in_several[e[several]] = True
-        rows = in_several[e]
-        np.bitwise_or.at(split_bits, e[rows], bits[rows])
-    return split_bits, split_labels
+    return _scattered(ex[has_split], bits, n_ex, 0, np.bitwise_or), split_labels
 
 
 class _Labels:
@@ -337,7 +299,7 @@ class _Labels:
     def __init__(self, col: pa.ChunkedArray) -> None:
         self._code_of: dict[object, int] = {}
         for chunk in col.chunks:
-            for label in _dictionary(chunk).dictionary.to_pylist():
+            for label in _encoded(chunk)[1].to_pylist():
                 self._code_of.setdefault(label, len(self._code_of))
         self.labels: list[object] = list(self._code_of)
 
@@ -345,9 +307,9 @@ class _Labels:
         """int32 global code of each row of ``arr`` (-1 for null)."""
         parts = []
         for chunk in arr.chunks:
-            enc = _dictionary(chunk)
-            known = [self._code_of[label] for label in enc.dictionary.to_pylist()]
-            parts.append(np.array([*known, -1], dtype=np.int32)[_indices(enc.indices)])
+            codes, dictionary = _encoded(chunk)
+            known = [self._code_of[label] for label in dictionary.to_pylist()]
+            parts.append(np.array([*known, -1], dtype=np.int32)[codes])
         return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int32)
 
 
@@ -446,10 +408,23 @@ def _reason_counts(v: np.ndarray, rc: np.ndarray, labels: list[object]) -> dict[
     return reason_count
 
 
-def _scattered(e: np.ndarray, values: np.ndarray, n_ex: int, fill: object) -> np.ndarray:
-    """Shape (n_ex,): ``values`` at the examples ``e`` (the last row wins), ``fill`` elsewhere."""
+def _scattered(
+    e: np.ndarray, values: np.ndarray, n_ex: int, fill: object, combine: np.ufunc | None = None
+) -> np.ndarray:
+    """Shape (n_ex,): ``values`` at the examples ``e``, ``fill`` elsewhere; an example with
+    several rows gets its last row's value, or with ``combine`` (``np.minimum``,
+    ``np.bitwise_or``...) all of them combined.
+
+    One scatter gives each example one of its values; only the examples whose rows disagree
+    with it (rare) are reduced with ``combine.at``.
+    """
     out = np.full(n_ex, fill, dtype=values.dtype)
     out[e] = values
+    if combine is not None and np.any(disagree := out[e] != values):
+        several = np.zeros(n_ex, dtype=bool)
+        several[e[disagree]] = True
+        rows = several[e]
+        combine.at(out, e[rows], values[rows])
     return out
 
 
@@ -496,17 +471,16 @@ def _metric_column(r: _Rows, grp: _Group, counts: np.ndarray) -> MetricColumn:
     )
 
 
-def _empty(arr: pa.Array) -> np.ndarray:
-    """Shape (len(arr),) bool: null or empty string, for a (dictionary) string array."""
-    enc = _dictionary(arr)
-    flags = [not s for s in enc.dictionary.to_pylist()] + [True]
-    return np.array(flags, dtype=bool)[_indices(enc.indices)]
-
-
 def _rows_without_provenance(table: pa.Table) -> int:
     """Rows with an empty or null source or source_sha256, one record batch at a time."""
-    both = table.select(["source", "source_sha256"])
-    return sum(int(np.sum(_empty(b.column(0)) | _empty(b.column(1)))) for b in both.to_batches())
+    count = 0
+    for batch in table.select(["source", "source_sha256"]).to_batches():
+        empty = np.zeros(batch.num_rows, dtype=bool)
+        for arr in batch.columns:  # from the dictionary: its empty labels, and null (-1)
+            codes, dictionary = _encoded(arr)
+            empty |= np.array([not s for s in dictionary.to_pylist()] + [True], dtype=bool)[codes]
+        count += int(np.sum(empty))
+    return count
 
 
 _MAX_RUNS = 4096

@@ -112,12 +112,6 @@ _SHRANK = {
 """The first two checks of ``extension_problem``, in order; then every ``cells:`` set."""
 
 
-def _missing(earlier: np.ndarray, later: np.ndarray | None) -> int:
-    if later is None:
-        return int(earlier.size)
-    return int(np.count_nonzero(~np.isin(earlier, later, assume_unique=True)))
-
-
 def extension_problem(
     earlier: Mapping[str, np.ndarray], later: Mapping[str, np.ndarray]
 ) -> str | None:
@@ -127,8 +121,10 @@ def extension_problem(
         The first problem found, in this order: examples gone, pairing changed, values changed
         (or rows removed) of a (policy, metric); counts only, never an id or a value.
     """
+    none = np.empty(0, np.uint64)
     for name in [*_SHRANK, *sorted(k for k in earlier if k.startswith("cells:"))]:
-        n = _missing(earlier.get(name, np.empty(0, np.uint64)), later.get(name))
+        kept = np.isin(earlier.get(name, none), later.get(name, none), assume_unique=True)
+        n = int(np.count_nonzero(~kept))  # digests of the earlier look missing from the later
         if n:
             total = int(earlier[name].size)
             if name in _SHRANK:

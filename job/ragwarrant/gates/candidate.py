@@ -130,40 +130,6 @@ class _Joint:
         )
 
 
-def _joint_bootstrap(
-    index: EvidenceIndex,
-    columns: dict[ColumnKey, tuple[PairedMetric, str, int]],
-    resamples: int,
-    rng: np.random.Generator,
-) -> _Joint:
-    """One resample over the union of every column's examples, in canonical (example id) order.
-
-    Each column (a metric overall or in a protected slice, with its statistic and direction
-    sign) uses the resample weights of its own examples or clusters, so the intersection-union
-    test over a candidate's gates uses joint replicates (``stats.bootstrap.joint_bootstrap``).
-    Columns with fewer than 2 paired examples are left out.
-    """
-    usable = {k: v for k, v in columns.items() if v[0].n >= 2}
-    if not usable:
-        empty = BootstrapResult(np.zeros(0), np.zeros((resamples, 0)), 0, 0)
-        return _Joint(empty, [], [], False)
-    used = np.zeros(index.n_examples, dtype=bool)
-    for pm, _, _ in usable.values():
-        used[pm.examples] = True
-    union = np.flatnonzero(used)  # np.unique of the concatenation, in O(E)
-    union = union[np.argsort(index.example_rank[union])]  # ranks are distinct: sorted by id
-    position = np.empty(index.n_examples, dtype=np.int32)  # half the memory of int64 rows
-    position[union] = np.arange(union.size)
-    cols = [
-        Column(position[pm.examples], pm.candidate, pm.baseline, stat)  # type: ignore[arg-type]
-        for pm, stat, _ in usable.values()
-    ]
-    groups = _groups_for(index, union)
-    res = joint_bootstrap(cols, union.size, rng=rng, resamples=resamples, groups=groups)
-    signs = [sign for _, _, sign in usable.values()]
-    return _Joint(res, list(usable), signs, groups is not None)
-
-
 @dataclass(frozen=True)
 class _Context:
     """What every step of one candidate's evaluation reads."""
@@ -219,6 +185,13 @@ class _Context:
         self.paired[key].append(pm.examples)
         return pm
 
+    def min_paired_n(self, slice_value: str | None) -> int:
+        """The ``min_paired_n`` of a test: its protected slice's, else the statistics'."""
+        for ps in self.contract.protected_slices:
+            if ps.value == slice_value:
+                return ps.min_paired_n
+        return self.contract.statistics.min_paired_n
+
     def spec(self, metric: str) -> tuple[str, str, int]:
         """(metric, statistic, direction sign) for the bootstrap: quality metrics use the mean."""
         decl = self.declared(metric)
@@ -226,23 +199,6 @@ class _Context:
             return (metric, "mean", decl.direction.sign)
         om = {m.id: m for m in self.contract.operational_metrics}[metric]
         return (metric, om.statistic, om.direction.sign)
-
-
-def _claim_samples(ctx: _Context, paired: dict[str, PairedMetric]) -> list[ClaimSample | None]:
-    """Each claim's raw sample for its t-test: (oriented deltas, cluster labels) for a claim
-    on a mean, None for a quantile claim (``gates.claims.gate_claims``). Labels are the
-    order-free cluster labels, or the example codes when there are no clusters."""
-    out: list[ClaimSample | None] = []
-    for claim in ctx.contract.claims.items:
-        _, statistic, sign = ctx.spec(claim.metric)
-        pm = paired[claim.metric]
-        if statistic != "mean" or pm.n < 2:
-            out.append(None)
-            continue
-        groups = _groups_for(ctx.index, pm.examples)
-        labels = groups if groups is not None else pm.examples
-        out.append((sign * (pm.candidate - pm.baseline), labels))
-    return out
 
 
 def _hard_gates(
@@ -276,12 +232,11 @@ def _hard_gates(
         )
         for m in ctx.needed  # claim metrics too: a candidate may not drop its cost rows
     ]
-    gates += hard.gate_disqualifiers(index, contract, candidate, scope)
+    gates += [
+        hard.gate_disqualifier(dq, index.columns.get((candidate, dq.metric)), scope)
+        for dq in contract.hard_disqualifiers
+    ]
     return gates
-
-
-def _slice_metrics(ctx: _Context, values: list[str] | None) -> list[str]:
-    return values or [m.id for m in ctx.required]
 
 
 def _slice_pairs(ctx: _Context) -> tuple[dict[tuple[str, str], PairedMetric], list[GateResult]]:
@@ -292,7 +247,7 @@ def _slice_pairs(ctx: _Context) -> tuple[dict[tuple[str, str], PairedMetric], li
     slices_present = sorted({str(v) for v in present if v is not None})
     for ps in ctx.contract.protected_slices:
         in_slice = ctx.scope & ctx.index.in_slice(ps.value)
-        for metric in _slice_metrics(ctx, ps.metrics):
+        for metric in ps.metrics or [m.id for m in ctx.required]:
             pm = ctx.pair(metric, in_slice)
             slice_pairs[(ps.value, metric)] = pm
             gates.append(
@@ -303,88 +258,111 @@ def _slice_pairs(ctx: _Context) -> tuple[dict[tuple[str, str], PairedMetric], li
     return slice_pairs, gates
 
 
-def _noninferiority_test(
-    ctx: _Context,
-    pm: PairedMetric,
-    metric: QualityMetric,
-    margin_abs: float,
-    scope: str,
-    resampled: BootstrapResult | None,
-) -> tuple[OneSidedTest, MetricKind]:
-    """The issue-10 noninferiority test of one metric's pairs (overall or in one slice)."""
-    st = ctx.contract.statistics
-    kind = metric.metric_kind or detect_metric_kind(
-        np.concatenate([pm.candidate, pm.baseline]), metric.scale
-    )
-    test = test_noninferiority(
-        pm.candidate,
-        pm.baseline,
-        kind=kind,
-        margin_abs=margin_abs,
-        alpha=st.alpha,
-        rng=make_rng(st.seed, ctx.candidate, scope, metric.id, "noninferiority"),
-        resamples=st.resamples,
-        power=st.power,
-        higher_is_better=metric.direction.sign > 0,
-        scale=metric.scale,
-        groups=_groups_for(ctx.index, pm.examples),
-        example_ids=ctx.index.example_rank[pm.examples],  # id ranks order as the ids
-        resampled=resampled,
-    )
-    return test, kind
+@dataclass(frozen=True)
+class _Noninferiority:
+    """One noninferiority test of a candidate: a required metric overall, or in one protected
+    slice (``slice_value``), at its margin."""
 
+    ctx: _Context
+    pm: PairedMetric
+    metric: QualityMetric
+    slice_value: str | None
+    margin_abs: float
 
-def _noninferiority_gate(
-    ctx: _Context,
-    pm: PairedMetric,
-    metric: QualityMetric,
-    slice_value: str | None,
-    margin_abs: float,
-    joint: _Joint,
-) -> GateResult:
-    """One noninferiority gate, recording the metric kind (declared or detected) it used."""
-    st = ctx.contract.statistics
-    scope = ctx.scope_name if slice_value is None else f"{ctx.scope_name}@{slice_value}"
-    minimum = _min_paired_n(ctx, slice_value)
-    if pm.n < minimum:  # a small protected slice: the overall test BLOCKs first (paired-n)
-        return gate_too_few_pairs(metric.id, slice_value, pm.n, minimum, margin_abs, st.alpha)
-    groups = _groups_for(ctx.index, pm.examples)
-    # one cluster has no spread to test: a cluster bootstrap needs G >= 2
-    if groups is not None and np.unique(groups).size == 1:
-        return GateResult(
-            id=f"noninferiority:{metric.id}" + (f"@{slice_value}" if slice_value else ""),
-            kind="noninferiority",
-            status=GateStatus.INCONCLUSIVE,
-            metric=metric.id,
-            slice=slice_value,
-            n=pm.n,
-            reason=f"{metric.id}: too few clusters (1); a test needs at least 2",
+    def test(
+        self, pm: PairedMetric, scope: str, resampled: BootstrapResult | None
+    ) -> tuple[OneSidedTest, MetricKind]:
+        """The issue-10 noninferiority test of the pairs ``pm``, seeded by ``scope``."""
+        ctx, metric = self.ctx, self.metric
+        st = ctx.contract.statistics
+        kind = metric.metric_kind or detect_metric_kind(
+            np.concatenate([pm.candidate, pm.baseline]), metric.scale
         )
-    resampled = joint.column((metric.id, slice_value))
-    test, kind = _noninferiority_test(ctx, pm, metric, margin_abs, scope, resampled)
-    g = gate_noninferiority(metric.id, slice_value, test, margin_abs, st.alpha, st.power)
-    how = "declared" if metric.metric_kind is not None else "detected"
-    details = g.details | {"metric_kind": kind, "metric_kind_source": how}
-    g = g.model_copy(update={"details": details})
-    g = _missing_sensitivity(ctx, pm, metric, margin_abs, scope, g)
-    return _with_labels(ctx, pm, metric, g)
+        test = test_noninferiority(
+            pm.candidate,
+            pm.baseline,
+            kind=kind,
+            margin_abs=self.margin_abs,
+            alpha=st.alpha,
+            rng=make_rng(st.seed, ctx.candidate, scope, metric.id, "noninferiority"),
+            resamples=st.resamples,
+            power=st.power,
+            higher_is_better=metric.direction.sign > 0,
+            scale=metric.scale,
+            groups=_groups_for(ctx.index, pm.examples),
+            example_ids=ctx.index.example_rank[pm.examples],  # id ranks order as the ids
+            resampled=resampled,
+        )
+        return test, kind
+
+    def gate(self, joint: _Joint) -> GateResult:
+        """The gate, recording the metric kind (declared or detected) it used."""
+        ctx, pm, metric, slice_value = self.ctx, self.pm, self.metric, self.slice_value
+        st = ctx.contract.statistics
+        scope = ctx.scope_name if slice_value is None else f"{ctx.scope_name}@{slice_value}"
+        minimum = ctx.min_paired_n(slice_value)
+        if pm.n < minimum:  # a small protected slice: the overall test BLOCKs first (paired-n)
+            return gate_too_few_pairs(
+                metric.id, slice_value, pm.n, minimum, self.margin_abs, st.alpha
+            )
+        groups = _groups_for(ctx.index, pm.examples)
+        # one cluster has no spread to test: a cluster bootstrap needs G >= 2
+        if groups is not None and np.unique(groups).size == 1:
+            return GateResult(
+                id=f"noninferiority:{metric.id}" + (f"@{slice_value}" if slice_value else ""),
+                kind="noninferiority",
+                status=GateStatus.INCONCLUSIVE,
+                metric=metric.id,
+                slice=slice_value,
+                n=pm.n,
+                reason=f"{metric.id}: too few clusters (1); a test needs at least 2",
+            )
+        test, kind = self.test(pm, scope, joint.column((metric.id, slice_value)))
+        g = gate_noninferiority(metric.id, slice_value, test, self.margin_abs, st.alpha, st.power)
+        how = "declared" if metric.metric_kind is not None else "detected"
+        details = g.details | {"metric_kind": kind, "metric_kind_source": how}
+        g = g.model_copy(update={"details": details})
+        return self.with_labels(_missing_sensitivity(self, scope, g))
+
+    def with_labels(self, g: GateResult) -> GateResult:
+        """``g`` decided on the judge-corrected bound when the metric has human labels for this
+        pair of policies (``gates.ppi``); else ``g``. The development split's screening is left
+        to the judge: the labels are a draw from the confirmatory examples (``review.sample``)."""
+        ctx, metric = self.ctx, self.metric
+        labels = ctx.labels.get(metric.id)
+        if labels is None or (labels.baseline, labels.candidate) != (ctx.baseline, ctx.candidate):
+            return g
+        if ctx.scope_name == "development":
+            return g
+        corr = ctx.contract.corroboration
+        low, high = metric.scale
+        good_from = (
+            corr.supported_threshold
+            if corr is not None and corr.groundedness_metric == metric.id
+            else (low + high) / 2
+        )
+        return gate_corrected(
+            g,
+            ctx.index.example_ids[self.pm.examples],
+            (self.pm.candidate, self.pm.baseline),
+            labels,
+            sign=metric.direction.sign,
+            power=ctx.contract.statistics.power,
+            agree_at=good_from,
+            min_labelled=ctx.min_paired_n(g.slice),
+            least_favourable=least_favourable_ends(metric),
+        )
 
 
-def _missing_sensitivity(
-    ctx: _Context,
-    pm: PairedMetric,
-    metric: QualityMetric,
-    margin_abs: float,
-    scope: str,
-    g: GateResult,
-) -> GateResult:
+def _missing_sensitivity(nt: _Noninferiority, scope: str, g: GateResult) -> GateResult:
     """Under ``on_missing: exclude``, a passing gate stands only when it still passes with
-    every excluded value imputed at its adversarial end (``stats.missing_sensitivity``); else
-    it is INCONCLUSIVE, naming how many imputed values flip it (the tipping point)."""
+    every excluded value imputed at its adversarial end (``stats.missing_sensitivity``);
+    else it is INCONCLUSIVE, naming how many imputed values flip it (the tipping point)."""
+    pm = nt.pm
     if g.status is not GateStatus.PASS or pm.excluded is None or pm.excluded[0].size == 0:
         return g
     ex, cand, base = pm.excluded
-    ranked = worst_first(metric.direction.sign * (cand - base))
+    ranked = worst_first(nt.metric.direction.sign * (cand - base))
 
     def run(k: int) -> OneSidedTest:  # pm plus the k most damaging excluded pairs
         at = ranked[:k]
@@ -395,9 +373,7 @@ def _missing_sensitivity(
             baseline=np.concatenate([pm.baseline, base[at]]),
             excluded=None,
         )
-        return _noninferiority_test(
-            ctx, more, metric, margin_abs, f"{scope}:missing-sensitivity", None
-        )[0]
+        return nt.test(more, f"{scope}:missing-sensitivity", None)[0]
 
     sens = tipping_point(run, int(pm.excluded[0].size))
     details = g.details | {
@@ -408,57 +384,20 @@ def _missing_sensitivity(
     where = "the candidate's at the scale's worst end, the baseline's at its best"
     if sens.holds:
         reason = (
-            f"{g.reason}; still noninferior with all {sens.imputed} values excluded as missing "
-            f"imputed adversarially ({where}): lower bound {sens.test.lower_bound:+.4g}"
+            f"{g.reason}; still noninferior with all {sens.imputed} values excluded as "
+            f"missing imputed adversarially ({where}): lower bound "
+            f"{sens.test.lower_bound:+.4g}"
         )
         return g.model_copy(update={"details": details, "reason": reason})
     reason = (
         f"{g.reason} on complete pairs only; with {sens.tipping_point} of the "
-        f"{sens.imputed} values excluded as missing imputed adversarially ({where}) it is not "
-        f"(lower bound {sens.test.lower_bound:+.4g} with all {sens.imputed}): missing values "
-        "may hide losses (on_missing: exclude); supply them or declare on_missing: worst"
+        f"{sens.imputed} values excluded as missing imputed adversarially ({where}) it is "
+        f"not (lower bound {sens.test.lower_bound:+.4g} with all {sens.imputed}): missing "
+        "values may hide losses (on_missing: exclude); supply them or declare on_missing: "
+        "worst"
     )
     update = {"details": details, "reason": reason, "status": GateStatus.INCONCLUSIVE}
     return g.model_copy(update=update)
-
-
-def _with_labels(
-    ctx: _Context, pm: PairedMetric, metric: QualityMetric, g: GateResult
-) -> GateResult:
-    """``g`` decided on the judge-corrected bound when the metric has human labels for this
-    pair of policies (``gates.ppi``); else ``g``. The development split's screening is left to
-    the judge: the labels are a draw from the confirmatory examples (``review.sample``)."""
-    labels = ctx.labels.get(metric.id)
-    if labels is None or (labels.baseline, labels.candidate) != (ctx.baseline, ctx.candidate):
-        return g
-    if ctx.scope_name == "development":
-        return g
-    corr = ctx.contract.corroboration
-    low, high = metric.scale
-    good_from = (
-        corr.supported_threshold
-        if corr is not None and corr.groundedness_metric == metric.id
-        else (low + high) / 2
-    )
-    return gate_corrected(
-        g,
-        ctx.index.example_ids[pm.examples],
-        (pm.candidate, pm.baseline),
-        labels,
-        sign=metric.direction.sign,
-        power=ctx.contract.statistics.power,
-        agree_at=good_from,
-        min_labelled=_min_paired_n(ctx, g.slice),
-        least_favourable=least_favourable_ends(metric),
-    )
-
-
-def _min_paired_n(ctx: _Context, slice_value: str | None) -> int:
-    """The contract's ``min_paired_n`` of a test: its protected slice's, else the statistics'."""
-    for ps in ctx.contract.protected_slices:
-        if ps.value == slice_value:
-            return ps.min_paired_n
-    return ctx.contract.statistics.min_paired_n
 
 
 def _noninferiority_gates(
@@ -473,19 +412,17 @@ def _noninferiority_gates(
     that release the GIL, so two threads run them; BLAS is held at one thread meanwhile
     (``threadpoolctl``), so a test's own resample, if any, does not oversubscribe the cores.
     """
-    tests: list[tuple[PairedMetric, QualityMetric, str | None, float]] = [
-        (pairs[m.id], m, None, m.margin_abs) for m in ctx.required
-    ]
+    tests = [_Noninferiority(ctx, pairs[m.id], m, None, m.margin_abs) for m in ctx.required]
     quality = {m.id: m for m in ctx.contract.quality_metrics}
     for ps in ctx.contract.protected_slices:
-        for metric in _slice_metrics(ctx, ps.metrics):
+        for metric in ps.metrics or [m.id for m in ctx.required]:
             decl = quality[metric]
             margin = ps.margin_abs if ps.margin_abs is not None else decl.margin_abs
-            tests.append((slice_pairs[(ps.value, metric)], decl, ps.value, margin))
+            tests.append(
+                _Noninferiority(ctx, slice_pairs[(ps.value, metric)], decl, ps.value, margin)
+            )
     with threadpool_limits(limits=1, user_api="blas"), ThreadPoolExecutor(max_workers=2) as pool:
-        return list(
-            pool.map(lambda t: _noninferiority_gate(ctx, t[0], t[1], t[2], t[3], joint), tests)
-        )
+        return list(pool.map(lambda t: t.gate(joint), tests))
 
 
 def _cost_estimate(contract: ReleaseContract, tests: dict[str, OrientedBootstrap]) -> float | None:
@@ -497,38 +434,79 @@ def _cost_estimate(contract: ReleaseContract, tests: dict[str, OrientedBootstrap
     return tests[cost_metric].estimate if cost_metric in tests else None
 
 
-def _claim_readings(
-    ctx: _Context, tests: dict[str, OrientedBootstrap], pairs: dict[str, PairedMetric]
-) -> list[str | None]:
-    """Each claim's difference in the reader's terms (``difference_in_reader_terms``) when its
-    metric is an operational one (cost, latency), else None; aligned with the claims."""
+def _claim_inputs(
+    ctx: _Context, tests: dict[str, OrientedBootstrap], paired: dict[str, PairedMetric]
+) -> tuple[list[OrientedBootstrap], list[str], list[ClaimSample | None], list[str | None]]:
+    """Per claim, in contract order: its joint-bootstrap test; its statistic; its raw sample for
+    the t-test, (oriented deltas, cluster labels) on a mean, None on a quantile
+    (``gates.claims.gate_claims``; labels are the order-free cluster labels, or the example
+    codes without clusters); its difference in the reader's terms when its metric is an
+    operational one (cost, latency: ``difference_in_reader_terms``), else None."""
     operational = {m.id: m for m in ctx.contract.operational_metrics}
-    return [
-        difference_in_reader_terms(
-            operational[c.metric], tests[c.metric].estimate, pm.baseline, gain=True
+    claim_tests, statistics = [], []
+    samples: list[ClaimSample | None] = []
+    readings: list[str | None] = []
+    for claim in ctx.contract.claims.items:
+        _, statistic, sign = ctx.spec(claim.metric)
+        pm, test = paired[claim.metric], tests[claim.metric]
+        claim_tests.append(test)
+        statistics.append(statistic)
+        on_mean = statistic == "mean" and pm.n >= 2
+        groups = _groups_for(ctx.index, pm.examples) if on_mean else None
+        labels = groups if groups is not None else pm.examples
+        samples.append((sign * (pm.candidate - pm.baseline), labels) if on_mean else None)
+        om = operational.get(claim.metric)
+        readings.append(
+            difference_in_reader_terms(om, test.estimate, pm.baseline, gain=True)
+            if om is not None and pm.n
+            else None
         )
-        if c.metric in operational and (pm := pairs.get(c.metric)) is not None and pm.n
-        else None
-        for c in ctx.contract.claims.items
-    ]
+    return claim_tests, statistics, samples, readings
 
 
-def _joint_columns(
+def _joint_bootstrap(
     ctx: _Context,
     pairs: dict[str, PairedMetric],
     slice_pairs: dict[tuple[str, str], PairedMetric],
-) -> dict[ColumnKey, tuple[PairedMetric, str, int]]:
-    """Every statistic of the candidate: metrics overall (their own statistic), then the
-    required metrics' means in each protected slice."""
-    columns: dict[ColumnKey, tuple[PairedMetric, str, int]] = {
-        (m, None): (pm, *ctx.spec(m)[1:])
-        for m, pm in pairs.items()  # type: ignore[misc]
+    rng: np.random.Generator,
+) -> _Joint:
+    """One resample of every statistic of the candidate over the union of their examples, in
+    canonical (example id) order: the metrics overall (their own statistic), then the required
+    metrics' means in each protected slice large enough to test.
+
+    Each column (with its statistic and direction sign) uses the resample weights of its own
+    examples or clusters, so the intersection-union test over a candidate's gates uses joint
+    replicates (``stats.bootstrap.joint_bootstrap``). Columns with fewer than 2 paired examples
+    are left out.
+    """
+    index, resamples = ctx.index, ctx.contract.statistics.resamples
+    usable: dict[ColumnKey, tuple[PairedMetric, str, int]] = {
+        (m, None): (pm, *ctx.spec(m)[1:])  # type: ignore[misc]
+        for m, pm in pairs.items()
+        if pm.n >= 2
     }
     quality = {m.id: m for m in ctx.contract.quality_metrics}
     for (value, metric), pm in slice_pairs.items():
-        if pm.n >= _min_paired_n(ctx, value):  # a smaller slice is not tested
-            columns[(metric, value)] = (pm, "mean", quality[metric].direction.sign)
-    return columns
+        if pm.n >= max(2, ctx.min_paired_n(value)):  # a smaller slice is not tested
+            usable[(metric, value)] = (pm, "mean", quality[metric].direction.sign)
+    if not usable:
+        empty = BootstrapResult(np.zeros(0), np.zeros((resamples, 0)), 0, 0)
+        return _Joint(empty, [], [], False)
+    used = np.zeros(index.n_examples, dtype=bool)
+    for pm, _, _ in usable.values():
+        used[pm.examples] = True
+    union = np.flatnonzero(used)  # np.unique of the concatenation, in O(E)
+    union = union[np.argsort(index.example_rank[union])]  # ranks are distinct: sorted by id
+    position = np.empty(index.n_examples, dtype=np.int32)  # half the memory of int64 rows
+    position[union] = np.arange(union.size)
+    cols = [
+        Column(position[pm.examples], pm.candidate, pm.baseline, stat)  # type: ignore[arg-type]
+        for pm, stat, _ in usable.values()
+    ]
+    groups = _groups_for(index, union)
+    res = joint_bootstrap(cols, union.size, rng=rng, resamples=resamples, groups=groups)
+    signs = [sign for _, _, sign in usable.values()]
+    return _Joint(res, list(usable), signs, groups is not None)
 
 
 def evaluate_candidate(
@@ -569,14 +547,11 @@ def evaluate_candidate(
         m.id: ctx.pair(m.id, scope) for m in contract.operational_metrics if m.id not in pairs
     }
     rng = make_rng(st.seed, candidate, scope_name, "joint-bootstrap")
-    joint = _joint_bootstrap(index, _joint_columns(ctx, every, slice_pairs), st.resamples, rng)
+    joint = _joint_bootstrap(ctx, every, slice_pairs, rng)
     tests = {m: joint.oriented((m, None)) for m in every if (m, None) in joint.keys}
     ni_gates = _noninferiority_gates(ctx, pairs, slice_pairs, joint)
-    claim_tests = [tests[c.metric] for c in contract.claims.items]
-    claim_stats = [ctx.spec(c.metric)[1] for c in contract.claims.items]
-    samples = _claim_samples(ctx, every)
+    claim_tests, claim_stats, samples, readings = _claim_inputs(ctx, tests, every)
     gates += ni_gates
-    readings = _claim_readings(ctx, tests, every)
     gates += gate_claims(
         contract.claims, claim_tests, claim_stats, st.alpha, st.power, samples, readings
     )

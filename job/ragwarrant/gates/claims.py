@@ -67,7 +67,14 @@ class _ClaimEvidence:
         return self._legs[key]  # type: ignore[return-value]
 
     def _units(self, sample: ClaimSample) -> np.ndarray:
-        return self._leg(("units",), lambda: _unit_deltas(sample))
+        """Shape (G,) mean oriented delta of each cluster (each pair when every label differs)."""
+        delta, labels = sample
+
+        def means() -> np.ndarray:
+            codes = np.unique(labels, return_inverse=True)[1].reshape(-1)
+            return np.asarray(np.bincount(codes, weights=delta) / np.bincount(codes))
+
+        return self._leg(("units",), means)
 
     def _t(self, sample: ClaimSample, level: float, power: float) -> OneSidedTest:
         return self._leg(
@@ -130,14 +137,6 @@ class _ClaimEvidence:
             return p
         t = self._t(self.sample, alpha, power)
         return max(p, t.p_value, self._score(self.sample, alpha).p_value)
-
-
-def _unit_deltas(sample: ClaimSample) -> np.ndarray:
-    """Shape (G,) mean oriented delta of each cluster (each pair when every label differs)."""
-    delta, labels = sample
-    codes = np.unique(labels, return_inverse=True)[1].reshape(-1)
-    means: np.ndarray = np.bincount(codes, weights=delta) / np.bincount(codes)
-    return means
 
 
 def _unresolved_text(test: OneSidedTest, level: float, alpha: float, ucb_alpha: float) -> str:
@@ -224,11 +223,6 @@ def _evidence(
     return [_ClaimEvidence(t, s) for t, s in zip(tests, chosen, strict=True)]
 
 
-def _p_values(evidence: list[_ClaimEvidence], alpha: float, power: float = 0.8) -> np.ndarray:
-    """Each claim's p-value of H0: oriented delta <= 0 (``_ClaimEvidence.p_value``)."""
-    return np.array([e.p_value(alpha, power) for e in evidence])
-
-
 def gate_claims(
     claims: ClaimSet,
     tests: list[OrientedBootstrap],
@@ -257,7 +251,7 @@ def gate_claims(
         established = [e.test(alpha, power).rejects for e in evidence]
         note = "" if k == 1 else " (all claims must hold)"
     else:
-        p = _p_values(evidence, alpha, power)
+        p = np.array([e.p_value(alpha, power) for e in evidence])  # H0: oriented delta <= 0
         levels = holm_levels(p, alpha)
         established = [False] * k
         for i in np.argsort(p, kind="stable"):
@@ -285,7 +279,7 @@ def claim_family_p_value(
 
     The max over claims for ``join: all``; the Holm-adjusted min for ``join: any``.
     """
-    p = _p_values(_evidence(tests, samples), alpha)
+    p = np.array([e.p_value(alpha) for e in _evidence(tests, samples)])
     if claims.join == "all":
         return float(p.max())
     m = p.size

@@ -69,9 +69,10 @@ def _rate_gate(
         for r in rated
     }
     for r in rows:
-        details[f"{_where(r)}.{rate_of}"] = getattr(r, rate_of)
-        details[f"{_where(r)}.{n_of}"] = getattr(r, n_of)
-        details[f"{_where(r)}.upper_bound"] = bound.get(id(r))
+        where = _where(r)
+        details[f"{where}.{rate_of}"] = getattr(r, rate_of)
+        details[f"{where}.{n_of}"] = getattr(r, n_of)
+        details[f"{where}.upper_bound"] = bound.get(id(r))
     worst = max(rated, key=lambda r: (bound[id(r)], r.slice is None), default=None)
     over = [r for r in rated if bound[id(r)] > limit]
     estimate, upper, n = (
@@ -177,14 +178,6 @@ def gate_corroboration(
     return calibrate_on_labels(gates, candidate_gates, summary.groundedness_metric, alpha)
 
 
-def _lower_rate_bound(count: int, n: int, alpha: float) -> float:
-    """One-sided (1 - alpha) lower Clopper–Pearson bound of ``count / n``: 0.0 at count 0,
-    else the alpha quantile of Beta(count, n - count + 1) (Clopper & Pearson 1934)."""
-    if count <= 0:
-        return 0.0
-    return float(beta_ppf(alpha, count, n - count + 1))
-
-
 def calibrate_on_labels(
     gates: list[GateResult], candidate_gates: Sequence[GateResult], metric: str, alpha: float
 ) -> list[GateResult]:
@@ -213,7 +206,10 @@ def calibrate_on_labels(
         if g.id != DISAGREEMENT_GATE_ID or g.threshold is None:
             out.append(g)
             continue
-        rate, lower = count / n, _lower_rate_bound(count, n, alpha)
+        # one-sided (1 - alpha) lower Clopper–Pearson bound (Clopper & Pearson 1934): 0 at
+        # count 0, else the alpha quantile of Beta(count, n - count + 1)
+        lower = float(beta_ppf(alpha, count, n - count + 1)) if count > 0 else 0.0
+        rate = count / n
         status = GateStatus.FAIL if lower > g.threshold else GateStatus.PASS
         verb = "is above" if status is GateStatus.FAIL else "does not exceed"
         out.append(

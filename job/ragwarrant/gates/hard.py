@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
@@ -11,6 +12,7 @@ from ragwarrant.contract import (
     HardDisqualifier,
     MissingValuePolicy,
     ReleaseContract,
+    Splits,
     scale_tolerance,
 )
 from ragwarrant.display import number, quoted
@@ -60,17 +62,13 @@ def gate_required_evidence(
             col = index.columns.get((policy, metric))
             if col is None or not np.any(col.has_row & scope):
                 missing.append(f"{policy}/{metric}")
-    if missing:
-        return hard_gate(
-            "required-metric-evidence",
-            False,
-            f"no evidence for {', '.join(missing[:10])}" + (" …" if len(missing) > 10 else ""),
-            details={"missing": len(missing)},
-        )
     return hard_gate(
         "required-metric-evidence",
-        True,
-        f"all {len(needed)} needed metrics have evidence for both policies",
+        not missing,
+        f"no evidence for {', '.join(missing[:10])}" + (" …" if len(missing) > 10 else "")
+        if missing
+        else f"all {len(needed)} needed metrics have evidence for both policies",
+        details={"missing": len(missing)} if missing else None,
     )
 
 
@@ -81,11 +79,8 @@ def gate_provenance(index: EvidenceIndex, config_missing: list[str]) -> GateResu
         problems.append(f"{index.rows_without_provenance} evidence rows without source or sha256")
     if config_missing:
         problems.append("policy config not hashed: " + ", ".join(config_missing))
-    if problems:
-        return hard_gate("provenance", False, "; ".join(problems))
-    return hard_gate(
-        "provenance", True, f"all {index.n_rows} rows and the policy configs carry provenance"
-    )
+    every = f"all {index.n_rows} rows and the policy configs carry provenance"
+    return hard_gate("provenance", not problems, "; ".join(problems) or every)
 
 
 def gate_duplicates(index: EvidenceIndex, policies: Sequence[str]) -> GateResult:
@@ -123,45 +118,35 @@ def gate_duplicates(index: EvidenceIndex, policies: Sequence[str]) -> GateResult
 
 def gate_example_attributes(index: EvidenceIndex) -> GateResult:
     """An example's group and slice agree across all of its rows."""
-    if index.conflicting_attributes:
-        attr, ex = index.conflicting_attributes[0]
-        return hard_gate(
-            "example-attributes",
-            False,
-            f"{len(index.conflicting_attributes)} examples have rows that disagree on their "
-            f"{attr} (first: example {ex})",
-        )
-    return hard_gate("example-attributes", True, "group and slice agree across each example's rows")
+    conflicts = index.conflicting_attributes
+    return hard_gate(
+        "example-attributes",
+        not conflicts,
+        f"{len(conflicts)} examples have rows that disagree on their {conflicts[0][0]} "
+        f"(first: example {conflicts[0][1]})"
+        if conflicts
+        else "group and slice agree across each example's rows",
+    )
 
 
-def _mixed_with_undeclared(
-    index: EvidenceIndex, confirmatory: str, declared: set[str]
-) -> list[str]:
+def _mixed_with_undeclared(index: EvidenceIndex, splits: Splits) -> list[str]:
     """Example ids with a row in the confirmatory split and a row in a split the contract does
     not name (a 'train' row beside a 'holdout' row would otherwise be paired and decided)."""
+    declared = {splits.confirmatory, splits.development}
     undeclared = [label for label in index.split_labels if label not in declared]
     if not undeclared:
         return []
     other = np.zeros(index.n_examples, dtype=bool)
     for label in undeclared:
         other |= index.in_split(label)
-    return [str(x) for x in index.example_ids[index.in_split(confirmatory) & other].tolist()]
+    return [str(x) for x in index.example_ids[index.in_split(splits.confirmatory) & other]]
 
 
 def gate_leakage(index: EvidenceIndex, contract: ReleaseContract) -> GateResult:
     """No example id is in both the development and the confirmatory split, nor in the
     confirmatory split and a split value the contract does not name."""
     splits = contract.splits
-    if splits is None:
-        return GateResult(
-            id="hard:split-leakage",
-            kind="hard",
-            status=GateStatus.NOT_APPLICABLE,
-            reason="the contract declares no development split",
-        )
-    declared = {splits.confirmatory, *([splits.development] if splits.development else [])}
-    mixed = _mixed_with_undeclared(index, splits.confirmatory, declared)
-    if mixed:
+    if splits is not None and (mixed := _mixed_with_undeclared(index, splits)):
         return hard_gate(
             "split-leakage",
             False,
@@ -171,7 +156,7 @@ def gate_leakage(index: EvidenceIndex, contract: ReleaseContract) -> GateResult:
             "the confirmatory split",
             details={"leaked_examples": len(mixed)},
         )
-    if splits.development is None:
+    if splits is None or splits.development is None:
         return GateResult(
             id="hard:split-leakage",
             kind="hard",
@@ -227,50 +212,33 @@ def gate_non_finite(
             failing.append(
                 f"{metric}: {pm.missing_baseline} baseline, {pm.missing_candidate} candidate{where}"
             )
-    if failing:
-        return hard_gate(
-            "non-finite-values",
-            False,
-            "missing, NaN or infinite values in metrics whose contract says on_missing: fail — "
-            + "; ".join(failing),
-            details=details,
-        )
     return hard_gate(
         "non-finite-values",
-        True,
-        "no missing values where the contract forbids them",
+        not failing,
+        "missing, NaN or infinite values in metrics whose contract says on_missing: fail — "
+        + "; ".join(failing)
+        if failing
+        else "no missing values where the contract forbids them",
         details=details,
     )
 
 
-def _declared_ranges(
-    contract: ReleaseContract,
-) -> dict[str, tuple[float | None, float | None, str]]:
-    """Metric id → (lowest, highest, label) of its declared range (scale or min/max value).
+def _declared_ranges(contract: ReleaseContract) -> dict[str, tuple[float, float, str]]:
+    """Metric id → (lowest, highest, label) of its declared range (scale or min/max value,
+    -inf or inf where none is set).
 
     A quality scale is widened by ``contract.scale_tolerance`` at each end (float rounding).
     """
-    ranges: dict[str, tuple[float | None, float | None, str]] = {}
+    ranges: dict[str, tuple[float, float, str]] = {}
     for m in contract.quality_metrics:
         low, high = m.scale
         slack = scale_tolerance(low, high)  # float rounding at the ends is on the scale
         ranges[m.id] = (low - slack, high + slack, f"the scale [{number(low)}, {number(high)}]")
     for om in contract.operational_metrics:
-        lo_s = "-inf" if om.min_value is None else f"{om.min_value:g}"
-        hi_s = "inf" if om.max_value is None else f"{om.max_value:g}"
-        ranges[om.id] = (om.min_value, om.max_value, f"the range [{lo_s}, {hi_s}]")
+        lo = -math.inf if om.min_value is None else om.min_value
+        hi = math.inf if om.max_value is None else om.max_value
+        ranges[om.id] = (lo, hi, f"the range [{lo:g}, {hi:g}]")
     return ranges
-
-
-def _outside(
-    raw: np.ndarray, scope: np.ndarray, lo: float | None, hi: float | None, limit: float
-) -> tuple[np.ndarray, np.ndarray]:
-    """Shape (E,) bool each: finite in-scope values outside [lo, hi], and those whose magnitude
-    exceeds ``limit`` (``stats.magnitude.max_safe_magnitude``)."""
-    finite = scope & np.isfinite(raw)
-    below = raw < lo if lo is not None else np.zeros(raw.shape, dtype=bool)
-    above = raw > hi if hi is not None else np.zeros(raw.shape, dtype=bool)
-    return finite & (below | above), finite & (np.abs(raw) > limit)
 
 
 def gate_value_range(
@@ -297,7 +265,9 @@ def gate_value_range(
             col = index.columns.get((policy, metric))
             if col is None:
                 continue
-            bad, too_big = _outside(col.raw, scope, lo, hi, limit)
+            finite = scope & np.isfinite(col.raw)
+            bad = finite & ((col.raw < lo) | (col.raw > hi))
+            too_big = finite & (np.abs(col.raw) > limit)  # max_safe_magnitude, above
             n_bad, n_big = int(np.sum(bad)), int(np.sum(too_big))
             if n_bad:
                 details[f"{metric}.out_of_range.{policy}"] = n_bad
@@ -404,19 +374,6 @@ def gate_slice_paired_n(
     )
 
 
-def _two_sided_half(k: int, n: int) -> float:
-    """Exact two-sided binomial p-value of k successes in n at p = 1/2 (1 when n = 0).
-
-    The distribution is symmetric, so the "as likely or less likely" rule of
-    ``scipy.stats.binomtest`` is twice the smaller tail: min(1, 2 min(P(X <= k), P(X >= k))).
-    """
-    if n == 0:
-        return 1.0
-    low = binom_cdf(k, n, 0.5)
-    high = 1.0 - binom_cdf(k - 1, n, 0.5) if k > 0 else 1.0
-    return min(1.0, 2.0 * min(low, high))
-
-
 def gate_missing_balance(
     metric: str,
     pm: PairedMetric,
@@ -435,10 +392,15 @@ def gate_missing_balance(
     successes (third trial: a candidate blank on its failures, 4.9 % of 1,500 examples, PROMOTEd
     with a true loss of 0.061 beyond the margin 0.05). Under H0 "missingness does not depend on
     the policy", each one-sided unpaired example is the candidate's with probability 1/2; the
-    gate fails when the exact two-sided binomial test rejects at ``alpha``.
+    gate fails when the exact two-sided binomial test rejects at ``alpha``: the distribution is
+    symmetric, so the "as likely or less likely" rule of ``scipy.stats.binomtest`` is twice the
+    smaller tail, min(1, 2 min(P(X <= k), P(X >= k))) (1 when no example is unpaired).
     """
     k_c, k_b = pm.unpaired_candidate, pm.unpaired_baseline
-    p = _two_sided_half(k_c, k_c + k_b)
+    n = k_c + k_b
+    low = binom_cdf(k_c, n, 0.5) if n else 1.0
+    high = 1.0 - binom_cdf(k_c - 1, n, 0.5) if k_c > 0 else 1.0
+    p = min(1.0, 2.0 * min(low, high))
     details: dict[str, str | int | float | bool | None] = {
         "unpaired_candidate": k_c,
         "unpaired_baseline": k_b,
@@ -447,43 +409,33 @@ def gate_missing_balance(
     for side, (text, p_side) in (notes or {}).items():
         details |= {f"missingness_{side}": text, f"missingness_{side}_p": p_side}
     seen = "".join(f"; {text}" for text, _ in (notes or {}).values())
-    if p <= alpha:
-        arm = "candidate" if k_c > k_b else "baseline"
-        return hard_gate(
-            f"missing-balance:{metric}",
-            False,
-            f"{metric}: the {arm} lacks a value on {max(k_c, k_b)} examples where the other "
-            f"policy has one, against {min(k_c, k_b)} the other way (binomial p {p:.3g} <= "
-            f"alpha {alpha:g}): values missing on one policy only can hide its failures; give "
-            "both policies the same examples (on_missing: worst imputes a blank value, never "
-            "a row that is absent)" + seen,
-            metric=metric,
-            details=details,
-        )
-    return hard_gate(
-        f"missing-balance:{metric}",
-        True,
-        f"{metric}: unpaired examples fall on both policies alike ({k_c} candidate, {k_b} "
-        "baseline)" + seen,
-        metric=metric,
-        details=details,
+    arm = "candidate" if k_c > k_b else "baseline"
+    reason = (
+        f"{metric}: the {arm} lacks a value on {max(k_c, k_b)} examples where the other "
+        f"policy has one, against {min(k_c, k_b)} the other way (binomial p {p:.3g} <= "
+        f"alpha {alpha:g}): values missing on one policy only can hide its failures; give "
+        "both policies the same examples (on_missing: worst imputes a blank value, never "
+        "a row that is absent)"
+        if p <= alpha
+        else f"{metric}: unpaired examples fall on both policies alike ({k_c} candidate, {k_b} "
+        "baseline)"
     )
+    gid = f"missing-balance:{metric}"
+    return hard_gate(gid, p > alpha, reason + seen, metric=metric, details=details)
 
 
 def gate_constant_signal(metric: str, pm: PairedMetric) -> GateResult:
     """A quality metric varies across the paired values of both policies."""
     values = np.concatenate([pm.candidate, pm.baseline])
     constant = values.size > 0 and float(np.ptp(values)) == 0.0
-    if constant:
-        return hard_gate(
-            f"constant-quality-signal:{metric}",
-            False,
-            f"{metric} is constant ({values[0]:g}) across both policies: it cannot tell them apart",
-            metric=metric,
-            n=pm.n,
-        )
     return hard_gate(
-        f"constant-quality-signal:{metric}", True, f"{metric} varies", metric=metric, n=pm.n
+        f"constant-quality-signal:{metric}",
+        not constant,
+        f"{metric} is constant ({values[0]:g}) across both policies: it cannot tell them apart"
+        if constant
+        else f"{metric} varies",
+        metric=metric,
+        n=pm.n,
     )
 
 
@@ -495,18 +447,12 @@ _DISQUALIFIER_STATISTICS: dict[str, Callable[[np.ndarray], float]] = {
 """A disqualifier's statistic over the candidate's values."""
 
 
-def _disqualifier_limit(dq: HardDisqualifier) -> str:
-    bounds = (
-        f">= {dq.min_value:g}" if dq.min_value is not None else "",
-        f"<= {dq.max_value:g}" if dq.max_value is not None else "",
-    )
-    return " and ".join(s for s in bounds if s)
-
-
-def _gate_disqualifier(
+def gate_disqualifier(
     dq: HardDisqualifier, col: MetricColumn | None, scope: np.ndarray
 ) -> GateResult:
-    """One hard disqualifier: fails without evidence, with missing values, or beyond its limits."""
+    """A hard disqualifier's statistic over the candidate's values ``col`` on ``scope`` (shape
+    (E,) bool) stays within its limits: fails without evidence, with missing values, or beyond
+    them."""
     gid = f"disqualifier:{dq.metric}"
     if col is None or not np.any(col.has_row & scope):
         return hard_gate(
@@ -529,24 +475,15 @@ def _gate_disqualifier(
     over = (dq.max_value is not None and stat > dq.max_value) or (
         dq.min_value is not None and stat < dq.min_value
     )
+    limits = [f">= {dq.min_value:g}"] if dq.min_value is not None else []
+    limits += [f"<= {dq.max_value:g}"] if dq.max_value is not None else []
     return hard_gate(
         gid,
         not over,
-        f"candidate {dq.statistic} of {dq.metric} is {stat:g}; "
-        f"the limit is {_disqualifier_limit(dq)}",
+        f"candidate {dq.statistic} of {dq.metric} is {stat:g}; the limit is {' and '.join(limits)}",
         metric=dq.metric,
         estimate=stat,
         threshold=dq.max_value if dq.max_value is not None else dq.min_value,
         statistic=dq.statistic,
         n=int(values.size),
     )
-
-
-def gate_disqualifiers(
-    index: EvidenceIndex, contract: ReleaseContract, candidate: str, scope: np.ndarray
-) -> list[GateResult]:
-    """Each hard disqualifier's statistic over the candidate's examples stays within its limits."""
-    return [
-        _gate_disqualifier(dq, index.columns.get((candidate, dq.metric)), scope)
-        for dq in contract.hard_disqualifiers
-    ]

@@ -42,6 +42,7 @@ from ragwarrant.evidence.looks import (
 )
 from ragwarrant.gates.candidate import CandidateEvaluation
 from ragwarrant.gates.ceiling import gate_claim_ceiling
+from ragwarrant.gates.hard import hard_gate
 from ragwarrant.inputs import Inputs, behavioural_sha256
 from ragwarrant.outputs import GateResult, GateStatus, LookRecord
 from ragwarrant.stats.power import feasible_hint
@@ -120,25 +121,6 @@ def _record(contract: ReleaseContract, here: _Here, **fields: object) -> LookRec
     )
 
 
-def _first_look(contract: ReleaseContract, here: _Here, plan: SequentialPlan | None) -> Look:
-    alpha = contract.statistics.alpha
-    level = None if plan is None else look_level(plan, 1, here.units, 0.0)
-    this, spent = (alpha, alpha) if level is None else (level.alpha_this_look, level.alpha_spent)
-    reason = "look 1: the first run of this contract version"
-    if level is not None:
-        reason = f"look 1 of the sequential plan: one-sided level {this:.4g}"
-    rec = _record(
-        contract,
-        here,
-        number=1,
-        alpha_this_look=this,
-        alpha_spent=spent,
-        confirmatory=this > 0,
-        reason=reason,
-    )
-    return Look(rec, this or alpha, None, plan)
-
-
 def _same_comparison(contract: ReleaseContract, other: EarlierLook, here: _Here) -> bool:
     """Whether an earlier look tested this run's baseline against one of its candidates on some
     of this run's examples: the same study, whatever the contract id, version or config text.
@@ -202,13 +184,15 @@ def _reused(contract: ReleaseContract, here: _Here, seen: Sequence[EarlierLook])
     return Look(rec, alpha, None, plan_of(contract))
 
 
-def _repeat(contract: ReleaseContract, here: _Here, latest: EarlierLook, ids: list[str]) -> Look:
+def _repeat(contract: ReleaseContract, here: _Here, earlier: Sequence[EarlierLook]) -> Look:
+    """The latest of ``earlier`` repeated at its level: the same evidence."""
+    latest = earlier[-1]
     prev = latest.record
     rec = _record(
         contract,
         here,
         number=prev.number,
-        earlier_run_ids=ids,
+        earlier_run_ids=_study_ids(earlier),
         alpha_this_look=prev.alpha_this_look,
         alpha_spent=prev.alpha_spent,
         confirmatory=prev.confirmatory,
@@ -221,37 +205,10 @@ def _repeat(contract: ReleaseContract, here: _Here, latest: EarlierLook, ids: li
 
 
 def _blocked(
-    contract: ReleaseContract, here: _Here, latest: EarlierLook, ids: list[str], why: str
+    contract: ReleaseContract, here: _Here, earlier: Sequence[EarlierLook], reason: str
 ) -> Look:
-    prev = latest.record
-    reason = (
-        f"look {prev.number + 1}: {why}; a new contract version decided on new examples is the "
-        "honest way to start over"
-    )
-    rec = _record(
-        contract,
-        here,
-        number=prev.number + 1,
-        earlier_run_ids=ids,
-        alpha_this_look=0.0,
-        alpha_spent=prev.alpha_spent,
-        confirmatory=False,
-        blocked=True,
-        reason=reason,
-    )
-    return Look(rec, contract.statistics.alpha, reason, plan_of(contract))
-
-
-def _unverified_ledger(
-    contract: ReleaseContract, here: _Here, earlier: Sequence[EarlierLook], ledger_break: str
-) -> Look:
-    """A BLOCK: the ledger's chain is broken, so the earlier looks cannot be counted."""
+    """A BLOCK: the look after the latest earlier one (the first without one), spending no alpha."""
     prev = earlier[-1].record if earlier else None
-    reason = (
-        f"the ledger's hash chain is broken at {ledger_break}: an earlier look of this contract "
-        "version may have been deleted or changed, so this run's look cannot be counted "
-        "(check the ledger with `ragwarrant ledger verify`, restore it from a copy and run again)"
-    )
     rec = _record(
         contract,
         here,
@@ -266,30 +223,36 @@ def _unverified_ledger(
     return Look(rec, contract.statistics.alpha, reason, plan_of(contract))
 
 
-def _next_look(contract: ReleaseContract, here: _Here, latest: EarlierLook, ids: list[str]) -> Look:
-    prev, plan = latest.record, plan_of(contract)
-    number, alpha = prev.number + 1, contract.statistics.alpha
+def _next_look(contract: ReleaseContract, here: _Here, earlier: Sequence[EarlierLook]) -> Look:
+    """The look after the latest of ``earlier`` (look 1 without one) at its level: the plan's
+    for this look; without a plan, alpha for look 1 and nothing (not confirmatory) after it."""
+    prev, plan = (earlier[-1].record if earlier else None), plan_of(contract)
+    number, before = (1, 0.0) if prev is None else (prev.number + 1, prev.alpha_spent)
+    alpha = contract.statistics.alpha
     if plan is None:
-        this, spent = 0.0, prev.alpha_spent
+        this, spent = (alpha, alpha) if prev is None else (0.0, before)
         reason = (
-            f"look {number} of contract {contract.id} v{contract.version} without a sequential "
-            f"plan: a repeated look cannot PROMOTE as confirmatory evidence (declare "
+            "look 1: the first run of this contract version"
+            if prev is None
+            else f"look {number} of contract {contract.id} v{contract.version} without a "
+            "sequential plan: a repeated look cannot PROMOTE as confirmatory evidence (declare "
             "sequential: in a new contract version decided on new examples)"
         )
     else:
-        level = look_level(plan, number, here.units, prev.alpha_spent)
+        level = look_level(plan, number, here.units, before)
         this, spent = level.alpha_this_look, level.alpha_spent
-        reason = (
-            f"look {number}: the sequential plan's alpha is spent; this look cannot PROMOTE"
-            if this <= 0
-            else f"look {number} of the sequential plan: one-sided level "
-            f"{this:.4g} (spent {spent:.4g} of {plan.alpha:g})"
-        )
+        reason = f"look {number} of the sequential plan: one-sided level {this:.4g}"
+        if prev is not None and this <= 0:
+            reason = (
+                f"look {number}: the sequential plan's alpha is spent; this look cannot PROMOTE"
+            )
+        elif prev is not None:
+            reason += f" (spent {spent:.4g} of {plan.alpha:g})"
     rec = _record(
         contract,
         here,
         number=number,
-        earlier_run_ids=ids,
+        earlier_run_ids=_study_ids(earlier),
         alpha_this_look=this,
         alpha_spent=spent,
         confirmatory=this > 0,
@@ -298,34 +261,30 @@ def _next_look(contract: ReleaseContract, here: _Here, latest: EarlierLook, ids:
     return Look(rec, this or alpha, None, plan)
 
 
-def _changed_contract(earlier: Sequence[EarlierLook], contract_sha256: str | None) -> str | None:
-    """Why the contract differs from an earlier look's under the same id and version, or None."""
-    if contract_sha256 is None:
-        return None
-    for e in earlier:
-        if e.contract_sha256 is not None and e.contract_sha256 != contract_sha256:
-            return (
-                f"the contract file differs from the one look {e.record.number} (run {e.run_id}) "
-                "read under the same id and version (margins, slices or rules may have changed)"
-            )
-    return None
-
-
-def _changed_configs(latest: EarlierLook, here: _Here) -> str | None:
-    """Why the policies or their configs differ from the latest look's, or None.
+def _changed(
+    earlier: Sequence[EarlierLook], contract_sha256: str | None, here: _Here
+) -> str | None:
+    """Why the contract differs from an earlier look's under the same id and version, or the
+    policies or their configs from the latest look's; None when neither does.
 
     A renamed, added or re-configured policy under the same contract id and version would
     otherwise start a fresh look at full alpha (fresh-user trial): it is a BLOCK instead. Configs
     are compared by behavioural content (``inputs.behavioural_sha256``), so a changed ``note``
     or non-behavioural key is the same config and the run is the study's next look.
     """
-    before = latest.record.configs or {}
+    for e in earlier:
+        if contract_sha256 is not None and e.contract_sha256 not in (None, contract_sha256):
+            return (
+                f"the contract file differs from the one look {e.record.number} (run {e.run_id}) "
+                "read under the same id and version (margins, slices or rules may have changed)"
+            )
+    before, latest = earlier[-1].record.configs or {}, earlier[-1].record.number
     if before == here.configs:
         return None
     changed = sorted(set(before) ^ set(here.configs))
     changed += sorted(p for p in set(before) & set(here.configs) if before[p] != here.configs[p])
     return (
-        f"the policies or their configs differ from look {latest.record.number}'s under the "
+        f"the policies or their configs differ from look {latest}'s under the "
         f"same contract id and version ({len(changed)} polic{'y' if len(changed) == 1 else 'ies'}"
         " added, removed or changed in a behavioural key)"
     )
@@ -370,31 +329,39 @@ def resolve_look(
     """
     here = _Here(fingerprint, units, dict(configs), evidence_sha256)
     if ledger_break is not None:
-        return _unverified_ledger(contract, here, earlier, ledger_break)
+        return _blocked(
+            contract,
+            here,
+            earlier,
+            f"the ledger's hash chain is broken at {ledger_break}: an earlier look of this "
+            "contract version may have been deleted or changed, so this run's look cannot be "
+            "counted (check the ledger with `ragwarrant ledger verify`, restore it from a copy "
+            "and run again)",
+        )
     if not earlier:
         seen = [o for o in others if _same_comparison(contract, o, here)]
         if seen:
             return _reused(contract, here, seen)
-        return _first_look(contract, here, plan_of(contract))
-    latest = earlier[-1]
-    ids = _study_ids(earlier)
-    changed = _changed_contract(earlier, contract_sha256) or _changed_configs(latest, here)
-    if changed is not None:
-        return _blocked(contract, here, latest, ids, changed)
-    if latest.fingerprint is None:
+        return _next_look(contract, here, earlier)
+    latest, number = earlier[-1], earlier[-1].record.number
+    why = _changed(earlier, contract_sha256, here)
+    before = latest.fingerprint
+    if why is None and before is None:
         why = (
-            f"the evidence fingerprint of look {latest.record.number} (run {latest.run_id}) is "
-            "missing from the ledger or does not match its sha256, so this evidence cannot be "
-            "shown to extend it"
+            f"the evidence fingerprint of look {number} (run {latest.run_id}) is missing from "
+            "the ledger or does not match its sha256, so this evidence cannot be shown to extend it"
         )
-        return _blocked(contract, here, latest, ids, why)
-    if same_evidence(latest.fingerprint, fingerprint):
-        return _repeat(contract, here, latest, ids)
-    problem = extension_problem(latest.fingerprint, fingerprint)
-    if problem is not None:
-        why = f"the evidence does not extend look {latest.record.number}'s: {problem}"
-        return _blocked(contract, here, latest, ids, why)
-    return _next_look(contract, here, latest, ids)
+    elif why is None and before is not None:
+        if same_evidence(before, fingerprint):
+            return _repeat(contract, here, earlier)
+        problem = extension_problem(before, fingerprint)
+        why = (
+            None if problem is None else f"the evidence does not extend look {number}'s: {problem}"
+        )
+    if why is not None:
+        honest = "a new contract version decided on new examples is the honest way to start over"
+        return _blocked(contract, here, earlier, f"look {number + 1}: {why}; {honest}")
+    return _next_look(contract, here, earlier)
 
 
 def recorded_look(
@@ -423,13 +390,7 @@ def gate_look_evidence(look: Look) -> GateResult | None:
     chain is broken so the earlier looks cannot be counted."""
     if look.problem is None:
         return None
-    return GateResult(
-        id="hard:look-evidence",
-        kind="hard",
-        status=GateStatus.FAIL,
-        reason=look.problem,
-        details={"look": look.record.number},
-    )
+    return hard_gate("look-evidence", False, look.problem, details={"look": look.record.number})
 
 
 _MORE = re.compile(r"about \d+ more (clusters|paired examples) would likely resolve it")

@@ -29,44 +29,45 @@ def p_floor(test: OneSidedTest) -> float | None:
 
 
 def _inconclusive_reason(where: str, test: OneSidedTest) -> str:
+    """Why the test is inconclusive, then the hint in its own unit (clusters as clusters, pairs
+    as pairs); never "about 0 more": without a useful count, why (``p_floor``, the estimate too
+    close to -margin)."""
     lcb, ucb, threshold = test.lower_bound, test.upper_bound, test.threshold
     if test.degenerate_reason is not None:
-        return (
+        why = (
             f"{where}: {test.degenerate_reason}; "
             f"the lower bound {lcb:+.4g} does not exclude -margin {threshold:+.4g}"
         )
-    if lcb > threshold:  # the bound clears -margin; the p-value does not reach alpha
-        return (
+    elif lcb > threshold:  # the bound clears -margin; the p-value does not reach alpha
+        why = (
             f"{where}: the lower bound {lcb:+.4g} is above -margin {threshold:+.4g} but p "
             f"{test.p_value:.3g} > alpha {test.alpha:g}"
         )
-    return (
-        f"{where}: the interval [{lcb:+.4g}, {ucb:+.4g}] straddles -margin {threshold:+.4g}; "
-        + (
-            "the estimate is inside the margin, so more data would more likely show noninferiority"
-            if test.estimate > threshold
-            else "the estimate is beyond the margin, so more data would more likely confirm a loss"
+    else:
+        why = (
+            f"{where}: the interval [{lcb:+.4g}, {ucb:+.4g}] straddles -margin {threshold:+.4g}; "
+            + (
+                "the estimate is inside the margin, so more data would more likely show "
+                "noninferiority"
+                if test.estimate > threshold
+                else "the estimate is beyond the margin, so more data would more likely confirm "
+                "a loss"
+            )
         )
-    )
-
-
-def _more_needed_text(test: OneSidedTest) -> str:
-    """The hint in the test's own unit (clusters as clusters, pairs as pairs); never "about 0
-    more": without a useful count, why (``p_floor``, the estimate too close to -margin)."""
     if (floor := p_floor(test)) is not None:
         return (
-            f"; alpha {test.alpha:g} is below the smallest p-value the bootstrap can show "
+            f"{why}; alpha {test.alpha:g} is below the smallest p-value the bootstrap can show "
             f"({floor:.2g} with {MAX_RESAMPLES:,} resamples): more data would not resolve it, "
             "an alpha of at least that would"
         )
-    if not test.more_units_needed:
-        if test.lower_bound > test.threshold:
-            return ": not every check of the test rejects yet"
-        if test.estimate > test.threshold and test.degenerate_reason is None:
-            return "; the estimate is too close to -margin for a feasible sample to resolve it"
-        return ""
-    unit = "clusters" if test.unit_name == "clusters" else "paired examples"
-    return f"; about {test.more_units_needed} more {unit} would likely resolve it"
+    if test.more_units_needed:
+        unit = "clusters" if test.unit_name == "clusters" else "paired examples"
+        return f"{why}; about {test.more_units_needed} more {unit} would likely resolve it"
+    if lcb > threshold:
+        return f"{why}: not every check of the test rejects yet"
+    if test.estimate > threshold and test.degenerate_reason is None:
+        return f"{why}; the estimate is too close to -margin for a feasible sample to resolve it"
+    return why
 
 
 def gate_noninferiority(
@@ -110,7 +111,7 @@ def gate_noninferiority(
     else:
         status = GateStatus.INCONCLUSIVE
         more = None if p_floor(test) is not None else test.more_units_needed or None
-        reason = _inconclusive_reason(where, test) + _more_needed_text(test)
+        reason = _inconclusive_reason(where, test)
     details: dict[str, Scalar] = {
         "resampled_units": test.n_units,
         "units": test.unit_name,

@@ -106,7 +106,7 @@ def gate_publication_hygiene(
     finding, ``pass`` otherwise. Details count findings per kind and list withheld files.
     """
     kinds = Counter(f.kind for f in findings)
-    details: dict[str, object] = {f"findings:{k}": v for k, v in sorted(kinds.items())}
+    details: dict[str, str | int] = {f"findings:{k}": v for k, v in sorted(kinds.items())}
     if withheld:
         details["withheld"] = ",".join(withheld)
     if findings:
@@ -115,18 +115,15 @@ def gate_publication_hygiene(
         reason = f"{HYGIENE_BLOCKER}: {len(findings)} finding(s): {where}{more}"
     else:
         reason = "no credentials, host paths, e-mail addresses or copied evidence text in outputs"
-    return GateResult.model_validate(
-        {
-            "id": f"hard:{HYGIENE_BLOCKER}",
-            "kind": "hard",
-            "status": "fail" if findings else "pass",
-            "statistic": "findings",
-            "estimate": float(len(findings)),
-            "threshold": 0.0,
-            "n": len(findings),
-            "reason": reason,
-            "details": details,
-        }
+    return hard_gate(
+        HYGIENE_BLOCKER,
+        not findings,
+        reason,
+        statistic="findings",
+        estimate=float(len(findings)),
+        threshold=0.0,
+        n=len(findings),
+        details=details,
     )
 
 
@@ -135,36 +132,21 @@ def input_gates(inputs: Inputs) -> list[GateResult]:
     ``inputs.unresolved``), then a failed ``hard:evidence-readable:<source>`` per evidence
     source its adapter could not read, with the error's code, message and hint."""
     unresolved = inputs.unresolved
-    gates = [
-        GateResult(
-            id="hard:contract-references",
-            kind="hard",
-            status=GateStatus.FAIL if unresolved else GateStatus.PASS,
-            reason=("references that do not resolve: " + "; ".join(unresolved))
-            if unresolved
-            else "every file the contract names exists and is readable",
+    references = hard_gate(
+        "contract-references",
+        not unresolved,
+        ("references that do not resolve: " + "; ".join(unresolved))
+        if unresolved
+        else "every file the contract names exists and is readable",
+    )
+    return [references] + [
+        hard_gate(
+            f"evidence-readable:{source_id}",
+            False,
+            f"{error.code}: {error.message}" + (f" (hint: {error.hint})" if error.hint else ""),
         )
+        for source_id, error in inputs.unreadable
     ]
-    for source_id, error in inputs.unreadable:
-        hint = f" (hint: {error.hint})" if error.hint else ""
-        gates.append(
-            GateResult(
-                id=f"hard:evidence-readable:{source_id}",
-                kind="hard",
-                status=GateStatus.FAIL,
-                reason=f"{error.code}: {error.message}{hint}",
-            )
-        )
-    return gates
-
-
-def _declared_directions(inputs: Inputs) -> dict[str, dict[str, str]]:
-    """metric id → {evidence source id → the direction that export declares for it}."""
-    declared: dict[str, dict[str, str]] = {}
-    for result in inputs.results:
-        for metric, direction in result.directions.items():
-            declared.setdefault(metric, {})[result.provenance.source_id] = direction
-    return declared
 
 
 def _label_examples(
@@ -207,6 +189,10 @@ def contract_evidence_gates(inputs: Inputs, index: EvidenceIndex) -> list[GateRe
         if (where := evidence_scope.first_outside(index, m.id, *m.scale)) is not None
     ]
     examples, located = _label_examples(index)
+    declared: dict[str, dict[str, str]] = {}  # metric → {source id → the direction it declares}
+    for result in inputs.results:
+        for metric, direction in result.directions.items():
+            declared.setdefault(metric, {})[result.provenance.source_id] = direction
     found = {
         "policy-ids": check_policy_ids(contract, index.policies(), source=source),
         "splits": check_splits_declared(contract, index.split_labels, source=source),
@@ -217,18 +203,17 @@ def contract_evidence_gates(inputs: Inputs, index: EvidenceIndex) -> list[GateRe
             for kind, counts in examples.items()
         },
         "scales": check_scales(contract, observed, non_binary=non_binary, source=source),
-        "directions": check_directions(contract, _declared_directions(inputs), source=source),
+        "directions": check_directions(contract, declared, source=source),
     }
     if found["scales"]:
         found["scales"] += outside
     overlap = gate_evidence_overlap(inputs, index)
     return [
-        GateResult(
-            id=f"hard:contract-evidence:{check}",
-            kind="hard",
-            status=GateStatus.FAIL,
+        hard_gate(
+            f"contract-evidence:{check}",
+            False,
+            "the contract contradicts the evidence: " + "; ".join(messages),
             n=len(messages),
-            reason="the contract contradicts the evidence: " + "; ".join(messages),
         )
         for check, messages in found.items()
         if messages
