@@ -98,6 +98,7 @@ class ExportSummary:
     file: Path | None = None
     spans_file: bool = False
     settings: dict[str, dict[str, Any]] = field(default_factory=dict)
+    long: tuple[str, str] | None = None  # a generic table's metric-name and value columns
 
     @property
     def kind(self) -> Literal["results", "telemetry"]:
@@ -297,7 +298,10 @@ def describe_export(path: Path, display: str | None = None) -> ExportSummary:
     slice_col, split_col = _first(names, specs.SLICE_COLUMNS), _first(names, specs.SPLIT_COLUMNS)
     keys = {c for c in (id_col, policy_col, slice_col, split_col) if c is not None}
     _check_policy_ids(table, policy_col, display)
-    metrics = _metrics(table, adapter, keys, adapter == "otel" or spans)
+    metric_col, value_col = _first(names, specs.METRIC_COLUMNS), _first(names, specs.VALUE_COLUMNS)
+    textual = metric_col is not None and not looks_numeric_column(table, metric_col)
+    long = (metric_col, value_col) if adapter == "generic" and textual and value_col else None
+    metrics = [] if long else _metrics(table, adapter, keys, adapter == "otel" or spans)
     named = _evaluation_name(path, names) if adapter == "phoenix" else None
     if named:  # the frame's one score column is this evaluation
         metrics = [dataclasses.replace(_guess(adapter, named[0]), column="score")]
@@ -307,7 +311,9 @@ def describe_export(path: Path, display: str | None = None) -> ExportSummary:
         policies=_values(table, policy_col), slice_column=slice_col,
         slices=_values(table, slice_col), split_column=split_col,
         splits=_values(table, split_col), file=path, spans_file=spans,
-        settings=_settings(table, policy_col), notes=named[1] if named else [],
+        settings=_settings(table, policy_col), long=long,
+        notes=named[1] if named else [f"CHECK: read in long layout (one row per example and "
+        f"metric): metric ids in column {long[0]!r}, values in {long[1]!r}"] if long else [],
     )  # fmt: skip
 
 
@@ -353,7 +359,9 @@ def _fields(e: ExportSummary, key: ExportSummary) -> dict[str, Any]:
     Phoenix evaluations), ``metrics`` of a results export, ``reduce`` of a generic telemetry one."""
     columns = {"example_id": key.id_column, "policy_id": key.policy_column}
     columns |= {"slice": e.slice_column, "split": e.split_column}
-    fields: dict[str, Any] = {"columns": {k: v for k, v in columns.items() if v}}
+    fields: dict[str, Any] = {"layout": "long"} if e.long else {}
+    columns |= dict(zip(("metric", "value"), e.long, strict=True)) if e.long else {}
+    fields["columns"] = {k: v for k, v in columns.items() if v}
     quality = {m.column: m.metric_id for m in e.metrics if m.kind == "quality"}
     ops = [m for m in e.metrics if m.kind == "operational"]
     if e.kind == "results":
@@ -397,7 +405,8 @@ def _scores(result: AdapterResult, adapter: str) -> list[MetricGuess]:
         low, high = mm["min"].as_py(), mm["max"].as_py()
         missed = tuple(sorted(missing.fill_null(0).to_pylist()))
         column = original.get(metric, metric)
-        out.append(dataclasses.replace(guess, column=column, low=low, high=high, missing=missed))
+        guess = dataclasses.replace(guess, metric_id=metric, column=column, low=low, high=high)
+        out.append(dataclasses.replace(guess, missing=missed))
     return out
 
 
@@ -436,7 +445,7 @@ def _observe(
     }
     others = [s.metric_id for s in scores if s.kind != "quality"]
     notes = [f"not proposed as quality (a count, time or cost): {', '.join(others)}"] * bool(others)
-    entry = entry | ({"metrics": quality} if quality else {})
+    entry = entry | ({"metrics": quality} if quality and not e.long else {})
     return dataclasses.replace(e, metrics=scores, notes=[*e.notes, *notes]), entry
 
 

@@ -177,6 +177,8 @@ def _print_sources(text: str) -> None:
     operational = ", ".join(m["id"] for m in data.get("operational_metrics") or [])
     for src in data["evidence"]:
         gives = ", ".join(src.get("metrics", {}).values()) or "no score read"
+        if src.get("layout") == "long":
+            gives = f"long layout, metric ids in column {src['columns']['metric']}"
         if src.get("kind") == "telemetry":
             gives = f"telemetry ({operational})"
         elif src["pairing"] == "span-join" and "spans" not in src.get("options", {}):
