@@ -235,6 +235,17 @@ def _check_policy_ids(table: pa.Table, column: str | None, display: str) -> None
             )
 
 
+def _long_layout(table: pa.Table, names: Sequence[str], adapter: str) -> tuple[str, str] | None:
+    """The metric-name and value columns of a generic table in long layout (one row per example
+    and metric: a text metric column beside a value column), else None."""
+    metric, value = _first(names, specs.METRIC_COLUMNS), _first(names, specs.VALUE_COLUMNS)
+    if adapter != "generic" or metric is None or value is None:
+        return None
+    if looks_numeric_column(table, metric):
+        return None
+    return metric, value
+
+
 def _key_names(table: pa.Table) -> list[str]:
     """Column names, and the fields of an ``attributes.metadata`` struct (Phoenix spans)."""
     names = list(table.column_names)
@@ -298,9 +309,7 @@ def describe_export(path: Path, display: str | None = None) -> ExportSummary:
     slice_col, split_col = _first(names, specs.SLICE_COLUMNS), _first(names, specs.SPLIT_COLUMNS)
     keys = {c for c in (id_col, policy_col, slice_col, split_col) if c is not None}
     _check_policy_ids(table, policy_col, display)
-    metric_col, value_col = _first(names, specs.METRIC_COLUMNS), _first(names, specs.VALUE_COLUMNS)
-    textual = metric_col is not None and not looks_numeric_column(table, metric_col)
-    long = (metric_col, value_col) if adapter == "generic" and textual and value_col else None
+    long = _long_layout(table, names, adapter)
     metrics = [] if long else _metrics(table, adapter, keys, adapter == "otel" or spans)
     named = _evaluation_name(path, names) if adapter == "phoenix" else None
     if named:  # the frame's one score column is this evaluation
@@ -311,9 +320,7 @@ def describe_export(path: Path, display: str | None = None) -> ExportSummary:
         policies=_values(table, policy_col), slice_column=slice_col,
         slices=_values(table, slice_col), split_column=split_col,
         splits=_values(table, split_col), file=path, spans_file=spans,
-        settings=_settings(table, policy_col), long=long,
-        notes=named[1] if named else [f"CHECK: read in long layout (one row per example and "
-        f"metric): metric ids in column {long[0]!r}, values in {long[1]!r}"] if long else [],
+        settings=_settings(table, policy_col), notes=named[1] if named else [], long=long,
     )  # fmt: skip
 
 
