@@ -54,7 +54,7 @@ from __future__ import annotations
 import functools
 import itertools
 import re
-from collections.abc import Callable, Container, Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
@@ -291,10 +291,6 @@ def _camel_parts(data: bytes, classes: bytes) -> list[bytes]:
     return b"".join(pieces).lower().split()
 
 
-def _decoded(tokens: list[bytes]) -> list[str]:
-    return list(map(bytes.decode, tokens))
-
-
 def tokenize(text: str) -> list[str]:
     """Return the lowercased alphanumeric tokens of ``text``, in order.
 
@@ -308,15 +304,11 @@ def tokenize(text: str) -> list[str]:
     Raises:
         TypeError: ``text`` is not a str.
     """
-    data = _byte_view(_required_str(text, "text"))
+    if not isinstance(text, str):
+        raise TypeError(f"text must be str, not {type(text).__name__}")
+    data = _byte_view(text)
     found = None if data is None else _fast_tokens(data, _FOLD)
-    return _tokens(text.lower()) if found is None else _decoded(found)
-
-
-def _required_str(value: object, name: str) -> str:
-    if not isinstance(value, str):
-        raise TypeError(f"{name} must be str, not {type(value).__name__}")
-    return value
+    return _tokens(text.lower()) if found is None else list(map(bytes.decode, found))
 
 
 def content_tokens(text: str) -> list[str]:
@@ -363,21 +355,17 @@ def index_context(passages: str | Iterable[str]) -> ContextIndex:
     Raises:
         TypeError: a passage is not a str.
     """
-    text = _joined(passages)
+    # tokens never span a space: the passages joined by one have the union of their tokens
+    text = passages if isinstance(passages, str) else " ".join(passages)
     found = _context_bag(text)
     if found is not None:
-        return ContextIndex(frozenset(_decoded(found)))
+        return ContextIndex(frozenset(map(bytes.decode, found)))
     # a non-ASCII decimal digit: regex tokens; CamelCase parts from a view where ``\b`` and
     # ``[A-Za-z]`` match where they do in the text (non-ASCII letters and digits as "0", a word
     # character that is no ASCII letter; other non-ASCII characters as a space)
     camel = _NON_ASCII.sub(" ", _NON_ASCII_ALNUM_RUN.sub("0", text)).encode()
-    parts = _decoded(_camel_parts(camel, camel.translate(_CLASSES)))
+    parts = list(map(bytes.decode, _camel_parts(camel, camel.translate(_CLASSES))))
     return ContextIndex(frozenset(_tokens(text.lower()) + parts))
-
-
-def _joined(passages: str | Iterable[str]) -> str:
-    # Tokens never span a space, so the passages joined by one have the union of their tokens.
-    return passages if isinstance(passages, str) else " ".join(passages)
 
 
 def _context_bag(text: str) -> list[bytes] | None:
@@ -442,25 +430,27 @@ def score_response(response: str, context: ContextIndex | str | Sequence[str]) -
     Raises:
         TypeError: ``response`` or a passage is not a str.
     """
-    marked = _marked_response(_required_str(response, "response"))
+    if not isinstance(response, str):
+        raise TypeError(f"response must be str, not {type(response).__name__}")
+    marked = _marked_response(response)
     if marked is None:  # the fast tokenizer cannot take the response: the reference tokenizer
         sentences = split_sentences(response.lower())
         known = (context if isinstance(context, ContextIndex) else index_context(context)).tokens
-        by_sentence = [_tokens(sentence) for sentence in sentences]
-        numeric = [t for words in by_sentence for t in words if not _DIGITS.isdisjoint(t)]
-        codes = _END.join(_codes(words, _lookup(known, words)) for words in by_sentence)
-        return _scores(_code_counts(codes, numeric, known), len(sentences))
+        words = [t for sentence in sentences for t in (*_tokens(sentence), _SENTINEL)][:-1]
+        numeric = [t for t in words if not _DIGITS.isdisjoint(t)]
+        return _scores(words, _lookup(known, words), numeric, len(sentences))
     tokens, n_sentences, numbers = marked
     if not isinstance(context, ContextIndex):
-        found = _context_bag(_joined(context))
+        # passages joined by a space have the union of their tokens (tokens never span a space)
+        found = _context_bag(context if isinstance(context, str) else " ".join(context))
         if found is not None:  # token codes straight from the context's bytes
             lookup = dict.fromkeys(found, _SUPPORTED)
             lookup.update(_STOP_CODES_BYTES)
-            return _scores(_code_counts(_codes(tokens, lookup), numbers, lookup), n_sentences)
+            return _scores(tokens, lookup, numbers, n_sentences)
         context = index_context(context)
-    decoded = _decoded(tokens)
-    codes = _codes(decoded, _lookup(context.tokens, decoded))
-    return _scores(_code_counts(codes, _decoded(numbers), context.tokens), n_sentences)
+    decoded = list(map(bytes.decode, tokens))
+    digits = list(map(bytes.decode, numbers))
+    return _scores(decoded, _lookup(context.tokens, decoded), digits, n_sentences)
 
 
 def _lookup(known: frozenset[str], tokens: list[str]) -> dict[str, str]:
@@ -541,17 +531,13 @@ def _marked_response(response: str) -> tuple[list[bytes], int, list[bytes]] | No
     return tokens, n_sentences, numbers
 
 
-def _codes(tokens: list[_Token], lookup: dict[_Token, str]) -> str:
-    """One code per token: ``lookup``'s, else "u" (unsupported)."""
-    return "".join(map(lookup.get, tokens, itertools.repeat(_UNSUPPORTED)))
-
-
-_Counts = tuple[int, int, int, int, int, float]
-"""(n_content, n_unsupported, n_numeric, n_numeric_missing, n_sentences_scored, weakest)."""
-
-
-def _code_counts(codes: str, numbers: list[_Token], known: Container[_Token]) -> _Counts:
-    """Counts of a response from its token codes and its numeric tokens."""
+def _scores(
+    tokens: list[_Token], lookup: dict[_Token, str], numbers: list[_Token], n_sentences: int
+) -> LexicalScores:
+    """The frozen scores of a response from its tokens (the sentinel between sentences), the
+    code of each (``lookup``: "k", "" or "|"; any other token is "u", unsupported), its numeric
+    tokens (missing when not in ``lookup``) and its number of sentences."""
+    codes = "".join(map(lookup.get, tokens, itertools.repeat(_UNSUPPORTED)))
     n_scored = 0
     weakest = 0.0
     for sentence in codes.split(_END):
@@ -562,14 +548,9 @@ def _code_counts(codes: str, numbers: list[_Token], known: Container[_Token]) ->
             if share > weakest:
                 weakest = share
     n_numeric = len(numbers)
-    n_numeric_missing = n_numeric - sum(map(known.__contains__, numbers))
+    n_numeric_missing = n_numeric - sum(map(lookup.__contains__, numbers))
     n_content = len(codes) - codes.count(_END)
-    return n_content, codes.count(_UNSUPPORTED), n_numeric, n_numeric_missing, n_scored, weakest
-
-
-def _scores(counts: _Counts, n_sentences: int) -> LexicalScores:
-    """The frozen scores of a response from its counts and its number of sentences."""
-    n_content, n_unsupported, n_numeric, n_numeric_missing, n_scored, weakest = counts
+    n_unsupported = codes.count(_UNSUPPORTED)
     coverage = n_unsupported / n_content if n_content else 0.0
     numeric_share = n_numeric_missing / n_numeric if n_numeric else 0.0
     w_cov, w_weak, w_num = HYBRID_WEIGHTS
