@@ -212,16 +212,6 @@ def _wide_views(text: str) -> tuple[bytes, bytes] | None:
     return lowered, data
 
 
-def _number_split(data: bytes, number_view: bytes) -> list[bytes]:
-    """``data`` cut around its numbers with separators: text, number, text, ..., text (as
-    ``re.split`` with one group), the cuts found in ``data.translate(number_view)``."""
-    pieces = _NUMBER_AT_TOKEN_START.split(data.translate(number_view))
-    if len(pieces) == 1:
-        return [data]
-    ends = list(itertools.accumulate(map(len, pieces)))
-    return list(map(data.__getitem__, map(slice, [0, *ends[:-1]], ends)))
-
-
 def _fast_tokens(
     data: bytes, table: bytes, number_view: bytes = _NUMBER_VIEW, classes: bytes | None = None
 ) -> list[bytes] | None:
@@ -232,7 +222,10 @@ def _fast_tokens(
     """
     if b"0.0" not in (data.translate(_CLASSES) if classes is None else classes):
         return data.translate(table).split()
-    pieces = _number_split(data, number_view)  # text, number, text, ..., text
+    # text, number, text, ..., text (``re.split`` with one group), cut where the number view's are
+    in_view = _NUMBER_AT_TOKEN_START.split(data.translate(number_view))
+    cuts = list(itertools.accumulate(map(len, in_view)))
+    pieces = list(map(data.__getitem__, map(slice, [0, *cuts[:-1]], cuts)))
     found = pieces[0].translate(table).split()
     for i in range(1, len(pieces), 2):
         if pieces[i + 1][:1].translate(table).strip():  # the number ends inside a run
@@ -240,31 +233,6 @@ def _fast_tokens(
         found.append(_number_form_bytes(pieces[i]))
         found += pieces[i + 1].translate(table).split()
     return found
-
-
-def _fast_token_bag(
-    data: bytes, classes: bytes, table: bytes = _FOLD, number_view: bytes = _NUMBER_VIEW
-) -> list[bytes]:
-    """The tokens of ``data`` (folded by ``table``, lowercase UTF-8) in no set order: the text
-    between numbers with separators is folded and split in one go.
-
-    Where a number ends inside an alphanumeric run (``1,2345``), the reference scan starts the
-    next token mid-run; from there on the rest of the text takes the reference tokenizer.
-    """
-    if b"0.0" not in classes:
-        return data.translate(table).split()
-    pieces = _number_split(data, number_view)
-    # the first byte of each text piece after a number, folded: not a space means mid-run
-    heads = b"".join([piece[:1] or b" " for piece in pieces[2::2]]).translate(table)
-    cut = len(heads) - len(heads.lstrip())
-    rest: list[bytes] = []
-    if cut < len(heads):
-        tail = b"".join(pieces[2 * cut + 2 :]).decode().lower()
-        rest = [token.encode() for token in _tokens(tail)]
-        del pieces[2 * cut + 2 :]
-    found = b" ".join(pieces[0::2]).translate(table).split()
-    found += map(_number_form_bytes, pieces[1::2])
-    return found + rest
 
 
 def _camel_parts(data: bytes, classes: bytes) -> list[bytes]:
@@ -369,20 +337,20 @@ def index_context(passages: str | Iterable[str]) -> ContextIndex:
 
 
 def _context_bag(text: str) -> list[bytes] | None:
-    """Every token of ``text`` as UTF-8 bytes, CamelCase parts included, with repeats, in no set
-    order; None when the fast path cannot take the text."""
+    """Every token of ``text`` as UTF-8 bytes, then its CamelCase parts; None when the fast path
+    cannot take the text (``index_context`` then takes the reference tokenizer)."""
     data = _byte_view(text)
     if data is not None:
         classes = data.translate(_CLASSES)
-        found = _fast_token_bag(data, classes)
+        found = _fast_tokens(data, _FOLD, classes=classes)
     else:  # letters or digits beyond ASCII: the lowercase for tokens, the text for CamelCase
         views = _wide_views(text)
         if views is None:
             return None
         wide, data = views
-        found = _fast_token_bag(wide, wide.translate(_CLASSES), _FOLD_WIDE, _NUMBER_VIEW_WIDE)
+        found = _fast_tokens(wide, _FOLD_WIDE, _NUMBER_VIEW_WIDE)
         classes = data.translate(_CLASSES_WIDE)
-    return found + _camel_parts(data, classes)
+    return None if found is None else found + _camel_parts(data, classes)
 
 
 @dataclass(frozen=True, slots=True)
