@@ -24,7 +24,6 @@ import re
 import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from functools import cache
 from pathlib import Path
 from typing import Any, Literal, cast
 
@@ -124,6 +123,15 @@ class ExportSummary:
         if self.role and self.role not in stem:
             stem = f"{self.role}-{stem}"
         return stem[:60] or "source"
+
+    @property
+    def file_policy(self) -> str | None:
+        """The policy of a file that names none inside: its role word, else its file name."""
+        if self.policies:
+            return None
+        if self.role or self.policy_column:  # a policy field the reader cannot list (Phoenix)
+            return self.role
+        return snake_metric_id(Path(self.path).stem).replace("_", "-")
 
     @property
     def role(self) -> str | None:
@@ -324,19 +332,10 @@ def describe_export(path: Path, display: str | None = None) -> ExportSummary:
     )  # fmt: skip
 
 
-def _file_policy(e: ExportSummary) -> str | None:
-    """The policy of a file that names none inside: its role word, else its file name."""
-    if e.policies:
-        return None
-    if e.role or e.policy_column:  # a policy field the reader cannot list (Phoenix metadata)
-        return e.role
-    return snake_metric_id(Path(e.path).stem).replace("_", "-")
-
-
 def _policies(exports: Sequence[ExportSummary]) -> list[str]:
     """Every policy seen, the baseline first when one is called ``baseline``."""
     seen = {p for e in exports for p in e.policies}
-    seen |= {p for e in exports if (p := _file_policy(e))}
+    seen |= {p for e in exports if (p := e.file_policy)}
     return sorted(seen, key=lambda p: (p != "baseline", p))
 
 
@@ -387,7 +386,7 @@ def _source(e: ExportSummary, exports: Sequence[ExportSummary]) -> dict[str, Any
         entry["options"] = {"spans": spans.path}
     if e.kind == "telemetry":
         entry["kind"] = "telemetry"
-    if (policy := _file_policy(e)) is not None:
+    if (policy := e.file_policy) is not None:
         entry["policy"] = policy
     entry["pairing"] = e.pairing
     return entry | _fields(e, spans or e)
@@ -483,22 +482,19 @@ def _missing_note(metric_id: str, exports: Sequence[ExportSummary]) -> str | Non
     return "; ".join(parts) or None
 
 
-@cache
-def _environment() -> jinja2.Environment:
-    env = jinja2.Environment(
-        loader=jinja2.PackageLoader("ragwarrant", "data/templates"),
-        autoescape=False,  # YAML, not HTML: every value goes through the ``q`` filter
-        undefined=jinja2.StrictUndefined,
-        keep_trailing_newline=True,
-        trim_blocks=True,
-        lstrip_blocks=True,
-    )
-    env.filters["q"] = lambda v: orjson.dumps(str(v)).decode()  # a JSON string is YAML
-    env.filters["block"] = lambda value, indent: textwrap.indent(  # a mapping, indented
-        yaml.safe_dump(value, sort_keys=False, allow_unicode=True, width=100), " " * indent, bool
-    ).rstrip("\n")
-    env.filters["v"] = visible  # in a comment: a newline would end it and start a YAML line
-    return env
+_ENVIRONMENT = jinja2.Environment(
+    loader=jinja2.PackageLoader("ragwarrant", "data/templates"),
+    autoescape=False,  # YAML, not HTML: every value goes through the ``q`` filter
+    undefined=jinja2.StrictUndefined,
+    keep_trailing_newline=True,
+    trim_blocks=True,
+    lstrip_blocks=True,
+)
+_ENVIRONMENT.filters["q"] = lambda v: orjson.dumps(str(v)).decode()  # a JSON string is YAML
+_ENVIRONMENT.filters["block"] = lambda value, indent: textwrap.indent(  # a mapping, indented
+    yaml.safe_dump(value, sort_keys=False, allow_unicode=True, width=100), " " * indent, bool
+).rstrip("\n")
+_ENVIRONMENT.filters["v"] = visible  # in a comment: a newline would end it and start a YAML line
 
 
 def draft_contract(exports: Sequence[ExportSummary], contract_id: str = "my-release") -> str:
@@ -515,7 +511,7 @@ def draft_contract(exports: Sequence[ExportSummary], contract_id: str = "my-rele
     scored = [(e.kind, m) for e in seen for m in e.metrics]
     quality = {m.metric_id: m for kind, m in scored if kind == "results" and m.kind == "quality"}
     operational = {m.metric_id: m for kind, m in scored if kind == "telemetry"}
-    template = _environment().get_template("contract.yaml.j2")
+    template = _ENVIRONMENT.get_template("contract.yaml.j2")
     return template.render(
         contract_id=contract_id,
         sources=pairs,
