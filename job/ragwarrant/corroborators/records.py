@@ -328,14 +328,10 @@ def _days(sentence: str) -> set[str]:
     return days
 
 
-def _every_day_claim(sentence: str, times: list[int]) -> bool:
-    """The sentence says "daily" (or alike) about opening hours."""
-    return bool(_EVERY_DAY.search(sentence)) and bool(_HOURS_WORDS.search(sentence) or times)
-
-
 def _hours_conflicts(record: StructuredRecord, sentence: str) -> int:
     times = [] if "happy hour" in sentence else _times(sentence)
-    every_day = _every_day_claim(sentence, times)
+    # the sentence says "daily" (or alike) about opening hours
+    every_day = bool(_EVERY_DAY.search(sentence)) and bool(_HOURS_WORDS.search(sentence) or times)
     if record.hours_null:
         return int(bool(times) or every_day)
     if record.hours is None:
@@ -347,7 +343,7 @@ def _hours_conflicts(record: StructuredRecord, sentence: str) -> int:
     if times:
         named = _days(sentence) & set(hours) or set(hours)
         allowed = {t for day in named for t in hours[day]}
-        conflicts += sum(1 for t in times if t not in allowed)
+        conflicts += sum(t not in allowed for t in times)
     return conflicts
 
 
