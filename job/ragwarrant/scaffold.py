@@ -38,6 +38,7 @@ from ragwarrant.adapters import auto
 from ragwarrant.adapters._base import AdapterRequest, AdapterResult
 from ragwarrant.adapters._columns import looks_numeric_column, snake_metric_id
 from ragwarrant.adapters._tables import read_table
+from ragwarrant.adapters.deepeval import parse_test_run
 from ragwarrant.adapters.otel import DEFAULT_METRICS
 from ragwarrant.adapters.phoenix import eval_name, is_spans_parquet
 from ragwarrant.adapters.registry import load_source
@@ -267,16 +268,14 @@ def _key_names(table: pa.Table) -> list[str]:
 def _describe_json(
     path: Path, display: str, fmt: str, adapter: str, detected: str
 ) -> ExportSummary:
+    """A JSON export: a DeepEval test run's cases (``parse_test_run``: the id in their
+    metadata, the run's hyperparameters), or an OTLP document (telemetry, no rows listed)."""
     data = orjson.loads(path.read_bytes())
-    data = data.get("testRunData", data) if isinstance(data, dict) else {}
-    cases = (
-        (data.get("testCases") or data.get("test_results") or []) if isinstance(data, dict) else []
-    )
-    cases = cases if isinstance(cases, list) else []
-    meta = cases[0].get("metadata") if cases and isinstance(cases[0], dict) else None
+    cases, run, _ = parse_test_run(data, display) if adapter == "deepeval" else ([], {}, "")
+    meta = cases[0].get("metadata") if cases else None
     names = [f"metadata.{k}" for k in meta] if isinstance(meta, dict) else []
     id_col = _first(names, specs.spec_of(adapter).id_columns)
-    hyper = data.get("hyperparameters") if isinstance(data, dict) else None
+    hyper = run.get("hyperparameters")
     return ExportSummary(
         display, fmt, adapter, detected, len(cases), [], id_col, None, [], None, [], None, [],
         file=path, settings={"": {"hyperparameters": hyper}} if isinstance(hyper, dict) else {},
