@@ -321,3 +321,18 @@ def test_long_layout_csv_drafts_a_long_source_that_decides(tmp_path: Path) -> No
     data["evidence_class"] = "development"
     (root / "contract.yaml").write_text(yaml.safe_dump(data, sort_keys=False))
     assert cli.main(["run", "--input", str(root), "--output", str(tmp_path / "out")]) in DECISIONS
+
+
+def test_deepeval_run_without_test_cases_is_refused_naming_the_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A DeepEval test run whose testCases list is empty is refused as the adapter refuses it
+    (66, evidence-empty, the file named), not drafted into a contract run cannot read."""
+    run = tmp_path / "deepeval" / "test_run_baseline.json"
+    run.parent.mkdir()
+    run.write_text('{"testCases": [], "hyperparameters": {"model": "m"}}', encoding="utf-8")
+    root = tmp_path / "in"
+    assert cli.main(["init", "--from", str(run), "--output", str(root / "contract.yaml")]) == 66
+    err = capsys.readouterr().err
+    assert "evidence-empty" in err and "test_run_baseline.json has no test cases" in err
+    assert not (root / "contract.yaml").exists()
