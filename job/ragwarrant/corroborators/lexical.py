@@ -43,7 +43,7 @@ the text, and only where a one-byte-per-byte class view holds digit-separator-di
 parts are found from the class view's case boundaries. An ASCII response is split into sentences
 by one translate and five ``bytes.replace`` (no regex), and its tokens are coded one character
 each so that sentences are counted with ``str.count``. Text holding a non-ASCII decimal digit, and
-a response where a number ends inside an alphanumeric run, take the regex tokenizer. Scores are
+text where a number ends inside an alphanumeric run, take the regex tokenizer. Scores are
 bit-identical to the regex-per-sentence implementation this replaced
 (``bench/lexical_reference.py``; checked on every RAGTruth response by ``bench/bench_lexical.py``
 and on random texts by the tests).
@@ -106,7 +106,6 @@ def _byte_table(ascii_map: Callable[[str], str]) -> bytes:
 _FOLD = _byte_table(lambda c: c.lower() if c.isalnum() else " ")
 _FOLD_MARKED = _byte_table(lambda c: c.lower() if c.isalnum() or c == _SENTINEL else " ")
 _NON_ASCII = re.compile(r"[^\x00-\x7f]+")
-_NON_ASCII_ALNUM = re.compile(r"[^\W_\x00-\x7f]")
 _NON_ASCII_ALNUM_RUN = re.compile(r"[^\W_\x00-\x7f]+")
 # _NUMBER_WITH_SEPARATORS, only where a token starts (not right after a letter or digit), run on
 # the text's number view (``_NUMBER_VIEW``: digits to "0", letters to "a", ". , :" kept, all else
@@ -182,15 +181,6 @@ def _tokens(lowered: str) -> list[str]:
     """The reference tokenizer: for text the fast path cannot take, and its definition."""
     # only number tokens with a separator are not alphanumeric
     return [t if t.isalnum() else number_form(t) for t in _NUMBER_TOKEN.findall(lowered)]
-
-
-def _byte_view(text: str) -> bytes | None:
-    """``text`` as UTF-8, or None when one of its non-ASCII characters is a letter or digit."""
-    data = text.encode()
-    if text.isascii():
-        return data
-    beyond_ascii = data.translate(None, _ASCII_BYTES).decode()
-    return None if _NON_ASCII_ALNUM.search(beyond_ascii) else data
 
 
 def _wide_views(text: str) -> tuple[bytes, bytes] | None:
@@ -274,8 +264,8 @@ def tokenize(text: str) -> list[str]:
     """
     if not isinstance(text, str):
         raise TypeError(f"text must be str, not {type(text).__name__}")
-    data = _byte_view(text)
-    found = None if data is None else _fast_tokens(data, _FOLD)
+    views = _wide_views(text)
+    found = None if views is None else _fast_tokens(views[0], _FOLD_WIDE, _NUMBER_VIEW_WIDE)
     return _tokens(text.lower()) if found is None else list(map(bytes.decode, found))
 
 
@@ -339,17 +329,12 @@ def index_context(passages: str | Iterable[str]) -> ContextIndex:
 def _context_bag(text: str) -> list[bytes] | None:
     """Every token of ``text`` as UTF-8 bytes, then its CamelCase parts; None when the fast path
     cannot take the text (``index_context`` then takes the reference tokenizer)."""
-    data = _byte_view(text)
-    if data is not None:
-        classes = data.translate(_CLASSES)
-        found = _fast_tokens(data, _FOLD, classes=classes)
-    else:  # letters or digits beyond ASCII: the lowercase for tokens, the text for CamelCase
-        views = _wide_views(text)
-        if views is None:
-            return None
-        wide, data = views
-        found = _fast_tokens(wide, _FOLD_WIDE, _NUMBER_VIEW_WIDE)
-        classes = data.translate(_CLASSES_WIDE)
+    views = _wide_views(text)
+    if views is None:
+        return None
+    lowered, data = views
+    classes = data.translate(_CLASSES_WIDE)  # its "0.0" test holds for ``lowered`` too
+    found = _fast_tokens(lowered, _FOLD_WIDE, _NUMBER_VIEW_WIDE, classes)
     return None if found is None else found + _camel_parts(data, classes)
 
 
