@@ -386,31 +386,24 @@ def score_response(response: str, context: ContextIndex | str | Sequence[str]) -
     if not isinstance(response, str):
         raise TypeError(f"response must be str, not {type(response).__name__}")
     marked = _marked_response(response)
-    if marked is None:  # the fast tokenizer cannot take the response: the reference tokenizer
-        sentences = split_sentences(response.lower())
-        known = (context if isinstance(context, ContextIndex) else index_context(context)).tokens
-        words = [t for sentence in sentences for t in (*_tokens(sentence), _SENTINEL)][:-1]
-        numeric = [t for t in words if not _DIGITS.isdisjoint(t)]
-        return _scores(words, _lookup(known, words), numeric, len(sentences))
-    tokens, n_sentences, numbers = marked
-    if not isinstance(context, ContextIndex):
+    if marked is not None and not isinstance(context, ContextIndex):
         # passages joined by a space have the union of their tokens (tokens never span a space)
         found = _context_bag(context if isinstance(context, str) else " ".join(context))
         if found is not None:  # token codes straight from the context's bytes
             lookup = dict.fromkeys(found, _SUPPORTED)
             lookup.update(_STOP_CODES_BYTES)
-            return _scores(tokens, lookup, numbers, n_sentences)
-        context = index_context(context)
-    decoded = list(map(bytes.decode, tokens))
-    digits = list(map(bytes.decode, numbers))
-    return _scores(decoded, _lookup(context.tokens, decoded), digits, n_sentences)
-
-
-def _lookup(known: frozenset[str], tokens: list[str]) -> dict[str, str]:
-    """The code of each of ``tokens`` in ``known`` ("k") and of every stop word ("")."""
-    lookup = dict.fromkeys(known.intersection(tokens), _SUPPORTED)
-    lookup.update(_STOP_CODES)
-    return lookup
+            return _scores(marked[0], lookup, marked[2], marked[1])
+    known = (context if isinstance(context, ContextIndex) else index_context(context)).tokens
+    if marked is None:  # the fast tokenizer cannot take the response: the reference tokenizer
+        sentences = split_sentences(response.lower())
+        words = [t for sentence in sentences for t in (*_tokens(sentence), _SENTINEL)][:-1]
+        numeric = [t for t in words if not _DIGITS.isdisjoint(t)]
+        n_sentences = len(sentences)
+    else:
+        words, numeric = list(map(bytes.decode, marked[0])), list(map(bytes.decode, marked[2]))
+        n_sentences = marked[1]
+    supported = dict.fromkeys(known.intersection(words), _SUPPORTED)
+    return _scores(words, supported | _STOP_CODES, numeric, n_sentences)  # "" for a stop word
 
 
 # The fast scorer writes one character per token of a response: "" for a stop word, "k" for a
