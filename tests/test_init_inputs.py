@@ -296,10 +296,13 @@ def test_spans_beside_evaluations_given_from_outside_are_copied_too(tmp_path: Pa
     assert all((root / s).is_file() for s in spans)
 
 
-def test_long_layout_csv_drafts_a_long_source_that_decides(tmp_path: Path) -> None:
+def test_long_layout_csv_drafts_a_long_source_that_decides(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """A generic CSV with one row per example and metric (example_id, policy, metric, value):
     init drafts ``layout: long`` with the metric and value columns, one quality metric per metric
-    name, and the draft filled in the judgement fields reaches a decision (no BLOCK)."""
+    name, says so on stdout, and the draft filled in the judgement fields reaches a decision (no
+    BLOCK)."""
     root, rng = tmp_path / "in", random.Random(3)
     lines = ["example_id,policy,metric,value"]
     for i in range(40):
@@ -309,6 +312,9 @@ def test_long_layout_csv_drafts_a_long_source_that_decides(tmp_path: Path) -> No
     (root / "evals.csv").parent.mkdir(parents=True)
     (root / "evals.csv").write_text("\n".join(lines) + "\n", encoding="utf-8")
     data = _init(root, root / "evals.csv")
+    assert "evals.csv: generic, pairing id-column; long layout, metric ids in column metric" in (
+        capsys.readouterr().out
+    )
     (source,) = data["evidence"]
     assert (source["layout"], "metrics" in source) == ("long", False)
     assert source["columns"] == {
