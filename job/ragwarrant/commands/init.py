@@ -133,7 +133,7 @@ def handle(args: argparse.Namespace) -> int:
         raise files.unwritable(output, exc) from exc
     for _, target in copies:
         print(visible(f"copied {target.relative_to(base)} beside {output} (from outside it)"))
-    stubs = files.write_policy_stubs(text, planned, exports)
+    stubs = files.write_policy_stubs(planned, exports)
     _print_sources(text)
     for stub in stubs:
         print(f"wrote {visible(str(stub))}: a stub config; describe the policy in it")
