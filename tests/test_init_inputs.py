@@ -294,3 +294,51 @@ def test_spans_beside_evaluations_given_from_outside_are_copied_too(tmp_path: Pa
     spans = [s["options"]["spans"] for s in data["evidence"]]
     assert spans == [f"phoenix/{r}/phoenix_spans_{r}.parquet" for r in ("baseline", "candidate")]
     assert all((root / s).is_file() for s in spans)
+
+
+def test_long_layout_csv_drafts_a_long_source_that_decides(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A generic CSV with one row per example and metric (example_id, policy, metric, value):
+    init drafts ``layout: long`` with the metric and value columns, one quality metric per metric
+    name, says so on stdout, and the draft filled in the judgement fields reaches a decision (no
+    BLOCK)."""
+    root, rng = tmp_path / "in", random.Random(3)
+    lines = ["example_id,policy,metric,value"]
+    for i in range(40):
+        for policy, lift in (("prod", 0.0), ("topk3", 0.05)):
+            for metric in ("faithfulness", "answer_relevancy"):
+                lines.append(f"q{i},{policy},{metric},{min(1.0, rng.uniform(0.5, 0.9) + lift):.3f}")
+    (root / "evals.csv").parent.mkdir(parents=True)
+    (root / "evals.csv").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    data = _init(root, root / "evals.csv")
+    assert "evals.csv: generic, pairing id-column; long layout, metric ids in column metric" in (
+        capsys.readouterr().out
+    )
+    (source,) = data["evidence"]
+    assert (source["layout"], "metrics" in source) == ("long", False)
+    assert source["columns"] == {
+        "example_id": "example_id", "policy_id": "policy", "metric": "metric", "value": "value"
+    }  # fmt: skip
+    assert [q["id"] for q in data["quality_metrics"]] == ["answer_relevancy", "faithfulness"]
+    for q in data["quality_metrics"]:
+        q["direction"], q["margin_abs"] = "higher_is_better", 0.05
+    data["claims"]["items"] = [{"kind": "quality-improvement", "metric": "faithfulness"}]
+    data["evidence_class"] = "development"
+    (root / "contract.yaml").write_text(yaml.safe_dump(data, sort_keys=False))
+    assert cli.main(["run", "--input", str(root), "--output", str(tmp_path / "out")]) in DECISIONS
+
+
+def test_deepeval_run_without_test_cases_is_refused_naming_the_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A DeepEval test run whose testCases list is empty is refused as the adapter refuses it
+    (66, evidence-empty, the file named), not drafted into a contract run cannot read."""
+    run = tmp_path / "deepeval" / "test_run_baseline.json"
+    run.parent.mkdir()
+    run.write_text('{"testCases": [], "hyperparameters": {"model": "m"}}', encoding="utf-8")
+    root = tmp_path / "in"
+    assert cli.main(["init", "--from", str(run), "--output", str(root / "contract.yaml")]) == 66
+    err = capsys.readouterr().err
+    assert "evidence-empty" in err and "test_run_baseline.json has no test cases" in err
+    assert not (root / "contract.yaml").exists()

@@ -24,7 +24,6 @@ import re
 import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from functools import cache
 from pathlib import Path
 from typing import Any, Literal, cast
 
@@ -39,6 +38,7 @@ from ragwarrant.adapters import auto
 from ragwarrant.adapters._base import AdapterRequest, AdapterResult
 from ragwarrant.adapters._columns import looks_numeric_column, snake_metric_id
 from ragwarrant.adapters._tables import read_table
+from ragwarrant.adapters.deepeval import parse_test_run
 from ragwarrant.adapters.otel import DEFAULT_METRICS
 from ragwarrant.adapters.phoenix import eval_name, is_spans_parquet
 from ragwarrant.adapters.registry import load_source
@@ -98,6 +98,7 @@ class ExportSummary:
     file: Path | None = None
     spans_file: bool = False
     settings: dict[str, dict[str, Any]] = field(default_factory=dict)
+    long: tuple[str, str] | None = None  # a generic table's metric-name and value columns
 
     @property
     def kind(self) -> Literal["results", "telemetry"]:
@@ -123,6 +124,15 @@ class ExportSummary:
         if self.role and self.role not in stem:
             stem = f"{self.role}-{stem}"
         return stem[:60] or "source"
+
+    @property
+    def file_policy(self) -> str | None:
+        """The policy of a file that names none inside: its role word, else its file name."""
+        if self.policies:
+            return None
+        if self.role or self.policy_column:  # a policy field the reader cannot list (Phoenix)
+            return self.role
+        return snake_metric_id(Path(self.path).stem).replace("_", "-")
 
     @property
     def role(self) -> str | None:
@@ -234,6 +244,17 @@ def _check_policy_ids(table: pa.Table, column: str | None, display: str) -> None
             )
 
 
+def _long_layout(table: pa.Table, names: Sequence[str], adapter: str) -> tuple[str, str] | None:
+    """The metric-name and value columns of a generic table in long layout (one row per example
+    and metric: a text metric column beside a value column), else None."""
+    metric, value = _first(names, specs.METRIC_COLUMNS), _first(names, specs.VALUE_COLUMNS)
+    if adapter != "generic" or metric is None or value is None:
+        return None
+    if looks_numeric_column(table, metric):
+        return None
+    return metric, value
+
+
 def _key_names(table: pa.Table) -> list[str]:
     """Column names, and the fields of an ``attributes.metadata`` struct (Phoenix spans)."""
     names = list(table.column_names)
@@ -247,16 +268,14 @@ def _key_names(table: pa.Table) -> list[str]:
 def _describe_json(
     path: Path, display: str, fmt: str, adapter: str, detected: str
 ) -> ExportSummary:
+    """A JSON export: a DeepEval test run's cases (``parse_test_run``: the id in their
+    metadata, the run's hyperparameters), or an OTLP document (telemetry, no rows listed)."""
     data = orjson.loads(path.read_bytes())
-    data = data.get("testRunData", data) if isinstance(data, dict) else {}
-    cases = (
-        (data.get("testCases") or data.get("test_results") or []) if isinstance(data, dict) else []
-    )
-    cases = cases if isinstance(cases, list) else []
-    meta = cases[0].get("metadata") if cases and isinstance(cases[0], dict) else None
+    cases, run, _ = parse_test_run(data, display) if adapter == "deepeval" else ([], {}, "")
+    meta = cases[0].get("metadata") if cases else None
     names = [f"metadata.{k}" for k in meta] if isinstance(meta, dict) else []
     id_col = _first(names, specs.spec_of(adapter).id_columns)
-    hyper = data.get("hyperparameters") if isinstance(data, dict) else None
+    hyper = run.get("hyperparameters")
     return ExportSummary(
         display, fmt, adapter, detected, len(cases), [], id_col, None, [], None, [], None, [],
         file=path, settings={"": {"hyperparameters": hyper}} if isinstance(hyper, dict) else {},
@@ -297,7 +316,8 @@ def describe_export(path: Path, display: str | None = None) -> ExportSummary:
     slice_col, split_col = _first(names, specs.SLICE_COLUMNS), _first(names, specs.SPLIT_COLUMNS)
     keys = {c for c in (id_col, policy_col, slice_col, split_col) if c is not None}
     _check_policy_ids(table, policy_col, display)
-    metrics = _metrics(table, adapter, keys, adapter == "otel" or spans)
+    long = _long_layout(table, names, adapter)
+    metrics = [] if long else _metrics(table, adapter, keys, adapter == "otel" or spans)
     named = _evaluation_name(path, names) if adapter == "phoenix" else None
     if named:  # the frame's one score column is this evaluation
         metrics = [dataclasses.replace(_guess(adapter, named[0]), column="score")]
@@ -307,23 +327,14 @@ def describe_export(path: Path, display: str | None = None) -> ExportSummary:
         policies=_values(table, policy_col), slice_column=slice_col,
         slices=_values(table, slice_col), split_column=split_col,
         splits=_values(table, split_col), file=path, spans_file=spans,
-        settings=_settings(table, policy_col), notes=named[1] if named else [],
+        settings=_settings(table, policy_col), notes=named[1] if named else [], long=long,
     )  # fmt: skip
-
-
-def _file_policy(e: ExportSummary) -> str | None:
-    """The policy of a file that names none inside: its role word, else its file name."""
-    if e.policies:
-        return None
-    if e.role or e.policy_column:  # a policy field the reader cannot list (Phoenix metadata)
-        return e.role
-    return snake_metric_id(Path(e.path).stem).replace("_", "-")
 
 
 def _policies(exports: Sequence[ExportSummary]) -> list[str]:
     """Every policy seen, the baseline first when one is called ``baseline``."""
     seen = {p for e in exports for p in e.policies}
-    seen |= {p for e in exports if (p := _file_policy(e))}
+    seen |= {p for e in exports if (p := e.file_policy)}
     return sorted(seen, key=lambda p: (p != "baseline", p))
 
 
@@ -353,7 +364,9 @@ def _fields(e: ExportSummary, key: ExportSummary) -> dict[str, Any]:
     Phoenix evaluations), ``metrics`` of a results export, ``reduce`` of a generic telemetry one."""
     columns = {"example_id": key.id_column, "policy_id": key.policy_column}
     columns |= {"slice": e.slice_column, "split": e.split_column}
-    fields: dict[str, Any] = {"columns": {k: v for k, v in columns.items() if v}}
+    fields: dict[str, Any] = {"layout": "long"} if e.long else {}
+    columns |= dict(zip(("metric", "value"), e.long, strict=True)) if e.long else {}
+    fields["columns"] = {k: v for k, v in columns.items() if v}
     quality = {m.column: m.metric_id for m in e.metrics if m.kind == "quality"}
     ops = [m for m in e.metrics if m.kind == "operational"]
     if e.kind == "results":
@@ -372,7 +385,7 @@ def _source(e: ExportSummary, exports: Sequence[ExportSummary]) -> dict[str, Any
         entry["options"] = {"spans": spans.path}
     if e.kind == "telemetry":
         entry["kind"] = "telemetry"
-    if (policy := _file_policy(e)) is not None:
+    if (policy := e.file_policy) is not None:
         entry["policy"] = policy
     entry["pairing"] = e.pairing
     return entry | _fields(e, spans or e)
@@ -397,7 +410,8 @@ def _scores(result: AdapterResult, adapter: str) -> list[MetricGuess]:
         low, high = mm["min"].as_py(), mm["max"].as_py()
         missed = tuple(sorted(missing.fill_null(0).to_pylist()))
         column = original.get(metric, metric)
-        out.append(dataclasses.replace(guess, column=column, low=low, high=high, missing=missed))
+        guess = dataclasses.replace(guess, metric_id=metric, column=column, low=low, high=high)
+        out.append(dataclasses.replace(guess, missing=missed))
     return out
 
 
@@ -436,7 +450,7 @@ def _observe(
     }
     others = [s.metric_id for s in scores if s.kind != "quality"]
     notes = [f"not proposed as quality (a count, time or cost): {', '.join(others)}"] * bool(others)
-    entry = entry | ({"metrics": quality} if quality else {})
+    entry = entry | ({"metrics": quality} if quality and not e.long else {})
     return dataclasses.replace(e, metrics=scores, notes=[*e.notes, *notes]), entry
 
 
@@ -467,22 +481,19 @@ def _missing_note(metric_id: str, exports: Sequence[ExportSummary]) -> str | Non
     return "; ".join(parts) or None
 
 
-@cache
-def _environment() -> jinja2.Environment:
-    env = jinja2.Environment(
-        loader=jinja2.PackageLoader("ragwarrant", "data/templates"),
-        autoescape=False,  # YAML, not HTML: every value goes through the ``q`` filter
-        undefined=jinja2.StrictUndefined,
-        keep_trailing_newline=True,
-        trim_blocks=True,
-        lstrip_blocks=True,
-    )
-    env.filters["q"] = lambda v: orjson.dumps(str(v)).decode()  # a JSON string is YAML
-    env.filters["block"] = lambda value, indent: textwrap.indent(  # a mapping, indented
-        yaml.safe_dump(value, sort_keys=False, allow_unicode=True, width=100), " " * indent, bool
-    ).rstrip("\n")
-    env.filters["v"] = visible  # in a comment: a newline would end it and start a YAML line
-    return env
+_ENVIRONMENT = jinja2.Environment(
+    loader=jinja2.PackageLoader("ragwarrant", "data/templates"),
+    autoescape=False,  # YAML, not HTML: every value goes through the ``q`` filter
+    undefined=jinja2.StrictUndefined,
+    keep_trailing_newline=True,
+    trim_blocks=True,
+    lstrip_blocks=True,
+)
+_ENVIRONMENT.filters["q"] = lambda v: orjson.dumps(str(v)).decode()  # a JSON string is YAML
+_ENVIRONMENT.filters["block"] = lambda value, indent: textwrap.indent(  # a mapping, indented
+    yaml.safe_dump(value, sort_keys=False, allow_unicode=True, width=100), " " * indent, bool
+).rstrip("\n")
+_ENVIRONMENT.filters["v"] = visible  # in a comment: a newline would end it and start a YAML line
 
 
 def draft_contract(exports: Sequence[ExportSummary], contract_id: str = "my-release") -> str:
@@ -499,7 +510,7 @@ def draft_contract(exports: Sequence[ExportSummary], contract_id: str = "my-rele
     scored = [(e.kind, m) for e in seen for m in e.metrics]
     quality = {m.metric_id: m for kind, m in scored if kind == "results" and m.kind == "quality"}
     operational = {m.metric_id: m for kind, m in scored if kind == "telemetry"}
-    template = _environment().get_template("contract.yaml.j2")
+    template = _ENVIRONMENT.get_template("contract.yaml.j2")
     return template.render(
         contract_id=contract_id,
         sources=pairs,

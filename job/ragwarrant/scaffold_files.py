@@ -154,11 +154,8 @@ def plan_policy_stubs(text: str, input_dir: Path) -> dict[str, Path]:
     return planned
 
 
-def write_policy_stubs(
-    text: str, stubs: dict[str, Path], exports: Sequence[ExportSummary] = ()
-) -> list[Path]:
-    """Write the stub config of each policy of ``stubs`` (``plan_policy_stubs``) of the draft
-    ``text``.
+def write_policy_stubs(stubs: dict[str, Path], exports: Sequence[ExportSummary] = ()) -> list[Path]:
+    """Write the stub config of each policy of ``stubs`` (``plan_policy_stubs``).
 
     The stub names the policy, holds under ``seen_in_exports`` what ``exports`` say about it
     (models called, DeepEval hyperparameters), and asks for what else distinguishes it (prompt,
@@ -168,14 +165,13 @@ def write_policy_stubs(
     Returns:
         The files written.
     """
-    file_policy = {src["path"]: src.get("policy") for src in yaml.safe_load(text)["evidence"]}
     written = []
     for policy, path in stubs.items():
         stub: dict[str, Any] = {"policy_id": policy}
         seen: dict[str, Any] = {}  # first export wins per key
         for e in exports:
             for key, values in e.settings.items():
-                if key == policy or (key == "" and file_policy.get(e.path) == policy):
+                if key == policy or (key == "" and e.file_policy == policy):
                     seen = values | seen
         if seen:
             stub["seen_in_exports"] = seen

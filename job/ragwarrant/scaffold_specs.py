@@ -55,6 +55,10 @@ SPECS: dict[str, ToolSpec] = {
 }
 SLICE_COLUMNS = ("slice", "task_type", "category", "topic", "segment")
 SPLIT_COLUMNS = ("split",)
+#: A generic table in long layout (one row per example and metric) names its metric in a text
+#: column of the first list and holds the value in a column of the second.
+METRIC_COLUMNS = ("metric", "metric_name", "metric_id")
+VALUE_COLUMNS = ("value", "score")
 CONFIRM_NAMES = ("confirm", "test", "holdout", "eval")
 DEVELOP_NAMES = ("dev", "train", "tune", "valid")
 #: Words of a Phoenix SpanEvaluations file name that do not name the evaluation.

@@ -249,7 +249,10 @@ def test_slice_naming_a_task_type_picks_its_threshold_and_unknown_slices_warn():
     )
     checks = [out.examples[("cand", f"ex{i}")].checks for i in range(3)]
     assert [c.lexical_flagged for c in checks] == [False, True, False]
-    assert len(out.summary.warnings) == 1 and "slices other" in out.summary.warnings[0]
+    assert out.summary.warnings == [
+        "1 examples have no calibrated task type (slices other; calibrated: QA, Summary): judged "
+        "at the pooled hybrid threshold of lexical-v1"
+    ]
 
 
 def test_per_task_calibration_without_unknown_slices_has_no_warning():
@@ -285,7 +288,10 @@ def test_declared_unknown_task_type_uses_the_pooled_threshold_and_warns_in_the_s
     out = corroborate({("cand", "ex0"): GROUNDED}, idx, cfg, ["cand"], np.ones(1, bool), cal)
     check = out.examples[("cand", "ex0")].checks
     assert check is not None and check.lexical_flagged is False  # Summary's 0.0 would flag
-    assert len(out.summary.warnings) == 1 and "'unknown'" in out.summary.warnings[0]
+    assert out.summary.warnings == [
+        "1 examples judged at the pooled hybrid threshold of lexical-v1: the contract's task_type "
+        "is 'unknown', which has no per-task calibration (calibrated: QA, Summary)"
+    ]
 
 
 def test_task_type_without_a_threshold_for_the_gate_uses_the_pooled_one_and_warns():

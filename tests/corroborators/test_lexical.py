@@ -295,8 +295,9 @@ _REFERENCE_PIECES = [
 ]
 
 
+#: pieces with no letter or digit beyond ASCII (nor the sentinel): mostly the fast path
 _FAST_PATH_PIECES = [
-    p for p in _REFERENCE_PIECES if p != "\x01" and not lexical._NON_ASCII_ALNUM.search(p)
+    p for p in _REFERENCE_PIECES if p != "\x01" and not re.search(r"[^\W_\x00-\x7f]", p)
 ]
 
 

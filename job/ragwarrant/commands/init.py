@@ -133,7 +133,7 @@ def handle(args: argparse.Namespace) -> int:
         raise files.unwritable(output, exc) from exc
     for _, target in copies:
         print(visible(f"copied {target.relative_to(base)} beside {output} (from outside it)"))
-    stubs = files.write_policy_stubs(text, planned, exports)
+    stubs = files.write_policy_stubs(planned, exports)
     _print_sources(text)
     for stub in stubs:
         print(f"wrote {visible(str(stub))}: a stub config; describe the policy in it")
@@ -177,6 +177,8 @@ def _print_sources(text: str) -> None:
     operational = ", ".join(m["id"] for m in data.get("operational_metrics") or [])
     for src in data["evidence"]:
         gives = ", ".join(src.get("metrics", {}).values()) or "no score read"
+        if src.get("layout") == "long":
+            gives = f"long layout, metric ids in column {src['columns']['metric']}"
         if src.get("kind") == "telemetry":
             gives = f"telemetry ({operational})"
         elif src["pairing"] == "span-join" and "spans" not in src.get("options", {}):

@@ -133,6 +133,9 @@ class LexicalCalibration:
     combiners: Mapping[str, LogisticModel] = field(default_factory=dict)
 
 
+_REGENERATE = "regenerate the file with `python bench/groundedness.py --write-calibration FILE`"
+
+
 def load_calibration(
     path: str | Path | None = None, *, version: str = DEFAULT_CALIBRATION
 ) -> LexicalCalibration:
@@ -168,15 +171,7 @@ def load_calibration(
             hint,
             file=source,
         ) from exc
-    return _parse_calibration(raw, source, error)
 
-
-_REGENERATE = "regenerate the file with `python bench/groundedness.py --write-calibration FILE`"
-
-
-def _parse_calibration(
-    raw: bytes, source: str, error: type[InputError] | type[InternalError]
-) -> LexicalCalibration:
     def invalid(field: str, expected: str, found: object) -> InputError | InternalError:
         return error(
             "calibration-invalid",

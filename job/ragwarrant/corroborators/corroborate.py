@@ -353,11 +353,27 @@ def _summary(
     rows: list[CorroborationRates],
     examples: Mapping[tuple[str, str], ExampleCorroboration],
 ) -> CorroborationSummary:
-    """The counts and rates, the settings and thresholds applied, and the pooled-threshold
-    warnings (``_task_warnings``)."""
+    """The counts and rates, the settings and thresholds applied, and a warning when a per-task
+    calibration judged some checked examples at its pooled threshold."""
     config, cal, gate = settings.config, settings.calibration, settings.config.lexical_gate
     checked = [e for e in examples.values() if e.checks is not None]
     tasks = {t for e in checked if (t := settings.task_of(e.slice)) is not None}
+    pooled = [e for e in checked if settings.task_of(e.slice) is None]
+    warnings = []
+    if cal.task_thresholds and pooled:
+        calibrated = ", ".join(cal.task_thresholds)
+        if config.task_type is not None:
+            warnings.append(
+                f"{len(pooled)} examples judged at the pooled {gate} threshold of {cal.version}: "
+                f"the contract's task_type is {config.task_type!r}, which has no per-task "
+                f"calibration (calibrated: {calibrated})"
+            )
+        else:
+            unknown = ", ".join(sorted({e.slice or "<no slice>" for e in pooled}))
+            warnings.append(
+                f"{len(pooled)} examples have no calibrated task type (slices {unknown}; "
+                f"calibrated: {calibrated}): judged at the pooled {gate} threshold of {cal.version}"
+            )
     return CorroborationSummary(
         groundedness_metric=config.groundedness_metric,
         supported_threshold=config.supported_threshold,
@@ -373,30 +389,8 @@ def _summary(
         max_disagreement_rate=config.max_disagreement_rate,
         max_abstention_rate=config.max_abstention_rate,
         rates=rows,
-        warnings=_task_warnings(
-            [e for e in checked if settings.task_of(e.slice) is None], settings
-        ),
+        warnings=warnings,
     )
-
-
-def _task_warnings(pooled: list[ExampleCorroboration], settings: _Settings) -> list[str]:
-    """Warn when a per-task calibration judged some checked examples at its pooled threshold."""
-    tasks = settings.calibration.task_thresholds
-    if not tasks or not pooled:
-        return []
-    config, version = settings.config, settings.calibration.version
-    if config.task_type is not None:
-        return [
-            f"{len(pooled)} examples judged at the pooled {config.lexical_gate} threshold of "
-            f"{version}: the contract's task_type is {config.task_type!r}, which has no per-task "
-            f"calibration (calibrated: {', '.join(tasks)})"
-        ]
-    unknown = sorted({e.slice or "<no slice>" for e in pooled})
-    return [
-        f"{len(pooled)} examples have no calibrated task type (slices {', '.join(unknown)}; "
-        f"calibrated: {', '.join(tasks)}): judged at the pooled {config.lexical_gate} threshold "
-        f"of {version}"
-    ]
 
 
 def mask_abstentions(

@@ -43,7 +43,7 @@ the text, and only where a one-byte-per-byte class view holds digit-separator-di
 parts are found from the class view's case boundaries. An ASCII response is split into sentences
 by one translate and five ``bytes.replace`` (no regex), and its tokens are coded one character
 each so that sentences are counted with ``str.count``. Text holding a non-ASCII decimal digit, and
-a response where a number ends inside an alphanumeric run, take the regex tokenizer. Scores are
+text where a number ends inside an alphanumeric run, take the regex tokenizer. Scores are
 bit-identical to the regex-per-sentence implementation this replaced
 (``bench/lexical_reference.py``; checked on every RAGTruth response by ``bench/bench_lexical.py``
 and on random texts by the tests).
@@ -54,7 +54,7 @@ from __future__ import annotations
 import functools
 import itertools
 import re
-from collections.abc import Callable, Container, Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
@@ -106,7 +106,6 @@ def _byte_table(ascii_map: Callable[[str], str]) -> bytes:
 _FOLD = _byte_table(lambda c: c.lower() if c.isalnum() else " ")
 _FOLD_MARKED = _byte_table(lambda c: c.lower() if c.isalnum() or c == _SENTINEL else " ")
 _NON_ASCII = re.compile(r"[^\x00-\x7f]+")
-_NON_ASCII_ALNUM = re.compile(r"[^\W_\x00-\x7f]")
 _NON_ASCII_ALNUM_RUN = re.compile(r"[^\W_\x00-\x7f]+")
 # _NUMBER_WITH_SEPARATORS, only where a token starts (not right after a letter or digit), run on
 # the text's number view (``_NUMBER_VIEW``: digits to "0", letters to "a", ". , :" kept, all else
@@ -184,15 +183,6 @@ def _tokens(lowered: str) -> list[str]:
     return [t if t.isalnum() else number_form(t) for t in _NUMBER_TOKEN.findall(lowered)]
 
 
-def _byte_view(text: str) -> bytes | None:
-    """``text`` as UTF-8, or None when one of its non-ASCII characters is a letter or digit."""
-    data = text.encode()
-    if text.isascii():
-        return data
-    beyond_ascii = data.translate(None, _ASCII_BYTES).decode()
-    return None if _NON_ASCII_ALNUM.search(beyond_ascii) else data
-
-
 def _wide_views(text: str) -> tuple[bytes, bytes] | None:
     """``text`` as UTF-8 with its non-ASCII characters that are no letter or digit as spaces:
     lowercased (non-ASCII letters only; the tables lower ASCII) and as it is. None when one of
@@ -212,16 +202,6 @@ def _wide_views(text: str) -> tuple[bytes, bytes] | None:
     return lowered, data
 
 
-def _number_split(data: bytes, number_view: bytes) -> list[bytes]:
-    """``data`` cut around its numbers with separators: text, number, text, ..., text (as
-    ``re.split`` with one group), the cuts found in ``data.translate(number_view)``."""
-    pieces = _NUMBER_AT_TOKEN_START.split(data.translate(number_view))
-    if len(pieces) == 1:
-        return [data]
-    ends = list(itertools.accumulate(map(len, pieces)))
-    return list(map(data.__getitem__, map(slice, [0, *ends[:-1]], ends)))
-
-
 def _fast_tokens(
     data: bytes, table: bytes, number_view: bytes = _NUMBER_VIEW, classes: bytes | None = None
 ) -> list[bytes] | None:
@@ -232,7 +212,10 @@ def _fast_tokens(
     """
     if b"0.0" not in (data.translate(_CLASSES) if classes is None else classes):
         return data.translate(table).split()
-    pieces = _number_split(data, number_view)  # text, number, text, ..., text
+    # text, number, text, ..., text (``re.split`` with one group), cut where the number view's are
+    in_view = _NUMBER_AT_TOKEN_START.split(data.translate(number_view))
+    cuts = list(itertools.accumulate(map(len, in_view)))
+    pieces = list(map(data.__getitem__, map(slice, [0, *cuts[:-1]], cuts)))
     found = pieces[0].translate(table).split()
     for i in range(1, len(pieces), 2):
         if pieces[i + 1][:1].translate(table).strip():  # the number ends inside a run
@@ -240,31 +223,6 @@ def _fast_tokens(
         found.append(_number_form_bytes(pieces[i]))
         found += pieces[i + 1].translate(table).split()
     return found
-
-
-def _fast_token_bag(
-    data: bytes, classes: bytes, table: bytes = _FOLD, number_view: bytes = _NUMBER_VIEW
-) -> list[bytes]:
-    """The tokens of ``data`` (folded by ``table``, lowercase UTF-8) in no set order: the text
-    between numbers with separators is folded and split in one go.
-
-    Where a number ends inside an alphanumeric run (``1,2345``), the reference scan starts the
-    next token mid-run; from there on the rest of the text takes the reference tokenizer.
-    """
-    if b"0.0" not in classes:
-        return data.translate(table).split()
-    pieces = _number_split(data, number_view)
-    # the first byte of each text piece after a number, folded: not a space means mid-run
-    heads = b"".join([piece[:1] or b" " for piece in pieces[2::2]]).translate(table)
-    cut = len(heads) - len(heads.lstrip())
-    rest: list[bytes] = []
-    if cut < len(heads):
-        tail = b"".join(pieces[2 * cut + 2 :]).decode().lower()
-        rest = [token.encode() for token in _tokens(tail)]
-        del pieces[2 * cut + 2 :]
-    found = b" ".join(pieces[0::2]).translate(table).split()
-    found += map(_number_form_bytes, pieces[1::2])
-    return found + rest
 
 
 def _camel_parts(data: bytes, classes: bytes) -> list[bytes]:
@@ -291,10 +249,6 @@ def _camel_parts(data: bytes, classes: bytes) -> list[bytes]:
     return b"".join(pieces).lower().split()
 
 
-def _decoded(tokens: list[bytes]) -> list[str]:
-    return list(map(bytes.decode, tokens))
-
-
 def tokenize(text: str) -> list[str]:
     """Return the lowercased alphanumeric tokens of ``text``, in order.
 
@@ -308,15 +262,11 @@ def tokenize(text: str) -> list[str]:
     Raises:
         TypeError: ``text`` is not a str.
     """
-    data = _byte_view(_required_str(text, "text"))
-    found = None if data is None else _fast_tokens(data, _FOLD)
-    return _tokens(text.lower()) if found is None else _decoded(found)
-
-
-def _required_str(value: object, name: str) -> str:
-    if not isinstance(value, str):
-        raise TypeError(f"{name} must be str, not {type(value).__name__}")
-    return value
+    if not isinstance(text, str):
+        raise TypeError(f"text must be str, not {type(text).__name__}")
+    views = _wide_views(text)
+    found = None if views is None else _fast_tokens(views[0], _FOLD_WIDE, _NUMBER_VIEW_WIDE)
+    return _tokens(text.lower()) if found is None else list(map(bytes.decode, found))
 
 
 def content_tokens(text: str) -> list[str]:
@@ -363,38 +313,29 @@ def index_context(passages: str | Iterable[str]) -> ContextIndex:
     Raises:
         TypeError: a passage is not a str.
     """
-    text = _joined(passages)
+    # tokens never span a space: the passages joined by one have the union of their tokens
+    text = passages if isinstance(passages, str) else " ".join(passages)
     found = _context_bag(text)
     if found is not None:
-        return ContextIndex(frozenset(_decoded(found)))
+        return ContextIndex(frozenset(map(bytes.decode, found)))
     # a non-ASCII decimal digit: regex tokens; CamelCase parts from a view where ``\b`` and
     # ``[A-Za-z]`` match where they do in the text (non-ASCII letters and digits as "0", a word
     # character that is no ASCII letter; other non-ASCII characters as a space)
     camel = _NON_ASCII.sub(" ", _NON_ASCII_ALNUM_RUN.sub("0", text)).encode()
-    parts = _decoded(_camel_parts(camel, camel.translate(_CLASSES)))
+    parts = list(map(bytes.decode, _camel_parts(camel, camel.translate(_CLASSES))))
     return ContextIndex(frozenset(_tokens(text.lower()) + parts))
 
 
-def _joined(passages: str | Iterable[str]) -> str:
-    # Tokens never span a space, so the passages joined by one have the union of their tokens.
-    return passages if isinstance(passages, str) else " ".join(passages)
-
-
 def _context_bag(text: str) -> list[bytes] | None:
-    """Every token of ``text`` as UTF-8 bytes, CamelCase parts included, with repeats, in no set
-    order; None when the fast path cannot take the text."""
-    data = _byte_view(text)
-    if data is not None:
-        classes = data.translate(_CLASSES)
-        found = _fast_token_bag(data, classes)
-    else:  # letters or digits beyond ASCII: the lowercase for tokens, the text for CamelCase
-        views = _wide_views(text)
-        if views is None:
-            return None
-        wide, data = views
-        found = _fast_token_bag(wide, wide.translate(_CLASSES), _FOLD_WIDE, _NUMBER_VIEW_WIDE)
-        classes = data.translate(_CLASSES_WIDE)
-    return found + _camel_parts(data, classes)
+    """Every token of ``text`` as UTF-8 bytes, then its CamelCase parts; None when the fast path
+    cannot take the text (``index_context`` then takes the reference tokenizer)."""
+    views = _wide_views(text)
+    if views is None:
+        return None
+    lowered, data = views
+    classes = data.translate(_CLASSES_WIDE)  # its "0.0" test holds for ``lowered`` too
+    found = _fast_tokens(lowered, _FOLD_WIDE, _NUMBER_VIEW_WIDE, classes)
+    return None if found is None else found + _camel_parts(data, classes)
 
 
 @dataclass(frozen=True, slots=True)
@@ -442,32 +383,27 @@ def score_response(response: str, context: ContextIndex | str | Sequence[str]) -
     Raises:
         TypeError: ``response`` or a passage is not a str.
     """
-    marked = _marked_response(_required_str(response, "response"))
-    if marked is None:  # the fast tokenizer cannot take the response: the reference tokenizer
-        sentences = split_sentences(response.lower())
-        known = (context if isinstance(context, ContextIndex) else index_context(context)).tokens
-        by_sentence = [_tokens(sentence) for sentence in sentences]
-        numeric = [t for words in by_sentence for t in words if not _DIGITS.isdisjoint(t)]
-        codes = _END.join(_codes(words, _lookup(known, words)) for words in by_sentence)
-        return _scores(_code_counts(codes, numeric, known), len(sentences))
-    tokens, n_sentences, numbers = marked
-    if not isinstance(context, ContextIndex):
-        found = _context_bag(_joined(context))
+    if not isinstance(response, str):
+        raise TypeError(f"response must be str, not {type(response).__name__}")
+    marked = _marked_response(response)
+    if marked is not None and not isinstance(context, ContextIndex):
+        # passages joined by a space have the union of their tokens (tokens never span a space)
+        found = _context_bag(context if isinstance(context, str) else " ".join(context))
         if found is not None:  # token codes straight from the context's bytes
             lookup = dict.fromkeys(found, _SUPPORTED)
             lookup.update(_STOP_CODES_BYTES)
-            return _scores(_code_counts(_codes(tokens, lookup), numbers, lookup), n_sentences)
-        context = index_context(context)
-    decoded = _decoded(tokens)
-    codes = _codes(decoded, _lookup(context.tokens, decoded))
-    return _scores(_code_counts(codes, _decoded(numbers), context.tokens), n_sentences)
-
-
-def _lookup(known: frozenset[str], tokens: list[str]) -> dict[str, str]:
-    """The code of each of ``tokens`` in ``known`` ("k") and of every stop word ("")."""
-    lookup = dict.fromkeys(known.intersection(tokens), _SUPPORTED)
-    lookup.update(_STOP_CODES)
-    return lookup
+            return _scores(marked[0], lookup, marked[2], marked[1])
+    known = (context if isinstance(context, ContextIndex) else index_context(context)).tokens
+    if marked is None:  # the fast tokenizer cannot take the response: the reference tokenizer
+        sentences = split_sentences(response.lower())
+        words = [t for sentence in sentences for t in (*_tokens(sentence), _SENTINEL)][:-1]
+        numeric = [t for t in words if not _DIGITS.isdisjoint(t)]
+        n_sentences = len(sentences)
+    else:
+        words, numeric = list(map(bytes.decode, marked[0])), list(map(bytes.decode, marked[2]))
+        n_sentences = marked[1]
+    supported = dict.fromkeys(known.intersection(words), _SUPPORTED)
+    return _scores(words, supported | _STOP_CODES, numeric, n_sentences)  # "" for a stop word
 
 
 # The fast scorer writes one character per token of a response: "" for a stop word, "k" for a
@@ -541,17 +477,13 @@ def _marked_response(response: str) -> tuple[list[bytes], int, list[bytes]] | No
     return tokens, n_sentences, numbers
 
 
-def _codes(tokens: list[_Token], lookup: dict[_Token, str]) -> str:
-    """One code per token: ``lookup``'s, else "u" (unsupported)."""
-    return "".join(map(lookup.get, tokens, itertools.repeat(_UNSUPPORTED)))
-
-
-_Counts = tuple[int, int, int, int, int, float]
-"""(n_content, n_unsupported, n_numeric, n_numeric_missing, n_sentences_scored, weakest)."""
-
-
-def _code_counts(codes: str, numbers: list[_Token], known: Container[_Token]) -> _Counts:
-    """Counts of a response from its token codes and its numeric tokens."""
+def _scores(
+    tokens: list[_Token], lookup: dict[_Token, str], numbers: list[_Token], n_sentences: int
+) -> LexicalScores:
+    """The frozen scores of a response from its tokens (the sentinel between sentences), the
+    code of each (``lookup``: "k", "" or "|"; any other token is "u", unsupported), its numeric
+    tokens (missing when not in ``lookup``) and its number of sentences."""
+    codes = "".join(map(lookup.get, tokens, itertools.repeat(_UNSUPPORTED)))
     n_scored = 0
     weakest = 0.0
     for sentence in codes.split(_END):
@@ -562,14 +494,9 @@ def _code_counts(codes: str, numbers: list[_Token], known: Container[_Token]) ->
             if share > weakest:
                 weakest = share
     n_numeric = len(numbers)
-    n_numeric_missing = n_numeric - sum(map(known.__contains__, numbers))
+    n_numeric_missing = n_numeric - sum(map(lookup.__contains__, numbers))
     n_content = len(codes) - codes.count(_END)
-    return n_content, codes.count(_UNSUPPORTED), n_numeric, n_numeric_missing, n_scored, weakest
-
-
-def _scores(counts: _Counts, n_sentences: int) -> LexicalScores:
-    """The frozen scores of a response from its counts and its number of sentences."""
-    n_content, n_unsupported, n_numeric, n_numeric_missing, n_scored, weakest = counts
+    n_unsupported = codes.count(_UNSUPPORTED)
     coverage = n_unsupported / n_content if n_content else 0.0
     numeric_share = n_numeric_missing / n_numeric if n_numeric else 0.0
     w_cov, w_weak, w_num = HYBRID_WEIGHTS

@@ -255,21 +255,6 @@ class RecordChecks:
         return self.n_conflicts / self.n_sentences if self.n_sentences else 0.0
 
 
-def _mentions(
-    tokens: list[str], folded: list[str], attribute: _Attribute
-) -> tuple[int, int] | None:
-    """Indexes of the first and last word of the attribute's mention in the sentence, or None."""
-    if attribute.joined in tokens:
-        at = tokens.index(attribute.joined)
-        return at, at
-    positions = []
-    for word in attribute.words:
-        if word not in folded:
-            return None
-        positions.append(folded.index(word))
-    return min(positions), max(positions)
-
-
 def _attribute_conflicts(
     record: StructuredRecord, text: str, words: list[re.Match[str]]
 ) -> tuple[int, int, int]:
@@ -279,13 +264,17 @@ def _attribute_conflicts(
     tokens = [w.group() for w in words]
     folded = [fold_inflection(t) for t in tokens]
     false_hits = true_negated = null_hits = 0
-    for attribute in record.attributes:
-        span = _mentions(tokens, folded, attribute)
-        if span is None:
+    for attribute in record.attributes:  # mentioned: its joined words, else each of its words
+        if attribute.joined in tokens:
+            first = last = tokens.index(attribute.joined)
+        elif all(word in folded for word in attribute.words):
+            at = [folded.index(word) for word in attribute.words]
+            first, last = min(at), max(at)
+        else:
             continue
-        before = tokens[max(0, span[0] - _NEGATION_WINDOW) : span[0]]
+        before = tokens[max(0, first - _NEGATION_WINDOW) : first]
         negated = any(t in NEGATIONS for t in before) or bool(
-            _POST_NEGATION.match(text, words[span[1]].end())
+            _POST_NEGATION.match(text, words[last].end())
         )
         if attribute.value is None:
             null_hits += 1
@@ -328,14 +317,10 @@ def _days(sentence: str) -> set[str]:
     return days
 
 
-def _every_day_claim(sentence: str, times: list[int]) -> bool:
-    """The sentence says "daily" (or alike) about opening hours."""
-    return bool(_EVERY_DAY.search(sentence)) and bool(_HOURS_WORDS.search(sentence) or times)
-
-
 def _hours_conflicts(record: StructuredRecord, sentence: str) -> int:
     times = [] if "happy hour" in sentence else _times(sentence)
-    every_day = _every_day_claim(sentence, times)
+    # the sentence says "daily" (or alike) about opening hours
+    every_day = bool(_EVERY_DAY.search(sentence)) and bool(_HOURS_WORDS.search(sentence) or times)
     if record.hours_null:
         return int(bool(times) or every_day)
     if record.hours is None:
@@ -347,7 +332,7 @@ def _hours_conflicts(record: StructuredRecord, sentence: str) -> int:
     if times:
         named = _days(sentence) & set(hours) or set(hours)
         allowed = {t for day in named for t in hours[day]}
-        conflicts += sum(1 for t in times if t not in allowed)
+        conflicts += sum(t not in allowed for t in times)
     return conflicts
 
 
