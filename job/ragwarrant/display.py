@@ -179,6 +179,16 @@ def markdown_code(text: str, *, table: bool = False) -> str:
     return f"{fence}{pad}{body}{pad}{fence}"
 
 
+def cut(text: str, width: int, marker: str) -> str:
+    """``text`` whole when it has at most ``width`` characters; else its start and ``marker``
+    (a format string whose ``{}`` is the count of characters cut), ``width`` long in all
+    (the marker alone when it is longer than ``width``)."""
+    if len(text) <= width:
+        return text
+    keep = max(width - len(marker.format(len(text))), 0)
+    return text[:keep] + marker.format(len(text) - keep)
+
+
 def xml_text(text: str) -> str:
     """Return ``text`` with every character XML 1.0 does not allow as a ``visible`` escape.
 
