@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 
 from markupsafe import Markup, escape
 
-from ragwarrant.audit.report import decision_sentence, signed
+from ragwarrant.audit.report import decision_sentence, signed, template
 from ragwarrant.audit.summary import (
     STATISTICAL_KINDS,
     deciding_gates,
@@ -239,21 +239,7 @@ def _shown(value: object) -> object:
 
 @cache
 def _template() -> jinja2.Template:
-    import jinja2
-
-    env = jinja2.Environment(
-        loader=jinja2.PackageLoader("ragwarrant", "data/templates"),
-        autoescape=True,
-        finalize=_shown,
-        undefined=jinja2.StrictUndefined,
-        keep_trailing_newline=True,
-        trim_blocks=True,
-        lstrip_blocks=True,
-    )
-    env.filters["signed"] = signed
-    env.globals["more_data_text"] = more_data_text
-    env.globals["STATUS_COLOURS"] = {k.value: v for k, v in STATUS_COLOURS.items()}
-    return env.get_template("report.html.j2")
+    return template("report.html.j2", {"signed": signed}, autoescape=True, finalize=_shown)
 
 
 def prepare_report_html() -> None:
@@ -280,6 +266,8 @@ def render_report_html(decision: Decision) -> str:
     ]
     return _template().render(
         d=decision,
+        more_data_text=more_data_text,
+        STATUS_COLOURS={k.value: v for k, v in STATUS_COLOURS.items()},
         sentence=decision_sentence(decision),
         run_next_step=next_step(decision),
         views=views,
