@@ -6,7 +6,7 @@ It never states more than the run's evidence class allows: the scope sentence co
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
@@ -69,15 +69,15 @@ def decision_sentence(decision: Decision) -> str:
     return f"{verb}{under}."
 
 
-def template(
-    name: str,
-    filters: Mapping[str, Callable[..., Any]],
-    tests: Mapping[str, Callable[..., bool]] | None = None,
-    **options: Any,
-) -> jinja2.Template:
-    """A Jinja2 template shipped as package data (``ragwarrant/data/templates/<name>``) with
-    ``filters`` and ``tests``: undefined names raise, block tags take their line with them, the
-    file's last newline is kept; ``options`` add to these (``autoescape``, ``finalize``)."""
+Filters = tuple[tuple[str, Callable[..., Any]], ...]
+
+
+@cache
+def template(name: str, filters: Filters = (), **options: Any) -> jinja2.Template:
+    """A Jinja2 template shipped as package data (``ragwarrant/data/templates/<name>``), compiled
+    once per process: undefined names raise, block tags take their line with them, the file's
+    last newline is kept; ``filters`` are (name, function) pairs and ``options`` add to these
+    (``autoescape``, ``finalize``)."""
     import jinja2
 
     env = jinja2.Environment(
@@ -89,21 +89,18 @@ def template(
         **options,
     )
     env.filters.update(filters)
-    env.tests.update(tests or {})
     return env.get_template(name)
 
 
-@cache
-def _template() -> jinja2.Template:
-    filters: dict[str, Callable[..., Any]] = {
-        "md": markdown,
-        "name": lambda x: markdown(identifier(str(x))),
-        "code": lambda x, table=False: markdown_code(identifier(str(x)), table=table),
-        "signed": signed,
-        "fmt": lambda x, spec: "—" if x is None else format(x, spec),
-        "repr": repr,
-    }
-    return template("report.md.j2", filters, {"startswith": str.startswith})
+#: The filters of ``report.md.j2``: each value from the inputs goes through md, name or code.
+MARKDOWN_FILTERS: Filters = (
+    ("md", markdown),
+    ("name", lambda x: markdown(identifier(str(x)))),
+    ("code", lambda x, table=False: markdown_code(identifier(str(x)), table=table)),
+    ("signed", signed),
+    ("fmt", lambda x, spec: "—" if x is None else format(x, spec)),
+    ("repr", repr),
+)
 
 
 def render_report(decision: Decision) -> str:
@@ -114,7 +111,7 @@ def render_report(decision: Decision) -> str:
     ``display.identifier``, code spans through ``display.markdown_code``), so no value opens
     a Markdown element; the private question, response and context text never appears.
     """
-    return _template().render(
+    return template("report.md.j2", MARKDOWN_FILTERS).render(
         d=decision,
         decision_sentence=decision_sentence,
         more_data_text=more_data_text,
