@@ -7,18 +7,14 @@ It never states more than the run's evidence class allows: the scope sentence co
 from __future__ import annotations
 
 from collections.abc import Callable
-from functools import cache
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ragwarrant.audit._findings import is_secret_name
 from ragwarrant.audit.summary import more_data_text
-from ragwarrant.display import identifier, markdown, markdown_code, visible
+from ragwarrant.display import identifier, markdown, markdown_code, template, visible
 from ragwarrant.evidence_class import EvidenceClass
 from ragwarrant.exit_codes import DecisionClass
 from ragwarrant.outputs import Decision
-
-if TYPE_CHECKING:
-    import jinja2
 
 
 def signed(x: float | None) -> str:
@@ -69,31 +65,8 @@ def decision_sentence(decision: Decision) -> str:
     return f"{verb}{under}."
 
 
-Filters = tuple[tuple[str, Callable[..., Any]], ...]
-
-
-@cache
-def template(name: str, filters: Filters = (), **options: Any) -> jinja2.Template:
-    """A Jinja2 template shipped as package data (``ragwarrant/data/templates/<name>``), compiled
-    once per process: undefined names raise, block tags take their line with them, the file's
-    last newline is kept; ``filters`` are (name, function) pairs and ``options`` add to these
-    (``autoescape``, ``finalize``)."""
-    import jinja2
-
-    env = jinja2.Environment(
-        loader=jinja2.PackageLoader("ragwarrant", "data/templates"),
-        undefined=jinja2.StrictUndefined,
-        keep_trailing_newline=True,
-        trim_blocks=True,
-        lstrip_blocks=True,
-        **options,
-    )
-    env.filters.update(filters)
-    return env.get_template(name)
-
-
 #: The filters of ``report.md.j2``: each value from the inputs goes through md, name or code.
-MARKDOWN_FILTERS: Filters = (
+MARKDOWN_FILTERS: tuple[tuple[str, Callable[..., Any]], ...] = (
     ("md", markdown),
     ("name", lambda x: markdown(identifier(str(x)))),
     ("code", lambda x, table=False: markdown_code(identifier(str(x)), table=table)),

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 
 from markupsafe import Markup, escape
 
-from ragwarrant.audit.report import decision_sentence, signed, template
+from ragwarrant.audit.report import decision_sentence, signed
 from ragwarrant.audit.summary import (
     STATISTICAL_KINDS,
     deciding_gates,
@@ -32,7 +32,7 @@ from ragwarrant.audit.summary import (
     next_step,
     tested_candidates,
 )
-from ragwarrant.display import identifier, visible
+from ragwarrant.display import identifier, template, visible
 from ragwarrant.outputs import CandidateClass, Decision, GateResult, GateStatus
 
 if TYPE_CHECKING:

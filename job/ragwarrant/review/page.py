@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from functools import partial
 
 from ragwarrant.corroborators.corroborate import TextRecord
-from ragwarrant.display import visible
+from ragwarrant.display import template, visible
 from ragwarrant.review.labels import LABEL_COLUMNS
 from ragwarrant.review.queue import ReviewQueue
 
@@ -91,15 +91,5 @@ def render_html(queue: ReviewQueue, rows: list[ReviewRow], scale: tuple[float, f
     Args:
         scale: the metric's (low, high); the label inputs accept values in it.
     """
-    import jinja2
-
-    env = jinja2.Environment(
-        loader=jinja2.PackageLoader("ragwarrant", "data/templates"),
-        autoescape=True,
-        undefined=jinja2.StrictUndefined,
-        trim_blocks=True,
-        lstrip_blocks=True,
-    )
-    return env.get_template("review.html.j2").render(
-        queue=queue, rows=rows, low=scale[0], high=scale[1]
-    )
+    page = template("review.html.j2", autoescape=True, keep_trailing_newline=False)
+    return page.render(queue=queue, rows=rows, low=scale[0], high=scale[1])
