@@ -71,6 +71,18 @@ def _has_interval(g: GateResult) -> bool:
     return g.estimate is not None and g.lower_bound is not None and g.upper_bound is not None
 
 
+def _scale(rows: list[GateResult]) -> _Scale:
+    values = [0.0] + [
+        v
+        for g in rows
+        for v in (g.estimate, g.lower_bound, g.upper_bound, g.threshold)
+        if v is not None
+    ]
+    lo, hi = min(values), max(values)
+    pad = (hi - lo) * 0.08 or 1e-3
+    return _Scale(lo - pad, hi + pad, _LABEL_W, _WIDTH - _TEXT_W)
+
+
 def _draw_axis(d: drawsvg.Drawing, scale: _Scale, bottom: float) -> None:
     import drawsvg as dw
 
@@ -136,15 +148,7 @@ def forest_svg(rows: list[GateResult], title: str, panel_id: str) -> str:
     """
     import drawsvg as dw
 
-    values = [0.0] + [
-        v
-        for g in rows
-        if _has_interval(g)
-        for v in (g.estimate, g.lower_bound, g.upper_bound, g.threshold)
-        if v is not None
-    ]
-    pad = (max(values) - min(values)) * 0.08 or 1e-3
-    scale = _Scale(min(values) - pad, max(values) + pad, _LABEL_W, _WIDTH - _TEXT_W)
+    scale = _scale([g for g in rows if _has_interval(g)])
     bottom = _TOP + _ROW_H * len(rows)
     d = dw.Drawing(_WIDTH, bottom + _AXIS_H, id_prefix=panel_id, role="img", aria_label=title)
     d.append(dw.Raw(f"<title>{escape(title)}</title>"))

@@ -136,25 +136,10 @@ def more_needed(candidate: CandidateDecision) -> int | None:
 def next_step(decision: Decision, candidate: CandidateDecision | None = None) -> str:
     """What a person should do next, for the run (``candidate`` None) or for one candidate.
 
-    Always a non-empty sentence: there is a next step for every class. The run's step is its
-    first PROMOTE's (naming any BLOCKed candidate's defective evidence too), else each tested
-    candidate's in turn.
+    Always a non-empty sentence: there is a next step for every class.
     """
-    if candidate is None and decision.run_class is DecisionClass.ERROR:
-        err = decision.error
-        hint = err.hint if err is not None and err.hint else "see decision.json's error"
-        return f"fix the error and run again: {hint}"
     if candidate is None:
-        tested = tested_candidates(decision)
-        promoted = [c for c in tested if c.decision_class is CandidateClass.PROMOTE]
-        if promoted:  # a PROMOTE stands, but another candidate's defective evidence is named
-            blocked = [c for c in tested if c.decision_class is CandidateClass.BLOCK]
-            also = "".join(
-                f"; also {identifier(c.policy_id)}: {next_step(decision, c)}" for c in blocked
-            )
-            return next_step(decision, promoted[0]) + also
-        steps = [f"{identifier(c.policy_id)}: {next_step(decision, c)}" for c in tested]
-        return "; ".join(steps) if steps else "fix the evidence: no candidate was tested"
+        return _run_next_step(decision)
     klass = candidate.decision_class
     if klass is CandidateClass.PROMOTE:
         return f"release {identifier(candidate.policy_id)} within the run's claim scope"
@@ -172,18 +157,22 @@ def next_step(decision: Decision, candidate: CandidateDecision | None = None) ->
 WITHHELD_PREFIX = "[withheld: "
 
 
+def _withheld_config_keys(candidate: CandidateDecision) -> dict[str, list[str]]:
+    """Whose policy config holds a value publication hygiene withheld → its key paths."""
+    where: dict[str, list[str]] = {}
+    for d in candidate.config_differences:
+        named = quoted(candidate.policy_id)
+        owners = (("the baseline", d.baseline), (f"candidate {named}", d.candidate))
+        for owner, value in owners:
+            if isinstance(value, str) and value.startswith(WITHHELD_PREFIX):
+                where.setdefault(owner, []).append(d.path)
+    return where
+
+
 def _block_step(candidate: CandidateDecision) -> str:
     """The next step of a BLOCKed candidate: a credential in a policy config is the config's to
     fix, not the evidence's. Key paths are named, never the withheld values."""
-    keys: dict[str, list[str]] = {}  # whose policy config holds a withheld value → key paths
-    for d in candidate.config_differences:
-        owners = (
-            ("the baseline", d.baseline),
-            (f"candidate {quoted(candidate.policy_id)}", d.candidate),
-        )
-        for owner, value in owners:
-            if isinstance(value, str) and value.startswith(WITHHELD_PREFIX):
-                keys.setdefault(owner, []).append(d.path)
+    keys = _withheld_config_keys(candidate)
     if keys:
         where = "; ".join(f"{', '.join(paths)} of {owner}" for owner, paths in keys.items())
         return (
@@ -224,6 +213,24 @@ def _inconclusive_step(decision: Decision, candidate: CandidateDecision) -> str:
     if unresolved:
         return f"{unresolved[0].id}: {more_data_text(unresolved[0])}"
     return "no unresolved gate gives a count: see the reasons above"
+
+
+def _run_next_step(decision: Decision) -> str:
+    if decision.run_class is DecisionClass.ERROR:
+        err = decision.error
+        hint = err.hint if err is not None and err.hint else "see decision.json's error"
+        return f"fix the error and run again: {hint}"
+    tested = tested_candidates(decision)
+    promoted = [c for c in tested if c.decision_class is CandidateClass.PROMOTE]
+    if promoted:
+        # A PROMOTE stands, but another candidate's defective evidence is still named.
+        blocked = [c for c in tested if c.decision_class is CandidateClass.BLOCK]
+        also = "".join(
+            f"; also {identifier(c.policy_id)}: {next_step(decision, c)}" for c in blocked
+        )
+        return next_step(decision, promoted[0]) + also
+    steps = [f"{identifier(c.policy_id)}: {next_step(decision, c)}" for c in tested]
+    return "; ".join(steps) if steps else "fix the evidence: no candidate was tested"
 
 
 def summary_document(decision: Decision) -> SummaryDocument:
