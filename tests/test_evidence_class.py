@@ -134,7 +134,7 @@ def test_contract_doc_lists_every_class_and_claim() -> None:
 
 
 def test_report_names_the_class_that_would_lift_a_claim_ceiling() -> None:
-    """An INCONCLUSIVE held by the claim ceiling says, once, which evidence class would change it."""
+    """An INCONCLUSIVE held by the claim ceiling names, once, the evidence class that lifts it."""
     decision = _decision(EvidenceClass.FROZEN_OBSERVATION)
     held = decision.candidates[0].model_copy(
         update={
