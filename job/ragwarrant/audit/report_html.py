@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from functools import cache
 from typing import TYPE_CHECKING
 
 from markupsafe import Markup, escape
@@ -33,7 +32,7 @@ from ragwarrant.audit.summary import (
     tested_candidates,
 )
 from ragwarrant.display import identifier, template, visible
-from ragwarrant.outputs import CandidateClass, Decision, GateResult, GateStatus
+from ragwarrant.outputs import Decision, GateResult, GateStatus
 
 if TYPE_CHECKING:
     import drawsvg
@@ -199,7 +198,6 @@ def _shown(value: object) -> object:
     return value
 
 
-@cache
 def _template() -> jinja2.Template:
     return template("report.html.j2", (("signed", signed),), autoescape=True, finalize=_shown)
 
@@ -240,15 +238,10 @@ def render_report_html(decision: Decision) -> str:
                 "operational_panels": _panels(operational, f"c{i}o", "operational"),
             }
         )
-    not_selected = [
-        c for c in decision.candidates if c.decision_class is CandidateClass.NOT_SELECTED
-    ]
     return _template().render(
         d=decision,
-        sentence=decision_sentence(decision),
-        run_next_step=next_step(decision),
         views=views,
-        not_selected=not_selected,
+        decision_sentence=decision_sentence,
         deciding_gates=deciding_gates,
         next_step=next_step,
         more_data_text=more_data_text,
