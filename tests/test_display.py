@@ -8,7 +8,7 @@ import pytest
 from markdown_it import MarkdownIt
 
 from ragwarrant.audit.hygiene import scan_outputs
-from ragwarrant.display import identifier, markdown, markdown_code, number, visible, xml_text
+from ragwarrant.display import cut, identifier, markdown, markdown_code, number, visible, xml_text
 from tests.audit.test_hygiene import PLANTED
 
 
@@ -183,3 +183,16 @@ def test_every_lookalike_the_fold_reads_is_shown_escaped() -> None:
 
     for ch in (chr(k) for k in LATIN_OF if not chr(k).isascii()):
         assert identifier(f"ab{ch}cd") == ascii(f"ab{ch}cd"), ch
+
+
+@pytest.mark.parametrize(
+    ("text", "width", "expected"),
+    [
+        ("short", 5, "short"),
+        ("x" * 30, 20, "x" * 13 + "… (+17)"),
+        ("abcdef", 3, "… (+6)"),
+    ],
+)
+def test_cut_keeps_what_fits_and_counts_the_rest(text: str, width: int, expected: str) -> None:
+    """A text that fits is whole; a longer one keeps its start and says how many were cut."""
+    assert cut(text, width, "… (+{})") == expected

@@ -131,3 +131,24 @@ def test_contract_doc_lists_every_class_and_claim() -> None:
         assert claim_scope(ec) in flat
     for claim in CLAIMS:
         assert claim.text in flat
+
+
+def test_report_names_the_class_that_would_lift_a_claim_ceiling() -> None:
+    """An INCONCLUSIVE held by the claim ceiling names, once, the evidence class that lifts it."""
+    decision = _decision(EvidenceClass.FROZEN_OBSERVATION)
+    held = decision.candidates[0].model_copy(
+        update={
+            "decision_class": CandidateClass.INCONCLUSIVE,
+            "reasons": ["claim-ceiling: one", "claim-ceiling: two"],
+        }
+    )
+    decision = decision.model_copy(
+        update={"candidates": [held], "promotion_min_class": EvidenceClass.CONFIRMATORY}
+    )
+    expected = (
+        "\n\nWhat would change this INCONCLUSIVE: the same result on evidence of class "
+        "confirmatory or higher (e.g. a confirmatory run on a split held out before "
+        "evaluation).\n"
+    )
+    report = render_report(decision)
+    assert expected in report and report.count("the same result on evidence of class") == 1

@@ -33,6 +33,12 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Callable
+from functools import cache
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import jinja2
 
 #: Unicode general categories shown as escapes: controls, format characters (zero-width space,
 #: bidirectional overrides, BOM), line and paragraph separators, surrogates, unassigned code
@@ -179,9 +185,41 @@ def markdown_code(text: str, *, table: bool = False) -> str:
     return f"{fence}{pad}{body}{pad}{fence}"
 
 
+def cut(text: str, width: int, marker: str) -> str:
+    """``text`` whole when it has at most ``width`` characters; else its start and ``marker``
+    (a format string whose ``{}`` is the count of characters cut), ``width`` long in all
+    (the marker alone when it is longer than ``width``)."""
+    if len(text) <= width:
+        return text
+    keep = max(width - len(marker.format(len(text))), 0)
+    return text[:keep] + marker.format(len(text) - keep)
+
+
 def xml_text(text: str) -> str:
     """Return ``text`` with every character XML 1.0 does not allow as a ``visible`` escape.
 
     Markup characters (``<``, ``&``, quotes) are left for the XML writer to escape.
     """
     return _XML_ILLEGAL.sub(lambda m: _escape(m.group(0)), text)
+
+
+Filters = tuple[tuple[str, Callable[..., Any]], ...]
+
+
+@cache
+def template(name: str, filters: Filters = (), **options: Any) -> jinja2.Template:
+    """A Jinja2 template shipped as package data (``ragwarrant/data/templates/<name>``), compiled
+    once per process: undefined names raise; by default block tags take their line with them and
+    the file's last newline is kept. ``filters`` are (name, function) pairs; ``options`` are
+    further ``jinja2.Environment`` arguments (``autoescape``, ``finalize``) or override those
+    defaults (the review page drops the last newline)."""
+    import jinja2
+
+    defaults = {"keep_trailing_newline": True, "trim_blocks": True, "lstrip_blocks": True}
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("ragwarrant", "data/templates"),
+        undefined=jinja2.StrictUndefined,
+        **(defaults | options),
+    )
+    env.filters.update(filters)
+    return env.get_template(name)

@@ -310,7 +310,7 @@ def test_task_type_without_a_threshold_for_the_gate_uses_the_pooled_one_and_warn
 
 def test_warnings_reach_report_md_and_report_html():
     """The summary's warnings are listed in report.md and report.html, without example text."""
-    from ragwarrant.audit.report import corroboration_lines
+    from ragwarrant.audit.report import render_report
     from ragwarrant.audit.report_html import render_report_html
 
     idx = build_index(table({"cand": {"faith": [0.9]}}, ["other"]))
@@ -324,7 +324,7 @@ def test_warnings_reach_report_md_and_report_html():
     )
     decision = _decision(out.summary)
     (warning,) = out.summary.warnings
-    assert f"- {warning}" in corroboration_lines(decision)
+    assert f"\nCorroboration warnings:\n\n- {warning}\n" in render_report(decision)
     html = render_report_html(decision)
     assert 'id="corroboration-warnings"' in html and "slices other" in html
     assert "kettle" not in html.lower()
@@ -333,7 +333,7 @@ def test_warnings_reach_report_md_and_report_html():
 def test_report_names_the_per_task_thresholds_applied():
     """Slices qa and summary are judged at QA's and Summary's thresholds: the summary records
     them and report.md names them (the pooled one only for the other examples)."""
-    from ragwarrant.audit.report import corroboration_lines
+    from ragwarrant.audit.report import render_report
 
     idx = build_index(table({"cand": {"faith": [0.9, 0.9, 0.9]}}, ["qa", "summary", "other"]))
     tx = {("cand", f"ex{i}"): GROUNDED for i in range(3)}
@@ -342,13 +342,13 @@ def test_report_names_the_per_task_thresholds_applied():
     assert out.summary.lexical_task_thresholds == {"QA": 0.99, "Summary": 0.0}
     decision = _decision(out.summary)
     pooled = f"{out.summary.lexical_threshold:.4g}"
-    text = "\n".join(corroboration_lines(decision))
+    text = render_report(decision)
     assert f"flag at >= QA 0.99, Summary 0 (per task; pooled {pooled} for other examples)" in text
     # without per-task calibration only the pooled threshold is named
     plain = corroborate(tx, idx, config(sample_metrics=[]), ["cand"], np.ones(3, bool))
     assert plain.summary.lexical_task_thresholds == {}
-    lines = corroboration_lines(decision.model_copy(update={"corroboration": plain.summary}))
-    assert f"flag at >= {plain.summary.lexical_threshold:.4g}," in "\n".join(lines)
+    text = render_report(decision.model_copy(update={"corroboration": plain.summary}))
+    assert f"flag at >= {plain.summary.lexical_threshold:.4g}," in text
 
 
 def test_record_conflict_makes_the_example_unsupported_and_a_disagreement():

@@ -5,7 +5,7 @@ texts, found with hashed 12-token shingles (numpy), never by quoting the text.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 
@@ -48,25 +48,12 @@ def _shingles(tok: np.ndarray, owner: np.ndarray | None = None) -> tuple[np.ndar
     return h, starts
 
 
-def _text_file_shingles(sites: Sequence[Site]) -> Iterator[tuple[np.ndarray, np.ndarray]]:
-    """Shingles of each text output as a whole (a copy may run across lines), with their sites."""
-    by_file: dict[str, list[int]] = {}
-    for i, site in enumerate(sites):
-        if site.line is not None:
-            by_file.setdefault(site.file, []).append(i)
-    for indices in by_file.values():
-        toks = [_token_hashes(sites[i].text) for i in indices]
-        if sum(t.size for t in toks) < COPY_RUN_TOKENS:
-            continue
-        owner_site = np.concatenate(
-            [np.full(t.size, i, np.int64) for t, i in zip(toks, indices, strict=True)]
-        )
-        h, starts = _shingles(np.concatenate(toks))
-        yield h, owner_site[starts]
-
-
 def _output_shingles(sites: Sequence[Site]) -> tuple[np.ndarray, np.ndarray] | None:
-    """Return (sorted shingle hashes, site index of each) of the outputs; None when none."""
+    """Return (sorted shingle hashes, site index of each) of the outputs; None when none.
+
+    Each site is shingled alone, and each text output also as a whole (a copy may run across
+    its lines), each window then owned by the line it starts on.
+    """
     site_hashes: list[np.ndarray] = []
     site_index: list[np.ndarray] = []
     for i, site in enumerate(sites):
@@ -74,9 +61,20 @@ def _output_shingles(sites: Sequence[Site]) -> tuple[np.ndarray, np.ndarray] | N
         if h.size:
             site_hashes.append(h)
             site_index.append(np.full(h.size, i, dtype=np.int64))
-    for h, owners in _text_file_shingles(sites):
+    lines_of: dict[str, list[int]] = {}
+    for i, site in enumerate(sites):
+        if site.line is not None:
+            lines_of.setdefault(site.file, []).append(i)
+    for indices in lines_of.values():
+        toks = [_token_hashes(sites[i].text) for i in indices]
+        if sum(t.size for t in toks) < COPY_RUN_TOKENS:
+            continue
+        owner_site = np.concatenate(
+            [np.full(t.size, i, np.int64) for t, i in zip(toks, indices, strict=True)]
+        )
+        h, starts = _shingles(np.concatenate(toks))
         site_hashes.append(h)
-        site_index.append(owners)
+        site_index.append(owner_site[starts])
     if not site_hashes:
         return None
     out_h = np.concatenate(site_hashes)
@@ -98,8 +96,18 @@ def _batch_hits(out_h: np.ndarray, out_site: np.ndarray, batch: list[np.ndarray]
     return hit_sites
 
 
-def _token_batches(private_texts: Iterable[str]) -> Iterator[list[np.ndarray]]:
-    """Token hashes of the private texts of 12+ tokens, in batches of about a million tokens."""
+def copied_text(sites: Sequence[Site], private_texts: Iterable[str]) -> list[Finding]:
+    """Return a ``copied-text`` finding for each site holding ``COPY_RUN_TOKENS`` consecutive
+    tokens of a private text, in site order.
+
+    The private texts are streamed once (any iterable), in batches of about a million tokens
+    checked against the sorted shingles of the outputs; texts under 12 tokens hold no copy.
+    """
+    shingled = _output_shingles(sites)
+    if shingled is None:
+        return []
+    out_h, out_site = shingled
+    hit_sites: set[int] = set()
     batch: list[np.ndarray] = []
     batch_tokens = 0
     for text in private_texts:
@@ -109,19 +117,9 @@ def _token_batches(private_texts: Iterable[str]) -> Iterator[list[np.ndarray]]:
         batch.append(tok)
         batch_tokens += tok.size
         if batch_tokens >= 1_000_000:
-            yield batch
+            hit_sites |= _batch_hits(out_h, out_site, batch)
             batch, batch_tokens = [], 0
     if batch:
-        yield batch
-
-
-def copied_text(sites: Sequence[Site], private_texts: Iterable[str]) -> list[Finding]:
-    shingled = _output_shingles(sites)
-    if shingled is None:
-        return []
-    out_h, out_site = shingled
-    hit_sites: set[int] = set()
-    for batch in _token_batches(private_texts):
         hit_sites |= _batch_hits(out_h, out_site, batch)
     return [
         Finding(sites[i].file, "copied-text", sites[i].field, sites[i].line, sites[i].key_of)

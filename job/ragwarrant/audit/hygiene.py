@@ -75,19 +75,6 @@ REDACTED = "[withheld: {kind}]"
 """What a redacted JSON string value becomes."""
 
 
-def _json_sites(file: str, node: Any, path: str) -> Iterator[Site]:
-    if isinstance(node, str):
-        yield Site(file, node, path or "(root)", None, False)
-    elif isinstance(node, dict):
-        for key, value in node.items():
-            sub = join_path(path, key)
-            yield Site(file, str(key), sub, None, True)
-            yield from _json_sites(file, value, sub)
-    elif isinstance(node, list):
-        for i, value in enumerate(node):
-            yield from _json_sites(file, value, f"{path}[{i}]")
-
-
 _NOT_A_SECRET = re.compile(
     r"^(?:\[withheld: [a-z\-]+\]|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|env:[A-Za-z_][A-Za-z0-9_]*|"
     r"\*+|<redacted>|redacted|none|null|false|true|default|required|optional|unset)$",
@@ -100,25 +87,27 @@ def _secret_value(value: object) -> bool:
     return isinstance(value, str) and value.strip() != "" and not _NOT_A_SECRET.match(value.strip())
 
 
-def _secret_members(file: str, node: Any, path: str) -> Iterator[Finding]:
-    """Members named like a secret, and config differences whose path names one."""
-    if isinstance(node, list):
+def _walk_json(file: str, node: Any, path: str, sites: list[Site], found: set[Finding]) -> None:
+    """Add every string of a JSON document (values and member names) to ``sites``, and to
+    ``found`` each member named like a secret and each config difference whose path names one
+    (``{"path": "db.password", "baseline": ..., "candidate": ...}``) holding a secret value."""
+    if isinstance(node, str):
+        sites.append(Site(file, node, path or "(root)", None, False))
+    elif isinstance(node, list):
         for i, value in enumerate(node):
-            yield from _secret_members(file, value, f"{path}[{i}]")
-        return
-    if not isinstance(node, dict):
-        return
-    diff_path = node.get("path")  # a config difference whose path names a secret
-    if isinstance(diff_path, str) and is_secret_name(diff_path):
-        for k in ("baseline", "candidate"):
-            if _secret_value(node.get(k)):
-                yield Finding(file, "secret-assignment", join_path(path, k))
-    for key, value in node.items():
-        sub = join_path(path, key)
-        if not (isinstance(value, str) and is_secret_name(str(key))):
-            yield from _secret_members(file, value, sub)
-        elif _secret_value(value):
-            yield Finding(file, "secret-assignment", sub)
+            _walk_json(file, value, f"{path}[{i}]", sites, found)
+    elif isinstance(node, dict):
+        diff_path = node.get("path")
+        if isinstance(diff_path, str) and is_secret_name(diff_path):
+            for k in ("baseline", "candidate"):
+                if _secret_value(node.get(k)):
+                    found.add(Finding(file, "secret-assignment", join_path(path, k)))
+        for key, value in node.items():
+            sub = join_path(path, key)
+            sites.append(Site(file, str(key), sub, None, True))
+            if isinstance(value, str) and is_secret_name(str(key)) and _secret_value(value):
+                found.add(Finding(file, "secret-assignment", sub))
+            _walk_json(file, value, sub, sites, found)
 
 
 def scan_outputs(
@@ -162,8 +151,7 @@ def scan_outputs(
             except orjson.JSONDecodeError:
                 doc = None
             else:
-                sites.extend(_json_sites(name, doc, ""))
-                found.update(_secret_members(name, doc, ""))
+                _walk_json(name, doc, "", sites, found)
                 continue
         text = data.decode("utf-8", errors="replace")
         for i, line in enumerate(text.splitlines(), start=1):
@@ -176,7 +164,16 @@ def scan_outputs(
         for kind in kinds:
             found.add(Finding(site.file, kind, site.field, site.line, site.key_of))
     found.update(copied_text(sites, private_texts))
-    return sorted(found, key=_finding_order)
+    return sorted(  # by file, line, then field path (indexes as numbers), member name, kind
+        found,
+        key=lambda f: (
+            f.file,
+            f.line or 0,
+            [(0, p, "") if isinstance(p, int) else (1, 0, p) for p in split_path(f.field or "")],
+            f.key_of,
+            f.kind,
+        ),
+    )
 
 
 def redact_text(
@@ -247,11 +244,6 @@ def _redact_value(key: object, value: Any, mounts: tuple[str, ...]) -> Any:
     return value
 
 
-def _finding_order(f: Finding) -> tuple[object, ...]:
-    field = [(0, p, "") if isinstance(p, int) else (1, 0, p) for p in split_path(f.field or "")]
-    return (f.file, f.line or 0, field, f.key_of, f.kind)
-
-
 def private_texts_from_tables(tables: Iterable[Any]) -> Iterator[str]:
     """Yield every question, response, context and cited quote of private text tables.
 
@@ -270,14 +262,6 @@ def private_texts_from_tables(tables: Iterable[Any]) -> Iterator[str]:
                     yield value
 
 
-def _redactable(name: str, hits: Sequence[Finding], redact: Collection[str] | None) -> bool:
-    return (
-        name.endswith(".json")
-        and (redact is None or name in redact)
-        and all(h.field is not None for h in hits)
-    )
-
-
 def files_to_withhold(
     findings: Iterable[Finding], *, redact: Collection[str] | None = None
 ) -> list[str]:
@@ -285,12 +269,19 @@ def files_to_withhold(
 
     Args:
         findings: the scan's findings.
-        redact: JSON files to redact field by field; None means every JSON file.
+        redact: JSON files to redact field by field; None means every JSON file. A JSON file
+            is withheld all the same when a finding in it has no field (it did not parse).
     """
     by_file: dict[str, list[Finding]] = {}
     for f in findings:
         by_file.setdefault(f.file, []).append(f)
-    return sorted(name for name, hits in by_file.items() if not _redactable(name, hits, redact))
+    return sorted(
+        name
+        for name, hits in by_file.items()
+        if not name.endswith(".json")
+        or (redact is not None and name not in redact)
+        or any(h.field is None for h in hits)
+    )
 
 
 def _set_path(doc: Any, finding: Finding, replacement: str) -> Any:
@@ -385,26 +376,20 @@ def withhold(
         redact: JSON files to redact; None means every JSON file.
         notice: replace a withheld file by a notice instead of dropping it.
     """
-    by_file: dict[str, list[Finding]] = {}
-    for f in findings:
-        by_file.setdefault(f.file, []).append(f)
+    withheld = [name for name in files_to_withhold(findings, redact=redact) if name in outputs]
     kept: dict[str, bytes] = {}
-    withheld: list[str] = []
     redacted: list[str] = []
     for name, data in outputs.items():
-        hits = by_file.get(name)
+        hits = [f for f in findings if f.file == name]
         if not hits:
             kept[name] = data
-        elif _redactable(name, hits, redact):
+        elif name not in withheld:
             kept[name] = redact_json(data, hits)
             redacted.append(name)
-        else:
-            withheld.append(name)
-            if notice:
-                kinds = ", ".join(sorted({h.kind for h in hits}))
-                text = WITHHELD_NOTICE.format(name=name, count=len(hits), kinds=kinds)
-                kept[name] = text.encode()
-    return HygieneOutcome(kept, sorted(withheld), sorted(redacted), list(findings))
+        elif notice:
+            kinds = ", ".join(sorted({h.kind for h in hits}))
+            kept[name] = WITHHELD_NOTICE.format(name=name, count=len(hits), kinds=kinds).encode()
+    return HygieneOutcome(kept, withheld, sorted(redacted), list(findings))
 
 
 def findings_to_checks(findings: Iterable[Finding]) -> list[dict[str, object]]:

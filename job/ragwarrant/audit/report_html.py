@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from functools import cache
 from typing import TYPE_CHECKING
 
 from markupsafe import Markup, escape
@@ -29,12 +28,11 @@ from ragwarrant.audit.summary import (
     STATISTICAL_KINDS,
     deciding_gates,
     more_data_text,
-    more_needed,
     next_step,
     tested_candidates,
 )
-from ragwarrant.display import identifier, visible
-from ragwarrant.outputs import CandidateClass, CandidateDecision, Decision, GateResult, GateStatus
+from ragwarrant.display import identifier, template, visible
+from ragwarrant.outputs import Decision, GateResult, GateStatus
 
 if TYPE_CHECKING:
     import drawsvg
@@ -173,60 +171,23 @@ def forest_svg(rows: list[GateResult], title: str, panel_id: str) -> str:
     return d.as_svg(header="").strip()
 
 
-@dataclass(frozen=True)
-class _Panel:
-    title: str
-    svg: str
-
-
-@dataclass(frozen=True)
-class _CandidateView:
-    candidate: CandidateDecision
-    deciding: list[GateResult]
-    other_gates: list[GateResult]
-    quality_panels: list[_Panel]
-    operational: list[GateResult]
-    operational_panels: list[_Panel]
-    next_step: str
-    more_needed: int | None
-    unresolved: list[GateResult]
-
-
-def _is_operational(g: GateResult) -> bool:
-    """A cost or latency delta: a cost/latency claim, or an informational operational gate."""
-    kind: str = g.kind  # "operational" is the kind the engine is to add (wire notes)
-    return kind == "operational" or (kind == "claim" and g.id.startswith(OPERATIONAL_CLAIMS))
-
-
-def _panels(gates: list[GateResult], key_prefix: str, what: str) -> list[_Panel]:
+def _panels(gates: list[GateResult], key_prefix: str, what: str) -> list[dict[str, str]]:
+    """One forest plot (``title``, ``svg``) per metric of ``gates`` with an interval to show."""
     by_metric: dict[str, list[GateResult]] = {}
     for g in gates:
         by_metric.setdefault(g.metric or g.id, []).append(g)
-    panels = []
-    for i, (metric, rows) in enumerate(by_metric.items()):
-        if not any(_has_interval(g) for g in rows):
-            continue
-        title = visible(f"{what} {metric}: estimate, one-sided bounds and threshold per row")
-        panels.append(_Panel(metric, forest_svg(rows, title, f"{key_prefix}{i}-")))
-    return panels
-
-
-def _candidate_view(decision: Decision, c: CandidateDecision, index: int) -> _CandidateView:
-    deciding = deciding_gates(c)
-    deciding_ids = {g.id for g in deciding}
-    quality = [g for g in c.gates if g.kind in STATISTICAL_KINDS and not _is_operational(g)]
-    operational = [g for g in c.gates if _is_operational(g)]
-    return _CandidateView(
-        candidate=c,
-        deciding=deciding,
-        other_gates=[g for g in c.gates if g.id not in deciding_ids],
-        quality_panels=_panels(quality, f"c{index}q", "quality"),
-        operational=operational,
-        operational_panels=_panels(operational, f"c{index}o", "operational"),
-        next_step=next_step(decision, c),
-        more_needed=more_needed(c),
-        unresolved=[g for g in c.gates if g.status is GateStatus.INCONCLUSIVE],
-    )
+    return [
+        {
+            "title": metric,
+            "svg": forest_svg(
+                rows,
+                visible(f"{what} {metric}: estimate, one-sided bounds and threshold per row"),
+                f"{key_prefix}{i}-",
+            ),
+        }
+        for i, (metric, rows) in enumerate(by_metric.items())
+        if any(_has_interval(g) for g in rows)
+    ]
 
 
 def _shown(value: object) -> object:
@@ -237,23 +198,8 @@ def _shown(value: object) -> object:
     return value
 
 
-@cache
 def _template() -> jinja2.Template:
-    import jinja2
-
-    env = jinja2.Environment(
-        loader=jinja2.PackageLoader("ragwarrant", "data/templates"),
-        autoescape=True,
-        finalize=_shown,
-        undefined=jinja2.StrictUndefined,
-        keep_trailing_newline=True,
-        trim_blocks=True,
-        lstrip_blocks=True,
-    )
-    env.filters["signed"] = signed
-    env.globals["more_data_text"] = more_data_text
-    env.globals["STATUS_COLOURS"] = {k.value: v for k, v in STATUS_COLOURS.items()}
-    return env.get_template("report.html.j2")
+    return template("report.html.j2", (("signed", signed),), autoescape=True, finalize=_shown)
 
 
 def prepare_report_html() -> None:
@@ -273,15 +219,31 @@ def render_report_html(decision: Decision) -> str:
     its deciding gates, a forest plot of its quality gates, its cost and latency deltas, the
     step that would change its outcome, and every other gate folded in ``<details>``.
     """
-    tested = tested_candidates(decision)
-    views = [_candidate_view(decision, c, i) for i, c in enumerate(tested)]
-    not_selected = [
-        c for c in decision.candidates if c.decision_class is CandidateClass.NOT_SELECTED
-    ]
+    views = []
+    for i, c in enumerate(tested_candidates(decision)):
+        # a cost or latency delta: a cost/latency claim, or an informational operational gate
+        # ("operational" is the kind the engine is to add, wire notes)
+        operational = [
+            g
+            for g in c.gates
+            if str(g.kind) == "operational"
+            or (g.kind == "claim" and g.id.startswith(OPERATIONAL_CLAIMS))
+        ]
+        quality = [g for g in c.gates if g.kind in STATISTICAL_KINDS and g not in operational]
+        views.append(
+            {
+                "candidate": c,
+                "quality_panels": _panels(quality, f"c{i}q", "quality"),
+                "operational": operational,
+                "operational_panels": _panels(operational, f"c{i}o", "operational"),
+            }
+        )
     return _template().render(
         d=decision,
-        sentence=decision_sentence(decision),
-        run_next_step=next_step(decision),
         views=views,
-        not_selected=not_selected,
+        decision_sentence=decision_sentence,
+        deciding_gates=deciding_gates,
+        next_step=next_step,
+        more_data_text=more_data_text,
+        STATUS_COLOURS={k.value: v for k, v in STATUS_COLOURS.items()},
     )

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TypedDict
 
-from ragwarrant.display import identifier, quoted, visible
+from ragwarrant.display import cut, identifier, quoted, visible
 from ragwarrant.exit_codes import DecisionClass
 from ragwarrant.outputs import CandidateClass, CandidateDecision, Decision, GateResult, GateStatus
 
@@ -195,11 +195,10 @@ def _block_step(candidate: CandidateDecision) -> str:
 
 
 def _inconclusive_step(decision: Decision, candidate: CandidateDecision) -> str:
-    n = more_needed(candidate)
     gate = _hint_gate(candidate)
-    if n is not None and gate is not None:
+    if gate is not None:
         return (
-            f"gather about {n} more {unit_noun(gate)} (confirmatory split) "
+            f"gather about {gate.more_paired_n} more {unit_noun(gate)} (confirmatory split) "
             f"for {identifier(candidate.policy_id)}"
         )
     if any(r.startswith("claim-ceiling") for r in candidate.reasons):
@@ -257,13 +256,6 @@ def summary_document(decision: Decision) -> SummaryDocument:
     }
 
 
-def _cut(line: str, width: int) -> str:
-    """``line`` cut to ``width`` characters with an explicit marker saying how much was cut."""
-    marker = "… ({} more characters; see report.md)"
-    keep = max(width - len(marker.format(len(line))), 0)
-    return line[:keep] + marker.format(len(line) - keep)
-
-
 def summary_line(decision: Decision, width: int | None = None, *, reasons: bool = True) -> str:
     """The one-line human summary: class, exit code, each tested candidate, the next step.
 
@@ -296,7 +288,8 @@ def summary_line(decision: Decision, width: int | None = None, *, reasons: bool 
     tail = visible(f" — next: {next_step(decision)}")
     if width is None or len(body) + len(tail) <= width:
         return body + tail
-    cut = _cut(body, max(width - len(tail), 0))
-    if cut.startswith(f"{head}: "):  # the class and exit code stay whole, then the next step
-        return cut + tail
-    return _cut(body + tail, width)
+    marker = "… ({} more characters; see report.md)"
+    short = cut(body, max(width - len(tail), 0), marker)
+    if short.startswith(f"{head}: "):  # the class and exit code stay whole, then the next step
+        return short + tail
+    return cut(body + tail, width, marker)

@@ -14,9 +14,10 @@ import argparse
 import json
 import sys
 
-from ragwarrant.display import identifier, visible
+from ragwarrant.display import cut, identifier, visible
 
 _DETAIL_CHARS = 100
+_CUT = "… (+{} characters; --json has it whole)"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -37,15 +38,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="with --all: the fan-out had indexes 0..N-1; list those without a directory as "
         "missing",
     )
-
-
-def _cut(text: str, limit: int = _DETAIL_CHARS) -> str:
-    """``text`` whole when it fits; else its start, ``…`` and how many characters were cut."""
-    if len(text) <= limit:
-        return text
-    marker = "… (+{} characters; --json has it whole)"
-    keep = max(limit - len(marker.format(len(text))), 0)
-    return text[:keep] + marker.format(len(text) - keep)
 
 
 def handle(args: argparse.Namespace) -> int:
@@ -74,7 +66,7 @@ def handle(args: argparse.Namespace) -> int:
         exit_code = "" if r.exit_code is None else str(r.exit_code)
         lines.append(
             f"{name:<{run_w}} {r.status.value:<10} {r.run_class or '-':<13} "
-            f"{exit_code:>4}  {contract:<{con_w}} {_cut(visible(r.detail))}"
+            f"{exit_code:>4}  {contract:<{con_w}} {cut(visible(r.detail), _DETAIL_CHARS, _CUT)}"
         )
     sys.stdout.write("\n".join(lines) + "\n")
     return collection.exit_code()

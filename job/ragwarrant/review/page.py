@@ -18,9 +18,10 @@ import csv
 import io
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import partial
 
 from ragwarrant.corroborators.corroborate import TextRecord
-from ragwarrant.display import visible
+from ragwarrant.display import template, visible
 from ragwarrant.review.labels import LABEL_COLUMNS
 from ragwarrant.review.queue import ReviewQueue
 
@@ -49,6 +50,7 @@ def review_rows(queue: ReviewQueue, texts: Mapping[tuple[str, str], TextRecord])
     """
     policy = {"candidate": queue.candidate, "baseline": queue.baseline}
     empty = TextRecord(None, None, None, ())
+    shown = partial(visible, keep="\n")  # control and format characters escaped, line feeds kept
     rows = []
     for item in queue.items:
         a, b = (texts.get((policy[role], item.example_id), empty) for role in item.shown)
@@ -57,18 +59,13 @@ def review_rows(queue: ReviewQueue, texts: Mapping[tuple[str, str], TextRecord])
         rows.append(
             ReviewRow(
                 item.item_id,
-                _shown(question),
-                _CONTEXT_SEPARATOR.join(map(_shown, contexts)),
-                _shown(a.response or ""),
-                _shown(b.response or ""),
+                shown(question),
+                _CONTEXT_SEPARATOR.join(map(shown, contexts)),
+                shown(a.response or ""),
+                shown(b.response or ""),
             )
         )
     return rows
-
-
-def _shown(text: str) -> str:
-    """``text`` with control and format characters as visible escapes, line feeds kept."""
-    return visible(text, keep="\n")
 
 
 def render_csv(rows: list[ReviewRow]) -> str:
@@ -94,15 +91,5 @@ def render_html(queue: ReviewQueue, rows: list[ReviewRow], scale: tuple[float, f
     Args:
         scale: the metric's (low, high); the label inputs accept values in it.
     """
-    import jinja2
-
-    env = jinja2.Environment(
-        loader=jinja2.PackageLoader("ragwarrant", "data/templates"),
-        autoescape=True,
-        undefined=jinja2.StrictUndefined,
-        trim_blocks=True,
-        lstrip_blocks=True,
-    )
-    return env.get_template("review.html.j2").render(
-        queue=queue, rows=rows, low=scale[0], high=scale[1]
-    )
+    page = template("review.html.j2", autoescape=True, keep_trailing_newline=False)
+    return page.render(queue=queue, rows=rows, low=scale[0], high=scale[1])
