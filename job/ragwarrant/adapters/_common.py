@@ -9,7 +9,8 @@ from its caller, so every message stays the adapter's own.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 import pyarrow as pa
@@ -21,10 +22,12 @@ from ragwarrant.adapters._columns import column_as_string
 from ragwarrant.adapters._integrity import require_columns
 from ragwarrant.adapters._rows import (
     check_policies,
+    check_unique_keys,
     contract_policy_ids,
     make_texts,
     question_hash,
 )
+from ragwarrant.adapters._tables import read_table
 from ragwarrant.adapters.generic import Keys, canonical_rows
 from ragwarrant.errors import EvidenceError
 from ragwarrant.evidence.schema import make_evidence_table
@@ -235,20 +238,28 @@ def undeclared_policy(display: str, what: str, hint: str) -> EvidenceError:
 
 
 def policies_from_column(
-    table: pa.Table, request: AdapterRequest, rows: list[int], *, undeclared: str, hint: str
+    table: pa.Table,
+    request: AdapterRequest,
+    rows: list[int],
+    *,
+    undeclared: str,
+    hint: str,
+    column: str | None = None,
 ) -> list[str]:
     """Each row's policy from the column ``columns.policy_id`` when the table has it, else the
-    source's ``policy``.
+    tool's own policy ``column`` (TruLens ``app_version``) when given, else the source's
+    ``policy``.
 
     Raises:
-        EvidenceError: ``undeclared_policy(undeclared, hint)`` when there is neither (the hint
-            then names the first text column whose every non-empty cell is a contract policy,
-            when there is one: ``policy``, ``pipeline``, ``variant`` ...); then as
+        EvidenceError: ``evidence-missing-column`` when the table lacks the tool's own ``column``;
+            ``undeclared_policy(undeclared, hint)`` when there is no column and no ``policy``
+            (the hint then names the first text column whose every non-empty cell is a contract
+            policy, when there is one: ``policy``, ``pipeline``, ``variant`` ...); then as
             ``resolve_policies``.
     """
     source, display = request.source, request.display_path
     names = table.schema.names
-    column = source.columns.policy_id if source.columns.policy_id in names else None
+    column = source.columns.policy_id if source.columns.policy_id in names else column
     if column is None and source.policy is None:
         wanted = set(contract_policy_ids(request.contract))
         for name in names:  # the first text column naming only the contract's policies
@@ -263,6 +274,8 @@ def policies_from_column(
                 )
                 break
         raise undeclared_policy(display, undeclared, hint)
+    if column:
+        require_columns(names, [column], display)
     file_policies: list[str | None] = (
         column_as_string(table, column, display, allow_null=True).to_pylist()
         if column
@@ -336,6 +349,17 @@ def repetitions(
             out[i] = f"{example}#r{k}"
             groups[out[i]] = example
     return out, groups
+
+
+def repetition_notes(groups: dict[str, str]) -> list[str]:
+    """Say how repetitions (``repetitions``' groups) became examples and clusters."""
+    if not groups:
+        return []
+    runs, examples = len(groups), len(set(groups.values()))
+    return [
+        f"repetitions: {runs} runs of {examples} examples; run k of example <id> is example "
+        "<id>#r<k> in cluster <id> (the gates resample whole examples)"
+    ]
 
 
 def with_groups(evidence: pa.Table, groups: dict[str, str]) -> pa.Table:
@@ -424,3 +448,177 @@ def record_ids(
 def cells_or_nulls(table: pa.Table, column: str | None) -> list[Any]:
     """A column's cells as Python values, or all None when there is no such column."""
     return table.column(column).to_pylist() if column else [None] * table.num_rows
+
+
+def dotted(obj: dict[str, Any], path: str, aliases: Mapping[str, str] | None = None) -> Any:
+    """The value at a dotted ``path`` (``example.metadata.question_id``) in nested JSON objects,
+    or None where a step is missing or not an object. ``aliases``: a top-level key → the key read
+    instead when ``obj`` lacks it (DeepEval's ``metadata`` / ``additional_metadata``)."""
+    head, *rest = path.split(".")
+    node = obj[head] if head in obj else obj.get((aliases or {}).get(head, head))
+    for part in rest:
+        if not isinstance(node, dict):
+            return None
+        node = node.get(part)
+    return node
+
+
+def metadata_policies(metas: Iterable[Any], key: str, default: Any = None) -> list[str | None]:
+    """The policy each record's metadata names: ``meta[key]``, else ``meta["policy"]``, else
+    ``default`` (a run-level policy); None where there is none (a ``meta`` that is no object
+    names none)."""
+    out: list[str | None] = []
+    for meta in metas:
+        p = meta.get(key, meta.get("policy")) if isinstance(meta, dict) else None
+        p = p if p is not None else default
+        out.append(str(p) if p is not None else None)
+    return out
+
+
+IdsFound = tuple[list[str], str, str]
+"""Example ids, pairing method (``id-column`` / ``question-hash``) and the key column or path."""
+
+
+@dataclass(frozen=True)
+class TableSpec:
+    """What one tool's result table (one row per sample, one column per score: Ragas, TruLens,
+    LangSmith ``to_pandas``) declares for the shared reader ``ToolTable``; reading the table, its
+    example ids, policies and unique keys, the evidence, texts and notes are the same for all.
+
+    Attributes:
+        tool: the tool's format (question, response and context columns; score wording).
+        no_span_join: why ``pairing: span-join`` is refused (``span_join_unsupported``), and
+            ``span_join_expected`` the pairings that error suggests.
+        no_policy: what the table lacks when the source names no policy and maps no column.
+        policy_column: the tool's own policy column (required when the source maps none).
+        id_column_only: ``pairing: auto`` reads the id column and never hashes questions.
+        meta_ids: where else ids are when the table has no id column (``IdsFound``, or None to
+            hash questions after all).
+        hash_note: the note of question-hash pairing, formatted with the question column.
+        skipped_note: the note naming the non-numeric columns not read, before ": <columns>".
+        run_column: the run id column of repeated examples (``repetitions``), if any.
+    """
+
+    tool: ToolFormat
+    no_span_join: str
+    skipped_note: str
+    span_join_expected: str = "pairing: id-column or question-hash"
+    no_policy: str = ""
+    policy_column: str | None = None
+    id_column_only: bool = False
+    meta_ids: Callable[[AdapterRequest, pa.Table], IdsFound | None] | None = None
+    hash_note: str = ""
+    run_column: str | None = None
+
+    def example_ids(self, request: AdapterRequest, table: pa.Table) -> IdsFound:
+        """The example ids: the column ``columns.example_id`` (``pairing: id-column``, or
+        ``auto`` when the table has it), else ``meta_ids``, else the question hash of the
+        first of the tool's question columns (``question-hash``).
+
+        Raises:
+            EvidenceError: ``evidence-pairing-unsupported`` for span-join; as
+                ``ids_from_column`` / ``ids_from_questions``.
+        """
+        source, display = request.source, request.display_path
+        names, key = table.schema.names, source.columns.example_id
+        if source.pairing == "span-join":
+            raise span_join_unsupported(display, self.no_span_join, self.span_join_expected)
+        if source.pairing != "question-hash":
+            id_column = source.pairing == "id-column" and self.meta_ids is None
+            if key in names or id_column or self.id_column_only:
+                return ids_from_column(table, key, display), "id-column", key
+            found = self.meta_ids(request, table) if self.meta_ids else None
+            if found is not None:
+                return found
+        question = next((c for c in self.tool.questions if c in names), self.tool.questions[0])
+        return ids_from_questions(table, question, display), "question-hash", question
+
+
+@dataclass(frozen=True)
+class ToolTable:
+    """A tool's result table read up to its keys (``read``), then turned into the adapter's
+    result (``result``) from the score columns the adapter chose."""
+
+    request: AdapterRequest
+    spec: TableSpec
+    table: pa.Table
+    keys: RowKeys
+    pairing: str
+    key: str
+    groups: dict[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def read(cls, request: AdapterRequest, spec: TableSpec) -> ToolTable:
+        """Read the source's table, each row's example id and policy, and check the keys.
+
+        Raises:
+            EvidenceError: as ``read_table``, ``TableSpec.example_ids``,
+                ``policies_from_column``, ``repetitions`` and ``check_unique_keys``.
+        """
+        display = request.display_path
+        table = read_table(request.path, request.source.format, display)
+        rows = list(range(1, table.num_rows + 1))
+        examples, pairing, key = spec.example_ids(request, table)
+        policies = policies_from_column(
+            table,
+            request,
+            rows,
+            undeclared=spec.no_policy,
+            hint=ONE_OR_MAPPED_POLICY,
+            column=spec.policy_column,
+        )
+        groups: dict[str, str] = {}
+        if spec.run_column:
+            names, run = table.schema.names, spec.run_column
+            runs = (
+                column_as_string(table, run, display, allow_null=True).to_pylist()
+                if run in names
+                else [None] * len(rows)
+            )
+            question = next((c for c in spec.tool.questions if c in names), None)
+            examples, groups = repetitions(
+                RowKeys.of(policies, examples, rows),
+                runs,
+                cells_or_nulls(table, question),
+                display=display,
+                run_column=run,
+            )
+        check_unique_keys(policies, examples, rows, display, key)
+        keys = RowKeys.of(policies, examples, rows)
+        return cls(request, spec, table, keys, pairing, key, groups)
+
+    def result(
+        self,
+        chosen: dict[str, str],
+        values: Callable[[str], tuple[pa.Array, pa.Array]],
+        skipped: list[str],
+        notes: Sequence[str] = (),
+        tail: Callable[[], list[str]] = list,
+    ) -> AdapterResult:
+        """The adapter's result: evidence of the ``chosen`` columns (``column_evidence``), texts
+        (``table_texts``) and the notes: ``notes`` (read once the evidence is built, so
+        ``values`` may add to it), question hashing, the ``skipped`` columns, ``tail()`` (called
+        once the evidence is built), repetitions.
+
+        Raises:
+            EvidenceError: as ``column_evidence`` and ``table_texts``.
+        """
+        request, spec, table = self.request, self.spec, self.table
+        names = table.schema.names
+        evidence = column_evidence(request, spec.tool, self.keys, chosen, values, names)
+        notes = list(notes)
+        if self.pairing == "question-hash" and spec.hash_note:
+            notes.append(spec.hash_note.format(self.key))
+        if skipped:
+            notes.append(f"{spec.skipped_note}: {', '.join(skipped)}")
+        notes += tail()
+        return tool_result(
+            request,
+            spec.tool,
+            evidence=with_groups(evidence, self.groups),
+            metric_names=chosen,
+            pairing_method=self.pairing,
+            rows_read=table.num_rows,
+            notes=notes + repetition_notes(self.groups),
+            texts=table_texts(table, spec.tool, self.keys, request.display_path),
+        )

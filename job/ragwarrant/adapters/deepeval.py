@@ -41,6 +41,8 @@ from ragwarrant.adapters._cells import float_cell, parse_list_literal
 from ragwarrant.adapters._columns import select_metrics, snake_metric_id
 from ragwarrant.adapters._common import (
     Record,
+    dotted,
+    metadata_policies,
     record_ids,
     records_evidence,
     resolve_policies,
@@ -54,6 +56,14 @@ from ragwarrant.errors import EvidenceError
 
 _POSITIONAL_NAME = re.compile(r"^test_case_\d+$")
 _RUN_KEYS = ("testRunData", "testCases", "test_results")
+#: A test case's camelCase key → its snake_case name in ``EvaluationResult.model_dump()``.
+_SNAKE = {
+    "metadata": "additional_metadata",
+    "actualOutput": "actual_output",
+    "retrievalContext": "retrieval_context",
+    "metricsData": "metrics_data",
+    "evaluationCost": "evaluation_cost",
+}
 
 
 def _signature(shape: FileShape) -> str | None:
@@ -79,12 +89,6 @@ _OPERATIONAL = (
     ("inputTokenCount", "input_token_count", "input_tokens", 1.0),
     ("outputTokenCount", "output_token_count", "output_tokens", 1.0),
 )
-
-
-def _get(obj: dict[str, Any], camel: str, snake: str) -> Any:
-    if camel in obj:
-        return obj[camel]
-    return obj.get(snake)
 
 
 def parse_test_run(data: object, display: str) -> tuple[list[dict[str, Any]], dict[str, Any], str]:
@@ -146,20 +150,6 @@ def parse_test_run(data: object, display: str) -> tuple[list[dict[str, Any]], di
     return cases, run, shape
 
 
-def _path_value(case: dict[str, Any], path: str) -> Any:
-    node: Any = case
-    for part in path.split("."):
-        if part == "metadata" and node is case:
-            node = _get(case, "metadata", "additional_metadata")
-        elif isinstance(node, dict):
-            node = node.get(part)
-        else:
-            return None
-        if node is None:
-            return None
-    return node
-
-
 def _read_json(request: AdapterRequest) -> object:
     """The source's JSON (NaN and Infinity too, as Python's ``json`` writes them).
 
@@ -201,7 +191,7 @@ class _TestRun:
         source = self.request.source
         if "example_id" in source.columns.model_fields_set:
             return source.columns.example_id
-        if all(_path_value(c, "metadata.example_id") is not None for c in self.cases):
+        if all(dotted(c, "metadata.example_id", _SNAKE) is not None for c in self.cases):
             return "metadata.example_id"
         names = [c.get("name") for c in self.cases]
         if all(isinstance(n, str) and not _POSITIONAL_NAME.match(n) for n in names):
@@ -217,7 +207,7 @@ class _TestRun:
             path = self.id_path()
             if path:
                 ids = record_ids(
-                    [_path_value(c, path) for c in self.cases],
+                    [dotted(c, path, _SNAKE) for c in self.cases],
                     display,
                     "test case",
                     path,
@@ -245,12 +235,8 @@ class _TestRun:
         key = self.request.source.columns.policy_id or "policy"
         hyper = self.run.get("hyperparameters") or {}
         run_policy = hyper.get("policy") if isinstance(hyper, dict) else None
-        named: list[str | None] = []
-        for case in self.cases:
-            meta = _get(case, "metadata", "additional_metadata") or {}
-            p = meta.get(key, meta.get("policy")) if isinstance(meta, dict) else None
-            p = p if p is not None else run_policy
-            named.append(str(p) if p is not None else None)
+        metas = (dotted(c, "metadata", _SNAKE) for c in self.cases)
+        named = metadata_policies(metas, key, run_policy)
         rows = list(range(1, len(self.cases) + 1))
         return resolve_policies(self.request, named, rows, f"metadata.{key}")
 
@@ -258,10 +244,10 @@ class _TestRun:
         """The private texts: input, actualOutput and retrievalContext of each test case."""
         cases, display = self.cases, self.request.display_path
         questions = [c.get("input") if isinstance(c.get("input"), str) else None for c in cases]
-        responses = [_get(c, "actualOutput", "actual_output") for c in cases]
+        responses = [dotted(c, "actualOutput", _SNAKE) for c in cases]
         contexts = [
             parse_list_literal(
-                _get(c, "retrievalContext", "retrieval_context"), display, i, "retrievalContext"
+                dotted(c, "retrievalContext", _SNAKE), display, i, "retrievalContext"
             )
             for i, c in enumerate(cases, start=1)
         ]
@@ -278,9 +264,7 @@ def _available(
     for by_name in per_case:
         for name, m in by_name.items():
             available.setdefault(name, snake_metric_id(name))
-            judge_cost_seen = (
-                judge_cost_seen or _get(m, "evaluationCost", "evaluation_cost") is not None
-            )
+            judge_cost_seen = judge_cost_seen or dotted(m, "evaluationCost", _SNAKE) is not None
     ops_available = {}
     if include_ops:
         for camel, snake, metric, _ in _OPERATIONAL:
@@ -292,7 +276,7 @@ def _available(
 
 def _metrics_by_name(case: dict[str, Any], i: int, display: str) -> dict[str, dict[str, Any]]:
     """A test case's metric results by metric name."""
-    mlist = _get(case, "metricsData", "metrics_data") or []
+    mlist = dotted(case, "metricsData", _SNAKE) or []
     if not isinstance(mlist, list):
         raise EvidenceError(
             "evidence-wrong-type",
