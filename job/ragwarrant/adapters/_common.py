@@ -71,69 +71,6 @@ def tool_tag(request: AdapterRequest, tool: ToolFormat) -> str:
     return f"{source.id}:{tool.tool}@{source.evaluator_version or 'unknown'}"
 
 
-def column_evidence(
-    request: AdapterRequest,
-    tool: ToolFormat,
-    keys: RowKeys,
-    chosen: dict[str, str],
-    values: Callable[[str], tuple[pa.Array, pa.Array]],
-    names: list[str],
-) -> pa.Table:
-    """The evidence of a table's chosen score columns: ``values(column)`` gives each column's
-    float64 values and missing reasons (aligned with ``keys``), ``chosen`` its metric id.
-
-    Raises:
-        EvidenceError: ``evidence-no-metrics`` ("<display> holds no <tool.scores[0]>") when
-            nothing is chosen, listing the first 20 of ``names`` (the file's columns).
-    """
-    tag = tool_tag(request, tool)
-    parts = [
-        canonical_rows(keys.canonical, metric, *values(column), tag, request.sha256)
-        for column, metric in chosen.items()
-    ]
-    if not parts:
-        what, expected, hint = tool.scores
-        display = request.display_path
-        raise EvidenceError(
-            "evidence-no-metrics",
-            f"{display} holds no {what}",
-            hint=hint,
-            file=display,
-            expected=expected,
-            found=", ".join(names[:20]),
-        )
-    return pa.concat_tables(parts)
-
-
-def table_texts(table: pa.Table, tool: ToolFormat, keys: RowKeys, display: str) -> pa.Table | None:
-    """The private texts of a table from the tool's first present question, response and
-    context columns (``ToolFormat.questions`` ...), or None without a question column.
-
-    Raises:
-        EvidenceError: ``evidence-wrong-type`` naming the first context cell that is not a list
-            literal (``parse_list_literal``); as ``make_texts``.
-    """
-    names = table.schema.names
-    question = next((c for c in tool.questions if c in names), None)
-    if question is None:
-        return None
-    response = next((c for c in tool.responses if c in names), None)
-    contexts = next((c for c in tool.contexts if c in names), None)
-    return make_texts(
-        keys.policy.to_pylist(),
-        keys.example.to_pylist(),
-        table.column(question).to_pylist(),
-        cells_or_nulls(table, response),
-        [
-            parse_list_literal(cell, display, i, contexts)
-            for i, cell in enumerate(table.column(contexts).to_pylist(), start=1)
-        ]
-        if contexts
-        else [None] * table.num_rows,
-        display=display,
-    )
-
-
 def records_evidence(request: AdapterRequest, tool: ToolFormat, records: list[Record]) -> pa.Table:
     """Canonical evidence of a record-shaped file from its ``Record`` tuples; group_id, slice and
     split are null (the tool formats carry none of them)."""
@@ -237,58 +174,11 @@ def undeclared_policy(display: str, what: str, hint: str) -> EvidenceError:
     )
 
 
-def policies_from_column(
-    table: pa.Table,
-    request: AdapterRequest,
-    rows: list[int],
-    *,
-    undeclared: str,
-    hint: str,
-    column: str | None = None,
-) -> list[str]:
-    """Each row's policy from the column ``columns.policy_id`` when the table has it, else the
-    tool's own policy ``column`` (TruLens ``app_version``) when given, else the source's
-    ``policy``.
-
-    Raises:
-        EvidenceError: ``evidence-missing-column`` when the table lacks the tool's own ``column``;
-            ``undeclared_policy(undeclared, hint)`` when there is no column and no ``policy``
-            (the hint then names the first text column whose every non-empty cell is a contract
-            policy, when there is one: ``policy``, ``pipeline``, ``variant`` ...); then as
-            ``resolve_policies``.
-    """
-    source, display = request.source, request.display_path
-    names = table.schema.names
-    column = source.columns.policy_id if source.columns.policy_id in names else column
-    if column is None and source.policy is None:
-        wanted = set(contract_policy_ids(request.contract))
-        for name in names:  # the first text column naming only the contract's policies
-            col = table.column(name)
-            if not (pa.types.is_string(col.type) or pa.types.is_large_string(col.type)):
-                continue
-            values = set(pc.unique(col.drop_null()).to_pylist()) - {""}
-            if values and values <= wanted:
-                hint = (
-                    f"column {name!r} names the contract's policies: map it with "
-                    f"'columns: {{policy_id: {name}}}' in this evidence source"
-                )
-                break
-        raise undeclared_policy(display, undeclared, hint)
-    if column:
-        require_columns(names, [column], display)
-    file_policies: list[str | None] = (
-        column_as_string(table, column, display, allow_null=True).to_pylist()
-        if column
-        else [None] * table.num_rows
-    )
-    return resolve_policies(request, file_policies, rows, column or "policy")
-
-
 ONE_OR_MAPPED_POLICY = (
     "add 'policy: <id>' to this evidence source when the file holds one policy; when it holds "
     "several, map the column naming each row's policy ('columns: {policy_id: <column>}')"
 )
-"""The hint of a table that names no policy (``policies_from_column``)."""
+"""The hint of a table that names no policy (``TableSpec.policies``)."""
 
 
 def repetitions(
@@ -481,27 +371,35 @@ IdsFound = tuple[list[str], str, str]
 
 @dataclass(frozen=True)
 class TableSpec:
-    """What one tool's result table (one row per sample, one column per score: Ragas, TruLens,
-    LangSmith ``to_pandas``) declares for the shared reader ``ToolTable``; reading the table, its
-    example ids, policies and unique keys, the evidence, texts and notes are the same for all.
+    """How one tool's result table (one row per sample, one column per score: Ragas, TruLens,
+    LangSmith ``to_pandas``) is read, declared once in its adapter (``TABLE``) for the shared
+    reader ``ToolTable``; the steps (read the table, find example ids and policies, check unique
+    keys, build evidence, texts and notes) are the same for every tool.
 
     Attributes:
-        tool: the tool's format (question, response and context columns; score wording).
+        tool: the tool's format (``FORMAT``: its name and detection).
+        questions, responses, contexts: the text columns, first present wins; the first
+            question column is the one named when a question-hash file has none.
+        scores: what one score column is called, what a file must hold, and a hint, for
+            ``evidence-no-metrics``.
         no_span_join: why ``pairing: span-join`` is refused (``span_join_unsupported``), and
             ``span_join_expected`` the pairings that error suggests.
+        skipped_note: the note naming the non-numeric columns not read, before ": <columns>".
         no_policy: what the table lacks when the source names no policy and maps no column.
         policy_column: the tool's own policy column (required when the source maps none).
         id_column_only: ``pairing: auto`` reads the id column and never hashes questions.
-        meta_ids: where else ids are when the table has no id column (``IdsFound``, or None to
-            hash questions after all).
+        meta_ids: where else ids are when the table has no id column (None: hash questions).
         hash_note: the note of question-hash pairing, formatted with the question column.
-        skipped_note: the note naming the non-numeric columns not read, before ": <columns>".
         run_column: the run id column of repeated examples (``repetitions``), if any.
     """
 
     tool: ToolFormat
+    questions: tuple[str, ...]
+    scores: tuple[str, str, str]
     no_span_join: str
     skipped_note: str
+    responses: tuple[str, ...] = ()
+    contexts: tuple[str, ...] = ()
     span_join_expected: str = "pairing: id-column or question-hash"
     no_policy: str = ""
     policy_column: str | None = None
@@ -513,7 +411,7 @@ class TableSpec:
     def example_ids(self, request: AdapterRequest, table: pa.Table) -> IdsFound:
         """The example ids: the column ``columns.example_id`` (``pairing: id-column``, or
         ``auto`` when the table has it), else ``meta_ids``, else the question hash of the
-        first of the tool's question columns (``question-hash``).
+        first question column (``question-hash``).
 
         Raises:
             EvidenceError: ``evidence-pairing-unsupported`` for span-join; as
@@ -530,8 +428,44 @@ class TableSpec:
             found = self.meta_ids(request, table) if self.meta_ids else None
             if found is not None:
                 return found
-        question = next((c for c in self.tool.questions if c in names), self.tool.questions[0])
+        question = next((c for c in self.questions if c in names), self.questions[0])
         return ids_from_questions(table, question, display), "question-hash", question
+
+    def policies(self, request: AdapterRequest, table: pa.Table) -> list[str]:
+        """Each row's policy from the column ``columns.policy_id`` when the table has it, else
+        the tool's own ``policy_column`` when it has one, else the source's ``policy``.
+
+        Raises:
+            EvidenceError: ``evidence-missing-column`` when the table lacks ``policy_column``;
+                ``undeclared_policy(no_policy, ONE_OR_MAPPED_POLICY)`` when there is no column
+                and no ``policy`` (the hint then names the first text column whose every
+                non-empty cell is a contract policy, when there is one: ``policy``,
+                ``pipeline``, ``variant`` ...); then as ``resolve_policies``.
+        """
+        source, display = request.source, request.display_path
+        names = table.schema.names
+        column = source.columns.policy_id if source.columns.policy_id in names else None
+        column = column or self.policy_column
+        if column is None and source.policy is None:
+            hint, wanted = ONE_OR_MAPPED_POLICY, set(contract_policy_ids(request.contract))
+            for name in names:  # the first text column naming only the contract's policies
+                col = table.column(name)
+                if not (pa.types.is_string(col.type) or pa.types.is_large_string(col.type)):
+                    continue
+                values = set(pc.unique(col.drop_null()).to_pylist()) - {""}
+                if values and values <= wanted:
+                    hint = (
+                        f"column {name!r} names the contract's policies: map it with "
+                        f"'columns: {{policy_id: {name}}}' in this evidence source"
+                    )
+                    break
+            raise undeclared_policy(display, self.no_policy, hint)
+        file_policies: list[str | None] = [None] * table.num_rows
+        if column:
+            require_columns(names, [column], display)
+            file_policies = column_as_string(table, column, display, allow_null=True).to_pylist()
+        rows = list(range(1, table.num_rows + 1))
+        return resolve_policies(request, file_policies, rows, column or "policy")
 
 
 @dataclass(frozen=True)
@@ -552,21 +486,14 @@ class ToolTable:
         """Read the source's table, each row's example id and policy, and check the keys.
 
         Raises:
-            EvidenceError: as ``read_table``, ``TableSpec.example_ids``,
-                ``policies_from_column``, ``repetitions`` and ``check_unique_keys``.
+            EvidenceError: as ``read_table``, ``TableSpec.example_ids``, ``TableSpec.policies``,
+                ``repetitions`` and ``check_unique_keys``.
         """
         display = request.display_path
         table = read_table(request.path, request.source.format, display)
         rows = list(range(1, table.num_rows + 1))
         examples, pairing, key = spec.example_ids(request, table)
-        policies = policies_from_column(
-            table,
-            request,
-            rows,
-            undeclared=spec.no_policy,
-            hint=ONE_OR_MAPPED_POLICY,
-            column=spec.policy_column,
-        )
+        policies = spec.policies(request, table)
         groups: dict[str, str] = {}
         if spec.run_column:
             names, run = table.schema.names, spec.run_column
@@ -575,7 +502,7 @@ class ToolTable:
                 if run in names
                 else [None] * len(rows)
             )
-            question = next((c for c in spec.tool.questions if c in names), None)
+            question = next((c for c in spec.questions if c in names), None)
             examples, groups = repetitions(
                 RowKeys.of(policies, examples, rows),
                 runs,
@@ -587,6 +514,64 @@ class ToolTable:
         keys = RowKeys.of(policies, examples, rows)
         return cls(request, spec, table, keys, pairing, key, groups)
 
+    def evidence(
+        self, chosen: dict[str, str], values: Callable[[str], tuple[pa.Array, pa.Array]]
+    ) -> pa.Table:
+        """The evidence of the chosen score columns: ``values(column)`` gives each column's
+        float64 values and missing reasons (aligned with the rows), ``chosen`` its metric id.
+
+        Raises:
+            EvidenceError: ``evidence-no-metrics`` ("<display> holds no <spec.scores[0]>")
+                when nothing is chosen, listing the first 20 of the table's columns.
+        """
+        request = self.request
+        tag = tool_tag(request, self.spec.tool)
+        parts = [
+            canonical_rows(self.keys.canonical, metric, *values(column), tag, request.sha256)
+            for column, metric in chosen.items()
+        ]
+        if not parts:
+            what, expected, hint = self.spec.scores
+            display = request.display_path
+            raise EvidenceError(
+                "evidence-no-metrics",
+                f"{display} holds no {what}",
+                hint=hint,
+                file=display,
+                expected=expected,
+                found=", ".join(self.table.schema.names[:20]),
+            )
+        return with_groups(pa.concat_tables(parts), self.groups)
+
+    def texts(self) -> pa.Table | None:
+        """The private texts from the first present question, response and context columns,
+        or None without a question column.
+
+        Raises:
+            EvidenceError: ``evidence-wrong-type`` naming the first context cell that is not a
+                list literal (``parse_list_literal``); as ``make_texts``.
+        """
+        table, spec, display = self.table, self.spec, self.request.display_path
+        names = table.schema.names
+        question = next((c for c in spec.questions if c in names), None)
+        if question is None:
+            return None
+        response = next((c for c in spec.responses if c in names), None)
+        contexts = next((c for c in spec.contexts if c in names), None)
+        return make_texts(
+            self.keys.policy.to_pylist(),
+            self.keys.example.to_pylist(),
+            table.column(question).to_pylist(),
+            cells_or_nulls(table, response),
+            [
+                parse_list_literal(cell, display, i, contexts)
+                for i, cell in enumerate(table.column(contexts).to_pylist(), start=1)
+            ]
+            if contexts
+            else [None] * table.num_rows,
+            display=display,
+        )
+
     def result(
         self,
         chosen: dict[str, str],
@@ -595,30 +580,27 @@ class ToolTable:
         notes: Sequence[str] = (),
         tail: Callable[[], list[str]] = list,
     ) -> AdapterResult:
-        """The adapter's result: evidence of the ``chosen`` columns (``column_evidence``), texts
-        (``table_texts``) and the notes: ``notes`` (read once the evidence is built, so
-        ``values`` may add to it), question hashing, the ``skipped`` columns, ``tail()`` (called
-        once the evidence is built), repetitions.
+        """The adapter's result: ``evidence``, ``texts`` and the notes: ``notes`` (read once
+        the evidence is built, so ``values`` may add to it), question hashing, the ``skipped``
+        columns, ``tail()`` (called once the evidence is built), repetitions.
 
         Raises:
-            EvidenceError: as ``column_evidence`` and ``table_texts``.
+            EvidenceError: as ``evidence`` and ``texts``.
         """
-        request, spec, table = self.request, self.spec, self.table
-        names = table.schema.names
-        evidence = column_evidence(request, spec.tool, self.keys, chosen, values, names)
+        evidence = self.evidence(chosen, values)
         notes = list(notes)
-        if self.pairing == "question-hash" and spec.hash_note:
-            notes.append(spec.hash_note.format(self.key))
+        if self.pairing == "question-hash" and self.spec.hash_note:
+            notes.append(self.spec.hash_note.format(self.key))
         if skipped:
-            notes.append(f"{spec.skipped_note}: {', '.join(skipped)}")
+            notes.append(f"{self.spec.skipped_note}: {', '.join(skipped)}")
         notes += tail()
         return tool_result(
-            request,
-            spec.tool,
-            evidence=with_groups(evidence, self.groups),
+            self.request,
+            self.spec.tool,
+            evidence=evidence,
             metric_names=chosen,
             pairing_method=self.pairing,
-            rows_read=table.num_rows,
+            rows_read=self.table.num_rows,
             notes=notes + repetition_notes(self.groups),
-            texts=table_texts(table, spec.tool, self.keys, request.display_path),
+            texts=self.texts(),
         )

@@ -107,10 +107,6 @@ FORMAT = ToolFormat(
     ),
     signature=_signature,
     columns=_columns_rule,
-    questions=tuple(f"inputs.{k}" for k in QUESTION_KEYS),
-    responses=tuple(f"outputs.{k}" for k in RESPONSE_KEYS),
-    contexts=tuple(f"outputs.{k}" for k in CONTEXT_KEYS),
-    scores=("numeric feedback column", "feedback.<key> columns", ""),
 )
 
 
@@ -144,6 +140,10 @@ def _error_notes(table: pa.Table, display: str) -> list[str]:
 
 TABLE = TableSpec(
     FORMAT,
+    tuple(f"inputs.{k}" for k in QUESTION_KEYS),
+    ("numeric feedback column", "feedback.<key> columns", ""),
+    responses=tuple(f"outputs.{k}" for k in RESPONSE_KEYS),
+    contexts=tuple(f"outputs.{k}" for k in CONTEXT_KEYS),
     no_span_join="LangSmith tables cannot be span-joined",
     no_policy="LangSmith experiment tables carry no policy",
     id_column_only=True,

@@ -48,14 +48,6 @@ FORMAT = ToolFormat(
     "column beside the metric columns",
     lambda s: s.has_any(*QUESTION_COLUMNS),
     columns=_columns_rule,
-    questions=QUESTION_COLUMNS,
-    responses=RESPONSE_COLUMNS,
-    contexts=CONTEXT_COLUMNS,
-    scores=(
-        "metric column",
-        "at least one metric column",
-        "a Ragas export has one numeric column per metric",
-    ),
 )
 
 #: Columns Ragas echoes from the dataset (current and legacy names); everything else is a metric.
@@ -82,6 +74,14 @@ ECHO_COLUMNS = frozenset(
 
 TABLE = TableSpec(
     FORMAT,
+    QUESTION_COLUMNS,
+    (
+        "metric column",
+        "at least one metric column",
+        "a Ragas export has one numeric column per metric",
+    ),
+    responses=RESPONSE_COLUMNS,
+    contexts=CONTEXT_COLUMNS,
     no_span_join="Ragas results cannot be span-joined (they carry no span id)",
     span_join_expected="pairing: question-hash or id-column",
     no_policy="Ragas exports carry no policy",

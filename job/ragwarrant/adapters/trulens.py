@@ -96,9 +96,6 @@ FORMAT = ToolFormat(
     "'<name> feedback cost in USD' columns",
     lambda s: _columns_rule(s.names) is not None,
     columns=_columns_rule,
-    questions=("input",),
-    responses=("output",),
-    scores=("feedback column", "one column per feedback", ""),
 )
 
 
@@ -142,6 +139,9 @@ def _meta_ids(request: AdapterRequest, table: pa.Table) -> IdsFound | None:
 
 TABLE = TableSpec(
     FORMAT,
+    ("input",),
+    ("feedback column", "one column per feedback", ""),
+    responses=("output",),
     no_span_join="TruLens tables cannot be span-joined",
     policy_column="app_version",
     meta_ids=_meta_ids,
