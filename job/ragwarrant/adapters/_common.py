@@ -391,6 +391,7 @@ class TableSpec:
         meta_ids: where else ids are when the table has no id column (None: hash questions).
         hash_note: the note of question-hash pairing, formatted with the question column.
         run_column: the run id column of repeated examples (``repetitions``), if any.
+        error_column: the column that holds a run's error, if any (the runs with one are noted).
     """
 
     tool: ToolFormat
@@ -407,6 +408,7 @@ class TableSpec:
     meta_ids: Callable[[AdapterRequest, pa.Table], IdsFound | None] | None = None
     hash_note: str = ""
     run_column: str | None = None
+    error_column: str | None = None
 
     def example_ids(self, request: AdapterRequest, table: pa.Table) -> IdsFound:
         """The example ids: the column ``columns.example_id`` (``pairing: id-column``, or
@@ -578,22 +580,29 @@ class ToolTable:
         values: Callable[[str], tuple[pa.Array, pa.Array]],
         skipped: list[str],
         notes: Sequence[str] = (),
-        tail: Callable[[], list[str]] = list,
     ) -> AdapterResult:
         """The adapter's result: ``evidence``, ``texts`` and the notes: ``notes`` (read once
         the evidence is built, so ``values`` may add to it), question hashing, the ``skipped``
-        columns, ``tail()`` (called once the evidence is built), repetitions.
+        columns, runs with an error, repetitions.
 
         Raises:
-            EvidenceError: as ``evidence`` and ``texts``.
+            EvidenceError: as ``evidence``, ``texts`` and ``column_as_string`` (error column).
         """
+        spec, display = self.spec, self.request.display_path
         evidence = self.evidence(chosen, values)
         notes = list(notes)
-        if self.pairing == "question-hash" and self.spec.hash_note:
-            notes.append(self.spec.hash_note.format(self.key))
+        if self.pairing == "question-hash" and spec.hash_note:
+            notes.append(spec.hash_note.format(self.key))
         if skipped:
-            notes.append(f"{self.spec.skipped_note}: {', '.join(skipped)}")
-        notes += tail()
+            notes.append(f"{spec.skipped_note}: {', '.join(skipped)}")
+        error = spec.error_column
+        if error and error in self.table.schema.names:
+            errs = column_as_string(self.table, error, display, allow_null=True)
+            k = int(pc.sum(pc.is_valid(errs)).as_py() or 0)
+            if k:
+                notes.append(
+                    f"{k} run(s) have an error; their feedback is read as the file gives it"
+                )
         return tool_result(
             self.request,
             self.spec.tool,

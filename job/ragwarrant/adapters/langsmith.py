@@ -38,7 +38,6 @@ from ragwarrant.adapters._base import AdapterRequest, AdapterResult, FileShape, 
 from ragwarrant.adapters._cells import float_cell, parse_list_literal
 from ragwarrant.adapters._columns import (
     column_as_float,
-    column_as_string,
     is_value_type,
     select_metrics,
     snake_metric_id,
@@ -129,15 +128,6 @@ def _is_numeric_feedback(col: pa.ChunkedArray) -> bool:
     return False
 
 
-def _error_notes(table: pa.Table, display: str) -> list[str]:
-    """Say how many runs have an ``error``."""
-    if "error" not in table.schema.names:
-        return []
-    errs = column_as_string(table, "error", display, allow_null=True)
-    k = int(pc.sum(pc.is_valid(errs)).as_py() or 0)
-    return [f"{k} run(s) have an error; their feedback is read as the file gives it"] if k else []
-
-
 TABLE = TableSpec(
     FORMAT,
     tuple(f"inputs.{k}" for k in QUESTION_KEYS),
@@ -149,6 +139,7 @@ TABLE = TableSpec(
     id_column_only=True,
     skipped_note="non-numeric feedback not read as metrics",
     run_column="id",
+    error_column="error",
 )
 
 
@@ -171,7 +162,7 @@ def _load_table(request: AdapterRequest) -> AdapterResult:
         return (pc.multiply(values, scale[col]) if col in scale else values), reason
 
     skipped = [c for c in feedback if c not in numeric]
-    return read.result(chosen, values, skipped, tail=lambda: _error_notes(table, display))
+    return read.result(chosen, values, skipped)
 
 
 def _first_truthy(section: Any, keys: tuple[str, ...]) -> Any:

@@ -201,23 +201,6 @@ def _metric_values(
     return values, reason
 
 
-def _directions(table: pa.Table, chosen: dict[str, str]) -> dict[str, str]:
-    """metric → direction from the OTel-mode ``<name> direction`` columns (True: higher is
-    better), when every row that says something says the same."""
-    out = {}
-    for col, metric in chosen.items():
-        dcol = f"{col}{DIRECTION_SUFFIX}"
-        if dcol not in table.schema.names:
-            continue
-        said = {str(v).strip().lower() for v in table.column(dcol).to_pylist() if v is not None}
-        said -= {"", "none", "nan"}
-        if said == {"true"}:
-            out[metric] = "higher_is_better"
-        elif said == {"false"}:
-            out[metric] = "lower_is_better"
-    return out
-
-
 def load(request: AdapterRequest) -> AdapterResult:
     """Read a TruLens records-and-feedback table into canonical evidence and texts.
 
@@ -225,6 +208,7 @@ def load(request: AdapterRequest) -> AdapterResult:
         EvidenceError: empty file; no ``input`` (question-hash) or id; a feedback cell that is not
             a number; a duplicated example within a policy; an ``app_version`` that is not a
             contract policy, or a contract policy with no rows; a wanted feedback the file lacks.
+    Directions come from the OTel-mode ``<name> direction`` columns (True: higher is better).
     """
     source, display = request.source, request.display_path
     read = ToolTable.read(request, TABLE)
@@ -235,4 +219,11 @@ def load(request: AdapterRequest) -> AdapterResult:
     result = read.result(
         chosen, lambda c: _metric_values(table, c, chosen[c], display, notes), skipped, notes
     )
-    return dataclasses.replace(result, directions=_directions(table, chosen))
+    directions = {}  # from the OTel-mode '<name> direction' columns, when every row agrees
+    for col, metric in chosen.items():
+        dcol = f"{col}{DIRECTION_SUFFIX}"
+        cells = table.column(dcol).to_pylist() if dcol in table.schema.names else []
+        said = {str(v).strip().lower() for v in cells if v is not None} - {"", "none", "nan"}
+        if said in ({"true"}, {"false"}):
+            directions[metric] = "higher_is_better" if said == {"true"} else "lower_is_better"
+    return dataclasses.replace(result, directions=directions)
