@@ -254,56 +254,6 @@ class _TestRun:
         return make_texts(policies, examples, questions, responses, contexts, display=display)
 
 
-def _available(
-    cases: list[dict[str, Any]], per_case: list[dict[str, dict[str, Any]]], include_ops: bool
-) -> tuple[dict[str, str], dict[str, str]]:
-    """``(metrics, everything)``: metric name → id in first-seen order; plus operational fields
-    and judge cost when present."""
-    available: dict[str, str] = {}
-    judge_cost_seen = False
-    for by_name in per_case:
-        for name, m in by_name.items():
-            available.setdefault(name, snake_metric_id(name))
-            judge_cost_seen = judge_cost_seen or dotted(m, "evaluationCost", _SNAKE) is not None
-    ops_available = {}
-    if include_ops:
-        for camel, snake, metric, _ in _OPERATIONAL:
-            if any(camel in c or snake in c for c in cases):
-                ops_available[camel] = metric
-    judge = {"evaluationCost": JUDGE_COST_METRIC} if judge_cost_seen else {}
-    return available, {**available, **ops_available, **judge}
-
-
-def _metrics_by_name(case: dict[str, Any], i: int, display: str) -> dict[str, dict[str, Any]]:
-    """A test case's metric results by metric name."""
-    mlist = dotted(case, "metricsData", _SNAKE) or []
-    if not isinstance(mlist, list):
-        raise EvidenceError(
-            "evidence-wrong-type",
-            f"{display} test case {i}: metricsData is not a list",
-            file=display,
-            row=i,
-            column="metricsData",
-            expected="a list",
-            found=type(mlist).__name__,
-        )
-    by_name: dict[str, dict[str, Any]] = {}
-    for j, m in enumerate(mlist):
-        name = m.get("name") if isinstance(m, dict) else None
-        if not isinstance(name, str) or not name:
-            raise EvidenceError(
-                "evidence-missing-column",
-                f"{display} test case {i}: metricsData[{j}] has no name",
-                file=display,
-                row=i,
-                column=f"metricsData[{j}].name",
-                expected="a metric name",
-                found=repr(m)[:40],
-            )
-        by_name[name] = m
-    return by_name
-
-
 Cell = tuple[float | None, str | None]
 
 
@@ -315,51 +265,108 @@ _CASES_POINTER = {
 }
 
 
-def _metric_pointer(case: dict[str, Any], m: dict[str, Any], case_ptr: str, field: str) -> str:
-    """The JSON pointer of ``m[field]``, ``m`` being one of the case's metric results."""
-    key = "metricsData" if "metricsData" in case else "metrics_data"
-    j = next((k for k, x in enumerate(case.get(key) or []) if x is m), 0)
-    return f"{case_ptr}/{key}/{j}/{field}"
+@dataclass(frozen=True)
+class _Case:
+    """One test case being read: the case, its metric results by name (each with its index in
+    ``metricsData``), the file, the case's 1-based number and its JSON pointer."""
+
+    case: dict[str, Any]
+    metrics: dict[str, tuple[int, dict[str, Any]]]
+    display: str
+    i: int
+    pointer: str
+
+    @classmethod
+    def of(cls, case: dict[str, Any], i: int, display: str, base: str) -> _Case:
+        """Index the ``i``-th test case's metric results (``base``: the cases' JSON pointer).
+
+        Raises:
+            EvidenceError: ``evidence-wrong-type`` when metricsData is not a list;
+                ``evidence-missing-column`` for a metric result without a name.
+        """
+        mlist = dotted(case, "metricsData", _SNAKE) or []
+        if not isinstance(mlist, list):
+            raise EvidenceError(
+                "evidence-wrong-type",
+                f"{display} test case {i}: metricsData is not a list",
+                file=display,
+                row=i,
+                column="metricsData",
+                expected="a list",
+                found=type(mlist).__name__,
+            )
+        by_name: dict[str, tuple[int, dict[str, Any]]] = {}
+        for j, m in enumerate(mlist):
+            name = m.get("name") if isinstance(m, dict) else None
+            if not isinstance(name, str) or not name:
+                raise EvidenceError(
+                    "evidence-missing-column",
+                    f"{display} test case {i}: metricsData[{j}] has no name",
+                    file=display,
+                    row=i,
+                    column=f"metricsData[{j}].name",
+                    expected="a metric name",
+                    found=repr(m)[:40],
+                )
+            by_name[name] = (j, m)
+        return cls(case, by_name, display, i, f"{base}/{i - 1}")
+
+    def _float(self, value: Any, j: int, field: str) -> Cell:
+        """``float_cell`` of the ``j``-th metric result's ``field``, located by JSON pointer."""
+        key = "metricsData" if "metricsData" in self.case else "metrics_data"
+        return float_cell(value, self.display, self.i, f"{self.pointer}/{key}/{j}/{field}")
+
+    def metric(self, name: str) -> Cell:
+        """The score of metric ``name`` (reason ``absent`` / ``error`` without one)."""
+        if name not in self.metrics:
+            return None, "absent"
+        j, m = self.metrics[name]
+        if m.get("error") not in (None, ""):
+            return None, "error"
+        if "score" not in m:
+            return None, "absent"
+        return self._float(m["score"], j, "score")
+
+    def judge_cost(self) -> Cell:
+        """The sum of the metric results' ``evaluationCost`` (missing if any is not a number)."""
+        parsed = []
+        for j, m in self.metrics.values():
+            field = "evaluationCost" if "evaluationCost" in m else "evaluation_cost"
+            if m.get(field) is not None:
+                parsed.append(self._float(m[field], j, field))
+        if not parsed:
+            return None, "absent"
+        bad = next((r for v, r in parsed if v is None), None)
+        if bad is not None:
+            return None, bad
+        return sum(v for v, _ in parsed if v is not None), None
+
+    def operational(self, name: str) -> Cell:
+        """The application's field ``name`` (camelCase, or its snake_case twin), in our unit."""
+        camel, snake, _, scale = next(o for o in _OPERATIONAL if o[0] == name)
+        if camel not in self.case and snake not in self.case:
+            return None, "absent"
+        field = camel if camel in self.case else snake
+        v, r = float_cell(self.case[field], self.display, self.i, f"{self.pointer}/{field}")
+        return (v * scale if v is not None else None), r
 
 
-def _metric_cell(case: dict[str, Any], m: dict[str, Any] | None, at: tuple[str, int, str]) -> Cell:
-    display, i, case_ptr = at
-    if m is None:
-        return None, "absent"
-    if m.get("error") not in (None, ""):
-        return None, "error"
-    if "score" not in m:
-        return None, "absent"
-    return float_cell(m["score"], display, i, _metric_pointer(case, m, case_ptr, "score"))
-
-
-def _judge_cost_cell(
-    case: dict[str, Any], by_name: dict[str, dict[str, Any]], at: tuple[str, int, str]
-) -> Cell:
-    display, i, case_ptr = at
-    parsed = []
-    for m in by_name.values():
-        field = "evaluationCost" if "evaluationCost" in m else "evaluation_cost"
-        cost = m.get(field)
-        if cost is not None:
-            pointer = _metric_pointer(case, m, case_ptr, field)
-            parsed.append(float_cell(cost, display, i, pointer))
-    if not parsed:
-        return None, "absent"
-    bad = next((r for v, r in parsed if v is None), None)
-    if bad is not None:
-        return None, bad
-    return sum(v for v, _ in parsed if v is not None), None
-
-
-def _operational_cell(case: dict[str, Any], name: str, at: tuple[str, int, str]) -> Cell:
-    display, i, case_ptr = at
-    camel, snake, _, scale = next(o for o in _OPERATIONAL if o[0] == name)
-    if camel not in case and snake not in case:
-        return None, "absent"
-    field = camel if camel in case else snake
-    v, r = float_cell(case[field], display, i, f"{case_ptr}/{field}")
-    return (v * scale if v is not None else None), r
+def _available(cases: list[_Case], include_ops: bool) -> tuple[dict[str, str], dict[str, str]]:
+    """``(metrics, everything)``: metric name → id in first-seen order; plus operational fields
+    and judge cost when present."""
+    available: dict[str, str] = {}
+    judge_cost_seen = False
+    for c in cases:
+        for name, (_, m) in c.metrics.items():
+            available.setdefault(name, snake_metric_id(name))
+            judge_cost_seen = judge_cost_seen or dotted(m, "evaluationCost", _SNAKE) is not None
+    ops_available = {}
+    if include_ops:
+        for camel, snake, metric, _ in _OPERATIONAL:
+            if any(camel in c.case or snake in c.case for c in cases):
+                ops_available[camel] = metric
+    judge = {"evaluationCost": JUDGE_COST_METRIC} if judge_cost_seen else {}
+    return available, {**available, **ops_available, **judge}
 
 
 def _notes(shape: str, errors: int, chosen: dict[str, str], pairing: str) -> list[str]:
@@ -396,26 +403,24 @@ def load(request: AdapterRequest) -> AdapterResult:
     policies = test_run.policies()
     rows = list(range(1, len(cases) + 1))
     check_unique_keys(policies, examples, rows, display, key_path)
-    per_case = [_metrics_by_name(case, i, display) for i, case in enumerate(cases, start=1)]
+    base = _CASES_POINTER[shape]
+    read = [_Case.of(case, i, display, base) for i, case in enumerate(cases, start=1)]
     include_ops = bool(source.options.get("include_operational", False))
-    available, available_all = _available(cases, per_case, include_ops)
+    available, available_all = _available(read, include_ops)
     chosen = select_metrics(available_all, source.metrics, display)
 
     records: list[Record] = []
     errors = 0
-    base = _CASES_POINTER[shape]
-    for i, (case, by_name) in enumerate(zip(cases, per_case, strict=True), start=1):
-        p, e = policies[i - 1], examples[i - 1]
-        at = (display, i, f"{base}/{i - 1}")
+    for c, p, e in zip(read, policies, examples, strict=True):
         for name, metric in chosen.items():
             if name in available:
-                cell = _metric_cell(case, by_name.get(name), at)
+                cell = c.metric(name)
                 errors += cell[1] == "error"
             elif name == "evaluationCost":
-                cell = _judge_cost_cell(case, by_name, at)
+                cell = c.judge_cost()
             else:
-                cell = _operational_cell(case, name, at)
-            records.append((p, e, metric, cell[0], cell[1], i))
+                cell = c.operational(name)
+            records.append((p, e, metric, *cell, c.i))
     return tool_result(
         request,
         FORMAT,
