@@ -3,8 +3,9 @@
 The tool adapters (ragas, deepeval, langsmith, phoenix, trulens, otel) differ in how they find a
 file's examples, policies and metric values; what they build from them is the same. Tool files
 carry no group, slice or split, so every evidence row built here has them null. Nothing here knows
-a tool's format: each helper takes the tool-specific words (what a file lacks, what was expected)
-from its caller, so every message stays the adapter's own.
+a tool's format: the tool-specific words (what a file lacks, what was expected) come from the
+caller, or for a result table from its declared ``TableSpec`` (read by ``ToolTable``), so every
+message stays the adapter's own.
 """
 
 from __future__ import annotations

@@ -369,22 +369,6 @@ def _available(cases: list[_Case], include_ops: bool) -> tuple[dict[str, str], d
     return available, {**available, **ops_available, **judge}
 
 
-def _notes(shape: str, errors: int, chosen: dict[str, str], pairing: str) -> list[str]:
-    notes = [f"file shape: {shape}"]
-    if errors:
-        notes.append(
-            f"{errors} metric result(s) carry an error and count as missing (reason 'error')"
-        )
-    if "evaluationCost" in chosen:
-        notes.append(
-            "judge cost: sum of metricsData[].evaluationCost per test case → "
-            f"{chosen['evaluationCost']}"
-        )
-    if pairing == "question-hash":
-        notes.append("example ids are qh:<sha256 prefix> of the normalized 'input' text")
-    return notes
-
-
 def load(request: AdapterRequest) -> AdapterResult:
     """Read a DeepEval test run into canonical evidence and private texts.
 
@@ -421,6 +405,18 @@ def load(request: AdapterRequest) -> AdapterResult:
             else:
                 cell = c.operational(name)
             records.append((p, e, metric, *cell, c.i))
+    notes = [f"file shape: {shape}"]
+    if errors:
+        notes.append(
+            f"{errors} metric result(s) carry an error and count as missing (reason 'error')"
+        )
+    if "evaluationCost" in chosen:
+        notes.append(
+            "judge cost: sum of metricsData[].evaluationCost per test case → "
+            f"{chosen['evaluationCost']}"
+        )
+    if pairing == "question-hash":
+        notes.append("example ids are qh:<sha256 prefix> of the normalized 'input' text")
     return tool_result(
         request,
         FORMAT,
@@ -428,6 +424,6 @@ def load(request: AdapterRequest) -> AdapterResult:
         metric_names=chosen,
         pairing_method=pairing,
         rows_read=len(cases),
-        notes=_notes(shape, errors, chosen, pairing),
+        notes=notes,
         texts=test_run.texts(policies, examples),
     )
