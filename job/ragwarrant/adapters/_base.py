@@ -95,8 +95,7 @@ class ToolFormat:
     ``adapter: auto`` tries every tool's ``signature`` first, then (files other than JSON) every
     ``columns`` rule, in ``auto.TOOLS`` order; the first reason found names the tool. A file
     declared with the adapter must pass ``accepts`` (looser where the adapter reads more shapes).
-    The table tools also name their text columns and how a score column is called, for the
-    shared steps of ``_common`` (``table_texts``, ``column_evidence``).
+    How a table tool's file is read is declared beside it (``_common.TableSpec``).
 
     Attributes:
         adapter: the contract's ``adapter`` name.
@@ -106,9 +105,6 @@ class ToolFormat:
         accepts: whether a file's shape has the format.
         signature: a document-level mark (JSON keys, first JSON line) → why, or None.
         columns: a table's column names → why they are this tool's, or None.
-        questions, responses, contexts: the text columns, first present wins.
-        scores: what one score column is called, what a file must hold, and a hint, for
-            ``evidence-no-metrics``.
     """
 
     adapter: str
@@ -118,7 +114,3 @@ class ToolFormat:
     accepts: Callable[[FileShape], bool]
     signature: Callable[[FileShape], str | None] | None = None
     columns: Callable[[Sequence[str]], str | None] | None = None
-    questions: tuple[str, ...] = ()
-    responses: tuple[str, ...] = ()
-    contexts: tuple[str, ...] = ()
-    scores: tuple[str, str, str] = ("metric column", "at least one metric column", "")

@@ -41,6 +41,8 @@ from ragwarrant.adapters._cells import float_cell, parse_list_literal
 from ragwarrant.adapters._columns import select_metrics, snake_metric_id
 from ragwarrant.adapters._common import (
     Record,
+    dotted,
+    metadata_policies,
     record_ids,
     records_evidence,
     resolve_policies,
@@ -54,6 +56,14 @@ from ragwarrant.errors import EvidenceError
 
 _POSITIONAL_NAME = re.compile(r"^test_case_\d+$")
 _RUN_KEYS = ("testRunData", "testCases", "test_results")
+#: A test case's camelCase key → its snake_case name in ``EvaluationResult.model_dump()``.
+_SNAKE = {
+    "metadata": "additional_metadata",
+    "actualOutput": "actual_output",
+    "retrievalContext": "retrieval_context",
+    "metricsData": "metrics_data",
+    "evaluationCost": "evaluation_cost",
+}
 
 
 def _signature(shape: FileShape) -> str | None:
@@ -79,12 +89,6 @@ _OPERATIONAL = (
     ("inputTokenCount", "input_token_count", "input_tokens", 1.0),
     ("outputTokenCount", "output_token_count", "output_tokens", 1.0),
 )
-
-
-def _get(obj: dict[str, Any], camel: str, snake: str) -> Any:
-    if camel in obj:
-        return obj[camel]
-    return obj.get(snake)
 
 
 def parse_test_run(data: object, display: str) -> tuple[list[dict[str, Any]], dict[str, Any], str]:
@@ -146,20 +150,6 @@ def parse_test_run(data: object, display: str) -> tuple[list[dict[str, Any]], di
     return cases, run, shape
 
 
-def _path_value(case: dict[str, Any], path: str) -> Any:
-    node: Any = case
-    for part in path.split("."):
-        if part == "metadata" and node is case:
-            node = _get(case, "metadata", "additional_metadata")
-        elif isinstance(node, dict):
-            node = node.get(part)
-        else:
-            return None
-        if node is None:
-            return None
-    return node
-
-
 def _read_json(request: AdapterRequest) -> object:
     """The source's JSON (NaN and Infinity too, as Python's ``json`` writes them).
 
@@ -201,7 +191,7 @@ class _TestRun:
         source = self.request.source
         if "example_id" in source.columns.model_fields_set:
             return source.columns.example_id
-        if all(_path_value(c, "metadata.example_id") is not None for c in self.cases):
+        if all(dotted(c, "metadata.example_id", _SNAKE) is not None for c in self.cases):
             return "metadata.example_id"
         names = [c.get("name") for c in self.cases]
         if all(isinstance(n, str) and not _POSITIONAL_NAME.match(n) for n in names):
@@ -217,7 +207,7 @@ class _TestRun:
             path = self.id_path()
             if path:
                 ids = record_ids(
-                    [_path_value(c, path) for c in self.cases],
+                    [dotted(c, path, _SNAKE) for c in self.cases],
                     display,
                     "test case",
                     path,
@@ -245,12 +235,8 @@ class _TestRun:
         key = self.request.source.columns.policy_id or "policy"
         hyper = self.run.get("hyperparameters") or {}
         run_policy = hyper.get("policy") if isinstance(hyper, dict) else None
-        named: list[str | None] = []
-        for case in self.cases:
-            meta = _get(case, "metadata", "additional_metadata") or {}
-            p = meta.get(key, meta.get("policy")) if isinstance(meta, dict) else None
-            p = p if p is not None else run_policy
-            named.append(str(p) if p is not None else None)
+        metas = (dotted(c, "metadata", _SNAKE) for c in self.cases)
+        named = metadata_policies(metas, key, run_policy)
         rows = list(range(1, len(self.cases) + 1))
         return resolve_policies(self.request, named, rows, f"metadata.{key}")
 
@@ -258,66 +244,14 @@ class _TestRun:
         """The private texts: input, actualOutput and retrievalContext of each test case."""
         cases, display = self.cases, self.request.display_path
         questions = [c.get("input") if isinstance(c.get("input"), str) else None for c in cases]
-        responses = [_get(c, "actualOutput", "actual_output") for c in cases]
+        responses = [dotted(c, "actualOutput", _SNAKE) for c in cases]
         contexts = [
             parse_list_literal(
-                _get(c, "retrievalContext", "retrieval_context"), display, i, "retrievalContext"
+                dotted(c, "retrievalContext", _SNAKE), display, i, "retrievalContext"
             )
             for i, c in enumerate(cases, start=1)
         ]
         return make_texts(policies, examples, questions, responses, contexts, display=display)
-
-
-def _available(
-    cases: list[dict[str, Any]], per_case: list[dict[str, dict[str, Any]]], include_ops: bool
-) -> tuple[dict[str, str], dict[str, str]]:
-    """``(metrics, everything)``: metric name → id in first-seen order; plus operational fields
-    and judge cost when present."""
-    available: dict[str, str] = {}
-    judge_cost_seen = False
-    for by_name in per_case:
-        for name, m in by_name.items():
-            available.setdefault(name, snake_metric_id(name))
-            judge_cost_seen = (
-                judge_cost_seen or _get(m, "evaluationCost", "evaluation_cost") is not None
-            )
-    ops_available = {}
-    if include_ops:
-        for camel, snake, metric, _ in _OPERATIONAL:
-            if any(camel in c or snake in c for c in cases):
-                ops_available[camel] = metric
-    judge = {"evaluationCost": JUDGE_COST_METRIC} if judge_cost_seen else {}
-    return available, {**available, **ops_available, **judge}
-
-
-def _metrics_by_name(case: dict[str, Any], i: int, display: str) -> dict[str, dict[str, Any]]:
-    """A test case's metric results by metric name."""
-    mlist = _get(case, "metricsData", "metrics_data") or []
-    if not isinstance(mlist, list):
-        raise EvidenceError(
-            "evidence-wrong-type",
-            f"{display} test case {i}: metricsData is not a list",
-            file=display,
-            row=i,
-            column="metricsData",
-            expected="a list",
-            found=type(mlist).__name__,
-        )
-    by_name: dict[str, dict[str, Any]] = {}
-    for j, m in enumerate(mlist):
-        name = m.get("name") if isinstance(m, dict) else None
-        if not isinstance(name, str) or not name:
-            raise EvidenceError(
-                "evidence-missing-column",
-                f"{display} test case {i}: metricsData[{j}] has no name",
-                file=display,
-                row=i,
-                column=f"metricsData[{j}].name",
-                expected="a metric name",
-                found=repr(m)[:40],
-            )
-        by_name[name] = m
-    return by_name
 
 
 Cell = tuple[float | None, str | None]
@@ -331,67 +265,108 @@ _CASES_POINTER = {
 }
 
 
-def _metric_pointer(case: dict[str, Any], m: dict[str, Any], case_ptr: str, field: str) -> str:
-    """The JSON pointer of ``m[field]``, ``m`` being one of the case's metric results."""
-    key = "metricsData" if "metricsData" in case else "metrics_data"
-    j = next((k for k, x in enumerate(case.get(key) or []) if x is m), 0)
-    return f"{case_ptr}/{key}/{j}/{field}"
+@dataclass(frozen=True)
+class _Case:
+    """One test case being read: the case, its metric results by name (each with its index in
+    ``metricsData``), the file, the case's 1-based number and its JSON pointer."""
+
+    case: dict[str, Any]
+    metrics: dict[str, tuple[int, dict[str, Any]]]
+    display: str
+    i: int
+    pointer: str
+
+    @classmethod
+    def of(cls, case: dict[str, Any], i: int, display: str, base: str) -> _Case:
+        """Index the ``i``-th test case's metric results (``base``: the cases' JSON pointer).
+
+        Raises:
+            EvidenceError: ``evidence-wrong-type`` when metricsData is not a list;
+                ``evidence-missing-column`` for a metric result without a name.
+        """
+        mlist = dotted(case, "metricsData", _SNAKE) or []
+        if not isinstance(mlist, list):
+            raise EvidenceError(
+                "evidence-wrong-type",
+                f"{display} test case {i}: metricsData is not a list",
+                file=display,
+                row=i,
+                column="metricsData",
+                expected="a list",
+                found=type(mlist).__name__,
+            )
+        by_name: dict[str, tuple[int, dict[str, Any]]] = {}
+        for j, m in enumerate(mlist):
+            name = m.get("name") if isinstance(m, dict) else None
+            if not isinstance(name, str) or not name:
+                raise EvidenceError(
+                    "evidence-missing-column",
+                    f"{display} test case {i}: metricsData[{j}] has no name",
+                    file=display,
+                    row=i,
+                    column=f"metricsData[{j}].name",
+                    expected="a metric name",
+                    found=repr(m)[:40],
+                )
+            by_name[name] = (j, m)
+        return cls(case, by_name, display, i, f"{base}/{i - 1}")
+
+    def _float(self, value: Any, j: int, field: str) -> Cell:
+        """``float_cell`` of the ``j``-th metric result's ``field``, located by JSON pointer."""
+        key = "metricsData" if "metricsData" in self.case else "metrics_data"
+        return float_cell(value, self.display, self.i, f"{self.pointer}/{key}/{j}/{field}")
+
+    def metric(self, name: str) -> Cell:
+        """The score of metric ``name`` (reason ``absent`` / ``error`` without one)."""
+        if name not in self.metrics:
+            return None, "absent"
+        j, m = self.metrics[name]
+        if m.get("error") not in (None, ""):
+            return None, "error"
+        if "score" not in m:
+            return None, "absent"
+        return self._float(m["score"], j, "score")
+
+    def judge_cost(self) -> Cell:
+        """The sum of the metric results' ``evaluationCost`` (missing if any is not a number)."""
+        parsed = []
+        for j, m in self.metrics.values():
+            field = "evaluationCost" if "evaluationCost" in m else "evaluation_cost"
+            if m.get(field) is not None:
+                parsed.append(self._float(m[field], j, field))
+        if not parsed:
+            return None, "absent"
+        bad = next((r for v, r in parsed if v is None), None)
+        if bad is not None:
+            return None, bad
+        return sum(v for v, _ in parsed if v is not None), None
+
+    def operational(self, name: str) -> Cell:
+        """The application's field ``name`` (camelCase, or its snake_case twin), in our unit."""
+        camel, snake, _, scale = next(o for o in _OPERATIONAL if o[0] == name)
+        if camel not in self.case and snake not in self.case:
+            return None, "absent"
+        field = camel if camel in self.case else snake
+        v, r = float_cell(self.case[field], self.display, self.i, f"{self.pointer}/{field}")
+        return (v * scale if v is not None else None), r
 
 
-def _metric_cell(case: dict[str, Any], m: dict[str, Any] | None, at: tuple[str, int, str]) -> Cell:
-    display, i, case_ptr = at
-    if m is None:
-        return None, "absent"
-    if m.get("error") not in (None, ""):
-        return None, "error"
-    if "score" not in m:
-        return None, "absent"
-    return float_cell(m["score"], display, i, _metric_pointer(case, m, case_ptr, "score"))
-
-
-def _judge_cost_cell(
-    case: dict[str, Any], by_name: dict[str, dict[str, Any]], at: tuple[str, int, str]
-) -> Cell:
-    display, i, case_ptr = at
-    parsed = []
-    for m in by_name.values():
-        field = "evaluationCost" if "evaluationCost" in m else "evaluation_cost"
-        cost = m.get(field)
-        if cost is not None:
-            pointer = _metric_pointer(case, m, case_ptr, field)
-            parsed.append(float_cell(cost, display, i, pointer))
-    if not parsed:
-        return None, "absent"
-    bad = next((r for v, r in parsed if v is None), None)
-    if bad is not None:
-        return None, bad
-    return sum(v for v, _ in parsed if v is not None), None
-
-
-def _operational_cell(case: dict[str, Any], name: str, at: tuple[str, int, str]) -> Cell:
-    display, i, case_ptr = at
-    camel, snake, _, scale = next(o for o in _OPERATIONAL if o[0] == name)
-    if camel not in case and snake not in case:
-        return None, "absent"
-    field = camel if camel in case else snake
-    v, r = float_cell(case[field], display, i, f"{case_ptr}/{field}")
-    return (v * scale if v is not None else None), r
-
-
-def _notes(shape: str, errors: int, chosen: dict[str, str], pairing: str) -> list[str]:
-    notes = [f"file shape: {shape}"]
-    if errors:
-        notes.append(
-            f"{errors} metric result(s) carry an error and count as missing (reason 'error')"
-        )
-    if "evaluationCost" in chosen:
-        notes.append(
-            "judge cost: sum of metricsData[].evaluationCost per test case → "
-            f"{chosen['evaluationCost']}"
-        )
-    if pairing == "question-hash":
-        notes.append("example ids are qh:<sha256 prefix> of the normalized 'input' text")
-    return notes
+def _available(cases: list[_Case], include_ops: bool) -> tuple[dict[str, str], dict[str, str]]:
+    """``(metrics, everything)``: metric name → id in first-seen order; plus operational fields
+    and judge cost when present."""
+    available: dict[str, str] = {}
+    judge_cost_seen = False
+    for c in cases:
+        for name, (_, m) in c.metrics.items():
+            available.setdefault(name, snake_metric_id(name))
+            judge_cost_seen = judge_cost_seen or dotted(m, "evaluationCost", _SNAKE) is not None
+    ops_available = {}
+    if include_ops:
+        for camel, snake, metric, _ in _OPERATIONAL:
+            if any(camel in c.case or snake in c.case for c in cases):
+                ops_available[camel] = metric
+    judge = {"evaluationCost": JUDGE_COST_METRIC} if judge_cost_seen else {}
+    return available, {**available, **ops_available, **judge}
 
 
 def load(request: AdapterRequest) -> AdapterResult:
@@ -412,26 +387,36 @@ def load(request: AdapterRequest) -> AdapterResult:
     policies = test_run.policies()
     rows = list(range(1, len(cases) + 1))
     check_unique_keys(policies, examples, rows, display, key_path)
-    per_case = [_metrics_by_name(case, i, display) for i, case in enumerate(cases, start=1)]
+    base = _CASES_POINTER[shape]
+    read = [_Case.of(case, i, display, base) for i, case in enumerate(cases, start=1)]
     include_ops = bool(source.options.get("include_operational", False))
-    available, available_all = _available(cases, per_case, include_ops)
+    available, available_all = _available(read, include_ops)
     chosen = select_metrics(available_all, source.metrics, display)
 
     records: list[Record] = []
     errors = 0
-    base = _CASES_POINTER[shape]
-    for i, (case, by_name) in enumerate(zip(cases, per_case, strict=True), start=1):
-        p, e = policies[i - 1], examples[i - 1]
-        at = (display, i, f"{base}/{i - 1}")
+    for c, p, e in zip(read, policies, examples, strict=True):
         for name, metric in chosen.items():
             if name in available:
-                cell = _metric_cell(case, by_name.get(name), at)
+                cell = c.metric(name)
                 errors += cell[1] == "error"
             elif name == "evaluationCost":
-                cell = _judge_cost_cell(case, by_name, at)
+                cell = c.judge_cost()
             else:
-                cell = _operational_cell(case, name, at)
-            records.append((p, e, metric, cell[0], cell[1], i))
+                cell = c.operational(name)
+            records.append((p, e, metric, *cell, c.i))
+    notes = [f"file shape: {shape}"]
+    if errors:
+        notes.append(
+            f"{errors} metric result(s) carry an error and count as missing (reason 'error')"
+        )
+    if "evaluationCost" in chosen:
+        notes.append(
+            "judge cost: sum of metricsData[].evaluationCost per test case → "
+            f"{chosen['evaluationCost']}"
+        )
+    if pairing == "question-hash":
+        notes.append("example ids are qh:<sha256 prefix> of the normalized 'input' text")
     return tool_result(
         request,
         FORMAT,
@@ -439,6 +424,6 @@ def load(request: AdapterRequest) -> AdapterResult:
         metric_names=chosen,
         pairing_method=pairing,
         rows_read=len(cases),
-        notes=_notes(shape, errors, chosen, pairing),
+        notes=notes,
         texts=test_run.texts(policies, examples),
     )

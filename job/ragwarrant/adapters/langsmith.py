@@ -38,31 +38,28 @@ from ragwarrant.adapters._base import AdapterRequest, AdapterResult, FileShape, 
 from ragwarrant.adapters._cells import float_cell, parse_list_literal
 from ragwarrant.adapters._columns import (
     column_as_float,
-    column_as_string,
     is_value_type,
     select_metrics,
     snake_metric_id,
 )
 from ragwarrant.adapters._common import (
-    ONE_OR_MAPPED_POLICY,
     Record,
     RowKeys,
-    column_evidence,
-    ids_from_column,
-    ids_from_questions,
-    policies_from_column,
+    TableSpec,
+    ToolTable,
+    dotted,
+    metadata_policies,
     record_ids,
     records_evidence,
+    repetition_notes,
     repetitions,
     resolve_policies,
-    span_join_unsupported,
-    table_texts,
     tool_result,
     with_groups,
 )
 from ragwarrant.adapters._integrity import wrong_json_type
 from ragwarrant.adapters._rows import check_unique_keys, make_texts
-from ragwarrant.adapters._tables import iter_json_objects, read_table
+from ragwarrant.adapters._tables import iter_json_objects
 from ragwarrant.errors import EvidenceError
 
 WRITES_BOOLEANS = True
@@ -109,10 +106,6 @@ FORMAT = ToolFormat(
     ),
     signature=_signature,
     columns=_columns_rule,
-    questions=tuple(f"inputs.{k}" for k in QUESTION_KEYS),
-    responses=tuple(f"outputs.{k}" for k in RESPONSE_KEYS),
-    contexts=tuple(f"outputs.{k}" for k in CONTEXT_KEYS),
-    scores=("numeric feedback column", "feedback.<key> columns", ""),
 )
 
 
@@ -135,105 +128,41 @@ def _is_numeric_feedback(col: pa.ChunkedArray) -> bool:
     return False
 
 
-def _table_examples(
-    request: AdapterRequest, table: pa.Table, q_col: str | None
-) -> tuple[list[str], str, str]:
-    """The example ids of a table, its pairing method and key column."""
-    source, display = request.source, request.display_path
-    if source.pairing == "question-hash":
-        key_col = q_col or "inputs.question"  # the missing column named when there is none
-        return ids_from_questions(table, key_col, display), "question-hash", key_col
-    if source.pairing == "span-join":
-        raise span_join_unsupported(display, "LangSmith tables cannot be span-joined")
-    key_col = source.columns.example_id
-    return ids_from_column(table, key_col, display), "id-column", key_col
-
-
-def _repetition_notes(groups: dict[str, str]) -> list[str]:
-    """Say how repetitions (``num_repetitions``) became examples and clusters."""
-    if not groups:
-        return []
-    runs = len(groups)
-    examples = len(set(groups.values()))
-    return [
-        f"repetitions: {runs} runs of {examples} examples; run k of example <id> is example "
-        "<id>#r<k> in cluster <id> (the gates resample whole examples)"
-    ]
-
-
-def _table_notes(table: pa.Table, display: str, skipped: list[str]) -> list[str]:
-    notes = []
-    if skipped:
-        notes.append(f"non-numeric feedback not read as metrics: {', '.join(skipped)}")
-    if "error" in table.schema.names:
-        errs = column_as_string(table, "error", display, allow_null=True)
-        k = int(pc.sum(pc.is_valid(errs)).as_py() or 0)
-        if k:
-            notes.append(f"{k} run(s) have an error; their feedback is read as the file gives it")
-    return notes
+TABLE = TableSpec(
+    FORMAT,
+    tuple(f"inputs.{k}" for k in QUESTION_KEYS),
+    ("numeric feedback column", "feedback.<key> columns", ""),
+    responses=tuple(f"outputs.{k}" for k in RESPONSE_KEYS),
+    contexts=tuple(f"outputs.{k}" for k in CONTEXT_KEYS),
+    no_span_join="LangSmith tables cannot be span-joined",
+    no_policy="LangSmith experiment tables carry no policy",
+    id_column_only=True,
+    skipped_note="non-numeric feedback not read as metrics",
+    run_column="id",
+    error_column="error",
+)
 
 
 def _load_table(request: AdapterRequest) -> AdapterResult:
     source, display = request.source, request.display_path
-    table = read_table(request.path, source.format, display)
+    read = ToolTable.read(request, TABLE)
+    table = read.table
     names = table.schema.names
-    n = table.num_rows
-    rows = list(range(1, n + 1))
-    q_col = next((c for c in FORMAT.questions if c in names), None)
-    examples, pairing, key_col = _table_examples(request, table, q_col)
-    policies = policies_from_column(
-        table,
-        request,
-        rows,
-        undeclared="LangSmith experiment tables carry no policy",
-        hint=ONE_OR_MAPPED_POLICY,
-    )
-    run_ids = (
-        column_as_string(table, "id", display, allow_null=True).to_pylist()
-        if "id" in names
-        else [None] * n
-    )
-    questions = table.column(q_col).to_pylist() if q_col else [None] * n
-    examples, groups = repetitions(
-        RowKeys.of(policies, examples, rows), run_ids, questions, display=display, run_column="id"
-    )
-    check_unique_keys(policies, examples, rows, display, key_col)
-
     feedback = [c for c in names if c.startswith("feedback.")]
     numeric = [c for c in feedback if _is_numeric_feedback(table.column(c))]
-    skipped = [c for c in feedback if c not in numeric]
     available = {c: snake_metric_id(c[len("feedback.") :]) for c in numeric}
     scale: dict[str, float] = {}
     if source.options.get("include_operational") and "execution_time" in names:
         scale["execution_time"] = 1000.0  # seconds → latency_ms
         available["execution_time"] = "latency_ms"
     chosen = select_metrics(available, source.metrics, display)
-    keys = RowKeys.of(policies, examples, rows)
 
     def values(col: str) -> tuple[pa.Array, pa.Array]:
         values, reason = column_as_float(table, col, display, booleans=WRITES_BOOLEANS)
         return (pc.multiply(values, scale[col]) if col in scale else values), reason
 
-    evidence = with_groups(column_evidence(request, FORMAT, keys, chosen, values, names), groups)
-    return tool_result(
-        request,
-        FORMAT,
-        evidence=evidence,
-        metric_names=chosen,
-        pairing_method=pairing,
-        rows_read=n,
-        notes=_table_notes(table, display, skipped) + _repetition_notes(groups),
-        texts=table_texts(table, FORMAT, keys, display),
-    )
-
-
-def _path(obj: dict[str, Any], path: str) -> Any:
-    node: Any = obj
-    for part in path.split("."):
-        if not isinstance(node, dict):
-            return None
-        node = node.get(part)
-    return node
+    skipped = [c for c in feedback if c not in numeric]
+    return read.result(chosen, values, skipped)
 
 
 def _first_truthy(section: Any, keys: tuple[str, ...]) -> Any:
@@ -302,19 +231,15 @@ class _RawRows:
         else:
             id_path = "example.id" if self.wrapped else "reference_example_id"
         hint = "set columns.example_id to the dotted path of the example id"
-        ids = record_ids([_path(o, id_path) for o in self.lines], display, "line", id_path, hint)
+        ids = record_ids([dotted(o, id_path) for o in self.lines], display, "line", id_path, hint)
         return ids, "id-column", id_path
 
     def policies(self) -> list[str]:
         """Each line's policy: the source's, or ``run.extra.metadata.<columns.policy_id>``."""
         pkey = self.request.source.columns.policy_id or "policy"
-        file_policies = []
-        for r in self.runs:
-            meta = _path(r, "extra.metadata") or {}
-            p = meta.get(pkey, meta.get("policy")) if isinstance(meta, dict) else None
-            file_policies.append(str(p) if p is not None else None)
+        named = metadata_policies((dotted(r, "extra.metadata") for r in self.runs), pkey)
         rows = list(range(1, len(self.runs) + 1))
-        return resolve_policies(self.request, file_policies, rows, f"run.extra.metadata.{pkey}")
+        return resolve_policies(self.request, named, rows, f"run.extra.metadata.{pkey}")
 
     def feedback(self) -> tuple[list[dict[str, Any]], dict[str, str], list[str]]:
         """Per line, feedback key → score; every numeric key's default id; the categorical keys
@@ -324,7 +249,7 @@ class _RawRows:
         categorical: set[str] = set()
         pointer = "/evaluation_results/results" if self.wrapped else "/feedback"
         for i, (o, r) in enumerate(zip(self.lines, self.runs, strict=True), start=1):
-            items = _path(o, "evaluation_results.results") if self.wrapped else r.get("feedback")
+            items = dotted(o, "evaluation_results.results") if self.wrapped else r.get("feedback")
             if not isinstance(items or [], list):
                 raise wrong_json_type(
                     self.request.display_path, i, pointer, "a list of feedback objects", items
@@ -422,7 +347,7 @@ def _load_raw(request: AdapterRequest) -> AdapterResult:
         metric_names=chosen,
         pairing_method=pairing,
         rows_read=len(raw.lines),
-        notes=notes + _repetition_notes(groups),
+        notes=notes + repetition_notes(groups),
         texts=_raw_texts(raw, policies, examples),
     )
 

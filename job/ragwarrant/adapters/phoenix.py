@@ -31,7 +31,7 @@ metric ``lower_is_better``). Tested against arize-phoenix 20.26.1 / arize-phoeni
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -198,15 +198,12 @@ def _declared_directions(directions: dict[str, str]) -> dict[str, str]:
     return {m: _DIRECTIONS[d.lower()] for m, d in directions.items() if d.lower() in _DIRECTIONS}
 
 
-def _reduce_documents(values: list[float | None], how: str) -> Cell:
-    if any(v is None for v in values):
-        return None, "null"
-    present = [v for v in values if v is not None]
-    if how == "mean":
-        return sum(present) / len(present), None
-    if how == "max":
-        return max(present), None
-    return (1.0 if any(v > 0 for v in present) else 0.0), None
+#: ``options.document_reducer``: the per-document scores of one example → its value.
+_REDUCERS: dict[str, Callable[[list[float]], float]] = {
+    "mean": lambda vs: sum(vs) / len(vs),
+    "max": max,
+    "any": lambda vs: 1.0 if any(v > 0 for v in vs) else 0.0,
+}
 
 
 _METADATA_FAILURES: tuple[type[BaseException], ...] = (
@@ -499,7 +496,10 @@ def _document_records(frame: _Evaluations) -> tuple[list[Record], dict[str, str]
         key = (frame.policies[i - 1], frame.examples[i - 1])
         groups.setdefault(key, (i, []))[1].append(v)
     records: list[Record] = [
-        (p, e, metric, *_reduce_documents(vs, how), row) for (p, e), (row, vs) in groups.items()
+        (p, e, metric, None, "null", row)
+        if None in vs
+        else (p, e, metric, _REDUCERS[how]([v for v in vs if v is not None]), None, row)
+        for (p, e), (row, vs) in groups.items()
     ]
     frame.notes.append(
         f"shape: Phoenix DocumentEvaluations ({frame.table.num_rows} documents reduced to "

@@ -18,8 +18,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import pyarrow as pa
-
 from ragwarrant.adapters._base import AdapterRequest, AdapterResult, ToolFormat
 from ragwarrant.adapters._columns import (
     column_as_float,
@@ -27,19 +25,7 @@ from ragwarrant.adapters._columns import (
     select_metrics,
     snake_metric_id,
 )
-from ragwarrant.adapters._common import (
-    ONE_OR_MAPPED_POLICY,
-    RowKeys,
-    column_evidence,
-    ids_from_column,
-    ids_from_questions,
-    policies_from_column,
-    span_join_unsupported,
-    table_texts,
-    tool_result,
-)
-from ragwarrant.adapters._rows import check_unique_keys
-from ragwarrant.adapters._tables import read_table
+from ragwarrant.adapters._common import TableSpec, ToolTable
 
 QUESTION_COLUMNS = ("user_input", "question")
 RESPONSE_COLUMNS = ("response", "answer")
@@ -62,14 +48,6 @@ FORMAT = ToolFormat(
     "column beside the metric columns",
     lambda s: s.has_any(*QUESTION_COLUMNS),
     columns=_columns_rule,
-    questions=QUESTION_COLUMNS,
-    responses=RESPONSE_COLUMNS,
-    contexts=CONTEXT_COLUMNS,
-    scores=(
-        "metric column",
-        "at least one metric column",
-        "a Ragas export has one numeric column per metric",
-    ),
 )
 
 #: Columns Ragas echoes from the dataset (current and legacy names); everything else is a metric.
@@ -94,22 +72,23 @@ ECHO_COLUMNS = frozenset(
 )
 
 
-def _example_ids(
-    request: AdapterRequest, table: pa.Table, q_col: str | None
-) -> tuple[list[str], str, str]:
-    """The example ids, the pairing method and the key column."""
-    source, display = request.source, request.display_path
-    id_col = source.columns.example_id
-    if source.pairing == "span-join":
-        raise span_join_unsupported(
-            display,
-            "Ragas results cannot be span-joined (they carry no span id)",
-            expected="pairing: question-hash or id-column",
-        )
-    if source.pairing == "id-column" or (source.pairing == "auto" and id_col in table.schema.names):
-        return ids_from_column(table, id_col, display), "id-column", id_col
-    key_column = q_col or "user_input"  # the missing column named when there is none
-    return ids_from_questions(table, key_column, display), "question-hash", key_column
+TABLE = TableSpec(
+    FORMAT,
+    QUESTION_COLUMNS,
+    (
+        "metric column",
+        "at least one metric column",
+        "a Ragas export has one numeric column per metric",
+    ),
+    responses=RESPONSE_COLUMNS,
+    contexts=CONTEXT_COLUMNS,
+    no_span_join="Ragas results cannot be span-joined (they carry no span id)",
+    span_join_expected="pairing: question-hash or id-column",
+    no_policy="Ragas exports carry no policy",
+    hash_note="example ids are qh:<sha256 prefix> of the normalized {!r} text "
+    "(NFKC, casefold, whitespace collapsed)",
+    skipped_note="non-numeric columns not read as metrics",
+)
 
 
 def load(request: AdapterRequest) -> AdapterResult:
@@ -124,53 +103,14 @@ def load(request: AdapterRequest) -> AdapterResult:
             by question hash; a metric cell that is not a number; a context cell that is not a list
             literal; a duplicated question (or id) within the file; rows of another policy.
     """
-    source = request.source
-    display = request.display_path
-    table = read_table(request.path, source.format, display)
+    source, display = request.source, request.display_path
+    read = ToolTable.read(request, TABLE)
+    table = read.table
     names = table.schema.names
-    n = table.num_rows
-    rows = list(range(1, n + 1))
-
-    q_col = next((c for c in QUESTION_COLUMNS if c in names), None)
-    id_col = source.columns.example_id
-    examples, pairing, key_column = _example_ids(request, table, q_col)
-
-    policies = policies_from_column(
-        table,
-        request,
-        rows,
-        undeclared="Ragas exports carry no policy",
-        hint=ONE_OR_MAPPED_POLICY,
-    )
-    check_unique_keys(policies, examples, rows, display, key_column)
-
-    skip = ECHO_COLUMNS | {id_col, source.columns.policy_id or ""}
+    skip = ECHO_COLUMNS | {source.columns.example_id, source.columns.policy_id or ""}
     available = {
         c: snake_metric_id(c) for c in names if c not in skip and looks_numeric_column(table, c)
     }
     chosen = select_metrics(available, source.metrics, display)
     skipped = [c for c in names if c not in skip and c not in available]
-
-    keys = RowKeys.of(policies, examples, rows)
-    evidence = column_evidence(
-        request, FORMAT, keys, chosen, lambda c: column_as_float(table, c, display), names
-    )
-    texts = table_texts(table, FORMAT, keys, display)
-    notes = []
-    if pairing == "question-hash":
-        notes.append(
-            f"example ids are qh:<sha256 prefix> of the normalized {q_col!r} text "
-            "(NFKC, casefold, whitespace collapsed)"
-        )
-    if skipped:
-        notes.append(f"non-numeric columns not read as metrics: {', '.join(skipped)}")
-    return tool_result(
-        request,
-        FORMAT,
-        evidence=evidence,
-        metric_names=chosen,
-        pairing_method=pairing,
-        rows_read=n,
-        notes=notes,
-        texts=texts,
-    )
+    return read.result(chosen, lambda c: column_as_float(table, c, display), skipped)

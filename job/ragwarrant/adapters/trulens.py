@@ -32,24 +32,11 @@ from ragwarrant.adapters._base import AdapterRequest, AdapterResult, ToolFormat
 from ragwarrant.adapters._cells import parse_python_literal
 from ragwarrant.adapters._columns import (
     column_as_float,
-    column_as_string,
     looks_numeric_column,
     select_metrics,
     snake_metric_id,
 )
-from ragwarrant.adapters._common import (
-    RowKeys,
-    column_evidence,
-    ids_from_column,
-    ids_from_questions,
-    resolve_policies,
-    span_join_unsupported,
-    table_texts,
-    tool_result,
-)
-from ragwarrant.adapters._integrity import require_columns
-from ragwarrant.adapters._rows import check_unique_keys
-from ragwarrant.adapters._tables import read_table
+from ragwarrant.adapters._common import IdsFound, TableSpec, ToolTable
 from ragwarrant.adapters._telemetry import JUDGE_COST_METRIC
 from ragwarrant.errors import EvidenceError
 
@@ -109,18 +96,16 @@ FORMAT = ToolFormat(
     "'<name> feedback cost in USD' columns",
     lambda s: _columns_rule(s.names) is not None,
     columns=_columns_rule,
-    questions=("input",),
-    responses=("output",),
-    scores=("feedback column", "one column per feedback", ""),
 )
 
 
-def _meta_ids(table: pa.Table, request: AdapterRequest, required: bool) -> list[str] | None:
+def _meta_ids(request: AdapterRequest, table: pa.Table) -> IdsFound | None:
     """``record_json.meta[key]`` of every row (``key``: ``columns.example_id``), or None when
     some row lacks it.
 
     Raises:
-        EvidenceError: ``evidence-missing-column`` when some row lacks it and ``required``.
+        EvidenceError: ``evidence-missing-column`` when some row lacks it and the id is required
+            (``pairing: id-column`` or an explicit ``columns.example_id``).
     """
     source, display = request.source, request.display_path
     key = source.columns.example_id
@@ -138,8 +123,8 @@ def _meta_ids(table: pa.Table, request: AdapterRequest, required: bool) -> list[
         out.append(str(value))
     else:
         if cells is not None:
-            return out
-    if required:
+            return out, "id-column", f"record_json.meta.{key}"
+    if source.pairing == "id-column" or "example_id" in source.columns.model_fields_set:
         raise EvidenceError(
             "evidence-missing-column",
             f"{display}: neither a column {key!r} nor record_json.meta.{key} in every row",
@@ -152,21 +137,17 @@ def _meta_ids(table: pa.Table, request: AdapterRequest, required: bool) -> list[
     return None
 
 
-def _example_ids(request: AdapterRequest, table: pa.Table) -> tuple[list[str], str, str]:
-    """The example ids, the pairing method and the key column."""
-    source, display = request.source, request.display_path
-    key = source.columns.example_id
-    if source.pairing == "span-join":
-        raise span_join_unsupported(display, "TruLens tables cannot be span-joined")
-    if source.pairing in ("auto", "id-column"):
-        if key in table.schema.names:
-            return ids_from_column(table, key, display), "id-column", key
-        explicit = "example_id" in source.columns.model_fields_set
-        required = explicit or source.pairing == "id-column"
-        examples = _meta_ids(table, request, required)
-        if examples is not None:
-            return examples, "id-column", f"record_json.meta.{key}"
-    return ids_from_questions(table, "input", display), "question-hash", "input"
+TABLE = TableSpec(
+    FORMAT,
+    ("input",),
+    ("feedback column", "one column per feedback", ""),
+    responses=("output",),
+    no_span_join="TruLens tables cannot be span-joined",
+    policy_column="app_version",
+    meta_ids=_meta_ids,
+    hash_note="example ids are qh:<sha256 prefix> of the normalized {!r} text",
+    skipped_note="non-numeric columns not read as feedback",
+)
 
 
 def _available(request: AdapterRequest, table: pa.Table) -> tuple[dict[str, str], list[str]]:
@@ -220,23 +201,6 @@ def _metric_values(
     return values, reason
 
 
-def _directions(table: pa.Table, chosen: dict[str, str]) -> dict[str, str]:
-    """metric → direction from the OTel-mode ``<name> direction`` columns (True: higher is
-    better), when every row that says something says the same."""
-    out = {}
-    for col, metric in chosen.items():
-        dcol = f"{col}{DIRECTION_SUFFIX}"
-        if dcol not in table.schema.names:
-            continue
-        said = {str(v).strip().lower() for v in table.column(dcol).to_pylist() if v is not None}
-        said -= {"", "none", "nan"}
-        if said == {"true"}:
-            out[metric] = "higher_is_better"
-        elif said == {"false"}:
-            out[metric] = "lower_is_better"
-    return out
-
-
 def load(request: AdapterRequest) -> AdapterResult:
     """Read a TruLens records-and-feedback table into canonical evidence and texts.
 
@@ -244,44 +208,22 @@ def load(request: AdapterRequest) -> AdapterResult:
         EvidenceError: empty file; no ``input`` (question-hash) or id; a feedback cell that is not
             a number; a duplicated example within a policy; an ``app_version`` that is not a
             contract policy, or a contract policy with no rows; a wanted feedback the file lacks.
+    Directions come from the OTel-mode ``<name> direction`` columns (True: higher is better).
     """
     source, display = request.source, request.display_path
-    table = read_table(request.path, source.format, display)
-    names = table.schema.names
-    n = table.num_rows
-    rows = list(range(1, n + 1))
-    examples, pairing, key_col = _example_ids(request, table)
-    pol_col = source.columns.policy_id or "app_version"
-    pol_col = pol_col if pol_col in names else "app_version"
-    require_columns(names, [pol_col], display)
-    file_policies = column_as_string(table, pol_col, display, allow_null=True).to_pylist()
-    policies = resolve_policies(request, file_policies, rows, pol_col)
-    check_unique_keys(policies, examples, rows, display, key_col)
+    read = ToolTable.read(request, TABLE)
+    table = read.table
     available, skipped = _available(request, table)
     chosen = select_metrics(available, source.metrics, display)
-
-    keys = RowKeys.of(policies, examples, rows)
     notes: list[str] = []
-    evidence = column_evidence(
-        request,
-        FORMAT,
-        keys,
-        chosen,
-        lambda c: _metric_values(table, c, chosen[c], display, notes),
-        names,
+    result = read.result(
+        chosen, lambda c: _metric_values(table, c, chosen[c], display, notes), skipped, notes
     )
-    if pairing == "question-hash":
-        notes.append("example ids are qh:<sha256 prefix> of the normalized 'input' text")
-    if skipped:
-        notes.append(f"non-numeric columns not read as feedback: {', '.join(skipped)}")
-    result = tool_result(
-        request,
-        FORMAT,
-        evidence=evidence,
-        metric_names=chosen,
-        pairing_method=pairing,
-        rows_read=n,
-        notes=notes,
-        texts=table_texts(table, FORMAT, keys, display),
-    )
-    return dataclasses.replace(result, directions=_directions(table, chosen))
+    directions = {}  # from the OTel-mode '<name> direction' columns, when every row agrees
+    for col, metric in chosen.items():
+        dcol = f"{col}{DIRECTION_SUFFIX}"
+        cells = table.column(dcol).to_pylist() if dcol in table.schema.names else []
+        said = {str(v).strip().lower() for v in cells if v is not None} - {"", "none", "nan"}
+        if said in ({"true"}, {"false"}):
+            directions[metric] = "higher_is_better" if said == {"true"} else "lower_is_better"
+    return dataclasses.replace(result, directions=directions)
