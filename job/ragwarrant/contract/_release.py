@@ -96,6 +96,11 @@ class ReleaseContract(ContractModel):
         description="raise a limit (candidates, protected slices, evidence rows) up to its ceiling",
     )
 
+    @property
+    def policy_ids(self) -> list[str]:
+        """The baseline's, then the candidates' policy ids (``declared_labels``'s ``policy``)."""
+        return list(declared_labels(self, "policy").values())
+
     @field_validator("promotion_min_class")
     @classmethod
     def _promotion_floor(cls, v: EvidenceClass) -> EvidenceClass:
