@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import pickle
 
-from ragwarrant.errors import ContractError, EvidenceError, UsageError
+import pytest
+from pydantic import BaseModel, ValidationError
+
+from ragwarrant.errors import ContractError, EvidenceError, UsageError, first_invalid
 from ragwarrant.exit_codes import ExitCode
 
 
@@ -53,3 +56,25 @@ def test_record_names_the_option_an_error_came_from():
     """An error raised for a command-line option's value names it in the record."""
     rec = UsageError("x", "bad", option="--ledger").to_record()
     assert rec["option"] == "--ledger"
+
+
+class _Item(BaseModel):
+    name: str
+
+
+class _Doc(BaseModel):
+    items: list[_Item]
+
+
+@pytest.mark.parametrize(
+    ("data", "expected"),
+    [
+        (b'{"items": [{"name": "a"}, {}]}', "items.1.name: Field required"),
+        (b"[]", "(root): Input should be an object"),
+    ],
+)
+def test_first_invalid_names_the_key_path_and_rule(data, expected):
+    """The first refused field is named by its dotted key path, the document itself as (root)."""
+    with pytest.raises(ValidationError) as info:
+        _Doc.model_validate_json(data)
+    assert first_invalid(info.value) == expected

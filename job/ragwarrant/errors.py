@@ -8,9 +8,12 @@ place that turns them into exit codes (``exit_code``).
 from __future__ import annotations
 
 from pathlib import PurePath
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from ragwarrant.exit_codes import ExitCode
+
+if TYPE_CHECKING:
+    from pydantic import ValidationError
 
 Fault = Literal["user", "internal"]
 
@@ -144,3 +147,10 @@ def file_for_directory(code: str, what: str, path: PurePath) -> InputError:
         f"{what} {path} is a file; pass its directory ({path.parent})",
         hint=f"pass {path.parent}: the directory, not a file in it",
     )
+
+
+def first_invalid(exc: ValidationError) -> str:
+    """``<key path>: <rule>`` of the first field pydantic refused (``candidates.0.policy_id:
+    Field required``; ``(root)`` for the document itself): values are never echoed."""
+    first = exc.errors()[0]
+    return f"{'.'.join(str(p) for p in first['loc']) or '(root)'}: {first['msg']}"

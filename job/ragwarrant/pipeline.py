@@ -252,7 +252,7 @@ def _evaluate(
     """Evaluate each candidate at the look's level, select, and classify."""
     look = looked.look if looked is not None else None
     contract = looks.at_level(inputs.contract, look)
-    known = [contract.baseline.policy_id, *(c.policy_id for c in contract.candidates)]
+    known = contract.policy_ids
     config_missing = [p for p in known if p not in inputs.config_sha]
 
     def evaluate(policy: str, scope: np.ndarray, name: str) -> CandidateEvaluation:

@@ -122,6 +122,24 @@ def test_missing_text_column_is_an_evidence_error(tmp_path):
     assert "question_text" in exc.value.message
 
 
+@pytest.mark.parametrize(
+    ("cell", "expected"),
+    [
+        ("one passage, with 'quotes' [1]", ["one passage, with 'quotes' [1]"]),
+        ("null", ["null"]),
+        ("  ", None),
+        (None, None),
+        ('["a\\/b", "c"]', ["a/b", "c"]),
+        ("['a', \"it's\"]", ["a", "it's"]),
+        (("a", "b"), ["a", "b"]),
+    ],
+)
+def test_passage_cells_are_read(cell, expected):
+    """A plain string is one passage, a JSON array is read as JSON (its escapes too), a Python
+    list literal or an Arrow list as a list; a blank or null cell is no value."""
+    assert parse_passages(cell, "e.csv", 1, "ctx") == expected
+
+
 @pytest.mark.parametrize("cell", ["[not a list", "[1, 2]", "['a', 3]", "[__import__('os')]"])
 def test_bad_list_cells_raise(cell):
     """A '['-cell that is not a list of strings raises, naming row and column (never eval)."""

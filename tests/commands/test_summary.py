@@ -6,6 +6,7 @@ import orjson
 from tests.conftest import simulate
 
 from ragwarrant import cli
+from ragwarrant.digests import sha256_bytes
 
 
 def _inconclusive_run(make_input, tmp_path):
@@ -58,3 +59,23 @@ def test_summary_of_an_error_run_states_the_error_once(make_input, tmp_path, cap
     cli.main(["summary", str(out)])
     printed = capsys.readouterr().out
     assert printed.count(f"{error['code']}: {error['message']}") == 1
+
+
+def test_summary_names_the_first_invalid_field_of_a_decision(make_input, tmp_path, capsys):
+    """A decision.json the manifest records but the schema refuses: exit 65, naming the field."""
+    out = _inconclusive_run(make_input, tmp_path)
+    old = (out / "decision.json").read_bytes()
+    doc = orjson.loads(old)
+    doc["candidates"][0]["policy_id"] = 7
+    new = orjson.dumps(doc)
+    (out / "decision.json").write_bytes(new)
+    manifest = (out / "manifest.json").read_bytes()
+    (out / "manifest.json").write_bytes(
+        manifest.replace(sha256_bytes(old).encode(), sha256_bytes(new).encode())
+    )
+    capsys.readouterr()
+    assert cli.main(["summary", str(out)]) == 65
+    assert (
+        "not a valid decision record: candidates.0.policy_id: Input should be a valid string"
+        in (capsys.readouterr().err)
+    )

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import orjson
 import pytest
 
@@ -117,3 +119,13 @@ def test_policy_config_past_its_size_limit_is_refused_unread(tmp_path):
 def test_yaml_floats_without_a_dot_are_numbers(text, value):
     """YAML 1.2 / JSON exponent floats (``2e-2``) are numbers; quoted ones stay text."""
     assert parse_document(text.encode(), "c.yaml", is_json=False).data == {"a": value}
+
+
+def test_policy_config_fifo_is_refused_not_waited_on(tmp_path):
+    """A config that is a FIFO is refused as unreadable at once (``sidefiles.read_regular``)."""
+    path = tmp_path / "p.yaml"
+    os.mkfifo(path)
+    with pytest.raises(ContractError) as info:
+        load_policy_config(path, "policies/p.yaml")
+    assert info.value.code == "contract-unreadable"
+    assert "policies/p.yaml: it is a FIFO, not a regular file" in str(info.value)

@@ -263,6 +263,7 @@ def test_declared_labels_name_each_kind_at_its_key():
         (("baseline", "policy_id"), "base"),
         (("candidates", 0, "policy_id"), "cand"),
     ]
+    assert c.policy_ids == ["base", "cand"]
     assert list(declared_labels(c, "split").items()) == [
         (("splits", "development"), "dev"),
         (("splits", "confirmatory"), "test"),

@@ -16,7 +16,6 @@ Wired in by ``inputs`` (hashing), ``adapters.registry`` (boundary checks),
 
 from __future__ import annotations
 
-import hashlib
 import os
 import stat
 from collections.abc import Iterator
@@ -34,7 +33,7 @@ from ragwarrant.adapters._integrity import (
     parser_message,
     require_columns,
 )
-from ragwarrant.digests import sha256_file
+from ragwarrant.digests import sha256_bytes, sha256_file
 from ragwarrant.errors import ContractError, EvidenceError
 from ragwarrant.limits import MAX_DATASET_PARTS
 
@@ -279,4 +278,4 @@ def dataset_sha256(digests: list[tuple[str, str, int]]) -> str:
         digests: as returned by ``dataset_digests``.
     """
     lines = "".join(f"{sha}  {rel}\n" for rel, sha, _ in sorted(digests))
-    return hashlib.sha256(lines.encode("utf-8")).hexdigest()
+    return sha256_bytes(lines.encode("utf-8"))

@@ -231,7 +231,7 @@ def make_texts(
 
 def contract_policy_ids(contract: object) -> list[str]:
     """Return the baseline and candidate policy ids of a ``ReleaseContract``, baseline first."""
-    return [contract.baseline.policy_id, *(c.policy_id for c in contract.candidates)]  # type: ignore[attr-defined]
+    return contract.policy_ids  # type: ignore[attr-defined]
 
 
 def input_dir_of(path: Path, relative: str, display: str) -> Path:

@@ -10,20 +10,21 @@ never ``eval``). A string cell that does not start with ``[`` is one passage.
 
 from __future__ import annotations
 
-import ast
+from contextlib import suppress
 
 import orjson
 import pyarrow as pa
 
+from ragwarrant.adapters._cells import parse_list_literal
 from ragwarrant.adapters._columns import column_as_string
 from ragwarrant.adapters._integrity import require_columns
 from ragwarrant.contract import EvidenceSource
-from ragwarrant.errors import EvidenceError
 from ragwarrant.evidence.schema import TEXT_SCHEMA
 
 
 def parse_passages(cell: object, display: str, row: int, column: str) -> list[str] | None:
-    """Parse one list-of-passages cell.
+    """Parse one list-of-passages cell: a string not starting with ``[`` is one passage, a JSON
+    array string is read as JSON, anything else as ``_cells.parse_list_literal`` reads it.
 
     Args:
         cell: a list of strings, a JSON array string, a Python-repr list string, a plain string
@@ -35,49 +36,15 @@ def parse_passages(cell: object, display: str, row: int, column: str) -> list[st
 
     Raises:
         EvidenceError: ``evidence-wrong-type`` when a ``[``-prefixed string is neither JSON nor a
-            Python literal, or the value is not a list of strings.
+            Python literal, or the value is not a list of strings (``parse_list_literal``).
     """
-    if cell is None:
-        return None
-    items: object = cell
     if isinstance(cell, str):
         text = cell.strip()
-        if not text:
-            return None
-        if not text.startswith("["):
+        if text and not text.startswith("["):
             return [cell]
-        try:
-            items = orjson.loads(text)
-        except orjson.JSONDecodeError:
-            try:
-                items = ast.literal_eval(text)
-            except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
-                raise EvidenceError(
-                    "evidence-wrong-type",
-                    f"{display} row {row}: column {column!r} starts with '[' but is neither a JSON "
-                    "array nor a Python list literal",
-                    hint='write passages as a JSON array of strings, e.g. ["first", "second"]',
-                    file=display,
-                    row=row,
-                    column=column,
-                    expected="a list of strings",
-                    found=f"{len(text)} characters",
-                ) from None
-    if isinstance(items, tuple):
-        items = list(items)
-    if not isinstance(items, list) or not all(isinstance(i, str) for i in items):
-        raise EvidenceError(
-            "evidence-wrong-type",
-            f"{display} row {row}: column {column!r} holds a {type(items).__name__}, "
-            "not a list of strings",
-            hint='write passages as a JSON array of strings, e.g. ["first", "second"]',
-            file=display,
-            row=row,
-            column=column,
-            expected="a list of strings",
-            found=type(items).__name__,
-        )
-    return items
+        with suppress(orjson.JSONDecodeError):
+            cell = orjson.loads(text)
+    return parse_list_literal(cell, display, row, column)
 
 
 def read_texts(

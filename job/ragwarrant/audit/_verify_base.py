@@ -11,6 +11,7 @@ import orjson
 from pydantic import BaseModel, ValidationError
 
 from ragwarrant.audit.attestation import ATTESTATION_FILENAME
+from ragwarrant.contract import key_path
 from ragwarrant.exit_codes import ExitCode
 from ragwarrant.outputs import Decision, Manifest, ValidationReport
 
@@ -101,12 +102,9 @@ def validate(name: str, data: bytes, model: type[BaseModel], report: VerifyRepor
         obj = model.model_validate_json(data)
     except ValidationError as err:
         first = err.errors()[0]
-        parts: list[str] = []
-        for p in first["loc"]:
-            parts.append(f"[{p}]" if isinstance(p, int) else (f".{p}" if parts else str(p)))
         report.add(
             name,
-            "".join(parts) or "(root)",
+            key_path(first["loc"]),
             "schema",
             f"does not match the {model.__name__} schema: {first['msg']}",
         )

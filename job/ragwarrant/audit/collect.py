@@ -38,7 +38,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from ragwarrant.digests import sha256_bytes
-from ragwarrant.errors import InputError
+from ragwarrant.errors import InputError, first_invalid
 from ragwarrant.exit_codes import ExitCode
 from ragwarrant.outputs import Decision, Manifest
 from ragwarrant.sidefiles import read_regular
@@ -163,9 +163,7 @@ def _row(directory: Path, root: Path) -> RunRow:
     try:
         d = Decision.model_validate_json(raw)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        loc = ".".join(str(p) for p in first["loc"]) or "(root)"
-        return RunRow(name, RowStatus.UNREADABLE, None, None, None, f"{loc}: {first['msg']}")
+        return RunRow(name, RowStatus.UNREADABLE, None, None, None, first_invalid(exc))
     contract_id = d.contract.id if d.contract is not None else None
     detail = f"{d.error.code}: {d.error.message}" if d.error is not None else d.summary
     recorded = _manifest_sha256(directory)

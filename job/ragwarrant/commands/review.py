@@ -125,7 +125,7 @@ def run_review_sample(args: argparse.Namespace) -> int:
             hint="run 'ragwarrant run' on the input to see each problem",
         )
     contract = inputs.contract
-    candidates = [c.policy_id for c in contract.candidates]
+    candidates = contract.policy_ids[1:]
     candidate = args.candidate or candidates[0]
     if candidate not in candidates:
         raise UsageError(

@@ -11,7 +11,7 @@ from ragwarrant.commands import collect as collect_command  # `summary --all` (i
 from ragwarrant.commands._help import CommandHelp, add_command
 from ragwarrant.digests import sha256_bytes
 from ragwarrant.display import identifier, visible
-from ragwarrant.errors import InputError, MismatchError, file_for_directory
+from ragwarrant.errors import InputError, MismatchError, file_for_directory, first_invalid
 from ragwarrant.exit_codes import DecisionClass, ExitCode, exit_code_for_class
 from ragwarrant.sidefiles import read_regular
 
@@ -130,11 +130,9 @@ def handle(args: argparse.Namespace) -> int:
     try:
         d = Decision.model_validate_json(raw)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        loc = ".".join(str(p) for p in first["loc"]) or "(root)"
         raise MismatchError(
             "decision-invalid",
-            f"{path} is not a valid decision record: {loc}: {first['msg']}",
+            f"{path} is not a valid decision record: {first_invalid(exc)}",
             hint=_VERIFY_HINT,
         ) from exc
     expected = (

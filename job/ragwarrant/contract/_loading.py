@@ -8,6 +8,7 @@ found, never the value itself (it may be private), and no absolute path (message
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 import stat
@@ -26,6 +27,7 @@ from ragwarrant.contract._sanity import FieldError, did_you_mean
 from ragwarrant.contract._schema_hint import schema_hint
 from ragwarrant.errors import ContractError
 from ragwarrant.limits import MAX_CONFIG_BYTES, MAX_CONTRACT_BYTES
+from ragwarrant.sidefiles import read_regular
 
 CONTRACT_FILENAMES = ("contract.yaml", "contract.yml", "contract.json")
 """The names a release contract may have in the input directory; the one home of this list."""
@@ -185,21 +187,18 @@ def _read_bounded(path: Path, name: str, what: str, limit: int) -> bytes:
         ContractError: ``contract-unreadable``, or ``contract-limit`` naming the limit and size.
     """
     try:
-        with path.open("rb") as fh:
-            raw = fh.read(limit + 1)
-            size = os.fstat(fh.fileno()).st_size
+        return read_regular(path, limit=limit)
     except OSError as exc:
-        raise ContractError(
-            "contract-unreadable", f"cannot read {what} {name}: {exc.strerror}", file=name
-        ) from exc
-    if len(raw) > limit:
-        raise ContractError(
-            "contract-limit",
-            f"{what} {name} is {max(size, len(raw)):,} bytes; the limit is {limit:,} bytes",
-            hint="a contract and a policy config are parsed whole: keep them small",
-            file=name,
-        )
-    return raw
+        if exc.errno != errno.EFBIG:
+            raise ContractError(
+                "contract-unreadable", f"cannot read {what} {name}: {exc.strerror}", file=name
+            ) from exc
+    raise ContractError(
+        "contract-limit",
+        f"{what} {name} is {path.stat().st_size:,} bytes; the limit is {limit:,} bytes",
+        hint="a contract and a policy config are parsed whole: keep them small",
+        file=name,
+    )
 
 
 def load_contract_source(path: Path) -> ContractSource:

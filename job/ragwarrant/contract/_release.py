@@ -96,6 +96,11 @@ class ReleaseContract(ContractModel):
         description="raise a limit (candidates, protected slices, evidence rows) up to its ceiling",
     )
 
+    @property
+    def policy_ids(self) -> list[str]:
+        """The baseline's, then the candidates' policy ids (``declared_labels``'s ``policy``)."""
+        return list(declared_labels(self, "policy").values())
+
     @field_validator("promotion_min_class")
     @classmethod
     def _promotion_floor(cls, v: EvidenceClass) -> EvidenceClass:
@@ -112,14 +117,7 @@ class ReleaseContract(ContractModel):
         no required quality metric (it would decide without any noninferiority gate), a
         candidate sharing a config, claims and slices naming undeclared metrics, and too-wide
         slice margins."""
-        for key in ("candidates", "protected_slices"):
-            count, limit = len(getattr(self, key)), getattr(self.limits, key)
-            if count > limit:
-                raise FieldError(
-                    f"{count:,} {key.replace('_', ' ')}, past the limit of {limit:,} (raise "
-                    f"limits.{key} up to its ceiling if the evaluation needs them)",
-                    (key,),
-                )
+        _check_limits(self)
         _check_distinct_ids(self)
         if not any(m.required for m in self.quality_metrics):
             raise FieldError(
@@ -161,6 +159,17 @@ def declared_labels(contract: ReleaseContract, kind: LabelKind) -> dict[Loc, str
     out: dict[Loc, str] = {("baseline", "policy_id"): c.baseline.policy_id}
     out.update({("candidates", i, "policy_id"): p.policy_id for i, p in enumerate(c.candidates)})
     return out
+
+
+def _check_limits(c: ReleaseContract) -> None:
+    for key in ("candidates", "protected_slices"):
+        count, limit = len(getattr(c, key)), getattr(c.limits, key)
+        if count > limit:
+            raise FieldError(
+                f"{count:,} {key.replace('_', ' ')}, past the limit of {limit:,} (raise "
+                f"limits.{key} up to its ceiling if the evaluation needs them)",
+                (key,),
+            )
 
 
 def _check_distinct_ids(c: ReleaseContract) -> None:

@@ -441,7 +441,6 @@ def corroborate_run(
     if contract.corroboration is None:
         return None, index
     texts = text_records([r.texts for r in inputs.results if r.texts is not None])
-    policies = [contract.baseline.policy_id, *(c.policy_id for c in contract.candidates)]
-    outcome = corroborate(texts, index, contract.corroboration, policies, scope)
+    outcome = corroborate(texts, index, contract.corroboration, contract.policy_ids, scope)
     masked = mask_abstentions(index, outcome, contract.corroboration.groundedness_metric)
     return outcome.summary, masked

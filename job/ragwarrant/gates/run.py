@@ -257,15 +257,14 @@ def gate_evidence_overlap(inputs: Inputs, index: EvidenceIndex) -> GateResult | 
         side has no evidence (``hard:required-metric-evidence`` speaks for that).
     """
     contract = inputs.contract
-    policies = [contract.baseline.policy_id, *(c.policy_id for c in contract.candidates)]
     quality, quality_sources = _examples_of(
-        index, policies, [m.id for m in contract.quality_metrics]
+        index, contract.policy_ids, [m.id for m in contract.quality_metrics]
     )
     n_q, floor = int(np.count_nonzero(quality)), contract.statistics.min_pairing_coverage
     operational = {m.id for m in contract.operational_metrics}
     rows = []  # (coverage, metric, its examples, their sources, shared examples)
     for metric in sorted({c.metric for c in contract.claims.items} & operational):
-        seen, sources = _examples_of(index, policies, [metric])
+        seen, sources = _examples_of(index, contract.policy_ids, [metric])
         n_t, shared = int(np.count_nonzero(seen)), int(np.count_nonzero(seen & quality))
         if n_t and n_q:
             rows.append((min(shared / n_q, shared / n_t), metric, seen, sources, shared))
