@@ -7,8 +7,9 @@ import pyarrow as pa
 import pytest
 
 from ragwarrant.adapters._base import ToolFormat
-from ragwarrant.adapters._common import TableSpec, ToolTable, dotted, metadata_policies
+from ragwarrant.adapters._common import dotted, metadata_policies
 from ragwarrant.adapters._rows import question_hash
+from ragwarrant.adapters._table_tool import TableSpec, ToolTable
 from ragwarrant.errors import EvidenceError
 
 TOY = ToolFormat("toy", "toy-eval", "Toy", "a toy table", lambda s: True)

@@ -95,7 +95,7 @@ class ToolFormat:
     ``adapter: auto`` tries every tool's ``signature`` first, then (files other than JSON) every
     ``columns`` rule, in ``auto.TOOLS`` order; the first reason found names the tool. A file
     declared with the adapter must pass ``accepts`` (looser where the adapter reads more shapes).
-    How a table tool's file is read is declared beside it (``_common.TableSpec``).
+    How a table tool's file is read is declared beside it (``_table_tool.TableSpec``).
 
     Attributes:
         adapter: the contract's ``adapter`` name.

@@ -229,11 +229,6 @@ def make_texts(
     )
 
 
-def contract_policy_ids(contract: object) -> list[str]:
-    """Return the baseline and candidate policy ids of a ``ReleaseContract``, baseline first."""
-    return contract.policy_ids  # type: ignore[attr-defined]
-
-
 def input_dir_of(path: Path, relative: str, display: str) -> Path:
     """Return the input directory, given a source's resolved path and its contract-relative path.
 

@@ -45,8 +45,6 @@ from ragwarrant.adapters._columns import (
 from ragwarrant.adapters._common import (
     Record,
     RowKeys,
-    TableSpec,
-    ToolTable,
     dotted,
     metadata_policies,
     record_ids,
@@ -59,6 +57,7 @@ from ragwarrant.adapters._common import (
 )
 from ragwarrant.adapters._integrity import wrong_json_type
 from ragwarrant.adapters._rows import check_unique_keys, make_texts
+from ragwarrant.adapters._table_tool import TableSpec, ToolTable
 from ragwarrant.adapters._tables import iter_json_objects
 from ragwarrant.errors import EvidenceError
 

@@ -25,7 +25,7 @@ from ragwarrant.adapters._columns import (
     select_metrics,
     snake_metric_id,
 )
-from ragwarrant.adapters._common import TableSpec, ToolTable
+from ragwarrant.adapters._table_tool import TableSpec, ToolTable
 
 QUESTION_COLUMNS = ("user_input", "question")
 RESPONSE_COLUMNS = ("response", "answer")

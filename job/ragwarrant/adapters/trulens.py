@@ -36,7 +36,7 @@ from ragwarrant.adapters._columns import (
     select_metrics,
     snake_metric_id,
 )
-from ragwarrant.adapters._common import IdsFound, TableSpec, ToolTable
+from ragwarrant.adapters._table_tool import IdsFound, TableSpec, ToolTable
 from ragwarrant.adapters._telemetry import JUDGE_COST_METRIC
 from ragwarrant.errors import EvidenceError
 
