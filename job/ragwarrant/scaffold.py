@@ -27,7 +27,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, cast
 
-import jinja2
 import orjson
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -44,7 +43,7 @@ from ragwarrant.adapters.phoenix import eval_name, is_spans_parquet
 from ragwarrant.adapters.registry import load_source
 from ragwarrant.contract import IDENTIFIER_PATTERN, EvidenceSource, PolicyRef, ReleaseContract
 from ragwarrant.digests import sha256_file
-from ragwarrant.display import visible
+from ragwarrant.display import template, visible
 from ragwarrant.errors import ContractError, EvidenceError, InputError
 
 
@@ -481,19 +480,21 @@ def _missing_note(metric_id: str, exports: Sequence[ExportSummary]) -> str | Non
     return "; ".join(parts) or None
 
 
-_ENVIRONMENT = jinja2.Environment(
-    loader=jinja2.PackageLoader("ragwarrant", "data/templates"),
-    autoescape=False,  # YAML, not HTML: every value goes through the ``q`` filter
-    undefined=jinja2.StrictUndefined,
-    keep_trailing_newline=True,
-    trim_blocks=True,
-    lstrip_blocks=True,
+#: The contract draft's filters: ``q`` a JSON string (a JSON string is YAML; the draft is YAML,
+#: not HTML, so nothing is HTML-escaped), ``block`` a mapping indented, ``v`` a value shown in a
+#: comment (a newline would end it and start a YAML line).
+_DRAFT_FILTERS = (
+    ("q", lambda v: orjson.dumps(str(v)).decode()),
+    (
+        "block",
+        lambda value, indent: textwrap.indent(
+            yaml.safe_dump(value, sort_keys=False, allow_unicode=True, width=100),
+            " " * indent,
+            bool,
+        ).rstrip("\n"),
+    ),
+    ("v", visible),
 )
-_ENVIRONMENT.filters["q"] = lambda v: orjson.dumps(str(v)).decode()  # a JSON string is YAML
-_ENVIRONMENT.filters["block"] = lambda value, indent: textwrap.indent(  # a mapping, indented
-    yaml.safe_dump(value, sort_keys=False, allow_unicode=True, width=100), " " * indent, bool
-).rstrip("\n")
-_ENVIRONMENT.filters["v"] = visible  # in a comment: a newline would end it and start a YAML line
 
 
 def draft_contract(exports: Sequence[ExportSummary], contract_id: str = "my-release") -> str:
@@ -510,8 +511,8 @@ def draft_contract(exports: Sequence[ExportSummary], contract_id: str = "my-rele
     scored = [(e.kind, m) for e in seen for m in e.metrics]
     quality = {m.metric_id: m for kind, m in scored if kind == "results" and m.kind == "quality"}
     operational = {m.metric_id: m for kind, m in scored if kind == "telemetry"}
-    template = _ENVIRONMENT.get_template("contract.yaml.j2")
-    return template.render(
+    draft = template("contract.yaml.j2", _DRAFT_FILTERS)
+    return draft.render(
         contract_id=contract_id,
         sources=pairs,
         policies=policies,
