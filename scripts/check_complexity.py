@@ -1,8 +1,9 @@
 """Fail when a function in job/ragwarrant is too complex or too long.
 
 Limits (issue "One home per decision"): cyclomatic complexity as radon measures it (boolean
-operators count) at most 15, and at most 80 lines of code per function (radon's raw metrics:
-blank lines, comments and docstrings excluded).
+operators count) at most 15, and at most 80 lines of code per function or method (radon's raw
+metrics: blank lines, comments and docstrings excluded). A class is measured by its methods, not as
+one block: its size is bounded by its module's (docs/architecture.md: no module over ~600 lines).
 
 Usage: python scripts/check_complexity.py [--max-cc 15] [--max-sloc 80] [PATH ...]
 """
@@ -51,20 +52,20 @@ def _shown(path: Path) -> str:
 
 
 def findings(paths: list[Path], max_cc: int, max_sloc: int) -> list[str]:
-    """One line per function over either limit."""
+    """One line per function or method over either limit (a class's own block is not a function)."""
     out = []
     for path in paths:
         source = path.read_text()
         code = _code_line_numbers(source)
-        for block in cc_visit(source):
-            blocks = [block, *getattr(block, "methods", [])]
-            for b in blocks:
-                where = f"{_shown(path)}:{b.lineno} {b.name}"
-                if b.complexity > max_cc:
-                    out.append(f"{where}: cyclomatic complexity {b.complexity} > {max_cc}")
-                sloc = sum(1 for n in range(b.lineno, b.endline + 1) if n in code)
-                if sloc > max_sloc:
-                    out.append(f"{where}: {sloc} lines of code > {max_sloc}")
+        for b in cc_visit(source):
+            if hasattr(b, "methods"):  # a class: radon lists its methods as blocks of their own
+                continue
+            where = f"{_shown(path)}:{b.lineno} {b.name}"
+            if b.complexity > max_cc:
+                out.append(f"{where}: cyclomatic complexity {b.complexity} > {max_cc}")
+            sloc = sum(1 for n in range(b.lineno, b.endline + 1) if n in code)
+            if sloc > max_sloc:
+                out.append(f"{where}: {sloc} lines of code > {max_sloc}")
     return out
 
 

@@ -31,3 +31,14 @@ def test_checker_reports_a_branchy_function(tmp_path: Path):
     assert len(found) == 2
     assert "f: cyclomatic complexity 17 > 15" in found[0]
     assert "g: 81 lines of code > 80" in found[1]
+
+
+def test_a_class_is_measured_by_its_methods(tmp_path: Path):
+    """A class of short methods passes however many it has; an 81-line method in it is named."""
+    short = "".join(f"    def m{i}(self):\n        return {i}\n\n" for i in range(60))
+    long = "    def big(self):\n" + "".join(f"        a{i} = {i}\n" for i in range(80))
+    path = tmp_path / "planted.py"
+    path.write_text("class C:\n" + short + long)
+    found = check_complexity.findings([path], 15, 80)
+    assert len(found) == 1
+    assert "big: 81 lines of code > 80" in found[0]
