@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import pickle
+from pathlib import PurePath
 
-from ragwarrant.errors import ContractError, EvidenceError, UsageError
+from ragwarrant.errors import ContractError, EvidenceError, UsageError, shown_path
 from ragwarrant.exit_codes import ExitCode
 
 
@@ -53,3 +54,10 @@ def test_record_names_the_option_an_error_came_from():
     """An error raised for a command-line option's value names it in the record."""
     rec = UsageError("x", "bad", option="--ledger").to_record()
     assert rec["option"] == "--ledger"
+
+
+def test_a_path_is_shown_as_typed_under_a_mount_or_relative_else_by_its_last_component():
+    """``shown_path``: relative and ``/in``, ``/out`` paths as typed; a host path by its name."""
+    cases = {"in/x.yaml": "in/x.yaml", "/in": "/in", "/out/a/b": "/out/a/b", "/srv/d/x": "x"}
+    assert {given: shown_path(PurePath(given)) for given in cases} == cases
+    assert shown_path(PurePath("/inbox/x")) == "x"

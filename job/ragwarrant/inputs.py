@@ -40,6 +40,7 @@ from ragwarrant.errors import (
     OutputError,
     UsageError,
     file_for_directory,
+    shown_path,
 )
 from ragwarrant.evidence.schema import EVIDENCE_SCHEMA
 from ragwarrant.mounts import unwritable_hint
@@ -95,20 +96,20 @@ def check_input_dir(input_dir: Path) -> None:
     except OSError as exc:
         raise InputError(
             "input-unreadable",
-            f"input directory {input_dir} cannot be reached: {exc.strerror}",
+            f"--input {shown_path(input_dir)} cannot be reached: {exc.strerror}",
             hint=hint,
         ) from exc
     if not is_dir and input_dir.is_file():
-        raise file_for_directory("input-not-directory", "input", input_dir)
+        raise file_for_directory("input-not-directory", "--input", input_dir)
     if not is_dir:
         raise InputError(
             "input-missing",
-            f"input directory {input_dir} does not exist or is not a directory",
+            f"--input {shown_path(input_dir)} does not exist or is not a directory",
             hint="mount the evidence at /in, or pass --input DIR",
         )
     if not os.access(input_dir, os.R_OK | os.X_OK):
         raise InputError(
-            "input-unreadable", f"input directory {input_dir} is not readable", hint=hint
+            "input-unreadable", f"--input {shown_path(input_dir)} is not readable", hint=hint
         )
 
 
@@ -126,26 +127,33 @@ def check_output_dir(output_dir: Path, input_dir: Path) -> None:
 
     Raises:
         UsageError: the output directory lies inside the input directory (exit 64).
-        OutputError: the output directory cannot be created or written (exit 73).
+        OutputError: the output directory cannot be created or written (exit 73);
+            ``output-not-directory`` when it names a file.
     """
     if is_inside(output_dir, input_dir):
         raise UsageError(
             "output-inside-input",
-            f"the output directory {output_dir} is inside the input directory {input_dir}",
+            f"--output {shown_path(output_dir)} is inside --input {shown_path(input_dir)}",
             hint="the input is never written to: choose an output directory outside it",
+        )
+    if output_dir.is_file():
+        raise OutputError(
+            "output-not-directory",
+            f"--output {shown_path(output_dir)} is a file, not a directory",
+            hint="pass --output a directory for the outputs (created when absent)",
         )
     try:
         output_dir.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise OutputError(
             "output-not-writable",
-            f"cannot create output directory {output_dir}: {exc.strerror}",
+            f"cannot create --output {shown_path(output_dir)}: {exc.strerror}",
             hint=unwritable_hint(output_dir),
         ) from exc
     if not os.access(output_dir, os.W_OK | os.X_OK):
         raise OutputError(
             "output-not-writable",
-            f"output directory {output_dir} is not writable",
+            f"--output {shown_path(output_dir)} is not writable",
             hint=unwritable_hint(output_dir),
         )
 
@@ -198,13 +206,16 @@ def refuse_inside_run_dirs(
     what = inside_run_dirs(path, input_dir, output_dir)
     if what is not None:
         raise UsageError(
-            code, f"{name} {path} is inside the {what} directory", hint=hint, option=option
+            code,
+            f"{name} {shown_path(path)} is inside the {what} directory",
+            hint=hint,
+            option=option,
         )
     kind = special_file(path)
     if kind is not None:
         raise UsageError(
             "path-not-regular-file",
-            f"{name} {path} is {kind}, not a regular file",
+            f"{name} {shown_path(path)} is {kind}, not a regular file",
             hint=f"pass {option or 'a path'} naming a regular file (or one not yet created)",
             option=option,
         )

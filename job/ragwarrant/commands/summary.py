@@ -11,7 +11,7 @@ from ragwarrant.commands import collect as collect_command  # `summary --all` (i
 from ragwarrant.commands._help import CommandHelp, add_command
 from ragwarrant.digests import sha256_bytes
 from ragwarrant.display import identifier, visible
-from ragwarrant.errors import InputError, MismatchError, file_for_directory
+from ragwarrant.errors import InputError, MismatchError, file_for_directory, shown_path
 from ragwarrant.exit_codes import DecisionClass, ExitCode, exit_code_for_class
 from ragwarrant.sidefiles import read_regular
 
@@ -125,7 +125,8 @@ def handle(args: argparse.Namespace) -> int:
     try:
         raw = read_regular(path, within=args.outdir)
     except OSError as exc:
-        raise InputError("decision-unreadable", f"cannot read {path}: {exc.strerror}") from exc
+        shown = Path(shown_path(args.outdir)) / "decision.json"
+        raise InputError("decision-unreadable", f"cannot read {shown}: {exc.strerror}") from exc
     _check_manifest(args.outdir, raw)
     try:
         d = Decision.model_validate_json(raw)
