@@ -697,6 +697,10 @@ def test_summary_verify_init_given_a_file_or_nothing_name_it_by_last_component(
     decision, contract, missing = out / "decision.json", inp / "contract.yaml", tmp_path / "gone"
     for argv, message in (
         (["summary", str(decision)], "OUTDIR decision.json is a file; pass its directory (out)"),
+        (
+            ["summary", "--all", str(decision)],
+            "OUTDIR decision.json is a file; pass its directory (out)",
+        ),
         (["verify", str(decision)], "OUTDIR decision.json is a file; pass its directory (out)"),
         (
             ["verify", str(out), "--input", str(contract)],

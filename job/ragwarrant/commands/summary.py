@@ -110,6 +110,8 @@ def handle(args: argparse.Namespace) -> int:
             manifest's, its exit code contradicts its class, or its class contradicts its
             candidates' classes (65): use ``ragwarrant verify`` for a full check.
     """
+    if args.outdir.is_file():
+        raise file_for_directory("summary-not-directory", "OUTDIR", args.outdir)
     if args.all:  # a fan-out's directory of runs: commands/collect.py
         return collect_command.handle(args)
     import orjson
@@ -119,8 +121,6 @@ def handle(args: argparse.Namespace) -> int:
     from ragwarrant.decision import run_class
     from ragwarrant.outputs import Decision
 
-    if args.outdir.is_file():
-        raise file_for_directory("summary-not-directory", "OUTDIR", args.outdir)
     path = args.outdir / "decision.json"
     try:
         raw = read_regular(path, within=args.outdir)
