@@ -690,7 +690,7 @@ def test_summary_verify_init_given_a_file_or_nothing_name_it_by_last_component(
 ):
     """``summary``/``verify`` given a file for OUTDIR or ``--input``, ``verify`` and ``summary``
     a missing OUTDIR, ``init --from`` a directory: exit 66 naming the option and the path's last
-    component, never the absolute path typed."""
+    component, never the absolute path typed; so does ``init --output`` that exists (64)."""
     inp, out = make_input(), tmp_path / "out"
     assert run(["run", "--input", str(inp), "--output", str(out)]) == 0
     capsys.readouterr()
@@ -713,6 +713,9 @@ def test_summary_verify_init_given_a_file_or_nothing_name_it_by_last_component(
         assert run(argv) == 66, argv
         first = capsys.readouterr().err.splitlines()[0]
         assert first == f"ragwarrant: error: {message}", argv
+    assert run(["init", "--from", str(contract), "--output", str(contract)]) == 64
+    first = capsys.readouterr().err.splitlines()[0]
+    assert first == "ragwarrant: error: --output contract.yaml exists; not overwritten"
 
 
 def test_output_naming_a_file_exits_73_naming_it(make_input, tmp_path, capsys):
