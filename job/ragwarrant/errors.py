@@ -32,7 +32,7 @@ class RagwarrantError(Exception):
     def __reduce__(self) -> tuple[object, ...]:
         # Exceptions pickle by re-calling __init__ with ``args``, which these signatures do not
         # accept; restore the state directly so errors cross process boundaries intact.
-        return (_restore_error, (type(self), self.args, self.__dict__))
+        return (type(self).__new__, (type(self),), {**self.__dict__, "args": self.args})
 
     def to_record(self) -> dict[str, object]:
         """Return the error as the ``error`` object of ``decision.json``.
@@ -52,15 +52,6 @@ class RagwarrantError(Exception):
         if "option" in self.context:
             record["option"] = self.context["option"]
         return record
-
-
-def _restore_error(
-    cls: type[RagwarrantError], args: tuple[object, ...], state: dict[str, object]
-) -> RagwarrantError:
-    err = cls.__new__(cls)
-    Exception.__init__(err, *args)
-    err.__dict__.update(state)
-    return err
 
 
 class UsageError(RagwarrantError):
