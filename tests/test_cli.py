@@ -777,3 +777,21 @@ def test_every_run_error_prints_its_one_line_on_stdout(make_input, tmp_path, cap
         lines = capsys.readouterr().out.splitlines()
         assert lines and lines[-1].startswith(f"ERROR (exit {code}): "), (code, lines)
         assert " — next: " in lines[-1]
+
+
+def test_side_file_options_are_named_with_the_path_by_its_last_component(make_input, tmp_path):
+    """``--ledger`` inside ``--input`` and ``--summary-json`` naming a directory exit 64 naming
+    the option and the path's last component: the ERROR record keeps the message whole."""
+    inp, out, elsewhere = make_input(), tmp_path / "out", tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    for option, given, expected in (
+        ("--ledger", inp / "ledger.jsonl", "--ledger ledger.jsonl is inside the input directory"),
+        (
+            "--summary-json",
+            elsewhere,
+            "--summary-json elsewhere is a directory, not a regular file",
+        ),
+    ):
+        argv = ["run", "--input", str(inp), "--output", str(out), option, str(given)]
+        assert run(argv) == 64, option
+        assert load(out)["error"]["message"] == expected

@@ -181,42 +181,31 @@ def inside_run_dirs(path: Path, input_dir: Path, output_dir: Path) -> str | None
 
 
 def refuse_inside_run_dirs(
-    path: Path,
-    input_dir: Path,
-    output_dir: Path,
-    *,
-    code: str,
-    name: str,
-    hint: str,
-    option: str | None = None,
+    path: Path, input_dir: Path, output_dir: Path, *, code: str, option: str, hint: str
 ) -> None:
-    """Refuse a file the run writes beside its outputs (``name``, e.g. "the ledger") when it
-    lies inside the input (never written to) or the output directory (every file there must be
-    in its manifest, and a later run would find it foreign).
+    """Refuse a file the run writes beside its outputs when it lies inside the input (never
+    written to) or the output directory (every file there must be in its manifest, and a later
+    run would find it foreign).
 
     Args:
-        option: the command-line option that gave ``path`` (recorded in the error: ``verify``
-            cannot replay it from the inputs).
+        option: the command-line option that gave ``path`` (``--ledger``), named in the message
+            and recorded in the error: ``verify`` cannot replay it from the inputs.
 
     Raises:
         UsageError: ``code`` (exit 64), before anything is written, also when ``path`` is a
             symlink leading into a run directory; ``path-not-regular-file`` (exit 64) when it
             exists and is not a regular file (a FIFO would block the run, a device swallow it).
     """
-    what = inside_run_dirs(path, input_dir, output_dir)
+    what, shown = inside_run_dirs(path, input_dir, output_dir), shown_path(path)
     if what is not None:
-        raise UsageError(
-            code,
-            f"{name} {shown_path(path)} is inside the {what} directory",
-            hint=hint,
-            option=option,
-        )
+        message = f"{option} {shown} is inside the {what} directory"
+        raise UsageError(code, message, hint=hint, option=option)
     kind = special_file(path)
     if kind is not None:
         raise UsageError(
             "path-not-regular-file",
-            f"{name} {shown_path(path)} is {kind}, not a regular file",
-            hint=f"pass {option or 'a path'} naming a regular file (or one not yet created)",
+            f"{option} {shown} is {kind}, not a regular file",
+            hint=f"pass {option} naming a regular file (or one not yet created)",
             option=option,
         )
 
@@ -234,9 +223,8 @@ def check_ledger_path(ledger: Path, input_dir: Path, output_dir: Path) -> None:
         input_dir,
         output_dir,
         code="ledger-inside-run-directory",
-        name="the ledger",
-        hint="keep the ledger on its own volume, outside --input and --output",
         option="--ledger",
+        hint="keep the ledger on its own volume, outside --input and --output",
     )
     if not ledger.parent.is_dir():
         raise OutputError(
