@@ -134,14 +134,16 @@ def test_input_missing_exit_66_writes_error_record(tmp_path):
     assert_outputs_valid(out)
 
 
-def test_a_missing_input_directory_is_named_on_stderr(tmp_path, capsys):
-    """The path the user typed is not private: the error names it (it used to be withheld)."""
-    missing = tmp_path / "nope"
-    assert run(["run", "--input", str(missing), "--output", str(tmp_path / "out")]) == 66
-    line = next(x for x in capsys.readouterr().err.splitlines() if x.startswith("ragwarrant: "))
-    assert (
-        line == f"ragwarrant: error: input directory {missing} does not exist or is not a directory"
-    )
+def test_a_missing_input_directory_is_named_as_typed(tmp_path, capsys, monkeypatch):
+    """``--input`` names the path as typed when relative, by its last component when absolute:
+    a host's absolute path would have the record withhold the whole message."""
+    monkeypatch.chdir(tmp_path)
+    for given, shown in (("in/nope", "in/nope"), (str(tmp_path / "nope"), "nope")):
+        assert run(["run", "--input", given, "--output", str(tmp_path / "out")]) == 66
+        line = next(x for x in capsys.readouterr().err.splitlines() if x.startswith("ragwarrant: "))
+        expected = f"--input {shown} does not exist or is not a directory"
+        assert line == f"ragwarrant: error: {expected}"
+        assert load(tmp_path / "out")["error"]["message"] == expected
 
 
 def test_internal_error_exit_70(make_input, tmp_path, monkeypatch):
@@ -658,32 +660,73 @@ def test_off_a_terminal_the_error_message_precedes_the_json_record(make_input, t
     assert (record["code"], record["exit_code"]) == ("contract-invalid", 78)
 
 
-def test_input_naming_the_contract_file_names_its_directory(make_input, tmp_path, capsys):
-    """``--input DIR/contract.yaml`` exits 66 saying it is a file and naming DIR to pass."""
+def test_input_naming_the_contract_file_names_its_directory(
+    make_input, tmp_path, capsys, monkeypatch
+):
+    """``--input DIR/contract.yaml`` exits 66 naming the option, the file and DIR to pass, as
+    typed or by last component: never a host's absolute path (the record withheld the message
+    whole), and the decision record keeps it."""
     inp = make_input()
-    code = run(["run", "--input", str(inp / "contract.yaml"), "--output", str(tmp_path / "o")])
-    assert code == 66
-    first = capsys.readouterr().err.splitlines()[0]
-    assert first == (
-        f"ragwarrant: error: input {inp / 'contract.yaml'} is a file; pass its directory ({inp})"
-    )
+    monkeypatch.chdir(inp.parent)
+    hint = "pass --input the directory holding contract.yaml, not the file"
+    for given, shown in (
+        (f"{inp.name}/contract.yaml", f"{inp.name}/contract.yaml is a file; pass its directory"),
+        (str(inp / "contract.yaml"), "contract.yaml is a file; pass its directory"),
+    ):
+        assert run(["run", "--input", given, "--output", str(tmp_path / "o")]) == 66
+        expected = f"--input {shown} ({inp.name})"
+        err = capsys.readouterr().err.splitlines()
+        assert err[:2] == [f"ragwarrant: error: {expected}", f"  hint: {hint}"]
+        error = load(tmp_path / "o")["error"]
+        assert (error["code"], error["message"], error["hint"]) == (
+            "input-not-directory",
+            expected,
+            hint,
+        )
 
 
-def test_summary_and_verify_of_a_file_name_its_directory(make_input, tmp_path, capsys):
-    """``summary OUT/decision.json`` and ``verify OUT/decision.json`` (or ``--input
-    IN/contract.yaml``) exit 66 naming the directory to pass."""
+def test_summary_verify_init_given_a_file_or_nothing_name_it_by_last_component(
+    make_input, tmp_path, capsys
+):
+    """``summary``/``verify`` given a file for OUTDIR or ``--input``, ``verify`` and ``summary``
+    a missing OUTDIR, ``init --from`` a directory: exit 66 naming the option and the path's last
+    component, never the absolute path typed; so does ``init --output`` that exists (64)."""
     inp, out = make_input(), tmp_path / "out"
     assert run(["run", "--input", str(inp), "--output", str(out)]) == 0
     capsys.readouterr()
-    decision, contract = out / "decision.json", inp / "contract.yaml"
-    for argv, given in (
-        (["summary", str(decision)], decision),
-        (["verify", str(decision)], decision),
-        (["verify", str(out), "--input", str(contract)], contract),
+    decision, contract, missing = out / "decision.json", inp / "contract.yaml", tmp_path / "gone"
+    for argv, message in (
+        (["summary", str(decision)], "OUTDIR decision.json is a file; pass its directory (out)"),
+        (
+            ["summary", "--all", str(decision)],
+            "OUTDIR decision.json is a file; pass its directory (out)",
+        ),
+        (["verify", str(decision)], "OUTDIR decision.json is a file; pass its directory (out)"),
+        (
+            ["verify", str(out), "--input", str(contract)],
+            f"--input contract.yaml is a file; pass its directory ({inp.name})",
+        ),
+        (["verify", str(missing)], "OUTDIR gone does not exist or is not a directory"),
+        (["summary", str(missing)], "cannot read gone/decision.json: No such file or directory"),
+        (["init", "--from", str(inp)], f"--from {inp.name} is not a readable file"),
     ):
         assert run(argv) == 66, argv
         first = capsys.readouterr().err.splitlines()[0]
-        assert first.endswith(f" {given} is a file; pass its directory ({given.parent})"), first
+        assert first == f"ragwarrant: error: {message}", argv
+    assert run(["init", "--from", str(contract), "--output", str(contract)]) == 64
+    first = capsys.readouterr().err.splitlines()[0]
+    assert first == "ragwarrant: error: --output contract.yaml exists; not overwritten"
+
+
+def test_output_naming_a_file_exits_73_naming_it(make_input, tmp_path, capsys):
+    """``--output FILE`` is refused as a file (73, ``output-not-directory``), not as a directory
+    that cannot be created."""
+    inp, target = make_input(), tmp_path / "taken"
+    target.write_text("x")
+    assert run(["run", "--input", str(inp), "--output", str(target)]) == 73
+    err = capsys.readouterr().err.splitlines()
+    assert err[0] == "ragwarrant: error: --output taken is a file, not a directory"
+    assert target.read_text() == "x"
 
 
 def test_the_console_script_exits_without_the_interpreter_teardown(tmp_path) -> None:
@@ -734,3 +777,21 @@ def test_every_run_error_prints_its_one_line_on_stdout(make_input, tmp_path, cap
         lines = capsys.readouterr().out.splitlines()
         assert lines and lines[-1].startswith(f"ERROR (exit {code}): "), (code, lines)
         assert " — next: " in lines[-1]
+
+
+def test_side_file_options_are_named_with_the_path_by_its_last_component(make_input, tmp_path):
+    """``--ledger`` inside ``--input`` and ``--summary-json`` naming a directory exit 64 naming
+    the option and the path's last component: the ERROR record keeps the message whole."""
+    inp, out, elsewhere = make_input(), tmp_path / "out", tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    for option, given, expected in (
+        ("--ledger", inp / "ledger.jsonl", "--ledger ledger.jsonl is inside the input directory"),
+        (
+            "--summary-json",
+            elsewhere,
+            "--summary-json elsewhere is a directory, not a regular file",
+        ),
+    ):
+        argv = ["run", "--input", str(inp), "--output", str(out), option, str(given)]
+        assert run(argv) == 64, option
+        assert load(out)["error"]["message"] == expected

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import pickle
+from pathlib import PurePath
 
 import pytest
 from pydantic import BaseModel, ValidationError
 
-from ragwarrant.errors import ContractError, EvidenceError, UsageError, first_invalid
+from ragwarrant.errors import ContractError, EvidenceError, UsageError, first_invalid, shown_path
 from ragwarrant.exit_codes import ExitCode
 
 
@@ -78,3 +79,10 @@ def test_first_invalid_names_the_key_path_and_rule(data, expected):
     with pytest.raises(ValidationError) as info:
         _Doc.model_validate_json(data)
     assert first_invalid(info.value) == expected
+
+
+def test_a_path_is_shown_as_typed_under_a_mount_or_relative_else_by_its_last_component():
+    """``shown_path``: relative and ``/in``, ``/out`` paths as typed; a host path by its name."""
+    cases = {"in/x.yaml": "in/x.yaml", "/in": "/in", "/out/a/b": "/out/a/b", "/srv/d/x": "x"}
+    assert {given: shown_path(PurePath(given)) for given in cases} == cases
+    assert shown_path(PurePath("/inbox/x")) == "x"

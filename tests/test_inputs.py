@@ -236,10 +236,8 @@ def test_an_input_that_is_a_file_names_the_directory_to_pass(tmp_path):
     with pytest.raises(InputError) as err:
         check_input_dir(contract)
     assert err.value.code == "input-not-directory"
-    assert (
-        err.value.message == f"input {contract} is a file; pass its directory ({contract.parent})"
-    )
-    assert err.value.hint == f"pass {contract.parent}: the directory, not a file in it"
+    assert err.value.message == "--input contract.yaml is a file; pass its directory (in)"
+    assert err.value.hint == "pass --input the directory holding contract.yaml, not the file"
 
 
 def _identity(make_input, config: dict, keys: list[str]) -> str:

@@ -277,16 +277,8 @@ def _redacted(text: str, args: argparse.Namespace | None) -> str:
 
 
 def _mounts(args: argparse.Namespace | None) -> tuple[str, ...]:
-    """``/in``, ``/out`` and the paths the command line names (their mention is not a leak).
-
-    An ``--input`` or ``OUTDIR`` naming a file adds its directory, which the error names as the
-    one to pass (``errors.file_for_directory``).
-    """
+    """``/in``, ``/out`` and the paths the command line names (their mention is not a leak)."""
     paths = [v for v in vars(args).values() if isinstance(v, Path)] if args is not None else []
-    for name in ("input", "outdir"):
-        named = getattr(args, name, None)
-        if isinstance(named, Path) and named.is_file():
-            paths.append(named.parent)
     return tuple(dict.fromkeys([*DEFAULT_MOUNTS, *(str(p.absolute()) for p in paths)]))
 
 

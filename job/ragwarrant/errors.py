@@ -11,6 +11,7 @@ from pathlib import PurePath
 from typing import TYPE_CHECKING, Literal
 
 from ragwarrant.exit_codes import ExitCode
+from ragwarrant.mounts import DEFAULT_MOUNTS
 
 if TYPE_CHECKING:
     from pydantic import ValidationError
@@ -34,7 +35,7 @@ class RagwarrantError(Exception):
     def __reduce__(self) -> tuple[object, ...]:
         # Exceptions pickle by re-calling __init__ with ``args``, which these signatures do not
         # accept; restore the state directly so errors cross process boundaries intact.
-        return (_restore_error, (type(self), self.args, self.__dict__))
+        return (type(self).__new__, (type(self),), {**self.__dict__, "args": self.args})
 
     def to_record(self) -> dict[str, object]:
         """Return the error as the ``error`` object of ``decision.json``.
@@ -54,15 +55,6 @@ class RagwarrantError(Exception):
         if "option" in self.context:
             record["option"] = self.context["option"]
         return record
-
-
-def _restore_error(
-    cls: type[RagwarrantError], args: tuple[object, ...], state: dict[str, object]
-) -> RagwarrantError:
-    err = cls.__new__(cls)
-    Exception.__init__(err, *args)
-    err.__dict__.update(state)
-    return err
 
 
 class UsageError(RagwarrantError):
@@ -134,18 +126,29 @@ class InternalError(RagwarrantError):
     fault = "internal"
 
 
-def file_for_directory(code: str, what: str, path: PurePath) -> InputError:
-    """The error of a directory argument that names a file: say so and name its directory.
+def shown_path(path: PurePath) -> str:
+    """``path`` as a message names it: as typed when relative or under a mount (``/in``,
+    ``/out``), else by its last component alone. A host's absolute path is withheld from the
+    decision record and the log (``audit.hygiene``), and with it the whole message naming it."""
+    if not path.is_absolute() or any(PurePath(m) in (path, *path.parents) for m in DEFAULT_MOUNTS):
+        return str(path)
+    return path.name or str(path)
+
+
+def file_for_directory(code: str, option: str, path: PurePath) -> InputError:
+    """The error of a directory option that names a file: say so and name its directory.
+
+    Both are named as ``shown_path`` shows them (never a host's absolute path).
 
     Args:
         code: the error's code (e.g. ``input-not-directory``).
-        what: what was expected, as the message names it (``input``, ``the output directory``).
+        option: the option given the file (``--input``, ``OUTDIR``).
         path: the file given.
     """
     return InputError(
         code,
-        f"{what} {path} is a file; pass its directory ({path.parent})",
-        hint=f"pass {path.parent}: the directory, not a file in it",
+        f"{option} {shown_path(path)} is a file; pass its directory ({shown_path(path.parent)})",
+        hint=f"pass {option} the directory holding {path.name}, not the file",
     )
 
 

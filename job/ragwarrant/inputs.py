@@ -40,6 +40,7 @@ from ragwarrant.errors import (
     OutputError,
     UsageError,
     file_for_directory,
+    shown_path,
 )
 from ragwarrant.evidence.schema import EVIDENCE_SCHEMA
 from ragwarrant.mounts import unwritable_hint
@@ -95,20 +96,20 @@ def check_input_dir(input_dir: Path) -> None:
     except OSError as exc:
         raise InputError(
             "input-unreadable",
-            f"input directory {input_dir} cannot be reached: {exc.strerror}",
+            f"--input {shown_path(input_dir)} cannot be reached: {exc.strerror}",
             hint=hint,
         ) from exc
     if not is_dir and input_dir.is_file():
-        raise file_for_directory("input-not-directory", "input", input_dir)
+        raise file_for_directory("input-not-directory", "--input", input_dir)
     if not is_dir:
         raise InputError(
             "input-missing",
-            f"input directory {input_dir} does not exist or is not a directory",
+            f"--input {shown_path(input_dir)} does not exist or is not a directory",
             hint="mount the evidence at /in, or pass --input DIR",
         )
     if not os.access(input_dir, os.R_OK | os.X_OK):
         raise InputError(
-            "input-unreadable", f"input directory {input_dir} is not readable", hint=hint
+            "input-unreadable", f"--input {shown_path(input_dir)} is not readable", hint=hint
         )
 
 
@@ -126,26 +127,33 @@ def check_output_dir(output_dir: Path, input_dir: Path) -> None:
 
     Raises:
         UsageError: the output directory lies inside the input directory (exit 64).
-        OutputError: the output directory cannot be created or written (exit 73).
+        OutputError: the output directory cannot be created or written (exit 73);
+            ``output-not-directory`` when it names a file.
     """
     if is_inside(output_dir, input_dir):
         raise UsageError(
             "output-inside-input",
-            f"the output directory {output_dir} is inside the input directory {input_dir}",
+            f"--output {shown_path(output_dir)} is inside --input {shown_path(input_dir)}",
             hint="the input is never written to: choose an output directory outside it",
+        )
+    if output_dir.is_file():
+        raise OutputError(
+            "output-not-directory",
+            f"--output {shown_path(output_dir)} is a file, not a directory",
+            hint="pass --output a directory for the outputs (created when absent)",
         )
     try:
         output_dir.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise OutputError(
             "output-not-writable",
-            f"cannot create output directory {output_dir}: {exc.strerror}",
+            f"cannot create --output {shown_path(output_dir)}: {exc.strerror}",
             hint=unwritable_hint(output_dir),
         ) from exc
     if not os.access(output_dir, os.W_OK | os.X_OK):
         raise OutputError(
             "output-not-writable",
-            f"output directory {output_dir} is not writable",
+            f"--output {shown_path(output_dir)} is not writable",
             hint=unwritable_hint(output_dir),
         )
 
@@ -173,39 +181,31 @@ def inside_run_dirs(path: Path, input_dir: Path, output_dir: Path) -> str | None
 
 
 def refuse_inside_run_dirs(
-    path: Path,
-    input_dir: Path,
-    output_dir: Path,
-    *,
-    code: str,
-    name: str,
-    hint: str,
-    option: str | None = None,
+    path: Path, input_dir: Path, output_dir: Path, *, code: str, option: str, hint: str
 ) -> None:
-    """Refuse a file the run writes beside its outputs (``name``, e.g. "the ledger") when it
-    lies inside the input (never written to) or the output directory (every file there must be
-    in its manifest, and a later run would find it foreign).
+    """Refuse a file the run writes beside its outputs when it lies inside the input (never
+    written to) or the output directory (every file there must be in its manifest, and a later
+    run would find it foreign).
 
     Args:
-        option: the command-line option that gave ``path`` (recorded in the error: ``verify``
-            cannot replay it from the inputs).
+        option: the command-line option that gave ``path`` (``--ledger``), named in the message
+            and recorded in the error: ``verify`` cannot replay it from the inputs.
 
     Raises:
         UsageError: ``code`` (exit 64), before anything is written, also when ``path`` is a
             symlink leading into a run directory; ``path-not-regular-file`` (exit 64) when it
             exists and is not a regular file (a FIFO would block the run, a device swallow it).
     """
-    what = inside_run_dirs(path, input_dir, output_dir)
+    what, shown = inside_run_dirs(path, input_dir, output_dir), shown_path(path)
     if what is not None:
-        raise UsageError(
-            code, f"{name} {path} is inside the {what} directory", hint=hint, option=option
-        )
+        message = f"{option} {shown} is inside the {what} directory"
+        raise UsageError(code, message, hint=hint, option=option)
     kind = special_file(path)
     if kind is not None:
         raise UsageError(
             "path-not-regular-file",
-            f"{name} {path} is {kind}, not a regular file",
-            hint=f"pass {option or 'a path'} naming a regular file (or one not yet created)",
+            f"{option} {shown} is {kind}, not a regular file",
+            hint=f"pass {option} naming a regular file (or one not yet created)",
             option=option,
         )
 
@@ -223,9 +223,8 @@ def check_ledger_path(ledger: Path, input_dir: Path, output_dir: Path) -> None:
         input_dir,
         output_dir,
         code="ledger-inside-run-directory",
-        name="the ledger",
-        hint="keep the ledger on its own volume, outside --input and --output",
         option="--ledger",
+        hint="keep the ledger on its own volume, outside --input and --output",
     )
     if not ledger.parent.is_dir():
         raise OutputError(

@@ -17,7 +17,7 @@ import yaml
 
 from ragwarrant import scaffold_specs as specs
 from ragwarrant.display import quoted, visible
-from ragwarrant.errors import InputError, OutputError, UsageError
+from ragwarrant.errors import InputError, OutputError, UsageError, shown_path
 from ragwarrant.mounts import unwritable_hint
 from ragwarrant.scaffold import ExportSummary
 
@@ -54,7 +54,9 @@ def place_exports(
     for path, where in zip(sources, absolute, strict=True):
         resolved = path.resolve()
         if not path.is_file():
-            raise InputError("init-missing", f"{visible(str(path))} is not a readable file")
+            raise InputError(
+                "init-missing", f"--from {visible(shown_path(path))} is not a readable file"
+            )
         if resolved.is_relative_to(input_dir):
             placed.append((resolved, str(resolved.relative_to(input_dir)), False))
         elif where.is_relative_to(input_dir):

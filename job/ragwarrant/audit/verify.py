@@ -67,7 +67,7 @@ from ragwarrant.audit._verify_checks import (
     check_report_md,
 )
 from ragwarrant.audit.replay import check_replay
-from ragwarrant.errors import InputError, file_for_directory
+from ragwarrant.errors import InputError, file_for_directory, shown_path
 from ragwarrant.outputs import Manifest
 
 CHECKS: tuple[tuple[str, Check], ...] = (
@@ -134,13 +134,13 @@ def verify_output_dir(
         InputError: ``output_dir`` or ``input_dir`` is not a readable directory, or the public key
             cannot be read or is not an Ed25519 key.
     """
-    for label, d in (("output", output_dir), ("input", input_dir)):
+    for label, option, d in (("output", "OUTDIR", output_dir), ("input", "--input", input_dir)):
         if d is not None and d.is_file():
-            raise file_for_directory(f"verify-{label}-not-directory", f"the {label}", d)
+            raise file_for_directory(f"verify-{label}-not-directory", option, d)
         if d is not None and not d.is_dir():
             raise InputError(
                 f"verify-{label}-missing",
-                f"the {label} directory {d} does not exist or is not a directory",
+                f"{option} {shown_path(d)} does not exist or is not a directory",
                 hint=f"pass the run's {label} directory",
             )
     report = VerifyReport()

@@ -74,20 +74,18 @@ class CommandHelp(NamedTuple):
     def description(self) -> str:
         """Return the text shown above the options."""
         paragraphs = [self.purpose, f"reads: {self.reads}", f"writes: {self.writes}", *self.notes]
-        return "\n\n".join(_fill(p) for p in paragraphs)
+        return "\n\n".join(textwrap.fill(p, _WIDTH) for p in paragraphs)
 
     def epilog(self) -> str:
         """Return the text shown below the options: the exit codes, then the examples."""
         lines = ["exit codes:", *exit_code_lines(self.codes, self.success)]
         if self.code_note:
-            lines.append(_fill(self.code_note, indent="  "))
+            lines.append(
+                textwrap.fill(self.code_note, _WIDTH, initial_indent="  ", subsequent_indent="  ")
+            )
         lines += ["", "example:" if len(self.examples) == 1 else "examples:"]
         lines += [f"  {e}" for e in self.examples]
         return "\n".join(lines)
-
-
-def _fill(text: str, indent: str = "") -> str:
-    return textwrap.fill(text, _WIDTH, initial_indent=indent, subsequent_indent=indent)
 
 
 def add_command(

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from ragwarrant.commands._help import CommandHelp, add_command
 from ragwarrant.display import quoted, visible
-from ragwarrant.errors import EvidenceError, InputError, UsageError
+from ragwarrant.errors import EvidenceError, InputError, UsageError, shown_path
 from ragwarrant.exit_codes import ExitCode
 
 INIT_HELP = CommandHelp(
@@ -109,7 +109,7 @@ def handle(args: argparse.Namespace) -> int:
     if output.exists() and not args.force:
         raise UsageError(
             "init-exists",
-            f"{visible(str(output))} exists; not overwritten",
+            f"--output {visible(shown_path(output))} exists; not overwritten",
             hint="choose another --output, or pass --force",
         )
     base = output.resolve().parent

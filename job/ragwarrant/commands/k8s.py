@@ -21,14 +21,13 @@ from typing import TYPE_CHECKING, Any
 from ragwarrant.commands._help import RUN_EXIT_CODES, CommandHelp, add_command, add_verbs
 from ragwarrant.errors import UsageError
 from ragwarrant.exit_codes import ExitCode
-from ragwarrant.k8s.argo import StatusSize, build_argo_manifests, estimate_status_size
+from ragwarrant.k8s.argo import build_argo_manifests, estimate_status_size
 from ragwarrant.k8s.options import (
     DEFAULT_PARALLELISM,
     Engine,
     RenderOptions,
     WorkloadKind,
     check_image,
-    check_options,
     check_schedule,
 )
 from ragwarrant.k8s.render import build_manifests, manifests_to_yaml
@@ -222,11 +221,6 @@ _WORKLOAD_ARGS: tuple[tuple[str, dict[str, Any]], ...] = (
 )
 
 
-def _add_workload_args(parser: argparse.ArgumentParser) -> None:
-    for flag, spec in _WORKLOAD_ARGS:
-        parser.add_argument(flag, **spec)
-
-
 _K8S_READS = (
     "each --contract FILE and the policy configs and evidence files it names (checked before "
     "anything is written: an invalid contract or a missing file is refused)"
@@ -276,7 +270,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         "Render (render) or create (submit) the Kubernetes objects that run the job",
     )
     render = add_command(verbs, "render", K8S_RENDER_HELP, run_render)
-    _add_workload_args(render)
+    submit = add_command(verbs, "submit", K8S_SUBMIT_HELP, run_submit)
+    for parser in (render, submit):
+        for flag, spec in _WORKLOAD_ARGS:
+            parser.add_argument(flag, **spec)
     render.add_argument(
         "--engine",
         choices=[e.value for e in Engine],
@@ -285,8 +282,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         "(withItems) over the contracts with the Indexed Job's pod (default: kubernetes)",
     )
     render.add_argument("-o", "--out", default="-", help="output file, or - for stdout")
-    submit = add_command(verbs, "submit", K8S_SUBMIT_HELP, run_submit)
-    _add_workload_args(submit)
     submit.add_argument("--kubeconfig", help="kubeconfig file (default: $KUBECONFIG or ~/.kube)")
     submit.add_argument("--context", help="kubeconfig context (default: the current one)")
     submit.add_argument("--wait", action="store_true", help="wait and exit with the job's code")
@@ -368,24 +363,6 @@ def _inputs(args: argparse.Namespace) -> tuple[RenderInputs, tuple[str, ...]]:
     return RenderInputs((), ()), names
 
 
-def _warn_on_status_size(size: StatusSize) -> None:
-    """Warn on stderr when the finished Workflow will not fit ``MAX_WORKFLOW_SIZE`` plainly."""
-    if size.plain <= size.limit:
-        return
-    how = (
-        "even compressed: enable the controller's node-status offloading (persistence, "
-        "nodeStatusOffLoad: true) or split the contracts into several Workflows"
-        if size.needs_offload
-        else "only compressed (status.compressedNodes), and retries add a node per attempt"
-    )
-    print(
-        f"warning: the finished Workflow's status is about {size.plain:,} bytes "
-        f"({size.compressed:,} compressed), above MAX_WORKFLOW_SIZE {size.limit:,}: it fits "
-        f"{how} (docs/scheduling.md)",
-        file=sys.stderr,
-    )
-
-
 def run_render(args: argparse.Namespace) -> int:
     """Render the manifests and write them; return exit code 0.
 
@@ -406,7 +383,20 @@ def run_render(args: argparse.Namespace) -> int:
     options = _options(args)
     if Engine(args.engine) is Engine.ARGO:
         objects = build_argo_manifests(options)
-        _warn_on_status_size(estimate_status_size(objects[-1]))
+        size = estimate_status_size(objects[-1])
+        if size.plain > size.limit:  # the finished Workflow will not fit MAX_WORKFLOW_SIZE plainly
+            how = (
+                "even compressed: enable the controller's node-status offloading (persistence, "
+                "nodeStatusOffLoad: true) or split the contracts into several Workflows"
+                if size.needs_offload
+                else "only compressed (status.compressedNodes), and retries add a node per attempt"
+            )
+            print(
+                f"warning: the finished Workflow's status is about {size.plain:,} bytes "
+                f"({size.compressed:,} compressed), above MAX_WORKFLOW_SIZE {size.limit:,}: it "
+                f"fits {how} (docs/scheduling.md)",
+                file=sys.stderr,
+            )
         text = manifests_to_yaml(objects)
     else:
         text = manifests_to_yaml(build_manifests(options))
@@ -431,7 +421,7 @@ def run_submit(args: argparse.Namespace) -> int:
         InternalError: an unexpected API error, or the wait timed out.
     """
     options = _options(args)
-    check_options(options)  # as render does: before the deadline below divides by the count
+    objects = build_manifests(options)  # checks the options before the deadline divides by n
     if options.namespace is None:
         raise UsageError(
             "k8s-namespace-required",
@@ -442,7 +432,7 @@ def run_submit(args: argparse.Namespace) -> int:
 
     timeout = args.timeout or options.job_deadline_seconds + 300.0
     result = submit(
-        build_manifests(options),
+        objects,
         kubeconfig=args.kubeconfig,
         context=args.context,
         wait=args.wait,

@@ -278,9 +278,8 @@ def handle(args: argparse.Namespace) -> int:
                 args.input,
                 args.output,
                 code="path-inside-run-directory",
-                name=flag,
-                hint=f"write {flag} outside --input and --output",
                 option=flag,
+                hint=f"write {flag} outside --input and --output",
             )
     progress = ProgressLine(sys.stderr) if sys.stderr.isatty() else None
     outcome = run_job(

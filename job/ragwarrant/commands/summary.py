@@ -11,7 +11,13 @@ from ragwarrant.commands import collect as collect_command  # `summary --all` (i
 from ragwarrant.commands._help import CommandHelp, add_command
 from ragwarrant.digests import sha256_bytes
 from ragwarrant.display import identifier, visible
-from ragwarrant.errors import InputError, MismatchError, file_for_directory, first_invalid
+from ragwarrant.errors import (
+    InputError,
+    MismatchError,
+    file_for_directory,
+    first_invalid,
+    shown_path,
+)
 from ragwarrant.exit_codes import DecisionClass, ExitCode, exit_code_for_class
 from ragwarrant.sidefiles import read_regular
 
@@ -110,6 +116,8 @@ def handle(args: argparse.Namespace) -> int:
             manifest's, its exit code contradicts its class, or its class contradicts its
             candidates' classes (65): use ``ragwarrant verify`` for a full check.
     """
+    if args.outdir.is_file():
+        raise file_for_directory("summary-not-directory", "OUTDIR", args.outdir)
     if args.all:  # a fan-out's directory of runs: commands/collect.py
         return collect_command.handle(args)
     import orjson
@@ -119,13 +127,12 @@ def handle(args: argparse.Namespace) -> int:
     from ragwarrant.decision import run_class
     from ragwarrant.outputs import Decision
 
-    if args.outdir.is_file():
-        raise file_for_directory("summary-not-directory", "OUTDIR", args.outdir)
     path = args.outdir / "decision.json"
     try:
         raw = read_regular(path, within=args.outdir)
     except OSError as exc:
-        raise InputError("decision-unreadable", f"cannot read {path}: {exc.strerror}") from exc
+        shown = Path(shown_path(args.outdir)) / "decision.json"
+        raise InputError("decision-unreadable", f"cannot read {shown}: {exc.strerror}") from exc
     _check_manifest(args.outdir, raw)
     try:
         d = Decision.model_validate_json(raw)

@@ -142,36 +142,6 @@ def _workflow(k: Any, options: RenderOptions) -> dict[str, Any]:
     }
 
 
-def _executor_rbac(k: Any, options: RenderOptions) -> list[Any]:
-    """Return the executor's ServiceAccount, Role (workflowtaskresults only) and RoleBinding."""
-    name = f"{options.name}-executor"
-    meta = k.V1ObjectMeta(name=name, namespace=options.namespace)
-    return [
-        k.V1ServiceAccount(api_version="v1", kind="ServiceAccount", metadata=meta),
-        k.V1Role(
-            api_version="rbac.authorization.k8s.io/v1",
-            kind="Role",
-            metadata=meta,
-            rules=[
-                k.V1PolicyRule(
-                    api_groups=["argoproj.io"],
-                    resources=["workflowtaskresults"],
-                    verbs=["create", "patch"],
-                )
-            ],
-        ),
-        k.V1RoleBinding(
-            api_version="rbac.authorization.k8s.io/v1",
-            kind="RoleBinding",
-            metadata=meta,
-            role_ref=k.V1RoleRef(api_group="rbac.authorization.k8s.io", kind="Role", name=name),
-            subjects=[
-                k.RbacV1Subject(kind="ServiceAccount", name=name, namespace=options.namespace)
-            ],
-        ),
-    ]
-
-
 def _node(
     name: str, kind: str, item: str, position: int, children: list[str]
 ) -> tuple[str, dict[str, Any]]:
@@ -249,6 +219,29 @@ def build_argo_manifests(options: RenderOptions) -> list[Any]:
         if obj.kind == "NetworkPolicy":
             ports = [k.V1NetworkPolicyPort(protocol="TCP", port=p) for p in _API_SERVER_PORTS]
             obj.spec.egress = [k.V1NetworkPolicyEgressRule(ports=ports)]
-    objects += _executor_rbac(k, fan)
+    name = f"{fan.name}-executor"
+    meta = k.V1ObjectMeta(name=name, namespace=fan.namespace)
+    objects += [  # the executor's ServiceAccount, Role (workflowtaskresults only), RoleBinding
+        k.V1ServiceAccount(api_version="v1", kind="ServiceAccount", metadata=meta),
+        k.V1Role(
+            api_version="rbac.authorization.k8s.io/v1",
+            kind="Role",
+            metadata=meta,
+            rules=[
+                k.V1PolicyRule(
+                    api_groups=["argoproj.io"],
+                    resources=["workflowtaskresults"],
+                    verbs=["create", "patch"],
+                )
+            ],
+        ),
+        k.V1RoleBinding(
+            api_version="rbac.authorization.k8s.io/v1",
+            kind="RoleBinding",
+            metadata=meta,
+            role_ref=k.V1RoleRef(api_group="rbac.authorization.k8s.io", kind="Role", name=name),
+            subjects=[k.RbacV1Subject(kind="ServiceAccount", name=name, namespace=fan.namespace)],
+        ),
+    ]
     objects.append(_workflow(k, fan))
     return objects

@@ -144,10 +144,6 @@ def load_inputs(contract_paths: Sequence[Path], evidence_dir: Path | None = None
     return RenderInputs(tuple(contracts), next(iter(files_of.values()), ()))
 
 
-def _index_sort_key(name: str) -> tuple[int, int | str]:
-    return (0, int(name)) if name.isdigit() else (1, name)
-
-
 def scan_input_root(root: Path) -> tuple[str, ...]:
     """Return the contract directories of an input volume's root, each one checked.
 
@@ -173,7 +169,7 @@ def scan_input_root(root: Path) -> tuple[str, ...]:
         )
     names = sorted(
         (d.name for d in root.iterdir() if d.is_dir() and not d.name.startswith(".")),
-        key=_index_sort_key,
+        key=lambda name: (0, int(name), "") if name.isdigit() else (1, 0, name),
     )
     missing: list[str] = []
     found = []

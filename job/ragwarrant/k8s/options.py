@@ -330,25 +330,6 @@ def _check_names(options: RenderOptions) -> None:
         )
 
 
-def _check_time_zone(time_zone: str) -> None:
-    """Refuse a --time-zone that is not an IANA zone name (``zoneinfo.available_timezones``)."""
-    import zoneinfo
-
-    zones = zoneinfo.available_timezones()
-    if time_zone in zones:
-        return
-    try:  # no time zone database to list (zones empty): a zone that loads is one
-        known = not zones and zoneinfo.ZoneInfo(time_zone) is not None
-    except (ValueError, zoneinfo.ZoneInfoNotFoundError):
-        known = False
-    if not known:
-        raise UsageError(
-            "k8s-bad-time-zone",
-            f"--time-zone {quoted(time_zone)} is not an IANA time zone",
-            hint="e.g. --time-zone Etc/UTC or Europe/Paris",
-        )
-
-
 def _check_counts(options: RenderOptions) -> None:
     """Refuse no contract, several for a non-indexed kind, too many, a per-index file-set
     mismatch, or ``maxFailedIndexes`` out of range."""
@@ -433,8 +414,22 @@ def check_options(options: RenderOptions, *, by_index: bool = True) -> None:
             Job), so the claim's directories must be ``0`` .. ``n-1``; ``False`` for Argo, whose
             items may be any names.
     """
+    import zoneinfo
+
     _check_names(options)
-    _check_time_zone(options.time_zone)
+    zones = zoneinfo.available_timezones()
+    try:  # no time zone database to list (zones empty): a zone that loads is one
+        known = options.time_zone in zones or (
+            not zones and bool(zoneinfo.ZoneInfo(options.time_zone))
+        )
+    except (ValueError, zoneinfo.ZoneInfoNotFoundError):
+        known = False
+    if not known:
+        raise UsageError(
+            "k8s-bad-time-zone",
+            f"--time-zone {quoted(options.time_zone)} is not an IANA time zone",
+            hint="e.g. --time-zone Etc/UTC or Europe/Paris",
+        )
     _check_counts(options)
     if options.input_claim is not None:
         _check_input_names(options, by_index)
