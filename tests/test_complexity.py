@@ -1,4 +1,5 @@
-"""Functions in job/ragwarrant stay small: radon complexity ≤ 15 and ≤ 80 lines of code."""
+"""Functions in job/ragwarrant stay small: radon complexity ≤ 15 and ≤ 80 lines of code; modules
+at most 600 lines."""
 
 from __future__ import annotations
 
@@ -42,3 +43,12 @@ def test_a_class_is_measured_by_its_methods(tmp_path: Path):
     found = check_complexity.findings([path], 15, 80)
     assert len(found) == 1
     assert "big: 81 lines of code > 80" in found[0]
+
+
+def test_a_module_over_600_lines_is_named(tmp_path: Path):
+    """Short functions do not excuse a long module: 601 lines are reported, 600 are not."""
+    path = tmp_path / "planted.py"
+    path.write_text("x = 0\n" * 600)
+    assert check_complexity.findings([path], 15, 80) == []
+    path.write_text("x = 0\n" * 601)
+    assert check_complexity.findings([path], 15, 80) == [f"{path}: 601 lines > 600"]
