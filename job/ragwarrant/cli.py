@@ -12,7 +12,7 @@ import atexit
 import os
 import sys
 import traceback
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from contextlib import suppress
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
@@ -95,6 +95,10 @@ class _ClosedPipeTolerantStdout:
         except BrokenPipeError:
             self._to_devnull()
             return len(text)
+
+    def writelines(self, lines: Iterable[str]) -> None:
+        for line in lines:  # through ``write``: the stream's own would bypass the guard
+            self.write(line)
 
     def flush(self) -> None:
         try:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import io
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -51,3 +53,14 @@ def test_ledger_verify_keeps_its_result_when_stdout_is_closed(recorded_run) -> N
     edited = ledger.with_name("edited.jsonl")
     edited.write_bytes(ledger.read_bytes().replace(b'"seq":1', b'"seq":7', 1))
     assert _exit_with_stdout_closed(["ledger", "verify", str(edited)]) == 65
+
+
+def test_writelines_to_a_closed_pipe_is_swallowed_like_write() -> None:
+    """``verify`` and ``ledger`` print with ``writelines``: a reader gone mid-way costs nothing."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    stream = io.TextIOWrapper(os.fdopen(write_end, "wb"), write_through=True)
+    out = cli._ClosedPipeTolerantStdout(stream)
+    out.writelines(f"line {i}\n" for i in range(10_000))  # the first write meets the closed pipe
+    out.flush()
+    stream.close()
