@@ -254,19 +254,18 @@ class _TestRun:
         ]
         return make_texts(policies, examples, questions, responses, contexts, display=display)
 
-    def available(
-        self, cases: list[_Case], include_ops: bool
-    ) -> tuple[dict[str, str], dict[str, str]]:
-        """``(metrics, everything)``: metric name → id in first-seen order; plus operational fields
-        and judge cost when present."""
+    def available(self, read: list[_Case]) -> tuple[dict[str, str], dict[str, str]]:
+        """``(metrics, everything)``: metric name → id in first-seen order in the test cases'
+        metric results (``read``); plus judge cost when present and, with
+        ``options.include_operational``, the operational fields present."""
         available: dict[str, str] = {}
         judge_cost_seen = False
-        for c in cases:
+        for c in read:
             for name, (_, m) in c.metrics.items():
                 available.setdefault(name, snake_metric_id(name))
                 judge_cost_seen = judge_cost_seen or dotted(m, "evaluationCost", _SNAKE) is not None
         ops_available = {}
-        if include_ops:
+        if self.request.source.options.get("include_operational", False):
             for camel, snake, metric, _ in _OPERATIONAL:
                 if any(camel in c or snake in c for c in self.cases):
                     ops_available[camel] = metric
@@ -391,8 +390,7 @@ def load(request: AdapterRequest) -> AdapterResult:
     check_unique_keys(policies, examples, rows, display, key_path)
     base = _CASES_POINTER[shape]
     read = [_Case.of(case, i, display, base) for i, case in enumerate(cases, start=1)]
-    include_ops = bool(source.options.get("include_operational", False))
-    available, available_all = test_run.available(read, include_ops)
+    available, available_all = test_run.available(read)
     chosen = select_metrics(available_all, source.metrics, display)
 
     records: list[Record] = []
