@@ -281,9 +281,7 @@ class _Evaluations:
         check_unique_keys(self.policies, self.examples, rows, self.request.display_path, key_col)
         if any(c.endswith("_score") and c != "score" for c in names):
             return (*self.score_records(), pairing)
-        records, chosen = self.legacy_records()
-        self.notes.append("shape: legacy SpanEvaluations (label, score, explanation)")
-        return records, chosen, pairing
+        return (*self.legacy_records(), pairing)
 
     def join_spans(self) -> tuple[list[str], list[str | None], str]:
         """Example id and policy of each row, through its span id and ``options.spans``."""
@@ -367,6 +365,7 @@ class _Evaluations:
             (policies[i], examples[i], metric, v, r, i + 1)
             for i, (v, r) in enumerate(zip(values.to_pylist(), reason.to_pylist(), strict=True))
         ]
+        self.notes.append("shape: legacy SpanEvaluations (label, score, explanation)")
         return records, chosen
 
     def score_records(self) -> tuple[list[Record], dict[str, str]]:
