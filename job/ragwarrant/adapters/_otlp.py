@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -60,39 +61,6 @@ def _any_value(v: dict[str, Any]) -> Any:
     return None
 
 
-def _attributes(items: Any, at: tuple[str, int, str]) -> dict[str, Any]:
-    """An OTLP attribute list as a dict.
-
-    Args:
-        at: (display, line, JSON pointer of the list) for messages.
-
-    Raises:
-        EvidenceError: ``evidence-wrong-type`` naming the JSON pointer of the first attribute
-            whose value is not a well-formed ``AnyValue``.
-    """
-    display, line, pointer = at
-    out: dict[str, Any] = {}
-    for i, a in enumerate(items if isinstance(items, list) else []):
-        if not isinstance(a, dict) or "key" not in a:
-            continue
-        try:
-            out[str(a["key"])] = _any_value(a.get("value") or {})
-        except (ValueError, TypeError, AttributeError, KeyError, OverflowError) as exc:
-            field = str(exc) if isinstance(exc, ValueError) else "value"
-            raise EvidenceError(
-                "evidence-wrong-type",
-                f"{display} line {line}, at {pointer}/{i}/value: attribute {str(a['key'])!r} "
-                f"is not a well-formed OTLP {field}",
-                hint="OTLP JSON writes intValue as a string of digits and doubleValue as a number",
-                file=display,
-                row=line,
-                column=f"{pointer}/{i}/value",
-                expected="an OTLP AnyValue (intValue: a string of digits)",
-                found=field,
-            ) from None
-    return out
-
-
 def is_otlp_json(first_line: bytes) -> bool:
     """Whether a JSON line looks like an OTLP ``ExportTraceServiceRequest``."""
     return b'"resourceSpans"' in first_line[:4096]
@@ -137,87 +105,121 @@ _TIME_KEYS = (
 )
 
 
-def _objects(value: Any, at: tuple[str, int, str]) -> list[dict[str, Any]]:
-    """A JSON list of objects (null → empty), or a located error."""
-    display, line, pointer = at
-    items = value or []
-    if not isinstance(items, list):
-        raise wrong_json_type(display, line, pointer, "a list of objects", items)
-    for i, item in enumerate(items):
-        if not isinstance(item, dict):
-            raise wrong_json_type(display, line, f"{pointer}/{i}", "an object", item)
-    return items
+@dataclass(frozen=True)
+class _Line:
+    """One ``ExportTraceServiceRequest`` being flattened: the file and its line (1 for a
+    document), which every error names with the JSON pointer of the offending value."""
 
+    display: str
+    number: int
 
-def _iter_spans(
-    request: dict[str, Any], display: str, line: int
-) -> Iterator[tuple[dict[str, Any], dict[str, Any], str]]:
-    """Yield ``(resource attributes, span, JSON pointer of the span)`` for every span."""
-    for r, rs in enumerate(_objects(request["resourceSpans"], (display, line, "/resourceSpans"))):
-        base = f"/resourceSpans/{r}"
-        resource = rs.get("resource") or {}
-        attrs = resource.get("attributes") if isinstance(resource, dict) else None
-        res_attrs = _attributes(attrs, (display, line, f"{base}/resource/attributes"))
-        key = "scopeSpans" if rs.get("scopeSpans") else "instrumentationLibrarySpans"
-        for s, ss in enumerate(_objects(rs.get(key), (display, line, f"{base}/{key}"))):
-            pointer = f"{base}/{key}/{s}/spans"
-            for k, span in enumerate(_objects(ss.get("spans"), (display, line, pointer))):
-                yield res_attrs, span, f"{pointer}/{k}"
+    def objects(self, value: Any, pointer: str) -> list[dict[str, Any]]:
+        """A JSON list of objects (null → empty), or a located error."""
+        items = value or []
+        if not isinstance(items, list):
+            raise wrong_json_type(self.display, self.number, pointer, "a list of objects", items)
+        for i, item in enumerate(items):
+            if not isinstance(item, dict):
+                raise wrong_json_type(
+                    self.display, self.number, f"{pointer}/{i}", "an object", item
+                )
+        return items
 
+    def attributes(self, items: Any, pointer: str) -> dict[str, Any]:
+        """An OTLP attribute list (at ``pointer``) as a dict.
 
-def _span_time(span: dict[str, Any], key: str, at: tuple[str, int, str]) -> int | None:
-    display, lineno, pointer = at
-    raw = span.get(key)
-    if raw is None:
-        return None
-    try:
-        value = _int64(raw)
-    except ValueError:
-        raise EvidenceError(
-            "evidence-wrong-type",
-            f"{display} line {lineno}, at {pointer}/{key}: span {str(span.get('spanId'))!r} "
-            f"{key} is not an integer",
-            file=display,
-            row=lineno,
-            column=f"{pointer}/{key}",
-            expected="unix nanoseconds (a string of digits)",
-            found=repr(raw)[:40] if isinstance(raw, str | int | float) else type(raw).__name__,
-        ) from None
-    if not -(2**63) <= value < 2**63:
-        raise EvidenceError(
-            "evidence-wrong-type",
-            f"{display} line {lineno}, at {pointer}/{key}: {key} does not fit in int64",
-            file=display,
-            row=lineno,
-            column=f"{pointer}/{key}",
-            expected="unix nanoseconds (int64)",
-            found=f"{len(str(abs(value)))} digits",
+        Raises:
+            EvidenceError: ``evidence-wrong-type`` naming the JSON pointer of the first attribute
+                whose value is not a well-formed ``AnyValue``.
+        """
+        display, line = self.display, self.number
+        out: dict[str, Any] = {}
+        for i, a in enumerate(items if isinstance(items, list) else []):
+            if not isinstance(a, dict) or "key" not in a:
+                continue
+            try:
+                out[str(a["key"])] = _any_value(a.get("value") or {})
+            except (ValueError, TypeError, AttributeError, KeyError, OverflowError) as exc:
+                field = str(exc) if isinstance(exc, ValueError) else "value"
+                raise EvidenceError(
+                    "evidence-wrong-type",
+                    f"{display} line {line}, at {pointer}/{i}/value: attribute "
+                    f"{str(a['key'])!r} is not a well-formed OTLP {field}",
+                    hint="OTLP JSON writes intValue as a string of digits and doubleValue as a "
+                    "number",
+                    file=display,
+                    row=line,
+                    column=f"{pointer}/{i}/value",
+                    expected="an OTLP AnyValue (intValue: a string of digits)",
+                    found=field,
+                ) from None
+        return out
+
+    def spans(
+        self, request: dict[str, Any]
+    ) -> Iterator[tuple[dict[str, Any], dict[str, Any], str]]:
+        """Yield ``(resource attributes, span, JSON pointer of the span)`` for every span."""
+        for r, rs in enumerate(self.objects(request["resourceSpans"], "/resourceSpans")):
+            base = f"/resourceSpans/{r}"
+            resource = rs.get("resource") or {}
+            attrs = resource.get("attributes") if isinstance(resource, dict) else None
+            res_attrs = self.attributes(attrs, f"{base}/resource/attributes")
+            key = "scopeSpans" if rs.get("scopeSpans") else "instrumentationLibrarySpans"
+            for s, ss in enumerate(self.objects(rs.get(key), f"{base}/{key}")):
+                pointer = f"{base}/{key}/{s}/spans"
+                for k, span in enumerate(self.objects(ss.get("spans"), pointer)):
+                    yield res_attrs, span, f"{pointer}/{k}"
+
+    def time(self, span: dict[str, Any], key: str, pointer: str) -> int | None:
+        """The span's time ``key`` as int64 unix nanoseconds, or None when absent."""
+        display, lineno = self.display, self.number
+        raw = span.get(key)
+        if raw is None:
+            return None
+        try:
+            value = _int64(raw)
+        except ValueError:
+            raise EvidenceError(
+                "evidence-wrong-type",
+                f"{display} line {lineno}, at {pointer}/{key}: span {str(span.get('spanId'))!r} "
+                f"{key} is not an integer",
+                file=display,
+                row=lineno,
+                column=f"{pointer}/{key}",
+                expected="unix nanoseconds (a string of digits)",
+                found=repr(raw)[:40] if isinstance(raw, str | int | float) else type(raw).__name__,
+            ) from None
+        if not -(2**63) <= value < 2**63:
+            raise EvidenceError(
+                "evidence-wrong-type",
+                f"{display} line {lineno}, at {pointer}/{key}: {key} does not fit in int64",
+                file=display,
+                row=lineno,
+                column=f"{pointer}/{key}",
+                expected="unix nanoseconds (int64)",
+                found=f"{len(str(abs(value)))} digits",
+            )
+        return value
+
+    def row(self, res_attrs: dict[str, Any], span: dict[str, Any], pointer: str) -> dict[str, Any]:
+        """One flattened span: resource then span attributes (as strings), ids, times, status."""
+        row: dict[str, Any] = {k: (str(v) if v is not None else None) for k, v in res_attrs.items()}
+        attrs = self.attributes(span.get("attributes"), f"{pointer}/attributes")
+        row.update({k: (str(v) if v is not None else None) for k, v in attrs.items()})
+        for key, out in (("traceId", "trace_id"), ("spanId", "span_id"), ("name", "name")):
+            value = span.get(key)
+            row[out] = str(value) if value is not None else None
+        parent = span.get("parentSpanId")
+        row["parent_span_id"] = str(parent) if parent else None
+        row["kind"] = str(span.get("kind")) if span.get("kind") is not None else None
+        for key, out in _TIME_KEYS:
+            row[out] = self.time(span, key, pointer)
+        status = span.get("status")
+        code = status.get("code") if isinstance(status, dict) else None
+        row["status_code"] = _STATUS_NAMES.get(
+            code if isinstance(code, int | str) else None, str(code) if code is not None else None
         )
-    return value
-
-
-def _span_row(
-    res_attrs: dict[str, Any], span: dict[str, Any], display: str, at: tuple[int, str]
-) -> dict[str, Any]:
-    """One flattened span: resource then span attributes (as strings), ids, times, status."""
-    lineno, pointer = at
-    row: dict[str, Any] = {k: (str(v) if v is not None else None) for k, v in res_attrs.items()}
-    attrs = _attributes(span.get("attributes"), (display, lineno, f"{pointer}/attributes"))
-    row.update({k: (str(v) if v is not None else None) for k, v in attrs.items()})
-    for key, out in (("traceId", "trace_id"), ("spanId", "span_id"), ("name", "name")):
-        value = span.get(key)
-        row[out] = str(value) if value is not None else None
-    parent = span.get("parentSpanId")
-    row["parent_span_id"] = str(parent) if parent else None
-    row["kind"] = str(span.get("kind")) if span.get("kind") is not None else None
-    for key, out in _TIME_KEYS:
-        row[out] = _span_time(span, key, (display, lineno, pointer))
-    status = span.get("status")
-    code = status.get("code") if isinstance(status, dict) else None
-    row["status_code"] = _STATUS_NAMES.get(
-        code if isinstance(code, int | str) else None, str(code) if code is not None else None
-    )
-    return row
+        return row
 
 
 def iter_otlp_json_batches(
@@ -251,10 +253,8 @@ def iter_otlp_json_batches(
                 expected='{"resourceSpans": [...]}',
                 found=(", ".join(obj) if isinstance(obj, dict) else type(obj).__name__)[:60],
             )
-        rows += [
-            _span_row(res, span, display, (lineno, pointer))
-            for res, span, pointer in _iter_spans(obj, display, lineno)
-        ]
+        line = _Line(display, lineno)
+        rows += [line.row(res, span, pointer) for res, span, pointer in line.spans(obj)]
         if len(rows) >= batch_rows:
             yield _rows_to_table(rows)
             rows = []

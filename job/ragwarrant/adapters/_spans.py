@@ -197,7 +197,7 @@ class _SpanBatch:
         """A float (tokens, cost) or time field, or ``null`` when the file has no such column."""
         if not self.resolved.found[name]:
             return null
-        return _times_ns(self, name) if name in ("start", "end") else self.floats(name)
+        return self.times_ns(name) if name in ("start", "end") else self.floats(name)
 
     def trace(self, policy: pa.Array, example: pa.Array) -> pa.Array:
         """Each span's trace id; without a trace column, (policy, example) stands for the
@@ -240,158 +240,156 @@ class _SpanBatch:
             is_error = _is_in(self.keys("status"), ["ERROR", "STATUS_CODE_ERROR", "2"])
         return is_llm, is_error
 
-
-def _times_ns(spans: _SpanBatch, name: str) -> pa.Array:
-    """A time field as int64 unix nanoseconds (integers, timestamps or ISO 8601 text)."""
-    t = spans.field(name)
-    label = t.schema.names[0]
-    col = t.column(0).combine_chunks()
-    if pa.types.is_dictionary(col.type):
-        col = col.dictionary_decode()
-    if pa.types.is_timestamp(col.type):
-        return pc.cast(pc.cast(col, pa.timestamp("ns", col.type.tz)), pa.int64())
-    if pa.types.is_integer(col.type):
-        return pc.cast(col, pa.int64())
-    if pa.types.is_string(col.type) or pa.types.is_large_string(col.type):
-        try:
+    def times_ns(self, name: str) -> pa.Array:
+        """A time field as int64 unix nanoseconds (integers, timestamps or ISO 8601 text)."""
+        t = self.field(name)
+        label = t.schema.names[0]
+        col = t.column(0).combine_chunks()
+        if pa.types.is_dictionary(col.type):
+            col = col.dictionary_decode()
+        if pa.types.is_timestamp(col.type):
+            return pc.cast(pc.cast(col, pa.timestamp("ns", col.type.tz)), pa.int64())
+        if pa.types.is_integer(col.type):
             return pc.cast(col, pa.int64())
-        except pa.ArrowInvalid:
-            pass
-        try:
-            return pc.cast(pc.cast(col, pa.timestamp("ns", "UTC")), pa.int64())
-        except pa.ArrowInvalid:
-            for i, cell in enumerate(col.to_pylist()):
-                if cell is None:
-                    continue
-                try:
-                    pc.cast(pa.array([cell]), pa.timestamp("ns", "UTC"))
-                except pa.ArrowInvalid:
+        if pa.types.is_string(col.type) or pa.types.is_large_string(col.type):
+            try:
+                return pc.cast(col, pa.int64())
+            except pa.ArrowInvalid:
+                pass
+            try:
+                return pc.cast(pc.cast(col, pa.timestamp("ns", "UTC")), pa.int64())
+            except pa.ArrowInvalid:
+                for i, cell in enumerate(col.to_pylist()):
+                    if cell is None:
+                        continue
                     try:
-                        int(cell)
-                    except ValueError:
-                        raise EvidenceError(
-                            "evidence-wrong-type",
-                            f"{spans.display} row {spans.first_row + i}: {label!r} is not a time",
-                            file=spans.display,
-                            row=spans.first_row + i,
-                            column=label,
-                            expected="unix nanoseconds or an ISO 8601 time",
-                            found=repr(cell[:40]),
-                        ) from None
-            raise
-    raise EvidenceError(
-        "evidence-wrong-type",
-        f"{spans.display}: {label!r} holds {col.type}, not times",
-        file=spans.display,
-        column=label,
-        expected="unix nanoseconds or timestamps",
-        found=str(col.type),
-    )
-
-
-def _cost(
-    spans: _SpanBatch, prices: dict[str, dict[str, float]], span: dict[str, pa.Array]
-) -> tuple[pa.Array, pa.Array, pa.Array]:
-    """``(effective cost, modeled, reported)`` per span: the span's cost, else tokens ×
-    price."""
-    f = spans.resolved.found
-    is_llm, cost = span["llm"], span["cost"]
-    reported = pc.and_(is_llm, pc.is_valid(cost))
-    if not (prices and (f["input_tokens"] or f["output_tokens"]) and f["model"]):
-        none = pa.array(np.zeros(len(cost), dtype=bool))
-        if reported.true_count == len(reported):
-            return cost, none, reported
-        return pc.if_else(reported, cost, 0.0), none, reported
-    keys = sorted(prices)
-    pin_v = pa.array([prices[k].get("input_usd_per_1m_tokens") for k in keys], pa.float64())
-    pout_v = pa.array([prices[k].get("output_usd_per_1m_tokens") for k in keys], pa.float64())
-    model = spans.keys("model")
-    if pa.types.is_dictionary(model.type):
-        idx = pc.take(
-            pc.index_in(model.dictionary, value_set=pa.array(keys, pa.string())), model.indices
-        )
-    else:
-        idx = pc.index_in(model, value_set=pa.array(keys, pa.string()))
-    pin, pout = pc.take(pin_v, idx), pc.take(pout_v, idx)
-    in_tok, out_tok = span["in_tok"], span["out_tok"]
-    modeled = pc.divide(pc.add(pc.multiply(in_tok, pin), pc.multiply(out_tok, pout)), 1e6)
-    has_tokens = pc.or_(pc.is_valid(span["out_tok_raw"]), pc.greater(in_tok, 0.0))
-    use_model = pc.and_(
-        pc.and_(is_llm, pc.invert(reported)), pc.and_(has_tokens, pc.is_valid(modeled))
-    )
-    return pc.if_else(reported, cost, pc.if_else(use_model, modeled, 0.0)), use_model, reported
-
-
-def _check_amounts(spans: _SpanBatch, values: pa.Array, name: str, policy: pa.Array) -> None:
-    """Refuse a negative or non-finite token count or cost on any span.
-
-    Raises:
-        EvidenceError: ``evidence-negative-value`` or ``evidence-non-finite`` naming the row,
-            the column and the span's policy when the file names one.
-    """
-    if not spans.resolved.found[name]:
-        return
-    bad = first_bad_amount(values)
-    if bad is not None:
-        code, i, what = bad
-        label = spans.resolved.label(name)
+                        pc.cast(pa.array([cell]), pa.timestamp("ns", "UTC"))
+                    except pa.ArrowInvalid:
+                        try:
+                            int(cell)
+                        except ValueError:
+                            raise EvidenceError(
+                                "evidence-wrong-type",
+                                f"{self.display} row {self.first_row + i}: {label!r} is not a time",
+                                file=self.display,
+                                row=self.first_row + i,
+                                column=label,
+                                expected="unix nanoseconds or an ISO 8601 time",
+                                found=repr(cell[:40]),
+                            ) from None
+                raise
         raise EvidenceError(
-            code,
-            f"{spans.display} row {spans.first_row + i}: {label} is {values[i].as_py()}, "
-            f"{what}{_policy_at(policy, i)}",
-            hint="token counts and costs are finite and >= 0; an unmeasured value is "
-            "absent (null), never negative",
-            file=spans.display,
-            row=spans.first_row + i,
+            "evidence-wrong-type",
+            f"{self.display}: {label!r} holds {col.type}, not times",
+            file=self.display,
             column=label,
-            expected="a finite number >= 0",
-            found=str(values[i].as_py()),
+            expected="unix nanoseconds or timestamps",
+            found=str(col.type),
         )
 
-
-def _check_times(spans: _SpanBatch, start: pa.Array, end: pa.Array, policy: pa.Array) -> None:
-    """Refuse times that are not unix nanoseconds (seconds or milliseconds mixed into a ns
-    column, an unset 0) and spans that end before they start.
-
-    Raises:
-        EvidenceError: ``evidence-time-unit`` or ``evidence-time-order`` naming row and
-            column.
-    """
-    lo, hi = _NS_RANGE
-    display, label = spans.display, spans.resolved.label
-    for name, times in (("start", start), ("end", end)):
-        bad = pc.fill_null(pc.or_(pc.less(times, lo), pc.greater(times, hi)), False)
-        if pc.any(bad).as_py():
-            i = pc.index(bad, True).as_py()
-            value = times[i].as_py()
-            unit = next((u for bound, u in _UNIT_GUESS if abs(value) < bound), "a time past 2100")
-            shown = "0, an unset time" if value == 0 else f"{value}, which looks like {unit}"
-            raise EvidenceError(
-                "evidence-time-unit",
-                f"{display} row {spans.first_row + i}: {label(name)} is "
-                f"{shown}, not unix nanoseconds{_policy_at(policy, i)}",
-                hint="every span time is unix nanoseconds (or a timestamp); convert mixed "
-                "units before export",
-                file=display,
-                row=spans.first_row + i,
-                column=label(name),
-                expected="unix nanoseconds between 1973 and 2100",
-                found=str(value),
+    def cost(
+        self, prices: dict[str, dict[str, float]], span: dict[str, pa.Array]
+    ) -> tuple[pa.Array, pa.Array, pa.Array]:
+        """``(effective cost, modeled, reported)`` per span: the span's cost, else tokens ×
+        price."""
+        f = self.resolved.found
+        is_llm, cost = span["llm"], span["cost"]
+        reported = pc.and_(is_llm, pc.is_valid(cost))
+        if not (prices and (f["input_tokens"] or f["output_tokens"]) and f["model"]):
+            none = pa.array(np.zeros(len(cost), dtype=bool))
+            if reported.true_count == len(reported):
+                return cost, none, reported
+            return pc.if_else(reported, cost, 0.0), none, reported
+        keys = sorted(prices)
+        pin_v = pa.array([prices[k].get("input_usd_per_1m_tokens") for k in keys], pa.float64())
+        pout_v = pa.array([prices[k].get("output_usd_per_1m_tokens") for k in keys], pa.float64())
+        model = self.keys("model")
+        if pa.types.is_dictionary(model.type):
+            idx = pc.take(
+                pc.index_in(model.dictionary, value_set=pa.array(keys, pa.string())), model.indices
             )
-    before = pc.fill_null(pc.less(end, start), False)
-    if pc.any(before).as_py():
-        i = pc.index(before, True).as_py()
-        ms = (end[i].as_py() - start[i].as_py()) / 1e6
-        raise EvidenceError(
-            "evidence-time-order",
-            f"{display} row {spans.first_row + i}: the span ends {-ms:g} ms before it starts "
-            f"({label('end')} < {label('start')}){_policy_at(policy, i)}",
-            file=display,
-            row=spans.first_row + i,
-            column=label("end"),
-            expected="end >= start",
-            found=f"end - start = {ms:g} ms",
+        else:
+            idx = pc.index_in(model, value_set=pa.array(keys, pa.string()))
+        pin, pout = pc.take(pin_v, idx), pc.take(pout_v, idx)
+        in_tok, out_tok = span["in_tok"], span["out_tok"]
+        modeled = pc.divide(pc.add(pc.multiply(in_tok, pin), pc.multiply(out_tok, pout)), 1e6)
+        has_tokens = pc.or_(pc.is_valid(span["out_tok_raw"]), pc.greater(in_tok, 0.0))
+        use_model = pc.and_(
+            pc.and_(is_llm, pc.invert(reported)), pc.and_(has_tokens, pc.is_valid(modeled))
         )
+        return pc.if_else(reported, cost, pc.if_else(use_model, modeled, 0.0)), use_model, reported
+
+    def check_amounts(self, values: pa.Array, name: str, policy: pa.Array) -> None:
+        """Refuse a negative or non-finite token count or cost on any span.
+
+        Raises:
+            EvidenceError: ``evidence-negative-value`` or ``evidence-non-finite`` naming the row,
+                the column and the span's policy when the file names one.
+        """
+        if not self.resolved.found[name]:
+            return
+        bad = first_bad_amount(values)
+        if bad is not None:
+            code, i, what = bad
+            label = self.resolved.label(name)
+            raise EvidenceError(
+                code,
+                f"{self.display} row {self.first_row + i}: {label} is {values[i].as_py()}, "
+                f"{what}{_policy_at(policy, i)}",
+                hint="token counts and costs are finite and >= 0; an unmeasured value is "
+                "absent (null), never negative",
+                file=self.display,
+                row=self.first_row + i,
+                column=label,
+                expected="a finite number >= 0",
+                found=str(values[i].as_py()),
+            )
+
+    def check_times(self, start: pa.Array, end: pa.Array, policy: pa.Array) -> None:
+        """Refuse times that are not unix nanoseconds (seconds or milliseconds mixed into a ns
+        column, an unset 0) and spans that end before they start.
+
+        Raises:
+            EvidenceError: ``evidence-time-unit`` or ``evidence-time-order`` naming row and
+                column.
+        """
+        lo, hi = _NS_RANGE
+        display, label = self.display, self.resolved.label
+        for name, times in (("start", start), ("end", end)):
+            bad = pc.fill_null(pc.or_(pc.less(times, lo), pc.greater(times, hi)), False)
+            if pc.any(bad).as_py():
+                i = pc.index(bad, True).as_py()
+                value = times[i].as_py()
+                unit = next(
+                    (u for bound, u in _UNIT_GUESS if abs(value) < bound), "a time past 2100"
+                )
+                shown = "0, an unset time" if value == 0 else f"{value}, which looks like {unit}"
+                raise EvidenceError(
+                    "evidence-time-unit",
+                    f"{display} row {self.first_row + i}: {label(name)} is "
+                    f"{shown}, not unix nanoseconds{_policy_at(policy, i)}",
+                    hint="every span time is unix nanoseconds (or a timestamp); convert mixed "
+                    "units before export",
+                    file=display,
+                    row=self.first_row + i,
+                    column=label(name),
+                    expected="unix nanoseconds between 1973 and 2100",
+                    found=str(value),
+                )
+        before = pc.fill_null(pc.less(end, start), False)
+        if pc.any(before).as_py():
+            i = pc.index(before, True).as_py()
+            ms = (end[i].as_py() - start[i].as_py()) / 1e6
+            raise EvidenceError(
+                "evidence-time-order",
+                f"{display} row {self.first_row + i}: the span ends {-ms:g} ms before it starts "
+                f"({label('end')} < {label('start')}){_policy_at(policy, i)}",
+                file=display,
+                row=self.first_row + i,
+                column=label("end"),
+                expected="end >= start",
+                found=f"end - start = {ms:g} ms",
+            )
 
 
 def normalize(
@@ -415,7 +413,7 @@ def normalize(
     out_tok = spans.optional("output_tokens", null_f)
     cost = spans.optional("cost", null_f)
     for name, values in (("input_tokens", in_tok), ("output_tokens", out_tok), ("cost", cost)):
-        _check_amounts(spans, values, name, policy)
+        spans.check_amounts(values, name, policy)
     is_llm, is_error = spans.flags()
     span = {
         "llm": is_llm,
@@ -424,11 +422,11 @@ def normalize(
         "out_tok": _on_llm(out_tok, is_llm),
         "out_tok_raw": out_tok,
     }
-    cost_eff, use_model, reported = _cost(spans, prices, span)
+    cost_eff, use_model, reported = spans.cost(prices, span)
     cost_missing = pc.and_(is_llm, pc.invert(pc.or_(reported, use_model)))
     start = spans.optional("start", null_t)
     end = spans.optional("end", null_t)
-    _check_times(spans, start, end, policy)
+    spans.check_times(start, end, policy)
     return pa.table(
         {
             "trace": trace,

@@ -40,69 +40,6 @@ IdsFound = tuple[list[str], str, str]
 """Example ids, pairing method (``id-column`` / ``question-hash``) and the key column or path."""
 
 
-def column_evidence(
-    request: AdapterRequest,
-    spec: TableSpec,
-    keys: RowKeys,
-    chosen: dict[str, str],
-    values: Callable[[str], tuple[pa.Array, pa.Array]],
-    names: list[str],
-) -> pa.Table:
-    """The evidence of a table's chosen score columns: ``values(column)`` gives each column's
-    float64 values and missing reasons (aligned with ``keys``), ``chosen`` its metric id.
-
-    Raises:
-        EvidenceError: ``evidence-no-metrics`` ("<display> holds no <spec.scores[0]>") when
-            nothing is chosen, listing the first 20 of ``names`` (the file's columns).
-    """
-    tag = tool_tag(request, spec.tool)
-    parts = [
-        canonical_rows(keys.canonical, metric, *values(column), tag, request.sha256)
-        for column, metric in chosen.items()
-    ]
-    if not parts:
-        what, expected, hint = spec.scores
-        display = request.display_path
-        raise EvidenceError(
-            "evidence-no-metrics",
-            f"{display} holds no {what}",
-            hint=hint,
-            file=display,
-            expected=expected,
-            found=", ".join(names[:20]),
-        )
-    return pa.concat_tables(parts)
-
-
-def table_texts(table: pa.Table, spec: TableSpec, keys: RowKeys, display: str) -> pa.Table | None:
-    """The private texts of a table from the first present question, response and context
-    columns (``TableSpec.questions`` ...), or None without a question column.
-
-    Raises:
-        EvidenceError: ``evidence-wrong-type`` naming the first context cell that is not a list
-            literal (``parse_list_literal``); as ``make_texts``.
-    """
-    names = table.schema.names
-    question = next((c for c in spec.questions if c in names), None)
-    if question is None:
-        return None
-    response = next((c for c in spec.responses if c in names), None)
-    contexts = next((c for c in spec.contexts if c in names), None)
-    return make_texts(
-        keys.policy.to_pylist(),
-        keys.example.to_pylist(),
-        table.column(question).to_pylist(),
-        cells_or_nulls(table, response),
-        [
-            parse_list_literal(cell, display, i, contexts)
-            for i, cell in enumerate(table.column(contexts).to_pylist(), start=1)
-        ]
-        if contexts
-        else [None] * table.num_rows,
-        display=display,
-    )
-
-
 @dataclass(frozen=True)
 class TableSpec:
     """How one tool's result table (one row per sample, one column per score: Ragas, TruLens,
@@ -250,6 +187,64 @@ class ToolTable:
         keys = RowKeys.of(policies, examples, rows)
         return cls(request, spec, table, keys, pairing, key, groups)
 
+    def evidence(
+        self, chosen: dict[str, str], values: Callable[[str], tuple[pa.Array, pa.Array]]
+    ) -> pa.Table:
+        """The evidence of the chosen score columns: ``values(column)`` gives each column's
+        float64 values and missing reasons (aligned with ``keys``), ``chosen`` its metric id.
+
+        Raises:
+            EvidenceError: ``evidence-no-metrics`` ("<display> holds no <spec.scores[0]>") when
+                nothing is chosen, listing the first 20 of the table's columns.
+        """
+        request, spec = self.request, self.spec
+        tag = tool_tag(request, spec.tool)
+        parts = [
+            canonical_rows(self.keys.canonical, metric, *values(column), tag, request.sha256)
+            for column, metric in chosen.items()
+        ]
+        if not parts:
+            what, expected, hint = spec.scores
+            display = request.display_path
+            raise EvidenceError(
+                "evidence-no-metrics",
+                f"{display} holds no {what}",
+                hint=hint,
+                file=display,
+                expected=expected,
+                found=", ".join(self.table.schema.names[:20]),
+            )
+        return pa.concat_tables(parts)
+
+    def texts(self) -> pa.Table | None:
+        """The private texts from the first present question, response and context columns
+        (``TableSpec.questions`` ...), or None without a question column.
+
+        Raises:
+            EvidenceError: ``evidence-wrong-type`` naming the first context cell that is not a
+                list literal (``parse_list_literal``); as ``make_texts``.
+        """
+        table, spec, display = self.table, self.spec, self.request.display_path
+        names = table.schema.names
+        question = next((c for c in spec.questions if c in names), None)
+        if question is None:
+            return None
+        response = next((c for c in spec.responses if c in names), None)
+        contexts = next((c for c in spec.contexts if c in names), None)
+        return make_texts(
+            self.keys.policy.to_pylist(),
+            self.keys.example.to_pylist(),
+            table.column(question).to_pylist(),
+            cells_or_nulls(table, response),
+            [
+                parse_list_literal(cell, display, i, contexts)
+                for i, cell in enumerate(table.column(contexts).to_pylist(), start=1)
+            ]
+            if contexts
+            else [None] * table.num_rows,
+            display=display,
+        )
+
     def result(
         self,
         chosen: dict[str, str],
@@ -257,18 +252,17 @@ class ToolTable:
         skipped: list[str],
         notes: Sequence[str] = (),
     ) -> AdapterResult:
-        """The adapter's result: evidence of the ``chosen`` columns (``column_evidence``), texts
-        (``table_texts``) and the notes: ``notes`` (read once the evidence is built, so
+        """The adapter's result: evidence of the ``chosen`` columns (``evidence``), texts
+        (``texts``) and the notes: ``notes`` (read once the evidence is built, so
         ``values`` may add to it), question hashing, the ``skipped`` columns, runs with an
         error, repetitions.
 
         Raises:
-            EvidenceError: as ``column_evidence``, ``table_texts`` and ``column_as_string``
+            EvidenceError: as ``evidence``, ``texts`` and ``column_as_string``
                 (the error column).
         """
-        request, spec, table, keys = self.request, self.spec, self.table, self.keys
-        display = request.display_path
-        evidence = column_evidence(request, spec, keys, chosen, values, table.schema.names)
+        spec, table, display = self.spec, self.table, self.request.display_path
+        evidence = self.evidence(chosen, values)
         notes = list(notes)
         if self.pairing == "question-hash" and spec.hash_note:
             notes.append(spec.hash_note.format(self.key))
@@ -290,5 +284,5 @@ class ToolTable:
             pairing_method=self.pairing,
             rows_read=table.num_rows,
             notes=notes + repetition_notes(self.groups),
-            texts=table_texts(table, spec, keys, display),
+            texts=self.texts(),
         )

@@ -127,10 +127,8 @@ def read_table(path: Path, fmt: str, display: str) -> pa.Table:
             check_header(pq.read_schema(path).names, display)  # two fields of one name
             table = pq.read_table(path, page_checksum_verification=True)
             table.validate(full=True)  # damaged pages without checksums: bad offsets, UTF-8
-        elif fmt == "jsonl":
-            table = _read_jsonl(path, display)
-        elif fmt == "json":
-            table = _read_json_array(path, display)
+        elif fmt in ("jsonl", "json"):
+            table = _read_json(path, fmt, display)
         else:  # guarded by the contract's Literal
             raise ValueError(fmt)
     except READER_FAILURES as exc:
@@ -195,18 +193,6 @@ def iter_json_lines(
             yield lineno, obj
 
 
-def _read_jsonl(path: Path, display: str) -> pa.Table:
-    try:
-        return pajson.read_json(path)
-    except pa.ArrowInvalid:
-        pass
-    # Slow path, to name the first bad line: pyarrow's message does not carry it.
-    objects = list(
-        iter_json_objects(path, display, not_object="holds a JSON {type}, not an object")
-    )
-    return _from_records([obj for _, obj in objects], display, [n for n, _ in objects])
-
-
 def iter_json_objects(
     path: Path, display: str, *, not_object: str
 ) -> Iterator[tuple[int, dict[str, object]]]:
@@ -233,7 +219,19 @@ def iter_json_objects(
         yield lineno, obj
 
 
-def _read_json_array(path: Path, display: str) -> pa.Table:
+def _read_json(path: Path, fmt: str, display: str) -> pa.Table:
+    """A JSON-lines file (``fmt`` ``jsonl``) or a JSON array of objects as a table (as
+    ``_from_records``; JSON lines by pyarrow's reader when it can)."""
+    if fmt == "jsonl":
+        try:
+            return pajson.read_json(path)
+        except pa.ArrowInvalid:
+            pass
+        # Slow path, to name the first bad line: pyarrow's message does not carry it.
+        objects = list(
+            iter_json_objects(path, display, not_object="holds a JSON {type}, not an object")
+        )
+        return _from_records([obj for _, obj in objects], display, [n for n, _ in objects])
     try:
         data = orjson.loads(path.read_bytes())
     except orjson.JSONDecodeError as exc:

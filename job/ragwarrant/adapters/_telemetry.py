@@ -96,6 +96,27 @@ class _Amounts:
     count: dict[str, int] = field(default_factory=dict)
     largest: dict[str, np.floating] = field(default_factory=dict)
 
+    def check_instrumented(self, metric: str, column: str, floor: Floor, display: str) -> None:
+        """Refuse an arm whose every present value is below ``floor`` (``evidence-uninstrumented``,
+        arms in sorted order)."""
+        for policy in sorted(self.count):
+            size, largest = self.count[policy], self.largest[policy]
+            if size and float(largest) < floor.value:
+                zero = float(largest) == 0.0
+                found = "all 0" if zero else f"all below {floor.value:g} (max {largest:g})"
+                raise EvidenceError(
+                    "evidence-uninstrumented",
+                    f"{display}: arm {policy!r} has {column!r} ({metric}) {found} over "
+                    f"{size} example(s): the arm was not really instrumented "
+                    f"({floor.why})",
+                    hint="fix the instrumentation (or the price table) so the arm's real "
+                    f"{metric} is recorded; leave unmeasured values empty, never 0",
+                    file=display,
+                    column=column,
+                    expected=f"some {metric} >= {floor.value:g}",
+                    found=found,
+                )
+
 
 def _dictionary_indices(arr: pa.Array) -> tuple[np.ndarray, list[object]]:
     """A dictionary array's int32 indices (-1 for null) and its labels."""
@@ -190,29 +211,7 @@ def check_operational_evidence(
         floors = (f for suffix, f in PHYSICAL_FLOORS.items() if metric.endswith(suffix))
         floor = None if metric in _NOT_APPLICATION else next(floors, None)
         if floor is not None:
-            _check_instrumented(acc, metric, column, floor, display)
-
-
-def _check_instrumented(
-    acc: _Amounts, metric: str, column: str, floor: Floor, display: str
-) -> None:
-    for policy in sorted(acc.count):
-        size, largest = acc.count[policy], acc.largest[policy]
-        if size and float(largest) < floor.value:
-            zero = float(largest) == 0.0
-            found = "all 0" if zero else f"all below {floor.value:g} (max {largest:g})"
-            raise EvidenceError(
-                "evidence-uninstrumented",
-                f"{display}: arm {policy!r} has {column!r} ({metric}) {found} over "
-                f"{size} example(s): the arm was not really instrumented "
-                f"({floor.why})",
-                hint="fix the instrumentation (or the price table) so the arm's real "
-                f"{metric} is recorded; leave unmeasured values empty, never 0",
-                file=display,
-                column=column,
-                expected=f"some {metric} >= {floor.value:g}",
-                found=found,
-            )
+            acc.check_instrumented(metric, column, floor, display)
 
 
 class KeyCodes:
@@ -329,11 +328,20 @@ class TraceTotals:
     ) -> None:
         """Add one column's sums over a batch's traces ``0 .. n - 1`` (``count``: the batch's row
         count per trace, cached)."""
-        if pa.types.is_boolean(column.type):
-            counts = _true_counts(trace, n, column, count)
-            if counts is not None:
-                self._acc[c] = self._acc[c].astype(np.int64, copy=False)
-                self._acc[c][:n] += counts
+        if pa.types.is_boolean(column.type):  # per trace, the rows where it is true (null: false)
+            if column.null_count:
+                column = pc.fill_null(column, False)
+            true = column.true_count
+            if true == 0:
+                return
+            if true < len(column):
+                counts = np.bincount(trace[column.to_numpy(zero_copy_only=False)], minlength=n)
+            else:  # true everywhere: the row count per trace
+                if not count:
+                    count.append(np.bincount(trace, minlength=n))
+                counts = count[0]
+            self._acc[c] = self._acc[c].astype(np.int64, copy=False)
+            self._acc[c][:n] += counts
             return
         values = column.to_numpy()
         if self._acc[c].dtype != values.dtype:  # int64 sums stay int64
@@ -384,23 +392,6 @@ class TraceTotals:
         if self._first:
             out[self._first] = pa.array(self._acc[self._first][:count])
         return pa.table(out)
-
-
-def _true_counts(
-    trace: np.ndarray, n: int, column: pa.Array, count: list[np.ndarray]
-) -> np.ndarray | None:
-    """Per trace ``0 .. n - 1``, the rows where a boolean column is true (null: false); None
-    when it is true nowhere. A column true everywhere is the row count (``count``, cached)."""
-    if column.null_count:
-        column = pc.fill_null(column, False)
-    true = column.true_count
-    if true == 0:
-        return None
-    if true < len(column):
-        return np.bincount(trace[column.to_numpy(zero_copy_only=False)], minlength=n)
-    if not count:
-        count.append(np.bincount(trace, minlength=n))
-    return count[0]
 
 
 def one_chunk(column: pa.Array | pa.ChunkedArray) -> pa.Array:

@@ -150,32 +150,6 @@ def parse_test_run(data: object, display: str) -> tuple[list[dict[str, Any]], di
     return cases, run, shape
 
 
-def _read_json(request: AdapterRequest) -> object:
-    """The source's JSON (NaN and Infinity too, as Python's ``json`` writes them).
-
-    Raises:
-        EvidenceError: ``evidence-empty`` for an empty file, ``invalid_json`` when it does
-            not parse.
-    """
-    display = request.display_path
-    raw = request.path.read_bytes()
-    if not raw.strip():
-        raise EvidenceError(
-            "evidence-empty",
-            f"{display} is empty",
-            file=display,
-            expected="a DeepEval test run",
-            found="no bytes",
-        )
-    try:
-        return orjson.loads(raw)
-    except orjson.JSONDecodeError as exc:
-        try:  # Python's json module writes NaN / Infinity, which orjson refuses; it reads them back
-            return json.loads(raw)
-        except ValueError:
-            raise invalid_json(display, exc) from exc
-
-
 @dataclass(frozen=True)
 class _TestRun:
     """A DeepEval test run being read: the request, its test cases, the run-level fields
@@ -185,6 +159,33 @@ class _TestRun:
     cases: list[dict[str, Any]]
     run: dict[str, Any]
     shape: str
+
+    @classmethod
+    def read(cls, request: AdapterRequest) -> _TestRun:
+        """Read the source's JSON (NaN and Infinity too, as Python's ``json`` writes them).
+
+        Raises:
+            EvidenceError: ``evidence-empty`` for an empty file, ``invalid_json`` when it does
+                not parse, then as ``parse_test_run``.
+        """
+        display = request.display_path
+        raw = request.path.read_bytes()
+        if not raw.strip():
+            raise EvidenceError(
+                "evidence-empty",
+                f"{display} is empty",
+                file=display,
+                expected="a DeepEval test run",
+                found="no bytes",
+            )
+        try:
+            data = orjson.loads(raw)
+        except orjson.JSONDecodeError as exc:
+            try:  # Python's json module writes NaN / Infinity, which orjson refuses
+                data = json.loads(raw)
+            except ValueError:
+                raise invalid_json(display, exc) from exc
+        return cls(request, *parse_test_run(data, display))
 
     def id_path(self) -> str:
         """The path of the example id in every test case, or "" when there is none."""
@@ -252,6 +253,24 @@ class _TestRun:
             for i, c in enumerate(cases, start=1)
         ]
         return make_texts(policies, examples, questions, responses, contexts, display=display)
+
+    def available(self, read: list[_Case]) -> tuple[dict[str, str], dict[str, str]]:
+        """``(metrics, everything)``: metric name → id in first-seen order in the test cases'
+        metric results (``read``); plus judge cost when present and, with
+        ``options.include_operational``, the operational fields present."""
+        available: dict[str, str] = {}
+        judge_cost_seen = False
+        for c in read:
+            for name, (_, m) in c.metrics.items():
+                available.setdefault(name, snake_metric_id(name))
+                judge_cost_seen = judge_cost_seen or dotted(m, "evaluationCost", _SNAKE) is not None
+        ops_available = {}
+        if self.request.source.options.get("include_operational", False):
+            for camel, snake, metric, _ in _OPERATIONAL:
+                if any(camel in c or snake in c for c in self.cases):
+                    ops_available[camel] = metric
+        judge = {"evaluationCost": JUDGE_COST_METRIC} if judge_cost_seen else {}
+        return available, {**available, **ops_available, **judge}
 
 
 Cell = tuple[float | None, str | None]
@@ -351,24 +370,6 @@ class _Case:
         return (v * scale if v is not None else None), r
 
 
-def _available(cases: list[_Case], include_ops: bool) -> tuple[dict[str, str], dict[str, str]]:
-    """``(metrics, everything)``: metric name → id in first-seen order; plus operational fields
-    and judge cost when present."""
-    available: dict[str, str] = {}
-    judge_cost_seen = False
-    for c in cases:
-        for name, (_, m) in c.metrics.items():
-            available.setdefault(name, snake_metric_id(name))
-            judge_cost_seen = judge_cost_seen or dotted(m, "evaluationCost", _SNAKE) is not None
-    ops_available = {}
-    if include_ops:
-        for camel, snake, metric, _ in _OPERATIONAL:
-            if any(camel in c.case or snake in c.case for c in cases):
-                ops_available[camel] = metric
-    judge = {"evaluationCost": JUDGE_COST_METRIC} if judge_cost_seen else {}
-    return available, {**available, **ops_available, **judge}
-
-
 def load(request: AdapterRequest) -> AdapterResult:
     """Read a DeepEval test run into canonical evidence and private texts.
 
@@ -381,7 +382,7 @@ def load(request: AdapterRequest) -> AdapterResult:
             duplicated example id; rows of another policy; a wanted metric the file lacks.
     """
     source, display = request.source, request.display_path
-    test_run = _TestRun(request, *parse_test_run(_read_json(request), display))
+    test_run = _TestRun.read(request)
     cases, shape = test_run.cases, test_run.shape
     examples, pairing, key_path = test_run.example_ids()
     policies = test_run.policies()
@@ -389,8 +390,7 @@ def load(request: AdapterRequest) -> AdapterResult:
     check_unique_keys(policies, examples, rows, display, key_path)
     base = _CASES_POINTER[shape]
     read = [_Case.of(case, i, display, base) for i, case in enumerate(cases, start=1)]
-    include_ops = bool(source.options.get("include_operational", False))
-    available, available_all = _available(read, include_ops)
+    available, available_all = test_run.available(read)
     chosen = select_metrics(available_all, source.metrics, display)
 
     records: list[Record] = []

@@ -23,7 +23,7 @@ from ragwarrant.adapters._requests import RequestIdentity, identity_columns
 from ragwarrant.adapters._tables import at_file_row, iter_parquet_batches, open_parquet, read_table
 from ragwarrant.adapters._telemetry import check_request_values, one_chunk
 from ragwarrant.adapters._text import read_texts
-from ragwarrant.contract import EvidenceSource, TelemetryReduction
+from ragwarrant.contract import EvidenceSource
 from ragwarrant.errors import EvidenceError
 from ragwarrant.evidence.schema import (
     DICTIONARY_STRING,
@@ -276,26 +276,6 @@ class _Telemetry:
         return merged.group_by(group_keys, use_threads=False).aggregate(reaggs), group_keys
 
 
-def _reduced(final: pa.Table, red: TelemetryReduction) -> tuple[pa.Array, pa.Array]:
-    """One declared reduction's per-key values and missing reasons (missing if any is)."""
-    n = final.num_rows
-    if red.how == "count":
-        return pc.cast(final.column("first_row_count_sum"), pa.float64()), pa.nulls(n, pa.string())
-    col = red.column
-    assert col is not None  # guaranteed by TelemetryReduction
-    total = final.column(f"v:{col}_sum_sum")
-    if red.how == "sum":
-        values = total
-    elif red.how == "max":
-        values = final.column(f"v:{col}_max_max")
-    else:
-        values = pc.divide(total, pc.cast(final.column(f"v:{col}_count_sum"), pa.float64()))
-    has_missing = pc.greater(final.column(f"m:{col}_sum_sum"), 0)
-    values = pc.if_else(has_missing, pa.scalar(None, pa.float64()), values)
-    missing = pc.if_else(has_missing, pa.scalar("null"), pa.scalar(None, pa.string()))
-    return one_chunk(pc.cast(values, pa.float64())), one_chunk(missing)
-
-
 def _load_telemetry(request: AdapterRequest) -> AdapterResult:
     """Reduce a per-request telemetry file to per-(policy, example) operational metrics."""
     source = request.source
@@ -326,8 +306,24 @@ def _load_telemetry(request: AdapterRequest) -> AdapterResult:
         final.column("first_row_min_min").combine_chunks(),
     )
     parts = []
-    for metric, red in source.reduce.items():
-        values, missing = _reduced(final, red)
+    for metric, red in source.reduce.items():  # missing where any request's value is
+        if red.how == "count":
+            values = pc.cast(final.column("first_row_count_sum"), pa.float64())
+            missing = pa.nulls(n, pa.string())
+        else:
+            col = red.column
+            assert col is not None  # guaranteed by TelemetryReduction
+            total = final.column(f"v:{col}_sum_sum")
+            if red.how == "sum":
+                values = total
+            elif red.how == "max":
+                values = final.column(f"v:{col}_max_max")
+            else:
+                values = pc.divide(total, pc.cast(final.column(f"v:{col}_count_sum"), pa.float64()))
+            has_missing = pc.greater(final.column(f"m:{col}_sum_sum"), 0)
+            values = pc.if_else(has_missing, pa.scalar(None, pa.float64()), values)
+            missing = pc.if_else(has_missing, pa.scalar("null"), pa.scalar(None, pa.string()))
+            values, missing = one_chunk(pc.cast(values, pa.float64())), one_chunk(missing)
         parts.append(canonical_rows(keys, metric, values, missing, tag, request.sha256))
     provenance = SourceProvenance(
         source_id=source.id,

@@ -142,28 +142,6 @@ TABLE = TableSpec(
 )
 
 
-def _load_table(request: AdapterRequest) -> AdapterResult:
-    source, display = request.source, request.display_path
-    read = ToolTable.read(request, TABLE)
-    table = read.table
-    names = table.schema.names
-    feedback = [c for c in names if c.startswith("feedback.")]
-    numeric = [c for c in feedback if _is_numeric_feedback(table.column(c))]
-    available = {c: snake_metric_id(c[len("feedback.") :]) for c in numeric}
-    scale: dict[str, float] = {}
-    if source.options.get("include_operational") and "execution_time" in names:
-        scale["execution_time"] = 1000.0  # seconds → latency_ms
-        available["execution_time"] = "latency_ms"
-    chosen = select_metrics(available, source.metrics, display)
-
-    def values(col: str) -> tuple[pa.Array, pa.Array]:
-        values, reason = column_as_float(table, col, display, booleans=WRITES_BOOLEANS)
-        return (pc.multiply(values, scale[col]) if col in scale else values), reason
-
-    skipped = [c for c in feedback if c not in numeric]
-    return read.result(chosen, values, skipped)
-
-
 def _first_truthy(section: Any, keys: tuple[str, ...]) -> Any:
     """The first of ``keys`` with a truthy value in a run's ``inputs``/``outputs`` dict, or None."""
     if not isinstance(section, dict):
@@ -265,90 +243,93 @@ class _RawRows:
             per_line.append(fb)
         return per_line, available, sorted(categorical - set(available))
 
-
-def _raw_value(raw: _RawRows, i: int, key: str, fb: dict[str, Any], ops: bool) -> Cell:
-    """Line ``i``'s cell: feedback ``key``'s score (``fb``: the line's feedback), or (``ops``)
-    the run's field ``key``; latency is ``end_time − start_time`` in ms."""
-    display, run = raw.request.display_path, raw.runs[i - 1]
-    if key in fb:
-        pointer = f"evaluation_results[{key!r}].score"
-        return float_cell(fb[key], display, i, pointer, booleans=WRITES_BOOLEANS)
-    if not ops or key not in _RAW_OPERATIONAL:
-        return None, "absent"
-    if key == "latency":
-        try:
-            start, end = (
-                datetime.fromisoformat(str(run.get(f)).replace("Z", "+00:00"))
-                for f in ("start_time", "end_time")
-            )
-        except ValueError:
+    def value(self, i: int, key: str, fb: dict[str, Any], ops: bool) -> Cell:
+        """Line ``i``'s cell: feedback ``key``'s score (``fb``: the line's feedback), or (``ops``)
+        the run's field ``key``; latency is ``end_time − start_time`` in ms."""
+        display, run = self.request.display_path, self.runs[i - 1]
+        if key in fb:
+            pointer = f"evaluation_results[{key!r}].score"
+            return float_cell(fb[key], display, i, pointer, booleans=WRITES_BOOLEANS)
+        if not ops or key not in _RAW_OPERATIONAL:
             return None, "absent"
-        return (end - start).total_seconds() * 1000.0, None
-    if key not in run:
-        return None, "absent"
-    return float_cell(run[key], display, i, f"run.{key}", booleans=WRITES_BOOLEANS)
+        if key == "latency":
+            try:
+                start, end = (
+                    datetime.fromisoformat(str(run.get(f)).replace("Z", "+00:00"))
+                    for f in ("start_time", "end_time")
+                )
+            except ValueError:
+                return None, "absent"
+            return (end - start).total_seconds() * 1000.0, None
+        if key not in run:
+            return None, "absent"
+        return float_cell(run[key], display, i, f"run.{key}", booleans=WRITES_BOOLEANS)
 
+    def texts(self, policies: list[str], examples: list[str]) -> pa.Table:
+        """The private texts: first question, response and context list of each run."""
+        display = self.request.display_path
+        contexts = []
+        for i, r in enumerate(self.runs, start=1):
+            outputs = r.get("outputs")
+            outputs = outputs if isinstance(outputs, dict) else {}
+            cell = next((outputs.get(k) for k in CONTEXT_KEYS if k in outputs), None)
+            contexts.append(parse_list_literal(cell, display, i, "run.outputs.contexts"))
+        return make_texts(
+            policies,
+            examples,
+            [_first_truthy(r.get("inputs"), QUESTION_KEYS) for r in self.runs],
+            [_first_truthy(r.get("outputs"), RESPONSE_KEYS) for r in self.runs],
+            contexts,
+            display=display,
+        )
 
-def _raw_texts(raw: _RawRows, policies: list[str], examples: list[str]) -> pa.Table:
-    """The private texts: first question, response and context list of each run."""
-    display = raw.request.display_path
-    contexts = []
-    for i, r in enumerate(raw.runs, start=1):
-        outputs = r.get("outputs")
-        outputs = outputs if isinstance(outputs, dict) else {}
-        cell = next((outputs.get(k) for k in CONTEXT_KEYS if k in outputs), None)
-        contexts.append(parse_list_literal(cell, display, i, "run.outputs.contexts"))
-    return make_texts(
-        policies,
-        examples,
-        [_first_truthy(r.get("inputs"), QUESTION_KEYS) for r in raw.runs],
-        [_first_truthy(r.get("outputs"), RESPONSE_KEYS) for r in raw.runs],
-        contexts,
-        display=display,
-    )
+    def result(self) -> AdapterResult:
+        """The adapter's result: evidence of the chosen feedback keys (and, with
+        ``options.include_operational``, the run's cost, tokens and latency), texts and notes.
 
+        Raises:
+            EvidenceError: as ``examples``, ``policies``, ``repetitions``, ``check_unique_keys``,
+                ``feedback``, ``select_metrics`` and ``float_cell`` (a score that is not a number).
+        """
+        request, source, display = self.request, self.request.source, self.request.display_path
+        examples, pairing, key_col = self.examples()
+        policies = self.policies()
+        run_ids = [str(r["id"]) if r.get("id") is not None else None for r in self.runs]
+        inputs = [r.get("inputs") for r in self.runs]
+        line_nos = list(range(1, len(self.lines) + 1))
+        examples, groups = repetitions(
+            RowKeys.of(policies, examples, line_nos),
+            run_ids,
+            inputs,
+            display=display,
+            run_column="run.id" if self.wrapped else "id",
+        )
+        check_unique_keys(policies, examples, line_nos, display, key_col)
 
-def _load_raw(request: AdapterRequest) -> AdapterResult:
-    source, display = request.source, request.display_path
-    raw = _RawRows.read(request)
-    examples, pairing, key_col = raw.examples()
-    policies = raw.policies()
-    run_ids = [str(r["id"]) if r.get("id") is not None else None for r in raw.runs]
-    inputs = [r.get("inputs") for r in raw.runs]
-    line_nos = list(range(1, len(raw.lines) + 1))
-    examples, groups = repetitions(
-        RowKeys.of(policies, examples, line_nos),
-        run_ids,
-        inputs,
-        display=display,
-        run_column="run.id" if raw.wrapped else "id",
-    )
-    check_unique_keys(policies, examples, line_nos, display, key_col)
-
-    per_line, available, categorical = raw.feedback()
-    ops = bool(source.options.get("include_operational"))
-    if ops:
-        available.update(_RAW_OPERATIONAL)
-    chosen = select_metrics(available, source.metrics, display)
-    records: list[Record] = []
-    for i, fb in enumerate(per_line, start=1):
-        p, e = policies[i - 1], examples[i - 1]
-        for key, metric in chosen.items():
-            records.append((p, e, metric, *_raw_value(raw, i, key, fb, ops), i))
-    shape = "experiment rows {run, example, evaluation_results}" if raw.wrapped else "runs"
-    notes = [f"shape: {shape}"]
-    if categorical:
-        notes.append(f"non-numeric feedback not read as metrics: {', '.join(categorical)}")
-    return tool_result(
-        request,
-        FORMAT,
-        evidence=with_groups(records_evidence(request, FORMAT, records), groups),
-        metric_names=chosen,
-        pairing_method=pairing,
-        rows_read=len(raw.lines),
-        notes=notes + repetition_notes(groups),
-        texts=_raw_texts(raw, policies, examples),
-    )
+        per_line, available, categorical = self.feedback()
+        ops = bool(source.options.get("include_operational"))
+        if ops:
+            available.update(_RAW_OPERATIONAL)
+        chosen = select_metrics(available, source.metrics, display)
+        records: list[Record] = []
+        for i, fb in enumerate(per_line, start=1):
+            p, e = policies[i - 1], examples[i - 1]
+            for key, metric in chosen.items():
+                records.append((p, e, metric, *self.value(i, key, fb, ops), i))
+        shape = "experiment rows {run, example, evaluation_results}" if self.wrapped else "runs"
+        notes = [f"shape: {shape}"]
+        if categorical:
+            notes.append(f"non-numeric feedback not read as metrics: {', '.join(categorical)}")
+        return tool_result(
+            request,
+            FORMAT,
+            evidence=with_groups(records_evidence(request, FORMAT, records), groups),
+            metric_names=chosen,
+            pairing_method=pairing,
+            rows_read=len(self.lines),
+            notes=notes + repetition_notes(groups),
+            texts=self.texts(policies, examples),
+        )
 
 
 def load(request: AdapterRequest) -> AdapterResult:
@@ -362,5 +343,23 @@ def load(request: AdapterRequest) -> AdapterResult:
         with request.path.open("rb") as fh:
             first = next((line for line in fh if line.strip()), b"")
         if first and is_raw_jsonl(first):
-            return _load_raw(request)
-    return _load_table(request)
+            return _RawRows.read(request).result()
+    source, display = request.source, request.display_path
+    read = ToolTable.read(request, TABLE)
+    table = read.table
+    names = table.schema.names
+    feedback = [c for c in names if c.startswith("feedback.")]
+    numeric = [c for c in feedback if _is_numeric_feedback(table.column(c))]
+    available = {c: snake_metric_id(c[len("feedback.") :]) for c in numeric}
+    scale: dict[str, float] = {}
+    if source.options.get("include_operational") and "execution_time" in names:
+        scale["execution_time"] = 1000.0  # seconds → latency_ms
+        available["execution_time"] = "latency_ms"
+    chosen = select_metrics(available, source.metrics, display)
+
+    def values(col: str) -> tuple[pa.Array, pa.Array]:
+        values, reason = column_as_float(table, col, display, booleans=WRITES_BOOLEANS)
+        return (pc.multiply(values, scale[col]) if col in scale else values), reason
+
+    skipped = [c for c in feedback if c not in numeric]
+    return read.result(chosen, values, skipped)

@@ -228,7 +228,7 @@ class _PerTrace:
             "trace", self.codes["trace"].decode(pa.array(np.arange(count)))
         )
         for key in ("example", "policy"):
-            _trace_conflict(self, traces, key)
+            self.trace_conflict(traces, key)
             traces = traces.append_column(key, self.codes[key].decode(traces.column(f"{key}_lo")))
         no_example = pc.is_null(traces.column("example"))
         if pc.any(no_example).as_py():
@@ -246,28 +246,27 @@ class _PerTrace:
             )
         return traces
 
-
-def _trace_conflict(acc: _PerTrace, traces: pa.Table, key: str) -> None:
-    """Raise when a trace's spans name two different ``key`` ids (examples or policies)."""
-    lo, hi = traces.column(f"{key}_lo"), traces.column(f"{key}_hi")
-    clash = pc.fill_null(pc.not_equal(lo, hi), False)
-    if not pc.any(clash).as_py():
-        return
-    i = pc.index(clash, True).as_py()
-    what = "examples" if key == "example" else "policies"
-    first, second = sorted(
-        acc.codes[key].decode(pa.array([lo[i].as_py(), hi[i].as_py()], pa.int64())).to_pylist()
-    )
-    row, trace = traces.column("row")[i].as_py(), traces.column("trace")[i].as_py()
-    raise EvidenceError(
-        "evidence-trace-conflict",
-        f"{acc.display} row {row}: trace {trace!r} names two {what}: {first!r} and {second!r}",
-        file=acc.display,
-        row=row,
-        column=key,
-        expected=f"one of the {what} per trace",
-        found=f"{first!r}, {second!r}",
-    )
+    def trace_conflict(self, traces: pa.Table, key: str) -> None:
+        """Raise when a trace's spans name two different ``key`` ids (examples or policies)."""
+        lo, hi = traces.column(f"{key}_lo"), traces.column(f"{key}_hi")
+        clash = pc.fill_null(pc.not_equal(lo, hi), False)
+        if not pc.any(clash).as_py():
+            return
+        i = pc.index(clash, True).as_py()
+        what = "examples" if key == "example" else "policies"
+        first, second = sorted(
+            self.codes[key].decode(pa.array([lo[i].as_py(), hi[i].as_py()], pa.int64())).to_pylist()
+        )
+        row, trace = traces.column("row")[i].as_py(), traces.column("trace")[i].as_py()
+        raise EvidenceError(
+            "evidence-trace-conflict",
+            f"{self.display} row {row}: trace {trace!r} names two {what}: {first!r} and {second!r}",
+            file=self.display,
+            row=row,
+            column=key,
+            expected=f"one of the {what} per trace",
+            found=f"{first!r}, {second!r}",
+        )
 
 
 #: token metric → the span column summed for it (only when the metric is wanted)
@@ -288,22 +287,6 @@ _PER_EXAMPLE_SUMS = (
     "reported",
     "err",
 )
-
-
-def _per_example(traces: pa.Table) -> pa.Table:
-    """Sum the traces of each (policy, example) (the columns of ``_PER_EXAMPLE_SUMS`` it has);
-    latency is the sum of trace durations."""
-    dur = pc.divide(
-        pc.cast(
-            pc.subtract(traces.column("end"), traces.column("start")), pa.float64(), safe=False
-        ),
-        1e6,
-    )
-    traces = traces.append_column("dur_ms", dur)
-    names = traces.schema.names
-    aggs = [(c, "sum") for c in _PER_EXAMPLE_SUMS if c in names] + [("row", "min")]
-    g = traces.group_by(["policy", "example"], use_threads=False).aggregate(aggs)
-    return g.sort_by([("row_min", "ascending")])
 
 
 def reduce_spans(
@@ -338,7 +321,15 @@ def reduce_spans(
     acc = _PerTrace(fields, display, TraceTotals(sums, *_EXTREMES, first="row"))
     acc.fold(batches, prices)
     traces = acc.traces()
-    g = _per_example(traces)
+    # per (policy, example): the sums of its traces' columns (latency: of their durations)
+    dur = pc.cast(
+        pc.subtract(traces.column("end"), traces.column("start")), pa.float64(), safe=False
+    )
+    traces = traces.append_column("dur_ms", pc.divide(dur, 1e6))
+    names = traces.schema.names
+    aggs = [(c, "sum") for c in _PER_EXAMPLE_SUMS if c in names] + [("row", "min")]
+    g = traces.group_by(["policy", "example"], use_threads=False).aggregate(aggs)
+    g = g.sort_by([("row_min", "ascending")])
     unmeasured, summed = pa.nulls(g.num_rows, pa.float64()), g.schema.names
     table = pa.table(
         {

@@ -193,11 +193,6 @@ def _score_value(cell: Any, det: Any, at: tuple[str, int, str]) -> tuple[Cell, s
 _DIRECTIONS = {"maximize": "higher_is_better", "minimize": "lower_is_better"}
 
 
-def _declared_directions(directions: dict[str, str]) -> dict[str, str]:
-    """metric → ``higher_is_better`` / ``lower_is_better`` from Phoenix's maximize/minimize."""
-    return {m: _DIRECTIONS[d.lower()] for m, d in directions.items() if d.lower() in _DIRECTIONS}
-
-
 #: ``options.document_reducer``: the per-document scores of one example → its value.
 _REDUCERS: dict[str, Callable[[list[float]], float]] = {
     "mean": lambda vs: sum(vs) / len(vs),
@@ -226,12 +221,13 @@ def eval_name(path: Path) -> str | None:
 @dataclass
 class _Evaluations:
     """A Phoenix evaluations frame being read: the request, its table, the provenance notes so
-    far and, once ``index`` ran, each row's policy and example id. The readers of each shape
-    (``_score_records``, ``_annotation_records`` ...) take it whole."""
+    far, the direction (maximize / minimize) its Scores or annotations declare per metric and,
+    once ``index`` ran, each row's policy and example id. ``records`` reads any shape."""
 
     request: AdapterRequest
     table: pa.Table
     notes: list[str] = field(default_factory=list)
+    directions: dict[str, str] = field(default_factory=dict)
     policies: list[str] = field(default_factory=list)
     examples: list[str] = field(default_factory=list)
 
@@ -252,7 +248,7 @@ class _Evaluations:
         source, display = self.request.source, self.request.display_path
         n = self.table.num_rows
         if source.pairing == "span-join" or (source.pairing == "auto" and self.joins_spans()):
-            examples, file_policies, key_col = _join_spans(self)
+            examples, file_policies, key_col = self.join_spans()
             pairing = "span-join"
         elif source.pairing == "question-hash":
             examples = ids_from_questions(self.table, "input", display)
@@ -273,267 +269,234 @@ class _Evaluations:
         self.examples = examples
         return pairing, key_col
 
-    def records(self) -> tuple[list[Record], dict[str, str], dict[str, str], str]:
-        """Records, chosen metrics, declared directions and pairing method of any shape."""
+    def records(self) -> tuple[list[Record], dict[str, str], str]:
+        """Records, chosen metrics and pairing method of any shape."""
         names = self.table.schema.names
         pairing, key_col = self.index()
         if "annotation_name" in names:
-            return (*_annotation_records(self), pairing)
+            return (*self.annotation_records(), pairing)
         if "document_position" in names:
-            return (*_document_records(self), {}, pairing)
+            return (*self.document_records(), pairing)
         rows = list(range(1, self.table.num_rows + 1))  # one row per example in the other shapes
         check_unique_keys(self.policies, self.examples, rows, self.request.display_path, key_col)
         if any(c.endswith("_score") and c != "score" for c in names):
-            return (*_score_records(self), pairing)
-        records, chosen = _legacy_records(self)
+            return (*self.score_records(), pairing)
+        return (*self.legacy_records(), pairing)
+
+    def join_spans(self) -> tuple[list[str], list[str | None], str]:
+        """Example id and policy of each row, through its span id and ``options.spans``."""
+        source, display = self.request.source, self.request.display_path
+        names = self.table.schema.names
+        span_col = next((c for c in SPAN_ID_COLUMNS if c in names), None)
+        if span_col is None:
+            require_columns(names, [SPAN_ID_COLUMNS[0]], display)
+        assert span_col is not None
+        spans_rel = source.options.get("spans")
+        if not isinstance(spans_rel, str) or not spans_rel:
+            raise EvidenceError(
+                "evidence-spans-needed",
+                f"{display}: Phoenix evaluations carry no example id; they are joined to spans",
+                hint="set options.spans to the spans file of the same run (relative to the input "
+                "directory), or pairing: question-hash",
+                file=display,
+                expected="options.spans",
+                found="nothing",
+            )
+        spans_path = resolve_inside(
+            input_dir_of(self.request.path, source.path, display), spans_rel
+        )
+        if not is_readable_file(spans_path):
+            raise EvidenceError(
+                "evidence-spans-missing",
+                f"{display}: options.spans names {spans_rel}, which is not a readable file in the "
+                "input directory",
+                hint="copy the spans export of the same run there, or fix options.spans",
+                file=display,
+                expected=f"a spans file at {spans_rel}",
+                found="no such file",
+            )
+        index = span_index(spans_path, spans_rel, span_fields(self.request, metadata=True))
+        span_ids = column_as_string(self.table, span_col, display, allow_null=False).to_pylist()
+        examples: list[str] = []
+        file_policies: list[str | None] = []
+        for i, s in enumerate(span_ids, start=1):
+            hit = index.get(s)
+            if hit is None or hit[0] is None:
+                raise EvidenceError(
+                    "evidence-join-miss",
+                    f"{display} row {i}: span {s!r} is not in {spans_rel}"
+                    if hit is None
+                    else f"{display} row {i}: the trace of span {s!r} carries no example id",
+                    hint="options.spans must name the spans file of the run these evaluations "
+                    "scored",
+                    file=display,
+                    row=i,
+                    column=span_col,
+                    expected=f"a span id of {spans_rel}",
+                    found=s,
+                )
+            examples.append(hit[0])
+            file_policies.append(hit[1])
+        self.notes.append(
+            f"joined {span_col} to {spans_rel} (example id and policy of the span's trace)"
+        )
+        return examples, file_policies, span_col
+
+    def legacy_records(self) -> tuple[list[Record], dict[str, str]]:
+        """The records of a legacy SpanEvaluations frame (label, score, explanation)."""
+        source, display = self.request.source, self.request.display_path
+        require_columns(self.table.schema.names, ["score"], display)
+        if not source.metrics:
+            raise EvidenceError(
+                "evidence-metric-name-needed",
+                f"{display} is a SpanEvaluations frame (label, score, explanation) and does not "
+                "name its evaluation",
+                hint="give the metric id with metrics: {score: <metric id>}",
+                file=display,
+                column="score",
+                expected="metrics: {score: <id>}",
+                found="no mapping",
+            )
+        chosen = select_metrics({"score": "score"}, source.metrics, display)
+        values, reason = column_as_float(self.table, "score", display)
+        metric = chosen["score"]
+        policies, examples = self.policies, self.examples
+        records: list[Record] = [
+            (policies[i], examples[i], metric, v, r, i + 1)
+            for i, (v, r) in enumerate(zip(values.to_pylist(), reason.to_pylist(), strict=True))
+        ]
         self.notes.append("shape: legacy SpanEvaluations (label, score, explanation)")
-        return records, chosen, {}, pairing
+        return records, chosen
 
-
-def _join_spans(frame: _Evaluations) -> tuple[list[str], list[str | None], str]:
-    """Example id and policy of each row, through its span id and ``options.spans``."""
-    source, display = frame.request.source, frame.request.display_path
-    names = frame.table.schema.names
-    span_col = next((c for c in SPAN_ID_COLUMNS if c in names), None)
-    if span_col is None:
-        require_columns(names, [SPAN_ID_COLUMNS[0]], display)
-    assert span_col is not None
-    spans_rel = source.options.get("spans")
-    if not isinstance(spans_rel, str) or not spans_rel:
-        raise EvidenceError(
-            "evidence-spans-needed",
-            f"{display}: Phoenix evaluations carry no example id; they are joined to spans",
-            hint="set options.spans to the spans file of the same run (relative to the input "
-            "directory), or pairing: question-hash",
-            file=display,
-            expected="options.spans",
-            found="nothing",
-        )
-    spans_path = resolve_inside(input_dir_of(frame.request.path, source.path, display), spans_rel)
-    if not is_readable_file(spans_path):
-        raise EvidenceError(
-            "evidence-spans-missing",
-            f"{display}: options.spans names {spans_rel}, which is not a readable file in the "
-            "input directory",
-            hint="copy the spans export of the same run there, or fix options.spans",
-            file=display,
-            expected=f"a spans file at {spans_rel}",
-            found="no such file",
-        )
-    index = span_index(spans_path, spans_rel, span_fields(frame.request, metadata=True))
-    span_ids = column_as_string(frame.table, span_col, display, allow_null=False).to_pylist()
-    examples: list[str] = []
-    file_policies: list[str | None] = []
-    for i, s in enumerate(span_ids, start=1):
-        hit = index.get(s)
-        if hit is None or hit[0] is None:
-            raise EvidenceError(
-                "evidence-join-miss",
-                f"{display} row {i}: span {s!r} is not in {spans_rel}"
-                if hit is None
-                else f"{display} row {i}: the trace of span {s!r} carries no example id",
-                hint="options.spans must name the spans file of the run these evaluations scored",
-                file=display,
-                row=i,
-                column=span_col,
-                expected=f"a span id of {spans_rel}",
-                found=s,
+    def score_records(self) -> tuple[list[Record], dict[str, str]]:
+        """The records of a phoenix-evals ``evaluate_dataframe`` frame (``<name>_score`` cells)."""
+        source, display = self.request.source, self.request.display_path
+        names = self.table.schema.names
+        score_cols = [c for c in names if c.endswith("_score") and c != "score"]
+        available = {c[: -len("_score")]: snake_metric_id(c[: -len("_score")]) for c in score_cols}
+        chosen = select_metrics(available, source.metrics, display)
+        policies, examples = self.policies, self.examples
+        records: list[Record] = []
+        errors = 0
+        for name, metric in chosen.items():
+            col = f"{name}_score"
+            details_col = f"{name}_execution_details"
+            details = cells_or_nulls(self.table, details_col if details_col in names else None)
+            for i, (cell, det) in enumerate(
+                zip(self.table.column(col).to_pylist(), details, strict=True)
+            ):
+                (v, r), direction = _score_value(cell, det, (display, i + 1, col))
+                errors += r == "error"
+                if direction:
+                    self.directions[metric] = direction
+                records.append((policies[i], examples[i], metric, v, r, i + 1))
+        self.notes.append("shape: phoenix-evals evaluate_dataframe (<name>_score cells)")
+        if errors:
+            self.notes.append(
+                f"{errors} evaluation(s) did not complete and count as missing (reason 'error')"
             )
-        examples.append(hit[0])
-        file_policies.append(hit[1])
-    frame.notes.append(
-        f"joined {span_col} to {spans_rel} (example id and policy of the span's trace)"
-    )
-    return examples, file_policies, span_col
+        for metric, direction in sorted(self.directions.items()):
+            if direction.lower() == "minimize":
+                self.notes.append(
+                    f"{metric}: the Score says direction 'minimize' (lower is better)"
+                )
+        return records, chosen
 
+    def annotation_records(self) -> tuple[list[Record], dict[str, str]]:
+        """Records of a long annotation frame: one row per (span, annotation_name).
 
-def _legacy_records(frame: _Evaluations) -> tuple[list[Record], dict[str, str]]:
-    """The records of a legacy SpanEvaluations frame (label, score, explanation)."""
-    source, display = frame.request.source, frame.request.display_path
-    require_columns(frame.table.schema.names, ["score"], display)
-    if not source.metrics:
-        raise EvidenceError(
-            "evidence-metric-name-needed",
-            f"{display} is a SpanEvaluations frame (label, score, explanation) and does not "
-            "name its evaluation",
-            hint="give the metric id with metrics: {score: <metric id>}",
-            file=display,
-            column="score",
-            expected="metrics: {score: <id>}",
-            found="no mapping",
-        )
-    chosen = select_metrics({"score": "score"}, source.metrics, display)
-    values, reason = column_as_float(frame.table, "score", display)
-    metric = chosen["score"]
-    policies, examples = frame.policies, frame.examples
-    records: list[Record] = [
-        (policies[i], examples[i], metric, v, r, i + 1)
-        for i, (v, r) in enumerate(zip(values.to_pylist(), reason.to_pylist(), strict=True))
-    ]
-    return records, chosen
+        ``to_annotation_dataframe`` writes ``score``; the client's
+        ``get_span_annotations_dataframe`` writes ``result.score``. Each annotation name is a
+        metric (snake_case id).
 
-
-def _score_records(frame: _Evaluations) -> tuple[list[Record], dict[str, str], dict[str, str]]:
-    """The records of a phoenix-evals ``evaluate_dataframe`` frame (``<name>_score`` cells)."""
-    source, display = frame.request.source, frame.request.display_path
-    names = frame.table.schema.names
-    score_cols = [c for c in names if c.endswith("_score") and c != "score"]
-    available = {c[: -len("_score")]: snake_metric_id(c[: -len("_score")]) for c in score_cols}
-    chosen = select_metrics(available, source.metrics, display)
-    policies, examples = frame.policies, frame.examples
-    records: list[Record] = []
-    errors = 0
-    directions: dict[str, str] = {}
-    for name, metric in chosen.items():
-        col = f"{name}_score"
-        details_col = f"{name}_execution_details"
-        details = cells_or_nulls(frame.table, details_col if details_col in names else None)
-        for i, (cell, det) in enumerate(
-            zip(frame.table.column(col).to_pylist(), details, strict=True)
+        Raises:
+            EvidenceError: ``evidence-duplicate-id`` for an example annotated twice under one name;
+                as ``float_cell`` for a score that is not a number.
+        """
+        display = self.request.display_path
+        names = self.table.schema.names
+        score_col = next((c for c in ("score", "result.score") if c in names), "score")
+        require_columns(names, [score_col], display)
+        labels = column_as_string(
+            self.table, "annotation_name", display, allow_null=False
+        ).to_pylist()
+        available = {a: snake_metric_id(a) for a in dict.fromkeys(labels)}
+        chosen = select_metrics(available, self.request.source.metrics, display)
+        meta = cells_or_nulls(self.table, "metadata" if "metadata" in names else None)
+        policies, examples = self.policies, self.examples
+        records: list[Record] = []
+        first: dict[tuple[str, str, str], int] = {}
+        for i, (name, cell, m) in enumerate(
+            zip(labels, self.table.column(score_col).to_pylist(), meta, strict=True), start=1
         ):
-            (v, r), direction = _score_value(cell, det, (display, i + 1, col))
-            errors += r == "error"
-            if direction:
-                directions[metric] = direction
-            records.append((policies[i], examples[i], metric, v, r, i + 1))
-    frame.notes.append("shape: phoenix-evals evaluate_dataframe (<name>_score cells)")
-    if errors:
-        frame.notes.append(
-            f"{errors} evaluation(s) did not complete and count as missing (reason 'error')"
+            if name not in chosen:
+                continue
+            key = (policies[i - 1], examples[i - 1], chosen[name])
+            if key in first:
+                raise EvidenceError(
+                    "evidence-duplicate-id",
+                    f"{display} row {i}: example {key[1]!r} of policy {key[0]!r} is annotated "
+                    f"{name!r} again (first in row {first[key]})",
+                    hint="keep one annotation per span and name (e.g. filter by annotator)",
+                    file=display,
+                    row=i,
+                    column="annotation_name",
+                    expected="one annotation per example and name",
+                    found=f"again (first in row {first[key]})",
+                )
+            first[key] = i
+            if isinstance(m, dict) and m.get("direction"):
+                self.directions[chosen[name]] = str(m["direction"])
+            records.append((*key, *float_cell(cell, display, i, score_col), i))
+        self.notes.append(f"shape: Phoenix annotations, long layout (annotation_name, {score_col})")
+        return records, chosen
+
+    def document_records(self) -> tuple[list[Record], dict[str, str]]:
+        """Records of DocumentEvaluations: per-document scores reduced per example.
+
+        Raises:
+            EvidenceError: ``evidence-reducer-needed`` without ``options.document_reducer``; as
+                ``column_as_float`` for a score that is not a number.
+        """
+        display, how = (
+            self.request.display_path,
+            self.request.source.options.get("document_reducer"),
         )
-    for metric, direction in sorted(directions.items()):
-        if direction.lower() == "minimize":
-            frame.notes.append(f"{metric}: the Score says direction 'minimize' (lower is better)")
-    return records, chosen, _declared_directions(directions)
-
-
-def _annotation_records(frame: _Evaluations) -> tuple[list[Record], dict[str, str], dict[str, str]]:
-    """Records of a long annotation frame: one row per (span, annotation_name).
-
-    ``to_annotation_dataframe`` writes ``score``; the client's
-    ``get_span_annotations_dataframe`` writes ``result.score``. Each annotation name is a
-    metric (snake_case id).
-
-    Raises:
-        EvidenceError: ``evidence-duplicate-id`` for an example annotated twice under one name;
-            as ``float_cell`` for a score that is not a number.
-    """
-    display = frame.request.display_path
-    names = frame.table.schema.names
-    score_col = next((c for c in ("score", "result.score") if c in names), "score")
-    require_columns(names, [score_col], display)
-    labels = column_as_string(frame.table, "annotation_name", display, allow_null=False).to_pylist()
-    available = {a: snake_metric_id(a) for a in dict.fromkeys(labels)}
-    chosen = select_metrics(available, frame.request.source.metrics, display)
-    meta = cells_or_nulls(frame.table, "metadata" if "metadata" in names else None)
-    policies, examples = frame.policies, frame.examples
-    records: list[Record] = []
-    first: dict[tuple[str, str, str], int] = {}
-    directions: dict[str, str] = {}
-    for i, (name, cell, m) in enumerate(
-        zip(labels, frame.table.column(score_col).to_pylist(), meta, strict=True), start=1
-    ):
-        if name not in chosen:
-            continue
-        key = (policies[i - 1], examples[i - 1], chosen[name])
-        if key in first:
+        if how not in DOCUMENT_REDUCERS:
             raise EvidenceError(
-                "evidence-duplicate-id",
-                f"{display} row {i}: example {key[1]!r} of policy {key[0]!r} is annotated "
-                f"{name!r} again (first in row {first[key]})",
-                hint="keep one annotation per span and name (e.g. filter by annotator)",
+                "evidence-reducer-needed",
+                f"{display} holds Phoenix DocumentEvaluations (one row per retrieved "
+                "document); say how they become one value per example",
+                hint="set options.document_reducer to mean, max or any (any: 1 when some "
+                "document scores above 0)",
                 file=display,
-                row=i,
-                column="annotation_name",
-                expected="one annotation per example and name",
-                found=f"again (first in row {first[key]})",
+                column="document_position",
+                expected="options.document_reducer: mean | max | any",
+                found=str(how) if how is not None else "nothing",
             )
-        first[key] = i
-        if isinstance(m, dict) and m.get("direction"):
-            directions[chosen[name]] = str(m["direction"])
-        records.append((*key, *float_cell(cell, display, i, score_col), i))
-    frame.notes.append(f"shape: Phoenix annotations, long layout (annotation_name, {score_col})")
-    return records, chosen, _declared_directions(directions)
-
-
-def _document_reducer(request: AdapterRequest) -> str:
-    """``options.document_reducer``, required for DocumentEvaluations."""
-    display, how = request.display_path, request.source.options.get("document_reducer")
-    if how not in DOCUMENT_REDUCERS:
-        raise EvidenceError(
-            "evidence-reducer-needed",
-            f"{display} holds Phoenix DocumentEvaluations (one row per retrieved "
-            "document); say how they become one value per example",
-            hint="set options.document_reducer to mean, max or any (any: 1 when some "
-            "document scores above 0)",
-            file=display,
-            column="document_position",
-            expected="options.document_reducer: mean | max | any",
-            found=str(how) if how is not None else "nothing",
+        require_columns(self.table.schema.names, ["score"], display)
+        name = eval_name(self.request.path) if self.request.source.format == "parquet" else None
+        available = {"score": snake_metric_id(name) if name else "score"}
+        if name:
+            available = {name: snake_metric_id(name)}
+        chosen = select_metrics(available, self.request.source.metrics, display)
+        metric = next(iter(chosen.values()))
+        values, _ = column_as_float(self.table, "score", display)
+        groups: dict[tuple[str, str], tuple[int, list[float | None]]] = {}
+        for i, v in enumerate(values.to_pylist(), start=1):
+            key = (self.policies[i - 1], self.examples[i - 1])
+            groups.setdefault(key, (i, []))[1].append(v)
+        records: list[Record] = [
+            (p, e, metric, None, "null", row)
+            if None in vs
+            else (p, e, metric, _REDUCERS[str(how)]([v for v in vs if v is not None]), None, row)
+            for (p, e), (row, vs) in groups.items()
+        ]
+        self.notes.append(
+            f"shape: Phoenix DocumentEvaluations ({self.table.num_rows} documents reduced to "
+            f"{len(groups)} examples by {how})"
         )
-    return str(how)
-
-
-def _document_records(frame: _Evaluations) -> tuple[list[Record], dict[str, str]]:
-    """Records of DocumentEvaluations: per-document scores reduced per example.
-
-    Raises:
-        EvidenceError: ``evidence-reducer-needed`` without ``options.document_reducer``; as
-            ``column_as_float`` for a score that is not a number.
-    """
-    display = frame.request.display_path
-    how = _document_reducer(frame.request)
-    require_columns(frame.table.schema.names, ["score"], display)
-    name = eval_name(frame.request.path) if frame.request.source.format == "parquet" else None
-    available = {"score": snake_metric_id(name) if name else "score"}
-    if name:
-        available = {name: snake_metric_id(name)}
-    chosen = select_metrics(available, frame.request.source.metrics, display)
-    metric = next(iter(chosen.values()))
-    values, _ = column_as_float(frame.table, "score", display)
-    groups: dict[tuple[str, str], tuple[int, list[float | None]]] = {}
-    for i, v in enumerate(values.to_pylist(), start=1):
-        key = (frame.policies[i - 1], frame.examples[i - 1])
-        groups.setdefault(key, (i, []))[1].append(v)
-    records: list[Record] = [
-        (p, e, metric, None, "null", row)
-        if None in vs
-        else (p, e, metric, _REDUCERS[how]([v for v in vs if v is not None]), None, row)
-        for (p, e), (row, vs) in groups.items()
-    ]
-    frame.notes.append(
-        f"shape: Phoenix DocumentEvaluations ({frame.table.num_rows} documents reduced to "
-        f"{len(groups)} examples by {how})"
-    )
-    return records, chosen
-
-
-def _load_evaluations(request: AdapterRequest) -> AdapterResult:
-    source, display = request.source, request.display_path
-    frame = _Evaluations(request, read_table(request.path, source.format, display))
-    records, chosen, directions, pairing = frame.records()
-    table, n = frame.table, frame.table.num_rows
-    texts = None
-    if "input" in table.schema.names and "output" in table.schema.names:
-        texts = make_texts(
-            frame.policies,
-            frame.examples,
-            table.column("input").to_pylist(),
-            table.column("output").to_pylist(),
-            [None] * n,
-            display=display,
-        )
-    result = tool_result(
-        request,
-        FORMAT,
-        evidence=records_evidence(request, FORMAT, records),
-        metric_names=chosen,
-        pairing_method=pairing,
-        rows_read=n,
-        notes=frame.notes,
-        texts=texts,
-    )
-    return dataclasses.replace(result, directions=directions)
+        return records, chosen
 
 
 def is_spans_parquet(path: Path) -> bool:
@@ -560,4 +523,31 @@ def load(request: AdapterRequest) -> AdapterResult:
         if parquet:
             open_parquet(request.path, request.display_path)
         return load_spans(request, FORMAT, fields=span_fields(request, metadata=True))
-    return _load_evaluations(request)
+    display = request.display_path
+    frame = _Evaluations(request, read_table(request.path, request.source.format, display))
+    records, chosen, pairing = frame.records()
+    table, n = frame.table, frame.table.num_rows
+    texts = None
+    if "input" in table.schema.names and "output" in table.schema.names:
+        texts = make_texts(
+            frame.policies,
+            frame.examples,
+            table.column("input").to_pylist(),
+            table.column("output").to_pylist(),
+            [None] * n,
+            display=display,
+        )
+    result = tool_result(
+        request,
+        FORMAT,
+        evidence=records_evidence(request, FORMAT, records),
+        metric_names=chosen,
+        pairing_method=pairing,
+        rows_read=n,
+        notes=frame.notes,
+        texts=texts,
+    )
+    directions = {  # Phoenix's maximize / minimize as the contract's terms
+        m: _DIRECTIONS[d.lower()] for m, d in frame.directions.items() if d.lower() in _DIRECTIONS
+    }
+    return dataclasses.replace(result, directions=directions)

@@ -173,34 +173,6 @@ def _available(request: AdapterRequest, table: pa.Table) -> tuple[dict[str, str]
     return available, skipped
 
 
-def _metric_values(
-    table: pa.Table, col: str, metric: str, display: str, notes: list[str]
-) -> tuple[pa.Array, pa.Array]:
-    """One chosen column's values and missing reasons: latency in ms; judge cost summed over
-    the feedback cost columns per row, missing only when every one is missing."""
-    if col == "feedback cost in USD":
-        cost_cols = [c for c in table.schema.names if c.endswith(COST_SUFFIX)]
-        costs = [column_as_float(table, c, display)[0] for c in cost_cols]
-        total, all_missing = costs[0], pc.is_null(costs[0])
-        for v in costs[1:]:
-            total = pc.add(pc.fill_null(total, 0.0), pc.fill_null(v, 0.0))
-            all_missing = pc.and_(all_missing, pc.is_null(v))
-        notes.append(f"judge cost: sum of {', '.join(repr(c) for c in cost_cols)} → {metric}")
-        return (
-            pc.if_else(all_missing, pa.scalar(None, pa.float64()), total),
-            pc.if_else(all_missing, pa.scalar("null"), pa.scalar(None, pa.string())),
-        )
-    values, reason = column_as_float(table, col, display)
-    if col == "latency":
-        zero = pc.fill_null(pc.equal(values, 0.0), False)
-        k = int(pc.sum(zero).as_py() or 0)
-        values = pc.if_else(zero, pa.scalar(None, pa.float64()), pc.multiply(values, 1000.0))
-        reason = pc.if_else(zero, pa.scalar("absent"), reason)
-        if k:
-            notes.append(f"{k} record(s) with latency 0 (not measured) count as missing")
-    return values, reason
-
-
 def load(request: AdapterRequest) -> AdapterResult:
     """Read a TruLens records-and-feedback table into canonical evidence and texts.
 
@@ -216,9 +188,34 @@ def load(request: AdapterRequest) -> AdapterResult:
     available, skipped = _available(request, table)
     chosen = select_metrics(available, source.metrics, display)
     notes: list[str] = []
-    result = read.result(
-        chosen, lambda c: _metric_values(table, c, chosen[c], display, notes), skipped, notes
-    )
+
+    def values(col: str) -> tuple[pa.Array, pa.Array]:
+        """One chosen column's values and missing reasons: latency in ms; judge cost summed
+        over the feedback cost columns per row, missing only when every one is missing."""
+        if col == "feedback cost in USD":
+            cost_cols = [c for c in table.schema.names if c.endswith(COST_SUFFIX)]
+            costs = [column_as_float(table, c, display)[0] for c in cost_cols]
+            total, all_missing = costs[0], pc.is_null(costs[0])
+            for v in costs[1:]:
+                total = pc.add(pc.fill_null(total, 0.0), pc.fill_null(v, 0.0))
+                all_missing = pc.and_(all_missing, pc.is_null(v))
+            summed = ", ".join(repr(c) for c in cost_cols)
+            notes.append(f"judge cost: sum of {summed} → {chosen[col]}")
+            return (
+                pc.if_else(all_missing, pa.scalar(None, pa.float64()), total),
+                pc.if_else(all_missing, pa.scalar("null"), pa.scalar(None, pa.string())),
+            )
+        values, reason = column_as_float(table, col, display)
+        if col == "latency":
+            zero = pc.fill_null(pc.equal(values, 0.0), False)
+            k = int(pc.sum(zero).as_py() or 0)
+            values = pc.if_else(zero, pa.scalar(None, pa.float64()), pc.multiply(values, 1000.0))
+            reason = pc.if_else(zero, pa.scalar("absent"), reason)
+            if k:
+                notes.append(f"{k} record(s) with latency 0 (not measured) count as missing")
+        return values, reason
+
+    result = read.result(chosen, values, skipped, notes)
     directions = {}  # from the OTel-mode '<name> direction' columns, when every row agrees
     for col, metric in chosen.items():
         dcol = f"{col}{DIRECTION_SUFFIX}"
