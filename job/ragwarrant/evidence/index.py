@@ -16,6 +16,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ragwarrant.evidence.ids import id_variants
+from ragwarrant.evidence.schema import dictionary_codes
 
 
 @dataclass(frozen=True)
@@ -167,29 +168,6 @@ def _ranks(labels: pa.Array) -> np.ndarray:
     return rank
 
 
-def _encoded(arr: pa.Array) -> tuple[np.ndarray, pa.Array]:
-    """A (dictionary) string array's int32 codes (-1 for null; no copy when there is no null)
-    and the dictionary they index (a plain string array is encoded first)."""
-    enc = arr if pa.types.is_dictionary(arr.type) else pc.dictionary_encode(arr)
-    indices = enc.indices
-    if indices.null_count == 0:
-        codes = indices.to_numpy().astype(np.int32, copy=False)
-    elif indices.null_count == len(indices):
-        codes = np.full(len(indices), -1, dtype=np.int32)
-    else:
-        codes = indices.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int32, copy=False)
-    return codes, enc.dictionary
-
-
-def _codes(arr: pa.ChunkedArray | pa.Array) -> tuple[np.ndarray, list[object]]:
-    """int32 codes (-1 for null) and the labels they index, for a (dictionary) string column."""
-    if isinstance(arr, pa.ChunkedArray):
-        arr = arr.unify_dictionaries() if pa.types.is_dictionary(arr.type) else arr
-        arr = arr.combine_chunks()
-    codes, dictionary = _encoded(arr)
-    return codes, dictionary.to_pylist()
-
-
 def _chunk_key(chunk: pa.Array) -> tuple[object, ...]:
     """What makes two chunks the same array: their buffers, offset and length."""
     return (
@@ -214,7 +192,7 @@ def _example_codes(arr: pa.ChunkedArray | pa.Array) -> tuple[np.ndarray, pa.Arra
     distinct = pa.chunked_array([chunks[which.index(i)] for i in range(len(first))], arr.type)
     dictionary_chunks = pa.types.is_dictionary(arr.type)
     enc = distinct.unify_dictionaries() if dictionary_chunks else pc.dictionary_encode(distinct)
-    coded = [_encoded(c)[0] for c in enc.chunks]
+    coded = [dictionary_codes(c)[0] for c in enc.chunks]
     dictionary = enc.chunks[0].dictionary if enc.num_chunks else pa.array([], pa.string())
     codes = [coded[i] for i in which]
     return (np.concatenate(codes) if codes else np.zeros(0, np.int32)), dictionary
@@ -254,17 +232,32 @@ def _without_repeats(
 
 def _example_attributes(
     table: pa.Table, ex: np.ndarray, example_ids: pa.Array
-) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray, tuple[object, ...]], list[tuple[str, str]]]:
+) -> tuple[
+    np.ndarray,
+    tuple[np.ndarray, np.ndarray, tuple[object, ...]],
+    tuple[np.ndarray, list[object]],
+    list[tuple[str, str]],
+]:
     """Per-example group code; slice label (object), slice code (-1 when none) and the slice
-    labels the codes index; the (attribute, example) pairs in conflict."""
+    labels the codes index; split bit sets (bit j: a row in split j) and the split labels; the
+    (attribute, example) pairs in conflict (a group or slice with two values)."""
     n_ex = len(example_ids)
     conflicts: list[tuple[str, str]] = []
     attrs: dict[str, tuple[np.ndarray, list[object]]] = {}
-    for name in ("group_id", "slice"):
+    for name in ("group_id", "slice", "split"):
         ex_kept, col = _without_repeats(table, name, ex)
-        codes, labels = _codes(col)
+        codes, dictionary = dictionary_codes(col)
+        labels = dictionary.to_pylist()
         valid = codes >= 0  # per example, the min and max of its codes (-1 without one)
         e, c = (ex_kept, codes) if valid.all() else (ex_kept[valid], codes[valid])
+        if name == "split":  # every split an example has rows in, as one bit each
+            if len(labels) > 62:
+                raise ValueError(
+                    f"at most 62 distinct split values are supported, found {len(labels)}"
+                )
+            bits = np.left_shift(np.int64(1), c.astype(np.int64))
+            attrs[name] = (_scattered(e, bits, n_ex, 0, np.bitwise_or), labels)
+            continue
         lo = _scattered(e, c, n_ex, -1, np.minimum).astype(np.int64)
         bad = np.flatnonzero(lo != _scattered(e, c, n_ex, -1, np.maximum))
         conflicts += [(name, str(example_ids[int(i)].as_py())) for i in bad[:1000]]
@@ -273,20 +266,8 @@ def _example_attributes(
     slices = np.array([*slice_labels, None], dtype=object)[
         np.where(slice_codes >= 0, slice_codes, len(slice_labels))
     ]
-    return attrs["group_id"][0], (slices, slice_codes, tuple(slice_labels)), conflicts
-
-
-def _split_bits(table: pa.Table, ex: np.ndarray, n_ex: int) -> tuple[np.ndarray, list[object]]:
-    """Shape (E,) bit sets of the splits each example has rows in, and the split labels."""
-    ex, col = _without_repeats(table, "split", ex)
-    split_codes, split_labels = _codes(col)
-    if len(split_labels) > 62:
-        raise ValueError(
-            f"at most 62 distinct split values are supported, found {len(split_labels)}"
-        )
-    has_split = split_codes >= 0
-    bits = np.left_shift(np.int64(1), split_codes[has_split].astype(np.int64))
-    return _scattered(ex[has_split], bits, n_ex, 0, np.bitwise_or), split_labels
+    slice_attrs = (slices, slice_codes, tuple(slice_labels))
+    return attrs["group_id"][0], slice_attrs, attrs["split"], conflicts
 
 
 class _Labels:
@@ -299,7 +280,7 @@ class _Labels:
     def __init__(self, col: pa.ChunkedArray) -> None:
         self._code_of: dict[object, int] = {}
         for chunk in col.chunks:
-            for label in _encoded(chunk)[1].to_pylist():
+            for label in dictionary_codes(chunk)[1].to_pylist():
                 self._code_of.setdefault(label, len(self._code_of))
         self.labels: list[object] = list(self._code_of)
 
@@ -307,7 +288,7 @@ class _Labels:
         """int32 global code of each row of ``arr`` (-1 for null)."""
         parts = []
         for chunk in arr.chunks:
-            codes, dictionary = _encoded(chunk)
+            codes, dictionary = dictionary_codes(chunk)
             known = [self._code_of[label] for label in dictionary.to_pylist()]
             parts.append(np.array([*known, -1], dtype=np.int32)[codes])
         return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int32)
@@ -477,7 +458,7 @@ def _rows_without_provenance(table: pa.Table) -> int:
     for batch in table.select(["source", "source_sha256"]).to_batches():
         empty = np.zeros(batch.num_rows, dtype=bool)
         for arr in batch.columns:  # from the dictionary: its empty labels, and null (-1)
-            codes, dictionary = _encoded(arr)
+            codes, dictionary = dictionary_codes(arr)
             empty |= np.array([not s for s in dictionary.to_pylist()] + [True], dtype=bool)[codes]
         count += int(np.sum(empty))
     return count
@@ -512,13 +493,12 @@ def _group_selections(group_key: np.ndarray) -> Iterator[tuple[int, np.ndarray]]
 
 def _group_keys(table: pa.Table) -> tuple[np.ndarray, list[object], list[object]]:
     """Shape (rows,) int32 policy code × metrics + metric code, and the two label lists."""
-    pol, pol_labels = _codes(table.column("policy_id"))
-    met, met_labels = _codes(table.column("metric"))
-    key = pol.astype(np.int32)
-    del pol
+    key, pol_labels = dictionary_codes(table.column("policy_id"))
+    met, met_labels = dictionary_codes(table.column("metric"))
+    key = key.astype(np.int32)  # a copy when the codes are a view of the table's indices
     key *= len(met_labels)
     key += met
-    return key, pol_labels, met_labels
+    return key, pol_labels.to_pylist(), met_labels.to_pylist()
 
 
 def build_index(table: pa.Table, source_paths: dict[str, str] | None = None) -> EvidenceIndex:
@@ -540,8 +520,9 @@ def build_index(table: pa.Table, source_paths: dict[str, str] | None = None) -> 
         ex, example_ids = _example_codes(table.column("example_id"))
         ids = pool.submit(lambda: (id_variants(example_ids), _ranks(example_ids)))
         n_ex = len(example_ids)
-        group, slices, conflicts = _example_attributes(table, ex, example_ids)
-        split_bits, split_labels = _split_bits(table, ex, n_ex)
+        group, slices, (split_bits, split_labels), conflicts = _example_attributes(
+            table, ex, example_ids
+        )
         reasons, sources = _Labels(table.column("missing_reason")), _Labels(table.column("source"))
         r = _Rows(ex, example_ids, table, reasons, sources)
         group_key, pol_labels, met_labels = keys.result()
