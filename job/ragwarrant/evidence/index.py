@@ -162,10 +162,7 @@ def _ranks(labels: pa.Array) -> np.ndarray:
     """
     if len(labels) > 1 and pc.all(pc.less(labels[:-1], labels[1:])).as_py():
         return np.arange(len(labels), dtype=np.int64)  # in order already (a sorted file's ids)
-    order = pc.array_sort_indices(labels).to_numpy()
-    rank = np.empty(len(labels), dtype=np.int64)
-    rank[order] = np.arange(len(labels))
-    return rank
+    return pc.rank(labels, tiebreaker="first").to_numpy().astype(np.int64) - 1
 
 
 def _chunk_key(chunk: pa.Array) -> tuple[object, ...]:
@@ -198,10 +195,6 @@ def _example_codes(arr: pa.ChunkedArray | pa.Array) -> tuple[np.ndarray, pa.Arra
     return (np.concatenate(codes) if codes else np.zeros(0, np.int32)), dictionary
 
 
-def _chunk_bounds(col: pa.ChunkedArray) -> np.ndarray:
-    return np.cumsum([0] + [len(c) for c in col.chunks])
-
-
 def _without_repeats(
     table: pa.Table, name: str, ex: np.ndarray
 ) -> tuple[np.ndarray, pa.ChunkedArray]:
@@ -214,8 +207,7 @@ def _without_repeats(
     whole column when the two columns' chunks do not align.
     """
     ids, col = table.column("example_id"), table.column(name)
-    bounds = _chunk_bounds(ids)
-    if not np.array_equal(bounds, _chunk_bounds(col)):
+    if [len(c) for c in ids.chunks] != [len(c) for c in col.chunks]:
         return ex, col
     seen: set[tuple[object, ...]] = set()
     keep = []
@@ -226,6 +218,7 @@ def _without_repeats(
             keep.append(i)
     if len(keep) == col.num_chunks:
         return ex, col
+    bounds = np.cumsum([0, *map(len, ids.chunks)])
     kept_ex = np.concatenate([ex[bounds[i] : bounds[i + 1]] for i in keep])
     return kept_ex, pa.chunked_array([col.chunks[i] for i in keep], col.type)
 
@@ -338,7 +331,7 @@ def _take(col: pa.ChunkedArray, sel: np.ndarray) -> pa.ChunkedArray:
     Contiguous rows (a wide file's group) are a slice, not a take."""
     if sel.size and int(sel[-1]) - int(sel[0]) + 1 == sel.size:
         return col.slice(int(sel[0]), sel.size)
-    bounds = _chunk_bounds(col)
+    bounds = np.cumsum([0, *map(len, col.chunks)])
     cuts = np.searchsorted(sel, bounds)
     pieces = [
         chunk.take(pa.array(sel[lo:hi] - start))
@@ -373,20 +366,6 @@ def _duplicates(
             )
         )
     return int(dup_examples.size), out
-
-
-def _reason_counts(v: np.ndarray, rc: np.ndarray, labels: list[object]) -> dict[str, int]:
-    """Missing reason → count of one group's rows (NaN without a reason counts as ``nan``)."""
-    reason_count: dict[str, int] = {}
-    for code, cnt in zip(*np.unique(rc[rc >= 0], return_counts=True), strict=True):
-        reason_count[str(labels[code])] = int(cnt)
-    nan_no_reason = int(np.sum(np.isnan(v) & (rc < 0)))
-    if nan_no_reason:
-        reason_count["nan"] = reason_count.get("nan", 0) + nan_no_reason
-    is_inf = np.isinf(v)
-    if np.any(is_inf):
-        reason_count["inf"] = int(np.sum(is_inf))
-    return reason_count
 
 
 def _scattered(
@@ -440,12 +419,21 @@ def _metric_column(r: _Rows, grp: _Group, counts: np.ndarray) -> MetricColumn:
         infinite[e[is_inf]] = True
         # no duplicate, and every excluded value is NaN: the same array, not a copy
         raw = dense if clean else _scattered(e, v, n_ex, np.nan)
+    # missing reason → count (NaN without a reason counts as ``nan``; infinite values as ``inf``)
+    reason_count = {
+        str(r.reasons.labels[code]): int(cnt)
+        for code, cnt in zip(*np.unique(rc[rc >= 0], return_counts=True), strict=True)
+    }
+    if nan_no_reason := int(np.sum(np.isnan(v) & (rc < 0))):
+        reason_count["nan"] = reason_count.get("nan", 0) + nan_no_reason
+    if n_inf := int(np.sum(is_inf)):
+        reason_count["inf"] = n_inf
     return MetricColumn(
         value=dense,
         has_row=counts > 0,
         missing=missing,
         infinite=infinite,
-        missing_reasons=_reason_counts(v, rc, r.reasons.labels),
+        missing_reasons=reason_count,
         raw=raw,
         row=row_of,
         source=source_of,
