@@ -192,97 +192,94 @@ class _Here:
             reason=reason,
         )
 
+    def same_comparison(self, other: EarlierLook) -> bool:
+        """Whether an earlier look tested this run's baseline against one of its candidates on some
+        of this run's examples: the same study, whatever the contract id, version or config text.
 
-def _same_comparison(here: _Here, other: EarlierLook) -> bool:
-    """Whether an earlier look tested this run's baseline against one of its candidates on some
-    of this run's examples: the same study, whatever the contract id, version or config text.
+        A policy is the same when the earlier look recorded its policy id (whatever its config:
+        a re-configured candidate under the same name on the same examples is a repeated look at
+        that data) or its behavioural config identity (``inputs.behavioural_sha256``: a renamed
+        policy with an unchanged config). The examples overlap when any of the earlier look's
+        example-id digests is among this run's (``evidence.looks.shared_examples``).
+        """
+        before = other.record.configs or {}
+        identities = set(before.values())
+        baseline_id = self.contract.baseline.policy_id
+        baseline = self.configs.get(baseline_id)
 
-    A policy is the same when the earlier look recorded its policy id (whatever its config:
-    a re-configured candidate under the same name on the same examples is a repeated look at
-    that data) or its behavioural config identity (``inputs.behavioural_sha256``: a renamed
-    policy with an unchanged config). The examples overlap when any of the earlier look's
-    example-id digests is among this run's (``evidence.looks.shared_examples``).
-    """
-    before = other.record.configs or {}
-    identities = set(before.values())
-    baseline_id = here.contract.baseline.policy_id
-    baseline = here.configs.get(baseline_id)
+        def seen(policy_id: str, exclude: str | None = None) -> bool:
+            identity = self.configs.get(policy_id)
+            known = identity is not None and identity != exclude and identity in identities
+            return policy_id in before or known
 
-    def seen(policy_id: str, exclude: str | None = None) -> bool:
-        identity = here.configs.get(policy_id)
-        known = identity is not None and identity != exclude and identity in identities
-        return policy_id in before or known
+        if other.fingerprint is None or not seen(baseline_id):
+            return False
+        if not any(seen(c.policy_id, exclude=baseline) for c in self.contract.candidates):
+            return False
+        return shared_examples(other.fingerprint, self.fingerprint) > 0
 
-    if other.fingerprint is None or not seen(baseline_id):
-        return False
-    if not any(seen(c.policy_id, exclude=baseline) for c in here.contract.candidates):
-        return False
-    return shared_examples(other.fingerprint, here.fingerprint) > 0
-
-
-def _next_look(here: _Here) -> Look:
-    """The look after the latest earlier one (look 1 without one) at its level: the plan's
-    for this look; without a plan, alpha for look 1 and nothing (not confirmatory) after it."""
-    contract = here.contract
-    prev, plan = (here.earlier[-1].record if here.earlier else None), plan_of(contract)
-    number, before = (1, 0.0) if prev is None else (prev.number + 1, prev.alpha_spent)
-    alpha = contract.statistics.alpha
-    if plan is None:
-        this, spent = (alpha, alpha) if prev is None else (0.0, before)
-        reason = (
-            "look 1: the first run of this contract version"
-            if prev is None
-            else f"look {number} of contract {contract.id} v{contract.version} without a "
-            "sequential plan: a repeated look cannot PROMOTE as confirmatory evidence (declare "
-            "sequential: in a new contract version decided on new examples)"
-        )
-    else:
-        level = look_level(plan, number, here.units, before)
-        this, spent = level.alpha_this_look, level.alpha_spent
-        reason = f"look {number} of the sequential plan: one-sided level {this:.4g}"
-        if prev is not None and this <= 0:
+    def next_look(self) -> Look:
+        """The look after the latest earlier one (look 1 without one) at its level: the plan's
+        for this look; without a plan, alpha for look 1 and nothing (not confirmatory) after it."""
+        contract = self.contract
+        prev, plan = (self.earlier[-1].record if self.earlier else None), plan_of(contract)
+        number, before = (1, 0.0) if prev is None else (prev.number + 1, prev.alpha_spent)
+        alpha = contract.statistics.alpha
+        if plan is None:
+            this, spent = (alpha, alpha) if prev is None else (0.0, before)
             reason = (
-                f"look {number}: the sequential plan's alpha is spent; this look cannot PROMOTE"
+                "look 1: the first run of this contract version"
+                if prev is None
+                else f"look {number} of contract {contract.id} v{contract.version} without a "
+                "sequential plan: a repeated look cannot PROMOTE as confirmatory evidence (declare "
+                "sequential: in a new contract version decided on new examples)"
             )
-        elif prev is not None:
-            reason += f" (spent {spent:.4g} of {plan.alpha:g})"
-    return here.look(
-        this or alpha,
-        None,
-        here.earlier,
-        number=number,
-        alpha_this_look=this,
-        alpha_spent=spent,
-        confirmatory=this > 0,
-        reason=reason,
-    )
+        else:
+            level = look_level(plan, number, self.units, before)
+            this, spent = level.alpha_this_look, level.alpha_spent
+            reason = f"look {number} of the sequential plan: one-sided level {this:.4g}"
+            if prev is not None and this <= 0:
+                reason = (
+                    f"look {number}: the sequential plan's alpha is spent; this look cannot PROMOTE"
+                )
+            elif prev is not None:
+                reason += f" (spent {spent:.4g} of {plan.alpha:g})"
+        return self.look(
+            this or alpha,
+            None,
+            self.earlier,
+            number=number,
+            alpha_this_look=this,
+            alpha_spent=spent,
+            confirmatory=this > 0,
+            reason=reason,
+        )
 
+    def changed(self, contract_sha256: str | None) -> str | None:
+        """Why the contract differs from an earlier look's under the same id and version, or the
+        policies or their configs from the latest look's; None when neither does.
 
-def _changed(here: _Here, contract_sha256: str | None) -> str | None:
-    """Why the contract differs from an earlier look's under the same id and version, or the
-    policies or their configs from the latest look's; None when neither does.
-
-    A renamed, added or re-configured policy under the same contract id and version would
-    otherwise start a fresh look at full alpha (fresh-user trial): it is a BLOCK instead. Configs
-    are compared by behavioural content (``inputs.behavioural_sha256``), so a changed ``note``
-    or non-behavioural key is the same config and the run is the study's next look.
-    """
-    for e in here.earlier:
-        if contract_sha256 is not None and e.contract_sha256 not in (None, contract_sha256):
-            return (
-                f"the contract file differs from the one look {e.record.number} (run {e.run_id}) "
-                "read under the same id and version (margins, slices or rules may have changed)"
-            )
-    before, latest = here.earlier[-1].record.configs or {}, here.earlier[-1].record.number
-    if before == here.configs:
-        return None
-    changed = sorted(set(before) ^ set(here.configs))
-    changed += sorted(p for p in set(before) & set(here.configs) if before[p] != here.configs[p])
-    return (
-        f"the policies or their configs differ from look {latest}'s under the "
-        f"same contract id and version ({len(changed)} polic{'y' if len(changed) == 1 else 'ies'}"
-        " added, removed or changed in a behavioural key)"
-    )
+        A renamed, added or re-configured policy under the same contract id and version would
+        otherwise start a fresh look at full alpha (fresh-user trial): it is a BLOCK instead.
+        Configs are compared by behavioural content (``inputs.behavioural_sha256``), so a changed
+        ``note`` or non-behavioural key is the same config and the run is the study's next look.
+        """
+        for e in self.earlier:
+            if contract_sha256 is not None and e.contract_sha256 not in (None, contract_sha256):
+                return (
+                    f"the contract file differs from the one look {e.record.number} (run "
+                    f"{e.run_id}) read under the same id and version (margins, slices or rules "
+                    "may have changed)"
+                )
+        before, now = self.earlier[-1].record.configs or {}, self.configs
+        if before == now:
+            return None
+        n = len(set(before) ^ set(now)) + sum(before[p] != now[p] for p in set(before) & set(now))
+        return (
+            f"the policies or their configs differ from look {self.earlier[-1].record.number}'s "
+            f"under the same contract id and version ({n} polic{'y' if n == 1 else 'ies'} added, "
+            "removed or changed in a behavioural key)"
+        )
 
 
 def resolve_look(
@@ -311,7 +308,7 @@ def resolve_look(
             is a BLOCK, never a repeat or a first look.
         others: looks under other contract ids or versions, oldest first. A first run of
             this version is a later look of theirs, not confirmatory, when any of them tested
-            the same baseline and candidate (``_same_comparison``: by policy id or config
+            the same baseline and candidate (``_Here.same_comparison``: by policy id or config
             content) on some of this run's examples; ``earlier_run_ids`` lists them.
         ledger_break: where the ledger's hash chain is broken (``line <n> (<kind>)``,
             ``audit.ledger.read_under_lock``), or None: a broken chain is a BLOCK, since a deleted
@@ -331,10 +328,10 @@ def resolve_look(
             "and run again)",
         )
     if not earlier:
-        seen = [o for o in others if _same_comparison(here, o)]
-        return here.reused(seen) if seen else _next_look(here)
+        seen = [o for o in others if here.same_comparison(o)]
+        return here.reused(seen) if seen else here.next_look()
     latest, number = earlier[-1], earlier[-1].record.number
-    why = _changed(here, contract_sha256)
+    why = here.changed(contract_sha256)
     before = latest.fingerprint
     if why is None and before is None:
         why = (
@@ -351,7 +348,7 @@ def resolve_look(
     if why is not None:
         honest = "a new contract version decided on new examples is the honest way to start over"
         return here.blocked(f"look {number + 1}: {why}; {honest}")
-    return _next_look(here)
+    return here.next_look()
 
 
 def recorded_look(
