@@ -296,6 +296,7 @@ class _Group:
     values: np.ndarray  # float64, NaN for null
     reason_codes: np.ndarray
     src_codes: np.ndarray
+    counts: np.ndarray  # shape (E,): the group's rows per example
 
 
 @dataclass(frozen=True)
@@ -304,7 +305,8 @@ class _Rows:
 
     Only the example codes are held for every row; each group's source rows, values, missing
     reasons and sources are taken from the Arrow columns when it is visited (at 10^7 rows, the
-    whole-table arrays were 240 MB held through the loop).
+    whole-table arrays were 240 MB held through the loop), then read into its dense column and
+    its duplicates.
     """
 
     ex: np.ndarray
@@ -315,13 +317,91 @@ class _Rows:
 
     def group(self, sel: np.ndarray) -> _Group:
         """The rows ``sel`` (ascending) of the table."""
-        t = self.table
+        t, e = self.table, self.ex[sel]
         return _Group(
-            e=self.ex[sel],
+            e=e,
             rows=_take(t.column("source_row"), sel).to_numpy(),
             values=_take(t.column("value"), sel).to_numpy().astype(np.float64, copy=False),
             reason_codes=self.reasons.codes(_take(t.column("missing_reason"), sel)),
             src_codes=self.sources.codes(_take(t.column("source"), sel)),
+            counts=np.bincount(e, minlength=len(self.example_ids)),
+        )
+
+    def duplicates(
+        self, grp: _Group, policy: str, metric: str, room: int
+    ) -> tuple[int, list[Duplicate]]:
+        """How many examples of the group ``grp`` have several rows, and the first ``room``."""
+        dup_examples = np.flatnonzero(grp.counts > 1)
+        if not dup_examples.size:
+            return 0, []
+        first_row_of: dict[int, int] = {}
+        for pos in np.flatnonzero(np.isin(grp.e, dup_examples[:1000])).tolist():
+            first_row_of.setdefault(int(grp.e[pos]), pos)
+        out = []
+        for d in dup_examples[: max(0, room)]:
+            k = first_row_of[int(d)]
+            code = grp.src_codes[k]
+            out.append(
+                Duplicate(
+                    policy_id=policy,
+                    example_id=str(self.example_ids[int(d)].as_py()),
+                    metric=metric,
+                    count=int(grp.counts[d]),
+                    first_source=str(self.sources.labels[code]) if code >= 0 else "",
+                    first_row=int(grp.rows[k]),
+                )
+            )
+        return int(dup_examples.size), out
+
+    def column(self, grp: _Group) -> MetricColumn:
+        """The dense column of one (policy, metric) group.
+
+        When the rows are every example once in code order (0, 1, ..., E - 1: every group of a wide
+        file) the row-aligned arrays are the dense ones (copied, not scattered): the same values,
+        without 7 scatters of 10^6 entries per group.
+        """
+        n_ex = len(self.example_ids)
+        e, v, rc = grp.e, grp.values, grp.reason_codes
+        is_missing = (rc >= 0) | np.isnan(v)
+        is_inf = np.isinf(v)
+        ok = ~is_missing & ~is_inf
+        clean = grp.counts.max(initial=0) <= 1 and not np.any(~ok & ~np.isnan(v))
+        every = e.size == n_ex > 0 and e[0] == 0 and e[-1] == n_ex - 1 and np.all(np.diff(e) == 1)
+        if every:
+            dense = np.where(ok, v, np.nan)
+            row_of = grp.rows.astype(np.int64)  # a copy: never a view of the table's buffers
+            source_of = grp.src_codes.astype(np.int32)
+            missing, infinite = is_missing, is_inf
+            raw = dense if clean else v.astype(np.float64)
+        else:
+            dense = np.full(n_ex, np.nan)
+            dense[e[ok]] = v[ok]
+            row_of = _scattered(e, grp.rows.astype(np.int64, copy=False), n_ex, -1)
+            source_of = _scattered(e, grp.src_codes.astype(np.int32, copy=False), n_ex, -1)
+            missing = np.zeros(n_ex, dtype=bool)
+            infinite = np.zeros(n_ex, dtype=bool)
+            missing[e[is_missing]] = True
+            infinite[e[is_inf]] = True
+            # no duplicate, and every excluded value is NaN: the same array, not a copy
+            raw = dense if clean else _scattered(e, v, n_ex, np.nan)
+        # missing reason → count (NaN without a reason counts as ``nan``, infinities as ``inf``)
+        reason_count = {
+            str(self.reasons.labels[code]): int(cnt)
+            for code, cnt in zip(*np.unique(rc[rc >= 0], return_counts=True), strict=True)
+        }
+        if nan_no_reason := int(np.sum(np.isnan(v) & (rc < 0))):
+            reason_count["nan"] = reason_count.get("nan", 0) + nan_no_reason
+        if n_inf := int(np.sum(is_inf)):
+            reason_count["inf"] = n_inf
+        return MetricColumn(
+            value=dense,
+            has_row=grp.counts > 0,
+            missing=missing,
+            infinite=infinite,
+            missing_reasons=reason_count,
+            raw=raw,
+            row=row_of,
+            source=source_of,
         )
 
 
@@ -339,33 +419,6 @@ def _take(col: pa.ChunkedArray, sel: np.ndarray) -> pa.ChunkedArray:
         if hi > lo
     ]
     return pa.chunked_array(pieces, type=col.type)
-
-
-def _duplicates(
-    r: _Rows, grp: _Group, counts: np.ndarray, policy: str, metric: str, room: int
-) -> tuple[int, list[Duplicate]]:
-    """How many examples of one (policy, metric) group have several rows, and the first ``room``."""
-    dup_examples = np.flatnonzero(counts > 1)
-    if not dup_examples.size:
-        return 0, []
-    first_row_of: dict[int, int] = {}
-    for pos in np.flatnonzero(np.isin(grp.e, dup_examples[:1000])).tolist():
-        first_row_of.setdefault(int(grp.e[pos]), pos)
-    out = []
-    for d in dup_examples[: max(0, room)]:
-        k = first_row_of[int(d)]
-        code = grp.src_codes[k]
-        out.append(
-            Duplicate(
-                policy_id=policy,
-                example_id=str(r.example_ids[int(d)].as_py()),
-                metric=metric,
-                count=int(counts[d]),
-                first_source=str(r.sources.labels[code]) if code >= 0 else "",
-                first_row=int(grp.rows[k]),
-            )
-        )
-    return int(dup_examples.size), out
 
 
 def _scattered(
@@ -386,58 +439,6 @@ def _scattered(
         rows = several[e]
         combine.at(out, e[rows], values[rows])
     return out
-
-
-def _metric_column(r: _Rows, grp: _Group, counts: np.ndarray) -> MetricColumn:
-    """The dense column of one (policy, metric) group.
-
-    When the rows are every example once in code order (0, 1, ..., E - 1: every group of a wide
-    file) the row-aligned arrays are the dense ones (copied, not scattered): the same values,
-    without 7 scatters of 10^6 entries per group.
-    """
-    n_ex = len(r.example_ids)
-    e, v, rc = grp.e, grp.values, grp.reason_codes
-    is_missing = (rc >= 0) | np.isnan(v)
-    is_inf = np.isinf(v)
-    ok = ~is_missing & ~is_inf
-    clean = counts.max(initial=0) <= 1 and not np.any(~ok & ~np.isnan(v))
-    every = e.size == n_ex > 0 and e[0] == 0 and e[-1] == n_ex - 1 and np.all(np.diff(e) == 1)
-    if every:
-        dense = np.where(ok, v, np.nan)
-        row_of = grp.rows.astype(np.int64)  # a copy: never a view of the table's buffers
-        source_of = grp.src_codes.astype(np.int32)
-        missing, infinite = is_missing, is_inf
-        raw = dense if clean else v.astype(np.float64)
-    else:
-        dense = np.full(n_ex, np.nan)
-        dense[e[ok]] = v[ok]
-        row_of = _scattered(e, grp.rows.astype(np.int64, copy=False), n_ex, -1)
-        source_of = _scattered(e, grp.src_codes.astype(np.int32, copy=False), n_ex, -1)
-        missing = np.zeros(n_ex, dtype=bool)
-        infinite = np.zeros(n_ex, dtype=bool)
-        missing[e[is_missing]] = True
-        infinite[e[is_inf]] = True
-        # no duplicate, and every excluded value is NaN: the same array, not a copy
-        raw = dense if clean else _scattered(e, v, n_ex, np.nan)
-    # missing reason → count (NaN without a reason counts as ``nan``; infinite values as ``inf``)
-    reason_count = {
-        str(r.reasons.labels[code]): int(cnt)
-        for code, cnt in zip(*np.unique(rc[rc >= 0], return_counts=True), strict=True)
-    }
-    if nan_no_reason := int(np.sum(np.isnan(v) & (rc < 0))):
-        reason_count["nan"] = reason_count.get("nan", 0) + nan_no_reason
-    if n_inf := int(np.sum(is_inf)):
-        reason_count["inf"] = n_inf
-    return MetricColumn(
-        value=dense,
-        has_row=counts > 0,
-        missing=missing,
-        infinite=infinite,
-        missing_reasons=reason_count,
-        raw=raw,
-        row=row_of,
-        source=source_of,
-    )
 
 
 def _rows_without_provenance(table: pa.Table) -> int:
@@ -507,7 +508,6 @@ def build_index(table: pa.Table, source_paths: dict[str, str] | None = None) -> 
         provenance = pool.submit(_rows_without_provenance, table)
         ex, example_ids = _example_codes(table.column("example_id"))
         ids = pool.submit(lambda: (id_variants(example_ids), _ranks(example_ids)))
-        n_ex = len(example_ids)
         group, slices, (split_bits, split_labels), conflicts = _example_attributes(
             table, ex, example_ids
         )
@@ -523,13 +523,12 @@ def build_index(table: pa.Table, source_paths: dict[str, str] | None = None) -> 
             p, m = divmod(pm, len(met_labels))
             policy, metric = str(pol_labels[p]), str(met_labels[m])
             grp = r.group(sel)
-            counts = np.bincount(grp.e, minlength=n_ex)
-            n_dup, found = _duplicates(r, grp, counts, policy, metric, 1000 - len(duplicates))
+            n_dup, found = r.duplicates(grp, policy, metric, 1000 - len(duplicates))
             if n_dup:
                 duplicates_by_policy[policy] = duplicates_by_policy.get(policy, 0) + n_dup
                 duplicates += found
-            columns[(policy, metric)] = _metric_column(r, grp, counts)
-            del grp, counts
+            columns[(policy, metric)] = r.column(grp)
+            del grp
         (n_variants, variants), ranks = ids.result()
     return EvidenceIndex(
         id_array=example_ids, example_rank=ranks, group=group, slice=slices[0],
