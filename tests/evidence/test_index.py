@@ -6,7 +6,7 @@ import numpy as np
 import pyarrow as pa
 
 from ragwarrant.evidence.index import build_index
-from ragwarrant.evidence.schema import EVIDENCE_SCHEMA, make_evidence_table
+from ragwarrant.evidence.schema import EVIDENCE_SCHEMA, dictionary_codes, make_evidence_table
 
 
 def evidence_table(data: dict[str, dict[str, np.ndarray]], *, split: str | None = None) -> pa.Table:
@@ -330,3 +330,23 @@ def test_rows_without_provenance_count_empty_and_null_sources_and_digests():
     t = t.set_column(t.schema.get_field_index("source_sha256"), "source_sha256", sha)
     assert build_index(t).rows_without_provenance == 6
     assert build_index(pa.concat_tables([t.slice(0, 3), t.slice(3)])).rows_without_provenance == 6
+
+
+def test_dictionary_codes_of_plain_dictionary_and_chunked_columns():
+    """Codes index the returned dictionary (-1 for null) for plain, dictionary and chunked
+    columns; a dictionary array without nulls gives its own indices, not a copy."""
+    plain = pa.array(["b", None, "a", "b"])
+    coded = plain.dictionary_encode()
+    chunked = pa.chunked_array(
+        [pa.array(["a", "b"]).dictionary_encode(), pa.array(["c", None, "a"]).dictionary_encode()]
+    )
+    for arr, expected in [(plain, ["b", None, "a", "b"]), (coded, ["b", None, "a", "b"])] + [
+        (chunked, ["a", "b", "c", None, "a"])
+    ]:
+        codes, dictionary = dictionary_codes(arr)
+        assert codes.dtype == np.int32
+        labels = dictionary.to_pylist() + [None]
+        assert [labels[c] for c in codes] == expected
+    no_null = pa.array(["x", "y", "x"]).dictionary_encode()
+    codes, _ = dictionary_codes(no_null)
+    assert codes.ctypes.data == no_null.indices.buffers()[1].address

@@ -180,3 +180,19 @@ def test_a_blocked_look_is_the_next_number_and_spends_nothing(tmp_path, kind, ex
     assert look.record.earlier_run_ids == ["run0"]
     if kind != "ledger":
         assert look.record.reason.endswith("is the honest way to start over")
+
+
+@pytest.mark.parametrize(
+    ("configs", "count"),
+    [
+        ({"base": "a", "cand": "c"}, "1 policy"),  # one re-configured
+        ({"cand": "c", "new": "d"}, "3 policies"),  # one removed, one added, one re-configured
+    ],
+)
+def test_changed_configs_count_every_added_removed_or_changed_policy(tmp_path, configs, count):
+    """The BLOCK for changed configs counts the policies added, removed or re-configured."""
+    contract = _contract(tmp_path)
+    (first,) = _after(contract, [_fp(range(10))], [10])
+    earlier = [EarlierLook(first.record, "run0", _fp(range(10)), "c0")]
+    look = resolve_look(contract, earlier, _fp(range(20)), 20, configs, "sha1", "c0")
+    assert f"({count} added, removed or changed in a behavioural key)" in look.record.reason

@@ -17,6 +17,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ragwarrant.errors import EvidenceError
+from ragwarrant.evidence.schema import dictionary_codes
 
 
 @dataclass(frozen=True)
@@ -118,24 +119,14 @@ class _Amounts:
                 )
 
 
-def _dictionary_indices(arr: pa.Array) -> tuple[np.ndarray, list[object]]:
-    """A dictionary array's int32 indices (-1 for null) and its labels."""
-    indices = arr.indices
-    codes = (
-        indices.to_numpy()  # no copy: the common case of the 10^7-row read (docs/benchmarks.md)
-        if indices.null_count == 0
-        else indices.fill_null(-1).to_numpy(zero_copy_only=False)
-    )
-    return codes.astype(np.int32, copy=False), arr.dictionary.to_pylist()
-
-
 def _scan_amounts(
     batch: pa.RecordBatch, operational: frozenset[str], seen: dict[str, _Amounts]
 ) -> None:
     """Add one batch's amount values to ``seen`` (metric id → ``_Amounts``), by dictionary code:
     no string of the batch becomes a Python object."""
-    metric_codes, metric_labels = _dictionary_indices(batch.column("metric"))
-    policy_codes, policy_labels = _dictionary_indices(batch.column("policy_id"))
+    metric_codes, metrics = dictionary_codes(batch.column("metric"))
+    policy_codes, policies = dictionary_codes(batch.column("policy_id"))
+    metric_labels, policy_labels = metrics.to_pylist(), policies.to_pylist()
     values: np.ndarray | None = None
     for k, label in enumerate(metric_labels):
         metric = str(label)

@@ -16,6 +16,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ragwarrant.evidence.ids import id_variants
+from ragwarrant.evidence.schema import dictionary_codes
 
 
 @dataclass(frozen=True)
@@ -161,33 +162,7 @@ def _ranks(labels: pa.Array) -> np.ndarray:
     """
     if len(labels) > 1 and pc.all(pc.less(labels[:-1], labels[1:])).as_py():
         return np.arange(len(labels), dtype=np.int64)  # in order already (a sorted file's ids)
-    order = pc.array_sort_indices(labels).to_numpy()
-    rank = np.empty(len(labels), dtype=np.int64)
-    rank[order] = np.arange(len(labels))
-    return rank
-
-
-def _encoded(arr: pa.Array) -> tuple[np.ndarray, pa.Array]:
-    """A (dictionary) string array's int32 codes (-1 for null; no copy when there is no null)
-    and the dictionary they index (a plain string array is encoded first)."""
-    enc = arr if pa.types.is_dictionary(arr.type) else pc.dictionary_encode(arr)
-    indices = enc.indices
-    if indices.null_count == 0:
-        codes = indices.to_numpy().astype(np.int32, copy=False)
-    elif indices.null_count == len(indices):
-        codes = np.full(len(indices), -1, dtype=np.int32)
-    else:
-        codes = indices.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int32, copy=False)
-    return codes, enc.dictionary
-
-
-def _codes(arr: pa.ChunkedArray | pa.Array) -> tuple[np.ndarray, list[object]]:
-    """int32 codes (-1 for null) and the labels they index, for a (dictionary) string column."""
-    if isinstance(arr, pa.ChunkedArray):
-        arr = arr.unify_dictionaries() if pa.types.is_dictionary(arr.type) else arr
-        arr = arr.combine_chunks()
-    codes, dictionary = _encoded(arr)
-    return codes, dictionary.to_pylist()
+    return pc.rank(labels, tiebreaker="first").to_numpy().astype(np.int64) - 1
 
 
 def _chunk_key(chunk: pa.Array) -> tuple[object, ...]:
@@ -214,14 +189,10 @@ def _example_codes(arr: pa.ChunkedArray | pa.Array) -> tuple[np.ndarray, pa.Arra
     distinct = pa.chunked_array([chunks[which.index(i)] for i in range(len(first))], arr.type)
     dictionary_chunks = pa.types.is_dictionary(arr.type)
     enc = distinct.unify_dictionaries() if dictionary_chunks else pc.dictionary_encode(distinct)
-    coded = [_encoded(c)[0] for c in enc.chunks]
+    coded = [dictionary_codes(c)[0] for c in enc.chunks]
     dictionary = enc.chunks[0].dictionary if enc.num_chunks else pa.array([], pa.string())
     codes = [coded[i] for i in which]
     return (np.concatenate(codes) if codes else np.zeros(0, np.int32)), dictionary
-
-
-def _chunk_bounds(col: pa.ChunkedArray) -> np.ndarray:
-    return np.cumsum([0] + [len(c) for c in col.chunks])
 
 
 def _without_repeats(
@@ -236,8 +207,7 @@ def _without_repeats(
     whole column when the two columns' chunks do not align.
     """
     ids, col = table.column("example_id"), table.column(name)
-    bounds = _chunk_bounds(ids)
-    if not np.array_equal(bounds, _chunk_bounds(col)):
+    if [len(c) for c in ids.chunks] != [len(c) for c in col.chunks]:
         return ex, col
     seen: set[tuple[object, ...]] = set()
     keep = []
@@ -248,23 +218,39 @@ def _without_repeats(
             keep.append(i)
     if len(keep) == col.num_chunks:
         return ex, col
+    bounds = np.cumsum([0, *map(len, ids.chunks)])
     kept_ex = np.concatenate([ex[bounds[i] : bounds[i + 1]] for i in keep])
     return kept_ex, pa.chunked_array([col.chunks[i] for i in keep], col.type)
 
 
 def _example_attributes(
     table: pa.Table, ex: np.ndarray, example_ids: pa.Array
-) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray, tuple[object, ...]], list[tuple[str, str]]]:
+) -> tuple[
+    np.ndarray,
+    tuple[np.ndarray, np.ndarray, tuple[object, ...]],
+    tuple[np.ndarray, list[object]],
+    list[tuple[str, str]],
+]:
     """Per-example group code; slice label (object), slice code (-1 when none) and the slice
-    labels the codes index; the (attribute, example) pairs in conflict."""
+    labels the codes index; split bit sets (bit j: a row in split j) and the split labels; the
+    (attribute, example) pairs in conflict (a group or slice with two values)."""
     n_ex = len(example_ids)
     conflicts: list[tuple[str, str]] = []
     attrs: dict[str, tuple[np.ndarray, list[object]]] = {}
-    for name in ("group_id", "slice"):
+    for name in ("group_id", "slice", "split"):
         ex_kept, col = _without_repeats(table, name, ex)
-        codes, labels = _codes(col)
+        codes, dictionary = dictionary_codes(col)
+        labels = dictionary.to_pylist()
         valid = codes >= 0  # per example, the min and max of its codes (-1 without one)
         e, c = (ex_kept, codes) if valid.all() else (ex_kept[valid], codes[valid])
+        if name == "split":  # every split an example has rows in, as one bit each
+            if len(labels) > 62:
+                raise ValueError(
+                    f"at most 62 distinct split values are supported, found {len(labels)}"
+                )
+            bits = np.left_shift(np.int64(1), c.astype(np.int64))
+            attrs[name] = (_scattered(e, bits, n_ex, 0, np.bitwise_or), labels)
+            continue
         lo = _scattered(e, c, n_ex, -1, np.minimum).astype(np.int64)
         bad = np.flatnonzero(lo != _scattered(e, c, n_ex, -1, np.maximum))
         conflicts += [(name, str(example_ids[int(i)].as_py())) for i in bad[:1000]]
@@ -273,20 +259,8 @@ def _example_attributes(
     slices = np.array([*slice_labels, None], dtype=object)[
         np.where(slice_codes >= 0, slice_codes, len(slice_labels))
     ]
-    return attrs["group_id"][0], (slices, slice_codes, tuple(slice_labels)), conflicts
-
-
-def _split_bits(table: pa.Table, ex: np.ndarray, n_ex: int) -> tuple[np.ndarray, list[object]]:
-    """Shape (E,) bit sets of the splits each example has rows in, and the split labels."""
-    ex, col = _without_repeats(table, "split", ex)
-    split_codes, split_labels = _codes(col)
-    if len(split_labels) > 62:
-        raise ValueError(
-            f"at most 62 distinct split values are supported, found {len(split_labels)}"
-        )
-    has_split = split_codes >= 0
-    bits = np.left_shift(np.int64(1), split_codes[has_split].astype(np.int64))
-    return _scattered(ex[has_split], bits, n_ex, 0, np.bitwise_or), split_labels
+    slice_attrs = (slices, slice_codes, tuple(slice_labels))
+    return attrs["group_id"][0], slice_attrs, attrs["split"], conflicts
 
 
 class _Labels:
@@ -299,7 +273,7 @@ class _Labels:
     def __init__(self, col: pa.ChunkedArray) -> None:
         self._code_of: dict[object, int] = {}
         for chunk in col.chunks:
-            for label in _encoded(chunk)[1].to_pylist():
+            for label in dictionary_codes(chunk)[1].to_pylist():
                 self._code_of.setdefault(label, len(self._code_of))
         self.labels: list[object] = list(self._code_of)
 
@@ -307,7 +281,7 @@ class _Labels:
         """int32 global code of each row of ``arr`` (-1 for null)."""
         parts = []
         for chunk in arr.chunks:
-            codes, dictionary = _encoded(chunk)
+            codes, dictionary = dictionary_codes(chunk)
             known = [self._code_of[label] for label in dictionary.to_pylist()]
             parts.append(np.array([*known, -1], dtype=np.int32)[codes])
         return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int32)
@@ -322,6 +296,7 @@ class _Group:
     values: np.ndarray  # float64, NaN for null
     reason_codes: np.ndarray
     src_codes: np.ndarray
+    counts: np.ndarray  # shape (E,): the group's rows per example
 
 
 @dataclass(frozen=True)
@@ -330,7 +305,8 @@ class _Rows:
 
     Only the example codes are held for every row; each group's source rows, values, missing
     reasons and sources are taken from the Arrow columns when it is visited (at 10^7 rows, the
-    whole-table arrays were 240 MB held through the loop).
+    whole-table arrays were 240 MB held through the loop), then read into its dense column and
+    its duplicates.
     """
 
     ex: np.ndarray
@@ -341,13 +317,91 @@ class _Rows:
 
     def group(self, sel: np.ndarray) -> _Group:
         """The rows ``sel`` (ascending) of the table."""
-        t = self.table
+        t, e = self.table, self.ex[sel]
         return _Group(
-            e=self.ex[sel],
+            e=e,
             rows=_take(t.column("source_row"), sel).to_numpy(),
             values=_take(t.column("value"), sel).to_numpy().astype(np.float64, copy=False),
             reason_codes=self.reasons.codes(_take(t.column("missing_reason"), sel)),
             src_codes=self.sources.codes(_take(t.column("source"), sel)),
+            counts=np.bincount(e, minlength=len(self.example_ids)),
+        )
+
+    def duplicates(
+        self, grp: _Group, policy: str, metric: str, room: int
+    ) -> tuple[int, list[Duplicate]]:
+        """How many examples of the group ``grp`` have several rows, and the first ``room``."""
+        dup_examples = np.flatnonzero(grp.counts > 1)
+        if not dup_examples.size:
+            return 0, []
+        first_row_of: dict[int, int] = {}
+        for pos in np.flatnonzero(np.isin(grp.e, dup_examples[:1000])).tolist():
+            first_row_of.setdefault(int(grp.e[pos]), pos)
+        out = []
+        for d in dup_examples[: max(0, room)]:
+            k = first_row_of[int(d)]
+            code = grp.src_codes[k]
+            out.append(
+                Duplicate(
+                    policy_id=policy,
+                    example_id=str(self.example_ids[int(d)].as_py()),
+                    metric=metric,
+                    count=int(grp.counts[d]),
+                    first_source=str(self.sources.labels[code]) if code >= 0 else "",
+                    first_row=int(grp.rows[k]),
+                )
+            )
+        return int(dup_examples.size), out
+
+    def column(self, grp: _Group) -> MetricColumn:
+        """The dense column of one (policy, metric) group.
+
+        When the rows are every example once in code order (0, 1, ..., E - 1: every group of a wide
+        file) the row-aligned arrays are the dense ones (copied, not scattered): the same values,
+        without 7 scatters of 10^6 entries per group.
+        """
+        n_ex = len(self.example_ids)
+        e, v, rc = grp.e, grp.values, grp.reason_codes
+        is_missing = (rc >= 0) | np.isnan(v)
+        is_inf = np.isinf(v)
+        ok = ~is_missing & ~is_inf
+        clean = grp.counts.max(initial=0) <= 1 and not np.any(~ok & ~np.isnan(v))
+        every = e.size == n_ex > 0 and e[0] == 0 and e[-1] == n_ex - 1 and np.all(np.diff(e) == 1)
+        if every:
+            dense = np.where(ok, v, np.nan)
+            row_of = grp.rows.astype(np.int64)  # a copy: never a view of the table's buffers
+            source_of = grp.src_codes.astype(np.int32)
+            missing, infinite = is_missing, is_inf
+            raw = dense if clean else v.astype(np.float64)
+        else:
+            dense = np.full(n_ex, np.nan)
+            dense[e[ok]] = v[ok]
+            row_of = _scattered(e, grp.rows.astype(np.int64, copy=False), n_ex, -1)
+            source_of = _scattered(e, grp.src_codes.astype(np.int32, copy=False), n_ex, -1)
+            missing = np.zeros(n_ex, dtype=bool)
+            infinite = np.zeros(n_ex, dtype=bool)
+            missing[e[is_missing]] = True
+            infinite[e[is_inf]] = True
+            # no duplicate, and every excluded value is NaN: the same array, not a copy
+            raw = dense if clean else _scattered(e, v, n_ex, np.nan)
+        # missing reason → count (NaN without a reason counts as ``nan``, infinities as ``inf``)
+        reason_count = {
+            str(self.reasons.labels[code]): int(cnt)
+            for code, cnt in zip(*np.unique(rc[rc >= 0], return_counts=True), strict=True)
+        }
+        if nan_no_reason := int(np.sum(np.isnan(v) & (rc < 0))):
+            reason_count["nan"] = reason_count.get("nan", 0) + nan_no_reason
+        if n_inf := int(np.sum(is_inf)):
+            reason_count["inf"] = n_inf
+        return MetricColumn(
+            value=dense,
+            has_row=grp.counts > 0,
+            missing=missing,
+            infinite=infinite,
+            missing_reasons=reason_count,
+            raw=raw,
+            row=row_of,
+            source=source_of,
         )
 
 
@@ -357,7 +411,7 @@ def _take(col: pa.ChunkedArray, sel: np.ndarray) -> pa.ChunkedArray:
     Contiguous rows (a wide file's group) are a slice, not a take."""
     if sel.size and int(sel[-1]) - int(sel[0]) + 1 == sel.size:
         return col.slice(int(sel[0]), sel.size)
-    bounds = _chunk_bounds(col)
+    bounds = np.cumsum([0, *map(len, col.chunks)])
     cuts = np.searchsorted(sel, bounds)
     pieces = [
         chunk.take(pa.array(sel[lo:hi] - start))
@@ -365,47 +419,6 @@ def _take(col: pa.ChunkedArray, sel: np.ndarray) -> pa.ChunkedArray:
         if hi > lo
     ]
     return pa.chunked_array(pieces, type=col.type)
-
-
-def _duplicates(
-    r: _Rows, grp: _Group, counts: np.ndarray, policy: str, metric: str, room: int
-) -> tuple[int, list[Duplicate]]:
-    """How many examples of one (policy, metric) group have several rows, and the first ``room``."""
-    dup_examples = np.flatnonzero(counts > 1)
-    if not dup_examples.size:
-        return 0, []
-    first_row_of: dict[int, int] = {}
-    for pos in np.flatnonzero(np.isin(grp.e, dup_examples[:1000])).tolist():
-        first_row_of.setdefault(int(grp.e[pos]), pos)
-    out = []
-    for d in dup_examples[: max(0, room)]:
-        k = first_row_of[int(d)]
-        code = grp.src_codes[k]
-        out.append(
-            Duplicate(
-                policy_id=policy,
-                example_id=str(r.example_ids[int(d)].as_py()),
-                metric=metric,
-                count=int(counts[d]),
-                first_source=str(r.sources.labels[code]) if code >= 0 else "",
-                first_row=int(grp.rows[k]),
-            )
-        )
-    return int(dup_examples.size), out
-
-
-def _reason_counts(v: np.ndarray, rc: np.ndarray, labels: list[object]) -> dict[str, int]:
-    """Missing reason → count of one group's rows (NaN without a reason counts as ``nan``)."""
-    reason_count: dict[str, int] = {}
-    for code, cnt in zip(*np.unique(rc[rc >= 0], return_counts=True), strict=True):
-        reason_count[str(labels[code])] = int(cnt)
-    nan_no_reason = int(np.sum(np.isnan(v) & (rc < 0)))
-    if nan_no_reason:
-        reason_count["nan"] = reason_count.get("nan", 0) + nan_no_reason
-    is_inf = np.isinf(v)
-    if np.any(is_inf):
-        reason_count["inf"] = int(np.sum(is_inf))
-    return reason_count
 
 
 def _scattered(
@@ -428,56 +441,13 @@ def _scattered(
     return out
 
 
-def _metric_column(r: _Rows, grp: _Group, counts: np.ndarray) -> MetricColumn:
-    """The dense column of one (policy, metric) group.
-
-    When the rows are every example once in code order (0, 1, ..., E - 1: every group of a wide
-    file) the row-aligned arrays are the dense ones (copied, not scattered): the same values,
-    without 7 scatters of 10^6 entries per group.
-    """
-    n_ex = len(r.example_ids)
-    e, v, rc = grp.e, grp.values, grp.reason_codes
-    is_missing = (rc >= 0) | np.isnan(v)
-    is_inf = np.isinf(v)
-    ok = ~is_missing & ~is_inf
-    clean = counts.max(initial=0) <= 1 and not np.any(~ok & ~np.isnan(v))
-    every = e.size == n_ex > 0 and e[0] == 0 and e[-1] == n_ex - 1 and np.all(np.diff(e) == 1)
-    if every:
-        dense = np.where(ok, v, np.nan)
-        row_of = grp.rows.astype(np.int64)  # a copy: never a view of the table's buffers
-        source_of = grp.src_codes.astype(np.int32)
-        missing, infinite = is_missing, is_inf
-        raw = dense if clean else v.astype(np.float64)
-    else:
-        dense = np.full(n_ex, np.nan)
-        dense[e[ok]] = v[ok]
-        row_of = _scattered(e, grp.rows.astype(np.int64, copy=False), n_ex, -1)
-        source_of = _scattered(e, grp.src_codes.astype(np.int32, copy=False), n_ex, -1)
-        missing = np.zeros(n_ex, dtype=bool)
-        infinite = np.zeros(n_ex, dtype=bool)
-        missing[e[is_missing]] = True
-        infinite[e[is_inf]] = True
-        # no duplicate, and every excluded value is NaN: the same array, not a copy
-        raw = dense if clean else _scattered(e, v, n_ex, np.nan)
-    return MetricColumn(
-        value=dense,
-        has_row=counts > 0,
-        missing=missing,
-        infinite=infinite,
-        missing_reasons=_reason_counts(v, rc, r.reasons.labels),
-        raw=raw,
-        row=row_of,
-        source=source_of,
-    )
-
-
 def _rows_without_provenance(table: pa.Table) -> int:
     """Rows with an empty or null source or source_sha256, one record batch at a time."""
     count = 0
     for batch in table.select(["source", "source_sha256"]).to_batches():
         empty = np.zeros(batch.num_rows, dtype=bool)
         for arr in batch.columns:  # from the dictionary: its empty labels, and null (-1)
-            codes, dictionary = _encoded(arr)
+            codes, dictionary = dictionary_codes(arr)
             empty |= np.array([not s for s in dictionary.to_pylist()] + [True], dtype=bool)[codes]
         count += int(np.sum(empty))
     return count
@@ -512,13 +482,12 @@ def _group_selections(group_key: np.ndarray) -> Iterator[tuple[int, np.ndarray]]
 
 def _group_keys(table: pa.Table) -> tuple[np.ndarray, list[object], list[object]]:
     """Shape (rows,) int32 policy code × metrics + metric code, and the two label lists."""
-    pol, pol_labels = _codes(table.column("policy_id"))
-    met, met_labels = _codes(table.column("metric"))
-    key = pol.astype(np.int32)
-    del pol
+    key, pol_labels = dictionary_codes(table.column("policy_id"))
+    met, met_labels = dictionary_codes(table.column("metric"))
+    key = key.astype(np.int32)  # a copy when the codes are a view of the table's indices
     key *= len(met_labels)
     key += met
-    return key, pol_labels, met_labels
+    return key, pol_labels.to_pylist(), met_labels.to_pylist()
 
 
 def build_index(table: pa.Table, source_paths: dict[str, str] | None = None) -> EvidenceIndex:
@@ -539,9 +508,9 @@ def build_index(table: pa.Table, source_paths: dict[str, str] | None = None) -> 
         provenance = pool.submit(_rows_without_provenance, table)
         ex, example_ids = _example_codes(table.column("example_id"))
         ids = pool.submit(lambda: (id_variants(example_ids), _ranks(example_ids)))
-        n_ex = len(example_ids)
-        group, slices, conflicts = _example_attributes(table, ex, example_ids)
-        split_bits, split_labels = _split_bits(table, ex, n_ex)
+        group, slices, (split_bits, split_labels), conflicts = _example_attributes(
+            table, ex, example_ids
+        )
         reasons, sources = _Labels(table.column("missing_reason")), _Labels(table.column("source"))
         r = _Rows(ex, example_ids, table, reasons, sources)
         group_key, pol_labels, met_labels = keys.result()
@@ -554,13 +523,12 @@ def build_index(table: pa.Table, source_paths: dict[str, str] | None = None) -> 
             p, m = divmod(pm, len(met_labels))
             policy, metric = str(pol_labels[p]), str(met_labels[m])
             grp = r.group(sel)
-            counts = np.bincount(grp.e, minlength=n_ex)
-            n_dup, found = _duplicates(r, grp, counts, policy, metric, 1000 - len(duplicates))
+            n_dup, found = r.duplicates(grp, policy, metric, 1000 - len(duplicates))
             if n_dup:
                 duplicates_by_policy[policy] = duplicates_by_policy.get(policy, 0) + n_dup
                 duplicates += found
-            columns[(policy, metric)] = _metric_column(r, grp, counts)
-            del grp, counts
+            columns[(policy, metric)] = r.column(grp)
+            del grp
         (n_variants, variants), ranks = ids.result()
     return EvidenceIndex(
         id_array=example_ids, example_rank=ranks, group=group, slice=slices[0],

@@ -31,56 +31,6 @@ MIN_SWAP_METRICS = 2
 before the roles are called probably swapped (with one metric, that is an ordinary REJECT)."""
 
 
-def _direction_checks(contract: ReleaseContract) -> list[ValidationCheck]:
-    checks = []
-    for i, m in enumerate(contract.quality_metrics):
-        if m.direction.value != "lower_is_better" or m.direction_confirmed:
-            continue
-        snake = f"_{'_'.join(name_words(m.id))}_"
-        hit = next((n for n in HIGHER_IS_BETTER_NAMES if f"_{n}_" in snake), None)
-        if hit is None:
-            continue
-        checks.append(
-            ValidationCheck(
-                id="contract-direction-implausible",
-                target=m.id,
-                status="warn",
-                column=f"quality_metrics[{i}].direction",
-                message=f"quality_metrics[{i}].direction: {m.id!r} is declared lower_is_better, "
-                f"but {hit} metrics are better when higher: a worse candidate would pass as "
-                "better; did you mean direction: higher_is_better? (if lower really is better, "
-                "add direction_confirmed: true)",
-            )
-        )
-    return checks
-
-
-def _name_checks(contract: ReleaseContract) -> list[ValidationCheck]:
-    checks = []
-    roles = [("baseline", contract.baseline.policy_id, CANDIDATE_ROLE_WORDS, "candidate")]
-    roles += [
-        (f"candidates[{i}]", c.policy_id, BASELINE_ROLE_WORDS, "baseline")
-        for i, c in enumerate(contract.candidates)
-    ]
-    for key, policy, wrong, named_as in roles:
-        hit = sorted(set(name_words(policy)) & wrong)
-        if not hit:
-            continue
-        role = "the baseline" if key == "baseline" else "a candidate"
-        checks.append(
-            ValidationCheck(
-                id="contract-role-name",
-                target=policy,
-                status="warn",
-                column=f"{key}.policy_id",
-                message=f"{key}.policy_id: policy {policy!r} is {role} but its name says "
-                f"{named_as} ({', '.join(hit)}): if it is the {named_as}, swap the roles, or "
-                "every 'keep the baseline' / 'promote' reads backwards",
-            )
-        )
-    return checks
-
-
 def _swap_checks(index: EvidenceIndex, contract: ReleaseContract) -> list[ValidationCheck]:
     baseline = contract.baseline.policy_id
     checks = []
@@ -129,4 +79,45 @@ def role_checks(index: EvidenceIndex, contract: ReleaseContract) -> list[Validat
     Returns:
         The checks, in that order; empty when nothing looks wrong.
     """
-    return _direction_checks(contract) + _name_checks(contract) + _swap_checks(index, contract)
+    checks: list[ValidationCheck] = []
+    for i, m in enumerate(contract.quality_metrics):
+        if m.direction.value != "lower_is_better" or m.direction_confirmed:
+            continue
+        snake = f"_{'_'.join(name_words(m.id))}_"
+        hit = next((n for n in HIGHER_IS_BETTER_NAMES if f"_{n}_" in snake), None)
+        if hit is None:
+            continue
+        checks.append(
+            ValidationCheck(
+                id="contract-direction-implausible",
+                target=m.id,
+                status="warn",
+                column=f"quality_metrics[{i}].direction",
+                message=f"quality_metrics[{i}].direction: {m.id!r} is declared lower_is_better, "
+                f"but {hit} metrics are better when higher: a worse candidate would pass as "
+                "better; did you mean direction: higher_is_better? (if lower really is better, "
+                "add direction_confirmed: true)",
+            )
+        )
+    roles = [("baseline", contract.baseline.policy_id, CANDIDATE_ROLE_WORDS, "candidate")]
+    roles += [
+        (f"candidates[{i}]", c.policy_id, BASELINE_ROLE_WORDS, "baseline")
+        for i, c in enumerate(contract.candidates)
+    ]
+    for key, policy, wrong, named_as in roles:
+        words = sorted(set(name_words(policy)) & wrong)
+        if not words:
+            continue
+        role = "the baseline" if key == "baseline" else "a candidate"
+        checks.append(
+            ValidationCheck(
+                id="contract-role-name",
+                target=policy,
+                status="warn",
+                column=f"{key}.policy_id",
+                message=f"{key}.policy_id: policy {policy!r} is {role} but its name says "
+                f"{named_as} ({', '.join(words)}): if it is the {named_as}, swap the roles, or "
+                "every 'keep the baseline' / 'promote' reads backwards",
+            )
+        )
+    return checks + _swap_checks(index, contract)

@@ -30,6 +30,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 EVIDENCE_SCHEMA_VERSION = "1"
 
@@ -111,3 +112,20 @@ def conform_evidence(table: pa.Table) -> pa.Table:
 def empty_evidence() -> pa.Table:
     """Return an empty table with the canonical schema."""
     return EVIDENCE_SCHEMA.empty_table()
+
+
+def dictionary_codes(arr: pa.ChunkedArray | pa.Array) -> tuple[np.ndarray, pa.Array]:
+    """The int32 codes (-1 for null) of a string or dictionary column and the dictionary they index.
+
+    A plain string column is encoded first (``pyarrow.compute.dictionary_encode``); chunks are
+    combined, their dictionaries unified first. A dictionary array without nulls gives its
+    indices without a copy (the 10^7-row telemetry check, docs/benchmarks.md).
+    """
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.unify_dictionaries() if pa.types.is_dictionary(arr.type) else arr
+        arr = arr.combine_chunks()
+    enc = arr if pa.types.is_dictionary(arr.type) else pc.dictionary_encode(arr)
+    indices = enc.indices
+    if indices.null_count:
+        indices = indices.fill_null(-1)
+    return indices.to_numpy(zero_copy_only=False).astype(np.int32, copy=False), enc.dictionary

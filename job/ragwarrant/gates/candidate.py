@@ -322,7 +322,7 @@ class _Noninferiority:
         how = "declared" if metric.metric_kind is not None else "detected"
         details = g.details | {"metric_kind": kind, "metric_kind_source": how}
         g = g.model_copy(update={"details": details})
-        return self.with_labels(_missing_sensitivity(self, scope, g))
+        return self.with_labels(self.missing_sensitivity(scope, g))
 
     def with_labels(self, g: GateResult) -> GateResult:
         """``g`` decided on the judge-corrected bound when the metric has human labels for this
@@ -353,51 +353,50 @@ class _Noninferiority:
             least_favourable=least_favourable_ends(metric),
         )
 
+    def missing_sensitivity(self, scope: str, g: GateResult) -> GateResult:
+        """Under ``on_missing: exclude``, a passing gate stands only when it still passes with
+        every excluded value imputed at its adversarial end (``stats.missing_sensitivity``);
+        else it is INCONCLUSIVE, naming how many imputed values flip it (the tipping point)."""
+        pm = self.pm
+        if g.status is not GateStatus.PASS or pm.excluded is None or pm.excluded[0].size == 0:
+            return g
+        ex, cand, base = pm.excluded
+        ranked = worst_first(self.metric.direction.sign * (cand - base))
 
-def _missing_sensitivity(nt: _Noninferiority, scope: str, g: GateResult) -> GateResult:
-    """Under ``on_missing: exclude``, a passing gate stands only when it still passes with
-    every excluded value imputed at its adversarial end (``stats.missing_sensitivity``);
-    else it is INCONCLUSIVE, naming how many imputed values flip it (the tipping point)."""
-    pm = nt.pm
-    if g.status is not GateStatus.PASS or pm.excluded is None or pm.excluded[0].size == 0:
-        return g
-    ex, cand, base = pm.excluded
-    ranked = worst_first(nt.metric.direction.sign * (cand - base))
+        def run(k: int) -> OneSidedTest:  # pm plus the k most damaging excluded pairs
+            at = ranked[:k]
+            more = dataclasses.replace(
+                pm,
+                examples=np.concatenate([pm.examples, ex[at]]),
+                candidate=np.concatenate([pm.candidate, cand[at]]),
+                baseline=np.concatenate([pm.baseline, base[at]]),
+                excluded=None,
+            )
+            return self.test(more, f"{scope}:missing-sensitivity", None)[0]
 
-    def run(k: int) -> OneSidedTest:  # pm plus the k most damaging excluded pairs
-        at = ranked[:k]
-        more = dataclasses.replace(
-            pm,
-            examples=np.concatenate([pm.examples, ex[at]]),
-            candidate=np.concatenate([pm.candidate, cand[at]]),
-            baseline=np.concatenate([pm.baseline, base[at]]),
-            excluded=None,
-        )
-        return nt.test(more, f"{scope}:missing-sensitivity", None)[0]
-
-    sens = tipping_point(run, int(pm.excluded[0].size))
-    details = g.details | {
-        "missing_sensitivity_imputed": sens.imputed,
-        "missing_tipping_point": sens.tipping_point,
-        "missing_sensitivity_lower_bound": sens.test.lower_bound,
-    }
-    where = "the candidate's at the scale's worst end, the baseline's at its best"
-    if sens.holds:
+        sens = tipping_point(run, int(pm.excluded[0].size))
+        details = g.details | {
+            "missing_sensitivity_imputed": sens.imputed,
+            "missing_tipping_point": sens.tipping_point,
+            "missing_sensitivity_lower_bound": sens.test.lower_bound,
+        }
+        where = "the candidate's at the scale's worst end, the baseline's at its best"
+        if sens.holds:
+            reason = (
+                f"{g.reason}; still noninferior with all {sens.imputed} values excluded as "
+                f"missing imputed adversarially ({where}): lower bound "
+                f"{sens.test.lower_bound:+.4g}"
+            )
+            return g.model_copy(update={"details": details, "reason": reason})
         reason = (
-            f"{g.reason}; still noninferior with all {sens.imputed} values excluded as "
-            f"missing imputed adversarially ({where}): lower bound "
-            f"{sens.test.lower_bound:+.4g}"
+            f"{g.reason} on complete pairs only; with {sens.tipping_point} of the "
+            f"{sens.imputed} values excluded as missing imputed adversarially ({where}) it is "
+            f"not (lower bound {sens.test.lower_bound:+.4g} with all {sens.imputed}): missing "
+            "values may hide losses (on_missing: exclude); supply them or declare on_missing: "
+            "worst"
         )
-        return g.model_copy(update={"details": details, "reason": reason})
-    reason = (
-        f"{g.reason} on complete pairs only; with {sens.tipping_point} of the "
-        f"{sens.imputed} values excluded as missing imputed adversarially ({where}) it is "
-        f"not (lower bound {sens.test.lower_bound:+.4g} with all {sens.imputed}): missing "
-        "values may hide losses (on_missing: exclude); supply them or declare on_missing: "
-        "worst"
-    )
-    update = {"details": details, "reason": reason, "status": GateStatus.INCONCLUSIVE}
-    return g.model_copy(update=update)
+        update = {"details": details, "reason": reason, "status": GateStatus.INCONCLUSIVE}
+        return g.model_copy(update=update)
 
 
 def _noninferiority_gates(

@@ -102,192 +102,184 @@ def plan_of(contract: ReleaseContract) -> SequentialPlan | None:
 
 @dataclass(frozen=True)
 class _Here:
-    """This run's side of the comparison."""
+    """This run's side of the comparison, beside the earlier looks of its contract id and
+    version (oldest first); each method below is one kind of look this run can be."""
 
+    contract: ReleaseContract
+    earlier: Sequence[EarlierLook]
     fingerprint: Fingerprint
     units: int
     configs: dict[str, str]
     evidence_sha256: str | None
 
-
-def _record(contract: ReleaseContract, here: _Here, **fields: object) -> LookRecord:
-    plan = contract.sequential
-    return LookRecord(
-        plan=None if plan is None else dict(plan.model_dump(mode="json")),
-        units=here.units,
-        evidence_sha256=here.evidence_sha256,
-        configs=here.configs,
-        **fields,  # type: ignore[arg-type]
-    )
-
-
-def _same_comparison(contract: ReleaseContract, other: EarlierLook, here: _Here) -> bool:
-    """Whether an earlier look tested this run's baseline against one of its candidates on some
-    of this run's examples: the same study, whatever the contract id, version or config text.
-
-    A policy is the same when the earlier look recorded its policy id (whatever its config:
-    a re-configured candidate under the same name on the same examples is a repeated look at
-    that data) or its behavioural config identity (``inputs.behavioural_sha256``: a renamed
-    policy with an unchanged config). The examples overlap when any of the earlier look's
-    example-id digests is among this run's (``evidence.looks.shared_examples``).
-    """
-    before = other.record.configs or {}
-    identities = set(before.values())
-    baseline_id = contract.baseline.policy_id
-    baseline = here.configs.get(baseline_id)
-
-    def seen(policy_id: str, exclude: str | None = None) -> bool:
-        identity = here.configs.get(policy_id)
-        known = identity is not None and identity != exclude and identity in identities
-        return policy_id in before or known
-
-    if other.fingerprint is None or not seen(baseline_id):
-        return False
-    if not any(seen(c.policy_id, exclude=baseline) for c in contract.candidates):
-        return False
-    return shared_examples(other.fingerprint, here.fingerprint) > 0
-
-
-def _study_ids(looks: Sequence[EarlierLook]) -> list[str]:
-    """The run ids of ``looks`` and of the looks each was linked to, oldest first, once each."""
-    ids = (i for e in looks for i in (*e.record.earlier_run_ids, e.run_id))
-    return list(dict.fromkeys(ids))
-
-
-def _reused(contract: ReleaseContract, here: _Here, seen: Sequence[EarlierLook]) -> Look:
-    """A first run of this contract version on evidence that earlier looks of another contract
-    id or version already saw, for the same baseline and candidate: not confirmatory.
-
-    A new contract version (a patch bump, a renamed contract id, a changed config) would
-    otherwise start a fresh look at full alpha on the same examples (third trial); the plan of a
-    new version cannot count looks made before it, so its alpha counts as spent. The look
-    number follows the latest of them, and ``earlier_run_ids`` lists them all (``_study_ids``).
-    """
-    alpha = contract.statistics.alpha
-    latest = max(seen, key=lambda e: e.record.number)
-    reason = (
-        f"the evidence repeats examples that run {latest.run_id} (look {latest.record.number} of "
-        "another contract id or version) already tested for the same baseline and candidate "
-        "(by policy id or config content, whatever the config text): a new contract version "
-        "cannot PROMOTE on evidence already looked at (decide it on new examples)"
-    )
-    rec = _record(
-        contract,
-        here,
-        number=latest.record.number + 1,
-        earlier_run_ids=_study_ids(seen),
-        alpha_this_look=0.0,
-        alpha_spent=alpha,
-        confirmatory=False,
-        reason=reason,
-    )
-    return Look(rec, alpha, None, plan_of(contract))
-
-
-def _repeat(contract: ReleaseContract, here: _Here, earlier: Sequence[EarlierLook]) -> Look:
-    """The latest of ``earlier`` repeated at its level: the same evidence."""
-    latest = earlier[-1]
-    prev = latest.record
-    rec = _record(
-        contract,
-        here,
-        number=prev.number,
-        earlier_run_ids=_study_ids(earlier),
-        alpha_this_look=prev.alpha_this_look,
-        alpha_spent=prev.alpha_spent,
-        confirmatory=prev.confirmatory,
-        repeat_of=latest.run_id,
-        reason=f"the same evidence as look {prev.number} (run {latest.run_id}): that look "
-        "repeated at its level",
-    )
-    alpha = prev.alpha_this_look or contract.statistics.alpha
-    return Look(rec, alpha, None, plan_of(contract))
-
-
-def _blocked(
-    contract: ReleaseContract, here: _Here, earlier: Sequence[EarlierLook], reason: str
-) -> Look:
-    """A BLOCK: the look after the latest earlier one (the first without one), spending no alpha."""
-    prev = earlier[-1].record if earlier else None
-    rec = _record(
-        contract,
-        here,
-        number=prev.number + 1 if prev is not None else 1,
-        earlier_run_ids=_study_ids(earlier),
-        alpha_this_look=0.0,
-        alpha_spent=prev.alpha_spent if prev is not None else 0.0,
-        confirmatory=False,
-        blocked=True,
-        reason=reason,
-    )
-    return Look(rec, contract.statistics.alpha, reason, plan_of(contract))
-
-
-def _next_look(contract: ReleaseContract, here: _Here, earlier: Sequence[EarlierLook]) -> Look:
-    """The look after the latest of ``earlier`` (look 1 without one) at its level: the plan's
-    for this look; without a plan, alpha for look 1 and nothing (not confirmatory) after it."""
-    prev, plan = (earlier[-1].record if earlier else None), plan_of(contract)
-    number, before = (1, 0.0) if prev is None else (prev.number + 1, prev.alpha_spent)
-    alpha = contract.statistics.alpha
-    if plan is None:
-        this, spent = (alpha, alpha) if prev is None else (0.0, before)
-        reason = (
-            "look 1: the first run of this contract version"
-            if prev is None
-            else f"look {number} of contract {contract.id} v{contract.version} without a "
-            "sequential plan: a repeated look cannot PROMOTE as confirmatory evidence (declare "
-            "sequential: in a new contract version decided on new examples)"
+    def look(
+        self, alpha: float, problem: str | None, looks: Sequence[EarlierLook], **fields: object
+    ) -> Look:
+        """The ``Look`` at ``alpha``; its record lists the run ids of ``looks`` and of the looks
+        each was linked to (``earlier_run_ids``: oldest first, once each)."""
+        plan = self.contract.sequential
+        ids = (i for e in looks for i in (*e.record.earlier_run_ids, e.run_id))
+        rec = LookRecord(
+            plan=None if plan is None else dict(plan.model_dump(mode="json")),
+            units=self.units,
+            evidence_sha256=self.evidence_sha256,
+            configs=self.configs,
+            earlier_run_ids=list(dict.fromkeys(ids)),
+            **fields,  # type: ignore[arg-type]
         )
-    else:
-        level = look_level(plan, number, here.units, before)
-        this, spent = level.alpha_this_look, level.alpha_spent
-        reason = f"look {number} of the sequential plan: one-sided level {this:.4g}"
-        if prev is not None and this <= 0:
+        return Look(rec, alpha, problem, plan_of(self.contract))
+
+    def reused(self, seen: Sequence[EarlierLook]) -> Look:
+        """A first run of this contract version on evidence that earlier looks of another
+        contract id or version already saw, for the same baseline and candidate: not
+        confirmatory.
+
+        A new contract version (a patch bump, a renamed contract id, a changed config) would
+        otherwise start a fresh look at full alpha on the same examples (third trial); the plan
+        of a new version cannot count looks made before it, so its alpha counts as spent. The
+        look number follows the latest of them, and ``earlier_run_ids`` lists them all.
+        """
+        alpha = self.contract.statistics.alpha
+        latest = max(seen, key=lambda e: e.record.number)
+        reason = (
+            f"the evidence repeats examples that run {latest.run_id} (look {latest.record.number} "
+            "of another contract id or version) already tested for the same baseline and "
+            "candidate (by policy id or config content, whatever the config text): a new "
+            "contract version cannot PROMOTE on evidence already looked at (decide it on new "
+            "examples)"
+        )
+        return self.look(
+            alpha,
+            None,
+            seen,
+            number=latest.record.number + 1,
+            alpha_this_look=0.0,
+            alpha_spent=alpha,
+            confirmatory=False,
+            reason=reason,
+        )
+
+    def repeat(self) -> Look:
+        """The latest earlier look repeated at its level: the same evidence."""
+        latest = self.earlier[-1]
+        prev = latest.record
+        return self.look(
+            prev.alpha_this_look or self.contract.statistics.alpha,
+            None,
+            self.earlier,
+            number=prev.number,
+            alpha_this_look=prev.alpha_this_look,
+            alpha_spent=prev.alpha_spent,
+            confirmatory=prev.confirmatory,
+            repeat_of=latest.run_id,
+            reason=f"the same evidence as look {prev.number} (run {latest.run_id}): that look "
+            "repeated at its level",
+        )
+
+    def blocked(self, reason: str) -> Look:
+        """A BLOCK: the look after the latest earlier one (the first without one), spending no
+        alpha."""
+        prev = self.earlier[-1].record if self.earlier else None
+        return self.look(
+            self.contract.statistics.alpha,
+            reason,
+            self.earlier,
+            number=prev.number + 1 if prev is not None else 1,
+            alpha_this_look=0.0,
+            alpha_spent=prev.alpha_spent if prev is not None else 0.0,
+            confirmatory=False,
+            blocked=True,
+            reason=reason,
+        )
+
+    def same_comparison(self, other: EarlierLook) -> bool:
+        """Whether an earlier look tested this run's baseline against one of its candidates on some
+        of this run's examples: the same study, whatever the contract id, version or config text.
+
+        A policy is the same when the earlier look recorded its policy id (whatever its config:
+        a re-configured candidate under the same name on the same examples is a repeated look at
+        that data) or its behavioural config identity (``inputs.behavioural_sha256``: a renamed
+        policy with an unchanged config). The examples overlap when any of the earlier look's
+        example-id digests is among this run's (``evidence.looks.shared_examples``).
+        """
+        before = other.record.configs or {}
+        identities = set(before.values())
+        baseline_id = self.contract.baseline.policy_id
+        baseline = self.configs.get(baseline_id)
+
+        def seen(policy_id: str, exclude: str | None = None) -> bool:
+            identity = self.configs.get(policy_id)
+            known = identity is not None and identity != exclude and identity in identities
+            return policy_id in before or known
+
+        if other.fingerprint is None or not seen(baseline_id):
+            return False
+        if not any(seen(c.policy_id, exclude=baseline) for c in self.contract.candidates):
+            return False
+        return shared_examples(other.fingerprint, self.fingerprint) > 0
+
+    def next_look(self) -> Look:
+        """The look after the latest earlier one (look 1 without one) at its level: the plan's
+        for this look; without a plan, alpha for look 1 and nothing (not confirmatory) after it."""
+        contract = self.contract
+        prev, plan = (self.earlier[-1].record if self.earlier else None), plan_of(contract)
+        number, before = (1, 0.0) if prev is None else (prev.number + 1, prev.alpha_spent)
+        alpha = contract.statistics.alpha
+        if plan is None:
+            this, spent = (alpha, alpha) if prev is None else (0.0, before)
             reason = (
-                f"look {number}: the sequential plan's alpha is spent; this look cannot PROMOTE"
+                "look 1: the first run of this contract version"
+                if prev is None
+                else f"look {number} of contract {contract.id} v{contract.version} without a "
+                "sequential plan: a repeated look cannot PROMOTE as confirmatory evidence (declare "
+                "sequential: in a new contract version decided on new examples)"
             )
-        elif prev is not None:
-            reason += f" (spent {spent:.4g} of {plan.alpha:g})"
-    rec = _record(
-        contract,
-        here,
-        number=number,
-        earlier_run_ids=_study_ids(earlier),
-        alpha_this_look=this,
-        alpha_spent=spent,
-        confirmatory=this > 0,
-        reason=reason,
-    )
-    return Look(rec, this or alpha, None, plan)
+        else:
+            level = look_level(plan, number, self.units, before)
+            this, spent = level.alpha_this_look, level.alpha_spent
+            reason = f"look {number} of the sequential plan: one-sided level {this:.4g}"
+            if prev is not None and this <= 0:
+                reason = (
+                    f"look {number}: the sequential plan's alpha is spent; this look cannot PROMOTE"
+                )
+            elif prev is not None:
+                reason += f" (spent {spent:.4g} of {plan.alpha:g})"
+        return self.look(
+            this or alpha,
+            None,
+            self.earlier,
+            number=number,
+            alpha_this_look=this,
+            alpha_spent=spent,
+            confirmatory=this > 0,
+            reason=reason,
+        )
 
+    def changed(self, contract_sha256: str | None) -> str | None:
+        """Why the contract differs from an earlier look's under the same id and version, or the
+        policies or their configs from the latest look's; None when neither does.
 
-def _changed(
-    earlier: Sequence[EarlierLook], contract_sha256: str | None, here: _Here
-) -> str | None:
-    """Why the contract differs from an earlier look's under the same id and version, or the
-    policies or their configs from the latest look's; None when neither does.
-
-    A renamed, added or re-configured policy under the same contract id and version would
-    otherwise start a fresh look at full alpha (fresh-user trial): it is a BLOCK instead. Configs
-    are compared by behavioural content (``inputs.behavioural_sha256``), so a changed ``note``
-    or non-behavioural key is the same config and the run is the study's next look.
-    """
-    for e in earlier:
-        if contract_sha256 is not None and e.contract_sha256 not in (None, contract_sha256):
-            return (
-                f"the contract file differs from the one look {e.record.number} (run {e.run_id}) "
-                "read under the same id and version (margins, slices or rules may have changed)"
-            )
-    before, latest = earlier[-1].record.configs or {}, earlier[-1].record.number
-    if before == here.configs:
-        return None
-    changed = sorted(set(before) ^ set(here.configs))
-    changed += sorted(p for p in set(before) & set(here.configs) if before[p] != here.configs[p])
-    return (
-        f"the policies or their configs differ from look {latest}'s under the "
-        f"same contract id and version ({len(changed)} polic{'y' if len(changed) == 1 else 'ies'}"
-        " added, removed or changed in a behavioural key)"
-    )
+        A renamed, added or re-configured policy under the same contract id and version would
+        otherwise start a fresh look at full alpha (fresh-user trial): it is a BLOCK instead.
+        Configs are compared by behavioural content (``inputs.behavioural_sha256``), so a changed
+        ``note`` or non-behavioural key is the same config and the run is the study's next look.
+        """
+        for e in self.earlier:
+            if contract_sha256 is not None and e.contract_sha256 not in (None, contract_sha256):
+                return (
+                    f"the contract file differs from the one look {e.record.number} (run "
+                    f"{e.run_id}) read under the same id and version (margins, slices or rules "
+                    "may have changed)"
+                )
+        before, now = self.earlier[-1].record.configs or {}, self.configs
+        if before == now:
+            return None
+        n = len(set(before) ^ set(now)) + sum(before[p] != now[p] for p in set(before) & set(now))
+        return (
+            f"the policies or their configs differ from look {self.earlier[-1].record.number}'s "
+            f"under the same contract id and version ({n} polic{'y' if n == 1 else 'ies'} added, "
+            "removed or changed in a behavioural key)"
+        )
 
 
 def resolve_look(
@@ -316,7 +308,7 @@ def resolve_look(
             is a BLOCK, never a repeat or a first look.
         others: looks under other contract ids or versions, oldest first. A first run of
             this version is a later look of theirs, not confirmatory, when any of them tested
-            the same baseline and candidate (``_same_comparison``: by policy id or config
+            the same baseline and candidate (``_Here.same_comparison``: by policy id or config
             content) on some of this run's examples; ``earlier_run_ids`` lists them.
         ledger_break: where the ledger's hash chain is broken (``line <n> (<kind>)``,
             ``audit.ledger.read_under_lock``), or None: a broken chain is a BLOCK, since a deleted
@@ -327,24 +319,19 @@ def resolve_look(
         plan's level (or refused as confirmatory without a plan, or once the plan is spent), or
         a BLOCK when the evidence does not extend the latest look's.
     """
-    here = _Here(fingerprint, units, dict(configs), evidence_sha256)
+    here = _Here(contract, earlier, fingerprint, units, dict(configs), evidence_sha256)
     if ledger_break is not None:
-        return _blocked(
-            contract,
-            here,
-            earlier,
+        return here.blocked(
             f"the ledger's hash chain is broken at {ledger_break}: an earlier look of this "
             "contract version may have been deleted or changed, so this run's look cannot be "
             "counted (check the ledger with `ragwarrant ledger verify`, restore it from a copy "
             "and run again)",
         )
     if not earlier:
-        seen = [o for o in others if _same_comparison(contract, o, here)]
-        if seen:
-            return _reused(contract, here, seen)
-        return _next_look(contract, here, earlier)
+        seen = [o for o in others if here.same_comparison(o)]
+        return here.reused(seen) if seen else here.next_look()
     latest, number = earlier[-1], earlier[-1].record.number
-    why = _changed(earlier, contract_sha256, here)
+    why = here.changed(contract_sha256)
     before = latest.fingerprint
     if why is None and before is None:
         why = (
@@ -353,15 +340,15 @@ def resolve_look(
         )
     elif why is None and before is not None:
         if same_evidence(before, fingerprint):
-            return _repeat(contract, here, earlier)
+            return here.repeat()
         problem = extension_problem(before, fingerprint)
         why = (
             None if problem is None else f"the evidence does not extend look {number}'s: {problem}"
         )
     if why is not None:
         honest = "a new contract version decided on new examples is the honest way to start over"
-        return _blocked(contract, here, earlier, f"look {number + 1}: {why}; {honest}")
-    return _next_look(contract, here, earlier)
+        return here.blocked(f"look {number + 1}: {why}; {honest}")
+    return here.next_look()
 
 
 def recorded_look(
