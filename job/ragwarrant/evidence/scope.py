@@ -178,7 +178,7 @@ def declared_metrics(contract: ReleaseContract) -> set[str]:
 def undeclared_checks(index: EvidenceIndex, contract: ReleaseContract) -> list[ValidationCheck]:
     """Note rows of policies, and metrics, that were read but that the contract does not name."""
     checks = []
-    known = {contract.baseline.policy_id, *(c.policy_id for c in contract.candidates)}
+    known = set(contract.policy_ids)
     extra = sorted(index.policies() - known)
     if extra:
         checks.append(

@@ -214,9 +214,7 @@ def _hard_gates(
             index, list(dict.fromkeys(list(pairs) + dq_metrics)), baseline, candidate, scope
         ),
         hard.gate_provenance(index, [p for p in config_missing if p in (baseline, candidate)]),
-        hard.gate_duplicates(
-            index, [contract.baseline.policy_id, *(c.policy_id for c in contract.candidates)]
-        ),
+        hard.gate_duplicates(index, contract.policy_ids),
         hard.gate_example_attributes(index),
         hard.gate_leakage(index, contract),
         hard.gate_non_finite(contract, pairs, baseline, candidate, index, scope),

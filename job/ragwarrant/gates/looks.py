@@ -504,7 +504,7 @@ class LookQuery:
 def look_query(inputs: Inputs, index: EvidenceIndex, scope: np.ndarray) -> LookQuery:
     """This run's ``LookQuery`` on the decided examples ``scope`` (bool, shape (n_examples,))."""
     contract = inputs.contract
-    policies = [contract.baseline.policy_id, *(c.policy_id for c in contract.candidates)]
+    policies = contract.policy_ids
     fp = fingerprint(index, scope, policies)
     data = orjson.dumps(
         {"schema": 1, "digests": encode_fingerprint(fp)}, option=orjson.OPT_SORT_KEYS
