@@ -288,26 +288,6 @@ def _first(names: Sequence[str], wanted: Sequence[str]) -> str | None:
     return next((w for w in wanted if w in names), None)
 
 
-def _values(table: pa.Table, column: str | None, limit: int = 50) -> list[str]:
-    if column is None or column not in table.column_names:
-        return []
-    seen = {str(v) for v in table.column(column).to_pylist() if v is not None and str(v) != ""}
-    return sorted(seen)[:limit]
-
-
-def _metrics(table: pa.Table, adapter: str, keys: set[str], telemetry: bool) -> list[MetricGuess]:
-    if telemetry and adapter != "generic":  # the adapter derives these from the spans
-        why = f"derived by the {adapter} adapter from the spans; lower is better"
-        return [MetricGuess(m, m, "operational", "lower_is_better", why) for m in DEFAULT_METRICS]
-    return [
-        MetricGuess.of(adapter, name)
-        for name in table.column_names
-        if name not in keys | specs.NOT_METRICS
-        and not name.lower().endswith("id")
-        and looks_numeric_column(table, name)
-    ]
-
-
 def _evaluation_name(path: Path, names: Sequence[str]) -> tuple[str, list[str]] | None:
     """The metric id of a legacy Phoenix SpanEvaluations frame (``label, score, explanation``)
     and the note saying where it comes from: the ``eval_name`` Phoenix saves in the Parquet
@@ -324,65 +304,100 @@ def _evaluation_name(path: Path, names: Sequence[str]) -> tuple[str, list[str]] 
     return name, [f"CHECK: the metric id {name} is the evaluation's name as the file name says it"]
 
 
-def _settings(table: pa.Table, policy_col: str | None) -> dict[str, dict[str, Any]]:
-    """The models each policy called (key: the policy column's value, or "" for the file)."""
-    model = _first(table.column_names, specs.MODEL_COLUMNS)
-    if model is None or model == policy_col:
-        return {}
-    n = table.num_rows
-    named = policy_col in table.column_names
-    policies = table.column(policy_col).to_pylist() if named else [""] * n
-    seen: dict[str, set[str]] = {}
-    for policy, name in zip(policies, table.column(model).to_pylist(), strict=True):
-        if name is not None:
-            seen.setdefault(str(policy or ""), set()).add(str(name))
-    return {p: {"model": sorted(names)} for p, names in seen.items()}
+@dataclass(frozen=True)
+class _Table:
+    """One tabular export as ``init`` reads it, with the adapter that reads it and its key
+    names: the column names, and the fields of an ``attributes.metadata`` struct (Phoenix
+    spans)."""
 
+    table: pa.Table
+    adapter: str
+    names: list[str]
 
-def _check_policy_ids(table: pa.Table, column: str | None, display: str) -> None:
-    """Refuse a policy value that is no contract id: it would name a file under ``policies/``.
+    @classmethod
+    def read(cls, path: Path, fmt: str, display: str, adapter: str) -> _Table:
+        """Read ``path`` (``read_table``'s errors) and list its key names."""
+        table = read_table(path, fmt, display)
+        names = list(table.column_names)
+        if "attributes.metadata" in names:
+            kind = table.schema.field("attributes.metadata").type
+            if pa.types.is_struct(kind):
+                names += [kind.field(i).name for i in range(kind.num_fields)]
+        return cls(table, adapter, names)
 
-    Raises:
-        EvidenceError: ``init-policy-id`` naming the file, the row (1-based, as the adapters
-            count) and the column.
-    """
-    if column is None or column not in table.column_names:
-        return
-    for row, value in enumerate(table.column(column).to_pylist(), start=1):
-        text = "" if value is None else str(value)
-        if text and not re.fullmatch(IDENTIFIER_PATTERN, text):
-            raise EvidenceError(
-                "init-policy-id",
-                f"{display} row {row}, column {column!r}: the policy (not shown: it may be "
-                "private) is not a contract policy id (a letter or digit, then letters, digits "
-                "and ._:@/+-)",
-                hint="rename the policy in the export (it is also the stub's file name under "
-                "policies/), then run init again",
-                file=display,
-                row=row,
-                column=column,
-            )
+    def values(self, column: str | None, limit: int = 50) -> list[str]:
+        """The first ``limit`` distinct non-empty values of ``column``, sorted as text."""
+        if column is None or column not in self.table.column_names:
+            return []
+        column_values = self.table.column(column).to_pylist()
+        seen = {str(v) for v in column_values if v is not None and str(v) != ""}
+        return sorted(seen)[:limit]
 
+    def metrics(self, keys: set[str], telemetry: bool) -> list[MetricGuess]:
+        """The numeric columns that are no key, id or known non-metric; for telemetry a tool's
+        adapter reads, the metrics it derives from the spans."""
+        adapter, table = self.adapter, self.table
+        if telemetry and adapter != "generic":  # the adapter derives these from the spans
+            why = f"derived by the {adapter} adapter from the spans; lower is better"
+            return [
+                MetricGuess(m, m, "operational", "lower_is_better", why) for m in DEFAULT_METRICS
+            ]
+        return [
+            MetricGuess.of(adapter, name)
+            for name in table.column_names
+            if name not in keys | specs.NOT_METRICS
+            and not name.lower().endswith("id")
+            and looks_numeric_column(table, name)
+        ]
 
-def _long_layout(table: pa.Table, names: Sequence[str], adapter: str) -> tuple[str, str] | None:
-    """The metric-name and value columns of a generic table in long layout (one row per example
-    and metric: a text metric column beside a value column), else None."""
-    metric, value = _first(names, specs.METRIC_COLUMNS), _first(names, specs.VALUE_COLUMNS)
-    if adapter != "generic" or metric is None or value is None:
-        return None
-    if looks_numeric_column(table, metric):
-        return None
-    return metric, value
+    def settings(self, policy_col: str | None) -> dict[str, dict[str, Any]]:
+        """The models each policy called (key: the policy column's value, or "" for the file)."""
+        table = self.table
+        model = _first(table.column_names, specs.MODEL_COLUMNS)
+        if model is None or model == policy_col:
+            return {}
+        named = policy_col in table.column_names
+        policies = table.column(policy_col).to_pylist() if named else [""] * table.num_rows
+        seen: dict[str, set[str]] = {}
+        for policy, name in zip(policies, table.column(model).to_pylist(), strict=True):
+            if name is not None:
+                seen.setdefault(str(policy or ""), set()).add(str(name))
+        return {p: {"model": sorted(names)} for p, names in seen.items()}
 
+    def check_policy_ids(self, column: str | None, display: str) -> None:
+        """Refuse a policy value that is no contract id: it would name a file under ``policies/``.
 
-def _key_names(table: pa.Table) -> list[str]:
-    """Column names, and the fields of an ``attributes.metadata`` struct (Phoenix spans)."""
-    names = list(table.column_names)
-    if "attributes.metadata" in names:
-        kind = table.schema.field("attributes.metadata").type
-        if pa.types.is_struct(kind):
-            names += [kind.field(i).name for i in range(kind.num_fields)]
-    return names
+        Raises:
+            EvidenceError: ``init-policy-id`` naming the file, the row (1-based, as the adapters
+                count) and the column.
+        """
+        if column is None or column not in self.table.column_names:
+            return
+        for row, value in enumerate(self.table.column(column).to_pylist(), start=1):
+            text = "" if value is None else str(value)
+            if text and not re.fullmatch(IDENTIFIER_PATTERN, text):
+                raise EvidenceError(
+                    "init-policy-id",
+                    f"{display} row {row}, column {column!r}: the policy (not shown: it may be "
+                    "private) is not a contract policy id (a letter or digit, then letters, "
+                    "digits and ._:@/+-)",
+                    hint="rename the policy in the export (it is also the stub's file name under "
+                    "policies/), then run init again",
+                    file=display,
+                    row=row,
+                    column=column,
+                )
+
+    def long_layout(self) -> tuple[str, str] | None:
+        """The metric-name and value columns of a generic table in long layout (one row per
+        example and metric: a text metric column beside a value column), else None."""
+        metric = _first(self.names, specs.METRIC_COLUMNS)
+        value = _first(self.names, specs.VALUE_COLUMNS)
+        if self.adapter != "generic" or metric is None or value is None:
+            return None
+        if looks_numeric_column(self.table, metric):
+            return None
+        return metric, value
 
 
 def _describe_json(
@@ -428,26 +443,25 @@ def describe_export(path: Path, display: str | None = None) -> ExportSummary:
     adapter, detected = _detect(path, fmt, display)
     if fmt == "json":
         return _describe_json(path, display, fmt, adapter, detected)
-    table = read_table(path, fmt, display)
-    spec = specs.spec_of(adapter)
-    names = _key_names(table)
+    t = _Table.read(path, fmt, display, adapter)
+    spec, names = specs.spec_of(adapter), t.names
     spans = adapter == "phoenix" and "context.trace_id" in names
     id_col, policy_col = _first(names, spec.id_columns), _first(names, spec.policy_columns)
     slice_col, split_col = _first(names, specs.SLICE_COLUMNS), _first(names, specs.SPLIT_COLUMNS)
     keys = {c for c in (id_col, policy_col, slice_col, split_col) if c is not None}
-    _check_policy_ids(table, policy_col, display)
-    long = _long_layout(table, names, adapter)
-    metrics = [] if long else _metrics(table, adapter, keys, adapter == "otel" or spans)
+    t.check_policy_ids(policy_col, display)
+    long = t.long_layout()
+    metrics = [] if long else t.metrics(keys, adapter == "otel" or spans)
     named = _evaluation_name(path, names) if adapter == "phoenix" else None
     if named:  # the frame's one score column is this evaluation
         metrics = [dataclasses.replace(MetricGuess.of(adapter, named[0]), column="score")]
     return ExportSummary(
-        path=display, format=fmt, adapter=adapter, detected=detected, rows=table.num_rows,
+        path=display, format=fmt, adapter=adapter, detected=detected, rows=t.table.num_rows,
         metrics=metrics, id_column=id_col, policy_column=policy_col,
-        policies=_values(table, policy_col), slice_column=slice_col,
-        slices=_values(table, slice_col), split_column=split_col,
-        splits=_values(table, split_col), file=path, spans_file=spans,
-        settings=_settings(table, policy_col), notes=named[1] if named else [], long=long,
+        policies=t.values(policy_col), slice_column=slice_col,
+        slices=t.values(slice_col), split_column=split_col,
+        splits=t.values(split_col), file=path, spans_file=spans,
+        settings=t.settings(policy_col), notes=named[1] if named else [], long=long,
     )  # fmt: skip
 
 
