@@ -18,14 +18,13 @@ it does not validate until they are declared. ``init`` also writes a stub config
 
 from __future__ import annotations
 
-import dataclasses
 import math
 import re
 import textwrap
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Literal, cast
+from typing import Any, Literal, cast, get_args
 
 import orjson
 import pyarrow as pa
@@ -207,18 +206,13 @@ class ExportSummary:
             return self, entry
         if isinstance(result := self._read(entry, policies), str):
             notes = [*self.notes, f"not read by its adapter: {result}"]
-            return dataclasses.replace(self, notes=notes), entry
-        scores = self._scores(result)
-        column = {metric: name for name, metric in result.provenance.metric_names.items()}
-        quality = {
-            column.get(s.metric_id, s.metric_id): s.metric_id for s in scores if s.kind == "quality"
-        }
-        others = [s.metric_id for s in scores if s.kind != "quality"]
-        notes = [f"not proposed as quality (a count, time or cost): {', '.join(others)}"] * bool(
-            others
-        )
+            return replace(self, notes=notes), entry
+        scores = self._scores(result)  # each with its column as the export names it
+        quality = {s.column: s.metric_id for s in scores if s.kind == "quality"}
+        others = ", ".join(s.metric_id for s in scores if s.kind != "quality")
+        notes = [f"not proposed as quality (a count, time or cost): {others}"] * bool(others)
         entry = entry | ({"metrics": quality} if quality and not self.long else {})
-        return dataclasses.replace(self, metrics=scores, notes=[*self.notes, *notes]), entry
+        return replace(self, metrics=scores, notes=[*self.notes, *notes]), entry
 
     def _read(self, entry: dict[str, Any], policies: Sequence[str]) -> AdapterResult | str:
         """The export read by its adapter as ``entry`` declares it (every metric of a tool's
@@ -249,24 +243,16 @@ class ExportSummary:
         out = []
         for metric in sorted(set(evidence.column("metric").to_pylist())):
             rows = evidence.filter(pc.equal(evidence.column("metric"), metric))
-            values = rows.column("value")
-            ok = pc.fill_null(pc.is_finite(values), False)
-            missing = pc.filter(rows.column("source_row"), pc.invert(ok))
+            ok = pc.fill_null(pc.is_finite(rows.column("value")), False)
+            missed = pc.filter(rows.column("source_row"), pc.invert(ok)).fill_null(0).to_pylist()
+            mm = pc.min_max(pc.filter(rows.column("value"), ok))
             guess = MetricGuess.of(self.adapter, metric)
-            if (declared := result.directions.get(metric)) in (
-                "higher_is_better",
-                "lower_is_better",
-            ):
+            if (declared := result.directions.get(metric)) in get_args(specs.Direction):
                 why = "as the export itself declares it"
-                guess = dataclasses.replace(
-                    guess, direction=cast(specs.Direction, declared), why=why
-                )
-            mm = pc.min_max(pc.filter(values, ok))
-            low, high = mm["min"].as_py(), mm["max"].as_py()
-            missed = tuple(sorted(missing.fill_null(0).to_pylist()))
-            column = original.get(metric, metric)
-            guess = dataclasses.replace(guess, metric_id=metric, column=column, low=low, high=high)
-            out.append(dataclasses.replace(guess, missing=missed))
+                guess = replace(guess, direction=cast(specs.Direction, declared), why=why)
+            low, high, column = mm["min"].as_py(), mm["max"].as_py(), original.get(metric, metric)
+            guess = replace(guess, metric_id=metric, column=column, low=low, high=high)
+            out.append(replace(guess, missing=tuple(sorted(missed))))
         return out
 
 
@@ -329,8 +315,7 @@ class _Table:
         """The first ``limit`` distinct non-empty values of ``column``, sorted as text."""
         if column is None or column not in self.table.column_names:
             return []
-        column_values = self.table.column(column).to_pylist()
-        seen = {str(v) for v in column_values if v is not None and str(v) != ""}
+        seen = {str(v) for v in self.table.column(column).to_pylist() if v is not None} - {""}
         return sorted(seen)[:limit]
 
     def metrics(self, keys: set[str], telemetry: bool) -> list[MetricGuess]:
@@ -395,9 +380,7 @@ class _Table:
         value = _first(self.names, specs.VALUE_COLUMNS)
         if self.adapter != "generic" or metric is None or value is None:
             return None
-        if looks_numeric_column(self.table, metric):
-            return None
-        return metric, value
+        return None if looks_numeric_column(self.table, metric) else (metric, value)
 
 
 def _describe_json(
@@ -454,7 +437,7 @@ def describe_export(path: Path, display: str | None = None) -> ExportSummary:
     metrics = [] if long else t.metrics(keys, adapter == "otel" or spans)
     named = _evaluation_name(path, names) if adapter == "phoenix" else None
     if named:  # the frame's one score column is this evaluation
-        metrics = [dataclasses.replace(MetricGuess.of(adapter, named[0]), column="score")]
+        metrics = [replace(MetricGuess.of(adapter, named[0]), column="score")]
     return ExportSummary(
         path=display, format=fmt, adapter=adapter, detected=detected, rows=t.table.num_rows,
         metrics=metrics, id_column=id_col, policy_column=policy_col,
