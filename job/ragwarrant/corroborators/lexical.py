@@ -390,15 +390,12 @@ class LexicalScores:
         code of each (``lookup``: "k", "" or "|"; any other token is "u", unsupported), its numeric
         tokens (missing when not in ``lookup``) and its number of sentences."""
         codes = "".join(map(lookup.get, tokens, itertools.repeat(_UNSUPPORTED)))
-        n_scored = 0
-        weakest = 0.0
+        n_scored, weakest = 0, 0.0
         for sentence in codes.split(_END):
             s_content = len(sentence)
             if s_content >= MIN_SENTENCE_CONTENT_TOKENS:
                 n_scored += 1
-                share = sentence.count(_UNSUPPORTED) / s_content
-                if share > weakest:
-                    weakest = share
+                weakest = max(weakest, sentence.count(_UNSUPPORTED) / s_content)
         n_numeric = len(numbers)
         n_numeric_missing = n_numeric - sum(map(lookup.__contains__, numbers))
         n_content = len(codes) - codes.count(_END)
