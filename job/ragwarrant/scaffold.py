@@ -274,28 +274,13 @@ def _first(names: Sequence[str], wanted: Sequence[str]) -> str | None:
     return next((w for w in wanted if w in names), None)
 
 
-def _evaluation_name(path: Path, names: Sequence[str]) -> tuple[str, list[str]] | None:
-    """The metric id of a legacy Phoenix SpanEvaluations frame (``label, score, explanation``)
-    and the note saying where it comes from: the ``eval_name`` Phoenix saves in the Parquet
-    metadata, else the file name less its tool, shape and role words (marked CHECK); None for
-    other frames."""
-    if "score" not in names or {"annotation_name", "document_position"} & set(names):
-        return None
-    if any(c.endswith("_score") for c in names):
-        return None
-    if path.suffix == ".parquet" and (name := eval_name(path)):
-        return snake_metric_id(name), []
-    words = snake_metric_id(path.stem).split("_")
-    name = "_".join(w for w in words if w not in specs.PHOENIX_FILE_WORDS) or "score"
-    return name, [f"CHECK: the metric id {name} is the evaluation's name as the file name says it"]
-
-
 @dataclass(frozen=True)
 class _Table:
     """One tabular export as ``init`` reads it, with the adapter that reads it and its key
     names: the column names, and the fields of an ``attributes.metadata`` struct (Phoenix
     spans)."""
 
+    path: Path
     table: pa.Table
     adapter: str
     names: list[str]
@@ -309,7 +294,23 @@ class _Table:
             kind = table.schema.field("attributes.metadata").type
             if pa.types.is_struct(kind):
                 names += [kind.field(i).name for i in range(kind.num_fields)]
-        return cls(table, adapter, names)
+        return cls(path, table, adapter, names)
+
+    def evaluation_name(self) -> tuple[str, list[str]] | None:
+        """The metric id of a legacy Phoenix SpanEvaluations frame (``label, score, explanation``)
+        and the note saying where it comes from: the ``eval_name`` Phoenix saves in the Parquet
+        metadata, else the file name less its tool, shape and role words (marked CHECK); None for
+        other frames."""
+        names, path = self.names, self.path
+        frame = "score" in names and not {"annotation_name", "document_position"} & set(names)
+        if self.adapter != "phoenix" or not frame or any(c.endswith("_score") for c in names):
+            return None
+        if path.suffix == ".parquet" and (name := eval_name(path)):
+            return snake_metric_id(name), []
+        words = snake_metric_id(path.stem).split("_")
+        name = "_".join(w for w in words if w not in specs.PHOENIX_FILE_WORDS) or "score"
+        note = f"CHECK: the metric id {name} is the evaluation's name as the file name says it"
+        return name, [note]
 
     def values(self, column: str | None, limit: int = 50) -> list[str]:
         """The first ``limit`` distinct non-empty values of ``column``, sorted as text."""
@@ -435,7 +436,7 @@ def describe_export(path: Path, display: str | None = None) -> ExportSummary:
     t.check_policy_ids(policy_col, display)
     long = t.long_layout()
     metrics = [] if long else t.metrics(keys, adapter == "otel" or spans)
-    named = _evaluation_name(path, names) if adapter == "phoenix" else None
+    named = t.evaluation_name()
     if named:  # the frame's one score column is this evaluation
         metrics = [replace(MetricGuess.of(adapter, named[0]), column="score")]
     return ExportSummary(
