@@ -192,9 +192,7 @@ class StructuredRecord:
         """Times or "daily" claims of the (lower-cased) sentence that disagree with the hours."""
         times = [] if "happy hour" in sentence else _times(sentence)
         # the sentence says "daily" (or alike) about opening hours
-        every_day = bool(_EVERY_DAY.search(sentence)) and bool(
-            _HOURS_WORDS.search(sentence) or times
-        )
+        every_day = bool(_EVERY_DAY.search(sentence) and (_HOURS_WORDS.search(sentence) or times))
         if self.hours_null:
             return int(bool(times) or every_day)
         if self.hours is None:
@@ -210,15 +208,9 @@ class StructuredRecord:
         return conflicts
 
     def star_conflicts(self, sentence: str) -> int:
-        """Star ratings claimed in the sentence that the record does not give (none without
-        stars)."""
-        if not self.stars:
-            return 0
-        claims = (
-            float(next(g for g in m.groups() if g is not None))
-            for m in _STAR_CLAIM.finditer(sentence)
-        )
-        return sum(1 for v in claims if v <= 5.0 and v not in self.stars)
+        """Star ratings the sentence claims that the record does not give (none without stars)."""
+        claims = (float(next(filter(None, m.groups()))) for m in _STAR_CLAIM.finditer(sentence))
+        return sum(1 for v in claims if v <= 5.0 and v not in self.stars) if self.stars else 0
 
 
 def _attributes(fields: Mapping[str, Any]) -> Iterable[_Attribute]:
