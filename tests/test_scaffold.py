@@ -212,3 +212,13 @@ def test_a_link_in_the_input_directory_to_a_file_outside_is_refused_as_a_link(
     assert err.value.code == "init-export-link"
     assert "is a link to a file outside --output's directory" in err.value.message
     assert sorted(p.name for p in link.parent.iterdir()) == ["evals.csv"]
+
+
+def test_a_generic_score_column_keeps_its_name(tmp_path: Path) -> None:
+    """Only a Phoenix frame's lone ``score`` column is named after its evaluation: a generic
+    table's ``score`` stays ``score``, without a CHECK note."""
+    path = tmp_path / "faithfulness_eval.csv"
+    path.write_text("example_id,policy_id,score\ne1,baseline,0.5\ne1,candidate,0.7\n")
+    e = describe_export(path)
+    assert e.adapter == "generic"
+    assert ([m.metric_id for m in e.metrics], e.notes) == (["score"], [])

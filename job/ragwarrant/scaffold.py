@@ -18,14 +18,13 @@ it does not validate until they are declared. ``init`` also writes a stub config
 
 from __future__ import annotations
 
-import dataclasses
 import math
 import re
 import textwrap
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Literal, cast
+from typing import Any, Literal, cast, get_args
 
 import orjson
 import pyarrow as pa
@@ -74,6 +73,15 @@ class MetricGuess:
             return (0.0, 1.0)
         low, high = float(math.floor(self.low)), float(math.ceil(self.high))
         return (low, high if high > low else low + 1)
+
+    @classmethod
+    def of(cls, adapter: str, column: str) -> MetricGuess:
+        """The guess for a score column of ``adapter``'s export: its metric id (snake case, less
+        TruLens' ``feedback.``), direction (``specs.guess_direction``) and kind."""
+        metric_id = snake_metric_id(column.removeprefix("feedback."))
+        direction, why = specs.guess_direction(adapter, metric_id)
+        quality = specs.is_quality(metric_id)
+        return cls(column, metric_id, "quality" if quality else "operational", direction, why)
 
 
 @dataclass(frozen=True)
@@ -139,6 +147,114 @@ class ExportSummary:
         roles = set(re.split(r"[^a-z0-9]+", self.path.lower())).intersection(specs.ROLE_WORDS)
         return roles.pop() if len(roles) == 1 else None
 
+    def source(self, exports: Sequence[ExportSummary]) -> dict[str, Any]:
+        """The evidence source of this export, as the contract's YAML mapping."""
+        phoenix_results = self.adapter == "phoenix" and self.kind == "results"
+        spans = self._spans_of(exports) if phoenix_results else None
+        entry: dict[str, Any] = {"id": self.source_id, "path": self.path, "format": self.format}
+        entry["adapter"] = self.adapter
+        if spans:
+            entry["options"] = {"spans": spans.path}
+        if self.kind == "telemetry":
+            entry["kind"] = "telemetry"
+        if (policy := self.file_policy) is not None:
+            entry["policy"] = policy
+        entry["pairing"] = self.pairing
+        return entry | self._fields(spans or self)
+
+    def _spans_of(self, exports: Sequence[ExportSummary]) -> ExportSummary | None:
+        """The spans file of a Phoenix evaluations file: one given with it (never one of the other
+        role; of the same role and folder first, then of the same role, then of the same folder),
+        else the one beside it (``_spans_beside``)."""
+        folder, role = Path(self.path).parent, self.role
+        given = [s for s in exports if s.spans_file and (not role or s.role in (None, role))]
+        given.sort(key=lambda s: (not (role and s.role == role), folder != Path(s.path).parent))
+        return given[0] if given else self._spans_beside(folder)
+
+    def _spans_beside(self, folder: Path) -> ExportSummary | None:
+        """The one Phoenix spans file in the folder of evaluations given without their spans (the
+        one whose name has the file's role, when several), described; else None."""
+        if self.file is None or self.pairing != "span-join":
+            return None
+        found = [p for p in sorted(self.file.parent.glob("*.parquet")) if is_spans_parquet(p)]
+        same = [p for p in found if self.role and self.role in p.name.lower()]
+        pick = same[0] if len(same) == 1 else found[0] if len(found) == 1 else None
+        return describe_export(pick, str(folder / pick.name)) if pick else None
+
+    def _fields(self, key: ExportSummary) -> dict[str, Any]:
+        """``columns`` of this export (``key`` holds its example id and policy: its spans file,
+        for Phoenix evaluations), ``metrics`` of a results export, ``reduce`` of a generic
+        telemetry one."""
+        columns = {"example_id": key.id_column, "policy_id": key.policy_column}
+        columns |= {"slice": self.slice_column, "split": self.split_column}
+        fields: dict[str, Any] = {"layout": "long"} if self.long else {}
+        columns |= dict(zip(("metric", "value"), self.long, strict=True)) if self.long else {}
+        fields["columns"] = {k: v for k, v in columns.items() if v}
+        quality = {m.column: m.metric_id for m in self.metrics if m.kind == "quality"}
+        ops = [m for m in self.metrics if m.kind == "operational"]
+        if self.kind == "results":
+            fields["metrics"] = quality
+        elif self.adapter == "generic":
+            fields["reduce"] = {m.metric_id: {"column": m.column, "how": "sum"} for m in ops}
+        return {k: v for k, v in fields.items() if v}
+
+    def observe(
+        self, entry: dict[str, Any], policies: Sequence[str]
+    ) -> tuple[ExportSummary, dict[str, Any]]:
+        """Read a results export with its own adapter: its scores, ranges and missing rows."""
+        if self.kind != "results" or self.file is None or not policies:
+            return self, entry
+        if isinstance(result := self._read(entry, policies), str):
+            notes = [*self.notes, f"not read by its adapter: {result}"]
+            return replace(self, notes=notes), entry
+        scores = self._scores(result)  # each with its column as the export names it
+        quality = {s.column: s.metric_id for s in scores if s.kind == "quality"}
+        others = ", ".join(s.metric_id for s in scores if s.kind != "quality")
+        notes = [f"not proposed as quality (a count, time or cost): {others}"] * bool(others)
+        entry = entry | ({"metrics": quality} if quality and not self.long else {})
+        return replace(self, metrics=scores, notes=[*self.notes, *notes]), entry
+
+    def _read(self, entry: dict[str, Any], policies: Sequence[str]) -> AdapterResult | str:
+        """The export read by its adapter as ``entry`` declares it (every metric of a tool's
+        export), or why it could not be read."""
+        # a tool's adapter lists every metric itself; a generic table and a SpanEvaluations frame
+        # (one ``score`` column, named by init) are read as the draft maps them
+        named = [m.column for m in self.metrics] == ["score"] and self.metrics[
+            0
+        ].metric_id != "score"
+        keep = self.adapter == "generic" or (self.adapter == "phoenix" and named)
+        probe = entry if keep else {k: v for k, v in entry.items() if k != "metrics"}
+        # an unvalidated contract with the few fields an adapter reads (the draft has no margins)
+        refs = [PolicyRef.model_construct(policy_id=p, config="") for p in policies]
+        stub = ReleaseContract.model_construct(  # type: ignore[call-arg]
+            baseline=refs[0], candidates=refs[1:], prices={}, operational_metrics=[]
+        )
+        try:
+            file = cast(Path, self.file)
+            return load_source(EvidenceSource.model_validate(probe), file, sha256_file(file), stub)
+        except (EvidenceError, ContractError, ValueError) as exc:
+            return getattr(exc, "message", None) or str(exc).splitlines()[0]
+
+    def _scores(self, result: AdapterResult) -> list[MetricGuess]:
+        """One ``MetricGuess`` per metric the adapter read (canonical evidence rows), with its
+        observed finite range, its missing rows and the direction the export declares."""
+        evidence, names = result.evidence, result.provenance.metric_names
+        original = {metric: column for column, metric in names.items()}
+        out = []
+        for metric in sorted(set(evidence.column("metric").to_pylist())):
+            rows = evidence.filter(pc.equal(evidence.column("metric"), metric))
+            ok = pc.fill_null(pc.is_finite(rows.column("value")), False)
+            missed = pc.filter(rows.column("source_row"), pc.invert(ok)).fill_null(0).to_pylist()
+            mm = pc.min_max(pc.filter(rows.column("value"), ok))
+            guess = MetricGuess.of(self.adapter, metric)
+            if (declared := result.directions.get(metric)) in get_args(specs.Direction):
+                why = "as the export itself declares it"
+                guess = replace(guess, direction=cast(specs.Direction, declared), why=why)
+            low, high, column = mm["min"].as_py(), mm["max"].as_py(), original.get(metric, metric)
+            guess = replace(guess, metric_id=metric, column=column, low=low, high=high)
+            out.append(replace(guess, missing=tuple(sorted(missed))))
+        return out
+
 
 def _detect(path: Path, fmt: str, display: str) -> tuple[str, str]:
     """The tool adapter that reads ``path`` (auto's rules), or ``generic`` with the reason."""
@@ -158,110 +274,114 @@ def _first(names: Sequence[str], wanted: Sequence[str]) -> str | None:
     return next((w for w in wanted if w in names), None)
 
 
-def _values(table: pa.Table, column: str | None, limit: int = 50) -> list[str]:
-    if column is None or column not in table.column_names:
-        return []
-    seen = {str(v) for v in table.column(column).to_pylist() if v is not None and str(v) != ""}
-    return sorted(seen)[:limit]
+@dataclass(frozen=True)
+class _Table:
+    """One tabular export as ``init`` reads it, with the adapter that reads it and its key
+    names: the column names, and the fields of an ``attributes.metadata`` struct (Phoenix
+    spans)."""
 
+    path: Path
+    table: pa.Table
+    adapter: str
+    names: list[str]
 
-def _guess(adapter: str, column: str) -> MetricGuess:
-    metric_id = snake_metric_id(column.removeprefix("feedback."))
-    direction, why = specs.guess_direction(adapter, metric_id)
-    kind: Literal["quality", "operational"] = (
-        "quality" if specs.is_quality(metric_id) else "operational"
-    )
-    return MetricGuess(column, metric_id, kind, direction, why)
+    @classmethod
+    def read(cls, path: Path, fmt: str, display: str, adapter: str) -> _Table:
+        """Read ``path`` (``read_table``'s errors) and list its key names."""
+        table = read_table(path, fmt, display)
+        names = list(table.column_names)
+        if "attributes.metadata" in names:
+            kind = table.schema.field("attributes.metadata").type
+            if pa.types.is_struct(kind):
+                names += [kind.field(i).name for i in range(kind.num_fields)]
+        return cls(path, table, adapter, names)
 
+    def evaluation_name(self) -> tuple[str, list[str]] | None:
+        """The metric id of a legacy Phoenix SpanEvaluations frame (``label, score, explanation``)
+        and the note saying where it comes from: the ``eval_name`` Phoenix saves in the Parquet
+        metadata, else the file name less its tool, shape and role words (marked CHECK); None for
+        other frames."""
+        names, path = self.names, self.path
+        frame = "score" in names and not {"annotation_name", "document_position"} & set(names)
+        if self.adapter != "phoenix" or not frame or any(c.endswith("_score") for c in names):
+            return None
+        if path.suffix == ".parquet" and (name := eval_name(path)):
+            return snake_metric_id(name), []
+        words = snake_metric_id(path.stem).split("_")
+        name = "_".join(w for w in words if w not in specs.PHOENIX_FILE_WORDS) or "score"
+        note = f"CHECK: the metric id {name} is the evaluation's name as the file name says it"
+        return name, [note]
 
-def _metrics(table: pa.Table, adapter: str, keys: set[str], telemetry: bool) -> list[MetricGuess]:
-    if telemetry and adapter != "generic":  # the adapter derives these from the spans
-        why = f"derived by the {adapter} adapter from the spans; lower is better"
-        return [MetricGuess(m, m, "operational", "lower_is_better", why) for m in DEFAULT_METRICS]
-    return [
-        _guess(adapter, name)
-        for name in table.column_names
-        if name not in keys | specs.NOT_METRICS
-        and not name.lower().endswith("id")
-        and looks_numeric_column(table, name)
-    ]
+    def values(self, column: str | None, limit: int = 50) -> list[str]:
+        """The first ``limit`` distinct non-empty values of ``column``, sorted as text."""
+        if column is None or column not in self.table.column_names:
+            return []
+        seen = {str(v) for v in self.table.column(column).to_pylist() if v is not None} - {""}
+        return sorted(seen)[:limit]
 
+    def metrics(self, keys: set[str], telemetry: bool) -> list[MetricGuess]:
+        """The numeric columns that are no key, id or known non-metric; for telemetry a tool's
+        adapter reads, the metrics it derives from the spans."""
+        adapter, table = self.adapter, self.table
+        if telemetry and adapter != "generic":  # the adapter derives these from the spans
+            why = f"derived by the {adapter} adapter from the spans; lower is better"
+            return [
+                MetricGuess(m, m, "operational", "lower_is_better", why) for m in DEFAULT_METRICS
+            ]
+        return [
+            MetricGuess.of(adapter, name)
+            for name in table.column_names
+            if name not in keys | specs.NOT_METRICS
+            and not name.lower().endswith("id")
+            and looks_numeric_column(table, name)
+        ]
 
-def _evaluation_name(path: Path, names: Sequence[str]) -> tuple[str, list[str]] | None:
-    """The metric id of a legacy Phoenix SpanEvaluations frame (``label, score, explanation``)
-    and the note saying where it comes from: the ``eval_name`` Phoenix saves in the Parquet
-    metadata, else the file name less its tool, shape and role words (marked CHECK); None for
-    other frames."""
-    if "score" not in names or {"annotation_name", "document_position"} & set(names):
-        return None
-    if any(c.endswith("_score") for c in names):
-        return None
-    if path.suffix == ".parquet" and (name := eval_name(path)):
-        return snake_metric_id(name), []
-    words = snake_metric_id(path.stem).split("_")
-    name = "_".join(w for w in words if w not in specs.PHOENIX_FILE_WORDS) or "score"
-    return name, [f"CHECK: the metric id {name} is the evaluation's name as the file name says it"]
+    def settings(self, policy_col: str | None) -> dict[str, dict[str, Any]]:
+        """The models each policy called (key: the policy column's value, or "" for the file)."""
+        table = self.table
+        model = _first(table.column_names, specs.MODEL_COLUMNS)
+        if model is None or model == policy_col:
+            return {}
+        named = policy_col in table.column_names
+        policies = table.column(policy_col).to_pylist() if named else [""] * table.num_rows
+        seen: dict[str, set[str]] = {}
+        for policy, name in zip(policies, table.column(model).to_pylist(), strict=True):
+            if name is not None:
+                seen.setdefault(str(policy or ""), set()).add(str(name))
+        return {p: {"model": sorted(names)} for p, names in seen.items()}
 
+    def check_policy_ids(self, column: str | None, display: str) -> None:
+        """Refuse a policy value that is no contract id: it would name a file under ``policies/``.
 
-def _settings(table: pa.Table, policy_col: str | None) -> dict[str, dict[str, Any]]:
-    """The models each policy called (key: the policy column's value, or "" for the file)."""
-    model = _first(table.column_names, specs.MODEL_COLUMNS)
-    if model is None or model == policy_col:
-        return {}
-    n = table.num_rows
-    named = policy_col in table.column_names
-    policies = table.column(policy_col).to_pylist() if named else [""] * n
-    seen: dict[str, set[str]] = {}
-    for policy, name in zip(policies, table.column(model).to_pylist(), strict=True):
-        if name is not None:
-            seen.setdefault(str(policy or ""), set()).add(str(name))
-    return {p: {"model": sorted(names)} for p, names in seen.items()}
+        Raises:
+            EvidenceError: ``init-policy-id`` naming the file, the row (1-based, as the adapters
+                count) and the column.
+        """
+        if column is None or column not in self.table.column_names:
+            return
+        for row, value in enumerate(self.table.column(column).to_pylist(), start=1):
+            text = "" if value is None else str(value)
+            if text and not re.fullmatch(IDENTIFIER_PATTERN, text):
+                raise EvidenceError(
+                    "init-policy-id",
+                    f"{display} row {row}, column {column!r}: the policy (not shown: it may be "
+                    "private) is not a contract policy id (a letter or digit, then letters, "
+                    "digits and ._:@/+-)",
+                    hint="rename the policy in the export (it is also the stub's file name under "
+                    "policies/), then run init again",
+                    file=display,
+                    row=row,
+                    column=column,
+                )
 
-
-def _check_policy_ids(table: pa.Table, column: str | None, display: str) -> None:
-    """Refuse a policy value that is no contract id: it would name a file under ``policies/``.
-
-    Raises:
-        EvidenceError: ``init-policy-id`` naming the file, the row (1-based, as the adapters
-            count) and the column.
-    """
-    if column is None or column not in table.column_names:
-        return
-    for row, value in enumerate(table.column(column).to_pylist(), start=1):
-        text = "" if value is None else str(value)
-        if text and not re.fullmatch(IDENTIFIER_PATTERN, text):
-            raise EvidenceError(
-                "init-policy-id",
-                f"{display} row {row}, column {column!r}: the policy (not shown: it may be "
-                "private) is not a contract policy id (a letter or digit, then letters, digits "
-                "and ._:@/+-)",
-                hint="rename the policy in the export (it is also the stub's file name under "
-                "policies/), then run init again",
-                file=display,
-                row=row,
-                column=column,
-            )
-
-
-def _long_layout(table: pa.Table, names: Sequence[str], adapter: str) -> tuple[str, str] | None:
-    """The metric-name and value columns of a generic table in long layout (one row per example
-    and metric: a text metric column beside a value column), else None."""
-    metric, value = _first(names, specs.METRIC_COLUMNS), _first(names, specs.VALUE_COLUMNS)
-    if adapter != "generic" or metric is None or value is None:
-        return None
-    if looks_numeric_column(table, metric):
-        return None
-    return metric, value
-
-
-def _key_names(table: pa.Table) -> list[str]:
-    """Column names, and the fields of an ``attributes.metadata`` struct (Phoenix spans)."""
-    names = list(table.column_names)
-    if "attributes.metadata" in names:
-        kind = table.schema.field("attributes.metadata").type
-        if pa.types.is_struct(kind):
-            names += [kind.field(i).name for i in range(kind.num_fields)]
-    return names
+    def long_layout(self) -> tuple[str, str] | None:
+        """The metric-name and value columns of a generic table in long layout (one row per
+        example and metric: a text metric column beside a value column), else None."""
+        metric = _first(self.names, specs.METRIC_COLUMNS)
+        value = _first(self.names, specs.VALUE_COLUMNS)
+        if self.adapter != "generic" or metric is None or value is None:
+            return None
+        return None if looks_numeric_column(self.table, metric) else (metric, value)
 
 
 def _describe_json(
@@ -307,26 +427,25 @@ def describe_export(path: Path, display: str | None = None) -> ExportSummary:
     adapter, detected = _detect(path, fmt, display)
     if fmt == "json":
         return _describe_json(path, display, fmt, adapter, detected)
-    table = read_table(path, fmt, display)
-    spec = specs.spec_of(adapter)
-    names = _key_names(table)
+    t = _Table.read(path, fmt, display, adapter)
+    spec, names = specs.spec_of(adapter), t.names
     spans = adapter == "phoenix" and "context.trace_id" in names
     id_col, policy_col = _first(names, spec.id_columns), _first(names, spec.policy_columns)
     slice_col, split_col = _first(names, specs.SLICE_COLUMNS), _first(names, specs.SPLIT_COLUMNS)
     keys = {c for c in (id_col, policy_col, slice_col, split_col) if c is not None}
-    _check_policy_ids(table, policy_col, display)
-    long = _long_layout(table, names, adapter)
-    metrics = [] if long else _metrics(table, adapter, keys, adapter == "otel" or spans)
-    named = _evaluation_name(path, names) if adapter == "phoenix" else None
+    t.check_policy_ids(policy_col, display)
+    long = t.long_layout()
+    metrics = [] if long else t.metrics(keys, adapter == "otel" or spans)
+    named = t.evaluation_name()
     if named:  # the frame's one score column is this evaluation
-        metrics = [dataclasses.replace(_guess(adapter, named[0]), column="score")]
+        metrics = [replace(MetricGuess.of(adapter, named[0]), column="score")]
     return ExportSummary(
-        path=display, format=fmt, adapter=adapter, detected=detected, rows=table.num_rows,
+        path=display, format=fmt, adapter=adapter, detected=detected, rows=t.table.num_rows,
         metrics=metrics, id_column=id_col, policy_column=policy_col,
-        policies=_values(table, policy_col), slice_column=slice_col,
-        slices=_values(table, slice_col), split_column=split_col,
-        splits=_values(table, split_col), file=path, spans_file=spans,
-        settings=_settings(table, policy_col), notes=named[1] if named else [], long=long,
+        policies=t.values(policy_col), slice_column=slice_col,
+        slices=t.values(slice_col), split_column=split_col,
+        splits=t.values(split_col), file=path, spans_file=spans,
+        settings=t.settings(policy_col), notes=named[1] if named else [], long=long,
     )  # fmt: skip
 
 
@@ -335,122 +454,6 @@ def _policies(exports: Sequence[ExportSummary]) -> list[str]:
     seen = {p for e in exports for p in e.policies}
     seen |= {p for e in exports if (p := e.file_policy)}
     return sorted(seen, key=lambda p: (p != "baseline", p))
-
-
-def _spans_of(e: ExportSummary, exports: Sequence[ExportSummary]) -> ExportSummary | None:
-    """The spans file of a Phoenix evaluations file: one given with it (never one of the other
-    role; of the same role and folder first, then of the same role, then of the same folder),
-    else the one beside it (``_spans_beside``)."""
-    folder = Path(e.path).parent
-    given = [s for s in exports if s.spans_file and (not e.role or s.role in (None, e.role))]
-    given.sort(key=lambda s: (not (e.role and s.role == e.role), folder != Path(s.path).parent))
-    return given[0] if given else _spans_beside(e, folder)
-
-
-def _spans_beside(e: ExportSummary, folder: Path) -> ExportSummary | None:
-    """The one Phoenix spans file in the folder of evaluations given without their spans (the
-    one whose name has the file's role, when several), described; else None."""
-    if e.file is None or e.pairing != "span-join":
-        return None
-    found = [p for p in sorted(e.file.parent.glob("*.parquet")) if is_spans_parquet(p)]
-    same = [p for p in found if e.role and e.role in p.name.lower()]
-    pick = same[0] if len(same) == 1 else found[0] if len(found) == 1 else None
-    return describe_export(pick, str(folder / pick.name)) if pick else None
-
-
-def _fields(e: ExportSummary, key: ExportSummary) -> dict[str, Any]:
-    """``columns`` of one export (``key`` holds its example id and policy: its spans file, for
-    Phoenix evaluations), ``metrics`` of a results export, ``reduce`` of a generic telemetry one."""
-    columns = {"example_id": key.id_column, "policy_id": key.policy_column}
-    columns |= {"slice": e.slice_column, "split": e.split_column}
-    fields: dict[str, Any] = {"layout": "long"} if e.long else {}
-    columns |= dict(zip(("metric", "value"), e.long, strict=True)) if e.long else {}
-    fields["columns"] = {k: v for k, v in columns.items() if v}
-    quality = {m.column: m.metric_id for m in e.metrics if m.kind == "quality"}
-    ops = [m for m in e.metrics if m.kind == "operational"]
-    if e.kind == "results":
-        fields["metrics"] = quality
-    elif e.adapter == "generic":
-        fields["reduce"] = {m.metric_id: {"column": m.column, "how": "sum"} for m in ops}
-    return {k: v for k, v in fields.items() if v}
-
-
-def _source(e: ExportSummary, exports: Sequence[ExportSummary]) -> dict[str, Any]:
-    """The evidence source of one export, as the contract's YAML mapping."""
-    spans = _spans_of(e, exports) if e.adapter == "phoenix" and e.kind == "results" else None
-    entry: dict[str, Any] = {"id": e.source_id, "path": e.path, "format": e.format}
-    entry["adapter"] = e.adapter
-    if spans:
-        entry["options"] = {"spans": spans.path}
-    if e.kind == "telemetry":
-        entry["kind"] = "telemetry"
-    if (policy := e.file_policy) is not None:
-        entry["policy"] = policy
-    entry["pairing"] = e.pairing
-    return entry | _fields(e, spans or e)
-
-
-def _scores(result: AdapterResult, adapter: str) -> list[MetricGuess]:
-    """One ``MetricGuess`` per metric the adapter read (canonical evidence rows), with its
-    observed finite range, its missing rows and the direction the export declares."""
-    evidence, names = result.evidence, result.provenance.metric_names
-    original = {metric: column for column, metric in names.items()}
-    out = []
-    for metric in sorted(set(evidence.column("metric").to_pylist())):
-        rows = evidence.filter(pc.equal(evidence.column("metric"), metric))
-        values = rows.column("value")
-        ok = pc.fill_null(pc.is_finite(values), False)
-        missing = pc.filter(rows.column("source_row"), pc.invert(ok))
-        guess = _guess(adapter, metric)
-        if (declared := result.directions.get(metric)) in ("higher_is_better", "lower_is_better"):
-            why = "as the export itself declares it"
-            guess = dataclasses.replace(guess, direction=cast(specs.Direction, declared), why=why)
-        mm = pc.min_max(pc.filter(values, ok))
-        low, high = mm["min"].as_py(), mm["max"].as_py()
-        missed = tuple(sorted(missing.fill_null(0).to_pylist()))
-        column = original.get(metric, metric)
-        guess = dataclasses.replace(guess, metric_id=metric, column=column, low=low, high=high)
-        out.append(dataclasses.replace(guess, missing=missed))
-    return out
-
-
-def _read(e: ExportSummary, entry: dict[str, Any], policies: Sequence[str]) -> AdapterResult | str:
-    """The export read by its adapter as ``entry`` declares it (every metric of a tool's
-    export), or why it could not be read."""
-    # a tool's adapter lists every metric itself; a generic table and a SpanEvaluations frame
-    # (one ``score`` column, named by init) are read as the draft maps them
-    named = [m.column for m in e.metrics] == ["score"] and e.metrics[0].metric_id != "score"
-    keep = e.adapter == "generic" or (e.adapter == "phoenix" and named)
-    probe = entry if keep else {k: v for k, v in entry.items() if k != "metrics"}
-    # an unvalidated contract with the few fields an adapter reads (the draft has no margins)
-    refs = [PolicyRef.model_construct(policy_id=p, config="") for p in policies]
-    stub = ReleaseContract.model_construct(  # type: ignore[call-arg]
-        baseline=refs[0], candidates=refs[1:], prices={}, operational_metrics=[]
-    )
-    try:
-        file = cast(Path, e.file)
-        return load_source(EvidenceSource.model_validate(probe), file, sha256_file(file), stub)
-    except (EvidenceError, ContractError, ValueError) as exc:
-        return getattr(exc, "message", None) or str(exc).splitlines()[0]
-
-
-def _observe(
-    e: ExportSummary, entry: dict[str, Any], policies: Sequence[str]
-) -> tuple[ExportSummary, dict[str, Any]]:
-    """Read a results export with its own adapter: its scores, ranges and missing rows."""
-    if e.kind != "results" or e.file is None or not policies:
-        return e, entry
-    if isinstance(result := _read(e, entry, policies), str):
-        return dataclasses.replace(e, notes=[*e.notes, f"not read by its adapter: {result}"]), entry
-    scores = _scores(result, e.adapter)
-    column = {metric: name for name, metric in result.provenance.metric_names.items()}
-    quality = {
-        column.get(s.metric_id, s.metric_id): s.metric_id for s in scores if s.kind == "quality"
-    }
-    others = [s.metric_id for s in scores if s.kind != "quality"]
-    notes = [f"not proposed as quality (a count, time or cost): {', '.join(others)}"] * bool(others)
-    entry = entry | ({"metrics": quality} if quality and not e.long else {})
-    return dataclasses.replace(e, metrics=scores, notes=[*e.notes, *notes]), entry
 
 
 def _split_roles(splits: list[str]) -> dict[str, Any]:
@@ -506,7 +509,7 @@ def draft_contract(exports: Sequence[ExportSummary], contract_id: str = "my-rele
     Quality metrics carry ``margin_abs: null``: the draft fails validation until each is declared.
     """
     policies = _policies(exports)
-    pairs = [_observe(e, _source(e, exports), policies) for e in exports]
+    pairs = [e.observe(e.source(exports), policies) for e in exports]
     seen = [e for e, _ in pairs]
     scored = [(e.kind, m) for e in seen for m in e.metrics]
     quality = {m.metric_id: m for kind, m in scored if kind == "results" and m.kind == "quality"}

@@ -137,16 +137,6 @@ class CorroborationOutcome:
     summary: CorroborationSummary
 
 
-def _value(index: EvidenceIndex, policy: str, metric: str | None, code: int) -> float | None:
-    if metric is None:
-        return None
-    col = index.columns.get((policy, metric))
-    if col is None:
-        return None
-    v = float(col.value[code])
-    return v if math.isfinite(v) else None
-
-
 def _check_counts(with_checks: list[ExampleChecks]) -> dict[str, int]:
     """Failed legs, fabricated citations and honest refusals over the examples with text."""
     return {
@@ -190,12 +180,14 @@ def _rates(
 
 
 @dataclass(frozen=True, slots=True)
-class _Settings:
-    """The contract's corroboration block, the calibration and the judge's sign."""
+class _Corroborator:
+    """The contract's corroboration block, the calibration, the judge's sign and the evidence
+    index it reads the judge's values from."""
 
     config: Corroboration
     calibration: LexicalCalibration
     sign: float
+    index: EvidenceIndex
 
     def task_of(self, slice_value: str | None) -> str | None:
         """The calibrated task type whose lexical threshold judges an example, else None (pooled).
@@ -218,86 +210,128 @@ class _Settings:
             return self.calibration.thresholds[gate]
         return self.calibration.task_thresholds[task][gate]
 
+    def value(self, policy: str, metric: str | None, code: int) -> float | None:
+        """The finite value of ``metric`` for (policy, example ``code``), else None."""
+        col = None if metric is None else self.index.columns.get((policy, metric))
+        if col is None:
+            return None
+        v = float(col.value[code])
+        return v if math.isfinite(v) else None
 
-def _answer_disagrees(
-    checks: ExampleChecks, relevance: float | None, config: Corroboration
-) -> bool:
-    """The judge rates the answer relevant although it lacks the type asked for (no refusal)."""
-    return (
-        relevance is not None
-        and relevance >= config.answer_relevance_threshold
-        and checks.answer_type is not None
-        and not checks.answer_type.satisfied
-        and not checks.honest_refusal
-    )
+    def judge_values(self, policy: str, code: int) -> tuple[float | None, list[float]]:
+        """Return the judge's groundedness value (else the samples' mean) and the finite samples."""
+        judge = self.value(policy, self.config.groundedness_metric, code)
+        samples = [
+            v for m in self.config.sample_metrics if (v := self.value(policy, m, code)) is not None
+        ]
+        if judge is None and samples:
+            judge = float(np.mean(samples))
+        return judge, samples
 
-
-def _judge_values(
-    index: EvidenceIndex, policy: str, code: int, config: Corroboration
-) -> tuple[float | None, list[float]]:
-    """Return the judge's groundedness value (else the samples' mean) and the finite samples."""
-    judge = _value(index, policy, config.groundedness_metric, code)
-    samples = [
-        v for m in config.sample_metrics if (v := _value(index, policy, m, code)) is not None
-    ]
-    if judge is None and samples:
-        judge = float(np.mean(samples))
-    return judge, samples
-
-
-def _corroborate_example(
-    index: EvidenceIndex,
-    policy: str,
-    code: int,
-    text: TextRecord | None,
-    settings: _Settings,
-) -> ExampleCorroboration | None:
-    """Corroborate one (policy, example); None when it has no text, judge value or sample."""
-    config = settings.config
-    judge, samples = _judge_values(index, policy, code, config)
-    if text is None and judge is None:
-        return None
-    relevance = _value(index, policy, config.answer_relevance_metric, code)
-    s = index.slice[code]
-    slice_value = None if s is None else str(s)
-    checks = (
-        None
-        if text is None
-        else check_example(
-            text.question,
-            text.response,
-            text.contexts,
-            text.cited_quotes,
-            lexical_gate=config.lexical_gate,
-            lexical_threshold=settings.threshold(slice_value),
-            context_relevance_floor=config.context_relevance_floor,
-            answer_relevance=relevance,
-            answer_relevance_threshold=config.answer_relevance_threshold,
+    def answer_disagrees(self, checks: ExampleChecks, relevance: float | None) -> bool:
+        """The judge rates the answer relevant although it lacks the type asked for (no
+        refusal)."""
+        return (
+            relevance is not None
+            and relevance >= self.config.answer_relevance_threshold
+            and checks.answer_type is not None
+            and not checks.answer_type.satisfied
+            and not checks.honest_refusal
         )
-    )
-    spread = max(samples) - min(samples) if len(samples) >= 2 else None
-    abstained = spread is not None and spread > config.sample_disagreement_max
-    judge_supported = (
-        None
-        if judge is None
-        else settings.sign * judge >= settings.sign * config.supported_threshold
-    )
-    g_dis = a_dis = False
-    if not abstained and judge_supported is not None and checks is not None:
-        g_dis = checks.supported is not None and judge_supported != checks.supported
-        a_dis = _answer_disagrees(checks, relevance, config)
-    return ExampleCorroboration(
-        policy_id=policy,
-        example_id=str(index.example_ids[code]),
-        slice=slice_value,
-        checks=checks,
-        judge_value=judge,
-        judge_supported=judge_supported,
-        sample_spread=spread,
-        abstained=abstained,
-        groundedness_disagreement=g_dis,
-        answer_disagreement=a_dis,
-    )
+
+    def example(
+        self, policy: str, code: int, text: TextRecord | None
+    ) -> ExampleCorroboration | None:
+        """Corroborate one (policy, example); None when it has no text, judge value or sample."""
+        config = self.config
+        judge, samples = self.judge_values(policy, code)
+        if text is None and judge is None:
+            return None
+        relevance = self.value(policy, config.answer_relevance_metric, code)
+        s = self.index.slice[code]
+        slice_value = None if s is None else str(s)
+        checks = (
+            None
+            if text is None
+            else check_example(
+                text.question,
+                text.response,
+                text.contexts,
+                text.cited_quotes,
+                lexical_gate=config.lexical_gate,
+                lexical_threshold=self.threshold(slice_value),
+                context_relevance_floor=config.context_relevance_floor,
+                answer_relevance=relevance,
+                answer_relevance_threshold=config.answer_relevance_threshold,
+            )
+        )
+        spread = max(samples) - min(samples) if len(samples) >= 2 else None
+        abstained = spread is not None and spread > config.sample_disagreement_max
+        judge_supported = (
+            None if judge is None else self.sign * judge >= self.sign * config.supported_threshold
+        )
+        g_dis = a_dis = False
+        if not abstained and judge_supported is not None and checks is not None:
+            g_dis = checks.supported is not None and judge_supported != checks.supported
+            a_dis = self.answer_disagrees(checks, relevance)
+        return ExampleCorroboration(
+            policy_id=policy,
+            example_id=str(self.index.example_ids[code]),
+            slice=slice_value,
+            checks=checks,
+            judge_value=judge,
+            judge_supported=judge_supported,
+            sample_spread=spread,
+            abstained=abstained,
+            groundedness_disagreement=g_dis,
+            answer_disagreement=a_dis,
+        )
+
+    def summary(
+        self,
+        rows: list[CorroborationRates],
+        examples: Mapping[tuple[str, str], ExampleCorroboration],
+    ) -> CorroborationSummary:
+        """The counts and rates, the settings and thresholds applied, and a warning when a per-task
+        calibration judged some checked examples at its pooled threshold."""
+        config, cal, gate = self.config, self.calibration, self.config.lexical_gate
+        checked = [e for e in examples.values() if e.checks is not None]
+        tasks = {t for e in checked if (t := self.task_of(e.slice)) is not None}
+        pooled = [e for e in checked if self.task_of(e.slice) is None]
+        warnings = []
+        if cal.task_thresholds and pooled:
+            calibrated = ", ".join(cal.task_thresholds)
+            if config.task_type is not None:
+                warnings.append(
+                    f"{len(pooled)} examples judged at the pooled {gate} threshold of "
+                    f"{cal.version}: "
+                    f"the contract's task_type is {config.task_type!r}, which has no per-task "
+                    f"calibration (calibrated: {calibrated})"
+                )
+            else:
+                unknown = ", ".join(sorted({e.slice or "<no slice>" for e in pooled}))
+                warnings.append(
+                    f"{len(pooled)} examples have no calibrated task type (slices {unknown}; "
+                    f"calibrated: {calibrated}): judged at the pooled {gate} threshold of "
+                    f"{cal.version}"
+                )
+        return CorroborationSummary(
+            groundedness_metric=config.groundedness_metric,
+            supported_threshold=config.supported_threshold,
+            answer_relevance_metric=config.answer_relevance_metric,
+            sample_metrics=list(config.sample_metrics),
+            sample_disagreement_max=config.sample_disagreement_max,
+            context_relevance_floor=config.context_relevance_floor,
+            lexical_gate=gate,
+            lexical_threshold=cal.thresholds[gate],
+            lexical_task_thresholds={t: cal.task_thresholds[t][gate] for t in sorted(tasks)},
+            calibration_version=cal.version,
+            calibration_sha256=cal.sha256,
+            max_disagreement_rate=config.max_disagreement_rate,
+            max_abstention_rate=config.max_abstention_rate,
+            rates=rows,
+            warnings=warnings,
+        )
 
 
 def corroborate(
@@ -326,7 +360,7 @@ def corroborate(
     """
     cal = calibration if calibration is not None else load_calibration(version=config.calibration)
     sign = 1.0 if config.groundedness_direction is Direction.HIGHER_IS_BETTER else -1.0
-    settings = _Settings(config, cal, sign)
+    corroborator = _Corroborator(config, cal, sign, index)
     examples: dict[tuple[str, str], ExampleCorroboration] = {}
     rows: list[CorroborationRates] = []
     codes = np.flatnonzero(scope)
@@ -335,7 +369,7 @@ def corroborate(
         items: list[ExampleCorroboration] = []
         for code in codes:
             text = texts.get((policy, str(index.example_ids[code])))
-            ec = _corroborate_example(index, policy, int(code), text, settings)
+            ec = corroborator.example(policy, int(code), text)
             if ec is None:
                 continue
             examples[(policy, ec.example_id)] = ec
@@ -345,52 +379,7 @@ def corroborate(
             in_slice = [e for e in items if e.slice == sv]
             if in_slice:
                 rows.append(_rates(policy, sv, in_slice))
-    return CorroborationOutcome(examples=examples, summary=_summary(settings, rows, examples))
-
-
-def _summary(
-    settings: _Settings,
-    rows: list[CorroborationRates],
-    examples: Mapping[tuple[str, str], ExampleCorroboration],
-) -> CorroborationSummary:
-    """The counts and rates, the settings and thresholds applied, and a warning when a per-task
-    calibration judged some checked examples at its pooled threshold."""
-    config, cal, gate = settings.config, settings.calibration, settings.config.lexical_gate
-    checked = [e for e in examples.values() if e.checks is not None]
-    tasks = {t for e in checked if (t := settings.task_of(e.slice)) is not None}
-    pooled = [e for e in checked if settings.task_of(e.slice) is None]
-    warnings = []
-    if cal.task_thresholds and pooled:
-        calibrated = ", ".join(cal.task_thresholds)
-        if config.task_type is not None:
-            warnings.append(
-                f"{len(pooled)} examples judged at the pooled {gate} threshold of {cal.version}: "
-                f"the contract's task_type is {config.task_type!r}, which has no per-task "
-                f"calibration (calibrated: {calibrated})"
-            )
-        else:
-            unknown = ", ".join(sorted({e.slice or "<no slice>" for e in pooled}))
-            warnings.append(
-                f"{len(pooled)} examples have no calibrated task type (slices {unknown}; "
-                f"calibrated: {calibrated}): judged at the pooled {gate} threshold of {cal.version}"
-            )
-    return CorroborationSummary(
-        groundedness_metric=config.groundedness_metric,
-        supported_threshold=config.supported_threshold,
-        answer_relevance_metric=config.answer_relevance_metric,
-        sample_metrics=list(config.sample_metrics),
-        sample_disagreement_max=config.sample_disagreement_max,
-        context_relevance_floor=config.context_relevance_floor,
-        lexical_gate=gate,
-        lexical_threshold=cal.thresholds[gate],
-        lexical_task_thresholds={t: cal.task_thresholds[t][gate] for t in sorted(tasks)},
-        calibration_version=cal.version,
-        calibration_sha256=cal.sha256,
-        max_disagreement_rate=config.max_disagreement_rate,
-        max_abstention_rate=config.max_abstention_rate,
-        rates=rows,
-        warnings=warnings,
-    )
+    return CorroborationOutcome(examples=examples, summary=corroborator.summary(rows, examples))
 
 
 def mask_abstentions(

@@ -338,6 +338,16 @@ def _context_bag(text: str) -> list[bytes] | None:
     return None if found is None else found + _camel_parts(data, classes)
 
 
+# The fast scorer writes one character per token of a response: "" for a stop word, "k" for a
+# content token occurring in the context, "u" for one that does not, "|" between sentences. Counting
+# characters in that string replaces a Python loop over tokens.
+_SUPPORTED, _UNSUPPORTED, _END = "k", "u", "|"
+_STOP_CODES = dict.fromkeys(STOP_WORDS, "")
+_STOP_CODES[_SENTINEL] = _END
+_STOP_CODES_BYTES = {word.encode(): code for word, code in _STOP_CODES.items()}
+_Token = TypeVar("_Token", str, bytes)
+
+
 @dataclass(frozen=True, slots=True)
 class LexicalScores:
     """The lexical groundedness scores of one response; every share is in ``[0, 1]``.
@@ -368,6 +378,44 @@ class LexicalScores:
     n_sentences: int
     n_sentences_scored: int
 
+    @classmethod
+    def of(
+        cls,
+        tokens: list[_Token],
+        lookup: dict[_Token, str],
+        numbers: list[_Token],
+        n_sentences: int,
+    ) -> LexicalScores:
+        """The frozen scores of a response from its tokens (the sentinel between sentences), the
+        code of each (``lookup``: "k", "" or "|"; any other token is "u", unsupported), its numeric
+        tokens (missing when not in ``lookup``) and its number of sentences."""
+        codes = "".join(map(lookup.get, tokens, itertools.repeat(_UNSUPPORTED)))
+        n_scored, weakest = 0, 0.0
+        for sentence in codes.split(_END):
+            s_content = len(sentence)
+            if s_content >= MIN_SENTENCE_CONTENT_TOKENS:
+                n_scored += 1
+                weakest = max(weakest, sentence.count(_UNSUPPORTED) / s_content)
+        n_numeric = len(numbers)
+        n_numeric_missing = n_numeric - sum(map(lookup.__contains__, numbers))
+        n_content = len(codes) - codes.count(_END)
+        n_unsupported = codes.count(_UNSUPPORTED)
+        coverage = n_unsupported / n_content if n_content else 0.0
+        numeric_share = n_numeric_missing / n_numeric if n_numeric else 0.0
+        w_cov, w_weak, w_num = HYBRID_WEIGHTS
+        return cls(
+            coverage=coverage,
+            weakest_sentence=weakest,
+            numeric=numeric_share,
+            hybrid=w_cov * coverage + w_weak * weakest + w_num * numeric_share,
+            n_content=n_content,
+            n_unsupported=n_unsupported,
+            n_numeric=n_numeric,
+            n_numeric_missing=n_numeric_missing,
+            n_sentences=n_sentences,
+            n_sentences_scored=n_scored,
+        )
+
 
 def score_response(response: str, context: ContextIndex | str | Sequence[str]) -> LexicalScores:
     """Score one response against its context with all lexical groundedness scores.
@@ -392,7 +440,7 @@ def score_response(response: str, context: ContextIndex | str | Sequence[str]) -
         if found is not None:  # token codes straight from the context's bytes
             lookup = dict.fromkeys(found, _SUPPORTED)
             lookup.update(_STOP_CODES_BYTES)
-            return _scores(marked[0], lookup, marked[2], marked[1])
+            return LexicalScores.of(marked[0], lookup, marked[2], marked[1])
     known = (context if isinstance(context, ContextIndex) else index_context(context)).tokens
     if marked is None:  # the fast tokenizer cannot take the response: the reference tokenizer
         sentences = split_sentences(response.lower())
@@ -403,17 +451,10 @@ def score_response(response: str, context: ContextIndex | str | Sequence[str]) -
         words, numeric = list(map(bytes.decode, marked[0])), list(map(bytes.decode, marked[2]))
         n_sentences = marked[1]
     supported = dict.fromkeys(known.intersection(words), _SUPPORTED)
-    return _scores(words, supported | _STOP_CODES, numeric, n_sentences)  # "" for a stop word
+    return LexicalScores.of(
+        words, supported | _STOP_CODES, numeric, n_sentences
+    )  # "" for a stop word
 
-
-# The fast scorer writes one character per token of a response: "" for a stop word, "k" for a
-# content token occurring in the context, "u" for one that does not, "|" between sentences. Counting
-# characters in that string replaces a Python loop over tokens.
-_SUPPORTED, _UNSUPPORTED, _END = "k", "u", "|"
-_STOP_CODES = dict.fromkeys(STOP_WORDS, "")
-_STOP_CODES[_SENTINEL] = _END
-_STOP_CODES_BYTES = {word.encode(): code for word, code in _STOP_CODES.items()}
-_Token = TypeVar("_Token", str, bytes)
 
 # An ASCII response is split into sentences without a regex: one translate keeps what the breaks
 # and the number tokens need (letters lowered, digits, ". , :" and newlines as they are; "!" and
@@ -475,40 +516,3 @@ def _marked_response(response: str) -> tuple[list[bytes], int, list[bytes]] | No
         else []
     )
     return tokens, n_sentences, numbers
-
-
-def _scores(
-    tokens: list[_Token], lookup: dict[_Token, str], numbers: list[_Token], n_sentences: int
-) -> LexicalScores:
-    """The frozen scores of a response from its tokens (the sentinel between sentences), the
-    code of each (``lookup``: "k", "" or "|"; any other token is "u", unsupported), its numeric
-    tokens (missing when not in ``lookup``) and its number of sentences."""
-    codes = "".join(map(lookup.get, tokens, itertools.repeat(_UNSUPPORTED)))
-    n_scored = 0
-    weakest = 0.0
-    for sentence in codes.split(_END):
-        s_content = len(sentence)
-        if s_content >= MIN_SENTENCE_CONTENT_TOKENS:
-            n_scored += 1
-            share = sentence.count(_UNSUPPORTED) / s_content
-            if share > weakest:
-                weakest = share
-    n_numeric = len(numbers)
-    n_numeric_missing = n_numeric - sum(map(lookup.__contains__, numbers))
-    n_content = len(codes) - codes.count(_END)
-    n_unsupported = codes.count(_UNSUPPORTED)
-    coverage = n_unsupported / n_content if n_content else 0.0
-    numeric_share = n_numeric_missing / n_numeric if n_numeric else 0.0
-    w_cov, w_weak, w_num = HYBRID_WEIGHTS
-    return LexicalScores(
-        coverage=coverage,
-        weakest_sentence=weakest,
-        numeric=numeric_share,
-        hybrid=w_cov * coverage + w_weak * weakest + w_num * numeric_share,
-        n_content=n_content,
-        n_unsupported=n_unsupported,
-        n_numeric=n_numeric,
-        n_numeric_missing=n_numeric_missing,
-        n_sentences=n_sentences,
-        n_sentences_scored=n_scored,
-    )

@@ -143,6 +143,75 @@ class StructuredRecord:
     hours_null: bool
     stars: frozenset[float]
 
+    @classmethod
+    def of(cls, record: Mapping[str, Any]) -> StructuredRecord:
+        """The checkable fields of one JSON object: its ``attributes`` (``_attributes``), its
+        ``hours`` (``_hours``), and the business's rating with its reviews' ratings."""
+        attributes = record.get("attributes")
+        given = [record.get("business_stars", record.get("stars"))]
+        if isinstance(reviews := record.get("review_info"), list):
+            given += [r.get("review_stars") for r in reviews if isinstance(r, dict)]
+        return cls(
+            attributes=tuple(_attributes(attributes if isinstance(attributes, dict) else {})),
+            hours=_hours(record["hours"]) if "hours" in record else None,
+            hours_null="hours" in record and record["hours"] is None,
+            stars=frozenset(
+                float(v) for v in given if isinstance(v, int | float) and not isinstance(v, bool)
+            ),
+        )
+
+    def attribute_conflicts(self, text: str, words: list[re.Match[str]]) -> tuple[int, int, int]:
+        """Counts of (false, negated true, null) attributes the sentence ``text`` mentions; a
+        mention is negated as the module docstring says (``NEGATIONS`` before, ``_POST_NEGATION``
+        after)."""
+        tokens = [w.group() for w in words]
+        folded = [fold_inflection(t) for t in tokens]
+        false_hits = true_negated = null_hits = 0
+        for attribute in self.attributes:  # mentioned: its joined words, else each of its words
+            if attribute.joined in tokens:
+                first = last = tokens.index(attribute.joined)
+            elif all(word in folded for word in attribute.words):
+                at = [folded.index(word) for word in attribute.words]
+                first, last = min(at), max(at)
+            else:
+                continue
+            before = tokens[max(0, first - _NEGATION_WINDOW) : first]
+            negated = any(t in NEGATIONS for t in before) or bool(
+                _POST_NEGATION.match(text, words[last].end())
+            )
+            if attribute.value is None:
+                null_hits += 1
+            elif negated == attribute.value:
+                if attribute.value:
+                    true_negated += 1
+                else:
+                    false_hits += 1
+        return false_hits, true_negated, null_hits
+
+    def hours_conflicts(self, sentence: str) -> int:
+        """Times or "daily" claims of the (lower-cased) sentence that disagree with the hours."""
+        times = [] if "happy hour" in sentence else _times(sentence)
+        # the sentence says "daily" (or alike) about opening hours
+        every_day = bool(_EVERY_DAY.search(sentence) and (_HOURS_WORDS.search(sentence) or times))
+        if self.hours_null:
+            return int(bool(times) or every_day)
+        if self.hours is None:
+            return 0
+        hours = self.hours
+        conflicts = int(
+            every_day and (len(hours) < 7 or (bool(times) and len(set(hours.values())) > 1))
+        )
+        if times:
+            named = _days(sentence) & set(hours) or set(hours)
+            allowed = {t for day in named for t in hours[day]}
+            conflicts += sum(t not in allowed for t in times)
+        return conflicts
+
+    def star_conflicts(self, sentence: str) -> int:
+        """Star ratings the sentence claims that the record does not give (none without stars)."""
+        claims = (float(next(filter(None, m.groups()))) for m in _STAR_CLAIM.finditer(sentence))
+        return sum(1 for v in claims if v <= 5.0 and v not in self.stars) if self.stars else 0
+
 
 def _attributes(fields: Mapping[str, Any]) -> Iterable[_Attribute]:
     """Every boolean-like leaf (``true``, ``"no"``, ``"u'free'"``, ``null``, ...) of ``fields``."""
@@ -170,17 +239,6 @@ def _hours(value: Any) -> dict[str, tuple[int, int]]:
     return out
 
 
-def _star_values(record: Mapping[str, Any]) -> frozenset[float]:
-    """The business's rating and its reviews' ratings."""
-    given = [record.get("business_stars", record.get("stars"))]
-    reviews = record.get("review_info")
-    if isinstance(reviews, list):
-        given += [r.get("review_stars") for r in reviews if isinstance(r, dict)]
-    return frozenset(
-        float(v) for v in given if isinstance(v, int | float) and not isinstance(v, bool)
-    )
-
-
 def parse_record(contexts: str | Sequence[str]) -> StructuredRecord | None:
     """Return the structured record of a context when a passage is a JSON object, else None.
 
@@ -201,15 +259,7 @@ def parse_record(contexts: str | Sequence[str]) -> StructuredRecord | None:
             continue
         if not isinstance(record, dict):
             continue
-        attributes = record.get("attributes")
-        fields = attributes if isinstance(attributes, dict) else {}
-        has_hours = "hours" in record
-        return StructuredRecord(
-            attributes=tuple(_attributes(fields)),
-            hours=_hours(record["hours"]) if has_hours else None,
-            hours_null=has_hours and record["hours"] is None,
-            stars=_star_values(record),
-        )
+        return StructuredRecord.of(record)
     return None
 
 
@@ -255,37 +305,6 @@ class RecordChecks:
         return self.n_conflicts / self.n_sentences if self.n_sentences else 0.0
 
 
-def _attribute_conflicts(
-    record: StructuredRecord, text: str, words: list[re.Match[str]]
-) -> tuple[int, int, int]:
-    """Counts of (false, negated true, null) attributes the sentence ``text`` mentions; a
-    mention is negated as the module docstring says (``NEGATIONS`` before, ``_POST_NEGATION``
-    after)."""
-    tokens = [w.group() for w in words]
-    folded = [fold_inflection(t) for t in tokens]
-    false_hits = true_negated = null_hits = 0
-    for attribute in record.attributes:  # mentioned: its joined words, else each of its words
-        if attribute.joined in tokens:
-            first = last = tokens.index(attribute.joined)
-        elif all(word in folded for word in attribute.words):
-            at = [folded.index(word) for word in attribute.words]
-            first, last = min(at), max(at)
-        else:
-            continue
-        before = tokens[max(0, first - _NEGATION_WINDOW) : first]
-        negated = any(t in NEGATIONS for t in before) or bool(
-            _POST_NEGATION.match(text, words[last].end())
-        )
-        if attribute.value is None:
-            null_hits += 1
-        elif negated == attribute.value:
-            if attribute.value:
-                true_negated += 1
-            else:
-                false_hits += 1
-    return false_hits, true_negated, null_hits
-
-
 def _times(sentence: str) -> list[int]:
     """Times of day in the sentence, minutes after midnight (mod 1440)."""
     found: list[int] = []
@@ -317,33 +336,6 @@ def _days(sentence: str) -> set[str]:
     return days
 
 
-def _hours_conflicts(record: StructuredRecord, sentence: str) -> int:
-    times = [] if "happy hour" in sentence else _times(sentence)
-    # the sentence says "daily" (or alike) about opening hours
-    every_day = bool(_EVERY_DAY.search(sentence)) and bool(_HOURS_WORDS.search(sentence) or times)
-    if record.hours_null:
-        return int(bool(times) or every_day)
-    if record.hours is None:
-        return 0
-    hours = record.hours
-    conflicts = int(
-        every_day and (len(hours) < 7 or (bool(times) and len(set(hours.values())) > 1))
-    )
-    if times:
-        named = _days(sentence) & set(hours) or set(hours)
-        allowed = {t for day in named for t in hours[day]}
-        conflicts += sum(t not in allowed for t in times)
-    return conflicts
-
-
-def _star_conflicts(record: StructuredRecord, sentence: str) -> int:
-    """Star ratings claimed in the sentence that the record does not give (none without stars)."""
-    claims = (
-        float(next(g for g in m.groups() if g is not None)) for m in _STAR_CLAIM.finditer(sentence)
-    )
-    return sum(1 for v in claims if v <= 5.0 and v not in record.stars) if record.stars else 0
-
-
 def check_record(response: str, record: StructuredRecord) -> RecordChecks:
     """Compare what ``response`` asserts with the fields of ``record``, sentence by sentence.
 
@@ -360,9 +352,9 @@ def check_record(response: str, record: StructuredRecord) -> RecordChecks:
         lowered = sentence.lower()
         text = lowered.replace("n't", " not")
         found = (
-            *_attribute_conflicts(record, text, list(_WORD.finditer(text))),
-            _hours_conflicts(record, lowered),
-            _star_conflicts(record, lowered),
+            *record.attribute_conflicts(text, list(_WORD.finditer(text))),
+            record.hours_conflicts(lowered),
+            record.star_conflicts(lowered),
         )
         counts = [c + f for c, f in zip(counts, found, strict=True)]
     false_attribute, negated_true, null_attribute, hours, stars = counts
