@@ -15,7 +15,7 @@ from typing import Literal
 
 from ragwarrant.contract._document import Loc, key_path
 from ragwarrant.contract._loading import ContractSource
-from ragwarrant.contract._release import ReleaseContract, declared_labels
+from ragwarrant.contract._release import ReleaseContract
 from ragwarrant.contract._sanity import did_you_mean, scale_tolerance
 from ragwarrant.display import LATIN_OF, number, quoted
 
@@ -48,7 +48,7 @@ def check_policy_ids(
         One message per absent policy, listing the ids present and the closest one.
     """
     present = set(present_ids)
-    declared = declared_labels(contract, "policy")
+    declared = contract.declared_labels("policy")
     return [
         f"{_where(source, loc)}: policy {policy!r} is not in the evidence, which holds "
         f"{_listed(present)}" + did_you_mean(policy, present - set(declared.values()))
@@ -166,7 +166,7 @@ def check_near_misses(
         One message per declared label with near misses, naming them (``display.quoted``),
         their example counts and, with ``located``, a row of each.
     """
-    declared = declared_labels(contract, kind)
+    declared = contract.declared_labels(kind)
     known = set(declared.values())
     messages = []
     for loc, wanted in declared.items():
