@@ -94,7 +94,7 @@ BOOSTED_UNITS = 50
 MAX_RESAMPLES = 100_000
 MIN_WORSE_UNITS = 2
 #: Below this many independent pairs the bootstrap must also pass the studentized bootstrap
-#: at alpha / 2 (``_skew_guard``).
+#: at alpha / 2 (``_Question.skew_guard``).
 SKEW_CHECK_UNITS = 50
 ORDINAL_MAX_LEVELS = 11
 _N = NormalDist()
