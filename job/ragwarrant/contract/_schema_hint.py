@@ -64,6 +64,18 @@ class _Rule:
     node: Node
     pointer: str = "#"
 
+    @classmethod
+    def of_key(cls, loc: Loc) -> tuple[_Rule, int]:
+        """The rule of ``loc`` (or of its longest prefix the schema has) and that prefix's
+        length."""
+        rule = cls(_schema())
+        for depth, part in enumerate(loc):
+            child = rule.child(part)
+            if child is None:
+                return rule, depth
+            rule = child
+        return rule, len(loc)
+
     def resolved(self) -> _Rule:
         """Follow ``$ref`` (``#/$defs/Name``) until a node without one."""
         rule = self
@@ -101,17 +113,6 @@ class _Rule:
         return None
 
 
-def _locate(loc: Loc) -> tuple[_Rule, int]:
-    """The rule of ``loc`` (or of its longest prefix the schema has) and that prefix's length."""
-    rule = _Rule(_schema())
-    for depth, part in enumerate(loc):
-        child = rule.child(part)
-        if child is None:
-            return rule, depth
-        rule = child
-    return rule, len(loc)
-
-
 def _keys(node: Node) -> str:
     names = list(node["properties"])
     more = f", ... (+{len(names) - _MAX_KEYS})" if len(names) > _MAX_KEYS else ""
@@ -120,7 +121,7 @@ def _keys(node: Node) -> str:
 
 def allowed_values(loc: Loc) -> str:
     """Say what the schema allows at ``loc`` (for an unknown key: which keys its mapping allows)."""
-    rule, depth = _locate(loc)
+    rule, depth = _Rule.of_key(loc)
     alternatives = [alt.node for alt in rule.alternatives()]
     if depth < len(loc):  # an unknown key: name the keys the enclosing mapping allows
         mappings = [alt for alt in alternatives if alt.get("properties")]
@@ -164,5 +165,5 @@ def schema_hint(doc: ParsedDocument, loc: Loc, rule: str | None = None) -> str:
     where = f"{key_path(loc)} ({place}JSON pointer {doc.name}#{json_pointer(loc)}): "
     if rule is not None:
         return where + rule
-    rule_pointer = _locate(loc)[0].resolved().pointer  # ``#/$defs/...`` past a reference
+    rule_pointer = _Rule.of_key(loc)[0].resolved().pointer  # ``#/$defs/...`` past a reference
     return where + f"{allowed_values(loc)}; rule: {SCHEMA_FILE}{rule_pointer}"
