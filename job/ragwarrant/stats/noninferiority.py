@@ -195,35 +195,6 @@ class _Units:
         return cls(cand, base, codes, sums / sizes)
 
 
-def _more_needed(
-    sd_h1: float,
-    sd_h0: float,
-    gap: float,
-    n_units: int,
-    alpha: float,
-    power: float,
-    minimum: int = 0,
-) -> int | None:
-    """Additional units for a one-sided level-alpha test to reach ``power`` at the estimate,
-    and at least ``minimum`` units in all (the units the margin requires,
-    ``min_units_for_margin``).
-
-    ``gap`` = estimate - threshold (oriented); None when it is <= 0 (the estimate is at or
-    beyond the margin: more data would more likely confirm the loss, and no count is a useful
-    hint) or the count is not feasible (``stats.power.feasible_hint``) and ``minimum`` is met.
-
-    n* = ((z_{1-alpha} sd_H0 + z_power sd_H1) / gap)^2 (the score-test sample size of
-    Nam 1997, Biometrics 53:1422–1430, eq. 3; with sd_H0 = sd_H1 the usual normal formula).
-    """
-    if gap <= 0:
-        return None
-    more = None
-    if sd_h1 > 0 and math.isfinite(sd_h1):
-        total = ((_N.inv_cdf(1 - alpha) * sd_h0 + _N.inv_cdf(power) * sd_h1) / gap) ** 2
-        more = feasible_hint(max(0, math.ceil(total - n_units)), gap, n_units)
-    return more if n_units >= minimum else max(more or 0, minimum - n_units)
-
-
 def resamples_for_units(n_units: int, resamples: int, alpha: float = 0.05) -> int:
     """Bootstrap resamples B for a test on ``n_units`` units at one-sided level ``alpha``.
 
@@ -275,6 +246,30 @@ class _Question:
     resamples: int
     resampled: BootstrapResult | None
 
+    def more_needed(
+        self, estimate: float, sd_h1: float, sd_h0: float, alpha: float, minimum: int
+    ) -> int | None:
+        """Additional units for a one-sided level-alpha test to reach ``power`` at ``estimate``
+        (oriented), and at least ``minimum`` units in all (the units the margin requires,
+        ``min_units_for_margin``).
+
+        None when the gap estimate - threshold (``stats.power.resolvable_gap``) is <= 0 (the
+        estimate is at or beyond the margin: more data would more likely confirm the loss, and
+        no count is a useful hint) or the count is not feasible (``stats.power.feasible_hint``)
+        and ``minimum`` is met.
+
+        n* = ((z_{1-alpha} sd_H0 + z_power sd_H1) / gap)^2 (the score-test sample size of
+        Nam 1997, Biometrics 53:1422–1430, eq. 3; with sd_H0 = sd_H1 the usual normal formula).
+        """
+        gap, n_units = resolvable_gap(estimate, self.threshold), self.units.n_units
+        if gap <= 0:
+            return None
+        more = None
+        if sd_h1 > 0 and math.isfinite(sd_h1):
+            total = ((_N.inv_cdf(1 - alpha) * sd_h0 + _N.inv_cdf(self.power) * sd_h1) / gap) ** 2
+            more = feasible_hint(max(0, math.ceil(total - n_units)), gap, n_units)
+        return more if n_units >= minimum else max(more or 0, minimum - n_units)
+
     def tango(self) -> OneSidedTest:
         """Tango's score test for paired proportions (binary metrics, independent pairs)."""
         units, threshold, alpha = self.units, self.threshold, self.alpha
@@ -285,11 +280,8 @@ class _Question:
         more = None
         if not rejects:
             sd1 = math.sqrt(res.observed_variance) or math.sqrt(res.null_variance)
-            gap = resolvable_gap(res.estimate, threshold)
             minimum = min_units_for_margin("binary", -threshold, alpha)
-            more = _more_needed(
-                sd1, math.sqrt(res.null_variance), gap, n, alpha, self.power, minimum
-            )
+            more = self.more_needed(res.estimate, sd1, math.sqrt(res.null_variance), alpha, minimum)
         method = "Tango score test for paired proportions"
         return OneSidedTest(
             estimate=res.estimate,
@@ -405,13 +397,12 @@ class _Question:
         more = None
         if not rejects:  # units likely needed to resolve the test at self.power
             sd = boot.standard_error() * s * math.sqrt(g)
-            gap = resolvable_gap(boot.estimate, self.threshold)
             minimum = 0
             if reason is not None:
                 minimum = max(
                     min_units_for_margin(self.kind, -self.threshold, self.alpha, self.width), g + 1
                 )
-            more = _more_needed(sd, sd, gap, g, bound.alpha_eff, self.power, minimum)
+            more = self.more_needed(boot.estimate, sd, sd, bound.alpha_eff, minimum)
         return OneSidedTest(
             estimate=boot.estimate,
             lower_bound=bound.lower,
