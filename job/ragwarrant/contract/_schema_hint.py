@@ -122,12 +122,13 @@ def _keys(node: Node) -> str:
 def allowed_values(loc: Loc) -> str:
     """Say what the schema allows at ``loc`` (for an unknown key: which keys its mapping allows)."""
     rule, depth = _Rule.of_key(loc)
-    alternatives = [alt.node for alt in rule.alternatives()]
+    alternatives = rule.alternatives()
     if depth < len(loc):  # an unknown key: name the keys the enclosing mapping allows
-        mappings = [alt for alt in alternatives if alt.get("properties")]
+        mappings = [alt.node for alt in alternatives if alt.node.get("properties")]
         return f"allowed keys: {_keys(mappings[0])}" if mappings else "no such key"
     described: dict[str, None] = {}  # what each alternative allows, in words, once each
-    for alt in alternatives:
+    for choice in alternatives:
+        alt = choice.node
         kind = alt.get("type")
         if "const" in alt:
             said = json.dumps(alt["const"])
