@@ -109,12 +109,9 @@ class ReleaseContract(ContractModel):
         split role values; ``slice``: the protected slice values.
         """
         if kind == "split":
-            sp = self.splits
-            roles = (
-                {}
-                if sp is None
-                else {"development": sp.development, "confirmatory": sp.confirmatory}
-            )
+            if (sp := self.splits) is None:
+                return {}
+            roles = {"development": sp.development, "confirmatory": sp.confirmatory}
             return {("splits", role): v for role, v in roles.items() if v is not None}
         if kind == "slice":
             return {

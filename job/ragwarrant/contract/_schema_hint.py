@@ -66,8 +66,7 @@ class _Rule:
 
     @classmethod
     def of_key(cls, loc: Loc) -> tuple[_Rule, int]:
-        """The rule of ``loc`` (or of its longest prefix the schema has) and that prefix's
-        length."""
+        """The rule of ``loc``, or of its longest prefix the schema has, and that length."""
         rule = cls(_schema())
         for depth, part in enumerate(loc):
             child = rule.child(part)
