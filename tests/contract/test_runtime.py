@@ -14,7 +14,6 @@ from ragwarrant.contract import (
     check_splits_declared,
     load_contract_source,
 )
-from ragwarrant.contract._release import declared_labels
 from ragwarrant.display import quoted
 from tests.conftest import base_contract
 
@@ -259,20 +258,20 @@ def test_declared_labels_name_each_kind_at_its_key():
     raw["splits"] = {"development": "dev", "confirmatory": "test"}
     raw["protected_slices"] = [{"value": "summ", "min_paired_n": 2}]
     c = ReleaseContract.model_validate(raw)
-    assert list(declared_labels(c, "policy").items()) == [
+    assert list(c.declared_labels("policy").items()) == [
         (("baseline", "policy_id"), "base"),
         (("candidates", 0, "policy_id"), "cand"),
     ]
     assert c.policy_ids == ["base", "cand"]
-    assert list(declared_labels(c, "split").items()) == [
+    assert list(c.declared_labels("split").items()) == [
         (("splits", "development"), "dev"),
         (("splits", "confirmatory"), "test"),
     ]
-    assert declared_labels(c, "slice") == {("protected_slices", 0, "value"): "summ"}
-    metrics = declared_labels(c, "metric")
+    assert c.declared_labels("slice") == {("protected_slices", 0, "value"): "summ"}
+    metrics = c.declared_labels("metric")
     assert list(metrics.values()) == [m.id for m in c.quality_metrics] + [
         m.id for m in c.operational_metrics
     ]
-    assert list(declared_labels(c, "source")) == [
+    assert list(c.declared_labels("source")) == [
         ("evidence", i, "id") for i in range(len(c.evidence))
     ]

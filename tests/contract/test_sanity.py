@@ -309,3 +309,25 @@ def test_alpha_below_its_floor_refused(tmp_path, alpha):
     assert "statistics.alpha (line" in _refused(tmp_path, c).message
     c["statistics"]["alpha"] = 1e-12
     assert _load(tmp_path, c).statistics.alpha == 1e-12
+
+
+def test_the_first_broken_contract_rule_is_the_one_reported(tmp_path):
+    """Rules on the whole contract run in a fixed order (ids, required metric, configs, claims):
+    a contract breaking all four is refused at the repeated id; mend it and the next rule speaks."""
+    c = base_contract()
+    _metric_id_twice(c)
+    for m in c["quality_metrics"]:
+        m["required"] = False
+    c["baseline"]["config"] = c["candidates"][0]["config"]
+    c["claims"]["items"][0]["metric"] = "nowhere"
+    said = []
+    for mend in (
+        lambda: c["operational_metrics"][0].update(id="cost_usd"),
+        lambda: c["quality_metrics"][0].update(required=True),
+        lambda: c["baseline"].update(config="policies/elsewhere.json"),
+    ):
+        said.append(_refused(tmp_path, c).message)
+        mend()
+    said.append(_refused(tmp_path, c).message)
+    assert ["ids must be distinct" in said[0], "required: true" in said[1]] == [True, True]
+    assert ["same config file" in said[2], "names metric 'nowhere'" in said[3]] == [True, True]

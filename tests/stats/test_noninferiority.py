@@ -365,9 +365,9 @@ def test_rules_table_per_metric_kind():
     bootstrap; only binary metrics take 1 as the exact guard's scale width."""
     table = {k: (r.pairs.__name__, r.clusters.__name__, r.unit_width) for k, r in ni.RULES.items()}
     assert table == {
-        "binary": ("_tango", "_guarded_bootstrap", True),
-        "ordinal": ("_guarded_bootstrap", "_guarded_bootstrap", False),
-        "continuous": ("_guarded_bootstrap", "_guarded_bootstrap", False),
+        "binary": ("tango", "guarded_bootstrap", True),
+        "ordinal": ("guarded_bootstrap", "guarded_bootstrap", False),
+        "continuous": ("guarded_bootstrap", "guarded_bootstrap", False),
     }
 
 
@@ -392,7 +392,9 @@ def test_the_table_decides_the_procedure(kind, clustered, method):
 def test_a_changed_rule_changes_the_test(monkeypatch):
     """Replacing the binary rule's pair procedure in RULES is all it takes to change the test."""
     cand, base = np.ones(80), np.ones(80)
-    monkeypatch.setitem(ni.RULES, "binary", ni.Rule(ni.RULES["ordinal"].pairs, ni._tango, True))
+    monkeypatch.setitem(
+        ni.RULES, "binary", ni.Rule(ni.RULES["ordinal"].pairs, ni._Question.tango, True)
+    )
     assert _test(cand, base, kind="binary").method == "guarded paired bootstrap"
 
 

@@ -7,7 +7,7 @@ from statistics import NormalDist
 
 import pytest
 
-from ragwarrant.stats.paired_binary import tango_score_statistic, tango_test
+from ragwarrant.stats.paired_binary import DiscordantPairs, tango_test
 
 
 def test_interval_matches_published_example():
@@ -22,7 +22,7 @@ def test_all_tied_pairs_closed_form():
     """With no discordant pair, Z(-m) = sqrt(n m / (1 - m)) and the bound is -z^2 / (n + z^2)."""
     n, m, alpha = 30, 0.05, 0.05
     z = NormalDist().inv_cdf(1 - alpha)
-    assert tango_score_statistic(0, 0, n, -m) == pytest.approx(math.sqrt(n * m / (1 - m)))
+    assert DiscordantPairs(0, 0, n).score(-m) == pytest.approx(math.sqrt(n * m / (1 - m)))
     res = tango_test(0, 0, n, -m, alpha)
     assert res.lower_bound == pytest.approx(-(z * z) / (n + z * z), rel=1e-9)
     assert res.p_value == pytest.approx(1 - NormalDist().cdf(math.sqrt(n * m / (1 - m))))
@@ -34,6 +34,6 @@ def test_p_value_and_lower_bound_agree(b, c, n):
     """p <= alpha exactly when the lower bound is above the threshold (one test, one answer)."""
     res = tango_test(b, c, n, -0.1, 0.05)
     assert (res.p_value <= 0.05) == (res.lower_bound > -0.1)
-    assert tango_score_statistic(b, c, n, res.lower_bound) == pytest.approx(
+    assert DiscordantPairs(b, c, n).score(res.lower_bound) == pytest.approx(
         NormalDist().inv_cdf(0.95), abs=1e-6
     )

@@ -7,7 +7,7 @@ import math
 import pytest
 from scipy.optimize import brentq
 
-from ragwarrant.stats.paired_binary import tango_score_statistic
+from ragwarrant.stats.paired_binary import DiscordantPairs
 from ragwarrant.stats.roots import bisect
 
 
@@ -17,7 +17,7 @@ from ragwarrant.stats.roots import bisect
         (lambda x: x**3 - 2 * x - 5, 2.0, 3.0),
         (lambda x: math.cos(x) - x, 0.0, 1.0),
         (lambda x: math.exp(-x) - 0.3, 5.0, 0.0),  # decreasing, bracket given backwards
-        (lambda d: tango_score_statistic(3, 9, 60, d) - 1.6448536269514722, -0.999, 0.999),
+        (lambda d: DiscordantPairs(3, 9, 60).score(d) - 1.6448536269514722, -0.999, 0.999),
     ],
 )
 def test_root_agrees_with_brentq_to_the_tolerance(f, a, b):

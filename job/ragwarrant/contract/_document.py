@@ -138,7 +138,7 @@ class _YamlWalk:
             return self.sizes[id(node)]
         if len(loc) > MAX_YAML_DEPTH:
             deep = f"nests {len(loc):,} levels deep"
-            raise _past_limit(self.name, loc[:3], node, deep, MAX_YAML_DEPTH)
+            raise self._past_limit(loc[:3], node, deep, MAX_YAML_DEPTH)
         self.sizes[id(node)] = 1  # a cycle counts once
         size = 1
         if isinstance(node, MappingNode):
@@ -154,9 +154,9 @@ class _YamlWalk:
             )
         elif node.tag == _INT_TAG and len(node.value) > MAX_INTEGER_DIGITS:
             digits = f"is an integer of {len(node.value):,} digits"
-            raise _past_limit(self.name, loc, node, digits, MAX_INTEGER_DIGITS)
+            raise self._past_limit(loc, node, digits, MAX_INTEGER_DIGITS)
         if size > MAX_YAML_NODES:
-            raise _past_limit(self.name, loc, node, f"expands to {size:,} nodes", MAX_YAML_NODES)
+            raise self._past_limit(loc, node, f"expands to {size:,} nodes", MAX_YAML_NODES)
         self.sizes[id(node)] = size
         return size
 
@@ -177,15 +177,14 @@ class _YamlWalk:
             size += 1 + self.visit(value_node, child)
         return size
 
-
-def _past_limit(name: str, loc: Loc, node: Node, found: str, limit: int) -> ContractError:
-    """``contract-limit``: a YAML document past one of ``limits``' document limits."""
-    return ContractError(
-        "contract-limit",
-        f"{name}: {key_path(loc)} (line {node.start_mark.line + 1}) {found}; "
-        f"the limit is {limit:,}",
-        hint="write the document out plainly (YAML aliases are expanded when counted)",
-    )
+    def _past_limit(self, loc: Loc, node: Node, found: str, limit: int) -> ContractError:
+        """``contract-limit``: a YAML document past one of ``limits``' document limits."""
+        return ContractError(
+            "contract-limit",
+            f"{self.name}: {key_path(loc)} (line {node.start_mark.line + 1}) {found}; "
+            f"the limit is {limit:,}",
+            hint="write the document out plainly (YAML aliases are expanded when counted)",
+        )
 
 
 def _finite_yaml_float(text: str) -> bool:

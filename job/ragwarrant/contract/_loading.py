@@ -164,7 +164,26 @@ def _validation_message(doc: ParsedDocument, err: ValidationError) -> tuple[str,
     return message + more, next(iter(by_loc), ())
 
 
-def _parse(raw: bytes, name: str, what: str) -> ParsedDocument:
+def _read_document(path: Path, name: str, what: str, limit: int) -> ParsedDocument:
+    """Read a file parsed whole (refused unread past ``limit`` bytes) and parse it.
+
+    Raises:
+        ContractError: ``contract-unreadable``; ``contract-limit`` naming the limit and size;
+            ``contract-syntax`` naming the line and column; as ``parse_document``.
+    """
+    try:
+        raw = read_regular(path, limit=limit)
+    except OSError as exc:
+        if exc.errno != errno.EFBIG:
+            raise ContractError(
+                "contract-unreadable", f"cannot read {what} {name}: {exc.strerror}", file=name
+            ) from exc
+        raise ContractError(
+            "contract-limit",
+            f"{what} {name} is {path.stat().st_size:,} bytes; the limit is {limit:,} bytes",
+            hint="a contract and a policy config are parsed whole: keep them small",
+            file=name,
+        ) from None
     is_json = name.endswith(".json")
     try:
         return parse_document(raw, name, is_json=is_json)
@@ -180,27 +199,6 @@ def _parse(raw: bytes, name: str, what: str) -> ParsedDocument:
         ) from exc
 
 
-def _read_bounded(path: Path, name: str, what: str, limit: int) -> bytes:
-    """The bytes of a file parsed whole, refused unread past ``limit`` bytes.
-
-    Raises:
-        ContractError: ``contract-unreadable``, or ``contract-limit`` naming the limit and size.
-    """
-    try:
-        return read_regular(path, limit=limit)
-    except OSError as exc:
-        if exc.errno != errno.EFBIG:
-            raise ContractError(
-                "contract-unreadable", f"cannot read {what} {name}: {exc.strerror}", file=name
-            ) from exc
-    raise ContractError(
-        "contract-limit",
-        f"{what} {name} is {path.stat().st_size:,} bytes; the limit is {limit:,} bytes",
-        hint="a contract and a policy config are parsed whole: keep them small",
-        file=name,
-    )
-
-
 def load_contract_source(path: Path) -> ContractSource:
     """Parse and validate a release contract file, keeping its line map for later messages.
 
@@ -209,8 +207,7 @@ def load_contract_source(path: Path) -> ContractSource:
             that fails validation (the message names each key path with its line, the rule and
             the kind of value found).
     """
-    raw = _read_bounded(path, path.name, "the release contract", MAX_CONTRACT_BYTES)
-    doc = _parse(raw, path.name, "the release contract")
+    doc = _read_document(path, path.name, "the release contract", MAX_CONTRACT_BYTES)
     if not isinstance(doc.data, dict):
         raise ContractError(
             "contract-not-mapping",
@@ -248,8 +245,7 @@ def load_policy_config(path: Path, name: str) -> object:
             compare is refused, not skipped), ``contract-limit`` (past ``limits.MAX_CONFIG_BYTES``
             or a document limit), ``contract-duplicate-key`` or ``contract-non-finite`` (exit 78).
     """
-    raw = _read_bounded(path, name, "the policy config", MAX_CONFIG_BYTES)
-    return _parse(raw, name, "the policy config").data
+    return _read_document(path, name, "the policy config", MAX_CONFIG_BYTES).data
 
 
 def resolve_inside(input_dir: Path, relative: str) -> Path:

@@ -41,7 +41,7 @@ from ragwarrant.limits import (
 Loc = tuple[str | int, ...]
 """A key path relative to the contract (``FieldError.loc``)."""
 LabelKind = Literal["split", "slice", "policy", "metric", "source"]
-"""A kind of label a contract declares (``declared_labels``)."""
+"""A kind of label a contract declares (``ReleaseContract.declared_labels``)."""
 
 
 class ReleaseContract(ContractModel):
@@ -99,7 +99,38 @@ class ReleaseContract(ContractModel):
     @property
     def policy_ids(self) -> list[str]:
         """The baseline's, then the candidates' policy ids (``declared_labels``'s ``policy``)."""
-        return list(declared_labels(self, "policy").values())
+        return list(self.declared_labels("policy").values())
+
+    def declared_labels(self, kind: LabelKind) -> dict[Loc, str]:
+        """Contract key path → the label it declares, for one kind of label, in contract order.
+
+        ``policy``: the baseline's, then the candidates' policy ids; ``metric``: the quality,
+        then the operational metric ids; ``source``: the evidence source ids; ``split``: the
+        split role values; ``slice``: the protected slice values.
+        """
+        if kind == "split":
+            if (sp := self.splits) is None:
+                return {}
+            roles = {"development": sp.development, "confirmatory": sp.confirmatory}
+            return {("splits", role): v for role, v in roles.items() if v is not None}
+        if kind == "slice":
+            return {
+                ("protected_slices", i, "value"): s.value
+                for i, s in enumerate(self.protected_slices)
+            }
+        if kind == "source":
+            return {("evidence", i, "id"): s.id for i, s in enumerate(self.evidence)}
+        if kind == "metric":
+            return {
+                (key, i, "id"): m.id
+                for key in ("quality_metrics", "operational_metrics")
+                for i, m in enumerate(getattr(self, key))
+            }
+        out: dict[Loc, str] = {("baseline", "policy_id"): self.baseline.policy_id}
+        out.update(
+            {("candidates", i, "policy_id"): p.policy_id for i, p in enumerate(self.candidates)}
+        )
+        return out
 
     @field_validator("promotion_min_class")
     @classmethod
@@ -111,14 +142,41 @@ class ReleaseContract(ContractModel):
             )
         return v
 
+    # The rules on the whole contract run in the order written here (pydantic applies "after"
+    # model validators in definition order); the first broken one is reported.
+
     @model_validator(mode="after")
-    def _references(self) -> ReleaseContract:
-        """Refuse more candidates or slices than ``limits`` allows, repeated ids, a contract with
-        no required quality metric (it would decide without any noninferiority gate), a
-        candidate sharing a config, claims and slices naming undeclared metrics, and too-wide
-        slice margins."""
-        _check_limits(self)
-        _check_distinct_ids(self)
+    def _within_limits(self) -> ReleaseContract:
+        """Refuse more candidates or protected slices than ``limits`` allows."""
+        for key in ("candidates", "protected_slices"):
+            count, limit = len(getattr(self, key)), getattr(self.limits, key)
+            if count > limit:
+                raise FieldError(
+                    f"{count:,} {key.replace('_', ' ')}, past the limit of {limit:,} (raise "
+                    f"limits.{key} up to its ceiling if the evaluation needs them)",
+                    (key,),
+                )
+        return self
+
+    @model_validator(mode="after")
+    def _distinct_ids(self) -> ReleaseContract:
+        """Refuse a policy, metric or evidence source id given twice, at its second place."""
+        kinds: tuple[tuple[LabelKind, str], ...] = (
+            ("policy", "policy"),
+            ("metric", "metric"),
+            ("source", "evidence source"),
+        )
+        for kind, what in kinds:
+            seen: set[str] = set()
+            for loc, value in self.declared_labels(kind).items():
+                if value in seen:
+                    raise FieldError(f"{what} ids must be distinct, found {value!r} twice", loc)
+                seen.add(value)
+        return self
+
+    @model_validator(mode="after")
+    def _a_required_quality_metric(self) -> ReleaseContract:
+        """Refuse a contract that would decide without any noninferiority gate."""
         if not any(m.required for m in self.quality_metrics):
             raise FieldError(
                 "no quality metric is required: the candidate would be decided without any "
@@ -126,112 +184,62 @@ class ReleaseContract(ContractModel):
                 "metric",
                 ("quality_metrics",),
             )
-        _check_configs(self)
-        _check_claims(self)
-        _check_slices(self)
         return self
 
-
-def declared_labels(contract: ReleaseContract, kind: LabelKind) -> dict[Loc, str]:
-    """Contract key path → the label it declares, for one kind of label, in contract order.
-
-    ``policy``: the baseline's, then the candidates' policy ids; ``metric``: the quality, then
-    the operational metric ids; ``source``: the evidence source ids; ``split``: the split role
-    values; ``slice``: the protected slice values.
-    """
-    c = contract
-    if kind == "split":
-        sp = c.splits
-        roles = (
-            {} if sp is None else {"development": sp.development, "confirmatory": sp.confirmatory}
-        )
-        return {("splits", role): v for role, v in roles.items() if v is not None}
-    if kind == "slice":
-        return {("protected_slices", i, "value"): s.value for i, s in enumerate(c.protected_slices)}
-    if kind == "source":
-        return {("evidence", i, "id"): s.id for i, s in enumerate(c.evidence)}
-    if kind == "metric":
-        return {
-            (key, i, "id"): m.id
-            for key in ("quality_metrics", "operational_metrics")
-            for i, m in enumerate(getattr(c, key))
-        }
-    out: dict[Loc, str] = {("baseline", "policy_id"): c.baseline.policy_id}
-    out.update({("candidates", i, "policy_id"): p.policy_id for i, p in enumerate(c.candidates)})
-    return out
-
-
-def _check_limits(c: ReleaseContract) -> None:
-    for key in ("candidates", "protected_slices"):
-        count, limit = len(getattr(c, key)), getattr(c.limits, key)
-        if count > limit:
-            raise FieldError(
-                f"{count:,} {key.replace('_', ' ')}, past the limit of {limit:,} (raise "
-                f"limits.{key} up to its ceiling if the evaluation needs them)",
-                (key,),
-            )
-
-
-def _check_distinct_ids(c: ReleaseContract) -> None:
-    """Refuse a policy, metric or evidence source id given twice, at its second place."""
-    kinds: tuple[tuple[LabelKind, str], ...] = (
-        ("policy", "policy"),
-        ("metric", "metric"),
-        ("source", "evidence source"),
-    )
-    for kind, what in kinds:
-        seen: set[str] = set()
-        for loc, value in declared_labels(c, kind).items():
-            if value in seen:
-                raise FieldError(f"{what} ids must be distinct, found {value!r} twice", loc)
-            seen.add(value)
-
-
-def _check_configs(c: ReleaseContract) -> None:
-    seen = {posixpath.normpath(c.baseline.config): "the baseline"}
-    for i, p in enumerate(c.candidates):
-        path = posixpath.normpath(p.config)
-        if path in seen:
-            raise FieldError(
-                f"candidate {p.policy_id!r} has the same config file as {seen[path]}: a "
-                "candidate's config must describe the candidate (the decision lists what differs)",
-                ("candidates", i, "config"),
-            )
-        seen[path] = f"candidate {p.policy_id!r}"
-
-
-def _check_claims(c: ReleaseContract) -> None:
-    declared = {
-        "quality": {m.id for m in c.quality_metrics},
-        "operational": {m.id for m in c.operational_metrics},
-    }
-    for i, claim in enumerate(c.claims.items):
-        kind = "quality" if claim.kind.value == "quality-improvement" else "operational"
-        wanted = declared[kind]
-        if claim.metric not in wanted:
-            raise FieldError(
-                f"claim {claim.kind.value} names metric {claim.metric!r}, which is not a declared "
-                f"{kind} metric (declared: {', '.join(sorted(wanted)) or 'none'})"
-                + did_you_mean(claim.metric, wanted),
-                ("claims", "items", i, "metric"),
-            )
-
-
-def _check_slices(c: ReleaseContract) -> None:
-    metrics = {m.id: m for m in c.quality_metrics}
-    for i, ps in enumerate(c.protected_slices):
-        for j, name in enumerate(ps.metrics or []):
-            if name not in metrics:
+    @model_validator(mode="after")
+    def _distinct_configs(self) -> ReleaseContract:
+        """Refuse a candidate whose config file is the baseline's or an earlier candidate's."""
+        seen = {posixpath.normpath(self.baseline.config): "the baseline"}
+        for i, p in enumerate(self.candidates):
+            path = posixpath.normpath(p.config)
+            if path in seen:
                 raise FieldError(
-                    f"protected slice {ps.value!r} names unknown quality metric {name!r}"
-                    + did_you_mean(name, metrics),
-                    ("protected_slices", i, "metrics", j),
+                    f"candidate {p.policy_id!r} has the same config file as {seen[path]}: a "
+                    "candidate's config must describe the candidate (the decision lists what "
+                    "differs)",
+                    ("candidates", i, "config"),
                 )
-        if ps.margin_abs is None:
-            continue
-        tested = ps.metrics or [m.id for m in c.quality_metrics if m.required]
-        for name in tested:
-            check_margin(ps.margin_abs, metrics[name].scale, ("protected_slices", i, "margin_abs"))
+            seen[path] = f"candidate {p.policy_id!r}"
+        return self
+
+    @model_validator(mode="after")
+    def _claims_name_declared_metrics(self) -> ReleaseContract:
+        """Refuse a claim on a metric not declared with the claim's kind."""
+        declared = {
+            "quality": {m.id for m in self.quality_metrics},
+            "operational": {m.id for m in self.operational_metrics},
+        }
+        for i, claim in enumerate(self.claims.items):
+            kind = "quality" if claim.kind.value == "quality-improvement" else "operational"
+            wanted = declared[kind]
+            if claim.metric not in wanted:
+                raise FieldError(
+                    f"claim {claim.kind.value} names metric {claim.metric!r}, which is not a "
+                    f"declared {kind} metric (declared: {', '.join(sorted(wanted)) or 'none'})"
+                    + did_you_mean(claim.metric, wanted),
+                    ("claims", "items", i, "metric"),
+                )
+        return self
+
+    @model_validator(mode="after")
+    def _slices_name_declared_metrics(self) -> ReleaseContract:
+        """Refuse a protected slice naming an unknown quality metric, or whose margin is too
+        wide for a metric it tests (``check_margin``)."""
+        metrics = {m.id: m for m in self.quality_metrics}
+        for i, ps in enumerate(self.protected_slices):
+            for j, name in enumerate(ps.metrics or []):
+                if name not in metrics:
+                    raise FieldError(
+                        f"protected slice {ps.value!r} names unknown quality metric {name!r}"
+                        + did_you_mean(name, metrics),
+                        ("protected_slices", i, "metrics", j),
+                    )
+            if ps.margin_abs is None:
+                continue
+            loc = ("protected_slices", i, "margin_abs")
+            for name in ps.metrics or [m.id for m in self.quality_metrics if m.required]:
+                check_margin(ps.margin_abs, metrics[name].scale, loc)
+        return self
 
 
 def wide_margins(contract: ReleaseContract) -> list[tuple[str, float, float]]:

@@ -15,7 +15,7 @@ from typing import Literal
 
 from ragwarrant.contract._document import Loc, key_path
 from ragwarrant.contract._loading import ContractSource
-from ragwarrant.contract._release import ReleaseContract, declared_labels
+from ragwarrant.contract._release import ReleaseContract
 from ragwarrant.contract._sanity import did_you_mean, scale_tolerance
 from ragwarrant.display import LATIN_OF, number, quoted
 
@@ -48,7 +48,7 @@ def check_policy_ids(
         One message per absent policy, listing the ids present and the closest one.
     """
     present = set(present_ids)
-    declared = declared_labels(contract, "policy")
+    declared = contract.declared_labels("policy")
     return [
         f"{_where(source, loc)}: policy {policy!r} is not in the evidence, which holds "
         f"{_listed(present)}" + did_you_mean(policy, present - set(declared.values()))
@@ -106,29 +106,28 @@ def check_splits_declared(
 _FOLD_DROP = ("Cf", "Cc", "Mn", "Me", "Z", "P")
 
 
-def _folded(label: str) -> str:
-    """``label`` as a reader takes it: NFKC, lookalike characters as Latin letters
-    (``display.LATIN_OF``), casefold but for a capital ``I``, ``m`` as ``rn``, NFD, then every white
-    space, format, control, combining mark and punctuation character removed. Two labels that
-    fold alike, up to ``I`` read as ``i`` or ``l`` (``_reads_as``), name the same thing to a
-    reader (``Holdout``, ``hold-out``, ``hold\u2010out``, ``ho\u200bldout``, ``holdоut``
-    with a Cyrillic ``о``, ``hóldout``, ``hoIdout``, ``ho1dout`` and ``h0ldout`` all read as
-    ``holdout``)."""
-    text = unicodedata.normalize("NFKC", label).translate(LATIN_OF)
-    text = "I".join(part.casefold() for part in text.split("I")).replace("m", "rn")
-    return "".join(
-        ch
-        for ch in unicodedata.normalize("NFD", text)
-        if not ch.isspace() and not unicodedata.category(ch).startswith(_FOLD_DROP)
-    )
-
-
-def _reads_as(folded: str, key: str) -> bool:
-    """Whether two ``_folded`` labels read alike: equal, but for a capital ``I`` (left by
-    ``_folded``) that matches ``i``, ``l`` or ``I`` (UTS #39 maps ``I`` to ``l``; case folding
-    maps it to ``i``)."""
-    return len(folded) == len(key) and all(
-        a == b or {a, b} in ({"I", "i"}, {"I", "l"}) for a, b in zip(folded, key, strict=True)
+def _read_alike(label: str, declared: str) -> bool:
+    """Whether two labels read alike to a reader. Each is folded: NFKC, lookalike characters as
+    Latin letters (``display.LATIN_OF``), casefold but for a capital ``I``, ``m`` as ``rn``,
+    NFD, then every white space, format, control, combining mark and punctuation character
+    removed; the folds must be equal, but for a capital ``I`` that matches ``i``, ``l`` or ``I``
+    (UTS #39 maps ``I`` to ``l``; case folding maps it to ``i``). ``Holdout``, ``hold-out``,
+    ``hold\u2010out``, ``ho\u200bldout``, ``holdоut`` with a Cyrillic ``о``, ``hóldout``,
+    ``hoIdout``, ``ho1dout`` and ``h0ldout`` all read as ``holdout``."""
+    folds = []
+    for text in (label, declared):
+        text = unicodedata.normalize("NFKC", text).translate(LATIN_OF)
+        text = "I".join(part.casefold() for part in text.split("I")).replace("m", "rn")
+        folds.append(
+            "".join(
+                ch
+                for ch in unicodedata.normalize("NFD", text)
+                if not ch.isspace() and not unicodedata.category(ch).startswith(_FOLD_DROP)
+            )
+        )
+    a, b = folds
+    return len(a) == len(b) and all(
+        x == y or {x, y} in ({"I", "i"}, {"I", "l"}) for x, y in zip(a, b, strict=True)
     )
 
 
@@ -141,7 +140,7 @@ def check_near_misses(
     source: ContractSource | None = None,
 ) -> list[str]:
     """Report labels in the evidence that the contract does not declare but that differ from a
-    declared one only as ``_folded`` ignores: case, white space, punctuation and dashes,
+    declared one only as ``_read_alike`` ignores: case, white space, punctuation and dashes,
     accents, invisible characters, compatibility forms or lookalike characters (Cyrillic/Greek
     letters, ``I``/``1``/``|`` for ``l``, ``ı`` for ``i``, ``0`` for ``o``, ``rn`` for ``m``).
 
@@ -166,12 +165,11 @@ def check_near_misses(
         One message per declared label with near misses, naming them (``display.quoted``),
         their example counts and, with ``located``, a row of each.
     """
-    declared = declared_labels(contract, kind)
+    declared = contract.declared_labels(kind)
     known = set(declared.values())
     messages = []
     for loc, wanted in declared.items():
-        key = _folded(wanted)
-        near = sorted(v for v in examples if v not in known and _reads_as(_folded(v), key))
+        near = sorted(v for v in examples if v not in known and _read_alike(v, wanted))
         if not near:
             continue
         shown = ", ".join(

@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import json
 import re
+from dataclasses import dataclass
 from typing import Any
 
 from ragwarrant.contract._document import Loc, ParsedDocument, key_path
@@ -56,52 +57,59 @@ def _schema() -> Node:
     return schema
 
 
-def _resolve(node: Node, pointer: str) -> tuple[Node, str]:
-    """Follow ``$ref`` (``#/$defs/Name``) until a node without one."""
-    while "$ref" in node:
-        pointer = node["$ref"]
-        node = _schema()["$defs"][pointer.rsplit("/", 1)[1]]
-    return node, pointer
+@dataclass(frozen=True)
+class _Rule:
+    """A node of the contract's JSON Schema and its pointer there (``#/$defs/Name/...``)."""
 
+    node: Node
+    pointer: str = "#"
 
-def _alternatives(node: Node, pointer: str) -> list[tuple[Node, str]]:
-    """The resolved members of an ``anyOf`` (nested ones flattened), or the node itself."""
-    node, pointer = _resolve(node, pointer)
-    if "anyOf" not in node:
-        return [(node, pointer)]
-    out: list[tuple[Node, str]] = []
-    for i, member in enumerate(node["anyOf"]):
-        out += _alternatives(member, f"{pointer}/anyOf/{i}")
-    return out
+    @classmethod
+    def of_key(cls, loc: Loc) -> tuple[_Rule, int]:
+        """The rule of ``loc``, or of its longest prefix the schema has, and that length."""
+        rule = cls(_schema())
+        for depth, part in enumerate(loc):
+            child = rule.child(part)
+            if child is None:
+                return rule, depth
+            rule = child
+        return rule, len(loc)
 
+    def resolved(self) -> _Rule:
+        """Follow ``$ref`` (``#/$defs/Name``) until a node without one."""
+        rule = self
+        while "$ref" in rule.node:
+            ref = rule.node["$ref"]
+            rule = _Rule(_schema()["$defs"][ref.rsplit("/", 1)[1]], ref)
+        return rule
 
-def _child(node: Node, pointer: str, part: str | int) -> tuple[Node, str] | None:
-    """The schema of key or index ``part`` under ``node``, or None when it allows none."""
-    for alt, ptr in _alternatives(node, pointer):
-        if isinstance(part, int):
-            if isinstance(alt.get("items"), dict):
-                return alt["items"], f"{ptr}/items"
-            continue
-        properties = alt.get("properties", {})
-        if part in properties:
-            return properties[part], f"{ptr}/properties/{part}"
-        if isinstance(alt.get("additionalProperties"), dict):
-            return alt["additionalProperties"], f"{ptr}/additionalProperties"
-        for pattern, sub in alt.get("patternProperties", {}).items():
-            if re.search(pattern, part):  # a keyed mapping (``reduce``: metric id → reduction)
-                return sub, f"{ptr}/patternProperties{json_pointer((pattern,))}"
-    return None
+    def alternatives(self) -> list[_Rule]:
+        """The resolved members of an ``anyOf`` (nested ones flattened), or the node itself."""
+        rule = self.resolved()
+        if "anyOf" not in rule.node:
+            return [rule]
+        out: list[_Rule] = []
+        for i, member in enumerate(rule.node["anyOf"]):
+            out += _Rule(member, f"{rule.pointer}/anyOf/{i}").alternatives()
+        return out
 
-
-def _locate(loc: Loc) -> tuple[Node, str, int]:
-    """The schema node of ``loc`` (or of its longest prefix the schema has) and that length."""
-    node, pointer = _schema(), "#"
-    for depth, part in enumerate(loc):
-        child = _child(node, pointer, part)
-        if child is None:
-            return node, pointer, depth
-        node, pointer = child
-    return node, pointer, len(loc)
+    def child(self, part: str | int) -> _Rule | None:
+        """The rule of key or index ``part`` under this node, or None when it allows none."""
+        for alt in self.alternatives():
+            node, ptr = alt.node, alt.pointer
+            if isinstance(part, int):
+                if isinstance(node.get("items"), dict):
+                    return _Rule(node["items"], f"{ptr}/items")
+                continue
+            properties = node.get("properties", {})
+            if part in properties:
+                return _Rule(properties[part], f"{ptr}/properties/{part}")
+            if isinstance(node.get("additionalProperties"), dict):
+                return _Rule(node["additionalProperties"], f"{ptr}/additionalProperties")
+            for pattern, sub in node.get("patternProperties", {}).items():
+                if re.search(pattern, part):  # a keyed mapping (``reduce``: metric id → reduction)
+                    return _Rule(sub, f"{ptr}/patternProperties{json_pointer((pattern,))}")
+        return None
 
 
 def _keys(node: Node) -> str:
@@ -112,13 +120,14 @@ def _keys(node: Node) -> str:
 
 def allowed_values(loc: Loc) -> str:
     """Say what the schema allows at ``loc`` (for an unknown key: which keys its mapping allows)."""
-    node, pointer, depth = _locate(loc)
-    alternatives = _alternatives(node, pointer)
+    rule, depth = _Rule.of_key(loc)
+    alternatives = rule.alternatives()
     if depth < len(loc):  # an unknown key: name the keys the enclosing mapping allows
-        mappings = [alt for alt, _ in alternatives if alt.get("properties")]
+        mappings = [alt.node for alt in alternatives if alt.node.get("properties")]
         return f"allowed keys: {_keys(mappings[0])}" if mappings else "no such key"
     described: dict[str, None] = {}  # what each alternative allows, in words, once each
-    for alt, _ in alternatives:
+    for choice in alternatives:
+        alt = choice.node
         kind = alt.get("type")
         if "const" in alt:
             said = json.dumps(alt["const"])
@@ -132,7 +141,9 @@ def allowed_values(loc: Loc) -> str:
             said = " ".join([noun, ", ".join(bounds)]).strip()
         described[said] = None
     text = "allowed: " + " or ".join(described)
-    description = str(node.get("description", "")).split("\n", 1)[0]  # the field's, not its type's
+    description = str(rule.node.get("description", "")).split("\n", 1)[
+        0
+    ]  # the field's, not its type's
     return text + (f" ({description})" if description else "")
 
 
@@ -154,6 +165,5 @@ def schema_hint(doc: ParsedDocument, loc: Loc, rule: str | None = None) -> str:
     where = f"{key_path(loc)} ({place}JSON pointer {doc.name}#{json_pointer(loc)}): "
     if rule is not None:
         return where + rule
-    node, pointer, _ = _locate(loc)
-    rule_pointer = _resolve(node, pointer)[1]  # ``#/$defs/...`` once a reference is followed
+    rule_pointer = _Rule.of_key(loc)[0].resolved().pointer  # ``#/$defs/...`` past a reference
     return where + f"{allowed_values(loc)}; rule: {SCHEMA_FILE}{rule_pointer}"

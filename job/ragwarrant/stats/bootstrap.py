@@ -255,18 +255,31 @@ def replicates(
     """Shape (B, k): every column's statistic on each resample (steps 2 and 3).
 
     Per chunk (``parts``: first and end resample, child generator) the (b, G) float64 weights
-    (``_weights``), then the weighted sums: ``plan.finish_means`` for means, ``_quantiles`` for
-    quantiles. ``max_workers`` is unused: chunks run in order (``_scale.replicates``, the
-    same computation for many units, runs them on threads).
+    (``_weights``), then the weighted sums: ``plan.finish_means`` for means; for a quantile,
+    the difference of the two policies' weighted inverted-CDF quantiles, each row weighted by
+    its unit's weight (in blocks of about ``chunk_cells`` row weights). ``max_workers`` is
+    unused: chunks run in order (``_scale.replicates``, the same computation for many units,
+    runs them on threads).
     """
     del max_workers  # chunks run in order here; the result does not depend on it
     matrix = np.column_stack([s.vector(unit_of, g) for s in plan.sums])
     out = np.empty((parts[-1][1], len(plan.columns)))
     half = g > MULTINOMIAL_MAX_UNITS
     for start, stop, child in parts:
-        weights = _weights(child, stop - start, g, half)
-        plan.finish_means(weights @ matrix, out[start:stop])
-        _quantiles(plan, weights, unit_of, out[start:stop], chunk_cells)
+        weights, chunk = _weights(child, stop - start, g, half), out[start:stop]
+        plan.finish_means(weights @ matrix, chunk)
+        for j, q, _ in plan.quantiles:
+            col = plan.columns[j]
+            units = unit_of[col.rows]
+            oc = np.argsort(col.candidate, kind="stable")
+            ob = np.argsort(col.baseline, kind="stable")
+            step = max(1, chunk_cells // col.rows.size)
+            for r in range(0, stop - start, step):
+                w = weights[r : r + step]
+                cand = weighted_lower_quantile(col.candidate[oc], w[:, units[oc]], q)
+                chunk[r : r + step, j] = cand - weighted_lower_quantile(
+                    col.baseline[ob], w[:, units[ob]], q
+                )
     return out
 
 
@@ -301,26 +314,6 @@ def _weights(rng: np.random.Generator, b: int, g: int, half: bool) -> np.ndarray
     draws = rng.integers(0, g, size=(b, g))
     draws += (np.arange(b) * g)[:, None]
     return np.bincount(draws.ravel(), minlength=b * g).reshape(b, g).astype(np.float64)
-
-
-def _quantiles(
-    plan: SumPlan, weights: np.ndarray, unit_of: np.ndarray, out: np.ndarray, chunk_cells: int
-) -> None:
-    """Fill the quantile columns of ``out`` (b, k): the difference of the two policies'
-    weighted inverted-CDF quantiles, each row weighted by its unit's weight (in blocks of
-    about ``chunk_cells`` row weights)."""
-    for j, q, _ in plan.quantiles:
-        col = plan.columns[j]
-        units = unit_of[col.rows]
-        oc = np.argsort(col.candidate, kind="stable")
-        ob = np.argsort(col.baseline, kind="stable")
-        step = max(1, chunk_cells // col.rows.size)
-        for r in range(0, out.shape[0], step):
-            w = weights[r : r + step]
-            cand = weighted_lower_quantile(col.candidate[oc], w[:, units[oc]], q)
-            out[r : r + step, j] = cand - weighted_lower_quantile(
-                col.baseline[ob], w[:, units[ob]], q
-            )
 
 
 def paired_bootstrap(

@@ -232,7 +232,7 @@ class OrientedBootstrap:
         more = None
         if not rejects:
             more = additional_pairs_needed(self.estimate, threshold, se, g, mc.alpha_eff, power)
-        return _built(self, threshold, alpha, (mc.lower, mc.upper, mc.p_value), rejects, se, more)
+        return self._result(threshold, alpha, (mc.lower, mc.upper, mc.p_value), rejects, se, more)
 
     def percentile_test(
         self, threshold: float, alpha: float, *, power: float, inclusive: bool = False
@@ -252,12 +252,12 @@ class OrientedBootstrap:
         if not rejects:
             more = additional_pairs_needed(self.estimate, threshold, se, self.n_units, alpha, power)
         bounds = (lcb, self.upper(alpha), self.p_greater(threshold))
-        return _built(self, threshold, alpha, bounds, rejects, se, more, self.method)
+        return self._result(threshold, alpha, bounds, rejects, se, more, self.method)
 
     def _unresolved(self, threshold: float, alpha: float) -> OneSidedTest:
         """Fewer than 2 units: no bound can be trusted, nothing is rejected."""
         low, high = float(self.replicates.min()), float(self.replicates.max())
-        return _built(self, threshold, alpha, (low, high, 1.0), False, math.nan, None)
+        return self._result(threshold, alpha, (low, high, 1.0), False, math.nan, None)
 
     @property
     def guarded_method(self) -> str:
@@ -270,34 +270,33 @@ class OrientedBootstrap:
             f"over B; {self.resampling} resampling"
         )
 
-
-def _built(
-    boot: OrientedBootstrap,
-    threshold: float,
-    alpha: float,
-    bounds: tuple[float, float, float],
-    rejects: bool,
-    se: float,
-    more: int | None,
-    method: str | None = None,
-) -> OneSidedTest:
-    """The ``OneSidedTest`` of ``boot`` with (lower, upper, p-value) ``bounds``."""
-    lower, upper, p_value = bounds
-    return OneSidedTest(
-        estimate=boot.estimate,
-        lower_bound=lower,
-        upper_bound=upper,
-        p_value=p_value,
-        threshold=threshold,
-        alpha=alpha,
-        rejects=rejects,
-        method=method or boot.guarded_method,
-        n=boot.n,
-        n_units=boot.n_units,
-        unit_name="clusters" if boot.clustered else "pairs",
-        standard_error=se,
-        more_units_needed=more,
-    )
+    def _result(
+        self,
+        threshold: float,
+        alpha: float,
+        bounds: tuple[float, float, float],
+        rejects: bool,
+        se: float,
+        more: int | None,
+        method: str | None = None,
+    ) -> OneSidedTest:
+        """The ``OneSidedTest`` of this bootstrap with (lower, upper, p-value) ``bounds``."""
+        lower, upper, p_value = bounds
+        return OneSidedTest(
+            estimate=self.estimate,
+            lower_bound=lower,
+            upper_bound=upper,
+            p_value=p_value,
+            threshold=threshold,
+            alpha=alpha,
+            rejects=rejects,
+            method=method or self.guarded_method,
+            n=self.n,
+            n_units=self.n_units,
+            unit_name="clusters" if self.clustered else "pairs",
+            standard_error=se,
+            more_units_needed=more,
+        )
 
 
 def clustered_t_test(

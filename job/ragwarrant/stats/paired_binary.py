@@ -31,33 +31,50 @@ _N = NormalDist()
 _EDGE = 1e-12
 
 
-def _null_variance(b: int, c: int, n: int, delta0: float) -> float:
-    """Per-pair variance of the paired difference under H0: delta = delta0, 2 q21 + delta0
-    (1 - delta0), with q21 the restricted MLE of the module docstring."""
-    a_ = 2.0 * n
-    b_ = -b - c + (2.0 * n - b + c) * delta0
-    c_ = -c * delta0 * (1.0 - delta0)
-    q21 = (math.sqrt(max(b_ * b_ - 4.0 * a_ * c_, 0.0)) - b_) / (2.0 * a_)
-    return 2.0 * q21 + delta0 * (1.0 - delta0)
+@dataclass(frozen=True)
+class DiscordantPairs:
+    """n paired 0/1 outcomes by their discordant pairs: b where only the candidate scores 1,
+    c where only the baseline does (delta = (b - c) / n)."""
 
+    b: int
+    c: int
+    n: int
 
-def tango_score_statistic(b: int, c: int, n: int, delta0: float) -> float:
-    """Tango's score statistic Z(delta0) for H0: delta = delta0, delta = (b - c) / n.
+    def null_variance(self, delta0: float) -> float:
+        """Per-pair variance of the paired difference under H0: delta = delta0, 2 q21 + delta0
+        (1 - delta0), with q21 the restricted MLE of the module docstring."""
+        b, c, n = self.b, self.c, self.n
+        a_ = 2.0 * n
+        b_ = -b - c + (2.0 * n - b + c) * delta0
+        c_ = -c * delta0 * (1.0 - delta0)
+        q21 = (math.sqrt(max(b_ * b_ - 4.0 * a_ * c_, 0.0)) - b_) / (2.0 * a_)
+        return 2.0 * q21 + delta0 * (1.0 - delta0)
 
-    Args:
-        b: pairs with candidate 1, baseline 0; c: pairs with candidate 0, baseline 1.
-        n: all pairs; delta0: the hypothesised difference in (-1, 1).
+    def score(self, delta0: float) -> float:
+        """Tango's score statistic Z(delta0) for H0: delta = delta0, delta0 in (-1, 1).
 
-    Returns:
-        Z; large values speak for delta > delta0. 0 when b - c = n delta0 exactly.
-    """
-    num = b - c - n * delta0
-    if num == 0:
-        return 0.0
-    var = n * _null_variance(b, c, n, delta0)
-    if var <= 0:
-        return math.copysign(math.inf, num)
-    return num / math.sqrt(var)
+        Large values speak for delta > delta0; 0 when b - c = n delta0 exactly.
+        """
+        num = self.b - self.c - self.n * delta0
+        if num == 0:
+            return 0.0
+        var = self.n * self.null_variance(delta0)
+        if var <= 0:
+            return math.copysign(math.inf, num)
+        return num / math.sqrt(var)
+
+    def solve(self, z: float) -> float:
+        """delta0 in [-1, 1] with Z(delta0) = z (Z decreases in delta0)."""
+        lo, hi = -1.0 + _EDGE, 1.0 - _EDGE
+
+        def f(d: float) -> float:
+            return self.score(d) - z
+
+        if f(lo) <= 0:
+            return -1.0
+        if f(hi) >= 0:
+            return 1.0
+        return bisect(f, lo, hi, xtol=1e-12)
 
 
 @dataclass(frozen=True)
@@ -82,20 +99,6 @@ class PairedBinaryScore:
     observed_variance: float
 
 
-def _solve(b: int, c: int, n: int, z: float) -> float:
-    """delta0 in [-1, 1] with Z(delta0) = z (Z decreases in delta0)."""
-    lo, hi = -1.0 + _EDGE, 1.0 - _EDGE
-
-    def f(d: float) -> float:
-        return tango_score_statistic(b, c, n, d) - z
-
-    if f(lo) <= 0:
-        return -1.0
-    if f(hi) >= 0:
-        return 1.0
-    return bisect(f, lo, hi, xtol=1e-12)
-
-
 def tango_test(b: int, c: int, n: int, threshold: float, alpha: float) -> PairedBinaryScore:
     """Tango's score test of H0: delta <= threshold vs H1: delta > threshold, and its bounds.
 
@@ -110,15 +113,16 @@ def tango_test(b: int, c: int, n: int, threshold: float, alpha: float) -> Paired
     """
     z = _N.inv_cdf(1.0 - alpha)
     estimate = (b - c) / n
-    stat = tango_score_statistic(b, c, n, threshold)
+    pairs = DiscordantPairs(b, c, n)
+    stat = pairs.score(threshold)
     return PairedBinaryScore(
         estimate=estimate,
-        lower_bound=_solve(b, c, n, z),
-        upper_bound=_solve(b, c, n, -z),
+        lower_bound=pairs.solve(z),
+        upper_bound=pairs.solve(-z),
         p_value=_N.cdf(-stat) if math.isfinite(stat) else (0.0 if stat > 0 else 1.0),
         b=b,
         c=c,
         n=n,
-        null_variance=_null_variance(b, c, n, threshold),
+        null_variance=pairs.null_variance(threshold),
         observed_variance=(b + c) / n - estimate * estimate,
     )

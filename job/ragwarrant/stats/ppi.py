@@ -163,52 +163,53 @@ class _Parts:
         """The labelled part's share of the variance (and of a null shift)."""
         return self.a_r / (self.a_r + self.a_u)
 
+    @classmethod
+    def of(cls, rect: FloatArray, f_unl: FloatArray, lam: float) -> _Parts:
+        """The parts of rectifiers ``rect`` (n >= 2) and unlabelled judge deltas (maybe none)."""
+        m_u, a_u = 0.0, 0.0
+        if f_unl.size:
+            m_u, a_u = float(f_unl.mean()), lam * lam * float(np.var(f_unl)) / f_unl.size
+        a_r = float(np.var(rect)) / rect.size
+        (r, r_n), (u, u_n) = (np.unique(v, return_counts=True) for v in (rect, f_unl))
+        return cls(
+            (r, r_n.astype(float)), (u, u_n.astype(float)), lam, float(rect.mean()), a_r, m_u, a_u
+        )
 
-def _parts(rect: FloatArray, f_unl: FloatArray, lam: float) -> _Parts:
-    """The parts of rectifiers ``rect`` (n >= 2) and unlabelled judge deltas (maybe none)."""
-    m_u, a_u = 0.0, 0.0
-    if f_unl.size:
-        m_u, a_u = float(f_unl.mean()), lam * lam * float(np.var(f_unl)) / f_unl.size
-    a_r = float(np.var(rect)) / rect.size
-    (r, r_n), (u, u_n) = (np.unique(v, return_counts=True) for v in (rect, f_unl))
-    return _Parts(
-        (r, r_n.astype(float)), (u, u_n.astype(float)), lam, float(rect.mean()), a_r, m_u, a_u
-    )
+    def score_z(self, theta0: float) -> float:
+        """Score statistic (theta_hat − theta0) / se(theta0), se from both parts' EL-tilted
+        variances; the shift theta0 − theta_hat is split between the parts in proportion to their
+        variance shares (the first-order two-sample empirical-likelihood allocation)."""
+        gap = self.estimate - theta0
+        var = 0.0
+        if self.a_r > 0:
+            n = float(self.rect[1].sum())
+            var += _el_variance(*self.rect, self.m_r - self.share * gap) / n
+        if self.a_u > 0:
+            n_unl = float(self.unl[1].sum())
+            tilted = _el_variance(*self.unl, self.m_u - (1 - self.share) * gap / self.lam)
+            var += self.lam**2 * tilted / n_unl
+        if var <= 0.0:
+            return math.copysign(math.inf, gap) if gap != 0 else 0.0
+        return gap / math.sqrt(var)
 
-
-def _score_z(p: _Parts, theta0: float) -> float:
-    """Score statistic (theta_hat − theta0) / se(theta0), se from both parts' EL-tilted
-    variances; the shift theta0 − theta_hat is split between the parts in proportion to their
-    variance shares (the first-order two-sample empirical-likelihood allocation)."""
-    gap = p.estimate - theta0
-    var = 0.0
-    if p.a_r > 0:
-        n = float(p.rect[1].sum())
-        var += _el_variance(*p.rect, p.m_r - p.share * gap) / n
-    if p.a_u > 0:
-        n_unl = float(p.unl[1].sum())
-        tilted = _el_variance(*p.unl, p.m_u - (1 - p.share) * gap / p.lam)
-        var += p.lam**2 * tilted / n_unl
-    if var <= 0.0:
-        return math.copysign(math.inf, gap) if gap != 0 else 0.0
-    return gap / math.sqrt(var)
-
-
-def _score_lower(p: _Parts, z: float) -> float:
-    """The smallest theta0 with score statistic <= z (the inverted one-sided score test)."""
-    if p.a_r + p.a_u <= 0.0:
-        return p.estimate
-    # theta0 below ``floor`` would move a part's mean outside its values' range
-    floor = -math.inf
-    share = p.share
-    if share > 0.0:
-        floor = max(floor, p.estimate + (float(p.rect[0].min()) - p.m_r) / share)
-    if share < 1.0:
-        floor = max(floor, p.estimate + p.lam * (float(p.unl[0].min()) - p.m_u) / (1 - share))
-    start = floor + 1e-9 * (p.estimate - floor)
-    if _score_z(p, start) <= z:
-        return start
-    return bisect(lambda t: _score_z(p, t) - z, start, p.estimate, xtol=1e-12)
+    def score_lower(self, z: float) -> float:
+        """The smallest theta0 with score statistic <= z (the inverted one-sided score test)."""
+        if self.a_r + self.a_u <= 0.0:
+            return self.estimate
+        # theta0 below ``floor`` would move a part's mean outside its values' range
+        floor = -math.inf
+        share = self.share
+        if share > 0.0:
+            floor = max(floor, self.estimate + (float(self.rect[0].min()) - self.m_r) / share)
+        if share < 1.0:
+            floor = max(
+                floor,
+                self.estimate + self.lam * (float(self.unl[0].min()) - self.m_u) / (1 - share),
+            )
+        start = floor + 1e-9 * (self.estimate - floor)
+        if self.score_z(start) <= z:
+            return start
+        return bisect(lambda t: self.score_z(t) - z, start, self.estimate, xtol=1e-12)
 
 
 def ppi_mean_bound(
@@ -273,13 +274,13 @@ def ppi_mean_bound(
         lam_k = power_tuned_lambda(_covariance(y[other], f_lab[other]), var_f, n, n_unl)
         rect[own] = y[own] - lam_k * f_lab[own]
         lam += lam_k * y[own].size / n
-    parts = _parts(rect, f_unl, lam)
+    parts = _Parts.of(rect, f_unl, lam)
     z = _Z(1.0 - alpha)
-    p_value = None if threshold is None else _N.cdf(-_score_z(parts, threshold))
+    p_value = None if threshold is None else _N.cdf(-parts.score_z(threshold))
     return PPIBound(
         estimate=parts.estimate,
-        lower_bound=_score_lower(parts, z),
-        upper_bound=-_score_lower(_parts(-rect, -f_unl, lam), z),
+        lower_bound=parts.score_lower(z),
+        upper_bound=-_Parts.of(-rect, -f_unl, lam).score_lower(z),
         p_value=p_value,
         alpha=alpha,
         lam=lam,
