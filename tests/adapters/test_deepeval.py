@@ -12,6 +12,7 @@ import pyarrow.compute as pc
 import pytest
 
 from ragwarrant.adapters import deepeval
+from ragwarrant.audit.hygiene import scan_outputs
 from ragwarrant.errors import EvidenceError
 
 BASELINE = "deepeval/baseline/test_run_20261129_205103.json"
@@ -212,13 +213,16 @@ def test_malformed_files(make_request, tmp_path, content, code) -> None:
 
 
 def test_wrong_type_score(make_request, exports, tmp_path) -> None:
-    """A text score is located by test case and the JSON pointer of the value."""
+    """A text score is located by test case and the JSON pointer of the value, glued to the file
+    name so the publication-hygiene scan does not withhold it as a host path."""
     run = _run(exports)
     run["testCases"][5]["metricsData"][1]["score"] = "high"
     with pytest.raises(EvidenceError) as err:
         _load(make_request, _write(tmp_path, run), policy="baseline")
     assert (err.value.code, err.value.row) == ("evidence-wrong-type", 6)
-    assert err.value.column == "/testCases/5/metricsData/1/score"
+    assert err.value.column == "run.json#/testCases/5/metricsData/1/score"
+    text = f"{err.value.message}\n{err.value.column}\n".encode()
+    assert scan_outputs({"report.md": text}) == []
 
 
 def test_duplicated_ids(make_request, exports, tmp_path) -> None:

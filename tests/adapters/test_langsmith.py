@@ -14,6 +14,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from ragwarrant.adapters import langsmith
+from ragwarrant.audit.hygiene import scan_outputs
 from ragwarrant.errors import EvidenceError
 from tests.adapters.conftest import read_csv_rows, without_column, write_csv_rows
 
@@ -179,11 +180,16 @@ def test_raw_row_whose_run_is_not_an_object(make_request, exports, tmp_path) -> 
     p.write_text("\n".join(lines) + "\n")
     with pytest.raises(EvidenceError) as err:
         _load(make_request, p, policy="baseline")
-    assert (err.value.code, err.value.row, err.value.column) == ("evidence-wrong-type", 4, "/run")
+    assert (err.value.code, err.value.row, err.value.column) == (
+        "evidence-wrong-type",
+        4,
+        "raw.jsonl#/run",
+    )
 
 
 def test_raw_row_whose_results_are_not_a_list(make_request, exports, tmp_path) -> None:
-    """Evaluation results that are not a list of feedback objects are located."""
+    """Evaluation results that are not a list of feedback objects are located, by a JSON pointer
+    the publication-hygiene scan does not take for a host path."""
     lines = (exports / RAW.format(p="baseline")).read_text().splitlines()
     obj = json.loads(lines[6])
     obj["evaluation_results"]["results"] = {"key": "token_f1", "score": 1.0}
@@ -192,8 +198,9 @@ def test_raw_row_whose_results_are_not_a_list(make_request, exports, tmp_path) -
     p.write_text("\n".join(lines) + "\n")
     with pytest.raises(EvidenceError) as err:
         _load(make_request, p, policy="baseline")
-    expected = ("evidence-wrong-type", 7, "/evaluation_results/results")
+    expected = ("evidence-wrong-type", 7, "raw.jsonl#/evaluation_results/results")
     assert (err.value.code, err.value.row, err.value.column) == expected
+    assert scan_outputs({"report.md": f"{err.value.message}\n".encode()}) == []
 
 
 def test_raw_row_without_question_refused_for_question_hash(make_request, exports, tmp_path):

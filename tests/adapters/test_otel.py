@@ -12,6 +12,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from ragwarrant.adapters import otel
+from ragwarrant.audit.hygiene import scan_outputs
 from ragwarrant.errors import EvidenceError
 
 TELEMETRY = "otel/otel_genai_telemetry.parquet"
@@ -263,7 +264,8 @@ def test_wrong_type_tokens(make_request, exports, tmp_path) -> None:
 
 
 def test_bad_time_in_otlp(make_request, exports, tmp_path) -> None:
-    """A start time that is not an integer string names the line."""
+    """A start time that is not an integer string names the line and the JSON pointer, which the
+    publication-hygiene scan does not take for a host path."""
     p = tmp_path / "spans.jsonl"
     p.write_bytes(
         _otlp_lines(_rows(exports)).replace(b'"startTimeUnixNano":"', b'"startTimeUnixNano":"x', 1)
@@ -271,6 +273,10 @@ def test_bad_time_in_otlp(make_request, exports, tmp_path) -> None:
     with pytest.raises(EvidenceError) as err:
         _load(make_request, p)
     assert (err.value.code, err.value.row) == ("evidence-wrong-type", 1)
+    assert err.value.column.endswith(
+        "spans.jsonl#/resourceSpans/0/scopeSpans/0/spans/0/startTimeUnixNano"
+    )
+    assert scan_outputs({"report.md": f"{err.value.message}\n".encode()}) == []
 
 
 def test_trace_names_two_examples(make_request, exports, tmp_path) -> None:

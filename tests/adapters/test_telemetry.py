@@ -294,7 +294,7 @@ def test_otlp_int_value_with_a_decimal_point(make_request, tmp_path) -> None:
     """intValue "291.0" is located by line and JSON pointer, not a crash."""
     err = _error(_otel(make_request, _otlp(tmp_path, "291.0"), columns={"policy_id": "policy_id"}))
     assert (err.code, err.row) == ("evidence-wrong-type", 1)
-    assert err.column == "/resourceSpans/0/scopeSpans/0/spans/0/attributes/4/value"
+    assert err.column == "traces.jsonl#/resourceSpans/0/scopeSpans/0/spans/0/attributes/4/value"
     assert "'gen_ai.usage.input_tokens'" in err.message
 
 

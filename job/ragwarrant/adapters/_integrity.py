@@ -258,19 +258,29 @@ def check_file(path: Path, fmt: str, display: str) -> None:
         _check_json_keys(path, fmt, display)
 
 
+def json_ref(display: str, pointer: str) -> str:
+    """``file.json#/a/0/b``: the value at JSON pointer ``pointer`` (RFC 6901) in file ``display``,
+    written as a URI fragment (RFC 6901 section 6) glued to the file's name.
+
+    Messages and ``column`` name a JSON value this way: the publication-hygiene scan reads a
+    bare ``/a/0/b`` as a host path (and withholds the message), a glued fragment as a pointer.
+    """
+    return f"{display}#{pointer}"
+
+
 def wrong_json_type(
     display: str, line: int, pointer: str, expected: str, found: object
 ) -> EvidenceError:
     """The ``evidence-wrong-type`` error of a JSON-lines value at ``pointer`` (a JSON pointer into
     line ``line``'s object) that is not what the writer puts there; names the type, never the
-    value."""
+    value. Located as ``json_ref`` writes it."""
     return EvidenceError(
         "evidence-wrong-type",
-        f"{display} line {line}, at {pointer}: expected {expected}, found a JSON "
+        f"{json_ref(display, pointer)} (line {line}): expected {expected}, found a JSON "
         f"{type(found).__name__}",
         file=display,
         row=line,
-        column=pointer,
+        column=json_ref(display, pointer),
         expected=expected,
         found=type(found).__name__,
     )

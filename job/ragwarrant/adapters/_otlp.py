@@ -19,7 +19,7 @@ from typing import Any
 import orjson
 import pyarrow as pa
 
-from ragwarrant.adapters._integrity import wrong_json_type
+from ragwarrant.adapters._integrity import json_ref, wrong_json_type
 from ragwarrant.adapters._tables import iter_json_lines
 from ragwarrant.errors import EvidenceError
 
@@ -141,15 +141,16 @@ class _Line:
                 out[str(a["key"])] = _any_value(a.get("value") or {})
             except (ValueError, TypeError, AttributeError, KeyError, OverflowError) as exc:
                 field = str(exc) if isinstance(exc, ValueError) else "value"
+                ref = json_ref(display, f"{pointer}/{i}/value")
                 raise EvidenceError(
                     "evidence-wrong-type",
-                    f"{display} line {line}, at {pointer}/{i}/value: attribute "
-                    f"{str(a['key'])!r} is not a well-formed OTLP {field}",
+                    f"{ref} (line {line}): attribute {str(a['key'])!r} is not a well-formed "
+                    f"OTLP {field}",
                     hint="OTLP JSON writes intValue as a string of digits and doubleValue as a "
                     "number",
                     file=display,
                     row=line,
-                    column=f"{pointer}/{i}/value",
+                    column=ref,
                     expected="an OTLP AnyValue (intValue: a string of digits)",
                     found=field,
                 ) from None
@@ -173,6 +174,7 @@ class _Line:
     def time(self, span: dict[str, Any], key: str, pointer: str) -> int | None:
         """The span's time ``key`` as int64 unix nanoseconds, or None when absent."""
         display, lineno = self.display, self.number
+        ref = json_ref(display, f"{pointer}/{key}")
         raw = span.get(key)
         if raw is None:
             return None
@@ -181,21 +183,20 @@ class _Line:
         except ValueError:
             raise EvidenceError(
                 "evidence-wrong-type",
-                f"{display} line {lineno}, at {pointer}/{key}: span {str(span.get('spanId'))!r} "
-                f"{key} is not an integer",
+                f"{ref} (line {lineno}): span {str(span.get('spanId'))!r} {key} is not an integer",
                 file=display,
                 row=lineno,
-                column=f"{pointer}/{key}",
+                column=ref,
                 expected="unix nanoseconds (a string of digits)",
                 found=repr(raw)[:40] if isinstance(raw, str | int | float) else type(raw).__name__,
             ) from None
         if not -(2**63) <= value < 2**63:
             raise EvidenceError(
                 "evidence-wrong-type",
-                f"{display} line {lineno}, at {pointer}/{key}: {key} does not fit in int64",
+                f"{ref} (line {lineno}): {key} does not fit in int64",
                 file=display,
                 row=lineno,
-                column=f"{pointer}/{key}",
+                column=ref,
                 expected="unix nanoseconds (int64)",
                 found=f"{len(str(abs(value)))} digits",
             )

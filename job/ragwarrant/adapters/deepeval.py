@@ -16,7 +16,7 @@ case into ``judge_cost_usd``, never into the application's cost. The application
 is true (telemetry is usually the better source for them).
 
 Errors name the test case (``row``, counting from 1) and the JSON pointer of the offending value
-(``column``, e.g. ``/testCases/2/metricsData/0/score``).
+(``column``, e.g. ``test_run.json#/testCases/2/metricsData/0/score``).
 
 Example id (``pairing: id-column``): ``columns.example_id`` as a path into the test case
 (``name``, or ``metadata.<key>``); by default ``metadata.example_id`` if present, else the test
@@ -49,6 +49,7 @@ from ragwarrant.adapters._common import (
     span_join_unsupported,
     tool_result,
 )
+from ragwarrant.adapters._integrity import json_ref
 from ragwarrant.adapters._rows import check_unique_keys, make_texts
 from ragwarrant.adapters._tables import invalid_json
 from ragwarrant.adapters._telemetry import JUDGE_COST_METRIC
@@ -333,7 +334,8 @@ class _Case:
     def _float(self, value: Any, j: int, field: str) -> Cell:
         """``float_cell`` of the ``j``-th metric result's ``field``, located by JSON pointer."""
         key = "metricsData" if "metricsData" in self.case else "metrics_data"
-        return float_cell(value, self.display, self.i, f"{self.pointer}/{key}/{j}/{field}")
+        ref = json_ref(self.display, f"{self.pointer}/{key}/{j}/{field}")
+        return float_cell(value, self.display, self.i, ref)
 
     def metric(self, name: str) -> Cell:
         """The score of metric ``name`` (reason ``absent`` / ``error`` without one)."""
@@ -366,7 +368,8 @@ class _Case:
         if camel not in self.case and snake not in self.case:
             return None, "absent"
         field = camel if camel in self.case else snake
-        v, r = float_cell(self.case[field], self.display, self.i, f"{self.pointer}/{field}")
+        ref = json_ref(self.display, f"{self.pointer}/{field}")
+        v, r = float_cell(self.case[field], self.display, self.i, ref)
         return (v * scale if v is not None else None), r
 
 
