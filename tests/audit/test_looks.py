@@ -81,6 +81,19 @@ def test_a_kept_fingerprint_is_read_back_and_a_missing_or_altered_one_is_none(tm
     assert read_looks(ledger, "c", "1").earlier()[0][1] is None  # altered
 
 
+def test_a_ledger_through_a_symlink_keeps_its_fingerprints_beside_the_real_file(tmp_path: Path):
+    """Entries go through a symlinked ``--ledger`` to its target, and so do the fingerprints:
+    a look read by the real path finds one kept through the link (and the reverse)."""
+    (tmp_path / "vol").mkdir()
+    real, link = tmp_path / "vol" / "ledger.jsonl", tmp_path / "ledger-link.jsonl"
+    link.symlink_to(real)  # dangling until the first entry is appended through it
+    assert look_evidence_path(link, "r1") == look_evidence_path(real, "r1")
+    assert look_evidence_path(link, "r1").parent == real.resolve().parent / "ledger.jsonl.looks"
+    _, kept = _kept_look(tmp_path / "vol", b"{}")
+    kept.write_bytes(b"{}")
+    assert read_looks(link, "c", "1").earlier()[0][1] == b"{}"
+
+
 @pytest.mark.parametrize("kind", ["fifo", "directory"])
 def test_a_kept_fingerprint_that_is_not_a_regular_file_is_a_typed_error(tmp_path: Path, kind):
     """A FIFO (never waited on) or a directory in a fingerprint's place is ``ledger-unreadable``

@@ -49,8 +49,11 @@ LookEntry = tuple[dict[str, Any], bytes | None]
 def look_evidence_path(ledger_path: Path, run_id: str) -> Path:
     """Where a run's evidence fingerprint is kept: ``<ledger>.looks/<run_id>.json``.
 
+    Beside the file the entries go to: a ``--ledger`` given through a symlink is resolved (its
+    entries are appended through the link), so every run finds the fingerprints by either path.
     The fingerprint holds 64-bit digests only (``evidence.looks``), never an id or a value.
     """
+    ledger_path = ledger_path.resolve()
     return ledger_path.parent / f"{ledger_path.name}.looks" / f"{run_id}.json"
 
 
