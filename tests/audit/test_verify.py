@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import os
 from pathlib import Path
 
 import orjson
@@ -15,6 +16,7 @@ from ragwarrant.audit.ledger_history import record_run
 from ragwarrant.audit.publish import render_decision_views
 from ragwarrant.audit.report import render_report
 from ragwarrant.audit.verify import diff_json, verify_output_dir
+from ragwarrant.audit.writer import LOCK_FILE
 from ragwarrant.commands import ledger as ledger_command
 from ragwarrant.commands import verify as verify_command
 from ragwarrant.commands.verify import read_private_texts, replay_with_job
@@ -118,6 +120,21 @@ def test_unexpected_file_is_named(real_run: Run) -> None:
     (real_run.output_dir / "extra.json").write_text("{}")
     report = verify_output_dir(real_run.output_dir)
     assert [(m.file, m.kind) for m in report.mismatches] == [("extra.json", "unexpected-file")]
+
+
+def test_a_planted_fifo_is_an_unexpected_file_never_opened(real_run: Run) -> None:
+    """A FIFO the manifest does not list is reported like a planted file (opening it would
+    block verify until a writer came), and so is a FIFO in the lock file's place."""
+    os.mkfifo(real_run.output_dir / "decision.override.json")
+    report = verify_output_dir(real_run.output_dir)
+    planted = [("decision.override.json", "unexpected-file")]
+    assert [(m.file, m.kind) for m in report.mismatches] == planted
+    (real_run.output_dir / "decision.override.json").unlink()
+    lock = real_run.output_dir / LOCK_FILE
+    lock.unlink(missing_ok=True)
+    os.mkfifo(lock)
+    report = verify_output_dir(real_run.output_dir)
+    assert [(m.file, m.kind) for m in report.mismatches] == [(LOCK_FILE, "unexpected-file")]
 
 
 def test_altered_input_is_named_and_not_replayed(real_run: Run) -> None:

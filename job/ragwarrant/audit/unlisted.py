@@ -21,6 +21,8 @@ if TYPE_CHECKING:
 def unlisted_files(out: Path, manifest: Manifest) -> list[str]:
     """Files in the output directory ``out`` that ``manifest`` does not list, each may be planted.
 
+    A file is anything but a directory: a regular file, a symlink (to anything), a FIFO, socket
+    or device; each is judged by ``lstat``/``stat`` alone, never opened (a FIFO would block).
     Not counted: ``manifest.json`` itself, the attestation (written after the manifest), the
     runs' lock file while it is empty (as a run leaves it), an unfinished attempt's staging
     directory and earlier runs kept under ``history/``. Shared by ``verify`` and ``summary``
@@ -33,9 +35,9 @@ def unlisted_files(out: Path, manifest: Manifest) -> list[str]:
     return [
         rel
         for path in sorted(out.rglob("*"))
-        if path.is_file()
+        if (path.is_symlink() or not path.is_dir())
         and (rel := path.relative_to(out).as_posix()) not in listed
         and rel.split("/", 1)[0] != HISTORY_DIR
         and not rel.startswith(STAGING_PREFIX)
-        and not (rel == LOCK_FILE and path.stat().st_size == 0)
+        and not (rel == LOCK_FILE and path.is_file() and path.stat().st_size == 0)
     ]
