@@ -141,7 +141,7 @@ def test_a_missing_input_directory_is_named_as_typed(tmp_path, capsys, monkeypat
     for given, shown in (("in/nope", "in/nope"), (str(tmp_path / "nope"), "nope")):
         assert run(["run", "--input", given, "--output", str(tmp_path / "out")]) == 66
         line = next(x for x in capsys.readouterr().err.splitlines() if x.startswith("ragwarrant: "))
-        expected = f"--input {shown} does not exist or is not a directory"
+        expected = f"--input {shown} does not exist"
         assert line == f"ragwarrant: error: {expected}"
         assert load(tmp_path / "out")["error"]["message"] == expected
 

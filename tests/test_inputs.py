@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -72,12 +73,26 @@ def test_config_differences_are_sorted_leaf_paths():
 
 
 def test_missing_input_directory_is_an_input_error(tmp_path):
-    """A missing input directory raises input-missing (exit 66) with where to mount it."""
+    """A missing input directory raises input-missing (exit 66) saying so, with what to pass
+    (not "pass --input" alone: the user may have passed one)."""
     with pytest.raises(InputError) as err:
         check_input_dir(tmp_path / "nope")
-    assert (err.value.code, err.value.hint) == (
+    assert (err.value.code, err.value.message, err.value.hint) == (
         "input-missing",
-        "mount the evidence at /in, or pass --input DIR",
+        "--input nope does not exist",
+        "pass --input the directory of the contract and the evidence (default /in)",
+    )
+
+
+def test_an_input_that_is_a_fifo_is_named_as_one_never_opened(tmp_path):
+    """``--input`` naming a FIFO is ``input-not-directory`` saying it is a FIFO (exit 66), at
+    once: nothing opens it."""
+    os.mkfifo(tmp_path / "pipe")
+    with pytest.raises(InputError) as err:
+        check_input_dir(tmp_path / "pipe")
+    assert (err.value.code, err.value.message) == (
+        "input-not-directory",
+        "--input pipe is a FIFO, not a directory",
     )
 
 

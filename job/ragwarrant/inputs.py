@@ -87,8 +87,7 @@ def check_input_dir(input_dir: Path) -> None:
     """Check the input directory exists and is readable.
 
     Raises:
-        InputError: the input directory is missing or unreadable (exit 66); ``input-not-directory``
-            when it names a file (the message names the directory to pass instead).
+        InputError: exit 66; a file, FIFO, socket or device is ``input-not-directory``.
     """
     hint = "check the volume's permissions: the job runs as uid 65532"
     try:
@@ -102,10 +101,12 @@ def check_input_dir(input_dir: Path) -> None:
     if not is_dir and input_dir.is_file():
         raise file_for_directory("input-not-directory", "--input", input_dir)
     if not is_dir:
+        kind = special_file(input_dir)
+        what = f"is {kind}, not a directory" if kind else "does not exist"
         raise InputError(
-            "input-missing",
-            f"--input {shown_path(input_dir)} does not exist or is not a directory",
-            hint="mount the evidence at /in, or pass --input DIR",
+            "input-not-directory" if kind else "input-missing",
+            f"--input {shown_path(input_dir)} {what}",
+            hint="pass --input the directory of the contract and the evidence (default /in)",
         )
     if not os.access(input_dir, os.R_OK | os.X_OK):
         raise InputError(
