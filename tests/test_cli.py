@@ -708,7 +708,7 @@ def test_summary_verify_init_given_a_file_or_nothing_name_it_by_last_component(
         ),
         (["verify", str(missing)], "OUTDIR gone does not exist or is not a directory"),
         (["summary", str(missing)], "cannot read gone/decision.json: No such file or directory"),
-        (["init", "--from", str(inp)], f"--from {inp.name} is not a readable file"),
+        (["init", "--from", str(inp)], f"--from {inp.name} is a directory, not an export file"),
     ):
         assert run(argv) == 66, argv
         first = capsys.readouterr().err.splitlines()[0]

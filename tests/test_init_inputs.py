@@ -209,7 +209,48 @@ def test_output_must_be_a_contract_file_run_reads(
     assert cli.main(["init", "--from", *files, "--output", str(tmp_path / output)]) == 64
     assert sorted(p.name for p in tmp_path.iterdir()) == ["exports"]
     name = Path(output).name
-    assert f"--output names the file '{name}'" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert f"--output names the file '{name}'" in err
+    assert "run also reads a contract.json, which init does not write" in err
+
+
+def test_from_a_directory_says_it_is_one(tmp_path: Path, capsys: pytest.CaptureFixture[str]):
+    """``--from DIR``: exit 66 saying it is a directory (named by its last component, never
+    the absolute path typed), with a hint to pass the files in it."""
+    _ragas_pair(tmp_path / "exports")
+    argv = ["init", "--from", str(tmp_path / "exports"), "--output", f"{tmp_path}/in/"]
+    assert cli.main(argv) == 66
+    err = capsys.readouterr().err.splitlines()
+    assert err[0] == "ragwarrant: error: --from exports is a directory, not an export file"
+    assert err[1].startswith("  hint: pass --from the export files inside it")
+
+
+def test_from_the_same_file_twice_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """One export given twice (here spelled two ways) would draft two sources of one id that
+    run refuses: exit 64 naming it as typed, nothing written."""
+    monkeypatch.chdir(tmp_path)
+    first = _ragas_pair(tmp_path / "exports")[0]
+    again = f"exports/{Path(first).name}"  # ``first`` is absolute
+    assert cli.main(["init", "--from", first, again, "--output", "in/"]) == 64
+    assert f"--from names {again} twice (the same file)" in capsys.readouterr().err
+    assert not (tmp_path / "in").exists()
+
+
+def test_stub_paths_are_printed_as_output_was_typed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A relative --output: every path init prints is relative too (no host path on stdout)."""
+    monkeypatch.chdir(tmp_path)
+    files = _ragas_pair(tmp_path / "exports")
+    assert cli.main(["init", "--from", *files, "--output", "in/contract.yaml"]) == 0
+    wrote = [x for x in capsys.readouterr().out.splitlines() if x.startswith("wrote ")]
+    assert [x.split(":")[0] for x in wrote] == [
+        "wrote in/policies/baseline.yaml",
+        "wrote in/policies/candidate.yaml",
+        "wrote in/contract.yaml",
+    ]
 
 
 @pytest.mark.parametrize("output", ["d", "new/"])

@@ -41,11 +41,13 @@ def place_exports(
     there is reused.
 
     Raises:
-        InputError: ``init-missing`` when a source is not a readable file.
-        UsageError: ``init-copy-exists`` when a different file (or a link) is already where a
-            copy goes; ``init-export-link`` when a source under ``input_dir`` is a link leading
-            outside it (run would refuse it).
+        InputError: ``init-missing`` when a source is not a readable file; ``init-from-directory``
+            when it is a directory.
+        UsageError: ``init-from-repeated`` when two sources are one file; ``init-copy-exists``
+            when a different file (or a link) is already where a copy goes; ``init-export-link``
+            when a source under ``input_dir`` is a link leading outside it (run would refuse it).
     """
+    _refuse_repeated(sources)
     absolute = [Path(os.path.abspath(p)) for p in sources]
     inside = [p.resolve().is_relative_to(input_dir) for p in sources]
     outside = [a.parent for a, kept in zip(absolute, inside, strict=True) if not kept]
@@ -54,9 +56,7 @@ def place_exports(
     for path, where in zip(sources, absolute, strict=True):
         resolved = path.resolve()
         if not path.is_file():
-            raise InputError(
-                "init-missing", f"--from {visible(shown_path(path))} is not a readable file"
-            )
+            raise _not_a_file(path)
         if resolved.is_relative_to(input_dir):
             placed.append((resolved, str(resolved.relative_to(input_dir)), False))
         elif where.is_relative_to(input_dir):
@@ -71,6 +71,36 @@ def place_exports(
             refuse_other_file(path, input_dir / display)
             placed.append((path, display, True))
     return placed, origin
+
+
+def _not_a_file(path: Path) -> InputError:
+    """``init-from-directory`` for a directory given to ``--from``, else ``init-missing``."""
+    shown = visible(shown_path(path))
+    if path.is_dir():
+        return InputError(
+            "init-from-directory",
+            f"--from {shown} is a directory, not an export file",
+            hint="pass --from the export files inside it, not the folder (a shell glob can "
+            "name several)",
+        )
+    return InputError("init-missing", f"--from {shown} is not a readable file")
+
+
+def _refuse_repeated(sources: Sequence[Path]) -> None:
+    """Refuse a file given to ``--from`` twice (two sources of one id; run would refuse them).
+
+    Raises:
+        UsageError: ``init-from-repeated`` naming the file as given the second time.
+    """
+    seen: set[Path] = set()
+    for path in sources:
+        if path.resolve() in seen:
+            raise UsageError(
+                "init-from-repeated",
+                f"--from names {visible(shown_path(path))} twice (the same file)",
+                hint="give each export once: baseline and candidates are different files",
+            )
+        seen.add(path.resolve())
 
 
 def refuse_other_file(source: Path, target: Path) -> None:

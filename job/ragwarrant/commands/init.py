@@ -28,11 +28,12 @@ INIT_HELP = CommandHelp(
     codes=(ExitCode.PROMOTE, ExitCode.NO_INPUT, ExitCode.CANT_CREATE),
     success="the draft was written",
     code_note=f"{int(ExitCode.USAGE)} also when --output is no contract.yaml or contract.yml "
-    "(nor a directory), names an unset ${NAME}, exists and --force is not given, a different "
-    "file is where an export's copy goes, an export in its directory is a link leading outside "
-    "it, or a stub would be written outside policies/ or through a symlink; "
-    f"{int(ExitCode.NO_INPUT)}: an export is missing, unreadable, of an unknown suffix or not "
-    "of its format, or names a policy that is not a contract id; "
+    "(nor a directory), names an unset ${NAME}, exists and --force is not given, --from names "
+    "one file twice, a different file is where an export's copy goes, an export in its "
+    "directory is a link leading outside it, or a stub would be written outside policies/ or "
+    "through a symlink; "
+    f"{int(ExitCode.NO_INPUT)}: an export is missing, a directory, unreadable, of an unknown "
+    "suffix or not of its format, or names a policy that is not a contract id; "
     f"{int(ExitCode.CANT_CREATE)}: a directory or file of --output's cannot be created or "
     "written. Nothing is copied or written when init fails on an export.",
     examples=("ragwarrant init --from evals.csv telemetry.parquet --output in/contract.yaml",),
@@ -79,8 +80,9 @@ def contract_path(text: str) -> Path:
     if path.name not in ("contract.yaml", "contract.yml"):
         raise UsageError(
             "init-output-name",
-            f"--output names the file {quoted(path.name)}: run reads a contract only from a "
-            "file named contract.yaml or contract.yml in its input directory",
+            f"--output names the file {quoted(path.name)}: init writes a commented YAML draft, "
+            "named contract.yaml or contract.yml (run also reads a contract.json, which init "
+            "does not write)",
             hint="pass --output DIR/contract.yaml (or an existing directory, or DIR/)",
         )
     return path
@@ -135,8 +137,9 @@ def handle(args: argparse.Namespace) -> int:
         print(visible(f"copied {target.relative_to(base)} beside {output} (from outside it)"))
     stubs = files.write_policy_stubs(planned, exports)
     _print_sources(text)
-    for stub in stubs:
-        print(f"wrote {visible(str(stub))}: a stub config; describe the policy in it")
+    for stub in stubs:  # named as --output was typed (stubs are planned under its resolved dir)
+        shown = output.parent / stub.relative_to(base)
+        print(f"wrote {visible(str(shown))}: a stub config; describe the policy in it")
     print(
         f"wrote {visible(str(output))}: declare each null (direction, margin_abs, the "
         "claim's items, evidence_class), check the lines marked CHECK, then 'ragwarrant run'"
