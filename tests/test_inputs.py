@@ -13,9 +13,15 @@ import pytest
 
 from ragwarrant.cli import main
 from ragwarrant.digests import sha256_file
-from ragwarrant.errors import ContractError, InputError
+from ragwarrant.errors import ContractError, InputError, OutputError
 from ragwarrant.exit_codes import ExitCode
-from ragwarrant.inputs import behavioural_sha256, check_input_dir, config_differences, read_inputs
+from ragwarrant.inputs import (
+    behavioural_sha256,
+    check_input_dir,
+    check_output_dir,
+    config_differences,
+    read_inputs,
+)
 from tests.conftest import base_contract
 
 
@@ -93,6 +99,19 @@ def test_an_input_that_is_a_fifo_is_named_as_one_never_opened(tmp_path):
     assert (err.value.code, err.value.message) == (
         "input-not-directory",
         "--input pipe is a FIFO, not a directory",
+    )
+
+
+def test_an_output_that_is_a_fifo_is_named_as_one_never_opened(tmp_path):
+    """``--output`` naming a FIFO is ``output-not-directory`` saying so (exit 73), not "cannot
+    create it: File exists" with a hint to make a directory writable."""
+    os.mkfifo(tmp_path / "pipe")
+    with pytest.raises(OutputError) as err:
+        check_output_dir(tmp_path / "pipe", tmp_path / "in")
+    assert (err.value.code, err.value.message, err.value.hint) == (
+        "output-not-directory",
+        "--output pipe is a FIFO, not a directory",
+        "pass --output a directory for the outputs (created when absent)",
     )
 
 

@@ -128,8 +128,7 @@ def check_output_dir(output_dir: Path, input_dir: Path) -> None:
 
     Raises:
         UsageError: the output directory lies inside the input directory (exit 64).
-        OutputError: the output directory cannot be created or written (exit 73);
-            ``output-not-directory`` when it names a file.
+        OutputError: exit 73; ``output-not-directory`` for a file, FIFO, socket or device.
     """
     if is_inside(output_dir, input_dir):
         raise UsageError(
@@ -137,10 +136,11 @@ def check_output_dir(output_dir: Path, input_dir: Path) -> None:
             f"--output {shown_path(output_dir)} is inside --input {shown_path(input_dir)}",
             hint="the input is never written to: choose an output directory outside it",
         )
-    if output_dir.is_file():
+    if output_dir.exists() and not output_dir.is_dir():  # a FIFO is named, never opened
         raise OutputError(
             "output-not-directory",
-            f"--output {shown_path(output_dir)} is a file, not a directory",
+            f"--output {shown_path(output_dir)} is {special_file(output_dir) or 'a file'}, not a "
+            "directory",
             hint="pass --output a directory for the outputs (created when absent)",
         )
     try:
