@@ -19,6 +19,7 @@ from ragwarrant.display import number, quoted
 from ragwarrant.evidence.index import EvidenceIndex, MetricColumn
 from ragwarrant.gates.paired import PairedMetric
 from ragwarrant.outputs import GateResult, GateStatus
+from ragwarrant.review import HumanLabelSet
 from ragwarrant.stats.distributions import binom_cdf
 from ragwarrant.stats.magnitude import max_safe_magnitude
 
@@ -424,19 +425,41 @@ def gate_missing_balance(
     return hard_gate(gid, p > alpha, reason + seen, metric=metric, details=details)
 
 
+def _gate_constant(
+    gid: str, metric: str, subject: tuple[str, str, str], values: np.ndarray
+) -> GateResult:
+    """``values`` (shape (2n,): both policies' values of ``metric``) are not all one value;
+    ``subject``: (what, its "is", its "varies") for the reason."""
+    what, is_, varies = subject
+    constant = values.size > 0 and float(np.ptp(values)) == 0.0
+    return hard_gate(
+        gid,
+        not constant,
+        f"{what} {is_} constant ({values[0]:g}) across both policies, so cannot tell them apart"
+        if constant
+        else f"{what} {varies}",
+        metric=metric,
+        n=values.size // 2,
+    )
+
+
 def gate_constant_signal(metric: str, pm: PairedMetric) -> GateResult:
     """A quality metric varies across the paired values of both policies."""
     values = np.concatenate([pm.candidate, pm.baseline])
-    constant = values.size > 0 and float(np.ptp(values)) == 0.0
-    return hard_gate(
-        f"constant-quality-signal:{metric}",
-        not constant,
-        f"{metric} is constant ({values[0]:g}) across both policies: it cannot tell them apart"
-        if constant
-        else f"{metric} varies",
-        metric=metric,
-        n=pm.n,
-    )
+    subject = (metric, "is", "varies")
+    return _gate_constant(f"constant-quality-signal:{metric}", metric, subject, values)
+
+
+def gate_constant_labels(metric: str, labels: HumanLabelSet, file: str) -> GateResult:
+    """The human labels of ``metric`` (from ``file``) vary across both policies' labelled items.
+
+    One value everywhere (a reviewer who marked everything alike, a broken export) carries no
+    information about either policy, yet would give the judge-corrected bound no spread: it
+    BLOCKs, as a constant quality signal in the evidence does.
+    """
+    values = np.concatenate([labels.candidate_values, labels.baseline_values])
+    subject = (f"the human labels of {metric} ({file})", "are", "vary")
+    return _gate_constant(f"constant-human-labels:{metric}", metric, subject, values)
 
 
 _DISQUALIFIER_STATISTICS: dict[str, Callable[[np.ndarray], float]] = {
