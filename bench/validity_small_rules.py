@@ -73,6 +73,12 @@ def _hall_lower(d: np.ndarray, gamma: float) -> float:
     return float(m - s / math.sqrt(n) * tq)
 
 
+def _boot_t_lower(d: np.ndarray, alpha: float, rng: np.random.Generator) -> float:
+    """The studentized bound at alpha / 2; -inf where it has none (too many flat resamples)."""
+    bound = studentized_lower(d, -1e9, alpha, rng, 10_000).lower_bound
+    return -math.inf if bound is None else bound
+
+
 def _bounds(d: np.ndarray, rng: np.random.Generator) -> dict[str, float]:
     n, m = d.size, d.mean()
     g1 = np.mean((d - m) ** 3) / d.std(ddof=1) ** 3
@@ -86,8 +92,8 @@ def _bounds(d: np.ndarray, rng: np.random.Generator) -> dict[str, float]:
         "hall": _hall_lower(d, g1),
         "hall-penalized": _hall_lower(d, min(g1, 0) - se0),
         "hall-G1-SES": _hall_lower(d, min(big_g1 - ses, 0)),
-        "boot-t": studentized_lower(d, -1e9, 2 * ALPHA, rng, 10_000).lower_bound,
-        "boot-t-half": studentized_lower(d, -1e9, ALPHA, rng, 10_000).lower_bound,
+        "boot-t": _boot_t_lower(d, 2 * ALPHA, rng),
+        "boot-t-half": _boot_t_lower(d, ALPHA, rng),
     }
 
 

@@ -46,7 +46,7 @@ from ragwarrant.evidence.schema import EVIDENCE_SCHEMA
 from ragwarrant.mounts import unwritable_hint
 from ragwarrant.outputs import ConfigDifference, FileDigest, LookRecord, ValidationCheck
 from ragwarrant.review import HumanLabelSet, ReviewQueue, read_labels, read_queue
-from ragwarrant.review.sample import check_redraw
+from ragwarrant.review.sample import binary_metric, check_redraw
 from ragwarrant.sidefiles import special_file
 
 
@@ -502,7 +502,8 @@ def _read_labels(inputs: Inputs, input_dir: Path) -> None:
             tables = [r.evidence for r in inputs.results]  # every readable source's rows
             table = pa.concat_tables(tables) if tables else EVIDENCE_SCHEMA.empty_table()
             check_redraw(queue, table, inputs.contract, spec.queue)
-            inputs.labels[metric.id] = read_labels(paths[1], spec.file, queue, metric.scale)
+            scale, binary = metric.scale, binary_metric(table, metric)
+            inputs.labels[metric.id] = read_labels(paths[1], spec.file, queue, scale, binary=binary)
         except EvidenceError as exc:
             inputs.checks.append(_unreadable_check(f"human_labels:{metric.id}", spec.file, exc))
             inputs.unreadable.append((f"human_labels:{metric.id}", exc))

@@ -274,7 +274,8 @@ ENGINE_CASES = (
     Planted("reject-judge-bias-on-labels",
             "a judge that sees a tie (120 pairs, 2 better and 2 worse) where reviewers see a "
             "25-point loss: the gate decides on the labels' PPI++ bound (issue 32)",
-            "REJECT", "noninferiority-loss", {**_DECIDED, _NI: _FAIL},
+            "REJECT", "noninferiority-loss",
+            {**_DECIDED, _NI: _FAIL, "hard:constant-human-labels:correct": _PASS},
             _changed(_EIGHTY[:120], lose=2, gain=2), labels=_labels_seeing_a_loss(),
             contract={"quality_metrics": [{"id": "correct", "margin_abs": 0.05,
                                            "human_labels": {"file": "l", "queue": "q"}}]}),

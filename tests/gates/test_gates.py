@@ -146,6 +146,22 @@ def test_non_finite_values_block_by_default_and_exclude_when_declared():
     assert gate(ev, "hard:pairing-coverage").estimate == pytest.approx(199 / 200)
 
 
+@pytest.mark.parametrize("on_missing", ["worst", "exclude"])
+@pytest.mark.parametrize("blank", [("base", "cand"), ("cand",)])
+def test_a_metric_without_any_observed_value_blocks(on_missing, blank):
+    """Every value of a metric missing (one policy's, or both): BLOCK naming the metric,
+    whatever on_missing says; under worst the imputation alone once made it a confirmed loss."""
+    d = good_data()
+    for policy in blank:
+        d[policy]["correct"][:] = np.nan
+    rule = contract(lambda c: c["quality_metrics"][0].update({"on_missing": on_missing}))
+    ev, verdict = evaluate(d, rule)
+    g = gate(ev, "hard:non-finite-values")
+    assert g.status is GateStatus.FAIL and verdict.decision_class is CandidateClass.BLOCK
+    assert "correct: no observed value for policy " in g.reason
+    assert [p for p in ("base", "cand") if f"policy {p}: all 200 rows" in g.reason] == sorted(blank)
+
+
 def test_infinite_values_counted_as_non_finite():
     """+inf in a metric is never averaged: it fails the non-finite gate."""
     d = good_data()

@@ -406,3 +406,44 @@ def test_inconclusive_beyond_reach_of_labels_asks_for_more_judged_examples():
     )
     assert g.status is GateStatus.INCONCLUSIVE and g.more_paired_n is None
     assert "more judged examples, with labels, are needed" in g.reason
+
+
+def test_constant_human_labels_block(make_input, tmp_path):
+    """Every label the same on both sides (a reviewer who marked everything alike) tells the
+    policies nothing: hard:constant-human-labels BLOCKs, where the bound without spread PROMOTEd."""
+    data, hc, _ = judge_favours_candidate()
+    data["cand"]["correct"] = data["base"]["correct"]  # the judge: a tie, which alone PROMOTEs
+    root = make_input(data=data, mutate=with_labels)
+    write_review(root, np.ones_like(hc), np.ones_like(hc))
+    decision = _run(root, tmp_path / "out")
+    gate = _gates(decision)["hard:constant-human-labels:correct"]
+    assert decision["run_class"] == "BLOCK" and gate["status"] == "fail"
+    assert "the human labels of correct (review/labels.csv) are constant (1)" in gate["reason"]
+
+
+def test_a_fractional_label_of_a_binary_metric_blocks(make_input, tmp_path):
+    """The evidence of ``correct`` is 0/1 (binary, detected): a label of 0.5 is refused, located."""
+    data, hc, hb = judge_favours_candidate()
+    root = make_input(data=data, mutate=with_labels)
+    write_review(root, np.full_like(hc, 0.5), hb)
+    decision = _run(root, tmp_path / "out")
+    assert decision["run_class"] == "BLOCK"
+    text = orjson.dumps(decision).decode()
+    assert "label-not-binary" in text and "review/labels.csv row 2: label_" in text
+
+
+def test_human_deltas_without_spread_never_pass():
+    """Varying labels whose deltas are all 0 (every item tied) give a bound with no variance:
+    INCONCLUSIVE, not noninferior; all-equal losses beyond the margin still fail."""
+    ids = np.array([f"ex{i}" for i in range(100)], dtype=object)
+    tied = np.arange(40) % 2
+    judged = (np.zeros(100), np.zeros(100))
+    g = gate_corrected(
+        _judge_gate(), ids, judged, _label_set(ids[:40], tied, tied), sign=1, power=0.8,
+        agree_at=0.5, **_KW,
+    )  # fmt: skip
+    assert g.status is GateStatus.INCONCLUSIVE and g.more_paired_n is None
+    assert "the human deltas show no spread (each +0)" in g.reason
+    loss = _label_set(ids[:40], np.zeros(40), np.ones(40))
+    g = gate_corrected(_judge_gate(), ids, judged, loss, sign=1, power=0.8, agree_at=0.5, **_KW)
+    assert g.status is GateStatus.FAIL

@@ -128,3 +128,25 @@ def test_review_files_are_read_bounded(tmp_path, monkeypatch, name):
         read(path, name, *((QUEUE, (0.0, 1.0)) if read is read_labels else ()))
     assert (info.value.code, info.value.file) == ("review-file-unreadable", name)
     assert "larger than 16 bytes" in info.value.message
+
+
+@pytest.mark.parametrize(
+    ("cell", "column", "bad"), [("0.5,1", "label_a", "0.5"), ("1,0.999", "label_b", "0.999")]
+)
+def test_a_binary_metric_takes_only_0_and_1(tmp_path, cell, column, bad):
+    """On a binary metric a label inside the scale but neither 0 nor 1 is refused, located,
+    without echoing the value."""
+    path = tmp_path / "labels.csv"
+    path.write_text(f"item_id,label_a,label_b\n{TAG}-r1,1,0\n{TAG}-r2,{cell}\n")
+    assert read_labels(path, "labels.csv", QUEUE, (0.0, 1.0)).example_ids == ("ex1", "ex2")
+    with pytest.raises(EvidenceError) as info:
+        read_labels(path, "labels.csv", QUEUE, (0.0, 1.0), binary=True)
+    err = info.value
+    assert (err.code, err.file, err.row, err.column) == (
+        "label-not-binary",
+        "labels.csv",
+        3,
+        column,
+    )
+    assert err.message.startswith(f"labels.csv row 3: {column} is neither 0 nor 1")
+    assert bad not in err.message

@@ -7,6 +7,8 @@ import pytest
 from scipy import stats as sps
 
 import ragwarrant.stats.noninferiority as ni
+from ragwarrant.gates.noninferiority import gate_noninferiority
+from ragwarrant.outputs import GateStatus
 from ragwarrant.stats.onesided import studentized_lower
 
 STEP = "studentized bootstrap check at alpha/2 (skewed small samples)"
@@ -55,3 +57,31 @@ def test_a_small_slice_inside_the_margin_still_passes():
     cand = base + rng.normal(0.0, 0.05, 12)
     res = ni.test_noninferiority(cand, base, rng=np.random.default_rng(1), **KW)
     assert res.rejects and STEP in res.method_steps
+
+
+def _one_odd_pair(common: float, odd: float, n: int = 40) -> tuple[np.ndarray, np.ndarray]:
+    """n pairs on [0, 1]: n - 1 with the identical delta ``common``, one with ``odd``."""
+    base = np.full(n, 0.5)
+    return base + np.r_[odd, np.full(n - 1, common)], base
+
+
+@pytest.mark.parametrize(("common", "odd"), [(0.01, -0.1), (0.1, 0.05)])
+def test_one_odd_pair_among_identical_ones_has_no_studentized_bound(common, odd):
+    """Over a third of the resamples lack the odd pair (no spread): no finite bound, p > alpha."""
+    c, b = _one_odd_pair(common, odd)
+    res = studentized_lower(c - b, -0.05, 0.05, np.random.default_rng(3), 10000)
+    assert res.lower_bound is None and res.p_value > 0.05
+
+
+@pytest.mark.parametrize(("common", "odd"), [(0.01, -0.1), (0.1, 0.05)])
+@pytest.mark.parametrize("scale", [(0, 1), None])
+def test_one_odd_pair_among_identical_ones_is_inconclusive_with_finite_bounds(common, odd, scale):
+    """The rule does not pass it, reports finite bounds and the gate builds (once exit 70)."""
+    c, b = _one_odd_pair(common, odd)
+    kw = {**KW, "margin_abs": 0.05, "scale": scale}
+    res = ni.test_noninferiority(c, b, rng=np.random.default_rng(1), **kw)
+    assert not res.rejects
+    assert np.isfinite([res.lower_bound, res.upper_bound, res.p_value]).all()
+    assert res.method_steps[-2].startswith(STEP + ": no finite bound")
+    gate = gate_noninferiority("faithfulness", None, res, 0.05, 0.05, 0.8)
+    assert gate.status is GateStatus.INCONCLUSIVE

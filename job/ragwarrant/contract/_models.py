@@ -85,7 +85,8 @@ class MissingValuePolicy(StrEnum):
     candidate (the worst end for a candidate value, the best end for a baseline value), counted
     and reported, so a missing value never helps the candidate. An operational metric's scale
     is its [min_value, max_value]: ``worst`` and ``exclude`` need both, and both impute there
-    (a claim has no tipping-point analysis).
+    (a claim has no tipping-point analysis). Under every policy, a metric that one policy has
+    rows of but no observed value on any fails the non-finite-values gate (BLOCK).
     """
 
     FAIL = "fail"

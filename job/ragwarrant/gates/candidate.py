@@ -185,6 +185,18 @@ class _Context:
         self.paired[key].append(pm.examples)
         return pm
 
+    def labelled(self, metric: str) -> bool:
+        """Whether ``metric``'s human labels decide here: drawn for this candidate against the
+        baseline, on the confirmatory scope (the development split's screening is the judge's:
+        the labels are a draw from the confirmatory examples, ``review.sample``)."""
+        labels = self.labels.get(metric)
+        pair = (self.baseline, self.candidate)
+        return (
+            labels is not None
+            and (labels.baseline, labels.candidate) == pair
+            and (self.scope_name != "development")
+        )
+
     def min_paired_n(self, slice_value: str | None) -> int:
         """The ``min_paired_n`` of a test: its protected slice's, else the statistics'."""
         for ps in self.contract.protected_slices:
@@ -223,6 +235,11 @@ def _hard_gates(
         hard.gate_paired_n(pairs, st.min_paired_n),
     ]
     gates += [hard.gate_constant_signal(m.id, pairs[m.id]) for m in ctx.required]
+    gates += [
+        hard.gate_constant_labels(m.id, ctx.labels[m.id], m.human_labels.file)
+        for m in contract.quality_metrics
+        if m.human_labels is not None and ctx.labelled(m.id)
+    ]
     sides = {"candidate": candidate, "baseline": baseline}
     gates += [
         hard.gate_missing_balance(
@@ -328,9 +345,7 @@ class _Noninferiority:
         to the judge: the labels are a draw from the confirmatory examples (``review.sample``)."""
         ctx, metric = self.ctx, self.metric
         labels = ctx.labels.get(metric.id)
-        if labels is None or (labels.baseline, labels.candidate) != (ctx.baseline, ctx.candidate):
-            return g
-        if ctx.scope_name == "development":
+        if labels is None or not ctx.labelled(metric.id):
             return g
         corr = ctx.contract.corroboration
         low, high = metric.scale

@@ -19,6 +19,7 @@ from ragwarrant.display import number, quoted
 from ragwarrant.evidence.index import EvidenceIndex, MetricColumn
 from ragwarrant.gates.paired import PairedMetric
 from ragwarrant.outputs import GateResult, GateStatus
+from ragwarrant.review import HumanLabelSet
 from ragwarrant.stats.distributions import binom_cdf
 from ragwarrant.stats.magnitude import max_safe_magnitude
 
@@ -179,6 +180,21 @@ def gate_leakage(index: EvidenceIndex, contract: ReleaseContract) -> GateResult:
     )
 
 
+def _unobserved(
+    index: EvidenceIndex, metric: str, policies: tuple[str, str], scope: np.ndarray
+) -> str | None:
+    """Which of ``policies`` have rows of ``metric`` in ``scope`` but no finite value there
+    (every row missing or infinite: the evaluator failed), as a sentence; None when none."""
+    empty = []
+    for p in policies:
+        col = index.columns.get((p, metric))
+        rows = np.zeros(0, bool) if col is None else col.has_row & scope
+        if col is not None and rows.any() and not np.any(rows & ~col.missing & ~col.infinite):
+            first = index.locate(p, metric, int(np.flatnonzero(rows)[0]))
+            empty.append(f"policy {p}: all {int(rows.sum())} rows (first: {first})")
+    return "no observed value for " + " and ".join(empty) if empty else None
+
+
 def gate_non_finite(
     contract: ReleaseContract,
     pairs: Mapping[str, PairedMetric],
@@ -189,17 +205,21 @@ def gate_non_finite(
 ) -> GateResult:
     """Count missing or infinite values in metrics whose ``on_missing`` policy is ``fail``.
 
-    Any such value fails the gate.
+    Any such value fails the gate; so does, whatever ``on_missing`` says, a metric one policy
+    has rows of but no finite value (the evaluator failed on every row): ``worst`` would
+    impute every value and report a loss nobody measured, ``exclude`` would test nothing.
     """
     policy = {m.id: m.on_missing for m in contract.quality_metrics}
     policy.update({m.id: m.on_missing for m in contract.operational_metrics})
     details: dict[str, str | int | float | bool | None] = {}
-    failing = []
+    failing, unobserved = [], []
     for metric, pm in pairs.items():
         total = pm.missing_candidate + pm.missing_baseline
         details[f"{metric}.missing.{baseline}"] = pm.missing_baseline
         details[f"{metric}.missing.{candidate}"] = pm.missing_candidate
-        if total and policy.get(metric, MissingValuePolicy.FAIL) is MissingValuePolicy.FAIL:
+        if (none := _unobserved(index, metric, (baseline, candidate), scope)) is not None:
+            unobserved.append(f"{metric}: {none}")
+        elif total and policy.get(metric, MissingValuePolicy.FAIL) is MissingValuePolicy.FAIL:
             where = ""
             for p in (baseline, candidate):
                 col = index.columns.get((p, metric))
@@ -212,13 +232,21 @@ def gate_non_finite(
             failing.append(
                 f"{metric}: {pm.missing_baseline} baseline, {pm.missing_candidate} candidate{where}"
             )
+    reasons = []
+    if unobserved:
+        reasons.append(
+            "a metric without any observed value (nothing to impute or exclude around: did "
+            "its evaluator fail?) — " + "; ".join(unobserved)
+        )
+    if failing:
+        reasons.append(
+            "missing, NaN or infinite values in metrics whose contract says on_missing: fail — "
+            + "; ".join(failing)
+        )
     return hard_gate(
         "non-finite-values",
-        not failing,
-        "missing, NaN or infinite values in metrics whose contract says on_missing: fail — "
-        + "; ".join(failing)
-        if failing
-        else "no missing values where the contract forbids them",
+        not reasons,
+        "; ".join(reasons) or "no missing values where the contract forbids them",
         details=details,
     )
 
@@ -424,19 +452,41 @@ def gate_missing_balance(
     return hard_gate(gid, p > alpha, reason + seen, metric=metric, details=details)
 
 
+def _gate_constant(
+    gid: str, metric: str, subject: tuple[str, str, str], values: np.ndarray
+) -> GateResult:
+    """``values`` (shape (2n,): both policies' values of ``metric``) are not all one value;
+    ``subject``: (what, its "is", its "varies") for the reason."""
+    what, is_, varies = subject
+    constant = values.size > 0 and float(np.ptp(values)) == 0.0
+    return hard_gate(
+        gid,
+        not constant,
+        f"{what} {is_} constant ({values[0]:g}) across both policies, so cannot tell them apart"
+        if constant
+        else f"{what} {varies}",
+        metric=metric,
+        n=values.size // 2,
+    )
+
+
 def gate_constant_signal(metric: str, pm: PairedMetric) -> GateResult:
     """A quality metric varies across the paired values of both policies."""
     values = np.concatenate([pm.candidate, pm.baseline])
-    constant = values.size > 0 and float(np.ptp(values)) == 0.0
-    return hard_gate(
-        f"constant-quality-signal:{metric}",
-        not constant,
-        f"{metric} is constant ({values[0]:g}) across both policies: it cannot tell them apart"
-        if constant
-        else f"{metric} varies",
-        metric=metric,
-        n=pm.n,
-    )
+    subject = (metric, "is", "varies")
+    return _gate_constant(f"constant-quality-signal:{metric}", metric, subject, values)
+
+
+def gate_constant_labels(metric: str, labels: HumanLabelSet, file: str) -> GateResult:
+    """The human labels of ``metric`` (from ``file``) vary across both policies' labelled items.
+
+    One value everywhere (a reviewer who marked everything alike, a broken export) carries no
+    information about either policy, yet would give the judge-corrected bound no spread: it
+    BLOCKs, as a constant quality signal in the evidence does.
+    """
+    values = np.concatenate([labels.candidate_values, labels.baseline_values])
+    subject = (f"the human labels of {metric} ({file})", "are", "vary")
+    return _gate_constant(f"constant-human-labels:{metric}", metric, subject, values)
 
 
 _DISQUALIFIER_STATISTICS: dict[str, Callable[[np.ndarray], float]] = {

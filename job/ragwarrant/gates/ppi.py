@@ -55,7 +55,13 @@ def _reason(
         return head + ": noninferior on the human scale" + notes
     if status is GateStatus.FAIL:
         return head + ": a confirmed loss beyond the margin on the human scale" + notes
-    if more:
+    if bound.standard_error <= 0:
+        tail = (
+            f"; the human deltas show no spread (each {bound.estimate:+.4g}): a bound without "
+            "variance cannot show noninferiority; labels on items where the reviewers tell the "
+            "policies apart are needed"
+        )
+    elif more:
         tail = f"; about {more} more human labels would likely resolve it"
     elif bound.estimate > judge.threshold:  # type: ignore[operator]
         tail = (
@@ -154,6 +160,8 @@ def gate_corrected(
         (``details.units`` = "human labels"), and ``details`` holds the judge-only estimate,
         bound, status and method, lambda, n, N, the judge's bias and the missing labels.
         Pass when the lower bound exceeds -margin, fail when the upper bound is below it.
+        Human deltas without spread (a zero standard error: every labelled item shows the same
+        delta) make the bound the estimate itself: such a test never passes (INCONCLUSIVE).
     """
     assert judge.threshold is not None and judge.alpha is not None
     mask, is_real, hc, hb = _human_pairs(example_ids, labels, least_favourable)
@@ -177,13 +185,14 @@ def gate_corrected(
     good_judged, good_human = sign * (judged - agree_at) >= 0, sign * (human - agree_at) >= 0
     upper = bound.upper_bound
     more = None
-    if bound.lower_bound > judge.threshold:
+    spread = bound.standard_error > 0  # without it the bound is the estimate: no PASS
+    if bound.lower_bound > judge.threshold and spread:
         status = GateStatus.PASS
     elif upper < judge.threshold:
         status = GateStatus.FAIL
     else:
         status = GateStatus.INCONCLUSIVE
-        more = labels_needed(bound, judge.threshold, power)
+        more = labels_needed(bound, judge.threshold, power) if spread else None
     details = judge.details | _judge_details(judge)
     details |= {
         "units": "human labels",

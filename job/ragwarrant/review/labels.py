@@ -66,8 +66,11 @@ def _error(code: str, message: str, relative: str, row: int, column: str | None)
     )
 
 
-def _value(cell: str, scale: tuple[float, float], where: tuple[str, int, str]) -> float | None:
-    """The label in ``cell`` (None when empty); located errors for text or out-of-scale."""
+def _value(
+    cell: str, scale: tuple[float, float], where: tuple[str, int, str], binary: bool
+) -> float | None:
+    """The label in ``cell`` (None when empty); located errors for text, out-of-scale, or (a
+    ``binary`` metric) a value other than 0 and 1."""
     if not cell.strip():
         return None
     relative, row, column = where
@@ -83,6 +86,12 @@ def _value(cell: str, scale: tuple[float, float], where: tuple[str, int, str]) -
             "label-out-of-scale",
             f"{relative} row {row}: {column} is outside the scale "
             f"[{number(scale[0])}, {number(scale[1])}]",
+            *where,
+        )
+    if binary and value not in (0.0, 1.0):
+        raise _error(
+            "label-not-binary",
+            f"{relative} row {row}: {column} is neither 0 nor 1 (the metric is binary)",
             *where,
         )
     return value
@@ -119,7 +128,12 @@ def _rows(path: Path, relative: str) -> list[dict[str, str]]:
 
 
 def read_labels(
-    path: Path, relative: str, queue: ReviewQueue, scale: tuple[float, float]
+    path: Path,
+    relative: str,
+    queue: ReviewQueue,
+    scale: tuple[float, float],
+    *,
+    binary: bool = False,
 ) -> HumanLabelSet:
     """Read the reviewers' labels and unblind them with the queue.
 
@@ -127,6 +141,7 @@ def read_labels(
         path: the labels CSV; relative: its name in the input directory (for messages).
         queue: the draw the labels answer.
         scale: the metric's (low, high); every label must lie in it.
+        binary: the metric is binary (``review.sample.binary_metric``): every label is 0 or 1.
 
     Returns:
         HumanLabelSet with the items labelled for both policies, and the count of the others.
@@ -136,9 +151,9 @@ def read_labels(
             ``limits.MAX_REVIEW_FILE_BYTES``), ``labels-unreadable`` (not UTF-8, or a field
             longer than ``limits.MAX_CSV_FIELD_CHARS``), ``labels-columns-missing``,
             ``label-outside-draw`` (an item id not in the queue, or not carrying the queue's
-            draw tag), ``label-duplicate``,
-            ``label-not-a-number``, ``label-out-of-scale``; each names the file, the row
-            (1 = header) and the column, never the value.
+            draw tag), ``label-duplicate``, ``label-not-a-number``, ``label-out-of-scale``,
+            ``label-not-binary``; each names the file, the row (1 = header) and the column,
+            never the value.
     """
     tag = queue_tag(queue)
     items = {it.item_id: it for it in queue.items if it.item_id.startswith(f"{tag}-")}
@@ -164,8 +179,8 @@ def read_labels(
                 "item_id",
             )
         seen.add(item_id)
-        a = _value(record.get("label_a") or "", scale, (relative, row, "label_a"))
-        b = _value(record.get("label_b") or "", scale, (relative, row, "label_b"))
+        a = _value(record.get("label_a") or "", scale, (relative, row, "label_a"), binary)
+        b = _value(record.get("label_b") or "", scale, (relative, row, "label_b"), binary)
         if a is None or b is None:
             continue
         shown = dict(zip(items[item_id].shown, (a, b), strict=True))

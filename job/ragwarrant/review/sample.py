@@ -18,9 +18,10 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ragwarrant.contract import ReleaseContract
+from ragwarrant.contract import QualityMetric, ReleaseContract
 from ragwarrant.errors import EvidenceError, UsageError
 from ragwarrant.review.queue import DrawnItem, EvidenceDigest, ReviewQueue, draw_tag
+from ragwarrant.stats.noninferiority import detect_metric_kind
 
 
 @dataclass(frozen=True)
@@ -65,6 +66,18 @@ def population(
         slices.setdefault(example, slice_value)
     ids = sorted(e for e, p in policies.items() if {baseline, candidate} <= p)
     return Population(tuple(ids), tuple(slices[e] for e in ids))
+
+
+def binary_metric(table: pa.Table, metric: QualityMetric) -> bool:
+    """Whether ``metric`` is binary: declared so, or undeclared with every finite value of it in
+    the canonical ``table`` 0 or 1 (``stats.noninferiority.detect_metric_kind``; False without
+    a value). Its human labels must then be 0 or 1 too (``review.labels.read_labels``)."""
+    if metric.metric_kind is not None:
+        return metric.metric_kind == "binary"
+    rows = table.filter(pc.equal(table["metric"], metric.id))
+    values = rows["value"].drop_null().to_numpy()
+    values = values[np.isfinite(values)]
+    return values.size > 0 and detect_metric_kind(values, metric.scale) == "binary"
 
 
 def _allocation(sizes: dict[str | None, int], n: int) -> dict[str | None, int]:

@@ -367,12 +367,17 @@ class _Question:
 
         Not applied to clusters (their few means are already covered by the small-cluster
         correction) nor from ``SKEW_CHECK_UNITS`` pairs on, where the bootstrap held alpha in the
-        long-tailed scenario (5.1 % at 50 pairs; docs/validity.md).
+        long-tailed scenario (5.1 % at 50 pairs; docs/validity.md). When the check gives no finite
+        bound (one odd pair among identical ones), the bound so far stays and its p-value (above
+        alpha) keeps the test from rejecting.
         """
         if self.units.clustered or self.units.n_units >= SKEW_CHECK_UNITS:
             return bound
         sk = studentized_lower(self.units.unit_delta, self.threshold, self.alpha, self.rng, b)
         step = "studentized bootstrap check at alpha/2 (skewed small samples)"
+        if sk.lower_bound is None:  # too many resamples without spread: not passed, no bound
+            step += ": no finite bound (too many resamples without spread), not passed"
+            return bound.tightened(step, bound.lower, sk.p_value)
         return bound.tightened(step, sk.lower_bound, sk.p_value)
 
     def guarded_bootstrap(self) -> OneSidedTest:

@@ -439,9 +439,13 @@ def oriented_bootstrap(
 @dataclass(frozen=True)
 class SkewCorrected:
     """A skew-robust one-sided test: the lower bound and the p-value of H0 (on ``alpha``'s
-    scale: the test rejects when it is at most alpha and the bound exceeds the threshold)."""
+    scale: the test rejects when it is at most alpha and the bound exceeds the threshold).
 
-    lower_bound: float
+    ``lower_bound`` is None when the method gives no finite bound (``studentized_lower``: too
+    many resamples without spread); the p-value then does not reject.
+    """
+
+    lower_bound: float | None
     p_value: float
 
 
@@ -455,7 +459,11 @@ def studentized_lower(
     s / sqrt(n) c, c the (r + 1)-th largest T*, r = floor((B + 1) alpha / 2) - 1, and the test
     rejects iff T = (mean - threshold) / (s / sqrt(n)) > c, i.e. iff the resampling p-value
     (1 + #{T* >= T}) / (B + 1) is at most alpha / 2; ``p_value`` is twice it (at most 1), so
-    bound and p-value agree. A resample without spread counts as T* = +inf (conservative).
+    bound and p-value agree. A resample without spread counts as T* = +inf (conservative):
+    dropping such resamples instead would leave only those holding the sample's rare values
+    (one loss among identical gains: every kept T* <= 0, the bound the mean itself). When more
+    than r resamples lack spread, c is +inf: the bootstrap-t gives no finite bound (None) and
+    its p-value exceeds alpha, so the check is not passed.
 
     Why alpha / 2: the studentized bootstrap corrects the t-test's skewness error to second
     order, but a small sample seldom shows the long lower tail of its losses, and no resample
@@ -473,7 +481,8 @@ def studentized_lower(
         rng: the resampling's only randomness; resamples: B (at least 2 / alpha).
 
     Returns:
-        The lower bound (finite) and the p-value; a sample without spread gets p = 1.
+        The lower bound (finite, or None when c is infinite) and the p-value; a sample without
+        spread gets p = 1.
     """
     n = delta.size
     mean = float(delta.mean())
@@ -487,4 +496,5 @@ def studentized_lower(
     r = max(math.floor((resamples + 1) * alpha / 2) - 1, 0)
     c = float(np.sort(t_star)[resamples - 1 - r])
     above = int(np.sum(t_star >= (mean - threshold) / se))
-    return SkewCorrected(mean - se * c, min(1.0, 2.0 * (1 + above) / (resamples + 1)))
+    p_value = min(1.0, 2.0 * (1 + above) / (resamples + 1))
+    return SkewCorrected(mean - se * c if math.isfinite(c) else None, p_value)
