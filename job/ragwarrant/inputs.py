@@ -502,8 +502,8 @@ def _read_labels(inputs: Inputs, input_dir: Path) -> None:
             tables = [r.evidence for r in inputs.results]  # every readable source's rows
             table = pa.concat_tables(tables) if tables else EVIDENCE_SCHEMA.empty_table()
             check_redraw(queue, table, inputs.contract, spec.queue)
-            scale, binary = metric.scale, binary_metric(table, metric)
-            inputs.labels[metric.id] = read_labels(paths[1], spec.file, queue, scale, binary=binary)
+            binary = binary_metric(table, metric)
+            inputs.labels[metric.id] = read_labels(paths[1], spec.file, queue, metric.scale, binary)
         except EvidenceError as exc:
             inputs.checks.append(_unreadable_check(f"human_labels:{metric.id}", spec.file, exc))
             inputs.unreadable.append((f"human_labels:{metric.id}", exc))
@@ -589,10 +589,8 @@ def _scalar(value: object) -> object:
 
 
 def config_differences(baseline: object, candidate: object) -> list[ConfigDifference]:
-    """Every leaf (dotted path) whose value differs between two parsed policy configs, sorted.
-
-    Non-scalar leaves (lists) are shown as their JSON text.
-    """
+    """Every leaf (dotted path) whose value differs between two parsed policy configs, sorted;
+    non-scalar leaves (lists) are shown as their JSON text."""
     fb, fc = _flatten(baseline), _flatten(candidate)
     return [
         ConfigDifference(path=k, baseline=_scalar(fb.get(k)), candidate=_scalar(fc.get(k)))  # type: ignore[arg-type]

@@ -132,7 +132,6 @@ def read_labels(
     relative: str,
     queue: ReviewQueue,
     scale: tuple[float, float],
-    *,
     binary: bool = False,
 ) -> HumanLabelSet:
     """Read the reviewers' labels and unblind them with the queue.
