@@ -15,6 +15,9 @@ each row's request identity must be unique:
 A repeat is an ``EvidenceError`` (``evidence-duplicate-request``; the run BLOCKs at
 ``hard:evidence-readable:<source>``) naming the file, the first and the repeating 1-based data
 row, the identity columns and the arm (policy id), never the identity's value.
+
+``SpanIdentity`` is the same check for the span adapters (``otel``, ``phoenix``), which stream
+spans folded per trace: a (trace, span id) pair seen twice.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ragwarrant.adapters._telemetry import KeyCodes
 from ragwarrant.errors import EvidenceError
 
 #: Default request-identity columns, first present wins (a span id goes with its trace id).
@@ -137,4 +141,98 @@ class RequestIdentity:
             column=", ".join(self.columns) if self.is_id else None,
             expected="each request once",
             found=f"rows {first} and {repeat} are the same request",
+        )
+
+
+#: hex digit value of each byte (255: not a hex digit)
+_HEX = np.full(256, 255, np.uint8)
+_HEX[np.frombuffer(b"0123456789abcdef", np.uint8)] = np.arange(16)
+_HEX[np.frombuffer(b"ABCDEF", np.uint8)] = np.arange(10, 16)
+_SHIFTS = np.arange(60, -1, -4, dtype=np.uint64)
+#: odd 64-bit constant (2^64 / golden ratio) mixing the trace into the span key's prefilter hash
+_MIX = np.uint64(0x9E3779B97F4A7C15)
+
+
+class SpanIdentity:
+    """Repeated (trace id, span id) pairs in a streamed spans file: a span delivered twice.
+
+    OpenTelemetry span ids are unique within a trace (W3C Trace Context §3.2), so a repeat is a
+    re-delivered or concatenated export (a Collector's at-least-once delivery), which would
+    count its LLM calls and cost twice. Memory: two int64 per span — the trace's code (from the
+    adapter's ``KeyCodes``) and the span id, packed exactly when it is 16 hex digits (the
+    OpenTelemetry form), else coded by a ``KeyCodes`` of its own.
+    """
+
+    def __init__(self, display: str) -> None:
+        self.column, self.display = "span_id", display
+        self._other = KeyCodes()
+        self._trace: list[np.ndarray] = []
+        self._span: list[np.ndarray] = []
+
+    def add(self, trace: np.ndarray, ids: pa.Array, first_row: int, column: str) -> None:
+        """Keep one batch's span keys: ``trace`` its rows' trace codes, ``ids`` their span ids
+        (from ``column``), ``first_row`` the 1-based span row of the batch's first row."""
+        self.column = column
+        ids = ids.dictionary_decode() if pa.types.is_dictionary(ids.type) else ids
+        ids = ids.cast(pa.string())
+        n = len(ids)
+        span = np.zeros(n, np.int64)
+        kind = np.ones(n, np.int64)  # 0: packed hex, 1: coded string
+        hex16 = pc.fill_null(pc.equal(pc.utf8_length(ids), 16), False).to_numpy(
+            zero_copy_only=False
+        )
+        raw = ids.filter(pa.array(hex16)).cast(pa.binary(16)).buffers()[1]
+        nib = _HEX[np.frombuffer(raw, np.uint8)[: 16 * int(hex16.sum())].reshape(-1, 16)]
+        good = (nib != 255).all(axis=1)
+        at = np.flatnonzero(hex16)[good]
+        span[at] = (nib[good].astype(np.uint64) << _SHIFTS).sum(axis=1).view(np.int64)
+        kind[at] = 0
+        rest = np.flatnonzero(kind == 1)
+        if rest.size:
+            span[rest] = pc.fill_null(self._other.encode(ids.take(pa.array(rest))), -1).to_numpy()
+        key = trace.astype(np.int64) * 2 + kind
+        # no span id: a key of its own (a negative row number) that repeats nothing
+        none = np.flatnonzero(kind.astype(bool) & (span < 0))
+        key[none] = -(first_row + none)
+        self._trace.append(key)
+        self._span.append(span)
+
+    def check(self, policy_of_trace: pa.Array) -> None:
+        """Raise on the earliest span row that repeats an earlier span's (trace, span id).
+
+        Args:
+            policy_of_trace: the policy id of each trace code (for the message).
+
+        Raises:
+            EvidenceError: ``evidence-duplicate-request`` naming the file, both 1-based span
+                rows, the span id column and the arm, never the ids.
+        """
+        if not self._trace:
+            return
+        trace, span = np.concatenate(self._trace), np.concatenate(self._span)
+        self._trace, self._span = [], []
+        mixed = np.sort(span.view(np.uint64) ^ (trace.view(np.uint64) * _MIX))
+        if not (mixed[1:] == mixed[:-1]).any():  # equal pairs have equal hashes
+            return
+        order = np.lexsort((span, trace))
+        same = (trace[order][1:] == trace[order][:-1]) & (span[order][1:] == span[order][:-1])
+        if not same.any():
+            return
+        i = int(np.flatnonzero(same)[np.argmin(order[1:][same])])
+        while i > 0 and same[i - 1]:
+            i -= 1
+        first, repeat = int(order[i]) + 1, int(order[i + 1]) + 1
+        policy = policy_of_trace[int(trace[first - 1]) // 2].as_py()
+        raise EvidenceError(
+            "evidence-duplicate-request",
+            f"{self.display} span rows {first} and {repeat} are the same span (the same trace "
+            f"id and {self.column!r}; policy {policy!r}); {int(same.sum())} span row(s) in all "
+            "repeat an earlier span: a span counted twice would double its arm's calls and cost",
+            hint="remove the repeated spans (a re-delivered or concatenated export); each span "
+            "must appear once",
+            file=self.display,
+            row=repeat,
+            column=self.column,
+            expected="each span once",
+            found=f"rows {first} and {repeat} are the same span",
         )

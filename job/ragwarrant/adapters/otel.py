@@ -23,7 +23,8 @@ Attributes read (first present wins; each also with an ``attributes.`` prefix):
 A span is an LLM span (an API call) when ``gen_ai.operation.name`` is ``chat``,
 ``text_completion`` or ``generate_content``, or its OpenInference span kind is ``LLM``.
 
-Reduction (streaming, memory bounded by the number of distinct traces, not spans):
+Reduction (streaming; memory grows with the distinct traces, plus two int64 per span for the
+repeated-span check of ``_requests.SpanIdentity``):
 per trace, the example and policy (from whichever span carries them; two different ones are an
 error), the LLM-span count, token and cost sums over LLM spans, and ``min(start)``/``max(end)``;
 then per (policy, example): ``api_calls`` = LLM spans, ``cost_usd`` = summed cost,
@@ -56,9 +57,11 @@ from ragwarrant.adapters._common import (
 )
 from ragwarrant.adapters._integrity import guarded, no_rows
 from ragwarrant.adapters._otlp import is_otlp_json, iter_otlp_json_batches, otlp_document
+from ragwarrant.adapters._requests import SpanIdentity
 from ragwarrant.adapters._spans import (
     Resolved,
     SpanFields,
+    get_column,
     no_example_attribute,
     normalize,
     resolve,
@@ -158,6 +161,10 @@ class _PerTrace:
     totals: TraceTotals
     codes: dict[str, KeyCodes] = field(default_factory=lambda: {k: KeyCodes() for k in _KEYS})
     spans: int = 0
+    ids: SpanIdentity = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.ids = SpanIdentity(self.display)
 
     def resolved_for(self, t: pa.Table, resolved: Resolved | None) -> Resolved:
         """The field locations of a batch (re-resolved when its columns differ from the last)."""
@@ -204,6 +211,9 @@ class _PerTrace:
             if t.num_rows == 0:
                 continue
             trace, spans = self.coded(normalize(t, resolved, prices, self.display, first_row))
+            if resolved.found["span"] is not None:
+                span = get_column(t, resolved.found["span"])
+                self.ids.add(trace, span, first_row, resolved.label("span"))
             self.totals.add(trace, spans, first_row)
             self.spans += spans.num_rows
             first_row += t.num_rows
@@ -314,13 +324,15 @@ def reduce_spans(
 
     Raises:
         EvidenceError: no example column; a trace whose spans name two examples or policies; a
-            trace with no example id; wrong types (via the column readers).
+            trace with no example id; wrong types (via the column readers);
+            ``evidence-duplicate-request`` when a span id repeats within a trace.
     """
     unwanted = {s for m, s in _TOKEN_SUMS.items() if m not in metrics}
     sums = tuple(c for c in _SUMS if c not in unwanted)
     acc = _PerTrace(fields, display, TraceTotals(sums, *_EXTREMES, first="row"))
     acc.fold(batches, prices)
     traces = acc.traces()
+    acc.ids.check(traces.column("policy"))
     # per (policy, example): the sums of its traces' columns (latency: of their durations)
     dur = pc.cast(
         pc.subtract(traces.column("end"), traces.column("start")), pa.float64(), safe=False
