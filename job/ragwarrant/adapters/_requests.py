@@ -12,6 +12,9 @@ each row's request identity must be unique:
   trace, W3C Trace Context §3.2);
 - without any of them, the whole row: rows identical in every column are a duplicated ingestion.
 
+Request ids (text) are compared ignoring letter case and white space at either end, as example
+ids are (``'r1'``, ``'R1 '``: one request written two ways would count twice).
+
 A repeat is an ``EvidenceError`` (``evidence-duplicate-request``; the run BLOCKs at
 ``hard:evidence-readable:<source>``) naming the file, the first and the repeating 1-based data
 row, the identity columns and the arm (policy id), never the identity's value.
@@ -84,6 +87,8 @@ class RequestIdentity:
             col = batch.column(name)
             if pa.types.is_dictionary(col.type):
                 col = col.cast(col.type.value_type)
+            if self.is_id and (pa.types.is_string(col.type) or pa.types.is_large_string(col.type)):
+                col = pc.utf8_lower(pc.utf8_trim_whitespace(col))  # 'r1 ', 'R1': one request
             if not pa.types.is_nested(col.type):
                 keep[name] = col
         keep["__policy"] = pa.chunked_array([policy])
@@ -125,7 +130,8 @@ class RequestIdentity:
         first, repeat = (int(i) + 1 for i in rows_hit[:2])
         policy = table.column("__policy")[first - 1].as_py()
         what = (
-            f"the same request id ({', '.join(repr(c) for c in self.columns)})"
+            f"the same request id ({', '.join(repr(c) for c in self.columns)}; letter case "
+            "and white space at either end ignored)"
             if self.is_id
             else "every column (no request_id or span_id column)"
         )
