@@ -150,13 +150,32 @@ class RequestIdentity:
         )
 
 
-#: hex digit value of each byte (255: not a hex digit)
-_HEX = np.full(256, 255, np.uint8)
-_HEX[np.frombuffer(b"0123456789abcdef", np.uint8)] = np.arange(16)
-_HEX[np.frombuffer(b"ABCDEF", np.uint8)] = np.arange(10, 16)
-_SHIFTS = np.arange(60, -1, -4, dtype=np.uint64)
-#: odd 64-bit constant (2^64 / golden ratio) mixing the trace into the span key's prefilter hash
-_MIX = np.uint64(0x9E3779B97F4A7C15)
+def _words16(ids: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+    """Each 16-byte id (OpenTelemetry's span id in hex) as its two 64-bit words, shape (n, 2)
+    (zeros for other ids), and which ids are 16 bytes.
+
+    Args:
+        ids: shape (n,) Arrow ``string`` array (nulls allowed).
+    """
+    sixteen = pc.fill_null(pc.equal(pc.binary_length(ids), 16), False)
+    ok = sixteen.to_numpy(zero_copy_only=False)
+    words = np.zeros((len(ids), 2), np.uint64)
+    chars = ids if ok.all() else ids.filter(sixteen)
+    if len(chars):
+        offsets = np.frombuffer(chars.buffers()[1], np.int32, len(chars) + 1, 4 * chars.offset)
+        text = np.frombuffer(chars.buffers()[2], np.uint8)[offsets[0] : offsets[-1]]
+        words[ok] = text.view(np.uint64).reshape(-1, 2)
+    return words, ok
+
+
+def _mix(x: np.ndarray) -> np.ndarray:
+    """SplitMix64's finalizer (Steele, Lea & Flood, OOPSLA 2014) of uint64 values, in place."""
+    x ^= x >> np.uint64(30)
+    x *= np.uint64(0xBF58476D1CE4E5B9)
+    x ^= x >> np.uint64(27)
+    x *= np.uint64(0x94D049BB133111EB)
+    x ^= x >> np.uint64(31)
+    return x
 
 
 class SpanIdentity:
@@ -164,75 +183,63 @@ class SpanIdentity:
 
     OpenTelemetry span ids are unique within a trace (W3C Trace Context §3.2), so a repeat is a
     re-delivered or concatenated export (a Collector's at-least-once delivery), which would
-    count its LLM calls and cost twice. Memory: two int64 per span — the trace's code (from the
-    adapter's ``KeyCodes``) and the span id, packed exactly when it is 16 hex digits (the
-    OpenTelemetry form), else coded by a ``KeyCodes`` of its own.
+    count its LLM calls and cost twice. Each span is kept as one 64-bit hash of its trace's code
+    (the adapter's ``KeyCodes``) and its span id (its bytes when it is 16 bytes long, the
+    OpenTelemetry hex form, else its code in a ``KeyCodes`` of its own): 8 bytes per span. Two
+    different spans share a hash with probability about n²/2^65 for n spans (1 in 370,000 at
+    10^7 spans); a span without an id repeats nothing.
     """
 
     def __init__(self, display: str) -> None:
         self.column, self.display = "span_id", display
         self._other = KeyCodes()
-        self._trace: list[np.ndarray] = []
-        self._span: list[np.ndarray] = []
+        self._hashes: list[np.ndarray] = []
 
     def add(self, trace: np.ndarray, ids: pa.Array, first_row: int, column: str) -> None:
         """Keep one batch's span keys: ``trace`` its rows' trace codes, ``ids`` their span ids
         (from ``column``), ``first_row`` the 1-based span row of the batch's first row."""
         self.column = column
         ids = ids.dictionary_decode() if pa.types.is_dictionary(ids.type) else ids
-        ids = ids.cast(pa.string())
-        n = len(ids)
-        span = np.zeros(n, np.int64)
-        kind = np.ones(n, np.int64)  # 0: packed hex, 1: coded string
-        hex16 = pc.fill_null(pc.equal(pc.utf8_length(ids), 16), False).to_numpy(
-            zero_copy_only=False
-        )
-        raw = ids.filter(pa.array(hex16)).cast(pa.binary(16)).buffers()[1]
-        nib = _HEX[np.frombuffer(raw, np.uint8)[: 16 * int(hex16.sum())].reshape(-1, 16)]
-        good = (nib != 255).all(axis=1)
-        at = np.flatnonzero(hex16)[good]
-        span[at] = (nib[good].astype(np.uint64) << _SHIFTS).sum(axis=1).view(np.int64)
-        kind[at] = 0
-        rest = np.flatnonzero(kind == 1)
+        words, packed = _words16(ids.cast(pa.string()))
+        rest = np.flatnonzero(~packed)
+        key = trace.astype(np.int64) * 2 + (~packed)  # 16-byte and coded ids apart
         if rest.size:
-            span[rest] = pc.fill_null(self._other.encode(ids.take(pa.array(rest))), -1).to_numpy()
-        key = trace.astype(np.int64) * 2 + kind
-        # no span id: a key of its own (a negative row number) that repeats nothing
-        none = np.flatnonzero(kind.astype(bool) & (span < 0))
-        key[none] = -(first_row + none)
-        self._trace.append(key)
-        self._span.append(span)
+            codes = pc.fill_null(self._other.encode(ids.take(pa.array(rest))), -1).to_numpy()
+            words[rest, 0] = codes.view(np.uint64)
+            none = rest[codes < 0]  # no span id: a key of its own that repeats nothing
+            key[none] = -(first_row + none)
+        mixed = _mix(_mix(key.view(np.uint64)) ^ words[:, 0])
+        self._hashes.append(_mix(mixed ^ words[:, 1]))
 
-    def check(self, policy_of_trace: pa.Array) -> None:
+    def check(self) -> None:
         """Raise on the earliest span row that repeats an earlier span's (trace, span id).
-
-        Args:
-            policy_of_trace: the policy id of each trace code (for the message).
 
         Raises:
             EvidenceError: ``evidence-duplicate-request`` naming the file, both 1-based span
-                rows, the span id column and the arm, never the ids.
+                rows and the span id column, never the ids.
         """
-        if not self._trace:
+        if not self._hashes:
             return
-        trace, span = np.concatenate(self._trace), np.concatenate(self._span)
-        self._trace, self._span = [], []
-        mixed = np.sort(span.view(np.uint64) ^ (trace.view(np.uint64) * _MIX))
-        if not (mixed[1:] == mixed[:-1]).any():  # equal pairs have equal hashes
+        hashes = np.concatenate(self._hashes)
+        self._hashes = []
+        ordered = np.sort(hashes)
+        repeated = np.unique(ordered[1:][ordered[1:] == ordered[:-1]])
+        del ordered
+        if not repeated.size:
             return
-        order = np.lexsort((span, trace))
-        same = (trace[order][1:] == trace[order][:-1]) & (span[order][1:] == span[order][:-1])
-        if not same.any():
-            return
-        i = int(np.flatnonzero(same)[np.argmin(order[1:][same])])
-        while i > 0 and same[i - 1]:
-            i -= 1
-        first, repeat = int(order[i]) + 1, int(order[i + 1]) + 1
-        policy = policy_of_trace[int(trace[first - 1]) // 2].as_py()
+        rows = np.flatnonzero(np.isin(hashes, repeated))
+        seen: dict[int, int] = {}
+        first = repeat = 0
+        for row in rows.tolist():
+            h = int(hashes[row])
+            if h in seen:
+                first, repeat = seen[h] + 1, row + 1
+                break
+            seen[h] = row
         raise EvidenceError(
             "evidence-duplicate-request",
             f"{self.display} span rows {first} and {repeat} are the same span (the same trace "
-            f"id and {self.column!r}; policy {policy!r}); {int(same.sum())} span row(s) in all "
+            f"id and {self.column!r}); {int(rows.size - repeated.size)} span row(s) in all "
             "repeat an earlier span: a span counted twice would double its arm's calls and cost",
             hint="remove the repeated spans (a re-delivered or concatenated export); each span "
             "must appear once",

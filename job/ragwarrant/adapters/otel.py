@@ -23,7 +23,7 @@ Attributes read (first present wins; each also with an ``attributes.`` prefix):
 A span is an LLM span (an API call) when ``gen_ai.operation.name`` is ``chat``,
 ``text_completion`` or ``generate_content``, or its OpenInference span kind is ``LLM``.
 
-Reduction (streaming; memory grows with the distinct traces, plus two int64 per span for the
+Reduction (streaming; memory grows with the distinct traces, plus 8 bytes per span for the
 repeated-span check of ``_requests.SpanIdentity``):
 per trace, the example and policy (from whichever span carries them; two different ones are an
 error), the LLM-span count, token and cost sums over LLM spans, and ``min(start)``/``max(end)``;
@@ -332,7 +332,7 @@ def reduce_spans(
     acc = _PerTrace(fields, display, TraceTotals(sums, *_EXTREMES, first="row"))
     acc.fold(batches, prices)
     traces = acc.traces()
-    acc.ids.check(traces.column("policy"))
+    acc.ids.check()
     # per (policy, example): the sums of its traces' columns (latency: of their durations)
     dur = pc.cast(
         pc.subtract(traces.column("end"), traces.column("start")), pa.float64(), safe=False
@@ -406,11 +406,15 @@ def span_batches(
         unused = frozenset() if request.contract.prices else frozenset({"model"})
         wanted = resolved.top_columns(unused) or pf.schema_arrow.names[:1]
         schema = pf.schema_arrow
+        span = resolved.found["span"]  # one distinct value per row: not a dictionary
         strings = [
             c
             for c in wanted
-            if pa.types.is_string(schema.field(c).type)
-            or pa.types.is_large_string(schema.field(c).type)
+            if (span is None or c != span[0])
+            and (
+                pa.types.is_string(schema.field(c).type)
+                or pa.types.is_large_string(schema.field(c).type)
+            )
         ]
         # pre_buffer=False: with it, iter_batches keeps every column chunk read so far (RSS grows
         # with the file); without it, memory is bounded by one row group.
