@@ -388,6 +388,21 @@ def span_fields(request: AdapterRequest, *, metadata: bool = False) -> SpanField
     return SpanFields(example=example, policy=policy)
 
 
+def _dictionary_columns(schema: pa.Schema, wanted: list[str], resolved: Resolved) -> list[str]:
+    """The string columns of ``wanted`` to read as dictionaries (few distinct values: ids,
+    names), but the span id (one distinct value per span)."""
+    span = resolved.found["span"]
+    return [
+        c
+        for c in wanted
+        if (span is None or c != span[0])
+        and (
+            pa.types.is_string(schema.field(c).type)
+            or pa.types.is_large_string(schema.field(c).type)
+        )
+    ]
+
+
 def span_batches(
     request: AdapterRequest, fields: SpanFields
 ) -> tuple[Iterator[pa.Table | pa.RecordBatch], str]:
@@ -405,17 +420,7 @@ def span_batches(
         # the model only prices tokens: without a price table its column is not read
         unused = frozenset() if request.contract.prices else frozenset({"model"})
         wanted = resolved.top_columns(unused) or pf.schema_arrow.names[:1]
-        schema = pf.schema_arrow
-        span = resolved.found["span"]  # one distinct value per row: not a dictionary
-        strings = [
-            c
-            for c in wanted
-            if (span is None or c != span[0])
-            and (
-                pa.types.is_string(schema.field(c).type)
-                or pa.types.is_large_string(schema.field(c).type)
-            )
-        ]
+        strings = _dictionary_columns(pf.schema_arrow, wanted, resolved)
         # pre_buffer=False: with it, iter_batches keeps every column chunk read so far (RSS grows
         # with the file); without it, memory is bounded by one row group.
         pf = open_parquet(
