@@ -5,7 +5,7 @@ each) and 10^6 and 10^7 span rows, then, each in a fresh subprocess so peak RSS 
 
 - ``otel``: the ragwarrant OTel adapter (streaming, column-projected batches decoded and
   validated in turn, each batch grouped once on integer key codes into per-trace running
-  totals);
+  totals; plus one 64-bit hash per span, sorted once at the end, to refuse a repeated span);
 - ``reference``: ``pyarrow.parquet.read_table`` of the same columns + one ``group_by`` over the
   whole table (what a straightforward implementation does; memory grows with the file).
 

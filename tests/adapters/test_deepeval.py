@@ -280,3 +280,51 @@ def test_one_policy_file_without_declaration(make_request, exports) -> None:
     with pytest.raises(EvidenceError) as err:
         _load(make_request, exports / BASELINE)
     assert err.value.code == "evidence-policy-missing" and "candidate" in str(err.value)
+
+
+# --- one value given twice (third s29 fresh-user trial) ----------------------------------------
+
+
+@pytest.mark.parametrize("score", [0.0, 1.0])
+def test_metric_result_given_twice_is_refused(make_request, exports, tmp_path, score) -> None:
+    """A second 'Token F1' entry in one case's metricsData used to win silently (lowering or
+    raising the arm); refused, naming the case and the JSON pointers of both entries."""
+    run = _run(exports)
+    mlist = run["testCases"][4]["metricsData"]
+    first = next(j for j, m in enumerate(mlist) if m["name"] == "Token F1")
+    mlist.append(dict(mlist[first], score=score))
+    with pytest.raises(EvidenceError) as err:
+        _load(make_request, _write(tmp_path, run), policy="baseline")
+    e = err.value
+    second = f"/testCases/4/metricsData/{len(mlist) - 1}"
+    assert (e.code, e.row, e.column) == ("evidence-duplicate-metric", 5, second)
+    assert f"/testCases/4/metricsData/{first} and {second}" in e.message
+
+
+def test_metrics_data_in_both_spellings_is_refused(make_request, exports, tmp_path) -> None:
+    """A case holding metricsData and metrics_data: which one holds cannot be told."""
+    run = _run(exports)
+    case = run["testCases"][2]
+    case["metrics_data"] = [dict(m, score=0.0) for m in case["metricsData"]]
+    with pytest.raises(EvidenceError) as err:
+        _load(make_request, _write(tmp_path, run), policy="baseline")
+    e = err.value
+    assert (e.code, e.row, e.column) == (
+        "evidence-duplicate-metric",
+        3,
+        "/testCases/2/metrics_data",
+    )
+
+
+@pytest.mark.parametrize(
+    ("second", "wrap"), [("test_cases", False), ("test_results", False), ("test_cases", True)]
+)
+def test_two_test_case_lists_are_refused(make_request, exports, tmp_path, second, wrap) -> None:
+    """testCases beside test_cases or test_results in one object is refused, not resolved."""
+    run = _run(exports)
+    run[second] = run["testCases"][:1]
+    data = {"testRunData": run} if wrap else run
+    with pytest.raises(EvidenceError) as err:
+        _load(make_request, _write(tmp_path, data), policy="baseline")
+    at = "/testRunData" if wrap else ""
+    assert (err.value.code, err.value.column) == ("evidence-duplicate-metric", f"{at}/{second}")

@@ -132,6 +132,35 @@ def test_same_span_id_in_other_traces_is_no_repeat() -> None:
     check.check()  # raises nothing: a span id is unique within its trace only
 
 
+@pytest.mark.parametrize("again", ["r1 ", "R1", "\tr1", " R1  "])
+def test_request_id_written_two_ways_is_a_repeat(again: str) -> None:
+    """Request ids differing only by case or white space at either end are one request (third
+    s29 trial: baseline rows re-added with trailing spaces summed, REJECT turned PROMOTE)."""
+    check = RequestIdentity(["request_id"], True, "telemetry.csv")
+    check.add(pa.table({"request_id": ["r1", "r2", again]}), pa.array(["p"] * 3))
+    with pytest.raises(EvidenceError) as err:
+        check.check()
+    assert "rows 1 and 3" in err.value.message and "letter case" in err.value.message
+
+
+def test_rows_written_two_ways_without_an_id_still_differ() -> None:
+    """Without an id column the whole row is compared exactly: 'a' and 'A ' are two rows."""
+    check = RequestIdentity(["model", "cost_usd"], False, "telemetry.csv")
+    check.add(pa.table({"model": ["a", "A "], "cost_usd": [1.0, 1.0]}), pa.array(["p"] * 2))
+    check.check()
+
+
+def test_padded_request_ids_appended_block(tmp_path: Path) -> None:
+    """End to end: the baseline's rows appended with request ids padded by a space BLOCK."""
+    root = _copy(tmp_path)
+    _make_identical(root)
+    table = pq.read_table(_telemetry(root))
+    data = table.to_pylist()
+    again = [dict(r, request_id=f"{r['request_id']} ") for r in data if r["policy_id"] == BASELINE]
+    pq.write_table(pa.Table.from_pylist(data + again, schema=table.schema), _telemetry(root))
+    _blocked_by_duplicate(root, tmp_path)
+
+
 def test_declared_request_id_column_must_exist() -> None:
     with pytest.raises(EvidenceError, match="columns.request_id"):
         identity_columns(["id", "cost_usd"], declared="rid")

@@ -294,3 +294,52 @@ def test_a_run_given_twice_is_still_a_duplicate(make_request, exports, tmp_path)
     with pytest.raises(EvidenceError) as err:
         _load(make_request, p, policy="baseline")
     assert (err.value.code, err.value.row) == ("evidence-duplicate-id", 91)
+
+
+def _raw_with(exports: Path, tmp_path: Path, line: int, change) -> Path:
+    """The baseline raw rows with ``change`` applied to line ``line`` (0-based)."""
+    lines = (exports / RAW.format(p="baseline")).read_text().splitlines()
+    obj = json.loads(lines[line])
+    change(obj)
+    lines[line] = json.dumps(obj)
+    p = tmp_path / "raw.jsonl"
+    p.write_text("\n".join(lines) + "\n")
+    return p
+
+
+@pytest.mark.parametrize("score", [0.0, 1.0])
+def test_raw_feedback_key_given_twice_is_refused(make_request, exports, tmp_path, score) -> None:
+    """Two scored results of one key on a run: which holds cannot be told (the last one used to
+    win silently, lowering or raising the arm); refused at the second result's pointer."""
+
+    def twice(obj: dict) -> None:
+        results = obj["evaluation_results"]["results"]
+        first = next(j for j, r in enumerate(results) if r["key"] == "token_f1")
+        results.append(dict(results[first], score=score))
+        obj["_first"] = first
+
+    p = _raw_with(exports, tmp_path, 3, twice)
+    first = json.loads(p.read_text().splitlines()[3])["_first"]
+    n = len(json.loads(p.read_text().splitlines()[3])["evaluation_results"]["results"])
+    with pytest.raises(EvidenceError) as err:
+        _load(make_request, p, policy="baseline")
+    e = err.value
+    assert (e.code, e.row, e.column) == (
+        "evidence-duplicate-metric",
+        4,
+        f"/evaluation_results/results/{n - 1}",
+    )
+    assert f"/evaluation_results/results/{first} and" in e.message and "'token_f1'" in e.message
+
+
+def test_raw_run_errors_are_noted(make_request, exports, tmp_path) -> None:
+    """A raw row whose run has an error is counted in the notes, as the table shape does."""
+
+    def failed(obj: dict) -> None:
+        obj["run"]["error"] = "TimeoutError"
+
+    result = _load(make_request, _raw_with(exports, tmp_path, 2, failed), policy="baseline")
+    notes = result.provenance.notes
+    assert "1 run(s) have an error; their feedback is read as the file gives it" in notes
+    clean = _load(make_request, exports / RAW.format(p="baseline"), policy="baseline")
+    assert not any("have an error" in n for n in clean.provenance.notes)

@@ -359,3 +359,60 @@ def test_otlp_lines_without_spans(make_request, tmp_path) -> None:
     with pytest.raises(EvidenceError) as err:
         _load(make_request, p, policy="baseline")
     assert (err.value.code, str(err.value)) == ("evidence-empty", "spans.jsonl has no spans")
+
+
+# --- a span delivered twice (third s29 fresh-user trial) ----------------------------------------
+
+
+def test_repeated_span_rows_are_refused(make_request, exports, tmp_path) -> None:
+    """The baseline's span rows appended again (same trace and span ids) would double its summed
+    cost (REJECT turned PROMOTE): refused, naming the first and the repeating span row."""
+    t = pq.read_table(exports / TELEMETRY)
+    base = t.filter(pc.equal(t["policy_id"], "baseline"))
+    p = tmp_path / "t.parquet"
+    pq.write_table(pa.concat_tables([t, base]), p)
+    with pytest.raises(EvidenceError) as err:
+        _load(make_request, p)
+    first = t["policy_id"].to_pylist().index("baseline") + 1
+    assert (err.value.code, err.value.row, err.value.column) == (
+        "evidence-duplicate-request",
+        t.num_rows + 1,
+        "span_id",
+    )
+    assert f"span rows {first} and {t.num_rows + 1}" in str(err.value)
+    assert base["span_id"][0].as_py() not in str(err.value)
+
+
+def test_same_span_id_in_other_traces_is_not_a_repeat(make_request, exports, tmp_path) -> None:
+    """Span ids repeat only within a trace: the same span id (hex or not) in two traces is two
+    spans, and so is a row without a span id."""
+    t = pq.read_table(exports / TELEMETRY)
+    n = t.num_rows
+    for ids in (["00000000000000aa"] * n, ["span-1"] * n, pa.nulls(n, pa.string())):
+        p = tmp_path / "t.parquet"
+        pq.write_table(t.set_column(t.schema.get_field_index("span_id"), "span_id", [ids]), p)
+        assert len(_by_key(_load(make_request, p), "cost_usd")) == 60
+
+
+def test_repeated_non_hex_span_id_is_refused(make_request, exports, tmp_path) -> None:
+    """A span id that is not 16 hex digits is compared as text."""
+    t = pq.read_table(exports / TELEMETRY)
+    ids = [f"span-{i}" for i in range(t.num_rows)]
+    t = t.set_column(t.schema.get_field_index("span_id"), "span_id", [ids])
+    p = tmp_path / "t.parquet"
+    pq.write_table(pa.concat_tables([t, t.slice(5, 1)]), p)
+    with pytest.raises(EvidenceError) as err:
+        _load(make_request, p)
+    assert (err.value.code, err.value.row) == ("evidence-duplicate-request", t.num_rows + 1)
+    assert "span rows 6 and" in str(err.value)
+
+
+def test_otlp_line_delivered_twice_is_refused(make_request, exports, tmp_path) -> None:
+    """An OTLP JSON line written twice (a Collector's at-least-once delivery) is refused."""
+    lines = _otlp_lines(_rows(exports)).splitlines()
+    p = tmp_path / "spans.jsonl"
+    p.write_bytes(b"\n".join([*lines, lines[0]]) + b"\n")
+    with pytest.raises(EvidenceError) as err:
+        _load(make_request, p, prices=PRICES)
+    assert (err.value.code, err.value.row) == ("evidence-duplicate-request", 2 * len(lines) + 1)
+    assert "span rows 1 and" in str(err.value)

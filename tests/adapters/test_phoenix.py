@@ -176,6 +176,21 @@ def test_duplicated_span(make_request, exports, tmp_path) -> None:
     assert (err.value.code, err.value.row) == ("evidence-duplicate-id", 31)
 
 
+def test_repeated_spans_are_refused(make_request, exports, tmp_path) -> None:
+    """A spans file written twice (same context.trace_id/span_id) would double the arm's cost."""
+    rel = SPANS.format(p="baseline")
+    t = pq.read_table(exports / rel)
+    (tmp_path / rel).parent.mkdir(parents=True)
+    pq.write_table(pa.concat_tables([t, t]), tmp_path / rel)
+    with pytest.raises(EvidenceError) as err:
+        _load(make_request, tmp_path, rel, kind="telemetry", policy="baseline")
+    assert (err.value.code, err.value.row, err.value.column) == (
+        "evidence-duplicate-request",
+        t.num_rows + 1,
+        "context.span_id",
+    )
+
+
 def test_declared_policy_differs_from_joined_spans(make_request, exports) -> None:
     """Declared baseline while the joined spans say candidate is a policy mismatch."""
     with pytest.raises(EvidenceError) as err:

@@ -178,6 +178,36 @@ def not_a_number(display: str, row: int, column: str, cell: object) -> EvidenceE
     )
 
 
+def given_twice(
+    display: str, row: int | None, pointer: str, first: str, what: str
+) -> EvidenceError:
+    """The error of a JSON value given twice in one record (a metric's second result, a second
+    spelling of one key): which of the two holds cannot be told, so neither is read.
+
+    Args:
+        display: the file as the contract names it.
+        row: the record's 1-based number (test case, line); None for the whole file.
+        pointer: the JSON pointer of the second value, within the record or the file.
+        first: the JSON pointer of the first one.
+        what: what is given twice, e.g. ``"metric 'Token F1'"`` (never a private value).
+
+    Returns:
+        ``EvidenceError`` ``evidence-duplicate-metric`` naming both pointers.
+    """
+    return EvidenceError(
+        "evidence-duplicate-metric",
+        f"{display}{f' row {row}' if row else ''}: {what} is given twice ({first} and "
+        f"{pointer}); which one holds "
+        "cannot be told",
+        hint="give each metric once per record (remove or rename the repeated entry)",
+        file=display,
+        row=row,
+        column=pointer,
+        expected=f"{what} once",
+        found=f"{first} and {pointer}",
+    )
+
+
 def float_cell(
     value: object, display: str, row: int, column: str, *, booleans: bool = False
 ) -> tuple[float | None, str | None]:

@@ -12,9 +12,15 @@ each row's request identity must be unique:
   trace, W3C Trace Context §3.2);
 - without any of them, the whole row: rows identical in every column are a duplicated ingestion.
 
+Request ids (text) are compared ignoring letter case and white space at either end, as example
+ids are (``'r1'``, ``'R1 '``: one request written two ways would count twice).
+
 A repeat is an ``EvidenceError`` (``evidence-duplicate-request``; the run BLOCKs at
 ``hard:evidence-readable:<source>``) naming the file, the first and the repeating 1-based data
 row, the identity columns and the arm (policy id), never the identity's value.
+
+``SpanIdentity`` is the same check for the span adapters (``otel``, ``phoenix``), which stream
+spans folded per trace: a (trace, span id) pair seen twice.
 """
 
 from __future__ import annotations
@@ -25,6 +31,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ragwarrant.adapters._telemetry import KeyCodes
 from ragwarrant.errors import EvidenceError
 
 #: Default request-identity columns, first present wins (a span id goes with its trace id).
@@ -80,6 +87,8 @@ class RequestIdentity:
             col = batch.column(name)
             if pa.types.is_dictionary(col.type):
                 col = col.cast(col.type.value_type)
+            if self.is_id and (pa.types.is_string(col.type) or pa.types.is_large_string(col.type)):
+                col = pc.utf8_lower(pc.utf8_trim_whitespace(col))  # 'r1 ', 'R1': one request
             if not pa.types.is_nested(col.type):
                 keep[name] = col
         keep["__policy"] = pa.chunked_array([policy])
@@ -121,7 +130,8 @@ class RequestIdentity:
         first, repeat = (int(i) + 1 for i in rows_hit[:2])
         policy = table.column("__policy")[first - 1].as_py()
         what = (
-            f"the same request id ({', '.join(repr(c) for c in self.columns)})"
+            f"the same request id ({', '.join(repr(c) for c in self.columns)}; letter case "
+            "and white space at either end ignored)"
             if self.is_id
             else "every column (no request_id or span_id column)"
         )
@@ -137,4 +147,105 @@ class RequestIdentity:
             column=", ".join(self.columns) if self.is_id else None,
             expected="each request once",
             found=f"rows {first} and {repeat} are the same request",
+        )
+
+
+def _words16(ids: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+    """Each 16-byte id (OpenTelemetry's span id in hex) as its two 64-bit words, shape (n, 2)
+    (zeros for other ids), and which ids are 16 bytes.
+
+    Args:
+        ids: shape (n,) Arrow ``string`` array (nulls allowed).
+    """
+    sixteen = pc.fill_null(pc.equal(pc.binary_length(ids), 16), False)
+    ok = sixteen.to_numpy(zero_copy_only=False)
+    words = np.zeros((len(ids), 2), np.uint64)
+    chars = ids if ok.all() else ids.filter(sixteen)
+    if len(chars):
+        offsets = np.frombuffer(chars.buffers()[1], np.int32, len(chars) + 1, 4 * chars.offset)
+        text = np.frombuffer(chars.buffers()[2], np.uint8)[offsets[0] : offsets[-1]]
+        words[ok] = text.view(np.uint64).reshape(-1, 2)
+    return words, ok
+
+
+def _mix(x: np.ndarray) -> np.ndarray:
+    """SplitMix64's finalizer (Steele, Lea & Flood, OOPSLA 2014) of uint64 values, in place."""
+    x ^= x >> np.uint64(30)
+    x *= np.uint64(0xBF58476D1CE4E5B9)
+    x ^= x >> np.uint64(27)
+    x *= np.uint64(0x94D049BB133111EB)
+    x ^= x >> np.uint64(31)
+    return x
+
+
+class SpanIdentity:
+    """Repeated (trace id, span id) pairs in a streamed spans file: a span delivered twice.
+
+    OpenTelemetry span ids are unique within a trace (W3C Trace Context §3.2), so a repeat is a
+    re-delivered or concatenated export (a Collector's at-least-once delivery), which would
+    count its LLM calls and cost twice. Each span is kept as one 64-bit hash of its trace's code
+    (the adapter's ``KeyCodes``) and its span id (its bytes when it is 16 bytes long, the
+    OpenTelemetry hex form, else its code in a ``KeyCodes`` of its own): 8 bytes per span. Two
+    different spans share a hash with probability about n²/2^65 for n spans (1 in 370,000 at
+    10^7 spans); a span without an id repeats nothing.
+    """
+
+    def __init__(self, display: str) -> None:
+        self.column, self.display = "span_id", display
+        self._other = KeyCodes()
+        self._hashes: list[np.ndarray] = []
+
+    def add(self, trace: np.ndarray, ids: pa.Array, first_row: int, column: str) -> None:
+        """Keep one batch's span keys: ``trace`` its rows' trace codes, ``ids`` their span ids
+        (from ``column``), ``first_row`` the 1-based span row of the batch's first row."""
+        self.column = column
+        ids = ids.dictionary_decode() if pa.types.is_dictionary(ids.type) else ids
+        words, packed = _words16(ids.cast(pa.string()))
+        rest = np.flatnonzero(~packed)
+        key = trace.astype(np.int64) * 2 + (~packed)  # 16-byte and coded ids apart
+        if rest.size:
+            codes = pc.fill_null(self._other.encode(ids.take(pa.array(rest))), -1).to_numpy()
+            words[rest, 0] = codes.view(np.uint64)
+            none = rest[codes < 0]  # no span id: a key of its own that repeats nothing
+            key[none] = -(first_row + none)
+        mixed = _mix(_mix(key.view(np.uint64)) ^ words[:, 0])
+        self._hashes.append(_mix(mixed ^ words[:, 1]))
+
+    def check(self) -> None:
+        """Raise on the earliest span row that repeats an earlier span's (trace, span id).
+
+        Raises:
+            EvidenceError: ``evidence-duplicate-request`` naming the file, both 1-based span
+                rows and the span id column, never the ids.
+        """
+        if not self._hashes:
+            return
+        hashes = np.concatenate(self._hashes)
+        self._hashes = []
+        ordered = np.sort(hashes)
+        repeated = np.unique(ordered[1:][ordered[1:] == ordered[:-1]])
+        del ordered
+        if not repeated.size:
+            return
+        rows = np.flatnonzero(np.isin(hashes, repeated))
+        seen: dict[int, int] = {}
+        first = repeat = 0
+        for row in rows.tolist():
+            h = int(hashes[row])
+            if h in seen:
+                first, repeat = seen[h] + 1, row + 1
+                break
+            seen[h] = row
+        raise EvidenceError(
+            "evidence-duplicate-request",
+            f"{self.display} span rows {first} and {repeat} are the same span (the same trace "
+            f"id and {self.column!r}); {int(rows.size - repeated.size)} span row(s) in all "
+            "repeat an earlier span: a span counted twice would double its arm's calls and cost",
+            hint="remove the repeated spans (a re-delivered or concatenated export); each span "
+            "must appear once",
+            file=self.display,
+            row=repeat,
+            column=self.column,
+            expected="each span once",
+            found=f"rows {first} and {repeat} are the same span",
         )

@@ -34,6 +34,7 @@ class SpanFields:
     example: tuple[str, ...]
     policy: tuple[str, ...]
     trace: tuple[str, ...] = ("trace_id", "context.trace_id", "traceId")
+    span: tuple[str, ...] = ("span_id", "context.span_id", "spanId")
     input_tokens: tuple[str, ...] = (
         "gen_ai.usage.input_tokens",
         "gen_ai.usage.prompt_tokens",

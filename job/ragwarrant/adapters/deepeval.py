@@ -37,7 +37,7 @@ import orjson
 import pyarrow as pa
 
 from ragwarrant.adapters._base import AdapterRequest, AdapterResult, FileShape, ToolFormat
-from ragwarrant.adapters._cells import float_cell, parse_list_literal
+from ragwarrant.adapters._cells import float_cell, given_twice, parse_list_literal
 from ragwarrant.adapters._columns import select_metrics, snake_metric_id
 from ragwarrant.adapters._common import (
     Record,
@@ -57,6 +57,8 @@ from ragwarrant.errors import EvidenceError
 
 _POSITIONAL_NAME = re.compile(r"^test_case_\d+$")
 _RUN_KEYS = ("testRunData", "testCases", "test_results")
+#: Keys of a test-case list; an object holding two of them is refused (which one holds?).
+_CASE_LISTS = ("testCases", "test_cases", "test_results")
 #: A test case's camelCase key → its snake_case name in ``EvaluationResult.model_dump()``.
 _SNAKE = {
     "metadata": "additional_metadata",
@@ -100,7 +102,9 @@ def parse_test_run(data: object, display: str) -> tuple[list[dict[str, Any]], di
         ``hyperparameters`` and ``shape`` names which shape was found.
 
     Raises:
-        EvidenceError: ``evidence-missing-column`` when no test-case list is found,
+        EvidenceError: ``evidence-duplicate-metric`` when an object holds two test-case
+            lists (``testCases``, ``test_cases``, ``test_results``);
+            ``evidence-missing-column`` when no test-case list is found,
             ``evidence-empty`` when it is empty, ``evidence-wrong-type`` when it is not a list of
             objects.
     """
@@ -118,6 +122,12 @@ def parse_test_run(data: object, display: str) -> tuple[list[dict[str, Any]], di
         run, shape, key = data, "EvaluationResult.model_dump", "test_results"
     else:
         run, shape, key = data, "test_run (results folder)", "testCases"
+    lists = [k for k in _CASE_LISTS if k in run]
+    if len(lists) > 1:
+        at = "/testRunData" if run is not data else ""
+        raise given_twice(
+            display, None, f"{at}/{lists[1]}", f"{at}/{lists[0]}", "the test-case list"
+        )
     if key not in run:
         raise EvidenceError(
             "evidence-missing-column",
@@ -302,9 +312,17 @@ class _Case:
 
         Raises:
             EvidenceError: ``evidence-wrong-type`` when metricsData is not a list;
-                ``evidence-missing-column`` for a metric result without a name.
+                ``evidence-missing-column`` for a metric result without a name;
+                ``evidence-duplicate-metric`` for a second result of one metric, or both
+                ``metricsData`` and ``metrics_data`` in the case.
         """
-        mlist = dotted(case, "metricsData", _SNAKE) or []
+        here = f"{base}/{i - 1}"
+        if "metricsData" in case and "metrics_data" in case:
+            raise given_twice(
+                display, i, f"{here}/metrics_data", f"{here}/metricsData", "the metric-result list"
+            )
+        key = "metricsData" if "metricsData" in case else "metrics_data"
+        mlist = case.get(key) or []
         if not isinstance(mlist, list):
             raise EvidenceError(
                 "evidence-wrong-type",
@@ -328,8 +346,11 @@ class _Case:
                     expected="a metric name",
                     found=repr(m)[:40],
                 )
+            if name in by_name:
+                first = f"{here}/{key}/{by_name[name][0]}"
+                raise given_twice(display, i, f"{here}/{key}/{j}", first, f"metric {name!r}")
             by_name[name] = (j, m)
-        return cls(case, by_name, display, i, f"{base}/{i - 1}")
+        return cls(case, by_name, display, i, here)
 
     def _float(self, value: Any, j: int, field: str) -> Cell:
         """``float_cell`` of the ``j``-th metric result's ``field``, located by JSON pointer."""

@@ -35,7 +35,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ragwarrant.adapters._base import AdapterRequest, AdapterResult, FileShape, ToolFormat
-from ragwarrant.adapters._cells import float_cell, parse_list_literal
+from ragwarrant.adapters._cells import float_cell, given_twice, parse_list_literal
 from ragwarrant.adapters._columns import (
     column_as_float,
     is_value_type,
@@ -220,7 +220,12 @@ class _RawRows:
 
     def feedback(self) -> tuple[list[dict[str, Any]], dict[str, str], list[str]]:
         """Per line, feedback key → score; every numeric key's default id; the categorical keys
-        (an item with no score and a non-numeric value: a label, not a metric)."""
+        (an item with no score and a non-numeric value: a label, not a metric).
+
+        Raises:
+            EvidenceError: ``evidence-duplicate-metric`` for a line with two scored results of
+                one key (which one holds cannot be told); a results field that is not a list.
+        """
         per_line: list[dict[str, Any]] = []
         available: dict[str, str] = {}
         categorical: set[str] = set()
@@ -232,13 +237,20 @@ class _RawRows:
                     self.request.display_path, i, pointer, "a list of feedback objects", items
                 )
             fb: dict[str, Any] = {}
-            for item in (x for x in items or [] if isinstance(x, dict) and "key" in x):
+            at: dict[str, int] = {}
+            for j, item in enumerate(items or []):
+                if not isinstance(item, dict) or "key" not in item:
+                    continue
                 key, value = str(item["key"]), item.get("value")
                 labelled = value is not None and not isinstance(value, int | float)
                 if item.get("score") is None and labelled:
                     categorical.add(key)
                     continue
-                fb[key] = item.get("score")
+                if key in fb:
+                    where = f"{pointer}/{j}", f"{pointer}/{at[key]}"
+                    display = self.request.display_path
+                    raise given_twice(display, i, *where, f"feedback key {key!r}")
+                fb[key], at[key] = item.get("score"), j
                 available.setdefault(key, snake_metric_id(key))
             per_line.append(fb)
         return per_line, available, sorted(categorical - set(available))
@@ -320,6 +332,11 @@ class _RawRows:
         notes = [f"shape: {shape}"]
         if categorical:
             notes.append(f"non-numeric feedback not read as metrics: {', '.join(categorical)}")
+        failed = sum(1 for r in self.runs if r.get("error") not in (None, ""))
+        if failed:
+            notes.append(
+                f"{failed} run(s) have an error; their feedback is read as the file gives it"
+            )
         return tool_result(
             request,
             FORMAT,

@@ -23,7 +23,8 @@ Attributes read (first present wins; each also with an ``attributes.`` prefix):
 A span is an LLM span (an API call) when ``gen_ai.operation.name`` is ``chat``,
 ``text_completion`` or ``generate_content``, or its OpenInference span kind is ``LLM``.
 
-Reduction (streaming, memory bounded by the number of distinct traces, not spans):
+Reduction (streaming; memory grows with the distinct traces, plus 8 bytes per span for the
+repeated-span check of ``_requests.SpanIdentity``):
 per trace, the example and policy (from whichever span carries them; two different ones are an
 error), the LLM-span count, token and cost sums over LLM spans, and ``min(start)``/``max(end)``;
 then per (policy, example): ``api_calls`` = LLM spans, ``cost_usd`` = summed cost,
@@ -56,9 +57,11 @@ from ragwarrant.adapters._common import (
 )
 from ragwarrant.adapters._integrity import guarded, no_rows
 from ragwarrant.adapters._otlp import is_otlp_json, iter_otlp_json_batches, otlp_document
+from ragwarrant.adapters._requests import SpanIdentity
 from ragwarrant.adapters._spans import (
     Resolved,
     SpanFields,
+    get_column,
     no_example_attribute,
     normalize,
     resolve,
@@ -158,6 +161,10 @@ class _PerTrace:
     totals: TraceTotals
     codes: dict[str, KeyCodes] = field(default_factory=lambda: {k: KeyCodes() for k in _KEYS})
     spans: int = 0
+    ids: SpanIdentity = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.ids = SpanIdentity(self.display)
 
     def resolved_for(self, t: pa.Table, resolved: Resolved | None) -> Resolved:
         """The field locations of a batch (re-resolved when its columns differ from the last)."""
@@ -204,6 +211,9 @@ class _PerTrace:
             if t.num_rows == 0:
                 continue
             trace, spans = self.coded(normalize(t, resolved, prices, self.display, first_row))
+            if resolved.found["span"] is not None:
+                span = get_column(t, resolved.found["span"])
+                self.ids.add(trace, span, first_row, resolved.label("span"))
             self.totals.add(trace, spans, first_row)
             self.spans += spans.num_rows
             first_row += t.num_rows
@@ -314,13 +324,15 @@ def reduce_spans(
 
     Raises:
         EvidenceError: no example column; a trace whose spans name two examples or policies; a
-            trace with no example id; wrong types (via the column readers).
+            trace with no example id; wrong types (via the column readers);
+            ``evidence-duplicate-request`` when a span id repeats within a trace.
     """
     unwanted = {s for m, s in _TOKEN_SUMS.items() if m not in metrics}
     sums = tuple(c for c in _SUMS if c not in unwanted)
     acc = _PerTrace(fields, display, TraceTotals(sums, *_EXTREMES, first="row"))
     acc.fold(batches, prices)
     traces = acc.traces()
+    acc.ids.check()
     # per (policy, example): the sums of its traces' columns (latency: of their durations)
     dur = pc.cast(
         pc.subtract(traces.column("end"), traces.column("start")), pa.float64(), safe=False
@@ -376,6 +388,21 @@ def span_fields(request: AdapterRequest, *, metadata: bool = False) -> SpanField
     return SpanFields(example=example, policy=policy)
 
 
+def _dictionary_columns(schema: pa.Schema, wanted: list[str], resolved: Resolved) -> list[str]:
+    """The string columns of ``wanted`` to read as dictionaries (few distinct values: ids,
+    names), but the span id (one distinct value per span)."""
+    span = resolved.found["span"]
+    return [
+        c
+        for c in wanted
+        if (span is None or c != span[0])
+        and (
+            pa.types.is_string(schema.field(c).type)
+            or pa.types.is_large_string(schema.field(c).type)
+        )
+    ]
+
+
 def span_batches(
     request: AdapterRequest, fields: SpanFields
 ) -> tuple[Iterator[pa.Table | pa.RecordBatch], str]:
@@ -393,13 +420,7 @@ def span_batches(
         # the model only prices tokens: without a price table its column is not read
         unused = frozenset() if request.contract.prices else frozenset({"model"})
         wanted = resolved.top_columns(unused) or pf.schema_arrow.names[:1]
-        schema = pf.schema_arrow
-        strings = [
-            c
-            for c in wanted
-            if pa.types.is_string(schema.field(c).type)
-            or pa.types.is_large_string(schema.field(c).type)
-        ]
+        strings = _dictionary_columns(pf.schema_arrow, wanted, resolved)
         # pre_buffer=False: with it, iter_batches keeps every column chunk read so far (RSS grows
         # with the file); without it, memory is bounded by one row group.
         pf = open_parquet(
