@@ -14,10 +14,10 @@ import pytest
 
 from ragwarrant.audit.ledger import (
     GENESIS_HASH,
+    Ledger,
     append_entry,
     entry_hash,
     is_marker,
-    quarantined_lines,
     read_entries,
     verify_chain,
 )
@@ -115,7 +115,7 @@ def test_torn_tail_is_quarantined_and_the_append_succeeds(tmp_path: Path) -> Non
     assert [p.kind for p in verify_chain(ledger)][:1] == ["torn"]
     written = append_entry(ledger, _entry(2))
     assert verify_chain(ledger) == []
-    assert [(q.line, q.marker_line, q.size_bytes) for q in quarantined_lines(ledger)] == [
+    assert [(q.line, q.marker_line, q.size_bytes) for q in Ledger.read(ledger).quarantined()] == [
         (2, 3, len(torn))
     ]
     entries = read_entries(ledger)
@@ -141,7 +141,7 @@ def test_whole_entry_without_newline_is_completed_not_quarantined(tmp_path: Path
     ledger.write_bytes(ledger.read_bytes().rstrip(b"\n"))
     append_entry(ledger, _entry(2))
     assert verify_chain(ledger) == []
-    assert quarantined_lines(ledger) == []
+    assert Ledger.read(ledger).quarantined() == []
     assert [e["run_id"] for e in read_entries(ledger)] == ["run-1", "run-2"]
 
 
@@ -481,7 +481,7 @@ def test_run_after_a_torn_ledger_line_keeps_its_decision(
     capsys.readouterr()
     assert main(["ledger", "verify", str(ledger)]) == 0
     assert "line 1: quarantined: " in capsys.readouterr().out
-    assert [q.line for q in quarantined_lines(ledger)] == [1]
+    assert [q.line for q in Ledger.read(ledger).quarantined()] == [1]
     assert read_entries(ledger)[-1]["run_class"] == recorded["run_class"]
 
 

@@ -17,11 +17,10 @@ import orjson
 
 from ragwarrant.audit.ledger import (
     LEDGER_SCHEMA_VERSION,
+    Ledger,
     LedgerProblem,
     append_entry,
     is_marker,
-    read_entries,
-    verify_chain,
 )
 from ragwarrant.digests import sha256_bytes
 from ragwarrant.errors import InputError
@@ -345,14 +344,15 @@ def show_history(
         InputError: the file cannot be read (``ledger-unreadable``), or a line is a JSON object
             without the chain fields of a ledger entry (``ledger-not-an-entry``, naming it).
     """
-    problems = verify_chain(path)
+    ledger = Ledger.read(path)
+    problems = ledger.problems()
     _refuse_non_entries(path, problems)
-    entries = [
-        e
-        for e in read_entries(path)
-        if not is_marker(e)
-        and (contract is None or (e.get("contract") or {}).get("id") == contract)
-    ]
+    by_contract: dict[str, list[dict[str, Any]]] = {}
+    for e in ledger.entries():
+        cid = (e.get("contract") or {}).get("id")
+        if not is_marker(e) and contract in (None, cid):
+            by_contract.setdefault(str(cid), []).append(e)
+    entries = [e for runs in by_contract.values() for e in runs]
     lines: list[str] = []
     if problems:
         lines.append(
@@ -361,9 +361,6 @@ def show_history(
     if not entries:
         lines.append("no ledger entries" + (f" for contract {contract}" if contract else ""))
         return "\n".join(lines) + "\n"
-    by_contract: dict[str, list[dict[str, Any]]] = {}
-    for e in entries:
-        by_contract.setdefault(str((e.get("contract") or {}).get("id")), []).append(e)
     flags = drifting_slices(entries, window=window, min_rise=min_rise)
     for cid, runs in by_contract.items():
         lines.append(f"contract {cid} ({len(runs)} run{'s' if len(runs) != 1 else ''})")
