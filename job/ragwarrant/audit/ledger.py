@@ -356,11 +356,10 @@ class _Walk:
 
     @cached_property
     def keyid(self) -> str:
-        """``key_id`` of the public key (every signed entry must carry it)."""
         return key_id(self.public_key) if self.public_key is not None else ""
 
     def _signature(
-        self, entry: Mapping[str, Any], public_key: Ed25519PublicKey
+        self, entry: Mapping[str, Any], key: Ed25519PublicKey
     ) -> Iterator[tuple[str, str]]:
         """The entry's ``signature`` by the key over its ``entry_hash``, and its ``keyid``."""
         from cryptography.exceptions import InvalidSignature
@@ -371,7 +370,7 @@ class _Walk:
             return
         try:
             signed = SIGNED_PREFIX + str(entry["entry_hash"]).encode()
-            public_key.verify(base64.b64decode(sig, validate=True), signed)
+            key.verify(base64.b64decode(sig, validate=True), signed)
             verified = entry.get("keyid") == self.keyid
         except (binascii.Error, ValueError, InvalidSignature):
             verified = False
@@ -387,11 +386,7 @@ class _Walk:
 
 @dataclass(frozen=True)
 class Ledger:
-    """The bytes of a ledger file, read once; its entries, quarantined lines and chain problems.
-
-    Attributes:
-        data: the whole file.
-    """
+    """A ledger file's bytes (``data``), read once: its entries, quarantined lines and problems."""
 
     data: bytes
 

@@ -90,26 +90,25 @@ class _ForestPlot:
     def axis(self) -> None:
         import drawsvg as dw
 
+        d, bottom = self.d, self.bottom
         raw = (self.hi - self.lo) / 5  # a 1-2-5 tick step giving about five ticks
         power = 10 ** math.floor(math.log10(raw))
         step = next(m * power for m in (1, 2, 5, 10) if m * power >= raw)
         tick = math.ceil(self.lo / step) * step
         while tick <= self.hi:
             x = self.x(tick)
-            self.d.append(dw.Line(x, _TOP, x, self.bottom, stroke="#e4e4e4", stroke_width=1))
+            d.append(dw.Line(x, _TOP, x, bottom, stroke="#e4e4e4", stroke_width=1))
             label = "0" if abs(tick) < step / 1e6 else f"{tick:+.3g}"
-            self.d.append(
-                dw.Text(label, 11, x, self.bottom + 14, text_anchor="middle", fill="#444")
-            )
+            d.append(dw.Text(label, 11, x, bottom + 14, text_anchor="middle", fill="#444"))
             tick += step
         zero = self.x(0.0)
-        self.d.append(dw.Line(zero, _TOP, zero, self.bottom, stroke="#222", stroke_width=1.5))
-        self.d.append(
+        d.append(dw.Line(zero, _TOP, zero, bottom, stroke="#222", stroke_width=1.5))
+        d.append(
             dw.Text(
                 "Δ (positive = candidate better)",
                 11,
                 (_LABEL_W + _RIGHT) / 2,
-                self.bottom + 29,
+                bottom + 29,
                 text_anchor="middle",
                 fill="#444",
             )
@@ -124,32 +123,24 @@ class _ForestPlot:
         else:
             label = "overall" if g.slice is None else f"slice {identifier(g.slice)}"
         group.append(dw.Text(label, 13, 8, y + 4, fill="#222"))
-        text = g.status.value
-        if _has_interval(g):
-            assert g.estimate is not None and g.lower_bound is not None
-            assert g.upper_bound is not None
-            if g.threshold is not None:
-                tx = self.x(g.threshold)
-                group.append(
-                    dw.Line(
-                        tx,
-                        y - 11,
-                        tx,
-                        y + 11,
-                        stroke="#555",
-                        stroke_width=2,
-                        stroke_dasharray="3,2",
-                    )
-                )
-            lcb, ucb = self.x(g.lower_bound), self.x(g.upper_bound)
-            group.append(dw.Line(lcb, y, ucb, y, stroke=colour, stroke_width=4))
-            group.append(dw.Line(lcb, y - 8, lcb, y + 8, stroke=colour, stroke_width=3))
+        if not _has_interval(g):
+            group.append(dw.Text(g.status.value, 12, _RIGHT + 10, y + 4, fill=colour))
+            return
+        assert g.estimate is not None and g.lower_bound is not None and g.upper_bound is not None
+        if g.threshold is not None:
+            tx = self.x(g.threshold)
             group.append(
-                dw.Circle(self.x(g.estimate), y, 6, fill=colour, stroke="#fff", stroke_width=1)
+                dw.Line(
+                    tx, y - 11, tx, y + 11, stroke="#555", stroke_width=2, stroke_dasharray="3,2"
+                )
             )
-            text = (
-                f"{g.estimate:+.3g} [{g.lower_bound:+.3g}, {g.upper_bound:+.3g}] {g.status.value}"
-            )
+        lcb, ucb = self.x(g.lower_bound), self.x(g.upper_bound)
+        group.append(dw.Line(lcb, y, ucb, y, stroke=colour, stroke_width=4))
+        group.append(dw.Line(lcb, y - 8, lcb, y + 8, stroke=colour, stroke_width=3))
+        group.append(
+            dw.Circle(self.x(g.estimate), y, 6, fill=colour, stroke="#fff", stroke_width=1)
+        )
+        text = f"{g.estimate:+.3g} [{g.lower_bound:+.3g}, {g.upper_bound:+.3g}] {g.status.value}"
         group.append(dw.Text(text, 12, _RIGHT + 10, y + 4, fill=colour))
 
 
