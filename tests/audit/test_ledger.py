@@ -539,3 +539,27 @@ def test_append_hands_the_check_the_entries_since_the_read_and_a_refusal_writes_
     with pytest.raises(OutputError):
         append_entry(ledger, {"kind": "d"}, since_seq=read.tip_seq, check=refuse)
     assert ledger.read_bytes() == before
+
+
+@pytest.mark.parametrize("verb", ["verify", "show"])
+def test_ledger_commands_read_the_ledger_once(
+    verb: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """ledger verify and ledger show check and render the bytes of one reading of the file."""
+    import ragwarrant.audit.ledger as ledger_module
+    from ragwarrant.cli import main
+
+    ledger = tmp_path / "ledger.jsonl"
+    for i in (1, 2):
+        append_entry(ledger, _entry(i))
+    reads: list[Path] = []
+    read = ledger_module.read_regular
+
+    def counted(path: Path, **kwargs: Any) -> bytes:
+        reads.append(path)
+        return read(path, **kwargs)
+
+    monkeypatch.setattr(ledger_module, "read_regular", counted)
+    assert main(["ledger", verb, str(ledger)]) == 0
+    assert {"verify": "ledger intact: 2 entries", "show": "run-2"}[verb] in capsys.readouterr().out
+    assert reads == [ledger]
