@@ -171,12 +171,8 @@ class LookEntries:
         return replace(self, looks=self.looks + more, tip_seq=int(entries[-1]["seq"]))
 
     def counted(self) -> LedgerLooks:
-        """These looks as ``gates.looks`` counts them: this contract version's earlier looks,
-        else the other contracts' (to recognise evidence already seen), and the chain break.
-
-        Raises:
-            InputError: a kept fingerprint cannot be read (``read_look_evidence``).
-        """
+        """These looks as ``gates.looks`` counts them (``earlier``, else ``others``; the chain
+        break). Raises InputError when a kept fingerprint cannot be read."""
         earlier = [_earlier_look(e, data) for e, data in self.earlier()]
         mine = [e for e in earlier if e is not None]
         theirs = [] if mine else [_earlier_look(e, data) for e, data in self.others()]
