@@ -14,10 +14,10 @@ import pytest
 
 from ragwarrant.audit.ledger import (
     GENESIS_HASH,
+    Ledger,
     append_entry,
     entry_hash,
     is_marker,
-    quarantined_lines,
     read_entries,
     verify_chain,
 )
@@ -115,7 +115,7 @@ def test_torn_tail_is_quarantined_and_the_append_succeeds(tmp_path: Path) -> Non
     assert [p.kind for p in verify_chain(ledger)][:1] == ["torn"]
     written = append_entry(ledger, _entry(2))
     assert verify_chain(ledger) == []
-    assert [(q.line, q.marker_line, q.size_bytes) for q in quarantined_lines(ledger)] == [
+    assert [(q.line, q.marker_line, q.size_bytes) for q in Ledger.read(ledger).quarantined()] == [
         (2, 3, len(torn))
     ]
     entries = read_entries(ledger)
@@ -141,7 +141,7 @@ def test_whole_entry_without_newline_is_completed_not_quarantined(tmp_path: Path
     ledger.write_bytes(ledger.read_bytes().rstrip(b"\n"))
     append_entry(ledger, _entry(2))
     assert verify_chain(ledger) == []
-    assert quarantined_lines(ledger) == []
+    assert Ledger.read(ledger).quarantined() == []
     assert [e["run_id"] for e in read_entries(ledger)] == ["run-1", "run-2"]
 
 
@@ -481,7 +481,7 @@ def test_run_after_a_torn_ledger_line_keeps_its_decision(
     capsys.readouterr()
     assert main(["ledger", "verify", str(ledger)]) == 0
     assert "line 1: quarantined: " in capsys.readouterr().out
-    assert [q.line for q in quarantined_lines(ledger)] == [1]
+    assert [q.line for q in Ledger.read(ledger).quarantined()] == [1]
     assert read_entries(ledger)[-1]["run_class"] == recorded["run_class"]
 
 
@@ -539,3 +539,27 @@ def test_append_hands_the_check_the_entries_since_the_read_and_a_refusal_writes_
     with pytest.raises(OutputError):
         append_entry(ledger, {"kind": "d"}, since_seq=read.tip_seq, check=refuse)
     assert ledger.read_bytes() == before
+
+
+@pytest.mark.parametrize("verb", ["verify", "show"])
+def test_ledger_commands_read_the_ledger_once(
+    verb: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """ledger verify and ledger show check and render the bytes of one reading of the file."""
+    import ragwarrant.audit.ledger as ledger_module
+    from ragwarrant.cli import main
+
+    ledger = tmp_path / "ledger.jsonl"
+    for i in (1, 2):
+        append_entry(ledger, _entry(i))
+    reads: list[Path] = []
+    read = ledger_module.read_regular
+
+    def counted(path: Path, **kwargs: Any) -> bytes:
+        reads.append(path)
+        return read(path, **kwargs)
+
+    monkeypatch.setattr(ledger_module, "read_regular", counted)
+    assert main(["ledger", verb, str(ledger)]) == 0
+    assert {"verify": "ledger intact: 2 entries", "show": "run-2"}[verb] in capsys.readouterr().out
+    assert reads == [ledger]

@@ -25,14 +25,14 @@ import xml.etree.ElementTree as ET
 from ragwarrant.audit.report import signed
 from ragwarrant.audit.summary import more_data_text
 from ragwarrant.display import visible, xml_text
-from ragwarrant.outputs import CandidateDecision, Decision, GateResult, GateStatus
+from ragwarrant.outputs import Decision, GateResult, GateStatus
 
 
-def _testcase(suite: ET.Element, classname: str, g: GateResult) -> str | None:
-    """Append ``g`` as a test case; return its outcome element's tag (None when it passed)."""
-    case = ET.SubElement(suite, "testcase", name=g.id, classname=classname, time="0")
+def _testcase(suite: ET.Element, g: GateResult) -> None:
+    """Append ``g`` as a test case of ``suite``, with its outcome element unless it passed."""
+    case = ET.SubElement(suite, "testcase", name=g.id, classname=suite.attrib["name"], time="0")
     if g.status is GateStatus.PASS:
-        return None
+        return
     kind: str
     if g.status is GateStatus.FAIL:
         tag = "error" if g.kind == "hard" else "failure"
@@ -48,37 +48,18 @@ def _testcase(suite: ET.Element, classname: str, g: GateResult) -> str | None:
     if g.status is GateStatus.INCONCLUSIVE:
         lines.append(f"more data: {more_data_text(g)}")
     ET.SubElement(case, tag, type=kind, message=g.reason).text = "\n".join(lines)
-    return tag
 
 
-def _suite(parent: ET.Element, name: str, gates: list[GateResult]) -> dict[str, int]:
-    suite = ET.SubElement(parent, "testsuite", name=name)
-    counts = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
-    plural = {"failure": "failures", "error": "errors", "skipped": "skipped"}
-    for g in gates:
-        tag = _testcase(suite, name, g)
-        counts["tests"] += 1
-        if tag is not None:
-            counts[plural[tag]] += 1
-    for key, value in counts.items():
-        suite.set(key, str(value))
-    suite.set("time", "0")
-    return counts
-
-
-def _candidate_suite(parent: ET.Element, c: CandidateDecision) -> dict[str, int]:
-    name = f"ragwarrant.{c.policy_id}"
-    if c.gates:
-        return _suite(parent, name, c.gates)
-    suite = ET.SubElement(
-        parent, "testsuite", name=name, tests="1", failures="0", errors="0", skipped="1", time="0"
-    )
-    case = ET.SubElement(suite, "testcase", name="selection", classname=name, time="0")
-    reason = c.reasons[0] if c.reasons else c.decision_class.value
-    ET.SubElement(case, "skipped", type=c.decision_class.value, message=reason).text = visible(
-        reason
-    )
-    return {"tests": 1, "failures": 0, "errors": 0, "skipped": 1}
+def _set_counts(root: ET.Element) -> None:
+    """Set each suite's counts, then the document's, from its test cases' outcome elements."""
+    for element in [*root.iter("testsuite"), root]:
+        cases = list(element.iter("testcase"))
+        tags = [outcome.tag for case in cases for outcome in case]
+        element.set("tests", str(len(cases)))
+        for tag, key in (("failure", "failures"), ("error", "errors"), ("skipped", "skipped")):
+            if element is not root or key != "skipped":
+                element.set(key, str(tags.count(tag)))
+        element.set("time", "0")
 
 
 def render_junit(decision: Decision) -> bytes:
@@ -88,22 +69,26 @@ def render_junit(decision: Decision) -> bytes:
         The document's bytes; the same decision gives the same bytes.
     """
     root = ET.Element("testsuites", name=f"ragwarrant {decision.run_class.value}")
+    run = ET.SubElement(root, "testsuite", name="ragwarrant.run")
     if (err := decision.error) is None:
-        totals = [_suite(root, "ragwarrant.run", decision.run_gates)]
+        for g in decision.run_gates:
+            _testcase(run, g)
     else:
-        name = "ragwarrant.run"
-        suite = ET.SubElement(
-            root, "testsuite", name=name, tests="1", failures="0", errors="1", skipped="0", time="0"
-        )
-        case = ET.SubElement(suite, "testcase", name="run", classname=name, time="0")
+        case = ET.SubElement(run, "testcase", name="run", classname="ragwarrant.run", time="0")
         message = f"{err.code}: {err.message}"
         element = ET.SubElement(case, "error", type="ERROR", message=message)
         element.text = visible(message) + (f"\nhint: {visible(err.hint)}" if err.hint else "")
-        totals = [{"tests": 1, "failures": 0, "errors": 1, "skipped": 0}]
-    totals += [_candidate_suite(root, c) for c in decision.candidates]
-    for key in ("tests", "failures", "errors"):
-        root.set(key, str(sum(t[key] for t in totals)))
-    root.set("time", "0")
+    for c in decision.candidates:
+        suite = ET.SubElement(root, "testsuite", name=f"ragwarrant.{c.policy_id}")
+        for g in c.gates:
+            _testcase(suite, g)
+        if not c.gates:  # not tested: one skipped case saying why
+            name = suite.attrib["name"]
+            case = ET.SubElement(suite, "testcase", name="selection", classname=name, time="0")
+            reason = c.reasons[0] if c.reasons else c.decision_class.value
+            outcome = ET.SubElement(case, "skipped", type=c.decision_class.value, message=reason)
+            outcome.text = visible(reason)
+    _set_counts(root)
     # Every attribute and text well-formed XML 1.0 (ESC, BEL, VT, FF or U+FFFE in a slice value
     # or reason would make the file unreadable): attributes are single-line, each control
     # character (newline included) shown as a visible escape (display.visible), as on stdout;

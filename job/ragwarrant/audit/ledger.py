@@ -39,6 +39,7 @@ import sys
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -157,12 +158,6 @@ def _link_after(entry: Mapping[str, Any] | None) -> tuple[str, int]:
     return str(entry["entry_hash"]), int(entry["seq"]) + 1
 
 
-def _chained_after(data: bytes, since_seq: int) -> list[dict[str, Any]]:
-    """The chained entries of the ledger's bytes whose ``seq`` is above ``since_seq``."""
-    entries = (_as_entry(raw) for raw in data.split(b"\n") if raw)
-    return [e for e in entries if e is not None and e["seq"] > since_seq]
-
-
 def append_entry(
     ledger_path: Path,
     entry: Mapping[str, Any],
@@ -183,7 +178,7 @@ def append_entry(
     append: it is ended with a newline and quarantined by a marker entry (``"kind":
     "quarantine"``) holding its bytes whole (base64) with their length and sha256, chained after
     the last good entry, so nothing a killed run half-wrote is lost, the current run's entry
-    follows the marker, and ``verify_chain`` skips exactly that line (``quarantined_lines``
+    follows the marker, and ``verify_chain`` skips exactly that line (``Ledger.quarantined``
     lists what was set aside).
 
     Args:
@@ -210,7 +205,7 @@ def append_entry(
     with held_lock(ledger_path, _LEDGER_LOCK_ERRORS, append=True) as fd:
         data = os.pread(fd, os.fstat(fd).st_size, 0)
         if check is not None:
-            check(_chained_after(data, since_seq))  # may refuse: nothing is written then
+            check(Ledger(data).chained_after(since_seq))  # may refuse: nothing is written then
         name, newline = ledger_path.name, data.endswith(b"\n")
         *before, tail = (data[:-1] if newline else data).split(b"\n")
         last = _as_entry(tail)  # linked after when whole; else quarantined
@@ -302,18 +297,6 @@ def is_marker(entry: Mapping[str, Any]) -> bool:
     return entry.get("kind") == QUARANTINE_KIND
 
 
-def _read_bytes(path: Path) -> bytes:
-    """The whole ledger; a FIFO or device is refused, never waited on or read without end."""
-    try:
-        return read_regular(path, limit=sys.maxsize)
-    except OSError as exc:
-        raise InputError(
-            "ledger-unreadable",
-            f"cannot read the ledger {path}: {exc.strerror}",
-            hint="pass the ledger file given to `ragwarrant run --ledger`",
-        ) from exc
-
-
 def _parse_line(raw: bytes) -> dict[str, Any] | None:
     try:
         entry = orjson.loads(raw)
@@ -322,116 +305,148 @@ def _parse_line(raw: bytes) -> dict[str, Any] | None:
     return entry if isinstance(entry, dict) else None
 
 
-def _quarantined(lines: list[bytes]) -> dict[int, QuarantinedLine]:
-    """Damaged lines each followed by a marker that holds exactly their bytes, by line number."""
-    out: dict[int, QuarantinedLine] = {}
-    for number, raw in enumerate(lines[1:], start=2):
-        entry = _parse_line(raw)
-        info = entry.get("quarantined") if entry is not None and is_marker(entry) else None
-        if not isinstance(info, dict) or info.get("line") != number - 1:
-            continue
-        damaged = lines[number - 2]
-        if info.get("sha256") == sha256_bytes(damaged):
-            out[number - 1] = QuarantinedLine(number - 1, number, len(damaged), info["sha256"])
-    return out
+@dataclass
+class _Walk:
+    """``Ledger.problems`` walking the chain line by line: the public key (None: the hash chain
+    only) and the link the next entry must carry (the previous line's recorded hash and seq)."""
 
+    public_key: Ed25519PublicKey | None
+    prev_recorded: str = GENESIS_HASH
+    prev_seq: int = 0
 
-def quarantined_lines(path: Path) -> list[QuarantinedLine]:
-    """Return the damaged lines that a marker entry set aside, in line order.
-
-    Raises:
-        InputError: the file cannot be read.
-    """
-    return list(_quarantined(_read_bytes(path).splitlines()).values())
-
-
-def _entry_problems(
-    entry: Mapping[str, Any],
-    prev_recorded: str,
-    prev_seq: int,
-    public_key: Ed25519PublicKey | None,
-    keyid: str,
-) -> Iterator[tuple[str, str]]:
-    """(kind, message) of each problem of one complete entry: its own hash, its link to the
-    previous line, its seq and, with a public key, its signature by that key (``keyid``)."""
-    recomputed = entry_hash(entry)
-    if recomputed != entry["entry_hash"]:
-        yield (
-            "entry-hash",
-            (
-                f"entry_hash is {str(entry['entry_hash'])[:12]}..., the entry hashes to "
-                f"{recomputed[:12]}...: the entry was changed after it was written"
-            ),
-        )
-    if entry["prev_hash"] != prev_recorded:
-        yield (
-            "prev-hash",
-            (
-                f"prev_hash is {str(entry['prev_hash'])[:12]}..., the previous entry's "
-                f"entry_hash is {prev_recorded[:12] or '(none)'}...: an entry before this one "
-                "was deleted, inserted or reordered"
-            ),
-        )
-    if entry["seq"] != prev_seq + 1:
-        yield "seq", f"seq is {entry['seq']}, expected {prev_seq + 1}"
-    if public_key is None:
-        return
-    from cryptography.exceptions import InvalidSignature
-
-    sig = entry.get("signature")
-    if not isinstance(sig, str):
-        yield "unsigned", "the entry has no signature"
-        return
-    try:
-        signed = SIGNED_PREFIX + str(entry["entry_hash"]).encode()
-        public_key.verify(base64.b64decode(sig, validate=True), signed)
-        verified = entry.get("keyid") == keyid
-    except (binascii.Error, ValueError, InvalidSignature):
-        verified = False
-    if not verified:
-        yield (
-            "signature",
-            (
-                "the signature does not verify with the given public key (the entry was "
-                "rewritten, or signed with another key)"
-            ),
-        )
-
-
-def _chain_problems(data: bytes, public_key: Ed25519PublicKey | None) -> list[LedgerProblem]:
-    """``verify_chain`` of the ledger's bytes."""
-    problems: list[LedgerProblem] = []
-    if data and not data.endswith(b"\n"):
-        problems.append(
-            LedgerProblem(
-                data.count(b"\n") + 1,
-                "torn",
-                "the last line has no trailing newline (a run killed while appending?); the "
-                "next append quarantines it",
-            )
-        )
-    keyid = key_id(public_key) if public_key is not None else ""
-    prev_recorded, prev_seq = GENESIS_HASH, 0
-    lines = data.splitlines()
-    quarantined = _quarantined(lines)
-    for number, raw in enumerate(lines, start=1):
-        if number in quarantined:
-            continue
-        entry = _parse_line(raw)
+    def step(self, entry: dict[str, Any] | None) -> Iterator[tuple[str, str]]:
+        """(kind, message) of each problem of the next line's entry (None: not a JSON object),
+        then move the link past it."""
+        fields = entry if entry is not None else {}
+        missing = [k for k in ("seq", "prev_hash", "entry_hash") if k not in fields]
         if entry is None:
-            problems.append(LedgerProblem(number, "unparseable", "not a JSON object"))
-            prev_recorded, prev_seq = "", prev_seq + 1
-            continue
-        missing = [k for k in ("seq", "prev_hash", "entry_hash") if k not in entry]
-        if missing:
-            problems.append(LedgerProblem(number, "missing-field", f"missing {', '.join(missing)}"))
-            prev_recorded, prev_seq = str(entry.get("entry_hash", "")), prev_seq + 1
-            continue
-        found = _entry_problems(entry, prev_recorded, prev_seq, public_key, keyid)
-        problems += [LedgerProblem(number, kind, message) for kind, message in found]
-        prev_recorded = str(entry["entry_hash"])
-        prev_seq = entry["seq"] if isinstance(entry["seq"], int) else prev_seq + 1
-    return problems
+            yield "unparseable", "not a JSON object"
+        elif missing:
+            yield "missing-field", f"missing {', '.join(missing)}"
+        else:
+            yield from self._link(entry)
+            if self.public_key is not None:
+                yield from self._signature(entry, self.public_key)
+        seq = None if missing else fields["seq"]
+        self.prev_recorded = str(fields.get("entry_hash", ""))
+        self.prev_seq = seq if isinstance(seq, int) else self.prev_seq + 1
+
+    def _link(self, entry: Mapping[str, Any]) -> Iterator[tuple[str, str]]:
+        """The entry's own hash, its link to the previous line and its seq."""
+        recomputed = entry_hash(entry)
+        if recomputed != entry["entry_hash"]:
+            yield (
+                "entry-hash",
+                (
+                    f"entry_hash is {str(entry['entry_hash'])[:12]}..., the entry hashes to "
+                    f"{recomputed[:12]}...: the entry was changed after it was written"
+                ),
+            )
+        if entry["prev_hash"] != self.prev_recorded:
+            yield (
+                "prev-hash",
+                (
+                    f"prev_hash is {str(entry['prev_hash'])[:12]}..., the previous entry's "
+                    f"entry_hash is {self.prev_recorded[:12] or '(none)'}...: an entry before "
+                    "this one was deleted, inserted or reordered"
+                ),
+            )
+        if entry["seq"] != self.prev_seq + 1:
+            yield "seq", f"seq is {entry['seq']}, expected {self.prev_seq + 1}"
+
+    @cached_property
+    def keyid(self) -> str:
+        return key_id(self.public_key) if self.public_key is not None else ""
+
+    def _signature(
+        self, entry: Mapping[str, Any], key: Ed25519PublicKey
+    ) -> Iterator[tuple[str, str]]:
+        """The entry's ``signature`` by the key over its ``entry_hash``, and its ``keyid``."""
+        from cryptography.exceptions import InvalidSignature
+
+        sig = entry.get("signature")
+        if not isinstance(sig, str):
+            yield "unsigned", "the entry has no signature"
+            return
+        try:
+            signed = SIGNED_PREFIX + str(entry["entry_hash"]).encode()
+            key.verify(base64.b64decode(sig, validate=True), signed)
+            verified = entry.get("keyid") == self.keyid
+        except (binascii.Error, ValueError, InvalidSignature):
+            verified = False
+        if not verified:
+            yield (
+                "signature",
+                (
+                    "the signature does not verify with the given public key (the entry was "
+                    "rewritten, or signed with another key)"
+                ),
+            )
+
+
+@dataclass(frozen=True)
+class Ledger:
+    """A ledger file's bytes (``data``), read once: its entries, quarantined lines and problems."""
+
+    data: bytes
+
+    @classmethod
+    def read(cls, path: Path) -> Ledger:
+        """Read the whole ledger; a FIFO or device is refused, never waited on or read without end.
+
+        Raises:
+            InputError: the file cannot be read (``ledger-unreadable``).
+        """
+        try:
+            return cls(read_regular(path, limit=sys.maxsize))
+        except OSError as exc:
+            raise InputError(
+                "ledger-unreadable",
+                f"cannot read the ledger {path}: {exc.strerror}",
+                hint="pass the ledger file given to `ragwarrant run --ledger`",
+            ) from exc
+
+    def entries(self) -> list[dict[str, Any]]:
+        """The parseable entries (JSON objects) in file order; other lines are skipped."""
+        return [e for e in map(_parse_line, self.data.splitlines()) if e is not None]
+
+    def chained_after(self, since_seq: int) -> list[dict[str, Any]]:
+        """The chained entries whose ``seq`` is above ``since_seq``, in file order."""
+        entries = (_as_entry(raw) for raw in self.data.split(b"\n") if raw)
+        return [e for e in entries if e is not None and e["seq"] > since_seq]
+
+    def quarantined(self) -> list[QuarantinedLine]:
+        """The damaged lines that a marker entry set aside (each followed by a marker that holds
+        exactly their bytes), in line order."""
+        lines = self.data.splitlines()
+        out: list[QuarantinedLine] = []
+        for number, raw in enumerate(lines[1:], start=2):
+            entry = _parse_line(raw)
+            info = entry.get("quarantined") if entry is not None and is_marker(entry) else None
+            if not isinstance(info, dict) or info.get("line") != number - 1:
+                continue
+            damaged = lines[number - 2]
+            if info.get("sha256") == sha256_bytes(damaged):
+                out.append(QuarantinedLine(number - 1, number, len(damaged), info["sha256"]))
+        return out
+
+    def problems(self, public_key: Ed25519PublicKey | None = None) -> list[LedgerProblem]:
+        """``verify_chain`` of these bytes."""
+        problems: list[LedgerProblem] = []
+        if self.data and not self.data.endswith(b"\n"):
+            problems.append(
+                LedgerProblem(
+                    self.data.count(b"\n") + 1,
+                    "torn",
+                    "the last line has no trailing newline (a run killed while appending?); the "
+                    "next append quarantines it",
+                )
+            )
+        walk, quarantined = _Walk(public_key), {q.line for q in self.quarantined()}
+        for number, raw in enumerate(self.data.splitlines(), start=1):
+            if number not in quarantined:
+                problems += [LedgerProblem(number, *p) for p in walk.step(_parse_line(raw))]
+        return problems
 
 
 def verify_chain(path: Path, public_key: Ed25519PublicKey | None = None) -> list[LedgerProblem]:
@@ -447,12 +462,12 @@ def verify_chain(path: Path, public_key: Ed25519PublicKey | None = None) -> list
         so an edited entry is reported once (as ``entry-hash``) and a deleted one once (as
         ``prev-hash`` on the line after the gap). A damaged line followed by the marker entry
         that quarantines it (see ``append_entry``) is not a problem: the marker chains to the
-        entry before it; ``quarantined_lines`` lists such lines.
+        entry before it; ``Ledger.quarantined`` lists such lines.
 
     Raises:
         InputError: the file cannot be read.
     """
-    return _chain_problems(_read_bytes(path), public_key)
+    return Ledger.read(path).problems(public_key)
 
 
 def read_entries(path: Path) -> list[dict[str, Any]]:
@@ -461,7 +476,7 @@ def read_entries(path: Path) -> list[dict[str, Any]]:
     Raises:
         InputError: the file cannot be read.
     """
-    return [e for e in map(_parse_line, _read_bytes(path).splitlines()) if e is not None]
+    return Ledger.read(path).entries()
 
 
 def read_under_lock(
@@ -480,10 +495,9 @@ def read_under_lock(
         OutputError: it cannot be opened or locked (``ledger-unwritable``, ``ledger-lock``).
     """
     with held_lock(ledger_path, _LEDGER_LOCK_ERRORS, append=True) as fd:
-        data = os.pread(fd, os.fstat(fd).st_size, 0)
-    problems = _chain_problems(data, None)
+        ledger = Ledger(os.pread(fd, os.fstat(fd).st_size, 0))
+    problems = ledger.problems()
     torn = {p.line for p in problems if p.kind == "torn"}
     broken = next((p for p in problems if p.line not in torn), None)
-    chained = _chained_after(data, 0)
-    entries = [e for e in map(_parse_line, data.splitlines()) if e is not None]
-    return entries, broken, int(chained[-1]["seq"]) if chained else 0
+    chained = ledger.chained_after(0)
+    return ledger.entries(), broken, int(chained[-1]["seq"]) if chained else 0

@@ -17,11 +17,9 @@ import orjson
 
 from ragwarrant.audit.ledger import (
     LEDGER_SCHEMA_VERSION,
-    LedgerProblem,
+    Ledger,
     append_entry,
     is_marker,
-    read_entries,
-    verify_chain,
 )
 from ragwarrant.digests import sha256_bytes
 from ragwarrant.errors import InputError
@@ -264,62 +262,58 @@ def _candidate_detail(cand: Mapping[str, Any]) -> str:
     )
 
 
-def _policy_lines(runs: Sequence[Mapping[str, Any]], policy: str | None) -> list[str]:
-    policies: dict[str, list[tuple[Mapping[str, Any], Mapping[str, Any]]]] = {}
-    for e in runs:
-        for cand in e.get("candidates") or []:
-            pid = str(cand.get("policy_id"))
-            if policy is None or pid == policy:
-                policies.setdefault(pid, []).append((e, cand))
-    lines = []
-    for pid, rows in policies.items():
-        classes = " -> ".join(str(cand.get("class")) for _, cand in rows)
-        lines.append(f"  policy {pid}: {classes}")
-        for e, cand in rows:
-            n = cand.get("paired_n")
-            lines.append(
-                f"    {e.get('time')}  {e.get('run_id')}  {str(cand.get('class')):<12} "
-                f"n={n if n is not None else '-'}  {_candidate_detail(cand)}".rstrip()
+@dataclass(frozen=True)
+class _HistoryView:
+    """How ``show_history`` renders each contract's runs: the policy shown (None: every
+    policy), the drift window and the drift flags of the ledger."""
+
+    policy: str | None
+    window: int
+    flags: Sequence[DriftFlag]
+
+    def contract_lines(self, cid: str, runs: Sequence[Mapping[str, Any]]) -> list[str]:
+        """The contract's runs, each policy's class over time, the abstention rates by slice."""
+        lines = [f"contract {cid} ({len(runs)} run{'s' if len(runs) != 1 else ''})", "  runs:"]
+        lines += [_run_line(e) for e in runs]
+        return lines + self._policy_lines(runs) + self._abstention_lines(cid, runs)
+
+    def _policy_lines(self, runs: Sequence[Mapping[str, Any]]) -> list[str]:
+        policies: dict[str, list[tuple[Mapping[str, Any], Mapping[str, Any]]]] = {}
+        for e in runs:
+            for cand in e.get("candidates") or []:
+                pid = str(cand.get("policy_id"))
+                if self.policy in (None, pid):
+                    policies.setdefault(pid, []).append((e, cand))
+        lines = []
+        for pid, rows in policies.items():
+            classes = " -> ".join(str(cand.get("class")) for _, cand in rows)
+            lines.append(f"  policy {pid}: {classes}")
+            for e, cand in rows:
+                n = cand.get("paired_n")
+                lines.append(
+                    f"    {e.get('time')}  {e.get('run_id')}  {str(cand.get('class')):<12} "
+                    f"n={n if n is not None else '-'}  {_candidate_detail(cand)}".rstrip()
+                )
+        return lines
+
+    def _abstention_lines(self, cid: str, runs: Sequence[Mapping[str, Any]]) -> list[str]:
+        series = [
+            (k, v) for k, v in _abstention_series(runs).items() if self.policy in (None, k[1])
+        ]
+        if not series:
+            return []
+        flagged = {(f.contract_id, f.policy_id, f.slice): f for f in reversed(self.flags)}
+        lines = ["  abstention rate by slice (oldest -> newest):"]
+        for (_, pid, slice_), points in sorted(series):
+            rates = "  ".join(f"{p[2]:.3f}" for p in points)
+            flag = flagged.get((cid, pid, slice_))
+            mark = (
+                f"  <- EARLY DRIFT: rose in each of the last {self.window} runs (+{flag.rise:.3f})"
+                if flag
+                else ""
             )
-    return lines
-
-
-def _abstention_lines(
-    cid: str,
-    runs: Sequence[Mapping[str, Any]],
-    policy: str | None,
-    flags: Sequence[DriftFlag],
-    window: int,
-) -> list[str]:
-    series = {k: v for k, v in _abstention_series(runs).items() if policy is None or k[1] == policy}
-    if not series:
-        return []
-    flagged = {(f.contract_id, f.policy_id, f.slice): f for f in reversed(flags)}
-    lines = ["  abstention rate by slice (oldest -> newest):"]
-    for (_, pid, slice_), points in sorted(series.items()):
-        rates = "  ".join(f"{p[2]:.3f}" for p in points)
-        flag = flagged.get((cid, pid, slice_))
-        mark = (
-            f"  <- EARLY DRIFT: rose in each of the last {window} runs (+{flag.rise:.3f})"
-            if flag
-            else ""
-        )
-        lines.append(f"    {pid} / {slice_}: {rates}{mark}")
-    return lines
-
-
-def _refuse_non_entries(path: Path, problems: Sequence[LedgerProblem]) -> None:
-    """Raise ``ledger-not-an-entry`` (InputError) at the first line without the chain fields:
-    a JSON object that is not a ledger entry (``show`` would render it as one)."""
-    alien = next((p for p in problems if p.kind == "missing-field"), None)
-    if alien is not None:
-        raise InputError(
-            "ledger-not-an-entry",
-            f"{path} line {alien.line} is not a ledger entry: {alien.message}",
-            hint="pass the ledger file given to `ragwarrant run --ledger`",
-            file=str(path),
-            row=alien.line,
-        )
+            lines.append(f"    {pid} / {slice_}: {rates}{mark}")
+        return lines
 
 
 def show_history(
@@ -345,14 +339,23 @@ def show_history(
         InputError: the file cannot be read (``ledger-unreadable``), or a line is a JSON object
             without the chain fields of a ledger entry (``ledger-not-an-entry``, naming it).
     """
-    problems = verify_chain(path)
-    _refuse_non_entries(path, problems)
-    entries = [
-        e
-        for e in read_entries(path)
-        if not is_marker(e)
-        and (contract is None or (e.get("contract") or {}).get("id") == contract)
-    ]
+    ledger = Ledger.read(path)
+    problems = ledger.problems()
+    alien = next((p for p in problems if p.kind == "missing-field"), None)
+    if alien is not None:  # a JSON object without the chain fields: show would render it as one
+        raise InputError(
+            "ledger-not-an-entry",
+            f"{path} line {alien.line} is not a ledger entry: {alien.message}",
+            hint="pass the ledger file given to `ragwarrant run --ledger`",
+            file=str(path),
+            row=alien.line,
+        )
+    by_contract: dict[str, list[dict[str, Any]]] = {}
+    for e in ledger.entries():
+        cid = (e.get("contract") or {}).get("id")
+        if not is_marker(e) and contract in (None, cid):
+            by_contract.setdefault(str(cid), []).append(e)
+    entries = [e for runs in by_contract.values() for e in runs]
     lines: list[str] = []
     if problems:
         lines.append(
@@ -361,14 +364,8 @@ def show_history(
     if not entries:
         lines.append("no ledger entries" + (f" for contract {contract}" if contract else ""))
         return "\n".join(lines) + "\n"
-    by_contract: dict[str, list[dict[str, Any]]] = {}
-    for e in entries:
-        by_contract.setdefault(str((e.get("contract") or {}).get("id")), []).append(e)
     flags = drifting_slices(entries, window=window, min_rise=min_rise)
+    view = _HistoryView(policy, window, flags)
     for cid, runs in by_contract.items():
-        lines.append(f"contract {cid} ({len(runs)} run{'s' if len(runs) != 1 else ''})")
-        lines.append("  runs:")
-        lines += [_run_line(e) for e in runs]
-        lines += _policy_lines(runs, policy)
-        lines += _abstention_lines(cid, runs, policy, flags, window)
+        lines += view.contract_lines(cid, runs)
     return "\n".join(lines) + "\n"

@@ -30,6 +30,7 @@ from ragwarrant.errors import InputError, OutputError
 from ragwarrant.evidence.index import EvidenceIndex
 from ragwarrant.evidence.looks import decode_fingerprint
 from ragwarrant.gates import looks
+from ragwarrant.gates.looks import LedgerLooks
 from ragwarrant.inputs import Inputs
 from ragwarrant.limits import MAX_EVIDENCE_FILE_BYTES
 from ragwarrant.outputs import DECISION_FILE, LookRecord
@@ -172,6 +173,16 @@ class LookEntries:
         more = tuple(e for e in entries if _is_look(e))
         return replace(self, looks=self.looks + more, tip_seq=int(entries[-1]["seq"]))
 
+    def counted(self) -> LedgerLooks:
+        """These looks as ``gates.looks`` counts them (``earlier``, else ``others``; the chain
+        break). Raises InputError when a kept fingerprint cannot be read."""
+        earlier = [_earlier_look(e, data) for e, data in self.earlier()]
+        mine = [e for e in earlier if e is not None]
+        theirs = [] if mine else [_earlier_look(e, data) for e, data in self.others()]
+        broken = self.chain_break
+        where = f"line {broken.line} ({broken.kind})" if broken is not None else None
+        return LedgerLooks(mine, [e for e in theirs if e is not None], where)
+
 
 def read_looks(ledger_path: Path, contract_id: str, version: str) -> LookEntries:
     """Read what a run's look is resolved from, holding the ledger's lock only while reading.
@@ -212,16 +223,6 @@ def _earlier_look(entry: Mapping[str, object], evidence: bytes | None) -> looks.
     )
 
 
-def _ledger_looks(entries: LookEntries) -> looks.LedgerLooks:
-    """The ledger's looks (``read_looks``) as ``gates.looks`` counts them."""
-    earlier = [_earlier_look(e, data) for e, data in entries.earlier()]
-    mine = [e for e in earlier if e is not None]
-    theirs = [] if mine else [_earlier_look(e, data) for e, data in entries.others()]
-    broken = entries.chain_break
-    where = f"line {broken.line} ({broken.kind})" if broken is not None else None
-    return looks.LedgerLooks(mine, [e for e in theirs if e is not None], where)
-
-
 @dataclass(frozen=True)
 class RunLook:
     """A run's look, what it was resolved from, and how to tell at append that it went stale.
@@ -251,7 +252,7 @@ class RunLook:
         """
         if self.ledger is None or not appended:
             return
-        fresh = self.query.resolve(_ledger_looks(self.ledger.after(appended))).record
+        fresh = self.query.resolve(self.ledger.after(appended).counted()).record
         was = self.look.record
         keys = ("number", "alpha_this_look", "alpha_spent", "confirmatory", "blocked")
         if all(getattr(fresh, k) == getattr(was, k) for k in keys):
@@ -300,7 +301,7 @@ def run_look(
     if ledger is None:
         return RunLook(query.resolve(looks.LedgerLooks([], [])), query)
     entries = read_looks(ledger, contract.id, contract.version)  # a short lock, then none
-    return RunLook(query.resolve(_ledger_looks(entries)), query, entries)
+    return RunLook(query.resolve(entries.counted()), query, entries)
 
 
 def record_look(

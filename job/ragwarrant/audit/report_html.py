@@ -49,91 +49,99 @@ STATUS_COLOURS = {
 OPERATIONAL_CLAIMS = ("claim:cost-reduction:", "claim:latency-reduction:")
 
 _WIDTH, _LABEL_W, _TEXT_W, _ROW_H, _AXIS_H, _TOP = 900, 150, 290, 28, 34, 22
-
-
-@dataclass(frozen=True)
-class _Scale:
-    """A linear map from metric units to x pixels over the plot area."""
-
-    lo: float
-    hi: float
-    left: float
-    right: float
-
-    def x(self, value: float) -> float:
-        return round(
-            self.left + (value - self.lo) / (self.hi - self.lo) * (self.right - self.left), 2
-        )
+_RIGHT = _WIDTH - _TEXT_W
 
 
 def _has_interval(g: GateResult) -> bool:
     return g.estimate is not None and g.lower_bound is not None and g.upper_bound is not None
 
 
-def _scale(rows: list[GateResult]) -> _Scale:
-    values = [0.0] + [
-        v
-        for g in rows
-        for v in (g.estimate, g.lower_bound, g.upper_bound, g.threshold)
-        if v is not None
-    ]
-    lo, hi = min(values), max(values)
-    pad = (hi - lo) * 0.08 or 1e-3
-    return _Scale(lo - pad, hi + pad, _LABEL_W, _WIDTH - _TEXT_W)
+@dataclass(frozen=True)
+class _ForestPlot:
+    """One forest-plot panel being drawn: the drawing, the bottom of its rows, and the linear map
+    from metric units (``lo`` .. ``hi``) to x pixels over the plot area."""
 
+    d: drawsvg.Drawing
+    lo: float
+    hi: float
+    bottom: float
 
-def _draw_axis(d: drawsvg.Drawing, scale: _Scale, bottom: float) -> None:
-    import drawsvg as dw
+    @classmethod
+    def start(cls, rows: list[GateResult], title: str, panel_id: str) -> _ForestPlot:
+        """An empty panel for ``rows``, scaled to their intervals, thresholds and zero."""
+        import drawsvg as dw
 
-    raw = (scale.hi - scale.lo) / 5  # a 1-2-5 tick step giving about five ticks
-    power = 10 ** math.floor(math.log10(raw))
-    step = next(m * power for m in (1, 2, 5, 10) if m * power >= raw)
-    tick = math.ceil(scale.lo / step) * step
-    while tick <= scale.hi:
-        x = scale.x(tick)
-        d.append(dw.Line(x, _TOP, x, bottom, stroke="#e4e4e4", stroke_width=1))
-        label = "0" if abs(tick) < step / 1e6 else f"{tick:+.3g}"
-        d.append(dw.Text(label, 11, x, bottom + 14, text_anchor="middle", fill="#444"))
-        tick += step
-    zero = scale.x(0.0)
-    d.append(dw.Line(zero, _TOP, zero, bottom, stroke="#222", stroke_width=1.5))
-    d.append(
-        dw.Text(
-            "Δ (positive = candidate better)",
-            11,
-            (scale.left + scale.right) / 2,
-            bottom + 29,
-            text_anchor="middle",
-            fill="#444",
+        values = [0.0] + [
+            v
+            for g in rows
+            if _has_interval(g)
+            for v in (g.estimate, g.lower_bound, g.upper_bound, g.threshold)
+            if v is not None
+        ]
+        lo, hi = min(values), max(values)
+        pad = (hi - lo) * 0.08 or 1e-3
+        bottom = _TOP + _ROW_H * len(rows)
+        d = dw.Drawing(_WIDTH, bottom + _AXIS_H, id_prefix=panel_id, role="img", aria_label=title)
+        return cls(d, lo - pad, hi + pad, bottom)
+
+    def x(self, value: float) -> float:
+        return round(_LABEL_W + (value - self.lo) / (self.hi - self.lo) * (_RIGHT - _LABEL_W), 2)
+
+    def axis(self) -> None:
+        import drawsvg as dw
+
+        d, bottom = self.d, self.bottom
+        raw = (self.hi - self.lo) / 5  # a 1-2-5 tick step giving about five ticks
+        power = 10 ** math.floor(math.log10(raw))
+        step = next(m * power for m in (1, 2, 5, 10) if m * power >= raw)
+        tick = math.ceil(self.lo / step) * step
+        while tick <= self.hi:
+            x = self.x(tick)
+            d.append(dw.Line(x, _TOP, x, bottom, stroke="#e4e4e4", stroke_width=1))
+            label = "0" if abs(tick) < step / 1e6 else f"{tick:+.3g}"
+            d.append(dw.Text(label, 11, x, bottom + 14, text_anchor="middle", fill="#444"))
+            tick += step
+        zero = self.x(0.0)
+        d.append(dw.Line(zero, _TOP, zero, bottom, stroke="#222", stroke_width=1.5))
+        d.append(
+            dw.Text(
+                "Δ (positive = candidate better)",
+                11,
+                (_LABEL_W + _RIGHT) / 2,
+                bottom + 29,
+                text_anchor="middle",
+                fill="#444",
+            )
         )
-    )
 
+    def row(self, group: drawsvg.Group, g: GateResult, y: float) -> None:
+        import drawsvg as dw
 
-def _draw_row(d: drawsvg.Drawing, scale: _Scale, g: GateResult, y: float) -> None:
-    import drawsvg as dw
-
-    colour = STATUS_COLOURS[g.status]
-    if g.kind == "claim":
-        label = f"claim: {g.id.split(':')[1]}"
-    else:
-        label = "overall" if g.slice is None else f"slice {identifier(g.slice)}"
-    d.append(dw.Text(label, 13, 8, y + 4, fill="#222"))
-    text = g.status.value
-    if _has_interval(g):
+        colour = STATUS_COLOURS[g.status]
+        if g.kind == "claim":
+            label = f"claim: {g.id.split(':')[1]}"
+        else:
+            label = "overall" if g.slice is None else f"slice {identifier(g.slice)}"
+        group.append(dw.Text(label, 13, 8, y + 4, fill="#222"))
+        if not _has_interval(g):
+            group.append(dw.Text(g.status.value, 12, _RIGHT + 10, y + 4, fill=colour))
+            return
         assert g.estimate is not None and g.lower_bound is not None and g.upper_bound is not None
         if g.threshold is not None:
-            tx = scale.x(g.threshold)
-            d.append(
+            tx = self.x(g.threshold)
+            group.append(
                 dw.Line(
                     tx, y - 11, tx, y + 11, stroke="#555", stroke_width=2, stroke_dasharray="3,2"
                 )
             )
-        lcb, ucb = scale.x(g.lower_bound), scale.x(g.upper_bound)
-        d.append(dw.Line(lcb, y, ucb, y, stroke=colour, stroke_width=4))
-        d.append(dw.Line(lcb, y - 8, lcb, y + 8, stroke=colour, stroke_width=3))
-        d.append(dw.Circle(scale.x(g.estimate), y, 6, fill=colour, stroke="#fff", stroke_width=1))
+        lcb, ucb = self.x(g.lower_bound), self.x(g.upper_bound)
+        group.append(dw.Line(lcb, y, ucb, y, stroke=colour, stroke_width=4))
+        group.append(dw.Line(lcb, y - 8, lcb, y + 8, stroke=colour, stroke_width=3))
+        group.append(
+            dw.Circle(self.x(g.estimate), y, 6, fill=colour, stroke="#fff", stroke_width=1)
+        )
         text = f"{g.estimate:+.3g} [{g.lower_bound:+.3g}, {g.upper_bound:+.3g}] {g.status.value}"
-    d.append(dw.Text(text, 12, scale.right + 10, y + 4, fill=colour))
+        group.append(dw.Text(text, 12, _RIGHT + 10, y + 4, fill=colour))
 
 
 def forest_svg(rows: list[GateResult], title: str, panel_id: str) -> str:
@@ -147,15 +155,14 @@ def forest_svg(rows: list[GateResult], title: str, panel_id: str) -> str:
     """
     import drawsvg as dw
 
-    scale = _scale([g for g in rows if _has_interval(g)])
-    bottom = _TOP + _ROW_H * len(rows)
-    d = dw.Drawing(_WIDTH, bottom + _AXIS_H, id_prefix=panel_id, role="img", aria_label=title)
+    plot = _ForestPlot.start(rows, title, panel_id)
+    d = plot.d
     d.append(dw.Raw(f"<title>{escape(title)}</title>"))
-    _draw_axis(d, scale, bottom)
+    plot.axis()
     for i, g in enumerate(rows):
         group = dw.Group()
         group.append_title(visible(f"{g.id}: {g.reason}"))
-        _draw_row(group, scale, g, _TOP + _ROW_H * i + _ROW_H / 2)
+        plot.row(group, g, _TOP + _ROW_H * i + _ROW_H / 2)
         d.append(group)
     labelled = [g for g in rows if g.kind in STATISTICAL_KINDS and g.threshold is not None]
     if labelled and _has_interval(g := labelled[0]):
@@ -163,7 +170,7 @@ def forest_svg(rows: list[GateResult], title: str, panel_id: str) -> str:
         # dashed tick: −margin, or 0 for a claim) above the plot, each on the side away from
         # the other so the two never overlap.
         assert g.lower_bound is not None and g.threshold is not None
-        lcb, tx = scale.x(g.lower_bound), scale.x(g.threshold)
+        lcb, tx = plot.x(g.lower_bound), plot.x(g.threshold)
         threshold = "0 (claim)" if g.kind == "claim" else f"−margin = {signed(g.threshold)}"
         for text, x, left in (("lower bound", lcb, lcb < tx), (threshold, tx, not lcb < tx)):
             anchor, dx = ("end", -3) if left else ("start", 3)

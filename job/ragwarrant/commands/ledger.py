@@ -88,19 +88,20 @@ def run_ledger_verify(args: argparse.Namespace) -> int:
         InputError: the file or the public key cannot be read, or the key is not Ed25519.
     """
     from ragwarrant.audit.attestation import load_public_key
-    from ragwarrant.audit.ledger import is_marker, quarantined_lines, read_entries, verify_chain
+    from ragwarrant.audit.ledger import Ledger, is_marker
 
     key = load_public_key(args.public_key) if args.public_key is not None else None
-    problems = verify_chain(args.file, key)
+    ledger = Ledger.read(args.file)
+    problems = ledger.problems(key)
     if problems:
         sys.stdout.write(f"LEDGER BROKEN: first broken entry at {problems[0]}\n")
         sys.stdout.writelines(f"  also  {p}\n" for p in problems[1:])
         return int(ExitCode.VERIFY_MISMATCH)
-    entries = read_entries(args.file)
+    entries = ledger.entries()
     runs = sum(1 for e in entries if not is_marker(e))
     last = entries[-1]["entry_hash"] if entries else "(empty)"
     sys.stdout.write(f"ledger intact: {runs} entries; last entry_hash {last}\n")
-    sys.stdout.writelines(f"  note: {q}\n" for q in quarantined_lines(args.file))
+    sys.stdout.writelines(f"  note: {q}\n" for q in ledger.quarantined())
     if key is None:
         sys.stdout.write(
             "  note: no --public-key given; the hash chain proves integrity against "
