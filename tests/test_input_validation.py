@@ -42,7 +42,11 @@ def test_negative_cost_blocks(make_input, tmp_path):
     out = tmp_path / "out"
     assert run(["run", "--input", str(make_input(data=data)), "--output", str(out)]) == 12
     gate = next(g for g in load(out)["candidates"][0]["gates"] if g["id"] == "hard:value-range")
-    assert gate["status"] == "fail" and "cost_usd" in gate["reason"]
+    assert gate["status"] == "fail"
+    assert gate["reason"] == (
+        "30 values outside their declared range; first: evidence/results.csv row 201: "
+        "cost_usd = -0.05 for policy cand is outside the range [0, inf]"
+    )
 
 
 def test_values_within_range_pass_the_range_gate(make_input, tmp_path):

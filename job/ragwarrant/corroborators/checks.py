@@ -303,9 +303,8 @@ class ExampleChecks:
         return any(not c.verified for c in self.citations)
 
 
-def _status(passed: bool | None) -> LegStatus:
-    """``unknown`` for None, else ``pass`` or ``fail``."""
-    return "unknown" if passed is None else ("pass" if passed else "fail")
+_STATUS: dict[bool | None, LegStatus] = {None: "unknown", True: "pass", False: "fail"}
+"""A leg's status from whether it passed (None: not known)."""
 
 
 def _groundedness(
@@ -407,9 +406,9 @@ def check_example(
         citations=citations,
         honest_refusal=refusal,
         supported=supported,
-        retrieval=_status(None if relevance is None else relevance >= context_relevance_floor),
-        generation=_status(supported),
+        retrieval=_STATUS[None if relevance is None else relevance >= context_relevance_floor],
+        generation=_STATUS[supported],
         answer=_answer_status(refusal, answer_type, answer_relevance, answer_relevance_threshold),
         record_conflicts=conflicts,
-        record="not-applicable" if conflicts is None else _status(conflicts == 0),
+        record="not-applicable" if conflicts is None else _STATUS[conflicts == 0],
     )

@@ -195,74 +195,6 @@ def _example_codes(arr: pa.ChunkedArray | pa.Array) -> tuple[np.ndarray, pa.Arra
     return (np.concatenate(codes) if codes else np.zeros(0, np.int32)), dictionary
 
 
-def _without_repeats(
-    table: pa.Table, name: str, ex: np.ndarray
-) -> tuple[np.ndarray, pa.ChunkedArray]:
-    """The example codes and the ``name`` column, less the chunks whose (example id chunk,
-    ``name`` chunk) pair repeats an earlier one exactly (``_chunk_key``).
-
-    A wide file's adapter reuses one id array and one attribute array for every metric, so the
-    table repeats each (example, attribute) row once per metric; a repeat changes no per-example
-    minimum, maximum or bit set, and the kept chunks list the labels in the same order. The
-    whole column when the two columns' chunks do not align.
-    """
-    ids, col = table.column("example_id"), table.column(name)
-    if [len(c) for c in ids.chunks] != [len(c) for c in col.chunks]:
-        return ex, col
-    seen: set[tuple[object, ...]] = set()
-    keep = []
-    for i, (a, b) in enumerate(zip(ids.chunks, col.chunks, strict=True)):
-        key = (*_chunk_key(a), *_chunk_key(b))
-        if key not in seen:
-            seen.add(key)
-            keep.append(i)
-    if len(keep) == col.num_chunks:
-        return ex, col
-    bounds = np.cumsum([0, *map(len, ids.chunks)])
-    kept_ex = np.concatenate([ex[bounds[i] : bounds[i + 1]] for i in keep])
-    return kept_ex, pa.chunked_array([col.chunks[i] for i in keep], col.type)
-
-
-def _example_attributes(
-    table: pa.Table, ex: np.ndarray, example_ids: pa.Array
-) -> tuple[
-    np.ndarray,
-    tuple[np.ndarray, np.ndarray, tuple[object, ...]],
-    tuple[np.ndarray, list[object]],
-    list[tuple[str, str]],
-]:
-    """Per-example group code; slice label (object), slice code (-1 when none) and the slice
-    labels the codes index; split bit sets (bit j: a row in split j) and the split labels; the
-    (attribute, example) pairs in conflict (a group or slice with two values)."""
-    n_ex = len(example_ids)
-    conflicts: list[tuple[str, str]] = []
-    attrs: dict[str, tuple[np.ndarray, list[object]]] = {}
-    for name in ("group_id", "slice", "split"):
-        ex_kept, col = _without_repeats(table, name, ex)
-        codes, dictionary = dictionary_codes(col)
-        labels = dictionary.to_pylist()
-        valid = codes >= 0  # per example, the min and max of its codes (-1 without one)
-        e, c = (ex_kept, codes) if valid.all() else (ex_kept[valid], codes[valid])
-        if name == "split":  # every split an example has rows in, as one bit each
-            if len(labels) > 62:
-                raise ValueError(
-                    f"at most 62 distinct split values are supported, found {len(labels)}"
-                )
-            bits = np.left_shift(np.int64(1), c.astype(np.int64))
-            attrs[name] = (_scattered(e, bits, n_ex, 0, np.bitwise_or), labels)
-            continue
-        lo = _scattered(e, c, n_ex, -1, np.minimum).astype(np.int64)
-        bad = np.flatnonzero(lo != _scattered(e, c, n_ex, -1, np.maximum))
-        conflicts += [(name, str(example_ids[int(i)].as_py())) for i in bad[:1000]]
-        attrs[name] = (lo, labels)
-    slice_codes, slice_labels = attrs["slice"]
-    slices = np.array([*slice_labels, None], dtype=object)[
-        np.where(slice_codes >= 0, slice_codes, len(slice_labels))
-    ]
-    slice_attrs = (slices, slice_codes, tuple(slice_labels))
-    return attrs["group_id"][0], slice_attrs, attrs["split"], conflicts
-
-
 class _Labels:
     """Global codes of a dictionary string column, for the rows of any take of it.
 
@@ -301,7 +233,8 @@ class _Group:
 
 @dataclass(frozen=True)
 class _Rows:
-    """The table every (policy, metric) group is taken from, one group at a time.
+    """The table every (policy, metric) group is taken from, one group at a time, with the
+    example codes of its rows (``attributes``: each example's group, slice and splits).
 
     Only the example codes are held for every row; each group's source rows, values, missing
     reasons and sources are taken from the Arrow columns when it is visited (at 10^7 rows, the
@@ -315,15 +248,98 @@ class _Rows:
     reasons: _Labels
     sources: _Labels
 
+    def without_repeats(self, name: str) -> tuple[np.ndarray, pa.ChunkedArray]:
+        """The example codes and the ``name`` column, less the chunks whose (example id chunk,
+        ``name`` chunk) pair repeats an earlier one exactly (``_chunk_key``).
+
+        A wide file's adapter reuses one id array and one attribute array for every metric, so the
+        table repeats each (example, attribute) row once per metric; a repeat changes no per-example
+        minimum, maximum or bit set, and the kept chunks list the labels in the same order. The
+        whole column when the two columns' chunks do not align.
+        """
+        ex, ids, col = self.ex, self.table.column("example_id"), self.table.column(name)
+        if [len(c) for c in ids.chunks] != [len(c) for c in col.chunks]:
+            return ex, col
+        seen: set[tuple[object, ...]] = set()
+        keep = []
+        for i, (a, b) in enumerate(zip(ids.chunks, col.chunks, strict=True)):
+            key = (*_chunk_key(a), *_chunk_key(b))
+            if key not in seen:
+                seen.add(key)
+                keep.append(i)
+        if len(keep) == col.num_chunks:
+            return ex, col
+        bounds = np.cumsum([0, *map(len, ids.chunks)])
+        kept_ex = np.concatenate([ex[bounds[i] : bounds[i + 1]] for i in keep])
+        return kept_ex, pa.chunked_array([col.chunks[i] for i in keep], col.type)
+
+    def attributes(
+        self,
+    ) -> tuple[
+        np.ndarray,
+        tuple[np.ndarray, np.ndarray, tuple[object, ...]],
+        tuple[np.ndarray, list[object]],
+        list[tuple[str, str]],
+    ]:
+        """Per-example group code; slice label (object), slice code (-1 when none) and the slice
+        labels the codes index; split bit sets (bit j: a row in split j) and the split labels; the
+        (attribute, example) pairs in conflict (a group or slice with two values)."""
+        example_ids = self.example_ids
+        n_ex = len(example_ids)
+        conflicts: list[tuple[str, str]] = []
+        attrs: dict[str, tuple[np.ndarray, list[object]]] = {}
+        for name in ("group_id", "slice", "split"):
+            ex_kept, col = self.without_repeats(name)
+            codes, dictionary = dictionary_codes(col)
+            labels = dictionary.to_pylist()
+            valid = codes >= 0  # per example, the min and max of its codes (-1 without one)
+            e, c = (ex_kept, codes) if valid.all() else (ex_kept[valid], codes[valid])
+            if name == "split":  # every split an example has rows in, as one bit each
+                if len(labels) > 62:
+                    raise ValueError(
+                        f"at most 62 distinct split values are supported, found {len(labels)}"
+                    )
+                bits = np.left_shift(np.int64(1), c.astype(np.int64))
+                attrs[name] = (_scattered(e, bits, n_ex, 0, np.bitwise_or), labels)
+                continue
+            lo = _scattered(e, c, n_ex, -1, np.minimum).astype(np.int64)
+            bad = np.flatnonzero(lo != _scattered(e, c, n_ex, -1, np.maximum))
+            conflicts += [(name, str(example_ids[int(i)].as_py())) for i in bad[:1000]]
+            attrs[name] = (lo, labels)
+        slice_codes, slice_labels = attrs["slice"]
+        slices = np.array([*slice_labels, None], dtype=object)[
+            np.where(slice_codes >= 0, slice_codes, len(slice_labels))
+        ]
+        slice_attrs = (slices, slice_codes, tuple(slice_labels))
+        return attrs["group_id"][0], slice_attrs, attrs["split"], conflicts
+
+    def take(self, name: str, sel: np.ndarray) -> pa.ChunkedArray:
+        """``self.table.column(name).take(sel)`` for ascending ``sel``, taken chunk by chunk: a
+        take across chunks first concatenates the whole column (about 70 ms per 10^7-row column,
+        4 columns per group). Contiguous rows (a wide file's group) are a slice, not a take."""
+        col = self.table.column(name)
+        if sel.size and int(sel[-1]) - int(sel[0]) + 1 == sel.size:
+            return col.slice(int(sel[0]), sel.size)
+        bounds = np.cumsum([0, *map(len, col.chunks)])
+        cuts = np.searchsorted(sel, bounds)
+        pieces = [
+            chunk.take(pa.array(sel[lo:hi] - start))
+            for chunk, start, lo, hi in zip(
+                col.chunks, bounds[:-1], cuts[:-1], cuts[1:], strict=True
+            )
+            if hi > lo
+        ]
+        return pa.chunked_array(pieces, type=col.type)
+
     def group(self, sel: np.ndarray) -> _Group:
         """The rows ``sel`` (ascending) of the table."""
-        t, e = self.table, self.ex[sel]
+        e = self.ex[sel]
         return _Group(
             e=e,
-            rows=_take(t.column("source_row"), sel).to_numpy(),
-            values=_take(t.column("value"), sel).to_numpy().astype(np.float64, copy=False),
-            reason_codes=self.reasons.codes(_take(t.column("missing_reason"), sel)),
-            src_codes=self.sources.codes(_take(t.column("source"), sel)),
+            rows=self.take("source_row", sel).to_numpy(),
+            values=self.take("value", sel).to_numpy().astype(np.float64, copy=False),
+            reason_codes=self.reasons.codes(self.take("missing_reason", sel)),
+            src_codes=self.sources.codes(self.take("source", sel)),
             counts=np.bincount(e, minlength=len(self.example_ids)),
         )
 
@@ -403,22 +419,6 @@ class _Rows:
             row=row_of,
             source=source_of,
         )
-
-
-def _take(col: pa.ChunkedArray, sel: np.ndarray) -> pa.ChunkedArray:
-    """``col.take(sel)`` for ascending ``sel``, taken chunk by chunk: a take across chunks first
-    concatenates the whole column (about 70 ms per 10^7-row column, 4 columns per group).
-    Contiguous rows (a wide file's group) are a slice, not a take."""
-    if sel.size and int(sel[-1]) - int(sel[0]) + 1 == sel.size:
-        return col.slice(int(sel[0]), sel.size)
-    bounds = np.cumsum([0, *map(len, col.chunks)])
-    cuts = np.searchsorted(sel, bounds)
-    pieces = [
-        chunk.take(pa.array(sel[lo:hi] - start))
-        for chunk, start, lo, hi in zip(col.chunks, bounds[:-1], cuts[:-1], cuts[1:], strict=True)
-        if hi > lo
-    ]
-    return pa.chunked_array(pieces, type=col.type)
 
 
 def _scattered(
@@ -508,11 +508,9 @@ def build_index(table: pa.Table, source_paths: dict[str, str] | None = None) -> 
         provenance = pool.submit(_rows_without_provenance, table)
         ex, example_ids = _example_codes(table.column("example_id"))
         ids = pool.submit(lambda: (id_variants(example_ids), _ranks(example_ids)))
-        group, slices, (split_bits, split_labels), conflicts = _example_attributes(
-            table, ex, example_ids
-        )
         reasons, sources = _Labels(table.column("missing_reason")), _Labels(table.column("source"))
         r = _Rows(ex, example_ids, table, reasons, sources)
+        group, slices, (split_bits, split_labels), conflicts = r.attributes()
         group_key, pol_labels, met_labels = keys.result()
         columns: dict[tuple[str, str], MetricColumn] = {}
         duplicates: list[Duplicate] = []

@@ -66,28 +66,6 @@ class CandidateEvaluation:
         return any(g.kind == "hard" and g.status is GateStatus.FAIL for g in self.gates)
 
 
-def _groups_for(index: EvidenceIndex, examples: np.ndarray) -> np.ndarray | None:
-    """Shape (n,) int64 cluster labels of ``examples`` that do not depend on the row order.
-
-    A group is labelled by the smallest example id among its paired examples; an example without
-    a group is a cluster of its own, labelled by its id. Labels are id ranks
-    (``EvidenceIndex.example_rank``): an ungrouped example's rank r, a group's E + the rank of
-    its smallest id, so sorting labels sorts ungrouped examples by id, then groups by leader id.
-    None when no example has a group.
-    """
-    g = index.group[examples]
-    if not np.any(g >= 0):
-        return None
-    ranks = index.example_rank[examples]
-    labels = ranks.copy()
-    grouped = np.flatnonzero(g >= 0)
-    order = grouped[np.lexsort((ranks[grouped], g[grouped]))]
-    first = np.r_[True, g[order][1:] != g[order][:-1]]
-    leader = ranks[order][first][np.cumsum(first) - 1]
-    labels[order] = index.n_examples + leader
-    return labels
-
-
 ColumnKey = tuple[str, str | None]
 """(metric, protected slice value or None for all examples in scope)."""
 
@@ -132,7 +110,8 @@ class _Joint:
 
 @dataclass(frozen=True)
 class _Context:
-    """What every step of one candidate's evaluation reads."""
+    """One candidate's evaluation: what every step reads, and the steps (pairing, hard gates,
+    joint resample, noninferiority tests, claim inputs) that read it."""
 
     index: EvidenceIndex
     contract: ReleaseContract
@@ -212,65 +191,195 @@ class _Context:
         om = {m.id: m for m in self.contract.operational_metrics}[metric]
         return (metric, om.statistic, om.direction.sign)
 
+    def groups(self, examples: np.ndarray) -> np.ndarray | None:
+        """Shape (n,) int64 cluster labels of ``examples`` that do not depend on the row order.
 
-def _hard_gates(
-    ctx: _Context, pairs: dict[str, PairedMetric], config_missing: list[str]
-) -> list[GateResult]:
-    """Every hard gate on the confirmatory evidence of the baseline and the candidate."""
-    index, contract, scope = ctx.index, ctx.contract, ctx.scope
-    baseline, candidate = ctx.baseline, ctx.candidate
-    st = contract.statistics
-    dq_metrics = [d.metric for d in contract.hard_disqualifiers]
-    gates: list[GateResult] = [
-        hard.gate_required_evidence(
-            index, list(dict.fromkeys(list(pairs) + dq_metrics)), baseline, candidate, scope
-        ),
-        hard.gate_provenance(index, [p for p in config_missing if p in (baseline, candidate)]),
-        hard.gate_duplicates(index, contract.policy_ids),
-        hard.gate_example_attributes(index),
-        hard.gate_leakage(index, contract),
-        hard.gate_non_finite(contract, pairs, baseline, candidate, index, scope),
-        hard.gate_value_range(index, contract, (baseline, candidate), scope),
-        hard.gate_pairing_coverage(pairs, st.min_pairing_coverage),
-        hard.gate_paired_n(pairs, st.min_paired_n),
-    ]
-    gates += [hard.gate_constant_signal(m.id, pairs[m.id]) for m in ctx.required]
-    gates += [
-        hard.gate_constant_labels(m.id, ctx.labels[m.id], m.human_labels.file)
-        for m in contract.quality_metrics
-        if m.human_labels is not None and ctx.labelled(m.id)
-    ]
-    sides = {"candidate": candidate, "baseline": baseline}
-    gates += [
-        hard.gate_missing_balance(
-            m, pairs[m], st.alpha, missingness_notes(index, m, pairs[m], sides, scope)
-        )
-        for m in ctx.needed  # claim metrics too: a candidate may not drop its cost rows
-    ]
-    gates += [
-        hard.gate_disqualifier(dq, index.columns.get((candidate, dq.metric)), scope)
-        for dq in contract.hard_disqualifiers
-    ]
-    return gates
+        A group is labelled by the smallest example id among its paired examples; an example without
+        a group is a cluster of its own, labelled by its id. Labels are id ranks
+        (``EvidenceIndex.example_rank``): an ungrouped example's rank r, a group's E + the rank of
+        its smallest id, so sorting labels sorts ungrouped examples by id, then groups by leader id.
+        None when no example has a group.
+        """
+        index = self.index
+        g = index.group[examples]
+        if not np.any(g >= 0):
+            return None
+        ranks = index.example_rank[examples]
+        labels = ranks.copy()
+        grouped = np.flatnonzero(g >= 0)
+        order = grouped[np.lexsort((ranks[grouped], g[grouped]))]
+        first = np.r_[True, g[order][1:] != g[order][:-1]]
+        leader = ranks[order][first][np.cumsum(first) - 1]
+        labels[order] = index.n_examples + leader
+        return labels
 
-
-def _slice_pairs(ctx: _Context) -> tuple[dict[tuple[str, str], PairedMetric], list[GateResult]]:
-    """Pair each protected slice's metrics; one paired-n hard gate per (slice, metric)."""
-    slice_pairs: dict[tuple[str, str], PairedMetric] = {}
-    gates: list[GateResult] = []
-    present = ctx.index.slices_in(ctx.scope)  # a few labels among 10^6 examples
-    slices_present = sorted({str(v) for v in present if v is not None})
-    for ps in ctx.contract.protected_slices:
-        in_slice = ctx.scope & ctx.index.in_slice(ps.value)
-        for metric in ps.metrics or [m.id for m in ctx.required]:
-            pm = ctx.pair(metric, in_slice)
-            slice_pairs[(ps.value, metric)] = pm
-            gates.append(
-                hard.gate_slice_paired_n(
-                    ps.value, metric, pm.n, ps.min_paired_n, present=slices_present
+    def slice_pairs(self) -> tuple[dict[tuple[str, str], PairedMetric], list[GateResult]]:
+        """Pair each protected slice's metrics; one paired-n hard gate per (slice, metric)."""
+        slice_pairs: dict[tuple[str, str], PairedMetric] = {}
+        gates: list[GateResult] = []
+        present = self.index.slices_in(self.scope)  # a few labels among 10^6 examples
+        slices_present = sorted({str(v) for v in present if v is not None})
+        for ps in self.contract.protected_slices:
+            in_slice = self.scope & self.index.in_slice(ps.value)
+            for metric in ps.metrics or [m.id for m in self.required]:
+                pm = self.pair(metric, in_slice)
+                slice_pairs[(ps.value, metric)] = pm
+                gates.append(
+                    hard.gate_slice_paired_n(
+                        ps.value, metric, pm.n, ps.min_paired_n, present=slices_present
+                    )
                 )
+        return slice_pairs, gates
+
+    def hard_gates(
+        self, pairs: dict[str, PairedMetric], config_missing: list[str]
+    ) -> list[GateResult]:
+        """Every hard gate on the confirmatory evidence of the baseline and the candidate."""
+        index, contract, scope = self.index, self.contract, self.scope
+        baseline, candidate = self.baseline, self.candidate
+        st = contract.statistics
+        dq_metrics = [d.metric for d in contract.hard_disqualifiers]
+        gates: list[GateResult] = [
+            hard.gate_required_evidence(
+                index, list(dict.fromkeys(list(pairs) + dq_metrics)), baseline, candidate, scope
+            ),
+            hard.gate_provenance(index, [p for p in config_missing if p in (baseline, candidate)]),
+            hard.gate_duplicates(index, contract.policy_ids),
+            hard.gate_example_attributes(index),
+            hard.gate_leakage(index, contract),
+            hard.gate_non_finite(contract, pairs, baseline, candidate, index, scope),
+            hard.gate_value_range(index, contract, (baseline, candidate), scope),
+            hard.gate_pairing_coverage(pairs, st.min_pairing_coverage),
+            hard.gate_paired_n(pairs, st.min_paired_n),
+        ]
+        gates += [hard.gate_constant_signal(m.id, pairs[m.id]) for m in self.required]
+        gates += [
+            hard.gate_constant_labels(m.id, self.labels[m.id], m.human_labels.file)
+            for m in contract.quality_metrics
+            if m.human_labels is not None and self.labelled(m.id)
+        ]
+        sides = {"candidate": candidate, "baseline": baseline}
+        gates += [
+            hard.gate_missing_balance(
+                m, pairs[m], st.alpha, missingness_notes(index, m, pairs[m], sides, scope)
             )
-    return slice_pairs, gates
+            for m in self.needed  # claim metrics too: a candidate may not drop its cost rows
+        ]
+        gates += [
+            hard.gate_disqualifier(dq, index.columns.get((candidate, dq.metric)), scope)
+            for dq in contract.hard_disqualifiers
+        ]
+        return gates
+
+    def joint_resample(
+        self,
+        pairs: dict[str, PairedMetric],
+        slice_pairs: dict[tuple[str, str], PairedMetric],
+        rng: np.random.Generator,
+    ) -> _Joint:
+        """One resample of every statistic of the candidate over the union of their examples, in
+        canonical (example id) order: the metrics overall (their own statistic), then the required
+        metrics' means in each protected slice large enough to test.
+
+        Each column (with its statistic and direction sign) uses the resample weights of its own
+        examples or clusters, so the intersection-union test over a candidate's gates uses joint
+        replicates (``stats.bootstrap.joint_bootstrap``). Columns with fewer than 2 paired examples
+        are left out.
+        """
+        index, resamples = self.index, self.contract.statistics.resamples
+        usable: dict[ColumnKey, tuple[PairedMetric, str, int]] = {
+            (m, None): (pm, *self.spec(m)[1:])  # type: ignore[misc]
+            for m, pm in pairs.items()
+            if pm.n >= 2
+        }
+        quality = {m.id: m for m in self.contract.quality_metrics}
+        for (value, metric), pm in slice_pairs.items():
+            if pm.n >= max(2, self.min_paired_n(value)):  # a smaller slice is not tested
+                usable[(metric, value)] = (pm, "mean", quality[metric].direction.sign)
+        if not usable:
+            empty = BootstrapResult(np.zeros(0), np.zeros((resamples, 0)), 0, 0)
+            return _Joint(empty, [], [], False)
+        used = np.zeros(index.n_examples, dtype=bool)
+        for pm, _, _ in usable.values():
+            used[pm.examples] = True
+        union = np.flatnonzero(used)  # np.unique of the concatenation, in O(E)
+        union = union[np.argsort(index.example_rank[union])]  # ranks are distinct: sorted by id
+        position = np.empty(index.n_examples, dtype=np.int32)  # half the memory of int64 rows
+        position[union] = np.arange(union.size)
+        cols = [
+            Column(position[pm.examples], pm.candidate, pm.baseline, stat)  # type: ignore[arg-type]
+            for pm, stat, _ in usable.values()
+        ]
+        groups = self.groups(union)
+        res = joint_bootstrap(cols, union.size, rng=rng, resamples=resamples, groups=groups)
+        signs = [sign for _, _, sign in usable.values()]
+        return _Joint(res, list(usable), signs, groups is not None)
+
+    def noninferiority_gates(
+        self,
+        pairs: dict[str, PairedMetric],
+        slice_pairs: dict[tuple[str, str], PairedMetric],
+        joint: _Joint,
+    ) -> list[GateResult]:
+        """Noninferiority of every required metric overall, then in every protected slice.
+
+        The tests are independent (each has its own seed) and spend their time in numpy kernels
+        that release the GIL, so two threads run them; BLAS is held at one thread meanwhile
+        (``threadpoolctl``), so a test's own resample, if any, does not oversubscribe the cores.
+        """
+        tests = [_Noninferiority(self, pairs[m.id], m, None, m.margin_abs) for m in self.required]
+        quality = {m.id: m for m in self.contract.quality_metrics}
+        for ps in self.contract.protected_slices:
+            for metric in ps.metrics or [m.id for m in self.required]:
+                decl = quality[metric]
+                margin = ps.margin_abs if ps.margin_abs is not None else decl.margin_abs
+                tests.append(
+                    _Noninferiority(self, slice_pairs[(ps.value, metric)], decl, ps.value, margin)
+                )
+        with (
+            threadpool_limits(limits=1, user_api="blas"),
+            ThreadPoolExecutor(max_workers=2) as pool,
+        ):
+            return list(pool.map(lambda t: t.gate(joint), tests))
+
+    def claim_inputs(
+        self, tests: dict[str, OrientedBootstrap], paired: dict[str, PairedMetric]
+    ) -> tuple[list[OrientedBootstrap], list[str], list[ClaimSample | None], list[str | None]]:
+        """Per claim, in contract order: its joint-bootstrap test; its statistic; its raw sample for
+        the t-test, (oriented deltas, cluster labels) on a mean, None on a quantile
+        (``gates.claims.gate_claims``; labels are the order-free cluster labels, or the example
+        codes without clusters); its difference in the reader's terms when its metric is an
+        operational one (cost, latency: ``difference_in_reader_terms``), else None."""
+        operational = {m.id: m for m in self.contract.operational_metrics}
+        claim_tests, statistics = [], []
+        samples: list[ClaimSample | None] = []
+        readings: list[str | None] = []
+        for claim in self.contract.claims.items:
+            _, statistic, sign = self.spec(claim.metric)
+            pm, test = paired[claim.metric], tests[claim.metric]
+            claim_tests.append(test)
+            statistics.append(statistic)
+            on_mean = statistic == "mean" and pm.n >= 2
+            groups = self.groups(pm.examples) if on_mean else None
+            labels = groups if groups is not None else pm.examples
+            samples.append((sign * (pm.candidate - pm.baseline), labels) if on_mean else None)
+            om = operational.get(claim.metric)
+            readings.append(
+                difference_in_reader_terms(om, test.estimate, pm.baseline, gain=True)
+                if om is not None and pm.n
+                else None
+            )
+        return claim_tests, statistics, samples, readings
+
+    def cost_estimate(self, tests: dict[str, OrientedBootstrap]) -> float | None:
+        """Oriented delta of the first cost-reduction claim's metric, else of the first usd
+        metric; None when neither was tested."""
+        contract = self.contract
+        cost_metric = next(
+            (c.metric for c in contract.claims.items if c.kind is ClaimKind.COST_REDUCTION),
+            next((m.id for m in contract.operational_metrics if m.unit.lower() == "usd"), ""),
+        )
+        return tests[cost_metric].estimate if cost_metric in tests else None
 
 
 @dataclass(frozen=True)
@@ -304,7 +413,7 @@ class _Noninferiority:
             power=st.power,
             higher_is_better=metric.direction.sign > 0,
             scale=metric.scale,
-            groups=_groups_for(ctx.index, pm.examples),
+            groups=ctx.groups(pm.examples),
             example_ids=ctx.index.example_rank[pm.examples],  # id ranks order as the ids
             resampled=resampled,
         )
@@ -320,7 +429,7 @@ class _Noninferiority:
             return gate_too_few_pairs(
                 metric.id, slice_value, pm.n, minimum, self.margin_abs, st.alpha
             )
-        groups = _groups_for(ctx.index, pm.examples)
+        groups = ctx.groups(pm.examples)
         # one cluster has no spread to test: a cluster bootstrap needs G >= 2
         if groups is not None and np.unique(groups).size == 1:
             return GateResult(
@@ -412,115 +521,6 @@ class _Noninferiority:
         return g.model_copy(update=update)
 
 
-def _noninferiority_gates(
-    ctx: _Context,
-    pairs: dict[str, PairedMetric],
-    slice_pairs: dict[tuple[str, str], PairedMetric],
-    joint: _Joint,
-) -> list[GateResult]:
-    """Noninferiority of every required metric overall, then in every protected slice.
-
-    The tests are independent (each has its own seed) and spend their time in numpy kernels
-    that release the GIL, so two threads run them; BLAS is held at one thread meanwhile
-    (``threadpoolctl``), so a test's own resample, if any, does not oversubscribe the cores.
-    """
-    tests = [_Noninferiority(ctx, pairs[m.id], m, None, m.margin_abs) for m in ctx.required]
-    quality = {m.id: m for m in ctx.contract.quality_metrics}
-    for ps in ctx.contract.protected_slices:
-        for metric in ps.metrics or [m.id for m in ctx.required]:
-            decl = quality[metric]
-            margin = ps.margin_abs if ps.margin_abs is not None else decl.margin_abs
-            tests.append(
-                _Noninferiority(ctx, slice_pairs[(ps.value, metric)], decl, ps.value, margin)
-            )
-    with threadpool_limits(limits=1, user_api="blas"), ThreadPoolExecutor(max_workers=2) as pool:
-        return list(pool.map(lambda t: t.gate(joint), tests))
-
-
-def _cost_estimate(contract: ReleaseContract, tests: dict[str, OrientedBootstrap]) -> float | None:
-    """Oriented delta of the first cost-reduction claim's metric, else of the first usd metric."""
-    cost_metric = next(
-        (c.metric for c in contract.claims.items if c.kind is ClaimKind.COST_REDUCTION),
-        next((m.id for m in contract.operational_metrics if m.unit.lower() == "usd"), ""),
-    )
-    return tests[cost_metric].estimate if cost_metric in tests else None
-
-
-def _claim_inputs(
-    ctx: _Context, tests: dict[str, OrientedBootstrap], paired: dict[str, PairedMetric]
-) -> tuple[list[OrientedBootstrap], list[str], list[ClaimSample | None], list[str | None]]:
-    """Per claim, in contract order: its joint-bootstrap test; its statistic; its raw sample for
-    the t-test, (oriented deltas, cluster labels) on a mean, None on a quantile
-    (``gates.claims.gate_claims``; labels are the order-free cluster labels, or the example
-    codes without clusters); its difference in the reader's terms when its metric is an
-    operational one (cost, latency: ``difference_in_reader_terms``), else None."""
-    operational = {m.id: m for m in ctx.contract.operational_metrics}
-    claim_tests, statistics = [], []
-    samples: list[ClaimSample | None] = []
-    readings: list[str | None] = []
-    for claim in ctx.contract.claims.items:
-        _, statistic, sign = ctx.spec(claim.metric)
-        pm, test = paired[claim.metric], tests[claim.metric]
-        claim_tests.append(test)
-        statistics.append(statistic)
-        on_mean = statistic == "mean" and pm.n >= 2
-        groups = _groups_for(ctx.index, pm.examples) if on_mean else None
-        labels = groups if groups is not None else pm.examples
-        samples.append((sign * (pm.candidate - pm.baseline), labels) if on_mean else None)
-        om = operational.get(claim.metric)
-        readings.append(
-            difference_in_reader_terms(om, test.estimate, pm.baseline, gain=True)
-            if om is not None and pm.n
-            else None
-        )
-    return claim_tests, statistics, samples, readings
-
-
-def _joint_bootstrap(
-    ctx: _Context,
-    pairs: dict[str, PairedMetric],
-    slice_pairs: dict[tuple[str, str], PairedMetric],
-    rng: np.random.Generator,
-) -> _Joint:
-    """One resample of every statistic of the candidate over the union of their examples, in
-    canonical (example id) order: the metrics overall (their own statistic), then the required
-    metrics' means in each protected slice large enough to test.
-
-    Each column (with its statistic and direction sign) uses the resample weights of its own
-    examples or clusters, so the intersection-union test over a candidate's gates uses joint
-    replicates (``stats.bootstrap.joint_bootstrap``). Columns with fewer than 2 paired examples
-    are left out.
-    """
-    index, resamples = ctx.index, ctx.contract.statistics.resamples
-    usable: dict[ColumnKey, tuple[PairedMetric, str, int]] = {
-        (m, None): (pm, *ctx.spec(m)[1:])  # type: ignore[misc]
-        for m, pm in pairs.items()
-        if pm.n >= 2
-    }
-    quality = {m.id: m for m in ctx.contract.quality_metrics}
-    for (value, metric), pm in slice_pairs.items():
-        if pm.n >= max(2, ctx.min_paired_n(value)):  # a smaller slice is not tested
-            usable[(metric, value)] = (pm, "mean", quality[metric].direction.sign)
-    if not usable:
-        empty = BootstrapResult(np.zeros(0), np.zeros((resamples, 0)), 0, 0)
-        return _Joint(empty, [], [], False)
-    used = np.zeros(index.n_examples, dtype=bool)
-    for pm, _, _ in usable.values():
-        used[pm.examples] = True
-    union = np.flatnonzero(used)  # np.unique of the concatenation, in O(E)
-    union = union[np.argsort(index.example_rank[union])]  # ranks are distinct: sorted by id
-    position = np.empty(index.n_examples, dtype=np.int32)  # half the memory of int64 rows
-    position[union] = np.arange(union.size)
-    cols = [
-        Column(position[pm.examples], pm.candidate, pm.baseline, stat)  # type: ignore[arg-type]
-        for pm, stat, _ in usable.values()
-    ]
-    groups = _groups_for(index, union)
-    res = joint_bootstrap(cols, union.size, rng=rng, resamples=resamples, groups=groups)
-    signs = [sign for _, _, sign in usable.values()]
-    return _Joint(res, list(usable), signs, groups is not None)
-
-
 def evaluate_candidate(
     index: EvidenceIndex,
     contract: ReleaseContract,
@@ -549,8 +549,8 @@ def evaluate_candidate(
     st = contract.statistics
     required = ctx.required
     pairs = {m: ctx.pair(m, scope) for m in ctx.needed}
-    slice_pairs, slice_gates = _slice_pairs(ctx)
-    gates = _hard_gates(ctx, pairs, config_missing) + slice_gates
+    slice_pairs, slice_gates = ctx.slice_pairs()
+    gates = ctx.hard_gates(pairs, config_missing) + slice_gates
     paired_n = pairs[required[0].id].n  # the contract requires at least one
     if any(g.status is GateStatus.FAIL for g in gates):
         return CandidateEvaluation(candidate, gates, paired_n, None, None, None)
@@ -559,10 +559,10 @@ def evaluate_candidate(
         m.id: ctx.pair(m.id, scope) for m in contract.operational_metrics if m.id not in pairs
     }
     rng = make_rng(st.seed, candidate, scope_name, "joint-bootstrap")
-    joint = _joint_bootstrap(ctx, every, slice_pairs, rng)
+    joint = ctx.joint_resample(every, slice_pairs, rng)
     tests = {m: joint.oriented((m, None)) for m in every if (m, None) in joint.keys}
-    ni_gates = _noninferiority_gates(ctx, pairs, slice_pairs, joint)
-    claim_tests, claim_stats, samples, readings = _claim_inputs(ctx, tests, every)
+    ni_gates = ctx.noninferiority_gates(pairs, slice_pairs, joint)
+    claim_tests, claim_stats, samples, readings = ctx.claim_inputs(tests, every)
     gates += ni_gates
     gates += gate_claims(
         contract.claims, claim_tests, claim_stats, st.alpha, st.power, samples, readings
@@ -577,7 +577,7 @@ def evaluate_candidate(
         gates=gates,
         paired_n=paired_n,
         quality_estimate=tests[required[0].id].estimate,
-        cost_estimate=_cost_estimate(contract, tests),
+        cost_estimate=ctx.cost_estimate(tests),
         candidate_p_value=max(
             [*ni_p, claim_family_p_value(contract.claims, claim_tests, st.alpha, samples)]
         ),

@@ -286,7 +286,9 @@ def gate_value_range(
     """
     limit = max_safe_magnitude(int(np.sum(scope)))
     count = huge = 0
-    first = first_huge = ""
+    first: tuple[str, str, np.ndarray, str] | None = None  # (policy, metric, flags, what)
+    first_huge: tuple[str, str, np.ndarray, str] | None = None
+    huge_what = f"exceeds {limit:.3g} in magnitude"
     details: dict[str, str | int | float | bool | None] = {}
     for metric, (lo, hi, label) in _declared_ranges(contract).items():
         for policy in policies:
@@ -300,36 +302,26 @@ def gate_value_range(
             if n_bad:
                 details[f"{metric}.out_of_range.{policy}"] = n_bad
                 count += n_bad
-                first = first or _value_at(index, policy, metric, bad, f"is outside {label}")
+                first = first or (policy, metric, bad, f"is outside {label}")
             if n_big:
                 details[f"{metric}.too_large.{policy}"] = n_big
                 huge += n_big
-                first_huge = first_huge or _value_at(
-                    index, policy, metric, too_big, f"exceeds {limit:.3g} in magnitude"
-                )
-    if huge:
-        return hard_gate(
-            "value-range",
-            False,
-            f"{huge} values too large to aggregate over {int(np.sum(scope))} examples without "
-            f"overflow; first: {first_huge}",
-            details=details,
-        )
-    if count:
-        return hard_gate(
-            "value-range",
-            False,
-            f"{count} values outside their declared range; first: {first}",
-            details=details,
-        )
-    return hard_gate("value-range", True, "every value lies in its metric's declared range")
-
-
-def _value_at(index: EvidenceIndex, policy: str, metric: str, flags: np.ndarray, what: str) -> str:
-    """``<file> row <n>: <metric> = <value> for policy <p> <what>`` of the first flagged example."""
+                first_huge = first_huge or (policy, metric, too_big, huge_what)
+    flagged = first_huge or first
+    if flagged is None:
+        return hard_gate("value-range", True, "every value lies in its metric's declared range")
+    # the first flagged example: <file> row <n>: <metric> = <value> for policy <p> <what>
+    p, m, flags, what = flagged
     i = int(np.flatnonzero(flags)[0])
-    value = float(index.columns[(policy, metric)].raw[i])
-    return f"{index.locate(policy, metric, i)}: {metric} = {value!r} for policy {policy} {what}"
+    value = float(index.columns[(p, m)].raw[i])
+    at = f"{index.locate(p, m, i)}: {m} = {value!r} for policy {p} {what}"
+    reason = (
+        f"{huge} values too large to aggregate over {int(np.sum(scope))} examples without "
+        f"overflow; first: {at}"
+        if huge
+        else f"{count} values outside their declared range; first: {at}"
+    )
+    return hard_gate("value-range", False, reason, details=details)
 
 
 def gate_pairing_coverage(pairs: Mapping[str, PairedMetric], floor: float) -> GateResult:

@@ -73,15 +73,6 @@ def _reason(
     return head + ": inconclusive" + tail + notes
 
 
-def _judge_details(judge: GateResult) -> dict[str, Scalar]:
-    return {
-        "judge_only_estimate": judge.estimate,
-        "judge_only_lower_bound": judge.lower_bound,
-        "judge_only_status": judge.status.value,
-        "judge_only_method": judge.method,
-    }
-
-
 def _human_pairs(
     example_ids: np.ndarray, labels: HumanLabelSet, least_favourable: tuple[float, float]
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -99,8 +90,11 @@ def _human_pairs(
     return mask, is_real, hc, hb
 
 
-def _too_few(judge: GateResult, labels: HumanLabelSet, n: int, minimum: int) -> GateResult:
-    """The judge-only gate made INCONCLUSIVE: ``n`` real labels, below ``minimum``."""
+def _too_few(
+    judge: GateResult, details: dict[str, Scalar], labels: HumanLabelSet, n: int, minimum: int
+) -> GateResult:
+    """The judge-only gate made INCONCLUSIVE: ``n`` real labels, below ``minimum``; ``details``
+    its own with the judge-only results."""
     return judge.model_copy(
         update={
             "status": GateStatus.INCONCLUSIVE,
@@ -109,8 +103,7 @@ def _too_few(judge: GateResult, labels: HumanLabelSet, n: int, minimum: int) -> 
             f"about {minimum - n} more human labels are needed (the judge alone does not "
             "decide)",
             "more_paired_n": minimum - n,
-            "details": judge.details
-            | _judge_details(judge)
+            "details": details
             | {
                 "labels_drawn": labels.drawn,
                 "labels_missing": labels.missing,
@@ -167,8 +160,14 @@ def gate_corrected(
     mask, is_real, hc, hb = _human_pairs(example_ids, labels, least_favourable)
     n_real = int(is_real.sum())
     n_imputed = is_real.size - n_real
+    details: dict[str, Scalar] = judge.details | {
+        "judge_only_estimate": judge.estimate,
+        "judge_only_lower_bound": judge.lower_bound,
+        "judge_only_status": judge.status.value,
+        "judge_only_method": judge.method,
+    }
     if n_real < max(min_labelled, 2):
-        return _too_few(judge, labels, n_real, max(min_labelled, 2))
+        return _too_few(judge, details, labels, n_real, max(min_labelled, 2))
     judge_deltas = sign * (judge_pair[0] - judge_pair[1])
     bound = ppi_mean_bound(
         judge_deltas,
@@ -193,7 +192,6 @@ def gate_corrected(
     else:
         status = GateStatus.INCONCLUSIVE
         more = labels_needed(bound, judge.threshold, power) if spread else None
-    details = judge.details | _judge_details(judge)
     details |= {
         "units": "human labels",
         "ppi_lambda": bound.lam,

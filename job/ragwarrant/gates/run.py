@@ -233,13 +233,6 @@ def _examples_of(
     return seen, ", ".join(f"{i} ({paths[i]})" if paths and i in paths else i for i in ids)
 
 
-def _first_ids(index: EvidenceIndex, mask: np.ndarray, k: int = 3) -> str:
-    """The first ``k`` example ids (in id order) selected by ``mask``, escaped (``quoted``)."""
-    picked = np.flatnonzero(mask)
-    picked = picked[np.argsort(index.example_rank[picked], kind="stable")[:k]]
-    return ", ".join(quoted(str(index.id_array[int(i)])) for i in picked)
-
-
 def gate_evidence_overlap(inputs: Inputs, index: EvidenceIndex) -> GateResult | None:
     """``hard:evidence-overlap``: the examples of each operational metric a claim names (a cost
     or latency claim) and those of the quality metrics cover each other.
@@ -279,10 +272,14 @@ def gate_evidence_overlap(inputs: Inputs, index: EvidenceIndex) -> GateResult | 
     if passed:
         reason = f"{counts}: coverage {coverage:.3f} >= {floor}"
     else:
+        alone = []  # the first 3 example ids (in id order) on each side alone, escaped
+        for mask in (seen & ~quality, quality & ~seen):
+            picked = np.flatnonzero(mask)
+            picked = picked[np.argsort(index.example_rank[picked], kind="stable")[:3]]
+            alone.append(", ".join(quoted(str(index.id_array[int(i)])) for i in picked) or "none")
         reason = (
             f"{counts}: coverage {coverage:.3f} is below the floor {floor}; only in {metric}: "
-            f"{_first_ids(index, seen & ~quality) or 'none'}; only in quality: "
-            f"{_first_ids(index, quality & ~seen) or 'none'} (hint: map both sources to the same "
+            f"{alone[0]}; only in quality: {alone[1]} (hint: map both sources to the same "
             "example id column; a draft of ragwarrant init pairs each export by its own key)"
         )
     return hard_gate(
