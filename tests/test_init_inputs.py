@@ -383,3 +383,17 @@ def test_deepeval_run_without_test_cases_is_refused_naming_the_file(
     err = capsys.readouterr().err
     assert "evidence-empty" in err and "test_run_baseline.json has no test cases" in err
     assert not (root / "contract.yaml").exists()
+
+
+def test_exports_sharing_only_the_root_keep_their_own_folder_only(tmp_path: Path):
+    """Exports in different trees (their only common folder is ``/``) are placed under their own
+    folder's name: the contract does not spell out the host's directories."""
+    from ragwarrant.scaffold_files import place_exports
+
+    mine = tmp_path / "team" / "evals.csv"
+    mine.parent.mkdir()
+    mine.write_text("id,policy,score\n")
+    other = Path("/proc/self/status")  # a readable file in another tree
+    placed, origin = place_exports([mine, other], tmp_path / "in")
+    assert [display for _, display, _ in placed] == ["team/evals.csv", "self/status"]
+    assert origin is None

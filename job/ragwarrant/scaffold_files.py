@@ -11,7 +11,7 @@ import os
 import shutil
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 import yaml
 
@@ -38,7 +38,8 @@ def place_exports(
     ``/x/deepeval/candidate/r.json`` become ``deepeval/baseline/r.json`` and
     ``deepeval/candidate/r.json``), so that init reads the copies as it read the originals
     (roles from folders, Phoenix spans beside their evaluations); an identical file already
-    there is reused.
+    there is reused. Exports whose only common folder is ``/`` keep their own folder's name
+    alone (``/a/b/x.csv`` becomes ``b/x.csv``): no host layout is written into the contract.
 
     Raises:
         InputError: ``init-missing`` when a source is not a readable file; ``init-from-directory``
@@ -51,7 +52,8 @@ def place_exports(
     absolute = [Path(os.path.abspath(p)) for p in sources]
     inside = [p.resolve().is_relative_to(input_dir) for p in sources]
     outside = [a.parent for a, kept in zip(absolute, inside, strict=True) if not kept]
-    origin = Path(os.path.commonpath(outside)).parent if outside else None
+    common = Path(os.path.commonpath(outside)) if outside else None
+    origin = common.parent if common and common != common.parent else None  # None: only "/"
     placed = []
     for path, where in zip(sources, absolute, strict=True):
         resolved = path.resolve()
@@ -67,7 +69,7 @@ def place_exports(
                 hint="replace the link by a copy of the file, then run init again",
             )
         else:
-            display = str(where.relative_to(cast(Path, origin)))
+            display = str(where.relative_to(origin or where.parent.parent))
             refuse_other_file(path, input_dir / display)
             placed.append((path, display, True))
     return placed, origin
