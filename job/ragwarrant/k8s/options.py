@@ -210,6 +210,10 @@ class RenderOptions:
                 groups.append(files)
         return groups, [groups.index(files) for files in per_index]
 
+    def evidence_map_name(self, group: int) -> str:
+        """The name of the ConfigMap holding evidence set ``group`` of ``evidence_groups``."""
+        return f"{self.name}-evidence" if group == 0 else f"{self.name}-evidence-{group}"
+
     @property
     def job_deadline_seconds(self) -> int:
         """The Job's (or Argo Workflow's) ``activeDeadlineSeconds``, s: as given, or derived.
