@@ -29,7 +29,7 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from ragwarrant.k8s.options import FAIL_JOB_EXIT_CODES, RenderOptions, WorkloadKind, check_options
+from ragwarrant.k8s.options import FAIL_JOB_EXIT_CODES, RenderOptions, WorkloadKind
 from ragwarrant.k8s.render import RUN_PREFIX, pod_template, require_kubernetes, supporting_objects
 
 ARGO_API_VERSION = "argoproj.io/v1alpha1"
@@ -213,7 +213,7 @@ def build_argo_manifests(options: RenderOptions) -> list[Any]:
     """
     k = require_kubernetes()
     fan = replace(options, kind=WorkloadKind.INDEXED)
-    check_options(fan, by_index=False)
+    fan.check(by_index=False)
     objects = supporting_objects(k, fan)
     for obj in objects:  # the pods reach the API server (Argo's wait container), nothing else
         if obj.kind == "NetworkPolicy":

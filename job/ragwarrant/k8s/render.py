@@ -10,7 +10,7 @@ The ``podFailurePolicy`` fails the Job at once on the decision and configuration
 (``FAIL_JOB_EXIT_CODES``): a REJECT is an answer, never retried. Pod disruptions are ignored; any
 other failure (internal error 70, an OOM kill) counts toward ``backoffLimit``.
 
-``k8s.options.check_options`` refuses options that cannot work before anything is rendered. The
+``RenderOptions.check`` refuses options that cannot work before anything is rendered. The
 ``kubernetes`` package is the optional extra ``k8s``; ``require_kubernetes`` raises a
 ``UsageError`` naming it when it is missing.
 """
@@ -28,7 +28,6 @@ from ragwarrant.k8s.options import (
     FAIL_JOB_EXIT_CODES,
     RenderOptions,
     WorkloadKind,
-    check_options,
     config_key,
 )
 
@@ -223,7 +222,7 @@ def build_manifests(options: RenderOptions) -> list[Any]:
             count does not fit the kind, or the files exceed a ConfigMap.
     """
     k = require_kubernetes()
-    check_options(options)
+    options.check()
     objects = supporting_objects(k, options)
     indexed = options.kind is WorkloadKind.INDEXED
     on_exit = k.V1PodFailurePolicyOnExitCodesRequirement(
