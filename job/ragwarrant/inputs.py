@@ -82,6 +82,43 @@ class Inputs:
     source: ContractSource | None = None
     labels: dict[str, HumanLabelSet] = field(default_factory=dict)
 
+    @classmethod
+    def read_contract(cls, input_dir: Path) -> Inputs:
+        """The contract read and hashed: its ``contract-schema`` check, a ``warn`` per margin of
+        half its scale or more (``contract.wide_margins``)."""
+        contract_file = find_contract(input_dir)
+        name, source = contract_file.name, load_contract_source(contract_file)
+        contract_bytes = contract_file.read_bytes()
+        sha = sha256_bytes(contract_bytes)
+        schema = "the release contract validates against contracts/contract.schema.json"
+        checks = [ValidationCheck(id="contract-schema", target=name, status="pass", message=schema)]
+        checks += [
+            ValidationCheck(
+                id="contract-margin-wide",
+                target=name,
+                status="warn",
+                file=name,
+                column=key,
+                message=f"{key} is {number(margin)}, at least half the metric's scale width "
+                f"{number(width)}: a candidate that lost that much still passes; is this the "
+                "margin you meant?",
+            )
+            for key, margin, width in wide_margins(source.contract)
+        ]
+        digest = FileDigest(path=name, sha256=sha, bytes=len(contract_bytes))
+        return cls(source.contract, name, sha, [digest], checks=checks, source=source)
+
+    def content_sha256(self, policy_id: str, config: object = None) -> str:
+        """The canonical content digest of a policy's config: sha256 of its parsed value (or of
+        ``config`` when given) as JSON with sorted keys (so YAML and JSON, key order, comments and
+        spacing do not count), or of its bytes when it did not parse."""
+        if policy_id in self.configs:
+            value = self.configs[policy_id] if config is None else config
+            with contextlib.suppress(TypeError):
+                option = orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS
+                return sha256_bytes(orjson.dumps(value, option=option))
+        return self.config_sha[policy_id]
+
     def _record_unreadable(self, source_id: str, source_path: str, exc: EvidenceError) -> None:
         """Record an evidence source (or human labels) its reader refused, with a located check."""
         self.unreadable.append((source_id, exc))
@@ -408,44 +445,6 @@ def evidence_digests(path: Path, relative: str) -> tuple[list[FileDigest], str]:
     return digests, dataset_sha256(parts)
 
 
-def _read_contract(input_dir: Path) -> Inputs:
-    """The contract read and hashed: its ``contract-schema`` check, a ``warn`` per margin of half
-    its scale or more (``contract.wide_margins``)."""
-    contract_file = find_contract(input_dir)
-    name, source = contract_file.name, load_contract_source(contract_file)
-    contract_bytes = contract_file.read_bytes()
-    sha = sha256_bytes(contract_bytes)
-    schema = "the release contract validates against contracts/contract.schema.json"
-    checks = [ValidationCheck(id="contract-schema", target=name, status="pass", message=schema)]
-    checks += [
-        ValidationCheck(
-            id="contract-margin-wide",
-            target=name,
-            status="warn",
-            file=name,
-            column=key,
-            message=f"{key} is {number(margin)}, at least half the metric's scale width "
-            f"{number(width)}: a candidate that lost that much still passes; is this the margin "
-            "you meant?",
-        )
-        for key, margin, width in wide_margins(source.contract)
-    ]
-    digest = FileDigest(path=name, sha256=sha, bytes=len(contract_bytes))
-    return Inputs(source.contract, name, sha, [digest], checks=checks, source=source)
-
-
-def _content_sha256(inputs: Inputs, policy_id: str, config: object = None) -> str:
-    """The canonical content digest of a policy's config: sha256 of its parsed value (or of
-    ``config`` when given) as JSON with sorted keys (so YAML and JSON, key order, comments and
-    spacing do not count), or of its bytes when it did not parse."""
-    if policy_id in inputs.configs:
-        value = inputs.configs[policy_id] if config is None else config
-        with contextlib.suppress(TypeError):
-            option = orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS
-            return sha256_bytes(orjson.dumps(value, option=option))
-    return inputs.config_sha[policy_id]
-
-
 NOTE_KEY = "note"
 """A policy config's top-level free-text note: never part of its behaviour."""
 
@@ -464,7 +463,7 @@ def _without(config: object, path: list[str]) -> object:
 
 def behavioural_sha256(inputs: Inputs, policy_id: str) -> str:
     """A policy config's identity for repeated looks: the canonical content digest
-    (``_content_sha256``) of its parsed value without its top-level ``note`` and the keys the
+    (``Inputs.content_sha256``) of its parsed value without its top-level ``note`` and the keys the
     contract lists in ``non_behavioural_config_keys`` (dotted paths), so a config that differs
     from an earlier look's only in text that does not change the policy is the same config.
     The file's sha256 when it did not parse. With nothing to drop it equals the content digest.
@@ -472,7 +471,7 @@ def behavioural_sha256(inputs: Inputs, policy_id: str) -> str:
     config = inputs.configs.get(policy_id)
     for key in (NOTE_KEY, *inputs.contract.non_behavioural_config_keys):
         config = _without(config, key.split("."))
-    return _content_sha256(inputs, policy_id, config)
+    return inputs.content_sha256(policy_id, config)
 
 
 def refuse_identical_configs(inputs: Inputs) -> None:
@@ -492,7 +491,7 @@ def refuse_identical_configs(inputs: Inputs) -> None:
     for i, (label, policy) in enumerate(refs):
         if policy.policy_id not in inputs.config_sha:
             continue  # unreadable: the contract-references gate reports it
-        digest = _content_sha256(inputs, policy.policy_id)
+        digest = inputs.content_sha256(policy.policy_id)
         if digest in seen and label is None:
             other, other_path = seen[digest]
             loc = ("candidates", i - 1, "config")
@@ -520,7 +519,7 @@ def read_inputs(input_dir: Path, on_progress: Callable[..., None] | None = None)
             content (``refuse_identical_configs``) (exit 78).
         InputError: a reference escapes the input directory.
     """
-    inputs = _read_contract(input_dir)
+    inputs = Inputs.read_contract(input_dir)
     contract = inputs.contract
     for policy in [contract.baseline, *contract.candidates]:
         path = resolve_inside(input_dir, policy.config)
