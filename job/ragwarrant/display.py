@@ -44,14 +44,8 @@ if TYPE_CHECKING:
 #: bidirectional overrides, BOM), line and paragraph separators, surrogates, unassigned code
 #: points and non-characters (U+FFFE).
 _HIDDEN_CATEGORIES = frozenset({"Cc", "Cf", "Zl", "Zp", "Cs", "Cn"})
-_SHORT = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
-
 
 #: Letters of these scripts mix in ordinary Japanese and Korean text: one script for the check.
-def _is_latin(ch: str) -> bool:
-    return unicodedata.name(ch, "").startswith("LATIN")
-
-
 _HAN_FAMILY = frozenset({"CJK", "HIRAGANA", "KATAKANA", "HANGUL", "IDEOGRAPHIC"})
 
 #: Characters drawn like a Latin letter, mapped to it: the one table of lookalikes (a subset of
@@ -67,25 +61,17 @@ LATIN_OF = str.maketrans(
 _LOOKALIKE_LETTERS = [c for c in map(chr, LATIN_OF) if not c.isascii()]
 #: Cyrillic and Greek letters of ``LATIN_OF``: a name spelled only with these looks like a Latin
 #: name (``сор``, ``а``).
-_LATIN_LOOKALIKES = frozenset(c for c in _LOOKALIKE_LETTERS if not _is_latin(c))
+_LATIN_LOOKALIKES = frozenset(
+    c for c in _LOOKALIKE_LETTERS if not unicodedata.name(c).startswith("LATIN")
+)
 #: Latin letters of ``LATIN_OF`` drawn like other ASCII letters (dotless i, iota, dental click).
-_ASCII_LOOKALIKES = frozenset(c for c in _LOOKALIKE_LETTERS if _is_latin(c))
+_ASCII_LOOKALIKES = frozenset(_LOOKALIKE_LETTERS) - _LATIN_LOOKALIKES
 
 _XML_ILLEGAL = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 #: A backslash is escaped only before ASCII punctuation or at the end (CommonMark 0.31,
 #: section 2.4: elsewhere it is a literal character), so ``\x1b`` stays one backslash.
 _MD_INLINE = re.compile(r"\\(?=[!-/:-@\[-`{-~]|$)|[`*\[\]|<>&]")
 _MD_BLOCK_START = re.compile(r"#|[-+] ")
-
-
-def _escape(ch: str) -> str:
-    """Python's escape for one character: ``\\n``, ``\\x1b``, ``\\u200b`` or ``\\U0001f600``."""
-    if ch in _SHORT:
-        return _SHORT[ch]
-    code = ord(ch)
-    if code <= 0xFF:
-        return f"\\x{code:02x}"
-    return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
 
 
 def visible(text: str, *, keep: str = "") -> str:
@@ -102,8 +88,10 @@ def visible(text: str, *, keep: str = "") -> str:
     """
     if text.isprintable():  # the common case: one C-level pass, nothing to escape
         return text
-    return "".join(
-        _escape(ch) if unicodedata.category(ch) in _HIDDEN_CATEGORIES and ch not in keep else ch
+    return "".join(  # Python's escape of each: \\n, \\x1b, \\u200b or \\U0001f600
+        ch.encode("unicode_escape").decode("ascii")
+        if unicodedata.category(ch) in _HIDDEN_CATEGORIES and ch not in keep
+        else ch
         for ch in text
     )
 
@@ -200,7 +188,7 @@ def xml_text(text: str) -> str:
 
     Markup characters (``<``, ``&``, quotes) are left for the XML writer to escape.
     """
-    return _XML_ILLEGAL.sub(lambda m: _escape(m.group(0)), text)
+    return _XML_ILLEGAL.sub(lambda m: m.group(0).encode("unicode_escape").decode("ascii"), text)
 
 
 Filters = tuple[tuple[str, Callable[..., Any]], ...]

@@ -82,6 +82,161 @@ class Inputs:
     source: ContractSource | None = None
     labels: dict[str, HumanLabelSet] = field(default_factory=dict)
 
+    @classmethod
+    def read_contract(cls, input_dir: Path) -> Inputs:
+        """The contract read and hashed: its ``contract-schema`` check, a ``warn`` per margin of
+        half its scale or more (``contract.wide_margins``)."""
+        contract_file = find_contract(input_dir)
+        name, source = contract_file.name, load_contract_source(contract_file)
+        contract_bytes = contract_file.read_bytes()
+        sha = sha256_bytes(contract_bytes)
+        schema = "the release contract validates against contracts/contract.schema.json"
+        checks = [ValidationCheck(id="contract-schema", target=name, status="pass", message=schema)]
+        checks += [
+            ValidationCheck(
+                id="contract-margin-wide",
+                target=name,
+                status="warn",
+                file=name,
+                column=key,
+                message=f"{key} is {number(margin)}, at least half the metric's scale width "
+                f"{number(width)}: a candidate that lost that much still passes; is this the "
+                "margin you meant?",
+            )
+            for key, margin, width in wide_margins(source.contract)
+        ]
+        digest = FileDigest(path=name, sha256=sha, bytes=len(contract_bytes))
+        return cls(source.contract, name, sha, [digest], checks=checks, source=source)
+
+    def content_sha256(self, policy_id: str, config: object = None) -> str:
+        """The canonical content digest of a policy's config: sha256 of its parsed value (or of
+        ``config`` when given) as JSON with sorted keys (so YAML and JSON, key order, comments and
+        spacing do not count), or of its bytes when it did not parse."""
+        if policy_id in self.configs:
+            value = self.configs[policy_id] if config is None else config
+            with contextlib.suppress(TypeError):
+                option = orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS
+                return sha256_bytes(orjson.dumps(value, option=option))
+        return self.config_sha[policy_id]
+
+    def _record_unreadable(self, source_id: str, source_path: str, exc: EvidenceError) -> None:
+        """Record an evidence source (or human labels) its reader refused, with a located check."""
+        self.unreadable.append((source_id, exc))
+        self.checks.append(
+            ValidationCheck(
+                id=f"evidence-readable:{source_id}",
+                target=source_path,
+                status="fail",
+                message=f"{exc.code}: {exc.message}",
+                file=exc.file or source_path,
+                row=exc.row,
+                column=exc.column,
+                expected=exc.expected,
+                found=None if exc.found is None else str(exc.found)[:200],
+            )
+        )
+
+    def _read_evidence(self, input_dir: Path, on_progress: Callable[..., None]) -> None:
+        for source in self.contract.evidence:
+            started = time.perf_counter()
+            path = resolve_inside(input_dir, source.path)
+            if not is_readable_evidence(path):
+                self.unresolved.append(f"evidence {source.path} ({source.id})")
+                continue
+            try:
+                digests, sha = evidence_digests(path, source.path)
+            except OSError:  # a part file of a dataset directory that cannot be read
+                self.unresolved.append(f"evidence {source.path} ({source.id})")
+                continue
+            self.digests += digests
+            try:
+                result = load_source(source, path, sha, self.contract)
+            except EvidenceError as exc:
+                self._record_unreadable(source.id, source.path, exc)
+                continue
+            self.results.append(result)
+            on_progress(
+                "source_read",
+                source_id=source.id,
+                adapter=result.provenance.adapter,
+                rows=result.provenance.rows_read,
+                elapsed_s=round(time.perf_counter() - started, 3),
+            )
+            self.checks.append(
+                ValidationCheck(
+                    id=f"evidence-readable:{source.id}",
+                    target=source.path,
+                    status="pass",
+                    message=(
+                        f"read {result.provenance.rows_read} rows "
+                        f"with adapter {result.provenance.adapter}"
+                    ),
+                )
+            )
+
+    def _check_draw(self, queue_rel: str, queue: ReviewQueue, metric: str) -> None:
+        """The queue must be a draw for ``metric`` from this run's evidence bytes: every evidence
+        file it records is one this run reads, with the same sha256.
+
+        Raises:
+            EvidenceError: ``review-queue-metric-mismatch``, or ``review-queue-evidence-changed``
+                naming the queue and the evidence file whose sha256 differs.
+        """
+        if queue.metric != metric:
+            raise EvidenceError(
+                "review-queue-metric-mismatch",
+                f"{queue_rel}: the draw is for metric {queue.metric!r}, not {metric!r}",
+                hint="name, under each metric, the queue drawn for that metric",
+                file=queue_rel,
+                column="metric",
+            )
+        read = {d.path: d.sha256 for d in self.digests}
+        for drawn in queue.evidence:
+            if read.get(drawn.path) != drawn.sha256:
+                what = "a different" if drawn.path in read else "a file this run does not read,"
+                raise EvidenceError(
+                    "review-queue-evidence-changed",
+                    f"{queue_rel}: the draw was made from {what} {drawn.path}",
+                    hint="draw a new review queue from this evidence and label it",
+                    file=queue_rel,
+                    column="evidence",
+                )
+
+    def _read_labels(self, input_dir: Path) -> None:
+        """Read each quality metric's human labels and their queue, hashed for the manifest.
+
+        An unreadable file is an unresolved reference; labels that do not answer the draw are an
+        unreadable source (``human_labels:<metric>``), so the run BLOCKs with the located error.
+        """
+        for metric in self.contract.quality_metrics:
+            spec = metric.human_labels
+            if spec is None:
+                continue
+            paths = [resolve_inside(input_dir, rel) for rel in (spec.queue, spec.file)]
+            missing = [
+                rel
+                for rel, p in zip((spec.queue, spec.file), paths, strict=True)
+                if not is_readable_file(p)
+            ]
+            if missing:
+                self.unresolved += [f"human labels {rel} ({metric.id})" for rel in missing]
+                continue
+            self.digests += [
+                _digest(p, rel) for p, rel in zip(paths, (spec.queue, spec.file), strict=True)
+            ]
+            try:
+                queue = read_queue(paths[0], spec.queue)
+                self._check_draw(spec.queue, queue, metric.id)
+                tables = [r.evidence for r in self.results]  # every readable source's rows
+                table = pa.concat_tables(tables) if tables else EVIDENCE_SCHEMA.empty_table()
+                check_redraw(queue, table, self.contract, spec.queue)
+                binary = binary_metric(table, metric)
+                self.labels[metric.id] = read_labels(
+                    paths[1], spec.file, queue, metric.scale, binary
+                )
+            except EvidenceError as exc:
+                self._record_unreadable(f"human_labels:{metric.id}", spec.file, exc)
+
 
 def check_input_dir(input_dir: Path) -> None:
     """Check the input directory exists and is readable.
@@ -290,44 +445,6 @@ def evidence_digests(path: Path, relative: str) -> tuple[list[FileDigest], str]:
     return digests, dataset_sha256(parts)
 
 
-def _read_contract(input_dir: Path) -> Inputs:
-    """The contract read and hashed: its ``contract-schema`` check, a ``warn`` per margin of half
-    its scale or more (``contract.wide_margins``)."""
-    contract_file = find_contract(input_dir)
-    name, source = contract_file.name, load_contract_source(contract_file)
-    contract_bytes = contract_file.read_bytes()
-    sha = sha256_bytes(contract_bytes)
-    schema = "the release contract validates against contracts/contract.schema.json"
-    checks = [ValidationCheck(id="contract-schema", target=name, status="pass", message=schema)]
-    checks += [
-        ValidationCheck(
-            id="contract-margin-wide",
-            target=name,
-            status="warn",
-            file=name,
-            column=key,
-            message=f"{key} is {number(margin)}, at least half the metric's scale width "
-            f"{number(width)}: a candidate that lost that much still passes; is this the margin "
-            "you meant?",
-        )
-        for key, margin, width in wide_margins(source.contract)
-    ]
-    digest = FileDigest(path=name, sha256=sha, bytes=len(contract_bytes))
-    return Inputs(source.contract, name, sha, [digest], checks=checks, source=source)
-
-
-def _content_sha256(inputs: Inputs, policy_id: str, config: object = None) -> str:
-    """The canonical content digest of a policy's config: sha256 of its parsed value (or of
-    ``config`` when given) as JSON with sorted keys (so YAML and JSON, key order, comments and
-    spacing do not count), or of its bytes when it did not parse."""
-    if policy_id in inputs.configs:
-        value = inputs.configs[policy_id] if config is None else config
-        with contextlib.suppress(TypeError):
-            option = orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS
-            return sha256_bytes(orjson.dumps(value, option=option))
-    return inputs.config_sha[policy_id]
-
-
 NOTE_KEY = "note"
 """A policy config's top-level free-text note: never part of its behaviour."""
 
@@ -346,7 +463,7 @@ def _without(config: object, path: list[str]) -> object:
 
 def behavioural_sha256(inputs: Inputs, policy_id: str) -> str:
     """A policy config's identity for repeated looks: the canonical content digest
-    (``_content_sha256``) of its parsed value without its top-level ``note`` and the keys the
+    (``Inputs.content_sha256``) of its parsed value without its top-level ``note`` and the keys the
     contract lists in ``non_behavioural_config_keys`` (dotted paths), so a config that differs
     from an earlier look's only in text that does not change the policy is the same config.
     The file's sha256 when it did not parse. With nothing to drop it equals the content digest.
@@ -354,7 +471,7 @@ def behavioural_sha256(inputs: Inputs, policy_id: str) -> str:
     config = inputs.configs.get(policy_id)
     for key in (NOTE_KEY, *inputs.contract.non_behavioural_config_keys):
         config = _without(config, key.split("."))
-    return _content_sha256(inputs, policy_id, config)
+    return inputs.content_sha256(policy_id, config)
 
 
 def refuse_identical_configs(inputs: Inputs) -> None:
@@ -374,7 +491,7 @@ def refuse_identical_configs(inputs: Inputs) -> None:
     for i, (label, policy) in enumerate(refs):
         if policy.policy_id not in inputs.config_sha:
             continue  # unreadable: the contract-references gate reports it
-        digest = _content_sha256(inputs, policy.policy_id)
+        digest = inputs.content_sha256(policy.policy_id)
         if digest in seen and label is None:
             other, other_path = seen[digest]
             loc = ("candidates", i - 1, "config")
@@ -391,124 +508,6 @@ def refuse_identical_configs(inputs: Inputs) -> None:
         seen.setdefault(digest, (label or f"candidate {policy.policy_id!r}", policy.config))
 
 
-def _unreadable_check(source_id: str, source_path: str, exc: EvidenceError) -> ValidationCheck:
-    return ValidationCheck(
-        id=f"evidence-readable:{source_id}",
-        target=source_path,
-        status="fail",
-        message=f"{exc.code}: {exc.message}",
-        file=exc.file or source_path,
-        row=exc.row,
-        column=exc.column,
-        expected=exc.expected,
-        found=None if exc.found is None else str(exc.found)[:200],
-    )
-
-
-def _read_evidence(inputs: Inputs, input_dir: Path, on_progress: Callable[..., None]) -> None:
-    for source in inputs.contract.evidence:
-        started = time.perf_counter()
-        path = resolve_inside(input_dir, source.path)
-        if not is_readable_evidence(path):
-            inputs.unresolved.append(f"evidence {source.path} ({source.id})")
-            continue
-        try:
-            digests, sha = evidence_digests(path, source.path)
-        except OSError:  # a part file of a dataset directory that cannot be read
-            inputs.unresolved.append(f"evidence {source.path} ({source.id})")
-            continue
-        inputs.digests += digests
-        try:
-            result = load_source(source, path, sha, inputs.contract)
-        except EvidenceError as exc:
-            inputs.checks.append(_unreadable_check(source.id, source.path, exc))
-            inputs.unreadable.append((source.id, exc))
-            continue
-        inputs.results.append(result)
-        on_progress(
-            "source_read",
-            source_id=source.id,
-            adapter=result.provenance.adapter,
-            rows=result.provenance.rows_read,
-            elapsed_s=round(time.perf_counter() - started, 3),
-        )
-        inputs.checks.append(
-            ValidationCheck(
-                id=f"evidence-readable:{source.id}",
-                target=source.path,
-                status="pass",
-                message=(
-                    f"read {result.provenance.rows_read} rows "
-                    f"with adapter {result.provenance.adapter}"
-                ),
-            )
-        )
-
-
-def _check_draw(inputs: Inputs, queue_rel: str, queue: ReviewQueue, metric: str) -> None:
-    """The queue must be a draw for ``metric`` from this run's evidence bytes: every evidence
-    file it records is one this run reads, with the same sha256.
-
-    Raises:
-        EvidenceError: ``review-queue-metric-mismatch``, or ``review-queue-evidence-changed``
-            naming the queue and the evidence file whose sha256 differs.
-    """
-    if queue.metric != metric:
-        raise EvidenceError(
-            "review-queue-metric-mismatch",
-            f"{queue_rel}: the draw is for metric {queue.metric!r}, not {metric!r}",
-            hint="name, under each metric, the queue drawn for that metric",
-            file=queue_rel,
-            column="metric",
-        )
-    read = {d.path: d.sha256 for d in inputs.digests}
-    for drawn in queue.evidence:
-        if read.get(drawn.path) != drawn.sha256:
-            what = "a different" if drawn.path in read else "a file this run does not read,"
-            raise EvidenceError(
-                "review-queue-evidence-changed",
-                f"{queue_rel}: the draw was made from {what} {drawn.path}",
-                hint="draw a new review queue from this evidence and label it",
-                file=queue_rel,
-                column="evidence",
-            )
-
-
-def _read_labels(inputs: Inputs, input_dir: Path) -> None:
-    """Read each quality metric's human labels and their queue, hashed for the manifest.
-
-    An unreadable file is an unresolved reference; labels that do not answer the draw are an
-    unreadable source (``human_labels:<metric>``), so the run BLOCKs with the located error.
-    """
-    for metric in inputs.contract.quality_metrics:
-        spec = metric.human_labels
-        if spec is None:
-            continue
-        paths = [resolve_inside(input_dir, rel) for rel in (spec.queue, spec.file)]
-        missing = [
-            rel
-            for rel, p in zip((spec.queue, spec.file), paths, strict=True)
-            if not is_readable_file(p)
-        ]
-        if missing:
-            inputs.unresolved += [f"human labels {rel} ({metric.id})" for rel in missing]
-            continue
-        inputs.digests += [
-            _digest(p, rel) for p, rel in zip(paths, (spec.queue, spec.file), strict=True)
-        ]
-        try:
-            queue = read_queue(paths[0], spec.queue)
-            _check_draw(inputs, spec.queue, queue, metric.id)
-            tables = [r.evidence for r in inputs.results]  # every readable source's rows
-            table = pa.concat_tables(tables) if tables else EVIDENCE_SCHEMA.empty_table()
-            check_redraw(queue, table, inputs.contract, spec.queue)
-            binary = binary_metric(table, metric)
-            inputs.labels[metric.id] = read_labels(paths[1], spec.file, queue, metric.scale, binary)
-        except EvidenceError as exc:
-            inputs.checks.append(_unreadable_check(f"human_labels:{metric.id}", spec.file, exc))
-            inputs.unreadable.append((f"human_labels:{metric.id}", exc))
-
-
 def read_inputs(input_dir: Path, on_progress: Callable[..., None] | None = None) -> Inputs:
     """Read the contract, the policy configs and the evidence sources of ``input_dir``.
 
@@ -520,7 +519,7 @@ def read_inputs(input_dir: Path, on_progress: Callable[..., None] | None = None)
             content (``refuse_identical_configs``) (exit 78).
         InputError: a reference escapes the input directory.
     """
-    inputs = _read_contract(input_dir)
+    inputs = Inputs.read_contract(input_dir)
     contract = inputs.contract
     for policy in [contract.baseline, *contract.candidates]:
         path = resolve_inside(input_dir, policy.config)
@@ -531,8 +530,8 @@ def read_inputs(input_dir: Path, on_progress: Callable[..., None] | None = None)
         inputs.digests.append(_digest(path, policy.config))
         inputs.config_sha[policy.policy_id] = inputs.digests[-1].sha256
     refuse_identical_configs(inputs)
-    _read_evidence(inputs, input_dir, on_progress or (lambda event, **fields: None))
-    _read_labels(inputs, input_dir)
+    inputs._read_evidence(input_dir, on_progress or (lambda event, **fields: None))
+    inputs._read_labels(input_dir)
     inputs.checks += [
         ValidationCheck(
             id="contract-reference",

@@ -20,29 +20,6 @@ from ragwarrant.display import visible
 from ragwarrant.mounts import DEFAULT_MOUNTS
 
 
-def _lazy_redacting_processor(mounts: tuple[str, ...]) -> Any:
-    """``audit.hygiene.redacting_processor``, imported at the first event (not at start-up).
-
-    ``--help`` and ``--version`` log nothing, so they never load the scanner and its imports.
-    """
-    processor: Any = None
-
-    def redact(logger: Any, method: str, event: Any) -> Any:
-        nonlocal processor
-        if processor is None:
-            from ragwarrant.audit.hygiene import redacting_processor
-
-            processor = redacting_processor(mounts)
-        return processor(logger, method, event)
-
-    return redact
-
-
-def _visible_values(logger: Any, method: str, event: dict[str, Any]) -> dict[str, Any]:
-    """Every string value of an event through ``display.visible`` (console lines only)."""
-    return {k: visible(v) if isinstance(v, str) else v for k, v in event.items()}
-
-
 def configure_logging(
     json: bool | None = None,
     stream: TextIO | None = None,
@@ -58,6 +35,22 @@ def configure_logging(
     """
     import structlog  # here: `ragwarrant --version` and `--help` log nothing and never load it
 
+    redactor: Any = None
+
+    def redact(logger: Any, method: str, event: Any) -> Any:
+        """``audit.hygiene.redacting_processor``, imported at the first event: ``--help`` and
+        ``--version`` log nothing, so they never load the scanner and its imports."""
+        nonlocal redactor
+        if redactor is None:
+            from ragwarrant.audit.hygiene import redacting_processor
+
+            redactor = redacting_processor(mounts)
+        return redactor(logger, method, event)
+
+    def visible_values(logger: Any, method: str, event: dict[str, Any]) -> dict[str, Any]:
+        """Every string value of an event through ``display.visible`` (console lines only)."""
+        return {k: visible(v) if isinstance(v, str) else v for k, v in event.items()}
+
     if stream is None:
         stream = sys.stdout if sys.stdout.isatty() else sys.stderr
     use_json = (not stream.isatty()) if json is None else json
@@ -71,8 +64,8 @@ def configure_logging(
             structlog.contextvars.merge_contextvars,
             structlog.processors.add_log_level,
             structlog.processors.TimeStamper(fmt="iso", utc=True),
-            _lazy_redacting_processor(mounts),
-            *(() if use_json else (_visible_values,)),
+            redact,
+            *(() if use_json else (visible_values,)),
             renderer,
         ],
         wrapper_class=structlog.make_filtering_bound_logger(logging.INFO),

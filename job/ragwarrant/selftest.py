@@ -138,7 +138,7 @@ def _compare(expected: Mapping[str, str], actual: Mapping[str, str]) -> list[str
 
 
 # --------------------------------------------------------------------------------------------
-# Engine cases: one row per planted defect, one runner (``_run_engine_case``)
+# Engine cases: one row per planted defect, one runner (``Planted.run``)
 
 #: Every hard gate of the planted contract, passing (split leakage: not applicable without
 #: splits). Each case states the status of every gate: a new hard gate goes here.
@@ -222,6 +222,35 @@ class Planted:
     extra: Callable[[pa.Table], pa.Table] | None = None
     labels: Mapping[str, HumanLabelSet] | None = None
 
+    def run(self) -> tuple[CaseResult, Any]:
+        """The case through the job's own index, gates and decision; and what the gates saw."""
+        t0 = time.perf_counter()
+        contract = _contract(**self.contract)
+        base, cand = self.scores
+        cost = 0.010 + 0.001 * (np.arange(base.size) % 7)
+        values = {
+            "base": {"correct": base, "cost_usd": cost},
+            "cand": {"correct": cand, "cost_usd": cost * self.cost_ratio},
+        }
+        table = _table(values, self.slices, self.split)
+        if self.extra is not None:
+            table = pa.concat_tables([table, self.extra(table)])
+        idx = _index.build_index(table)
+        scope = np.ones(idx.n_examples, bool) if self.split is None else idx.in_split(self.split)
+        ev = _candidate.evaluate_candidate(
+            idx, contract, "cand", scope, config_missing=[], scope_name=self.split or "all",
+            labels=self.labels,
+        )  # fmt: skip
+        verdict = _decision.classify_candidate(ev, contract, [])
+        expected = {**HARD_GATES, **self.gates}
+        mismatches = _compare(expected, {g.id: g.status.value for g in ev.gates})
+        if not (verdict.reasons and verdict.reasons[0].startswith(self.reason)):
+            mismatches.append(f"reason: expected {self.reason!r}…, found {verdict.reasons[:1]!r}")
+        seconds = time.perf_counter() - t0
+        found, legs = verdict.decision_class.value, len(expected) + 1
+        result = CaseResult(self.name, self.decision, found, legs, tuple(mismatches), seconds)
+        return result, (ev, contract)
+
 
 #: The planted engine cases, in report order.
 ENGINE_CASES = (
@@ -280,36 +309,6 @@ ENGINE_CASES = (
             contract={"quality_metrics": [{"id": "correct", "margin_abs": 0.05,
                                            "human_labels": {"file": "l", "queue": "q"}}]}),
 )  # fmt: skip
-
-
-def _run_engine_case(case: Planted) -> tuple[CaseResult, Any]:
-    """The case through the job's own index, gates and decision; and what the gates saw."""
-    t0 = time.perf_counter()
-    contract = _contract(**case.contract)
-    base, cand = case.scores
-    cost = 0.010 + 0.001 * (np.arange(base.size) % 7)
-    values = {
-        "base": {"correct": base, "cost_usd": cost},
-        "cand": {"correct": cand, "cost_usd": cost * case.cost_ratio},
-    }
-    table = _table(values, case.slices, case.split)
-    if case.extra is not None:
-        table = pa.concat_tables([table, case.extra(table)])
-    idx = _index.build_index(table)
-    scope = np.ones(idx.n_examples, bool) if case.split is None else idx.in_split(case.split)
-    ev = _candidate.evaluate_candidate(
-        idx, contract, "cand", scope, config_missing=[], scope_name=case.split or "all",
-        labels=case.labels,
-    )  # fmt: skip
-    verdict = _decision.classify_candidate(ev, contract, [])
-    expected = {**HARD_GATES, **case.gates}
-    mismatches = _compare(expected, {g.id: g.status.value for g in ev.gates})
-    if not (verdict.reasons and verdict.reasons[0].startswith(case.reason)):
-        mismatches.append(f"reason: expected {case.reason!r}…, found {verdict.reasons[:1]!r}")
-    seconds = time.perf_counter() - t0
-    found, legs = verdict.decision_class.value, len(expected) + 1
-    result = CaseResult(case.name, case.decision, found, legs, tuple(mismatches), seconds)
-    return result, (ev, contract)
 
 
 # --------------------------------------------------------------------------------------------
@@ -446,7 +445,7 @@ def run_selftest() -> SelftestReport:
         The ``SelftestReport``; it does not raise on a failed case (``require_passed`` does).
     """
     t0 = time.perf_counter()
-    engine = [_run_engine_case(case) for case in ENGINE_CASES]
+    engine = [case.run() for case in ENGINE_CASES]
     promote = next((seen for r, seen in engine if r.name == "promote-better-and-cheaper"), None)
     results = [result for result, _ in engine] + _run_text_cases(promote)
     return SelftestReport(tuple(results), time.perf_counter() - t0)

@@ -29,7 +29,7 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from ragwarrant.k8s.options import FAIL_JOB_EXIT_CODES, RenderOptions, WorkloadKind, check_options
+from ragwarrant.k8s.options import FAIL_JOB_EXIT_CODES, RenderOptions, WorkloadKind
 from ragwarrant.k8s.render import RUN_PREFIX, pod_template, require_kubernetes, supporting_objects
 
 ARGO_API_VERSION = "argoproj.io/v1alpha1"
@@ -65,9 +65,12 @@ class StatusSize:
         return self.compressed > self.limit
 
 
-def _decide_template(pod: dict[str, Any], options: RenderOptions) -> dict[str, Any]:
-    """Return the ``decide`` template: the Indexed Job's container and pod-level settings."""
-    (container,) = pod["spec"]["containers"]
+def _workflow(k: Any, options: RenderOptions) -> dict[str, Any]:
+    """Return the Workflow (a dict): the ``fan-out`` step over the items and the ``decide``
+    template, the Indexed Job's pod with Argo's item and run prefix."""
+    pod = k.ApiClient().sanitize_for_serialization(pod_template(k, options))
+    spec = pod["spec"]
+    (container,) = spec["containers"]
     container = {
         **container,
         # Argo's emissary executor runs `command`; without one it asks the registry for the
@@ -81,12 +84,12 @@ def _decide_template(pod: dict[str, Any], options: RenderOptions) -> dict[str, A
         "env": [e for e in container["env"] if e["name"] not in _JOB_ONLY_ENV],
     }
     never_retried = ", ".join(str(c) for c in FAIL_JOB_EXIT_CODES)
-    return {
+    decide = {  # the Indexed Job's container and pod-level settings
         "name": "decide",
         "inputs": {"parameters": [{"name": "item"}]},
         "metadata": {"labels": pod["metadata"]["labels"]},
         # Both fields are IntOrString; Argo's JSON Schema admits only the string form.
-        "activeDeadlineSeconds": str(pod["spec"]["activeDeadlineSeconds"]),
+        "activeDeadlineSeconds": str(spec["activeDeadlineSeconds"]),
         "retryStrategy": {
             "limit": str(options.backoff_limit),
             "retryPolicy": "Always",
@@ -95,11 +98,6 @@ def _decide_template(pod: dict[str, Any], options: RenderOptions) -> dict[str, A
         },
         "container": container,
     }
-
-
-def _workflow(k: Any, options: RenderOptions) -> dict[str, Any]:
-    pod = k.ApiClient().sanitize_for_serialization(pod_template(k, options))
-    spec = pod["spec"]
     fan_out = {
         "name": "fan-out",
         # Every contract runs whatever the others decide (a REJECT fails its own step only).
@@ -137,7 +135,7 @@ def _workflow(k: Any, options: RenderOptions) -> dict[str, Any]:
             "ttlStrategy": {"secondsAfterCompletion": options.ttl_seconds_after_finished},
             "podGC": {"strategy": "OnPodSuccess"},
             "volumes": spec["volumes"],
-            "templates": [fan_out, _decide_template(pod, options)],
+            "templates": [fan_out, decide],
         },
     }
 
@@ -213,7 +211,7 @@ def build_argo_manifests(options: RenderOptions) -> list[Any]:
     """
     k = require_kubernetes()
     fan = replace(options, kind=WorkloadKind.INDEXED)
-    check_options(fan, by_index=False)
+    fan.check(by_index=False)
     objects = supporting_objects(k, fan)
     for obj in objects:  # the pods reach the API server (Argo's wait container), nothing else
         if obj.kind == "NetworkPolicy":

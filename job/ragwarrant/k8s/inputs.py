@@ -83,13 +83,6 @@ def _contract_references(path: Path) -> list[tuple[str, str]]:
     return refs
 
 
-def _is_packaged(ref: str, packaged: set[str]) -> bool:
-    """Return whether ``ref`` is a packaged file, or a directory holding packaged files (a
-    dataset directory of part files)."""
-    prefix = ref.rstrip("/") + "/"
-    return ref in packaged or any(p.startswith(prefix) for p in packaged)
-
-
 def load_inputs(contract_paths: Sequence[Path], evidence_dir: Path | None = None) -> RenderInputs:
     """Read and check every contract and the files it names; return what to package.
 
@@ -127,9 +120,14 @@ def load_inputs(contract_paths: Sequence[Path], evidence_dir: Path | None = None
             files_of[d.resolve()] = collect_input_files(d)
     missing = []
     for path, d in zip(contract_paths, dirs, strict=True):
-        packaged = {f.relpath for f in files_of[d.resolve()]}
+        # Each packaged file, and each directory holding some (a dataset of part files).
+        packaged = {
+            p.as_posix()
+            for f in files_of[d.resolve()]
+            for p in (PurePosixPath(f.relpath), *PurePosixPath(f.relpath).parents[:-1])
+        }
         for what, ref in _contract_references(path):
-            if not _is_packaged(PurePosixPath(ref).as_posix(), packaged):
+            if PurePosixPath(ref).as_posix() not in packaged:
                 missing.append(f"{path} names {what} {ref!r}, which is not a file in {d}")
     if missing:
         raise InputError(

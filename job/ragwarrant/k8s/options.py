@@ -1,9 +1,9 @@
 """What ``ragwarrant k8s`` renders (``RenderOptions``), and the checks that refuse what cannot run.
 
-``check_options`` refuses a name, namespace, time zone, contract count, limit, claim directory or
-ConfigMap that Kubernetes would reject, before anything is rendered; ``check_image`` an image not
-pinned by a ``sha256`` digest (tags only with ``allow_tag``) or with a malformed digest;
-``check_schedule`` a malformed cron schedule. Each raises ``UsageError`` (exit 64).
+``RenderOptions.check`` refuses a name, namespace, time zone, contract count, limit, claim
+directory or ConfigMap that Kubernetes would reject, before anything is rendered; ``check_image``
+an image not pinned by a ``sha256`` digest (tags only with ``allow_tag``) or with a malformed
+digest; ``check_schedule`` a malformed cron schedule. Each raises ``UsageError`` (exit 64).
 """
 
 from __future__ import annotations
@@ -210,6 +210,10 @@ class RenderOptions:
                 groups.append(files)
         return groups, [groups.index(files) for files in per_index]
 
+    def evidence_map_name(self, group: int) -> str:
+        """The name of the ConfigMap holding evidence set ``group`` of ``evidence_groups``."""
+        return f"{self.name}-evidence" if group == 0 else f"{self.name}-evidence-{group}"
+
     @property
     def job_deadline_seconds(self) -> int:
         """The Job's (or Argo Workflow's) ``activeDeadlineSeconds``, s: as given, or derived.
@@ -226,6 +230,153 @@ class RenderOptions:
             return self.pod_deadline_seconds
         waves = -(-self.index_count // min(self.parallelism, self.index_count))
         return waves * (self.backoff_limit + 1) * self.pod_deadline_seconds
+
+    def _check_names(self) -> None:
+        """Refuse a name, claim, Secret, Secret key or namespace that Kubernetes would reject.
+
+        The Namespace object written first labels the namespace with Pod Security "restricted":
+        ``default`` and the cluster's own (``kube-system``, ``kube-public``, ...) are not the job's
+        to relabel, nor the place for it.
+        """
+        label = re.compile(r"[a-z0-9]([-a-z0-9]{0,40}[a-z0-9])?")
+        # A namespace is a DNS-1123 label (RFC 1123): at most 63 lower-case letters, digits and '-'.
+        namespace = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
+        for code, flag, value, (pattern, must_be, hint) in (
+            ("k8s-bad-name", "--name", self.name,
+             (label, "a DNS label of at most 42 characters", _LABEL_HINT)),
+            ("k8s-bad-name", "--ledger-claim", self.ledger_claim, _OBJECT_NAME),
+            ("k8s-bad-name", "--signing-key-secret", self.signing_key_secret, _OBJECT_NAME),
+            ("k8s-bad-name", "--output-claim", self.output_claim, _OBJECT_NAME),
+            ("k8s-bad-name", "--input-claim", self.input_claim, _OBJECT_NAME),
+            ("k8s-bad-secret-key", "--signing-key-item", self.signing_key_item,
+             (re.compile(r"[-._a-zA-Z0-9]{1,253}"), "a Secret key",
+              "the key of the PEM file in the Secret, e.g. ed25519.pem")),
+            ("k8s-bad-namespace", "--namespace", self.namespace,
+             (namespace, "a DNS label of at most 63 characters", _LABEL_HINT)),
+        ):  # fmt: skip
+            if value is not None and (not pattern.fullmatch(value) or value in (".", "..")):
+                raise UsageError(
+                    code, f"{flag} must be {must_be}, found {quoted(value)}", hint=hint
+                )
+        if self.namespace == "default" or (self.namespace or "").startswith("kube-"):
+            raise UsageError(
+                "k8s-system-namespace",
+                f"--namespace {self.namespace} is a namespace of the cluster: the job would "
+                "relabel it with Pod Security 'restricted'",
+                hint="use a namespace of the job's own (the default, ragwarrant), or "
+                "--no-namespace and kubectl -n NAME",
+            )
+
+    def _check_counts(self) -> None:
+        """Refuse no contract, several for a non-indexed kind, too many, a per-index file-set
+        mismatch, or ``maxFailedIndexes`` out of range."""
+        n = self.index_count
+        if n == 0:
+            raise UsageError(
+                "k8s-no-contract",
+                "no contract given",
+                hint="pass --contract FILE, or --input-claim NAME with --input-root DIR",
+            )
+        if self.kind is not WorkloadKind.INDEXED and n != 1:
+            raise UsageError(
+                "k8s-many-contracts",
+                f"--kind {self.kind} runs one contract, found {n}",
+                hint="use --kind indexed to fan out over several contracts",
+            )
+        if n > MAX_INDEXES:
+            raise UsageError(
+                "k8s-too-many-indexes",
+                f"{n} contracts in one Indexed Job, more than {MAX_INDEXES}",
+                hint="split them into several Jobs (--name) of at most 100000 contracts each",
+            )
+        if self.index_evidence and len(self.index_evidence) != len(self.contracts):
+            raise UsageError(
+                "k8s-index-evidence-count",
+                f"index_evidence holds {len(self.index_evidence)} file sets for "
+                f"{len(self.contracts)} contracts",
+                hint="give one set of input files per contract",
+            )
+
+    def _check_input_names(self, by_index: bool) -> None:
+        """Refuse claim directories that are not path segments, or not 0..n-1 for an Indexed Job."""
+        bad = [n for n in self.input_names if not _INPUT_NAME_RE.fullmatch(n) or n in (".", "..")]
+        if bad:
+            raise UsageError(
+                "k8s-bad-input-name",
+                "input directory names must be letters, digits, '.', '_' or '-', "
+                f"found {bad[:3]!r}",
+                hint="rename the directories under the input volume",
+            )
+        indexed = by_index and self.kind is WorkloadKind.INDEXED
+        if indexed and self.input_names != tuple(str(i) for i in range(self.index_count)):
+            raise UsageError(
+                "k8s-input-not-indexed",
+                "an Indexed Job reads /in/<completion index>/: the input volume's directories "
+                "must be exactly 0, 1, ..., n-1",
+                hint="lay the contracts out as /in/0/, /in/1/, ... (deploy/README.md, 'Thousands "
+                "of contracts'), or fan out by name with --engine argo",
+            )
+
+    def _check_config_maps(self) -> None:
+        """Refuse colliding ConfigMap keys and file sets larger than a ConfigMap holds."""
+        groups, _ = self.evidence_groups
+        for files in groups:
+            keys = [config_key(f.relpath) for f in files]
+            if len(set(keys)) != len(keys):
+                raise UsageError(
+                    "k8s-key-collision",
+                    "two evidence paths map to the same ConfigMap key",
+                    hint="rename the files so their paths differ in more than '/' versus '__'",
+                )
+        sizes = [(sum(len(f.content) for f in g), "evidence") for g in groups]
+        for size, what in [*sizes, (sum(len(f.content) for f in self.contracts), "contracts")]:
+            if size > CONFIGMAP_LIMIT_BYTES:
+                raise UsageError(
+                    "k8s-input-too-large",
+                    f"the {what} total {size} bytes, more than a ConfigMap holds "
+                    f"({CONFIGMAP_LIMIT_BYTES} bytes)",
+                    hint="keep large evidence on a PersistentVolumeClaim mounted at /in instead of "
+                    "using `k8s render`: see deploy/README.md, section 'Evidence larger than a "
+                    "ConfigMap'",
+                )
+
+    def check(self, *, by_index: bool = True) -> None:
+        """Refuse options that cannot render (each check raises ``UsageError``).
+
+        Args:
+            by_index: the pods find their input directory by completion index (a Kubernetes Indexed
+                Job), so the claim's directories must be ``0`` .. ``n-1``; ``False`` for Argo, whose
+                items may be any names.
+        """
+        import zoneinfo
+
+        self._check_names()
+        zones = zoneinfo.available_timezones()
+        try:  # no time zone database to list (zones empty): a zone that loads is one
+            known = self.time_zone in zones or (
+                not zones and bool(zoneinfo.ZoneInfo(self.time_zone))
+            )
+        except (ValueError, zoneinfo.ZoneInfoNotFoundError):
+            known = False
+        if not known:
+            raise UsageError(
+                "k8s-bad-time-zone",
+                f"--time-zone {quoted(self.time_zone)} is not an IANA time zone",
+                hint="e.g. --time-zone Etc/UTC or Europe/Paris",
+            )
+        self._check_counts()
+        if self.input_claim is not None:
+            self._check_input_names(by_index)
+        m = self.max_failed_indexes
+        if m is not None and not 0 <= m <= self.index_count:
+            raise UsageError(
+                "k8s-bad-number",
+                f"--max-failed-indexes must be between 0 and the number of contracts "
+                f"({self.index_count}), found {m}",
+                hint="omit it to run every index whatever the others decide",
+            )
+        if self.input_claim is None:
+            self._check_config_maps()
 
 
 def config_key(relpath: str) -> str:
@@ -293,153 +444,3 @@ def check_schedule(schedule: str) -> None:
             "(minute hour day-of-month month day-of-week) or one of " + ", ".join(_CRON_MACROS),
             hint="e.g. --schedule '0 6 * * 1' (Mondays at 06:00 in --time-zone)",
         )
-
-
-def _check_names(options: RenderOptions) -> None:
-    """Refuse a name, claim, Secret, Secret key or namespace that Kubernetes would reject.
-
-    The Namespace object written first labels the namespace with Pod Security "restricted":
-    ``default`` and the cluster's own (``kube-system``, ``kube-public``, ...) are not the job's
-    to relabel, nor the place for it.
-    """
-    label = re.compile(r"[a-z0-9]([-a-z0-9]{0,40}[a-z0-9])?")
-    # A namespace is a DNS-1123 label (RFC 1123): at most 63 lower-case letters, digits and '-'.
-    namespace = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
-    for code, flag, value, (pattern, must_be, hint) in (
-        ("k8s-bad-name", "--name", options.name,
-         (label, "a DNS label of at most 42 characters", _LABEL_HINT)),
-        ("k8s-bad-name", "--ledger-claim", options.ledger_claim, _OBJECT_NAME),
-        ("k8s-bad-name", "--signing-key-secret", options.signing_key_secret, _OBJECT_NAME),
-        ("k8s-bad-name", "--output-claim", options.output_claim, _OBJECT_NAME),
-        ("k8s-bad-name", "--input-claim", options.input_claim, _OBJECT_NAME),
-        ("k8s-bad-secret-key", "--signing-key-item", options.signing_key_item,
-         (re.compile(r"[-._a-zA-Z0-9]{1,253}"), "a Secret key",
-          "the key of the PEM file in the Secret, e.g. ed25519.pem")),
-        ("k8s-bad-namespace", "--namespace", options.namespace,
-         (namespace, "a DNS label of at most 63 characters", _LABEL_HINT)),
-    ):  # fmt: skip
-        if value is not None and (not pattern.fullmatch(value) or value in (".", "..")):
-            raise UsageError(code, f"{flag} must be {must_be}, found {quoted(value)}", hint=hint)
-    if options.namespace == "default" or (options.namespace or "").startswith("kube-"):
-        raise UsageError(
-            "k8s-system-namespace",
-            f"--namespace {options.namespace} is a namespace of the cluster: the job would "
-            "relabel it with Pod Security 'restricted'",
-            hint="use a namespace of the job's own (the default, ragwarrant), or --no-namespace "
-            "and kubectl -n NAME",
-        )
-
-
-def _check_counts(options: RenderOptions) -> None:
-    """Refuse no contract, several for a non-indexed kind, too many, a per-index file-set
-    mismatch, or ``maxFailedIndexes`` out of range."""
-    n = options.index_count
-    if n == 0:
-        raise UsageError(
-            "k8s-no-contract",
-            "no contract given",
-            hint="pass --contract FILE, or --input-claim NAME with --input-root DIR",
-        )
-    if options.kind is not WorkloadKind.INDEXED and n != 1:
-        raise UsageError(
-            "k8s-many-contracts",
-            f"--kind {options.kind} runs one contract, found {n}",
-            hint="use --kind indexed to fan out over several contracts",
-        )
-    if n > MAX_INDEXES:
-        raise UsageError(
-            "k8s-too-many-indexes",
-            f"{n} contracts in one Indexed Job, more than {MAX_INDEXES}",
-            hint="split them into several Jobs (--name) of at most 100000 contracts each",
-        )
-    if options.index_evidence and len(options.index_evidence) != len(options.contracts):
-        raise UsageError(
-            "k8s-index-evidence-count",
-            f"index_evidence holds {len(options.index_evidence)} file sets for "
-            f"{len(options.contracts)} contracts",
-            hint="give one set of input files per contract",
-        )
-
-
-def _check_input_names(options: RenderOptions, by_index: bool) -> None:
-    """Refuse claim directories that are not path segments, or not 0..n-1 for an Indexed Job."""
-    bad = [n for n in options.input_names if not _INPUT_NAME_RE.fullmatch(n) or n in (".", "..")]
-    if bad:
-        raise UsageError(
-            "k8s-bad-input-name",
-            f"input directory names must be letters, digits, '.', '_' or '-', found {bad[:3]!r}",
-            hint="rename the directories under the input volume",
-        )
-    indexed = by_index and options.kind is WorkloadKind.INDEXED
-    if indexed and options.input_names != tuple(str(i) for i in range(options.index_count)):
-        raise UsageError(
-            "k8s-input-not-indexed",
-            "an Indexed Job reads /in/<completion index>/: the input volume's directories "
-            "must be exactly 0, 1, ..., n-1",
-            hint="lay the contracts out as /in/0/, /in/1/, ... (deploy/README.md, 'Thousands "
-            "of contracts'), or fan out by name with --engine argo",
-        )
-
-
-def _check_config_maps(options: RenderOptions) -> None:
-    """Refuse colliding ConfigMap keys and file sets larger than a ConfigMap holds."""
-    groups, _ = options.evidence_groups
-    for files in groups:
-        keys = [config_key(f.relpath) for f in files]
-        if len(set(keys)) != len(keys):
-            raise UsageError(
-                "k8s-key-collision",
-                "two evidence paths map to the same ConfigMap key",
-                hint="rename the files so their paths differ in more than '/' versus '__'",
-            )
-    sizes = [(sum(len(f.content) for f in g), "evidence") for g in groups]
-    for size, what in [*sizes, (sum(len(f.content) for f in options.contracts), "contracts")]:
-        if size > CONFIGMAP_LIMIT_BYTES:
-            raise UsageError(
-                "k8s-input-too-large",
-                f"the {what} total {size} bytes, more than a ConfigMap holds "
-                f"({CONFIGMAP_LIMIT_BYTES} bytes)",
-                hint="keep large evidence on a PersistentVolumeClaim mounted at /in instead of "
-                "using `k8s render`: see deploy/README.md, section 'Evidence larger than a "
-                "ConfigMap'",
-            )
-
-
-def check_options(options: RenderOptions, *, by_index: bool = True) -> None:
-    """Refuse options that cannot render (each check raises ``UsageError``).
-
-    Args:
-        options: what to render.
-        by_index: the pods find their input directory by completion index (a Kubernetes Indexed
-            Job), so the claim's directories must be ``0`` .. ``n-1``; ``False`` for Argo, whose
-            items may be any names.
-    """
-    import zoneinfo
-
-    _check_names(options)
-    zones = zoneinfo.available_timezones()
-    try:  # no time zone database to list (zones empty): a zone that loads is one
-        known = options.time_zone in zones or (
-            not zones and bool(zoneinfo.ZoneInfo(options.time_zone))
-        )
-    except (ValueError, zoneinfo.ZoneInfoNotFoundError):
-        known = False
-    if not known:
-        raise UsageError(
-            "k8s-bad-time-zone",
-            f"--time-zone {quoted(options.time_zone)} is not an IANA time zone",
-            hint="e.g. --time-zone Etc/UTC or Europe/Paris",
-        )
-    _check_counts(options)
-    if options.input_claim is not None:
-        _check_input_names(options, by_index)
-    m = options.max_failed_indexes
-    if m is not None and not 0 <= m <= options.index_count:
-        raise UsageError(
-            "k8s-bad-number",
-            f"--max-failed-indexes must be between 0 and the number of contracts "
-            f"({options.index_count}), found {m}",
-            hint="omit it to run every index whatever the others decide",
-        )
-    if options.input_claim is None:
-        _check_config_maps(options)

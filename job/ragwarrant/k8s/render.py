@@ -10,7 +10,7 @@ The ``podFailurePolicy`` fails the Job at once on the decision and configuration
 (``FAIL_JOB_EXIT_CODES``): a REJECT is an answer, never retried. Pod disruptions are ignored; any
 other failure (internal error 70, an OOM kill) counts toward ``backoffLimit``.
 
-``k8s.options.check_options`` refuses options that cannot work before anything is rendered. The
+``RenderOptions.check`` refuses options that cannot work before anything is rendered. The
 ``kubernetes`` package is the optional extra ``k8s``; ``require_kubernetes`` raises a
 ``UsageError`` naming it when it is missing.
 """
@@ -28,7 +28,6 @@ from ragwarrant.k8s.options import (
     FAIL_JOB_EXIT_CODES,
     RenderOptions,
     WorkloadKind,
-    check_options,
     config_key,
 )
 
@@ -69,36 +68,6 @@ def _claim_volume(k: ModuleType, name: str, claim: str, read_only: bool | None =
     return k.V1Volume(name=name, persistent_volume_claim=source)
 
 
-def _field_env(k: ModuleType, name: str, field_path: str) -> Any:
-    """Return an environment variable holding one of the pod's fields (downward API)."""
-    selector = k.V1ObjectFieldSelector(field_path=field_path)
-    return k.V1EnvVar(name=name, value_from=k.V1EnvVarSource(field_ref=selector))
-
-
-def _evidence_name(options: RenderOptions, group: int) -> str:
-    return f"{options.name}-evidence" if group == 0 else f"{options.name}-evidence-{group}"
-
-
-def _configmap(
-    k: ModuleType, name: str, options: RenderOptions, files: Sequence[tuple[str, bytes]]
-) -> Any:
-    data: dict[str, str] = {}
-    binary: dict[str, str] = {}
-    for key, content in files:
-        try:
-            data[key] = content.decode("utf-8")
-        except UnicodeDecodeError:
-            binary[key] = base64.b64encode(content).decode("ascii")
-    return k.V1ConfigMap(
-        api_version="v1",
-        kind="ConfigMap",
-        metadata=_meta(k, options, name),
-        data=data or None,
-        binary_data=binary or None,
-        immutable=True,
-    )
-
-
 def _input_volume(k: ModuleType, options: RenderOptions) -> Any:
     """Return ``/in``: the input claim, or the ConfigMaps projected per index directory."""
     if options.input_claim is not None:
@@ -123,7 +92,7 @@ def _input_volume(k: ModuleType, options: RenderOptions) -> Any:
             for f in files
         ]
         if items:
-            projected.append((_evidence_name(options, g), items))
+            projected.append((options.evidence_map_name(g), items))
     sources = [
         k.V1VolumeProjection(
             config_map=k.V1ConfigMapProjection(
@@ -144,26 +113,32 @@ def _container(k: ModuleType, options: RenderOptions, identity: dict[str, Any]) 
     The output directory is ``/out/<job name>/<job uid>/`` (plus ``<index>/``), so that no two
     runs, not even two Jobs of the same name, write the same directory.
     """
-    env = [
-        k.V1EnvVar(name="TMPDIR", value="/tmp"),
-        _field_env(k, "JOB_NAME", "metadata.labels['batch.kubernetes.io/job-name']"),
-        _field_env(k, "JOB_UID", "metadata.labels['batch.kubernetes.io/controller-uid']"),
-    ]
+    fields = {  # environment variables holding the pod's own fields (downward API)
+        "JOB_NAME": "metadata.labels['batch.kubernetes.io/job-name']",
+        "JOB_UID": "metadata.labels['batch.kubernetes.io/controller-uid']",
+    }
     input_dir, output_dir = "/in", f"/out/{RUN_PREFIX}"
     if options.kind is WorkloadKind.INDEXED:
         # Declared explicitly so that $(JOB_COMPLETION_INDEX) expands in args on every version.
         index = "metadata.annotations['batch.kubernetes.io/job-completion-index']"
-        env.append(_field_env(k, "JOB_COMPLETION_INDEX", index))
+        fields["JOB_COMPLETION_INDEX"] = index
         input_dir = "/in/$(JOB_COMPLETION_INDEX)"
         output_dir += "/$(JOB_COMPLETION_INDEX)"
     elif options.input_claim is not None:
         input_dir = f"/in/{options.input_names[0]}"
+    env = [
+        k.V1EnvVar(
+            name=name,
+            value_from=k.V1EnvVarSource(field_ref=k.V1ObjectFieldSelector(field_path=path)),
+        )
+        for name, path in fields.items()
+    ]
     return k.V1Container(
         name=CONTAINER_NAME,
         image=options.image,
         image_pull_policy="Always",
         args=["run", "--input", input_dir, "--output", output_dir],
-        env=env,
+        env=[k.V1EnvVar(name="TMPDIR", value="/tmp"), *env],
         resources=k.V1ResourceRequirements(
             requests={"cpu": "500m", "memory": "1Gi", "ephemeral-storage": "64Mi"},
             limits={"cpu": "2", "memory": "2Gi", "ephemeral-storage": "512Mi"},
@@ -230,38 +205,6 @@ def pod_template(k: ModuleType, options: RenderOptions) -> Any:
     return k.V1PodTemplateSpec(metadata=k.V1ObjectMeta(labels=options.object_labels), spec=spec)
 
 
-def _job_spec(k: ModuleType, options: RenderOptions) -> Any:
-    """Return the Job's spec; an Indexed Job's decision code fails its index only."""
-    indexed = options.kind is WorkloadKind.INDEXED
-    on_exit = k.V1PodFailurePolicyOnExitCodesRequirement(
-        container_name=CONTAINER_NAME, operator="In", values=list(FAIL_JOB_EXIT_CODES)
-    )
-    disrupted = k.V1PodFailurePolicyOnPodConditionsPattern(type="DisruptionTarget", status="True")
-    rules = [
-        k.V1PodFailurePolicyRule(
-            action="FailIndex" if indexed else "FailJob", on_exit_codes=on_exit
-        ),
-        k.V1PodFailurePolicyRule(action="Ignore", on_pod_conditions=[disrupted]),
-    ]
-    fan_out: dict[str, Any] = {"backoff_limit": options.backoff_limit}
-    if indexed:
-        # One index's REJECT must not stop the other contracts' runs.
-        fan_out = {
-            "completion_mode": "Indexed",
-            "completions": options.index_count,
-            "parallelism": min(options.parallelism, options.index_count),
-            "backoff_limit_per_index": options.backoff_limit,
-            "max_failed_indexes": options.max_failed_indexes,
-        }
-    return k.V1JobSpec(
-        active_deadline_seconds=options.job_deadline_seconds,
-        ttl_seconds_after_finished=options.ttl_seconds_after_finished,
-        pod_failure_policy=k.V1PodFailurePolicy(rules=rules),
-        template=pod_template(k, options),
-        **fan_out,
-    )
-
-
 def build_manifests(options: RenderOptions) -> list[Any]:
     """Return the V1 objects of one deployment, in apply order.
 
@@ -279,9 +222,37 @@ def build_manifests(options: RenderOptions) -> list[Any]:
             count does not fit the kind, or the files exceed a ConfigMap.
     """
     k = require_kubernetes()
-    check_options(options)
+    options.check()
     objects = supporting_objects(k, options)
-    metadata, spec = _meta(k, options, options.name), _job_spec(k, options)
+    indexed = options.kind is WorkloadKind.INDEXED
+    on_exit = k.V1PodFailurePolicyOnExitCodesRequirement(
+        container_name=CONTAINER_NAME, operator="In", values=list(FAIL_JOB_EXIT_CODES)
+    )
+    disrupted = k.V1PodFailurePolicyOnPodConditionsPattern(type="DisruptionTarget", status="True")
+    rules = [  # an Indexed Job's decision code fails its index only
+        k.V1PodFailurePolicyRule(
+            action="FailIndex" if indexed else "FailJob", on_exit_codes=on_exit
+        ),
+        k.V1PodFailurePolicyRule(action="Ignore", on_pod_conditions=[disrupted]),
+    ]
+    fan_out: dict[str, Any] = {"backoff_limit": options.backoff_limit}
+    if indexed:
+        # One index's REJECT must not stop the other contracts' runs.
+        fan_out = {
+            "completion_mode": "Indexed",
+            "completions": options.index_count,
+            "parallelism": min(options.parallelism, options.index_count),
+            "backoff_limit_per_index": options.backoff_limit,
+            "max_failed_indexes": options.max_failed_indexes,
+        }
+    spec = k.V1JobSpec(
+        active_deadline_seconds=options.job_deadline_seconds,
+        ttl_seconds_after_finished=options.ttl_seconds_after_finished,
+        pod_failure_policy=k.V1PodFailurePolicy(rules=rules),
+        template=pod_template(k, options),
+        **fan_out,
+    )
+    metadata = _meta(k, options, options.name)
     if options.kind is not WorkloadKind.CRONJOB:
         return [*objects, k.V1Job(api_version="batch/v1", kind="Job", metadata=metadata, spec=spec)]
     cron = k.V1CronJobSpec(
@@ -349,12 +320,29 @@ def supporting_objects(k: ModuleType, options: RenderOptions) -> list[Any]:
         )
     if options.input_claim is not None:
         return objects
-    contracts = [(f"contract-{i}", c.content) for i, c in enumerate(options.contracts)]
-    objects.append(_configmap(k, f"{options.name}-contract", options, contracts))
+    maps = [
+        (f"{options.name}-contract", {f"contract-{i}": c for i, c in enumerate(options.contracts)})
+    ]
     for g, files in enumerate(options.evidence_groups[0]):
         if files:
-            items = [(config_key(f.relpath), f.content) for f in files]
-            objects.append(_configmap(k, _evidence_name(options, g), options, items))
+            maps.append((options.evidence_map_name(g), {config_key(f.relpath): f for f in files}))
+    for name, by_key in maps:
+        data: dict[str, str] = {}
+        binary: dict[str, str] = {}
+        for key, file in by_key.items():
+            try:
+                data[key] = file.content.decode("utf-8")
+            except UnicodeDecodeError:
+                binary[key] = base64.b64encode(file.content).decode("ascii")
+        config_map = k.V1ConfigMap(
+            api_version="v1",
+            kind="ConfigMap",
+            metadata=_meta(k, options, name),
+            data=data or None,
+            binary_data=binary or None,
+            immutable=True,
+        )
+        objects.append(config_map)
     return objects
 
 

@@ -37,6 +37,21 @@ class PodOutcome:
     exit_code: int
     message: str
 
+    @classmethod
+    def of_pod(cls, pod: Any) -> list[tuple[str, PodOutcome]]:
+        """Return (finished-at stamp, outcome) of each terminated ragwarrant container of a
+        V1Pod."""
+        raw = (pod.metadata.annotations or {}).get("batch.kubernetes.io/job-completion-index")
+        index = int(raw) if raw is not None else None
+        found = []
+        for status in pod.status.container_statuses or []:
+            ended = status.state and status.state.terminated
+            if status.name == CONTAINER_NAME and ended is not None:
+                message = (ended.message or "").strip()
+                outcome = cls(pod.metadata.name, index, int(ended.exit_code), message)
+                found.append((str(ended.finished_at or ""), outcome))
+        return found
+
 
 @dataclass(frozen=True)
 class SubmitResult:
@@ -94,87 +109,86 @@ def _create_all(api_client: Any, objects: Sequence[Any]) -> list[str]:
     return created
 
 
-def _wait_finished(
-    api_client: Any,
-    namespace: str,
-    job_name: str,
-    timeout_s: float,
-    poll_s: float,
-    sleep: Callable[[float], None],
-    clock: Callable[[], float],
-) -> None:
-    """Poll the Job every ``poll_s`` s until it has a ``Complete`` or ``Failed`` condition.
+@dataclass(frozen=True)
+class SubmittedJob:
+    """A created Job, to wait for and read the outcomes of.
 
-    Raises:
-        InternalError: reading the Job fails, or it is not finished after ``timeout_s`` s.
+    Attributes:
+        api_client: the ``kubernetes.client.ApiClient`` that created it.
+        namespace: its namespace.
+        name: its name.
     """
-    k = require_kubernetes()
-    from kubernetes.client.exceptions import ApiException
 
-    batch = k.BatchV1Api(api_client)
-    deadline = clock() + timeout_s
-    while True:
+    api_client: Any
+    namespace: str
+    name: str
+
+    def wait_finished(
+        self,
+        timeout_s: float,
+        poll_s: float,
+        sleep: Callable[[float], None],
+        clock: Callable[[], float],
+    ) -> None:
+        """Poll the Job every ``poll_s`` s until it has a ``Complete`` or ``Failed`` condition.
+
+        Raises:
+            InternalError: reading the Job fails, or it is not finished after ``timeout_s`` s.
+        """
+        k = require_kubernetes()
+        from kubernetes.client.exceptions import ApiException
+
+        batch = k.BatchV1Api(self.api_client)
+        deadline = clock() + timeout_s
+        while True:
+            try:
+                job = batch.read_namespaced_job_status(self.name, self.namespace)
+            except ApiException as exc:
+                raise InternalError(
+                    "k8s-api-error",
+                    f"reading Job/{self.name} failed: HTTP {exc.status} {exc.reason}",
+                ) from exc
+            conditions = (job.status and job.status.conditions) or []
+            if any(c.type in ("Complete", "Failed") and c.status == "True" for c in conditions):
+                return
+            if clock() >= deadline:
+                raise InternalError(
+                    "k8s-wait-timeout",
+                    f"Job/{self.name} did not finish within {timeout_s:.0f} s",
+                    hint=f"kubectl -n {self.namespace} get job {self.name}; the Job itself "
+                    "keeps running",
+                )
+            sleep(poll_s)
+
+    def outcomes(self) -> tuple[PodOutcome, ...]:
+        """Return the last attempt's outcome of each index of a finished Job, in index order.
+
+        Raises:
+            InternalError: listing the pods fails, or no pod has a terminated ragwarrant container.
+        """
+        k = require_kubernetes()
+        from kubernetes.client.exceptions import ApiException
+
         try:
-            job = batch.read_namespaced_job_status(job_name, namespace)
+            pods = k.CoreV1Api(self.api_client).list_namespaced_pod(
+                self.namespace, label_selector=f"batch.kubernetes.io/job-name={self.name}"
+            )
         except ApiException as exc:
             raise InternalError(
-                "k8s-api-error", f"reading Job/{job_name} failed: HTTP {exc.status} {exc.reason}"
+                "k8s-api-error", f"listing the pods of Job/{self.name} failed: HTTP {exc.status}"
             ) from exc
-        conditions = (job.status and job.status.conditions) or []
-        if any(c.type in ("Complete", "Failed") and c.status == "True" for c in conditions):
-            return
-        if clock() >= deadline:
+        latest: dict[int | None, tuple[str, PodOutcome]] = {}
+        for stamp, outcome in (found for pod in pods.items for found in PodOutcome.of_pod(pod)):
+            # Keep the last attempt of each index (retried pods share the index).
+            if outcome.index not in latest or stamp >= latest[outcome.index][0]:
+                latest[outcome.index] = (stamp, outcome)
+        if not latest:
             raise InternalError(
-                "k8s-wait-timeout",
-                f"Job/{job_name} did not finish within {timeout_s:.0f} s",
-                hint=f"kubectl -n {namespace} get job {job_name}; the Job itself keeps running",
+                "k8s-no-outcome",
+                f"Job/{self.name} finished but no pod has a terminated {CONTAINER_NAME} container",
+                hint=f"kubectl -n {self.namespace} describe job {self.name}",
             )
-        sleep(poll_s)
-
-
-def _pod_outcomes(pod: Any) -> list[tuple[str, PodOutcome]]:
-    """Return (finished-at stamp, outcome) of each terminated ragwarrant container of a pod."""
-    raw = (pod.metadata.annotations or {}).get("batch.kubernetes.io/job-completion-index")
-    index = int(raw) if raw is not None else None
-    found = []
-    for status in pod.status.container_statuses or []:
-        ended = status.state and status.state.terminated
-        if status.name == CONTAINER_NAME and ended is not None:
-            message = (ended.message or "").strip()
-            outcome = PodOutcome(pod.metadata.name, index, int(ended.exit_code), message)
-            found.append((str(ended.finished_at or ""), outcome))
-    return found
-
-
-def _outcomes(api_client: Any, namespace: str, job_name: str) -> tuple[PodOutcome, ...]:
-    """Return the last attempt's outcome of each index of a finished Job, in index order.
-
-    Raises:
-        InternalError: listing the pods fails, or no pod has a terminated ragwarrant container.
-    """
-    k = require_kubernetes()
-    from kubernetes.client.exceptions import ApiException
-
-    try:
-        pods = k.CoreV1Api(api_client).list_namespaced_pod(
-            namespace, label_selector=f"batch.kubernetes.io/job-name={job_name}"
-        )
-    except ApiException as exc:
-        raise InternalError(
-            "k8s-api-error", f"listing the pods of Job/{job_name} failed: HTTP {exc.status}"
-        ) from exc
-    latest: dict[int | None, tuple[str, PodOutcome]] = {}
-    for stamp, outcome in (found for pod in pods.items for found in _pod_outcomes(pod)):
-        # Keep the last attempt of each index (retried pods share the index).
-        if outcome.index not in latest or stamp >= latest[outcome.index][0]:
-            latest[outcome.index] = (stamp, outcome)
-    if not latest:
-        raise InternalError(
-            "k8s-no-outcome",
-            f"Job/{job_name} finished but no pod has a terminated {CONTAINER_NAME} container",
-            hint=f"kubectl -n {namespace} describe job {job_name}",
-        )
-    return tuple(latest[i][1] for i in sorted(latest, key=lambda i: -1 if i is None else i))
+        return tuple(latest[i][1] for i in sorted(latest, key=lambda i: -1 if i is None else i))
 
 
 def submit(
@@ -231,8 +245,8 @@ def submit(
     created = tuple(_create_all(api_client, objects))
     if not wait:
         return SubmitResult(created)
-    namespace, job_name = workload.metadata.namespace, workload.metadata.name
-    _wait_finished(api_client, namespace, job_name, timeout_s, poll_s, sleep, clock)
-    outcomes = _outcomes(api_client, namespace, job_name)
+    job = SubmittedJob(api_client, workload.metadata.namespace, workload.metadata.name)
+    job.wait_finished(timeout_s, poll_s, sleep, clock)
+    outcomes = job.outcomes()
     code = next((o.exit_code for o in outcomes if o.exit_code != 0), 0)
     return SubmitResult(created, outcomes, code)
