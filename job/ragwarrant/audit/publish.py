@@ -122,7 +122,9 @@ _RUN_NAMES = frozenset({*OUTPUT_FILES, ATTESTATION_FILENAME, LOCK_FILE, HISTORY_
 
 
 def _run_name(name: str) -> bool:
-    return name in _RUN_NAMES or name.startswith(STAGING_PREFIX)
+    """A top-level name a run writes (``clean_stale`` removes a killed run's temp files)."""
+    orphan_tmp = name.startswith(".") and name.endswith(".tmp")
+    return name in _RUN_NAMES or name.startswith(STAGING_PREFIX) or orphan_tmp
 
 
 def _raise(exc: OSError) -> None:
@@ -132,9 +134,9 @@ def _raise(exc: OSError) -> None:
 def first_foreign_file(output_dir: Path) -> str | None:
     """The first entry of ``output_dir`` that no run wrote, relative to it, or None.
 
-    Run files, ``history/``, staging directories and the lock are a run's; anything else that
-    is not a directory (a stray file, a symlink, a FIFO, a file under another directory) is
-    foreign, as ``verify`` would flag it. The walk stops at the first one (a run pointed at
+    Run files, ``history/``, staging directories, a killed run's temp files and the lock are a
+    run's; anything else that is not a directory (a stray file, a symlink, a FIFO, a file under
+    another directory) is foreign, as ``verify`` would flag it. The walk stops at the first one (a run pointed at
     ``/`` must not list the file system), in name order within each directory; a directory it
     cannot list counts as foreign (nothing of a run's is unreadable).
     """
