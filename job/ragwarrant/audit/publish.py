@@ -136,9 +136,9 @@ def first_foreign_file(output_dir: Path) -> str | None:
 
     Run files, ``history/``, staging directories, a killed run's temp files and the lock are a
     run's; anything else that is not a directory (a stray file, a symlink, a FIFO, a file under
-    another directory) is foreign, as ``verify`` would flag it. The walk stops at the first one (a run pointed at
-    ``/`` must not list the file system), in name order within each directory; a directory it
-    cannot list counts as foreign (nothing of a run's is unreadable).
+    another directory) is foreign, as ``verify`` would flag it. The walk stops at the first one
+    (a run pointed at ``/`` must not list the file system), in name order within each directory;
+    a directory it cannot list counts as foreign (nothing of a run's is unreadable).
     """
     try:
         for root, dirs, files in os.walk(output_dir, onerror=_raise):
