@@ -3,6 +3,7 @@ become paths outside ``policies/``, Phoenix SpanEvaluations without spans are ma
 
 from __future__ import annotations
 
+import os
 import random
 import shutil
 from pathlib import Path
@@ -223,6 +224,19 @@ def test_from_a_directory_says_it_is_one(tmp_path: Path, capsys: pytest.CaptureF
     err = capsys.readouterr().err.splitlines()
     assert err[0] == "ragwarrant: error: --from exports is a directory, not an export file"
     assert err[1].startswith("  hint: pass --from the export files inside it")
+
+
+def test_from_a_device_or_fifo_names_its_kind(tmp_path: Path, capsys: pytest.CaptureFixture[str]):
+    """``--from /dev/null`` said "--from null is not a readable file" (trial B): exit 66 naming
+    the kind of file it is; a missing file still is not a readable one."""
+    os.mkfifo(tmp_path / "pipe")
+    for given, says in (
+        ("/dev/null", "null is a character device, not an export file"),
+        (str(tmp_path / "pipe"), "pipe is a FIFO, not an export file"),
+        (str(tmp_path / "gone.json"), "gone.json is not a readable file"),
+    ):
+        assert cli.main(["init", "--from", given, "--output", f"{tmp_path}/in/"]) == 66
+        assert capsys.readouterr().err.splitlines()[0] == f"ragwarrant: error: --from {says}"
 
 
 def test_from_the_same_file_twice_is_refused(

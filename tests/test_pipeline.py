@@ -298,18 +298,19 @@ def test_a_run_refuses_an_output_directory_holding_foreign_files(make_input, tmp
     from ragwarrant.errors import OutputError
 
     out = tmp_path / "out"
-    out.mkdir()
-    (out / "notes.txt").write_text("mine\n")
+    (out / "sub").mkdir(parents=True)
+    (out / "sub" / "notes.txt").write_text("mine\n")
     try:
         run_job(make_input(), out)
     except OutputError as exc:
         assert exc.code == "output-foreign-files"
-        assert "notes.txt" in exc.message
+        assert "sub/notes.txt" in exc.message
+        assert str(tmp_path) not in exc.message  # no host path
         assert int(exc.exit_code) == 73
         assert not record_error(out, exc)
     else:
         raise AssertionError("the run decided into a directory that can never verify")
-    assert sorted(p.name for p in out.iterdir() if not p.name.startswith(".")) == ["notes.txt"]
+    assert sorted(p.name for p in out.iterdir()) == ["sub"]  # not even the lock file (trial B)
 
 
 def test_ledger_inside_the_input_or_output_is_a_usage_error(make_input, tmp_path):

@@ -147,9 +147,9 @@ def run_job(
     with SelftestRun() as selftest_run:
         try:
             check_directories(input_dir, output_dir)
+            refuse_foreign_files(output_dir)  # exit 73, before the lock: nothing written
             with output_lock(output_dir):
                 clean_stale(output_dir)  # what a killed attempt left is never part of a result
-                refuse_foreign_files(output_dir)  # a run beside them could never verify: exit 73
                 private_key = load_signing_key(signing_key)  # 66 early
                 inputs = read_inputs(input_dir, emit)
                 if selftest_run.forked:

@@ -20,6 +20,7 @@ from ragwarrant.display import quoted, visible
 from ragwarrant.errors import InputError, OutputError, UsageError, shown_path
 from ragwarrant.mounts import unwritable_hint
 from ragwarrant.scaffold import ExportSummary
+from ragwarrant.sidefiles import special_file
 
 
 def place_exports(
@@ -85,7 +86,9 @@ def _not_a_file(path: Path) -> InputError:
             hint="pass --from the export files inside it, not the folder (a shell glob can "
             "name several)",
         )
-    return InputError("init-missing", f"--from {shown} is not a readable file")
+    kind = special_file(path)  # /dev/null said "--from null is not a readable file"
+    what = f"is {kind}, not an export file" if kind else "is not a readable file"
+    return InputError("init-missing", f"--from {shown} {what}")
 
 
 def _refuse_repeated(sources: Sequence[Path]) -> None:

@@ -296,9 +296,11 @@ def test_metric_result_given_twice_is_refused(make_request, exports, tmp_path, s
     with pytest.raises(EvidenceError) as err:
         _load(make_request, _write(tmp_path, run), policy="baseline")
     e = err.value
-    second = f"/testCases/4/metricsData/{len(mlist) - 1}"
+    second = f"run.json#/testCases/4/metricsData/{len(mlist) - 1}"
     assert (e.code, e.row, e.column) == ("evidence-duplicate-metric", 5, second)
-    assert f"/testCases/4/metricsData/{first} and {second}" in e.message
+    assert f"run.json#/testCases/4/metricsData/{first} and {second}" in e.message
+    text = f"{e.message}\n{e.column}\n{e.found}\n".encode()
+    assert scan_outputs({"report.md": text}) == []  # trial B: the message was withheld
 
 
 def test_metrics_data_in_both_spellings_is_refused(make_request, exports, tmp_path) -> None:
@@ -312,8 +314,10 @@ def test_metrics_data_in_both_spellings_is_refused(make_request, exports, tmp_pa
     assert (e.code, e.row, e.column) == (
         "evidence-duplicate-metric",
         3,
-        "/testCases/2/metrics_data",
+        "run.json#/testCases/2/metrics_data",
     )
+    text = f"{e.message}\n{e.column}\n{e.found}\n".encode()
+    assert scan_outputs({"report.md": text}) == []  # trial B: the message was withheld
 
 
 @pytest.mark.parametrize(
@@ -327,4 +331,5 @@ def test_two_test_case_lists_are_refused(make_request, exports, tmp_path, second
     with pytest.raises(EvidenceError) as err:
         _load(make_request, _write(tmp_path, data), policy="baseline")
     at = "/testRunData" if wrap else ""
-    assert (err.value.code, err.value.column) == ("evidence-duplicate-metric", f"{at}/{second}")
+    column = f"run.json#{at}/{second}"
+    assert (err.value.code, err.value.column) == ("evidence-duplicate-metric", column)

@@ -327,9 +327,10 @@ def test_raw_feedback_key_given_twice_is_refused(make_request, exports, tmp_path
     assert (e.code, e.row, e.column) == (
         "evidence-duplicate-metric",
         4,
-        f"/evaluation_results/results/{n - 1}",
+        f"{p.name}#/evaluation_results/results/{n - 1}",
     )
-    assert f"/evaluation_results/results/{first} and" in e.message and "'token_f1'" in e.message
+    assert f"#/evaluation_results/results/{first} and" in e.message and "'token_f1'" in e.message
+    assert scan_outputs({"report.md": f"{e.message}\n{e.found}\n".encode()}) == []
 
 
 def test_raw_run_errors_are_noted(make_request, exports, tmp_path) -> None:

@@ -133,12 +133,15 @@ def test_join_miss(make_request, exports, tmp_path) -> None:
     """An evaluation of a span not in the spans file is located."""
     t = pq.read_table(exports / EVALS.format(p="baseline"))
     ids = t["context.span_id"].to_pylist()
-    ids[3] = "0000000000000000"
+    ids[3] = ids[7] = "feedc0de00000001"
     t = _with_column(t, "context.span_id", ids)
     _copy_with(exports, tmp_path, "baseline", t)
     with pytest.raises(EvidenceError) as err:
         _load_joined(make_request, tmp_path, policy="baseline")
-    assert (err.value.code, err.value.row) == ("evidence-join-miss", 4)
+    e = err.value
+    assert (e.code, e.row, e.column) == ("evidence-join-miss", 4, "context.span_id")
+    assert f"2 of {len(ids)}" in e.message  # how many, never the id (trial B echoed it)
+    assert all("feedc0de" not in str(v) for v in (e.message, e.found, e.hint))
 
 
 def test_failed_execution_and_bad_score_cell(make_request, exports, tmp_path) -> None:

@@ -200,3 +200,31 @@ def test_a_secret_in_an_input_file_name_blocks_and_is_never_published(
     ), [c["id"] for c in report["checks"]]
     assert verify_output_dir(out).ok
     assert verify_output_dir(out, input_dir=input_dir).ok  # the withheld name matches by sha256
+
+
+def test_the_foreign_file_walk_stops_at_the_first_and_reads_no_further(tmp_path, monkeypatch):
+    """``run --output /`` listed the whole file system and died (exit 70) on an OSError under
+    /proc: the walk stops at the first foreign entry (a symlink or FIFO is one, as for
+    ``verify``), and a directory it cannot list is itself foreign, never an OSError."""
+    import os
+
+    from ragwarrant.audit.publish import first_foreign_file
+
+    real = os.scandir
+    unreadable = tmp_path / "z_unreadable"
+
+    def scandir(path="."):
+        if Path(path) == unreadable:
+            raise PermissionError(13, "Permission denied", str(path))
+        return real(path)
+
+    monkeypatch.setattr(os, "scandir", scandir)
+    unreadable.mkdir()
+    (tmp_path / ".ragwarrant.lock").write_text("")
+    (tmp_path / "history").mkdir()
+    (tmp_path / "history" / "old.json").write_text("{}")
+    assert first_foreign_file(tmp_path) == "z_unreadable"
+    (tmp_path / "b_link").symlink_to(tmp_path / "history")
+    assert first_foreign_file(tmp_path) == "b_link"
+    os.mkfifo(tmp_path / "a_fifo")
+    assert first_foreign_file(tmp_path) == "a_fifo"

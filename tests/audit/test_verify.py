@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import os
+import shutil
 from pathlib import Path
 
 import orjson
@@ -16,7 +17,7 @@ from ragwarrant.audit.ledger_history import record_run
 from ragwarrant.audit.publish import render_decision_views
 from ragwarrant.audit.report import render_report
 from ragwarrant.audit.verify import diff_json, verify_output_dir
-from ragwarrant.audit.writer import LOCK_FILE
+from ragwarrant.audit.writer import HISTORY_DIR, LOCK_FILE
 from ragwarrant.commands import ledger as ledger_command
 from ragwarrant.commands import verify as verify_command
 from ragwarrant.commands.verify import read_private_texts, replay_with_job
@@ -135,6 +136,24 @@ def test_a_planted_fifo_is_an_unexpected_file_never_opened(real_run: Run) -> Non
     os.mkfifo(lock)
     report = verify_output_dir(real_run.output_dir)
     assert [(m.file, m.kind) for m in report.mismatches] == [(LOCK_FILE, "unexpected-file")]
+
+
+@pytest.mark.parametrize("plant", ["fifo", "link"])
+def test_a_history_that_is_no_directory_is_an_unexpected_file(
+    real_run: Run, tmp_path: Path, plant: str
+) -> None:
+    """``history`` as a FIFO or a symlink (to a directory elsewhere) passed verify (trial B):
+    only a real ``history/`` directory holds earlier runs; anything else there is planted."""
+    history = real_run.output_dir / HISTORY_DIR
+    shutil.rmtree(history, ignore_errors=True)
+    if plant == "fifo":
+        os.mkfifo(history)
+    else:
+        (tmp_path / "elsewhere").mkdir()
+        (tmp_path / "elsewhere" / "passwd").write_text("x\n")
+        history.symlink_to(tmp_path / "elsewhere")
+    report = verify_output_dir(real_run.output_dir)
+    assert [(m.file, m.kind) for m in report.mismatches] == [(HISTORY_DIR, "unexpected-file")]
 
 
 def test_altered_input_is_named_and_not_replayed(real_run: Run) -> None:

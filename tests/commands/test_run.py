@@ -223,6 +223,24 @@ def test_an_unset_platform_variable_fails_before_writing(
     assert captured.out.splitlines()[-1].startswith("ERROR (exit 64): run-variable-unset — next: ")
 
 
+def test_an_empty_path_is_a_usage_error_never_the_current_directory(
+    make_input, tmp_path, monkeypatch, capsys
+) -> None:
+    """``run --input ""`` said output-inside-input, ``run --output ""`` and ``init --output ""``
+    wrote into the current directory (trial B): an empty path is refused (64), nothing written."""
+    inp = make_input()
+    export = next(p for p in inp.rglob("*.csv"))
+    monkeypatch.chdir(tmp_path)
+    for argv in (
+        ["run", "--input", "", "--output", "out"],
+        ["run", "--input", str(inp), "--output", ""],
+        ["init", "--from", str(export), "--output", ""],
+    ):
+        assert cli.main(argv) == 64, argv
+        assert "path-empty" in capsys.readouterr().err, argv
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([inp.name])
+
+
 def test_a_ledger_in_a_missing_directory_names_that_directory(make_input, tmp_path, capsys):
     """--ledger in a directory that does not exist: exit 73 before the run, naming the
     directory (by its name: the record withholds --ledger's value), never the host path."""

@@ -11,6 +11,7 @@ import re
 
 import orjson
 
+from ragwarrant.adapters._integrity import json_ref
 from ragwarrant.errors import EvidenceError
 
 NAN_STRINGS = {"nan", "NaN", "NAN", "-nan"}
@@ -192,19 +193,20 @@ def given_twice(
         what: what is given twice, e.g. ``"metric 'Token F1'"`` (never a private value).
 
     Returns:
-        ``EvidenceError`` ``evidence-duplicate-metric`` naming both pointers.
+        ``EvidenceError`` ``evidence-duplicate-metric`` naming both values as ``json_ref`` does
+        (a bare ``/testCases/...`` would be withheld by the publication-hygiene scan).
     """
+    both = f"{json_ref(display, first)} and {json_ref(display, pointer)}"
     return EvidenceError(
         "evidence-duplicate-metric",
-        f"{display}{f' row {row}' if row else ''}: {what} is given twice ({first} and "
-        f"{pointer}); which one holds "
-        "cannot be told",
+        f"{display}{f' row {row}' if row else ''}: {what} is given twice ({both}); which one "
+        "holds cannot be told",
         hint="give each metric once per record (remove or rename the repeated entry)",
         file=display,
         row=row,
-        column=pointer,
+        column=json_ref(display, pointer),
         expected=f"{what} once",
-        found=f"{first} and {pointer}",
+        found=both,
     )
 
 

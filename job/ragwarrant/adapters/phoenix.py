@@ -322,19 +322,24 @@ class _Evaluations:
         for i, s in enumerate(span_ids, start=1):
             hit = index.get(s)
             if hit is None or hit[0] is None:
+                missing = sum(1 for x in span_ids if index.get(x) is None)
                 raise EvidenceError(
                     "evidence-join-miss",
-                    f"{display} row {i}: span {s!r} is not in {spans_rel}"
+                    f"{display} row {i}: the span id in column {span_col} is not in {spans_rel}"
+                    f" ({missing} of {len(span_ids)} rows' span ids are not)"
                     if hit is None
-                    else f"{display} row {i}: the trace of span {s!r} carries no example id",
+                    else f"{display} row {i}: the trace of the span in column {span_col} "
+                    "carries no example id",
                     hint="options.spans must name the spans file of the run these evaluations "
                     "scored",
                     file=display,
                     row=i,
                     column=span_col,
                     expected=f"a span id of {spans_rel}",
-                    found=s,
-                )
+                    found=f"{missing} of {len(span_ids)} span ids not in {spans_rel}"
+                    if hit is None
+                    else "a trace without an example id",
+                )  # never the id itself: an id is the user's data
             examples.append(hit[0])
             file_policies.append(hit[1])
         self.notes.append(

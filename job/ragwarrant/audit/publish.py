@@ -19,6 +19,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -65,7 +66,7 @@ from ragwarrant.audit.writer import (
 )
 from ragwarrant.decision import block_for_hygiene
 from ragwarrant.digests import sha256_bytes
-from ragwarrant.errors import OutputError
+from ragwarrant.errors import OutputError, shown_path
 from ragwarrant.gates.run import gate_publication_hygiene
 from ragwarrant.inputs import Inputs
 from ragwarrant.mounts import DEFAULT_MOUNTS
@@ -120,37 +121,57 @@ _RUN_NAMES = frozenset({*OUTPUT_FILES, ATTESTATION_FILENAME, LOCK_FILE, HISTORY_
 """Top-level names a run writes in its output directory (besides staging directories)."""
 
 
-def foreign_files(output_dir: Path) -> list[str]:
-    """Files in ``output_dir`` that no run wrote, relative to it (what ``verify`` would flag).
+def _run_name(name: str) -> bool:
+    """A top-level name a run writes (``clean_stale`` removes a killed run's temp files)."""
+    orphan_tmp = name.startswith(".") and name.endswith(".tmp")
+    return name in _RUN_NAMES or name.startswith(STAGING_PREFIX) or orphan_tmp
 
-    Run files, ``history/``, staging directories and the lock are a run's; anything else
-    (a stray file, a planted one, a file under another directory) is foreign.
+
+def _raise(exc: OSError) -> None:
+    raise exc
+
+
+def first_foreign_file(output_dir: Path) -> str | None:
+    """The first entry of ``output_dir`` that no run wrote, relative to it, or None.
+
+    Run files, ``history/``, staging directories, a killed run's temp files and the lock are a
+    run's; anything else that is not a directory (a stray file, a symlink, a FIFO, a file under
+    another directory) is foreign, as ``verify`` would flag it. The walk stops at the first one
+    (a run pointed at ``/`` must not list the file system), in name order within each directory;
+    a directory it cannot list counts as foreign (nothing of a run's is unreadable).
     """
-    found = []
-    for path in sorted(output_dir.rglob("*")):
-        rel = path.relative_to(output_dir)
-        top = rel.parts[0]
-        if top in _RUN_NAMES or top.startswith(STAGING_PREFIX) or not path.is_file():
-            continue
-        found.append(rel.as_posix())
-    return found
+    try:
+        for root, dirs, files in os.walk(output_dir, onerror=_raise):
+            here = Path(root)
+            if here == output_dir:
+                dirs[:] = [d for d in dirs if not _run_name(d)]
+                files = [f for f in files if not _run_name(f)]
+            dirs.sort()
+            found = sorted([*files, *(d for d in dirs if (here / d).is_symlink())])
+            if found:
+                return (here / found[0]).relative_to(output_dir).as_posix()
+    except OSError as exc:
+        where = Path(exc.filename or output_dir)
+        return where.relative_to(output_dir).as_posix() if where != output_dir else "."
+    return None
 
 
 def refuse_foreign_files(output_dir: Path) -> None:
-    """Refuse an output directory holding files that no run wrote.
+    """Refuse an output directory holding files that no run wrote (``first_foreign_file``).
 
     A run committed beside them could never verify (``verify`` flags every file the manifest
-    does not list), although the run would exit with its decision.
+    does not list), although the run would exit with its decision. Called before the run's
+    lock is taken: a refused directory is left as it was.
 
     Raises:
         OutputError: code ``output-foreign-files`` (exit 73), naming the first file.
     """
-    found = foreign_files(output_dir)
-    if found:
+    found = first_foreign_file(output_dir)
+    if found is not None:
         raise OutputError(
             "output-foreign-files",
-            f"the output directory {output_dir} holds {len(found)} file(s) that no ragwarrant "
-            f"run wrote (first: {found[0]}); a run committed beside them could never verify",
+            f"the output directory {shown_path(output_dir)} holds files that no ragwarrant "
+            f"run wrote (first: {found}); a run committed beside them could never verify",
             hint="pass --output an empty directory (or one holding only earlier ragwarrant "
             "runs), or move those files out",
         )

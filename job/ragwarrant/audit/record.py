@@ -8,7 +8,7 @@ from pathlib import Path
 
 from ragwarrant.audit.attestation import try_load_private_key
 from ragwarrant.audit.manifest import utc_timestamp
-from ragwarrant.audit.publish import RunRecord, foreign_files, run_mounts, write_outputs
+from ragwarrant.audit.publish import RunRecord, first_foreign_file, run_mounts, write_outputs
 from ragwarrant.audit.writer import clean_stale, output_lock
 from ragwarrant.decision import run_class, run_summary
 from ragwarrant.digests import sha256_bytes
@@ -102,7 +102,7 @@ def record_error(
 
     Returns:
         Whether the record was written: False when the output directory is not writable, holds
-        files that no run wrote (``foreign_files``: a record beside them could never verify),
+        files that no run wrote (``first_foreign_file``: a record beside them could never verify),
         or lies inside ``input_dir`` (the input is never written to).
     """
     if input_dir is not None and is_inside(output_dir, input_dir):
@@ -132,10 +132,10 @@ def record_error(
     )
     try:
         output_dir.mkdir(parents=True, exist_ok=True)
+        if first_foreign_file(output_dir) is not None:  # a record beside them could never verify
+            return False  # checked before the lock: a refused directory stays as it was
         with output_lock(output_dir):
             clean_stale(output_dir)
-            if foreign_files(output_dir):  # a record beside them could never verify
-                return False
             write_outputs(output_dir, decision, report, run)
     except (OSError, OutputError):
         return False

@@ -25,7 +25,8 @@ def unlisted_files(out: Path, manifest: Manifest) -> list[str]:
     or device; each is judged by ``lstat``/``stat`` alone, never opened (a FIFO would block).
     Not counted: ``manifest.json`` itself, the attestation (written after the manifest), the
     runs' lock file while it is empty (as a run leaves it), an unfinished attempt's staging
-    directory and earlier runs kept under ``history/``. Shared by ``verify`` and ``summary``
+    directory and earlier runs kept under ``history/`` (a ``history`` that is not a real
+    directory, a link or a FIFO, is counted). Shared by ``verify`` and ``summary``
     (which must not pay verify's import cost).
 
     Returns:
@@ -37,7 +38,7 @@ def unlisted_files(out: Path, manifest: Manifest) -> list[str]:
         for path in sorted(out.rglob("*"))
         if (path.is_symlink() or not path.is_dir())
         and (rel := path.relative_to(out).as_posix()) not in listed
-        and rel.split("/", 1)[0] != HISTORY_DIR
+        and not rel.startswith(f"{HISTORY_DIR}/")  # history itself only as a real directory
         and not rel.startswith(STAGING_PREFIX)
         and not (rel == LOCK_FILE and path.is_file() and path.stat().st_size == 0)
     ]

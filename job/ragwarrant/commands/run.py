@@ -113,7 +113,8 @@ def expand_variables(text: str, environ: MutableMapping[str, str] = os.environ) 
 
     Raises:
         UsageError: ``run-variable-unset`` (exit 64) when ``NAME`` is unset or empty, as a
-            shell's ``${NAME:?}`` fails, before anything is read or written.
+            shell's ``${NAME:?}`` fails, before anything is read or written; ``path-empty``
+            (exit 64) when ``text`` is empty or blank.
     """
 
     def value(match: re.Match[str]) -> str:
@@ -128,6 +129,12 @@ def expand_variables(text: str, environ: MutableMapping[str, str] = os.environ) 
             )
         return found
 
+    if not text.strip():  # Path("") is ".": the current directory, never what was meant
+        raise UsageError(
+            "path-empty",
+            "--input or --output is an empty string (it would mean the current directory)",
+            hint="give the directory (or file) by name; '.' for the current directory",
+        )
     return Path(_VARIABLE_RE.sub(value, text))
 
 
