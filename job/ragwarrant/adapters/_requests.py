@@ -12,8 +12,10 @@ each row's request identity must be unique:
   trace, W3C Trace Context §3.2);
 - without any of them, the whole row: rows identical in every column are a duplicated ingestion.
 
-Request ids (text) are compared ignoring letter case and white space at either end, as example
-ids are (``'r1'``, ``'R1 '``: one request written two ways would count twice).
+Request ids (text) are compared ignoring letter case, white space at either end and invisible
+characters (Unicode format characters such as a zero-width space, BOM, joiner or soft hyphen, and
+U+180E) anywhere, as example ids are (``'r1'``, ``'R1 '``, ``'r1\u200b'``: one request written
+two ways would count twice).
 
 A repeat is an ``EvidenceError`` (``evidence-duplicate-request``; the run BLOCKs at
 ``hard:evidence-readable:<source>``) naming the file, the first and the repeating 1-based data
@@ -40,6 +42,24 @@ REQUEST_ID_COLUMNS: tuple[tuple[str, ...], ...] = (
     ("span_id", "trace_id"),
     ("context.span_id", "context.trace_id"),
 )
+
+
+#: Characters no id means but a copy may carry: Unicode format characters (category Cf: zero-width
+#: space, BOM, joiners, word joiner, soft hyphen) and U+180E (Cf before Unicode 6.3). RE2 syntax.
+_INVISIBLE = r"[\p{Cf}\x{180E}]"
+
+
+def fold_request_ids(ids: pa.Array | pa.ChunkedArray) -> pa.Array | pa.ChunkedArray:
+    """Request ids as compared: invisible characters (``_INVISIBLE``) removed, white space at
+    either end trimmed, lower case. Vectorised (``pyarrow.compute``); the regular expression
+    runs only when some id is not ASCII (ASCII has no format characters).
+
+    Args:
+        ids: shape (n,) Arrow strings (nulls stay null).
+    """
+    if not pc.all(pc.string_is_ascii(ids)).as_py():
+        ids = pc.replace_substring_regex(ids, _INVISIBLE, "")
+    return pc.utf8_lower(pc.utf8_trim_whitespace(ids))
 
 
 def identity_columns(names: Sequence[str], declared: str | None = None) -> tuple[list[str], bool]:
@@ -88,7 +108,7 @@ class RequestIdentity:
             if pa.types.is_dictionary(col.type):
                 col = col.cast(col.type.value_type)
             if self.is_id and (pa.types.is_string(col.type) or pa.types.is_large_string(col.type)):
-                col = pc.utf8_lower(pc.utf8_trim_whitespace(col))  # 'r1 ', 'R1': one request
+                col = fold_request_ids(col)  # 'r1 ', 'R1', 'r1\u200b': one request
             if not pa.types.is_nested(col.type):
                 keep[name] = col
         keep["__policy"] = pa.chunked_array([policy])
@@ -130,8 +150,8 @@ class RequestIdentity:
         first, repeat = (int(i) + 1 for i in rows_hit[:2])
         policy = table.column("__policy")[first - 1].as_py()
         what = (
-            f"the same request id ({', '.join(repr(c) for c in self.columns)}; letter case "
-            "and white space at either end ignored)"
+            f"the same request id ({', '.join(repr(c) for c in self.columns)}; letter case, "
+            "white space at either end and invisible characters ignored)"
             if self.is_id
             else "every column (no request_id or span_id column)"
         )
