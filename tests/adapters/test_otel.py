@@ -510,3 +510,22 @@ def test_otlp_span_id_in_capitals_is_a_repeat(make_request, exports, tmp_path) -
     with pytest.raises(EvidenceError) as err:
         _load(make_request, p, prices=PRICES)
     assert (err.value.code, err.value.row) == ("evidence-duplicate-request", 2 * len(lines) + 1)
+
+
+@pytest.mark.parametrize("spell", SPELLINGS[:4])
+def test_trace_id_spelled_differently_is_one_trace(make_request, exports, tmp_path, spell) -> None:
+    """Trace ids are folded as span ids are: the baseline's spans appended with their trace ids
+    in capitals or padded are the same spans of the same traces, refused (s29 trial: Phoenix
+    spans re-sent with respelled trace ids were other traces)."""
+    t = pq.read_table(exports / TELEMETRY)
+    t = t.cast(pa.schema([f.with_nullable(True) for f in t.schema]))
+    base = t.filter(pc.equal(t["policy_id"], "baseline"))
+    i = t.schema.get_field_index("trace_id")
+    base = base.set_column(
+        i, "trace_id", pa.array([spell(s) for s in base["trace_id"].to_pylist()])
+    )
+    p = tmp_path / "t.parquet"
+    pq.write_table(pa.concat_tables([t, base]), p)
+    with pytest.raises(EvidenceError) as err:
+        _load(make_request, p)
+    assert (err.value.code, err.value.row) == ("evidence-duplicate-request", t.num_rows + 1)
