@@ -328,7 +328,9 @@ def reduce_spans(
     Raises:
         EvidenceError: no example column; a trace whose spans name two examples or policies; a
             trace with no example id; wrong types (via the column readers);
-            ``evidence-duplicate-request`` when a span id repeats within a trace.
+            ``evidence-duplicate-request`` when a span id repeats within a trace (or, without a
+            span id column, a span row repeats every column); ``evidence-null-key`` for a span
+            whose id is missing, empty or all zeros.
     """
     unwanted = {s for m, s in _TOKEN_SUMS.items() if m not in metrics}
     sums = tuple(c for c in _SUMS if c not in unwanted)
