@@ -132,10 +132,19 @@ def test_same_span_id_in_other_traces_is_no_repeat() -> None:
     check.check()  # raises nothing: a span id is unique within its trace only
 
 
-@pytest.mark.parametrize("again", ["r1 ", "R1", "\tr1", " R1  "])
+#: invisible suffixes a fresh-user trial appended to re-ingested request ids (all summed before):
+#: zero-width space, BOM, ZWNJ, ZWJ, word joiner, Mongolian vowel separator, soft hyphen
+INVISIBLE_SUFFIXES = ["\u200b", "\ufeff", "\u200c", "\u200d", "\u2060", "\u180e", "\u00ad"]
+
+
+@pytest.mark.parametrize(
+    "again",
+    ["r1 ", "R1", "\tr1", " R1  ", *(f"r1{c}" for c in INVISIBLE_SUFFIXES), "\u200bR1\ufeff "],
+)
 def test_request_id_written_two_ways_is_a_repeat(again: str) -> None:
-    """Request ids differing only by case or white space at either end are one request (third
-    s29 trial: baseline rows re-added with trailing spaces summed, REJECT turned PROMOTE)."""
+    """Request ids differing only by case, white space at either end or invisible characters are
+    one request (s29 trials: baseline rows re-added with trailing spaces, or with a zero-width
+    space or BOM appended, were summed and REJECT turned PROMOTE)."""
     check = RequestIdentity(["request_id"], True, "telemetry.csv")
     check.add(pa.table({"request_id": ["r1", "r2", again]}), pa.array(["p"] * 3))
     with pytest.raises(EvidenceError) as err:
@@ -157,6 +166,19 @@ def test_padded_request_ids_appended_block(tmp_path: Path) -> None:
     table = pq.read_table(_telemetry(root))
     data = table.to_pylist()
     again = [dict(r, request_id=f"{r['request_id']} ") for r in data if r["policy_id"] == BASELINE]
+    pq.write_table(pa.Table.from_pylist(data + again, schema=table.schema), _telemetry(root))
+    _blocked_by_duplicate(root, tmp_path)
+
+
+def test_request_ids_with_invisible_suffixes_appended_block(tmp_path: Path) -> None:
+    """End to end: the baseline's rows appended again with a zero-width space or BOM (one
+    suffix per copy) after each request id BLOCK."""
+    root = _copy(tmp_path)
+    _make_identical(root)
+    table = pq.read_table(_telemetry(root))
+    data = table.to_pylist()
+    base = [r for r in data if r["policy_id"] == BASELINE]
+    again = [dict(r, request_id=r["request_id"] + c) for c in INVISIBLE_SUFFIXES for r in base]
     pq.write_table(pa.Table.from_pylist(data + again, schema=table.schema), _telemetry(root))
     _blocked_by_duplicate(root, tmp_path)
 

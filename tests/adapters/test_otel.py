@@ -96,7 +96,7 @@ def _otlp_lines(rows: list[dict]) -> bytes:
 
     out = []
     for n, r in enumerate(rows):
-        root_id = f"{n:016x}"
+        root_id = f"{n + 1:016x}"  # all zeros is no valid span id
         root = {
             "traceId": r["trace_id"],
             "spanId": root_id,
@@ -385,10 +385,10 @@ def test_repeated_span_rows_are_refused(make_request, exports, tmp_path) -> None
 
 def test_same_span_id_in_other_traces_is_not_a_repeat(make_request, exports, tmp_path) -> None:
     """Span ids repeat only within a trace: the same span id (hex or not) in two traces is two
-    spans, and so is a row without a span id."""
+    spans."""
     t = pq.read_table(exports / TELEMETRY)
     n = t.num_rows
-    for ids in (["00000000000000aa"] * n, ["span-1"] * n, pa.nulls(n, pa.string())):
+    for ids in (["00000000000000aa"] * n, ["span-1"] * n):
         p = tmp_path / "t.parquet"
         pq.write_table(t.set_column(t.schema.get_field_index("span_id"), "span_id", [ids]), p)
         assert len(_by_key(_load(make_request, p), "cost_usd")) == 60
@@ -416,3 +416,116 @@ def test_otlp_line_delivered_twice_is_refused(make_request, exports, tmp_path) -
         _load(make_request, p, prices=PRICES)
     assert (err.value.code, err.value.row) == ("evidence-duplicate-request", 2 * len(lines) + 1)
     assert "span rows 1 and" in str(err.value)
+
+
+def _with_span_ids(t: pa.Table, ids: list) -> pa.Table:
+    return t.set_column(
+        t.schema.get_field_index("span_id"), "span_id", [pa.array(ids, pa.string())]
+    )
+
+
+@pytest.mark.parametrize("bad", [None, "", "  ", "0000000000000000", "0000", "\u200b"])
+def test_span_without_a_valid_id_is_refused(make_request, exports, tmp_path, bad) -> None:
+    """Every OpenTelemetry span has a span id, never all zeros (W3C Trace Context): a missing,
+    empty or all-zero one is refused at its row (s29 trial: the baseline's LLM spans re-sent
+    with a null span id were never compared, summed, and REJECT turned PROMOTE)."""
+    t = pq.read_table(exports / TELEMETRY)
+    ids = t["span_id"].to_pylist()
+    ids[4] = bad
+    p = tmp_path / "t.parquet"
+    pq.write_table(_with_span_ids(t, ids), p)
+    with pytest.raises(EvidenceError) as err:
+        _load(make_request, p)
+    assert (err.value.code, err.value.row, err.value.column) == ("evidence-null-key", 5, "span_id")
+    assert ids[3] not in str(err.value) and ids[5] not in str(err.value)
+
+
+def test_otlp_spans_re_sent_without_span_id_are_refused(make_request, exports, tmp_path) -> None:
+    """OTLP spans without a spanId (the baseline's LLM spans re-sent so) are refused."""
+    first = orjson.loads(_otlp_lines(_rows(exports)[:1]))
+    again = orjson.loads(_otlp_lines(_rows(exports)[:1]))
+    llm = again["resourceSpans"][0]["scopeSpans"][0]["spans"][1]
+    del llm["spanId"]
+    again["resourceSpans"][0]["scopeSpans"][0]["spans"] = [llm] * 3
+    p = tmp_path / "spans.jsonl"
+    p.write_bytes(orjson.dumps(first) + b"\n" + orjson.dumps(again) + b"\n")
+    with pytest.raises(EvidenceError) as err:
+        _load(make_request, p, prices=PRICES)
+    assert (err.value.code, err.value.row) == ("evidence-null-key", 3)
+
+
+def test_file_without_span_id_column_compares_whole_rows(make_request, exports, tmp_path) -> None:
+    """Without a span id column, a span row identical in every column to an earlier one is the
+    same span delivered twice (s29 trial: such copies were summed); distinct rows still load."""
+    t = pq.read_table(exports / TELEMETRY).drop_columns(["span_id"])
+    p = tmp_path / "t.parquet"
+    pq.write_table(t, p)
+    assert len(_by_key(_load(make_request, p), "cost_usd")) == 60
+    base = t.filter(pc.equal(t["policy_id"], "baseline"))
+    pq.write_table(pa.concat_tables([t, base]), p)
+    with pytest.raises(EvidenceError) as err:
+        _load(make_request, p)
+    first = t["policy_id"].to_pylist().index("baseline") + 1
+    assert (err.value.code, err.value.row) == ("evidence-duplicate-request", t.num_rows + 1)
+    assert f"span rows {first} and {t.num_rows + 1}" in str(err.value)
+    assert "every column" in str(err.value)
+
+
+SPELLINGS = [
+    str.upper,
+    lambda s: f" {s}",
+    lambda s: f"{s}\t",
+    lambda s: f"\u00a0{s}",
+    lambda s: f"\u2002{s}",
+    lambda s: f"\u200b{s}\ufeff",
+    lambda s: s[:8].upper() + s[8:] + " ",
+]
+
+
+@pytest.mark.parametrize("spell", SPELLINGS)
+def test_span_id_spelled_differently_is_a_repeat(make_request, exports, tmp_path, spell) -> None:
+    """Span ids are lower-case hex (W3C Trace Context): the baseline's spans appended with their
+    ids in capitals, padded with white space or invisible characters are the same spans (s29
+    trial: such copies were summed and REJECT turned PROMOTE)."""
+    t = pq.read_table(exports / TELEMETRY)
+    t = _with_span_ids(t, t["span_id"].to_pylist())
+    base = t.filter(pc.equal(t["policy_id"], "baseline"))
+    base = _with_span_ids(base, [spell(s) for s in base["span_id"].to_pylist()])
+    p = tmp_path / "t.parquet"
+    pq.write_table(pa.concat_tables([t, base]), p)
+    with pytest.raises(EvidenceError) as err:
+        _load(make_request, p)
+    assert (err.value.code, err.value.row) == ("evidence-duplicate-request", t.num_rows + 1)
+
+
+def test_otlp_span_id_in_capitals_is_a_repeat(make_request, exports, tmp_path) -> None:
+    """An OTLP LLM span re-delivered with its span id in capitals is refused."""
+    lines = _otlp_lines(_rows(exports)).splitlines()
+    again = orjson.loads(lines[0])
+    scope = again["resourceSpans"][0]["scopeSpans"][0]
+    scope["spans"] = [dict(scope["spans"][1], spanId=scope["spans"][1]["spanId"].upper())]
+    assert scope["spans"][0]["spanId"] != scope["spans"][0]["spanId"].lower()
+    p = tmp_path / "spans.jsonl"
+    p.write_bytes(b"\n".join([*lines, orjson.dumps(again)]) + b"\n")
+    with pytest.raises(EvidenceError) as err:
+        _load(make_request, p, prices=PRICES)
+    assert (err.value.code, err.value.row) == ("evidence-duplicate-request", 2 * len(lines) + 1)
+
+
+@pytest.mark.parametrize("spell", SPELLINGS[:4])
+def test_trace_id_spelled_differently_is_one_trace(make_request, exports, tmp_path, spell) -> None:
+    """Trace ids are folded as span ids are: the baseline's spans appended with their trace ids
+    in capitals or padded are the same spans of the same traces, refused (s29 trial: Phoenix
+    spans re-sent with respelled trace ids were other traces)."""
+    t = pq.read_table(exports / TELEMETRY)
+    t = t.cast(pa.schema([f.with_nullable(True) for f in t.schema]))
+    base = t.filter(pc.equal(t["policy_id"], "baseline"))
+    i = t.schema.get_field_index("trace_id")
+    base = base.set_column(
+        i, "trace_id", pa.array([spell(s) for s in base["trace_id"].to_pylist()])
+    )
+    p = tmp_path / "t.parquet"
+    pq.write_table(pa.concat_tables([t, base]), p)
+    with pytest.raises(EvidenceError) as err:
+        _load(make_request, p)
+    assert (err.value.code, err.value.row) == ("evidence-duplicate-request", t.num_rows + 1)

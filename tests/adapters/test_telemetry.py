@@ -270,7 +270,7 @@ def _otlp(tmp_path: Path, int_value: object) -> Path:
     def span(n: int, policy: str) -> dict:
         return {
             "traceId": f"{n:032x}",
-            "spanId": f"{n:016x}",
+            "spanId": f"{n + 1:016x}",
             "name": "chat",
             "startTimeUnixNano": str(1_767_261_600_000_000_000 + n),
             "endTimeUnixNano": str(1_767_261_600_400_000_000 + n),

@@ -16,6 +16,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ragwarrant.adapters._columns import column_as_float, column_as_string
+from ragwarrant.adapters._requests import fold_span_ids
 from ragwarrant.adapters._tables import at_file_row
 from ragwarrant.adapters._telemetry import first_bad_amount, one_chunk
 from ragwarrant.errors import EvidenceError
@@ -201,8 +202,9 @@ class _SpanBatch:
         return self.times_ns(name) if name in ("start", "end") else self.floats(name)
 
     def trace(self, policy: pa.Array, example: pa.Array) -> pa.Array:
-        """Each span's trace id; without a trace column, (policy, example) stands for the
-        trace."""
+        """Each span's trace id, folded as span ids are (``_requests.fold_span_ids``: lower
+        case, no white space or invisible characters, so ``'4BF9…'`` and ``' 4bf9…'`` are one
+        trace); without a trace column, (policy, example) stands for the trace."""
         if not self.resolved.found["trace"]:
 
             def plain(a: pa.Array) -> pa.Array:
@@ -223,7 +225,9 @@ class _SpanBatch:
                 expected="a trace id",
                 found="empty",
             )
-        return trace
+        if pa.types.is_dictionary(trace.type):  # fold the distinct ids only
+            return pa.DictionaryArray.from_arrays(trace.indices, fold_span_ids(trace.dictionary))
+        return fold_span_ids(trace)
 
     def flags(self) -> tuple[pa.Array, pa.Array]:
         """``(is_llm, is_error)`` per span: an LLM operation or span kind; an ERROR status."""

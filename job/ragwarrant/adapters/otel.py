@@ -24,7 +24,8 @@ A span is an LLM span (an API call) when ``gen_ai.operation.name`` is ``chat``,
 ``text_completion`` or ``generate_content``, or its OpenInference span kind is ``LLM``.
 
 Reduction (streaming; memory grows with the distinct traces, plus 8 bytes per span for the
-repeated-span check of ``_requests.SpanIdentity``):
+repeated-span check of ``_requests.SpanIdentity``, plus each column's distinct values when the
+file has no span id column and spans are compared by whole rows):
 per trace, the example and policy (from whichever span carries them; two different ones are an
 error), the LLM-span count, token and cost sums over LLM spans, and ``min(start)``/``max(end)``;
 then per (policy, example): ``api_calls`` = LLM spans, ``cost_usd`` = summed cost,
@@ -214,6 +215,8 @@ class _PerTrace:
             if resolved.found["span"] is not None:
                 span = get_column(t, resolved.found["span"])
                 self.ids.add(trace, span, first_row, resolved.label("span"))
+            else:  # no span id column: a span repeated is a row repeated in every column
+                self.ids.add_rows(t)
             self.totals.add(trace, spans, first_row)
             self.spans += spans.num_rows
             first_row += t.num_rows
@@ -325,7 +328,9 @@ def reduce_spans(
     Raises:
         EvidenceError: no example column; a trace whose spans name two examples or policies; a
             trace with no example id; wrong types (via the column readers);
-            ``evidence-duplicate-request`` when a span id repeats within a trace.
+            ``evidence-duplicate-request`` when a span id repeats within a trace (or, without a
+            span id column, a span row repeats every column); ``evidence-null-key`` for a span
+            whose id is missing, empty or all zeros.
     """
     unwanted = {s for m, s in _TOKEN_SUMS.items() if m not in metrics}
     sums = tuple(c for c in _SUMS if c not in unwanted)
