@@ -253,3 +253,18 @@ def test_a_ledger_in_a_missing_directory_names_that_directory(make_input, tmp_pa
     error = json.loads((out / "decision.json").read_text())["error"]
     assert error["code"] == "ledger-unwritable" and "'no-such-dir'" in error["message"]
     assert str(tmp_path) not in error["message"] and not ledger.parent.exists()
+
+
+def test_an_empty_input_or_output_variable_falls_back_to_the_mount(monkeypatch) -> None:
+    """RAGWARRANT_INPUT/OUTPUT set but empty mean /in and /out (a shell's ``${VAR:-/in}``),
+    never the current directory."""
+    import argparse
+
+    from ragwarrant.commands import run
+
+    monkeypatch.setenv("RAGWARRANT_INPUT", "")
+    monkeypatch.setenv("RAGWARRANT_OUTPUT", "")
+    parser = argparse.ArgumentParser()
+    run.register(parser.add_subparsers())
+    args = parser.parse_args(["run"])
+    assert (args.input, args.output) == (Path("/in"), Path("/out"))

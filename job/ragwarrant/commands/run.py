@@ -39,7 +39,7 @@ BLAS_THREADS_VARIABLE = "OPENBLAS_NUM_THREADS"
 
 
 #: The path options of ``run``: (flag, environment variable that sets the default, default when
-#: the variable is unset (None: no such path), help).
+#: the variable is unset or empty (None: no such path), help).
 _PATH_OPTIONS: tuple[tuple[str, str, str | None, str], ...] = (
     (
         "--input",
@@ -143,7 +143,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     p = add_command(subparsers, "run", RUN_HELP, handle)
     for flag, env, fallback, help_text in _PATH_OPTIONS:
         directory = flag in ("--input", "--output")  # ${NAME}: the platform's execution id
-        default = os.environ.get(env, fallback)
+        default = os.environ.get(env) or fallback  # set but empty: unset, as a shell's ${VAR:-…}
         p.add_argument(
             flag,
             type=expand_variables if directory else Path,
