@@ -300,3 +300,16 @@ def test_behavioural_identity_drops_the_note_and_declared_keys_only(make_input):
     assert _identity(make_input, {**plain, "meta": {**plain["meta"], "note": "n"}}, []) != (
         _identity(make_input, plain, [])
     )
+
+
+def test_an_output_under_a_file_says_a_folder_on_its_path_is_a_file(tmp_path):
+    """``--output FILE/sub``: the hint names the file on the path, not permissions."""
+    from ragwarrant.errors import OutputError
+    from ragwarrant.inputs import check_output_dir
+
+    (tmp_path / "in").mkdir()
+    (tmp_path / "f").write_text("x")
+    with pytest.raises(OutputError) as info:
+        check_output_dir(tmp_path / "f" / "sub", tmp_path / "in")
+    assert info.value.code == "output-not-writable"
+    assert "a folder on that path is a file" in (info.value.hint or "")

@@ -304,7 +304,7 @@ def check_output_dir(output_dir: Path, input_dir: Path) -> None:
         raise OutputError(
             "output-not-writable",
             f"cannot create --output {shown_path(output_dir)}: {exc.strerror}",
-            hint=unwritable_hint(output_dir),
+            hint=unwritable_hint(output_dir, exc.errno),
         ) from exc
     if not os.access(output_dir, os.W_OK | os.X_OK):
         raise OutputError(
