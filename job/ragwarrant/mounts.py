@@ -17,7 +17,7 @@ def unwritable_hint(directory: Path, error: int | None = None) -> str:
     a folder on its path is a file; in the container's ``/out`` (the default), mount a volume
     there; elsewhere (an ``--output`` given), make it writable."""
     if error == errno.ENOTDIR:
-        return "a folder on that path is a file: give a path whose folders are all directories"
+        return "a folder on that path is a file: pass another --output (folders only on its path)"
     if directory == Path("/out") or Path("/out") in directory.parents:
         return "mount a writable volume at /out (the job runs as uid 65532), or pass --output DIR"
     return "make that directory (or the one it is created in) writable, or pass another --output"
