@@ -512,7 +512,17 @@ def test_otlp_span_id_in_capitals_is_a_repeat(make_request, exports, tmp_path) -
     assert (err.value.code, err.value.row) == ("evidence-duplicate-request", 2 * len(lines) + 1)
 
 
-@pytest.mark.parametrize("spell", SPELLINGS[:4])
+def _uuid(s: str) -> str:
+    return f"{s[:8]}-{s[8:12]}-{s[12:16]}-{s[16:20]}-{s[20:]}"
+
+
+#: A 128-bit trace id in the other forms it is written in (s29 trial C: re-sent spans whose trace
+#: id was a UUID or 0x form counted as new traces and their cost was summed).
+TRACE_FORMS = [_uuid, lambda s: "{" + _uuid(s).upper() + "}", lambda s: "urn:uuid:" + _uuid(s)]
+TRACE_FORMS += [lambda s: "0x" + s]
+
+
+@pytest.mark.parametrize("spell", SPELLINGS[:4] + TRACE_FORMS)
 def test_trace_id_spelled_differently_is_one_trace(make_request, exports, tmp_path, spell) -> None:
     """Trace ids are folded as span ids are: the baseline's spans appended with their trace ids
     in capitals or padded are the same spans of the same traces, refused (s29 trial: Phoenix

@@ -206,12 +206,19 @@ _SPACE_OR_INVISIBLE = r"[\s\x0B\x{85}\p{Z}\p{Cf}\x{180E}]"
 _LOWER_HEX = np.zeros(256, dtype=bool)
 _LOWER_HEX[np.frombuffer(b"0123456789abcdef", np.uint8)] = True
 _ZERO_WORD = np.frombuffer(b"00000000", np.uint64)[0]  # eight '0' digits: half an invalid id
+#: A 128-bit id written as a UUID (``8-4-4-4-12``, in braces or as ``urn:uuid:``) or a 64- or
+#: 128-bit id with a ``0x`` prefix: the groups of its hex digits, joined they are the W3C form.
+_HEX_FORMS = (
+    r"^(?:urn:uuid:)?\{?([0-9a-f]{8})-([0-9a-f]{4})-([0-9a-f]{4})-([0-9a-f]{4})-([0-9a-f]{12})\}?$"
+    r"|^0x([0-9a-f]{16}|[0-9a-f]{32})$"
+)
 
 
 def fold_span_ids(ids: pa.Array) -> pa.Array:
     """Span (or trace) ids as compared: white space and invisible characters removed anywhere,
-    lower case. W3C Trace Context (§3.2.2) writes ids as lower-case hex, so ``'7C2B…'``,
-    ``' 7c2b…'`` and ``'\u00a07c2b…'`` are one id. Vectorised: when every id is already
+    lower case, and a UUID or ``0x`` form written as its hex digits. W3C Trace Context (§3.2.2)
+    writes ids as lower-case hex, so ``'7C2B…'``, ``' 7c2b…'``, ``'\u00a07c2b…'`` and
+    ``'0x7c2b…'`` are one id (a base64 form is not recognised). Vectorised: when every id is already
     lower-case hex (one byte-table pass over the values), the ids are returned as they are.
 
     Args:
@@ -221,7 +228,8 @@ def fold_span_ids(ids: pa.Array) -> pa.Array:
     data = ids.buffers()[2]
     if data is None or _LOWER_HEX[np.frombuffer(data, np.uint8)[offsets[0] : offsets[-1]]].all():
         return ids
-    return pc.utf8_lower(pc.replace_substring_regex(ids, _SPACE_OR_INVISIBLE, ""))
+    folded = pc.utf8_lower(pc.replace_substring_regex(ids, _SPACE_OR_INVISIBLE, ""))
+    return pc.replace_substring_regex(folded, _HEX_FORMS, r"\1\2\3\4\5\6")
 
 
 class SpanIdentity:
