@@ -61,9 +61,11 @@ def findings(paths: list[Path], max_cc: int, max_sloc: int, max_lines: int = 600
         if lines > max_lines:
             out.append(f"{_shown(path)}: {lines} lines > {max_lines}")
         code = _code_line_numbers(source)
-        for b in cc_visit(source):
+        blocks = list(cc_visit(source))
+        for b in blocks:
             if hasattr(b, "methods"):  # a class: radon lists its methods as blocks of their own
                 continue
+            blocks.extend(b.closures)  # radon counts a nested function apart from its outer one
             where = f"{_shown(path)}:{b.lineno} {b.name}"
             if b.complexity > max_cc:
                 out.append(f"{where}: cyclomatic complexity {b.complexity} > {max_cc}")

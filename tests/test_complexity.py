@@ -52,3 +52,13 @@ def test_a_module_over_600_lines_is_named(tmp_path: Path):
     assert check_complexity.findings([path], 15, 80) == []
     path.write_text("x = 0\n" * 601)
     assert check_complexity.findings([path], 15, 80) == [f"{path}: 601 lines > 600"]
+
+
+def test_a_nested_function_is_measured_too(tmp_path: Path):
+    """Radon counts a closure apart from the function around it: a branchy one is still named."""
+    inner = "".join(f"        if y == {i}:\n            return {i}\n" for i in range(16))
+    path = tmp_path / "planted.py"
+    path.write_text("def f(x):\n    def g(y):\n" + inner + "    return g(x)\n")
+    found = check_complexity.findings([path], 15, 80)
+    assert len(found) == 1
+    assert "g: cyclomatic complexity 17 > 15" in found[0]
